@@ -1,0 +1,115 @@
+# trainscope - one GNU Makefile. Verbs: all test asan ubsan fuzz bench
+# install golden-update lint clean. Dependencies come from pkg-config.
+
+CC ?= cc
+BUILD ?= build
+PREFIX ?= /usr/local
+CFLAGS ?= -O2 -g
+FUZZ_SECONDS ?= 60
+DATA ?= ../shared/data
+
+PKGS := zlib sqlite3
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lz -lsqlite3)
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wvla -Wformat=2
+ALL_CPPFLAGS := -Iinclude -Icli -I$(BUILD)/gen -D_GNU_SOURCE \
+	-DTRAINSCOPE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS := -std=c11 $(WARN) -MMD -MP $(CFLAGS)
+LIBS := $(PKG_LIBS) -lm -lpthread
+
+LIB_SRC := $(sort $(wildcard src/*/*.c))
+CLI_SRC := $(sort $(wildcard cli/*.c))
+CMD_SRC := $(sort $(wildcard cli/cmd_*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+BIN := $(BUILD)/trainscope
+LIB := $(BUILD)/libtrainscope.a
+UNIT := $(BUILD)/unit-tests
+MAN := $(BUILD)/trainscope.1
+
+.PHONY: all test check asan ubsan fuzz bench install golden-update lint clean
+.DELETE_ON_ERROR:
+
+all: $(BIN) $(LIB) $(MAN)
+
+$(BUILD)/gen/commands.inc: $(CMD_SRC) Makefile
+	@mkdir -p $(dir $@)
+	@for f in $(CMD_SRC); do n=$${f#cli/cmd_}; echo "CLI_COMMAND($${n%.c})"; done > $@.tmp
+	@mv $@.tmp $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/cli/main.o: $(BUILD)/gen/commands.inc
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)
+
+$(MAN): $(BIN)
+	$(BIN) help --man > $@
+
+$(UNIT): $(TEST_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(LIB) $(LIBS) $(BENCH_LIBS_$*)
+
+BENCH_LIBS_bench_tokenizer := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
+
+test: all $(UNIT)
+	@TS=$(BIN) UNIT=$(UNIT) DATA=$(DATA) tests/run.sh
+
+check: test
+
+golden-update: all
+	@TS=$(BIN) DATA=$(DATA) UPDATE=1 tests/run-golden.sh
+
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address" \
+		LDFLAGS="-fsanitize=address" test
+
+ubsan:
+	$(MAKE) BUILD=build-ubsan CFLAGS="-O1 -g -fsanitize=undefined -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=undefined" test
+
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BUILD := build-fuzz
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
+
+$(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard include/trainscope/*.h)
+	@mkdir -p $(dir $@)
+	clang -std=c11 $(WARN) -Iinclude -D_GNU_SOURCE $(PKG_CFLAGS) $(FUZZ_FLAGS) \
+		-o $@ $< $(LIB_SRC) $(LIBS)
+
+fuzz: $(FUZZ_BIN)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) DATA=$(DATA) fuzz/run.sh $(FUZZ_BIN)
+
+bench: all $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+	@BUILD=$(BUILD) DATA=$(DATA) bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/trainscope
+	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/trainscope.1
+
+lint:
+	@tests/scripts/banned-functions.sh
+
+clean:
+	rm -rf build build-asan build-ubsan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

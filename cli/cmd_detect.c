@@ -1,0 +1,114 @@
+/*
+ * cmd_detect.c - `trainscope detect`: what each input is, by content.
+ */
+#include <stdio.h>
+#include "cli.h"
+#include "trainscope/detect.h"
+#include "trainscope/jsonw.h"
+#include "trainscope/paths.h"
+#include "trainscope/table.h"
+
+enum { OPT_DEPTH = 1 };
+
+static const struct cli_opt opts[] = {
+	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
+	{ 0 }
+};
+
+static int run(struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct cli_parsed p;
+	struct ts_paths files;
+	struct ts_err err;
+	struct ts_sb out;
+	struct ts_jw w;
+	struct ts_table t;
+	long long depth = 2;
+	int rc = cli_parse(ctx, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	ts_paths_init(&files);
+	ts_sb_init(&out);
+	ts_table_init(&t);
+	ts_err_init(&err);
+	for (size_t i = 0; i < p.nopts; i++)
+		if (p.opts[i].key == OPT_DEPTH && (rc = cli_int(ctx, &p.opts[i], 0, 16, &depth)))
+			goto out;
+	if (p.npos == 0) {
+		cli_error(ctx, "no input given");
+		fprintf(stderr, "hint: trainscope detect FILE|DIR...\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < p.npos; i++)
+		if (ts_paths_add(&files, p.pos[i], (int)depth, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+
+	ts_jw_init(&w, &out, 1);
+	if (ctx->json) {
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "schema", "trainscope.detect/1");
+		ts_jw_key(&w, "files");
+		ts_jw_arr(&w);
+	} else {
+		ts_table_col(&t, "file", NULL, TS_LEFT, 60);
+		ts_table_col(&t, "kind", NULL, TS_LEFT, 0);
+		ts_table_col(&t, "vendor", NULL, TS_LEFT, 0);
+		ts_table_col(&t, "gzip", NULL, TS_LEFT, 0);
+		ts_table_col(&t, "size", "bytes", TS_RIGHT, 0);
+	}
+	for (size_t i = 0; i < files.n; i++) {
+		struct ts_detect d;
+		if (ts_detect_file(files.v[i], &d, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+		if (ctx->json) {
+			ts_jw_obj(&w);
+			ts_jw_kstr(&w, "file", files.v[i]);
+			ts_jw_kstr(&w, "kind", ts_kind_name(d.kind));
+			ts_jw_kstr(&w, "vendor", d.vendor[0] ? d.vendor : NULL);
+			ts_jw_kbool(&w, "gzip", d.gzip);
+			ts_jw_ki64(&w, "size_bytes", d.bytes);
+			ts_jw_obj_end(&w);
+		} else {
+			ts_table_cell(&t, "%s", files.v[i]);
+			ts_table_cell(&t, "%s", ts_kind_name(d.kind));
+			ts_table_cell(&t, "%s", d.vendor[0] ? d.vendor : "-");
+			ts_table_cell(&t, "%s", d.gzip ? "yes" : "no");
+			ts_table_cell(&t, "%lld", (long long)d.bytes);
+		}
+	}
+	if (ctx->json) {
+		ts_jw_arr_end(&w);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_table_render(&t, &out, 0);
+	}
+	rc = cli_emit(ctx, &out);
+out:
+	ts_table_release(&t);
+	ts_sb_release(&out);
+	ts_paths_release(&files);
+	cli_parsed_release(&p);
+	return rc;
+}
+
+const struct cli_command cli_cmd_detect = {
+	.name = "detect",
+	.stage = STAGE_INPUTS,
+	.summary = "Say what each input file is, judged by its content",
+	.usage = "detect [options] FILE|DIR...",
+	.description =
+		"Classifies profiler traces (Kineto, legacy, by vendor), Nsight Systems exports,\n"
+		"training logs (Megatron-LM, Megatron Bridge, NeMo 2, HF Trainer, Primus), JSONL\n"
+		"metrics, model configs, contracts, telemetry and hang logs. File names are never\n"
+		"trusted: the first 256 KiB (inflated when gzip) decide.",
+	.opts = opts,
+	.run = run,
+	.json_schema_version = 1,
+	.writes_output = 1,
+};

@@ -1,0 +1,140 @@
+/*
+ * output.c - how results reach the user: stdout or an atomic file, error
+ * and warning lines, colour, and the progress bar.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "cli.h"
+#include "trainscope/atomic.h"
+
+int cli_exit_for(int code)
+{
+	switch (code) {
+	case TS_OK:
+		return EXIT_OK;
+	case TS_ENOMEM:
+	case TS_EINTERNAL:
+		return EXIT_INTERNAL;
+	default:
+		return EXIT_USAGE;
+	}
+}
+
+static void vmsg(struct cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "trainscope %s: %s", ctx->cmd ? ctx->cmd->name : "", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(struct cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	cli_progress_end(ctx);
+	va_start(ap, fmt);
+	vmsg(ctx, "", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warn(struct cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->quiet)
+		return;
+	cli_progress_end(ctx);
+	va_start(ap, fmt);
+	vmsg(ctx, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int cli_fail(struct cli_ctx *ctx, const struct ts_err *err)
+{
+	char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX + 64];
+
+	ts_err_format(err, buf, sizeof(buf));
+	cli_error(ctx, "%s", buf);
+	return cli_exit_for(err->code);
+}
+
+int cli_emit_to(struct cli_ctx *ctx, const char *path, const struct ts_sb *sb)
+{
+	struct ts_err err;
+
+	if (sb->failed) {
+		cli_error(ctx, "out of memory while building the output");
+		return EXIT_INTERNAL;
+	}
+	if (!path || strcmp(path, "-") == 0) {
+		if (sb->len && fwrite(sb->buf, 1, sb->len, stdout) != sb->len) {
+			cli_error(ctx, "cannot write to standard output");
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	ts_err_init(&err);
+	if (ts_write_file_atomic(path, sb->buf, sb->len, &err))
+		return cli_fail(ctx, &err);
+	return 0;
+}
+
+int cli_emit(struct cli_ctx *ctx, const struct ts_sb *sb)
+{
+	return cli_emit_to(ctx, ctx->output, sb);
+}
+
+const char *cli_style(const struct cli_ctx *ctx, const char *style)
+{
+	static const struct { const char *name, *seq; } styles[] = {
+		{ "bold", "\033[1m" }, { "dim", "\033[2m" }, { "red", "\033[31m" },
+		{ "green", "\033[32m" }, { "yellow", "\033[33m" }, { "cyan", "\033[36m" },
+		{ "reset", "\033[0m" },
+	};
+
+	if (!ctx->color)
+		return "";
+	for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++)
+		if (strcmp(styles[i].name, style) == 0)
+			return styles[i].seq;
+	return "";
+}
+
+static struct timespec last_draw;
+static int bar_shown;
+
+void cli_progress(struct cli_ctx *ctx, const char *what, uint64_t done, uint64_t total)
+{
+	struct timespec now;
+
+	if (!ctx->progress || ctx->quiet || total == 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms = (now.tv_sec - last_draw.tv_sec) * 1000LL +
+		       (now.tv_nsec - last_draw.tv_nsec) / 1000000;
+	if (bar_shown && ms < 100 && done < total)
+		return;
+	last_draw = now;
+	int width = 30;
+	int fill = (int)((double)done / (double)total * width);
+	if (fill > width)
+		fill = width;
+	fprintf(stderr, "\r%-12.12s [", what);
+	for (int i = 0; i < width; i++)
+		fputc(i < fill ? '#' : '.', stderr);
+	fprintf(stderr, "] %3d%%", (int)((double)done * 100.0 / (double)total));
+	fflush(stderr);
+	bar_shown = 1;
+}
+
+void cli_progress_end(struct cli_ctx *ctx)
+{
+	(void)ctx;
+	if (!bar_shown)
+		return;
+	fprintf(stderr, "\r%60s\r", "");
+	fflush(stderr);
+	bar_shown = 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * detect.h - what is this file? Decided by content, never by name alone.
+ *
+ * Reads at most the first 256 KiB (inflated when gzip) and classifies the
+ * input. Commands use it to accept "files or a run directory": diagnose
+ * walks a directory and hands each piece to the right reader.
+ */
+#ifndef TRAINSCOPE_DETECT_H
+#define TRAINSCOPE_DETECT_H
+
+#include "trainscope/core.h"
+
+enum ts_kind {
+	TS_KIND_UNKNOWN = 0,
+	TS_KIND_KINETO_TRACE,    /* Chrome-trace JSON object with traceEvents */
+	TS_KIND_LEGACY_TRACE,    /* pre-Kineto bare array of events */
+	TS_KIND_NSYS_SQLITE,     /* Nsight Systems SQLite export */
+	TS_KIND_SQLITE,          /* another SQLite database (e.g. a ledger) */
+	TS_KIND_HF_CONFIG,       /* Hugging Face config.json */
+	TS_KIND_CONTRACT,        /* trainscope contract */
+	TS_KIND_FLIGHT_RECORDER, /* PyTorch Flight Recorder JSON dump */
+	TS_KIND_JSON_OTHER,      /* some other JSON document */
+	TS_KIND_METRICS_JSONL,   /* one JSON object per step per line */
+	TS_KIND_LOG_MEGATRON,    /* Megatron-LM / MT-MegatronLM iteration lines */
+	TS_KIND_LOG_BRIDGE,      /* Megatron Bridge "Step Time :" lines */
+	TS_KIND_LOG_NEMO,        /* NeMo 2 Lightning progress lines */
+	TS_KIND_LOG_HF,          /* Hugging Face Trainer dict lines */
+	TS_KIND_LOG_PRIMUS,      /* AMD Primus */
+	TS_KIND_LOG_HANG,        /* watchdog / NCCL timeout lines */
+	TS_KIND_TELEMETRY_SMI,   /* nvidia-smi --query-gpu CSV */
+	TS_KIND_TELEMETRY_DMON,  /* nvidia-smi dmon */
+	TS_KIND_TELEMETRY_GMI,   /* mthreads-gmi */
+	TS_KIND_SAFETENSORS,     /* safetensors tensor dump */
+	TS_KIND_TEXT,            /* text we do not recognise */
+	TS_KIND_BINARY,          /* binary we do not recognise */
+	TS_KIND_COUNT
+};
+
+/* Stable lower-case name ("kineto-trace", "log-megatron", ...). */
+const char *ts_kind_name(enum ts_kind kind);
+
+struct ts_detect {
+	enum ts_kind kind;
+	int gzip;             /* the file was gzip-compressed */
+	int64_t bytes;        /* size on disk, -1 if unknown */
+	char vendor[16];      /* traces: "cuda", "rocm", "musa", "mtia", "cpu" or "" */
+};
+
+/* Classify path. Returns 0 (kind may be UNKNOWN) or TS_EIO / TS_EPARSE
+ * (corrupt gzip) with err filled. */
+int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err);
+
+/* Classify a prefix of content already in memory (not gzip). */
+enum ts_kind ts_detect_buffer(const char *data, size_t n, char *vendor, size_t vsize);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * jsonw.h - deterministic JSON writer.
+ *
+ * Writes into a ts_sb: same calls, same bytes. Keys are written in the
+ * order given (callers keep a fixed order); strings are escaped per RFC
+ * 8259 with invalid UTF-8 replaced by U+FFFD so the output is always valid
+ * JSON; doubles use the shortest "%.17g"-class form that round-trips, and
+ * NaN/Inf become null. Output is indented by two spaces per level when
+ * `pretty` is set.
+ */
+#ifndef TRAINSCOPE_JSONW_H
+#define TRAINSCOPE_JSONW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+
+#define TS_JW_MAX_DEPTH 64
+
+struct ts_jw {
+	struct ts_sb *out;
+	int pretty;
+	int depth;
+	int first[TS_JW_MAX_DEPTH]; /* no member written yet at this level */
+	int after_key;
+};
+
+void ts_jw_init(struct ts_jw *w, struct ts_sb *out, int pretty);
+
+void ts_jw_obj(struct ts_jw *w);      /* { */
+void ts_jw_obj_end(struct ts_jw *w);  /* } */
+void ts_jw_arr(struct ts_jw *w);      /* [ */
+void ts_jw_arr_end(struct ts_jw *w);  /* ] */
+void ts_jw_key(struct ts_jw *w, const char *key);
+void ts_jw_str(struct ts_jw *w, const char *s);
+void ts_jw_strn(struct ts_jw *w, const char *s, size_t n);
+void ts_jw_i64(struct ts_jw *w, int64_t v);
+void ts_jw_u64(struct ts_jw *w, uint64_t v);
+void ts_jw_f64(struct ts_jw *w, double v);
+/* v rounded to `decimals` places, trailing zeros kept ("%.*f"). */
+void ts_jw_fixed(struct ts_jw *w, double v, int decimals);
+void ts_jw_bool(struct ts_jw *w, int v);
+void ts_jw_null(struct ts_jw *w);
+
+/* key + value shorthands */
+void ts_jw_kstr(struct ts_jw *w, const char *key, const char *s);
+void ts_jw_ki64(struct ts_jw *w, const char *key, int64_t v);
+void ts_jw_kf64(struct ts_jw *w, const char *key, double v);
+void ts_jw_kbool(struct ts_jw *w, const char *key, int v);
+
+/* Append s escaped as a JSON string body (no quotes) to out. */
+void ts_json_escape(struct ts_sb *out, const char *s, size_t n);
+
+/* Shortest decimal text of v that reads back to v ("null" for NaN/Inf). */
+void ts_fmt_f64(char *buf, size_t size, double v);
+
+#endif

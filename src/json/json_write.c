@@ -1,0 +1,247 @@
+/*
+ * json_write.c - deterministic JSON output.
+ *
+ * Every --json object goes through here so escaping, number format and
+ * layout are the same everywhere, and the same input gives the same bytes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/jsonw.h"
+
+void ts_jw_init(struct ts_jw *w, struct ts_sb *out, int pretty)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+	w->pretty = pretty;
+	w->first[0] = 1;
+}
+
+static void newline(struct ts_jw *w)
+{
+	if (!w->pretty)
+		return;
+	ts_sb_addc(w->out, '\n');
+	ts_sb_pad(w->out, ' ', (size_t)w->depth * 2);
+}
+
+/* Separator before a value or key at the current level. */
+static void before_item(struct ts_jw *w)
+{
+	if (w->after_key) {
+		w->after_key = 0;
+		return;
+	}
+	if (w->depth > 0) {
+		if (!w->first[w->depth])
+			ts_sb_addc(w->out, ',');
+		newline(w);
+	}
+	w->first[w->depth] = 0;
+}
+
+static void open(struct ts_jw *w, char c)
+{
+	before_item(w);
+	ts_sb_addc(w->out, c);
+	if (w->depth + 1 < TS_JW_MAX_DEPTH)
+		w->depth++;
+	w->first[w->depth] = 1;
+}
+
+static void close_(struct ts_jw *w, char c)
+{
+	int empty = w->first[w->depth];
+
+	if (w->depth > 0)
+		w->depth--;
+	if (!empty)
+		newline(w);
+	ts_sb_addc(w->out, c);
+	if (w->depth == 0 && w->pretty)
+		ts_sb_addc(w->out, '\n');
+}
+
+void ts_jw_obj(struct ts_jw *w) { open(w, '{'); }
+void ts_jw_obj_end(struct ts_jw *w) { close_(w, '}'); }
+void ts_jw_arr(struct ts_jw *w) { open(w, '['); }
+void ts_jw_arr_end(struct ts_jw *w) { close_(w, ']'); }
+
+void ts_json_escape(struct ts_sb *out, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	while (i < n) {
+		unsigned char c = p[i];
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			i++;
+			run++;
+			continue;
+		}
+		ts_sb_add(out, p + i - run, run);
+		run = 0;
+		if (c == '"' || c == '\\') {
+			ts_sb_addc(out, '\\');
+			ts_sb_addc(out, (char)c);
+			i++;
+		} else if (c < 0x20) {
+			switch (c) {
+			case '\n': ts_sb_adds(out, "\\n"); break;
+			case '\r': ts_sb_adds(out, "\\r"); break;
+			case '\t': ts_sb_adds(out, "\\t"); break;
+			case '\b': ts_sb_adds(out, "\\b"); break;
+			case '\f': ts_sb_adds(out, "\\f"); break;
+			default: {
+				char u[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
+				ts_sb_add(out, u, 6);
+			}
+			}
+			i++;
+		} else {
+			/* validate one UTF-8 sequence; replace invalid bytes */
+			int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			int ok = len > 0 && i + (size_t)len <= n;
+			for (int k = 1; ok && k < len; k++)
+				if ((p[i + (size_t)k] & 0xc0) != 0x80)
+					ok = 0;
+			if (ok && len == 3) {
+				if ((c == 0xe0 && p[i + 1] < 0xa0) || (c == 0xed && p[i + 1] > 0x9f))
+					ok = 0;
+			} else if (ok && len == 4) {
+				if ((c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] > 0x8f))
+					ok = 0;
+			}
+			if (ok) {
+				ts_sb_add(out, p + i, (size_t)len);
+				i += (size_t)len;
+			} else {
+				ts_sb_adds(out, "\xef\xbf\xbd");
+				i++;
+			}
+		}
+	}
+	ts_sb_add(out, p + i - run, run);
+}
+
+void ts_jw_key(struct ts_jw *w, const char *key)
+{
+	before_item(w);
+	ts_sb_addc(w->out, '"');
+	ts_json_escape(w->out, key, strlen(key));
+	ts_sb_adds(w->out, w->pretty ? "\": " : "\":");
+	w->after_key = 1;
+}
+
+void ts_jw_strn(struct ts_jw *w, const char *s, size_t n)
+{
+	before_item(w);
+	ts_sb_addc(w->out, '"');
+	ts_json_escape(w->out, s, n);
+	ts_sb_addc(w->out, '"');
+}
+
+void ts_jw_str(struct ts_jw *w, const char *s)
+{
+	if (!s) {
+		ts_jw_null(w);
+		return;
+	}
+	ts_jw_strn(w, s, strlen(s));
+}
+
+void ts_jw_i64(struct ts_jw *w, int64_t v)
+{
+	before_item(w);
+	ts_sb_addf(w->out, "%lld", (long long)v);
+}
+
+void ts_jw_u64(struct ts_jw *w, uint64_t v)
+{
+	before_item(w);
+	ts_sb_addf(w->out, "%llu", (unsigned long long)v);
+}
+
+void ts_fmt_f64(char *buf, size_t size, double v)
+{
+	if (!isfinite(v)) {
+		snprintf(buf, size, "null");
+		return;
+	}
+	if (v == 0) {
+		snprintf(buf, size, "0");
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	/* JSON has no leading '+' in exponents; "%g" prints e+NN */
+	char *e = strchr(buf, 'e');
+	if (e && e[1] == '+')
+		memmove(e + 1, e + 2, strlen(e + 2) + 1);
+}
+
+void ts_jw_f64(struct ts_jw *w, double v)
+{
+	char buf[40];
+
+	before_item(w);
+	ts_fmt_f64(buf, sizeof(buf), v);
+	ts_sb_adds(w->out, buf);
+}
+
+void ts_jw_fixed(struct ts_jw *w, double v, int decimals)
+{
+	before_item(w);
+	if (!isfinite(v)) {
+		ts_sb_adds(w->out, "null");
+		return;
+	}
+	if (v == 0)
+		v = 0; /* no "-0.00" */
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	if (strncmp(buf, "-0.", 3) == 0 && strspn(buf + 3, "0") == strlen(buf + 3))
+		memmove(buf, buf + 1, strlen(buf));
+	ts_sb_adds(w->out, buf);
+}
+
+void ts_jw_bool(struct ts_jw *w, int v)
+{
+	before_item(w);
+	ts_sb_adds(w->out, v ? "true" : "false");
+}
+
+void ts_jw_null(struct ts_jw *w)
+{
+	before_item(w);
+	ts_sb_adds(w->out, "null");
+}
+
+void ts_jw_kstr(struct ts_jw *w, const char *key, const char *s)
+{
+	ts_jw_key(w, key);
+	ts_jw_str(w, s);
+}
+
+void ts_jw_ki64(struct ts_jw *w, const char *key, int64_t v)
+{
+	ts_jw_key(w, key);
+	ts_jw_i64(w, v);
+}
+
+void ts_jw_kf64(struct ts_jw *w, const char *key, double v)
+{
+	ts_jw_key(w, key);
+	ts_jw_f64(w, v);
+}
+
+void ts_jw_kbool(struct ts_jw *w, const char *key, int v)
+{
+	ts_jw_key(w, key);
+	ts_jw_bool(w, v);
+}

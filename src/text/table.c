@@ -1,0 +1,172 @@
+/*
+ * table.c - the one table printer.
+ *
+ * Cells are formatted into an arena as they come; widths are computed at
+ * render time so a table can be filled in one pass over the data.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/table.h"
+
+void ts_table_init(struct ts_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	ts_arena_init(&t->arena);
+}
+
+void ts_table_release(struct ts_table *t)
+{
+	free(t->cells);
+	ts_arena_release(&t->arena);
+	memset(t, 0, sizeof(*t));
+}
+
+int ts_table_col(struct ts_table *t, const char *name, const char *unit,
+		 enum ts_align align, int max_width)
+{
+	if (t->ncols >= TS_TABLE_MAX_COLS)
+		return TS_ELIMIT;
+	t->name[t->ncols] = name;
+	t->unit[t->ncols] = unit;
+	t->align[t->ncols] = align;
+	t->max_width[t->ncols] = max_width;
+	return t->ncols++;
+}
+
+int ts_table_cell(struct ts_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char small[256];
+	int n;
+	char *cell;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return TS_EINTERNAL;
+	cell = ts_arena_alloc(&t->arena, (size_t)n + 1);
+	if (!cell)
+		return TS_ENOMEM;
+	if ((size_t)n < sizeof(small)) {
+		memcpy(cell, small, (size_t)n + 1);
+	} else {
+		va_start(ap, fmt);
+		vsnprintf(cell, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	if (ts_grow((void **)&t->cells, &t->cap, t->ncells + 1, sizeof(*t->cells)))
+		return TS_ENOMEM;
+	t->cells[t->ncells++] = cell;
+	return 0;
+}
+
+size_t ts_utf8_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+/* Byte length of the first `width` code points of s. */
+static size_t utf8_prefix(const char *s, size_t width)
+{
+	size_t i = 0, w = 0;
+
+	while (s[i]) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (w == width)
+				break;
+			w++;
+		}
+		i++;
+	}
+	return i;
+}
+
+static void header_text(const struct ts_table *t, int c, char *buf, size_t size)
+{
+	if (t->unit[c] && t->unit[c][0])
+		snprintf(buf, size, "%s (%s)", t->name[c], t->unit[c]);
+	else
+		snprintf(buf, size, "%s", t->name[c]);
+}
+
+static size_t cell_width(const struct ts_table *t, int c, const char *s)
+{
+	size_t w = ts_utf8_width(s);
+
+	if (t->max_width[c] > 3 && w > (size_t)t->max_width[c])
+		w = (size_t)t->max_width[c];
+	return w;
+}
+
+static void put_cell(struct ts_sb *out, const struct ts_table *t, int c,
+		     const char *s, size_t width, int last)
+{
+	size_t w = ts_utf8_width(s);
+	size_t shown = w;
+	int cut = 0;
+
+	if (t->max_width[c] > 3 && w > (size_t)t->max_width[c]) {
+		shown = (size_t)t->max_width[c];
+		cut = 1;
+	}
+	if (t->align[c] == TS_RIGHT)
+		ts_sb_pad(out, ' ', width - shown);
+	if (cut) {
+		ts_sb_add(out, s, utf8_prefix(s, shown - 3));
+		ts_sb_adds(out, "...");
+	} else {
+		ts_sb_adds(out, s);
+	}
+	if (t->align[c] == TS_LEFT && !last)
+		ts_sb_pad(out, ' ', width - shown);
+}
+
+void ts_table_render(const struct ts_table *t, struct ts_sb *out, int indent)
+{
+	size_t width[TS_TABLE_MAX_COLS];
+	char head[TS_TABLE_MAX_COLS][128];
+	size_t nrows = t->ncols ? t->ncells / (size_t)t->ncols : 0;
+
+	for (int c = 0; c < t->ncols; c++) {
+		header_text(t, c, head[c], sizeof(head[c]));
+		width[c] = ts_utf8_width(head[c]);
+	}
+	for (size_t r = 0; r < nrows; r++)
+		for (int c = 0; c < t->ncols; c++) {
+			size_t w = cell_width(t, c, t->cells[r * (size_t)t->ncols + (size_t)c]);
+			if (w > width[c])
+				width[c] = w;
+		}
+	ts_sb_pad(out, ' ', (size_t)indent);
+	for (int c = 0; c < t->ncols; c++) {
+		if (c)
+			ts_sb_adds(out, "  ");
+		put_cell(out, t, c, head[c], width[c], c == t->ncols - 1);
+	}
+	ts_sb_addc(out, '\n');
+	ts_sb_pad(out, ' ', (size_t)indent);
+	for (int c = 0; c < t->ncols; c++) {
+		if (c)
+			ts_sb_adds(out, "  ");
+		ts_sb_pad(out, '-', width[c]);
+	}
+	ts_sb_addc(out, '\n');
+	for (size_t r = 0; r < nrows; r++) {
+		ts_sb_pad(out, ' ', (size_t)indent);
+		for (int c = 0; c < t->ncols; c++) {
+			if (c)
+				ts_sb_adds(out, "  ");
+			put_cell(out, t, c, t->cells[r * (size_t)t->ncols + (size_t)c],
+				 width[c], c == t->ncols - 1);
+		}
+		ts_sb_addc(out, '\n');
+	}
+}
