@@ -1,0 +1,213 @@
+/*
+ * trace.h - the per-rank profiler trace model (PyTorch profiler / Kineto
+ * Chrome-trace JSON, the legacy pre-Kineto array, CUDA, ROCm, MUSA, MTIA,
+ * CPU-only) and the reader that fills it.
+ *
+ * Layout: one `struct ts_trace` per trace file (one rank, one profiling
+ * window). Events are stored column-wise (struct of arrays, index i is one
+ * event) so analyses stream over just the columns they need:
+ *
+ *   ev.ts_ns[i]   ev.dur_ns[i]  ev.name[i]  ev.cat[i]  ev.ph[i] ...
+ *   +----------+  +----------+  +--------+  +-------+  +------+
+ *   | int64 ns |  | int64 ns |  | intern |  | enum  |  | char |
+ *   +----------+  +----------+  +--------+  +-------+  +------+
+ *
+ * Times are integer nanoseconds parsed exactly from the text ("123.456"
+ * microseconds -> 123456 ns), on the file's own time base (relative to
+ * baseTimeNanoseconds when the file has it; meta.base_ns records it).
+ * Strings (names, categories, process-group names) are interned in
+ * `strings`; ids index ts_intern_str(&t->strings, id).
+ *
+ * Arguments most events do not carry live in sparse side tables keyed by
+ * event index (collectives, memcpy bytes, memory instants, FLOPs).
+ *
+ * Ownership: everything belongs to the ts_trace and is freed by
+ * ts_trace_release().
+ */
+#ifndef TRAINSCOPE_TRACE_H
+#define TRAINSCOPE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+
+/* Event categories that analyses branch on. The raw category string is
+ * kept too (ev.cat_str). */
+enum ts_cat {
+	TS_CAT_OTHER = 0,
+	TS_CAT_CPU_OP,              /* cpu_op, legacy events without cat */
+	TS_CAT_USER_ANNOTATION,     /* user_annotation (record_function) */
+	TS_CAT_GPU_USER_ANNOTATION, /* gpu_user_annotation */
+	TS_CAT_RUNTIME,             /* cuda_runtime, musa_runtime, privateuse1_runtime, xpu_runtime, mtia_runtime, hip */
+	TS_CAT_DRIVER,              /* cuda_driver, musa_driver, privateuse1_driver */
+	TS_CAT_KERNEL,              /* kernel, Kernel */
+	TS_CAT_MEMCPY,              /* gpu_memcpy, Memcpy */
+	TS_CAT_MEMSET,              /* gpu_memset, Memset */
+	TS_CAT_SYNC,                /* cuda_sync */
+	TS_CAT_PYTHON,              /* python_function */
+	TS_CAT_INSTANT,             /* cpu_instant_event ([memory] and others) */
+	TS_CAT_FLOW,                /* ac2g, fwdbwd, async (s/f flow events) */
+	TS_CAT_TRACE_SPAN,          /* Trace ("PyTorch Profiler (0)") */
+	TS_CAT_OVERHEAD,            /* overhead */
+	TS_CAT_COLLECTIVE,          /* collective_comm */
+	TS_CAT_COUNT
+};
+
+const char *ts_cat_name(enum ts_cat cat);
+
+/* Device/runtime vendor of a trace, from metadata first, then names. */
+enum ts_vendor {
+	TS_VENDOR_UNKNOWN = 0,
+	TS_VENDOR_CPU,   /* no device activity */
+	TS_VENDOR_CUDA,
+	TS_VENDOR_ROCM,
+	TS_VENDOR_MUSA,
+	TS_VENDOR_MTIA
+};
+
+const char *ts_vendor_name(enum ts_vendor v);
+
+#define TS_NO_ID UINT32_MAX   /* absent interned string */
+#define TS_NONE INT64_MIN     /* absent integer field */
+
+/* pid/tid may be strings in real files ("Spans", "stream 7", ""). A
+ * string that is not a number is interned and stored as TS_STRID(id);
+ * "stream N" is stored as N. */
+#define TS_STRID_BASE (INT64_MIN / 2)
+#define TS_STRID(id) (TS_STRID_BASE + (int64_t)(id))
+#define TS_IS_STRID(v) ((v) < TS_STRID_BASE / 2 && (v) != TS_NONE)
+
+struct ts_trace_events {
+	size_t n;
+	size_t cap;
+	int64_t *ts_ns;        /* start */
+	int64_t *dur_ns;       /* duration; 0 for instants, TS_NONE if absent */
+	uint32_t *name;        /* interned name */
+	uint32_t *cat_str;     /* interned raw category, TS_NO_ID if none */
+	uint8_t *cat;          /* enum ts_cat */
+	char *ph;              /* 'X', 'i', 's', 'f', 'M', 'C', 'B', 'E', ... */
+	int64_t *pid;          /* process (CPU) or device (GPU) */
+	int64_t *tid;          /* thread (CPU) or stream (GPU) */
+	int64_t *stream;       /* args.stream, TS_NONE if absent */
+	int32_t *device;       /* args.device, -1 if absent */
+	int64_t *correlation;  /* args.correlation, TS_NONE if absent */
+	int64_t *external_id;  /* args["External id"] / "external id", TS_NONE */
+	int64_t *flow_id;      /* flow id for s/f events, TS_NONE otherwise */
+};
+
+/* record_param_comms cpu_ops and NCCL kernels carrying collective args. */
+struct ts_trace_coll {
+	uint32_t ev;           /* event index */
+	uint32_t coll_name;    /* "Collective name" (allreduce, all_gather, ...) */
+	uint32_t pg_name;      /* "Process Group Name" */
+	uint32_t pg_desc;      /* "Process Group Description" */
+	uint32_t dtype;
+	int64_t seq;           /* "Seq", TS_NONE if absent */
+	int64_t in_nelems;
+	int64_t out_nelems;
+	int32_t group_size;
+	uint64_t comms_id;     /* may exceed int64 */
+};
+
+/* gpu_memcpy / gpu_memset payloads. */
+struct ts_trace_xfer {
+	uint32_t ev;
+	int64_t bytes;
+};
+
+/* [memory] instants (profile_memory=True). */
+struct ts_trace_mem {
+	uint32_t ev;
+	int64_t bytes;            /* + alloc, - free */
+	int64_t total_allocated;
+	int64_t total_reserved;
+	int32_t device_type;      /* 0 CPU, 1 CUDA/GPU, ... */
+	int32_t device_id;
+};
+
+/* Events that carry a profiler FLOP count (with_flops). */
+struct ts_trace_flops {
+	uint32_t ev;
+	double flops;
+};
+
+struct ts_trace_pg {
+	uint32_t name;            /* pg_name */
+	uint32_t desc;            /* pg_desc */
+	uint32_t backend;         /* backend_config */
+	int32_t size;
+	int32_t *ranks;           /* size entries (arena) */
+};
+
+struct ts_trace_device {
+	int32_t id;
+	uint32_t name;            /* "NVIDIA A100-SXM4-40GB" */
+	int64_t total_mem_bytes;
+	int32_t compute_major, compute_minor;
+	int32_t num_sms;
+};
+
+struct ts_trace_meta {
+	int64_t rank;             /* distributedInfo.rank, else from the name, else -1 */
+	int rank_source;          /* 0 unknown, 1 distributedInfo, 2 file name, 3 file order */
+	int64_t world_size;       /* -1 if unknown */
+	uint32_t backend;         /* distributedInfo.backend */
+	enum ts_vendor vendor;
+	int legacy;               /* pre-Kineto bare array */
+	int64_t base_ns;          /* baseTimeNanoseconds, 0 if absent */
+	int has_base;
+	uint32_t profiler_version;/* cupti_version / mupti_version / roctracer text, TS_NO_ID */
+	uint32_t trace_name;      /* traceName */
+	struct ts_trace_pg *pgs;
+	size_t npgs;
+	struct ts_trace_device *devices;
+	size_t ndevices;
+
+	/* reading outcome */
+	int truncated;            /* file ended inside the event list */
+	uint64_t truncated_at;    /* byte offset (decompressed) where it ended */
+	uint64_t recovered;       /* events skipped or repaired by recovery */
+	uint64_t first_recovery_at;
+	uint64_t bytes;           /* decompressed bytes read */
+};
+
+struct ts_trace {
+	char path[TS_ERR_PATH_MAX];
+	struct ts_trace_meta meta;
+	struct ts_trace_events ev;
+	struct ts_intern strings;
+	TS_VEC(struct ts_trace_coll) coll;
+	TS_VEC(struct ts_trace_xfer) xfer;
+	TS_VEC(struct ts_trace_mem) mem;
+	TS_VEC(struct ts_trace_flops) flops;
+	struct ts_arena arena;    /* metadata arrays */
+};
+
+struct ts_trace_opts {
+	int skip_python;          /* drop python_function events (they can be 90 % of a file) */
+	int strict;               /* no recovery from known writer bugs */
+};
+
+void ts_trace_init(struct ts_trace *t);
+void ts_trace_release(struct ts_trace *t);
+
+/*
+ * Read one trace file (plain or gzip, detected by content). Returns 0 on
+ * success, including a truncated file (meta.truncated set: every complete
+ * event is kept) and a file repaired by recovery (meta.recovered > 0).
+ * Returns TS_EPARSE with err naming the file, byte offset and line when the
+ * file is not a trace or is broken beyond the documented recoveries;
+ * TS_EIO when it cannot be read. opts may be NULL.
+ */
+int ts_trace_read(struct ts_trace *t, const char *path,
+		  const struct ts_trace_opts *opts, struct ts_err *err);
+
+/* Same, from memory (fuzzing, tests). */
+int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
+		      const char *name, const struct ts_trace_opts *opts,
+		      struct ts_err *err);
+
+/* Interned string of an id (empty string for TS_NO_ID). */
+const char *ts_trace_str(const struct ts_trace *t, uint32_t id);
+
+#endif
