@@ -115,16 +115,41 @@ static inline int is_obj(const struct ts_json *j, int depth)
 	return (int)((j->stack[depth >> 6] >> (depth & 63)) & 1);
 }
 
-static inline size_t skip_ws(const unsigned char *d, size_t pos, size_t len)
+static inline size_t skip_ws_slow(const unsigned char *d, size_t pos, size_t len)
 {
+#if defined(__SSE2__)
+	const __m128i sp = _mm_set1_epi8(' ');
+	const __m128i nl = _mm_set1_epi8('\n');
+	const __m128i cr = _mm_set1_epi8('\r');
+	const __m128i tab = _mm_set1_epi8('\t');
+	while (pos + 16 <= len) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+					  _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+		int mask = ~_mm_movemask_epi8(ws) & 0xffff;
+		if (mask)
+			return pos + (size_t)__builtin_ctz((unsigned)mask);
+		pos += 16;
+	}
+#endif
 	while (pos < len) {
 		unsigned char c = d[pos];
-		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			pos++;
-		else
+		if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
 			break;
+		pos++;
 	}
 	return pos;
+}
+
+static inline size_t skip_ws(const unsigned char *d, size_t pos, size_t len)
+{
+	/* bytes above ' ' are never whitespace, and most tokens are preceded
+	 * by nothing or by one space; indentation runs take the vector path */
+	if (pos < len && d[pos] > ' ')
+		return pos;
+	if (pos + 1 < len && d[pos] == ' ' && d[pos + 1] > ' ')
+		return pos + 1;
+	return skip_ws_slow(d, pos, len);
 }
 
 /* Index of the first byte at or after i that is '"', '\\', < 0x20 or >= 0x80. */
@@ -457,17 +482,22 @@ reload:
 		}
 
 		unsigned char c = d[pos];
-		j->tok_offset = in->base + pos;
 
 		switch (state) {
 		case ST_COMMA_OR_END: {
 			int obj = is_obj(j, j->depth - 1);
 			if (c == ',') {
-				pos++;
+				pos = skip_ws(d, pos + 1, len);
+				if (obj && pos < len && d[pos] == '"') {
+					c = '"';
+					state = ST_KEY;
+					goto key; /* the usual ", \"key\"" */
+				}
 				state = obj ? ST_KEY : ST_VALUE;
 				continue;
 			}
 			if (c == (obj ? '}' : ']')) {
+				j->tok_offset = in->base + pos;
 				j->pos = pos + 1;
 				j->depth--;
 				value_done(j);
@@ -480,6 +510,7 @@ reload:
 		}
 		case ST_KEY_OR_END:
 			if (c == '}') {
+				j->tok_offset = in->base + pos;
 				j->pos = pos + 1;
 				j->depth--;
 				value_done(j);
@@ -487,6 +518,8 @@ reload:
 			}
 			/* fall through */
 		case ST_KEY:
+		key:
+			j->tok_offset = in->base + pos;
 			if (c != '"')
 				return fail(j, err, TS_EPARSE, in->base + pos,
 					    state == ST_KEY_OR_END ?
@@ -508,7 +541,7 @@ reload:
 			/* fast path: consume the ':' when it is right there */
 			end = skip_ws(d, end, len);
 			if (end < len && d[end] == ':') {
-				j->pos = end + 1;
+				j->pos = skip_ws(d, end + 1, len);
 				j->state = ST_VALUE;
 			} else {
 				j->pos = end;
@@ -527,6 +560,7 @@ reload:
 				    "expected end of input after the JSON value");
 		case ST_VALUE_OR_END:
 			if (c == ']') {
+				j->tok_offset = in->base + pos;
 				j->pos = pos + 1;
 				j->depth--;
 				value_done(j);
@@ -538,6 +572,7 @@ reload:
 		}
 
 		/* a value */
+		j->tok_offset = in->base + pos;
 		switch (c) {
 		case '{':
 		case '[':
