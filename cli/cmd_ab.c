@@ -431,8 +431,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	} else if (p.npos) {
-		cli_error(ctx, "expected BASELINE CANDIDATE (comma-separate repeats), got %zu arguments",
-			  p.npos);
+		cli_error(ctx, "expected BASELINE CANDIDATE (comma-separate repeats), got %zu argument%s",
+			  p.npos, p.npos == 1 ? "" : "s");
 		rc = EXIT_USAGE;
 		goto out;
 	}
