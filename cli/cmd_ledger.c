@@ -352,6 +352,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			const struct ts_ledger_experiment *e = &rows.exps.v[0];
 			exps_table(e, 1, &out);
 			ts_sb_adds(&out, "\nreasons:\n");
+			if (!e->reasons || !*e->reasons)
+				ts_sb_adds(&out, "  (none)\n");
 			for (const char *q = e->reasons; q && *q;) {
 				const char *nl = strchr(q, '\n');
 				size_t n = nl ? (size_t)(nl - q) : strlen(q);
