@@ -400,7 +400,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			o.variable = a->val;
 			break;
 		case OPT_WINDOW:
-			if (cli_parse_window(a->val, &o.win_first, &o.win_last)) {
+			if (ts_parse_window(a->val, &o.win_first, &o.win_last)) {
 				cli_error(ctx, "--window: expected FIRST-LAST iterations, got '%s'", a->val);
 				rc = EXIT_USAGE;
 				goto out;

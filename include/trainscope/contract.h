@@ -88,6 +88,9 @@ int ts_contract_capture_env(struct ts_contract *c, const struct ts_probe *p, str
  * block.
  */
 int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err *err);
+/* The same on a caller-owned buffer (name is used in messages). */
+int ts_contract_from_log_mem(struct ts_contract *c, const char *data, size_t n,
+			     const char *name, struct ts_err *err);
 
 /* Sort the fields and compute the label and its reasons from workload.*. */
 int ts_contract_finish(struct ts_contract *c);

@@ -99,6 +99,10 @@ struct ts_window {
 int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts_window *w,
 		  struct ts_err *err);
 
+/* "41-50" or "41:50" -> first 41, last 50 (1 <= first <= last).
+ * TS_EUSAGE for anything else (s may be NULL). */
+int ts_parse_window(const char *s, int64_t *first, int64_t *last);
+
 /* Step times (ms) of the window's usable points, with their iterations
  * (iters may be NULL). Returns the count written (at most cap). */
 size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, double *ms,

@@ -261,10 +261,14 @@ static int csv_field(const char *line, size_t len, int idx, const char **v, size
 	return 1;
 }
 
-/* Append a GPU name to a "name, name" list once. */
+/* Append a GPU name to a "name, name" list once. The list is capped at
+ * 4 KiB so hostile tool output cannot make the duplicate search quadratic. */
 static void add_name(struct ts_sb *names, const char *v, size_t n)
 {
 	const char *p = names->buf;
+
+	if (names->len > 4096)
+		return;
 
 	while ((p = memmem(p, names->len - (size_t)(p - names->buf), v, n))) {
 		int start = p == names->buf || p[-1] == ' ';
@@ -709,18 +713,17 @@ static int is_false(const char *v)
 		     !strcmp(v, "no") || !strcmp(v, "None") || !strcmp(v, "none"));
 }
 
-int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err *err)
+/* The arguments block of an opened log; path names it in messages. */
+static int from_log_input(struct ts_contract *c, struct ts_input *in, const char *path,
+			  struct ts_err *err)
 {
-	struct ts_input in;
 	const char *line;
 	size_t len;
 	uint64_t off;
 	int rc, inside = 0, seen = 0, r = 0;
 	int bf16 = 0, fp16 = 0;
 
-	if ((rc = ts_input_open(&in, path, err)))
-		return rc;
-	while ((rc = ts_input_getline(&in, &line, &len, &off, err)) == 1) {
+	while ((rc = ts_input_getline(in, &line, &len, &off, err)) == 1) {
 		const char *name, *val;
 		size_t nn, vn;
 		if (!inside) {
@@ -728,8 +731,10 @@ int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err 
 				inside = 1, seen = 1;
 			continue;
 		}
-		if (memmem(line, len, "end of arguments", 16))
+		if (memmem(line, len, "end of arguments", 16)) {
+			rc = 0;
 			break;
+		}
 		if (!arg_line(line, len, &name, &nn, &val, &vn))
 			continue;
 		if (nn == 4 && !memcmp(name, "bf16", 4))
@@ -740,7 +745,6 @@ int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err 
 			if (strlen(arg_map[i].arg) == nn && !memcmp(arg_map[i].arg, name, nn))
 				r |= set_n(c, arg_map[i].key, strlen(arg_map[i].key), val, vn);
 	}
-	ts_input_release(&in);
 	if (rc < 0)
 		return rc;
 	if (!seen)
@@ -775,6 +779,31 @@ int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err 
 	if (r || c->arena.failed)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	return 0;
+}
+
+int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	if ((rc = ts_input_open(&in, path, err)))
+		return rc;
+	rc = from_log_input(c, &in, path, err);
+	ts_input_release(&in);
+	return rc;
+}
+
+int ts_contract_from_log_mem(struct ts_contract *c, const char *data, size_t n,
+			     const char *name, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	if ((rc = ts_input_open_mem(&in, data, n, name, err)))
+		return rc;
+	rc = from_log_input(c, &in, name, err);
+	ts_input_release(&in);
+	return rc;
 }
 
 /* ------------------------------------------------------------ label */

@@ -393,3 +393,22 @@ out:
 	free(it);
 	return rc;
 }
+
+int ts_parse_window(const char *s, int64_t *first, int64_t *last)
+{
+	char *end;
+	long long a, b;
+
+	if (!s)
+		return TS_EUSAGE;
+	a = strtoll(s, &end, 10);
+	if (end == s || (*end != '-' && *end != ':'))
+		return TS_EUSAGE;
+	s = end + 1;
+	b = strtoll(s, &end, 10);
+	if (end == s || *end || a < 1 || b < a)
+		return TS_EUSAGE;
+	*first = a;
+	*last = b;
+	return 0;
+}

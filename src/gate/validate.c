@@ -59,26 +59,6 @@ static int add(struct ts_validate_result *v, const char *name, int status, const
 	return 0;
 }
 
-/* "41-50" or "41:50" -> [41, 50]. */
-static int parse_range(const char *s, int64_t *a, int64_t *b)
-{
-	char *end;
-	long long x, y;
-
-	if (!s)
-		return 0;
-	x = strtoll(s, &end, 10);
-	if (end == s || (*end != '-' && *end != ':'))
-		return 0;
-	s = end + 1;
-	y = strtoll(s, &end, 10);
-	if (end == s || *end || x < 1 || y < x)
-		return 0;
-	*a = x;
-	*b = y;
-	return 1;
-}
-
 int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		    struct ts_validate_result *v, struct ts_err *err)
 {
@@ -105,8 +85,8 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	/* 2. the window */
 	have_auto = ts_run_window(r, TS_WIN_AUTO, TS_WIN_AUTO, &auto_w, &werr) == 0;
 	if (win_first == TS_WIN_AUTO && r->has_contract &&
-	    parse_range(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
-			&win_last))
+	    ts_parse_window(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
+			    &win_last) == 0)
 		source = "declared in the contract (workload.steady_window)";
 	else if (win_first != TS_WIN_AUTO)
 		source = "declared";
