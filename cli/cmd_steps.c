@@ -13,6 +13,8 @@
 #include "trainscope/steps.h"
 #include "trainscope/table.h"
 
+#define MAX_NOTES_SHOWN 20
+
 enum { OPT_WINDOW = 1, OPT_GBS, OPT_SEQ, OPT_GPUS, OPT_CSV };
 
 static const struct cli_opt opts[] = {
@@ -84,6 +86,15 @@ static void fmt_num(char *buf, size_t size, double v, int decimals)
 		snprintf(buf, size, "-");
 	else
 		snprintf(buf, size, "%.*f", decimals, v);
+}
+
+/* 6 significant digits, so libm differences in the last bits never show. */
+static double round6(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return strtod(buf, NULL);
 }
 
 static void jw_fixed_or_null(struct ts_jw *w, const char *key, double v, int decimals)
@@ -198,7 +209,7 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 		ts_jw_ki64(&w, "phase", r->periodic_phase_iters);
 		ts_jw_ki64(&w, "hits", (int64_t)r->periodic.hits);
 		ts_jw_ki64(&w, "slots", (int64_t)r->periodic.slots);
-		ts_jw_kf64(&w, "p_value", r->periodic.p_value);
+		ts_jw_kf64(&w, "p_value", round6(r->periodic.p_value));
 		jw_fixed_or_null(&w, "wall_time_pct", r->periodic_share * 100, 2);
 		ts_jw_obj_end(&w);
 	} else {
@@ -328,7 +339,8 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 	if (r->win_n) {
 		ts_sb_addf(out, "%swindow%s      iterations %lld..%lld, %zu steps (%s", bold, reset,
 			   (long long)r->win_first, (long long)r->win_last, r->win_n,
-			   r->win_auto ? "automatic: iteration 1 dropped, MSER-5" : "declared");
+			   !r->win_auto ? "declared" : r->dropped_first ?
+			   "automatic: iteration 1 dropped, MSER-5" : "automatic: MSER-5");
 		if (r->win_auto && r->level_shift_iteration != TS_NO_INT)
 			ts_sb_addf(out, ", level shift at %lld", (long long)r->level_shift_iteration);
 		ts_sb_adds(out, ")\n");
@@ -473,7 +485,7 @@ static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
 	char buf[40];
 
 	ts_sb_adds(out, "iteration,rank,step_time_ms,loss,grad_norm,learning_rate,loss_scale,"
-			"skipped,nan,tflops_per_gpu,tokens,bucket\n");
+			"tflops_per_gpu,skipped,nan,tokens,bucket\n");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
 		const double f[5] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops };
@@ -590,12 +602,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
-	if (!ctx->quiet && !ctx->json)
-		for (size_t i = 0; i < log.notes.n; i++) {
+	if (!ctx->quiet && !ctx->json) {
+		for (size_t i = 0; i < log.notes.n && i < MAX_NOTES_SHOWN; i++) {
 			const struct ts_log_note *n = &log.notes.v[i];
 
 			cli_warn(ctx, "%s: line %lld: %s", files.v[n->file], (long long)n->line, n->msg);
 		}
+		if (log.notes.n > MAX_NOTES_SHOWN)
+			cli_warn(ctx, "%zu more notes (see --json)", log.notes.n - MAX_NOTES_SHOWN);
+	}
 	if (csv) {
 		render_csv(&log, &out);
 		rc = cli_emit(ctx, &out);
