@@ -244,7 +244,7 @@ int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
  * and z_i = 0.6745 e_i / s, the modified z-score of Iglewicz & Hoaglin
  * applied to the detrended residual (the moving median follows slow drift
  * and level shifts, which a global median would count as spikes). s is
- * floored at 1e-9 times the median |x| (1e-300 for an all-zero series).
+ * floored at 1e-9 times the mean |x| (1e-300 for an all-zero series).
  * Writes base and z (n each; either may be NULL). 1 <= h <= 16.
  * TS_EUSAGE when n == 0 or h is out of range.
  */

@@ -539,3 +539,21 @@ TEST(logs_theoretical_memory_and_markers)
 	CHECK(log.steps.v[1].flags & TS_STEP_AFTER_CHECKPOINT);
 	ts_steplog_release(&log);
 }
+
+TEST(logs_jsonl_out_of_range_counts_are_unknown)
+{
+	/* Counts that no int64 holds (found by fuzz_logs) read as unknown. */
+	const char *text =
+		"{\"iteration\": 1, \"step_ms\": 5, \"nan\": 1e121, \"tokens\": -1e300, "
+		"\"skipped\": 1e19}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 1);
+	CHECK_I64(log.steps.v[0].nan_iters, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].tokens, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].skipped, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].step_ns, 5000000);
+	ts_steplog_release(&log);
+}
