@@ -46,8 +46,9 @@ void ts_stats_sort(double *x, size_t n);
  */
 double ts_stats_quantile_sorted(const double *sorted, size_t n, double p);
 
-/* Type-7 quantiles p[0..np) of unsorted x, written to out[0..np). One
- * sorted copy is made. TS_EUSAGE when n == 0. */
+/* Type-7 quantiles p[0..np) of unsorted x, written to out[0..np) (NAN for
+ * p outside [0, 1]). Works on one copy by selection, O(n) per p.
+ * TS_EUSAGE when n == 0. */
 int ts_stats_quantiles(const double *x, size_t n, const double *p, size_t np,
 		       double *out);
 

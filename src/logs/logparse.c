@@ -329,6 +329,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->tokens = s->bucket = s->skipped = s->nan_iters = s->train_iters = TS_NO_INT;
 	s->loss = s->grad_norm = s->lr = s->loss_scale = s->num_zeros = NAN;
 	s->params_norm = s->tflops = s->tokens_per_s_gpu = NAN;
+	s->energy_j = s->power_w = NAN;
 	s->mem_alloc_bytes = s->mem_max_alloc_bytes = NAN;
 	s->mem_reserved_bytes = s->mem_max_reserved_bytes = s->rss_max_bytes = NAN;
 	s->overhead_ns = NAN;
@@ -561,6 +562,14 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		case F_TOKENS_GPU:
 			if (!pnum_cur(v0, vn, &v, &primus))
 				st.tokens_per_s_gpu = v;
+			break;
+		case F_ENERGY:
+			if (!pnum(v0, vn, &v))
+				st.energy_j = v;
+			break;
+		case F_POWER:
+			if (!pnum(v0, vn, &v))
+				st.power_w = v;
 			break;
 		case F_LR:
 		case F_N_LR:
@@ -795,6 +804,29 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 	r->steptime_tflops = tf;
 	r->steptime_line = line;
 	see_format(r, TS_LOG_BRIDGE);
+	return 1;
+}
+
+/* "Number of parameters in transformer block in billions:  X" and the
+ * "most loaded shard" variant. */
+static int parse_params(struct rd *r, const char *s, size_t n)
+{
+	static const char block[] = "Number of parameters in transformer block in billions:";
+	static const char shard[] = "Number of parameters in most loaded shard in billions:";
+	const char *p = memmem(s, n, block, sizeof(block) - 1);
+	double *dst = &r->log->theo_params_b, v;
+	size_t k = sizeof(block) - 1;
+
+	if (!p) {
+		p = memmem(s, n, shard, sizeof(shard) - 1);
+		dst = &r->log->theo_params_shard_b;
+		k = sizeof(shard) - 1;
+	}
+	if (!p)
+		return 0;
+	p += k;
+	if (!pnum(p, (size_t)(s + n - p), &v))
+		*dst = v;
 	return 1;
 }
 
@@ -1413,7 +1445,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	rc = parse_steptime(r, s, n, line);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	if (parse_theory(r, s, n))
+	if (parse_theory(r, s, n) || parse_params(r, s, n))
 		return 0;
 	scan_markers(r, s, n);
 	return 0;
@@ -1513,6 +1545,7 @@ void ts_steplog_init(struct ts_steplog *log)
 	ts_intern_init(&log->names);
 	ts_arena_init(&log->arena);
 	log->theo_weight_opt_mb = log->theo_activation_mb = log->theo_total_mb = NAN;
+	log->theo_params_b = log->theo_params_shard_b = NAN;
 	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
 }
 
