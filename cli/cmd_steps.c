@@ -13,6 +13,8 @@
 #include "trainscope/steps.h"
 #include "trainscope/table.h"
 
+#define MAX_NOTES_SHOWN 20
+
 enum { OPT_WINDOW = 1, OPT_GBS, OPT_SEQ, OPT_GPUS, OPT_CSV };
 
 static const struct cli_opt opts[] = {
@@ -84,6 +86,15 @@ static void fmt_num(char *buf, size_t size, double v, int decimals)
 		snprintf(buf, size, "-");
 	else
 		snprintf(buf, size, "%.*f", decimals, v);
+}
+
+/* 6 significant digits, so libm differences in the last bits never show. */
+static double round6(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return strtod(buf, NULL);
 }
 
 static void jw_fixed_or_null(struct ts_jw *w, const char *key, double v, int decimals)
@@ -198,7 +209,7 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 		ts_jw_ki64(&w, "phase", r->periodic_phase_iters);
 		ts_jw_ki64(&w, "hits", (int64_t)r->periodic.hits);
 		ts_jw_ki64(&w, "slots", (int64_t)r->periodic.slots);
-		ts_jw_kf64(&w, "p_value", r->periodic.p_value);
+		ts_jw_kf64(&w, "p_value", round6(r->periodic.p_value));
 		jw_fixed_or_null(&w, "wall_time_pct", r->periodic_share * 100, 2);
 		ts_jw_obj_end(&w);
 	} else {
@@ -263,6 +274,23 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 	jw_fixed_or_null(&w, "activation", log->theo_activation_mb, 2);
 	jw_fixed_or_null(&w, "total", log->theo_total_mb, 2);
 	ts_jw_obj_end(&w);
+	ts_jw_key(&w, "theoretical_params_billions");
+	ts_jw_obj(&w);
+	jw_fixed_or_null(&w, "transformer_block", log->theo_params_b, 4);
+	jw_fixed_or_null(&w, "most_loaded_shard", log->theo_params_shard_b, 4);
+	ts_jw_obj_end(&w);
+
+	ts_jw_key(&w, "hf_trainer_summary");
+	if (isfinite(log->hf_train_runtime_s) || isfinite(log->hf_steps_per_s)) {
+		ts_jw_obj(&w);
+		jw_fixed_or_null(&w, "train_runtime_s", log->hf_train_runtime_s, 4);
+		jw_fixed_or_null(&w, "train_steps_per_s", log->hf_steps_per_s, 4);
+		jw_fixed_or_null(&w, "mean_step_time_ms",
+				 log->hf_steps_per_s > 0 ? 1e3 / log->hf_steps_per_s : NAN, 3);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
 
 	ts_jw_key(&w, "notes");
 	ts_jw_arr(&w);
@@ -313,6 +341,46 @@ static void sparkline(const struct ts_steps_report *r, struct ts_sb *out)
 	}
 }
 
+static void render_stalls(struct cli_ctx *ctx, const struct ts_steps_report *r,
+			  struct ts_sb *out)
+{
+	const char *bold = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
+	const char *yellow = cli_style(ctx, "yellow");
+
+	ts_sb_addf(out, "%sstalls%s      ", bold, reset);
+	if (r->periodic.found)
+		ts_sb_addf(out, "%speriodic every %lld iterations (phase %lld): %zu of %zu slots, "
+			   "%.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   (long long)r->periodic_period_iters, (long long)r->periodic_phase_iters,
+			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
+			   r->periodic.p_value, reset);
+	else
+		ts_sb_adds(out, "no periodic stall\n");
+	if (r->noutliers) {
+		struct ts_table t;
+
+		ts_table_init(&t);
+		ts_table_col(&t, "iteration", NULL, TS_RIGHT, 0);
+		ts_table_col(&t, "step", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "excess", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "reason", NULL, TS_LEFT, 0);
+		for (size_t i = 0; i < r->noutliers; i++) {
+			const struct ts_outlier *o = &r->outliers[i];
+
+			ts_table_cell(&t, "%lld", (long long)o->iteration);
+			ts_table_cell(&t, "%.1f", o->step_ms);
+			ts_table_cell(&t, "%.1f", o->baseline_ms);
+			ts_table_cell(&t, "%.1f", o->excess_ms);
+			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
+		}
+		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",
+			   r->noutliers, r->outlier_share * 100);
+		ts_table_render(&t, out, 12);
+		ts_table_release(&t);
+	}
+}
+
 static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 			const struct ts_steps_report *r, struct ts_sb *out)
 {
@@ -328,7 +396,8 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 	if (r->win_n) {
 		ts_sb_addf(out, "%swindow%s      iterations %lld..%lld, %zu steps (%s", bold, reset,
 			   (long long)r->win_first, (long long)r->win_last, r->win_n,
-			   r->win_auto ? "automatic: iteration 1 dropped, MSER-5" : "declared");
+			   !r->win_auto ? "declared" : r->dropped_first ?
+			   "automatic: iteration 1 dropped, MSER-5" : "automatic: MSER-5");
 		if (r->win_auto && r->level_shift_iteration != TS_NO_INT)
 			ts_sb_addf(out, ", level shift at %lld", (long long)r->level_shift_iteration);
 		ts_sb_adds(out, ")\n");
@@ -362,42 +431,11 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 	if (isfinite(r->tflops_median))
 		ts_sb_addf(out, "%slogged%s      %.1f TFLOP/s/GPU median, %.1f mean\n", bold, reset,
 			   r->tflops_median, r->tflops_mean);
-	if (r->n) {
+	if (r->win_n) {
 		ts_sb_addf(out, "%sseries%s      ", bold, reset);
 		sparkline(r, out);
 		ts_sb_addc(out, '\n');
-	}
-	ts_sb_addf(out, "%sstalls%s      ", bold, reset);
-	if (r->periodic.found)
-		ts_sb_addf(out, "%speriodic every %lld iterations (phase %lld): %zu of %zu slots, "
-			   "%.1f %% of wall time (p = %.2g)%s\n", yellow,
-			   (long long)r->periodic_period_iters, (long long)r->periodic_phase_iters,
-			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
-			   r->periodic.p_value, reset);
-	else
-		ts_sb_adds(out, "no periodic stall\n");
-	if (r->noutliers) {
-		struct ts_table t;
-
-		ts_table_init(&t);
-		ts_table_col(&t, "iteration", NULL, TS_RIGHT, 0);
-		ts_table_col(&t, "step", "ms", TS_RIGHT, 0);
-		ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
-		ts_table_col(&t, "excess", "ms", TS_RIGHT, 0);
-		ts_table_col(&t, "reason", NULL, TS_LEFT, 0);
-		for (size_t i = 0; i < r->noutliers; i++) {
-			const struct ts_outlier *o = &r->outliers[i];
-
-			ts_table_cell(&t, "%lld", (long long)o->iteration);
-			ts_table_cell(&t, "%.1f", o->step_ms);
-			ts_table_cell(&t, "%.1f", o->baseline_ms);
-			ts_table_cell(&t, "%.1f", o->excess_ms);
-			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
-		}
-		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",
-			   r->noutliers, r->outlier_share * 100);
-		ts_table_render(&t, out, 12);
-		ts_table_release(&t);
+		render_stalls(ctx, r, out);
 	}
 	ts_sb_addf(out, "%sloss%s        final ", bold, reset);
 	if (isfinite(r->final_loss))
@@ -459,6 +497,10 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 				   r->buckets[i].weight * 100);
 		ts_sb_addc(out, '\n');
 	}
+	if (log->hf_steps_per_s > 0)
+		ts_sb_addf(out, "%shf summary%s %.4g steps/s over %.1f s: mean step %.1f ms (whole run, "
+			   "warm-up included)\n", bold, reset, log->hf_steps_per_s,
+			   log->hf_train_runtime_s, 1e3 / log->hf_steps_per_s);
 	if (isfinite(log->theo_total_mb))
 		ts_sb_addf(out, "%stheoretical%s weights+optimizer %.1f MB, activations %.1f MB, total %.1f MB\n",
 			   bold, reset, log->theo_weight_opt_mb, log->theo_activation_mb,
@@ -473,10 +515,11 @@ static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
 	char buf[40];
 
 	ts_sb_adds(out, "iteration,rank,step_time_ms,loss,grad_norm,learning_rate,loss_scale,"
-			"skipped,nan,tflops_per_gpu,tokens,bucket\n");
+			"tflops_per_gpu,energy_j_per_gpu,power_w_per_gpu,skipped,nan,tokens,bucket\n");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		const double f[5] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops };
+		const double f[7] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops,
+				      s->energy_j, s->power_w };
 		const int64_t ints[4] = { s->skipped, s->nan_iters, s->tokens, s->bucket };
 
 		ts_sb_addf(out, "%lld,", (long long)s->iteration);
@@ -485,7 +528,7 @@ static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
 		ts_sb_addc(out, ',');
 		if (s->step_ns != TS_NO_INT)
 			ts_sb_addf(out, "%.6f", (double)s->step_ns / 1e6);
-		for (int k = 0; k < 5; k++) {
+		for (int k = 0; k < 7; k++) {
 			ts_sb_addc(out, ',');
 			if (!isnan(f[k]) || (k == 0 && (s->flags & TS_STEP_LOSS_NONFINITE))) {
 				ts_fmt_f64(buf, sizeof(buf), f[k]);
@@ -590,12 +633,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
-	if (!ctx->quiet && !ctx->json)
-		for (size_t i = 0; i < log.notes.n; i++) {
+	if (!ctx->quiet && !ctx->json) {
+		for (size_t i = 0; i < log.notes.n && i < MAX_NOTES_SHOWN; i++) {
 			const struct ts_log_note *n = &log.notes.v[i];
 
 			cli_warn(ctx, "%s: line %lld: %s", files.v[n->file], (long long)n->line, n->msg);
 		}
+		if (log.notes.n > MAX_NOTES_SHOWN)
+			cli_warn(ctx, "%zu more notes (see --json)", log.notes.n - MAX_NOTES_SHOWN);
+	}
 	if (csv) {
 		render_csv(&log, &out);
 		rc = cli_emit(ctx, &out);

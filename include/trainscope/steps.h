@@ -82,6 +82,7 @@ struct ts_steps_report {
 	/* window */
 	int64_t win_first, win_last;
 	int win_auto;
+	int dropped_first;        /* iteration 1 was left out of the window */
 	size_t win_n;
 	int64_t mser_cut_iteration;  /* first kept iteration after MSER-5 */
 	int64_t level_shift_iteration; /* TS_NO_INT when none */
@@ -124,7 +125,7 @@ struct ts_steps_report {
  * Analyse log. Returns 0, TS_EUSAGE (declared window outside the data,
  * err says so) or TS_ENOMEM. A log without step times still gets loss
  * health, memory and ranks; its step statistics are NAN and warnings has
- * TS_WARN_NO_TIME.
+ * TS_WARN_NO_TIME. On failure rep holds nothing (already released).
  */
 int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o,
 		     struct ts_steps_report *rep, struct ts_err *err);

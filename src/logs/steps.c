@@ -74,11 +74,12 @@ static int cmp_key(const void *a, const void *b)
 	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* Sum of non-negative counts that stops at INT64_MAX instead of wrapping. */
+static int64_t sat_add(int64_t a, int64_t b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
+	if (b < 0)
+		b = 0;
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
 static double nanmax(double a, double b)
@@ -140,7 +141,7 @@ static int build_series(const struct ts_steplog *log, struct it_rec **out, size_
 			r->overhead_ms = nanmax(r->overhead_ms, s->overhead_ns / 1e6);
 			r->flags |= s->flags;
 			if (s->tokens != TS_NO_INT)
-				r->tokens = (r->tokens == TS_NO_INT ? 0 : r->tokens) + s->tokens;
+				r->tokens = sat_add(r->tokens == TS_NO_INT ? 0 : r->tokens, s->tokens);
 			if (!have_primary) {
 				/* The lowest rank speaks for the iteration's loss. */
 				have_primary = 1;
@@ -192,7 +193,7 @@ static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report 
 		if (bad && push_i64(&rep->nan_iterations, &rep->nnan, &cap, r->iteration))
 			goto out;
 		if (r->skipped != TS_NO_INT && r->skipped > 0)
-			rep->skipped_iterations += r->skipped;
+			rep->skipped_iterations = sat_add(rep->skipped_iterations, r->skipped);
 		if (isfinite(r->loss)) {
 			rep->final_loss = r->loss;
 			rep->final_loss_iteration = r->iteration;
@@ -310,7 +311,7 @@ static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n,
 	if (p->found) {
 		size_t first = p->phase;
 
-		if (uniform && stride > 0 && n > 1) {
+		if (uniform && stride > 0 && n > 1 && stride <= (size_t)INT64_MAX / p->period) {
 			rep->periodic_period_iters = (int64_t)(p->period * stride);
 			rep->periodic_phase_iters = v[ti[first]].iteration % rep->periodic_period_iters;
 		} else {
@@ -433,164 +434,170 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 	return 0;
 }
 
-static struct ts_rank_summary *rank_slot(struct ts_steps_report *rep, size_t *cap, int32_t rank)
-{
-	struct ts_rank_summary *r;
+/* (rank, step index or mem index) for grouping in O(n log n). */
+struct rank_ref {
+	int32_t rank;
+	int is_mem;
+	size_t idx;
+};
 
-	for (size_t i = 0; i < rep->nranks; i++)
-		if (rep->ranks[i].rank == rank)
-			return &rep->ranks[i];
-	if (ts_grow((void **)&rep->ranks, cap, rep->nranks + 1, sizeof(*r)))
-		return NULL;
-	r = &rep->ranks[rep->nranks++];
-	memset(r, 0, sizeof(*r));
-	r->rank = rank;
-	r->mean_ms = r->median_ms = r->final_loss = NAN;
-	r->max_alloc_bytes = r->max_reserved_bytes = r->max_rss_bytes = NAN;
-	return r;
+static int cmp_rank_ref(const void *a, const void *b)
+{
+	const struct rank_ref *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->is_mem != y->is_mem)
+		return x->is_mem - y->is_mem;
+	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int cmp_rank(const void *a, const void *b)
+static int has_memory(const struct ts_step *s)
 {
-	const struct ts_rank_summary *x = a, *y = b;
-
-	return (x->rank > y->rank) - (x->rank < y->rank);
+	return !isnan(s->mem_max_alloc_bytes) || !isnan(s->mem_max_reserved_bytes) ||
+	       !isnan(s->rss_max_bytes) || !isnan(s->mem_reserved_bytes) ||
+	       !isnan(s->mem_alloc_bytes);
 }
 
 /* Per-rank memory, step times over the window and final loss. */
 static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *rep)
 {
-	size_t cap = 0, nw = 0;
-	double *w = NULL;
+	size_t nref = 0, cap = 0, timed = 0;
+	struct rank_ref *ref = NULL;
+	double *w = NULL, slow = -1;
 	int rc = TS_ENOMEM, any_rank = 0;
-	double slow = -1;
 
+	rep->slowest_rank = -1;
 	for (size_t i = 0; i < log->steps.n; i++)
 		any_rank |= log->steps.v[i].rank >= 0;
-	for (size_t i = 0; i < log->steps.n; i++) {
-		const struct ts_step *s = &log->steps.v[i];
-		struct ts_rank_summary *r;
-
-		if (!any_rank && isnan(s->mem_max_alloc_bytes) && isnan(s->mem_max_reserved_bytes) &&
-		    isnan(s->rss_max_bytes) && isnan(s->mem_reserved_bytes))
-			continue;
-		r = rank_slot(rep, &cap, s->rank);
-		if (!r)
-			goto out;
-		r->max_alloc_bytes = nanmax(r->max_alloc_bytes, nanmax(s->mem_max_alloc_bytes, s->mem_alloc_bytes));
-		r->max_reserved_bytes = nanmax(r->max_reserved_bytes,
-					       nanmax(s->mem_max_reserved_bytes, s->mem_reserved_bytes));
-		r->max_rss_bytes = nanmax(r->max_rss_bytes, s->rss_max_bytes);
-		if (isfinite(s->loss))
-			r->final_loss = s->loss;
-	}
-	for (size_t i = 0; i < log->mem.n; i++) {
-		const struct ts_mem_report *m = &log->mem.v[i];
-		struct ts_rank_summary *r = rank_slot(rep, &cap, m->rank);
-
-		if (!r)
-			goto out;
-		r->max_alloc_bytes = nanmax(r->max_alloc_bytes, nanmax(m->max_alloc, m->alloc));
-		r->max_reserved_bytes = nanmax(r->max_reserved_bytes, nanmax(m->max_reserved, m->reserved));
-	}
-	if (rep->nranks)
-		qsort(rep->ranks, rep->nranks, sizeof(*rep->ranks), cmp_rank);
+	ref = malloc((log->steps.n + log->mem.n + 1) * sizeof(*ref));
 	w = malloc((log->steps.n + 1) * sizeof(*w));
-	if (!w)
+	if (!ref || !w)
 		goto out;
-	rep->slowest_rank = -1;
-	for (size_t k = 0; k < rep->nranks; k++) {
-		struct ts_rank_summary *r = &rep->ranks[k];
+	for (size_t i = 0; i < log->steps.n; i++)
+		if (any_rank || has_memory(&log->steps.v[i]))
+			ref[nref++] = (struct rank_ref){ log->steps.v[i].rank, 0, i };
+	for (size_t i = 0; i < log->mem.n; i++)
+		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };
+	qsort(ref, nref, sizeof(*ref), cmp_rank_ref);
+	for (size_t i = 0; i < nref;) {
+		struct ts_rank_summary k;
+		size_t j = i, nw = 0;
 
-		nw = 0;
-		for (size_t i = 0; i < log->steps.n; i++) {
-			const struct ts_step *s = &log->steps.v[i];
+		memset(&k, 0, sizeof(k));
+		k.rank = ref[i].rank;
+		k.mean_ms = k.median_ms = k.final_loss = NAN;
+		k.max_alloc_bytes = k.max_reserved_bytes = k.max_rss_bytes = NAN;
+		for (; j < nref && ref[j].rank == k.rank; j++) {
+			if (ref[j].is_mem) {
+				const struct ts_mem_report *m = &log->mem.v[ref[j].idx];
 
-			if (s->rank != r->rank || s->step_ns == TS_NO_INT)
-				continue;
-			r->steps++;
-			if (s->iteration >= rep->win_first && s->iteration <= rep->win_last)
-				w[nw++] = (double)s->step_ns / 1e6;
+				k.max_alloc_bytes = nanmax(k.max_alloc_bytes, nanmax(m->max_alloc, m->alloc));
+				k.max_reserved_bytes = nanmax(k.max_reserved_bytes,
+							      nanmax(m->max_reserved, m->reserved));
+			} else {
+				const struct ts_step *s = &log->steps.v[ref[j].idx];
+
+				k.max_alloc_bytes = nanmax(k.max_alloc_bytes,
+							   nanmax(s->mem_max_alloc_bytes, s->mem_alloc_bytes));
+				k.max_reserved_bytes = nanmax(k.max_reserved_bytes,
+							      nanmax(s->mem_max_reserved_bytes,
+								     s->mem_reserved_bytes));
+				k.max_rss_bytes = nanmax(k.max_rss_bytes, s->rss_max_bytes);
+				if (isfinite(s->loss))
+					k.final_loss = s->loss;
+				if (s->step_ns == TS_NO_INT)
+					continue;
+				k.steps++;
+				if (s->iteration >= rep->win_first && s->iteration <= rep->win_last)
+					w[nw++] = (double)s->step_ns / 1e6;
+			}
 		}
 		if (nw) {
 			double med;
 
-			r->mean_ms = ts_stats_mean(w, nw);
+			k.mean_ms = ts_stats_mean(w, nw);
 			if (ts_stats_median_mad(w, nw, &med, NULL))
 				goto out;
-			r->median_ms = med;
+			k.median_ms = med;
+			if (any_rank && k.rank >= 0) {
+				timed++;
+				if (k.mean_ms > slow) {
+					slow = k.mean_ms;
+					rep->slowest_rank = k.rank;
+				}
+			}
 		}
-		if (any_rank && r->rank >= 0 && nw && r->mean_ms > slow) {
-			slow = r->mean_ms;
-			rep->slowest_rank = r->rank;
-		}
+		if (ts_grow((void **)&rep->ranks, &cap, rep->nranks + 1, sizeof(k)))
+			goto out;
+		rep->ranks[rep->nranks++] = k;
+		i = j;
 	}
-	{
-		size_t timed = 0;
-
-		for (size_t k = 0; k < rep->nranks; k++)
-			timed += rep->ranks[k].rank >= 0 && !isnan(rep->ranks[k].mean_ms);
-		if (timed < 2)
-			rep->slowest_rank = -1;
-	}
+	if (timed < 2)
+		rep->slowest_rank = -1;
 	rc = 0;
 out:
+	free(ref);
 	free(w);
 	return rc;
+}
+
+struct bucket_ref {
+	int64_t bucket;
+	double ms;
+};
+
+static int cmp_bucket_ref(const void *a, const void *b)
+{
+	const struct bucket_ref *x = a, *y = b;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return (x->ms > y->ms) - (x->ms < y->ms);
 }
 
 static int bucket_summaries(const struct it_rec *v, const size_t *wi, size_t nw,
 			    struct ts_steps_report *rep)
 {
-	int64_t *keys = NULL;
+	struct bucket_ref *ref = NULL;
 	double *w = NULL;
-	size_t nk = 0, cap = 0, total = 0;
+	size_t nk = 0, cap = 0;
 	int rc = TS_ENOMEM;
 
-	keys = malloc((nw + 1) * sizeof(*keys));
+	ref = malloc((nw + 1) * sizeof(*ref));
 	w = malloc((nw + 1) * sizeof(*w));
-	if (!keys || !w)
+	if (!ref || !w)
 		goto out;
 	for (size_t i = 0; i < nw; i++)
 		if (v[wi[i]].bucket != TS_NO_INT)
-			keys[nk++] = v[wi[i]].bucket;
+			ref[nk++] = (struct bucket_ref){ v[wi[i]].bucket, v[wi[i]].step_ms };
 	rc = 0;
 	if (nk == 0)
 		goto out;
-	qsort(keys, nk, sizeof(*keys), cmp_i64);
+	qsort(ref, nk, sizeof(*ref), cmp_bucket_ref);
 	rep->mixture_mean_ms = 0;
 	for (size_t i = 0; i < nk;) {
 		size_t j = i, nb = 0;
 		struct ts_bucket_summary b;
-		double med;
 
-		while (j < nk && keys[j] == keys[i])
-			j++;
-		for (size_t k = 0; k < nw; k++)
-			if (v[wi[k]].bucket == keys[i])
-				w[nb++] = v[wi[k]].step_ms;
-		b.bucket = keys[i];
+		while (j < nk && ref[j].bucket == ref[i].bucket)
+			w[nb++] = ref[j++].ms;
+		b.bucket = ref[i].bucket;
 		b.steps = nb;
 		b.mean_ms = ts_stats_mean(w, nb);
-		rc = ts_stats_median_mad(w, nb, &med, NULL);
-		if (rc)
-			goto out;
-		b.median_ms = med;
-		b.weight = 0;
+		/* w is sorted: the median directly. */
+		b.median_ms = ts_stats_quantile_sorted(w, nb, 0.5);
+		b.weight = (double)nb / (double)nk;
 		rc = TS_ENOMEM;
 		if (ts_grow((void **)&rep->buckets, &cap, rep->nbuckets + 1, sizeof(b)))
 			goto out;
 		rep->buckets[rep->nbuckets++] = b;
-		total += nb;
+		rep->mixture_mean_ms += b.weight * b.mean_ms;
+		rc = 0;
 		i = j;
 	}
-	for (size_t i = 0; i < rep->nbuckets; i++) {
-		rep->buckets[i].weight = (double)rep->buckets[i].steps / (double)total;
-		rep->mixture_mean_ms += rep->buckets[i].weight * rep->buckets[i].mean_ms;
-	}
-	rc = 0;
 out:
-	free(keys);
+	free(ref);
 	free(w);
 	return rc;
 }
@@ -702,6 +709,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	/* Iteration 1 carries compilation and allocator warm-up: never steady. */
 	if (nt && v[ti[0]].iteration <= 1)
 		skip = 1;
+	rep->dropped_first = (int)skip;
 	rc = find_stalls(v, ti + skip, nt - skip, rep, y);
 	if (rc)
 		goto out;
@@ -749,6 +757,8 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 out:
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, rc, "out of memory");
+	if (rc)
+		ts_steps_report_release(rep);
 	free(v);
 	free(ti);
 	free(wi);
