@@ -174,7 +174,7 @@ void ts_fmt_f64(char *buf, size_t size, double v)
 		snprintf(buf, size, "0");
 		return;
 	}
-	if (v == (double)(int64_t)v && fabs(v) < 1e15) {
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v) {
 		/* whole numbers as integers: 50, not 5e01 */
 		snprintf(buf, size, "%lld", (long long)v);
 		return;
