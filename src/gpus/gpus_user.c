@@ -12,6 +12,7 @@
  * it states; any other entry is added. Strings are copied into the
  * catalog's arena.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/gpus.h"
@@ -149,6 +150,14 @@ static int take_peaks(struct ustate *st, int tok, struct ts_peak *peaks, int *gi
 	}
 }
 
+static int has_alnum(const char *s)
+{
+	for (; *s; s++)
+		if (isalnum((unsigned char)*s))
+			return 1;
+	return 0;
+}
+
 static int find_sku(struct ts_gpu_catalog *c, const char *sku, const char *aliases)
 {
 	const struct ts_gpu *g = ts_gpu_find(c, sku);
@@ -229,6 +238,10 @@ static int entry(struct ustate *st, int tok)
 	if (!e.sku)
 		return ts_err_at(st->err, TS_EPARSE, st->name, (int64_t)start,
 				 ts_json_line_of(&st->j, start), "GPU entry without \"sku\"");
+	if (!has_alnum(e.sku))
+		return ts_err_at(st->err, TS_EPARSE, st->name, (int64_t)start,
+				 ts_json_line_of(&st->j, start),
+				 "GPU entry \"sku\" needs a letter or digit");
 	if (!e.source) {
 		ts_sb_reset(&st->tmp);
 		ts_sb_addf(&st->tmp, "user catalog %s", st->name);
