@@ -356,24 +356,30 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
  * Megatron's schedule: 1F1B keeps min(p - r, m) micro-batches; the
  * interleaved schedule runs (p - r - 1)*2 + (v - 1)*p warm-up forwards,
  * forward k on chunk (k / p) % v, backward k on chunk v - 1 - (k / p) % v.
- * The steady state repeats every p*v steps, so two periods are enough.
+ * The steady state repeats every p*v steps, so one period is enough; with
+ * equal chunks the peak is (warm-up + 1) chunks.
  */
 static double schedule_peak(int64_t p, int64_t v, int64_t r, int64_t m, const double *chunk)
 {
 	int64_t total = m * v, warm, steps;
 	double cur = 0, peak;
+	int equal = 1;
 
 	if (v == 1)
 		return (double)(m < p - r ? m : p - r) * chunk[0];
 	warm = (p - r - 1) * 2 + (v - 1) * p;
 	if (warm > total)
 		warm = total;
+	for (int64_t k = 1; k < v; k++)
+		equal &= chunk[k] == chunk[0];
+	if (equal)
+		return (double)(warm < total ? warm + 1 : total) * chunk[0];
 	for (int64_t k = 0; k < warm; k++)
 		cur += chunk[(k / p) % v];
 	peak = cur;
 	steps = total - warm;
-	if (steps > 2 * p * v + 1)
-		steps = 2 * p * v + 1;
+	if (steps > p * v)
+		steps = p * v;
 	for (int64_t i = 0; i < steps; i++) {
 		cur += chunk[((warm + i) / p) % v];
 		if (cur > peak)
