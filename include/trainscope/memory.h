@@ -143,7 +143,6 @@ struct ts_mem_ctx {
 	int est;
 	int qk_norm;                 /* Qwen3-style per-head q/k RMSNorm */
 	int64_t world, edp, micro, vocab, vstages;
-	int64_t moe_prefix[TS_MODEL_MAX_LAYERS + 1];
 	/* parameters per layer, whole (unsharded) */
 	double p_att_tp, p_att_rep, p_mlp, p_shared, p_router, p_norms, p_experts;
 	double p_linear_dense, p_linear_moe; /* linear weights per GPU per layer type (FP8 cache) */
@@ -153,6 +152,7 @@ struct ts_mem_ctx {
 	double a_offload_moe;                /* bytes of an MoE layer moved to the host */
 	double save_dense[TS_MEM_NMODULES], save_moe[TS_MEM_NMODULES];
 	double a_mtp_extra, a_embed, a_logits;
+	int64_t moe_prefix[TS_MODEL_MAX_LAYERS + 1]; /* last: only layers + 1 entries are set */
 };
 
 /*

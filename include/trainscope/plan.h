@@ -100,6 +100,8 @@ struct ts_plan_layout {
 	double memory_bytes;     /* total (with allowances) on the most loaded rank */
 	double allocated_bytes;
 	int64_t peak_rank;
+	double params_dense;     /* parameters on that rank: TP-sharded + replicated */
+	double params_expert;    /* and routed experts */
 	int fits;
 	double comm_bytes[TS_COMM_COUNT][2]; /* per GPU per step, [group][link] */
 	double compute_s, exposed_comm_s, bubble_s, step_s;

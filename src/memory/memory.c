@@ -12,6 +12,7 @@
  * interleaved, including uneven virtual stages).
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "trainscope/gpus.h"
 #include "trainscope/memory.h"
@@ -232,7 +233,7 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 	double full, off, h, gamma;
 	int sel;
 
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, offsetof(struct ts_mem_ctx, moe_prefix));
 	c->m = m;
 	c->l = *l;
 	c->est = est;
@@ -374,17 +375,34 @@ static double schedule_peak(int64_t p, int64_t v, int64_t r, int64_t m, const do
 		equal &= chunk[k] == chunk[0];
 	if (equal)
 		return (double)(warm < total ? warm + 1 : total) * chunk[0];
-	for (int64_t k = 0; k < warm; k++)
-		cur += chunk[(k / p) % v];
-	peak = cur;
-	steps = total - warm;
-	if (steps > p * v)
-		steps = p * v;
-	for (int64_t i = 0; i < steps; i++) {
-		cur += chunk[((warm + i) / p) % v];
-		if (cur > peak)
-			peak = cur;
-		cur -= chunk[v - 1 - (i / p) % v];
+	/* chunk of forward k is (k / p) % v: walk it with counters, no division */
+	{
+		int64_t fc = 0, fn = 0, bc = v - 1, bn = 0;
+		for (int64_t k = 0; k < warm; k++) {
+			cur += chunk[fc];
+			if (++fn == p) {
+				fn = 0;
+				fc = fc + 1 == v ? 0 : fc + 1;
+			}
+		}
+		peak = cur;
+		steps = total - warm;
+		if (steps > p * v)
+			steps = p * v;
+		for (int64_t i = 0; i < steps; i++) {
+			cur += chunk[fc];
+			if (cur > peak)
+				peak = cur;
+			cur -= chunk[bc];
+			if (++fn == p) {
+				fn = 0;
+				fc = fc + 1 == v ? 0 : fc + 1;
+			}
+			if (++bn == p) {
+				bn = 0;
+				bc = bc == 0 ? v - 1 : bc - 1;
+			}
+		}
 	}
 	return peak;
 }

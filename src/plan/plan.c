@@ -161,8 +161,8 @@ static double link_time(const struct ts_plan_layout *x, int g, const struct ts_p
  * activation and one gradient per virtual stage; DP reduce-scatter of FP32
  * gradients + all-gather of BF16 parameters, (d-1)/d each.
  */
-static void price(const struct ts_model *m, const struct ts_plan_opts *o,
-		  const struct ts_mem_stage *pk, double flops, struct ts_plan_layout *x)
+static void price(const struct ts_model *m, const struct ts_plan_opts *o, double flops,
+		  struct ts_plan_layout *x)
 {
 	double h = (double)m->hidden, tau = (double)o->seq * (double)x->mbs / (double)x->cp;
 	double nl = (double)m->layers / (double)x->pp, nm = (double)m->moe_layers / (double)x->pp;
@@ -197,12 +197,12 @@ static void price(const struct ts_model *m, const struct ts_plan_opts *o,
 		put(x, TS_COMM_PP, x->tp * x->cp * x->dp >= G ? TS_LINK_INTER : TS_LINK_INTRA, v);
 	}
 	{
-		double dense = pk->params_tp + pk->params_rep, d = (double)(x->dp * x->cp);
+		double dense = x->params_dense, d = (double)(x->dp * x->cp);
 		double e = (double)x->edp;
 		if (d > 1)
 			ring(x, TS_COMM_DP, (d - 1.0) / d * dense * 6.0, x->tp, x->dp * x->cp, G);
-		if (e > 1 && pk->params_exp > 0)
-			ring(x, TS_COMM_DP, (e - 1.0) / e * pk->params_exp * 6.0, x->etp * x->ep, x->edp, G);
+		if (e > 1 && x->params_expert > 0)
+			ring(x, TS_COMM_DP, (e - 1.0) / e * x->params_expert * 6.0, x->etp * x->ep, x->edp, G);
 	}
 	x->compute_s = flops / (world * o->peak_flops * o->efficiency);
 	for (int g = TS_COMM_TP; g <= TS_COMM_PP; g++)
@@ -238,6 +238,7 @@ struct search {
 	struct ts_plan *p;
 	struct option opt[8];
 	int nopt;
+	struct ts_mem_stage peak;
 	struct ts_mem_ctx ctx;
 };
 
@@ -249,12 +250,63 @@ static int push(struct ts_plan *p, const struct ts_plan_layout *x)
 	return 0;
 }
 
+/* Memory of ladder option i for the layout: 1 fits, 0 does not, -1 illegal. */
+static int eval_option(struct search *s, struct ts_mem_layout *l, const struct ts_plan_layout *base,
+		       int i, struct ts_plan_layout *x)
+{
+	const struct ts_plan_opts *o = s->o;
+	struct ts_err e2;
+
+	*x = *base;
+	l->recompute = s->opt[i].recompute;
+	l->recompute_modules = s->opt[i].modules;
+	l->offload = s->opt[i].offload;
+	ts_err_init(&e2);
+	if (ts_mem_prepare(&s->ctx, s->m, l, o->est, &e2))
+		return -1;
+	ts_mem_peak(&s->ctx, &s->peak);
+	x->recompute = l->recompute;
+	x->modules = l->recompute_modules;
+	x->offload = l->offload;
+	x->option = i;
+	x->tried = i + 1;
+	x->edp = s->ctx.edp;
+	x->micro = s->ctx.micro;
+	x->memory_bytes = s->peak.total_bytes;
+	x->allocated_bytes = s->peak.allocated_bytes;
+	x->peak_rank = s->peak.rank;
+	x->params_dense = s->peak.params_tp + s->peak.params_rep;
+	x->params_expert = s->peak.params_exp;
+	x->fits = s->peak.total_bytes <= o->capacity_bytes;
+	x->violations = violations(o, x);
+	return x->fits;
+}
+
+/* FLOPs of the step (with recompute) and the step-time model. */
+static int time_layout(struct search *s, struct ts_plan_layout *x, struct ts_err *err)
+{
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+
+	ts_flops_shape_init(&sh);
+	sh.seq = s->o->seq;
+	sh.gbs = s->o->gbs;
+	sh.tp = x->tp;
+	sh.pp = x->pp;
+	sh.vpp = x->vpp;
+	sh.recompute = x->recompute;
+	sh.recompute_modules = x->modules;
+	if (ts_flops_compute(s->m, &sh, TS_FORMULA_CURRENT, &f, err))
+		return err->code;
+	s->p->flops_per_step = f.per_step;
+	price(s->m, s->o, f.per_step + f.recompute, x);
+	return 0;
+}
+
 static int try_layout(struct search *s, const struct ts_plan_layout *base, struct ts_err *err)
 {
 	const struct ts_plan_opts *o = s->o;
 	struct ts_mem_layout l;
-	struct ts_mem_stage pk;
-	struct ts_err e2;
 
 	s->p->parallel_layouts++;
 	if (o->enumerate_only)
@@ -274,52 +326,32 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 	l.precision = o->precision;
 	l.context_bytes = o->context_bytes;
 	l.fragmentation = o->fragmentation;
-	/* the most frugal option first: when even it does not fit, nothing will */
-	for (int k = -1; k < s->nopt; k++) {
-		int i = k < 0 ? s->nopt - 1 : k;
-		struct ts_plan_layout x = *base;
-		l.recompute = s->opt[i].recompute;
-		l.recompute_modules = s->opt[i].modules;
-		l.offload = s->opt[i].offload;
-		ts_err_init(&e2);
-		if (ts_mem_prepare(&s->ctx, s->m, &l, o->est, &e2))
+	/* no recompute first, then the most frugal option (when even that does
+	 * not fit nothing will), then the ladder in order */
+	{
+		struct ts_plan_layout x, frugal;
+		int last = s->nopt - 1, rc;
+
+		if ((rc = eval_option(s, &l, base, 0, &x)) < 0)
 			return 0; /* the memory model refuses it: not a legal layout */
-		ts_mem_peak(&s->ctx, &pk);
-		x.recompute = l.recompute;
-		x.modules = l.recompute_modules;
-		x.offload = l.offload;
-		x.option = i;
-		x.tried = k < 0 ? s->nopt : k + 1;
-		x.edp = s->ctx.edp;
-		x.micro = s->ctx.micro;
-		x.memory_bytes = pk.total_bytes;
-		x.allocated_bytes = pk.allocated_bytes;
-		x.peak_rank = pk.rank;
-		x.fits = pk.total_bytes <= o->capacity_bytes;
-		x.violations = violations(o, &x);
-		if (k >= 0 && !x.fits)
-			continue;
-		if (x.fits && !o->memory_only) {
-			struct ts_flops_shape sh;
-			struct ts_flops f;
-			ts_flops_shape_init(&sh);
-			sh.seq = o->seq;
-			sh.gbs = o->gbs;
-			sh.tp = x.tp;
-			sh.pp = x.pp;
-			sh.vpp = x.vpp;
-			sh.recompute = x.recompute;
-			sh.recompute_modules = x.modules;
-			if (ts_flops_compute(s->m, &sh, TS_FORMULA_CURRENT, &f, err))
-				return err->code;
-			s->p->flops_per_step = f.per_step;
-			price(s->m, o, &pk, f.per_step + f.recompute, &x);
+		if (!rc) {
+			eval_option(s, &l, base, last, &frugal);
+			frugal.tried = s->nopt;
+			if (frugal.fits) {
+				int k;
+				for (k = 1; k < last; k++)
+					if (eval_option(s, &l, base, k, &x) == 1)
+						break;
+				if (k == last)
+					x = frugal;
+			} else {
+				x = frugal;
+			}
 		}
-		if (k < 0 && x.fits)
-			continue; /* something fits: walk the ladder from the start */
+		if (x.fits && !o->memory_only && (rc = time_layout(s, &x, err)))
+			return rc;
 		if (push(s->p, &x))
 			return ts_err_set(err, TS_ENOMEM, "plan: out of memory after %zu layouts", s->p->n);
-		break;
 	}
 	return 0;
 }
