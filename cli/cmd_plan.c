@@ -168,7 +168,7 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 	ts_sb_adds(out, "rules      ");
 	for (int r = TS_RULE_OFFLOAD_LAST; r < TS_RULE_COUNT; r++)
 		ts_sb_addf(out, "%s%d %s%s", r > TS_RULE_OFFLOAD_LAST ? ", " : "", r - 1, ts_plan_rule_key(r),
-			   (p->waived & (1 << r)) ? " (waived: nothing kept it)" : "");
+			   (p->waived & (1 << r)) ? " (waived: no layout that fits keeps it)" : "");
 	ts_sb_addc(out, '\n');
 	if (p->survivors == 0) {
 		ts_sb_adds(out, "\nnothing fits: more GPUs, a shorter sequence or a larger device is needed\n");

@@ -463,7 +463,7 @@ static void sieve(struct ts_plan *p)
 		for (size_t i = 0; i < p->n; i++)
 			if (ALIVE(&p->v[i]) && p->v[i].offload)
 				p->v[i].eliminated_by = TS_RULE_OFFLOAD_LAST;
-	} else {
+	} else if (p->fitting) {
 		p->waived |= 1 << TS_RULE_OFFLOAD_LAST;
 	}
 	/* smallest model parallelism */
