@@ -39,6 +39,22 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
+/* JSON key of ladder option i. */
+static void option_key(const struct ts_plan *p, int i, char *buf, size_t size)
+{
+	static const char *const rc[] = { "none", "core_attn", "fine_grained", "full" };
+	struct ts_plan_layout t;
+	int off = p->opt_offload[i];
+
+	memset(&t, 0, sizeof(t));
+	t.recompute = p->opt_recompute[i];
+	t.modules = p->opt_modules[i];
+	snprintf(buf, size, "%s%s", rc[ts_plan_rc_level(&t)],
+		 off == (TS_OFFLOAD_OPTIMIZER | TS_OFFLOAD_ACTIVATIONS) ? "+offload_optimizer_activations" :
+		 off == TS_OFFLOAD_OPTIMIZER ? "+offload_optimizer" :
+		 off == TS_OFFLOAD_ACTIVATIONS ? "+offload_activations" : "");
+}
+
 static const char *rc_label(const struct ts_plan_layout *x)
 {
 	static const char *const names[] = { "none", "selective", "selective+", "full" };
@@ -237,6 +253,20 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "options");
+	ts_jw_arr(&w);
+	for (int i = 0; i < p->noptions; i++) {
+		ts_jw_obj(&w);
+		option_key(p, i, buf, sizeof(buf));
+		ts_jw_kstr(&w, "option", buf);
+		ts_jw_kstr(&w, "recompute", mp_recompute_name(p->opt_recompute[i]));
+		mp_modules_str(p->opt_modules[i], buf, sizeof(buf));
+		ts_jw_kstr(&w, "recompute_modules", buf);
+		mp_offload_str(p->opt_offload[i], buf, sizeof(buf));
+		ts_jw_kstr(&w, "offload", buf);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
 	ts_jw_key(&w, "layouts");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < p->n; i++) {
@@ -260,6 +290,13 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_jw_kstr(&w, "offload", buf);
 		ts_jw_kbool(&w, "uneven_stages", x->uneven);
 		ts_jw_ki64(&w, "memory_bytes", llround(x->memory_bytes));
+		ts_jw_key(&w, "memory_by_option_bytes");
+		ts_jw_obj(&w);
+		for (int k = 0; k < p->noptions; k++) {
+			option_key(p, k, buf, sizeof(buf));
+			ts_jw_ki64(&w, buf, llround(x->option_bytes[k]));
+		}
+		ts_jw_obj_end(&w);
 		ts_jw_ki64(&w, "allocated_bytes", llround(x->allocated_bytes));
 		ts_jw_ki64(&w, "peak_pp_rank", x->peak_rank);
 		ts_jw_kbool(&w, "fits", x->fits);

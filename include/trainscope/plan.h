@@ -12,9 +12,9 @@
  * TP; parallel folding: ETP*EP divides TP*CP*DP; MBS a power of two up to
  * 8 with GBS a multiple of MBS*DP. For each parallel layout the memory
  * options are tried in order (none, selective core_attn, fine-grained
- * selective, full, then offload variants) until one fits; each parallel
- * layout and MBS gives one entry: the first option that fits, or the most
- * frugal one with its shortfall.
+ * selective, full, then offload variants); every option is priced and
+ * each parallel layout and MBS gives one entry: the first option that
+ * fits, or the most frugal one with its shortfall.
  *
  * Rules, applied as a sieve to the layouts that fit (a rule nothing
  * satisfies is waived and reported so):
@@ -89,13 +89,15 @@ enum { TS_LINK_INTRA = 0, TS_LINK_INTER = 1 };
 enum { TS_COMM_TP = 0, TS_COMM_CP, TS_COMM_EP, TS_COMM_ETP, TS_COMM_PP, TS_COMM_DP, TS_COMM_COUNT };
 const char *ts_plan_comm_name(int group); /* "tp", "cp", "ep", "etp", "pp", "dp" */
 
+#define TS_PLAN_MAX_OPTIONS 8
+
 struct ts_plan_layout {
 	int64_t tp, pp, vpp, cp, ep, etp, dp, edp, mbs, micro;
 	int recompute;           /* enum ts_recompute_granularity */
 	int modules;             /* selective modules */
 	int offload;             /* enum ts_mem_offload */
-	int option;              /* index in the memory-option ladder */
-	int tried;               /* ladder options priced before this one fitted (all if none did) */
+	int option;              /* index in the memory-option ladder (struct ts_plan) */
+	double option_bytes[TS_PLAN_MAX_OPTIONS]; /* total memory with each ladder option */
 	int uneven;              /* layers not divisible by PP*VPP */
 	double memory_bytes;     /* total (with allowances) on the most loaded rank */
 	double allocated_bytes;
@@ -121,6 +123,10 @@ struct ts_plan {
 	int min_rc_level;        /* recompute level (0 none, 1 core_attn, 2 fine-grained, 3 full), */
 	int64_t min_attn_mp;     /* and TP*CP*PP */
 	double flops_per_step;   /* model FLOPs (Megatron), for the record */
+	int noptions;            /* the memory-option ladder, in the order tried */
+	int opt_recompute[TS_PLAN_MAX_OPTIONS];
+	int opt_modules[TS_PLAN_MAX_OPTIONS];
+	int opt_offload[TS_PLAN_MAX_OPTIONS];
 };
 
 /* Model parallelism of a layout: max(TP*CP*PP, ETP*EP*PP), the GPUs one

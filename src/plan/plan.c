@@ -236,7 +236,7 @@ struct search {
 	const struct ts_model *m;
 	const struct ts_plan_opts *o;
 	struct ts_plan *p;
-	struct option opt[8];
+	struct option opt[TS_PLAN_MAX_OPTIONS];
 	int nopt;
 	struct ts_mem_stage peak;
 	struct ts_mem_ctx ctx;
@@ -269,7 +269,6 @@ static int eval_option(struct search *s, struct ts_mem_layout *l, const struct t
 	x->modules = l->recompute_modules;
 	x->offload = l->offload;
 	x->option = i;
-	x->tried = i + 1;
 	x->edp = s->ctx.edp;
 	x->micro = s->ctx.micro;
 	x->memory_bytes = s->peak.total_bytes;
@@ -307,6 +306,7 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 {
 	const struct ts_plan_opts *o = s->o;
 	struct ts_mem_layout l;
+	double option_bytes[TS_PLAN_MAX_OPTIONS] = { 0 };
 
 	s->p->parallel_layouts++;
 	if (o->enumerate_only)
@@ -326,28 +326,22 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 	l.precision = o->precision;
 	l.context_bytes = o->context_bytes;
 	l.fragmentation = o->fragmentation;
-	/* no recompute first, then the most frugal option (when even that does
-	 * not fit nothing will), then the ladder in order */
+	/* every option of the ladder is priced; the first that fits is kept,
+	 * else the most frugal one with its shortfall */
 	{
-		struct ts_plan_layout x, frugal;
-		int last = s->nopt - 1, rc;
+		struct ts_plan_layout x, y;
+		int chosen = -1, rc;
 
-		if ((rc = eval_option(s, &l, base, 0, &x)) < 0)
-			return 0; /* the memory model refuses it: not a legal layout */
-		if (!rc) {
-			eval_option(s, &l, base, last, &frugal);
-			frugal.tried = s->nopt;
-			if (frugal.fits) {
-				int k;
-				for (k = 1; k < last; k++)
-					if (eval_option(s, &l, base, k, &x) == 1)
-						break;
-				if (k == last)
-					x = frugal;
-			} else {
-				x = frugal;
+		for (int k = 0; k < s->nopt; k++) {
+			if ((rc = eval_option(s, &l, base, k, &y)) < 0)
+				return 0; /* the memory model refuses it: not a legal layout */
+			option_bytes[k] = y.memory_bytes;
+			if (chosen < 0 && (rc == 1 || k == s->nopt - 1)) {
+				x = y;
+				chosen = k;
 			}
 		}
+		memcpy(x.option_bytes, option_bytes, sizeof(option_bytes));
 		if (x.fits && !o->memory_only && (rc = time_layout(s, &x, err)))
 			return rc;
 		if (push(s->p, &x))
@@ -579,6 +573,12 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 	s->o = o;
 	s->p = p;
 	s->nopt = ladder(m, s->opt);
+	p->noptions = s->nopt;
+	for (int i = 0; i < s->nopt; i++) {
+		p->opt_recompute[i] = s->opt[i].recompute;
+		p->opt_modules[i] = s->opt[i].modules;
+		p->opt_offload[i] = s->opt[i].offload;
+	}
 	rc = enumerate(s, err);
 	free(s);
 	if (rc)
