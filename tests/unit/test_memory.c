@@ -502,3 +502,68 @@ TEST(memory_recompute_and_offload)
 	CHECK_NEAR(off.optimizer_bytes, 0.0, 0.0);
 	CHECK_NEAR(off.offload_optimizer_bytes, none.optimizer_bytes, 0.5);
 }
+
+/*
+ * Default estimator, MoE layers by hand: moe_model(4) (layer 0 dense, 3 MoE;
+ * h 1024, 16 heads = groups, d 64, E 8, top-2, f_e 1024, shared 1024,
+ * f 4096), TP2 + SP, CP2, EP4, ETP1, DP2 (world 8, EDP 2), MBS 1, seq 2048.
+ * tau = 2048/2 = 1024 tokens per CP rank, sigma = 2, expert tokens
+ * t_e = tau*K*ETP/TP = 1024. Bytes per MoE layer:
+ *   input 2h*tau/2 = 1,048,576; fused norm out 1,048,576; q,k,v 2*48*64*512
+ *   = 3,145,728; attention out 2*16*64*512 = 1,048,576; softmax stats
+ *   4*16*512 = 32,768; residual 1,048,576; MoE norm out 1,048,576;
+ *   router 13*8*512 = 53,248; shared FC1 2*2048*512 = 2,097,152, shared act
+ *   2*1024*512 = 1,048,576; expert FC1 in 2*1024*1024 = 2,097,152, FC1 out
+ *   2*2048*1024 = 4,194,304, act 2*1024*1024 = 2,097,152; probs 4*1024 = 4,096
+ *   -> 20,013,056. Dense layer: five tensors of 1,048,576 (input, norm out,
+ *   attention out, residual, MLP norm out) + q,k,v 3,145,728 + stats 32,768
+ *   + FC1 2*8192*512 = 8,388,608 + act 2*4096*512 = 4,194,304 -> 21,004,288.
+ *   PP1: 21,004,288 + 3*20,013,056 = 81,043,456 B.
+ * Logits: norm in/out 4h*tau/2 = 2,097,152 + 6*V*tau/TP = 6*32000*512 =
+ *   98,304,000 -> 100,401,152 B.
+ * Parameters: TP-sharded (16,777,216 + 3*7,340,032 + 2*32,768,000)/2 =
+ *   52,166,656; replicated 4*2048 + 3*8192 + 1024 = 33,792; experts
+ *   3*25,165,824/4 = 18,874,368. Optimizer 12 B over DP*CP = 4 (dense) and
+ *   EDP = 2 (experts): 12*52,200,448/4 + 12*18,874,368/2 = 269,847,552 B.
+ * Fine-grained selective saves: core_attn 4*32,768 = 131,072; layernorm
+ *   3*1,048,576 = 3,145,728; moe_act 3*2,097,152 = 6,291,456; shared experts
+ *   3*3,145,728 = 9,437,184. Activation offload moves expert FC1 in + out
+ *   3*6,291,456 = 18,874,368 and stages one layer's 6,291,456.
+ */
+TEST(memory_moe_aware_moe_layers_by_hand)
+{
+	struct ts_model m;
+	struct ts_mem_layout l;
+	struct ts_mem_stage s;
+
+	moe_model(&m, 4);
+	ts_mem_layout_init(&l);
+	l.tp = 2;
+	l.cp = 2;
+	l.ep = 4;
+	l.dp = 2;
+	l.gbs = 2;
+	l.seq = 2048;
+	l.sequence_parallel = 1;
+	REQUIRE(eval0(&m, &l, TS_MEM_EST_MOE, &s) == 0);
+	CHECK_NEAR(s.layer_act_bytes, 81043456.0, 0.5);
+	CHECK_NEAR(s.logits_bytes, 100401152.0, 0.5);
+	CHECK_NEAR(s.params_tp, 52166656.0, 0.5);
+	CHECK_NEAR(s.params_rep, 33792.0, 0.5);
+	CHECK_NEAR(s.params_exp, 18874368.0, 0.5);
+	CHECK_NEAR(s.optimizer_bytes, 269847552.0, 0.5);
+	l.recompute = TS_RC_SELECTIVE;
+	l.recompute_modules = TS_MEM_SELECTIVE_ALL;
+	REQUIRE(eval0(&m, &l, TS_MEM_EST_MOE, &s) == 0);
+	CHECK_NEAR(s.recompute_saved_bytes[ts_mem_module_index(TS_RCM_CORE_ATTN)], 131072.0, 0.5);
+	CHECK_NEAR(s.recompute_saved_bytes[ts_mem_module_index(TS_RCM_LAYERNORM)], 3145728.0, 0.5);
+	CHECK_NEAR(s.recompute_saved_bytes[ts_mem_module_index(TS_RCM_MOE_ACT)], 6291456.0, 0.5);
+	CHECK_NEAR(s.recompute_saved_bytes[ts_mem_module_index(TS_RCM_SHARED_EXPERTS)], 9437184.0, 0.5);
+	CHECK_NEAR(s.layer_act_bytes, 81043456.0 - 131072 - 3145728 - 6291456 - 9437184, 0.5);
+	l.recompute = TS_RC_NONE;
+	l.offload = TS_OFFLOAD_ACTIVATIONS;
+	REQUIRE(eval0(&m, &l, TS_MEM_EST_MOE, &s) == 0);
+	CHECK_NEAR(s.offload_activation_bytes, 18874368.0, 0.5);
+	CHECK_NEAR(s.transient_bytes, 6291456.0, 0.5);
+	CHECK_NEAR(s.layer_act_bytes, 81043456.0 - 18874368.0, 0.5);
+}
