@@ -435,6 +435,23 @@ TEST(memory_published_deepseek_v3)
 	CHECK_REL(s.allocated_bytes, 199.5e9, 0.15);
 	ts_mem_peak(&c, &s);
 	CHECK_REL(s.allocated_bytes, 199.5e9, 0.15);
+	/*
+	 * The last rank holds 15 MoE layers, the MTP layer, the output layer and
+	 * (untied, PP > 1) the embedding MTP looks tokens up in. TP-sharded per
+	 * MoE layer: q_up 1536*128*192 = 37,748,736 + kv_up 512*128*256 =
+	 * 16,777,216 + out 128*128*7168 = 117,440,512 + shared 3*7168*2048 =
+	 * 44,040,192 = 216,006,656; *15 = 3,240,099,840; MTP 216,006,656 +
+	 * eh-proj 2*7168^2 = 102,760,448; 2hV = 2*7168*129280 = 1,853,358,080
+	 * -> 5,412,225,024. Replicated per MoE layer: down-projections
+	 * 7168*1536 + 7168*576 = 15,138,816, their norms 1536 + 512, layer norms
+	 * 2*7168, router 7168*256 = 1,835,008 -> 16,990,208; *15 = 254,853,120;
+	 * MTP 16,990,208 + 3 norms 21,504; final norm 7168 -> 271,872,000.
+	 */
+	ts_mem_stage_eval(&c, 3, &s);
+	CHECK(s.output && s.mtp_layers == 1 && s.layers == 15);
+	CHECK_NEAR(s.params_tp, 5412225024.0, 0.5);
+	CHECK_NEAR(s.params_rep, 271872000.0, 0.5);
+	CHECK(s.logits_bytes > 0);
 }
 
 /*

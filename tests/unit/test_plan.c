@@ -218,3 +218,57 @@ TEST(plan_nothing_fits)
 	CHECK_I64((int64_t)p.fitting, 0);
 	ts_plan_release(&p);
 }
+
+/*
+ * Communication per GPU per step by hand, dense GQA model (h 1024, 8 layers,
+ * 16 heads, 4 groups, d 64, SwiGLU f 4096, vocab 32000) on 16 GPUs (8 per
+ * node), seq 2048, GBS 16; layout TP2 PP1 DP8 MBS1 (m = 16/8 = 2):
+ *   TP: 4 collectives per block, 2 blocks per layer, 8 layers, 2 micro-
+ *   batches, each (2-1)/2 * 2048*1024*2 B = 2,097,152 -> 268,435,456 B,
+ *   inside the node (TP group of 2 at stride 1).
+ *   DP: parameters per GPU (8*15,204,352 + 2*32,768,000)/2 + 8*2048 + 1024
+ *   = 93,602,816; (8-1)/8 * 93,602,816 * (4 + 2) B = 491,414,784 B; the DP
+ *   group (stride 2, 8 ranks = 16 GPUs) spans two nodes -> inter-node.
+ */
+TEST(plan_comm_volumes_by_hand)
+{
+	struct ts_model m;
+	struct ts_plan_opts o;
+	struct ts_plan p;
+	struct ts_err err;
+	const struct ts_plan_layout *x;
+
+	ts_model_init(&m);
+	m.hidden = 1024;
+	m.layers = 8;
+	m.heads = 16;
+	m.kv_heads = 4;
+	m.head_dim = 64;
+	m.ffn_hidden = 4096;
+	m.vocab = 32000;
+	m.gated_mlp = 1;
+	m.gated_mlp_set = 1;
+	m.norm = TS_NORM_RMS;
+	ts_err_init(&err);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	ts_plan_opts_init(&o);
+	o.gpus = 16;
+	o.gpus_per_node = 8;
+	o.seq = 2048;
+	o.gbs = 16;
+	o.capacity_bytes = 80.0 * GIB;
+	o.peak_flops = 989.4e12;
+	o.intra_bw = 450e9;
+	ts_plan_init(&p);
+	REQUIRE(ts_plan_run(&m, &o, &p, &err) == 0);
+	x = find(&p, 2, 1, 1, 1, 1, 1, 1);
+	REQUIRE(x != NULL && x->fits);
+	CHECK_NEAR(x->comm_bytes[TS_COMM_TP][TS_LINK_INTRA], 268435456.0, 0.5);
+	CHECK_NEAR(x->comm_bytes[TS_COMM_TP][TS_LINK_INTER], 0.0, 0.0);
+	CHECK_NEAR(x->comm_bytes[TS_COMM_DP][TS_LINK_INTER], 491414784.0, 0.5);
+	CHECK_NEAR(x->comm_bytes[TS_COMM_PP][TS_LINK_INTER] + x->comm_bytes[TS_COMM_EP][TS_LINK_INTER], 0.0, 0.0);
+	/* step = compute + exposed + bubble (PP1: no bubble) */
+	CHECK_NEAR(x->bubble_s, 0.0, 0.0);
+	CHECK_NEAR(x->step_s, x->compute_s + x->exposed_comm_s, 1e-12);
+	ts_plan_release(&p);
+}
