@@ -184,6 +184,80 @@ static void g2(struct ts_table *t, double bytes)
 	ts_table_cell(t, "%.2f", mp_gib(bytes));
 }
 
+/* The parts of one rank's memory, with how each was computed. */
+static void breakdown(const struct ts_mem_ctx *c, const struct ts_mem_stage *pk, struct ts_sb *out)
+{
+	const struct ts_mem_layout *l = &c->l;
+	struct ts_table t;
+
+	ts_table_init(&t);
+	ts_table_col(&t, "part", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "size", "GiB", TS_RIGHT, 0);
+	ts_table_col(&t, "how", NULL, TS_LEFT, 0);
+	ts_table_cell(&t, "parameters");
+	ts_table_cell(&t, "-");
+	ts_table_cell(&t, "%.3f B TP-sharded, %.3f B replicated, %.3f B expert-sharded (per GPU)",
+		      pk->params_tp / 1e9, pk->params_rep / 1e9, pk->params_exp / 1e9);
+	ts_table_cell(&t, "weights");
+	g2(&t, pk->weights_bytes);
+	ts_table_cell(&t, "BF16, 2 B/param");
+	if (pk->fp8_cache_bytes > 0) {
+		ts_table_cell(&t, "fp8 weight copies");
+		g2(&t, pk->fp8_cache_bytes);
+		ts_table_cell(&t, "row- and column-wise FP8 copies of linear weights, 2 B/param");
+	}
+	ts_table_cell(&t, "gradients");
+	g2(&t, pk->grads_bytes);
+	ts_table_cell(&t, "FP32 main gradients, 4 B/param");
+	ts_table_cell(&t, "optimizer");
+	g2(&t, pk->optimizer_bytes);
+	if (l->offload & TS_OFFLOAD_OPTIMIZER)
+		ts_table_cell(&t, "offloaded to the host (%.2f GiB there)", mp_gib(pk->offload_optimizer_bytes));
+	else if (l->dist_opt)
+		ts_table_cell(&t, "FP32 master + Adam m, v: 12 B/param / %lld (dense), / %lld (experts)",
+			      (long long)(c->est == TS_MEM_EST_MOE ? l->dp * l->cp : l->dp),
+			      (long long)(c->est == TS_MEM_EST_MEGATRON_014 ? l->dp : c->edp));
+	else
+		ts_table_cell(&t, "FP32 master + Adam m, v: 12 B/param, not sharded");
+	ts_table_cell(&t, "activations");
+	g2(&t, pk->activations_bytes);
+	if (c->est == TS_MEM_EST_MOE)
+		ts_table_cell(&t, "layers %.2f (%.2f micro-batches in flight), embedding %.2f, logits %.2f, transient %.2f",
+			      mp_gib(pk->layer_act_bytes), pk->inflight, mp_gib(pk->embed_act_bytes),
+			      mp_gib(pk->logits_bytes), mp_gib(pk->transient_bytes));
+	else
+		ts_table_cell(&t, "Megatron's formula, %.2f whole-model micro-batches in flight", pk->inflight);
+	for (int i = 0; i < TS_MEM_NMODULES; i++) {
+		if (pk->recompute_saved_bytes[i] <= 0)
+			continue;
+		ts_table_cell(&t, "  recompute saves");
+		g2(&t, pk->recompute_saved_bytes[i]);
+		ts_table_cell(&t, "%s", ts_recompute_module_name(1 << i));
+	}
+	if (pk->full_recompute_saved_bytes > 0) {
+		ts_table_cell(&t, "  recompute saves");
+		g2(&t, pk->full_recompute_saved_bytes);
+		ts_table_cell(&t, "full (layer inputs kept)");
+	}
+	if (pk->offload_activation_bytes > 0) {
+		ts_table_cell(&t, "  offload moves");
+		g2(&t, pk->offload_activation_bytes);
+		ts_table_cell(&t, "expert FC1 input and output to the host");
+	}
+	ts_table_cell(&t, "allocated");
+	g2(&t, pk->allocated_bytes);
+	ts_table_cell(&t, "what torch.cuda.max_memory_allocated would report");
+	ts_table_cell(&t, "allowance");
+	g2(&t, pk->context_bytes + pk->fragmentation_bytes);
+	ts_table_cell(&t, "context %.2f GiB + fragmentation %.0f %% of allocated",
+		      mp_gib(pk->context_bytes), l->fragmentation * 100.0);
+	ts_table_cell(&t, "total");
+	g2(&t, pk->total_bytes);
+	ts_table_cell(&t, "-");
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+}
+
 static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *st, int64_t nst,
 			const struct ts_mem_stage *pk, const struct ts_gpu *gpu, double cap,
 			struct ts_sb *out)
@@ -264,73 +338,16 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	ts_table_render(&t, out, 0);
 	ts_table_release(&t);
 
-	ts_sb_addf(out, "\nmost loaded: rank %lld\n", (long long)pk->rank);
-	ts_table_init(&t);
-	ts_table_col(&t, "part", NULL, TS_LEFT, 0);
-	ts_table_col(&t, "size", "GiB", TS_RIGHT, 0);
-	ts_table_col(&t, "how", NULL, TS_LEFT, 0);
-	ts_table_cell(&t, "parameters");
-	ts_table_cell(&t, "-");
-	ts_table_cell(&t, "%.3f B TP-sharded, %.3f B replicated, %.3f B expert-sharded (per GPU)",
-		      pk->params_tp / 1e9, pk->params_rep / 1e9, pk->params_exp / 1e9);
-	ts_table_cell(&t, "weights");
-	g2(&t, pk->weights_bytes);
-	ts_table_cell(&t, "BF16, 2 B/param");
-	if (pk->fp8_cache_bytes > 0) {
-		ts_table_cell(&t, "fp8 weight copies");
-		g2(&t, pk->fp8_cache_bytes);
-		ts_table_cell(&t, "row- and column-wise FP8 copies of linear weights, 2 B/param");
-	}
-	ts_table_cell(&t, "gradients");
-	g2(&t, pk->grads_bytes);
-	ts_table_cell(&t, "FP32 main gradients, 4 B/param");
-	ts_table_cell(&t, "optimizer");
-	g2(&t, pk->optimizer_bytes);
-	if (l->offload & TS_OFFLOAD_OPTIMIZER)
-		ts_table_cell(&t, "offloaded to the host (%.2f GiB there)", mp_gib(pk->offload_optimizer_bytes));
-	else if (l->dist_opt)
-		ts_table_cell(&t, "FP32 master + Adam m, v: 12 B/param / %lld (dense), / %lld (experts)",
-			      (long long)(c->est == TS_MEM_EST_MOE ? l->dp * l->cp : l->dp),
-			      (long long)(c->est == TS_MEM_EST_MEGATRON_014 ? l->dp : c->edp));
-	else
-		ts_table_cell(&t, "FP32 master + Adam m, v: 12 B/param, not sharded");
-	ts_table_cell(&t, "activations");
-	g2(&t, pk->activations_bytes);
-	if (c->est == TS_MEM_EST_MOE)
-		ts_table_cell(&t, "layers %.2f (%.2f micro-batches in flight), embedding %.2f, logits %.2f, transient %.2f",
-			      mp_gib(pk->layer_act_bytes), pk->inflight, mp_gib(pk->embed_act_bytes),
-			      mp_gib(pk->logits_bytes), mp_gib(pk->transient_bytes));
-	else
-		ts_table_cell(&t, "Megatron's formula, %.2f whole-model micro-batches in flight", pk->inflight);
-	for (int i = 0; i < TS_MEM_NMODULES; i++) {
-		if (pk->recompute_saved_bytes[i] <= 0)
+	/* first stage, last stage (logits), and the most loaded one if it is neither */
+	for (int k = 0; k < 3; k++) {
+		const struct ts_mem_stage *s = k == 0 ? &st[0] : k == 1 ? &st[nst - 1] : pk;
+		if ((k == 1 && nst < 2) || (k == 2 && (pk->rank == 0 || pk->rank == nst - 1)))
 			continue;
-		ts_table_cell(&t, "  recompute saves");
-		g2(&t, pk->recompute_saved_bytes[i]);
-		ts_table_cell(&t, "%s", ts_recompute_module_name(1 << i));
+		ts_sb_addf(out, "\nrank %lld (%s)%s\n", (long long)s->rank,
+			   k == 0 ? "first stage" : k == 1 ? "last stage" : "middle stage",
+			   s->rank == pk->rank ? ": the most loaded" : "");
+		breakdown(c, s, out);
 	}
-	if (pk->full_recompute_saved_bytes > 0) {
-		ts_table_cell(&t, "  recompute saves");
-		g2(&t, pk->full_recompute_saved_bytes);
-		ts_table_cell(&t, "full (layer inputs kept)");
-	}
-	if (pk->offload_activation_bytes > 0) {
-		ts_table_cell(&t, "  offload moves");
-		g2(&t, pk->offload_activation_bytes);
-		ts_table_cell(&t, "expert FC1 input and output to the host");
-	}
-	ts_table_cell(&t, "allocated");
-	g2(&t, pk->allocated_bytes);
-	ts_table_cell(&t, "what torch.cuda.max_memory_allocated would report");
-	ts_table_cell(&t, "allowance");
-	g2(&t, pk->context_bytes + pk->fragmentation_bytes);
-	ts_table_cell(&t, "context %.2f GiB + fragmentation %.0f %% of allocated",
-		      mp_gib(pk->context_bytes), l->fragmentation * 100.0);
-	ts_table_cell(&t, "total");
-	g2(&t, pk->total_bytes);
-	ts_table_cell(&t, "-");
-	ts_table_render(&t, out, 2);
-	ts_table_release(&t);
 	if (cap > 0) {
 		double head = cap - pk->total_bytes;
 		ts_sb_addf(out, "\nfits %s (%.2f GiB): %s, %s %.2f GiB\n", gpu ? gpu->sku : "device",
@@ -559,7 +576,8 @@ const struct cli_command cli_cmd_memory = {
 	.usage = "memory --model FILE [layout options] [--gpu SKU | --gpu-mem GiB]",
 	.description =
 		"Estimates the memory of every pipeline rank for one layout (TP, PP, VPP, CP, EP,\n"
-		"ETP, DP) and names the most loaded one: parameters by class (TP-sharded,\n"
+		"ETP, DP), breaks down the first stage, the last stage (logits) and the most\n"
+		"loaded rank: parameters by class (TP-sharded,\n"
 		"replicated, expert-sharded), BF16 weights, FP32 gradients, optimizer states\n"
 		"(sharded over DP*CP for dense and expert-DP for experts with the distributed\n"
 		"optimizer), activations of the micro-batches in flight for the schedule, logits,\n"

@@ -474,7 +474,7 @@ const struct cli_command cli_cmd_plan = {
 	.description =
 		"Enumerates every legal TP/CP/PP/VPP/EP/ETP/DP/MBS layout (heads divisible by TP,\n"
 		"experts by EP, GBS by MBS*DP, parallel folding: ETP*EP divides TP*CP*DP), prices\n"
-		"memory for each recompute/offload option until one fits, then applies the\n"
+		"memory for every recompute/offload option (keeping the first that fits), applies the\n"
 		"workflow's rules in order: offload last; smallest model parallelism; selective\n"
 		"before full recompute; maximise DP; TP and ETP*EP inside one node; PP with VPP;\n"
 		"EP before ETP; CP only for long sequences. What is left is ranked by a\n"
