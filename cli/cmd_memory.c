@@ -23,7 +23,7 @@ static const struct cli_opt opts[] = {
 	{ "vpp", 0, "N", "virtual pipeline stages per rank; > 1 = interleaved 1F1B (default 1)", OPT_VPP },
 	{ "cp", 0, "N", "context parallel size (default 1)", OPT_CP },
 	{ "ep", 0, "N", "expert parallel size (default 1)", OPT_EP },
-	{ "etp", 0, "N", "expert tensor parallel size (default 1)", OPT_ETP },
+	{ "etp", 0, "N", "expert tensor parallel size (default: TP, as Megatron)", OPT_ETP },
 	{ "dp", 0, "N", "data parallel size (default: from --gpus, else 1)", OPT_DP },
 	{ "gpus", 0, "N", "world size; DP = N / (TP*CP*PP)", OPT_GPUS },
 	{ "mbs", 0, "N", "micro-batch size in sequences (default 1)", OPT_MBS },
@@ -65,7 +65,7 @@ struct args {
 	const char *model, *gpu, *catalog;
 	long long gpus;
 	double gpu_mem;
-	int est, have_dp, have_gbs;
+	int est, have_dp, have_gbs, have_etp;
 };
 
 static int parse(struct cli_ctx *ctx, const struct cli_parsed *p, struct args *a,
@@ -85,7 +85,7 @@ static int parse(struct cli_ctx *ctx, const struct cli_parsed *p, struct args *a
 		case OPT_VPP: rc = cli_int(ctx, o, 1, 64, &v); l->vpp = v; break;
 		case OPT_CP: rc = cli_int(ctx, o, 1, 1 << 20, &v); l->cp = v; break;
 		case OPT_EP: rc = cli_int(ctx, o, 1, 1 << 20, &v); l->ep = v; break;
-		case OPT_ETP: rc = cli_int(ctx, o, 1, 1 << 20, &v); l->etp = v; break;
+		case OPT_ETP: rc = cli_int(ctx, o, 1, 1 << 20, &v); l->etp = v; a->have_etp = 1; break;
 		case OPT_DP: rc = cli_int(ctx, o, 1, 1 << 24, &v); l->dp = v; a->have_dp = 1; break;
 		case OPT_GPUS: rc = cli_int(ctx, o, 1, 1 << 24, &a->gpus); break;
 		case OPT_MBS: rc = cli_int(ctx, o, 1, 1 << 20, &v); l->mbs = v; break;
@@ -541,6 +541,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		l.dp = a.gpus / mp;
 	}
+	if (!a.have_etp && !(have_args && margs.etp) && model.num_experts > 0)
+		l.etp = l.tp;
 	if (!a.have_gbs && !(have_args && margs.global_batch))
 		l.gbs = l.mbs * l.dp * l.pp;
 	if ((rc = mp_capacity(ctx, &cat, a.gpu, a.catalog, a.gpu_mem, &gpu, &cap)))
