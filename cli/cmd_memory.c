@@ -508,6 +508,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	ts_mem_layout_init(&flags);
+	/* first pass: validate every flag and find the model; the layout flags
+	 * are applied again below, over what a Megatron log states */
 	if ((rc = parse(ctx, &p, &a, &flags)))
 		goto out;
 	if (!a.model && p.npos == 1)

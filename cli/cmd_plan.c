@@ -216,7 +216,8 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 }
 
 static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
-			const struct ts_plan *p, const char *gpu, struct ts_sb *out)
+			const struct ts_plan *p, const char *gpu, const char *peak_source,
+			struct ts_sb *out)
 {
 	struct ts_jw w;
 	char buf[200];
@@ -237,6 +238,7 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 	ts_jw_fixed(&w, o->efficiency * 100.0, 1);
 	ts_jw_key(&w, "peak_tflops");
 	ts_jw_fixed(&w, o->peak_flops / 1e12, 1);
+	ts_jw_kstr(&w, "peak_source", peak_source);
 	ts_jw_ki64(&w, "intra_node_bytes_per_s", llround(o->intra_bw));
 	ts_jw_ki64(&w, "inter_node_bytes_per_s", llround(o->inter_bw));
 	ts_jw_kf64(&w, "model_flops_per_step", p->flops_per_step);
@@ -350,7 +352,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_sb out;
 	const char *model_path = NULL, *sku = NULL, *catalog = NULL, *peak_src = "--peak-tflops";
 	double gib = 0, x, peak_tf = 0, intra = 0;
-	const char *unused_src;
+	const char *catalog_src = "--peak-tflops";
 	long long v, per_node = 0, top = 5, near = 8;
 	int have_args, prec = TS_PREC_BF16;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -429,7 +431,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (peak_tf > 0) {
 		o.peak_flops = peak_tf * 1e12;
 	} else if (gpu) {
-		if (ts_gpu_peak(gpu, prec, &peak_tf, &unused_src, &err)) {
+		if (ts_gpu_peak(gpu, prec, &peak_tf, &catalog_src, &err)) {
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
@@ -452,7 +454,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (ctx->json)
-		render_json(&model, &o, &plan, gpu ? gpu->sku : NULL, &out);
+		render_json(&model, &o, &plan, gpu ? gpu->sku : NULL,
+			    catalog_src ? catalog_src : gpu->source, &out);
 	else
 		render_text(&model, &o, &plan, gpu ? gpu->sku : "device", peak_src, top, near, &out);
 	rc = cli_emit(ctx, &out);
