@@ -72,7 +72,7 @@ static void reason(const struct ts_plan *p, const struct ts_plan_layout *x, doub
 			 x->violations ? "some Scale rules waived" : "all rules kept");
 		break;
 	case TS_RULE_FIT:
-		snprintf(buf, size, "out of memory by %.1f GiB even with %s recompute%s",
+		snprintf(buf, size, "out of memory by %.2f GiB even with %s recompute%s",
 			 mp_gib(x->memory_bytes - cap), rc_label(x), x->offload ? " and offload" : "");
 		break;
 	case TS_RULE_OFFLOAD_LAST:
