@@ -239,6 +239,8 @@ struct search {
 	struct option opt[TS_PLAN_MAX_OPTIONS];
 	int nopt;
 	struct ts_mem_stage peak;
+	int64_t ep[256];         /* divisors of the expert count (<= 2^20: <= 240 of them) that fit */
+	int nep;
 	struct ts_mem_ctx ctx;
 };
 
@@ -356,15 +358,13 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 	const struct ts_model *m = s->m;
 	const struct ts_plan_opts *o = s->o;
 	int64_t dp = o->gpus / (tp * cp * pp);
-	int64_t E = m->num_experts > 0 ? m->num_experts : 1;
 	int rc;
 
 	for (int64_t vpp = 1; vpp <= (pp > 1 ? o->max_vpp : 1); vpp++) {
 		if (pp * vpp > m->layers)
 			break;
-		for (int64_t ep = 1; ep <= E; ep++) {
-			if (E % ep)
-				continue;
+		for (int d = 0; d < s->nep; d++) {
+			int64_t ep = s->ep[d];
 			for (int64_t etp = 1; etp <= tp; etp++) {
 				if (tp % etp || (tp * cp * dp) % (ep * etp))
 					continue;
@@ -573,6 +573,24 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 	s->o = o;
 	s->p = p;
 	s->nopt = ladder(m, s->opt);
+	{
+		/* EP candidates: divisors of E up to the world size, found in O(sqrt E) */
+		int64_t E = m->num_experts > 0 ? m->num_experts : 1, lo[128], hi[128];
+		int nlo = 0, nhi = 0;
+		for (int64_t d = 1; d * d <= E && nlo < 128 && nhi < 128; d++) {
+			if (E % d)
+				continue;
+			lo[nlo++] = d;
+			if (d != E / d)
+				hi[nhi++] = E / d;
+		}
+		for (int i = 0; i < nlo; i++)
+			if (lo[i] <= o->gpus)
+				s->ep[s->nep++] = lo[i];
+		for (int i = nhi - 1; i >= 0; i--)
+			if (hi[i] <= o->gpus)
+				s->ep[s->nep++] = hi[i];
+	}
 	p->noptions = s->nopt;
 	for (int i = 0; i < s->nopt; i++) {
 		p->opt_recompute[i] = s->opt[i].recompute;
