@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "trainscope/contract.h"
 #include "trainscope/core.h"
+#include "trainscope/model.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -58,6 +59,13 @@ struct ts_run {
 	double peak_host_bytes;     /* max host RSS, NAN unknown */
 	int has_trace;              /* a profiler trace sits in the run directory */
 	size_t nprofiled;           /* ProfilerStep entries found in its traces */
+	/* the model, for recomputing TFLOP/s: a Hugging Face config.json in the
+	 * directory, else the arguments block of a Megatron log */
+	struct ts_model model;
+	int has_model;
+	struct ts_model_args args;  /* from the Megatron arguments block (zeros if none) */
+	int has_args;
+	char model_path[TS_ERR_PATH_MAX];
 };
 
 void ts_run_init(struct ts_run *r);
