@@ -843,6 +843,16 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	res->band = o->band >= 0 ? o->band : res->repeats ? 0.01 : 0.02;
 	if ((rc = check_contracts(res, base, nb, cand, nc, o)))
 		goto oom;
+	/* a repeat is a separate run: the same run twice would fake certainty */
+	for (size_t s = 0; s < 2; s++) {
+		const struct ts_run *runs = s ? cand : base;
+		size_t nr = s ? nc : nb;
+		for (size_t i = 0; i < nr; i++)
+			for (size_t k = i + 1; k < nr; k++)
+				if (strcmp(runs[i].path, runs[k].path) == 0)
+					ADD(res->invalid, fmt(res, "%s is given twice as a %s repeat",
+							      runs[i].path, s ? "candidate" : "baseline"));
+	}
 	/* same batch shape on both sides */
 	if (base[0].global_batch > 0 && cand[0].global_batch > 0 &&
 	    base[0].global_batch != cand[0].global_batch && !o->allow_multi)

@@ -35,6 +35,10 @@ print(d)' "$1" "$2"
 [ "$(jget "$tmp/aa.json" verdict)" = no_difference ] || bad "A/A verdict $(jget "$tmp/aa.json" verdict)"
 [ "$(jget "$tmp/aa.json" ratio.ci95_low)" = 1 ] || bad "A/A ci95_low $(jget "$tmp/aa.json" ratio.ci95_low)"
 
+# the same run twice is not a repeat
+"$TS" ab "$CPU/a_dense,$CPU/a_dense" "$CPU/d_stall" >/dev/null; rc=$?
+[ $rc = 2 ] || bad "duplicated repeat: exit $rc, want 2"
+
 # 2. d_stall vs a_dense
 "$TS" ab --json "$CPU/a_dense" "$CPU/d_stall" >"$tmp/stall.json"; rc=$?
 # Expected ratio, computed independently: README.txt says the Kineto traces
