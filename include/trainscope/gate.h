@@ -9,8 +9,10 @@
  * (3.3, 5.4). Times are milliseconds in doubles (derived from the logs'
  * integer nanoseconds), memory bytes.
  *
- * Ownership: a ts_run owns its points and contract; a result owns every
- * string and array it points to (its arena), freed by *_release().
+ * Ownership: a ts_run owns its points, contract and model; a result owns
+ * its strings and arrays (its arena), freed by *_release(), except that
+ * run paths and contract differences point into the ts_runs compared: keep
+ * them alive while the result is used.
  */
 #ifndef TRAINSCOPE_GATE_H
 #define TRAINSCOPE_GATE_H
