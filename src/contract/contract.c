@@ -37,21 +37,19 @@ static const char *dup(struct ts_contract *c, const char *s, size_t n)
 	return ts_arena_strndup(&c->arena, s, n);
 }
 
+/* Append key = value; a later value of the same key wins (ts_contract_get
+ * searches from the end, ts_contract_finish keeps the last). Appending
+ * keeps a hostile contract with many keys linear to read. */
 static int set_n(struct ts_contract *c, const char *key, size_t keylen, const char *value,
 		 size_t vlen)
 {
-	const char *v = NULL;
+	struct ts_contract_field f;
 
-	if (value && !(v = dup(c, value, vlen)))
+	f.value = NULL;
+	if (value && !(f.value = dup(c, value, vlen)))
 		return TS_ENOMEM;
-	for (size_t i = 0; i < c->fields.n; i++) {
-		const char *k = c->fields.v[i].key;
-		if (strlen(k) == keylen && memcmp(k, key, keylen) == 0) {
-			c->fields.v[i].value = v;
-			return 0;
-		}
-	}
-	struct ts_contract_field f = { dup(c, key, keylen), v };
+	f.key = dup(c, key, keylen);
+	f.seq = c->fields.n;
 	if (!f.key)
 		return TS_ENOMEM;
 	return TS_VEC_PUSH(c->fields, f);
@@ -70,7 +68,7 @@ int ts_contract_set(struct ts_contract *c, const char *key, const char *value)
 
 const char *ts_contract_get(const struct ts_contract *c, const char *key, int *found)
 {
-	for (size_t i = 0; i < c->fields.n; i++)
+	for (size_t i = c->fields.n; i-- > 0;)
 		if (strcmp(c->fields.v[i].key, key) == 0) {
 			if (found)
 				*found = 1;
@@ -808,10 +806,14 @@ int ts_contract_from_log_mem(struct ts_contract *c, const char *data, size_t n,
 
 /* ------------------------------------------------------------ label */
 
-static int field_cmp(const void *a, const void *b)
+static int field_cmp(const void *pa, const void *pb)
 {
-	return strcmp(((const struct ts_contract_field *)a)->key,
-		      ((const struct ts_contract_field *)b)->key);
+	const struct ts_contract_field *a = pa, *b = pb;
+	int c = strcmp(a->key, b->key);
+
+	if (c)
+		return c;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 int ts_contract_finish(struct ts_contract *c)
@@ -828,8 +830,19 @@ int ts_contract_finish(struct ts_contract *c)
 		{ "workload.checkpointing", 0, "checkpoint save/resume disabled" },
 	};
 
-	if (c->fields.n)
+	if (c->fields.n) {
+		size_t k = 0;
 		qsort(c->fields.v, c->fields.n, sizeof(*c->fields.v), field_cmp);
+		/* one entry per key: the last value set */
+		for (size_t i = 0; i < c->fields.n; i++) {
+			if (i + 1 < c->fields.n && !strcmp(c->fields.v[i].key, c->fields.v[i + 1].key))
+				continue;
+			c->fields.v[k] = c->fields.v[i];
+			c->fields.v[k].seq = k;
+			k++;
+		}
+		c->fields.n = k;
+	}
 	c->reasons.n = 0;
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const char *v = ts_contract_get(c, rules[i].key, NULL);
