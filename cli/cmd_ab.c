@@ -492,7 +492,7 @@ out:
 const struct cli_command cli_cmd_ab = {
 	.name = "ab",
 	.stage = STAGE_RETUNE,
-	.summary = "Matched A/B of step time with correctness gates: faster, slower, no difference?",
+	.summary = "Matched A/B of step time with correctness gates: faster, slower or no difference",
 	.usage = "ab [options] BASELINE CANDIDATE",
 	.description =
 		"Each side is a run directory, a training log or a JSONL metrics file; repeated\n"
