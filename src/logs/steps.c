@@ -438,7 +438,8 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 		if (rc)
 			return rc;
 	}
-	if (n < MIN_WINDOW)
+	/* Megatron logs interval means: a record may stand for many steps. */
+	if (rep->win_last - rep->win_first + 1 < MIN_WINDOW)
 		rep->warnings |= TS_WARN_SHORT;
 	if (rep->cv > NOISY_CV)
 		rep->warnings |= TS_WARN_NOISY;
