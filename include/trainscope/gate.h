@@ -113,6 +113,10 @@ int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts
  * TS_EUSAGE for anything else (s may be NULL). */
 int ts_parse_window(const char *s, int64_t *first, int64_t *last);
 
+/* 1 when a point can be timed: it has a step time, is not iteration 1, is
+ * no profiler/checkpoint/eval artefact, and has no NaN or skipped step. */
+int ts_run_point_usable(const struct ts_run_point *p);
+
 /* Step times (ms) of the window's usable points, with their iterations
  * (iters may be NULL). Returns the count written (at most cap). */
 size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, double *ms,

@@ -198,6 +198,21 @@ struct side_series {
 	size_t n;
 };
 
+/* The point of iteration it (points are ascending and unique), or NULL. */
+static const struct ts_run_point *find_point(const struct ts_run *r, int64_t it)
+{
+	size_t lo = 0, hi = r->pts.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->pts.v[mid].iteration < it)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->pts.n && r->pts.v[lo].iteration == it ? &r->pts.v[lo] : NULL;
+}
+
 /* Per-iteration mean step time over the side's runs, only iterations every
  * run has usable inside [first, last]. */
 static int side_curve(const struct ts_run *runs, size_t nr, int64_t first, int64_t last,
@@ -217,10 +232,9 @@ static int side_curve(const struct ts_run *runs, size_t nr, int64_t first, int64
 		if (p->iteration < first || p->iteration > last)
 			continue;
 		for (size_t k = 0; k < nr; k++) {
-			struct ts_window w = { .first = p->iteration, .last = p->iteration };
-			double ms;
-			if (ts_run_window_times(&runs[k], &w, &ms, NULL, 1) == 1) {
-				sum += ms;
+			const struct ts_run_point *q = find_point(&runs[k], p->iteration);
+			if (q && ts_run_point_usable(q)) {
+				sum += q->step_ms;
 				have++;
 			}
 		}

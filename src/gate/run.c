@@ -333,8 +333,7 @@ void ts_run_health(const struct ts_run *r, int64_t first, int64_t last, int64_t 
 	}
 }
 
-/* Usable for timing: has a time, is not iteration 1, no artefact, healthy. */
-static int usable(const struct ts_run_point *p)
+int ts_run_point_usable(const struct ts_run_point *p)
 {
 	return isfinite(p->step_ms) && p->iteration > 1 && !p->excluded && !p->nonfinite &&
 	       p->skipped == 0;
@@ -347,7 +346,7 @@ size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, do
 
 	for (size_t i = 0; i < r->pts.n && k < cap; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration < w->first || p->iteration > w->last || !usable(p))
+		if (p->iteration < w->first || p->iteration > w->last || !ts_run_point_usable(p))
 			continue;
 		ms[k] = p->step_ms;
 		if (iters)
