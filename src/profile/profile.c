@@ -15,6 +15,13 @@
 #include <string.h>
 #include "trainscope/profile.h"
 
+/* qsort that accepts an empty (NULL) array. */
+static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
 #define NOCLS 0xff
 
 static const char *const wall_names[TS_WALL_COUNT] = {
@@ -79,7 +86,7 @@ static int64_t median_of(int64_t *v, size_t n)
 {
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof(*v), cmp_i64);
+	sort_n(v, n, sizeof(*v), cmp_i64);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -355,7 +362,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
 			goto out;
 		}
 	}
-	qsort(src.v, src.n, sizeof(*src.v), cmp_step_src);
+	sort_n(src.v, src.n, sizeof(*src.v), cmp_step_src);
 	for (size_t i = 0; i < src.n; i++) {
 		struct ts_step_prof sp;
 		int64_t e = src.v[i].e;
@@ -393,7 +400,7 @@ static int busiest_thread(const struct ts_trace *t, int64_t *pid, int64_t *tid)
 			TS_VEC_RELEASE(v);
 			return TS_ENOMEM;
 		}
-	qsort(v.v, v.n, sizeof(*v.v), cmp_thread);
+	sort_n(v.v, v.n, sizeof(*v.v), cmp_thread);
 	for (size_t i = 0; i < v.n;) {
 		size_t j = i;
 		int64_t sum = 0;
@@ -441,7 +448,7 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (timed(t, i) && is_gpu_cat(t->ev.cat[i]) && k < w->ngev)
 			nd[k++] = (struct name_dur){ t->ev.name[i], t->ev.dur_ns[i] };
-	qsort(nd, k, sizeof(*nd), cmp_name_dur);
+	sort_n(nd, k, sizeof(*nd), cmp_name_dur);
 	if (grow_tmp(w, k + 1)) {
 		rc = TS_ENOMEM;
 		goto out;
@@ -468,7 +475,7 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 		i = j;
 	}
 	p->kernel_names = (int64_t)all.n;
-	qsort(all.v, all.n, sizeof(*all.v), cmp_kstat);
+	sort_n(all.v, all.n, sizeof(*all.v), cmp_kstat);
 	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
 		struct ts_kernel_stat ks = all.v[i];
 		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
@@ -506,7 +513,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			p->launch.graph_launches++;
 	}
 	p->launch.calls = (int64_t)calls.n;
-	qsort(calls.v, calls.n, sizeof(*calls.v), cmp_i64);
+	sort_n(calls.v, calls.n, sizeof(*calls.v), cmp_i64);
 	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
 	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
 	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
@@ -540,12 +547,12 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 							  t->ev.ts_ns[i] + t->ev.dur_ns[i], lts })))
 			goto out;
 	}
-	qsort(delays.v, delays.n, sizeof(*delays.v), cmp_i64);
+	sort_n(delays.v, delays.n, sizeof(*delays.v), cmp_i64);
 	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
 	p->launch.delay_max_ns = delays.n ? delays.v[delays.n - 1] : 0;
 
-	qsort(sev.v, sev.n, sizeof(*sev.v), cmp_stream_ev);
+	sort_n(sev.v, sev.n, sizeof(*sev.v), cmp_stream_ev);
 	for (size_t i = 0; i < sev.n;) {
 		size_t j = i + 1;
 		struct ts_stream_idle si;
@@ -585,7 +592,7 @@ static int step_gpu(struct ts_rank_prof *p, struct work *w)
 	struct ts_ivset ex;
 
 	ts_ivset_init(&ex);
-	qsort(w->gev, w->ngev, sizeof(*w->gev), cmp_gpu_ev);
+	sort_n(w->gev, w->ngev, sizeof(*w->gev), cmp_gpu_ev);
 	for (size_t i = 0; i < w->ngev;) {
 		size_t j = i;
 		int32_t st = w->gev[i].step;
@@ -836,7 +843,7 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		if (TS_VEC_PUSH(p->colls, cs))
 			return TS_ENOMEM;
 	}
-	qsort(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
+	sort_n(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
 	for (size_t i = 0; i < p->colls.n;) {
 		size_t j = i;
 		while (j < p->colls.n && p->colls.v[j].key == p->colls.v[i].key &&
@@ -895,7 +902,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		if (timed(t, i) && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
 		    t->ev.correlation[i] != TS_NONE)
 			w.corr[w.ncorr++] = (struct corr){ t->ev.correlation[i], (uint32_t)i };
-	qsort(w.corr, w.ncorr, sizeof(*w.corr), cmp_corr);
+	sort_n(w.corr, w.ncorr, sizeof(*w.corr), cmp_corr);
 
 	/* build the sets */
 	for (size_t i = 0; i < t->ev.n; i++) {
@@ -1034,15 +1041,16 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	p->exposed_memcpy_ns = ts_ivset_len(&w.set[S_T2]);
 
-	/* host gap: main thread outside ops, data loader and comm, within the
-	 * window; GPU idle split by what the CPU did meanwhile */
+	/* host gap: main thread outside ops, the data loader and CPU-side
+	 * collectives, within the window; GPU idle split by what the CPU did
+	 * meanwhile */
 	{
 		struct ts_ivset *win = &w.set[S_T1], *idle = &w.set[S_T2], *x = &w.set[S_T3];
 		struct ts_ivset y;
 		ts_ivset_init(&y);
 		win->n = 0;
 		if (ts_ivset_add(win, t0, t1) || ts_ivset_sub(idle, win, &w.set[S_HOST]) ||
-		    ts_ivset_sub(x, idle, &w.set[S_DATA]) || ts_ivset_sub(&y, x, &w.set[S_COMM])) {
+		    ts_ivset_sub(x, idle, &w.set[S_DATA]) || ts_ivset_sub(&y, x, &w.set[S_CPUCOMM])) {
 			ts_ivset_release(&y);
 			goto out;
 		}

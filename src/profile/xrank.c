@@ -15,6 +15,13 @@
 #include <string.h>
 #include "trainscope/profile.h"
 
+/* qsort that accepts an empty (NULL) array. */
+static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
 void ts_job_prof_init(struct ts_job_prof *j)
 {
 	memset(j, 0, sizeof(*j));
@@ -132,8 +139,8 @@ static int medians(const struct ts_job_prof *j, int64_t rank, int others,
 			b[k] = p->steps.v[s].dur_ns;
 		}
 	}
-	qsort(a, k, sizeof(*a), cmp_i64);
-	qsort(b, k, sizeof(*b), cmp_i64);
+	sort_n(a, k, sizeof(*a), cmp_i64);
+	sort_n(b, k, sizeof(*b), cmp_i64);
 	*noncomm = median_sorted(a, k);
 	*step = median_sorted(b, k);
 	free(a);
@@ -147,7 +154,7 @@ static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 
 	if (!v)
 		return TS_ENOMEM;
-	qsort(lv, nl, sizeof(*lv), cmp_late);
+	sort_n(lv, nl, sizeof(*lv), cmp_late);
 	for (size_t i = 0; i < nl;) {
 		size_t k = 0, late = 0, e = i;
 		struct ts_straggler s;
@@ -164,7 +171,7 @@ static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 		s.rank = lv[i].rank;
 		s.steps = (int64_t)k;
 		s.late_steps = (int64_t)late;
-		qsort(v, k, sizeof(*v), cmp_i64);
+		sort_n(v, k, sizeof(*v), cmp_i64);
 		s.late_p25_ns = pct_sorted(v, k, 0.25);
 		s.late_p50_ns = median_sorted(v, k);
 		if (medians(j, s.rank, 0, &s.own_noncomm_ns, &s.median_step_ns) ||
@@ -262,7 +269,7 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 			if (ranks[k]->rank == ranks[i]->rank)
 				ranks[i]->window_no++;
 	}
-	qsort(j->ranks, n, sizeof(*j->ranks), cmp_prof);
+	sort_n(j->ranks, n, sizeof(*j->ranks), cmp_prof);
 	for (size_t i = 0; i < n; i++) {
 		if (!i || j->ranks[i]->rank != j->ranks[i - 1]->rank)
 			j->nranks++;
@@ -286,7 +293,7 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 			xv[nx++] = x;
 		}
 	}
-	qsort(xv, nx, sizeof(*xv), cmp_xc);
+	sort_n(xv, nx, sizeof(*xv), cmp_xc);
 	for (size_t i = 0; i < nx;) {
 		size_t e = i + 1, distinct = 1;
 		int64_t max1 = xv[i].dur, max2 = INT64_MIN, mind = xv[i].dur;
@@ -325,7 +332,7 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 		}
 		i = e;
 	}
-	qsort(skews, ns, sizeof(*skews), cmp_i64);
+	sort_n(skews, ns, sizeof(*skews), cmp_i64);
 	j->skew.p50_ns = pct_sorted(skews, ns, 0.5);
 	j->skew.p90_ns = pct_sorted(skews, ns, 0.9);
 	if (j->nranks >= 2 && stragglers(j, lv, nl))
