@@ -693,12 +693,8 @@ static int step_outliers(struct ts_rank_prof *p, struct work *w)
 	return 0;
 }
 
-static void pct_str(char *buf, size_t n, int64_t part, int64_t whole)
-{
-	snprintf(buf, n, "%.1f%%", whole > 0 ? 100.0 * (double)part / (double)whole : 0.0);
-}
-
-/* The rank's wall: the largest share above its threshold, else compute. */
+/* The rank's wall: the largest share above its threshold, else compute.
+ * Evidence leads with the winner, then every other candidate. */
 static void rank_verdict(struct ts_rank_prof *p)
 {
 	struct cand {
@@ -706,47 +702,44 @@ static void rank_verdict(struct ts_rank_prof *p)
 		int64_t ns;
 		double thr;
 		const char *what;
-	} c[4];
-	int64_t base = 0, ncomm, nhost, ndata;
-	char sh[32];
+	} c[5];
+	int64_t base = 0;
 	size_t nc = 0;
 	int best = -1;
 	double best_share = 0;
 	struct ts_verdict *v = &p->verdict;
+	struct ts_sb sb;
 
 	if (p->has_gpu) {
+		int64_t host = p->idle_ns - p->idle_data_ns;
 		base = p->window_ns;
-		ncomm = p->exposed_comm_ns;
-		nhost = p->idle_host_ns;
-		ndata = p->idle_data_ns;
 		c[nc++] = (struct cand){ TS_WALL_MEMORY, p->exposed_memcpy_ns, TS_WALL_MEMCPY_FRAC,
 					 "exposed memcpy" };
-		c[nc++] = (struct cand){ TS_WALL_COMM, ncomm, TS_WALL_COMM_FRAC, "exposed communication" };
-		c[nc++] = (struct cand){ TS_WALL_HOST, nhost, TS_WALL_HOST_FRAC,
-					 "GPU idle while the CPU ran ops" };
-		c[nc++] = (struct cand){ TS_WALL_DATA, ndata, TS_WALL_DATA_FRAC,
+		c[nc++] = (struct cand){ TS_WALL_COMM, p->exposed_comm_ns, TS_WALL_COMM_FRAC,
+					 "exposed communication" };
+		c[nc++] = (struct cand){ TS_WALL_HOST, host > 0 ? host : 0, TS_WALL_HOST_FRAC,
+					 "GPU idle outside the data loader" };
+		c[nc++] = (struct cand){ TS_WALL_DATA, p->idle_data_ns, TS_WALL_DATA_FRAC,
 					 "GPU idle in the data loader" };
 	} else {
-		for (size_t i = 0; i < p->steps.n; i++)
-			base += p->steps.v[i].dur_ns;
-		if (!p->steps.n)
-			base = p->window_ns;
-		ncomm = nhost = ndata = 0;
+		int64_t comm = 0, host = 0, data = 0;
 		for (size_t i = 0; i < p->steps.n; i++) {
-			ncomm += p->steps.v[i].exposed_comm_ns;
-			nhost += p->steps.v[i].gap_ns;
-			ndata += p->steps.v[i].data_ns;
+			base += p->steps.v[i].dur_ns;
+			comm += p->steps.v[i].exposed_comm_ns;
+			host += p->steps.v[i].gap_ns;
+			data += p->steps.v[i].data_ns;
 		}
 		if (!p->steps.n) {
-			ncomm = p->exposed_comm_ns;
-			nhost = p->host_gap_ns;
-			ndata = p->data_ns;
+			base = p->window_ns;
+			comm = p->exposed_comm_ns;
+			host = p->host_gap_ns;
+			data = p->data_ns;
 		}
-		c[nc++] = (struct cand){ TS_WALL_COMM, ncomm, TS_WALL_COMM_FRAC,
+		c[nc++] = (struct cand){ TS_WALL_COMM, comm, TS_WALL_COMM_FRAC,
 					 "communication wait (main thread idle)" };
-		c[nc++] = (struct cand){ TS_WALL_HOST, nhost, TS_WALL_HOST_FRAC,
+		c[nc++] = (struct cand){ TS_WALL_HOST, host, TS_WALL_HOST_FRAC,
 					 "untraced host time (main thread outside ops)" };
-		c[nc++] = (struct cand){ TS_WALL_DATA, ndata, TS_WALL_DATA_FRAC, "data loader" };
+		c[nc++] = (struct cand){ TS_WALL_DATA, data, TS_WALL_DATA_FRAC, "data loader" };
 	}
 	for (size_t i = 0; i < nc; i++) {
 		double share = base > 0 ? (double)c[i].ns / (double)base : 0;
@@ -755,44 +748,41 @@ static void rank_verdict(struct ts_rank_prof *p)
 			best_share = share;
 		}
 	}
-	if (p->has_gpu && p->device_mem_bytes > 0 && p->mem_peak_reserved_bytes >= 0 && p->mem_on_gpu &&
-	    (double)p->mem_peak_reserved_bytes >= TS_WALL_MEMCAP_FRAC * (double)p->device_mem_bytes &&
-	    best < 0) {
+	ts_sb_init(&sb);
+	if (best < 0 && p->has_gpu && p->device_mem_bytes > 0 && p->mem_on_gpu &&
+	    (double)p->mem_peak_reserved_bytes >= TS_WALL_MEMCAP_FRAC * (double)p->device_mem_bytes) {
 		v->wall = TS_WALL_MEMORY;
 		v->share = (double)p->mem_peak_reserved_bytes / (double)p->device_mem_bytes;
-		snprintf(v->evidence, sizeof(v->evidence),
-			 "peak reserved %.2f GiB = %.1f%% of %.2f GiB device memory (threshold %.0f%%)",
-			 (double)p->mem_peak_reserved_bytes / 1073741824.0, 100 * v->share,
-			 (double)p->device_mem_bytes / 1073741824.0, 100 * TS_WALL_MEMCAP_FRAC);
-		return;
-	}
-	if (best >= 0) {
+		ts_sb_addf(&sb, "peak reserved %.2f GiB = %.1f%% of %.2f GiB device memory "
+			   "(threshold %.0f%%)", (double)p->mem_peak_reserved_bytes / 1073741824.0,
+			   100 * v->share, (double)p->device_mem_bytes / 1073741824.0,
+			   100 * TS_WALL_MEMCAP_FRAC);
+	} else if (best >= 0) {
 		v->wall = c[best].wall;
 		v->share = best_share;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s (threshold %.0f%%)", c[best].what,
+			   (double)c[best].ns / 1e6, 100 * best_share, (double)base / 1e6,
+			   p->has_gpu || !p->steps.n ? "window" : "step time", 100 * c[best].thr);
 	} else {
 		int64_t comp = p->has_gpu ? p->compute_ns : p->host_busy_ns;
 		v->wall = TS_WALL_COMPUTE;
 		v->share = base > 0 ? (double)comp / (double)base : 0;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s; no other wall over its threshold",
+			   p->has_gpu ? "GPU compute" : "CPU ops", (double)comp / 1e6, 100 * v->share,
+			   (double)base / 1e6, p->has_gpu || !p->steps.n ? "window" : "step time");
 	}
-	{
-		struct ts_sb sb;
-		ts_sb_init(&sb);
-		if (best < 0) {
-			pct_str(sh, sizeof(sh), p->has_gpu ? p->compute_ns : p->host_busy_ns, base);
-			ts_sb_addf(&sb, "%s %.1f ms = %s of %.1f ms; no other wall over its threshold",
-				   p->has_gpu ? "GPU compute" : "CPU ops",
-				   (double)(p->has_gpu ? p->compute_ns : p->host_busy_ns) / 1e6, sh,
-				   (double)base / 1e6);
-		}
-		for (size_t i = 0; i < nc; i++) {
-			pct_str(sh, sizeof(sh), c[i].ns, base);
-			ts_sb_addf(&sb, "%s%s %.1f ms = %s of %.1f ms (threshold %.0f%%)",
-				   sb.len ? "; " : "", c[i].what, (double)c[i].ns / 1e6, sh,
-				   (double)base / 1e6, 100 * c[i].thr);
-		}
-		snprintf(v->evidence, sizeof(v->evidence), "%s", sb.failed ? "" : sb.buf);
-		ts_sb_release(&sb);
+	for (size_t i = 0; i < nc; i++) {
+		if ((int)i == best)
+			continue;
+		ts_sb_addf(&sb, "; %s %.1f%% (threshold %.0f%%)", c[i].what,
+			   base > 0 ? 100.0 * (double)c[i].ns / (double)base : 0.0, 100 * c[i].thr);
 	}
+	if (!sb.failed) {
+		size_t m = sb.len < sizeof(v->evidence) ? sb.len : sizeof(v->evidence) - 1;
+		memcpy(v->evidence, sb.buf, m);
+		v->evidence[m] = 0;
+	}
+	ts_sb_release(&sb);
 }
 
 static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
@@ -854,6 +844,56 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		i = j;
 	}
 	return 0;
+}
+
+void ts_prof_tracks_init(struct ts_prof_tracks *k)
+{
+	ts_ivset_init(&k->idle);
+	ts_ivset_init(&k->exposed_comm);
+	ts_ivset_init(&k->exposed_memcpy);
+	ts_ivset_init(&k->data);
+}
+
+void ts_prof_tracks_release(struct ts_prof_tracks *k)
+{
+	ts_ivset_release(&k->idle);
+	ts_ivset_release(&k->exposed_comm);
+	ts_ivset_release(&k->exposed_memcpy);
+	ts_ivset_release(&k->data);
+}
+
+static int copy_set(struct ts_ivset *dst, const struct ts_ivset *src)
+{
+	dst->n = 0;
+	for (size_t i = 0; i < src->n; i++)
+		if (ts_ivset_add(dst, src->v[i].s, src->v[i].e))
+			return TS_ENOMEM;
+	return 0;
+}
+
+/* The finding tracks, from the sets still held in w. */
+static int export_tracks(const struct ts_rank_prof *p, struct work *w, struct ts_prof_tracks *k)
+{
+	struct ts_ivset *win = &w->set[S_T1], *x = &w->set[S_T2];
+
+	win->n = 0;
+	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns))
+		return TS_ENOMEM;
+	if (p->has_gpu) {
+		if (ts_ivset_sub(&k->idle, win, &w->set[S_BUSY]) ||
+		    ts_ivset_sub(&k->exposed_comm, &w->set[S_COMM], &w->set[S_COMPUTE]))
+			return TS_ENOMEM;
+	} else {
+		if (ts_ivset_sub(x, win, &w->set[S_HOST]) ||
+		    ts_ivset_sub(&w->set[S_T3], x, &w->set[S_DATA]) ||
+		    ts_ivset_sub(&k->idle, &w->set[S_T3], &w->set[S_CPUCOMM]) ||
+		    ts_ivset_sub(&k->exposed_comm, &w->set[S_COMM], &w->set[S_HOST]))
+			return TS_ENOMEM;
+	}
+	if (ts_ivset_sub(x, &w->set[S_MEMCPY], &w->set[S_COMPUTE]) ||
+	    ts_ivset_sub(&k->exposed_memcpy, x, &w->set[S_COMM]))
+		return TS_ENOMEM;
+	return copy_set(&k->data, &w->set[S_DATA]);
 }
 
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
@@ -1136,6 +1176,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	    step_outliers(p, &w) || collect_colls(p, t, &w, &failed) || failed)
 		goto out;
 	rank_verdict(p);
+	if (opts && opts->tracks && export_tracks(p, &w, opts->tracks))
+		goto out;
 	rc = 0;
 out:
 	work_release(&w);
