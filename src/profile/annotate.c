@@ -36,9 +36,13 @@ static void span(struct ts_sb *o, int *first, int tid, const char *name, int64_t
 		   *first ? "" : ",\n", TS_ANNOTATE_PID, tid);
 	ts_json_escape(o, name, strlen(name));
 	/* µs with ns decimals, exact from int64 ns */
-	ts_sb_addf(o, "\",\"ts\":%s%lld.%03lld,\"dur\":%lld.%03lld", s < 0 ? "-" : "",
-		   (long long)((s < 0 ? -s : s) / 1000), (long long)((s < 0 ? -s : s) % 1000),
-		   (long long)((e - s) / 1000), (long long)((e - s) % 1000));
+	{
+		uint64_t ms = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
+		uint64_t d = (uint64_t)e - (uint64_t)s;
+		ts_sb_addf(o, "\",\"ts\":%s%llu.%03llu,\"dur\":%llu.%03llu", s < 0 ? "-" : "",
+			   (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000),
+			   (unsigned long long)(d / 1000), (unsigned long long)(d % 1000));
+	}
 	if (detail) {
 		ts_sb_adds(o, ",\"args\":{\"finding\":\"");
 		ts_json_escape(o, detail, strlen(detail));

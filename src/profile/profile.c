@@ -299,9 +299,26 @@ static int is_gpu_cat(int cat)
 	return cat == TS_CAT_KERNEL || cat == TS_CAT_MEMCPY || cat == TS_CAT_MEMSET;
 }
 
+/* Times beyond +-2^61 ns (73 years around the epoch) are not real; keeping
+ * them out lets every end, difference and union length fit int64. */
+#define TIME_LIM (INT64_C(1) << 61)
+
 static int timed(const struct ts_trace *t, size_t i)
 {
-	return t->ev.ph[i] == 'X' && t->ev.dur_ns[i] != TS_NONE && t->ev.dur_ns[i] >= 0;
+	int64_t ts = t->ev.ts_ns[i], d = t->ev.dur_ns[i];
+
+	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
+	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
+}
+
+/* Sums of overlapping durations (or bytes) saturate instead of wrapping. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
 }
 
 static enum ts_kclass class_of(struct work *w, const struct ts_trace *t, size_t i)
@@ -405,7 +422,7 @@ static int busiest_thread(const struct ts_trace *t, int64_t *pid, int64_t *tid)
 		size_t j = i;
 		int64_t sum = 0;
 		while (j < v.n && v.v[j].pid == v.v[i].pid && v.v[j].tid == v.v[i].tid)
-			sum += v.v[j++].dur;
+			sum = sat_add(sum, v.v[j++].dur);
 		if (sum > best) {
 			best = sum;
 			*pid = v.v[i].pid;
@@ -460,7 +477,7 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 		ks.name = nd[i].name;
 		while (j < k && nd[j].name == nd[i].name) {
 			w->tmp[j - i] = nd[j].dur;
-			ks.total_ns += nd[j].dur;
+			ks.total_ns = sat_add(ks.total_ns, nd[j].dur);
 			j++;
 		}
 		ks.count = (int64_t)(j - i);
@@ -479,7 +496,8 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
 		struct ts_kernel_stat ks = all.v[i];
 		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
-		ks.cls = (enum ts_kclass)w->name_cls[ks.name];
+		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
+				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
 		ks.name = keep_name(p, s, failed);
 		if (TS_VEC_PUSH(p->top, ks)) {
 			rc = TS_ENOMEM;
@@ -508,7 +526,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			continue;
 		if (TS_VEC_PUSH(calls, t->ev.dur_ns[i]))
 			goto out;
-		p->launch.call_total_ns += t->ev.dur_ns[i];
+		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, t->ev.dur_ns[i]);
 		if (ts_is_graph_launch(nm, strlen(nm)))
 			p->launch.graph_launches++;
 	}
@@ -534,7 +552,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			if (TS_VEC_PUSH(delays, d))
 				goto out;
 			p->launch.linked++;
-			p->launch.delay_total_ns += d;
+			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
 			if (t->ev.cat[i] == TS_CAT_KERNEL && t->ev.dur_ns[i] < t->ev.dur_ns[r])
 				p->launch.short_kernels++;
 			if (ts_is_graph_launch(rn, strlen(rn)))
@@ -828,7 +846,8 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		st = step_at(p, when);
 		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
 		cs.name = keep_name(p, nm, failed);
-		cs.start_ns = base + t->ev.ts_ns[i];
+		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
+			cs.start_ns = t->ev.ts_ns[i];
 		cs.dur_ns = t->ev.dur_ns[i];
 		if (TS_VEC_PUSH(p->colls, cs))
 			return TS_ENOMEM;
@@ -964,14 +983,14 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			}
 			st = step_at(p, when);
 			w.gev[w.ngev++] = (struct gpu_ev){ st, (uint8_t)k, s, e };
-			p->class_sum_ns[k] += e - s;
+			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
 			p->class_count[k]++;
 			if (ts_ivset_add(&w.cls[k], s, e) || ts_ivset_add(&w.set[S_BUSY], s, e))
 				goto out;
 			if (k == TS_KC_MEMCPY) {
 				enum ts_mdir d = ts_memcpy_dir(ev_name(t, i), strlen(ev_name(t, i)));
 				p->xfer[d].count++;
-				p->xfer[d].ns += e - s;
+				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
 			}
 			if (s < t0)
 				t0 = s;
@@ -1148,7 +1167,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			continue;
 		nm = ev_name(t, e);
 		d = ts_memcpy_dir(nm, strlen(nm));
-		p->xfer[d].bytes = (p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0) + t->xfer.v[i].bytes;
+		p->xfer[d].bytes = sat_add(p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0, t->xfer.v[i].bytes);
 	}
 	for (int d = 0; d < TS_MDIR_COUNT; d++)
 		if (p->xfer[d].count && !p->xfer[d].bytes)
