@@ -161,6 +161,7 @@ static void json_rank(struct ts_jw *w, const struct slot *s)
 	if (s->truncated)
 		ts_jw_ki64(w, "truncated_at_byte", (int64_t)s->truncated_at);
 	ts_jw_ki64(w, "recovered_events", (int64_t)s->recovered);
+	ts_jw_ki64(w, "steps_dropped", p->steps_dropped);
 	jus(w, "window_us", p->window_ns);
 	jus(w, "busy_us", p->busy_ns);
 	jus(w, "idle_us", p->idle_ns);
@@ -546,7 +547,7 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 		ts_table_render(&t, out, 2);
 		ts_table_release(&t);
 		ts_sb_addf(out, "  launch: %lld calls, p50 %.1f us, p90 %.1f us; delay p50 %.1f us, "
-			   "p90 %.1f us, max %.1f us; %lld of %lld kernels shorter than their launch",
+			   "p90 %.1f us, max %.1f us; %lld kernels shorter than their launch call (%lld linked activities)",
 			   (long long)p->launch.calls, (double)p->launch.call_p50_ns / 1e3,
 			   (double)p->launch.call_p90_ns / 1e3, (double)p->launch.delay_p50_ns / 1e3,
 			   (double)p->launch.delay_p90_ns / 1e3, (double)p->launch.delay_max_ns / 1e3,
@@ -732,8 +733,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		if (s->truncated)
-			cli_warn(ctx, "%s: truncated at byte %llu; analysed every complete event before it",
-				 s->path, (unsigned long long)s->truncated_at);
+			cli_warn(ctx, "%s: truncated at byte %llu; analysed every complete event before it"
+				 " (%lld step%s cut by the end dropped)",
+				 s->path, (unsigned long long)s->truncated_at,
+				 (long long)s->prof.steps_dropped, s->prof.steps_dropped == 1 ? "" : "s");
 		if (s->recovered)
 			cli_warn(ctx, "%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
 				 s->path, (unsigned long long)s->recovered,

@@ -203,6 +203,7 @@ struct ts_rank_prof {
 	TS_VEC(struct ts_coll_span) colls;
 	int64_t median_step_ns;
 	int64_t outliers;
+	int64_t steps_dropped;  /* truncated trace: steps cut by the end of the file */
 
 	struct ts_verdict verdict;
 	struct ts_intern names;

@@ -380,6 +380,19 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
 		}
 	}
 	sort_n(src.v, src.n, sizeof(*src.v), cmp_step_src);
+	if (t->meta.truncated) {
+		/* the file was cut: a step that ends after the last event that
+		 * made it into the file lost its tail, and would read as a stall */
+		int64_t last = INT64_MIN;
+		for (size_t i = 0; i < t->ev.n; i++)
+			if (timed(t, i) && t->ev.ts_ns[i] > last &&
+			    !starts_with(ev_name(t, i), "ProfilerStep#"))
+				last = t->ev.ts_ns[i];
+		while (src.n && src.v[src.n - 1].e > last) {
+			src.n--;
+			p->steps_dropped++;
+		}
+	}
 	for (size_t i = 0; i < src.n; i++) {
 		struct ts_step_prof sp;
 		int64_t e = src.v[i].e;
