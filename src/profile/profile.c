@@ -15,10 +15,16 @@
 #include <string.h>
 #include "trainscope/profile.h"
 
-/* qsort that accepts an empty (NULL) array. */
+/* qsort that accepts an empty (NULL) array and skips input that is
+ * already in order (trace events mostly are). */
 static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	if (n > 1)
+	const char *c = v;
+	size_t i = 1;
+
+	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
+		i++;
+	if (i < n)
 		qsort(v, n, size, cmp);
 }
 
@@ -273,6 +279,7 @@ struct work {
 	struct ts_ivset set[S_NSETS];
 	struct ts_ivset cls[TS_KC_COUNT];
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
+	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
 	struct gpu_ev *gev;
 	size_t ngev;
 	struct corr *corr;
@@ -288,6 +295,7 @@ static void work_release(struct work *w)
 	for (int i = 0; i < TS_KC_COUNT; i++)
 		ts_ivset_release(&w->cls[i]);
 	free(w->name_cls);
+	free(w->name_flags);
 	free(w->gev);
 	free(w->corr);
 	free(w->tmp);
@@ -345,6 +353,47 @@ static const char *tstr(const struct ts_trace *t, uint32_t id)
 static const char *ev_name(const struct ts_trace *t, size_t i)
 {
 	return tstr(t, t->ev.name[i]);
+}
+
+/* What a name says, looked at once per distinct name (not per event). */
+enum {
+	F_KNOWN = 1 << 0, F_STEP = 1 << 1, F_DATA = 1 << 2, F_CPUCOMM = 1 << 3, F_OPT = 1 << 4,
+	F_FWD = 1 << 5, F_BWD_OP = 1 << 6, F_BWD_ANN = 1 << 7, F_LAUNCH = 1 << 8, F_GRAPH = 1 << 9
+};
+
+static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+	const char *nm;
+	size_t n;
+	unsigned f = F_KNOWN;
+
+	if (id >= t->strings.count)
+		return F_KNOWN;
+	if (w->name_flags[id])
+		return w->name_flags[id];
+	nm = ts_intern_str(&t->strings, id);
+	n = ts_intern_len(&t->strings, id);
+	if (starts_with(nm, "ProfilerStep#"))
+		f |= F_STEP;
+	if (starts_with(nm, "enumerate(DataLoader)"))
+		f |= F_DATA;
+	if (ts_is_cpu_collective(nm, n))
+		f |= F_CPUCOMM;
+	if (starts_with(nm, "Optimizer."))
+		f |= F_OPT;
+	if (contains_ci(nm, "backward"))
+		f |= F_BWD_ANN;
+	else if (contains_ci(nm, "forward"))
+		f |= F_FWD;
+	if (starts_with(nm, "autograd::engine::evaluate_function"))
+		f |= F_BWD_OP;
+	if (ts_is_launch_call(nm, n))
+		f |= F_LAUNCH;
+	if (ts_is_graph_launch(nm, n))
+		f |= F_GRAPH;
+	w->name_flags[id] = (uint16_t)f;
+	return f;
 }
 
 /* Steps from CPU-side ProfilerStep#N spans. */
@@ -531,16 +580,16 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	int rc = TS_ENOMEM;
 
 	for (size_t i = 0; i < t->ev.n; i++) {
-		const char *nm;
+		unsigned f;
 		if (!timed(t, i) || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
 			continue;
-		nm = ev_name(t, i);
-		if (!ts_is_launch_call(nm, strlen(nm)))
+		f = name_flags(w, t, i);
+		if (!(f & F_LAUNCH))
 			continue;
 		if (TS_VEC_PUSH(calls, t->ev.dur_ns[i]))
 			goto out;
 		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, t->ev.dur_ns[i]);
-		if (ts_is_graph_launch(nm, strlen(nm)))
+		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
 	p->launch.calls = (int64_t)calls.n;
@@ -559,7 +608,6 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (r >= 0) {
 			int64_t rend = t->ev.ts_ns[r] + t->ev.dur_ns[r];
 			int64_t d = t->ev.ts_ns[i] - rend;
-			const char *rn = ev_name(t, (size_t)r);
 			if (d < 0)
 				d = 0;
 			if (TS_VEC_PUSH(delays, d))
@@ -568,7 +616,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
 			if (t->ev.cat[i] == TS_CAT_KERNEL && t->ev.dur_ns[i] < t->ev.dur_ns[r])
 				p->launch.short_kernels++;
-			if (ts_is_graph_launch(rn, strlen(rn)))
+			if (name_flags(w, t, (size_t)r) & F_GRAPH)
 				p->launch.graph_activities++;
 			lts = t->ev.ts_ns[r];
 		}
@@ -820,26 +868,37 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 			 int *failed)
 {
 	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
-	size_t ci = 0;
+	size_t ci = 0, nstr = t->strings.count + 1;
+	/* per distinct name: hash and id in p->names, computed once */
+	uint64_t *khash = calloc(nstr, sizeof(*khash));
+	uint32_t *kept = malloc(nstr * sizeof(*kept));
+	int rc = TS_ENOMEM;
 
+	if (!khash || !kept)
+		goto out;
+	memset(kept, 0xff, nstr * sizeof(*kept));
 	for (size_t i = 0; i < t->ev.n; i++) {
 		struct ts_coll_span cs;
-		const char *nm;
+		uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
 		int64_t when;
 		int32_t st;
 		if (!timed(t, i))
 			continue;
-		nm = ev_name(t, i);
 		if (p->has_gpu) {
 			if (!is_gpu_cat(t->ev.cat[i]) || class_of(w, t, i) != TS_KC_COMM)
 				continue;
 		} else if (t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-			   !ts_is_cpu_collective(nm, strlen(nm))) {
+			   !(name_flags(w, t, i) & F_CPUCOMM)) {
 			continue;
+		}
+		if (kept[id] == UINT32_MAX) {
+			const char *nm = ev_name(t, i);
+			khash[id] = ts_hash(nm, strlen(nm));
+			kept[id] = keep_name(p, nm, failed);
 		}
 		memset(&cs, 0, sizeof(cs));
 		cs.seq = TS_NONE;
-		cs.key = ts_hash(nm, strlen(nm));
+		cs.key = khash[id];
 		/* collective args (process group, sequence) when the reader has them */
 		while (ci < t->coll.n && t->coll.v[ci].ev < i)
 			ci++;
@@ -858,12 +917,12 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		}
 		st = step_at(p, when);
 		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
-		cs.name = keep_name(p, nm, failed);
+		cs.name = kept[id];
 		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
 			cs.start_ns = t->ev.ts_ns[i];
 		cs.dur_ns = t->ev.dur_ns[i];
 		if (TS_VEC_PUSH(p->colls, cs))
-			return TS_ENOMEM;
+			goto out;
 	}
 	sort_n(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
 	for (size_t i = 0; i < p->colls.n;) {
@@ -875,7 +934,11 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		}
 		i = j;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(khash);
+	free(kept);
+	return rc;
 }
 
 void ts_prof_tracks_init(struct ts_prof_tracks *k)
@@ -952,6 +1015,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (!w.name_cls)
 		goto out;
 	memset(w.name_cls, NOCLS, t->strings.count + 1);
+	w.name_flags = calloc(t->strings.count + 1, sizeof(*w.name_flags));
+	if (!w.name_flags)
+		goto out;
 
 	if (find_steps(p, t, &main_pid, &main_tid))
 		goto out;
@@ -980,7 +1046,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t s, e;
-		const char *nm;
+		unsigned nf;
 		if (!timed(t, i) || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
 			continue;
 		s = t->ev.ts_ns[i];
@@ -1013,33 +1079,29 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		}
 		if (cat == TS_CAT_GPU_USER_ANNOTATION)
 			continue;
-		nm = ev_name(t, i);
 		if (!p->steps.n) {
 			if (s < t0)
 				t0 = s;
 			if (e > t1)
 				t1 = e;
 		}
+		nf = name_flags(&w, t, i);
 		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
-			if (starts_with(nm, "enumerate(DataLoader)") &&
-			    ts_ivset_add(&w.set[S_DATA], s, e))
+			int ann = cat == TS_CAT_USER_ANNOTATION;
+			if ((nf & F_DATA) && ts_ivset_add(&w.set[S_DATA], s, e))
 				goto out;
-			if (cat == TS_CAT_USER_ANNOTATION && ts_is_cpu_collective(nm, strlen(nm)) &&
-			    ts_ivset_add(&w.set[S_CPUCOMM], s, e))
+			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w.set[S_CPUCOMM], s, e))
 				goto out;
-			if (starts_with(nm, "Optimizer.") && ts_ivset_add(&w.set[S_OPT], s, e))
+			if ((nf & F_OPT) && ts_ivset_add(&w.set[S_OPT], s, e))
 				goto out;
-			if (cat == TS_CAT_USER_ANNOTATION && contains_ci(nm, "forward") &&
-			    !contains_ci(nm, "backward") && ts_ivset_add(&w.set[S_FWD], s, e))
+			if (ann && (nf & F_FWD) && ts_ivset_add(&w.set[S_FWD], s, e))
 				goto out;
-			if ((starts_with(nm, "autograd::engine::evaluate_function") ||
-			     (cat == TS_CAT_USER_ANNOTATION && contains_ci(nm, "backward"))) &&
+			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
 			    ts_ivset_add(&w.set[S_BWD], s, e))
 				goto out;
 		}
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
-		    t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid &&
-		    !starts_with(nm, "ProfilerStep#") &&
+		    t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid && !(nf & F_STEP) &&
 		    ts_ivset_add(&w.set[S_HOST], s, e))
 			goto out;
 	}
