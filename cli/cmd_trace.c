@@ -356,6 +356,17 @@ static void json_thresholds(struct ts_jw *w)
 	ts_jw_obj_end(w);
 }
 
+static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
+{
+	ts_jw_ki64(w, "steps", s->steps);
+	ts_jw_ki64(w, "late_steps", s->late_steps);
+	jus(w, "lateness_p25_us", s->late_p25_ns);
+	jus(w, "lateness_p50_us", s->late_p50_ns);
+	jus(w, "median_step_us", s->median_step_ns);
+	jus(w, "own_noncomm_us", s->own_noncomm_ns);
+	jus(w, "peer_noncomm_us", s->peer_noncomm_ns);
+}
+
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 			const struct ts_job_prof *j)
 {
@@ -379,14 +390,19 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 		const struct ts_straggler *s = &j->stragglers.v[i];
 		ts_jw_obj(&w);
 		ts_jw_ki64(&w, "rank", s->rank);
-		ts_jw_ki64(&w, "steps", s->steps);
-		ts_jw_ki64(&w, "late_steps", s->late_steps);
-		jus(&w, "lateness_p25_us", s->late_p25_ns);
-		jus(&w, "lateness_p50_us", s->late_p50_ns);
-		jus(&w, "median_step_us", s->median_step_ns);
-		jus(&w, "own_noncomm_us", s->own_noncomm_ns);
-		jus(&w, "peer_noncomm_us", s->peer_noncomm_ns);
+		json_lateness(&w, s);
 		ts_jw_kstr(&w, "evidence", s->evidence);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "lateness");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < j->per_rank.n; i++) {
+		const struct ts_straggler *s = &j->per_rank.v[i];
+		ts_jw_obj(&w);
+		ts_jw_ki64(&w, "rank", s->rank);
+		json_lateness(&w, s);
+		ts_jw_kbool(&w, "straggler", s->straggler);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
@@ -593,9 +609,17 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 				   (long long)(j->skew.worst_step == TS_NONE ? -1 : j->skew.worst_step));
 		else
 			ts_sb_adds(out, "  no collectives matched across ranks\n");
+		for (size_t i = 0; i < j->per_rank.n; i++) {
+			const struct ts_straggler *s = &j->per_rank.v[i];
+			ts_sb_addf(out, "  rank %lld: late in %lld of %lld steps, lateness p25 %.1f ms, "
+				   "median %.1f ms; outside comm %.1f ms vs %.1f ms on peers\n",
+				   (long long)s->rank, (long long)s->late_steps, (long long)s->steps,
+				   ms(s->late_p25_ns), ms(s->late_p50_ns), ms(s->own_noncomm_ns),
+				   ms(s->peer_noncomm_ns));
+		}
 		if (!j->stragglers.n)
 			ts_sb_addf(out, "  stragglers: none (a rank must arrive last with lateness "
-				   "p25 >= %.0f%% of the median step over >= %d steps)\n",
+				   "p25 >= %.0f%% of its median step over >= %d steps)\n",
 				   100 * TS_STRAGGLER_FRAC, TS_STRAGGLER_MIN_STEPS);
 		for (size_t i = 0; i < j->stragglers.n; i++)
 			ts_sb_addf(out, "  straggler: %s\n", j->stragglers.v[i].evidence);

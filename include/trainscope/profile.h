@@ -249,6 +249,7 @@ struct ts_straggler {
 	int64_t median_step_ns;
 	int64_t own_noncomm_ns; /* median step time outside comm, this rank */
 	int64_t peer_noncomm_ns;/* same, median over the other ranks */
+	int straggler;          /* passed the straggler rule */
 	char evidence[TS_EVIDENCE_MAX];
 };
 
@@ -266,6 +267,7 @@ struct ts_job_prof {
 	size_t n;
 	int64_t nranks;                /* distinct ranks */
 	TS_VEC(struct ts_straggler) stragglers;
+	TS_VEC(struct ts_straggler) per_rank; /* the same figures for every rank with matched steps */
 	struct ts_skew_stat skew;
 	struct ts_verdict wall;
 };
