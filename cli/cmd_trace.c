@@ -572,6 +572,12 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			   (long long)p->rank, (long long)p->window_no, (long long)p->kernel_names);
 		ts_table_render(&t, out, 2);
 		ts_table_release(&t);
+		ts_sb_adds(out, "  classes, union (sum) in ms:");
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (p->class_count[k])
+				ts_sb_addf(out, " %s %.1f (%.1f)", ts_kclass_name((enum ts_kclass)k),
+					   ms(p->class_union_ns[k]), ms(p->class_sum_ns[k]));
+		ts_sb_addc(out, '\n');
 		ts_sb_addf(out, "  launch: %lld calls, p50 %.1f us, p90 %.1f us; delay p50 %.1f us, "
 			   "p90 %.1f us, max %.1f us; %lld kernels shorter than their launch call (%lld linked activities)",
 			   (long long)p->launch.calls, (double)p->launch.call_p50_ns / 1e3,
