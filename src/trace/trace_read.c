@@ -1811,19 +1811,26 @@ static enum ts_vendor detect_vendor(struct rd *r)
 	}
 	if (!device)
 		return TS_VENDOR_CPU;
-	/* runtime, driver and kernel names name the vendor */
+	/* runtime, driver and kernel names name the vendor (each distinct
+	 * name looked at once) */
 	int musa = 0, hip = 0;
+	uint8_t *seen = calloc(t->strings.count ? t->strings.count : 1, 1);
 	for (size_t i = 0; i < t->ev.n && !musa; i++) {
 		uint8_t c = t->ev.cat[i];
 		if (c != TS_CAT_RUNTIME && c != TS_CAT_DRIVER && c != TS_CAT_KERNEL)
 			continue;
 		uint32_t nm = t->ev.name[i];
+		if (nm == TS_NO_ID || (seen && seen[nm]))
+			continue;
+		if (seen)
+			seen[nm] = 1;
 		if (name_has_prefix(t, nm, "musa") || name_has_prefix(t, nm, "muLaunch") ||
 		    name_has_prefix(t, nm, "mcclKernel"))
 			musa = 1;
 		else if (name_has_prefix(t, nm, "hip"))
 			hip = 1;
 	}
+	free(seen);
 	if (musa || device_name_has(t, "MTT") || device_name_has(t, "Moore Threads"))
 		return TS_VENDOR_MUSA;
 	if (hip || device_name_has(t, "AMD") || device_name_has(t, "Radeon") ||
