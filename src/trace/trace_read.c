@@ -22,8 +22,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
-#include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
 #include "trace_src.h"
@@ -106,7 +104,6 @@ struct rd {
 	/* vendor hints */
 	int hint_vendor;          /* from metadata keys */
 	uint64_t ncat[TS_CAT_COUNT];
-	int seen_dist_rank;
 };
 
 /* ------------------------------------------------------------ window */
@@ -132,7 +129,6 @@ static inline uint64_t abs_off(const struct rd *r, size_t i)
 {
 	return r->src.base + i;
 }
-
 
 /* ------------------------------------------------------ prefault */
 
