@@ -457,7 +457,8 @@ TEST(trace_real_quirks)
 	ts_trace_release(&t);
 }
 
-/* b200 eager trace: 24,656 events of which 15,230 python_function. */
+/* b200 eager trace (python3 json): 24,656 events of which 15,230
+ * python_function and 2,301 ac2g flow events (ph s/f). */
 TEST(trace_skip_python)
 {
 	DATA_OR_SKIP(p, "traces/tracelens/tests/traces/b200/eager_trace.json.gz");
@@ -472,6 +473,12 @@ TEST(trace_skip_python)
 	for (size_t i = 0; i < t.ev.n; i++)
 		if (t.ev.cat[i] == TS_CAT_PYTHON)
 			ts_test_fail(__FILE__, __LINE__, "python_function event kept");
+	ts_trace_release(&t);
+	o.skip_flows = 1;
+	ts_trace_init(&t);
+	REQUIRE(ts_trace_read(&t, p, &o, &err) == 0);
+	CHECK_I64(t.ev.n, 24656 - 15230 - 2301);
+	CHECK_I64(t.meta.skipped, 15230 + 2301);
 	ts_trace_release(&t);
 }
 
@@ -746,8 +753,13 @@ TEST(trace_plain_and_gzip_windows)
 	/* garbage at 6 MB, past the first 4 MiB window */
 	const char *at = memmem(buf + 6000000, n - 6000000, "},\n  {", 6);
 	REQUIRE(at);
-	char *m = mutate(buf, n, at, 4, "@", &mn, &pos);
-	REQUIRE(m && pos > 6000000);
+	pos = (size_t)(at - buf) + 4;
+	char *m = malloc(n + 1);
+	REQUIRE(m);
+	memcpy(m, buf, pos);
+	m[pos] = '@';
+	memcpy(m + pos + 1, buf + pos, n - pos);
+	mn = n + 1;
 	REQUIRE(write_tmp(tmp, sizeof(tmp), m, mn) == 0);
 	ts_trace_init(&t);
 	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), TS_EPARSE);
@@ -796,4 +808,63 @@ TEST(trace_event_larger_than_windows)
 	ts_trace_release(&t);
 	free(gz);
 	free(text);
+}
+
+/* A plain file above 8 MB goes through the reader thread: b_moe rank 0
+ * decompressed (18.4 MB; python3 json: 53,234 events, sum of ts mod 1e18 =
+ * 398904892117383435). Cut copies of it end truncated, never in error. */
+TEST(trace_plain_reader_thread)
+{
+	DATA_OR_SKIP(p, "traces/cpu/b_moe/rank0.1795974037134393545.pt.trace.json.gz");
+	size_t n;
+	char *buf = load(p, &n), tmp[64];
+	struct ts_trace t;
+	struct ts_err err;
+
+	REQUIRE(buf && n > (9u << 20));
+	REQUIRE(write_tmp(tmp, sizeof(tmp), buf, n) == 0);
+	ts_trace_init(&t);
+	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), 0);
+	CHECK_I64(t.ev.n, 53234);
+	__int128 sum = 0;
+	for (size_t i = 0; i < t.ev.n; i++)
+		sum += t.ev.ts_ns[i];
+	CHECK_I64((long long)(sum % 1000000000000000000LL), 398904892117383435LL);
+	CHECK_I64(t.meta.truncated, 0);
+	ts_trace_release(&t);
+	unlink(tmp);
+
+	size_t cut = n / 2 + 12345;
+	REQUIRE(write_tmp(tmp, sizeof(tmp), buf, cut) == 0);
+	ts_trace_init(&t);
+	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), 0);
+	CHECK_I64(t.meta.truncated, 1);
+	CHECK_I64(t.meta.truncated_at, cut);
+	CHECK(t.ev.n > 20000 && t.ev.n < 40000);
+	ts_trace_release(&t);
+	unlink(tmp);
+	free(buf);
+}
+
+/* Invalid UTF-8 in names (pytorch#136180) is kept byte for byte, in both
+ * modes: it is not a JSON structure error. */
+TEST(trace_invalid_utf8_kept)
+{
+	static const char text[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"bad\xff\xfe utf8 \xe2\x82\",\"pid\":\"\","
+		"\"tid\":\"PyTorch Profiler\",\"ts\":1,\"dur\":1}]}";
+	struct ts_trace t;
+	struct ts_err err;
+	struct ts_trace_opts strict = { .strict = 1 };
+
+	for (int k = 0; k < 2; k++) {
+		REQUIRE(read_text(&t, text, sizeof(text) - 1, "u.json", k ? &strict : NULL, &err) == 0);
+		REQUIRE(t.ev.n == 1);
+		CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "bad\xff\xfe utf8 \xe2\x82");
+		CHECK(TS_IS_STRID(t.ev.pid[0]));
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.pid[0] - TS_STRID_BASE)), "");
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.tid[0] - TS_STRID_BASE)), "PyTorch Profiler");
+		CHECK_I64(t.meta.recovered, 0);
+		ts_trace_release(&t);
+	}
 }
