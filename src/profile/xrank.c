@@ -119,53 +119,128 @@ static int cmp_prof(const void *x, const void *y)
 	return strcmp(a->file, b->file);
 }
 
-/* Median over the steps of the windows of `rank` (or of every other rank
- * when `others`) of step time outside communication, and of step time. */
-static int medians(const struct ts_job_prof *j, int64_t rank, int others,
-		   int64_t *noncomm, int64_t *step)
+/* Index of the first element > v in sorted v[0..n). */
+static size_t upper(const int64_t *a, size_t n, int64_t v)
 {
-	size_t n = 0, k = 0;
-	int64_t *a, *b;
+	size_t l = 0, h = n;
 
-	for (size_t i = 0; i < j->n; i++)
-		if ((j->ranks[i]->rank == rank) != others)
-			n += j->ranks[i]->steps.n;
-	a = malloc((n + 1) * sizeof(*a));
-	b = malloc((n + 1) * sizeof(*b));
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return TS_ENOMEM;
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (a[m] <= v)
+			l = m + 1;
+		else
+			h = m;
 	}
-	for (size_t i = 0; i < j->n; i++) {
+	return l;
+}
+
+/* k-th smallest (0-based) of the multiset all \ own (own ⊆ all, both
+ * sorted), by binary search: O(log² n), so peers' medians stay cheap for
+ * thousands of ranks. */
+static int64_t kth_excluding(const int64_t *all, size_t n, const int64_t *own, size_t k_own,
+			     size_t k)
+{
+	size_t l = 0, h = n;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		size_t le = upper(all, n, all[m]) - upper(own, k_own, all[m]);
+		if (le >= k + 1)
+			h = m;
+		else
+			l = m + 1;
+	}
+	return l < n ? all[l] : 0;
+}
+
+static int64_t median_excluding(const int64_t *all, size_t n, const int64_t *own, size_t k_own)
+{
+	size_t m = n - k_own;
+
+	if (!m)
+		return 0;
+	if (m % 2)
+		return kth_excluding(all, n, own, k_own, m / 2);
+	return (kth_excluding(all, n, own, k_own, m / 2 - 1) +
+		kth_excluding(all, n, own, k_own, m / 2)) / 2;
+}
+
+/* Step time outside communication and step time of every step of every
+ * window, sorted: the job-wide reference the per-rank figures are cut from. */
+struct stepvals {
+	int64_t *noncomm;       /* all ranks, sorted */
+	size_t n;
+	int64_t *own_nc, *own_dur; /* scratch for one rank */
+};
+
+/* Own medians of `rank` (its windows are contiguous in j->ranks) and the
+ * peers' median outside communication. */
+static void rank_medians(const struct ts_job_prof *j, struct stepvals *sv, int64_t rank,
+			 struct ts_straggler *s)
+{
+	size_t l = 0, h = j->n, k = 0;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (j->ranks[m]->rank < rank)
+			l = m + 1;
+		else
+			h = m;
+	}
+	for (size_t i = l; i < j->n && j->ranks[i]->rank == rank; i++) {
 		const struct ts_rank_prof *p = j->ranks[i];
-		if ((p->rank == rank) == others)
-			continue;
-		for (size_t s = 0; s < p->steps.n; s++, k++) {
-			a[k] = p->steps.v[s].dur_ns - p->steps.v[s].comm_ns;
-			b[k] = p->steps.v[s].dur_ns;
+		for (size_t t = 0; t < p->steps.n; t++, k++) {
+			sv->own_nc[k] = p->steps.v[t].dur_ns - p->steps.v[t].comm_ns;
+			sv->own_dur[k] = p->steps.v[t].dur_ns;
 		}
 	}
-	sort_n(a, k, sizeof(*a), cmp_i64);
-	sort_n(b, k, sizeof(*b), cmp_i64);
-	*noncomm = median_sorted(a, k);
-	*step = median_sorted(b, k);
-	free(a);
-	free(b);
+	sort_n(sv->own_nc, k, sizeof(int64_t), cmp_i64);
+	sort_n(sv->own_dur, k, sizeof(int64_t), cmp_i64);
+	s->own_noncomm_ns = median_sorted(sv->own_nc, k);
+	s->median_step_ns = median_sorted(sv->own_dur, k);
+	s->peer_noncomm_ns = median_excluding(sv->noncomm, sv->n, sv->own_nc, k);
+}
+
+static int stepvals_init(struct stepvals *sv, const struct ts_job_prof *j)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < j->n; i++)
+		n += j->ranks[i]->steps.n;
+	sv->noncomm = malloc((n + 1) * sizeof(int64_t));
+	sv->own_nc = malloc((n + 1) * sizeof(int64_t));
+	sv->own_dur = malloc((n + 1) * sizeof(int64_t));
+	if (!sv->noncomm || !sv->own_nc || !sv->own_dur)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < j->n; i++)
+		for (size_t t = 0; t < j->ranks[i]->steps.n; t++)
+			sv->noncomm[k++] = j->ranks[i]->steps.v[t].dur_ns - j->ranks[i]->steps.v[t].comm_ns;
+	sv->n = k;
+	sort_n(sv->noncomm, k, sizeof(int64_t), cmp_i64);
 	return 0;
+}
+
+static void stepvals_release(struct stepvals *sv)
+{
+	free(sv->noncomm);
+	free(sv->own_nc);
+	free(sv->own_dur);
 }
 
 static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 {
 	int64_t *v = malloc((nl + 1) * sizeof(*v));
+	struct stepvals sv = { 0 };
 
-	if (!v)
+	if (!v || stepvals_init(&sv, j)) {
+		free(v);
+		stepvals_release(&sv);
 		return TS_ENOMEM;
+	}
 	sort_n(lv, nl, sizeof(*lv), cmp_late);
 	for (size_t i = 0; i < nl;) {
 		size_t k = 0, late = 0, e = i;
 		struct ts_straggler s;
-		int64_t peer_step;
 		while (e < nl && lv[e].rank == lv[i].rank) {
 			/* first of each (rank, step) is its largest lateness */
 			if (e == i || lv[e].step != lv[e - 1].step) {
@@ -181,11 +256,7 @@ static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 		sort_n(v, k, sizeof(*v), cmp_i64);
 		s.late_p25_ns = pct_sorted(v, k, 0.25);
 		s.late_p50_ns = median_sorted(v, k);
-		if (medians(j, s.rank, 0, &s.own_noncomm_ns, &s.median_step_ns) ||
-		    medians(j, s.rank, 1, &s.peer_noncomm_ns, &peer_step)) {
-			free(v);
-			return TS_ENOMEM;
-		}
+		rank_medians(j, &sv, s.rank, &s);
 		s.straggler = s.steps >= TS_STRAGGLER_MIN_STEPS &&
 			      (double)s.late_p25_ns >= TS_STRAGGLER_FRAC * (double)s.median_step_ns &&
 			      s.own_noncomm_ns > s.peer_noncomm_ns;
@@ -202,16 +273,19 @@ static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 				 (double)s.own_noncomm_ns / 1e6, (double)s.peer_noncomm_ns / 1e6);
 			if (TS_VEC_PUSH(j->stragglers, s)) {
 				free(v);
+				stepvals_release(&sv);
 				return TS_ENOMEM;
 			}
 		}
 		if (TS_VEC_PUSH(j->per_rank, s)) {
 			free(v);
+			stepvals_release(&sv);
 			return TS_ENOMEM;
 		}
 		i = e;
 	}
 	free(v);
+	stepvals_release(&sv);
 	return 0;
 }
 
@@ -274,14 +348,16 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 	if (!j->ranks)
 		goto out;
 	j->n = n;
+	/* window_no = order among the inputs of the same rank: stable sort by
+	 * rank (input order as the tie-break), then count */
 	for (size_t i = 0; i < n; i++) {
 		j->ranks[i] = ranks[i];
-		ranks[i]->window_no = 0;
-		for (size_t k = 0; k < i; k++)
-			if (ranks[k]->rank == ranks[i]->rank)
-				ranks[i]->window_no++;
+		ranks[i]->window_no = (int64_t)i;
 	}
 	sort_n(j->ranks, n, sizeof(*j->ranks), cmp_prof);
+	for (size_t i = 0; i < n; i++)
+		j->ranks[i]->window_no = i && j->ranks[i - 1]->rank == j->ranks[i]->rank
+						 ? j->ranks[i - 1]->window_no + 1 : 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!i || j->ranks[i]->rank != j->ranks[i - 1]->rank)
 			j->nranks++;

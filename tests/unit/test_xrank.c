@@ -163,3 +163,56 @@ TEST(xrank_pack_round_trip)
 	ts_rank_prof_release(&p[0]);
 	ts_rank_prof_release(&p[1]);
 }
+
+TEST(xrank_many_ranks_scale)
+{
+	/* 20000 ranks x 5 steps of 100 ms, one all-reduce per step: every rank
+	 * spends 45 ms in it except rank 7 (5 ms, it arrives 40 ms late).
+	 * Lateness of rank 7 = 45 - 5 = 40 ms (p25 40 >= 15 ms); every other
+	 * rank: 45 - 45 = 0. Outside comm: rank 7 95 ms, peers 55 ms.
+	 * A quadratic pass over ranks would take minutes here. */
+	enum { NR = 20000 };
+	struct ts_rank_prof *p = calloc(NR, sizeof(*p));
+	struct ts_rank_prof **pp = calloc(NR, sizeof(*pp));
+	struct ts_job_prof j;
+	struct ts_err err;
+
+	REQUIRE(p && pp);
+	for (int r = 0; r < NR; r++) {
+		ts_rank_prof_init(&p[r]);
+		p[r].rank = NR - 1 - r; /* input order differs from rank order */
+		pp[r] = &p[r];
+		for (int s = 0; s < 5; s++) {
+			struct ts_step_prof st;
+			struct ts_coll_span cs;
+			int64_t d = p[r].rank == 7 ? 5000 * US : 45000 * US;
+			memset(&st, 0, sizeof(st));
+			st.step = s + 1;
+			st.start_ns = s * 100000 * US;
+			st.dur_ns = 100000 * US;
+			st.comm_ns = d;
+			memset(&cs, 0, sizeof(cs));
+			cs.key = 42;
+			cs.step = s + 1;
+			cs.seq = TS_NONE;
+			cs.dur_ns = d;
+			REQUIRE(TS_VEC_PUSH(p[r].steps, st) == 0);
+			REQUIRE(TS_VEC_PUSH(p[r].colls, cs) == 0);
+		}
+	}
+	ts_job_prof_init(&j);
+	REQUIRE(ts_job_analyse(&j, pp, NR, &err) == 0);
+	CHECK_I64(j.nranks, NR);
+	CHECK_I64(j.ranks[0]->rank, 0);
+	CHECK_I64(j.skew.matched, 5);
+	CHECK_I64(j.skew.max_ns, 40000 * US);
+	REQUIRE(j.stragglers.n == 1);
+	CHECK_I64(j.stragglers.v[0].rank, 7);
+	CHECK_I64(j.stragglers.v[0].own_noncomm_ns, 95000 * US);
+	CHECK_I64(j.stragglers.v[0].peer_noncomm_ns, 55000 * US);
+	ts_job_prof_release(&j);
+	for (int r = 0; r < NR; r++)
+		ts_rank_prof_release(&p[r]);
+	free(p);
+	free(pp);
+}
