@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include "trainscope/profile.h"
+#include "radix.h"
 
 void ts_ivset_init(struct ts_ivset *a)
 {
@@ -45,6 +46,11 @@ static int cmp_iv(const void *x, const void *y)
 	return 0;
 }
 
+static uint64_t key_iv(const void *x)
+{
+	return ts_radix_i64(((const struct ts_iv *)x)->s);
+}
+
 void ts_ivset_norm(struct ts_ivset *a)
 {
 	size_t w = 0;
@@ -55,7 +61,7 @@ void ts_ivset_norm(struct ts_ivset *a)
 		return;
 	while (k < a->n && a->v[k - 1].s <= a->v[k].s)
 		k++;
-	if (k < a->n)
+	if (k < a->n && ts_radix_sort(a->v, a->n, sizeof(*a->v), key_iv))
 		qsort(a->v, a->n, sizeof(*a->v), cmp_iv);
 	for (size_t i = 1; i < a->n; i++) {
 		if (a->v[i].s <= a->v[w].e) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/profile.h"
+#include "radix.h"
 
 /* qsort that accepts an empty (NULL) array and skips input that is
  * already in order (trace events mostly are). */
@@ -142,13 +143,14 @@ struct gpu_ev {
 	int64_t s, e;
 };
 
-static int cmp_gpu_ev(const void *x, const void *y)
+static uint64_t key_gev_s(const void *x)
 {
-	const struct gpu_ev *a = x, *b = y;
+	return ts_radix_i64(((const struct gpu_ev *)x)->s);
+}
 
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	return (a->s > b->s) - (a->s < b->s);
+static uint64_t key_gev_step(const void *x)
+{
+	return ts_radix_i64(((const struct gpu_ev *)x)->step);
 }
 
 struct corr {
@@ -156,13 +158,9 @@ struct corr {
 	uint32_t ev;
 };
 
-static int cmp_corr(const void *x, const void *y)
+static uint64_t key_corr(const void *x)
 {
-	const struct corr *a = x, *b = y;
-
-	if (a->corr != b->corr)
-		return a->corr < b->corr ? -1 : 1;
-	return (a->ev > b->ev) - (a->ev < b->ev);
+	return ts_radix_i64(((const struct corr *)x)->corr);
 }
 
 static int64_t find_corr(const struct corr *v, size_t n, int64_t c)
@@ -184,13 +182,14 @@ struct name_dur {
 	int64_t dur;
 };
 
-static int cmp_name_dur(const void *x, const void *y)
+static uint64_t key_nd_dur(const void *x)
 {
-	const struct name_dur *a = x, *b = y;
+	return ts_radix_i64(((const struct name_dur *)x)->dur);
+}
 
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	return (a->dur > b->dur) - (a->dur < b->dur);
+static uint64_t key_nd_name(const void *x)
+{
+	return ((const struct name_dur *)x)->name;
 }
 
 static int cmp_kstat(const void *x, const void *y)
@@ -207,15 +206,19 @@ struct stream_ev {
 	int64_t launch_ts;      /* TS_NONE without a linked runtime call */
 };
 
-static int cmp_stream_ev(const void *x, const void *y)
+static uint64_t key_sev_s(const void *x)
 {
-	const struct stream_ev *a = x, *b = y;
+	return ts_radix_i64(((const struct stream_ev *)x)->s);
+}
 
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	if (a->stream != b->stream)
-		return a->stream < b->stream ? -1 : 1;
-	return (a->s > b->s) - (a->s < b->s);
+static uint64_t key_sev_stream(const void *x)
+{
+	return ts_radix_i64(((const struct stream_ev *)x)->stream);
+}
+
+static uint64_t key_sev_dev(const void *x)
+{
+	return ts_radix_i64(((const struct stream_ev *)x)->dev);
 }
 
 struct thread_dur {
@@ -527,7 +530,11 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (timed(t, i) && is_gpu_cat(t->ev.cat[i]) && k < w->ngev)
 			nd[k++] = (struct name_dur){ t->ev.name[i], t->ev.dur_ns[i] };
-	sort_n(nd, k, sizeof(*nd), cmp_name_dur);
+	if (ts_radix_sort(nd, k, sizeof(*nd), key_nd_dur) ||
+	    ts_radix_sort(nd, k, sizeof(*nd), key_nd_name)) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
 	if (grow_tmp(w, k + 1)) {
 		rc = TS_ENOMEM;
 		goto out;
@@ -593,7 +600,8 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			p->launch.graph_launches++;
 	}
 	p->launch.calls = (int64_t)calls.n;
-	sort_n(calls.v, calls.n, sizeof(*calls.v), cmp_i64);
+	if (ts_radix_sort_i64(calls.v, calls.n))
+		goto out;
 	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
 	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
 	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
@@ -626,12 +634,16 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 							  t->ev.ts_ns[i] + t->ev.dur_ns[i], lts })))
 			goto out;
 	}
-	sort_n(delays.v, delays.n, sizeof(*delays.v), cmp_i64);
+	if (ts_radix_sort_i64(delays.v, delays.n))
+		goto out;
 	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
 	p->launch.delay_max_ns = delays.n ? delays.v[delays.n - 1] : 0;
 
-	sort_n(sev.v, sev.n, sizeof(*sev.v), cmp_stream_ev);
+	if (ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_s) ||
+	    ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_stream) ||
+	    ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_dev))
+		goto out;
 	for (size_t i = 0; i < sev.n;) {
 		size_t j = i + 1;
 		struct ts_stream_idle si;
@@ -671,7 +683,9 @@ static int step_gpu(struct ts_rank_prof *p, struct work *w)
 	struct ts_ivset ex;
 
 	ts_ivset_init(&ex);
-	sort_n(w->gev, w->ngev, sizeof(*w->gev), cmp_gpu_ev);
+	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s) ||
+	    ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_step))
+		goto nomem;
 	for (size_t i = 0; i < w->ngev;) {
 		size_t j = i;
 		int32_t st = w->gev[i].step;
@@ -1040,7 +1054,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		if (timed(t, i) && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
 		    t->ev.correlation[i] != TS_NONE)
 			w.corr[w.ncorr++] = (struct corr){ t->ev.correlation[i], (uint32_t)i };
-	sort_n(w.corr, w.ncorr, sizeof(*w.corr), cmp_corr);
+	if (ts_radix_sort(w.corr, w.ncorr, sizeof(*w.corr), key_corr))
+		goto out;
 
 	/* build the sets */
 	for (size_t i = 0; i < t->ev.n; i++) {
