@@ -6,7 +6,9 @@
  * one file, profiles it and frees the trace before taking the next), then
  * the cross-rank analysis runs once over the compact per-rank results.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@ enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
 	{ "jobs", 'j', "N", "rank files analysed in parallel (default 2)", OPT_JOBS },
-	{ "annotate", 0, "OUT.json", "write the trace plus finding tracks for Perfetto (one input file)", OPT_ANNOTATE },
+	{ "annotate", 0, "OUT", "write the trace(s) plus finding tracks for Perfetto (OUT: a file for one input, a directory for several)", OPT_ANNOTATE },
 	{ "strict", 0, NULL, "no recovery from known trace-writer bugs", OPT_STRICT },
 	{ "all-steps", 0, NULL, "list every step (default: up to 40 rows, then outliers only)", OPT_ALL_STEPS },
 	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
@@ -588,6 +590,16 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			ts_sb_addf(out, "; %lld graph launches (%lld activities)",
 				   (long long)p->launch.graph_launches,
 				   (long long)p->launch.graph_activities);
+		{
+			int64_t hw = 0, kw = 0, ot = 0;
+			for (size_t k = 0; k < p->idle.n; k++) {
+				hw += p->idle.v[k].host_wait_ns;
+				kw += p->idle.v[k].kernel_wait_ns;
+				ot += p->idle.v[k].other_ns;
+			}
+			ts_sb_addf(out, "\n  stream idle (HTA rule, %zu streams): host-wait %.1f ms, "
+				   "kernel-wait %.1f ms, other %.1f ms", p->idle.n, ms(hw), ms(kw), ms(ot));
+		}
 		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound %.1f ms, data-bound %.1f ms; "
 			   "overlap of comm with compute %s\n",
 			   ms(p->idle_ns), ms(p->idle_host_ns), ms(p->idle_data_ns),
@@ -701,6 +713,79 @@ static int mpi_gather(struct cli_ctx *ctx, struct pool *pl, int mrank, int msize
 	return rc;
 }
 
+/* ------------------------------------------------------------ annotate */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One input: OUT is the file. Several: OUT is a directory (created when
+ * missing) receiving <basename without .gz> per input; two inputs with the
+ * same base name are refused. */
+static int write_annotations(struct cli_ctx *ctx, const char *out, struct pool *pl,
+			     const struct ts_job_prof *job)
+{
+	char **names = calloc(pl->n, sizeof(*names));
+	struct ts_err err;
+	int rc = 0;
+
+	if (!names) {
+		cli_error(ctx, "out of memory");
+		return EXIT_INTERNAL;
+	}
+	for (size_t i = 0; i < pl->n && !rc; i++) {
+		struct ts_sb path;
+		const char *base = ts_basename(pl->slots[i].path);
+		size_t bl = strlen(base);
+		ts_sb_init(&path);
+		if (pl->n == 1) {
+			ts_sb_adds(&path, out);
+		} else {
+			if (bl > 3 && strcmp(base + bl - 3, ".gz") == 0)
+				bl -= 3;
+			ts_sb_addf(&path, "%s/%.*s", out, (int)bl, base);
+		}
+		names[i] = path.failed ? NULL : path.buf;
+		if (!names[i])
+			rc = EXIT_INTERNAL;
+	}
+	if (!rc && pl->n > 1) {
+		char **sorted = malloc(pl->n * sizeof(*sorted));
+		if (!sorted) {
+			rc = EXIT_INTERNAL;
+			goto done;
+		}
+		memcpy(sorted, names, pl->n * sizeof(*sorted));
+		qsort(sorted, pl->n, sizeof(*sorted), cmp_str);
+		for (size_t i = 1; i < pl->n && !rc; i++)
+			if (strcmp(sorted[i - 1], sorted[i]) == 0) {
+				cli_error(ctx, "--annotate: two inputs would both be written to %s", sorted[i]);
+				rc = EXIT_USAGE;
+			}
+		free(sorted);
+	}
+	if (!rc && pl->n > 1 && mkdir(out, 0777) != 0 && errno != EEXIST) {
+		cli_error(ctx, "--annotate: cannot create directory %s: %s", out, strerror(errno));
+		rc = EXIT_USAGE;
+	}
+	for (size_t i = 0; i < pl->n && !rc; i++) {
+		struct ts_annotate_info ai;
+		memset(&ai, 0, sizeof(ai));
+		ai.prof = &pl->slots[i].prof;
+		ai.tracks = &pl->slots[i].tracks;
+		ai.job = job;
+		ts_err_init(&err);
+		if (ts_annotate_write(names[i], pl->slots[i].path, &ai, &err))
+			rc = cli_fail(ctx, &err);
+	}
+done:
+	for (size_t i = 0; i < pl->n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
 /* ------------------------------------------------------------ command */
 
 /* A file named on the command line is taken as is (the reader says what is
@@ -791,11 +876,6 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < p.npos; i++)
 		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth)))
 			goto out;
-	if (annotate && files.n != 1) {
-		cli_error(ctx, "--annotate needs exactly one trace file (got %zu)", files.n);
-		rc = EXIT_USAGE;
-		goto out;
-	}
 
 	if (use_mpi) {
 		char why[256];
@@ -857,17 +937,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		render_json(&out, pl.slots, files.n, &job);
 	else
 		render_text(ctx, &out, &job, all_steps, (int)top);
-	if (annotate) {
-		struct ts_annotate_info ai;
-		memset(&ai, 0, sizeof(ai));
-		ai.prof = &pl.slots[0].prof;
-		ai.tracks = &pl.slots[0].tracks;
-		ai.job = &job;
-		if (ts_annotate_write(annotate, files.v[0], &ai, &err)) {
-			rc = cli_fail(ctx, &err);
-			goto out;
-		}
-	}
+	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job)))
+		goto out;
 	rc = cli_emit(ctx, &out);
 out:
 	if (mpi_on)
