@@ -418,7 +418,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
 		if (!starts_with(nm, "ProfilerStep#"))
 			continue;
 		n = strtoll(nm + 13, &end, 10);
-		if (end == nm + 13)
+		if (end == nm + 13 || n < 0 || n >= INT64_MAX / 2)
 			continue;
 		if (*main_pid == TS_NONE) {
 			*main_pid = t->ev.pid[i];
@@ -680,9 +680,7 @@ out:
 static int step_gpu(struct ts_rank_prof *p, struct work *w)
 {
 	struct ts_ivset *busy = &w->set[S_T1], *comp = &w->set[S_T2], *comm = &w->set[S_T3];
-	struct ts_ivset ex;
 
-	ts_ivset_init(&ex);
 	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s) ||
 	    ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_step))
 		goto nomem;
@@ -712,10 +710,8 @@ static int step_gpu(struct ts_rank_prof *p, struct work *w)
 		}
 		i = j;
 	}
-	ts_ivset_release(&ex);
 	return 0;
 nomem:
-	ts_ivset_release(&ex);
 	return TS_ENOMEM;
 }
 
