@@ -376,7 +376,7 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 			const struct ts_coll_span *cs = &p->colls.v[c];
 			struct xc x = { cs->key, cs->step, cs->idx, p->rank, cs->dur_ns,
 					cs->name, (uint32_t)i };
-			if (cs->step == TS_NONE && cs->seq != TS_NONE)
+			if (cs->seq != TS_NONE) /* process-group sequence beats order */
 				x.idx = cs->seq;
 			xv[nx++] = x;
 		}

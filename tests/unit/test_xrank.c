@@ -216,3 +216,46 @@ TEST(xrank_many_ranks_scale)
 	free(p);
 	free(pp);
 }
+
+TEST(xrank_match_by_sequence)
+{
+	/* One step; two all-reduces on each rank with collective args: seq 1
+	 * lasts 10 ms, seq 2 lasts 30 ms on both ranks, but rank 1 records seq 2
+	 * first. Matching by (process group, sequence) pairs equal durations:
+	 * skew 0. Matching by order would pair 10 with 30 (skew 20 ms). */
+	struct ts_trace t[2];
+	struct ts_rank_prof p[2];
+	struct ts_rank_prof *pp[2] = { &p[0], &p[1] };
+	struct ts_job_prof j;
+	struct ts_err err;
+
+	for (int r = 0; r < 2; r++) {
+		int64_t pg;
+		tb_init(&t[r]);
+		t[r].meta.rank = r;
+		pg = ts_intern(&t[r].strings, "0", 1);
+		tb_cpu(&t[r], TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 100000);
+		for (int k = 0; k < 2; k++) {
+			int seq = r == 0 ? k + 1 : 2 - k;
+			size_t e = tb_ev(&t[r], TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 1, 2,
+					 10000 + 40000 * k, seq == 1 ? 10000 : 30000, -1);
+			struct ts_trace_coll c;
+			memset(&c, 0, sizeof(c));
+			c.ev = (uint32_t)e;
+			c.pg_name = (uint32_t)pg;
+			c.coll_name = t[r].ev.name[e];
+			c.seq = seq;
+			REQUIRE(TS_VEC_PUSH(t[r].coll, c) == 0);
+		}
+		ts_rank_prof_init(&p[r]);
+		REQUIRE(ts_rank_profile(&p[r], &t[r], NULL, &err) == 0);
+		tb_release(&t[r]);
+	}
+	ts_job_prof_init(&j);
+	REQUIRE(ts_job_analyse(&j, pp, 2, &err) == 0);
+	CHECK_I64(j.skew.matched, 2);
+	CHECK_I64(j.skew.max_ns, 0);
+	ts_job_prof_release(&j);
+	ts_rank_prof_release(&p[0]);
+	ts_rank_prof_release(&p[1]);
+}
