@@ -283,6 +283,7 @@ struct work {
 	struct ts_ivset cls[TS_KC_COUNT];
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
 	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
+	uint8_t *tm;            /* per event: timed() */
 	struct gpu_ev *gev;
 	size_t ngev;
 	struct corr *corr;
@@ -299,6 +300,7 @@ static void work_release(struct work *w)
 		ts_ivset_release(&w->cls[i]);
 	free(w->name_cls);
 	free(w->name_flags);
+	free(w->tm);
 	free(w->gev);
 	free(w->corr);
 	free(w->tmp);
@@ -400,7 +402,7 @@ static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
 }
 
 /* Steps from CPU-side ProfilerStep#N spans. */
-static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
+static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const uint8_t *tm,
 		      int64_t *main_pid, int64_t *main_tid)
 {
 	TS_VEC(struct step_src) src = { 0 };
@@ -411,7 +413,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
 		const char *nm;
 		char *end;
 		long long n;
-		if (!timed(t, i) || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
+		if (!tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
 		    is_gpu_cat(t->ev.cat[i]))
 			continue;
 		nm = ev_name(t, i);
@@ -437,7 +439,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
 		 * made it into the file lost its tail, and would read as a stall */
 		int64_t last = INT64_MIN;
 		for (size_t i = 0; i < t->ev.n; i++)
-			if (timed(t, i) && t->ev.ts_ns[i] > last &&
+			if (tm[i] && t->ev.ts_ns[i] > last &&
 			    !starts_with(ev_name(t, i), "ProfilerStep#"))
 				last = t->ev.ts_ns[i];
 		while (src.n && src.v[src.n - 1].e > last) {
@@ -470,13 +472,13 @@ out:
 }
 
 /* Main thread when there are no steps: the (pid, tid) with most cpu_op time. */
-static int busiest_thread(const struct ts_trace *t, int64_t *pid, int64_t *tid)
+static int busiest_thread(const struct ts_trace *t, const uint8_t *tm, int64_t *pid, int64_t *tid)
 {
 	TS_VEC(struct thread_dur) v = { 0 };
 	int64_t best = -1;
 
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (timed(t, i) && t->ev.cat[i] == TS_CAT_CPU_OP &&
+		if (tm[i] && t->ev.cat[i] == TS_CAT_CPU_OP &&
 		    TS_VEC_PUSH(v, ((struct thread_dur){ t->ev.pid[i], t->ev.tid[i],
 							 t->ev.dur_ns[i] }))) {
 			TS_VEC_RELEASE(v);
@@ -528,7 +530,7 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 	if (!nd)
 		return TS_ENOMEM;
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (timed(t, i) && is_gpu_cat(t->ev.cat[i]) && k < w->ngev)
+		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngev)
 			nd[k++] = (struct name_dur){ t->ev.name[i], t->ev.dur_ns[i] };
 	if (ts_radix_sort(nd, k, sizeof(*nd), key_nd_dur) ||
 	    ts_radix_sort(nd, k, sizeof(*nd), key_nd_name)) {
@@ -588,7 +590,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 
 	for (size_t i = 0; i < t->ev.n; i++) {
 		unsigned f;
-		if (!timed(t, i) || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
+		if (!w->tm[i] || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
 			continue;
 		f = name_flags(w, t, i);
 		if (!(f & F_LAUNCH))
@@ -609,7 +611,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int64_t r = -1, lts = TS_NONE;
 		int64_t dev, stream;
-		if (!timed(t, i) || !is_gpu_cat(t->ev.cat[i]))
+		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]))
 			continue;
 		if (t->ev.correlation[i] != TS_NONE)
 			r = find_corr(w->corr, w->ncorr, t->ev.correlation[i]);
@@ -892,7 +894,7 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
 		int64_t when;
 		int32_t st;
-		if (!timed(t, i))
+		if (!w->tm[i])
 			continue;
 		if (p->has_gpu) {
 			if (!is_gpu_cat(t->ev.cat[i]) || class_of(w, t, i) != TS_KC_COMM)
@@ -1029,17 +1031,22 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (!w.name_flags)
 		goto out;
 
-	if (find_steps(p, t, &main_pid, &main_tid))
+	w.tm = malloc(t->ev.n + 1);
+	if (!w.tm)
 		goto out;
-	if (main_pid == TS_NONE && busiest_thread(t, &main_pid, &main_tid))
+	for (size_t i = 0; i < t->ev.n; i++)
+		w.tm[i] = (uint8_t)timed(t, i);
+	if (find_steps(p, t, w.tm, &main_pid, &main_tid))
+		goto out;
+	if (main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid))
 		goto out;
 
 	/* runtime calls by correlation */
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (timed(t, i) && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
+		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
 		    t->ev.correlation[i] != TS_NONE)
 			w.ncorr++;
-		else if (timed(t, i) && is_gpu_cat(t->ev.cat[i]))
+		else if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
 			ngpu++;
 	w.corr = malloc((w.ncorr ? w.ncorr : 1) * sizeof(*w.corr));
 	w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
@@ -1047,7 +1054,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	w.ncorr = 0;
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (timed(t, i) && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
+		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
 		    t->ev.correlation[i] != TS_NONE)
 			w.corr[w.ncorr++] = (struct corr){ t->ev.correlation[i], (uint32_t)i };
 	if (ts_radix_sort(w.corr, w.ncorr, sizeof(*w.corr), key_corr))
@@ -1058,7 +1065,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		int cat = t->ev.cat[i];
 		int64_t s, e;
 		unsigned nf;
-		if (!timed(t, i) || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
+		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
 			continue;
 		s = t->ev.ts_ns[i];
 		e = s + t->ev.dur_ns[i];
