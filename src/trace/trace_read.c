@@ -685,10 +685,32 @@ static inline uint32_t icache_slot(const char *s, size_t n)
 		memcpy(&a, s, 8);
 		memcpy(&b, s + n - 8, 8);
 	} else {
-		memcpy(&a, s, n);
+		for (size_t k = 0; k < n; k++)
+			a |= (uint64_t)(unsigned char)s[k] << (8 * k);
 	}
 	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
 	return (uint32_t)(h >> 52) & (ICACHE_N - 1);
+}
+
+/* memcmp(a, b, n) == 0 without a library call for the short strings that
+ * dominate (categories, most names). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y, u, v;
+
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	if (n >= 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(&u, a + n - 8, 8);
+		memcpy(&v, b + n - 8, 8);
+		return x == y && u == v;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (a[k] != b[k])
+			return 0;
+	return 1;
 }
 
 static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
@@ -697,7 +719,7 @@ static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_
 	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
 	int64_t x;
 
-	if (c && in->lens[c - 1] == n && memcmp(in->strs[c - 1], s, n) == 0) {
+	if (c && in->lens[c - 1] == n && same_bytes(in->strs[c - 1], s, n)) {
 		*id = c - 1;
 		return 0;
 	}
