@@ -501,7 +501,7 @@ key:
 
 /* An object key at d[*ip] == '"': keys are short and plain, so a byte loop
  * beats the vector scan; anything unusual goes through scan_str. */
-static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
+static inline HOT int scan_key(struct rd *r, size_t *ip, struct strv *out)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip + 1;
