@@ -368,6 +368,13 @@ static void json_thresholds(struct ts_jw *w)
 	ts_jw_obj_end(w);
 }
 
+/* The slot holding a profile (profiles live inside the slots array). */
+static const struct slot *slot_of(const struct slot *slots, const struct ts_rank_prof *p)
+{
+	size_t i = (size_t)((const char *)p - (const char *)&slots[0].prof) / sizeof(*slots);
+	return &slots[i];
+}
+
 static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
 {
 	ts_jw_ki64(w, "steps", s->steps);
@@ -392,9 +399,7 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	ts_jw_key(&w, "ranks");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < j->n; i++)
-		for (size_t k = 0; k < n; k++)
-			if (&slots[k].prof == j->ranks[i])
-				json_rank(&w, &slots[k]);
+		json_rank(&w, slot_of(slots, j->ranks[i]));
 	ts_jw_arr_end(&w);
 	ts_jw_key(&w, "stragglers");
 	ts_jw_arr(&w);
@@ -601,13 +606,12 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 				   "kernel-wait %.1f ms, other %.1f ms", p->idle.n, ms(hw), ms(kw), ms(ot));
 		}
 		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound %.1f ms, data-bound %.1f ms; "
-			   "overlap of comm with compute %s\n",
-			   ms(p->idle_ns), ms(p->idle_host_ns), ms(p->idle_data_ns),
-			   p->overlap_pct < 0 ? "n/a (no comm)" : "");
-		if (p->overlap_pct >= 0) {
-			out->len--;
+			   "overlap of comm with compute ",
+			   ms(p->idle_ns), ms(p->idle_host_ns), ms(p->idle_data_ns));
+		if (p->overlap_pct < 0)
+			ts_sb_adds(out, "n/a (no comm)\n");
+		else
 			ts_sb_addf(out, "%.1f%%\n", p->overlap_pct);
-		}
 		for (int d = 0; d < TS_MDIR_COUNT; d++)
 			if (p->xfer[d].count) {
 				ts_sb_addf(out, "  memcpy %s: %lld copies, %.3f ms", ts_mdir_name((enum ts_mdir)d),
