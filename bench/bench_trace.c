@@ -142,7 +142,7 @@ static int run_case(int which, const char *path, struct result *res)
 	    WEXITSTATUS(status) != 0 || n <= 0)
 		return -1;
 	res->secs = now_s() - t0;
-	res->rss_mb = (double)ru.ru_maxrss / 1024.0;
+	res->rss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;  /* KiB -> MB (10^6 B) */
 	buf[n] = '\0';
 	if (sscanf(buf, "%llu %llu", &res->events, &res->bytes) != 2)
 		return -1;

@@ -62,6 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(&t);
 		else if (rc != TS_EPARSE && rc != TS_ELIMIT && rc != TS_ENOMEM)
 			abort();
+		/* every error names its code, says what, and a parse error where */
+		if (rc && (err.code != rc || !err.msg[0] || (rc == TS_EPARSE && err.offset < 0)))
+			abort();
 		ts_trace_release(&t);
 	}
 	return 0;

@@ -172,7 +172,7 @@ struct ts_trace_meta {
 	int truncated;            /* file ended inside the event list */
 	uint64_t truncated_at;    /* byte offset (decompressed) where it ended */
 	uint64_t recovered;       /* events skipped or repaired by recovery */
-	uint64_t first_recovery_at;
+	uint64_t first_recovery_at; /* byte offset of the first event recovered */
 	uint64_t bytes;           /* decompressed bytes read */
 	uint64_t skipped;         /* events dropped on purpose (opts.skip_python, skip_flows) */
 };
@@ -194,9 +194,10 @@ struct ts_trace_opts {
 	int skip_flows;           /* drop flow events (ph s/t/f: ac2g, fwdbwd; about a third
 				   * of a GPU trace; links use args.correlation) */
 	int strict;               /* no recovery from known writer bugs */
-	int has_order;            /* order is set: */
-	int64_t order;            /* rank to use when neither distributedInfo nor
-				   * the file name gives one (file order, 0-based) */
+	int has_order;            /* 1: use `order` as the last rank source */
+	int64_t order;            /* rank when neither distributedInfo nor the
+				   * file name gives one (the file's 0-based
+				   * position in the caller's list; rank_source 3) */
 };
 
 void ts_trace_init(struct ts_trace *t);

@@ -1999,6 +1999,11 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	pf_stop(r);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	else if (rc == TS_ELIMIT && (!err || err->code == TS_OK))
+		ts_err_at(err, TS_ELIMIT, r->src.path, (int64_t)(r->src.base + r->len), -1,
+			  "more than %u events or strings in one trace", UINT32_MAX - 1);
+	else if (rc < 0 && (!err || err->code == TS_OK))
+		ts_err_set(err, rc, "%s reading %s", ts_code_name(rc), name);
 	if (!rc)
 		finish_meta(r);
 	t->meta.bytes = r->src.base + r->len;
@@ -2016,6 +2021,8 @@ int ts_trace_read(struct ts_trace *t, const char *path,
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	if (err)
+		ts_err_init(err);
 	rc = trace_src_open(&r.src, path, err);
 	if (rc) {
 		trace_src_release(&r.src);
@@ -2032,6 +2039,8 @@ int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	if (err)
+		ts_err_init(err);
 	if (!name)
 		name = "<memory>";
 	rc = trace_src_open_mem(&r.src, data, n, name, err);
