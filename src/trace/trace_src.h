@@ -1,0 +1,58 @@
+/*
+ * trace_src.h - the byte source behind the trace reader (private to
+ * src/trace/).
+ *
+ * Same window contract as struct ts_input: data[0..len) holds the bytes
+ * from absolute offset base; trace_src_more() drops the bytes before keep
+ * and appends more (growing the window when keep is 0 and it is full).
+ * Plain files and pipes are read with read() into one reused buffer (no
+ * mmap: mapped pages of a GB file would count as resident memory); gzip is
+ * inflated by a second thread into a ring of reused buffers. A gzip stream
+ * that ends early is reported as the end of input with `cut` set, so the
+ * reader keeps what was complete.
+ */
+#ifndef TRAINSCOPE_TRACE_SRC_H
+#define TRAINSCOPE_TRACE_SRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+
+struct trace_gz;
+
+struct trace_src {
+	const unsigned char *data;
+	size_t len;
+	uint64_t base;
+	int eof;
+	int cut;              /* gzip stream ended early */
+	int gzip;
+	uint64_t size_hint;   /* expected decompressed bytes (0 unknown) */
+	char path[TS_ERR_PATH_MAX];
+
+	/* private */
+	int fd;
+	int seekable;         /* a regular file: lines are counted on demand */
+	const unsigned char *mem;  /* memory input */
+	size_t mem_len;
+	unsigned char *buf;   /* plain stream window */
+	size_t cap;
+	uint64_t nl_before;   /* newlines before base (counted when not seekable) */
+	int count_nl;
+	struct trace_gz *gz;
+};
+
+int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err);
+int trace_src_open_mem(struct trace_src *s, const void *data, size_t n,
+		       const char *name, struct ts_err *err);
+void trace_src_release(struct trace_src *s);
+
+/* Returns 0 (eof set when nothing more will come) or a negative code with
+ * err filled. Invalidates pointers into the window. */
+int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err);
+
+/* 1-based line of an absolute offset at or before the window end, or -1
+ * when it cannot be known (a pipe's bytes already gone). */
+int64_t trace_src_line_of(struct trace_src *s, uint64_t off);
+
+#endif
