@@ -1,0 +1,317 @@
+/*
+ * hta_report.c - entry point of the HTA-compatibility mode and its output:
+ * runs the preprocessing over all ranks, the analyzers per rank, the
+ * cross-rank kernel-type total, and writes the results as JSON (the "hta"
+ * object of `trace --json`) and as terminal tables.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hta_int.h"
+#include "trainscope/table.h"
+
+const char *ts_hta_ktype_name(enum ts_hta_ktype t)
+{
+	switch (t) {
+	case TS_HTA_COMM: return "COMMUNICATION";
+	case TS_HTA_COMP: return "COMPUTATION";
+	case TS_HTA_MEM: return "MEMORY";
+	default: return "OTHER";
+	}
+}
+
+static const char *const idle_cat_name[3] = { "host_wait", "kernel_wait", "other" };
+
+void ts_hta_init(struct ts_hta *h)
+{
+	memset(h, 0, sizeof(*h));
+	ts_arena_init(&h->arena);
+}
+
+void ts_hta_release(struct ts_hta *h)
+{
+	ts_arena_release(&h->arena);
+	memset(h, 0, sizeof(*h));
+}
+
+int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
+		   struct ts_hta *out, struct ts_err *err)
+{
+	struct hta_frame *frames;
+	struct hta_labels total;
+	int rc;
+
+	ts_hta_init(out);
+	frames = calloc(nranks ? nranks : 1, sizeof(*frames));
+	out->ranks = ts_arena_alloc(&out->arena, (nranks ? nranks : 1) * sizeof(*out->ranks));
+	if (!frames || !out->ranks) {
+		free(frames);
+		return ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis");
+	}
+	memset(out->ranks, 0, (nranks ? nranks : 1) * sizeof(*out->ranks));
+	out->nranks = nranks;
+	memset(&total, 0, sizeof(total));
+	rc = hta_frames_build(ranks, nranks, frames, &out->t0_ns, err);
+	if (rc)
+		goto out;
+	for (size_t r = 0; r < nranks; r++) {
+		struct ts_hta_rank *o = &out->ranks[r];
+		struct hta_labels lab;
+		o->rank = ranks[r]->meta.rank >= 0 && ranks[r]->meta.rank_source == 1 ?
+			ranks[r]->meta.rank : 0;
+		o->file = ts_arena_strndup(&out->arena, ranks[r]->path, strlen(ranks[r]->path));
+		if (!o->file) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+		rc = hta_rank_analyze(&frames[r], out, o);
+		if (rc)
+			goto out;
+		if (o->nkernels == 0)
+			continue;
+		rc = hta_rank_labels(&frames[r], &lab);
+		if (rc)
+			goto out;
+		for (int k = 0; k < 8; k++) {
+			total.present[k] |= lab.present[k];
+			total.sum_ns[k] += lab.sum_ns[k];
+		}
+	}
+	rc = hta_labels_emit(&total, &out->arena, &out->ktype, &out->nktype);
+out:
+	for (size_t r = 0; r < nranks; r++)
+		hta_frame_release(&frames[r]);
+	free(frames);
+	if (rc == TS_ENOMEM)
+		ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis");
+	return rc;
+}
+
+static void num_or_null(struct ts_jw *w, const char *key, double v)
+{
+	ts_jw_key(w, key);
+	if (isfinite(v))
+		ts_jw_f64(w, v);
+	else
+		ts_jw_null(w);
+}
+
+static void write_kstats(struct ts_jw *w, const char *key,
+			 const struct ts_hta_kstat *k, size_t n)
+{
+	ts_jw_key(w, key);
+	ts_jw_arr(w);
+	for (size_t i = 0; i < n; i++) {
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "name", k[i].name);
+		ts_jw_kstr(w, "kernel_type", ts_hta_ktype_name(k[i].type));
+		ts_jw_ki64(w, "count", k[i].count);
+		num_or_null(w, "sum_us", k[i].sum_us);
+		num_or_null(w, "max_us", k[i].max_us);
+		num_or_null(w, "min_us", k[i].min_us);
+		num_or_null(w, "mean_us", k[i].mean_us);
+		num_or_null(w, "stddev_us", k[i].std_us);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+}
+
+void ts_hta_write_json(const struct ts_hta *h, size_t rank_index, struct ts_jw *w)
+{
+	const struct ts_hta_rank *r = &h->ranks[rank_index];
+
+	ts_jw_obj(w);
+	ts_jw_ki64(w, "rank", r->rank);
+	ts_jw_kbool(w, "rounded_to_us", r->rounded);
+	ts_jw_kbool(w, "last_step_dropped", r->filtered);
+	ts_jw_ki64(w, "gpu_kernels", (int64_t)r->nkernels);
+	if (r->nkernels == 0)
+		ts_jw_kstr(w, "note", "no GPU kernels");
+	ts_jw_key(w, "profiler_steps");
+	ts_jw_arr(w);
+	for (size_t i = 0; i < r->nsteps; i++)
+		ts_jw_i64(w, r->steps[i]);
+	ts_jw_arr_end(w);
+	num_or_null(w, "idle_time_us", r->idle_us);
+	num_or_null(w, "compute_time_us", r->compute_us);
+	num_or_null(w, "non_compute_time_us", r->non_compute_us);
+	num_or_null(w, "kernel_time_us", r->kernel_us);
+	num_or_null(w, "idle_time_pct", r->idle_pct);
+	num_or_null(w, "compute_time_pct", r->compute_pct);
+	num_or_null(w, "non_compute_time_pct", r->non_compute_pct);
+	num_or_null(w, "comp_comm_overlap_pct", r->overlap_pct);
+	ts_jw_key(w, "kernel_type");
+	ts_jw_arr(w);
+	for (size_t i = 0; i < r->nktype; i++) {
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "kernel_type", r->ktype[i].label);
+		num_or_null(w, "sum_us", r->ktype[i].sum_us);
+		num_or_null(w, "pct", r->ktype[i].pct);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+	write_kstats(w, "kernels", r->kernels, r->nkernels_tab);
+	write_kstats(w, "kernels_all", r->kernels_all, r->nkernels_all);
+	ts_jw_key(w, "idle_breakdown");
+	ts_jw_arr(w);
+	for (size_t i = 0; i < r->nidle; i++)
+		for (int c = 0; c < 3; c++) {
+			if (!r->idle[i].present[c])
+				continue;
+			ts_jw_obj(w);
+			ts_jw_ki64(w, "stream", r->idle[i].stream);
+			ts_jw_kstr(w, "idle_category", idle_cat_name[c]);
+			num_or_null(w, "idle_time_us", r->idle[i].idle_us[c]);
+			num_or_null(w, "idle_time_ratio", r->idle[i].ratio[c]);
+			ts_jw_obj_end(w);
+		}
+	ts_jw_arr_end(w);
+	ts_jw_key(w, "launch_stats");
+	ts_jw_obj(w);
+	ts_jw_ki64(w, "n", r->launch.n);
+	num_or_null(w, "sum_launch_delay_us", r->launch.sum_launch_delay_us);
+	ts_jw_ki64(w, "n_launch_delay_gt_100us", r->launch.n_launch_delay_gt_100us);
+	ts_jw_ki64(w, "n_cpu_dur_gt_50us", r->launch.n_cpu_dur_gt_50us);
+	ts_jw_ki64(w, "n_gpu_shorter_than_cpu", r->launch.n_gpu_shorter_than_cpu);
+	ts_jw_obj_end(w);
+	ts_jw_key(w, "queue_length");
+	ts_jw_arr(w);
+	for (size_t i = 0; i < r->nqueue; i++) {
+		const struct ts_hta_queue *q = &r->queue[i];
+		ts_jw_obj(w);
+		ts_jw_ki64(w, "stream", q->stream);
+		num_or_null(w, "count", q->count);
+		num_or_null(w, "mean", q->mean);
+		num_or_null(w, "std", q->std);
+		num_or_null(w, "min", q->min);
+		num_or_null(w, "p25", q->p25);
+		num_or_null(w, "p50", q->p50);
+		num_or_null(w, "p75", q->p75);
+		num_or_null(w, "max", q->max);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+	ts_jw_obj_end(w);
+}
+
+static const char *fmt_num(char *buf, size_t size, double v, int decimals)
+{
+	if (!isfinite(v))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.*f", decimals, v);
+	return buf;
+}
+
+static void render_rank(const struct ts_hta_rank *r, struct ts_sb *out)
+{
+	struct ts_table t;
+	char b[7][48];
+
+	ts_sb_addf(out, "HTA rank %lld  %s\n", (long long)r->rank, r->file);
+	if (r->nkernels == 0) {
+		ts_sb_adds(out, "  no GPU kernels\n\n");
+		return;
+	}
+	ts_table_init(&t);
+	ts_table_col(&t, "kernel", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "idle", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "compute", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "non-compute", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "idle", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "compute", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "comp/comm overlap", "%", TS_RIGHT, 0);
+	ts_table_cell(&t, "%s", fmt_num(b[0], 48, r->kernel_us, 0));
+	ts_table_cell(&t, "%s", fmt_num(b[1], 48, r->idle_us, 0));
+	ts_table_cell(&t, "%s", fmt_num(b[2], 48, r->compute_us, 0));
+	ts_table_cell(&t, "%s", fmt_num(b[3], 48, r->non_compute_us, 0));
+	ts_table_cell(&t, "%s", fmt_num(b[4], 48, r->idle_pct, 2));
+	ts_table_cell(&t, "%s", fmt_num(b[5], 48, r->compute_pct, 2));
+	ts_table_cell(&t, "%s", fmt_num(b[6], 48, r->overlap_pct, 2));
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	ts_sb_addc(out, '\n');
+
+	ts_table_init(&t);
+	ts_table_col(&t, "kernel type", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "time", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "share", "%", TS_RIGHT, 0);
+	for (size_t i = 0; i < r->nktype; i++) {
+		ts_table_cell(&t, "%s", r->ktype[i].label);
+		ts_table_cell(&t, "%s", fmt_num(b[0], 48, r->ktype[i].sum_us, 0));
+		ts_table_cell(&t, "%s", fmt_num(b[1], 48, r->ktype[i].pct, 1));
+	}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	ts_sb_addc(out, '\n');
+
+	ts_table_init(&t);
+	ts_table_col(&t, "type", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "kernel", NULL, TS_LEFT, 60);
+	ts_table_col(&t, "count", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "sum", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "mean", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "max", "us", TS_RIGHT, 0);
+	for (size_t i = 0; i < r->nkernels_tab; i++) {
+		const struct ts_hta_kstat *k = &r->kernels[i];
+		ts_table_cell(&t, "%s", ts_hta_ktype_name(k->type));
+		ts_table_cell(&t, "%s", k->name);
+		ts_table_cell(&t, "%lld", (long long)k->count);
+		ts_table_cell(&t, "%s", fmt_num(b[0], 48, k->sum_us, 0));
+		ts_table_cell(&t, "%s", fmt_num(b[1], 48, k->mean_us, 1));
+		ts_table_cell(&t, "%s", fmt_num(b[2], 48, k->max_us, 0));
+	}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	ts_sb_addc(out, '\n');
+
+	ts_table_init(&t);
+	ts_table_col(&t, "stream", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "idle category", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "idle", "us", TS_RIGHT, 0);
+	ts_table_col(&t, "ratio", NULL, TS_RIGHT, 0);
+	for (size_t i = 0; i < r->nidle; i++)
+		for (int c = 0; c < 3; c++) {
+			if (!r->idle[i].present[c])
+				continue;
+			ts_table_cell(&t, "%lld", (long long)r->idle[i].stream);
+			ts_table_cell(&t, "%s", idle_cat_name[c]);
+			ts_table_cell(&t, "%s", fmt_num(b[0], 48, r->idle[i].idle_us[c], 0));
+			ts_table_cell(&t, "%s", fmt_num(b[1], 48, r->idle[i].ratio[c], 2));
+		}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	ts_sb_addc(out, '\n');
+
+	ts_sb_addf(out, "  launches %lld, launch delay sum %s us, delay > 100 us: %lld, "
+		   "runtime > 50 us: %lld, kernel shorter than its launch: %lld\n\n",
+		   (long long)r->launch.n, fmt_num(b[0], 48, r->launch.sum_launch_delay_us, 0),
+		   (long long)r->launch.n_launch_delay_gt_100us,
+		   (long long)r->launch.n_cpu_dur_gt_50us,
+		   (long long)r->launch.n_gpu_shorter_than_cpu);
+
+	ts_table_init(&t);
+	ts_table_col(&t, "stream", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "queue points", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "mean", "ops", TS_RIGHT, 0);
+	ts_table_col(&t, "p50", "ops", TS_RIGHT, 0);
+	ts_table_col(&t, "max", "ops", TS_RIGHT, 0);
+	for (size_t i = 0; i < r->nqueue; i++) {
+		const struct ts_hta_queue *q = &r->queue[i];
+		ts_table_cell(&t, "%lld", (long long)q->stream);
+		ts_table_cell(&t, "%s", fmt_num(b[0], 48, q->count, 0));
+		ts_table_cell(&t, "%s", fmt_num(b[1], 48, q->mean, 2));
+		ts_table_cell(&t, "%s", fmt_num(b[2], 48, q->p50, 1));
+		ts_table_cell(&t, "%s", fmt_num(b[3], 48, q->max, 0));
+	}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	ts_sb_addc(out, '\n');
+}
+
+void ts_hta_render(const struct ts_hta *h, struct ts_sb *out)
+{
+	for (size_t r = 0; r < h->nranks; r++)
+		render_rank(&h->ranks[r], out);
+}
