@@ -88,13 +88,16 @@ out:
 	return rc;
 }
 
+/* Whole numbers as integers (48490, not 4.849e04); NaN as null. */
 static void num_or_null(struct ts_jw *w, const char *key, double v)
 {
 	ts_jw_key(w, key);
-	if (isfinite(v))
-		ts_jw_f64(w, v);
-	else
+	if (!isfinite(v))
 		ts_jw_null(w);
+	else if (v == floor(v) && fabs(v) < 9e15)
+		ts_jw_i64(w, (int64_t)v);
+	else
+		ts_jw_f64(w, v);
 }
 
 static void write_kstats(struct ts_jw *w, const char *key,
@@ -209,7 +212,7 @@ static void render_rank(const struct ts_hta_rank *r, struct ts_sb *out)
 	struct ts_table t;
 	char b[7][48];
 
-	ts_sb_addf(out, "HTA rank %lld  %s\n", (long long)r->rank, r->file);
+	ts_sb_addf(out, "HTA rank %lld  %s\n", (long long)r->rank, r->file ? r->file : "");
 	if (r->nkernels == 0) {
 		ts_sb_adds(out, "  no GPU kernels\n\n");
 		return;
@@ -264,7 +267,8 @@ static void render_rank(const struct ts_hta_rank *r, struct ts_sb *out)
 	}
 	ts_table_render(&t, out, 2);
 	ts_table_release(&t);
-	ts_sb_addc(out, '\n');
+	ts_sb_adds(out, "  (as in HTA, a named row past the top 10 folds into \"others\"; kept rows "
+		   "are regrouped sums, so their mean and max equal the sum)\n\n");
 
 	ts_table_init(&t);
 	ts_table_col(&t, "stream", NULL, TS_RIGHT, 0);

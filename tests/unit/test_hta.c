@@ -671,3 +671,67 @@ TEST(hta_expected_nccl_parser_config) { check_expected("nccl_parser_config"); }
 TEST(hta_expected_ns_resolution_trace) { check_expected("ns_resolution_trace"); }
 TEST(hta_expected_timeline_analysis) { check_expected("timeline_analysis"); }
 TEST(hta_expected_trace_filter) { check_expected("trace_filter"); }
+
+/*
+ * Every shared trace (GPU, ROCm, MTIA, CPU-only, legacy, synthetic faults)
+ * goes through HTA mode without an error; CPU-only ones say "no GPU
+ * kernels". Files the reader rejects (not Chrome traces) are skipped.
+ */
+TEST(hta_every_shared_trace)
+{
+	static const char *const dirs[] = { "traces/hta", "traces/cpu" };
+	int analysed = 0, with_kernels = 0, without = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		struct ts_paths paths;
+		struct ts_err err;
+		const char *dir = test_data(dirs[d]);
+		if (!dir)
+			return;
+		ts_paths_init(&paths);
+		ts_err_init(&err);
+		REQUIRE(ts_paths_add(&paths, dir, 4, &err) == 0);
+		for (size_t k = 0; k < paths.n; k++) {
+			struct ts_trace t;
+			const struct ts_trace *tp = &t;
+			struct ts_hta h;
+			struct ts_sb sb;
+			struct ts_jw w;
+			int rc;
+
+			ts_trace_init(&t);
+			ts_err_init(&err);
+			if (ts_trace_read(&t, paths.v[k], NULL, &err) != 0) {
+				ts_trace_release(&t);
+				continue;
+			}
+			rc = ts_hta_analyze(&tp, 1, &h, &err);
+			if (rc != 0) {
+				ts_test_fail(__FILE__, __LINE__, "%s: %s", paths.v[k], err.msg);
+				ts_hta_release(&h);
+				ts_trace_release(&t);
+				continue;
+			}
+			ts_sb_init(&sb);
+			ts_jw_init(&w, &sb, 0);
+			ts_hta_write_json(&h, 0, &w);
+			ts_hta_render(&h, &sb);
+			CHECK(!sb.failed);
+			if (h.ranks[0].nkernels) {
+				with_kernels++;
+				CHECK(isfinite(h.ranks[0].kernel_us));
+			} else {
+				without++;
+				CHECK(strstr(sb.buf, "no GPU kernels") != NULL);
+			}
+			analysed++;
+			ts_sb_release(&sb);
+			ts_hta_release(&h);
+			ts_trace_release(&t);
+		}
+		ts_paths_release(&paths);
+	}
+	printf("  hta mode ran on %d shared traces (%d with GPU kernels, %d without)\n",
+	       analysed, with_kernels, without);
+	CHECK(analysed > 20);
+}
