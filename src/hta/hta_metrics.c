@@ -542,18 +542,22 @@ static int overlap(const struct hta_frame *f, struct ts_hta_rank *r)
 static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 			  struct ts_hta_rank *r)
 {
-	size_t nev = f->t->ev.n, nk = 0, ns = 0;
+	size_t nev = f->t->ev.n, ns = 0;
 	int64_t *evts = NULL, *streams = NULL, *ts = NULL;
-	uint32_t *rows = NULL, *sub = NULL, *idx = NULL;
+	uint32_t *sub = NULL, *idx = NULL;
+	size_t *start = NULL, *fill = NULL;
+	struct hta_map order = { 0 };
 	int rc = TS_ENOMEM;
 
 	evts = malloc((nev + 1) * sizeof(*evts));
-	rows = malloc((f->n + 1) * sizeof(*rows));
 	streams = malloc((f->n + 1) * sizeof(*streams));
+	start = calloc(f->n + 2, sizeof(*start));
+	fill = calloc(f->n + 1, sizeof(*fill));
 	sub = malloc((f->n + 1) * sizeof(*sub));
 	ts = malloc((f->n + 1) * sizeof(*ts));
 	idx = malloc((f->n + 1) * sizeof(*idx));
-	if (!evts || !rows || !streams || !sub || !ts || !idx)
+	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
+	    hta_map_init(&order, f->n))
 		goto out;
 	/* ts of the row an index_correlation names (first occurrence) */
 	for (size_t k = 0; k <= nev; k++)
@@ -561,16 +565,29 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 	for (size_t k = 0; k < f->n; k++)
 		if (evts[f->rows[k].ev] == INT64_MIN)
 			evts[f->rows[k].ev] = f->rows[k].ts;
+	/* streams in order of first appearance (pandas unique()); the rows of
+	 * each stream grouped by a counting sort that keeps frame order */
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		size_t s;
 		if (x->stream == -1 || !(x->flags & HTA_ROW_KCAT))
 			continue;
-		rows[nk++] = (uint32_t)k;
-		for (s = 0; s < ns && streams[s] != x->stream; s++)
-			;
-		if (s == ns)
+		s = hta_map_put(&order, x->stream, -1);
+		if (order.a[s] < 0) {
+			order.a[s] = (int64_t)ns;
 			streams[ns++] = x->stream;
+		}
+		start[order.a[s] + 1]++;
+	}
+	for (size_t s = 0; s < ns; s++)
+		start[s + 1] += start[s];
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		size_t s;
+		if (x->stream == -1 || !(x->flags & HTA_ROW_KCAT))
+			continue;
+		s = (size_t)order.a[hta_map_find(&order, x->stream)];
+		sub[start[s] + fill[s]++] = (uint32_t)k;
 	}
 	r->idle = ts_arena_alloc(a, (ns ? ns : 1) * sizeof(*r->idle));
 	if (!r->idle)
@@ -578,20 +595,17 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 	r->nidle = ns;
 	for (size_t s = 0; s < ns; s++) {
 		struct ts_hta_idle *o = &r->idle[s];
-		size_t m = 0;
+		const uint32_t *rows = sub + start[s];
+		size_t m = start[s + 1] - start[s];
 		int64_t sum[3] = { 0, 0, 0 }, total;
 
 		memset(o, 0, sizeof(*o));
 		o->stream = streams[s];
-		for (size_t k = 0; k < nk; k++)
-			if (f->rows[rows[k]].stream == streams[s]) {
-				sub[m] = rows[k];
-				ts[m] = f->rows[rows[k]].ts;
-				m++;
-			}
+		for (size_t k = 0; k < m; k++)
+			ts[k] = f->rows[rows[k]].ts;
 		hta_argsort(ts, m, idx);
 		for (size_t k = 0; k < m; k++) {
-			const struct hta_row *x = &f->rows[sub[idx[k]]];
+			const struct hta_row *x = &f->rows[rows[idx[k]]];
 			const struct hta_row *p;
 			int64_t prev_end, gap, rt = INT64_MIN;
 			int cat;
@@ -599,7 +613,7 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 				o->present[TS_HTA_IDLE_OTHER] = 1; /* NaN gap */
 				continue;
 			}
-			p = &f->rows[sub[idx[k - 1]]];
+			p = &f->rows[rows[idx[k - 1]]];
 			prev_end = p->ts + p->dur;
 			gap = x->ts - prev_end;
 			if (x->icorr >= 0 && (size_t)x->icorr < nev)
@@ -622,9 +636,11 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 	}
 	rc = 0;
 out:
+	hta_map_release(&order);
 	free(evts);
-	free(rows);
 	free(streams);
+	free(start);
+	free(fill);
 	free(sub);
 	free(ts);
 	free(idx);
@@ -632,6 +648,8 @@ out:
 }
 
 /* ---------------------------------------------------------- launch stats */
+
+static int is_queue_launch_name(const char *s);
 
 static int is_launch_stat_name(const char *s)
 {
@@ -672,7 +690,11 @@ static size_t count_lt(const int64_t *v, size_t n, int64_t x)
 	return lo;
 }
 
-static int launch_stats(const struct hta_frame *f, struct ts_hta_rank *r)
+#define NAME_LAUNCH_STAT 1
+#define NAME_QUEUE_LAUNCH 2
+
+static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
+			struct ts_hta_rank *r)
 {
 	struct hta_map set = { 0 };
 	struct lrow *cpu = NULL, *gpu = NULL;
@@ -685,8 +707,7 @@ static int launch_stats(const struct hta_frame *f, struct ts_hta_rank *r)
 	if (hta_map_init(&set, f->n))
 		goto out;
 	for (size_t k = 0; k < f->n; k++)
-		if (f->rows[k].name != TS_NO_ID &&
-		    is_launch_stat_name(ts_trace_str(f->t, f->rows[k].name)))
+		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
 			hta_map_put(&set, f->rows[k].corr, 0);
 	cpu = malloc((f->n + 1) * sizeof(*cpu));
 	gpu = malloc((f->n + 1) * sizeof(*gpu));
@@ -792,7 +813,8 @@ static int cmp_dbl(const void *x, const void *y)
 	return p < q ? -1 : p > q;
 }
 
-static int queue_length(const struct hta_frame *f, struct ts_arena *a, struct ts_hta_rank *r)
+static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
+			struct ts_hta_rank *r)
 {
 	struct hta_map kmap = { 0 }, rset = { 0 };
 	uint32_t *krows = NULL, *idx = NULL;
@@ -831,8 +853,7 @@ static int queue_length(const struct hta_frame *f, struct ts_arena *a, struct ts
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		int64_t s;
-		if (x->icorr <= 0 || x->name == TS_NO_ID ||
-		    !is_queue_launch_name(ts_trace_str(f->t, x->name)))
+		if (x->icorr <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
 			continue;
 		s = hta_map_find(&kmap, x->corr);
 		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
@@ -851,8 +872,7 @@ static int queue_length(const struct hta_frame *f, struct ts_arena *a, struct ts
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		int64_t s;
-		if (x->icorr <= 0 || x->name == TS_NO_ID ||
-		    !is_queue_launch_name(ts_trace_str(f->t, x->name)))
+		if (x->icorr <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
 			continue;
 		s = hta_map_find(&kmap, x->corr);
 		if (s < 0) {
@@ -992,6 +1012,7 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_rank *r)
 {
 	struct hta_labels lab;
+	uint8_t *nflag;
 	int rc;
 
 	r->rounded = f->rounded;
@@ -1014,8 +1035,20 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_
 	if ((rc = ktables(f, NUM_KERNELS, &h->arena, &r->kernels, &r->nkernels_tab)) ||
 	    (rc = ktables(f, SIZE_MAX, &h->arena, &r->kernels_all, &r->nkernels_all)))
 		return rc;
-	if ((rc = idle_breakdown(f, &h->arena, r)) || (rc = launch_stats(f, r)) ||
-	    (rc = queue_length(f, &h->arena, r)))
+	/* per-name flags, so the row loops compare no strings */
+	nflag = malloc(f->t->strings.count + 1);
+	if (!nflag)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < f->t->strings.count; k++) {
+		const char *s = ts_intern_str(&f->t->strings, (uint32_t)k);
+		nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
+				     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
+	}
+	if ((rc = idle_breakdown(f, &h->arena, r)) || (rc = launch_stats(f, nflag, r)) ||
+	    (rc = queue_length(f, nflag, &h->arena, r))) {
+		free(nflag);
 		return rc;
+	}
+	free(nflag);
 	return 0;
 }
