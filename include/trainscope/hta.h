@@ -45,7 +45,7 @@ const char *ts_hta_ktype_name(enum ts_hta_ktype t); /* "COMMUNICATION", ... */
 struct ts_hta_kstat {
 	const char *name;        /* kernel name, or "others" */
 	enum ts_hta_ktype type;
-	int64_t count;           /* kernels (for "others": names folded in) */
+	int64_t count;           /* kernels (for "others": all kernels folded in) */
 	double sum_us, max_us, min_us, mean_us, std_us;
 };
 
@@ -82,7 +82,7 @@ struct ts_hta_launch {
 };
 
 struct ts_hta_rank {
-	int64_t rank;            /* distributedInfo.rank, else 0 (as HTA) */
+	int64_t rank;            /* HTA's rank: distributedInfo.rank, else 0 */
 	const char *file;
 	int rounded;             /* ns timestamps were rounded to us */
 	int filtered;            /* the last-step / correlation filter ran */
@@ -129,7 +129,8 @@ int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
 		   struct ts_hta *out, struct ts_err *err);
 
 /*
- * Write the value of a rank's "hta" object: idle_time_us, compute_time_us,
+ * Write the value of a rank's "hta" object: rounded_to_us and
+ * last_step_dropped (which preprocessing steps ran), idle_time_us, compute_time_us,
  * non_compute_time_us, kernel_time_us, idle_time_pct, compute_time_pct,
  * non_compute_time_pct, comp_comm_overlap_pct, kernel_type [{kernel_type,
  * sum_us, pct}], kernels and kernels_all [{name, kernel_type, count, sum_us,

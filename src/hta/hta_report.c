@@ -125,7 +125,6 @@ void ts_hta_write_json(const struct ts_hta *h, size_t rank_index, struct ts_jw *
 	const struct ts_hta_rank *r = &h->ranks[rank_index];
 
 	ts_jw_obj(w);
-	ts_jw_ki64(w, "rank", r->rank);
 	ts_jw_kbool(w, "rounded_to_us", r->rounded);
 	ts_jw_kbool(w, "last_step_dropped", r->filtered);
 	ts_jw_ki64(w, "gpu_kernels", (int64_t)r->nkernels);
