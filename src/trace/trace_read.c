@@ -15,9 +15,14 @@
  * refills the window on P_NEED, keeps what was complete on P_TRUNC, and
  * decides between recovery and an error on P_BAD.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
@@ -30,6 +35,8 @@
 enum { P_OK = 0, P_NEED = 1, P_TRUNC = 2, P_BAD = 3 };
 
 #define MAX_DEPTH 1024
+#define EST_EVENT_BYTES 128         /* smallest typical event, for reserving */
+#define EST_RESERVE_FROM (256 << 10)
 
 /* string scan flags */
 #define S_ESC 1      /* a backslash occurs: unescape before use */
@@ -53,8 +60,30 @@ struct evargs {
 	double flops;
 };
 
+/*
+ * Column pages are faulted in by a helper thread a little ahead of the
+ * parser: on the target VMs zeroing fresh pages costs as much as parsing,
+ * and the second core is otherwise idle for plain files. It populates at
+ * most PF_LEAD events ahead, so resident memory follows the events read,
+ * not the reservation.
+ */
+#define NCOLS 13
+#define PF_LEAD ((size_t)64 << 10)
+#define PF_PUBLISH_MASK ((size_t)(8 << 10) - 1)
+
+struct prefault {
+	pthread_t th;
+	int started;
+	atomic_size_t parsed;
+	atomic_int stop;
+	unsigned char *col[NCOLS];
+	size_t elem[NCOLS];
+	size_t cap;
+};
+
 struct rd {
 	struct trace_src src;
+	struct prefault pf;
 	const unsigned char *d;   /* window (mirrors src) */
 	size_t len;
 	int eof;
@@ -63,6 +92,7 @@ struct rd {
 	struct ts_err *err;
 	struct ts_sb sb;          /* unescape scratch */
 	TS_VEC(uint8_t) catmap;   /* string id -> enum ts_cat + 1 (0 = not looked up) */
+	uint32_t *icache;         /* ICACHE_N string ids + 1, by a cheap key (0 = empty) */
 	int strict;
 	int repaired;             /* the current event needed a lenient repair */
 
@@ -99,6 +129,70 @@ static int refill(struct rd *r, size_t keep)
 static inline uint64_t abs_off(const struct rd *r, size_t i)
 {
 	return r->src.base + i;
+}
+
+
+/* ------------------------------------------------------ prefault */
+
+static void *pf_main(void *arg)
+{
+	struct prefault *p = arg;
+	size_t done = 0;
+	const uintptr_t page = 4096;
+
+	while (!atomic_load_explicit(&p->stop, memory_order_relaxed) && done < p->cap) {
+		size_t want = atomic_load_explicit(&p->parsed, memory_order_relaxed) + PF_LEAD;
+		if (want > p->cap)
+			want = p->cap;
+		if (want <= done) {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		for (int k = 0; k < NCOLS; k++) {
+			uintptr_t a = (uintptr_t)(p->col[k] + done * p->elem[k]) & ~(page - 1);
+			uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
+#ifdef MADV_POPULATE_WRITE
+			madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+			(void)a;
+			(void)e;
+#endif
+		}
+		done = want;
+	}
+	return NULL;
+}
+
+static void pf_start(struct rd *r)
+{
+	struct prefault *p = &r->pf;
+	struct ts_trace_events *e = &r->t->ev;
+	void *cols[NCOLS] = { e->ts_ns, e->dur_ns, e->name, e->cat_str, e->cat, e->ph, e->pid,
+			      e->tid, e->stream, e->device, e->correlation, e->external_id,
+			      e->flow_id };
+	size_t elems[NCOLS] = { 8, 8, 4, 4, 1, 1, 8, 8, 8, 4, 8, 8, 8 };
+
+#ifndef MADV_POPULATE_WRITE
+	return;
+#endif
+	for (int k = 0; k < NCOLS; k++) {
+		p->col[k] = cols[k];
+		p->elem[k] = elems[k];
+	}
+	p->cap = e->cap;
+	atomic_init(&p->parsed, e->n);
+	atomic_init(&p->stop, 0);
+	p->started = pthread_create(&p->th, NULL, pf_main, p) == 0;
+}
+
+static void pf_stop(struct rd *r)
+{
+	if (!r->pf.started)
+		return;
+	atomic_store(&r->pf.stop, 1);
+	pthread_join(r->pf.th, NULL);
+	r->pf.started = 0;
 }
 
 /* -------------------------------------------------------- scanning */
@@ -406,6 +500,148 @@ key:
 	goto value;
 }
 
+
+/* An object key at d[*ip] == '"': keys are short and plain, so a byte loop
+ * beats the vector scan; anything unusual goes through scan_str. */
+static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip + 1;
+
+	while (i < len && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20)
+		i++;
+	if (i < len && d[i] == '"') {
+		out->s = (const char *)d + *ip + 1;
+		out->n = i - *ip - 1;
+		out->flags = 0;
+		*ip = i + 1;
+		return P_OK;
+	}
+	return scan_str(r, ip, out);
+}
+
+/* Eight ASCII digits in a little-endian word (the fast_float / simdjson
+ * trick): test, then convert with three multiplications. */
+static inline int swar_is_8digits(uint64_t x)
+{
+	return !(((x & 0xF0F0F0F0F0F0F0F0ULL) |
+		  (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ^
+		 0x3333333333333333ULL);
+}
+
+static inline uint64_t swar_8digits(uint64_t v)
+{
+	const uint64_t mask = 0x000000FF000000FFULL;
+	const uint64_t mul1 = 0x000F424000000064ULL; /* 100 + (1000000 << 32) */
+	const uint64_t mul2 = 0x0000271000000001ULL; /* 1 + (10000 << 32) */
+
+	v -= 0x3030303030303030ULL;
+	v = v * 10 + (v >> 8);
+	v = (((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32;
+	return v;
+}
+
+static inline int is_num_start(unsigned char c)
+{
+	return c == '-' || (c >= '0' && c <= '9');
+}
+
+/*
+ * A number at d[*ip] converted to fixed point with `scale` decimals (3:
+ * microseconds text to nanoseconds, 0: integers), in one pass for the
+ * common shapes ("123", "-5", "1712195495519689.047"). Other shapes
+ * (exponents, fractions of integers, 19+ digits, NaN) take the exact slow
+ * path. *ok is 0 when the value is not representable; the syntax is
+ * checked either way.
+ */
+static inline int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, int *ok)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip;
+	uint64_t v = 0, frac = 0;
+	int neg = 0, nd = 0, nf = 0, round = 0;
+
+	if (d[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	if (i >= len)
+		goto slow;
+	if (d[i] == '0') {
+		i++;
+	} else if (d[i] >= '1' && d[i] <= '9') {
+		uint64_t w;
+		while (nd <= 8 && i + 8 <= len) {
+			memcpy(&w, d + i, 8);
+			if (!swar_is_8digits(w))
+				break;
+			v = v * 100000000 + swar_8digits(w);
+			nd += 8;
+			i += 8;
+		}
+		while (i < len && (unsigned)(d[i] - '0') < 10) {
+			v = v * 10 + (unsigned)(d[i] - '0');
+			nd++;
+			i++;
+		}
+		if (nd > 18)
+			goto slow;
+	} else {
+		goto slow;
+	}
+	if (i < len && d[i] == '.') {
+		if (scale != 3)
+			goto slow;
+		i++;
+		size_t f0 = i;
+		while (i < len && (unsigned)(d[i] - '0') < 10) {
+			if (nf < 3) {
+				frac = frac * 10 + (unsigned)(d[i] - '0');
+				nf++;
+			} else if (i - f0 == 3) {
+				round = d[i] >= '5';
+			}
+			i++;
+		}
+		if (i == f0)
+			goto slow;
+	}
+	if (i >= len || d[i] == 'e' || d[i] == 'E')
+		goto slow;
+	if (scale == 3) {
+		while (nf < 3) {
+			frac *= 10;
+			nf++;
+		}
+		if (v > ((uint64_t)INT64_MAX - 1000) / 1000)
+			goto slow;
+		v = v * 1000 + frac + (uint64_t)round;
+	} else if (v > (uint64_t)INT64_MAX) {
+		goto slow;
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	*ok = 1;
+	*ip = i;
+	return P_OK;
+slow:;
+	struct strv sv;
+	size_t j = *ip;
+	int rc = scan_num(r, &j, &sv);
+	if (rc)
+		return rc;
+	*ip = j;
+	*ok = scale == 3 ? ts_num_fixed(sv.s, sv.n, 3, out) == 0 :
+		ts_num_i64(sv.s, sv.n, out) == 0;
+	if (!*ok && scale == 0) {
+		double f;
+		if (ts_num_f64(sv.s, sv.n, &f) == 0 && f == f && f > -9.2e18 && f < 9.2e18) {
+			*out = (int64_t)f;
+			*ok = 1;
+		}
+	}
+	return P_OK;
+}
+
 /* -------------------------------------------------------- values */
 
 /* Text of a string view, unescaped when needed (valid until the next call). */
@@ -424,20 +660,54 @@ static int str_text(struct rd *r, const struct strv *v, const char **s, size_t *
 	return 0;
 }
 
+/*
+ * Names repeat millions of times: a direct-mapped cache keyed by the
+ * length and the first and last 8 bytes finds the id of a repeated string
+ * with one memcmp, skipping the full hash and the table probe.
+ */
+#define ICACHE_N 4096
+
+static inline uint32_t icache_slot(const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0;
+
+	if (n >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+	} else {
+		memcpy(&a, s, n);
+	}
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
+	return (uint32_t)(h >> 52) & (ICACHE_N - 1);
+}
+
+static int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
+{
+	const struct ts_intern *in = &r->t->strings;
+	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
+	int64_t x;
+
+	if (c && in->lens[c - 1] == n && memcmp(in->strs[c - 1], s, n) == 0) {
+		*id = c - 1;
+		return 0;
+	}
+	x = ts_intern(&r->t->strings, s, n);
+	if (x < 0)
+		return (int)x;
+	r->icache[slot] = (uint32_t)x + 1;
+	*id = (uint32_t)x;
+	return 0;
+}
+
 static int intern_view(struct rd *r, const struct strv *v, uint32_t *id)
 {
 	const char *s;
 	size_t n;
 	int rc = str_text(r, v, &s, &n);
-	int64_t x;
 
 	if (rc)
 		return rc;
-	x = ts_intern(&r->t->strings, s, n);
-	if (x < 0)
-		return (int)x;
-	*id = (uint32_t)x;
-	return 0;
+	return intern_text(r, s, n, id);
 }
 
 /* Integer from number text; fractions and exponents go through double. */
@@ -480,10 +750,16 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 static int value_int(struct rd *r, size_t *ip, int64_t *out)
 {
 	struct strv v;
-	int ok, rc = value_num(r, ip, &v, &ok);
-
+	int ok = 0, rc;
 	int64_t x;
 
+	if (*ip < r->len && is_num_start(r->d[*ip])) {
+		rc = num_fast(r, ip, 0, &x, &ok);
+		if (rc == P_OK && ok)
+			*out = x;
+		return rc;
+	}
+	rc = value_num(r, ip, &v, &ok);
 	if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
 		*out = x;
 	return rc;
@@ -498,14 +774,8 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 
 	if (*ip >= r->len)
 		return end_or_need(r);
-	if (r->d[*ip] != '"') {
-		int64_t x;
-		int ok;
-		rc = value_num(r, ip, &v, &ok);
-		if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
-			*out = x;
-		return rc;
-	}
+	if (r->d[*ip] != '"')
+		return value_int(r, ip, out);
 	rc = scan_str(r, ip, &v);
 	if (rc)
 		return rc;
@@ -529,8 +799,16 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 static int value_ns(struct rd *r, size_t *ip, int64_t *out)
 {
 	struct strv v;
-	int ok, rc = value_num(r, ip, &v, &ok);
+	int ok = 0, rc;
 	int64_t x;
+
+	if (*ip < r->len && is_num_start(r->d[*ip])) {
+		rc = num_fast(r, ip, 3, &x, &ok);
+		if (rc == P_OK && ok)
+			*out = x;
+		return rc;
+	}
+	rc = value_num(r, ip, &v, &ok);
 
 	if (rc == P_OK && ok && ts_num_fixed(v.s, v.n, 3, &x) == 0)
 		*out = x;
@@ -623,7 +901,7 @@ static int arg_key(const char *s, size_t n)
 			for (;;) {                                         \
 				if (d_[i] != '"')                          \
 					return bad((r), (i), "expected '\"' (object key)", 0); \
-				rc_ = scan_str((r), &(i), &k_);            \
+				rc_ = scan_key((r), &(i), &k_);            \
 				if (rc_)                                   \
 					return rc_;                        \
 				(i) = skip_ws(d_, (i), len_);              \
@@ -837,13 +1115,18 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 	else
 		e->flow_id = TS_NONE;
 	e->cat = (enum ts_cat)cat;
-	if (cat == TS_CAT_PYTHON && r->o && r->o->skip_python) {
+	if (r->o && ((cat == TS_CAT_PYTHON && r->o->skip_python) ||
+		     (cat == TS_CAT_FLOW && r->o->skip_flows))) {
 		t->meta.skipped++;
 		return 0;
 	}
+	if (r->pf.started && t->ev.n >= r->pf.cap)
+		pf_stop(r);   /* the columns are about to move */
 	idx = ts_trace_push_event(t, e);
 	if (idx < 0)
 		return (int)idx;
+	if (r->pf.started && ((size_t)idx & PF_PUBLISH_MASK) == 0)
+		atomic_store_explicit(&r->pf.parsed, (size_t)idx, memory_order_relaxed);
 	r->ncat[cat]++;
 	if (r->repaired) {
 		if (!t->meta.recovered)
@@ -1569,6 +1852,15 @@ static int read_all(struct rd *r)
 	int rc, saw_events = 0;
 
 	win_sync(r);
+	/* big inputs: reserve the columns once (virtual memory; pages are
+	 * touched as events arrive, as huge pages) instead of growing them */
+	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM) {
+		if (ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
+			return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+		/* gzip keeps the other core busy inflating */
+		if (!r->src.gzip)
+			pf_start(r);
+	}
 	rc = next_byte(r, &i);
 	if (rc == P_TRUNC)
 		return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)abs_off(r, i), -1,
@@ -1625,13 +1917,20 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	r->err = err;
 	r->strict = opts && opts->strict;
 	ts_sb_init(&r->sb);
+	r->icache = calloc(ICACHE_N, sizeof(*r->icache));
+	if (!r->icache) {
+		trace_src_release(&r->src);
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
 	rc = read_all(r);
+	pf_stop(r);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	if (!rc)
 		finish_meta(r);
 	t->meta.bytes = r->src.base + r->len;
 	ts_sb_release(&r->sb);
+	free(r->icache);
 	TS_VEC_RELEASE(r->catmap);
 	trace_src_release(&r->src);
 	return rc;
@@ -1645,8 +1944,10 @@ int ts_trace_read(struct ts_trace *t, const char *path,
 
 	memset(&r, 0, sizeof(r));
 	rc = trace_src_open(&r.src, path, err);
-	if (rc)
+	if (rc) {
+		trace_src_release(&r.src);
 		return rc;
+	}
 	return read_src(t, &r, path, opts, err);
 }
 
@@ -1661,7 +1962,9 @@ int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
 	if (!name)
 		name = "<memory>";
 	rc = trace_src_open_mem(&r.src, data, n, name, err);
-	if (rc)
+	if (rc) {
+		trace_src_release(&r.src);
 		return rc;
+	}
 	return read_src(t, &r, name, opts, err);
 }
