@@ -100,14 +100,44 @@ static int cat_is_kernel(const char *c)
 	return 0;
 }
 
+#define S_DONE 0x80
+#define S_TRACE 0x04   /* the category "Trace" */
+#define S_KCAT 0x08    /* a kernel/memcpy/memset/mtia_ccp category */
+#define S_SYNC 0x10    /* "Event Sync" / "Context Sync" */
+#define S_STEP 0x20    /* ^ProfilerStep#\d */
+
+/* Facts about one interned string, computed once (bits 0-1: kernel class). */
+static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
+{
+	const char *s;
+	uint8_t v;
+
+	if (id == TS_NO_ID || id >= t->strings.count)
+		return TS_HTA_COMP;
+	if (cache[id] & S_DONE)
+		return cache[id];
+	s = ts_intern_str(&t->strings, id);
+	v = (uint8_t)(S_DONE | hta_classify(s));
+	if (strcmp(s, "Trace") == 0)
+		v |= S_TRACE;
+	if (cat_is_kernel(s))
+		v |= S_KCAT;
+	if (strcmp(s, "Event Sync") == 0 || strcmp(s, "Context Sync") == 0)
+		v |= S_SYNC;
+	if (is_step_name(s))
+		v |= S_STEP;
+	cache[id] = v;
+	return v;
+}
+
 /* Rows of one trace in file order, rounded, with index_correlation. */
 static int frame_base(const struct ts_trace *t, struct hta_frame *f)
 {
 	const struct ts_trace_events *ev = &t->ev;
-	uint8_t *kcache = NULL;
+	uint8_t *cache = NULL;
 	struct hta_map m = { 0 };
 	int rc = TS_ENOMEM;
-	size_t n = 0;
+	size_t n = 0, ncorr = 0;
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
@@ -117,22 +147,23 @@ static int frame_base(const struct ts_trace *t, struct hta_frame *f)
 			break;
 		}
 	f->rows = malloc((ev->n ? ev->n : 1) * sizeof(*f->rows));
-	kcache = malloc(t->strings.count + 1);
-	if (!f->rows || !kcache)
+	cache = calloc(t->strings.count + 1, 1);
+	if (!f->rows || !cache)
 		goto out;
-	memset(kcache, 0xff, t->strings.count + 1);
 	for (size_t i = 0; i < ev->n; i++) {
 		struct hta_row *r;
-		const char *name;
-		uint32_t nid = ev->name[i];
+		uint8_t cf, nf;
 
 		if (ev->ph[i] != 'X' || ev->dur_ns[i] == TS_NONE ||
-		    ev->ts_ns[i] == TS_NONE || ev->cat_str[i] == TS_NO_ID ||
-		    strcmp(ts_trace_str(t, ev->cat_str[i]), "Trace") == 0)
+		    ev->ts_ns[i] == TS_NONE || ev->cat_str[i] == TS_NO_ID)
 			continue;
+		cf = sfacts(t, cache, ev->cat_str[i]);
+		if (cf & S_TRACE)
+			continue;
+		nf = sfacts(t, cache, ev->name[i]);
 		r = &f->rows[n++];
 		r->ev = (uint32_t)i;
-		r->name = nid;
+		r->name = ev->name[i];
 		if (f->rounded) {
 			double ts = us_double(ev->ts_ns[i]);
 			double end = ts + us_double(ev->dur_ns[i]);
@@ -144,27 +175,22 @@ static int frame_base(const struct ts_trace *t, struct hta_frame *f)
 		}
 		r->stream = ev->stream[i] == TS_NONE ? -1 : ev->stream[i];
 		r->corr = ev->correlation[i] == TS_NONE ? -1 : ev->correlation[i];
-		name = ts_trace_str(t, nid);
-		if (nid == TS_NO_ID || nid >= t->strings.count) {
-			r->ktype = TS_HTA_COMP;
-		} else {
-			if (kcache[nid] == 0xff)
-				kcache[nid] = (uint8_t)hta_classify(name);
-			r->ktype = kcache[nid];
-		}
+		r->ktype = nf & 3;
 		r->flags = 0;
-		if ((r->stream >= 0 && r->corr >= 0) || strcmp(name, "Event Sync") == 0 ||
-		    strcmp(name, "Context Sync") == 0)
+		if ((r->stream >= 0 && r->corr >= 0) || (nf & S_SYNC))
 			r->flags |= HTA_ROW_GPU;
-		if (cat_is_kernel(ts_trace_str(t, ev->cat_str[i])))
+		if (cf & S_KCAT)
 			r->flags |= HTA_ROW_KCAT;
+		if (nf & S_STEP)
+			r->flags |= HTA_ROW_STEP;
 		r->icorr = r->corr < 0 ? r->corr : 0;
+		ncorr += r->corr != -1;
 	}
 	f->n = n;
 
 	/* index_correlation: the last CPU (GPU) row in file order sharing the
 	 * correlation wins, as with HTA's df.loc assignment of a merge. */
-	if (hta_map_init(&m, n))
+	if (hta_map_init(&m, ncorr))
 		goto out;
 	for (size_t k = 0; k < n; k++) {
 		struct hta_row *r = &f->rows[k];
@@ -193,7 +219,7 @@ static int frame_base(const struct ts_trace *t, struct hta_frame *f)
 	rc = 0;
 out:
 	hta_map_release(&m);
-	free(kcache);
+	free(cache);
 	return rc;
 }
 
@@ -213,8 +239,7 @@ static int frame_filter(struct hta_frame *f, struct ts_err *err)
 		ncpu++;
 		if (r->ts < min_cpu)
 			min_cpu = r->ts;
-		if (r->name != TS_NO_ID && is_step_name(ts_trace_str(f->t, r->name)) &&
-		    r->ts > last_start)
+		if ((r->flags & HTA_ROW_STEP) && r->ts > last_start)
 			last_start = r->ts;
 	}
 	if (ncpu == 0)
@@ -222,7 +247,7 @@ static int frame_filter(struct hta_frame *f, struct ts_err *err)
 	if (last_start == INT64_MIN)
 		last_start = min_cpu;
 	f->filtered = 1;
-	if (hta_map_init(&cnt, f->n))
+	if (hta_map_init(&cnt, ncpu))
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
@@ -298,10 +323,10 @@ int hta_frames_build(const struct ts_trace *const *ranks, size_t nranks,
 			const char *s;
 			if (row->ts < t0)
 				t0 = row->ts;
-			if (row->name == TS_NO_ID)
+			if (!(row->flags & HTA_ROW_STEP))
 				continue;
 			s = ts_trace_str(ranks[r], row->name);
-			if (is_step_name(s) && ts_intern(&steps, s, strlen(s)) < 0) {
+			if (ts_intern(&steps, s, strlen(s)) < 0) {
 				rc = TS_ENOMEM;
 				goto out;
 			}

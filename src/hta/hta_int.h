@@ -23,6 +23,7 @@ struct hta_row {
 
 #define HTA_ROW_GPU 1   /* GPU side of HTA's correlation filter */
 #define HTA_ROW_KCAT 2  /* cat is a kernel/memcpy/memset/mtia_ccp category */
+#define HTA_ROW_STEP 4  /* name matches ^ProfilerStep#\d */
 
 /* A rank's frame: rows in HTA's row order. */
 struct hta_frame {
@@ -70,16 +71,16 @@ int hta_frames_build(const struct ts_trace *const *ranks, size_t nranks,
 		     struct hta_frame *frames, int64_t *t0_ns, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
 
-/* Fill one rank's results from its frame (strings go to h->arena). */
-int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h,
-		     struct ts_hta_rank *r);
-
 /* Label sums (ns) per running-bit value 0..7, shared for the job total. */
 struct hta_labels {
 	int present[8];
 	int64_t sum_ns[8];
 };
-int hta_rank_labels(const struct hta_frame *f, struct hta_labels *out);
+/* Fill one rank's results from its frame (strings go to h->arena); lab
+ * receives the rank's kernel-type label sums for the job total. */
+int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h,
+		     struct ts_hta_rank *r, struct hta_labels *lab);
+
 int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,
 		    struct ts_hta_klabel **out, size_t *nout);
 

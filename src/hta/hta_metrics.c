@@ -116,20 +116,37 @@ static int64_t ivl_busy(const struct ivl *m)
 	return s;
 }
 
-static int temporal(const struct hta_frame *f, struct ts_hta_rank *r)
-{
-	struct ivl all, comp;
-	int64_t kt, idle, c;
+/* Merged intervals of all GPU rows and of each kernel class, once per rank. */
+struct merged {
+	struct ivl all, type[3];  /* indexed by enum ts_hta_ktype (COMM, COMP, MEM) */
+};
 
-	if (merge_rows(f, sel_kernel, 0, &all))
+static void merged_release(struct merged *m)
+{
+	ivl_release(&m->all);
+	for (int t = 0; t < 3; t++)
+		ivl_release(&m->type[t]);
+}
+
+static int merged_build(const struct hta_frame *f, struct merged *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (merge_rows(f, sel_kernel, 0, &m->all))
 		return TS_ENOMEM;
-	if (merge_rows(f, sel_type, TS_HTA_COMP, &comp)) {
-		ivl_release(&all);
-		return TS_ENOMEM;
-	}
-	kt = all.end[all.n - 1] - all.ts[0];
-	idle = kt - ivl_busy(&all);
-	c = ivl_busy(&comp);
+	for (int t = 0; t < 3; t++)
+		if (merge_rows(f, sel_type, t, &m->type[t])) {
+			merged_release(m);
+			return TS_ENOMEM;
+		}
+	return 0;
+}
+
+static void temporal(const struct merged *m, struct ts_hta_rank *r)
+{
+	int64_t kt = m->all.end[m->all.n - 1] - m->all.ts[0];
+	int64_t idle = kt - ivl_busy(&m->all);
+	int64_t c = ivl_busy(&m->type[TS_HTA_COMP]);
+
 	r->kernel_us = US(kt);
 	r->idle_us = US(idle);
 	r->compute_us = US(c);
@@ -137,14 +154,11 @@ static int temporal(const struct hta_frame *f, struct ts_hta_rank *r)
 	r->idle_pct = hta_round(100 * (r->idle_us / r->kernel_us), 2);
 	r->compute_pct = hta_round(100 * (r->compute_us / r->kernel_us), 2);
 	r->non_compute_pct = hta_round(100 * (r->non_compute_us / r->kernel_us), 2);
-	ivl_release(&all);
-	ivl_release(&comp);
-	return 0;
 }
 
 /* ---------------------------------------------------- kernel type labels */
 
-int hta_rank_labels(const struct hta_frame *f, struct hta_labels *out)
+static int rank_labels(const struct merged *mg, struct hta_labels *out)
 {
 	static const int types[3] = { TS_HTA_COMP, TS_HTA_COMM, TS_HTA_MEM };
 	int64_t *time = NULL, *ntime = NULL;
@@ -154,8 +168,8 @@ int hta_rank_labels(const struct hta_frame *f, struct hta_labels *out)
 	int rc = TS_ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t k = 0; k < f->n; k++)
-		cap += f->rows[k].stream != -1;
+	for (int t = 0; t < 3; t++)
+		cap += mg->type[t].n;
 	cap = 2 * cap + 1;
 	time = malloc(cap * sizeof(*time));
 	ntime = malloc(cap * sizeof(*ntime));
@@ -165,19 +179,16 @@ int hta_rank_labels(const struct hta_frame *f, struct hta_labels *out)
 	if (!time || !ntime || !status || !nstatus || !idx)
 		goto out;
 	for (int t = 0; t < 3; t++) {
-		struct ivl m;
+		const struct ivl *m = &mg->type[types[t]];
 		int v = 1 << t;
-		if (merge_rows(f, sel_type, types[t], &m))
-			goto out;
 		/* concat([sorted so far, melt(ts..., end...)]).sort_values("time") */
-		for (size_t k = 0; k < m.n; k++) {
-			time[n + k] = m.ts[k];
+		for (size_t k = 0; k < m->n; k++) {
+			time[n + k] = m->ts[k];
 			status[n + k] = v;
-			time[n + m.n + k] = m.end[k];
-			status[n + m.n + k] = -v;
+			time[n + m->n + k] = m->end[k];
+			status[n + m->n + k] = -v;
 		}
-		n += 2 * m.n;
-		ivl_release(&m);
+		n += 2 * m->n;
 		hta_argsort(time, n, idx);
 		for (size_t k = 0; k < n; k++) {
 			ntime[k] = time[idx[k]];
@@ -494,32 +505,23 @@ static int cmp_pt(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-static int overlap(const struct hta_frame *f, struct ts_hta_rank *r)
+static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 {
-	struct ivl comp, comm;
+	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
 	struct sweep_pt *p;
 	int64_t ov = 0, den, run = 0;
 	size_t n = 0;
 
-	if (merge_rows(f, sel_type, TS_HTA_COMP, &comp))
+	p = malloc((2 * (comp->n + comm->n) + 1) * sizeof(*p));
+	if (!p)
 		return TS_ENOMEM;
-	if (merge_rows(f, sel_type, TS_HTA_COMM, &comm)) {
-		ivl_release(&comp);
-		return TS_ENOMEM;
+	for (size_t k = 0; k < comm->n; k++) {
+		p[n++] = (struct sweep_pt){ comm->ts[k], 1 };
+		p[n++] = (struct sweep_pt){ comm->end[k], -1 };
 	}
-	p = malloc((2 * (comp.n + comm.n) + 1) * sizeof(*p));
-	if (!p) {
-		ivl_release(&comp);
-		ivl_release(&comm);
-		return TS_ENOMEM;
-	}
-	for (size_t k = 0; k < comm.n; k++) {
-		p[n++] = (struct sweep_pt){ comm.ts[k], 1 };
-		p[n++] = (struct sweep_pt){ comm.end[k], -1 };
-	}
-	for (size_t k = 0; k < comp.n; k++) {
-		p[n++] = (struct sweep_pt){ comp.ts[k], 2 };
-		p[n++] = (struct sweep_pt){ comp.end[k], -2 };
+	for (size_t k = 0; k < comp->n; k++) {
+		p[n++] = (struct sweep_pt){ comp->ts[k], 2 };
+		p[n++] = (struct sweep_pt){ comp->end[k], -2 };
 	}
 	/* sum of segments where running == 3; ties only make zero-length
 	 * segments, so any sort order gives HTA's sum */
@@ -529,11 +531,9 @@ static int overlap(const struct hta_frame *f, struct ts_hta_rank *r)
 		if (run == 3)
 			ov += p[k + 1].t - p[k].t;
 	}
-	den = ivl_busy(&comm);
+	den = ivl_busy(comm);
 	r->overlap_pct = den == 0 ? NAN : hta_round(100 * (US(ov) / US(den)), 2);
 	free(p);
-	ivl_release(&comp);
-	ivl_release(&comm);
 	return 0;
 }
 
@@ -1009,12 +1009,14 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 	return 0;
 }
 
-int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_rank *r)
+int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_rank *r,
+		     struct hta_labels *lab)
 {
-	struct hta_labels lab;
+	struct merged mg;
 	uint8_t *nflag;
 	int rc;
 
+	memset(lab, 0, sizeof(*lab));
 	r->rounded = f->rounded;
 	r->filtered = f->filtered;
 	r->nrows = f->n;
@@ -1027,11 +1029,15 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_
 		return rc;
 	if (r->nkernels == 0)
 		return 0;
-	if ((rc = temporal(f, r)) || (rc = overlap(f, r)))
+	if ((rc = merged_build(f, &mg)))
 		return rc;
-	if ((rc = hta_rank_labels(f, &lab)) ||
-	    (rc = hta_labels_emit(&lab, &h->arena, &r->ktype, &r->nktype)))
+	temporal(&mg, r);
+	if ((rc = overlap(&mg, r)) || (rc = rank_labels(&mg, lab)) ||
+	    (rc = hta_labels_emit(lab, &h->arena, &r->ktype, &r->nktype))) {
+		merged_release(&mg);
 		return rc;
+	}
+	merged_release(&mg);
 	if ((rc = ktables(f, NUM_KERNELS, &h->arena, &r->kernels, &r->nkernels_tab)) ||
 	    (rc = ktables(f, SIZE_MAX, &h->arena, &r->kernels_all, &r->nkernels_all)))
 		return rc;

@@ -65,12 +65,7 @@ int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
 			rc = TS_ENOMEM;
 			goto out;
 		}
-		rc = hta_rank_analyze(&frames[r], out, o);
-		if (rc)
-			goto out;
-		if (o->nkernels == 0)
-			continue;
-		rc = hta_rank_labels(&frames[r], &lab);
+		rc = hta_rank_analyze(&frames[r], out, o, &lab);
 		if (rc)
 			goto out;
 		for (int k = 0; k < 8; k++) {
