@@ -299,6 +299,66 @@ TEST(hta_rounding_follows_doubles)
 	ts_trace_release(&t);
 }
 
+/*
+ * Two ranks share one t0 and one kernel-type total:
+ *   rank A: launch 4990+5, gemm [5000,5010];  rank B: launch 2990+5,
+ *   gemm [3000,3030]  ->  t0 = 2990 us; kernel_time A 10, B 30;
+ *   job kernel type: COMPUTATION 10 + 30 = 40 us, 100 %.
+ * Then ProfilerStep#1 on A (ts 4980) and ProfilerStep#2 on B (ts 2980).
+ * B alone has one step name, so nothing is filtered and its kernel stays.
+ * Together the job has two distinct names, so HTA filters every rank with
+ * the rank's own last step start as cutoff: no launch starts before it on
+ * either rank, so both keep no GPU row (HTA's behaviour).
+ */
+static void two_ranks(struct ts_trace *a, struct ts_trace *b, int steps)
+{
+	ts_trace_init(a);
+	ts_trace_init(b);
+	if (steps) {
+		ev(a, "user_annotation", "ProfilerStep#1", 4980 * US_NS, 100 * US_NS, NOSTREAM, NOCORR);
+		ev(b, "user_annotation", "ProfilerStep#2", 2980 * US_NS, 100 * US_NS, NOSTREAM, NOCORR);
+	}
+	ev(a, "cuda_runtime", "cudaLaunchKernel", 4990 * US_NS, 5 * US_NS, NOSTREAM, 1);
+	ev(a, "kernel", "gemm", 5000 * US_NS, 10 * US_NS, 7, 1);
+	ev(b, "cuda_runtime", "cudaLaunchKernel", 2990 * US_NS, 5 * US_NS, NOSTREAM, 1);
+	ev(b, "kernel", "gemm", 3000 * US_NS, 30 * US_NS, 7, 1);
+}
+
+TEST(hta_ranks_share_t0_and_step_names)
+{
+	struct ts_trace a, b;
+	const struct ts_trace *tp[2] = { &a, &b };
+	struct ts_hta h;
+	struct ts_err err;
+
+	two_ranks(&a, &b, 0);
+	ts_err_init(&err);
+	REQUIRE(ts_hta_analyze(tp, 2, &h, &err) == 0);
+	CHECK_I64(h.t0_ns, 2990 * US_NS);
+	CHECK_NEAR(h.ranks[0].kernel_us, 10, 0);
+	CHECK_NEAR(h.ranks[1].kernel_us, 30, 0);
+	REQUIRE(h.nktype == 1);
+	CHECK_STR(h.ktype[0].label, "COMPUTATION");
+	CHECK_NEAR(h.ktype[0].sum_us, 40, 0);
+	CHECK_NEAR(h.ktype[0].pct, 100, 0);
+	ts_hta_release(&h);
+	ts_trace_release(&a);
+	ts_trace_release(&b);
+
+	two_ranks(&a, &b, 1);
+	REQUIRE(ts_hta_analyze(&tp[1], 1, &h, &err) == 0);
+	CHECK(!h.ranks[0].filtered);
+	CHECK_I64(h.ranks[0].nkernels, 1);
+	ts_hta_release(&h);
+	REQUIRE(ts_hta_analyze(tp, 2, &h, &err) == 0);
+	CHECK(h.ranks[0].filtered && h.ranks[1].filtered);
+	CHECK_I64(h.ranks[0].nkernels, 0);
+	CHECK_I64(h.ranks[1].nkernels, 0);
+	ts_hta_release(&h);
+	ts_trace_release(&a);
+	ts_trace_release(&b);
+}
+
 TEST(hta_cpu_only_says_no_gpu_kernels)
 {
 	struct ts_trace t;
