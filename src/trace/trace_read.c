@@ -22,8 +22,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
-#include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
 #include "trace_src.h"
@@ -35,6 +33,7 @@
 enum { P_OK = 0, P_NEED = 1, P_TRUNC = 2, P_BAD = 3 };
 
 #define MAX_DEPTH 1024
+#define HOT __attribute__((always_inline))  /* per-token helpers GCC -O2 would call */
 #define EST_EVENT_BYTES 128         /* smallest typical event, for reserving */
 #define EST_RESERVE_FROM (256 << 10)
 
@@ -52,6 +51,7 @@ struct strv {
 /* args of one event that the model keeps (side tables, columns) */
 struct evargs {
 	int has_coll, has_bytes, has_mem, has_flops;
+	int rare_init;            /* the fields below are set (evargs_rare_init) */
 	uint32_t coll_name, pg_name, pg_desc, dtype;
 	int64_t seq, in_nelems, out_nelems, group_size;
 	uint64_t comms_id;
@@ -104,7 +104,6 @@ struct rd {
 	/* vendor hints */
 	int hint_vendor;          /* from metadata keys */
 	uint64_t ncat[TS_CAT_COUNT];
-	int seen_dist_rank;
 };
 
 /* ------------------------------------------------------------ window */
@@ -130,7 +129,6 @@ static inline uint64_t abs_off(const struct rd *r, size_t i)
 {
 	return r->src.base + i;
 }
-
 
 /* ------------------------------------------------------ prefault */
 
@@ -255,7 +253,7 @@ static inline int is_hex(unsigned char c)
 }
 
 /* String at d[*ip] == '"'. Invalid UTF-8 is accepted as bytes. */
-static int scan_str(struct rd *r, size_t *ip, struct strv *out)
+static inline HOT int scan_str(struct rd *r, size_t *ip, struct strv *out)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip + 1;
@@ -508,6 +506,18 @@ static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip + 1;
 
+#if defined(__SSE2__)
+	if (i + 16 <= len) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(d + i));
+		__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))), ctl);
+		int mask = _mm_movemask_epi8(m);
+		if (!mask)
+			return scan_str(r, ip, out);
+		i += (size_t)__builtin_ctz((unsigned)mask);
+	} else
+#endif
 	while (i < len && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20)
 		i++;
 	if (i < len && d[i] == '"') {
@@ -554,7 +564,7 @@ static inline int is_num_start(unsigned char c)
  * path. *ok is 0 when the value is not representable; the syntax is
  * checked either way.
  */
-static inline int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, int *ok)
+static inline HOT int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, int *ok)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip;
@@ -681,7 +691,7 @@ static inline uint32_t icache_slot(const char *s, size_t n)
 	return (uint32_t)(h >> 52) & (ICACHE_N - 1);
 }
 
-static int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
+static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
 {
 	const struct ts_intern *in = &r->t->strings;
 	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
@@ -935,6 +945,25 @@ static int arg_key(const char *s, size_t n)
 		(void)rc_;                                                 \
 	}
 
+/* The side-table fields are set up only when an event has one of their
+ * keys: most events have none, and this runs once per event. */
+static void evargs_rare_init(struct evargs *a)
+{
+	a->rare_init = 1;
+	a->coll_name = a->pg_name = a->pg_desc = a->dtype = TS_NO_ID;
+	a->seq = a->in_nelems = a->out_nelems = TS_NONE;
+	a->group_size = -1;
+	a->bytes = a->mem_bytes = TS_NONE;
+	a->total_alloc = a->total_resv = TS_NONE;
+	a->dev_type = a->dev_id = -1;
+}
+
+static inline void evargs_init(struct evargs *a)
+{
+	a->has_coll = a->has_bytes = a->has_mem = a->has_flops = 0;
+	a->rare_init = 0;
+}
+
 static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		      struct evargs *a)
 {
@@ -948,7 +977,10 @@ static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		return rc;
 	}
 	OBJ_LOOP_BEGIN(r, i)
-	switch (arg_key(key, keyn)) {
+	int kind = arg_key(key, keyn);
+	if (kind >= A_BYTES && !a->rare_init)
+		evargs_rare_init(a);
+	switch (kind) {
 	case A_CORR: vrc = value_int(r, &i, &e->correlation); break;
 	case A_EXTID: vrc = value_int(r, &i, &e->external_id); break;
 	case A_STREAM: vrc = value_int(r, &i, &e->stream); break;
@@ -1002,16 +1034,6 @@ static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	return P_OK;
 }
 
-static void evargs_init(struct evargs *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->coll_name = a->pg_name = a->pg_desc = a->dtype = TS_NO_ID;
-	a->seq = a->in_nelems = a->out_nelems = TS_NONE;
-	a->group_size = -1;
-	a->bytes = a->mem_bytes = TS_NONE;
-	a->total_alloc = a->total_resv = TS_NONE;
-	a->dev_type = a->dev_id = -1;
-}
 
 /* Parse the event object at d[*ip] == '{' into e and a. */
 static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
@@ -1785,19 +1807,26 @@ static enum ts_vendor detect_vendor(struct rd *r)
 	}
 	if (!device)
 		return TS_VENDOR_CPU;
-	/* runtime, driver and kernel names name the vendor */
+	/* runtime, driver and kernel names name the vendor (each distinct
+	 * name looked at once) */
 	int musa = 0, hip = 0;
+	uint8_t *seen = calloc(t->strings.count ? t->strings.count : 1, 1);
 	for (size_t i = 0; i < t->ev.n && !musa; i++) {
 		uint8_t c = t->ev.cat[i];
 		if (c != TS_CAT_RUNTIME && c != TS_CAT_DRIVER && c != TS_CAT_KERNEL)
 			continue;
 		uint32_t nm = t->ev.name[i];
+		if (nm == TS_NO_ID || (seen && seen[nm]))
+			continue;
+		if (seen)
+			seen[nm] = 1;
 		if (name_has_prefix(t, nm, "musa") || name_has_prefix(t, nm, "muLaunch") ||
 		    name_has_prefix(t, nm, "mcclKernel"))
 			musa = 1;
 		else if (name_has_prefix(t, nm, "hip"))
 			hip = 1;
 	}
+	free(seen);
 	if (musa || device_name_has(t, "MTT") || device_name_has(t, "Moore Threads"))
 		return TS_VENDOR_MUSA;
 	if (hip || device_name_has(t, "AMD") || device_name_has(t, "Radeon") ||
