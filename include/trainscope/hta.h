@@ -20,7 +20,7 @@
  *
  * Ownership: everything hangs off struct ts_hta and is freed by
  * ts_hta_release(). The input traces are not referenced after
- * ts_hta_analyze() returns.
+ * ts_hta_analyze() / ts_hta_part_build() return.
  */
 #ifndef TRAINSCOPE_HTA_H
 #define TRAINSCOPE_HTA_H
@@ -109,24 +109,69 @@ struct ts_hta_rank {
 	size_t nqueue;
 };
 
+/*
+ * What HTA needs from one rank's trace, kept after the trace is released.
+ * Whether HTA's last-step filter runs depends on the ProfilerStep names of
+ * every rank, so a part holds the results both ways until ts_hta_combine()
+ * knows. Fields are filled by ts_hta_part_build(); treat them as private.
+ */
+struct ts_hta_part {
+	struct ts_hta_rank rank[2];    /* [0] unfiltered, [1] filtered */
+	int have[2];
+	int label_present[2][8];       /* kernel-type label sums (ns) by bits */
+	int64_t label_ns[2][8];
+	int filter_rc;                 /* error of the filtered variant, if any */
+	struct ts_err filter_err;
+	const char **step_names;       /* distinct ^ProfilerStep#N names */
+	size_t nstep_names;
+	int64_t t0_ns;                 /* first row start (rounded file time) */
+	int has_rows;
+	struct ts_arena arena;
+};
+
 struct ts_hta {
-	struct ts_hta_rank *ranks;     /* in the order given to ts_hta_analyze */
+	struct ts_hta_rank *ranks;     /* in the order given */
 	size_t nranks;
 	struct ts_hta_klabel *ktype;   /* kernel-type breakdown summed over ranks */
 	size_t nktype;
 	int64_t t0_ns;                 /* common origin (file time base, rounded) */
+	struct ts_hta_part *parts;     /* owned: the ranks' memory */
+	size_t nparts;
 	struct ts_arena arena;
 };
 
 /*
- * Run HTA's preprocessing and analyzers over nranks traces (one per rank).
- * A rank without GPU kernels is not an error: its nkernels is 0 and its
- * numbers are NaN ("no GPU kernels"). Returns 0, TS_ENOMEM, or TS_ELIMIT
- * when HTA's correlation filter would duplicate rows beyond 16x the events
- * (err says which file). out is initialised here; release it even on error.
+ * Run HTA's preprocessing and analyzers over nranks traces (one per rank)
+ * held in memory together; the same as ts_hta_part_build() on each, then
+ * ts_hta_combine(). A rank without GPU kernels is not an error: its
+ * nkernels is 0 and its numbers are NaN ("no GPU kernels"). Returns 0,
+ * TS_ENOMEM, or TS_ELIMIT when HTA's correlation filter would repeat rows
+ * beyond 16x the events (err names the file). out is initialised here;
+ * release it even on error.
  */
 int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
 		   struct ts_hta *out, struct ts_err *err);
+
+/*
+ * Streaming use, one trace in memory at a time (e.g. in worker threads):
+ * ts_hta_part_build() takes what HTA needs from one rank's trace, which can
+ * be released right after; the part does not reference it. Parts of
+ * different ranks may be built concurrently. p is initialised here; 0 or
+ * TS_ENOMEM.
+ */
+void ts_hta_part_init(struct ts_hta_part *p);
+void ts_hta_part_release(struct ts_hta_part *p);
+int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p,
+		      struct ts_err *err);
+
+/*
+ * Join the parts of one job (common t0, ProfilerStep names counted over all
+ * ranks) into out, in the given order. out takes over the parts' memory and
+ * leaves them zeroed (free only the array), also on error. Returns 0,
+ * TS_ENOMEM or TS_ELIMIT (see ts_hta_analyze). out is initialised here.
+ */
+int ts_hta_combine(struct ts_hta_part *parts, size_t nparts, struct ts_hta *out,
+		   struct ts_err *err);
 
 /*
  * Write the value of a rank's "hta" object: rounded_to_us and

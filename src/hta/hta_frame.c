@@ -131,7 +131,7 @@ static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
 }
 
 /* Rows of one trace in file order, rounded, with index_correlation. */
-static int frame_base(const struct ts_trace *t, struct hta_frame *f)
+int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 {
 	const struct ts_trace_events *ev = &t->ev;
 	uint8_t *cache = NULL;
@@ -216,6 +216,16 @@ static int frame_base(const struct ts_trace *t, struct hta_frame *f)
 			r->icorr = m.b[s];
 		}
 	}
+	/* a local origin keeps every later sum small; HTA's results do not
+	 * depend on where t = 0 is */
+	f->t0 = INT64_MAX;
+	for (size_t k = 0; k < n; k++)
+		if (f->rows[k].ts < f->t0)
+			f->t0 = f->rows[k].ts;
+	if (n == 0)
+		f->t0 = 0;
+	for (size_t k = 0; k < n; k++)
+		f->rows[k].ts -= f->t0;
 	rc = 0;
 out:
 	hta_map_release(&m);
@@ -224,7 +234,7 @@ out:
 }
 
 /* Keep CPU rows before the last step and GPU rows a kept CPU row links. */
-static int frame_filter(struct hta_frame *f, struct ts_err *err)
+int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 {
 	struct hta_map cnt = { 0 };
 	struct hta_row *out = NULL;
@@ -304,47 +314,4 @@ void hta_frame_release(struct hta_frame *f)
 {
 	free(f->rows);
 	memset(f, 0, sizeof(*f));
-}
-
-int hta_frames_build(const struct ts_trace *const *ranks, size_t nranks,
-		     struct hta_frame *frames, int64_t *t0_ns, struct ts_err *err)
-{
-	struct ts_intern steps;
-	int64_t t0 = INT64_MAX;
-	int rc = 0;
-
-	ts_intern_init(&steps);
-	for (size_t r = 0; r < nranks; r++) {
-		rc = frame_base(ranks[r], &frames[r]);
-		if (rc)
-			goto out;
-		for (size_t k = 0; k < frames[r].n; k++) {
-			const struct hta_row *row = &frames[r].rows[k];
-			const char *s;
-			if (row->ts < t0)
-				t0 = row->ts;
-			if (!(row->flags & HTA_ROW_STEP))
-				continue;
-			s = ts_trace_str(ranks[r], row->name);
-			if (ts_intern(&steps, s, strlen(s)) < 0) {
-				rc = TS_ENOMEM;
-				goto out;
-			}
-		}
-	}
-	if (t0 == INT64_MAX)
-		t0 = 0;
-	*t0_ns = t0;
-	for (size_t r = 0; r < nranks; r++) {
-		for (size_t k = 0; k < frames[r].n; k++)
-			frames[r].rows[k].ts -= t0;
-		if (steps.count >= 2) {
-			rc = frame_filter(&frames[r], err);
-			if (rc)
-				goto out;
-		}
-	}
-out:
-	ts_intern_release(&steps);
-	return rc;
 }

@@ -30,6 +30,7 @@ struct hta_frame {
 	const struct ts_trace *t;
 	struct hta_row *rows;
 	size_t n;
+	int64_t t0;         /* rows' ts are relative to this (rounded file time) */
 	int rounded;
 	int filtered;
 };
@@ -66,9 +67,11 @@ size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init);
 /* Kernel class of a name by HTA's regexes. */
 enum ts_hta_ktype hta_classify(const char *name);
 
-/* Preprocess every rank (rounding, drop, correlation index, t0, filter). */
-int hta_frames_build(const struct ts_trace *const *ranks, size_t nranks,
-		     struct hta_frame *frames, int64_t *t0_ns, struct ts_err *err);
+/* Rows of one trace in file order: dropped, rounded, index_correlation set,
+ * ts relative to the first row. 0 or TS_ENOMEM. */
+int hta_frame_base(const struct ts_trace *t, struct hta_frame *f);
+/* HTA's last-step / correlation filter, in place. 0, TS_ENOMEM, TS_ELIMIT. */
+int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
 
 /* Label sums (ns) per running-bit value 0..7, shared for the job total. */
@@ -76,9 +79,9 @@ struct hta_labels {
 	int present[8];
 	int64_t sum_ns[8];
 };
-/* Fill one rank's results from its frame (strings go to h->arena); lab
- * receives the rank's kernel-type label sums for the job total. */
-int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h,
+/* Fill one rank's results from its frame (strings go to a); lab receives
+ * the rank's kernel-type label sums for the job total. */
+int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
 		     struct ts_hta_rank *r, struct hta_labels *lab);
 
 int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,

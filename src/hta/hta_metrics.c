@@ -1009,7 +1009,7 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 	return 0;
 }
 
-int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_rank *r,
+int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
 		     struct hta_labels *lab)
 {
 	struct merged mg;
@@ -1025,7 +1025,7 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_
 		r->nkernels += f->rows[k].stream != -1;
 	r->idle_us = r->compute_us = r->non_compute_us = r->kernel_us = NAN;
 	r->idle_pct = r->compute_pct = r->non_compute_pct = r->overlap_pct = NAN;
-	if ((rc = steps_kept(f, &h->arena, r)))
+	if ((rc = steps_kept(f, arena, r)))
 		return rc;
 	if (r->nkernels == 0)
 		return 0;
@@ -1033,13 +1033,13 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_
 		return rc;
 	temporal(&mg, r);
 	if ((rc = overlap(&mg, r)) || (rc = rank_labels(&mg, lab)) ||
-	    (rc = hta_labels_emit(lab, &h->arena, &r->ktype, &r->nktype))) {
+	    (rc = hta_labels_emit(lab, arena, &r->ktype, &r->nktype))) {
 		merged_release(&mg);
 		return rc;
 	}
 	merged_release(&mg);
-	if ((rc = ktables(f, NUM_KERNELS, &h->arena, &r->kernels, &r->nkernels_tab)) ||
-	    (rc = ktables(f, SIZE_MAX, &h->arena, &r->kernels_all, &r->nkernels_all)))
+	if ((rc = ktables(f, NUM_KERNELS, arena, &r->kernels, &r->nkernels_tab)) ||
+	    (rc = ktables(f, SIZE_MAX, arena, &r->kernels_all, &r->nkernels_all)))
 		return rc;
 	/* per-name flags, so the row loops compare no strings */
 	nflag = malloc(f->t->strings.count + 1);
@@ -1050,8 +1050,8 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_hta *h, struct ts_hta_
 		nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
 				     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
 	}
-	if ((rc = idle_breakdown(f, &h->arena, r)) || (rc = launch_stats(f, nflag, r)) ||
-	    (rc = queue_length(f, nflag, &h->arena, r))) {
+	if ((rc = idle_breakdown(f, arena, r)) || (rc = launch_stats(f, nflag, r)) ||
+	    (rc = queue_length(f, nflag, arena, r))) {
 		free(nflag);
 		return rc;
 	}

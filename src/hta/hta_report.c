@@ -31,55 +31,185 @@ void ts_hta_init(struct ts_hta *h)
 
 void ts_hta_release(struct ts_hta *h)
 {
+	for (size_t k = 0; k < h->nparts; k++)
+		ts_hta_part_release(&h->parts[k]);
+	free(h->parts);
 	ts_arena_release(&h->arena);
 	memset(h, 0, sizeof(*h));
+}
+
+void ts_hta_part_init(struct ts_hta_part *p)
+{
+	memset(p, 0, sizeof(*p));
+	ts_err_init(&p->filter_err);
+	ts_arena_init(&p->arena);
+}
+
+void ts_hta_part_release(struct ts_hta_part *p)
+{
+	ts_arena_release(&p->arena);
+	memset(p, 0, sizeof(*p));
+}
+
+static int part_variant(struct ts_hta_part *p, const struct hta_frame *f, int v,
+			const char *file)
+{
+	struct hta_labels lab;
+	struct ts_hta_rank *r = &p->rank[v];
+	int rc;
+
+	r->rank = f->t->meta.rank >= 0 && f->t->meta.rank_source == 1 ? f->t->meta.rank : 0;
+	r->file = file;
+	rc = hta_rank_analyze(f, &p->arena, r, &lab);
+	if (rc)
+		return rc;
+	memcpy(p->label_present[v], lab.present, sizeof(lab.present));
+	memcpy(p->label_ns[v], lab.sum_ns, sizeof(lab.sum_ns));
+	p->have[v] = 1;
+	return 0;
+}
+
+int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p, struct ts_err *err)
+{
+	struct hta_frame f;
+	struct ts_intern names;
+	const char *file;
+	int rc;
+
+	ts_hta_part_init(p);
+	ts_intern_init(&names);
+	rc = hta_frame_base(t, &f);
+	if (rc)
+		goto out;
+	p->t0_ns = f.t0;
+	p->has_rows = f.n > 0;
+	for (size_t k = 0; k < f.n; k++) {
+		const char *s;
+		if (!(f.rows[k].flags & HTA_ROW_STEP))
+			continue;
+		s = ts_trace_str(t, f.rows[k].name);
+		if (ts_intern(&names, s, strlen(s)) < 0) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+	}
+	rc = TS_ENOMEM;
+	p->step_names = ts_arena_alloc(&p->arena, (names.count + 1) * sizeof(*p->step_names));
+	file = ts_arena_strndup(&p->arena, t->path, strlen(t->path));
+	if (!p->step_names || !file)
+		goto out;
+	for (size_t k = 0; k < names.count; k++) {
+		p->step_names[k] = ts_arena_strndup(&p->arena, ts_intern_str(&names, (uint32_t)k),
+						    ts_intern_len(&names, (uint32_t)k));
+		if (!p->step_names[k])
+			goto out;
+	}
+	p->nstep_names = names.count;
+	/* with two step names here the filter runs whatever the other ranks
+	 * hold; otherwise keep the unfiltered result too */
+	if (names.count < 2 && (rc = part_variant(p, &f, 0, file)))
+		goto out;
+	p->filter_rc = hta_frame_filter(&f, &p->filter_err);
+	if (p->filter_rc == TS_ENOMEM) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	rc = p->filter_rc ? 0 : part_variant(p, &f, 1, file);
+out:
+	ts_intern_release(&names);
+	hta_frame_release(&f);
+	if (rc == TS_ENOMEM)
+		ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis of %s", t->path);
+	return rc;
+}
+
+int ts_hta_combine(struct ts_hta_part *parts, size_t nparts, struct ts_hta *out,
+		   struct ts_err *err)
+{
+	struct ts_intern names;
+	struct hta_labels total;
+	int filter, rc = 0;
+
+	ts_hta_init(out);
+	ts_intern_init(&names);
+	memset(&total, 0, sizeof(total));
+	out->parts = calloc(nparts ? nparts : 1, sizeof(*out->parts));
+	out->ranks = ts_arena_alloc(&out->arena, (nparts ? nparts : 1) * sizeof(*out->ranks));
+	if (!out->parts || !out->ranks) {
+		for (size_t k = 0; k < nparts; k++)
+			ts_hta_part_release(&parts[k]);
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < nparts; k++) {
+		out->parts[k] = parts[k];
+		memset(&parts[k], 0, sizeof(parts[k]));
+	}
+	out->nparts = nparts;
+	out->t0_ns = INT64_MAX;
+	for (size_t k = 0; k < nparts; k++) {
+		const struct ts_hta_part *p = &out->parts[k];
+		if (p->has_rows && p->t0_ns < out->t0_ns)
+			out->t0_ns = p->t0_ns;
+		for (size_t i = 0; i < p->nstep_names; i++)
+			if (ts_intern(&names, p->step_names[i], strlen(p->step_names[i])) < 0) {
+				rc = TS_ENOMEM;
+				goto out;
+			}
+	}
+	if (out->t0_ns == INT64_MAX)
+		out->t0_ns = 0;
+	filter = names.count >= 2;
+	for (size_t k = 0; k < nparts; k++) {
+		const struct ts_hta_part *p = &out->parts[k];
+		int v = filter;
+		if (v && p->filter_rc) {
+			rc = p->filter_rc;
+			if (err)
+				*err = p->filter_err;
+			goto out;
+		}
+		if (!p->have[v]) {
+			rc = ts_err_set(err, TS_EINTERNAL, "HTA part %zu lacks its %s result", k,
+					v ? "filtered" : "unfiltered");
+			goto out;
+		}
+		out->ranks[k] = p->rank[v];
+		for (int b = 0; b < 8; b++) {
+			total.present[b] |= p->label_present[v][b];
+			total.sum_ns[b] += p->label_ns[v][b];
+		}
+	}
+	out->nranks = nparts;
+	rc = hta_labels_emit(&total, &out->arena, &out->ktype, &out->nktype);
+out:
+	ts_intern_release(&names);
+	if (rc == TS_ENOMEM)
+		ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis");
+	return rc;
 }
 
 int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
 		   struct ts_hta *out, struct ts_err *err)
 {
-	struct hta_frame *frames;
-	struct hta_labels total;
-	int rc;
+	struct ts_hta_part *parts = calloc(nranks ? nranks : 1, sizeof(*parts));
+	int rc = 0;
 
-	ts_hta_init(out);
-	frames = calloc(nranks ? nranks : 1, sizeof(*frames));
-	out->ranks = ts_arena_alloc(&out->arena, (nranks ? nranks : 1) * sizeof(*out->ranks));
-	if (!frames || !out->ranks) {
-		free(frames);
+	if (!parts) {
+		ts_hta_init(out);
 		return ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis");
 	}
-	memset(out->ranks, 0, (nranks ? nranks : 1) * sizeof(*out->ranks));
-	out->nranks = nranks;
-	memset(&total, 0, sizeof(total));
-	rc = hta_frames_build(ranks, nranks, frames, &out->t0_ns, err);
-	if (rc)
-		goto out;
-	for (size_t r = 0; r < nranks; r++) {
-		struct ts_hta_rank *o = &out->ranks[r];
-		struct hta_labels lab;
-		o->rank = ranks[r]->meta.rank >= 0 && ranks[r]->meta.rank_source == 1 ?
-			ranks[r]->meta.rank : 0;
-		o->file = ts_arena_strndup(&out->arena, ranks[r]->path, strlen(ranks[r]->path));
-		if (!o->file) {
-			rc = TS_ENOMEM;
-			goto out;
-		}
-		rc = hta_rank_analyze(&frames[r], out, o, &lab);
-		if (rc)
-			goto out;
-		for (int k = 0; k < 8; k++) {
-			total.present[k] |= lab.present[k];
-			total.sum_ns[k] += lab.sum_ns[k];
-		}
+	for (size_t k = 0; k < nranks && !rc; k++)
+		rc = ts_hta_part_build(ranks[k], &parts[k], err);
+	if (rc) {
+		for (size_t k = 0; k < nranks; k++)
+			ts_hta_part_release(&parts[k]);
+		free(parts);
+		ts_hta_init(out);
+		return rc;
 	}
-	rc = hta_labels_emit(&total, &out->arena, &out->ktype, &out->nktype);
-out:
-	for (size_t r = 0; r < nranks; r++)
-		hta_frame_release(&frames[r]);
-	free(frames);
-	if (rc == TS_ENOMEM)
-		ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis");
+	rc = ts_hta_combine(parts, nranks, out, err);
+	free(parts);
 	return rc;
 }
 

@@ -350,13 +350,20 @@ TEST(hta_ranks_share_t0_and_step_names)
 	CHECK(!h.ranks[0].filtered);
 	CHECK_I64(h.ranks[0].nkernels, 1);
 	ts_hta_release(&h);
-	REQUIRE(ts_hta_analyze(tp, 2, &h, &err) == 0);
+	/* the streaming path: parts built, traces released, then combined */
+	{
+		struct ts_hta_part parts[2];
+		REQUIRE(ts_hta_part_build(&a, &parts[0], &err) == 0);
+		REQUIRE(ts_hta_part_build(&b, &parts[1], &err) == 0);
+		ts_trace_release(&a);
+		ts_trace_release(&b);
+		REQUIRE(ts_hta_combine(parts, 2, &h, &err) == 0);
+	}
 	CHECK(h.ranks[0].filtered && h.ranks[1].filtered);
 	CHECK_I64(h.ranks[0].nkernels, 0);
 	CHECK_I64(h.ranks[1].nkernels, 0);
+	CHECK_I64(h.t0_ns, 2980 * US_NS);
 	ts_hta_release(&h);
-	ts_trace_release(&a);
-	ts_trace_release(&b);
 }
 
 TEST(hta_cpu_only_says_no_gpu_kernels)
