@@ -12,7 +12,7 @@
 struct hta_row {
 	uint32_t ev;        /* event index in the trace (HTA's "index") */
 	uint32_t name;      /* interned name in the rank's trace */
-	int64_t ts;         /* ns, after rounding and the common t0 */
+	int64_t ts;         /* ns after rounding, relative to the frame's t0 */
 	int64_t dur;        /* ns */
 	int64_t stream;     /* args.stream, -1 when absent */
 	int64_t corr;       /* args.correlation, -1 when absent */
@@ -57,6 +57,7 @@ struct hta_map {
 	uint8_t *used;
 	size_t mask;
 };
+/* Room for `expect` distinct keys; 0 or TS_ENOMEM. */
 int hta_map_init(struct hta_map *m, size_t expect);
 void hta_map_release(struct hta_map *m);
 /* Slot of key or -1. */
@@ -74,7 +75,8 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f);
 int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
 
-/* Label sums (ns) per running-bit value 0..7, shared for the job total. */
+/* Kernel-type label sums (ns) indexed by the running bit value & 7
+ * (COMP 1, COMM 2, MEM 4; 0 is HTA's "" label). */
 struct hta_labels {
 	int present[8];
 	int64_t sum_ns[8];
@@ -84,6 +86,7 @@ struct hta_labels {
 int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
 		     struct ts_hta_rank *r, struct hta_labels *lab);
 
+/* Labels as HTA's DF1 rows: sorted by sum descending, pct of the total. */
 int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,
 		    struct ts_hta_klabel **out, size_t *nout);
 
