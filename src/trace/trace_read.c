@@ -61,11 +61,13 @@ struct evargs {
 };
 
 /*
- * Column pages are faulted in by a helper thread a little ahead of the
- * parser: on the target VMs zeroing fresh pages costs as much as parsing,
- * and the second core is otherwise idle for plain files. It populates at
- * most PF_LEAD events ahead, so resident memory follows the events read,
- * not the reservation.
+ * Column pages are faulted in a little ahead of the parser with
+ * MADV_POPULATE_WRITE: on the target VMs zeroing fresh pages costs a
+ * third of parsing, and one batched call is cheaper than a fault per page.
+ * For plain files a helper thread does it on the otherwise idle core; for
+ * gzip (the other core inflates) the parser does it in batches. At most
+ * PF_LEAD events ahead, so resident memory follows the events read, not
+ * the reservation.
  */
 #define NCOLS 13
 #define PF_LEAD ((size_t)64 << 10)
@@ -79,6 +81,8 @@ struct prefault {
 	unsigned char *col[NCOLS];
 	size_t elem[NCOLS];
 	size_t cap;
+	int sync;                 /* no thread: the parser populates in batches */
+	size_t done;              /* sync: events populated so far */
 };
 
 struct rd {
@@ -132,37 +136,48 @@ static inline uint64_t abs_off(const struct rd *r, size_t i)
 
 /* ------------------------------------------------------ prefault */
 
+/* Fault in the column pages of events [*done, want). */
+static void pf_populate(struct prefault *p, size_t *done, size_t want)
+{
+	const uintptr_t page = 4096;
+
+	if (want > p->cap)
+		want = p->cap;
+	if (want <= *done)
+		return;
+	for (int k = 0; k < NCOLS; k++) {
+		uintptr_t a = (uintptr_t)(p->col[k] + *done * p->elem[k]) & ~(page - 1);
+		uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
+#ifdef MADV_POPULATE_WRITE
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+		(void)a;
+		(void)e;
+#endif
+	}
+	*done = want;
+}
+
 static void *pf_main(void *arg)
 {
 	struct prefault *p = arg;
 	size_t done = 0;
-	const uintptr_t page = 4096;
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed) && done < p->cap) {
 		size_t want = atomic_load_explicit(&p->parsed, memory_order_relaxed) + PF_LEAD;
-		if (want > p->cap)
-			want = p->cap;
 		if (want <= done) {
 			struct timespec ts = { 0, 100000 };
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		for (int k = 0; k < NCOLS; k++) {
-			uintptr_t a = (uintptr_t)(p->col[k] + done * p->elem[k]) & ~(page - 1);
-			uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
-#ifdef MADV_POPULATE_WRITE
-			madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#else
-			(void)a;
-			(void)e;
-#endif
-		}
-		done = want;
+		pf_populate(p, &done, want);
 	}
 	return NULL;
 }
 
-static void pf_start(struct rd *r)
+/* Start faulting column pages ahead: in a thread (threaded 1) or in
+ * batches from the parser itself (when the other core is inflating). */
+static void pf_start(struct rd *r, int threaded)
 {
 	struct prefault *p = &r->pf;
 	struct ts_trace_events *e = &r->t->ev;
@@ -179,6 +194,11 @@ static void pf_start(struct rd *r)
 		p->elem[k] = elems[k];
 	}
 	p->cap = e->cap;
+	p->done = e->n;
+	if (!threaded) {
+		p->sync = 1;
+		return;
+	}
 	atomic_init(&p->parsed, e->n);
 	atomic_init(&p->stop, 0);
 	p->started = pthread_create(&p->th, NULL, pf_main, p) == 0;
@@ -186,6 +206,7 @@ static void pf_start(struct rd *r)
 
 static void pf_stop(struct rd *r)
 {
+	r->pf.sync = 0;
 	if (!r->pf.started)
 		return;
 	atomic_store(&r->pf.stop, 1);
@@ -501,7 +522,7 @@ key:
 
 /* An object key at d[*ip] == '"': keys are short and plain, so a byte loop
  * beats the vector scan; anything unusual goes through scan_str. */
-static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
+static inline HOT int scan_key(struct rd *r, size_t *ip, struct strv *out)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip + 1;
@@ -685,10 +706,32 @@ static inline uint32_t icache_slot(const char *s, size_t n)
 		memcpy(&a, s, 8);
 		memcpy(&b, s + n - 8, 8);
 	} else {
-		memcpy(&a, s, n);
+		for (size_t k = 0; k < n; k++)
+			a |= (uint64_t)(unsigned char)s[k] << (8 * k);
 	}
 	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
 	return (uint32_t)(h >> 52) & (ICACHE_N - 1);
+}
+
+/* memcmp(a, b, n) == 0 without a library call for the short strings that
+ * dominate (categories, most names). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y, u, v;
+
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	if (n >= 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(&u, a + n - 8, 8);
+		memcpy(&v, b + n - 8, 8);
+		return x == y && u == v;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (a[k] != b[k])
+			return 0;
+	return 1;
 }
 
 static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
@@ -697,7 +740,7 @@ static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_
 	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
 	int64_t x;
 
-	if (c && in->lens[c - 1] == n && memcmp(in->strs[c - 1], s, n) == 0) {
+	if (c && in->lens[c - 1] == n && same_bytes(in->strs[c - 1], s, n)) {
 		*id = c - 1;
 		return 0;
 	}
@@ -1142,8 +1185,10 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 		t->meta.skipped++;
 		return 0;
 	}
-	if (r->pf.started && t->ev.n >= r->pf.cap)
+	if ((r->pf.started || r->pf.sync) && t->ev.n >= r->pf.cap)
 		pf_stop(r);   /* the columns are about to move */
+	if (r->pf.sync && t->ev.n >= r->pf.done)
+		pf_populate(&r->pf, &r->pf.done, t->ev.n + PF_LEAD);
 	idx = ts_trace_push_event(t, e);
 	if (idx < 0)
 		return (int)idx;
@@ -1887,8 +1932,7 @@ static int read_all(struct rd *r)
 		if (ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
 			return ts_err_set(r->err, TS_ENOMEM, "out of memory");
 		/* gzip keeps the other core busy inflating */
-		if (!r->src.gzip)
-			pf_start(r);
+		pf_start(r, !r->src.gzip);
 	}
 	rc = next_byte(r, &i);
 	if (rc == P_TRUNC)

@@ -845,3 +845,26 @@ TEST(trace_plain_reader_thread)
 	unlink(tmp);
 	free(buf);
 }
+
+/* Invalid UTF-8 in names (pytorch#136180) is kept byte for byte, in both
+ * modes: it is not a JSON structure error. */
+TEST(trace_invalid_utf8_kept)
+{
+	static const char text[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"bad\xff\xfe utf8 \xe2\x82\",\"pid\":\"\","
+		"\"tid\":\"PyTorch Profiler\",\"ts\":1,\"dur\":1}]}";
+	struct ts_trace t;
+	struct ts_err err;
+	struct ts_trace_opts strict = { .strict = 1 };
+
+	for (int k = 0; k < 2; k++) {
+		REQUIRE(read_text(&t, text, sizeof(text) - 1, "u.json", k ? &strict : NULL, &err) == 0);
+		REQUIRE(t.ev.n == 1);
+		CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "bad\xff\xfe utf8 \xe2\x82");
+		CHECK(TS_IS_STRID(t.ev.pid[0]));
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.pid[0] - TS_STRID_BASE)), "");
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.tid[0] - TS_STRID_BASE)), "PyTorch Profiler");
+		CHECK_I64(t.meta.recovered, 0);
+		ts_trace_release(&t);
+	}
+}
