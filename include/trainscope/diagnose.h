@@ -1,0 +1,207 @@
+/*
+ * diagnose.h - from the evidence of a run (per-step records per rank, the
+ * steady-state summary, per-rank trace summaries, throughput figures) to
+ * the dominant wall with its numbers, stragglers, loss health, the
+ * evidence that is missing, and candidate changes to test.
+ *
+ * The engine works on plain evidence structs so that it does not depend on
+ * which reader produced them: ts_diag_gather() (diagnose_gather.c) fills
+ * them from a run directory with the project's readers and analyses;
+ * tests fill them by hand.
+ *
+ * Units: milliseconds as double for per-step display values (NaN =
+ * unknown); nanoseconds as int64 for trace sums.
+ *
+ * Ownership: a struct ts_diag owns everything in it (ts_diag_release()).
+ * Strings passed in are copied.
+ */
+#ifndef TRAINSCOPE_DIAGNOSE_H
+#define TRAINSCOPE_DIAGNOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+#include "trainscope/report.h"
+
+/* The walls of the workflow (SPEC "Profile"), plus the input pipeline and
+ * rank imbalance, which show up as the other walls' symptoms otherwise. */
+enum ts_wall {
+	TS_WALL_UNKNOWN = 0,
+	TS_WALL_DATA,       /* waiting for the input pipeline */
+	TS_WALL_STRAGGLER,  /* one rank is slower; the others wait in collectives */
+	TS_WALL_COMM,       /* communication not hidden behind compute */
+	TS_WALL_HOST,       /* host / launch overhead: the device idles */
+	TS_WALL_MEMORY,     /* memory: transfers or capacity */
+	TS_WALL_COMPUTE,    /* the device is busy computing */
+	TS_WALL_COUNT
+};
+
+/* "data", "straggler", "communication", "host", "memory", "compute", "unknown". */
+const char *ts_wall_name(enum ts_wall w);
+
+enum ts_vendor_kind { TS_DIAG_VENDOR_UNKNOWN = 0, TS_DIAG_VENDOR_CPU, TS_DIAG_VENDOR_CUDA,
+		      TS_DIAG_VENDOR_ROCM, TS_DIAG_VENDOR_MUSA };
+
+/* One logged iteration of one rank. Unknown values are NaN. */
+struct ts_diag_step {
+	int64_t iteration;
+	double step_ms;
+	double data_ms;
+	double fwd_ms;
+	double bwd_ms;
+	double comm_ms;
+	double loss;
+	double grad_norm;
+	int skipped;     /* 1 skipped, 0 not, -1 unknown */
+	int nan;         /* NaN iteration reported by the framework */
+};
+
+struct ts_diag_rank_steps {
+	int64_t rank;
+	TS_VEC(struct ts_diag_step) steps;
+};
+
+/* The steady-state summary of the step-time series (from the steps analysis). */
+struct ts_diag_steady {
+	int known;
+	int64_t first, last;        /* steady window (iterations) */
+	size_t n;                   /* steps used in the window */
+	double mean_ms, median_ms;
+	double ci_lo_ms, ci_hi_ms;  /* 95 % CI of the mean */
+	char ci_method[32];
+	double cv;                  /* fraction */
+	TS_VEC(int64_t) stalls;     /* iterations flagged as stalls (whole run) */
+	size_t stall_period;        /* 0 = no period found */
+};
+
+/* One profiled step of one rank's trace. Times in ns; -1 = unknown. */
+struct ts_diag_tstep {
+	int64_t iteration;
+	int64_t dur_ns;
+	int64_t data_ns;        /* data-loader spans inside the step */
+	int64_t comm_ns;        /* collective spans (CPU side) or exposed comm (device) */
+	int64_t cls_ns[TS_REPORT_NCLASS]; /* device classes; all -1 on CPU-only traces */
+};
+
+struct ts_diag_kernel {
+	char *name;
+	int64_t count;
+	int64_t total_ns;
+};
+
+struct ts_diag_trace {
+	int64_t rank;
+	char *path;
+	enum ts_vendor_kind vendor;
+	char *device;                 /* device name, NULL if none */
+	int64_t window_ns;            /* analysed time (device timeline or steps) */
+	int64_t busy_ns;              /* device busy (union of kernels, memcpy) or -1 */
+	int64_t cls_ns[TS_REPORT_NCLASS]; /* totals over the window; -1 unknown */
+	TS_VEC(struct ts_diag_tstep) steps;
+	TS_VEC(struct ts_diag_kernel) kernels; /* sorted by total_ns, descending */
+	char *kernels_kind;           /* "kernels" or "CPU operators" */
+};
+
+/* Throughput, from the steps / mfu analyses (NaN when unknown). */
+struct ts_diag_rate {
+	double tokens_per_s;
+	double tflops_per_gpu;
+	double mfu_pct;
+	double hfu_pct;
+	char *peak_name;      /* "H100 SXM BF16 989.4 TFLOP/s" */
+	char *model_name;     /* from config.json */
+};
+
+/* What was found in the run directory. */
+struct ts_diag_inputs {
+	char *run;                    /* the path given */
+	TS_VEC(char *) logs;          /* training logs */
+	TS_VEC(char *) metrics;       /* JSONL metrics */
+	TS_VEC(char *) traces;
+	TS_VEC(char *) configs;       /* model configs */
+	TS_VEC(char *) telemetry;
+	TS_VEC(char *) contracts;
+	TS_VEC(char *) other;
+	char *steps_source;           /* which file the step series came from */
+};
+
+struct ts_diag_item {
+	char *title;
+	char *detail;   /* may be NULL */
+	int level;      /* enum ts_report_level */
+};
+
+struct ts_diag {
+	struct ts_diag_inputs in;
+	TS_VEC(struct ts_diag_rank_steps) ranks;  /* sorted by rank */
+	struct ts_diag_steady steady;             /* of the reporting rank */
+	TS_VEC(struct ts_diag_trace) traces;      /* sorted by rank, then path */
+	struct ts_diag_rate rate;
+
+	/* results of ts_diag_analyse() */
+	enum ts_wall wall;
+	const char *wall_basis;                   /* "trace", "log", "trace and log" or NULL */
+	double wall_share_pct;                    /* share of the step the wall costs; NaN */
+	TS_VEC(struct ts_diag_item) evidence;
+	int64_t straggler_rank;                   /* -1 none */
+	double straggler_excess_ms;
+	TS_VEC(struct ts_diag_item) findings;     /* loss health, stalls, stragglers */
+	TS_VEC(struct ts_diag_item) missing;
+	TS_VEC(struct ts_diag_item) advice;
+	int failed;                               /* sticky allocation failure */
+	struct ts_arena arena;
+};
+
+void ts_diag_init(struct ts_diag *d);
+void ts_diag_release(struct ts_diag *d);
+
+/* Copy s into d's arena; NULL on failure (or when s is NULL). */
+char *ts_diag_strdup(struct ts_diag *d, const char *s);
+
+/* Rank record for rank (created, kept sorted); NULL on allocation failure. */
+struct ts_diag_rank_steps *ts_diag_rank(struct ts_diag *d, int64_t rank);
+
+/*
+ * Find the pieces of a run by content (ts_detect_file on every file of
+ * paths, directories walked 3 levels deep) and fill d: step series from the
+ * JSONL metrics (preferred: per rank, with the step split) or the training
+ * log, the steady summary, per-rank trace summaries, throughput and MFU
+ * from a model config and the trace's device. Returns 0, TS_EIO / TS_EPARSE
+ * (err names the file) or TS_ENOMEM. A run with nothing usable in it is
+ * TS_EUSAGE ("no training log, metrics or trace found in ...").
+ */
+int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths,
+		   struct ts_err *err);
+
+/*
+ * Decide the dominant wall from the evidence in d (trace first, the log
+ * otherwise), find stragglers, judge loss health, list missing evidence
+ * and fill the advice for the wall and vendor. Deterministic. Returns 0 or
+ * TS_ENOMEM.
+ *
+ * Rules (thresholds in docs/diagnose-report.md):
+ *  - data: data-loader time >= 10 % of the steady step, or stalls whose
+ *    excess is explained by data-loader time (>= 50 % of it);
+ *  - straggler: >= 2 ranks and one rank spends >= 20 % of the step less in
+ *    collectives (trace) or its forward time exceeds the others' median
+ *    by >= 20 % (log);
+ *  - communication / memory / host / compute: the largest device class
+ *    among exposed communication, memcpy, idle and compute in the trace;
+ *  - otherwise unknown, with the evidence that would decide it listed.
+ */
+int ts_diag_analyse(struct ts_diag *d);
+
+/* Vendor-specific candidates for a wall (appended to d->advice). */
+int ts_diag_advise(struct ts_diag *d, enum ts_wall wall, enum ts_vendor_kind vendor);
+
+/* The vendor of the run: the first trace's, else unknown. */
+enum ts_vendor_kind ts_diag_vendor(const struct ts_diag *d);
+const char *ts_diag_vendor_name(enum ts_vendor_kind v);
+
+/* Fill a report model from d (everything d knows). Returns 0 or TS_ENOMEM. */
+int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r);
+
+/* Write the trainscope.diagnose/1 JSON object (pretty). */
+void ts_diag_json(const struct ts_diag *d, struct ts_sb *out);
+
+#endif
