@@ -133,7 +133,8 @@ void ts_sb_addc(struct ts_sb *sb, char c);
 void ts_sb_adds(struct ts_sb *sb, const char *s);
 void ts_sb_addf(struct ts_sb *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void ts_sb_vaddf(struct ts_sb *sb, const char *fmt, va_list ap);
+void ts_sb_vaddf(struct ts_sb *sb, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Append n copies of c. */
 void ts_sb_pad(struct ts_sb *sb, char c, size_t n);
 

@@ -55,6 +55,11 @@ enum ts_cat {
 
 const char *ts_cat_name(enum ts_cat cat);
 
+/* Category of a raw category string ("cpu_op", old "Operator", "Kernel",
+ * "Runtime", "mtia_ccp_events" -> TS_CAT_KERNEL, ...); TS_CAT_OTHER when
+ * unknown. The table is documented in docs/trace-reader.md. */
+enum ts_cat ts_cat_of(const char *s, size_t n);
+
 /* Device/runtime vendor of a trace, from metadata first, then names. */
 enum ts_vendor {
 	TS_VENDOR_UNKNOWN = 0,
@@ -169,6 +174,7 @@ struct ts_trace_meta {
 	uint64_t recovered;       /* events skipped or repaired by recovery */
 	uint64_t first_recovery_at;
 	uint64_t bytes;           /* decompressed bytes read */
+	uint64_t skipped;         /* events dropped on purpose (opts.skip_python) */
 };
 
 struct ts_trace {
@@ -186,6 +192,9 @@ struct ts_trace {
 struct ts_trace_opts {
 	int skip_python;          /* drop python_function events (they can be 90 % of a file) */
 	int strict;               /* no recovery from known writer bugs */
+	int has_order;            /* order is set: */
+	int64_t order;            /* rank to use when neither distributedInfo nor
+				   * the file name gives one (file order, 0-based) */
 };
 
 void ts_trace_init(struct ts_trace *t);
@@ -209,5 +218,28 @@ int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
 
 /* Interned string of an id (empty string for TS_NO_ID). */
 const char *ts_trace_str(const struct ts_trace *t, uint32_t id);
+
+/*
+ * Building a trace by hand (tests, synthetic traces, the reader itself).
+ * One event as a row; ts_trace_event_init() sets every field to "absent"
+ * (TS_NONE, TS_NO_ID, device -1, cat OTHER, ph 0).
+ */
+struct ts_trace_event {
+	int64_t ts_ns, dur_ns;
+	uint32_t name, cat_str;
+	enum ts_cat cat;
+	char ph;
+	int64_t pid, tid, stream;
+	int32_t device;
+	int64_t correlation, external_id, flow_id;
+};
+
+void ts_trace_event_init(struct ts_trace_event *x);
+/* Make room for `need` events in every column (amortised growth). Returns
+ * 0 or TS_ENOMEM (columns keep their contents). Invalidates column pointers. */
+int ts_trace_reserve(struct ts_trace *t, size_t need);
+/* Append one event to all columns; returns its index, or TS_ENOMEM /
+ * TS_ELIMIT (more than UINT32_MAX - 1 events). */
+int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x);
 
 #endif

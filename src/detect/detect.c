@@ -69,7 +69,8 @@ static void trace_vendor(const char *d, size_t n, char *vendor, size_t vsize)
 		set_vendor(vendor, vsize, "mtia");
 	else if (has(d, n, "\"cupti_version\"") || has(d, n, "cudaLaunchKernel") ||
 		 has(d, n, "\"cat\": \"kernel\"") || has(d, n, "\"cat\":\"kernel\"") ||
-		 has(d, n, "\"cat\": \"Kernel\"") || has(d, n, "cuda_runtime"))
+		 has(d, n, "\"cat\": \"Kernel\"") || has(d, n, "cuda_runtime") ||
+		 has(d, n, "\"computeMajor\"") || has(d, n, "\"computeProperties\""))
 		set_vendor(vendor, vsize, "cuda");
 	else
 		set_vendor(vendor, vsize, "cpu");

@@ -115,16 +115,41 @@ static inline int is_obj(const struct ts_json *j, int depth)
 	return (int)((j->stack[depth >> 6] >> (depth & 63)) & 1);
 }
 
-static inline size_t skip_ws(const unsigned char *d, size_t pos, size_t len)
+static inline size_t skip_ws_slow(const unsigned char *d, size_t pos, size_t len)
 {
+#if defined(__SSE2__)
+	const __m128i sp = _mm_set1_epi8(' ');
+	const __m128i nl = _mm_set1_epi8('\n');
+	const __m128i cr = _mm_set1_epi8('\r');
+	const __m128i tab = _mm_set1_epi8('\t');
+	while (pos + 16 <= len) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+					  _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+		int mask = ~_mm_movemask_epi8(ws) & 0xffff;
+		if (mask)
+			return pos + (size_t)__builtin_ctz((unsigned)mask);
+		pos += 16;
+	}
+#endif
 	while (pos < len) {
 		unsigned char c = d[pos];
-		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-			pos++;
-		else
+		if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
 			break;
+		pos++;
 	}
 	return pos;
+}
+
+static inline size_t skip_ws(const unsigned char *d, size_t pos, size_t len)
+{
+	/* bytes above ' ' are never whitespace, and most tokens are preceded
+	 * by nothing or by one space; indentation runs take the vector path */
+	if (pos < len && d[pos] > ' ')
+		return pos;
+	if (pos + 1 < len && d[pos] == ' ' && d[pos + 1] > ' ')
+		return pos + 1;
+	return skip_ws_slow(d, pos, len);
 }
 
 /* Index of the first byte at or after i that is '"', '\\', < 0x20 or >= 0x80. */
@@ -152,6 +177,26 @@ static inline size_t scan_plain(const unsigned char *d, size_t i, size_t len)
 		i++;
 	}
 	return len;
+}
+
+/* Index of the first non-digit byte at or after i (len if none). */
+static inline size_t scan_digits(const unsigned char *d, size_t i, size_t len)
+{
+#if defined(__SSE2__)
+	const __m128i lo = _mm_set1_epi8('0' - 1);
+	const __m128i hi = _mm_set1_epi8('9' + 1);
+	while (i + 16 <= len) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(d + i));
+		__m128i dig = _mm_and_si128(_mm_cmpgt_epi8(v, lo), _mm_cmplt_epi8(v, hi));
+		int mask = ~_mm_movemask_epi8(dig) & 0xffff;
+		if (mask)
+			return i + (size_t)__builtin_ctz((unsigned)mask);
+		i += 16;
+	}
+#endif
+	while (i < len && d[i] >= '0' && d[i] <= '9')
+		i++;
+	return i;
 }
 
 /* Length of a valid UTF-8 sequence at d[i] (given avail bytes), 0 if
@@ -204,7 +249,7 @@ static inline int hexval(unsigned char c)
  * Returns NEED_MORE-tagged value via *need when the window ends, or a
  * negative code.
  */
-static int scan_string(struct ts_json *j, size_t start, size_t *endpos,
+static inline __attribute__((always_inline)) int scan_string(struct ts_json *j, size_t start, size_t *endpos,
 		       struct ts_err *err)
 {
 	const unsigned char *d = j->in->data;
@@ -277,7 +322,7 @@ static int scan_string(struct ts_json *j, size_t start, size_t *endpos,
 	return 0;
 }
 
-static int scan_number(struct ts_json *j, size_t start, size_t *endpos,
+static inline __attribute__((always_inline)) int scan_number(struct ts_json *j, size_t start, size_t *endpos,
 		       struct ts_err *err)
 {
 	const unsigned char *d = j->in->data;
@@ -292,16 +337,14 @@ static int scan_number(struct ts_json *j, size_t start, size_t *endpos,
 	if (d[i] == '0') {
 		i++;
 	} else if (d[i] >= '1' && d[i] <= '9') {
-		while (i < len && d[i] >= '0' && d[i] <= '9')
-			i++;
+		i = scan_digits(d, i + 1, len);
 	} else {
 		return fail(j, err, TS_EPARSE, j->in->base + i, "expected a digit in number");
 	}
 	if (i < len && d[i] == '.') {
 		i++;
 		size_t f = i;
-		while (i < len && d[i] >= '0' && d[i] <= '9')
-			i++;
+		i = scan_digits(d, i, len);
 		if (i == f) {
 			if (i >= len)
 				return eof ? trunc_err(j, err, j->in->base + start) : NEED_MORE;
@@ -391,67 +434,83 @@ static int refill(struct ts_json *j, size_t keep, struct ts_err *err)
 	return 0;
 }
 
+/* End of the window reached between tokens: refill or finish. Returns 1 to
+ * go on scanning, 0 with *tok set when done, or a negative code. */
+static int at_window_end(struct ts_json *j, size_t pos, int *tok, struct ts_err *err)
+{
+	struct ts_input *in = j->in;
+	int rc;
+
+	j->pos = pos;
+	if (!in->eof) {
+		rc = refill(j, pos, err);
+		if (rc)
+			return rc;
+		if (in->len > j->pos || !in->eof)
+			return 1;
+	}
+	if (j->depth == 0 && (j->state == ST_DONE || (j->state == ST_VALUE && j->top_done))) {
+		*tok = TS_JSON_EOF;
+		return 0;
+	}
+	if (j->depth == 0 && !j->top_done && j->state == ST_VALUE)
+		return ts_err_at(err, TS_EPARSE, in->path, (int64_t)(in->base + pos), -1,
+				 "no JSON value (empty input)");
+	return trunc_err(j, err, in->base + pos);
+}
+
 int ts_json_next(struct ts_json *j, struct ts_err *err)
 {
 	struct ts_input *in = j->in;
+	const unsigned char *d;
+	size_t len, pos, end;
+	int rc, tok = 0, state;
 
+reload:
+	d = in->data;
+	len = in->len;
+	pos = j->pos;
+	state = j->state;
 	for (;;) {
-		size_t pos = skip_ws(in->data, j->pos, in->len);
-		size_t end = 0;
-		int rc;
-
-		j->pos = pos;
-		if (pos >= in->len) {
-			if (!in->eof) {
-				rc = refill(j, pos, err);
-				if (rc)
-					return rc;
-				if (in->len > j->pos || !in->eof)
-					continue;
-			}
-			if (j->depth == 0 && (j->state == ST_DONE ||
-					      (j->state == ST_VALUE && j->top_done)))
-				return TS_JSON_EOF;
-			if (j->depth == 0 && !j->top_done && j->state == ST_VALUE)
-				return ts_err_at(err, TS_EPARSE, in->path,
-						 (int64_t)(in->base + pos), -1,
-						 "no JSON value (empty input)");
-			return trunc_err(j, err, in->base + pos);
+		pos = skip_ws(d, pos, len);
+		if (__builtin_expect(pos >= len, 0)) {
+			j->state = state;
+			rc = at_window_end(j, pos, &tok, err);
+			if (rc == 1)
+				goto reload;
+			return rc < 0 ? rc : tok;
 		}
 
-		unsigned char c = in->data[pos];
-		j->tok_offset = in->base + pos;
+		unsigned char c = d[pos];
 
-		switch (j->state) {
-		case ST_DONE:
-			return fail(j, err, TS_EPARSE, in->base + pos,
-				    "expected end of input after the JSON value");
-		case ST_COLON:
-			if (c != ':')
-				return fail(j, err, TS_EPARSE, in->base + pos,
-					    "expected ':' after object key");
-			j->pos = pos + 1;
-			j->state = ST_VALUE;
-			continue;
+		switch (state) {
 		case ST_COMMA_OR_END: {
 			int obj = is_obj(j, j->depth - 1);
 			if (c == ',') {
-				j->pos = pos + 1;
-				j->state = obj ? ST_KEY : ST_VALUE;
+				pos = skip_ws(d, pos + 1, len);
+				if (obj && pos < len && d[pos] == '"') {
+					c = '"';
+					state = ST_KEY;
+					goto key; /* the usual ", \"key\"" */
+				}
+				state = obj ? ST_KEY : ST_VALUE;
 				continue;
 			}
 			if (c == (obj ? '}' : ']')) {
+				j->tok_offset = in->base + pos;
 				j->pos = pos + 1;
 				j->depth--;
 				value_done(j);
 				return obj ? TS_JSON_OBJ_END : TS_JSON_ARR_END;
 			}
+			j->state = state;
 			return fail(j, err, TS_EPARSE, in->base + pos,
 				    obj ? "expected ',' or '}' after object member" :
 					  "expected ',' or ']' after array element");
 		}
 		case ST_KEY_OR_END:
 			if (c == '}') {
+				j->tok_offset = in->base + pos;
 				j->pos = pos + 1;
 				j->depth--;
 				value_done(j);
@@ -459,39 +518,61 @@ int ts_json_next(struct ts_json *j, struct ts_err *err)
 			}
 			/* fall through */
 		case ST_KEY:
+		key:
+			j->tok_offset = in->base + pos;
 			if (c != '"')
 				return fail(j, err, TS_EPARSE, in->base + pos,
-					    j->state == ST_KEY_OR_END ?
+					    state == ST_KEY_OR_END ?
 					    "expected '\"' (object key) or '}'" :
 					    "expected '\"' (object key) after ','");
 			rc = scan_string(j, pos, &end, err);
 			if (rc == NEED_MORE) {
 				if (in->eof)
 					return trunc_err(j, err, in->base + pos);
+				j->pos = pos;
+				j->state = state;
 				rc = refill(j, pos, err);
 				if (rc)
 					return rc;
-				continue;
+				goto reload;
 			}
 			if (rc)
 				return rc;
-			j->pos = end;
-			j->state = ST_COLON;
+			/* fast path: consume the ':' when it is right there */
+			end = skip_ws(d, end, len);
+			if (end < len && d[end] == ':') {
+				j->pos = skip_ws(d, end + 1, len);
+				j->state = ST_VALUE;
+			} else {
+				j->pos = end;
+				j->state = ST_COLON;
+			}
 			return TS_JSON_KEY;
+		case ST_COLON:
+			if (c != ':')
+				return fail(j, err, TS_EPARSE, in->base + pos,
+					    "expected ':' after object key");
+			pos++;
+			state = ST_VALUE;
+			continue;
+		case ST_DONE:
+			return fail(j, err, TS_EPARSE, in->base + pos,
+				    "expected end of input after the JSON value");
 		case ST_VALUE_OR_END:
 			if (c == ']') {
+				j->tok_offset = in->base + pos;
 				j->pos = pos + 1;
 				j->depth--;
 				value_done(j);
 				return TS_JSON_ARR_END;
 			}
-			/* fall through */
-		case ST_VALUE:
+			break;
+		default: /* ST_VALUE */
 			break;
 		}
 
 		/* a value */
-		int tok;
+		j->tok_offset = in->base + pos;
 		switch (c) {
 		case '{':
 		case '[':
@@ -511,14 +592,14 @@ int ts_json_next(struct ts_json *j, struct ts_err *err)
 			tok = TS_JSON_STR;
 			break;
 		case '-':
-			if (pos + 1 < in->len && in->data[pos + 1] == 'I') {
+			if (pos + 1 < len && d[pos + 1] == 'I') {
 				rc = scan_literal(j, pos, &end, err);
 				tok = rc;
 				if (rc == TS_JSON_NUM)
 					rc = 0;
 				break;
 			}
-			if (pos + 1 >= in->len && !in->eof) {
+			if (pos + 1 >= len && !in->eof) {
 				rc = NEED_MORE;
 				tok = 0;
 				break;
@@ -539,10 +620,12 @@ int ts_json_next(struct ts_json *j, struct ts_err *err)
 		if (rc == NEED_MORE) {
 			if (in->eof)
 				return trunc_err(j, err, in->base + pos);
+			j->pos = pos;
+			j->state = state;
 			rc = refill(j, pos, err);
 			if (rc)
 				return rc;
-			continue;
+			goto reload;
 		}
 		if (rc)
 			return rc;

@@ -1,0 +1,64 @@
+/*
+ * fuzz_json.c - libFuzzer target for the JSON tokenizer, the number and
+ * string helpers and the writer's escaping.
+ *
+ * The first input byte picks the tokenizer flags; the rest is the document.
+ * Every token is checked for consistency (views inside the input, depth in
+ * range) and numbers/strings are pushed through the helpers.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/json.h"
+#include "trainscope/jsonw.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ts_json j;
+	struct ts_err err;
+	struct ts_sb sb;
+	int t, flags;
+
+	if (size < 1)
+		return 0;
+	flags = data[0] & (TS_JSON_ALLOW_NAN | TS_JSON_LENIENT | TS_JSON_MULTI);
+	data++;
+	size--;
+	ts_err_init(&err);
+	ts_sb_init(&sb);
+	ts_json_init_mem(&j, data, size, flags, "fuzz");
+	while ((t = ts_json_next(&j, &err)) > 0) {
+		if (j.depth < 0 || j.depth > TS_JSON_MAX_DEPTH)
+			abort();
+		if (t == TS_JSON_KEY || t == TS_JSON_STR || t == TS_JSON_NUM) {
+			if ((const uint8_t *)j.s < data || (const uint8_t *)j.s + j.n > data + size)
+				abort();
+		}
+		if (t == TS_JSON_NUM) {
+			int64_t i;
+			uint64_t u;
+			double d;
+			ts_num_fixed(j.s, j.n, 3, &i);
+			ts_num_i64(j.s, j.n, &i);
+			ts_num_u64(j.s, j.n, &u);
+			if (ts_num_f64(j.s, j.n, &d) != 0 && !(flags & TS_JSON_ALLOW_NAN))
+				abort(); /* the tokenizer accepted it, so strtod must too */
+		} else if (t == TS_JSON_KEY || t == TS_JSON_STR) {
+			ts_sb_reset(&sb);
+			if (ts_json_unescape(j.s, j.n, 1, &sb) != 0)
+				abort(); /* lenient unescape never fails */
+			size_t len = sb.len;
+			struct ts_sb esc;
+			ts_sb_init(&esc);
+			ts_json_escape(&esc, sb.buf, len);
+			ts_sb_release(&esc);
+		}
+	}
+	if (t < 0 && err.msg[0] == '\0')
+		abort(); /* every failure says what went wrong */
+	ts_json_release(&j);
+	ts_sb_release(&sb);
+	return 0;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Run each fuzz target for FUZZ_SECONDS with a corpus seeded from the shared
+# data (fuzz/<name>.seeds: one glob per line, relative to $DATA; gzip files
+# are inflated; seeds are cut to 64 KiB so mutations stay fast).
+set -u
+cd "$(dirname "$0")/.."
+DATA=${DATA:-../shared/data}
+secs=${FUZZ_SECONDS:-60}
+status=0
+for bin in "$@"; do
+	name=$(basename "$bin")
+	name=${name#fuzz_}
+	corpus=build-fuzz/corpus-$name
+	mkdir -p "$corpus"
+	if [ -f "fuzz/$name.seeds" ] && [ -d "$DATA" ]; then
+		while read -r pattern; do
+			[ -n "$pattern" ] || continue
+			for f in $DATA/$pattern; do
+				[ -f "$f" ] || continue
+				out="$corpus/seed-$(echo "$f" | md5sum | cut -c1-12)"
+				if gzip -t "$f" 2>/dev/null; then
+					gzip -dc "$f" | head -c 65536 >"$out"
+				else
+					head -c 65536 "$f" >"$out"
+				fi
+			done
+		done <"fuzz/$name.seeds"
+	fi
+	echo "fuzz $name: ${secs}s, corpus $(ls "$corpus" | wc -l) files"
+	if ! "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+		-print_final_stats=0 "$corpus" >"build-fuzz/$name.log" 2>&1; then
+		echo "FAIL fuzz $name (see build-fuzz/$name.log)"
+		tail -40 "build-fuzz/$name.log"
+		status=1
+	else
+		grep -E '^#[0-9]+.*(DONE|pulse)' "build-fuzz/$name.log" | tail -1
+	fi
+done
+exit $status

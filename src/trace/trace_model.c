@@ -1,0 +1,250 @@
+/*
+ * trace_model.c - lifecycle, names and column storage of struct ts_trace.
+ *
+ * The reader and anything that builds a trace by hand (tests, synthetic
+ * traces) append events through ts_trace_push_event() so that the thirteen
+ * columns always grow together. Columns are plain malloc/realloc arrays:
+ * glibc serves big ones from mmap and grows them with mremap, so growing a
+ * column never copies bytes and untouched capacity costs no resident memory.
+ * Big columns ask for transparent huge pages because the first write to a
+ * fresh 4 KiB page is slow on the target VMs (see performance-notes.md B3).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "trainscope/trace.h"
+
+static const char *const cat_names[TS_CAT_COUNT] = {
+	[TS_CAT_OTHER] = "other",
+	[TS_CAT_CPU_OP] = "cpu_op",
+	[TS_CAT_USER_ANNOTATION] = "user_annotation",
+	[TS_CAT_GPU_USER_ANNOTATION] = "gpu_user_annotation",
+	[TS_CAT_RUNTIME] = "runtime",
+	[TS_CAT_DRIVER] = "driver",
+	[TS_CAT_KERNEL] = "kernel",
+	[TS_CAT_MEMCPY] = "memcpy",
+	[TS_CAT_MEMSET] = "memset",
+	[TS_CAT_SYNC] = "sync",
+	[TS_CAT_PYTHON] = "python_function",
+	[TS_CAT_INSTANT] = "instant",
+	[TS_CAT_FLOW] = "flow",
+	[TS_CAT_TRACE_SPAN] = "trace_span",
+	[TS_CAT_OVERHEAD] = "overhead",
+	[TS_CAT_COLLECTIVE] = "collective_comm",
+};
+
+const char *ts_cat_name(enum ts_cat cat)
+{
+	if ((unsigned)cat >= TS_CAT_COUNT)
+		return "other";
+	return cat_names[cat];
+}
+
+const char *ts_vendor_name(enum ts_vendor v)
+{
+	switch (v) {
+	case TS_VENDOR_CPU: return "cpu";
+	case TS_VENDOR_CUDA: return "cuda";
+	case TS_VENDOR_ROCM: return "rocm";
+	case TS_VENDOR_MUSA: return "musa";
+	case TS_VENDOR_MTIA: return "mtia";
+	case TS_VENDOR_UNKNOWN: break;
+	}
+	return "unknown";
+}
+
+/* Raw category strings as written by every Kineto generation we know. */
+static const struct { const char *s; uint8_t cat; } cat_table[] = {
+	{ "cpu_op", TS_CAT_CPU_OP },
+	{ "Operator", TS_CAT_CPU_OP },
+	{ "user_annotation", TS_CAT_USER_ANNOTATION },
+	{ "gpu_user_annotation", TS_CAT_GPU_USER_ANNOTATION },
+	{ "cuda_runtime", TS_CAT_RUNTIME },
+	{ "musa_runtime", TS_CAT_RUNTIME },
+	{ "privateuse1_runtime", TS_CAT_RUNTIME },
+	{ "xpu_runtime", TS_CAT_RUNTIME },
+	{ "mtia_runtime", TS_CAT_RUNTIME },
+	{ "hip", TS_CAT_RUNTIME },
+	{ "hip_runtime", TS_CAT_RUNTIME },
+	{ "Runtime", TS_CAT_RUNTIME },
+	{ "cuda_driver", TS_CAT_DRIVER },
+	{ "musa_driver", TS_CAT_DRIVER },
+	{ "privateuse1_driver", TS_CAT_DRIVER },
+	{ "xpu_driver", TS_CAT_DRIVER },
+	{ "Driver", TS_CAT_DRIVER },
+	{ "kernel", TS_CAT_KERNEL },
+	{ "Kernel", TS_CAT_KERNEL },
+	{ "mtia_ccp_events", TS_CAT_KERNEL },
+	{ "gpu_memcpy", TS_CAT_MEMCPY },
+	{ "Memcpy", TS_CAT_MEMCPY },
+	{ "gpu_memset", TS_CAT_MEMSET },
+	{ "Memset", TS_CAT_MEMSET },
+	{ "cuda_sync", TS_CAT_SYNC },
+	{ "musa_sync", TS_CAT_SYNC },
+	{ "xpu_sync", TS_CAT_SYNC },
+	{ "python_function", TS_CAT_PYTHON },
+	{ "cpu_instant_event", TS_CAT_INSTANT },
+	{ "ac2g", TS_CAT_FLOW },
+	{ "fwdbwd", TS_CAT_FLOW },
+	{ "async", TS_CAT_FLOW },
+	{ "async_cpu_to_gpu", TS_CAT_FLOW },
+	{ "async_gpu", TS_CAT_FLOW },
+	{ "Trace", TS_CAT_TRACE_SPAN },
+	{ "overhead", TS_CAT_OVERHEAD },
+	{ "collective_comm", TS_CAT_COLLECTIVE },
+};
+
+enum ts_cat ts_cat_of(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof(cat_table) / sizeof(cat_table[0]); i++)
+		if (strlen(cat_table[i].s) == n && memcmp(cat_table[i].s, s, n) == 0)
+			return (enum ts_cat)cat_table[i].cat;
+	return TS_CAT_OTHER;
+}
+
+const char *ts_trace_str(const struct ts_trace *t, uint32_t id)
+{
+	if (id == TS_NO_ID || id >= t->strings.count)
+		return "";
+	return ts_intern_str(&t->strings, id);
+}
+
+void ts_trace_init(struct ts_trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	ts_intern_init(&t->strings);
+	ts_arena_init(&t->arena);
+	t->meta.rank = -1;
+	t->meta.world_size = -1;
+	t->meta.backend = TS_NO_ID;
+	t->meta.profiler_version = TS_NO_ID;
+	t->meta.trace_name = TS_NO_ID;
+}
+
+static void events_release(struct ts_trace_events *e)
+{
+	free(e->ts_ns);
+	free(e->dur_ns);
+	free(e->name);
+	free(e->cat_str);
+	free(e->cat);
+	free(e->ph);
+	free(e->pid);
+	free(e->tid);
+	free(e->stream);
+	free(e->device);
+	free(e->correlation);
+	free(e->external_id);
+	free(e->flow_id);
+	memset(e, 0, sizeof(*e));
+}
+
+void ts_trace_release(struct ts_trace *t)
+{
+	events_release(&t->ev);
+	ts_intern_release(&t->strings);
+	TS_VEC_RELEASE(t->coll);
+	TS_VEC_RELEASE(t->xfer);
+	TS_VEC_RELEASE(t->mem);
+	TS_VEC_RELEASE(t->flops);
+	ts_arena_release(&t->arena);
+	ts_trace_init(t);
+}
+
+#define HUGE_FROM ((size_t)8 << 20)
+
+/* realloc one column to cap elements; madvise big ones for huge pages. */
+static int col_resize(void **p, size_t cap, size_t elem)
+{
+	void *np = realloc(*p, cap * elem);
+
+	if (!np)
+		return TS_ENOMEM;
+	*p = np;
+#ifdef MADV_HUGEPAGE
+	if (cap * elem >= HUGE_FROM) {
+		uintptr_t a = ((uintptr_t)np + 0x1fffff) & ~(uintptr_t)0x1fffff;
+		uintptr_t e = ((uintptr_t)np + cap * elem) & ~(uintptr_t)0x1fffff;
+		if (e > a)
+			madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+#endif
+	return 0;
+}
+
+int ts_trace_reserve(struct ts_trace *t, size_t need)
+{
+	struct ts_trace_events *e = &t->ev;
+	size_t cap;
+
+	if (need <= e->cap)
+		return 0;
+	cap = e->cap + e->cap / 2;
+	if (cap < need)
+		cap = need;
+	if (cap < 1024)
+		cap = 1024;
+	if (cap > SIZE_MAX / 16)
+		return TS_ENOMEM;
+	/* each column keeps its old contents if a later one fails; cap only
+	 * moves once all of them have the new size */
+	if (col_resize((void **)&e->ts_ns, cap, sizeof(*e->ts_ns)) ||
+	    col_resize((void **)&e->dur_ns, cap, sizeof(*e->dur_ns)) ||
+	    col_resize((void **)&e->name, cap, sizeof(*e->name)) ||
+	    col_resize((void **)&e->cat_str, cap, sizeof(*e->cat_str)) ||
+	    col_resize((void **)&e->cat, cap, sizeof(*e->cat)) ||
+	    col_resize((void **)&e->ph, cap, sizeof(*e->ph)) ||
+	    col_resize((void **)&e->pid, cap, sizeof(*e->pid)) ||
+	    col_resize((void **)&e->tid, cap, sizeof(*e->tid)) ||
+	    col_resize((void **)&e->stream, cap, sizeof(*e->stream)) ||
+	    col_resize((void **)&e->device, cap, sizeof(*e->device)) ||
+	    col_resize((void **)&e->correlation, cap, sizeof(*e->correlation)) ||
+	    col_resize((void **)&e->external_id, cap, sizeof(*e->external_id)) ||
+	    col_resize((void **)&e->flow_id, cap, sizeof(*e->flow_id)))
+		return TS_ENOMEM;
+	e->cap = cap;
+	return 0;
+}
+
+int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
+{
+	struct ts_trace_events *e = &t->ev;
+	size_t i = e->n;
+
+	if (i >= UINT32_MAX)
+		return TS_ELIMIT;
+	if (i == e->cap && ts_trace_reserve(t, i + 1))
+		return TS_ENOMEM;
+	e->ts_ns[i] = x->ts_ns;
+	e->dur_ns[i] = x->dur_ns;
+	e->name[i] = x->name;
+	e->cat_str[i] = x->cat_str;
+	e->cat[i] = (uint8_t)x->cat;
+	e->ph[i] = x->ph;
+	e->pid[i] = x->pid;
+	e->tid[i] = x->tid;
+	e->stream[i] = x->stream;
+	e->device[i] = x->device;
+	e->correlation[i] = x->correlation;
+	e->external_id[i] = x->external_id;
+	e->flow_id[i] = x->flow_id;
+	e->n = i + 1;
+	return (int64_t)i;
+}
+
+void ts_trace_event_init(struct ts_trace_event *x)
+{
+	x->ts_ns = TS_NONE;
+	x->dur_ns = TS_NONE;
+	x->name = TS_NO_ID;
+	x->cat_str = TS_NO_ID;
+	x->cat = TS_CAT_OTHER;
+	x->ph = 0;
+	x->pid = TS_NONE;
+	x->tid = TS_NONE;
+	x->stream = TS_NONE;
+	x->device = -1;
+	x->correlation = TS_NONE;
+	x->external_id = TS_NONE;
+	x->flow_id = TS_NONE;
+}

@@ -1,0 +1,1667 @@
+/*
+ * trace_read.c - the Kineto / Chrome-trace JSON reader.
+ *
+ * Why not the generic tokenizer for events: an event is ~30 tokens and a
+ * 1 GB trace has millions of them, so the reader parses each event object
+ * directly, dispatching on the keys it needs and skipping the rest with a
+ * validating scanner, straight from the input window into the columns.
+ * Each event is parsed from its '{' again when the window ends inside it
+ * (events are small, so this costs nothing measurable), which also makes
+ * recovery simple: a bad event is dropped by resynchronising on the next
+ * "}, {" boundary. Top-level metadata (small) is delimited by the same
+ * scanner and then read with the generic tokenizer.
+ *
+ * The scanner functions return one of the P_* codes below; the driver
+ * refills the window on P_NEED, keeps what was complete on P_TRUNC, and
+ * decides between recovery and an error on P_BAD.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/input.h"
+#include "trainscope/json.h"
+#include "trainscope/trace.h"
+#include "trace_src.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+enum { P_OK = 0, P_NEED = 1, P_TRUNC = 2, P_BAD = 3 };
+
+#define MAX_DEPTH 1024
+
+/* string scan flags */
+#define S_ESC 1      /* a backslash occurs: unescape before use */
+#define S_BADESC 2   /* an escape that JSON does not allow (writer bug) */
+#define S_CTRL 4     /* a raw control character (writer bug) */
+
+struct strv {
+	const char *s;
+	size_t n;
+	int flags;
+};
+
+/* args of one event that the model keeps (side tables, columns) */
+struct evargs {
+	int has_coll, has_bytes, has_mem, has_flops;
+	uint32_t coll_name, pg_name, pg_desc, dtype;
+	int64_t seq, in_nelems, out_nelems, group_size;
+	uint64_t comms_id;
+	int64_t bytes;
+	int64_t mem_bytes, total_alloc, total_resv, dev_type, dev_id;
+	double flops;
+};
+
+struct rd {
+	struct trace_src src;
+	const unsigned char *d;   /* window (mirrors src) */
+	size_t len;
+	int eof;
+	struct ts_trace *t;
+	const struct ts_trace_opts *o;
+	struct ts_err *err;
+	struct ts_sb sb;          /* unescape scratch */
+	TS_VEC(uint8_t) catmap;   /* string id -> enum ts_cat + 1 (0 = not looked up) */
+	int strict;
+	int repaired;             /* the current event needed a lenient repair */
+
+	/* P_BAD details */
+	size_t bad_at;            /* window index */
+	const char *bad_what;
+	int bad_recoverable;
+
+	/* vendor hints */
+	int hint_vendor;          /* from metadata keys */
+	uint64_t ncat[TS_CAT_COUNT];
+	int seen_dist_rank;
+};
+
+/* ------------------------------------------------------------ window */
+
+static void win_sync(struct rd *r)
+{
+	r->d = r->src.data;
+	r->len = r->src.len;
+	r->eof = r->src.eof;
+}
+
+/* Drop bytes before keep and read more. Returns 0, or a negative code with
+ * r->err filled; a gzip stream that ends early becomes eof (truncated). */
+static int refill(struct rd *r, size_t keep)
+{
+	int rc = trace_src_more(&r->src, keep, r->err);
+
+	win_sync(r);
+	return rc;
+}
+
+static inline uint64_t abs_off(const struct rd *r, size_t i)
+{
+	return r->src.base + i;
+}
+
+/* -------------------------------------------------------- scanning */
+
+static inline int end_or_need(const struct rd *r)
+{
+	return r->eof ? P_TRUNC : P_NEED;
+}
+
+static int bad(struct rd *r, size_t at, const char *what, int recoverable)
+{
+	r->bad_at = at;
+	r->bad_what = what;
+	r->bad_recoverable = recoverable;
+	return P_BAD;
+}
+
+static inline size_t skip_ws(const unsigned char *d, size_t i, size_t len)
+{
+	while (i < len) {
+		unsigned char c = d[i];
+		if (c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t'))
+			break;
+		i++;
+	}
+	return i;
+}
+
+/* First index at or after i holding '"', '\\' or a byte < 0x20. */
+static inline size_t scan_plain(const unsigned char *d, size_t i, size_t len)
+{
+#if defined(__SSE2__)
+	const __m128i q = _mm_set1_epi8('"');
+	const __m128i bs = _mm_set1_epi8('\\');
+	const __m128i lim = _mm_set1_epi8(0x1f);
+	while (i + 16 <= len) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(d + i));
+		/* unsigned v <= 0x1f  <=>  min(v, 0x1f) == v */
+		__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, lim), v);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
+						      _mm_cmpeq_epi8(v, bs)), ctl);
+		int mask = _mm_movemask_epi8(m);
+		if (mask)
+			return i + (size_t)__builtin_ctz((unsigned)mask);
+		i += 16;
+	}
+#endif
+	while (i < len) {
+		unsigned char c = d[i];
+		if (c == '"' || c == '\\' || c < 0x20)
+			return i;
+		i++;
+	}
+	return len;
+}
+
+static inline int is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* String at d[*ip] == '"'. Invalid UTF-8 is accepted as bytes. */
+static int scan_str(struct rd *r, size_t *ip, struct strv *out)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip + 1;
+	int flags = 0;
+
+	for (;;) {
+		i = scan_plain(d, i, len);
+		if (i >= len)
+			return end_or_need(r);
+		unsigned char c = d[i];
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			flags |= S_ESC;
+			if (i + 1 >= len)
+				return end_or_need(r);
+			unsigned char e = d[i + 1];
+			if (e == 'u') {
+				if (i + 6 > len)
+					return end_or_need(r);
+				if (!(is_hex(d[i + 2]) && is_hex(d[i + 3]) &&
+				      is_hex(d[i + 4]) && is_hex(d[i + 5]))) {
+					flags |= S_BADESC;
+					i += 2;
+					continue;
+				}
+				i += 6;
+				continue;
+			}
+			if (!(e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' ||
+			      e == 'n' || e == 'r' || e == 't'))
+				flags |= S_BADESC;
+			i += 2;
+			continue;
+		}
+		flags |= S_CTRL;
+		i++;
+	}
+	out->s = (const char *)d + *ip + 1;
+	out->n = i - *ip - 1;
+	out->flags = flags;
+	if (flags & (S_BADESC | S_CTRL)) {
+		if (r->strict)
+			return bad(r, *ip, (flags & S_CTRL) ?
+				   "raw control character in string (a writer bug; not repaired in strict mode)" :
+				   "invalid escape in string (a writer bug; not repaired in strict mode)", 0);
+		r->repaired = 1;
+	}
+	*ip = i + 1;
+	return P_OK;
+}
+
+/* Number at d[*ip] (JSON grammar, plus NaN / Infinity / -Infinity). */
+static int scan_num(struct rd *r, size_t *ip, struct strv *out)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip, f;
+
+	if (d[i] == '-')
+		i++;
+	if (i >= len)
+		return end_or_need(r);
+	if (d[i] == 'I' || d[i] == 'N') {
+		const char *lit = d[i] == 'I' ? "Infinity" : "NaN";
+		size_t n = strlen(lit);
+		if (d[i] == 'N' && i != *ip)
+			return bad(r, i, "expected a digit in number", 0);
+		size_t m = len - i < n ? len - i : n;
+		if (memcmp(d + i, lit, m) != 0)
+			return bad(r, i, "expected a JSON value", 0);
+		if (m < n)
+			return end_or_need(r);
+		i += n;
+		goto done;
+	}
+	if (d[i] == '0') {
+		i++;
+	} else if (d[i] >= '1' && d[i] <= '9') {
+		while (i < len && d[i] >= '0' && d[i] <= '9')
+			i++;
+	} else {
+		return bad(r, i, "expected a digit in number", 0);
+	}
+	if (i < len && d[i] == '.') {
+		f = ++i;
+		while (i < len && d[i] >= '0' && d[i] <= '9')
+			i++;
+		if (i == f)
+			return i >= len ? end_or_need(r) :
+				bad(r, i, "expected a digit after '.' in number", 0);
+	}
+	if (i < len && (d[i] == 'e' || d[i] == 'E')) {
+		i++;
+		if (i < len && (d[i] == '+' || d[i] == '-'))
+			i++;
+		f = i;
+		while (i < len && d[i] >= '0' && d[i] <= '9')
+			i++;
+		if (i == f)
+			return i >= len ? end_or_need(r) :
+				bad(r, i, "expected a digit in number exponent", 0);
+	}
+	if (i >= len && !r->eof)
+		return P_NEED;
+done:
+	out->s = (const char *)d + *ip;
+	out->n = i - *ip;
+	out->flags = 0;
+	*ip = i;
+	return P_OK;
+}
+
+static int scan_lit(struct rd *r, size_t *ip)
+{
+	static const char *const lits[] = { "true", "false", "null" };
+	const unsigned char *d = r->d;
+	size_t avail = r->len - *ip;
+
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(lits[k]);
+		if (d[*ip] != (unsigned char)lits[k][0])
+			continue;
+		size_t m = avail < n ? avail : n;
+		if (memcmp(d + *ip, lits[k], m) != 0)
+			break;
+		if (m < n)
+			return end_or_need(r);
+		*ip += n;
+		return P_OK;
+	}
+	return bad(r, *ip, "expected a JSON value (object, array, string, number, true, false, null)", 0);
+}
+
+/*
+ * Skip one value starting at d[*ip] (whitespace already skipped),
+ * validating its syntax. Errors that follow a string are marked
+ * recoverable: that is what an unescaped quote inside a string looks like.
+ */
+static int skip_value(struct rd *r, size_t *ip)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip;
+	uint64_t stack[MAX_DEPTH / 64];
+	int depth = 0, rc, after_str = 0;
+	struct strv sv;
+
+value:
+	if (i >= len)
+		return end_or_need(r);
+	switch (d[i]) {
+	case '{':
+	case '[':
+		if (depth >= MAX_DEPTH)
+			return bad(r, i, "nesting deeper than 1024 levels", 0);
+		if (d[i] == '{')
+			stack[depth >> 6] |= (uint64_t)1 << (depth & 63);
+		else
+			stack[depth >> 6] &= ~((uint64_t)1 << (depth & 63));
+		depth++;
+		i = skip_ws(d, i + 1, len);
+		if (i >= len)
+			return end_or_need(r);
+		if (stack[(depth - 1) >> 6] >> ((depth - 1) & 63) & 1) {
+			if (d[i] == '}') {
+				i++;
+				depth--;
+				after_str = 0;
+				goto after;
+			}
+			goto key;
+		}
+		if (d[i] == ']') {
+			i++;
+			depth--;
+			after_str = 0;
+			goto after;
+		}
+		goto value;
+	case '"':
+		rc = scan_str(r, &i, &sv);
+		if (rc)
+			return rc;
+		after_str = 1;
+		goto after;
+	case 't': case 'f': case 'n':
+		rc = scan_lit(r, &i);
+		if (rc)
+			return rc;
+		after_str = 0;
+		goto after;
+	default:
+		if (d[i] == '-' || (d[i] >= '0' && d[i] <= '9') || d[i] == 'N' || d[i] == 'I') {
+			rc = scan_num(r, &i, &sv);
+			if (rc)
+				return rc;
+			after_str = 0;
+			goto after;
+		}
+		return bad(r, i, "expected a JSON value (object, array, string, number, true, false, null)",
+			   after_str);
+	}
+after:
+	if (depth == 0) {
+		*ip = i;
+		return P_OK;
+	}
+	i = skip_ws(d, i, len);
+	if (i >= len)
+		return end_or_need(r);
+	{
+		int obj = (int)(stack[(depth - 1) >> 6] >> ((depth - 1) & 63) & 1);
+		if (d[i] == ',') {
+			i = skip_ws(d, i + 1, len);
+			if (obj)
+				goto key;
+			goto value;
+		}
+		if (d[i] == (obj ? '}' : ']')) {
+			i++;
+			depth--;
+			after_str = 0;
+			goto after;
+		}
+		return bad(r, i, obj ? "expected ',' or '}' after object member" :
+			   "expected ',' or ']' after array element", after_str);
+	}
+key:
+	if (i >= len)
+		return end_or_need(r);
+	if (d[i] != '"')
+		return bad(r, i, "expected '\"' (object key)", after_str);
+	rc = scan_str(r, &i, &sv);
+	if (rc)
+		return rc;
+	i = skip_ws(d, i, len);
+	if (i >= len)
+		return end_or_need(r);
+	if (d[i] != ':')
+		return bad(r, i, "expected ':' after object key", 1);
+	i = skip_ws(d, i + 1, len);
+	after_str = 0;
+	goto value;
+}
+
+/* -------------------------------------------------------- values */
+
+/* Text of a string view, unescaped when needed (valid until the next call). */
+static int str_text(struct rd *r, const struct strv *v, const char **s, size_t *n)
+{
+	if (!(v->flags & S_ESC)) {
+		*s = v->s;
+		*n = v->n;
+		return 0;
+	}
+	ts_sb_reset(&r->sb);
+	if (ts_json_unescape(v->s, v->n, 1, &r->sb) || r->sb.failed)
+		return TS_ENOMEM;
+	*s = r->sb.buf;
+	*n = r->sb.len;
+	return 0;
+}
+
+static int intern_view(struct rd *r, const struct strv *v, uint32_t *id)
+{
+	const char *s;
+	size_t n;
+	int rc = str_text(r, v, &s, &n);
+	int64_t x;
+
+	if (rc)
+		return rc;
+	x = ts_intern(&r->t->strings, s, n);
+	if (x < 0)
+		return (int)x;
+	*id = (uint32_t)x;
+	return 0;
+}
+
+/* Integer from number text; fractions and exponents go through double. */
+static int num_int(const char *s, size_t n, int64_t *out)
+{
+	double f;
+
+	if (ts_num_i64(s, n, out) == 0)
+		return 0;
+	if (ts_num_f64(s, n, &f) == 0 && f == f && f > -9.2e18 && f < 9.2e18) {
+		*out = (int64_t)f;
+		return 0;
+	}
+	return -1;
+}
+
+/* A value that should be a number: a number token, or a string holding
+ * one. Returns P_* and sets *ok when a number was found. */
+static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
+{
+	int rc;
+
+	*ok = 0;
+	if (*ip >= r->len)
+		return end_or_need(r);
+	unsigned char c = r->d[*ip];
+	if (c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I') {
+		rc = scan_num(r, ip, v);
+		*ok = rc == P_OK;
+		return rc;
+	}
+	if (c == '"') {
+		rc = scan_str(r, ip, v);
+		*ok = rc == P_OK && !(v->flags & S_ESC);
+		return rc;
+	}
+	return skip_value(r, ip);
+}
+
+static int value_int(struct rd *r, size_t *ip, int64_t *out)
+{
+	struct strv v;
+	int ok, rc = value_num(r, ip, &v, &ok);
+
+	int64_t x;
+
+	if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
+		*out = x;
+	return rc;
+}
+
+/* pid / tid: a number, a numeric string, "stream N", or any other string
+ * (interned, stored as TS_STRID). */
+static int value_id(struct rd *r, size_t *ip, int64_t *out)
+{
+	struct strv v;
+	int rc;
+
+	if (*ip >= r->len)
+		return end_or_need(r);
+	if (r->d[*ip] != '"') {
+		int64_t x;
+		int ok;
+		rc = value_num(r, ip, &v, &ok);
+		if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
+			*out = x;
+		return rc;
+	}
+	rc = scan_str(r, ip, &v);
+	if (rc)
+		return rc;
+	const char *s = v.s;
+	size_t n = v.n;
+	if (n > 7 && memcmp(s, "stream ", 7) == 0) {
+		s += 7;
+		n -= 7;
+	}
+	if (n > 0 && !(v.flags & S_ESC) && ts_num_i64(s, n, out) == 0)
+		return P_OK;
+	uint32_t id;
+	rc = intern_view(r, &v, &id);
+	if (rc)
+		return rc;
+	*out = TS_STRID(id);
+	return P_OK;
+}
+
+/* ts / dur: microseconds text to exact nanoseconds. */
+static int value_ns(struct rd *r, size_t *ip, int64_t *out)
+{
+	struct strv v;
+	int ok, rc = value_num(r, ip, &v, &ok);
+	int64_t x;
+
+	if (rc == P_OK && ok && ts_num_fixed(v.s, v.n, 3, &x) == 0)
+		*out = x;
+	return rc;
+}
+
+static int value_u64(struct rd *r, size_t *ip, uint64_t *out, int *has)
+{
+	struct strv v;
+	int ok, rc = value_num(r, ip, &v, &ok);
+	int64_t x;
+
+	if (rc == P_OK && ok) {
+		if (ts_num_u64(v.s, v.n, out) == 0)
+			*has = 1;
+		else if (num_int(v.s, v.n, &x) == 0) {
+			*out = (uint64_t)x;
+			*has = 1;
+		}
+	}
+	return rc;
+}
+
+static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
+{
+	struct strv v;
+	int rc;
+
+	if (*ip >= r->len)
+		return end_or_need(r);
+	if (r->d[*ip] == '"') {
+		rc = scan_str(r, ip, &v);
+		if (rc)
+			return rc;
+		return intern_view(r, &v, out) ? TS_ENOMEM : P_OK;
+	}
+	unsigned char c = r->d[*ip];
+	if (c == '-' || (c >= '0' && c <= '9')) {
+		rc = scan_num(r, ip, &v);
+		if (rc)
+			return rc;
+		return intern_view(r, &v, out) ? TS_ENOMEM : P_OK;
+	}
+	return skip_value(r, ip);
+}
+
+/* -------------------------------------------------------- events */
+
+enum {
+	A_OTHER, A_CORR, A_EXTID, A_STREAM, A_DEVICE, A_BYTES, A_COLL, A_PGNAME,
+	A_PGDESC, A_DTYPE, A_SEQ, A_INN, A_OUTN, A_GSIZE, A_COMMSID, A_MBYTES,
+	A_TALLOC, A_TRESV, A_DEVTYPE, A_DEVID, A_FLOPS
+};
+
+static int arg_key(const char *s, size_t n)
+{
+#define K(lit, id) if (n == sizeof(lit) - 1 && memcmp(s, lit, n) == 0) return id
+	switch (n) {
+	case 3: K("Seq", A_SEQ); break;
+	case 5: K("bytes", A_BYTES); K("Bytes", A_MBYTES); K("dtype", A_DTYPE);
+		K("flops", A_FLOPS); break;
+	case 6: K("stream", A_STREAM); K("device", A_DEVICE); break;
+	case 8: K("Comms Id", A_COMMSID); break;
+	case 9: K("Device Id", A_DEVID); break;
+	case 10: K("Group size", A_GSIZE); break;
+	case 11: K("correlation", A_CORR); K("External id", A_EXTID);
+		K("external id", A_EXTID); K("Device Type", A_DEVTYPE); break;
+	case 13: K("In msg nelems", A_INN); break;
+	case 14: K("Out msg nelems", A_OUTN); K("Total Reserved", A_TRESV); break;
+	case 15: K("Collective name", A_COLL); K("Total Allocated", A_TALLOC); break;
+	case 18: K("Process Group Name", A_PGNAME); break;
+	case 25: K("Process Group Description", A_PGDESC); break;
+	default: break;
+	}
+#undef K
+	return A_OTHER;
+}
+
+/* Members of an object, calling back per key with the value at *ip. */
+#define OBJ_LOOP_BEGIN(r, i)                                               \
+	{                                                                  \
+		const unsigned char *d_ = (r)->d;                          \
+		size_t len_ = (r)->len;                                    \
+		int rc_;                                                   \
+		struct strv k_;                                            \
+		(i) = skip_ws(d_, (i) + 1, len_);                          \
+		if ((i) >= len_)                                           \
+			return end_or_need(r);                             \
+		if (d_[i] != '}') {                                        \
+			for (;;) {                                         \
+				if (d_[i] != '"')                          \
+					return bad((r), (i), "expected '\"' (object key)", 0); \
+				rc_ = scan_str((r), &(i), &k_);            \
+				if (rc_)                                   \
+					return rc_;                        \
+				(i) = skip_ws(d_, (i), len_);              \
+				if ((i) >= len_)                           \
+					return end_or_need(r);             \
+				if (d_[i] != ':')                          \
+					return bad((r), (i), "expected ':' after object key", 1); \
+				(i) = skip_ws(d_, (i) + 1, len_);          \
+				if ((i) >= len_)                           \
+					return end_or_need(r);             \
+				{ const char *key = k_.s; size_t keyn = k_.n; int vrc;
+
+#define OBJ_LOOP_END(r, i)                                                 \
+				  if (vrc)                                 \
+					  return vrc;                      \
+				}                                          \
+				(i) = skip_ws(d_, (i), len_);              \
+				if ((i) >= len_)                           \
+					return end_or_need(r);             \
+				if (d_[i] == '}')                          \
+					break;                             \
+				if (d_[i] != ',')                          \
+					return bad((r), (i), "expected ',' or '}' after object member", \
+						   (r)->d[(i) - 1] == '"'); \
+				(i) = skip_ws(d_, (i) + 1, len_);          \
+				if ((i) >= len_)                           \
+					return end_or_need(r);             \
+			}                                                  \
+		}                                                          \
+		(i)++;                                                     \
+		(void)rc_;                                                 \
+	}
+
+static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
+		      struct evargs *a)
+{
+	size_t i = *ip;
+	int64_t x;
+	int has;
+
+	if (r->d[i] != '{') {
+		int rc = skip_value(r, &i);
+		*ip = i;
+		return rc;
+	}
+	OBJ_LOOP_BEGIN(r, i)
+	switch (arg_key(key, keyn)) {
+	case A_CORR: vrc = value_int(r, &i, &e->correlation); break;
+	case A_EXTID: vrc = value_int(r, &i, &e->external_id); break;
+	case A_STREAM: vrc = value_int(r, &i, &e->stream); break;
+	case A_DEVICE:
+		x = -1;
+		vrc = value_int(r, &i, &x);
+		if (x >= INT32_MIN && x <= INT32_MAX)
+			e->device = (int32_t)x;
+		break;
+	case A_BYTES:
+		x = TS_NONE;
+		vrc = value_int(r, &i, &x);
+		if (x != TS_NONE) {
+			a->bytes = x;
+			a->has_bytes = 1;
+		}
+		break;
+	case A_COLL: vrc = value_strid(r, &i, &a->coll_name); a->has_coll = 1; break;
+	case A_PGNAME: vrc = value_strid(r, &i, &a->pg_name); break;
+	case A_PGDESC: vrc = value_strid(r, &i, &a->pg_desc); break;
+	case A_DTYPE: vrc = value_strid(r, &i, &a->dtype); break;
+	case A_SEQ: vrc = value_int(r, &i, &a->seq); break;
+	case A_INN: vrc = value_int(r, &i, &a->in_nelems); break;
+	case A_OUTN: vrc = value_int(r, &i, &a->out_nelems); break;
+	case A_GSIZE: vrc = value_int(r, &i, &a->group_size); break;
+	case A_COMMSID: has = 0; vrc = value_u64(r, &i, &a->comms_id, &has); break;
+	case A_MBYTES:
+		x = TS_NONE;
+		vrc = value_int(r, &i, &x);
+		if (x != TS_NONE) {
+			a->mem_bytes = x;
+			a->has_mem = 1;
+		}
+		break;
+	case A_TALLOC: vrc = value_int(r, &i, &a->total_alloc); break;
+	case A_TRESV: vrc = value_int(r, &i, &a->total_resv); break;
+	case A_DEVTYPE: vrc = value_int(r, &i, &a->dev_type); break;
+	case A_DEVID: vrc = value_int(r, &i, &a->dev_id); break;
+	case A_FLOPS: {
+		struct strv v;
+		int ok;
+		vrc = value_num(r, &i, &v, &ok);
+		if (vrc == P_OK && ok && ts_num_f64(v.s, v.n, &a->flops) == 0)
+			a->has_flops = 1;
+		break;
+	}
+	default: vrc = skip_value(r, &i); break;
+	}
+	OBJ_LOOP_END(r, i)
+	*ip = i;
+	return P_OK;
+}
+
+static void evargs_init(struct evargs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->coll_name = a->pg_name = a->pg_desc = a->dtype = TS_NO_ID;
+	a->seq = a->in_nelems = a->out_nelems = TS_NONE;
+	a->group_size = -1;
+	a->bytes = a->mem_bytes = TS_NONE;
+	a->total_alloc = a->total_resv = TS_NONE;
+	a->dev_type = a->dev_id = -1;
+}
+
+/* Parse the event object at d[*ip] == '{' into e and a. */
+static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
+		       struct evargs *a)
+{
+	size_t i = *ip;
+	struct strv v;
+
+	ts_trace_event_init(e);
+	evargs_init(a);
+	r->repaired = 0;
+	OBJ_LOOP_BEGIN(r, i)
+	vrc = P_OK;
+	switch (keyn) {
+	case 2:
+		if (key[0] == 'p' && key[1] == 'h') {
+			if (d_[i] == '"') {
+				vrc = scan_str(r, &i, &v);
+				if (vrc == P_OK && v.n > 0)
+					e->ph = v.s[0];
+			} else {
+				vrc = skip_value(r, &i);
+			}
+		} else if (key[0] == 't' && key[1] == 's') {
+			vrc = value_ns(r, &i, &e->ts_ns);
+		} else if (key[0] == 'i' && key[1] == 'd') {
+			vrc = value_int(r, &i, &e->flow_id);
+		} else {
+			vrc = skip_value(r, &i);
+		}
+		break;
+	case 3:
+		if (memcmp(key, "cat", 3) == 0)
+			vrc = value_strid(r, &i, &e->cat_str);
+		else if (memcmp(key, "pid", 3) == 0)
+			vrc = value_id(r, &i, &e->pid);
+		else if (memcmp(key, "tid", 3) == 0)
+			vrc = value_id(r, &i, &e->tid);
+		else if (memcmp(key, "dur", 3) == 0)
+			vrc = value_ns(r, &i, &e->dur_ns);
+		else
+			vrc = skip_value(r, &i);
+		break;
+	case 4:
+		if (memcmp(key, "name", 4) == 0)
+			vrc = value_strid(r, &i, &e->name);
+		else if (memcmp(key, "args", 4) == 0)
+			vrc = parse_args(r, &i, e, a);
+		else
+			vrc = skip_value(r, &i);
+		break;
+	default:
+		vrc = skip_value(r, &i);
+		break;
+	}
+	OBJ_LOOP_END(r, i)
+	*ip = i;
+	return P_OK;
+}
+
+static uint8_t cat_for(struct rd *r, uint32_t id)
+{
+	if (id >= r->catmap.n) {
+		size_t need = r->t->strings.count;
+		if (TS_VEC_RESERVE(r->catmap, need))
+			return TS_CAT_OTHER;
+		memset(r->catmap.v + r->catmap.n, 0, need - r->catmap.n);
+		r->catmap.n = need;
+	}
+	if (!r->catmap.v[id]) {
+		const char *s = ts_intern_str(&r->t->strings, id);
+		r->catmap.v[id] = (uint8_t)(ts_cat_of(s, ts_intern_len(&r->t->strings, id)) + 1);
+	}
+	return (uint8_t)(r->catmap.v[id] - 1);
+}
+
+static int is_memory_name(const struct rd *r, uint32_t id)
+{
+	return id != TS_NO_ID && ts_intern_len(&r->t->strings, id) == 8 &&
+	       memcmp(ts_intern_str(&r->t->strings, id), "[memory]", 8) == 0;
+}
+
+/* Classify and store one parsed event with its side-table rows. */
+static int commit_event(struct rd *r, struct ts_trace_event *e, const struct evargs *a,
+			uint64_t at)
+{
+	struct ts_trace *t = r->t;
+	int64_t idx;
+	uint8_t cat;
+
+	if (e->cat_str != TS_NO_ID)
+		cat = cat_for(r, e->cat_str);
+	else if (t->meta.legacy && e->ph == 'X')
+		cat = TS_CAT_CPU_OP;
+	else if (e->ph == 'i' && is_memory_name(r, e->name))
+		cat = TS_CAT_INSTANT;
+	else
+		cat = TS_CAT_OTHER;
+	if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
+		cat = TS_CAT_FLOW;
+	else
+		e->flow_id = TS_NONE;
+	e->cat = (enum ts_cat)cat;
+	if (cat == TS_CAT_PYTHON && r->o && r->o->skip_python) {
+		t->meta.skipped++;
+		return 0;
+	}
+	idx = ts_trace_push_event(t, e);
+	if (idx < 0)
+		return (int)idx;
+	r->ncat[cat]++;
+	if (r->repaired) {
+		if (!t->meta.recovered)
+			t->meta.first_recovery_at = at;
+		t->meta.recovered++;
+	}
+	if (a->has_coll) {
+		struct ts_trace_coll c = {
+			.ev = (uint32_t)idx, .coll_name = a->coll_name, .pg_name = a->pg_name,
+			.pg_desc = a->pg_desc, .dtype = a->dtype, .seq = a->seq,
+			.in_nelems = a->in_nelems, .out_nelems = a->out_nelems,
+			.group_size = a->group_size >= INT32_MIN && a->group_size <= INT32_MAX ?
+				(int32_t)a->group_size : -1,
+			.comms_id = a->comms_id,
+		};
+		if (TS_VEC_PUSH(t->coll, c))
+			return TS_ENOMEM;
+	}
+	if (a->has_bytes && (cat == TS_CAT_MEMCPY || cat == TS_CAT_MEMSET)) {
+		struct ts_trace_xfer x = { .ev = (uint32_t)idx, .bytes = a->bytes };
+		if (TS_VEC_PUSH(t->xfer, x))
+			return TS_ENOMEM;
+	}
+	if (a->has_mem && (cat == TS_CAT_INSTANT || e->ph == 'i')) {
+		struct ts_trace_mem m = {
+			.ev = (uint32_t)idx, .bytes = a->mem_bytes,
+			.total_allocated = a->total_alloc, .total_reserved = a->total_resv,
+			.device_type = (int32_t)a->dev_type, .device_id = (int32_t)a->dev_id,
+		};
+		if (TS_VEC_PUSH(t->mem, m))
+			return TS_ENOMEM;
+	}
+	if (a->has_flops) {
+		struct ts_trace_flops f = { .ev = (uint32_t)idx, .flops = a->flops };
+		if (TS_VEC_PUSH(t->flops, f))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ error helpers */
+
+static int64_t line_of(struct rd *r, uint64_t off)
+{
+	return trace_src_line_of(&r->src, off);
+}
+
+static int parse_error(struct rd *r)
+{
+	uint64_t off = abs_off(r, r->bad_at);
+	char found[24];
+	unsigned char c = r->bad_at < r->len ? r->d[r->bad_at] : 0;
+
+	if (r->bad_at >= r->len)
+		snprintf(found, sizeof(found), "end of input");
+	else if (c >= 0x21 && c < 0x7f)
+		snprintf(found, sizeof(found), "'%c'", c);
+	else
+		snprintf(found, sizeof(found), "byte 0x%02x", c);
+	return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)off, line_of(r, off),
+			 "%s, found %s", r->bad_what, found);
+}
+
+/*
+ * After a recoverable error inside the event that starts at *ip, find the
+ * start of the next event ("}" ws "," ws "{" ws '"') or the end of the
+ * array ("}" ws "]"), searching from the error. Returns P_OK with *ip at
+ * the '{' or ']', P_TRUNC at the end of input, or a negative code.
+ */
+static int resync(struct rd *r, size_t *ip)
+{
+	size_t i = r->bad_at;
+
+	for (;;) {
+		const unsigned char *d = r->d;
+		size_t len = r->len;
+		const unsigned char *p = i < len ? memchr(d + i, '}', len - i) : NULL;
+		if (p) {
+			size_t k = (size_t)(p - d);
+			size_t j = skip_ws(d, k + 1, len);
+			if (j < len && d[j] == ']') {
+				*ip = j;
+				return P_OK;
+			}
+			if (j < len && d[j] == ',') {
+				j = skip_ws(d, j + 1, len);
+				if (j < len && d[j] == '{') {
+					size_t q = skip_ws(d, j + 1, len);
+					if (q < len && d[q] == '"') {
+						*ip = j;
+						return P_OK;
+					}
+				}
+			}
+			if (j < len) {
+				i = k + 1;
+				continue;
+			}
+			/* the candidate runs off the window: refill from it */
+			i = k;
+		} else {
+			i = len;
+		}
+		if (r->eof)
+			return P_TRUNC;
+		int rc = refill(r, i);
+		if (rc < 0)
+			return rc;
+		i = 0;
+		if (r->eof && r->len == 0)
+			return P_TRUNC;
+	}
+}
+
+/* ------------------------------------------------------ metadata */
+
+static int meta_json_error(struct rd *r, size_t start, const struct ts_err *je)
+{
+	uint64_t off = abs_off(r, start) + (uint64_t)(je->offset > 0 ? je->offset : 0);
+
+	return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)off, line_of(r, off),
+			 "%s", je->msg);
+}
+
+/* Text of the current token (string or number) interned; TS_NO_ID else. */
+static uint32_t tok_strid(struct rd *r, struct ts_json *j, int tok)
+{
+	int64_t id;
+
+	if (tok == TS_JSON_STR) {
+		ts_sb_reset(&r->sb);
+		if (ts_json_unescape(j->s, j->n, 1, &r->sb) || r->sb.failed)
+			return TS_NO_ID;
+		id = ts_intern(&r->t->strings, r->sb.buf, r->sb.len);
+	} else if (tok == TS_JSON_NUM) {
+		id = ts_intern(&r->t->strings, j->s, j->n);
+	} else {
+		return TS_NO_ID;
+	}
+	return id < 0 ? TS_NO_ID : (uint32_t)id;
+}
+
+static int64_t tok_int(struct ts_json *j, int tok, int64_t dflt)
+{
+	int64_t x;
+
+	if ((tok == TS_JSON_NUM || tok == TS_JSON_STR) && num_int(j->s, j->n, &x) == 0)
+		return x;
+	return dflt;
+}
+
+/* Parse the deviceProperties / computeProperties array. */
+static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
+{
+	TS_VEC(struct ts_trace_device) devs = { 0 };
+	int tok = ts_json_next(j, je), rc = 0;
+
+	if (tok != TS_JSON_ARR)
+		return tok < 0 ? tok : ts_json_skip(j, tok, je);
+	for (;;) {
+		tok = ts_json_next(j, je);
+		if (tok < 0 || tok == TS_JSON_ARR_END) {
+			rc = tok < 0 ? tok : 0;
+			break;
+		}
+		if (tok != TS_JSON_OBJ) {
+			rc = ts_json_skip(j, tok, je);
+			if (rc)
+				break;
+			continue;
+		}
+		struct ts_trace_device dv = { .id = -1, .name = TS_NO_ID, .total_mem_bytes = -1,
+					      .compute_major = -1, .compute_minor = -1, .num_sms = -1 };
+		for (;;) {
+			tok = ts_json_next(j, je);
+			if (tok < 0 || tok == TS_JSON_OBJ_END)
+				break;
+			char key[32];
+			size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
+			memcpy(key, j->s, kn);
+			key[kn] = '\0';
+			tok = ts_json_next(j, je);
+			if (tok < 0)
+				break;
+			if (!strcmp(key, "id"))
+				dv.id = (int32_t)tok_int(j, tok, -1);
+			else if (!strcmp(key, "name"))
+				dv.name = tok_strid(r, j, tok);
+			else if (!strcmp(key, "totalGlobalMem"))
+				dv.total_mem_bytes = tok_int(j, tok, -1);
+			else if (!strcmp(key, "computeMajor") || !strcmp(key, "major"))
+				dv.compute_major = (int32_t)tok_int(j, tok, -1);
+			else if (!strcmp(key, "computeMinor") || !strcmp(key, "minor"))
+				dv.compute_minor = (int32_t)tok_int(j, tok, -1);
+			else if (!strcmp(key, "numSms") || !strcmp(key, "multiProcessorCount"))
+				dv.num_sms = (int32_t)tok_int(j, tok, -1);
+			else if ((rc = ts_json_skip(j, tok, je)))
+				break;
+		}
+		if (tok < 0 || rc) {
+			rc = tok < 0 ? tok : rc;
+			break;
+		}
+		if (TS_VEC_PUSH(devs, dv)) {
+			rc = TS_ENOMEM;
+			break;
+		}
+	}
+	if (!rc && devs.n) {
+		struct ts_trace_device *p = ts_arena_alloc(&r->t->arena,
+							  (r->t->meta.ndevices + devs.n) * sizeof(*p));
+		if (!p) {
+			rc = TS_ENOMEM;
+		} else {
+			if (r->t->meta.ndevices)
+				memcpy(p, r->t->meta.devices, r->t->meta.ndevices * sizeof(*p));
+			memcpy(p + r->t->meta.ndevices, devs.v, devs.n * sizeof(*p));
+			r->t->meta.devices = p;
+			r->t->meta.ndevices += devs.n;
+		}
+	}
+	TS_VEC_RELEASE(devs);
+	return rc;
+}
+
+static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
+		   struct ts_trace_pg *pg)
+{
+	TS_VEC(int32_t) ranks = { 0 };
+	int tok, rc = 0;
+
+	pg->name = pg->desc = pg->backend = TS_NO_ID;
+	pg->size = -1;
+	pg->ranks = NULL;
+	for (;;) {
+		tok = ts_json_next(j, je);
+		if (tok < 0 || tok == TS_JSON_OBJ_END)
+			break;
+		char key[32];
+		size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
+		memcpy(key, j->s, kn);
+		key[kn] = '\0';
+		tok = ts_json_next(j, je);
+		if (tok < 0)
+			break;
+		if (!strcmp(key, "pg_name"))
+			pg->name = tok_strid(r, j, tok);
+		else if (!strcmp(key, "pg_desc"))
+			pg->desc = tok_strid(r, j, tok);
+		else if (!strcmp(key, "backend_config"))
+			pg->backend = tok_strid(r, j, tok);
+		else if (!strcmp(key, "pg_size"))
+			pg->size = (int32_t)tok_int(j, tok, -1);
+		else if (!strcmp(key, "ranks") && tok == TS_JSON_ARR) {
+			for (;;) {
+				tok = ts_json_next(j, je);
+				if (tok < 0 || tok == TS_JSON_ARR_END)
+					break;
+				if (tok != TS_JSON_NUM) {
+					if ((rc = ts_json_skip(j, tok, je)))
+						break;
+					continue;
+				}
+				if (TS_VEC_PUSH(ranks, (int32_t)tok_int(j, tok, -1))) {
+					rc = TS_ENOMEM;
+					break;
+				}
+			}
+			if (tok < 0 || rc)
+				break;
+		} else if ((rc = ts_json_skip(j, tok, je)))
+			break;
+	}
+	if (tok < 0)
+		rc = tok;
+	/* size comes from pg_size, else from the list; ranks has size entries
+	 * (-1 where the list is shorter), NULL when the file lists none */
+	if (pg->size < 0 || pg->size > (1 << 24))
+		pg->size = (int32_t)ranks.n;
+	if (!rc && ranks.n && pg->size > 0) {
+		pg->ranks = ts_arena_alloc(&r->t->arena, (size_t)pg->size * sizeof(int32_t));
+		if (!pg->ranks) {
+			rc = TS_ENOMEM;
+		} else {
+			for (int32_t k = 0; k < pg->size; k++)
+				pg->ranks[k] = (size_t)k < ranks.n ? ranks.v[k] : -1;
+		}
+	}
+	TS_VEC_RELEASE(ranks);
+	return rc;
+}
+
+static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
+{
+	TS_VEC(struct ts_trace_pg) pgs = { 0 };
+	struct ts_trace_meta *m = &r->t->meta;
+	int tok = ts_json_next(j, je), rc = 0;
+
+	if (tok != TS_JSON_OBJ)
+		return tok < 0 ? tok : ts_json_skip(j, tok, je);
+	for (;;) {
+		tok = ts_json_next(j, je);
+		if (tok < 0 || tok == TS_JSON_OBJ_END)
+			break;
+		char key[32];
+		size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
+		memcpy(key, j->s, kn);
+		key[kn] = '\0';
+		tok = ts_json_next(j, je);
+		if (tok < 0)
+			break;
+		if (!strcmp(key, "rank")) {
+			int64_t x = tok_int(j, tok, -1);
+			if (x >= 0) {
+				m->rank = x;
+				m->rank_source = 1;
+			}
+		} else if (!strcmp(key, "world_size")) {
+			m->world_size = tok_int(j, tok, -1);
+		} else if (!strcmp(key, "backend")) {
+			m->backend = tok_strid(r, j, tok);
+		} else if (!strcmp(key, "pg_config") && tok == TS_JSON_ARR) {
+			for (;;) {
+				tok = ts_json_next(j, je);
+				if (tok < 0 || tok == TS_JSON_ARR_END)
+					break;
+				if (tok != TS_JSON_OBJ) {
+					if ((rc = ts_json_skip(j, tok, je)))
+						break;
+					continue;
+				}
+				struct ts_trace_pg pg;
+				if ((rc = meta_pg(r, j, je, &pg)))
+					break;
+				if (TS_VEC_PUSH(pgs, pg)) {
+					rc = TS_ENOMEM;
+					break;
+				}
+			}
+			if (tok < 0 || rc)
+				break;
+		} else if ((rc = ts_json_skip(j, tok, je))) {
+			break;
+		}
+	}
+	if (tok < 0)
+		rc = tok;
+	if (!rc && pgs.n) {
+		struct ts_trace_pg *p = ts_arena_alloc(&r->t->arena, pgs.n * sizeof(*p));
+		if (!p) {
+			rc = TS_ENOMEM;
+		} else {
+			memcpy(p, pgs.v, pgs.n * sizeof(*p));
+			m->pgs = p;
+			m->npgs = pgs.n;
+		}
+	}
+	TS_VEC_RELEASE(pgs);
+	return rc;
+}
+
+enum { M_SKIP, M_DEVICES, M_DIST, M_BASE, M_NAME, M_VER_CUDA, M_VER_MUSA,
+       M_VER_ROCM, M_HINT_CUDA, M_HINT_MUSA, M_HINT_ROCM };
+
+static int meta_kind(const char *s, size_t n)
+{
+	static const struct { const char *k; int kind; } keys[] = {
+		{ "deviceProperties", M_DEVICES }, { "computeProperties", M_DEVICES },
+		{ "distributedInfo", M_DIST }, { "baseTimeNanoseconds", M_BASE },
+		{ "traceName", M_NAME },
+		{ "cupti_version", M_VER_CUDA }, { "mupti_version", M_VER_MUSA },
+		{ "roctracer_version", M_VER_ROCM },
+		{ "cuda_runtime_version", M_HINT_CUDA }, { "cuda_driver_version", M_HINT_CUDA },
+		{ "musa_runtime_version", M_HINT_MUSA }, { "musa_driver_version", M_HINT_MUSA },
+		{ "hip_runtime_version", M_HINT_ROCM }, { "hip_driver_version", M_HINT_ROCM },
+	};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (strlen(keys[k].k) == n && memcmp(keys[k].k, s, n) == 0)
+			return keys[k].kind;
+	return M_SKIP;
+}
+
+/* Read the metadata value d[start..end) of top-level key `kind`. */
+static int meta_value(struct rd *r, int kind, size_t start, size_t end)
+{
+	struct ts_json j;
+	struct ts_err je;
+	struct ts_trace_meta *m = &r->t->meta;
+	int rc = 0, tok;
+
+	ts_err_init(&je);
+	ts_json_init_mem(&j, r->d + start, end - start, TS_JSON_LENIENT | TS_JSON_ALLOW_NAN,
+			 r->src.path);
+	switch (kind) {
+	case M_DEVICES:
+		rc = meta_devices(r, &j, &je);
+		break;
+	case M_DIST:
+		rc = meta_dist(r, &j, &je);
+		break;
+	case M_BASE:
+		tok = ts_json_next(&j, &je);
+		if (tok == TS_JSON_NUM || tok == TS_JSON_STR) {
+			int64_t x;
+			if (ts_num_i64(j.s, j.n, &x) == 0 || ts_num_fixed(j.s, j.n, 0, &x) == 0) {
+				m->base_ns = x;
+				m->has_base = 1;
+			}
+		}
+		rc = tok < 0 ? tok : 0;
+		break;
+	case M_NAME:
+		tok = ts_json_next(&j, &je);
+		m->trace_name = tok_strid(r, &j, tok);
+		rc = tok < 0 ? tok : 0;
+		break;
+	case M_VER_CUDA:
+	case M_VER_MUSA:
+	case M_VER_ROCM:
+		tok = ts_json_next(&j, &je);
+		m->profiler_version = tok_strid(r, &j, tok);
+		r->hint_vendor = kind == M_VER_CUDA ? TS_VENDOR_CUDA :
+			kind == M_VER_MUSA ? TS_VENDOR_MUSA : TS_VENDOR_ROCM;
+		rc = tok < 0 ? tok : 0;
+		break;
+	case M_HINT_CUDA:
+		if (!r->hint_vendor)
+			r->hint_vendor = TS_VENDOR_CUDA;
+		break;
+	case M_HINT_MUSA:
+		r->hint_vendor = TS_VENDOR_MUSA;
+		break;
+	case M_HINT_ROCM:
+		if (r->hint_vendor != TS_VENDOR_MUSA)
+			r->hint_vendor = TS_VENDOR_ROCM;
+		break;
+	}
+	ts_json_release(&j);
+	if (rc == TS_ENOMEM)
+		return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+	if (rc < 0)
+		return meta_json_error(r, start, &je);
+	return 0;
+}
+
+/* ------------------------------------------------------ top level */
+
+/* Parse the event array whose '[' is at d[*ip]. */
+static int read_events(struct rd *r, size_t *ip)
+{
+	struct ts_trace_event e;
+	struct evargs a;
+	size_t i = *ip + 1, start;
+	int rc;
+
+	for (;;) {
+		i = skip_ws(r->d, i, r->len);
+		if (i >= r->len) {
+			if (r->eof)
+				return P_TRUNC;
+			if ((rc = refill(r, i)) < 0)
+				return rc;
+			i = 0;
+			continue;
+		}
+		if (r->d[i] == ']')
+			break;
+		/* one event */
+		start = i;
+		if (r->d[i] != '{')
+			return bad(r, i, "expected an event object '{' in the event array", 0);
+		rc = parse_event(r, &i, &e, &a);
+		if (rc == P_NEED) {
+			if ((rc = refill(r, start)) < 0)
+				return rc;
+			i = 0;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		if (rc == P_TRUNC)
+			return P_TRUNC;
+		if (rc == P_BAD) {
+			if (r->strict || !r->bad_recoverable)
+				return P_BAD;
+			uint64_t at = abs_off(r, start);
+			if (!r->t->meta.recovered)
+				r->t->meta.first_recovery_at = at;
+			r->t->meta.recovered++;
+			rc = resync(r, &i);
+			if (rc)
+				return rc;
+			if (r->d[i] == '{')
+				continue;
+			break; /* ']' */
+		}
+		if ((rc = commit_event(r, &e, &a, abs_off(r, start))))
+			return rc;
+		/* separator */
+		for (;;) {
+			i = skip_ws(r->d, i, r->len);
+			if (i < r->len || r->eof)
+				break;
+			if ((rc = refill(r, i)) < 0)
+				return rc;
+			i = 0;
+		}
+		if (i >= r->len)
+			return P_TRUNC;
+		if (r->d[i] == ',') {
+			i++;
+			continue;
+		}
+		if (r->d[i] == ']')
+			break;
+		return bad(r, i, "expected ',' or ']' after an event", 0);
+	}
+	*ip = i + 1;
+	return P_OK;
+}
+
+/* Skip whitespace, refilling; P_OK with *ip at a byte, P_TRUNC at the end. */
+static int next_byte(struct rd *r, size_t *ip)
+{
+	int rc;
+
+	for (;;) {
+		*ip = skip_ws(r->d, *ip, r->len);
+		if (*ip < r->len)
+			return P_OK;
+		if (r->eof)
+			return P_TRUNC;
+		if ((rc = refill(r, *ip)) < 0)
+			return rc;
+		*ip = 0;
+	}
+}
+
+/* A top-level member value at d[*ip]: delimit it (refilling), then read it. */
+static int top_value(struct rd *r, size_t *ip, int kind)
+{
+	for (;;) {
+		size_t i = *ip;
+		int rc = skip_value(r, &i);
+		if (rc == P_NEED) {
+			if ((rc = refill(r, *ip)) < 0)
+				return rc;
+			*ip = 0;
+			continue;
+		}
+		if (rc)
+			return rc;
+		if (kind != M_SKIP && (rc = meta_value(r, kind, *ip, i)))
+			return rc;
+		*ip = i;
+		return P_OK;
+	}
+}
+
+static int read_object(struct rd *r, size_t *ip, int *saw_events)
+{
+	size_t i = *ip + 1;
+	int rc;
+	struct strv k;
+
+	if ((rc = next_byte(r, &i)))
+		return rc;
+	if (r->d[i] == '}') {
+		*ip = i + 1;
+		return P_OK;
+	}
+	for (;;) {
+		if (r->d[i] != '"')
+			return bad(r, i, "expected '\"' (top-level key)", 0);
+		for (;;) {
+			size_t j = i;
+			rc = scan_str(r, &j, &k);
+			if (rc == P_NEED) {
+				if ((rc = refill(r, i)) < 0)
+					return rc;
+				i = 0;
+				continue;
+			}
+			if (rc)
+				return rc;
+			i = j;
+			break;
+		}
+		int is_events = k.n == 11 && memcmp(k.s, "traceEvents", 11) == 0;
+		int kind = is_events ? M_SKIP : meta_kind(k.s, k.n);
+		if ((rc = next_byte(r, &i)))
+			return rc;
+		if (r->d[i] != ':')
+			return bad(r, i, "expected ':' after object key", 0);
+		i++;
+		if ((rc = next_byte(r, &i)))
+			return rc;
+		if (is_events) {
+			if (r->d[i] != '[')
+				return bad(r, i, "expected '[' (the traceEvents array)", 0);
+			*saw_events = 1;
+			if ((rc = read_events(r, &i)))
+				return rc;
+		} else if ((rc = top_value(r, &i, kind))) {
+			return rc;
+		}
+		if ((rc = next_byte(r, &i)))
+			return rc;
+		if (r->d[i] == '}')
+			break;
+		if (r->d[i] != ',')
+			return bad(r, i, "expected ',' or '}' after a top-level member", 0);
+		i++;
+		if ((rc = next_byte(r, &i)))
+			return rc;
+	}
+	*ip = i + 1;
+	return P_OK;
+}
+
+/* ------------------------------------------------------ after reading */
+
+static int name_has_prefix(const struct ts_trace *t, uint32_t id, const char *p)
+{
+	size_t n = strlen(p);
+
+	return id != TS_NO_ID && ts_intern_len(&t->strings, id) >= n &&
+	       memcmp(ts_intern_str(&t->strings, id), p, n) == 0;
+}
+
+static int device_name_has(const struct ts_trace *t, const char *needle)
+{
+	for (size_t k = 0; k < t->meta.ndevices; k++)
+		if (t->meta.devices[k].name != TS_NO_ID &&
+		    strstr(ts_intern_str(&t->strings, t->meta.devices[k].name), needle))
+			return 1;
+	return 0;
+}
+
+static enum ts_vendor detect_vendor(struct rd *r)
+{
+	const struct ts_trace *t = r->t;
+	uint64_t device = r->ncat[TS_CAT_KERNEL] + r->ncat[TS_CAT_MEMCPY] +
+		r->ncat[TS_CAT_MEMSET] + r->ncat[TS_CAT_RUNTIME] + r->ncat[TS_CAT_DRIVER] +
+		r->ncat[TS_CAT_GPU_USER_ANNOTATION] + r->ncat[TS_CAT_SYNC];
+
+	if (r->hint_vendor)
+		return (enum ts_vendor)r->hint_vendor;
+	if (device_name_has(t, "MTIA"))
+		return TS_VENDOR_MTIA;
+	for (uint32_t id = 0; id < t->strings.count && id < r->catmap.n; id++) {
+		uint8_t c = r->catmap.v[id];
+		const char *s = ts_intern_str(&t->strings, id);
+		if (c && !strncmp(s, "mtia_", 5))
+			return TS_VENDOR_MTIA;
+	}
+	if (!device)
+		return TS_VENDOR_CPU;
+	/* runtime, driver and kernel names name the vendor */
+	int musa = 0, hip = 0;
+	for (size_t i = 0; i < t->ev.n && !musa; i++) {
+		uint8_t c = t->ev.cat[i];
+		if (c != TS_CAT_RUNTIME && c != TS_CAT_DRIVER && c != TS_CAT_KERNEL)
+			continue;
+		uint32_t nm = t->ev.name[i];
+		if (name_has_prefix(t, nm, "musa") || name_has_prefix(t, nm, "muLaunch") ||
+		    name_has_prefix(t, nm, "mcclKernel"))
+			musa = 1;
+		else if (name_has_prefix(t, nm, "hip"))
+			hip = 1;
+	}
+	if (musa || device_name_has(t, "MTT") || device_name_has(t, "Moore Threads"))
+		return TS_VENDOR_MUSA;
+	if (hip || device_name_has(t, "AMD") || device_name_has(t, "Radeon") ||
+	    device_name_has(t, "Instinct"))
+		return TS_VENDOR_ROCM;
+	return TS_VENDOR_CUDA;
+}
+
+/* rank(\d+) in the last path component, also "rank-N" and "rank_N". */
+static int64_t rank_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (const char *p = base; *p; p++) {
+		if ((p[0] | 0x20) != 'r' || (p[1] | 0x20) != 'a' || (p[2] | 0x20) != 'n' ||
+		    (p[3] | 0x20) != 'k')
+			continue;
+		const char *q = p + 4;
+		if (*q == '-' || *q == '_')
+			q++;
+		if (*q < '0' || *q > '9')
+			continue;
+		int64_t v = 0;
+		while (*q >= '0' && *q <= '9' && v < INT32_MAX)
+			v = v * 10 + (*q++ - '0');
+		return v;
+	}
+	return -1;
+}
+
+static void finish_meta(struct rd *r)
+{
+	struct ts_trace_meta *m = &r->t->meta;
+
+	m->vendor = detect_vendor(r);
+	if (m->rank_source == 0) {
+		int64_t x = rank_from_name(r->t->path);
+		if (x >= 0) {
+			m->rank = x;
+			m->rank_source = 2;
+		} else if (r->o && r->o->has_order) {
+			m->rank = r->o->order;
+			m->rank_source = 3;
+		}
+	}
+}
+
+static int read_all(struct rd *r)
+{
+	size_t i = 0;
+	int rc, saw_events = 0;
+
+	win_sync(r);
+	rc = next_byte(r, &i);
+	if (rc == P_TRUNC)
+		return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)abs_off(r, i), -1,
+				 "empty input, expected a Chrome trace (a JSON object or array)");
+	if (rc < 0)
+		return rc;
+	if (r->len - i >= 3 && r->d[i] == 0xef && r->d[i + 1] == 0xbb && r->d[i + 2] == 0xbf) {
+		i += 3;
+		if ((rc = next_byte(r, &i)))
+			goto out;
+	}
+	if (r->d[i] == '[') {
+		r->t->meta.legacy = 1;
+		saw_events = 1;
+		rc = read_events(r, &i);
+	} else if (r->d[i] == '{') {
+		rc = read_object(r, &i, &saw_events);
+	} else {
+		rc = bad(r, i, "expected a Chrome trace (a JSON object or array)", 0);
+	}
+	if (rc == P_OK) {
+		rc = next_byte(r, &i);
+		if (rc == P_OK)
+			rc = bad(r, i, "expected end of input after the trace", 0);
+		else if (rc == P_TRUNC)
+			rc = P_OK;
+		if (rc == P_OK && !saw_events)
+			return ts_err_at(r->err, TS_EPARSE, r->src.path, 0, 1,
+					 "not a Chrome trace: the top-level object has no traceEvents array");
+	}
+out:
+	if (rc == P_TRUNC) {
+		r->t->meta.truncated = 1;
+		r->t->meta.truncated_at = r->src.base + r->len;
+		rc = P_OK;
+	}
+	if (rc == P_BAD)
+		return parse_error(r);
+	return rc;
+}
+
+static int read_src(struct ts_trace *t, struct rd *r, const char *name,
+		    const struct ts_trace_opts *opts, struct ts_err *err)
+{
+	size_t n = strlen(name);
+	int rc;
+
+	if (n >= sizeof(t->path))
+		n = sizeof(t->path) - 1;
+	memcpy(t->path, name, n);
+	t->path[n] = '\0';
+	r->t = t;
+	r->o = opts;
+	r->err = err;
+	r->strict = opts && opts->strict;
+	ts_sb_init(&r->sb);
+	rc = read_all(r);
+	if (rc == TS_ENOMEM)
+		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	if (!rc)
+		finish_meta(r);
+	t->meta.bytes = r->src.base + r->len;
+	ts_sb_release(&r->sb);
+	TS_VEC_RELEASE(r->catmap);
+	trace_src_release(&r->src);
+	return rc;
+}
+
+int ts_trace_read(struct ts_trace *t, const char *path,
+		  const struct ts_trace_opts *opts, struct ts_err *err)
+{
+	struct rd r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = trace_src_open(&r.src, path, err);
+	if (rc)
+		return rc;
+	return read_src(t, &r, path, opts, err);
+}
+
+int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
+		      const char *name, const struct ts_trace_opts *opts,
+		      struct ts_err *err)
+{
+	struct rd r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (!name)
+		name = "<memory>";
+	rc = trace_src_open_mem(&r.src, data, n, name, err);
+	if (rc)
+		return rc;
+	return read_src(t, &r, name, opts, err);
+}

@@ -1,0 +1,120 @@
+/*
+ * test_xrank.c - cross-rank straggler detection and collective skew on
+ * hand-built two-rank CPU (gloo) traces.
+ *
+ * Each rank: 5 steps of 100 ms (ms times); main thread runs a 50 ms op at
+ * the start of each step; a gloo worker thread (tid 2) holds
+ * gloo:all_reduce [s+50, s+95) on the rank that waits (45 ms) and
+ * [s+90, s+95) on the rank that arrives late (5 ms). The late rank fills
+ * [s+50, s+90) of its main thread with an untraced 40 ms gap (a sleep).
+ */
+#include "harness.h"
+#include "tbuild.h"
+#include "trainscope/profile.h"
+
+static void build_rank(struct ts_trace *t, int rank, const int *late_rank)
+{
+	char nm[32];
+
+	tb_init(t);
+	t->meta.rank = rank;
+	for (int i = 0; i < 5; i++) {
+		int64_t s = i * 100000LL;
+		snprintf(nm, sizeof(nm), "ProfilerStep#%d", i + 1);
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, nm, s, 100000);
+		tb_cpu(t, TS_CAT_CPU_OP, "aten::addmm", s, 50000);
+		if (late_rank[i] == rank)
+			tb_ev(t, TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 1, 2, s + 90000, 5000, -1);
+		else
+			tb_ev(t, TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 1, 2, s + 50000, 45000, -1);
+	}
+}
+
+static void run_job(const int *late, struct ts_job_prof *j, struct ts_rank_prof *p)
+{
+	struct ts_trace t[2];
+	struct ts_rank_prof *pp[2] = { &p[0], &p[1] };
+	struct ts_err err;
+
+	for (int r = 0; r < 2; r++) {
+		build_rank(&t[r], r, late);
+		ts_rank_prof_init(&p[r]);
+		ts_rank_profile(&p[r], &t[r], NULL, &err);
+		tb_release(&t[r]);
+	}
+	ts_job_prof_init(j);
+	ts_job_analyse(j, pp, 2, &err);
+}
+
+TEST(xrank_straggler_found)
+{
+	static const int late[5] = { 1, 1, 1, 1, 1 };
+	struct ts_job_prof j;
+	struct ts_rank_prof p[2];
+
+	run_job(late, &j, p);
+	CHECK_I64(j.nranks, 2);
+	/* lateness of rank 1 per step = 45 - 5 = 40 ms; p25 40 >= 15% of the
+	 * 100 ms median step; outside comm: 95 ms vs 55 ms on rank 0 */
+	REQUIRE(j.stragglers.n == 1);
+	CHECK_I64(j.stragglers.v[0].rank, 1);
+	CHECK_I64(j.stragglers.v[0].steps, 5);
+	CHECK_I64(j.stragglers.v[0].late_steps, 5);
+	CHECK_I64(j.stragglers.v[0].late_p25_ns, 40000 * US);
+	CHECK_I64(j.stragglers.v[0].own_noncomm_ns, 95000 * US);
+	CHECK_I64(j.stragglers.v[0].peer_noncomm_ns, 55000 * US);
+	CHECK_I64(j.wall.wall, TS_WALL_STRAGGLER);
+	/* 5 matched all-reduces, each skewed 45 - 5 = 40 ms */
+	CHECK_I64(j.skew.matched, 5);
+	CHECK_I64(j.skew.max_ns, 40000 * US);
+	CHECK_I64(j.skew.p50_ns, 40000 * US);
+	CHECK_I64(j.skew.worst_rank, 1);
+	CHECK_STR(j.skew.worst_name, "gloo:all_reduce");
+	/* rank 0 waits: comm 45 ms a step with the main thread idle from 50 to
+	 * 95 -> exposed 45 of 100 = 45% -> communication;
+	 * rank 1 sleeps 40 ms (gap) -> host 40% */
+	CHECK_I64(j.ranks[0]->verdict.wall, TS_WALL_COMM);
+	CHECK_I64(j.ranks[1]->verdict.wall, TS_WALL_HOST);
+	ts_job_prof_release(&j);
+	ts_rank_prof_release(&p[0]);
+	ts_rank_prof_release(&p[1]);
+}
+
+TEST(xrank_no_straggler_when_lateness_alternates)
+{
+	/* noise: the late rank alternates, so each rank's lateness is
+	 * +40, -40, +40, -40, +40 (or the opposite): p25 = -40 ms < 15 ms */
+	static const int late[5] = { 1, 0, 1, 0, 1 };
+	struct ts_job_prof j;
+	struct ts_rank_prof p[2];
+
+	run_job(late, &j, p);
+	CHECK_I64(j.stragglers.n, 0);
+	CHECK(j.wall.wall != TS_WALL_STRAGGLER);
+	CHECK_I64(j.skew.matched, 5);
+	ts_job_prof_release(&j);
+	ts_rank_prof_release(&p[0]);
+	ts_rank_prof_release(&p[1]);
+}
+
+TEST(xrank_too_few_steps)
+{
+	/* one rank window alone: no cross-rank verdict */
+	static const int late[5] = { 1, 1, 1, 1, 1 };
+	struct ts_trace t;
+	struct ts_rank_prof p, *pp = &p;
+	struct ts_job_prof j;
+	struct ts_err err;
+
+	build_rank(&t, 1, late);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	ts_job_prof_init(&j);
+	REQUIRE(ts_job_analyse(&j, &pp, 1, &err) == 0);
+	CHECK_I64(j.stragglers.n, 0);
+	CHECK_I64(j.skew.matched, 0);
+	CHECK_I64(j.wall.wall, TS_WALL_HOST);
+	ts_job_prof_release(&j);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
