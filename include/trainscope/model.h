@@ -1,0 +1,180 @@
+/*
+ * model.h - the transformer architecture a training job computes, read from
+ * a Hugging Face config.json or from the arguments block a Megatron-LM log
+ * prints at start-up.
+ *
+ * One struct ts_model describes every family the FLOPs and memory formulas
+ * need: dense GPT/Llama, GQA, gated MLP, MoE (routed + shared experts,
+ * dense-first layers, layer-frequency patterns), DeepSeek MLA and MTP.
+ * Counts are plain integers (no units); 0 means "not stated" for the
+ * optional fields, and ts_model_finish() turns the stated fields into the
+ * derived ones (head_dim, ffn_hidden, the per-layer MoE pattern...).
+ *
+ * Reading is a two-step affair so command-line flags can override a file:
+ *   ts_model_init(&m, &args);
+ *   ts_model_read_config(&m, path, &err)       (or ts_model_read_megatron_args)
+ *   ... set fields from flags ...
+ *   ts_model_finish(&m, &err)                  (validates, derives, fills moe_layer[])
+ * The structs own no heap memory; nothing needs releasing.
+ *
+ * Errors: TS_EIO (cannot open), TS_EPARSE (malformed JSON or a value of the
+ * wrong type: err names the file, byte offset and line), TS_EUNSUPPORTED
+ * (a field combination the formulas do not cover), TS_ELIMIT (more layers
+ * than TS_MODEL_MAX_LAYERS), TS_EUSAGE (ts_model_finish: a required field is
+ * missing or a value is out of range; the message names the field and the
+ * flag that supplies it).
+ */
+#ifndef TRAINSCOPE_MODEL_H
+#define TRAINSCOPE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+
+#define TS_MODEL_MAX_LAYERS 1024
+
+enum ts_norm { TS_NORM_UNSET = 0, TS_NORM_RMS, TS_NORM_LAYER };
+
+/* Recompute settings (Megatron --recompute-*); modules are a bitmask. */
+enum ts_recompute_granularity { TS_RC_NONE = 0, TS_RC_FULL, TS_RC_SELECTIVE };
+enum ts_recompute_method { TS_RC_METHOD_UNSET = 0, TS_RC_UNIFORM, TS_RC_BLOCK };
+enum ts_recompute_module {
+	TS_RCM_CORE_ATTN = 1 << 0,
+	TS_RCM_MLA_UP_PROJ = 1 << 1,
+	TS_RCM_MLP = 1 << 2,
+	TS_RCM_MOE = 1 << 3,
+	TS_RCM_SHARED_EXPERTS = 1 << 4,
+	TS_RCM_LAYERNORM = 1 << 5,
+	TS_RCM_MOE_ACT = 1 << 6
+};
+
+/*
+ * Parse one module name ("core_attn", "mla_up_proj", "mlp", "moe",
+ * "shared_experts", "layernorm", "moe_act") of length n: its bit, or 0 when
+ * unknown. ts_recompute_module_name() gives the name of one bit.
+ */
+int ts_recompute_module_parse(const char *s, size_t n);
+const char *ts_recompute_module_name(int bit);
+
+struct ts_model {
+	char family[32];        /* HF model_type ("llama", "deepseek_v3") or "megatron" */
+
+	/* stated sizes (0 = not stated) */
+	int64_t hidden;         /* h: hidden_size / n_embd / Megatron hidden_size */
+	int64_t layers;         /* L: decoder layers, MTP excluded */
+	int64_t heads;          /* n: attention heads */
+	int64_t kv_heads;       /* g: key/value heads (query groups); 0 -> heads */
+	int64_t head_dim;       /* d: kv_channels; 0 -> hidden / heads */
+	int64_t ffn_hidden;     /* f: dense MLP width; 0 -> 4 * hidden */
+	int64_t vocab;          /* tokenizer vocabulary, before Megatron padding */
+	int64_t padded_vocab;   /* already padded (Megatron padded_vocab_size); 0 = pad it */
+	int64_t max_position;   /* max_position_embeddings / n_positions */
+
+	/* MoE (num_experts == 0: dense) */
+	int64_t num_experts;    /* E routed experts */
+	int64_t topk;           /* K experts per token */
+	int64_t moe_ffn_hidden; /* f_e per routed expert; 0 -> ffn_hidden */
+	int64_t shared_experts; /* count of shared experts (informational) */
+	int64_t shared_ffn_hidden; /* f_s: TOTAL shared-expert width (count x size) */
+
+	/* which layers are MoE: the raw inputs... */
+	int64_t first_k_dense;  /* DeepSeek first_k_dense_replace */
+	int64_t moe_layer_freq; /* int form: MoE iff (i % freq == 0); 0 = every layer */
+	int64_t sparse_step;    /* Qwen decoder_sparse_step: MoE iff (i+1) % step == 0 */
+	int64_t freq_list_len;  /* Megatron list form of moe_layer_freq (0 = none) */
+	unsigned char freq_list[TS_MODEL_MAX_LAYERS];
+	unsigned char mlp_only[TS_MODEL_MAX_LAYERS]; /* Qwen mlp_only_layers (1 = dense) */
+
+	/* MLA (mla = 1): q_lora_rank 0 means no query compression */
+	int mla;
+	int64_t q_lora_rank;
+	int64_t kv_lora_rank;
+	int64_t qk_head_dim;    /* d_qk: qk_nope_head_dim / Megatron qk_head_dim */
+	int64_t qk_rope_dim;    /* d_r: qk_rope_head_dim / qk_pos_emb_head_dim */
+	int64_t v_head_dim;     /* d_v */
+
+	int64_t mtp_layers;     /* D: num_nextn_predict_layers / mtp_num_layers */
+	int tied_embeddings;    /* input embedding shared with the output layer */
+	int attn_output_gate;   /* gated attention output (adds a q-wide gate) */
+	int gated_mlp;          /* SwiGLU-style gated MLP: 3 GEMMs of h x f */
+	int gated_mlp_set;      /* gated_mlp was stated (by the file or a flag) */
+	int norm;               /* enum ts_norm */
+	int qkv_bias;           /* informational */
+
+	/* derived by ts_model_finish() */
+	int64_t moe_layers;     /* N_moe: MoE decoder layers */
+	unsigned char moe_layer[TS_MODEL_MAX_LAYERS]; /* 1 = layer i is MoE */
+	int finished;
+};
+
+/*
+ * Training arguments a Megatron arguments block states next to the model
+ * (0 / TS_RC_NONE = not stated). The memory planner and mfu read these;
+ * HF configs never fill them.
+ */
+struct ts_model_args {
+	int64_t seq_length;
+	int64_t global_batch;
+	int64_t micro_batch;
+	int64_t world_size;
+	int64_t tp, pp, vpp, cp, ep, etp;
+	int64_t vocab_divisor;  /* make_vocab_size_divisible_by */
+	int sequence_parallel;
+	int distributed_optimizer;
+	int bf16, fp16;
+	char fp8[16];           /* fp8 format ("hybrid", "e4m3") or "" */
+	int recompute_granularity; /* enum ts_recompute_granularity */
+	int recompute_method;      /* enum ts_recompute_method */
+	int64_t recompute_num_layers;
+	int recompute_modules;     /* enum ts_recompute_module bits */
+	int recompute_modules_set; /* recompute_modules was stated */
+};
+
+void ts_model_init(struct ts_model *m);
+void ts_model_args_init(struct ts_model_args *a);
+
+/*
+ * Read a Hugging Face config.json (model_type llama, mistral, qwen2, qwen3,
+ * qwen2_moe, qwen3_moe, mixtral, deepseek_v2/v3, gpt2; other types are read
+ * by the same key names). Unknown keys and nested objects are skipped.
+ * The whole file is capped at 16 MiB.
+ */
+int ts_model_read_config(struct ts_model *m, const char *path, struct ts_err *err);
+/* Same, from memory (name is used in messages). */
+int ts_model_parse_config(struct ts_model *m, const void *data, size_t n,
+			  const char *name, struct ts_err *err);
+
+/*
+ * Read the `arguments` block a Megatron-LM log prints at start-up
+ * ("------ arguments ------", then "  name ....... value" lines, then
+ * "-- end of arguments --"); any prefix before the two leading spaces (an
+ * srun "0: " label, a timestamp) is tolerated. Fills m (family "megatron")
+ * and, when a is non-NULL, the training arguments. TS_EPARSE when the log
+ * has no such block or a value has the wrong type (err has the line).
+ */
+int ts_model_read_megatron_args(struct ts_model *m, struct ts_model_args *a,
+				const char *path, struct ts_err *err);
+int ts_model_parse_megatron_args(struct ts_model *m, struct ts_model_args *a,
+				 const void *data, size_t n, const char *name,
+				 struct ts_err *err);
+
+/*
+ * Validate and derive: defaults (kv_heads, head_dim, ffn_hidden,
+ * moe_ffn_hidden), the MoE layer pattern and moe_layers. Call after every
+ * override; calling it again recomputes. TS_EUSAGE names a missing field.
+ */
+int ts_model_finish(struct ts_model *m, struct ts_err *err);
+
+/*
+ * Megatron's padded vocabulary: ceil(vocab / (divisor * tp)) * divisor * tp,
+ * or padded_vocab when the source stated it. divisor and tp >= 1.
+ */
+int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t tp);
+
+/* 1 if decoder layer i (0-based) is MoE (after ts_model_finish). */
+static inline int ts_model_is_moe(const struct ts_model *m, int64_t i)
+{
+	return i >= 0 && i < m->layers && m->moe_layer[i];
+}
+
+#endif

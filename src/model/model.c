@@ -1,0 +1,170 @@
+/*
+ * model.c - defaults, validation and the MoE layer pattern of a ts_model.
+ *
+ * The readers (model_hf.c, model_args.c) only copy what a file states; the
+ * rules that turn those statements into the numbers the formulas use live
+ * here once, so a Hugging Face config, a Megatron log and command-line
+ * overrides all end up with the same derived model.
+ */
+#include <string.h>
+#include "trainscope/model.h"
+
+/* Upper bound for any width: keeps every product in the FLOP formulas far
+ * from overflow and rejects garbage early. */
+#define SIZE_CAP ((int64_t)1 << 26)
+
+static const char *const module_names[] = {
+	"core_attn", "mla_up_proj", "mlp", "moe", "shared_experts", "layernorm", "moe_act"
+};
+
+int ts_recompute_module_parse(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof(module_names) / sizeof(module_names[0]); i++)
+		if (strlen(module_names[i]) == n && memcmp(module_names[i], s, n) == 0)
+			return 1 << i;
+	return 0;
+}
+
+const char *ts_recompute_module_name(int bit)
+{
+	for (size_t i = 0; i < sizeof(module_names) / sizeof(module_names[0]); i++)
+		if (bit == 1 << i)
+			return module_names[i];
+	return "?";
+}
+
+void ts_model_init(struct ts_model *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void ts_model_args_init(struct ts_model_args *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+static int check(struct ts_err *err, const char *what, const char *flag, int64_t v,
+		 int64_t lo, int64_t hi)
+{
+	if (v < lo || v > hi)
+		return ts_err_set(err, TS_EUSAGE, "model %s = %lld is out of range [%lld, %lld]"
+				  " (set it with %s)", what, (long long)v, (long long)lo,
+				  (long long)hi, flag);
+	return 0;
+}
+
+int ts_model_finish(struct ts_model *m, struct ts_err *err)
+{
+	int rc;
+
+	m->finished = 0;
+	if (m->hidden == 0)
+		return ts_err_set(err, TS_EUSAGE, "model hidden size is not stated (--hidden)");
+	if (m->layers == 0)
+		return ts_err_set(err, TS_EUSAGE, "model layer count is not stated (--layers)");
+	if (m->heads == 0)
+		return ts_err_set(err, TS_EUSAGE, "model attention head count is not stated (--heads)");
+	if (m->vocab == 0 && m->padded_vocab == 0)
+		return ts_err_set(err, TS_EUSAGE, "model vocabulary size is not stated (--vocab)");
+	if ((rc = check(err, "hidden", "--hidden", m->hidden, 1, SIZE_CAP)) ||
+	    (rc = check(err, "layers", "--layers", m->layers, 1, TS_MODEL_MAX_LAYERS)) ||
+	    (rc = check(err, "heads", "--heads", m->heads, 1, 1 << 16)) ||
+	    (rc = check(err, "kv heads", "--kv-heads", m->kv_heads, 0, m->heads)) ||
+	    (rc = check(err, "head dim", "--head-dim", m->head_dim, 0, SIZE_CAP)) ||
+	    (rc = check(err, "ffn hidden", "--ffn-hidden", m->ffn_hidden, 0, SIZE_CAP)) ||
+	    (rc = check(err, "vocab", "--vocab", m->vocab, 0, SIZE_CAP)) ||
+	    (rc = check(err, "padded vocab", "--vocab", m->padded_vocab, 0, SIZE_CAP)) ||
+	    (rc = check(err, "experts", "--experts", m->num_experts, 0, 1 << 20)) ||
+	    (rc = check(err, "moe ffn hidden", "--moe-ffn-hidden", m->moe_ffn_hidden, 0, SIZE_CAP)) ||
+	    (rc = check(err, "shared experts", "--shared-ffn-hidden", m->shared_experts, 0, 1 << 16)) ||
+	    (rc = check(err, "shared ffn hidden", "--shared-ffn-hidden", m->shared_ffn_hidden, 0, SIZE_CAP)) ||
+	    (rc = check(err, "first dense layers", "--first-k-dense", m->first_k_dense, 0, m->layers)) ||
+	    (rc = check(err, "moe layer freq", "--moe-layer-freq", m->moe_layer_freq, 0, TS_MODEL_MAX_LAYERS)) ||
+	    (rc = check(err, "decoder sparse step", "--moe-layer-freq", m->sparse_step, 0, TS_MODEL_MAX_LAYERS)) ||
+	    (rc = check(err, "MTP depth", "--mtp", m->mtp_layers, 0, 64)))
+		return rc;
+	if (m->kv_heads == 0)
+		m->kv_heads = m->heads;
+	if (m->heads % m->kv_heads)
+		return ts_err_set(err, TS_EUSAGE, "model heads %lld are not a multiple of kv heads %lld",
+				  (long long)m->heads, (long long)m->kv_heads);
+	if (m->head_dim == 0) {
+		if (m->hidden % m->heads)
+			return ts_err_set(err, TS_EUSAGE, "hidden %lld is not a multiple of heads %lld;"
+					  " state the head dim (--head-dim)",
+					  (long long)m->hidden, (long long)m->heads);
+		m->head_dim = m->hidden / m->heads;
+	}
+	if (m->ffn_hidden == 0)
+		m->ffn_hidden = 4 * m->hidden;
+	if (!m->gated_mlp_set)
+		m->gated_mlp = 1;
+
+	if (m->num_experts > 0) {
+		if (m->topk == 0)
+			return ts_err_set(err, TS_EUSAGE, "MoE model (%lld experts) has no top-k"
+					  " (num_experts_per_tok; --topk)", (long long)m->num_experts);
+		if ((rc = check(err, "top-k", "--topk", m->topk, 1, m->num_experts)))
+			return rc;
+		if (m->moe_ffn_hidden == 0)
+			m->moe_ffn_hidden = m->ffn_hidden;
+		if (m->shared_ffn_hidden == 0 && m->shared_experts > 0)
+			m->shared_ffn_hidden = m->shared_experts * m->moe_ffn_hidden;
+	} else if (m->topk) {
+		return ts_err_set(err, TS_EUSAGE, "top-k %lld given for a model without experts (--experts)",
+				  (long long)m->topk);
+	}
+
+	if (m->mla) {
+		if (m->kv_lora_rank <= 0 || m->qk_head_dim <= 0 || m->qk_rope_dim <= 0 ||
+		    m->v_head_dim <= 0)
+			return ts_err_set(err, TS_EUSAGE, "MLA model needs kv_lora_rank, qk_nope_head_dim,"
+					  " qk_rope_head_dim and v_head_dim");
+		if ((rc = check(err, "q_lora_rank", "the config", m->q_lora_rank, 0, SIZE_CAP)) ||
+		    (rc = check(err, "kv_lora_rank", "the config", m->kv_lora_rank, 1, SIZE_CAP)) ||
+		    (rc = check(err, "qk head dim", "the config", m->qk_head_dim, 1, SIZE_CAP)) ||
+		    (rc = check(err, "qk rope dim", "the config", m->qk_rope_dim, 1, SIZE_CAP)) ||
+		    (rc = check(err, "v head dim", "the config", m->v_head_dim, 1, SIZE_CAP)))
+			return rc;
+	}
+
+	for (int64_t i = m->layers; i < TS_MODEL_MAX_LAYERS; i++)
+		if (m->mlp_only[i])
+			return ts_err_set(err, TS_EUSAGE, "mlp_only_layers names layer %lld but the model"
+					  " has %lld layers", (long long)i, (long long)m->layers);
+	if (m->freq_list_len && m->freq_list_len != m->layers)
+		return ts_err_set(err, TS_EUSAGE, "moe_layer_freq list has %lld entries for %lld layers",
+				  (long long)m->freq_list_len, (long long)m->layers);
+
+	m->moe_layers = 0;
+	memset(m->moe_layer, 0, sizeof(m->moe_layer));
+	for (int64_t i = 0; i < m->layers && m->num_experts > 0; i++) {
+		int moe;
+		if (m->freq_list_len)
+			moe = m->freq_list[i] != 0;
+		else
+			moe = i >= m->first_k_dense &&
+			      (m->moe_layer_freq <= 1 || i % m->moe_layer_freq == 0) &&
+			      (m->sparse_step <= 1 || (i + 1) % m->sparse_step == 0);
+		if (m->mlp_only[i])
+			moe = 0;
+		m->moe_layer[i] = (unsigned char)moe;
+		m->moe_layers += moe;
+	}
+	m->finished = 1;
+	return 0;
+}
+
+int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t tp)
+{
+	int64_t mult;
+
+	if (m->padded_vocab > 0)
+		return m->padded_vocab;
+	if (divisor < 1)
+		divisor = 1;
+	if (tp < 1)
+		tp = 1;
+	mult = divisor * tp;
+	return (m->vocab + mult - 1) / mult * mult;
+}

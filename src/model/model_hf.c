@@ -1,0 +1,284 @@
+/*
+ * model_hf.c - read a Hugging Face config.json into a ts_model.
+ *
+ * Each model family names the same quantity differently (n_embd vs
+ * hidden_size, num_local_experts vs n_routed_experts vs num_experts), and
+ * some leave it implicit (GPT-2 ties embeddings and uses a plain GELU MLP).
+ * This file owns that mapping; it streams the top-level object with the
+ * pull tokenizer, copies what it recognises and skips the rest (nested
+ * text_config/vision_config objects included). Values of the wrong type are
+ * errors that point at the value, never silently ignored.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/input.h"
+#include "trainscope/json.h"
+#include "trainscope/model.h"
+
+#define CONFIG_CAP ((size_t)16 << 20)
+
+enum kind { K_INT, K_BOOL, K_SHARED_COUNT };
+
+struct field {
+	const char *key;
+	enum kind kind;
+	size_t off;
+};
+
+#define F(key, kind, member) { key, kind, offsetof(struct ts_model, member) }
+
+static const struct field fields[] = {
+	F("hidden_size", K_INT, hidden),
+	F("n_embd", K_INT, hidden),
+	F("d_model", K_INT, hidden),
+	F("num_hidden_layers", K_INT, layers),
+	F("n_layer", K_INT, layers),
+	F("num_layers", K_INT, layers),
+	F("num_attention_heads", K_INT, heads),
+	F("n_head", K_INT, heads),
+	F("num_key_value_heads", K_INT, kv_heads),
+	F("head_dim", K_INT, head_dim),
+	F("intermediate_size", K_INT, ffn_hidden),
+	F("n_inner", K_INT, ffn_hidden),
+	F("ffn_hidden_size", K_INT, ffn_hidden),
+	F("vocab_size", K_INT, vocab),
+	F("max_position_embeddings", K_INT, max_position),
+	F("n_positions", K_INT, max_position),
+	F("num_local_experts", K_INT, num_experts),
+	F("num_experts", K_INT, num_experts),
+	F("n_routed_experts", K_INT, num_experts),
+	F("num_experts_per_tok", K_INT, topk),
+	F("moe_intermediate_size", K_INT, moe_ffn_hidden),
+	F("n_shared_experts", K_SHARED_COUNT, shared_experts),
+	F("shared_expert_intermediate_size", K_INT, shared_ffn_hidden),
+	F("first_k_dense_replace", K_INT, first_k_dense),
+	F("moe_layer_freq", K_INT, moe_layer_freq),
+	F("decoder_sparse_step", K_INT, sparse_step),
+	F("q_lora_rank", K_INT, q_lora_rank),
+	F("kv_lora_rank", K_INT, kv_lora_rank),
+	F("qk_nope_head_dim", K_INT, qk_head_dim),
+	F("qk_rope_head_dim", K_INT, qk_rope_dim),
+	F("v_head_dim", K_INT, v_head_dim),
+	F("num_nextn_predict_layers", K_INT, mtp_layers),
+	F("tie_word_embeddings", K_BOOL, tied_embeddings),
+	F("attention_output_gate", K_BOOL, attn_output_gate),
+	F("attn_output_gate", K_BOOL, attn_output_gate),
+	F("attention_bias", K_BOOL, qkv_bias),
+};
+
+struct hf_state {
+	struct ts_json j;
+	const char *name;
+	struct ts_err *err;
+	int tied_set;
+	char act[32];
+};
+
+static int bad(struct hf_state *st, const char *key, const char *what)
+{
+	uint64_t off = st->j.tok_offset;
+	return ts_err_at(st->err, TS_EPARSE, st->name, (int64_t)off, ts_json_line_of(&st->j, off),
+			 "\"%s\": expected %s", key, what);
+}
+
+static int read_int(struct hf_state *st, int tok, const char *key, int64_t *out)
+{
+	int64_t v;
+
+	if (tok == TS_JSON_NULL) {
+		*out = 0;
+		return 0;
+	}
+	if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || v < 0)
+		return bad(st, key, "a non-negative integer or null");
+	*out = v;
+	return 0;
+}
+
+/* mlp_only_layers: [i, j, ...] */
+static int read_layer_list(struct hf_state *st, int tok, struct ts_model *m)
+{
+	int64_t v;
+
+	if (tok == TS_JSON_NULL)
+		return 0;
+	if (tok != TS_JSON_ARR)
+		return bad(st, "mlp_only_layers", "an array of layer indices");
+	for (;;) {
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if (tok == TS_JSON_ARR_END)
+			return 0;
+		if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || v < 0)
+			return bad(st, "mlp_only_layers", "a non-negative layer index");
+		if (v >= TS_MODEL_MAX_LAYERS) {
+			uint64_t off = st->j.tok_offset;
+			return ts_err_at(st->err, TS_ELIMIT, st->name, (int64_t)off,
+					 ts_json_line_of(&st->j, off),
+					 "mlp_only_layers index %lld exceeds the %d-layer limit",
+					 (long long)v, TS_MODEL_MAX_LAYERS);
+		}
+		m->mlp_only[v] = 1;
+	}
+}
+
+static int read_string(struct hf_state *st, int tok, const char *key, char *out, size_t size)
+{
+	if (tok != TS_JSON_STR)
+		return bad(st, key, "a string");
+	size_t n = st->j.n < size - 1 ? st->j.n : size - 1;
+	memcpy(out, st->j.s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int member(struct hf_state *st, struct ts_model *m, const char *key, size_t klen, int tok)
+{
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const struct field *f = &fields[i];
+		if (strlen(f->key) != klen || memcmp(f->key, key, klen) != 0)
+			continue;
+		if (f->kind == K_BOOL) {
+			if (tok != TS_JSON_TRUE && tok != TS_JSON_FALSE)
+				return bad(st, f->key, "true or false");
+			*(int *)((char *)m + f->off) = tok == TS_JSON_TRUE;
+			if (f->off == offsetof(struct ts_model, tied_embeddings))
+				st->tied_set = 1;
+			return 0;
+		}
+		return read_int(st, tok, f->key, (int64_t *)((char *)m + f->off));
+	}
+	if (klen == 10 && memcmp(key, "model_type", 10) == 0)
+		return read_string(st, tok, "model_type", m->family, sizeof(m->family));
+	if ((klen == 10 && memcmp(key, "hidden_act", 10) == 0) ||
+	    (klen == 19 && memcmp(key, "activation_function", 19) == 0))
+		return read_string(st, tok, "hidden_act", st->act, sizeof(st->act));
+	if (klen == 15 && memcmp(key, "mlp_only_layers", 15) == 0)
+		return read_layer_list(st, tok, m);
+	if (klen == 11 && memcmp(key, "rms_norm_eps", 11) == 0) {
+		m->norm = TS_NORM_RMS;
+		return ts_json_skip(&st->j, tok, st->err);
+	}
+	if ((klen == 18 && memcmp(key, "layer_norm_epsilon", 18) == 0) ||
+	    (klen == 14 && memcmp(key, "layer_norm_eps", 14) == 0)) {
+		if (m->norm == TS_NORM_UNSET)
+			m->norm = TS_NORM_LAYER;
+		return ts_json_skip(&st->j, tok, st->err);
+	}
+	return ts_json_skip(&st->j, tok, st->err);
+}
+
+/* Family rules the config leaves implicit. */
+static void apply_family(struct hf_state *st, struct ts_model *m)
+{
+	int gpt2 = strcmp(m->family, "gpt2") == 0;
+
+	if (gpt2) {
+		if (!st->tied_set)
+			m->tied_embeddings = 1;
+		if (m->norm == TS_NORM_UNSET)
+			m->norm = TS_NORM_LAYER;
+	}
+	if (st->act[0]) {
+		/* Llama/Qwen/Mixtral/DeepSeek MLPs are gated (act(x W1) * x W3);
+		 * GPT-2's "gelu_new" MLP is not. */
+		m->gated_mlp = !gpt2 && (strcmp(st->act, "silu") == 0 || strcmp(st->act, "swish") == 0 ||
+					 strcmp(st->act, "swiglu") == 0 ||
+					 strncmp(st->act, "gelu_pytorch_tanh", 17) == 0);
+		m->gated_mlp_set = 1;
+	} else if (gpt2) {
+		m->gated_mlp = 0;
+		m->gated_mlp_set = 1;
+	}
+	if (m->kv_lora_rank > 0)
+		m->mla = 1;
+	if (m->norm == TS_NORM_UNSET)
+		m->norm = TS_NORM_RMS;
+}
+
+int ts_model_parse_config(struct ts_model *m, const void *data, size_t n,
+			  const char *name, struct ts_err *err)
+{
+	struct hf_state st;
+	int tok, rc = 0;
+
+	memset(&st, 0, sizeof(st));
+	st.name = name;
+	st.err = err;
+	ts_json_init_mem(&st.j, data, n, 0, name);
+	tok = ts_json_next(&st.j, err);
+	if (tok < 0) {
+		rc = tok;
+		goto out;
+	}
+	if (tok != TS_JSON_OBJ) {
+		rc = ts_err_at(err, TS_EPARSE, name, (int64_t)st.j.tok_offset,
+			       ts_json_line_of(&st.j, st.j.tok_offset),
+			       "expected a JSON object (a Hugging Face config.json)");
+		goto out;
+	}
+	for (;;) {
+		char key[64];
+		size_t klen;
+
+		tok = ts_json_next(&st.j, err);
+		if (tok < 0) {
+			rc = tok;
+			goto out;
+		}
+		if (tok == TS_JSON_OBJ_END)
+			break;
+		klen = st.j.n < sizeof(key) ? st.j.n : sizeof(key) - 1;
+		memcpy(key, st.j.s, klen);
+		key[klen] = '\0';
+		if (st.j.n >= sizeof(key))
+			klen = 0; /* longer than any key we know: skip it */
+		tok = ts_json_next(&st.j, err);
+		if (tok < 0) {
+			rc = tok;
+			goto out;
+		}
+		if ((rc = member(&st, m, key, klen, tok)) < 0)
+			goto out;
+	}
+	tok = ts_json_next(&st.j, err);
+	if (tok < 0) {
+		rc = tok;
+		goto out;
+	}
+	if (m->family[0] == '\0')
+		memcpy(m->family, "unknown", 8);
+	apply_family(&st, m);
+out:
+	ts_json_release(&st.j);
+	return rc;
+}
+
+int ts_model_read_config(struct ts_model *m, const char *path, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	if ((rc = ts_input_open(&in, path, err)))
+		return rc;
+	for (;;) {
+		int64_t got = ts_input_more(&in, 0, err);
+		if (got < 0) {
+			rc = (int)got;
+			goto out;
+		}
+		if (got == 0 && in.eof)
+			break;
+		if (in.len > CONFIG_CAP) {
+			rc = ts_err_at(err, TS_ELIMIT, path, (int64_t)CONFIG_CAP, -1,
+				       "model config is larger than %zu bytes", CONFIG_CAP);
+			goto out;
+		}
+	}
+	rc = ts_model_parse_config(m, in.data, in.len, in.path, err);
+out:
+	ts_input_release(&in);
+	return rc;
+}

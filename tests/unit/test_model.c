@@ -1,0 +1,274 @@
+/* Unit tests for the model readers (config.json, Megatron arguments block). */
+#include <stdlib.h>
+#include "harness.h"
+#include "trainscope/model.h"
+
+/* The model table at the bottom of expected/flops-cases.csv states the
+ * Megatron view of DeepSeek-V3 (M9): L=61, h=7168, ffn=18432, moe_ffn=2048,
+ * shared_ffn=2048, 128 heads, vocab 129280, 256 experts, top-8,
+ * pattern [0]*3+[1]*58, MLA 1536/512/128/64/128, MTP 1. */
+TEST(model_hf_deepseek_v3)
+{
+	DATA_OR_SKIP(path, "models/deepseek-v3.json");
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(&m, path, &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_STR(m.family, "deepseek_v3");
+	CHECK_I64(m.layers, 61);
+	CHECK_I64(m.hidden, 7168);
+	CHECK_I64(m.ffn_hidden, 18432);
+	CHECK_I64(m.moe_ffn_hidden, 2048);
+	CHECK_I64(m.shared_ffn_hidden, 2048);
+	CHECK_I64(m.heads, 128);
+	CHECK_I64(m.kv_heads, 128);
+	CHECK_I64(m.vocab, 129280);
+	CHECK_I64(m.num_experts, 256);
+	CHECK_I64(m.topk, 8);
+	CHECK_I64(m.moe_layers, 58);
+	CHECK(!m.moe_layer[0] && !m.moe_layer[2] && m.moe_layer[3] && m.moe_layer[60]);
+	CHECK(m.mla);
+	CHECK_I64(m.q_lora_rank, 1536);
+	CHECK_I64(m.kv_lora_rank, 512);
+	CHECK_I64(m.qk_head_dim, 128);
+	CHECK_I64(m.qk_rope_dim, 64);
+	CHECK_I64(m.v_head_dim, 128);
+	CHECK_I64(m.mtp_layers, 1);
+	CHECK(m.gated_mlp);
+	CHECK(!m.tied_embeddings);
+}
+
+/* M7 (Qwen3-30B-A3B): L=48, h=2048, 32 heads, 4 groups, kv_ch 128,
+ * moe_ffn 768, 128 experts, top-8, every layer MoE. */
+TEST(model_hf_qwen3_moe)
+{
+	DATA_OR_SKIP(path, "models/qwen3-30b-a3b.json");
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	REQUIRE(ts_model_read_config(&m, path, &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.layers, 48);
+	CHECK_I64(m.kv_heads, 4);
+	CHECK_I64(m.head_dim, 128);
+	CHECK_I64(m.moe_ffn_hidden, 768);
+	CHECK_I64(m.num_experts, 128);
+	CHECK_I64(m.moe_layers, 48);
+	CHECK_I64(m.shared_ffn_hidden, 0);
+}
+
+/* Mixtral: num_local_experts 8, top-2, all 32 layers MoE; moe width
+ * defaults to intermediate_size 14336. */
+TEST(model_hf_mixtral)
+{
+	DATA_OR_SKIP(path, "models/mixtral-8x7b.json");
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	REQUIRE(ts_model_read_config(&m, path, &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.num_experts, 8);
+	CHECK_I64(m.topk, 2);
+	CHECK_I64(m.moe_layers, 32);
+	CHECK_I64(m.moe_ffn_hidden, 14336);
+	CHECK_I64(m.head_dim, 4096 / 32);
+}
+
+/* GPT-2 naming; n_inner null means 4h = 3072; GPT-2 ties embeddings and
+ * its gelu MLP is not gated. */
+TEST(model_hf_gpt2)
+{
+	static const char cfg[] =
+		"{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12,\n"
+		" \"n_inner\": null, \"n_positions\": 1024, \"vocab_size\": 50257,\n"
+		" \"activation_function\": \"gelu_new\", \"layer_norm_epsilon\": 1e-05,\n"
+		" \"task_specific_params\": {\"text-generation\": {\"max_length\": 50}}}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, cfg, sizeof(cfg) - 1, "gpt2.json", &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.hidden, 768);
+	CHECK_I64(m.layers, 12);
+	CHECK_I64(m.ffn_hidden, 3072);
+	CHECK_I64(m.head_dim, 64);
+	CHECK_I64(m.max_position, 1024);
+	CHECK(m.tied_embeddings);
+	CHECK(!m.gated_mlp);
+	CHECK_I64(m.norm, TS_NORM_LAYER);
+}
+
+/* Qwen2-MoE style: decoder_sparse_step 2 makes layers 1, 3, 5 MoE
+ * ((i+1) % 2 == 0), and mlp_only_layers [3] turns layer 3 dense: 2 MoE
+ * layers of 6. shared_expert_intermediate_size is the total width. */
+TEST(model_hf_sparse_step_and_mlp_only)
+{
+	static const char cfg[] =
+		"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 64, \"num_hidden_layers\": 6,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 1000, \"num_experts\": 4,"
+		" \"num_experts_per_tok\": 2, \"decoder_sparse_step\": 2, \"mlp_only_layers\": [3],"
+		" \"shared_expert_intermediate_size\": 96, \"hidden_act\": \"silu\"}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, cfg, sizeof(cfg) - 1, "q.json", &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.moe_layers, 2);
+	CHECK(m.moe_layer[1] && !m.moe_layer[3] && m.moe_layer[5] && !m.moe_layer[0]);
+	CHECK_I64(m.shared_ffn_hidden, 96);
+}
+
+TEST(model_hf_errors_name_position)
+{
+	static const char wrong_type[] = "{\n  \"hidden_size\": \"4096\"\n}";
+	static const char broken[] = "{\"hidden_size\": 4096,,}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_err_init(&err);
+	CHECK_I64(ts_model_parse_config(&m, wrong_type, sizeof(wrong_type) - 1, "c.json", &err),
+		  TS_EPARSE);
+	CHECK_STR(err.path, "c.json");
+	CHECK_I64(err.offset, 19);
+	CHECK_I64(err.line, 2);
+	CHECK(strstr(err.msg, "hidden_size") != NULL);
+	ts_model_init(&m);
+	ts_err_init(&err);
+	CHECK_I64(ts_model_parse_config(&m, broken, sizeof(broken) - 1, "b.json", &err), TS_EPARSE);
+	CHECK_I64(err.offset, 21);
+	/* a config without layers is a usage error naming the flag */
+	static const char partial[] = "{\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 9}";
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, partial, sizeof(partial) - 1, "p.json", &err) == 0);
+	CHECK_I64(ts_model_finish(&m, &err), TS_EUSAGE);
+	CHECK(strstr(err.msg, "--layers") != NULL);
+}
+
+/* Vocab padding: Megatron pads to a multiple of divisor x TP.
+ * 128256 / (128*1) = 1002 exactly -> 128256; TP 8: multiple 1024,
+ * 128256 / 1024 = 125.25 -> 126 * 1024 = 129024. */
+TEST(model_vocab_padding)
+{
+	struct ts_model m;
+
+	ts_model_init(&m);
+	m.vocab = 128256;
+	CHECK_I64(ts_model_padded_vocab(&m, 128, 1), 128256);
+	CHECK_I64(ts_model_padded_vocab(&m, 128, 8), 129024);
+	m.vocab = 50257; /* GPT-2: 50257 -> 50304 = 393 * 128 */
+	CHECK_I64(ts_model_padded_vocab(&m, 128, 1), 50304);
+}
+
+/* An arguments block as Megatron's _print_args writes it (48 - len(name)
+ * dots), behind an srun "0: " prefix, with a list-form moe_layer_freq. */
+static const char args_log[] =
+	"0: using world size: 16, data-parallel size: 16\n"
+	"0: ------------------------ arguments ------------------------\n"
+	"0:   add_qkv_bias .................................... False\n"
+	"0:   ffn_hidden_size ................................. 1024\n"
+	"0:   global_batch_size ............................... 256\n"
+	"0:   group_query_attention ........................... True\n"
+	"0:   hidden_size ..................................... 512\n"
+	"0:   kv_channels ..................................... 64\n"
+	"0:   make_vocab_size_divisible_by .................... 128\n"
+	"0:   moe_ffn_hidden_size ............................. 256\n"
+	"0:   moe_layer_freq .................................. [0, 1, 1, 1]\n"
+	"0:   moe_router_topk ................................. 2\n"
+	"0:   moe_shared_expert_intermediate_size ............. 512\n"
+	"0:   mtp_num_layers .................................. None\n"
+	"0:   normalization ................................... RMSNorm\n"
+	"0:   num_attention_heads ............................. 8\n"
+	"0:   num_experts ..................................... 16\n"
+	"0:   num_layers ...................................... 4\n"
+	"0:   num_query_groups ................................ 2\n"
+	"0:   padded_vocab_size ............................... 32000\n"
+	"0:   recompute_granularity ........................... selective\n"
+	"0:   recompute_modules ............................... ['core_attn', 'moe_act']\n"
+	"0:   seq_length ...................................... 4096\n"
+	"0:   swiglu .......................................... True\n"
+	"0:   tensor_model_parallel_size ...................... 2\n"
+	"0:   untie_embeddings_and_output_weights ............. True\n"
+	"0:   world_size ...................................... 16\n"
+	"0: -------------------- end of arguments ---------------------\n"
+	"0:   num_layers ...................................... 99\n";
+
+TEST(model_megatron_args_block)
+{
+	struct ts_model m;
+	struct ts_model_args a;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_model_args_init(&a);
+	REQUIRE(ts_model_parse_megatron_args(&m, &a, args_log, sizeof(args_log) - 1, "run.log",
+					     &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_STR(m.family, "megatron");
+	CHECK_I64(m.layers, 4); /* the line after the block is not read */
+	CHECK_I64(m.hidden, 512);
+	CHECK_I64(m.heads, 8);
+	CHECK_I64(m.kv_heads, 2);
+	CHECK_I64(m.head_dim, 64);
+	CHECK_I64(m.padded_vocab, 32000);
+	CHECK_I64(m.num_experts, 16);
+	CHECK_I64(m.topk, 2);
+	CHECK_I64(m.moe_layers, 3);
+	CHECK(!m.moe_layer[0] && m.moe_layer[1]);
+	CHECK_I64(m.shared_ffn_hidden, 512);
+	CHECK(m.gated_mlp);
+	CHECK(!m.tied_embeddings);
+	CHECK_I64(m.norm, TS_NORM_RMS);
+	CHECK_I64(a.seq_length, 4096);
+	CHECK_I64(a.global_batch, 256);
+	CHECK_I64(a.tp, 2);
+	CHECK_I64(a.world_size, 16);
+	CHECK_I64(a.vocab_divisor, 128);
+	CHECK_I64(a.recompute_granularity, TS_RC_SELECTIVE);
+	CHECK_I64(a.recompute_modules, TS_RCM_CORE_ATTN | TS_RCM_MOE_ACT);
+}
+
+/* group_query_attention False: Megatron still prints num_query_groups
+ * (default 1) but attention is MHA, so kv heads = heads. */
+TEST(model_megatron_args_mha_and_errors)
+{
+	static const char log[] =
+		"------------------------ arguments ------------------------\n"
+		"  group_query_attention ........................... False\n"
+		"  hidden_size ..................................... 256\n"
+		"  num_attention_heads ............................. 4\n"
+		"  num_layers ...................................... 2\n"
+		"  num_query_groups ................................ 1\n"
+		"  padded_vocab_size ............................... 1024\n"
+		"-------------------- end of arguments ---------------------\n";
+	static const char badval[] =
+		"------------------------ arguments ------------------------\n"
+		"  num_layers ...................................... many\n";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_megatron_args(&m, NULL, log, sizeof(log) - 1, "a.log", &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.kv_heads, 4);
+	CHECK(!m.gated_mlp);
+	ts_model_init(&m);
+	ts_err_init(&err);
+	CHECK_I64(ts_model_parse_megatron_args(&m, NULL, badval, sizeof(badval) - 1, "b.log", &err),
+		  TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK_I64(err.offset, 60 + 52);
+	CHECK(strstr(err.msg, "num_layers") != NULL);
+	ts_model_init(&m);
+	ts_err_init(&err);
+	CHECK_I64(ts_model_parse_megatron_args(&m, NULL, "iteration 1\n", 12, "c.log", &err),
+		  TS_EPARSE);
+	CHECK(strstr(err.msg, "arguments") != NULL);
+}
