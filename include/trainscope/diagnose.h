@@ -21,23 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
+#include "trainscope/profile.h"
 #include "trainscope/report.h"
-
-/* The walls of the workflow (SPEC "Profile"), plus the input pipeline and
- * rank imbalance, which show up as the other walls' symptoms otherwise. */
-enum ts_wall {
-	TS_WALL_UNKNOWN = 0,
-	TS_WALL_DATA,       /* waiting for the input pipeline */
-	TS_WALL_STRAGGLER,  /* one rank is slower; the others wait in collectives */
-	TS_WALL_COMM,       /* communication not hidden behind compute */
-	TS_WALL_HOST,       /* host / launch overhead: the device idles */
-	TS_WALL_MEMORY,     /* memory: transfers or capacity */
-	TS_WALL_COMPUTE,    /* the device is busy computing */
-	TS_WALL_COUNT
-};
-
-/* "data", "straggler", "communication", "host", "memory", "compute", "unknown". */
-const char *ts_wall_name(enum ts_wall w);
 
 enum ts_vendor_kind { TS_DIAG_VENDOR_UNKNOWN = 0, TS_DIAG_VENDOR_CPU, TS_DIAG_VENDOR_CUDA,
 		      TS_DIAG_VENDOR_ROCM, TS_DIAG_VENDOR_MUSA };
@@ -74,34 +59,6 @@ struct ts_diag_steady {
 	size_t stall_period;        /* 0 = no period found */
 };
 
-/* One profiled step of one rank's trace. Times in ns; -1 = unknown. */
-struct ts_diag_tstep {
-	int64_t iteration;
-	int64_t dur_ns;
-	int64_t data_ns;        /* data-loader spans inside the step */
-	int64_t comm_ns;        /* collective spans (CPU side) or exposed comm (device) */
-	int64_t cls_ns[TS_REPORT_NCLASS]; /* device classes; all -1 on CPU-only traces */
-};
-
-struct ts_diag_kernel {
-	char *name;
-	int64_t count;
-	int64_t total_ns;
-};
-
-struct ts_diag_trace {
-	int64_t rank;
-	char *path;
-	enum ts_vendor_kind vendor;
-	char *device;                 /* device name, NULL if none */
-	int64_t window_ns;            /* analysed time (device timeline or steps) */
-	int64_t busy_ns;              /* device busy (union of kernels, memcpy) or -1 */
-	int64_t cls_ns[TS_REPORT_NCLASS]; /* totals over the window; -1 unknown */
-	TS_VEC(struct ts_diag_tstep) steps;
-	TS_VEC(struct ts_diag_kernel) kernels; /* sorted by total_ns, descending */
-	char *kernels_kind;           /* "kernels" or "CPU operators" */
-};
-
 /* Throughput, from the steps / mfu analyses (NaN when unknown). */
 struct ts_diag_rate {
 	double tokens_per_s;
@@ -135,11 +92,17 @@ struct ts_diag {
 	struct ts_diag_inputs in;
 	TS_VEC(struct ts_diag_rank_steps) ranks;  /* sorted by rank */
 	struct ts_diag_steady steady;             /* of the reporting rank */
-	TS_VEC(struct ts_diag_trace) traces;      /* sorted by rank, then path */
+	/* trace evidence: one profile per trace file (rank window) and the
+	 * cross-rank analysis over them (profile.h) */
+	struct ts_rank_prof **profs;
+	size_t nprofs;
+	struct ts_job_prof job;
+	int job_done;                             /* ts_job_analyse() ran */
 	struct ts_diag_rate rate;
 
 	/* results of ts_diag_analyse() */
-	enum ts_wall wall;
+	int wall_known;
+	enum ts_wall wall;                        /* valid when wall_known */
 	const char *wall_basis;                   /* "trace", "log", "trace and log" or NULL */
 	double wall_share_pct;                    /* share of the step the wall costs; NaN */
 	TS_VEC(struct ts_diag_item) evidence;
@@ -174,25 +137,45 @@ int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths,
 		   struct ts_err *err);
 
 /*
- * Decide the dominant wall from the evidence in d (trace first, the log
- * otherwise), find stragglers, judge loss health, list missing evidence
- * and fill the advice for the wall and vendor. Deterministic. Returns 0 or
- * TS_ENOMEM.
+ * Read the per-step phase split of a JSONL metrics file (one object per
+ * step per rank): iteration|step|global_step, rank, step_ms, data_ms,
+ * fwd_ms, bwd_ms, comm_ms, lm_loss|loss, grad_norm, skipped, nan; other
+ * keys are skipped, lines without an iteration ignored. Appends to
+ * d->ranks. A last line cut mid-object is dropped; any other malformed
+ * line is TS_EPARSE with err naming file, byte offset and line. TS_EIO,
+ * TS_ELIMIT (more than 10 million records), TS_ENOMEM.
+ */
+int ts_diag_read_phases(struct ts_diag *d, const char *path, struct ts_err *err);
+int ts_diag_read_phases_mem(struct ts_diag *d, const void *data, size_t n,
+			    const char *name, struct ts_err *err);
+
+/*
+ * Take ownership of a rank profile (from ts_rank_profile()); it is
+ * released with d. Returns 0 or TS_ENOMEM (p is then still the caller's).
+ */
+int ts_diag_add_profile(struct ts_diag *d, struct ts_rank_prof *p);
+
+/*
+ * Decide the dominant wall, find stragglers, judge loss health, list
+ * missing evidence and fill the advice for the wall and vendor.
+ * Deterministic. Returns 0 or TS_ENOMEM.
  *
- * Rules (thresholds in docs/diagnose-report.md):
- *  - data: data-loader time >= 10 % of the steady step, or stalls whose
- *    excess is explained by data-loader time (>= 50 % of it);
- *  - straggler: >= 2 ranks and one rank spends >= 20 % of the step less in
- *    collectives (trace) or its forward time exceeds the others' median
- *    by >= 20 % (log);
- *  - communication / memory / host / compute: the largest device class
- *    among exposed communication, memcpy, idle and compute in the trace;
+ * With traces, the wall is the cross-rank verdict of ts_job_analyse()
+ * (profile.h, its thresholds) with its evidence, and the log adds its own
+ * numbers. Without traces, from the per-step records (thresholds in
+ * docs/diagnose-report.md):
+ *  - data: data-loader time >= 10 % of the step time after warm-up, or
+ *    stalls whose excess over the steady median is >= 50 % data-loader time;
+ *  - straggler: >= 2 ranks and one rank's forward time (before the first
+ *    gradient collective) exceeds the other ranks' by >= 20 % of the step;
  *  - otherwise unknown, with the evidence that would decide it listed.
  */
 int ts_diag_analyse(struct ts_diag *d);
 
-/* Vendor-specific candidates for a wall (appended to d->advice). */
-int ts_diag_advise(struct ts_diag *d, enum ts_wall wall, enum ts_vendor_kind vendor);
+/* Candidates for a wall and vendor (appended to d->advice); wall_known 0
+ * gives the "collect evidence first" entry. */
+int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
+		   enum ts_vendor_kind vendor);
 
 /* The vendor of the run: the first trace's, else unknown. */
 enum ts_vendor_kind ts_diag_vendor(const struct ts_diag *d);
@@ -200,6 +183,9 @@ const char *ts_diag_vendor_name(enum ts_vendor_kind v);
 
 /* Fill a report model from d (everything d knows). Returns 0 or TS_ENOMEM. */
 int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r);
+
+/* The terminal summary (advice_only: the wall and its candidates). */
+void ts_diag_text(const struct ts_diag *d, struct ts_sb *out, int advice_only);
 
 /* Write the trainscope.diagnose/1 JSON object (pretty). */
 void ts_diag_json(const struct ts_diag *d, struct ts_sb *out);

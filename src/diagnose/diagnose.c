@@ -18,17 +18,7 @@
 /* Thresholds (shares of the step). */
 #define DATA_SHARE_MIN 0.10     /* data-loader time worth a wall */
 #define STALL_EXPLAINED 0.50    /* share of stall excess explained by data-loader time */
-#define STRAGGLER_SHARE 0.20    /* collective-wait gap or forward gap between ranks */
-#define CLASS_SHARE_MIN 0.15    /* a device class worth a wall */
-
-static const char *const wall_names[TS_WALL_COUNT] = {
-	"unknown", "data", "straggler", "communication", "host", "memory", "compute"
-};
-
-const char *ts_wall_name(enum ts_wall w)
-{
-	return (unsigned)w < TS_WALL_COUNT ? wall_names[w] : "unknown";
-}
+#define STRAGGLER_SHARE 0.20    /* forward-time gap between ranks */
 
 const char *ts_diag_vendor_name(enum ts_vendor_kind v)
 {
@@ -45,6 +35,7 @@ void ts_diag_init(struct ts_diag *d)
 {
 	memset(d, 0, sizeof(*d));
 	ts_arena_init(&d->arena);
+	ts_job_prof_init(&d->job);
 	d->straggler_rank = -1;
 	d->wall_share_pct = NAN;
 	d->rate.tokens_per_s = NAN;
@@ -58,11 +49,12 @@ void ts_diag_release(struct ts_diag *d)
 	for (size_t i = 0; i < d->ranks.n; i++)
 		TS_VEC_RELEASE(d->ranks.v[i].steps);
 	TS_VEC_RELEASE(d->ranks);
-	for (size_t i = 0; i < d->traces.n; i++) {
-		TS_VEC_RELEASE(d->traces.v[i].steps);
-		TS_VEC_RELEASE(d->traces.v[i].kernels);
+	ts_job_prof_release(&d->job);
+	for (size_t i = 0; i < d->nprofs; i++) {
+		ts_rank_prof_release(d->profs[i]);
+		free(d->profs[i]);
 	}
-	TS_VEC_RELEASE(d->traces);
+	free(d->profs);
 	TS_VEC_RELEASE(d->steady.stalls);
 	TS_VEC_RELEASE(d->in.logs);
 	TS_VEC_RELEASE(d->in.metrics);
@@ -102,13 +94,38 @@ struct ts_diag_rank_steps *ts_diag_rank(struct ts_diag *d, int64_t rank)
 	return &d->ranks.v[i];
 }
 
+int ts_diag_add_profile(struct ts_diag *d, struct ts_rank_prof *p)
+{
+	struct ts_rank_prof **v = realloc(d->profs, (d->nprofs + 1) * sizeof(*v));
+
+	if (!v)
+		return TS_ENOMEM;
+	d->profs = v;
+	d->profs[d->nprofs++] = p;
+	return 0;
+}
+
+static enum ts_vendor_kind vendor_kind(int v)
+{
+	switch (v) {
+	case TS_VENDOR_CPU: return TS_DIAG_VENDOR_CPU;
+	case TS_VENDOR_CUDA: return TS_DIAG_VENDOR_CUDA;
+	case TS_VENDOR_ROCM: return TS_DIAG_VENDOR_ROCM;
+	case TS_VENDOR_MUSA: return TS_DIAG_VENDOR_MUSA;
+	default: return TS_DIAG_VENDOR_UNKNOWN;
+	}
+}
+
+/* The device vendor wins over CPU-only windows of the same job. */
 enum ts_vendor_kind ts_diag_vendor(const struct ts_diag *d)
 {
 	enum ts_vendor_kind v = TS_DIAG_VENDOR_UNKNOWN;
 
-	for (size_t i = 0; i < d->traces.n; i++)
-		if (d->traces.v[i].vendor > v)
-			v = d->traces.v[i].vendor;
+	for (size_t i = 0; i < d->nprofs; i++) {
+		enum ts_vendor_kind k = vendor_kind(d->profs[i]->vendor);
+		if (k > v)
+			v = k;
+	}
 	return v;
 }
 
@@ -252,94 +269,10 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 			     "time on them %.1f ms, %.0f %% of the excess", nst, st_step / (double)nst,
 			     steady_med, ex / (double)nst, st_data / (double)nst,
 			     ex > 0 ? 100 * ex_data / ex : 0.0);
-		if (nsteady)
+		if (nsteady && d->steady.known)
 			EVID("data-loader time on steady iterations (log)", "mean %.2f ms per step",
 			     steady_data / (double)nsteady);
 	}
-	return c;
-}
-
-/* Data wall from traces: data-loader spans per profiled step. */
-static struct cost data_cost_trace(struct ts_diag *d, int emit)
-{
-	int64_t dur = 0, data = 0;
-	struct cost c = { NAN, 1 };
-	const struct ts_diag_trace *best = NULL;
-
-	for (size_t i = 0; i < d->traces.n; i++) {
-		const struct ts_diag_trace *t = &d->traces.v[i];
-		for (size_t k = 0; k < t->steps.n; k++)
-			if (t->steps.v[k].dur_ns > 0 && t->steps.v[k].data_ns >= 0) {
-				dur += t->steps.v[k].dur_ns;
-				data += t->steps.v[k].data_ns;
-				best = best ? best : t;
-			}
-	}
-	if (!(dur > 0))
-		return c;
-	c.share = (double)data / (double)dur;
-	if (emit && best) {
-		struct ts_sb sb;
-		ts_sb_init(&sb);
-		for (size_t k = 0; k < best->steps.n; k++) {
-			const struct ts_diag_tstep *s = &best->steps.v[k];
-			if (s->data_ns >= 0 && (double)s->data_ns >= 0.1 * (double)s->dur_ns)
-				ts_sb_addf(&sb, "%siteration %lld: step %.1f ms, data-loader %.1f ms", sb.len ? "; " : "",
-					   (long long)s->iteration, (double)s->dur_ns / 1e6, (double)s->data_ns / 1e6);
-		}
-		EVID("data-loader spans in the trace",
-		     "%.1f ms of %.1f ms profiled step time = %.1f %%%s%s", (double)data / 1e6,
-		     (double)dur / 1e6, 100 * c.share, sb.len ? "; " : "", sb.buf);
-		ts_sb_release(&sb);
-	}
-	return c;
-}
-
-/* Straggler from traces: the rank that waits least in collectives is the
- * one the others wait for. */
-static struct cost straggler_cost_trace(struct ts_diag *d, int emit)
-{
-	struct cost c = { NAN, 1 };
-	int64_t best_rank = -1, worst_rank = -1;
-	double lo = INFINITY, hi = -INFINITY, step_sum = 0;
-	size_t nr = 0;
-
-	for (size_t i = 0; i < d->traces.n; i++) {
-		const struct ts_diag_trace *t = &d->traces.v[i];
-		int64_t comm = 0, dur = 0;
-		size_t ns = 0;
-		for (size_t k = 0; k < t->steps.n; k++)
-			if (t->steps.v[k].comm_ns >= 0 && t->steps.v[k].dur_ns > 0) {
-				comm += t->steps.v[k].comm_ns;
-				dur += t->steps.v[k].dur_ns;
-				ns++;
-			}
-		if (!ns || t->rank < 0)
-			continue;
-		nr++;
-		step_sum += (double)dur / (double)ns;
-		if ((double)comm / (double)ns < lo) {
-			lo = (double)comm / (double)ns;
-			best_rank = t->rank;
-		}
-		if ((double)comm / (double)ns > hi) {
-			hi = (double)comm / (double)ns;
-			worst_rank = t->rank;
-		}
-	}
-	if (nr < 2 || best_rank == worst_rank)
-		return c;
-	c.share = (hi - lo) / (step_sum / (double)nr);
-	if (c.share >= STRAGGLER_SHARE) {
-		d->straggler_rank = best_rank;
-		d->straggler_excess_ms = (hi - lo) / 1e6;
-	}
-	if (emit)
-		EVID("collective wait per rank (trace)",
-		     "rank %lld spends %.1f ms per step in collectives, rank %lld only %.1f ms: the others "
-		     "wait %.1f ms per step (%.0f %% of the %.1f ms step) for rank %lld",
-		     (long long)worst_rank, hi / 1e6, (long long)best_rank, lo / 1e6, (hi - lo) / 1e6,
-		     100 * c.share, step_sum / (double)nr / 1e6, (long long)best_rank);
 	return c;
 }
 
@@ -396,58 +329,6 @@ static struct cost straggler_cost_log(struct ts_diag *d, int emit)
 		     "%.0f %% of the %.1f ms step)", (long long)mx_rank, mx, med, mx - med,
 		     100 * c.share, step);
 	return c;
-}
-
-/* Device classes: share of the analysed window of each class. */
-static double class_share(const struct ts_diag *d, int cls)
-{
-	int64_t v = 0, w = 0;
-
-	for (size_t i = 0; i < d->traces.n; i++) {
-		const struct ts_diag_trace *t = &d->traces.v[i];
-		if (t->cls_ns[cls] < 0 || t->window_ns <= 0)
-			continue;
-		v += t->cls_ns[cls];
-		w += t->window_ns;
-	}
-	return w > 0 ? (double)v / (double)w : NAN;
-}
-
-static void class_evidence(struct ts_diag *d)
-{
-	for (size_t i = 0; i < d->traces.n; i++) {
-		const struct ts_diag_trace *t = &d->traces.v[i];
-		if (t->cls_ns[TS_REPORT_COMPUTE] < 0 || t->window_ns <= 0)
-			continue;
-		EVID("device time by class (trace)",
-		     "rank %lld over %.2f ms: compute %.2f ms (%.1f %%), exposed communication %.2f ms "
-		     "(%.1f %%), memcpy %.2f ms (%.1f %%), idle %.2f ms (%.1f %%)", (long long)t->rank,
-		     (double)t->window_ns / 1e6,
-		     (double)t->cls_ns[0] / 1e6, 100.0 * (double)t->cls_ns[0] / (double)t->window_ns,
-		     (double)t->cls_ns[1] / 1e6, 100.0 * (double)t->cls_ns[1] / (double)t->window_ns,
-		     (double)t->cls_ns[2] / 1e6, 100.0 * (double)t->cls_ns[2] / (double)t->window_ns,
-		     (double)t->cls_ns[3] / 1e6, 100.0 * (double)t->cls_ns[3] / (double)t->window_ns);
-	}
-}
-
-static void top_kernel_evidence(struct ts_diag *d)
-{
-	const struct ts_diag_trace *t = d->traces.n ? &d->traces.v[0] : NULL;
-	struct ts_sb sb;
-	int64_t total = 0;
-
-	if (!t || !t->kernels.n)
-		return;
-	for (size_t k = 0; k < t->kernels.n; k++)
-		total += t->kernels.v[k].total_ns;
-	ts_sb_init(&sb);
-	for (size_t k = 0; k < t->kernels.n && k < 3; k++)
-		ts_sb_addf(&sb, "%s%s %.2f ms (%.1f %%)", k ? "; " : "", t->kernels.v[k].name,
-			   (double)t->kernels.v[k].total_ns / 1e6,
-			   total > 0 ? 100.0 * (double)t->kernels.v[k].total_ns / (double)total : 0.0);
-	EVID(t->kernels_kind && !strcmp(t->kernels_kind, "kernels") ? "top kernels (trace)" :
-	     "top operators (trace)", "%s", sb.buf);
-	ts_sb_release(&sb);
 }
 
 /* ------------------------------------------------------------ findings */
@@ -522,7 +403,7 @@ static void missing_evidence(struct ts_diag *d)
 	if (r)
 		for (size_t i = 0; i < r->steps.n && !have_data; i++)
 			have_data = isfinite(r->steps.v[i].data_ms);
-	if (!d->traces.n)
+	if (!d->nprofs)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_WARN, "profiler trace",
 			       "no trace: the wall is judged from the log alone. Add a scheduled profiler "
 			       "around the training loop, outside the measured window:\n"
@@ -545,7 +426,7 @@ static void missing_evidence(struct ts_diag *d)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "steady-state window",
 			       "too few logged iterations for a steady-state window and a CI: log every "
 			       "iteration (--log-interval 1) and run at least 50 iterations");
-	if (d->ranks.n < 2 && d->traces.n < 2 && d->in.traces.n + d->in.metrics.n > 0)
+	if (d->ranks.n < 2 && d->job.nranks < 2 && d->in.traces.n + d->in.metrics.n > 0)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "other ranks",
 			       "evidence from one rank only: stragglers cannot be seen; keep every rank's "
 			       "trace (worker_name=f\"rank{rank}\") or per-rank metrics");
@@ -553,101 +434,114 @@ static void missing_evidence(struct ts_diag *d)
 
 /* --------------------------------------------------------------- verdict */
 
-int ts_diag_analyse(struct ts_diag *d)
+/* Evidence lines of the trace verdict: profile.h writes them as one
+ * string of "; "-separated clauses. */
+static void trace_evidence(struct ts_diag *d)
 {
-	struct cost data_l, data_t, strag_t, strag_l;
-	double best = 0, cls[TS_REPORT_NCLASS];
-	enum ts_wall wall = TS_WALL_UNKNOWN;
-	int have_trace_cls;
-	static const enum ts_wall cls_wall[TS_REPORT_NCLASS] = {
-		TS_WALL_COMPUTE, TS_WALL_COMM, TS_WALL_MEMORY, TS_WALL_HOST
-	};
+	const struct ts_verdict *v = &d->job.wall;
 
-	data_l = data_cost_log(d, 0);
-	data_t = data_cost_trace(d, 0);
-	strag_t = straggler_cost_trace(d, 0);
-	strag_l = straggler_cost_log(d, 0);
-	for (int c = 0; c < TS_REPORT_NCLASS; c++)
-		cls[c] = class_share(d, c);
-	have_trace_cls = isfinite(cls[TS_REPORT_COMPUTE]);
-
-	/* the largest cost above its threshold wins; trace before log */
-	{
-		double ds = isfinite(data_t.share) ? data_t.share : data_l.share;
-		double ss = isfinite(strag_t.share) ? strag_t.share : strag_l.share;
-		if (isfinite(ds) && ds >= DATA_SHARE_MIN && ds > best) {
-			best = ds;
-			wall = TS_WALL_DATA;
-		}
-		if (isfinite(ss) && ss >= STRAGGLER_SHARE && ss > best) {
-			best = ss;
-			wall = TS_WALL_STRAGGLER;
-		}
-		for (int c = 1; c < TS_REPORT_NCLASS; c++)
-			if (isfinite(cls[c]) && cls[c] >= CLASS_SHARE_MIN && cls[c] > best) {
-				best = cls[c];
-				wall = cls_wall[c];
-			}
-		if (wall == TS_WALL_UNKNOWN && (have_trace_cls || d->traces.n)) {
-			wall = TS_WALL_COMPUTE;
-			best = have_trace_cls ? cls[TS_REPORT_COMPUTE] : NAN;
+	EVID("trace verdict", "%s: %.1f %% of the window%s%s", ts_wall_name(v->wall), 100 * v->share,
+	     v->evidence[0] ? "; " : "", v->evidence);
+	for (size_t i = 0; i < d->nprofs; i++) {
+		const struct ts_rank_prof *p = d->profs[i];
+		if (p->window_ns <= 0)
+			continue;
+		if (p->has_gpu)
+			EVID("device time (trace)",
+			     "rank %lld over %.2f ms: busy %.2f ms (%.1f %%), compute %.2f ms, exposed "
+			     "communication %.2f ms (%.1f %%), exposed memcpy %.2f ms (%.1f %%), idle %.2f ms "
+			     "(%.1f %%)", (long long)p->rank, (double)p->window_ns / 1e6,
+			     (double)p->busy_ns / 1e6, 100.0 * (double)p->busy_ns / (double)p->window_ns,
+			     (double)p->compute_ns / 1e6, (double)p->exposed_comm_ns / 1e6,
+			     100.0 * (double)p->exposed_comm_ns / (double)p->window_ns,
+			     (double)p->exposed_memcpy_ns / 1e6,
+			     100.0 * (double)p->exposed_memcpy_ns / (double)p->window_ns,
+			     (double)p->idle_ns / 1e6, 100.0 * (double)p->idle_ns / (double)p->window_ns);
+		else if (p->steps.n)
+			EVID("CPU time (trace)",
+			     "rank %lld, %zu profiled steps over %.2f ms: data loader %.2f ms (%.1f %%), "
+			     "collectives %.2f ms (%.1f %%), operators %.2f ms", (long long)p->rank,
+			     p->steps.n, (double)p->window_ns / 1e6, (double)p->data_ns / 1e6,
+			     100.0 * (double)p->data_ns / (double)p->window_ns, (double)p->comm_ns / 1e6,
+			     100.0 * (double)p->comm_ns / (double)p->window_ns, (double)p->host_busy_ns / 1e6);
+	}
+	/* the outlier steps say where the time went, step by step */
+	for (size_t i = 0; i < d->nprofs && i < 4; i++) {
+		const struct ts_rank_prof *p = d->profs[i];
+		for (size_t k = 0; k < p->steps.n; k++) {
+			const struct ts_step_prof *s = &p->steps.v[k];
+			if (!s->outlier)
+				continue;
+			EVID("slow step (trace)", "rank %lld iteration %lld: %.1f ms (median %.1f ms), data "
+			     "loader %.1f ms, communication %.1f ms%s%s", (long long)p->rank,
+			     (long long)s->step, (double)s->dur_ns / 1e6, (double)p->median_step_ns / 1e6,
+			     (double)s->data_ns / 1e6, (double)s->comm_ns / 1e6, s->reason[0] ? "; " : "",
+			     s->reason);
 		}
 	}
-	d->wall = wall;
-	d->wall_share_pct = isfinite(best) && wall != TS_WALL_UNKNOWN ? 100 * best : NAN;
+	for (size_t i = 0; i < d->job.stragglers.n; i++)
+		EVID("straggler (trace)", "%s", d->job.stragglers.v[i].evidence);
+}
+
+int ts_diag_analyse(struct ts_diag *d)
+{
+	struct cost data_l = data_cost_log(d, 0);
+	struct cost strag_l = straggler_cost_log(d, 0);
+	double best = NAN;
+
+	d->wall_known = 0;
+	if (d->job_done && d->job.n) {
+		d->wall_known = 1;
+		d->wall = d->job.wall.wall;
+		best = d->job.wall.share;
+		if (d->job.stragglers.n) {
+			d->straggler_rank = d->job.stragglers.v[0].rank;
+			d->straggler_excess_ms = (double)d->job.stragglers.v[0].late_p50_ns / 1e6;
+		}
+	} else {
+		/* log rules: the larger cost above its threshold */
+		if (isfinite(data_l.share) && data_l.share >= DATA_SHARE_MIN) {
+			d->wall_known = 1;
+			d->wall = TS_WALL_DATA;
+			best = data_l.share;
+		}
+		if (isfinite(strag_l.share) && strag_l.share >= STRAGGLER_SHARE &&
+		    !(isfinite(best) && best >= strag_l.share)) {
+			d->wall_known = 1;
+			d->wall = TS_WALL_STRAGGLER;
+			best = strag_l.share;
+		}
+	}
+	d->wall_share_pct = d->wall_known && isfinite(best) ? 100 * best : NAN;
 	{
-		int t = d->traces.n > 0, l = d->ranks.n > 0;
+		int t = d->nprofs > 0, l = d->ranks.n > 0;
 		d->wall_basis = t && l ? "trace and log" : t ? "trace" : l ? "log" : NULL;
 	}
 
-	/* evidence for the verdict first, then the rest */
-	switch (wall) {
-	case TS_WALL_DATA:
-		if (isfinite(data_t.share))
-			data_cost_trace(d, 1);
-		if (isfinite(data_l.share))
-			data_cost_log(d, 1);
-		break;
-	case TS_WALL_STRAGGLER:
-		if (isfinite(strag_t.share))
-			straggler_cost_trace(d, 1);
-		if (isfinite(strag_l.share))
-			straggler_cost_log(d, 1);
-		break;
-	case TS_WALL_COMPUTE:
-		class_evidence(d);
-		top_kernel_evidence(d);
-		if (isfinite(data_t.share) || isfinite(data_l.share))
-			EVID("data-loader share", "%.1f %% of the step (below the %.0f %% data-wall threshold)",
-			     100 * (isfinite(data_t.share) ? data_t.share : data_l.share), 100 * DATA_SHARE_MIN);
-		break;
-	case TS_WALL_UNKNOWN:
-		if (isfinite(data_l.share))
-			data_cost_log(d, 1);
+	if (d->job_done && d->job.n)
+		trace_evidence(d);
+	if (isfinite(data_l.share) && (!d->wall_known || d->wall == TS_WALL_DATA ||
+				       data_l.share >= DATA_SHARE_MIN))
+		data_cost_log(d, 1);
+	if (isfinite(strag_l.share) && (d->wall_known && d->wall == TS_WALL_STRAGGLER))
+		straggler_cost_log(d, 1);
+	if (!d->wall_known)
 		EVID("not enough evidence",
-			   "the log alone does not separate compute, communication and host overhead; "
-			   "see the missing evidence below");
-		break;
-	default:
-		class_evidence(d);
-		top_kernel_evidence(d);
-		break;
-	}
-	if (wall != TS_WALL_STRAGGLER && (isfinite(strag_t.share) || isfinite(strag_l.share)) &&
-	    d->straggler_rank < 0) {
-		/* ranks compared, none stands out: say so */
-		add_item(d, TS_REPORT_FINDINGS, TS_REPORT_INFO, "no straggler",
-			       "ranks differ by %.0f %% of the step (threshold %.0f %%)",
-			       100 * (isfinite(strag_t.share) ? strag_t.share : strag_l.share),
-			       100 * STRAGGLER_SHARE);
-	}
+		     "the log alone does not separate compute, communication and host overhead; see the "
+		     "missing evidence below");
+
 	if (d->straggler_rank >= 0)
 		add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "straggler",
-			       "rank %lld is the straggler: the other ranks wait %.1f ms per step for it",
-			       (long long)d->straggler_rank, d->straggler_excess_ms);
+			 "rank %lld is the straggler: the other ranks wait %.1f ms per step for it",
+			 (long long)d->straggler_rank, d->straggler_excess_ms);
+	else if (d->job.nranks >= 2 || isfinite(strag_l.share))
+		add_item(d, TS_REPORT_FINDINGS, TS_REPORT_INFO, "no straggler",
+			 "%s", isfinite(strag_l.share) ?
+			 "ranks compared; none stands out (forward time within 20 % of the step)" :
+			 "ranks compared in the trace; none arrives late at the collectives");
 	stall_finding(d);
 	loss_health(d);
 	missing_evidence(d);
-	ts_diag_advise(d, wall, ts_diag_vendor(d));
+	ts_diag_advise(d, d->wall_known, d->wall, ts_diag_vendor(d));
 	return d->failed ? TS_ENOMEM : 0;
 }

@@ -13,7 +13,7 @@
 #include "trainscope/diagnose.h"
 
 struct advice {
-	unsigned walls;    /* bit per enum ts_wall */
+	unsigned walls;    /* bit per enum ts_wall; 0 = no wall could be named */
 	unsigned vendors;  /* bit per enum ts_vendor_kind; 0 = any */
 	const char *title;
 	const char *detail;
@@ -33,7 +33,7 @@ static const struct advice table[] = {
 	  "DataLoader(pin_memory=True) and tensor.to(device, non_blocking=True) so host-to-device "
 	  "copies overlap compute" },
 	{ W(TS_WALL_DATA), 0, "prefetch or cache the slow samples",
-	  "the stalls are periodic: find the sample or shard that is slow to read (storage, "
+	  "when the stalls come at a fixed period: find the sample or shard that is slow to read (storage, "
 	  "decompression, tokenisation) and pre-tokenise or cache it (Megatron: preprocessed "
 	  "indexed datasets instead of on-the-fly tokenisation)" },
 	/* straggler */
@@ -122,18 +122,19 @@ static const struct advice table[] = {
 	{ W(TS_WALL_COMPUTE), 0, "larger GEMMs",
 	  "bigger micro-batch or sequence per step, fewer model-parallel splits (minimal TP/PP that "
 	  "fits), so each kernel does more work per launch" },
-	{ W(TS_WALL_UNKNOWN), 0, "collect a trace first",
+	{ 0, 0, "collect a trace first",
 	  "no wall can be named from this evidence; add the profiler schedule listed under missing "
 	  "evidence and run diagnose again" },
 };
 
-int ts_diag_advise(struct ts_diag *d, enum ts_wall wall, enum ts_vendor_kind vendor)
+int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
+		   enum ts_vendor_kind vendor)
 {
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		const struct advice *a = &table[i];
 		struct ts_diag_item it;
 
-		if (!(a->walls & W(wall)))
+		if (wall_known ? !(a->walls & W(wall)) : a->walls != 0)
 			continue;
 		if (a->vendors && vendor != TS_DIAG_VENDOR_UNKNOWN && !(a->vendors & V(vendor)))
 			continue;

@@ -70,7 +70,7 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 	{
 		char v[64];
 		snprintf(v, sizeof(v), "%zu rank%s, %zu trace%s", d->ranks.n, d->ranks.n == 1 ? "" : "s",
-			 d->traces.n, d->traces.n == 1 ? "" : "s");
+			 d->nprofs, d->nprofs == 1 ? "" : "s");
 		ts_report_add_fact(r, "evidence", v, ts_diag_vendor_name(ts_diag_vendor(d)));
 	}
 }
@@ -90,8 +90,10 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 				       d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
 				       d->in.steps_source ? "; steps from " : "",
 				       d->in.steps_source ? d->in.steps_source : "");
-	if (d->wall != TS_WALL_UNKNOWN || d->evidence.n) {
-		if (isfinite(d->wall_share_pct))
+	if (d->wall_known || d->evidence.n) {
+		if (!d->wall_known)
+			r->wall = ts_report_strdup(r, "undetermined");
+		else if (isfinite(d->wall_share_pct))
 			r->wall = ts_report_printf(r, "%s (%.1f %% of the step)", ts_wall_name(d->wall),
 						   d->wall_share_pct);
 		else
@@ -119,64 +121,64 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 						   d->in.steps_source ? d->in.steps_source : "log",
 						   (long long)rs->rank);
 	}
-	/* per-step classes of the first trace: device classes when present,
-	 * else the CPU view (data-loader, collectives, the rest) */
-	if (d->traces.n) {
-		const struct ts_diag_trace *t = &d->traces.v[0];
-		int device = t->steps.n && t->steps.v[0].cls_ns[0] >= 0;
-		for (size_t k = 0; k < t->steps.n; k++) {
-			const struct ts_diag_tstep *s = &t->steps.v[k];
-			double ms[TS_REPORT_NCLASS];
+	/* per-step classes of the first rank window: device classes when the
+	 * trace has a device, else the CPU view */
+	if (d->job_done && d->job.n) {
+		const struct ts_rank_prof *p = d->job.ranks[0];
+		for (size_t k = 0; k < p->steps.n; k++) {
+			const struct ts_step_prof *s = &p->steps.v[k];
+			double ms[TS_REPORT_NCLASS], dur = (double)s->dur_ns / 1e6;
 			char label[32];
-			snprintf(label, sizeof(label), "iter %lld", (long long)s->iteration);
-			if (device) {
-				for (int c = 0; c < TS_REPORT_NCLASS; c++)
-					ms[c] = s->cls_ns[c] >= 0 ? (double)s->cls_ns[c] / 1e6 : 0;
+			snprintf(label, sizeof(label), "iter %lld", (long long)s->step);
+			if (p->has_gpu) {
+				double busy = (double)s->busy_ns / 1e6;
+				ms[TS_REPORT_COMPUTE] = (double)s->compute_ns / 1e6;
+				ms[TS_REPORT_COMM_EXPOSED] = (double)s->exposed_comm_ns / 1e6;
+				ms[TS_REPORT_MEMCPY] = busy - ms[0] - ms[1] > 0 ? busy - ms[0] - ms[1] : 0;
+				ms[TS_REPORT_IDLE] = dur - busy > 0 ? dur - busy : 0;
 			} else {
-				double data = s->data_ns > 0 ? (double)s->data_ns / 1e6 : 0;
-				double comm = s->comm_ns > 0 ? (double)s->comm_ns / 1e6 : 0;
-				double dur = (double)s->dur_ns / 1e6;
+				double data = (double)s->data_ns / 1e6, comm = (double)s->exposed_comm_ns / 1e6;
+				double gap = (double)s->gap_ns / 1e6;
 				ms[TS_REPORT_COMM_EXPOSED] = comm;
 				ms[TS_REPORT_MEMCPY] = 0;
-				ms[TS_REPORT_IDLE] = data;
-				ms[TS_REPORT_COMPUTE] = dur - comm - data > 0 ? dur - comm - data : 0;
+				ms[TS_REPORT_IDLE] = data + gap;
+				ms[TS_REPORT_COMPUTE] = dur - comm - data - gap > 0 ? dur - comm - data - gap : 0;
 			}
 			ts_report_add_stack(r, label, ms);
 		}
-		r->stacks_title = ts_report_printf(r, device ?
-			"rank %lld, device timeline per profiled step" :
-			"rank %lld, CPU-only trace: compute = operators, communication = collective spans, "
-			"idle = waiting for the data loader", (long long)t->rank);
-		for (size_t k = 0; k < t->kernels.n && k < 20; k++) {
-			int64_t tot = 0;
-			for (size_t j = 0; j < t->kernels.n; j++)
-				tot += t->kernels.v[j].total_ns;
-			ts_report_add_kernel(r, t->kernels.v[k].name, t->kernels.v[k].count,
-					     (double)t->kernels.v[k].total_ns / 1e6,
-					     tot > 0 ? 100.0 * (double)t->kernels.v[k].total_ns / (double)tot : NAN);
+		r->stacks_title = ts_report_printf(r, p->has_gpu ?
+			"rank %lld, device timeline per profiled step; memcpy = device busy outside compute "
+			"and exposed communication; idle = step time with the device idle" :
+			"rank %lld, CPU-only trace: compute = operators on the main thread, communication = "
+			"waiting in collectives, idle = data loader and untraced host time", (long long)p->rank);
+		if (p->top.n) {
+			for (size_t k = 0; k < p->top.n; k++)
+				ts_report_add_kernel(r, ts_prof_str(p, p->top.v[k].name), p->top.v[k].count,
+						     (double)p->top.v[k].total_ns / 1e6,
+						     p->busy_ns > 0 ? 100.0 * (double)p->top.v[k].total_ns /
+						     (double)p->busy_ns : NAN);
+			r->kernels_basis = ts_report_printf(r, "rank %lld, GPU activities by total time; share "
+							    "of device busy time", (long long)p->rank);
 		}
-		r->kernels_basis = ts_report_printf(r, "rank %lld, %s by total time in the trace window",
-						    (long long)t->rank, t->kernels_kind ? t->kernels_kind : "kernels");
 	}
-	/* per-rank comparison: traces when there are several, else logs */
-	if (d->traces.n > 1) {
-		for (size_t i = 0; i < d->traces.n; i++) {
-			const struct ts_diag_trace *t = &d->traces.v[i];
-			struct ts_report_rank row = { t->rank, 0, 0, 0, 0, t->rank == d->straggler_rank };
-			size_t n = 0;
-			for (size_t k = 0; k < t->steps.n; k++) {
-				const struct ts_diag_tstep *s = &t->steps.v[k];
-				double comm = s->comm_ns > 0 ? (double)s->comm_ns / 1e6 : 0;
-				row.step_ms += (double)s->dur_ns / 1e6;
-				row.comm_ms += comm;
-				row.other_ms += s->data_ns > 0 ? (double)s->data_ns / 1e6 : 0;
-				n++;
-			}
-			if (!n)
+	/* per-rank comparison: traces when there are several ranks, else logs */
+	if (d->job_done && d->job.nranks > 1) {
+		for (size_t i = 0; i < d->job.n; i++) {
+			const struct ts_rank_prof *p = d->job.ranks[i];
+			struct ts_report_rank row = { p->rank, NAN, 0, 0, 0, p->rank == d->straggler_rank };
+			size_t n = p->steps.n;
+			if (p->window_no || !n)
 				continue;
-			row.step_ms /= (double)n;
-			row.comm_ms /= (double)n;
-			row.other_ms /= (double)n;
+			row.step_ms = 0;
+			for (size_t k = 0; k < n; k++) {
+				const struct ts_step_prof *s = &p->steps.v[k];
+				row.step_ms += (double)s->dur_ns;
+				row.comm_ms += (double)s->exposed_comm_ns;
+				row.other_ms += (double)(s->data_ns + s->gap_ns);
+			}
+			row.step_ms /= 1e6 * (double)n;
+			row.comm_ms /= 1e6 * (double)n;
+			row.other_ms /= 1e6 * (double)n;
 			row.compute_ms = row.step_ms - row.comm_ms - row.other_ms;
 			if (row.compute_ms < 0)
 				row.compute_ms = 0;
@@ -297,7 +299,7 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 
 	ts_jw_key(&w, "wall");
 	ts_jw_obj(&w);
-	ts_jw_kstr(&w, "dominant", ts_wall_name(d->wall));
+	ts_jw_kstr(&w, "dominant", d->wall_known ? ts_wall_name(d->wall) : NULL);
 	ts_jw_kstr(&w, "basis", d->wall_basis);
 	json_num(&w, "share_pct", d->wall_share_pct, 2);
 	json_items(&w, "evidence", d->evidence.v, d->evidence.n, 0);
@@ -317,4 +319,69 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 	json_items(&w, "advice", d->advice.v, d->advice.n, 1);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
+}
+
+/* Item list for the terminal: title, then the detail indented. */
+static void text_items(struct ts_sb *o, const char *head, const struct ts_diag_item *v, size_t n,
+		       int candidate)
+{
+	if (!n)
+		return;
+	ts_sb_addf(o, "\n%s\n", head);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].detail;
+		ts_sb_addf(o, "  %s %s%s\n", v[i].level == TS_REPORT_BAD ? "!" :
+			   v[i].level == TS_REPORT_WARN ? "~" : "-", v[i].title,
+			   candidate ? " [candidate: test with trainscope ab]" : "");
+		while (p && *p) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+			ts_sb_adds(o, "      ");
+			ts_sb_add(o, p, len);
+			ts_sb_addc(o, '\n');
+			p = nl ? nl + 1 : p + len;
+		}
+	}
+}
+
+void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
+{
+	const struct ts_diag_steady *s = &d->steady;
+
+	if (advice_only) {
+		ts_sb_addf(o, "dominant wall: %s\n", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
+		text_items(o, "candidates (each one a hypothesis: test it with `trainscope ab`, one "
+			   "variable at a time; none is a default):", d->advice.v, d->advice.n, 0);
+		return;
+	}
+	ts_sb_addf(o, "run: %s\n", d->in.run ? d->in.run : "-");
+	ts_sb_addf(o, "inputs: %zu log, %zu metrics, %zu trace, %zu config; vendor %s\n",
+		   d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
+		   ts_diag_vendor_name(ts_diag_vendor(d)));
+	if (s->known)
+		ts_sb_addf(o, "steady step time: %.1f ms, 95%% CI [%.1f, %.1f] ms (%s), median %.1f ms, "
+			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->ci_lo_ms, s->ci_hi_ms,
+			   s->ci_method[0] ? s->ci_method : "?", s->median_ms, (long long)s->first,
+			   (long long)s->last, s->n);
+	else
+		ts_sb_adds(o, "steady step time: unknown (no step-time series)\n");
+	if (isfinite(d->rate.tokens_per_s))
+		ts_sb_addf(o, "throughput: %.0f tokens/s\n", d->rate.tokens_per_s);
+	if (isfinite(d->rate.tflops_per_gpu))
+		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
+	if (isfinite(d->rate.mfu_pct))
+		ts_sb_addf(o, "MFU: %.1f %% of %s\n", d->rate.mfu_pct, d->rate.peak_name ? d->rate.peak_name : "?");
+	if (isfinite(d->rate.hfu_pct))
+		ts_sb_addf(o, "HFU: %.1f %%\n", d->rate.hfu_pct);
+	ts_sb_addf(o, "\ndominant wall: %s", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
+	if (isfinite(d->wall_share_pct))
+		ts_sb_addf(o, " (%.1f %% of the step)", d->wall_share_pct);
+	if (d->wall_basis)
+		ts_sb_addf(o, ", from the %s", d->wall_basis);
+	ts_sb_addc(o, '\n');
+	text_items(o, "evidence:", d->evidence.v, d->evidence.n, 0);
+	text_items(o, "findings:", d->findings.v, d->findings.n, 0);
+	text_items(o, "missing evidence:", d->missing.v, d->missing.n, 0);
+	text_items(o, "candidates for this wall (test each with `trainscope ab`; none is a default):",
+		   d->advice.v, d->advice.n, 0);
 }
