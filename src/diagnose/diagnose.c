@@ -439,9 +439,23 @@ static void missing_evidence(struct ts_diag *d)
 static void trace_evidence(struct ts_diag *d)
 {
 	const struct ts_verdict *v = &d->job.wall;
+	char clauses[TS_EVIDENCE_MAX];
 
+	/* profile.h joins its clauses with "; ": one per line reads better */
+	{
+		size_t o = 0;
+		for (const char *p = v->evidence; *p && o + 1 < sizeof(clauses); p++) {
+			if (p[0] == ';' && p[1] == ' ') {
+				clauses[o++] = '\n';
+				p++;
+			} else {
+				clauses[o++] = *p;
+			}
+		}
+		clauses[o] = 0;
+	}
 	EVID("trace verdict", "%s: %.1f %% of the window%s%s", ts_wall_name(v->wall), 100 * v->share,
-	     v->evidence[0] ? "; " : "", v->evidence);
+	     clauses[0] ? "\n" : "", clauses);
 	for (size_t i = 0; i < d->nprofs; i++) {
 		const struct ts_rank_prof *p = d->profs[i];
 		if (p->window_ns <= 0)
@@ -479,7 +493,8 @@ static void trace_evidence(struct ts_diag *d)
 			     s->reason);
 		}
 	}
-	for (size_t i = 0; i < d->job.stragglers.n; i++)
+	/* the verdict already carries the first straggler's evidence */
+	for (size_t i = v->wall == TS_WALL_STRAGGLER; i < d->job.stragglers.n; i++)
 		EVID("straggler (trace)", "%s", d->job.stragglers.v[i].evidence);
 }
 

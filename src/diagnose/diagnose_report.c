@@ -69,8 +69,8 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 	}
 	{
 		char v[64];
-		snprintf(v, sizeof(v), "%zu rank%s, %zu trace%s", d->ranks.n, d->ranks.n == 1 ? "" : "s",
-			 d->nprofs, d->nprofs == 1 ? "" : "s");
+		snprintf(v, sizeof(v), "%zu trace%s, %zu logged rank%s", d->nprofs, d->nprofs == 1 ? "" : "s",
+			 d->ranks.n, d->ranks.n == 1 ? "" : "s");
 		ts_report_add_fact(r, "evidence", v, ts_diag_vendor_name(ts_diag_vendor(d)));
 	}
 }

@@ -321,7 +321,7 @@ static void chart_kernels(const struct ts_report *r, struct ts_sb *o)
 
 static void chart_ranks(const struct ts_report *r, struct ts_sb *o)
 {
-	const double L = 90, R = 90, T = 34, row = 30;
+	const double L = 90, R = 150, T = 34, row = 30;
 	double maxv = 0, pw = W - L - R;
 	int split = 1;
 	static const char *const names[] = { "compute", "communication", "other" };
@@ -660,8 +660,12 @@ int ts_report_html(const struct ts_report *r, struct ts_sb *o)
 			   "<th class=\"r\">share (%)</th></tr>");
 		for (size_t i = 0; i < r->kernels.n; i++) {
 			const struct ts_report_kernel *k = &r->kernels.v[i];
-			ts_sb_adds(o, "<tr><td class=\"name\">");
+			/* long template names are cut here; the full name is the tooltip
+			 * and the Markdown variant */
+			ts_sb_adds(o, "<tr><td class=\"name\" title=\"");
 			esc(o, k->name);
+			ts_sb_adds(o, "\">");
+			esc_cut(o, k->name, 120);
 			ts_sb_addf(o, "</td><td class=\"r\">%lld</td>", (long long)k->count);
 			num_cell(o, k->total_ms, 3);
 			num_cell(o, k->pct, 1);
