@@ -205,9 +205,11 @@ struct ts_mser {
  * MSER-5 (White 1997): batch means Z_1..Z_m of 5 consecutive observations
  * (a trailing remainder is ignored), statistic(d) = sum_{i>d} (Z_i -
  * Zbar_d)^2 / (m - d)^2, d* = its argmin over 0 <= d <= floor(m / 2)
- * (smallest d on ties) and cut = 5 d*. steady is 0 when the argmin over
- * the whole range 0 <= d <= m - 2 lies beyond m / 2: the rule would drop
- * more than half the data, "no steady state". O(n). TS_EUSAGE when n < 10.
+ * (smallest d on ties) and cut = 5 d*. steady is 0 when d* lands on the
+ * bound floor(m / 2): the statistic still falls there, so the rule would
+ * drop more than half the data ("no steady state"). Searching only the
+ * first half also avoids MSER's known end effect (a few final batches that
+ * happen to agree). O(n). TS_EUSAGE when n < 10.
  */
 int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out);
 

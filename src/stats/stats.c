@@ -112,23 +112,99 @@ int ts_stats_quantiles(const double *x, size_t n, const double *p, size_t np,
 	return 0;
 }
 
+static void swap_d(double *a, double *b)
+{
+	double t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * The k-th smallest of a[0..n) (a is reordered): quickselect with a
+ * median-of-three pivot, falling back to a full sort after 2 log2 n rounds
+ * so that no input makes it quadratic.
+ */
+static double select_k(double *a, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1, rounds = 0, limit = 2;
+
+	for (size_t m = n; m > 1; m >>= 1)
+		limit += 2;
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2, i, j;
+		double pivot;
+
+		if (++rounds > limit) {
+			ts_stats_sort(a + lo, hi - lo + 1);
+			return a[k];
+		}
+		if (a[mid] < a[lo])
+			swap_d(&a[mid], &a[lo]);
+		if (a[hi] < a[lo])
+			swap_d(&a[hi], &a[lo]);
+		if (a[hi] < a[mid])
+			swap_d(&a[hi], &a[mid]);
+		pivot = a[mid];
+		i = lo;
+		j = hi;
+		while (i <= j) {
+			while (a[i] < pivot)
+				i++;
+			while (a[j] > pivot)
+				j--;
+			if (i <= j) {
+				swap_d(&a[i], &a[j]);
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return a[k];
+	}
+	return a[k];
+}
+
+/* Type-7 quantile of a[0..n) by selection (a is reordered). */
+static double quantile_select(double *a, size_t n, double p)
+{
+	double h = (double)(n - 1) * p, f = floor(h), lo, next;
+	size_t k = (size_t)f;
+
+	lo = select_k(a, n, k);
+	if (k + 1 >= n || h == f)
+		return lo;
+	next = a[k + 1];
+	for (size_t i = k + 2; i < n; i++)
+		if (a[i] < next)
+			next = a[i];
+	return lo + (h - f) * (next - lo);
+}
+
 int ts_stats_median_mad(const double *x, size_t n, double *median, double *mad)
 {
 	double *c, med;
 
 	if (n == 0)
 		return TS_EUSAGE;
-	c = sorted_copy(x, n);
+	c = malloc(n * sizeof(*c));
 	if (!c)
 		return TS_ENOMEM;
-	med = ts_stats_quantile_sorted(c, n, 0.5);
-	for (size_t i = 0; i < n; i++)
-		c[i] = fabs(x[i] - med);
-	ts_stats_sort(c, n);
+	memcpy(c, x, n * sizeof(*c));
+	med = quantile_select(c, n, 0.5);
 	if (median)
 		*median = med;
-	if (mad)
-		*mad = ts_stats_quantile_sorted(c, n, 0.5);
+	if (mad) {
+		for (size_t i = 0; i < n; i++)
+			c[i] = fabs(x[i] - med);
+		*mad = quantile_select(c, n, 0.5);
+	}
 	free(c);
 	return 0;
 }
@@ -480,8 +556,8 @@ int ts_stats_ci_batch_means(const double *x, size_t n, size_t k, double level,
 
 size_t ts_stats_block_length(const double *x, size_t n)
 {
-	double m, c, g = 0, G = 0, D, l, cap;
-	size_t kn, mhat = 0, run = 0, maxlag, M;
+	double m, c, r0, g, G = 0, D, l, cap;
+	size_t kn, mhat = 0, run = 0, maxlag, M, have;
 	double *r;
 
 	if (n < 3)
@@ -491,9 +567,8 @@ size_t ts_stats_block_length(const double *x, size_t n)
 	r = malloc((maxlag + 1) * sizeof(*r));
 	if (!r)
 		return (size_t)ceil(cbrt((double)n));
-	for (size_t k = 0; k <= maxlag; k++)
-		r[k] = lag_sum(x, n, m, k) / (double)n; /* autocovariance R(k) */
-	if (r[0] == 0) {
+	r0 = r[0] = sum_sq_dev(x, n, m) / (double)n; /* autocovariance R(0) */
+	if (r0 == 0) {
 		free(r);
 		return 1;
 	}
@@ -501,9 +576,13 @@ size_t ts_stats_block_length(const double *x, size_t n)
 	if (kn < 5)
 		kn = 5;
 	c = 2 * sqrt(log10((double)n) / (double)n);
-	/* m-hat: the smallest k after which kn consecutive |rho| < c. */
+	/* m-hat: the smallest k after which kn consecutive |rho| < c. Lags are
+	 * computed only as far as the rule looks. */
+	have = 0;
 	for (size_t k = 1; k <= maxlag; k++) {
-		if (fabs(r[k] / r[0]) < c) {
+		r[k] = lag_sum(x, n, m, k) / (double)n;
+		have = k;
+		if (fabs(r[k] / r0) < c) {
 			if (++run == kn)
 				break;
 		} else {
@@ -514,7 +593,9 @@ size_t ts_stats_block_length(const double *x, size_t n)
 	M = 2 * mhat;
 	if (M > maxlag)
 		M = maxlag;
-	g = r[0];
+	for (size_t k = have + 1; k <= M; k++)
+		r[k] = lag_sum(x, n, m, k) / (double)n;
+	g = r0;
 	for (size_t k = 1; k <= M; k++) {
 		double t = (double)k / (double)M, lam;
 
@@ -637,8 +718,8 @@ int ts_stats_ci_mean(const double *x, size_t n, uint64_t seed, struct ts_ci *out
 
 int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out)
 {
-	size_t m = n / 5, half, best = 0, best_all = 0;
-	double *z, s1 = 0, s2 = 0, ref, best_v = INFINITY, best_all_v = INFINITY;
+	size_t m = n / 5, half, best = 0;
+	double *z, s1 = 0, s2 = 0, ref, best_v = INFINITY;
 
 	if (n < 10)
 		return TS_EUSAGE;
@@ -655,17 +736,13 @@ int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out)
 
 		s1 += v;
 		s2 += v * v;
-		if (d > m - 2)
+		if (d > half)
 			continue;
 		cnt = (double)(m - d);
 		ss = s2 - s1 * s1 / cnt;
 		if (ss < 0)
 			ss = 0;
 		stat = ss / (cnt * cnt);
-		if (stat <= best_all_v) {
-			best_all_v = stat;
-			best_all = d;
-		}
 		if (d <= half && stat <= best_v) {
 			best_v = stat;
 			best = d;
@@ -674,7 +751,7 @@ int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out)
 	free(z);
 	out->cut = 5 * best;
 	out->batches = m;
-	out->steady = best_all <= half;
+	out->steady = best < half;
 	return 0;
 }
 

@@ -243,10 +243,10 @@ TEST(stats_mser5_by_hand)
 	CHECK_I64(m.cut, 5);
 	CHECK_I64(m.batches, 6);
 	CHECK(m.steady);
-	/* A ramp 0..49: batch means 2, 7, ..., 47. For the last k means the
-	 * statistic is 25 (k^2 - 1) / (12 k), decreasing in k's removal, so the
-	 * unrestricted argmin is d = m - 2 = 8 > m / 2 = 5: no steady state;
-	 * the restricted cut is d = 5 -> 25 observations. */
+	/* A ramp 0..49: batch means 2, 7, ..., 47. For the last k = m - d means
+	 * the statistic is 25 (k^2 - 1) / (12 k), which falls as d grows, so the
+	 * argmin over d <= m / 2 = 5 is the bound d = 5: cut 25 observations and
+	 * no steady state. */
 	for (int i = 0; i < 50; i++)
 		ramp[i] = i;
 	REQUIRE(ts_stats_mser5(ramp, 50, &m) == 0);
