@@ -23,6 +23,7 @@
 #include "trainscope/core.h"
 #include "trainscope/profile.h"
 #include "trainscope/report.h"
+#include "trainscope/steps.h"
 
 enum ts_vendor_kind { TS_DIAG_VENDOR_UNKNOWN = 0, TS_DIAG_VENDOR_CPU, TS_DIAG_VENDOR_CUDA,
 		      TS_DIAG_VENDOR_ROCM, TS_DIAG_VENDOR_MUSA };
@@ -92,6 +93,8 @@ struct ts_diag {
 	struct ts_diag_inputs in;
 	TS_VEC(struct ts_diag_rank_steps) ranks;  /* sorted by rank */
 	struct ts_diag_steady steady;             /* of the reporting rank */
+	struct ts_steps_report steps_rep;         /* steps.h analysis of the step series */
+	int have_steps;                           /* steps_rep is filled */
 	/* trace evidence: one profile per trace file (rank window) and the
 	 * cross-rank analysis over them (profile.h) */
 	struct ts_rank_prof **profs;

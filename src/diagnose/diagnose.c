@@ -50,6 +50,8 @@ void ts_diag_release(struct ts_diag *d)
 		TS_VEC_RELEASE(d->ranks.v[i].steps);
 	TS_VEC_RELEASE(d->ranks);
 	ts_job_prof_release(&d->job);
+	if (d->have_steps)
+		ts_steps_report_release(&d->steps_rep);
 	for (size_t i = 0; i < d->nprofs; i++) {
 		ts_rank_prof_release(d->profs[i]);
 		free(d->profs[i]);

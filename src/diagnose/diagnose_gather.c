@@ -13,9 +13,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include "trainscope/detect.h"
 #include "trainscope/diagnose.h"
+#include "trainscope/flops.h"
+#include "trainscope/gpus.h"
+#include "trainscope/logs.h"
+#include "trainscope/model.h"
 #include "trainscope/paths.h"
+#include "trainscope/steps.h"
 #include "trainscope/trace.h"
 
 #define WALK_DEPTH 3
@@ -58,6 +64,139 @@ out:
 	}
 	ts_trace_release(&t);
 	return rc;
+}
+
+/* The steady summary the verdict needs, from the steps analysis. Outliers
+ * with a known cause (profiler export, checkpoint, evaluation) are not
+ * stalls of the job. */
+static int fill_steady(struct ts_diag *d)
+{
+	const struct ts_steps_report *r = &d->steps_rep;
+	struct ts_diag_steady *s = &d->steady;
+
+	if (r->win_n >= 2 && isfinite(r->mean_ms) && r->win_first != TS_NO_INT) {
+		s->known = 1;
+		s->first = r->win_first;
+		s->last = r->win_last;
+		s->n = r->win_n;
+		s->mean_ms = r->mean_ms;
+		s->median_ms = r->median_ms;
+		s->ci_lo_ms = r->ci.method ? r->ci.lo : NAN;
+		s->ci_hi_ms = r->ci.method ? r->ci.hi : NAN;
+		snprintf(s->ci_method, sizeof(s->ci_method), "%s", ts_ci_method_name(r->ci.method));
+		s->cv = r->cv;
+	}
+	for (size_t i = 0; i < r->noutliers; i++)
+		if ((r->outliers[i].reason == TS_OUT_SPIKE || r->outliers[i].reason == TS_OUT_PERIODIC) &&
+		    TS_VEC_PUSH(s->stalls, r->outliers[i].iteration))
+			return TS_ENOMEM;
+	if (r->periodic.found && r->periodic_period_iters > 0)
+		s->stall_period = (size_t)r->periodic_period_iters;
+	d->rate.tokens_per_s = r->tokens_per_s;
+	return 0;
+}
+
+/* Step series: JSONL metrics when present (their step time excludes the
+ * profiler export that Megatron's logged interval contains), else logs. */
+static int read_steps(struct ts_diag *d, struct ts_err *err)
+{
+	struct ts_steplog log;
+	struct ts_steps_opts o;
+	char *const *files = d->in.metrics.n ? d->in.metrics.v : d->in.logs.v;
+	size_t n = d->in.metrics.n ? d->in.metrics.n : d->in.logs.n;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	ts_steplog_init(&log);
+	ts_steps_opts_init(&o);
+	for (size_t i = 0; i < n; i++)
+		if ((rc = ts_steplog_read(&log, files[i], err)))
+			goto out;
+	if ((rc = ts_steps_analyze(&log, &o, &d->steps_rep, err)))
+		goto out;
+	d->have_steps = 1;
+	d->in.steps_source = files[0];
+	if ((rc = fill_steady(d)))
+		goto out;
+	/* without the phase split, the per-rank records come from the log */
+	if (!d->in.metrics.n) {
+		for (size_t i = 0; i < log.steps.n; i++) {
+			const struct ts_step *t = &log.steps.v[i];
+			struct ts_diag_rank_steps *r = ts_diag_rank(d, t->rank >= 0 ? t->rank : 0);
+			struct ts_diag_step s = {
+				t->iteration, t->step_ns == TS_NO_INT ? NAN : (double)t->step_ns / 1e6,
+				NAN, NAN, NAN, NAN, t->loss, t->grad_norm,
+				t->skipped == TS_NO_INT ? -1 : t->skipped > 0,
+				t->nan_iters == TS_NO_INT ? -1 : t->nan_iters > 0
+			};
+			if (t->flags & TS_STEP_NO_LOSS)
+				s.loss = NAN;
+			if (!r || TS_VEC_PUSH(r->steps, s)) {
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+	}
+out:
+	ts_steplog_release(&log);
+	return rc;
+}
+
+/* Model FLOP rate and MFU/HFU: needs a config, the steady step time and
+ * tokens per step; the peak comes from the trace's device (BF16, the
+ * usual training precision, named in the output). */
+static int rates(struct ts_diag *d, struct ts_err *err)
+{
+	struct ts_model m;
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+	struct ts_mfu u;
+	struct ts_gpu_catalog cat;
+	struct ts_err e;
+	const struct ts_steps_report *r = &d->steps_rep;
+	double peak = 0;
+	int64_t gpus;
+
+	if (!d->in.configs.n || !d->steady.known || !d->have_steps || !isfinite(r->tokens_per_step))
+		return 0;
+	ts_err_init(&e);
+	ts_model_init(&m);
+	if (ts_model_read_config(&m, d->in.configs.v[0], &e) || ts_model_finish(&m, &e))
+		return 0; /* a config we cannot use leaves the rate unknown; listed as missing */
+	/* sequence length: the model's context (n_positions); sequences per
+	 * step: the logged tokens per step over it */
+	ts_flops_shape_init(&sh);
+	sh.seq = m.max_position > 0 ? m.max_position : 0;
+	if (sh.seq > 0)
+		sh.gbs = (int64_t)llround(r->tokens_per_step / (double)sh.seq);
+	if (sh.seq <= 0 || sh.gbs <= 0 || ts_flops_compute(&m, &sh, TS_FORMULA_CURRENT, &f, &e))
+		return 0;
+	gpus = r->gpus > 0 ? r->gpus : (int64_t)(d->ranks.n ? d->ranks.n : 1);
+	if (ts_gpu_catalog_init(&cat))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	for (size_t i = 0; i < d->nprofs && peak <= 0; i++) {
+		const struct ts_gpu *g = d->profs[i]->has_gpu ? ts_gpu_find(&cat, d->profs[i]->device) : NULL;
+		const char *src;
+		if (g && !ts_gpu_peak(g, TS_PREC_BF16, &peak, &src, &e)) {
+			char buf[160];
+			snprintf(buf, sizeof(buf), "%s BF16 dense %.1f TFLOP/s", g->sku, peak);
+			d->rate.peak_name = ts_diag_strdup(d, buf);
+		}
+	}
+	ts_mfu_compute(&f, (int64_t)llround(d->steady.mean_ms * 1e6), gpus, peak, &u);
+	d->rate.tflops_per_gpu = u.tflops_per_gpu;
+	d->rate.mfu_pct = isfinite(u.mfu) ? 100 * u.mfu : NAN;
+	d->rate.hfu_pct = isfinite(u.hfu) ? 100 * u.hfu : NAN;
+	{
+		char buf[160];
+		snprintf(buf, sizeof(buf), "%s, %lld layers, hidden %lld, seq %lld x %lld sequences/step, "
+			 "%.3g model FLOPs/step", m.family, (long long)m.layers, (long long)m.hidden,
+			 (long long)sh.seq, (long long)sh.gbs, f.per_step);
+		d->rate.model_name = ts_diag_strdup(d, buf);
+	}
+	ts_gpu_catalog_release(&cat);
+	return 0;
 }
 
 int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct ts_err *err)
@@ -125,8 +264,8 @@ int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct 
 	for (size_t i = 0; i < d->in.metrics.n; i++)
 		if ((rc = ts_diag_read_phases(d, d->in.metrics.v[i], err)))
 			goto out;
-	if (d->in.metrics.n)
-		d->in.steps_source = d->in.metrics.v[0];
+	if ((rc = read_steps(d, err)) || (rc = rates(d, err)))
+		goto out;
 out:
 	ts_paths_release(&files);
 	return rc;

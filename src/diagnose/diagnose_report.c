@@ -232,6 +232,15 @@ static void json_num(struct ts_jw *w, const char *key, double v, int decimals)
 		ts_jw_null(w);
 }
 
+static void json_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
+{
+	ts_jw_key(w, key);
+	if (v == TS_NO_INT)
+		ts_jw_null(w);
+	else
+		ts_jw_i64(w, v);
+}
+
 static void json_files(struct ts_jw *w, const char *key, char *const *v, size_t n)
 {
 	ts_jw_key(w, key);
@@ -262,18 +271,37 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 	ts_jw_obj_end(&w);
 	ts_jw_kstr(&w, "vendor", ts_diag_vendor_name(ts_diag_vendor(d)));
 
-	ts_jw_key(&w, "step_time_ms");
-	if (s->known) {
+	/* window and step_time_ms carry the keys of trainscope.steps/1 */
+	ts_jw_key(&w, "window");
+	if (d->have_steps && s->known) {
+		const struct ts_steps_report *r = &d->steps_rep;
 		ts_jw_obj(&w);
-		ts_jw_ki64(&w, "window_first", s->first);
-		ts_jw_ki64(&w, "window_last", s->last);
-		ts_jw_ki64(&w, "n", (int64_t)s->n);
-		json_num(&w, "mean", s->mean_ms, 3);
-		json_num(&w, "median", s->median_ms, 3);
-		json_num(&w, "ci95_lo", s->ci_lo_ms, 3);
-		json_num(&w, "ci95_hi", s->ci_hi_ms, 3);
-		ts_jw_kstr(&w, "ci_method", s->ci_method);
-		json_num(&w, "cv_pct", 100 * s->cv, 2);
+		json_i64_or_null(&w, "first", r->win_first);
+		json_i64_or_null(&w, "last", r->win_last);
+		ts_jw_kbool(&w, "auto", r->win_auto);
+		ts_jw_ki64(&w, "steps", (int64_t)r->win_n);
+		json_i64_or_null(&w, "mser_cut_iteration", r->mser_cut_iteration);
+		json_i64_or_null(&w, "level_shift_iteration", r->level_shift_iteration);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
+	ts_jw_key(&w, "step_time_ms");
+	if (d->have_steps && s->known) {
+		const struct ts_steps_report *r = &d->steps_rep;
+		ts_jw_obj(&w);
+		json_num(&w, "median", r->median_ms, 3);
+		json_num(&w, "mean", r->mean_ms, 3);
+		json_num(&w, "p10", r->p10_ms, 3);
+		json_num(&w, "p90", r->p90_ms, 3);
+		json_num(&w, "cv", r->cv, 4);
+		json_num(&w, "ci95_low", r->ci.method ? r->ci.lo : NAN, 3);
+		json_num(&w, "ci95_high", r->ci.method ? r->ci.hi : NAN, 3);
+		ts_jw_kstr(&w, "ci_method", ts_ci_method_name(r->ci.method));
+		ts_jw_ki64(&w, "ci_batches", (int64_t)r->ci.batches);
+		ts_jw_ki64(&w, "ci_block_len", (int64_t)r->ci.block_len);
+		json_num(&w, "lag1_autocorr", r->acf.lag1, 4);
+		json_num(&w, "effective_steps", r->acf.ess, 1);
 		ts_jw_obj_end(&w);
 	} else {
 		ts_jw_null(&w);
