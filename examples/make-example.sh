@@ -11,8 +11,9 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 here=$(cd "$(dirname "$0")" && pwd)
 CHROOT=${CHROOT:-/work/trixie}
 DEVICE=${DEVICE:-cpu}
-ARGS="--iters 60 --prof-skip-first 20 --prof-warmup 2 --prof-active 4 --device $DEVICE"
-out=$here/run
+AMP=${AMP:-none}
+ARGS="--iters 60 --prof-skip-first 20 --prof-warmup 2 --prof-active 4 --device $DEVICE --amp $AMP"
+out=${OUT_DIR:-$here/run}
 rm -rf "$out"
 mkdir -p "$out"
 if [ -n "${PYTHON:-}" ]; then

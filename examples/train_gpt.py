@@ -115,6 +115,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--amp", choices=["none", "bf16"], default="none",
+                    help="bf16 autocast for forward and loss (GPU runs)")
     ap.add_argument("--prof-skip-first", type=int, default=20)
     ap.add_argument("--prof-wait", type=int, default=0)
     ap.add_argument("--prof-warmup", type=int, default=2)
@@ -137,7 +139,7 @@ def main():
         "n_inner": 4 * args.hidden,
         "activation_function": "gelu",
         "tie_word_embeddings": True,
-        "torch_dtype": "float32",
+        "torch_dtype": "bfloat16" if args.amp == "bf16" else "float32",
     }
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
@@ -180,8 +182,10 @@ def main():
             t1 = time.perf_counter()
             for g in opt.param_groups:
                 g["lr"] = lr_at(it, args)
-            logits = model(x)
-            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+            with torch.autocast(device_type=dev.type, dtype=torch.bfloat16,
+                                enabled=args.amp == "bf16"):
+                logits = model(x)
+                loss = F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), y.view(-1))
             if dev.type == "cuda":
                 torch.cuda.synchronize()
             t2 = time.perf_counter()
