@@ -203,13 +203,27 @@ struct ts_rank_prof {
 	TS_VEC(struct ts_coll_span) colls;
 	int64_t median_step_ns;
 	int64_t outliers;
+	int64_t steps_dropped;  /* truncated trace: steps cut by the end of the file */
 
 	struct ts_verdict verdict;
 	struct ts_intern names;
 };
 
+/* Interval tracks for the annotated trace (--annotate), on the trace's
+ * own clock. */
+struct ts_prof_tracks {
+	struct ts_ivset idle;           /* GPU idle in the window; CPU-only: host gaps */
+	struct ts_ivset exposed_comm;
+	struct ts_ivset exposed_memcpy;
+	struct ts_ivset data;           /* data-loader annotations */
+};
+
+void ts_prof_tracks_init(struct ts_prof_tracks *k);
+void ts_prof_tracks_release(struct ts_prof_tracks *k);
+
 struct ts_prof_opts {
 	int top_k;              /* kernels kept in top (default 10) */
+	struct ts_prof_tracks *tracks; /* filled when non-NULL (caller-owned, initialised) */
 };
 
 void ts_rank_prof_init(struct ts_rank_prof *p);

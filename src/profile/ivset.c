@@ -49,9 +49,14 @@ void ts_ivset_norm(struct ts_ivset *a)
 {
 	size_t w = 0;
 
+	size_t k = 1;
+
 	if (a->n < 2)
 		return;
-	qsort(a->v, a->n, sizeof(*a->v), cmp_iv);
+	while (k < a->n && a->v[k - 1].s <= a->v[k].s)
+		k++;
+	if (k < a->n)
+		qsort(a->v, a->n, sizeof(*a->v), cmp_iv);
 	for (size_t i = 1; i < a->n; i++) {
 		if (a->v[i].s <= a->v[w].e) {
 			if (a->v[i].e > a->v[w].e)

@@ -15,10 +15,16 @@
 #include <string.h>
 #include "trainscope/profile.h"
 
-/* qsort that accepts an empty (NULL) array. */
+/* qsort that accepts an empty (NULL) array and skips input that is
+ * already in order (trace events mostly are). */
 static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	if (n > 1)
+	const char *c = v;
+	size_t i = 1;
+
+	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
+		i++;
+	if (i < n)
 		qsort(v, n, size, cmp);
 }
 
@@ -273,6 +279,7 @@ struct work {
 	struct ts_ivset set[S_NSETS];
 	struct ts_ivset cls[TS_KC_COUNT];
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
+	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
 	struct gpu_ev *gev;
 	size_t ngev;
 	struct corr *corr;
@@ -288,6 +295,7 @@ static void work_release(struct work *w)
 	for (int i = 0; i < TS_KC_COUNT; i++)
 		ts_ivset_release(&w->cls[i]);
 	free(w->name_cls);
+	free(w->name_flags);
 	free(w->gev);
 	free(w->corr);
 	free(w->tmp);
@@ -299,9 +307,26 @@ static int is_gpu_cat(int cat)
 	return cat == TS_CAT_KERNEL || cat == TS_CAT_MEMCPY || cat == TS_CAT_MEMSET;
 }
 
+/* Times beyond +-2^61 ns (73 years around the epoch) are not real; keeping
+ * them out lets every end, difference and union length fit int64. */
+#define TIME_LIM (INT64_C(1) << 61)
+
 static int timed(const struct ts_trace *t, size_t i)
 {
-	return t->ev.ph[i] == 'X' && t->ev.dur_ns[i] != TS_NONE && t->ev.dur_ns[i] >= 0;
+	int64_t ts = t->ev.ts_ns[i], d = t->ev.dur_ns[i];
+
+	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
+	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
+}
+
+/* Sums of overlapping durations (or bytes) saturate instead of wrapping. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
 }
 
 static enum ts_kclass class_of(struct work *w, const struct ts_trace *t, size_t i)
@@ -328,6 +353,47 @@ static const char *tstr(const struct ts_trace *t, uint32_t id)
 static const char *ev_name(const struct ts_trace *t, size_t i)
 {
 	return tstr(t, t->ev.name[i]);
+}
+
+/* What a name says, looked at once per distinct name (not per event). */
+enum {
+	F_KNOWN = 1 << 0, F_STEP = 1 << 1, F_DATA = 1 << 2, F_CPUCOMM = 1 << 3, F_OPT = 1 << 4,
+	F_FWD = 1 << 5, F_BWD_OP = 1 << 6, F_BWD_ANN = 1 << 7, F_LAUNCH = 1 << 8, F_GRAPH = 1 << 9
+};
+
+static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+	const char *nm;
+	size_t n;
+	unsigned f = F_KNOWN;
+
+	if (id >= t->strings.count)
+		return F_KNOWN;
+	if (w->name_flags[id])
+		return w->name_flags[id];
+	nm = ts_intern_str(&t->strings, id);
+	n = ts_intern_len(&t->strings, id);
+	if (starts_with(nm, "ProfilerStep#"))
+		f |= F_STEP;
+	if (starts_with(nm, "enumerate(DataLoader)"))
+		f |= F_DATA;
+	if (ts_is_cpu_collective(nm, n))
+		f |= F_CPUCOMM;
+	if (starts_with(nm, "Optimizer."))
+		f |= F_OPT;
+	if (contains_ci(nm, "backward"))
+		f |= F_BWD_ANN;
+	else if (contains_ci(nm, "forward"))
+		f |= F_FWD;
+	if (starts_with(nm, "autograd::engine::evaluate_function"))
+		f |= F_BWD_OP;
+	if (ts_is_launch_call(nm, n))
+		f |= F_LAUNCH;
+	if (ts_is_graph_launch(nm, n))
+		f |= F_GRAPH;
+	w->name_flags[id] = (uint16_t)f;
+	return f;
 }
 
 /* Steps from CPU-side ProfilerStep#N spans. */
@@ -363,6 +429,19 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t,
 		}
 	}
 	sort_n(src.v, src.n, sizeof(*src.v), cmp_step_src);
+	if (t->meta.truncated) {
+		/* the file was cut: a step that ends after the last event that
+		 * made it into the file lost its tail, and would read as a stall */
+		int64_t last = INT64_MIN;
+		for (size_t i = 0; i < t->ev.n; i++)
+			if (timed(t, i) && t->ev.ts_ns[i] > last &&
+			    !starts_with(ev_name(t, i), "ProfilerStep#"))
+				last = t->ev.ts_ns[i];
+		while (src.n && src.v[src.n - 1].e > last) {
+			src.n--;
+			p->steps_dropped++;
+		}
+	}
 	for (size_t i = 0; i < src.n; i++) {
 		struct ts_step_prof sp;
 		int64_t e = src.v[i].e;
@@ -405,7 +484,7 @@ static int busiest_thread(const struct ts_trace *t, int64_t *pid, int64_t *tid)
 		size_t j = i;
 		int64_t sum = 0;
 		while (j < v.n && v.v[j].pid == v.v[i].pid && v.v[j].tid == v.v[i].tid)
-			sum += v.v[j++].dur;
+			sum = sat_add(sum, v.v[j++].dur);
 		if (sum > best) {
 			best = sum;
 			*pid = v.v[i].pid;
@@ -460,7 +539,7 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 		ks.name = nd[i].name;
 		while (j < k && nd[j].name == nd[i].name) {
 			w->tmp[j - i] = nd[j].dur;
-			ks.total_ns += nd[j].dur;
+			ks.total_ns = sat_add(ks.total_ns, nd[j].dur);
 			j++;
 		}
 		ks.count = (int64_t)(j - i);
@@ -479,7 +558,8 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
 		struct ts_kernel_stat ks = all.v[i];
 		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
-		ks.cls = (enum ts_kclass)w->name_cls[ks.name];
+		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
+				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
 		ks.name = keep_name(p, s, failed);
 		if (TS_VEC_PUSH(p->top, ks)) {
 			rc = TS_ENOMEM;
@@ -500,16 +580,16 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	int rc = TS_ENOMEM;
 
 	for (size_t i = 0; i < t->ev.n; i++) {
-		const char *nm;
+		unsigned f;
 		if (!timed(t, i) || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
 			continue;
-		nm = ev_name(t, i);
-		if (!ts_is_launch_call(nm, strlen(nm)))
+		f = name_flags(w, t, i);
+		if (!(f & F_LAUNCH))
 			continue;
 		if (TS_VEC_PUSH(calls, t->ev.dur_ns[i]))
 			goto out;
-		p->launch.call_total_ns += t->ev.dur_ns[i];
-		if (ts_is_graph_launch(nm, strlen(nm)))
+		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, t->ev.dur_ns[i]);
+		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
 	p->launch.calls = (int64_t)calls.n;
@@ -528,16 +608,15 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (r >= 0) {
 			int64_t rend = t->ev.ts_ns[r] + t->ev.dur_ns[r];
 			int64_t d = t->ev.ts_ns[i] - rend;
-			const char *rn = ev_name(t, (size_t)r);
 			if (d < 0)
 				d = 0;
 			if (TS_VEC_PUSH(delays, d))
 				goto out;
 			p->launch.linked++;
-			p->launch.delay_total_ns += d;
+			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
 			if (t->ev.cat[i] == TS_CAT_KERNEL && t->ev.dur_ns[i] < t->ev.dur_ns[r])
 				p->launch.short_kernels++;
-			if (ts_is_graph_launch(rn, strlen(rn)))
+			if (name_flags(w, t, (size_t)r) & F_GRAPH)
 				p->launch.graph_activities++;
 			lts = t->ev.ts_ns[r];
 		}
@@ -693,12 +772,8 @@ static int step_outliers(struct ts_rank_prof *p, struct work *w)
 	return 0;
 }
 
-static void pct_str(char *buf, size_t n, int64_t part, int64_t whole)
-{
-	snprintf(buf, n, "%.1f%%", whole > 0 ? 100.0 * (double)part / (double)whole : 0.0);
-}
-
-/* The rank's wall: the largest share above its threshold, else compute. */
+/* The rank's wall: the largest share above its threshold, else compute.
+ * Evidence leads with the winner, then every other candidate. */
 static void rank_verdict(struct ts_rank_prof *p)
 {
 	struct cand {
@@ -706,47 +781,44 @@ static void rank_verdict(struct ts_rank_prof *p)
 		int64_t ns;
 		double thr;
 		const char *what;
-	} c[4];
-	int64_t base = 0, ncomm, nhost, ndata;
-	char sh[32];
+	} c[5];
+	int64_t base = 0;
 	size_t nc = 0;
 	int best = -1;
 	double best_share = 0;
 	struct ts_verdict *v = &p->verdict;
+	struct ts_sb sb;
 
 	if (p->has_gpu) {
+		int64_t host = p->idle_ns - p->idle_data_ns;
 		base = p->window_ns;
-		ncomm = p->exposed_comm_ns;
-		nhost = p->idle_host_ns;
-		ndata = p->idle_data_ns;
 		c[nc++] = (struct cand){ TS_WALL_MEMORY, p->exposed_memcpy_ns, TS_WALL_MEMCPY_FRAC,
 					 "exposed memcpy" };
-		c[nc++] = (struct cand){ TS_WALL_COMM, ncomm, TS_WALL_COMM_FRAC, "exposed communication" };
-		c[nc++] = (struct cand){ TS_WALL_HOST, nhost, TS_WALL_HOST_FRAC,
-					 "GPU idle while the CPU ran ops" };
-		c[nc++] = (struct cand){ TS_WALL_DATA, ndata, TS_WALL_DATA_FRAC,
+		c[nc++] = (struct cand){ TS_WALL_COMM, p->exposed_comm_ns, TS_WALL_COMM_FRAC,
+					 "exposed communication" };
+		c[nc++] = (struct cand){ TS_WALL_HOST, host > 0 ? host : 0, TS_WALL_HOST_FRAC,
+					 "GPU idle outside the data loader" };
+		c[nc++] = (struct cand){ TS_WALL_DATA, p->idle_data_ns, TS_WALL_DATA_FRAC,
 					 "GPU idle in the data loader" };
 	} else {
-		for (size_t i = 0; i < p->steps.n; i++)
-			base += p->steps.v[i].dur_ns;
-		if (!p->steps.n)
-			base = p->window_ns;
-		ncomm = nhost = ndata = 0;
+		int64_t comm = 0, host = 0, data = 0;
 		for (size_t i = 0; i < p->steps.n; i++) {
-			ncomm += p->steps.v[i].exposed_comm_ns;
-			nhost += p->steps.v[i].gap_ns;
-			ndata += p->steps.v[i].data_ns;
+			base += p->steps.v[i].dur_ns;
+			comm += p->steps.v[i].exposed_comm_ns;
+			host += p->steps.v[i].gap_ns;
+			data += p->steps.v[i].data_ns;
 		}
 		if (!p->steps.n) {
-			ncomm = p->exposed_comm_ns;
-			nhost = p->host_gap_ns;
-			ndata = p->data_ns;
+			base = p->window_ns;
+			comm = p->exposed_comm_ns;
+			host = p->host_gap_ns;
+			data = p->data_ns;
 		}
-		c[nc++] = (struct cand){ TS_WALL_COMM, ncomm, TS_WALL_COMM_FRAC,
+		c[nc++] = (struct cand){ TS_WALL_COMM, comm, TS_WALL_COMM_FRAC,
 					 "communication wait (main thread idle)" };
-		c[nc++] = (struct cand){ TS_WALL_HOST, nhost, TS_WALL_HOST_FRAC,
+		c[nc++] = (struct cand){ TS_WALL_HOST, host, TS_WALL_HOST_FRAC,
 					 "untraced host time (main thread outside ops)" };
-		c[nc++] = (struct cand){ TS_WALL_DATA, ndata, TS_WALL_DATA_FRAC, "data loader" };
+		c[nc++] = (struct cand){ TS_WALL_DATA, data, TS_WALL_DATA_FRAC, "data loader" };
 	}
 	for (size_t i = 0; i < nc; i++) {
 		double share = base > 0 ? (double)c[i].ns / (double)base : 0;
@@ -755,70 +827,78 @@ static void rank_verdict(struct ts_rank_prof *p)
 			best_share = share;
 		}
 	}
-	if (p->has_gpu && p->device_mem_bytes > 0 && p->mem_peak_reserved_bytes >= 0 && p->mem_on_gpu &&
-	    (double)p->mem_peak_reserved_bytes >= TS_WALL_MEMCAP_FRAC * (double)p->device_mem_bytes &&
-	    best < 0) {
+	ts_sb_init(&sb);
+	if (best < 0 && p->has_gpu && p->device_mem_bytes > 0 && p->mem_on_gpu &&
+	    (double)p->mem_peak_reserved_bytes >= TS_WALL_MEMCAP_FRAC * (double)p->device_mem_bytes) {
 		v->wall = TS_WALL_MEMORY;
 		v->share = (double)p->mem_peak_reserved_bytes / (double)p->device_mem_bytes;
-		snprintf(v->evidence, sizeof(v->evidence),
-			 "peak reserved %.2f GiB = %.1f%% of %.2f GiB device memory (threshold %.0f%%)",
-			 (double)p->mem_peak_reserved_bytes / 1073741824.0, 100 * v->share,
-			 (double)p->device_mem_bytes / 1073741824.0, 100 * TS_WALL_MEMCAP_FRAC);
-		return;
-	}
-	if (best >= 0) {
+		ts_sb_addf(&sb, "peak reserved %.2f GiB = %.1f%% of %.2f GiB device memory "
+			   "(threshold %.0f%%)", (double)p->mem_peak_reserved_bytes / 1073741824.0,
+			   100 * v->share, (double)p->device_mem_bytes / 1073741824.0,
+			   100 * TS_WALL_MEMCAP_FRAC);
+	} else if (best >= 0) {
 		v->wall = c[best].wall;
 		v->share = best_share;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s (threshold %.0f%%)", c[best].what,
+			   (double)c[best].ns / 1e6, 100 * best_share, (double)base / 1e6,
+			   p->has_gpu || !p->steps.n ? "window" : "step time", 100 * c[best].thr);
 	} else {
 		int64_t comp = p->has_gpu ? p->compute_ns : p->host_busy_ns;
 		v->wall = TS_WALL_COMPUTE;
 		v->share = base > 0 ? (double)comp / (double)base : 0;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s; no other wall over its threshold",
+			   p->has_gpu ? "GPU compute" : "CPU ops", (double)comp / 1e6, 100 * v->share,
+			   (double)base / 1e6, p->has_gpu || !p->steps.n ? "window" : "step time");
 	}
-	{
-		struct ts_sb sb;
-		ts_sb_init(&sb);
-		if (best < 0) {
-			pct_str(sh, sizeof(sh), p->has_gpu ? p->compute_ns : p->host_busy_ns, base);
-			ts_sb_addf(&sb, "%s %.1f ms = %s of %.1f ms; no other wall over its threshold",
-				   p->has_gpu ? "GPU compute" : "CPU ops",
-				   (double)(p->has_gpu ? p->compute_ns : p->host_busy_ns) / 1e6, sh,
-				   (double)base / 1e6);
-		}
-		for (size_t i = 0; i < nc; i++) {
-			pct_str(sh, sizeof(sh), c[i].ns, base);
-			ts_sb_addf(&sb, "%s%s %.1f ms = %s of %.1f ms (threshold %.0f%%)",
-				   sb.len ? "; " : "", c[i].what, (double)c[i].ns / 1e6, sh,
-				   (double)base / 1e6, 100 * c[i].thr);
-		}
-		snprintf(v->evidence, sizeof(v->evidence), "%s", sb.failed ? "" : sb.buf);
-		ts_sb_release(&sb);
+	for (size_t i = 0; i < nc; i++) {
+		if ((int)i == best)
+			continue;
+		ts_sb_addf(&sb, "; %s %.1f%% (threshold %.0f%%)", c[i].what,
+			   base > 0 ? 100.0 * (double)c[i].ns / (double)base : 0.0, 100 * c[i].thr);
 	}
+	if (!sb.failed) {
+		size_t m = sb.len < sizeof(v->evidence) ? sb.len : sizeof(v->evidence) - 1;
+		memcpy(v->evidence, sb.buf, m);
+		v->evidence[m] = 0;
+	}
+	ts_sb_release(&sb);
 }
 
 static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 			 int *failed)
 {
 	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
-	size_t ci = 0;
+	size_t ci = 0, nstr = t->strings.count + 1;
+	/* per distinct name: hash and id in p->names, computed once */
+	uint64_t *khash = calloc(nstr, sizeof(*khash));
+	uint32_t *kept = malloc(nstr * sizeof(*kept));
+	int rc = TS_ENOMEM;
 
+	if (!khash || !kept)
+		goto out;
+	memset(kept, 0xff, nstr * sizeof(*kept));
 	for (size_t i = 0; i < t->ev.n; i++) {
 		struct ts_coll_span cs;
-		const char *nm;
+		uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
 		int64_t when;
 		int32_t st;
 		if (!timed(t, i))
 			continue;
-		nm = ev_name(t, i);
 		if (p->has_gpu) {
 			if (!is_gpu_cat(t->ev.cat[i]) || class_of(w, t, i) != TS_KC_COMM)
 				continue;
 		} else if (t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-			   !ts_is_cpu_collective(nm, strlen(nm))) {
+			   !(name_flags(w, t, i) & F_CPUCOMM)) {
 			continue;
+		}
+		if (kept[id] == UINT32_MAX) {
+			const char *nm = ev_name(t, i);
+			khash[id] = ts_hash(nm, strlen(nm));
+			kept[id] = keep_name(p, nm, failed);
 		}
 		memset(&cs, 0, sizeof(cs));
 		cs.seq = TS_NONE;
-		cs.key = ts_hash(nm, strlen(nm));
+		cs.key = khash[id];
 		/* collective args (process group, sequence) when the reader has them */
 		while (ci < t->coll.n && t->coll.v[ci].ev < i)
 			ci++;
@@ -837,11 +917,12 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		}
 		st = step_at(p, when);
 		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
-		cs.name = keep_name(p, nm, failed);
-		cs.start_ns = base + t->ev.ts_ns[i];
+		cs.name = kept[id];
+		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
+			cs.start_ns = t->ev.ts_ns[i];
 		cs.dur_ns = t->ev.dur_ns[i];
 		if (TS_VEC_PUSH(p->colls, cs))
-			return TS_ENOMEM;
+			goto out;
 	}
 	sort_n(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
 	for (size_t i = 0; i < p->colls.n;) {
@@ -853,7 +934,61 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		}
 		i = j;
 	}
+	rc = 0;
+out:
+	free(khash);
+	free(kept);
+	return rc;
+}
+
+void ts_prof_tracks_init(struct ts_prof_tracks *k)
+{
+	ts_ivset_init(&k->idle);
+	ts_ivset_init(&k->exposed_comm);
+	ts_ivset_init(&k->exposed_memcpy);
+	ts_ivset_init(&k->data);
+}
+
+void ts_prof_tracks_release(struct ts_prof_tracks *k)
+{
+	ts_ivset_release(&k->idle);
+	ts_ivset_release(&k->exposed_comm);
+	ts_ivset_release(&k->exposed_memcpy);
+	ts_ivset_release(&k->data);
+}
+
+static int copy_set(struct ts_ivset *dst, const struct ts_ivset *src)
+{
+	dst->n = 0;
+	for (size_t i = 0; i < src->n; i++)
+		if (ts_ivset_add(dst, src->v[i].s, src->v[i].e))
+			return TS_ENOMEM;
 	return 0;
+}
+
+/* The finding tracks, from the sets still held in w. */
+static int export_tracks(const struct ts_rank_prof *p, struct work *w, struct ts_prof_tracks *k)
+{
+	struct ts_ivset *win = &w->set[S_T1], *x = &w->set[S_T2];
+
+	win->n = 0;
+	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns))
+		return TS_ENOMEM;
+	if (p->has_gpu) {
+		if (ts_ivset_sub(&k->idle, win, &w->set[S_BUSY]) ||
+		    ts_ivset_sub(&k->exposed_comm, &w->set[S_COMM], &w->set[S_COMPUTE]))
+			return TS_ENOMEM;
+	} else {
+		if (ts_ivset_sub(x, win, &w->set[S_HOST]) ||
+		    ts_ivset_sub(&w->set[S_T3], x, &w->set[S_DATA]) ||
+		    ts_ivset_sub(&k->idle, &w->set[S_T3], &w->set[S_CPUCOMM]) ||
+		    ts_ivset_sub(&k->exposed_comm, &w->set[S_COMM], &w->set[S_HOST]))
+			return TS_ENOMEM;
+	}
+	if (ts_ivset_sub(x, &w->set[S_MEMCPY], &w->set[S_COMPUTE]) ||
+	    ts_ivset_sub(&k->exposed_memcpy, x, &w->set[S_COMM]))
+		return TS_ENOMEM;
+	return copy_set(&k->data, &w->set[S_DATA]);
 }
 
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
@@ -880,6 +1015,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (!w.name_cls)
 		goto out;
 	memset(w.name_cls, NOCLS, t->strings.count + 1);
+	w.name_flags = calloc(t->strings.count + 1, sizeof(*w.name_flags));
+	if (!w.name_flags)
+		goto out;
 
 	if (find_steps(p, t, &main_pid, &main_tid))
 		goto out;
@@ -908,7 +1046,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t s, e;
-		const char *nm;
+		unsigned nf;
 		if (!timed(t, i) || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
 			continue;
 		s = t->ev.ts_ns[i];
@@ -924,14 +1062,14 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			}
 			st = step_at(p, when);
 			w.gev[w.ngev++] = (struct gpu_ev){ st, (uint8_t)k, s, e };
-			p->class_sum_ns[k] += e - s;
+			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
 			p->class_count[k]++;
 			if (ts_ivset_add(&w.cls[k], s, e) || ts_ivset_add(&w.set[S_BUSY], s, e))
 				goto out;
 			if (k == TS_KC_MEMCPY) {
 				enum ts_mdir d = ts_memcpy_dir(ev_name(t, i), strlen(ev_name(t, i)));
 				p->xfer[d].count++;
-				p->xfer[d].ns += e - s;
+				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
 			}
 			if (s < t0)
 				t0 = s;
@@ -941,33 +1079,29 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		}
 		if (cat == TS_CAT_GPU_USER_ANNOTATION)
 			continue;
-		nm = ev_name(t, i);
 		if (!p->steps.n) {
 			if (s < t0)
 				t0 = s;
 			if (e > t1)
 				t1 = e;
 		}
+		nf = name_flags(&w, t, i);
 		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
-			if (starts_with(nm, "enumerate(DataLoader)") &&
-			    ts_ivset_add(&w.set[S_DATA], s, e))
+			int ann = cat == TS_CAT_USER_ANNOTATION;
+			if ((nf & F_DATA) && ts_ivset_add(&w.set[S_DATA], s, e))
 				goto out;
-			if (cat == TS_CAT_USER_ANNOTATION && ts_is_cpu_collective(nm, strlen(nm)) &&
-			    ts_ivset_add(&w.set[S_CPUCOMM], s, e))
+			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w.set[S_CPUCOMM], s, e))
 				goto out;
-			if (starts_with(nm, "Optimizer.") && ts_ivset_add(&w.set[S_OPT], s, e))
+			if ((nf & F_OPT) && ts_ivset_add(&w.set[S_OPT], s, e))
 				goto out;
-			if (cat == TS_CAT_USER_ANNOTATION && contains_ci(nm, "forward") &&
-			    !contains_ci(nm, "backward") && ts_ivset_add(&w.set[S_FWD], s, e))
+			if (ann && (nf & F_FWD) && ts_ivset_add(&w.set[S_FWD], s, e))
 				goto out;
-			if ((starts_with(nm, "autograd::engine::evaluate_function") ||
-			     (cat == TS_CAT_USER_ANNOTATION && contains_ci(nm, "backward"))) &&
+			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
 			    ts_ivset_add(&w.set[S_BWD], s, e))
 				goto out;
 		}
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
-		    t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid &&
-		    !starts_with(nm, "ProfilerStep#") &&
+		    t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid && !(nf & F_STEP) &&
 		    ts_ivset_add(&w.set[S_HOST], s, e))
 			goto out;
 	}
@@ -1108,7 +1242,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			continue;
 		nm = ev_name(t, e);
 		d = ts_memcpy_dir(nm, strlen(nm));
-		p->xfer[d].bytes = (p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0) + t->xfer.v[i].bytes;
+		p->xfer[d].bytes = sat_add(p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0, t->xfer.v[i].bytes);
 	}
 	for (int d = 0; d < TS_MDIR_COUNT; d++)
 		if (p->xfer[d].count && !p->xfer[d].bytes)
@@ -1136,6 +1270,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	    step_outliers(p, &w) || collect_colls(p, t, &w, &failed) || failed)
 		goto out;
 	rank_verdict(p);
+	if (opts && opts->tracks && export_tracks(p, &w, opts->tracks))
+		goto out;
 	rc = 0;
 out:
 	work_release(&w);

@@ -15,10 +15,16 @@
 #include <string.h>
 #include "trainscope/profile.h"
 
-/* qsort that accepts an empty (NULL) array. */
+/* qsort that accepts an empty (NULL) array and skips input that is
+ * already in order (trace events mostly are). */
 static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	if (n > 1)
+	const char *c = v;
+	size_t i = 1;
+
+	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
+		i++;
+	if (i < n)
 		qsort(v, n, size, cmp);
 }
 

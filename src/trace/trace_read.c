@@ -30,6 +30,8 @@
 enum { P_OK = 0, P_NEED = 1, P_TRUNC = 2, P_BAD = 3 };
 
 #define MAX_DEPTH 1024
+#define EST_EVENT_BYTES 128         /* smallest typical event, for reserving */
+#define EST_RESERVE_FROM (256 << 10)
 
 /* string scan flags */
 #define S_ESC 1      /* a backslash occurs: unescape before use */
@@ -406,6 +408,118 @@ key:
 	goto value;
 }
 
+
+/* An object key at d[*ip] == '"': keys are short and plain, so a byte loop
+ * beats the vector scan; anything unusual goes through scan_str. */
+static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip + 1;
+
+	while (i < len && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20)
+		i++;
+	if (i < len && d[i] == '"') {
+		out->s = (const char *)d + *ip + 1;
+		out->n = i - *ip - 1;
+		out->flags = 0;
+		*ip = i + 1;
+		return P_OK;
+	}
+	return scan_str(r, ip, out);
+}
+
+static inline int is_num_start(unsigned char c)
+{
+	return c == '-' || (c >= '0' && c <= '9');
+}
+
+/*
+ * A number at d[*ip] converted to fixed point with `scale` decimals (3:
+ * microseconds text to nanoseconds, 0: integers), in one pass for the
+ * common shapes ("123", "-5", "1712195495519689.047"). Other shapes
+ * (exponents, fractions of integers, 19+ digits, NaN) take the exact slow
+ * path. *ok is 0 when the value is not representable; the syntax is
+ * checked either way.
+ */
+static inline int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, int *ok)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip;
+	uint64_t v = 0, frac = 0;
+	int neg = 0, nd = 0, nf = 0, round = 0;
+
+	if (d[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	if (i >= len)
+		goto slow;
+	if (d[i] == '0') {
+		i++;
+	} else if (d[i] >= '1' && d[i] <= '9') {
+		while (i < len && (unsigned)(d[i] - '0') < 10) {
+			v = v * 10 + (unsigned)(d[i] - '0');
+			nd++;
+			i++;
+		}
+		if (nd > 18)
+			goto slow;
+	} else {
+		goto slow;
+	}
+	if (i < len && d[i] == '.') {
+		if (scale != 3)
+			goto slow;
+		i++;
+		size_t f0 = i;
+		while (i < len && (unsigned)(d[i] - '0') < 10) {
+			if (nf < 3) {
+				frac = frac * 10 + (unsigned)(d[i] - '0');
+				nf++;
+			} else if (i - f0 == 3) {
+				round = d[i] >= '5';
+			}
+			i++;
+		}
+		if (i == f0)
+			goto slow;
+	}
+	if (i >= len || d[i] == 'e' || d[i] == 'E')
+		goto slow;
+	if (scale == 3) {
+		while (nf < 3) {
+			frac *= 10;
+			nf++;
+		}
+		if (v > ((uint64_t)INT64_MAX - 1000) / 1000)
+			goto slow;
+		v = v * 1000 + frac + (uint64_t)round;
+	} else if (v > (uint64_t)INT64_MAX) {
+		goto slow;
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	*ok = 1;
+	*ip = i;
+	return P_OK;
+slow:;
+	struct strv sv;
+	size_t j = *ip;
+	int rc = scan_num(r, &j, &sv);
+	if (rc)
+		return rc;
+	*ip = j;
+	*ok = scale == 3 ? ts_num_fixed(sv.s, sv.n, 3, out) == 0 :
+		ts_num_i64(sv.s, sv.n, out) == 0;
+	if (!*ok && scale == 0) {
+		double f;
+		if (ts_num_f64(sv.s, sv.n, &f) == 0 && f == f && f > -9.2e18 && f < 9.2e18) {
+			*out = (int64_t)f;
+			*ok = 1;
+		}
+	}
+	return P_OK;
+}
+
 /* -------------------------------------------------------- values */
 
 /* Text of a string view, unescaped when needed (valid until the next call). */
@@ -480,10 +594,16 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 static int value_int(struct rd *r, size_t *ip, int64_t *out)
 {
 	struct strv v;
-	int ok, rc = value_num(r, ip, &v, &ok);
-
+	int ok = 0, rc;
 	int64_t x;
 
+	if (*ip < r->len && is_num_start(r->d[*ip])) {
+		rc = num_fast(r, ip, 0, &x, &ok);
+		if (rc == P_OK && ok)
+			*out = x;
+		return rc;
+	}
+	rc = value_num(r, ip, &v, &ok);
 	if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
 		*out = x;
 	return rc;
@@ -498,14 +618,8 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 
 	if (*ip >= r->len)
 		return end_or_need(r);
-	if (r->d[*ip] != '"') {
-		int64_t x;
-		int ok;
-		rc = value_num(r, ip, &v, &ok);
-		if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
-			*out = x;
-		return rc;
-	}
+	if (r->d[*ip] != '"')
+		return value_int(r, ip, out);
 	rc = scan_str(r, ip, &v);
 	if (rc)
 		return rc;
@@ -529,8 +643,16 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 static int value_ns(struct rd *r, size_t *ip, int64_t *out)
 {
 	struct strv v;
-	int ok, rc = value_num(r, ip, &v, &ok);
+	int ok = 0, rc;
 	int64_t x;
+
+	if (*ip < r->len && is_num_start(r->d[*ip])) {
+		rc = num_fast(r, ip, 3, &x, &ok);
+		if (rc == P_OK && ok)
+			*out = x;
+		return rc;
+	}
+	rc = value_num(r, ip, &v, &ok);
 
 	if (rc == P_OK && ok && ts_num_fixed(v.s, v.n, 3, &x) == 0)
 		*out = x;
@@ -623,7 +745,7 @@ static int arg_key(const char *s, size_t n)
 			for (;;) {                                         \
 				if (d_[i] != '"')                          \
 					return bad((r), (i), "expected '\"' (object key)", 0); \
-				rc_ = scan_str((r), &(i), &k_);            \
+				rc_ = scan_key((r), &(i), &k_);            \
 				if (rc_)                                   \
 					return rc_;                        \
 				(i) = skip_ws(d_, (i), len_);              \
@@ -1569,6 +1691,11 @@ static int read_all(struct rd *r)
 	int rc, saw_events = 0;
 
 	win_sync(r);
+	/* big inputs: reserve the columns once (virtual memory; pages are
+	 * touched as events arrive, as huge pages) instead of growing them */
+	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM &&
+	    ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
+		return ts_err_set(r->err, TS_ENOMEM, "out of memory");
 	rc = next_byte(r, &i);
 	if (rc == P_TRUNC)
 		return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)abs_off(r, i), -1,
@@ -1645,8 +1772,10 @@ int ts_trace_read(struct ts_trace *t, const char *path,
 
 	memset(&r, 0, sizeof(r));
 	rc = trace_src_open(&r.src, path, err);
-	if (rc)
+	if (rc) {
+		trace_src_release(&r.src);
 		return rc;
+	}
 	return read_src(t, &r, path, opts, err);
 }
 
@@ -1661,7 +1790,9 @@ int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
 	if (!name)
 		name = "<memory>";
 	rc = trace_src_open_mem(&r.src, data, n, name, err);
-	if (rc)
+	if (rc) {
+		trace_src_release(&r.src);
 		return rc;
+	}
 	return read_src(t, &r, name, opts, err);
 }

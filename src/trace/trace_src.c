@@ -1,17 +1,69 @@
 /*
- * trace_src.c - byte source of the trace reader: plain files, gzip, memory.
+ * trace_src.c - byte source of the trace reader: plain files, pipes, gzip,
+ * memory.
  *
- * Wraps struct ts_input and adds what the reader needs beyond it: newline
- * counting of the bytes that leave the window (so parse errors in streamed
- * gzip input still carry a line number) and "gzip ended early" turned into
- * a clean end of input for truncated-trace recovery.
+ * Why not struct ts_input: on the target VMs a reader that maps a GB file
+ * keeps every touched page resident (peak RSS = file size) and pays a page
+ * fault per 4 KiB, while read() into one reused buffer streams at 5-12 GB/s
+ * with a few MB resident (performance-notes.md B2). gzip inflate (0.65-0.9
+ * GB/s on one core) is slower than the event parser, so it runs in a second
+ * thread that fills a ring of reused buffers; each buffer has headroom in
+ * front so the consumer can prepend the unfinished event of the previous
+ * buffer without copying the new data.
+ *
+ * Lines for error messages: memory and regular files count newlines only
+ * when an error asks for them (pread from the start); gzip and pipes count
+ * the bytes as they leave the window.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 #include "trace_src.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#define CHUNK ((size_t)4 << 20)   /* bytes added per refill (at most) */
+#define MIN_CHUNK ((size_t)64 << 10)
+#define NBUF 4
+#define GZ_IN ((size_t)1 << 20)
+#define MAX_WINDOW ((size_t)512 << 20)
+
+struct trace_gz {
+	pthread_t th;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *ring[NBUF];   /* head + chunk bytes each */
+	size_t chunk, head;          /* sized to the input: fresh pages are slow */
+	size_t fill[NBUF];
+	uint64_t prod, cons;         /* buffers produced / released (monotonic) */
+	int done, stop, cut;
+	int err_code;
+	char err_msg[200];
+	uint64_t err_off;
+
+	/* producer side */
+	int fd;
+	const unsigned char *src;
+	size_t src_len, src_pos;
+	unsigned char *inbuf;
+	size_t pending;              /* sniffed bytes waiting in inbuf */
+	z_stream z;
+	uint64_t out_total;
+
+	/* consumer side */
+	int cur;                     /* ring slot under the window, -1 none */
+	unsigned char *scratch;
+	size_t scap;
+};
 
 static uint64_t count_nl(const unsigned char *p, size_t n)
 {
@@ -30,69 +82,444 @@ static uint64_t count_nl(const unsigned char *p, size_t n)
 	return c;
 }
 
-static void sync(struct trace_src *s)
+static void set_path(struct trace_src *s, const char *path)
 {
-	s->data = s->in.data;
-	s->len = s->in.len;
-	s->base = s->in.base;
-	s->eof = s->in.eof || s->in.kind == TS_INPUT_MAP;
-	s->path = s->in.path;
+	size_t n = strlen(path);
+
+	if (n >= sizeof(s->path))
+		n = sizeof(s->path) - 1;
+	memcpy(s->path, path, n);
+	s->path[n] = '\0';
 }
+
+/* Buffer size for an input of about `hint` bytes: small inputs must not
+ * pay for touching megabytes of fresh memory. */
+static size_t chunk_for(uint64_t hint)
+{
+	size_t c = MIN_CHUNK;
+
+	while (c < CHUNK && c < hint / 4)
+		c *= 2;
+	return c;
+}
+
+/* ------------------------------------------------------------ gzip thread */
+
+/* Make compressed input available; 1 if some is, 0 at its end, <0 error. */
+static int gz_input(struct trace_gz *g)
+{
+	if (g->z.avail_in)
+		return 1;
+	if (g->pending) {
+		g->z.next_in = g->inbuf;
+		g->z.avail_in = (uInt)g->pending;
+		g->pending = 0;
+		return 1;
+	}
+	if (g->src) {
+		size_t left = g->src_len - g->src_pos;
+		if (!left)
+			return 0;
+		if (left > GZ_IN)
+			left = GZ_IN;
+		g->z.next_in = (unsigned char *)(g->src + g->src_pos);
+		g->z.avail_in = (uInt)left;
+		g->src_pos += left;
+		return 1;
+	}
+	for (;;) {
+		ssize_t r = read(g->fd, g->inbuf, GZ_IN);
+		if (r > 0) {
+			g->z.next_in = g->inbuf;
+			g->z.avail_in = (uInt)r;
+			return 1;
+		}
+		if (r == 0)
+			return 0;
+		if (errno != EINTR) {
+			g->err_code = TS_EIO;
+			snprintf(g->err_msg, sizeof(g->err_msg), "read failed: %s", strerror(errno));
+			return -1;
+		}
+	}
+}
+
+/* Inflate into one ring buffer; returns 1 when the stream is finished. */
+static int gz_fill(struct trace_gz *g, unsigned char *out, size_t *n)
+{
+	g->z.next_out = out;
+	g->z.avail_out = (uInt)g->chunk;
+	for (;;) {
+		int in = gz_input(g);
+		if (in < 0)
+			break;
+		if (in == 0) {
+			g->cut = 1;   /* compressed data ended inside a member */
+			break;
+		}
+		int zr = inflate(&g->z, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			/* another member may follow (concatenated gzip); anything
+			 * else after a member is ignored, as gzip -d does */
+			int more = gz_input(g);
+			if (more > 0 && g->z.next_in[0] == 0x1f) {
+				inflateReset(&g->z);
+				if (g->z.avail_out == 0)
+					goto full;
+				continue;
+			}
+			break;
+		}
+		if (zr != Z_OK && !(zr == Z_BUF_ERROR && g->z.avail_in == 0)) {
+			g->err_code = TS_EPARSE;
+			snprintf(g->err_msg, sizeof(g->err_msg), "corrupt gzip data: %s",
+				 g->z.msg ? g->z.msg : "inflate failed");
+			break;
+		}
+		if (g->z.avail_out == 0)
+			goto full;
+	}
+	*n = g->chunk - g->z.avail_out;
+	g->err_off = g->out_total + *n;
+	g->out_total += *n;
+	return 1;
+full:
+	*n = g->chunk;
+	g->out_total += g->chunk;
+	return 0;
+}
+
+static void *gz_main(void *arg)
+{
+	struct trace_gz *g = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&g->mu);
+		while (!g->stop && g->prod - g->cons == NBUF)
+			pthread_cond_wait(&g->cv, &g->mu);
+		int stop = g->stop;
+		size_t slot = (size_t)(g->prod % NBUF);
+		pthread_mutex_unlock(&g->mu);
+		if (stop)
+			break;
+		size_t n = 0;
+		int finished = gz_fill(g, g->ring[slot] + g->head, &n);
+		pthread_mutex_lock(&g->mu);
+		g->fill[slot] = n;
+		g->prod++;
+		if (finished)
+			g->done = 1;
+		pthread_cond_broadcast(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+		if (finished)
+			break;
+	}
+	return NULL;
+}
+
+static int gz_start(struct trace_src *s, const unsigned char *first, size_t nfirst,
+		    struct ts_err *err)
+{
+	struct trace_gz *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	s->gz = g;
+	s->gzip = 1;
+	s->count_nl = 1;
+	g->cur = -1;
+	g->fd = s->fd;
+	if (s->mem) {
+		g->src = s->mem;
+		g->src_len = s->mem_len;
+	} else {
+		g->inbuf = malloc(GZ_IN);
+		if (!g->inbuf)
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		memcpy(g->inbuf, first, nfirst);
+		g->pending = nfirst;
+	}
+	g->chunk = chunk_for(s->size_hint);
+	g->head = g->chunk / 4;
+	for (int k = 0; k < NBUF; k++) {
+		g->ring[k] = malloc(g->head + g->chunk);
+		if (!g->ring[k])
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
+	/* 16 + MAX_WBITS: gzip wrapper only */
+	if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK)
+		return ts_err_at(err, TS_EINTERNAL, s->path, 0, -1, "zlib inflateInit2 failed");
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	if (pthread_create(&g->th, NULL, gz_main, g) != 0) {
+		pthread_mutex_destroy(&g->mu);
+		pthread_cond_destroy(&g->cv);
+		inflateEnd(&g->z);
+		g->z.state = NULL;
+		return ts_err_set(err, TS_EINTERNAL, "cannot start the gzip thread");
+	}
+	g->started = 1;
+	return 0;
+}
+
+static void gz_release(struct trace_gz *g)
+{
+	if (g->started) {
+		pthread_mutex_lock(&g->mu);
+		g->stop = 1;
+		pthread_cond_broadcast(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+		pthread_join(g->th, NULL);
+		pthread_mutex_destroy(&g->mu);
+		pthread_cond_destroy(&g->cv);
+		inflateEnd(&g->z);
+	}
+	for (int k = 0; k < NBUF; k++)
+		free(g->ring[k]);
+	free(g->inbuf);
+	free(g->scratch);
+	free(g);
+}
+
+/* Move the window onto the next inflated buffer, keeping data[keep..len). */
+static int gz_more(struct trace_src *s, size_t keep, struct ts_err *err)
+{
+	struct trace_gz *g = s->gz;
+	const unsigned char *tail = s->data + keep;
+	size_t ntail = s->len - keep;
+	size_t slot, n;
+
+	pthread_mutex_lock(&g->mu);
+	while (g->prod == g->cons + (g->cur >= 0) && !g->done)
+		pthread_cond_wait(&g->cv, &g->mu);
+	int have = g->prod > g->cons + (g->cur >= 0);
+	pthread_mutex_unlock(&g->mu);
+
+	s->base += keep;
+	if (!have) {
+		/* nothing more: the tail stays where it is */
+		s->data = tail;
+		s->len = ntail;
+		s->eof = 1;
+		s->cut = g->cut;
+		if (g->err_code)
+			return ts_err_at(err, g->err_code, s->path, (int64_t)g->err_off, -1,
+					 "%s", g->err_msg);
+		return 0;
+	}
+	slot = (size_t)((g->cons + (g->cur >= 0)) % NBUF);
+	n = g->fill[slot];
+	unsigned char *dst = g->ring[slot] + g->head;
+	int release_next = 0;
+	if (ntail <= g->head && (s->data != g->scratch || !g->scratch)) {
+		if (ntail)
+			memcpy(dst - ntail, tail, ntail);
+		s->data = dst - ntail;
+		s->len = ntail + n;
+	} else {
+		/* an event larger than the headroom: assemble in scratch */
+		if (ntail + n > MAX_WINDOW)
+			return ts_err_at(err, TS_ELIMIT, s->path, (int64_t)s->base, -1,
+					 "a single event exceeds %zu MiB", MAX_WINDOW >> 20);
+		if (g->scap < ntail + n) {
+			size_t cap = g->scap ? g->scap : 2 * g->chunk;
+			while (cap < ntail + n)
+				cap *= 2;
+			unsigned char *p = malloc(cap);
+			if (!p)
+				return ts_err_set(err, TS_ENOMEM, "out of memory");
+			if (ntail)
+				memcpy(p, tail, ntail);
+			free(g->scratch);
+			g->scratch = p;
+			g->scap = cap;
+		} else {
+			memmove(g->scratch, tail, ntail);
+		}
+		memcpy(g->scratch + ntail, dst, n);
+		s->data = g->scratch;
+		s->len = ntail + n;
+		release_next = 1;
+	}
+	pthread_mutex_lock(&g->mu);
+	if (g->cur >= 0)
+		g->cons++;
+	g->cur = (int)slot;
+	if (release_next) {
+		g->cons++;
+		g->cur = -1;
+	}
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
+/* ------------------------------------------------------------ plain */
+
+static int64_t read_some(struct trace_src *s, unsigned char *dst, size_t n, struct ts_err *err)
+{
+	for (;;) {
+		ssize_t r = read(s->fd, dst, n);
+		if (r >= 0)
+			return r;
+		if (errno != EINTR)
+			return ts_err_at(err, TS_EIO, s->path, (int64_t)(s->base + s->len), -1,
+					 "read failed: %s", strerror(errno));
+	}
+}
+
+static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
+{
+	size_t tail = s->len - keep;
+
+	if (keep)
+		memmove(s->buf, s->buf + keep, tail);
+	s->base += keep;
+	s->len = tail;
+	s->data = s->buf;
+	if (s->cap - tail < s->cap / 2) {
+		size_t cap = s->cap * 2;
+		if (cap > MAX_WINDOW + CHUNK)
+			return ts_err_at(err, TS_ELIMIT, s->path, (int64_t)s->base, -1,
+					 "a single event exceeds %zu MiB", MAX_WINDOW >> 20);
+		unsigned char *p = realloc(s->buf, cap);
+		if (!p)
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		s->buf = p;
+		s->data = p;
+		s->cap = cap;
+	}
+	int64_t r = read_some(s, s->buf + tail, s->cap - tail, err);
+	if (r < 0)
+		return (int)r;
+	if (r == 0)
+		s->eof = 1;
+	s->len += (size_t)r;
+	return 0;
+}
+
+/* ------------------------------------------------------------ public */
 
 int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 {
-	int rc;
+	struct stat st;
+	int64_t r;
 
 	memset(s, 0, sizeof(*s));
-	rc = ts_input_open(&s->in, path, err);
-	if (rc)
+	s->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		set_path(s, "<stdin>");
+		s->fd = 0;
+	} else {
+		set_path(s, path);
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->fd < 0)
+			return ts_err_at(err, TS_EIO, path, -1, -1, "cannot open: %s", strerror(errno));
+	}
+	if (fstat(s->fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return ts_err_at(err, TS_EIO, path, -1, -1, "is a directory, expected a file");
+		s->seekable = S_ISREG(st.st_mode);
+		if (s->seekable)
+			s->size_hint = (uint64_t)st.st_size;
+	}
+	if (s->seekable)
+		posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	s->count_nl = !s->seekable;
+	s->cap = s->seekable ? chunk_for(s->size_hint * 4 + 4) : CHUNK;
+	if (s->cap < GZ_IN)
+		s->cap = GZ_IN;
+	s->buf = malloc(s->cap);
+	if (!s->buf)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	s->data = s->buf;
+	/* the first bytes decide between plain and gzip */
+	r = read_some(s, s->buf, GZ_IN, err);
+	if (r < 0)
+		return (int)r;
+	if (r >= 2 && s->buf[0] == 0x1f && s->buf[1] == 0x8b) {
+		s->size_hint *= 8;   /* traces compress about 10:1 */
+		int rc = gz_start(s, s->buf, (size_t)r, err);
+		free(s->buf);
+		s->buf = NULL;
+		s->cap = 0;
+		s->data = NULL;
+		s->len = 0;
 		return rc;
-	sync(s);
+	}
+	s->len = (size_t)r;
+	if (r == 0)
+		s->eof = 1;
 	return 0;
 }
 
 int trace_src_open_mem(struct trace_src *s, const void *data, size_t n,
 		       const char *name, struct ts_err *err)
 {
-	int rc;
-
 	memset(s, 0, sizeof(*s));
-	rc = ts_input_open_mem(&s->in, data, n, name, err);
-	if (rc)
-		return rc;
-	sync(s);
+	s->fd = -1;
+	set_path(s, name);
+	s->mem = data;
+	s->mem_len = n;
+	s->size_hint = n;
+	if (n >= 2 && s->mem[0] == 0x1f && s->mem[1] == 0x8b) {
+		s->size_hint *= 8;
+		return gz_start(s, NULL, 0, err);
+	}
+	s->data = data;
+	s->len = n;
+	s->eof = 1;
 	return 0;
 }
 
 void trace_src_release(struct trace_src *s)
 {
-	ts_input_release(&s->in);
+	if (s->gz)
+		gz_release(s->gz);
+	free(s->buf);
+	if (s->fd > 0)
+		close(s->fd);
 	memset(s, 0, sizeof(*s));
+	s->fd = -1;
 }
 
 int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err)
 {
-	int64_t r;
-
 	if (keep > s->len)
 		keep = s->len;
 	if (s->eof)
 		return 0;
-	s->nl_before += count_nl(s->data, keep);
-	r = ts_input_more(&s->in, keep, err);
-	if (r == TS_ETRUNC) {
-		/* the window still holds every byte inflated so far */
-		s->in.eof = 1;
-		s->cut = 1;
-		r = 0;
-	}
-	sync(s);
-	return r < 0 ? (int)r : 0;
+	if (s->count_nl)
+		s->nl_before += count_nl(s->data, keep);
+	if (s->gz)
+		return gz_more(s, keep, err);
+	return plain_more(s, keep, err);
 }
 
-int64_t trace_src_line_of(const struct trace_src *s, uint64_t off)
+int64_t trace_src_line_of(struct trace_src *s, uint64_t off)
 {
 	if (off < s->base || off > s->base + s->len)
 		return -1;
-	return (int64_t)(s->nl_before + count_nl(s->data, (size_t)(off - s->base)) + 1);
+	uint64_t before = s->nl_before;
+	if (!s->count_nl && s->base > 0) {
+		/* a regular file: count the bytes before the window again */
+		const size_t bsize = (size_t)1 << 20;
+		unsigned char *buf = malloc(bsize);
+		uint64_t pos = 0;
+		if (!buf)
+			return -1;
+		before = 0;
+		while (pos < s->base) {
+			size_t want = s->base - pos < bsize ? (size_t)(s->base - pos) : bsize;
+			ssize_t r = pread(s->fd, buf, want, (off_t)pos);
+			if (r <= 0) {
+				free(buf);
+				return -1;
+			}
+			before += count_nl(buf, (size_t)r);
+			pos += (uint64_t)r;
+		}
+		free(buf);
+	}
+	return (int64_t)(before + count_nl(s->data, (size_t)(off - s->base)) + 1);
 }

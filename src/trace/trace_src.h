@@ -4,8 +4,12 @@
  *
  * Same window contract as struct ts_input: data[0..len) holds the bytes
  * from absolute offset base; trace_src_more() drops the bytes before keep
- * and appends more. A gzip stream that ends early is reported as the end of
- * input with `cut` set, so the reader keeps what was complete.
+ * and appends more (growing the window when keep is 0 and it is full).
+ * Plain files and pipes are read with read() into one reused buffer (no
+ * mmap: mapped pages of a GB file would count as resident memory); gzip is
+ * inflated by a second thread into a ring of reused buffers. A gzip stream
+ * that ends early is reported as the end of input with `cut` set, so the
+ * reader keeps what was complete.
  */
 #ifndef TRAINSCOPE_TRACE_SRC_H
 #define TRAINSCOPE_TRACE_SRC_H
@@ -13,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
-#include "trainscope/input.h"
+
+struct trace_gz;
 
 struct trace_src {
 	const unsigned char *data;
@@ -21,11 +26,20 @@ struct trace_src {
 	uint64_t base;
 	int eof;
 	int cut;              /* gzip stream ended early */
-	const char *path;     /* for messages */
+	int gzip;
+	uint64_t size_hint;   /* expected decompressed bytes (0 unknown) */
+	char path[TS_ERR_PATH_MAX];
 
 	/* private */
-	struct ts_input in;
-	uint64_t nl_before;   /* newlines in the bytes before base */
+	int fd;
+	int seekable;         /* a regular file: lines are counted on demand */
+	const unsigned char *mem;  /* memory input */
+	size_t mem_len;
+	unsigned char *buf;   /* plain stream window */
+	size_t cap;
+	uint64_t nl_before;   /* newlines before base (counted when not seekable) */
+	int count_nl;
+	struct trace_gz *gz;
 };
 
 int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err);
@@ -37,7 +51,8 @@ void trace_src_release(struct trace_src *s);
  * err filled. Invalidates pointers into the window. */
 int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err);
 
-/* 1-based line of an absolute offset inside the window (or -1). */
-int64_t trace_src_line_of(const struct trace_src *s, uint64_t off);
+/* 1-based line of an absolute offset at or before the window end, or -1
+ * when it cannot be known (a pipe's bytes already gone). */
+int64_t trace_src_line_of(struct trace_src *s, uint64_t off);
 
 #endif

@@ -198,11 +198,13 @@ TEST(profile_gpu_steps_and_verdict)
 	CHECK_I64(p.steps.v[0].fwd_ns, -1);
 	/* two steps: too few for outliers */
 	CHECK_I64(p.outliers, 0);
-	/* shares of 2000: exposed memcpy 0, exposed comm 5%, host 5%,
-	 * data 500/2000 = 25% >= 10% -> data */
-	CHECK_I64(p.verdict.wall, TS_WALL_DATA);
-	CHECK_NEAR(p.verdict.share, 0.25, 1e-12);
-	CHECK(strstr(p.verdict.evidence, "GPU idle in the data loader 0.5 ms = 25.0% of 2.0 ms") != NULL);
+	/* shares of 2000: exposed memcpy 0, exposed comm 100 = 5%,
+	 * data 500/2000 = 25% >= 10%, GPU idle outside the data loader
+	 * 1495 - 500 = 995 = 49.75% >= 20% -> host, the largest */
+	CHECK_I64(p.verdict.wall, TS_WALL_HOST);
+	CHECK_NEAR(p.verdict.share, 0.4975, 1e-12);
+	CHECK(strstr(p.verdict.evidence, "GPU idle outside the data loader 1.0 ms = 49.8% of 2.0 ms window (threshold 20%)") == p.verdict.evidence);
+	CHECK(strstr(p.verdict.evidence, "; GPU idle in the data loader 25.0% (threshold 10%)") != NULL);
 	/* the nccl kernel is the one collective, launched in step 2 */
 	REQUIRE(p.colls.n == 1);
 	CHECK_I64(p.colls.v[0].step, 2);
