@@ -174,7 +174,7 @@ struct ts_trace_meta {
 	uint64_t recovered;       /* events skipped or repaired by recovery */
 	uint64_t first_recovery_at;
 	uint64_t bytes;           /* decompressed bytes read */
-	uint64_t skipped;         /* events dropped on purpose (opts.skip_python) */
+	uint64_t skipped;         /* events dropped on purpose (opts.skip_python, skip_flows) */
 };
 
 struct ts_trace {
@@ -191,6 +191,8 @@ struct ts_trace {
 
 struct ts_trace_opts {
 	int skip_python;          /* drop python_function events (they can be 90 % of a file) */
+	int skip_flows;           /* drop flow events (ph s/t/f: ac2g, fwdbwd; about a third
+				   * of a GPU trace; links use args.correlation) */
 	int strict;               /* no recovery from known writer bugs */
 	int has_order;            /* order is set: */
 	int64_t order;            /* rank to use when neither distributedInfo nor

@@ -174,14 +174,14 @@ static const struct ts_gpu builtin[] = {
 	{ .sku = "MTT-S5000", .vendor = "Moore Threads",
 	  .aliases = "MTT S5000,S5000,MTTS5000",
 	  .peak = { UN("not published"), UN("not published"),
-		    UN("not published (500 would follow only if FP8 = 2 x BF16, an assumption)"),
+		    UN("not published; 500 would follow only if FP8 = 2 x BF16, an assumption"),
 		    UN("not published"),
 		    KN(1000, "'1000 TFLOPS' single-card AI compute; 1024 also cited; 920 air-cooled"),
 		    UN("not published"), UN("not published") },
 	  .source = "Moore Threads Feb-2026 disclosure (80 GB, 1.6 TB/s, 784 GB/s card-to-card,"
 		    " 1000 TFLOPS); 1024 TFLOPS FP8 per kuaikeji",
 	  .memory_bytes = GIB(80), .memory_note = "80 GB",
-	  .mem_bw_bytes_per_s = 1.6e12, .link = "card-to-card (MTLink)", .link_bytes_per_s = 784e9,
+	  .mem_bw_bytes_per_s = 1.6e12, .link = "card-to-card", .link_bytes_per_s = 784e9,
 	  .notes = "Moore Threads cites 60 % MFU dense / about 40 % MoE on S5000 clusters with"
 		   " the denominator unstated" },
 };

@@ -12,6 +12,7 @@
  * it states; any other entry is added. Strings are copied into the
  * catalog's arena.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/gpus.h"
@@ -19,6 +20,9 @@
 #include "trainscope/json.h"
 
 #define CATALOG_CAP ((size_t)16 << 20)
+/* Lookups scan every entry and alias: caps keep a hostile file linear-ish. */
+#define MAX_USER_ENTRIES 1024
+#define MAX_ALIASES_BYTES 4096
 
 struct ustate {
 	struct ts_json j;
@@ -74,8 +78,13 @@ static int take_aliases(struct ustate *st, int tok, const char **out)
 	struct ts_sb all;
 	int rc = 0;
 
-	if (tok == TS_JSON_STR)
+	if (tok == TS_JSON_STR) {
+		if (st->j.n > MAX_ALIASES_BYTES)
+			return ts_err_at(st->err, TS_ELIMIT, st->name, (int64_t)st->j.tok_offset,
+					 ts_json_line_of(&st->j, st->j.tok_offset),
+					 "aliases longer than %d bytes", MAX_ALIASES_BYTES);
 		return take_str(st, tok, "aliases as a string or an array of strings", out);
+	}
 	if (tok != TS_JSON_ARR)
 		return bad(st, "aliases as a string or an array of strings");
 	ts_sb_init(&all);
@@ -97,6 +106,12 @@ static int take_aliases(struct ustate *st, int tok, const char **out)
 			rc = bad(st, "a valid alias string");
 			goto out;
 		}
+	}
+	if (all.len > MAX_ALIASES_BYTES) {
+		rc = ts_err_at(st->err, TS_ELIMIT, st->name, (int64_t)st->j.tok_offset,
+			       ts_json_line_of(&st->j, st->j.tok_offset),
+			       "aliases longer than %d bytes", MAX_ALIASES_BYTES);
+		goto out;
 	}
 	if (all.failed) {
 		rc = ts_err_set(st->err, TS_ENOMEM, "out of memory");
@@ -147,6 +162,14 @@ static int take_peaks(struct ustate *st, int tok, struct ts_peak *peaks, int *gi
 		}
 		given[prec] = 1;
 	}
+}
+
+static int has_alnum(const char *s)
+{
+	for (; *s; s++)
+		if (isalnum((unsigned char)*s))
+			return 1;
+	return 0;
 }
 
 static int find_sku(struct ts_gpu_catalog *c, const char *sku, const char *aliases)
@@ -229,6 +252,10 @@ static int entry(struct ustate *st, int tok)
 	if (!e.sku)
 		return ts_err_at(st->err, TS_EPARSE, st->name, (int64_t)start,
 				 ts_json_line_of(&st->j, start), "GPU entry without \"sku\"");
+	if (!has_alnum(e.sku))
+		return ts_err_at(st->err, TS_EPARSE, st->name, (int64_t)start,
+				 ts_json_line_of(&st->j, start),
+				 "GPU entry \"sku\" needs a letter or digit");
 	if (!e.source) {
 		ts_sb_reset(&st->tmp);
 		ts_sb_addf(&st->tmp, "user catalog %s", st->name);
@@ -280,7 +307,7 @@ int ts_gpu_catalog_parse(struct ts_gpu_catalog *c, const void *data, size_t n,
 			 const char *name, struct ts_err *err)
 {
 	struct ustate st;
-	int tok, rc = 0, found = 0;
+	int tok, rc = 0, found = 0, entries = 0;
 
 	memset(&st, 0, sizeof(st));
 	st.c = c;
@@ -329,6 +356,12 @@ int ts_gpu_catalog_parse(struct ts_gpu_catalog *c, const void *data, size_t n,
 			}
 			if (tok == TS_JSON_ARR_END)
 				break;
+			if (++entries > MAX_USER_ENTRIES) {
+				rc = ts_err_at(err, TS_ELIMIT, name, (int64_t)st.j.tok_offset,
+					       ts_json_line_of(&st.j, st.j.tok_offset),
+					       "more than %d GPU entries", MAX_USER_ENTRIES);
+				goto out;
+			}
 			if ((rc = entry(&st, tok)))
 				goto out;
 		}

@@ -331,7 +331,7 @@ int ts_input_getline(struct ts_input *in, const char **line, size_t *n,
 	size_t scan_from = in->line_pos;
 
 	for (;;) {
-		const unsigned char *start = in->data + in->line_pos;
+		const unsigned char *start = in->data ? in->data + in->line_pos : NULL;
 		size_t avail = in->len - in->line_pos;
 		const unsigned char *nl = avail ?
 			memchr(in->data + scan_from, '\n', in->len - scan_from) : NULL;

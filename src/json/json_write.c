@@ -174,6 +174,11 @@ void ts_fmt_f64(char *buf, size_t size, double v)
 		snprintf(buf, size, "0");
 		return;
 	}
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v) {
+		/* whole numbers as integers: 50, not 5e01 */
+		snprintf(buf, size, "%lld", (long long)v);
+		return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, size, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)

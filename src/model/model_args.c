@@ -353,6 +353,13 @@ static int read_block(struct ts_input *in, struct ts_model *m, struct ts_model_a
 				 " followed by '  name .... value' lines) in this log");
 	if (st.gqa == 0)
 		m->kv_heads = 0;
+	if (m->num_experts == 0) {
+		/* Megatron prints its MoE defaults (moe_router_topk 2) for dense models too */
+		m->topk = 0;
+		m->moe_ffn_hidden = 0;
+		m->shared_ffn_hidden = 0;
+		m->freq_list_len = 0;
+	}
 	memcpy(m->family, "megatron", 9);
 	if (m->norm == TS_NORM_UNSET)
 		m->norm = TS_NORM_LAYER;

@@ -15,9 +15,14 @@
  * refills the window on P_NEED, keeps what was complete on P_TRUNC, and
  * decides between recovery and an error on P_BAD.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
@@ -55,8 +60,30 @@ struct evargs {
 	double flops;
 };
 
+/*
+ * Column pages are faulted in by a helper thread a little ahead of the
+ * parser: on the target VMs zeroing fresh pages costs as much as parsing,
+ * and the second core is otherwise idle for plain files. It populates at
+ * most PF_LEAD events ahead, so resident memory follows the events read,
+ * not the reservation.
+ */
+#define NCOLS 13
+#define PF_LEAD ((size_t)64 << 10)
+#define PF_PUBLISH_MASK ((size_t)(8 << 10) - 1)
+
+struct prefault {
+	pthread_t th;
+	int started;
+	atomic_size_t parsed;
+	atomic_int stop;
+	unsigned char *col[NCOLS];
+	size_t elem[NCOLS];
+	size_t cap;
+};
+
 struct rd {
 	struct trace_src src;
+	struct prefault pf;
 	const unsigned char *d;   /* window (mirrors src) */
 	size_t len;
 	int eof;
@@ -65,6 +92,7 @@ struct rd {
 	struct ts_err *err;
 	struct ts_sb sb;          /* unescape scratch */
 	TS_VEC(uint8_t) catmap;   /* string id -> enum ts_cat + 1 (0 = not looked up) */
+	uint32_t *icache;         /* ICACHE_N string ids + 1, by a cheap key (0 = empty) */
 	int strict;
 	int repaired;             /* the current event needed a lenient repair */
 
@@ -101,6 +129,70 @@ static int refill(struct rd *r, size_t keep)
 static inline uint64_t abs_off(const struct rd *r, size_t i)
 {
 	return r->src.base + i;
+}
+
+
+/* ------------------------------------------------------ prefault */
+
+static void *pf_main(void *arg)
+{
+	struct prefault *p = arg;
+	size_t done = 0;
+	const uintptr_t page = 4096;
+
+	while (!atomic_load_explicit(&p->stop, memory_order_relaxed) && done < p->cap) {
+		size_t want = atomic_load_explicit(&p->parsed, memory_order_relaxed) + PF_LEAD;
+		if (want > p->cap)
+			want = p->cap;
+		if (want <= done) {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		for (int k = 0; k < NCOLS; k++) {
+			uintptr_t a = (uintptr_t)(p->col[k] + done * p->elem[k]) & ~(page - 1);
+			uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
+#ifdef MADV_POPULATE_WRITE
+			madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+			(void)a;
+			(void)e;
+#endif
+		}
+		done = want;
+	}
+	return NULL;
+}
+
+static void pf_start(struct rd *r)
+{
+	struct prefault *p = &r->pf;
+	struct ts_trace_events *e = &r->t->ev;
+	void *cols[NCOLS] = { e->ts_ns, e->dur_ns, e->name, e->cat_str, e->cat, e->ph, e->pid,
+			      e->tid, e->stream, e->device, e->correlation, e->external_id,
+			      e->flow_id };
+	size_t elems[NCOLS] = { 8, 8, 4, 4, 1, 1, 8, 8, 8, 4, 8, 8, 8 };
+
+#ifndef MADV_POPULATE_WRITE
+	return;
+#endif
+	for (int k = 0; k < NCOLS; k++) {
+		p->col[k] = cols[k];
+		p->elem[k] = elems[k];
+	}
+	p->cap = e->cap;
+	atomic_init(&p->parsed, e->n);
+	atomic_init(&p->stop, 0);
+	p->started = pthread_create(&p->th, NULL, pf_main, p) == 0;
+}
+
+static void pf_stop(struct rd *r)
+{
+	if (!r->pf.started)
+		return;
+	atomic_store(&r->pf.stop, 1);
+	pthread_join(r->pf.th, NULL);
+	r->pf.started = 0;
 }
 
 /* -------------------------------------------------------- scanning */
@@ -428,6 +520,27 @@ static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
 	return scan_str(r, ip, out);
 }
 
+/* Eight ASCII digits in a little-endian word (the fast_float / simdjson
+ * trick): test, then convert with three multiplications. */
+static inline int swar_is_8digits(uint64_t x)
+{
+	return !(((x & 0xF0F0F0F0F0F0F0F0ULL) |
+		  (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ^
+		 0x3333333333333333ULL);
+}
+
+static inline uint64_t swar_8digits(uint64_t v)
+{
+	const uint64_t mask = 0x000000FF000000FFULL;
+	const uint64_t mul1 = 0x000F424000000064ULL; /* 100 + (1000000 << 32) */
+	const uint64_t mul2 = 0x0000271000000001ULL; /* 1 + (10000 << 32) */
+
+	v -= 0x3030303030303030ULL;
+	v = v * 10 + (v >> 8);
+	v = (((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32;
+	return v;
+}
+
 static inline int is_num_start(unsigned char c)
 {
 	return c == '-' || (c >= '0' && c <= '9');
@@ -457,6 +570,15 @@ static inline int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, in
 	if (d[i] == '0') {
 		i++;
 	} else if (d[i] >= '1' && d[i] <= '9') {
+		uint64_t w;
+		while (nd <= 8 && i + 8 <= len) {
+			memcpy(&w, d + i, 8);
+			if (!swar_is_8digits(w))
+				break;
+			v = v * 100000000 + swar_8digits(w);
+			nd += 8;
+			i += 8;
+		}
 		while (i < len && (unsigned)(d[i] - '0') < 10) {
 			v = v * 10 + (unsigned)(d[i] - '0');
 			nd++;
@@ -538,20 +660,54 @@ static int str_text(struct rd *r, const struct strv *v, const char **s, size_t *
 	return 0;
 }
 
+/*
+ * Names repeat millions of times: a direct-mapped cache keyed by the
+ * length and the first and last 8 bytes finds the id of a repeated string
+ * with one memcmp, skipping the full hash and the table probe.
+ */
+#define ICACHE_N 4096
+
+static inline uint32_t icache_slot(const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0;
+
+	if (n >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+	} else {
+		memcpy(&a, s, n);
+	}
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
+	return (uint32_t)(h >> 52) & (ICACHE_N - 1);
+}
+
+static int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
+{
+	const struct ts_intern *in = &r->t->strings;
+	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
+	int64_t x;
+
+	if (c && in->lens[c - 1] == n && memcmp(in->strs[c - 1], s, n) == 0) {
+		*id = c - 1;
+		return 0;
+	}
+	x = ts_intern(&r->t->strings, s, n);
+	if (x < 0)
+		return (int)x;
+	r->icache[slot] = (uint32_t)x + 1;
+	*id = (uint32_t)x;
+	return 0;
+}
+
 static int intern_view(struct rd *r, const struct strv *v, uint32_t *id)
 {
 	const char *s;
 	size_t n;
 	int rc = str_text(r, v, &s, &n);
-	int64_t x;
 
 	if (rc)
 		return rc;
-	x = ts_intern(&r->t->strings, s, n);
-	if (x < 0)
-		return (int)x;
-	*id = (uint32_t)x;
-	return 0;
+	return intern_text(r, s, n, id);
 }
 
 /* Integer from number text; fractions and exponents go through double. */
@@ -959,13 +1115,18 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 	else
 		e->flow_id = TS_NONE;
 	e->cat = (enum ts_cat)cat;
-	if (cat == TS_CAT_PYTHON && r->o && r->o->skip_python) {
+	if (r->o && ((cat == TS_CAT_PYTHON && r->o->skip_python) ||
+		     (cat == TS_CAT_FLOW && r->o->skip_flows))) {
 		t->meta.skipped++;
 		return 0;
 	}
+	if (r->pf.started && t->ev.n >= r->pf.cap)
+		pf_stop(r);   /* the columns are about to move */
 	idx = ts_trace_push_event(t, e);
 	if (idx < 0)
 		return (int)idx;
+	if (r->pf.started && ((size_t)idx & PF_PUBLISH_MASK) == 0)
+		atomic_store_explicit(&r->pf.parsed, (size_t)idx, memory_order_relaxed);
 	r->ncat[cat]++;
 	if (r->repaired) {
 		if (!t->meta.recovered)
@@ -1693,9 +1854,13 @@ static int read_all(struct rd *r)
 	win_sync(r);
 	/* big inputs: reserve the columns once (virtual memory; pages are
 	 * touched as events arrive, as huge pages) instead of growing them */
-	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM &&
-	    ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
-		return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM) {
+		if (ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
+			return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+		/* gzip keeps the other core busy inflating */
+		if (!r->src.gzip)
+			pf_start(r);
+	}
 	rc = next_byte(r, &i);
 	if (rc == P_TRUNC)
 		return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)abs_off(r, i), -1,
@@ -1752,13 +1917,20 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	r->err = err;
 	r->strict = opts && opts->strict;
 	ts_sb_init(&r->sb);
+	r->icache = calloc(ICACHE_N, sizeof(*r->icache));
+	if (!r->icache) {
+		trace_src_release(&r->src);
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
 	rc = read_all(r);
+	pf_stop(r);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	if (!rc)
 		finish_meta(r);
 	t->meta.bytes = r->src.base + r->len;
 	ts_sb_release(&r->sb);
+	free(r->icache);
 	TS_VEC_RELEASE(r->catmap);
 	trace_src_release(&r->src);
 	return rc;

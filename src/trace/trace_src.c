@@ -35,6 +35,8 @@
 #define NBUF 4
 #define GZ_IN ((size_t)1 << 20)
 #define MAX_WINDOW ((size_t)512 << 20)
+#define RING_FROM ((uint64_t)8 << 20)  /* plain files this big read in a thread */
+#define RAW_CHUNK ((size_t)1 << 20)
 
 struct trace_gz {
 	pthread_t th;
@@ -46,6 +48,7 @@ struct trace_gz {
 	size_t fill[NBUF];
 	uint64_t prod, cons;         /* buffers produced / released (monotonic) */
 	int done, stop, cut;
+	int raw;                     /* plain file: read(), no inflate */
 	int err_code;
 	char err_msg[200];
 	uint64_t err_off;
@@ -189,6 +192,33 @@ full:
 	return 0;
 }
 
+/* Read a plain file into one ring buffer; returns 1 at its end. */
+static int raw_fill(struct trace_gz *g, unsigned char *out, size_t *n)
+{
+	size_t got = 0;
+	int end = 0;
+
+	while (got < g->chunk) {
+		ssize_t r = read(g->fd, out + got, g->chunk - got);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			g->err_code = TS_EIO;
+			snprintf(g->err_msg, sizeof(g->err_msg), "read failed: %s", strerror(errno));
+		}
+		end = 1;
+		break;
+	}
+	*n = got;
+	g->out_total += got;
+	g->err_off = g->out_total;
+	return end;
+}
+
 static void *gz_main(void *arg)
 {
 	struct trace_gz *g = arg;
@@ -203,7 +233,8 @@ static void *gz_main(void *arg)
 		if (stop)
 			break;
 		size_t n = 0;
-		int finished = gz_fill(g, g->ring[slot] + g->head, &n);
+		int finished = g->raw ? raw_fill(g, g->ring[slot] + g->head, &n) :
+			gz_fill(g, g->ring[slot] + g->head, &n);
 		pthread_mutex_lock(&g->mu);
 		g->fill[slot] = n;
 		g->prod++;
@@ -217,19 +248,25 @@ static void *gz_main(void *arg)
 	return NULL;
 }
 
-static int gz_start(struct trace_src *s, const unsigned char *first, size_t nfirst,
-		    struct ts_err *err)
+/* Start the producer thread: inflate (raw 0) or plain reads (raw 1). */
+static int ring_start(struct trace_src *s, int raw, const unsigned char *first, size_t nfirst,
+		      struct ts_err *err)
 {
 	struct trace_gz *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	s->gz = g;
-	s->gzip = 1;
-	s->count_nl = 1;
+	g->raw = raw;
 	g->cur = -1;
 	g->fd = s->fd;
-	if (s->mem) {
+	if (!raw) {
+		s->gzip = 1;
+		s->count_nl = 1;
+	}
+	if (raw) {
+		g->out_total = nfirst;
+	} else if (s->mem) {
 		g->src = s->mem;
 		g->src_len = s->mem_len;
 	} else {
@@ -239,7 +276,8 @@ static int gz_start(struct trace_src *s, const unsigned char *first, size_t nfir
 		memcpy(g->inbuf, first, nfirst);
 		g->pending = nfirst;
 	}
-	g->chunk = chunk_for(s->size_hint);
+	/* read() refills in microseconds: small buffers suffice for plain files */
+	g->chunk = raw ? RAW_CHUNK : chunk_for(s->size_hint);
 	g->head = g->chunk / 4;
 	for (int k = 0; k < NBUF; k++) {
 		g->ring[k] = malloc(g->head + g->chunk);
@@ -247,16 +285,16 @@ static int gz_start(struct trace_src *s, const unsigned char *first, size_t nfir
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
 	/* 16 + MAX_WBITS: gzip wrapper only */
-	if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK)
+	if (!raw && inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK)
 		return ts_err_at(err, TS_EINTERNAL, s->path, 0, -1, "zlib inflateInit2 failed");
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	if (pthread_create(&g->th, NULL, gz_main, g) != 0) {
 		pthread_mutex_destroy(&g->mu);
 		pthread_cond_destroy(&g->cv);
-		inflateEnd(&g->z);
-		g->z.state = NULL;
-		return ts_err_set(err, TS_EINTERNAL, "cannot start the gzip thread");
+		if (!raw)
+			inflateEnd(&g->z);
+		return ts_err_set(err, TS_EINTERNAL, "cannot start the input thread");
 	}
 	g->started = 1;
 	return 0;
@@ -272,7 +310,8 @@ static void gz_release(struct trace_gz *g)
 		pthread_join(g->th, NULL);
 		pthread_mutex_destroy(&g->mu);
 		pthread_cond_destroy(&g->cv);
-		inflateEnd(&g->z);
+		if (!g->raw)
+			inflateEnd(&g->z);
 	}
 	for (int k = 0; k < NBUF; k++)
 		free(g->ring[k]);
@@ -439,7 +478,7 @@ int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 		return (int)r;
 	if (r >= 2 && s->buf[0] == 0x1f && s->buf[1] == 0x8b) {
 		s->size_hint *= 8;   /* traces compress about 10:1 */
-		int rc = gz_start(s, s->buf, (size_t)r, err);
+		int rc = ring_start(s, 0, s->buf, (size_t)r, err);
 		free(s->buf);
 		s->buf = NULL;
 		s->cap = 0;
@@ -450,6 +489,8 @@ int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 	s->len = (size_t)r;
 	if (r == 0)
 		s->eof = 1;
+	else if (s->seekable && s->size_hint >= RING_FROM)
+		return ring_start(s, 1, NULL, (size_t)r, err);
 	return 0;
 }
 
@@ -464,7 +505,7 @@ int trace_src_open_mem(struct trace_src *s, const void *data, size_t n,
 	s->size_hint = n;
 	if (n >= 2 && s->mem[0] == 0x1f && s->mem[1] == 0x8b) {
 		s->size_hint *= 8;
-		return gz_start(s, NULL, 0, err);
+		return ring_start(s, 0, NULL, 0, err);
 	}
 	s->data = data;
 	s->len = n;

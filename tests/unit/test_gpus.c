@@ -114,3 +114,23 @@ TEST(gpus_precision_names)
 	CHECK_I64(ts_precision_parse("fp6"), -1);
 	CHECK_STR(ts_precision_name(TS_PREC_INT8), "int8");
 }
+
+/* Lookups scan every entry, so a catalog is capped at 1024 entries: the
+ * 1025th is refused with TS_ELIMIT instead of going quadratic. */
+TEST(gpus_user_catalog_entry_cap)
+{
+	struct ts_gpu_catalog c;
+	struct ts_err err;
+	struct ts_sb doc;
+
+	ts_sb_init(&doc);
+	ts_sb_adds(&doc, "{\"gpus\": [");
+	for (int i = 0; i < 1025; i++)
+		ts_sb_addf(&doc, "%s{\"sku\": \"x%d\"}", i ? "," : "", i);
+	ts_sb_adds(&doc, "]}");
+	REQUIRE(!doc.failed);
+	REQUIRE(ts_gpu_catalog_init(&c) == 0);
+	CHECK_I64(ts_gpu_catalog_parse(&c, doc.buf, doc.len, "big.json", &err), TS_ELIMIT);
+	ts_gpu_catalog_release(&c);
+	ts_sb_release(&doc);
+}

@@ -189,6 +189,8 @@ TEST(json_writer_is_deterministic_and_escapes)
 	ts_jw_kf64(&w, "x_us", 0.1);
 	ts_jw_kf64(&w, "nan", NAN);
 	ts_jw_kf64(&w, "big", 1e21);
+	ts_jw_kf64(&w, "whole", 50);
+	ts_jw_kf64(&w, "neg", -1250);
 	ts_jw_ki64(&w, "n", -3);
 	ts_jw_key(&w, "arr");
 	ts_jw_arr(&w);
@@ -197,7 +199,7 @@ TEST(json_writer_is_deterministic_and_escapes)
 	ts_jw_arr_end(&w);
 	ts_jw_obj_end(&w);
 	CHECK_STR(sb.buf, "{\"name\":\"a\\\"<b>&\\n\\u0001\xef\xbf\xbd\",\"x_us\":0.1,"
-		  "\"nan\":null,\"big\":1e21,\"n\":-3,\"arr\":[0.00,true]}");
+		  "\"nan\":null,\"big\":1e21,\"whole\":50,\"neg\":-1250,\"n\":-3,\"arr\":[0.00,true]}");
 	ts_sb_release(&sb);
 }
 

@@ -236,14 +236,17 @@ TEST(model_megatron_args_block)
 }
 
 /* group_query_attention False: Megatron still prints num_query_groups
- * (default 1) but attention is MHA, so kv heads = heads. */
+ * (default 1) but attention is MHA, so kv heads = heads; a dense model's
+ * block still prints the default moe_router_topk 2, which must not count. */
 TEST(model_megatron_args_mha_and_errors)
 {
 	static const char log[] =
 		"------------------------ arguments ------------------------\n"
 		"  group_query_attention ........................... False\n"
 		"  hidden_size ..................................... 256\n"
+		"  moe_router_topk ................................. 2\n"
 		"  num_attention_heads ............................. 4\n"
+		"  num_experts ..................................... None\n"
 		"  num_layers ...................................... 2\n"
 		"  num_query_groups ................................ 1\n"
 		"  padded_vocab_size ............................... 1024\n"
@@ -258,6 +261,7 @@ TEST(model_megatron_args_mha_and_errors)
 	REQUIRE(ts_model_parse_megatron_args(&m, NULL, log, sizeof(log) - 1, "a.log", &err) == 0);
 	REQUIRE(ts_model_finish(&m, &err) == 0);
 	CHECK_I64(m.kv_heads, 4);
+	CHECK_I64(m.topk, 0);
 	CHECK(!m.gated_mlp);
 	ts_model_init(&m);
 	ts_err_init(&err);

@@ -457,7 +457,8 @@ TEST(trace_real_quirks)
 	ts_trace_release(&t);
 }
 
-/* b200 eager trace: 24,656 events of which 15,230 python_function. */
+/* b200 eager trace (python3 json): 24,656 events of which 15,230
+ * python_function and 2,301 ac2g flow events (ph s/f). */
 TEST(trace_skip_python)
 {
 	DATA_OR_SKIP(p, "traces/tracelens/tests/traces/b200/eager_trace.json.gz");
@@ -472,6 +473,12 @@ TEST(trace_skip_python)
 	for (size_t i = 0; i < t.ev.n; i++)
 		if (t.ev.cat[i] == TS_CAT_PYTHON)
 			ts_test_fail(__FILE__, __LINE__, "python_function event kept");
+	ts_trace_release(&t);
+	o.skip_flows = 1;
+	ts_trace_init(&t);
+	REQUIRE(ts_trace_read(&t, p, &o, &err) == 0);
+	CHECK_I64(t.ev.n, 24656 - 15230 - 2301);
+	CHECK_I64(t.meta.skipped, 15230 + 2301);
 	ts_trace_release(&t);
 }
 
@@ -796,4 +803,40 @@ TEST(trace_event_larger_than_windows)
 	ts_trace_release(&t);
 	free(gz);
 	free(text);
+}
+
+/* A plain file above 8 MB goes through the reader thread: b_moe rank 0
+ * decompressed (18.4 MB; python3 json: 53,234 events, sum of ts mod 1e18 =
+ * 398904892117383435). Cut copies of it end truncated, never in error. */
+TEST(trace_plain_reader_thread)
+{
+	DATA_OR_SKIP(p, "traces/cpu/b_moe/rank0.1795974037134393545.pt.trace.json.gz");
+	size_t n;
+	char *buf = load(p, &n), tmp[64];
+	struct ts_trace t;
+	struct ts_err err;
+
+	REQUIRE(buf && n > (9u << 20));
+	REQUIRE(write_tmp(tmp, sizeof(tmp), buf, n) == 0);
+	ts_trace_init(&t);
+	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), 0);
+	CHECK_I64(t.ev.n, 53234);
+	__int128 sum = 0;
+	for (size_t i = 0; i < t.ev.n; i++)
+		sum += t.ev.ts_ns[i];
+	CHECK_I64((long long)(sum % 1000000000000000000LL), 398904892117383435LL);
+	CHECK_I64(t.meta.truncated, 0);
+	ts_trace_release(&t);
+	unlink(tmp);
+
+	size_t cut = n / 2 + 12345;
+	REQUIRE(write_tmp(tmp, sizeof(tmp), buf, cut) == 0);
+	ts_trace_init(&t);
+	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), 0);
+	CHECK_I64(t.meta.truncated, 1);
+	CHECK_I64(t.meta.truncated_at, cut);
+	CHECK(t.ev.n > 20000 && t.ev.n < 40000);
+	ts_trace_release(&t);
+	unlink(tmp);
+	free(buf);
 }
