@@ -403,9 +403,9 @@ static void chart_ab(const struct ts_report *r, struct ts_sb *o)
 	hi += pad;
 	svg_open(o, "chart-ab", 220, "A/B step time distributions");
 	ts_sb_addf(o, "<text class=\"klabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 10, 44.0);
-	esc_cut(o, ab->name_a ? ab->name_a : "A", 16);
+	esc_cut(o, ab->name_a ? ab->name_a : "A", 18);
 	ts_sb_addf(o, "</text><text class=\"klabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 10, 94.0);
-	esc_cut(o, ab->name_b ? ab->name_b : "B", 16);
+	esc_cut(o, ab->name_b ? ab->name_b : "B", 18);
 	ts_sb_adds(o, "</text>");
 	strip(o, ab->a, ab->na, 40, L, pw, lo, hi, "#4c78a8");
 	strip(o, ab->b, ab->nb, 90, L, pw, lo, hi, "#f2a541");
@@ -440,6 +440,19 @@ static const char *const mem_colors[] = {
 	"#4c78a8", "#f2a541", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d", "#bab0ac"
 };
 
+/* Bytes with a binary unit that keeps 2-3 significant digits. */
+static void bytes_str(struct ts_sb *o, int64_t b)
+{
+	double v = (double)b;
+
+	if (v >= 1073741824.0)
+		ts_sb_addf(o, "%.2f GiB", v / 1073741824.0);
+	else if (v >= 1048576.0)
+		ts_sb_addf(o, "%.1f MiB", v / 1048576.0);
+	else
+		ts_sb_addf(o, "%.1f KiB", v / 1024.0);
+}
+
 static void chart_mem(const struct ts_report *r, struct ts_sb *o)
 {
 	const double L = 20, R = 20;
@@ -456,7 +469,9 @@ static void chart_mem(const struct ts_report *r, struct ts_sb *o)
 		ts_sb_addf(o, "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"28\" fill=\"%s\"><title>",
 			   x, w, mem_colors[i % 8]);
 		esc(o, r->mem.v[i].name);
-		ts_sb_addf(o, ": %.2f GiB</title></rect>", (double)r->mem.v[i].bytes / 1073741824.0);
+		ts_sb_adds(o, ": ");
+		bytes_str(o, r->mem.v[i].bytes);
+		ts_sb_adds(o, "</title></rect>");
 		x += w;
 	}
 	if (r->mem_capacity_bytes > 0)
@@ -467,7 +482,9 @@ static void chart_mem(const struct ts_report *r, struct ts_sb *o)
 		ts_sb_addf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" rx=\"2\" fill=\"%s\"/>"
 			   "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", lx, ly - 10, mem_colors[i % 8], lx + 17, ly);
 		esc_cut(o, r->mem.v[i].name, 18);
-		ts_sb_addf(o, " %.2f GiB</text>", (double)r->mem.v[i].bytes / 1073741824.0);
+		ts_sb_addc(o, ' ');
+		bytes_str(o, r->mem.v[i].bytes);
+		ts_sb_adds(o, "</text>");
 	}
 	ts_sb_adds(o, "</svg>\n");
 }

@@ -3,7 +3,7 @@
  * the HTML page, without charts, for pull requests, tickets and terminals.
  *
  * Table cells escape the characters that would break a GitHub-flavoured
- * table (| and line breaks) and the ones that would start inline markup
+ * table (| and line breaks, which become "; ") and the ones that would start inline markup
  * or HTML (\ ` * _ < > [ ]); invalid UTF-8 becomes U+FFFD.
  */
 #include <math.h>
@@ -27,7 +27,8 @@ static void md_esc(struct ts_sb *o, const char *s)
 			ts_sb_addc(&tmp, '\\');
 			ts_sb_addc(&tmp, *p);
 			break;
-		case '\n': case '\r': ts_sb_addc(&tmp, ' '); break;
+		case '\n': ts_sb_adds(&tmp, "; "); break;
+		case '\r': break;
 		default: ts_sb_addc(&tmp, *p); break;
 		}
 	}

@@ -80,6 +80,12 @@ if [ -d "$DATA/traces/hta/timeline_analysis" ]; then
 	want="chart-gpu-classes chart-top-kernels"
 	render gpu "$DATA/traces/hta/timeline_analysis"
 fi
+# an experiment and a layout: the A/B and memory charts
+if [ -d "$DATA/traces/cpu/a_dense" ] && [ -d "$DATA/traces/cpu/d_stall" ]; then
+	want="chart-ab chart-memory"
+	render abmem --baseline "$DATA/traces/cpu/a_dense" --candidate "$DATA/traces/cpu/d_stall" \
+		--layout tp=1,pp=1,dp=1,mbs=8,gbs=8,seq=128 --model examples/run/config.json --gpu H100-SXM
+fi
 if [ "${KEEP_SCREENSHOTS:-}" ]; then
 	mkdir -p "$KEEP_SCREENSHOTS" && cp "$tmp"/*.png "$tmp"/*.html "$KEEP_SCREENSHOTS"/
 fi
