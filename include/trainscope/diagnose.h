@@ -1,16 +1,17 @@
 /*
  * diagnose.h - from the evidence of a run (per-step records per rank, the
- * steady-state summary, per-rank trace summaries, throughput figures) to
- * the dominant wall with its numbers, stragglers, loss health, the
- * evidence that is missing, and candidate changes to test.
+ * steady-state summary of steps.h, the per-rank and cross-rank trace
+ * profiles of profile.h, throughput figures) to the dominant wall with its
+ * numbers, stragglers, loss health, the evidence that is missing, and
+ * candidate changes to test.
  *
- * The engine works on plain evidence structs so that it does not depend on
- * which reader produced them: ts_diag_gather() (diagnose_gather.c) fills
- * them from a run directory with the project's readers and analyses;
- * tests fill them by hand.
+ * ts_diag_gather() (diagnose_gather.c) fills the evidence from a run
+ * directory with the project's readers and analyses; tests fill the
+ * per-step records and the steady summary by hand. The wall names are
+ * profile.h's enum ts_wall.
  *
  * Units: milliseconds as double for per-step display values (NaN =
- * unknown); nanoseconds as int64 for trace sums.
+ * unknown); trace profiles keep their int64 nanoseconds.
  *
  * Ownership: a struct ts_diag owns everything in it (ts_diag_release()).
  * Strings passed in are copied.
@@ -25,6 +26,7 @@
 #include "trainscope/report.h"
 #include "trainscope/steps.h"
 
+/* The vendor of the run's device, from its traces. */
 enum ts_vendor_kind { TS_DIAG_VENDOR_UNKNOWN = 0, TS_DIAG_VENDOR_CPU, TS_DIAG_VENDOR_CUDA,
 		      TS_DIAG_VENDOR_ROCM, TS_DIAG_VENDOR_MUSA };
 

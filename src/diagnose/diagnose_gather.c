@@ -66,9 +66,31 @@ out:
 	return rc;
 }
 
+/*
+ * A profiled iteration runs slower than the others (the profiler records
+ * every operator), and the one after the window pays the trace export, so
+ * a log outlier there is the profiler's, not the job's - unless the trace
+ * itself shows that step as an outlier of its window (a real stall caught
+ * by the profiler).
+ */
+static int profiler_slowed(const struct ts_diag *d, int64_t it)
+{
+	for (size_t i = 0; i < d->nprofs; i++) {
+		const struct ts_rank_prof *p = d->profs[i];
+		for (size_t k = 0; k < p->steps.n; k++) {
+			const struct ts_step_prof *s = &p->steps.v[k];
+			if (s->step == it)
+				return !s->outlier;
+			if (k + 1 == p->steps.n && s->step + 1 == it)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* The steady summary the verdict needs, from the steps analysis. Outliers
- * with a known cause (profiler export, checkpoint, evaluation) are not
- * stalls of the job. */
+ * with a known cause (profiler capture or export, checkpoint, evaluation)
+ * are not stalls of the job. */
 static int fill_steady(struct ts_diag *d)
 {
 	const struct ts_steps_report *r = &d->steps_rep;
@@ -86,10 +108,15 @@ static int fill_steady(struct ts_diag *d)
 		snprintf(s->ci_method, sizeof(s->ci_method), "%s", ts_ci_method_name(r->ci.method));
 		s->cv = r->cv;
 	}
-	for (size_t i = 0; i < r->noutliers; i++)
-		if ((r->outliers[i].reason == TS_OUT_SPIKE || r->outliers[i].reason == TS_OUT_PERIODIC) &&
-		    TS_VEC_PUSH(s->stalls, r->outliers[i].iteration))
+	for (size_t i = 0; i < r->noutliers; i++) {
+		int64_t it = r->outliers[i].iteration;
+		if (r->outliers[i].reason != TS_OUT_SPIKE && r->outliers[i].reason != TS_OUT_PERIODIC)
+			continue;
+		if (profiler_slowed(d, it))
+			continue;
+		if (TS_VEC_PUSH(s->stalls, it))
 			return TS_ENOMEM;
+	}
 	if (r->periodic.found && r->periodic_period_iters > 0)
 		s->stall_period = (size_t)r->periodic_period_iters;
 	d->rate.tokens_per_s = r->tokens_per_s;

@@ -172,25 +172,33 @@ static void svg_open(struct ts_sb *o, const char *id, double h, const char *labe
 static void chart_steps(const struct ts_report *r, struct ts_sb *o)
 {
 	const double L = 64, R = 20, T = 34, H = 230, B = 42;
-	double pw = W - L - R, top, step, maxv = 0;
+	double pw = W - L - R, top, step, maxv = 0, maxall = 0;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	double span;
 	static const char *const names[] = { "step time", "stall", "excluded", "steady window" };
 	static const char *const colors[] = { "#4c78a8", "#d62728", "#b0b0b0", "#dbe9f6" };
 
+	/* the axis fits the analysed steps; a slower excluded step (start-up,
+	 * compilation) is drawn clipped at the top instead of squashing them */
+	for (size_t i = 0; i < r->steps.n; i++)
+		if (isfinite(r->steps.v[i].ms) && r->steps.v[i].flag != TS_REPORT_STEP_EXCLUDED &&
+		    r->steps.v[i].ms > maxv)
+			maxv = r->steps.v[i].ms;
 	for (size_t i = 0; i < r->steps.n; i++) {
 		const struct ts_report_step *s = &r->steps.v[i];
-		if (isfinite(s->ms) && s->ms > maxv)
-			maxv = s->ms;
+		if (isfinite(s->ms) && s->ms > maxall)
+			maxall = s->ms;
 		if (s->iteration < lo)
 			lo = s->iteration;
 		if (s->iteration > hi)
 			hi = s->iteration;
 	}
+	if (!(maxv > 0))
+		maxv = maxall;
 	span = hi > lo ? (double)(hi - lo) : 1;
 	nice_axis(maxv * 1.05, &top, &step);
 #define SX(it) (L + ((double)(it) - (double)lo) / span * pw)
-#define SY(v) (T + H - (v) / top * H)
+#define SY(v) (T + H - ((v) < top ? (v) : top) / top * H)
 	svg_open(o, "chart-step-time", T + H + B, "step time per iteration");
 	legend(o, L, 18, names, colors, 4);
 	if (r->window_last >= r->window_first && r->window_first > 0) {
@@ -229,6 +237,13 @@ static void chart_steps(const struct ts_report *r, struct ts_sb *o)
 		if (s->flag == TS_REPORT_STEP_STALL)
 			ts_sb_addf(o, "<line class=\"stallmark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
 				   SX(s->iteration), SX(s->iteration), T, T + H);
+		if (s->ms > top) {
+			double x = SX(s->iteration), y = T;
+			ts_sb_addf(o, "<path class=\"%s\" d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"><title>iteration %lld: "
+				   "%.1f ms, above the axis</title></path>", cls, x, y - 4, x - 4, y + 3, x + 4, y + 3,
+				   (long long)s->iteration, s->ms);
+			continue;
+		}
 		ts_sb_addf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\"><title>iteration %lld: %.1f ms%s</title></circle>",
 			   cls, SX(s->iteration), SY(s->ms),
 			   s->flag == TS_REPORT_STEP_STALL ? "4.5" : "2.6", (long long)s->iteration, s->ms,
