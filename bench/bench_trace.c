@@ -9,7 +9,7 @@
  *   inflate  zlib inflate of FILE.gz into one reused 4 MiB buffer, one
  *            thread (what any .gz reader must at least pay)
  *   read     ts_trace_read(FILE)            (all events)
- *   read-py  ts_trace_read, skip_python     (when asked with -p)
+ *   read-skip ts_trace_read, skip_python + skip_flows (when asked with -p)
  * Medians over RUNS rounds; MB = 10^6 bytes of decompressed JSON.
  * Ratios: read / cat for plain files, read / inflate for gzip.
  *
@@ -55,11 +55,11 @@ static double median(double *v, int n)
 }
 
 /* Child bodies: write "events bytes" to fd, exit 0. */
-static int child_read(const char *path, int skip_python, int fd)
+static int child_read(const char *path, int skip, int fd)
 {
 	struct ts_trace t;
 	struct ts_err err;
-	struct ts_trace_opts o = { .skip_python = skip_python };
+	struct ts_trace_opts o = { .skip_python = skip, .skip_flows = skip };
 	char buf[1200];
 
 	ts_trace_init(&t);
@@ -115,7 +115,7 @@ static int child_cat(const char *path, int fd)
 	return write(fd, "0 0\n", 4) == 4 ? 0 : 1;
 }
 
-enum { C_CAT, C_INFLATE, C_READ, C_READ_PY };
+enum { C_CAT, C_INFLATE, C_READ, C_READ_SKIP };
 
 static int run_case(int which, const char *path, struct result *res)
 {
@@ -132,7 +132,7 @@ static int run_case(int which, const char *path, struct result *res)
 		close(p[0]);
 		int rc = which == C_CAT ? child_cat(path, p[1]) :
 			which == C_INFLATE ? child_inflate(path, p[1]) :
-			child_read(path, which == C_READ_PY, p[1]);
+			child_read(path, which == C_READ_SKIP, p[1]);
 		_exit(rc);
 	}
 	close(p[1]);
@@ -151,11 +151,11 @@ static int run_case(int which, const char *path, struct result *res)
 
 int main(int argc, char **argv)
 {
-	int skip_py = 0, a = 1;
+	int skip = 0, a = 1;
 	struct stat st;
 
 	if (a < argc && strcmp(argv[a], "-p") == 0) {
-		skip_py = 1;
+		skip = 1;
 		a++;
 	}
 	if (a >= argc || stat(argv[a], &st) != 0) {
@@ -175,9 +175,9 @@ int main(int argc, char **argv)
 	fclose(f);
 	int gz = magic[0] == 0x1f && magic[1] == 0x8b;
 	int base = gz ? C_INFLATE : C_CAT;
-	int cases[3] = { base, C_READ, C_READ_PY };
-	int ncases = skip_py ? 3 : 2;
-	double secs[4][16], rss[4][16], ratio[16], ratio_py[16];
+	int cases[3] = { base, C_READ, C_READ_SKIP };
+	int ncases = skip ? 3 : 2;
+	double secs[4][16], rss[4][16], ratio[16], ratio_skip[16];
 	struct result r[4];
 
 	/* warm-up round: page cache, and the event count to check against */
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 			rss[cases[c]][k] = x.rss_mb;
 		}
 		ratio[k] = secs[base][k] / secs[C_READ][k];
-		ratio_py[k] = skip_py ? secs[base][k] / secs[C_READ_PY][k] : 0;
+		ratio_skip[k] = skip ? secs[base][k] / secs[C_READ_SKIP][k] : 0;
 	}
 	double mb = (double)bytes / 1e6;
 	double file_mb = (double)st.st_size / 1e6;
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	       path, gz ? "gzip" : "plain", file_mb, mb, events, (double)bytes / (double)events);
 	printf("rounds         %d (median; each case a fresh process, interleaved)\n", runs);
 	static const char *const names[] = { "cat >/dev/null", "zlib inflate", "ts_trace_read",
-					     "read skip_python" };
+					     "read, skip py+flow" };
 	printf("%-18s %10s %10s %12s %12s\n", "case", "time_s", "MB/s", "peak_rss_MB", "rss_%_json");
 	for (int c = 0; c < ncases; c++) {
 		int w = cases[c];
@@ -216,8 +216,8 @@ int main(int argc, char **argv)
 	}
 	printf("ratio          ts_trace_read / %s = %.2f (speed, median of per-round ratios)\n",
 	       gz ? "zlib inflate" : "cat", median(ratio, runs));
-	if (skip_py)
-		printf("ratio          read skip_python / %s = %.2f\n", gz ? "zlib inflate" : "cat",
-		       median(ratio_py, runs));
+	if (skip)
+		printf("ratio          read skip py+flow / %s = %.2f\n", gz ? "zlib inflate" : "cat",
+		       median(ratio_skip, runs));
 	return 0;
 }

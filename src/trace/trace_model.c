@@ -6,12 +6,9 @@
  * columns always grow together. Columns are plain malloc/realloc arrays:
  * glibc serves big ones from mmap and grows them with mremap, so growing a
  * column never copies bytes and untouched capacity costs no resident memory.
- * Big columns ask for transparent huge pages because the first write to a
- * fresh 4 KiB page is slow on the target VMs (see performance-notes.md B3).
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include "trainscope/trace.h"
 
 static const char *const cat_names[TS_CAT_COUNT] = {
@@ -151,9 +148,10 @@ void ts_trace_release(struct ts_trace *t)
 	ts_trace_init(t);
 }
 
-#define HUGE_FROM ((size_t)8 << 20)
-
-/* realloc one column to cap elements; madvise big ones for huge pages. */
+/* realloc one column to cap elements. No MADV_HUGEPAGE: with THP in
+ * "madvise" defrag mode, faulting huge pages stalled in direct compaction
+ * for seconds (0.2 GB/s) when free huge pages ran out, while 4 KiB pages
+ * populate at 1.0-2.0 GB/s on the target VMs. */
 static int col_resize(void **p, size_t cap, size_t elem)
 {
 	void *np = realloc(*p, cap * elem);
@@ -161,14 +159,6 @@ static int col_resize(void **p, size_t cap, size_t elem)
 	if (!np)
 		return TS_ENOMEM;
 	*p = np;
-#ifdef MADV_HUGEPAGE
-	if (cap * elem >= HUGE_FROM) {
-		uintptr_t a = ((uintptr_t)np + 0x1fffff) & ~(uintptr_t)0x1fffff;
-		uintptr_t e = ((uintptr_t)np + cap * elem) & ~(uintptr_t)0x1fffff;
-		if (e > a)
-			madvise((void *)a, e - a, MADV_HUGEPAGE);
-	}
-#endif
 	return 0;
 }
 

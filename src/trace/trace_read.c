@@ -22,8 +22,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
-#include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
 #include "trace_src.h"
@@ -35,6 +33,7 @@
 enum { P_OK = 0, P_NEED = 1, P_TRUNC = 2, P_BAD = 3 };
 
 #define MAX_DEPTH 1024
+#define HOT __attribute__((always_inline))  /* per-token helpers GCC -O2 would call */
 #define EST_EVENT_BYTES 128         /* smallest typical event, for reserving */
 #define EST_RESERVE_FROM (256 << 10)
 
@@ -52,6 +51,7 @@ struct strv {
 /* args of one event that the model keeps (side tables, columns) */
 struct evargs {
 	int has_coll, has_bytes, has_mem, has_flops;
+	int rare_init;            /* the fields below are set (evargs_rare_init) */
 	uint32_t coll_name, pg_name, pg_desc, dtype;
 	int64_t seq, in_nelems, out_nelems, group_size;
 	uint64_t comms_id;
@@ -61,11 +61,13 @@ struct evargs {
 };
 
 /*
- * Column pages are faulted in by a helper thread a little ahead of the
- * parser: on the target VMs zeroing fresh pages costs as much as parsing,
- * and the second core is otherwise idle for plain files. It populates at
- * most PF_LEAD events ahead, so resident memory follows the events read,
- * not the reservation.
+ * Column pages are faulted in a little ahead of the parser with
+ * MADV_POPULATE_WRITE: on the target VMs zeroing fresh pages costs a
+ * third of parsing, and one batched call is cheaper than a fault per page.
+ * For plain files a helper thread does it on the otherwise idle core; for
+ * gzip (the other core inflates) the parser does it in batches. At most
+ * PF_LEAD events ahead, so resident memory follows the events read, not
+ * the reservation.
  */
 #define NCOLS 13
 #define PF_LEAD ((size_t)64 << 10)
@@ -79,6 +81,8 @@ struct prefault {
 	unsigned char *col[NCOLS];
 	size_t elem[NCOLS];
 	size_t cap;
+	int sync;                 /* no thread: the parser populates in batches */
+	size_t done;              /* sync: events populated so far */
 };
 
 struct rd {
@@ -104,7 +108,6 @@ struct rd {
 	/* vendor hints */
 	int hint_vendor;          /* from metadata keys */
 	uint64_t ncat[TS_CAT_COUNT];
-	int seen_dist_rank;
 };
 
 /* ------------------------------------------------------------ window */
@@ -131,40 +134,50 @@ static inline uint64_t abs_off(const struct rd *r, size_t i)
 	return r->src.base + i;
 }
 
-
 /* ------------------------------------------------------ prefault */
+
+/* Fault in the column pages of events [*done, want). */
+static void pf_populate(struct prefault *p, size_t *done, size_t want)
+{
+	const uintptr_t page = 4096;
+
+	if (want > p->cap)
+		want = p->cap;
+	if (want <= *done)
+		return;
+	for (int k = 0; k < NCOLS; k++) {
+		uintptr_t a = (uintptr_t)(p->col[k] + *done * p->elem[k]) & ~(page - 1);
+		uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
+#ifdef MADV_POPULATE_WRITE
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+		(void)a;
+		(void)e;
+#endif
+	}
+	*done = want;
+}
 
 static void *pf_main(void *arg)
 {
 	struct prefault *p = arg;
 	size_t done = 0;
-	const uintptr_t page = 4096;
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed) && done < p->cap) {
 		size_t want = atomic_load_explicit(&p->parsed, memory_order_relaxed) + PF_LEAD;
-		if (want > p->cap)
-			want = p->cap;
 		if (want <= done) {
 			struct timespec ts = { 0, 100000 };
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		for (int k = 0; k < NCOLS; k++) {
-			uintptr_t a = (uintptr_t)(p->col[k] + done * p->elem[k]) & ~(page - 1);
-			uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
-#ifdef MADV_POPULATE_WRITE
-			madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#else
-			(void)a;
-			(void)e;
-#endif
-		}
-		done = want;
+		pf_populate(p, &done, want);
 	}
 	return NULL;
 }
 
-static void pf_start(struct rd *r)
+/* Start faulting column pages ahead: in a thread (threaded 1) or in
+ * batches from the parser itself (when the other core is inflating). */
+static void pf_start(struct rd *r, int threaded)
 {
 	struct prefault *p = &r->pf;
 	struct ts_trace_events *e = &r->t->ev;
@@ -181,6 +194,11 @@ static void pf_start(struct rd *r)
 		p->elem[k] = elems[k];
 	}
 	p->cap = e->cap;
+	p->done = e->n;
+	if (!threaded) {
+		p->sync = 1;
+		return;
+	}
 	atomic_init(&p->parsed, e->n);
 	atomic_init(&p->stop, 0);
 	p->started = pthread_create(&p->th, NULL, pf_main, p) == 0;
@@ -188,6 +206,7 @@ static void pf_start(struct rd *r)
 
 static void pf_stop(struct rd *r)
 {
+	r->pf.sync = 0;
 	if (!r->pf.started)
 		return;
 	atomic_store(&r->pf.stop, 1);
@@ -255,7 +274,7 @@ static inline int is_hex(unsigned char c)
 }
 
 /* String at d[*ip] == '"'. Invalid UTF-8 is accepted as bytes. */
-static int scan_str(struct rd *r, size_t *ip, struct strv *out)
+static inline HOT int scan_str(struct rd *r, size_t *ip, struct strv *out)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip + 1;
@@ -503,11 +522,23 @@ key:
 
 /* An object key at d[*ip] == '"': keys are short and plain, so a byte loop
  * beats the vector scan; anything unusual goes through scan_str. */
-static inline int scan_key(struct rd *r, size_t *ip, struct strv *out)
+static inline HOT int scan_key(struct rd *r, size_t *ip, struct strv *out)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip + 1;
 
+#if defined(__SSE2__)
+	if (i + 16 <= len) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(d + i));
+		__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))), ctl);
+		int mask = _mm_movemask_epi8(m);
+		if (!mask)
+			return scan_str(r, ip, out);
+		i += (size_t)__builtin_ctz((unsigned)mask);
+	} else
+#endif
 	while (i < len && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20)
 		i++;
 	if (i < len && d[i] == '"') {
@@ -554,7 +585,7 @@ static inline int is_num_start(unsigned char c)
  * path. *ok is 0 when the value is not representable; the syntax is
  * checked either way.
  */
-static inline int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, int *ok)
+static inline HOT int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out, int *ok)
 {
 	const unsigned char *d = r->d;
 	size_t len = r->len, i = *ip;
@@ -675,19 +706,41 @@ static inline uint32_t icache_slot(const char *s, size_t n)
 		memcpy(&a, s, 8);
 		memcpy(&b, s + n - 8, 8);
 	} else {
-		memcpy(&a, s, n);
+		for (size_t k = 0; k < n; k++)
+			a |= (uint64_t)(unsigned char)s[k] << (8 * k);
 	}
 	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
 	return (uint32_t)(h >> 52) & (ICACHE_N - 1);
 }
 
-static int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
+/* memcmp(a, b, n) == 0 without a library call for the short strings that
+ * dominate (categories, most names). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y, u, v;
+
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	if (n >= 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(&u, a + n - 8, 8);
+		memcpy(&v, b + n - 8, 8);
+		return x == y && u == v;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (a[k] != b[k])
+			return 0;
+	return 1;
+}
+
+static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
 {
 	const struct ts_intern *in = &r->t->strings;
 	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
 	int64_t x;
 
-	if (c && in->lens[c - 1] == n && memcmp(in->strs[c - 1], s, n) == 0) {
+	if (c && in->lens[c - 1] == n && same_bytes(in->strs[c - 1], s, n)) {
 		*id = c - 1;
 		return 0;
 	}
@@ -935,6 +988,25 @@ static int arg_key(const char *s, size_t n)
 		(void)rc_;                                                 \
 	}
 
+/* The side-table fields are set up only when an event has one of their
+ * keys: most events have none, and this runs once per event. */
+static void evargs_rare_init(struct evargs *a)
+{
+	a->rare_init = 1;
+	a->coll_name = a->pg_name = a->pg_desc = a->dtype = TS_NO_ID;
+	a->seq = a->in_nelems = a->out_nelems = TS_NONE;
+	a->group_size = -1;
+	a->bytes = a->mem_bytes = TS_NONE;
+	a->total_alloc = a->total_resv = TS_NONE;
+	a->dev_type = a->dev_id = -1;
+}
+
+static inline void evargs_init(struct evargs *a)
+{
+	a->has_coll = a->has_bytes = a->has_mem = a->has_flops = 0;
+	a->rare_init = 0;
+}
+
 static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		      struct evargs *a)
 {
@@ -948,7 +1020,10 @@ static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		return rc;
 	}
 	OBJ_LOOP_BEGIN(r, i)
-	switch (arg_key(key, keyn)) {
+	int kind = arg_key(key, keyn);
+	if (kind >= A_BYTES && !a->rare_init)
+		evargs_rare_init(a);
+	switch (kind) {
 	case A_CORR: vrc = value_int(r, &i, &e->correlation); break;
 	case A_EXTID: vrc = value_int(r, &i, &e->external_id); break;
 	case A_STREAM: vrc = value_int(r, &i, &e->stream); break;
@@ -1002,16 +1077,6 @@ static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	return P_OK;
 }
 
-static void evargs_init(struct evargs *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->coll_name = a->pg_name = a->pg_desc = a->dtype = TS_NO_ID;
-	a->seq = a->in_nelems = a->out_nelems = TS_NONE;
-	a->group_size = -1;
-	a->bytes = a->mem_bytes = TS_NONE;
-	a->total_alloc = a->total_resv = TS_NONE;
-	a->dev_type = a->dev_id = -1;
-}
 
 /* Parse the event object at d[*ip] == '{' into e and a. */
 static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
@@ -1120,8 +1185,10 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 		t->meta.skipped++;
 		return 0;
 	}
-	if (r->pf.started && t->ev.n >= r->pf.cap)
+	if ((r->pf.started || r->pf.sync) && t->ev.n >= r->pf.cap)
 		pf_stop(r);   /* the columns are about to move */
+	if (r->pf.sync && t->ev.n >= r->pf.done)
+		pf_populate(&r->pf, &r->pf.done, t->ev.n + PF_LEAD);
 	idx = ts_trace_push_event(t, e);
 	if (idx < 0)
 		return (int)idx;
@@ -1785,19 +1852,26 @@ static enum ts_vendor detect_vendor(struct rd *r)
 	}
 	if (!device)
 		return TS_VENDOR_CPU;
-	/* runtime, driver and kernel names name the vendor */
+	/* runtime, driver and kernel names name the vendor (each distinct
+	 * name looked at once) */
 	int musa = 0, hip = 0;
+	uint8_t *seen = calloc(t->strings.count ? t->strings.count : 1, 1);
 	for (size_t i = 0; i < t->ev.n && !musa; i++) {
 		uint8_t c = t->ev.cat[i];
 		if (c != TS_CAT_RUNTIME && c != TS_CAT_DRIVER && c != TS_CAT_KERNEL)
 			continue;
 		uint32_t nm = t->ev.name[i];
+		if (nm == TS_NO_ID || (seen && seen[nm]))
+			continue;
+		if (seen)
+			seen[nm] = 1;
 		if (name_has_prefix(t, nm, "musa") || name_has_prefix(t, nm, "muLaunch") ||
 		    name_has_prefix(t, nm, "mcclKernel"))
 			musa = 1;
 		else if (name_has_prefix(t, nm, "hip"))
 			hip = 1;
 	}
+	free(seen);
 	if (musa || device_name_has(t, "MTT") || device_name_has(t, "Moore Threads"))
 		return TS_VENDOR_MUSA;
 	if (hip || device_name_has(t, "AMD") || device_name_has(t, "Radeon") ||
@@ -1858,8 +1932,7 @@ static int read_all(struct rd *r)
 		if (ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
 			return ts_err_set(r->err, TS_ENOMEM, "out of memory");
 		/* gzip keeps the other core busy inflating */
-		if (!r->src.gzip)
-			pf_start(r);
+		pf_start(r, !r->src.gzip);
 	}
 	rc = next_byte(r, &i);
 	if (rc == P_TRUNC)

@@ -321,7 +321,7 @@ static void gz_release(struct trace_gz *g)
 }
 
 /* Move the window onto the next inflated buffer, keeping data[keep..len). */
-static int gz_more(struct trace_src *s, size_t keep, struct ts_err *err)
+static int gz_step(struct trace_src *s, size_t keep, struct ts_err *err)
 {
 	struct trace_gz *g = s->gz;
 	const unsigned char *tail = s->data + keep;
@@ -532,8 +532,15 @@ int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err)
 		return 0;
 	if (s->count_nl)
 		s->nl_before += count_nl(s->data, keep);
-	if (s->gz)
-		return gz_more(s, keep, err);
+	if (s->gz) {
+		/* an event bigger than the window: grow it geometrically, so that
+		 * re-parsing the event after each refill stays linear overall */
+		size_t tail = s->len - keep;
+		int rc = gz_step(s, keep, err);
+		while (!rc && !s->eof && s->data == s->gz->scratch && s->len < 2 * tail)
+			rc = gz_step(s, 0, err);
+		return rc;
+	}
 	return plain_more(s, keep, err);
 }
 

@@ -753,8 +753,13 @@ TEST(trace_plain_and_gzip_windows)
 	/* garbage at 6 MB, past the first 4 MiB window */
 	const char *at = memmem(buf + 6000000, n - 6000000, "},\n  {", 6);
 	REQUIRE(at);
-	char *m = mutate(buf, n, at, 4, "@", &mn, &pos);
-	REQUIRE(m && pos > 6000000);
+	pos = (size_t)(at - buf) + 4;
+	char *m = malloc(n + 1);
+	REQUIRE(m);
+	memcpy(m, buf, pos);
+	m[pos] = '@';
+	memcpy(m + pos + 1, buf + pos, n - pos);
+	mn = n + 1;
 	REQUIRE(write_tmp(tmp, sizeof(tmp), m, mn) == 0);
 	ts_trace_init(&t);
 	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), TS_EPARSE);
@@ -839,4 +844,27 @@ TEST(trace_plain_reader_thread)
 	ts_trace_release(&t);
 	unlink(tmp);
 	free(buf);
+}
+
+/* Invalid UTF-8 in names (pytorch#136180) is kept byte for byte, in both
+ * modes: it is not a JSON structure error. */
+TEST(trace_invalid_utf8_kept)
+{
+	static const char text[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"bad\xff\xfe utf8 \xe2\x82\",\"pid\":\"\","
+		"\"tid\":\"PyTorch Profiler\",\"ts\":1,\"dur\":1}]}";
+	struct ts_trace t;
+	struct ts_err err;
+	struct ts_trace_opts strict = { .strict = 1 };
+
+	for (int k = 0; k < 2; k++) {
+		REQUIRE(read_text(&t, text, sizeof(text) - 1, "u.json", k ? &strict : NULL, &err) == 0);
+		REQUIRE(t.ev.n == 1);
+		CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "bad\xff\xfe utf8 \xe2\x82");
+		CHECK(TS_IS_STRID(t.ev.pid[0]));
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.pid[0] - TS_STRID_BASE)), "");
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.tid[0] - TS_STRID_BASE)), "PyTorch Profiler");
+		CHECK_I64(t.meta.recovered, 0);
+		ts_trace_release(&t);
+	}
 }
