@@ -16,10 +16,11 @@
 #include "trainscope/profile.h"
 #include "trainscope/table.h"
 #include "trainscope/trace.h"
+#include "trace_mpi.h"
 #include "trainscope/annotate.h"
 #include "trainscope/detect.h"
 
-enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH };
+enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI };
 
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
@@ -28,20 +29,28 @@ static const struct cli_opt opts[] = {
 	{ "strict", 0, NULL, "no recovery from known trace-writer bugs", OPT_STRICT },
 	{ "all-steps", 0, NULL, "list every step (default: up to 40 rows, then outliers only)", OPT_ALL_STEPS },
 	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
+	{ "mpi", 0, NULL, "run under mpirun: each process analyses its share of the files, process 0 reports", OPT_MPI },
 	{ 0 }
+};
+
+/* What a worker learns about one file besides the profile (sent as is
+ * between MPI processes of the same build). */
+struct slot_meta {
+	int rc;
+	struct ts_err err;
+	int truncated;
+	uint64_t truncated_at;
+	uint64_t recovered, first_recovery_at;
+	int rank_source;
 };
 
 struct slot {
 	const char *path;
 	struct ts_rank_prof prof;
-	struct ts_err err;
-	int rc;
-	int truncated;
-	uint64_t truncated_at;
-	uint64_t recovered, first_recovery_at;
-	int rank_source;
+	struct slot_meta m;
 	struct ts_prof_tracks tracks;
 	int want_tracks;
+	int skip;               /* --mpi: another process analyses this file */
 };
 
 struct pool {
@@ -68,15 +77,15 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	po.top_k = pl->top_k;
 	po.tracks = s->want_tracks ? &s->tracks : NULL;
 	ts_trace_init(&t);
-	ts_err_init(&s->err);
-	s->rc = ts_trace_read(&t, s->path, &o, &s->err);
-	if (!s->rc) {
-		s->truncated = t.meta.truncated;
-		s->truncated_at = t.meta.truncated_at;
-		s->recovered = t.meta.recovered;
-		s->first_recovery_at = t.meta.first_recovery_at;
-		s->rank_source = t.meta.rank_source;
-		s->rc = ts_rank_profile(&s->prof, &t, &po, &s->err);
+	ts_err_init(&s->m.err);
+	s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
+	if (!s->m.rc) {
+		s->m.truncated = t.meta.truncated;
+		s->m.truncated_at = t.meta.truncated_at;
+		s->m.recovered = t.meta.recovered;
+		s->m.first_recovery_at = t.meta.first_recovery_at;
+		s->m.rank_source = t.meta.rank_source;
+		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
 	}
 	ts_trace_release(&t);
 }
@@ -92,7 +101,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&pl->mu);
 		if (i >= pl->n)
 			break;
-		analyse_one(pl, &pl->slots[i], i);
+		if (!pl->slots[i].skip)
+			analyse_one(pl, &pl->slots[i], i);
 	}
 	return NULL;
 }
@@ -157,10 +167,10 @@ static void json_rank(struct ts_jw *w, const struct slot *s)
 	ts_jw_kstr(w, "vendor", vendor_of(p));
 	ts_jw_kstr(w, "device", p->device[0] ? p->device : NULL);
 	ts_jw_kbool(w, "legacy", p->legacy);
-	ts_jw_kbool(w, "truncated", s->truncated);
-	if (s->truncated)
-		ts_jw_ki64(w, "truncated_at_byte", (int64_t)s->truncated_at);
-	ts_jw_ki64(w, "recovered_events", (int64_t)s->recovered);
+	ts_jw_kbool(w, "truncated", s->m.truncated);
+	if (s->m.truncated)
+		ts_jw_ki64(w, "truncated_at_byte", (int64_t)s->m.truncated_at);
+	ts_jw_ki64(w, "recovered_events", (int64_t)s->m.recovered);
 	ts_jw_ki64(w, "steps_dropped", p->steps_dropped);
 	jus(w, "window_us", p->window_ns);
 	jus(w, "busy_us", p->busy_ns);
@@ -356,6 +366,17 @@ static void json_thresholds(struct ts_jw *w)
 	ts_jw_obj_end(w);
 }
 
+static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
+{
+	ts_jw_ki64(w, "steps", s->steps);
+	ts_jw_ki64(w, "late_steps", s->late_steps);
+	jus(w, "lateness_p25_us", s->late_p25_ns);
+	jus(w, "lateness_p50_us", s->late_p50_ns);
+	jus(w, "median_step_us", s->median_step_ns);
+	jus(w, "own_noncomm_us", s->own_noncomm_ns);
+	jus(w, "peer_noncomm_us", s->peer_noncomm_ns);
+}
+
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 			const struct ts_job_prof *j)
 {
@@ -379,14 +400,19 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 		const struct ts_straggler *s = &j->stragglers.v[i];
 		ts_jw_obj(&w);
 		ts_jw_ki64(&w, "rank", s->rank);
-		ts_jw_ki64(&w, "steps", s->steps);
-		ts_jw_ki64(&w, "late_steps", s->late_steps);
-		jus(&w, "lateness_p25_us", s->late_p25_ns);
-		jus(&w, "lateness_p50_us", s->late_p50_ns);
-		jus(&w, "median_step_us", s->median_step_ns);
-		jus(&w, "own_noncomm_us", s->own_noncomm_ns);
-		jus(&w, "peer_noncomm_us", s->peer_noncomm_ns);
+		json_lateness(&w, s);
 		ts_jw_kstr(&w, "evidence", s->evidence);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "lateness");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < j->per_rank.n; i++) {
+		const struct ts_straggler *s = &j->per_rank.v[i];
+		ts_jw_obj(&w);
+		ts_jw_ki64(&w, "rank", s->rank);
+		json_lateness(&w, s);
+		ts_jw_kbool(&w, "straggler", s->straggler);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
@@ -546,6 +572,12 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			   (long long)p->rank, (long long)p->window_no, (long long)p->kernel_names);
 		ts_table_render(&t, out, 2);
 		ts_table_release(&t);
+		ts_sb_adds(out, "  classes, union (sum) in ms:");
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (p->class_count[k])
+				ts_sb_addf(out, " %s %.1f (%.1f)", ts_kclass_name((enum ts_kclass)k),
+					   ms(p->class_union_ns[k]), ms(p->class_sum_ns[k]));
+		ts_sb_addc(out, '\n');
 		ts_sb_addf(out, "  launch: %lld calls, p50 %.1f us, p90 %.1f us; delay p50 %.1f us, "
 			   "p90 %.1f us, max %.1f us; %lld kernels shorter than their launch call (%lld linked activities)",
 			   (long long)p->launch.calls, (double)p->launch.call_p50_ns / 1e3,
@@ -593,9 +625,17 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 				   (long long)(j->skew.worst_step == TS_NONE ? -1 : j->skew.worst_step));
 		else
 			ts_sb_adds(out, "  no collectives matched across ranks\n");
+		for (size_t i = 0; i < j->per_rank.n; i++) {
+			const struct ts_straggler *s = &j->per_rank.v[i];
+			ts_sb_addf(out, "  rank %lld: late in %lld of %lld steps, lateness p25 %.1f ms, "
+				   "median %.1f ms; outside comm %.1f ms vs %.1f ms on peers\n",
+				   (long long)s->rank, (long long)s->late_steps, (long long)s->steps,
+				   ms(s->late_p25_ns), ms(s->late_p50_ns), ms(s->own_noncomm_ns),
+				   ms(s->peer_noncomm_ns));
+		}
 		if (!j->stragglers.n)
 			ts_sb_addf(out, "  stragglers: none (a rank must arrive last with lateness "
-				   "p25 >= %.0f%% of the median step over >= %d steps)\n",
+				   "p25 >= %.0f%% of its median step over >= %d steps)\n",
 				   100 * TS_STRAGGLER_FRAC, TS_STRAGGLER_MIN_STEPS);
 		for (size_t i = 0; i < j->stragglers.n; i++)
 			ts_sb_addf(out, "  straggler: %s\n", j->stragglers.v[i].evidence);
@@ -609,6 +649,56 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 				   (long long)j->ranks[i]->rank, (long long)j->ranks[i]->window_no,
 				   ts_wall_name(j->ranks[i]->verdict.wall),
 				   100 * j->ranks[i]->verdict.share);
+}
+
+/* ------------------------------------------------------------ MPI */
+
+/*
+ * Process r analysed files i with i % size == r. Every process but 0 sends
+ * each of its results (meta + packed profile) to process 0 in file order;
+ * process 0 receives the others' results in the same order, so it ends up
+ * with every slot filled as if it had analysed all files itself.
+ */
+static int mpi_gather(struct cli_ctx *ctx, struct pool *pl, int mrank, int msize)
+{
+	struct ts_sb sb;
+	struct ts_err err;
+	char why[256];
+	int rc = 0;
+
+	ts_sb_init(&sb);
+	for (size_t i = 0; i < pl->n && !rc; i++) {
+		struct slot *s = &pl->slots[i];
+		int owner = (int)(i % (size_t)msize);
+		if (mrank != 0 && owner == mrank) {
+			ts_sb_reset(&sb);
+			ts_sb_add(&sb, &s->m, sizeof(s->m));
+			ts_rank_prof_pack(&s->prof, &sb);
+			if (sb.failed || trace_mpi_send(sb.buf, sb.len, why, sizeof(why))) {
+				cli_error(ctx, "--mpi: process %d: %s", mrank, sb.failed ? "out of memory" : why);
+				rc = EXIT_INTERNAL;
+			}
+		} else if (mrank == 0 && owner != 0) {
+			if (trace_mpi_recv(owner, &sb, why, sizeof(why))) {
+				cli_error(ctx, "--mpi: %s", why);
+				rc = EXIT_INTERNAL;
+				break;
+			}
+			ts_rank_prof_release(&s->prof);
+			ts_rank_prof_init(&s->prof);
+			if (sb.len < sizeof(s->m) ||
+			    ts_rank_prof_unpack(&s->prof, sb.buf + sizeof(s->m), sb.len - sizeof(s->m), &err)) {
+				cli_error(ctx, "--mpi: bad result for %s from process %d", s->path, owner);
+				rc = EXIT_INTERNAL;
+				break;
+			}
+			memcpy(&s->m, sb.buf, sizeof(s->m));
+		}
+	}
+	ts_sb_release(&sb);
+	if (rc)
+		trace_mpi_abort(rc);
+	return rc;
 }
 
 /* ------------------------------------------------------------ command */
@@ -665,7 +755,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_rank_prof **profs = NULL;
 	long long top = 10, jobs = 2, depth = 2;
 	const char *annotate = NULL;
-	int strict = 0, all_steps = 0;
+	int strict = 0, all_steps = 0, use_mpi = 0, mpi_on = 0, mrank = 0, msize = 1;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -689,6 +779,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			strict = 1;
 		if (a->key == OPT_ALL_STEPS)
 			all_steps = 1;
+		if (a->key == OPT_MPI)
+			use_mpi = 1;
 	}
 	if (p.npos == 0) {
 		cli_error(ctx, "no input given");
@@ -705,6 +797,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 
+	if (use_mpi) {
+		char why[256];
+		if (trace_mpi_start(&mrank, &msize, why, sizeof(why))) {
+			cli_error(ctx, "--mpi: %s", why);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		mpi_on = 1;
+	}
 	pl.n = files.n;
 	pl.top_k = (int)top;
 	pl.strict = strict;
@@ -720,27 +821,33 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_rank_prof_init(&pl.slots[i].prof);
 		ts_prof_tracks_init(&pl.slots[i].tracks);
 		pl.slots[i].want_tracks = annotate != NULL;
+		pl.slots[i].skip = (int)(i % (size_t)msize) != mrank;
 		profs[i] = &pl.slots[i].prof;
 	}
 	pthread_mutex_init(&pl.mu, NULL);
 	run_pool(&pl, (int)jobs);
 	pthread_mutex_destroy(&pl.mu);
 
+	if (use_mpi) {
+		rc = mpi_gather(ctx, &pl, mrank, msize);
+		if (rc || mrank != 0)
+			goto out;
+	}
 	for (size_t i = 0; i < files.n; i++) {
 		struct slot *s = &pl.slots[i];
-		if (s->rc) {
-			rc = cli_fail(ctx, &s->err);
+		if (s->m.rc) {
+			rc = cli_fail(ctx, &s->m.err);
 			goto out;
 		}
-		if (s->truncated)
+		if (s->m.truncated)
 			cli_warn(ctx, "%s: truncated at byte %llu; analysed every complete event before it"
 				 " (%lld step%s cut by the end dropped)",
-				 s->path, (unsigned long long)s->truncated_at,
+				 s->path, (unsigned long long)s->m.truncated_at,
 				 (long long)s->prof.steps_dropped, s->prof.steps_dropped == 1 ? "" : "s");
-		if (s->recovered)
+		if (s->m.recovered)
 			cli_warn(ctx, "%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
-				 s->path, (unsigned long long)s->recovered,
-				 (unsigned long long)s->first_recovery_at);
+				 s->path, (unsigned long long)s->m.recovered,
+				 (unsigned long long)s->m.first_recovery_at);
 	}
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);
@@ -763,6 +870,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	rc = cli_emit(ctx, &out);
 out:
+	if (mpi_on)
+		trace_mpi_stop();
 	ts_job_prof_release(&job);
 	if (pl.slots)
 		for (size_t i = 0; i < pl.n; i++) {
@@ -791,7 +900,11 @@ const struct cli_command cli_cmd_trace = {
 		"outliers and their reason. Across ranks it matches collectives, reports their\n"
 		"skew and names stragglers. The wall verdict (compute, memory, communication,\n"
 		"host, data, straggler) is printed with the numbers and thresholds behind it.\n"
-		"Definitions: docs/trace-analysis.md.",
+		"\n"
+		"Under MPI (mpirun -n N trainscope trace --mpi PATH...) every process expands\n"
+		"the same inputs, analyses the files i with i % N == its rank, and process 0\n"
+		"gathers the compact results and prints the report. Definitions:\n"
+		"docs/trace-analysis.md.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

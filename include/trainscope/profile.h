@@ -239,6 +239,18 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 /* String of a name id in p->names. */
 const char *ts_prof_str(const struct ts_rank_prof *p, uint32_t id);
 
+/*
+ * Compact binary form of a rank profile, to move it between processes of
+ * the same build (MPI gather): the struct, its four arrays and its names.
+ * Not a file format: same binary, same architecture only.
+ * pack appends to out (check out->failed). unpack fills a freshly
+ * initialised p from data[0..n) and returns 0 or TS_EPARSE when the bytes
+ * are not a complete profile of this build; p is then safe to release.
+ */
+void ts_rank_prof_pack(const struct ts_rank_prof *p, struct ts_sb *out);
+int ts_rank_prof_unpack(struct ts_rank_prof *p, const void *data, size_t n,
+			struct ts_err *err);
+
 /* ------------------------------------------------------------ job */
 
 struct ts_straggler {
@@ -249,6 +261,7 @@ struct ts_straggler {
 	int64_t median_step_ns;
 	int64_t own_noncomm_ns; /* median step time outside comm, this rank */
 	int64_t peer_noncomm_ns;/* same, median over the other ranks */
+	int straggler;          /* passed the straggler rule */
 	char evidence[TS_EVIDENCE_MAX];
 };
 
@@ -266,6 +279,7 @@ struct ts_job_prof {
 	size_t n;
 	int64_t nranks;                /* distinct ranks */
 	TS_VEC(struct ts_straggler) stragglers;
+	TS_VEC(struct ts_straggler) per_rank; /* the same figures for every rank with matched steps */
 	struct ts_skew_stat skew;
 	struct ts_verdict wall;
 };

@@ -38,6 +38,7 @@ void ts_job_prof_init(struct ts_job_prof *j)
 void ts_job_prof_release(struct ts_job_prof *j)
 {
 	TS_VEC_RELEASE(j->stragglers);
+	TS_VEC_RELEASE(j->per_rank);
 	free(j->ranks);
 	ts_job_prof_init(j);
 }
@@ -185,9 +186,10 @@ static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 			free(v);
 			return TS_ENOMEM;
 		}
-		if (s.steps >= TS_STRAGGLER_MIN_STEPS &&
-		    (double)s.late_p25_ns >= TS_STRAGGLER_FRAC * (double)s.median_step_ns &&
-		    s.own_noncomm_ns > s.peer_noncomm_ns) {
+		s.straggler = s.steps >= TS_STRAGGLER_MIN_STEPS &&
+			      (double)s.late_p25_ns >= TS_STRAGGLER_FRAC * (double)s.median_step_ns &&
+			      s.own_noncomm_ns > s.peer_noncomm_ns;
+		if (s.straggler) {
 			snprintf(s.evidence, sizeof(s.evidence),
 				 "rank %lld arrived last at matched collectives in %lld of %lld steps; "
 				 "lateness p25 %.1f ms, median %.1f ms (threshold %.0f%% of median step "
@@ -202,6 +204,10 @@ static int stragglers(struct ts_job_prof *j, struct late *lv, size_t nl)
 				free(v);
 				return TS_ENOMEM;
 			}
+		}
+		if (TS_VEC_PUSH(j->per_rank, s)) {
+			free(v);
+			return TS_ENOMEM;
 		}
 		i = e;
 	}

@@ -311,3 +311,67 @@ TEST(profile_cpu_slow_step_without_stall)
 	ts_rank_prof_release(&p);
 	tb_release(&t);
 }
+
+/*
+ * MUSA naming (shared/reference/musa.md): musaLaunchKernel / musaGraphLaunch
+ * runtime calls, mcclKernel_* collectives, "Memcpy1 HtoD (...)" and
+ * "MemTransfer(d2d)" copies. Times in us:
+ *   CPU  ProfilerStep#7 [0,1000); launches: gemm [10,15) c1, mccl [20,25) c2,
+ *        graph [30,40) c3 (launches two kernels c3), copy [50,52) c4, [60,62) c5
+ *   GPU  s1: muDNN gemm [100,300) c1; graph kernels [300,350) c3, [350,360) c3
+ *        s2: mccl AllReduce [200,500) c2
+ *        s3: Memcpy1 HtoD [500,520) c4 2000 B; MemTransfer(d2d) [520,530) c5
+ */
+TEST(profile_musa_naming)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	struct ts_trace_xfer x;
+	size_t e;
+
+	tb_init(&t);
+	tb_cpu(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#7", 0, 1000);
+	tb_launch(&t, "musaLaunchKernel", 10, 5, 1);
+	tb_launch(&t, "musaLaunchKernel", 20, 5, 2);
+	tb_launch(&t, "musaGraphLaunch", 30, 10, 3);
+	tb_launch(&t, "musaMemcpyAsync", 50, 2, 4);
+	tb_launch(&t, "musaMemcpyAsync", 60, 2, 5);
+	tb_gpu(&t, TS_CAT_KERNEL, "void musa::dnn::(anonymous namespace)::batch_gemv_row_continuous_kernel<__half>", 1, 100, 200, 1);
+	tb_gpu(&t, TS_CAT_KERNEL, "triton_poi_fused_add_0", 1, 300, 50, 3);
+	tb_gpu(&t, TS_CAT_KERNEL, "triton_poi_fused_mul_1", 1, 350, 10, 3);
+	tb_gpu(&t, TS_CAT_KERNEL, "mcclKernel_AllReduce_RING_SIMPLE_Sum___mt_bfloat16", 2, 200, 300, 2);
+	e = tb_gpu(&t, TS_CAT_MEMCPY, "Memcpy1 HtoD (Pageable -> Device)", 3, 500, 20, 4);
+	x = (struct ts_trace_xfer){ (uint32_t)e, 2000 };
+	TS_VEC_PUSH(t.xfer, x);
+	tb_gpu(&t, TS_CAT_MEMCPY, "MemTransfer(d2d)", 3, 520, 10, 5);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	/* compute = gemm [100,300) ∪ triton [300,360) = 260; comm [200,500) = 300;
+	 * exposed comm = [360,500) = 140; memcpy [500,530) = 30, none under
+	 * compute or comm -> exposed 30 */
+	CHECK_I64(p.compute_ns, 260 * US);
+	CHECK_I64(p.comm_ns, 300 * US);
+	CHECK_I64(p.exposed_comm_ns, 140 * US);
+	CHECK_I64(p.memcpy_ns, 30 * US);
+	CHECK_I64(p.exposed_memcpy_ns, 30 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_GEMM], 200 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_TRITON], 60 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_COMM], 300 * US);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].bytes, 2000);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].ns, 20 * US);
+	CHECK_I64(p.xfer[TS_MDIR_DTOD].count, 1);
+	CHECK_I64(p.xfer[TS_MDIR_DTOD].bytes, -1);
+	/* 5 launch calls, one graph launch that launched 2 activities; all 6
+	 * activities linked by correlation */
+	CHECK_I64(p.launch.calls, 5);
+	CHECK_I64(p.launch.graph_launches, 1);
+	CHECK_I64(p.launch.graph_activities, 2);
+	CHECK_I64(p.launch.linked, 6);
+	/* the mccl kernel is a collective of step 7 */
+	REQUIRE(p.colls.n == 1);
+	CHECK_I64(p.colls.v[0].step, 7);
+	CHECK_STR(ts_prof_str(&p, p.colls.v[0].name), "mcclKernel_AllReduce_RING_SIMPLE_Sum___mt_bfloat16");
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
