@@ -23,7 +23,4 @@ int64_t cli_fixed_now_ns(void);
  */
 int cli_run_capture(const char *const argv[], struct ts_sb *out, int timeout_ms);
 
-/* "FIRST-LAST" (or FIRST:LAST) iterations, 1 <= FIRST <= LAST. 0 or -1. */
-int cli_parse_window(const char *s, int64_t *first, int64_t *last);
-
 #endif

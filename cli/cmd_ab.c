@@ -400,7 +400,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			o.variable = a->val;
 			break;
 		case OPT_WINDOW:
-			if (cli_parse_window(a->val, &o.win_first, &o.win_last)) {
+			if (ts_parse_window(a->val, &o.win_first, &o.win_last)) {
 				cli_error(ctx, "--window: expected FIRST-LAST iterations, got '%s'", a->val);
 				rc = EXIT_USAGE;
 				goto out;
@@ -464,13 +464,14 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_sb_add(&out, json.buf, json.len);
 	else
 		write_text(ctx, &res, &out);
+	if ((rc = cli_emit(ctx, &out)))
+		goto out;
 	if (!db)
 		db = getenv("TRAINSCOPE_DB");
+	/* the verdict is shown even when the ledger cannot take it */
 	if (db && *db && (rc = record(ctx, db, workload, runs, nb, nc, &res, &json)))
 		goto out;
-	rc = cli_emit(ctx, &out);
-	if (!rc)
-		rc = res.verdict == TS_VERDICT_INVALID ? EXIT_USAGE : res.accepted ? EXIT_OK : EXIT_GATE;
+	rc = res.verdict == TS_VERDICT_INVALID ? EXIT_USAGE : res.accepted ? EXIT_OK : EXIT_GATE;
 out:
 	for (size_t i = 0; runs && i < nb + nc; i++)
 		ts_run_release(&runs[i]);

@@ -274,6 +274,23 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 	jw_fixed_or_null(&w, "activation", log->theo_activation_mb, 2);
 	jw_fixed_or_null(&w, "total", log->theo_total_mb, 2);
 	ts_jw_obj_end(&w);
+	ts_jw_key(&w, "theoretical_params_billions");
+	ts_jw_obj(&w);
+	jw_fixed_or_null(&w, "transformer_block", log->theo_params_b, 4);
+	jw_fixed_or_null(&w, "most_loaded_shard", log->theo_params_shard_b, 4);
+	ts_jw_obj_end(&w);
+
+	ts_jw_key(&w, "hf_trainer_summary");
+	if (isfinite(log->hf_train_runtime_s) || isfinite(log->hf_steps_per_s)) {
+		ts_jw_obj(&w);
+		jw_fixed_or_null(&w, "train_runtime_s", log->hf_train_runtime_s, 4);
+		jw_fixed_or_null(&w, "train_steps_per_s", log->hf_steps_per_s, 4);
+		jw_fixed_or_null(&w, "mean_step_time_ms",
+				 log->hf_steps_per_s > 0 ? 1e3 / log->hf_steps_per_s : NAN, 3);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
 
 	ts_jw_key(&w, "notes");
 	ts_jw_arr(&w);
@@ -321,6 +338,46 @@ static void sparkline(const struct ts_steps_report *r, struct ts_sb *out)
 		}
 		level = hi > lo ? (int)((m - lo) / (hi - lo) * 7.999) : 0;
 		ts_sb_adds(out, bars[level]);
+	}
+}
+
+static void render_stalls(struct cli_ctx *ctx, const struct ts_steps_report *r,
+			  struct ts_sb *out)
+{
+	const char *bold = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
+	const char *yellow = cli_style(ctx, "yellow");
+
+	ts_sb_addf(out, "%sstalls%s      ", bold, reset);
+	if (r->periodic.found)
+		ts_sb_addf(out, "%speriodic every %lld iterations (phase %lld): %zu of %zu slots, "
+			   "%.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   (long long)r->periodic_period_iters, (long long)r->periodic_phase_iters,
+			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
+			   r->periodic.p_value, reset);
+	else
+		ts_sb_adds(out, "no periodic stall\n");
+	if (r->noutliers) {
+		struct ts_table t;
+
+		ts_table_init(&t);
+		ts_table_col(&t, "iteration", NULL, TS_RIGHT, 0);
+		ts_table_col(&t, "step", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "excess", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "reason", NULL, TS_LEFT, 0);
+		for (size_t i = 0; i < r->noutliers; i++) {
+			const struct ts_outlier *o = &r->outliers[i];
+
+			ts_table_cell(&t, "%lld", (long long)o->iteration);
+			ts_table_cell(&t, "%.1f", o->step_ms);
+			ts_table_cell(&t, "%.1f", o->baseline_ms);
+			ts_table_cell(&t, "%.1f", o->excess_ms);
+			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
+		}
+		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",
+			   r->noutliers, r->outlier_share * 100);
+		ts_table_render(&t, out, 12);
+		ts_table_release(&t);
 	}
 }
 
@@ -374,42 +431,11 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 	if (isfinite(r->tflops_median))
 		ts_sb_addf(out, "%slogged%s      %.1f TFLOP/s/GPU median, %.1f mean\n", bold, reset,
 			   r->tflops_median, r->tflops_mean);
-	if (r->n) {
+	if (r->win_n) {
 		ts_sb_addf(out, "%sseries%s      ", bold, reset);
 		sparkline(r, out);
 		ts_sb_addc(out, '\n');
-	}
-	ts_sb_addf(out, "%sstalls%s      ", bold, reset);
-	if (r->periodic.found)
-		ts_sb_addf(out, "%speriodic every %lld iterations (phase %lld): %zu of %zu slots, "
-			   "%.1f %% of wall time (p = %.2g)%s\n", yellow,
-			   (long long)r->periodic_period_iters, (long long)r->periodic_phase_iters,
-			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
-			   r->periodic.p_value, reset);
-	else
-		ts_sb_adds(out, "no periodic stall\n");
-	if (r->noutliers) {
-		struct ts_table t;
-
-		ts_table_init(&t);
-		ts_table_col(&t, "iteration", NULL, TS_RIGHT, 0);
-		ts_table_col(&t, "step", "ms", TS_RIGHT, 0);
-		ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
-		ts_table_col(&t, "excess", "ms", TS_RIGHT, 0);
-		ts_table_col(&t, "reason", NULL, TS_LEFT, 0);
-		for (size_t i = 0; i < r->noutliers; i++) {
-			const struct ts_outlier *o = &r->outliers[i];
-
-			ts_table_cell(&t, "%lld", (long long)o->iteration);
-			ts_table_cell(&t, "%.1f", o->step_ms);
-			ts_table_cell(&t, "%.1f", o->baseline_ms);
-			ts_table_cell(&t, "%.1f", o->excess_ms);
-			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
-		}
-		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",
-			   r->noutliers, r->outlier_share * 100);
-		ts_table_render(&t, out, 12);
-		ts_table_release(&t);
+		render_stalls(ctx, r, out);
 	}
 	ts_sb_addf(out, "%sloss%s        final ", bold, reset);
 	if (isfinite(r->final_loss))
@@ -471,6 +497,10 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 				   r->buckets[i].weight * 100);
 		ts_sb_addc(out, '\n');
 	}
+	if (log->hf_steps_per_s > 0)
+		ts_sb_addf(out, "%shf summary%s %.4g steps/s over %.1f s: mean step %.1f ms (whole run, "
+			   "warm-up included)\n", bold, reset, log->hf_steps_per_s,
+			   log->hf_train_runtime_s, 1e3 / log->hf_steps_per_s);
 	if (isfinite(log->theo_total_mb))
 		ts_sb_addf(out, "%stheoretical%s weights+optimizer %.1f MB, activations %.1f MB, total %.1f MB\n",
 			   bold, reset, log->theo_weight_opt_mb, log->theo_activation_mb,
@@ -485,10 +515,11 @@ static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
 	char buf[40];
 
 	ts_sb_adds(out, "iteration,rank,step_time_ms,loss,grad_norm,learning_rate,loss_scale,"
-			"tflops_per_gpu,skipped,nan,tokens,bucket\n");
+			"tflops_per_gpu,energy_j_per_gpu,power_w_per_gpu,skipped,nan,tokens,bucket\n");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		const double f[5] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops };
+		const double f[7] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops,
+				      s->energy_j, s->power_w };
 		const int64_t ints[4] = { s->skipped, s->nan_iters, s->tokens, s->bucket };
 
 		ts_sb_addf(out, "%lld,", (long long)s->iteration);
@@ -497,7 +528,7 @@ static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
 		ts_sb_addc(out, ',');
 		if (s->step_ns != TS_NO_INT)
 			ts_sb_addf(out, "%.6f", (double)s->step_ns / 1e6);
-		for (int k = 0; k < 5; k++) {
+		for (int k = 0; k < 7; k++) {
 			ts_sb_addc(out, ',');
 			if (!isnan(f[k]) || (k == 0 && (s->flags & TS_STEP_LOSS_NONFINITE))) {
 				ts_fmt_f64(buf, sizeof(buf), f[k]);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
-#include "cli_gate.h"
 #include "trainscope/gate.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/table.h"
@@ -33,7 +32,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_sb_init(&out);
 	ts_err_init(&err);
 	for (size_t i = 0; i < p.nopts; i++)
-		if (p.opts[i].key == OPT_WINDOW && cli_parse_window(p.opts[i].val, &first, &last)) {
+		if (p.opts[i].key == OPT_WINDOW && ts_parse_window(p.opts[i].val, &first, &last)) {
 			cli_error(ctx, "--window: expected FIRST-LAST iterations, got '%s'", p.opts[i].val);
 			rc = EXIT_USAGE;
 			goto out;

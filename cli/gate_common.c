@@ -119,19 +119,3 @@ int cli_run_capture(const char *const argv[], struct ts_sb *out, int timeout_ms)
 		rc = WEXITSTATUS(status);
 	return rc;
 }
-
-int cli_parse_window(const char *s, int64_t *first, int64_t *last)
-{
-	char *end;
-	long long a = strtoll(s, &end, 10), b;
-
-	if (end == s || (*end != '-' && *end != ':'))
-		return -1;
-	s = end + 1;
-	b = strtoll(s, &end, 10);
-	if (end == s || *end || a < 1 || b < a)
-		return -1;
-	*first = a;
-	*last = b;
-	return 0;
-}

@@ -38,10 +38,11 @@
 struct ts_contract_field {
 	const char *key;   /* "environment.os", "workload.tp", ... */
 	const char *value; /* NULL = unknown */
+	size_t seq;        /* order set (a later value of a key wins) */
 };
 
 struct ts_contract {
-	TS_VEC(struct ts_contract_field) fields; /* sorted by key (ts_contract_finish) */
+	TS_VEC(struct ts_contract_field) fields; /* one per key, sorted, after ts_contract_finish */
 	TS_VEC(const char *) reasons;            /* why benchmark-only; empty if training-equivalent */
 	int benchmark_only;
 	const char *captured_time;   /* ISO 8601 UTC, informational */
@@ -52,7 +53,7 @@ struct ts_contract {
 void ts_contract_init(struct ts_contract *c);
 void ts_contract_release(struct ts_contract *c);
 
-/* Set key to value (copied; NULL = unknown), replacing an earlier value.
+/* Set key to value (copied; NULL = unknown); the last value set wins.
  * Returns 0 or TS_ENOMEM. */
 int ts_contract_set(struct ts_contract *c, const char *key, const char *value);
 /* Value of key; NULL when unknown or missing. *found (may be NULL) says
@@ -88,6 +89,9 @@ int ts_contract_capture_env(struct ts_contract *c, const struct ts_probe *p, str
  * block.
  */
 int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err *err);
+/* The same on a caller-owned buffer (name is used in messages). */
+int ts_contract_from_log_mem(struct ts_contract *c, const char *data, size_t n,
+			     const char *name, struct ts_err *err);
 
 /* Sort the fields and compute the label and its reasons from workload.*. */
 int ts_contract_finish(struct ts_contract *c);

@@ -9,8 +9,10 @@
  * (3.3, 5.4). Times are milliseconds in doubles (derived from the logs'
  * integer nanoseconds), memory bytes.
  *
- * Ownership: a ts_run owns its points and contract; a result owns every
- * string and array it points to (its arena), freed by *_release().
+ * Ownership: a ts_run owns its points, contract and model; a result owns
+ * its strings and arrays (its arena), freed by *_release(), except that
+ * run paths and contract differences point into the ts_runs compared: keep
+ * them alive while the result is used.
  */
 #ifndef TRAINSCOPE_GATE_H
 #define TRAINSCOPE_GATE_H
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include "trainscope/contract.h"
 #include "trainscope/core.h"
+#include "trainscope/model.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -58,6 +61,13 @@ struct ts_run {
 	double peak_host_bytes;     /* max host RSS, NAN unknown */
 	int has_trace;              /* a profiler trace sits in the run directory */
 	size_t nprofiled;           /* ProfilerStep entries found in its traces */
+	/* the model, for recomputing TFLOP/s: a Hugging Face config.json in the
+	 * directory, else the arguments block of a Megatron log */
+	struct ts_model model;
+	int has_model;
+	struct ts_model_args args;  /* from the Megatron arguments block (zeros if none) */
+	int has_args;
+	char model_path[TS_ERR_PATH_MAX];
 };
 
 void ts_run_init(struct ts_run *r);
@@ -98,6 +108,10 @@ struct ts_window {
  */
 int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts_window *w,
 		  struct ts_err *err);
+
+/* "41-50" or "41:50" -> first 41, last 50 (1 <= first <= last).
+ * TS_EUSAGE for anything else (s may be NULL). */
+int ts_parse_window(const char *s, int64_t *first, int64_t *last);
 
 /* Step times (ms) of the window's usable points, with their iterations
  * (iters may be NULL). Returns the count written (at most cap). */

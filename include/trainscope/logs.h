@@ -74,6 +74,7 @@ struct ts_step {
 	double grad_norm, lr, loss_scale, num_zeros, params_norm;
 	double tflops;            /* logged TFLOP/s per GPU */
 	double tokens_per_s_gpu;  /* logged tokens/s per GPU (Primus) */
+	double energy_j, power_w; /* logged J/iteration/GPU and W/GPU */
 	double mem_alloc_bytes, mem_max_alloc_bytes;     /* device memory */
 	double mem_reserved_bytes, mem_max_reserved_bytes;
 	double rss_max_bytes;     /* host RSS (CPU runs) */
@@ -120,8 +121,10 @@ struct ts_steplog {
 	TS_VEC(struct ts_mem_report) mem;
 	TS_VEC(struct ts_log_note) notes;
 	struct ts_intern names;           /* extra-loss names */
-	/* Theoretical memory footprints (MB as printed), NAN when absent. */
+	/* Theoretical memory footprints (MB as printed) and parameter counts
+	 * (billions: transformer block, most loaded shard), NAN when absent. */
 	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
+	double theo_params_b, theo_params_shard_b;
 	/* HF Trainer final summary, NAN when absent. */
 	double hf_train_runtime_s, hf_steps_per_s;
 	uint64_t lines, bytes;            /* read so far, all files */

@@ -46,8 +46,9 @@ void ts_stats_sort(double *x, size_t n);
  */
 double ts_stats_quantile_sorted(const double *sorted, size_t n, double p);
 
-/* Type-7 quantiles p[0..np) of unsorted x, written to out[0..np). One
- * sorted copy is made. TS_EUSAGE when n == 0. */
+/* Type-7 quantiles p[0..np) of unsorted x, written to out[0..np) (NAN for
+ * p outside [0, 1]). Works on one copy by selection, O(n) per p.
+ * TS_EUSAGE when n == 0. */
 int ts_stats_quantiles(const double *x, size_t n, const double *p, size_t np,
 		       double *out);
 
@@ -244,7 +245,7 @@ int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
  * and z_i = 0.6745 e_i / s, the modified z-score of Iglewicz & Hoaglin
  * applied to the detrended residual (the moving median follows slow drift
  * and level shifts, which a global median would count as spikes). s is
- * floored at 1e-9 times the median |x| (1e-300 for an all-zero series).
+ * floored at 1e-9 times the mean |x| (1e-300 for an all-zero series).
  * Writes base and z (n each; either may be NULL). 1 <= h <= 16.
  * TS_EUSAGE when n == 0 or h is out of range.
  */

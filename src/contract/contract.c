@@ -37,21 +37,19 @@ static const char *dup(struct ts_contract *c, const char *s, size_t n)
 	return ts_arena_strndup(&c->arena, s, n);
 }
 
+/* Append key = value; a later value of the same key wins (ts_contract_get
+ * searches from the end, ts_contract_finish keeps the last). Appending
+ * keeps a hostile contract with many keys linear to read. */
 static int set_n(struct ts_contract *c, const char *key, size_t keylen, const char *value,
 		 size_t vlen)
 {
-	const char *v = NULL;
+	struct ts_contract_field f;
 
-	if (value && !(v = dup(c, value, vlen)))
+	f.value = NULL;
+	if (value && !(f.value = dup(c, value, vlen)))
 		return TS_ENOMEM;
-	for (size_t i = 0; i < c->fields.n; i++) {
-		const char *k = c->fields.v[i].key;
-		if (strlen(k) == keylen && memcmp(k, key, keylen) == 0) {
-			c->fields.v[i].value = v;
-			return 0;
-		}
-	}
-	struct ts_contract_field f = { dup(c, key, keylen), v };
+	f.key = dup(c, key, keylen);
+	f.seq = c->fields.n;
 	if (!f.key)
 		return TS_ENOMEM;
 	return TS_VEC_PUSH(c->fields, f);
@@ -70,7 +68,7 @@ int ts_contract_set(struct ts_contract *c, const char *key, const char *value)
 
 const char *ts_contract_get(const struct ts_contract *c, const char *key, int *found)
 {
-	for (size_t i = 0; i < c->fields.n; i++)
+	for (size_t i = c->fields.n; i-- > 0;)
 		if (strcmp(c->fields.v[i].key, key) == 0) {
 			if (found)
 				*found = 1;
@@ -261,10 +259,14 @@ static int csv_field(const char *line, size_t len, int idx, const char **v, size
 	return 1;
 }
 
-/* Append a GPU name to a "name, name" list once. */
+/* Append a GPU name to a "name, name" list once. The list is capped at
+ * 4 KiB so hostile tool output cannot make the duplicate search quadratic. */
 static void add_name(struct ts_sb *names, const char *v, size_t n)
 {
 	const char *p = names->buf;
+
+	if (names->len > 4096)
+		return;
 
 	while ((p = memmem(p, names->len - (size_t)(p - names->buf), v, n))) {
 		int start = p == names->buf || p[-1] == ' ';
@@ -709,18 +711,17 @@ static int is_false(const char *v)
 		     !strcmp(v, "no") || !strcmp(v, "None") || !strcmp(v, "none"));
 }
 
-int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err *err)
+/* The arguments block of an opened log; path names it in messages. */
+static int from_log_input(struct ts_contract *c, struct ts_input *in, const char *path,
+			  struct ts_err *err)
 {
-	struct ts_input in;
 	const char *line;
 	size_t len;
 	uint64_t off;
 	int rc, inside = 0, seen = 0, r = 0;
 	int bf16 = 0, fp16 = 0;
 
-	if ((rc = ts_input_open(&in, path, err)))
-		return rc;
-	while ((rc = ts_input_getline(&in, &line, &len, &off, err)) == 1) {
+	while ((rc = ts_input_getline(in, &line, &len, &off, err)) == 1) {
 		const char *name, *val;
 		size_t nn, vn;
 		if (!inside) {
@@ -728,8 +729,10 @@ int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err 
 				inside = 1, seen = 1;
 			continue;
 		}
-		if (memmem(line, len, "end of arguments", 16))
+		if (memmem(line, len, "end of arguments", 16)) {
+			rc = 0;
 			break;
+		}
 		if (!arg_line(line, len, &name, &nn, &val, &vn))
 			continue;
 		if (nn == 4 && !memcmp(name, "bf16", 4))
@@ -740,7 +743,6 @@ int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err 
 			if (strlen(arg_map[i].arg) == nn && !memcmp(arg_map[i].arg, name, nn))
 				r |= set_n(c, arg_map[i].key, strlen(arg_map[i].key), val, vn);
 	}
-	ts_input_release(&in);
 	if (rc < 0)
 		return rc;
 	if (!seen)
@@ -777,12 +779,41 @@ int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err 
 	return 0;
 }
 
+int ts_contract_from_log(struct ts_contract *c, const char *path, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	if ((rc = ts_input_open(&in, path, err)))
+		return rc;
+	rc = from_log_input(c, &in, path, err);
+	ts_input_release(&in);
+	return rc;
+}
+
+int ts_contract_from_log_mem(struct ts_contract *c, const char *data, size_t n,
+			     const char *name, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	if ((rc = ts_input_open_mem(&in, data, n, name, err)))
+		return rc;
+	rc = from_log_input(c, &in, name, err);
+	ts_input_release(&in);
+	return rc;
+}
+
 /* ------------------------------------------------------------ label */
 
-static int field_cmp(const void *a, const void *b)
+static int field_cmp(const void *pa, const void *pb)
 {
-	return strcmp(((const struct ts_contract_field *)a)->key,
-		      ((const struct ts_contract_field *)b)->key);
+	const struct ts_contract_field *a = pa, *b = pb;
+	int c = strcmp(a->key, b->key);
+
+	if (c)
+		return c;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 int ts_contract_finish(struct ts_contract *c)
@@ -799,8 +830,19 @@ int ts_contract_finish(struct ts_contract *c)
 		{ "workload.checkpointing", 0, "checkpoint save/resume disabled" },
 	};
 
-	if (c->fields.n)
+	if (c->fields.n) {
+		size_t k = 0;
 		qsort(c->fields.v, c->fields.n, sizeof(*c->fields.v), field_cmp);
+		/* one entry per key: the last value set */
+		for (size_t i = 0; i < c->fields.n; i++) {
+			if (i + 1 < c->fields.n && !strcmp(c->fields.v[i].key, c->fields.v[i + 1].key))
+				continue;
+			c->fields.v[k] = c->fields.v[i];
+			c->fields.v[k].seq = k;
+			k++;
+		}
+		c->fields.n = k;
+	}
 	c->reasons.n = 0;
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const char *v = ts_contract_get(c, rules[i].key, NULL);

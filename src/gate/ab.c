@@ -832,6 +832,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 {
 	struct side_series sa = { 0 }, sc = { 0 };
 	int64_t first = INT64_MIN, last = INT64_MAX, *pit = NULL;
+	int64_t wf = o->win_first, wl = o->win_last;
 	double *pa = NULL, *pb = NULL;
 	size_t npairs = 0;
 	int oom = 0, rc = 0;
@@ -842,6 +843,16 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	res->band = o->band >= 0 ? o->band : res->repeats ? 0.01 : 0.02;
 	if ((rc = check_contracts(res, base, nb, cand, nc, o)))
 		goto oom;
+	/* a repeat is a separate run: the same run twice would fake certainty */
+	for (size_t s = 0; s < 2; s++) {
+		const struct ts_run *runs = s ? cand : base;
+		size_t nr = s ? nc : nb;
+		for (size_t i = 0; i < nr; i++)
+			for (size_t k = i + 1; k < nr; k++)
+				if (strcmp(runs[i].path, runs[k].path) == 0)
+					ADD(res->invalid, fmt(res, "%s is given twice as a %s repeat",
+							      runs[i].path, s ? "candidate" : "baseline"));
+	}
 	/* same batch shape on both sides */
 	if (base[0].global_batch > 0 && cand[0].global_batch > 0 &&
 	    base[0].global_batch != cand[0].global_batch && !o->allow_multi)
@@ -851,6 +862,13 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	    base[0].tokens_per_step != cand[0].tokens_per_step && !o->allow_multi)
 		ADD(res->invalid, fmt(res, "tokens per step differ: %lld vs %lld",
 				      (long long)base[0].tokens_per_step, (long long)cand[0].tokens_per_step));
+	/* a window declared in the baseline contract (workload.steady_window)
+	 * stands unless --window overrides it */
+	if (wf == TS_WIN_AUTO && base[0].has_contract &&
+	    ts_parse_window(ts_contract_get(&base[0].contract, "workload.steady_window", NULL),
+			    &wf, &wl) == 0)
+		ADD(res->warnings, fmt(res, "window %lld-%lld declared by the baseline contract",
+				       (long long)wf, (long long)wl));
 	/* matched window: the intersection of every run's steady window */
 	for (size_t s = 0; s < 2; s++) {
 		const struct ts_run *runs = s ? cand : base;
@@ -859,7 +877,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 			struct ts_window w;
 			struct ts_err werr;
 			ts_err_init(&werr);
-			if (ts_run_window(&runs[i], o->win_first, o->win_last, &w, &werr)) {
+			if (ts_run_window(&runs[i], wf, wl, &w, &werr)) {
 				ADD(res->invalid, fmt(res, "%s", werr.msg[0] ? werr.msg : "no window"));
 				continue;
 			}

@@ -22,6 +22,8 @@ void ts_run_init(struct ts_run *r)
 {
 	memset(r, 0, sizeof(*r));
 	ts_contract_init(&r->contract);
+	ts_model_init(&r->model);
+	ts_model_args_init(&r->args);
 	r->global_batch = r->tokens_per_step = -1;
 	r->peak_dev_bytes = r->peak_host_bytes = NAN;
 }
@@ -257,6 +259,16 @@ int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
 		}
 		if (d.kind == TS_KIND_NSYS_SQLITE)
 			r->has_trace = 1;
+		if (d.kind == TS_KIND_HF_CONFIG && !r->has_model) {
+			struct ts_err merr;
+			ts_err_init(&merr);
+			ts_model_init(&r->model);
+			if (ts_model_read_config(&r->model, files.v[i], &merr) == 0 &&
+			    ts_model_finish(&r->model, &merr) == 0) {
+				r->has_model = 1;
+				snprintf(r->model_path, sizeof(r->model_path), "%s", files.v[i]);
+			}
+		}
 		if (d.kind == TS_KIND_CONTRACT && !r->has_contract) {
 			if ((rc = ts_contract_read(&r->contract, files.v[i], err)))
 				goto out;
@@ -273,6 +285,23 @@ int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
 		if ((rc = ts_steplog_read(&log, files.v[i], err)))
 			goto out;
 		r->nsources++;
+		if (kinds[i] == TS_KIND_LOG_MEGATRON && !r->has_args) {
+			/* the arguments block is optional: its absence is not an error */
+			struct ts_model from_log;
+			struct ts_err merr;
+			ts_model_init(&from_log);
+			ts_err_init(&merr);
+			if (ts_model_read_megatron_args(&from_log, &r->args, files.v[i], &merr) == 0) {
+				r->has_args = 1;
+				if (!r->has_model && ts_model_finish(&from_log, &merr) == 0) {
+					r->model = from_log;
+					r->has_model = 1;
+					snprintf(r->model_path, sizeof(r->model_path), "%s", files.v[i]);
+				}
+			} else {
+				ts_model_args_init(&r->args);
+			}
+		}
 	}
 	if (!njsonl && !nlog) {
 		rc = ts_err_at(err, TS_EPARSE, path, -1, -1,
@@ -392,4 +421,23 @@ out:
 	free(x);
 	free(it);
 	return rc;
+}
+
+int ts_parse_window(const char *s, int64_t *first, int64_t *last)
+{
+	char *end;
+	long long a, b;
+
+	if (!s)
+		return TS_EUSAGE;
+	a = strtoll(s, &end, 10);
+	if (end == s || (*end != '-' && *end != ':'))
+		return TS_EUSAGE;
+	s = end + 1;
+	b = strtoll(s, &end, 10);
+	if (end == s || *end || a < 1 || b < a)
+		return TS_EUSAGE;
+	*first = a;
+	*last = b;
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "trainscope/flops.h"
 #include "trainscope/gate.h"
 #include "trainscope/stats.h"
 
@@ -59,24 +60,119 @@ static int add(struct ts_validate_result *v, const char *name, int status, const
 	return 0;
 }
 
-/* "41-50" or "41:50" -> [41, 50]. */
-static int parse_range(const char *s, int64_t *a, int64_t *b)
+/* A contract workload integer, or 0. */
+static int64_t contract_int(const struct ts_run *r, const char *key)
 {
+	const char *v = r->has_contract ? ts_contract_get(&r->contract, key, NULL) : NULL;
 	char *end;
-	long long x, y;
+	long long x;
 
-	if (!s)
+	if (!v)
 		return 0;
-	x = strtoll(s, &end, 10);
-	if (end == s || (*end != '-' && *end != ':'))
-		return 0;
-	s = end + 1;
-	y = strtoll(s, &end, 10);
-	if (end == s || *end || x < 1 || y < x)
-		return 0;
-	*a = x;
-	*b = y;
-	return 1;
+	x = strtoll(v, &end, 10);
+	return end != v && *end == '\0' && x > 0 ? x : 0;
+}
+
+/*
+ * Logged TFLOP/s/GPU against the model FLOPs recomputed with Megatron's
+ * current formula (flops.h): per step, recomputed = F / (t 1e12 W); the
+ * median |logged / recomputed - 1| must stay within 1 % (flops-memory-
+ * workflow 5.4 item 5). When another formula version matches, it says so.
+ */
+static int check_tflops(const struct ts_run *r, const struct ts_window *w,
+			struct ts_validate_result *v)
+{
+	struct ts_flops_shape sh;
+	struct ts_flops fl;
+	struct ts_err ferr;
+	double *rel = NULL, *sgn = NULL, sum = 0, med, med_signed;
+	size_t k = 0, nlog = 0;
+	int64_t gpus;
+	int rc = 0;
+
+	for (size_t i = 0; i < r->pts.n; i++) {
+		const struct ts_run_point *p = &r->pts.v[i];
+		if (p->iteration >= w->first && p->iteration <= w->last && isfinite(p->tflops)) {
+			sum += p->tflops;
+			nlog++;
+		}
+	}
+	if (!nlog)
+		return add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
+	if (!r->has_model)
+		return add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU over %zu steps; "
+			   "not recomputed: no model config (config.json in the run directory or a "
+			   "Megatron arguments block)", sum / nlog, nlog);
+	ts_flops_shape_init(&sh);
+	sh.seq = r->args.seq_length ? r->args.seq_length : contract_int(r, "workload.seq_length");
+	sh.gbs = r->args.global_batch ? r->args.global_batch
+				      : contract_int(r, "workload.global_batch_size");
+	if (!sh.gbs && r->global_batch > 0)
+		sh.gbs = r->global_batch;
+	sh.tp = r->args.tp ? r->args.tp : contract_int(r, "workload.tp");
+	sh.pp = r->args.pp;
+	sh.vpp = r->args.vpp;
+	sh.vocab_divisor = r->args.vocab_divisor;
+	sh.recompute = r->args.recompute_granularity;
+	sh.recompute_method = r->args.recompute_method;
+	sh.recompute_layers = r->args.recompute_num_layers;
+	sh.recompute_modules = r->args.recompute_modules;
+	gpus = r->args.world_size ? r->args.world_size : contract_int(r, "workload.device_count");
+	if (!sh.seq || !sh.gbs || !gpus)
+		return add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU; not recomputed: "
+			   "needs seq_length, global_batch_size and device_count (Megatron "
+			   "arguments or the contract's workload fields)", sum / nlog);
+	ts_err_init(&ferr);
+	if (ts_flops_compute(&r->model, &sh, TS_FORMULA_CURRENT, &fl, &ferr))
+		return add(v, "tflops", TS_CHECK_SKIP, "not recomputed: %s", ferr.msg);
+	rel = malloc(nlog * sizeof(double));
+	sgn = malloc(nlog * sizeof(double));
+	if (!rel || !sgn) {
+		free(rel);
+		free(sgn);
+		return TS_ENOMEM;
+	}
+	for (size_t i = 0; i < r->pts.n; i++) {
+		const struct ts_run_point *p = &r->pts.v[i];
+		if (p->iteration < w->first || p->iteration > w->last || !isfinite(p->tflops) ||
+		    !(p->step_ms > 0))
+			continue;
+		sgn[k] = p->tflops / (fl.per_step / (p->step_ms * 1e-3 * 1e12 * (double)gpus)) - 1;
+		rel[k] = fabs(sgn[k]);
+		k++;
+	}
+	if (!k) {
+		free(rel);
+		free(sgn);
+		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
+	}
+	ts_stats_sort(rel, k);
+	med = ts_stats_quantile_sorted(rel, k, 0.5);
+	ts_stats_sort(sgn, k);
+	med_signed = ts_stats_quantile_sorted(sgn, k, 0.5);
+	if (med <= 0.01) {
+		rc = add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of %zu "
+			 "steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, model "
+			 "from %s)", 100 * med, k, ts_formula_name(TS_FORMULA_CURRENT), fl.per_step,
+			 (long long)gpus, r->model_path);
+	} else {
+		const char *other = NULL;
+		for (int f = 1; f < TS_FORMULA_COUNT && !other; f++) {
+			/* logged / recomputed = F_logged / F_current */
+			struct ts_flops alt;
+			if (ts_flops_compute(&r->model, &sh, f, &alt, &ferr) == 0 && alt.per_step > 0 &&
+			    fabs((1 + med_signed) * fl.per_step / alt.per_step - 1) <= 0.01)
+				other = ts_formula_name(f);
+		}
+		rc = add(v, "tflops", TS_CHECK_FAIL, "logged TFLOP/s/GPU differs by %.2f %% (median of "
+			 "%zu steps; limit 1 %%) from the recomputed %s model FLOPs (%.4g per step, %lld "
+			 "GPUs): config or formula-version mismatch%s%s", 100 * med, k,
+			 ts_formula_name(TS_FORMULA_CURRENT), fl.per_step, (long long)gpus,
+			 other ? "; it matches formula " : "", other ? other : "");
+	}
+	free(rel);
+	free(sgn);
+	return rc;
 }
 
 int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
@@ -105,8 +201,8 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	/* 2. the window */
 	have_auto = ts_run_window(r, TS_WIN_AUTO, TS_WIN_AUTO, &auto_w, &werr) == 0;
 	if (win_first == TS_WIN_AUTO && r->has_contract &&
-	    parse_range(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
-			&win_last))
+	    ts_parse_window(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
+			    &win_last) == 0)
 		source = "declared in the contract (workload.steady_window)";
 	else if (win_first != TS_WIN_AUTO)
 		source = "declared";
@@ -216,21 +312,7 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	}
 
 	/* 5. TFLOP/s */
-	{
-		double sum = 0;
-		size_t k = 0;
-		for (size_t i = 0; i < r->pts.n; i++) {
-			const struct ts_run_point *p = &r->pts.v[i];
-			if (p->iteration >= w.first && p->iteration <= w.last && isfinite(p->tflops))
-				sum += p->tflops, k++;
-		}
-		if (k)
-			rc |= add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU over %zu "
-				  "steps; not recomputed: needs the model FLOP formula (flops.h, "
-				  "`trainscope mfu`) and a model config", sum / k, k);
-		else
-			rc |= add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
-	}
+	rc |= check_tflops(r, &w, v);
 
 	/* 6. peak memory */
 	if (isfinite(r->peak_dev_bytes))

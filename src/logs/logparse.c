@@ -13,6 +13,7 @@
  * grammar; anything else is reported, not guessed.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,13 @@ static int pint(const char *s, size_t n, int64_t *out)
 	return 0;
 }
 
+/* A JSON/dict number as an integer count; TS_NO_INT when it is not one we
+ * can hold exactly (non-finite or beyond 2^53). */
+static int64_t d2i(double v)
+{
+	return isfinite(v) && fabs(v) < 9e15 ? (int64_t)v : TS_NO_INT;
+}
+
 static int64_t ms_to_ns(double ms)
 {
 	return isfinite(ms) && ms >= 0 && ms < 9e12 ? (int64_t)(ms * 1e6 + 0.5) : TS_NO_INT;
@@ -231,10 +239,10 @@ static const struct keydef keys[] = {
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 #define KEY_MAXLEN 48
 
-/* keys grouped by length: by_len[l] .. by_len[l + 1] index into sorted. */
+/* keys grouped by length: sorted_keys[by_len[l] .. by_len[l + 1]). */
 static unsigned char by_len[KEY_MAXLEN + 2];
 static unsigned char sorted_keys[NKEYS];
-static int keys_ready;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void keys_index(void)
 {
@@ -247,13 +255,10 @@ static void keys_index(void)
 				sorted_keys[k++] = (unsigned char)i;
 	}
 	by_len[KEY_MAXLEN + 1] = (unsigned char)k;
-	keys_ready = 1;
 }
 
 static int key_id(const char *s, size_t n)
 {
-	if (!keys_ready)
-		keys_index();
 	if (n <= KEY_MAXLEN)
 		for (size_t j = by_len[n]; j < by_len[n + 1]; j++) {
 			const struct keydef *kd = &keys[sorted_keys[j]];
@@ -324,6 +329,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->tokens = s->bucket = s->skipped = s->nan_iters = s->train_iters = TS_NO_INT;
 	s->loss = s->grad_norm = s->lr = s->loss_scale = s->num_zeros = NAN;
 	s->params_norm = s->tflops = s->tokens_per_s_gpu = NAN;
+	s->energy_j = s->power_w = NAN;
 	s->mem_alloc_bytes = s->mem_max_alloc_bytes = NAN;
 	s->mem_reserved_bytes = s->mem_max_reserved_bytes = s->rss_max_bytes = NAN;
 	s->overhead_ns = NAN;
@@ -437,12 +443,18 @@ static size_t scan_fields(const char *s, size_t n, int last_ok, struct fieldv *o
 	return nf;
 }
 
-/* First number of "A/B" (Primus cur/avg pairs) or the whole value. */
-static int pnum_cur(const char *v, size_t n, double *out)
+/* First number of "A/B" (Primus cur/avg pairs; sets *pair) or the value. */
+static int pnum_cur(const char *v, size_t n, double *out, int *pair)
 {
-	const char *slash = memchr(v, '/', n);
+	const char *slash;
 
-	return pnum(v, slash ? (size_t)(slash - v) : n, out);
+	if (!pnum(v, n, out))
+		return 0;
+	slash = memchr(v, '/', n);
+	if (!slash)
+		return -1;
+	*pair = 1;
+	return pnum(v, (size_t)(slash - v), out);
 }
 
 /* "10.5GB/53.5GB/64.0GB/16.4%": first value in GiB. */
@@ -528,8 +540,6 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		const char *v0 = f[i].v;
 		size_t vn = f[i].vn;
 
-		if (memchr(v0, '/', vn) && f[i].id != F_HIP_MEM && f[i].id != F_NONE)
-			primus = 1;
 		switch (f[i].id) {
 		case F_CONSUMED:
 		case F_N_CONSUMED:
@@ -537,7 +547,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 				st.consumed_samples = iv;
 			break;
 		case F_ELAPSED_MS:
-			if (!pnum_cur(v0, vn, &v))
+			if (!pnum_cur(v0, vn, &v, &primus))
 				st.step_ns = ms_to_ns(v);
 			break;
 		case F_N_STEP_S:
@@ -546,12 +556,20 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			break;
 		case F_TFLOPS:
 		case F_N_TFLOPS:
-			if (!pnum_cur(v0, vn, &v))
+			if (!pnum_cur(v0, vn, &v, &primus))
 				st.tflops = v;
 			break;
 		case F_TOKENS_GPU:
-			if (!pnum_cur(v0, vn, &v))
+			if (!pnum_cur(v0, vn, &v, &primus))
 				st.tokens_per_s_gpu = v;
+			break;
+		case F_ENERGY:
+			if (!pnum(v0, vn, &v))
+				st.energy_j = v;
+			break;
+		case F_POWER:
+			if (!pnum(v0, vn, &v))
+				st.power_w = v;
 			break;
 		case F_LR:
 		case F_N_LR:
@@ -789,6 +807,29 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 	return 1;
 }
 
+/* "Number of parameters in transformer block in billions:  X" and the
+ * "most loaded shard" variant. */
+static int parse_params(struct rd *r, const char *s, size_t n)
+{
+	static const char block[] = "Number of parameters in transformer block in billions:";
+	static const char shard[] = "Number of parameters in most loaded shard in billions:";
+	const char *p = memmem(s, n, block, sizeof(block) - 1);
+	double *dst = &r->log->theo_params_b, v;
+	size_t k = sizeof(block) - 1;
+
+	if (!p) {
+		p = memmem(s, n, shard, sizeof(shard) - 1);
+		dst = &r->log->theo_params_shard_b;
+		k = sizeof(shard) - 1;
+	}
+	if (!p)
+		return 0;
+	p += k;
+	if (!pnum(p, (size_t)(s + n - p), &v))
+		*dst = v;
+	return 1;
+}
+
 /* "Theoretical memory footprints: weight and optimizer=X MB, activation=Y MB, total=Z MB" */
 static int parse_theory(struct rd *r, const char *s, size_t n)
 {
@@ -891,9 +932,9 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 		else if (hf_key(k, kn, "learning_rate"))
 			st.lr = x;
 		else if (hf_key(k, kn, "num_tokens"))
-			st.tokens = (int64_t)x;
+			st.tokens = d2i(x);
 		else if (hf_key(k, kn, "step"))
-			st.iteration = (int64_t)x;
+			st.iteration = d2i(x);
 		else if (hf_key(k, kn, "eval_loss"))
 			eval = 1;
 		else if (hf_key(k, kn, "train_runtime"))
@@ -1037,16 +1078,16 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			st.loss_scale = v;
 			break;
 		case J_SKIPPED:
-			st.skipped = isfinite(v) ? (int64_t)v : TS_NO_INT;
+			st.skipped = d2i(v);
 			break;
 		case J_NAN:
-			st.nan_iters = isfinite(v) ? (int64_t)v : TS_NO_INT;
+			st.nan_iters = d2i(v);
 			break;
 		case J_TFLOPS:
 			st.tflops = v;
 			break;
 		case J_TOKENS:
-			st.tokens = isfinite(v) ? (int64_t)v : TS_NO_INT;
+			st.tokens = d2i(v);
 			break;
 		case J_TOKENS_GPU:
 			st.tokens_per_s_gpu = v;
@@ -1056,7 +1097,7 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				st.rank = (int32_t)v;
 			break;
 		case J_BUCKET:
-			st.bucket = isfinite(v) && fabs(v) < 9e15 ? (int64_t)v : TS_NO_INT;
+			st.bucket = d2i(v);
 			break;
 		case J_MAXRSS_MB:
 			st.rss_max_bytes = v * MB;
@@ -1077,10 +1118,10 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			logged = v;
 			break;
 		case J_GBS:
-			st.global_batch = isfinite(v) ? (int64_t)v : TS_NO_INT;
+			st.global_batch = d2i(v);
 			break;
 		case J_CONSUMED:
-			st.consumed_samples = isfinite(v) ? (int64_t)v : TS_NO_INT;
+			st.consumed_samples = d2i(v);
 			break;
 		case J_XLOSS:
 			rc = add_extra(r, &st, key, keyn, v);
@@ -1404,7 +1445,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	rc = parse_steptime(r, s, n, line);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	if (parse_theory(r, s, n))
+	if (parse_theory(r, s, n) || parse_params(r, s, n))
 		return 0;
 	scan_markers(r, s, n);
 	return 0;
@@ -1499,10 +1540,12 @@ out:
 
 void ts_steplog_init(struct ts_steplog *log)
 {
+	pthread_once(&keys_once, keys_index);
 	memset(log, 0, sizeof(*log));
 	ts_intern_init(&log->names);
 	ts_arena_init(&log->arena);
 	log->theo_weight_opt_mb = log->theo_activation_mb = log->theo_total_mb = NAN;
+	log->theo_params_b = log->theo_params_shard_b = NAN;
 	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
 }
 

@@ -74,6 +74,14 @@ static int cmp_key(const void *a, const void *b)
 	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+/* Sum of non-negative counts that stops at INT64_MAX instead of wrapping. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b < 0)
+		b = 0;
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static double nanmax(double a, double b)
 {
 	if (isnan(a))
@@ -133,7 +141,7 @@ static int build_series(const struct ts_steplog *log, struct it_rec **out, size_
 			r->overhead_ms = nanmax(r->overhead_ms, s->overhead_ns / 1e6);
 			r->flags |= s->flags;
 			if (s->tokens != TS_NO_INT)
-				r->tokens = (r->tokens == TS_NO_INT ? 0 : r->tokens) + s->tokens;
+				r->tokens = sat_add(r->tokens == TS_NO_INT ? 0 : r->tokens, s->tokens);
 			if (!have_primary) {
 				/* The lowest rank speaks for the iteration's loss. */
 				have_primary = 1;
@@ -185,7 +193,7 @@ static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report 
 		if (bad && push_i64(&rep->nan_iterations, &rep->nnan, &cap, r->iteration))
 			goto out;
 		if (r->skipped != TS_NO_INT && r->skipped > 0)
-			rep->skipped_iterations += r->skipped;
+			rep->skipped_iterations = sat_add(rep->skipped_iterations, r->skipped);
 		if (isfinite(r->loss)) {
 			rep->final_loss = r->loss;
 			rep->final_loss_iteration = r->iteration;
@@ -303,7 +311,7 @@ static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n,
 	if (p->found) {
 		size_t first = p->phase;
 
-		if (uniform && stride > 0 && n > 1) {
+		if (uniform && stride > 0 && n > 1 && stride <= (size_t)INT64_MAX / p->period) {
 			rep->periodic_period_iters = (int64_t)(p->period * stride);
 			rep->periodic_phase_iters = v[ti[first]].iteration % rep->periodic_period_iters;
 		} else {

@@ -85,33 +85,6 @@ double ts_stats_quantile_sorted(const double *sorted, size_t n, double p)
 	return sorted[lo] + (h - f) * (sorted[lo + 1] - sorted[lo]);
 }
 
-static double *sorted_copy(const double *x, size_t n)
-{
-	double *c = malloc(n * sizeof(*c));
-
-	if (!c)
-		return NULL;
-	memcpy(c, x, n * sizeof(*c));
-	ts_stats_sort(c, n);
-	return c;
-}
-
-int ts_stats_quantiles(const double *x, size_t n, const double *p, size_t np,
-		       double *out)
-{
-	double *c;
-
-	if (n == 0)
-		return TS_EUSAGE;
-	c = sorted_copy(x, n);
-	if (!c)
-		return TS_ENOMEM;
-	for (size_t i = 0; i < np; i++)
-		out[i] = ts_stats_quantile_sorted(c, n, p[i]);
-	free(c);
-	return 0;
-}
-
 static void swap_d(double *a, double *b)
 {
 	double t = *a;
@@ -185,6 +158,24 @@ static double quantile_select(double *a, size_t n, double p)
 		if (a[i] < next)
 			next = a[i];
 	return lo + (h - f) * (next - lo);
+}
+
+int ts_stats_quantiles(const double *x, size_t n, const double *p, size_t np,
+		       double *out)
+{
+	double *c;
+
+	if (n == 0)
+		return TS_EUSAGE;
+	c = malloc(n * sizeof(*c));
+	if (!c)
+		return TS_ENOMEM;
+	memcpy(c, x, n * sizeof(*c));
+	/* Selection works on any permutation, so one copy serves every p. */
+	for (size_t i = 0; i < np; i++)
+		out[i] = p[i] >= 0 && p[i] <= 1 ? quantile_select(c, n, p[i]) : NAN;
+	free(c);
+	return 0;
 }
 
 int ts_stats_median_mad(const double *x, size_t n, double *median, double *mad)
@@ -939,7 +930,7 @@ static double window_median(const double *x, size_t n, size_t i, size_t h)
 		}
 		win[k] = v;
 	}
-	return ts_stats_quantile_sorted(win, w, 0.5);
+	return w % 2 ? win[w / 2] : 0.5 * (win[w / 2 - 1] + win[w / 2]);
 }
 
 int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
@@ -961,11 +952,9 @@ int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
 	rc = ts_stats_median_mad(e, n, &s, NULL);
 	if (rc)
 		goto out;
+	scale = 0;
 	for (size_t i = 0; i < n; i++)
-		e[i] = fabs(x[i]);
-	rc = ts_stats_median_mad(e, n, &scale, NULL);
-	if (rc)
-		goto out;
+		scale += fabs(x[i]) / (double)n;
 	if (s < 1e-9 * scale)
 		s = 1e-9 * scale;
 	if (s < 1e-300)

@@ -35,6 +35,10 @@ print(d)' "$1" "$2"
 [ "$(jget "$tmp/aa.json" verdict)" = no_difference ] || bad "A/A verdict $(jget "$tmp/aa.json" verdict)"
 [ "$(jget "$tmp/aa.json" ratio.ci95_low)" = 1 ] || bad "A/A ci95_low $(jget "$tmp/aa.json" ratio.ci95_low)"
 
+# the same run twice is not a repeat
+"$TS" ab "$CPU/a_dense,$CPU/a_dense" "$CPU/d_stall" >/dev/null; rc=$?
+[ $rc = 2 ] || bad "duplicated repeat: exit $rc, want 2"
+
 # 2. d_stall vs a_dense
 "$TS" ab --json "$CPU/a_dense" "$CPU/d_stall" >"$tmp/stall.json"; rc=$?
 # Expected ratio, computed independently: README.txt says the Kineto traces
@@ -145,12 +149,18 @@ n=$("$TS" ledger history --json --db "$db" | grep -c '"verdict": "faster"')
 TRAINSCOPE_DB=$db "$TS" ab -q "$CPU/a_dense" "$tmp/nan" >/dev/null
 n=$("$TS" ledger history --json --db "$db" | grep -c '"decision": "rejected"')
 [ "$n" = 1 ] || bad "rejected experiment not kept ($n)"
-( while :; do "$TS" ab -q --db "$db" "$tmp/syn_base" "$tmp/syn_slow" >/dev/null; done ) &
+( while :; do
+	"$TS" ab -q --db "$db" "$tmp/syn_base" "$tmp/syn_slow" >/dev/null &
+	echo $! >"$tmp/writer.pid"
+	wait $!
+done ) &
 loop=$!
 sleep 1
-# kill the loop and whatever ab it is running, mid-write or not
-kill -9 $(pgrep -P "$loop") "$loop" 2>/dev/null
+# kill the loop, then the ab it is running (by its recorded id), mid-write or not
+kill -9 "$loop" 2>/dev/null
 wait "$loop" 2>/dev/null
+kill -9 "$(cat "$tmp/writer.pid")" 2>/dev/null
+sleep 0.2
 python3 - "$db" <<'PY' || bad "ledger inconsistent after kill -9"
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

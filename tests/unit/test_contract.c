@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "harness.h"
 #include "trainscope/contract.h"
@@ -328,4 +329,35 @@ TEST(contract_bad_input)
 	ts_contract_init(&c);
 	CHECK_I64(ts_contract_read(&c, "/nonexistent/contract.json", &err), TS_EIO);
 	ts_contract_release(&c);
+}
+
+/* Pathological input with a time budget: 100 000 keys read in linear time
+ * (a quadratic duplicate search would take minutes); a repeated key keeps
+ * its last value. */
+TEST(contract_many_keys_linear)
+{
+	struct ts_contract c;
+	struct ts_err err;
+	struct ts_sb doc;
+	struct timespec t0, t1;
+	double secs;
+
+	ts_sb_init(&doc);
+	ts_sb_adds(&doc, "{\"schema\": \"trainscope.contract/1\", \"workload\": {\"dup\": \"first\"");
+	for (int i = 0; i < 100000; i++)
+		ts_sb_addf(&doc, ", \"k%d\": \"v%d\"", i, i);
+	ts_sb_adds(&doc, ", \"dup\": \"last\"}}");
+	REQUIRE(!doc.failed);
+	ts_contract_init(&c);
+	ts_err_init(&err);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	REQUIRE(ts_contract_read_mem(&c, doc.buf, doc.len, "big.json", &err) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	CHECK(secs < 5.0);
+	CHECK_I64(c.fields.n, 100001);
+	CHECK_STR(ts_contract_get(&c, "workload.dup", NULL), "last");
+	CHECK_STR(ts_contract_get(&c, "workload.k99999", NULL), "v99999");
+	ts_contract_release(&c);
+	ts_sb_release(&doc);
 }

@@ -48,6 +48,7 @@ TEST(ab_runs_as_replicates_5v5)
 	for (int i = 0; i < 5; i++) {
 		make_run(&runs[i], "base", 60, 100.0 + i);
 		make_run(&runs[5 + i], "cand", 60, 110.0 + i);
+		runs[i].path[0] = runs[5 + i].path[0] = (char)('0' + i); /* distinct runs */
 	}
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);
@@ -75,6 +76,7 @@ TEST(ab_runs_as_replicates_4v4)
 	for (int i = 0; i < 4; i++) {
 		make_run(&runs[i], "base", 40, 100.0 + i);
 		make_run(&runs[4 + i], "cand", 40, 100.5 + i);
+		runs[i].path[0] = runs[4 + i].path[0] = (char)('0' + i); /* distinct runs */
 	}
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);

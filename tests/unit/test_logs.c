@@ -506,6 +506,28 @@ TEST(logs_jsonl_nan_infinity_seconds_bucket)
 	ts_steplog_release(&log);
 }
 
+TEST(logs_hf_summary_and_eval)
+{
+	/* An eval dict marks the next step; the final dict is the run summary. */
+	const char *text =
+		"{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.5}\n"
+		"{'eval_loss': 2.4, 'eval_runtime': 3.0, 'epoch': 0.5}\n"
+		"{'loss': 2.25, 'grad_norm': 0.9, 'learning_rate': 1e-05, 'epoch': 1.0}\n"
+		"{'train_runtime': 120.5, 'train_samples_per_second': 10.0, "
+		"'train_steps_per_second': 2.5, 'train_loss': 2.4, 'epoch': 1.0}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 2);
+	CHECK(!(log.steps.v[0].flags & TS_STEP_AFTER_EVAL));
+	CHECK(log.steps.v[1].flags & TS_STEP_AFTER_EVAL);
+	CHECK_I64(log.steps.v[1].iteration, 2);
+	CHECK_NEAR(log.hf_train_runtime_s, 120.5, 0);
+	CHECK_NEAR(log.hf_steps_per_s, 2.5, 0);
+	ts_steplog_release(&log);
+}
+
 TEST(logs_no_records_is_a_parse_error)
 {
 	struct ts_steplog log;
@@ -520,9 +542,12 @@ TEST(logs_no_records_is_a_parse_error)
 TEST(logs_theoretical_memory_and_markers)
 {
 	const char *text =
+		"Number of parameters in transformer block in billions:  6.44\n"
+		"Number of parameters in most loaded shard in billions: 0.8054\n"
 		"Theoretical memory footprints: weight and optimizer=1234.56 MB, activation=789.00 "
 		"MB, total=2023.56 MB\n"
-		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | lm loss: "
+		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | energy per "
+		"GPU (J/iter/GPU): 123.4 | power per GPU (W/GPU): 456.7 | lm loss: "
 		"4.0E+00 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
 		"saving checkpoint at iteration       1 to /ckpt\n"
 		" iteration        2/      10 | elapsed time per iteration (ms): 900.0 | lm loss: "
@@ -534,8 +559,30 @@ TEST(logs_theoretical_memory_and_markers)
 	CHECK_NEAR(log.theo_weight_opt_mb, 1234.56, 1e-9);
 	CHECK_NEAR(log.theo_activation_mb, 789.0, 1e-9);
 	CHECK_NEAR(log.theo_total_mb, 2023.56, 1e-9);
+	CHECK_NEAR(log.theo_params_b, 6.44, 1e-12);
+	CHECK_NEAR(log.theo_params_shard_b, 0.8054, 1e-12);
 	REQUIRE(log.steps.n == 2);
+	CHECK_NEAR(log.steps.v[0].energy_j, 123.4, 1e-12);
+	CHECK_NEAR(log.steps.v[0].power_w, 456.7, 1e-12);
 	CHECK(!(log.steps.v[0].flags & TS_STEP_AFTER_CHECKPOINT));
 	CHECK(log.steps.v[1].flags & TS_STEP_AFTER_CHECKPOINT);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_jsonl_out_of_range_counts_are_unknown)
+{
+	/* Counts that no int64 holds (found by fuzz_logs) read as unknown. */
+	const char *text =
+		"{\"iteration\": 1, \"step_ms\": 5, \"nan\": 1e121, \"tokens\": -1e300, "
+		"\"skipped\": 1e19}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 1);
+	CHECK_I64(log.steps.v[0].nan_iters, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].tokens, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].skipped, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].step_ns, 5000000);
 	ts_steplog_release(&log);
 }
