@@ -28,7 +28,7 @@ struct ts_steps_opts {
 void ts_steps_opts_init(struct ts_steps_opts *o);
 
 enum ts_steps_warn {
-	TS_WARN_SHORT = 1 << 0,       /* window < 50 steps */
+	TS_WARN_SHORT = 1 << 0,       /* window spans < 50 iterations */
 	TS_WARN_NOISY = 1 << 1,       /* CV > 10 % */
 	TS_WARN_NO_STEADY = 1 << 2,   /* MSER-5 wants > half the series */
 	TS_WARN_LEVEL_SHIFT = 1 << 3, /* window cut at a level shift */

@@ -271,6 +271,28 @@ static int key_id(const char *s, size_t n)
 	return F_NONE;
 }
 
+/*
+ * First occurrence of lit[0..k) in s[0..n): memchr on the first byte, then
+ * memcmp. Used in loops that search again after each miss, where each call
+ * must cost only the bytes it passes over (sanitizer memmem interceptors
+ * check the whole remaining haystack per call).
+ */
+static const char *find(const char *s, size_t n, const char *lit, size_t k)
+{
+	const char *e = s + n;
+
+	while ((size_t)(e - s) >= k) {
+		const char *p = memchr(s, lit[0], (size_t)(e - s) - k + 1);
+
+		if (!p)
+			return NULL;
+		if (!memcmp(p, lit, k))
+			return p;
+		s = p + 1;
+	}
+	return NULL;
+}
+
 static inline void trim(const char **s, size_t *n)
 {
 	while (*n && (**s == ' ' || **s == '\t'))
@@ -495,7 +517,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 	size_t an;
 
 	/* Locate "iteration <i>/<N>". */
-	while (off < n && (p = memmem(s + off, n - off, "iteration", 9))) {
+	while (off < n && (p = find(s + off, n - off, "iteration", 9))) {
 		const char *q = p + 9, *e = s + n, *d0;
 
 		off = (size_t)(q - s);
@@ -1161,7 +1183,7 @@ out:
 
 static int is_iter_start(const char *s, size_t n)
 {
-	const char *p = memmem(s, n, "iteration ", 10);
+	const char *p = find(s, n, "iteration ", 10);
 
 	while (p) {
 		const char *q = p + 10, *e = s + n;
@@ -1170,7 +1192,7 @@ static int is_iter_start(const char *s, size_t n)
 			q++;
 		if (q < e && *q >= '0' && *q <= '9')
 			return 1;
-		p = memmem(q, (size_t)(e - q), "iteration ", 10);
+		p = find(q, (size_t)(e - q), "iteration ", 10);
 	}
 	return 0;
 }

@@ -91,6 +91,17 @@ static double nanmax(double a, double b)
 	return a > b ? a : b;
 }
 
+/*
+ * The rank a record speaks for: its own, else, when several files were
+ * read, its file (several files are several ranks), else unknown (-1).
+ */
+static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
+{
+	if (s->rank >= 0)
+		return s->rank;
+	return log->nfiles > 1 ? s->file : -1;
+}
+
 /* Merge per-rank records into one record per iteration. */
 static int build_series(const struct ts_steplog *log, struct it_rec **out, size_t *nout)
 {
@@ -111,7 +122,7 @@ static int build_series(const struct ts_steplog *log, struct it_rec **out, size_
 	}
 	for (size_t i = 0; i < n; i++) {
 		k[i].iteration = log->steps.v[i].iteration;
-		k[i].rank = log->steps.v[i].rank;
+		k[i].rank = eff_rank(log, &log->steps.v[i]);
 		k[i].pos = i;
 	}
 	for (size_t i = 1; i < n; i++)
@@ -427,7 +438,8 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 		if (rc)
 			return rc;
 	}
-	if (n < MIN_WINDOW)
+	/* Megatron logs interval means: a record may stand for many steps. */
+	if (rep->win_last - rep->win_first + 1 < MIN_WINDOW)
 		rep->warnings |= TS_WARN_SHORT;
 	if (rep->cv > NOISY_CV)
 		rep->warnings |= TS_WARN_NOISY;
@@ -469,14 +481,14 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 
 	rep->slowest_rank = -1;
 	for (size_t i = 0; i < log->steps.n; i++)
-		any_rank |= log->steps.v[i].rank >= 0;
+		any_rank |= eff_rank(log, &log->steps.v[i]) >= 0;
 	ref = malloc((log->steps.n + log->mem.n + 1) * sizeof(*ref));
 	w = malloc((log->steps.n + 1) * sizeof(*w));
 	if (!ref || !w)
 		goto out;
 	for (size_t i = 0; i < log->steps.n; i++)
 		if (any_rank || has_memory(&log->steps.v[i]))
-			ref[nref++] = (struct rank_ref){ log->steps.v[i].rank, 0, i };
+			ref[nref++] = (struct rank_ref){ eff_rank(log, &log->steps.v[i]), 0, i };
 	for (size_t i = 0; i < log->mem.n; i++)
 		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };
 	qsort(ref, nref, sizeof(*ref), cmp_rank_ref);

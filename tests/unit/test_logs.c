@@ -586,3 +586,28 @@ TEST(logs_jsonl_out_of_range_counts_are_unknown)
 	CHECK_I64(log.steps.v[0].step_ns, 5000000);
 	ts_steplog_release(&log);
 }
+
+TEST(logs_bridge_gb_memory_line)
+{
+	/* Bridge's GB line (GB = 1e9, note the upstream typo "retires"). */
+	const char *text =
+		"[Rank 3] (after 10 iterations) memory (GB) | mem-allocated-gigabytes: 12.345 | "
+		"mem-active-gigabytes: 12.345 | mem-inactive-gigabytes: 0.5 | "
+		"mem-reserved-gigabytes: 25.0 | mem-max-allocated-gigabytes: 20.5 | "
+		"mem-max-active-gigabytes: 20.5 | mem-max-inactive-gigabytes: 1.0 | "
+		"mem-max-reserved-gigabytes: 30.25 | mem-alloc-retires: 0 | "
+		"mem-allocated-count: 12345\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK(log.formats & (1u << TS_LOG_BRIDGE));
+	REQUIRE(log.mem.n == 1);
+	CHECK_I64(log.mem.v[0].rank, 3);
+	CHECK_I64(log.mem.v[0].iteration, 10);
+	CHECK_NEAR(log.mem.v[0].alloc, 12.345e9, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_alloc, 20.5e9, 1e-3);
+	CHECK_NEAR(log.mem.v[0].reserved, 25.0e9, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_reserved, 30.25e9, 1e-3);
+	ts_steplog_release(&log);
+}

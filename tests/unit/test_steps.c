@@ -341,3 +341,31 @@ TEST(steps_bucket_mixture)
 	ts_steps_report_release(&r);
 	free(text);
 }
+
+TEST(steps_files_without_rank_are_ranks)
+{
+	/* Two logs with no rank in them: file 0 at 100 ms, file 1 at 120 ms per
+	 * step. Each file is a rank; the iteration's step is the slower one. */
+	const char *a = "{\"iteration\": 1, \"step_ms\": 100}\n{\"iteration\": 2, \"step_ms\": 100}\n";
+	const char *b = "{\"iteration\": 1, \"step_ms\": 120}\n{\"iteration\": 2, \"step_ms\": 120}\n";
+	struct ts_steplog log;
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+
+	ts_steplog_init(&log);
+	ts_err_init(&err);
+	REQUIRE(ts_steplog_read_mem(&log, a, strlen(a), "node0.log", &err) == 0);
+	REQUIRE(ts_steplog_read_mem(&log, b, strlen(b), "node1.log", &err) == 0);
+	ts_steps_opts_init(&o);
+	o.window_first = 1;
+	o.window_last = 2;
+	REQUIRE(ts_steps_analyze(&log, &o, &r, &err) == 0);
+	REQUIRE(r.nranks == 2);
+	CHECK_NEAR(r.ranks[0].mean_ms, 100, 1e-9);
+	CHECK_NEAR(r.ranks[1].mean_ms, 120, 1e-9);
+	CHECK_I64(r.slowest_rank, 1);
+	CHECK_NEAR(r.mean_ms, 120, 1e-9);
+	ts_steps_report_release(&r);
+	ts_steplog_release(&log);
+}
