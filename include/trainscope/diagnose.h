@@ -172,7 +172,8 @@ int ts_diag_add_profile(struct ts_diag *d, struct ts_rank_prof *p);
  *  - data: data-loader time >= 10 % of the step time after warm-up, or
  *    stalls whose excess over the steady median is >= 50 % data-loader time;
  *  - straggler: >= 2 ranks and one rank's forward time (before the first
- *    gradient collective) exceeds the other ranks' by >= 20 % of the step;
+ *    gradient collective) exceeds the other ranks' by >= 20 % of the step
+ *    (the first 64 ranks of the log are compared);
  *  - otherwise unknown, with the evidence that would decide it listed.
  */
 int ts_diag_analyse(struct ts_diag *d);
@@ -186,7 +187,8 @@ int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
 enum ts_vendor_kind ts_diag_vendor(const struct ts_diag *d);
 const char *ts_diag_vendor_name(enum ts_vendor_kind v);
 
-/* Fill a report model from d (everything d knows). Returns 0 or TS_ENOMEM. */
+/* Fill a report model from d (everything d knows) after ts_diag_analyse().
+ * Returns 0 or TS_ENOMEM. */
 int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r);
 
 /* The terminal summary (advice_only: the wall and its candidates). */

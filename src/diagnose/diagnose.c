@@ -194,12 +194,17 @@ static double median_inplace(double *v, size_t n)
 	return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Stalls are sorted by ts_diag_analyse(), so this is a binary search. */
 static int is_stall(const struct ts_diag *d, int64_t it)
 {
-	for (size_t i = 0; i < d->steady.stalls.n; i++)
-		if (d->steady.stalls.v[i] == it)
-			return 1;
-	return 0;
+	return d->steady.stalls.n &&
+	       bsearch(&it, d->steady.stalls.v, d->steady.stalls.n, sizeof(it), cmp_i64) != NULL;
 }
 
 /* The rank whose series the steady summary describes: the last one
@@ -218,7 +223,6 @@ static int in_window(const struct ts_diag *d, int64_t it)
 
 struct cost {
 	double share;   /* of the step, 0..1; NaN unknown */
-	int from_trace;
 };
 
 /* Data wall from the log: data-loader time over the whole post-warm-up
@@ -230,7 +234,7 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 	size_t n = 0, nst = 0, nsteady = 0;
 	double steady_med = d->steady.known ? d->steady.median_ms : NAN;
 	double steady_data = 0;
-	struct cost c = { NAN, 0 };
+	struct cost c = { NAN };
 
 	if (!r)
 		return c;
@@ -282,7 +286,7 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
  * gradient collective) exceeds the others' median. */
 static struct cost straggler_cost_log(struct ts_diag *d, int emit)
 {
-	struct cost c = { NAN, 0 };
+	struct cost c = { NAN };
 	double fwd[64], step = 0, med, mx = -INFINITY;
 	int64_t mx_rank = -1;
 	size_t nr = 0;
@@ -502,9 +506,13 @@ static void trace_evidence(struct ts_diag *d)
 
 int ts_diag_analyse(struct ts_diag *d)
 {
-	struct cost data_l = data_cost_log(d, 0);
-	struct cost strag_l = straggler_cost_log(d, 0);
+	struct cost data_l, strag_l;
 	double best = NAN;
+
+	if (d->steady.stalls.n)
+		qsort(d->steady.stalls.v, d->steady.stalls.n, sizeof(*d->steady.stalls.v), cmp_i64);
+	data_l = data_cost_log(d, 0);
+	strag_l = straggler_cost_log(d, 0);
 
 	d->wall_known = 0;
 	if (d->job_done && d->job.n) {

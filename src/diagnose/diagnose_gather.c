@@ -66,26 +66,63 @@ out:
 	return rc;
 }
 
+/* A profiled step: its iteration and whether the trace calls it an outlier. */
+struct pstep {
+	int64_t it;
+	int outlier;
+};
+
+static int cmp_pstep(const void *a, const void *b)
+{
+	int64_t x = ((const struct pstep *)a)->it, y = ((const struct pstep *)b)->it;
+	return (x > y) - (x < y);
+}
+
 /*
  * A profiled iteration runs slower than the others (the profiler records
- * every operator), and the one after the window pays the trace export, so
- * a log outlier there is the profiler's, not the job's - unless the trace
+ * every operator), and the one after a window pays the trace export, so a
+ * log outlier there is the profiler's, not the job's - unless the trace
  * itself shows that step as an outlier of its window (a real stall caught
- * by the profiler).
+ * by the profiler). ps is sorted by iteration; export iterations carry
+ * outlier = 0 after the window's own steps.
  */
-static int profiler_slowed(const struct ts_diag *d, int64_t it)
+static int profiler_slowed(const struct pstep *ps, size_t n, int64_t it)
 {
+	struct pstep key = { it, 0 };
+	const struct pstep *hit = n ? bsearch(&key, ps, n, sizeof(*ps), cmp_pstep) : NULL;
+
+	if (!hit)
+		return 0;
+	/* several windows may list the same iteration: a trace outlier anywhere wins */
+	while (hit > ps && hit[-1].it == it)
+		hit--;
+	for (; hit < ps + n && hit->it == it; hit++)
+		if (hit->outlier)
+			return 0;
+	return 1;
+}
+
+/* Every profiled iteration (and each window's export iteration), sorted. */
+static struct pstep *profiled_steps(const struct ts_diag *d, size_t *n)
+{
+	struct pstep *ps;
+	size_t total = 0, k = 0;
+
+	for (size_t i = 0; i < d->nprofs; i++)
+		total += d->profs[i]->steps.n + 1;
+	ps = malloc((total ? total : 1) * sizeof(*ps));
+	if (!ps)
+		return NULL;
 	for (size_t i = 0; i < d->nprofs; i++) {
 		const struct ts_rank_prof *p = d->profs[i];
-		for (size_t k = 0; k < p->steps.n; k++) {
-			const struct ts_step_prof *s = &p->steps.v[k];
-			if (s->step == it)
-				return !s->outlier;
-			if (k + 1 == p->steps.n && s->step + 1 == it)
-				return 1;
-		}
+		for (size_t j = 0; j < p->steps.n; j++)
+			ps[k++] = (struct pstep){ p->steps.v[j].step, p->steps.v[j].outlier != 0 };
+		if (p->steps.n)
+			ps[k++] = (struct pstep){ p->steps.v[p->steps.n - 1].step + 1, 0 };
 	}
-	return 0;
+	qsort(ps, k, sizeof(*ps), cmp_pstep);
+	*n = k;
+	return ps;
 }
 
 /* The steady summary the verdict needs, from the steps analysis. Outliers
@@ -95,7 +132,11 @@ static int fill_steady(struct ts_diag *d)
 {
 	const struct ts_steps_report *r = &d->steps_rep;
 	struct ts_diag_steady *s = &d->steady;
+	size_t nps = 0;
+	struct pstep *ps = profiled_steps(d, &nps);
 
+	if (!ps)
+		return TS_ENOMEM;
 	if (r->win_n >= 2 && isfinite(r->mean_ms) && r->win_first != TS_NO_INT) {
 		s->known = 1;
 		s->first = r->win_first;
@@ -112,11 +153,14 @@ static int fill_steady(struct ts_diag *d)
 		int64_t it = r->outliers[i].iteration;
 		if (r->outliers[i].reason != TS_OUT_SPIKE && r->outliers[i].reason != TS_OUT_PERIODIC)
 			continue;
-		if (profiler_slowed(d, it))
+		if (profiler_slowed(ps, nps, it))
 			continue;
-		if (TS_VEC_PUSH(s->stalls, it))
+		if (TS_VEC_PUSH(s->stalls, it)) {
+			free(ps);
 			return TS_ENOMEM;
+		}
 	}
+	free(ps);
 	if (r->periodic.found && r->periodic_period_iters > 0)
 		s->stall_period = (size_t)r->periodic_period_iters;
 	d->rate.tokens_per_s = r->tokens_per_s;

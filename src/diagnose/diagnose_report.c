@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "trainscope/diagnose.h"
 #include "trainscope/jsonw.h"
@@ -17,12 +18,17 @@ static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
 	return d->ranks.n ? &d->ranks.v[d->ranks.n - 1] : NULL;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* ts_diag_analyse() sorted the stalls. */
 static int is_stall(const struct ts_diag *d, int64_t it)
 {
-	for (size_t i = 0; i < d->steady.stalls.n; i++)
-		if (d->steady.stalls.v[i] == it)
-			return 1;
-	return 0;
+	return d->steady.stalls.n &&
+	       bsearch(&it, d->steady.stalls.v, d->steady.stalls.n, sizeof(it), cmp_i64) != NULL;
 }
 
 static void facts(const struct ts_diag *d, struct ts_report *r)
