@@ -1,6 +1,7 @@
 /* The diagnose rules on hand-built evidence. Each expected number is
  * worked out in the comment from the inputs of the test. */
 #include <stdlib.h>
+#include <time.h>
 #include "harness.h"
 #include "trainscope/diagnose.h"
 
@@ -142,5 +143,35 @@ TEST(diag_jsonl_phases)
 	CHECK_I64(err.line, 2);
 	CHECK_I64(err.offset, 17 + 16);
 	CHECK_STR(err.path, "b.jsonl");
+	ts_diag_release(&d);
+}
+
+TEST(diag_many_stalls_is_not_quadratic)
+{
+	struct ts_diag d;
+	struct timespec t0, t1;
+	double secs;
+
+	/* 200 000 iterations, every other one a stall: a linear stall lookup per
+	 * step would be 2e10 comparisons; the budget allows a sort and a
+	 * binary search per step (well under a second even under ASan) */
+	ts_diag_init(&d);
+	for (int i = 1; i <= 200000; i++) {
+		add(&d, 0, i, i % 2 ? 100 : 300, i % 2 ? 1 : 201, 40);
+		if (!(i % 2))
+			TS_VEC_PUSH(d.steady.stalls, i);
+	}
+	d.steady.known = 1;
+	d.steady.first = 1;
+	d.steady.last = 200000;
+	d.steady.median_ms = 100;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	REQUIRE(ts_diag_analyse(&d) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(secs < 5.0);
+	/* data: 100000 * 1 + 100000 * 201 = 20.2e6 ms of 40e6 ms = 50.5 % */
+	CHECK_I64(d.wall, TS_WALL_DATA);
+	CHECK_NEAR(d.wall_share_pct, 50.5, 1e-9);
 	ts_diag_release(&d);
 }
