@@ -1,0 +1,421 @@
+/*
+ * diagnose_report.c - a diagnosis as output: the report model (HTML and
+ * Markdown come from it) and the trainscope.diagnose/1 JSON object.
+ *
+ * Kept apart from the decision rules so that the verdict code never
+ * formats, and so that the report can show everything diagnose knows even
+ * where the verdict did not need it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/diagnose.h"
+#include "trainscope/jsonw.h"
+
+static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
+{
+	return d->ranks.n ? &d->ranks.v[d->ranks.n - 1] : NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* ts_diag_analyse() sorted the stalls. */
+static int is_stall(const struct ts_diag *d, int64_t it)
+{
+	return d->steady.stalls.n &&
+	       bsearch(&it, d->steady.stalls.v, d->steady.stalls.n, sizeof(it), cmp_i64) != NULL;
+}
+
+static void facts(const struct ts_diag *d, struct ts_report *r)
+{
+	const struct ts_diag_steady *s = &d->steady;
+
+	if (s->known) {
+		char v[64], n[160];
+		snprintf(v, sizeof(v), "%.1f ms", s->mean_ms);
+		snprintf(n, sizeof(n), "95%% CI [%.1f, %.1f] ms (%s), iterations %lld-%lld, n=%zu, median %.1f ms",
+			 s->ci_lo_ms, s->ci_hi_ms, s->ci_method[0] ? s->ci_method : "?",
+			 (long long)s->first, (long long)s->last, s->n, s->median_ms);
+		ts_report_add_fact(r, "steady step time", v, n);
+		snprintf(v, sizeof(v), "%zu", s->stalls.n);
+		if (s->stall_period)
+			snprintf(n, sizeof(n), "every %zu iterations", s->stall_period);
+		ts_report_add_fact(r, "stalls", v, s->stall_period ? n : NULL);
+	}
+	if (isfinite(d->rate.tokens_per_s)) {
+		char v[64];
+		snprintf(v, sizeof(v), "%.0f tokens/s", d->rate.tokens_per_s);
+		ts_report_add_fact(r, "throughput", v, "all ranks, steady window");
+	}
+	if (isfinite(d->rate.tflops_per_gpu)) {
+		char v[64];
+		snprintf(v, sizeof(v), "%.3f TFLOP/s/GPU", d->rate.tflops_per_gpu);
+		ts_report_add_fact(r, "model FLOP rate", v, d->rate.model_name);
+	}
+	if (isfinite(d->rate.mfu_pct)) {
+		char v[64];
+		snprintf(v, sizeof(v), "%.1f %%", d->rate.mfu_pct);
+		ts_report_add_fact(r, "MFU", v, d->rate.peak_name);
+	}
+	if (isfinite(d->rate.hfu_pct)) {
+		char v[64];
+		snprintf(v, sizeof(v), "%.1f %%", d->rate.hfu_pct);
+		ts_report_add_fact(r, "HFU", v, d->rate.peak_name);
+	}
+	if (d->straggler_rank >= 0) {
+		char v[64], n[96];
+		snprintf(v, sizeof(v), "rank %lld", (long long)d->straggler_rank);
+		snprintf(n, sizeof(n), "others wait %.1f ms per step", d->straggler_excess_ms);
+		ts_report_add_fact(r, "straggler", v, n);
+	}
+	{
+		char v[64];
+		snprintf(v, sizeof(v), "%zu trace%s, %zu logged rank%s", d->nprofs, d->nprofs == 1 ? "" : "s",
+			 d->ranks.n, d->ranks.n == 1 ? "" : "s");
+		ts_report_add_fact(r, "evidence", v, ts_diag_vendor_name(ts_diag_vendor(d)));
+	}
+}
+
+static void items(struct ts_report *r, int which, const struct ts_diag_item *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ts_report_add_item(r, which, v[i].level, v[i].title, v[i].detail);
+}
+
+int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
+{
+	const struct ts_diag_rank_steps *rs = report_rank(d);
+
+	r->title = ts_report_printf(r, "trainscope diagnose: %s", d->in.run ? d->in.run : "run");
+	r->subtitle = ts_report_printf(r, "%zu log, %zu metrics, %zu trace, %zu config file(s)%s%s",
+				       d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
+				       d->in.steps_source ? "; steps from " : "",
+				       d->in.steps_source ? d->in.steps_source : "");
+	if (d->wall_known || d->evidence.n) {
+		if (!d->wall_known)
+			r->wall = ts_report_strdup(r, "undetermined");
+		else if (isfinite(d->wall_share_pct))
+			r->wall = ts_report_printf(r, "%s (%.1f %% of the step)", ts_wall_name(d->wall),
+						   d->wall_share_pct);
+		else
+			r->wall = ts_report_strdup(r, ts_wall_name(d->wall));
+		r->wall_basis = ts_report_strdup(r, d->wall_basis);
+	}
+	facts(d, r);
+	items(r, TS_REPORT_EVIDENCE, d->evidence.v, d->evidence.n);
+	items(r, TS_REPORT_FINDINGS, d->findings.v, d->findings.n);
+	items(r, TS_REPORT_MISSING, d->missing.v, d->missing.n);
+	items(r, TS_REPORT_ADVICE, d->advice.v, d->advice.n);
+	if (rs) {
+		for (size_t i = 0; i < rs->steps.n; i++) {
+			const struct ts_diag_step *s = &rs->steps.v[i];
+			int flag = is_stall(d, s->iteration) ? TS_REPORT_STEP_STALL :
+				   d->steady.known && s->iteration < d->steady.first ? TS_REPORT_STEP_EXCLUDED :
+				   TS_REPORT_STEP_NORMAL;
+			ts_report_add_step(r, s->iteration, s->step_ms, flag);
+		}
+		if (d->steady.known) {
+			r->window_first = d->steady.first;
+			r->window_last = d->steady.last;
+		}
+		r->steps_source = ts_report_printf(r, "%s, rank %lld",
+						   d->in.steps_source ? d->in.steps_source : "log",
+						   (long long)rs->rank);
+	}
+	/* per-step classes of the first rank window: device classes when the
+	 * trace has a device, else the CPU view */
+	if (d->job_done && d->job.n) {
+		const struct ts_rank_prof *p = d->job.ranks[0];
+		for (size_t k = 0; k < p->steps.n; k++) {
+			const struct ts_step_prof *s = &p->steps.v[k];
+			double ms[TS_REPORT_NCLASS], dur = (double)s->dur_ns / 1e6;
+			char label[32];
+			snprintf(label, sizeof(label), "iter %lld", (long long)s->step);
+			if (p->has_gpu) {
+				double busy = (double)s->busy_ns / 1e6;
+				ms[TS_REPORT_COMPUTE] = (double)s->compute_ns / 1e6;
+				ms[TS_REPORT_COMM_EXPOSED] = (double)s->exposed_comm_ns / 1e6;
+				ms[TS_REPORT_MEMCPY] = busy - ms[0] - ms[1] > 0 ? busy - ms[0] - ms[1] : 0;
+				ms[TS_REPORT_IDLE] = dur - busy > 0 ? dur - busy : 0;
+			} else {
+				double data = (double)s->data_ns / 1e6, comm = (double)s->exposed_comm_ns / 1e6;
+				double gap = (double)s->gap_ns / 1e6;
+				ms[TS_REPORT_COMM_EXPOSED] = comm;
+				ms[TS_REPORT_MEMCPY] = 0;
+				ms[TS_REPORT_IDLE] = data + gap;
+				ms[TS_REPORT_COMPUTE] = dur - comm - data - gap > 0 ? dur - comm - data - gap : 0;
+			}
+			ts_report_add_stack(r, label, ms);
+		}
+		r->stacks_title = ts_report_printf(r, p->has_gpu ?
+			"rank %lld, device timeline per profiled step; memcpy = device busy outside compute "
+			"and exposed communication; idle = step time with the device idle" :
+			"rank %lld, CPU-only trace: compute = operators on the main thread, communication = "
+			"waiting in collectives, idle = data loader and untraced host time", (long long)p->rank);
+		if (p->top.n) {
+			for (size_t k = 0; k < p->top.n; k++)
+				ts_report_add_kernel(r, ts_prof_str(p, p->top.v[k].name), p->top.v[k].count,
+						     (double)p->top.v[k].total_ns / 1e6,
+						     p->busy_ns > 0 ? 100.0 * (double)p->top.v[k].total_ns /
+						     (double)p->busy_ns : NAN);
+			r->kernels_basis = ts_report_printf(r, "rank %lld, GPU activities by total time; share "
+							    "of device busy time", (long long)p->rank);
+		}
+	}
+	/* per-rank comparison: traces when there are several ranks, else logs */
+	if (d->job_done && d->job.nranks > 1) {
+		for (size_t i = 0; i < d->job.n; i++) {
+			const struct ts_rank_prof *p = d->job.ranks[i];
+			struct ts_report_rank row = { p->rank, NAN, 0, 0, 0, p->rank == d->straggler_rank };
+			size_t n = p->steps.n;
+			if (p->window_no || !n)
+				continue;
+			row.step_ms = 0;
+			for (size_t k = 0; k < n; k++) {
+				const struct ts_step_prof *s = &p->steps.v[k];
+				row.step_ms += (double)s->dur_ns;
+				row.comm_ms += (double)s->exposed_comm_ns;
+				row.other_ms += (double)(s->data_ns + s->gap_ns);
+			}
+			row.step_ms /= 1e6 * (double)n;
+			row.comm_ms /= 1e6 * (double)n;
+			row.other_ms /= 1e6 * (double)n;
+			row.compute_ms = row.step_ms - row.comm_ms - row.other_ms;
+			if (row.compute_ms < 0)
+				row.compute_ms = 0;
+			ts_report_add_rank(r, &row);
+		}
+	} else if (d->ranks.n > 1) {
+		for (size_t i = 0; i < d->ranks.n; i++) {
+			const struct ts_diag_rank_steps *k = &d->ranks.v[i];
+			struct ts_report_rank row = { k->rank, 0, NAN, NAN, NAN, k->rank == d->straggler_rank };
+			size_t n = 0;
+			for (size_t j = 0; j < k->steps.n; j++) {
+				const struct ts_diag_step *s = &k->steps.v[j];
+				if (!isfinite(s->step_ms) || is_stall(d, s->iteration) ||
+				    (d->steady.known && (s->iteration < d->steady.first || s->iteration > d->steady.last)))
+					continue;
+				row.step_ms += s->step_ms;
+				n++;
+			}
+			row.step_ms = n ? row.step_ms / (double)n : NAN;
+			ts_report_add_rank(r, &row);
+		}
+	}
+	return r->failed ? TS_ENOMEM : 0;
+}
+
+static void json_items(struct ts_jw *w, const char *key, const struct ts_diag_item *v, size_t n,
+		       int candidate)
+{
+	ts_jw_key(w, key);
+	ts_jw_arr(w);
+	for (size_t i = 0; i < n; i++) {
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "title", v[i].title);
+		ts_jw_kstr(w, "detail", v[i].detail);
+		if (candidate)
+			ts_jw_kstr(w, "status", "candidate: test with trainscope ab");
+		else
+			ts_jw_kstr(w, "level", v[i].level == TS_REPORT_BAD ? "bad" :
+				   v[i].level == TS_REPORT_WARN ? "warn" : "info");
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+}
+
+static void json_num(struct ts_jw *w, const char *key, double v, int decimals)
+{
+	ts_jw_key(w, key);
+	if (isfinite(v))
+		ts_jw_fixed(w, v, decimals);
+	else
+		ts_jw_null(w);
+}
+
+static void json_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
+{
+	ts_jw_key(w, key);
+	if (v == TS_NO_INT)
+		ts_jw_null(w);
+	else
+		ts_jw_i64(w, v);
+}
+
+static void json_files(struct ts_jw *w, const char *key, char *const *v, size_t n)
+{
+	ts_jw_key(w, key);
+	ts_jw_arr(w);
+	for (size_t i = 0; i < n; i++)
+		ts_jw_str(w, v[i]);
+	ts_jw_arr_end(w);
+}
+
+void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
+{
+	struct ts_jw w;
+	const struct ts_diag_steady *s = &d->steady;
+
+	ts_jw_init(&w, out, 1);
+	ts_jw_obj(&w);
+	ts_jw_kstr(&w, "schema", "trainscope.diagnose/1");
+	ts_jw_kstr(&w, "run", d->in.run);
+	ts_jw_key(&w, "inputs");
+	ts_jw_obj(&w);
+	json_files(&w, "logs", d->in.logs.v, d->in.logs.n);
+	json_files(&w, "metrics", d->in.metrics.v, d->in.metrics.n);
+	json_files(&w, "traces", d->in.traces.v, d->in.traces.n);
+	json_files(&w, "configs", d->in.configs.v, d->in.configs.n);
+	json_files(&w, "telemetry", d->in.telemetry.v, d->in.telemetry.n);
+	json_files(&w, "contracts", d->in.contracts.v, d->in.contracts.n);
+	ts_jw_kstr(&w, "steps_source", d->in.steps_source);
+	ts_jw_obj_end(&w);
+	ts_jw_kstr(&w, "vendor", ts_diag_vendor_name(ts_diag_vendor(d)));
+
+	/* window and step_time_ms carry the keys of trainscope.steps/1 */
+	ts_jw_key(&w, "window");
+	if (d->have_steps && s->known) {
+		const struct ts_steps_report *r = &d->steps_rep;
+		ts_jw_obj(&w);
+		json_i64_or_null(&w, "first", r->win_first);
+		json_i64_or_null(&w, "last", r->win_last);
+		ts_jw_kbool(&w, "auto", r->win_auto);
+		ts_jw_ki64(&w, "steps", (int64_t)r->win_n);
+		json_i64_or_null(&w, "mser_cut_iteration", r->mser_cut_iteration);
+		json_i64_or_null(&w, "level_shift_iteration", r->level_shift_iteration);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
+	ts_jw_key(&w, "step_time_ms");
+	if (d->have_steps && s->known) {
+		const struct ts_steps_report *r = &d->steps_rep;
+		ts_jw_obj(&w);
+		json_num(&w, "median", r->median_ms, 3);
+		json_num(&w, "mean", r->mean_ms, 3);
+		json_num(&w, "p10", r->p10_ms, 3);
+		json_num(&w, "p90", r->p90_ms, 3);
+		json_num(&w, "cv", r->cv, 4);
+		json_num(&w, "ci95_low", r->ci.method ? r->ci.lo : NAN, 3);
+		json_num(&w, "ci95_high", r->ci.method ? r->ci.hi : NAN, 3);
+		ts_jw_kstr(&w, "ci_method", ts_ci_method_name(r->ci.method));
+		ts_jw_ki64(&w, "ci_batches", (int64_t)r->ci.batches);
+		ts_jw_ki64(&w, "ci_block_len", (int64_t)r->ci.block_len);
+		json_num(&w, "lag1_autocorr", r->acf.lag1, 4);
+		json_num(&w, "effective_steps", r->acf.ess, 1);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
+	ts_jw_key(&w, "stalls");
+	ts_jw_obj(&w);
+	ts_jw_key(&w, "iterations");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < s->stalls.n; i++)
+		ts_jw_i64(&w, s->stalls.v[i]);
+	ts_jw_arr_end(&w);
+	ts_jw_ki64(&w, "period_iterations", (int64_t)s->stall_period);
+	ts_jw_obj_end(&w);
+
+	ts_jw_key(&w, "throughput");
+	ts_jw_obj(&w);
+	json_num(&w, "tokens_per_s", d->rate.tokens_per_s, 1);
+	json_num(&w, "model_tflops_per_gpu", d->rate.tflops_per_gpu, 4);
+	json_num(&w, "mfu_pct", d->rate.mfu_pct, 2);
+	json_num(&w, "hfu_pct", d->rate.hfu_pct, 2);
+	ts_jw_kstr(&w, "peak", d->rate.peak_name);
+	ts_jw_obj_end(&w);
+
+	ts_jw_key(&w, "wall");
+	ts_jw_obj(&w);
+	ts_jw_kstr(&w, "dominant", d->wall_known ? ts_wall_name(d->wall) : NULL);
+	ts_jw_kstr(&w, "basis", d->wall_basis);
+	json_num(&w, "share_pct", d->wall_share_pct, 2);
+	json_items(&w, "evidence", d->evidence.v, d->evidence.n, 0);
+	ts_jw_obj_end(&w);
+
+	ts_jw_key(&w, "straggler");
+	if (d->straggler_rank >= 0) {
+		ts_jw_obj(&w);
+		ts_jw_ki64(&w, "rank", d->straggler_rank);
+		json_num(&w, "wait_ms", d->straggler_excess_ms, 3);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
+	json_items(&w, "findings", d->findings.v, d->findings.n, 0);
+	json_items(&w, "missing", d->missing.v, d->missing.n, 0);
+	json_items(&w, "advice", d->advice.v, d->advice.n, 1);
+	ts_jw_obj_end(&w);
+	ts_sb_addc(out, '\n');
+}
+
+/* Item list for the terminal: title, then the detail indented. */
+static void text_items(struct ts_sb *o, const char *head, const struct ts_diag_item *v, size_t n,
+		       int candidate)
+{
+	if (!n)
+		return;
+	ts_sb_addf(o, "\n%s\n", head);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].detail;
+		ts_sb_addf(o, "  %s %s%s\n", v[i].level == TS_REPORT_BAD ? "!" :
+			   v[i].level == TS_REPORT_WARN ? "~" : "-", v[i].title,
+			   candidate ? " [candidate: test with trainscope ab]" : "");
+		while (p && *p) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+			ts_sb_adds(o, "      ");
+			ts_sb_add(o, p, len);
+			ts_sb_addc(o, '\n');
+			p = nl ? nl + 1 : p + len;
+		}
+	}
+}
+
+void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
+{
+	const struct ts_diag_steady *s = &d->steady;
+
+	if (advice_only) {
+		ts_sb_addf(o, "dominant wall: %s\n", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
+		text_items(o, "candidates (each one a hypothesis: test it with `trainscope ab`, one "
+			   "variable at a time; none is a default):", d->advice.v, d->advice.n, 0);
+		return;
+	}
+	ts_sb_addf(o, "run: %s\n", d->in.run ? d->in.run : "-");
+	ts_sb_addf(o, "inputs: %zu log, %zu metrics, %zu trace, %zu config; vendor %s\n",
+		   d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
+		   ts_diag_vendor_name(ts_diag_vendor(d)));
+	if (s->known)
+		ts_sb_addf(o, "steady step time: %.1f ms, 95%% CI [%.1f, %.1f] ms (%s), median %.1f ms, "
+			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->ci_lo_ms, s->ci_hi_ms,
+			   s->ci_method[0] ? s->ci_method : "?", s->median_ms, (long long)s->first,
+			   (long long)s->last, s->n);
+	else
+		ts_sb_adds(o, "steady step time: unknown (no step-time series)\n");
+	if (isfinite(d->rate.tokens_per_s))
+		ts_sb_addf(o, "throughput: %.0f tokens/s\n", d->rate.tokens_per_s);
+	if (isfinite(d->rate.tflops_per_gpu))
+		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
+	if (isfinite(d->rate.mfu_pct))
+		ts_sb_addf(o, "MFU: %.1f %% of %s\n", d->rate.mfu_pct, d->rate.peak_name ? d->rate.peak_name : "?");
+	if (isfinite(d->rate.hfu_pct))
+		ts_sb_addf(o, "HFU: %.1f %%\n", d->rate.hfu_pct);
+	ts_sb_addf(o, "\ndominant wall: %s", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
+	if (isfinite(d->wall_share_pct))
+		ts_sb_addf(o, " (%.1f %% of the step)", d->wall_share_pct);
+	if (d->wall_basis)
+		ts_sb_addf(o, ", from the %s", d->wall_basis);
+	ts_sb_addc(o, '\n');
+	text_items(o, "evidence:", d->evidence.v, d->evidence.n, 0);
+	text_items(o, "findings:", d->findings.v, d->findings.n, 0);
+	text_items(o, "missing evidence:", d->missing.v, d->missing.n, 0);
+	text_items(o, "candidates for this wall (test each with `trainscope ab`; none is a default):",
+		   d->advice.v, d->advice.n, 0);
+}

@@ -1,0 +1,177 @@
+/* The diagnose rules on hand-built evidence. Each expected number is
+ * worked out in the comment from the inputs of the test. */
+#include <stdlib.h>
+#include <time.h>
+#include "harness.h"
+#include "trainscope/diagnose.h"
+
+static void add(struct ts_diag *d, int64_t rank, int64_t it, double step, double data, double fwd)
+{
+	struct ts_diag_rank_steps *r = ts_diag_rank(d, rank);
+	struct ts_diag_step s = { it, step, data, fwd, NAN, NAN, 7.5, 1.0, 0, 0 };
+
+	if (r)
+		TS_VEC_PUSH(r->steps, s);
+}
+
+static int has(const struct ts_diag_item *v, size_t n, const char *title)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(v[i].title, title))
+			return 1;
+	return 0;
+}
+
+TEST(diag_data_wall_from_log)
+{
+	struct ts_diag d;
+
+	ts_diag_init(&d);
+	/* 20 iterations of 100 ms with 1 ms data loading, except 7 and 14:
+	 * 400 ms with 300 ms data loading. Window 3..20, stalls 7 and 14. */
+	for (int i = 1; i <= 20; i++)
+		add(&d, 0, i, i % 7 ? 100 : 400, i % 7 ? 1 : 300, 40);
+	d.steady.known = 1;
+	d.steady.first = 3;
+	d.steady.last = 20;
+	d.steady.median_ms = 100;
+	TS_VEC_PUSH(d.steady.stalls, 7);
+	TS_VEC_PUSH(d.steady.stalls, 14);
+	REQUIRE(ts_diag_analyse(&d) == 0);
+	CHECK(d.wall_known);
+	CHECK_I64(d.wall, TS_WALL_DATA);
+	/* iterations 3..20: step 16*100 + 2*400 = 2400 ms, data 16*1 + 2*300 = 616 ms */
+	CHECK_NEAR(d.wall_share_pct, 100.0 * 616 / 2400, 1e-9);
+	CHECK_STR(d.wall_basis, "log");
+	CHECK(has(d.evidence.v, d.evidence.n, "stalled iterations"));
+	CHECK(has(d.advice.v, d.advice.n, "data-loader workers"));
+	CHECK(has(d.findings.v, d.findings.n, "stalls"));
+	CHECK(has(d.missing.v, d.missing.n, "profiler trace"));
+	ts_diag_release(&d);
+}
+
+TEST(diag_straggler_from_log)
+{
+	struct ts_diag d;
+
+	ts_diag_init(&d);
+	/* rank 0 forward 100 ms, rank 1 forward 400 ms, both 500 ms steps:
+	 * the gap is 300 ms = 60 % of the step, over the 20 % threshold */
+	for (int i = 1; i <= 10; i++) {
+		add(&d, 0, i, 500, 0.5, 100);
+		add(&d, 1, i, 500, 0.5, 400);
+	}
+	REQUIRE(ts_diag_analyse(&d) == 0);
+	CHECK(d.wall_known);
+	CHECK_I64(d.wall, TS_WALL_STRAGGLER);
+	CHECK_I64(d.straggler_rank, 1);
+	CHECK_NEAR(d.straggler_excess_ms, 300, 1e-9);
+	CHECK_NEAR(d.wall_share_pct, 60, 1e-9);
+	ts_diag_release(&d);
+}
+
+TEST(diag_unknown_without_evidence)
+{
+	struct ts_diag d;
+
+	ts_diag_init(&d);
+	for (int i = 1; i <= 10; i++)
+		add(&d, 0, i, 100, NAN, NAN);
+	REQUIRE(ts_diag_analyse(&d) == 0);
+	CHECK(!d.wall_known);
+	CHECK(has(d.advice.v, d.advice.n, "collect a trace first"));
+	CHECK_I64(d.advice.n, 1);
+	CHECK(has(d.missing.v, d.missing.n, "per-step data-loader time"));
+	ts_diag_release(&d);
+}
+
+TEST(diag_advice_is_vendor_specific)
+{
+	struct ts_diag d;
+	int musa_fa = 0, cuda_fa = 0, compile = 0;
+
+	ts_diag_init(&d);
+	REQUIRE(ts_diag_advise(&d, 1, TS_WALL_COMPUTE, TS_DIAG_VENDOR_MUSA) == 0);
+	for (size_t i = 0; i < d.advice.n; i++) {
+		musa_fa |= !strcmp(d.advice.v[i].title, "flash attention") &&
+			   strstr(d.advice.v[i].detail, "mp_31") != NULL;
+		cuda_fa |= strstr(d.advice.v[i].detail, "sm80") != NULL;
+		compile |= !strcmp(d.advice.v[i].title, "torch.compile");
+	}
+	CHECK(musa_fa);
+	CHECK(!cuda_fa);
+	CHECK(!compile);
+	ts_diag_release(&d);
+
+	ts_diag_init(&d);
+	REQUIRE(ts_diag_advise(&d, 1, TS_WALL_COMM, TS_DIAG_VENDOR_CUDA) == 0);
+	CHECK(has(d.advice.v, d.advice.n, "NCCL settings"));
+	CHECK(!has(d.advice.v, d.advice.n, "MCCL settings"));
+	ts_diag_release(&d);
+}
+
+TEST(diag_jsonl_phases)
+{
+	struct ts_diag d;
+	struct ts_err err;
+	static const char ok[] =
+		"{\"iteration\": 1, \"rank\": 1, \"step_ms\": 10.5, \"data_ms\": 0.5, \"lm_loss\": NaN, "
+		"\"nested\": {\"a\": [1, 2]}, \"nan\": true}\n"
+		"\n"
+		"{\"iteration\": 2, \"rank\": 0, \"step_ms\": 11, \"loss\": 7.25}\n"
+		"{\"iteration\": 3, \"rank\": 0, \"step_";
+	static const char bad[] = "{\"iteration\": 1}\n{\"iteration\": 2,,}\n{\"iteration\": 3}\n";
+
+	ts_diag_init(&d);
+	ts_err_init(&err);
+	REQUIRE(ts_diag_read_phases_mem(&d, ok, sizeof(ok) - 1, "m.jsonl", &err) == 0);
+	/* two ranks, the truncated third line dropped */
+	REQUIRE(d.ranks.n == 2);
+	CHECK_I64(d.ranks.v[0].rank, 0);
+	CHECK_I64(d.ranks.v[0].steps.n, 1);
+	CHECK_NEAR(d.ranks.v[0].steps.v[0].loss, 7.25, 0);
+	CHECK_NEAR(d.ranks.v[1].steps.v[0].data_ms, 0.5, 0);
+	CHECK(isnan(d.ranks.v[1].steps.v[0].loss));
+	CHECK_I64(d.ranks.v[1].steps.v[0].nan, 1);
+	ts_diag_release(&d);
+
+	ts_diag_init(&d);
+	ts_err_init(&err);
+	CHECK_I64(ts_diag_read_phases_mem(&d, bad, sizeof(bad) - 1, "b.jsonl", &err), TS_EPARSE);
+	/* line 2 starts at byte 17 ('{"iteration": 1}' + newline); in
+	 * '{"iteration": 2,,}' the second comma is at offset 16 */
+	CHECK_I64(err.line, 2);
+	CHECK_I64(err.offset, 17 + 16);
+	CHECK_STR(err.path, "b.jsonl");
+	ts_diag_release(&d);
+}
+
+TEST(diag_many_stalls_is_not_quadratic)
+{
+	struct ts_diag d;
+	struct timespec t0, t1;
+	double secs;
+
+	/* 200 000 iterations, every other one a stall: a linear stall lookup per
+	 * step would be 2e10 comparisons; the budget allows a sort and a
+	 * binary search per step (well under a second even under ASan) */
+	ts_diag_init(&d);
+	for (int i = 1; i <= 200000; i++) {
+		add(&d, 0, i, i % 2 ? 100 : 300, i % 2 ? 1 : 201, 40);
+		if (!(i % 2))
+			TS_VEC_PUSH(d.steady.stalls, i);
+	}
+	d.steady.known = 1;
+	d.steady.first = 1;
+	d.steady.last = 200000;
+	d.steady.median_ms = 100;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	REQUIRE(ts_diag_analyse(&d) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(secs < 5.0);
+	/* data: 100000 * 1 + 100000 * 201 = 20.2e6 ms of 40e6 ms = 50.5 % */
+	CHECK_I64(d.wall, TS_WALL_DATA);
+	CHECK_NEAR(d.wall_share_pct, 50.5, 1e-9);
+	ts_diag_release(&d);
+}
