@@ -14,6 +14,7 @@
 #include <string.h>
 #include "cli.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/hta.h"
 #include "trainscope/paths.h"
 #include "trainscope/profile.h"
 #include "trainscope/table.h"
@@ -22,7 +23,7 @@
 #include "trainscope/annotate.h"
 #include "trainscope/detect.h"
 
-enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI };
+enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA };
 
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
@@ -32,6 +33,7 @@ static const struct cli_opt opts[] = {
 	{ "all-steps", 0, NULL, "list every step (default: up to 40 rows, then outliers only)", OPT_ALL_STEPS },
 	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
 	{ "mpi", 0, NULL, "run under mpirun: each process analyses its share of the files, process 0 reports", OPT_MPI },
+	{ "hta-compat", 0, NULL, "also reproduce HolisticTraceAnalysis's numbers exactly, its preprocessing included (docs/hta-compat.md)", OPT_HTA },
 	{ 0 }
 };
 
@@ -53,6 +55,7 @@ struct slot {
 	struct ts_prof_tracks tracks;
 	int want_tracks;
 	int skip;               /* --mpi: another process analyses this file */
+	struct ts_hta_part hta; /* --hta-compat: what HTA needs from this file */
 };
 
 struct pool {
@@ -61,6 +64,7 @@ struct pool {
 	size_t next;
 	int top_k;
 	int strict;
+	int hta;
 	pthread_mutex_t mu;
 };
 
@@ -88,6 +92,8 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.first_recovery_at = t.meta.first_recovery_at;
 		s->m.rank_source = t.meta.rank_source;
 		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
+		if (!s->m.rc && pl->hta)
+			s->m.rc = ts_hta_part_build(&t, &s->hta, &s->m.err);
 	}
 	ts_trace_release(&t);
 }
@@ -158,7 +164,8 @@ static const char *vendor_of(const struct ts_rank_prof *p)
 	return ts_vendor_name((enum ts_vendor)p->vendor);
 }
 
-static void json_rank(struct ts_jw *w, const struct slot *s)
+static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta *hta,
+		      size_t hta_index)
 {
 	const struct ts_rank_prof *p = &s->prof;
 
@@ -301,6 +308,10 @@ static void json_rank(struct ts_jw *w, const struct slot *s)
 	else
 		ts_jw_i64(w, p->device_mem_bytes);
 	ts_jw_obj_end(w);
+	if (hta) {
+		ts_jw_key(w, "hta");
+		ts_hta_write_json(hta, hta_index, w);
+	}
 	ts_jw_key(w, "profiler_flop");
 	if (p->flops_events)
 		ts_jw_f64(w, p->flops);
@@ -387,7 +398,7 @@ static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
 }
 
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
-			const struct ts_job_prof *j)
+			const struct ts_job_prof *j, const struct ts_hta *hta)
 {
 	struct ts_jw w;
 
@@ -399,7 +410,10 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	ts_jw_key(&w, "ranks");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < j->n; i++)
-		json_rank(&w, slot_of(slots, j->ranks[i]));
+	{
+		const struct slot *s = slot_of(slots, j->ranks[i]);
+		json_rank(&w, s, hta, (size_t)(s - slots));
+	}
 	ts_jw_arr_end(&w);
 	ts_jw_key(&w, "stragglers");
 	ts_jw_arr(&w);
@@ -845,6 +859,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	long long top = 10, jobs = 2, depth = 2;
 	const char *annotate = NULL;
 	int strict = 0, all_steps = 0, use_mpi = 0, mpi_on = 0, mrank = 0, msize = 1;
+	int hta_on = 0;
+	struct ts_hta hta;
+	struct ts_hta_part *parts = NULL;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -853,6 +870,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_sb_init(&out);
 	ts_err_init(&err);
 	ts_job_prof_init(&job);
+	ts_hta_init(&hta);
 	memset(&pl, 0, sizeof(pl));
 	for (size_t i = 0; i < p.nopts; i++) {
 		const struct cli_arg *a = &p.opts[i];
@@ -870,6 +888,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			all_steps = 1;
 		if (a->key == OPT_MPI)
 			use_mpi = 1;
+		if (a->key == OPT_HTA)
+			hta_on = 1;
+	}
+	if (use_mpi && hta_on) {
+		cli_error(ctx, "--hta-compat needs every rank in one process; it cannot be combined with --mpi");
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	if (p.npos == 0) {
 		cli_error(ctx, "no input given");
@@ -893,6 +918,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	pl.n = files.n;
 	pl.top_k = (int)top;
 	pl.strict = strict;
+	pl.hta = hta_on;
 	pl.slots = calloc(files.n, sizeof(*pl.slots));
 	profs = calloc(files.n, sizeof(*profs));
 	if (!pl.slots || !profs) {
@@ -904,6 +930,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		pl.slots[i].path = files.v[i];
 		ts_rank_prof_init(&pl.slots[i].prof);
 		ts_prof_tracks_init(&pl.slots[i].tracks);
+		ts_hta_part_init(&pl.slots[i].hta);
 		pl.slots[i].want_tracks = annotate != NULL;
 		pl.slots[i].skip = (int)(i % (size_t)msize) != mrank;
 		profs[i] = &pl.slots[i].prof;
@@ -937,10 +964,33 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (ctx->json)
-		render_json(&out, pl.slots, files.n, &job);
-	else
+	if (hta_on) {
+		/* HTA's common t0 spans the job: combine every file's part, in
+		 * file order (the "hta" index of a rank is its file index) */
+		parts = calloc(files.n, sizeof(*parts));
+		if (!parts) {
+			cli_error(ctx, "out of memory");
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+		for (size_t i = 0; i < files.n; i++) {
+			parts[i] = pl.slots[i].hta;
+			ts_hta_part_init(&pl.slots[i].hta);
+		}
+		if (ts_hta_combine(parts, files.n, &hta, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
+	if (ctx->json) {
+		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL);
+	} else {
 		render_text(ctx, &out, &job, all_steps, (int)top);
+		if (hta_on) {
+			ts_sb_adds(&out, "\nHolisticTraceAnalysis-compatible breakdown (--hta-compat, docs/hta-compat.md)\n");
+			ts_hta_render(&hta, &out);
+		}
+	}
 	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job)))
 		goto out;
 	rc = cli_emit(ctx, &out);
@@ -952,7 +1002,10 @@ out:
 		for (size_t i = 0; i < pl.n; i++) {
 			ts_rank_prof_release(&pl.slots[i].prof);
 			ts_prof_tracks_release(&pl.slots[i].tracks);
+			ts_hta_part_release(&pl.slots[i].hta);
 		}
+	free(parts);
+	ts_hta_release(&hta);
 	free(pl.slots);
 	free(profs);
 	ts_sb_release(&out);
