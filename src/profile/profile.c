@@ -853,14 +853,14 @@ static void rank_verdict(struct ts_rank_prof *p)
 		v->share = best_share;
 		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s (threshold %.0f%%)", c[best].what,
 			   (double)c[best].ns / 1e6, 100 * best_share, (double)base / 1e6,
-			   p->has_gpu || !p->steps.n ? "window" : "step time", 100 * c[best].thr);
+			   p->has_gpu || !p->steps.n ? "window" : "summed step time", 100 * c[best].thr);
 	} else {
 		int64_t comp = p->has_gpu ? p->compute_ns : p->host_busy_ns;
 		v->wall = TS_WALL_COMPUTE;
 		v->share = base > 0 ? (double)comp / (double)base : 0;
 		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s; no other wall over its threshold",
 			   p->has_gpu ? "GPU compute" : "CPU ops", (double)comp / 1e6, 100 * v->share,
-			   (double)base / 1e6, p->has_gpu || !p->steps.n ? "window" : "step time");
+			   (double)base / 1e6, p->has_gpu || !p->steps.n ? "window" : "summed step time");
 	}
 	for (size_t i = 0; i < nc; i++) {
 		if ((int)i == best)
