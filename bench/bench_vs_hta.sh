@@ -46,7 +46,7 @@ median() {
 # run NAME OUTFILE CMD...: RUNS+1 timed runs; prints "median_wall_s
 # median_cpu_s peak_kb" (cpu = user + system time)
 run() {
-	local name=$1 out=$2 i t0 t1 walls="" cpus="" peak=0 kb
+	local name=$1 out=$2 i t0 t1 peak=0 kb walls=() cpus=()
 	shift 2
 	for i in $(seq 0 "$RUNS"); do
 		t0=$(date +%s%N)
@@ -58,11 +58,11 @@ run() {
 		t1=$(date +%s%N)
 		kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/$name.time")
 		[ "$i" -eq 0 ] && continue
-		walls="$walls $(awk -v a="$t0" -v b="$t1" 'BEGIN {print (b - a) / 1e9}')"
-		cpus="$cpus $(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$work/$name.time")"
+		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {print (b - a) / 1e9}')")
+		cpus+=("$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$work/$name.time")")
 		[ "$kb" -gt "$peak" ] && peak=$kb
 	done
-	echo "$(median $walls) $(median $cpus) $peak"
+	echo "$(median "${walls[@]}") $(median "${cpus[@]}") $peak"
 }
 
 echo "trace: $trace ($((bytes / 1000000)) MB); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
