@@ -51,3 +51,14 @@ for b in bench_trace bench_hta bench_logs bench_plan; do
 		;;
 	esac
 done
+
+# Python needs several times the file in RAM: above 300 MB the script
+# generates its own 200 MB trace. Exit 77 (no pandas) is a skip.
+echo "== trace --hta-compat vs HolisticTraceAnalysis (lower bound of HTA's time)"
+hta_rc=0
+if [ "$MB" -le 300 ]; then
+	BUILD=$BUILD DATA=$DATA bench/bench_vs_hta.sh "$dir/trace.json" || hta_rc=$?
+else
+	BUILD=$BUILD DATA=$DATA BENCH_MB=200 bench/bench_vs_hta.sh || hta_rc=$?
+fi
+[ "$hta_rc" -eq 0 ] || [ "$hta_rc" -eq 77 ] || exit "$hta_rc"
