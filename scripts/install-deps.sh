@@ -6,7 +6,8 @@
 #   scripts/install-deps.sh test    build + what the test suite uses (clang for
 #                                   libFuzzer, chromium for the report test,
 #                                   Open MPI for the distributed mode, sqlite3)
-#   scripts/install-deps.sh bench   test + yajl (the tokenizer benchmark baseline)
+#   scripts/install-deps.sh bench   test + yajl (the tokenizer benchmark baseline),
+#                                   GNU time, pandas and numpy (the HTA baseline)
 #
 # Installs with apt-get as root (or through sudo when available); otherwise
 # prints the exact command and exits 1. Already-installed packages are left
@@ -16,7 +17,7 @@ set -eu
 what=${1:-test}
 build_pkgs="build-essential pkg-config zlib1g-dev libsqlite3-dev"
 test_pkgs="clang sqlite3 chromium libopenmpi-dev openmpi-bin python3"
-bench_pkgs="libyajl-dev time"
+bench_pkgs="libyajl-dev time python3-pandas python3-numpy"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;
