@@ -87,13 +87,22 @@ ubsan:
 
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BUILD := build-fuzz
-FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=c11 $(WARN) -O1 -g -Iinclude -D_GNU_SOURCE $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 
-$(FUZZ_BUILD)/%: fuzz/%.c $(LIB_SRC) $(wildcard include/trainscope/*.h)
+# the library is instrumented once and linked into every target
+$(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	clang -std=c11 $(WARN) -Iinclude -D_GNU_SOURCE $(PKG_CFLAGS) $(FUZZ_FLAGS) \
-		-o $@ $< $(LIB_SRC) $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/libtrainscope-fuzz.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BUILD)/%: fuzz/%.c $(FUZZ_BUILD)/libtrainscope-fuzz.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libtrainscope-fuzz.a $(LIBS)
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) DATA=$(DATA) fuzz/run.sh $(FUZZ_BIN)
@@ -112,4 +121,4 @@ lint:
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d)

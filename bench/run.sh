@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Run every benchmark. Each program measures its own baseline in the same
+# run and prints the ratio; results go to docs/benchmarks.md by hand, with
+# the machine they came from.
+#
+#   BENCH_MB=1000 bench/run.sh     size of the generated trace (MB)
+#
+# Generated files live in $BENCH_DIR (default /tmp/trainscope-bench) and
+# are removed at the end.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data}
+MB=${BENCH_MB:-1000}
+dir=${BENCH_DIR:-/tmp/trainscope-bench}
+mkdir -p "$dir"
+trap 'rm -rf "$dir"' EXIT
+
+echo "== machine"
+echo "$(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "memory: $(free -g | awk '/Mem:/ {print $2 " GiB"}'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+src="$DATA/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+echo "== generating a ${MB} MB trace from $(basename "$src")"
+"$BUILD/bench/gen_trace" "$src" "$dir/trace.json" "$MB"
+gzip -6 -c "$dir/trace.json" >"$dir/trace.json.gz"
+
+echo "== JSON tokenizer (vs cat and yajl)"
+"$BUILD/bench/bench_tokenizer" "$dir/trace.json" 5
+
+for b in bench_trace bench_hta bench_logs bench_plan; do
+	[ -x "$BUILD/bench/$b" ] || continue
+	case $b in
+	bench_trace)
+		echo "== trace reader, plain"
+		"$BUILD/bench/bench_trace" "$dir/trace.json" 3
+		echo "== trace reader, gzip"
+		"$BUILD/bench/bench_trace" "$dir/trace.json.gz" 3
+		;;
+	bench_hta)
+		echo "== HTA-compat analysis"
+		"$BUILD/bench/bench_hta" "$DATA/traces/hta/df_index_resolver/df_index_resolver.json.gz" 5
+		;;
+	bench_logs)
+		echo "== log parsing"
+		"$BUILD/bench/bench_logs" 100 "$dir/megatron.log"
+		;;
+	bench_plan)
+		echo "== layout search"
+		"$BUILD/bench/bench_plan" "$DATA/models/deepseek-v3.json" 5
+		;;
+	esac
+done

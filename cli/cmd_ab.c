@@ -1,0 +1,517 @@
+/*
+ * cmd_ab.c - `trainscope ab BASELINE CANDIDATE`: is the candidate faster,
+ * and is it still the same training?
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "cli_gate.h"
+#include "trainscope/gate.h"
+#include "trainscope/jsonw.h"
+#include "trainscope/ledger.h"
+#include "trainscope/paths.h"
+#include "trainscope/table.h"
+
+enum { OPT_BASE = 1, OPT_CAND, OPT_BAND, OPT_ALLOW_MULTI, OPT_VARIABLE, OPT_WINDOW,
+       OPT_MEM_TOL, OPT_DB, OPT_WORKLOAD, OPT_SEED };
+
+static const struct cli_opt opts[] = {
+	{ "baseline", 0, "RUN", "another baseline run (repeat; RUN = directory, log or JSONL)", OPT_BASE },
+	{ "candidate", 0, "RUN", "another candidate run (repeat)", OPT_CAND },
+	{ "band", 0, "PCT", "practical-significance band in % (default 1 with repeats, 2 without)", OPT_BAND },
+	{ "allow-multi", 0, NULL, "compare even when the contracts differ in several fields", OPT_ALLOW_MULTI },
+	{ "variable", 0, "KEY", "the contract field this A/B changes (checked against the diff)", OPT_VARIABLE },
+	{ "window", 0, "FIRST-LAST", "declared steady window (iterations, inclusive) for every run", OPT_WINDOW },
+	{ "mem-tolerance", 0, "PCT", "allowed peak device-memory growth in % (default 5)", OPT_MEM_TOL },
+	{ "db", 0, "FILE", "record the experiment in this ledger (default $TRAINSCOPE_DB when set)", OPT_DB },
+	{ "workload", 0, "NAME", "workload name in the ledger (default: contract model, else baseline name)", OPT_WORKLOAD },
+	{ "seed", 0, "N", "bootstrap seed (default 20260101)", OPT_SEED },
+	{ 0 }
+};
+
+/* Append each comma-separated path of arg (copied) to *v. */
+static int add_list(const char *arg, char ***v, size_t *n, size_t *cap)
+{
+	const char *p = arg;
+
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char *s = strndup(p, len);
+		if (!s || ts_grow((void **)v, cap, *n + 1, sizeof(**v))) {
+			free(s);
+			return -1;
+		}
+		(*v)[(*n)++] = s;
+		p += len + (comma ? 1 : 0);
+	}
+	return 0;
+}
+
+static void jw_ms(struct ts_jw *w, const char *key, double v)
+{
+	ts_jw_key(w, key);
+	if (isfinite(v))
+		ts_jw_fixed(w, v, 3);
+	else
+		ts_jw_null(w);
+}
+
+static void jw_runs(struct ts_jw *w, const char *key, const struct ts_ab_run_summary *s, size_t n)
+{
+	ts_jw_key(w, key);
+	ts_jw_arr(w);
+	for (size_t i = 0; i < n; i++) {
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "path", s[i].path);
+		ts_jw_kstr(w, "label", s[i].label);
+		ts_jw_ki64(w, "steps_logged", (int64_t)s[i].steps_logged);
+		ts_jw_ki64(w, "window_steps", (int64_t)s[i].window_steps);
+		jw_ms(w, "mean_step_ms", s[i].mean_ms);
+		jw_ms(w, "median_step_ms", s[i].median_ms);
+		jw_ms(w, "mean_ci95_low_ms", s[i].ci95_low_ms);
+		jw_ms(w, "mean_ci95_high_ms", s[i].ci95_high_ms);
+		ts_jw_kstr(w, "ci_method", s[i].ci_method);
+		ts_jw_key(w, "cv_pct");
+		if (isfinite(s[i].cv))
+			ts_jw_fixed(w, 100 * s[i].cv, 2);
+		else
+			ts_jw_null(w);
+		ts_jw_ki64(w, "nonfinite_steps", s[i].nonfinite);
+		ts_jw_ki64(w, "skipped_steps", s[i].skipped);
+		ts_jw_kf64(w, "peak_device_memory_bytes", s[i].peak_dev_bytes);
+		ts_jw_kf64(w, "peak_host_memory_bytes", s[i].peak_host_bytes);
+		ts_jw_kf64(w, "final_loss", s[i].final_loss);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+}
+
+static void jw_strs(struct ts_jw *w, const char *key, const char *const *v, size_t n)
+{
+	ts_jw_key(w, key);
+	ts_jw_arr(w);
+	for (size_t i = 0; i < n; i++)
+		ts_jw_str(w, v[i]);
+	ts_jw_arr_end(w);
+}
+
+static const char *decision(const struct ts_ab_result *r)
+{
+	if (r->verdict == TS_VERDICT_INVALID)
+		return "invalid";
+	return r->accepted ? "accepted" : "rejected";
+}
+
+static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
+{
+	struct ts_jw w;
+
+	ts_jw_init(&w, out, 1);
+	ts_jw_obj(&w);
+	ts_jw_kstr(&w, "schema", "trainscope.ab/1");
+	ts_jw_kstr(&w, "verdict", ts_verdict_name(r->verdict));
+	ts_jw_kstr(&w, "decision", decision(r));
+	ts_jw_kstr(&w, "variable", r->variable);
+	ts_jw_key(&w, "ratio");
+	ts_jw_obj(&w);
+	ts_jw_kstr(&w, "metric", "mean step time, candidate / baseline");
+	ts_jw_kf64(&w, "estimate", r->ratio);
+	ts_jw_kf64(&w, "ci95_low", r->ci95_low);
+	ts_jw_kf64(&w, "ci95_high", r->ci95_high);
+	ts_jw_kstr(&w, "method", r->method);
+	ts_jw_obj_end(&w);
+	ts_jw_key(&w, "band_pct");
+	ts_jw_fixed(&w, 100 * r->band, 2);
+	ts_jw_kbool(&w, "repeats", r->repeats);
+	ts_jw_key(&w, "window");
+	if (r->verdict == TS_VERDICT_INVALID && r->base.n == 0) {
+		ts_jw_null(&w);
+	} else {
+		ts_jw_obj(&w);
+		ts_jw_ki64(&w, "first", r->win_first);
+		ts_jw_ki64(&w, "last", r->win_last);
+		ts_jw_ki64(&w, "paired_steps", (int64_t)r->win_steps);
+		ts_jw_obj_end(&w);
+	}
+	jw_ms(&w, "baseline_mean_step_ms", r->base_mean_ms);
+	jw_ms(&w, "candidate_mean_step_ms", r->cand_mean_ms);
+	ts_jw_key(&w, "to_decide");
+	if (r->decide_note) {
+		ts_jw_obj(&w);
+		ts_jw_kf64(&w, "more_steps_per_run", r->more_steps_per_run);
+		ts_jw_kf64(&w, "more_runs_per_side", r->more_runs_per_side);
+		ts_jw_kstr(&w, "note", r->decide_note);
+		ts_jw_obj_end(&w);
+	} else {
+		ts_jw_null(&w);
+	}
+	ts_jw_key(&w, "correctness");
+	ts_jw_obj(&w);
+	ts_jw_kbool(&w, "passed", r->correctness_passed);
+	ts_jw_kstr(&w, "loss_tier", r->loss_tier);
+	jw_strs(&w, "reasons", r->reasons.v, r->reasons.n);
+	ts_jw_key(&w, "checks");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < r->checks.n; i++) {
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "name", r->checks.v[i].name);
+		ts_jw_kstr(&w, "status", r->checks.v[i].skipped ? "skipped" :
+			   r->checks.v[i].passed ? "passed" : "failed");
+		ts_jw_kstr(&w, "detail", r->checks.v[i].detail);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	ts_jw_obj_end(&w);
+	ts_jw_key(&w, "contract");
+	ts_jw_obj(&w);
+	ts_jw_kbool(&w, "compared", r->contracts_compared);
+	ts_jw_key(&w, "differences");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < r->diffs.n; i++) {
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "key", r->diffs.v[i].key);
+		ts_jw_kstr(&w, "baseline", r->diffs.v[i].a);
+		ts_jw_kstr(&w, "candidate", r->diffs.v[i].b);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	ts_jw_obj_end(&w);
+	jw_runs(&w, "baseline", r->base.v, r->base.n);
+	jw_runs(&w, "candidate", r->cand.v, r->cand.n);
+	jw_strs(&w, "invalid_reasons", r->invalid.v, r->invalid.n);
+	jw_strs(&w, "warnings", r->warnings.v, r->warnings.n);
+	ts_jw_obj_end(&w);
+}
+
+static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct ts_sb *out)
+{
+	struct ts_table t;
+	const char *b = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
+
+	if (r->verdict == TS_VERDICT_INVALID) {
+		ts_sb_addf(out, "%sinvalid comparison%s: nothing is concluded\n", b, reset);
+		for (size_t i = 0; i < r->invalid.n; i++)
+			ts_sb_addf(out, "  - %s\n", r->invalid.v[i]);
+		for (size_t i = 0; i < r->diffs.n; i++)
+			ts_sb_addf(out, "  contract %s: %s -> %s\n", r->diffs.v[i].key,
+				   r->diffs.v[i].a ? r->diffs.v[i].a : "(unknown)",
+				   r->diffs.v[i].b ? r->diffs.v[i].b : "(unknown)");
+		return;
+	}
+	ts_sb_addf(out, "matched steady window: iterations %lld-%lld (%zu paired steps)\n",
+		   (long long)r->win_first, (long long)r->win_last, r->win_steps);
+	if (r->variable)
+		ts_sb_addf(out, "changed variable: %s\n", r->variable);
+	ts_sb_addc(out, '\n');
+	ts_table_init(&t);
+	ts_table_col(&t, "side", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "run", NULL, TS_LEFT, 48);
+	ts_table_col(&t, "steps", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "mean step", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "95% CI of mean", "ms", TS_LEFT, 0);
+	ts_table_col(&t, "median", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "cv", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "NaN/Inf", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "skipped", NULL, TS_RIGHT, 0);
+	for (size_t i = 0; i < r->base.n + r->cand.n; i++) {
+		const struct ts_ab_run_summary *s = i < r->base.n ? &r->base.v[i] : &r->cand.v[i - r->base.n];
+		ts_table_cell(&t, "%s", i < r->base.n ? "baseline" : "candidate");
+		ts_table_cell(&t, "%s", s->path);
+		ts_table_cell(&t, "%zu", s->window_steps);
+		ts_table_cell(&t, "%.2f", s->mean_ms);
+		ts_table_cell(&t, "[%.2f, %.2f]", s->ci95_low_ms, s->ci95_high_ms);
+		ts_table_cell(&t, "%.2f", s->median_ms);
+		ts_table_cell(&t, "%.1f", 100 * s->cv);
+		ts_table_cell(&t, "%lld", (long long)s->nonfinite);
+		ts_table_cell(&t, "%lld", (long long)s->skipped);
+	}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	ts_sb_addf(out, "\nratio candidate/baseline (mean step time): %.4f, 95%% CI [%.4f, %.4f]\n",
+		   r->ratio, r->ci95_low, r->ci95_high);
+	ts_sb_addf(out, "  band +-%.1f %%; %s\n", 100 * r->band, r->method);
+	ts_sb_addf(out, "verdict: %s%s%s\n", b, ts_verdict_name(r->verdict), reset);
+	if (r->decide_note)
+		ts_sb_addf(out, "  to decide: %s\n", r->decide_note);
+	ts_sb_addf(out, "\ncorrectness: %s (%s loss tier)\n",
+		   r->correctness_passed ? "passed" : "FAILED", r->loss_tier);
+	for (size_t i = 0; i < r->checks.n; i++)
+		ts_sb_addf(out, "  %-16s %-7s %s\n", r->checks.v[i].name,
+			   r->checks.v[i].skipped ? "skipped" : r->checks.v[i].passed ? "passed" : "FAILED",
+			   r->checks.v[i].detail);
+	ts_sb_addf(out, "\ndecision: %s%s%s\n", b, decision(r), reset);
+	if (r->warnings.n) {
+		ts_sb_adds(out, "\nwarnings:\n");
+		for (size_t i = 0; i < r->warnings.n; i++)
+			ts_sb_addf(out, "  - %s\n", r->warnings.v[i]);
+	}
+}
+
+static void ledger_run(const struct ts_run *run, const struct ts_ab_run_summary *s,
+		       const struct ts_ab_result *r, struct ts_sb *contract, struct ts_ledger_run *lr)
+{
+	ts_ledger_run_init(lr);
+	lr->source = run->path;
+	if (run->has_contract) {
+		ts_contract_write(&run->contract, contract);
+		lr->contract_json = contract->buf;
+		lr->contract_label = s->label;
+	}
+	lr->steps_logged = (int64_t)s->steps_logged;
+	lr->window_first = r->win_first;
+	lr->window_last = r->win_last;
+	lr->window_steps = (int64_t)s->window_steps;
+	lr->mean_step_ns = isfinite(s->mean_ms) ? llround(s->mean_ms * 1e6) : -1;
+	lr->median_step_ns = isfinite(s->median_ms) ? llround(s->median_ms * 1e6) : -1;
+	lr->cv = s->cv;
+	lr->peak_mem_bytes = isfinite(s->peak_dev_bytes) ? llround(s->peak_dev_bytes)
+			   : isfinite(s->peak_host_bytes) ? llround(s->peak_host_bytes) : -1;
+	lr->nan_steps = s->nonfinite;
+	lr->skipped_steps = s->skipped;
+	lr->final_loss = s->final_loss;
+}
+
+static int record(struct cli_ctx *ctx, const char *db, const char *workload,
+		  const struct ts_run *runs, size_t nb, size_t nc, const struct ts_ab_result *r,
+		  const struct ts_sb *evidence)
+{
+	struct ts_ledger l;
+	struct ts_ledger_experiment e;
+	struct ts_ledger_run *lr = calloc(nb + nc, sizeof(*lr));
+	struct ts_sb *contracts = calloc(nb + nc, sizeof(*contracts));
+	struct ts_sb reasons;
+	struct ts_err err;
+	int64_t id = 0;
+	int rc = 0;
+	char wbuf[256];
+
+	ts_err_init(&err);
+	ts_sb_init(&reasons);
+	if (!lr || !contracts) {
+		free(lr);
+		free(contracts);
+		cli_error(ctx, "out of memory");
+		return EXIT_INTERNAL;
+	}
+	if (!workload) {
+		const char *m = runs[0].has_contract ? ts_contract_get(&runs[0].contract, "workload.model", NULL) : NULL;
+		if (m) {
+			workload = m;
+		} else {
+			snprintf(wbuf, sizeof(wbuf), "%s", ts_basename(runs[0].path));
+			workload = wbuf;
+		}
+	}
+	for (size_t i = 0; i < nb + nc; i++) {
+		ts_sb_init(&contracts[i]);
+		if (r->verdict == TS_VERDICT_INVALID && (i < nb ? i >= r->base.n : i - nb >= r->cand.n)) {
+			ts_ledger_run_init(&lr[i]);
+			lr[i].source = runs[i].path;
+			continue;
+		}
+		ledger_run(&runs[i], i < nb ? &r->base.v[i] : &r->cand.v[i - nb], r, &contracts[i], &lr[i]);
+		lr[i].workload = workload;
+	}
+	for (size_t i = 0; i < r->invalid.n; i++)
+		ts_sb_addf(&reasons, "%sinvalid: %s", reasons.len ? "\n" : "", r->invalid.v[i]);
+	for (size_t i = 0; i < r->reasons.n; i++)
+		ts_sb_addf(&reasons, "%s%s", reasons.len ? "\n" : "", r->reasons.v[i]);
+	memset(&e, 0, sizeof(e));
+	e.workload = workload;
+	e.variable = r->variable;
+	e.verdict = ts_verdict_name(r->verdict);
+	e.decision = decision(r);
+	e.ratio = r->ratio;
+	e.ci95_low = r->ci95_low;
+	e.ci95_high = r->ci95_high;
+	e.correctness_passed = r->correctness_passed;
+	e.reasons = reasons.len ? reasons.buf : NULL;
+	e.evidence_json = evidence->buf;
+	e.baseline = lr;
+	e.nbaseline = nb;
+	e.candidate = lr + nb;
+	e.ncandidate = nc;
+	if (ts_ledger_open(&l, db, 1, &err) == 0) {
+		l.now_ns = cli_fixed_now_ns();
+		if (ts_ledger_add_experiment(&l, &e, &id, &err) == 0 && !ctx->quiet)
+			fprintf(stderr, "trainscope ab: recorded experiment e%lld in %s\n", (long long)id, db);
+		ts_ledger_release(&l);
+	}
+	if (err.code)
+		rc = cli_fail(ctx, &err);
+	for (size_t i = 0; i < nb + nc; i++)
+		ts_sb_release(&contracts[i]);
+	free(contracts);
+	free(lr);
+	ts_sb_release(&reasons);
+	return rc;
+}
+
+static int run(struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct cli_parsed p;
+	struct ts_ab_opts o;
+	struct ts_ab_result res;
+	struct ts_err err;
+	struct ts_sb out, json;
+	struct ts_run *runs = NULL;
+	char **base = NULL, **cand = NULL;
+	const char *db = NULL, *workload = NULL;
+	size_t nb = 0, nc = 0, capb = 0, capc = 0;
+	int rc = cli_parse(ctx, argc, argv, &p);
+
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	ts_ab_opts_init(&o);
+	ts_ab_result_init(&res);
+	ts_sb_init(&out);
+	ts_sb_init(&json);
+	ts_err_init(&err);
+	for (size_t i = 0; i < p.nopts; i++) {
+		const struct cli_arg *a = &p.opts[i];
+		double d;
+		long long v;
+		switch (a->key) {
+		case OPT_BASE:
+		case OPT_CAND:
+			if (a->key == OPT_BASE ? add_list(a->val, &base, &nb, &capb)
+					       : add_list(a->val, &cand, &nc, &capc)) {
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+			break;
+		case OPT_BAND:
+			if ((rc = cli_double(ctx, a, 0, 50, &d)))
+				goto out;
+			o.band = d / 100;
+			break;
+		case OPT_MEM_TOL:
+			if ((rc = cli_double(ctx, a, 0, 1000, &d)))
+				goto out;
+			o.mem_tolerance = d / 100;
+			break;
+		case OPT_ALLOW_MULTI:
+			o.allow_multi = 1;
+			break;
+		case OPT_VARIABLE:
+			o.variable = a->val;
+			break;
+		case OPT_WINDOW:
+			if (ts_parse_window(a->val, &o.win_first, &o.win_last)) {
+				cli_error(ctx, "--window: expected FIRST-LAST iterations, got '%s'", a->val);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_DB:
+			db = a->val;
+			break;
+		case OPT_WORKLOAD:
+			workload = a->val;
+			break;
+		case OPT_SEED:
+			if ((rc = cli_int(ctx, a, 0, INT64_MAX, &v)))
+				goto out;
+			o.seed = (uint64_t)v;
+			break;
+		}
+	}
+	if (p.npos == 2 || (p.npos == 1 && (nb || nc))) {
+		if (nb == 0 || p.npos == 2) {
+			if (add_list(p.pos[0], &base, &nb, &capb)) {
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+		}
+		if (add_list(p.pos[p.npos - 1], &cand, &nc, &capc)) {
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+	} else if (p.npos) {
+		cli_error(ctx, "expected BASELINE CANDIDATE (comma-separate repeats), got %zu argument%s",
+			  p.npos, p.npos == 1 ? "" : "s");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (!nb || !nc) {
+		cli_error(ctx, "need a baseline and a candidate run");
+		fprintf(stderr, "hint: trainscope ab runs/base runs/cand   (repeats: base1,base2 cand1,cand2)\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	runs = calloc(nb + nc, sizeof(*runs));
+	if (!runs) {
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	for (size_t i = 0; i < nb + nc; i++)
+		ts_run_init(&runs[i]);
+	for (size_t i = 0; i < nb + nc; i++) {
+		if (ts_run_load(&runs[i], i < nb ? base[i] : cand[i - nb], &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
+	if (ts_ab_compare(runs, nb, runs + nb, nc, &o, &res, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	write_json(&res, &json);
+	if (ctx->json)
+		ts_sb_add(&out, json.buf, json.len);
+	else
+		write_text(ctx, &res, &out);
+	if ((rc = cli_emit(ctx, &out)))
+		goto out;
+	if (!db)
+		db = getenv("TRAINSCOPE_DB");
+	/* the verdict is shown even when the ledger cannot take it */
+	if (db && *db && (rc = record(ctx, db, workload, runs, nb, nc, &res, &json)))
+		goto out;
+	rc = res.verdict == TS_VERDICT_INVALID ? EXIT_USAGE : res.accepted ? EXIT_OK : EXIT_GATE;
+out:
+	for (size_t i = 0; runs && i < nb + nc; i++)
+		ts_run_release(&runs[i]);
+	free(runs);
+	for (size_t i = 0; i < nb; i++)
+		free(base[i]);
+	for (size_t i = 0; i < nc; i++)
+		free(cand[i]);
+	free(base);
+	free(cand);
+	ts_ab_result_release(&res);
+	ts_sb_release(&out);
+	ts_sb_release(&json);
+	cli_parsed_release(&p);
+	return rc;
+}
+
+const struct cli_command cli_cmd_ab = {
+	.name = "ab",
+	.stage = STAGE_RETUNE,
+	.summary = "Matched A/B of step time with correctness gates: faster, slower or no difference",
+	.usage = "ab [options] BASELINE CANDIDATE",
+	.description =
+		"Each side is a run directory, a training log or a JSONL metrics file; repeated\n"
+		"runs are comma-separated (or given with --baseline/--candidate). When the runs\n"
+		"carry contracts (contract.json), they must differ in exactly one field unless\n"
+		"--allow-multi. The steady windows are matched; the ratio of mean step times\n"
+		"(candidate / baseline) gets a 95 % CI honest under autocorrelation (paired batch\n"
+		"means within runs, or runs as replicates with >= 2 per side) and is judged\n"
+		"against a band (1 % with repeats, 2 % without): faster, slower, no_difference or\n"
+		"inconclusive, with how much more data would decide. Correctness gates: loss and\n"
+		"grad-norm curves (bitwise when both contracts declare workload.deterministic,\n"
+		"statistical otherwise), NaN/Inf and skipped counts, peak memory. A failed gate\n"
+		"rejects the candidate whatever its speed.\n"
+		"\n"
+		"Exit 0 accepted (faster or no difference, gates green), 1 rejected (slower,\n"
+		"inconclusive, or a gate failed), 2 invalid comparison or bad input. With --db or\n"
+		"$TRAINSCOPE_DB the experiment is recorded in the ledger, whatever its outcome.",
+	.opts = opts,
+	.run = run,
+	.json_schema_version = 1,
+	.writes_output = 1,
+};

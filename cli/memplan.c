@@ -1,0 +1,154 @@
+/*
+ * memplan.c - model loading, device capacity and option values shared by
+ * cmd_memory.c and cmd_plan.c, so both commands read the same inputs the
+ * same way.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "memplan.h"
+
+int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
+		  struct ts_model_args *a, int *have_args)
+{
+	struct ts_err err;
+	FILE *f = fopen(path, "rb");
+	int c = EOF, rc;
+
+	ts_err_init(&err);
+	ts_model_init(m);
+	ts_model_args_init(a);
+	*have_args = 0;
+	if (!f) {
+		cli_error(ctx, "%s: cannot open the model file", path);
+		return EXIT_USAGE;
+	}
+	do
+		c = fgetc(f);
+	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+	fclose(f);
+	if (c == '{') {
+		rc = ts_model_read_config(m, path, &err);
+	} else {
+		rc = ts_model_read_megatron_args(m, a, path, &err);
+		*have_args = rc == 0;
+	}
+	if (rc == 0)
+		rc = ts_model_finish(m, &err);
+	return rc ? cli_fail(ctx, &err) : 0;
+}
+
+int mp_capacity(struct cli_ctx *ctx, struct ts_gpu_catalog *cat, const char *sku,
+		const char *catalog_file, double gib, const struct ts_gpu **gpu, double *bytes)
+{
+	struct ts_err err;
+
+	ts_err_init(&err);
+	*gpu = NULL;
+	*bytes = 0;
+	if (catalog_file && ts_gpu_catalog_load(cat, catalog_file, &err))
+		return cli_fail(ctx, &err);
+	if (sku) {
+		*gpu = ts_gpu_find(cat, sku);
+		if (!*gpu) {
+			cli_error(ctx, "--gpu: '%s' is not in the catalog", sku);
+			fprintf(stderr, "hint: give --gpu-mem GiB, or add the device with --gpu-catalog FILE\n");
+			return EXIT_USAGE;
+		}
+		*bytes = (double)(*gpu)->memory_bytes;
+		if (*bytes <= 0 && gib <= 0) {
+			cli_error(ctx, "--gpu %s: the catalog states no memory size; give --gpu-mem GiB",
+				  (*gpu)->sku);
+			return EXIT_USAGE;
+		}
+	}
+	if (gib > 0)
+		*bytes = gib * 1024.0 * 1024.0 * 1024.0;
+	return 0;
+}
+
+int mp_parse_recompute(const char *s)
+{
+	if (strcmp(s, "none") == 0)
+		return TS_RC_NONE;
+	if (strcmp(s, "selective") == 0)
+		return TS_RC_SELECTIVE;
+	if (strcmp(s, "full") == 0)
+		return TS_RC_FULL;
+	return -1;
+}
+
+const char *mp_recompute_name(int granularity)
+{
+	return granularity == TS_RC_FULL ? "full" : granularity == TS_RC_SELECTIVE ? "selective" : "none";
+}
+
+int mp_parse_modules(const char *s, const char **bad)
+{
+	static char name[64];
+	int bits = 0;
+
+	*bad = NULL;
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		int b = ts_recompute_module_parse(s, n);
+		if (!b) {
+			snprintf(name, sizeof(name), "%.*s", (int)(n < 60 ? n : 60), s);
+			*bad = name;
+			return 0;
+		}
+		bits |= b;
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return bits;
+}
+
+int mp_parse_offload(const char *s)
+{
+	int bits = 0;
+
+	if (strcmp(s, "none") == 0)
+		return 0;
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (n == 9 && memcmp(s, "optimizer", 9) == 0)
+			bits |= TS_OFFLOAD_OPTIMIZER;
+		else if (n == 11 && memcmp(s, "activations", 11) == 0)
+			bits |= TS_OFFLOAD_ACTIVATIONS;
+		else
+			return -1;
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return bits;
+}
+
+static void join(struct ts_sb *sb, const char *name)
+{
+	if (sb->len)
+		ts_sb_addc(sb, ',');
+	ts_sb_adds(sb, name);
+}
+
+void mp_modules_str(int bits, char *buf, size_t size)
+{
+	struct ts_sb sb;
+
+	ts_sb_init(&sb);
+	for (int i = 0; i < TS_MEM_NMODULES; i++)
+		if (bits & (1 << i))
+			join(&sb, ts_recompute_module_name(1 << i));
+	snprintf(buf, size, "%s", sb.len ? sb.buf : "none");
+	ts_sb_release(&sb);
+}
+
+void mp_offload_str(int bits, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", bits == (TS_OFFLOAD_OPTIMIZER | TS_OFFLOAD_ACTIVATIONS) ?
+		 "optimizer,activations" : bits == TS_OFFLOAD_OPTIMIZER ? "optimizer" :
+		 bits == TS_OFFLOAD_ACTIVATIONS ? "activations" : "none");
+}

@@ -1,0 +1,49 @@
+/*
+ * memplan.h - what `trainscope memory` and `trainscope plan` share in the
+ * CLI: loading the model (config.json or a Megatron log's arguments
+ * block), finding the device's capacity, parsing the recompute/offload
+ * option values, and byte formatting. Prints through cli_error only.
+ */
+#ifndef TRAINSCOPE_CLI_MEMPLAN_H
+#define TRAINSCOPE_CLI_MEMPLAN_H
+
+#include "cli.h"
+#include "trainscope/gpus.h"
+#include "trainscope/memory.h"
+#include "trainscope/model.h"
+
+/* Read a Hugging Face config.json (first byte '{') or the arguments block
+ * of a Megatron log, then finish the model. *have_args is set when the file
+ * also stated training arguments (a). Returns 0 or an exit status. */
+int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
+		  struct ts_model_args *a, int *have_args);
+
+/*
+ * The device memory to fit in: --gpu-mem GiB wins, else --gpu SKU from the
+ * catalog (after merging --gpu-catalog FILE when given). *gpu is the
+ * catalog entry or NULL; *bytes 0 when neither was given. cat must be
+ * initialised. Returns 0 or an exit status.
+ */
+int mp_capacity(struct cli_ctx *ctx, struct ts_gpu_catalog *cat, const char *sku,
+		const char *catalog_file, double gib, const struct ts_gpu **gpu, double *bytes);
+
+/* "none|selective|full" -> enum ts_recompute_granularity; -1 if unknown. */
+int mp_parse_recompute(const char *s);
+/* Comma-separated module names -> bits; 0 with *bad set to the first
+ * unknown name (static buffer) on error. */
+int mp_parse_modules(const char *s, const char **bad);
+/* Comma-separated "optimizer,activations" (or "none") -> TS_OFFLOAD_* bits; -1 if unknown. */
+int mp_parse_offload(const char *s);
+/* Module bits as "core_attn,moe_act" into buf ("none" when 0). */
+void mp_modules_str(int bits, char *buf, size_t size);
+/* Offload bits as "optimizer,activations" into buf ("none" when 0). */
+void mp_offload_str(int bits, char *buf, size_t size);
+const char *mp_recompute_name(int granularity);
+
+/* Bytes in GiB. */
+static inline double mp_gib(double bytes)
+{
+	return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * gate.h - the evidence gate: load runs, match their steady windows,
+ * compare baseline and candidate step times with an honest 95 % CI, check
+ * that the training is still the same (loss and grad-norm curves, NaN/Inf
+ * and skipped counts, peak memory), and validate a winner.
+ *
+ * Procedures and thresholds: docs/gate.md, after
+ * ../shared/reference/ab-stats.md (A4, A5) and flops-memory-workflow.md
+ * (3.3, 5.4). Times are milliseconds in doubles (derived from the logs'
+ * integer nanoseconds), memory bytes.
+ *
+ * Ownership: a ts_run owns its points, contract and model; a result owns
+ * its strings and arrays (its arena), freed by *_release(), except that
+ * run paths and contract differences point into the ts_runs compared: keep
+ * them alive while the result is used.
+ */
+#ifndef TRAINSCOPE_GATE_H
+#define TRAINSCOPE_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/contract.h"
+#include "trainscope/core.h"
+#include "trainscope/model.h"
+
+/* ------------------------------------------------------------ runs */
+
+/* One logged iteration (ranks merged: the slowest rank's time, the lowest
+ * rank's loss, NaN/skipped from any rank). */
+struct ts_run_point {
+	int64_t iteration;
+	double step_ms;        /* NAN when the record has no time */
+	double loss;           /* NAN when unknown or printed non-finite */
+	double grad_norm;      /* NAN when unknown or printed non-finite */
+	double tflops;         /* logged TFLOP/s per GPU, NAN unknown */
+	int nonfinite;         /* loss/grad printed NaN/Inf, or a NaN iteration reported */
+	int64_t skipped;       /* skipped iterations reported in this record */
+	unsigned excluded;     /* enum ts_point_excl: why it never enters a window */
+};
+
+enum ts_point_excl {
+	TS_EXCL_PROFILER = 1 << 0,   /* captured by a profiler trace of the run (ProfilerStep#N),
+				      * the iteration after a captured range (trace export),
+				      * or profiler lines in the log precede it */
+	TS_EXCL_CHECKPOINT = 1 << 1, /* checkpoint save lines precede it */
+	TS_EXCL_EVAL = 1 << 2        /* evaluation lines precede it */
+};
+
+struct ts_run {
+	char path[TS_ERR_PATH_MAX];
+	char format[24];            /* log format of the step source */
+	struct ts_contract contract;
+	int has_contract;
+	char contract_path[TS_ERR_PATH_MAX];
+	TS_VEC(struct ts_run_point) pts; /* ascending iteration, unique */
+	int nranks;
+	int nsources;               /* files the steps came from */
+	int64_t global_batch;       /* -1 unknown */
+	int64_t tokens_per_step;    /* -1 unknown */
+	double peak_dev_bytes;      /* max allocated device memory, NAN unknown */
+	double peak_host_bytes;     /* max host RSS, NAN unknown */
+	int has_trace;              /* a profiler trace sits in the run directory */
+	size_t nprofiled;           /* ProfilerStep entries found in its traces */
+	/* the model, for recomputing TFLOP/s: a Hugging Face config.json in the
+	 * directory, else the arguments block of a Megatron log */
+	struct ts_model model;
+	int has_model;
+	struct ts_model_args args;  /* from the Megatron arguments block (zeros if none) */
+	int has_args;
+	char model_path[TS_ERR_PATH_MAX];
+};
+
+void ts_run_init(struct ts_run *r);
+void ts_run_release(struct ts_run *r);
+
+/*
+ * Load a run: a directory (its JSONL metrics files when present, else its
+ * training logs; contract.json or any trainscope contract; traces noted),
+ * a log file or a JSONL file. TS_EIO unreadable, TS_EPARSE (naming the
+ * file) when no step records are found or the contract is malformed.
+ */
+int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err);
+
+/* Count of points with a non-finite loss/grad-norm or NaN iteration, and
+ * the sum of skipped iterations, over iterations [first, last]. */
+void ts_run_health(const struct ts_run *r, int64_t first, int64_t last, int64_t *nonfinite,
+		   int64_t *skipped);
+
+/* ------------------------------------------------------------ windows */
+
+#define TS_WIN_AUTO INT64_MIN
+
+struct ts_window {
+	int64_t first, last;   /* inclusive iteration range */
+	size_t n;              /* points inside with a time and not excluded */
+	int declared;          /* given by the user / contract */
+	int steady;            /* MSER-5 found a steady state */
+	int64_t mser_first;    /* first iteration MSER-5 keeps */
+};
+
+/*
+ * The steady window of one run: iteration 1 and every excluded point
+ * (profiler, checkpoint, eval) are never used; the warm-up is cut by MSER-5
+ * (White 1997) on the remaining step times, and is at least the first 10 %
+ * of the logged steps (Megatron Bridge's perf harness); the window ends at
+ * the last timed iteration. A declared [first, last] replaces the automatic choice.
+ * Returns 0, or TS_EUSAGE when fewer than 10 timed points remain.
+ */
+int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts_window *w,
+		  struct ts_err *err);
+
+/* "41-50" or "41:50" -> first 41, last 50 (1 <= first <= last).
+ * TS_EUSAGE for anything else (s may be NULL). */
+int ts_parse_window(const char *s, int64_t *first, int64_t *last);
+
+/* 1 when a point can be timed: it has a step time, is not iteration 1, is
+ * no profiler/checkpoint/eval artefact, and has no NaN or skipped step. */
+int ts_run_point_usable(const struct ts_run_point *p);
+
+/* Step times (ms) of the window's usable points, with their iterations
+ * (iters may be NULL). Returns the count written (at most cap). */
+size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, double *ms,
+			   int64_t *iters, size_t cap);
+
+/* ------------------------------------------------------------ A/B */
+
+enum ts_verdict {
+	TS_VERDICT_INVALID = 0,
+	TS_VERDICT_FASTER,
+	TS_VERDICT_SLOWER,
+	TS_VERDICT_NO_DIFFERENCE,
+	TS_VERDICT_INCONCLUSIVE
+};
+const char *ts_verdict_name(int verdict);
+
+struct ts_ab_opts {
+	double band;              /* practical-significance band, < 0 = 1 % with repeats, 2 % without */
+	int allow_multi;          /* accept contracts differing in several fields */
+	const char *variable;     /* the declared changed field, or NULL */
+	int64_t win_first, win_last; /* declared window or TS_WIN_AUTO */
+	double mem_tolerance;     /* allowed device peak-memory growth (fraction) */
+	uint64_t seed;            /* bootstrap seed */
+};
+
+void ts_ab_opts_init(struct ts_ab_opts *o);
+
+struct ts_ab_run_summary {
+	const char *path;
+	const char *label;        /* contract label or NULL */
+	size_t steps_logged;
+	size_t window_steps;
+	double mean_ms, median_ms, cv;
+	double ci95_low_ms, ci95_high_ms; /* CI of the mean (autocorrelation-honest) */
+	const char *ci_method;
+	int64_t nonfinite, skipped;
+	double peak_dev_bytes, peak_host_bytes;
+	double final_loss;
+};
+
+struct ts_ab_check {
+	const char *name;         /* "loss_curve", "grad_norm_curve", "nan_inf", "skipped", "peak_memory", ... */
+	int passed;
+	int skipped;              /* not applicable (no data); does not fail */
+	const char *detail;
+};
+
+struct ts_ab_result {
+	int verdict;              /* enum ts_verdict */
+	int accepted;             /* verdict faster/no_difference and correctness passed */
+	double ratio, ci95_low, ci95_high; /* candidate / baseline mean step time */
+	double band;
+	const char *method;       /* how the CI was made */
+	int repeats;              /* both sides have >= 2 runs */
+	int64_t win_first, win_last;
+	size_t win_steps;
+	/* what would decide an inconclusive result (0 when not applicable) */
+	double more_steps_per_run;
+	double more_runs_per_side;
+	const char *decide_note;
+	/* correctness */
+	int correctness_passed;
+	const char *loss_tier;    /* "bitwise" or "statistical" */
+	TS_VEC(struct ts_ab_check) checks;
+	TS_VEC(const char *) reasons;   /* why correctness failed */
+	TS_VEC(const char *) invalid;   /* why the comparison is invalid */
+	TS_VEC(const char *) warnings;
+	/* contracts */
+	int contracts_compared;
+	const char *variable;     /* the one changed field, when exactly one */
+	TS_VEC(struct ts_contract_diff) diffs;
+	/* runs */
+	TS_VEC(struct ts_ab_run_summary) base, cand;
+	double base_mean_ms, cand_mean_ms;
+	struct ts_arena arena;
+};
+
+void ts_ab_result_init(struct ts_ab_result *res);
+void ts_ab_result_release(struct ts_ab_result *res);
+
+/*
+ * Compare nb baseline runs with nc candidate runs. An invalid comparison
+ * (contracts differing in more than one field without allow_multi, the
+ * declared variable not the one that differs, different batch shape, no
+ * common window) returns 0 with verdict TS_VERDICT_INVALID and the reasons
+ * in res->invalid. Returns TS_ENOMEM / TS_EUSAGE (nb or nc zero) otherwise.
+ */
+int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
+		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
+
+/* ------------------------------------------------------------ validate */
+
+enum ts_check_status { TS_CHECK_PASS = 0, TS_CHECK_WARN, TS_CHECK_FAIL, TS_CHECK_SKIP };
+const char *ts_check_status_name(int status);
+
+struct ts_validate_check {
+	const char *name;
+	int status;               /* enum ts_check_status */
+	const char *evidence;
+};
+
+struct ts_validate_result {
+	int passed;               /* no check failed */
+	int64_t win_first, win_last;
+	size_t win_steps;
+	TS_VEC(struct ts_validate_check) checks;
+	struct ts_arena arena;
+};
+
+void ts_validate_result_init(struct ts_validate_result *v);
+void ts_validate_result_release(struct ts_validate_result *v);
+
+#define TS_VALIDATE_MIN_STEPS 50
+
+/*
+ * The final check of a winner (flops-memory-workflow 5.4 items 3-6): at
+ * least 50 logged steps; a window (declared, or from the contract's
+ * workload.steady_window, else automatic) that excludes iteration 1,
+ * warm-up, profiler and checkpoint steps; finite loss; zero skipped and NaN
+ * iterations in the window; logged TFLOP/s against a recomputed value
+ * (skipped: needs a model FLOP formula); peak memory reported; backend
+ * evidence from a trace (skipped when none). TS_ENOMEM only.
+ */
+int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
+		    struct ts_validate_result *v, struct ts_err *err);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * logs.h - training logs and per-step metrics files to one step series.
+ *
+ * Reads, by content and line by line (streaming, never the whole file in
+ * memory at once): Megatron-LM iteration lines of every era (2020 legacy
+ * to current, with optional throughput, energy, MoE aux losses, num zeros,
+ * params norm, skipped/NaN counts and intervals where no loss is printed),
+ * the "[Rank R] (after N iterations) memory (MB|GB)" lines, the
+ * theoretical-memory line, Megatron Bridge "Step Time :" lines, NeMo 2
+ * Lightning progress lines, Hugging Face Trainer dict lines, AMD Primus
+ * lines (cur/avg pairs, ANSI colours, rank prefixes), MT-MegatronLM, and
+ * JSONL metrics (one JSON object per step; NaN/Infinity allowed). Megatron's
+ * start-up `arguments` block is skipped (src/model reads it).
+ *
+ * Lines may carry srun ("0: "), torchrun ("[rank0]:") or Primus
+ * ("[rank-3/8]") prefixes and timestamps; unrelated lines are skipped.
+ * A record split by a hard-wrapped paste is joined back when the pieces
+ * complete the grammar (each join is noted); one that cannot be completed
+ * is dropped and reported as broken, never half-read. A field is only
+ * taken when its terminator was seen, so a line cut mid-way loses the cut
+ * field, not its meaning.
+ *
+ * Units: times in integer nanoseconds, memory in bytes (MB = 2^20 as
+ * Megatron computes it, GB = 1e9 as Bridge prints it), rates per second.
+ */
+#ifndef TRAINSCOPE_LOGS_H
+#define TRAINSCOPE_LOGS_H
+
+#include <stdint.h>
+#include "trainscope/core.h"
+
+enum ts_log_format {
+	TS_LOG_UNKNOWN = 0,
+	TS_LOG_MEGATRON,     /* Megatron-LM (any era) / MT-MegatronLM */
+	TS_LOG_BRIDGE,       /* Megatron Bridge (Step Time / GB memory lines) */
+	TS_LOG_NEMO2,        /* NeMo 2 Lightning progress line */
+	TS_LOG_HF,           /* Hugging Face Trainer dict lines */
+	TS_LOG_PRIMUS,       /* AMD Primus (cur/avg pairs) */
+	TS_LOG_JSONL,        /* JSON object per step */
+	TS_LOG_FORMAT_COUNT
+};
+
+/* "megatron", "megatron-bridge", "nemo2", "hf-trainer", "primus", "jsonl". */
+const char *ts_log_format_name(int format);
+
+/* Flags of one step record. */
+enum ts_step_flags {
+	TS_STEP_ORDINAL = 1 << 0,        /* iteration is a record counter (HF) */
+	TS_STEP_JOINED = 1 << 1,         /* rebuilt from hard-wrapped pieces */
+	TS_STEP_AFTER_PROFILER = 1 << 2, /* profiler capture/export lines precede it */
+	TS_STEP_AFTER_CHECKPOINT = 1 << 3, /* checkpoint save lines precede it */
+	TS_STEP_AFTER_EVAL = 1 << 4,     /* evaluation lines precede it */
+	TS_STEP_NO_LOSS = 1 << 5,        /* loss omitted (every iteration skipped) */
+	TS_STEP_LOSS_NONFINITE = 1 << 6  /* the loss was printed as NaN or Inf */
+};
+
+#define TS_NO_INT INT64_MIN
+
+/*
+ * One logged step (Megatron: one log interval, whose time is the interval
+ * mean). Unknown integers are TS_NO_INT, unknown doubles NAN.
+ */
+struct ts_step {
+	int64_t iteration;
+	int64_t step_ns;          /* step time */
+	int64_t consumed_samples;
+	int64_t global_batch;     /* sequences per step */
+	int64_t tokens;           /* tokens in the step */
+	int64_t bucket;           /* seq_len / bucket key of mixed workloads */
+	int64_t skipped;          /* skipped iterations in this interval */
+	int64_t nan_iters;        /* NaN iterations in this interval */
+	int64_t train_iters;      /* N of "iteration i/N" */
+	double loss;              /* primary loss (lm loss, loss, ...) */
+	double grad_norm, lr, loss_scale, num_zeros, params_norm;
+	double tflops;            /* logged TFLOP/s per GPU */
+	double tokens_per_s_gpu;  /* logged tokens/s per GPU (Primus) */
+	double energy_j, power_w; /* logged J/iteration/GPU and W/GPU */
+	double mem_alloc_bytes, mem_max_alloc_bytes;     /* device memory */
+	double mem_reserved_bytes, mem_max_reserved_bytes;
+	double rss_max_bytes;     /* host RSS (CPU runs) */
+	double overhead_ns;       /* logged interval minus step time (JSONL) */
+	int32_t rank;             /* -1 when the line does not say */
+	uint32_t flags;           /* enum ts_step_flags */
+	uint32_t extra_first;     /* extra losses: extras[extra_first ..] */
+	uint32_t extra_n;
+	int32_t file;             /* index of the input file */
+	int64_t line;             /* 1-based line of the record */
+};
+
+/* An extra named loss of a step ("load_balancing_loss", "mtp_1 loss"). */
+struct ts_step_extra {
+	uint32_t name;            /* id in steplog.names */
+	double value;
+};
+
+/* A "[Rank R] (after N iterations) memory" line, in bytes. */
+struct ts_mem_report {
+	int32_t rank;             /* -1 for 2020-era lines without [Rank R] */
+	int32_t file;
+	int64_t iteration;
+	double alloc, max_alloc, reserved, max_reserved;
+};
+
+enum ts_note_kind { TS_NOTE_JOINED = 1, TS_NOTE_BROKEN, TS_NOTE_TRUNCATED,
+	TS_NOTE_BAD_JSON, TS_NOTE_UNATTACHED };
+
+/* A finding about the input (not an error): where and what. */
+struct ts_log_note {
+	int kind;                 /* enum ts_note_kind */
+	int32_t file;
+	int64_t line;
+	uint64_t offset;
+	const char *msg;          /* owned by the steplog's arena */
+};
+
+struct ts_steplog {
+	int format;                       /* first record format seen */
+	uint32_t formats;                 /* bit (1 << format) per format seen */
+	TS_VEC(struct ts_step) steps;     /* in input order */
+	TS_VEC(struct ts_step_extra) extras;
+	TS_VEC(struct ts_mem_report) mem;
+	TS_VEC(struct ts_log_note) notes;
+	struct ts_intern names;           /* extra-loss names */
+	/* Theoretical memory footprints (MB as printed) and parameter counts
+	 * (billions: transformer block, most loaded shard), NAN when absent. */
+	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
+	double theo_params_b, theo_params_shard_b;
+	/* HF Trainer final summary, NAN when absent. */
+	double hf_train_runtime_s, hf_steps_per_s;
+	uint64_t lines, bytes;            /* read so far, all files */
+	size_t joined, broken;            /* wrapped records joined / dropped */
+	int nfiles;
+	struct ts_arena arena;
+};
+
+void ts_steplog_init(struct ts_steplog *log);
+void ts_steplog_release(struct ts_steplog *log);
+
+/*
+ * Read one file (or "-") and append its records, tagged with the next file
+ * index. Lines that are not records are skipped. Returns 0, or TS_EIO /
+ * TS_ELIMIT / TS_ENOMEM with err naming the file. A file with no record
+ * at all is TS_EPARSE ("no step records ... expected ..."). Findings that
+ * do not stop the read (joins, broken lines, a truncated last line, a
+ * malformed JSON line) are appended to log->notes.
+ */
+int ts_steplog_read(struct ts_steplog *log, const char *path, struct ts_err *err);
+
+/* As ts_steplog_read on a caller-owned buffer; name is used in messages. */
+int ts_steplog_read_mem(struct ts_steplog *log, const void *data, size_t n,
+			const char *name, struct ts_err *err);
+
+/* Name of an extra loss. */
+static inline const char *ts_steplog_name(const struct ts_steplog *log, uint32_t id)
+{
+	return ts_intern_str(&log->names, id);
+}
+
+#endif

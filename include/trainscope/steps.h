@@ -1,0 +1,135 @@
+/*
+ * steps.h - from a step series (logs.h) to "how fast is it really?":
+ * the steady-state window, step-time statistics with an honest 95 % CI,
+ * throughput, stalls (one-off and periodic), loss health, memory, ranks
+ * and bucket mixtures. Procedures and thresholds: docs/steps.md.
+ *
+ * The report owns all its arrays; ts_steps_report_release() frees them.
+ * Times are reported in milliseconds (doubles), memory in bytes.
+ */
+#ifndef TRAINSCOPE_STEPS_H
+#define TRAINSCOPE_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+#include "trainscope/logs.h"
+#include "trainscope/stats.h"
+
+struct ts_steps_opts {
+	int64_t window_first;     /* declared window, TS_NO_INT = automatic */
+	int64_t window_last;
+	int64_t gbs;              /* sequences per step, 0 = from the log */
+	int64_t seq;              /* tokens per sequence, 0 = unknown */
+	int64_t gpus;             /* GPUs in the job, 0 = ranks seen or unknown */
+	uint64_t seed;            /* bootstrap seed (deterministic) */
+};
+
+void ts_steps_opts_init(struct ts_steps_opts *o);
+
+enum ts_steps_warn {
+	TS_WARN_SHORT = 1 << 0,       /* window spans < 50 iterations */
+	TS_WARN_NOISY = 1 << 1,       /* CV > 10 % */
+	TS_WARN_NO_STEADY = 1 << 2,   /* MSER-5 wants > half the series */
+	TS_WARN_LEVEL_SHIFT = 1 << 3, /* window cut at a level shift */
+	TS_WARN_AUTOCORR = 1 << 4,    /* batch means still correlated */
+	TS_WARN_NO_TIME = 1 << 5,     /* no step times in the input */
+	TS_WARN_LONG_WARMUP = 1 << 6  /* MSER-5 cut > 20 % of the series */
+};
+
+/* Why a step is listed as an outlier. */
+enum ts_outlier_reason {
+	TS_OUT_SPIKE = 1,         /* robust spike with no known cause */
+	TS_OUT_PERIODIC,          /* member of the periodic stall pattern */
+	TS_OUT_PROFILER,          /* profiler capture/export in its interval */
+	TS_OUT_CHECKPOINT,        /* checkpoint save in its interval */
+	TS_OUT_EVAL               /* evaluation in its interval */
+};
+const char *ts_outlier_reason_name(int reason);
+
+struct ts_outlier {
+	int64_t iteration;
+	double step_ms;
+	double baseline_ms;       /* moving-median baseline */
+	double excess_ms;         /* step_ms - baseline_ms */
+	double z;                 /* modified z of the residual */
+	int reason;
+};
+
+struct ts_rank_summary {
+	int32_t rank;
+	size_t steps;             /* records with a step time */
+	double mean_ms, median_ms;/* over the window */
+	double max_alloc_bytes, max_reserved_bytes, max_rss_bytes; /* NAN unknown */
+	double final_loss;
+};
+
+struct ts_bucket_summary {
+	int64_t bucket;
+	size_t steps;
+	double weight;            /* share of window steps */
+	double mean_ms, median_ms;
+};
+
+struct ts_steps_report {
+	char format[24];
+	size_t iterations;        /* records in the main series */
+	int64_t first_iteration, last_iteration;
+	/* main series (one value per iteration; max over ranks) */
+	int64_t *iter;
+	double *step_ms;          /* NAN when the record has no time */
+	size_t n;
+	/* window */
+	int64_t win_first, win_last;
+	int win_auto;
+	int dropped_first;        /* iteration 1 was left out of the window */
+	size_t win_n;
+	int64_t mser_cut_iteration;  /* first kept iteration after MSER-5 */
+	int64_t level_shift_iteration; /* TS_NO_INT when none */
+	unsigned warnings;           /* enum ts_steps_warn */
+	/* statistics over the window */
+	double median_ms, mean_ms, p10_ms, p90_ms, cv;
+	struct ts_ci ci;
+	struct ts_acf_summary acf;
+	double tokens_per_step, tokens_per_s, tokens_per_s_gpu;
+	int64_t gpus;
+	double tflops_mean, tflops_median;
+	/* stalls */
+	struct ts_outlier *outliers;
+	size_t noutliers;
+	struct ts_periodic periodic;  /* period/phase in iterations when found */
+	int64_t periodic_period_iters, periodic_phase_iters;
+	double periodic_share;        /* excess time of periodic stalls / wall */
+	double outlier_share;         /* excess time of all outliers / wall */
+	/* loss health */
+	int64_t *nan_iterations;
+	size_t nnan;
+	int64_t skipped_iterations;
+	int64_t *loss_spikes;
+	size_t nloss_spikes;
+	int64_t *grad_spikes;
+	size_t ngrad_spikes;
+	double final_loss;
+	int64_t final_loss_iteration;
+	/* ranks */
+	struct ts_rank_summary *ranks;
+	size_t nranks;
+	int32_t slowest_rank;         /* -1 with fewer than two ranks */
+	/* buckets */
+	struct ts_bucket_summary *buckets;
+	size_t nbuckets;
+	double mixture_mean_ms;
+};
+
+/*
+ * Analyse log. Returns 0, TS_EUSAGE (declared window outside the data,
+ * err says so) or TS_ENOMEM. A log without step times still gets loss
+ * health, memory and ranks; its step statistics are NAN and warnings has
+ * TS_WARN_NO_TIME. On failure rep holds nothing (already released).
+ */
+int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o,
+		     struct ts_steps_report *rep, struct ts_err *err);
+
+void ts_steps_report_release(struct ts_steps_report *rep);
+
+#endif

@@ -1,0 +1,1065 @@
+/*
+ * ab.c - matched A/B comparison of step times with correctness gates.
+ *
+ * Why: "it looks faster" on a noisy cluster is how regressions ship. This
+ * module turns baseline and candidate runs into one of four verdicts backed
+ * by a 95 % confidence interval of the ratio of mean step times that stays
+ * honest when consecutive steps are correlated (ab-stats.md A3/A4), decided
+ * against a practical-significance band so a difference smaller than the
+ * noise is never claimed, and it rejects any candidate whose training
+ * changed (loss and grad-norm curves, NaN/Inf, skipped steps, memory;
+ * ab-stats.md A5) whatever its speed.
+ *
+ * Interval by design:
+ *   >= 4 runs per side  Hodges-Lehmann shift of log run means with the exact
+ *                       Mann-Whitney interval (runs are the replicates);
+ *   2-3 runs per side   Welch t on log run means, or the paired interval
+ *                       below when that is wider;
+ *   otherwise           paired by iteration: d_i = B_i - A_i over the matched
+ *                       window (per-iteration means across repeats), CI of
+ *                       mean(d) by batch means / block bootstrap
+ *                       (ts_stats_ci_mean, the same interval `steps` reports),
+ *                       ratio = 1 + mean(d) / mean(A) with mean(A)'s own
+ *                       uncertainty added (delta method).
+ *                       Pairing never biases the mean difference; it removes
+ *                       per-iteration work both runs share (same data, same
+ *                       seed), and a run compared with itself gives exactly 1.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/gate.h"
+#include "trainscope/stats.h"
+
+const char *ts_verdict_name(int v)
+{
+	switch (v) {
+	case TS_VERDICT_FASTER: return "faster";
+	case TS_VERDICT_SLOWER: return "slower";
+	case TS_VERDICT_NO_DIFFERENCE: return "no_difference";
+	case TS_VERDICT_INCONCLUSIVE: return "inconclusive";
+	default: return "invalid";
+	}
+}
+
+void ts_ab_opts_init(struct ts_ab_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->band = -1;
+	o->win_first = o->win_last = TS_WIN_AUTO;
+	o->mem_tolerance = 0.05;
+	o->seed = 20260101;
+}
+
+void ts_ab_result_init(struct ts_ab_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	ts_arena_init(&res->arena);
+	res->ratio = res->ci95_low = res->ci95_high = NAN;
+}
+
+void ts_ab_result_release(struct ts_ab_result *res)
+{
+	TS_VEC_RELEASE(res->checks);
+	TS_VEC_RELEASE(res->reasons);
+	TS_VEC_RELEASE(res->invalid);
+	TS_VEC_RELEASE(res->warnings);
+	TS_VEC_RELEASE(res->diffs);
+	TS_VEC_RELEASE(res->base);
+	TS_VEC_RELEASE(res->cand);
+	ts_arena_release(&res->arena);
+	memset(res, 0, sizeof(*res));
+}
+
+/* printf into the result's arena. */
+__attribute__((format(printf, 2, 3)))
+static const char *fmt(struct ts_ab_result *res, const char *f, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(buf, sizeof(buf), f, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	return ts_arena_strndup(&res->arena, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+#define ADD(vec, s) do { const char *s_ = (s); if (s_ && TS_VEC_PUSH((vec), s_)) oom = 1; } while (0)
+
+/* ------------------------------------------------------------ helpers */
+
+static double median_of(double *x, size_t n)
+{
+	ts_stats_sort(x, n);
+	return ts_stats_quantile_sorted(x, n, 0.5);
+}
+
+/* Centred moving median of width w (clipped at the ends). */
+static void moving_median(const double *x, size_t n, size_t w, double *out)
+{
+	double win[32];
+	size_t h = w / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = i >= h ? i - h : 0, hi = i + h < n ? i + h : n - 1, m = 0;
+		for (size_t k = lo; k <= hi && m < 32; k++)
+			win[m++] = x[k];
+		out[i] = median_of(win, m);
+	}
+}
+
+/* rtol for a loss magnitude (NeMo Megatron-Bridge evaluate.py, ab-stats A5). */
+static double loss_rtol(double l)
+{
+	l = fabs(l);
+	return l > 2.0 ? 0.10 : l >= 0.5 ? 0.05 : 0.02;
+}
+
+/*
+ * Exact lower-tail count of the Mann-Whitney U null: the largest u with
+ * P(U <= u) <= alpha, via the recurrence on the number of arrangements
+ * f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u). Returns k = u + 1, or 0 when
+ * even U = 0 is above alpha (the interval is unbounded).
+ */
+static size_t mw_k(size_t m, size_t n, double alpha)
+{
+	size_t umax = m * n;
+	double *f = NULL, total = 0, cum = 0;
+	size_t k = 0;
+
+	if (m * n > 10000) {
+		double z = ts_stats_norm_quantile(1 - alpha);
+		double v = floor(m * n / 2.0 - z * sqrt(m * n * (m + n + 1) / 12.0));
+		return v < 1 ? 0 : (size_t)v;
+	}
+	/* f[j][u] for j items of the first sample against all n of the second,
+	 * built row by row: count of sequences with U = u. */
+	{
+		size_t cols = umax + 1;
+		double *prev = calloc((n + 1) * cols, sizeof(double));
+		double *cur = calloc((n + 1) * cols, sizeof(double));
+		if (!prev || !cur) {
+			free(prev);
+			free(cur);
+			return 0;
+		}
+		/* prev = row m' = 0: f(0, nn, 0) = 1 for every nn */
+		for (size_t nn = 0; nn <= n; nn++)
+			prev[nn * cols] = 1;
+		for (size_t mm = 1; mm <= m; mm++) {
+			memset(cur, 0, (n + 1) * cols * sizeof(double));
+			cur[0] = 1; /* f(mm, 0, 0) = 1 */
+			for (size_t nn = 1; nn <= n; nn++)
+				for (size_t u = 0; u <= mm * nn && u < cols; u++) {
+					double a = u >= nn ? prev[nn * cols + u - nn] : 0;
+					double b = cur[(nn - 1) * cols + u];
+					cur[nn * cols + u] = a + b;
+				}
+			double *t = prev;
+			prev = cur;
+			cur = t;
+		}
+		f = malloc(cols * sizeof(double));
+		if (f)
+			memcpy(f, prev + n * cols, cols * sizeof(double));
+		free(prev);
+		free(cur);
+	}
+	if (!f)
+		return 0;
+	for (size_t u = 0; u <= umax; u++)
+		total += f[u];
+	for (size_t u = 0; u <= umax; u++) {
+		cum += f[u];
+		if (cum / total > alpha)
+			break;
+		k = u + 1;
+	}
+	free(f);
+	return k;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------ windows */
+
+struct side_series {
+	int64_t *iter;   /* matched iterations present in every run of the side */
+	double *mean;    /* per-iteration mean across the side's runs */
+	size_t n;
+};
+
+/* The point of iteration it (points are ascending and unique), or NULL. */
+static const struct ts_run_point *find_point(const struct ts_run *r, int64_t it)
+{
+	size_t lo = 0, hi = r->pts.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->pts.v[mid].iteration < it)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->pts.n && r->pts.v[lo].iteration == it ? &r->pts.v[lo] : NULL;
+}
+
+/* Per-iteration mean step time over the side's runs, only iterations every
+ * run has usable inside [first, last]. */
+static int side_curve(const struct ts_run *runs, size_t nr, int64_t first, int64_t last,
+		      struct side_series *s)
+{
+	const struct ts_run *r0 = &runs[0];
+
+	s->n = 0;
+	s->iter = malloc((r0->pts.n + 1) * sizeof(*s->iter));
+	s->mean = malloc((r0->pts.n + 1) * sizeof(*s->mean));
+	if (!s->iter || !s->mean)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < r0->pts.n; i++) {
+		const struct ts_run_point *p = &r0->pts.v[i];
+		double sum = 0;
+		size_t have = 0;
+		if (p->iteration < first || p->iteration > last)
+			continue;
+		for (size_t k = 0; k < nr; k++) {
+			const struct ts_run_point *q = find_point(&runs[k], p->iteration);
+			if (q && ts_run_point_usable(q)) {
+				sum += q->step_ms;
+				have++;
+			}
+		}
+		if (have == nr) {
+			s->iter[s->n] = p->iteration;
+			s->mean[s->n] = sum / (double)nr;
+			s->n++;
+		}
+	}
+	return 0;
+}
+
+static void side_release(struct side_series *s)
+{
+	free(s->iter);
+	free(s->mean);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ------------------------------------------------------------ intervals */
+
+/*
+ * Paired-by-iteration interval of mean(B) / mean(A) (see the file comment):
+ * the 95 % CI of mean(d), d_i = b_i - a_i, from ts_stats_ci_mean (batch
+ * means, or a block bootstrap when they stay autocorrelated; the wider),
+ * then ratio = 1 + mean(d) / mean(a) with mean(a)'s own interval added by
+ * the delta method.
+ */
+static int paired_ratio(const double *a, const double *b, size_t n, uint64_t seed,
+			double *ratio, double *lo, double *hi, const char **how)
+{
+	double *d = malloc((n + 1) * sizeof(double));
+	struct ts_ci cd, ca;
+	double md, ma, r, t;
+	int rc;
+
+	if (!d)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		d[i] = b[i] - a[i];
+	if ((rc = ts_stats_ci_mean(d, n, seed, &cd)) || (rc = ts_stats_ci_mean(a, n, seed + 1, &ca))) {
+		free(d);
+		return rc;
+	}
+	md = ts_stats_mean(d, n);
+	ma = ts_stats_mean(a, n);
+	r = 1 + md / ma;
+	/* cd is centred on the batch means' mean, which may drop a few trailing
+	 * steps; keep its half-widths around the full mean */
+	t = fabs(md) / (ma * ma) * (ca.hi - ca.lo) / 2;
+	*ratio = r;
+	*lo = r - sqrt(pow((cd.mean - cd.lo) / ma, 2) + t * t);
+	*hi = r + sqrt(pow((cd.hi - cd.mean) / ma, 2) + t * t);
+	*how = cd.method == TS_CI_BLOCK_BOOTSTRAP ? "block bootstrap" : "batch means";
+	free(d);
+	return 0;
+}
+
+/*
+ * Periodic stalls of one run inside [first, last] (ab-stats A4 step 1.2):
+ * robust spike scores against a moving median, candidates at z > 2.5 (a
+ * screen: the periodicity test below controls false positives), then the
+ * periodicity test of stats.h (Bonferroni-adjusted hypergeometric tail,
+ * alpha 0.01) in iteration units. Sets *period / *phase_iter (0 when none).
+ */
+static int find_stalls(const struct ts_run *r, int64_t first, int64_t last, int64_t *period,
+		       int64_t *phase_iter)
+{
+	size_t n = (size_t)(last - first + 1), k = 0;
+	double *x = malloc(n * sizeof(double)), *z = malloc(n * sizeof(double)), *tmp = NULL;
+	unsigned char *f = calloc(n, 1);
+	struct ts_periodic per;
+	double med;
+	int rc = 0;
+
+	*period = *phase_iter = 0;
+	if (!x || !z || !f || !(tmp = malloc(n * sizeof(double)))) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		x[i] = NAN;
+	for (size_t i = 0; i < r->pts.n; i++) {
+		const struct ts_run_point *p = &r->pts.v[i];
+		if (p->iteration >= first && p->iteration <= last && isfinite(p->step_ms) &&
+		    !p->excluded && p->iteration > 1) {
+			x[p->iteration - first] = p->step_ms;
+			tmp[k++] = p->step_ms;
+		}
+	}
+	if (k < 10 || n > 1000000)
+		goto out;
+	med = median_of(tmp, k);
+	for (size_t i = 0; i < n; i++)
+		if (isnan(x[i]))
+			x[i] = med; /* a neutral value: never a spike */
+	if (ts_stats_spike_scores(x, n, 4, NULL, z))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		f[i] = z[i] > 2.5;
+	if (ts_stats_periodic(f, n, n / 3, 0.01, &per) == 0 && per.found) {
+		*period = (int64_t)per.period;
+		*phase_iter = first + (int64_t)per.phase;
+	}
+out:
+	free(x);
+	free(z);
+	free(f);
+	free(tmp);
+	return rc;
+}
+
+/* ------------------------------------------------------------ curves */
+
+/* Collect the common iterations where both runs logged a finite value of
+ * loss (which = 0) or grad norm (which = 1). */
+static size_t common_values(const struct ts_run *a, const struct ts_run *b, int which,
+			    double *va, double *vb, int64_t *it)
+{
+	size_t i = 0, k = 0, n = 0;
+
+	while (i < a->pts.n && k < b->pts.n) {
+		const struct ts_run_point *p = &a->pts.v[i], *q = &b->pts.v[k];
+		if (p->iteration < q->iteration) {
+			i++;
+		} else if (p->iteration > q->iteration) {
+			k++;
+		} else {
+			double x = which ? p->grad_norm : p->loss, y = which ? q->grad_norm : q->loss;
+			if (isfinite(x) && isfinite(y)) {
+				va[n] = x;
+				vb[n] = y;
+				it[n] = p->iteration;
+				n++;
+			}
+			i++, k++;
+		}
+	}
+	return n;
+}
+
+/* Spikes: value above 5x the running median of the previous 9 points. */
+static size_t count_spikes(const double *x, size_t n)
+{
+	double win[9];
+	size_t s = 0;
+
+	for (size_t i = 3; i < n; i++) {
+		size_t lo = i >= 9 ? i - 9 : 0, m = 0;
+		for (size_t k = lo; k < i; k++)
+			win[m++] = x[k];
+		if (x[i] > 5 * median_of(win, m))
+			s++;
+	}
+	return s;
+}
+
+struct curve_out {
+	int passed;
+	int skipped;
+	const char *detail;
+};
+
+/*
+ * The two-tier loss (which = 0) or grad-norm (which = 1) curve check of
+ * ab-stats A5 between run a (reference) and run b.
+ */
+static int curve_check(struct ts_ab_result *res, const struct ts_run *a, const struct ts_run *b,
+		       int which, int bitwise, uint64_t seed, struct curve_out *out)
+{
+	size_t cap = a->pts.n + 1, n, skip, m, fails = 0, allow, worst_i = 0;
+	double *va = malloc(cap * sizeof(double)), *vb = malloc(cap * sizeof(double));
+	double *sa = malloc(cap * sizeof(double)), *sb = malloc(cap * sizeof(double));
+	int64_t *it = malloc(cap * sizeof(int64_t));
+	const char *what = which ? "grad norm" : "loss";
+	double worst = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!va || !vb || !sa || !sb || !it) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	n = common_values(a, b, which, va, vb, it);
+	if (bitwise) {
+		for (size_t i = 0; i < n; i++)
+			if (va[i] != vb[i]) {
+				out->detail = fmt(res, "bitwise tier (both runs declare determinism): %s "
+						  "differs at iteration %lld (%.17g vs %.17g)", what,
+						  (long long)it[i], va[i], vb[i]);
+				goto out;
+			}
+		out->passed = n > 0;
+		out->skipped = n == 0;
+		out->detail = n ? fmt(res, "bitwise tier: %s identical at all %zu common iterations",
+				      what, n)
+				: fmt(res, "no common logged %s values", what);
+		goto out;
+	}
+	/* statistical tier: drop the first 1 % (at least 1), need >= 10 points */
+	skip = n / 100 + 1;
+	if (n < skip + 10) {
+		out->skipped = 1;
+		out->detail = fmt(res, "%zu common logged %s values; need at least %zu for the "
+				  "statistical tier", n, what, skip + 10);
+		goto out;
+	}
+	m = n - skip;
+	moving_median(va + skip, m, 9, sa);
+	moving_median(vb + skip, m, 9, sb);
+	allow = m / 100 > 1 ? m / 100 : 1;
+	for (size_t i = 0; i < m; i++) {
+		double tol = which ? 0.10 * fabs(sa[i]) : fmax(0.02, loss_rtol(sa[i]) * fabs(sa[i]));
+		double dev = fabs(sb[i] - sa[i]);
+		if (dev > tol)
+			fails++;
+		if (dev / (tol > 0 ? tol : 1e-300) > worst) {
+			worst = dev / (tol > 0 ? tol : 1e-300);
+			worst_i = i;
+		}
+	}
+	if (fails > allow) {
+		out->detail = fmt(res, "statistical tier: smoothed %s outside tolerance at %zu of %zu "
+				  "iterations (allowed %zu); worst at iteration %lld: %.6g vs %.6g",
+				  what, fails, m, allow, (long long)it[skip + worst_i], sb[worst_i],
+				  sa[worst_i]);
+		goto out;
+	}
+	if (which) {
+		size_t spa = count_spikes(va, n), spb = count_spikes(vb, n);
+		if (spa + 1 < spb || spb + 1 < spa) {
+			out->detail = fmt(res, "grad-norm spikes (> 5x running median) differ: %zu vs %zu",
+					  spa, spb);
+			goto out;
+		}
+		out->passed = 1;
+		out->detail = fmt(res, "statistical tier: %zu of %zu smoothed points outside 10 %% "
+				  "(allowed %zu); spikes %zu vs %zu", fails, m, allow, spa, spb);
+		goto out;
+	}
+	{
+		/* tail: mean of the last 10 % within 1 % */
+		size_t t = m / 10 > 0 ? m / 10 : 1;
+		double ta = ts_stats_mean(va + n - t, t), tb = ts_stats_mean(vb + n - t, t);
+		double rel = fabs(tb - ta) / fabs(ta);
+		/* bias: mean signed difference over the last half */
+		size_t h = m / 2;
+		double *d = sa; /* reuse */
+		struct ts_ci ci;
+		double ref;
+		int bias_ok = 1;
+		if (rel > 0.01) {
+			out->detail = fmt(res, "statistical tier: mean %s of the last %zu iterations "
+					  "differs by %.2f %% (limit 1 %%): %.6g vs %.6g", what, t,
+					  100 * rel, tb, ta);
+			goto out;
+		}
+		for (size_t i = 0; i < h; i++)
+			d[i] = vb[n - h + i] - va[n - h + i];
+		ref = fabs(ts_stats_mean(va + n - h, h));
+		if (h >= 2 && ts_stats_ci_mean(d, h, seed, &ci) == 0) {
+			int has_zero = ci.lo <= 0 && ci.hi >= 0;
+			int within = fabs(ci.lo) <= 0.005 * ref && fabs(ci.hi) <= 0.005 * ref;
+			bias_ok = has_zero || within;
+			if (!bias_ok) {
+				out->detail = fmt(res, "statistical tier: systematic %s bias over the last "
+						  "%zu iterations: mean difference 95 %% CI [%.4g, %.4g] "
+						  "excludes 0 and exceeds 0.5 %%", what, h, ci.lo, ci.hi);
+				goto out;
+			}
+		}
+		out->passed = 1;
+		out->detail = fmt(res, "statistical tier: %zu of %zu smoothed points outside "
+				  "tolerance (allowed %zu); last-10 %% means differ %.3f %%; no "
+				  "systematic bias", fails, m, allow, 100 * rel);
+	}
+out:
+	free(va);
+	free(vb);
+	free(sa);
+	free(sb);
+	free(it);
+	if (!rc && !out->detail)
+		rc = TS_ENOMEM;
+	return rc;
+}
+
+/* ------------------------------------------------------------ compare */
+
+static int is_true(const char *v)
+{
+	return v && (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "1") ||
+		     !strcmp(v, "yes"));
+}
+
+/* The declared variable names a field: "workload.tp", or "tp" for it. */
+static int names_field(const char *variable, const char *key)
+{
+	size_t vn = strlen(variable), kn = strlen(key);
+
+	if (!strcmp(variable, key))
+		return 1;
+	return kn > vn && key[kn - vn - 1] == '.' && !strcmp(key + kn - vn, variable);
+}
+
+static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, size_t nb,
+			   const struct ts_run *cand, size_t nc, const struct ts_ab_opts *o)
+{
+	int oom = 0;
+	struct ts_contract_diff *d = NULL;
+	size_t n = 0;
+	const struct ts_run *sides[2] = { base, cand };
+	size_t counts[2] = { nb, nc };
+	const char *names[2] = { "baseline", "candidate" };
+
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 1; i < counts[s]; i++) {
+			if (!sides[s][0].has_contract || !sides[s][i].has_contract)
+				continue;
+			if (ts_contract_diff(&sides[s][0].contract, &sides[s][i].contract, &d, &n))
+				return TS_ENOMEM;
+			if (n)
+				ADD(res->invalid, fmt(res, "%s repeats differ in their contracts "
+						      "(%s: %s vs %s); repeats must be identical",
+						      names[s], d[0].key, d[0].a ? d[0].a : "(unknown)",
+						      d[0].b ? d[0].b : "(unknown)"));
+			free(d);
+			d = NULL;
+		}
+	if (base[0].has_contract != cand[0].has_contract) {
+		ADD(res->warnings, fmt(res, "only the %s has a contract: cannot verify that one "
+				       "variable changed", base[0].has_contract ? "baseline" : "candidate"));
+		if (o->variable)
+			ADD(res->warnings, fmt(res, "declared variable '%s' taken on trust", o->variable));
+		res->variable = o->variable;
+		return oom ? TS_ENOMEM : 0;
+	}
+	if (!base[0].has_contract) {
+		res->variable = o->variable;
+		return oom ? TS_ENOMEM : 0;
+	}
+	res->contracts_compared = 1;
+	if (ts_contract_diff(&base[0].contract, &cand[0].contract, &d, &n))
+		return TS_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (TS_VEC_PUSH(res->diffs, d[i]))
+			oom = 1;
+	free(d);
+	n = res->diffs.n;
+	if (n == 0) {
+		ADD(res->warnings, fmt(res, "the contracts are identical: no declared variable "
+				       "changed (an A/A comparison)"));
+	} else if (n == 1) {
+		res->variable = res->diffs.v[0].key;
+		if (o->variable && !names_field(o->variable, res->variable))
+			ADD(res->invalid, fmt(res, "declared variable '%s' is not the field that "
+					      "differs ('%s')", o->variable, res->variable));
+	} else if (!o->allow_multi) {
+		struct ts_sb keys;
+		ts_sb_init(&keys);
+		for (size_t i = 0; i < n; i++)
+			ts_sb_addf(&keys, "%s%s", i ? ", " : "", res->diffs.v[i].key);
+		ADD(res->invalid, fmt(res, "the contracts differ in %zu fields (%s); an A/B changes "
+				      "one variable at a time (--allow-multi to compare anyway)",
+				      n, keys.buf));
+		ts_sb_release(&keys);
+	} else {
+		ADD(res->warnings, fmt(res, "the contracts differ in %zu fields (--allow-multi): "
+				       "the result cannot be credited to one variable", n));
+		res->variable = o->variable;
+	}
+	if (o->variable && n > 1 && o->allow_multi) {
+		int found = 0;
+		for (size_t i = 0; i < n; i++)
+			found |= names_field(o->variable, res->diffs.v[i].key);
+		if (!found)
+			ADD(res->invalid, fmt(res, "declared variable '%s' does not differ between "
+					      "the contracts", o->variable));
+	}
+	if (base[0].contract.benchmark_only != cand[0].contract.benchmark_only)
+		ADD(res->warnings, fmt(res, "baseline is %s but candidate is %s",
+				       base[0].contract.benchmark_only ? "benchmark-only" : "training-equivalent",
+				       cand[0].contract.benchmark_only ? "benchmark-only" : "training-equivalent"));
+	return oom ? TS_ENOMEM : 0;
+}
+
+/* Step times of r at the given (ascending) iterations, written to x. */
+static size_t values_at(const struct ts_run *r, const int64_t *it, size_t n, double *x)
+{
+	size_t i = 0, k = 0, m = 0;
+
+	while (i < r->pts.n && k < n) {
+		if (r->pts.v[i].iteration < it[k]) {
+			i++;
+		} else if (r->pts.v[i].iteration > it[k]) {
+			k++;
+		} else {
+			x[m++] = r->pts.v[i].step_ms;
+			i++, k++;
+		}
+	}
+	return m;
+}
+
+/* One run over the paired iterations (the matched window's usable steps). */
+static int summarize(const struct ts_run *r, const int64_t *it, size_t npairs, uint64_t seed,
+		     struct ts_ab_run_summary *s)
+{
+	double *x = malloc((npairs + 1) * sizeof(double));
+	size_t n;
+	struct ts_ci ci;
+
+	if (!x)
+		return TS_ENOMEM;
+	memset(s, 0, sizeof(*s));
+	s->path = r->path;
+	s->label = r->has_contract ? (r->contract.benchmark_only ? "benchmark-only"
+							       : "training-equivalent") : NULL;
+	s->steps_logged = r->pts.n;
+	n = values_at(r, it, npairs, x);
+	s->window_steps = n;
+	s->mean_ms = ts_stats_mean(x, n);
+	s->cv = ts_stats_cv(x, n);
+	s->ci95_low_ms = s->ci95_high_ms = NAN;
+	s->ci_method = "none";
+	if (n >= 2 && ts_stats_ci_mean(x, n, seed, &ci) == 0) {
+		s->ci95_low_ms = ci.lo;
+		s->ci95_high_ms = ci.hi;
+		s->ci_method = ts_ci_method_name(ci.method);
+	}
+	s->median_ms = n ? median_of(x, n) : NAN;
+	ts_run_health(r, INT64_MIN, INT64_MAX, &s->nonfinite, &s->skipped);
+	s->peak_dev_bytes = r->peak_dev_bytes;
+	s->peak_host_bytes = r->peak_host_bytes;
+	s->final_loss = NAN;
+	for (size_t i = r->pts.n; i-- > 0;)
+		if (isfinite(r->pts.v[i].loss)) {
+			s->final_loss = r->pts.v[i].loss;
+			break;
+		}
+	free(x);
+	return 0;
+}
+
+static double side_peak(const struct ts_ab_run_summary *s, size_t n, int dev)
+{
+	double m = NAN;
+
+	for (size_t i = 0; i < n; i++) {
+		double v = dev ? s[i].peak_dev_bytes : s[i].peak_host_bytes;
+		if (isfinite(v) && (isnan(m) || v > m))
+			m = v;
+	}
+	return m;
+}
+
+static int add_check(struct ts_ab_result *res, const char *name, int passed, int skipped,
+		     const char *detail)
+{
+	struct ts_ab_check c = { name, passed, skipped, detail };
+	int oom = 0;
+
+	if (TS_VEC_PUSH(res->checks, c))
+		return TS_ENOMEM;
+	if (!passed && !skipped)
+		ADD(res->reasons, fmt(res, "%s: %s", name, detail));
+	return oom ? TS_ENOMEM : 0;
+}
+
+static int correctness(struct ts_ab_result *res, const struct ts_run *base, size_t nb,
+		       const struct ts_run *cand, size_t nc, const struct ts_ab_opts *o)
+{
+	int rc = 0, bitwise;
+	struct ts_sb sb;
+
+	ts_sb_init(&sb);
+	/* NaN/Inf: any non-finite loss or grad norm anywhere fails */
+	{
+		int64_t tb = 0, tc = 0;
+		for (size_t i = 0; i < nb; i++)
+			tb += res->base.v[i].nonfinite;
+		for (size_t i = 0; i < nc; i++)
+			tc += res->cand.v[i].nonfinite;
+		rc |= add_check(res, "nan_inf", tb == 0 && tc == 0, 0,
+				fmt(res, "non-finite loss/grad-norm or NaN iterations: baseline %lld, "
+				    "candidate %lld (must be 0 and equal)", (long long)tb, (long long)tc));
+	}
+	/* skipped: every run the same count */
+	{
+		int same = 1;
+		for (size_t i = 0; i < nb; i++)
+			same &= res->base.v[i].skipped == res->base.v[0].skipped;
+		for (size_t i = 0; i < nc; i++)
+			same &= res->cand.v[i].skipped == res->base.v[0].skipped;
+		rc |= add_check(res, "skipped", same, 0,
+				fmt(res, "skipped iterations: baseline %lld, candidate %lld (must be equal)",
+				    (long long)res->base.v[0].skipped, (long long)res->cand.v[0].skipped));
+	}
+	bitwise = base[0].has_contract && cand[0].has_contract &&
+		  is_true(ts_contract_get(&base[0].contract, "workload.deterministic", NULL)) &&
+		  is_true(ts_contract_get(&cand[0].contract, "workload.deterministic", NULL));
+	res->loss_tier = bitwise ? "bitwise" : "statistical";
+	for (int which = 0; which < 2 && !rc; which++) {
+		int passed = 1, skipped = 1;
+		ts_sb_reset(&sb);
+		for (size_t i = 0; i < nc; i++) {
+			struct curve_out co;
+			if ((rc = curve_check(res, &base[0], &cand[i], which, bitwise, o->seed, &co)))
+				break;
+			if (!co.skipped) {
+				skipped = 0;
+				passed &= co.passed;
+			}
+			if (nc > 1)
+				ts_sb_addf(&sb, "%scandidate %zu: %s", i ? "; " : "", i + 1, co.detail);
+			else
+				ts_sb_adds(&sb, co.detail);
+		}
+		if (!rc)
+			rc = add_check(res, which ? "grad_norm_curve" : "loss_curve", passed && !skipped,
+				       skipped, fmt(res, "%s", sb.buf));
+		if (!rc && skipped)
+			rc = TS_VEC_PUSH(res->warnings,
+					 fmt(res, "%s curve not compared: %s", which ? "grad-norm" : "loss",
+					     sb.buf));
+	}
+	/* peak memory: device memory may not grow beyond the tolerance; host RSS
+	 * (CPU runs, profiler buffers included) is reported only */
+	if (!rc) {
+		double pb = side_peak(res->base.v, nb, 1), pc = side_peak(res->cand.v, nc, 1);
+		if (isfinite(pb) && isfinite(pc) && pb > 0) {
+			double ch = pc / pb - 1;
+			rc = add_check(res, "peak_memory", ch <= o->mem_tolerance, 0,
+				       fmt(res, "peak device memory %.0f -> %.0f bytes (%+.1f %%, limit "
+					   "+%.1f %%)", pb, pc, 100 * ch, 100 * o->mem_tolerance));
+		} else {
+			double hb = side_peak(res->base.v, nb, 0), hc = side_peak(res->cand.v, nc, 0);
+			if (isfinite(hb) && isfinite(hc) && hb > 0)
+				rc = add_check(res, "peak_memory", 1, 1,
+					       fmt(res, "no device memory logged; peak host RSS %.0f -> "
+						   "%.0f bytes (%+.1f %%), reported only (it includes "
+						   "profiler buffers)", hb, hc, 100 * (hc / hb - 1)));
+			else
+				rc = add_check(res, "peak_memory", 1, 1,
+					       fmt(res, "no peak memory logged on both sides"));
+		}
+	}
+	ts_sb_release(&sb);
+	if (rc)
+		return TS_ENOMEM;
+	res->correctness_passed = 1;
+	for (size_t i = 0; i < res->checks.n; i++)
+		if (!res->checks.v[i].passed && !res->checks.v[i].skipped)
+			res->correctness_passed = 0;
+	return 0;
+}
+
+/* Ratio interval from run means (Case R / Case M). */
+static int run_level(struct ts_ab_result *res, size_t nb, size_t nc)
+{
+	double *x = malloc(nb * sizeof(double)), *y = malloc(nc * sizeof(double));
+	int rc = 0;
+
+	if (!x || !y) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nb; i++)
+		x[i] = log(res->base.v[i].mean_ms);
+	for (size_t i = 0; i < nc; i++)
+		y[i] = log(res->cand.v[i].mean_ms);
+	if (nb >= 4 && nc >= 4) {
+		size_t N = nb * nc, k, q = 0;
+		double *dd = malloc(N * sizeof(double));
+		if (!dd) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < nb; i++)
+			for (size_t j = 0; j < nc; j++)
+				dd[q++] = y[j] - x[i];
+		qsort(dd, N, sizeof(double), dbl_cmp);
+		k = mw_k(nb, nc, 0.025);
+		res->ratio = exp(ts_stats_quantile_sorted(dd, N, 0.5));
+		res->ci95_low = k ? exp(dd[k - 1]) : 0;
+		res->ci95_high = k ? exp(dd[N - k]) : INFINITY;
+		res->method = "runs as replicates: Hodges-Lehmann shift of log run means, exact "
+			      "Mann-Whitney 95 % interval";
+		free(dd);
+	} else {
+		double mx = ts_stats_mean(x, nb), my = ts_stats_mean(y, nc);
+		double vx = ts_stats_stddev(x, nb), vy = ts_stats_stddev(y, nc);
+		double ax = vx * vx / nb, ay = vy * vy / nc, se = sqrt(ax + ay);
+		double df = se > 0 ? pow(ax + ay, 2) / (ax * ax / (nb - 1) + ay * ay / (nc - 1)) : 1;
+		double t = se > 0 ? ts_stats_t_quantile(0.975, df) : 0;
+		res->ratio = exp(my - mx);
+		res->ci95_low = exp(my - mx - t * se);
+		res->ci95_high = exp(my - mx + t * se);
+		res->method = "runs as replicates: Welch t on log run means";
+	}
+out:
+	free(x);
+	free(y);
+	return rc;
+}
+
+int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
+		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err)
+{
+	struct side_series sa = { 0 }, sc = { 0 };
+	int64_t first = INT64_MIN, last = INT64_MAX, *pit = NULL;
+	int64_t wf = o->win_first, wl = o->win_last;
+	double *pa = NULL, *pb = NULL;
+	size_t npairs = 0;
+	int oom = 0, rc = 0;
+
+	if (!nb || !nc)
+		return ts_err_set(err, TS_EUSAGE, "need at least one baseline and one candidate run");
+	res->repeats = nb >= 2 && nc >= 2;
+	res->band = o->band >= 0 ? o->band : res->repeats ? 0.01 : 0.02;
+	if ((rc = check_contracts(res, base, nb, cand, nc, o)))
+		goto oom;
+	/* a repeat is a separate run: the same run twice would fake certainty */
+	for (size_t s = 0; s < 2; s++) {
+		const struct ts_run *runs = s ? cand : base;
+		size_t nr = s ? nc : nb;
+		for (size_t i = 0; i < nr; i++)
+			for (size_t k = i + 1; k < nr; k++)
+				if (strcmp(runs[i].path, runs[k].path) == 0)
+					ADD(res->invalid, fmt(res, "%s is given twice as a %s repeat",
+							      runs[i].path, s ? "candidate" : "baseline"));
+	}
+	/* same batch shape on both sides */
+	if (base[0].global_batch > 0 && cand[0].global_batch > 0 &&
+	    base[0].global_batch != cand[0].global_batch && !o->allow_multi)
+		ADD(res->invalid, fmt(res, "global batch differs: %lld vs %lld sequences per step",
+				      (long long)base[0].global_batch, (long long)cand[0].global_batch));
+	if (base[0].tokens_per_step > 0 && cand[0].tokens_per_step > 0 &&
+	    base[0].tokens_per_step != cand[0].tokens_per_step && !o->allow_multi)
+		ADD(res->invalid, fmt(res, "tokens per step differ: %lld vs %lld",
+				      (long long)base[0].tokens_per_step, (long long)cand[0].tokens_per_step));
+	/* a window declared in the baseline contract (workload.steady_window)
+	 * stands unless --window overrides it */
+	if (wf == TS_WIN_AUTO && base[0].has_contract &&
+	    ts_parse_window(ts_contract_get(&base[0].contract, "workload.steady_window", NULL),
+			    &wf, &wl) == 0)
+		ADD(res->warnings, fmt(res, "window %lld-%lld declared by the baseline contract",
+				       (long long)wf, (long long)wl));
+	/* matched window: the intersection of every run's steady window */
+	for (size_t s = 0; s < 2; s++) {
+		const struct ts_run *runs = s ? cand : base;
+		size_t nr = s ? nc : nb;
+		for (size_t i = 0; i < nr; i++) {
+			struct ts_window w;
+			struct ts_err werr;
+			ts_err_init(&werr);
+			if (ts_run_window(&runs[i], wf, wl, &w, &werr)) {
+				ADD(res->invalid, fmt(res, "%s", werr.msg[0] ? werr.msg : "no window"));
+				continue;
+			}
+			if (!w.steady)
+				ADD(res->warnings, fmt(res, "%s: MSER-5 finds no steady state (it would "
+						       "drop more than half the steps)", runs[i].path));
+			if (w.first > first)
+				first = w.first;
+			if (w.last < last)
+				last = w.last;
+		}
+	}
+	if (oom)
+		goto oom;
+	if (!res->invalid.n && first > last)
+		ADD(res->invalid, fmt(res, "the steady windows do not overlap"));
+	res->win_first = first;
+	res->win_last = last;
+	if (oom)
+		goto oom;
+	if (res->invalid.n) {
+		res->verdict = TS_VERDICT_INVALID;
+		return 0;
+	}
+	/* paired iterations: usable in every run of both sides */
+	if ((rc = side_curve(base, nb, first, last, &sa)) ||
+	    (rc = side_curve(cand, nc, first, last, &sc)))
+		goto oom;
+	{
+		size_t i = 0, k = 0, cap = sa.n + 1;
+		pit = malloc(cap * sizeof(*pit));
+		pa = malloc(cap * sizeof(*pa));
+		pb = malloc(cap * sizeof(*pb));
+		if (!pit || !pa || !pb)
+			goto oom;
+		while (i < sa.n && k < sc.n) {
+			if (sa.iter[i] < sc.iter[k]) {
+				i++;
+			} else if (sa.iter[i] > sc.iter[k]) {
+				k++;
+			} else {
+				pit[npairs] = sa.iter[i];
+				pa[npairs] = sa.mean[i];
+				pb[npairs] = sc.mean[k];
+				npairs++, i++, k++;
+			}
+		}
+	}
+	res->win_steps = npairs;
+	if (npairs < 10) {
+		ADD(res->invalid, fmt(res, "only %zu iterations of the matched window %lld-%lld are "
+				      "usable in every run; need at least 10", npairs,
+				      (long long)first, (long long)last));
+		res->verdict = TS_VERDICT_INVALID;
+		goto done;
+	}
+	for (size_t i = 0; i < nb + nc; i++) {
+		struct ts_ab_run_summary s;
+		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+		if ((rc = summarize(r, pit, npairs, o->seed, &s)))
+			goto oom;
+		if (i < nb ? TS_VEC_PUSH(res->base, s) : TS_VEC_PUSH(res->cand, s))
+			goto oom;
+	}
+	/* side means over the paired iterations */
+	res->base_mean_ms = ts_stats_mean(pa, npairs);
+	res->cand_mean_ms = ts_stats_mean(pb, npairs);
+	/* periodic stalls are reported: they stay in the mean (throughput pays for them) */
+	for (size_t i = 0; i < nb + nc; i++) {
+		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+		int64_t period, phase;
+		/* the whole run after iteration 1 gives the test more slots */
+		if ((rc = find_stalls(r, 2, last, &period, &phase)))
+			goto oom;
+		if (period)
+			ADD(res->warnings, fmt(res, "%s: periodic stalls every %lld iterations (first at "
+					       "iteration %lld); kept in the mean step time", r->path,
+					       (long long)period, (long long)phase));
+	}
+	/* the interval */
+	{
+		double r = NAN, lo = NAN, hi = NAN;
+		const char *how = NULL;
+		if ((rc = paired_ratio(pa, pb, npairs, o->seed, &r, &lo, &hi, &how)))
+			goto oom;
+		if (res->repeats) {
+			if ((rc = run_level(res, nb, nc)))
+				goto oom;
+			if (!(nb >= 4 && nc >= 4) && hi - lo > res->ci95_high - res->ci95_low) {
+				res->ratio = r;
+				res->ci95_low = lo;
+				res->ci95_high = hi;
+				res->method = fmt(res, "paired by iteration over the per-iteration means "
+						  "of the repeats, %s (wider than Welch t on %zu+%zu run "
+						  "means)", how, nb, nc);
+			}
+		} else {
+			res->ratio = r;
+			res->ci95_low = lo;
+			res->ci95_high = hi;
+			res->method = fmt(res, "paired by iteration, %s CI of the mean difference; "
+					  "within-run only: run-to-run variance is not measured (repeat "
+					  "runs to include it)", how);
+		}
+	}
+	/* decision (Criterion-style practical significance; ab-stats A4 step 4) */
+	{
+		double d = res->band;
+		double h = (res->ci95_high - res->ci95_low) / 2, e = fabs(res->ratio - 1), need;
+		if (res->ci95_high < 1 - d)
+			res->verdict = TS_VERDICT_FASTER;
+		else if (res->ci95_low > 1 + d)
+			res->verdict = TS_VERDICT_SLOWER;
+		else if (res->ci95_low >= 1 - d && res->ci95_high <= 1 + d)
+			res->verdict = TS_VERDICT_NO_DIFFERENCE;
+		else
+			res->verdict = TS_VERDICT_INCONCLUSIVE;
+		if (res->verdict == TS_VERDICT_INCONCLUSIVE) {
+			need = e <= d ? d - e : e - d;
+			if (need < 1e-4 || !isfinite(h)) {
+				res->decide_note = fmt(res, "the estimate %.4f sits on the band edge "
+						       "(1 +- %.3f): more data narrows the interval "
+						       "but may never decide", res->ratio, d);
+			} else {
+				double f = (h / need) * (h / need);
+				if (res->repeats) {
+					res->more_runs_per_side = ceil((double)(nb > nc ? nb : nc) * (f - 1));
+					res->decide_note = fmt(res, "about %.0f more runs per side would "
+							       "narrow the 95 %% CI to +-%.4f",
+							       res->more_runs_per_side, need);
+				} else {
+					res->more_steps_per_run = ceil((double)res->win_steps * (f - 1));
+					res->decide_note = fmt(res, "about %.0f more steady steps per run "
+							       "(or >= 4 repeated runs per side) would "
+							       "narrow the 95 %% CI to +-%.4f",
+							       res->more_steps_per_run, need);
+				}
+			}
+		}
+	}
+	if (res->win_steps < 200)
+		ADD(res->warnings, fmt(res, "matched window has %zu steps (< 200 recommended)",
+				       res->win_steps));
+	if (!res->repeats && (nb < 4 || nc < 4))
+		ADD(res->warnings, fmt(res, "fewer than 4 runs per side: run-to-run variance is %s",
+				       res->repeats ? "estimated from few runs" : "not measured"));
+	for (size_t i = 0; i < nb + nc; i++) {
+		const struct ts_ab_run_summary *s = i < nb ? &res->base.v[i] : &res->cand.v[i - nb];
+		if (s->cv > 0.10)
+			ADD(res->warnings, fmt(res, "%s: step-time CV %.1f %% over the window (> 10 %%: "
+					       "noisy)", s->path, 100 * s->cv));
+	}
+	if (oom)
+		goto oom;
+	if ((rc = correctness(res, base, nb, cand, nc, o)))
+		goto oom;
+done:
+	res->accepted = res->verdict != TS_VERDICT_INVALID && res->correctness_passed &&
+			(res->verdict == TS_VERDICT_FASTER || res->verdict == TS_VERDICT_NO_DIFFERENCE);
+	rc = oom ? TS_ENOMEM : 0;
+	goto out;
+oom:
+	rc = TS_ENOMEM;
+out:
+	side_release(&sa);
+	side_release(&sc);
+	free(pit);
+	free(pa);
+	free(pb);
+	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
+}

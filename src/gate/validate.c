@@ -1,0 +1,340 @@
+/*
+ * validate.c - the final check of a winner (flops-memory-workflow 5.2
+ * phase 5 and 5.4 items 3-6): long enough, measured on a declared
+ * post-warm-up window free of artefacts, healthy, and with the numbers a
+ * report needs present. Each check is pass / warn / fail / skip with the
+ * evidence that decided it.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/flops.h"
+#include "trainscope/gate.h"
+#include "trainscope/stats.h"
+
+const char *ts_check_status_name(int s)
+{
+	switch (s) {
+	case TS_CHECK_PASS: return "pass";
+	case TS_CHECK_WARN: return "warn";
+	case TS_CHECK_FAIL: return "fail";
+	default: return "skip";
+	}
+}
+
+void ts_validate_result_init(struct ts_validate_result *v)
+{
+	memset(v, 0, sizeof(*v));
+	ts_arena_init(&v->arena);
+}
+
+void ts_validate_result_release(struct ts_validate_result *v)
+{
+	TS_VEC_RELEASE(v->checks);
+	ts_arena_release(&v->arena);
+	memset(v, 0, sizeof(*v));
+}
+
+__attribute__((format(printf, 4, 5)))
+static int add(struct ts_validate_result *v, const char *name, int status, const char *f, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+	struct ts_validate_check c;
+
+	va_start(ap, f);
+	n = vsnprintf(buf, sizeof(buf), f, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	c.name = name;
+	c.status = status;
+	c.evidence = ts_arena_strndup(&v->arena, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	if (!c.evidence || TS_VEC_PUSH(v->checks, c))
+		return TS_ENOMEM;
+	if (status == TS_CHECK_FAIL)
+		v->passed = 0;
+	return 0;
+}
+
+/* A contract workload integer, or 0. */
+static int64_t contract_int(const struct ts_run *r, const char *key)
+{
+	const char *v = r->has_contract ? ts_contract_get(&r->contract, key, NULL) : NULL;
+	char *end;
+	long long x;
+
+	if (!v)
+		return 0;
+	x = strtoll(v, &end, 10);
+	return end != v && *end == '\0' && x > 0 ? x : 0;
+}
+
+/*
+ * Logged TFLOP/s/GPU against the model FLOPs recomputed with Megatron's
+ * current formula (flops.h): per step, recomputed = F / (t 1e12 W); the
+ * median |logged / recomputed - 1| must stay within 1 % (flops-memory-
+ * workflow 5.4 item 5). When another formula version matches, it says so.
+ */
+static int check_tflops(const struct ts_run *r, const struct ts_window *w,
+			struct ts_validate_result *v)
+{
+	struct ts_flops_shape sh;
+	struct ts_flops fl;
+	struct ts_err ferr;
+	double *rel = NULL, *sgn = NULL, sum = 0, med, med_signed;
+	size_t k = 0, nlog = 0;
+	int64_t gpus;
+	int rc = 0;
+
+	for (size_t i = 0; i < r->pts.n; i++) {
+		const struct ts_run_point *p = &r->pts.v[i];
+		if (p->iteration >= w->first && p->iteration <= w->last && isfinite(p->tflops)) {
+			sum += p->tflops;
+			nlog++;
+		}
+	}
+	if (!nlog)
+		return add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
+	if (!r->has_model)
+		return add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU over %zu steps; "
+			   "not recomputed: no model config (config.json in the run directory or a "
+			   "Megatron arguments block)", sum / nlog, nlog);
+	ts_flops_shape_init(&sh);
+	sh.seq = r->args.seq_length ? r->args.seq_length : contract_int(r, "workload.seq_length");
+	sh.gbs = r->args.global_batch ? r->args.global_batch
+				      : contract_int(r, "workload.global_batch_size");
+	if (!sh.gbs && r->global_batch > 0)
+		sh.gbs = r->global_batch;
+	sh.tp = r->args.tp ? r->args.tp : contract_int(r, "workload.tp");
+	sh.pp = r->args.pp;
+	sh.vpp = r->args.vpp;
+	sh.vocab_divisor = r->args.vocab_divisor;
+	sh.recompute = r->args.recompute_granularity;
+	sh.recompute_method = r->args.recompute_method;
+	sh.recompute_layers = r->args.recompute_num_layers;
+	sh.recompute_modules = r->args.recompute_modules;
+	gpus = r->args.world_size ? r->args.world_size : contract_int(r, "workload.device_count");
+	if (!sh.seq || !sh.gbs || !gpus)
+		return add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU; not recomputed: "
+			   "needs seq_length, global_batch_size and device_count (Megatron "
+			   "arguments or the contract's workload fields)", sum / nlog);
+	ts_err_init(&ferr);
+	if (ts_flops_compute(&r->model, &sh, TS_FORMULA_CURRENT, &fl, &ferr))
+		return add(v, "tflops", TS_CHECK_SKIP, "not recomputed: %s", ferr.msg);
+	rel = malloc(nlog * sizeof(double));
+	sgn = malloc(nlog * sizeof(double));
+	if (!rel || !sgn) {
+		free(rel);
+		free(sgn);
+		return TS_ENOMEM;
+	}
+	for (size_t i = 0; i < r->pts.n; i++) {
+		const struct ts_run_point *p = &r->pts.v[i];
+		if (p->iteration < w->first || p->iteration > w->last || !isfinite(p->tflops) ||
+		    !(p->step_ms > 0))
+			continue;
+		sgn[k] = p->tflops / (fl.per_step / (p->step_ms * 1e-3 * 1e12 * (double)gpus)) - 1;
+		rel[k] = fabs(sgn[k]);
+		k++;
+	}
+	if (!k) {
+		free(rel);
+		free(sgn);
+		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
+	}
+	ts_stats_sort(rel, k);
+	med = ts_stats_quantile_sorted(rel, k, 0.5);
+	ts_stats_sort(sgn, k);
+	med_signed = ts_stats_quantile_sorted(sgn, k, 0.5);
+	if (med <= 0.01) {
+		rc = add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of %zu "
+			 "steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, model "
+			 "from %s)", 100 * med, k, ts_formula_name(TS_FORMULA_CURRENT), fl.per_step,
+			 (long long)gpus, r->model_path);
+	} else {
+		const char *other = NULL;
+		for (int f = 1; f < TS_FORMULA_COUNT && !other; f++) {
+			/* logged / recomputed = F_logged / F_current */
+			struct ts_flops alt;
+			if (ts_flops_compute(&r->model, &sh, f, &alt, &ferr) == 0 && alt.per_step > 0 &&
+			    fabs((1 + med_signed) * fl.per_step / alt.per_step - 1) <= 0.01)
+				other = ts_formula_name(f);
+		}
+		rc = add(v, "tflops", TS_CHECK_FAIL, "logged TFLOP/s/GPU differs by %.2f %% (median of "
+			 "%zu steps; limit 1 %%) from the recomputed %s model FLOPs (%.4g per step, %lld "
+			 "GPUs): config or formula-version mismatch%s%s", 100 * med, k,
+			 ts_formula_name(TS_FORMULA_CURRENT), fl.per_step, (long long)gpus,
+			 other ? "; it matches formula " : "", other ? other : "");
+	}
+	free(rel);
+	free(sgn);
+	return rc;
+}
+
+int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
+		    struct ts_validate_result *v, struct ts_err *err)
+{
+	struct ts_window auto_w, w;
+	struct ts_err werr;
+	const char *source = "automatic (MSER-5 after iteration 1)";
+	int have_auto, rc = 0;
+	double *x = NULL;
+	size_t n = 0;
+
+	v->passed = 1;
+	ts_err_init(&werr);
+	/* 1. run length */
+	if (r->pts.n >= TS_VALIDATE_MIN_STEPS)
+		rc |= add(v, "steps_logged", TS_CHECK_PASS, "%zu logged steps (>= %d)", r->pts.n,
+			  TS_VALIDATE_MIN_STEPS);
+	else
+		rc |= add(v, "steps_logged", TS_CHECK_FAIL,
+			  "only %zu logged steps (iterations %lld-%lld); a winner needs at least %d",
+			  r->pts.n, r->pts.n ? (long long)r->pts.v[0].iteration : 0LL,
+			  r->pts.n ? (long long)r->pts.v[r->pts.n - 1].iteration : 0LL,
+			  TS_VALIDATE_MIN_STEPS);
+
+	/* 2. the window */
+	have_auto = ts_run_window(r, TS_WIN_AUTO, TS_WIN_AUTO, &auto_w, &werr) == 0;
+	if (win_first == TS_WIN_AUTO && r->has_contract &&
+	    ts_parse_window(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
+			    &win_last) == 0)
+		source = "declared in the contract (workload.steady_window)";
+	else if (win_first != TS_WIN_AUTO)
+		source = "declared";
+	if (win_first != TS_WIN_AUTO) {
+		memset(&w, 0, sizeof(w));
+		w.first = win_first;
+		w.last = win_last;
+		w.declared = 1;
+	} else if (have_auto) {
+		w = auto_w;
+	} else {
+		rc |= add(v, "window", TS_CHECK_FAIL, "no steady window: %s", werr.msg);
+		goto out;
+	}
+	v->win_first = w.first;
+	v->win_last = w.last;
+	x = malloc((r->pts.n + 1) * sizeof(double));
+	if (!x)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	n = ts_run_window_times(r, &w, x, NULL, r->pts.n);
+	v->win_steps = n;
+	{
+		struct ts_sb bad;
+		size_t nbad = 0;
+		ts_sb_init(&bad);
+		for (size_t i = 0; i < r->pts.n; i++) {
+			const struct ts_run_point *p = &r->pts.v[i];
+			if (p->iteration < w.first || p->iteration > w.last)
+				continue;
+			if (p->iteration == 1 || p->excluded) {
+				nbad++;
+				if (nbad <= 8)
+					ts_sb_addf(&bad, "%s%lld (%s)", nbad > 1 ? ", " : "",
+						   (long long)p->iteration,
+						   p->iteration == 1 ? "iteration 1" :
+						   p->excluded & TS_EXCL_PROFILER ? "profiler" :
+						   p->excluded & TS_EXCL_CHECKPOINT ? "checkpoint" : "eval");
+			}
+		}
+		if (w.declared && nbad)
+			rc |= add(v, "window", TS_CHECK_FAIL,
+				  "%s window %lld-%lld includes %zu step(s) that must be excluded: %s",
+				  source, (long long)w.first, (long long)w.last, nbad, bad.buf);
+		else if (w.declared && have_auto && w.first < auto_w.mser_first)
+			rc |= add(v, "window", TS_CHECK_WARN,
+				  "%s window %lld-%lld starts before the end of the warm-up MSER-5 "
+				  "detects (iteration %lld)", source, (long long)w.first,
+				  (long long)w.last, (long long)auto_w.mser_first);
+		else if (n < 10)
+			rc |= add(v, "window", TS_CHECK_FAIL, "%s window %lld-%lld has %zu usable steps "
+				  "(need >= 10)", source, (long long)w.first, (long long)w.last, n);
+		else if (!w.declared)
+			rc |= add(v, "window", TS_CHECK_WARN,
+				  "%s window %lld-%lld, %zu steps%s%s; declare it (--window or the "
+				  "contract's workload.steady_window) for acceptance", source,
+				  (long long)w.first, (long long)w.last, n,
+				  nbad ? "; left out of it: " : "", nbad ? bad.buf : "");
+		else
+			rc |= add(v, "window", TS_CHECK_PASS, "%s window %lld-%lld, %zu steps, excludes "
+				  "iteration 1, warm-up, profiler and checkpoint steps", source,
+				  (long long)w.first, (long long)w.last, n);
+		rc |= bad.failed;
+		ts_sb_release(&bad);
+	}
+
+	/* 3. loss health in the window */
+	{
+		int64_t nonfinite, skipped, nall, sall;
+		size_t nloss = 0;
+		double last_loss = NAN;
+		ts_run_health(r, w.first, w.last, &nonfinite, &skipped);
+		ts_run_health(r, INT64_MIN, INT64_MAX, &nall, &sall);
+		for (size_t i = 0; i < r->pts.n; i++) {
+			const struct ts_run_point *p = &r->pts.v[i];
+			if (p->iteration >= w.first && p->iteration <= w.last && isfinite(p->loss)) {
+				nloss++;
+				last_loss = p->loss;
+			}
+		}
+		if (nonfinite)
+			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "%lld step(s) in the window have a "
+				  "non-finite loss or grad norm", (long long)nonfinite);
+		else if (!nloss)
+			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "no loss logged in the window");
+		else
+			rc |= add(v, "loss_finite", nall ? TS_CHECK_WARN : TS_CHECK_PASS,
+				  "%zu finite losses in the window, last %.6g%s", nloss, last_loss,
+				  nall ? "; non-finite values outside the window" : "");
+		if (skipped || nonfinite)
+			rc |= add(v, "skipped_nan", TS_CHECK_FAIL, "in the window: %lld skipped, %lld "
+				  "NaN/Inf iteration(s); must be 0", (long long)skipped,
+				  (long long)nonfinite);
+		else
+			rc |= add(v, "skipped_nan", TS_CHECK_PASS, "0 skipped and 0 NaN iterations in "
+				  "the window (whole run: %lld skipped, %lld NaN)", (long long)sall,
+				  (long long)nall);
+	}
+
+	/* 4. step time */
+	if (n >= 2) {
+		double cv = ts_stats_cv(x, n), mean = ts_stats_mean(x, n), med;
+		ts_stats_sort(x, n);
+		med = ts_stats_quantile_sorted(x, n, 0.5);
+		rc |= add(v, "step_time", cv > 0.03 ? TS_CHECK_WARN : TS_CHECK_PASS,
+			  "mean %.2f ms, median %.2f ms, CV %.1f %%%s", mean, med, 100 * cv,
+			  cv > 0.03 ? " (> 3 %: noisy window)" : "");
+	}
+
+	/* 5. TFLOP/s */
+	rc |= check_tflops(r, &w, v);
+
+	/* 6. peak memory */
+	if (isfinite(r->peak_dev_bytes))
+		rc |= add(v, "peak_memory", TS_CHECK_PASS, "peak device memory allocated %.0f bytes",
+			  r->peak_dev_bytes);
+	else if (isfinite(r->peak_host_bytes))
+		rc |= add(v, "peak_memory", TS_CHECK_PASS, "no device memory logged (CPU run); peak "
+			  "host RSS %.0f bytes", r->peak_host_bytes);
+	else
+		rc |= add(v, "peak_memory", TS_CHECK_WARN, "no peak memory in the log (enable "
+			  "Megatron's memory report or log max_memory_allocated)");
+
+	/* 7. backend evidence */
+	if (r->has_trace)
+		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "a profiler trace is present; checking "
+			  "the requested attention kernels, graph replay and dispatcher needs the "
+			  "trace analysis (`trainscope trace`), not done here");
+	else
+		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "no profiler trace in the run");
+out:
+	free(x);
+	if (rc)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	return 0;
+}

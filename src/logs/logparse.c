@@ -1,0 +1,1610 @@
+/*
+ * logparse.c - every training-log dialect to one step series.
+ *
+ * "How fast is it really?" is answered first from the log, and every
+ * framework prints its own dialect of the same facts: Megatron's
+ * `key: value |` iteration line (and its Bridge, Primus and MT-MegatronLM
+ * variants), NeMo's Lightning progress line, Hugging Face's Python dicts,
+ * JSON Lines from custom loops. Logs in the wild are prefixed by launchers,
+ * coloured, interleaved with other output, cut mid-line by a crash and
+ * hard-wrapped when pasted into an issue. This reader classifies each line
+ * by its shape (never by file name), reads fields only up to a terminator
+ * it has seen, and joins wrapped pieces back only when they complete the
+ * grammar; anything else is reported, not guessed.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/logs.h"
+#include "trainscope/input.h"
+#include "trainscope/json.h"
+
+static const char *const format_names[TS_LOG_FORMAT_COUNT] = {
+	[TS_LOG_UNKNOWN] = "unknown",
+	[TS_LOG_MEGATRON] = "megatron",
+	[TS_LOG_BRIDGE] = "megatron-bridge",
+	[TS_LOG_NEMO2] = "nemo2",
+	[TS_LOG_HF] = "hf-trainer",
+	[TS_LOG_PRIMUS] = "primus",
+	[TS_LOG_JSONL] = "jsonl",
+};
+
+const char *ts_log_format_name(int format)
+{
+	if (format < 0 || format >= TS_LOG_FORMAT_COUNT)
+		return "unknown";
+	return format_names[format];
+}
+
+#define MB ((double)(1 << 20))
+#define MAX_PIECES 8
+
+/* ------------------------------------------------------------ numbers */
+
+static const double pow10_tab[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+	1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+	1e21, 1e22 };
+
+static int ci_eq(const char *s, size_t n, const char *lit)
+{
+	size_t i;
+
+	for (i = 0; i < n && lit[i]; i++) {
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c + 32);
+		if (c != lit[i])
+			return 0;
+	}
+	return i == n && !lit[i];
+}
+
+/*
+ * The whole of s[0..n) as a number. Decimal with at most 19 significant
+ * digits and |exponent| <= 22 is converted exactly by one multiply or
+ * divide (the classic Clinger fast path, correctly rounded when the digits
+ * fit 2^53); anything else goes through strtod. nan/inf words accepted.
+ */
+static int pnum(const char *s, size_t n, double *out)
+{
+	size_t i = 0;
+	int neg = 0, digits = 0, exp10 = 0, eneg = 0, e = 0;
+	uint64_t mant = 0;
+	char buf[64];
+	char *end;
+
+	while (n && (s[0] == ' ' || s[0] == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (n == 0)
+		return -1;
+	if (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-';
+		i++;
+	}
+	if (i < n && (s[i] < '0' || s[i] > '9') && s[i] != '.') {
+		if (ci_eq(s + i, n - i, "nan")) {
+			*out = NAN;
+			return 0;
+		}
+		if (ci_eq(s + i, n - i, "inf") || ci_eq(s + i, n - i, "infinity")) {
+			*out = neg ? -INFINITY : INFINITY;
+			return 0;
+		}
+		return -1;
+	}
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+		if (digits < 19)
+			mant = mant * 10 + (uint64_t)(s[i] - '0');
+		else
+			exp10++;
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			if (digits < 19) {
+				mant = mant * 10 + (uint64_t)(s[i] - '0');
+				exp10--;
+			}
+	}
+	if (digits == 0)
+		return -1;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t j = i + 1;
+		int ed = 0;
+
+		if (j < n && (s[j] == '+' || s[j] == '-'))
+			eneg = s[j++] == '-';
+		for (; j < n && s[j] >= '0' && s[j] <= '9'; j++, ed++)
+			if (e < 10000)
+				e = e * 10 + (s[j] - '0');
+		if (ed == 0)
+			return -1;
+		i = j;
+		exp10 += eneg ? -e : e;
+	}
+	if (i != n)
+		return -1;
+	if (mant < ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
+		double v = (double)mant;
+
+		v = exp10 < 0 ? v / pow10_tab[-exp10] : v * pow10_tab[exp10];
+		*out = neg ? -v : v;
+		return 0;
+	}
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	*out = strtod(buf, &end);
+	return end == buf + n ? 0 : -1;
+}
+
+static int pint(const char *s, size_t n, int64_t *out)
+{
+	double v;
+
+	if (pnum(s, n, &v) || !isfinite(v) || fabs(v) > 9e15)
+		return -1;
+	*out = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+	return 0;
+}
+
+/* A JSON/dict number as an integer count; TS_NO_INT when it is not one we
+ * can hold exactly (non-finite or beyond 2^53). */
+static int64_t d2i(double v)
+{
+	return isfinite(v) && fabs(v) < 9e15 ? (int64_t)v : TS_NO_INT;
+}
+
+static int64_t ms_to_ns(double ms)
+{
+	return isfinite(ms) && ms >= 0 && ms < 9e12 ? (int64_t)(ms * 1e6 + 0.5) : TS_NO_INT;
+}
+
+/* ------------------------------------------------------------ fields */
+
+enum field {
+	F_NONE = 0,
+	F_CONSUMED, F_SKIPPED_SAMPLES, F_ELAPSED_MS, F_TFLOPS, F_TOKENS_GPU,
+	F_ENERGY, F_POWER, F_LR, F_DLR, F_GBS, F_LOSS_SCALE, F_GRAD_NORM,
+	F_NUM_ZEROS, F_PARAMS_NORM, F_N_SKIPPED, F_N_NAN, F_HIP_MEM, F_ATTN_LOGIT,
+	/* NeMo 2 */
+	F_N_LR, F_N_GBS, F_N_STEP, F_N_MAXRES, F_N_MAXALLOC, F_N_LOSS, F_N_STEP_S,
+	F_N_CONSUMED, F_N_TFLOPS,
+	/* memory lines */
+	F_M_ALLOC, F_M_MAXALLOC, F_M_RES, F_M_MAXRES, F_M_TOTAL,
+	F_G_ALLOC, F_G_ACTIVE, F_G_INACTIVE, F_G_RES, F_G_MAXALLOC, F_G_MAXACTIVE,
+	F_G_MAXINACTIVE, F_G_MAXRES, F_G_RETIRES, F_G_COUNT,
+	F_LOSS /* any other key ending in "loss" */
+};
+
+struct keydef {
+	const char *name;
+	unsigned char len;
+	unsigned char id;
+};
+
+#define K(s, id) { s, sizeof(s) - 1, id }
+static const struct keydef keys[] = {
+	K("consumed samples", F_CONSUMED),
+	K("skipped samples", F_SKIPPED_SAMPLES),
+	K("elapsed time per iteration (ms)", F_ELAPSED_MS),
+	K("throughput per GPU (TFLOP/s/GPU)", F_TFLOPS),
+	K("Compute per GPU (TFLOP/s/GPU)", F_TFLOPS),
+	K("tokens per GPU (tokens/s/GPU)", F_TOKENS_GPU),
+	K("energy per GPU (J/iter/GPU)", F_ENERGY),
+	K("power per GPU (W/GPU)", F_POWER),
+	K("learning rate", F_LR),
+	K("decoupled learning rate", F_DLR),
+	K("global batch size", F_GBS),
+	K("loss scale", F_LOSS_SCALE),
+	K("grad norm", F_GRAD_NORM),
+	K("num zeros", F_NUM_ZEROS),
+	K("params norm", F_PARAMS_NORM),
+	K("number of skipped iterations", F_N_SKIPPED),
+	K("number of nan iterations", F_N_NAN),
+	K("hip mem usage/free/total/usage_ratio", F_HIP_MEM),
+	K("max attention logit", F_ATTN_LOGIT),
+	K("lr", F_N_LR),
+	K("global_batch_size", F_N_GBS),
+	K("global_step", F_N_STEP),
+	K("max_memory_reserved", F_N_MAXRES),
+	K("max_memory_allocated", F_N_MAXALLOC),
+	K("reduced_train_loss", F_N_LOSS),
+	K("train_step_timing in s", F_N_STEP_S),
+	K("consumed_samples", F_N_CONSUMED),
+	K("TFLOPS_per_GPU", F_N_TFLOPS),
+	K("allocated", F_M_ALLOC),
+	K("max allocated", F_M_MAXALLOC),
+	K("reserved", F_M_RES),
+	K("max reserved", F_M_MAXRES),
+	K("total device memory used", F_M_TOTAL),
+	K("mem-allocated-gigabytes", F_G_ALLOC),
+	K("mem-active-gigabytes", F_G_ACTIVE),
+	K("mem-inactive-gigabytes", F_G_INACTIVE),
+	K("mem-reserved-gigabytes", F_G_RES),
+	K("mem-max-allocated-gigabytes", F_G_MAXALLOC),
+	K("mem-max-active-gigabytes", F_G_MAXACTIVE),
+	K("mem-max-inactive-gigabytes", F_G_MAXINACTIVE),
+	K("mem-max-reserved-gigabytes", F_G_MAXRES),
+	K("mem-alloc-retires", F_G_RETIRES),
+	K("mem-allocated-count", F_G_COUNT),
+};
+#undef K
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+#define KEY_MAXLEN 48
+
+/* keys grouped by length: sorted_keys[by_len[l] .. by_len[l + 1]). */
+static unsigned char by_len[KEY_MAXLEN + 2];
+static unsigned char sorted_keys[NKEYS];
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static void keys_index(void)
+{
+	size_t k = 0;
+
+	for (size_t l = 0; l <= KEY_MAXLEN; l++) {
+		by_len[l] = (unsigned char)k;
+		for (size_t i = 0; i < NKEYS; i++)
+			if (keys[i].len == l)
+				sorted_keys[k++] = (unsigned char)i;
+	}
+	by_len[KEY_MAXLEN + 1] = (unsigned char)k;
+}
+
+static int key_id(const char *s, size_t n)
+{
+	if (n <= KEY_MAXLEN)
+		for (size_t j = by_len[n]; j < by_len[n + 1]; j++) {
+			const struct keydef *kd = &keys[sorted_keys[j]];
+
+			if (kd->name[0] == s[0] && memcmp(kd->name, s, n) == 0)
+				return kd->id;
+		}
+	if (n >= 4 && memcmp(s + n - 4, "loss", 4) == 0)
+		return F_LOSS;
+	return F_NONE;
+}
+
+/*
+ * First occurrence of lit[0..k) in s[0..n): memchr on the first byte, then
+ * memcmp. Used in loops that search again after each miss, where each call
+ * must cost only the bytes it passes over (sanitizer memmem interceptors
+ * check the whole remaining haystack per call).
+ */
+static const char *find(const char *s, size_t n, const char *lit, size_t k)
+{
+	const char *e = s + n;
+
+	while ((size_t)(e - s) >= k) {
+		const char *p = memchr(s, lit[0], (size_t)(e - s) - k + 1);
+
+		if (!p)
+			return NULL;
+		if (!memcmp(p, lit, k))
+			return p;
+		s = p + 1;
+	}
+	return NULL;
+}
+
+static inline void trim(const char **s, size_t *n)
+{
+	while (*n && (**s == ' ' || **s == '\t'))
+		(*s)++, (*n)--;
+	while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+		(*n)--;
+}
+
+/* ------------------------------------------------------------ reader */
+
+enum rec_kind { R_NONE = 0, R_ITER, R_MEM };
+
+struct rd {
+	struct ts_steplog *log;
+	const char *path;
+	int file;
+	int file_rank;              /* rank from the file name, or -1 */
+	struct ts_sb clean;         /* ANSI-stripped line */
+	struct ts_sb pend;          /* pending (possibly wrapped) record */
+	int pend_kind;
+	int pend_pieces;
+	int64_t pend_line;
+	uint64_t pend_off;
+	int pend_nl;                /* last piece ended with a newline */
+	int pend_bar_end;           /* first piece ended with '|' */
+	uint32_t markers;           /* flags for the next step */
+	int have_steptime;
+	double steptime_s, steptime_tflops;
+	int64_t steptime_line;
+	int saw_iter;
+	int64_t ordinal;
+	size_t records;
+};
+
+static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
+{
+	struct ts_log_note nt = { kind, r->file, line, off, NULL };
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	nt.msg = ts_arena_strndup(&r->log->arena, buf, strlen(buf));
+	if (!nt.msg)
+		return TS_ENOMEM;
+	return TS_VEC_PUSH(r->log->notes, nt);
+}
+
+static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
+{
+	s->iteration = s->step_ns = s->consumed_samples = s->global_batch = TS_NO_INT;
+	s->tokens = s->bucket = s->skipped = s->nan_iters = s->train_iters = TS_NO_INT;
+	s->loss = s->grad_norm = s->lr = s->loss_scale = s->num_zeros = NAN;
+	s->params_norm = s->tflops = s->tokens_per_s_gpu = NAN;
+	s->energy_j = s->power_w = NAN;
+	s->mem_alloc_bytes = s->mem_max_alloc_bytes = NAN;
+	s->mem_reserved_bytes = s->mem_max_reserved_bytes = s->rss_max_bytes = NAN;
+	s->overhead_ns = NAN;
+	s->rank = r->file_rank;
+	s->flags = 0;
+	s->extra_first = (uint32_t)r->log->extras.n;
+	s->extra_n = 0;
+	s->file = r->file;
+	s->line = line;
+}
+
+static void see_format(struct rd *r, int format)
+{
+	if (!r->log->format)
+		r->log->format = format;
+	r->log->formats |= 1u << format;
+}
+
+static int push_step(struct rd *r, struct ts_step *s, int format)
+{
+	s->flags |= r->markers;
+	r->markers = 0;
+	see_format(r, format);
+	r->records++;
+	return TS_VEC_PUSH(r->log->steps, *s);
+}
+
+static int add_extra(struct rd *r, struct ts_step *s, const char *k, size_t kn, double v)
+{
+	struct ts_step_extra e;
+	int64_t id = ts_intern(&r->log->names, k, kn);
+
+	if (id < 0)
+		return TS_ENOMEM;
+	e.name = (uint32_t)id;
+	e.value = v;
+	if (TS_VEC_PUSH(r->log->extras, e))
+		return TS_ENOMEM;
+	s->extra_n++;
+	return 0;
+}
+
+/* Rank from a launcher prefix: "12: ", "[rank3]:", "[rank-3/8]". */
+static int prefix_rank(const char *s, size_t n)
+{
+	const char *p;
+	size_t i = 0;
+	int64_t v = 0;
+
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i < n && s[i] >= '0' && s[i] <= '9') {
+		size_t j = i;
+
+		while (j < n && s[j] >= '0' && s[j] <= '9' && j - i < 7)
+			v = v * 10 + (s[j++] - '0');
+		if (j < n && s[j] == ':')
+			return (int)v;
+	}
+	p = memmem(s, n, "[rank", 5);
+	if (p) {
+		size_t j = (size_t)(p - s) + 5;
+
+		if (j < n && s[j] == '-')
+			j++;
+		if (j < n && s[j] >= '0' && s[j] <= '9') {
+			v = 0;
+			while (j < n && s[j] >= '0' && s[j] <= '9' && v < 10000000)
+				v = v * 10 + (s[j++] - '0');
+			return (int)v;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Scan `key: value |` fields. A field counts only when its terminator was
+ * seen: '|' always; end of text only when last_ok (the text ended with a
+ * newline and the grammar has no trailing bar). Calls back per field.
+ */
+struct fieldv {
+	int id;
+	const char *k, *v;
+	size_t kn, vn;
+};
+
+static size_t scan_fields(const char *s, size_t n, int last_ok, struct fieldv *out,
+			  size_t cap)
+{
+	size_t nf = 0, i = 0;
+
+	while (i < n && nf < cap) {
+		const char *seg = s + i, *bar = memchr(seg, '|', n - i), *colon;
+		size_t sn = bar ? (size_t)(bar - seg) : n - i;
+
+		i += sn + 1;
+		if (!bar && !last_ok)
+			break;
+		colon = memchr(seg, ':', sn);
+		if (!colon)
+			continue;
+		out[nf].k = seg;
+		out[nf].kn = (size_t)(colon - seg);
+		out[nf].v = colon + 1;
+		out[nf].vn = sn - out[nf].kn - 1;
+		trim(&out[nf].k, &out[nf].kn);
+		trim(&out[nf].v, &out[nf].vn);
+		out[nf].id = key_id(out[nf].k, out[nf].kn);
+		nf++;
+	}
+	return nf;
+}
+
+/* First number of "A/B" (Primus cur/avg pairs; sets *pair) or the value. */
+static int pnum_cur(const char *v, size_t n, double *out, int *pair)
+{
+	const char *slash;
+
+	if (!pnum(v, n, out))
+		return 0;
+	slash = memchr(v, '/', n);
+	if (!slash)
+		return -1;
+	*pair = 1;
+	return pnum(v, (size_t)(slash - v), out);
+}
+
+/* "10.5GB/53.5GB/64.0GB/16.4%": first value in GiB. */
+static int pgib(const char *v, size_t n, double *out)
+{
+	const char *slash = memchr(v, '/', n);
+	size_t k = slash ? (size_t)(slash - v) : n;
+
+	if (k > 2 && v[k - 2] == 'G' && v[k - 1] == 'B')
+		k -= 2;
+	if (pnum(v, k, out))
+		return -1;
+	*out *= 1024.0 * 1024 * 1024;
+	return 0;
+}
+
+#define MAX_FIELDS 64
+
+enum { CHECK_ONLY = 0, PUSH_IF_COMPLETE, PUSH_ALWAYS };
+
+/*
+ * Parse an iteration record; *complete says whether the grammar closed.
+ * mode CHECK_ONLY stores nothing; PUSH_IF_COMPLETE stores the step only
+ * when complete; PUSH_ALWAYS stores it regardless. Returns 1 when s holds
+ * an iteration record, 0 when not, or a negative code.
+ */
+static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t line,
+		      int mode, int *complete)
+{
+	const char *it = NULL, *p;
+	size_t off = 0;
+	struct fieldv f[MAX_FIELDS];
+	struct ts_step st;
+	int64_t iter, total;
+	size_t nf, i;
+	int nemo, primus = 0, rc, have_nan = 0, have_loss = 0, rank;
+	const char *after;
+	size_t an;
+
+	/* Locate "iteration <i>/<N>". */
+	while (off < n && (p = find(s + off, n - off, "iteration", 9))) {
+		const char *q = p + 9, *e = s + n, *d0;
+
+		off = (size_t)(q - s);
+		if (q >= e || *q != ' ')
+			continue;
+		while (q < e && *q == ' ')
+			q++;
+		d0 = q;
+		while (q < e && *q >= '0' && *q <= '9')
+			q++;
+		if (q == d0 || q >= e || *q != '/')
+			continue;
+		if (pint(d0, (size_t)(q - d0), &iter))
+			continue;
+		q++;
+		while (q < e && *q == ' ')
+			q++;
+		d0 = q;
+		while (q < e && *q >= '0' && *q <= '9')
+			q++;
+		if (q == d0 || pint(d0, (size_t)(q - d0), &total))
+			continue;
+		it = p;
+		after = q;
+		break;
+	}
+	*complete = 0;
+	if (!it)
+		return 0;
+	nemo = it - s >= 14 && memmem(s, (size_t)(it - s), "Training epoch", 14) != NULL;
+	an = (size_t)(s + n - after);
+	nf = scan_fields(after, an, nl && nemo, f, MAX_FIELDS);
+	step_blank(&st, r, line);
+	st.iteration = iter;
+	st.train_iters = total;
+	rank = prefix_rank(s, (size_t)(it - s));
+	if (rank >= 0)
+		st.rank = rank;
+	for (i = 0; i < nf; i++) {
+		double v;
+		int64_t iv;
+		const char *v0 = f[i].v;
+		size_t vn = f[i].vn;
+
+		switch (f[i].id) {
+		case F_CONSUMED:
+		case F_N_CONSUMED:
+			if (!pint(v0, vn, &iv))
+				st.consumed_samples = iv;
+			break;
+		case F_ELAPSED_MS:
+			if (!pnum_cur(v0, vn, &v, &primus))
+				st.step_ns = ms_to_ns(v);
+			break;
+		case F_N_STEP_S:
+			if (!pnum(v0, vn, &v))
+				st.step_ns = ms_to_ns(v * 1e3);
+			break;
+		case F_TFLOPS:
+		case F_N_TFLOPS:
+			if (!pnum_cur(v0, vn, &v, &primus))
+				st.tflops = v;
+			break;
+		case F_TOKENS_GPU:
+			if (!pnum_cur(v0, vn, &v, &primus))
+				st.tokens_per_s_gpu = v;
+			break;
+		case F_ENERGY:
+			if (!pnum(v0, vn, &v))
+				st.energy_j = v;
+			break;
+		case F_POWER:
+			if (!pnum(v0, vn, &v))
+				st.power_w = v;
+			break;
+		case F_LR:
+		case F_N_LR:
+			if (!pnum(v0, vn, &v))
+				st.lr = v;
+			break;
+		case F_GBS:
+		case F_N_GBS:
+			if (!pint(v0, vn, &iv))
+				st.global_batch = iv;
+			break;
+		case F_LOSS_SCALE:
+			if (!pnum(v0, vn, &v))
+				st.loss_scale = v;
+			break;
+		case F_GRAD_NORM:
+			if (!pnum(v0, vn, &v))
+				st.grad_norm = v;
+			break;
+		case F_NUM_ZEROS:
+			if (!pnum(v0, vn, &v))
+				st.num_zeros = v;
+			break;
+		case F_PARAMS_NORM:
+			if (!pnum(v0, vn, &v))
+				st.params_norm = v;
+			break;
+		case F_N_SKIPPED:
+			if (!pint(v0, vn, &iv))
+				st.skipped = iv;
+			break;
+		case F_N_NAN:
+			if (!pint(v0, vn, &iv)) {
+				st.nan_iters = iv;
+				have_nan = 1;
+			}
+			break;
+		case F_HIP_MEM:
+			if (!pgib(v0, vn, &v))
+				st.mem_reserved_bytes = v;
+			primus = 1;
+			break;
+		case F_N_MAXRES:
+			if (!pnum(v0, vn, &v))
+				st.mem_max_reserved_bytes = v;
+			break;
+		case F_N_MAXALLOC:
+			if (!pnum(v0, vn, &v))
+				st.mem_max_alloc_bytes = v;
+			break;
+		case F_N_LOSS:
+			if (!pnum(v0, vn, &v)) {
+				st.loss = v;
+				have_loss = 1;
+			}
+			break;
+		case F_LOSS:
+			if (pnum(v0, vn, &v))
+				break;
+			if (f[i].kn == 7 && !memcmp(f[i].k, "lm loss", 7)) {
+				st.loss = v;
+				have_loss = 1;
+			} else if (mode != CHECK_ONLY) {
+				rc = add_extra(r, &st, f[i].k, f[i].kn, v);
+				if (rc)
+					return rc;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (nemo)
+		*complete = nl;
+	else
+		*complete = have_nan;
+	if (mode == CHECK_ONLY)
+		return 1;
+	if (mode == PUSH_IF_COMPLETE && !*complete) {
+		r->log->extras.n = st.extra_first;
+		return 1;
+	}
+	if (have_loss && !isfinite(st.loss))
+		st.flags |= TS_STEP_LOSS_NONFINITE;
+	if (!have_loss && !nemo) {
+		/* No "lm loss": take the first extra loss as primary if any. */
+		if (st.extra_n) {
+			st.loss = r->log->extras.v[st.extra_first].value;
+			have_loss = 1;
+		} else if (st.skipped != TS_NO_INT && st.skipped > 0) {
+			st.flags |= TS_STEP_NO_LOSS;
+		}
+	}
+	if (r->have_steptime) {
+		if (isnan(st.tflops))
+			st.tflops = r->steptime_tflops;
+		if (st.step_ns == TS_NO_INT)
+			st.step_ns = ms_to_ns(r->steptime_s * 1e3);
+		r->have_steptime = 0;
+		see_format(r, TS_LOG_BRIDGE);
+	}
+	r->saw_iter = 1;
+	return push_step(r, &st, nemo ? TS_LOG_NEMO2 : primus ? TS_LOG_PRIMUS : TS_LOG_MEGATRON) ?
+		       TS_ENOMEM : 1;
+}
+
+/* "[Rank R] (after N iterations) memory (MB) | ..." and the GB variant. */
+static int parse_mem(struct rd *r, const char *s, size_t n, int nl, int emit, int *complete)
+{
+	const char *p = memmem(s, n, "iterations) memory (", 20);
+	const char *q, *a;
+	struct fieldv f[MAX_FIELDS];
+	struct ts_mem_report m;
+	size_t nf, skip = 20;
+	int gb, have_maxres = 0;
+	int64_t iter = TS_NO_INT;
+
+	if (!p) {
+		p = memmem(s, n, "iterations memory (", 19);
+		skip = 19;
+	}
+	*complete = 0;
+	if (!p)
+		return 0;
+	q = p + skip;
+	if ((size_t)(s + n - q) < 3)
+		return 0;
+	gb = q[0] == 'G';
+	/* "after N " precedes. */
+	a = memmem(s, (size_t)(p - s), "after ", 6);
+	if (a)
+		pint(a + 6, (size_t)(p - a - 6), &iter);
+	m.rank = -1;
+	a = memmem(s, (size_t)(p - s), "[Rank ", 6);
+	if (a) {
+		int64_t rk;
+		const char *e = memchr(a, ']', (size_t)(p - a));
+
+		if (e && !pint(a + 6, (size_t)(e - a - 6), &rk) && rk >= 0 && rk < 10000000)
+			m.rank = (int32_t)rk;
+	}
+	m.file = r->file;
+	m.iteration = iter;
+	m.alloc = m.max_alloc = m.reserved = m.max_reserved = NAN;
+	q = memchr(q, '|', (size_t)(s + n - q));
+	if (!q)
+		return 1;
+	nf = scan_fields(q + 1, (size_t)(s + n - q - 1), nl, f, MAX_FIELDS);
+	for (size_t i = 0; i < nf; i++) {
+		double v;
+		double unit = gb ? 1e9 : MB;
+
+		if (pnum(f[i].v, f[i].vn, &v))
+			continue;
+		switch (f[i].id) {
+		case F_M_ALLOC:
+		case F_G_ALLOC:
+			m.alloc = v * unit;
+			break;
+		case F_M_MAXALLOC:
+		case F_G_MAXALLOC:
+			m.max_alloc = v * unit;
+			break;
+		case F_M_RES:
+		case F_G_RES:
+			m.reserved = v * unit;
+			break;
+		case F_M_MAXRES:
+		case F_G_MAXRES:
+			m.max_reserved = v * unit;
+			have_maxres = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	*complete = have_maxres;
+	if (!emit || !have_maxres)
+		return 1;
+	if (gb)
+		see_format(r, TS_LOG_BRIDGE);
+	return TS_VEC_PUSH(r->log->mem, m) ? TS_ENOMEM : 1;
+}
+
+/* "Step Time : 14.26s GPU utilization: 58.2TFLOP/s/GPU" (Bridge). */
+static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
+{
+	const char *p = memmem(s, n, "Step Time :", 11), *e = s + n, *q, *u;
+	double secs, tf = NAN;
+
+	if (!p)
+		return 0;
+	q = p + 11;
+	while (q < e && *q == ' ')
+		q++;
+	u = q;
+	while (u < e && ((*u >= '0' && *u <= '9') || *u == '.'))
+		u++;
+	if (u >= e || *u != 's' || pnum(q, (size_t)(u - q), &secs))
+		return 0;
+	p = memmem(u, (size_t)(e - u), "utilization:", 12);
+	if (p) {
+		q = p + 12;
+		while (q < e && *q == ' ')
+			q++;
+		u = q;
+		while (u < e && ((*u >= '0' && *u <= '9') || *u == '.'))
+			u++;
+		if (pnum(q, (size_t)(u - q), &tf))
+			tf = NAN;
+	}
+	if (r->have_steptime) {
+		/* The previous one found no iteration line to join. */
+		if (r->saw_iter) {
+			if (note(r, TS_NOTE_UNATTACHED, r->steptime_line, 0,
+				 "Step Time line without an iteration line after it"))
+				return TS_ENOMEM;
+		} else {
+			struct ts_step st;
+
+			step_blank(&st, r, r->steptime_line);
+			st.iteration = ++r->ordinal;
+			st.step_ns = ms_to_ns(r->steptime_s * 1e3);
+			st.tflops = r->steptime_tflops;
+			st.flags |= TS_STEP_ORDINAL;
+			if (push_step(r, &st, TS_LOG_BRIDGE))
+				return TS_ENOMEM;
+		}
+	}
+	r->have_steptime = 1;
+	r->steptime_s = secs;
+	r->steptime_tflops = tf;
+	r->steptime_line = line;
+	see_format(r, TS_LOG_BRIDGE);
+	return 1;
+}
+
+/* "Number of parameters in transformer block in billions:  X" and the
+ * "most loaded shard" variant. */
+static int parse_params(struct rd *r, const char *s, size_t n)
+{
+	static const char block[] = "Number of parameters in transformer block in billions:";
+	static const char shard[] = "Number of parameters in most loaded shard in billions:";
+	const char *p = memmem(s, n, block, sizeof(block) - 1);
+	double *dst = &r->log->theo_params_b, v;
+	size_t k = sizeof(block) - 1;
+
+	if (!p) {
+		p = memmem(s, n, shard, sizeof(shard) - 1);
+		dst = &r->log->theo_params_shard_b;
+		k = sizeof(shard) - 1;
+	}
+	if (!p)
+		return 0;
+	p += k;
+	if (!pnum(p, (size_t)(s + n - p), &v))
+		*dst = v;
+	return 1;
+}
+
+/* "Theoretical memory footprints: weight and optimizer=X MB, activation=Y MB, total=Z MB" */
+static int parse_theory(struct rd *r, const char *s, size_t n)
+{
+	static const char *const what[3] = { "weight and optimizer=", "activation=", "total=" };
+	double *dst[3] = { &r->log->theo_weight_opt_mb, &r->log->theo_activation_mb,
+			   &r->log->theo_total_mb };
+	const char *p = memmem(s, n, "Theoretical memory footprints:", 30), *e = s + n;
+
+	if (!p)
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		const char *q = memmem(p, (size_t)(e - p), what[i], strlen(what[i])), *u;
+		double v;
+
+		if (!q)
+			continue;
+		q += strlen(what[i]);
+		u = q;
+		while (u < e && ((*u >= '0' && *u <= '9') || *u == '.'))
+			u++;
+		if (u + 3 <= e && !memcmp(u, " MB", 3) && !pnum(q, (size_t)(u - q), &v))
+			*dst[i] = v;
+	}
+	return 1;
+}
+
+/* ----------------------------------------------------- HF Trainer dicts */
+
+static int hf_key(const char *k, size_t n, const char *lit)
+{
+	return n == strlen(lit) && !memcmp(k, lit, n);
+}
+
+/* {'loss': 2.119, 'grad_norm': 37.6, 'learning_rate': 4.5e-05, 'epoch': 0.25} */
+static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
+{
+	const char *e = s + n, *p = s + 1;
+	struct ts_step st;
+	int any = 0, eval = 0, summary = 0, closed = 0, hf_loss = 0;
+	double runtime = NAN, sps = NAN;
+
+	step_blank(&st, r, line);
+	for (;;) {
+		const char *k, *v;
+		char qc;
+		size_t kn, vn;
+		double x;
+
+		while (p < e && (*p == ' ' || *p == ','))
+			p++;
+		if (p < e && *p == '}') {
+			closed = 1;
+			break;
+		}
+		if (p >= e || (*p != '\'' && *p != '"'))
+			break;
+		qc = *p++;
+		k = p;
+		while (p < e && *p != qc)
+			p++;
+		if (p >= e)
+			break;
+		kn = (size_t)(p - k);
+		p++;
+		while (p < e && *p == ' ')
+			p++;
+		if (p >= e || *p != ':')
+			break;
+		p++;
+		while (p < e && *p == ' ')
+			p++;
+		v = p;
+		if (p < e && (*p == '\'' || *p == '"')) {
+			char vq = *p++;
+
+			while (p < e && *p != vq)
+				p++;
+			if (p >= e)
+				break;
+			p++;
+			continue;
+		}
+		{
+			int depth = 0;
+
+			while (p < e && (depth > 0 || (*p != ',' && *p != '}'))) {
+				depth += *p == '(' || *p == '[';
+				depth -= *p == ')' || *p == ']';
+				p++;
+			}
+		}
+		vn = (size_t)(p - v);
+		if (pnum(v, vn, &x))
+			continue;
+		any = 1;
+		if (hf_key(k, kn, "loss"))
+			st.loss = x, hf_loss = 1;
+		else if (hf_key(k, kn, "grad_norm"))
+			st.grad_norm = x;
+		else if (hf_key(k, kn, "learning_rate"))
+			st.lr = x;
+		else if (hf_key(k, kn, "num_tokens"))
+			st.tokens = d2i(x);
+		else if (hf_key(k, kn, "step"))
+			st.iteration = d2i(x);
+		else if (hf_key(k, kn, "eval_loss"))
+			eval = 1;
+		else if (hf_key(k, kn, "train_runtime"))
+			runtime = x, summary = 1;
+		else if (hf_key(k, kn, "train_steps_per_second"))
+			sps = x, summary = 1;
+	}
+	if (!closed || !any)
+		return 0;
+	see_format(r, TS_LOG_HF);
+	if (summary) {
+		r->log->hf_train_runtime_s = runtime;
+		r->log->hf_steps_per_s = sps;
+		return 1;
+	}
+	if (eval) {
+		r->markers |= TS_STEP_AFTER_EVAL;
+		return 1;
+	}
+	if (hf_loss && !isfinite(st.loss))
+		st.flags |= TS_STEP_LOSS_NONFINITE;
+	if (st.iteration == TS_NO_INT) {
+		st.iteration = ++r->ordinal;
+		st.flags |= TS_STEP_ORDINAL;
+	}
+	return push_step(r, &st, TS_LOG_HF) ? TS_ENOMEM : 1;
+}
+
+/* ---------------------------------------------------------------- JSONL */
+
+enum jkey {
+	J_NONE, J_ITER, J_STEP_MS, J_STEP_S, J_LOSS, J_GRAD, J_LR, J_SCALE,
+	J_SKIPPED, J_NAN, J_TFLOPS, J_TOKENS, J_TOKENS_GPU, J_RANK, J_BUCKET,
+	J_MAXRSS_MB, J_MAXALLOC_B, J_MAXRES_B, J_ALLOC_B, J_RES_B, J_LOGGED_MS,
+	J_GBS, J_CONSUMED, J_XLOSS
+};
+
+static const struct { const char *k; int id; } jkeys[] = {
+	{ "iteration", J_ITER }, { "step", J_ITER }, { "global_step", J_ITER },
+	{ "iter", J_ITER },
+	{ "step_ms", J_STEP_MS }, { "step_time_ms", J_STEP_MS },
+	{ "iteration_time_ms", J_STEP_MS }, { "elapsed_time_per_iteration_ms", J_STEP_MS },
+	{ "time_ms", J_STEP_MS },
+	{ "step_time", J_STEP_S }, { "step_time_s", J_STEP_S }, { "step_s", J_STEP_S },
+	{ "train_step_timing", J_STEP_S }, { "iteration_time", J_STEP_S },
+	{ "lm_loss", J_LOSS }, { "loss", J_LOSS }, { "train_loss", J_LOSS },
+	{ "reduced_train_loss", J_LOSS },
+	{ "grad_norm", J_GRAD }, { "lr", J_LR }, { "learning_rate", J_LR },
+	{ "loss_scale", J_SCALE }, { "skipped", J_SKIPPED }, { "nan", J_NAN },
+	{ "tflops", J_TFLOPS }, { "tflops_per_gpu", J_TFLOPS }, { "TFLOPS_per_GPU", J_TFLOPS },
+	{ "tokens", J_TOKENS }, { "num_tokens", J_TOKENS },
+	{ "tokens_per_s_per_gpu", J_TOKENS_GPU },
+	{ "rank", J_RANK }, { "seq_len", J_BUCKET }, { "bucket", J_BUCKET },
+	{ "max_rss_mb", J_MAXRSS_MB },
+	{ "max_memory_allocated", J_MAXALLOC_B }, { "max_memory_reserved", J_MAXRES_B },
+	{ "memory_allocated", J_ALLOC_B }, { "memory_reserved", J_RES_B },
+	{ "logged_elapsed_ms", J_LOGGED_MS }, { "global_batch_size", J_GBS },
+	{ "consumed_samples", J_CONSUMED },
+};
+
+static int jkey_id(const char *k, size_t n)
+{
+	for (size_t i = 0; i < sizeof(jkeys) / sizeof(jkeys[0]); i++)
+		if (strlen(jkeys[i].k) == n && !memcmp(jkeys[i].k, k, n))
+			return jkeys[i].id;
+	if (n > 5 && !memcmp(k + n - 5, "_loss", 5))
+		return J_XLOSS;
+	return J_NONE;
+}
+
+static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t line,
+		       uint64_t off)
+{
+	struct ts_json j;
+	struct ts_err jerr;
+	struct ts_step st;
+	int tok, rc = 0, id = J_NONE, have_iter = 0;
+	double logged = NAN;
+	const char *key = NULL;
+	size_t keyn = 0;
+
+	step_blank(&st, r, line);
+	ts_err_init(&jerr);
+	ts_json_init_mem(&j, s, n, TS_JSON_ALLOW_NAN, r->path);
+	tok = ts_json_next(&j, &jerr);
+	if (tok != TS_JSON_OBJ)
+		goto bad;
+	for (;;) {
+		double v;
+
+		tok = ts_json_next(&j, &jerr);
+		if (tok == TS_JSON_OBJ_END)
+			break;
+		if (tok != TS_JSON_KEY)
+			goto bad;
+		key = j.s;
+		keyn = j.n;
+		id = j.escaped ? J_NONE : jkey_id(j.s, j.n);
+		tok = ts_json_next(&j, &jerr);
+		if (tok < 0)
+			goto bad;
+		if (tok == TS_JSON_OBJ || tok == TS_JSON_ARR) {
+			if (ts_json_skip(&j, tok, &jerr))
+				goto bad;
+			continue;
+		}
+		if (tok == TS_JSON_TRUE || tok == TS_JSON_FALSE) {
+			if (id == J_SKIPPED)
+				st.skipped = tok == TS_JSON_TRUE;
+			else if (id == J_NAN)
+				st.nan_iters = tok == TS_JSON_TRUE;
+			continue;
+		}
+		if (tok != TS_JSON_NUM || ts_num_f64(j.s, j.n, &v))
+			continue;
+		switch (id) {
+		case J_ITER:
+			if (isfinite(v) && fabs(v) < 9e15) {
+				st.iteration = (int64_t)v;
+				have_iter = 1;
+			}
+			break;
+		case J_STEP_MS:
+			st.step_ns = ms_to_ns(v);
+			break;
+		case J_STEP_S:
+			st.step_ns = ms_to_ns(v * 1e3);
+			break;
+		case J_LOSS:
+			st.loss = v;
+			if (!isfinite(v))
+				st.flags |= TS_STEP_LOSS_NONFINITE;
+			break;
+		case J_GRAD:
+			st.grad_norm = v;
+			break;
+		case J_LR:
+			st.lr = v;
+			break;
+		case J_SCALE:
+			st.loss_scale = v;
+			break;
+		case J_SKIPPED:
+			st.skipped = d2i(v);
+			break;
+		case J_NAN:
+			st.nan_iters = d2i(v);
+			break;
+		case J_TFLOPS:
+			st.tflops = v;
+			break;
+		case J_TOKENS:
+			st.tokens = d2i(v);
+			break;
+		case J_TOKENS_GPU:
+			st.tokens_per_s_gpu = v;
+			break;
+		case J_RANK:
+			if (v >= 0 && v < 1e7)
+				st.rank = (int32_t)v;
+			break;
+		case J_BUCKET:
+			st.bucket = d2i(v);
+			break;
+		case J_MAXRSS_MB:
+			st.rss_max_bytes = v * MB;
+			break;
+		case J_MAXALLOC_B:
+			st.mem_max_alloc_bytes = v;
+			break;
+		case J_MAXRES_B:
+			st.mem_max_reserved_bytes = v;
+			break;
+		case J_ALLOC_B:
+			st.mem_alloc_bytes = v;
+			break;
+		case J_RES_B:
+			st.mem_reserved_bytes = v;
+			break;
+		case J_LOGGED_MS:
+			logged = v;
+			break;
+		case J_GBS:
+			st.global_batch = d2i(v);
+			break;
+		case J_CONSUMED:
+			st.consumed_samples = d2i(v);
+			break;
+		case J_XLOSS:
+			rc = add_extra(r, &st, key, keyn, v);
+			if (rc)
+				goto out;
+			break;
+		default:
+			break;
+		}
+	}
+	tok = ts_json_next(&j, &jerr);
+	if (tok != TS_JSON_EOF)
+		goto bad;
+	if (!have_iter) {
+		st.iteration = ++r->ordinal;
+		st.flags |= TS_STEP_ORDINAL;
+	}
+	if (st.step_ns != TS_NO_INT && isfinite(logged))
+		st.overhead_ns = logged * 1e6 - (double)st.step_ns;
+	rc = push_step(r, &st, TS_LOG_JSONL) ? TS_ENOMEM : 1;
+	goto out;
+bad:
+	r->log->extras.n = st.extra_first; /* drop extras of the rejected line */
+	if (!nl)
+		rc = note(r, TS_NOTE_TRUNCATED, line, off,
+			  "last line cut mid-object (%s); ignored", jerr.msg);
+	else
+		rc = note(r, TS_NOTE_BAD_JSON, line, off + (jerr.offset > 0 ? (uint64_t)jerr.offset : 0),
+			  "malformed JSON object skipped: %s", jerr.msg);
+	rc = rc ? rc : 1;
+out:
+	ts_json_release(&j);
+	return rc;
+}
+
+/* ------------------------------------------------------- line dispatch */
+
+static int is_iter_start(const char *s, size_t n)
+{
+	const char *p = find(s, n, "iteration ", 10);
+
+	while (p) {
+		const char *q = p + 10, *e = s + n;
+
+		while (q < e && *q == ' ')
+			q++;
+		if (q < e && *q >= '0' && *q <= '9')
+			return 1;
+		p = find(q, (size_t)(e - q), "iteration ", 10);
+	}
+	return 0;
+}
+
+/* A line that starts a record of its own (never a wrapped continuation). */
+static int is_record_start(const char *s, size_t n)
+{
+	const char *b = s, *e = s + n;
+
+	while (b < e && *b == ' ')
+		b++;
+	if (b < e && *b == '{')
+		return 1;
+	return is_iter_start(s, n) || memmem(s, n, "iterations) memory (", 20) ||
+	       memmem(s, n, "iterations memory (", 19) || memmem(s, n, "Step Time :", 11);
+}
+
+static int is_blank_prefix_only(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i < n && s[i] == ':')
+		i++;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i == n;
+}
+
+static void scan_markers(struct rd *r, const char *s, size_t n)
+{
+	static const char *const prof[] = { "Capture range ended", ".nsys-rep",
+		"torch.profiler", "export_chrome_trace", "Saved profiler trace" };
+	static const char *const ckpt[] = { "saving checkpoint", "saved checkpoint",
+		"Saving checkpoint", "Saved checkpoint" };
+	static const char *const eval[] = { "validation loss", "Evaluating",
+		"evaluation" };
+
+	for (size_t i = 0; i < sizeof(prof) / sizeof(*prof); i++)
+		if (memmem(s, n, prof[i], strlen(prof[i])))
+			r->markers |= TS_STEP_AFTER_PROFILER;
+	for (size_t i = 0; i < sizeof(ckpt) / sizeof(*ckpt); i++)
+		if (memmem(s, n, ckpt[i], strlen(ckpt[i])))
+			r->markers |= TS_STEP_AFTER_CHECKPOINT;
+	for (size_t i = 0; i < sizeof(eval) / sizeof(*eval); i++)
+		if (memmem(s, n, eval[i], strlen(eval[i])))
+			r->markers |= TS_STEP_AFTER_EVAL;
+}
+
+/* Check whether the pending text parses as a complete record. */
+static int pend_complete(struct rd *r)
+{
+	int complete = 0;
+
+	if (r->pend_kind == R_ITER)
+		parse_iter(r, r->pend.buf, r->pend.len, r->pend_nl, r->pend_line, CHECK_ONLY,
+			   &complete);
+	else
+		parse_mem(r, r->pend.buf, r->pend.len, r->pend_nl, 0, &complete);
+	return complete;
+}
+
+static int pend_emit(struct rd *r, int joined)
+{
+	int complete = 0, rc;
+	size_t before = r->log->steps.n;
+
+	if (r->pend_kind == R_ITER)
+		rc = parse_iter(r, r->pend.buf, r->pend.len, r->pend_nl, r->pend_line,
+				PUSH_ALWAYS, &complete);
+	else
+		rc = parse_mem(r, r->pend.buf, r->pend.len, r->pend_nl, 1, &complete);
+	if (rc < 0)
+		return rc;
+	if (joined) {
+		r->log->joined++;
+		if (r->log->steps.n > before)
+			r->log->steps.v[r->log->steps.n - 1].flags |= TS_STEP_JOINED;
+		return note(r, TS_NOTE_JOINED, r->pend_line, r->pend_off,
+			    "%s record hard-wrapped over %d lines; joined",
+			    r->pend_kind == R_ITER ? "iteration" : "memory", r->pend_pieces);
+	}
+	return 0;
+}
+
+/* Finish a pending record that no further piece will complete. */
+static int pend_finish(struct rd *r)
+{
+	int rc = 0;
+
+	if (!r->pend_kind)
+		return 0;
+	if (pend_complete(r)) {
+		rc = pend_emit(r, r->pend_pieces > 1);
+	} else if (r->pend_pieces == 1 && r->pend_nl && r->pend_bar_end && r->pend_kind == R_ITER) {
+		/* A complete line of a build that prints no NaN counter. */
+		rc = pend_emit(r, 0);
+	} else {
+		r->log->broken++;
+		rc = note(r, TS_NOTE_BROKEN, r->pend_line, r->pend_off,
+			  "%s record incomplete%s; dropped",
+			  r->pend_kind == R_ITER ? "iteration" : "memory",
+			  r->pend_nl ? " (wrapped or cut)" : " (input ends mid-line)");
+	}
+	r->pend_kind = R_NONE;
+	ts_sb_reset(&r->pend);
+	return rc;
+}
+
+/*
+ * Append a wrapped piece. Inside a value the wrap split a token: join
+ * without a space. Inside a key the wrap may have eaten a space ("global
+ * batch / size") or split a word ("number of s / kipped"): take whichever
+ * spelling is a known key.
+ */
+static void pend_append(struct rd *r, const char *s, size_t n)
+{
+	const char *a = r->pend.buf, *bar;
+	size_t an = r->pend.len, i;
+
+	while (an && (a[an - 1] == ' ' || a[an - 1] == '\t'))
+		an--;
+	r->pend.len = an;
+	r->pend.buf[an] = '\0';
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	if (an && a[an - 1] != '|' && !(n && *s == '|')) {
+		bar = NULL;
+		for (i = an; i-- > 0;)
+			if (a[i] == '|') {
+				bar = a + i;
+				break;
+			}
+		{
+			const char *seg = bar ? bar + 1 : a, *colon_r;
+			size_t segn = (size_t)(a + an - seg);
+
+			if (!memchr(seg, ':', segn)) {
+				char key[160];
+				size_t kl, rn;
+				const char *ks = seg;
+				size_t kn = segn;
+
+				trim(&ks, &kn);
+				colon_r = memchr(s, ':', n);
+				rn = colon_r ? (size_t)(colon_r - s) : 0;
+				if (colon_r && kn + rn + 1 < sizeof(key)) {
+					memcpy(key, ks, kn);
+					memcpy(key + kn, s, rn);
+					kl = kn + rn;
+					if (key_id(key, kl) == F_NONE) {
+						memcpy(key + kn + 1, s, rn);
+						key[kn] = ' ';
+						if (key_id(key, kl + 1) != F_NONE)
+							ts_sb_addc(&r->pend, ' ');
+					}
+				} else {
+					ts_sb_addc(&r->pend, ' ');
+				}
+			}
+		}
+	} else {
+		ts_sb_addc(&r->pend, ' ');
+	}
+	ts_sb_add(&r->pend, s, n);
+	r->pend_pieces++;
+}
+
+static int pend_start(struct rd *r, int kind, const char *s, size_t n, int nl,
+		      int64_t line, uint64_t off)
+{
+	size_t k = n;
+
+	ts_sb_reset(&r->pend);
+	ts_sb_add(&r->pend, s, n);
+	r->pend_kind = kind;
+	r->pend_pieces = 1;
+	r->pend_line = line;
+	r->pend_off = off;
+	r->pend_nl = nl;
+	while (k && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+		k--;
+	r->pend_bar_end = k && s[k - 1] == '|';
+	return r->pend.failed ? TS_ENOMEM : 0;
+}
+
+static const char *strip_ansi(struct rd *r, const char *s, size_t *n)
+{
+	size_t i = 0;
+
+	if (!memchr(s, 0x1b, *n))
+		return s;
+	ts_sb_reset(&r->clean);
+	while (i < *n) {
+		if (s[i] == 0x1b && i + 1 < *n && s[i + 1] == '[') {
+			i += 2;
+			while (i < *n && !(s[i] >= 0x40 && s[i] <= 0x7e))
+				i++;
+			i++;
+			continue;
+		}
+		ts_sb_addc(&r->clean, s[i++]);
+	}
+	*n = r->clean.len;
+	return r->clean.buf;
+}
+
+static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t line,
+		       uint64_t off)
+{
+	const char *b = s, *e;
+	int rc, complete;
+
+	if (n && s[n - 1] == '\r')
+		n--;
+	s = strip_ansi(r, s, &n);
+	if (r->clean.failed)
+		return TS_ENOMEM;
+	e = s + n;
+	if (r->pend_kind) {
+		if (!is_record_start(s, n) && !is_blank_prefix_only(s, n) &&
+		    r->pend_pieces < MAX_PIECES) {
+			pend_append(r, s, n);
+			if (r->pend.failed)
+				return TS_ENOMEM;
+			r->pend_nl = nl;
+			if (pend_complete(r)) {
+				rc = pend_emit(r, 1);
+				r->pend_kind = R_NONE;
+				ts_sb_reset(&r->pend);
+				return rc;
+			}
+			return 0;
+		}
+		rc = pend_finish(r);
+		if (rc)
+			return rc;
+	}
+	b = s;
+	while (b < e && (*b == ' ' || *b == '\t'))
+		b++;
+	/* JSON Lines and HF dicts, possibly after a launcher prefix. */
+	{
+		const char *br = memchr(b, '{', (size_t)(e - b));
+
+		if (br && (br == b || (prefix_rank(b, (size_t)(br - b)) >= 0 &&
+				       (size_t)(br - b) < 32))) {
+			if (br + 1 < e && br[1] == '"')
+				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
+			if (br + 1 < e && br[1] == '\'') {
+				rc = parse_hf(r, br, (size_t)(e - br), line);
+				return rc < 0 ? rc : 0;
+			}
+		}
+	}
+	rc = parse_iter(r, s, n, nl, line, PUSH_IF_COMPLETE, &complete);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		return complete ? 0 : pend_start(r, R_ITER, s, n, nl, line, off);
+	rc = parse_mem(r, s, n, nl, 0, &complete);
+	if (rc > 0) {
+		if (complete) {
+			rc = parse_mem(r, s, n, nl, 1, &complete);
+			return rc < 0 ? rc : 0;
+		}
+		return pend_start(r, R_MEM, s, n, nl, line, off);
+	}
+	rc = parse_steptime(r, s, n, line);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	if (parse_theory(r, s, n) || parse_params(r, s, n))
+		return 0;
+	scan_markers(r, s, n);
+	return 0;
+}
+
+static int file_rank_of(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	base = base ? base + 1 : path;
+	p = strstr(base, "rank");
+	while (p) {
+		const char *q = p + 4;
+		int v = 0, d = 0;
+
+		if (*q == '_' || *q == '-')
+			q++;
+		while (*q >= '0' && *q <= '9' && d < 7)
+			v = v * 10 + (*q++ - '0'), d++;
+		if (d)
+			return v;
+		p = strstr(p + 4, "rank");
+	}
+	return -1;
+}
+
+static int read_input(struct ts_steplog *log, struct ts_input *in, const char *name,
+		      struct ts_err *err)
+{
+	struct rd r;
+	const char *line;
+	size_t n;
+	uint64_t off;
+	int64_t lineno = 0;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.log = log;
+	r.path = name;
+	r.file = log->nfiles++;
+	r.file_rank = file_rank_of(name);
+	ts_sb_init(&r.clean);
+	ts_sb_init(&r.pend);
+	for (;;) {
+		int nl;
+
+		rc = ts_input_getline(in, &line, &n, &off, err);
+		if (rc <= 0)
+			break;
+		lineno++;
+		nl = line + n < (const char *)in->data + in->len && line[n] == '\n';
+		log->lines++;
+		log->bytes += n + (size_t)nl;
+		rc = handle_line(&r, line, n, nl, lineno, off);
+		if (rc) {
+			ts_err_at(err, rc, name, (int64_t)off, lineno, "%s", ts_code_name(rc));
+			goto out;
+		}
+	}
+	if (rc < 0)
+		goto out;
+	rc = pend_finish(&r);
+	if (!rc && r.have_steptime) {
+		if (r.saw_iter) {
+			rc = note(&r, TS_NOTE_UNATTACHED, r.steptime_line, 0,
+				  "Step Time line without an iteration line after it");
+		} else {
+			struct ts_step st;
+
+			step_blank(&st, &r, r.steptime_line);
+			st.iteration = ++r.ordinal;
+			st.step_ns = ms_to_ns(r.steptime_s * 1e3);
+			st.tflops = r.steptime_tflops;
+			st.flags |= TS_STEP_ORDINAL;
+			rc = push_step(&r, &st, TS_LOG_BRIDGE) ? TS_ENOMEM : 0;
+		}
+	}
+	if (rc) {
+		ts_err_at(err, rc, name, -1, -1, "%s", ts_code_name(rc));
+		goto out;
+	}
+	if (r.records == 0 && log->mem.n == 0)
+		rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
+			       "no step records found (expected Megatron/Bridge/NeMo/Primus "
+			       "iteration lines, Hugging Face Trainer dicts or JSON objects "
+			       "with an iteration or step key)");
+out:
+	ts_sb_release(&r.clean);
+	ts_sb_release(&r.pend);
+	return rc;
+}
+
+void ts_steplog_init(struct ts_steplog *log)
+{
+	pthread_once(&keys_once, keys_index);
+	memset(log, 0, sizeof(*log));
+	ts_intern_init(&log->names);
+	ts_arena_init(&log->arena);
+	log->theo_weight_opt_mb = log->theo_activation_mb = log->theo_total_mb = NAN;
+	log->theo_params_b = log->theo_params_shard_b = NAN;
+	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
+}
+
+void ts_steplog_release(struct ts_steplog *log)
+{
+	TS_VEC_RELEASE(log->steps);
+	TS_VEC_RELEASE(log->extras);
+	TS_VEC_RELEASE(log->mem);
+	TS_VEC_RELEASE(log->notes);
+	ts_intern_release(&log->names);
+	ts_arena_release(&log->arena);
+	ts_steplog_init(log);
+}
+
+int ts_steplog_read(struct ts_steplog *log, const char *path, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	rc = ts_input_open(&in, path, err);
+	if (rc)
+		return rc;
+	rc = read_input(log, &in, in.path, err);
+	ts_input_release(&in);
+	return rc;
+}
+
+int ts_steplog_read_mem(struct ts_steplog *log, const void *data, size_t n,
+			const char *name, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc;
+
+	rc = ts_input_open_mem(&in, data, n, name, err);
+	if (rc)
+		return rc;
+	rc = read_input(log, &in, name, err);
+	ts_input_release(&in);
+	return rc;
+}

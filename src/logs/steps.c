@@ -1,0 +1,793 @@
+/*
+ * steps.c - the steady-state step-time summary of a training run.
+ *
+ * A training log mixes warm-up, the steady state someone will quote,
+ * profiler and checkpoint hiccups, data-loader stalls and, sometimes, a
+ * level shift when a neighbour job lands on the node. This module turns the
+ * parsed series into the numbers a performance claim needs: a window chosen
+ * by rule (or declared), statistics whose confidence interval survives
+ * autocorrelation, and every excluded or suspicious step named with its
+ * reason, so nothing is dropped silently.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/steps.h"
+
+#define SPIKE_H 3            /* moving-median half window */
+#define SPIKE_Z 3.5          /* Iglewicz-Hoaglin outlier threshold */
+#define CAND_Z 3.0           /* candidates for the periodicity test */
+#define SPIKE_MIN_REL 0.05   /* excess must be >= 5 % of the baseline */
+#define PERIODIC_ALPHA 0.01
+#define SHIFT_DELTA 0.02     /* delta_S of ab-stats A4 */
+#define MIN_WINDOW 50
+#define NOISY_CV 0.10
+#define PELT_MAX_POINTS 500
+
+const char *ts_outlier_reason_name(int reason)
+{
+	switch (reason) {
+	case TS_OUT_PERIODIC:
+		return "periodic-stall";
+	case TS_OUT_PROFILER:
+		return "profiler";
+	case TS_OUT_CHECKPOINT:
+		return "checkpoint";
+	case TS_OUT_EVAL:
+		return "eval";
+	default:
+		return "spike";
+	}
+}
+
+void ts_steps_opts_init(struct ts_steps_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->window_first = o->window_last = TS_NO_INT;
+	o->seed = 0x5eed;
+}
+
+/* One iteration of the main series, merged over ranks. */
+struct it_rec {
+	int64_t iteration;
+	double step_ms;
+	double loss, grad_norm, tflops, overhead_ms;
+	int64_t skipped, nan_iters, tokens, gbs, bucket;
+	uint32_t flags;
+};
+
+struct key {
+	int64_t iteration;
+	int32_t rank;
+	size_t pos;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (x->iteration != y->iteration)
+		return x->iteration < y->iteration ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Sum of non-negative counts that stops at INT64_MAX instead of wrapping. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b < 0)
+		b = 0;
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static double nanmax(double a, double b)
+{
+	if (isnan(a))
+		return b;
+	if (isnan(b))
+		return a;
+	return a > b ? a : b;
+}
+
+/*
+ * The rank a record speaks for: its own, else, when several files were
+ * read, its file (several files are several ranks), else unknown (-1).
+ */
+static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
+{
+	if (s->rank >= 0)
+		return s->rank;
+	return log->nfiles > 1 ? s->file : -1;
+}
+
+/* Merge per-rank records into one record per iteration. */
+static int build_series(const struct ts_steplog *log, struct it_rec **out, size_t *nout)
+{
+	struct key *k;
+	struct it_rec *v;
+	size_t n = log->steps.n, m = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (n == 0)
+		return 0;
+	k = malloc(n * sizeof(*k));
+	v = malloc(n * sizeof(*v));
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return TS_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		k[i].iteration = log->steps.v[i].iteration;
+		k[i].rank = eff_rank(log, &log->steps.v[i]);
+		k[i].pos = i;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (cmp_key(&k[i - 1], &k[i]) > 0) {
+			qsort(k, n, sizeof(*k), cmp_key);
+			break;
+		}
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		struct it_rec *r = &v[m++];
+		int have_primary = 0;
+
+		memset(r, 0, sizeof(*r));
+		r->iteration = k[i].iteration;
+		r->step_ms = r->loss = r->grad_norm = r->tflops = r->overhead_ms = NAN;
+		r->skipped = r->nan_iters = r->tokens = r->gbs = r->bucket = TS_NO_INT;
+		for (; j < n && k[j].iteration == k[i].iteration; j++) {
+			const struct ts_step *s = &log->steps.v[k[j].pos];
+			/* A repeated (iteration, rank) is a restart: the later wins. */
+			int later_same = j + 1 < n && k[j + 1].iteration == k[j].iteration &&
+					 k[j + 1].rank == k[j].rank;
+
+			if (later_same)
+				continue;
+			if (s->step_ns != TS_NO_INT)
+				r->step_ms = nanmax(r->step_ms, (double)s->step_ns / 1e6);
+			r->overhead_ms = nanmax(r->overhead_ms, s->overhead_ns / 1e6);
+			r->flags |= s->flags;
+			if (s->tokens != TS_NO_INT)
+				r->tokens = sat_add(r->tokens == TS_NO_INT ? 0 : r->tokens, s->tokens);
+			if (!have_primary) {
+				/* The lowest rank speaks for the iteration's loss. */
+				have_primary = 1;
+				r->loss = s->loss;
+				r->grad_norm = s->grad_norm;
+				r->tflops = s->tflops;
+				r->skipped = s->skipped;
+				r->nan_iters = s->nan_iters;
+				r->gbs = s->global_batch;
+				r->bucket = s->bucket;
+			}
+		}
+		i = j;
+	}
+	free(k);
+	*out = v;
+	*nout = m;
+	return 0;
+}
+
+static int push_i64(int64_t **a, size_t *n, size_t *cap, int64_t v)
+{
+	return ts_grow((void **)a, cap, *n + 1, sizeof(**a)) ? TS_ENOMEM : ((*a)[(*n)++] = v, 0);
+}
+
+/* Loss health over the whole series. */
+static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report *rep)
+{
+	size_t cap = 0, cap2 = 0, cap3 = 0, nl = 0, ng = 0;
+	double *lx = NULL, *gx = NULL, *z = NULL, *base = NULL;
+	int64_t *li = NULL, *gi = NULL;
+	int rc = TS_ENOMEM;
+
+	rep->final_loss = NAN;
+	rep->final_loss_iteration = TS_NO_INT;
+	lx = malloc((n + 1) * sizeof(*lx));
+	gx = malloc((n + 1) * sizeof(*gx));
+	li = malloc((n + 1) * sizeof(*li));
+	gi = malloc((n + 1) * sizeof(*gi));
+	z = malloc((n + 1) * sizeof(*z));
+	base = malloc((n + 1) * sizeof(*base));
+	if (!lx || !gx || !li || !gi || !z || !base)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const struct it_rec *r = &v[i];
+		int bad = (r->nan_iters != TS_NO_INT && r->nan_iters > 0) ||
+			  (r->flags & TS_STEP_LOSS_NONFINITE);
+
+		if (bad && push_i64(&rep->nan_iterations, &rep->nnan, &cap, r->iteration))
+			goto out;
+		if (r->skipped != TS_NO_INT && r->skipped > 0)
+			rep->skipped_iterations = sat_add(rep->skipped_iterations, r->skipped);
+		if (isfinite(r->loss)) {
+			rep->final_loss = r->loss;
+			rep->final_loss_iteration = r->iteration;
+			lx[nl] = r->loss;
+			li[nl++] = r->iteration;
+		}
+		if (isfinite(r->grad_norm)) {
+			gx[ng] = r->grad_norm;
+			gi[ng++] = r->iteration;
+		}
+	}
+	if (nl >= 7) {
+		if (ts_stats_spike_scores(lx, nl, SPIKE_H, base, z))
+			goto out;
+		for (size_t i = 0; i < nl; i++)
+			if (z[i] > SPIKE_Z && lx[i] - base[i] > SPIKE_MIN_REL * fabs(base[i]) &&
+			    push_i64(&rep->loss_spikes, &rep->nloss_spikes, &cap2, li[i]))
+				goto out;
+	}
+	if (ng >= 7) {
+		/* ab-stats A5: grad norm above 5x its running median. */
+		if (ts_stats_spike_scores(gx, ng, 5, base, NULL))
+			goto out;
+		for (size_t i = 0; i < ng; i++)
+			if (gx[i] > 5 * base[i] &&
+			    push_i64(&rep->grad_spikes, &rep->ngrad_spikes, &cap3, gi[i]))
+				goto out;
+	}
+	rc = 0;
+out:
+	free(lx);
+	free(gx);
+	free(li);
+	free(gi);
+	free(z);
+	free(base);
+	return rc;
+}
+
+static int reason_of(const struct it_rec *r, double base, int periodic_hit)
+{
+	if ((r->flags & TS_STEP_AFTER_PROFILER) ||
+	    (isfinite(r->overhead_ms) && r->overhead_ms > 0.5 * base))
+		return TS_OUT_PROFILER;
+	if (r->flags & TS_STEP_AFTER_CHECKPOINT)
+		return TS_OUT_CHECKPOINT;
+	if (r->flags & TS_STEP_AFTER_EVAL)
+		return TS_OUT_EVAL;
+	return periodic_hit ? TS_OUT_PERIODIC : TS_OUT_SPIKE;
+}
+
+/*
+ * Stalls on the analysed part (after iteration 1) of the timed series:
+ * spikes against a moving median, the periodicity test on candidates, and
+ * a despiked copy for MSER-5 and the changepoint search.
+ */
+static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n,
+		       struct ts_steps_report *rep, double *despiked)
+{
+	double *x = NULL, *z = NULL, *base = NULL, wall = 0, excess_p = 0, excess_all = 0;
+	unsigned char *cand = NULL;
+	size_t cap = 0, stride = 0;
+	int rc = TS_ENOMEM, uniform = 1;
+	struct ts_periodic *p = &rep->periodic;
+
+	memset(p, 0, sizeof(*p));
+	x = malloc(n * sizeof(*x));
+	z = malloc(n * sizeof(*z));
+	base = malloc(n * sizeof(*base));
+	cand = calloc(n ? n : 1, 1);
+	if (!x || !z || !base || !cand)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		x[i] = v[ti[i]].step_ms;
+		wall += x[i];
+		if (i > 0) {
+			size_t d = (size_t)(v[ti[i]].iteration - v[ti[i - 1]].iteration);
+
+			if (i == 1)
+				stride = d;
+			else if (d != stride)
+				uniform = 0;
+		}
+	}
+	rc = n ? ts_stats_spike_scores(x, n, SPIKE_H, base, z) : 0;
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		cand[i] = z[i] > CAND_Z && x[i] - base[i] > SPIKE_MIN_REL * base[i];
+	rc = ts_stats_periodic(cand, n, n, PERIODIC_ALPHA, p);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		int hit = p->found && cand[i] && i % p->period == p->phase;
+		int outlier = z[i] > SPIKE_Z && x[i] - base[i] > SPIKE_MIN_REL * base[i];
+		struct ts_outlier o;
+
+		despiked[i] = x[i];
+		if (!hit && !outlier)
+			continue;
+		despiked[i] = base[i];
+		o.iteration = v[ti[i]].iteration;
+		o.step_ms = x[i];
+		o.baseline_ms = base[i];
+		o.excess_ms = x[i] - base[i];
+		o.z = z[i];
+		o.reason = reason_of(&v[ti[i]], base[i], hit);
+		if (ts_grow((void **)&rep->outliers, &cap, rep->noutliers + 1, sizeof(o)))
+			goto nomem;
+		rep->outliers[rep->noutliers++] = o;
+		excess_all += o.excess_ms;
+		if (o.reason == TS_OUT_PERIODIC)
+			excess_p += o.excess_ms;
+	}
+	if (p->found) {
+		size_t first = p->phase;
+
+		if (uniform && stride > 0 && n > 1 && stride <= (size_t)INT64_MAX / p->period) {
+			rep->periodic_period_iters = (int64_t)(p->period * stride);
+			rep->periodic_phase_iters = v[ti[first]].iteration % rep->periodic_period_iters;
+		} else {
+			rep->periodic_period_iters = (int64_t)p->period;
+			rep->periodic_phase_iters = (int64_t)p->phase;
+		}
+	}
+	rep->periodic_share = wall > 0 ? excess_p / wall : NAN;
+	rep->outlier_share = wall > 0 ? excess_all / wall : NAN;
+	rc = 0;
+	goto out;
+nomem:
+	rc = TS_ENOMEM;
+out:
+	free(x);
+	free(z);
+	free(base);
+	free(cand);
+	return rc;
+}
+
+/* Automatic window over y[0..n) (despiked): [*a, *b). */
+static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
+		       const struct it_rec *v, const size_t *ti, size_t *a, size_t *b)
+{
+	struct ts_mser ms;
+	size_t cut = 0, m, blk = 1, nz, cps[64], ncp = 0, best_a, best_len;
+	double *zb = NULL, med, floor_var;
+	int rc;
+
+	*a = 0;
+	*b = n;
+	if (n >= 10) {
+		rc = ts_stats_mser5(y, n, &ms);
+		if (rc)
+			return rc;
+		cut = ms.cut;
+		if (!ms.steady)
+			rep->warnings |= TS_WARN_NO_STEADY;
+		if (cut * 5 > n)
+			rep->warnings |= TS_WARN_LONG_WARMUP;
+	}
+	rep->mser_cut_iteration = n ? v[ti[cut < n ? cut : 0]].iteration : TS_NO_INT;
+	m = n - cut;
+	*a = cut;
+	if (m < 10)
+		return 0;
+	/* PELT on at most PELT_MAX_POINTS block means. */
+	blk = (m + PELT_MAX_POINTS - 1) / PELT_MAX_POINTS;
+	nz = m / blk;
+	zb = malloc(nz * sizeof(*zb));
+	if (!zb)
+		return TS_ENOMEM;
+	for (size_t j = 0; j < nz; j++)
+		zb[j] = ts_stats_mean(y + cut + j * blk, blk);
+	rc = ts_stats_median_mad(zb, nz, &med, NULL);
+	if (rc)
+		goto out;
+	floor_var = fmax(0.05 * 0.05, 1e-6 * med * med);
+	rc = ts_stats_level_shifts(zb, nz, SHIFT_DELTA, 5, floor_var, cps, 64, &ncp);
+	if (rc)
+		goto out;
+	if (ncp > 64)
+		ncp = 64;
+	if (ncp) {
+		/* The longest segment is the steady state; ties go to the earliest. */
+		size_t prev = 0;
+
+		best_a = 0;
+		best_len = 0;
+		for (size_t k = 0; k <= ncp; k++) {
+			size_t end = k < ncp ? cps[k] : nz;
+
+			if (end - prev > best_len) {
+				best_len = end - prev;
+				best_a = prev;
+			}
+			prev = end;
+		}
+		rep->level_shift_iteration = v[ti[cut + cps[0] * blk]].iteration;
+		rep->warnings |= TS_WARN_LEVEL_SHIFT;
+		*a = cut + best_a * blk;
+		*b = best_a + best_len >= nz ? n : cut + (best_a + best_len) * blk;
+	}
+out:
+	free(zb);
+	return rc;
+}
+
+static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_steps_report *rep)
+{
+	const double ps[3] = { 0.1, 0.5, 0.9 };
+	double q[3];
+	int rc;
+
+	if (n == 0)
+		return 0;
+	rc = ts_stats_quantiles(w, n, ps, 3, q);
+	if (rc)
+		return rc;
+	rep->p10_ms = q[0];
+	rep->median_ms = q[1];
+	rep->p90_ms = q[2];
+	rep->mean_ms = ts_stats_mean(w, n);
+	rep->cv = ts_stats_cv(w, n);
+	if (n >= 2) {
+		rc = ts_stats_ci_mean(w, n, seed, &rep->ci);
+		if (rc)
+			return rc;
+		if (rep->ci.autocorrelated)
+			rep->warnings |= TS_WARN_AUTOCORR;
+		rc = ts_stats_acf_summary(w, n, &rep->acf);
+		if (rc)
+			return rc;
+	}
+	/* Megatron logs interval means: a record may stand for many steps. */
+	if (rep->win_last - rep->win_first + 1 < MIN_WINDOW)
+		rep->warnings |= TS_WARN_SHORT;
+	if (rep->cv > NOISY_CV)
+		rep->warnings |= TS_WARN_NOISY;
+	return 0;
+}
+
+/* (rank, step index or mem index) for grouping in O(n log n). */
+struct rank_ref {
+	int32_t rank;
+	int is_mem;
+	size_t idx;
+};
+
+static int cmp_rank_ref(const void *a, const void *b)
+{
+	const struct rank_ref *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->is_mem != y->is_mem)
+		return x->is_mem - y->is_mem;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int has_memory(const struct ts_step *s)
+{
+	return !isnan(s->mem_max_alloc_bytes) || !isnan(s->mem_max_reserved_bytes) ||
+	       !isnan(s->rss_max_bytes) || !isnan(s->mem_reserved_bytes) ||
+	       !isnan(s->mem_alloc_bytes);
+}
+
+/* Per-rank memory, step times over the window and final loss. */
+static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *rep)
+{
+	size_t nref = 0, cap = 0, timed = 0;
+	struct rank_ref *ref = NULL;
+	double *w = NULL, slow = -1;
+	int rc = TS_ENOMEM, any_rank = 0;
+
+	rep->slowest_rank = -1;
+	for (size_t i = 0; i < log->steps.n; i++)
+		any_rank |= eff_rank(log, &log->steps.v[i]) >= 0;
+	ref = malloc((log->steps.n + log->mem.n + 1) * sizeof(*ref));
+	w = malloc((log->steps.n + 1) * sizeof(*w));
+	if (!ref || !w)
+		goto out;
+	for (size_t i = 0; i < log->steps.n; i++)
+		if (any_rank || has_memory(&log->steps.v[i]))
+			ref[nref++] = (struct rank_ref){ eff_rank(log, &log->steps.v[i]), 0, i };
+	for (size_t i = 0; i < log->mem.n; i++)
+		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };
+	qsort(ref, nref, sizeof(*ref), cmp_rank_ref);
+	for (size_t i = 0; i < nref;) {
+		struct ts_rank_summary k;
+		size_t j = i, nw = 0;
+
+		memset(&k, 0, sizeof(k));
+		k.rank = ref[i].rank;
+		k.mean_ms = k.median_ms = k.final_loss = NAN;
+		k.max_alloc_bytes = k.max_reserved_bytes = k.max_rss_bytes = NAN;
+		for (; j < nref && ref[j].rank == k.rank; j++) {
+			if (ref[j].is_mem) {
+				const struct ts_mem_report *m = &log->mem.v[ref[j].idx];
+
+				k.max_alloc_bytes = nanmax(k.max_alloc_bytes, nanmax(m->max_alloc, m->alloc));
+				k.max_reserved_bytes = nanmax(k.max_reserved_bytes,
+							      nanmax(m->max_reserved, m->reserved));
+			} else {
+				const struct ts_step *s = &log->steps.v[ref[j].idx];
+
+				k.max_alloc_bytes = nanmax(k.max_alloc_bytes,
+							   nanmax(s->mem_max_alloc_bytes, s->mem_alloc_bytes));
+				k.max_reserved_bytes = nanmax(k.max_reserved_bytes,
+							      nanmax(s->mem_max_reserved_bytes,
+								     s->mem_reserved_bytes));
+				k.max_rss_bytes = nanmax(k.max_rss_bytes, s->rss_max_bytes);
+				if (isfinite(s->loss))
+					k.final_loss = s->loss;
+				if (s->step_ns == TS_NO_INT)
+					continue;
+				k.steps++;
+				if (s->iteration >= rep->win_first && s->iteration <= rep->win_last)
+					w[nw++] = (double)s->step_ns / 1e6;
+			}
+		}
+		if (nw) {
+			double med;
+
+			k.mean_ms = ts_stats_mean(w, nw);
+			if (ts_stats_median_mad(w, nw, &med, NULL))
+				goto out;
+			k.median_ms = med;
+			if (any_rank && k.rank >= 0) {
+				timed++;
+				if (k.mean_ms > slow) {
+					slow = k.mean_ms;
+					rep->slowest_rank = k.rank;
+				}
+			}
+		}
+		if (ts_grow((void **)&rep->ranks, &cap, rep->nranks + 1, sizeof(k)))
+			goto out;
+		rep->ranks[rep->nranks++] = k;
+		i = j;
+	}
+	if (timed < 2)
+		rep->slowest_rank = -1;
+	rc = 0;
+out:
+	free(ref);
+	free(w);
+	return rc;
+}
+
+struct bucket_ref {
+	int64_t bucket;
+	double ms;
+};
+
+static int cmp_bucket_ref(const void *a, const void *b)
+{
+	const struct bucket_ref *x = a, *y = b;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return (x->ms > y->ms) - (x->ms < y->ms);
+}
+
+static int bucket_summaries(const struct it_rec *v, const size_t *wi, size_t nw,
+			    struct ts_steps_report *rep)
+{
+	struct bucket_ref *ref = NULL;
+	double *w = NULL;
+	size_t nk = 0, cap = 0;
+	int rc = TS_ENOMEM;
+
+	ref = malloc((nw + 1) * sizeof(*ref));
+	w = malloc((nw + 1) * sizeof(*w));
+	if (!ref || !w)
+		goto out;
+	for (size_t i = 0; i < nw; i++)
+		if (v[wi[i]].bucket != TS_NO_INT)
+			ref[nk++] = (struct bucket_ref){ v[wi[i]].bucket, v[wi[i]].step_ms };
+	rc = 0;
+	if (nk == 0)
+		goto out;
+	qsort(ref, nk, sizeof(*ref), cmp_bucket_ref);
+	rep->mixture_mean_ms = 0;
+	for (size_t i = 0; i < nk;) {
+		size_t j = i, nb = 0;
+		struct ts_bucket_summary b;
+
+		while (j < nk && ref[j].bucket == ref[i].bucket)
+			w[nb++] = ref[j++].ms;
+		b.bucket = ref[i].bucket;
+		b.steps = nb;
+		b.mean_ms = ts_stats_mean(w, nb);
+		/* w is sorted: the median directly. */
+		b.median_ms = ts_stats_quantile_sorted(w, nb, 0.5);
+		b.weight = (double)nb / (double)nk;
+		rc = TS_ENOMEM;
+		if (ts_grow((void **)&rep->buckets, &cap, rep->nbuckets + 1, sizeof(b)))
+			goto out;
+		rep->buckets[rep->nbuckets++] = b;
+		rep->mixture_mean_ms += b.weight * b.mean_ms;
+		rc = 0;
+		i = j;
+	}
+out:
+	free(ref);
+	free(w);
+	return rc;
+}
+
+static void report_blank(struct ts_steps_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->first_iteration = rep->last_iteration = TS_NO_INT;
+	rep->win_first = rep->win_last = TS_NO_INT;
+	rep->mser_cut_iteration = rep->level_shift_iteration = TS_NO_INT;
+	rep->median_ms = rep->mean_ms = rep->p10_ms = rep->p90_ms = rep->cv = NAN;
+	rep->ci.mean = rep->ci.lo = rep->ci.hi = rep->ci.lag1_batches = NAN;
+	rep->acf.lag1 = rep->acf.tau_int = rep->acf.ess = NAN;
+	rep->tokens_per_step = rep->tokens_per_s = rep->tokens_per_s_gpu = NAN;
+	rep->tflops_mean = rep->tflops_median = NAN;
+	rep->periodic_share = rep->outlier_share = NAN;
+	rep->final_loss = NAN;
+	rep->final_loss_iteration = TS_NO_INT;
+	rep->slowest_rank = -1;
+	rep->mixture_mean_ms = NAN;
+}
+
+static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
+		       const struct ts_steplog *log, const struct ts_steps_opts *o,
+		       struct ts_steps_report *rep, double *tmp)
+{
+	int64_t gbs = o->gbs;
+	size_t nt = 0, ntok = 0;
+	double tok = 0;
+
+	if (!gbs)
+		for (size_t i = 0; i < nw && !gbs; i++)
+			if (v[wi[i]].gbs != TS_NO_INT)
+				gbs = v[wi[i]].gbs;
+	for (size_t i = 0; i < nw; i++)
+		if (v[wi[i]].tokens != TS_NO_INT) {
+			tok += (double)v[wi[i]].tokens;
+			ntok++;
+		}
+	if (gbs > 0 && o->seq > 0)
+		rep->tokens_per_step = (double)gbs * (double)o->seq;
+	else if (ntok == nw && nw > 0)
+		rep->tokens_per_step = tok / (double)ntok;
+	rep->gpus = o->gpus;
+	if (!rep->gpus && log->format == TS_LOG_JSONL) {
+		int32_t maxr = -1;
+
+		for (size_t i = 0; i < log->steps.n; i++)
+			if (log->steps.v[i].rank > maxr)
+				maxr = log->steps.v[i].rank;
+		rep->gpus = maxr + 1 > 0 ? maxr + 1 : 0;
+	}
+	if (isfinite(rep->tokens_per_step) && rep->mean_ms > 0) {
+		rep->tokens_per_s = rep->tokens_per_step / (rep->mean_ms / 1e3);
+		if (rep->gpus > 0)
+			rep->tokens_per_s_gpu = rep->tokens_per_s / (double)rep->gpus;
+	}
+	for (size_t i = 0; i < nw; i++)
+		if (isfinite(v[wi[i]].tflops))
+			tmp[nt++] = v[wi[i]].tflops;
+	if (nt) {
+		double med;
+
+		rep->tflops_mean = ts_stats_mean(tmp, nt);
+		if (!ts_stats_median_mad(tmp, nt, &med, NULL))
+			rep->tflops_median = med;
+	}
+}
+
+int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o,
+		     struct ts_steps_report *rep, struct ts_err *err)
+{
+	struct it_rec *v = NULL;
+	size_t nv = 0, *ti = NULL, nt = 0, skip = 0, *wi = NULL, nw = 0, a = 0, b = 0;
+	double *y = NULL, *w = NULL;
+	int rc;
+
+	report_blank(rep);
+	snprintf(rep->format, sizeof(rep->format), "%s",
+		 ts_log_format_name(log->formats & (1u << TS_LOG_BRIDGE) ? TS_LOG_BRIDGE :
+				    log->format));
+	rc = build_series(log, &v, &nv);
+	if (rc)
+		goto out;
+	rep->iterations = nv;
+	rc = TS_ENOMEM;
+	rep->iter = malloc((nv + 1) * sizeof(*rep->iter));
+	rep->step_ms = malloc((nv + 1) * sizeof(*rep->step_ms));
+	ti = malloc((nv + 1) * sizeof(*ti));
+	wi = malloc((nv + 1) * sizeof(*wi));
+	y = malloc((nv + 1) * sizeof(*y));
+	w = malloc((nv + 1) * sizeof(*w));
+	if (!rep->iter || !rep->step_ms || !ti || !wi || !y || !w)
+		goto out;
+	rep->n = nv;
+	for (size_t i = 0; i < nv; i++) {
+		rep->iter[i] = v[i].iteration;
+		rep->step_ms[i] = v[i].step_ms;
+		if (isfinite(v[i].step_ms))
+			ti[nt++] = i;
+	}
+	if (nv) {
+		rep->first_iteration = v[0].iteration;
+		rep->last_iteration = v[nv - 1].iteration;
+	}
+	rc = loss_health(v, nv, rep);
+	if (rc)
+		goto out;
+	/* Iteration 1 carries compilation and allocator warm-up: never steady. */
+	if (nt && v[ti[0]].iteration <= 1)
+		skip = 1;
+	rep->dropped_first = (int)skip;
+	rc = find_stalls(v, ti + skip, nt - skip, rep, y);
+	if (rc)
+		goto out;
+	if (nt == 0) {
+		rep->warnings |= TS_WARN_NO_TIME;
+	} else if (o->window_first != TS_NO_INT) {
+		for (size_t i = 0; i < nt; i++)
+			if (v[ti[i]].iteration >= o->window_first &&
+			    v[ti[i]].iteration <= o->window_last)
+				wi[nw++] = ti[i];
+		if (nw == 0) {
+			rc = ts_err_set(err, TS_EUSAGE,
+					"window %lld:%lld holds no timed step (the log has "
+					"iterations %lld..%lld)",
+					(long long)o->window_first, (long long)o->window_last,
+					(long long)v[ti[0]].iteration, (long long)v[ti[nt - 1]].iteration);
+			goto out;
+		}
+	} else {
+		rep->win_auto = 1;
+		rc = auto_window(y, nt - skip, rep, v, ti + skip, &a, &b);
+		if (rc)
+			goto out;
+		for (size_t i = a; i < b; i++)
+			wi[nw++] = ti[skip + i];
+		if (nw == 0)
+			for (size_t i = 0; i < nt; i++)
+				wi[nw++] = ti[i];
+	}
+	if (nw) {
+		rep->win_first = v[wi[0]].iteration;
+		rep->win_last = v[wi[nw - 1]].iteration;
+		rep->win_n = nw;
+		for (size_t i = 0; i < nw; i++)
+			w[i] = v[wi[i]].step_ms;
+		rc = window_stats(w, nw, o->seed, rep);
+		if (rc)
+			goto out;
+		throughput(v, wi, nw, log, o, rep, w);
+		rc = bucket_summaries(v, wi, nw, rep);
+		if (rc)
+			goto out;
+	}
+	rc = rank_summaries(log, rep);
+out:
+	if (rc == TS_ENOMEM)
+		ts_err_set(err, rc, "out of memory");
+	if (rc)
+		ts_steps_report_release(rep);
+	free(v);
+	free(ti);
+	free(wi);
+	free(y);
+	free(w);
+	return rc;
+}
+
+void ts_steps_report_release(struct ts_steps_report *rep)
+{
+	free(rep->iter);
+	free(rep->step_ms);
+	free(rep->outliers);
+	free(rep->nan_iterations);
+	free(rep->loss_spikes);
+	free(rep->grad_spikes);
+	free(rep->ranks);
+	free(rep->buckets);
+	report_blank(rep);
+}

@@ -1,0 +1,610 @@
+/*
+ * plan.c - enumerate the legal layouts of a model on N GPUs, price their
+ * memory with the recompute/offload ladder, apply the Fit-then-Scale rules
+ * in order, and rank what is left by a first-order step time.
+ *
+ * The rules come from the MoE optimisation workflow (fit with the smallest
+ * model parallelism, selective before full recompute, offload last, keep
+ * TP and EP inside the fast domain, PP+VPP across nodes, EP before ETP, CP
+ * only for long sequences). They are applied as a sieve so every layout
+ * that loses says which rule it lost to; the step time only orders what
+ * the rules leave, which keeps its first-order nature from overriding the
+ * workflow.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/flops.h"
+#include "trainscope/gpus.h"
+#include "trainscope/plan.h"
+
+static const char *const rule_keys[TS_RULE_COUNT] = {
+	"survivor", "fit", "offload_last", "min_model_parallel", "selective_before_full",
+	"max_dp", "tp_ep_in_node", "pp_with_vpp", "ep_before_etp", "cp_long_sequences_only"
+};
+
+static const char *const rule_texts[TS_RULE_COUNT] = {
+	"kept by every rule",
+	"fits in device memory (with the context and fragmentation allowance)",
+	"offload last: no offload while a layout fits without it",
+	"smallest model parallelism that fits: max(TP*CP*PP, ETP*EP*PP)",
+	"selective recompute before full: the lightest recompute that fits",
+	"maximise DP: the smallest TP*CP*PP",
+	"TP and ETP*EP inside one node (NVLink/MTLink domain)",
+	"PP across nodes with VPP (interleaved schedule)",
+	"EP before ETP for experts (ETP = 1)",
+	"CP only for long sequences (seq/CP >= 4096)"
+};
+
+static const char *const comm_names[TS_COMM_COUNT] = { "tp", "cp", "ep", "etp", "pp", "dp" };
+
+const char *ts_plan_rule_key(int rule)
+{
+	return rule >= 0 && rule < TS_RULE_COUNT ? rule_keys[rule] : "?";
+}
+
+const char *ts_plan_rule_text(int rule)
+{
+	return rule >= 0 && rule < TS_RULE_COUNT ? rule_texts[rule] : "?";
+}
+
+const char *ts_plan_comm_name(int group)
+{
+	return group >= 0 && group < TS_COMM_COUNT ? comm_names[group] : "?";
+}
+
+void ts_plan_opts_init(struct ts_plan_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->efficiency = 0.4;
+	o->inter_bw = 50e9;
+	o->precision = TS_PREC_BF16;
+	o->est = TS_MEM_EST_MOE;
+	o->max_mbs = 8;
+	o->max_vpp = 8;
+	o->context_bytes = 1024.0 * 1024.0 * 1024.0;
+	o->fragmentation = 0.05;
+}
+
+void ts_plan_init(struct ts_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void ts_plan_release(struct ts_plan *p)
+{
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ------------------------------------------------------------ ladder */
+
+struct option {
+	int recompute, modules, offload;
+};
+
+/* The memory options in the order the workflow tries them. */
+static int ladder(const struct ts_model *m, struct option *opt)
+{
+	int fine = TS_RCM_CORE_ATTN | TS_RCM_LAYERNORM;
+	int n = 0;
+
+	if (m->num_experts)
+		fine |= TS_RCM_MOE_ACT;
+	if (m->mla)
+		fine |= TS_RCM_MLA_UP_PROJ;
+	if (m->shared_ffn_hidden)
+		fine |= TS_RCM_SHARED_EXPERTS;
+	opt[n++] = (struct option){ TS_RC_NONE, 0, 0 };
+	opt[n++] = (struct option){ TS_RC_SELECTIVE, TS_RCM_CORE_ATTN, 0 };
+	opt[n++] = (struct option){ TS_RC_SELECTIVE, fine, 0 };
+	opt[n++] = (struct option){ TS_RC_FULL, 0, 0 };
+	if (m->num_experts)
+		opt[n++] = (struct option){ TS_RC_SELECTIVE, fine, TS_OFFLOAD_ACTIVATIONS };
+	opt[n++] = (struct option){ TS_RC_SELECTIVE, fine, TS_OFFLOAD_OPTIMIZER };
+	opt[n++] = (struct option){ TS_RC_FULL, 0, TS_OFFLOAD_OPTIMIZER | TS_OFFLOAD_ACTIVATIONS };
+	return n;
+}
+
+int ts_plan_rc_level(const struct ts_plan_layout *x)
+{
+	if (x->recompute == TS_RC_FULL)
+		return 3;
+	if (x->recompute == TS_RC_SELECTIVE)
+		return x->modules == TS_RCM_CORE_ATTN ? 1 : 2;
+	return 0;
+}
+
+/* ------------------------------------------------------------ pricing */
+
+/* Share of a group's peers inside the node, rank order tp-cp-ep-dp-pp. */
+static int spans_nodes(int64_t stride, int64_t size, int64_t node)
+{
+	return size > 1 && stride * size > node;
+}
+
+static double intra_fraction(int64_t stride, int64_t size, int64_t node)
+{
+	int64_t inner;
+
+	if (size <= 1)
+		return 1.0;
+	inner = stride >= node ? 1 : node / stride;
+	if (inner > size)
+		inner = size;
+	return (double)(inner - 1) / (double)(size - 1);
+}
+
+static void put(struct ts_plan_layout *x, int g, int link, double bytes)
+{
+	x->comm_bytes[g][link] += bytes;
+}
+
+static void ring(struct ts_plan_layout *x, int g, double bytes, int64_t stride, int64_t size,
+		 int64_t node)
+{
+	if (size > 1 && bytes > 0)
+		put(x, g, spans_nodes(stride, size, node) ? TS_LINK_INTER : TS_LINK_INTRA, bytes);
+}
+
+static double link_time(const struct ts_plan_layout *x, int g, const struct ts_plan_opts *o)
+{
+	return x->comm_bytes[g][TS_LINK_INTRA] / o->intra_bw + x->comm_bytes[g][TS_LINK_INTER] / o->inter_bw;
+}
+
+/*
+ * Communication per GPU per step and the first-order step time. Volumes
+ * (bytes, BF16 activations, FP32 gradients) per layer and micro-batch of
+ * tau = seq*MBS/CP tokens: TP 4 collectives per block (2 forward, 2
+ * backward) of (tp-1)/tp * tau*h*2; CP 3*(cp-1) K/V chunks; EP 4
+ * all-to-alls of (ep-1)/ep * t_e*h*2 with t_e = tau*K*ETP/TP; PP one
+ * activation and one gradient per virtual stage; DP reduce-scatter of FP32
+ * gradients + all-gather of BF16 parameters, (d-1)/d each.
+ */
+static void price(const struct ts_model *m, const struct ts_plan_opts *o, double flops,
+		  struct ts_plan_layout *x)
+{
+	double h = (double)m->hidden, tau = (double)o->seq * (double)x->mbs / (double)x->cp;
+	double nl = (double)m->layers / (double)x->pp, nm = (double)m->moe_layers / (double)x->pp;
+	double mb = (double)x->micro, tp = (double)x->tp;
+	double te = tau * (double)(m->topk ? m->topk : 1) * (double)x->etp / tp;
+	int64_t G = o->gpus_per_node;
+	double kv, t_mb = 0, t_dp, world = (double)o->gpus;
+
+	if (x->tp > 1) {
+		double per = (tp - 1.0) / tp * tau * h * 2.0;
+		double blocks = 2.0 * (nl - nm) + nm * (x->etp > 1 ? 2.0 : 1.0);
+		ring(x, TS_COMM_TP, 4.0 * per * blocks * mb, 1, x->tp, G);
+	}
+	if (x->cp > 1) {
+		kv = m->mla ? (double)m->heads * (double)(m->qk_head_dim + m->qk_rope_dim + m->v_head_dim)
+			    : 2.0 * (double)(m->kv_heads * m->head_dim);
+		ring(x, TS_COMM_CP, 3.0 * (double)(x->cp - 1) * tau * kv / tp * 2.0 * nl * mb,
+		     x->tp, x->cp, G);
+	}
+	if (x->ep > 1 && nm > 0) {
+		double v = 4.0 * (double)(x->ep - 1) / (double)x->ep * te * h * 2.0 * nm * mb;
+		double f = intra_fraction(x->etp, x->ep, G);
+		put(x, TS_COMM_EP, TS_LINK_INTRA, v * f);
+		put(x, TS_COMM_EP, TS_LINK_INTER, v * (1.0 - f));
+	}
+	if (x->etp > 1 && nm > 0)
+		ring(x, TS_COMM_ETP, 4.0 * (double)(x->etp - 1) / (double)x->etp * te * h * 2.0 * nm * mb,
+		     1, x->etp, G);
+	if (x->pp > 1) {
+		double sigma = x->tp > 1 ? tp : 1.0;
+		double v = 2.0 * (double)x->vpp * mb * tau * h * 2.0 / sigma;
+		put(x, TS_COMM_PP, x->tp * x->cp * x->dp >= G ? TS_LINK_INTER : TS_LINK_INTRA, v);
+	}
+	{
+		double dense = x->params_dense, d = (double)(x->dp * x->cp);
+		double e = (double)x->edp;
+		if (d > 1)
+			ring(x, TS_COMM_DP, (d - 1.0) / d * dense * 6.0, x->tp, x->dp * x->cp, G);
+		if (e > 1 && x->params_expert > 0)
+			ring(x, TS_COMM_DP, (e - 1.0) / e * x->params_expert * 6.0, x->etp * x->ep, x->edp, G);
+	}
+	x->compute_s = flops / (world * o->peak_flops * o->efficiency);
+	for (int g = TS_COMM_TP; g <= TS_COMM_PP; g++)
+		t_mb += link_time(x, g, o);
+	t_dp = link_time(x, TS_COMM_DP, o) - x->compute_s * 2.0 / 3.0;
+	if (t_dp < 0)
+		t_dp = 0;
+	x->bubble_s = (x->compute_s + t_mb) * (double)(x->pp - 1) / ((double)x->vpp * mb);
+	x->exposed_comm_s = t_mb + t_dp;
+	x->step_s = x->compute_s + t_mb + x->bubble_s + t_dp;
+}
+
+static int violations(const struct ts_plan_opts *o, const struct ts_plan_layout *x)
+{
+	int v = 0;
+
+	if (x->tp > o->gpus_per_node || x->ep * x->etp > o->gpus_per_node)
+		v |= 1 << TS_RULE_NODE;
+	if (x->pp > 1 && x->vpp == 1)
+		v |= 1 << TS_RULE_PP_VPP;
+	if (x->etp > 1)
+		v |= 1 << TS_RULE_EP_BEFORE_ETP;
+	if (x->cp > 1 && o->seq / x->cp < 4096)
+		v |= 1 << TS_RULE_CP_LONG;
+	return v;
+}
+
+/* ------------------------------------------------------------ search */
+
+struct search {
+	const struct ts_model *m;
+	const struct ts_plan_opts *o;
+	struct ts_plan *p;
+	struct option opt[TS_PLAN_MAX_OPTIONS];
+	int nopt;
+	struct ts_mem_stage peak;
+	int64_t ep[256];         /* divisors of the expert count (<= 2^20: <= 240 of them) that fit */
+	int nep;
+	struct ts_mem_ctx ctx;
+};
+
+static int push(struct ts_plan *p, const struct ts_plan_layout *x)
+{
+	if (ts_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
+		return TS_ENOMEM;
+	p->v[p->n++] = *x;
+	return 0;
+}
+
+/* Memory of ladder option i for the layout: 1 fits, 0 does not, -1 illegal. */
+static int eval_option(struct search *s, struct ts_mem_layout *l, const struct ts_plan_layout *base,
+		       int i, struct ts_plan_layout *x)
+{
+	const struct ts_plan_opts *o = s->o;
+	struct ts_err e2;
+
+	*x = *base;
+	l->recompute = s->opt[i].recompute;
+	l->recompute_modules = s->opt[i].modules;
+	l->offload = s->opt[i].offload;
+	ts_err_init(&e2);
+	if (ts_mem_prepare(&s->ctx, s->m, l, o->est, &e2))
+		return -1;
+	ts_mem_peak(&s->ctx, &s->peak);
+	x->recompute = l->recompute;
+	x->modules = l->recompute_modules;
+	x->offload = l->offload;
+	x->option = i;
+	x->edp = s->ctx.edp;
+	x->micro = s->ctx.micro;
+	x->memory_bytes = s->peak.total_bytes;
+	x->allocated_bytes = s->peak.allocated_bytes;
+	x->peak_rank = s->peak.rank;
+	x->params_dense = s->peak.params_tp + s->peak.params_rep;
+	x->params_expert = s->peak.params_exp;
+	x->fits = s->peak.total_bytes <= o->capacity_bytes;
+	x->violations = violations(o, x);
+	return x->fits;
+}
+
+/* FLOPs of the step (with recompute) and the step-time model. */
+static int time_layout(struct search *s, struct ts_plan_layout *x, struct ts_err *err)
+{
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+
+	ts_flops_shape_init(&sh);
+	sh.seq = s->o->seq;
+	sh.gbs = s->o->gbs;
+	sh.tp = x->tp;
+	sh.pp = x->pp;
+	sh.vpp = x->vpp;
+	sh.recompute = x->recompute;
+	sh.recompute_modules = x->modules;
+	if (ts_flops_compute(s->m, &sh, TS_FORMULA_CURRENT, &f, err))
+		return err->code;
+	s->p->flops_per_step = f.per_step;
+	price(s->m, s->o, f.per_step + f.recompute, x);
+	return 0;
+}
+
+static int try_layout(struct search *s, const struct ts_plan_layout *base, struct ts_err *err)
+{
+	const struct ts_plan_opts *o = s->o;
+	struct ts_mem_layout l;
+	double option_bytes[TS_PLAN_MAX_OPTIONS] = { 0 };
+
+	s->p->parallel_layouts++;
+	if (o->enumerate_only)
+		return 0;
+	ts_mem_layout_init(&l);
+	l.tp = base->tp;
+	l.pp = base->pp;
+	l.vpp = base->vpp;
+	l.cp = base->cp;
+	l.ep = base->ep;
+	l.etp = base->etp;
+	l.dp = base->dp;
+	l.mbs = base->mbs;
+	l.gbs = o->gbs;
+	l.seq = o->seq;
+	l.sequence_parallel = base->tp > 1;
+	l.precision = o->precision;
+	l.context_bytes = o->context_bytes;
+	l.fragmentation = o->fragmentation;
+	/* every option of the ladder is priced; the first that fits is kept,
+	 * else the most frugal one with its shortfall */
+	{
+		struct ts_plan_layout x, y;
+		int chosen = -1, rc;
+
+		for (int k = 0; k < s->nopt; k++) {
+			if ((rc = eval_option(s, &l, base, k, &y)) < 0)
+				return 0; /* the memory model refuses it: not a legal layout */
+			option_bytes[k] = y.memory_bytes;
+			if (chosen < 0 && (rc == 1 || k == s->nopt - 1)) {
+				x = y;
+				chosen = k;
+			}
+		}
+		memcpy(x.option_bytes, option_bytes, sizeof(option_bytes));
+		if (x.fits && !o->memory_only && (rc = time_layout(s, &x, err)))
+			return rc;
+		if (push(s->p, &x))
+			return ts_err_set(err, TS_ENOMEM, "plan: out of memory after %zu layouts", s->p->n);
+	}
+	return 0;
+}
+
+/* All layouts for one (TP, CP, PP): VPP, EP, ETP, MBS. */
+static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp, struct ts_err *err)
+{
+	const struct ts_model *m = s->m;
+	const struct ts_plan_opts *o = s->o;
+	int64_t dp = o->gpus / (tp * cp * pp);
+	int rc;
+
+	for (int64_t vpp = 1; vpp <= (pp > 1 ? o->max_vpp : 1); vpp++) {
+		if (pp * vpp > m->layers)
+			break;
+		for (int d = 0; d < s->nep; d++) {
+			int64_t ep = s->ep[d];
+			for (int64_t etp = 1; etp <= tp; etp++) {
+				if (tp % etp || (tp * cp * dp) % (ep * etp))
+					continue;
+				if (m->num_experts == 0 && etp > 1)
+					continue;
+				for (int64_t mbs = 1; mbs <= o->max_mbs; mbs *= 2) {
+					struct ts_plan_layout x;
+					int64_t micro;
+					if (o->gbs % (mbs * dp))
+						continue;
+					micro = o->gbs / (mbs * dp);
+					if (vpp > 1 && micro % pp)
+						continue;
+					memset(&x, 0, sizeof(x));
+					x.tp = tp;
+					x.cp = cp;
+					x.pp = pp;
+					x.vpp = vpp;
+					x.dp = dp;
+					x.ep = ep;
+					x.etp = etp;
+					x.mbs = mbs;
+					x.micro = micro;
+					x.uneven = m->layers % (pp * vpp) != 0;
+					if ((rc = try_layout(s, &x, err)))
+						return rc;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static int enumerate(struct search *s, struct ts_err *err)
+{
+	const struct ts_model *m = s->m;
+	const struct ts_plan_opts *o = s->o;
+	int64_t max_tp = o->max_tp > 0 ? o->max_tp : o->gpus_per_node;
+	int rc;
+
+	for (int64_t tp = 1; tp <= max_tp && tp <= o->gpus; tp++) {
+		if (o->gpus % tp || m->heads % tp || (!m->mla && m->kv_heads % tp))
+			continue;
+		if (tp > 1 && (o->seq % tp))
+			continue;
+		for (int64_t cp = 1; cp <= 64 && tp * cp <= o->gpus; cp *= 2) {
+			if (o->gpus % (tp * cp) || (cp > 1 && (o->seq % (2 * cp) || o->seq / cp < 1024)))
+				continue;
+			if (tp > 1 && (o->seq / cp) % tp)
+				continue;
+			for (int64_t pp = 1; pp <= m->layers && pp <= 64; pp++) {
+				if (o->gpus % (tp * cp * pp))
+					continue;
+				if ((rc = enumerate_inner(s, tp, cp, pp, err)))
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ rules */
+
+int64_t ts_plan_mp(const struct ts_plan_layout *x)
+{
+	int64_t a = x->tp * x->cp * x->pp, e = x->etp * x->ep * x->pp;
+	return a > e ? a : e;
+}
+
+static int64_t attn_mp(const struct ts_plan_layout *x)
+{
+	return x->tp * x->cp * x->pp;
+}
+
+static void sieve(struct ts_plan *p)
+{
+	int64_t best;
+	int any;
+
+	for (size_t i = 0; i < p->n; i++) {
+		p->v[i].eliminated_by = p->v[i].fits ? TS_RULE_NONE : TS_RULE_FIT;
+		p->fitting += p->v[i].fits != 0;
+	}
+#define ALIVE(x) ((x)->eliminated_by == TS_RULE_NONE)
+	/* offload last */
+	any = 0;
+	for (size_t i = 0; i < p->n; i++)
+		any |= ALIVE(&p->v[i]) && p->v[i].offload == 0;
+	if (any) {
+		for (size_t i = 0; i < p->n; i++)
+			if (ALIVE(&p->v[i]) && p->v[i].offload)
+				p->v[i].eliminated_by = TS_RULE_OFFLOAD_LAST;
+	} else if (p->fitting) {
+		p->waived |= 1 << TS_RULE_OFFLOAD_LAST;
+	}
+	/* smallest model parallelism */
+	best = INT64_MAX;
+	for (size_t i = 0; i < p->n; i++)
+		if (ALIVE(&p->v[i]) && ts_plan_mp(&p->v[i]) < best)
+			best = ts_plan_mp(&p->v[i]);
+	for (size_t i = 0; i < p->n; i++)
+		if (ALIVE(&p->v[i]) && ts_plan_mp(&p->v[i]) > best)
+			p->v[i].eliminated_by = TS_RULE_MIN_MP;
+	if (best == INT64_MAX)
+		best = 0;
+	p->min_mp = best;
+	/* selective before full */
+	best = INT64_MAX;
+	for (size_t i = 0; i < p->n; i++)
+		if (ALIVE(&p->v[i]) && ts_plan_rc_level(&p->v[i]) < best)
+			best = ts_plan_rc_level(&p->v[i]);
+	for (size_t i = 0; i < p->n; i++)
+		if (ALIVE(&p->v[i]) && ts_plan_rc_level(&p->v[i]) > best)
+			p->v[i].eliminated_by = TS_RULE_SELECTIVE_FIRST;
+	if (best == INT64_MAX)
+		best = 0;
+	p->min_rc_level = (int)best;
+	/* maximise DP */
+	best = INT64_MAX;
+	for (size_t i = 0; i < p->n; i++)
+		if (ALIVE(&p->v[i]) && attn_mp(&p->v[i]) < best)
+			best = attn_mp(&p->v[i]);
+	for (size_t i = 0; i < p->n; i++)
+		if (ALIVE(&p->v[i]) && attn_mp(&p->v[i]) > best)
+			p->v[i].eliminated_by = TS_RULE_MAX_DP;
+	if (best == INT64_MAX)
+		best = 0;
+	p->min_attn_mp = best;
+	/* the Scale rules: drop violators when someone complies */
+	for (int r = TS_RULE_NODE; r <= TS_RULE_CP_LONG; r++) {
+		any = 0;
+		for (size_t i = 0; i < p->n; i++)
+			any |= ALIVE(&p->v[i]) && !(p->v[i].violations & (1 << r));
+		if (!any) {
+			for (size_t i = 0; i < p->n; i++)
+				if (ALIVE(&p->v[i])) {
+					p->waived |= 1 << r;
+					break;
+				}
+			continue;
+		}
+		for (size_t i = 0; i < p->n; i++)
+			if (ALIVE(&p->v[i]) && (p->v[i].violations & (1 << r)))
+				p->v[i].eliminated_by = r;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		p->survivors += ALIVE(&p->v[i]);
+#undef ALIVE
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_dbl(double a, double b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Survivors by step time; then those that lost to a later rule (nearer
+ * misses) by step time; then out-of-memory layouts by how much they miss. */
+static int cmp_layout(const void *pa, const void *pb)
+{
+	const struct ts_plan_layout *a = pa, *b = pb;
+	int ca = a->eliminated_by == TS_RULE_NONE ? 0 : a->eliminated_by == TS_RULE_FIT ? 2 : 1;
+	int cb = b->eliminated_by == TS_RULE_NONE ? 0 : b->eliminated_by == TS_RULE_FIT ? 2 : 1;
+	int c;
+
+	if (ca != cb)
+		return ca - cb;
+	if (ca == 1 && a->eliminated_by != b->eliminated_by)
+		return b->eliminated_by - a->eliminated_by;
+	if (ca == 2)
+		c = cmp_dbl(a->memory_bytes, b->memory_bytes);
+	else
+		c = cmp_dbl(a->step_s, b->step_s);
+	if (c)
+		return c;
+	if ((c = cmp_i64(ts_plan_mp(a), ts_plan_mp(b))) || (c = cmp_i64(a->tp, b->tp)) ||
+	    (c = cmp_i64(a->cp, b->cp)) || (c = cmp_i64(a->pp, b->pp)) ||
+	    (c = cmp_i64(a->vpp, b->vpp)) || (c = cmp_i64(a->ep, b->ep)) ||
+	    (c = cmp_i64(a->etp, b->etp)) || (c = cmp_i64(a->mbs, b->mbs)))
+		return c;
+	return a->option - b->option;
+}
+
+int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct ts_plan *p,
+		struct ts_err *err)
+{
+	struct search *s;
+	int rc;
+
+	if (o->gpus < 1 || o->gpus_per_node < 1 || o->seq < 1 || o->gbs < 1)
+		return ts_err_set(err, TS_EUSAGE, "plan: --gpus, --gpus-per-node, --seq and --gbs must be >= 1");
+	if (!o->enumerate_only && o->capacity_bytes <= 0)
+		return ts_err_set(err, TS_EUSAGE, "plan: the device memory is unknown (--gpu SKU or --gpu-mem GiB)");
+	if (!o->enumerate_only && !o->memory_only &&
+	    (o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0 || o->efficiency <= 0))
+		return ts_err_set(err, TS_EUSAGE, "plan: the step-time model needs the peak, the"
+				  " link bandwidths and an efficiency > 0");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ts_err_set(err, TS_ENOMEM, "plan: out of memory");
+	s->m = m;
+	s->o = o;
+	s->p = p;
+	s->nopt = ladder(m, s->opt);
+	{
+		/* EP candidates: divisors of E up to the world size, found in O(sqrt E) */
+		int64_t E = m->num_experts > 0 ? m->num_experts : 1, lo[128], hi[128];
+		int nlo = 0, nhi = 0;
+		for (int64_t d = 1; d * d <= E && nlo < 128 && nhi < 128; d++) {
+			if (E % d)
+				continue;
+			lo[nlo++] = d;
+			if (d != E / d)
+				hi[nhi++] = E / d;
+		}
+		for (int i = 0; i < nlo; i++)
+			if (lo[i] <= o->gpus)
+				s->ep[s->nep++] = lo[i];
+		for (int i = nhi - 1; i >= 0; i--)
+			if (hi[i] <= o->gpus)
+				s->ep[s->nep++] = hi[i];
+	}
+	p->noptions = s->nopt;
+	for (int i = 0; i < s->nopt; i++) {
+		p->opt_recompute[i] = s->opt[i].recompute;
+		p->opt_modules[i] = s->opt[i].modules;
+		p->opt_offload[i] = s->opt[i].offload;
+	}
+	rc = enumerate(s, err);
+	free(s);
+	if (rc)
+		return rc;
+	sieve(p);
+	if (p->n > 1)
+		qsort(p->v, p->n, sizeof(*p->v), cmp_layout);
+	for (size_t i = 0; i < p->n; i++)
+		p->v[i].rank = (int64_t)i + 1;
+	return 0;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# trainscope validate with a model config: a run built from the published
+# Qwen3-8B case V6 of expected/flops-cases.csv (16 GPUs, GBS 1024, seq 4096,
+# 25.07032 s per step, 512.70 TFLOP/s/GPU published) validates, TFLOP/s
+# check included; the same run logging 3 % more TFLOP/s fails that check;
+# a declared window containing a NaN step fails loss health.
+set -u
+TS=${TS:-build/trainscope}
+DATA=${DATA:-../shared/data}
+csv=$DATA/expected/flops-cases.csv
+[ -f "$csv" ] && [ -f "$DATA/models/qwen3-8b.json" ] || { echo "shared data not found"; exit 77; }
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+row=$(grep '^V6,' "$csv")
+IFS=, read -r _ _ gpus _ _ tp _ _ _ _ _ gbs seq step_s _ pub_tflops _ <<<"$row"
+for name in ok high nan; do
+	mkdir -p "$tmp/$name"
+	cp "$DATA/models/qwen3-8b.json" "$tmp/$name/config.json"
+	SOURCE_DATE_EPOCH=1700000000 "$TS" contract capture --no-probe --set model=qwen3-8b \
+		--set seq_length="$seq" --set global_batch_size="$gbs" --set device_count="$gpus" \
+		--set tp="$tp" --set steady_window=11-60 -o "$tmp/$name/contract.json"
+done
+python3 - "$tmp" "$step_s" "$pub_tflops" <<'PY'
+import json, sys
+d, step_s, tflops = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+for name, scale, nan_at in (("ok", 1.0, 0), ("high", 1.03, 0), ("nan", 1.0, 30)):
+    with open(f"{d}/{name}/metrics.jsonl", "w") as f:
+        for i in range(1, 61):
+            loss = "NaN" if i == nan_at else repr(12.0 - 0.01 * i)
+            f.write('{"iteration": %d, "step_ms": %r, "tflops": %r, "lm_loss": %s, "grad_norm": 1.0}\n'
+                    % (i, step_s * 1000, tflops * scale, loss))
+PY
+"$TS" validate --json "$tmp/ok" >"$tmp/ok.json"; rc=$?
+[ $rc = 0 ] || { bad "V6 run: exit $rc, want 0"; cat "$tmp/ok.json"; }
+grep -A2 '"name": "tflops"' "$tmp/ok.json" | grep -q '"status": "pass"' || bad "V6 tflops not pass"
+grep -A2 '"name": "window"' "$tmp/ok.json" | grep -q '"status": "pass"' || bad "declared window not pass"
+"$TS" validate --json "$tmp/high" >"$tmp/high.json"; rc=$?
+[ $rc = 1 ] || bad "3 % high TFLOP/s: exit $rc, want 1"
+grep -A2 '"name": "tflops"' "$tmp/high.json" | grep -q '"status": "fail"' || bad "3 % high not failed"
+"$TS" validate --json "$tmp/nan" >"$tmp/nan.json"; rc=$?
+[ $rc = 1 ] || bad "NaN run: exit $rc, want 1"
+grep -A2 '"name": "skipped_nan"' "$tmp/nan.json" | grep -q '"status": "fail"' || bad "NaN not failed"
+exit $fail

@@ -1,0 +1,613 @@
+/*
+ * Unit tests for src/logs/logparse.c. Expected values are read off the
+ * shared log files by eye (quoted in the comments), or taken from the
+ * runs' ground_truth.json, which the test reads with the JSON tokenizer
+ * (not the code under test).
+ */
+#include <stdlib.h>
+#include "harness.h"
+#include "trainscope/json.h"
+#include "trainscope/logs.h"
+
+#define MiB 1048576.0
+
+static int read_file(struct ts_steplog *log, const char *path)
+{
+	struct ts_err err;
+
+	ts_steplog_init(log);
+	ts_err_init(&err);
+	return ts_steplog_read(log, path, &err);
+}
+
+static int read_text(struct ts_steplog *log, const char *text, struct ts_err *err)
+{
+	ts_steplog_init(log);
+	ts_err_init(err);
+	return ts_steplog_read_mem(log, text, strlen(text), "t.log", err);
+}
+
+static const struct ts_step *find_iter(const struct ts_steplog *log, int64_t it, int rank)
+{
+	for (size_t i = 0; i < log->steps.n; i++)
+		if (log->steps.v[i].iteration == it && log->steps.v[i].rank == rank)
+			return &log->steps.v[i];
+	return NULL;
+}
+
+static size_t count_notes(const struct ts_steplog *log, int kind)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < log->notes.n; i++)
+		k += log->notes.v[i].kind == kind;
+	return k;
+}
+
+static double extra(const struct ts_steplog *log, const struct ts_step *s, const char *name)
+{
+	for (uint32_t k = 0; k < s->extra_n; k++) {
+		const struct ts_step_extra *e = &log->extras.v[s->extra_first + k];
+
+		if (strcmp(ts_steplog_name(log, e->name), name) == 0)
+			return e->value;
+	}
+	return NAN;
+}
+
+TEST(logs_megatron_legacy_2020_all_skipped)
+{
+	/* " iteration        5/  120000 | elapsed time per iteration (ms): 16491.5 |
+	 *   learning rate: 0.000E+00 | loss scale: 268435456.0 | number of skipped
+	 *   iterations:   5 | number of nan iterations:   0 |" - no loss printed.
+	 * "after 5 iterations memory (MB) | allocated: 10250.5693359375 | max
+	 *  allocated: 12606.06201171875 | reserved: 17482.0 | max reserved: 17482.0" */
+	DATA_OR_SKIP(path, "logs/megatron-lm_issue60_legacy_2020.log");
+	struct ts_steplog log;
+	const struct ts_step *s;
+
+	REQUIRE(read_file(&log, path) == 0);
+	CHECK_I64(log.format, TS_LOG_MEGATRON);
+	CHECK_I64(log.steps.n, 2);
+	s = find_iter(&log, 5, -1);
+	REQUIRE(s);
+	CHECK_I64(s->train_iters, 120000);
+	CHECK_I64(s->step_ns, 16491500000LL);
+	CHECK_NEAR(s->lr, 0, 0);
+	CHECK_NEAR(s->loss_scale, 268435456.0, 0);
+	CHECK_I64(s->skipped, 5);
+	CHECK_I64(s->nan_iters, 0);
+	CHECK(isnan(s->loss));
+	CHECK(s->flags & TS_STEP_NO_LOSS);
+	CHECK(!(s->flags & TS_STEP_LOSS_NONFINITE));
+	s = find_iter(&log, 10, -1);
+	REQUIRE(s);
+	CHECK_I64(s->step_ns, 1993900000LL);
+	CHECK_NEAR(s->loss_scale, 8388608.0, 0);
+	REQUIRE(log.mem.n == 1);
+	CHECK_I64(log.mem.v[0].rank, -1);
+	CHECK_I64(log.mem.v[0].iteration, 5);
+	CHECK_NEAR(log.mem.v[0].alloc, 10250.5693359375 * MiB, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_alloc, 12606.06201171875 * MiB, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_reserved, 17482.0 * MiB, 1e-3);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_bridge_wrapped_paste_is_joined)
+{
+	/* The PR #841 paste is hard-wrapped at ~85 columns: "global batch" /
+	 * "size:   512" lost a space, "number of s" / "kipped iterations" split a
+	 * word, "max alloca" / "ted: 12712.43603515625" split the memory line.
+	 * Values as printed: iteration 10: 13212.7 ms, lr 3.000000E-04, lm loss
+	 * 4.474437E+00, grad norm 0.704; iteration 20: 14260.3 ms, lr
+	 * 2.604594E-04, lm loss 8.797448E-02, grad norm 0.170, preceded by
+	 * "Step Time : 14.26s GPU utilization: 58.2TFLOP/s/GPU". The final
+	 * Step Time line (line 19) has no iteration line after it. */
+	DATA_OR_SKIP(path, "logs/megatron-bridge_pr841_profiling_wrapped.log");
+	struct ts_steplog log;
+	const struct ts_step *s;
+
+	REQUIRE(read_file(&log, path) == 0);
+	CHECK(log.formats & (1u << TS_LOG_BRIDGE));
+	CHECK_I64(log.steps.n, 2);
+	CHECK_I64(log.joined, 3);
+	CHECK_I64(log.broken, 0);
+	CHECK_I64(count_notes(&log, TS_NOTE_JOINED), 3);
+	CHECK_I64(count_notes(&log, TS_NOTE_UNATTACHED), 1);
+	s = find_iter(&log, 10, -1);
+	REQUIRE(s);
+	CHECK(s->flags & TS_STEP_JOINED);
+	CHECK_I64(s->line, 1);
+	CHECK_I64(s->train_iters, 50);
+	CHECK_I64(s->consumed_samples, 5120);
+	CHECK_I64(s->step_ns, 13212700000LL);
+	CHECK_REL(s->lr, 3.0e-4, 1e-12);
+	CHECK_I64(s->global_batch, 512);
+	CHECK_REL(s->loss, 4.474437, 1e-12);
+	CHECK_NEAR(s->loss_scale, 1.0, 0);
+	CHECK_NEAR(s->grad_norm, 0.704, 1e-12);
+	CHECK_I64(s->skipped, 0);
+	CHECK_I64(s->nan_iters, 0);
+	s = find_iter(&log, 20, -1);
+	REQUIRE(s);
+	CHECK_I64(s->step_ns, 14260300000LL);
+	CHECK_REL(s->lr, 2.604594e-4, 1e-12);
+	CHECK_REL(s->loss, 8.797448e-2, 1e-12);
+	CHECK_NEAR(s->grad_norm, 0.170, 1e-12);
+	CHECK_NEAR(s->tflops, 58.2, 1e-12);
+	REQUIRE(log.mem.n == 1);
+	CHECK_I64(log.mem.v[0].rank, 0);
+	CHECK_I64(log.mem.v[0].iteration, 10);
+	CHECK_NEAR(log.mem.v[0].alloc, 11908.05029296875 * MiB, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_alloc, 12712.43603515625 * MiB, 1e-3);
+	CHECK_NEAR(log.mem.v[0].reserved, 12954.0 * MiB, 1e-3);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_bridge_step_time_line_alone)
+{
+	/* "Step Time : 12.78s GPU utilization: 528.1 TFLOP/s/GPU" */
+	DATA_OR_SKIP(path, "logs/megatron-bridge_pr388_steptime.log");
+	struct ts_steplog log;
+
+	REQUIRE(read_file(&log, path) == 0);
+	CHECK_I64(log.format, TS_LOG_BRIDGE);
+	REQUIRE(log.steps.n == 1);
+	CHECK_I64(log.steps.v[0].step_ns, 12780000000LL);
+	CHECK_NEAR(log.steps.v[0].tflops, 528.1, 1e-12);
+	CHECK(log.steps.v[0].flags & TS_STEP_ORDINAL);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_nemo2_lightning_line)
+{
+	/* " 0: Training epoch 0, iteration 8/29 | lr: 5.389e-06 | global_batch_size:
+	 *  512 | global_step: 8 | max_memory_reserved: 57466159104 |
+	 *  max_memory_allocated: 53930270720 | reduced_train_loss: 10.22 |
+	 *  train_step_timing in s: 27.01 | consumed_samples: 4608 |
+	 *  TFLOPS_per_GPU: 48.58"; iteration 11: reserved 57675874304, loss 9.924,
+	 *  26.93 s, 85.8 TFLOP/s. Blank " 0: " lines in between. */
+	DATA_OR_SKIP(path, "logs/nemo2_issue14850_qwen3_30b_a3b.log");
+	struct ts_steplog log;
+	const struct ts_step *s;
+
+	REQUIRE(read_file(&log, path) == 0);
+	CHECK_I64(log.format, TS_LOG_NEMO2);
+	CHECK_I64(log.steps.n, 4);
+	s = find_iter(&log, 8, 0);
+	REQUIRE(s);
+	CHECK_I64(s->train_iters, 29);
+	CHECK_REL(s->lr, 5.389e-06, 1e-12);
+	CHECK_I64(s->global_batch, 512);
+	CHECK_NEAR(s->mem_max_reserved_bytes, 57466159104.0, 0);
+	CHECK_NEAR(s->mem_max_alloc_bytes, 53930270720.0, 0);
+	CHECK_NEAR(s->loss, 10.22, 1e-12);
+	CHECK_I64(s->step_ns, 27010000000LL);
+	CHECK_I64(s->consumed_samples, 4608);
+	CHECK_NEAR(s->tflops, 48.58, 1e-12);
+	s = find_iter(&log, 11, 0);
+	REQUIRE(s);
+	CHECK_NEAR(s->mem_max_reserved_bytes, 57675874304.0, 0);
+	CHECK_NEAR(s->loss, 9.924, 1e-12);
+	CHECK_I64(s->step_ns, 26930000000LL);
+	CHECK_NEAR(s->tflops, 85.8, 1e-12);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_hf_trainer_dicts)
+{
+	/* first: {'loss': 2.119, 'grad_norm': 37.657958984375, 'learning_rate':
+	 * 4.5833333333333334e-05, 'epoch': 0.25}; last: {'loss': 1.1649,
+	 * 'grad_norm': 11.211311340332031, 'learning_rate': 2.5e-05, 'epoch': 1.5} */
+	DATA_OR_SKIP(path, "logs/hf_trainer_transformers_pr35207.log");
+	struct ts_steplog log;
+
+	REQUIRE(read_file(&log, path) == 0);
+	CHECK_I64(log.format, TS_LOG_HF);
+	REQUIRE(log.steps.n == 6);
+	CHECK_I64(log.steps.v[0].iteration, 1);
+	CHECK(log.steps.v[0].flags & TS_STEP_ORDINAL);
+	CHECK_NEAR(log.steps.v[0].loss, 2.119, 1e-12);
+	CHECK_NEAR(log.steps.v[0].grad_norm, 37.657958984375, 1e-12);
+	CHECK_REL(log.steps.v[0].lr, 4.5833333333333334e-05, 1e-15);
+	CHECK_I64(log.steps.v[0].step_ns, TS_NO_INT);
+	CHECK_NEAR(log.steps.v[5].loss, 1.1649, 1e-12);
+	CHECK_NEAR(log.steps.v[5].grad_norm, 11.211311340332031, 1e-12);
+	CHECK_REL(log.steps.v[5].lr, 2.5e-05, 1e-15);
+	ts_steplog_release(&log);
+}
+
+/* ------------------------------------------ cpu runs vs ground_truth.json */
+
+struct gt_rec {
+	int64_t iteration;
+	int rank;
+	double step_ms, logged_ms, loss, grad_norm, max_rss_mb;
+};
+
+/* Read every rank's records from ground_truth.json (test helper). */
+static size_t read_gt(const char *path, struct gt_rec *out, size_t cap)
+{
+	struct ts_input in;
+	struct ts_json j;
+	struct ts_err err;
+	size_t n = 0;
+	int tok, depth_rec = -1, rank = -1;
+	const char *key = NULL;
+	size_t keyn = 0;
+	struct gt_rec cur;
+
+	ts_err_init(&err);
+	if (ts_input_open(&in, path, &err))
+		return 0;
+	ts_json_init_input(&j, &in, TS_JSON_ALLOW_NAN);
+	memset(&cur, 0, sizeof(cur));
+	while ((tok = ts_json_next(&j, &err)) > 0) {
+		if (tok == TS_JSON_KEY) {
+			key = j.s;
+			keyn = j.n;
+			if (keyn == 7 && !memcmp(key, "records", 7))
+				depth_rec = j.depth + 1;
+			continue;
+		}
+		if (tok == TS_JSON_OBJ && j.depth == depth_rec + 1) {
+			memset(&cur, 0, sizeof(cur));
+			cur.rank = rank;
+			cur.loss = cur.grad_norm = NAN;
+		} else if (tok == TS_JSON_OBJ_END && j.depth == depth_rec) {
+			if (n < cap)
+				out[n++] = cur;
+		} else if (tok == TS_JSON_ARR_END && j.depth == depth_rec - 1) {
+			depth_rec = -1;
+		} else if (tok == TS_JSON_NUM && key) {
+			double v;
+
+			ts_num_f64(j.s, j.n, &v);
+			if (depth_rec < 0 && keyn == 4 && !memcmp(key, "rank", 4) && j.depth == 3)
+				rank = (int)v;
+			else if (depth_rec >= 0 && j.depth == depth_rec + 1) {
+#define GT(name, field) if (keyn == sizeof(name) - 1 && !memcmp(key, name, keyn)) cur.field = v
+				GT("iteration", iteration);
+				GT("step_ms", step_ms);
+				GT("logged_elapsed_ms", logged_ms);
+				GT("lm_loss", loss);
+				GT("grad_norm", grad_norm);
+				GT("max_rss_mb", max_rss_mb);
+#undef GT
+			}
+		}
+	}
+	ts_json_release(&j);
+	ts_input_release(&in);
+	return n;
+}
+
+static void check_run(const char *run, int ranks, int iters)
+{
+	char rel[256];
+	const char *path;
+	struct gt_rec *gt = calloc(512, sizeof(*gt));
+	size_t ngt, bad = 0;
+	struct ts_steplog log;
+
+	REQUIRE(gt);
+	snprintf(rel, sizeof(rel), "traces/cpu/%s/ground_truth.json", run);
+	path = test_data(rel);
+	if (!path) {
+		free(gt);
+		return;
+	}
+	ngt = read_gt(path, gt, 512);
+	CHECK_I64(ngt, (size_t)(ranks * iters));
+	/* stdout.log: the last rank's Megatron lines (print_rank_last), elapsed
+	 * time printed %.1f of
+	 * logged_elapsed_ms, lm loss %.6E of lm_loss, grad norm %.3f. */
+	snprintf(rel, sizeof(rel), "traces/cpu/%s/stdout.log", run);
+	REQUIRE(read_file(&log, test_data(rel)) == 0);
+	CHECK_I64(log.steps.n, iters);
+	CHECK_I64(log.format, TS_LOG_MEGATRON);
+	for (size_t i = 0; i < ngt; i++) {
+		const struct ts_step *s = find_iter(&log, gt[i].iteration, -1);
+
+		if (gt[i].rank != ranks - 1)
+			continue;
+		if (!s || fabs((double)s->step_ns / 1e6 - gt[i].logged_ms) > 0.0501 ||
+		    fabs(s->loss - gt[i].loss) > 5e-6 * gt[i].loss ||
+		    fabs(s->grad_norm - gt[i].grad_norm) > 0.0005001)
+			bad++;
+	}
+	CHECK_I64(bad, 0);
+	ts_steplog_release(&log);
+	/* metrics_rank<R>.jsonl: the same records exactly. */
+	ts_steplog_init(&log);
+	for (int r = 0; r < ranks; r++) {
+		struct ts_err err;
+
+		snprintf(rel, sizeof(rel), "traces/cpu/%s/metrics_rank%d.jsonl", run, r);
+		ts_err_init(&err);
+		REQUIRE(ts_steplog_read(&log, test_data(rel), &err) == 0);
+	}
+	CHECK_I64(log.format, TS_LOG_JSONL);
+	CHECK_I64(log.steps.n, (size_t)(ranks * iters));
+	bad = 0;
+	for (size_t i = 0; i < ngt; i++) {
+		const struct ts_step *s = find_iter(&log, gt[i].iteration, gt[i].rank);
+
+		if (!s || llabs(s->step_ns - (int64_t)llround(gt[i].step_ms * 1e6)) > 0 ||
+		    s->loss != gt[i].loss || s->grad_norm != gt[i].grad_norm ||
+		    fabs(s->overhead_ns - (gt[i].logged_ms - gt[i].step_ms) * 1e6) > 1 ||
+		    fabs(s->rss_max_bytes - gt[i].max_rss_mb * MiB) > 1e-3)
+			bad++;
+	}
+	CHECK_I64(bad, 0);
+	ts_steplog_release(&log);
+	free(gt);
+}
+
+TEST(logs_cpu_a_dense) { check_run("a_dense", 1, 60); }
+TEST(logs_cpu_a_dense_legacy113) { check_run("a_dense_legacy113", 1, 60); }
+TEST(logs_cpu_b_moe) { check_run("b_moe", 1, 40); }
+TEST(logs_cpu_c_ddp2) { check_run("c_ddp2", 2, 40); }
+TEST(logs_cpu_d_stall) { check_run("d_stall", 1, 60); }
+TEST(logs_cpu_e_straggler) { check_run("e_straggler", 2, 40); }
+
+TEST(logs_b_moe_aux_loss_and_timestamp_prefix)
+{
+	/* " [2026-11-29 17:40:23] iteration        1/      40 | ... lm loss:
+	 * 7.661906E+00 | load_balancing_loss: 4.013003E+00 | ..." */
+	DATA_OR_SKIP(path, "traces/cpu/b_moe/stdout.log");
+	struct ts_steplog log;
+	const struct ts_step *s;
+
+	REQUIRE(read_file(&log, path) == 0);
+	s = find_iter(&log, 1, -1);
+	REQUIRE(s);
+	CHECK_REL(s->loss, 7.661906, 1e-12);
+	CHECK_REL(extra(&log, s, "load_balancing_loss"), 4.013003, 1e-12);
+	s = find_iter(&log, 40, -1);
+	REQUIRE(s);
+	CHECK_REL(extra(&log, s, "load_balancing_loss"), 4.003063, 1e-12);
+	ts_steplog_release(&log);
+}
+
+/* ------------------------------------------------- synthetic dialects */
+
+TEST(logs_primus_ansi_rank_prefix_cur_avg)
+{
+	/* Primus prints Megatron fields as cur/avg pairs behind a coloured
+	 * "[time][rank-i/N][INFO ] [---trainer.py:L] :" prefix. */
+	const char *text =
+		"\x1b[32m[20260701 10:00:00][rank-7/8][INFO ] [--------trainer.py:1700] :\x1b[0m "
+		"iteration      100/    1000 | consumed samples:        51200 | elapsed time "
+		"per iteration (ms): 5200.5/5300.1 | throughput per GPU (TFLOP/s/GPU): "
+		"410.2/400.0 | tokens per GPU (tokens/s/GPU): 12345.6/12000.0 | learning rate: "
+		"3.000000E-04 | global batch size:   512 | lm loss: 2.345678E+00 | loss scale: "
+		"1.0 | grad norm: 0.250 | hip mem usage/free/total/usage_ratio: "
+		"150.00GB/42.00GB/192.00GB/78.12% | number of skipped iterations:   0 | number "
+		"of nan iterations:   0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+	const struct ts_step *s;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_PRIMUS);
+	REQUIRE(log.steps.n == 1);
+	s = &log.steps.v[0];
+	CHECK_I64(s->rank, 7);
+	CHECK_I64(s->iteration, 100);
+	CHECK_I64(s->step_ns, 5200500000LL);   /* the current value, not the average */
+	CHECK_NEAR(s->tflops, 410.2, 1e-12);
+	CHECK_NEAR(s->tokens_per_s_gpu, 12345.6, 1e-9);
+	CHECK_NEAR(s->mem_reserved_bytes, 150.0 * 1024 * 1024 * 1024, 1);
+	CHECK_REL(s->loss, 2.345678, 1e-12);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_mt_megatron_nan_and_prefixes)
+{
+	/* MT-MegatronLM (2024 grammar, decoupled lr, num zeros %.1f) behind a
+	 * torchrun "[rank3]:" prefix; then a NaN loss interval behind srun "3: ". */
+	const char *text =
+		"[rank3]: [2024-10-01 12:00:00] iteration       10/     100 | consumed samples:"
+		"          640 | elapsed time per iteration (ms): 812.3 | learning rate: 1.000000E-04"
+		" | decoupled learning rate: 2.000000E-04 | global batch size:    64 | lm loss: "
+		"6.543210E+00 | loss scale: 4096.0 | grad norm: 1.234 | num zeros: 12.0 | params "
+		"norm: 345.678 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+		"unrelated line from another library\n"
+		"3:  [2024-10-01 12:00:08] iteration       20/     100 | consumed samples:"
+		"         1280 | elapsed time per iteration (ms): 799.0 | learning rate: 1.000000E-04"
+		" | global batch size:    64 | lm loss: NAN | loss scale: 2048.0 | number of "
+		"skipped iterations:   1 | number of nan iterations:   1 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+	const struct ts_step *s;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 2);
+	s = &log.steps.v[0];
+	CHECK_I64(s->rank, 3);
+	CHECK_I64(s->step_ns, 812300000LL);
+	CHECK_NEAR(s->num_zeros, 12.0, 0);
+	CHECK_NEAR(s->params_norm, 345.678, 1e-12);
+	CHECK_REL(s->lr, 1e-4, 1e-12);
+	s = &log.steps.v[1];
+	CHECK_I64(s->rank, 3);
+	CHECK(isnan(s->loss));
+	CHECK(s->flags & TS_STEP_LOSS_NONFINITE);
+	CHECK_I64(s->nan_iters, 1);
+	CHECK_I64(s->skipped, 1);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_cut_mid_line_is_not_misparsed)
+{
+	/* The log ends inside "lm loss: 4.12": the record lacks its NaN counter
+	 * and the final field has no terminator, so it is dropped and noted. */
+	const char *text =
+		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | lm loss: "
+		"4.500000E+00 | loss scale: 1.0 | number of skipped iterations:   0 | number of "
+		"nan iterations:   0 |\n"
+		" iteration        2/      10 | elapsed time per iteration (ms): 90.0 | lm loss: 4.12";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.steps.n, 1);
+	CHECK_I64(log.broken, 1);
+	CHECK_I64(count_notes(&log, TS_NOTE_BROKEN), 1);
+	CHECK_I64(log.notes.v[0].line, 2);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_unjoinable_wrap_is_reported)
+{
+	/* A wrapped record whose continuation is garbage never completes. */
+	const char *text =
+		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | lm\n"
+		"zzz qqq\n"
+		" iteration        2/      10 | elapsed time per iteration (ms): 90.0 | lm loss: "
+		"4.000000E+00 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.steps.n, 1);
+	CHECK_I64(log.steps.v[0].iteration, 2);
+	CHECK_I64(log.broken, 1);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_jsonl_nan_infinity_seconds_bucket)
+{
+	/* Bare NaN/Infinity, step time in seconds, a seq_len bucket, a
+	 * malformed line in the middle and a cut last line. */
+	const char *text =
+		"{\"step\": 1, \"step_time\": 1.5, \"loss\": 3.25, \"seq_len\": 4096}\n"
+		"{\"step\": 2, \"step_time\": 1.25, \"loss\": NaN, \"grad_norm\": Infinity, "
+		"\"seq_len\": 8192, \"nested\": {\"a\": [1, 2]}}\n"
+		"{\"step\": 3, \"step_time\": oops}\n"
+		"{\"step\": 4, \"step_time\": 1.0, \"loss\": 3.0, \"seq_len\": 4096}\n"
+		"{\"step\": 5, \"step_ti";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_JSONL);
+	REQUIRE(log.steps.n == 3);
+	CHECK_I64(log.steps.v[0].step_ns, 1500000000LL);
+	CHECK_I64(log.steps.v[0].bucket, 4096);
+	CHECK(isnan(log.steps.v[1].loss));
+	CHECK(log.steps.v[1].flags & TS_STEP_LOSS_NONFINITE);
+	CHECK(isinf(log.steps.v[1].grad_norm));
+	CHECK_I64(log.steps.v[1].bucket, 8192);
+	CHECK_I64(log.steps.v[2].iteration, 4);
+	CHECK_I64(count_notes(&log, TS_NOTE_BAD_JSON), 1);
+	CHECK_I64(count_notes(&log, TS_NOTE_TRUNCATED), 1);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_hf_summary_and_eval)
+{
+	/* An eval dict marks the next step; the final dict is the run summary. */
+	const char *text =
+		"{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.5}\n"
+		"{'eval_loss': 2.4, 'eval_runtime': 3.0, 'epoch': 0.5}\n"
+		"{'loss': 2.25, 'grad_norm': 0.9, 'learning_rate': 1e-05, 'epoch': 1.0}\n"
+		"{'train_runtime': 120.5, 'train_samples_per_second': 10.0, "
+		"'train_steps_per_second': 2.5, 'train_loss': 2.4, 'epoch': 1.0}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 2);
+	CHECK(!(log.steps.v[0].flags & TS_STEP_AFTER_EVAL));
+	CHECK(log.steps.v[1].flags & TS_STEP_AFTER_EVAL);
+	CHECK_I64(log.steps.v[1].iteration, 2);
+	CHECK_NEAR(log.hf_train_runtime_s, 120.5, 0);
+	CHECK_NEAR(log.hf_steps_per_s, 2.5, 0);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_no_records_is_a_parse_error)
+{
+	struct ts_steplog log;
+	struct ts_err err;
+
+	CHECK_I64(read_text(&log, "hello\nworld\n", &err), TS_EPARSE);
+	CHECK(strstr(err.msg, "no step records") != NULL);
+	CHECK_STR(err.path, "t.log");
+	ts_steplog_release(&log);
+}
+
+TEST(logs_theoretical_memory_and_markers)
+{
+	const char *text =
+		"Number of parameters in transformer block in billions:  6.44\n"
+		"Number of parameters in most loaded shard in billions: 0.8054\n"
+		"Theoretical memory footprints: weight and optimizer=1234.56 MB, activation=789.00 "
+		"MB, total=2023.56 MB\n"
+		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | energy per "
+		"GPU (J/iter/GPU): 123.4 | power per GPU (W/GPU): 456.7 | lm loss: "
+		"4.0E+00 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+		"saving checkpoint at iteration       1 to /ckpt\n"
+		" iteration        2/      10 | elapsed time per iteration (ms): 900.0 | lm loss: "
+		"3.9E+00 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_NEAR(log.theo_weight_opt_mb, 1234.56, 1e-9);
+	CHECK_NEAR(log.theo_activation_mb, 789.0, 1e-9);
+	CHECK_NEAR(log.theo_total_mb, 2023.56, 1e-9);
+	CHECK_NEAR(log.theo_params_b, 6.44, 1e-12);
+	CHECK_NEAR(log.theo_params_shard_b, 0.8054, 1e-12);
+	REQUIRE(log.steps.n == 2);
+	CHECK_NEAR(log.steps.v[0].energy_j, 123.4, 1e-12);
+	CHECK_NEAR(log.steps.v[0].power_w, 456.7, 1e-12);
+	CHECK(!(log.steps.v[0].flags & TS_STEP_AFTER_CHECKPOINT));
+	CHECK(log.steps.v[1].flags & TS_STEP_AFTER_CHECKPOINT);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_jsonl_out_of_range_counts_are_unknown)
+{
+	/* Counts that no int64 holds (found by fuzz_logs) read as unknown. */
+	const char *text =
+		"{\"iteration\": 1, \"step_ms\": 5, \"nan\": 1e121, \"tokens\": -1e300, "
+		"\"skipped\": 1e19}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 1);
+	CHECK_I64(log.steps.v[0].nan_iters, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].tokens, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].skipped, TS_NO_INT);
+	CHECK_I64(log.steps.v[0].step_ns, 5000000);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_bridge_gb_memory_line)
+{
+	/* Bridge's GB line (GB = 1e9, note the upstream typo "retires"). */
+	const char *text =
+		"[Rank 3] (after 10 iterations) memory (GB) | mem-allocated-gigabytes: 12.345 | "
+		"mem-active-gigabytes: 12.345 | mem-inactive-gigabytes: 0.5 | "
+		"mem-reserved-gigabytes: 25.0 | mem-max-allocated-gigabytes: 20.5 | "
+		"mem-max-active-gigabytes: 20.5 | mem-max-inactive-gigabytes: 1.0 | "
+		"mem-max-reserved-gigabytes: 30.25 | mem-alloc-retires: 0 | "
+		"mem-allocated-count: 12345\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK(log.formats & (1u << TS_LOG_BRIDGE));
+	REQUIRE(log.mem.n == 1);
+	CHECK_I64(log.mem.v[0].rank, 3);
+	CHECK_I64(log.mem.v[0].iteration, 10);
+	CHECK_NEAR(log.mem.v[0].alloc, 12.345e9, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_alloc, 20.5e9, 1e-3);
+	CHECK_NEAR(log.mem.v[0].reserved, 25.0e9, 1e-3);
+	CHECK_NEAR(log.mem.v[0].max_reserved, 30.25e9, 1e-3);
+	ts_steplog_release(&log);
+}

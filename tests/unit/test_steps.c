@@ -1,0 +1,371 @@
+/*
+ * Unit tests for src/logs/steps.c: the analysis on the shared CPU runs
+ * (expected values from their ground_truth.json facts and README.txt) and
+ * on constructed series whose answer follows from the construction.
+ */
+#include <stdlib.h>
+#include "harness.h"
+#include "trainscope/logs.h"
+#include "trainscope/steps.h"
+
+static int analyze_paths(const char *const *rel, int n, const struct ts_steps_opts *o,
+			 struct ts_steps_report *r)
+{
+	struct ts_steplog log;
+	struct ts_err err;
+	int rc = 0;
+
+	ts_steplog_init(&log);
+	ts_err_init(&err);
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < n && !rc; i++) {
+		const char *p = test_data(rel[i]);
+
+		if (!p) {
+			ts_steplog_release(&log);
+			return 1;
+		}
+		rc = ts_steplog_read(&log, p, &err);
+	}
+	if (!rc)
+		rc = ts_steps_analyze(&log, o, r, &err);
+	ts_steplog_release(&log);
+	return rc;
+}
+
+static int analyze_text(const char *text, const struct ts_steps_opts *o,
+			struct ts_steps_report *r, struct ts_err *err)
+{
+	struct ts_steplog log;
+	int rc;
+
+	ts_steplog_init(&log);
+	ts_err_init(err);
+	memset(r, 0, sizeof(*r));
+	rc = ts_steplog_read_mem(&log, text, strlen(text), "t.jsonl", err);
+	if (!rc)
+		rc = ts_steps_analyze(&log, o, r, err);
+	ts_steplog_release(&log);
+	return rc;
+}
+
+static size_t count_reason(const struct ts_steps_report *r, int reason)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->noutliers; i++)
+		k += r->outliers[i].reason == reason;
+	return k;
+}
+
+/* README.txt: d_stall sleeps 300 ms in the data loader on iterations 7, 14,
+ * ..., 56. Both the log and the JSONL must show a period-7 stall at phase 0
+ * (iteration mod 7), and every step called periodic must be one of them. */
+static void check_d_stall(const char *rel)
+{
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	const char *paths[1] = { rel };
+	size_t periodic = 0;
+
+	ts_steps_opts_init(&o);
+	if (analyze_paths(paths, 1, &o, &r) == 1)
+		return;
+	CHECK(r.periodic.found);
+	CHECK_I64(r.periodic_period_iters, 7);
+	CHECK_I64(r.periodic_phase_iters, 0);
+	for (size_t i = 0; i < r.noutliers; i++)
+		if (r.outliers[i].reason == TS_OUT_PERIODIC) {
+			periodic++;
+			CHECK_I64(r.outliers[i].iteration % 7, 0);
+			CHECK(r.outliers[i].excess_ms > 150);
+		}
+	CHECK(periodic >= 6);
+	CHECK(r.periodic_share > 0.05 && r.periodic_share < 0.25);
+	ts_steps_report_release(&r);
+}
+
+TEST(steps_d_stall_periodic_log) { check_d_stall("traces/cpu/d_stall/stdout.log"); }
+TEST(steps_d_stall_periodic_jsonl) { check_d_stall("traces/cpu/d_stall/metrics_rank0.jsonl"); }
+
+/* README.txt: a_dense, b_moe and c_ddp2 have nothing injected. */
+static void check_clean(const char *run, int ranks)
+{
+	char rel[3][128];
+	const char *paths[3];
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+
+	ts_steps_opts_init(&o);
+	snprintf(rel[0], sizeof(rel[0]), "traces/cpu/%s/stdout.log", run);
+	paths[0] = rel[0];
+	if (analyze_paths(paths, 1, &o, &r) == 1)
+		return;
+	CHECK(!r.periodic.found);
+	CHECK_I64(count_reason(&r, TS_OUT_PERIODIC), 0);
+	ts_steps_report_release(&r);
+	for (int k = 0; k < ranks; k++) {
+		snprintf(rel[k], sizeof(rel[k]), "traces/cpu/%s/metrics_rank%d.jsonl", run, k);
+		paths[k] = rel[k];
+	}
+	REQUIRE(analyze_paths(paths, ranks, &o, &r) == 0);
+	CHECK(!r.periodic.found);
+	CHECK_I64(count_reason(&r, TS_OUT_PERIODIC), 0);
+	ts_steps_report_release(&r);
+}
+
+TEST(steps_clean_runs_raise_no_stall)
+{
+	check_clean("a_dense", 1);
+	check_clean("b_moe", 1);
+	check_clean("c_ddp2", 2);
+}
+
+TEST(steps_a_dense_declared_window_matches_ground_truth)
+{
+	/* ground_truth.json facts.measured: "steady" = iterations > 5 (nothing
+	 * injected): mean 333.725 ms, median 312.025 ms of step_ms; mean of the
+	 * logged elapsed times 345.706 ms (the log prints them to 0.1 ms). The
+	 * trace export sits in iteration 27 (README), which the JSONL shows as
+	 * logged time far above step time. Final lm loss 7.6483540534973145,
+	 * max RSS 505.1 MB. */
+	const char *jsonl[1] = { "traces/cpu/a_dense/metrics_rank0.jsonl" };
+	const char *log[1] = { "traces/cpu/a_dense/stdout.log" };
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+
+	ts_steps_opts_init(&o);
+	o.window_first = 6;
+	o.window_last = 60;
+	if (analyze_paths(jsonl, 1, &o, &r) == 1)
+		return;
+	CHECK_I64(r.win_n, 55);
+	CHECK(!r.win_auto);
+	CHECK_NEAR(r.mean_ms, 333.725, 0.001);
+	CHECK_NEAR(r.median_ms, 312.025, 0.001);
+	CHECK(r.ci.lo < r.mean_ms && r.ci.hi > r.mean_ms);
+	CHECK_NEAR(r.final_loss, 7.6483540534973145, 0);
+	REQUIRE(r.nranks == 1);
+	CHECK_NEAR(r.ranks[0].max_rss_bytes / 1048576.0, 505.1, 1e-9);
+	for (size_t i = 0; i < r.noutliers; i++)
+		if (r.outliers[i].iteration == 27)
+			CHECK_I64(r.outliers[i].reason, TS_OUT_PROFILER);
+	ts_steps_report_release(&r);
+	REQUIRE(analyze_paths(log, 1, &o, &r) == 0);
+	CHECK_NEAR(r.mean_ms, 345.706, 0.05);
+	ts_steps_report_release(&r);
+}
+
+TEST(steps_e_straggler_slowest_rank)
+{
+	/* facts.measured per rank, iterations > 5: mean step 652.896 ms on rank 0,
+	 * 657.475 ms on rank 1 (the straggler's sleep is inside the step). */
+	const char *paths[2] = { "traces/cpu/e_straggler/metrics_rank0.jsonl",
+				 "traces/cpu/e_straggler/metrics_rank1.jsonl" };
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+
+	ts_steps_opts_init(&o);
+	o.window_first = 6;
+	o.window_last = 40;
+	if (analyze_paths(paths, 2, &o, &r) == 1)
+		return;
+	REQUIRE(r.nranks == 2);
+	CHECK_NEAR(r.ranks[0].mean_ms, 652.896, 0.001);
+	CHECK_NEAR(r.ranks[1].mean_ms, 657.475, 0.001);
+	CHECK_I64(r.slowest_rank, 1);
+	CHECK_I64(r.gpus, 2);
+	ts_steps_report_release(&r);
+}
+
+TEST(steps_legacy_2020_skipped_without_loss)
+{
+	/* Two intervals of 5 iterations, every one skipped ("number of skipped
+	 * iterations:   5" twice), no loss printed: 10 skipped, no NaN, no
+	 * final loss. */
+	const char *paths[1] = { "logs/megatron-lm_issue60_legacy_2020.log" };
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+
+	ts_steps_opts_init(&o);
+	if (analyze_paths(paths, 1, &o, &r) == 1)
+		return;
+	CHECK_I64(r.skipped_iterations, 10);
+	CHECK_I64(r.nnan, 0);
+	CHECK(isnan(r.final_loss));
+	CHECK(r.warnings & TS_WARN_SHORT);
+	ts_steps_report_release(&r);
+}
+
+/* ------------------------------------------------------- constructed */
+
+static char *jsonl_series(size_t n, double (*ms)(size_t), const char *extra(size_t))
+{
+	size_t cap = n * 160 + 1, len = 0;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	for (size_t i = 1; i <= n; i++)
+		len += (size_t)snprintf(s + len, cap - len, "{\"iteration\": %zu, \"step_ms\": %.3f%s}\n",
+					i, ms(i), extra ? extra(i) : "");
+	return s;
+}
+
+static double level_shift_ms(size_t i)
+{
+	/* warm-up 500 ms, then 100 +- 1 ms for iterations 2..101, then 150 +- 1. */
+	if (i == 1)
+		return 500;
+	return (i <= 101 ? 100 : 150) + (i % 2 ? 1 : -1);
+}
+
+TEST(steps_window_stops_at_level_shift)
+{
+	/* By construction: the longest steady segment is 2..101 (100 steps),
+	 * the shift is at 102. */
+	char *text = jsonl_series(160, level_shift_ms, NULL);
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+
+	REQUIRE(text);
+	ts_steps_opts_init(&o);
+	REQUIRE(analyze_text(text, &o, &r, &err) == 0);
+	CHECK(r.win_auto);
+	CHECK_I64(r.win_first, 2);
+	CHECK_I64(r.win_last, 101);
+	CHECK_I64(r.level_shift_iteration, 102);
+	CHECK(r.warnings & TS_WARN_LEVEL_SHIFT);
+	CHECK_NEAR(r.mean_ms, 100, 0.011); /* 50 x 99 + 50 x 101, 100 values */
+	CHECK_NEAR(r.median_ms, 100, 1e-9);
+	CHECK(!(r.warnings & TS_WARN_NOISY));
+	ts_steps_report_release(&r);
+	/* A declared window outside the data is a usage error. */
+	o.window_first = 500;
+	o.window_last = 600;
+	CHECK_I64(analyze_text(text, &o, &r, &err), TS_EUSAGE);
+	CHECK(strstr(err.msg, "500:600") != NULL);
+	ts_steps_report_release(&r);
+	free(text);
+}
+
+static double flat_ms(size_t i)
+{
+	return 200 + (double)(i % 3);
+}
+
+static const char *health_extra(size_t i)
+{
+	/* loss 2.0 +- 0.001, NaN at 30 and 45, a loss spike to 3.0 at 20,
+	 * grad norm 1.0 with a 10.0 spike at 12, skipped at 30 and 45. */
+	static char buf[128];
+
+	if (i == 30 || i == 45)
+		return ", \"loss\": NaN, \"grad_norm\": 1.0, \"skipped\": true";
+	snprintf(buf, sizeof(buf), ", \"loss\": %.3f, \"grad_norm\": %.1f, \"skipped\": false",
+		 i == 20 ? 3.0 : 2.0 + (i % 2 ? 0.001 : -0.001), i == 12 ? 10.0 : 1.0);
+	return buf;
+}
+
+TEST(steps_loss_health)
+{
+	char *text = jsonl_series(60, flat_ms, health_extra);
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+
+	REQUIRE(text);
+	ts_steps_opts_init(&o);
+	REQUIRE(analyze_text(text, &o, &r, &err) == 0);
+	REQUIRE(r.nnan == 2);
+	CHECK_I64(r.nan_iterations[0], 30);
+	CHECK_I64(r.nan_iterations[1], 45);
+	CHECK_I64(r.skipped_iterations, 2);
+	REQUIRE(r.nloss_spikes == 1);
+	CHECK_I64(r.loss_spikes[0], 20);
+	REQUIRE(r.ngrad_spikes == 1);
+	CHECK_I64(r.grad_spikes[0], 12);
+	CHECK_NEAR(r.final_loss, 2.0, 0.0011); /* iteration 60: 2.0 - 0.001 */
+	CHECK_I64(r.final_loss_iteration, 60);
+	CHECK(!r.periodic.found);
+	CHECK_I64(r.noutliers, 0);
+	ts_steps_report_release(&r);
+	free(text);
+}
+
+static double bucket_ms(size_t i)
+{
+	return i % 4 == 0 ? 400 : 100;
+}
+
+static const char *bucket_extra(size_t i)
+{
+	return i % 4 == 0 ? ", \"seq_len\": 8192, \"tokens\": 8192" :
+			    ", \"seq_len\": 2048, \"tokens\": 2048";
+}
+
+TEST(steps_bucket_mixture)
+{
+	/* Every 4th step is an 8192-token bucket at 400 ms, the rest 2048 tokens
+	 * at 100 ms. Declared window 1..80: 20 long (weight 0.25), 60 short
+	 * (0.75); mixture mean = 0.25 x 400 + 0.75 x 100 = 175 ms; tokens per
+	 * step = (20 x 8192 + 60 x 2048) / 80 = 3584, tokens/s = 3584 / 0.175 =
+	 * 20480. */
+	char *text = jsonl_series(80, bucket_ms, bucket_extra);
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+
+	REQUIRE(text);
+	ts_steps_opts_init(&o);
+	o.window_first = 1;
+	o.window_last = 80;
+	REQUIRE(analyze_text(text, &o, &r, &err) == 0);
+	REQUIRE(r.nbuckets == 2);
+	CHECK_I64(r.buckets[0].bucket, 2048);
+	CHECK_I64(r.buckets[0].steps, 60);
+	CHECK_NEAR(r.buckets[0].weight, 0.75, 1e-12);
+	CHECK_NEAR(r.buckets[1].mean_ms, 400, 1e-9);
+	CHECK_NEAR(r.mixture_mean_ms, 175, 1e-9);
+	CHECK_NEAR(r.tokens_per_step, 3584, 1e-9);
+	CHECK_NEAR(r.tokens_per_s, 20480, 1e-6);
+	ts_steps_report_release(&r);
+	/* --gbs 4 --seq 1000 --gpus 2 override: 4000 tokens / 0.175 s / 2. */
+	o.gbs = 4;
+	o.seq = 1000;
+	o.gpus = 2;
+	REQUIRE(analyze_text(text, &o, &r, &err) == 0);
+	CHECK_NEAR(r.tokens_per_s, 4000 / 0.175, 1e-6);
+	CHECK_NEAR(r.tokens_per_s_gpu, 2000 / 0.175, 1e-6);
+	ts_steps_report_release(&r);
+	free(text);
+}
+
+TEST(steps_files_without_rank_are_ranks)
+{
+	/* Two logs with no rank in them: file 0 at 100 ms, file 1 at 120 ms per
+	 * step. Each file is a rank; the iteration's step is the slower one. */
+	const char *a = "{\"iteration\": 1, \"step_ms\": 100}\n{\"iteration\": 2, \"step_ms\": 100}\n";
+	const char *b = "{\"iteration\": 1, \"step_ms\": 120}\n{\"iteration\": 2, \"step_ms\": 120}\n";
+	struct ts_steplog log;
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+
+	ts_steplog_init(&log);
+	ts_err_init(&err);
+	REQUIRE(ts_steplog_read_mem(&log, a, strlen(a), "node0.log", &err) == 0);
+	REQUIRE(ts_steplog_read_mem(&log, b, strlen(b), "node1.log", &err) == 0);
+	ts_steps_opts_init(&o);
+	o.window_first = 1;
+	o.window_last = 2;
+	REQUIRE(ts_steps_analyze(&log, &o, &r, &err) == 0);
+	REQUIRE(r.nranks == 2);
+	CHECK_NEAR(r.ranks[0].mean_ms, 100, 1e-9);
+	CHECK_NEAR(r.ranks[1].mean_ms, 120, 1e-9);
+	CHECK_I64(r.slowest_rank, 1);
+	CHECK_NEAR(r.mean_ms, 120, 1e-9);
+	ts_steps_report_release(&r);
+	ts_steplog_release(&log);
+}
