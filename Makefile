@@ -67,6 +67,14 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(LIB) $(LIBS) $(BENCH_LIBS_$*)
 
+# Optional Open MPI for `trainscope trace --mpi` (cli/trace_mpi.c only).
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null)
+ifneq ($(MPI_LIBS),)
+$(BUILD)/cli/trace_mpi.o: ALL_CPPFLAGS += $(MPI_CFLAGS) -DTS_HAVE_MPI
+LIBS += $(MPI_LIBS)
+endif
+
 BENCH_LIBS_bench_tokenizer := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
 
 test: all $(UNIT)

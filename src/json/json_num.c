@@ -147,6 +147,40 @@ int ts_num_fixed(const char *s, size_t n, int scale, int64_t *out)
 	return 0;
 }
 
+/* RFC 8259 number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+ * (strtod alone would also take hex, "inf", "nan" and leading spaces). */
+static int json_number_text(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0') {
+		i++;
+	} else {
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && s[i] == '.') {
+		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	return i == n;
+}
+
 int ts_num_f64(const char *s, size_t n, double *out)
 {
 	char stack[128];
@@ -165,7 +199,7 @@ int ts_num_f64(const char *s, size_t n, double *out)
 		*out = -INFINITY;
 		return 0;
 	}
-	if (n == 0)
+	if (!json_number_text(s, n))
 		return TS_EPARSE;
 	if (n >= sizeof(stack)) {
 		buf = malloc(n + 1);

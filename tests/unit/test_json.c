@@ -84,6 +84,13 @@ TEST(json_nan_only_when_asked)
 	CHECK(isnan(v));
 	CHECK_I64(ts_num_f64("-Infinity", 9, &v), 0);
 	CHECK(isinf(v) && v < 0);
+	/* only JSON number text: no hex, inf/nan spellings or spaces */
+	CHECK_I64(ts_num_f64("0x0", 3, &v), TS_EPARSE);
+	CHECK_I64(ts_num_f64("inf", 3, &v), TS_EPARSE);
+	CHECK_I64(ts_num_f64(" 1", 2, &v), TS_EPARSE);
+	CHECK_I64(ts_num_f64("1.", 2, &v), TS_EPARSE);
+	CHECK_I64(ts_num_f64("-0.5e+3", 7, &v), 0);
+	CHECK_NEAR(v, -500, 0);
 }
 
 TEST(json_lenient_strings)

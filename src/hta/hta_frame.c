@@ -1,0 +1,317 @@
+/*
+ * hta_frame.c - HTA's preprocessing, turning a trace into the rows its
+ * analyzers see.
+ *
+ * HTA's numbers are decided more by its loader than by its analyzers: it
+ * rounds ns timestamps to whole us (on doubles), drops rows without dur or
+ * cat, links CPU and GPU rows by correlation, shifts all ranks to one t0,
+ * and with two or more ProfilerStep names drops the last step and every GPU
+ * row whose correlation no kept CPU row has (duplicating a GPU row once per
+ * matching CPU row, as its pandas merge does). This file reproduces those
+ * steps and the resulting row order, which later tie-breaking depends on.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hta_int.h"
+
+/* A regex `.*X` only looks at the first line ('.' stops at a newline). */
+static int in_first_line(const char *s, const char *needle)
+{
+	const char *nl = strchr(s, '\n');
+	const char *p = strstr(s, needle);
+	return p && (!nl || p + strlen(needle) <= nl);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+enum ts_hta_ktype hta_classify(const char *n)
+{
+	static const char *const not_comp_prefix[] = {
+		"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
+		"packet", "pe_exe", "cpum_exe_subgraph", "hccl",
+		"collective_subgraph_execution"
+	};
+	const char *nl;
+
+	/* (^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*) */
+	if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") ||
+	    in_first_line(n, "ncclKernel"))
+		return TS_HTA_COMM;
+	/* (^(hip)?Memcpy)|(^(hip)?Memset)|(^dma) */
+	if (starts(n, "Memcpy") || starts(n, "Memset") || starts(n, "dma"))
+		return TS_HTA_MEM;
+	for (size_t k = 0; k < sizeof(not_comp_prefix) / sizeof(*not_comp_prefix); k++)
+		if (starts(n, not_comp_prefix[k]))
+			return TS_HTA_OTHER;
+	if (in_first_line(n, "Memcpy") || in_first_line(n, "Memset") ||
+	    in_first_line(n, "dma") || in_first_line(n, "Sync"))
+		return TS_HTA_OTHER;
+	/* (cuda.*LaunchKernel) */
+	nl = strchr(n, '\n');
+	if (starts(n, "cuda")) {
+		const char *p = strstr(n + 4, "LaunchKernel");
+		if (p && (!nl || p + 12 <= nl))
+			return TS_HTA_OTHER;
+	}
+	return TS_HTA_COMP;
+}
+
+static int is_step_name(const char *s)
+{
+	/* ^ProfilerStep#(\d+) */
+	return starts(s, "ProfilerStep#") && s[13] >= '0' && s[13] <= '9';
+}
+
+/* The double Python's json module makes of the decimal text ns/1000. */
+static double us_double(int64_t ns)
+{
+	char buf[48];
+	uint64_t mag;
+
+	if (ns > -(INT64_C(1) << 53) && ns < (INT64_C(1) << 53))
+		return (double)ns / 1000.0; /* one correctly rounded division */
+	mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(buf, sizeof(buf), "%s%llu.%03llu", ns < 0 ? "-" : "",
+		 (unsigned long long)(mag / 1000), (unsigned long long)(mag % 1000));
+	return strtod(buf, NULL);
+}
+
+static int64_t us_to_ns(double us)
+{
+	if (us > 9e15)
+		us = 9e15;
+	if (us < -9e15)
+		us = -9e15;
+	return (int64_t)us * 1000;
+}
+
+static int cat_is_kernel(const char *c)
+{
+	static const char *const k[] = { "kernel", "Kernel", "gpu_memset", "Memset",
+					 "gpu_memcpy", "Memcpy", "mtia_ccp_events" };
+	for (size_t i = 0; i < sizeof(k) / sizeof(*k); i++)
+		if (strcmp(c, k[i]) == 0)
+			return 1;
+	return 0;
+}
+
+#define S_DONE 0x80
+#define S_TRACE 0x04   /* the category "Trace" */
+#define S_KCAT 0x08    /* a kernel/memcpy/memset/mtia_ccp category */
+#define S_SYNC 0x10    /* "Event Sync" / "Context Sync" */
+#define S_STEP 0x20    /* ^ProfilerStep#\d */
+
+/* Facts about one interned string, computed once (bits 0-1: kernel class). */
+static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
+{
+	const char *s;
+	uint8_t v;
+
+	if (id == TS_NO_ID || id >= t->strings.count)
+		return TS_HTA_COMP;
+	if (cache[id] & S_DONE)
+		return cache[id];
+	s = ts_intern_str(&t->strings, id);
+	v = (uint8_t)(S_DONE | hta_classify(s));
+	if (strcmp(s, "Trace") == 0)
+		v |= S_TRACE;
+	if (cat_is_kernel(s))
+		v |= S_KCAT;
+	if (strcmp(s, "Event Sync") == 0 || strcmp(s, "Context Sync") == 0)
+		v |= S_SYNC;
+	if (is_step_name(s))
+		v |= S_STEP;
+	cache[id] = v;
+	return v;
+}
+
+/* Rows of one trace in file order, rounded, with index_correlation. */
+int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
+{
+	const struct ts_trace_events *ev = &t->ev;
+	uint8_t *cache = NULL;
+	struct hta_map m = { 0 };
+	int rc = TS_ENOMEM;
+	size_t n = 0, ncorr = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->t = t;
+	for (size_t i = 0; i < ev->n; i++)
+		if (ev->ts_ns[i] == TS_NONE || ev->ts_ns[i] % 1000 != 0) {
+			f->rounded = 1;
+			break;
+		}
+	f->rows = malloc((ev->n ? ev->n : 1) * sizeof(*f->rows));
+	cache = calloc(t->strings.count + 1, 1);
+	if (!f->rows || !cache)
+		goto out;
+	for (size_t i = 0; i < ev->n; i++) {
+		struct hta_row *r;
+		uint8_t cf, nf;
+
+		if (ev->ph[i] != 'X' || ev->dur_ns[i] == TS_NONE ||
+		    ev->ts_ns[i] == TS_NONE || ev->cat_str[i] == TS_NO_ID)
+			continue;
+		cf = sfacts(t, cache, ev->cat_str[i]);
+		if (cf & S_TRACE)
+			continue;
+		nf = sfacts(t, cache, ev->name[i]);
+		r = &f->rows[n++];
+		r->ev = (uint32_t)i;
+		r->name = ev->name[i];
+		if (f->rounded) {
+			double ts = us_double(ev->ts_ns[i]);
+			double end = ts + us_double(ev->dur_ns[i]);
+			r->ts = us_to_ns(ceil(ts));
+			r->dur = us_to_ns(floor(end)) - r->ts;
+		} else {
+			r->ts = ev->ts_ns[i];
+			r->dur = ev->dur_ns[i];
+		}
+		r->stream = ev->stream[i] == TS_NONE ? -1 : ev->stream[i];
+		r->corr = ev->correlation[i] == TS_NONE ? -1 : ev->correlation[i];
+		r->ktype = nf & 3;
+		r->flags = 0;
+		if ((r->stream >= 0 && r->corr >= 0) || (nf & S_SYNC))
+			r->flags |= HTA_ROW_GPU;
+		if (cf & S_KCAT)
+			r->flags |= HTA_ROW_KCAT;
+		if (nf & S_STEP)
+			r->flags |= HTA_ROW_STEP;
+		r->icorr = r->corr < 0 ? r->corr : 0;
+		ncorr += r->corr != -1;
+	}
+	f->n = n;
+
+	/* index_correlation: the last CPU (GPU) row in file order sharing the
+	 * correlation wins, as with HTA's df.loc assignment of a merge. */
+	if (hta_map_init(&m, ncorr))
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		struct hta_row *r = &f->rows[k];
+		size_t s;
+		if (r->corr == -1)
+			continue;
+		s = hta_map_put(&m, r->corr, -1);
+		if (r->flags & HTA_ROW_GPU)
+			m.b[s] = r->ev;
+		else
+			m.a[s] = r->ev;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct hta_row *r = &f->rows[k];
+		int64_t s;
+		if (r->corr == -1)
+			continue;
+		s = hta_map_find(&m, r->corr);
+		if (r->flags & HTA_ROW_GPU) {
+			if (m.a[s] >= 0)
+				r->icorr = m.a[s];
+		} else if (m.b[s] >= 0) {
+			r->icorr = m.b[s];
+		}
+	}
+	/* a local origin keeps every later sum small; HTA's results do not
+	 * depend on where t = 0 is */
+	f->t0 = INT64_MAX;
+	for (size_t k = 0; k < n; k++)
+		if (f->rows[k].ts < f->t0)
+			f->t0 = f->rows[k].ts;
+	if (n == 0)
+		f->t0 = 0;
+	for (size_t k = 0; k < n; k++)
+		f->rows[k].ts -= f->t0;
+	rc = 0;
+out:
+	hta_map_release(&m);
+	free(cache);
+	return rc;
+}
+
+/* Keep CPU rows before the last step and GPU rows a kept CPU row links. */
+int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
+{
+	struct hta_map cnt = { 0 };
+	struct hta_row *out = NULL;
+	int64_t last_start = INT64_MIN, min_cpu = INT64_MAX;
+	size_t ncpu = 0, nout = 0, total = 0, cap;
+	int rc = TS_ENOMEM;
+
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *r = &f->rows[k];
+		if (r->flags & HTA_ROW_GPU)
+			continue;
+		ncpu++;
+		if (r->ts < min_cpu)
+			min_cpu = r->ts;
+		if ((r->flags & HTA_ROW_STEP) && r->ts > last_start)
+			last_start = r->ts;
+	}
+	if (ncpu == 0)
+		return 0;
+	if (last_start == INT64_MIN)
+		last_start = min_cpu;
+	f->filtered = 1;
+	if (hta_map_init(&cnt, ncpu))
+		goto out;
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *r = &f->rows[k];
+		if (!(r->flags & HTA_ROW_GPU) && r->ts < last_start) {
+			cnt.a[hta_map_put(&cnt, r->corr, 0)]++;
+			total++;
+		}
+	}
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *r = &f->rows[k];
+		int64_t s;
+		if (!(r->flags & HTA_ROW_GPU))
+			continue;
+		s = hta_map_find(&cnt, r->corr);
+		if (s >= 0)
+			total += (size_t)cnt.a[s];
+	}
+	cap = 16 * f->t->ev.n + 1024;
+	if (total > cap) {
+		rc = ts_err_set(err, TS_ELIMIT,
+				"%s: HTA's correlation filter would repeat GPU rows %zu times "
+				"(more than 16 per event); refusing", f->t->path, total);
+		goto out;
+	}
+	out = malloc((total ? total : 1) * sizeof(*out));
+	if (!out)
+		goto out;
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *r = &f->rows[k];
+		int64_t s;
+		if (!(r->flags & HTA_ROW_GPU))
+			continue;
+		s = hta_map_find(&cnt, r->corr);
+		for (int64_t c = 0; s >= 0 && c < cnt.a[s]; c++)
+			out[nout++] = *r;
+	}
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *r = &f->rows[k];
+		if (!(r->flags & HTA_ROW_GPU) && r->ts < last_start)
+			out[nout++] = *r;
+	}
+	free(f->rows);
+	f->rows = out;
+	f->n = nout;
+	out = NULL;
+	rc = 0;
+out:
+	free(out);
+	hta_map_release(&cnt);
+	return rc;
+}
+
+void hta_frame_release(struct hta_frame *f)
+{
+	free(f->rows);
+	memset(f, 0, sizeof(*f));
+}

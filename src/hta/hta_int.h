@@ -1,0 +1,93 @@
+/*
+ * hta_int.h - internals shared by the HTA-compatibility files (not public).
+ */
+#ifndef TRAINSCOPE_HTA_INT_H
+#define TRAINSCOPE_HTA_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/hta.h"
+
+/* One row of HTA's per-rank DataFrame after preprocessing. */
+struct hta_row {
+	uint32_t ev;        /* event index in the trace (HTA's "index") */
+	uint32_t name;      /* interned name in the rank's trace */
+	int64_t ts;         /* ns after rounding, relative to the frame's t0 */
+	int64_t dur;        /* ns */
+	int64_t stream;     /* args.stream, -1 when absent */
+	int64_t corr;       /* args.correlation, -1 when absent */
+	int64_t icorr;      /* index_correlation: linked event, 0 or -1 */
+	uint8_t ktype;      /* enum ts_hta_ktype */
+	uint8_t flags;      /* HTA_ROW_* */
+};
+
+#define HTA_ROW_GPU 1   /* GPU side of HTA's correlation filter */
+#define HTA_ROW_KCAT 2  /* cat is a kernel/memcpy/memset/mtia_ccp category */
+#define HTA_ROW_STEP 4  /* name matches ^ProfilerStep#\d */
+
+/* A rank's frame: rows in HTA's row order. */
+struct hta_frame {
+	const struct ts_trace *t;
+	struct hta_row *rows;
+	size_t n;
+	int64_t t0;         /* rows' ts are relative to this (rounded file time) */
+	int rounded;
+	int filtered;
+};
+
+/*
+ * numpy 1.24 np.argsort(kind="quicksort") on int64 keys: idx[0..n) gets
+ * the permutation numpy returns, tie order included (introsort, not stable).
+ */
+void hta_argsort(const int64_t *v, size_t n, uint32_t *idx);
+
+/* pandas sort_values(ascending=False) on the same keys (nargsort); 0 or TS_ENOMEM. */
+int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx);
+
+/* numpy linear quantile of n values sorted ascending (n > 0). */
+double hta_quantile_sorted(const double *sorted, size_t n, double q);
+
+/* numpy round(x, decimals). */
+double hta_round(double x, int decimals);
+
+/* Open-addressing map int64 -> two int64 payloads, fixed capacity. */
+struct hta_map {
+	int64_t *key;
+	int64_t *a, *b;
+	uint8_t *used;
+	size_t mask;
+};
+/* Room for `expect` distinct keys; 0 or TS_ENOMEM. */
+int hta_map_init(struct hta_map *m, size_t expect);
+void hta_map_release(struct hta_map *m);
+/* Slot of key or -1. */
+int64_t hta_map_find(const struct hta_map *m, int64_t key);
+/* Slot of key, created with a = b = init when new. */
+size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init);
+
+/* Kernel class of a name by HTA's regexes. */
+enum ts_hta_ktype hta_classify(const char *name);
+
+/* Rows of one trace in file order: dropped, rounded, index_correlation set,
+ * ts relative to the first row. 0 or TS_ENOMEM. */
+int hta_frame_base(const struct ts_trace *t, struct hta_frame *f);
+/* HTA's last-step / correlation filter, in place. 0, TS_ENOMEM, TS_ELIMIT. */
+int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
+void hta_frame_release(struct hta_frame *f);
+
+/* Kernel-type label sums (ns) indexed by the running bit value & 7
+ * (COMP 1, COMM 2, MEM 4; 0 is HTA's "" label). */
+struct hta_labels {
+	int present[8];
+	int64_t sum_ns[8];
+};
+/* Fill one rank's results from its frame (strings go to a); lab receives
+ * the rank's kernel-type label sums for the job total. */
+int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
+		     struct ts_hta_rank *r, struct hta_labels *lab);
+
+/* Labels as HTA's DF1 rows: sorted by sum descending, pct of the total. */
+int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,
+		    struct ts_hta_klabel **out, size_t *nout);
+
+#endif

@@ -1,0 +1,1060 @@
+/*
+ * hta_metrics.c - HTA's analyzers over a preprocessed frame: temporal
+ * breakdown, kernel-type overlap breakdown, per-kernel table, comm/comp
+ * overlap, per-stream idle breakdown, kernel launch stats and queue length.
+ *
+ * Each function follows the pandas code path of HTA (f4d0062) step by step,
+ * including the order rows are concatenated in before an unstable sort, so
+ * ties resolve as they do in HTA. Times stay integer ns until they are
+ * reported; reported values are us doubles.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hta_int.h"
+
+#define US(ns) ((double)(ns) / 1000.0)
+#define KERNEL_WAIT_NS 30000   /* consecutive_kernel_delay = 30 (us) */
+#define RUNTIME_CUTOFF_NS 50000
+#define LAUNCH_DELAY_CUTOFF_NS 100000
+#define NUM_KERNELS 10
+#define DURATION_RATIO 0.8
+
+struct ivl {
+	int64_t *ts, *end;
+	size_t n;
+};
+
+static void ivl_release(struct ivl *m)
+{
+	free(m->ts);
+	free(m->end);
+	memset(m, 0, sizeof(*m));
+}
+
+/* merge_kernel_intervals() over the rows picked by sel (frame order). */
+static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row *, int),
+		      int arg, struct ivl *out)
+{
+	size_t n = 0, g = 0;
+	int64_t *ts = NULL, *end = NULL, *gts = NULL, *gend = NULL, cmax = 0;
+	uint32_t *idx = NULL, *gidx = NULL;
+	int rc = TS_ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < f->n; k++)
+		n += sel(&f->rows[k], arg) != 0;
+	ts = malloc((n + 1) * sizeof(*ts));
+	end = malloc((n + 1) * sizeof(*end));
+	idx = malloc((n + 1) * sizeof(*idx));
+	gts = malloc((n + 1) * sizeof(*gts));
+	gend = malloc((n + 1) * sizeof(*gend));
+	gidx = malloc((n + 1) * sizeof(*gidx));
+	if (!ts || !end || !idx || !gts || !gend || !gidx)
+		goto out;
+	n = 0;
+	for (size_t k = 0; k < f->n; k++)
+		if (sel(&f->rows[k], arg)) {
+			ts[n] = f->rows[k].ts;
+			end[n] = f->rows[k].ts + f->rows[k].dur;
+			n++;
+		}
+	hta_argsort(ts, n, idx);
+	for (size_t k = 0; k < n; k++) {
+		int64_t t = ts[idx[k]], e = end[idx[k]];
+		/* new group when ts > cummax(end of the rows before) */
+		if (k == 0 || t > cmax) {
+			gts[g] = t;
+			gend[g] = e;
+			g++;
+		} else {
+			if (t < gts[g - 1])
+				gts[g - 1] = t;
+			if (e > gend[g - 1])
+				gend[g - 1] = e;
+		}
+		if (k == 0 || e > cmax)
+			cmax = e;
+	}
+	hta_argsort(gts, g, gidx);
+	out->ts = ts;
+	out->end = end;
+	for (size_t k = 0; k < g; k++) {
+		out->ts[k] = gts[gidx[k]];
+		out->end[k] = gend[gidx[k]];
+	}
+	out->n = g;
+	ts = end = NULL;
+	rc = 0;
+out:
+	free(ts);
+	free(end);
+	free(idx);
+	free(gts);
+	free(gend);
+	free(gidx);
+	return rc;
+}
+
+static int sel_kernel(const struct hta_row *r, int arg)
+{
+	(void)arg;
+	return r->stream != -1;
+}
+
+static int sel_type(const struct hta_row *r, int type)
+{
+	return r->stream != -1 && r->ktype == type;
+}
+
+static int64_t ivl_busy(const struct ivl *m)
+{
+	int64_t s = 0;
+	for (size_t k = 0; k < m->n; k++)
+		s += m->end[k] - m->ts[k];
+	return s;
+}
+
+/* Merged intervals of all GPU rows and of each kernel class, once per rank. */
+struct merged {
+	struct ivl all, type[3];  /* indexed by enum ts_hta_ktype (COMM, COMP, MEM) */
+};
+
+static void merged_release(struct merged *m)
+{
+	ivl_release(&m->all);
+	for (int t = 0; t < 3; t++)
+		ivl_release(&m->type[t]);
+}
+
+static int merged_build(const struct hta_frame *f, struct merged *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (merge_rows(f, sel_kernel, 0, &m->all))
+		return TS_ENOMEM;
+	for (int t = 0; t < 3; t++)
+		if (merge_rows(f, sel_type, t, &m->type[t])) {
+			merged_release(m);
+			return TS_ENOMEM;
+		}
+	return 0;
+}
+
+static void temporal(const struct merged *m, struct ts_hta_rank *r)
+{
+	int64_t kt = m->all.end[m->all.n - 1] - m->all.ts[0];
+	int64_t idle = kt - ivl_busy(&m->all);
+	int64_t c = ivl_busy(&m->type[TS_HTA_COMP]);
+
+	r->kernel_us = US(kt);
+	r->idle_us = US(idle);
+	r->compute_us = US(c);
+	r->non_compute_us = US(kt - c - idle);
+	r->idle_pct = hta_round(100 * (r->idle_us / r->kernel_us), 2);
+	r->compute_pct = hta_round(100 * (r->compute_us / r->kernel_us), 2);
+	r->non_compute_pct = hta_round(100 * (r->non_compute_us / r->kernel_us), 2);
+}
+
+/* ---------------------------------------------------- kernel type labels */
+
+static int rank_labels(const struct merged *mg, struct hta_labels *out)
+{
+	static const int types[3] = { TS_HTA_COMP, TS_HTA_COMM, TS_HTA_MEM };
+	int64_t *time = NULL, *ntime = NULL;
+	int *status = NULL, *nstatus = NULL;
+	uint32_t *idx = NULL;
+	size_t n = 0, cap = 0;
+	int rc = TS_ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	for (int t = 0; t < 3; t++)
+		cap += mg->type[t].n;
+	cap = 2 * cap + 1;
+	time = malloc(cap * sizeof(*time));
+	ntime = malloc(cap * sizeof(*ntime));
+	status = malloc(cap * sizeof(*status));
+	nstatus = malloc(cap * sizeof(*nstatus));
+	idx = malloc(cap * sizeof(*idx));
+	if (!time || !ntime || !status || !nstatus || !idx)
+		goto out;
+	for (int t = 0; t < 3; t++) {
+		const struct ivl *m = &mg->type[types[t]];
+		int v = 1 << t;
+		/* concat([sorted so far, melt(ts..., end...)]).sort_values("time") */
+		for (size_t k = 0; k < m->n; k++) {
+			time[n + k] = m->ts[k];
+			status[n + k] = v;
+			time[n + m->n + k] = m->end[k];
+			status[n + m->n + k] = -v;
+		}
+		n += 2 * m->n;
+		hta_argsort(time, n, idx);
+		for (size_t k = 0; k < n; k++) {
+			ntime[k] = time[idx[k]];
+			nstatus[k] = status[idx[k]];
+		}
+		memcpy(time, ntime, n * sizeof(*time));
+		memcpy(status, nstatus, n * sizeof(*status));
+	}
+	{
+		int64_t running = 0;
+		for (size_t k = 0; k + 1 < n; k++) {
+			running += status[k];
+			if (running > 0) {
+				int lab = (int)(running & 7);
+				out->present[lab] = 1;
+				out->sum_ns[lab] += time[k + 1] - time[k];
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(time);
+	free(ntime);
+	free(status);
+	free(nstatus);
+	free(idx);
+	return rc;
+}
+
+static const char *label_name(int lab, char *buf, size_t size)
+{
+	static const char *const names[3] = { "COMPUTATION", "COMMUNICATION", "MEMORY" };
+	size_t len = 0;
+	buf[0] = 0;
+	for (int b = 0; b < 3; b++) {
+		if (!(lab & (1 << b)))
+			continue;
+		if (len)
+			len += (size_t)snprintf(buf + len, size - len, " overlapping ");
+		len += (size_t)snprintf(buf + len, size - len, "%s", names[b]);
+	}
+	return buf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,
+		    struct ts_hta_klabel **out, size_t *nout)
+{
+	const char *names[8];
+	char bufs[8][96];
+	int64_t sums[8], total = 0;
+	uint32_t order[8];
+	size_t n = 0;
+
+	/* groupby(kernel_type) yields labels sorted by string */
+	for (int lab = 0; lab < 8; lab++)
+		if (l->present[lab])
+			names[n++] = label_name(lab, bufs[lab], sizeof(bufs[lab]));
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t k = 0; k < n; k++) {
+		for (int lab = 0; lab < 8; lab++) {
+			char tmp[96];
+			if (l->present[lab] && strcmp(label_name(lab, tmp, sizeof(tmp)), names[k]) == 0) {
+				sums[k] = l->sum_ns[lab];
+				break;
+			}
+		}
+		total += sums[k];
+	}
+	if (hta_argsort_desc(sums, n, order))
+		return TS_ENOMEM;
+	*out = ts_arena_alloc(a, (n ? n : 1) * sizeof(**out));
+	if (!*out)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		struct ts_hta_klabel *o = &(*out)[k];
+		o->label = ts_arena_strndup(a, names[order[k]], strlen(names[order[k]]));
+		if (!o->label)
+			return TS_ENOMEM;
+		o->sum_us = US(sums[order[k]]);
+		o->pct = hta_round((US(sums[order[k]]) / US(total)) * 100, 1);
+	}
+	*nout = n;
+	return 0;
+}
+
+/* ------------------------------------------------------ per-kernel table */
+
+struct kgroup {
+	const char *name;
+	int64_t count, sum, max, min;
+	long double sumsq_us;  /* for the std of dur */
+};
+
+static int cmp_kgroup_name(const void *a, const void *b)
+{
+	return strcmp(((const struct kgroup *)a)->name, ((const struct kgroup *)b)->name);
+}
+
+/* std with ddof=1 of values given by sum and sum of squares (n >= 2). */
+static double std_of(double n, long double sum, long double sumsq)
+{
+	long double var = (sumsq - sum * sum / n) / (n - 1);
+	return var > 0 ? sqrt((double)var) : 0;
+}
+
+static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
+		  struct ts_arena *a, struct ts_hta_kstat **out, size_t *nout)
+{
+	struct kgroup *g = NULL;
+	uint32_t *order = NULL;
+	int64_t *sums = NULL;
+	size_t ng = 0, nrows = 0;
+	int rc = TS_ENOMEM;
+	const struct ts_trace *t = f->t;
+	uint32_t *first = NULL;
+
+	*out = NULL;
+	*nout = 0;
+	for (size_t k = 0; k < f->n; k++)
+		nrows += sel_type(&f->rows[k], type);
+	if (nrows == 0)
+		return 0;
+	/* groupby(name): one group per distinct name string */
+	first = malloc((t->strings.count + 1) * sizeof(*first));
+	g = calloc(nrows, sizeof(*g));
+	if (!first || !g)
+		goto out;
+	for (size_t k = 0; k <= t->strings.count; k++)
+		first[k] = UINT32_MAX;
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *r = &f->rows[k];
+		uint32_t key;
+		struct kgroup *x;
+		long double us;
+		if (!sel_type(r, type))
+			continue;
+		key = r->name == TS_NO_ID ? (uint32_t)t->strings.count : r->name;
+		if (first[key] == UINT32_MAX) {
+			first[key] = (uint32_t)ng;
+			x = &g[ng++];
+			x->name = ts_trace_str(t, r->name);
+			x->min = r->dur;
+			x->max = r->dur;
+		}
+		x = &g[first[key]];
+		x->count++;
+		x->sum += r->dur;
+		if (r->dur > x->max)
+			x->max = r->dur;
+		if (r->dur < x->min)
+			x->min = r->dur;
+		us = US(r->dur);
+		x->sumsq_us += us * us;
+	}
+	qsort(g, ng, sizeof(*g), cmp_kgroup_name);
+	sums = malloc(ng * sizeof(*sums));
+	order = malloc(ng * sizeof(*order));
+	*out = ts_arena_alloc(a, ng * sizeof(**out));
+	if (!sums || !order || !*out)
+		goto out;
+	for (size_t k = 0; k < ng; k++)
+		sums[k] = g[k].sum;
+	if (hta_argsort_desc(sums, ng, order))
+		goto out;
+	if (ng <= num_kernels) {
+		/* no aggregation: rows sorted by name, stats of the kernels */
+		for (size_t k = 0; k < ng; k++) {
+			struct ts_hta_kstat *o = &(*out)[k];
+			double n = (double)g[k].count;
+			o->name = g[k].name;
+			o->type = (enum ts_hta_ktype)type;
+			o->count = g[k].count;
+			o->sum_us = US(g[k].sum);
+			o->max_us = US(g[k].max);
+			o->min_us = US(g[k].min);
+			o->mean_us = o->sum_us / n;
+			o->std_us = g[k].count > 1 ? std_of(n, o->sum_us, g[k].sumsq_us) : 0;
+		}
+		*nout = ng;
+	} else {
+		/* cumsum over the sum-sorted names; names past the 0.8 quantile
+		 * of that cumsum, or past num_kernels, become "others" */
+		double *cum = malloc(ng * sizeof(*cum)), *sorted = malloc(ng * sizeof(*sorted));
+		double c = 0, q, osum = 0, omax = -INFINITY, omin = INFINITY;
+		long double osq = 0;
+		size_t nothers = 0, nk = 0;
+		int64_t ocount = 0;
+		int *is_other = calloc(ng, sizeof(*is_other));
+		if (!cum || !sorted || !is_other) {
+			free(cum);
+			free(sorted);
+			free(is_other);
+			goto out;
+		}
+		for (size_t k = 0; k < ng; k++) {
+			c += US(g[order[k]].sum);
+			cum[k] = c;
+			sorted[k] = c;
+		}
+		for (size_t k = 1; k < ng; k++) { /* insertion sort; cumsum is near-sorted */
+			double v = sorted[k];
+			size_t j = k;
+			while (j > 0 && sorted[j - 1] > v) {
+				sorted[j] = sorted[j - 1];
+				j--;
+			}
+			sorted[j] = v;
+		}
+		q = hta_quantile_sorted(sorted, ng, DURATION_RATIO);
+		for (size_t k = 0; k < ng; k++)
+			if (cum[k] > q || k >= num_kernels)
+				is_other[order[k]] = 1;
+		for (size_t k = 0; k < ng; k++) {
+			double s = US(g[k].sum);
+			if (!is_other[k])
+				continue;
+			nothers++;
+			ocount += g[k].count;
+			osum += s;
+			osq += (long double)s * s;
+			if (s > omax)
+				omax = s;
+			if (s < omin)
+				omin = s;
+		}
+		/* regroup by name (sorted), "others" among the names */
+		for (size_t k = 0, placed = 0; k <= ng; k++) {
+			int others_here = nothers && !placed &&
+				(k == ng || strcmp("others", g[k].name) < 0);
+			if (others_here) {
+				struct ts_hta_kstat *o = &(*out)[nk++];
+				o->name = "others";
+				o->type = (enum ts_hta_ktype)type;
+				o->count = ocount;
+				o->sum_us = osum;
+				o->max_us = omax;
+				o->min_us = omin;
+				o->mean_us = osum / (double)nothers;
+				o->std_us = nothers > 1 ? std_of((double)nothers, osum, osq) : 0;
+				placed = 1;
+			}
+			if (k == ng)
+				break;
+			if (!is_other[k]) {
+				struct ts_hta_kstat *o = &(*out)[nk++];
+				double s = US(g[k].sum);
+				o->name = g[k].name;
+				o->type = (enum ts_hta_ktype)type;
+				o->count = g[k].count;
+				o->sum_us = o->max_us = o->min_us = o->mean_us = s;
+				o->std_us = 0;
+			}
+		}
+		*nout = nk;
+		free(cum);
+		free(sorted);
+		free(is_other);
+	}
+	for (size_t k = 0; k < *nout; k++) {
+		const char *nm = (*out)[k].name;
+		(*out)[k].name = ts_arena_strndup(a, nm, strlen(nm));
+		if (!(*out)[k].name)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(first);
+	free(g);
+	free(sums);
+	free(order);
+	return rc;
+}
+
+/* all types in HTA's output order (COMMUNICATION, COMPUTATION, MEMORY) */
+static int ktables(const struct hta_frame *f, size_t num_kernels, struct ts_arena *a,
+		   struct ts_hta_kstat **out, size_t *nout)
+{
+	static const int types[3] = { TS_HTA_COMM, TS_HTA_COMP, TS_HTA_MEM };
+	struct ts_hta_kstat *part[3];
+	size_t np[3], total = 0;
+
+	for (int t = 0; t < 3; t++) {
+		if (kstats(f, types[t], num_kernels, a, &part[t], &np[t]))
+			return TS_ENOMEM;
+		total += np[t];
+	}
+	*out = ts_arena_alloc(a, (total ? total : 1) * sizeof(**out));
+	if (!*out)
+		return TS_ENOMEM;
+	*nout = 0;
+	for (int t = 0; t < 3; t++) {
+		if (np[t])
+			memcpy(*out + *nout, part[t], np[t] * sizeof(**out));
+		*nout += np[t];
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- overlap */
+
+struct sweep_pt {
+	int64_t t;
+	int s;
+};
+
+static int cmp_pt(const void *a, const void *b)
+{
+	const struct sweep_pt *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int overlap(const struct merged *mg, struct ts_hta_rank *r)
+{
+	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
+	struct sweep_pt *p;
+	int64_t ov = 0, den, run = 0;
+	size_t n = 0;
+
+	p = malloc((2 * (comp->n + comm->n) + 1) * sizeof(*p));
+	if (!p)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < comm->n; k++) {
+		p[n++] = (struct sweep_pt){ comm->ts[k], 1 };
+		p[n++] = (struct sweep_pt){ comm->end[k], -1 };
+	}
+	for (size_t k = 0; k < comp->n; k++) {
+		p[n++] = (struct sweep_pt){ comp->ts[k], 2 };
+		p[n++] = (struct sweep_pt){ comp->end[k], -2 };
+	}
+	/* sum of segments where running == 3; ties only make zero-length
+	 * segments, so any sort order gives HTA's sum */
+	qsort(p, n, sizeof(*p), cmp_pt);
+	for (size_t k = 0; k + 1 < n; k++) {
+		run += p[k].s;
+		if (run == 3)
+			ov += p[k + 1].t - p[k].t;
+	}
+	den = ivl_busy(comm);
+	r->overlap_pct = den == 0 ? NAN : hta_round(100 * (US(ov) / US(den)), 2);
+	free(p);
+	return 0;
+}
+
+/* -------------------------------------------------------- idle breakdown */
+
+static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
+			  struct ts_hta_rank *r)
+{
+	size_t nev = f->t->ev.n, ns = 0;
+	int64_t *evts = NULL, *streams = NULL, *ts = NULL;
+	uint32_t *sub = NULL, *idx = NULL;
+	size_t *start = NULL, *fill = NULL;
+	struct hta_map order = { 0 };
+	int rc = TS_ENOMEM;
+
+	evts = malloc((nev + 1) * sizeof(*evts));
+	streams = malloc((f->n + 1) * sizeof(*streams));
+	start = calloc(f->n + 2, sizeof(*start));
+	fill = calloc(f->n + 1, sizeof(*fill));
+	sub = malloc((f->n + 1) * sizeof(*sub));
+	ts = malloc((f->n + 1) * sizeof(*ts));
+	idx = malloc((f->n + 1) * sizeof(*idx));
+	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
+	    hta_map_init(&order, f->n))
+		goto out;
+	/* ts of the row an index_correlation names (first occurrence) */
+	for (size_t k = 0; k <= nev; k++)
+		evts[k] = INT64_MIN;
+	for (size_t k = 0; k < f->n; k++)
+		if (evts[f->rows[k].ev] == INT64_MIN)
+			evts[f->rows[k].ev] = f->rows[k].ts;
+	/* streams in order of first appearance (pandas unique()); the rows of
+	 * each stream grouped by a counting sort that keeps frame order */
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		size_t s;
+		if (x->stream == -1 || !(x->flags & HTA_ROW_KCAT))
+			continue;
+		s = hta_map_put(&order, x->stream, -1);
+		if (order.a[s] < 0) {
+			order.a[s] = (int64_t)ns;
+			streams[ns++] = x->stream;
+		}
+		start[order.a[s] + 1]++;
+	}
+	for (size_t s = 0; s < ns; s++)
+		start[s + 1] += start[s];
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		size_t s;
+		if (x->stream == -1 || !(x->flags & HTA_ROW_KCAT))
+			continue;
+		s = (size_t)order.a[hta_map_find(&order, x->stream)];
+		sub[start[s] + fill[s]++] = (uint32_t)k;
+	}
+	r->idle = ts_arena_alloc(a, (ns ? ns : 1) * sizeof(*r->idle));
+	if (!r->idle)
+		goto out;
+	r->nidle = ns;
+	for (size_t s = 0; s < ns; s++) {
+		struct ts_hta_idle *o = &r->idle[s];
+		const uint32_t *rows = sub + start[s];
+		size_t m = start[s + 1] - start[s];
+		int64_t sum[3] = { 0, 0, 0 }, total;
+
+		memset(o, 0, sizeof(*o));
+		o->stream = streams[s];
+		for (size_t k = 0; k < m; k++)
+			ts[k] = f->rows[rows[k]].ts;
+		hta_argsort(ts, m, idx);
+		for (size_t k = 0; k < m; k++) {
+			const struct hta_row *x = &f->rows[rows[idx[k]]];
+			const struct hta_row *p;
+			int64_t prev_end, gap, rt = INT64_MIN;
+			int cat;
+			if (k == 0) {
+				o->present[TS_HTA_IDLE_OTHER] = 1; /* NaN gap */
+				continue;
+			}
+			p = &f->rows[rows[idx[k - 1]]];
+			prev_end = p->ts + p->dur;
+			gap = x->ts - prev_end;
+			if (x->icorr >= 0 && (size_t)x->icorr < nev)
+				rt = evts[x->icorr];
+			if (rt != INT64_MIN && rt > prev_end)
+				cat = TS_HTA_HOST_WAIT;
+			else if (gap < KERNEL_WAIT_NS)
+				cat = TS_HTA_KERNEL_WAIT;
+			else
+				cat = TS_HTA_IDLE_OTHER;
+			o->present[cat] = 1;
+			sum[cat] += gap;
+		}
+		total = sum[0] + sum[1] + sum[2];
+		for (int c = 0; c < 3; c++) {
+			o->idle_us[c] = hta_round(US(sum[c]), 2);
+			o->ratio[c] = total == 0 && sum[c] == 0 ? NAN :
+				hta_round(US(sum[c]) / US(total), 2);
+		}
+	}
+	rc = 0;
+out:
+	hta_map_release(&order);
+	free(evts);
+	free(streams);
+	free(start);
+	free(fill);
+	free(sub);
+	free(ts);
+	free(idx);
+	return rc;
+}
+
+/* ---------------------------------------------------------- launch stats */
+
+static int is_queue_launch_name(const char *s);
+
+static int is_launch_stat_name(const char *s)
+{
+	return strcmp(s, "cudaLaunchKernel") == 0 || strcmp(s, "cudaLaunchKernelExC") == 0 ||
+	       strcmp(s, "runFunction - job_prep_and_submit_for_execution") == 0 ||
+	       strcmp(s, "cudaMemcpyAsync") == 0 || strcmp(s, "cudaMemsetAsync") == 0;
+}
+
+struct lrow {
+	int64_t corr, a, b; /* CPU: end, dur; GPU: ts, dur */
+};
+
+static int cmp_lrow(const void *x, const void *y)
+{
+	const struct lrow *p = x, *q = y;
+	if (p->corr != q->corr)
+		return p->corr < q->corr ? -1 : 1;
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+	return p < q ? -1 : p > q;
+}
+
+/* number of v[0..n) < x (v sorted) */
+static size_t count_lt(const int64_t *v, size_t n, int64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+#define NAME_LAUNCH_STAT 1
+#define NAME_QUEUE_LAUNCH 2
+
+static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
+			struct ts_hta_rank *r)
+{
+	struct hta_map set = { 0 };
+	struct lrow *cpu = NULL, *gpu = NULL;
+	int64_t *ends = NULL, *durs = NULL;
+	long double *pref = NULL, delay = 0;
+	size_t nc = 0, ng = 0;
+	int rc = TS_ENOMEM;
+
+	memset(&r->launch, 0, sizeof(r->launch));
+	if (hta_map_init(&set, f->n))
+		goto out;
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
+			hta_map_put(&set, f->rows[k].corr, 0);
+	cpu = malloc((f->n + 1) * sizeof(*cpu));
+	gpu = malloc((f->n + 1) * sizeof(*gpu));
+	ends = malloc((f->n + 1) * sizeof(*ends));
+	durs = malloc((f->n + 1) * sizeof(*durs));
+	pref = malloc((f->n + 2) * sizeof(*pref));
+	if (!cpu || !gpu || !ends || !durs || !pref)
+		goto out;
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		if (hta_map_find(&set, x->corr) < 0)
+			continue;
+		if (x->stream == -1)
+			cpu[nc++] = (struct lrow){ x->corr, x->ts + x->dur, x->dur };
+		else
+			gpu[ng++] = (struct lrow){ x->corr, x->ts, x->dur };
+	}
+	qsort(cpu, nc, sizeof(*cpu), cmp_lrow);
+	qsort(gpu, ng, sizeof(*gpu), cmp_lrow);
+	/* inner join on correlation, aggregated per key without forming pairs */
+	for (size_t i = 0, j = 0; i < nc && j < ng;) {
+		size_t i2 = i, j2 = j, m, gt50 = 0;
+		if (cpu[i].corr < gpu[j].corr) {
+			i++;
+			continue;
+		}
+		if (gpu[j].corr < cpu[i].corr) {
+			j++;
+			continue;
+		}
+		while (i2 < nc && cpu[i2].corr == cpu[i].corr)
+			i2++;
+		while (j2 < ng && gpu[j2].corr == gpu[j].corr)
+			j2++;
+		m = i2 - i;
+		pref[0] = 0;
+		for (size_t k = 0; k < m; k++) {
+			ends[k] = cpu[i + k].a;
+			durs[k] = cpu[i + k].b;
+			pref[k + 1] = pref[k] + (long double)ends[k];
+			gt50 += durs[k] > RUNTIME_CUTOFF_NS;
+		}
+		qsort(durs, m, sizeof(*durs), cmp_i64);
+		for (size_t k = j; k < j2; k++) {
+			int64_t gts = gpu[k].a, gdur = gpu[k].b;
+			size_t lt = count_lt(ends, m, gts);
+			r->launch.n += (int64_t)m;
+			delay += (long double)lt * (long double)gts - pref[lt];
+			r->launch.n_launch_delay_gt_100us +=
+				(int64_t)count_lt(ends, m, gts - LAUNCH_DELAY_CUTOFF_NS);
+			r->launch.n_cpu_dur_gt_50us += (int64_t)gt50;
+			r->launch.n_gpu_shorter_than_cpu +=
+				(int64_t)(m - count_lt(durs, m, gdur + 1));
+		}
+		i = i2;
+		j = j2;
+	}
+	r->launch.sum_launch_delay_us = (double)(delay / 1000.0L);
+	rc = 0;
+out:
+	hta_map_release(&set);
+	free(cpu);
+	free(gpu);
+	free(ends);
+	free(durs);
+	free(pref);
+	return rc;
+}
+
+/* ---------------------------------------------------------- queue length */
+
+static int is_queue_launch_name(const char *s)
+{
+	static const char *const k[] = {
+		"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+		"cudaMemcpyAsync", "cudaMemsetAsync", "hipLaunchKernel",
+		"hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
+		"hipMemcpyWithStream", "runFunction - job_prep_and_submit_for_execution"
+	};
+	for (size_t i = 0; i < sizeof(k) / sizeof(*k); i++)
+		if (strcmp(s, k[i]) == 0)
+			return 1;
+	return 0;
+}
+
+struct qpt {
+	int64_t ts, stream;
+	int has_stream, delta;
+	uint32_t pos;   /* position after the ts sort */
+};
+
+static int cmp_qpt_stream(const void *x, const void *y)
+{
+	const struct qpt *p = x, *q = y;
+	if (p->stream != q->stream)
+		return p->stream < q->stream ? -1 : 1;
+	return p->pos < q->pos ? -1 : p->pos > q->pos;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double p = *(const double *)x, q = *(const double *)y;
+	return p < q ? -1 : p > q;
+}
+
+static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
+			struct ts_hta_rank *r)
+{
+	struct hta_map kmap = { 0 }, rset = { 0 };
+	uint32_t *krows = NULL, *idx = NULL;
+	struct qpt *pts = NULL, *srt = NULL;
+	int64_t *ts = NULL;
+	double *vals = NULL, *sorted = NULL;
+	size_t nk = 0, np = 0, cap, nq = 0;
+	int rc = TS_ENOMEM;
+
+	if (hta_map_init(&kmap, f->n) || hta_map_init(&rset, f->n))
+		goto out;
+	krows = malloc((f->n + 1) * sizeof(*krows));
+	if (!krows)
+		goto out;
+	/* GPU rows grouped by correlation, in frame order: kmap.a = first,
+	 * kmap.b = count; krows chains them by a counting pass */
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].stream != -1)
+			kmap.b[hta_map_put(&kmap, f->rows[k].corr, 0)]++;
+	{
+		size_t off = 0;
+		for (size_t s = 0; s <= kmap.mask; s++)
+			if (kmap.used[s]) {
+				kmap.a[s] = (int64_t)off;
+				off += (size_t)kmap.b[s];
+				kmap.b[s] = 0;
+			}
+		nk = off;
+		for (size_t k = 0; k < f->n; k++)
+			if (f->rows[k].stream != -1) {
+				size_t s = hta_map_put(&kmap, f->rows[k].corr, 0);
+				krows[kmap.a[s] + kmap.b[s]++] = (uint32_t)k;
+			}
+	}
+	cap = 0;
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		int64_t s;
+		if (x->icorr <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
+			continue;
+		s = hta_map_find(&kmap, x->corr);
+		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
+		hta_map_put(&rset, x->corr, 0);
+	}
+	cap += nk + 1;
+	pts = malloc(cap * sizeof(*pts));
+	srt = malloc(cap * sizeof(*srt));
+	ts = malloc(cap * sizeof(*ts));
+	idx = malloc(cap * sizeof(*idx));
+	vals = malloc(cap * sizeof(*vals));
+	sorted = malloc(cap * sizeof(*sorted));
+	if (!pts || !srt || !ts || !idx || !vals || !sorted)
+		goto out;
+	/* runtime_calls.join(gpu_kernels on correlation): +1 per GPU match */
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		int64_t s;
+		if (x->icorr <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
+			continue;
+		s = hta_map_find(&kmap, x->corr);
+		if (s < 0) {
+			pts[np++] = (struct qpt){ x->ts, 0, 0, 1, 0 };
+			continue;
+		}
+		for (int64_t c = 0; c < kmap.b[s]; c++) {
+			const struct hta_row *g = &f->rows[krows[kmap.a[s] + c]];
+			pts[np++] = (struct qpt){ x->ts, g->stream, 1, 1, 0 };
+		}
+	}
+	/* then GPU rows whose correlation a runtime call has: -1 at start */
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		if (x->stream != -1 && hta_map_find(&rset, x->corr) >= 0)
+			pts[np++] = (struct qpt){ x->ts, x->stream, 1, -1, 0 };
+	}
+	for (size_t k = 0; k < np; k++)
+		ts[k] = pts[k].ts;
+	hta_argsort(ts, np, idx);
+	for (size_t k = 0; k < np; k++) {
+		srt[k] = pts[idx[k]];
+		srt[k].pos = (uint32_t)k;
+	}
+	/* groupby("stream"): NaN streams dropped, groups ascending */
+	{
+		size_t m = 0;
+		for (size_t k = 0; k < np; k++)
+			if (srt[k].has_stream)
+				srt[m++] = srt[k];
+		np = m;
+	}
+	qsort(srt, np, sizeof(*srt), cmp_qpt_stream);
+	for (size_t k = 0; k < np;) {
+		size_t e = k;
+		while (e < np && srt[e].stream == srt[k].stream)
+			e++;
+		nq++;
+		k = e;
+	}
+	r->queue = ts_arena_alloc(a, (nq ? nq : 1) * sizeof(*r->queue));
+	if (!r->queue)
+		goto out;
+	r->nqueue = nq;
+	nq = 0;
+	for (size_t k = 0; k < np;) {
+		struct ts_hta_queue *o = &r->queue[nq++];
+		size_t e = k, m;
+		int64_t run = 0;
+		double sum = 0, sq = 0, mean;
+		while (e < np && srt[e].stream == srt[k].stream)
+			e++;
+		m = e - k;
+		for (size_t i = 0; i < m; i++) {
+			run += srt[k + i].delta;
+			vals[i] = (double)run;
+			sorted[i] = vals[i];
+			sum += vals[i];
+		}
+		mean = sum / (double)m;
+		for (size_t i = 0; i < m; i++)
+			sq += (vals[i] - mean) * (vals[i] - mean);
+		qsort(sorted, m, sizeof(*sorted), cmp_dbl);
+		o->stream = srt[k].stream;
+		o->count = (double)m;
+		o->mean = mean;
+		o->std = m > 1 ? sqrt(sq / (double)(m - 1)) : NAN;
+		o->min = sorted[0];
+		o->max = sorted[m - 1];
+		o->p25 = hta_quantile_sorted(sorted, m, 0.25);
+		o->p50 = hta_quantile_sorted(sorted, m, 0.5);
+		o->p75 = hta_quantile_sorted(sorted, m, 0.75);
+		k = e;
+	}
+	rc = 0;
+out:
+	hta_map_release(&kmap);
+	hta_map_release(&rset);
+	free(krows);
+	free(pts);
+	free(srt);
+	free(ts);
+	free(idx);
+	free(vals);
+	free(sorted);
+	return rc;
+}
+
+/* ---------------------------------------------------------- steps kept */
+
+static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_hta_rank *r)
+{
+	int64_t *v = malloc((f->n + 1) * sizeof(*v));
+	size_t n = 0, u = 0;
+
+	if (!v)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < f->n; k++) {
+		const char *s;
+		int64_t num = 0;
+		int digits = 0;
+		if (f->rows[k].name == TS_NO_ID)
+			continue;
+		/* ProfilerStep\s*#\s*(\d+) at the start */
+		s = ts_trace_str(f->t, f->rows[k].name);
+		if (strncmp(s, "ProfilerStep", 12) != 0)
+			continue;
+		s += 12;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s++ != '#')
+			continue;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		while (*s >= '0' && *s <= '9' && num < INT64_MAX / 10 - 10) {
+			num = num * 10 + (*s++ - '0');
+			digits++;
+		}
+		if (digits)
+			v[n++] = num;
+	}
+	qsort(v, n, sizeof(*v), cmp_i64);
+	for (size_t k = 0; k < n; k++)
+		if (u == 0 || v[u - 1] != v[k])
+			v[u++] = v[k];
+	r->steps = ts_arena_alloc(a, (u ? u : 1) * sizeof(*r->steps));
+	if (!r->steps) {
+		free(v);
+		return TS_ENOMEM;
+	}
+	memcpy(r->steps, v, u * sizeof(*v));
+	r->nsteps = u;
+	free(v);
+	return 0;
+}
+
+int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
+		     struct hta_labels *lab)
+{
+	struct merged mg;
+	uint8_t *nflag;
+	int rc;
+
+	memset(lab, 0, sizeof(*lab));
+	r->rounded = f->rounded;
+	r->filtered = f->filtered;
+	r->nrows = f->n;
+	r->nkernels = 0;
+	for (size_t k = 0; k < f->n; k++)
+		r->nkernels += f->rows[k].stream != -1;
+	r->idle_us = r->compute_us = r->non_compute_us = r->kernel_us = NAN;
+	r->idle_pct = r->compute_pct = r->non_compute_pct = r->overlap_pct = NAN;
+	if ((rc = steps_kept(f, arena, r)))
+		return rc;
+	if (r->nkernels == 0)
+		return 0;
+	if ((rc = merged_build(f, &mg)))
+		return rc;
+	temporal(&mg, r);
+	if ((rc = overlap(&mg, r)) || (rc = rank_labels(&mg, lab)) ||
+	    (rc = hta_labels_emit(lab, arena, &r->ktype, &r->nktype))) {
+		merged_release(&mg);
+		return rc;
+	}
+	merged_release(&mg);
+	if ((rc = ktables(f, NUM_KERNELS, arena, &r->kernels, &r->nkernels_tab)) ||
+	    (rc = ktables(f, SIZE_MAX, arena, &r->kernels_all, &r->nkernels_all)))
+		return rc;
+	/* per-name flags, so the row loops compare no strings */
+	nflag = malloc(f->t->strings.count + 1);
+	if (!nflag)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < f->t->strings.count; k++) {
+		const char *s = ts_intern_str(&f->t->strings, (uint32_t)k);
+		nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
+				     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
+	}
+	if ((rc = idle_breakdown(f, arena, r)) || (rc = launch_stats(f, nflag, r)) ||
+	    (rc = queue_length(f, nflag, arena, r))) {
+		free(nflag);
+		return rc;
+	}
+	free(nflag);
+	return 0;
+}

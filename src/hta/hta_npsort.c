@@ -1,0 +1,265 @@
+/*
+ * hta_npsort.c - the numeric primitives of numpy/pandas that HTA's numbers
+ * depend on, reproduced bit for bit.
+ *
+ * HTA sorts with pandas sort_values(), i.e. numpy's unstable introsort
+ * argsort. When timestamps tie, the order it leaves them in decides which
+ * zero-length "A overlapping B" labels exist, how queue-length change points
+ * interleave, and which gap an idle interval is charged to. So the exact
+ * algorithm of numpy 1.24 (median-of-3 quicksort, insertion sort below 16
+ * elements, heapsort past 2*log2(n) levels) is reproduced here, together
+ * with numpy's linear quantile and round.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hta_int.h"
+
+#define NP_SMALL 15   /* numpy partitions while pr - pl > 15 */
+#define NP_STACK 128
+
+static int np_msb(size_t n)
+{
+	int d = 0;
+	while (n > 1) {
+		n >>= 1;
+		d++;
+	}
+	return d;
+}
+
+static void np_aheapsort(const int64_t *v, uint32_t *base, size_t n)
+{
+	/* numpy indexes the heap from 1: a[k] is base[k - 1]. */
+#define A(k) base[(k) - 1]
+	size_t i, j, l;
+	uint32_t tmp;
+
+	for (l = n >> 1; l > 0; --l) {
+		tmp = A(l);
+		for (i = l, j = l << 1; j <= n;) {
+			if (j < n && v[A(j)] < v[A(j + 1)])
+				j += 1;
+			if (v[tmp] < v[A(j)]) {
+				A(i) = A(j);
+				i = j;
+				j += j;
+			} else {
+				break;
+			}
+		}
+		A(i) = tmp;
+	}
+	for (; n > 1;) {
+		tmp = A(n);
+		A(n) = A(1);
+		n -= 1;
+		for (i = 1, j = 2; j <= n;) {
+			if (j < n && v[A(j)] < v[A(j + 1)])
+				j++;
+			if (v[tmp] < v[A(j)]) {
+				A(i) = A(j);
+				i = j;
+				j += j;
+			} else {
+				break;
+			}
+		}
+		A(i) = tmp;
+	}
+#undef A
+}
+
+#define SWAP(x, y) do { uint32_t t_ = (x); (x) = (y); (y) = t_; } while (0)
+
+void hta_argsort(const int64_t *v, size_t n, uint32_t *idx)
+{
+	size_t stack[NP_STACK];
+	int depth[NP_STACK / 2];
+	size_t sp = 0, dp = 0;
+	size_t pl, pr, pm, pi, pj, pk;
+	int cdepth;
+	int64_t vp;
+
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)k;
+	if (n < 2)
+		return;
+	pl = 0;
+	pr = n - 1;
+	cdepth = np_msb(n) * 2;
+	for (;;) {
+		if (cdepth < 0) {
+			np_aheapsort(v, idx + pl, pr - pl + 1);
+			goto stack_pop;
+		}
+		while (pr - pl > NP_SMALL) {
+			pm = pl + ((pr - pl) >> 1);
+			if (v[idx[pm]] < v[idx[pl]])
+				SWAP(idx[pm], idx[pl]);
+			if (v[idx[pr]] < v[idx[pm]])
+				SWAP(idx[pr], idx[pm]);
+			if (v[idx[pm]] < v[idx[pl]])
+				SWAP(idx[pm], idx[pl]);
+			vp = v[idx[pm]];
+			pi = pl;
+			pj = pr - 1;
+			SWAP(idx[pm], idx[pj]);
+			for (;;) {
+				do
+					++pi;
+				while (v[idx[pi]] < vp);
+				do
+					--pj;
+				while (vp < v[idx[pj]]);
+				if (pi >= pj)
+					break;
+				SWAP(idx[pi], idx[pj]);
+			}
+			pk = pr - 1;
+			SWAP(idx[pi], idx[pk]);
+			/* push the larger partition, keep sorting the smaller */
+			if (pi - pl < pr - pi) {
+				stack[sp++] = pi + 1;
+				stack[sp++] = pr;
+				pr = pi - 1;
+			} else {
+				stack[sp++] = pl;
+				stack[sp++] = pi - 1;
+				pl = pi + 1;
+			}
+			depth[dp++] = --cdepth;
+		}
+		for (pi = pl + 1; pi <= pr; ++pi) {
+			uint32_t vi = idx[pi];
+			int64_t key = v[vi];
+			pj = pi;
+			pk = pi - 1;
+			while (pj > pl && key < v[idx[pk]])
+				idx[pj--] = idx[pk--];
+			idx[pj] = vi;
+		}
+stack_pop:
+		if (sp == 0)
+			break;
+		pr = stack[--sp];
+		pl = stack[--sp];
+		cdepth = depth[--dp];
+	}
+}
+
+int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx)
+{
+	int64_t *rev;
+	uint32_t *tmp;
+
+	if (n == 0)
+		return 0;
+	rev = malloc(n * sizeof(*rev));
+	tmp = malloc(n * sizeof(*tmp));
+	if (!rev || !tmp) {
+		free(rev);
+		free(tmp);
+		return TS_ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		rev[k] = v[n - 1 - k];
+	hta_argsort(rev, n, tmp);
+	/* pandas: indexer = (n-1-tmp)[::-1] */
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)(n - 1 - tmp[n - 1 - k]);
+	free(rev);
+	free(tmp);
+	return 0;
+}
+
+double hta_quantile_sorted(const double *s, size_t n, double q)
+{
+	double virt = (double)(n - 1) * q;
+	double prev_i = floor(virt);
+	double gamma, a, b, diff, r;
+
+	if (virt >= (double)(n - 1))
+		return s[n - 1];
+	if (virt < 0)
+		return s[0];
+	gamma = virt - prev_i;
+	a = s[(size_t)prev_i];
+	b = s[(size_t)prev_i + 1];
+	diff = b - a;
+	r = a + diff * gamma;
+	if (gamma >= 0.5)
+		r = b - diff * (1 - gamma);
+	return r;
+}
+
+double hta_round(double x, int decimals)
+{
+	double f = 1;
+	for (int k = 0; k < decimals; k++)
+		f *= 10;
+	return rint(x * f) / f;
+}
+
+int hta_map_init(struct hta_map *m, size_t expect)
+{
+	size_t cap = 16;
+	while (cap < expect * 2 + 16)
+		cap <<= 1;
+	m->key = malloc(cap * sizeof(*m->key));
+	m->a = malloc(cap * sizeof(*m->a));
+	m->b = malloc(cap * sizeof(*m->b));
+	m->used = calloc(cap, 1);
+	m->mask = cap - 1;
+	if (!m->key || !m->a || !m->b || !m->used) {
+		hta_map_release(m);
+		return TS_ENOMEM;
+	}
+	return 0;
+}
+
+void hta_map_release(struct hta_map *m)
+{
+	free(m->key);
+	free(m->a);
+	free(m->b);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+static size_t map_hash(int64_t k)
+{
+	uint64_t x = (uint64_t)k;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (size_t)x;
+}
+
+int64_t hta_map_find(const struct hta_map *m, int64_t key)
+{
+	size_t i = map_hash(key) & m->mask;
+	while (m->used[i]) {
+		if (m->key[i] == key)
+			return (int64_t)i;
+		i = (i + 1) & m->mask;
+	}
+	return -1;
+}
+
+size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init)
+{
+	size_t i = map_hash(key) & m->mask;
+	while (m->used[i]) {
+		if (m->key[i] == key)
+			return i;
+		i = (i + 1) & m->mask;
+	}
+	m->used[i] = 1;
+	m->key[i] = key;
+	m->a[i] = init;
+	m->b[i] = init;
+	return i;
+}

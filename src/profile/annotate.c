@@ -1,0 +1,243 @@
+/*
+ * annotate.c - the trace plus trainscope's findings, for a timeline viewer.
+ *
+ * Why: numbers in a table are easier to trust once you can see the idle
+ * gap or the exposed all-reduce on the timeline next to the kernels. The
+ * original file is not re-serialised from the model (that would drop args
+ * and metadata): a first streaming pass finds where the event array ends,
+ * a second copies the bytes and inserts the finding events there. Memory
+ * stays bounded by the input window, as in the reader.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "trainscope/annotate.h"
+#include "trainscope/atomic.h"
+#include "trainscope/input.h"
+#include "trainscope/json.h"
+#include "trainscope/jsonw.h"
+
+enum { TID_IDLE = 1, TID_COMM, TID_MEMCPY, TID_DATA, TID_STEPS, TID_WALL };
+
+static void meta(struct ts_sb *o, int *first, const char *what, int tid, const char *name)
+{
+	ts_sb_addf(o, "%s{\"ph\":\"M\",\"pid\":%d,", *first ? "" : ",\n", TS_ANNOTATE_PID);
+	if (tid)
+		ts_sb_addf(o, "\"tid\":%d,", tid);
+	ts_sb_addf(o, "\"name\":\"%s\",\"args\":{\"name\":\"", what);
+	ts_json_escape(o, name, strlen(name));
+	ts_sb_adds(o, "\"}}");
+	*first = 0;
+}
+
+static void span(struct ts_sb *o, int *first, int tid, const char *name, int64_t s, int64_t e,
+		 const char *detail)
+{
+	ts_sb_addf(o, "%s{\"ph\":\"X\",\"cat\":\"trainscope\",\"pid\":%d,\"tid\":%d,\"name\":\"",
+		   *first ? "" : ",\n", TS_ANNOTATE_PID, tid);
+	ts_json_escape(o, name, strlen(name));
+	/* µs with ns decimals, exact from int64 ns */
+	{
+		uint64_t ms = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
+		uint64_t d = (uint64_t)e - (uint64_t)s;
+		ts_sb_addf(o, "\",\"ts\":%s%llu.%03llu,\"dur\":%llu.%03llu", s < 0 ? "-" : "",
+			   (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000),
+			   (unsigned long long)(d / 1000), (unsigned long long)(d % 1000));
+	}
+	if (detail) {
+		ts_sb_adds(o, ",\"args\":{\"finding\":\"");
+		ts_json_escape(o, detail, strlen(detail));
+		ts_sb_adds(o, "\"}");
+	}
+	ts_sb_addc(o, '}');
+	*first = 0;
+}
+
+static void set_track(struct ts_sb *o, int *first, int tid, const char *name,
+		      const struct ts_ivset *set, int64_t min_ns)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].e - set->v[i].s >= min_ns)
+			span(o, first, tid, name, set->v[i].s, set->v[i].e, NULL);
+}
+
+void ts_annotate_events(struct ts_sb *o, const struct ts_annotate_info *ai)
+{
+	const struct ts_rank_prof *p = ai->prof;
+	const struct ts_prof_tracks *k = ai->tracks;
+	char buf[64];
+	int first = 1;
+
+	meta(o, &first, "process_name", 0, "trainscope findings");
+	meta(o, &first, "thread_name", TID_IDLE, p->has_gpu ? "GPU idle gaps" : "host gaps (untraced)");
+	meta(o, &first, "thread_name", TID_COMM, "exposed communication");
+	meta(o, &first, "thread_name", TID_MEMCPY, "exposed memcpy");
+	meta(o, &first, "thread_name", TID_DATA, "data loader");
+	meta(o, &first, "thread_name", TID_STEPS, "outlier steps");
+	meta(o, &first, "thread_name", TID_WALL, "wall verdict");
+	set_track(o, &first, TID_IDLE, p->has_gpu ? "GPU idle" : "host gap", &k->idle,
+		  TS_ANNOTATE_MIN_GAP_NS);
+	set_track(o, &first, TID_COMM, "exposed comm", &k->exposed_comm, 0);
+	set_track(o, &first, TID_MEMCPY, "exposed memcpy", &k->exposed_memcpy, 0);
+	set_track(o, &first, TID_DATA, "data loader", &k->data, 0);
+	for (size_t i = 0; i < p->steps.n; i++) {
+		const struct ts_step_prof *st = &p->steps.v[i];
+		if (!st->outlier)
+			continue;
+		snprintf(buf, sizeof(buf), "outlier step %lld", (long long)st->step);
+		span(o, &first, TID_STEPS, buf, st->start_ns, st->start_ns + st->dur_ns, st->reason);
+	}
+	snprintf(buf, sizeof(buf), "rank wall: %s", ts_wall_name(p->verdict.wall));
+	span(o, &first, TID_WALL, buf, p->t0_ns, p->t0_ns + p->window_ns, p->verdict.evidence);
+	if (ai->job) {
+		snprintf(buf, sizeof(buf), "job wall: %s", ts_wall_name(ai->job->wall.wall));
+		span(o, &first, TID_WALL, buf, p->t0_ns, p->t0_ns + p->window_ns,
+		     ai->job->wall.evidence);
+	}
+}
+
+/* Pass 1: where the event array ends. *at = offset of its ']' (or of the
+ * end of the last complete element when the file is truncated), *nonempty
+ * whether it holds elements, *close = text to write after the findings
+ * when the file was cut ("]}" or "]"). */
+static int find_end(const char *path, uint64_t *at, int *nonempty, const char **close,
+		    struct ts_err *err)
+{
+	struct ts_input in;
+	struct ts_json j;
+	int rc, tok, legacy = 0, found = 0;
+	uint64_t last_end = 0;
+
+	*nonempty = 0;
+	*close = NULL;
+	if ((rc = ts_input_open(&in, path, err)))
+		return rc;
+	ts_json_init_input(&j, &in, TS_JSON_LENIENT | TS_JSON_ALLOW_NAN);
+	tok = ts_json_next(&j, err);
+	if (tok == TS_JSON_ARR) {
+		legacy = 1;
+		found = 1;
+	} else if (tok == TS_JSON_OBJ) {
+		while ((tok = ts_json_next(&j, err)) == TS_JSON_KEY) {
+			int is_ev = TS_JSON_IS(&j, "traceEvents");
+			tok = ts_json_next(&j, err);
+			if (tok < 0)
+				break;
+			if (is_ev && tok == TS_JSON_ARR) {
+				found = 1;
+				break;
+			}
+			if ((rc = ts_json_skip(&j, tok, err)))
+				break;
+		}
+	}
+	if (!found) {
+		rc = tok < 0 ? tok : ts_err_at(err, TS_EPARSE, path, (int64_t)j.tok_offset, -1,
+						 "expected a trace object with a traceEvents array");
+		goto out;
+	}
+	last_end = ts_json_offset(&j);
+	for (;;) {
+		tok = ts_json_next(&j, err);
+		if (tok == TS_JSON_ARR_END) {
+			*at = j.tok_offset;
+			rc = 0;
+			goto out;
+		}
+		if (tok >= 0 && tok != TS_JSON_EOF)
+			rc = ts_json_skip(&j, tok, err);
+		else
+			rc = tok == TS_JSON_EOF ? TS_ETRUNC : tok;
+		if (rc == TS_ETRUNC) {
+			/* cut inside the event list: close it after the last element */
+			*at = last_end;
+			*close = legacy ? "]\n" : "]}\n";
+			ts_err_init(err);
+			rc = 0;
+			goto out;
+		}
+		if (rc)
+			goto out;
+		*nonempty = 1;
+		last_end = ts_json_offset(&j);
+	}
+out:
+	ts_json_release(&j);
+	ts_input_release(&in);
+	return rc;
+}
+
+static int copy_range(struct ts_input *in, FILE *fp, uint64_t *pos, uint64_t until,
+		      struct ts_err *err)
+{
+	for (;;) {
+		size_t off = (size_t)(*pos - in->base);
+		size_t avail = in->len - off;
+		size_t take = avail;
+		int64_t got;
+		if (until != UINT64_MAX && *pos + take > until)
+			take = (size_t)(until - *pos);
+		if (take && fwrite(in->data + off, 1, take, fp) != take)
+			return ts_err_set(err, TS_EIO, "write failed");
+		*pos += take;
+		if (*pos == until)
+			return 0;
+		got = ts_input_more(in, in->len, err);
+		if (got < 0)
+			return (int)got;
+		if (got == 0)
+			return until == UINT64_MAX ? 0 : ts_err_set(err, TS_EIO, "%s: input shrank while copying", in->path);
+	}
+}
+
+int ts_annotate_write(const char *out_path, const char *in_path,
+		      const struct ts_annotate_info *ai, struct ts_err *err)
+{
+	struct ts_atomic a;
+	struct ts_input in;
+	struct ts_sb ev;
+	uint64_t at = 0, pos = 0;
+	int nonempty, rc, opened = 0;
+	const char *close;
+
+	memset(&a, 0, sizeof(a));
+	ts_sb_init(&ev);
+	if ((rc = find_end(in_path, &at, &nonempty, &close, err)))
+		goto done;
+	ts_annotate_events(&ev, ai);
+	if (ev.failed) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory building the annotation");
+		goto done;
+	}
+	if ((rc = ts_input_open(&in, in_path, err)))
+		goto done;
+	opened = 1;
+	if ((rc = ts_atomic_open(&a, out_path, err)))
+		goto done;
+	if ((rc = copy_range(&in, a.fp, &pos, at, err)))
+		goto done;
+	if (fputs(nonempty ? ",\n" : "\n", a.fp) < 0 || fwrite(ev.buf, 1, ev.len, a.fp) != ev.len) {
+		rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
+		goto done;
+	}
+	if (close) {
+		if (fputs(close, a.fp) < 0) {
+			rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
+			goto done;
+		}
+	} else {
+		if (fputc('\n', a.fp) < 0) {
+			rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
+			goto done;
+		}
+		if ((rc = copy_range(&in, a.fp, &pos, UINT64_MAX, err)))
+			goto done;
+	}
+	rc = ts_atomic_commit(&a, err);
+done:
+	if (rc)
+		ts_atomic_abort(&a);
+	if (opened)
+		ts_input_release(&in);
+	ts_sb_release(&ev);
+	return rc;
+}

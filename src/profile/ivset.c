@@ -1,0 +1,186 @@
+/*
+ * ivset.c - exact interval-set arithmetic on int64 nanoseconds.
+ *
+ * Every "busy", "exposed" and "overlap" number in the trace analysis is a
+ * length of a union, intersection or difference of many intervals. Doing
+ * that with floats or pairwise loops is either inexact or quadratic, so
+ * sets are normalized once (sort + merge, O(n log n)) and combined with
+ * linear sweeps.
+ */
+#include <stdlib.h>
+#include "trainscope/profile.h"
+#include "radix.h"
+
+void ts_ivset_init(struct ts_ivset *a)
+{
+	a->v = NULL;
+	a->n = a->cap = 0;
+}
+
+void ts_ivset_release(struct ts_ivset *a)
+{
+	free(a->v);
+	ts_ivset_init(a);
+}
+
+int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
+{
+	if (e <= s)
+		return 0;
+	if (a->n == a->cap && ts_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v)))
+		return TS_ENOMEM;
+	a->v[a->n].s = s;
+	a->v[a->n].e = e;
+	a->n++;
+	return 0;
+}
+
+static int cmp_iv(const void *x, const void *y)
+{
+	const struct ts_iv *a = x, *b = y;
+
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	if (a->e != b->e)
+		return a->e < b->e ? -1 : 1;
+	return 0;
+}
+
+static uint64_t key_iv(const void *x)
+{
+	return ts_radix_i64(((const struct ts_iv *)x)->s);
+}
+
+void ts_ivset_norm(struct ts_ivset *a)
+{
+	size_t w = 0;
+
+	size_t k = 1;
+
+	if (a->n < 2)
+		return;
+	while (k < a->n && a->v[k - 1].s <= a->v[k].s)
+		k++;
+	if (k < a->n && ts_radix_sort(a->v, a->n, sizeof(*a->v), key_iv))
+		qsort(a->v, a->n, sizeof(*a->v), cmp_iv);
+	for (size_t i = 1; i < a->n; i++) {
+		if (a->v[i].s <= a->v[w].e) {
+			if (a->v[i].e > a->v[w].e)
+				a->v[w].e = a->v[i].e;
+		} else {
+			a->v[++w] = a->v[i];
+		}
+	}
+	a->n = w + 1;
+}
+
+int64_t ts_ivset_len(const struct ts_ivset *a)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		t += a->v[i].e - a->v[i].s;
+	return t;
+}
+
+int ts_ivset_and(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b)
+{
+	size_t i = 0, j = 0;
+
+	out->n = 0;
+	while (i < a->n && j < b->n) {
+		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (s < e && ts_ivset_add(out, s, e))
+			return TS_ENOMEM;
+		if (a->v[i].e < b->v[j].e)
+			i++;
+		else
+			j++;
+	}
+	return 0;
+}
+
+int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b)
+{
+	size_t i = 0, j = 0;
+
+	out->n = 0;
+	while (i < a->n || j < b->n) {
+		const struct ts_iv *x;
+		if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s))
+			x = &a->v[i++];
+		else
+			x = &b->v[j++];
+		if (out->n && x->s <= out->v[out->n - 1].e) {
+			if (x->e > out->v[out->n - 1].e)
+				out->v[out->n - 1].e = x->e;
+		} else if (ts_ivset_add(out, x->s, x->e)) {
+			return TS_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int ts_ivset_sub(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b)
+{
+	size_t j = 0;
+
+	out->n = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t s = a->v[i].s, e = a->v[i].e;
+		while (j < b->n && b->v[j].e <= s)
+			j++;
+		for (size_t k = j; k < b->n && b->v[k].s < e; k++) {
+			if (b->v[k].s > s && ts_ivset_add(out, s, b->v[k].s))
+				return TS_ENOMEM;
+			if (b->v[k].e > s)
+				s = b->v[k].e;
+			if (s >= e)
+				break;
+		}
+		if (s < e && ts_ivset_add(out, s, e))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
+int64_t ts_ivset_and_len(const struct ts_ivset *a, const struct ts_ivset *b)
+{
+	size_t i = 0, j = 0;
+	int64_t t = 0;
+
+	while (i < a->n && j < b->n) {
+		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (s < e)
+			t += e - s;
+		if (a->v[i].e < b->v[j].e)
+			i++;
+		else
+			j++;
+	}
+	return t;
+}
+
+int64_t ts_ivset_len_in(const struct ts_ivset *a, int64_t lo, int64_t hi)
+{
+	size_t l = 0, h = a->n;
+	int64_t t = 0;
+
+	/* first interval ending after lo */
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (a->v[m].e <= lo)
+			l = m + 1;
+		else
+			h = m;
+	}
+	for (size_t i = l; i < a->n && a->v[i].s < hi; i++) {
+		int64_t s = a->v[i].s > lo ? a->v[i].s : lo;
+		int64_t e = a->v[i].e < hi ? a->v[i].e : hi;
+		if (s < e)
+			t += e - s;
+	}
+	return t;
+}

@@ -1,0 +1,1299 @@
+/*
+ * profile.c - one rank window: where every nanosecond went.
+ *
+ * Why this module exists: a Kineto trace is millions of loose events; the
+ * questions a performance engineer asks (how busy was the GPU, how much
+ * communication was not hidden, which step was slow and why) are answers
+ * about sets of intervals. This file turns the columnar trace into those
+ * sets once (GPU activity by taxonomy class, main-thread CPU ops, data
+ * loader, collectives), measures them exactly with ivset.c, attributes GPU
+ * work to steps through the launch correlation, and derives the step
+ * outliers and the rank's wall verdict. Everything is O(n log n).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/profile.h"
+#include "radix.h"
+
+/* qsort that accepts an empty (NULL) array and skips input that is
+ * already in order (trace events mostly are). */
+static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *c = v;
+	size_t i = 1;
+
+	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
+		i++;
+	if (i < n)
+		qsort(v, n, size, cmp);
+}
+
+#define NOCLS 0xff
+
+static const char *const wall_names[TS_WALL_COUNT] = {
+	"compute", "memory", "communication", "host", "data", "straggler"
+};
+
+const char *ts_wall_name(enum ts_wall w)
+{
+	return (unsigned)w < TS_WALL_COUNT ? wall_names[w] : "compute";
+}
+
+void ts_rank_prof_init(struct ts_rank_prof *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->rank = -1;
+	p->overlap_pct = -1;
+	p->mem_peak_alloc_bytes = -1;
+	p->mem_peak_reserved_bytes = -1;
+	p->device_mem_bytes = -1;
+	ts_intern_init(&p->names);
+}
+
+void ts_rank_prof_release(struct ts_rank_prof *p)
+{
+	TS_VEC_RELEASE(p->top);
+	TS_VEC_RELEASE(p->idle);
+	TS_VEC_RELEASE(p->steps);
+	TS_VEC_RELEASE(p->colls);
+	ts_intern_release(&p->names);
+}
+
+const char *ts_prof_str(const struct ts_rank_prof *p, uint32_t id)
+{
+	return id < p->names.count ? ts_intern_str(&p->names, id) : "";
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* Nearest-rank percentile of a sorted array (q in (0, 1]). */
+static int64_t pct_sorted(const int64_t *v, size_t n, double q)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	k = (size_t)(q * (double)n + 0.999999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+/* Median (mean of the two middle values) of v, sorted in place. */
+static int64_t median_of(int64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	sort_n(v, n, sizeof(*v), cmp_i64);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Median absolute deviation around m (v is scratch). */
+static int64_t mad_of(const int64_t *src, int64_t *tmp, size_t n, int64_t m)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = src[i] > m ? src[i] - m : m - src[i];
+	return median_of(tmp, n);
+}
+
+static int starts_with(const char *s, const char *pre)
+{
+	return strncmp(s, pre, strlen(pre)) == 0;
+}
+
+static int contains_ci(const char *s, const char *pat)
+{
+	size_t m = strlen(pat);
+
+	for (; *s; s++) {
+		size_t i = 0;
+		while (i < m && s[i] && (s[i] | 32) == (pat[i] | 32))
+			i++;
+		if (i == m)
+			return 1;
+	}
+	return 0;
+}
+
+static uint32_t keep_name(struct ts_rank_prof *p, const char *s, int *failed)
+{
+	int64_t id = ts_intern(&p->names, s, strlen(s));
+
+	if (id < 0) {
+		*failed = 1;
+		return 0;
+	}
+	return (uint32_t)id;
+}
+
+/* ------------------------------------------------------------ the work */
+
+struct gpu_ev {
+	int32_t step;           /* index into steps, -1 none */
+	uint8_t cls;
+	int64_t s, e;
+};
+
+static uint64_t key_gev_s(const void *x)
+{
+	return ts_radix_i64(((const struct gpu_ev *)x)->s);
+}
+
+static uint64_t key_gev_step(const void *x)
+{
+	return ts_radix_i64(((const struct gpu_ev *)x)->step);
+}
+
+struct corr {
+	int64_t corr;
+	uint32_t ev;
+};
+
+static uint64_t key_corr(const void *x)
+{
+	return ts_radix_i64(((const struct corr *)x)->corr);
+}
+
+static int64_t find_corr(const struct corr *v, size_t n, int64_t c)
+{
+	size_t l = 0, h = n;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (v[m].corr < c)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < n && v[l].corr == c ? (int64_t)v[l].ev : -1;
+}
+
+struct name_dur {
+	uint32_t name;
+	int64_t dur;
+};
+
+static uint64_t key_nd_dur(const void *x)
+{
+	return ts_radix_i64(((const struct name_dur *)x)->dur);
+}
+
+static uint64_t key_nd_name(const void *x)
+{
+	return ((const struct name_dur *)x)->name;
+}
+
+static int cmp_kstat(const void *x, const void *y)
+{
+	const struct ts_kernel_stat *a = x, *b = y;
+
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return (a->name > b->name) - (a->name < b->name);
+}
+
+struct stream_ev {
+	int64_t dev, stream, s, e;
+	int64_t launch_ts;      /* TS_NONE without a linked runtime call */
+};
+
+static uint64_t key_sev_s(const void *x)
+{
+	return ts_radix_i64(((const struct stream_ev *)x)->s);
+}
+
+static uint64_t key_sev_stream(const void *x)
+{
+	return ts_radix_i64(((const struct stream_ev *)x)->stream);
+}
+
+static uint64_t key_sev_dev(const void *x)
+{
+	return ts_radix_i64(((const struct stream_ev *)x)->dev);
+}
+
+struct thread_dur {
+	int64_t pid, tid, dur;
+};
+
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct thread_dur *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+struct step_src {
+	int64_t step, s, e;
+};
+
+static int cmp_step_src(const void *x, const void *y)
+{
+	const struct step_src *a = x, *b = y;
+
+	return (a->s > b->s) - (a->s < b->s);
+}
+
+static int cmp_coll(const void *x, const void *y)
+{
+	const struct ts_coll_span *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* Index of the step whose [s, e) holds t, or -1 (steps sorted, disjoint). */
+static int32_t step_at(const struct ts_rank_prof *p, int64_t t)
+{
+	size_t l = 0, h = p->steps.n;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (p->steps.v[m].start_ns + p->steps.v[m].dur_ns <= t)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l < p->steps.n && p->steps.v[l].start_ns <= t)
+		return (int32_t)l;
+	return -1;
+}
+
+enum set_id {
+	S_BUSY, S_COMPUTE, S_COMM, S_MEMCPY, S_HOST, S_DATA, S_CPUCOMM, S_FWD, S_BWD,
+	S_OPT, S_T1, S_T2, S_T3, S_NSETS
+};
+
+struct work {
+	struct ts_ivset set[S_NSETS];
+	struct ts_ivset cls[TS_KC_COUNT];
+	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
+	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
+	uint8_t *tm;            /* per event: timed() */
+	struct gpu_ev *gev;
+	size_t ngev;
+	struct corr *corr;
+	size_t ncorr;
+	int64_t *tmp, *tmp2;
+	size_t ntmp;
+};
+
+static void work_release(struct work *w)
+{
+	for (int i = 0; i < S_NSETS; i++)
+		ts_ivset_release(&w->set[i]);
+	for (int i = 0; i < TS_KC_COUNT; i++)
+		ts_ivset_release(&w->cls[i]);
+	free(w->name_cls);
+	free(w->name_flags);
+	free(w->tm);
+	free(w->gev);
+	free(w->corr);
+	free(w->tmp);
+	free(w->tmp2);
+}
+
+static int is_gpu_cat(int cat)
+{
+	return cat == TS_CAT_KERNEL || cat == TS_CAT_MEMCPY || cat == TS_CAT_MEMSET;
+}
+
+/* Times beyond +-2^61 ns (73 years around the epoch) are not real; keeping
+ * them out lets every end, difference and union length fit int64. */
+#define TIME_LIM (INT64_C(1) << 61)
+
+static int timed(const struct ts_trace *t, size_t i)
+{
+	int64_t ts = t->ev.ts_ns[i], d = t->ev.dur_ns[i];
+
+	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
+	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
+}
+
+/* Sums of overlapping durations (or bytes) saturate instead of wrapping. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static enum ts_kclass class_of(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+	const char *s;
+
+	if (id >= t->strings.count)
+		return TS_KC_OTHER;
+	if (w->name_cls[id] == NOCLS) {
+		s = ts_intern_str(&t->strings, id);
+		w->name_cls[id] = (uint8_t)ts_kclass_of(s, ts_intern_len(&t->strings, id),
+						       t->ev.cat[i] == TS_CAT_MEMCPY,
+						       t->ev.cat[i] == TS_CAT_MEMSET);
+	}
+	return (enum ts_kclass)w->name_cls[id];
+}
+
+static const char *tstr(const struct ts_trace *t, uint32_t id)
+{
+	return id < t->strings.count ? ts_intern_str(&t->strings, id) : "";
+}
+
+static const char *ev_name(const struct ts_trace *t, size_t i)
+{
+	return tstr(t, t->ev.name[i]);
+}
+
+/* What a name says, looked at once per distinct name (not per event). */
+enum {
+	F_KNOWN = 1 << 0, F_STEP = 1 << 1, F_DATA = 1 << 2, F_CPUCOMM = 1 << 3, F_OPT = 1 << 4,
+	F_FWD = 1 << 5, F_BWD_OP = 1 << 6, F_BWD_ANN = 1 << 7, F_LAUNCH = 1 << 8, F_GRAPH = 1 << 9
+};
+
+static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+	const char *nm;
+	size_t n;
+	unsigned f = F_KNOWN;
+
+	if (id >= t->strings.count)
+		return F_KNOWN;
+	if (w->name_flags[id])
+		return w->name_flags[id];
+	nm = ts_intern_str(&t->strings, id);
+	n = ts_intern_len(&t->strings, id);
+	if (starts_with(nm, "ProfilerStep#"))
+		f |= F_STEP;
+	if (starts_with(nm, "enumerate(DataLoader)"))
+		f |= F_DATA;
+	if (ts_is_cpu_collective(nm, n))
+		f |= F_CPUCOMM;
+	if (starts_with(nm, "Optimizer."))
+		f |= F_OPT;
+	if (contains_ci(nm, "backward"))
+		f |= F_BWD_ANN;
+	else if (contains_ci(nm, "forward"))
+		f |= F_FWD;
+	if (starts_with(nm, "autograd::engine::evaluate_function"))
+		f |= F_BWD_OP;
+	if (ts_is_launch_call(nm, n))
+		f |= F_LAUNCH;
+	if (ts_is_graph_launch(nm, n))
+		f |= F_GRAPH;
+	w->name_flags[id] = (uint16_t)f;
+	return f;
+}
+
+/* Steps from CPU-side ProfilerStep#N spans. */
+static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const uint8_t *tm,
+		      int64_t *main_pid, int64_t *main_tid)
+{
+	TS_VEC(struct step_src) src = { 0 };
+	int rc = 0;
+
+	*main_pid = *main_tid = TS_NONE;
+	for (size_t i = 0; i < t->ev.n; i++) {
+		const char *nm;
+		char *end;
+		long long n;
+		if (!tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
+		    is_gpu_cat(t->ev.cat[i]))
+			continue;
+		nm = ev_name(t, i);
+		if (!starts_with(nm, "ProfilerStep#"))
+			continue;
+		n = strtoll(nm + 13, &end, 10);
+		if (end == nm + 13 || n < 0 || n >= INT64_MAX / 2)
+			continue;
+		if (*main_pid == TS_NONE) {
+			*main_pid = t->ev.pid[i];
+			*main_tid = t->ev.tid[i];
+		}
+		if (TS_VEC_PUSH(src, ((struct step_src){ (int64_t)n + (t->meta.legacy ? 1 : 0),
+						       t->ev.ts_ns[i],
+						       t->ev.ts_ns[i] + t->ev.dur_ns[i] }))) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+	}
+	sort_n(src.v, src.n, sizeof(*src.v), cmp_step_src);
+	if (t->meta.truncated) {
+		/* the file was cut: a step that ends after the last event that
+		 * made it into the file lost its tail, and would read as a stall */
+		int64_t last = INT64_MIN;
+		for (size_t i = 0; i < t->ev.n; i++)
+			if (tm[i] && t->ev.ts_ns[i] > last &&
+			    !starts_with(ev_name(t, i), "ProfilerStep#"))
+				last = t->ev.ts_ns[i];
+		while (src.n && src.v[src.n - 1].e > last) {
+			src.n--;
+			p->steps_dropped++;
+		}
+	}
+	for (size_t i = 0; i < src.n; i++) {
+		struct ts_step_prof sp;
+		int64_t e = src.v[i].e;
+		/* keep steps disjoint: a step ends where the next begins */
+		if (i + 1 < src.n && e > src.v[i + 1].s)
+			e = src.v[i + 1].s;
+		if (p->steps.n && src.v[i].s < p->steps.v[p->steps.n - 1].start_ns +
+						 p->steps.v[p->steps.n - 1].dur_ns)
+			continue;
+		memset(&sp, 0, sizeof(sp));
+		sp.step = src.v[i].step;
+		sp.start_ns = src.v[i].s;
+		sp.dur_ns = e - src.v[i].s;
+		sp.fwd_ns = sp.bwd_ns = sp.opt_ns = -1;
+		if (TS_VEC_PUSH(p->steps, sp)) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+	}
+out:
+	TS_VEC_RELEASE(src);
+	return rc;
+}
+
+/* Main thread when there are no steps: the (pid, tid) with most cpu_op time. */
+static int busiest_thread(const struct ts_trace *t, const uint8_t *tm, int64_t *pid, int64_t *tid)
+{
+	TS_VEC(struct thread_dur) v = { 0 };
+	int64_t best = -1;
+
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (tm[i] && t->ev.cat[i] == TS_CAT_CPU_OP &&
+		    TS_VEC_PUSH(v, ((struct thread_dur){ t->ev.pid[i], t->ev.tid[i],
+							 t->ev.dur_ns[i] }))) {
+			TS_VEC_RELEASE(v);
+			return TS_ENOMEM;
+		}
+	sort_n(v.v, v.n, sizeof(*v.v), cmp_thread);
+	for (size_t i = 0; i < v.n;) {
+		size_t j = i;
+		int64_t sum = 0;
+		while (j < v.n && v.v[j].pid == v.v[i].pid && v.v[j].tid == v.v[i].tid)
+			sum = sat_add(sum, v.v[j++].dur);
+		if (sum > best) {
+			best = sum;
+			*pid = v.v[i].pid;
+			*tid = v.v[i].tid;
+		}
+		i = j;
+	}
+	TS_VEC_RELEASE(v);
+	return 0;
+}
+
+static int grow_tmp(struct work *w, size_t n)
+{
+	int64_t *a, *b;
+
+	if (n <= w->ntmp)
+		return 0;
+	a = realloc(w->tmp, n * sizeof(*a));
+	if (!a)
+		return TS_ENOMEM;
+	w->tmp = a;
+	b = realloc(w->tmp2, n * sizeof(*b));
+	if (!b)
+		return TS_ENOMEM;
+	w->tmp2 = b;
+	w->ntmp = n;
+	return 0;
+}
+
+static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+		       int top_k, int *failed)
+{
+	struct name_dur *nd = malloc((w->ngev ? w->ngev : 1) * sizeof(*nd));
+	TS_VEC(struct ts_kernel_stat) all = { 0 };
+	size_t k = 0;
+	int rc = 0;
+
+	if (!nd)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngev)
+			nd[k++] = (struct name_dur){ t->ev.name[i], t->ev.dur_ns[i] };
+	if (ts_radix_sort(nd, k, sizeof(*nd), key_nd_dur) ||
+	    ts_radix_sort(nd, k, sizeof(*nd), key_nd_name)) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	if (grow_tmp(w, k + 1)) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		struct ts_kernel_stat ks;
+		memset(&ks, 0, sizeof(ks));
+		ks.name = nd[i].name;
+		while (j < k && nd[j].name == nd[i].name) {
+			w->tmp[j - i] = nd[j].dur;
+			ks.total_ns = sat_add(ks.total_ns, nd[j].dur);
+			j++;
+		}
+		ks.count = (int64_t)(j - i);
+		ks.mean_ns = ks.total_ns / ks.count;
+		ks.p50_ns = pct_sorted(w->tmp, j - i, 0.5);
+		ks.p90_ns = pct_sorted(w->tmp, j - i, 0.9);
+		ks.max_ns = w->tmp[j - i - 1];
+		if (TS_VEC_PUSH(all, ks)) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+		i = j;
+	}
+	p->kernel_names = (int64_t)all.n;
+	sort_n(all.v, all.n, sizeof(*all.v), cmp_kstat);
+	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
+		struct ts_kernel_stat ks = all.v[i];
+		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
+		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
+				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
+		ks.name = keep_name(p, s, failed);
+		if (TS_VEC_PUSH(p->top, ks)) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+	}
+out:
+	free(nd);
+	TS_VEC_RELEASE(all);
+	return rc;
+}
+
+static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w)
+{
+	TS_VEC(int64_t) calls = { 0 };
+	TS_VEC(int64_t) delays = { 0 };
+	TS_VEC(struct stream_ev) sev = { 0 };
+	int rc = TS_ENOMEM;
+
+	for (size_t i = 0; i < t->ev.n; i++) {
+		unsigned f;
+		if (!w->tm[i] || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
+			continue;
+		f = name_flags(w, t, i);
+		if (!(f & F_LAUNCH))
+			continue;
+		if (TS_VEC_PUSH(calls, t->ev.dur_ns[i]))
+			goto out;
+		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, t->ev.dur_ns[i]);
+		if (f & F_GRAPH)
+			p->launch.graph_launches++;
+	}
+	p->launch.calls = (int64_t)calls.n;
+	if (ts_radix_sort_i64(calls.v, calls.n))
+		goto out;
+	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
+	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
+	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
+
+	for (size_t i = 0; i < t->ev.n; i++) {
+		int64_t r = -1, lts = TS_NONE;
+		int64_t dev, stream;
+		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]))
+			continue;
+		if (t->ev.correlation[i] != TS_NONE)
+			r = find_corr(w->corr, w->ncorr, t->ev.correlation[i]);
+		if (r >= 0) {
+			int64_t rend = t->ev.ts_ns[r] + t->ev.dur_ns[r];
+			int64_t d = t->ev.ts_ns[i] - rend;
+			if (d < 0)
+				d = 0;
+			if (TS_VEC_PUSH(delays, d))
+				goto out;
+			p->launch.linked++;
+			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
+			if (t->ev.cat[i] == TS_CAT_KERNEL && t->ev.dur_ns[i] < t->ev.dur_ns[r])
+				p->launch.short_kernels++;
+			if (name_flags(w, t, (size_t)r) & F_GRAPH)
+				p->launch.graph_activities++;
+			lts = t->ev.ts_ns[r];
+		}
+		dev = t->ev.pid[i];
+		stream = t->ev.stream[i] != TS_NONE ? t->ev.stream[i] : t->ev.tid[i];
+		if (TS_VEC_PUSH(sev, ((struct stream_ev){ dev, stream, t->ev.ts_ns[i],
+							  t->ev.ts_ns[i] + t->ev.dur_ns[i], lts })))
+			goto out;
+	}
+	if (ts_radix_sort_i64(delays.v, delays.n))
+		goto out;
+	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
+	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
+	p->launch.delay_max_ns = delays.n ? delays.v[delays.n - 1] : 0;
+
+	if (ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_s) ||
+	    ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_stream) ||
+	    ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_dev))
+		goto out;
+	for (size_t i = 0; i < sev.n;) {
+		size_t j = i + 1;
+		struct ts_stream_idle si;
+		memset(&si, 0, sizeof(si));
+		si.device = sev.v[i].dev;
+		si.stream = sev.v[i].stream;
+		while (j < sev.n && sev.v[j].dev == si.device && sev.v[j].stream == si.stream) {
+			int64_t prev_end = sev.v[j - 1].e;
+			int64_t gap = sev.v[j].s - prev_end;
+			if (gap > 0) {
+				si.gaps++;
+				if (sev.v[j].launch_ts != TS_NONE && sev.v[j].launch_ts > prev_end)
+					si.host_wait_ns += gap;
+				else if (gap < TS_KERNEL_WAIT_NS)
+					si.kernel_wait_ns += gap;
+				else
+					si.other_ns += gap;
+			}
+			j++;
+		}
+		if (TS_VEC_PUSH(p->idle, si))
+			goto out;
+		i = j;
+	}
+	rc = 0;
+out:
+	TS_VEC_RELEASE(calls);
+	TS_VEC_RELEASE(delays);
+	TS_VEC_RELEASE(sev);
+	return rc;
+}
+
+/* Per-step GPU unions from the step-sorted gpu_ev array. */
+static int step_gpu(struct ts_rank_prof *p, struct work *w)
+{
+	struct ts_ivset *busy = &w->set[S_T1], *comp = &w->set[S_T2], *comm = &w->set[S_T3];
+
+	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s) ||
+	    ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_step))
+		goto nomem;
+	for (size_t i = 0; i < w->ngev;) {
+		size_t j = i;
+		int32_t st = w->gev[i].step;
+		struct ts_step_prof *sp;
+		busy->n = comp->n = comm->n = 0;
+		while (j < w->ngev && w->gev[j].step == st) {
+			const struct gpu_ev *g = &w->gev[j];
+			if (ts_ivset_add(busy, g->s, g->e) ||
+			    (g->cls == TS_KC_COMM && ts_ivset_add(comm, g->s, g->e)) ||
+			    (ts_kclass_is_compute(g->cls) && ts_ivset_add(comp, g->s, g->e)))
+				goto nomem;
+			j++;
+		}
+		if (st >= 0) {
+			sp = &p->steps.v[st];
+			ts_ivset_norm(busy);
+			ts_ivset_norm(comp);
+			ts_ivset_norm(comm);
+			sp->kernels = (int64_t)(j - i);
+			sp->busy_ns = ts_ivset_len(busy);
+			sp->compute_ns = ts_ivset_len(comp);
+			sp->comm_ns = ts_ivset_len(comm);
+			sp->exposed_comm_ns = sp->comm_ns - ts_ivset_and_len(comm, comp);
+		}
+		i = j;
+	}
+	return 0;
+nomem:
+	return TS_ENOMEM;
+}
+
+/* Robust step outliers with a reason. */
+static int step_outliers(struct ts_rank_prof *p, struct work *w)
+{
+	static const char *const comp_names[] = {
+		"data loader", "exposed communication", "untraced host time"
+	};
+	size_t n = p->steps.n;
+	int64_t med, mad, cmed[3], cmad[3];
+	int64_t *v;
+
+	if (grow_tmp(w, n + 1))
+		return TS_ENOMEM;
+	v = w->tmp;
+	for (size_t i = 0; i < n; i++)
+		v[i] = p->steps.v[i].dur_ns;
+	med = median_of(v, n);
+	p->median_step_ns = med;
+	if (n < TS_OUTLIER_MIN_STEPS)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v[i] = p->steps.v[i].dur_ns;
+	mad = mad_of(v, w->tmp2, n, med);
+	for (int c = 0; c < 3; c++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct ts_step_prof *s = &p->steps.v[i];
+			v[i] = c == 0 ? s->data_ns : c == 1 ? s->exposed_comm_ns : s->gap_ns;
+		}
+		cmed[c] = median_of(v, n);
+		for (size_t i = 0; i < n; i++) {
+			const struct ts_step_prof *s = &p->steps.v[i];
+			v[i] = c == 0 ? s->data_ns : c == 1 ? s->exposed_comm_ns : s->gap_ns;
+		}
+		cmad[c] = mad_of(v, w->tmp2, n, cmed[c]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ts_step_prof *s = &p->steps.v[i];
+		double slow_lim = TS_OUTLIER_SLOW_FRAC * (double)med;
+		double mad_lim = TS_OUTLIER_K * 1.4826 * (double)mad;
+		int64_t excess = s->dur_ns - med;
+		int best = -1;
+		double best_x = 0;
+		for (int c = 0; c < 3; c++) {
+			int64_t val = c == 0 ? s->data_ns : c == 1 ? s->exposed_comm_ns : s->gap_ns;
+			double x = (double)(val - cmed[c]);
+			double lim = TS_OUTLIER_STALL_FRAC * (double)med;
+			double clim = TS_OUTLIER_K * 1.4826 * (double)cmad[c];
+			if (x > (lim > clim ? lim : clim) && x > best_x) {
+				best = c;
+				best_x = x;
+			}
+		}
+		if (best >= 0) {
+			int64_t val = best == 0 ? s->data_ns : best == 1 ? s->exposed_comm_ns : s->gap_ns;
+			s->outlier = 1;
+			snprintf(s->reason, sizeof(s->reason), "%s %.1f ms (median %.1f ms)",
+				 comp_names[best], (double)val / 1e6, (double)cmed[best] / 1e6);
+		} else if ((double)excess > slow_lim && (double)excess > mad_lim) {
+			s->outlier = 1;
+			snprintf(s->reason, sizeof(s->reason),
+				 "step %.1f ms vs median %.1f ms (+%.1f ms)",
+				 (double)s->dur_ns / 1e6, (double)med / 1e6, (double)excess / 1e6);
+		}
+		p->outliers += s->outlier;
+	}
+	return 0;
+}
+
+/* The rank's wall: the largest share above its threshold, else compute.
+ * Evidence leads with the winner, then every other candidate. */
+static void rank_verdict(struct ts_rank_prof *p)
+{
+	struct cand {
+		enum ts_wall wall;
+		int64_t ns;
+		double thr;
+		const char *what;
+	} c[5];
+	int64_t base = 0;
+	size_t nc = 0;
+	int best = -1;
+	double best_share = 0;
+	struct ts_verdict *v = &p->verdict;
+	struct ts_sb sb;
+
+	if (p->has_gpu) {
+		int64_t host = p->idle_ns - p->idle_data_ns;
+		base = p->window_ns;
+		c[nc++] = (struct cand){ TS_WALL_MEMORY, p->exposed_memcpy_ns, TS_WALL_MEMCPY_FRAC,
+					 "exposed memcpy" };
+		c[nc++] = (struct cand){ TS_WALL_COMM, p->exposed_comm_ns, TS_WALL_COMM_FRAC,
+					 "exposed communication" };
+		c[nc++] = (struct cand){ TS_WALL_HOST, host > 0 ? host : 0, TS_WALL_HOST_FRAC,
+					 "GPU idle outside the data loader" };
+		c[nc++] = (struct cand){ TS_WALL_DATA, p->idle_data_ns, TS_WALL_DATA_FRAC,
+					 "GPU idle in the data loader" };
+	} else {
+		int64_t comm = 0, host = 0, data = 0;
+		for (size_t i = 0; i < p->steps.n; i++) {
+			base += p->steps.v[i].dur_ns;
+			comm += p->steps.v[i].exposed_comm_ns;
+			host += p->steps.v[i].gap_ns;
+			data += p->steps.v[i].data_ns;
+		}
+		if (!p->steps.n) {
+			base = p->window_ns;
+			comm = p->exposed_comm_ns;
+			host = p->host_gap_ns;
+			data = p->data_ns;
+		}
+		c[nc++] = (struct cand){ TS_WALL_COMM, comm, TS_WALL_COMM_FRAC,
+					 "communication wait (main thread idle)" };
+		c[nc++] = (struct cand){ TS_WALL_HOST, host, TS_WALL_HOST_FRAC,
+					 "untraced host time (main thread outside ops)" };
+		c[nc++] = (struct cand){ TS_WALL_DATA, data, TS_WALL_DATA_FRAC, "data loader" };
+	}
+	for (size_t i = 0; i < nc; i++) {
+		double share = base > 0 ? (double)c[i].ns / (double)base : 0;
+		if (share >= c[i].thr && share > best_share) {
+			best = (int)i;
+			best_share = share;
+		}
+	}
+	ts_sb_init(&sb);
+	if (best < 0 && p->has_gpu && p->device_mem_bytes > 0 && p->mem_on_gpu &&
+	    (double)p->mem_peak_reserved_bytes >= TS_WALL_MEMCAP_FRAC * (double)p->device_mem_bytes) {
+		v->wall = TS_WALL_MEMORY;
+		v->share = (double)p->mem_peak_reserved_bytes / (double)p->device_mem_bytes;
+		ts_sb_addf(&sb, "peak reserved %.2f GiB = %.1f%% of %.2f GiB device memory "
+			   "(threshold %.0f%%)", (double)p->mem_peak_reserved_bytes / 1073741824.0,
+			   100 * v->share, (double)p->device_mem_bytes / 1073741824.0,
+			   100 * TS_WALL_MEMCAP_FRAC);
+	} else if (best >= 0) {
+		v->wall = c[best].wall;
+		v->share = best_share;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s (threshold %.0f%%)", c[best].what,
+			   (double)c[best].ns / 1e6, 100 * best_share, (double)base / 1e6,
+			   p->has_gpu || !p->steps.n ? "window" : "step time", 100 * c[best].thr);
+	} else {
+		int64_t comp = p->has_gpu ? p->compute_ns : p->host_busy_ns;
+		v->wall = TS_WALL_COMPUTE;
+		v->share = base > 0 ? (double)comp / (double)base : 0;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s; no other wall over its threshold",
+			   p->has_gpu ? "GPU compute" : "CPU ops", (double)comp / 1e6, 100 * v->share,
+			   (double)base / 1e6, p->has_gpu || !p->steps.n ? "window" : "step time");
+	}
+	for (size_t i = 0; i < nc; i++) {
+		if ((int)i == best)
+			continue;
+		ts_sb_addf(&sb, "; %s %.1f%% (threshold %.0f%%)", c[i].what,
+			   base > 0 ? 100.0 * (double)c[i].ns / (double)base : 0.0, 100 * c[i].thr);
+	}
+	if (!sb.failed) {
+		size_t m = sb.len < sizeof(v->evidence) ? sb.len : sizeof(v->evidence) - 1;
+		memcpy(v->evidence, sb.buf, m);
+		v->evidence[m] = 0;
+	}
+	ts_sb_release(&sb);
+}
+
+static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+			 int *failed)
+{
+	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
+	size_t ci = 0, nstr = t->strings.count + 1;
+	/* per distinct name: hash and id in p->names, computed once */
+	uint64_t *khash = calloc(nstr, sizeof(*khash));
+	uint32_t *kept = malloc(nstr * sizeof(*kept));
+	int rc = TS_ENOMEM;
+
+	if (!khash || !kept)
+		goto out;
+	memset(kept, 0xff, nstr * sizeof(*kept));
+	for (size_t i = 0; i < t->ev.n; i++) {
+		struct ts_coll_span cs;
+		uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
+		int64_t when;
+		int32_t st;
+		if (!w->tm[i])
+			continue;
+		if (p->has_gpu) {
+			if (!is_gpu_cat(t->ev.cat[i]) || class_of(w, t, i) != TS_KC_COMM)
+				continue;
+		} else if (t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
+			   !(name_flags(w, t, i) & F_CPUCOMM)) {
+			continue;
+		}
+		if (kept[id] == UINT32_MAX) {
+			const char *nm = ev_name(t, i);
+			khash[id] = ts_hash(nm, strlen(nm));
+			kept[id] = keep_name(p, nm, failed);
+		}
+		memset(&cs, 0, sizeof(cs));
+		cs.seq = TS_NONE;
+		cs.key = khash[id];
+		/* collective args (process group, sequence) when the reader has them */
+		while (ci < t->coll.n && t->coll.v[ci].ev < i)
+			ci++;
+		if (ci < t->coll.n && t->coll.v[ci].ev == i) {
+			const struct ts_trace_coll *c = &t->coll.v[ci];
+			const char *pg = tstr(t, c->pg_name);
+			const char *cn = tstr(t, c->coll_name);
+			cs.key = ts_hash(pg, strlen(pg)) * 31 + ts_hash(cn, strlen(cn));
+			cs.seq = c->seq;
+		}
+		when = t->ev.ts_ns[i];
+		if (p->has_gpu && t->ev.correlation[i] != TS_NONE) {
+			int64_t r = find_corr(w->corr, w->ncorr, t->ev.correlation[i]);
+			if (r >= 0)
+				when = t->ev.ts_ns[r];
+		}
+		st = step_at(p, when);
+		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
+		cs.name = kept[id];
+		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
+			cs.start_ns = t->ev.ts_ns[i];
+		cs.dur_ns = t->ev.dur_ns[i];
+		if (TS_VEC_PUSH(p->colls, cs))
+			goto out;
+	}
+	sort_n(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
+	for (size_t i = 0; i < p->colls.n;) {
+		size_t j = i;
+		while (j < p->colls.n && p->colls.v[j].key == p->colls.v[i].key &&
+		       p->colls.v[j].step == p->colls.v[i].step) {
+			p->colls.v[j].idx = (int64_t)(j - i);
+			j++;
+		}
+		i = j;
+	}
+	rc = 0;
+out:
+	free(khash);
+	free(kept);
+	return rc;
+}
+
+void ts_prof_tracks_init(struct ts_prof_tracks *k)
+{
+	ts_ivset_init(&k->idle);
+	ts_ivset_init(&k->exposed_comm);
+	ts_ivset_init(&k->exposed_memcpy);
+	ts_ivset_init(&k->data);
+}
+
+void ts_prof_tracks_release(struct ts_prof_tracks *k)
+{
+	ts_ivset_release(&k->idle);
+	ts_ivset_release(&k->exposed_comm);
+	ts_ivset_release(&k->exposed_memcpy);
+	ts_ivset_release(&k->data);
+}
+
+static int copy_set(struct ts_ivset *dst, const struct ts_ivset *src)
+{
+	dst->n = 0;
+	for (size_t i = 0; i < src->n; i++)
+		if (ts_ivset_add(dst, src->v[i].s, src->v[i].e))
+			return TS_ENOMEM;
+	return 0;
+}
+
+/* The finding tracks, from the sets still held in w. */
+static int export_tracks(const struct ts_rank_prof *p, struct work *w, struct ts_prof_tracks *k)
+{
+	struct ts_ivset *win = &w->set[S_T1], *x = &w->set[S_T2];
+
+	win->n = 0;
+	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns))
+		return TS_ENOMEM;
+	if (p->has_gpu) {
+		if (ts_ivset_sub(&k->idle, win, &w->set[S_BUSY]) ||
+		    ts_ivset_sub(&k->exposed_comm, &w->set[S_COMM], &w->set[S_COMPUTE]))
+			return TS_ENOMEM;
+	} else {
+		if (ts_ivset_sub(x, win, &w->set[S_HOST]) ||
+		    ts_ivset_sub(&w->set[S_T3], x, &w->set[S_DATA]) ||
+		    ts_ivset_sub(&k->idle, &w->set[S_T3], &w->set[S_CPUCOMM]) ||
+		    ts_ivset_sub(&k->exposed_comm, &w->set[S_COMM], &w->set[S_HOST]))
+			return TS_ENOMEM;
+	}
+	if (ts_ivset_sub(x, &w->set[S_MEMCPY], &w->set[S_COMPUTE]) ||
+	    ts_ivset_sub(&k->exposed_memcpy, x, &w->set[S_COMM]))
+		return TS_ENOMEM;
+	return copy_set(&k->data, &w->set[S_DATA]);
+}
+
+int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
+		    const struct ts_prof_opts *opts, struct ts_err *err)
+{
+	struct work w;
+	int64_t main_pid, main_tid, t0 = INT64_MAX, t1 = INT64_MIN;
+	int top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
+	int failed = 0, rc = TS_ENOMEM;
+	size_t ngpu = 0;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(p->file, sizeof(p->file), "%s", t->path);
+	p->rank = t->meta.rank;
+	p->vendor = (int)t->meta.vendor;
+	p->legacy = t->meta.legacy;
+	if (t->meta.ndevices) {
+		p->device_mem_bytes = t->meta.devices[0].total_mem_bytes > 0
+					      ? t->meta.devices[0].total_mem_bytes : -1;
+		snprintf(p->device, sizeof(p->device), "%s",
+			 tstr(t, t->meta.devices[0].name));
+	}
+	w.name_cls = malloc(t->strings.count + 1);
+	if (!w.name_cls)
+		goto out;
+	memset(w.name_cls, NOCLS, t->strings.count + 1);
+	w.name_flags = calloc(t->strings.count + 1, sizeof(*w.name_flags));
+	if (!w.name_flags)
+		goto out;
+
+	w.tm = malloc(t->ev.n + 1);
+	if (!w.tm)
+		goto out;
+	for (size_t i = 0; i < t->ev.n; i++)
+		w.tm[i] = (uint8_t)timed(t, i);
+	if (find_steps(p, t, w.tm, &main_pid, &main_tid))
+		goto out;
+	if (main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid))
+		goto out;
+
+	/* runtime calls by correlation */
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
+		    t->ev.correlation[i] != TS_NONE)
+			w.ncorr++;
+		else if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
+			ngpu++;
+	w.corr = malloc((w.ncorr ? w.ncorr : 1) * sizeof(*w.corr));
+	w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
+	if (!w.corr || !w.gev)
+		goto out;
+	w.ncorr = 0;
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
+		    t->ev.correlation[i] != TS_NONE)
+			w.corr[w.ncorr++] = (struct corr){ t->ev.correlation[i], (uint32_t)i };
+	if (ts_radix_sort(w.corr, w.ncorr, sizeof(*w.corr), key_corr))
+		goto out;
+
+	/* build the sets */
+	for (size_t i = 0; i < t->ev.n; i++) {
+		int cat = t->ev.cat[i];
+		int64_t s, e;
+		unsigned nf;
+		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
+			continue;
+		s = t->ev.ts_ns[i];
+		e = s + t->ev.dur_ns[i];
+		if (is_gpu_cat(cat)) {
+			enum ts_kclass k = class_of(&w, t, i);
+			int64_t when = s;
+			int32_t st;
+			if (t->ev.correlation[i] != TS_NONE) {
+				int64_t r = find_corr(w.corr, w.ncorr, t->ev.correlation[i]);
+				if (r >= 0)
+					when = t->ev.ts_ns[r];
+			}
+			st = step_at(p, when);
+			w.gev[w.ngev++] = (struct gpu_ev){ st, (uint8_t)k, s, e };
+			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
+			p->class_count[k]++;
+			if (ts_ivset_add(&w.cls[k], s, e) || ts_ivset_add(&w.set[S_BUSY], s, e))
+				goto out;
+			if (k == TS_KC_MEMCPY) {
+				enum ts_mdir d = ts_memcpy_dir(ev_name(t, i), strlen(ev_name(t, i)));
+				p->xfer[d].count++;
+				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
+			}
+			if (s < t0)
+				t0 = s;
+			if (e > t1)
+				t1 = e;
+			continue;
+		}
+		if (cat == TS_CAT_GPU_USER_ANNOTATION)
+			continue;
+		if (!p->steps.n) {
+			if (s < t0)
+				t0 = s;
+			if (e > t1)
+				t1 = e;
+		}
+		nf = name_flags(&w, t, i);
+		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
+			int ann = cat == TS_CAT_USER_ANNOTATION;
+			if ((nf & F_DATA) && ts_ivset_add(&w.set[S_DATA], s, e))
+				goto out;
+			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w.set[S_CPUCOMM], s, e))
+				goto out;
+			if ((nf & F_OPT) && ts_ivset_add(&w.set[S_OPT], s, e))
+				goto out;
+			if (ann && (nf & F_FWD) && ts_ivset_add(&w.set[S_FWD], s, e))
+				goto out;
+			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
+			    ts_ivset_add(&w.set[S_BWD], s, e))
+				goto out;
+		}
+		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
+		    t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid && !(nf & F_STEP) &&
+		    ts_ivset_add(&w.set[S_HOST], s, e))
+			goto out;
+	}
+	p->has_gpu = w.ngev > 0;
+	if (p->steps.n) {
+		const struct ts_step_prof *a = &p->steps.v[0], *b = &p->steps.v[p->steps.n - 1];
+		if (a->start_ns < t0)
+			t0 = a->start_ns;
+		if (b->start_ns + b->dur_ns > t1)
+			t1 = b->start_ns + b->dur_ns;
+	}
+	if (t0 > t1)
+		t0 = t1 = 0;
+	p->t0_ns = t0;
+	p->window_ns = t1 - t0;
+
+	for (int i = 0; i < S_NSETS; i++)
+		ts_ivset_norm(&w.set[i]);
+	for (int k = 0; k < TS_KC_COUNT; k++) {
+		ts_ivset_norm(&w.cls[k]);
+		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
+	}
+
+	/* compute / comm / memcpy sets */
+	if (p->has_gpu) {
+		struct ts_ivset *comp = &w.set[S_COMPUTE];
+		for (int k = 0; k < TS_KC_COUNT; k++) {
+			if (ts_kclass_is_compute((enum ts_kclass)k)) {
+				if (ts_ivset_or(&w.set[S_T1], comp, &w.cls[k]))
+					goto out;
+				struct ts_ivset x = *comp;
+				*comp = w.set[S_T1];
+				w.set[S_T1] = x;
+			}
+		}
+		if (ts_ivset_or(&w.set[S_COMM], &w.cls[TS_KC_COMM], &w.set[S_T3]))
+			goto out;
+		if (ts_ivset_or(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY], &w.set[S_T3]))
+			goto out;
+	} else {
+		if (ts_ivset_or(&w.set[S_COMM], &w.set[S_CPUCOMM], &w.set[S_T3]))
+			goto out;
+		/* CPU compute: main-thread ops outside comm and the data loader */
+		if (ts_ivset_sub(&w.set[S_T1], &w.set[S_HOST], &w.set[S_COMM]) ||
+		    ts_ivset_sub(&w.set[S_COMPUTE], &w.set[S_T1], &w.set[S_DATA]))
+			goto out;
+	}
+	p->busy_ns = p->has_gpu ? ts_ivset_len(&w.set[S_BUSY]) : ts_ivset_len(&w.set[S_HOST]);
+	p->idle_ns = p->window_ns - p->busy_ns;
+	p->compute_ns = ts_ivset_len(&w.set[S_COMPUTE]);
+	p->comm_ns = ts_ivset_len(&w.set[S_COMM]);
+	p->host_busy_ns = ts_ivset_len(&w.set[S_HOST]);
+	p->data_ns = ts_ivset_len(&w.set[S_DATA]);
+	{
+		int64_t ov = ts_ivset_and_len(&w.set[S_COMM], &w.set[S_COMPUTE]);
+		if (p->has_gpu) {
+			p->exposed_comm_ns = p->comm_ns - ov;
+		} else {
+			/* on CPU the collective runs on a worker thread; it is exposed
+			 * when the main thread is not running ops */
+			if (ts_ivset_sub(&w.set[S_T1], &w.set[S_COMM], &w.set[S_HOST]))
+				goto out;
+			p->exposed_comm_ns = ts_ivset_len(&w.set[S_T1]);
+			ov = p->comm_ns - p->exposed_comm_ns;
+		}
+		p->overlap_pct = p->comm_ns > 0 ? 100.0 * (double)ov / (double)p->comm_ns : -1;
+	}
+	p->memcpy_ns = ts_ivset_len(&w.set[S_MEMCPY]);
+	if (ts_ivset_sub(&w.set[S_T1], &w.set[S_MEMCPY], &w.set[S_COMPUTE]) ||
+	    ts_ivset_sub(&w.set[S_T2], &w.set[S_T1], &w.set[S_COMM]))
+		goto out;
+	p->exposed_memcpy_ns = ts_ivset_len(&w.set[S_T2]);
+
+	/* host gap: main thread outside ops, the data loader and CPU-side
+	 * collectives, within the window; GPU idle split by what the CPU did
+	 * meanwhile */
+	{
+		struct ts_ivset *win = &w.set[S_T1], *idle = &w.set[S_T2], *x = &w.set[S_T3];
+		struct ts_ivset y;
+		ts_ivset_init(&y);
+		win->n = 0;
+		if (ts_ivset_add(win, t0, t1) || ts_ivset_sub(idle, win, &w.set[S_HOST]) ||
+		    ts_ivset_sub(x, idle, &w.set[S_DATA]) || ts_ivset_sub(&y, x, &w.set[S_CPUCOMM])) {
+			ts_ivset_release(&y);
+			goto out;
+		}
+		p->host_gap_ns = ts_ivset_len(&y);
+		if (p->has_gpu) {
+			if (ts_ivset_sub(idle, win, &w.set[S_BUSY]) ||
+			    ts_ivset_sub(x, &w.set[S_HOST], &w.set[S_DATA])) {
+				ts_ivset_release(&y);
+				goto out;
+			}
+			p->idle_host_ns = ts_ivset_and_len(idle, x);
+			p->idle_data_ns = ts_ivset_and_len(idle, &w.set[S_DATA]);
+		}
+		/* per-step CPU figures; y keeps the gap set */
+		for (size_t i = 0; i < p->steps.n; i++) {
+			struct ts_step_prof *sp = &p->steps.v[i];
+			int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
+			sp->data_ns = ts_ivset_len_in(&w.set[S_DATA], lo, hi);
+			sp->host_ns = ts_ivset_len_in(&w.set[S_HOST], lo, hi);
+			sp->gap_ns = ts_ivset_len_in(&y, lo, hi);
+			if (w.set[S_FWD].n)
+				sp->fwd_ns = ts_ivset_len_in(&w.set[S_FWD], lo, hi);
+			if (w.set[S_BWD].n)
+				sp->bwd_ns = ts_ivset_len_in(&w.set[S_BWD], lo, hi);
+			if (w.set[S_OPT].n)
+				sp->opt_ns = ts_ivset_len_in(&w.set[S_OPT], lo, hi);
+			if (!p->has_gpu) {
+				sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], lo, hi);
+				sp->busy_ns = sp->host_ns;
+				sp->compute_ns = ts_ivset_len_in(&w.set[S_COMPUTE], lo, hi);
+			}
+		}
+		if (!p->has_gpu) {
+			if (ts_ivset_sub(x, &w.set[S_COMM], &w.set[S_HOST])) {
+				ts_ivset_release(&y);
+				goto out;
+			}
+			for (size_t i = 0; i < p->steps.n; i++) {
+				struct ts_step_prof *sp = &p->steps.v[i];
+				sp->exposed_comm_ns = ts_ivset_len_in(x, sp->start_ns,
+								      sp->start_ns + sp->dur_ns);
+			}
+		}
+		ts_ivset_release(&y);
+	}
+	if (p->has_gpu && step_gpu(p, &w))
+		goto out;
+
+	/* transfers, memory, FLOPs */
+	for (size_t i = 0; i < t->xfer.n; i++) {
+		uint32_t e = t->xfer.v[i].ev;
+		const char *nm;
+		enum ts_mdir d;
+		if (e >= t->ev.n || t->ev.cat[e] != TS_CAT_MEMCPY || t->xfer.v[i].bytes < 0)
+			continue;
+		nm = ev_name(t, e);
+		d = ts_memcpy_dir(nm, strlen(nm));
+		p->xfer[d].bytes = sat_add(p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0, t->xfer.v[i].bytes);
+	}
+	for (int d = 0; d < TS_MDIR_COUNT; d++)
+		if (p->xfer[d].count && !p->xfer[d].bytes)
+			p->xfer[d].bytes = -1;
+	for (size_t i = 0; i < t->mem.n; i++) {
+		const struct ts_trace_mem *m = &t->mem.v[i];
+		int gpu = m->device_type != 0;
+		if (gpu && !p->mem_on_gpu) {
+			p->mem_on_gpu = 1;
+			p->mem_peak_alloc_bytes = p->mem_peak_reserved_bytes = -1;
+		}
+		if (gpu != p->mem_on_gpu)
+			continue;
+		if (m->total_allocated > p->mem_peak_alloc_bytes)
+			p->mem_peak_alloc_bytes = m->total_allocated;
+		if (m->total_reserved > p->mem_peak_reserved_bytes)
+			p->mem_peak_reserved_bytes = m->total_reserved;
+	}
+	for (size_t i = 0; i < t->flops.n; i++) {
+		p->flops += t->flops.v[i].flops;
+		p->flops_events++;
+	}
+
+	if (top_kernels(p, t, &w, top_k, &failed) || launch_and_idle(p, t, &w) ||
+	    step_outliers(p, &w) || collect_colls(p, t, &w, &failed) || failed)
+		goto out;
+	rank_verdict(p);
+	if (opts && opts->tracks && export_tracks(p, &w, opts->tracks))
+		goto out;
+	rc = 0;
+out:
+	work_release(&w);
+	if (rc)
+		ts_err_set(err, rc, "%s: out of memory while analysing the trace", t->path);
+	return rc;
+}

@@ -1,0 +1,109 @@
+/*
+ * test_ivset.c - interval arithmetic against hand-computed lengths.
+ */
+#include "harness.h"
+#include "trainscope/profile.h"
+
+static void set(struct ts_ivset *a, const int64_t *v, size_t n)
+{
+	ts_ivset_init(a);
+	for (size_t i = 0; i + 1 < n; i += 2)
+		ts_ivset_add(a, v[i], v[i + 1]);
+	ts_ivset_norm(a);
+}
+
+TEST(ivset_union)
+{
+	/* [0,10) [5,20) [20,25) [30,40) [35,36) -> [0,25) [30,40): 25 + 10 = 35 */
+	static const int64_t v[] = { 30, 40, 0, 10, 20, 25, 5, 20, 35, 36 };
+	struct ts_ivset a;
+
+	set(&a, v, 10);
+	CHECK_I64(a.n, 2);
+	CHECK_I64(a.v[0].s, 0);
+	CHECK_I64(a.v[0].e, 25);
+	CHECK_I64(a.v[1].s, 30);
+	CHECK_I64(ts_ivset_len(&a), 35);
+	/* empty and inverted intervals are ignored */
+	ts_ivset_add(&a, 50, 50);
+	ts_ivset_add(&a, 60, 55);
+	CHECK_I64(a.n, 2);
+	ts_ivset_release(&a);
+}
+
+TEST(ivset_ops)
+{
+	/* a = [0,100) [200,300); b = [50,250) [280,290)
+	 * a∩b = [50,100) [200,250) [280,290) = 50+50+10 = 110
+	 * a\b = [0,50) [250,280) [290,300) = 50+30+10 = 90
+	 * a∪b = [0,300) = 300 */
+	static const int64_t va[] = { 0, 100, 200, 300 };
+	static const int64_t vb[] = { 50, 250, 280, 290 };
+	struct ts_ivset a, b, o;
+
+	set(&a, va, 4);
+	set(&b, vb, 4);
+	ts_ivset_init(&o);
+	REQUIRE(ts_ivset_and(&o, &a, &b) == 0);
+	CHECK_I64(o.n, 3);
+	CHECK_I64(ts_ivset_len(&o), 110);
+	CHECK_I64(ts_ivset_and_len(&a, &b), 110);
+	REQUIRE(ts_ivset_sub(&o, &a, &b) == 0);
+	CHECK_I64(o.n, 3);
+	CHECK_I64(o.v[1].s, 250);
+	CHECK_I64(o.v[1].e, 280);
+	CHECK_I64(ts_ivset_len(&o), 90);
+	REQUIRE(ts_ivset_sub(&o, &b, &a) == 0);
+	/* b\a = [100,200) [250,250)x -> 100 */
+	CHECK_I64(ts_ivset_len(&o), 100);
+	REQUIRE(ts_ivset_or(&o, &a, &b) == 0);
+	CHECK_I64(o.n, 1);
+	CHECK_I64(ts_ivset_len(&o), 300);
+	/* |a ∩ [90, 210)| = 10 + 10 = 20; [300, 400) touches nothing */
+	CHECK_I64(ts_ivset_len_in(&a, 90, 210), 20);
+	CHECK_I64(ts_ivset_len_in(&a, 300, 400), 0);
+	CHECK_I64(ts_ivset_len_in(&a, -5, 1000), 200);
+	ts_ivset_release(&a);
+	ts_ivset_release(&b);
+	ts_ivset_release(&o);
+}
+
+TEST(ivset_exact_ns_large_values)
+{
+	/* epoch-µs timestamps in ns (1.7e18) keep exact lengths: 1 ns apart */
+	struct ts_ivset a;
+	int64_t base = 1712195495519689047LL;
+
+	ts_ivset_init(&a);
+	ts_ivset_add(&a, base, base + 1);
+	ts_ivset_add(&a, base + 2, base + 3);
+	ts_ivset_norm(&a);
+	CHECK_I64(a.n, 2);
+	CHECK_I64(ts_ivset_len(&a), 2);
+	ts_ivset_release(&a);
+}
+
+TEST(ivset_many_nested_is_fast)
+{
+	/* 200k nested intervals [i, 400000 - i): union is [0, 400000) */
+	struct ts_ivset a, b, o;
+
+	ts_ivset_init(&a);
+	ts_ivset_init(&b);
+	ts_ivset_init(&o);
+	for (int64_t i = 0; i < 200000; i++) {
+		ts_ivset_add(&a, i, 400000 - i);
+		ts_ivset_add(&b, 2 * i, 2 * i + 1);
+	}
+	ts_ivset_norm(&a);
+	ts_ivset_norm(&b);
+	CHECK_I64(a.n, 1);
+	CHECK_I64(ts_ivset_len(&a), 400000);
+	/* b = 200k unit intervals at even points < 400000: all inside a */
+	CHECK_I64(ts_ivset_and_len(&a, &b), 200000);
+	REQUIRE(ts_ivset_sub(&o, &a, &b) == 0);
+	CHECK_I64(ts_ivset_len(&o), 200000);
+	ts_ivset_release(&a);
+	ts_ivset_release(&b);
+	ts_ivset_release(&o);
+}

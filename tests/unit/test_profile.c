@@ -1,0 +1,377 @@
+/*
+ * test_profile.c - per-rank analysis on hand-built traces; every expected
+ * number is worked out by hand in the comments.
+ */
+#include "harness.h"
+#include "tbuild.h"
+#include "trainscope/profile.h"
+
+#define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas"
+#define ELEM "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
+#define NCCL "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+#define H2D "Memcpy HtoD (Pinned -> Device)"
+
+/*
+ * Two steps of 1000 us each (times in us):
+ *   CPU  ProfilerStep#1 [0,1000)  ProfilerStep#2 [1000,2000)
+ *        DataLoader [0,100) [1000,1400); aten::mm [100,300) [1400,1500)
+ *        launches: k1 [150,160) c1, k2 [200,210) c2, cpy [250,255) c4,
+ *                  cpy [256,258) c6, k3 [1410,1420) c3, nccl [1450,1460) c5
+ *   GPU  s7: gemm [170,400) c1, elem [400,405) c2, gemm [1430,1600) c3
+ *        s8: H2D [260,300) c4 4096 B, H2D [320,330) c6 1024 B
+ *        s9: nccl [1500,1700) c5
+ */
+static void build_gpu(struct ts_trace *t)
+{
+	size_t e;
+	struct ts_trace_xfer x;
+	struct ts_trace_mem m;
+
+	tb_init(t);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 1000);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, "ProfilerStep#2", 1000, 1000);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 100);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1000, 400);
+	tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 100, 200);
+	tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 1400, 100);
+	tb_launch(t, "cudaLaunchKernel", 150, 10, 1);
+	tb_launch(t, "cudaLaunchKernel", 200, 10, 2);
+	tb_launch(t, "cudaMemcpyAsync", 250, 5, 4);
+	tb_launch(t, "cudaMemcpyAsync", 256, 2, 6);
+	tb_launch(t, "cudaLaunchKernel", 1410, 10, 3);
+	tb_launch(t, "cudaLaunchKernel", 1450, 10, 5);
+	tb_gpu(t, TS_CAT_KERNEL, GEMM, 7, 170, 230, 1);
+	tb_gpu(t, TS_CAT_KERNEL, ELEM, 7, 400, 5, 2);
+	tb_gpu(t, TS_CAT_KERNEL, GEMM, 7, 1430, 170, 3);
+	e = tb_gpu(t, TS_CAT_MEMCPY, H2D, 8, 260, 40, 4);
+	x = (struct ts_trace_xfer){ (uint32_t)e, 4096 };
+	TS_VEC_PUSH(t->xfer, x);
+	e = tb_gpu(t, TS_CAT_MEMCPY, H2D, 8, 320, 10, 6);
+	x = (struct ts_trace_xfer){ (uint32_t)e, 1024 };
+	TS_VEC_PUSH(t->xfer, x);
+	tb_gpu(t, TS_CAT_KERNEL, NCCL, 9, 1500, 200, 5);
+	memset(&m, 0, sizeof(m));
+	m.device_type = 1;
+	m.total_allocated = 1000, m.total_reserved = 2000;
+	TS_VEC_PUSH(t->mem, m);
+	m.total_allocated = 3000, m.total_reserved = 4000;
+	TS_VEC_PUSH(t->mem, m);
+	m.device_type = 0;
+	m.total_allocated = 99999, m.total_reserved = 99999;
+	TS_VEC_PUSH(t->mem, m);
+}
+
+TEST(profile_gpu_window)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+
+	build_gpu(&t);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK(p.has_gpu);
+	/* window = steps [0,2000) (GPU activity [170,1700) lies inside) */
+	CHECK_I64(p.window_ns, 2000 * US);
+	/* busy = [170,405) ∪ [1430,1700) = 235 + 270 */
+	CHECK_I64(p.busy_ns, 505 * US);
+	CHECK_I64(p.idle_ns, 1495 * US);
+	/* compute = gemm+elem [170,405) ∪ gemm [1430,1600) = 235 + 170 */
+	CHECK_I64(p.compute_ns, 405 * US);
+	CHECK_I64(p.comm_ns, 200 * US);
+	/* comm [1500,1700) minus compute [1430,1600) = [1600,1700) */
+	CHECK_I64(p.exposed_comm_ns, 100 * US);
+	CHECK_NEAR(p.overlap_pct, 50.0, 1e-9);
+	/* memcpy [260,300) ∪ [320,330), both under the gemm [170,400) */
+	CHECK_I64(p.memcpy_ns, 50 * US);
+	CHECK_I64(p.exposed_memcpy_ns, 0);
+	CHECK_I64(p.class_union_ns[TS_KC_GEMM], 400 * US);
+	CHECK_I64(p.class_sum_ns[TS_KC_GEMM], 400 * US);
+	CHECK_I64(p.class_count[TS_KC_GEMM], 2);
+	CHECK_I64(p.class_union_ns[TS_KC_ELEMENTWISE], 5 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_MEMCPY], 50 * US);
+	/* host = aten::mm [100,300) ∪ [1400,1500) (launches inside) */
+	CHECK_I64(p.host_busy_ns, 300 * US);
+	CHECK_I64(p.data_ns, 500 * US);
+	/* GPU idle [0,170) [405,1430) [1700,2000):
+	 * ∩ host = [100,170) + [1400,1430) = 100; ∩ data = [0,100) + [1000,1400) = 500 */
+	CHECK_I64(p.idle_host_ns, 100 * US);
+	CHECK_I64(p.idle_data_ns, 500 * US);
+	/* host gap = 2000 - 300 - 500 */
+	CHECK_I64(p.host_gap_ns, 1200 * US);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+TEST(profile_gpu_launch_idle_xfer)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	const struct ts_stream_idle *s7 = NULL;
+
+	build_gpu(&t);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	/* launch call durations 10,10,5,2,10,10 -> sorted 2,5,10,10,10,10:
+	 * nearest-rank p50 = 3rd = 10, p90 = 6th = 10, total 47 */
+	CHECK_I64(p.launch.calls, 6);
+	CHECK_I64(p.launch.call_total_ns, 47 * US);
+	CHECK_I64(p.launch.call_p50_ns, 10 * US);
+	CHECK_I64(p.launch.call_max_ns, 10 * US);
+	/* delays: c1 170-160=10, c2 400-210=190, c4 260-255=5, c6 320-258=62,
+	 * c3 1430-1420=10, c5 1500-1460=40 -> sorted 5,10,10,40,62,190 */
+	CHECK_I64(p.launch.linked, 6);
+	CHECK_I64(p.launch.delay_total_ns, 317 * US);
+	CHECK_I64(p.launch.delay_p50_ns, 10 * US);
+	CHECK_I64(p.launch.delay_p90_ns, 190 * US);
+	CHECK_I64(p.launch.delay_max_ns, 190 * US);
+	/* elem (5 us) is shorter than its 10 us launch */
+	CHECK_I64(p.launch.short_kernels, 1);
+	CHECK_I64(p.launch.graph_launches, 0);
+	/* stream 7: gap 400->400 is 0 (not idle); 405 -> 1430 = 1025 with the
+	 * launch at 1410 after the stream drained: host-wait.
+	 * stream 8: 300 -> 320 = 20 < 30 us, launched at 256 before: kernel-wait */
+	REQUIRE(p.idle.n == 3);
+	for (size_t i = 0; i < p.idle.n; i++)
+		if (p.idle.v[i].stream == 7)
+			s7 = &p.idle.v[i];
+	REQUIRE(s7);
+	CHECK_I64(s7->host_wait_ns, 1025 * US);
+	CHECK_I64(s7->kernel_wait_ns, 0);
+	CHECK_I64(p.idle.v[1].stream, 8);
+	CHECK_I64(p.idle.v[1].kernel_wait_ns, 20 * US);
+	CHECK_I64(p.idle.v[1].host_wait_ns, 0);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].count, 2);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].bytes, 5120);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].ns, 50 * US);
+	CHECK_I64(p.xfer[TS_MDIR_DTOH].count, 0);
+	/* GPU [memory] only: peaks 3000 / 4000 (CPU 99999 ignored) */
+	CHECK(p.mem_on_gpu);
+	CHECK_I64(p.mem_peak_alloc_bytes, 3000);
+	CHECK_I64(p.mem_peak_reserved_bytes, 4000);
+	/* top: gemm 400 (2: 230,170), nccl 200, memcpy 50 (2), elem 5 */
+	REQUIRE(p.top.n == 4);
+	CHECK_STR(ts_prof_str(&p, p.top.v[0].name), GEMM);
+	CHECK_I64(p.top.v[0].count, 2);
+	CHECK_I64(p.top.v[0].total_ns, 400 * US);
+	CHECK_I64(p.top.v[0].mean_ns, 200 * US);
+	CHECK_I64(p.top.v[0].p50_ns, 170 * US);
+	CHECK_I64(p.top.v[0].p90_ns, 230 * US);
+	CHECK_I64(p.top.v[0].max_ns, 230 * US);
+	CHECK_I64(p.top.v[0].cls, TS_KC_GEMM);
+	CHECK_I64(p.top.v[1].cls, TS_KC_COMM);
+	CHECK_I64(p.top.v[2].total_ns, 50 * US);
+	CHECK_I64(p.top.v[3].total_ns, 5 * US);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+TEST(profile_gpu_steps_and_verdict)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+
+	build_gpu(&t);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	REQUIRE(p.steps.n == 2);
+	CHECK_I64(p.steps.v[0].step, 1);
+	CHECK_I64(p.steps.v[0].dur_ns, 1000 * US);
+	CHECK_I64(p.steps.v[0].data_ns, 100 * US);
+	CHECK_I64(p.steps.v[1].data_ns, 400 * US);
+	/* step 1 launches gemm, elem, 2 copies: busy = compute = [170,405) */
+	CHECK_I64(p.steps.v[0].kernels, 4);
+	CHECK_I64(p.steps.v[0].busy_ns, 235 * US);
+	CHECK_I64(p.steps.v[0].compute_ns, 235 * US);
+	CHECK_I64(p.steps.v[0].comm_ns, 0);
+	/* step 2: gemm [1430,1600) + nccl [1500,1700) */
+	CHECK_I64(p.steps.v[1].kernels, 2);
+	CHECK_I64(p.steps.v[1].busy_ns, 270 * US);
+	CHECK_I64(p.steps.v[1].compute_ns, 170 * US);
+	CHECK_I64(p.steps.v[1].comm_ns, 200 * US);
+	CHECK_I64(p.steps.v[1].exposed_comm_ns, 100 * US);
+	/* gap: step 1 = 1000 - 200 - 100, step 2 = 1000 - 100 - 400 */
+	CHECK_I64(p.steps.v[0].gap_ns, 700 * US);
+	CHECK_I64(p.steps.v[1].gap_ns, 500 * US);
+	CHECK_I64(p.steps.v[0].fwd_ns, -1);
+	/* two steps: too few for outliers */
+	CHECK_I64(p.outliers, 0);
+	/* shares of 2000: exposed memcpy 0, exposed comm 100 = 5%,
+	 * data 500/2000 = 25% >= 10%, GPU idle outside the data loader
+	 * 1495 - 500 = 995 = 49.75% >= 20% -> host, the largest */
+	CHECK_I64(p.verdict.wall, TS_WALL_HOST);
+	CHECK_NEAR(p.verdict.share, 0.4975, 1e-12);
+	CHECK(strstr(p.verdict.evidence, "GPU idle outside the data loader 1.0 ms = 49.8% of 2.0 ms window (threshold 20%)") == p.verdict.evidence);
+	CHECK(strstr(p.verdict.evidence, "; GPU idle in the data loader 25.0% (threshold 10%)") != NULL);
+	/* the nccl kernel is the one collective, launched in step 2 */
+	REQUIRE(p.colls.n == 1);
+	CHECK_I64(p.colls.v[0].step, 2);
+	CHECK_I64(p.colls.v[0].dur_ns, 200 * US);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+/*
+ * CPU-only: 5 steps (ms): [0,100) [100,200) [200,300) [300,480) [480,580).
+ * Each: DataLoader 1 ms at the start, then aten op 90 ms; step 3 (the 4th)
+ * has an 81 ms data-loader stall: DL [300,381), op [381,471).
+ */
+static void build_cpu(struct ts_trace *t, int legacy)
+{
+	static const int64_t start[] = { 0, 100, 200, 300, 480 }, dur[] = { 100, 100, 100, 180, 100 };
+	char nm[32];
+
+	tb_init(t);
+	t->meta.legacy = legacy;
+	for (int i = 0; i < 5; i++) {
+		int64_t s = start[i] * 1000, dl = i == 3 ? 81000 : 1000;
+		snprintf(nm, sizeof(nm), "ProfilerStep#%d", 10 + i);
+		tb_cpu(t, legacy ? TS_CAT_CPU_OP : TS_CAT_USER_ANNOTATION, nm, s, dur[i] * 1000);
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", s, dl);
+		tb_cpu(t, TS_CAT_CPU_OP, "aten::addmm", s + dl, 90000);
+	}
+}
+
+TEST(profile_cpu_data_stall_outlier)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+
+	build_cpu(&t, 0);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK(!p.has_gpu);
+	REQUIRE(p.steps.n == 5);
+	CHECK_I64(p.steps.v[0].step, 10);
+	CHECK_I64(p.window_ns, 580000 * US);
+	/* busy = 5 x 90 ms of ops */
+	CHECK_I64(p.busy_ns, 450000 * US);
+	CHECK_I64(p.steps.v[3].data_ns, 81000 * US);
+	CHECK_I64(p.steps.v[3].gap_ns, 9000 * US);
+	/* data 1,1,1,81,1 ms: median 1, MAD 0 -> excess 80 > 20% of the 100 ms
+	 * median step: outlier with the data loader as reason; no other step */
+	CHECK_I64(p.median_step_ns, 100000 * US);
+	CHECK_I64(p.outliers, 1);
+	CHECK(p.steps.v[3].outlier);
+	CHECK_STR(p.steps.v[3].reason, "data loader 81.0 ms (median 1.0 ms)");
+	CHECK(!p.steps.v[0].outlier && !p.steps.v[4].outlier);
+	/* data 85 ms of 580 ms step time = 14.7% >= 10%; host gap 45 ms = 7.8% */
+	CHECK_I64(p.verdict.wall, TS_WALL_DATA);
+	CHECK_NEAR(p.verdict.share, 85.0 / 580.0, 1e-12);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+TEST(profile_cpu_legacy_step_numbering)
+{
+	/* torch 1.13 legacy: ProfilerStep#N is iteration N+1 */
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+
+	build_cpu(&t, 1);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	REQUIRE(p.steps.n == 5);
+	CHECK_I64(p.steps.v[0].step, 11);
+	CHECK_I64(p.steps.v[4].step, 15);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+TEST(profile_cpu_slow_step_without_stall)
+{
+	/* steps of 100,100,100,100 ms and one of 200 ms whose op is 190 ms:
+	 * durations median 100, MAD 0; no stall component moves (data 1 ms,
+	 * gap 9 ms each) -> slow-step rule: +100 ms > 25 ms */
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	char nm[32];
+
+	tb_init(&t);
+	for (int i = 0; i < 5; i++) {
+		int64_t s = (i < 3 ? i * 100 : i == 3 ? 300 : 500) * 1000LL;
+		int64_t d = i == 3 ? 200000 : 100000;
+		snprintf(nm, sizeof(nm), "ProfilerStep#%d", i + 1);
+		tb_cpu(&t, TS_CAT_USER_ANNOTATION, nm, s, d);
+		tb_cpu(&t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#x", s, 1000);
+		tb_cpu(&t, TS_CAT_CPU_OP, "aten::addmm", s + 1000, d - 10000);
+	}
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK_I64(p.outliers, 1);
+	CHECK(p.steps.v[3].outlier);
+	CHECK_STR(p.steps.v[3].reason, "step 200.0 ms vs median 100.0 ms (+100.0 ms)");
+	/* ops 90+90+90+190+90 = 550 of 600 ms: no wall over its threshold */
+	CHECK_I64(p.verdict.wall, TS_WALL_COMPUTE);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+/*
+ * MUSA naming (shared/reference/musa.md): musaLaunchKernel / musaGraphLaunch
+ * runtime calls, mcclKernel_* collectives, "Memcpy1 HtoD (...)" and
+ * "MemTransfer(d2d)" copies. Times in us:
+ *   CPU  ProfilerStep#7 [0,1000); launches: gemm [10,15) c1, mccl [20,25) c2,
+ *        graph [30,40) c3 (launches two kernels c3), copy [50,52) c4, [60,62) c5
+ *   GPU  s1: muDNN gemm [100,300) c1; graph kernels [300,350) c3, [350,360) c3
+ *        s2: mccl AllReduce [200,500) c2
+ *        s3: Memcpy1 HtoD [500,520) c4 2000 B; MemTransfer(d2d) [520,530) c5
+ */
+TEST(profile_musa_naming)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	struct ts_trace_xfer x;
+	size_t e;
+
+	tb_init(&t);
+	tb_cpu(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#7", 0, 1000);
+	tb_launch(&t, "musaLaunchKernel", 10, 5, 1);
+	tb_launch(&t, "musaLaunchKernel", 20, 5, 2);
+	tb_launch(&t, "musaGraphLaunch", 30, 10, 3);
+	tb_launch(&t, "musaMemcpyAsync", 50, 2, 4);
+	tb_launch(&t, "musaMemcpyAsync", 60, 2, 5);
+	tb_gpu(&t, TS_CAT_KERNEL, "void musa::dnn::(anonymous namespace)::batch_gemv_row_continuous_kernel<__half>", 1, 100, 200, 1);
+	tb_gpu(&t, TS_CAT_KERNEL, "triton_poi_fused_add_0", 1, 300, 50, 3);
+	tb_gpu(&t, TS_CAT_KERNEL, "triton_poi_fused_mul_1", 1, 350, 10, 3);
+	tb_gpu(&t, TS_CAT_KERNEL, "mcclKernel_AllReduce_RING_SIMPLE_Sum___mt_bfloat16", 2, 200, 300, 2);
+	e = tb_gpu(&t, TS_CAT_MEMCPY, "Memcpy1 HtoD (Pageable -> Device)", 3, 500, 20, 4);
+	x = (struct ts_trace_xfer){ (uint32_t)e, 2000 };
+	TS_VEC_PUSH(t.xfer, x);
+	tb_gpu(&t, TS_CAT_MEMCPY, "MemTransfer(d2d)", 3, 520, 10, 5);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	/* compute = gemm [100,300) ∪ triton [300,360) = 260; comm [200,500) = 300;
+	 * exposed comm = [360,500) = 140; memcpy [500,530) = 30, none under
+	 * compute or comm -> exposed 30 */
+	CHECK_I64(p.compute_ns, 260 * US);
+	CHECK_I64(p.comm_ns, 300 * US);
+	CHECK_I64(p.exposed_comm_ns, 140 * US);
+	CHECK_I64(p.memcpy_ns, 30 * US);
+	CHECK_I64(p.exposed_memcpy_ns, 30 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_GEMM], 200 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_TRITON], 60 * US);
+	CHECK_I64(p.class_union_ns[TS_KC_COMM], 300 * US);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].bytes, 2000);
+	CHECK_I64(p.xfer[TS_MDIR_HTOD].ns, 20 * US);
+	CHECK_I64(p.xfer[TS_MDIR_DTOD].count, 1);
+	CHECK_I64(p.xfer[TS_MDIR_DTOD].bytes, -1);
+	/* 5 launch calls, one graph launch that launched 2 activities; all 6
+	 * activities linked by correlation */
+	CHECK_I64(p.launch.calls, 5);
+	CHECK_I64(p.launch.graph_launches, 1);
+	CHECK_I64(p.launch.graph_activities, 2);
+	CHECK_I64(p.launch.linked, 6);
+	/* the mccl kernel is a collective of step 7 */
+	REQUIRE(p.colls.n == 1);
+	CHECK_I64(p.colls.v[0].step, 7);
+	CHECK_STR(ts_prof_str(&p, p.colls.v[0].name), "mcclKernel_AllReduce_RING_SIMPLE_Sum___mt_bfloat16");
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
