@@ -957,12 +957,19 @@ static int arg_key(const char *s, size_t n)
 				rc_ = scan_key((r), &(i), &k_);            \
 				if (rc_)                                   \
 					return rc_;                        \
+				if ((i) + 1 < len_ && d_[i] == ':' && d_[(i) + 1] == ' ') \
+					(i) += 2;                          \
+				else if ((i) < len_ && d_[i] == ':')       \
+					(i)++;                             \
+				else {                                     \
+					(i) = skip_ws(d_, (i), len_);      \
+					if ((i) >= len_)                   \
+						return end_or_need(r);     \
+					if (d_[i] != ':')                  \
+						return bad((r), (i), "expected ':' after object key", 1); \
+					(i)++;                             \
+				}                                          \
 				(i) = skip_ws(d_, (i), len_);              \
-				if ((i) >= len_)                           \
-					return end_or_need(r);             \
-				if (d_[i] != ':')                          \
-					return bad((r), (i), "expected ':' after object key", 1); \
-				(i) = skip_ws(d_, (i) + 1, len_);          \
 				if ((i) >= len_)                           \
 					return end_or_need(r);             \
 				{ const char *key = k_.s; size_t keyn = k_.n; int vrc;
@@ -970,6 +977,11 @@ static int arg_key(const char *s, size_t n)
 #define OBJ_LOOP_END(r, i)                                                 \
 				  if (vrc)                                 \
 					  return vrc;                      \
+				}                                          \
+				if ((i) + 2 < len_ && d_[i] == ',' &&      \
+				    d_[(i) + 1] == ' ' && d_[(i) + 2] == '"') { \
+					(i) += 2;                          \
+					continue;                          \
 				}                                          \
 				(i) = skip_ws(d_, (i), len_);              \
 				if ((i) >= len_)                           \

@@ -11,9 +11,9 @@
  * front so the consumer can prepend the unfinished event of the previous
  * buffer without copying the new data.
  *
- * Lines for error messages: memory and regular files count newlines only
- * when an error asks for them (pread from the start); gzip and pipes count
- * the bytes as they leave the window.
+ * Lines for error messages: memory and regular files (gzip or not) count
+ * newlines only when an error asks for them, reading (and inflating) again
+ * from the start; pipes count the bytes as they leave the window.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -271,7 +271,9 @@ static int ring_start(struct trace_src *s, int raw, const unsigned char *first, 
 	g->fd = s->fd;
 	if (!raw) {
 		s->gzip = 1;
-		s->count_nl = 1;
+		/* a gzip file or buffer can be inflated again when an error
+		 * needs a line number; only a pipe must count as it goes */
+		s->count_nl = !(s->seekable || s->mem);
 	}
 	if (raw) {
 		g->out_total = nfirst;
@@ -553,30 +555,95 @@ int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err)
 	return plain_more(s, keep, err);
 }
 
+/* Newlines in the first `upto` bytes of a regular file (pread again). */
+static int64_t plain_nl_upto(struct trace_src *s, uint64_t upto)
+{
+	const size_t bsize = (size_t)1 << 20;
+	unsigned char *buf = malloc(bsize);
+	uint64_t pos = 0;
+	int64_t nl = 0;
+
+	if (!buf)
+		return -1;
+	while (pos < upto) {
+		size_t want = upto - pos < bsize ? (size_t)(upto - pos) : bsize;
+		ssize_t r = pread(s->fd, buf, want, (off_t)pos);
+		if (r <= 0) {
+			nl = -1;
+			break;
+		}
+		nl += (int64_t)count_nl(buf, (size_t)r);
+		pos += (uint64_t)r;
+	}
+	free(buf);
+	return nl;
+}
+
+/* Newlines in the first `upto` decompressed bytes of a gzip file or buffer,
+ * inflating it again from the start (error path only). */
+static int64_t gz_nl_upto(struct trace_src *s, uint64_t upto)
+{
+	const size_t bsize = (size_t)1 << 20;
+	unsigned char *in = malloc(bsize), *out = malloc(bsize);
+	uint64_t src_pos = 0, done = 0;
+	int64_t nl = -1;
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (!in || !out || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		goto out;
+	nl = 0;
+	while (done < upto) {
+		if (z.avail_in == 0) {
+			size_t got;
+			if (s->mem) {
+				got = s->mem_len - src_pos < bsize ? (size_t)(s->mem_len - src_pos) : bsize;
+				memcpy(in, s->mem + src_pos, got);
+			} else {
+				ssize_t r = pread(s->fd, in, bsize, (off_t)src_pos);
+				got = r > 0 ? (size_t)r : 0;
+			}
+			if (!got)
+				break;
+			src_pos += got;
+			z.next_in = in;
+			z.avail_in = (uInt)got;
+		}
+		z.next_out = out;
+		z.avail_out = (uInt)bsize;
+		int zr = inflate(&z, Z_NO_FLUSH);
+		size_t n = bsize - z.avail_out;
+		if (n > upto - done)
+			n = (size_t)(upto - done);
+		nl += (int64_t)count_nl(out, n);
+		done += n;
+		if (zr == Z_STREAM_END) {
+			if (z.avail_in == 0 || z.next_in[0] != 0x1f)
+				break;
+			inflateReset(&z);
+		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			break;
+		}
+	}
+	if (done < upto)
+		nl = -1;
+	inflateEnd(&z);
+out:
+	free(in);
+	free(out);
+	return nl;
+}
+
 int64_t trace_src_line_of(struct trace_src *s, uint64_t off)
 {
 	if (off < s->base || off > s->base + s->len)
 		return -1;
-	uint64_t before = s->nl_before;
+	int64_t before = (int64_t)s->nl_before;
 	if (!s->count_nl && s->base > 0) {
-		/* a regular file: count the bytes before the window again */
-		const size_t bsize = (size_t)1 << 20;
-		unsigned char *buf = malloc(bsize);
-		uint64_t pos = 0;
-		if (!buf)
+		/* count the bytes before the window again */
+		before = s->gzip ? gz_nl_upto(s, s->base) : plain_nl_upto(s, s->base);
+		if (before < 0)
 			return -1;
-		before = 0;
-		while (pos < s->base) {
-			size_t want = s->base - pos < bsize ? (size_t)(s->base - pos) : bsize;
-			ssize_t r = pread(s->fd, buf, want, (off_t)pos);
-			if (r <= 0) {
-				free(buf);
-				return -1;
-			}
-			before += count_nl(buf, (size_t)r);
-			pos += (uint64_t)r;
-		}
-		free(buf);
 	}
-	return (int64_t)(before + count_nl(s->data, (size_t)(off - s->base)) + 1);
+	return before + (int64_t)count_nl(s->data, (size_t)(off - s->base)) + 1;
 }

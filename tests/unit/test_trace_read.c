@@ -17,6 +17,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "harness.h"
@@ -773,6 +775,39 @@ TEST(trace_plain_and_gzip_windows)
 	CHECK_I64(err.offset, pos);
 	CHECK_I64(err.line, line_at(m, pos));
 	ts_trace_release(&t);
+	/* the same as a .gz file, and both through a pipe (lines counted on
+	 * the way instead of by reading again) */
+	REQUIRE(write_tmp(tmp, sizeof(tmp), gz, gn) == 0);
+	ts_trace_init(&t);
+	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), TS_EPARSE);
+	CHECK_I64(err.offset, pos);
+	CHECK_I64(err.line, line_at(m, pos));
+	ts_trace_release(&t);
+	unlink(tmp);
+	for (int k = 0; k < 2; k++) {
+		const void *data = k ? (const void *)gz : (const void *)m;
+		size_t dn = k ? gn : mn;
+		snprintf(tmp, sizeof(tmp), "/tmp/ts-trace-fifo-%d", (int)getpid());
+		unlink(tmp);
+		REQUIRE(mkfifo(tmp, 0600) == 0);
+		pid_t child = fork();
+		REQUIRE(child >= 0);
+		if (child == 0) {
+			FILE *w = fopen(tmp, "wb");
+			size_t put = w ? fwrite(data, 1, dn, w) : 0;
+			if (w)
+				fclose(w);
+			_exit(put == dn ? 0 : 1);
+		}
+		ts_trace_init(&t);
+		CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), TS_EPARSE);
+		CHECK_I64(err.offset, pos);
+		CHECK_I64(err.line, line_at(m, pos));
+		ts_trace_release(&t);
+		int status;
+		waitpid(child, &status, 0);
+		unlink(tmp);
+	}
 	free(gz);
 	free(m);
 	free(buf);
