@@ -556,7 +556,7 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 	ts_jw_kf64(&w, "tokens_per_step", fl->tokens);
 	ts_jw_kf64(&w, "flops_per_token", fl->per_token);
 	ts_jw_kf64(&w, "flops_per_step", fl->per_step);
-	ts_jw_key(&w, "terms");
+	ts_jw_key(&w, "terms_flops_per_step");
 	ts_jw_obj(&w);
 	for (int i = 0; i < TS_FT_COUNT; i++)
 		ts_jw_kf64(&w, ts_flops_term_name(i), fl->term[i]);
