@@ -98,11 +98,6 @@ struct ts_ledger_experiment {
 	size_t ncandidate;
 };
 
-/* Insert one run (and its contract) in one transaction; *id receives the
- * run id (may be NULL). */
-int ts_ledger_add_run(struct ts_ledger *l, struct ts_ledger_run *r, int64_t *id,
-		      struct ts_err *err);
-
 /*
  * Insert an experiment with all its runs, contracts and links in one
  * transaction; run ids are written back into e->baseline[i].id and

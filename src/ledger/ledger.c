@@ -352,25 +352,6 @@ static int insert_run(struct ts_ledger *l, struct ts_ledger_run *r, int64_t crea
 	return step_done(l, st, "cannot store step summary", err);
 }
 
-int ts_ledger_add_run(struct ts_ledger *l, struct ts_ledger_run *r, int64_t *id,
-		      struct ts_err *err)
-{
-	int rc;
-
-	if ((rc = exec(l, "BEGIN IMMEDIATE", err)))
-		return rc;
-	if ((rc = insert_run(l, r, now_ns(l), err)))
-		goto fail;
-	if ((rc = exec(l, "COMMIT", err)))
-		goto fail;
-	if (id)
-		*id = r->id;
-	return 0;
-fail:
-	sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
-}
-
 static int link_run(struct ts_ledger *l, int64_t exp, int64_t run, const char *side,
 		    struct ts_err *err)
 {
