@@ -204,6 +204,12 @@ int ts_ledger_open(struct ts_ledger *l, const char *path, int create, struct ts_
 		return ts_err_at(err, TS_EIO, path, -1, -1,
 				 "no ledger here (%s); record an experiment with "
 				 "'trainscope ab --db %s' first", strerror(errno), path);
+	/* SQLite would take an empty file for an empty database and write a
+	 * schema into it; only a command that records may do that */
+	if (!create && S_ISREG(st.st_mode) && st.st_size == 0)
+		return ts_err_at(err, TS_EPARSE, path, 0, -1,
+				 "empty file, not a ledger; record an experiment with "
+				 "'trainscope ab --db %s' first", path);
 	if (create) {
 		flags |= SQLITE_OPEN_CREATE;
 		if ((rc = make_parent(path, err)))
