@@ -19,20 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "trainscope/plan.h"
-
-static double now_s(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+#include "bench_util.h"
 
 static int once(const struct ts_model *m, int mode, double *wall, double *cpu, size_t *n)
 {
@@ -55,11 +42,11 @@ static int once(const struct ts_model *m, int mode, double *wall, double *cpu, s
 	o.memory_only = mode == 1;
 	ts_plan_init(&p);
 	ts_err_init(&err);
-	w0 = now_s(CLOCK_MONOTONIC);
-	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	w0 = bench_clock_s(CLOCK_MONOTONIC);
+	c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	rc = ts_plan_run(m, &o, &p, &err);
-	*cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	*wall = now_s(CLOCK_MONOTONIC) - w0;
+	*cpu = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	*wall = bench_clock_s(CLOCK_MONOTONIC) - w0;
 	*n = mode == 0 ? p.parallel_layouts : p.n;
 	ts_plan_release(&p);
 	if (rc)

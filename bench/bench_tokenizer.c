@@ -21,20 +21,7 @@
 #include <yajl/yajl_parse.h>
 #include "trainscope/input.h"
 #include "trainscope/json.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+#include "bench_util.h"
 
 static long long yajl_count;
 static int cb_null(void *ctx) { (void)ctx; yajl_count++; return 1; }
@@ -119,12 +106,6 @@ static double timed(long long (*fn)(const char *), const char *path, long long w
 		exit(1);
 	}
 	return dt;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
 }
 
 int main(int argc, char **argv)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "trainscope/trace.h"
+#include "bench_util.h"
 
 struct result {
 	double secs;
@@ -33,26 +34,6 @@ struct result {
 	unsigned long long events;
 	unsigned long long bytes;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
 
 /* Child bodies: write "events bytes" to fd, exit 0. */
 static int child_read(const char *path, int skip, int fd)

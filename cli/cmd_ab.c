@@ -100,7 +100,7 @@ static void jw_strs(struct ts_jw *w, const char *key, const char *const *v, size
 
 static const char *decision(const struct ts_ab_result *r)
 {
-	if (r->verdict == TS_VERDICT_INVALID)
+	if (r->verdict == TS_AB_INVALID)
 		return "invalid";
 	return r->accepted ? "accepted" : "rejected";
 }
@@ -112,7 +112,7 @@ static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
 	ts_jw_init(&w, out, 1);
 	ts_jw_obj(&w);
 	ts_jw_kstr(&w, "schema", "trainscope.ab/1");
-	ts_jw_kstr(&w, "verdict", ts_verdict_name(r->verdict));
+	ts_jw_kstr(&w, "verdict", ts_ab_verdict_name(r->verdict));
 	ts_jw_kstr(&w, "decision", decision(r));
 	ts_jw_kstr(&w, "variable", r->variable);
 	ts_jw_key(&w, "ratio");
@@ -127,7 +127,7 @@ static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
 	ts_jw_fixed(&w, 100 * r->band, 2);
 	ts_jw_kbool(&w, "repeats", r->repeats);
 	ts_jw_key(&w, "window");
-	if (r->verdict == TS_VERDICT_INVALID && r->base.n == 0) {
+	if (r->verdict == TS_AB_INVALID && r->base.n == 0) {
 		ts_jw_null(&w);
 	} else {
 		ts_jw_obj(&w);
@@ -191,7 +191,7 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct
 	struct ts_table t;
 	const char *b = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
 
-	if (r->verdict == TS_VERDICT_INVALID) {
+	if (r->verdict == TS_AB_INVALID) {
 		ts_sb_addf(out, "%sinvalid comparison%s: nothing is concluded\n", b, reset);
 		for (size_t i = 0; i < r->invalid.n; i++)
 			ts_sb_addf(out, "  - %s\n", r->invalid.v[i]);
@@ -233,7 +233,7 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct
 	ts_sb_addf(out, "\nratio candidate/baseline (mean step time): %.4f, 95%% CI [%.4f, %.4f]\n",
 		   r->ratio, r->ci95_low, r->ci95_high);
 	ts_sb_addf(out, "  band +-%.1f %%; %s\n", 100 * r->band, r->method);
-	ts_sb_addf(out, "verdict: %s%s%s\n", b, ts_verdict_name(r->verdict), reset);
+	ts_sb_addf(out, "verdict: %s%s%s\n", b, ts_ab_verdict_name(r->verdict), reset);
 	if (r->decide_note)
 		ts_sb_addf(out, "  to decide: %s\n", r->decide_note);
 	ts_sb_addf(out, "\ncorrectness: %s (%s loss tier)\n",
@@ -307,7 +307,7 @@ static int record(struct cli_ctx *ctx, const char *db, const char *workload,
 	}
 	for (size_t i = 0; i < nb + nc; i++) {
 		ts_sb_init(&contracts[i]);
-		if (r->verdict == TS_VERDICT_INVALID && (i < nb ? i >= r->base.n : i - nb >= r->cand.n)) {
+		if (r->verdict == TS_AB_INVALID && (i < nb ? i >= r->base.n : i - nb >= r->cand.n)) {
 			ts_ledger_run_init(&lr[i]);
 			lr[i].source = runs[i].path;
 			continue;
@@ -322,7 +322,7 @@ static int record(struct cli_ctx *ctx, const char *db, const char *workload,
 	memset(&e, 0, sizeof(e));
 	e.workload = workload;
 	e.variable = r->variable;
-	e.verdict = ts_verdict_name(r->verdict);
+	e.verdict = ts_ab_verdict_name(r->verdict);
 	e.decision = decision(r);
 	e.ratio = r->ratio;
 	e.ci95_low = r->ci95_low;
@@ -471,7 +471,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	/* the verdict is shown even when the ledger cannot take it */
 	if (db && *db && (rc = record(ctx, db, workload, runs, nb, nc, &res, &json)))
 		goto out;
-	rc = res.verdict == TS_VERDICT_INVALID ? EXIT_USAGE : res.accepted ? EXIT_OK : EXIT_GATE;
+	rc = res.verdict == TS_AB_INVALID ? EXIT_USAGE : res.accepted ? EXIT_OK : EXIT_GATE;
 out:
 	for (size_t i = 0; runs && i < nb + nc; i++)
 		ts_run_release(&runs[i]);

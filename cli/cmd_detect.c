@@ -46,6 +46,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
+	if (files.n == 0) {
+		cli_error(ctx, "no files found in the inputs");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 
 	ts_jw_init(&w, &out, 1);
 	if (ctx->json) {

@@ -16,17 +16,6 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
-/* Integral values as integers ("50", not the shortest-float "5e01"). */
-static void jnum(struct ts_jw *w, const char *key, double v)
-{
-	if (key)
-		ts_jw_key(w, key);
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		ts_jw_i64(w, (int64_t)v);
-	else
-		ts_jw_f64(w, v);
-}
-
 static void peak_cell(struct ts_table *t, const struct ts_peak *p)
 {
 	if (p->state == TS_PEAK_KNOWN)
@@ -48,7 +37,7 @@ static void json_gpu(struct ts_jw *w, const struct ts_gpu *g)
 	for (int p = 0; p < TS_PREC_COUNT; p++) {
 		ts_jw_key(w, ts_precision_name(p));
 		if (g->peak[p].state == TS_PEAK_KNOWN)
-			jnum(w, NULL, g->peak[p].tflops);
+			ts_jw_f64(w, g->peak[p].tflops);
 		else if (g->peak[p].state == TS_PEAK_UNSUPPORTED)
 			ts_jw_str(w, "unsupported");
 		else
@@ -70,9 +59,9 @@ static void json_gpu(struct ts_jw *w, const struct ts_gpu *g)
 	ts_jw_kstr(w, "source", g->source);
 	ts_jw_ki64(w, "memory_bytes", g->memory_bytes);
 	ts_jw_kstr(w, "memory_note", g->memory_note);
-	jnum(w, "mem_bw_bytes_per_s", g->mem_bw_bytes_per_s);
+	ts_jw_kf64(w, "mem_bw_bytes_per_s", g->mem_bw_bytes_per_s);
 	ts_jw_kstr(w, "link", g->link);
-	jnum(w, "link_bytes_per_s", g->link_bytes_per_s);
+	ts_jw_kf64(w, "link_bytes_per_s", g->link_bytes_per_s);
 	ts_jw_ki64(w, "link_domain", g->link_domain);
 	ts_jw_kstr(w, "notes", g->notes);
 	ts_jw_kbool(w, "user", g->user);

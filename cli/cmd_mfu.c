@@ -64,17 +64,6 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
-/* Integral values as integers ("50", not the shortest-float "5e01"). */
-static void jnum(struct ts_jw *w, const char *key, double v)
-{
-	if (key)
-		ts_jw_key(w, key);
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		ts_jw_i64(w, (int64_t)v);
-	else
-		ts_jw_f64(w, v);
-}
-
 /* Everything the command gathered from files and flags. */
 struct mfu_run {
 	struct ts_model model;
@@ -564,13 +553,13 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 	if (r->gpus > 0)
 		ts_jw_ki64(&w, "gpus", r->gpus);
 	ts_jw_obj_end(&w);
-	jnum(&w, "tokens_per_step", fl->tokens);
-	jnum(&w, "flops_per_token", fl->per_token);
-	jnum(&w, "flops_per_step", fl->per_step);
-	ts_jw_key(&w, "terms");
+	ts_jw_kf64(&w, "tokens_per_step", fl->tokens);
+	ts_jw_kf64(&w, "flops_per_token", fl->per_token);
+	ts_jw_kf64(&w, "flops_per_step", fl->per_step);
+	ts_jw_key(&w, "terms_flops_per_step");
 	ts_jw_obj(&w);
 	for (int i = 0; i < TS_FT_COUNT; i++)
-		jnum(&w, ts_flops_term_name(i), fl->term[i]);
+		ts_jw_kf64(&w, ts_flops_term_name(i), fl->term[i]);
 	ts_jw_obj_end(&w);
 	if (r->shape.recompute) {
 		ts_jw_key(&w, "recompute");
@@ -578,44 +567,44 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 		ts_jw_kstr(&w, "granularity", gran_name(r->shape.recompute));
 		if (r->shape.recompute == TS_RC_FULL)
 			ts_jw_ki64(&w, "layers", fl->recomputed_layers);
-		jnum(&w, "flops_per_step", fl->recompute);
-		jnum(&w, "hardware_flops_per_step", fl->per_step + fl->recompute);
+		ts_jw_kf64(&w, "flops_per_step", fl->recompute);
+		ts_jw_kf64(&w, "hardware_flops_per_step", fl->per_step + fl->recompute);
 		ts_jw_obj_end(&w);
 	}
 	if (has_time) {
 		ts_jw_ki64(&w, "step_time_ns", r->step_ns);
 		ts_jw_ki64(&w, "gpus", r->gpus);
-		jnum(&w, "tflops_per_gpu", mm->tflops_per_gpu);
-		jnum(&w, "tokens_per_s_per_gpu", mm->tokens_per_s_per_gpu);
+		ts_jw_kf64(&w, "tflops_per_gpu", mm->tflops_per_gpu);
+		ts_jw_kf64(&w, "tokens_per_s_per_gpu", mm->tokens_per_s_per_gpu);
 		if (r->shape.recompute)
-			jnum(&w, "hw_tflops_per_gpu", mm->hw_tflops_per_gpu);
+			ts_jw_kf64(&w, "hw_tflops_per_gpu", mm->hw_tflops_per_gpu);
 	}
 	if (r->peak > 0) {
 		ts_jw_kstr(&w, "gpu", r->gpu ? r->gpu->sku : NULL);
 		ts_jw_kstr(&w, "precision", ts_precision_name(r->precision));
 		ts_jw_kbool(&w, "peak_dense", 1);
-		jnum(&w, "peak_tflops", r->peak);
+		ts_jw_kf64(&w, "peak_tflops", r->peak);
 		ts_jw_kstr(&w, "peak_source", r->peak_source);
 		if (has_time) {
-			jnum(&w, "mfu", mm->mfu);
+			ts_jw_kf64(&w, "mfu", mm->mfu);
 			if (r->shape.recompute)
-				jnum(&w, "hfu", mm->hfu);
+				ts_jw_kf64(&w, "hfu", mm->hfu);
 		}
 	}
 	if (r->has_logged) {
 		ts_jw_key(&w, "logged_check");
 		ts_jw_obj(&w);
-		jnum(&w, "logged_tflops", r->logged);
-		jnum(&w, "recomputed_tflops", mm->tflops_per_gpu);
-		jnum(&w, "mismatch_pct", mismatch);
+		ts_jw_kf64(&w, "logged_tflops", r->logged);
+		ts_jw_kf64(&w, "recomputed_tflops", mm->tflops_per_gpu);
+		ts_jw_kf64(&w, "mismatch_pct", mismatch);
 		ts_jw_kbool(&w, "match", fabs(mismatch) <= 1.0);
 		ts_jw_key(&w, "explained_by");
 		ts_jw_arr(&w);
 		for (int i = 0; i < nvars; i++) {
 			ts_jw_obj(&w);
 			ts_jw_kstr(&w, "variant", vars[i].what);
-			jnum(&w, "tflops", vars[i].tflops);
-			jnum(&w, "diff_pct", vars[i].diff_pct);
+			ts_jw_kf64(&w, "tflops", vars[i].tflops);
+			ts_jw_kf64(&w, "diff_pct", vars[i].diff_pct);
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);

@@ -85,6 +85,10 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	ts_trace_init(&t);
 	ts_err_init(&s->m.err);
 	s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
+	if (!s->m.rc && t.ev.n == 0)
+		s->m.rc = ts_err_at(&s->m.err, TS_EPARSE, s->path, (int64_t)t.meta.bytes, -1,
+				    "%s", t.meta.truncated ? "no complete trace event before the input ends"
+						     : "no trace events (an empty traceEvents list)");
 	if (!s->m.rc) {
 		s->m.truncated = t.meta.truncated;
 		s->m.truncated_at = t.meta.truncated_at;

@@ -6,32 +6,33 @@
 #include <stdio.h>
 #include <string.h>
 #include "memplan.h"
+#include "trainscope/input.h"
 
 int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 		  struct ts_model_args *a, int *have_args)
 {
 	struct ts_err err;
-	FILE *f = fopen(path, "rb");
-	int c = EOF, rc;
+	struct ts_input in;
+	size_t i = 0;
+	int rc;
 
 	ts_err_init(&err);
 	ts_model_init(m);
 	ts_model_args_init(a);
 	*have_args = 0;
-	if (!f) {
-		cli_error(ctx, "%s: cannot open the model file", path);
-		return EXIT_USAGE;
-	}
-	do
-		c = fgetc(f);
-	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
-	fclose(f);
-	if (c == '{') {
-		rc = ts_model_read_config(m, path, &err);
+	/* read once (plain, gzip or a pipe), then pick the parser by content */
+	if ((rc = ts_input_read_all(&in, path, TS_INPUT_MAX_WINDOW, &err)))
+		return cli_fail(ctx, &err);
+	while (i < in.len && (in.data[i] == ' ' || in.data[i] == '\t' ||
+			      in.data[i] == '\n' || in.data[i] == '\r'))
+		i++;
+	if (i == in.len || in.data[i] == '{') {
+		rc = ts_model_parse_config(m, in.data, in.len, in.path, &err);
 	} else {
-		rc = ts_model_read_megatron_args(m, a, path, &err);
+		rc = ts_model_parse_megatron_args(m, a, in.data, in.len, in.path, &err);
 		*have_args = rc == 0;
 	}
+	ts_input_release(&in);
 	if (rc == 0)
 		rc = ts_model_finish(m, &err);
 	return rc ? cli_fail(ctx, &err) : 0;

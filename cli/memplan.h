@@ -12,8 +12,9 @@
 #include "trainscope/memory.h"
 #include "trainscope/model.h"
 
-/* Read a Hugging Face config.json (first byte '{') or the arguments block
- * of a Megatron log, then finish the model. *have_args is set when the file
+/* Read a Hugging Face config.json (first non-blank byte '{', or empty) or
+ * the arguments block of a Megatron log, plain, gzip or "-" for standard
+ * input, then finish the model. *have_args is set when the file
  * also stated training arguments (a). Returns 0 or an exit status. */
 int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 		  struct ts_model_args *a, int *have_args);

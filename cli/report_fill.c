@@ -62,7 +62,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (res.verdict == TS_VERDICT_INVALID || !isfinite(res.ratio)) {
+	if (res.verdict == TS_AB_INVALID || !isfinite(res.ratio)) {
 		cli_error(ctx, "the A/B comparison is invalid: %s",
 			  res.invalid.n ? res.invalid.v[0] : "see `trainscope ab`");
 		rc = EXIT_GATE;
@@ -86,7 +86,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	ab.ci_lo_pct = 100 * (res.ci95_low - 1);
 	ab.ci_hi_pct = 100 * (res.ci95_high - 1);
 	ab.verdict = ts_report_printf(r, "%s (band +-%.1f %%, %s; window %lld-%lld; correctness %s)",
-				      ts_verdict_name(res.verdict), 100 * res.band, res.method,
+				      ts_ab_verdict_name(res.verdict), 100 * res.band, res.method,
 				      (long long)res.win_first, (long long)res.win_last,
 				      res.correctness_passed ? "passed" : "failed");
 	if (ts_report_set_ab(r, &ab)) {

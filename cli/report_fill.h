@@ -1,8 +1,7 @@
 /*
  * report_fill.h - the report's A/B and memory sections, filled from the
- * gate (ab) and memory modules. Kept apart from diagnose_cli.c because
- * gate.h and profile.h cannot share a translation unit (both declare a
- * `ts_verdict` tag).
+ * gate (ab) and memory modules, kept apart from diagnose_cli.c so that
+ * the diagnosis driver does not depend on the gate and memory APIs.
  */
 #ifndef TRAINSCOPE_REPORT_FILL_H
 #define TRAINSCOPE_REPORT_FILL_H

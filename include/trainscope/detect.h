@@ -47,7 +47,8 @@ struct ts_detect {
 };
 
 /* Classify path. Returns 0 (kind may be UNKNOWN) or TS_EIO / TS_EPARSE
- * (corrupt gzip) with err filled. */
+ * (corrupt gzip) with err filled; TS_ETRUNC (err has the offset) when a gzip
+ * stream ends early before anything recognisable (kind UNKNOWN or TEXT). */
 int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err);
 
 /* Classify a prefix of content already in memory (not gzip). */

@@ -124,14 +124,14 @@ size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, do
 
 /* ------------------------------------------------------------ A/B */
 
-enum ts_verdict {
-	TS_VERDICT_INVALID = 0,
-	TS_VERDICT_FASTER,
-	TS_VERDICT_SLOWER,
-	TS_VERDICT_NO_DIFFERENCE,
-	TS_VERDICT_INCONCLUSIVE
+enum ts_ab_verdict {
+	TS_AB_INVALID = 0,
+	TS_AB_FASTER,
+	TS_AB_SLOWER,
+	TS_AB_NO_DIFFERENCE,
+	TS_AB_INCONCLUSIVE
 };
-const char *ts_verdict_name(int verdict);
+const char *ts_ab_verdict_name(int verdict);
 
 struct ts_ab_opts {
 	double band;              /* practical-significance band, < 0 = 1 % with repeats, 2 % without */
@@ -165,7 +165,7 @@ struct ts_ab_check {
 };
 
 struct ts_ab_result {
-	int verdict;              /* enum ts_verdict */
+	int verdict;              /* enum ts_ab_verdict */
 	int accepted;             /* verdict faster/no_difference and correctness passed */
 	double ratio, ci95_low, ci95_high; /* candidate / baseline mean step time */
 	double band;
@@ -201,7 +201,7 @@ void ts_ab_result_release(struct ts_ab_result *res);
  * Compare nb baseline runs with nc candidate runs. An invalid comparison
  * (contracts differing in more than one field without allow_multi, the
  * declared variable not the one that differs, different batch shape, no
- * common window) returns 0 with verdict TS_VERDICT_INVALID and the reasons
+ * common window) returns 0 with verdict TS_AB_INVALID and the reasons
  * in res->invalid. Returns TS_ENOMEM / TS_EUSAGE (nb or nc zero) otherwise.
  */
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,

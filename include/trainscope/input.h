@@ -62,6 +62,17 @@ int ts_input_open_mem(struct ts_input *in, const void *data, size_t n,
 void ts_input_release(struct ts_input *in);
 
 /*
+ * Open path ("-" for standard input) and read all of it into the window:
+ * on success data[0..len) is the whole (decompressed) input from offset 0,
+ * eof is set, and the caller releases in. For small documents (configs,
+ * catalogs, contracts) that are parsed in one piece. Returns 0, TS_EIO with
+ * err naming the file, TS_ELIMIT when the input is larger than cap bytes,
+ * or the code of a read or gzip error; on failure in is already released.
+ */
+int ts_input_read_all(struct ts_input *in, const char *path, size_t cap,
+		      struct ts_err *err);
+
+/*
  * Drop window bytes before index `keep` (keep <= len) and append more input.
  * Returns the number of bytes added (> 0), 0 at end of input (eof is then
  * set), or a negative code with err filled (read error, corrupt gzip).

@@ -35,7 +35,6 @@ void ts_jw_key(struct ts_jw *w, const char *key);
 void ts_jw_str(struct ts_jw *w, const char *s);
 void ts_jw_strn(struct ts_jw *w, const char *s, size_t n);
 void ts_jw_i64(struct ts_jw *w, int64_t v);
-void ts_jw_u64(struct ts_jw *w, uint64_t v);
 void ts_jw_f64(struct ts_jw *w, double v);
 /* v rounded to `decimals` places, trailing zeros kept ("%.*f"). */
 void ts_jw_fixed(struct ts_jw *w, double v, int decimals);

@@ -46,7 +46,7 @@ const char *ts_ledger_pick_path(const char *opt, const char *env);
  * Open (create = 1: create the file and a missing parent directory) and
  * migrate the schema. Returns 0, TS_EIO (cannot open/create, or create = 0
  * and the file is missing), TS_EUNSUPPORTED (newer schema) or TS_EPARSE (not
- * a database) with err naming the file.
+ * a database, or an empty file when create = 0) with err naming the file.
  */
 int ts_ledger_open(struct ts_ledger *l, const char *path, int create, struct ts_err *err);
 void ts_ledger_release(struct ts_ledger *l);
@@ -97,11 +97,6 @@ struct ts_ledger_experiment {
 	struct ts_ledger_run *candidate;
 	size_t ncandidate;
 };
-
-/* Insert one run (and its contract) in one transaction; *id receives the
- * run id (may be NULL). */
-int ts_ledger_add_run(struct ts_ledger *l, struct ts_ledger_run *r, int64_t *id,
-		      struct ts_err *err);
 
 /*
  * Insert an experiment with all its runs, contracts and links in one

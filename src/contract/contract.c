@@ -1105,17 +1105,8 @@ int ts_contract_read(struct ts_contract *c, const char *path, struct ts_err *err
 	struct ts_input in;
 	int rc;
 
-	if ((rc = ts_input_open(&in, path, err)))
+	if ((rc = ts_input_read_all(&in, path, TS_CONTRACT_MAX_BYTES, err)))
 		return rc;
-	while (!in.eof) {
-		int64_t got = ts_input_more(&in, in.len, err);
-		if (got < 0) {
-			ts_input_release(&in);
-			return (int)got;
-		}
-		if (in.len > TS_CONTRACT_MAX_BYTES)
-			break;
-	}
 	rc = ts_contract_read_mem(c, (const char *)in.data, in.len, in.path, err);
 	ts_input_release(&in);
 	return rc;

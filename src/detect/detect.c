@@ -271,6 +271,8 @@ int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err)
 			ts_input_release(&in);
 			return (int)r;
 		}
+		if (r == TS_ETRUNC)
+			rc = TS_ETRUNC;
 		if (r <= 0)
 			break;
 	}
@@ -278,5 +280,9 @@ int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err)
 	size_t n = in.len < SNIFF_BYTES ? in.len : SNIFF_BYTES;
 	out->kind = ts_detect_buffer((const char *)in.data, n, out->vendor, sizeof(out->vendor));
 	ts_input_release(&in);
+	/* a cut gzip stream is only worth reading on when what it holds is
+	 * recognisable (readers keep the complete part of a trace or log) */
+	if (rc == TS_ETRUNC && (out->kind == TS_KIND_UNKNOWN || out->kind == TS_KIND_TEXT))
+		return rc;
 	return 0;
 }

@@ -33,13 +33,13 @@
 #include "trainscope/gate.h"
 #include "trainscope/stats.h"
 
-const char *ts_verdict_name(int v)
+const char *ts_ab_verdict_name(int v)
 {
 	switch (v) {
-	case TS_VERDICT_FASTER: return "faster";
-	case TS_VERDICT_SLOWER: return "slower";
-	case TS_VERDICT_NO_DIFFERENCE: return "no_difference";
-	case TS_VERDICT_INCONCLUSIVE: return "inconclusive";
+	case TS_AB_FASTER: return "faster";
+	case TS_AB_SLOWER: return "slower";
+	case TS_AB_NO_DIFFERENCE: return "no_difference";
+	case TS_AB_INCONCLUSIVE: return "inconclusive";
 	default: return "invalid";
 	}
 }
@@ -913,7 +913,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	if (oom)
 		goto oom;
 	if (res->invalid.n) {
-		res->verdict = TS_VERDICT_INVALID;
+		res->verdict = TS_AB_INVALID;
 		return 0;
 	}
 	/* paired iterations: usable in every run of both sides */
@@ -945,7 +945,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		ADD(res->invalid, fmt(res, "only %zu iterations of the matched window %lld-%lld are "
 				      "usable in every run; need at least 10", npairs,
 				      (long long)first, (long long)last));
-		res->verdict = TS_VERDICT_INVALID;
+		res->verdict = TS_AB_INVALID;
 		goto done;
 	}
 	for (size_t i = 0; i < nb + nc; i++) {
@@ -1002,14 +1002,14 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		double d = res->band;
 		double h = (res->ci95_high - res->ci95_low) / 2, e = fabs(res->ratio - 1), need;
 		if (res->ci95_high < 1 - d)
-			res->verdict = TS_VERDICT_FASTER;
+			res->verdict = TS_AB_FASTER;
 		else if (res->ci95_low > 1 + d)
-			res->verdict = TS_VERDICT_SLOWER;
+			res->verdict = TS_AB_SLOWER;
 		else if (res->ci95_low >= 1 - d && res->ci95_high <= 1 + d)
-			res->verdict = TS_VERDICT_NO_DIFFERENCE;
+			res->verdict = TS_AB_NO_DIFFERENCE;
 		else
-			res->verdict = TS_VERDICT_INCONCLUSIVE;
-		if (res->verdict == TS_VERDICT_INCONCLUSIVE) {
+			res->verdict = TS_AB_INCONCLUSIVE;
+		if (res->verdict == TS_AB_INCONCLUSIVE) {
 			need = e <= d ? d - e : e - d;
 			if (need < 1e-4 || !isfinite(h)) {
 				res->decide_note = fmt(res, "the estimate %.4f sits on the band edge "
@@ -1049,8 +1049,8 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	if ((rc = correctness(res, base, nb, cand, nc, o)))
 		goto oom;
 done:
-	res->accepted = res->verdict != TS_VERDICT_INVALID && res->correctness_passed &&
-			(res->verdict == TS_VERDICT_FASTER || res->verdict == TS_VERDICT_NO_DIFFERENCE);
+	res->accepted = res->verdict != TS_AB_INVALID && res->correctness_passed &&
+			(res->verdict == TS_AB_FASTER || res->verdict == TS_AB_NO_DIFFERENCE);
 	rc = oom ? TS_ENOMEM : 0;
 	goto out;
 oom:

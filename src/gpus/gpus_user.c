@@ -384,24 +384,9 @@ int ts_gpu_catalog_load(struct ts_gpu_catalog *c, const char *path, struct ts_er
 	struct ts_input in;
 	int rc;
 
-	if ((rc = ts_input_open(&in, path, err)))
+	if ((rc = ts_input_read_all(&in, path, CATALOG_CAP, err)))
 		return rc;
-	for (;;) {
-		int64_t got = ts_input_more(&in, 0, err);
-		if (got < 0) {
-			rc = (int)got;
-			goto out;
-		}
-		if (got == 0 && in.eof)
-			break;
-		if (in.len > CATALOG_CAP) {
-			rc = ts_err_at(err, TS_ELIMIT, path, (int64_t)CATALOG_CAP, -1,
-				       "catalog is larger than %zu bytes", CATALOG_CAP);
-			goto out;
-		}
-	}
 	rc = ts_gpu_catalog_parse(c, in.data, in.len, in.path, err);
-out:
 	ts_input_release(&in);
 	return rc;
 }

@@ -213,18 +213,6 @@ int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
 	return rc;
 }
 
-/* Whole numbers as integers (48490, not 4.849e04); NaN as null. */
-static void num_or_null(struct ts_jw *w, const char *key, double v)
-{
-	ts_jw_key(w, key);
-	if (!isfinite(v))
-		ts_jw_null(w);
-	else if (v == floor(v) && fabs(v) < 9e15)
-		ts_jw_i64(w, (int64_t)v);
-	else
-		ts_jw_f64(w, v);
-}
-
 static void write_kstats(struct ts_jw *w, const char *key,
 			 const struct ts_hta_kstat *k, size_t n)
 {
@@ -235,11 +223,11 @@ static void write_kstats(struct ts_jw *w, const char *key,
 		ts_jw_kstr(w, "name", k[i].name);
 		ts_jw_kstr(w, "kernel_type", ts_hta_ktype_name(k[i].type));
 		ts_jw_ki64(w, "count", k[i].count);
-		num_or_null(w, "sum_us", k[i].sum_us);
-		num_or_null(w, "max_us", k[i].max_us);
-		num_or_null(w, "min_us", k[i].min_us);
-		num_or_null(w, "mean_us", k[i].mean_us);
-		num_or_null(w, "stddev_us", k[i].std_us);
+		ts_jw_kf64(w, "sum_us", k[i].sum_us);
+		ts_jw_kf64(w, "max_us", k[i].max_us);
+		ts_jw_kf64(w, "min_us", k[i].min_us);
+		ts_jw_kf64(w, "mean_us", k[i].mean_us);
+		ts_jw_kf64(w, "stddev_us", k[i].std_us);
 		ts_jw_obj_end(w);
 	}
 	ts_jw_arr_end(w);
@@ -260,21 +248,21 @@ void ts_hta_write_json(const struct ts_hta *h, size_t rank_index, struct ts_jw *
 	for (size_t i = 0; i < r->nsteps; i++)
 		ts_jw_i64(w, r->steps[i]);
 	ts_jw_arr_end(w);
-	num_or_null(w, "idle_time_us", r->idle_us);
-	num_or_null(w, "compute_time_us", r->compute_us);
-	num_or_null(w, "non_compute_time_us", r->non_compute_us);
-	num_or_null(w, "kernel_time_us", r->kernel_us);
-	num_or_null(w, "idle_time_pct", r->idle_pct);
-	num_or_null(w, "compute_time_pct", r->compute_pct);
-	num_or_null(w, "non_compute_time_pct", r->non_compute_pct);
-	num_or_null(w, "comp_comm_overlap_pct", r->overlap_pct);
+	ts_jw_kf64(w, "idle_time_us", r->idle_us);
+	ts_jw_kf64(w, "compute_time_us", r->compute_us);
+	ts_jw_kf64(w, "non_compute_time_us", r->non_compute_us);
+	ts_jw_kf64(w, "kernel_time_us", r->kernel_us);
+	ts_jw_kf64(w, "idle_time_pct", r->idle_pct);
+	ts_jw_kf64(w, "compute_time_pct", r->compute_pct);
+	ts_jw_kf64(w, "non_compute_time_pct", r->non_compute_pct);
+	ts_jw_kf64(w, "comp_comm_overlap_pct", r->overlap_pct);
 	ts_jw_key(w, "kernel_type");
 	ts_jw_arr(w);
 	for (size_t i = 0; i < r->nktype; i++) {
 		ts_jw_obj(w);
 		ts_jw_kstr(w, "kernel_type", r->ktype[i].label);
-		num_or_null(w, "sum_us", r->ktype[i].sum_us);
-		num_or_null(w, "pct", r->ktype[i].pct);
+		ts_jw_kf64(w, "sum_us", r->ktype[i].sum_us);
+		ts_jw_kf64(w, "pct", r->ktype[i].pct);
 		ts_jw_obj_end(w);
 	}
 	ts_jw_arr_end(w);
@@ -289,15 +277,15 @@ void ts_hta_write_json(const struct ts_hta *h, size_t rank_index, struct ts_jw *
 			ts_jw_obj(w);
 			ts_jw_ki64(w, "stream", r->idle[i].stream);
 			ts_jw_kstr(w, "idle_category", idle_cat_name[c]);
-			num_or_null(w, "idle_time_us", r->idle[i].idle_us[c]);
-			num_or_null(w, "idle_time_ratio", r->idle[i].ratio[c]);
+			ts_jw_kf64(w, "idle_time_us", r->idle[i].idle_us[c]);
+			ts_jw_kf64(w, "idle_time_ratio", r->idle[i].ratio[c]);
 			ts_jw_obj_end(w);
 		}
 	ts_jw_arr_end(w);
 	ts_jw_key(w, "launch_stats");
 	ts_jw_obj(w);
 	ts_jw_ki64(w, "n", r->launch.n);
-	num_or_null(w, "sum_launch_delay_us", r->launch.sum_launch_delay_us);
+	ts_jw_kf64(w, "sum_launch_delay_us", r->launch.sum_launch_delay_us);
 	ts_jw_ki64(w, "n_launch_delay_gt_100us", r->launch.n_launch_delay_gt_100us);
 	ts_jw_ki64(w, "n_cpu_dur_gt_50us", r->launch.n_cpu_dur_gt_50us);
 	ts_jw_ki64(w, "n_gpu_shorter_than_cpu", r->launch.n_gpu_shorter_than_cpu);
@@ -308,14 +296,14 @@ void ts_hta_write_json(const struct ts_hta *h, size_t rank_index, struct ts_jw *
 		const struct ts_hta_queue *q = &r->queue[i];
 		ts_jw_obj(w);
 		ts_jw_ki64(w, "stream", q->stream);
-		num_or_null(w, "count", q->count);
-		num_or_null(w, "mean", q->mean);
-		num_or_null(w, "std", q->std);
-		num_or_null(w, "min", q->min);
-		num_or_null(w, "p25", q->p25);
-		num_or_null(w, "p50", q->p50);
-		num_or_null(w, "p75", q->p75);
-		num_or_null(w, "max", q->max);
+		ts_jw_kf64(w, "count", q->count);
+		ts_jw_kf64(w, "mean", q->mean);
+		ts_jw_kf64(w, "std", q->std);
+		ts_jw_kf64(w, "min", q->min);
+		ts_jw_kf64(w, "p25", q->p25);
+		ts_jw_kf64(w, "p50", q->p50);
+		ts_jw_kf64(w, "p75", q->p75);
+		ts_jw_kf64(w, "max", q->max);
 		ts_jw_obj_end(w);
 	}
 	ts_jw_arr_end(w);

@@ -325,6 +325,35 @@ int64_t ts_input_more(struct ts_input *in, size_t keep, struct ts_err *err)
 	return r;
 }
 
+int ts_input_read_all(struct ts_input *in, const char *path, size_t cap,
+		      struct ts_err *err)
+{
+	int rc = ts_input_open(in, path, err);
+
+	if (rc)
+		return rc;
+	for (;;) {
+		int64_t got;
+
+		if (in->len > cap) {
+			rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
+				       "input is larger than %zu bytes", cap);
+			goto out;
+		}
+		if (in->eof)
+			break;
+		got = ts_input_more(in, 0, err);
+		if (got < 0) {
+			rc = (int)got;
+			goto out;
+		}
+	}
+out:
+	if (rc)
+		ts_input_release(in);
+	return rc;
+}
+
 int ts_input_getline(struct ts_input *in, const char **line, size_t *n,
 		     uint64_t *offset, struct ts_err *err)
 {

@@ -158,12 +158,6 @@ void ts_jw_i64(struct ts_jw *w, int64_t v)
 	ts_sb_addf(w->out, "%lld", (long long)v);
 }
 
-void ts_jw_u64(struct ts_jw *w, uint64_t v)
-{
-	before_item(w);
-	ts_sb_addf(w->out, "%llu", (unsigned long long)v);
-}
-
 void ts_fmt_f64(char *buf, size_t size, double v)
 {
 	if (!isfinite(v)) {
@@ -174,8 +168,8 @@ void ts_fmt_f64(char *buf, size_t size, double v)
 		snprintf(buf, size, "0");
 		return;
 	}
-	if (fabs(v) < 1e15 && v == (double)(int64_t)v) {
-		/* whole numbers as integers: 50, not 5e01 */
+	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
+		/* whole numbers (all exact below 2^53) as integers: 50, not 5e01 */
 		snprintf(buf, size, "%lld", (long long)v);
 		return;
 	}

@@ -204,6 +204,12 @@ int ts_ledger_open(struct ts_ledger *l, const char *path, int create, struct ts_
 		return ts_err_at(err, TS_EIO, path, -1, -1,
 				 "no ledger here (%s); record an experiment with "
 				 "'trainscope ab --db %s' first", strerror(errno), path);
+	/* SQLite would take an empty file for an empty database and write a
+	 * schema into it; only a command that records may do that */
+	if (!create && S_ISREG(st.st_mode) && st.st_size == 0)
+		return ts_err_at(err, TS_EPARSE, path, 0, -1,
+				 "empty file, not a ledger; record an experiment with "
+				 "'trainscope ab --db %s' first", path);
 	if (create) {
 		flags |= SQLITE_OPEN_CREATE;
 		if ((rc = make_parent(path, err)))
@@ -350,25 +356,6 @@ static int insert_run(struct ts_ledger *l, struct ts_ledger_run *r, int64_t crea
 	bind_i64(st, 11, r->skipped_steps);
 	bind_f64(st, 12, r->final_loss);
 	return step_done(l, st, "cannot store step summary", err);
-}
-
-int ts_ledger_add_run(struct ts_ledger *l, struct ts_ledger_run *r, int64_t *id,
-		      struct ts_err *err)
-{
-	int rc;
-
-	if ((rc = exec(l, "BEGIN IMMEDIATE", err)))
-		return rc;
-	if ((rc = insert_run(l, r, now_ns(l), err)))
-		goto fail;
-	if ((rc = exec(l, "COMMIT", err)))
-		goto fail;
-	if (id)
-		*id = r->id;
-	return 0;
-fail:
-	sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
 }
 
 static int link_run(struct ts_ledger *l, int64_t exp, int64_t run, const char *side,

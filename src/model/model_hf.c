@@ -261,24 +261,9 @@ int ts_model_read_config(struct ts_model *m, const char *path, struct ts_err *er
 	struct ts_input in;
 	int rc;
 
-	if ((rc = ts_input_open(&in, path, err)))
+	if ((rc = ts_input_read_all(&in, path, CONFIG_CAP, err)))
 		return rc;
-	for (;;) {
-		int64_t got = ts_input_more(&in, 0, err);
-		if (got < 0) {
-			rc = (int)got;
-			goto out;
-		}
-		if (got == 0 && in.eof)
-			break;
-		if (in.len > CONFIG_CAP) {
-			rc = ts_err_at(err, TS_ELIMIT, path, (int64_t)CONFIG_CAP, -1,
-				       "model config is larger than %zu bytes", CONFIG_CAP);
-			goto out;
-		}
-	}
 	rc = ts_model_parse_config(m, in.data, in.len, in.path, err);
-out:
 	ts_input_release(&in);
 	return rc;
 }

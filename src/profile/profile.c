@@ -14,20 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/profile.h"
+#include "prof_util.h"
 #include "radix.h"
-
-/* qsort that accepts an empty (NULL) array and skips input that is
- * already in order (trace events mostly are). */
-static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	const char *c = v;
-	size_t i = 1;
-
-	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
-		i++;
-	if (i < n)
-		qsort(v, n, size, cmp);
-}
 
 #define NOCLS 0xff
 
@@ -66,27 +54,6 @@ const char *ts_prof_str(const struct ts_rank_prof *p, uint32_t id)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-	return (a > b) - (a < b);
-}
-
-/* Nearest-rank percentile of a sorted array (q in (0, 1]). */
-static int64_t pct_sorted(const int64_t *v, size_t n, double q)
-{
-	size_t k;
-
-	if (!n)
-		return 0;
-	k = (size_t)(q * (double)n + 0.999999999);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
 
 /* Median (mean of the two middle values) of v, sorted in place. */
 static int64_t median_of(int64_t *v, size_t n)

@@ -14,19 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/profile.h"
-
-/* qsort that accepts an empty (NULL) array and skips input that is
- * already in order (trace events mostly are). */
-static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	const char *c = v;
-	size_t i = 1;
-
-	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
-		i++;
-	if (i < n)
-		qsort(v, n, size, cmp);
-}
+#include "prof_util.h"
 
 void ts_job_prof_init(struct ts_job_prof *j)
 {
@@ -78,26 +66,6 @@ static int cmp_late(const void *x, const void *y)
 	if (a->step != b->step)
 		return a->step < b->step ? -1 : 1;
 	return (a->ns < b->ns) - (a->ns > b->ns); /* largest first */
-}
-
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-	return (a > b) - (a < b);
-}
-
-static int64_t pct_sorted(const int64_t *v, size_t n, double q)
-{
-	size_t k;
-
-	if (!n)
-		return 0;
-	k = (size_t)(q * (double)n + 0.999999999);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
 }
 
 static int64_t median_sorted(const int64_t *v, size_t n)

@@ -255,13 +255,8 @@ int ts_safetensors_open(struct ts_safetensors *st, const char *path, struct ts_e
 	int rc;
 
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	if ((rc = ts_input_open(&st->in, path, err)))
+	if ((rc = ts_input_read_all(&st->in, path, SIZE_MAX, err)))
 		return rc;
-	while (!st->in.eof) {
-		int64_t got = ts_input_more(&st->in, st->in.len, err);
-		if (got < 0)
-			return (int)got;
-	}
 	return ts_safetensors_parse(st, st->in.data, st->in.len, st->in.path, err);
 }
 

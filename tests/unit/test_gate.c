@@ -5,6 +5,7 @@
 #include <string.h>
 #include "harness.h"
 #include "trainscope/gate.h"
+#include "trainscope/profile.h" /* must compile together with gate.h */
 
 /* n iterations 1..n at `ms` each (iteration 1 is 3x slower, as a warm-up),
  * loss 8 - 0.001 i, grad norm 1. */
@@ -57,7 +58,7 @@ TEST(ab_runs_as_replicates_5v5)
 	CHECK_REL(res.ci95_low, 110.0 / 103.0, 1e-12);
 	CHECK_REL(res.ci95_high, 114.0 / 101.0, 1e-12);
 	CHECK_NEAR(res.band, 0.01, 0); /* repeats: 1 % */
-	CHECK_STR(ts_verdict_name(res.verdict), "slower");
+	CHECK_STR(ts_ab_verdict_name(res.verdict), "slower");
 	CHECK(!res.accepted);
 	CHECK(res.correctness_passed);
 	ts_ab_result_release(&res);
@@ -85,7 +86,7 @@ TEST(ab_runs_as_replicates_4v4)
 	CHECK_REL(res.ci95_low, 100.5 / 103.0, 1e-12);
 	CHECK_REL(res.ci95_high, 103.5 / 100.0, 1e-12);
 	/* [0.976, 1.035] straddles the 1 % band: undecided, with a suggestion */
-	CHECK_STR(ts_verdict_name(res.verdict), "inconclusive");
+	CHECK_STR(ts_ab_verdict_name(res.verdict), "inconclusive");
 	CHECK(res.decide_note != NULL);
 	CHECK(res.more_runs_per_side > 0);
 	ts_ab_result_release(&res);
@@ -113,7 +114,7 @@ TEST(ab_correctness_gates)
 	ts_ab_result_init(&res);
 	ts_err_init(&err);
 	REQUIRE(ts_ab_compare(&a, 1, &b, 1, &o, &res, &err) == 0);
-	CHECK_STR(ts_verdict_name(res.verdict), "faster"); /* 0.9, exactly */
+	CHECK_STR(ts_ab_verdict_name(res.verdict), "faster"); /* 0.9, exactly */
 	CHECK_NEAR(res.ratio, 0.9, 1e-12);
 	CHECK(!res.correctness_passed);
 	CHECK(!res.accepted); /* faster, but not the same training */

@@ -1,0 +1,49 @@
+/*
+ * prof_util.h - small sorting and percentile helpers shared by the rank
+ * profile (profile.c) and the cross-rank analysis (xrank.c); internal to
+ * src/profile.
+ */
+#ifndef TS_PROFILE_UTIL_H
+#define TS_PROFILE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* qsort that accepts an empty (NULL) array and skips input that is
+ * already in order (trace events mostly are). */
+static inline void sort_n(void *v, size_t n, size_t size,
+			  int (*cmp)(const void *, const void *))
+{
+	const char *c = v;
+	size_t i = 1;
+
+	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
+		i++;
+	if (i < n)
+		qsort(v, n, size, cmp);
+}
+
+/* Ascending int64_t, for qsort. */
+static inline int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* Nearest-rank percentile of a sorted array (q in (0, 1]); 0 when n = 0. */
+static inline int64_t pct_sorted(const int64_t *v, size_t n, double q)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	k = (size_t)(q * (double)n + 0.999999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+#endif
