@@ -779,7 +779,7 @@ static int write_annotations(struct cli_ctx *ctx, const char *out, struct pool *
 			goto done;
 		}
 		memcpy(sorted, names, pl->n * sizeof(*sorted));
-		qsort(sorted, pl->n, sizeof(*sorted), cmp_str);
+		ts_sort(sorted, pl->n, sizeof(*sorted), cmp_str);
 		for (size_t i = 1; i < pl->n && !rc; i++)
 			if (strcmp(sorted[i - 1], sorted[i]) == 0) {
 				cli_error(ctx, "--annotate: two inputs would both be written to %s", sorted[i]);

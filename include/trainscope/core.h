@@ -111,6 +111,14 @@ int ts_grow(void **ptr, size_t *cap, size_t need, size_t elem);
 #define TS_VEC_RELEASE(vec) \
 	do { free((vec).v); (vec).v = NULL; (vec).n = (vec).cap = 0; } while (0)
 
+/*
+ * Sort n elements with cmp, accepting an empty array whose pointer may be
+ * NULL (the C library's sort declares its array non-null, so passing NULL
+ * is undefined even for 0 elements). Use it instead of the libc sort.
+ */
+void ts_sort(void *base, size_t n, size_t size,
+	     int (*cmp)(const void *, const void *));
+
 /* ---------------------------------------------------------- string builder */
 
 /*

@@ -832,7 +832,7 @@ int ts_contract_finish(struct ts_contract *c)
 
 	if (c->fields.n) {
 		size_t k = 0;
-		qsort(c->fields.v, c->fields.n, sizeof(*c->fields.v), field_cmp);
+		ts_sort(c->fields.v, c->fields.n, sizeof(*c->fields.v), field_cmp);
 		/* one entry per key: the last value set */
 		for (size_t i = 0; i < c->fields.n; i++) {
 			if (i + 1 < c->fields.n && !strcmp(c->fields.v[i].key, c->fields.v[i + 1].key))

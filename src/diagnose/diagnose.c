@@ -190,7 +190,7 @@ static double median_inplace(double *v, size_t n)
 			v[m++] = v[i];
 	if (!m)
 		return NAN;
-	qsort(v, m, sizeof(*v), cmp_double);
+	ts_sort(v, m, sizeof(*v), cmp_double);
 	return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
@@ -510,7 +510,7 @@ int ts_diag_analyse(struct ts_diag *d)
 	double best = NAN;
 
 	if (d->steady.stalls.n)
-		qsort(d->steady.stalls.v, d->steady.stalls.n, sizeof(*d->steady.stalls.v), cmp_i64);
+		ts_sort(d->steady.stalls.v, d->steady.stalls.n, sizeof(*d->steady.stalls.v), cmp_i64);
 	data_l = data_cost_log(d, 0);
 	strag_l = straggler_cost_log(d, 0);
 

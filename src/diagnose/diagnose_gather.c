@@ -120,7 +120,7 @@ static struct pstep *profiled_steps(const struct ts_diag *d, size_t *n)
 		if (p->steps.n)
 			ps[k++] = (struct pstep){ p->steps.v[p->steps.n - 1].step + 1, 0 };
 	}
-	qsort(ps, k, sizeof(*ps), cmp_pstep);
+	ts_sort(ps, k, sizeof(*ps), cmp_pstep);
 	*n = k;
 	return ps;
 }

@@ -816,7 +816,7 @@ static int run_level(struct ts_ab_result *res, size_t nb, size_t nc)
 		for (size_t i = 0; i < nb; i++)
 			for (size_t j = 0; j < nc; j++)
 				dd[q++] = y[j] - x[i];
-		qsort(dd, N, sizeof(double), dbl_cmp);
+		ts_sort(dd, N, sizeof(double), dbl_cmp);
 		k = mw_k(nb, nc, 0.025);
 		res->ratio = exp(ts_stats_quantile_sorted(dd, N, 0.5));
 		res->ci95_low = k ? exp(dd[k - 1]) : 0;

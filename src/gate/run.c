@@ -72,7 +72,7 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	for (size_t k = 0; k < n; k++)
 		order[k] = &log->steps.v[k];
-	qsort(order, n, sizeof(*order), by_iter_rank);
+	ts_sort(order, n, sizeof(*order), by_iter_rank);
 	while (i < n) {
 		struct ts_run_point p;
 		int64_t it = order[i]->iteration;
@@ -205,7 +205,7 @@ static void mark_profiled(struct ts_run *r, int64_t *it, size_t n)
 
 	if (!n)
 		return;
-	qsort(it, n, sizeof(*it), cmp_i64);
+	ts_sort(it, n, sizeof(*it), cmp_i64);
 	for (size_t q = 0; q < r->pts.n; q++) {
 		struct ts_run_point *p = &r->pts.v[q];
 		while (i < n && it[i] < p->iteration - 1)

@@ -251,7 +251,7 @@ int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,
 	for (int lab = 0; lab < 8; lab++)
 		if (l->present[lab])
 			names[n++] = label_name(lab, bufs[lab], sizeof(bufs[lab]));
-	qsort(names, n, sizeof(*names), cmp_str);
+	ts_sort(names, n, sizeof(*names), cmp_str);
 	for (size_t k = 0; k < n; k++) {
 		for (int lab = 0; lab < 8; lab++) {
 			char tmp[96];
@@ -348,7 +348,7 @@ static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
 		us = US(r->dur);
 		x->sumsq_us += us * us;
 	}
-	qsort(g, ng, sizeof(*g), cmp_kgroup_name);
+	ts_sort(g, ng, sizeof(*g), cmp_kgroup_name);
 	sums = malloc(ng * sizeof(*sums));
 	order = malloc(ng * sizeof(*order));
 	*out = ts_arena_alloc(a, ng * sizeof(**out));
@@ -525,7 +525,7 @@ static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 	}
 	/* sum of segments where running == 3; ties only make zero-length
 	 * segments, so any sort order gives HTA's sum */
-	qsort(p, n, sizeof(*p), cmp_pt);
+	ts_sort(p, n, sizeof(*p), cmp_pt);
 	for (size_t k = 0; k + 1 < n; k++) {
 		run += p[k].s;
 		if (run == 3)
@@ -725,8 +725,8 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 		else
 			gpu[ng++] = (struct lrow){ x->corr, x->ts, x->dur };
 	}
-	qsort(cpu, nc, sizeof(*cpu), cmp_lrow);
-	qsort(gpu, ng, sizeof(*gpu), cmp_lrow);
+	ts_sort(cpu, nc, sizeof(*cpu), cmp_lrow);
+	ts_sort(gpu, ng, sizeof(*gpu), cmp_lrow);
 	/* inner join on correlation, aggregated per key without forming pairs */
 	for (size_t i = 0, j = 0; i < nc && j < ng;) {
 		size_t i2 = i, j2 = j, m, gt50 = 0;
@@ -750,7 +750,7 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 			pref[k + 1] = pref[k] + (long double)ends[k];
 			gt50 += durs[k] > RUNTIME_CUTOFF_NS;
 		}
-		qsort(durs, m, sizeof(*durs), cmp_i64);
+		ts_sort(durs, m, sizeof(*durs), cmp_i64);
 		for (size_t k = j; k < j2; k++) {
 			int64_t gts = gpu[k].a, gdur = gpu[k].b;
 			size_t lt = count_lt(ends, m, gts);
@@ -905,7 +905,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 				srt[m++] = srt[k];
 		np = m;
 	}
-	qsort(srt, np, sizeof(*srt), cmp_qpt_stream);
+	ts_sort(srt, np, sizeof(*srt), cmp_qpt_stream);
 	for (size_t k = 0; k < np;) {
 		size_t e = k;
 		while (e < np && srt[e].stream == srt[k].stream)
@@ -935,7 +935,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		mean = sum / (double)m;
 		for (size_t i = 0; i < m; i++)
 			sq += (vals[i] - mean) * (vals[i] - mean);
-		qsort(sorted, m, sizeof(*sorted), cmp_dbl);
+		ts_sort(sorted, m, sizeof(*sorted), cmp_dbl);
 		o->stream = srt[k].stream;
 		o->count = (double)m;
 		o->mean = mean;
@@ -994,7 +994,7 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 		if (digits)
 			v[n++] = num;
 	}
-	qsort(v, n, sizeof(*v), cmp_i64);
+	ts_sort(v, n, sizeof(*v), cmp_i64);
 	for (size_t k = 0; k < n; k++)
 		if (u == 0 || v[u - 1] != v[k])
 			v[u++] = v[k];

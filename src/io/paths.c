@@ -87,7 +87,7 @@ static int add_dir(struct ts_paths *p, const char *dir, int depth, struct ts_err
 	}
 	closedir(d);
 	if (!rc && p->n > first)
-		qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
+		ts_sort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
 	return rc;
 }
 

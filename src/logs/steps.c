@@ -127,7 +127,7 @@ static int build_series(const struct ts_steplog *log, struct it_rec **out, size_
 	}
 	for (size_t i = 1; i < n; i++)
 		if (cmp_key(&k[i - 1], &k[i]) > 0) {
-			qsort(k, n, sizeof(*k), cmp_key);
+			ts_sort(k, n, sizeof(*k), cmp_key);
 			break;
 		}
 	for (size_t i = 0; i < n;) {
@@ -491,7 +491,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 			ref[nref++] = (struct rank_ref){ eff_rank(log, &log->steps.v[i]), 0, i };
 	for (size_t i = 0; i < log->mem.n; i++)
 		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };
-	qsort(ref, nref, sizeof(*ref), cmp_rank_ref);
+	ts_sort(ref, nref, sizeof(*ref), cmp_rank_ref);
 	for (size_t i = 0; i < nref;) {
 		struct ts_rank_summary k;
 		size_t j = i, nw = 0;
@@ -586,7 +586,7 @@ static int bucket_summaries(const struct it_rec *v, const size_t *wi, size_t nw,
 	rc = 0;
 	if (nk == 0)
 		goto out;
-	qsort(ref, nk, sizeof(*ref), cmp_bucket_ref);
+	ts_sort(ref, nk, sizeof(*ref), cmp_bucket_ref);
 	rep->mixture_mean_ms = 0;
 	for (size_t i = 0; i < nk;) {
 		size_t j = i, nb = 0;

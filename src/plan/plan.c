@@ -603,7 +603,7 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 		return rc;
 	sieve(p);
 	if (p->n > 1)
-		qsort(p->v, p->n, sizeof(*p->v), cmp_layout);
+		ts_sort(p->v, p->n, sizeof(*p->v), cmp_layout);
 	for (size_t i = 0; i < p->n; i++)
 		p->v[i].rank = (int64_t)i + 1;
 	return 0;

@@ -62,7 +62,7 @@ void ts_ivset_norm(struct ts_ivset *a)
 	while (k < a->n && a->v[k - 1].s <= a->v[k].s)
 		k++;
 	if (k < a->n && ts_radix_sort(a->v, a->n, sizeof(*a->v), key_iv))
-		qsort(a->v, a->n, sizeof(*a->v), cmp_iv);
+		ts_sort(a->v, a->n, sizeof(*a->v), cmp_iv);
 	for (size_t i = 1; i < a->n; i++) {
 		if (a->v[i].s <= a->v[w].e) {
 			if (a->v[i].e > a->v[w].e)

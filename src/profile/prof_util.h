@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include "trainscope/core.h"
 
-/* qsort that accepts an empty (NULL) array and skips input that is
+/* ts_sort that skips input that is
  * already in order (trace events mostly are). */
 static inline void sort_n(void *v, size_t n, size_t size,
 			  int (*cmp)(const void *, const void *))
@@ -21,10 +22,10 @@ static inline void sort_n(void *v, size_t n, size_t size,
 	while (i < n && cmp(c + (i - 1) * size, c + i * size) <= 0)
 		i++;
 	if (i < n)
-		qsort(v, n, size, cmp);
+		ts_sort(v, n, size, cmp);
 }
 
-/* Ascending int64_t, for qsort. */
+/* Ascending int64_t, for ts_sort. */
 static inline int cmp_i64(const void *x, const void *y)
 {
 	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;

@@ -67,7 +67,7 @@ static int cmp_double(const void *a, const void *b)
 void ts_stats_sort(double *x, size_t n)
 {
 	if (n > 1)
-		qsort(x, n, sizeof(*x), cmp_double);
+		ts_sort(x, n, sizeof(*x), cmp_double);
 }
 
 double ts_stats_quantile_sorted(const double *sorted, size_t n, double p)
@@ -1051,7 +1051,7 @@ int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
 			if (i + 2 < K)
 				gaps[ng++] = spk[i + 2] - spk[i];
 		}
-		qsort(gaps, ng, sizeof(*gaps), cmp_size);
+		ts_sort(gaps, ng, sizeof(*gaps), cmp_size);
 		for (size_t i = 0; i < ng;) {
 			size_t j = i;
 
@@ -1062,7 +1062,7 @@ int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
 			npairs++;
 			i = j;
 		}
-		qsort(pairs, npairs, 2 * sizeof(*pairs), cmp_size_desc_count);
+		ts_sort(pairs, npairs, 2 * sizeof(*pairs), cmp_size_desc_count);
 		for (size_t i = 0; i < npairs && taken < 32; i++) {
 			size_t gp = pairs[2 * i];
 

@@ -227,7 +227,7 @@ int ts_safetensors_parse(struct ts_safetensors *st, const void *buf, size_t n,
 		goto out;
 	}
 	if (st->tensors.n)
-		qsort(st->tensors.v, st->tensors.n, sizeof(*st->tensors.v), by_name);
+		ts_sort(st->tensors.v, st->tensors.n, sizeof(*st->tensors.v), by_name);
 	for (size_t i = 1; i < st->tensors.n; i++)
 		if (strcmp(st->tensors.v[i - 1].name, st->tensors.v[i].name) == 0) {
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1, "tensor '%s' appears twice",
