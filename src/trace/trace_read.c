@@ -800,22 +800,30 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 	return skip_value(r, ip);
 }
 
-static int value_int(struct rd *r, size_t *ip, int64_t *out)
+/* A number as int64: scale 0 for integers (a fraction is truncated, as
+ * num_int does), 3 for microseconds text to exact nanoseconds. */
+static int value_scaled(struct rd *r, size_t *ip, int scale, int64_t *out)
 {
 	struct strv v;
 	int ok = 0, rc;
 	int64_t x;
 
 	if (*ip < r->len && is_num_start(r->d[*ip])) {
-		rc = num_fast(r, ip, 0, &x, &ok);
+		rc = num_fast(r, ip, scale, &x, &ok);
 		if (rc == P_OK && ok)
 			*out = x;
 		return rc;
 	}
 	rc = value_num(r, ip, &v, &ok);
-	if (rc == P_OK && ok && num_int(v.s, v.n, &x) == 0)
+	if (rc == P_OK && ok &&
+	    (scale ? ts_num_fixed(v.s, v.n, scale, &x) : num_int(v.s, v.n, &x)) == 0)
 		*out = x;
 	return rc;
+}
+
+static int value_int(struct rd *r, size_t *ip, int64_t *out)
+{
+	return value_scaled(r, ip, 0, out);
 }
 
 /* pid / tid: a number, a numeric string, "stream N", or any other string
@@ -851,21 +859,7 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 /* ts / dur: microseconds text to exact nanoseconds. */
 static int value_ns(struct rd *r, size_t *ip, int64_t *out)
 {
-	struct strv v;
-	int ok = 0, rc;
-	int64_t x;
-
-	if (*ip < r->len && is_num_start(r->d[*ip])) {
-		rc = num_fast(r, ip, 3, &x, &ok);
-		if (rc == P_OK && ok)
-			*out = x;
-		return rc;
-	}
-	rc = value_num(r, ip, &v, &ok);
-
-	if (rc == P_OK && ok && ts_num_fixed(v.s, v.n, 3, &x) == 0)
-		*out = x;
-	return rc;
+	return value_scaled(r, ip, 3, out);
 }
 
 static int value_u64(struct rd *r, size_t *ip, uint64_t *out, int *has)
