@@ -12,7 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 CHROOT=${CHROOT:-/work/trixie}
 DEVICE=${DEVICE:-cpu}
 AMP=${AMP:-none}
-ARGS="--iters 60 --prof-skip-first 20 --prof-warmup 2 --prof-active 4 --device $DEVICE --amp $AMP"
+# EXTRA_ARGS: more train_gpt.py options (examples/make-ab-stall.sh uses them)
+ARGS="--iters 60 --prof-skip-first 20 --prof-warmup 2 --prof-active 4 --device $DEVICE --amp $AMP ${EXTRA_ARGS:-}"
 out=${OUT_DIR:-$here/run}
 rm -rf "$out"
 mkdir -p "$out"
@@ -40,4 +41,6 @@ else
 fi
 # stderr only holds torch warnings; keep it when non-empty
 [ -s "$out/stderr.log" ] || rm -f "$out/stderr.log"
-ls -l "$out" "$out/traces"
+# a run without the profiler leaves traces/ empty
+rmdir "$out/traces" 2>/dev/null || true
+ls -l "$out"

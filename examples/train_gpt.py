@@ -15,6 +15,7 @@ one torch thread. Usage:
   python3 train_gpt.py --out run --iters 60
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -80,14 +81,21 @@ class GPT(nn.Module):
 class Tokens(torch.utils.data.Dataset):
     """Synthetic token windows from a fixed-seed generator."""
 
-    def __init__(self, n, seq, vocab, seed):
+    def __init__(self, n, seq, vocab, seed, stall_every=0, stall_ms=0.0, batch=1):
         g = torch.Generator().manual_seed(seed)
         self.data = torch.randint(0, vocab, (n, seq + 1), generator=g)
+        # an injected data-loader stall: sleep while fetching the first
+        # sample of every stall_every-th iteration's batch
+        self.stall_period = stall_every * batch
+        self.stall_first = (stall_every - 1) * batch
+        self.stall_s = stall_ms / 1e3
 
     def __len__(self):
         return self.data.shape[0]
 
     def __getitem__(self, i):
+        if self.stall_period and i % self.stall_period == self.stall_first:
+            time.sleep(self.stall_s)
         row = self.data[i]
         return row[:-1], row[1:]
 
@@ -121,6 +129,10 @@ def main():
     ap.add_argument("--prof-wait", type=int, default=0)
     ap.add_argument("--prof-warmup", type=int, default=2)
     ap.add_argument("--prof-active", type=int, default=4)
+    ap.add_argument("--no-profile", action="store_true", help="run without the profiler")
+    ap.add_argument("--stall-every", type=int, default=0,
+                    help="inject a data-loader stall every N iterations (N, 2N, ...)")
+    ap.add_argument("--stall-ms", type=float, default=300.0, help="length of each stall")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -148,7 +160,8 @@ def main():
     model = GPT(cfg).to(dev)
     nparams = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1)
-    data = Tokens(args.iters * args.batch, args.seq, args.vocab, args.seed)
+    data = Tokens(args.iters * args.batch, args.seq, args.vocab, args.seed,
+                  args.stall_every, args.stall_ms, args.batch)
     loader = torch.utils.data.DataLoader(data, batch_size=args.batch, shuffle=False)
     it_data = iter(loader)
 
@@ -171,11 +184,16 @@ def main():
     metrics = open(os.path.join(args.out, "metrics.jsonl"), "w")
     consumed = 0
     last_log = time.perf_counter()
-    with torch.profiler.profile(activities=acts, schedule=sched, on_trace_ready=handler,
-                                record_shapes=True, profile_memory=True,
-                                with_flops=True) as prof:
+    if args.no_profile:
+        prof_ctx = contextlib.nullcontext()
+    else:
+        prof_ctx = torch.profiler.profile(activities=acts, schedule=sched, on_trace_ready=handler,
+                                          record_shapes=True, profile_memory=True,
+                                          with_flops=True)
+    with prof_ctx as prof:
         for it in range(1, args.iters + 1):
-            prof.step()  # top of the iteration, as Megatron-LM does
+            if prof is not None:
+                prof.step()  # top of the iteration, as Megatron-LM does
             t0 = time.perf_counter()
             x, y = next(it_data)
             x, y = x.to(dev), y.to(dev)
@@ -212,6 +230,8 @@ def main():
                 "tokens_per_s": round(args.batch * args.seq / (step_ms / 1e3), 1),
                 "logged_elapsed_ms": round(elapsed_ms, 3),
             }
+            if args.stall_every:
+                rec["stall_injected"] = it % args.stall_every == 0
             metrics.write(json.dumps(rec) + "\n")
             metrics.flush()
             print(" iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration "
