@@ -4,6 +4,7 @@
 # the machine they came from.
 #
 #   BENCH_MB=1000 bench/run.sh     size of the generated trace (MB)
+#   AB_TRIALS=400 bench/run.sh     comparisons per cell of the ab power study
 #
 # Generated files live in $BENCH_DIR (default /tmp/trainscope-bench) and
 # are removed at the end.
@@ -28,7 +29,7 @@ gzip -6 -c "$dir/trace.json" >"$dir/trace.json.gz"
 echo "== JSON tokenizer (vs cat and yajl)"
 "$BUILD/bench/bench_tokenizer" "$dir/trace.json" 5
 
-for b in bench_trace bench_hta bench_logs bench_plan; do
+for b in bench_trace bench_hta bench_logs bench_plan ab_power; do
 	[ -x "$BUILD/bench/$b" ] || continue
 	case $b in
 	bench_trace)
@@ -48,6 +49,10 @@ for b in bench_trace bench_hta bench_logs bench_plan; do
 	bench_plan)
 		echo "== layout search"
 		"$BUILD/bench/bench_plan" "$DATA/models/deepseek-v3.json" 5
+		;;
+	ab_power)
+		echo "== ab: coverage, false verdicts and power on synthetic runs"
+		"$BUILD/bench/ab_power" "${AB_TRIALS:-400}"
 		;;
 	esac
 done

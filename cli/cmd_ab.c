@@ -15,7 +15,7 @@
 #include "trainscope/table.h"
 
 enum { OPT_BASE = 1, OPT_CAND, OPT_BAND, OPT_ALLOW_MULTI, OPT_VARIABLE, OPT_WINDOW,
-       OPT_MEM_TOL, OPT_DB, OPT_WORKLOAD, OPT_SEED };
+       OPT_MEM_TOL, OPT_DB, OPT_WORKLOAD, OPT_SEED, OPT_RUN_CV };
 
 static const struct cli_opt opts[] = {
 	{ "baseline", 0, "RUN", "another baseline run (repeat; RUN = directory, log or JSONL)", OPT_BASE },
@@ -24,6 +24,7 @@ static const struct cli_opt opts[] = {
 	{ "allow-multi", 0, NULL, "compare even when the contracts differ in several fields", OPT_ALLOW_MULTI },
 	{ "variable", 0, "KEY", "the contract field this A/B changes (checked against the diff)", OPT_VARIABLE },
 	{ "window", 0, "FIRST-LAST", "declared steady window (iterations, inclusive) for every run", OPT_WINDOW },
+	{ "run-cv", 0, "PCT", "run-to-run CV of mean step time to assume without repeats (default 0: within-run only)", OPT_RUN_CV },
 	{ "mem-tolerance", 0, "PCT", "allowed peak device-memory growth in % (default 5)", OPT_MEM_TOL },
 	{ "db", 0, "FILE", "record the experiment in this ledger (default $TRAINSCOPE_DB when set)", OPT_DB },
 	{ "workload", 0, "NAME", "workload name in the ledger (default: contract model, else baseline name)", OPT_WORKLOAD },
@@ -125,6 +126,8 @@ static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
 	ts_jw_obj_end(&w);
 	ts_jw_key(&w, "band_pct");
 	ts_jw_fixed(&w, 100 * r->band, 2);
+	ts_jw_key(&w, "assumed_run_cv_pct");
+	ts_jw_fixed(&w, 100 * r->run_cv, 2);
 	ts_jw_kbool(&w, "repeats", r->repeats);
 	ts_jw_key(&w, "window");
 	if (r->verdict == TS_AB_INVALID && r->base.n == 0) {
@@ -388,6 +391,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			o.band = d / 100;
 			break;
+		case OPT_RUN_CV:
+			if ((rc = cli_double(ctx, a, 0, 50, &d)))
+				goto out;
+			o.run_cv = d / 100;
+			break;
 		case OPT_MEM_TOL:
 			if ((rc = cli_double(ctx, a, 0, 1000, &d)))
 				goto out;
@@ -502,7 +510,9 @@ const struct cli_command cli_cmd_ab = {
 		"(candidate / baseline) gets a 95 % CI honest under autocorrelation (paired batch\n"
 		"means within runs, or runs as replicates with >= 2 per side) and is judged\n"
 		"against a band (1 % with repeats, 2 % without): faster, slower, no_difference or\n"
-		"inconclusive, with how much more data would decide. Correctness gates: loss and\n"
+		"inconclusive, with how much more data would decide. One run per side cannot\n"
+		"measure run-to-run variance: use >= 4 runs per side, or state it with --run-cv\n"
+		"when repeats of the job vary by more than ~0.5 % (docs/gate.md). Correctness gates: loss and\n"
 		"grad-norm curves (bitwise when both contracts declare workload.deterministic,\n"
 		"statistical otherwise), NaN/Inf and skipped counts, peak memory. A failed gate\n"
 		"rejects the candidate whatever its speed.\n"

@@ -414,6 +414,8 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 				   ts_ci_method_name(r->ci.method));
 			if (r->ci.method == TS_CI_BATCH_MEANS)
 				ts_sb_addf(out, ", %zu batches of %zu", r->ci.batches, r->ci.batch_len);
+			else if (r->ci.method == TS_CI_AR1)
+				ts_sb_addf(out, ", bias-corrected lag 1 %.2f", r->ci.lag1);
 			else
 				ts_sb_addf(out, ", block %zu, %zu resamples", r->ci.block_len,
 					   r->ci.resamples);

@@ -22,6 +22,7 @@
 #include "trainscope/contract.h"
 #include "trainscope/core.h"
 #include "trainscope/model.h"
+#include "trainscope/paths.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -60,6 +61,8 @@ struct ts_run {
 	double peak_dev_bytes;      /* max allocated device memory, NAN unknown */
 	double peak_host_bytes;     /* max host RSS, NAN unknown */
 	int has_trace;              /* a profiler trace sits in the run directory */
+	struct ts_paths traces;     /* its Kineto / legacy trace files */
+	char args_log[TS_ERR_PATH_MAX]; /* the log whose Megatron arguments block was read, or "" */
 	size_t nprofiled;           /* ProfilerStep entries found in its traces */
 	/* the model, for recomputing TFLOP/s: a Hugging Face config.json in the
 	 * directory, else the arguments block of a Megatron log */
@@ -139,6 +142,9 @@ struct ts_ab_opts {
 	const char *variable;     /* the declared changed field, or NULL */
 	int64_t win_first, win_last; /* declared window or TS_WIN_AUTO */
 	double mem_tolerance;     /* allowed device peak-memory growth (fraction) */
+	double run_cv;            /* assumed run-to-run CV of a run's mean step time
+				   * (fraction) for comparisons without repeats on both
+				   * sides; 0 = within-run interval only */
 	uint64_t seed;            /* bootstrap seed */
 };
 
@@ -169,6 +175,8 @@ struct ts_ab_result {
 	int accepted;             /* verdict faster/no_difference and correctness passed */
 	double ratio, ci95_low, ci95_high; /* candidate / baseline mean step time */
 	double band;
+	double run_cv;            /* the assumed run-to-run CV folded into the CI (0 none) */
+	double run_term;          /* its 95 % half-width on the ratio scale (0 none) */
 	const char *method;       /* how the CI was made */
 	int repeats;              /* both sides have >= 2 runs */
 	int64_t win_first, win_last;
@@ -207,10 +215,80 @@ void ts_ab_result_release(struct ts_ab_result *res);
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
 
-/* ------------------------------------------------------------ validate */
+/* ------------------------------------------------------------ backend evidence */
 
 enum ts_check_status { TS_CHECK_PASS = 0, TS_CHECK_WARN, TS_CHECK_FAIL, TS_CHECK_SKIP };
 const char *ts_check_status_name(int status);
+
+
+/* What ran, from a profiler trace: attention kinds, graph replays and
+ * collectives (kernels and CPU operators; runtime calls for graphs). */
+enum ts_attn_kind {
+	TS_ATTN_NONE = 0,
+	TS_ATTN_FLASH,      /* FlashAttention kernels/ops (flash_fwd, FA3, CPU flash SDPA) */
+	TS_ATTN_CUDNN,      /* cuDNN / muDNN fused attention, TE fused attention */
+	TS_ATTN_EFFICIENT,  /* memory-efficient attention (xformers / cutlass fmha) */
+	TS_ATTN_MATH,       /* unfused: SDPA math fallback, Megatron's masked softmax */
+	TS_ATTN_COUNT
+};
+enum ts_coll_kind {
+	TS_COLL_NONE = 0,
+	TS_COLL_ALLTOALL,
+	TS_COLL_ALLGATHER,
+	TS_COLL_REDUCE_SCATTER,
+	TS_COLL_ALLREDUCE,
+	TS_COLL_DEEPEP,     /* DeepEP dispatch/combine kernels */
+	TS_COLL_HYBRIDEP,   /* HybridEP kernels */
+	TS_COLL_COUNT
+};
+const char *ts_attn_name(int kind);
+const char *ts_coll_name(int kind);
+
+struct ts_backend_evidence {
+	size_t traces;                 /* traces scanned */
+	int64_t kernels;               /* GPU kernels seen (0: a CPU-only trace) */
+	int64_t graph_launches;        /* cudaGraphLaunch / musaGraphLaunch / hipGraphLaunch calls */
+	int64_t attn[TS_ATTN_COUNT];   /* events per attention kind */
+	int64_t coll[TS_COLL_COUNT];   /* events per collective kind */
+	char graph_example[96];
+	char attn_example[TS_ATTN_COUNT][160];  /* first name seen per kind */
+	char coll_example[TS_COLL_COUNT][160];
+	unsigned ex_kernel;            /* bit per example taken from a kernel name */
+};
+
+void ts_backend_evidence_init(struct ts_backend_evidence *e);
+/* Add one trace's evidence to e. TS_ENOMEM only. */
+struct ts_trace;
+int ts_backend_scan(const struct ts_trace *t, struct ts_backend_evidence *e);
+/* Read a trace file (python functions and flows skipped) and scan it. */
+int ts_backend_scan_file(const char *path, struct ts_backend_evidence *e, struct ts_err *err);
+
+/* What a contract asks for (keys as `contract capture --from-log` writes
+ * them): workload.attention_backend (Megatron "AttnBackend.flash" or
+ * "flash"; workload.use_flash_attn), workload.graph_impl /
+ * enable_cuda_graph / external_cuda_graph, workload.dispatcher and
+ * workload.dispatcher_backend (or moe_enable_deepep). Empty = not asked. */
+struct ts_backend_request {
+	char attention[24];        /* flash | fused | unfused | local | auto | "" */
+	int graphs;
+	char dispatcher[24];       /* alltoall | allgather | flex | "" */
+	char dispatcher_backend[24]; /* deepep | hybridep | "" */
+};
+void ts_backend_requested(const struct ts_contract *c, struct ts_backend_request *q);
+
+/* One verdict over every requested item: fail when the trace shows another
+ * kind ran (a fallback), warn when the trace cannot tell (no kernels, no
+ * collectives), pass when each request is evidenced, skip when nothing was
+ * requested (the evidence then says what the trace shows). */
+struct ts_backend_verdict {
+	int status;                /* enum ts_check_status */
+	char evidence[1024];
+};
+void ts_backend_judge(const struct ts_backend_request *q, const struct ts_backend_evidence *e,
+		      struct ts_backend_verdict *out);
+
+/* ------------------------------------------------------------ validate */
+
 
 struct ts_validate_check {
 	const char *name;
@@ -238,7 +316,9 @@ void ts_validate_result_release(struct ts_validate_result *v);
  * warm-up, profiler and checkpoint steps; finite loss; zero skipped and NaN
  * iterations in the window; logged TFLOP/s against a recomputed value
  * (skipped: needs a model FLOP formula); peak memory reported; backend
- * evidence from a trace (skipped when none). TS_ENOMEM only.
+ * evidence from the run's traces against what its contract (else its
+ * Megatron arguments block) requested (ts_backend_judge; skipped when no
+ * trace; an unreadable trace is a warning). TS_ENOMEM only.
  */
 int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		    struct ts_validate_result *v, struct ts_err *err);

@@ -135,7 +135,8 @@ int ts_stats_acf_summary(const double *x, size_t n, struct ts_acf_summary *out);
 enum ts_ci_method {
 	TS_CI_NONE = 0,
 	TS_CI_BATCH_MEANS,     /* non-overlapping batch means + Student t */
-	TS_CI_BLOCK_BOOTSTRAP  /* moving-block bootstrap, percentile */
+	TS_CI_BLOCK_BOOTSTRAP, /* moving-block bootstrap, percentile */
+	TS_CI_AR1              /* AR(1) variance inflation, bias-corrected lag 1, Student t */
 };
 
 struct ts_ci {
@@ -148,6 +149,7 @@ struct ts_ci {
 	size_t block_len;     /* bootstrap: l */
 	size_t resamples;     /* bootstrap: B */
 	int autocorrelated;   /* batch means still correlated (lag1 > 0.2) */
+	double lag1;          /* AR(1): the bias-corrected lag-1 autocorrelation used */
 };
 
 /* Name of a method ("batch-means", "block-bootstrap", "none"). */
@@ -187,10 +189,15 @@ int ts_stats_ci_block_bootstrap(const double *x, size_t n, size_t block_len,
  * case S): batch means with k = 20 (fewer when n < 100 so that b >= 5, at
  * least 2 batches); when the lag-1 autocorrelation of the batch means
  * exceeds 0.2, k = 10; if still above 0.2, or the series is too short for
- * batches (n < 10), a moving-block bootstrap (B = 2000, seed) is used;
- * whenever both are computed the wider interval is reported. TS_EUSAGE when
- * n < 2.
+ * batches (n < 10), a moving-block bootstrap (B = 2000, seed) is used.
+ * An AR(1) interval (lag-1 autocorrelation corrected for its small-sample
+ * bias, t on the effective sample size) is a floor when that corrected lag 1
+ * exceeds TS_STATS_AR1_FLOOR_LAG1, or n < 10: short positively correlated
+ * series make the other two too narrow (tests/unit/test_ab_calibration.c).
+ * The widest interval computed is reported, centred on the mean of all n
+ * values. TS_EUSAGE when n < 2.
  */
+#define TS_STATS_AR1_FLOOR_LAG1 0.2
 #define TS_STATS_BOOT_RESAMPLES 2000
 int ts_stats_ci_mean(const double *x, size_t n, uint64_t seed, struct ts_ci *out);
 

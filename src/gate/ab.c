@@ -17,10 +17,12 @@
  *                       below when that is wider;
  *   otherwise           paired by iteration: d_i = B_i - A_i over the matched
  *                       window (per-iteration means across repeats), CI of
- *                       mean(d) by batch means / block bootstrap
- *                       (ts_stats_ci_mean, the same interval `steps` reports),
- *                       ratio = 1 + mean(d) / mean(A) with mean(A)'s own
- *                       uncertainty added (delta method).
+ *                       mean(d) by ts_stats_ci_mean (the interval `steps`
+ *                       reports), ratio = 1 + mean(d) / mean(A) with mean(A)'s
+ *                       own uncertainty added (delta method), and, when the
+ *                       user states a run-to-run CV (--run-cv), that Type B
+ *                       term in quadrature: one run per side cannot measure
+ *                       it (bench/ab_power.c shows what ignoring it costs).
  *                       Pairing never biases the mean difference; it removes
  *                       per-iteration work both runs share (same data, same
  *                       seed), and a run compared with itself gives exactly 1.
@@ -288,7 +290,9 @@ static int paired_ratio(const double *a, const double *b, size_t n, uint64_t see
 	*ratio = r;
 	*lo = r - sqrt(pow((cd.mean - cd.lo) / ma, 2) + t * t);
 	*hi = r + sqrt(pow((cd.hi - cd.mean) / ma, 2) + t * t);
-	*how = cd.method == TS_CI_BLOCK_BOOTSTRAP ? "block bootstrap" : "batch means";
+	*how = cd.method == TS_CI_BLOCK_BOOTSTRAP ? "block bootstrap"
+	       : cd.method == TS_CI_AR1		 ? "AR(1)"
+						 : "batch means";
 	free(d);
 	return 0;
 }
@@ -841,6 +845,18 @@ out:
 	return rc;
 }
 
+/* The same runs on both sides (a run compared with itself): their levels
+ * cannot differ, so no run-to-run term applies. */
+static int same_runs(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc)
+{
+	if (nb != nc)
+		return 0;
+	for (size_t i = 0; i < nb; i++)
+		if (strcmp(base[i].path, cand[i].path) != 0)
+			return 0;
+	return 1;
+}
+
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err)
 {
@@ -988,13 +1004,25 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 						  "of the repeats, %s (wider than Welch t on %zu+%zu run "
 						  "means)", how, nb, nc);
 			}
+		} else if (o->run_cv > 0 && !same_runs(base, nb, cand, nc)) {
+			/* each side's level is off by its run-to-run CV / sqrt(runs):
+			 * a Type B term added in quadrature on the ratio scale */
+			double u = 1.959964 * r * o->run_cv * sqrt(1.0 / (double)nb + 1.0 / (double)nc);
+			res->ratio = r;
+			res->ci95_low = r - sqrt((r - lo) * (r - lo) + u * u);
+			res->ci95_high = r + sqrt((hi - r) * (hi - r) + u * u);
+			res->run_cv = o->run_cv;
+			res->run_term = u;
+			res->method = fmt(res, "paired by iteration, %s CI of the mean difference, "
+					  "plus an assumed run-to-run CV of %.2f %% (--run-cv; not "
+					  "measured: repeat runs to measure it)", how, 100 * o->run_cv);
 		} else {
 			res->ratio = r;
 			res->ci95_low = lo;
 			res->ci95_high = hi;
 			res->method = fmt(res, "paired by iteration, %s CI of the mean difference; "
 					  "within-run only: run-to-run variance is not measured (repeat "
-					  "runs to include it)", how);
+					  "runs, or --run-cv, to include it)", how);
 		}
 	}
 	/* decision (Criterion-style practical significance; ab-stats A4 step 4) */
@@ -1022,7 +1050,15 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 					res->decide_note = fmt(res, "about %.0f more runs per side would "
 							       "narrow the 95 %% CI to +-%.4f",
 							       res->more_runs_per_side, need);
+				} else if (res->run_term >= need) {
+					res->decide_note = fmt(res, "more steps cannot decide: the assumed "
+							       "run-to-run CV alone gives +-%.4f; repeat "
+							       "the runs (>= 4 per side)", res->run_term);
 				} else {
+					/* only the within-run part shrinks with more steps */
+					double hw = sqrt(fmax(h * h - res->run_term * res->run_term, 0));
+					double need_w = sqrt(need * need - res->run_term * res->run_term);
+					f = (hw / need_w) * (hw / need_w);
 					res->more_steps_per_run = ceil((double)res->win_steps * (f - 1));
 					res->decide_note = fmt(res, "about %.0f more steady steps per run "
 							       "(or >= 4 repeated runs per side) would "

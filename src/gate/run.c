@@ -22,6 +22,7 @@ void ts_run_init(struct ts_run *r)
 {
 	memset(r, 0, sizeof(*r));
 	ts_contract_init(&r->contract);
+	ts_paths_init(&r->traces);
 	ts_model_init(&r->model);
 	ts_model_args_init(&r->args);
 	r->global_batch = r->tokens_per_step = -1;
@@ -31,6 +32,7 @@ void ts_run_init(struct ts_run *r)
 void ts_run_release(struct ts_run *r)
 {
 	ts_contract_release(&r->contract);
+	ts_paths_release(&r->traces);
 	TS_VEC_RELEASE(r->pts);
 	memset(r, 0, sizeof(*r));
 }
@@ -254,7 +256,8 @@ int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
 		if (d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE) {
 			r->has_trace = 1;
 			if ((rc = scan_profiled(files.v[i], d.kind == TS_KIND_LEGACY_TRACE,
-						&prof, err)))
+						&prof, err)) ||
+			    (rc = ts_paths_add(&r->traces, files.v[i], 0, err)))
 				goto out;
 		}
 		if (d.kind == TS_KIND_NSYS_SQLITE)
@@ -293,6 +296,7 @@ int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
 			ts_err_init(&merr);
 			if (ts_model_read_megatron_args(&from_log, &r->args, files.v[i], &merr) == 0) {
 				r->has_args = 1;
+				snprintf(r->args_log, sizeof(r->args_log), "%s", files.v[i]);
 				if (!r->has_model && ts_model_finish(&from_log, &merr) == 0) {
 					r->model = from_log;
 					r->has_model = 1;

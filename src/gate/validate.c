@@ -74,6 +74,49 @@ static int64_t contract_int(const struct ts_run *r, const char *key)
 }
 
 /*
+ * Backend evidence (flops-memory-workflow 5.4 item 6): scan every trace of
+ * the run, take the request from the contract, else from the Megatron
+ * arguments block of the log, and judge (ts_backend_judge). A trace that
+ * cannot be read is a warning naming it; the others still count.
+ */
+static int check_backend(const struct ts_run *r, struct ts_validate_result *v)
+{
+	struct ts_backend_evidence e;
+	struct ts_backend_request q;
+	struct ts_backend_verdict bv;
+	int rc = 0;
+
+	ts_backend_evidence_init(&e);
+	for (size_t i = 0; i < r->traces.n; i++) {
+		struct ts_err terr;
+		ts_err_init(&terr);
+		if (ts_backend_scan_file(r->traces.v[i], &e, &terr)) {
+			if (terr.code == TS_ENOMEM)
+				return TS_ENOMEM;
+			rc |= add(v, "backend_evidence", TS_CHECK_WARN, "%s: not read (%s)",
+				  r->traces.v[i], terr.msg);
+		}
+	}
+	memset(&q, 0, sizeof(q));
+	if (r->has_contract)
+		ts_backend_requested(&r->contract, &q);
+	if (!q.attention[0] && !q.graphs && !q.dispatcher[0] && !q.dispatcher_backend[0] &&
+	    r->args_log[0]) {
+		struct ts_contract c;
+		struct ts_err cerr;
+		ts_contract_init(&c);
+		ts_err_init(&cerr);
+		if (ts_contract_from_log(&c, r->args_log, &cerr) == 0)
+			ts_backend_requested(&c, &q);
+		ts_contract_release(&c);
+	}
+	if (!e.traces)
+		return rc;
+	ts_backend_judge(&q, &e, &bv);
+	return rc | add(v, "backend_evidence", bv.status, "%s", bv.evidence);
+}
+
+/*
  * Logged TFLOP/s/GPU against the model FLOPs recomputed with Megatron's
  * current formula (flops.h): per step, recomputed = F / (t 1e12 W); the
  * median |logged / recomputed - 1| must stay within 1 % (flops-memory-
@@ -326,10 +369,11 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			  "Megatron's memory report or log max_memory_allocated)");
 
 	/* 7. backend evidence */
-	if (r->has_trace)
-		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "a profiler trace is present; checking "
-			  "the requested attention kernels, graph replay and dispatcher needs the "
-			  "trace analysis (`trainscope trace`), not done here");
+	if (r->traces.n)
+		rc |= check_backend(r, v);
+	else if (r->has_trace)
+		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "the run's trace is an Nsight Systems "
+			  "export; backend evidence is read from PyTorch profiler traces only");
 	else
 		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "no profiler trace in the run");
 out:

@@ -4,25 +4,21 @@
 #include <math.h>
 #include <string.h>
 #include "harness.h"
+#include "synth_runs.h"
 #include "trainscope/gate.h"
 #include "trainscope/profile.h" /* must compile together with gate.h */
 
 /* n iterations 1..n at `ms` each (iteration 1 is 3x slower, as a warm-up),
- * loss 8 - 0.001 i, grad norm 1. */
+ * loss 8 - 0.001 i, grad norm 1: a noiseless synthetic run. */
 static void make_run(struct ts_run *r, const char *name, size_t n, double ms)
 {
-	ts_run_init(r);
+	const struct synth_noise exact = { ms, 0.0, 0.0, 0.0 };
+	const struct synth_effect none = { 1.0, 0, 0.0 };
+	struct ts_rng g;
+
+	ts_rng_init(&g, 1);
+	synth_run(r, 0, n, &exact, &none, &g);
 	snprintf(r->path, sizeof(r->path), "%s", name);
-	for (size_t i = 1; i <= n; i++) {
-		struct ts_run_point p;
-		memset(&p, 0, sizeof(p));
-		p.iteration = (int64_t)i;
-		p.step_ms = i == 1 ? 3 * ms : ms;
-		p.loss = 8.0 - 0.001 * (double)i;
-		p.grad_norm = 1.0;
-		p.tflops = NAN;
-		TS_VEC_PUSH(r->pts, p);
-	}
 }
 
 static const struct ts_ab_check *check_named(const struct ts_ab_result *res, const char *name)
@@ -64,6 +60,41 @@ TEST(ab_runs_as_replicates_5v5)
 	ts_ab_result_release(&res);
 	for (int i = 0; i < 10; i++)
 		ts_run_release(&runs[i]);
+}
+
+/*
+ * One constant run per side, 100 ms vs 110 ms: the within-run interval is
+ * the point 1.1. With --run-cv 1 % each run level is uncertain by 1 %, so
+ * the ratio gets +- 1.959964 * 1.1 * 0.01 * sqrt(1/1 + 1/1) = 0.0304898 (by
+ * hand), i.e. [1.0695102, 1.1304898]; the same run on both sides gets none.
+ */
+TEST(ab_stated_run_cv_widens_single_run_interval)
+{
+	struct ts_run a, b;
+	struct ts_ab_opts o;
+	struct ts_ab_result res;
+	struct ts_err err;
+
+	make_run(&a, "base", 60, 100.0);
+	make_run(&b, "cand", 60, 110.0);
+	ts_ab_opts_init(&o);
+	o.run_cv = 0.01;
+	ts_ab_result_init(&res);
+	ts_err_init(&err);
+	REQUIRE(ts_ab_compare(&a, 1, &b, 1, &o, &res, &err) == 0);
+	CHECK_REL(res.ratio, 1.1, 1e-12);
+	CHECK_REL(res.ci95_low, 1.0695102, 1e-6);
+	CHECK_REL(res.ci95_high, 1.1304898, 1e-6);
+	CHECK_STR(ts_ab_verdict_name(res.verdict), "slower");
+	ts_ab_result_release(&res);
+	ts_ab_result_init(&res);
+	REQUIRE(ts_ab_compare(&a, 1, &a, 1, &o, &res, &err) == 0);
+	CHECK_NEAR(res.ci95_low, 1.0, 1e-12);
+	CHECK_NEAR(res.ci95_high, 1.0, 1e-12);
+	CHECK_STR(ts_ab_verdict_name(res.verdict), "no_difference");
+	ts_ab_result_release(&res);
+	ts_run_release(&a);
+	ts_run_release(&b);
 }
 
 /* 4 vs 4: k = 1, the interval spans the smallest and largest ratio. */
