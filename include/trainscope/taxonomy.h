@@ -63,6 +63,9 @@ enum ts_mdir ts_memcpy_dir(const char *name, size_t n);
  */
 int ts_is_cpu_collective(const char *name, size_t n);
 
+/* 1 when name[0..n) contains pat, ASCII case-insensitively (pat lower case). */
+int ts_name_contains(const char *name, size_t n, const char *pat);
+
 /* 1 when a runtime/driver call launches a CUDA or MUSA graph. */
 int ts_is_graph_launch(const char *name, size_t n);
 

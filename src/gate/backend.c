@@ -10,7 +10,6 @@
  * mark "nccl:all_to_all" as an annotation), runtime calls for graph
  * launches. A kernel name is preferred as the example of a kind.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +23,9 @@ void ts_backend_evidence_init(struct ts_backend_evidence *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Case-insensitive substring test over a name of length n. */
 static int has(const char *s, size_t n, const char *needle)
 {
-	size_t k = strlen(needle);
-
-	for (size_t i = 0; i + k <= n; i++) {
-		size_t j = 0;
-		while (j < k && tolower((unsigned char)s[i + j]) == needle[j])
-			j++;
-		if (j == k)
-			return 1;
-	}
-	return 0;
+	return ts_name_contains(s, n, needle);
 }
 
 /* Attention class of a kernel or operator name (TS_ATTN_NONE when none).

@@ -145,7 +145,7 @@ static int has_prefix(const char *s, size_t n, const char *pat)
 	return 1;
 }
 
-static int contains(const char *s, size_t n, const char *pat)
+int ts_name_contains(const char *s, size_t n, const char *pat)
 {
 	size_t m = strlen(pat);
 
@@ -171,7 +171,7 @@ enum ts_kclass ts_kclass_of(const char *name, size_t n, int is_memcpy, int is_me
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const struct rule *r = &rules[i];
 		int hit = r->how == M_PREFIX ? has_prefix(p, pn, r->pat)
-					     : contains(p, pn, r->pat);
+					     : ts_name_contains(p, pn, r->pat);
 		if (hit)
 			return r->cls;
 	}
@@ -205,7 +205,7 @@ enum ts_mdir ts_memcpy_dir(const char *name, size_t n)
 	if (has_prefix(name, n, "memtransfer"))
 		head = n < 24 ? n : 24;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (contains(name, head, dirs[i].pat))
+		if (ts_name_contains(name, head, dirs[i].pat))
 			return dirs[i].d;
 	return TS_MDIR_UNKNOWN;
 }
@@ -224,7 +224,7 @@ int ts_is_cpu_collective(const char *name, size_t n)
 
 int ts_is_graph_launch(const char *name, size_t n)
 {
-	return contains(name, n, "graphlaunch");
+	return ts_name_contains(name, n, "graphlaunch");
 }
 
 int ts_is_launch_call(const char *name, size_t n)
@@ -238,6 +238,6 @@ int ts_is_launch_call(const char *name, size_t n)
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (has_prefix(name, n, calls[i]))
 			return 1;
-	return contains(name, n, "memcpyasync") || contains(name, n, "memsetasync") ||
-	       contains(name, n, "memcpywithstream") || ts_is_graph_launch(name, n);
+	return ts_name_contains(name, n, "memcpyasync") || ts_name_contains(name, n, "memsetasync") ||
+	       ts_name_contains(name, n, "memcpywithstream") || ts_is_graph_launch(name, n);
 }
