@@ -146,7 +146,17 @@ static int pnum(const char *s, size_t n, double *out)
 static int pint(const char *s, size_t n, int64_t *out)
 {
 	double v;
+	uint64_t u = 0;
+	size_t i;
 
+	/* Plain digits (counts, iterations) need no double: up to 19 digits
+	 * and at most 9e15, pnum's value is exactly this integer. */
+	for (i = 0; i < n && i < 19 && s[i] >= '0' && s[i] <= '9'; i++)
+		u = u * 10 + (uint64_t)(s[i] - '0');
+	if (i == n && i > 0 && u <= 9000000000000000u) {
+		*out = (int64_t)u;
+		return 0;
+	}
 	if (pnum(s, n, &v) || !isfinite(v) || fabs(v) > 9e15)
 		return -1;
 	*out = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
@@ -275,7 +285,8 @@ static int key_id(const char *s, size_t n)
  * First occurrence of lit[0..k) in s[0..n): memchr on the first byte, then
  * memcmp. Used in loops that search again after each miss, where each call
  * must cost only the bytes it passes over (sanitizer memmem interceptors
- * check the whole remaining haystack per call).
+ * check the whole remaining haystack per call), and on the short prefix of
+ * every iteration line, where memmem's setup costs more than the search.
  */
 static const char *find(const char *s, size_t n, const char *lit, size_t k)
 {
@@ -325,6 +336,10 @@ struct rd {
 	int saw_iter;
 	int64_t ordinal;
 	size_t records;
+	/* Ids of the extra-loss names seen last, tried before the intern
+	 * table: every line of a run repeats the same few names. */
+	uint32_t recent_extra[4];
+	unsigned n_recent_extra;
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -382,11 +397,29 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 static int add_extra(struct rd *r, struct ts_step *s, const char *k, size_t kn, double v)
 {
 	struct ts_step_extra e;
-	int64_t id = ts_intern(&r->log->names, k, kn);
+	const struct ts_intern *names = &r->log->names;
+	unsigned i;
 
-	if (id < 0)
-		return TS_ENOMEM;
-	e.name = (uint32_t)id;
+	for (i = 0; i < r->n_recent_extra; i++) {
+		uint32_t id = r->recent_extra[i];
+
+		if (ts_intern_len(names, id) == kn && !memcmp(ts_intern_str(names, id), k, kn))
+			break;
+	}
+	if (i < r->n_recent_extra) {
+		e.name = r->recent_extra[i];
+	} else {
+		int64_t id = ts_intern(&r->log->names, k, kn);
+
+		if (id < 0)
+			return TS_ENOMEM;
+		e.name = (uint32_t)id;
+		if (r->n_recent_extra < sizeof(r->recent_extra) / sizeof(r->recent_extra[0]))
+			r->n_recent_extra++;
+		memmove(r->recent_extra + 1, r->recent_extra,
+			(r->n_recent_extra - 1) * sizeof(r->recent_extra[0]));
+		r->recent_extra[0] = e.name;
+	}
 	e.value = v;
 	if (TS_VEC_PUSH(r->log->extras, e))
 		return TS_ENOMEM;
@@ -411,7 +444,7 @@ static int prefix_rank(const char *s, size_t n)
 		if (j < n && s[j] == ':')
 			return (int)v;
 	}
-	p = memmem(s, n, "[rank", 5);
+	p = find(s, n, "[rank", 5);
 	if (p) {
 		size_t j = (size_t)(p - s) + 5;
 
@@ -547,7 +580,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 	*complete = 0;
 	if (!it)
 		return 0;
-	nemo = it - s >= 14 && memmem(s, (size_t)(it - s), "Training epoch", 14) != NULL;
+	nemo = find(s, (size_t)(it - s), "Training epoch", 14) != NULL;
 	an = (size_t)(s + n - after);
 	nf = scan_fields(after, an, nl && nemo, f, MAX_FIELDS);
 	step_blank(&st, r, line);
