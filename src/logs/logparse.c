@@ -1561,12 +1561,12 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	b = s;
 	while (b < e && (*b == ' ' || *b == '\t'))
 		b++;
-	/* JSON Lines and HF dicts, possibly after a launcher prefix. */
+	/* JSON Lines and HF dicts, possibly after a launcher prefix shorter
+	 * than 32 bytes: only those bytes need a look, not the whole line. */
 	{
-		const char *br = memchr(b, '{', (size_t)(e - b));
+		const char *br = memchr(b, '{', (size_t)(e - b) < 32 ? (size_t)(e - b) : 32);
 
-		if (br && (br == b || (prefix_rank(b, (size_t)(br - b)) >= 0 &&
-				       (size_t)(br - b) < 32))) {
+		if (br && (br == b || prefix_rank(b, (size_t)(br - b)) >= 0)) {
 			if (br + 1 < e && br[1] == '"')
 				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
 			if (br + 1 < e && br[1] == '\'') {
