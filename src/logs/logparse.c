@@ -22,6 +22,10 @@
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static const char *const format_names[TS_LOG_FORMAT_COUNT] = {
 	[TS_LOG_UNKNOWN] = "unknown",
 	[TS_LOG_MEGATRON] = "megatron",
@@ -146,7 +150,17 @@ static int pnum(const char *s, size_t n, double *out)
 static int pint(const char *s, size_t n, int64_t *out)
 {
 	double v;
+	uint64_t u = 0;
+	size_t i;
 
+	/* Plain digits (counts, iterations) need no double: up to 19 digits
+	 * and at most 9e15, pnum's value is exactly this integer. */
+	for (i = 0; i < n && i < 19 && s[i] >= '0' && s[i] <= '9'; i++)
+		u = u * 10 + (uint64_t)(s[i] - '0');
+	if (i == n && i > 0 && u <= 9000000000000000u) {
+		*out = (int64_t)u;
+		return 0;
+	}
 	if (pnum(s, n, &v) || !isfinite(v) || fabs(v) > 9e15)
 		return -1;
 	*out = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
@@ -237,36 +251,81 @@ static const struct keydef keys[] = {
 #undef K
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
-#define KEY_MAXLEN 48
+#define KEY_SLOTS 128 /* power of two, under half full */
 
-/* keys grouped by length: sorted_keys[by_len[l] .. by_len[l + 1]). */
-static unsigned char by_len[KEY_MAXLEN + 2];
-static unsigned char sorted_keys[NKEYS];
+/*
+ * Open-addressed table of the keys, hashed on length, first and last byte
+ * (linear probing; the multipliers only keep the known keys from sharing
+ * slots): every field of every line is looked up, and one probe with the
+ * entry's bytes at hand costs less than walking a list of candidates.
+ */
+static struct keydef key_tab[KEY_SLOTS];
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+_Static_assert(NKEYS < KEY_SLOTS / 2, "key table must stay under half full");
+
+static inline size_t key_hash(const char *s, size_t n)
+{
+	return (n * 6 + (unsigned char)s[0] + 2u * (unsigned char)s[n - 1]) & (KEY_SLOTS - 1);
+}
 
 static void keys_index(void)
 {
-	size_t k = 0;
+	for (size_t i = 0; i < NKEYS; i++) {
+		size_t h = key_hash(keys[i].name, keys[i].len);
 
-	for (size_t l = 0; l <= KEY_MAXLEN; l++) {
-		by_len[l] = (unsigned char)k;
-		for (size_t i = 0; i < NKEYS; i++)
-			if (keys[i].len == l)
-				sorted_keys[k++] = (unsigned char)i;
+		while (key_tab[h].name)
+			h = (h + 1) & (KEY_SLOTS - 1);
+		key_tab[h] = keys[i];
 	}
-	by_len[KEY_MAXLEN + 1] = (unsigned char)k;
+}
+
+static inline uint64_t load8(const char *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	return x;
+}
+
+static inline uint32_t load4(const char *p)
+{
+	uint32_t x;
+
+	memcpy(&x, p, 4);
+	return x;
+}
+
+/*
+ * a[0..n) == b[0..n) by words, the last one overlapping, with one branch
+ * on the result: each field of every line compares a key, and neither a
+ * memcmp call nor a loop that exits at the first difference is cheap at
+ * that rate.
+ */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	if (n >= 8) {
+		uint64_t d = (load8(a) ^ load8(b)) | (load8(a + n - 8) ^ load8(b + n - 8));
+
+		for (size_t i = 8; i + 8 < n; i += 8)
+			d |= load8(a + i) ^ load8(b + i);
+		return d == 0;
+	}
+	if (n >= 4)
+		return ((load4(a) ^ load4(b)) | (load4(a + n - 4) ^ load4(b + n - 4))) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
 }
 
 static int key_id(const char *s, size_t n)
 {
-	if (n <= KEY_MAXLEN)
-		for (size_t j = by_len[n]; j < by_len[n + 1]; j++) {
-			const struct keydef *kd = &keys[sorted_keys[j]];
-
-			if (kd->name[0] == s[0] && memcmp(kd->name, s, n) == 0)
-				return kd->id;
-		}
-	if (n >= 4 && memcmp(s + n - 4, "loss", 4) == 0)
+	if (n == 0)
+		return F_NONE;
+	for (size_t h = key_hash(s, n); key_tab[h].name; h = (h + 1) & (KEY_SLOTS - 1))
+		if (key_tab[h].len == n && same_bytes(key_tab[h].name, s, n))
+			return key_tab[h].id;
+	if (n >= 4 && same_bytes(s + n - 4, "loss", 4))
 		return F_LOSS;
 	return F_NONE;
 }
@@ -275,7 +334,8 @@ static int key_id(const char *s, size_t n)
  * First occurrence of lit[0..k) in s[0..n): memchr on the first byte, then
  * memcmp. Used in loops that search again after each miss, where each call
  * must cost only the bytes it passes over (sanitizer memmem interceptors
- * check the whole remaining haystack per call).
+ * check the whole remaining haystack per call), and on the short prefix of
+ * every iteration line, where memmem's setup costs more than the search.
  */
 static const char *find(const char *s, size_t n, const char *lit, size_t k)
 {
@@ -325,6 +385,10 @@ struct rd {
 	int saw_iter;
 	int64_t ordinal;
 	size_t records;
+	/* Ids of the extra-loss names seen last, tried before the intern
+	 * table: every line of a run repeats the same few names. */
+	uint32_t recent_extra[4];
+	unsigned n_recent_extra;
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -382,11 +446,29 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 static int add_extra(struct rd *r, struct ts_step *s, const char *k, size_t kn, double v)
 {
 	struct ts_step_extra e;
-	int64_t id = ts_intern(&r->log->names, k, kn);
+	const struct ts_intern *names = &r->log->names;
+	unsigned i;
 
-	if (id < 0)
-		return TS_ENOMEM;
-	e.name = (uint32_t)id;
+	for (i = 0; i < r->n_recent_extra; i++) {
+		uint32_t id = r->recent_extra[i];
+
+		if (ts_intern_len(names, id) == kn && !memcmp(ts_intern_str(names, id), k, kn))
+			break;
+	}
+	if (i < r->n_recent_extra) {
+		e.name = r->recent_extra[i];
+	} else {
+		int64_t id = ts_intern(&r->log->names, k, kn);
+
+		if (id < 0)
+			return TS_ENOMEM;
+		e.name = (uint32_t)id;
+		if (r->n_recent_extra < sizeof(r->recent_extra) / sizeof(r->recent_extra[0]))
+			r->n_recent_extra++;
+		memmove(r->recent_extra + 1, r->recent_extra,
+			(r->n_recent_extra - 1) * sizeof(r->recent_extra[0]));
+		r->recent_extra[0] = e.name;
+	}
 	e.value = v;
 	if (TS_VEC_PUSH(r->log->extras, e))
 		return TS_ENOMEM;
@@ -411,7 +493,7 @@ static int prefix_rank(const char *s, size_t n)
 		if (j < n && s[j] == ':')
 			return (int)v;
 	}
-	p = memmem(s, n, "[rank", 5);
+	p = find(s, n, "[rank", 5);
 	if (p) {
 		size_t j = (size_t)(p - s) + 5;
 
@@ -428,9 +510,35 @@ static int prefix_rank(const char *s, size_t n)
 }
 
 /*
+ * First byte of s..e equal to a or b, or e. The field scan looks for the
+ * bar and the colon together, one pass over each field instead of two
+ * library calls per byte class; fields are short, so the SSE2 loop runs
+ * inline without the call and setup of memchr.
+ */
+static inline const char *find2(const char *s, const char *e, char a, char b)
+{
+#if defined(__SSE2__)
+	const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
+
+	while (e - s >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)s);
+		int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)));
+
+		if (m)
+			return s + __builtin_ctz((unsigned)m);
+		s += 16;
+	}
+#endif
+	while (s < e && *s != a && *s != b)
+		s++;
+	return s;
+}
+
+/*
  * Scan `key: value |` fields. A field counts only when its terminator was
  * seen: '|' always; end of text only when last_ok (the text ended with a
- * newline and the grammar has no trailing bar). Calls back per field.
+ * newline and the grammar has no trailing bar). Fills out[], at most cap
+ * fields; a segment without a colon is not a field.
  */
 struct fieldv {
 	int id;
@@ -438,29 +546,45 @@ struct fieldv {
 	size_t kn, vn;
 };
 
+static void put_field(struct fieldv *f, const char *seg, const char *colon, const char *end)
+{
+	/* Trimmed in locals: trimming through f would reload the pointers
+	 * after every byte read, which may alias them. */
+	const char *k = seg, *v = colon + 1;
+	size_t kn = (size_t)(colon - seg), vn = (size_t)(end - colon - 1);
+
+	trim(&k, &kn);
+	trim(&v, &vn);
+	f->k = k;
+	f->kn = kn;
+	f->v = v;
+	f->vn = vn;
+	f->id = key_id(k, kn);
+}
+
 static size_t scan_fields(const char *s, size_t n, int last_ok, struct fieldv *out,
 			  size_t cap)
 {
-	size_t nf = 0, i = 0;
+	const char *e = s + n, *seg = s, *colon = NULL, *p = s;
+	size_t nf = 0;
 
-	while (i < n && nf < cap) {
-		const char *seg = s + i, *bar = memchr(seg, '|', n - i), *colon;
-		size_t sn = bar ? (size_t)(bar - seg) : n - i;
-
-		i += sn + 1;
-		if (!bar && !last_ok)
-			break;
-		colon = memchr(seg, ':', sn);
-		if (!colon)
+	while (seg < e && nf < cap) {
+		p = find2(p, e, '|', ':');
+		if (p < e && *p == ':') {
+			if (!colon)
+				colon = p;
+			p++;
 			continue;
-		out[nf].k = seg;
-		out[nf].kn = (size_t)(colon - seg);
-		out[nf].v = colon + 1;
-		out[nf].vn = sn - out[nf].kn - 1;
-		trim(&out[nf].k, &out[nf].kn);
-		trim(&out[nf].v, &out[nf].vn);
-		out[nf].id = key_id(out[nf].k, out[nf].kn);
-		nf++;
+		}
+		if (p == e && !last_ok)
+			break;
+		/* p is this segment's bar, or the end of a newline-ended text. */
+		if (colon)
+			put_field(&out[nf++], seg, colon, p);
+		if (p == e)
+			break;
+		seg = ++p;
+		colon = NULL;
 	}
 	return nf;
 }
@@ -547,7 +671,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 	*complete = 0;
 	if (!it)
 		return 0;
-	nemo = it - s >= 14 && memmem(s, (size_t)(it - s), "Training epoch", 14) != NULL;
+	nemo = find(s, (size_t)(it - s), "Training epoch", 14) != NULL;
 	an = (size_t)(s + n - after);
 	nf = scan_fields(after, an, nl && nemo, f, MAX_FIELDS);
 	step_blank(&st, r, line);
@@ -1437,12 +1561,12 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	b = s;
 	while (b < e && (*b == ' ' || *b == '\t'))
 		b++;
-	/* JSON Lines and HF dicts, possibly after a launcher prefix. */
+	/* JSON Lines and HF dicts, possibly after a launcher prefix shorter
+	 * than 32 bytes: only those bytes need a look, not the whole line. */
 	{
-		const char *br = memchr(b, '{', (size_t)(e - b));
+		const char *br = memchr(b, '{', (size_t)(e - b) < 32 ? (size_t)(e - b) : 32);
 
-		if (br && (br == b || (prefix_rank(b, (size_t)(br - b)) >= 0 &&
-				       (size_t)(br - b) < 32))) {
+		if (br && (br == b || prefix_rank(b, (size_t)(br - b)) >= 0)) {
 			if (br + 1 < e && br[1] == '"')
 				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
 			if (br + 1 < e && br[1] == '\'') {

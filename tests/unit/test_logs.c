@@ -611,3 +611,43 @@ TEST(logs_bridge_gb_memory_line)
 	CHECK_NEAR(log.mem.v[0].max_reserved, 30.25e9, 1e-3);
 	ts_steplog_release(&log);
 }
+
+TEST(logs_integer_limits_and_many_extra_losses)
+{
+	/* Counts are exact up to 9e15 and unknown above (9000000000000001 is
+	 * not read); a sign still reads ("+3" is 3). Six extra losses, more
+	 * than the reader keeps at hand, in a different order on each line,
+	 * each keep their own value. */
+	const char *text =
+		" iteration        1/      10 | consumed samples: 9000000000000000 | "
+		"global batch size: 9000000000000001 | a_loss: 1.5 | b_loss: 2.5 | c_loss: 3.5 | "
+		"d_loss: 4.5 | e_loss: 5.5 | f_loss: 6.5 | number of skipped iterations:  +3 | "
+		"number of nan iterations:   0 |\n"
+		" iteration        2/      10 | consumed samples:   42 | global batch size: 8 | "
+		"f_loss: 16.5 | e_loss: 15.5 | d_loss: 14.5 | c_loss: 13.5 | b_loss: 12.5 | "
+		"a_loss: 11.5 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+	const struct ts_step *s1, *s2;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 2);
+	s1 = &log.steps.v[0];
+	s2 = &log.steps.v[1];
+	CHECK_I64(s1->consumed_samples, 9000000000000000);
+	CHECK_I64(s1->global_batch, TS_NO_INT);
+	CHECK_I64(s1->skipped, 3);
+	CHECK_I64(s2->consumed_samples, 42);
+	CHECK_I64(s2->global_batch, 8);
+	CHECK_I64(s1->extra_n, 6);
+	CHECK_I64(s2->extra_n, 6);
+	CHECK_NEAR(extra(&log, s1, "a_loss"), 1.5, 0);
+	CHECK_NEAR(extra(&log, s1, "f_loss"), 6.5, 0);
+	CHECK_NEAR(extra(&log, s2, "a_loss"), 11.5, 0);
+	CHECK_NEAR(extra(&log, s2, "c_loss"), 13.5, 0);
+	CHECK_NEAR(extra(&log, s2, "f_loss"), 16.5, 0);
+	/* No "lm loss": the first extra loss of the line is the primary. */
+	CHECK_NEAR(s1->loss, 1.5, 0);
+	CHECK_NEAR(s2->loss, 16.5, 0);
+	ts_steplog_release(&log);
+}
