@@ -973,22 +973,49 @@ out:
 
 /* ------------------------------------------------------ spikes and stalls */
 
-static double window_median(const double *x, size_t n, size_t i, size_t h)
+/*
+ * med[i] = median of x[max(0, i - h) .. min(n - 1, i + h)] for every i,
+ * keeping the window sorted as it slides (one removal and one insertion of
+ * <= 2h + 1 values per step) rather than sorting every window afresh, which
+ * was the costliest part of the analysis on long series. The sorted window
+ * is the one a stable insertion sort of the window gives, so the medians
+ * stay those of the per-window sort this replaced, down to the sign of a
+ * zero: a new value goes after its equals, and the value leaving (the
+ * oldest) is the first of its equals. NaN compares false both ways, so the
+ * insertion sort leaves it where it lands and the values after it stay
+ * behind it: the window is sorted runs split by NaNs in index order. Here
+ * too new values stop at the last NaN and the oldest value sits in the
+ * first run (or is the leading NaN), where the removal finds it.
+ */
+static void moving_median(const double *x, size_t n, size_t h, double *med)
 {
 	double win[33];
-	size_t a = i >= h ? i - h : 0, b = i + h < n ? i + h : n - 1, w = 0;
+	size_t w = 0;
 
-	for (size_t j = a; j <= b; j++) {
-		double v = x[j];
-		size_t k = w++;
+	for (size_t i = 0; i < n; i++) {
+		size_t add_from = i == 0 ? 0 : i + h, add_to = i + h < n ? i + h : n - 1;
 
-		while (k > 0 && win[k - 1] > v) {
-			win[k] = win[k - 1];
-			k--;
+		if (i > h) {
+			double v = x[i - h - 1];
+			size_t k = 0;
+
+			while (win[k] < v)
+				k++;
+			memmove(win + k, win + k + 1, (w - k - 1) * sizeof(*win));
+			w--;
 		}
-		win[k] = v;
+		for (size_t j = add_from; j <= add_to; j++) {
+			double v = x[j];
+			size_t k = w++;
+
+			while (k > 0 && win[k - 1] > v) {
+				win[k] = win[k - 1];
+				k--;
+			}
+			win[k] = v;
+		}
+		med[i] = w % 2 ? win[w / 2] : 0.5 * (win[w / 2 - 1] + win[w / 2]);
 	}
-	return w % 2 ? win[w / 2] : 0.5 * (win[w / 2 - 1] + win[w / 2]);
 }
 
 int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
@@ -1003,10 +1030,9 @@ int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
 	e = malloc(n * sizeof(*e));
 	if (!med || !e)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		med[i] = window_median(x, n, i, h);
+	moving_median(x, n, h, med);
+	for (size_t i = 0; i < n; i++)
 		e[i] = fabs(x[i] - med[i]);
-	}
 	rc = ts_stats_median_mad(e, n, &s, NULL);
 	if (rc)
 		goto out;

@@ -4,6 +4,7 @@
  * that follows from construction or theory.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "trainscope/stats.h"
 
@@ -313,6 +314,69 @@ TEST(stats_spike_scores_by_hand)
 	CHECK_NEAR(z[1], 0.6745, 1e-9);
 	CHECK_NEAR(z[2], -0.6745, 1e-9);
 	CHECK_I64(ts_stats_spike_scores(x, 10, 0, base, z), TS_EUSAGE);
+}
+
+/*
+ * Reference moving median: copy the clipped window x[i-h .. i+h], sort it
+ * with a stable insertion sort (equal values keep their index order, so
+ * 0 and -0 come out in a fixed order) and take the middle, or the mean of
+ * the two middle values of an even window.
+ */
+static double ref_window_median(const double *x, size_t n, size_t i, size_t h)
+{
+	double win[33];
+	size_t a = i >= h ? i - h : 0, b = i + h < n ? i + h : n - 1, w = 0;
+
+	for (size_t j = a; j <= b; j++) {
+		size_t k = w++;
+
+		while (k > 0 && win[k - 1] > x[j]) {
+			win[k] = win[k - 1];
+			k--;
+		}
+		win[k] = x[j];
+	}
+	return w % 2 ? win[w / 2] : 0.5 * (win[w / 2 - 1] + win[w / 2]);
+}
+
+/* The baselines must equal the reference bit for bit (sign of zero, NaN). */
+static int baselines_match(const double *x, size_t n, size_t h, double *base)
+{
+	if (ts_stats_spike_scores(x, n, h, base, NULL))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		double want = ref_window_median(x, n, i, h);
+
+		if (memcmp(&want, &base[i], sizeof(want)))
+			return 0;
+	}
+	return 1;
+}
+
+TEST(stats_spike_baseline_is_the_moving_median)
+{
+	/* Values from a handful of levels, so that windows hold many ties,
+	 * signed zeros and infinities; lengths below, at and above 2h + 1
+	 * (odd windows inside, even ones where a window is clipped). */
+	static const double levels[] = { 0.0, -0.0, 1, 2, 2.5, -3, 1e300, INFINITY, -INFINITY };
+	double x[200], base[200];
+	struct ts_rng rng;
+	int ok = 1;
+
+	ts_rng_init(&rng, 42);
+	for (size_t h = 1; h <= 16; h++)
+		for (size_t n = 1; n <= 200; n += n < 40 ? 1 : 37) {
+			for (size_t i = 0; i < n; i++)
+				x[i] = ts_rng_below(&rng, 2) ? levels[ts_rng_below(&rng, 9)]
+							     : ts_rng_double(&rng);
+			ok &= baselines_match(x, n, h, base);
+			/* NaN has no place in an order: one to three of them still
+			 * give the reference's windows */
+			for (uint64_t k = ts_rng_below(&rng, 3); k < 3; k++)
+				x[ts_rng_below(&rng, n)] = NAN;
+			ok &= baselines_match(x, n, h, base);
+		}
+	CHECK(ok);
 }
 
 TEST(stats_periodic_every_seventh)
