@@ -480,15 +480,25 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 	int rc = TS_ENOMEM, any_rank = 0;
 
 	rep->slowest_rank = -1;
-	for (size_t i = 0; i < log->steps.n; i++)
-		any_rank |= eff_rank(log, &log->steps.v[i]) >= 0;
 	ref = malloc((log->steps.n + log->mem.n + 1) * sizeof(*ref));
 	w = malloc((log->steps.n + 1) * sizeof(*w));
 	if (!ref || !w)
 		goto out;
-	for (size_t i = 0; i < log->steps.n; i++)
-		if (any_rank || has_memory(&log->steps.v[i]))
+	/* Without ranks only the steps with memory fields count; one pass over
+	 * the (large) step records collects them, or stops at the first rank,
+	 * and then every step counts. */
+	for (size_t i = 0; i < log->steps.n && !any_rank; i++) {
+		int32_t r = eff_rank(log, &log->steps.v[i]);
+
+		any_rank = r >= 0;
+		if (!any_rank && has_memory(&log->steps.v[i]))
+			ref[nref++] = (struct rank_ref){ r, 0, i };
+	}
+	if (any_rank) {
+		nref = 0;
+		for (size_t i = 0; i < log->steps.n; i++)
 			ref[nref++] = (struct rank_ref){ eff_rank(log, &log->steps.v[i]), 0, i };
+	}
 	for (size_t i = 0; i < log->mem.n; i++)
 		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };
 	ts_sort(ref, nref, sizeof(*ref), cmp_rank_ref);

@@ -1001,8 +1001,8 @@ static void moving_median(const double *x, size_t n, size_t h, double *med)
 
 			while (win[k] < v)
 				k++;
-			memmove(win + k, win + k + 1, (w - k - 1) * sizeof(*win));
-			w--;
+			for (w--; k < w; k++)
+				win[k] = win[k + 1];
 		}
 		for (size_t j = add_from; j <= add_to; j++) {
 			double v = x[j];
