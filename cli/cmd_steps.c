@@ -368,10 +368,11 @@ static void render_stalls(struct cli_ctx *ctx, const struct ts_steps_report *r,
 		for (size_t i = 0; i < r->noutliers; i++) {
 			const struct ts_outlier *o = &r->outliers[i];
 
-			ts_table_cell(&t, "%lld", (long long)o->iteration);
-			ts_table_cell(&t, "%.1f", o->step_ms);
-			ts_table_cell(&t, "%.1f", o->baseline_ms);
-			ts_table_cell(&t, "%.1f", o->excess_ms);
+			/* one row per stall, so a long run prints many: no printf */
+			ts_table_cell_i64(&t, (long long)o->iteration);
+			ts_table_cell_fixed(&t, o->step_ms, 1);
+			ts_table_cell_fixed(&t, o->baseline_ms, 1);
+			ts_table_cell_fixed(&t, o->excess_ms, 1);
 			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
 		}
 		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",

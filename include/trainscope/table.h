@@ -40,6 +40,19 @@ int ts_table_col(struct ts_table *t, const char *name, const char *unit,
 int ts_table_cell(struct ts_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Append a number as ts_table_cell(t, "%.*f", decimals, v) would, byte for
+ * byte (rounding half to even on the exact binary value, "-" for a
+ * negative sign including -0, "nan"/"inf" as printf writes them), but
+ * without printf for the common case: long tables of step times spent
+ * most of their output time in printf's float conversion. The rounding is
+ * that of the default floating-point environment. Returns 0 or TS_ENOMEM.
+ */
+int ts_table_cell_fixed(struct ts_table *t, double v, int decimals);
+
+/* Append an integer cell, as ts_table_cell(t, "%lld", v) would. */
+int ts_table_cell_i64(struct ts_table *t, long long v);
+
 /* Render with `indent` leading spaces, header, a rule, then the rows. */
 void ts_table_render(const struct ts_table *t, struct ts_sb *out, int indent);
 

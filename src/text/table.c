@@ -4,7 +4,9 @@
  * Cells are formatted into an arena as they come; widths are computed at
  * render time so a table can be filled in one pass over the data.
  */
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,21 @@ int ts_table_col(struct ts_table *t, const char *name, const char *unit,
 	return t->ncols++;
 }
 
+/* Append a copy of s[0..n) as the next cell. */
+static int push_cell(struct ts_table *t, const char *s, size_t n)
+{
+	char *cell = ts_arena_alloc(&t->arena, n + 1);
+
+	if (!cell)
+		return TS_ENOMEM;
+	memcpy(cell, s, n);
+	cell[n] = 0;
+	if (ts_grow((void **)&t->cells, &t->cap, t->ncells + 1, sizeof(*t->cells)))
+		return TS_ENOMEM;
+	t->cells[t->ncells++] = cell;
+	return 0;
+}
+
 int ts_table_cell(struct ts_table *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -47,20 +64,75 @@ int ts_table_cell(struct ts_table *t, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return TS_EINTERNAL;
+	if ((size_t)n < sizeof(small))
+		return push_cell(t, small, (size_t)n);
 	cell = ts_arena_alloc(&t->arena, (size_t)n + 1);
 	if (!cell)
 		return TS_ENOMEM;
-	if ((size_t)n < sizeof(small)) {
-		memcpy(cell, small, (size_t)n + 1);
-	} else {
-		va_start(ap, fmt);
-		vsnprintf(cell, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	vsnprintf(cell, (size_t)n + 1, fmt, ap);
+	va_end(ap);
 	if (ts_grow((void **)&t->cells, &t->cap, t->ncells + 1, sizeof(*t->cells)))
 		return TS_ENOMEM;
 	t->cells[t->ncells++] = cell;
 	return 0;
+}
+
+/* Write the decimal digits of q to end in the bytes before it; return the first. */
+static char *put_u64(char *end, uint64_t q)
+{
+	do {
+		*--end = (char)('0' + q % 10);
+		q /= 10;
+	} while (q);
+	return end;
+}
+
+int ts_table_cell_fixed(struct ts_table *t, double v, int decimals)
+{
+	static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+	char buf[48], *end = buf + sizeof(buf), *s = end;
+	double a = fabs(v), p, e, f, tie;
+	uint64_t q, unit;
+
+	if (decimals < 0 || decimals > 6 || !(a < 0x1p52 / scale[decimals]))
+		return ts_table_cell(t, "%.*f", decimals, v);
+	/* a * 10^d is exactly p + e (fma gives the product's rounding error);
+	 * p < 2^52, so f = floor(p) and p - f - 0.5 are exact too, and the sign
+	 * of (p - f - 0.5) + e, a correctly rounded sum, is that of the exact
+	 * value's distance to the midpoint between f and f + 1. */
+	p = a * scale[decimals];
+	e = fma(a, scale[decimals], -p);
+	f = floor(p);
+	tie = (p - f - 0.5) + e;
+	q = (uint64_t)f;
+	if (tie > 0 || (tie == 0 && q % 2))
+		q++;
+	unit = (uint64_t)scale[decimals];
+	if (decimals) {
+		uint64_t frac = q % unit;
+
+		for (int i = 0; i < decimals; i++) {
+			*--s = (char)('0' + frac % 10);
+			frac /= 10;
+		}
+		*--s = '.';
+	}
+	s = put_u64(s, q / unit);
+	if (signbit(v))
+		*--s = '-';
+	return push_cell(t, s, (size_t)(end - s));
+}
+
+int ts_table_cell_i64(struct ts_table *t, long long v)
+{
+	char buf[24], *end = buf + sizeof(buf), *s;
+	uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	s = put_u64(end, m);
+	if (v < 0)
+		*--s = '-';
+	return push_cell(t, s, (size_t)(end - s));
 }
 
 size_t ts_utf8_width(const char *s)
