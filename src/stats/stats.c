@@ -1061,8 +1061,12 @@ static void periodic_try(size_t n, const size_t *spk,
 			 double *raw_best)
 {
 	memset(cnt, 0, p * sizeof(*cnt));
-	for (size_t i = 0; i < K; i++)
-		cnt[spk[i] % p]++;
+	if (n <= UINT32_MAX) /* a 32-bit division costs a fraction of a 64-bit one */
+		for (size_t i = 0; i < K; i++)
+			cnt[(uint32_t)spk[i] % (uint32_t)p]++;
+	else
+		for (size_t i = 0; i < K; i++)
+			cnt[spk[i] % p]++;
 	for (size_t r = 0; r < p; r++) {
 		size_t m = (n - r + p - 1) / p, h = cnt[r];
 		double pv;
@@ -1127,13 +1131,18 @@ int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
 	for (size_t p = 2; p <= pmax && p <= 65; p++)
 		cands[ncand++] = p;
 	if (pmax > 65) {
-		/* Gaps to the next and the next-but-one spike, as {gap, count}. */
-		size_t ng = 0, npairs = 0, taken = 0;
+		/* Gaps to the next and the next-but-one spike, as {gap, count}.
+		 * Only gaps that can become candidates are counted: the short
+		 * ones, usually most of them, were all tried above. */
+		size_t ng = 0, npairs = 0;
 
 		for (size_t i = 0; i + 1 < K; i++) {
-			gaps[ng++] = spk[i + 1] - spk[i];
-			if (i + 2 < K)
-				gaps[ng++] = spk[i + 2] - spk[i];
+			size_t g1 = spk[i + 1] - spk[i], g2 = i + 2 < K ? spk[i + 2] - spk[i] : 0;
+
+			if (g1 > 65 && g1 <= pmax)
+				gaps[ng++] = g1;
+			if (g2 > 65 && g2 <= pmax)
+				gaps[ng++] = g2;
 		}
 		ts_sort(gaps, ng, sizeof(*gaps), cmp_size);
 		for (size_t i = 0; i < ng;) {
@@ -1147,14 +1156,8 @@ int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
 			i = j;
 		}
 		ts_sort(pairs, npairs, 2 * sizeof(*pairs), cmp_size_desc_count);
-		for (size_t i = 0; i < npairs && taken < 32; i++) {
-			size_t gp = pairs[2 * i];
-
-			if (gp > 65 && gp <= pmax) {
-				cands[ncand++] = gp;
-				taken++;
-			}
-		}
+		for (size_t i = 0; i < npairs && i < 32; i++)
+			cands[ncand++] = pairs[2 * i];
 	}
 	for (size_t i = 0; i < ncand; i++) {
 		periodic_try(n, spk, K, cands[i], cnt, out, &raw);
