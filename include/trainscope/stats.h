@@ -253,7 +253,8 @@ int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
  * applied to the detrended residual (the moving median follows slow drift
  * and level shifts, which a global median would count as spikes). s is
  * floored at 1e-9 times the mean |x| (1e-300 for an all-zero series).
- * Writes base and z (n each; either may be NULL). 1 <= h <= 16.
+ * Writes base and z (n each; either may be NULL, neither may overlap x).
+ * 1 <= h <= 16.
  * TS_EUSAGE when n == 0 or h is out of range.
  */
 int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,

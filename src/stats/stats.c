@@ -1021,21 +1021,26 @@ static void moving_median(const double *x, size_t n, size_t h, double *med)
 int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
 			  double *z)
 {
-	double *med = NULL, *e = NULL, s, scale;
+	double *med, *own = NULL, *e = NULL, s, scale;
 	int rc = TS_ENOMEM;
 
 	if (n == 0 || h < 1 || h > 16)
 		return TS_EUSAGE;
-	med = malloc(n * sizeof(*med));
-	e = malloc(n * sizeof(*e));
-	if (!med || !e)
+	/* The baselines go straight to base; the scale s only matters for z. */
+	med = base ? base : (own = malloc(n * sizeof(*own)));
+	if (!med)
 		goto out;
 	moving_median(x, n, h, med);
+	rc = 0;
+	if (!z)
+		goto out;
+	rc = TS_ENOMEM;
+	e = malloc(n * sizeof(*e));
+	if (!e)
+		goto out;
 	for (size_t i = 0; i < n; i++)
 		e[i] = fabs(x[i] - med[i]);
-	rc = ts_stats_median_mad(e, n, &s, NULL);
-	if (rc)
-		goto out;
+	s = quantile_select(e, n, 0.5); /* e is scratch: no copy needed */
 	scale = 0;
 	for (size_t i = 0; i < n; i++)
 		scale += fabs(x[i]) / (double)n;
@@ -1043,14 +1048,11 @@ int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
 		s = 1e-9 * scale;
 	if (s < 1e-300)
 		s = 1e-300;
-	for (size_t i = 0; i < n; i++) {
-		if (base)
-			base[i] = med[i];
-		if (z)
-			z[i] = TS_STATS_MODZ_K * (x[i] - med[i]) / s;
-	}
+	for (size_t i = 0; i < n; i++)
+		z[i] = TS_STATS_MODZ_K * (x[i] - med[i]) / s;
+	rc = 0;
 out:
-	free(med);
+	free(own);
 	free(e);
 	return rc;
 }
