@@ -102,49 +102,45 @@ static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
 	return log->nfiles > 1 ? s->file : -1;
 }
 
-/* Merge per-rank records into one record per iteration. */
-static int build_series(const struct ts_steplog *log, struct it_rec **out, size_t *nout)
+/* The key of record j: k[j], or in file order when k is NULL. */
+static struct key key_at(const struct ts_steplog *log, const struct key *k, size_t j)
 {
-	struct key *k;
-	struct it_rec *v;
-	size_t n = log->steps.n, m = 0;
+	if (k)
+		return k[j];
+	return (struct key){ log->steps.v[j].iteration, eff_rank(log, &log->steps.v[j]), j };
+}
 
-	*out = NULL;
-	*nout = 0;
-	if (n == 0)
-		return 0;
-	k = malloc(n * sizeof(*k));
-	v = malloc(n * sizeof(*v));
-	if (!k || !v) {
-		free(k);
-		free(v);
-		return TS_ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		k[i].iteration = log->steps.v[i].iteration;
-		k[i].rank = eff_rank(log, &log->steps.v[i]);
-		k[i].pos = i;
-	}
-	for (size_t i = 1; i < n; i++)
-		if (cmp_key(&k[i - 1], &k[i]) > 0) {
-			ts_sort(k, n, sizeof(*k), cmp_key);
-			break;
-		}
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
+/*
+ * Merge per-rank records into one record per iteration, v[0..return), taking
+ * the records in the order of k, or in file order when k is NULL. File order
+ * must already be (iteration, rank) order; when a record breaks it, the
+ * return is 0 and v is garbage.
+ */
+static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, struct it_rec *v)
+{
+	size_t n = log->steps.n, m = 0;
+	struct key cur = key_at(log, k, 0), next = cur;
+
+	for (size_t j = 0; j < n;) {
 		struct it_rec *r = &v[m++];
+		int64_t iteration = cur.iteration;
 		int have_primary = 0;
 
 		memset(r, 0, sizeof(*r));
-		r->iteration = k[i].iteration;
+		r->iteration = iteration;
 		r->step_ms = r->loss = r->grad_norm = r->tflops = r->overhead_ms = NAN;
 		r->skipped = r->nan_iters = r->tokens = r->gbs = r->bucket = TS_NO_INT;
-		for (; j < n && k[j].iteration == k[i].iteration; j++) {
-			const struct ts_step *s = &log->steps.v[k[j].pos];
-			/* A repeated (iteration, rank) is a restart: the later wins. */
-			int later_same = j + 1 < n && k[j + 1].iteration == k[j].iteration &&
-					 k[j + 1].rank == k[j].rank;
+		for (; j < n && cur.iteration == iteration; j++, cur = next) {
+			const struct ts_step *s = &log->steps.v[cur.pos];
+			int later_same = 0;
 
+			if (j + 1 < n) {
+				next = key_at(log, k, j + 1);
+				if (!k && cmp_key(&cur, &next) > 0)
+					return 0;
+				/* A repeated (iteration, rank) is a restart: the later wins. */
+				later_same = next.iteration == cur.iteration && next.rank == cur.rank;
+			}
 			if (later_same)
 				continue;
 			if (s->step_ns != TS_NO_INT)
@@ -165,9 +161,42 @@ static int build_series(const struct ts_steplog *log, struct it_rec **out, size_
 				r->bucket = s->bucket;
 			}
 		}
-		i = j;
 	}
-	free(k);
+	return m;
+}
+
+/*
+ * One record per iteration. Logs are nearly always in (iteration, rank)
+ * order already, so the records are merged in file order first, which
+ * reads the large step records once; only when one is out of order are
+ * keys built, sorted and merged again.
+ */
+static int build_series(const struct ts_steplog *log, struct it_rec **out, size_t *nout)
+{
+	struct key *k;
+	struct it_rec *v;
+	size_t n = log->steps.n, m;
+
+	*out = NULL;
+	*nout = 0;
+	if (n == 0)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return TS_ENOMEM;
+	m = merge_ranks(log, NULL, v);
+	if (m == 0) {
+		k = malloc(n * sizeof(*k));
+		if (!k) {
+			free(v);
+			return TS_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			k[i] = key_at(log, NULL, i);
+		ts_sort(k, n, sizeof(*k), cmp_key);
+		m = merge_ranks(log, k, v);
+		free(k);
+	}
 	*out = v;
 	*nout = m;
 	return 0;
