@@ -572,6 +572,74 @@ static inline uint64_t swar_8digits(uint64_t v)
 	return v;
 }
 
+#if defined(__SSE2__)
+/* n (1..8) ASCII digits at p, with 8 bytes readable at p. */
+static inline uint64_t swar_digits(const unsigned char *p, unsigned n)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	if (n < 8) {
+		unsigned s = 8 * (8 - n);
+		/* the digits move to the high bytes, '0's fill the low ones */
+		w = (w << s) | (0x3030303030303030ULL >> (64 - s));
+	}
+	return swar_8digits(w);
+}
+
+/*
+ * The common shapes of num_fast ("1102", "1712195495519689.047", at most
+ * 16 integer digits), with every length taken from one digit mask of the
+ * next 32 bytes instead of byte loops whose exits, at data-dependent
+ * lengths, the branch predictor misses. Returns 1 with the magnitude
+ * (scaled) and the length, or 0 for any other shape (num_fast's loops then
+ * decide). 32 bytes at p must be readable.
+ */
+static inline HOT int num_vec(const unsigned char *p, int scale, uint64_t *val, size_t *adv)
+{
+	const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	__m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), zero);
+	__m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), zero);
+	/* bit k: p[k] is a digit (unsigned p[k] - '0' <= 9) */
+	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, nine), a)) |
+		(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, nine), b)) << 16;
+	uint64_t v, frac = 0;
+	unsigned nd, nf, k;
+
+	if (m == UINT32_MAX)
+		return 0;
+	nd = (unsigned)__builtin_ctz(~m);
+	if (nd == 0 || nd > 16 || (p[0] == '0' && nd > 1))
+		return 0;
+	v = nd > 8 ? swar_digits(p, nd - 8) * 100000000 + swar_digits(p + nd - 8, 8) :
+		swar_digits(p, nd);
+	k = nd;
+	if (p[k] == '.') {
+		if (scale != 3)
+			return 0;
+		nf = (unsigned)__builtin_ctz(~(m >> (k + 1)));
+		if (nf == 0 || k + 1 + nf >= 32)
+			return 0;
+		frac = (uint64_t)(p[k + 1] - '0') * 100;
+		if (nf >= 2)
+			frac += (uint64_t)(p[k + 2] - '0') * 10;
+		if (nf >= 3)
+			frac += (uint64_t)(p[k + 3] - '0') + (nf > 3 && p[k + 4] >= '5');
+		k += 1 + nf;
+	}
+	if (p[k] == 'e' || p[k] == 'E')
+		return 0;
+	if (scale == 3) {
+		if (v > ((uint64_t)INT64_MAX - 1000) / 1000)
+			return 0;
+		v = v * 1000 + frac;
+	}
+	*val = v;
+	*adv = k;
+	return 1;
+}
+#endif
+
 static inline int is_num_start(unsigned char c)
 {
 	return c == '-' || (c >= '0' && c <= '9');
@@ -598,6 +666,13 @@ static inline HOT int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out
 	}
 	if (i >= len)
 		goto slow;
+#if defined(__SSE2__)
+	size_t adv;
+	if (len - i >= 32 && num_vec(d + i, scale, &v, &adv)) {
+		i += adv;
+		goto done;
+	}
+#endif
 	if (d[i] == '0') {
 		i++;
 	} else if (d[i] >= '1' && d[i] <= '9') {
@@ -650,6 +725,9 @@ static inline HOT int num_fast(struct rd *r, size_t *ip, int scale, int64_t *out
 	} else if (v > (uint64_t)INT64_MAX) {
 		goto slow;
 	}
+#if defined(__SSE2__)
+done:
+#endif
 	*out = neg ? -(int64_t)v : (int64_t)v;
 	*ok = 1;
 	*ip = i;
