@@ -783,6 +783,11 @@ static inline uint32_t icache_slot(const char *s, size_t n)
 	if (n >= 8) {
 		memcpy(&a, s, 8);
 		memcpy(&b, s + n - 8, 8);
+	} else if (n >= 4) {
+		uint32_t x, y;
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		a = (uint64_t)x << 32 | y;
 	} else {
 		for (size_t k = 0; k < n; k++)
 			a |= (uint64_t)(unsigned char)s[k] << (8 * k);
@@ -805,6 +810,14 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
 		memcpy(&u, a + n - 8, 8);
 		memcpy(&v, b + n - 8, 8);
 		return x == y && u == v;
+	}
+	if (n >= 4) {
+		uint32_t x4, y4, u4, v4;
+		memcpy(&x4, a, 4);
+		memcpy(&y4, b, 4);
+		memcpy(&u4, a + n - 4, 4);
+		memcpy(&v4, b + n - 4, 4);
+		return x4 == y4 && u4 == v4;
 	}
 	for (size_t k = 0; k < n; k++)
 		if (a[k] != b[k])
