@@ -520,21 +520,6 @@ key:
 }
 
 
-/* A value the model does not keep: most are one number or string, which
- * skip_value would delimit with the same scanners after its own set-up
- * (a function call and the nesting stack). */
-static inline HOT int skip_member(struct rd *r, size_t *ip)
-{
-	struct strv v;
-	unsigned char c = r->d[*ip];
-
-	if (c == '"')
-		return scan_str(r, ip, &v);
-	if (c == '-' || (c >= '0' && c <= '9'))
-		return scan_num(r, ip, &v);
-	return skip_value(r, ip);
-}
-
 /* An object key at d[*ip] == '"': keys are short and plain, so a byte loop
  * beats the vector scan; anything unusual goes through scan_str. */
 static inline HOT int scan_key(struct rd *r, size_t *ip, struct strv *out)
@@ -602,6 +587,39 @@ static inline uint64_t swar_digits(const unsigned char *p, unsigned n)
 	return swar_8digits(w);
 }
 
+/* Bit k set: p[k] is an ASCII digit (unsigned p[k] - '0' <= 9); 32
+ * bytes at p must be readable. */
+static inline uint32_t digit_mask32(const unsigned char *p)
+{
+	const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	__m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), zero);
+	__m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), zero);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, nine), a)) |
+		(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, nine), b)) << 16;
+}
+
+/* The length of the number at p when it is digits with an optional
+ * fraction ending within 32 bytes (what scan_num would delimit), else 0. */
+static inline HOT size_t num_len_vec(const unsigned char *p)
+{
+	uint32_t m = digit_mask32(p);
+	unsigned nd, nf;
+
+	if (m == UINT32_MAX)
+		return 0;
+	nd = (unsigned)__builtin_ctz(~m);
+	if (nd == 0 || nd > 30 || (p[0] == '0' && nd > 1))
+		return 0;
+	if (p[nd] == '.') {
+		nf = (unsigned)__builtin_ctz(~(m >> (nd + 1)));
+		if (nf == 0 || nd + 1 + nf >= 32)
+			return 0;
+		nd += 1 + nf;
+	}
+	return p[nd] == 'e' || p[nd] == 'E' ? 0 : nd;
+}
+
 /*
  * The common shapes of num_fast ("1102", "1712195495519689.047", at most
  * 16 integer digits), with every length taken from one digit mask of the
@@ -612,12 +630,7 @@ static inline uint64_t swar_digits(const unsigned char *p, unsigned n)
  */
 static inline HOT int num_vec(const unsigned char *p, int scale, uint64_t *val, size_t *adv)
 {
-	const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
-	__m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), zero);
-	__m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), zero);
-	/* bit k: p[k] is a digit (unsigned p[k] - '0' <= 9) */
-	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(a, nine), a)) |
-		(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(b, nine), b)) << 16;
+	uint32_t m = digit_mask32(p);
 	uint64_t v, frac = 0;
 	unsigned nd, nf, k;
 
@@ -764,6 +777,30 @@ slow:;
 		}
 	}
 	return P_OK;
+}
+
+/* A value the model does not keep: most are one number or string, which
+ * skip_value would delimit with the same scanners after its own set-up
+ * (a function call and the nesting stack). */
+static inline HOT int skip_member(struct rd *r, size_t *ip)
+{
+	struct strv v;
+	unsigned char c = r->d[*ip];
+
+	if (c == '"')
+		return scan_str(r, ip, &v);
+	if (c == '-' || (c >= '0' && c <= '9')) {
+#if defined(__SSE2__)
+		size_t neg = c == '-';
+		size_t n = r->len - *ip >= 33 ? num_len_vec(r->d + *ip + neg) : 0;
+		if (n) {
+			*ip += neg + n;
+			return P_OK;
+		}
+#endif
+		return scan_num(r, ip, &v);
+	}
+	return skip_value(r, ip);
 }
 
 /* -------------------------------------------------------- values */
