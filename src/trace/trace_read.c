@@ -1327,7 +1327,12 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	}
 	switch (kind) {
 	case E_PH:
-		if (d_[i] == '"') {
+		/* "X": one plain byte, what scan_str would find */
+		if (len_ - i >= 3 && d_[i] == '"' && d_[i + 2] == '"' && d_[i + 1] >= 0x20 &&
+		    d_[i + 1] != '"' && d_[i + 1] != '\\') {
+			e->ph = (char)d_[i + 1];
+			i += 3;
+		} else if (d_[i] == '"') {
 			vrc = scan_str(r, &i, &v);
 			if (vrc == P_OK && v.n > 0)
 				e->ph = v.s[0];
