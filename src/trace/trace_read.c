@@ -1333,6 +1333,7 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		    d_[i + 1] != '"' && d_[i + 1] != '\\') {
 			e->ph = (char)d_[i + 1];
 			i += 3;
+			vrc = P_OK;
 		} else if (d_[i] == '"') {
 			vrc = scan_str(r, &i, &v);
 			if (vrc == P_OK && v.n > 0)
