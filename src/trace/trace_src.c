@@ -335,7 +335,8 @@ static void gz_release(struct trace_gz *g)
 static int gz_step(struct trace_src *s, size_t keep, struct ts_err *err)
 {
 	struct trace_gz *g = s->gz;
-	const unsigned char *tail = s->data + keep;
+	/* no window yet before the first step (NULL + 0 is undefined) */
+	const unsigned char *tail = s->data ? s->data + keep : NULL;
 	size_t ntail = s->len - keep;
 	size_t slot, n;
 
