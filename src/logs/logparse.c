@@ -71,12 +71,14 @@ static int ci_eq(const char *s, size_t n, const char *lit)
  * The whole of s[0..n) as a number. Decimal with at most 19 significant
  * digits and |exponent| <= 22 is converted exactly by one multiply or
  * divide (the classic Clinger fast path, correctly rounded when the digits
- * fit 2^53); anything else goes through strtod. nan/inf words accepted.
+ * fit 2^53); anything else goes through strtod. Leading zeros are not
+ * significant ("0.000000000000000000012" keeps its 1 and 2). nan/inf words
+ * accepted.
  */
 static int pnum(const char *s, size_t n, double *out)
 {
 	size_t i = 0;
-	int neg = 0, digits = 0, exp10 = 0, eneg = 0, e = 0;
+	int neg = 0, digits = 0, sig = 0, exp10 = 0, eneg = 0, e = 0;
 	uint64_t mant = 0;
 	char buf[64];
 	char *end;
@@ -102,17 +104,24 @@ static int pnum(const char *s, size_t n, double *out)
 		}
 		return -1;
 	}
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
-		if (digits < 19)
+	/* sig counts digits from the first non-zero one: mant stays 0 through
+	 * leading zeros */
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (sig < 19) {
 			mant = mant * 10 + (uint64_t)(s[i] - '0');
-		else
+			sig += mant != 0;
+		} else {
 			exp10++;
+		}
+	}
 	if (i < n && s[i] == '.') {
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
-			if (digits < 19) {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+			if (sig < 19) {
 				mant = mant * 10 + (uint64_t)(s[i] - '0');
+				sig += mant != 0;
 				exp10--;
 			}
+		}
 	}
 	if (digits == 0)
 		return -1;

@@ -651,3 +651,22 @@ TEST(logs_integer_limits_and_many_extra_losses)
 	CHECK_NEAR(s2->loss, 16.5, 0);
 	ts_steplog_release(&log);
 }
+
+TEST(logs_leading_zeros_are_not_significant)
+{
+	/* 21 zeros before the digits: 1.2e-20 and 3.4e-21 by hand, not 0; a
+	 * 20-digit integer keeps its magnitude (12345678901234567890). */
+	const char *text =
+		" iteration        1/      10 | lm loss: 0.000000000000000000012 | "
+		"grad norm: 00000000000000000000000.0000000000000000000034 | "
+		"a_loss: 12345678901234567890 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 1);
+	CHECK_REL(log.steps.v[0].loss, 1.2e-20, 1e-15);
+	CHECK_REL(log.steps.v[0].grad_norm, 3.4e-21, 1e-15);
+	CHECK_REL(extra(&log, &log.steps.v[0], "a_loss"), 12345678901234567890.0, 1e-15);
+	ts_steplog_release(&log);
+}
