@@ -109,12 +109,8 @@ int ts_backend_scan(const struct ts_trace *t, struct ts_backend_evidence *e)
 		s = ts_intern_str(&t->strings, id);
 		n = ts_intern_len(&t->strings, id);
 		if (cat == TS_CAT_RUNTIME) {
-			if (ts_is_graph_launch(s, n)) {
-				unsigned dummy = 0;
-				e->graph_launches++;
-				note_example(e->graph_example, sizeof(e->graph_example), &dummy, 1, 0, s,
-					     n);
-			}
+			if (ts_is_graph_launch(s, n) && !e->graph_launches++)
+				snprintf(e->graph_example, sizeof(e->graph_example), "%.*s", (int)n, s);
 			continue;
 		}
 		if (!(cls[id] & 0x80))

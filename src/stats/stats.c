@@ -723,7 +723,6 @@ int ts_stats_ci_mean(const double *x, size_t n, uint64_t seed, struct ts_ci *out
 	if (n < 2)
 		return TS_EUSAGE;
 	mean = ts_stats_mean(x, n);
-	ci_ar1(x, n, mean, &ar);
 	if (n >= 10) {
 		k = n >= 100 ? 20 : n / 5;
 		rc = ts_stats_ci_batch_means(x, n, k, 0.95, &bm);
@@ -740,26 +739,23 @@ int ts_stats_ci_mean(const double *x, size_t n, uint64_t seed, struct ts_ci *out
 		bm.lo += mean - bm.mean;
 		bm.hi += mean - bm.mean;
 		bm.mean = mean;
-		if (!bm.autocorrelated) {
-			*out = bm;
-			if (ar.lag1 > TS_STATS_AR1_FLOOR_LAG1)
-				keep_wider(out, &ar);
-			return 0;
-		}
-	}
-	rc = ts_stats_ci_block_bootstrap(x, n, 0, TS_STATS_BOOT_RESAMPLES, seed, 0.95, &bb);
-	if (rc)
-		return rc;
-	bb.mean = mean;
-	if (n >= 10) {
 		*out = bm;
-		keep_wider(out, &bb);
-		if (ar.lag1 > TS_STATS_AR1_FLOOR_LAG1)
-			keep_wider(out, &ar);
-	} else {
-		*out = bb;
-		keep_wider(out, &ar); /* a percentile bootstrap of < 10 values is no interval */
 	}
+	if (n < 10 || bm.autocorrelated) {
+		rc = ts_stats_ci_block_bootstrap(x, n, 0, TS_STATS_BOOT_RESAMPLES, seed, 0.95, &bb);
+		if (rc)
+			return rc;
+		bb.mean = mean;
+		if (n >= 10)
+			keep_wider(out, &bb);
+		else
+			*out = bb;
+	}
+	/* a percentile bootstrap of < 10 values is no interval: the floor
+	 * always applies there */
+	ci_ar1(x, n, mean, &ar);
+	if (n < 10 || ar.lag1 > TS_STATS_AR1_FLOOR_LAG1)
+		keep_wider(out, &ar);
 	return 0;
 }
 
