@@ -193,6 +193,12 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	jus(w, "exposed_comm_us", p->exposed_comm_ns);
 	jus(w, "memcpy_us", p->memcpy_ns);
 	jus(w, "exposed_memcpy_us", p->exposed_memcpy_ns);
+	jus(w, "memset_us", p->memset_ns);
+	jus(w, "exposed_memset_us", p->exposed_memset_ns);
+	jus(w, "gpu_span_us", p->gpu_span_ns);
+	jus(w, "gpu_span_idle_us", p->gpu_span_idle_ns);
+	jus(w, "unlinked_us", p->unlinked_ns);
+	ts_jw_ki64(w, "unlinked_events", p->unlinked_events);
 	ts_jw_key(w, "overlap_pct");
 	if (p->overlap_pct < 0)
 		ts_jw_null(w);
@@ -203,6 +209,7 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	jus(w, "data_us", p->data_ns);
 	jus(w, "idle_host_bound_us", p->idle_host_ns);
 	jus(w, "idle_data_bound_us", p->idle_data_ns);
+	jus(w, "idle_other_us", p->idle_other_ns);
 
 	ts_jw_key(w, "classes");
 	ts_jw_arr(w);
@@ -340,6 +347,9 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 		jus(w, "exposed_comm_us", st->exposed_comm_ns);
 		jus(w, "busy_us", st->busy_ns);
 		jus(w, "compute_us", st->compute_ns);
+		jus(w, "exposed_memcpy_us", st->exposed_memcpy_ns);
+		jus(w, "exposed_memset_us", st->exposed_memset_ns);
+		jus(w, "idle_us", st->idle_ns);
 		jus(w, "host_us", st->host_ns);
 		jus(w, "host_gap_us", st->gap_ns);
 		ts_jw_ki64(w, "kernels", st->kernels);
@@ -354,6 +364,23 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	ts_jw_key(w, "share_pct");
 	ts_jw_fixed(w, 100 * p->verdict.share, 2);
 	ts_jw_kstr(w, "evidence", p->verdict.evidence);
+	ts_jw_key(w, "walls");
+	ts_jw_arr(w);
+	for (size_t i = 0; i < p->nwalls; i++) {
+		const struct ts_wall_cand *c = &p->walls[i];
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "wall", ts_wall_name(c->wall));
+		ts_jw_kstr(w, "measure", c->what);
+		jus(w, "time_us", c->ns);
+		ts_jw_key(w, "share_pct");
+		ts_jw_fixed(w, 100 * c->share, 2);
+		ts_jw_key(w, "threshold_pct");
+		ts_jw_fixed(w, 100 * c->threshold, 1);
+		ts_jw_kbool(w, "over_threshold", c->over);
+		ts_jw_kbool(w, "eligible", c->eligible);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
 	ts_jw_obj_end(w);
 	ts_jw_obj_end(w);
 }

@@ -78,6 +78,12 @@ int64_t ts_ivset_len_in(const struct ts_ivset *a, int64_t lo, int64_t hi);
 #define TS_WALL_MEMCPY_FRAC 0.10
 #define TS_WALL_MEMCAP_FRAC 0.95
 
+/* No wall verdict below this much timed evidence: a window shorter than
+ * TS_WALL_MIN_WINDOW_NS (100 us), or one in which nothing timed ran
+ * (window - idle + data loader = 0), gives TS_WALL_UNDETERMINED with the
+ * reason in the evidence. */
+#define TS_WALL_MIN_WINDOW_NS INT64_C(100000)
+
 /* Straggler: at least MIN_STEPS matched steps, and the 25th percentile
  * over steps of the rank's lateness >= FRAC * median step time. */
 #define TS_STRAGGLER_MIN_STEPS 4
@@ -127,11 +133,17 @@ struct ts_step_prof {
 	int64_t start_ns, dur_ns;
 	int64_t data_ns;        /* data-loader annotations */
 	int64_t fwd_ns, bwd_ns, opt_ns; /* -1 when not annotated */
+	/* GPU traces: linked GPU activity (launch call in the trace) that ran
+	 * inside [start, start + dur); unlinked activity is in no step.
+	 * compute + exposed_comm + exposed_memcpy + exposed_memset + idle = dur.
+	 * CPU-only traces: busy = compute = main-thread ops, exposed_comm =
+	 * collectives outside them, idle the rest (memcpy/memset 0). */
 	int64_t comm_ns, exposed_comm_ns;
-	int64_t busy_ns, compute_ns;    /* GPU; CPU main thread on CPU-only traces */
+	int64_t busy_ns, compute_ns;
+	int64_t exposed_memcpy_ns, exposed_memset_ns, idle_ns;
 	int64_t host_ns;        /* CPU main-thread ops */
 	int64_t gap_ns;         /* main thread outside ops, data loader and comm */
-	int64_t kernels;        /* GPU activities launched in the step */
+	int64_t kernels;        /* linked GPU activities launched in the step */
 	int outlier;
 	char reason[TS_REASON_MAX];
 };
@@ -143,16 +155,31 @@ enum ts_wall {
 	TS_WALL_HOST,
 	TS_WALL_DATA,
 	TS_WALL_STRAGGLER,
+	TS_WALL_UNDETERMINED,   /* too little timed evidence (TS_WALL_MIN_WINDOW_NS) */
 	TS_WALL_COUNT
 };
 
-/* "compute", "memory", "communication", "host", "data", "straggler". */
+/* "compute", "memory", "communication", "host", "data", "straggler",
+ * "undetermined". */
 const char *ts_wall_name(enum ts_wall w);
 
 struct ts_verdict {
 	enum ts_wall wall;
 	double share;           /* of the window / step time, 0..1 */
 	char evidence[TS_EVIDENCE_MAX];
+};
+
+/* One candidate wall of a rank: its time, share of the base (window, or
+ * summed step time on CPU-only traces with steps) and threshold. `over`:
+ * share >= threshold; `eligible`: it may be named (host only when
+ * host-bound idle is the largest cause of GPU idle). Compute has
+ * threshold 0: it is the verdict when no other wall is named. */
+struct ts_wall_cand {
+	enum ts_wall wall;
+	int64_t ns;
+	double share, threshold;
+	int over, eligible;
+	char what[64];          /* what was measured ("exposed communication") */
 };
 
 /* One collective as seen by one rank, for cross-rank matching. */
@@ -175,9 +202,21 @@ struct ts_rank_prof {
 	int has_gpu;
 	int legacy;
 
+	/* The window partition, exact in ns: compute + exposed_comm +
+	 * exposed_memcpy + exposed_memset + idle = window_ns (GPU traces:
+	 * exposed comm = comm \ compute, exposed memcpy = memcpy \ compute \
+	 * comm, exposed memset = memset \ compute \ comm \ memcpy, busy =
+	 * window - idle; CPU-only traces: compute = busy = main-thread ops,
+	 * exposed comm = collectives outside them, memcpy/memset 0). Every
+	 * set is clipped to the window. */
 	int64_t t0_ns, window_ns;
 	int64_t busy_ns, idle_ns, compute_ns, comm_ns, exposed_comm_ns;
 	int64_t memcpy_ns, exposed_memcpy_ns;
+	int64_t memset_ns, exposed_memset_ns;
+	int64_t gpu_span_ns;    /* first GPU activity start to last end, 0 without */
+	int64_t gpu_span_idle_ns; /* gpu_span_ns - busy */
+	int64_t unlinked_ns;    /* |union| of GPU activity whose launch call is not in the trace */
+	int64_t unlinked_events;
 	double overlap_pct;     /* |comm ∩ compute| / |comm|, -1 without comm */
 	int64_t class_union_ns[TS_KC_COUNT];
 	int64_t class_sum_ns[TS_KC_COUNT];
@@ -185,8 +224,15 @@ struct ts_rank_prof {
 	int64_t kernel_names;   /* distinct GPU activity names */
 
 	int64_t host_busy_ns, host_gap_ns, data_ns;
-	int64_t idle_host_ns;   /* GPU idle while the main thread ran ops */
-	int64_t idle_data_ns;   /* GPU idle inside data-loader annotations */
+	/* GPU idle split by cause (idle_ns = data + host + other): data =
+	 * inside data-loader annotations; host = the part of a gap before the
+	 * launch call of the activity that ends it, when that call started
+	 * after the gap began, or the whole gap when nothing ran after it (the
+	 * GPU waited for the CPU); other = the rest: work already launched
+	 * (dependencies, syncs, launch latency) or launched outside the trace. */
+	int64_t idle_host_ns;
+	int64_t idle_data_ns;
+	int64_t idle_other_ns;
 
 	struct ts_launch_stat launch;
 	struct ts_xfer_stat xfer[TS_MDIR_COUNT];
@@ -206,6 +252,8 @@ struct ts_rank_prof {
 	int64_t steps_dropped;  /* truncated trace: steps cut by the end of the file */
 
 	struct ts_verdict verdict;
+	struct ts_wall_cand walls[TS_WALL_COUNT]; /* ranked: nameable walls first, then by share */
+	size_t nwalls;
 	struct ts_intern names;
 };
 

@@ -515,7 +515,7 @@ int ts_diag_analyse(struct ts_diag *d)
 	strag_l = straggler_cost_log(d, 0);
 
 	d->wall_known = 0;
-	if (d->job_done && d->job.n) {
+	if (d->job_done && d->job.n && d->job.wall.wall != TS_WALL_UNDETERMINED) {
 		d->wall_known = 1;
 		d->wall = d->job.wall.wall;
 		best = d->job.wall.share;

@@ -20,7 +20,7 @@
 #define NOCLS 0xff
 
 static const char *const wall_names[TS_WALL_COUNT] = {
-	"compute", "memory", "communication", "host", "data", "straggler"
+	"compute", "memory", "communication", "host", "data", "straggler", "undetermined"
 };
 
 const char *ts_wall_name(enum ts_wall w)
@@ -105,19 +105,15 @@ static uint32_t keep_name(struct ts_rank_prof *p, const char *s, int *failed)
 /* ------------------------------------------------------------ the work */
 
 struct gpu_ev {
-	int32_t step;           /* index into steps, -1 none */
+	int32_t step;           /* index into steps by launch time, -1 none or unlinked */
 	uint8_t cls;
 	int64_t s, e;
+	int64_t launch;         /* launch call start, TS_NONE when unlinked */
 };
 
 static uint64_t key_gev_s(const void *x)
 {
 	return ts_radix_i64(((const struct gpu_ev *)x)->s);
-}
-
-static uint64_t key_gev_step(const void *x)
-{
-	return ts_radix_i64(((const struct gpu_ev *)x)->step);
 }
 
 struct corr {
@@ -240,9 +236,12 @@ static int32_t step_at(const struct ts_rank_prof *p, int64_t t)
 	return -1;
 }
 
+/* S_L*: linked GPU activity only (what steps are measured on); S_LE*:
+ * their exposed parts. */
 enum set_id {
-	S_BUSY, S_COMPUTE, S_COMM, S_MEMCPY, S_HOST, S_DATA, S_CPUCOMM, S_FWD, S_BWD,
-	S_OPT, S_T1, S_T2, S_T3, S_NSETS
+	S_BUSY, S_COMPUTE, S_COMM, S_MEMCPY, S_MEMSET, S_HOST, S_DATA, S_CPUCOMM, S_FWD,
+	S_BWD, S_OPT, S_UNLINKED, S_LBUSY, S_LCOMP, S_LCOMM, S_LMCPY, S_LMSET, S_LECOMM,
+	S_LEMCPY, S_LEMSET, S_T1, S_T2, S_T3, S_NSETS
 };
 
 struct work {
@@ -645,43 +644,107 @@ out:
 	return rc;
 }
 
-/* Per-step GPU unions from the step-sorted gpu_ev array. */
+static int copy_set(struct ts_ivset *dst, const struct ts_ivset *src)
+{
+	dst->n = 0;
+	for (size_t i = 0; i < src->n; i++)
+		if (ts_ivset_add(dst, src->v[i].s, src->v[i].e))
+			return TS_ENOMEM;
+	return 0;
+}
+
+/* Keep only the part of a normalized set inside [lo, hi). */
+static void clip_set(struct ts_ivset *a, int64_t lo, int64_t hi)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t s = a->v[i].s > lo ? a->v[i].s : lo;
+		int64_t e = a->v[i].e < hi ? a->v[i].e : hi;
+		if (s < e)
+			a->v[k++] = (struct ts_iv){ s, e };
+	}
+	a->n = k;
+}
+
+/* out = a \ b \ c (c may be NULL); tmp is scratch. */
+static int sub2(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b,
+		const struct ts_ivset *c, struct ts_ivset *tmp)
+{
+	if (!c)
+		return ts_ivset_sub(out, a, b);
+	if (ts_ivset_sub(tmp, a, b))
+		return TS_ENOMEM;
+	return ts_ivset_sub(out, tmp, c);
+}
+
+/* Per-step GPU figures: linked activity inside the step's own interval
+ * (so the parts of a step sum to its duration), and the linked activities
+ * launched in it. */
 static int step_gpu(struct ts_rank_prof *p, struct work *w)
 {
-	struct ts_ivset *busy = &w->set[S_T1], *comp = &w->set[S_T2], *comm = &w->set[S_T3];
+	struct ts_ivset *x = &w->set[S_T1], *y = &w->set[S_T2];
 
-	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s) ||
-	    ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_step))
-		goto nomem;
-	for (size_t i = 0; i < w->ngev;) {
-		size_t j = i;
-		int32_t st = w->gev[i].step;
-		struct ts_step_prof *sp;
-		busy->n = comp->n = comm->n = 0;
-		while (j < w->ngev && w->gev[j].step == st) {
-			const struct gpu_ev *g = &w->gev[j];
-			if (ts_ivset_add(busy, g->s, g->e) ||
-			    (g->cls == TS_KC_COMM && ts_ivset_add(comm, g->s, g->e)) ||
-			    (ts_kclass_is_compute(g->cls) && ts_ivset_add(comp, g->s, g->e)))
-				goto nomem;
-			j++;
-		}
-		if (st >= 0) {
-			sp = &p->steps.v[st];
-			ts_ivset_norm(busy);
-			ts_ivset_norm(comp);
-			ts_ivset_norm(comm);
-			sp->kernels = (int64_t)(j - i);
-			sp->busy_ns = ts_ivset_len(busy);
-			sp->compute_ns = ts_ivset_len(comp);
-			sp->comm_ns = ts_ivset_len(comm);
-			sp->exposed_comm_ns = sp->comm_ns - ts_ivset_and_len(comm, comp);
-		}
-		i = j;
+	if (ts_ivset_sub(&w->set[S_LECOMM], &w->set[S_LCOMM], &w->set[S_LCOMP]) ||
+	    ts_ivset_sub(x, &w->set[S_LMCPY], &w->set[S_LCOMP]) ||
+	    ts_ivset_sub(&w->set[S_LEMCPY], x, &w->set[S_LCOMM]) ||
+	    sub2(x, &w->set[S_LMSET], &w->set[S_LCOMP], &w->set[S_LCOMM], y) ||
+	    ts_ivset_sub(&w->set[S_LEMSET], x, &w->set[S_LMCPY]))
+		return TS_ENOMEM;
+	for (size_t i = 0; i < p->steps.n; i++) {
+		struct ts_step_prof *sp = &p->steps.v[i];
+		int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
+		sp->busy_ns = ts_ivset_len_in(&w->set[S_LBUSY], lo, hi);
+		sp->compute_ns = ts_ivset_len_in(&w->set[S_LCOMP], lo, hi);
+		sp->comm_ns = ts_ivset_len_in(&w->set[S_LCOMM], lo, hi);
+		sp->exposed_comm_ns = ts_ivset_len_in(&w->set[S_LECOMM], lo, hi);
+		sp->exposed_memcpy_ns = ts_ivset_len_in(&w->set[S_LEMCPY], lo, hi);
+		sp->exposed_memset_ns = ts_ivset_len_in(&w->set[S_LEMSET], lo, hi);
+		sp->idle_ns = sp->dur_ns - sp->busy_ns;
 	}
+	for (size_t i = 0; i < w->ngev; i++)
+		if (w->gev[i].step >= 0)
+			p->steps.v[w->gev[i].step].kernels++;
 	return 0;
-nomem:
-	return TS_ENOMEM;
+}
+
+/* GPU idle by cause (see profile.h): walk the idle gaps of the window and
+ * look at the launch calls of the activities that end each gap. */
+static int idle_causes(struct ts_rank_prof *p, struct work *w)
+{
+	struct ts_ivset *idle = &w->set[S_T1], *win = &w->set[S_T2], *hb = &w->set[S_T3];
+	size_t j = 0;
+
+	win->n = hb->n = 0;
+	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns) ||
+	    ts_ivset_sub(idle, win, &w->set[S_BUSY]))
+		return TS_ENOMEM;
+	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s))
+		return TS_ENOMEM;
+	for (size_t i = 0; i < idle->n; i++) {
+		int64_t a = idle->v[i].s, b = idle->v[i].e, first = INT64_MAX;
+		int any = 0, host;
+		while (j < w->ngev && w->gev[j].s < b)
+			j++;
+		for (size_t k = j; k < w->ngev && w->gev[k].s == b; k++) {
+			any = 1;
+			if (w->gev[k].launch != TS_NONE && w->gev[k].launch < first)
+				first = w->gev[k].launch;
+		}
+		/* the GPU waited for the CPU until the next launch call (or to the
+		 * end of the gap when nothing ran after it); from the call on,
+		 * the work was queued and the wait is something else */
+		host = !any || (first != INT64_MAX && first > a);
+		if (host && ts_ivset_add(hb, a, any && first < b ? first : b))
+			return TS_ENOMEM;
+	}
+	ts_ivset_norm(hb);
+	p->idle_data_ns = ts_ivset_and_len(idle, &w->set[S_DATA]);
+	if (ts_ivset_sub(win, hb, &w->set[S_DATA]))
+		return TS_ENOMEM;
+	p->idle_host_ns = ts_ivset_len(win);
+	p->idle_other_ns = p->idle_ns - p->idle_data_ns - p->idle_host_ns;
+	return 0;
 }
 
 /* Robust step outliers with a reason. */
@@ -751,34 +814,80 @@ static int step_outliers(struct ts_rank_prof *p, struct work *w)
 	return 0;
 }
 
-/* The rank's wall: the largest share above its threshold, else compute.
- * Evidence leads with the winner, then every other candidate. */
+static void set_evidence(struct ts_verdict *v, struct ts_sb *sb)
+{
+	if (!sb->failed) {
+		size_t m = sb->len < sizeof(v->evidence) ? sb->len : sizeof(v->evidence) - 1;
+		memcpy(v->evidence, sb->buf, m);
+		v->evidence[m] = 0;
+	}
+}
+
+/* Walls that can be named (over the threshold and eligible) first, then
+ * by share. */
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct ts_wall_cand *a = x, *b = y;
+	int na = a->over && a->eligible && a->wall != TS_WALL_COMPUTE;
+	int nb = b->over && b->eligible && b->wall != TS_WALL_COMPUTE;
+
+	if (na != nb)
+		return nb - na;
+	if (a->share != b->share)
+		return a->share > b->share ? -1 : 1;
+	return (a->wall > b->wall) - (a->wall < b->wall);
+}
+
+static void add_cand(struct ts_rank_prof *p, enum ts_wall wall, int64_t ns, int64_t base,
+		     double thr, const char *what)
+{
+	struct ts_wall_cand *c = &p->walls[p->nwalls++];
+
+	memset(c, 0, sizeof(*c));
+	c->wall = wall;
+	c->ns = ns > 0 ? ns : 0;
+	c->share = base > 0 ? (double)c->ns / (double)base : 0;
+	if (c->share > 1)
+		c->share = 1;
+	c->threshold = thr;
+	c->over = c->share >= thr;
+	c->eligible = 1;
+	snprintf(c->what, sizeof(c->what), "%s", what);
+}
+
+/*
+ * The rank's wall. Every candidate is measured and ranked (p->walls); the
+ * verdict is the largest eligible share over its threshold, else the
+ * device memory capacity rule, else compute. Host is eligible only when
+ * host-bound idle is the largest cause of GPU idle. Too little timed
+ * evidence gives undetermined, and so does a GPU idle more than it
+ * computes with its work already queued (nothing in the trace says why). The evidence names the deciding numbers
+ * first, then every other candidate and why it lost.
+ */
 static void rank_verdict(struct ts_rank_prof *p)
 {
-	struct cand {
-		enum ts_wall wall;
-		int64_t ns;
-		double thr;
-		const char *what;
-	} c[5];
-	int64_t base = 0;
-	size_t nc = 0;
-	int best = -1;
-	double best_share = 0;
 	struct ts_verdict *v = &p->verdict;
+	const struct ts_wall_cand *best = NULL;
+	int64_t base = 0;
+	const char *basis = p->has_gpu || !p->steps.n ? "window" : "summed step time";
 	struct ts_sb sb;
 
+	ts_sb_init(&sb);
+	p->nwalls = 0;
 	if (p->has_gpu) {
-		int64_t host = p->idle_ns - p->idle_data_ns;
 		base = p->window_ns;
-		c[nc++] = (struct cand){ TS_WALL_MEMORY, p->exposed_memcpy_ns, TS_WALL_MEMCPY_FRAC,
-					 "exposed memcpy" };
-		c[nc++] = (struct cand){ TS_WALL_COMM, p->exposed_comm_ns, TS_WALL_COMM_FRAC,
-					 "exposed communication" };
-		c[nc++] = (struct cand){ TS_WALL_HOST, host > 0 ? host : 0, TS_WALL_HOST_FRAC,
-					 "GPU idle outside the data loader" };
-		c[nc++] = (struct cand){ TS_WALL_DATA, p->idle_data_ns, TS_WALL_DATA_FRAC,
-					 "GPU idle in the data loader" };
+		add_cand(p, TS_WALL_MEMORY, p->exposed_memcpy_ns + p->exposed_memset_ns, base,
+			 TS_WALL_MEMCPY_FRAC, "exposed memcpy and memset");
+		add_cand(p, TS_WALL_COMM, p->exposed_comm_ns, base, TS_WALL_COMM_FRAC,
+			 "exposed communication");
+		add_cand(p, TS_WALL_HOST, p->idle_host_ns, base, TS_WALL_HOST_FRAC,
+			 "host-bound GPU idle");
+		add_cand(p, TS_WALL_DATA, p->idle_data_ns, base, TS_WALL_DATA_FRAC,
+			 "GPU idle in the data loader");
+		add_cand(p, TS_WALL_COMPUTE, p->compute_ns, base, 0, "GPU compute");
+		/* a CPU running ahead of the GPU is not host-bound */
+		p->walls[2].eligible = p->idle_host_ns >= p->idle_data_ns &&
+				       p->idle_host_ns >= p->idle_other_ns;
 	} else {
 		int64_t comm = 0, host = 0, data = 0;
 		for (size_t i = 0; i < p->steps.n; i++) {
@@ -793,53 +902,88 @@ static void rank_verdict(struct ts_rank_prof *p)
 			host = p->host_gap_ns;
 			data = p->data_ns;
 		}
-		c[nc++] = (struct cand){ TS_WALL_COMM, comm, TS_WALL_COMM_FRAC,
-					 "communication wait (main thread idle)" };
-		c[nc++] = (struct cand){ TS_WALL_HOST, host, TS_WALL_HOST_FRAC,
-					 "untraced host time (main thread outside ops)" };
-		c[nc++] = (struct cand){ TS_WALL_DATA, data, TS_WALL_DATA_FRAC, "data loader" };
+		add_cand(p, TS_WALL_COMM, comm, base, TS_WALL_COMM_FRAC,
+			 "communication wait (main thread idle)");
+		add_cand(p, TS_WALL_HOST, host, base, TS_WALL_HOST_FRAC,
+			 "untraced host time (main thread outside ops)");
+		add_cand(p, TS_WALL_DATA, data, base, TS_WALL_DATA_FRAC, "data loader");
+		add_cand(p, TS_WALL_COMPUTE, p->host_busy_ns, base, 0, "CPU ops");
 	}
-	for (size_t i = 0; i < nc; i++) {
-		double share = base > 0 ? (double)c[i].ns / (double)base : 0;
-		if (share >= c[i].thr && share > best_share) {
-			best = (int)i;
-			best_share = share;
-		}
+	sort_n(p->walls, p->nwalls, sizeof(*p->walls), cmp_cand);
+
+	if (p->window_ns < TS_WALL_MIN_WINDOW_NS || p->window_ns - p->idle_ns + p->data_ns <= 0) {
+		v->wall = TS_WALL_UNDETERMINED;
+		v->share = 0;
+		ts_sb_addf(&sb, "too little timed evidence: %s (a verdict needs a window of at "
+			   "least %.1f ms with some timed activity in it)",
+			   p->window_ns < TS_WALL_MIN_WINDOW_NS ? "the window is shorter than the minimum"
+								: "nothing timed ran in the window",
+			   (double)TS_WALL_MIN_WINDOW_NS / 1e6);
+		ts_sb_addf(&sb, "; window %.3f ms, busy %.3f ms", (double)p->window_ns / 1e6,
+			   (double)p->busy_ns / 1e6);
+		set_evidence(v, &sb);
+		ts_sb_release(&sb);
+		return;
 	}
-	ts_sb_init(&sb);
-	if (best < 0 && p->has_gpu && p->device_mem_bytes > 0 && p->mem_on_gpu &&
+	for (size_t i = 0; i < p->nwalls && !best; i++)
+		if (p->walls[i].wall != TS_WALL_COMPUTE && p->walls[i].over && p->walls[i].eligible)
+			best = &p->walls[i];
+	if (!best && p->has_gpu && p->device_mem_bytes > 0 && p->mem_on_gpu &&
 	    (double)p->mem_peak_reserved_bytes >= TS_WALL_MEMCAP_FRAC * (double)p->device_mem_bytes) {
 		v->wall = TS_WALL_MEMORY;
 		v->share = (double)p->mem_peak_reserved_bytes / (double)p->device_mem_bytes;
+		if (v->share > 1)
+			v->share = 1;
 		ts_sb_addf(&sb, "peak reserved %.2f GiB = %.1f%% of %.2f GiB device memory "
 			   "(threshold %.0f%%)", (double)p->mem_peak_reserved_bytes / 1073741824.0,
 			   100 * v->share, (double)p->device_mem_bytes / 1073741824.0,
 			   100 * TS_WALL_MEMCAP_FRAC);
-	} else if (best >= 0) {
-		v->wall = c[best].wall;
-		v->share = best_share;
-		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s (threshold %.0f%%)", c[best].what,
-			   (double)c[best].ns / 1e6, 100 * best_share, (double)base / 1e6,
-			   p->has_gpu || !p->steps.n ? "window" : "summed step time", 100 * c[best].thr);
+	} else if (best) {
+		v->wall = best->wall;
+		v->share = best->share;
+		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s (threshold %.0f%%)", best->what,
+			   (double)best->ns / 1e6, 100 * best->share, (double)base / 1e6, basis,
+			   100 * best->threshold);
+	} else if (p->has_gpu && (double)p->idle_other_ns >= TS_WALL_HOST_FRAC * (double)base &&
+		   p->idle_other_ns > p->compute_ns) {
+		/* the GPU mostly sat idle with its work already queued: the
+		 * trace does not say what it waited for, and compute it is not */
+		v->wall = TS_WALL_UNDETERMINED;
+		v->share = 0;
+		ts_sb_addf(&sb, "GPU idle with its work already launched (dependencies, syncs, "
+			   "launch latency) or launched outside the trace %.1f ms = %.1f%% of %.1f ms "
+			   "window, more than compute: the trace does not show what it waited for",
+			   (double)p->idle_other_ns / 1e6, 100.0 * (double)p->idle_other_ns / (double)base,
+			   (double)base / 1e6);
 	} else {
-		int64_t comp = p->has_gpu ? p->compute_ns : p->host_busy_ns;
+		for (size_t i = 0; i < p->nwalls; i++)
+			if (p->walls[i].wall == TS_WALL_COMPUTE)
+				best = &p->walls[i];
 		v->wall = TS_WALL_COMPUTE;
-		v->share = base > 0 ? (double)comp / (double)base : 0;
+		v->share = best->share;
 		ts_sb_addf(&sb, "%s %.1f ms = %.1f%% of %.1f ms %s; no other wall over its threshold",
-			   p->has_gpu ? "GPU compute" : "CPU ops", (double)comp / 1e6, 100 * v->share,
-			   (double)base / 1e6, p->has_gpu || !p->steps.n ? "window" : "summed step time");
+			   best->what, (double)best->ns / 1e6, 100 * best->share, (double)base / 1e6,
+			   basis);
 	}
-	for (size_t i = 0; i < nc; i++) {
-		if ((int)i == best)
+	for (size_t i = 0; i < p->nwalls; i++) {
+		const struct ts_wall_cand *c = &p->walls[i];
+		if (c == best)
 			continue;
-		ts_sb_addf(&sb, "; %s %.1f%% (threshold %.0f%%)", c[i].what,
-			   base > 0 ? 100.0 * (double)c[i].ns / (double)base : 0.0, 100 * c[i].thr);
+		if (c->wall == TS_WALL_COMPUTE) {
+			ts_sb_addf(&sb, "; %s %.1f%%", c->what, 100 * c->share);
+			continue;
+		}
+		ts_sb_addf(&sb, "; %s %.1f%% (threshold %.0f%%%s)", c->what, 100 * c->share,
+			   100 * c->threshold,
+			   c->over && !c->eligible ? ", over it but not the largest cause of GPU idle" : "");
 	}
-	if (!sb.failed) {
-		size_t m = sb.len < sizeof(v->evidence) ? sb.len : sizeof(v->evidence) - 1;
-		memcpy(v->evidence, sb.buf, m);
-		v->evidence[m] = 0;
-	}
+	if (p->has_gpu)
+		ts_sb_addf(&sb, "; GPU idle %.1f ms: host-bound %.1f ms, data loader %.1f ms, "
+			   "work already launched or unlinked %.1f ms; launch delay p50 %.2f ms",
+			   (double)p->idle_ns / 1e6, (double)p->idle_host_ns / 1e6,
+			   (double)p->idle_data_ns / 1e6, (double)p->idle_other_ns / 1e6,
+			   (double)p->launch.delay_p50_ns / 1e6);
+	set_evidence(v, &sb);
 	ts_sb_release(&sb);
 }
 
@@ -936,15 +1080,6 @@ void ts_prof_tracks_release(struct ts_prof_tracks *k)
 	ts_ivset_release(&k->data);
 }
 
-static int copy_set(struct ts_ivset *dst, const struct ts_ivset *src)
-{
-	dst->n = 0;
-	for (size_t i = 0; i < src->n; i++)
-		if (ts_ivset_add(dst, src->v[i].s, src->v[i].e))
-			return TS_ENOMEM;
-	return 0;
-}
-
 /* The finding tracks, from the sets still held in w. */
 static int export_tracks(const struct ts_rank_prof *p, struct work *w, struct ts_prof_tracks *k)
 {
@@ -975,6 +1110,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 {
 	struct work w;
 	int64_t main_pid, main_tid, t0 = INT64_MAX, t1 = INT64_MIN;
+	int64_t g0 = INT64_MAX, g1 = INT64_MIN; /* GPU activity span */
 	int top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
 	int failed = 0, rc = TS_ENOMEM;
 	size_t ngpu = 0;
@@ -1038,19 +1174,33 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		e = s + t->ev.dur_ns[i];
 		if (is_gpu_cat(cat)) {
 			enum ts_kclass k = class_of(&w, t, i);
-			int64_t when = s;
-			int32_t st;
-			if (t->ev.correlation[i] != TS_NONE) {
-				int64_t r = find_corr(w.corr, w.ncorr, t->ev.correlation[i]);
-				if (r >= 0)
-					when = t->ev.ts_ns[r];
+			int64_t launch = TS_NONE, r = -1;
+			int32_t st = -1;
+			if (t->ev.correlation[i] != TS_NONE)
+				r = find_corr(w.corr, w.ncorr, t->ev.correlation[i]);
+			if (r >= 0) {
+				enum set_id g = k == TS_KC_COMM ? S_LCOMM : k == TS_KC_MEMCPY ? S_LMCPY
+						: k == TS_KC_MEMSET ? S_LMSET : S_LCOMP;
+				launch = t->ev.ts_ns[r];
+				st = step_at(p, launch);
+				if (ts_ivset_add(&w.set[S_LBUSY], s, e) || ts_ivset_add(&w.set[g], s, e))
+					goto out;
+			} else {
+				/* launched before the profiler started, or never linked:
+				 * in the window, in no step */
+				p->unlinked_events++;
+				if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
+					goto out;
 			}
-			st = step_at(p, when);
-			w.gev[w.ngev++] = (struct gpu_ev){ st, (uint8_t)k, s, e };
+			w.gev[w.ngev++] = (struct gpu_ev){ st, (uint8_t)k, s, e, launch };
 			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
 			p->class_count[k]++;
 			if (ts_ivset_add(&w.cls[k], s, e) || ts_ivset_add(&w.set[S_BUSY], s, e))
 				goto out;
+			if (s < g0)
+				g0 = s;
+			if (e > g1)
+				g1 = e;
 			if (k == TS_KC_MEMCPY) {
 				enum ts_mdir d = ts_memcpy_dir(ev_name(t, i), strlen(ev_name(t, i)));
 				p->xfer[d].count++;
@@ -1103,11 +1253,20 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->t0_ns = t0;
 	p->window_ns = t1 - t0;
 
-	for (int i = 0; i < S_NSETS; i++)
+	/* nothing is counted outside the window it is a share of */
+	for (int i = 0; i < S_NSETS; i++) {
 		ts_ivset_norm(&w.set[i]);
+		clip_set(&w.set[i], t0, t1);
+	}
 	for (int k = 0; k < TS_KC_COUNT; k++) {
 		ts_ivset_norm(&w.cls[k]);
+		clip_set(&w.cls[k], t0, t1);
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
+	}
+	if (p->has_gpu) {
+		p->gpu_span_ns = g1 - g0;
+		p->gpu_span_idle_ns = p->gpu_span_ns - ts_ivset_len(&w.set[S_BUSY]);
+		p->unlinked_ns = ts_ivset_len(&w.set[S_UNLINKED]);
 	}
 
 	/* compute / comm / memcpy sets */
@@ -1129,9 +1288,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	} else {
 		if (ts_ivset_or(&w.set[S_COMM], &w.set[S_CPUCOMM], &w.set[S_T3]))
 			goto out;
-		/* CPU compute: main-thread ops outside comm and the data loader */
-		if (ts_ivset_sub(&w.set[S_T1], &w.set[S_HOST], &w.set[S_COMM]) ||
-		    ts_ivset_sub(&w.set[S_COMPUTE], &w.set[S_T1], &w.set[S_DATA]))
+		/* CPU compute: the main thread running ops */
+		if (copy_set(&w.set[S_COMPUTE], &w.set[S_HOST]))
 			goto out;
 	}
 	p->busy_ns = p->has_gpu ? ts_ivset_len(&w.set[S_BUSY]) : ts_ivset_len(&w.set[S_HOST]);
@@ -1159,6 +1317,18 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	    ts_ivset_sub(&w.set[S_T2], &w.set[S_T1], &w.set[S_COMM]))
 		goto out;
 	p->exposed_memcpy_ns = ts_ivset_len(&w.set[S_T2]);
+	if (p->has_gpu) {
+		if (copy_set(&w.set[S_MEMSET], &w.cls[TS_KC_MEMSET]) ||
+		    sub2(&w.set[S_T1], &w.set[S_MEMSET], &w.set[S_COMPUTE], &w.set[S_COMM],
+			 &w.set[S_T3]) ||
+		    ts_ivset_sub(&w.set[S_T2], &w.set[S_T1], &w.set[S_MEMCPY]))
+			goto out;
+		p->memset_ns = ts_ivset_len(&w.set[S_MEMSET]);
+		p->exposed_memset_ns = ts_ivset_len(&w.set[S_T2]);
+	} else {
+		/* idle: the main thread neither in ops nor waiting on a collective */
+		p->idle_ns = p->window_ns - p->busy_ns - p->exposed_comm_ns;
+	}
 
 	/* host gap: main thread outside ops, the data loader and CPU-side
 	 * collectives, within the window; GPU idle split by what the CPU did
@@ -1174,15 +1344,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			goto out;
 		}
 		p->host_gap_ns = ts_ivset_len(&y);
-		if (p->has_gpu) {
-			if (ts_ivset_sub(idle, win, &w.set[S_BUSY]) ||
-			    ts_ivset_sub(x, &w.set[S_HOST], &w.set[S_DATA])) {
-				ts_ivset_release(&y);
-				goto out;
-			}
-			p->idle_host_ns = ts_ivset_and_len(idle, x);
-			p->idle_data_ns = ts_ivset_and_len(idle, &w.set[S_DATA]);
-		}
 		/* per-step CPU figures; y keeps the gap set */
 		for (size_t i = 0; i < p->steps.n; i++) {
 			struct ts_step_prof *sp = &p->steps.v[i];
@@ -1199,7 +1360,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			if (!p->has_gpu) {
 				sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], lo, hi);
 				sp->busy_ns = sp->host_ns;
-				sp->compute_ns = ts_ivset_len_in(&w.set[S_COMPUTE], lo, hi);
+				sp->compute_ns = sp->host_ns;
 			}
 		}
 		if (!p->has_gpu) {
@@ -1211,11 +1372,12 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				struct ts_step_prof *sp = &p->steps.v[i];
 				sp->exposed_comm_ns = ts_ivset_len_in(x, sp->start_ns,
 								      sp->start_ns + sp->dur_ns);
+				sp->idle_ns = sp->dur_ns - sp->busy_ns - sp->exposed_comm_ns;
 			}
 		}
 		ts_ivset_release(&y);
 	}
-	if (p->has_gpu && step_gpu(p, &w))
+	if (p->has_gpu && (step_gpu(p, &w) || idle_causes(p, &w)))
 		goto out;
 
 	/* transfers, memory, FLOPs */

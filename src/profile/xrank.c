@@ -278,7 +278,10 @@ static void job_verdict(struct ts_job_prof *j)
 		count[j->ranks[i]->verdict.wall]++;
 		share[j->ranks[i]->verdict.wall] += j->ranks[i]->verdict.share;
 	}
-	for (int w = 0; w < TS_WALL_COUNT; w++)
+	/* a rank without enough evidence does not vote unless none has it */
+	best = count[TS_WALL_UNDETERMINED] == (int)j->n && j->n ? TS_WALL_UNDETERMINED
+								 : TS_WALL_COMPUTE;
+	for (int w = 0; w < TS_WALL_UNDETERMINED; w++)
 		if (count[w] > count[best] || (count[w] == count[best] && share[w] > share[best]))
 			best = w;
 	for (size_t i = 0; i < j->n; i++)

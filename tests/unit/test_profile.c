@@ -93,10 +93,21 @@ TEST(profile_gpu_window)
 	/* host = aten::mm [100,300) ∪ [1400,1500) (launches inside) */
 	CHECK_I64(p.host_busy_ns, 300 * US);
 	CHECK_I64(p.data_ns, 500 * US);
-	/* GPU idle [0,170) [405,1430) [1700,2000):
-	 * ∩ host = [100,170) + [1400,1430) = 100; ∩ data = [0,100) + [1000,1400) = 500 */
-	CHECK_I64(p.idle_host_ns, 100 * US);
+	/* GPU idle gaps [0,170) [405,1430) [1700,2000). Host-bound: up to the
+	 * launch call of the activity ending the gap when it came later:
+	 * [0,150) (gemm launched at 150), [405,1410) (gemm launched at 1410),
+	 * [1700,2000) (nothing after it) = 1455, less the data loader
+	 * [0,100) + [1000,1400) = 955. Data = 500; other = 1495-955-500 = 40
+	 * ([150,170) and [1410,1430): launched, not yet running). */
+	CHECK_I64(p.idle_host_ns, 955 * US);
 	CHECK_I64(p.idle_data_ns, 500 * US);
+	CHECK_I64(p.idle_other_ns, 40 * US);
+	/* the partition: 405 + 100 + 0 + 0 + 1495 = 2000 */
+	CHECK_I64(p.compute_ns + p.exposed_comm_ns + p.exposed_memcpy_ns + p.exposed_memset_ns +
+		  p.idle_ns, p.window_ns);
+	CHECK_I64(p.gpu_span_ns, 1530 * US);
+	CHECK_I64(p.gpu_span_idle_ns, 1025 * US);
+	CHECK_I64(p.unlinked_events, 0);
 	/* host gap = 2000 - 300 - 500 */
 	CHECK_I64(p.host_gap_ns, 1200 * US);
 	ts_rank_prof_release(&p);
@@ -198,13 +209,25 @@ TEST(profile_gpu_steps_and_verdict)
 	CHECK_I64(p.steps.v[0].fwd_ns, -1);
 	/* two steps: too few for outliers */
 	CHECK_I64(p.outliers, 0);
+	/* step idle: 1000 - 235, 1000 - 270 */
+	CHECK_I64(p.steps.v[0].idle_ns, 765 * US);
+	CHECK_I64(p.steps.v[1].idle_ns, 730 * US);
 	/* shares of 2000: exposed memcpy 0, exposed comm 100 = 5%,
-	 * data 500/2000 = 25% >= 10%, GPU idle outside the data loader
-	 * 1495 - 500 = 995 = 49.75% >= 20% -> host, the largest */
+	 * data 500/2000 = 25% >= 10%, host-bound idle 955 = 47.75% >= 20% and
+	 * the largest idle cause (955 > 500 > 40) -> host */
 	CHECK_I64(p.verdict.wall, TS_WALL_HOST);
-	CHECK_NEAR(p.verdict.share, 0.4975, 1e-12);
-	CHECK(strstr(p.verdict.evidence, "GPU idle outside the data loader 1.0 ms = 49.8% of 2.0 ms window (threshold 20%)") == p.verdict.evidence);
+	CHECK_NEAR(p.verdict.share, 0.4775, 1e-12);
+	CHECK(strstr(p.verdict.evidence, "host-bound GPU idle 1.0 ms = 47.") == p.verdict.evidence);
 	CHECK(strstr(p.verdict.evidence, "; GPU idle in the data loader 25.0% (threshold 10%)") != NULL);
+	/* walls ranked: host (named), then data 25% (over, not the largest),
+	 * compute 405/2000 = 20.25%, comm 5%, memory 0 */
+	REQUIRE(p.nwalls == 5);
+	CHECK_I64(p.walls[0].wall, TS_WALL_HOST);
+	CHECK_I64(p.walls[1].wall, TS_WALL_DATA);
+	CHECK_I64(p.walls[2].wall, TS_WALL_COMPUTE);
+	CHECK_I64(p.walls[3].wall, TS_WALL_COMM);
+	CHECK_NEAR(p.walls[3].share, 0.05, 1e-12);
+	CHECK_I64(p.walls[4].wall, TS_WALL_MEMORY);
 	/* the nccl kernel is the one collective, launched in step 2 */
 	REQUIRE(p.colls.n == 1);
 	CHECK_I64(p.colls.v[0].step, 2);
@@ -372,6 +395,125 @@ TEST(profile_musa_naming)
 	REQUIRE(p.colls.n == 1);
 	CHECK_I64(p.colls.v[0].step, 7);
 	CHECK_STR(ts_prof_str(&p, p.colls.v[0].name), "mcclKernel_AllReduce_RING_SIMPLE_Sum___mt_bfloat16");
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+/*
+ * Memset and unlinked activity (us). ProfilerStep#1 [0,1000); launches
+ * cudaLaunchKernel [100,110) c1, cudaMemsetAsync [150,155) c2.
+ * GPU: elem [0,300) c99 (no launch in the trace: unlinked), gemm [200,500)
+ * c1, memset [600,700) c2, memset [650,800) without correlation (unlinked).
+ *   busy = [0,500) ∪ [600,800) = 700, compute = [0,500) = 500,
+ *   memset = [600,800) = 200, all exposed; idle = 300;
+ *   500 + 0 + 0 + 200 + 300 = 1000 = window.
+ *   unlinked = [0,300) ∪ [650,800) = 450 in 2 events; GPU span [0,800).
+ *   step 1 sees only linked work: gemm [200,500) + memset [600,700):
+ *   busy 400, compute 300, exposed memset 100, idle 600, 2 activities.
+ */
+TEST(profile_memset_and_unlinked)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	const struct ts_step_prof *s;
+
+	tb_init(&t);
+	tb_cpu(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 1000);
+	tb_launch(&t, "cudaLaunchKernel", 100, 10, 1);
+	tb_launch(&t, "cudaMemsetAsync", 150, 5, 2);
+	tb_gpu(&t, TS_CAT_KERNEL, ELEM, 7, 0, 300, 99);
+	tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 200, 300, 1);
+	tb_gpu(&t, TS_CAT_MEMSET, "Memset (Device)", 7, 600, 100, 2);
+	tb_gpu(&t, TS_CAT_MEMSET, "Memset (Device)", 8, 650, 150, -1);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK_I64(p.window_ns, 1000 * US);
+	CHECK_I64(p.busy_ns, 700 * US);
+	CHECK_I64(p.compute_ns, 500 * US);
+	CHECK_I64(p.memset_ns, 200 * US);
+	CHECK_I64(p.exposed_memset_ns, 200 * US);
+	CHECK_I64(p.idle_ns, 300 * US);
+	CHECK_I64(p.compute_ns + p.exposed_comm_ns + p.exposed_memcpy_ns + p.exposed_memset_ns +
+		  p.idle_ns, p.window_ns);
+	CHECK_I64(p.unlinked_ns, 450 * US);
+	CHECK_I64(p.unlinked_events, 2);
+	CHECK_I64(p.gpu_span_ns, 800 * US);
+	CHECK_I64(p.gpu_span_idle_ns, 100 * US);
+	REQUIRE(p.steps.n == 1);
+	s = &p.steps.v[0];
+	CHECK_I64(s->busy_ns, 400 * US);
+	CHECK_I64(s->compute_ns, 300 * US);
+	CHECK_I64(s->exposed_memset_ns, 100 * US);
+	CHECK_I64(s->idle_ns, 600 * US);
+	CHECK_I64(s->kernels, 2);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+/*
+ * CPU-only, ops and a collective outside the one step are clipped away:
+ * ProfilerStep#1 [100,600); aten::mm [0,300) and [500,900) on the main
+ * thread; gloo:all_reduce [250,700) on another thread.
+ *   window [100,600) = 500; host = [100,300) ∪ [500,600) = 300 = busy =
+ *   compute; comm [250,600) = 350, exposed = comm \ host = [300,500) = 200;
+ *   idle = 500 - 300 - 200 = 0.
+ */
+TEST(profile_cpu_clipped_to_window)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	size_t e;
+
+	tb_init(&t);
+	tb_cpu(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 100, 500);
+	tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 0, 300);
+	tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 500, 400);
+	e = tb_cpu(&t, TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 250, 450);
+	t.ev.tid[e] = 99;
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK(!p.has_gpu);
+	CHECK_I64(p.window_ns, 500 * US);
+	CHECK_I64(p.busy_ns, 300 * US);
+	CHECK_I64(p.compute_ns, 300 * US);
+	CHECK_I64(p.comm_ns, 350 * US);
+	CHECK_I64(p.exposed_comm_ns, 200 * US);
+	CHECK_I64(p.idle_ns, 0);
+	REQUIRE(p.steps.n == 1);
+	CHECK_I64(p.steps.v[0].busy_ns + p.steps.v[0].exposed_comm_ns + p.steps.v[0].idle_ns,
+		  p.steps.v[0].dur_ns);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
+/* No timed evidence, no verdict: one event with dur -1; many zero-length
+ * events (window 0 < TS_WALL_MIN_WINDOW_NS). */
+TEST(profile_wall_undetermined)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	size_t e;
+
+	tb_init(&t);
+	e = tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 10, 0, 1);
+	t.ev.dur_ns[e] = -1000;
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK_I64(p.verdict.wall, TS_WALL_UNDETERMINED);
+	CHECK(strstr(p.verdict.evidence, "too little timed evidence") == p.verdict.evidence);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+
+	tb_init(&t);
+	for (int i = 0; i < 2000; i++)
+		tb_cpu(&t, TS_CAT_CPU_OP, "aten::add", 5, 0);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK_I64(p.window_ns, 0);
+	CHECK_I64(p.verdict.wall, TS_WALL_UNDETERMINED);
 	ts_rank_prof_release(&p);
 	tb_release(&t);
 }
