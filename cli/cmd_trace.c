@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/hta.h"
+#include "trainscope/tracelens.h"
 #include "trainscope/paths.h"
 #include "trainscope/profile.h"
 #include "trainscope/table.h"
@@ -23,7 +24,8 @@
 #include "trainscope/annotate.h"
 #include "trainscope/detect.h"
 
-enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA };
+enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA,
+       OPT_TL, OPT_TL_RECOMPUTE };
 
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
@@ -34,6 +36,8 @@ static const struct cli_opt opts[] = {
 	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
 	{ "mpi", 0, NULL, "run under mpirun: each process analyses its share of the files, process 0 reports", OPT_MPI },
 	{ "hta-compat", 0, NULL, "also reproduce HolisticTraceAnalysis's numbers exactly, its preprocessing included (docs/hta-compat.md)", OPT_HTA },
+	{ "tracelens-compat", 0, NULL, "also reproduce TraceLens's gpu_timeline exactly, under its rules (docs/tracelens-compat.md)", OPT_TL },
+	{ "tracelens-recompute", 0, NULL, "with --tracelens-compat: also TraceLens's --detect_recompute split (two timelines)", OPT_TL_RECOMPUTE },
 	{ 0 }
 };
 
@@ -56,6 +60,7 @@ struct slot {
 	int want_tracks;
 	int skip;               /* --mpi: another process analyses this file */
 	struct ts_hta_part hta; /* --hta-compat: what HTA needs from this file */
+	struct ts_tracelens tl; /* --tracelens-compat */
 };
 
 struct pool {
@@ -65,6 +70,7 @@ struct pool {
 	int top_k;
 	int strict;
 	int hta;
+	int tl;                 /* 1 --tracelens-compat, 2 with --tracelens-recompute */
 	pthread_mutex_t mu;
 };
 
@@ -75,7 +81,7 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	struct ts_prof_opts po;
 
 	memset(&o, 0, sizeof(o));
-	o.skip_python = 1;
+	o.skip_python = pl->tl != 2; /* the recompute split needs recompute_fn spans */
 	o.strict = pl->strict;
 	o.has_order = 1;
 	o.order = (int64_t)order;
@@ -98,6 +104,8 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
 		if (!s->m.rc && pl->hta)
 			s->m.rc = ts_hta_part_build(&t, &s->hta, &s->m.err);
+		if (!s->m.rc && pl->tl)
+			s->m.rc = ts_tracelens_analyze(&t, pl->tl == 2, &s->tl, &s->m.err);
 	}
 	ts_trace_release(&t);
 }
@@ -169,7 +177,7 @@ static const char *vendor_of(const struct ts_rank_prof *p)
 }
 
 static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta *hta,
-		      size_t hta_index)
+		      size_t hta_index, int tl)
 {
 	const struct ts_rank_prof *p = &s->prof;
 
@@ -323,6 +331,10 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 		ts_jw_key(w, "hta");
 		ts_hta_write_json(hta, hta_index, w);
 	}
+	if (tl) {
+		ts_jw_key(w, "tracelens");
+		ts_tracelens_write_json(&s->tl, w);
+	}
 	ts_jw_key(w, "profiler_flop");
 	if (p->flops_events)
 		ts_jw_f64(w, p->flops);
@@ -429,7 +441,7 @@ static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
 }
 
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
-			const struct ts_job_prof *j, const struct ts_hta *hta)
+			const struct ts_job_prof *j, const struct ts_hta *hta, int tl)
 {
 	struct ts_jw w;
 
@@ -443,7 +455,7 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	for (size_t i = 0; i < j->n; i++)
 	{
 		const struct slot *s = slot_of(slots, j->ranks[i]);
-		json_rank(&w, s, hta, (size_t)(s - slots));
+		json_rank(&w, s, hta, (size_t)(s - slots), tl);
 	}
 	ts_jw_arr_end(&w);
 	ts_jw_key(&w, "stragglers");
@@ -890,7 +902,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	long long top = 10, jobs = 2, depth = 2;
 	const char *annotate = NULL;
 	int strict = 0, all_steps = 0, use_mpi = 0, mpi_on = 0, mrank = 0, msize = 1;
-	int hta_on = 0;
+	int hta_on = 0, tl_on = 0;
 	struct ts_hta hta;
 	struct ts_hta_part *parts = NULL;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -921,6 +933,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			use_mpi = 1;
 		if (a->key == OPT_HTA)
 			hta_on = 1;
+		if (a->key == OPT_TL && !tl_on)
+			tl_on = 1;
+		if (a->key == OPT_TL_RECOMPUTE)
+			tl_on = 2;
+	}
+	if (use_mpi && tl_on) {
+		cli_error(ctx, "--tracelens-compat is computed in one process; it cannot be combined with --mpi");
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	if (use_mpi && hta_on) {
 		cli_error(ctx, "--hta-compat needs every rank in one process; it cannot be combined with --mpi");
@@ -950,6 +971,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	pl.top_k = (int)top;
 	pl.strict = strict;
 	pl.hta = hta_on;
+	pl.tl = tl_on;
 	pl.slots = calloc(files.n, sizeof(*pl.slots));
 	profs = calloc(files.n, sizeof(*profs));
 	if (!pl.slots || !profs) {
@@ -1014,12 +1036,18 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (ctx->json) {
-		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL);
+		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL, tl_on);
 	} else {
 		render_text(ctx, &out, &job, all_steps, (int)top);
 		if (hta_on) {
 			ts_sb_adds(&out, "\nHolisticTraceAnalysis-compatible breakdown (--hta-compat, docs/hta-compat.md)\n");
 			ts_hta_render(&hta, &out);
+		}
+		if (tl_on) {
+			ts_sb_adds(&out, "\nTraceLens gpu_timeline (--tracelens-compat: TraceLens's numbers under "
+				   "its rules, not trainscope's; docs/tracelens-compat.md)\n");
+			for (size_t i = 0; i < files.n; i++)
+				ts_tracelens_render(&pl.slots[i].tl, pl.slots[i].path, &out);
 		}
 	}
 	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job)))
