@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 enum ts_kclass {
-	TS_KC_COMM = 0,     /* nccl/rccl/mccl/hccl/gloo kernels, collectives */
+	TS_KC_COMM = 0,     /* nccl/rccl/mccl/hccl/gloo kernels, collectives, symmetric-memory (multimem_*) and NVSHMEM */
 	TS_KC_GEMM,         /* cutlass, cublas, nvjet, xmma/gmma, Cijk_, muBLAS/muDNN gemm */
 	TS_KC_ATTENTION,    /* flash, fmha, efficient attention, SDPA */
 	TS_KC_MEMCPY,       /* Memcpy..., MemTransfer... (direction: ts_memcpy_dir) */
@@ -22,6 +22,7 @@ enum ts_kclass {
 	TS_KC_REDUCTION,    /* reduce_kernel, softmax, cub scans/sorts */
 	TS_KC_ELEMENTWISE,  /* elementwise/vectorized/unrolled, copies, fills */
 	TS_KC_TRITON,       /* triton_* generated kernels */
+	TS_KC_EMBEDDING,    /* embedding lookups and sparse-feature permutes (fbgemm_gpu TBE, permute_2D, bucketize) */
 	TS_KC_OTHER,
 	TS_KC_COUNT
 };

@@ -12,7 +12,9 @@
 #include <string.h>
 #include "trainscope/taxonomy.h"
 
-enum match { M_PREFIX, M_CONTAINS };
+/* M_GEMM: contains "gemm" other than as the tail of "fbgemm" (the fbgemm
+ * libraries name every kernel fbgemm_*, most of which are not GEMMs). */
+enum match { M_PREFIX, M_CONTAINS, M_GEMM };
 
 struct rule {
 	enum ts_kclass cls;
@@ -42,6 +44,10 @@ static const struct rule rules[] = {
 	{ TS_KC_COMM, M_CONTAINS, "alltoall" },
 	{ TS_KC_COMM, M_CONTAINS, "all_to_all" },
 	{ TS_KC_COMM, M_CONTAINS, "sendrecv" },
+	{ TS_KC_COMM, M_CONTAINS, "multimem_" },     /* symmetric-memory (NVLS) collectives */
+	{ TS_KC_COMM, M_CONTAINS, "one_shot_all" },
+	{ TS_KC_COMM, M_CONTAINS, "two_shot_all" },
+	{ TS_KC_COMM, M_CONTAINS, "nvshmem" },
 
 	{ TS_KC_ATTENTION, M_CONTAINS, "flash" },
 	{ TS_KC_ATTENTION, M_CONTAINS, "fmha" },
@@ -49,6 +55,16 @@ static const struct rule rules[] = {
 	{ TS_KC_ATTENTION, M_CONTAINS, "attn" },
 	{ TS_KC_ATTENTION, M_CONTAINS, "sdpa" },
 	{ TS_KC_ATTENTION, M_CONTAINS, "scaled_dot_product" },
+
+	{ TS_KC_ELEMENTWISE, M_CONTAINS, "rotary_embedding" }, /* RoPE, not a lookup */
+	{ TS_KC_EMBEDDING, M_CONTAINS, "embedding" },   /* split_embedding_* (TBE), embedding_bag, permute_pooled_embs */
+	{ TS_KC_EMBEDDING, M_CONTAINS, "_embs_" },
+	{ TS_KC_EMBEDDING, M_CONTAINS, "bounds_check_indices" },
+	{ TS_KC_EMBEDDING, M_CONTAINS, "fbgemm_gpu::permute" },
+	{ TS_KC_EMBEDDING, M_CONTAINS, "permute_2d_" },
+	{ TS_KC_EMBEDDING, M_CONTAINS, "bucketize_sparse_features" },
+	{ TS_KC_EMBEDDING, M_CONTAINS, "offsets_range" },
+	{ TS_KC_EMBEDDING, M_CONTAINS, "jagged" },
 
 	{ TS_KC_OTHER, M_CONTAINS, "hadamard" },
 	{ TS_KC_OPTIMIZER, M_CONTAINS, "multi_tensor_apply" },
@@ -71,7 +87,7 @@ static const struct rule rules[] = {
 
 	{ TS_KC_GEMM, M_PREFIX, "cijk_" },
 	{ TS_KC_GEMM, M_PREFIX, "bmm_" },
-	{ TS_KC_GEMM, M_CONTAINS, "gemm" },
+	{ TS_KC_GEMM, M_GEMM, "gemm" },
 	{ TS_KC_GEMM, M_CONTAINS, "gemv" },
 	{ TS_KC_GEMM, M_CONTAINS, "cutlass" },
 	{ TS_KC_GEMM, M_CONTAINS, "cublas" },
@@ -98,6 +114,8 @@ static const struct rule rules[] = {
 	{ TS_KC_REDUCTION, M_CONTAINS, "topk" },
 	{ TS_KC_REDUCTION, M_CONTAINS, "cumsum" },
 	{ TS_KC_REDUCTION, M_CONTAINS, "argmax" },
+	{ TS_KC_REDUCTION, M_CONTAINS, "_pool" },       /* max/avg pooling windows */
+	{ TS_KC_REDUCTION, M_CONTAINS, "qparam" },
 
 	{ TS_KC_ELEMENTWISE, M_CONTAINS, "elementwise" },
 	{ TS_KC_ELEMENTWISE, M_CONTAINS, "vectorized" },
@@ -110,11 +128,15 @@ static const struct rule rules[] = {
 	{ TS_KC_ELEMENTWISE, M_CONTAINS, "index" },
 	{ TS_KC_ELEMENTWISE, M_CONTAINS, "scatter" },
 	{ TS_KC_ELEMENTWISE, M_CONTAINS, "gather" },
+	{ TS_KC_ELEMENTWISE, M_CONTAINS, "quant" },     /* (de)quantize, fp8 casts */
+	{ TS_KC_ELEMENTWISE, M_CONTAINS, "to_float" },
+	{ TS_KC_ELEMENTWISE, M_CONTAINS, "nchwtonhwc" },/* layout transforms */
+	{ TS_KC_ELEMENTWISE, M_CONTAINS, "nhwctonchw" },
 };
 
 static const char *const kc_names[TS_KC_COUNT] = {
 	"comm", "gemm", "attention", "memcpy", "memset", "norm", "optimizer",
-	"reduction", "elementwise", "triton", "other"
+	"reduction", "elementwise", "triton", "embedding", "other"
 };
 
 const char *ts_kclass_name(enum ts_kclass c)
@@ -145,6 +167,17 @@ static int has_prefix(const char *s, size_t n, const char *pat)
 	return 1;
 }
 
+/* "gemm" anywhere but right after "fb". */
+static int has_gemm(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 4 <= n; i++)
+		if (has_prefix(s + i, n - i, "gemm") &&
+		    !(i >= 2 && lower((unsigned char)s[i - 2]) == 'f' &&
+		      lower((unsigned char)s[i - 1]) == 'b'))
+			return 1;
+	return 0;
+}
+
 int ts_name_contains(const char *s, size_t n, const char *pat)
 {
 	size_t m = strlen(pat);
@@ -171,6 +204,7 @@ enum ts_kclass ts_kclass_of(const char *name, size_t n, int is_memcpy, int is_me
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const struct rule *r = &rules[i];
 		int hit = r->how == M_PREFIX ? has_prefix(p, pn, r->pat)
+			  : r->how == M_GEMM ? has_gemm(p, pn)
 					     : ts_name_contains(p, pn, r->pat);
 		if (hit)
 			return r->cls;

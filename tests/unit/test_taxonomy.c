@@ -105,3 +105,28 @@ TEST(taxonomy_launch_calls)
 	CHECK(!ts_is_launch_call("cudaStreamSynchronize", 21));
 	CHECK(!ts_is_launch_call("cudaEventRecord", 15));
 }
+
+/* Issue 13: symmetric-memory and NVSHMEM collectives are communication;
+ * fbgemm_gpu's embedding and sparse-permute kernels are their own class,
+ * not GEMM ("fbgemm" is not "gemm"). Names from tracelens b200 and
+ * hta/trace_filter unless noted. */
+TEST(taxonomy_symm_mem_and_embedding)
+{
+	CHECK_I64(kc("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)"), TS_KC_COMM);
+	/* PyTorch symmetric memory (names from its CUDA sources) */
+	CHECK_I64(kc("void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 16>(float**, float*, unsigned long, unsigned long, unsigned int**)"), TS_KC_COMM);
+	CHECK_I64(kc("void c10d::symmetric_memory::two_shot_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16**, unsigned long, unsigned long, unsigned int**, unsigned long, unsigned long)"), TS_KC_COMM);
+	CHECK_I64(kc("void nvshmemi_transfer_rma_kernel<(nvshmemi_op_t)0>(void*, void const*, unsigned long, int)"), TS_KC_COMM);
+	CHECK_I64(kc("void fbgemm_gpu::permute_2D_data_kernel<true, int, int, float>(int, int, int, int const*, float const*, int const*, int const*, int const*, int*, float*)"), TS_KC_EMBEDDING);
+	CHECK_I64(kc("void split_embedding_codegen_forward_unweighted_kernel<c10::Half, c10::Half, float, false, long, 2ul, 32ul>(at::GenericPackedTensorAccessor<c10::Half, 1ul, at::RestrictPtrTraits, long>)"), TS_KC_EMBEDDING);
+	CHECK_I64(kc("void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<float, float, float, 1ul, 16>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>)"), TS_KC_EMBEDDING);
+	CHECK_I64(kc("void fbgemm_gpu::_block_bucketize_sparse_features_cuda_kernel1<int, int>(int, int, int const*, int, int const*, int const*, int*)"), TS_KC_EMBEDDING);
+	CHECK_I64(kc("void permute_pooled_embs_kernel<float>(float const*, long const*, long const*, long const*, float*, long, long, long)"), TS_KC_EMBEDDING);
+	/* fbgemm in a name does not make a GEMM; a real GEMM still is one */
+	CHECK_I64(kc("void at::native::vectorized_elementwise_kernel<4, fbgemm_gpu::_float_to_hfp8_gpu(at::Tensor const&, long, long, double)::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, fbgemm_gpu::_float_to_hfp8_gpu(at::Tensor const&, long, long, double)::{lambda(float)#1}, at::detail::Array<char*, 2>)"), TS_KC_ELEMENTWISE);
+	CHECK_I64(kc("fbgemm_gpu::f8f8bf16_rowwise_gemm_kernel"), TS_KC_GEMM); /* made-up name */
+	/* RoPE is elementwise, not an embedding lookup (tracelens b200) */
+	CHECK_I64(kc("void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)"), TS_KC_ELEMENTWISE);
+	CHECK_STR(ts_kclass_name(TS_KC_EMBEDDING), "embedding");
+	CHECK(ts_kclass_is_compute(TS_KC_EMBEDDING));
+}
