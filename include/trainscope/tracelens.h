@@ -16,7 +16,8 @@
  *     name contains nccl, rccl or cross_device_reduce (any case); every
  *     other event, memsets included, is computation;
  *   - float64 microseconds as Python parses the JSON text, ts + dur in
- *     double, sequential sums.
+ *     double, sequential sums. An event without ts or dur, or with a
+ *     negative dur, is left out (TraceLens fails on it).
  * With recompute set (--tracelens-recompute) it also gives TraceLens's
  * --detect_recompute split: two independent timelines, over the linked
  * events launched inside a python_function span named

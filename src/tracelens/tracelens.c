@@ -395,7 +395,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		int g = gpu_cat(t, i);
 		if (!g)
 			continue;
-		if (ev->ts_ns[i] == TS_NONE || ev->dur_ns[i] == TS_NONE) {
+		if (ev->ts_ns[i] == TS_NONE || ev->dur_ns[i] == TS_NONE || ev->dur_ns[i] < 0) {
 			sel[i] = 0xff;
 			continue;
 		}

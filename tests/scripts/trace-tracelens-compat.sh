@@ -55,6 +55,26 @@ if [ -d "$C" ]; then
 	check "$C/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz" \
 		"$C/compare_test_e2e/reference/mi300_perf_report_csvs/gpu_timeline.csv" 0
 fi
+# Kernel totals and counts per name equal TraceLens's kernel_summary.csv
+# (rows summed over parent op and stream), from trainscope's own breakdown.
+for d in "$T"/h100/*_perf_report_csvs; do
+	[ -f "$d/kernel_summary.csv" ] || continue
+	"$TS" trace --json --top 1000 "${d%_perf_report_csvs}.json.gz" >"$tmp/k.json" 2>/dev/null
+	python3 - "$tmp/k.json" "$d/kernel_summary.csv" <<'PY' || fail=1
+import csv, json, sys
+top = {k["name"]: k for k in json.load(open(sys.argv[1]))["ranks"][0]["top_kernels"]}
+want = {}
+for row in csv.DictReader(open(sys.argv[2])):
+    w = want.setdefault(row["Kernel name"], [0.0, 0])
+    w[0] += float(row["Kernel duration (µs)_sum"])
+    w[1] += int(row["Kernel duration (µs)_count"])
+bad = [n for n, (us, c) in want.items() if n not in top or top[n]["count"] != c or abs(top[n]["total_us"] - us) > 1e-3]
+for n in bad[:5]:
+    print(f"FAIL kernel_summary {sys.argv[2].split('/')[-2]}: {n[:80]}")
+print(f"{'FAIL' if bad else 'ok'} kernel_summary {sys.argv[2].split('/')[-2][:30]}: {len(want)} kernel names")
+sys.exit(1 if bad else 0)
+PY
+done
 # B200: TraceLens ships no CSV; the figures (ms, 3 decimals) are those its
 # own code gives with default options (reference/tracelens-definitions.md,
 # section 3), so the tolerance is half a unit in their last place.
