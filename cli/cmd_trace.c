@@ -662,9 +662,18 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			ts_sb_addf(out, "\n  stream idle (HTA rule, %zu streams): host-wait %.1f ms, "
 				   "kernel-wait %.1f ms, other %.1f ms", p->idle.n, ms(hw), ms(kw), ms(ot));
 		}
-		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound %.1f ms, data-bound %.1f ms; "
-			   "overlap of comm with compute ",
-			   ms(p->idle_ns), ms(p->idle_host_ns), ms(p->idle_data_ns));
+		ts_sb_addf(out, "\n  window %.1f ms = compute %.1f + exposed comm %.1f + exposed memcpy "
+			   "%.1f + exposed memset %.1f + idle %.1f ms; GPU span %.1f ms (idle %.1f ms)",
+			   ms(p->window_ns), ms(p->compute_ns), ms(p->exposed_comm_ns),
+			   ms(p->exposed_memcpy_ns), ms(p->exposed_memset_ns), ms(p->idle_ns),
+			   ms(p->gpu_span_ns), ms(p->gpu_span_idle_ns));
+		if (p->unlinked_events)
+			ts_sb_addf(out, "\n  unlinked: %lld activities, %.1f ms with no launch call in the "
+				   "trace (counted in the window, in no step)",
+				   (long long)p->unlinked_events, ms(p->unlinked_ns));
+		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound %.1f ms, data-bound %.1f ms, other "
+			   "%.1f ms; overlap of comm with compute ",
+			   ms(p->idle_ns), ms(p->idle_host_ns), ms(p->idle_data_ns), ms(p->idle_other_ns));
 		if (p->overlap_pct < 0)
 			ts_sb_adds(out, "n/a (no comm)\n");
 		else
@@ -716,6 +725,19 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 
 	ts_sb_addf(out, "\n%swall: %s%s\n  %s\n", b, ts_wall_name(j->wall.wall), r,
 		   j->wall.evidence);
+	for (size_t i = 0; i < j->n && i < 8; i++) {
+		const struct ts_rank_prof *p = j->ranks[i];
+		ts_sb_addf(out, "  walls, rank %lld window %lld (ranked):", (long long)p->rank,
+			   (long long)p->window_no);
+		for (size_t k = 0; k < p->nwalls; k++) {
+			const struct ts_wall_cand *c = &p->walls[k];
+			ts_sb_addf(out, "%s %s %.1f%%", k ? "," : "", ts_wall_name(c->wall), 100 * c->share);
+			if (c->wall != TS_WALL_COMPUTE)
+				ts_sb_addf(out, " (threshold %.0f%%%s)", 100 * c->threshold,
+					   c->over && !c->eligible ? ", not the largest idle cause" : "");
+		}
+		ts_sb_addc(out, '\n');
+	}
 	if (j->n > 1)
 		for (size_t i = 0; i < j->n; i++)
 			ts_sb_addf(out, "  rank %lld window %lld: %s (%.1f%%)\n",
