@@ -54,9 +54,9 @@ struct ts_tracelens {
 
 /*
  * Fill tl from one trace. Returns 0; TS_EPARSE with TraceLens's meaning
- * ("No GPU events found in the trace", err naming the file) when the
- * timeline, or with recompute one of its two blocks, has no GPU event;
- * TS_ENOMEM.
+ * ("No GPU events found in the trace", err naming the file) when no GPU
+ * event is linked; TS_ENOMEM. A recompute block without events has
+ * events 0 (its metrics are then meaningless and written as null).
  */
 int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_tracelens *tl,
 			 struct ts_err *err);
