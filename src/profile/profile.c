@@ -667,12 +667,10 @@ static void clip_set(struct ts_ivset *a, int64_t lo, int64_t hi)
 	a->n = k;
 }
 
-/* out = a \ b \ c (c may be NULL); tmp is scratch. */
+/* out = a \ b \ c; tmp is scratch. */
 static int sub2(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b,
 		const struct ts_ivset *c, struct ts_ivset *tmp)
 {
-	if (!c)
-		return ts_ivset_sub(out, a, b);
 	if (ts_ivset_sub(tmp, a, b))
 		return TS_ENOMEM;
 	return ts_ivset_sub(out, tmp, c);
