@@ -77,12 +77,14 @@ static void fit(struct ts_plan_calib *k, long skip)
 	};
 	double best = loss(k, skip);
 
-	for (int round = 0; round < 20; round++) {
+	for (int pass = 0; pass < 20; pass++) {
 		int moved = 0;
 		for (int a = 0; a < NAXES; a++) {
 			double keep = *ax[a].p;
-			for (double v = ax[a].lo; v <= ax[a].hi + 1e-12; v += ax[a].step) {
-				double l;
+			int steps = (int)((ax[a].hi - ax[a].lo) / ax[a].step + 0.5);
+			for (int i = 0; i <= steps; i++) {
+				double l, v = ax[a].lo + i * ax[a].step;
+				v = round(v / ax[a].step) * ax[a].step; /* grid values exactly as printed */
 				*ax[a].p = v;
 				l = loss(k, skip);
 				if (l < best - 1e-12) {
@@ -148,9 +150,10 @@ int main(int argc, char **argv)
 		if (fabs(loo[i]) > worst)
 			worst = fabs(loo[i]);
 	}
-	printf("fitted on %zu cases, 4 constants\n", njobs);
-	printf("  gemm_eff %.2f  attn_eff %.2f  layer_latency_us %.0f  imbalance %.2f\n", k.gemm_eff,
-	       k.attn_eff, k.layer_latency_s * 1e6, k.imbalance);
+	printf("fitted on %zu cases, %d constants\n", njobs, NAXES);
+	printf("  gemm_eff %.2f  attn_eff %.2f  layer_latency_us %.0f  imbalance %.2f"
+	       "  (stated, not fitted: expert_half_rows %.0f)\n",
+	       k.gemm_eff, k.attn_eff, k.layer_latency_s * 1e6, k.imbalance, k.expert_half_rows);
 	printf("  leave-one-out RMS ln error %.3f (log_sigma), worst %.1f %%\n", sqrt(s2 / (double)njobs),
 	       (exp(worst) - 1.0) * 100.0);
 	printf("%-5s %10s %10s %9s %9s\n", "case", "measured", "predicted", "err %", "LOO err %");

@@ -85,6 +85,8 @@ struct ts_plan_calib {
 	double attn_eff;         /* fraction of the BF16 peak fused attention reaches at long sequences */
 	double layer_latency_s;  /* fixed cost per layer per micro-batch (fwd+bwd): launches,
 				  * syncs; an MoE layer (router, permute, dispatcher) costs twice */
+	double expert_half_rows; /* grouped expert GEMMs reach half of gemm_eff at this many
+				  * rows (tokens) per expert: small per-expert GEMMs are slow */
 	double imbalance;        /* natural routing: busiest EP rank's load / mean (>= 1) */
 	double log_sigma;        /* leave-one-out RMS of ln(predicted/measured): the uncertainty */
 };

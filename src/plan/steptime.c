@@ -35,9 +35,10 @@ void ts_plan_calib_init(struct ts_plan_calib *c)
 {
 	c->gemm_eff = 0.82;
 	c->attn_eff = 0.70;
-	c->layer_latency_s = 2175e-6;
-	c->imbalance = 1.50;
-	c->log_sigma = 0.191;
+	c->layer_latency_s = 2025e-6;
+	c->expert_half_rows = 256;
+	c->imbalance = 1.55;
+	c->log_sigma = 0.187;
 }
 
 /* NCCL bus bandwidth reaches about 80 % of the link (nccl-tests on NVLink
@@ -57,10 +58,11 @@ double ts_plan_gemm_s(double groups, double M, double N, double K, double peak, 
 
 	if (groups <= 0 || M <= 0 || N <= 0 || K <= 0 || peak <= 0 || eff <= 0)
 		return 0;
-	tm = ceil(M / TILE);
-	tn = ceil(N / TILE);
+	/* sizes a rounding error above a tile multiple are that multiple */
+	tm = ceil(M / TILE - 1e-9);
+	tn = ceil(N / TILE - 1e-9);
 	tiles = groups * tm * tn;
-	waves = ceil(tiles / S);
+	waves = ceil(tiles / S - 1e-9);
 	/* useful work over the tiles' work, times the tiles over whole waves */
 	util = (M * N) / (tm * TILE * tn * TILE) * tiles / (waves * S);
 	tc = groups * 2.0 * M * N * K / (peak * eff * util);
@@ -201,9 +203,14 @@ static void expert_block(const struct ts_model *m, const struct ts_plan_opts *o,
 {
 	double rows = z->iota * z->te, me = rows / z->nloc, fe = (double)m->moe_ffn_hidden / (double)z->etp;
 	double fwd = 0, act, perm, router;
+	struct dev g = *d;
 
-	lc->t[TS_T_EXPERT] += lin3(d, z->nloc, me, z->w * fe, z->h, &fwd);
-	lc->t[TS_T_EXPERT] += lin3(d, z->nloc, me, z->h, fe, &fwd);
+	/* a grouped GEMM launches one problem per local expert: per-expert
+	 * setup, uneven problem sizes and short K loops in wgrad cost more
+	 * the fewer rows each expert gets */
+	g.eff = d->eff * me / (me + o->calib.expert_half_rows);
+	lc->t[TS_T_EXPERT] += lin3(&g, z->nloc, me, z->w * fe, z->h, &fwd);
+	lc->t[TS_T_EXPERT] += lin3(&g, z->nloc, me, z->h, fe, &fwd);
 	lc->t[TS_T_CAST] += mem_s(o, cast_bytes(d, z->nloc, me, z->w * fe, z->h) +
 				  cast_bytes(d, z->nloc, me, z->h, fe));
 	/* router GEMM h x E on the sequence-parallel tokens (FP32, small) */
@@ -293,7 +300,9 @@ static void layer(const struct ts_model *m, const struct ts_plan_opts *o, const 
 		mlp_block(o, d, z, (double)m->ffn_hidden,
 			  rc == TS_RC_FULL || (rc == TS_RC_SELECTIVE && (mods & TS_RCM_MLP)), lc);
 	}
-	lc->t[TS_T_LATENCY] = o->calib.layer_latency_s * (moe ? 2.0 : 1.0);
+	/* fixed per-layer cost; full recompute launches the forward again (a
+	 * third of the layer's kernels) */
+	lc->t[TS_T_LATENCY] = o->calib.layer_latency_s * (moe ? 2.0 : 1.0) * (rc == TS_RC_FULL ? 4.0 / 3.0 : 1.0);
 	lc->compute = lc->t[TS_T_GEMM] + lc->t[TS_T_ATTN] + lc->t[TS_T_EXPERT] + lc->t[TS_T_ELEM] +
 		      lc->t[TS_T_CAST] + lc->t[TS_T_RECOMPUTE];
 	/* TP/SP: all-gather + reduce-scatter forward and backward per block
@@ -325,6 +334,9 @@ static void layer(const struct ts_model *m, const struct ts_plan_opts *o, const 
 		double intra, inter;
 		ep_volume(m, o, z, x, &intra, &inter);
 		tep = xfer_s(o, intra, inter);
+		/* recomputing the MoE block dispatches and combines again */
+		if (rc == TS_RC_FULL || (rc == TS_RC_SELECTIVE && (mods & TS_RCM_MOE)))
+			tep *= 1.5;
 		if (o->moe_overlap)
 			tep = tep > lc->compute ? tep - lc->compute : 0;
 		lc->t[TS_T_EP] = tep;
