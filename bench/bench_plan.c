@@ -40,6 +40,7 @@ static int once(const struct ts_model *m, int mode, double *wall, double *cpu, s
 	o.inter_bw = 50e9;
 	o.mem_bw = 3.35e12;
 	o.sms = 132;
+	o.max_mbs = 8; /* the widest search: MBS 1, 2, 4, 8 */
 	o.enumerate_only = mode == 0;
 	o.memory_only = mode == 1;
 	ts_plan_init(&p);

@@ -10,7 +10,7 @@
  * taking the extra layer); VPP 1 or 2..8 with PP*VPP <= layers and the
  * micro-batch count a multiple of PP; EP divides the experts; ETP divides
  * TP; parallel folding: ETP*EP divides TP*CP*DP; MBS a power of two up to
- * 8 with GBS a multiple of MBS*DP. For each parallel layout the memory
+ * max_mbs (default 1) with GBS a multiple of MBS*DP. For each parallel layout the memory
  * options are tried in order (none, selective core_attn, fine-grained
  * selective, full, then offload variants); every option is priced and
  * each parallel layout and MBS gives one entry: the first option that
@@ -104,7 +104,7 @@ struct ts_plan_opts {
 	int precision;           /* TS_PREC_BF16 or TS_PREC_FP8 */
 	int est;                 /* memory estimator */
 	int64_t max_tp;          /* 0 = gpus_per_node */
-	int64_t max_mbs;         /* default 8 */
+	int64_t max_mbs;         /* default 1: every calibration case runs MBS 1 (docs/memory-plan.md 4.3) */
 	int64_t max_vpp;         /* default 8 */
 	double context_bytes;    /* allowance per GPU (memory.h) */
 	double fragmentation;
@@ -122,7 +122,7 @@ struct ts_plan_opts {
 };
 
 /* Defaults: efficiency 0.4 (unused by the step-time model; kept for the
- * record), inter-node 50 GB/s, max MBS 8, max VPP 8, BF16, MoE-aware
+ * record), inter-node 50 GB/s, max MBS 1, max VPP 8, BF16, MoE-aware
  * estimator, 1 GiB context, 5 % fragmentation, natural routing, the fitted
  * calibration; the rest 0. */
 void ts_plan_opts_init(struct ts_plan_opts *o);

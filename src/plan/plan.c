@@ -60,7 +60,7 @@ void ts_plan_opts_init(struct ts_plan_opts *o)
 	o->inter_bw = 50e9;
 	o->precision = TS_PREC_BF16;
 	o->est = TS_MEM_EST_MOE;
-	o->max_mbs = 8;
+	o->max_mbs = 1;
 	o->max_vpp = 8;
 	o->context_bytes = 1024.0 * 1024.0 * 1024.0;
 	o->fragmentation = 0.05;
