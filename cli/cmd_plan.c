@@ -226,6 +226,7 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 	const struct ts_plan_layout *best = top_pick(p);
 	struct ts_table t;
 	long long shown = 0;
+	size_t listed = 0;
 
 	ts_sb_addf(out, "plan       %s on %lld x %s (%.2f GiB, %lld per node), seq %lld, GBS %lld\n",
 		   m->family[0] ? m->family : "model", (long long)o->gpus, gpu, mp_gib(o->capacity_bytes),
@@ -241,8 +242,10 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_sb_adds(out, "\ntop layouts\n");
 		ts_table_init(&t);
 		cols(&t);
-		for (size_t i = 0; i < p->n && (long long)i < top && ts_plan_fit_passing(p, &p->v[i]); i++)
+		for (size_t i = 0; i < p->n && (long long)i < top && ts_plan_fit_passing(p, &p->v[i]); i++) {
 			row(&t, p, &p->v[i], best, o->capacity_bytes, o->gpus_per_node);
+			listed++;
+		}
 		ts_table_render(&t, out, 0);
 		ts_table_release(&t);
 	}
@@ -256,7 +259,7 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 		int np = 0;
 		for (int r = TS_RULE_CP_LONG; r >= TS_RULE_FIT && shown < near; r--) {
 			int per_rule = r == TS_RULE_FIT ? 3 : 1;
-			for (size_t i = (size_t)(top > 0 ? top : 0); i < p->n && per_rule > 0 && shown < near; i++) {
+			for (size_t i = listed; i < p->n && per_rule > 0 && shown < near; i++) {
 				const struct ts_plan_layout *x = &p->v[i];
 				int match = r == TS_RULE_FIT ? !x->fits : r == TS_RULE_OFFLOAD_LAST ?
 					    x->fits && !ts_plan_fit_passing(p, x) :
