@@ -98,7 +98,6 @@ struct ts_plan_opts {
 	int64_t seq, gbs;        /* tokens, sequences */
 	double capacity_bytes;   /* device memory */
 	double peak_flops;       /* dense peak per GPU at the training precision, FLOP/s */
-	double efficiency;       /* fraction of the peak compute achieves (default 0.4) */
 	double intra_bw;         /* bytes/s per GPU per direction inside a node */
 	double inter_bw;         /* bytes/s per GPU per direction across nodes */
 	int precision;           /* TS_PREC_BF16 or TS_PREC_FP8 */
@@ -121,8 +120,7 @@ struct ts_plan_opts {
 	int enumerate_only;      /* enumerate legal layouts only (benchmark baseline) */
 };
 
-/* Defaults: efficiency 0.4 (unused by the step-time model; kept for the
- * record), inter-node 50 GB/s, max MBS 1, max VPP 8, BF16, MoE-aware
+/* Defaults: inter-node 50 GB/s, max MBS 1, max VPP 8, BF16, MoE-aware
  * estimator, 1 GiB context, 5 % fragmentation, natural routing, the fitted
  * calibration; the rest 0. */
 void ts_plan_opts_init(struct ts_plan_opts *o);

@@ -1,15 +1,16 @@
 /*
  * plan.c - enumerate the legal layouts of a model on N GPUs, price their
- * memory with the recompute/offload ladder, apply the Fit-then-Scale rules
- * in order, and rank what is left by a first-order step time.
+ * memory with the recompute/offload ladder and their step time with the
+ * calibrated model (steptime.c), and rank the layouts that pass the Fit
+ * rules by it.
  *
- * The rules come from the MoE optimisation workflow (fit with the smallest
- * model parallelism, selective before full recompute, offload last, keep
- * TP and EP inside the fast domain, PP+VPP across nodes, EP before ETP, CP
- * only for long sequences). They are applied as a sieve so every layout
- * that loses says which rule it lost to; the step time only orders what
- * the rules leave, which keeps its first-order nature from overriding the
- * workflow.
+ * The workflow's rules (fit with the smallest model parallelism, selective
+ * before full recompute, offload last, keep TP and EP inside the fast
+ * domain, PP+VPP across nodes, EP before ETP, CP only for long sequences)
+ * are still applied as a sieve, so every layout records the rule that
+ * would have removed it; but applied literally they keep layouts the
+ * step-time model prices much slower, so only the Fit rules (fits, offload
+ * last) filter and the Scale rules explain and break ties.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -56,7 +57,6 @@ const char *ts_plan_comm_name(int group)
 void ts_plan_opts_init(struct ts_plan_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->efficiency = 0.4;
 	o->inter_bw = 50e9;
 	o->precision = TS_PREC_BF16;
 	o->est = TS_MEM_EST_MOE;
@@ -525,9 +525,10 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 	if (!o->enumerate_only && o->capacity_bytes <= 0)
 		return ts_err_set(err, TS_EUSAGE, "plan: the device memory is unknown (--gpu SKU or --gpu-mem GiB)");
 	if (!o->enumerate_only && !o->memory_only &&
-	    (o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0 || o->efficiency <= 0))
+	    (o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0 || o->calib.gemm_eff <= 0 ||
+	     o->calib.attn_eff <= 0))
 		return ts_err_set(err, TS_EUSAGE, "plan: the step-time model needs the peak, the"
-				  " link bandwidths and an efficiency > 0");
+				  " link bandwidths and efficiencies > 0");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ts_err_set(err, TS_ENOMEM, "plan: out of memory");

@@ -107,7 +107,7 @@ struct layer_cost {
 
 struct shape {
 	double h, tau, tau_sp, tp, cp, te, iota, nloc, w;
-	int64_t ep, etp;
+	int64_t etp;
 };
 
 static double mem_s(const struct ts_plan_opts *o, double bytes)
@@ -417,7 +417,6 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 	z.tau = (double)o->seq * (double)x->mbs / z.cp;
 	z.tau_sp = x->tp > 1 ? z.tau / z.tp : z.tau;
 	z.te = z.tau * (double)(m->topk ? m->topk : 1) * (double)x->etp / z.tp;
-	z.ep = x->ep;
 	z.etp = x->etp;
 	z.nloc = m->num_experts > 0 ? (double)m->num_experts / (double)x->ep : 1.0;
 	z.iota = 1.0;
