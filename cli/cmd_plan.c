@@ -18,7 +18,7 @@ enum {
 	OPT_MODEL = 1, OPT_GPUS, OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_PER_NODE, OPT_SEQ,
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
 	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
-	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS
+	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP
 };
 
 static const struct cli_opt opts[] = {
@@ -44,6 +44,7 @@ static const struct cli_opt opts[] = {
 	{ "routing", 0, "R", "MoE routing: natural (default) | balanced (forced load balancing)", OPT_ROUTING },
 	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.5)", OPT_IMBALANCE },
 	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap)", OPT_MOE_OVERLAP },
+	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
 	{ "dispatcher", 0, "D", "EP dispatcher: deepep | hybridep (hierarchical, default) | alltoall (flat)", OPT_DISPATCHER },
 	{ "layout", 0, "T,P,V,C,E[,ET]", "price one layout: TP,PP,VPP,CP,EP[,ETP] (ETP default 1)", OPT_LAYOUT },
 	{ "mbs", 0, "N", "--layout: micro-batch size (default 1)", OPT_MBS },
@@ -204,8 +205,9 @@ static void model_line(const struct ts_plan_opts *o, const char *peak_src, struc
 	ts_sb_addf(out, "MoE        routing %s", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
 	if (o->routing == TS_ROUTING_NATURAL)
 		ts_sb_addf(out, " (busiest EP rank %.2fx the mean)", o->imbalance > 0 ? o->imbalance : o->calib.imbalance);
-	ts_sb_addf(out, ", EP overlap %s, %s dispatcher\n", o->moe_overlap ? "on" : "off",
-		   o->dispatcher == TS_DISPATCH_ALLTOALL ? "flat all-to-all" : "hierarchical");
+	ts_sb_addf(out, ", EP overlap %s, %s dispatcher; TP overlap %s\n", o->moe_overlap ? "on" : "off",
+		   o->dispatcher == TS_DISPATCH_ALLTOALL ? "flat all-to-all" : "hierarchical",
+		   o->tp_overlap ? "on" : "off");
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -386,6 +388,7 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 	ts_jw_ki64(w, "memory_bytes_per_s", llround(o->mem_bw));
 	ts_jw_kstr(w, "routing", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
 	ts_jw_kbool(w, "moe_overlap", o->moe_overlap);
+	ts_jw_kbool(w, "tp_overlap", o->tp_overlap);
 	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
 	ts_jw_key(w, "calibration");
 	ts_jw_obj(w);
@@ -874,6 +877,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_IMBALANCE: rc = cli_double(ctx, a, 1, 64, &imb); break;
 		case OPT_MOE_OVERLAP: overlap = 1; break;
+		case OPT_TP_OVERLAP: o.tp_overlap = 1; break;
 		case OPT_DISPATCHER:
 			if (strcmp(a->val, "deepep") == 0 || strcmp(a->val, "hybridep") == 0)
 				disp = TS_DISPATCH_HIER;

@@ -115,6 +115,7 @@ struct ts_plan_opts {
 	double imbalance;        /* natural routing imbalance; 0 = the calibrated one */
 	int moe_overlap;         /* EP all-to-all overlapped with the other micro-batch's compute */
 	int dispatcher;          /* enum ts_dispatcher (default hierarchical) */
+	int tp_overlap;          /* TP/SP collectives overlapped with the layer's GEMMs (--tp-comm-overlap) */
 	struct ts_plan_calib calib;
 	int memory_only;         /* enumerate and price memory, skip timing (benchmark baseline) */
 	int enumerate_only;      /* enumerate legal layouts only (benchmark baseline) */

@@ -318,6 +318,11 @@ static void layer(const struct ts_model *m, const struct ts_plan_opts *o, const 
 		double v = 4.0 * (double)(x->etp - 1) / (double)x->etp * z->iota * z->te * z->h * 2.0;
 		lc->t[TS_T_TP] += spans_nodes(1, x->etp, G) ? xfer_s(o, 0, v) : xfer_s(o, v, 0);
 	}
+	/* --tp-comm-overlap: the collectives run under the GEMMs they feed */
+	if (o->tp_overlap) {
+		double hide = lc->t[TS_T_GEMM] + lc->t[TS_T_EXPERT];
+		lc->t[TS_T_TP] = lc->t[TS_T_TP] > hide ? lc->t[TS_T_TP] - hide : 0;
+	}
 	/* CP: K/V ring, 3*(cp-1) chunks per layer, overlapped with attention */
 	if (x->cp > 1) {
 		double kv = m->mla ? (double)m->heads * (double)(m->qk_head_dim + m->qk_rope_dim + m->v_head_dim)

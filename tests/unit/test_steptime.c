@@ -351,3 +351,72 @@ TEST(steptime_dsv3_top_pick)
 	ts_gpu_catalog_release(&cat);
 	free(m);
 }
+
+/*
+ * EP and TP volumes by hand, Qwen3-30B-A3B (h 2048, 48 MoE layers, K 8 of
+ * 128 experts) on 16 H100 (2 nodes of 8), EP16, TP1, MBS 1, GBS 1024: 64
+ * micro-batches of 4096 tokens, t_e = 4096*8 = 32768 token copies per GPU,
+ * balanced routing. Per MoE layer and micro-batch, 4 all-to-alls:
+ *   hierarchical: every copy that leaves the GPU over NVLink,
+ *     4 * 15/16 * 32768 * 2048 * 2 B = 503,316,480 B; over the network
+ *     each token once per remote node with one of its 8 experts:
+ *     4 * 4096 * (2-1)*(1 - (1/2)^8) * 2048 * 2 B = 66,846,720 B;
+ *   flat all-to-all: 7 of the 15 peers inside the node: 503,316,480 * 7/15
+ *     over NVLink, * 8/15 over the network;
+ * times 48 layers * 64 micro-batches = 3072.
+ * --tp-overlap hides TP traffic only: with TP2 its term shrinks, nothing
+ * else moves.
+ */
+TEST(steptime_ep_volumes_by_hand)
+{
+	const char *path = test_data("models/qwen3-30b-a3b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan_layout x, y;
+	struct ts_err err;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 16;
+	o.gbs = 1024;
+	o.seq = 4096;
+	o.routing = TS_ROUTING_BALANCED;
+	memset(&x, 0, sizeof(x));
+	x.tp = 1, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 16, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	CHECK_REL(x.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], 503316480.0 * 3072.0, 1e-12);
+	CHECK_REL(x.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 66846720.0 * 3072.0, 1e-12);
+	o.dispatcher = TS_DISPATCH_ALLTOALL;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], 503316480.0 * 7.0 / 15.0 * 3072.0, 1e-12);
+	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 503316480.0 * 8.0 / 15.0 * 3072.0, 1e-12);
+	CHECK(y.time.term_s[TS_T_EP] > x.time.term_s[TS_T_EP]);
+	o.dispatcher = TS_DISPATCH_HIER;
+	memset(&x, 0, sizeof(x));
+	x.tp = 2, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 8, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	o.tp_overlap = 1;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK(x.time.term_s[TS_T_TP] > 0);
+	CHECK(y.time.term_s[TS_T_TP] < x.time.term_s[TS_T_TP]);
+	CHECK_REL(y.time.term_s[TS_T_GEMM], x.time.term_s[TS_T_GEMM], 1e-12);
+	CHECK_REL(y.time.term_s[TS_T_EXPERT], x.time.term_s[TS_T_EXPERT], 1e-12);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
