@@ -18,7 +18,7 @@ enum {
 	OPT_MODEL = 1, OPT_GPUS, OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_PER_NODE, OPT_SEQ,
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
 	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
-	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP
+	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_ATTENTION
 };
 
 static const struct cli_opt opts[] = {
@@ -45,6 +45,7 @@ static const struct cli_opt opts[] = {
 	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.5)", OPT_IMBALANCE },
 	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap)", OPT_MOE_OVERLAP },
 	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
+	{ "attention", 0, "K", "core attention kernel: fused (flash/cuDNN, default) | unfused (scores through HBM)", OPT_ATTENTION },
 	{ "dispatcher", 0, "D", "EP dispatcher: deepep | hybridep (hierarchical, default) | alltoall (flat)", OPT_DISPATCHER },
 	{ "layout", 0, "T,P,V,C,E[,ET]", "price one layout: TP,PP,VPP,CP,EP[,ETP] (ETP default 1)", OPT_LAYOUT },
 	{ "mbs", 0, "N", "--layout: micro-batch size (default 1)", OPT_MBS },
@@ -197,9 +198,10 @@ static void cols(struct ts_table *t)
 static void model_line(const struct ts_plan_opts *o, const char *peak_src, struct ts_sb *out)
 {
 	ts_sb_addf(out, "step time  calibrated model (docs/memory-plan.md 4.3): GEMMs at %.0f %% of %.1f TFLOP/s dense (%s),"
-		   " attention %.0f %%, %.0f us per layer per micro-batch; links %.0f GB/s in a node, %.0f GB/s across;"
+		   " %s attention %.0f %%, %.0f us per layer per micro-batch; links %.0f GB/s in a node, %.0f GB/s across;"
 		   " likely range +/-%.0f %% (leave-one-out)\n",
-		   o->calib.gemm_eff * 100.0, o->peak_flops / 1e12, peak_src, o->calib.attn_eff * 100.0,
+		   o->calib.gemm_eff * 100.0, o->peak_flops / 1e12, peak_src,
+		   o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused", o->calib.attn_eff * 100.0,
 		   o->calib.layer_latency_s * 1e6, o->intra_bw / 1e9, o->inter_bw / 1e9,
 		   (exp(o->calib.log_sigma) - 1.0) * 100.0);
 	ts_sb_addf(out, "MoE        routing %s", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
@@ -389,6 +391,7 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 	ts_jw_kstr(w, "routing", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
 	ts_jw_kbool(w, "moe_overlap", o->moe_overlap);
 	ts_jw_kbool(w, "tp_overlap", o->tp_overlap);
+	ts_jw_kstr(w, "attention", o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused");
 	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
 	ts_jw_key(w, "calibration");
 	ts_jw_obj(w);
@@ -878,6 +881,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		case OPT_IMBALANCE: rc = cli_double(ctx, a, 1, 64, &imb); break;
 		case OPT_MOE_OVERLAP: overlap = 1; break;
 		case OPT_TP_OVERLAP: o.tp_overlap = 1; break;
+		case OPT_ATTENTION:
+			if (strcmp(a->val, "fused") == 0 || strcmp(a->val, "flash") == 0)
+				o.attention = TS_ATTN_FUSED;
+			else if (strcmp(a->val, "unfused") == 0)
+				o.attention = TS_ATTN_UNFUSED;
+			else {
+				cli_error(ctx, "--attention: expected fused or unfused, got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
 		case OPT_DISPATCHER:
 			if (strcmp(a->val, "deepep") == 0 || strcmp(a->val, "hybridep") == 0)
 				disp = TS_DISPATCH_HIER;

@@ -74,6 +74,10 @@ enum ts_routing { TS_ROUTING_NATURAL = 0, TS_ROUTING_BALANCED = 1 };
  * expert). */
 enum ts_dispatcher { TS_DISPATCH_HIER = 0, TS_DISPATCH_ALLTOALL = 1 };
 
+/* Core attention kernel: fused (flash / cuDNN fused attention: scores stay
+ * on chip) or unfused (the s x s scores and probabilities go through HBM). */
+enum ts_attention_kind { TS_ATTN_FUSED = 0, TS_ATTN_UNFUSED = 1 };
+
 /*
  * The constants of the step-time model fitted on the published cases
  * (../shared/data/expected/layout-cases.csv; procedure, values and the
@@ -116,6 +120,7 @@ struct ts_plan_opts {
 	int moe_overlap;         /* EP all-to-all overlapped with the other micro-batch's compute */
 	int dispatcher;          /* enum ts_dispatcher (default hierarchical) */
 	int tp_overlap;          /* TP/SP collectives overlapped with the layer's GEMMs (--tp-comm-overlap) */
+	int attention;           /* enum ts_attention_kind (default fused) */
 	struct ts_plan_calib calib;
 	int memory_only;         /* enumerate and price memory, skip timing (benchmark baseline) */
 	int enumerate_only;      /* enumerate legal layouts only (benchmark baseline) */

@@ -158,6 +158,14 @@ static void attention_block(const struct ts_model *m, const struct ts_plan_opts 
 	sq = (double)o->seq / z->cp;
 	eff = o->calib.attn_eff * sq / (sq + ATTN_HALF_TOKENS);
 	core_fwd = 2.0 * tau * (double)o->seq * nq / tp / (d->peak * eff);
+	/* unfused: the causal half of the scores, per local head, is written
+	 * as BF16 and read back by the softmax, written again as probabilities
+	 * and read by the PV GEMM (8 B each), and the backward reads and
+	 * writes them once more; the GEMMs run at the GEMM efficiency */
+	if (o->attention == TS_ATTN_UNFUSED) {
+		double heads = (double)m->heads / tp, scores = tau * (double)o->seq / 2.0 * heads;
+		core_fwd = 2.0 * tau * (double)o->seq * nq / tp / (d->peak * d->eff) + mem_s(o, 8.0 * scores);
+	}
 	lc->t[TS_T_ATTN] += core_fwd * (1.0 + ATTN_BWD);
 	/* norm, residual and bias-add on the sequence-parallel tokens (32 h
 	 * bytes a token fwd+bwd), RoPE on q and k (12 bytes per element) */

@@ -420,3 +420,51 @@ TEST(steptime_ep_volumes_by_hand)
 	ts_gpu_catalog_release(&cat);
 	free(m);
 }
+
+/*
+ * Core attention by hand, Qwen3-8B (36 layers, 32 heads x 128, seq 4096)
+ * on 16 H100, TP1 DP16 MBS 1 (64 micro-batches): the causal forward is
+ * F = 2*4096*4096*4096 FLOPs per layer per micro-batch; fused at
+ * attn_eff * 4096/(4096 + 512) of 989.4 TFLOP/s, unfused at gemm_eff plus
+ * 8 B for each of the 4096*4096/2 * 32 scores over 3.35 TB/s; backward
+ * 2.5x the forward; times 36 * 64.
+ */
+TEST(steptime_attention_by_hand)
+{
+	const char *path = test_data("models/qwen3-8b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan_layout x, y;
+	struct ts_err err;
+	double F = 2.0 * 4096.0 * 4096.0 * 4096.0, n = 36.0 * 64.0 * 3.5;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 16;
+	o.gbs = 1024;
+	o.seq = 4096;
+	memset(&x, 0, sizeof(x));
+	x.tp = 1, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 1, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	REQUIRE(x.recompute == TS_RC_NONE);
+	CHECK_REL(x.time.term_s[TS_T_ATTN], n * F / (989.4e12 * o.calib.attn_eff * 4096.0 / 4608.0), 1e-9);
+	o.attention = TS_ATTN_UNFUSED;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK_REL(y.time.term_s[TS_T_ATTN],
+		  n * (F / (989.4e12 * o.calib.gemm_eff) + 8.0 * 4096.0 * 4096.0 / 2.0 * 32.0 / 3.35e12), 1e-9);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
