@@ -18,7 +18,7 @@ enum {
 	OPT_MODEL = 1, OPT_GPUS, OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_PER_NODE, OPT_SEQ,
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
 	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
-	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_ATTENTION
+	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_ATTENTION, OPT_FIRST, OPT_LAST
 };
 
 static const struct cli_opt opts[] = {
@@ -49,6 +49,8 @@ static const struct cli_opt opts[] = {
 	{ "dispatcher", 0, "D", "EP dispatcher: deepep | hybridep (hierarchical, default) | alltoall (flat)", OPT_DISPATCHER },
 	{ "layout", 0, "T,P,V,C,E[,ET]", "price one layout: TP,PP,VPP,CP,EP[,ETP] (ETP default 1)", OPT_LAYOUT },
 	{ "mbs", 0, "N", "--layout: micro-batch size (default 1)", OPT_MBS },
+	{ "first-stage-layers", 0, "N", "--layout: decoder layers on the first virtual stage (default: Megatron's rule)", OPT_FIRST },
+	{ "last-stage-layers", 0, "N", "--layout: decoder layers on the last virtual stage (default: Megatron's rule)", OPT_LAST },
 	{ "max-mbs", 0, "N", "largest micro-batch size searched (default 1: the calibrated range)", OPT_MAX_MBS },
 	{ "check", 0, "FILE.csv", "published cases (layout-cases.csv columns): predicted vs measured", OPT_CHECK },
 	{ 0 }
@@ -494,9 +496,10 @@ static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o
 		   " %lld micro-batches", m->family[0] ? m->family : "model", (long long)o->gpus, gpu,
 		   (long long)x->tp, (long long)x->pp, (long long)x->vpp, (long long)x->cp, (long long)x->ep,
 		   (long long)x->etp, (long long)x->dp, (long long)x->mbs, (long long)x->micro);
-	if (x->first_layers >= 0 || x->last_layers >= 0)
-		ts_sb_addf(out, ", first/last virtual stage %lld/%lld layers", (long long)x->first_layers,
-			   (long long)x->last_layers);
+	if (x->first_layers >= 0)
+		ts_sb_addf(out, ", first virtual stage %lld layers", (long long)x->first_layers);
+	if (x->last_layers >= 0)
+		ts_sb_addf(out, ", last virtual stage %lld layers", (long long)x->last_layers);
 	ts_sb_addc(out, '\n');
 	ts_sb_addf(out, "memory     %.1f GiB with %s recompute%s on the most loaded rank (%lld): %s %s (%.2f GiB)\n",
 		   mp_gib(x->memory_bytes), rc_label(x), x->offload ? " and offload" : "", (long long)x->peak_rank,
@@ -815,7 +818,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	const char *layout = NULL, *check = NULL;
 	double gib = 0, x, peak_tf = 0, intra = 0, eff = 0, imb = 0;
 	const char *catalog_src = "--peak-tflops";
-	long long v, per_node = 0, top = 5, near = 8, mbs = 1;
+	long long v, per_node = 0, top = 5, near = 8, mbs = 1, first = -1, last = -1;
 	int have_args, prec = TS_PREC_BF16, routing = TS_ROUTING_NATURAL, overlap = 0, disp = TS_DISPATCH_HIER;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
@@ -909,6 +912,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case OPT_MBS: rc = cli_int(ctx, a, 1, 1 << 20, &mbs); break;
+		case OPT_FIRST: rc = cli_int(ctx, a, 0, TS_MODEL_MAX_LAYERS, &first); break;
+		case OPT_LAST: rc = cli_int(ctx, a, 0, TS_MODEL_MAX_LAYERS, &last); break;
 		case OPT_CHECK: check = a->val; break;
 		case OPT_MAX_MBS: rc = cli_int(ctx, a, 1, 1 << 10, &v); o.max_mbs = v; break;
 		}
@@ -940,6 +945,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_emit(ctx, &out);
 		if (!rc && failed)
 			rc = EXIT_GATE;
+		goto out;
+	}
+	if (!layout && (first >= 0 || last >= 0 || mbs != 1)) {
+		cli_error(ctx, "--mbs, --first-stage-layers and --last-stage-layers go with --layout");
+		rc = EXIT_USAGE;
 		goto out;
 	}
 	if (!model_path && p.npos == 1)
@@ -996,6 +1006,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		o.intra_bw = o.inter_bw;
 	if (layout) {
 		one.mbs = mbs;
+		one.first_layers = first;
+		one.last_layers = last;
 		if (ts_plan_price(&model, &o, &one, &err)) {
 			rc = cli_fail(ctx, &err);
 			goto out;
