@@ -42,7 +42,7 @@ static const struct cli_opt opts[] = {
 	{ "context-gib", 0, "GiB", "allowance for the device context and workspaces (default 1)", OPT_CONTEXT },
 	{ "fragmentation-pct", 0, "PCT", "allowance for allocator fragmentation (default 5)", OPT_FRAG },
 	{ "routing", 0, "R", "MoE routing: natural (default) | balanced (forced load balancing)", OPT_ROUTING },
-	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.5)", OPT_IMBALANCE },
+	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.55)", OPT_IMBALANCE },
 	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap)", OPT_MOE_OVERLAP },
 	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
 	{ "attention", 0, "K", "core attention kernel: fused (flash/cuDNN, default) | unfused (scores through HBM)", OPT_ATTENTION },
