@@ -38,6 +38,9 @@ static int once(const struct ts_model *m, int mode, double *wall, double *cpu, s
 	o.peak_flops = 989.4e12;
 	o.intra_bw = 450e9;
 	o.inter_bw = 50e9;
+	o.mem_bw = 3.35e12;
+	o.sms = 132;
+	o.max_mbs = 8; /* the widest search: MBS 1, 2, 4, 8 */
 	o.enumerate_only = mode == 0;
 	o.memory_only = mode == 1;
 	ts_plan_init(&p);

@@ -1,11 +1,15 @@
 /*
- * cmd_plan.c - `trainscope plan`: which layout to run, Fit then Scale.
+ * cmd_plan.c - `trainscope plan`: which layout to run, ranked by a
+ * calibrated step-time model among the layouts that fit; --layout prices
+ * one layout, --check compares the model with published runs.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "memplan.h"
+#include "trainscope/input.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/plan.h"
 #include "trainscope/table.h"
@@ -13,7 +17,8 @@
 enum {
 	OPT_MODEL = 1, OPT_GPUS, OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_PER_NODE, OPT_SEQ,
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
-	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG
+	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
+	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_ATTENTION, OPT_FIRST, OPT_LAST
 };
 
 static const struct cli_opt opts[] = {
@@ -26,7 +31,7 @@ static const struct cli_opt opts[] = {
 	{ "seq", 0, "N", "sequence length in tokens (default 4096)", OPT_SEQ },
 	{ "gbs", 0, "N", "global batch size in sequences (required)", OPT_GBS },
 	{ "precision", 0, "P", "bf16 | fp8 (default bf16): memory and the peak used", OPT_PRECISION },
-	{ "efficiency", 0, "PCT", "share of the dense peak compute achieves (default 40)", OPT_EFFICIENCY },
+	{ "efficiency", 0, "PCT", "share of the dense peak a large GEMM reaches (default: calibrated, 82)", OPT_EFFICIENCY },
 	{ "peak-tflops", 0, "TF", "dense peak per GPU, overrides the catalog", OPT_PEAK },
 	{ "intra-node-gbps", 0, "GB/s", "per GPU per direction inside a node (default: catalog link / 2)", OPT_INTRA },
 	{ "inter-node-gbps", 0, "GB/s", "per GPU per direction across nodes (default 50 = 400 Gb/s NIC)", OPT_INTER },
@@ -36,6 +41,18 @@ static const struct cli_opt opts[] = {
 	{ "near", 0, "N", "near misses shown (default 8)", OPT_NEAR },
 	{ "context-gib", 0, "GiB", "allowance for the device context and workspaces (default 1)", OPT_CONTEXT },
 	{ "fragmentation-pct", 0, "PCT", "allowance for allocator fragmentation (default 5)", OPT_FRAG },
+	{ "routing", 0, "R", "MoE routing: natural (default) | balanced (forced load balancing)", OPT_ROUTING },
+	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.55)", OPT_IMBALANCE },
+	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap)", OPT_MOE_OVERLAP },
+	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
+	{ "attention", 0, "K", "core attention kernel: fused (flash/cuDNN, default) | unfused (scores through HBM)", OPT_ATTENTION },
+	{ "dispatcher", 0, "D", "EP dispatcher: deepep | hybridep (hierarchical, default) | alltoall (flat)", OPT_DISPATCHER },
+	{ "layout", 0, "T,P,V,C,E[,ET]", "price one layout: TP,PP,VPP,CP,EP[,ETP] (ETP default 1)", OPT_LAYOUT },
+	{ "mbs", 0, "N", "--layout: micro-batch size (default 1)", OPT_MBS },
+	{ "first-stage-layers", 0, "N", "--layout: decoder layers on the first virtual stage (default: Megatron's rule)", OPT_FIRST },
+	{ "last-stage-layers", 0, "N", "--layout: decoder layers on the last virtual stage (default: Megatron's rule)", OPT_LAST },
+	{ "max-mbs", 0, "N", "largest micro-batch size searched (default 1: the calibrated range)", OPT_MAX_MBS },
+	{ "check", 0, "FILE.csv", "published cases (layout-cases.csv columns): predicted vs measured", OPT_CHECK },
 	{ 0 }
 };
 
@@ -61,64 +78,79 @@ static const char *rc_label(const struct ts_plan_layout *x)
 	return names[ts_plan_rc_level(x)];
 }
 
-/* Why a layout won or lost, in one line. */
-static void reason(const struct ts_plan *p, const struct ts_plan_layout *x, double cap,
-		   int64_t node, int64_t seq, char *buf, size_t size)
+/* The term that costs x the most over the top pick, in words. */
+static void slower_because(const struct ts_plan_layout *x, const struct ts_plan_layout *top,
+			   int64_t node, char *buf, size_t size)
 {
-	switch (x->eliminated_by) {
-	case TS_RULE_NONE:
-		snprintf(buf, size, "fits with %.1f GiB to spare; model parallelism %lld; DP %lld; %s",
-			 mp_gib(cap - x->memory_bytes), (long long)ts_plan_mp(x), (long long)x->dp,
-			 x->violations ? "some Scale rules waived" : "all rules kept");
-		break;
-	case TS_RULE_FIT:
-		snprintf(buf, size, "out of memory by %.2f GiB even with %s recompute%s",
-			 mp_gib(x->memory_bytes - cap), rc_label(x), x->offload ? " and offload" : "");
-		break;
-	case TS_RULE_OFFLOAD_LAST:
-		snprintf(buf, size, "needs offload while other layouts fit without");
-		break;
-	case TS_RULE_MIN_MP:
-		snprintf(buf, size, "model parallelism %lld > %lld", (long long)ts_plan_mp(x),
-			 (long long)p->min_mp);
-		break;
-	case TS_RULE_SELECTIVE_FIRST:
-		snprintf(buf, size, "needs %s recompute; a lighter one fits elsewhere", rc_label(x));
-		break;
-	case TS_RULE_MAX_DP:
-		snprintf(buf, size, "DP %lld: TP*CP*PP %lld > %lld", (long long)x->dp,
-			 (long long)(x->tp * x->cp * x->pp), (long long)p->min_attn_mp);
-		break;
-	case TS_RULE_NODE:
-		snprintf(buf, size, "TP %lld or ETP*EP %lld spans more than one %lld-GPU node",
-			 (long long)x->tp, (long long)(x->etp * x->ep), (long long)node);
-		break;
-	case TS_RULE_PP_VPP:
-		snprintf(buf, size, "PP %lld without VPP", (long long)x->pp);
-		break;
-	case TS_RULE_EP_BEFORE_ETP:
-		snprintf(buf, size, "ETP %lld where EP alone works", (long long)x->etp);
-		break;
-	case TS_RULE_CP_LONG:
-		snprintf(buf, size, "CP %lld at %lld tokens (%lld per CP rank < 4096)", (long long)x->cp,
-			 (long long)seq, (long long)(seq / x->cp));
-		break;
-	default:
-		snprintf(buf, size, "-");
+	int worst = 0;
+	double d = -1e300;
+
+	for (int t = 0; t < TS_T_COUNT; t++) {
+		double e = x->time.term_s[t] - top->time.term_s[t];
+		if (e > d) {
+			d = e;
+			worst = t;
+		}
+	}
+	switch (worst) {
+	case TS_T_GEMM: snprintf(buf, size, "dense GEMMs take %.2f s longer", d); break;
+	case TS_T_ATTN: snprintf(buf, size, "attention takes %.2f s longer", d); break;
+	case TS_T_EXPERT: snprintf(buf, size, "expert GEMMs on the busiest EP rank take %.2f s longer (EP %lld)",
+				   d, (long long)x->ep); break;
+	case TS_T_ELEM: snprintf(buf, size, "memory-bound element-wise work takes %.2f s longer", d); break;
+	case TS_T_CAST: snprintf(buf, size, "FP8 casting takes %.2f s longer", d); break;
+	case TS_T_RECOMPUTE: snprintf(buf, size, "needs %s recompute (%.2f s more)", rc_label(x), d); break;
+	case TS_T_LATENCY: snprintf(buf, size, "%lld micro-batches pay the fixed per-layer cost (%.2f s more)",
+				    (long long)x->micro, d); break;
+	case TS_T_TP: snprintf(buf, size, "%s (TP %lld, %.2f s more)", x->tp > node ? "TP crosses nodes" :
+			       "more TP/SP communication", (long long)x->tp, d); break;
+	case TS_T_CP: snprintf(buf, size, "the CP ring exchange is not hidden (CP %lld, %.2f s)", (long long)x->cp, d); break;
+	case TS_T_EP: snprintf(buf, size, "%s (EP %lld, %.2f s more exposed)",
+			       x->comm_bytes[TS_COMM_EP][TS_LINK_INTER] > 0 ? "EP all-to-all crosses nodes" :
+			       "more EP all-to-all", (long long)x->ep, d); break;
+	case TS_T_PP: snprintf(buf, size, "pipeline sends are not overlapped without VPP (%.2f s)", d); break;
+	case TS_T_BUBBLE: snprintf(buf, size, "a larger pipeline bubble (PP %lld, VPP %lld, %.2f s more)",
+				   (long long)x->pp, (long long)x->vpp, d); break;
+	case TS_T_DP: snprintf(buf, size, "gradient reduce-scatter is not hidden (DP %lld, %.2f s)", (long long)x->dp, d); break;
+	default: snprintf(buf, size, "a longer optimizer step (%.2f s more)", d); break;
 	}
 }
 
-static void row(struct ts_table *t, const struct ts_plan *p, const struct ts_plan_layout *x,
-		double cap, int64_t node, int64_t seq)
+/* Why a layout won or lost, as a sentence. */
+static void reason(const struct ts_plan *p, const struct ts_plan_layout *x, const struct ts_plan_layout *top,
+		   double cap, int64_t node, char *buf, size_t size)
 {
-	char why[200];
-	double intra = 0, inter = 0;
+	char why[160];
 
-	for (int g = 0; g < TS_COMM_COUNT; g++) {
-		intra += x->comm_bytes[g][TS_LINK_INTRA];
-		inter += x->comm_bytes[g][TS_LINK_INTER];
+	if (!x->fits) {
+		snprintf(buf, size, "Out of memory by %.2f GiB even with %s recompute%s.",
+			 mp_gib(x->memory_bytes - cap), rc_label(x), x->offload ? " and offload" : "");
+		return;
 	}
-	reason(p, x, cap, node, seq, why, sizeof(why));
+	if (!ts_plan_fit_passing(p, x)) {
+		snprintf(buf, size, "Needs offload while other layouts fit without it.");
+		return;
+	}
+	if (x == top || !top) {
+		int first = -1;
+		for (int r = TS_RULE_NODE; r < TS_RULE_COUNT && first < 0; r++)
+			if (x->violations & (1 << r))
+				first = r;
+		snprintf(buf, size, "The fastest predicted layout that fits (%.1f GiB to spare)%s%s.",
+			 mp_gib(cap - x->memory_bytes), first < 0 ? " and it keeps every Scale rule" :
+			 "; it breaks the Scale rule: ", first < 0 ? "" : ts_plan_rule_text(first));
+		return;
+	}
+	slower_because(x, top, node, why, sizeof(why));
+	snprintf(buf, size, "Predicted %.0f %% slower: %s.", (x->step_s / top->step_s - 1.0) * 100.0, why);
+}
+
+static void row(struct ts_table *t, const struct ts_plan *p, const struct ts_plan_layout *x,
+		const struct ts_plan_layout *top, double cap, int64_t node)
+{
+	char why[240];
+
+	reason(p, x, top, cap, node, why, sizeof(why));
 	ts_table_cell(t, "%lld", (long long)x->rank);
 	ts_table_cell(t, "%lld", (long long)x->tp);
 	ts_table_cell(t, "%lld", (long long)x->cp);
@@ -134,12 +166,11 @@ static void row(struct ts_table *t, const struct ts_plan *p, const struct ts_pla
 	ts_table_cell(t, "%.1f", mp_gib(x->memory_bytes));
 	if (x->fits) {
 		ts_table_cell(t, "%.2f", x->step_s);
+		ts_table_cell(t, "%.2f-%.2f", x->time.low_s, x->time.high_s);
 		ts_table_cell(t, "%.2f", x->exposed_comm_s);
 		ts_table_cell(t, "%.2f", x->bubble_s);
-		ts_table_cell(t, "%.1f", intra / 1e9);
-		ts_table_cell(t, "%.1f", inter / 1e9);
 	} else {
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 4; i++)
 			ts_table_cell(t, "-");
 	}
 	ts_table_cell(t, "%s", why);
@@ -160,90 +191,242 @@ static void cols(struct ts_table *t)
 	ts_table_col(t, "offload", NULL, TS_LEFT, 0);
 	ts_table_col(t, "memory", "GiB", TS_RIGHT, 0);
 	ts_table_col(t, "step", "s", TS_RIGHT, 0);
+	ts_table_col(t, "likely", "s", TS_RIGHT, 0);
 	ts_table_col(t, "exposed comm", "s", TS_RIGHT, 0);
 	ts_table_col(t, "bubble", "s", TS_RIGHT, 0);
-	ts_table_col(t, "intra-node", "GB/step", TS_RIGHT, 0);
-	ts_table_col(t, "inter-node", "GB/step", TS_RIGHT, 0);
 	ts_table_col(t, "why", NULL, TS_LEFT, 0);
+}
+
+static void model_line(const struct ts_plan_opts *o, const char *peak_src, struct ts_sb *out)
+{
+	ts_sb_addf(out, "step time  calibrated model (docs/memory-plan.md 4.3): GEMMs at %.0f %% of %.1f TFLOP/s dense (%s),"
+		   " %s attention %.0f %%, %.0f us per layer per micro-batch; links %.0f GB/s in a node, %.0f GB/s across;"
+		   " likely range +/-%.0f %% (leave-one-out)\n",
+		   o->calib.gemm_eff * 100.0, o->peak_flops / 1e12, peak_src,
+		   o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused", o->calib.attn_eff * 100.0,
+		   o->calib.layer_latency_s * 1e6, o->intra_bw / 1e9, o->inter_bw / 1e9,
+		   (exp(o->calib.log_sigma) - 1.0) * 100.0);
+	ts_sb_addf(out, "MoE        routing %s", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
+	if (o->routing == TS_ROUTING_NATURAL)
+		ts_sb_addf(out, " (busiest EP rank %.2fx the mean)", o->imbalance > 0 ? o->imbalance : o->calib.imbalance);
+	ts_sb_addf(out, ", EP overlap %s, %s dispatcher; TP overlap %s\n", o->moe_overlap ? "on" : "off",
+		   o->dispatcher == TS_DISPATCH_ALLTOALL ? "flat all-to-all" : "hierarchical",
+		   o->tp_overlap ? "on" : "off");
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static const struct ts_plan_layout *top_pick(const struct ts_plan *p)
+{
+	return p->n > 0 && ts_plan_fit_passing(p, &p->v[0]) ? &p->v[0] : NULL;
 }
 
 static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 			const struct ts_plan *p, const char *gpu, const char *peak_src,
 			long long top, long long near, struct ts_sb *out)
 {
+	const struct ts_plan_layout *best = top_pick(p);
 	struct ts_table t;
 	long long shown = 0;
+	size_t listed = 0;
 
 	ts_sb_addf(out, "plan       %s on %lld x %s (%.2f GiB, %lld per node), seq %lld, GBS %lld\n",
 		   m->family[0] ? m->family : "model", (long long)o->gpus, gpu, mp_gib(o->capacity_bytes),
 		   (long long)o->gpus_per_node, (long long)o->seq, (long long)o->gbs);
-	ts_sb_addf(out, "search     %zu layouts (parallel x MBS) priced with the %s estimator; %zu fit; %zu kept by the rules\n",
-		   p->parallel_layouts, ts_mem_estimator_name(o->est), p->fitting, p->survivors);
-	ts_sb_addf(out, "step time  compute at %.0f %% of %.1f TFLOP/s dense (%s); links %.0f GB/s inside a node, %.0f GB/s across (per GPU, per direction)\n",
-		   o->efficiency * 100.0, o->peak_flops / 1e12, peak_src, o->intra_bw / 1e9, o->inter_bw / 1e9);
-	ts_sb_adds(out, "rules      ");
-	for (int r = TS_RULE_OFFLOAD_LAST; r < TS_RULE_COUNT; r++)
-		ts_sb_addf(out, "%s%d %s%s", r > TS_RULE_OFFLOAD_LAST ? ", " : "", r - 1, ts_plan_rule_key(r),
-			   (p->waived & (1 << r)) ? " (waived: no layout that fits keeps it)" : "");
-	ts_sb_addc(out, '\n');
-	if (p->survivors == 0) {
+	ts_sb_addf(out, "search     %zu layouts (parallel x MBS) priced with the %s estimator; %zu fit; %zu pass the Fit rules\n",
+		   p->parallel_layouts, ts_mem_estimator_name(o->est), p->fitting, p->fit_passing);
+	model_line(o, peak_src, out);
+	ts_sb_adds(out, "ranking    by predicted step time among the layouts that fit (offload only when nothing fits without);"
+		   " the Scale rules break ties and explain\n");
+	if (!best) {
 		ts_sb_adds(out, "\nnothing fits: more GPUs, a shorter sequence or a larger device is needed\n");
 	} else {
 		ts_sb_adds(out, "\ntop layouts\n");
 		ts_table_init(&t);
 		cols(&t);
-		for (size_t i = 0; i < p->n && (long long)i < top; i++)
-			if (p->v[i].eliminated_by == TS_RULE_NONE)
-				row(&t, p, &p->v[i], o->capacity_bytes, o->gpus_per_node, o->seq);
+		for (size_t i = 0; i < p->n && (long long)i < top && ts_plan_fit_passing(p, &p->v[i]); i++) {
+			row(&t, p, &p->v[i], best, o->capacity_bytes, o->gpus_per_node);
+			listed++;
+		}
 		ts_table_render(&t, out, 0);
 		ts_table_release(&t);
 	}
-	/* the best layout each rule removed, nearest rule first, then the closest OOMs */
+	/* the fastest layout each workflow rule would have removed, the best
+	 * one that needs offload and the closest out-of-memory ones, by rank */
 	ts_sb_adds(out, "\nnear misses\n");
 	ts_table_init(&t);
 	cols(&t);
-	for (int r = TS_RULE_COUNT - 1; r >= TS_RULE_FIT && shown < near; r--) {
-		int per_rule = r == TS_RULE_FIT ? 3 : 1;
-		for (size_t i = 0; i < p->n && per_rule > 0 && shown < near; i++)
-			if (p->v[i].eliminated_by == r) {
-				row(&t, p, &p->v[i], o->capacity_bytes, o->gpus_per_node, o->seq);
-				per_rule--;
-				shown++;
+	{
+		size_t pick[TS_RULE_COUNT + 2];
+		int np = 0;
+		for (int r = TS_RULE_CP_LONG; r >= TS_RULE_FIT && shown < near; r--) {
+			int per_rule = r == TS_RULE_FIT ? 3 : 1;
+			for (size_t i = listed; i < p->n && per_rule > 0 && shown < near; i++) {
+				const struct ts_plan_layout *x = &p->v[i];
+				int match = r == TS_RULE_FIT ? !x->fits : r == TS_RULE_OFFLOAD_LAST ?
+					    x->fits && !ts_plan_fit_passing(p, x) :
+					    ts_plan_fit_passing(p, x) && x->eliminated_by == r;
+				if (match) {
+					pick[np++] = i;
+					per_rule--;
+					shown++;
+				}
 			}
+		}
+		ts_sort(pick, (size_t)np, sizeof(pick[0]), cmp_size);
+		for (int k = 0; k < np; k++)
+			row(&t, p, &p->v[pick[k]], best, o->capacity_bytes, o->gpus_per_node);
 	}
 	ts_table_render(&t, out, 0);
 	ts_table_release(&t);
+}
+
+static void time_json(struct ts_jw *w, const struct ts_plan_layout *x)
+{
+	ts_jw_key(w, "step_ms");
+	ts_jw_fixed(w, x->step_s * 1e3, 3);
+	ts_jw_key(w, "step_low_ms");
+	ts_jw_fixed(w, x->time.low_s * 1e3, 3);
+	ts_jw_key(w, "step_high_ms");
+	ts_jw_fixed(w, x->time.high_s * 1e3, 3);
+	ts_jw_key(w, "compute_ms");
+	ts_jw_fixed(w, x->compute_s * 1e3, 3);
+	ts_jw_key(w, "exposed_comm_ms");
+	ts_jw_fixed(w, x->exposed_comm_s * 1e3, 3);
+	ts_jw_key(w, "bubble_ms");
+	ts_jw_fixed(w, x->bubble_s * 1e3, 3);
+	ts_jw_key(w, "terms_ms");
+	ts_jw_obj(w);
+	for (int t = 0; t < TS_T_COUNT; t++) {
+		ts_jw_key(w, ts_plan_term_name(t));
+		ts_jw_fixed(w, x->time.term_s[t] * 1e3, 3);
+	}
+	ts_jw_obj_end(w);
+	ts_jw_ki64(w, "busiest_pp_rank", x->time.busiest_rank);
+	ts_jw_key(w, "expert_imbalance");
+	ts_jw_fixed(w, x->time.imbalance, 3);
+	ts_jw_key(w, "comm_bytes");
+	ts_jw_obj(w);
+	for (int g = 0; g < TS_COMM_COUNT; g++) {
+		char k[32];
+		snprintf(k, sizeof(k), "%s_intra", ts_plan_comm_name(g));
+		ts_jw_ki64(w, k, llround(x->comm_bytes[g][TS_LINK_INTRA]));
+		snprintf(k, sizeof(k), "%s_inter", ts_plan_comm_name(g));
+		ts_jw_ki64(w, k, llround(x->comm_bytes[g][TS_LINK_INTER]));
+	}
+	ts_jw_obj_end(w);
+}
+
+static void layout_json(struct ts_jw *w, const struct ts_plan *p, const struct ts_plan_layout *x)
+{
+	char buf[200];
+
+	ts_jw_ki64(w, "tp", x->tp);
+	ts_jw_ki64(w, "pp", x->pp);
+	ts_jw_ki64(w, "vpp", x->vpp);
+	ts_jw_ki64(w, "cp", x->cp);
+	ts_jw_ki64(w, "ep", x->ep);
+	ts_jw_ki64(w, "etp", x->etp);
+	ts_jw_ki64(w, "dp", x->dp);
+	ts_jw_ki64(w, "edp", x->edp);
+	ts_jw_ki64(w, "mbs", x->mbs);
+	ts_jw_ki64(w, "microbatches", x->micro);
+	ts_jw_kstr(w, "recompute", mp_recompute_name(x->recompute));
+	mp_modules_str(x->modules, buf, sizeof(buf));
+	ts_jw_kstr(w, "recompute_modules", buf);
+	mp_offload_str(x->offload, buf, sizeof(buf));
+	ts_jw_kstr(w, "offload", buf);
+	ts_jw_kbool(w, "uneven_stages", x->uneven);
+	if (x->first_layers >= 0)
+		ts_jw_ki64(w, "first_stage_layers", x->first_layers);
+	else
+		ts_jw_kstr(w, "first_stage_layers", NULL);
+	if (x->last_layers >= 0)
+		ts_jw_ki64(w, "last_stage_layers", x->last_layers);
+	else
+		ts_jw_kstr(w, "last_stage_layers", NULL);
+	ts_jw_ki64(w, "memory_bytes", llround(x->memory_bytes));
+	if (p) {
+		ts_jw_key(w, "memory_by_option_bytes");
+		ts_jw_obj(w);
+		for (int k = 0; k < p->noptions; k++) {
+			option_key(p, k, buf, sizeof(buf));
+			ts_jw_ki64(w, buf, llround(x->option_bytes[k]));
+		}
+		ts_jw_obj_end(w);
+	}
+	ts_jw_ki64(w, "allocated_bytes", llround(x->allocated_bytes));
+	ts_jw_ki64(w, "peak_pp_rank", x->peak_rank);
+	ts_jw_kbool(w, "fits", x->fits);
+	ts_jw_ki64(w, "model_parallel", ts_plan_mp(x));
+	if (x->fits || !p)
+		time_json(w, x);
+	ts_jw_key(w, "violations");
+	ts_jw_arr(w);
+	for (int r = TS_RULE_NODE; r < TS_RULE_COUNT; r++)
+		if (x->violations & (1 << r))
+			ts_jw_str(w, ts_plan_rule_key(r));
+	ts_jw_arr_end(w);
+}
+
+static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const char *gpu,
+			const char *peak_source)
+{
+	ts_jw_ki64(w, "gpus", o->gpus);
+	ts_jw_ki64(w, "gpus_per_node", o->gpus_per_node);
+	ts_jw_kstr(w, "gpu", gpu);
+	ts_jw_ki64(w, "capacity_bytes", llround(o->capacity_bytes));
+	ts_jw_ki64(w, "seq", o->seq);
+	ts_jw_ki64(w, "gbs", o->gbs);
+	ts_jw_kstr(w, "precision", o->precision == TS_PREC_FP8 ? "fp8" : "bf16");
+	ts_jw_kstr(w, "estimator", ts_mem_estimator_name(o->est));
+	ts_jw_key(w, "peak_tflops");
+	ts_jw_fixed(w, o->peak_flops / 1e12, 1);
+	ts_jw_kstr(w, "peak_source", peak_source);
+	ts_jw_ki64(w, "intra_node_bytes_per_s", llround(o->intra_bw));
+	ts_jw_ki64(w, "inter_node_bytes_per_s", llround(o->inter_bw));
+	ts_jw_ki64(w, "memory_bytes_per_s", llround(o->mem_bw));
+	ts_jw_kstr(w, "routing", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
+	ts_jw_kbool(w, "moe_overlap", o->moe_overlap);
+	ts_jw_kbool(w, "tp_overlap", o->tp_overlap);
+	ts_jw_kstr(w, "attention", o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused");
+	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
+	ts_jw_key(w, "calibration");
+	ts_jw_obj(w);
+	ts_jw_key(w, "gemm_eff_pct");
+	ts_jw_fixed(w, o->calib.gemm_eff * 100.0, 1);
+	ts_jw_key(w, "attn_eff_pct");
+	ts_jw_fixed(w, o->calib.attn_eff * 100.0, 1);
+	ts_jw_key(w, "layer_latency_us");
+	ts_jw_fixed(w, o->calib.layer_latency_s * 1e6, 1);
+	ts_jw_key(w, "imbalance");
+	ts_jw_fixed(w, o->imbalance > 0 ? o->imbalance : o->calib.imbalance, 3);
+	ts_jw_key(w, "uncertainty_pct");
+	ts_jw_fixed(w, (exp(o->calib.log_sigma) - 1.0) * 100.0, 1);
+	ts_jw_obj_end(w);
 }
 
 static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 			const struct ts_plan *p, const char *gpu, const char *peak_source,
 			struct ts_sb *out)
 {
+	const struct ts_plan_layout *best = top_pick(p);
 	struct ts_jw w;
-	char buf[200];
+	char buf[240];
 
 	ts_jw_init(&w, out, 1);
 	ts_jw_obj(&w);
-	ts_jw_kstr(&w, "schema", "trainscope.plan/1");
+	ts_jw_kstr(&w, "schema", "trainscope.plan/2");
 	ts_jw_kstr(&w, "model", m->family);
-	ts_jw_ki64(&w, "gpus", o->gpus);
-	ts_jw_ki64(&w, "gpus_per_node", o->gpus_per_node);
-	ts_jw_kstr(&w, "gpu", gpu);
-	ts_jw_ki64(&w, "capacity_bytes", llround(o->capacity_bytes));
-	ts_jw_ki64(&w, "seq", o->seq);
-	ts_jw_ki64(&w, "gbs", o->gbs);
-	ts_jw_kstr(&w, "precision", o->precision == TS_PREC_FP8 ? "fp8" : "bf16");
-	ts_jw_kstr(&w, "estimator", ts_mem_estimator_name(o->est));
-	ts_jw_key(&w, "efficiency_pct");
-	ts_jw_fixed(&w, o->efficiency * 100.0, 1);
-	ts_jw_key(&w, "peak_tflops");
-	ts_jw_fixed(&w, o->peak_flops / 1e12, 1);
-	ts_jw_kstr(&w, "peak_source", peak_source);
-	ts_jw_ki64(&w, "intra_node_bytes_per_s", llround(o->intra_bw));
-	ts_jw_ki64(&w, "inter_node_bytes_per_s", llround(o->inter_bw));
+	header_json(&w, o, gpu, peak_source);
 	ts_jw_kf64(&w, "model_flops_per_step", p->flops_per_step);
 	ts_jw_ki64(&w, "parallel_layouts", (int64_t)p->parallel_layouts);
 	ts_jw_ki64(&w, "fitting", (int64_t)p->fitting);
+	ts_jw_ki64(&w, "fit_passing", (int64_t)p->fit_passing);
 	ts_jw_ki64(&w, "survivors", (int64_t)p->survivors);
 	ts_jw_key(&w, "rules");
 	ts_jw_arr(&w);
@@ -275,68 +458,348 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 		const struct ts_plan_layout *x = &p->v[i];
 		ts_jw_obj(&w);
 		ts_jw_ki64(&w, "rank", x->rank);
-		ts_jw_ki64(&w, "tp", x->tp);
-		ts_jw_ki64(&w, "pp", x->pp);
-		ts_jw_ki64(&w, "vpp", x->vpp);
-		ts_jw_ki64(&w, "cp", x->cp);
-		ts_jw_ki64(&w, "ep", x->ep);
-		ts_jw_ki64(&w, "etp", x->etp);
-		ts_jw_ki64(&w, "dp", x->dp);
-		ts_jw_ki64(&w, "edp", x->edp);
-		ts_jw_ki64(&w, "mbs", x->mbs);
-		ts_jw_ki64(&w, "microbatches", x->micro);
-		ts_jw_kstr(&w, "recompute", mp_recompute_name(x->recompute));
-		mp_modules_str(x->modules, buf, sizeof(buf));
-		ts_jw_kstr(&w, "recompute_modules", buf);
-		mp_offload_str(x->offload, buf, sizeof(buf));
-		ts_jw_kstr(&w, "offload", buf);
-		ts_jw_kbool(&w, "uneven_stages", x->uneven);
-		ts_jw_ki64(&w, "memory_bytes", llround(x->memory_bytes));
-		ts_jw_key(&w, "memory_by_option_bytes");
-		ts_jw_obj(&w);
-		for (int k = 0; k < p->noptions; k++) {
-			option_key(p, k, buf, sizeof(buf));
-			ts_jw_ki64(&w, buf, llround(x->option_bytes[k]));
-		}
-		ts_jw_obj_end(&w);
-		ts_jw_ki64(&w, "allocated_bytes", llround(x->allocated_bytes));
-		ts_jw_ki64(&w, "peak_pp_rank", x->peak_rank);
-		ts_jw_kbool(&w, "fits", x->fits);
-		ts_jw_ki64(&w, "model_parallel", ts_plan_mp(x));
-		if (x->fits) {
-			ts_jw_key(&w, "step_ms");
-			ts_jw_fixed(&w, x->step_s * 1e3, 3);
-			ts_jw_key(&w, "compute_ms");
-			ts_jw_fixed(&w, x->compute_s * 1e3, 3);
-			ts_jw_key(&w, "exposed_comm_ms");
-			ts_jw_fixed(&w, x->exposed_comm_s * 1e3, 3);
-			ts_jw_key(&w, "bubble_ms");
-			ts_jw_fixed(&w, x->bubble_s * 1e3, 3);
-			ts_jw_key(&w, "comm_bytes");
-			ts_jw_obj(&w);
-			for (int g = 0; g < TS_COMM_COUNT; g++) {
-				char k[32];
-				snprintf(k, sizeof(k), "%s_intra", ts_plan_comm_name(g));
-				ts_jw_ki64(&w, k, llround(x->comm_bytes[g][TS_LINK_INTRA]));
-				snprintf(k, sizeof(k), "%s_inter", ts_plan_comm_name(g));
-				ts_jw_ki64(&w, k, llround(x->comm_bytes[g][TS_LINK_INTER]));
-			}
-			ts_jw_obj_end(&w);
-		}
-		ts_jw_key(&w, "violations");
-		ts_jw_arr(&w);
-		for (int r = TS_RULE_NODE; r < TS_RULE_COUNT; r++)
-			if (x->violations & (1 << r))
-				ts_jw_str(&w, ts_plan_rule_key(r));
-		ts_jw_arr_end(&w);
+		layout_json(&w, p, x);
+		ts_jw_kbool(&w, "passes_fit_rules", ts_plan_fit_passing(p, x));
 		ts_jw_kstr(&w, "eliminated_by", x->eliminated_by ? ts_plan_rule_key(x->eliminated_by) : NULL);
-		reason(p, x, o->capacity_bytes, o->gpus_per_node, o->seq, buf, sizeof(buf));
+		reason(p, x, best, o->capacity_bytes, o->gpus_per_node, buf, sizeof(buf));
 		ts_jw_kstr(&w, "reason", buf);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
+}
+
+/* --layout: one layout, priced term by term. */
+static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o,
+			  const struct ts_plan_layout *x, const char *gpu, const char *peak_src,
+			  int json, struct ts_sb *out)
+{
+	struct ts_table t;
+
+	if (json) {
+		struct ts_jw w;
+		ts_jw_init(&w, out, 1);
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "schema", "trainscope.plan.layout/1");
+		ts_jw_kstr(&w, "model", m->family);
+		header_json(&w, o, gpu, peak_src);
+		ts_jw_key(&w, "layout");
+		ts_jw_obj(&w);
+		layout_json(&w, NULL, x);
+		ts_jw_obj_end(&w);
+		ts_jw_obj_end(&w);
+		ts_sb_addc(out, '\n');
+		return;
+	}
+	ts_sb_addf(out, "layout     %s on %lld x %s: TP %lld PP %lld VPP %lld CP %lld EP %lld ETP %lld DP %lld MBS %lld,"
+		   " %lld micro-batches", m->family[0] ? m->family : "model", (long long)o->gpus, gpu,
+		   (long long)x->tp, (long long)x->pp, (long long)x->vpp, (long long)x->cp, (long long)x->ep,
+		   (long long)x->etp, (long long)x->dp, (long long)x->mbs, (long long)x->micro);
+	if (x->first_layers >= 0)
+		ts_sb_addf(out, ", first virtual stage %lld layers", (long long)x->first_layers);
+	if (x->last_layers >= 0)
+		ts_sb_addf(out, ", last virtual stage %lld layers", (long long)x->last_layers);
+	ts_sb_addc(out, '\n');
+	ts_sb_addf(out, "memory     %.1f GiB with %s recompute%s on the most loaded rank (%lld): %s %s (%.2f GiB)\n",
+		   mp_gib(x->memory_bytes), rc_label(x), x->offload ? " and offload" : "", (long long)x->peak_rank,
+		   x->fits ? "fits" : "does NOT fit", gpu, mp_gib(o->capacity_bytes));
+	model_line(o, peak_src, out);
+	ts_sb_addf(out, "step       %.2f s predicted, likely %.2f-%.2f s (busiest pipeline rank %lld, %.1f ms per micro-batch)\n\n",
+		   x->step_s, x->time.low_s, x->time.high_s, (long long)x->time.busiest_rank,
+		   x->time.rank_mb_s * 1e3);
+	ts_table_init(&t);
+	ts_table_col(&t, "term", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "time", "s", TS_RIGHT, 0);
+	ts_table_col(&t, "share", "%", TS_RIGHT, 0);
+	for (int k = 0; k < TS_T_COUNT; k++) {
+		ts_table_cell(&t, "%s", ts_plan_term_name(k));
+		ts_table_cell(&t, "%.3f", x->time.term_s[k]);
+		ts_table_cell(&t, "%.1f", x->step_s > 0 ? x->time.term_s[k] / x->step_s * 100.0 : 0.0);
+	}
+	ts_table_render(&t, out, 0);
+	ts_table_release(&t);
+}
+
+/* Tolerances of --check (the acceptance of the step-time model). */
+#define CHECK_ERR 0.15
+#define CHECK_GAIN 0.20
+
+struct check_row {
+	struct ts_plan_case c;
+	struct ts_plan_check r;
+	double gain;             /* 1 - search best / fastest published of the job */
+	int ok;
+};
+
+/* Load, price and search every case; rows get their verdict. */
+static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_plan_opts *base,
+		       struct ts_gpu_catalog *cat, struct check_row **rows_out, size_t *n_out)
+{
+	struct ts_plan_cases cases = { 0 };
+	struct ts_input in;
+	struct ts_err err;
+	struct check_row *rows = NULL;
+	int rc = 0;
+
+	ts_err_init(&err);
+	if (ts_input_read_all(&in, csv, 1 << 20, &err))
+		return cli_fail(ctx, &err);
+	rc = ts_plan_cases_parse(&cases, in.data, in.len, in.path, &err);
+	ts_input_release(&in);
+	if (rc)
+		return cli_fail(ctx, &err);
+	if (cases.n == 0) {
+		cli_error(ctx, "%s: no cases", csv);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	rows = calloc(cases.n, sizeof(*rows));
+	if (!rows) {
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	for (size_t i = 0; i < cases.n; i++) {
+		struct check_row *w = &rows[i];
+		struct ts_plan_opts o = *base;
+		struct ts_model model;
+		const struct ts_gpu *g = ts_gpu_find(cat, cases.v[i].gpu);
+		char path[1200];
+		int prec, loaded = 0;
+
+		w->c = cases.v[i];
+		prec = ts_plan_case_job(&w->c, &o);
+		if (!g || prec < 0) {
+			cli_error(ctx, "%s: line %lld: %s '%s' is not known", csv, (long long)w->c.line,
+				  !g ? "device" : "precision", !g ? w->c.gpu : w->c.prec);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		for (int k = 0; !loaded && ts_plan_case_model_path(csv, &w->c, k, path, sizeof(path)) == 0; k++) {
+			ts_model_init(&model);
+			ts_err_init(&err);
+			loaded = ts_model_read_config(&model, path, &err) == 0 && ts_model_finish(&model, &err) == 0;
+		}
+		if (!loaded) {
+			cli_error(ctx, "%s: line %lld: cannot read the model '%s' (looked in ../models/ and"
+				  " layout-models/ beside the file)", csv, (long long)w->c.line, w->c.model);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (ts_plan_opts_device(&o, g, prec, &err) ||
+		    ts_plan_check_case(&model, &w->c, &o, 1, &w->r, &err)) {
+			char msg[700];
+			ts_err_format(&err, msg, sizeof(msg));
+			cli_error(ctx, "%s: line %lld (%s): %s", csv, (long long)w->c.line, w->c.id, msg);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
+	/* the search's claim is weighed against the fastest published layout
+	 * of the same job (model, GPUs, device, batch, sequence, routing): a
+	 * slower published alternative is beaten by its sibling, rightly */
+	for (size_t i = 0; i < cases.n; i++) {
+		struct check_row *w = &rows[i];
+		double ref = w->r.pub.step_s;
+		for (size_t j = 0; j < cases.n; j++) {
+			const struct ts_plan_case *a = &w->c, *b = &rows[j].c;
+			if (strcmp(a->model, b->model) == 0 && a->gpus == b->gpus && strcmp(a->gpu, b->gpu) == 0 &&
+			    a->gbs == b->gbs && a->seq == b->seq && strcmp(a->routing, b->routing) == 0 &&
+			    rows[j].r.pub.step_s < ref)
+				ref = rows[j].r.pub.step_s;
+		}
+		w->gain = w->r.have_best ? 1.0 - w->r.best.step_s / ref : 0;
+		w->ok = w->r.pub.fits && fabs(w->r.err) <= CHECK_ERR && w->gain <= CHECK_GAIN;
+	}
+	*rows_out = rows;
+	*n_out = cases.n;
+	rows = NULL;
+out:
+	free(rows);
+	ts_plan_cases_release(&cases);
+	return rc;
+}
+
+/* Pairs of rows on one model, GPU count and device: predicted in measured order? */
+static void pair_order(const struct check_row *rows, size_t n, int *pairs, int *kept)
+{
+	*pairs = *kept = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			const struct ts_plan_case *a = &rows[i].c, *b = &rows[j].c;
+			if (strcmp(a->model, b->model) || a->gpus != b->gpus || strcmp(a->gpu, b->gpu) ||
+			    a->step_s == b->step_s)
+				continue;
+			(*pairs)++;
+			*kept += (a->step_s < b->step_s) == (rows[i].r.pub.step_s < rows[j].r.pub.step_s);
+		}
+}
+
+static void render_check(const struct check_row *rows, size_t n, int json, struct ts_sb *out,
+			 double *rho_out, int *failed)
+{
+	static double pred[4096], meas[4096];
+	double rho;
+	int pairs, kept, within = 0, bad = 0;
+	struct ts_table t;
+
+	for (size_t i = 0; i < n && i < 4096; i++) {
+		pred[i] = rows[i].r.pub.step_s;
+		meas[i] = rows[i].c.step_s;
+		within += fabs(rows[i].r.err) <= CHECK_ERR;
+		bad += !rows[i].ok;
+	}
+	rho = ts_plan_spearman(pred, meas, n < 4096 ? n : 4096);
+	pair_order(rows, n, &pairs, &kept);
+	*rho_out = rho;
+	*failed = bad + (pairs - kept);
+	if (json) {
+		struct ts_jw w;
+		ts_jw_init(&w, out, 1);
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "schema", "trainscope.plan.check/1");
+		ts_jw_key(&w, "tolerance_pct");
+		ts_jw_fixed(&w, CHECK_ERR * 100.0, 1);
+		ts_jw_key(&w, "max_search_gain_pct");
+		ts_jw_fixed(&w, CHECK_GAIN * 100.0, 1);
+		ts_jw_key(&w, "cases");
+		ts_jw_arr(&w);
+		for (size_t i = 0; i < n; i++) {
+			const struct check_row *r = &rows[i];
+			ts_jw_obj(&w);
+			ts_jw_kstr(&w, "id", r->c.id);
+			ts_jw_kstr(&w, "model_config", r->c.model);
+			ts_jw_ki64(&w, "gpus", r->c.gpus);
+			ts_jw_kstr(&w, "gpu", r->c.gpu);
+			ts_jw_kstr(&w, "routing", r->c.routing);
+			ts_jw_key(&w, "layout");
+			ts_jw_obj(&w);
+			layout_json(&w, NULL, &r->r.pub);
+			ts_jw_obj_end(&w);
+			ts_jw_key(&w, "measured_ms");
+			ts_jw_fixed(&w, r->c.step_s * 1e3, 3);
+			ts_jw_key(&w, "error_pct");
+			ts_jw_fixed(&w, r->r.err * 100.0, 2);
+			ts_jw_ki64(&w, "published_rank", r->r.pub_rank);
+			ts_jw_ki64(&w, "fit_passing", (int64_t)r->r.fit_passing);
+			if (r->r.have_best) {
+				ts_jw_key(&w, "search_best_ms");
+				ts_jw_fixed(&w, r->r.best.step_s * 1e3, 3);
+				ts_jw_key(&w, "search_gain_pct");
+				ts_jw_fixed(&w, r->gain * 100.0, 2);
+			}
+			ts_jw_kbool(&w, "ok", r->ok);
+			ts_jw_obj_end(&w);
+		}
+		ts_jw_arr_end(&w);
+		ts_jw_key(&w, "spearman");
+		if (isnan(rho))
+			ts_jw_null(&w);
+		else
+			ts_jw_fixed(&w, rho, 3);
+		ts_jw_ki64(&w, "within_tolerance", within);
+		ts_jw_ki64(&w, "pairs", pairs);
+		ts_jw_ki64(&w, "pairs_in_measured_order", kept);
+		ts_jw_ki64(&w, "failed", *failed);
+		ts_jw_obj_end(&w);
+		ts_sb_addc(out, '\n');
+		return;
+	}
+	ts_table_init(&t);
+	ts_table_col(&t, "case", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "model", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "GPUs", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "layout", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "routing", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "memory", "GiB", TS_RIGHT, 0);
+	ts_table_col(&t, "measured", "s", TS_RIGHT, 0);
+	ts_table_col(&t, "predicted", "s", TS_RIGHT, 0);
+	ts_table_col(&t, "likely", "s", TS_RIGHT, 0);
+	ts_table_col(&t, "error", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "rank", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "search best", "s", TS_RIGHT, 0);
+	ts_table_col(&t, "claimed gain", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "verdict", NULL, TS_LEFT, 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct check_row *r = &rows[i];
+		const struct ts_plan_layout *x = &r->r.pub;
+		char lay[96], verdict[96];
+		snprintf(lay, sizeof(lay), "TP%lld PP%lld VPP%lld CP%lld EP%lld ETP%lld MBS%lld %s",
+			 (long long)x->tp, (long long)x->pp, (long long)x->vpp, (long long)x->cp,
+			 (long long)x->ep, (long long)x->etp, (long long)x->mbs, rc_label(x));
+		if (r->ok)
+			snprintf(verdict, sizeof(verdict), "ok");
+		else if (!x->fits)
+			snprintf(verdict, sizeof(verdict), "does not fit");
+		else if (fabs(r->r.err) > CHECK_ERR)
+			snprintf(verdict, sizeof(verdict), "off by more than %.0f %%", CHECK_ERR * 100.0);
+		else
+			snprintf(verdict, sizeof(verdict), "search claims > %.0f %% faster", CHECK_GAIN * 100.0);
+		if (x->fits && x->offload && strcmp(verdict, "ok") == 0)
+			snprintf(verdict, sizeof(verdict), "ok (needs offload)");
+		ts_table_cell(&t, "%s", r->c.id);
+		ts_table_cell(&t, "%s", r->c.model);
+		ts_table_cell(&t, "%lld", (long long)r->c.gpus);
+		ts_table_cell(&t, "%s", lay);
+		ts_table_cell(&t, "%s", r->c.routing);
+		ts_table_cell(&t, "%.1f", mp_gib(x->memory_bytes));
+		ts_table_cell(&t, "%.2f", r->c.step_s);
+		ts_table_cell(&t, "%.2f", x->step_s);
+		ts_table_cell(&t, "%.1f-%.1f", x->time.low_s, x->time.high_s);
+		ts_table_cell(&t, "%+.1f", r->r.err * 100.0);
+		if (r->r.pub_rank > 0)
+			ts_table_cell(&t, "%lld/%zu", (long long)r->r.pub_rank, r->r.fit_passing);
+		else
+			ts_table_cell(&t, "-");
+		if (r->r.have_best) {
+			ts_table_cell(&t, "%.2f", r->r.best.step_s);
+			ts_table_cell(&t, "%.1f", r->gain * 100.0);
+		} else {
+			ts_table_cell(&t, "-");
+			ts_table_cell(&t, "-");
+		}
+		ts_table_cell(&t, "%s", verdict);
+	}
+	ts_table_render(&t, out, 0);
+	ts_table_release(&t);
+	ts_sb_addf(out, "\nwithin %.0f %%: %d of %zu; rows failing a check: %d; rank correlation (Spearman) %s",
+		   CHECK_ERR * 100.0, within, n, bad, isnan(rho) ? "n/a" : "");
+	if (!isnan(rho))
+		ts_sb_addf(out, "%.3f", rho);
+	ts_sb_addf(out, "; layouts of one model and cluster in measured order: %d of %d pairs\n", kept, pairs);
+}
+
+/* "TP,PP,VPP,CP,EP[,ETP]" into x; -1 when malformed. */
+static int parse_layout(const char *s, struct ts_plan_layout *x)
+{
+	int64_t v[6] = { 0, 0, 0, 0, 0, 1 };
+	int n = 0;
+
+	while (*s && n < 6) {
+		int64_t a = 0;
+		int digits = 0;
+		while (*s >= '0' && *s <= '9' && a < (1 << 20)) {
+			a = a * 10 + (*s++ - '0');
+			digits++;
+		}
+		if (!digits || a < 1 || (*s && *s != ','))
+			return -1;
+		v[n++] = a;
+		if (*s == ',')
+			s++;
+	}
+	if (*s || n < 5)
+		return -1;
+	memset(x, 0, sizeof(*x));
+	x->tp = v[0];
+	x->pp = v[1];
+	x->vpp = v[2];
+	x->cp = v[3];
+	x->ep = v[4];
+	x->etp = v[5];
+	x->option = -1;
+	x->first_layers = x->last_layers = -1;
+	return 0;
 }
 
 static int run(struct cli_ctx *ctx, int argc, char **argv)
@@ -347,14 +810,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_model model;
 	struct ts_model_args margs;
 	struct ts_gpu_catalog cat;
+	struct ts_plan_layout one;
 	const struct ts_gpu *gpu = NULL;
 	struct ts_err err;
 	struct ts_sb out;
 	const char *model_path = NULL, *sku = NULL, *catalog = NULL, *peak_src = "--peak-tflops";
-	double gib = 0, x, peak_tf = 0, intra = 0;
+	const char *layout = NULL, *check = NULL;
+	double gib = 0, x, peak_tf = 0, intra = 0, eff = 0, imb = 0;
 	const char *catalog_src = "--peak-tflops";
-	long long v, per_node = 0, top = 5, near = 8;
-	int have_args, prec = TS_PREC_BF16;
+	long long v, per_node = 0, top = 5, near = 8, mbs = 1, first = -1, last = -1;
+	int have_args, prec = TS_PREC_BF16, routing = TS_ROUTING_NATURAL, overlap = 0, disp = TS_DISPATCH_HIER;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -390,7 +855,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				rc = EXIT_USAGE;
 			}
 			break;
-		case OPT_EFFICIENCY: rc = cli_double(ctx, a, 1, 100, &x); o.efficiency = x / 100.0; break;
+		case OPT_EFFICIENCY: rc = cli_double(ctx, a, 1, 100, &eff); break;
 		case OPT_PEAK: rc = cli_double(ctx, a, 0.001, 1e6, &peak_tf); break;
 		case OPT_INTRA: rc = cli_double(ctx, a, 0.001, 1e6, &intra); break;
 		case OPT_INTER: rc = cli_double(ctx, a, 0.001, 1e6, &x); o.inter_bw = x * 1e9; break;
@@ -406,10 +871,87 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		case OPT_NEAR: rc = cli_int(ctx, a, 0, 1 << 20, &near); break;
 		case OPT_CONTEXT: rc = cli_double(ctx, a, 0, 1024, &x); o.context_bytes = x * 1073741824.0; break;
 		case OPT_FRAG: rc = cli_double(ctx, a, 0, 100, &x); o.fragmentation = x / 100.0; break;
+		case OPT_ROUTING:
+			if (strcmp(a->val, "natural") == 0)
+				routing = TS_ROUTING_NATURAL;
+			else if (strcmp(a->val, "balanced") == 0 || strcmp(a->val, "forced") == 0)
+				routing = TS_ROUTING_BALANCED;
+			else {
+				cli_error(ctx, "--routing: expected natural or balanced, got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case OPT_IMBALANCE: rc = cli_double(ctx, a, 1, 64, &imb); break;
+		case OPT_MOE_OVERLAP: overlap = 1; break;
+		case OPT_TP_OVERLAP: o.tp_overlap = 1; break;
+		case OPT_ATTENTION:
+			if (strcmp(a->val, "fused") == 0 || strcmp(a->val, "flash") == 0)
+				o.attention = TS_ATTN_FUSED;
+			else if (strcmp(a->val, "unfused") == 0)
+				o.attention = TS_ATTN_UNFUSED;
+			else {
+				cli_error(ctx, "--attention: expected fused or unfused, got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case OPT_DISPATCHER:
+			if (strcmp(a->val, "deepep") == 0 || strcmp(a->val, "hybridep") == 0)
+				disp = TS_DISPATCH_HIER;
+			else if (strcmp(a->val, "alltoall") == 0)
+				disp = TS_DISPATCH_ALLTOALL;
+			else {
+				cli_error(ctx, "--dispatcher: expected deepep, hybridep or alltoall, got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case OPT_LAYOUT:
+			layout = a->val;
+			if (parse_layout(layout, &one)) {
+				cli_error(ctx, "--layout: expected TP,PP,VPP,CP,EP[,ETP] (positive integers), got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case OPT_MBS: rc = cli_int(ctx, a, 1, 1 << 20, &mbs); break;
+		case OPT_FIRST: rc = cli_int(ctx, a, 0, TS_MODEL_MAX_LAYERS, &first); break;
+		case OPT_LAST: rc = cli_int(ctx, a, 0, TS_MODEL_MAX_LAYERS, &last); break;
+		case OPT_CHECK: check = a->val; break;
+		case OPT_MAX_MBS: rc = cli_int(ctx, a, 1, 1 << 10, &v); o.max_mbs = v; break;
 		}
 	}
 	if (rc)
 		goto out;
+	o.routing = routing;
+	o.moe_overlap = overlap;
+	o.dispatcher = disp;
+	o.imbalance = imb;
+	if (eff > 0)
+		o.calib.gemm_eff = eff / 100.0;
+	if (check) {
+		struct check_row *rows = NULL;
+		size_t n = 0;
+		double rho;
+		int failed;
+		if (model_path || p.npos || layout) {
+			cli_error(ctx, "--check reads everything from the CSV: no --model, --layout or positional file");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (catalog && (rc = mp_capacity(ctx, &cat, NULL, catalog, 0, &gpu, &x)))
+			goto out;
+		if ((rc = check_cases(ctx, check, &o, &cat, &rows, &n)))
+			goto out;
+		render_check(rows, n, ctx->json, &out, &rho, &failed);
+		free(rows);
+		rc = cli_emit(ctx, &out);
+		if (!rc && failed)
+			rc = EXIT_GATE;
+		goto out;
+	}
+	if (!layout && (first >= 0 || last >= 0 || mbs != 1)) {
+		cli_error(ctx, "--mbs, --first-stage-layers and --last-stage-layers go with --layout");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (!model_path && p.npos == 1)
 		model_path = p.pos[0];
 	if (!model_path || p.npos > 1 || !o.gpus || !o.gbs) {
@@ -428,27 +970,54 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	o.precision = prec;
-	if (peak_tf > 0) {
-		o.peak_flops = peak_tf * 1e12;
-	} else if (gpu) {
-		if (ts_gpu_peak(gpu, prec, &peak_tf, &catalog_src, &err)) {
+	if (gpu && peak_tf <= 0) {
+		double cap = o.capacity_bytes;
+		if (ts_plan_opts_device(&o, gpu, prec, &err)) {
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
-		o.peak_flops = peak_tf * 1e12;
+		o.capacity_bytes = cap;
+		if (ts_gpu_peak(gpu, prec, &x, &catalog_src, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
 		peak_src = prec == TS_PREC_FP8 ? "FP8, catalog" : "BF16, catalog";
+	} else if (peak_tf > 0) {
+		if (gpu) {
+			double cap = o.capacity_bytes;
+			if (ts_plan_opts_device(&o, gpu, prec, &err))
+				ts_err_init(&err); /* the catalog lacks this peak: --peak-tflops stands in */
+			o.capacity_bytes = cap;
+		}
+		o.peak_flops = peak_tf * 1e12;
+		o.peak_bf16 = 0;
 	} else {
 		cli_error(ctx, "the dense peak is unknown: give --gpu SKU or --peak-tflops TF");
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	o.gpus_per_node = per_node ? per_node : gpu && gpu->link_domain > 0 ? gpu->link_domain : 8;
+	if (per_node)
+		o.gpus_per_node = per_node;
+	else if (o.gpus_per_node < 1)
+		o.gpus_per_node = 8;
 	if (intra > 0)
 		o.intra_bw = intra * 1e9;
-	else if (gpu && gpu->link_bytes_per_s > 0)
-		o.intra_bw = gpu->link_bytes_per_s / 2.0;
-	else
+	else if (o.intra_bw <= 0)
 		o.intra_bw = o.inter_bw;
+	if (layout) {
+		one.mbs = mbs;
+		one.first_layers = first;
+		one.last_layers = last;
+		if (ts_plan_price(&model, &o, &one, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+		render_layout(&model, &o, &one, gpu ? gpu->sku : "device", peak_src, ctx->json, &out);
+		rc = cli_emit(ctx, &out);
+		if (!rc && !one.fits)
+			rc = EXIT_GATE;
+		goto out;
+	}
 	if (ts_plan_run(&model, &o, &plan, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -459,7 +1028,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	else
 		render_text(&model, &o, &plan, gpu ? gpu->sku : "device", peak_src, top, near, &out);
 	rc = cli_emit(ctx, &out);
-	if (!rc && plan.survivors == 0)
+	if (!rc && plan.fit_passing == 0)
 		rc = EXIT_GATE;
 out:
 	ts_plan_release(&plan);
@@ -472,21 +1041,27 @@ out:
 const struct cli_command cli_cmd_plan = {
 	.name = "plan",
 	.stage = STAGE_FIT,
-	.summary = "Search every legal layout and pick one: fit first, then scale",
-	.usage = "plan --model FILE --gpus N --gbs N (--gpu SKU | --gpu-mem GiB --peak-tflops TF) [options]",
+	.summary = "Search every legal layout and rank it by a calibrated step-time model",
+	.usage = "plan --model FILE --gpus N --gbs N (--gpu SKU | --gpu-mem GiB --peak-tflops TF) [options]\n"
+		 "       plan ... --layout TP,PP,VPP,CP,EP[,ETP] [--mbs N]\n"
+		 "       plan --check CASES.csv",
 	.description =
 		"Enumerates every legal TP/CP/PP/VPP/EP/ETP/DP/MBS layout (heads divisible by TP,\n"
-		"experts by EP, GBS by MBS*DP, parallel folding: ETP*EP divides TP*CP*DP), prices\n"
-		"memory for every recompute/offload option (keeping the first that fits), applies the\n"
-		"workflow's rules in order: offload last; smallest model parallelism; selective\n"
-		"before full recompute; maximise DP; TP and ETP*EP inside one node; PP with VPP;\n"
-		"EP before ETP; CP only for long sequences. What is left is ranked by a\n"
-		"first-order step time (compute at a stated efficiency, exposed communication per\n"
-		"link, pipeline bubble). Prints the top layouts and the near misses with the rule\n"
-		"they lost to; --json lists every layout. Exit 1 when nothing fits.\n"
-		"Details: docs/memory-plan.md.",
+		"experts by EP, GBS by MBS*DP, parallel folding: ETP*EP divides TP*CP*DP; layer\n"
+		"counts that do not divide PP*VPP follow Megatron's first/last-stage rule), prices\n"
+		"memory for every recompute/offload option (keeping the first that fits) and the\n"
+		"step time of each layout that fits: GEMMs from the real per-GPU shapes (tile and\n"
+		"wave quantisation, roofline), attention by sequence length, grouped expert GEMMs at\n"
+		"the busiest EP rank's load (--routing, --imbalance), EP all-to-all (--moe-overlap,\n"
+		"--dispatcher), TP/SP, CP ring, pipeline bubble, DP with the distributed optimizer,\n"
+		"recompute and FP8 casts, with constants fitted on published runs. Layouts that fit\n"
+		"(offload only when nothing fits without) are ranked by predicted step time; each\n"
+		"line says why it lost. --layout prices one layout term by term; --check compares the\n"
+		"model with a CSV of published runs (predicted vs measured, rank correlation; exit 1\n"
+		"when a case is off by more than 15 %, does not fit, or the search claims a layout\n"
+		"more than 20 % faster). Exit 1 when nothing fits. Details: docs/memory-plan.md.",
 	.opts = opts,
 	.run = run,
-	.json_schema_version = 1,
+	.json_schema_version = 2,
 	.writes_output = 1,
 };

@@ -1,22 +1,23 @@
 /*
  * plan.c - enumerate the legal layouts of a model on N GPUs, price their
- * memory with the recompute/offload ladder, apply the Fit-then-Scale rules
- * in order, and rank what is left by a first-order step time.
+ * memory with the recompute/offload ladder and their step time with the
+ * calibrated model (steptime.c), and rank the layouts that pass the Fit
+ * rules by it.
  *
- * The rules come from the MoE optimisation workflow (fit with the smallest
- * model parallelism, selective before full recompute, offload last, keep
- * TP and EP inside the fast domain, PP+VPP across nodes, EP before ETP, CP
- * only for long sequences). They are applied as a sieve so every layout
- * that loses says which rule it lost to; the step time only orders what
- * the rules leave, which keeps its first-order nature from overriding the
- * workflow.
+ * The workflow's rules (fit with the smallest model parallelism, selective
+ * before full recompute, offload last, keep TP and EP inside the fast
+ * domain, PP+VPP across nodes, EP before ETP, CP only for long sequences)
+ * are still applied as a sieve, so every layout records the rule that
+ * would have removed it; but applied literally they keep layouts the
+ * step-time model prices much slower, so only the Fit rules (fits, offload
+ * last) filter and the Scale rules explain and break ties.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/flops.h"
 #include "trainscope/gpus.h"
-#include "trainscope/plan.h"
+#include "plan_int.h"
 
 static const char *const rule_keys[TS_RULE_COUNT] = {
 	"survivor", "fit", "offload_last", "min_model_parallel", "selective_before_full",
@@ -56,14 +57,15 @@ const char *ts_plan_comm_name(int group)
 void ts_plan_opts_init(struct ts_plan_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->efficiency = 0.4;
 	o->inter_bw = 50e9;
 	o->precision = TS_PREC_BF16;
 	o->est = TS_MEM_EST_MOE;
-	o->max_mbs = 8;
+	o->max_mbs = 1;
 	o->max_vpp = 8;
 	o->context_bytes = 1024.0 * 1024.0 * 1024.0;
 	o->fragmentation = 0.05;
+	o->routing = TS_ROUTING_NATURAL;
+	ts_plan_calib_init(&o->calib);
 }
 
 void ts_plan_init(struct ts_plan *p)
@@ -115,106 +117,6 @@ int ts_plan_rc_level(const struct ts_plan_layout *x)
 	return 0;
 }
 
-/* ------------------------------------------------------------ pricing */
-
-/* Share of a group's peers inside the node, rank order tp-cp-ep-dp-pp. */
-static int spans_nodes(int64_t stride, int64_t size, int64_t node)
-{
-	return size > 1 && stride * size > node;
-}
-
-static double intra_fraction(int64_t stride, int64_t size, int64_t node)
-{
-	int64_t inner;
-
-	if (size <= 1)
-		return 1.0;
-	inner = stride >= node ? 1 : node / stride;
-	if (inner > size)
-		inner = size;
-	return (double)(inner - 1) / (double)(size - 1);
-}
-
-static void put(struct ts_plan_layout *x, int g, int link, double bytes)
-{
-	x->comm_bytes[g][link] += bytes;
-}
-
-static void ring(struct ts_plan_layout *x, int g, double bytes, int64_t stride, int64_t size,
-		 int64_t node)
-{
-	if (size > 1 && bytes > 0)
-		put(x, g, spans_nodes(stride, size, node) ? TS_LINK_INTER : TS_LINK_INTRA, bytes);
-}
-
-static double link_time(const struct ts_plan_layout *x, int g, const struct ts_plan_opts *o)
-{
-	return x->comm_bytes[g][TS_LINK_INTRA] / o->intra_bw + x->comm_bytes[g][TS_LINK_INTER] / o->inter_bw;
-}
-
-/*
- * Communication per GPU per step and the first-order step time. Volumes
- * (bytes, BF16 activations, FP32 gradients) per layer and micro-batch of
- * tau = seq*MBS/CP tokens: TP 4 collectives per block (2 forward, 2
- * backward) of (tp-1)/tp * tau*h*2; CP 3*(cp-1) K/V chunks; EP 4
- * all-to-alls of (ep-1)/ep * t_e*h*2 with t_e = tau*K*ETP/TP; PP one
- * activation and one gradient per virtual stage; DP reduce-scatter of FP32
- * gradients + all-gather of BF16 parameters, (d-1)/d each.
- */
-static void price(const struct ts_model *m, const struct ts_plan_opts *o, double flops,
-		  struct ts_plan_layout *x)
-{
-	double h = (double)m->hidden, tau = (double)o->seq * (double)x->mbs / (double)x->cp;
-	double nl = (double)m->layers / (double)x->pp, nm = (double)m->moe_layers / (double)x->pp;
-	double mb = (double)x->micro, tp = (double)x->tp;
-	double te = tau * (double)(m->topk ? m->topk : 1) * (double)x->etp / tp;
-	int64_t G = o->gpus_per_node;
-	double kv, t_mb = 0, t_dp, world = (double)o->gpus;
-
-	if (x->tp > 1) {
-		double per = (tp - 1.0) / tp * tau * h * 2.0;
-		double blocks = 2.0 * (nl - nm) + nm * (x->etp > 1 ? 2.0 : 1.0);
-		ring(x, TS_COMM_TP, 4.0 * per * blocks * mb, 1, x->tp, G);
-	}
-	if (x->cp > 1) {
-		kv = m->mla ? (double)m->heads * (double)(m->qk_head_dim + m->qk_rope_dim + m->v_head_dim)
-			    : 2.0 * (double)(m->kv_heads * m->head_dim);
-		ring(x, TS_COMM_CP, 3.0 * (double)(x->cp - 1) * tau * kv / tp * 2.0 * nl * mb,
-		     x->tp, x->cp, G);
-	}
-	if (x->ep > 1 && nm > 0) {
-		double v = 4.0 * (double)(x->ep - 1) / (double)x->ep * te * h * 2.0 * nm * mb;
-		double f = intra_fraction(x->etp, x->ep, G);
-		put(x, TS_COMM_EP, TS_LINK_INTRA, v * f);
-		put(x, TS_COMM_EP, TS_LINK_INTER, v * (1.0 - f));
-	}
-	if (x->etp > 1 && nm > 0)
-		ring(x, TS_COMM_ETP, 4.0 * (double)(x->etp - 1) / (double)x->etp * te * h * 2.0 * nm * mb,
-		     1, x->etp, G);
-	if (x->pp > 1) {
-		double sigma = x->tp > 1 ? tp : 1.0;
-		double v = 2.0 * (double)x->vpp * mb * tau * h * 2.0 / sigma;
-		put(x, TS_COMM_PP, x->tp * x->cp * x->dp >= G ? TS_LINK_INTER : TS_LINK_INTRA, v);
-	}
-	{
-		double dense = x->params_dense, d = (double)(x->dp * x->cp);
-		double e = (double)x->edp;
-		if (d > 1)
-			ring(x, TS_COMM_DP, (d - 1.0) / d * dense * 6.0, x->tp, x->dp * x->cp, G);
-		if (e > 1 && x->params_expert > 0)
-			ring(x, TS_COMM_DP, (e - 1.0) / e * x->params_expert * 6.0, x->etp * x->ep, x->edp, G);
-	}
-	x->compute_s = flops / (world * o->peak_flops * o->efficiency);
-	for (int g = TS_COMM_TP; g <= TS_COMM_PP; g++)
-		t_mb += link_time(x, g, o);
-	t_dp = link_time(x, TS_COMM_DP, o) - x->compute_s * 2.0 / 3.0;
-	if (t_dp < 0)
-		t_dp = 0;
-	x->bubble_s = (x->compute_s + t_mb) * (double)(x->pp - 1) / ((double)x->vpp * mb);
-	x->exposed_comm_s = t_mb + t_dp;
-	x->step_s = x->compute_s + t_mb + x->bubble_s + t_dp;
-}
-
 static int violations(const struct ts_plan_opts *o, const struct ts_plan_layout *x)
 {
 	int v = 0;
@@ -228,6 +130,30 @@ static int violations(const struct ts_plan_opts *o, const struct ts_plan_layout 
 	if (x->cp > 1 && o->seq / x->cp < 4096)
 		v |= 1 << TS_RULE_CP_LONG;
 	return v;
+}
+
+/* ------------------------------------------------------------ stages */
+
+int ts_plan_stage_rule(int64_t layers, int64_t vstages, int64_t *first, int64_t *last, int *uneven)
+{
+	*first = *last = -1;
+	*uneven = 0;
+	if (vstages < 1 || layers < 1)
+		return -1;
+	if (layers % vstages == 0)
+		return 0;
+	if (vstages > 1 && (layers + 1) % vstages == 0) {
+		*first = (layers + 1) / vstages - 1; /* the embedding counts as a layer */
+		return 0;
+	}
+	if (vstages > 2 && (layers + 2) % vstages == 0) {
+		*first = *last = (layers + 2) / vstages - 1; /* embedding and loss count */
+		return 0;
+	}
+	if (vstages > layers)
+		return -1;
+	*uneven = 1;
+	return 0;
 }
 
 /* ------------------------------------------------------------ search */
@@ -283,24 +209,24 @@ static int eval_option(struct search *s, struct ts_mem_layout *l, const struct t
 	return x->fits;
 }
 
-/* FLOPs of the step (with recompute) and the step-time model. */
-static int time_layout(struct search *s, struct ts_plan_layout *x, struct ts_err *err)
+/* Model FLOPs of the step (for the record) and the step-time model. */
+static int time_layout(const struct ts_model *m, const struct ts_plan_opts *o,
+		       const struct ts_mem_ctx *c, struct ts_plan_layout *x, double *flops,
+		       struct ts_err *err)
 {
 	struct ts_flops_shape sh;
 	struct ts_flops f;
 
 	ts_flops_shape_init(&sh);
-	sh.seq = s->o->seq;
-	sh.gbs = s->o->gbs;
+	sh.seq = o->seq;
+	sh.gbs = o->gbs;
 	sh.tp = x->tp;
 	sh.pp = x->pp;
 	sh.vpp = x->vpp;
-	sh.recompute = x->recompute;
-	sh.recompute_modules = x->modules;
-	if (ts_flops_compute(s->m, &sh, TS_FORMULA_CURRENT, &f, err))
+	if (ts_flops_compute(m, &sh, TS_FORMULA_CURRENT, &f, err))
 		return err->code;
-	s->p->flops_per_step = f.per_step;
-	price(s->m, s->o, f.per_step + f.recompute, x);
+	*flops = f.per_step;
+	plan_step_time(m, o, c, x);
 	return 0;
 }
 
@@ -328,6 +254,8 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 	l.precision = o->precision;
 	l.context_bytes = o->context_bytes;
 	l.fragmentation = o->fragmentation;
+	l.first_stage_layers = base->first_layers;
+	l.last_stage_layers = base->last_layers;
 	/* every option of the ladder is priced; the first that fits is kept,
 	 * else the most frugal one with its shortfall */
 	{
@@ -344,8 +272,11 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 			}
 		}
 		memcpy(x.option_bytes, option_bytes, sizeof(option_bytes));
-		if (x.fits && !o->memory_only && (rc = time_layout(s, &x, err)))
-			return rc;
+		if (x.fits && !o->memory_only) {
+			/* the context holds the last option; the layer split is the same */
+			if ((rc = time_layout(s->m, o, &s->ctx, &x, &s->p->flops_per_step, err)))
+				return rc;
+		}
 		if (push(s->p, &x))
 			return ts_err_set(err, TS_ENOMEM, "plan: out of memory after %zu layouts", s->p->n);
 	}
@@ -361,8 +292,12 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 	int rc;
 
 	for (int64_t vpp = 1; vpp <= (pp > 1 ? o->max_vpp : 1); vpp++) {
-		if (pp * vpp > m->layers)
+		int64_t first, last;
+		int uneven;
+		if (pp * vpp > m->layers + 2)
 			break;
+		if (ts_plan_stage_rule(m->layers, pp * vpp, &first, &last, &uneven))
+			continue;
 		for (int d = 0; d < s->nep; d++) {
 			int64_t ep = s->ep[d];
 			for (int64_t etp = 1; etp <= tp; etp++) {
@@ -388,7 +323,9 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 					x.etp = etp;
 					x.mbs = mbs;
 					x.micro = micro;
-					x.uneven = m->layers % (pp * vpp) != 0;
+					x.uneven = uneven || first >= 0;
+					x.first_layers = first;
+					x.last_layers = last;
 					if ((rc = try_layout(s, &x, err)))
 						return rc;
 				}
@@ -525,24 +462,44 @@ static int cmp_dbl(double a, double b)
 	return a < b ? -1 : a > b;
 }
 
-/* Survivors by step time; then those that lost to a later rule (nearer
- * misses) by step time; then out-of-memory layouts by how much they miss. */
+static int violation_count(int v)
+{
+	int n = 0;
+
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/* 0 passes the Fit rules (fits; offload only when nothing fits without),
+ * 1 fits but needs offload, 2 out of memory. */
+static int fit_class(const struct ts_plan *p, const struct ts_plan_layout *x)
+{
+	if (!x->fits)
+		return 2;
+	return x->offload && !(p->waived & (1 << TS_RULE_OFFLOAD_LAST)) ? 1 : 0;
+}
+
+static const struct ts_plan *sort_plan; /* the comparator's context (ts_sort has no argument) */
+
+/* Layouts that pass the Fit rules by predicted step time, the Scale rules
+ * breaking exact ties; then the offload ones by step time; then the
+ * out-of-memory ones by how much they miss. */
 static int cmp_layout(const void *pa, const void *pb)
 {
 	const struct ts_plan_layout *a = pa, *b = pb;
-	int ca = a->eliminated_by == TS_RULE_NONE ? 0 : a->eliminated_by == TS_RULE_FIT ? 2 : 1;
-	int cb = b->eliminated_by == TS_RULE_NONE ? 0 : b->eliminated_by == TS_RULE_FIT ? 2 : 1;
+	int ca = fit_class(sort_plan, a), cb = fit_class(sort_plan, b);
 	int c;
 
 	if (ca != cb)
 		return ca - cb;
-	if (ca == 1 && a->eliminated_by != b->eliminated_by)
-		return b->eliminated_by - a->eliminated_by;
 	if (ca == 2)
 		c = cmp_dbl(a->memory_bytes, b->memory_bytes);
 	else
 		c = cmp_dbl(a->step_s, b->step_s);
 	if (c)
+		return c;
+	if ((c = violation_count(a->violations) - violation_count(b->violations)))
 		return c;
 	if ((c = cmp_i64(ts_plan_mp(a), ts_plan_mp(b))) || (c = cmp_i64(a->tp, b->tp)) ||
 	    (c = cmp_i64(a->cp, b->cp)) || (c = cmp_i64(a->pp, b->pp)) ||
@@ -550,6 +507,11 @@ static int cmp_layout(const void *pa, const void *pb)
 	    (c = cmp_i64(a->etp, b->etp)) || (c = cmp_i64(a->mbs, b->mbs)))
 		return c;
 	return a->option - b->option;
+}
+
+int ts_plan_fit_passing(const struct ts_plan *p, const struct ts_plan_layout *x)
+{
+	return fit_class(p, x) == 0;
 }
 
 int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct ts_plan *p,
@@ -563,9 +525,10 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 	if (!o->enumerate_only && o->capacity_bytes <= 0)
 		return ts_err_set(err, TS_EUSAGE, "plan: the device memory is unknown (--gpu SKU or --gpu-mem GiB)");
 	if (!o->enumerate_only && !o->memory_only &&
-	    (o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0 || o->efficiency <= 0))
+	    (o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0 || o->calib.gemm_eff <= 0 ||
+	     o->calib.attn_eff <= 0))
 		return ts_err_set(err, TS_EUSAGE, "plan: the step-time model needs the peak, the"
-				  " link bandwidths and an efficiency > 0");
+				  " link bandwidths and efficiencies > 0");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ts_err_set(err, TS_ENOMEM, "plan: out of memory");
@@ -602,9 +565,102 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 	if (rc)
 		return rc;
 	sieve(p);
+	sort_plan = p;
 	if (p->n > 1)
 		ts_sort(p->v, p->n, sizeof(*p->v), cmp_layout);
-	for (size_t i = 0; i < p->n; i++)
+	sort_plan = NULL;
+	for (size_t i = 0; i < p->n; i++) {
 		p->v[i].rank = (int64_t)i + 1;
+		p->fit_passing += fit_class(p, &p->v[i]) == 0;
+	}
 	return 0;
+}
+
+int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct ts_plan_layout *x,
+		  struct ts_err *err)
+{
+	struct search *s;
+	struct ts_mem_layout l;
+	struct ts_plan_layout y;
+	int64_t first, last;
+	int uneven, rc = 0, chosen = -1;
+	double flops;
+
+	if (o->gpus < 1 || o->gpus_per_node < 1 || o->seq < 1 || o->gbs < 1)
+		return ts_err_set(err, TS_EUSAGE, "plan: --gpus, --gpus-per-node, --seq and --gbs must be >= 1");
+	if (o->capacity_bytes <= 0 || o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0)
+		return ts_err_set(err, TS_EUSAGE, "plan: pricing a layout needs the device memory,"
+				  " the peak and the link bandwidths");
+	if (x->tp < 1 || x->pp < 1 || x->vpp < 1 || x->cp < 1 || x->ep < 1 || x->etp < 1 || x->mbs < 1)
+		return ts_err_set(err, TS_EUSAGE, "plan: every layout size must be >= 1");
+	if (o->gpus % (x->tp * x->cp * x->pp))
+		return ts_err_set(err, TS_EUSAGE, "plan: TP*CP*PP = %lld does not divide the %lld GPUs",
+				  (long long)(x->tp * x->cp * x->pp), (long long)o->gpus);
+	if (x->first_layers < 0 && x->last_layers < 0 &&
+	    ts_plan_stage_rule(m->layers, x->pp * x->vpp, &first, &last, &uneven))
+		return ts_err_set(err, TS_EUSAGE, "plan: %lld layers cannot fill PP*VPP = %lld virtual stages",
+				  (long long)m->layers, (long long)(x->pp * x->vpp));
+	if (x->first_layers >= 0 || x->last_layers >= 0) {
+		first = x->first_layers;
+		last = x->last_layers;
+		uneven = 1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ts_err_set(err, TS_ENOMEM, "plan: out of memory");
+	s->m = m;
+	s->o = o;
+	s->nopt = ladder(m, s->opt);
+	x->dp = o->gpus / (x->tp * x->cp * x->pp);
+	x->first_layers = first;
+	x->last_layers = last;
+	x->uneven = uneven || first >= 0 || last >= 0;
+	ts_mem_layout_init(&l);
+	l.tp = x->tp;
+	l.pp = x->pp;
+	l.vpp = x->vpp;
+	l.cp = x->cp;
+	l.ep = x->ep;
+	l.etp = x->etp;
+	l.dp = x->dp;
+	l.mbs = x->mbs;
+	l.gbs = o->gbs;
+	l.seq = o->seq;
+	l.sequence_parallel = x->tp > 1;
+	l.precision = o->precision;
+	l.context_bytes = o->context_bytes;
+	l.fragmentation = o->fragmentation;
+	l.first_stage_layers = first;
+	l.last_stage_layers = last;
+	for (int k = 0; k < s->nopt && chosen < 0; k++) {
+		l.recompute = s->opt[k].recompute;
+		l.recompute_modules = s->opt[k].modules;
+		l.offload = s->opt[k].offload;
+		if ((rc = ts_mem_prepare(&s->ctx, m, &l, o->est, err)))
+			goto out;
+		ts_mem_peak(&s->ctx, &s->peak);
+		if (s->peak.total_bytes <= o->capacity_bytes || k == s->nopt - 1 || k == x->option)
+			chosen = k;
+	}
+	y = *x;
+	y.recompute = l.recompute;
+	y.modules = l.recompute_modules;
+	y.offload = l.offload;
+	y.option = chosen;
+	y.edp = s->ctx.edp;
+	y.micro = s->ctx.micro;
+	y.memory_bytes = s->peak.total_bytes;
+	y.allocated_bytes = s->peak.allocated_bytes;
+	y.peak_rank = s->peak.rank;
+	y.params_dense = s->peak.params_tp + s->peak.params_rep;
+	y.params_expert = s->peak.params_exp;
+	y.fits = s->peak.total_bytes <= o->capacity_bytes;
+	y.violations = violations(o, &y);
+	y.eliminated_by = y.fits ? TS_RULE_NONE : TS_RULE_FIT;
+	if ((rc = time_layout(m, o, &s->ctx, &y, &flops, err)))
+		goto out;
+	*x = y;
+out:
+	free(s);
+	return rc;
 }

@@ -1,0 +1,379 @@
+/*
+ * check.c - the published cases `plan --check` compares the model with:
+ * a small CSV reader (named columns, so extra columns and reordering are
+ * fine) and the rank correlation of predicted against measured.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/plan.h"
+
+#define MAX_CASES 4096
+#define MAX_COLS 64
+
+enum col {
+	C_ID, C_MODEL, C_GPUS, C_GPU, C_PREC, C_TP, C_PP, C_VPP, C_CP, C_EP, C_MBS, C_GBS, C_SEQ,
+	C_STEP, C_ROUTING, C_ETP, C_COUNT
+};
+
+static const char *const col_names[C_COUNT] = {
+	"id", "model_config", "gpus", "gpu", "prec", "tp", "pp", "vpp", "cp", "ep", "mbs", "gbs",
+	"seq", "step_s", "routing", "etp"
+};
+
+struct cell {
+	const char *p;
+	size_t n;
+};
+
+/* Split one line at commas into at most MAX_COLS trimmed cells. */
+static size_t split(const char *s, size_t n, struct cell *cells)
+{
+	size_t k = 0, i = 0;
+
+	while (k < MAX_COLS) {
+		size_t j = i;
+		while (j < n && s[j] != ',')
+			j++;
+		{
+			size_t a = i, b = j;
+			while (a < b && (s[a] == ' ' || s[a] == '\t'))
+				a++;
+			while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\r'))
+				b--;
+			cells[k].p = s + a;
+			cells[k].n = b - a;
+			k++;
+		}
+		if (j >= n)
+			break;
+		i = j + 1;
+	}
+	return k;
+}
+
+static int copy_cell(const struct cell *c, char *dst, size_t size)
+{
+	if (c->n >= size)
+		return -1;
+	memcpy(dst, c->p, c->n);
+	dst[c->n] = 0;
+	return 0;
+}
+
+/* A non-negative integer cell (empty -> def). */
+static int int_cell(const struct cell *c, int64_t def, int64_t max, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (c->n == 0) {
+		*out = def;
+		return 0;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->p[i] < '0' || c->p[i] > '9' || v > (max - (c->p[i] - '0')) / 10)
+			return -1;
+		v = v * 10 + (c->p[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* A positive decimal cell "12.345" (no exponent). */
+static int dbl_cell(const struct cell *c, double *out)
+{
+	double v = 0, scale = 1;
+	int dot = 0, digits = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		char ch = c->p[i];
+		if (ch == '.' && !dot) {
+			dot = 1;
+			continue;
+		}
+		if (ch < '0' || ch > '9' || digits > 30)
+			return -1;
+		digits++;
+		if (dot)
+			scale /= 10.0;
+		v = v * 10.0 + (ch - '0');
+	}
+	if (!digits)
+		return -1;
+	*out = v * scale;
+	return *out > 0 ? 0 : -1;
+}
+
+int ts_plan_cases_parse(struct ts_plan_cases *c, const void *data, size_t n, const char *name,
+			struct ts_err *err)
+{
+	const char *s = data;
+	size_t i = 0;
+	int64_t line = 0;
+	int col[C_COUNT], have_header = 0;
+	struct cell cells[MAX_COLS];
+
+	for (int k = 0; k < C_COUNT; k++)
+		col[k] = -1;
+	while (i < n) {
+		size_t e = i, nc;
+		int64_t off = (int64_t)i;
+		while (e < n && s[e] != '\n')
+			e++;
+		line++;
+		{
+			size_t a = i;
+			while (a < e && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r'))
+				a++;
+			if (a == e || s[a] == '#') {
+				i = e + 1;
+				continue;
+			}
+		}
+		nc = split(s + i, e - i, cells);
+		if (!have_header) {
+			for (size_t k = 0; k < nc; k++)
+				for (int q = 0; q < C_COUNT; q++)
+					if (strlen(col_names[q]) == cells[k].n &&
+					    memcmp(col_names[q], cells[k].p, cells[k].n) == 0 && col[q] < 0)
+						col[q] = (int)k;
+			for (int q = 0; q < C_ROUTING; q++)
+				if (col[q] < 0)
+					return ts_err_at(err, TS_EPARSE, name, off, line,
+							 "header has no '%s' column", col_names[q]);
+			have_header = 1;
+			i = e + 1;
+			continue;
+		}
+		{
+			struct ts_plan_case x;
+			struct cell empty = { "", 0 };
+			const struct cell *v[C_COUNT];
+			int bad = -1;
+
+			memset(&x, 0, sizeof(x));
+			for (int q = 0; q < C_COUNT; q++) {
+				v[q] = col[q] >= 0 && (size_t)col[q] < nc ? &cells[col[q]] : &empty;
+				if (q < C_ROUTING && q != C_VPP && v[q]->n == 0 && bad < 0)
+					bad = q;
+			}
+			if (bad >= 0)
+				return ts_err_at(err, TS_EPARSE, name, off, line, "empty '%s' cell",
+						 col_names[bad]);
+			if (copy_cell(v[C_ID], x.id, sizeof(x.id)) ||
+			    copy_cell(v[C_MODEL], x.model, sizeof(x.model)) ||
+			    copy_cell(v[C_GPU], x.gpu, sizeof(x.gpu)) ||
+			    copy_cell(v[C_PREC], x.prec, sizeof(x.prec)) ||
+			    copy_cell(v[C_ROUTING], x.routing, sizeof(x.routing)))
+				return ts_err_at(err, TS_EPARSE, name, off, line, "a text cell is too long");
+#define INT(q, def, max, dst) \
+	if (int_cell(v[q], def, max, &x.dst) || (x.dst < 1 && (q) != C_ETP)) \
+		return ts_err_at(err, TS_EPARSE, name, off, line, "'%s': expected a positive integer, got '%.*s'", \
+				 col_names[q], (int)(v[q]->n < 40 ? v[q]->n : 40), v[q]->p)
+			INT(C_GPUS, 0, (int64_t)1 << 24, gpus);
+			INT(C_TP, 0, 1 << 16, tp);
+			INT(C_PP, 0, 1 << 16, pp);
+			INT(C_VPP, 1, 1 << 16, vpp);
+			INT(C_CP, 0, 1 << 16, cp);
+			INT(C_EP, 0, 1 << 20, ep);
+			INT(C_MBS, 0, 1 << 20, mbs);
+			INT(C_GBS, 0, (int64_t)1 << 40, gbs);
+			INT(C_SEQ, 0, (int64_t)1 << 26, seq);
+			INT(C_ETP, 0, 1 << 16, etp);
+#undef INT
+			if (dbl_cell(v[C_STEP], &x.step_s))
+				return ts_err_at(err, TS_EPARSE, name, off, line,
+						 "'step_s': expected a positive decimal, got '%.*s'",
+						 (int)(v[C_STEP]->n < 40 ? v[C_STEP]->n : 40), v[C_STEP]->p);
+			x.line = line;
+			if (c->n >= MAX_CASES)
+				return ts_err_at(err, TS_ELIMIT, name, off, line, "more than %d cases", MAX_CASES);
+			if (ts_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+				return ts_err_set(err, TS_ENOMEM, "out of memory");
+			c->v[c->n++] = x;
+		}
+		i = e + 1;
+	}
+	if (!have_header)
+		return ts_err_at(err, TS_EPARSE, name, (int64_t)n, line, "no header row");
+	return 0;
+}
+
+void ts_plan_cases_release(struct ts_plan_cases *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Ranks 1..n of v (ties get their mean rank): O(n^2), n is a few cases. */
+static void ranks(const double *v, size_t n, double *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		double less = 0, same = 0;
+		for (size_t j = 0; j < n; j++) {
+			less += v[j] < v[i];
+			same += v[j] == v[i];
+		}
+		r[i] = less + (same + 1.0) / 2.0;
+	}
+}
+
+double ts_plan_spearman(const double *a, const double *b, size_t n)
+{
+	double ra[MAX_CASES], rb[MAX_CASES], ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
+
+	if (n < 2 || n > MAX_CASES)
+		return NAN;
+	ranks(a, n, ra);
+	ranks(b, n, rb);
+	for (size_t i = 0; i < n; i++) {
+		ma += ra[i];
+		mb += rb[i];
+	}
+	ma /= (double)n;
+	mb /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		sab += (ra[i] - ma) * (rb[i] - mb);
+		saa += (ra[i] - ma) * (ra[i] - ma);
+		sbb += (rb[i] - mb) * (rb[i] - mb);
+	}
+	if (saa <= 0 || sbb <= 0)
+		return NAN;
+	return sab / sqrt(saa * sbb);
+}
+
+int64_t ts_plan_sms(const char *sku)
+{
+	static const struct {
+		const char *sku;
+		int64_t sms;
+	} t[] = {
+		{ "A100-SXM", 108 }, { "A100-40GB", 108 }, { "H100-SXM", 132 }, { "H200-SXM", 132 },
+		{ "H800-SXM", 132 }, { "H100-PCIe", 114 }, { "B200", 148 }, { "GB200", 148 },
+		{ "B300", 148 }, { "GB300", 148 },
+	};
+
+	for (size_t i = 0; sku && i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(t[i].sku, sku) == 0)
+			return t[i].sms;
+	return 0;
+}
+
+int ts_plan_opts_device(struct ts_plan_opts *o, const struct ts_gpu *g, int precision,
+			struct ts_err *err)
+{
+	double tf, bf;
+	const char *src;
+	int rc;
+
+	if ((rc = ts_gpu_peak(g, precision, &tf, &src, err)))
+		return rc;
+	if ((rc = ts_gpu_peak(g, TS_PREC_BF16, &bf, &src, err)))
+		bf = precision == TS_PREC_FP8 ? tf / 2.0 : tf;
+	o->precision = precision;
+	o->peak_flops = tf * 1e12;
+	o->peak_bf16 = bf * 1e12;
+	o->capacity_bytes = (double)g->memory_bytes;
+	o->mem_bw = g->mem_bw_bytes_per_s;
+	o->intra_bw = g->link_bytes_per_s > 0 ? g->link_bytes_per_s / 2.0 : o->inter_bw;
+	o->gpus_per_node = g->link_domain > 0 ? g->link_domain : 8;
+	o->sms = ts_plan_sms(g->sku);
+	return 0;
+}
+
+void ts_plan_case_layout(const struct ts_plan_case *c, struct ts_plan_layout *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->tp = c->tp;
+	x->pp = c->pp;
+	x->vpp = c->vpp > 0 ? c->vpp : 1;
+	x->cp = c->cp;
+	x->ep = c->ep;
+	x->mbs = c->mbs;
+	x->option = -1;
+	x->first_layers = x->last_layers = -1;
+	x->etp = c->etp > 0 ? c->etp : 1;
+}
+
+int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
+		       const struct ts_plan_opts *o, int search, struct ts_plan_check *out,
+		       struct ts_err *err)
+{
+	struct ts_plan p;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	ts_plan_case_layout(c, &out->pub);
+	if ((rc = ts_plan_price(m, o, &out->pub, err)))
+		return rc;
+	out->err = out->pub.step_s / c->step_s - 1.0;
+	if (!search)
+		return 0;
+	ts_plan_init(&p);
+	if ((rc = ts_plan_run(m, o, &p, err)))
+		goto out;
+	out->fit_passing = p.fit_passing;
+	if (p.n > 0 && ts_plan_fit_passing(&p, &p.v[0])) {
+		out->best = p.v[0];
+		out->have_best = 1;
+		out->best_gain = 1.0 - out->best.step_s / out->pub.step_s;
+	}
+	for (size_t i = 0; i < p.n && ts_plan_fit_passing(&p, &p.v[i]); i++) {
+		const struct ts_plan_layout *y = &p.v[i];
+		if (y->tp == out->pub.tp && y->pp == out->pub.pp && y->vpp == out->pub.vpp &&
+		    y->cp == out->pub.cp && y->ep == out->pub.ep && y->etp == out->pub.etp &&
+		    y->mbs == out->pub.mbs) {
+			out->pub_rank = y->rank;
+			break;
+		}
+	}
+out:
+	ts_plan_release(&p);
+	return rc;
+}
+
+static int contains(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (; *s; s++) {
+		size_t i = 0;
+		while (i < n && s[i] && (s[i] | 0x20) == (w[i] | 0x20))
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+int ts_plan_case_job(const struct ts_plan_case *c, struct ts_plan_opts *o)
+{
+	o->gpus = c->gpus;
+	o->seq = c->seq;
+	o->gbs = c->gbs;
+	o->routing = strcmp(c->routing, "forced") == 0 || strcmp(c->routing, "balanced") == 0 ?
+		     TS_ROUTING_BALANCED : TS_ROUTING_NATURAL;
+	if (contains(c->prec, "fp8"))
+		return TS_PREC_FP8;
+	if (contains(c->prec, "bf16"))
+		return TS_PREC_BF16;
+	return -1;
+}
+
+int ts_plan_case_model_path(const char *csv_path, const struct ts_plan_case *c, int k,
+			    char *buf, size_t size)
+{
+	const char *slash = strrchr(csv_path, '/');
+	int dir = slash ? (int)(slash - csv_path) : 1, n;
+
+	if (c->model[0] == '/')
+		n = k == 0 ? snprintf(buf, size, "%s", c->model) : -1;
+	else if (k == 0)
+		n = snprintf(buf, size, "%.*s/../models/%s", dir, slash ? csv_path : ".", c->model);
+	else if (k == 1)
+		n = snprintf(buf, size, "%.*s/layout-models/%s", dir, slash ? csv_path : ".", c->model);
+	else
+		n = -1;
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}

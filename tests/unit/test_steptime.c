@@ -1,0 +1,470 @@
+/*
+ * Unit tests for plan's step-time model and its check against published
+ * runs: each stated term by hand, Megatron's first/last-stage rule, the
+ * rank correlation, the case reader, and the acceptance of the calibrated
+ * model on ../shared/data/expected/layout-cases.csv (measured step times
+ * from the model cards; the expectations are the published numbers).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "trainscope/gpus.h"
+#include "trainscope/input.h"
+#include "trainscope/plan.h"
+
+#define GIB 1073741824.0
+
+/*
+ * GEMM by hand on an H100 (989.4 TFLOP/s BF16, 3.35 TB/s, 132 SMs) at 80 %:
+ * 4096^3: 32 x 32 = 1024 tiles of 128 x 128 in ceil(1024/132) = 8 waves of
+ * 132 slots, utilisation 1024/1056; 2*4096^3 FLOPs / (989.4e12 * 0.8 *
+ * 1024/1056) = 179.08 us; bytes 2*(2*4096^2) + 2*4096^2 = 100.7 MB take
+ * 30 us, so compute bounds it.
+ * M = 64 (a small expert): the one row of tiles is half used (64/128), 32
+ * tiles fill 32 of 132 SMs: utilisation 0.5 * 32/132; 2*64*4096^2 FLOPs /
+ * (989.4e12 * 0.8 * 0.12121) = 22.38 us (bytes: 34.6 MB, 10.3 us).
+ * M = N = 4096, K = 16: 0.54 GFLOP at full waves takes 0.7 us, but the
+ * 2*(4096*16*2) + 2*4096^2 = 33.8 MB output takes 10.09 us: memory-bound.
+ */
+TEST(steptime_gemm_by_hand)
+{
+	double t;
+
+	t = ts_plan_gemm_s(1, 4096, 4096, 4096, 989.4e12, 0.8, 3.35e12, 132, 2);
+	CHECK_REL(t, 2.0 * 4096.0 * 4096.0 * 4096.0 / (989.4e12 * 0.8 * 1024.0 / 1056.0), 1e-12);
+	CHECK_REL(t, 179.08e-6, 1e-3);
+	t = ts_plan_gemm_s(1, 64, 4096, 4096, 989.4e12, 0.8, 3.35e12, 132, 2);
+	CHECK_REL(t, 2.0 * 64.0 * 4096.0 * 4096.0 / (989.4e12 * 0.8 * 0.5 * 32.0 / 132.0), 1e-12);
+	t = ts_plan_gemm_s(1, 4096, 4096, 16, 989.4e12, 0.8, 3.35e12, 132, 2);
+	CHECK_REL(t, (2.0 * (4096.0 * 16.0 * 2.0) + 2.0 * 4096.0 * 4096.0) / 3.35e12, 1e-12);
+	/* grouped: 8 experts of 64 x 4096 x 4096 share the waves: 256 tiles in
+	 * 2 waves of 132 */
+	t = ts_plan_gemm_s(8, 64, 4096, 4096, 989.4e12, 0.8, 0, 132, 2);
+	CHECK_REL(t, 8.0 * 2.0 * 64.0 * 4096.0 * 4096.0 / (989.4e12 * 0.8 * 0.5 * 256.0 / 264.0), 1e-12);
+	CHECK_NEAR(ts_plan_gemm_s(1, 0, 4096, 4096, 989.4e12, 0.8, 0, 132, 2), 0.0, 0.0);
+}
+
+/* Megatron's rule: the embedding (and the loss) count as a layer when that
+ * makes the split even. */
+TEST(steptime_stage_rule)
+{
+	int64_t f, l;
+	int u;
+
+	CHECK(ts_plan_stage_rule(94, 96, &f, &l, &u) == 0); /* Qwen3-235B PP32 VPP3 */
+	CHECK_I64(f, 0);
+	CHECK_I64(l, 0);
+	CHECK(ts_plan_stage_rule(94, 32, &f, &l, &u) == 0); /* 96 / 32 = 3 */
+	CHECK_I64(f, 2);
+	CHECK_I64(l, 2);
+	CHECK(ts_plan_stage_rule(95, 32, &f, &l, &u) == 0); /* 96 / 32, embedding only */
+	CHECK_I64(f, 2);
+	CHECK_I64(l, -1);
+	CHECK(ts_plan_stage_rule(96, 32, &f, &l, &u) == 0);
+	CHECK(f == -1 && l == -1 && u == 0);
+	CHECK(ts_plan_stage_rule(61, 32, &f, &l, &u) == 0); /* no rule: earliest stages + 1 */
+	CHECK(f == -1 && l == -1 && u == 1);
+	CHECK(ts_plan_stage_rule(61, 64, &f, &l, &u) == -1);
+}
+
+/* Spearman by hand: one swapped pair of four, 1 - 6*2/(4*15) = 0.8; with a
+ * tie, ranks (1.5, 1.5, 3) vs (1, 2, 3): 1.5/sqrt(1.5*2) = 0.8660. */
+TEST(steptime_spearman)
+{
+	const double a[4] = { 1, 2, 3, 4 }, b[4] = { 10, 30, 20, 40 };
+	const double c[3] = { 5, 5, 7 }, d[3] = { 1, 2, 3 };
+
+	CHECK_NEAR(ts_plan_spearman(a, b, 4), 0.8, 1e-12);
+	CHECK_NEAR(ts_plan_spearman(c, d, 3), 1.5 / sqrt(3.0), 1e-12);
+	CHECK(isnan(ts_plan_spearman(a, b, 1)));
+	CHECK(isnan(ts_plan_spearman(c, c, 2)));
+}
+
+TEST(steptime_cases_parse)
+{
+	static const char ok[] =
+		"# comment\n"
+		"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,routing,source\n"
+		"A,m.json,16,H100,BF16,1,2,,1,16,1,1024,4096,20.5,forced,a note, with a comma\n"
+		"\n"
+		"B,m.json,16,H100,FP8-CS,2,2,4,1,8,1,1024,4096,7,natural,x\n";
+	static const char nocol[] = "id,model_config,gpus\nA,m.json,16\n";
+	static const char badnum[] =
+		"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s\n"
+		"A,m.json,16,H100,BF16,1,x,,1,16,1,1024,4096,20.5\n";
+	struct ts_plan_cases c = { 0 };
+	struct ts_plan_opts o;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	REQUIRE(ts_plan_cases_parse(&c, ok, sizeof(ok) - 1, "ok.csv", &err) == 0);
+	REQUIRE(c.n == 2);
+	CHECK_STR(c.v[0].id, "A");
+	CHECK_I64(c.v[0].vpp, 1);
+	CHECK_I64(c.v[0].ep, 16);
+	CHECK_I64(c.v[0].line, 3);
+	CHECK_NEAR(c.v[0].step_s, 20.5, 1e-12);
+	CHECK_STR(c.v[1].routing, "natural");
+	CHECK_I64(c.v[1].vpp, 4);
+	CHECK_I64(c.v[1].line, 5);
+	ts_plan_opts_init(&o);
+	CHECK_I64(ts_plan_case_job(&c.v[0], &o), TS_PREC_BF16);
+	CHECK_I64(o.routing, TS_ROUTING_BALANCED);
+	CHECK_I64(ts_plan_case_job(&c.v[1], &o), TS_PREC_FP8);
+	CHECK_I64(o.routing, TS_ROUTING_NATURAL);
+	ts_plan_cases_release(&c);
+	ts_err_init(&err);
+	CHECK_I64(ts_plan_cases_parse(&c, nocol, sizeof(nocol) - 1, "nocol.csv", &err), TS_EPARSE);
+	CHECK_I64(err.line, 1);
+	CHECK(strstr(err.msg, "'gpu'") != NULL);
+	ts_plan_cases_release(&c);
+	ts_err_init(&err);
+	CHECK_I64(ts_plan_cases_parse(&c, badnum, sizeof(badnum) - 1, "bad.csv", &err), TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK(strstr(err.msg, "'pp'") != NULL);
+	ts_plan_cases_release(&c);
+}
+
+static int load_cases(struct ts_plan_cases *c, const char **csv)
+{
+	struct ts_input in;
+	struct ts_err err;
+	int rc;
+
+	*csv = test_data("expected/layout-cases.csv");
+	if (!*csv)
+		return -1;
+	ts_err_init(&err);
+	if (ts_input_read_all(&in, *csv, 1 << 20, &err))
+		return -1;
+	rc = ts_plan_cases_parse(c, in.data, in.len, *csv, &err);
+	ts_input_release(&in);
+	return rc;
+}
+
+static int case_setup(const char *csv, const struct ts_plan_case *c, struct ts_gpu_catalog *cat,
+		      struct ts_model *m, struct ts_plan_opts *o)
+{
+	char path[1200];
+	struct ts_err err;
+	const struct ts_gpu *g = ts_gpu_find(cat, c->gpu);
+	int prec, ok = 0;
+
+	ts_plan_opts_init(o);
+	prec = ts_plan_case_job(c, o);
+	o->moe_overlap = 1; /* every published MoE recipe in the file runs EP overlap */
+	for (int k = 0; !ok && ts_plan_case_model_path(csv, c, k, path, sizeof(path)) == 0; k++) {
+		ts_model_init(m);
+		ts_err_init(&err);
+		ok = ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0;
+	}
+	ts_err_init(&err);
+	return ok && g && prec >= 0 && ts_plan_opts_device(o, g, prec, &err) == 0 ? 0 : -1;
+}
+
+/*
+ * The acceptance on the shared published cases. Measured step times are
+ * the model cards' (layout-cases.csv). What holds today is asserted at the
+ * acceptance's own bounds: every published layout fits (V1, an FSDP run,
+ * only with optimizer offload: FSDP is not modelled), six of eight within
+ * 15 %, V7 and V17 within 20 % (their misses are reported in
+ * docs/memory-plan.md), the two Qwen3-235B layouts in measured order, V7
+ * (forced routing) faster than V8 (natural), rank correlation >= 0.9.
+ */
+TEST(steptime_published_cases)
+{
+	struct ts_plan_cases c = { 0 };
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	const char *csv;
+	double pred[16], meas[16], v11 = 0, v14 = 0, v7 = 0, v8 = 0;
+	size_t n = 0;
+
+	REQUIRE(m != NULL);
+	if (load_cases(&c, &csv)) {
+		free(m);
+		return;
+	}
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	for (size_t i = 0; i < c.n && n < 16; i++) {
+		struct ts_plan_opts o;
+		struct ts_plan_check r;
+		struct ts_err err;
+		const char *id = c.v[i].id;
+		int loose = strcmp(id, "V7") == 0 || strcmp(id, "V17") == 0;
+
+		REQUIRE(case_setup(csv, &c.v[i], &cat, m, &o) == 0);
+		ts_err_init(&err);
+		REQUIRE(ts_plan_check_case(m, &c.v[i], &o, 0, &r, &err) == 0);
+		CHECK(r.pub.fits);
+		CHECK(r.pub.offload == 0 || strcmp(id, "V1") == 0);
+		CHECK(fabs(r.err) <= (loose ? 0.20 : 0.15));
+		/* every term is a cost; the step is their sum */
+		{
+			double sum = 0;
+			for (int t = 0; t < TS_T_COUNT; t++) {
+				CHECK(r.pub.time.term_s[t] >= 0);
+				sum += r.pub.time.term_s[t];
+			}
+			CHECK_REL(r.pub.step_s, sum, 1e-12);
+			CHECK(r.pub.time.low_s < r.pub.step_s && r.pub.step_s < r.pub.time.high_s);
+			CHECK_REL(r.pub.time.term_s[TS_T_BUBBLE],
+				  r.pub.time.rank_mb_s * (double)(r.pub.pp - 1) / (double)r.pub.vpp, 1e-12);
+		}
+		pred[n] = r.pub.step_s;
+		meas[n] = c.v[i].step_s;
+		n++;
+		if (strcmp(id, "V11") == 0)
+			v11 = r.pub.step_s;
+		if (strcmp(id, "V14") == 0)
+			v14 = r.pub.step_s;
+		if (strcmp(id, "V7") == 0)
+			v7 = r.pub.step_s;
+		if (strcmp(id, "V8") == 0)
+			v8 = r.pub.step_s;
+	}
+	CHECK(n == 8);
+	CHECK(v11 > 0 && v11 < v14); /* measured 19.7 s vs 29.0 s */
+	CHECK(v7 > 0 && v7 < v8);    /* measured 20.1 s vs 30.3 s */
+	CHECK(ts_plan_spearman(pred, meas, n) >= 0.9);
+	ts_gpu_catalog_release(&cat);
+	ts_plan_cases_release(&c);
+	free(m);
+}
+
+/*
+ * Qwen3-235B on 256 H100: the published TP2 PP32 VPP3 layout (94 layers
+ * on 96 virtual stages: embedding and loss stages of their own; EP 8, the
+ * most that folds into TP*DP = 8 on 256 GPUs) is priced and enumerated; the search's fastest layout passing the Fit rules is not
+ * predicted more than 20 % faster than the faster published layout (TP2
+ * PP8 VPP4 EP32, measured 19.7 s).
+ */
+TEST(steptime_qwen3_235b_search)
+{
+	const char *path = test_data("expected/layout-models/qwen3-235b-a22b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan p;
+	struct ts_plan_layout x;
+	struct ts_err err;
+	int found = 0;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 256;
+	o.gbs = 2048;
+	o.seq = 4096;
+	o.moe_overlap = 1;
+	memset(&x, 0, sizeof(x));
+	x.tp = 2, x.pp = 32, x.vpp = 3, x.cp = 1, x.ep = 8, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	CHECK_I64(x.first_layers, 0);
+	CHECK_I64(x.last_layers, 0);
+	CHECK(x.fits);
+	ts_plan_init(&p);
+	REQUIRE(ts_plan_run(m, &o, &p, &err) == 0);
+	REQUIRE(p.n > 0 && ts_plan_fit_passing(&p, &p.v[0]));
+	for (size_t i = 0; i < p.n; i++) {
+		const struct ts_plan_layout *y = &p.v[i];
+		if (y->tp == 2 && y->pp == 32 && y->vpp == 3 && y->ep == 8 && y->etp == 1 && y->cp == 1)
+			found = y->first_layers == 0 && y->last_layers == 0;
+		/* ranked by predicted time among the Fit-passing layouts */
+		if (i > 0 && ts_plan_fit_passing(&p, y))
+			CHECK(y->step_s >= p.v[i - 1].step_s);
+	}
+	CHECK(found);
+	memset(&x, 0, sizeof(x));
+	x.tp = 2, x.pp = 8, x.vpp = 4, x.cp = 1, x.ep = 32, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	CHECK(p.v[0].step_s >= 0.8 * x.step_s);
+	ts_plan_release(&p);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
+
+/*
+ * DeepSeek-V3 on 1024 H100 (GBS 8192): the top pick is the fastest
+ * predicted layout among those that pass the Fit rules, and routing
+ * matters only to MoE pricing: balanced is never slower than natural.
+ */
+TEST(steptime_dsv3_top_pick)
+{
+	const char *path = test_data("models/deepseek-v3.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan p;
+	struct ts_plan_layout a, b;
+	struct ts_err err;
+	double best = INFINITY;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 1024;
+	o.gbs = 8192;
+	o.seq = 4096;
+	ts_plan_init(&p);
+	REQUIRE(ts_plan_run(m, &o, &p, &err) == 0);
+	for (size_t i = 0; i < p.n; i++)
+		if (p.v[i].fits && (p.v[i].offload == 0 || !(p.waived & (1 << TS_RULE_OFFLOAD_LAST))) &&
+		    p.v[i].step_s < best)
+			best = p.v[i].step_s;
+	REQUIRE(p.n > 0);
+	CHECK(ts_plan_fit_passing(&p, &p.v[0]));
+	CHECK_NEAR(p.v[0].step_s, best, 0.0);
+	memset(&a, 0, sizeof(a));
+	a.tp = 2, a.pp = 8, a.vpp = 4, a.cp = 1, a.ep = 64, a.etp = 1, a.mbs = 1;
+	a.option = -1;
+	a.first_layers = a.last_layers = -1;
+	b = a;
+	REQUIRE(ts_plan_price(m, &o, &a, &err) == 0);
+	o.routing = TS_ROUTING_BALANCED;
+	REQUIRE(ts_plan_price(m, &o, &b, &err) == 0);
+	CHECK(b.step_s < a.step_s);
+	CHECK_NEAR(b.time.imbalance, 1.0, 0.0);
+	CHECK_NEAR(a.time.imbalance, o.calib.imbalance, 0.0);
+	ts_plan_release(&p);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
+
+/*
+ * EP and TP volumes by hand, Qwen3-30B-A3B (h 2048, 48 MoE layers, K 8 of
+ * 128 experts) on 16 H100 (2 nodes of 8), EP16, TP1, MBS 1, GBS 1024: 64
+ * micro-batches of 4096 tokens, t_e = 4096*8 = 32768 token copies per GPU,
+ * balanced routing. Per MoE layer and micro-batch, 4 all-to-alls:
+ *   hierarchical: every copy that leaves the GPU over NVLink,
+ *     4 * 15/16 * 32768 * 2048 * 2 B = 503,316,480 B; over the network
+ *     each token once per remote node with one of its 8 experts:
+ *     4 * 4096 * (2-1)*(1 - (1/2)^8) * 2048 * 2 B = 66,846,720 B;
+ *   flat all-to-all: 7 of the 15 peers inside the node: 503,316,480 * 7/15
+ *     over NVLink, * 8/15 over the network;
+ * times 48 layers * 64 micro-batches = 3072.
+ * --tp-overlap hides TP traffic only: with TP2 its term shrinks, nothing
+ * else moves.
+ */
+TEST(steptime_ep_volumes_by_hand)
+{
+	const char *path = test_data("models/qwen3-30b-a3b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan_layout x, y;
+	struct ts_err err;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 16;
+	o.gbs = 1024;
+	o.seq = 4096;
+	o.routing = TS_ROUTING_BALANCED;
+	memset(&x, 0, sizeof(x));
+	x.tp = 1, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 16, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	CHECK_REL(x.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], 503316480.0 * 3072.0, 1e-12);
+	CHECK_REL(x.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 66846720.0 * 3072.0, 1e-12);
+	o.dispatcher = TS_DISPATCH_ALLTOALL;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], 503316480.0 * 7.0 / 15.0 * 3072.0, 1e-12);
+	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 503316480.0 * 8.0 / 15.0 * 3072.0, 1e-12);
+	CHECK(y.time.term_s[TS_T_EP] > x.time.term_s[TS_T_EP]);
+	o.dispatcher = TS_DISPATCH_HIER;
+	memset(&x, 0, sizeof(x));
+	x.tp = 2, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 8, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	o.tp_overlap = 1;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK(x.time.term_s[TS_T_TP] > 0);
+	CHECK(y.time.term_s[TS_T_TP] < x.time.term_s[TS_T_TP]);
+	CHECK_REL(y.time.term_s[TS_T_GEMM], x.time.term_s[TS_T_GEMM], 1e-12);
+	CHECK_REL(y.time.term_s[TS_T_EXPERT], x.time.term_s[TS_T_EXPERT], 1e-12);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
+
+/*
+ * Core attention by hand, Qwen3-8B (36 layers, 32 heads x 128, seq 4096)
+ * on 16 H100, TP1 DP16 MBS 1 (64 micro-batches): the causal forward is
+ * F = 2*4096*4096*4096 FLOPs per layer per micro-batch; fused at
+ * attn_eff * 4096/(4096 + 512) of 989.4 TFLOP/s, unfused at gemm_eff plus
+ * 8 B for each of the 4096*4096/2 * 32 scores over 3.35 TB/s; backward
+ * 2.5x the forward; times 36 * 64.
+ */
+TEST(steptime_attention_by_hand)
+{
+	const char *path = test_data("models/qwen3-8b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan_layout x, y;
+	struct ts_err err;
+	double F = 2.0 * 4096.0 * 4096.0 * 4096.0, n = 36.0 * 64.0 * 3.5;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 16;
+	o.gbs = 1024;
+	o.seq = 4096;
+	memset(&x, 0, sizeof(x));
+	x.tp = 1, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 1, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	REQUIRE(x.recompute == TS_RC_NONE);
+	CHECK_REL(x.time.term_s[TS_T_ATTN], n * F / (989.4e12 * o.calib.attn_eff * 4096.0 / 4608.0), 1e-9);
+	o.attention = TS_ATTN_UNFUSED;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK_REL(y.time.term_s[TS_T_ATTN],
+		  n * (F / (989.4e12 * o.calib.gemm_eff) + 8.0 * 4096.0 * 4096.0 / 2.0 * 32.0 / 3.35e12), 1e-9);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
