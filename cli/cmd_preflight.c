@@ -7,15 +7,18 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_gate.h"
+#include "trainscope/detect.h"
+#include "trainscope/paths.h"
 #include "trainscope/preflight.h"
 
 extern char **environ;
 
-enum { OPT_ROOT = 1, OPT_FROM, OPT_NO_LOAD, OPT_NO_PYTHON, OPT_LOAD_TIMEOUT, OPT_PY_TIMEOUT };
+enum { OPT_ROOT = 1, OPT_FROM, OPT_NO_LOAD, OPT_NO_PYTHON, OPT_LOAD_TIMEOUT, OPT_PY_TIMEOUT, OPT_NODES };
 
 static const struct cli_opt opts[] = {
 	{ "root", 0, "DIR", "inspect a mounted image or container root instead of / (no dlopen, no python)", OPT_ROOT },
 	{ "from", 0, "FILE", "judge an existing report: collect_env, sglang check_env, nvidia-smi -q, mthreads-gmi", OPT_FROM },
+	{ "nodes", 0, "PATH", "compare per-node preflight JSON files (a directory or files, repeatable); outliers marked", OPT_NODES },
 	{ "no-load", 0, NULL, "do not dlopen the libraries (file names only)", OPT_NO_LOAD },
 	{ "no-python", 0, NULL, "do not run the python3 probe", OPT_NO_PYTHON },
 	{ "load-timeout-ms", 0, "MS", "kill a library's loading child after MS (default 5000)", OPT_LOAD_TIMEOUT },
@@ -31,6 +34,52 @@ static int probe_run(void *ctx, const char *const argv[], struct ts_sb *out)
 	return cli_run_capture(argv, out, python_timeout_ms);
 }
 
+/* --nodes: the preflight files among the paths given, one row each. */
+static int nodes(struct cli_ctx *ctx, const struct cli_parsed *p)
+{
+	struct ts_paths all;
+	struct ts_err err;
+	struct ts_sb out;
+	TS_VEC(const char *) files = { 0 };
+	size_t outliers = 0;
+	int rc = 0;
+
+	ts_paths_init(&all);
+	ts_sb_init(&out);
+	ts_err_init(&err);
+	for (size_t i = 0; i < p->nopts; i++)
+		if (p->opts[i].key == OPT_NODES && (rc = ts_paths_add(&all, p->opts[i].val, 1, &err)))
+			goto fail;
+	for (size_t i = 0; i < all.n; i++) {
+		struct ts_detect d;
+		if ((rc = ts_detect_file(all.v[i], &d, &err)))
+			goto fail;
+		if (d.kind == TS_KIND_PREFLIGHT && TS_VEC_PUSH(files, all.v[i])) {
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+	}
+	if (!files.n) {
+		cli_error(ctx, "no preflight JSON file among the --nodes paths");
+		fprintf(stderr, "hint: trainscope preflight --json -o nodes/$(hostname).json on each node\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if ((rc = ts_preflight_nodes(files.v, files.n, ctx->json, &out, &outliers, &err)))
+		goto fail;
+	rc = cli_emit(ctx, &out);
+	if (!rc && outliers)
+		rc = EXIT_GATE;
+	goto out;
+fail:
+	rc = cli_fail(ctx, &err);
+out:
+	TS_VEC_RELEASE(files);
+	ts_sb_release(&out);
+	ts_paths_release(&all);
+	return rc;
+}
+
 static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
@@ -41,6 +90,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_sb out;
 	const char *from = NULL;
 	long long v;
+	int nodes_mode = 0;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -56,6 +106,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			o.load = o.python = 0;
 			break;
 		case OPT_FROM: from = a->val; break;
+		case OPT_NODES: nodes_mode = 1; break;
 		case OPT_NO_LOAD: o.load = 0; break;
 		case OPT_NO_PYTHON: o.python = 0; break;
 		case OPT_LOAD_TIMEOUT:
@@ -74,6 +125,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "unexpected argument '%s'", p.pos[0]);
 		fprintf(stderr, "hint: trainscope preflight [--root DIR | --from FILE] [--json]\n");
 		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (nodes_mode) {
+		rc = (from || probe.root[0]) ? (cli_error(ctx, "--nodes excludes --root and --from"), EXIT_USAGE)
+					     : nodes(ctx, &p);
 		goto out;
 	}
 	if (from && probe.root[0]) {
@@ -108,7 +164,7 @@ const struct cli_command cli_cmd_preflight = {
 	.name = "preflight",
 	.stage = STAGE_PREFLIGHT,
 	.summary = "What is really installed and loaded (CUDA, MUSA), with findings and fixes",
-	.usage = "preflight [--root DIR | --from FILE] [--no-load] [--no-python] [--json]",
+	.usage = "preflight [--root DIR | --from FILE | --nodes DIR...] [--no-load] [--no-python] [--json]",
 	.description =
 		"Probes this machine in seconds without creating a GPU context: accelerators\n"
 		"from PCI sysfs (NVIDIA 0x10de, Moore Threads 0x1ed5, AMD 0x1002, MetaX 0x9999)\n"
@@ -125,7 +181,11 @@ const struct cli_command cli_cmd_preflight = {
 		"Rules turn this into findings {id, severity, evidence, fix}; the ids are\n"
 		"listed in docs/preflight.md. --root judges a mounted image (files only);\n"
 		"--from judges a report with the same rules. Exit status 1 when a finding of\n"
-		"severity error exists.",
+		"severity error exists.\n"
+		"\n"
+		"--nodes compares per-node preflight JSON files (preflight --json -o\n"
+		"DIR/NODE.json on each node) in one table and marks each value that differs\n"
+		"from the one most nodes share; exit status 1 when a node is an outlier.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -152,6 +152,17 @@ int ts_preflight_from_mem(struct ts_preflight *pf, const char *data, size_t n,
 /* The same on a file (read whole, capped at TS_PREFLIGHT_MAX_BYTES). */
 int ts_preflight_from_file(struct ts_preflight *pf, const char *path, struct ts_err *err);
 
+/*
+ * Read a trainscope.preflight/1 file (or buffer) back: source, vendor,
+ * devices, drivers, libraries (without their copies), env, host, facts and
+ * findings. TS_EIO, TS_ELIMIT above TS_PREFLIGHT_MAX_BYTES, TS_EPARSE
+ * (err names the file and offset) when it is not JSON or another schema.
+ * Findings are kept as written; do not judge the result again.
+ */
+int ts_preflight_read(struct ts_preflight *pf, const char *path, struct ts_err *err);
+int ts_preflight_read_mem(struct ts_preflight *pf, const char *data, size_t n, const char *name,
+			  struct ts_err *err);
+
 /* Decide the vendor and run every rule; replaces earlier findings.
  * Returns 0 or TS_ENOMEM. */
 int ts_preflight_judge(struct ts_preflight *pf);
@@ -207,5 +218,19 @@ int ts_ldcache_parse(struct ts_ldcache *c, const void *data, size_t n, const cha
 void ts_ldcache_release(struct ts_ldcache *c);
 /* First entry for soname whose flags suit this machine's ABI, NULL if none. */
 const struct ts_ldcache_entry *ts_ldcache_find(const struct ts_ldcache *c, const char *soname);
+
+/* ------------------------------------------------------ several nodes */
+
+/*
+ * One table (or JSON, trainscope.preflight-nodes/1) over per-node preflight
+ * files: a row per file (devices, vendor, drivers, the narrowest link, the
+ * versions of libcuda, libcudart, NVML, NCCL, cuDNN, libmusart, MTML, MCCL,
+ * the ids of the error findings),
+ * each value that is not the one most nodes share marked with '*' (a tie
+ * has no majority). *outliers receives the number of nodes with a marked
+ * value. TS_EIO / TS_EPARSE (naming the file) from ts_preflight_read.
+ */
+int ts_preflight_nodes(const char *const *paths, size_t n, int json, struct ts_sb *out,
+		       size_t *outliers, struct ts_err *err);
 
 #endif
