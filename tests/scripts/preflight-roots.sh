@@ -136,4 +136,44 @@ if ldconfig -r $R -C /etc/ld.so.cache -f /etc/ld.so.conf 2>/dev/null && [ -e $R/
 else
 	echo "skip ldconfig -r (needs root)"
 fi
+# 9. the python3 child: a stand-in torch that maps another libnccl than the
+#    one in its site-packages
+SPD=$T/venv/lib/python3/site-packages
+mkdir -p $SPD/torch $SPD/nvidia/nccl/lib $T/other
+: >$SPD/nvidia/nccl/lib/libnccl.so.2.21.5; ln -sf libnccl.so.2.21.5 $SPD/nvidia/nccl/lib/libnccl.so.2
+cp $L/libcuda.so.1 $T/other/libnccl.so.2
+printf 'import ctypes\n__version__ = "2.7.1"\nclass version:\n    cuda = "12.8"\n    hip = None\n    debug = False\nctypes.CDLL("%s")\n' "$T/other/libnccl.so.2" >$SPD/torch/__init__.py
+env -i PATH="$PATH" PYTHONPATH=$SPD $GOOD_ENV "$TS" preflight --no-load --json >$T/py.json
+check "python child: torch version and build" $T/py.json "j['facts']['torch.version']=='2.7.1' and j['facts']['torch.cuda']=='12.8'"
+check "python child: library-shadowed from /proc/self/maps" $T/py.json "any(f['id']=='library-shadowed' and '/proc/self/maps' in f['evidence'] and '$T/other/libnccl.so.2' in f['evidence'] and 'libnccl.so.2.21.5' in f['evidence'] for f in j['findings'])"
+
+# 10. nodes: three alike, one with another driver and a link at x8
+mkdir -p $T/nodes
+for n in n1 n2 n3; do env -i PATH="$PATH" $GOOD_ENV "$TS" preflight --root $T/clean --json -o $T/nodes/$n.json; done
+R=$T/odd; mkdir -p $R/proc/driver/nvidia
+echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar 5 00:00:00 UTC 2024" >$R/proc/driver/nvidia/version
+pci $R 0000:18:00.0 0x10de 0x030200 8 16 "32.0 GT/s PCIe" "32.0 GT/s PCIe"
+env -i PATH="$PATH" $GOOD_ENV "$TS" preflight --root $R --json -o $T/nodes/n4.json
+"$TS" preflight --nodes $T/nodes --json >$T/nodes.json; echo $? >$T/nodes.json.rc
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); o=[n['node'] for n in j['nodes'] if n['outlier']]; d=[n for n in j['nodes'] if n['node']=='n4.json'][0]['differs']; assert o==['n4.json'] and 'drivers' in d and 'min_link_width' in d, (o, d)" $T/nodes.json &&
+	[ "$(cat $T/nodes.json.rc)" = 1 ] && echo "ok   --nodes marks the odd node (driver, link), exit 1" || { echo "FAIL --nodes"; fail=1; }
+
+# 11. diagnose shows the findings of a recorded preflight
+if [ -d examples/run ]; then
+	cp -r examples/run $T/run && cp $T/nvml.json $T/run/preflight.json
+	"$TS" diagnose --json $T/run >$T/diag.json 2>/dev/null
+	python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert any(f['title']=='preflight nvml-driver-mismatch' and f['level']=='bad' and '570.124.04' in f['detail'] for f in j['findings'])" $T/diag.json &&
+		echo "ok   diagnose lists the preflight finding" || { echo "FAIL diagnose preflight findings"; fail=1; }
+fi
+
+# 12. this machine, when it has no accelerator: exit 0, "no accelerator found", the probes listed
+if ! grep -qsE '0x(10de|1ed5|1002|9999)' /sys/bus/pci/devices/*/vendor; then
+	"$TS" preflight >$T/live.txt; lrc=$?
+	if [ $lrc = 0 ] && grep -q "^no accelerator found" $T/live.txt &&
+	   for p in pci "device nodes" "kernel drivers" python3 "library search" "dlopen in a child" environment host; do grep -q "^  $p  " $T/live.txt || exit 1; done; then
+		echo "ok   this machine: exit 0, no accelerator found, probes listed"
+	else
+		echo "FAIL this machine (exit $lrc)"; cat $T/live.txt; fail=1
+	fi
+fi
 exit $fail
