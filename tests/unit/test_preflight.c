@@ -2,9 +2,12 @@
  * out below), the report readers on the shared samples (values from
  * telemetry/EXPECTED.md and the files themselves) and on small reports
  * written here in the tools' layouts, and the rules they feed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness.h"
+#include "trainscope/contract.h"
 #include "trainscope/preflight.h"
 
 static void put32(unsigned char *p, uint32_t v)
@@ -332,4 +335,48 @@ TEST(preflight_python_answer)
 	CHECK_I64(pf.devices.n, 0);
 	CHECK(has_finding(&pf, "tf32-default-differs", TS_PF_WARNING, "allow_tf32 = true"));
 	ts_preflight_release(&pf);
+}
+
+/* contract capture takes NCCL's version from preflight's probe: the copy
+ * the loader picks (libnccl.so.2 -> 2.18.1 in LD_LIBRARY_PATH) wins over a
+ * higher copy elsewhere; MetaX's libmccl under /opt/maca never counts. */
+static void touch(const char *root, const char *dir, const char *name, const char *link)
+{
+	char p[512], cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s'", root, dir);
+	if (system(cmd) != 0)
+		return;
+	snprintf(p, sizeof(p), "%s%s/%s", root, dir, name);
+	FILE *f = fopen(p, "w");
+	if (f)
+		fclose(f);
+	if (link) {
+		snprintf(p, sizeof(p), "%s%s/%s", root, dir, link);
+		if (symlink(name, p) != 0)
+			return;
+	}
+}
+
+TEST(preflight_contract_uses_loader_pick)
+{
+	char root[128], cmd[200];
+	char *envp[] = { "LD_LIBRARY_PATH=/opt/nccl/lib", NULL };
+	struct ts_probe p = { NULL, NULL, envp, root };
+	struct ts_contract c;
+	struct ts_err err;
+
+	snprintf(root, sizeof(root), "/tmp/ts-pf-contract-%ld", (long)getpid());
+	touch(root, "/opt/nccl/lib", "libnccl.so.2.18.1", "libnccl.so.2");
+	touch(root, "/usr/lib/x86_64-linux-gnu", "libnccl.so.2.21.5", NULL);
+	touch(root, "/opt/maca/lib", "libmccl.so.2.9.0", "libmccl.so");
+	ts_contract_init(&c);
+	ts_err_init(&err);
+	REQUIRE(ts_contract_capture_env(&c, &p, &err) == 0);
+	CHECK_STR(ts_contract_get(&c, "environment.nccl.lib", NULL), "2.18.1 (/opt/nccl/lib)");
+	CHECK_STR(ts_contract_get(&c, "environment.mccl.lib", NULL), "absent");
+	ts_contract_release(&c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		return;
 }
