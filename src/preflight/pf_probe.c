@@ -65,8 +65,18 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static int resolve(const struct ctx *c, const char *path, char *out, size_t size);
+
+/* The host path of `path` inside the root. Below a root every symlink on
+ * the way is resolved inside it (an image's /usr/local/cuda ->
+ * /usr/local/cuda-12.4 must not lead into the host's tree); a path that
+ * does not resolve is passed through so that opening it just fails. */
 static void full(const struct ctx *c, const char *path, char *out, size_t size)
 {
+	char real[PATH_MAX];
+
+	if (c->root[0] && resolve(c, path, real, sizeof(real)) == 0)
+		path = real;
 	pathf(out, size, "%s%s", c->root, path);
 }
 
@@ -91,11 +101,9 @@ static int slurp(struct ctx *c, const char *path, size_t max)
 
 static int exists(const struct ctx *c, const char *path)
 {
-	char f[PATH_MAX];
-	struct stat st;
+	char real[PATH_MAX];
 
-	full(c, path, f, sizeof(f));
-	return stat(f, &st) == 0;
+	return resolve(c, path, real, sizeof(real)) == 0;
 }
 
 static const char *env_get(const struct ctx *c, const char *name)
@@ -120,34 +128,64 @@ static const char *first_line(struct ctx *c)
 }
 
 /*
- * Follow symlinks of path inside the root (absolute targets are taken
- * relative to the root), at most 16 hops. out receives the real path as
- * seen inside the root. 0, or -1 when a link is dangling.
+ * realpath(3) inside the root: each component is looked up with lstat
+ * below the root, a symlink's target is spliced in (an absolute target
+ * restarts at the root), "." and ".." are handled, at most 32 links. out
+ * receives the real path as seen inside the root. 0, or -1 when a
+ * component is missing (a dangling link) or there are too many links.
  */
 static int resolve(const struct ctx *c, const char *path, char *out, size_t size)
 {
-	char cur[PATH_MAX], f[PATH_MAX], tgt[PATH_MAX];
+	char rest[2 * PATH_MAX], done[PATH_MAX] = "", f[PATH_MAX], tgt[PATH_MAX];
+	int links = 0;
+	size_t pos = 0;
 
-	pathf(cur, sizeof(cur), "%s", path);
-	for (int hop = 0; hop < 16; hop++) {
-		ssize_t n;
-		full(c, cur, f, sizeof(f));
-		n = readlink(f, tgt, sizeof(tgt) - 1);
-		if (n < 0) {
-			pathf(out, size, "%s", cur);
-			return errno == EINVAL ? 0 : (exists(c, cur) ? 0 : -1);
+	pathf(rest, sizeof(rest), "%s", path);
+	while (rest[pos]) {
+		struct stat st;
+		size_t n;
+		while (rest[pos] == '/')
+			pos++;
+		if (!rest[pos])
+			break;
+		n = strcspn(rest + pos, "/");
+		if (n == 1 && rest[pos] == '.') {
+			pos += n;
+			continue;
 		}
-		tgt[n] = 0;
-		if (tgt[0] == '/') {
-			pathf(cur, sizeof(cur), "%s", tgt);
-		} else {
-			char *slash = strrchr(cur, '/');
-			char dir[PATH_MAX];
-			pathf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - cur) : 0, cur);
-			pathf(cur, sizeof(cur), "%s/%s", dir, tgt);
+		if (n == 2 && rest[pos] == '.' && rest[pos + 1] == '.') {
+			char *slash = strrchr(done, '/');
+			if (slash)
+				*slash = 0;
+			pos += n;
+			continue;
 		}
+		size_t dl = strlen(done);
+		if (dl + 1 + n >= sizeof(done))
+			return -1;
+		done[dl] = '/';
+		memcpy(done + dl + 1, rest + pos, n);
+		done[dl + 1 + n] = 0;
+		pos += n;
+		pathf(f, sizeof(f), "%s%s", c->root, done);
+		if (lstat(f, &st) != 0)
+			return -1;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		ssize_t tn = readlink(f, tgt, sizeof(tgt) - 1);
+		if (tn < 0 || ++links > 32)
+			return -1;
+		tgt[tn] = 0;
+		done[dl] = 0; /* the link's directory */
+		if (tgt[0] == '/')
+			done[0] = 0;
+		char next[2 * PATH_MAX];
+		pathf(next, sizeof(next), "%s/%s", tgt, rest + pos);
+		pathf(rest, sizeof(rest), "%s", next);
+		pos = 0;
 	}
-	return -1;
+	pathf(out, size, "%s", done[0] ? done : "/");
+	return 0;
 }
 
 /* ------------------------------------------------------------ devices */
@@ -231,7 +269,8 @@ static void probe_pci(struct ctx *c)
 		pathf(p, sizeof(p), "%s/numa_node", base);
 		if (slurp(c, p, 64) == 0)
 			dev->numa_node = atoi_safe(c->sb.buf);
-		pathf(p, sizeof(p), "%s%s/driver", c->root, base);
+		full(c, base, link, sizeof(link));
+		pathf(p, sizeof(p), "%s/driver", link);
 		ssize_t n = readlink(p, link, sizeof(link) - 1);
 		if (n > 0) {
 			link[n] = 0;

@@ -84,9 +84,11 @@ check "tf32-default-differs (muDNN)" $T/mccl.json "'tf32-default-differs' in ids
 R=$T/cudart; mkdir -p $R/sys/module/nvidia
 echo 550.54.15 >$R/sys/module/nvidia/version
 pci $R 0000:18:00.0 0x10de 0x030200 16 16 "2.5 GT/s PCIe" "32.0 GT/s PCIe"
-mklib $R /usr/local/cuda/lib64 libcudart.so.13.0.48 libcudart.so.13
+# /usr/local/cuda is an absolute link, resolved inside the root (not the host's)
+mklib $R /opt/cuda-13.0.48/lib64 libcudart.so.13.0.48 libcudart.so.13
+mkdir -p $R/usr/local; ln -s /opt/cuda-13.0.48 $R/usr/local/cuda
 run $T/cudart.json $R LD_LIBRARY_PATH=/usr/local/cuda/lib64
-check "cuda-runtime-newer-than-driver 13.0 vs 12.4" $T/cudart.json "'cuda-runtime-newer-than-driver' in ids and '13.0' in ev and 'CUDA 12.4' in ev"
+check "cuda-runtime-newer-than-driver 13.0 vs 12.4" $T/cudart.json "'cuda-runtime-newer-than-driver' in ids and '/opt/cuda-13.0.48/lib64/libcudart.so.13.0.48 13.0.48' in ev and 'CUDA 12.4' in ev"
 check "idle link speed is info only" $T/cudart.json "any(f['id']=='pcie-link-degraded' and f['severity']=='info' and '2.5 GT/s of 32.0' in f['evidence'] for f in j['findings'])"
 check "flight-recorder-off when unset" $T/cudart.json "'flight-recorder-off' in ids"
 check "cuda-device-max-connections-unset" $T/cudart.json "'cuda-device-max-connections-unset' in ids"
