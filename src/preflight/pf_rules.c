@@ -408,7 +408,8 @@ static int positive(const char *v)
 static int rule_env(struct ts_preflight *pf)
 {
 	int r = 0;
-	int acc = pf->devices.n > 0 || ts_preflight_fact(pf, "torch.version");
+	const char *ca = ts_preflight_fact(pf, "cuda.available"), *ma = ts_preflight_fact(pf, "musa.available");
+	int acc = pf->devices.n > 0 || (ca && !strcmp(ca, "true")) || (ma && !strcmp(ma, "true"));
 
 	if (!env_known(pf) || !acc)
 		return 0;

@@ -149,6 +149,13 @@ env -i PATH="$PATH" PYTHONPATH=$SPD $GOOD_ENV "$TS" preflight --no-load --json >
 check "python child: torch version and build" $T/py.json "j['facts']['torch.version']=='2.7.1' and j['facts']['torch.cuda']=='12.8'"
 check "python child: library-shadowed from /proc/self/maps" $T/py.json "any(f['id']=='library-shadowed' and '/proc/self/maps' in f['evidence'] and '$T/other/libnccl.so.2' in f['evidence'] and 'libnccl.so.2.21.5' in f['evidence'] for f in j['findings'])"
 
+# the python3 child is killed at its timeout
+mkdir -p $T/slow/torch; printf 'import time\ntime.sleep(30)\n' >$T/slow/torch/__init__.py
+start=$(date +%s)
+env -i PATH="$PATH" PYTHONPATH=$T/slow "$TS" preflight --no-load --python-timeout-ms 700 --json >$T/slow.json
+took=$(( $(date +%s) - start ))
+check "python child killed at its timeout (${took}s)" $T/slow.json "any(p['probe']=='python3' and 'timed out' in p['result'] for p in j['probes']) and $took < 10"
+
 # 10. nodes: three alike, one with another driver and a link at x8
 mkdir -p $T/nodes
 for n in n1 n2 n3; do env -i PATH="$PATH" $GOOD_ENV "$TS" preflight --root $T/clean --json -o $T/nodes/$n.json; done
