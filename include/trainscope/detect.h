@@ -30,6 +30,8 @@ enum ts_kind {
 	TS_KIND_TELEMETRY_SMI,   /* nvidia-smi --query-gpu CSV */
 	TS_KIND_TELEMETRY_DMON,  /* nvidia-smi dmon */
 	TS_KIND_TELEMETRY_GMI,   /* mthreads-gmi */
+	TS_KIND_ENV_REPORT,      /* collect_env, sglang check_env, nvidia-smi -q */
+	TS_KIND_PREFLIGHT,       /* trainscope preflight JSON */
 	TS_KIND_SAFETENSORS,     /* safetensors tensor dump */
 	TS_KIND_TEXT,            /* text we do not recognise */
 	TS_KIND_BINARY,          /* binary we do not recognise */

@@ -9,7 +9,6 @@
  * training throughput.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/preflight.h"
 
 void ts_contract_init(struct ts_contract *c)
 {
@@ -449,55 +449,57 @@ static int vercmp(const char *a, const char *b)
 	return 0;
 }
 
-/* Highest "lib<name>.so.X.Y.Z" in the given folders (below root). */
-static int scan_lib(struct ts_contract *c, const struct ts_probe *p, const char *key,
-		    const char *prefix, const char *const dirs[])
+/*
+ * The library versions come from preflight's probe (one implementation of
+ * the search path, the ld.so cache and symlink resolution): the copy the
+ * loader picks when its file name carries a full version, else the highest
+ * versioned copy. MetaX also ships a libmccl (under /opt/maca, musa.md
+ * 1.2): for mccl those copies do not count.
+ */
+static int lib_value(struct ts_contract *c, const struct ts_preflight *pf, const char *name,
+		     const char *key, int skip_maca)
 {
-	char best[64] = "", where[512] = "";
-	size_t pn = strlen(prefix);
-
-	for (size_t i = 0; dirs[i]; i++) {
-		char full[1024];
-		DIR *d;
-		struct dirent *de;
-		if (!*dirs[i])
-			continue;
-		snprintf(full, sizeof(full), "%s%s", p->root ? p->root : "", dirs[i]);
-		d = opendir(full);
-		if (!d)
-			continue;
-		while ((de = readdir(d))) {
-			const char *ver = de->d_name + pn;
-			if (strncmp(de->d_name, prefix, pn) != 0 || !isdigit((unsigned char)*ver) ||
-			    !strchr(ver, '.') || strlen(ver) >= sizeof(best))
-				continue;
-			if (!best[0] || vercmp(ver, best) > 0) {
-				snprintf(best, sizeof(best), "%s", ver);
-				snprintf(where, sizeof(where), "%s", dirs[i]);
-			}
-		}
-		closedir(d);
-	}
-	if (!best[0])
-		return ts_contract_set(c, key, "absent");
+	const struct ts_pf_copy *best = NULL;
 	char val[640];
-	snprintf(val, sizeof(val), "%s (%s)", best, where);
+
+	for (size_t i = 0; i < pf->libs.n; i++) {
+		const struct ts_pf_lib *l = &pf->libs.v[i];
+		if (strcmp(l->name, name) != 0)
+			continue;
+		for (size_t k = 0; k < l->copies.n; k++) {
+			const struct ts_pf_copy *cp = &l->copies.v[k];
+			if (!cp->version || !strchr(cp->version, '.') ||
+			    (skip_maca && strncmp(cp->path, "/opt/maca/", 10) == 0))
+				continue;
+			if (l->path && strcmp(cp->path, l->path) == 0) {
+				best = cp;
+				break;
+			}
+			if (!best || vercmp(cp->version, best->version) > 0)
+				best = cp;
+		}
+	}
+	if (!best)
+		return ts_contract_set(c, key, "absent");
+	const char *slash = strrchr(best->path, '/');
+	snprintf(val, sizeof(val), "%s (%.*s)", best->version,
+		 slash ? (int)(slash - best->path) : 0, best->path);
 	return ts_contract_set(c, key, val);
 }
 
 static int capture_libs(struct ts_contract *c, const struct ts_probe *p)
 {
-	char cuda[512], musa[512];
-	const char *ch = env_get(p, "CUDA_HOME"), *mh = env_get(p, "MUSA_HOME");
+	struct ts_preflight pf;
+	struct ts_pf_opts o = { 0, 0, 0 };
+	int r;
 
-	snprintf(cuda, sizeof(cuda), "%s/lib64", ch ? ch : "/usr/local/cuda");
-	snprintf(musa, sizeof(musa), "%s/lib", mh ? mh : "/usr/local/musa");
-	const char *const nccl_dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-					  "/usr/lib64", "/usr/local/lib", cuda, NULL };
-	/* MetaX also ships a libmccl (under /opt/maca): only the MUSA tree counts. */
-	const char *const mccl_dirs[] = { musa, NULL };
-	return scan_lib(c, p, "environment.nccl.lib", "libnccl.so.", nccl_dirs) |
-	       scan_lib(c, p, "environment.mccl.lib", "libmccl.so.", mccl_dirs);
+	ts_preflight_init(&pf);
+	r = ts_preflight_probe(&pf, p, &o, NULL);
+	if (!r)
+		r = lib_value(c, &pf, "nccl", "environment.nccl.lib", 0) |
+		    lib_value(c, &pf, "mccl", "environment.mccl.lib", 1);
+	ts_preflight_release(&pf);
+	return r;
 }
 
 static const char python_probe[] =

@@ -34,6 +34,8 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_TELEMETRY_SMI] = "telemetry-nvidia-smi",
 	[TS_KIND_TELEMETRY_DMON] = "telemetry-dmon",
 	[TS_KIND_TELEMETRY_GMI] = "telemetry-mthreads-gmi",
+	[TS_KIND_ENV_REPORT] = "env-report",
+	[TS_KIND_PREFLIGHT] = "preflight",
 	[TS_KIND_SAFETENSORS] = "safetensors",
 	[TS_KIND_TEXT] = "text",
 	[TS_KIND_BINARY] = "binary",
@@ -82,7 +84,7 @@ static enum ts_kind json_object_kind(const char *d, size_t n, char *vendor, size
 {
 	struct ts_json j;
 	struct ts_err err;
-	int tok, saw_events = 0, hf = 0, fr = 0, contract = 0, trace_meta = 0;
+	int tok, saw_events = 0, hf = 0, fr = 0, contract = 0, trace_meta = 0, preflight = 0;
 	int keys = 0;
 
 	ts_err_init(&err);
@@ -112,6 +114,9 @@ static enum ts_kind json_object_kind(const char *d, size_t n, char *vendor, size
 			if (tok == TS_JSON_STR && j.n > 20 &&
 			    memcmp(j.s, "trainscope.contract/", 20) == 0)
 				contract = 1;
+			if (tok == TS_JSON_STR && j.n > 21 &&
+			    memcmp(j.s, "trainscope.preflight/", 21) == 0)
+				preflight = 1;
 			if (tok < 0)
 				break;
 			continue;
@@ -130,6 +135,12 @@ out:
 	}
 	if (contract)
 		return TS_KIND_CONTRACT;
+	if (preflight)
+		return TS_KIND_PREFLIGHT;
+	/* mthreads-gmi -q --json: top-level "Driver Version" and a "GPU" array */
+	if (has(d, n, "\"Driver Version\"") && has(d, n, "\"GPU\"") &&
+	    (has(d, n, "\"MTBios Version\"") || has(d, n, "\"MTT S")))
+		return TS_KIND_TELEMETRY_GMI;
 	if (hf)
 		return TS_KIND_HF_CONFIG;
 	if (fr >= 2)
@@ -152,6 +163,36 @@ static int count_lines_with(const char *d, size_t n, const char *needle)
 		p = eol ? eol + 1 : end;
 	}
 	return c;
+}
+
+/* Some line starts (after blanks) with prefix. */
+static int line_starts(const char *d, size_t n, const char *prefix)
+{
+	size_t pn = strlen(prefix);
+
+	for (size_t i = 0; i < n;) {
+		while (i < n && (d[i] == ' ' || d[i] == '\t'))
+			i++;
+		if (n - i >= pn && memcmp(d + i, prefix, pn) == 0)
+			return 1;
+		const char *eol = memchr(d + i, '\n', n - i);
+		i = eol ? (size_t)(eol - d) + 1 : n;
+	}
+	return 0;
+}
+
+/* A gmi table row: "<idx>  MTT S<nnnn>  |<bus id> |...". */
+static int gmi_row(const char *d, size_t n)
+{
+	for (const char *p = d, *end = d + n; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+		const char *m = memmem(p, len, "MTT S", 5);
+		if (m && memchr(m, '|', len - (size_t)(m - p)) && p[0] >= '0' && p[0] <= '9')
+			return 1;
+		p = eol ? eol + 1 : end;
+	}
+	return 0;
 }
 
 /* First non-blank line looks like a JSON object that has a step key. */
@@ -242,12 +283,20 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		return TS_KIND_LOG_HF;
 	if (count_lines_with(d, n, "elapsed_time_per_iter") || count_lines_with(d, n, "[Primus"))
 		return TS_KIND_LOG_PRIMUS;
+	/* environment reports: torch collect_env, sglang check_env, nvidia-smi -q */
+	if ((count_lines_with(d, n, "PyTorch version:") && count_lines_with(d, n, "Is CUDA available:")) ||
+	    (line_starts(d, n, "Python: ") && (line_starts(d, n, "MUSA available:") ||
+					      line_starts(d, n, "CUDA available:"))) ||
+	    count_lines_with(d, n, "==NVSMI LOG==")) {
+		set_vendor(vendor, vsize, line_starts(d, n, "MUSA available:") ? "musa" : "cuda");
+		return TS_KIND_ENV_REPORT;
+	}
 	if (count_lines_with(d, n, "Watchdog caught collective operation timeout") ||
 	    count_lines_with(d, n, "ProcessGroupNCCL") || count_lines_with(d, n, "ProcessGroupMCCL"))
 		return TS_KIND_LOG_HANG;
 	if (count_lines_with(d, n, "# gpu") && count_lines_with(d, n, "# Idx"))
 		return TS_KIND_TELEMETRY_DMON;
-	if (count_lines_with(d, n, "mthreads-gmi") || count_lines_with(d, n, "MTT S"))
+	if (line_starts(d, n, "mthreads-gmi:") || gmi_row(d, n))
 		return TS_KIND_TELEMETRY_GMI;
 	if (count_lines_with(d, n, "NVIDIA") && count_lines_with(d, n, ", ") >= 1 &&
 	    !count_lines_with(d, n, "|"))

@@ -20,6 +20,7 @@
 #include "trainscope/gpus.h"
 #include "trainscope/logs.h"
 #include "trainscope/model.h"
+#include "trainscope/preflight.h"
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
 #include "trainscope/trace.h"
@@ -270,6 +271,37 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	return 0;
 }
 
+
+/* A recorded preflight (trainscope.preflight/1): its findings become
+ * diagnose findings, severity mapped to the report levels. */
+static int read_preflight(struct ts_diag *d, const char *path, struct ts_err *err)
+{
+	struct ts_preflight pf;
+	int rc;
+
+	ts_preflight_init(&pf);
+	if ((rc = ts_preflight_read(&pf, path, err)))
+		goto out;
+	for (size_t i = 0; i < pf.findings.n && !rc; i++) {
+		const struct ts_pf_finding *f = &pf.findings.v[i];
+		struct ts_diag_item it;
+		char title[160];
+		struct ts_sb detail;
+		ts_sb_init(&detail);
+		snprintf(title, sizeof(title), "preflight %s", f->id);
+		ts_sb_addf(&detail, "%s (%s); fix: %s", f->evidence, ts_basename(path), f->fix);
+		it.level = f->sev == TS_PF_ERROR ? TS_REPORT_BAD : f->sev == TS_PF_WARNING ? TS_REPORT_WARN : TS_REPORT_INFO;
+		it.title = ts_diag_strdup(d, title);
+		it.detail = detail.failed ? NULL : ts_diag_strdup(d, detail.buf);
+		ts_sb_release(&detail);
+		if (!it.title || !it.detail || TS_VEC_PUSH(d->findings, it))
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
+out:
+	ts_preflight_release(&pf);
+	return rc;
+}
+
 int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct ts_err *err)
 {
 	struct ts_paths files;
@@ -309,6 +341,11 @@ int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct 
 			break;
 		case TS_KIND_TELEMETRY_SMI: case TS_KIND_TELEMETRY_DMON: case TS_KIND_TELEMETRY_GMI:
 			rc = push_path(d, &d->in.telemetry, f);
+			break;
+		case TS_KIND_PREFLIGHT:
+			if ((rc = read_preflight(d, f, err)))
+				goto out;
+			rc = push_path(d, &d->in.other, f);
 			break;
 		default:
 			rc = push_path(d, &d->in.other, f);
