@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "trainscope/detect.h"
+#include "trainscope/telemetry.h"
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 
@@ -34,6 +35,9 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_TELEMETRY_SMI] = "telemetry-nvidia-smi",
 	[TS_KIND_TELEMETRY_DMON] = "telemetry-dmon",
 	[TS_KIND_TELEMETRY_GMI] = "telemetry-mthreads-gmi",
+	[TS_KIND_TELEMETRY_DCGMI] = "telemetry-dcgmi",
+	[TS_KIND_TELEMETRY_STRAGGLER] = "telemetry-megatron-straggler",
+	[TS_KIND_TELEMETRY_OWN] = "telemetry-trainscope",
 	[TS_KIND_SAFETENSORS] = "safetensors",
 	[TS_KIND_TEXT] = "text",
 	[TS_KIND_BINARY] = "binary",
@@ -155,6 +159,21 @@ static int count_lines_with(const char *d, size_t n, const char *needle)
 }
 
 /* First non-blank line looks like a JSON object that has a step key. */
+/* The detect kind of a telemetry format (src/telemetry decides the format). */
+static enum ts_kind telemetry_kind(int format)
+{
+	switch (format) {
+	case TS_TELE_DMON: return TS_KIND_TELEMETRY_DMON;
+	case TS_TELE_QUERY_CSV: return TS_KIND_TELEMETRY_SMI;
+	case TS_TELE_DCGMI: return TS_KIND_TELEMETRY_DCGMI;
+	case TS_TELE_GMI_TABLE:
+	case TS_TELE_GMI_JSON: return TS_KIND_TELEMETRY_GMI;
+	case TS_TELE_STRAGGLER: return TS_KIND_TELEMETRY_STRAGGLER;
+	case TS_TELE_OWN: return TS_KIND_TELEMETRY_OWN;
+	default: return TS_KIND_UNKNOWN;
+	}
+}
+
 static int looks_jsonl(const char *d, size_t n)
 {
 	size_t i = 0;
@@ -205,6 +224,11 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (k < n && (d[k] == '{' || d[k] == '[' || d[k] == '"' || d[k] == ']'))
 			return TS_KIND_JSON_OTHER;
 	}
+	if (i < n && d[i] == '{') {
+		enum ts_kind tk = telemetry_kind(ts_tele_sniff(d + i, n - i));
+		if (tk != TS_KIND_UNKNOWN)
+			return tk;
+	}
 	if (looks_jsonl(d, n)) {
 		const char *eol = memchr(d, '\n', n);
 		/* a single pretty-printed object is not JSONL */
@@ -245,13 +269,9 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 	if (count_lines_with(d, n, "Watchdog caught collective operation timeout") ||
 	    count_lines_with(d, n, "ProcessGroupNCCL") || count_lines_with(d, n, "ProcessGroupMCCL"))
 		return TS_KIND_LOG_HANG;
-	if (count_lines_with(d, n, "# gpu") && count_lines_with(d, n, "# Idx"))
-		return TS_KIND_TELEMETRY_DMON;
-	if (count_lines_with(d, n, "mthreads-gmi") || count_lines_with(d, n, "MTT S"))
-		return TS_KIND_TELEMETRY_GMI;
-	if (count_lines_with(d, n, "NVIDIA") && count_lines_with(d, n, ", ") >= 1 &&
-	    !count_lines_with(d, n, "|"))
-		return TS_KIND_TELEMETRY_SMI;
+	enum ts_kind tk = telemetry_kind(ts_tele_sniff(d, n));
+	if (tk != TS_KIND_UNKNOWN)
+		return tk;
 	return TS_KIND_TEXT;
 }
 
