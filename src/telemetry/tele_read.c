@@ -26,7 +26,9 @@ struct view { const char *s; size_t n; };
 struct rd {
 	struct ts_telemetry *t;
 	const char *name;
+	const char *base;      /* the buffer */
 	const char *p, *end;   /* cursor over the buffer */
+	const char *lstart;    /* start of the last line returned */
 	int64_t line;          /* of the last line returned */
 	uint32_t gpu_base;     /* first GPU index of this file */
 	struct ts_err *err;
@@ -40,6 +42,7 @@ static int next_line(struct rd *r, struct view *l)
 		return 0;
 	nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
 	l->s = r->p;
+	r->lstart = r->p;
 	l->n = nl ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
 	r->p = nl ? nl + 1 : r->end;
 	if (l->n && l->s[l->n - 1] == '\r')
@@ -212,7 +215,8 @@ static int oom(struct rd *r)
 
 static int bad(struct rd *r, const char *what)
 {
-	return ts_err_at(r->err, TS_EPARSE, r->name, -1, r->line, "%s", what);
+	int64_t off = r->lstart && r->base ? (int64_t)(r->lstart - r->base) : 0;
+	return ts_err_at(r->err, TS_EPARSE, r->name, off, r->line > 0 ? r->line : 1, "%s", what);
 }
 
 /* GPU by its id within this file, added when new. */
@@ -1502,6 +1506,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	memset(&r, 0, sizeof(r));
 	r.t = t;
 	r.name = name;
+	r.base = data;
 	r.p = data;
 	r.end = (const char *)data + n;
 	r.err = err;
