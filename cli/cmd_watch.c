@@ -185,6 +185,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_tele_step *steps = NULL;
 	struct ts_tele_finding find[64];
 	double *expect = NULL;
+	char **av = NULL;
 	size_t nspans = 0, nsteps = 0, nf;
 	int read_mode = 0, rc = cli_parse(ctx, argc, argv, &p), child_rc = -1, sig = 0;
 	long long pid = 0;
@@ -246,14 +247,22 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			cli_warn(ctx, "no device telemetry: %s", err.msg);
 		}
 		if (p.npos) {
+			/* exec wants a NULL-terminated argv; the parsed list is not */
+			av = calloc(p.npos + 1, sizeof(*av));
+			if (!av) {
+				cli_error(ctx, "out of memory");
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+			memcpy(av, p.pos, p.npos * sizeof(*av));
 			if (s)
-				child_rc = run_child(ctx, p.pos, s, &sig);
+				child_rc = run_child(ctx, av, s, &sig);
 			else {
 				/* still run the command the user asked for */
 				pid_t c = fork();
 				int st = 0;
 				if (c == 0) {
-					execvp(p.pos[0], p.pos);
+					execvp(av[0], av);
 					_exit(127);
 				}
 				while (c > 0 && waitpid(c, &st, 0) < 0 && errno == EINTR)
@@ -311,6 +320,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (!rc && child_rc >= 0)
 		rc = child_rc;
 out:
+	free(av);
 	ts_sampler_close(s);
 	if (have_cat)
 		ts_gpu_catalog_release(&cat);
