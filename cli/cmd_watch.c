@@ -26,7 +26,8 @@ static const struct cli_opt opts[] = {
 	{ "steps", 0, "FILE", "training log or JSONL with step timestamps to join samples to "
 	  "(repeatable)", OPT_STEPS },
 	{ "interval", 0, "MS", "sampling interval, 10 to 10000 ms (default 100)", OPT_INTERVAL },
-	{ "backend", 0, "NAME", "auto (default), nvml or mtml", OPT_BACKEND },
+	{ "backend", 0, "NAME", "auto (default: NVML, then MTML, then nvidia-smi polling), nvml, "
+	  "mtml or nvidia-smi", OPT_BACKEND },
 	{ "telemetry", 0, "FILE", "where the sampler writes its JSONL (default "
 	  "trainscope.telemetry.jsonl)", OPT_TELEMETRY },
 	{ "pid", 0, "PID", "sample while an already running process lives", OPT_PID },
@@ -208,8 +209,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			so.interval_ns = v * 1000000LL;
 		} else if (a->key == OPT_BACKEND) {
-			if (strcmp(a->val, "auto") && strcmp(a->val, "nvml") && strcmp(a->val, "mtml")) {
-				cli_error(ctx, "--backend: expected auto, nvml or mtml, not '%s'", a->val);
+			if (strcmp(a->val, "auto") && strcmp(a->val, "nvml") && strcmp(a->val, "mtml") &&
+			    strcmp(a->val, "nvidia-smi")) {
+				cli_error(ctx, "--backend: expected auto, nvml, mtml or nvidia-smi, not '%s'",
+					  a->val);
 				rc = EXIT_USAGE;
 				goto out;
 			}

@@ -312,12 +312,15 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
  * and MTML (libmtml.so: library, system, device, GPU and memory handles
  * created once and freed at close). TS_SAMPLER_LIB_* override the sonames
  * for tests. Samples go to t and, line by line, to a telemetry JSONL file.
+ * When no library loads, `nvidia-smi --query-gpu ... -lms` polls into a
+ * temporary file that is read when sampling stops (fidelity "cli-polling",
+ * local times moved to UTC).
  */
 struct ts_sampler;
 
 struct ts_sampler_opts {
 	int64_t interval_ns;       /* 10 ms .. 10 s */
-	const char *backend;       /* "auto", "nvml", "mtml" */
+	const char *backend;       /* "auto", "nvml", "mtml", "nvidia-smi" */
 	const char *out_path;      /* JSONL file, or NULL */
 };
 

@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "trainscope/jsonw.h"
 #include "trainscope/telemetry.h"
 
@@ -73,7 +77,9 @@ struct mtml {
 };
 
 struct ts_sampler {
-	int kind;                      /* 1 NVML, 2 MTML */
+	int kind;                      /* 1 NVML, 2 MTML, 3 nvidia-smi polling */
+	pid_t poll_pid;                /* the polling nvidia-smi */
+	char poll_path[256];           /* its output file */
 	struct nvml nv;
 	struct mtml mt;
 	void *nvdev[MAX_GPUS];
@@ -489,7 +495,7 @@ static void write_header(struct ts_sampler *s)
 	ts_jw_obj(&w);
 	ts_jw_kstr(&w, "schema", "trainscope.telemetry/1");
 	ts_jw_kstr(&w, "source", t->source);
-	ts_jw_kstr(&w, "fidelity", "library");
+	ts_jw_kstr(&w, "fidelity", t->fidelity ? t->fidelity : "library");
 	ts_jw_kstr(&w, "tool_version", t->tool_version ? t->tool_version : "");
 	ts_jw_kstr(&w, "driver_version", t->driver_version ? t->driver_version : "");
 	ts_jw_kf64(&w, "interval_ms", (double)s->interval_ns / 1e6);
@@ -601,6 +607,131 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The lowest-fidelity source: nvidia-smi polling itself with -lms into a
+ * file, read with the --query-gpu reader when the command ends. Each poll
+ * forks inside nvidia-smi and costs CPU (netdata #10362), which is why it
+ * is only the fallback.
+ */
+static const char poll_fields[] =
+	"timestamp,index,name,pci.bus_id,driver_version,power.draw,power.limit,"
+	"utilization.gpu,utilization.memory,temperature.gpu,temperature.memory,clocks.sm,"
+	"clocks.max.sm,clocks.mem,memory.used,memory.total,fan.speed,pcie.link.gen.current,"
+	"pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,"
+	"clocks_throttle_reasons.active";
+
+static int have_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[1024];
+
+	if (!path)
+		return 0;
+	while (*path) {
+		const char *c = strchr(path, ':');
+		size_t n = c ? (size_t)(c - path) : strlen(path);
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (n && access(buf, X_OK) == 0)
+			return 1;
+		path += n + (c != NULL);
+	}
+	return 0;
+}
+
+static int open_poll(struct ts_sampler *s, char *tried, size_t cap)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (!have_in_path("nvidia-smi")) {
+		snprintf(tried + strlen(tried), cap - strlen(tried), "nvidia-smi: not on PATH; ");
+		return -1;
+	}
+	snprintf(s->poll_path, sizeof(s->poll_path), "%s/trainscope-smi-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(s->poll_path);
+	if (fd < 0) {
+		snprintf(tried + strlen(tried), cap - strlen(tried), "nvidia-smi: no temp file; ");
+		s->poll_path[0] = 0;
+		return -1;
+	}
+	close(fd);
+	s->t->source = "nvidia-smi-query-gpu";
+	s->t->tool_version = "nvidia-smi --query-gpu polling";
+	s->kind = 3;
+	return 0;
+}
+
+static int start_poll(struct ts_sampler *s, struct ts_err *err)
+{
+	char ms[24], query[sizeof(poll_fields) + 16];
+	pid_t pid;
+
+	snprintf(ms, sizeof(ms), "%lld", (long long)(s->interval_ns / 1000000));
+	snprintf(query, sizeof(query), "--query-gpu=%s", poll_fields);
+	pid = fork();
+	if (pid < 0)
+		return ts_err_set(err, TS_EIO, "cannot start nvidia-smi: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(s->poll_path, O_WRONLY | O_TRUNC);
+		if (fd < 0)
+			_exit(127);
+		dup2(fd, 1);
+		close(fd);
+		execlp("nvidia-smi", "nvidia-smi", query, "--format=csv,nounits", "-lms", ms,
+		       (char *)NULL);
+		_exit(127);
+	}
+	s->poll_pid = pid;
+	s->wall0 = now_ns(CLOCK_MONOTONIC);
+	s->running = 1;
+	return 0;
+}
+
+/* nvidia-smi prints local time without a zone: move it to UTC. */
+static int64_t local_offset_ns(void)
+{
+	time_t now = time(NULL);
+	struct tm lt;
+
+	if (!localtime_r(&now, &lt))
+		return 0;
+	return (int64_t)lt.tm_gmtoff * 1000000000LL;
+}
+
+static int stop_poll(struct ts_sampler *s, struct ts_err *err)
+{
+	int status, rc;
+	struct ts_sb sb;
+
+	kill(s->poll_pid, SIGTERM);
+	while (waitpid(s->poll_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	s->poll_pid = 0;
+	s->running = 0;
+	rc = ts_tele_read(s->t, s->poll_path, NULL, err);
+	if (rc)
+		return rc;
+	int64_t off = local_offset_ns();
+	for (size_t i = 0; i < s->t->samples.n; i++)
+		if (s->t->samples.v[i].t_ns != TS_NO_TIME)
+			s->t->samples.v[i].t_ns -= off;
+	s->t->source = "nvidia-smi-query-gpu";
+	s->t->fidelity = "cli-polling";
+	s->t->format = TS_TELE_OWN;
+	s->t->interval_ns = s->interval_ns;
+	s->ngpus = (unsigned)s->t->gpus.n;
+	s->calls = 0;
+	if (s->out) {
+		write_header(s);
+		ts_sb_init(&sb);
+		for (size_t i = 0; i < s->t->samples.n; i++)
+			write_sample(s, &s->t->samples.v[i], &sb);
+		ts_sb_release(&sb);
+	}
+	return 0;
+}
+
 int ts_sampler_open(struct ts_sampler **sp, const struct ts_sampler_opts *o, struct ts_telemetry *t,
 		    struct ts_err *err)
 {
@@ -621,7 +752,9 @@ int ts_sampler_open(struct ts_sampler **sp, const struct ts_sampler_opts *o, str
 		ok = open_nvml(s, tried, sizeof(tried));
 	if (ok && (!strcmp(b, "auto") || !strcmp(b, "mtml")))
 		ok = open_mtml(s, tried, sizeof(tried));
-	if (ok || !s->ngpus) {
+	if (ok && (!strcmp(b, "auto") || !strcmp(b, "nvidia-smi")))
+		ok = open_poll(s, tried, sizeof(tried));
+	if (ok || (!s->ngpus && s->kind != 3)) {
 		size_t len = strlen(tried);
 		if (len >= 2)
 			tried[len - 2] = 0;
@@ -631,7 +764,7 @@ int ts_sampler_open(struct ts_sampler **sp, const struct ts_sampler_opts *o, str
 		ts_sampler_close(s);
 		return ts_err_set(err, TS_EUNSUPPORTED, "no device library could be used (%s)", tried);
 	}
-	t->fidelity = "library";
+	t->fidelity = s->kind == 3 ? "cli-polling" : "library";
 	t->format = TS_TELE_OWN;
 	t->interval_ns = o->interval_ns;
 	if (o->out_path) {
@@ -641,7 +774,8 @@ int ts_sampler_open(struct ts_sampler **sp, const struct ts_sampler_opts *o, str
 			return ts_err_at(err, TS_EIO, o->out_path, -1, -1, "cannot write: %s",
 					 strerror(errno));
 		}
-		write_header(s);
+		if (s->kind != 3)
+			write_header(s); /* polling learns its GPUs at the end */
 	}
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -656,6 +790,8 @@ int ts_sampler_open(struct ts_sampler **sp, const struct ts_sampler_opts *o, str
 
 int ts_sampler_start(struct ts_sampler *s, struct ts_err *err)
 {
+	if (s->kind == 3)
+		return start_poll(s, err);
 	s->wall0 = now_ns(CLOCK_MONOTONIC);
 	if (pthread_create(&s->thr, NULL, thread_main, s))
 		return ts_err_set(err, TS_EINTERNAL, "cannot start the sampling thread");
@@ -667,6 +803,8 @@ int ts_sampler_stop(struct ts_sampler *s, struct ts_err *err)
 {
 	if (!s->running)
 		return 0;
+	if (s->kind == 3)
+		return stop_poll(s, err);
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
 	pthread_cond_signal(&s->cv);
@@ -722,6 +860,8 @@ void ts_sampler_close(struct ts_sampler *s)
 		dlclose(s->mt.lib);
 	if (s->out)
 		fclose(s->out);
+	if (s->poll_path[0])
+		unlink(s->poll_path);
 	if (s->sync_init) {
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);

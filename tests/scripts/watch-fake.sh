@@ -80,4 +80,21 @@ rc=$?
 set -e
 [ "$rc" = 3 ] || { echo "without a library watch returned $rc, not the child's 3"; exit 1; }
 grep -q "no device telemetry" "$tmp/err" || { cat "$tmp/err"; exit 1; }
+# no library, but an nvidia-smi on PATH: the polling fallback, recorded as such
+mkdir -p "$tmp/bin"
+cp tests/fake/nvidia-smi "$tmp/bin/"
+PATH="$tmp/bin:$PATH" TS_SAMPLER_LIB_NVML=/nonexistent TS_SAMPLER_LIB_MTML=/nonexistent \
+	"$TS" watch --interval 200 --json -o "$tmp/smi.json" --telemetry "$tmp/smi.jsonl" -- sleep 1
+python3 - "$tmp/smi.json" <<'PY'
+import json, sys, time
+d = json.load(open(sys.argv[1]))
+assert d["fidelity"] == "cli-polling" and d["source"] == "nvidia-smi-query-gpu", d["fidelity"]
+assert [g["id"] for g in d["gpus"]] == ["0", "1"], d["gpus"]
+for g in d["gpus"]:
+    assert 3 <= g["samples"] <= 7, g["samples"]          # 1 s at 200 ms
+    f = g["fields"]
+    assert f["power_w"]["mean"] == 250.0 and f["power_limit_w"]["mean"] == 700.0
+    assert f["mem_temp_c"]["missing"] == g["samples"]   # [N/A] is missing, not 0
+PY
+head -1 "$tmp/smi.jsonl" | grep -q '"fidelity":"library"' && { echo "polled file claims library fidelity"; exit 1; }
 echo ok
