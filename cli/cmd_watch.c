@@ -12,8 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "trainscope/detect.h"
 #include "trainscope/gpus.h"
 #include "trainscope/logs.h"
+#include "trainscope/profile.h"
+#include "trainscope/trace.h"
 #include "trainscope/telemetry.h"
 
 enum { OPT_READ = 1, OPT_FIELDS, OPT_STEPS, OPT_INTERVAL, OPT_BACKEND, OPT_TELEMETRY, OPT_PID };
@@ -48,44 +51,112 @@ static int cmp_span(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-/* Step spans from the logs given with --steps (the lowest rank's steps). */
+/* Step spans of a Kineto trace: its ProfilerStep windows, made absolute
+ * with baseTimeNanoseconds (the profile computes the steps; nothing here
+ * reads events). */
+static int trace_spans(struct cli_ctx *ctx, const char *path, struct ts_tele_span **v,
+		       size_t *n, size_t *cap)
+{
+	struct ts_trace tr;
+	struct ts_rank_prof pr;
+	struct ts_trace_opts to = { .skip_python = 1, .skip_flows = 1 };
+	struct ts_err err;
+	int rc = 0;
+
+	ts_trace_init(&tr);
+	ts_rank_prof_init(&pr);
+	ts_err_init(&err);
+	if (ts_trace_read(&tr, path, &to, &err) || ts_rank_profile(&pr, &tr, NULL, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (!tr.meta.has_base) {
+		cli_error(ctx, "%s: the trace has no baseTimeNanoseconds, so its step times are not "
+			  "wall-clock times and cannot be joined to telemetry", path);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < pr.steps.n; i++) {
+		const struct ts_step_prof *sp = &pr.steps.v[i];
+		if (sp->dur_ns <= 0)
+			continue;
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			struct ts_tele_span *nv = realloc(*v, nc * sizeof(*nv));
+			if (!nv) {
+				cli_error(ctx, "out of memory");
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+			*v = nv;
+			*cap = nc;
+		}
+		(*v)[*n].iteration = sp->step;
+		(*v)[*n].start_ns = tr.meta.base_ns + sp->start_ns;
+		(*v)[*n].end_ns = (*v)[*n].start_ns + sp->dur_ns;
+		(*v)[*n].tokens = -1;
+		(*n)++;
+	}
+out:
+	ts_rank_prof_release(&pr);
+	ts_trace_release(&tr);
+	return rc;
+}
+
+/* Step spans from the files given with --steps: training logs or JSONL
+ * with start timestamps (the lowest rank's steps), or Kineto traces. */
 static int load_spans(struct cli_ctx *ctx, const struct cli_parsed *p,
 		      struct ts_tele_span **out, size_t *nout)
 {
 	struct ts_steplog log;
 	struct ts_err err;
-	int rc = 0, any = 0;
+	struct ts_tele_span *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0, logs = 0, any = 0;
 
 	*out = NULL;
 	*nout = 0;
 	ts_steplog_init(&log);
 	ts_err_init(&err);
-	for (size_t i = 0; i < p->nopts; i++)
-		if (p->opts[i].key == OPT_STEPS) {
-			any = 1;
-			if (ts_steplog_read(&log, p->opts[i].val, &err)) {
-				rc = cli_fail(ctx, &err);
+	for (size_t i = 0; i < p->nopts; i++) {
+		struct ts_detect d;
+		if (p->opts[i].key != OPT_STEPS)
+			continue;
+		any = 1;
+		if (ts_detect_file(p->opts[i].val, &d, &err) == 0 &&
+		    (d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE)) {
+			if ((rc = trace_spans(ctx, p->opts[i].val, &v, &n, &cap)))
 				goto out;
-			}
+			continue;
 		}
+		logs = 1;
+		if (ts_steplog_read(&log, p->opts[i].val, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
 	if (!any)
 		goto out;
 	int32_t rank = INT32_MAX;
-	for (size_t i = 0; i < log.steps.n; i++)
+	for (size_t i = 0; logs && i < log.steps.n; i++)
 		if (log.steps.v[i].t_start_ns != TS_NO_INT && log.steps.v[i].rank < rank)
 			rank = log.steps.v[i].rank;
-	struct ts_tele_span *v = calloc(log.steps.n ? log.steps.n : 1, sizeof(*v));
-	if (!v) {
-		cli_error(ctx, "out of memory");
-		rc = EXIT_INTERNAL;
-		goto out;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < log.steps.n; i++) {
+	for (size_t i = 0; logs && i < log.steps.n; i++) {
 		const struct ts_step *s = &log.steps.v[i];
 		if (s->t_start_ns == TS_NO_INT || s->step_ns == TS_NO_INT || s->step_ns <= 0 ||
 		    s->rank != rank)
 			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct ts_tele_span *nv = realloc(v, nc * sizeof(*nv));
+			if (!nv) {
+				cli_error(ctx, "out of memory");
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+			v = nv;
+			cap = nc;
+		}
 		v[n].iteration = s->iteration;
 		v[n].start_ns = s->t_start_ns;
 		v[n].end_ns = s->t_start_ns + s->step_ns;
@@ -93,16 +164,18 @@ static int load_spans(struct cli_ctx *ctx, const struct cli_parsed *p,
 		n++;
 	}
 	if (!n) {
-		free(v);
-		cli_error(ctx, "--steps: no step carries a start timestamp (JSONL t_start_unix), so "
-			  "telemetry cannot be joined to steps");
+		cli_error(ctx, "--steps: no step carries a start time (a JSONL t_start_unix, or a "
+			  "trace's ProfilerStep with baseTimeNanoseconds), so telemetry cannot be "
+			  "joined to steps");
 		rc = EXIT_USAGE;
 		goto out;
 	}
 	ts_sort(v, n, sizeof(*v), cmp_span);
 	*out = v;
 	*nout = n;
+	v = NULL;
 out:
+	free(v);
 	ts_steplog_release(&log);
 	return rc;
 }

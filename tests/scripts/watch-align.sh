@@ -48,4 +48,16 @@ dips = [f for f in d["findings"] if f["id"] == "stall-dips"]
 assert len(dips) == 1, d["findings"]
 assert dips[0]["message"].endswith("iterations " + ", ".join(map(str, truth))), dips[0]["message"]
 PY
+# the same samples joined to the run's Kineto trace (ProfilerStep windows,
+# absolute through baseTimeNanoseconds): the profiled steps 20-28 hold the
+# stalls of iterations 21 and 28
+tr=$(ls "$DATA"/traces/cpu/d_stall/*.pt.trace.json.gz | head -1)
+"$TS" watch --read --steps "$tr" --json -o "$tmp/tr.json" "$tmp/synth.jsonl"
+python3 - "$tmp/tr.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["iteration"]: r for r in d["steps"]}
+low = sorted(i for i, r in rows.items() if r["util_mean_pct"] is not None and r["util_mean_pct"] < 80)
+assert low == [21, 28], (low, sorted(rows))
+PY
 echo ok
