@@ -52,6 +52,19 @@ assert [g["fields"] for g in back["gpus"]] == [g["fields"] for g in live["gpus"]
 assert [g["samples"] for g in back["gpus"]] == [g["samples"] for g in live["gpus"]]
 PY
 
+# --pid: sample while another process lives, then stop on its own
+sleep 0.6 &
+victim=$!
+LD_LIBRARY_PATH="$tmp/nv" "$TS" watch --pid "$victim" --json -o "$tmp/pid.json" \
+	--telemetry "$tmp/pid.jsonl"
+python3 - "$tmp/pid.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = d["gpus"][0]["samples"]
+assert 4 <= n <= 9, n           # 0.6 s at 100 ms, plus the first and last rounds
+PY
+wait "$victim" 2>/dev/null || true
+
 # MTML: the library's gaps are unsupported, never 0; every handle is freed
 FAKE_MTML_LOG="$tmp/mt.log" LD_LIBRARY_PATH="$tmp/mt" "$TS" watch --backend mtml --json \
 	-o "$tmp/mt.json" --telemetry "$tmp/mt.jsonl" -- sleep 0.5
