@@ -225,6 +225,25 @@ static int run_child(struct cli_ctx *ctx, char **argv, struct ts_sampler *s, int
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* 1 while pid exists and is not a zombie (an unreaped process has ended). */
+static int alive(long pid)
+{
+	char path[64], buf[256];
+	FILE *f;
+
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+}
+
 static int watch_pid(struct cli_ctx *ctx, long pid, struct ts_sampler *s, int64_t interval_ns)
 {
 	struct ts_err err;
@@ -237,7 +256,7 @@ static int watch_pid(struct cli_ctx *ctx, long pid, struct ts_sampler *s, int64_
 	if (ts_sampler_start(s, &err))
 		return -cli_fail(ctx, &err);
 	struct timespec ts = { (time_t)(interval_ns / 1000000000LL), (long)(interval_ns % 1000000000LL) };
-	while (!(kill((pid_t)pid, 0) && errno == ESRCH))
+	while (alive(pid))
 		nanosleep(&ts, NULL);
 	if (ts_sampler_stop(s, &err))
 		cli_warn(ctx, "%s", err.msg);
