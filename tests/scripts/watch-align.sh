@@ -60,4 +60,22 @@ rows = {r["iteration"]: r for r in d["steps"]}
 low = sorted(i for i, r in rows.items() if r["util_mean_pct"] is not None and r["util_mean_pct"] < 80)
 assert low == [21, 28], (low, sorted(rows))
 PY
+# the same samples as counter tracks in the annotated Perfetto trace: on the
+# trace's clock, inside the profiled window, with the stall holes visible
+"$TS" trace -q --annotate "$tmp/ann.json" --telemetry "$tmp/synth.jsonl" "$tr" >/dev/null
+python3 - "$tmp/ann.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+steps = [e for e in ev if e.get("name", "").startswith("ProfilerStep#")]
+lo = min(e["ts"] for e in steps) - 1e6; hi = max(e["ts"] + e["dur"] for e in steps) + 1e6
+c = [e for e in ev if e.get("ph") == "C" and e.get("pid") == 0x7a5c0de + 1]
+assert len(c) > 100, len(c)
+assert all(lo <= e["ts"] < hi for e in c)
+assert {e["args"]["util_pct"] for e in c} == {5, 95}
+# a hole at ProfilerStep#21's start
+s21 = [e for e in steps if e["name"] == "ProfilerStep#21"][0]
+inside = [e for e in c if s21["ts"] <= e["ts"] < s21["ts"] + 200e3]
+assert inside and all(e["args"]["util_pct"] == 5 for e in inside), inside[:3]
+PY
 echo ok
