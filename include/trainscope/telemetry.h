@@ -286,6 +286,18 @@ size_t ts_tele_findings(const struct ts_telemetry *t,
 			const double *expected_total_mib,
 			struct ts_tele_finding *out, size_t cap);
 
+/*
+ * Confounds of an A/B comparison: the two sides' telemetry differ in what
+ * changes speed without any code change. Compared over all GPUs of a side:
+ * the power limit (max) differs by more than 1 %, the mean SM clock by more
+ * than 3 %, the mean temperature by more than 10 C, or the GPU names
+ * differ. Each is a "telemetry-confound" finding (gpu -1) naming both
+ * values. Returns the number written (at most cap).
+ */
+size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
+			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
+			 struct ts_tele_finding *out, size_t cap);
+
 /* --------------------------------------------------------------- output */
 
 struct ts_sb;

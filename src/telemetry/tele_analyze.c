@@ -507,3 +507,54 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 	*nout = nsteps * ng;
 	return 0;
 }
+
+/* Job-level statistic of one field: the mean over GPU means, or the max. */
+static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s, int f,
+			int use_max)
+{
+	double acc = 0, best = NAN;
+	size_t n = 0;
+
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		const struct ts_tele_stat *x = &s[g].f[f];
+		if (!x->n)
+			continue;
+		acc += x->mean;
+		n++;
+		if (isnan(best) || x->max > best)
+			best = x->max;
+	}
+	return use_max ? best : n ? acc / (double)n : NAN;
+}
+
+size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
+			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
+			 struct ts_tele_finding *out, size_t cap)
+{
+	static const struct { int f; int use_max; double rel, abs; const char *what; } checks[] = {
+		{ TS_TF_POWER_LIMIT_W, 1, 0.01, 0, "power limit" },
+		{ TS_TF_SM_CLOCK_MHZ, 0, 0.03, 0, "mean SM clock" },
+		{ TS_TF_TEMP_C, 0, 0, 10, "mean GPU temperature" },
+	};
+	struct fctx c = { out, 0, cap };
+	struct ts_tele_finding *f;
+
+	for (size_t k = 0; k < sizeof(checks) / sizeof(checks[0]); k++) {
+		double x = side_stat(a, sa, checks[k].f, checks[k].use_max);
+		double y = side_stat(b, sb, checks[k].f, checks[k].use_max);
+		if (isnan(x) || isnan(y))
+			continue;
+		double d = fabs(y - x);
+		int off = checks[k].rel > 0 ? d > checks[k].rel * fabs(x) : d > checks[k].abs;
+		if (off && (f = add(&c, "telemetry-confound", "warning", -1)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "the two sides ran at a different %s: %.6g vs %.6g %s; a speed difference "
+				 "may come from the hardware state, not the change", checks[k].what, x, y,
+				 ts_tf_unit(checks[k].f));
+	}
+	const char *na = a->gpus.n && a->gpus.v[0].name ? a->gpus.v[0].name : NULL;
+	const char *nb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
+	if (na && nb && strcmp(na, nb) && (f = add(&c, "telemetry-confound", "warning", -1)))
+		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", na, nb);
+	return c.n;
+}

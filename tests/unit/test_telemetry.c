@@ -567,3 +567,38 @@ TEST(tele_align_joins_by_time)
 	free(rows);
 	ts_tele_release(&t);
 }
+
+static void one_gpu(struct ts_telemetry *t, double limit, double clk, double temp)
+{
+	ts_tele_init(t);
+	ts_tele_add_gpu(t, "0", "NVIDIA H100 80GB HBM3");
+	for (int i = 0; i < 4; i++) {
+		struct ts_tele_sample *s = ts_tele_add_sample(t, 0, (uint32_t)i, TS_NO_TIME);
+		s->st[TS_TF_POWER_LIMIT_W] = s->st[TS_TF_SM_CLOCK_MHZ] = s->st[TS_TF_TEMP_C] = TS_TV_VALUE;
+		s->v[TS_TF_POWER_LIMIT_W] = limit;
+		s->v[TS_TF_SM_CLOCK_MHZ] = clk;
+		s->v[TS_TF_TEMP_C] = temp;
+	}
+}
+
+TEST(tele_ab_confounds)
+{
+	/* 700 vs 600 W limit (14 %), 1980 vs 1755 MHz (11 %), 60 vs 78 C: three
+	 * confounds; 700 vs 703 W (0.4 %), 1980 vs 1950 MHz (1.5 %), 60 vs 65 C:
+	 * none (under 1 %, 3 %, 10 C) */
+	struct ts_telemetry a, b, c;
+	struct ts_tele_gpu_summary sa[1], sb[1], sc[1];
+	struct ts_tele_finding f[8];
+	one_gpu(&a, 700, 1980, 60);
+	one_gpu(&b, 600, 1755, 78);
+	one_gpu(&c, 703, 1950, 65);
+	ts_tele_summarize(&a, sa);
+	ts_tele_summarize(&b, sb);
+	ts_tele_summarize(&c, sc);
+	CHECK_I64(ts_tele_confounds(&a, sa, &b, sb, f, 8), 3);
+	CHECK(strstr(f[0].msg, "power limit") && strstr(f[0].msg, "700 vs 600"));
+	CHECK_I64(ts_tele_confounds(&a, sa, &c, sc, f, 8), 0);
+	ts_tele_release(&a);
+	ts_tele_release(&b);
+	ts_tele_release(&c);
+}
