@@ -22,15 +22,17 @@
 #include "trainscope/trace.h"
 #include "trace_mpi.h"
 #include "trainscope/annotate.h"
+#include "trainscope/telemetry.h"
 #include "trainscope/detect.h"
 
 enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA,
-       OPT_TL, OPT_TL_RECOMPUTE };
+       OPT_TL, OPT_TL_RECOMPUTE, OPT_TELEMETRY };
 
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
 	{ "jobs", 'j', "N", "rank files analysed in parallel (default 2)", OPT_JOBS },
 	{ "annotate", 0, "OUT", "write the trace(s) plus finding tracks for Perfetto (OUT: a file for one input, a directory for several)", OPT_ANNOTATE },
+	{ "telemetry", 0, "FILE", "with --annotate: add power, SM clock and utilisation counter tracks from a telemetry capture (trainscope watch or any format it reads)", OPT_TELEMETRY },
 	{ "strict", 0, NULL, "no recovery from known trace-writer bugs", OPT_STRICT },
 	{ "all-steps", 0, NULL, "list every step (default: up to 40 rows, then outliers only)", OPT_ALL_STEPS },
 	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
@@ -50,6 +52,7 @@ struct slot_meta {
 	uint64_t truncated_at;
 	uint64_t recovered, first_recovery_at;
 	int rank_source;
+	int64_t base_ns;        /* baseTimeNanoseconds, for telemetry counters */
 };
 
 struct slot {
@@ -101,6 +104,7 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.recovered = t.meta.recovered;
 		s->m.first_recovery_at = t.meta.first_recovery_at;
 		s->m.rank_source = t.meta.rank_source;
+		s->m.base_ns = t.meta.has_base ? t.meta.base_ns : 0;
 		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
 		if (!s->m.rc && pl->hta)
 			s->m.rc = ts_hta_part_build(&t, &s->hta, &s->m.err);
@@ -807,7 +811,7 @@ static int cmp_str(const void *a, const void *b)
  * missing) receiving <basename without .gz> per input; two inputs with the
  * same base name are refused. */
 static int write_annotations(struct cli_ctx *ctx, const char *out, struct pool *pl,
-			     const struct ts_job_prof *job)
+			     const struct ts_job_prof *job, const struct ts_telemetry *tele)
 {
 	char **names = calloc(pl->n, sizeof(*names));
 	struct ts_err err;
@@ -858,6 +862,8 @@ static int write_annotations(struct cli_ctx *ctx, const char *out, struct pool *
 		ai.prof = &pl->slots[i].prof;
 		ai.tracks = &pl->slots[i].tracks;
 		ai.job = job;
+		ai.tele = tele;
+		ai.base_ns = pl->slots[i].m.base_ns;
 		ts_err_init(&err);
 		if (ts_annotate_write(names[i], pl->slots[i].path, &ai, &err))
 			rc = cli_fail(ctx, &err);
@@ -922,7 +928,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_job_prof job;
 	struct ts_rank_prof **profs = NULL;
 	long long top = 10, jobs = 2, depth = 2;
-	const char *annotate = NULL;
+	const char *annotate = NULL, *tele_path = NULL;
+	struct ts_telemetry tele;
 	int strict = 0, all_steps = 0, use_mpi = 0, mpi_on = 0, mrank = 0, msize = 1;
 	int hta_on = 0, tl_on = 0;
 	struct ts_hta hta;
@@ -936,6 +943,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_err_init(&err);
 	ts_job_prof_init(&job);
 	ts_hta_init(&hta);
+	ts_tele_init(&tele);
 	memset(&pl, 0, sizeof(pl));
 	for (size_t i = 0; i < p.nopts; i++) {
 		const struct cli_arg *a = &p.opts[i];
@@ -947,6 +955,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		if (a->key == OPT_ANNOTATE)
 			annotate = a->val;
+		if (a->key == OPT_TELEMETRY)
+			tele_path = a->val;
 		if (a->key == OPT_STRICT)
 			strict = 1;
 		if (a->key == OPT_ALL_STEPS)
@@ -1072,7 +1082,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				ts_tracelens_render(&pl.slots[i].tl, pl.slots[i].path, &out);
 		}
 	}
-	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job)))
+	if (tele_path && !annotate) {
+		cli_error(ctx, "--telemetry goes with --annotate (it adds counter tracks to the annotated trace)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (tele_path && ts_tele_read(&tele, tele_path, NULL, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job, tele_path ? &tele : NULL)))
 		goto out;
 	rc = cli_emit(ctx, &out);
 out:
@@ -1087,6 +1106,7 @@ out:
 		}
 	free(parts);
 	ts_hta_release(&hta);
+	ts_tele_release(&tele);
 	free(pl.slots);
 	free(profs);
 	ts_sb_release(&out);

@@ -17,13 +17,22 @@
 #include "trainscope/profile.h"
 
 #define TS_ANNOTATE_PID 0x7a5c0de
+#define TS_ANNOTATE_TELE_PID (TS_ANNOTATE_PID + 1)
 /* Gaps shorter than this are not drawn (they would swamp the viewer). */
 #define TS_ANNOTATE_MIN_GAP_NS 10000
+
+struct ts_telemetry;
 
 struct ts_annotate_info {
 	const struct ts_rank_prof *prof;
 	const struct ts_prof_tracks *tracks;
 	const struct ts_job_prof *job;   /* may be NULL */
+	/* Device telemetry drawn as counter tracks (power, SM clock,
+	 * utilisation per GPU, process "trainscope telemetry"), or NULL. Its
+	 * Unix-time samples are put on the trace's clock with base_ns
+	 * (baseTimeNanoseconds); only samples inside the rank window +- 1 s. */
+	const struct ts_telemetry *tele;
+	int64_t base_ns;
 };
 
 /*

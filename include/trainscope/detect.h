@@ -29,7 +29,10 @@ enum ts_kind {
 	TS_KIND_LOG_HANG,        /* watchdog / NCCL timeout lines */
 	TS_KIND_TELEMETRY_SMI,   /* nvidia-smi --query-gpu CSV */
 	TS_KIND_TELEMETRY_DMON,  /* nvidia-smi dmon */
-	TS_KIND_TELEMETRY_GMI,   /* mthreads-gmi */
+	TS_KIND_TELEMETRY_GMI,   /* mthreads-gmi table or --query --json */
+	TS_KIND_TELEMETRY_DCGMI, /* dcgmi dmon */
+	TS_KIND_TELEMETRY_STRAGGLER, /* Megatron StragglerDetector lines */
+	TS_KIND_TELEMETRY_OWN,   /* trainscope.telemetry/1 JSONL (watch) */
 	TS_KIND_ENV_REPORT,      /* collect_env, sglang check_env, nvidia-smi -q */
 	TS_KIND_PREFLIGHT,       /* trainscope preflight JSON */
 	TS_KIND_SAFETENSORS,     /* safetensors tensor dump */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "trainscope/detect.h"
+#include "trainscope/telemetry.h"
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 
@@ -36,6 +37,9 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_TELEMETRY_GMI] = "telemetry-mthreads-gmi",
 	[TS_KIND_ENV_REPORT] = "env-report",
 	[TS_KIND_PREFLIGHT] = "preflight",
+	[TS_KIND_TELEMETRY_DCGMI] = "telemetry-dcgmi",
+	[TS_KIND_TELEMETRY_STRAGGLER] = "telemetry-megatron-straggler",
+	[TS_KIND_TELEMETRY_OWN] = "telemetry-trainscope",
 	[TS_KIND_SAFETENSORS] = "safetensors",
 	[TS_KIND_TEXT] = "text",
 	[TS_KIND_BINARY] = "binary",
@@ -181,18 +185,19 @@ static int line_starts(const char *d, size_t n, const char *prefix)
 	return 0;
 }
 
-/* A gmi table row: "<idx>  MTT S<nnnn>  |<bus id> |...". */
-static int gmi_row(const char *d, size_t n)
+/* The detect kind of a telemetry format (src/telemetry decides the format). */
+static enum ts_kind telemetry_kind(int format)
 {
-	for (const char *p = d, *end = d + n; p < end;) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-		const char *m = memmem(p, len, "MTT S", 5);
-		if (m && memchr(m, '|', len - (size_t)(m - p)) && p[0] >= '0' && p[0] <= '9')
-			return 1;
-		p = eol ? eol + 1 : end;
+	switch (format) {
+	case TS_TELE_DMON: return TS_KIND_TELEMETRY_DMON;
+	case TS_TELE_QUERY_CSV: return TS_KIND_TELEMETRY_SMI;
+	case TS_TELE_DCGMI: return TS_KIND_TELEMETRY_DCGMI;
+	case TS_TELE_GMI_TABLE:
+	case TS_TELE_GMI_JSON: return TS_KIND_TELEMETRY_GMI;
+	case TS_TELE_STRAGGLER: return TS_KIND_TELEMETRY_STRAGGLER;
+	case TS_TELE_OWN: return TS_KIND_TELEMETRY_OWN;
+	default: return TS_KIND_UNKNOWN;
 	}
-	return 0;
 }
 
 /* First non-blank line looks like a JSON object that has a step key. */
@@ -246,6 +251,11 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (k < n && (d[k] == '{' || d[k] == '[' || d[k] == '"' || d[k] == ']'))
 			return TS_KIND_JSON_OTHER;
 	}
+	if (i < n && d[i] == '{') {
+		enum ts_kind tk = telemetry_kind(ts_tele_sniff(d + i, n - i));
+		if (tk != TS_KIND_UNKNOWN)
+			return tk;
+	}
 	if (looks_jsonl(d, n)) {
 		const char *eol = memchr(d, '\n', n);
 		/* a single pretty-printed object is not JSONL */
@@ -294,13 +304,9 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 	if (count_lines_with(d, n, "Watchdog caught collective operation timeout") ||
 	    count_lines_with(d, n, "ProcessGroupNCCL") || count_lines_with(d, n, "ProcessGroupMCCL"))
 		return TS_KIND_LOG_HANG;
-	if (count_lines_with(d, n, "# gpu") && count_lines_with(d, n, "# Idx"))
-		return TS_KIND_TELEMETRY_DMON;
-	if (line_starts(d, n, "mthreads-gmi:") || gmi_row(d, n))
-		return TS_KIND_TELEMETRY_GMI;
-	if (count_lines_with(d, n, "NVIDIA") && count_lines_with(d, n, ", ") >= 1 &&
-	    !count_lines_with(d, n, "|"))
-		return TS_KIND_TELEMETRY_SMI;
+	enum ts_kind tk = telemetry_kind(ts_tele_sniff(d, n));
+	if (tk != TS_KIND_UNKNOWN)
+		return tk;
 	return TS_KIND_TEXT;
 }
 

@@ -428,6 +428,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->mem_alloc_bytes = s->mem_max_alloc_bytes = NAN;
 	s->mem_reserved_bytes = s->mem_max_reserved_bytes = s->rss_max_bytes = NAN;
 	s->overhead_ns = NAN;
+	s->t_start_ns = TS_NO_INT;
 	s->rank = r->file_rank;
 	s->flags = 0;
 	s->extra_first = (uint32_t)r->log->extras.n;
@@ -1124,7 +1125,7 @@ enum jkey {
 	J_NONE, J_ITER, J_STEP_MS, J_STEP_S, J_LOSS, J_GRAD, J_LR, J_SCALE,
 	J_SKIPPED, J_NAN, J_TFLOPS, J_TOKENS, J_TOKENS_GPU, J_RANK, J_BUCKET,
 	J_MAXRSS_MB, J_MAXALLOC_B, J_MAXRES_B, J_ALLOC_B, J_RES_B, J_LOGGED_MS,
-	J_GBS, J_CONSUMED, J_XLOSS
+	J_GBS, J_CONSUMED, J_XLOSS, J_T_START
 };
 
 static const struct { const char *k; int id; } jkeys[] = {
@@ -1148,6 +1149,7 @@ static const struct { const char *k; int id; } jkeys[] = {
 	{ "memory_allocated", J_ALLOC_B }, { "memory_reserved", J_RES_B },
 	{ "logged_elapsed_ms", J_LOGGED_MS }, { "global_batch_size", J_GBS },
 	{ "consumed_samples", J_CONSUMED },
+	{ "t_start_unix", J_T_START }, { "step_start_unix", J_T_START },
 };
 
 static int jkey_id(const char *k, size_t n)
@@ -1271,6 +1273,10 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			break;
 		case J_LOGGED_MS:
 			logged = v;
+			break;
+		case J_T_START:
+			if (isfinite(v) && v > 0 && v < 9e9)
+				st.t_start_ns = (int64_t)llround(v * 1e9);
 			break;
 		case J_GBS:
 			st.global_batch = d2i(v);

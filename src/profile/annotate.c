@@ -15,6 +15,7 @@
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/telemetry.h"
 
 enum { TID_IDLE = 1, TID_COMM, TID_MEMCPY, TID_DATA, TID_STEPS, TID_WALL };
 
@@ -60,6 +61,48 @@ static void set_track(struct ts_sb *o, int *first, int tid, const char *name,
 			span(o, first, tid, name, set->v[i].s, set->v[i].e, NULL);
 }
 
+/* Counter events ("ph":"C") for the telemetry samples in [lo, hi) of the
+ * trace clock: one counter track per GPU with power, SM clock and
+ * utilisation as its series. Unsupported and missing values are left out,
+ * never drawn as 0. */
+static void counters(struct ts_sb *o, const struct ts_telemetry *t, int64_t base_ns, int64_t lo,
+		     int64_t hi)
+{
+	static const int series[] = { TS_TF_POWER_W, TS_TF_SM_CLOCK_MHZ, TS_TF_UTIL_PCT };
+	char num[40];
+
+	ts_sb_addf(o, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\","
+		   "\"args\":{\"name\":\"trainscope telemetry\"}}", TS_ANNOTATE_TELE_PID);
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->t_ns == TS_NO_TIME)
+			continue;
+		int64_t at = x->t_ns - base_ns;
+		if (at < lo || at >= hi)
+			continue;
+		int any = 0;
+		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++)
+			any |= x->st[series[k]] == TS_TV_VALUE;
+		if (!any)
+			continue;
+		uint64_t m = at < 0 ? 0 - (uint64_t)at : (uint64_t)at;
+		ts_sb_addf(o, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":\"GPU ",
+			   TS_ANNOTATE_TELE_PID);
+		ts_json_escape(o, t->gpus.v[x->gpu].id, strlen(t->gpus.v[x->gpu].id));
+		ts_sb_addf(o, "\",\"ts\":%s%llu.%03llu,\"args\":{", at < 0 ? "-" : "",
+			   (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
+		int f1 = 1;
+		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
+			if (x->st[series[k]] != TS_TV_VALUE)
+				continue;
+			ts_fmt_f64(num, sizeof(num), x->v[series[k]]);
+			ts_sb_addf(o, "%s\"%s\":%s", f1 ? "" : ",", ts_tf_name(series[k]), num);
+			f1 = 0;
+		}
+		ts_sb_adds(o, "}}");
+	}
+}
+
 void ts_annotate_events(struct ts_sb *o, const struct ts_annotate_info *ai)
 {
 	const struct ts_rank_prof *p = ai->prof;
@@ -93,6 +136,9 @@ void ts_annotate_events(struct ts_sb *o, const struct ts_annotate_info *ai)
 		span(o, &first, TID_WALL, buf, p->t0_ns, p->t0_ns + p->window_ns,
 		     ai->job->wall.evidence);
 	}
+	if (ai->tele)
+		counters(o, ai->tele, ai->base_ns, p->t0_ns - 1000000000LL,
+			 p->t0_ns + p->window_ns + 1000000000LL);
 }
 
 /* Pass 1: where the event array ends. *at = offset of its ']' (or of the

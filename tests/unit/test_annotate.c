@@ -114,7 +114,7 @@ TEST(annotate_refuses_non_trace)
 	char in[] = "/tmp/ts-annot-bad-XXXXXX";
 	struct ts_rank_prof p;
 	struct ts_prof_tracks k;
-	struct ts_annotate_info ai = { &p, &k, NULL };
+	struct ts_annotate_info ai = { &p, &k, NULL, NULL, 0 };
 	struct ts_err err;
 	int fd = mkstemp(in);
 

@@ -1,0 +1,560 @@
+/*
+ * tele_analyze.c - what a telemetry capture says: per-GPU summaries,
+ * per-step rows joined by time, and findings that carry their numbers.
+ *
+ * Thresholds (docs/watch.md lists them with their reasons):
+ *   power-capped        SW power cap reason in >= 10 % of samples, or dmon
+ *                       pviol > 0, or power >= 95 % of the limit in >= 10 %
+ *                       of samples while the SM clock is below its maximum
+ *   thermal-throttling  a thermal reason or dmon tviol in any sample
+ *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
+ *                       with no throttling evidence (informational)
+ *   low-utilization     job mean utilisation < 50 %
+ *   memory-misreport    used > total, or total below the SKU's nominal
+ *   memory-headroom     peak used >= 95 % of total
+ *   pcie-link-degraded  current width below the maximum
+ *   idle-gap            utilisation 0 for >= 1 s between busy samples
+ *   straggler-gpu       one of >= 3 GPUs with mean power or utilisation
+ *                       below 85 % of the others' median
+ *   counter-untrustworthy  a field N/A in more than half of its samples,
+ *                       or a DCGM activity field at 0 while utilisation > 50 %
+ *   stall-dips          steps whose mean utilisation is >= 20 points below
+ *                       the median step
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/telemetry.h"
+
+void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out)
+{
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		struct ts_tele_gpu_summary *s = &out[g];
+		memset(s, 0, sizeof(*s));
+		s->first_ns = s->last_ns = TS_NO_TIME;
+		s->energy_j = NAN;
+		for (int f = 0; f < TS_TF_COUNT; f++) {
+			s->f[f].mean = s->f[f].min = s->f[f].max = NAN;
+			s->f[f].state = t->gpus.v[g].unsupported_why[f] ? TS_TV_UNSUPPORTED : TS_TV_ABSENT;
+		}
+	}
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		struct ts_tele_gpu_summary *s = &out[x->gpu];
+		s->samples++;
+		if (x->t_ns != TS_NO_TIME) {
+			if (s->first_ns == TS_NO_TIME || x->t_ns < s->first_ns)
+				s->first_ns = x->t_ns;
+			if (s->last_ns == TS_NO_TIME || x->t_ns > s->last_ns)
+				s->last_ns = x->t_ns;
+		}
+		for (int f = 0; f < TS_TF_COUNT; f++) {
+			struct ts_tele_stat *st = &s->f[f];
+			if (x->st[f] == TS_TV_VALUE) {
+				if (!st->n) {
+					st->min = st->max = x->v[f];
+					st->mean = 0;
+				}
+				st->n++;
+				st->mean += (x->v[f] - st->mean) / (double)st->n;
+				if (x->v[f] < st->min)
+					st->min = x->v[f];
+				if (x->v[f] > st->max)
+					st->max = x->v[f];
+				st->state = TS_TV_VALUE;
+				if (f == TS_TF_EVENT_REASONS)
+					s->reasons_seen |= (uint64_t)x->v[f];
+			} else if (x->st[f] == TS_TV_MISSING) {
+				st->missing++;
+				if (st->state != TS_TV_VALUE)
+					st->state = TS_TV_MISSING;
+			} else if (x->st[f] == TS_TV_UNSUPPORTED && st->state == TS_TV_ABSENT) {
+				st->state = TS_TV_UNSUPPORTED;
+			}
+		}
+	}
+	/* energy: a counter's difference, else power integrated over time */
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		struct ts_tele_gpu_summary *s = &out[g];
+		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN;
+		int64_t tprev = TS_NO_TIME;
+		int timed = 0;
+		for (size_t i = 0; i < t->samples.n; i++) {
+			const struct ts_tele_sample *x = &t->samples.v[i];
+			if (x->gpu != g)
+				continue;
+			if (x->st[TS_TF_ENERGY_J] == TS_TV_VALUE) {
+				if (isnan(e0))
+					e0 = x->v[TS_TF_ENERGY_J];
+				e1 = x->v[TS_TF_ENERGY_J];
+			}
+			if (x->st[TS_TF_POWER_W] == TS_TV_VALUE && x->t_ns != TS_NO_TIME) {
+				if (tprev != TS_NO_TIME && x->t_ns > tprev) {
+					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)(x->t_ns - tprev) / 1e9;
+					timed = 1;
+				}
+				pprev = x->v[TS_TF_POWER_W];
+				tprev = x->t_ns;
+			}
+		}
+		if (!isnan(e0) && e1 >= e0 && s->f[TS_TF_ENERGY_J].n >= 2) {
+			s->energy_j = e1 - e0;
+			s->energy_method = "counter";
+		} else if (timed) {
+			s->energy_j = integ;
+			s->energy_method = "integrated";
+		}
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	ts_sort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char *gpu_label(const struct ts_telemetry *t, size_t g, char *buf, size_t cap)
+{
+	const char *id = t->gpus.v[g].id;
+	if (id[0] >= '0' && id[0] <= '9')
+		snprintf(buf, cap, "GPU %s", id);
+	else
+		snprintf(buf, cap, "%s", id);
+	return buf;
+}
+
+struct fctx {
+	struct ts_tele_finding *out;
+	size_t n, cap;
+};
+
+static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *sev, int32_t gpu)
+{
+	if (c->n >= c->cap)
+		return NULL;
+	struct ts_tele_finding *f = &c->out[c->n++];
+	f->id = id;
+	f->severity = sev;
+	f->gpu = gpu;
+	f->msg[0] = 0;
+	return f;
+}
+
+static size_t count_reason(const struct ts_telemetry *t, size_t g, uint64_t mask, size_t *n)
+{
+	size_t hit = 0;
+	*n = 0;
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->gpu != g || x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
+			continue;
+		(*n)++;
+		if ((uint64_t)x->v[TS_TF_EVENT_REASONS] & mask)
+			hit++;
+	}
+	return hit;
+}
+
+static void straggler_findings(const struct ts_telemetry *t, struct fctx *c)
+{
+	for (size_t i = 0; i < t->straggler.n; i++) {
+		const struct ts_straggler_line *l = &t->straggler.v[i];
+		double rtt = NAN, etpt = NAN;
+		const struct ts_straggler_stat *rs = NULL, *es = NULL;
+		for (int k = 0; k < l->nstat; k++) {
+			const struct ts_straggler_stat *s = &l->stat[k];
+			if (!(s->min > 0) || !isfinite(s->max))
+				continue;
+			if (!strcmp(s->metric, "Rtt")) {
+				rtt = (s->max - s->min) / s->min * 100;
+				rs = s;
+			}
+			if (!strcmp(s->metric, "Etpt")) {
+				etpt = (s->max - s->min) / s->min * 100;
+				es = s;
+			}
+		}
+		if (!rs && !es)
+			continue;
+		struct ts_tele_finding *f;
+		if ((rs && rtt > 5) || (es && etpt > 5)) {
+			f = add(c, "straggler-rank", "warning", -1);
+			if (f)
+				snprintf(f->msg, sizeof(f->msg),
+					 "line %lld: round-trip spread %.2f %% (rank %d slowest), throughput "
+					 "spread %.2f %% (rank %d lowest): above the 5 %% straggler threshold",
+					 (long long)l->line, rtt, rs ? rs->max_rank : -1, etpt,
+					 es ? es->min_rank : -1);
+		} else {
+			f = add(c, "no-straggler", "info", -1);
+			if (f)
+				snprintf(f->msg, sizeof(f->msg),
+					 "line %lld: no straggler: round-trip spread %.2f %% (%.2f-%.2f ms), "
+					 "throughput spread %.2f %% (%.2f-%.2f TF), both under 5 %%",
+					 (long long)l->line, rtt, rs ? rs->min : NAN, rs ? rs->max : NAN, etpt,
+					 es ? es->min : NAN, es ? es->max : NAN);
+		}
+	}
+}
+
+size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
+			const struct ts_tele_step *steps, size_t nsteps,
+			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
+{
+	struct fctx c = { out, 0, cap };
+	size_t ng = t->gpus.n;
+	char lab[80];
+	int any_throttle = 0;
+	struct ts_tele_finding *f;
+
+	for (size_t g = 0; g < ng; g++) {
+		const struct ts_tele_gpu_summary *s = &sum[g];
+		size_t nr, capped = count_reason(t, g, TS_REASON_SW_POWER_CAP, &nr);
+		size_t thermal = count_reason(t, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
+						     TS_REASON_HW_SLOWDOWN, &nr);
+		const struct ts_tele_stat *pw = &s->f[TS_TF_POWER_W], *pl = &s->f[TS_TF_POWER_LIMIT_W];
+		const struct ts_tele_stat *clk = &s->f[TS_TF_SM_CLOCK_MHZ];
+		const struct ts_tele_stat *clkmax = &s->f[TS_TF_SM_CLOCK_MAX_MHZ];
+		size_t near = 0, nearn = 0;
+		for (size_t i = 0; i < t->samples.n; i++) {
+			const struct ts_tele_sample *x = &t->samples.v[i];
+			if (x->gpu != g || x->st[TS_TF_POWER_W] != TS_TV_VALUE ||
+			    x->st[TS_TF_POWER_LIMIT_W] != TS_TV_VALUE || !(x->v[TS_TF_POWER_LIMIT_W] > 0))
+				continue;
+			nearn++;
+			if (x->v[TS_TF_POWER_W] >= 0.95 * x->v[TS_TF_POWER_LIMIT_W])
+				near++;
+		}
+		gpu_label(t, g, lab, sizeof(lab));
+		int below_max = clk->n && clkmax->n && clk->mean < clkmax->max - 1;
+		if ((nr && capped * 10 >= nr && capped) ||
+		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
+		    (nearn && near * 10 >= nearn && near && below_max)) {
+			any_throttle = 1;
+			if ((f = add(&c, "power-capped", "warning", (int32_t)g)))
+				snprintf(f->msg, sizeof(f->msg),
+					 "%s: power cap active in %zu of %zu samples; power mean %.1f W, "
+					 "max %.1f W of a %.1f W limit; SM clock mean %.0f MHz%s%.0f%s",
+					 lab, nr ? capped : near, nr ? nr : nearn, pw->mean, pw->max,
+					 pl->n ? pl->max : NAN, clk->mean, clkmax->n ? " of max " : "",
+					 clkmax->n ? clkmax->max : 0.0, clkmax->n ? " MHz" : "");
+		}
+		if (thermal || (s->f[TS_TF_THERMAL_VIOL].n && s->f[TS_TF_THERMAL_VIOL].max > 0)) {
+			any_throttle = 1;
+			if ((f = add(&c, "thermal-throttling", "warning", (int32_t)g)))
+				snprintf(f->msg, sizeof(f->msg),
+					 "%s: thermal or hardware slowdown in %zu samples; temperature max %.0f C",
+					 lab, thermal ? thermal : s->f[TS_TF_THERMAL_VIOL].n,
+					 s->f[TS_TF_TEMP_C].max);
+		}
+		const struct ts_tele_stat *mu = &s->f[TS_TF_MEM_USED_MIB], *mt = &s->f[TS_TF_MEM_TOTAL_MIB];
+		double expect = expected_total_mib ? expected_total_mib[g] : 0;
+		if (mu->n && mt->n && (mu->max > mt->max || (expect > 0 && mt->max < 0.97 * expect))) {
+			if ((f = add(&c, "memory-misreport", "warning", (int32_t)g))) {
+				int moore = t->gpus.v[g].name && strstr(t->gpus.v[g].name, "MTT");
+				snprintf(f->msg, sizeof(f->msg),
+					 "%s: memory misreported: used %.0f MiB %s total %.0f MiB%s%.0f%s%s",
+					 lab, mu->max, mu->max > mt->max ? ">" : "<=", mt->max,
+					 expect > 0 && mt->max < 0.97 * expect ? ", and total is below the " : "",
+					 expect > 0 && mt->max < 0.97 * expect ? expect : 0.0,
+					 expect > 0 && mt->max < 0.97 * expect ? " MiB the SKU has" : "",
+					 moore ? " (on Moore Threads GPUs the signature of IOMMU off: see "
+						 "`trainscope preflight`, musa-iommu-off)" : "");
+			}
+		} else if (mu->n && mt->n && mt->max > 0 && mu->max >= 0.95 * mt->max) {
+			if ((f = add(&c, "memory-headroom", "info", (int32_t)g)))
+				snprintf(f->msg, sizeof(f->msg),
+					 "%s: memory peak %.0f of %.0f MiB (%.1f %%): little headroom",
+					 lab, mu->max, mt->max, 100 * mu->max / mt->max);
+		}
+		const struct ts_tele_stat *w = &s->f[TS_TF_PCIE_WIDTH], *wm = &s->f[TS_TF_PCIE_WIDTH_MAX];
+		if (w->n && wm->n && w->min < wm->max) {
+			if ((f = add(&c, "pcie-link-degraded", "warning", (int32_t)g)))
+				snprintf(f->msg, sizeof(f->msg),
+					 "%s: PCIe link runs x%.0f of x%.0f lanes", lab, w->min, wm->max);
+		}
+		/* idle gaps: utilisation 0 for >= 1 s between busy samples */
+		int64_t gap_start = TS_NO_TIME, longest = 0, seen_busy = 0;
+		for (size_t i = 0; i < t->samples.n; i++) {
+			const struct ts_tele_sample *x = &t->samples.v[i];
+			if (x->gpu != g || x->st[TS_TF_UTIL_PCT] != TS_TV_VALUE || x->t_ns == TS_NO_TIME)
+				continue;
+			if (x->v[TS_TF_UTIL_PCT] <= 0) {
+				if (gap_start == TS_NO_TIME && seen_busy)
+					gap_start = x->t_ns;
+			} else {
+				if (gap_start != TS_NO_TIME && x->t_ns - gap_start > longest)
+					longest = x->t_ns - gap_start;
+				gap_start = TS_NO_TIME;
+				seen_busy = 1;
+			}
+		}
+		if (longest >= 1000000000LL && (f = add(&c, "idle-gap", "info", (int32_t)g)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "%s: utilization 0 %% for %.1f s between busy samples", lab,
+				 (double)longest / 1e9);
+		/* untrustworthy counters: N/A in most samples (needs >= 3 samples) */
+		char list[200] = "";
+		size_t nbad = 0, len = 0;
+		for (int k = 0; k < TS_TF_COUNT; k++) {
+			const struct ts_tele_stat *st = &s->f[k];
+			size_t all = st->n + st->missing;
+			if (all >= 3 && st->missing * 2 > all) {
+				nbad++;
+				if (len < sizeof(list) - 40)
+					len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %zu/%zu",
+								 len ? ", " : "", ts_tf_name(k), st->missing,
+								 all);
+			}
+		}
+		if (nbad && (f = add(&c, "counter-untrustworthy", "warning", (int32_t)g)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "%s: %zu field(s) N/A in most samples (%s): not to be trusted as a "
+				 "series", lab, nbad, list);
+		if (s->f[TS_TF_UTIL_PCT].n && s->f[TS_TF_UTIL_PCT].mean > 50) {
+			static const int act[] = { TS_TF_GR_ACTIVE, TS_TF_SM_ACTIVE, TS_TF_TENSOR_ACTIVE };
+			for (size_t k = 0; k < sizeof(act) / sizeof(act[0]); k++)
+				if (s->f[act[k]].n >= 2 && s->f[act[k]].max == 0 &&
+				    (f = add(&c, "counter-untrustworthy", "warning", (int32_t)g)))
+					snprintf(f->msg, sizeof(f->msg),
+						 "%s: %s stays at 0 while utilization averages %.0f %%: the "
+						 "profiling counter is stuck", lab, ts_tf_name(act[k]),
+						 s->f[TS_TF_UTIL_PCT].mean);
+		}
+	}
+	/* across the GPUs of the job */
+	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
+	if (tmp) {
+		size_t n = 0;
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t g = 0; g < ng; g++)
+			if (sum[g].f[TS_TF_SM_CLOCK_MHZ].n) {
+				double m = sum[g].f[TS_TF_SM_CLOCK_MHZ].mean;
+				lo = m < lo ? m : lo;
+				hi = m > hi ? m : hi;
+				n++;
+			}
+		if (n >= 2 && hi - lo >= 50 && !any_throttle &&
+		    (f = add(&c, "clock-spread", "info", -1)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no power "
+				 "or thermal violation reported: informational, not throttling",
+				 hi - lo, n, lo, hi);
+		n = 0;
+		double usum = 0, ulo = INFINITY, uhi = -INFINITY;
+		size_t un = 0;
+		for (size_t g = 0; g < ng; g++) {
+			const struct ts_tele_stat *u = &sum[g].f[TS_TF_UTIL_PCT];
+			if (!u->n)
+				continue;
+			usum += u->mean * (double)u->n;
+			un += u->n;
+			ulo = u->mean < ulo ? u->mean : ulo;
+			uhi = u->mean > uhi ? u->mean : uhi;
+			n++;
+		}
+		if (un && usum / (double)un < 50 && (f = add(&c, "low-utilization", "warning", -1)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs): the GPUs "
+				 "are mostly waiting", usum / (double)un, ulo, uhi, n);
+		/* a GPU consistently below the others */
+		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT };
+		/* "consistently": at least 3 samples of every GPU compared */
+		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && ng >= 3; k++) {
+			n = 0;
+			for (size_t g = 0; g < ng; g++)
+				if (sum[g].f[sf[k]].n >= 3)
+					tmp[n++] = sum[g].f[sf[k]].mean;
+			if (n < 3)
+				continue;
+			double med = median(tmp, n);
+			for (size_t g = 0; g < ng; g++) {
+				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+				if (x->n >= 3 && med > 0 && x->mean < 0.85 * med && x->mean < med - 5 &&
+				    (f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+					snprintf(f->msg, sizeof(f->msg),
+						 "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
+						 gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]), x->mean,
+						 ts_tf_unit(sf[k]), 100 * x->mean / med, med);
+			}
+		}
+		free(tmp);
+	}
+	straggler_findings(t, &c);
+	/* utilisation dips at steps */
+	if (steps && nsteps >= 3) {
+		double *u = malloc(nsteps * sizeof(*u));
+		size_t n = 0;
+		if (u) {
+			for (size_t i = 0; i < nsteps; i++)
+				if (steps[i].samples && isfinite(steps[i].util_mean_pct))
+					u[n++] = steps[i].util_mean_pct;
+			double med = median(u, n);
+			char list[200] = "";
+			size_t nd = 0, len = 0;
+			for (size_t i = 0; i < nsteps && n >= 3; i++)
+				if (steps[i].samples && steps[i].util_mean_pct <= med - 20) {
+					nd++;
+					if (len < sizeof(list) - 24)
+						len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld",
+									 len ? ", " : "",
+									 (long long)steps[i].iteration);
+				}
+			if (nd && (f = add(&c, "stall-dips", "info", -1)))
+				snprintf(f->msg, sizeof(f->msg),
+					 "utilization dips >= 20 points below the median step (%.0f %%) at %zu "
+					 "step(s): iterations %s", med, nd, list);
+			free(u);
+		}
+	}
+	return c.n;
+}
+
+int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps, size_t nsteps,
+		  struct ts_tele_step **out, size_t *nout, struct ts_err *err)
+{
+	size_t ng = t->gpus.n, timed = 0;
+	struct ts_tele_step *rows;
+
+	*out = NULL;
+	*nout = 0;
+	for (size_t i = 0; i < t->samples.n; i++)
+		if (t->samples.v[i].t_ns != TS_NO_TIME)
+			timed++;
+	if (!timed)
+		return ts_err_set(err, TS_EUNSUPPORTED,
+				  "the telemetry has no timestamps, so it cannot be joined to steps "
+				  "(capture with `trainscope watch`, dmon -o DT or a --query-gpu "
+				  "timestamp field)");
+	if (!nsteps || !ng)
+		return 0;
+	rows = calloc(nsteps * ng, sizeof(*rows));
+	if (!rows)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	for (size_t s = 0; s < nsteps; s++)
+		for (size_t g = 0; g < ng; g++) {
+			struct ts_tele_step *r = &rows[s * ng + g];
+			r->iteration = steps[s].iteration;
+			r->gpu = (uint32_t)g;
+			r->start_ns = steps[s].start_ns;
+			r->end_ns = steps[s].end_ns;
+			r->power_mean_w = r->power_min_w = r->power_max_w = NAN;
+			r->energy_j = r->energy_per_token_j = r->sm_clock_min_mhz = NAN;
+			r->util_mean_pct = r->mem_used_max_mib = r->throttle_share = NAN;
+		}
+	/* steps are sorted by start; samples by tick (time within a GPU) */
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->t_ns == TS_NO_TIME)
+			continue;
+		size_t lo = 0, hi = nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (steps[mid].start_ns <= x->t_ns)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || x->t_ns >= steps[lo - 1].end_ns)
+			continue;
+		struct ts_tele_step *r = &rows[(lo - 1) * ng + x->gpu];
+		size_t k = ++r->samples;
+#define RUNMEAN(field, val) (r->field = k == 1 ? (val) : r->field + ((val) - r->field) / (double)k)
+		if (x->st[TS_TF_POWER_W] == TS_TV_VALUE) {
+			double p = x->v[TS_TF_POWER_W];
+			r->power_min_w = isnan(r->power_min_w) || p < r->power_min_w ? p : r->power_min_w;
+			r->power_max_w = isnan(r->power_max_w) || p > r->power_max_w ? p : r->power_max_w;
+			r->energy_j = isnan(r->energy_j) ? p : r->energy_j + p; /* a sum until below */
+			r->power_samples++;
+		}
+		if (x->st[TS_TF_UTIL_PCT] == TS_TV_VALUE)
+			r->util_mean_pct = isnan(r->util_mean_pct) ? x->v[TS_TF_UTIL_PCT] :
+				r->util_mean_pct + (x->v[TS_TF_UTIL_PCT] - r->util_mean_pct) / (double)k;
+		if (x->st[TS_TF_SM_CLOCK_MHZ] == TS_TV_VALUE &&
+		    (isnan(r->sm_clock_min_mhz) || x->v[TS_TF_SM_CLOCK_MHZ] < r->sm_clock_min_mhz))
+			r->sm_clock_min_mhz = x->v[TS_TF_SM_CLOCK_MHZ];
+		if (x->st[TS_TF_MEM_USED_MIB] == TS_TV_VALUE &&
+		    (isnan(r->mem_used_max_mib) || x->v[TS_TF_MEM_USED_MIB] > r->mem_used_max_mib))
+			r->mem_used_max_mib = x->v[TS_TF_MEM_USED_MIB];
+		if (x->st[TS_TF_EVENT_REASONS] == TS_TV_VALUE) {
+			int hit = ((uint64_t)x->v[TS_TF_EVENT_REASONS] &
+				   (TS_REASON_SW_POWER_CAP | TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
+				    TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE)) != 0;
+			RUNMEAN(throttle_share, (double)hit);
+		}
+#undef RUNMEAN
+	}
+	for (size_t i = 0; i < nsteps * ng; i++) {
+		struct ts_tele_step *r = &rows[i];
+		if (r->power_samples) {
+			r->power_mean_w = r->energy_j / (double)r->power_samples;
+			r->energy_j = r->power_mean_w * (double)(r->end_ns - r->start_ns) / 1e9;
+			int64_t tok = steps[i / ng].tokens;
+			if (tok > 0)
+				r->energy_per_token_j = r->energy_j / (double)tok;
+		}
+	}
+	*out = rows;
+	*nout = nsteps * ng;
+	return 0;
+}
+
+/* Job-level statistic of one field: the mean over GPU means, or the max. */
+static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s, int f,
+			int use_max)
+{
+	double acc = 0, best = NAN;
+	size_t n = 0;
+
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		const struct ts_tele_stat *x = &s[g].f[f];
+		if (!x->n)
+			continue;
+		acc += x->mean;
+		n++;
+		if (isnan(best) || x->max > best)
+			best = x->max;
+	}
+	return use_max ? best : n ? acc / (double)n : NAN;
+}
+
+size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
+			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
+			 struct ts_tele_finding *out, size_t cap)
+{
+	static const struct { int f; int use_max; double rel, abs; const char *what; } checks[] = {
+		{ TS_TF_POWER_LIMIT_W, 1, 0.01, 0, "power limit" },
+		{ TS_TF_SM_CLOCK_MHZ, 0, 0.03, 0, "mean SM clock" },
+		{ TS_TF_TEMP_C, 0, 0, 10, "mean GPU temperature" },
+	};
+	struct fctx c = { out, 0, cap };
+	struct ts_tele_finding *f;
+
+	for (size_t k = 0; k < sizeof(checks) / sizeof(checks[0]); k++) {
+		double x = side_stat(a, sa, checks[k].f, checks[k].use_max);
+		double y = side_stat(b, sb, checks[k].f, checks[k].use_max);
+		if (isnan(x) || isnan(y))
+			continue;
+		double d = fabs(y - x);
+		int off = checks[k].rel > 0 ? d > checks[k].rel * fabs(x) : d > checks[k].abs;
+		if (off && (f = add(&c, "telemetry-confound", "warning", -1)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "the two sides ran at a different %s: %.6g vs %.6g %s; a speed difference "
+				 "may come from the hardware state, not the change", checks[k].what, x, y,
+				 ts_tf_unit(checks[k].f));
+	}
+	const char *na = a->gpus.n && a->gpus.v[0].name ? a->gpus.v[0].name : NULL;
+	const char *nb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
+	if (na && nb && strcmp(na, nb) && (f = add(&c, "telemetry-confound", "warning", -1)))
+		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", na, nb);
+	return c.n;
+}

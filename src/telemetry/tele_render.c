@@ -1,0 +1,328 @@
+/*
+ * tele_render.c - the `trainscope.watch/1` JSON object and the text tables
+ * of a telemetry analysis, side by side so both show the same facts.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "trainscope/jsonw.h"
+#include "trainscope/table.h"
+#include "trainscope/telemetry.h"
+
+static void kf(struct ts_jw *w, const char *k, double v)
+{
+	ts_jw_key(w, k);
+	if (isfinite(v))
+		ts_jw_f64(w, v);
+	else
+		ts_jw_null(w);
+}
+
+static void kstr_or_null(struct ts_jw *w, const char *k, const char *s)
+{
+	ts_jw_key(w, k);
+	if (s)
+		ts_jw_str(w, s);
+	else
+		ts_jw_null(w);
+}
+
+static void json_reasons(struct ts_jw *w, uint64_t bits)
+{
+	ts_jw_arr(w);
+	for (uint64_t b = 1; b && b <= 0x100; b <<= 1)
+		if ((bits & b) && ts_tele_reason_name(b))
+			ts_jw_str(w, ts_tele_reason_name(b));
+	ts_jw_arr_end(w);
+}
+
+void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
+			 const struct ts_tele_gpu_summary *sum, const struct ts_tele_step *steps,
+			 size_t nsteps, const struct ts_tele_finding *f, size_t nf, int exit_code,
+			 int child_signal)
+{
+	struct ts_jw w;
+
+	ts_jw_init(&w, out, 1);
+	ts_jw_obj(&w);
+	ts_jw_kstr(&w, "schema", "trainscope.watch/1");
+	ts_jw_kstr(&w, "source", t->source ? t->source : ts_tele_format_name(t->format));
+	ts_jw_kstr(&w, "fidelity", t->fidelity ? t->fidelity : "text-capture");
+	kstr_or_null(&w, "tool_version", t->tool_version);
+	kstr_or_null(&w, "driver_version", t->driver_version);
+	ts_jw_key(&w, "interval_ms");
+	if (t->interval_ns > 0)
+		ts_jw_f64(&w, (double)t->interval_ns / 1e6);
+	else
+		ts_jw_null(&w);
+	if (t->gpus_attached >= 0)
+		ts_jw_ki64(&w, "gpus_attached", t->gpus_attached);
+	if (exit_code >= 0 || child_signal > 0) {
+		ts_jw_key(&w, "command");
+		ts_jw_obj(&w);
+		ts_jw_ki64(&w, "exit_code", exit_code);
+		ts_jw_ki64(&w, "signal", child_signal);
+		ts_jw_obj_end(&w);
+		ts_jw_key(&w, "overhead");
+		ts_jw_obj(&w);
+		kf(&w, "sampler_cpu_pct", t->sampler_cpu_pct);
+		kf(&w, "sampler_call_us", t->sampler_call_us);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_key(&w, "gpus");
+	ts_jw_arr(&w);
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		const struct ts_tele_gpu_summary *s = &sum[g];
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "id", gp->id);
+		kstr_or_null(&w, "name", gp->name);
+		if (gp->bus_id)
+			ts_jw_kstr(&w, "bus_id", gp->bus_id);
+		ts_jw_ki64(&w, "samples", (int64_t)s->samples);
+		ts_jw_key(&w, "fields");
+		ts_jw_obj(&w);
+		for (int k = 0; k < TS_TF_COUNT; k++) {
+			const struct ts_tele_stat *st = &s->f[k];
+			if (k == TS_TF_EVENT_REASONS || st->state == TS_TV_ABSENT)
+				continue;
+			ts_jw_key(&w, ts_tf_name(k));
+			ts_jw_obj(&w);
+			if (st->state == TS_TV_UNSUPPORTED) {
+				ts_jw_kstr(&w, "unsupported", gp->unsupported_why[k] ?
+					   gp->unsupported_why[k] : "device");
+			} else {
+				kf(&w, "mean", st->n ? st->mean : NAN);
+				kf(&w, "min", st->n ? st->min : NAN);
+				kf(&w, "max", st->n ? st->max : NAN);
+				ts_jw_ki64(&w, "values", (int64_t)st->n);
+				ts_jw_ki64(&w, "missing", (int64_t)st->missing);
+			}
+			ts_jw_kstr(&w, "unit", ts_tf_unit(k));
+			ts_jw_obj_end(&w);
+		}
+		ts_jw_obj_end(&w);
+		if (s->f[TS_TF_EVENT_REASONS].n) {
+			ts_jw_key(&w, "clock_event_reasons_seen");
+			json_reasons(&w, s->reasons_seen);
+		}
+		kf(&w, "energy_j", s->energy_j);
+		kstr_or_null(&w, "energy_method", s->energy_method);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	if (t->straggler.n) {
+		ts_jw_key(&w, "straggler_reports");
+		ts_jw_arr(&w);
+		for (size_t i = 0; i < t->straggler.n; i++) {
+			const struct ts_straggler_line *l = &t->straggler.v[i];
+			ts_jw_obj(&w);
+			ts_jw_ki64(&w, "line", l->line);
+			if (l->t_ns != TS_NO_TIME)
+				ts_jw_ki64(&w, "t_unix_ns", l->t_ns);
+			if (l->list_kind) {
+				ts_jw_kstr(&w, "list", l->list_kind);
+				ts_jw_key(&w, "etpt_tflops");
+				ts_jw_arr(&w);
+				for (int k = 0; k < l->nlist; k++) {
+					ts_jw_obj(&w);
+					ts_jw_ki64(&w, "rank", l->list_rank[k]);
+					ts_jw_kf64(&w, "value", l->list_v[k]);
+					ts_jw_obj_end(&w);
+				}
+				ts_jw_arr_end(&w);
+			}
+			for (int k = 0; k < l->nstat; k++) {
+				const struct ts_straggler_stat *s = &l->stat[k];
+				char key[32];
+				snprintf(key, sizeof(key), "%s", s->metric);
+				ts_jw_key(&w, key);
+				ts_jw_obj(&w);
+				kf(&w, "min", s->min);
+				ts_jw_ki64(&w, "min_rank", s->min_rank);
+				kf(&w, "max", s->max);
+				ts_jw_ki64(&w, "max_rank", s->max_rank);
+				ts_jw_kstr(&w, "unit", s->unit ? s->unit : "");
+				ts_jw_obj_end(&w);
+			}
+			ts_jw_obj_end(&w);
+		}
+		ts_jw_arr_end(&w);
+	}
+	if (steps) {
+		ts_jw_key(&w, "steps");
+		ts_jw_arr(&w);
+		for (size_t i = 0; i < nsteps; i++) {
+			const struct ts_tele_step *r = &steps[i];
+			ts_jw_obj(&w);
+			ts_jw_ki64(&w, "iteration", r->iteration);
+			ts_jw_kstr(&w, "gpu", t->gpus.v[r->gpu].id);
+			ts_jw_ki64(&w, "samples", (int64_t)r->samples);
+			kf(&w, "power_mean_w", r->power_mean_w);
+			kf(&w, "power_min_w", r->power_min_w);
+			kf(&w, "power_max_w", r->power_max_w);
+			kf(&w, "energy_j", r->energy_j);
+			kf(&w, "energy_per_token_j", r->energy_per_token_j);
+			kf(&w, "sm_clock_min_mhz", r->sm_clock_min_mhz);
+			kf(&w, "util_mean_pct", r->util_mean_pct);
+			kf(&w, "mem_used_max_mib", r->mem_used_max_mib);
+			kf(&w, "throttle_share", r->throttle_share);
+			ts_jw_obj_end(&w);
+		}
+		ts_jw_arr_end(&w);
+	}
+	ts_jw_key(&w, "findings");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < nf; i++) {
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "id", f[i].id);
+		ts_jw_kstr(&w, "severity", f[i].severity);
+		ts_jw_key(&w, "gpu");
+		if (f[i].gpu >= 0)
+			ts_jw_str(&w, t->gpus.v[f[i].gpu].id);
+		else
+			ts_jw_null(&w);
+		ts_jw_kstr(&w, "message", f[i].msg);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "errors");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < t->errors.n; i++)
+		ts_jw_str(&w, t->errors.v[i]);
+	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "warnings");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < t->notes.n; i++) {
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "code", t->notes.v[i].code);
+		ts_jw_kstr(&w, "message", t->notes.v[i].msg);
+		if (t->notes.v[i].line > 0)
+			ts_jw_ki64(&w, "line", t->notes.v[i].line);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	ts_jw_obj_end(&w);
+	ts_sb_addc(out, '\n');
+}
+
+static void cell_stat(struct ts_table *tb, const struct ts_tele_stat *s, int dec)
+{
+	if (s->state == TS_TV_UNSUPPORTED)
+		ts_table_cell(tb, "unsup");
+	else if (!s->n)
+		ts_table_cell(tb, s->state == TS_TV_MISSING ? "N/A" : "-");
+	else if (s->min == s->max)
+		ts_table_cell(tb, "%.*f", dec, s->mean);
+	else
+		ts_table_cell(tb, "%.*f (%.*f-%.*f)", dec, s->mean, dec, s->min, dec, s->max);
+}
+
+void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
+			 const struct ts_tele_gpu_summary *sum, const struct ts_tele_step *steps,
+			 size_t nsteps, const struct ts_tele_finding *f, size_t nf)
+{
+	struct ts_table tb;
+	static const struct { int f; int dec; } cols[] = {
+		{ TS_TF_POWER_W, 2 }, { TS_TF_POWER_LIMIT_W, 2 }, { TS_TF_UTIL_PCT, 0 },
+		{ TS_TF_MEM_UTIL_PCT, 0 }, { TS_TF_TEMP_C, 0 }, { TS_TF_SM_CLOCK_MHZ, 0 },
+		{ TS_TF_MEM_USED_MIB, 0 }, { TS_TF_MEM_TOTAL_MIB, 0 }, { TS_TF_SM_ACTIVE, 3 },
+		{ TS_TF_TENSOR_ACTIVE, 3 },
+	};
+	int show[sizeof(cols) / sizeof(cols[0])];
+
+	ts_sb_addf(out, "telemetry: %s (%s)", t->source ? t->source : ts_tele_format_name(t->format),
+		   t->fidelity ? t->fidelity : "text-capture");
+	if (t->tool_version)
+		ts_sb_addf(out, ", %s", t->tool_version);
+	if (t->driver_version)
+		ts_sb_addf(out, ", driver %s", t->driver_version);
+	ts_sb_addf(out, ", %zu GPU%s, %zu samples\n", t->gpus.n, t->gpus.n == 1 ? "" : "s",
+		   t->samples.n);
+	if (t->gpus.n) {
+		ts_table_init(&tb);
+		ts_table_col(&tb, "gpu", NULL, TS_LEFT, 0);
+		ts_table_col(&tb, "name", NULL, TS_LEFT, 0);
+		ts_table_col(&tb, "samples", NULL, TS_RIGHT, 0);
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			show[c] = 0;
+			for (size_t g = 0; g < t->gpus.n; g++)
+				if (sum[g].f[cols[c].f].state != TS_TV_ABSENT)
+					show[c] = 1;
+			if (show[c])
+				ts_table_col(&tb, ts_tf_name(cols[c].f), ts_tf_unit(cols[c].f), TS_RIGHT, 0);
+		}
+		for (size_t g = 0; g < t->gpus.n; g++) {
+			ts_table_cell(&tb, "%s", t->gpus.v[g].id);
+			ts_table_cell(&tb, "%s", t->gpus.v[g].name ? t->gpus.v[g].name : "-");
+			ts_table_cell_i64(&tb, (long long)sum[g].samples);
+			for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
+				if (show[c])
+					cell_stat(&tb, &sum[g].f[cols[c].f], cols[c].dec);
+		}
+		ts_table_render(&tb, out, 2);
+		ts_table_release(&tb);
+		ts_sb_adds(out, "  (mean, and min-max when they differ; unsup = the device or library "
+			   "cannot report it; N/A = no value in any sample)\n");
+		for (size_t g = 0; g < t->gpus.n; g++)
+			if (isfinite(sum[g].energy_j))
+				ts_sb_addf(out, "  GPU %s energy: %.1f J (%s)\n", t->gpus.v[g].id,
+					   sum[g].energy_j, sum[g].energy_method);
+	}
+	for (size_t i = 0; i < t->straggler.n; i++) {
+		const struct ts_straggler_line *l = &t->straggler.v[i];
+		ts_sb_addf(out, "straggler report, line %lld:", (long long)l->line);
+		if (l->list_kind) {
+			ts_sb_addf(out, " %s Etpt", l->list_kind);
+			for (int k = 0; k < l->nlist; k++)
+				ts_sb_addf(out, " %.2f TF/rank %d", l->list_v[k], l->list_rank[k]);
+		}
+		for (int k = 0; k < l->nstat; k++)
+			ts_sb_addf(out, " %s %.6g-%.6g %s (ranks %d, %d)%s", l->stat[k].metric,
+				   l->stat[k].min, l->stat[k].max, l->stat[k].unit ? l->stat[k].unit : "",
+				   l->stat[k].min_rank, l->stat[k].max_rank, k + 1 < l->nstat ? ";" : "");
+		ts_sb_addc(out, '\n');
+	}
+	if (steps && nsteps) {
+		ts_table_init(&tb);
+		ts_table_col(&tb, "iteration", NULL, TS_RIGHT, 0);
+		ts_table_col(&tb, "gpu", NULL, TS_LEFT, 0);
+		ts_table_col(&tb, "samples", NULL, TS_RIGHT, 0);
+		ts_table_col(&tb, "power", "W", TS_RIGHT, 0);
+		ts_table_col(&tb, "energy", "J", TS_RIGHT, 0);
+		ts_table_col(&tb, "util", "%", TS_RIGHT, 0);
+		ts_table_col(&tb, "sm clock min", "MHz", TS_RIGHT, 0);
+		ts_table_col(&tb, "mem peak", "MiB", TS_RIGHT, 0);
+		for (size_t i = 0; i < nsteps; i++) {
+			const struct ts_tele_step *r = &steps[i];
+			ts_table_cell_i64(&tb, (long long)r->iteration);
+			ts_table_cell(&tb, "%s", t->gpus.v[r->gpu].id);
+			ts_table_cell_i64(&tb, (long long)r->samples);
+#define CELL(v, d) (isfinite(v) ? ts_table_cell(&tb, "%.*f", (d), (v)) : ts_table_cell(&tb, "-"))
+			CELL(r->power_mean_w, 1);
+			CELL(r->energy_j, 2);
+			CELL(r->util_mean_pct, 0);
+			CELL(r->sm_clock_min_mhz, 0);
+			CELL(r->mem_used_max_mib, 0);
+#undef CELL
+		}
+		ts_sb_adds(out, "per step:\n");
+		ts_table_render(&tb, out, 2);
+		ts_table_release(&tb);
+	}
+	for (size_t i = 0; i < t->errors.n; i++)
+		ts_sb_addf(out, "tool error: %s\n", t->errors.v[i]);
+	if (nf) {
+		ts_sb_adds(out, "findings:\n");
+		for (size_t i = 0; i < nf; i++)
+			ts_sb_addf(out, "  [%s] %s: %s\n", f[i].severity, f[i].id, f[i].msg);
+	} else {
+		ts_sb_adds(out, "findings: none\n");
+	}
+	for (size_t i = 0; i < t->notes.n; i++) {
+		ts_sb_addf(out, "warning: %s", t->notes.v[i].msg);
+		if (t->notes.v[i].line > 0)
+			ts_sb_addf(out, " (line %lld)", (long long)t->notes.v[i].line);
+		ts_sb_addc(out, '\n');
+	}
+}
