@@ -1659,6 +1659,10 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			ts_err_at(err, rc, name, (int64_t)off, lineno, "%s", ts_code_name(rc));
 			goto out;
 		}
+		/* a pipe of something else (/dev/urandom) must not be read forever */
+		if (r.records == 0 && log->mem.n == 0 && (lineno & 1023) == 0 &&
+		    (rc = ts_input_unmatched_check(in, off + n, err)))
+			goto out;
 	}
 	if (rc < 0)
 		goto out;
