@@ -223,7 +223,8 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	for (size_t i = 0; i < p->top.n; i++) {
 		const struct ts_kernel_stat *k = &p->top.v[i];
 		ts_jw_obj(w);
-		ts_jw_kstr(w, "name", ts_prof_str(p, k->name));
+		ts_jw_key(w, "name");
+		ts_jw_strn(w, ts_prof_str(p, k->name), ts_prof_len(p, k->name));
 		ts_jw_kstr(w, "class", ts_kclass_name(k->cls));
 		ts_jw_ki64(w, "count", k->count);
 		jus(w, "total_us", k->total_ns);
@@ -584,7 +585,7 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 		ts_table_col(&t, "max", "us", TS_RIGHT, 0);
 		for (size_t k = 0; k < p->top.n; k++) {
 			const struct ts_kernel_stat *ks = &p->top.v[k];
-			ts_table_cell(&t, "%s", ts_prof_str(p, ks->name));
+			ts_table_cell_text(&t, ts_prof_str(p, ks->name), ts_prof_len(p, ks->name));
 			ts_table_cell(&t, "%s", ts_kclass_name(ks->cls));
 			ts_table_cell(&t, "%lld", (long long)ks->count);
 			ts_table_cell(&t, "%.3f", ms(ks->total_ns));

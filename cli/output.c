@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "trainscope/atomic.h"
 #include "trainscope/input.h"
+#include "trainscope/sanitize.h"
 
 int cli_exit_for(int code)
 {
@@ -26,11 +27,22 @@ int cli_exit_for(int code)
 	}
 }
 
+/* Messages quote file names and input text: sanitised like all output. */
 static void vmsg(struct cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "trainscope %s: %s", ctx->cmd ? ctx->cmd->name : "", kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char buf[4096];
+	struct ts_sb sb;
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	ts_sb_init(&sb);
+	ts_text_sanitize(&sb, buf, (size_t)n, 0);
+	fprintf(stderr, "trainscope %s: %s%.*s\n", ctx->cmd ? ctx->cmd->name : "", kind,
+		sb.failed ? 0 : (int)sb.len, sb.failed ? "" : sb.buf);
+	ts_sb_release(&sb);
 }
 
 void cli_error(struct cli_ctx *ctx, const char *fmt, ...)
@@ -71,6 +83,22 @@ int cli_emit_to(struct cli_ctx *ctx, const char *path, const struct ts_sb *sb)
 	if (sb->failed) {
 		cli_error(ctx, "out of memory while building the output");
 		return EXIT_INTERNAL;
+	}
+	/* names and text from the inputs may hold terminal escapes or bad
+	 * UTF-8: every output is sanitised (JSON from the writer is already
+	 * clean and passes unchanged; colours are kept when they are on) */
+	if (!ts_text_is_clean(sb->buf, sb->len, ctx->color)) {
+		struct ts_sb clean;
+		int rc;
+		ts_sb_init(&clean);
+		ts_text_sanitize(&clean, sb->buf, sb->len, ctx->color);
+		rc = clean.failed ? -1 : cli_emit_to(ctx, path, &clean);
+		ts_sb_release(&clean);
+		if (rc < 0) {
+			cli_error(ctx, "out of memory while building the output");
+			return EXIT_INTERNAL;
+		}
+		return rc;
 	}
 	if (!path) {
 		errno = 0;

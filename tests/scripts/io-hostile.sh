@@ -41,7 +41,7 @@ mkdir sub
 [ -L dangling.txt ] && cmp -s sub/new.txt want.txt || bad "-o dangling symlink: not written through the link"
 
 mkfifo out.fifo
-(timeout 10 cat out.fifo > fifo.txt) &
+timeout 10 sh -c 'cat out.fifo > fifo.txt' &
 reader=$!
 timeout 10 "$TS" steps -o out.fifo run.log 2>/dev/null || bad "-o FIFO: exit $?"
 wait $reader
@@ -69,8 +69,8 @@ ls | grep -q '\.tmp\.' && bad "a temp file was left behind: $(ls)"
 
 # ---- inputs: FIFOs, process substitution, stdin (read once, never reopened)
 mkfifo a.fifo b.fifo
-(timeout 20 cat run.log > a.fifo) &
-(timeout 20 cat run.log > b.fifo) &
+timeout 20 sh -c 'cat run.log > a.fifo' &
+timeout 20 sh -c 'cat run.log > b.fifo' &
 timeout 20 "$TS" ab a.fifo b.fifo > ab_fifo.txt 2> ab_fifo.err
 rc=$?
 [ $rc = 0 ] || bad "ab on two FIFOs: exit $rc (124 = hung): $(head -c 300 ab_fifo.err)"
@@ -80,7 +80,7 @@ rc=$?
 [ $rc = 0 ] || bad "ab on <(...) and stdin: exit $rc: $(head -c 300 ab_sub.err)"
 grep -q "54 paired steps" ab_sub.txt || bad "ab on <(...) and stdin: not 54 paired steps"
 mkfifo d.fifo
-(timeout 20 cat run.log > d.fifo) &
+timeout 20 sh -c 'cat run.log > d.fifo' &
 timeout 20 "$TS" diagnose --json d.fifo > diag_fifo.json 2> diag_fifo.err
 rc=$?
 [ $rc = 0 ] || bad "diagnose on a FIFO: exit $rc: $(head -c 300 diag_fifo.err)"
