@@ -15,6 +15,7 @@
 #include "trainscope/atomic.h"
 #include "trainscope/input.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/logs.h"
 #include "trainscope/sanitize.h"
 
 static void esc_is(const char *in, size_t n, const char *want)
@@ -207,4 +208,54 @@ TEST(input_peek_hands_a_pipe_on)
 	CHECK_I64(ts_input_getline(&in, &line, &n, NULL, &err), 0);
 	ts_input_release(&in);
 	close(fds[0]);
+}
+
+/* Unusable step times are counted per kind, not silently dropped; strict
+ * rejects them. Counts are by hand from the lines below. */
+TEST(steps_unusable_values_counted)
+{
+	static const char doc[] =
+		"{\"iteration\": 1, \"step_time_ms\": 100.0}\n"
+		"{\"iteration\": 2, \"step_time_ms\": NaN}\n"
+		"{\"iteration\": 3, \"step_time_ms\": Infinity}\n"
+		"{\"iteration\": 4, \"step_time_ms\": -Infinity}\n"
+		"{\"iteration\": 5, \"step_time_ms\": -1}\n"
+		"{\"iteration\": 6, \"step_time_ms\": 1e300}\n"
+		"{\"iteration\": 7, \"step_time_ms\": 101.0}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_steplog_init(&log);
+	CHECK_I64(ts_steplog_read_mem(&log, doc, sizeof(doc) - 1, "m.jsonl", &err), 0);
+	CHECK_I64(log.ignored[TS_IGN_NAN], 1);
+	CHECK_I64(log.ignored[TS_IGN_INF], 2);
+	CHECK_I64(log.ignored[TS_IGN_NEGATIVE], 1);
+	CHECK_I64(log.ignored[TS_IGN_TOO_LARGE], 1);
+	CHECK_I64(log.steps.n, 7); /* the records stay, their times are unknown */
+	ts_steplog_release(&log);
+	log.strict = 1;
+	CHECK_I64(ts_steplog_read_mem(&log, doc, sizeof(doc) - 1, "m.jsonl", &err), TS_EPARSE);
+	CHECK(strstr(err.msg, "line 2") && strstr(err.msg, "nan"));
+	ts_steplog_release(&log);
+}
+
+/* One-line JSON documents that carry no step key are not iterations. */
+TEST(steps_one_line_json_is_not_an_iteration)
+{
+	static const char config[] =
+		"{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":4096,"
+		"\"model_type\":\"llama\",\"num_hidden_layers\":32,\"vocab_size\":128256}\n";
+	static const char contract[] =
+		"{\"schema\":\"trainscope.contract/1\",\"labels\":{\"model\":\"x\"}}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_steplog_init(&log);
+	CHECK_I64(ts_steplog_read_mem(&log, config, sizeof(config) - 1, "c.json", &err), TS_EPARSE);
+	CHECK(strstr(err.msg, "no step records") != NULL);
+	ts_steplog_release(&log);
+	CHECK_I64(ts_steplog_read_mem(&log, contract, sizeof(contract) - 1, "k.json", &err), TS_EPARSE);
+	ts_steplog_release(&log);
 }
