@@ -187,6 +187,7 @@ struct ts_trace {
 	TS_VEC(struct ts_trace_mem) mem;
 	TS_VEC(struct ts_trace_flops) flops;
 	struct ts_arena arena;    /* metadata arrays */
+	int over_budget;          /* growth refused by the memory budget (limits.h) */
 };
 
 struct ts_trace_opts {
@@ -239,7 +240,9 @@ struct ts_trace_event {
 
 void ts_trace_event_init(struct ts_trace_event *x);
 /* Make room for `need` events in every column (amortised growth). Returns
- * 0 or TS_ENOMEM (columns keep their contents). Invalidates column pointers. */
+ * 0, TS_ENOMEM, or TS_ELIMIT with over_budget set when the memory budget
+ * (TS_TRACE_EVENT_COST per event, limits.h) refuses the growth; columns
+ * keep their contents. Invalidates column pointers. */
 int ts_trace_reserve(struct ts_trace *t, size_t need);
 /* Append one event to all columns; returns its index, or TS_ENOMEM /
  * TS_ELIMIT (more than UINT32_MAX - 1 events). */

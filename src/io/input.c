@@ -585,8 +585,14 @@ int ts_input_read_all(struct ts_input *in, const char *path, size_t cap,
 		int64_t got;
 
 		if (in->len > cap) {
-			rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
-				       "input is larger than %zu bytes", cap);
+			if (cap == TS_DOC_MAX_BYTES)
+				rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
+					       "larger than %zu MiB, the cap for small documents "
+					       "(configs, contracts, catalogs); not read further",
+					       cap >> 20);
+			else
+				rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
+					       "input is larger than %zu bytes", cap);
 			goto out;
 		}
 		if (in->eof)

@@ -25,6 +25,7 @@
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
 #include "trace_src.h"
+#include "trainscope/limits.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -2149,7 +2150,10 @@ static int read_all(struct rd *r)
 	/* big inputs: reserve the columns once (virtual memory; pages are
 	 * touched as events arrive, as huge pages) instead of growing them */
 	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM) {
-		if (ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
+		rc = ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES));
+		if (rc == TS_ELIMIT)
+			r->t->over_budget = 0; /* only an estimate: grow as events come */
+		else if (rc)
 			return ts_err_set(r->err, TS_ENOMEM, "out of memory");
 		/* gzip keeps the other core busy inflating */
 		pf_start(r, !r->src.gzip);
@@ -2219,6 +2223,12 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	pf_stop(r);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	else if (rc == TS_ELIMIT && t->over_budget)
+		ts_err_at(err, TS_ELIMIT, r->src.path, (int64_t)(r->src.base + r->len), -1,
+			  "memory budget of %llu MiB reached after %zu events read (about %d "
+			  "bytes per event with the analyses); --max-memory SIZE raises it, or "
+			  "record fewer steps", (unsigned long long)(ts_mem_budget() >> 20),
+			  t->ev.n, TS_TRACE_EVENT_COST);
 	else if (rc == TS_ELIMIT && (!err || err->code == TS_OK))
 		ts_err_at(err, TS_ELIMIT, r->src.path, (int64_t)(r->src.base + r->len), -1,
 			  "more than %u events or strings in one trace", UINT32_MAX - 1);
