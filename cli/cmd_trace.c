@@ -21,6 +21,7 @@
 #include "trainscope/trace.h"
 #include "trace_mpi.h"
 #include "trainscope/annotate.h"
+#include "trainscope/input.h"
 #include "trainscope/detect.h"
 
 enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA };
@@ -910,6 +911,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < p.npos; i++)
 		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth)))
 			goto out;
+	/* --annotate reads each input again to copy it: a pipe or FIFO is
+	 * kept in memory instead of being reopened (which would hang) */
+	for (size_t i = 0; annotate && i < files.n; i++) {
+		struct ts_err herr;
+		ts_err_init(&herr);
+		if (ts_input_hold_whole(files.v[i], &herr)) {
+			rc = cli_fail(ctx, &herr);
+			goto out;
+		}
+	}
 
 	if (use_mpi) {
 		char why[256];

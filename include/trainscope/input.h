@@ -84,6 +84,13 @@ int ts_input_open_peek(struct ts_input *in, const char *path, struct ts_err *err
  */
 int ts_input_release_keep(struct ts_input *in, int whole, struct ts_err *err);
 
+/* For a reader that reads path more than once (the annotated-trace writer
+ * copies the trace it has read): a non-seekable input is read whole into
+ * memory now, as ts_input_release_keep(whole) does; a no-op for regular
+ * files. Returns 0 or a negative code (TS_ELIMIT: larger than
+ * TS_INPUT_SPOOL_MAX, "not seekable"). */
+int ts_input_hold_whole(const char *path, struct ts_err *err);
+
 struct ts_input_held {
 	int fd, own;          /* parked descriptor (-1 when spooled) */
 	const unsigned char *raw; /* raw bytes from offset 0 */

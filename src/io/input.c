@@ -364,6 +364,14 @@ out:
 	return rc;
 }
 
+int ts_input_hold_whole(const char *path, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc = ts_input_open_peek(&in, path, err);
+
+	return rc ? rc : ts_input_release_keep(&in, 1, err);
+}
+
 void ts_input_release(struct ts_input *in)
 {
 	if (in->gz) {

@@ -8,6 +8,7 @@
 set -u
 TS=${TS:-build/trainscope}
 case $TS in /*) ;; *) TS=$PWD/$TS ;; esac
+case ${DATA:-} in ''|/*) ;; *) DATA=$PWD/$DATA ;; esac
 command -v python3 >/dev/null || exit 77
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -94,6 +95,20 @@ def steps(d):
 assert steps(a) == steps(b)
 PY
 wait
+
+# trace --annotate copies the trace it read: from a FIFO too (it used to
+# reopen the FIFO and hang), the same bytes as from the file
+T=${DATA:-$OLDPWD/../shared/data}/traces/cpu/a_dense/rank0.1795973760440387363.pt.trace.json.gz
+if [ -f "$T" ]; then
+	"$TS" trace --annotate ann_file.json "$T" > /dev/null 2>&1 || bad "trace --annotate on the file failed"
+	mkfifo t.fifo
+	timeout 20 sh -c "cat '$T' > t.fifo" &
+	timeout 20 "$TS" trace --annotate ann_fifo.json t.fifo > /dev/null 2> ann.err
+	rc=$?
+	[ $rc = 0 ] || bad "trace --annotate on a FIFO: exit $rc (124 = hung): $(head -c 300 ann.err)"
+	cmp -s ann_fifo.json ann_file.json || bad "trace --annotate on a FIFO: output differs from the file's"
+	wait
+fi
 
 # ---- an endless input that matches no format ends (exit 2), within 30 s
 start=$(date +%s)
