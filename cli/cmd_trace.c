@@ -46,6 +46,7 @@ struct slot_meta {
 	int truncated;
 	uint64_t truncated_at;
 	uint64_t recovered, first_recovery_at;
+	uint64_t bad_ts, bad_dur, negative_dur; /* unusable times, ignored */
 	int rank_source;
 };
 
@@ -95,6 +96,9 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.truncated_at = t.meta.truncated_at;
 		s->m.recovered = t.meta.recovered;
 		s->m.first_recovery_at = t.meta.first_recovery_at;
+		s->m.bad_ts = t.meta.bad_ts;
+		s->m.bad_dur = t.meta.bad_dur;
+		s->m.negative_dur = t.meta.negative_dur;
 		s->m.rank_source = t.meta.rank_source;
 		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
 		if (!s->m.rc && pl->hta)
@@ -975,6 +979,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			cli_warn(ctx, "%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
 				 s->path, (unsigned long long)s->m.recovered,
 				 (unsigned long long)s->m.first_recovery_at);
+		if (s->m.bad_ts || s->m.bad_dur || s->m.negative_dur)
+			cli_warn(ctx, "%s: ignored-values: %llu event(s) with an unusable ts, %llu with "
+				 "an unusable dur (NaN, Infinity, beyond 2^63 ns), %llu with a negative "
+				 "dur; --strict rejects them", s->path,
+				 (unsigned long long)s->m.bad_ts, (unsigned long long)s->m.bad_dur,
+				 (unsigned long long)s->m.negative_dur);
 	}
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);

@@ -175,6 +175,12 @@ struct ts_trace_meta {
 	uint64_t first_recovery_at; /* byte offset of the first event recovered */
 	uint64_t bytes;           /* decompressed bytes read */
 	uint64_t skipped;         /* events dropped on purpose (opts.skip_python, skip_flows) */
+	/* Events whose "ts" or "dur" was given but cannot be used (NaN,
+	 * Infinity, a string, beyond +-2^63 ns such as 1e300) and complete
+	 * events with a negative "dur": kept with the value absent (TS_NONE)
+	 * and counted here, so the CLI warns (ignored-values); strict rejects
+	 * the first one instead. */
+	uint64_t bad_ts, bad_dur, negative_dur;
 };
 
 struct ts_trace {

@@ -59,6 +59,7 @@ struct evargs {
 	int64_t bytes;
 	int64_t mem_bytes, total_alloc, total_resv, dev_type, dev_id;
 	double flops;
+	int bad_ts, bad_dur;      /* "ts" / "dur" given but unusable */
 };
 
 /*
@@ -1164,6 +1165,7 @@ static inline void evargs_init(struct evargs *a)
 {
 	a->has_coll = a->has_bytes = a->has_mem = a->has_flops = 0;
 	a->rare_init = 0;
+	a->bad_ts = a->bad_dur = 0;
 }
 
 static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
@@ -1343,12 +1345,18 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 			vrc = skip_value(r, &i);
 		}
 		break;
-	case E_TS: vrc = value_ns(r, &i, &e->ts_ns); break;
+	case E_TS:
+		vrc = value_ns(r, &i, &e->ts_ns);
+		a->bad_ts = vrc == P_OK && e->ts_ns == TS_NONE;
+		break;
 	case E_ID: vrc = value_int(r, &i, &e->flow_id); break;
 	case E_CAT: vrc = value_strid(r, &i, &e->cat_str); break;
 	case E_PID: vrc = value_id(r, &i, &e->pid); break;
 	case E_TID: vrc = value_id(r, &i, &e->tid); break;
-	case E_DUR: vrc = value_ns(r, &i, &e->dur_ns); break;
+	case E_DUR:
+		vrc = value_ns(r, &i, &e->dur_ns);
+		a->bad_dur = vrc == P_OK && e->dur_ns == TS_NONE;
+		break;
 	case E_NAME: vrc = value_strid(r, &i, &e->name); break;
 	case E_ARGS: vrc = parse_args(r, &i, e, a); break;
 	default: vrc = skip_member(r, &i); break;
@@ -1380,6 +1388,8 @@ static int is_memory_name(const struct rd *r, uint32_t id)
 	       memcmp(ts_intern_str(&r->t->strings, id), "[memory]", 8) == 0;
 }
 
+static int64_t line_of(struct rd *r, uint64_t off);
+
 /* Classify and store one parsed event with its side-table rows. */
 static int commit_event(struct rd *r, struct ts_trace_event *e, const struct evargs *a,
 			uint64_t at)
@@ -1401,6 +1411,18 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 	else
 		e->flow_id = TS_NONE;
 	e->cat = (enum ts_cat)cat;
+	/* unusable times: counted (and refused in strict mode) */
+	if (a->bad_ts || a->bad_dur || (e->ph == 'X' && e->dur_ns != TS_NONE && e->dur_ns < 0)) {
+		if (r->strict)
+			return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)at, line_of(r, at),
+					 "event with an unusable %s (NaN, Infinity, beyond 2^63 ns or "
+					 "negative; rejected in strict mode, else ignored and counted)",
+					 a->bad_ts ? "ts" : "dur");
+		t->meta.bad_ts += a->bad_ts;
+		t->meta.bad_dur += a->bad_dur;
+		if (!a->bad_dur && e->ph == 'X' && e->dur_ns < 0)
+			t->meta.negative_dur++;
+	}
 	if (r->o && ((cat == TS_CAT_PYTHON && r->o->skip_python) ||
 		     (cat == TS_CAT_FLOW && r->o->skip_flows))) {
 		t->meta.skipped++;
