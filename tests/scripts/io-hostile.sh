@@ -110,6 +110,40 @@ if [ -f "$T" ]; then
 	wait
 fi
 
+# a signal while the temp file of an output exists removes it: the
+# annotated copy of the trace is written through a temp file; SIGTERM
+# arrives as soon as the temp file is seen (tried a few times: the window
+# is tens of milliseconds)
+if [ -f "$T" ]; then
+	python3 - "$TS" "$T" <<'PY' || fail=1
+import os, signal, subprocess, sys, time
+ts, trace = sys.argv[1], sys.argv[2]
+os.mkdir("sig")
+for attempt in range(8):
+    p = subprocess.Popen([ts, "trace", "--annotate", "sig/out.json", trace],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = False
+    while p.poll() is None:
+        if any(".tmp." in f for f in os.listdir("sig")):
+            p.send_signal(signal.SIGTERM)
+            seen = True
+            break
+    p.wait()
+    if seen:
+        left = [f for f in os.listdir("sig") if ".tmp." in f]
+        if left:
+            print("FAIL: SIGTERM left the temp file", left)
+            sys.exit(1)
+        if p.returncode not in (-signal.SIGTERM, 0):
+            print("FAIL: SIGTERM: exit %d" % p.returncode)
+            sys.exit(1)
+        sys.exit(0)
+    for f in os.listdir("sig"):
+        os.unlink(os.path.join("sig", f))
+print("note: the temp file was never seen before the write ended; signal case not exercised")
+PY
+fi
+
 # ---- an endless input that matches no format ends (exit 2), within 30 s
 start=$(date +%s)
 timeout 30 "$TS" steps /dev/urandom > /dev/null 2> rnd.err
