@@ -7,8 +7,10 @@
 set -u
 TS=${TS:-build/trainscope}
 case $TS in /*) ;; *) TS=$PWD/$TS ;; esac
-DATA=${DATA:-$PWD/../shared/data}
+DATA=${DATA:-../shared/data}
+case $DATA in /*) ;; *) DATA=$PWD/$DATA ;; esac
 command -v python3 >/dev/null || exit 77
+[ -f "$DATA/models/llama3-8b.json" ] || exit 77
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
