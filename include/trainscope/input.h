@@ -76,19 +76,19 @@ int ts_input_open_peek(struct ts_input *in, const char *path, struct ts_err *err
 
 /*
  * Release after ts_input_open_peek. For a non-seekable input: whole = 1
- * reads the rest of it into memory (raw, at most TS_INPUT_SPOOL_MAX bytes,
- * else TS_ELIMIT "not seekable") so any number of later opens read it all;
- * whole = 0 parks the bytes read so far with the open descriptor for one
- * later open that continues the stream. For anything else the same as
- * ts_input_release. Returns 0 or a negative code (the input is released).
+ * reads the rest of it into memory (raw) so any number of later opens read
+ * it all; beyond TS_INPUT_SPOOL_MAX bytes, and with whole = 0, the bytes
+ * read so far are parked with the open descriptor for one later open that
+ * continues the stream. For anything else the same as ts_input_release.
+ * Returns 0 or a negative code (a read error; the input is released).
  */
 int ts_input_release_keep(struct ts_input *in, int whole, struct ts_err *err);
 
 /* For a reader that reads path more than once (the annotated-trace writer
  * copies the trace it has read): a non-seekable input is read whole into
  * memory now, as ts_input_release_keep(whole) does; a no-op for regular
- * files. Returns 0 or a negative code (TS_ELIMIT: larger than
- * TS_INPUT_SPOOL_MAX, "not seekable"). */
+ * files. Returns 0, TS_ELIMIT when it is larger than TS_INPUT_SPOOL_MAX
+ * ("not seekable": save it to a file), or a read error. */
 int ts_input_hold_whole(const char *path, struct ts_err *err);
 
 struct ts_input_held {

@@ -238,15 +238,13 @@ int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err)
 	int fd;
 
 	input_zero(in);
-	if (strlen(path) >= sizeof(in->arg))
-		return ts_err_at(err, TS_ELIMIT, path, -1, -1, "path too long");
 	if (ts_input_take_held(path, &h)) {
 		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 		if (h.spooled)
 			return ts_input_open_mem(in, h.raw, h.n, name, err);
 		/* detection read the start already: replay it, then read on */
 		set_path(in, name);
-		memcpy(in->arg, path, strlen(path) + 1);
+		memcpy(in->arg, path, strlen(path) + 1); /* parked names fit */
 		in->fd = h.fd;
 		in->own_fd = h.own;
 		in->pend = h.owned;
@@ -267,7 +265,8 @@ int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err)
 		in->own_fd = 1;
 	}
 	in->fd = fd;
-	memcpy(in->arg, path, strlen(path) + 1);
+	if (strlen(path) < sizeof(in->arg)) /* else it is never handed on */
+		memcpy(in->arg, path, strlen(path) + 1);
 	in->opened_ms = now_ms();
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		ts_input_release(in);
@@ -313,7 +312,7 @@ int ts_input_open_peek(struct ts_input *in, const char *path, struct ts_err *err
 {
 	int rc = ts_input_open(in, path, err);
 
-	if (!rc && in->kind != TS_INPUT_MAP && !in->regular && in->fd >= 0)
+	if (!rc && in->kind != TS_INPUT_MAP && !in->regular && in->fd >= 0 && in->arg[0])
 		in->peek = 1;
 	return rc;
 }
@@ -346,11 +345,10 @@ int ts_input_release_keep(struct ts_input *in, int whole, struct ts_err *err)
 		if (r == 0)
 			break;
 		if (in->rec_len > TS_INPUT_SPOOL_MAX) {
-			rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)in->rec_len, -1,
-				       "not seekable and larger than %zu MiB, which is "
-				       "needed to read it more than once; save it to a file",
-				       TS_INPUT_SPOOL_MAX >> 20);
-			goto out;
+			/* too big to keep: hand on what was read and the
+			 * descriptor, so one reader still gets all of it */
+			whole = 0;
+			break;
 		}
 	}
 	if (park(in->arg, in->fd, in->own_fd, in->rec, in->rec_len, whole) == 0) {
@@ -366,10 +364,22 @@ out:
 
 int ts_input_hold_whole(const char *path, struct ts_err *err)
 {
-	struct ts_input in;
+	struct ts_input in, again;
 	int rc = ts_input_open_peek(&in, path, err);
 
-	return rc ? rc : ts_input_release_keep(&in, 1, err);
+	if (rc || (rc = ts_input_release_keep(&in, 1, err)))
+		return rc;
+	/* spooled: opening it again gives memory; parked (too big): refuse */
+	if ((rc = ts_input_open(&again, path, err)))
+		return rc;
+	if (again.kind == TS_INPUT_STREAM && !again.regular) {
+		ts_input_release(&again);
+		return ts_err_at(err, TS_ELIMIT, path, -1, -1,
+				 "not seekable and larger than %zu MiB, which is needed to "
+				 "read it twice; save it to a file", TS_INPUT_SPOOL_MAX >> 20);
+	}
+	ts_input_release(&again);
+	return 0;
 }
 
 void ts_input_release(struct ts_input *in)
