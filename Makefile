@@ -34,7 +34,7 @@ LIB := $(BUILD)/libtrainscope.a
 UNIT := $(BUILD)/unit-tests
 MAN := $(BUILD)/trainscope.1
 
-.PHONY: all test check asan ubsan fuzz bench install golden-update lint clean
+.PHONY: all test check asan ubsan fuzz fuzz-long bench install golden-update lint clean
 .DELETE_ON_ERROR:
 
 all: $(BIN) $(LIB) $(MAN)
@@ -114,6 +114,11 @@ $(FUZZ_BUILD)/%: fuzz/%.c $(FUZZ_BUILD)/libtrainscope-fuzz.a
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) DATA=$(DATA) fuzz/run.sh $(FUZZ_BIN)
+
+# every target for FUZZ_MINUTES minutes (default 5), one after the other
+FUZZ_MINUTES ?= 5
+fuzz-long: $(FUZZ_BIN)
+	@FUZZ_SECONDS=$$(( $(FUZZ_MINUTES) * 60 )) DATA=$(DATA) fuzz/run.sh $(FUZZ_BIN)
 
 bench: all $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 	@BUILD=$(BUILD) DATA=$(DATA) bench/run.sh

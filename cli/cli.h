@@ -119,12 +119,19 @@ int cli_fail(struct cli_ctx *ctx, const struct ts_err *err);
 int cli_exit_for(int code);
 
 /*
- * Write the command's result: to -o FILE atomically (temp file + rename) or
- * to stdout. Returns 0 or EXIT_USAGE after printing why.
+ * Write the command's result: to stdout, or to -o PATH through the atomic
+ * writer (temp file + rename for regular files, written through for "-",
+ * devices and FIFOs; see atomic.h). Returns 0 or EXIT_USAGE after printing
+ * why (including write errors such as ENOSPC).
  */
 int cli_emit(struct cli_ctx *ctx, const struct ts_sb *sb);
 /* Same, to an explicit path (for secondary outputs like --annotate). */
 int cli_emit_to(struct cli_ctx *ctx, const char *path, const struct ts_sb *sb);
+
+/* Install the handlers for SIGINT/SIGTERM/SIGHUP/SIGQUIT (remove the
+ * temp file of an unfinished -o, then die by the signal) and SIGBUS (a
+ * mapped input cut short: "FILE shrank while being read", exit 2). */
+void cli_signals_install(const char *cmd_name);
 
 /* ANSI sequence for a style ("bold", "red", "green", "yellow", "dim",
  * "reset") when colour is on, else "". */

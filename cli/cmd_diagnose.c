@@ -3,6 +3,7 @@
  * its numbers, and everything else the run's evidence says.
  */
 #include <stdio.h>
+#include <string.h>
 #include "diagnose_cli.h"
 
 enum { OPT_REPORT = 1 };
@@ -46,7 +47,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	else if (!ctx->quiet || ctx->output)
 		ts_diag_text(&d, &out, 0);
 	rc = cli_emit(ctx, &out);
-	if (!rc && report && !ctx->quiet && !ctx->json)
+	if (!rc && report && strcmp(report, "-") != 0 && !ctx->quiet && !ctx->json)
 		fprintf(stderr, "report written to %s\n", report);
 out:
 	ts_sb_release(&out);

@@ -264,17 +264,48 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	sub = p.npos ? p.pos[0] : "list";
 	db = ts_ledger_pick_path(db, getenv("TRAINSCOPE_DB"));
 	if (strcmp(sub, "list") && strcmp(sub, "show") && strcmp(sub, "baseline") &&
-	    strcmp(sub, "history")) {
+	    strcmp(sub, "history") && strcmp(sub, "check")) {
 		cli_error(ctx, "unknown subcommand '%s'", sub);
-		fprintf(stderr, "hint: trainscope ledger list | show ID | baseline set ID | history\n");
+		fprintf(stderr, "hint: trainscope ledger list | show ID | baseline set ID | history | check\n");
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = ts_ledger_open(&l, db, strcmp(sub, "baseline") == 0, &err))) {
+	/* only `baseline set` writes; the rest never waits behind writers */
+	if ((rc = ts_ledger_open(&l, db, strcmp(sub, "baseline") == 0 ? TS_LEDGER_CREATE
+				 : TS_LEDGER_READ, &err))) {
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
 	l.now_ns = cli_fixed_now_ns();
+	if (strcmp(sub, "check") == 0) {
+		struct ts_err cerr;
+		int bad;
+		ts_err_init(&cerr);
+		bad = ts_ledger_check(&l, &cerr) != 0;
+		if (ctx->json) {
+			ts_jw_obj(&w);
+			ts_jw_kstr(&w, "schema", "trainscope.ledger-check/1");
+			ts_jw_kstr(&w, "db", db);
+			ts_jw_kbool(&w, "ok", !bad);
+			ts_jw_kstr(&w, "problem", bad ? cerr.msg : NULL);
+			ts_jw_ki64(&w, "runs", ts_ledger_count(&l, "runs"));
+			ts_jw_ki64(&w, "experiments", ts_ledger_count(&l, "experiments"));
+			ts_jw_obj_end(&w);
+		} else if (bad) {
+			ts_sb_addf(&out, "%s: damaged: %s\n"
+				   "recover: sqlite3 %s .recover | sqlite3 recovered.db, then use "
+				   "--db recovered.db (writes to the damaged file are refused)\n",
+				   db, cerr.msg, db);
+		} else {
+			ts_sb_addf(&out, "%s: ok (integrity check and ledger invariants), %lld runs, "
+				   "%lld experiments\n", db, (long long)ts_ledger_count(&l, "runs"),
+				   (long long)ts_ledger_count(&l, "experiments"));
+		}
+		rc = cli_emit(ctx, &out);
+		if (!rc && bad)
+			rc = EXIT_GATE;
+		goto out;
+	}
 	if (strcmp(sub, "list") == 0) {
 		if ((rc = ts_ledger_list_runs(&l, workload, &rows, &err)))
 			goto fail;
@@ -389,7 +420,7 @@ const struct cli_command cli_cmd_ledger = {
 	.name = "ledger",
 	.stage = STAGE_AROUND,
 	.summary = "Show the experiment history and set the baseline of a workload",
-	.usage = "ledger [options] list | show ID | baseline set RUN_ID | history [WORKLOAD]",
+	.usage = "ledger [options] list | show ID | baseline set RUN_ID | history [WORKLOAD] | check",
 	.description =
 		"The ledger is a SQLite database (WAL mode, safe with several writers) at --db FILE,\n"
 		"$TRAINSCOPE_DB, or .trainscope/ledger.db. `trainscope ab --db` records every\n"
@@ -398,7 +429,12 @@ const struct cli_command cli_cmd_ledger = {
 		"\n"
 		"list: the runs. show ID: one run (N or rN) or experiment (eN) in full.\n"
 		"baseline set RUN_ID: make a run the baseline of its workload. history: the\n"
-		"experiments, oldest first, with their verdicts.",
+		"experiments, oldest first, with their verdicts. check: SQLite's integrity check\n"
+		"and the ledger's invariants; exit 1 when the file is damaged, with how to recover.\n"
+		"\n"
+		"list, show, history and check open the file read-only and never wait behind a\n"
+		"writer. Every writer checks the file before its first write and refuses a damaged\n"
+		"one (exit 2), leaving it as it was.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

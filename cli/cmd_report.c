@@ -104,7 +104,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	rc = cli_emit(ctx, &out);
-	if (!rc && ctx->output && !ctx->quiet)
+	if (!rc && ctx->output && strcmp(ctx->output, "-") != 0 && !ctx->quiet)
 		fprintf(stderr, "report written to %s\n", ctx->output);
 out:
 	ts_sb_release(&out);

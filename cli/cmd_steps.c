@@ -15,7 +15,7 @@
 
 #define MAX_NOTES_SHOWN 20
 
-enum { OPT_WINDOW = 1, OPT_GBS, OPT_SEQ, OPT_GPUS, OPT_CSV };
+enum { OPT_WINDOW = 1, OPT_GBS, OPT_SEQ, OPT_GPUS, OPT_CSV, OPT_STRICT };
 
 static const struct cli_opt opts[] = {
 	{ "window", 0, "FIRST:LAST", "declare the steady window (iterations, inclusive)", OPT_WINDOW },
@@ -23,6 +23,7 @@ static const struct cli_opt opts[] = {
 	{ "seq", 0, "N", "sequence length in tokens (enables tokens/s)", OPT_SEQ },
 	{ "gpus", 0, "N", "GPUs in the job (enables tokens/s/GPU)", OPT_GPUS },
 	{ "csv", 0, NULL, "print the step series as CSV instead of the summary", OPT_CSV },
+	{ "strict", 0, NULL, "reject unusable step times (NaN, infinite, negative, absurd) instead of ignoring them", OPT_STRICT },
 	{ 0 }
 };
 
@@ -124,6 +125,15 @@ static void jw_i64_array(struct ts_jw *w, const char *key, const int64_t *v, siz
 	ts_jw_arr_end(w);
 }
 
+static uint64_t ignored_total(const struct ts_steplog *log)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < TS_IGN_COUNT; k++)
+		n += log->ignored[k];
+	return n;
+}
+
 static void render_json(const struct ts_steplog *log, const struct ts_steps_report *r,
 			const struct ts_paths *files, struct ts_sb *out)
 {
@@ -173,7 +183,15 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 	for (size_t i = 0; i < sizeof(warn_names) / sizeof(*warn_names); i++)
 		if (r->warnings & (1u << i))
 			ts_jw_str(&w, warn_names[i]);
+	if (ignored_total(log))
+		ts_jw_str(&w, "ignored-values");
 	ts_jw_arr_end(&w);
+	/* step times and iterations dropped as unusable, per kind */
+	ts_jw_key(&w, "ignored_values");
+	ts_jw_obj(&w);
+	for (int k = 0; k < TS_IGN_COUNT; k++)
+		ts_jw_ki64(&w, ts_ignored_name(k), (int64_t)log->ignored[k]);
+	ts_jw_obj_end(&w);
 
 	ts_jw_key(&w, "throughput");
 	ts_jw_obj(&w);
@@ -511,6 +529,20 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 	for (size_t i = 0; i < sizeof(warn_names) / sizeof(*warn_names); i++)
 		if (r->warnings & (1u << i))
 			ts_sb_addf(out, "%swarning%s     %s\n", yellow, reset, warn_names[i]);
+	if (ignored_total(log)) {
+		const char *sep = "";
+		ts_sb_addf(out, "%swarning%s     ignored-values: %llu unusable step times or "
+			   "iterations dropped (", yellow, reset,
+			   (unsigned long long)ignored_total(log));
+		for (int k = 0; k < TS_IGN_COUNT; k++) {
+			if (!log->ignored[k])
+				continue;
+			ts_sb_addf(out, "%s%s %llu", sep, ts_ignored_name(k),
+				   (unsigned long long)log->ignored[k]);
+			sep = ", ";
+		}
+		ts_sb_adds(out, "; --strict rejects them)\n");
+	}
 }
 
 static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
@@ -610,6 +642,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_CSV:
 			csv = 1;
+			break;
+		case OPT_STRICT:
+			log.strict = 1;
 			break;
 		}
 		if (rc)

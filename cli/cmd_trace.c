@@ -23,6 +23,7 @@
 #include "trace_mpi.h"
 #include "trainscope/annotate.h"
 #include "trainscope/telemetry.h"
+#include "trainscope/input.h"
 #include "trainscope/detect.h"
 
 enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA,
@@ -51,6 +52,7 @@ struct slot_meta {
 	int truncated;
 	uint64_t truncated_at;
 	uint64_t recovered, first_recovery_at;
+	uint64_t bad_ts, bad_dur, negative_dur; /* unusable times, ignored */
 	int rank_source;
 	int64_t base_ns;        /* baseTimeNanoseconds, for telemetry counters */
 };
@@ -103,6 +105,9 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.truncated_at = t.meta.truncated_at;
 		s->m.recovered = t.meta.recovered;
 		s->m.first_recovery_at = t.meta.first_recovery_at;
+		s->m.bad_ts = t.meta.bad_ts;
+		s->m.bad_dur = t.meta.bad_dur;
+		s->m.negative_dur = t.meta.negative_dur;
 		s->m.rank_source = t.meta.rank_source;
 		s->m.base_ns = t.meta.has_base ? t.meta.base_ns : 0;
 		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
@@ -242,7 +247,8 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	for (size_t i = 0; i < p->top.n; i++) {
 		const struct ts_kernel_stat *k = &p->top.v[i];
 		ts_jw_obj(w);
-		ts_jw_kstr(w, "name", ts_prof_str(p, k->name));
+		ts_jw_key(w, "name");
+		ts_jw_strn(w, ts_prof_str(p, k->name), ts_prof_len(p, k->name));
 		ts_jw_kstr(w, "class", ts_kclass_name(k->cls));
 		ts_jw_ki64(w, "count", k->count);
 		jus(w, "total_us", k->total_ns);
@@ -627,7 +633,7 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 		ts_table_col(&t, "max", "us", TS_RIGHT, 0);
 		for (size_t k = 0; k < p->top.n; k++) {
 			const struct ts_kernel_stat *ks = &p->top.v[k];
-			ts_table_cell(&t, "%s", ts_prof_str(p, ks->name));
+			ts_table_cell_text(&t, ts_prof_str(p, ks->name), ts_prof_len(p, ks->name));
 			ts_table_cell(&t, "%s", ts_kclass_name(ks->cls));
 			ts_table_cell(&t, "%lld", (long long)ks->count);
 			ts_table_cell(&t, "%.3f", ms(ks->total_ns));
@@ -989,6 +995,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < p.npos; i++)
 		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth)))
 			goto out;
+	/* --annotate reads each input again to copy it: a pipe or FIFO is
+	 * kept in memory instead of being reopened (which would hang) */
+	for (size_t i = 0; annotate && i < files.n; i++) {
+		struct ts_err herr;
+		ts_err_init(&herr);
+		if (ts_input_hold_whole(files.v[i], &herr)) {
+			rc = cli_fail(ctx, &herr);
+			goto out;
+		}
+	}
 
 	if (use_mpi) {
 		char why[256];
@@ -1044,6 +1060,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			cli_warn(ctx, "%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
 				 s->path, (unsigned long long)s->m.recovered,
 				 (unsigned long long)s->m.first_recovery_at);
+		if (s->m.bad_ts || s->m.bad_dur || s->m.negative_dur)
+			cli_warn(ctx, "%s: ignored-values: %llu event(s) with an unusable ts, %llu with "
+				 "an unusable dur (NaN, Infinity, beyond 2^63 ns), %llu with a negative "
+				 "dur; --strict rejects them", s->path,
+				 (unsigned long long)s->m.bad_ts, (unsigned long long)s->m.bad_dur,
+				 (unsigned long long)s->m.negative_dur);
 	}
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);

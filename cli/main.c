@@ -141,6 +141,7 @@ int main(int argc, char **argv)
 	ctx.cmd = cmd;
 	ctx.color = isatty(1) && !getenv("NO_COLOR");
 	ctx.progress = isatty(2);
+	cli_signals_install(cmd->name);
 	int rc = cmd->run(&ctx, argc - 1, argv + 1);
 	if (fflush(stdout) != 0 && rc == EXIT_OK) {
 		fprintf(stderr, "trainscope %s: cannot write to standard output\n", cmd->name);

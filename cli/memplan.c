@@ -20,19 +20,36 @@ int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 	ts_model_init(m);
 	ts_model_args_init(a);
 	*have_args = 0;
-	/* read once (plain, gzip or a pipe), then pick the parser by content */
-	if ((rc = ts_input_read_all(&in, path, TS_INPUT_MAX_WINDOW, &err)))
+	/* look at the first byte (plain, gzip or a pipe: a pipe's start is
+	 * handed on), then read a config whole (capped like every small
+	 * document) or stream a log up to the end of its arguments block */
+	if ((rc = ts_input_open_peek(&in, path, &err)))
 		return cli_fail(ctx, &err);
-	while (i < in.len && (in.data[i] == ' ' || in.data[i] == '\t' ||
-			      in.data[i] == '\n' || in.data[i] == '\r'))
-		i++;
-	if (i == in.len || in.data[i] == '{') {
+	int json = 0;
+	for (;;) {
+		while (i < in.len && (in.data[i] == ' ' || in.data[i] == '\t' ||
+				      in.data[i] == '\n' || in.data[i] == '\r'))
+			i++;
+		if (i < in.len || in.eof)
+			break;
+		int64_t got = ts_input_more(&in, 0, &err);
+		if (got < 0) {
+			ts_input_release(&in);
+			return cli_fail(ctx, &err);
+		}
+	}
+	json = i == in.len || in.data[i] == '{';
+	if ((rc = ts_input_release_keep(&in, 0, &err)))
+		return cli_fail(ctx, &err);
+	if (json) {
+		if ((rc = ts_input_read_all(&in, path, TS_DOC_MAX_BYTES, &err)))
+			return cli_fail(ctx, &err);
 		rc = ts_model_parse_config(m, in.data, in.len, in.path, &err);
+		ts_input_release(&in);
 	} else {
-		rc = ts_model_parse_megatron_args(m, a, in.data, in.len, in.path, &err);
+		rc = ts_model_read_megatron_args(m, a, path, &err);
 		*have_args = rc == 0;
 	}
-	ts_input_release(&in);
 	if (rc == 0)
 		rc = ts_model_finish(m, &err);
 	return rc ? cli_fail(ctx, &err) : 0;

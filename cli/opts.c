@@ -11,14 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "trainscope/limits.h"
 
-enum { KEY_JSON = -100, KEY_OUTPUT, KEY_QUIET, KEY_NOCOLOR, KEY_HELP };
+enum { KEY_JSON = -100, KEY_OUTPUT, KEY_QUIET, KEY_NOCOLOR, KEY_HELP, KEY_MAXMEM };
 
 static const struct cli_opt common_opts[] = {
 	{ "json", 0, NULL, "machine-readable output on stdout (with a \"schema\" key)", KEY_JSON },
-	{ "output", 'o', "FILE", "write the result to FILE (atomically: temp file + rename)", KEY_OUTPUT },
+	{ "output", 'o', "FILE", "write the result to FILE (regular files: temp + rename; devices, FIFOs, - written through)", KEY_OUTPUT },
 	{ "quiet", 'q', NULL, "no warnings or progress on stderr", KEY_QUIET },
 	{ "no-color", 0, NULL, "no colour (also when NO_COLOR is set or stdout is not a terminal)", KEY_NOCOLOR },
+	{ "max-memory", 0, "SIZE", "memory budget (e.g. 8G; default 3/4 of RAM); inputs that need more exit 2", KEY_MAXMEM },
 	{ "help", 'h', NULL, "show this help", KEY_HELP },
 	{ 0 }
 };
@@ -86,6 +88,15 @@ static int apply(struct cli_ctx *ctx, struct cli_parsed *p, size_t *cap,
 		return 0;
 	case KEY_HELP:
 		return -1;
+	case KEY_MAXMEM: {
+		uint64_t bytes;
+		if (ts_parse_size(val, &bytes)) {
+			cli_error(ctx, "--max-memory: expected a size such as 512M or 8G, got '%s'", val);
+			return EXIT_USAGE;
+		}
+		ts_mem_budget_set(bytes);
+		return 0;
+	}
 	default:
 		return add_opt(p, cap, o, val) ? EXIT_INTERNAL : 0;
 	}

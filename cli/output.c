@@ -2,12 +2,17 @@
  * output.c - how results reach the user: stdout or an atomic file, error
  * and warning lines, colour, and the progress bar.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "cli.h"
 #include "trainscope/atomic.h"
+#include "trainscope/input.h"
+#include "trainscope/sanitize.h"
 
 int cli_exit_for(int code)
 {
@@ -22,11 +27,22 @@ int cli_exit_for(int code)
 	}
 }
 
+/* Messages quote file names and input text: sanitised like all output. */
 static void vmsg(struct cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "trainscope %s: %s", ctx->cmd ? ctx->cmd->name : "", kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char buf[4096];
+	struct ts_sb sb;
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	ts_sb_init(&sb);
+	ts_text_sanitize(&sb, buf, (size_t)n, 0);
+	fprintf(stderr, "trainscope %s: %s%.*s\n", ctx->cmd ? ctx->cmd->name : "", kind,
+		sb.failed ? 0 : (int)sb.len, sb.failed ? "" : sb.buf);
+	ts_sb_release(&sb);
 }
 
 void cli_error(struct cli_ctx *ctx, const char *fmt, ...)
@@ -68,13 +84,33 @@ int cli_emit_to(struct cli_ctx *ctx, const char *path, const struct ts_sb *sb)
 		cli_error(ctx, "out of memory while building the output");
 		return EXIT_INTERNAL;
 	}
-	if (!path || strcmp(path, "-") == 0) {
-		if (sb->len && fwrite(sb->buf, 1, sb->len, stdout) != sb->len) {
-			cli_error(ctx, "cannot write to standard output");
+	/* names and text from the inputs may hold terminal escapes or bad
+	 * UTF-8: every output is sanitised (JSON from the writer is already
+	 * clean and passes unchanged; colours are kept when they are on) */
+	if (!ts_text_is_clean(sb->buf, sb->len, ctx->color)) {
+		struct ts_sb clean;
+		int rc;
+		ts_sb_init(&clean);
+		ts_text_sanitize(&clean, sb->buf, sb->len, ctx->color);
+		rc = clean.failed ? -1 : cli_emit_to(ctx, path, &clean);
+		ts_sb_release(&clean);
+		if (rc < 0) {
+			cli_error(ctx, "out of memory while building the output");
+			return EXIT_INTERNAL;
+		}
+		return rc;
+	}
+	if (!path) {
+		errno = 0;
+		if ((sb->len && fwrite(sb->buf, 1, sb->len, stdout) != sb->len) ||
+		    fflush(stdout)) {
+			cli_error(ctx, "cannot write to standard output: %s",
+				  strerror(errno ? errno : EIO));
 			return EXIT_USAGE;
 		}
 		return 0;
 	}
+	/* "-", devices, FIFOs and symlinks are handled by the atomic writer */
 	ts_err_init(&err);
 	if (ts_write_file_atomic(path, sb->buf, sb->len, &err))
 		return cli_fail(ctx, &err);
@@ -137,4 +173,61 @@ void cli_progress_end(struct cli_ctx *ctx)
 	fprintf(stderr, "\r%60s\r", "");
 	fflush(stderr);
 	bar_shown = 0;
+}
+
+/* ------------------------------------------------ fatal signals */
+
+static const char *sig_cmd = "";
+
+static void sig_write(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	ts_atomic_cleanup_signal();
+	if (sig == SIGBUS && si) {
+		const char *path = ts_input_fault_path(si->si_addr);
+		if (path) {
+			sig_write("trainscope ");
+			sig_write(sig_cmd);
+			sig_write(": ");
+			sig_write(path);
+			sig_write(": shrank while being read (truncated or rewritten by "
+				  "another process); read a copy or rerun when it is complete\n");
+			_exit(EXIT_USAGE);
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void cli_signals_install(const char *cmd_name)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGBUS };
+	struct sigaction sa;
+
+	sig_cmd = cmd_name ? cmd_name : "";
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		/* keep an inherited "ignore" (nohup) */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN &&
+		    sigs[i] != SIGBUS)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
 }

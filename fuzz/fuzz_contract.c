@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "trainscope/contract.h"
+#include "oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,6 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct ts_sb out;
 		ts_sb_init(&out);
 		ts_contract_write(&c, &out);
+		if (!out.failed)
+			oracle_json(out.buf, out.len);
 		ts_sb_release(&out);
 	}
 	free(diffs);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "trainscope/contract.h"
+#include "oracle.h"
 
 static const uint8_t *g_data;
 static size_t g_size;
@@ -33,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ts_contract_from_log_mem(&c, (const char *)data, size, "fuzz.log", &err);
 	ts_contract_finish(&c);
 	ts_contract_write(&c, &out);
+	if (!out.failed)
+		oracle_json(out.buf, out.len); /* tool output lands in JSON strings */
 	ts_sb_release(&out);
 	ts_contract_release(&c);
 	return 0;

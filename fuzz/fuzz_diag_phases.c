@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/diagnose.h"
+#include "oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -11,8 +12,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	ts_diag_init(&d);
 	ts_err_init(&err);
-	if (ts_diag_read_phases_mem(&d, data, size, "fuzz.jsonl", &err) == 0)
-		(void)ts_diag_analyse(&d);
+	if (ts_diag_read_phases_mem(&d, data, size, "fuzz.jsonl", &err) == 0 &&
+	    ts_diag_analyse(&d) == 0) {
+		struct ts_sb out;
+		ts_sb_init(&out);
+		ts_diag_json(&d, &out);
+		if (!out.failed)
+			oracle_json(out.buf, out.len);
+		ts_sb_reset(&out);
+		ts_diag_text(&d, &out, 0);
+		if (!out.failed)
+			oracle_text(out.buf, out.len);
+		ts_sb_release(&out);
+	}
 	ts_diag_release(&d);
 	return 0;
 }

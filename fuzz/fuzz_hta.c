@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "trainscope/hta.h"
+#include "oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,7 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ts_sb_init(&sb);
 			ts_jw_init(&w, &sb, 0);
 			ts_hta_write_json(&h, 0, &w);
+			if (!sb.failed)
+				oracle_json(sb.buf, sb.len);
+			ts_sb_reset(&sb);
 			ts_hta_render(&h, &sb);
+			if (!sb.failed)
+				oracle_text(sb.buf, sb.len);
 			ts_sb_release(&sb);
 		} else if (rc != TS_ELIMIT && rc != TS_ENOMEM) {
 			abort();

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "trainscope/json.h"
 #include "trainscope/jsonw.h"
+#include "oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -52,12 +53,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size_t len = sb.len;
 			struct ts_sb esc;
 			ts_sb_init(&esc);
+			ts_sb_addc(&esc, '"');
 			ts_json_escape(&esc, sb.buf, len);
+			ts_sb_addc(&esc, '"');
+			if (!esc.failed)
+				oracle_json(esc.buf, esc.len); /* valid UTF-8, no raw controls */
 			ts_sb_release(&esc);
 		}
 	}
 	if (t < 0 && err.msg[0] == '\0')
 		abort(); /* every failure says what went wrong */
+	/* any bytes at all, escaped, are a valid JSON string */
+	ts_sb_reset(&sb);
+	ts_sb_addc(&sb, '"');
+	ts_json_escape(&sb, (const char *)data, size);
+	ts_sb_addc(&sb, '"');
+	if (!sb.failed)
+		oracle_json(sb.buf, sb.len);
+	oracle_text(data, size);
 	ts_json_release(&j);
 	ts_sb_release(&sb);
 	return 0;

@@ -35,8 +35,13 @@ static void price(const struct ts_model *m, const struct ts_mem_layout *l)
 		ts_err_init(&err);
 		if (ts_mem_prepare(&c, m, l, est, &err))
 			continue;
-		for (int64_t r = 0; r < l->pp && r < 16; r++)
+		for (int64_t r = 0; r < l->pp && r < 16; r++) {
 			ts_mem_stage_eval(&c, r, &s);
+			/* no part of a GPU's memory is negative; the total holds them */
+			if (s.weights_bytes < 0 || s.grads_bytes < 0 || s.optimizer_bytes < 0 ||
+			    s.activations_bytes < 0 || s.total_bytes < s.allocated_bytes)
+				abort();
+		}
 		ts_mem_peak(&c, &s);
 	}
 }

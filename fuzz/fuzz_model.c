@@ -15,6 +15,8 @@
 #include "trainscope/gpus.h"
 #include "trainscope/model.h"
 
+#include "oracle.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void formulas(const struct ts_model *m, const struct ts_model_args *a)
@@ -59,9 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ts_seqlens_parse(&sl, data, size, "fuzz.txt", &err);
 	if (ts_gpu_catalog_init(&c) == 0 &&
 	    ts_gpu_catalog_parse(&c, data, size, "fuzz.json", &err) == 0) {
-		for (size_t i = 0; i < c.n; i++)
+		for (size_t i = 0; i < c.n; i++) {
 			if (!ts_gpu_find(&c, c.v[i].sku))
 				abort();
+			oracle_text(c.v[i].sku, strlen(c.v[i].sku));
+		}
 	}
 	ts_gpu_catalog_release(&c);
 	free(m);

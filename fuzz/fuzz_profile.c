@@ -16,13 +16,9 @@
 #include "trainscope/profile.h"
 #include "trainscope/trace.h"
 #include "trainscope/tracelens.h"
+#include "oracle.h"
 
 #define MUST(c) do { if (!(c)) abort(); } while (0)
-
-static void check_share(double s)
-{
-	MUST(s >= 0 && s <= 1);
-}
 
 static void check_prof(const struct ts_rank_prof *p)
 {
@@ -49,9 +45,12 @@ static void check_prof(const struct ts_rank_prof *p)
 		     s->idle_ns == s->dur_ns);
 		MUST(s->busy_ns <= s->dur_ns && s->comm_ns <= s->dur_ns && s->idle_ns >= 0);
 	}
-	check_share(p->verdict.share);
+	MUST(p->overlap_pct == -1 || (p->overlap_pct >= 0 && p->overlap_pct <= 100 + 1e-9));
+	oracle_share(p->verdict.share);
 	for (size_t i = 0; i < p->nwalls; i++)
-		check_share(p->walls[i].share);
+		oracle_share(p->walls[i].share);
+	for (size_t i = 0; i < p->top.n; i++)
+		oracle_text(ts_prof_str(p, p->top.v[i].name), ts_prof_len(p, p->top.v[i].name));
 	if (w < TS_WALL_MIN_WINDOW_NS)
 		MUST(p->verdict.wall == TS_WALL_UNDETERMINED);
 	MUST(p->verdict.evidence[0]);
@@ -92,11 +91,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	    ts_rank_profile(&p[0], &t, &po, &err) == 0 &&
 	    ts_rank_profile(&p[1], &t, NULL, &err) == 0) {
 		check_prof(&p[0]);
+		check_prof(&p[1]);
 		p[1].rank = p[0].rank + 1;
 		if (ts_job_analyse(&j, pp, 2, &err) == 0) {
-			struct ts_annotate_info ai = { &p[0], &k, &j };
-			check_share(j.wall.share);
+			struct ts_annotate_info ai = { &p[0], &k, &j, NULL, 0 };
+			oracle_share(j.wall.share);
 			ts_annotate_events(&sb, &ai);
+			if (!sb.failed)
+				oracle_json(sb.buf, sb.len);
 		}
 		if (ts_tracelens_analyze(&t, 1, &tl, &err) == 0) {
 			check_tl(&tl.all);

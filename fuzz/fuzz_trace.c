@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "trainscope/jsonw.h"
 #include "trainscope/trace.h"
+#include "oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,6 +46,22 @@ static void check(const struct ts_trace *t)
 		(void)ts_trace_str(t, t->meta.devices[k].name);
 	if (t->meta.truncated && t->meta.truncated_at > t->meta.bytes)
 		abort();
+	/* every name, with all its bytes (NULs included), escapes to valid
+	 * JSON and sanitises to printable text */
+	struct ts_sb sb;
+	ts_sb_init(&sb);
+	for (size_t k = 0; k < ns; k++) {
+		const char *s = ts_intern_str(&t->strings, (uint32_t)k);
+		size_t n = ts_intern_len(&t->strings, (uint32_t)k);
+		ts_sb_reset(&sb);
+		ts_sb_addc(&sb, '"');
+		ts_json_escape(&sb, s, n);
+		ts_sb_addc(&sb, '"');
+		if (!sb.failed)
+			oracle_json(sb.buf, sb.len);
+		oracle_text(s, n);
+	}
+	ts_sb_release(&sb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -26,14 +26,20 @@ for bin in "$@"; do
 			done
 		done <"fuzz/$name.seeds"
 	fi
+	# seeds kept in the repository (formats the shared data lacks)
+	if [ -d "fuzz/seeds/$name" ]; then
+		cp fuzz/seeds/"$name"/* "$corpus"/ 2>/dev/null
+	fi
 	echo "fuzz $name: ${secs}s, corpus $(ls "$corpus" | wc -l) files"
 	if ! "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
-		-print_final_stats=0 "$corpus" >"build-fuzz/$name.log" 2>&1; then
+		-print_final_stats=1 "$corpus" >"build-fuzz/$name.log" 2>&1; then
 		echo "FAIL fuzz $name (see build-fuzz/$name.log)"
 		tail -40 "build-fuzz/$name.log"
 		status=1
 	else
+		# executions, coverage (cov: edges, ft: features) and corpus size
 		grep -E '^#[0-9]+.*(DONE|pulse)' "build-fuzz/$name.log" | tail -1
+		grep -E '^stat::number_of_executed_units' "build-fuzz/$name.log" | tail -1
 	fi
 done
 exit $status

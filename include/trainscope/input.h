@@ -43,6 +43,15 @@ struct ts_input {
 	size_t cap;
 	struct ts_input_gz *gz;
 	size_t line_pos;           /* ts_input_getline cursor in the window */
+	int map_slot;              /* fault registry slot + 1, 0 none */
+	int regular;               /* fd is a regular file */
+	int peek;                  /* record raw bytes (ts_input_open_peek) */
+	unsigned char *rec;        /* raw bytes read from fd so far (peek) */
+	size_t rec_len, rec_cap;
+	unsigned char *pend;       /* raw bytes to replay before reading fd */
+	size_t pend_len, pend_pos;
+	char arg[TS_ERR_PATH_MAX]; /* the name as opened ("-" for stdin) */
+	int64_t opened_ms;         /* CLOCK_MONOTONIC at open (non-seekable) */
 };
 
 /*
@@ -51,6 +60,76 @@ struct ts_input {
  * file was mapped.
  */
 int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err);
+
+/*
+ * Open path to look at its start and hand it on: like ts_input_open, but
+ * for a pipe, FIFO, character device or stdin the raw bytes read are kept,
+ * and ts_input_release_keep() hands them on, so that every later
+ * ts_input_open() (or ts_input_take_held()) of the same name starts from
+ * byte 0 again. Content detection uses this, so a FIFO, stdin or <(...) is
+ * opened once and never reopened (which would hang or lose the start).
+ */
+int ts_input_open_peek(struct ts_input *in, const char *path, struct ts_err *err);
+
+/* Largest non-seekable input kept in memory by ts_input_release_keep(whole). */
+#define TS_INPUT_SPOOL_MAX ((size_t)1 << 30)
+
+/*
+ * Release after ts_input_open_peek. For a non-seekable input: whole = 1
+ * reads the rest of it into memory (raw) so any number of later opens read
+ * it all; beyond TS_INPUT_SPOOL_MAX bytes, and with whole = 0, the bytes
+ * read so far are parked with the open descriptor for one later open that
+ * continues the stream. For anything else the same as ts_input_release.
+ * Returns 0 or a negative code (a read error; the input is released).
+ */
+int ts_input_release_keep(struct ts_input *in, int whole, struct ts_err *err);
+
+/* For a reader that reads path more than once (the annotated-trace writer
+ * copies the trace it has read): a non-seekable input is read whole into
+ * memory now, as ts_input_release_keep(whole) does; a no-op for regular
+ * files. Returns 0, TS_ELIMIT when it is larger than TS_INPUT_SPOOL_MAX
+ * ("not seekable": save it to a file), or a read error. */
+int ts_input_hold_whole(const char *path, struct ts_err *err);
+
+struct ts_input_held {
+	int fd, own;          /* parked descriptor (-1 when spooled) */
+	const unsigned char *raw; /* raw bytes from offset 0 */
+	size_t n;
+	int spooled;          /* raw is the whole input, shared: never freed */
+	unsigned char *owned; /* parked prefix the taker frees (== raw) */
+};
+
+/* Take what ts_input_release_keep left under this name. Returns 1 when
+ * there was something (a spooled input stays for the next taker), else 0.
+ * For readers with their own byte source (the trace reader). */
+int ts_input_take_held(const char *path, struct ts_input_held *h);
+
+/* A non-seekable input in which no format has been recognised is read for
+ * at most this many bytes or seconds (`steps /dev/urandom` must end). */
+#define TS_INPUT_UNMATCHED_MAX_BYTES ((uint64_t)64 << 20)
+#define TS_INPUT_UNMATCHED_MAX_S 60
+
+/* TS_ELIMIT with err naming the file when in is non-seekable and `bytes`
+ * (read so far with nothing recognised) or the time since it was opened
+ * exceed the budget above; else 0. Readers call it while they have not
+ * yet recognised a record. */
+int ts_input_unmatched_check(const struct ts_input *in, uint64_t bytes, struct ts_err *err);
+
+/*
+ * Async-signal-safe: the name of the mapped input that holds address addr,
+ * or NULL. Plain files are mapped; a file cut short by another process
+ * (logrotate copytruncate) makes a read past its new end raise SIGBUS, and
+ * the CLI's handler uses this to say "FILE shrank while being read".
+ */
+const char *ts_input_fault_path(const void *addr);
+
+/* The size cap for small whole documents read with ts_input_read_all
+ * (configs, contracts, catalogs, model argument blocks, safetensors
+ * headers, model files given to memory/plan): the one policy for every
+ * command. Real configs are a few KiB; 16 MiB leaves room for catalogs and
+ * contracts with thousands of entries, and anything larger is not one of
+ * these documents (TS_ELIMIT, exit 2, before it is read whole). */
+#define TS_DOC_MAX_BYTES ((size_t)16 << 20)
 
 /*
  * Read from a caller-owned memory buffer (not copied; must outlive in).

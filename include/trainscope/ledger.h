@@ -42,13 +42,26 @@ struct ts_ledger {
  */
 const char *ts_ledger_pick_path(const char *opt, const char *env);
 
+/* How to open: read commands never write, never take a write lock and so
+ * never wait behind writers (WAL readers see the last commit); writers
+ * check the file's integrity before their first write. */
+enum ts_ledger_mode {
+	TS_LEDGER_READ = 0,   /* read only: no WAL switch, no migration */
+	TS_LEDGER_CREATE = 1, /* write; create the file and a missing parent */
+	TS_LEDGER_WRITE = 2   /* write an existing file */
+};
+
 /*
- * Open (create = 1: create the file and a missing parent directory) and
- * migrate the schema. Returns 0, TS_EIO (cannot open/create, or create = 0
- * and the file is missing), TS_EUNSUPPORTED (newer schema) or TS_EPARSE (not
- * a database, or an empty file when create = 0) with err naming the file.
+ * Open in `mode` (enum ts_ledger_mode). Writers switch to WAL, run PRAGMA
+ * integrity_check (and the invariants of ts_ledger_check) before anything
+ * is written, and migrate the schema; a damaged file is refused with
+ * TS_EPARSE and how to recover, and is left untouched. Returns 0, TS_EIO
+ * (cannot open/create, or the file is missing when not creating),
+ * TS_EUNSUPPORTED (newer schema, or READ of a file that needs a migration
+ * first) or TS_EPARSE (not a database, damaged, or an empty file when not
+ * creating) with err naming the file.
  */
-int ts_ledger_open(struct ts_ledger *l, const char *path, int create, struct ts_err *err);
+int ts_ledger_open(struct ts_ledger *l, const char *path, int mode, struct ts_err *err);
 void ts_ledger_release(struct ts_ledger *l);
 
 /* Schema version of the open database (PRAGMA user_version). */
@@ -139,5 +152,8 @@ int ts_ledger_get_experiment(struct ts_ledger *l, int64_t id, struct ts_ledger_r
  * has as many run links as it declares). 0 when consistent, TS_EPARSE with
  * the first problem in err otherwise. */
 int ts_ledger_check(struct ts_ledger *l, struct ts_err *err);
+
+/* Row counts for `ledger check` (-1 when unreadable). */
+int64_t ts_ledger_count(struct ts_ledger *l, const char *table);
 
 #endif

@@ -114,7 +114,23 @@ struct ts_log_note {
 	const char *msg;          /* owned by the steplog's arena */
 };
 
+/* Step times (and iteration numbers) that cannot be used, by kind: they
+ * are dropped from the series, counted here and warned about
+ * ("ignored-values"); with strict set they fail the read instead. */
+enum ts_ignored {
+	TS_IGN_NAN = 0,      /* NaN */
+	TS_IGN_INF,          /* +-Infinity */
+	TS_IGN_NEGATIVE,     /* below zero */
+	TS_IGN_TOO_LARGE,    /* beyond 9e12 ms (285 years; e.g. 1e300) */
+	TS_IGN_COUNT
+};
+
+/* "nan", "infinite", "negative", "too_large". */
+const char *ts_ignored_name(int kind);
+
 struct ts_steplog {
+	int strict;                       /* set before reading: unusable values fail */
+	uint64_t ignored[TS_IGN_COUNT];   /* unusable step times / iterations seen */
 	int format;                       /* first record format seen */
 	uint32_t formats;                 /* bit (1 << format) per format seen */
 	TS_VEC(struct ts_step) steps;     /* in input order */

@@ -286,6 +286,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 
 /* String of a name id in p->names. */
 const char *ts_prof_str(const struct ts_rank_prof *p, uint32_t id);
+/* Its length in bytes (a name may hold a NUL: use this, not strlen). */
+size_t ts_prof_len(const struct ts_rank_prof *p, uint32_t id);
 
 /*
  * Compact binary form of a rank profile, to move it between processes of

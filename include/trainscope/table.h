@@ -40,6 +40,10 @@ int ts_table_col(struct ts_table *t, const char *name, const char *unit,
 int ts_table_cell(struct ts_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Append s[0..n) (names, any bytes: NULs, escapes, bad UTF-8) as the next
+ * cell, passed through ts_text_sanitize so widths count what is shown. */
+int ts_table_cell_text(struct ts_table *t, const char *s, size_t n);
+
 /*
  * Append a number as ts_table_cell(t, "%.*f", decimals, v) would, byte for
  * byte (rounding half to even on the exact binary value, "-" for a

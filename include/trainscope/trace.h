@@ -175,6 +175,12 @@ struct ts_trace_meta {
 	uint64_t first_recovery_at; /* byte offset of the first event recovered */
 	uint64_t bytes;           /* decompressed bytes read */
 	uint64_t skipped;         /* events dropped on purpose (opts.skip_python, skip_flows) */
+	/* Events whose "ts" or "dur" was given but cannot be used (NaN,
+	 * Infinity, a string, beyond +-2^63 ns such as 1e300) and complete
+	 * events with a negative "dur": kept with the value absent (TS_NONE)
+	 * and counted here, so the CLI warns (ignored-values); strict rejects
+	 * the first one instead. */
+	uint64_t bad_ts, bad_dur, negative_dur;
 };
 
 struct ts_trace {
@@ -187,6 +193,7 @@ struct ts_trace {
 	TS_VEC(struct ts_trace_mem) mem;
 	TS_VEC(struct ts_trace_flops) flops;
 	struct ts_arena arena;    /* metadata arrays */
+	int over_budget;          /* growth refused by the memory budget (limits.h) */
 };
 
 struct ts_trace_opts {
@@ -239,7 +246,9 @@ struct ts_trace_event {
 
 void ts_trace_event_init(struct ts_trace_event *x);
 /* Make room for `need` events in every column (amortised growth). Returns
- * 0 or TS_ENOMEM (columns keep their contents). Invalidates column pointers. */
+ * 0, TS_ENOMEM, or TS_ELIMIT with over_budget set when the memory budget
+ * (TS_TRACE_EVENT_COST per event, limits.h) refuses the growth; columns
+ * keep their contents. Invalidates column pointers. */
 int ts_trace_reserve(struct ts_trace *t, size_t need);
 /* Append one event to all columns; returns its index, or TS_ENOMEM /
  * TS_ELIMIT (more than UINT32_MAX - 1 events). */

@@ -316,14 +316,14 @@ int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = ts_input_open(&in, path, err);
+	rc = ts_input_open_peek(&in, path, err);
 	if (rc)
 		return rc;
 	out->bytes = in.file_bytes;
 	while (in.len < SNIFF_BYTES && !in.eof) {
 		int64_t r = ts_input_more(&in, 0, err);
 		if (r < 0 && r != TS_ETRUNC) {
-			ts_input_release(&in);
+			ts_input_release_keep(&in, 0, err);
 			return (int)r;
 		}
 		if (r == TS_ETRUNC)
@@ -334,7 +334,13 @@ int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err)
 	out->gzip = in.gzip;
 	size_t n = in.len < SNIFF_BYTES ? in.len : SNIFF_BYTES;
 	out->kind = ts_detect_buffer((const char *)in.data, n, out->vendor, sizeof(out->vendor));
-	ts_input_release(&in);
+	/* a pipe is handed to the readers: whole when recognised (they may read
+	 * it more than once), else its start and the open descriptor */
+	int whole = out->kind != TS_KIND_UNKNOWN && out->kind != TS_KIND_TEXT &&
+		    out->kind != TS_KIND_BINARY;
+	int krc = ts_input_release_keep(&in, whole, err);
+	if (krc)
+		return krc;
 	/* a cut gzip stream is only worth reading on when what it holds is
 	 * recognisable (readers keep the complete part of a trace or log) */
 	if (rc == TS_ETRUNC && (out->kind == TS_KIND_UNKNOWN || out->kind == TS_KIND_TEXT))

@@ -19,7 +19,6 @@
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 
-#define CATALOG_CAP ((size_t)16 << 20)
 /* Lookups scan every entry and alias: caps keep a hostile file linear-ish. */
 #define MAX_USER_ENTRIES 1024
 #define MAX_ALIASES_BYTES 4096
@@ -384,7 +383,7 @@ int ts_gpu_catalog_load(struct ts_gpu_catalog *c, const char *path, struct ts_er
 	struct ts_input in;
 	int rc;
 
-	if ((rc = ts_input_read_all(&in, path, CATALOG_CAP, err)))
+	if ((rc = ts_input_read_all(&in, path, TS_DOC_MAX_BYTES, err)))
 		return rc;
 	rc = ts_gpu_catalog_parse(c, in.data, in.len, in.path, err);
 	ts_input_release(&in);

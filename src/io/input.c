@@ -10,10 +10,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "trainscope/input.h"
@@ -47,6 +49,140 @@ static void set_path(struct ts_input *in, const char *path)
 		n = sizeof(in->path) - 1;
 	memcpy(in->path, path, n);
 	in->path[n] = '\0';
+}
+
+/* ------------------------------------------------ mapped-file registry */
+
+#define MAP_SLOTS 64
+
+static struct {
+	const unsigned char *volatile addr;
+	volatile size_t len;
+	char path[TS_ERR_PATH_MAX];
+} maps[MAP_SLOTS];
+static pthread_mutex_t maps_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int map_register(const unsigned char *addr, size_t len, const char *path)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&maps_mu);
+	for (int i = 0; i < MAP_SLOTS && !got; i++) {
+		if (!maps[i].addr) {
+			memcpy(maps[i].path, path, strlen(path) + 1);
+			maps[i].len = len;
+			__atomic_store_n(&maps[i].addr, addr, __ATOMIC_SEQ_CST);
+			got = i + 1;
+		}
+	}
+	pthread_mutex_unlock(&maps_mu);
+	return got;
+}
+
+static void map_unregister(int slot)
+{
+	if (slot <= 0)
+		return;
+	pthread_mutex_lock(&maps_mu);
+	__atomic_store_n(&maps[slot - 1].addr, NULL, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&maps_mu);
+}
+
+const char *ts_input_fault_path(const void *addr)
+{
+	const unsigned char *a = addr;
+
+	for (int i = 0; i < MAP_SLOTS; i++) {
+		const unsigned char *m = __atomic_load_n(&maps[i].addr, __ATOMIC_SEQ_CST);
+		/* the fault may be one page past a short tail: allow a page */
+		if (m && a >= m && a < m + maps[i].len + 4096)
+			return maps[i].path;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------ parked non-seekable inputs */
+
+#define HELD_SLOTS 64
+
+static struct held {
+	int used;
+	int fd, own;
+	unsigned char *raw;
+	size_t n;
+	int spooled;
+	char name[TS_ERR_PATH_MAX];
+} held[HELD_SLOTS];
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int ts_input_take_held(const char *path, struct ts_input_held *h)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&held_mu);
+	for (int i = 0; i < HELD_SLOTS && !got; i++) {
+		if (held[i].used && strcmp(held[i].name, path) == 0) {
+			h->raw = held[i].raw;
+			h->n = held[i].n;
+			h->spooled = held[i].spooled;
+			h->fd = held[i].spooled ? -1 : held[i].fd;
+			h->own = held[i].spooled ? 0 : held[i].own;
+			h->owned = held[i].spooled ? NULL : held[i].raw;
+			if (!held[i].spooled)
+				memset(&held[i], 0, sizeof(held[i]));
+			got = 1;
+		}
+	}
+	pthread_mutex_unlock(&held_mu);
+	return got;
+}
+
+/* Keep fd (parked) or the whole input (spooled) under name; 0, or -1
+ * when the table is full. raw is taken over. */
+static int park(const char *name, int fd, int own, unsigned char *raw, size_t n,
+		int spooled)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&held_mu);
+	for (int i = 0; i < HELD_SLOTS && rc; i++) {
+		if (!held[i].used) {
+			held[i].used = 1;
+			held[i].fd = fd;
+			held[i].own = own;
+			held[i].raw = raw;
+			held[i].n = n;
+			held[i].spooled = spooled;
+			memcpy(held[i].name, name, strlen(name) + 1);
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&held_mu);
+	return rc;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int ts_input_unmatched_check(const struct ts_input *in, uint64_t bytes, struct ts_err *err)
+{
+	if (in->kind == TS_INPUT_MAP || in->regular || in->fd < 0)
+		return 0;
+	if (bytes > TS_INPUT_UNMATCHED_MAX_BYTES)
+		return ts_err_at(err, TS_ELIMIT, in->path, (int64_t)bytes, -1,
+				 "nothing recognisable in the first %llu MiB of a "
+				 "non-seekable input; stopped reading",
+				 (unsigned long long)(TS_INPUT_UNMATCHED_MAX_BYTES >> 20));
+	if (now_ms() - in->opened_ms > (int64_t)TS_INPUT_UNMATCHED_MAX_S * 1000)
+		return ts_err_at(err, TS_ELIMIT, in->path, (int64_t)bytes, -1,
+				 "nothing recognisable after %d s of a non-seekable "
+				 "input; stopped reading", TS_INPUT_UNMATCHED_MAX_S);
+	return 0;
 }
 
 static int gz_start(struct ts_input *in, struct ts_err *err)
@@ -98,9 +234,25 @@ int ts_input_open_mem(struct ts_input *in, const void *data, size_t n,
 int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err)
 {
 	struct stat st;
+	struct ts_input_held h;
 	int fd;
 
 	input_zero(in);
+	if (ts_input_take_held(path, &h)) {
+		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+		if (h.spooled)
+			return ts_input_open_mem(in, h.raw, h.n, name, err);
+		/* detection read the start already: replay it, then read on */
+		set_path(in, name);
+		memcpy(in->arg, path, strlen(path) + 1); /* parked names fit */
+		in->fd = h.fd;
+		in->own_fd = h.own;
+		in->pend = h.owned;
+		in->pend_len = h.n;
+		in->kind = TS_INPUT_STREAM;
+		in->opened_ms = now_ms();
+		return 0;
+	}
 	if (strcmp(path, "-") == 0) {
 		set_path(in, "<stdin>");
 		fd = 0;
@@ -113,11 +265,15 @@ int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err)
 		in->own_fd = 1;
 	}
 	in->fd = fd;
+	if (strlen(path) < sizeof(in->arg)) /* else it is never handed on */
+		memcpy(in->arg, path, strlen(path) + 1);
+	in->opened_ms = now_ms();
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		ts_input_release(in);
 		return ts_err_at(err, TS_EIO, path, -1, -1, "is a directory, expected a file");
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		in->regular = 1;
 		in->file_bytes = st.st_size;
 		if (st.st_size == 0) {
 			in->kind = TS_INPUT_MAP;
@@ -128,6 +284,7 @@ int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err)
 		if (m != MAP_FAILED) {
 			in->map = m;
 			in->map_len = (size_t)st.st_size;
+			in->map_slot = map_register(m, in->map_len, in->path);
 			madvise(m, in->map_len, MADV_SEQUENTIAL);
 			if (ts_is_gzip(m, in->map_len)) {
 				int rc = gz_start(in, err);
@@ -151,6 +308,80 @@ int ts_input_open(struct ts_input *in, const char *path, struct ts_err *err)
 	return 0;
 }
 
+int ts_input_open_peek(struct ts_input *in, const char *path, struct ts_err *err)
+{
+	int rc = ts_input_open(in, path, err);
+
+	if (!rc && in->kind != TS_INPUT_MAP && !in->regular && in->fd >= 0 && in->arg[0])
+		in->peek = 1;
+	return rc;
+}
+
+static int64_t read_fd(struct ts_input *in, unsigned char *dst, size_t n,
+		       struct ts_err *err);
+static int record(struct ts_input *in, const unsigned char *src, size_t n,
+		  struct ts_err *err);
+
+int ts_input_release_keep(struct ts_input *in, int whole, struct ts_err *err)
+{
+	int rc = 0;
+
+	if (!in->peek || in->fd < 0) {
+		ts_input_release(in);
+		return 0;
+	}
+	/* what was replayed but not reached goes after what was read */
+	if (in->pend_pos < in->pend_len &&
+	    (rc = record(in, in->pend + in->pend_pos, in->pend_len - in->pend_pos, err)))
+		goto out;
+	in->pend_pos = in->pend_len;
+	while (whole) {
+		unsigned char chunk[65536];
+		int64_t r = read_fd(in, chunk, sizeof(chunk), err); /* records it */
+		if (r < 0) {
+			rc = (int)r;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		if (in->rec_len > TS_INPUT_SPOOL_MAX) {
+			/* too big to keep: hand on what was read and the
+			 * descriptor, so one reader still gets all of it */
+			whole = 0;
+			break;
+		}
+	}
+	if (park(in->arg, in->fd, in->own_fd, in->rec, in->rec_len, whole) == 0) {
+		if (whole && in->own_fd)
+			close(in->fd);
+		in->own_fd = 0;  /* the parked entry owns it now */
+		in->rec = NULL;  /* and the bytes */
+	}
+out:
+	ts_input_release(in);
+	return rc;
+}
+
+int ts_input_hold_whole(const char *path, struct ts_err *err)
+{
+	struct ts_input in, again;
+	int rc = ts_input_open_peek(&in, path, err);
+
+	if (rc || (rc = ts_input_release_keep(&in, 1, err)))
+		return rc;
+	/* spooled: opening it again gives memory; parked (too big): refuse */
+	if ((rc = ts_input_open(&again, path, err)))
+		return rc;
+	if (again.kind == TS_INPUT_STREAM && !again.regular) {
+		ts_input_release(&again);
+		return ts_err_at(err, TS_ELIMIT, path, -1, -1,
+				 "not seekable and larger than %zu MiB, which is needed to "
+				 "read it twice; save it to a file", TS_INPUT_SPOOL_MAX >> 20);
+	}
+	ts_input_release(&again);
+	return 0;
+}
+
 void ts_input_release(struct ts_input *in)
 {
 	if (in->gz) {
@@ -158,9 +389,12 @@ void ts_input_release(struct ts_input *in)
 		free(in->gz->inbuf);
 		free(in->gz);
 	}
+	map_unregister(in->map_slot);
 	if (in->map)
 		munmap(in->map, in->map_len);
 	free(in->buf);
+	free(in->rec);
+	free(in->pend);
 	if (in->own_fd && in->fd >= 0)
 		close(in->fd);
 	input_zero(in);
@@ -199,13 +433,46 @@ static int window_prepare(struct ts_input *in, size_t keep, size_t want,
 	return 0;
 }
 
+/* Keep a copy of raw bytes for ts_input_release_keep (peek mode only;
+ * detection reads a few hundred KiB). */
+static int record(struct ts_input *in, const unsigned char *src, size_t n,
+		  struct ts_err *err)
+{
+	if (in->rec_cap - in->rec_len < n) {
+		size_t cap = in->rec_cap ? in->rec_cap : 65536;
+		while (cap - in->rec_len < n)
+			cap *= 2;
+		unsigned char *p = realloc(in->rec, cap);
+		if (!p)
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		in->rec = p;
+		in->rec_cap = cap;
+	}
+	memcpy(in->rec + in->rec_len, src, n);
+	in->rec_len += n;
+	return 0;
+}
+
 static int64_t read_fd(struct ts_input *in, unsigned char *dst, size_t n,
 		       struct ts_err *err)
 {
+	if (in->pend_pos < in->pend_len) {
+		size_t k = in->pend_len - in->pend_pos;
+		if (k > n)
+			k = n;
+		memcpy(dst, in->pend + in->pend_pos, k);
+		in->pend_pos += k;
+		if (in->peek && record(in, dst, k, err))
+			return TS_ENOMEM;
+		return (int64_t)k;
+	}
 	for (;;) {
 		ssize_t r = read(in->fd, dst, n);
-		if (r >= 0)
+		if (r >= 0) {
+			if (r > 0 && in->peek && record(in, dst, (size_t)r, err))
+				return TS_ENOMEM;
 			return r;
+		}
 		if (errno != EINTR)
 			return ts_err_at(err, TS_EIO, in->path, (int64_t)(in->base + in->len),
 					 -1, "read failed: %s", strerror(errno));
@@ -336,8 +603,14 @@ int ts_input_read_all(struct ts_input *in, const char *path, size_t cap,
 		int64_t got;
 
 		if (in->len > cap) {
-			rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
-				       "input is larger than %zu bytes", cap);
+			if (cap == TS_DOC_MAX_BYTES)
+				rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
+					       "larger than %zu MiB, the cap for small documents "
+					       "(configs, contracts, catalogs); not read further",
+					       cap >> 20);
+			else
+				rc = ts_err_at(err, TS_ELIMIT, in->path, (int64_t)cap, -1,
+					       "input is larger than %zu bytes", cap);
 			goto out;
 		}
 		if (in->eof)

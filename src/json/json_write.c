@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/jsonw.h"
+#include "trainscope/utf8.h"
 
 void ts_jw_init(struct ts_jw *w, struct ts_sb *out, int pretty)
 {
@@ -101,20 +102,12 @@ void ts_json_escape(struct ts_sb *out, const char *s, size_t n)
 			}
 			i++;
 		} else {
-			/* validate one UTF-8 sequence; replace invalid bytes */
-			int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			int ok = len > 0 && i + (size_t)len <= n;
-			for (int k = 1; ok && k < len; k++)
-				if ((p[i + (size_t)k] & 0xc0) != 0x80)
-					ok = 0;
-			if (ok && len == 3) {
-				if ((c == 0xe0 && p[i + 1] < 0xa0) || (c == 0xed && p[i + 1] > 0x9f))
-					ok = 0;
-			} else if (ok && len == 4) {
-				if ((c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] > 0x8f))
-					ok = 0;
-			}
-			if (ok) {
+			/* one valid UTF-8 sequence is copied; an invalid byte
+			 * (F5..FF leads, overlongs, surrogates, cut sequences)
+			 * becomes U+FFFD */
+			uint32_t cp;
+			int len = ts_utf8_seq(p + i, n - i, &cp);
+			if (len) {
 				ts_sb_add(out, p + i, (size_t)len);
 				i += (size_t)len;
 			} else {

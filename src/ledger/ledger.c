@@ -190,9 +190,30 @@ fail:
 	return rc;
 }
 
-int ts_ledger_open(struct ts_ledger *l, const char *path, int create, struct ts_err *err)
+/* Before the first write of a session: a damaged file is never appended to
+ * (SQLite would write into a broken b-tree and make it worse). */
+static int check_before_write(struct ts_ledger *l, struct ts_err *err)
 {
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	struct ts_err cerr;
+
+	if (ts_ledger_version(l) <= 0)
+		return 0; /* new or empty: nothing to check yet */
+	ts_err_init(&cerr);
+	if (ts_ledger_check(l, &cerr) == 0)
+		return 0;
+	return ts_err_at(err, TS_EPARSE, l->path, -1, -1,
+			 "ledger is damaged, nothing was written (%s); keep the file, "
+			 "'trainscope ledger check --db %s' shows the problem, and "
+			 "'sqlite3 %s .recover | sqlite3 recovered.db' salvages what is "
+			 "readable (then use --db recovered.db)",
+			 cerr.msg, l->path, l->path);
+}
+
+int ts_ledger_open(struct ts_ledger *l, const char *path, int mode, struct ts_err *err)
+{
+	int create = mode == TS_LEDGER_CREATE;
+	int flags = (mode == TS_LEDGER_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+		    SQLITE_OPEN_NOMUTEX;
 	int rc;
 	struct stat st;
 
@@ -221,6 +242,29 @@ int ts_ledger_open(struct ts_ledger *l, const char *path, int create, struct ts_
 	}
 	sqlite3_busy_timeout(l->db, TS_LEDGER_BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(l->db, 0);
+	if (mode == TS_LEDGER_READ) {
+		int v = ts_ledger_version(l);
+		if (v < 0) {
+			rc = db_fail(l, err, TS_EPARSE, "not a ledger database");
+			goto fail;
+		}
+		if (v > TS_LEDGER_SCHEMA_VERSION) {
+			rc = ts_err_at(err, TS_EUNSUPPORTED, l->path, -1, -1,
+				       "ledger schema version %d is newer than this trainscope "
+				       "understands (%d); upgrade trainscope", v,
+				       TS_LEDGER_SCHEMA_VERSION);
+			goto fail;
+		}
+		if (v < TS_LEDGER_SCHEMA_VERSION) {
+			rc = ts_err_at(err, TS_EPARSE, l->path, -1, -1,
+				       "not a trainscope ledger (schema version %d); record an "
+				       "experiment with 'trainscope ab --db %s' first", v, path);
+			goto fail;
+		}
+		return 0;
+	}
+	if ((rc = check_before_write(l, err)))
+		goto fail;
 	if ((rc = set_wal(l, err)))
 		goto fail;
 	/* NORMAL is durable against a killed process in WAL mode; only a power
@@ -694,14 +738,34 @@ int ts_ledger_get_experiment(struct ts_ledger *l, int64_t id, struct ts_ledger_r
 	return rc;
 }
 
+int64_t ts_ledger_count(struct ts_ledger *l, const char *table)
+{
+	char sql[96];
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s", table);
+	if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
 int ts_ledger_check(struct ts_ledger *l, struct ts_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if ((rc = prepare(l, "PRAGMA integrity_check", &st, err)))
-		return rc;
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	/* a damaged file may fail to prepare or to step: that is the answer */
+	if (sqlite3_prepare_v2(l->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(l, err, TS_EPARSE, "integrity check");
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return db_fail(l, err, TS_EPARSE, "integrity check");
+	}
+	{
 		const char *r = (const char *)sqlite3_column_text(st, 0);
 		if (!r || strcmp(r, "ok") != 0) {
 			rc = ts_err_at(err, TS_EPARSE, l->path, -1, -1, "integrity check: %s",
@@ -711,11 +775,12 @@ int ts_ledger_check(struct ts_ledger *l, struct ts_err *err)
 		}
 	}
 	sqlite3_finalize(st);
-	if ((rc = prepare(l, "SELECT e.id, e.n_runs, (SELECT COUNT(*) FROM experiment_runs x "
-			     "JOIN runs r ON r.id = x.run_id JOIN step_summaries s "
-			     "ON s.run_id = r.id WHERE x.experiment_id = e.id) "
-			     "FROM experiments e", &st, err)))
-		return rc;
+	rc = 0;
+	if (sqlite3_prepare_v2(l->db, "SELECT e.id, e.n_runs, (SELECT COUNT(*) FROM experiment_runs x "
+			       "JOIN runs r ON r.id = x.run_id JOIN step_summaries s "
+			       "ON s.run_id = r.id WHERE x.experiment_id = e.id) "
+			       "FROM experiments e", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(l, err, TS_EPARSE, "cannot read the experiments");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 1) != sqlite3_column_int64(st, 2)) {
 			rc = ts_err_at(err, TS_EPARSE, l->path, -1, -1,

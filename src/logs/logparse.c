@@ -188,6 +188,28 @@ static int64_t ms_to_ns(double ms)
 	return isfinite(ms) && ms >= 0 && ms < 9e12 ? (int64_t)(ms * 1e6 + 0.5) : TS_NO_INT;
 }
 
+const char *ts_ignored_name(int kind)
+{
+	static const char *const names[TS_IGN_COUNT] = {
+		"nan", "infinite", "negative", "too_large"
+	};
+	return kind >= 0 && kind < TS_IGN_COUNT ? names[kind] : "unknown";
+}
+
+/* Kind of an unusable value (limit: the largest usable one), or -1. */
+static int unusable(double v, double limit)
+{
+	if (isnan(v))
+		return TS_IGN_NAN;
+	if (isinf(v))
+		return TS_IGN_INF;
+	if (v < 0)
+		return TS_IGN_NEGATIVE;
+	if (v >= limit)
+		return TS_IGN_TOO_LARGE;
+	return -1;
+}
+
 /* ------------------------------------------------------------ fields */
 
 enum field {
@@ -398,10 +420,31 @@ struct rd {
 	 * table: every line of a run repeats the same few names. */
 	uint32_t recent_extra[4];
 	unsigned n_recent_extra;
+	int64_t ign_line;           /* first unusable value (line), 0 none */
+	int ign_kind;
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/* Count an unusable value; the first one is kept for --strict. */
+static void ignore_value(struct rd *r, int kind, int64_t line)
+{
+	if (kind < 0)
+		return;
+	if (!r->ign_line) {
+		r->ign_line = line;
+		r->ign_kind = kind;
+	}
+	r->log->ignored[kind]++;
+}
+
+/* Step time from milliseconds, counting an unusable one. */
+static int64_t step_ms(struct rd *r, const struct ts_step *st, double ms)
+{
+	ignore_value(r, unusable(ms, 9e12), st->line);
+	return ms_to_ns(ms);
+}
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
 {
@@ -704,11 +747,11 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			break;
 		case F_ELAPSED_MS:
 			if (!pnum_cur(v0, vn, &v, &primus))
-				st.step_ns = ms_to_ns(v);
+				st.step_ns = step_ms(r, &st, v);
 			break;
 		case F_N_STEP_S:
 			if (!pnum(v0, vn, &v))
-				st.step_ns = ms_to_ns(v * 1e3);
+				st.step_ns = step_ms(r, &st, v * 1e3);
 			break;
 		case F_TFLOPS:
 		case F_N_TFLOPS:
@@ -823,7 +866,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		if (isnan(st.tflops))
 			st.tflops = r->steptime_tflops;
 		if (st.step_ns == TS_NO_INT)
-			st.step_ns = ms_to_ns(r->steptime_s * 1e3);
+			st.step_ns = step_ms(r, &st, r->steptime_s * 1e3);
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
 	}
@@ -948,7 +991,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 
 			step_blank(&st, r, r->steptime_line);
 			st.iteration = ++r->ordinal;
-			st.step_ns = ms_to_ns(r->steptime_s * 1e3);
+			st.step_ns = step_ms(r, &st, r->steptime_s * 1e3);
 			st.tflops = r->steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			if (push_step(r, &st, TS_LOG_BRIDGE))
@@ -1168,7 +1211,7 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	struct ts_json j;
 	struct ts_err jerr;
 	struct ts_step st;
-	int tok, rc = 0, id = J_NONE, have_iter = 0;
+	int tok, rc = 0, id = J_NONE, have_iter = 0, known = 0;
 	double logged = NAN;
 	const char *key = NULL;
 	size_t keyn = 0;
@@ -1198,6 +1241,9 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				goto bad;
 			continue;
 		}
+		if (id != J_NONE && (tok == TS_JSON_TRUE || tok == TS_JSON_FALSE ||
+				     tok == TS_JSON_NUM))
+			known++;
 		if (tok == TS_JSON_TRUE || tok == TS_JSON_FALSE) {
 			if (id == J_SKIPPED)
 				st.skipped = tok == TS_JSON_TRUE;
@@ -1212,13 +1258,15 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			if (isfinite(v) && fabs(v) < 9e15) {
 				st.iteration = (int64_t)v;
 				have_iter = 1;
+			} else {
+				ignore_value(r, unusable(v, 9e15), st.line);
 			}
 			break;
 		case J_STEP_MS:
-			st.step_ns = ms_to_ns(v);
+			st.step_ns = step_ms(r, &st, v);
 			break;
 		case J_STEP_S:
-			st.step_ns = ms_to_ns(v * 1e3);
+			st.step_ns = step_ms(r, &st, v * 1e3);
 			break;
 		case J_LOSS:
 			st.loss = v;
@@ -1296,6 +1344,13 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	tok = ts_json_next(&j, &jerr);
 	if (tok != TS_JSON_EOF)
 		goto bad;
+	/* an object with no step key (a minified config or contract, a JSON
+	 * document on one line) is not an iteration */
+	if (!known) {
+		r->log->extras.n = st.extra_first;
+		rc = 1;
+		goto out;
+	}
 	if (!have_iter) {
 		st.iteration = ++r->ordinal;
 		st.flags |= TS_STEP_ORDINAL;
@@ -1665,6 +1720,10 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			ts_err_at(err, rc, name, (int64_t)off, lineno, "%s", ts_code_name(rc));
 			goto out;
 		}
+		/* a pipe of something else (/dev/urandom) must not be read forever */
+		if (r.records == 0 && log->mem.n == 0 && (lineno & 1023) == 0 &&
+		    (rc = ts_input_unmatched_check(in, off + n, err)))
+			goto out;
 	}
 	if (rc < 0)
 		goto out;
@@ -1678,7 +1737,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 
 			step_blank(&st, &r, r.steptime_line);
 			st.iteration = ++r.ordinal;
-			st.step_ns = ms_to_ns(r.steptime_s * 1e3);
+			st.step_ns = step_ms(&r, &st, r.steptime_s * 1e3);
 			st.tflops = r.steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			rc = push_step(&r, &st, TS_LOG_BRIDGE) ? TS_ENOMEM : 0;
@@ -1686,6 +1745,13 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	}
 	if (rc) {
 		ts_err_at(err, rc, name, -1, -1, "%s", ts_code_name(rc));
+		goto out;
+	}
+	if (log->strict && r.ign_line) {
+		rc = ts_err_at(err, TS_EPARSE, name, -1, r.ign_line,
+			       "line %lld: unusable value (%s) for a step time or iteration; --strict "
+			       "rejects it (without --strict it is ignored and counted)",
+			       (long long)r.ign_line, ts_ignored_name(r.ign_kind));
 		goto out;
 	}
 	if (r.records == 0 && log->mem.n == 0)

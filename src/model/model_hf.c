@@ -16,9 +16,12 @@
 #include "trainscope/json.h"
 #include "trainscope/model.h"
 
-#define CONFIG_CAP ((size_t)16 << 20)
 
-enum kind { K_INT, K_BOOL, K_SHARED_COUNT };
+/* K_POS: a count that cannot be 0 (hidden size, layers, heads, kv heads,
+ * head dim, FFN width, vocabulary). Inside the model 0 means "not stated",
+ * so a 0 in the file must be an error, never silently a default (a
+ * num_key_value_heads of 0 would become the head count). */
+enum kind { K_INT, K_POS, K_BOOL, K_SHARED_COUNT };
 
 struct field {
 	const char *key;
@@ -29,20 +32,20 @@ struct field {
 #define F(key, kind, member) { key, kind, offsetof(struct ts_model, member) }
 
 static const struct field fields[] = {
-	F("hidden_size", K_INT, hidden),
-	F("n_embd", K_INT, hidden),
-	F("d_model", K_INT, hidden),
-	F("num_hidden_layers", K_INT, layers),
-	F("n_layer", K_INT, layers),
-	F("num_layers", K_INT, layers),
-	F("num_attention_heads", K_INT, heads),
-	F("n_head", K_INT, heads),
-	F("num_key_value_heads", K_INT, kv_heads),
-	F("head_dim", K_INT, head_dim),
-	F("intermediate_size", K_INT, ffn_hidden),
+	F("hidden_size", K_POS, hidden),
+	F("n_embd", K_POS, hidden),
+	F("d_model", K_POS, hidden),
+	F("num_hidden_layers", K_POS, layers),
+	F("n_layer", K_POS, layers),
+	F("num_layers", K_POS, layers),
+	F("num_attention_heads", K_POS, heads),
+	F("n_head", K_POS, heads),
+	F("num_key_value_heads", K_POS, kv_heads),
+	F("head_dim", K_POS, head_dim),
+	F("intermediate_size", K_POS, ffn_hidden),
 	F("n_inner", K_INT, ffn_hidden),
-	F("ffn_hidden_size", K_INT, ffn_hidden),
-	F("vocab_size", K_INT, vocab),
+	F("ffn_hidden_size", K_POS, ffn_hidden),
+	F("vocab_size", K_POS, vocab),
 	F("max_position_embeddings", K_INT, max_position),
 	F("n_positions", K_INT, max_position),
 	F("num_local_experts", K_INT, num_experts),
@@ -147,6 +150,12 @@ static int member(struct hf_state *st, struct ts_model *m, const char *key, size
 			if (f->off == offsetof(struct ts_model, tied_embeddings))
 				st->tied_set = 1;
 			return 0;
+		}
+		if (f->kind == K_POS && tok == TS_JSON_NUM) {
+			int64_t v;
+			if (!ts_num_i64(st->j.s, st->j.n, &v) && v == 0)
+				return bad(st, f->key, "a positive integer (0 is not a valid "
+					   "value; leave the key out or give null when unknown)");
 		}
 		return read_int(st, tok, f->key, (int64_t *)((char *)m + f->off));
 	}
@@ -261,7 +270,7 @@ int ts_model_read_config(struct ts_model *m, const char *path, struct ts_err *er
 	struct ts_input in;
 	int rc;
 
-	if ((rc = ts_input_read_all(&in, path, CONFIG_CAP, err)))
+	if ((rc = ts_input_read_all(&in, path, TS_DOC_MAX_BYTES, err)))
 		return rc;
 	rc = ts_model_parse_config(m, in.data, in.len, in.path, err);
 	ts_input_release(&in);

@@ -53,6 +53,11 @@ const char *ts_prof_str(const struct ts_rank_prof *p, uint32_t id)
 	return id < p->names.count ? ts_intern_str(&p->names, id) : "";
 }
 
+size_t ts_prof_len(const struct ts_rank_prof *p, uint32_t id)
+{
+	return id < p->names.count ? ts_intern_len(&p->names, id) : 0;
+}
+
 /* ------------------------------------------------------------ helpers */
 
 /* Median (mean of the two middle values) of v, sorted in place. */
@@ -91,9 +96,10 @@ static int contains_ci(const char *s, const char *pat)
 	return 0;
 }
 
-static uint32_t keep_name(struct ts_rank_prof *p, const char *s, int *failed)
+/* Names keep all their bytes (a NUL inside a name is part of it). */
+static uint32_t keep_name(struct ts_rank_prof *p, const char *s, size_t n, int *failed)
 {
-	int64_t id = ts_intern(&p->names, s, strlen(s));
+	int64_t id = ts_intern(&p->names, s, n);
 
 	if (id < 0) {
 		*failed = 1;
@@ -533,9 +539,10 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
 		struct ts_kernel_stat ks = all.v[i];
 		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
+		size_t sn = ks.name < t->strings.count ? ts_intern_len(&t->strings, ks.name) : 0;
 		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
 				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
-		ks.name = keep_name(p, s, failed);
+		ks.name = keep_name(p, s, sn, failed);
 		if (TS_VEC_PUSH(p->top, ks)) {
 			rc = TS_ENOMEM;
 			goto out;
@@ -1015,7 +1022,7 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		if (kept[id] == UINT32_MAX) {
 			const char *nm = ev_name(t, i);
 			khash[id] = ts_hash(nm, strlen(nm));
-			kept[id] = keep_name(p, nm, failed);
+			kept[id] = keep_name(p, nm, strlen(nm), failed);
 		}
 		memset(&cs, 0, sizeof(cs));
 		cs.seq = TS_NONE;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/table.h"
+#include "trainscope/sanitize.h"
 
 void ts_table_init(struct ts_table *t)
 {
@@ -50,6 +51,30 @@ static int push_cell(struct ts_table *t, const char *s, size_t n)
 		return TS_ENOMEM;
 	t->cells[t->ncells++] = cell;
 	return 0;
+}
+
+int ts_table_cell_text(struct ts_table *t, const char *s, size_t n)
+{
+	struct ts_sb sb;
+	int rc;
+
+	if (ts_text_is_clean(s, n, 0) && !memchr(s, '\n', n) && !memchr(s, '\t', n))
+		return push_cell(t, s, n);
+	ts_sb_init(&sb);
+	/* a cell is one line: newlines and tabs are shown escaped too */
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n' || s[i] == '\t') {
+			ts_text_sanitize(&sb, s, i, 0);
+			ts_sb_adds(&sb, s[i] == '\n' ? "\\x0a" : "\\x09");
+			s += i + 1;
+			n -= i + 1;
+			i = (size_t)-1;
+		}
+	}
+	ts_text_sanitize(&sb, s, n, 0);
+	rc = sb.failed ? TS_ENOMEM : push_cell(t, sb.buf, sb.len);
+	ts_sb_release(&sb);
+	return rc;
 }
 
 int ts_table_cell(struct ts_table *t, const char *fmt, ...)

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "trainscope/limits.h"
 #include "trainscope/trace.h"
 
 static const char *const cat_names[TS_CAT_COUNT] = {
@@ -138,6 +139,7 @@ static void events_release(struct ts_trace_events *e)
 
 void ts_trace_release(struct ts_trace *t)
 {
+	ts_mem_charge(-(int64_t)t->ev.cap * TS_TRACE_EVENT_COST);
 	events_release(&t->ev);
 	ts_intern_release(&t->strings);
 	TS_VEC_RELEASE(t->coll);
@@ -176,6 +178,17 @@ int ts_trace_reserve(struct ts_trace *t, size_t need)
 		cap = 1024;
 	if (cap > SIZE_MAX / 16)
 		return TS_ENOMEM;
+	if (ts_mem_charge((int64_t)(cap - e->cap) * TS_TRACE_EVENT_COST)) {
+		/* grow to what is left of the budget before giving up */
+		uint64_t used = ts_mem_charged(), budget = ts_mem_budget();
+		uint64_t left = used < budget ? budget - used : 0;
+		size_t fit = (size_t)(left / TS_TRACE_EVENT_COST) + e->cap;
+		if (fit < need || ts_mem_charge((int64_t)(fit - e->cap) * TS_TRACE_EVENT_COST)) {
+			t->over_budget = 1;
+			return TS_ELIMIT;
+		}
+		cap = fit;
+	}
 	/* each column keeps its old contents if a later one fails; cap only
 	 * moves once all of them have the new size */
 	if (col_resize((void **)&e->ts_ns, cap, sizeof(*e->ts_ns)) ||
@@ -190,8 +203,10 @@ int ts_trace_reserve(struct ts_trace *t, size_t need)
 	    col_resize((void **)&e->device, cap, sizeof(*e->device)) ||
 	    col_resize((void **)&e->correlation, cap, sizeof(*e->correlation)) ||
 	    col_resize((void **)&e->external_id, cap, sizeof(*e->external_id)) ||
-	    col_resize((void **)&e->flow_id, cap, sizeof(*e->flow_id)))
+	    col_resize((void **)&e->flow_id, cap, sizeof(*e->flow_id))) {
+		ts_mem_charge(-(int64_t)(cap - e->cap) * TS_TRACE_EVENT_COST);
 		return TS_ENOMEM;
+	}
 	e->cap = cap;
 	return 0;
 }
@@ -203,8 +218,11 @@ int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
 
 	if (i >= UINT32_MAX)
 		return TS_ELIMIT;
-	if (i == e->cap && ts_trace_reserve(t, i + 1))
-		return TS_ENOMEM;
+	if (i == e->cap) {
+		int rc = ts_trace_reserve(t, i + 1);
+		if (rc)
+			return rc;
+	}
 	e->ts_ns[i] = x->ts_ns;
 	e->dur_ns[i] = x->dur_ns;
 	e->name[i] = x->name;

@@ -25,6 +25,7 @@
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
 #include "trace_src.h"
+#include "trainscope/limits.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -58,6 +59,7 @@ struct evargs {
 	int64_t bytes;
 	int64_t mem_bytes, total_alloc, total_resv, dev_type, dev_id;
 	double flops;
+	int bad_ts, bad_dur;      /* "ts" / "dur" given but unusable */
 };
 
 /*
@@ -1163,6 +1165,7 @@ static inline void evargs_init(struct evargs *a)
 {
 	a->has_coll = a->has_bytes = a->has_mem = a->has_flops = 0;
 	a->rare_init = 0;
+	a->bad_ts = a->bad_dur = 0;
 }
 
 static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
@@ -1342,12 +1345,18 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 			vrc = skip_value(r, &i);
 		}
 		break;
-	case E_TS: vrc = value_ns(r, &i, &e->ts_ns); break;
+	case E_TS:
+		vrc = value_ns(r, &i, &e->ts_ns);
+		a->bad_ts = vrc == P_OK && e->ts_ns == TS_NONE;
+		break;
 	case E_ID: vrc = value_int(r, &i, &e->flow_id); break;
 	case E_CAT: vrc = value_strid(r, &i, &e->cat_str); break;
 	case E_PID: vrc = value_id(r, &i, &e->pid); break;
 	case E_TID: vrc = value_id(r, &i, &e->tid); break;
-	case E_DUR: vrc = value_ns(r, &i, &e->dur_ns); break;
+	case E_DUR:
+		vrc = value_ns(r, &i, &e->dur_ns);
+		a->bad_dur = vrc == P_OK && e->dur_ns == TS_NONE;
+		break;
 	case E_NAME: vrc = value_strid(r, &i, &e->name); break;
 	case E_ARGS: vrc = parse_args(r, &i, e, a); break;
 	default: vrc = skip_member(r, &i); break;
@@ -1379,6 +1388,8 @@ static int is_memory_name(const struct rd *r, uint32_t id)
 	       memcmp(ts_intern_str(&r->t->strings, id), "[memory]", 8) == 0;
 }
 
+static int64_t line_of(struct rd *r, uint64_t off);
+
 /* Classify and store one parsed event with its side-table rows. */
 static int commit_event(struct rd *r, struct ts_trace_event *e, const struct evargs *a,
 			uint64_t at)
@@ -1400,6 +1411,18 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 	else
 		e->flow_id = TS_NONE;
 	e->cat = (enum ts_cat)cat;
+	/* unusable times: counted (and refused in strict mode) */
+	if (a->bad_ts || a->bad_dur || (e->ph == 'X' && e->dur_ns != TS_NONE && e->dur_ns < 0)) {
+		if (r->strict)
+			return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)at, line_of(r, at),
+					 "event with an unusable %s (NaN, Infinity, beyond 2^63 ns or "
+					 "negative; rejected in strict mode, else ignored and counted)",
+					 a->bad_ts ? "ts" : "dur");
+		t->meta.bad_ts += a->bad_ts;
+		t->meta.bad_dur += a->bad_dur;
+		if (!a->bad_dur && e->ph == 'X' && e->dur_ns < 0)
+			t->meta.negative_dur++;
+	}
 	if (r->o && ((cat == TS_CAT_PYTHON && r->o->skip_python) ||
 		     (cat == TS_CAT_FLOW && r->o->skip_flows))) {
 		t->meta.skipped++;
@@ -2149,7 +2172,10 @@ static int read_all(struct rd *r)
 	/* big inputs: reserve the columns once (virtual memory; pages are
 	 * touched as events arrive, as huge pages) instead of growing them */
 	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM) {
-		if (ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES)))
+		rc = ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES));
+		if (rc == TS_ELIMIT)
+			r->t->over_budget = 0; /* only an estimate: grow as events come */
+		else if (rc)
 			return ts_err_set(r->err, TS_ENOMEM, "out of memory");
 		/* gzip keeps the other core busy inflating */
 		pf_start(r, !r->src.gzip);
@@ -2219,6 +2245,12 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	pf_stop(r);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	else if (rc == TS_ELIMIT && t->over_budget)
+		ts_err_at(err, TS_ELIMIT, r->src.path, (int64_t)(r->src.base + r->len), -1,
+			  "memory budget of %llu MiB reached after %zu events read (about %d "
+			  "bytes per event with the analyses); --max-memory SIZE raises it, or "
+			  "record fewer steps", (unsigned long long)(ts_mem_budget() >> 20),
+			  t->ev.n, TS_TRACE_EVENT_COST);
 	else if (rc == TS_ELIMIT && (!err || err->code == TS_OK))
 		ts_err_at(err, TS_ELIMIT, r->src.path, (int64_t)(r->src.base + r->len), -1,
 			  "more than %u events or strings in one trace", UINT32_MAX - 1);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "trace_src.h"
+#include "trainscope/input.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -281,7 +282,8 @@ static int ring_start(struct trace_src *s, int raw, const unsigned char *first, 
 		g->src = s->mem;
 		g->src_len = s->mem_len;
 	} else {
-		g->inbuf = malloc(GZ_IN);
+		/* the first bytes may be a longer prefix handed on by detection */
+		g->inbuf = malloc(nfirst > GZ_IN ? nfirst : GZ_IN);
 		if (!g->inbuf)
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		memcpy(g->inbuf, first, nfirst);
@@ -451,6 +453,46 @@ static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 
 /* ------------------------------------------------------------ public */
 
+/* A FIFO, pipe or stdin whose start content detection already read
+ * (ts_input_open_peek): continue from those bytes on the same descriptor.
+ * Returns 1 with *rc set when it was such an input, else 0. */
+static int held_open(struct trace_src *s, const char *path, int64_t *rc,
+		     struct ts_err *err)
+{
+	struct ts_input_held h;
+	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+	if (!ts_input_take_held(path, &h))
+		return 0;
+	if (h.spooled) {
+		*rc = trace_src_open_mem(s, h.raw, h.n, name, err);
+		return 1;
+	}
+	set_path(s, name);
+	s->fd = h.own ? h.fd : dup(h.fd); /* trace_src_release closes its fd */
+	s->count_nl = 1;
+	*rc = 0;
+	if (h.n >= 2 && h.raw[0] == 0x1f && h.raw[1] == 0x8b) {
+		*rc = ring_start(s, 0, h.raw, h.n, err);
+		free(h.owned);
+		return 1;
+	}
+	s->cap = h.n * 2 > CHUNK ? h.n * 2 : CHUNK;
+	s->buf = malloc(s->cap);
+	if (!s->buf) {
+		free(h.owned);
+		*rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		return 1;
+	}
+	if (h.n)
+		memcpy(s->buf, h.raw, h.n);
+	free(h.owned);
+	s->data = s->buf;
+	s->len = h.n;
+	s->eof = h.n == 0; /* detection read to the end and found nothing */
+	return 1;
+}
+
 int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 {
 	struct stat st;
@@ -458,6 +500,8 @@ int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
+	if (held_open(s, path, &r, err))
+		return (int)r;
 	if (strcmp(path, "-") == 0) {
 		set_path(s, "<stdin>");
 		s->fd = 0;

@@ -238,7 +238,7 @@ TEST(ledger_kill9_during_write)
 			struct ts_ledger cl;
 			struct ts_err cerr;
 			ts_err_init(&cerr);
-			if (ts_ledger_open(&cl, path, 0, &cerr) != 0)
+			if (ts_ledger_open(&cl, path, TS_LEDGER_WRITE, &cerr) != 0)
 				_exit(10);
 			for (;;)
 				add_exp(&cl, 30, 30, "slower");

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Unusable values are counted and warned about, not dropped silently, and
+# --strict rejects them (issue 21). The counts are by hand from the inputs
+# written below.
+set -u
+TS=${TS:-build/trainscope}
+command -v python3 >/dev/null || exit 77
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+k = '{"ph":"X","cat":"kernel","name":"%s","pid":0,"tid":7,"ts":%s,"dur":%s,"args":{"device":0,"stream":7}}'
+ev = ['{"ph":"X","cat":"cpu_op","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000}',
+      k % ("a", "10", "100"),
+      k % ("b", "9223372036854775808", "100"),    # ts beyond 2^63 ns
+      k % ("c", "-9223372036854775808", "100"),   # and below -2^63
+      k % ("d", "1e300", "100"),
+      k % ("e", "200", "NaN"),
+      k % ("f", "300", "Infinity"),
+      k % ("g", "400", "-5")]                      # negative dur
+open(d + "/t.json", "w").write('{"schemaVersion":1,"traceEvents":[' + ",".join(ev) + "]}")
+with open(d + "/s.jsonl", "w") as f:
+    for i in range(1, 31):
+        v = {7: "NaN", 8: "Infinity", 9: "-Infinity", 10: "-3", 11: "1e300"}.get(i, "%d.0" % (100 + i % 3))
+        f.write('{"iteration": %d, "step_time_ms": %s, "loss": 2.0}\n' % (i, v))
+PY
+"$TS" trace "$tmp/t.json" > /dev/null 2> "$tmp/t.err" || bad "trace with unusable times failed: $(cat "$tmp/t.err")"
+grep -q "ignored-values: 3 event(s) with an unusable ts, 2 with an unusable dur.*1 with a negative dur" "$tmp/t.err" ||
+	bad "trace warning: $(cat "$tmp/t.err")"
+"$TS" trace --strict "$tmp/t.json" > /dev/null 2> "$tmp/t2.err"
+[ $? = 2 ] || bad "trace --strict accepted unusable times"
+"$TS" steps "$tmp/s.jsonl" > "$tmp/s.out" 2>&1 || bad "steps failed: $(cat "$tmp/s.out")"
+grep -q "ignored-values: 5 .*(nan 1, infinite 2, negative 1, too_large 1" "$tmp/s.out" || bad "steps warning: $(cat "$tmp/s.out")"
+"$TS" steps --strict "$tmp/s.jsonl" > /dev/null 2> "$tmp/s.err"
+[ $? = 2 ] || bad "steps --strict accepted unusable step times"
+grep -q "line 7" "$tmp/s.err" || bad "steps --strict does not name line 7: $(cat "$tmp/s.err")"
+exit $fail
