@@ -46,6 +46,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
 	struct ts_diag d;
+	struct ts_runmodel rm;
 	struct ts_sb out;
 	const char *wall_s = NULL, *vendor_s = NULL;
 	enum ts_wall wall = TS_WALL_COMPUTE;
@@ -55,6 +56,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_diag_init(&d);
+	ts_runmodel_init(&rm);
 	ts_sb_init(&out);
 	for (size_t i = 0; i < p.nopts; i++) {
 		if (p.opts[i].key == OPT_WALL)
@@ -86,7 +88,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = EXIT_INTERNAL;
 			goto out;
 		}
-	} else if ((rc = diag_run(ctx, &d, p.pos, p.npos))) {
+	} else if ((rc = diag_run(ctx, &d, &rm, p.pos, p.npos))) {
 		goto out;
 	} else {
 		vendor = ts_diag_vendor(&d);
@@ -118,6 +120,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 out:
 	ts_sb_release(&out);
 	ts_diag_release(&d);
+	ts_runmodel_release(&rm);
 	cli_parsed_release(&p);
 	return rc;
 }

@@ -16,6 +16,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
 	struct ts_diag d;
+	struct ts_runmodel rm;
 	struct ts_sb out;
 	const char *report = NULL;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -23,6 +24,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_diag_init(&d);
+	ts_runmodel_init(&rm);
 	ts_sb_init(&out);
 	for (size_t i = 0; i < p.nopts; i++)
 		if (p.opts[i].key == OPT_REPORT)
@@ -37,7 +39,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		report = ctx->output;
 		ctx->output = NULL;
 	}
-	if ((rc = diag_run(ctx, &d, p.pos, p.npos)))
+	if ((rc = diag_run(ctx, &d, &rm, p.pos, p.npos)))
 		goto out;
 	if (report && (rc = diag_write_report(ctx, &d, diag_format_of(report), report)))
 		goto out;
@@ -51,6 +53,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 out:
 	ts_sb_release(&out);
 	ts_diag_release(&d);
+	ts_runmodel_release(&rm);
 	cli_parsed_release(&p);
 	return rc;
 }

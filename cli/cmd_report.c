@@ -23,6 +23,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
 	struct ts_diag d;
+	struct ts_runmodel rm;
 	struct ts_report r;
 	struct ts_sb out;
 	const char *base = NULL, *cand = NULL, *layout = NULL, *model = NULL, *gpu = NULL;
@@ -32,6 +33,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_diag_init(&d);
+	ts_runmodel_init(&rm);
 	ts_report_init(&r);
 	ts_sb_init(&out);
 	for (size_t i = 0; i < p.nopts; i++) {
@@ -75,7 +77,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (p.npos || (!base && !layout)) {
-		if ((rc = diag_run(ctx, &d, p.pos, p.npos)))
+		if ((rc = diag_run(ctx, &d, &rm, p.pos, p.npos)))
 			goto out;
 		if (ts_diag_to_report(&d, &r)) {
 			cli_error(ctx, "out of memory");
@@ -110,6 +112,7 @@ out:
 	ts_sb_release(&out);
 	ts_report_release(&r);
 	ts_diag_release(&d);
+	ts_runmodel_release(&rm);
 	cli_parsed_release(&p);
 	return rc;
 }

@@ -23,7 +23,8 @@ int diag_format_of(const char *path)
 	return DIAG_FMT_NONE;
 }
 
-int diag_run(struct cli_ctx *ctx, struct ts_diag *d, char *const *paths, size_t n)
+int diag_run(struct cli_ctx *ctx, struct ts_diag *d, struct ts_runmodel *rm, char *const *paths,
+	     size_t n)
 {
 	struct ts_err err;
 	int rc;
@@ -35,7 +36,7 @@ int diag_run(struct cli_ctx *ctx, struct ts_diag *d, char *const *paths, size_t 
 			"metrics or profiler traces)\n", ctx->cmd->name);
 		return EXIT_USAGE;
 	}
-	if ((rc = ts_diag_gather(d, paths, n, &err)))
+	if ((rc = ts_runmodel_load(rm, paths, n, NULL, 0, &err)) || (rc = ts_diag_gather(d, rm, &err)))
 		return cli_fail(ctx, &err);
 	for (size_t i = 0; i < d->nprofs; i++)
 		if (d->profs[i]->legacy && !ctx->quiet)

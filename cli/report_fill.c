@@ -57,7 +57,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	ts_ab_result_init(&res);
 	ts_ab_opts_init(&o);
 	ts_err_init(&err);
-	if (ts_run_load(&runs[0], base, &err) || ts_run_load(&runs[1], cand, &err) ||
+	if (ts_run_load(&runs[0], base, NULL, &err) || ts_run_load(&runs[1], cand, NULL, &err) ||
 	    ts_ab_compare(&runs[0], 1, &runs[1], 1, &o, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;

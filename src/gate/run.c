@@ -16,6 +16,7 @@
 #include "trainscope/input.h"
 #include "trainscope/logs.h"
 #include "trainscope/paths.h"
+#include "trainscope/run.h"
 #include "trainscope/stats.h"
 
 void ts_run_init(struct ts_run *r)
@@ -25,6 +26,7 @@ void ts_run_init(struct ts_run *r)
 	ts_paths_init(&r->traces);
 	ts_model_init(&r->model);
 	ts_model_args_init(&r->args);
+	ts_runmodel_init(&r->rm);
 	r->global_batch = r->tokens_per_step = -1;
 	r->peak_dev_bytes = r->peak_host_bytes = NAN;
 }
@@ -34,6 +36,7 @@ void ts_run_release(struct ts_run *r)
 	ts_contract_release(&r->contract);
 	ts_paths_release(&r->traces);
 	TS_VEC_RELEASE(r->pts);
+	ts_runmodel_release(&r->rm);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -222,105 +225,89 @@ static void mark_profiled(struct ts_run *r, int64_t *it, size_t n)
 	r->nprofiled = n;
 }
 
-static int is_log_kind(int kind)
+int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,
+		struct ts_err *err)
 {
-	return kind == TS_KIND_LOG_MEGATRON || kind == TS_KIND_LOG_BRIDGE ||
-	       kind == TS_KIND_LOG_NEMO || kind == TS_KIND_LOG_HF || kind == TS_KIND_LOG_PRIMUS;
-}
-
-int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
-{
-	struct ts_paths files;
-	struct ts_steplog log;
+	char *paths[1] = { (char *)path };
 	struct i64_vec prof = { 0 };
-	int *kinds = NULL;
-	int rc = 0, njsonl = 0, nlog = 0;
+	int rc = 0;
 
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	ts_paths_init(&files);
-	ts_steplog_init(&log);
-	if ((rc = ts_paths_add(&files, path, 1, err)))
+	if ((rc = ts_runmodel_load(&r->rm, paths, 1, o, 1, err)))
 		goto out;
-	kinds = calloc(files.n ? files.n : 1, sizeof(*kinds));
-	if (!kinds) {
-		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < files.n; i++) {
-		struct ts_detect d;
-		if ((rc = ts_detect_file(files.v[i], &d, err)))
-			goto out;
-		kinds[i] = d.kind;
-		njsonl += d.kind == TS_KIND_METRICS_JSONL;
-		nlog += is_log_kind(d.kind);
-		if (d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE) {
+	for (size_t i = 0; i < r->rm.inputs.n; i++) {
+		const struct ts_run_input *in = &r->rm.inputs.v[i];
+
+		if (in->role == TS_ROLE_TRACE) {
+			struct ts_err terr;
+
 			r->has_trace = 1;
-			if ((rc = scan_profiled(files.v[i], d.kind == TS_KIND_LEGACY_TRACE,
-						&prof, err)) ||
-			    (rc = ts_paths_add(&r->traces, files.v[i], 0, err)))
+			ts_err_init(&terr);
+			if ((rc = ts_paths_add(&r->traces, in->path, 0, err)))
 				goto out;
+			rc = scan_profiled(in->path, in->kind == TS_KIND_LEGACY_TRACE, &prof, &terr);
+			if (rc == TS_ENOMEM) {
+				*err = terr;
+				goto out;
+			}
+			if (rc) {
+				char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+
+				/* the steps do not need the trace: its profiled steps stay unmarked */
+				ts_err_format(&terr, buf, sizeof(buf));
+				rc = ts_warnings_add(&r->rm.warnings, "unused-input", in->path, terr.offset,
+						     TS_NO_INT, "%s cannot be scanned for profiled steps "
+						     "(%s); they are not excluded from the window.",
+						     in->path, buf);
+				if (rc) {
+					rc = ts_err_set(err, rc, "out of memory");
+					goto out;
+				}
+			}
 		}
-		if (d.kind == TS_KIND_NSYS_SQLITE)
+		if (in->role == TS_ROLE_NSYS)
 			r->has_trace = 1;
-		if (d.kind == TS_KIND_HF_CONFIG && !r->has_model) {
+		if (in->role == TS_ROLE_CONFIG && !r->has_model) {
 			struct ts_err merr;
 			ts_err_init(&merr);
 			ts_model_init(&r->model);
-			if (ts_model_read_config(&r->model, files.v[i], &merr) == 0 &&
+			if (ts_model_read_config(&r->model, in->path, &merr) == 0 &&
 			    ts_model_finish(&r->model, &merr) == 0) {
 				r->has_model = 1;
-				snprintf(r->model_path, sizeof(r->model_path), "%s", files.v[i]);
+				snprintf(r->model_path, sizeof(r->model_path), "%s", in->path);
 			}
 		}
-		if (d.kind == TS_KIND_CONTRACT && !r->has_contract) {
-			if ((rc = ts_contract_read(&r->contract, files.v[i], err)))
+		if (in->role == TS_ROLE_CONTRACT && !r->has_contract) {
+			if ((rc = ts_contract_read(&r->contract, in->path, err)))
 				goto out;
 			r->has_contract = 1;
-			snprintf(r->contract_path, sizeof(r->contract_path), "%s", files.v[i]);
+			snprintf(r->contract_path, sizeof(r->contract_path), "%s", in->path);
 		}
-	}
-	/* JSONL metrics carry per-rank times, losses and flags; logs are the
-	 * fallback. Mixing both would count every iteration twice. */
-	for (size_t i = 0; i < files.n; i++) {
-		int use = njsonl ? kinds[i] == TS_KIND_METRICS_JSONL : is_log_kind(kinds[i]);
-		if (!use)
-			continue;
-		if ((rc = ts_steplog_read(&log, files.v[i], err)))
-			goto out;
-		r->nsources++;
-		if (kinds[i] == TS_KIND_LOG_MEGATRON && !r->has_args) {
+		if (in->role == TS_ROLE_STEPS && in->kind == TS_KIND_LOG_MEGATRON && !r->has_args) {
 			/* the arguments block is optional: its absence is not an error */
 			struct ts_model from_log;
 			struct ts_err merr;
 			ts_model_init(&from_log);
 			ts_err_init(&merr);
-			if (ts_model_read_megatron_args(&from_log, &r->args, files.v[i], &merr) == 0) {
+			if (ts_model_read_megatron_args(&from_log, &r->args, in->path, &merr) == 0) {
 				r->has_args = 1;
-				snprintf(r->args_log, sizeof(r->args_log), "%s", files.v[i]);
+				snprintf(r->args_log, sizeof(r->args_log), "%s", in->path);
 				if (!r->has_model && ts_model_finish(&from_log, &merr) == 0) {
 					r->model = from_log;
 					r->has_model = 1;
-					snprintf(r->model_path, sizeof(r->model_path), "%s", files.v[i]);
+					snprintf(r->model_path, sizeof(r->model_path), "%s", in->path);
 				}
 			} else {
 				ts_model_args_init(&r->args);
 			}
 		}
 	}
-	if (!njsonl && !nlog) {
-		rc = ts_err_at(err, TS_EPARSE, path, -1, -1,
-			       "no training log or JSONL metrics here (expected Megatron/Bridge/"
-			       "NeMo/HF/Primus iteration lines or one JSON object per step)");
-		goto out;
-	}
-	if ((rc = build_points(r, &log, err)))
+	r->nsources = (int)r->rm.step_files.n;
+	if ((rc = build_points(r, &r->rm.log, err)))
 		goto out;
 	mark_profiled(r, prof.v, prof.n);
 out:
 	TS_VEC_RELEASE(prof);
-	free(kinds);
-	ts_steplog_release(&log);
-	ts_paths_release(&files);
 	return rc;
 }
 
@@ -397,6 +384,27 @@ int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts
 			       "checkpoint, evaluation and NaN/skipped steps; need at least 10", n);
 		goto out;
 	}
+	if (r->rm.have_steps) {
+		const struct ts_window_obj *o = &r->rm.window;
+
+		if (o->first == TS_NO_INT) {
+			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1, "the steps analysis found "
+				       "no steady window");
+			goto out;
+		}
+		w->declared = r->rm.window_source != 0;
+		w->steady = !(r->rm.steps.warnings & TS_WARN_NO_STEADY);
+		w->first = o->first;
+		w->last = o->last;
+		w->mser_first = r->rm.steps.mser_cut_iteration != TS_NO_INT ?
+				r->rm.steps.mser_cut_iteration : o->first;
+		w->n = ts_run_window_times(r, w, x, it, r->pts.n);
+		if (w->n < 10)
+			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1,
+				       "the steady window %lld:%lld has %zu usable timed steps; need "
+				       "at least 10", (long long)w->first, (long long)w->last, w->n);
+		goto out;
+	}
 	{
 		/* warm-up: MSER-5's cut, but at least the first 10 % of the logged
 		 * steps (the Megatron Bridge perf harness default) */
@@ -424,23 +432,4 @@ out:
 	free(x);
 	free(it);
 	return rc;
-}
-
-int ts_parse_window(const char *s, int64_t *first, int64_t *last)
-{
-	char *end;
-	long long a, b;
-
-	if (!s)
-		return TS_EUSAGE;
-	a = strtoll(s, &end, 10);
-	if (end == s || (*end != '-' && *end != ':'))
-		return TS_EUSAGE;
-	s = end + 1;
-	b = strtoll(s, &end, 10);
-	if (end == s || *end || a < 1 || b < a)
-		return TS_EUSAGE;
-	*first = a;
-	*last = b;
-	return 0;
 }
