@@ -916,7 +916,8 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 				ADD(res->invalid, fmt(res, "%s", werr.msg[0] ? werr.msg : "no window"));
 				continue;
 			}
-			if (!w.steady)
+			/* a loaded run's own warnings already say so */
+			if (!w.steady && !runs[i].rm.have_steps)
 				WARN("no-steady-state", fmt(res, "%s: MSER-5 finds no steady state (it would "
 						       "drop more than half the steps)", runs[i].path));
 			if (w.first > first)
