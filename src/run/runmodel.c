@@ -313,6 +313,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 				goto out;
 			}
 			rs[nrs++] = (struct restart){ key, i, s->iteration, maxit[k] };
+			maxit[k] = s->iteration;   /* the new segment's own progress */
 		}
 		if (s->iteration > maxit[k])
 			maxit[k] = s->iteration;

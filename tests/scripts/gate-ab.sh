@@ -4,7 +4,7 @@
 #  - d_stall vs a_dense (same model and seed, only the 300 ms data-loader
 #    stalls differ): the ratio equals the one computed here in python from
 #    the raw JSONL, the loss/grad-norm gates stay green, the periodic stalls
-#    are found, and the verdict is the honest one for 44 noisy steps;
+#    are found, and the verdict is the honest one for its few noisy steps;
 #  - a copy of a_dense with a NaN loss fails the correctness gate (exit 1);
 #  - contracts differing in two fields make ab refuse (exit 2), in one field
 #    name the variable;
