@@ -73,9 +73,11 @@ void ts_warnings_text(struct ts_sb *out, const struct ts_warnings *w, size_t n,
 
 /* Steps left out of the window, one group per reason. */
 struct ts_window_excl {
-	const char *reason;     /* "first-iteration", "warm-up", "before-window",
-				 * "level-shift", "after-window" */
-	int64_t first, last;    /* iterations of the group */
+	const char *reason;     /* outside: "first-iteration", "warm-up",
+				 * "before-window", "level-shift", "after-window";
+				 * inside (ts_step_artefact_name): "profiler",
+				 * "checkpoint", "eval", "non-finite", "skipped" */
+	int64_t first, last;    /* first and last iteration of the group */
 	size_t steps;           /* timed steps in it */
 };
 
@@ -85,9 +87,10 @@ struct ts_window_excl {
  */
 struct ts_window_obj {
 	int64_t first, last;    /* TS_NO_INT when there is no window */
-	size_t steps;           /* timed steps in [first, last] */
+	size_t steps;           /* timed steps in [first, last] the statistics use
+				 * (no artefact, steps.h) */
 	const char *method;     /* "declared", "contract", "mser-5", "matched", "none" */
-	struct ts_window_excl excl[5];
+	struct ts_window_excl excl[12];
 	size_t nexcl;
 };
 
@@ -147,6 +150,7 @@ struct ts_runmodel {
 	struct ts_warnings warnings;  /* the run's warnings, in stage order */
 	size_t nwarn_steps;           /* the first ones belong to the steps stage */
 	size_t resumed_segments;      /* segments of resumed logs (0: none) */
+	size_t nprofiled;             /* ProfilerStep entries found in its traces */
 	struct ts_arena arena;
 };
 

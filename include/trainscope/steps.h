@@ -37,6 +37,28 @@ enum ts_steps_warn {
 	TS_WARN_LONG_WARMUP = 1 << 6  /* MSER-5 cut > 20 % of the series */
 };
 
+/*
+ * Why a timed step never enters a window's statistics (0: it does): the one
+ * rule of every command (the gate's usable points follow it, gate.h).
+ */
+enum ts_step_artefact {
+	TS_ART_NONE = 0,
+	TS_ART_FIRST,             /* iteration 1: compilation, allocator warm-up */
+	TS_ART_PROFILER,          /* profiled or trace export (TS_STEP_PROFILED /
+				   * TS_STEP_AFTER_PROFILER) */
+	TS_ART_CHECKPOINT,        /* a checkpoint save precedes it */
+	TS_ART_EVAL,              /* an evaluation precedes it */
+	TS_ART_NONFINITE,         /* NaN/Inf loss or grad norm, or a NaN iteration */
+	TS_ART_SKIPPED            /* skipped iterations in it */
+};
+
+/* The artefact of a step from its fields (flags: enum ts_step_flags;
+ * nan_iters, skipped: TS_NO_INT unknown). */
+int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64_t skipped,
+		     double grad_norm);
+/* "first-iteration", "profiler", "checkpoint", "eval", "non-finite", "skipped". */
+const char *ts_step_artefact_name(int artefact);
+
 /* Why a step is listed as an outlier. */
 enum ts_outlier_reason {
 	TS_OUT_SPIKE = 1,         /* robust spike with no known cause */
@@ -78,12 +100,14 @@ struct ts_steps_report {
 	/* main series (one value per iteration; max over ranks) */
 	int64_t *iter;
 	double *step_ms;          /* NAN when the record has no time */
+	unsigned char *artefact;  /* enum ts_step_artefact per iteration */
 	size_t n;
 	/* window */
 	int64_t win_first, win_last;
 	int win_auto;
 	int dropped_first;        /* iteration 1 was left out of the window */
-	size_t win_n;
+	size_t win_n;             /* timed steps in [win_first, win_last] that are
+				   * no artefact: the ones the statistics use */
 	int64_t mser_cut_iteration;  /* first kept iteration after MSER-5 */
 	int64_t level_shift_iteration; /* TS_NO_INT when none */
 	unsigned warnings;           /* enum ts_steps_warn */

@@ -105,7 +105,7 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 				p.skipped = s->skipped;
 			if (isfinite(s->tflops))
 				p.tflops = s->tflops;
-			if (s->flags & TS_STEP_AFTER_PROFILER)
+			if (s->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
 				p.excluded |= TS_EXCL_PROFILER;
 			if (s->flags & TS_STEP_AFTER_CHECKPOINT)
 				p.excluded |= TS_EXCL_CHECKPOINT;
@@ -133,103 +133,10 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 	return 0;
 }
 
-/*
- * Iterations a profiler trace captured, from its "ProfilerStep#N" names:
- * torch 2.x numbers them as the iteration, the legacy pre-Kineto exporter
- * (torch 1.x) one lower (../shared/data/traces/cpu/README.txt). Streams the
- * (inflated) file once; appends to *set.
- */
-#define PROFILED_MAX 100000
-struct i64_vec {
-	int64_t *v;
-	size_t n, cap;
-};
-
-static int scan_profiled(const char *path, int legacy, struct i64_vec *set, struct ts_err *err)
-{
-	static const char pat[] = "ProfilerStep#";
-	struct ts_input in;
-	size_t pos = 0;
-	int rc;
-
-	if ((rc = ts_input_open(&in, path, err)))
-		return rc;
-	for (;;) {
-		const unsigned char *hit = NULL;
-		if (pos < in.len)
-			hit = memmem(in.data + pos, in.len - pos, pat, sizeof(pat) - 1);
-		if (hit) {
-			size_t k = (size_t)(hit - in.data) + sizeof(pat) - 1;
-			int64_t v = 0;
-			int digits = 0;
-			if (k + 20 > in.len && !in.eof) {
-				pos = (size_t)(hit - in.data);
-				goto more;
-			}
-			while (k < in.len && digits < 18 && in.data[k] >= '0' && in.data[k] <= '9') {
-				v = v * 10 + (in.data[k++] - '0');
-				digits++;
-			}
-			if (digits && set->n < PROFILED_MAX && TS_VEC_PUSH(*set, v + (legacy ? 1 : 0))) {
-				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-				break;
-			}
-			pos = k;
-			continue;
-		}
-		if (in.eof)
-			break;
-		pos = in.len > sizeof(pat) ? in.len - sizeof(pat) : 0;
-more:
-		{
-			int64_t got = ts_input_more(&in, pos, err);
-			if (got < 0) {
-				rc = (int)got;
-				break;
-			}
-			pos = 0;
-			if (got == 0 && in.eof && !memmem(in.data, in.len, pat, sizeof(pat) - 1))
-				break;
-		}
-	}
-	ts_input_release(&in);
-	return rc;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Mark profiled iterations, and the one after each captured range (the
- * trace export runs at its start), as profiler artefacts. */
-static void mark_profiled(struct ts_run *r, int64_t *it, size_t n)
-{
-	size_t i = 0, k = 0;
-
-	if (!n)
-		return;
-	ts_sort(it, n, sizeof(*it), cmp_i64);
-	for (size_t q = 0; q < r->pts.n; q++) {
-		struct ts_run_point *p = &r->pts.v[q];
-		while (i < n && it[i] < p->iteration - 1)
-			i++;
-		for (k = i; k < n && it[k] <= p->iteration; k++) {
-			int follows_range_end = it[k] == p->iteration - 1 &&
-						(k + 1 >= n || it[k + 1] > p->iteration);
-			if (it[k] == p->iteration || follows_range_end)
-				p->excluded |= TS_EXCL_PROFILER;
-		}
-	}
-	r->nprofiled = n;
-}
-
 int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,
 		struct ts_err *err)
 {
 	char *paths[1] = { (char *)path };
-	struct i64_vec prof = { 0 };
 	int rc = 0;
 
 	snprintf(r->path, sizeof(r->path), "%s", path);
@@ -239,31 +146,9 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 		const struct ts_run_input *in = &r->rm.inputs.v[i];
 
 		if (in->role == TS_ROLE_TRACE) {
-			struct ts_err terr;
-
 			r->has_trace = 1;
-			ts_err_init(&terr);
 			if ((rc = ts_paths_add(&r->traces, in->path, 0, err)))
 				goto out;
-			rc = scan_profiled(in->path, in->kind == TS_KIND_LEGACY_TRACE, &prof, &terr);
-			if (rc == TS_ENOMEM) {
-				*err = terr;
-				goto out;
-			}
-			if (rc) {
-				char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
-
-				/* the steps do not need the trace: its profiled steps stay unmarked */
-				ts_err_format(&terr, buf, sizeof(buf));
-				rc = ts_warnings_add(&r->rm.warnings, "unused-input", in->path, terr.offset,
-						     TS_NO_INT, "%s cannot be scanned for profiled steps "
-						     "(%s); they are not excluded from the window.",
-						     in->path, buf);
-				if (rc) {
-					rc = ts_err_set(err, rc, "out of memory");
-					goto out;
-				}
-			}
 		}
 		if (in->role == TS_ROLE_NSYS)
 			r->has_trace = 1;
@@ -303,11 +188,9 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 		}
 	}
 	r->nsources = (int)r->rm.step_files.n;
-	if ((rc = build_points(r, &r->rm.log, err)))
-		goto out;
-	mark_profiled(r, prof.v, prof.n);
+	r->nprofiled = r->rm.nprofiled;
+	rc = build_points(r, &r->rm.log, err);
 out:
-	TS_VEC_RELEASE(prof);
 	return rc;
 }
 

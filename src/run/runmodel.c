@@ -15,6 +15,7 @@
 #include <string.h>
 #include "trainscope/contract.h"
 #include "trainscope/detect.h"
+#include "trainscope/input.h"
 #include "trainscope/run.h"
 
 #define DEFAULT_DEPTH 3
@@ -390,11 +391,15 @@ out:
 
 /* ------------------------------------------------------------ window */
 
+/* One group per reason: its first and last iteration and its count. */
 static void excl_add(struct ts_window_obj *w, const char *reason, int64_t it)
 {
-	struct ts_window_excl *e = w->nexcl ? &w->excl[w->nexcl - 1] : NULL;
+	struct ts_window_excl *e = NULL;
 
-	if (!e || strcmp(e->reason, reason) != 0) {
+	for (size_t i = 0; i < w->nexcl && !e; i++)
+		if (strcmp(w->excl[i].reason, reason) == 0)
+			e = &w->excl[i];
+	if (!e) {
 		if (w->nexcl == sizeof(w->excl) / sizeof(*w->excl))
 			return;
 		e = &w->excl[w->nexcl++];
@@ -425,7 +430,10 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 		if (!isfinite(r->step_ms[i]))
 			continue;
 		if (it >= first && it <= last) {
-			w->steps++;
+			if (r->artefact[i])
+				excl_add(w, ts_step_artefact_name(r->artefact[i]), it);
+			else
+				w->steps++;
 		} else if (it > last) {
 			excl_add(w, auto_cut ? "level-shift" : "after-window", it);
 		} else if (!auto_cut) {
@@ -539,6 +547,140 @@ static int steps_warnings(struct ts_runmodel *rm)
 	return rc ? TS_ENOMEM : 0;
 }
 
+/* ------------------------------------------------------------ profiled steps */
+
+/*
+ * Iterations a profiler trace captured, from its "ProfilerStep#N" names:
+ * torch 2.x numbers them as the iteration, the legacy pre-Kineto exporter
+ * (torch 1.x) one lower (../shared/data/traces/cpu/README.txt). Streams the
+ * (inflated) file once; appends to *set.
+ */
+#define PROFILED_MAX 100000
+struct i64_vec {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int scan_profiled(const char *path, int legacy, struct i64_vec *set, struct ts_err *err)
+{
+	static const char pat[] = "ProfilerStep#";
+	struct ts_input in;
+	size_t pos = 0;
+	int rc;
+
+	if ((rc = ts_input_open(&in, path, err)))
+		return rc;
+	for (;;) {
+		const unsigned char *hit = NULL;
+		if (pos < in.len)
+			hit = memmem(in.data + pos, in.len - pos, pat, sizeof(pat) - 1);
+		if (hit) {
+			size_t k = (size_t)(hit - in.data) + sizeof(pat) - 1;
+			int64_t v = 0;
+			int digits = 0;
+			if (k + 20 > in.len && !in.eof) {
+				pos = (size_t)(hit - in.data);
+				goto more;
+			}
+			while (k < in.len && digits < 18 && in.data[k] >= '0' && in.data[k] <= '9') {
+				v = v * 10 + (in.data[k++] - '0');
+				digits++;
+			}
+			if (digits && set->n < PROFILED_MAX && TS_VEC_PUSH(*set, v + (legacy ? 1 : 0))) {
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+				break;
+			}
+			pos = k;
+			continue;
+		}
+		if (in.eof)
+			break;
+		pos = in.len > sizeof(pat) ? in.len - sizeof(pat) : 0;
+more:
+		{
+			int64_t got = ts_input_more(&in, pos, err);
+			if (got < 0) {
+				rc = (int)got;
+				break;
+			}
+			pos = 0;
+			if (got == 0 && in.eof && !memmem(in.data, in.len, pat, sizeof(pat) - 1))
+				break;
+		}
+	}
+	ts_input_release(&in);
+	return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Flag the step records of profiled iterations, and of the one after each
+ * captured range (the trace export runs at its start), as TS_STEP_PROFILED.
+ * it is sorted here; records are scanned once (binary search per record).
+ */
+static void mark_profiled(struct ts_steplog *log, int64_t *it, size_t n)
+{
+	if (!n)
+		return;
+	ts_sort(it, n, sizeof(*it), cmp_i64);
+	for (size_t q = 0; q < log->steps.n; q++) {
+		struct ts_step *s = &log->steps.v[q];
+		size_t lo = 0, hi = n;
+
+		/* first captured iteration >= s->iteration - 1 */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (it[mid] < s->iteration - 1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k < n && it[k] <= s->iteration; k++) {
+			int follows_range_end = it[k] == s->iteration - 1 &&
+						(k + 1 >= n || it[k + 1] > s->iteration);
+			if (it[k] == s->iteration || follows_range_end)
+				s->flags |= TS_STEP_PROFILED;
+		}
+	}
+}
+
+/* Scan every trace of the run; one that cannot be scanned is a warning. */
+static int profiled(struct ts_runmodel *rm, struct ts_err *err)
+{
+	struct i64_vec set = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < rm->inputs.n && !rc; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+		struct ts_err terr;
+		char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+
+		if (in->role != TS_ROLE_TRACE)
+			continue;
+		ts_err_init(&terr);
+		rc = scan_profiled(in->path, in->kind == TS_KIND_LEGACY_TRACE, &set, &terr);
+		if (rc == TS_ENOMEM)
+			break;
+		if (!rc)
+			continue;
+		ts_err_format(&terr, buf, sizeof(buf));
+		rc = ts_warnings_add(&rm->warnings, "unused-input", in->path, terr.offset, TS_NO_INT,
+				     "%s cannot be scanned for profiled steps (%s); they are not "
+				     "excluded from the window.", in->path, buf);
+	}
+	if (!rc) {
+		rm->nprofiled = set.n;
+		mark_profiled(&rm->log, set.v, set.n);
+	}
+	TS_VEC_RELEASE(set);
+	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory") : 0;
+}
+
 /* ------------------------------------------------------------ load */
 
 static int contract_window(struct ts_runmodel *rm, int64_t *first, int64_t *last)
@@ -591,6 +733,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	}
 	if ((rc = identity(rm, err)) || (rc = note_warnings(rm)))
 		return rc == TS_ENOMEM ? ts_err_set(err, rc, "out of memory") : rc;
+	if ((rc = profiled(rm, err)))
+		return rc;
 	so = o->steps;
 	if (so.window_first != TS_NO_INT) {
 		rm->window_source = 1;

@@ -317,13 +317,9 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 			   (long long)r->last_iteration);
 	ts_sb_addc(out, '\n');
 	if (r->win_n) {
-		ts_sb_addf(out, "%swindow%s      iterations %lld..%lld, %zu steps (%s", bold, reset,
-			   (long long)r->win_first, (long long)r->win_last, r->win_n,
-			   !r->win_auto ? "declared" : r->dropped_first ?
-			   "automatic: iteration 1 dropped, MSER-5" : "automatic: MSER-5");
-		if (r->win_auto && r->level_shift_iteration != TS_NO_INT)
-			ts_sb_addf(out, ", level shift at %lld", (long long)r->level_shift_iteration);
-		ts_sb_adds(out, ")\n");
+		ts_sb_addf(out, "%swindow%s      ", bold, reset);
+		ts_window_text(out, &rm->window);
+		ts_sb_addc(out, '\n');
 		fmt_num(a, sizeof(a), r->median_ms, 1);
 		fmt_num(b, sizeof(b), r->mean_ms, 1);
 		fmt_num(c, sizeof(c), r->p10_ms, 1);

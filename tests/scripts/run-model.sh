@@ -9,8 +9,10 @@
 #    one given, so argument order changed the answer);
 #  - a folder holding several runs: exit 2 listing them (one mixed step time);
 #  - the window object is identical in steps, diagnose, validate, ab
-#    (self-compare) on every shared CPU run and both examples, and diagnose
-#    embeds `steps --json` exactly (less schema);
+#    (self-compare) on every shared CPU run and both examples, with the same
+#    steps in it (profiler steps were in steps' mean, not in ab's: a_dense
+#    340.6 vs 319.0 ms), and diagnose embeds `steps --json` exactly (less
+#    schema);
 #  - validate passes only with a declared window (or --accept-auto-window);
 #  - diagnose carries the steps warnings (no-steady-state, long-warmup) and
 #    says when the profiled steps are slower than steady ones or lie outside
@@ -105,6 +107,11 @@ w = s["window"]
 assert w["first_iteration"] is not None and w["steps"] > 0, w
 for name, o in (("diagnose", d), ("validate", v), ("ab", a)):
     assert o["window"] == w, (name, o["window"], w)
+# one set of steps: the same count and mean step time in steps, validate and ab
+assert v["window_steps_timed"] == w["steps"], (v["window_steps_timed"], w["steps"])
+assert a["paired_steps"] == w["steps"] == a["baseline"][0]["window_steps"], (a["paired_steps"], w)
+assert abs(a["baseline"][0]["mean_step_ms"] - s["step_time_ms"]["mean"]) < 0.006, \
+    (a["baseline"][0]["mean_step_ms"], s["step_time_ms"]["mean"])
 s.pop("schema")
 assert d["steps"] == s
 for o in (s, d, v, a):
