@@ -659,8 +659,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (has_time)
+	if (has_time) {
 		ts_mfu_compute(&fl, r->step_ns, r->gpus, r->peak, &mm);
+		if (ts_mfu_check(&mm, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
 	if (r->has_logged) {
 		if (!has_time) {
 			cli_error(ctx, "--logged-tflops needs the step time (--step-time S) and --gpus");

@@ -248,6 +248,17 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 		}
 	}
 	ts_mfu_compute(&f, (int64_t)llround(d->steady.mean_ms * 1e6), gpus, peak, &u);
+	if (ts_mfu_check(&u, &e)) {
+		/* more than the peak: the config does not describe this run */
+		ts_gpu_catalog_release(&cat);
+		if (ts_warnings_add(&d->rm->warnings, "mfu-over-peak", d->in.configs.v[0], -1,
+				    TS_NO_INT, "With %s the MFU comes out at %.4g %% of the peak, which "
+				    "is impossible (the config does not describe this run, or the "
+				    "tokens per step are off): MFU is not reported.",
+				    d->in.configs.v[0], 100 * fmax(u.mfu, u.hfu)))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		return 0;
+	}
 	d->rate.tflops_per_gpu = u.tflops_per_gpu;
 	d->rate.mfu_pct = isfinite(u.mfu) ? 100 * u.mfu : NAN;
 	d->rate.hfu_pct = isfinite(u.hfu) ? 100 * u.hfu : NAN;
