@@ -263,7 +263,10 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r,
 		ts_table_cell(&t, "%s", s->path);
 		ts_table_cell(&t, "%zu", s->window_steps);
 		ts_table_cell(&t, "%.2f", s->mean_ms);
-		ts_table_cell(&t, "[%.2f, %.2f]", s->ci95_low_ms, s->ci95_high_ms);
+		if (isfinite(s->ci95_low_ms))
+			ts_table_cell(&t, "[%.2f, %.2f]", s->ci95_low_ms, s->ci95_high_ms);
+		else
+			ts_table_cell(&t, "too few steps");
 		ts_table_cell(&t, "%.2f", s->median_ms);
 		ts_table_cell(&t, "%.1f", 100 * s->cv);
 		ts_table_cell(&t, "%lld", (long long)s->nonfinite);

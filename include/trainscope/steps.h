@@ -34,8 +34,18 @@ enum ts_steps_warn {
 	TS_WARN_LEVEL_SHIFT = 1 << 3, /* window cut at a level shift */
 	TS_WARN_AUTOCORR = 1 << 4,    /* batch means still correlated */
 	TS_WARN_NO_TIME = 1 << 5,     /* no step times in the input */
-	TS_WARN_LONG_WARMUP = 1 << 6  /* MSER-5 cut > 20 % of the series */
+	TS_WARN_LONG_WARMUP = 1 << 6, /* MSER-5 cut > 20 % of the series */
+	TS_WARN_CI_TOO_WIDE = 1 << 7  /* the CI reached below 0 ms: not reported */
 };
+
+/*
+ * The invariant of an interval of a positive time: it never reaches below
+ * 0. When ci->lo < 0 (too few or too wild steps for the interval to mean
+ * anything) the interval is dropped (method TS_CI_NONE, lo = hi = NAN) and
+ * 1 is returned; else 0 and ci is untouched. Every CI of a step time goes
+ * through it (steps, ab).
+ */
+int ts_ci_positive(struct ts_ci *ci);
 
 /*
  * Why a timed step never enters a window's statistics (0: it does): the one

@@ -38,9 +38,15 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 	if (s->known) {
 		char v[64], n[160];
 		snprintf(v, sizeof(v), "%.1f ms", s->mean_ms);
-		snprintf(n, sizeof(n), "95%% CI [%.1f, %.1f] ms (%s), iterations %lld-%lld, n=%zu, median %.1f ms",
-			 s->ci_lo_ms, s->ci_hi_ms, s->ci_method[0] ? s->ci_method : "?",
-			 (long long)s->first, (long long)s->last, s->n, s->median_ms);
+		if (isfinite(s->ci_lo_ms))
+			snprintf(n, sizeof(n), "95%% CI [%.1f, %.1f] ms (%s), iterations %lld-%lld, "
+				 "n=%zu, median %.1f ms", s->ci_lo_ms, s->ci_hi_ms,
+				 s->ci_method[0] ? s->ci_method : "?", (long long)s->first,
+				 (long long)s->last, s->n, s->median_ms);
+		else
+			snprintf(n, sizeof(n), "no CI (too few steps), iterations %lld-%lld, n=%zu, "
+				 "median %.1f ms", (long long)s->first, (long long)s->last, s->n,
+				 s->median_ms);
 		ts_report_add_fact(r, "steady step time", v, n);
 		snprintf(v, sizeof(v), "%zu", s->stalls.n);
 		if (s->stall_period)
@@ -361,11 +367,15 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	ts_sb_addf(o, "inputs: %zu log, %zu metrics, %zu trace, %zu config; vendor %s\n",
 		   d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
 		   ts_diag_vendor_name(ts_diag_vendor(d)));
-	if (s->known)
+	if (s->known && isfinite(s->ci_lo_ms))
 		ts_sb_addf(o, "steady step time: %.1f ms, 95%% CI [%.1f, %.1f] ms (%s), median %.1f ms, "
 			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->ci_lo_ms, s->ci_hi_ms,
 			   s->ci_method[0] ? s->ci_method : "?", s->median_ms, (long long)s->first,
 			   (long long)s->last, s->n);
+	else if (s->known)
+		ts_sb_addf(o, "steady step time: %.1f ms, no CI (too few steps), median %.1f ms, "
+			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->median_ms,
+			   (long long)s->first, (long long)s->last, s->n);
 	else
 		ts_sb_adds(o, "steady step time: unknown (no step-time series)\n");
 	if (isfinite(d->rate.tokens_per_s))

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/gate.h"
+#include "trainscope/steps.h"
 #include "trainscope/stats.h"
 
 const char *ts_ab_verdict_name(int v)
@@ -669,7 +670,7 @@ static int summarize(const struct ts_run *r, const int64_t *it, size_t npairs, u
 	s->cv = ts_stats_cv(x, n);
 	s->ci95_low_ms = s->ci95_high_ms = NAN;
 	s->ci_method = "none";
-	if (n >= 2 && ts_stats_ci_mean(x, n, seed, &ci) == 0) {
+	if (n >= 2 && ts_stats_ci_mean(x, n, seed, &ci) == 0 && !ts_ci_positive(&ci)) {
 		s->ci95_low_ms = ci.lo;
 		s->ci95_high_ms = ci.hi;
 		s->ci_method = ts_ci_method_name(ci.method);

@@ -273,6 +273,15 @@ out:
 	return rc;
 }
 
+int ts_ci_positive(struct ts_ci *ci)
+{
+	if (ci->method == TS_CI_NONE || !(ci->lo < 0))
+		return 0;
+	ci->method = TS_CI_NONE;
+	ci->lo = ci->hi = NAN;
+	return 1;
+}
+
 int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64_t skipped,
 		     double grad_norm)
 {
@@ -493,6 +502,8 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 		rc = ts_stats_ci_mean(w, n, seed, &rep->ci);
 		if (rc)
 			return rc;
+		if (ts_ci_positive(&rep->ci))
+			rep->warnings |= TS_WARN_CI_TOO_WIDE;
 		if (rep->ci.autocorrelated)
 			rep->warnings |= TS_WARN_AUTOCORR;
 		rc = ts_stats_acf_summary(w, n, &rep->acf);

@@ -540,6 +540,11 @@ static int steps_warnings(struct ts_runmodel *rm)
 		rc |= ts_warnings_add(w, "noisy", NULL, -1, TS_NO_INT,
 				      "The step time varies with a CV of %.1f %% over the window "
 				      "(more than 10 %%).", r->cv * 100);
+	if (r->warnings & TS_WARN_CI_TOO_WIDE)
+		rc |= ts_warnings_add(w, "too-few-steps", NULL, -1, TS_NO_INT,
+				      "The 95 %% CI of the mean step time would reach below 0 ms: the "
+				      "window's %zu steps are too few (or too spread) for an interval, "
+				      "so none is reported.", r->win_n);
 	if (r->warnings & TS_WARN_AUTOCORR)
 		rc |= ts_warnings_add(w, "autocorrelated", NULL, -1, TS_NO_INT,
 				      "Consecutive step times are correlated (lag-1 %.2f); the "

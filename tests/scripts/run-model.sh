@@ -203,4 +203,18 @@ mean = sum(rows[i] for i in its) / len(its)
 assert abs(d["step_time_ms"]["mean"] - mean) < 0.0015, (d["step_time_ms"]["mean"], mean)
 PY
 
+# --- a CI of a positive time never reaches below 0: 5 steady steps 1, 1,
+# 1000, 1, 2 ms (mean 201 ms, SD 446.6 ms: a t interval of the mean is
+# 201 -+ 2.78 x 199.7, below 0), the old code printed [-353.6, 755.6]
+printf '{"iteration": %d, "step_ms": %s, "loss": 2.0}\n' 1 100 2 1 3 1 4 1000 5 1 6 2 >"$tmp/ci.jsonl"
+"$TS" steps --json "$tmp/ci.jsonl" >"$tmp/ci.json" || bad "steps on the wild series failed"
+python3 - "$tmp/ci.json" <<'PY' || bad "a CI below 0 ms is reported"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["step_time_ms"]
+assert abs(t["mean"] - 201.0) < 1e-9, t
+assert t["ci95_low"] is None or t["ci95_low"] >= 0, t
+assert "too-few-steps" in [w["code"] for w in d["warnings"]]
+PY
+
 exit $fail
