@@ -175,6 +175,8 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 	size_t i = 0;
 
 	set_vendor(vendor, vsize, "");
+	if (n == 0)
+		return TS_KIND_TEXT; /* an empty file (d may be NULL): as before, text */
 	if (n >= 16 && memcmp(d, "SQLite format 3", 16) == 0) {
 		/* nsys exports carry these tables in the schema page */
 		if (has(d, n, "TARGET_INFO_SESSION_START_TIME") || has(d, n, "CUPTI_ACTIVITY_KIND") ||
