@@ -64,6 +64,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (fmt == DIAG_FMT_NONE)
 		fmt = diag_format_of(ctx->output);
+	if (fmt == DIAG_FMT_NONE && ctx->output) {
+		cli_error(ctx, "-o %s: name the report .html/.htm or .md/.markdown, or give --format "
+			  "html|md", ctx->output);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (fmt == DIAG_FMT_NONE)
 		fmt = DIAG_FMT_MD;
 	if (!base != !cand) {
@@ -129,8 +135,8 @@ const struct cli_command cli_cmd_report = {
 		"top kernels, per-rank comparison), the dominant wall with its evidence,\n"
 		"findings, candidates and missing evidence. Every name taken from a trace is\n"
 		"escaped. The Markdown variant holds the same tables. The format follows the\n"
-		"-o name (.html, .md) unless --format says otherwise; without -o, Markdown goes\n"
-		"to standard output.\n"
+		"-o name (.html/.htm, .md/.markdown; another extension is refused) unless\n"
+		"--format says otherwise; without -o, Markdown goes to standard output.\n"
 		"\n"
 		"--baseline RUN --candidate RUN adds the A/B section (step-time distributions of\n"
 		"the matched windows and the CI of the difference, as `trainscope ab` decides\n"

@@ -47,25 +47,3 @@ int diag_run(struct cli_ctx *ctx, struct ts_diag *d, struct ts_runmodel *rm, cha
 	}
 	return 0;
 }
-
-int diag_write_report(struct cli_ctx *ctx, const struct ts_diag *d, int fmt, const char *path)
-{
-	struct ts_report r;
-	struct ts_sb out;
-	int rc;
-
-	ts_report_init(&r);
-	ts_sb_init(&out);
-	rc = ts_diag_to_report(d, &r);
-	if (!rc)
-		rc = fmt == DIAG_FMT_MD ? ts_report_md(&r, &out) : ts_report_html(&r, &out);
-	if (rc) {
-		cli_error(ctx, "out of memory while rendering the report");
-		rc = EXIT_INTERNAL;
-	} else {
-		rc = cli_emit_to(ctx, path, &out);
-	}
-	ts_sb_release(&out);
-	ts_report_release(&r);
-	return rc;
-}

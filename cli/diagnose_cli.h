@@ -1,7 +1,7 @@
 /*
  * diagnose_cli.h - what diagnose, advise and report share on the command
- * line: gathering and analysing a run, and writing a report file whose
- * format follows its name (.html/.htm, .md/.markdown).
+ * line: gathering and analysing a run, and the report format a file name
+ * implies (.html/.htm, .md/.markdown).
  */
 #ifndef TRAINSCOPE_DIAGNOSE_CLI_H
 #define TRAINSCOPE_DIAGNOSE_CLI_H
@@ -19,8 +19,5 @@ int diag_format_of(const char *path);
  * failure, 0 on success. */
 int diag_run(struct cli_ctx *ctx, struct ts_diag *d, struct ts_runmodel *rm, char *const *paths,
 	     size_t n);
-
-/* Render d as a report in fmt and write it to path (atomically). */
-int diag_write_report(struct cli_ctx *ctx, const struct ts_diag *d, int fmt, const char *path);
 
 #endif
