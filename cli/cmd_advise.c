@@ -110,11 +110,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);
+		ts_warnings_json(&w, &rm.warnings, rm.warnings.v.n);
 		ts_jw_obj_end(&w);
 		ts_sb_addc(&out, '\n');
 	} else {
 		ts_sb_addf(&out, "vendor: %s\n", ts_diag_vendor_name(vendor));
 		ts_diag_text(&d, &out, 1);
+		if (rm.warnings.v.n)
+			ts_sb_addc(&out, '\n');
+		ts_warnings_text(&out, &rm.warnings, rm.warnings.v.n, cli_style(ctx, "yellow"),
+				 cli_style(ctx, "reset"));
 	}
 	rc = cli_emit(ctx, &out);
 out:
