@@ -389,6 +389,73 @@ out:
 	return rc;
 }
 
+/*
+ * Traces of one job share its world size ("distributedInfo": {...,
+ * "world_size": N} in the first events of a Kineto trace). Traces that
+ * disagree are different jobs: refused with the list. A trace that cannot
+ * be read, or does not say, takes no part.
+ */
+#define WORLD_SNIFF ((size_t)64 << 10)
+
+static int64_t trace_world_size(const char *path)
+{
+	static const char key[] = "\"world_size\"";
+	struct ts_input in;
+	struct ts_err e;
+	const unsigned char *hit;
+	int64_t ws = -1;
+
+	ts_err_init(&e);
+	if (ts_input_open(&in, path, &e))
+		return -1;
+	while (in.len < WORLD_SNIFF && !in.eof && ts_input_more(&in, 0, &e) > 0)
+		;
+	hit = in.len ? memmem(in.data, in.len < WORLD_SNIFF ? in.len : WORLD_SNIFF, key,
+			      sizeof(key) - 1) : NULL;
+	if (hit) {
+		size_t k = (size_t)(hit - in.data) + sizeof(key) - 1;
+
+		while (k < in.len && (in.data[k] == ' ' || in.data[k] == ':'))
+			k++;
+		if (k < in.len && in.data[k] >= '0' && in.data[k] <= '9') {
+			ws = 0;
+			while (k < in.len && in.data[k] >= '0' && in.data[k] <= '9' && ws < (1 << 30))
+				ws = ws * 10 + (in.data[k++] - '0');
+		}
+	}
+	ts_input_release(&in);
+	return ws;
+}
+
+static int trace_jobs(struct ts_runmodel *rm, struct ts_err *err)
+{
+	int64_t first_ws = -1;
+	const char *first = NULL;
+	struct ts_sb sb;
+	int differ = 0, rc = 0;
+
+	ts_sb_init(&sb);
+	for (size_t i = 0; i < rm->inputs.n; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+		int64_t ws;
+
+		if (in->role != TS_ROLE_TRACE || (ws = trace_world_size(in->path)) < 0)
+			continue;
+		ts_sb_addf(&sb, "%s%s (world size %lld)", sb.len ? ", " : "", in->path, (long long)ws);
+		if (!first) {
+			first = in->path;
+			first_ws = ws;
+		} else if (ws != first_ws) {
+			differ = 1;
+		}
+	}
+	if (differ)
+		rc = ts_err_at(err, TS_EUSAGE, rm->root, -1, -1, "holds traces of different jobs: %s; "
+			       "give one run directory", sb.failed ? "(out of memory)" : sb.buf);
+	ts_sb_release(&sb);
+	return rc;
+}
+
 /* ------------------------------------------------------------ window */
 
 /* One group per reason: its first and last iteration and its count. */
@@ -718,7 +785,7 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	}
 	rm->root = npaths == 1 ? paths[0] : "(several inputs)";
 	if ((rc = classify(rm, paths, npaths, o->walk_depth > 0 ? o->walk_depth : DEFAULT_DEPTH,
-			   err)))
+			   err)) || (rc = trace_jobs(rm, err)))
 		return rc;
 	for (size_t i = 0; i < rm->inputs.n; i++) {
 		const struct ts_run_input *in = &rm->inputs.v[i];

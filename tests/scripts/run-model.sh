@@ -7,7 +7,8 @@
 #    "finite, 0 NaN iterations" while steps counted the NaN);
 #  - two metrics files for one rank: exit 2 naming both (steps kept the last
 #    one given, so argument order changed the answer);
-#  - a folder holding several runs: exit 2 listing them (one mixed step time);
+#  - a folder holding several runs: exit 2 listing them (one mixed step time),
+#    also when only its traces tell (different world sizes);
 #  - the window object is identical in steps, diagnose, validate, ab
 #    (self-compare) on every shared CPU run and both examples, with the same
 #    steps in it (profiler steps were in steps' mean, not in ab's: a_dense
@@ -90,6 +91,18 @@ done
 [ $rc = 2 ] || bad "several runs: exit $rc, want 2"
 grep -q "holds 3 runs" "$tmp/many.err" && grep -q "$tmp/many/b_moe" "$tmp/many.err" ||
 	bad "several runs not listed: $(cat "$tmp/many.err")"
+
+# --- traces of different jobs (world sizes 2 and 8) in one folder
+td=$DATA/traces/hta/trace_diff
+if [ -f "$td/control/control.json.gz" ]; then
+	mkdir -p "$tmp/jobs"
+	cp "$CPU/c_ddp2/metrics_rank0.jsonl" "$CPU/c_ddp2/"rank0.*.pt.trace.json.gz "$tmp/jobs/"
+	cp "$td/control/control.json.gz" "$tmp/jobs/"
+	"$TS" diagnose "$tmp/jobs" >/dev/null 2>"$tmp/jobs.err"; rc=$?
+	[ $rc = 2 ] || bad "traces of two jobs: exit $rc, want 2"
+	grep -q "world size 8" "$tmp/jobs.err" && grep -q "world size 2" "$tmp/jobs.err" ||
+		bad "traces of two jobs not listed: $(cat "$tmp/jobs.err")"
+fi
 
 # --- the same window everywhere; diagnose embeds steps
 for run in "$CPU/a_dense" "$CPU/b_moe" "$CPU/c_ddp2" "$CPU/d_stall" "$CPU/e_straggler" \
