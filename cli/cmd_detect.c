@@ -6,6 +6,7 @@
 #include "trainscope/detect.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/paths.h"
+#include "trainscope/run.h"
 #include "trainscope/table.h"
 
 enum { OPT_DEPTH = 1 };
@@ -23,6 +24,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_sb out;
 	struct ts_jw w;
 	struct ts_table t;
+	struct ts_warnings warn;
 	long long depth = 2;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
@@ -31,6 +33,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_paths_init(&files);
 	ts_sb_init(&out);
 	ts_table_init(&t);
+	ts_warnings_init(&warn);
 	ts_err_init(&err);
 	for (size_t i = 0; i < p.nopts; i++)
 		if (p.opts[i].key == OPT_DEPTH && (rc = cli_int(ctx, &p.opts[i], 0, 16, &depth)))
@@ -73,6 +76,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 
 			ts_err_format(&err, why, sizeof(why));
 			rc = cli_fail(ctx, &err);
+			ts_warnings_add(&warn, "unreadable-input", files.v[i], err.offset, TS_NO_INT,
+					"%s cannot be read (%s).", files.v[i], why);
 			if (ctx->json) {
 				ts_jw_obj(&w);
 				ts_jw_kstr(&w, "file", files.v[i]);
@@ -107,6 +112,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx->json) {
 		ts_jw_arr_end(&w);
+		ts_warnings_json(&w, &warn, warn.v.n);
 		ts_jw_obj_end(&w);
 	} else {
 		ts_table_render(&t, &out, 0);
@@ -117,6 +123,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = emit ? emit : rc;
 	}
 out:
+	ts_warnings_release(&warn);
 	ts_table_release(&t);
 	ts_sb_release(&out);
 	ts_paths_release(&files);

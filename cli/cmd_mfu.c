@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "trainscope/run.h"
 #include "trainscope/flops.h"
 #include "trainscope/gpus.h"
 #include "trainscope/json.h"
@@ -609,6 +610,18 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 		}
 		ts_jw_arr_end(&w);
 		ts_jw_obj_end(&w);
+	}
+	{
+		struct ts_warnings warn;
+
+		ts_warnings_init(&warn);
+		if (r->has_logged && fabs(mismatch) > 1.0)
+			ts_warnings_add(&warn, "logged-tflops-mismatch", NULL, -1, TS_NO_INT,
+					"The logged %.5g TFLOP/s/GPU differs from the recomputed %.5g by "
+					"%+.2f %%: the config, the formula version or the GPU count does "
+					"not match the run.", r->logged, mm->tflops_per_gpu, mismatch);
+		ts_warnings_json(&w, &warn, warn.v.n);
+		ts_warnings_release(&warn);
 	}
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');

@@ -38,9 +38,6 @@ int diag_run(struct cli_ctx *ctx, struct ts_diag *d, struct ts_runmodel *rm, cha
 	}
 	if ((rc = ts_runmodel_load(rm, paths, n, NULL, 0, &err)) || (rc = ts_diag_gather(d, rm, &err)))
 		return cli_fail(ctx, &err);
-	for (size_t i = 0; i < d->nprofs; i++)
-		if (d->profs[i]->legacy && !ctx->quiet)
-			cli_warn(ctx, "%s: legacy (pre-Kineto) trace", d->profs[i]->file);
 	if ((rc = ts_diag_analyse(d))) {
 		ts_err_set(&err, rc, "out of memory while analysing");
 		return cli_fail(ctx, &err);
