@@ -216,6 +216,32 @@ mean = sum(rows[i] for i in its) / len(its)
 assert abs(d["step_time_ms"]["mean"] - mean) < 0.0015, (d["step_time_ms"]["mean"], mean)
 PY
 
+# --- the invariants on every shared input: shares and utilisations within
+# 0..100 %, CIs of step times never below 0
+for in in "$CPU"/* examples/run examples/run-h200 "$DATA"/logs/*.log; do
+	[ -e "$in" ] || continue
+	case "$in" in *PROVENANCE*|*README*) continue ;; esac
+	for cmd in steps diagnose; do
+		"$TS" $cmd --json "$in" >"$tmp/inv.json" 2>/dev/null || continue
+		python3 - "$tmp/inv.json" <<'PY' || bad "$cmd $in: an invariant is broken"
+import json, sys
+shares = {"share_pct", "wall_time_pct", "outlier_excess_pct", "mfu_pct", "hfu_pct"}
+def walk(o, path):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in shares and v is not None:
+                assert 0 <= v <= 100, (path + "." + k, v)
+            if k in ("ci95_low", "mean_ci95_low_ms") and v is not None:
+                assert v >= 0, (path + "." + k, v)
+            walk(v, path + "." + k)
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            walk(v, "%s[%d]" % (path, i))
+walk(json.load(open(sys.argv[1])), "")
+PY
+	done
+done
+
 # --- a CI of a positive time never reaches below 0: 5 steady steps 1, 1,
 # 1000, 1, 2 ms (mean 201 ms, SD 446.6 ms: a t interval of the mean is
 # 201 -+ 2.78 x 199.7, below 0), the old code printed [-353.6, 755.6]
