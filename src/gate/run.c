@@ -13,7 +13,6 @@
 #include <string.h>
 #include "trainscope/detect.h"
 #include "trainscope/gate.h"
-#include "trainscope/input.h"
 #include "trainscope/logs.h"
 #include "trainscope/paths.h"
 #include "trainscope/run.h"
