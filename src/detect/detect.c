@@ -355,11 +355,11 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 /*
  * A trace whose first events are all CPU operators may still hold device
  * events further on (Kineto writes them after the CPU ones): read on, up
- * to VENDOR_SCAN_MAX bytes, until a device marker shows. Still nothing
+ * to VENDOR_SCAN_MAX (16 MiB), until a device marker shows. Still nothing
  * at the end of the file: a CPU trace; nothing within the cap: unknown
  * (""), never a guess.
  */
-#define VENDOR_SCAN_MAX ((uint64_t)64 << 20)
+#define VENDOR_SCAN_MAX ((uint64_t)16 << 20)
 #define VENDOR_OVERLAP 64
 
 static void vendor_scan_on(struct ts_input *in, char *vendor, size_t vsize)
