@@ -178,6 +178,15 @@ static int classify(struct ts_runmodel *rm, char *const *paths, size_t npaths, i
 			in->role = role_of(in->kind, any_jsonl, in->role < 0);
 	}
 	ts_sort(rm->inputs.v, rm->inputs.n, sizeof(*rm->inputs.v), cmp_input);
+	{
+		/* a file named twice (or inside a directory also named) is one input */
+		size_t u = 0;
+
+		for (size_t i = 0; i < rm->inputs.n; i++)
+			if (!u || strcmp(rm->inputs.v[i].path, rm->inputs.v[u - 1].path) != 0)
+				rm->inputs.v[u++] = rm->inputs.v[i];
+		rm->inputs.n = u;
+	}
 	for (size_t i = 0; i < rm->inputs.n; i++) {
 		const struct ts_run_input *in = &rm->inputs.v[i];
 
@@ -199,6 +208,15 @@ struct frank {
 	int32_t file;
 	int32_t rank;
 };
+
+/* The rank a record speaks for, as the steps analysis merges them: its own,
+ * else (several files) its file's - a rank-less file is one rank. */
+static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
+{
+	if (s->rank >= 0)
+		return s->rank;
+	return log->nfiles > 1 ? s->file : -1;
+}
 
 static int cmp_frank(const void *pa, const void *pb)
 {
@@ -263,11 +281,8 @@ static int check_identity(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			several_runs(rm, rm->root, err);
 			return TS_EUSAGE;
 		}
-		if (fr[i].rank >= 0)
-			return ts_err_set(err, TS_EUSAGE, "two step series for rank %d: %s and %s; "
-					  "give one file per rank", fr[i].rank, a, b);
-		return ts_err_set(err, TS_EUSAGE, "two step series for the same rank (the records "
-				  "name no rank): %s and %s; give one file per rank", a, b);
+		return ts_err_set(err, TS_EUSAGE, "two step series for rank %d: %s and %s; give one "
+				  "file per rank", fr[i].rank, a, b);
 	}
 	return 0;
 }
@@ -300,7 +315,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		maxit[k] = INT64_MIN;
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		struct frank key = { s->file, s->rank < 0 ? -1 : s->rank };
+		struct frank key = { s->file, eff_rank(log, s) };
 		struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 		size_t k = hit ? (size_t)(hit - fr) : 0;
 
@@ -326,7 +341,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 
 		for (size_t i = 0; i < x->index; i++) {
 			const struct ts_step *t = &log->steps.v[i];
-			if (t->file == x->key.file && (t->rank < 0 ? -1 : t->rank) == x->key.rank &&
+			if (t->file == x->key.file && eff_rank(log, t) == x->key.rank &&
 			    t->iteration >= x->iteration)
 				replaced++;
 		}
@@ -346,7 +361,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 
 		for (size_t r = 0; r < nrs && !drop; r++)
 			drop = rs[r].index > i && rs[r].key.file == t->file &&
-			       rs[r].key.rank == (t->rank < 0 ? -1 : t->rank) &&
+			       rs[r].key.rank == eff_rank(log, t) &&
 			       t->iteration >= rs[r].iteration;
 		if (!drop)
 			log->steps.v[out++] = *t;
@@ -367,7 +382,7 @@ static int identity(struct ts_runmodel *rm, struct ts_err *err)
 
 	for (size_t i = 0; i < rm->log.steps.n; i++) {
 		const struct ts_step *s = &rm->log.steps.v[i];
-		struct frank k = { s->file, s->rank < 0 ? -1 : s->rank };
+		struct frank k = { s->file, eff_rank(&rm->log, s) };
 
 		if (k.file == last.file && k.rank == last.rank)
 			continue;
