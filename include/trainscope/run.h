@@ -1,6 +1,7 @@
 /*
  * run.h - one run, one answer: the run model every command that takes a
- * run renders (steps, diagnose, advise, validate, ab, report, ledger).
+ * run renders (steps, diagnose, advise, validate, ab, report; ledger
+ * stores what ab rendered from it).
  *
  * ts_runmodel_load() turns a run directory or a file list into one value:
  * every input file classified by content (and whether it is used), one
@@ -12,10 +13,15 @@
  * reading, A/B) to the same list.
  *
  * Input identity (docs/warnings.md): two step series for one rank are an
- * error naming both files; step files of one rank in several directories
- * are several runs, refused with their list; a log whose iterations go
- * back (a resumed job) keeps the later segment and warns; a file that
- * cannot be classified, or is not used, is a warning, not an error.
+ * error naming both files (a file without rank markers is a rank of its
+ * own, as steps.h merges them); step files of one rank in several
+ * directories are several runs, refused with their list, and so are traces
+ * whose world sizes differ; a log whose iterations go back (a resumed job)
+ * keeps the later segment and warns; a file found in a directory that
+ * cannot be classified, or a trace that cannot be scanned, is a warning,
+ * not an error. The traces' ProfilerStep#N iterations (and the export step
+ * after each captured range) are flagged TS_STEP_PROFILED before the steps
+ * analysis, so no window statistic includes them.
  *
  * Ownership: a ts_runmodel owns everything it points to (its arena, its
  * step log, its steps report); ts_runmodel_release() frees it all.
@@ -161,10 +167,13 @@ void ts_runmodel_release(struct ts_runmodel *rm);
  * Load the run from paths (directories walked o->walk_depth levels).
  * need_steps: a run without any step source is TS_EUSAGE ("no training
  * log or metrics ..."); without it (diagnose with traces only) it is not.
- * Returns 0, or TS_EUSAGE (several runs, two series for one rank,
- * declared window outside the data; err names the files), TS_EIO /
- * TS_EPARSE from a step source (a file the run needs), TS_ENOMEM.
- * On failure rm holds what was loaded so far; release it.
+ * A declared window is o->steps.window_first/last, else the first
+ * contract's workload.steady_window (window_source 1 / 2), else automatic.
+ * Returns 0, or TS_EUSAGE (several runs, traces of different jobs, two
+ * series for one rank, a log going back too often, declared window
+ * outside the data; err names the files), TS_EIO / TS_EPARSE from a file
+ * named on the command line or a step source (a file the run needs),
+ * TS_ENOMEM. On failure rm holds what was loaded so far; release it.
  */
 int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err);
