@@ -93,6 +93,22 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 	}
+	/* the warnings `ab` would print travel into the report */
+	for (size_t s = 0; s < 2; s++)
+		for (size_t i = 0; i < runs[s].rm.warnings.v.n; i++) {
+			const struct ts_warning *x = &runs[s].rm.warnings.v.v[i];
+			char *m = x->file ? ts_report_strdup(r, x->message) :
+				  ts_report_printf(r, "%s: %s", s ? cand : base, x->message);
+
+			ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, m, x->code);
+		}
+	for (size_t i = 0; i < res.warnings.v.n; i++)
+		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, res.warnings.v.v[i].message,
+				   res.warnings.v.v[i].code);
+	if (r->failed && !rc) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+	}
 out:
 	free(a);
 	free(b);
