@@ -23,7 +23,7 @@ static const struct cli_opt opts[] = {
 	{ "band", 0, "PCT", "practical-significance band in % (default 1 with repeats, 2 without)", OPT_BAND },
 	{ "allow-multi", 0, NULL, "compare even when the contracts differ in several fields", OPT_ALLOW_MULTI },
 	{ "variable", 0, "KEY", "the contract field this A/B changes (checked against the diff)", OPT_VARIABLE },
-	{ "window", 0, "FIRST-LAST", "declared steady window (iterations, inclusive) for every run", OPT_WINDOW },
+	{ "window", 0, "FIRST:LAST", "declared steady window (iterations, inclusive; FIRST-LAST also) for every run", OPT_WINDOW },
 	{ "run-cv", 0, "PCT", "run-to-run CV of mean step time to assume without repeats (default 0: within-run only)", OPT_RUN_CV },
 	{ "mem-tolerance", 0, "PCT", "allowed peak device-memory growth in % (default 5)", OPT_MEM_TOL },
 	{ "db", 0, "FILE", "record the experiment in this ledger (default $TRAINSCOPE_DB when set)", OPT_DB },
