@@ -33,6 +33,17 @@ static int push_path(struct ts_diag *d, void *vec, const char *path)
 	return 0;
 }
 
+/* 1 when the run already warns code about file (the run model may have
+ * seen a trace's cut while scanning it). */
+static int has_warning(const struct ts_warnings *w, const char *code, const char *file)
+{
+	for (size_t i = 0; i < w->v.n; i++)
+		if (strcmp(w->v.v[i].code, code) == 0 && w->v.v[i].file &&
+		    strcmp(w->v.v[i].file, file) == 0)
+			return 1;
+	return 0;
+}
+
 static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 {
 	struct ts_trace t;
@@ -43,7 +54,7 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_trace_init(&t);
 	if ((rc = ts_trace_read(&t, path, &o, err)))
 		goto out;
-	if (t.meta.truncated &&
+	if (t.meta.truncated && !has_warning(&d->rm->warnings, "truncated-trace", path) &&
 	    ts_warnings_add(&d->rm->warnings, "truncated-trace", path, (int64_t)t.meta.truncated_at,
 			    TS_NO_INT, "%s is truncated at byte %llu: only the events before it "
 			    "are analysed, and steps it cuts are incomplete.", path,

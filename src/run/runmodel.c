@@ -755,6 +755,13 @@ static int profiled(struct ts_runmodel *rm, struct ts_err *err)
 			break;
 		if (!rc)
 			continue;
+		if (rc == TS_ETRUNC) {
+			/* the steps found before the cut still count */
+			rc = ts_warnings_add(&rm->warnings, "truncated-trace", in->path, terr.offset,
+					     TS_NO_INT, "%s is truncated (its compressed stream ends "
+					     "early): only the events before the cut are used.", in->path);
+			continue;
+		}
 		ts_err_format(&terr, buf, sizeof(buf));
 		rc = ts_warnings_add(&rm->warnings, "unused-input", in->path, terr.offset, TS_NO_INT,
 				     "%s cannot be scanned for profiled steps (%s); they are not "
