@@ -32,6 +32,18 @@ static void check(int ok, const char *what)
 	}
 }
 
+/* The pieces of the last input and the directory go when the fuzzer exits. */
+static void remove_dir(void)
+{
+	for (int i = 0; i < 4; i++) {
+		char path[96];
+
+		snprintf(path, sizeof(path), "%s/f%d.log", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 static void write_piece(int i, const uint8_t *p, size_t n)
 {
 	char path[96];
@@ -112,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof(dir), "/tmp/fuzz_run.XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(remove_dir);
 	}
 	for (int i = 0; i < 4; i++) {
 		char path[96];
