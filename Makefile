@@ -74,6 +74,13 @@ ifneq ($(MPI_LIBS),)
 $(BUILD)/cli/trace_mpi.o: ALL_CPPFLAGS += $(MPI_CFLAGS) -DTS_HAVE_MPI
 LIBS += $(MPI_LIBS)
 endif
+# The MPI configuration is recorded in a stamp rewritten only when it
+# changes, so installing (or removing) Open MPI after a build rebuilds
+# trace_mpi.o and relinks the binary.
+MPI_STAMP := $(BUILD)/gen/mpi.flags
+MPI_NOW := $(MPI_CFLAGS) $(MPI_LIBS)
+$(shell mkdir -p $(BUILD)/gen && { [ -f $(MPI_STAMP) ] && [ "$$(cat $(MPI_STAMP))" = "$(MPI_NOW)" ] || echo "$(MPI_NOW)" > $(MPI_STAMP); })
+$(BUILD)/cli/trace_mpi.o $(BIN): $(MPI_STAMP)
 
 BENCH_LIBS_bench_tokenizer := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
 

@@ -23,7 +23,7 @@ static const struct cli_opt opts[] = {
 	{ "band", 0, "PCT", "practical-significance band in % (default 1 with repeats, 2 without)", OPT_BAND },
 	{ "allow-multi", 0, NULL, "compare even when the contracts differ in several fields", OPT_ALLOW_MULTI },
 	{ "variable", 0, "KEY", "the contract field this A/B changes (checked against the diff)", OPT_VARIABLE },
-	{ "window", 0, "FIRST-LAST", "declared steady window (iterations, inclusive) for every run", OPT_WINDOW },
+	{ "window", 0, "FIRST:LAST", "declared steady window (iterations, inclusive; FIRST-LAST also) for every run", OPT_WINDOW },
 	{ "run-cv", 0, "PCT", "run-to-run CV of mean step time to assume without repeats (default 0: within-run only)", OPT_RUN_CV },
 	{ "mem-tolerance", 0, "PCT", "allowed peak device-memory growth in % (default 5)", OPT_MEM_TOL },
 	{ "db", 0, "FILE", "record the experiment in this ledger (default $TRAINSCOPE_DB when set)", OPT_DB },
@@ -106,10 +106,50 @@ static const char *decision(const struct ts_ab_result *r)
 	return r->accepted ? "accepted" : "rejected";
 }
 
-static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
+/*
+ * The warnings of the runs (their run models) and of the comparison, in
+ * one list. A run's warning that names no file is prefixed with the run;
+ * a run given twice (an A/A check) warns once.
+ */
+static int gather_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *r,
+			   struct ts_warnings *all)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(runs[j].path, runs[i].path) == 0;
+		for (size_t k = 0; k < runs[i].rm.warnings.v.n && !seen; k++) {
+			const struct ts_warning *x = &runs[i].rm.warnings.v.v[k];
+
+			if (x->file)
+				rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration,
+						      "%s", x->message);
+			else
+				rc |= ts_warnings_add(all, x->code, runs[i].path, x->offset,
+						      x->iteration, "%s: %s", runs[i].path, x->message);
+		}
+	}
+	for (size_t k = 0; k < r->warnings.v.n; k++) {
+		const struct ts_warning *x = &r->warnings.v.v[k];
+
+		rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration, "%s",
+				      x->message);
+	}
+	return rc;
+}
+
+static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
+		       const struct ts_warnings *warn, struct ts_sb *out)
 {
 	struct ts_jw w;
+	struct ts_window_obj win;
+	int nowin = r->verdict == TS_AB_INVALID && r->base.n == 0;
 
+	ts_runmodel_window(&base->rm, nowin ? TS_NO_INT : r->win_first,
+			   nowin ? TS_NO_INT : r->win_last, &win);
 	ts_jw_init(&w, out, 1);
 	ts_jw_obj(&w);
 	ts_jw_kstr(&w, "schema", "trainscope.ab/1");
@@ -129,16 +169,10 @@ static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
 	ts_jw_key(&w, "assumed_run_cv_pct");
 	ts_jw_fixed(&w, 100 * r->run_cv, 2);
 	ts_jw_kbool(&w, "repeats", r->repeats);
-	ts_jw_key(&w, "window");
-	if (r->verdict == TS_AB_INVALID && r->base.n == 0) {
-		ts_jw_null(&w);
-	} else {
-		ts_jw_obj(&w);
-		ts_jw_ki64(&w, "first", r->win_first);
-		ts_jw_ki64(&w, "last", r->win_last);
-		ts_jw_ki64(&w, "paired_steps", (int64_t)r->win_steps);
-		ts_jw_obj_end(&w);
-	}
+	/* the matched window, as every command writes a window; the steps
+	 * paired by iteration (artefacts and NaN steps left out) beside it */
+	ts_window_json(&w, &win);
+	ts_jw_ki64(&w, "paired_steps", (int64_t)r->win_steps);
 	jw_ms(&w, "baseline_mean_step_ms", r->base_mean_ms);
 	jw_ms(&w, "candidate_mean_step_ms", r->cand_mean_ms);
 	ts_jw_key(&w, "to_decide");
@@ -185,11 +219,12 @@ static void write_json(const struct ts_ab_result *r, struct ts_sb *out)
 	jw_runs(&w, "baseline", r->base.v, r->base.n);
 	jw_runs(&w, "candidate", r->cand.v, r->cand.n);
 	jw_strs(&w, "invalid_reasons", r->invalid.v, r->invalid.n);
-	jw_strs(&w, "warnings", r->warnings.v, r->warnings.n);
+	ts_warnings_json(&w, warn, warn->v.n);
 	ts_jw_obj_end(&w);
 }
 
-static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct ts_sb *out)
+static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r,
+		       const struct ts_warnings *warn, struct ts_sb *out)
 {
 	struct ts_table t;
 	const char *b = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
@@ -202,6 +237,9 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct
 			ts_sb_addf(out, "  contract %s: %s -> %s\n", r->diffs.v[i].key,
 				   r->diffs.v[i].a ? r->diffs.v[i].a : "(unknown)",
 				   r->diffs.v[i].b ? r->diffs.v[i].b : "(unknown)");
+		if (warn->v.n)
+			ts_sb_addc(out, '\n');
+		ts_warnings_text(out, warn, warn->v.n, cli_style(ctx, "yellow"), reset);
 		return;
 	}
 	ts_sb_addf(out, "matched steady window: iterations %lld-%lld (%zu paired steps)\n",
@@ -225,7 +263,10 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct
 		ts_table_cell(&t, "%s", s->path);
 		ts_table_cell(&t, "%zu", s->window_steps);
 		ts_table_cell(&t, "%.2f", s->mean_ms);
-		ts_table_cell(&t, "[%.2f, %.2f]", s->ci95_low_ms, s->ci95_high_ms);
+		if (isfinite(s->ci95_low_ms))
+			ts_table_cell(&t, "[%.2f, %.2f]", s->ci95_low_ms, s->ci95_high_ms);
+		else
+			ts_table_cell(&t, "too few steps");
 		ts_table_cell(&t, "%.2f", s->median_ms);
 		ts_table_cell(&t, "%.1f", 100 * s->cv);
 		ts_table_cell(&t, "%lld", (long long)s->nonfinite);
@@ -246,11 +287,9 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r, struct
 			   r->checks.v[i].skipped ? "skipped" : r->checks.v[i].passed ? "passed" : "FAILED",
 			   r->checks.v[i].detail);
 	ts_sb_addf(out, "\ndecision: %s%s%s\n", b, decision(r), reset);
-	if (r->warnings.n) {
-		ts_sb_adds(out, "\nwarnings:\n");
-		for (size_t i = 0; i < r->warnings.n; i++)
-			ts_sb_addf(out, "  - %s\n", r->warnings.v[i]);
-	}
+	if (warn->v.n)
+		ts_sb_addc(out, '\n');
+	ts_warnings_text(out, warn, warn->v.n, cli_style(ctx, "yellow"), reset);
 }
 
 static void ledger_run(const struct ts_run *run, const struct ts_ab_run_summary *s,
@@ -361,6 +400,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_err err;
 	struct ts_sb out, json;
 	struct ts_run *runs = NULL;
+	struct ts_runmodel_opts ro;
+	struct ts_warnings warn;
 	char **base = NULL, **cand = NULL;
 	const char *db = NULL, *workload = NULL;
 	size_t nb = 0, nc = 0, capb = 0, capc = 0;
@@ -370,6 +411,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);
+	ts_warnings_init(&warn);
 	ts_sb_init(&out);
 	ts_sb_init(&json);
 	ts_err_init(&err);
@@ -408,8 +450,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			o.variable = a->val;
 			break;
 		case OPT_WINDOW:
-			if (ts_parse_window(a->val, &o.win_first, &o.win_last)) {
-				cli_error(ctx, "--window: expected FIRST-LAST iterations, got '%s'", a->val);
+			if (ts_window_parse(a->val, &o.win_first, &o.win_last)) {
+				cli_error(ctx, "--window: expected FIRST:LAST or FIRST-LAST with 1 <= "
+					  "FIRST <= LAST (iterations), got '%s'", a->val);
 				rc = EXIT_USAGE;
 				goto out;
 			}
@@ -457,8 +500,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < nb + nc; i++)
 		ts_run_init(&runs[i]);
+	ts_runmodel_opts_init(&ro);
+	if (o.win_first != TS_WIN_AUTO) {
+		ro.steps.window_first = o.win_first;
+		ro.steps.window_last = o.win_last;
+	}
 	for (size_t i = 0; i < nb + nc; i++) {
-		if (ts_run_load(&runs[i], i < nb ? base[i] : cand[i - nb], &err)) {
+		if (ts_run_load(&runs[i], i < nb ? base[i] : cand[i - nb], &ro, &err)) {
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
@@ -467,11 +515,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	write_json(&res, &json);
+	if (gather_warnings(runs, nb + nc, &res, &warn)) {
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	write_json(&res, &runs[0], &warn, &json);
 	if (ctx->json)
 		ts_sb_add(&out, json.buf, json.len);
 	else
-		write_text(ctx, &res, &out);
+		write_text(ctx, &res, &warn, &out);
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
 	if (!db)
@@ -491,6 +543,7 @@ out:
 	free(base);
 	free(cand);
 	ts_ab_result_release(&res);
+	ts_warnings_release(&warn);
 	ts_sb_release(&out);
 	ts_sb_release(&json);
 	cli_parsed_release(&p);

@@ -46,6 +46,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
 	struct ts_diag d;
+	struct ts_runmodel rm;
 	struct ts_sb out;
 	const char *wall_s = NULL, *vendor_s = NULL;
 	enum ts_wall wall = TS_WALL_COMPUTE;
@@ -55,6 +56,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_diag_init(&d);
+	ts_runmodel_init(&rm);
 	ts_sb_init(&out);
 	for (size_t i = 0; i < p.nopts; i++) {
 		if (p.opts[i].key == OPT_WALL)
@@ -86,7 +88,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = EXIT_INTERNAL;
 			goto out;
 		}
-	} else if ((rc = diag_run(ctx, &d, p.pos, p.npos))) {
+	} else if ((rc = diag_run(ctx, &d, &rm, p.pos, p.npos))) {
 		goto out;
 	} else {
 		vendor = ts_diag_vendor(&d);
@@ -108,16 +110,22 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);
+		ts_warnings_json(&w, &rm.warnings, rm.warnings.v.n);
 		ts_jw_obj_end(&w);
 		ts_sb_addc(&out, '\n');
 	} else {
 		ts_sb_addf(&out, "vendor: %s\n", ts_diag_vendor_name(vendor));
 		ts_diag_text(&d, &out, 1);
+		if (rm.warnings.v.n)
+			ts_sb_addc(&out, '\n');
+		ts_warnings_text(&out, &rm.warnings, rm.warnings.v.n, cli_style(ctx, "yellow"),
+				 cli_style(ctx, "reset"));
 	}
 	rc = cli_emit(ctx, &out);
 out:
 	ts_sb_release(&out);
 	ts_diag_release(&d);
+	ts_runmodel_release(&rm);
 	cli_parsed_release(&p);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include "trainscope/detect.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/paths.h"
+#include "trainscope/run.h"
 #include "trainscope/table.h"
 
 enum { OPT_DEPTH = 1 };
@@ -23,6 +24,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_sb out;
 	struct ts_jw w;
 	struct ts_table t;
+	struct ts_warnings warn;
 	long long depth = 2;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
@@ -31,6 +33,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_paths_init(&files);
 	ts_sb_init(&out);
 	ts_table_init(&t);
+	ts_warnings_init(&warn);
 	ts_err_init(&err);
 	for (size_t i = 0; i < p.nopts; i++)
 		if (p.opts[i].key == OPT_DEPTH && (rc = cli_int(ctx, &p.opts[i], 0, 16, &depth)))
@@ -59,7 +62,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_jw_key(&w, "files");
 		ts_jw_arr(&w);
 	} else {
-		ts_table_col(&t, "file", NULL, TS_LEFT, 60);
+		ts_table_col(&t, "file", NULL, TS_LEFT, 0);
 		ts_table_col(&t, "kind", NULL, TS_LEFT, 0);
 		ts_table_col(&t, "vendor", NULL, TS_LEFT, 0);
 		ts_table_col(&t, "gzip", NULL, TS_LEFT, 0);
@@ -68,8 +71,28 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < files.n; i++) {
 		struct ts_detect d;
 		if (ts_detect_file(files.v[i], &d, &err)) {
+			/* say why, and go on: every readable file is still listed */
+			char why[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+
+			ts_err_format(&err, why, sizeof(why));
 			rc = cli_fail(ctx, &err);
-			goto out;
+			ts_warnings_add(&warn, "unreadable-input", files.v[i], err.offset, TS_NO_INT,
+					"%s cannot be read (%s).", files.v[i], why);
+			if (ctx->json) {
+				ts_jw_obj(&w);
+				ts_jw_kstr(&w, "file", files.v[i]);
+				ts_jw_kstr(&w, "kind", "unreadable");
+				ts_jw_kstr(&w, "error", why);
+				ts_jw_obj_end(&w);
+			} else {
+				ts_table_cell(&t, "%s", files.v[i]);
+				ts_table_cell(&t, "unreadable");
+				ts_table_cell(&t, "-");
+				ts_table_cell(&t, "-");
+				ts_table_cell(&t, "-");
+			}
+			ts_err_init(&err);
+			continue;
 		}
 		if (ctx->json) {
 			ts_jw_obj(&w);
@@ -89,12 +112,18 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx->json) {
 		ts_jw_arr_end(&w);
+		ts_warnings_json(&w, &warn, warn.v.n);
 		ts_jw_obj_end(&w);
 	} else {
 		ts_table_render(&t, &out, 0);
 	}
-	rc = cli_emit(ctx, &out);
+	{
+		int emit = cli_emit(ctx, &out);
+
+		rc = emit ? emit : rc;
+	}
 out:
+	ts_warnings_release(&warn);
 	ts_table_release(&t);
 	ts_sb_release(&out);
 	ts_paths_release(&files);
@@ -111,7 +140,9 @@ const struct cli_command cli_cmd_detect = {
 		"Classifies profiler traces (Kineto, legacy, by vendor), Nsight Systems exports,\n"
 		"training logs (Megatron-LM, Megatron Bridge, NeMo 2, HF Trainer, Primus), JSONL\n"
 		"metrics, model configs, contracts, telemetry and hang logs. File names are never\n"
-		"trusted: the first 256 KiB (inflated when gzip) decide.",
+		"trusted: the first 256 KiB (inflated when gzip) decide. A file that cannot be\n"
+		"read is listed as unreadable with the reason (exit 2); the others are still\n"
+		"listed.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "trainscope/run.h"
 #include "trainscope/flops.h"
 #include "trainscope/gpus.h"
 #include "trainscope/json.h"
@@ -610,6 +611,18 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 		ts_jw_arr_end(&w);
 		ts_jw_obj_end(&w);
 	}
+	{
+		struct ts_warnings warn;
+
+		ts_warnings_init(&warn);
+		if (r->has_logged && fabs(mismatch) > 1.0)
+			ts_warnings_add(&warn, "logged-tflops-mismatch", NULL, -1, TS_NO_INT,
+					"The logged %.5g TFLOP/s/GPU differs from the recomputed %.5g by "
+					"%+.2f %%: the config, the formula version or the GPU count does "
+					"not match the run.", r->logged, mm->tflops_per_gpu, mismatch);
+		ts_warnings_json(&w, &warn, warn.v.n);
+		ts_warnings_release(&warn);
+	}
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -659,8 +672,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (has_time)
+	if (has_time) {
 		ts_mfu_compute(&fl, r->step_ns, r->gpus, r->peak, &mm);
+		if (ts_mfu_check(&mm, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
 	if (r->has_logged) {
 		if (!has_time) {
 			cli_error(ctx, "--logged-tflops needs the step time (--step-time S) and --gpus");

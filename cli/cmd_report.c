@@ -23,6 +23,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
 	struct ts_diag d;
+	struct ts_runmodel rm;
 	struct ts_report r;
 	struct ts_sb out;
 	const char *base = NULL, *cand = NULL, *layout = NULL, *model = NULL, *gpu = NULL;
@@ -32,6 +33,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_diag_init(&d);
+	ts_runmodel_init(&rm);
 	ts_report_init(&r);
 	ts_sb_init(&out);
 	for (size_t i = 0; i < p.nopts; i++) {
@@ -62,6 +64,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (fmt == DIAG_FMT_NONE)
 		fmt = diag_format_of(ctx->output);
+	if (fmt == DIAG_FMT_NONE && ctx->output) {
+		cli_error(ctx, "-o %s: name the report .html/.htm or .md/.markdown, or give --format "
+			  "html|md", ctx->output);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (fmt == DIAG_FMT_NONE)
 		fmt = DIAG_FMT_MD;
 	if (!base != !cand) {
@@ -75,7 +83,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (p.npos || (!base && !layout)) {
-		if ((rc = diag_run(ctx, &d, p.pos, p.npos)))
+		if ((rc = diag_run(ctx, &d, &rm, p.pos, p.npos)))
 			goto out;
 		if (ts_diag_to_report(&d, &r)) {
 			cli_error(ctx, "out of memory");
@@ -110,6 +118,7 @@ out:
 	ts_sb_release(&out);
 	ts_report_release(&r);
 	ts_diag_release(&d);
+	ts_runmodel_release(&rm);
 	cli_parsed_release(&p);
 	return rc;
 }
@@ -126,8 +135,8 @@ const struct cli_command cli_cmd_report = {
 		"top kernels, per-rank comparison), the dominant wall with its evidence,\n"
 		"findings, candidates and missing evidence. Every name taken from a trace is\n"
 		"escaped. The Markdown variant holds the same tables. The format follows the\n"
-		"-o name (.html, .md) unless --format says otherwise; without -o, Markdown goes\n"
-		"to standard output.\n"
+		"-o name (.html/.htm, .md/.markdown; another extension is refused) unless\n"
+		"--format says otherwise; without -o, Markdown goes to standard output.\n"
 		"\n"
 		"--baseline RUN --candidate RUN adds the A/B section (step-time distributions of\n"
 		"the matched windows and the CI of the difference, as `trainscope ab` decides\n"

@@ -8,10 +8,11 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/table.h"
 
-enum { OPT_WINDOW = 1 };
+enum { OPT_WINDOW = 1, OPT_ACCEPT_AUTO };
 
 static const struct cli_opt opts[] = {
-	{ "window", 0, "FIRST-LAST", "declared steady window (default: the contract's workload.steady_window, else automatic)", OPT_WINDOW },
+	{ "window", 0, "FIRST:LAST", "declared steady window (FIRST-LAST also; default: the contract's workload.steady_window)", OPT_WINDOW },
+	{ "accept-auto-window", 0, NULL, "accept the automatic window when none is declared (it then only warns)", OPT_ACCEPT_AUTO },
 	{ 0 }
 };
 
@@ -23,6 +24,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_err err;
 	struct ts_sb out;
 	int64_t first = TS_WIN_AUTO, last = TS_WIN_AUTO;
+	struct ts_runmodel_opts ro;
+	struct ts_window_obj win;
+	int accept_auto = 0;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -31,22 +35,33 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_validate_result_init(&v);
 	ts_sb_init(&out);
 	ts_err_init(&err);
-	for (size_t i = 0; i < p.nopts; i++)
-		if (p.opts[i].key == OPT_WINDOW && ts_parse_window(p.opts[i].val, &first, &last)) {
-			cli_error(ctx, "--window: expected FIRST-LAST iterations, got '%s'", p.opts[i].val);
+	ts_runmodel_opts_init(&ro);
+	for (size_t i = 0; i < p.nopts; i++) {
+		if (p.opts[i].key == OPT_ACCEPT_AUTO)
+			accept_auto = 1;
+		if (p.opts[i].key == OPT_WINDOW && ts_window_parse(p.opts[i].val, &first, &last)) {
+			cli_error(ctx, "--window: expected FIRST:LAST or FIRST-LAST with 1 <= FIRST <= "
+				  "LAST (iterations), got '%s'", p.opts[i].val);
 			rc = EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (first != TS_WIN_AUTO) {
+		ro.steps.window_first = first;
+		ro.steps.window_last = last;
+	}
 	if (p.npos != 1) {
 		cli_error(ctx, "expected one run (directory, log or JSONL), got %zu", p.npos);
 		fprintf(stderr, "hint: trainscope validate runs/winner\n");
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (ts_run_load(&r, p.pos[0], &err) || ts_validate_run(&r, first, last, &v, &err)) {
+	if (ts_run_load(&r, p.pos[0], &ro, &err) ||
+	    ts_validate_run(&r, first, last, accept_auto, &v, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
+	ts_runmodel_window(&r.rm, v.win_first, v.win_last, &win);
 	if (ctx->json) {
 		struct ts_jw w;
 		ts_jw_init(&w, &out, 1);
@@ -54,12 +69,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_jw_kstr(&w, "schema", "trainscope.validate/1");
 		ts_jw_kstr(&w, "run", p.pos[0]);
 		ts_jw_kbool(&w, "passed", v.passed);
-		ts_jw_key(&w, "window");
-		ts_jw_obj(&w);
-		ts_jw_ki64(&w, "first", v.win_first);
-		ts_jw_ki64(&w, "last", v.win_last);
-		ts_jw_ki64(&w, "steps", (int64_t)v.win_steps);
-		ts_jw_obj_end(&w);
+		ts_window_json(&w, &win);
+		ts_jw_ki64(&w, "window_steps_timed", (int64_t)v.win_steps);
 		ts_jw_key(&w, "checks");
 		ts_jw_arr(&w);
 		for (size_t i = 0; i < v.checks.n; i++) {
@@ -70,7 +81,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);
+		ts_warnings_json(&w, &r.rm.warnings, r.rm.warnings.v.n);
 		ts_jw_obj_end(&w);
+		ts_sb_addc(&out, '\n');
 	} else {
 		struct ts_table t;
 		ts_table_init(&t);
@@ -84,6 +97,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		ts_table_render(&t, &out, 0);
 		ts_table_release(&t);
+		ts_sb_adds(&out, "\nwindow: ");
+		ts_window_text(&out, &win);
+		ts_sb_addc(&out, '\n');
+		ts_warnings_text(&out, &r.rm.warnings, r.rm.warnings.v.n, cli_style(ctx, "yellow"),
+				 cli_style(ctx, "reset"));
 		ts_sb_addf(&out, "\n%s: %s\n", p.pos[0], v.passed ? "validated" : "NOT validated");
 	}
 	rc = cli_emit(ctx, &out);
@@ -104,8 +122,9 @@ const struct cli_command cli_cmd_validate = {
 	.usage = "validate [options] RUN",
 	.description =
 		"Checks, each pass/warn/fail/skip with its evidence: at least 50 logged steps; a\n"
-		"declared window (--window, or the contract's workload.steady_window, else an\n"
-		"automatic MSER-5 window, which only warns) excluding iteration 1, warm-up,\n"
+		"declared window (--window, or the contract's workload.steady_window; the\n"
+		"automatic window of the steps analysis fails this check unless\n"
+		"--accept-auto-window, then it warns) excluding iteration 1, warm-up,\n"
 		"profiler and checkpoint steps; finite loss and grad norm; zero skipped and NaN\n"
 		"iterations in the window; step time (warns above 3 % CV); logged TFLOP/s\n"
 		"(recomputation needs the FLOP formula: skipped); peak memory reported; backend\n"

@@ -23,7 +23,8 @@ int diag_format_of(const char *path)
 	return DIAG_FMT_NONE;
 }
 
-int diag_run(struct cli_ctx *ctx, struct ts_diag *d, char *const *paths, size_t n)
+int diag_run(struct cli_ctx *ctx, struct ts_diag *d, struct ts_runmodel *rm, char *const *paths,
+	     size_t n)
 {
 	struct ts_err err;
 	int rc;
@@ -35,36 +36,11 @@ int diag_run(struct cli_ctx *ctx, struct ts_diag *d, char *const *paths, size_t 
 			"metrics or profiler traces)\n", ctx->cmd->name);
 		return EXIT_USAGE;
 	}
-	if ((rc = ts_diag_gather(d, paths, n, &err)))
+	if ((rc = ts_runmodel_load(rm, paths, n, NULL, 0, &err)) || (rc = ts_diag_gather(d, rm, &err)))
 		return cli_fail(ctx, &err);
-	for (size_t i = 0; i < d->nprofs; i++)
-		if (d->profs[i]->legacy && !ctx->quiet)
-			cli_warn(ctx, "%s: legacy (pre-Kineto) trace", d->profs[i]->file);
 	if ((rc = ts_diag_analyse(d))) {
 		ts_err_set(&err, rc, "out of memory while analysing");
 		return cli_fail(ctx, &err);
 	}
 	return 0;
-}
-
-int diag_write_report(struct cli_ctx *ctx, const struct ts_diag *d, int fmt, const char *path)
-{
-	struct ts_report r;
-	struct ts_sb out;
-	int rc;
-
-	ts_report_init(&r);
-	ts_sb_init(&out);
-	rc = ts_diag_to_report(d, &r);
-	if (!rc)
-		rc = fmt == DIAG_FMT_MD ? ts_report_md(&r, &out) : ts_report_html(&r, &out);
-	if (rc) {
-		cli_error(ctx, "out of memory while rendering the report");
-		rc = EXIT_INTERNAL;
-	} else {
-		rc = cli_emit_to(ctx, path, &out);
-	}
-	ts_sb_release(&out);
-	ts_report_release(&r);
-	return rc;
 }

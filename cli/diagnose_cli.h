@@ -1,7 +1,7 @@
 /*
  * diagnose_cli.h - what diagnose, advise and report share on the command
- * line: gathering and analysing a run, and writing a report file whose
- * format follows its name (.html/.htm, .md/.markdown).
+ * line: gathering and analysing a run, and the report format a file name
+ * implies (.html/.htm, .md/.markdown).
  */
 #ifndef TRAINSCOPE_DIAGNOSE_CLI_H
 #define TRAINSCOPE_DIAGNOSE_CLI_H
@@ -14,11 +14,10 @@ enum diag_report_format { DIAG_FMT_NONE = 0, DIAG_FMT_HTML, DIAG_FMT_MD };
 /* Format implied by a file name, DIAG_FMT_NONE when it names neither. */
 int diag_format_of(const char *path);
 
-/* Gather and analyse; prints the error and returns an exit status on
+/* Load the run model into rm (initialised by the caller, released after
+ * d), gather and analyse; prints the error and returns an exit status on
  * failure, 0 on success. */
-int diag_run(struct cli_ctx *ctx, struct ts_diag *d, char *const *paths, size_t n);
-
-/* Render d as a report in fmt and write it to path (atomically). */
-int diag_write_report(struct cli_ctx *ctx, const struct ts_diag *d, int fmt, const char *path);
+int diag_run(struct cli_ctx *ctx, struct ts_diag *d, struct ts_runmodel *rm, char *const *paths,
+	     size_t n);
 
 #endif

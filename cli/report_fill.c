@@ -57,7 +57,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	ts_ab_result_init(&res);
 	ts_ab_opts_init(&o);
 	ts_err_init(&err);
-	if (ts_run_load(&runs[0], base, &err) || ts_run_load(&runs[1], cand, &err) ||
+	if (ts_run_load(&runs[0], base, NULL, &err) || ts_run_load(&runs[1], cand, NULL, &err) ||
 	    ts_ab_compare(&runs[0], 1, &runs[1], 1, &o, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -90,6 +90,22 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 				      (long long)res.win_first, (long long)res.win_last,
 				      res.correctness_passed ? "passed" : "failed");
 	if (ts_report_set_ab(r, &ab)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+	}
+	/* the warnings `ab` would print travel into the report */
+	for (size_t s = 0; s < 2; s++)
+		for (size_t i = 0; i < runs[s].rm.warnings.v.n; i++) {
+			const struct ts_warning *x = &runs[s].rm.warnings.v.v[i];
+			char *m = x->file ? ts_report_strdup(r, x->message) :
+				  ts_report_printf(r, "%s: %s", s ? cand : base, x->message);
+
+			ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, m, x->code);
+		}
+	for (size_t i = 0; i < res.warnings.v.n; i++)
+		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, res.warnings.v.v[i].message,
+				   res.warnings.v.v[i].code);
+	if (r->failed && !rc) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 	}

@@ -24,6 +24,7 @@
 #include "trainscope/core.h"
 #include "trainscope/profile.h"
 #include "trainscope/report.h"
+#include "trainscope/run.h"
 #include "trainscope/steps.h"
 
 /* The vendor of the run's device, from its traces. */
@@ -95,8 +96,10 @@ struct ts_diag {
 	struct ts_diag_inputs in;
 	TS_VEC(struct ts_diag_rank_steps) ranks;  /* sorted by rank */
 	struct ts_diag_steady steady;             /* of the reporting rank */
-	struct ts_steps_report steps_rep;         /* steps.h analysis of the step series */
-	int have_steps;                           /* steps_rep is filled */
+	struct ts_runmodel *rm;                   /* the run (run.h), the caller's; NULL
+						   * for evidence filled by hand */
+	const struct ts_steps_report *steps_rep;  /* the run's steps analysis (rm->steps) */
+	int have_steps;                           /* steps_rep is set */
 	/* trace evidence: one profile per trace file (rank window) and the
 	 * cross-rank analysis over them (profile.h) */
 	struct ts_rank_prof **profs;
@@ -130,16 +133,18 @@ char *ts_diag_strdup(struct ts_diag *d, const char *s);
 struct ts_diag_rank_steps *ts_diag_rank(struct ts_diag *d, int64_t rank);
 
 /*
- * Find the pieces of a run by content (ts_detect_file on every file of
- * paths, directories walked 3 levels deep) and fill d: step series from the
- * JSONL metrics (preferred: per rank, with the step split) or the training
- * log, the steady summary, per-rank trace summaries, throughput and MFU
- * from a model config and the trace's device. Returns 0, TS_EIO / TS_EPARSE
- * (err names the file) or TS_ENOMEM. A run with nothing usable in it is
+ * Fill d from a loaded run model (ts_runmodel_load, need_steps 0): its
+ * classified inputs, its steps analysis (the steady summary, stalls and
+ * loss health come from it, never recomputed), per-rank records from the
+ * JSONL metrics (with the step split) or its step log, per-rank trace
+ * summaries, throughput and MFU from a model config and the trace's
+ * device. Warnings of the trace stage (truncated-trace,
+ * profiled-steps-slower, window-outside-trace) are appended to
+ * rm->warnings. rm must outlive d. Returns 0, TS_EIO / TS_EPARSE (err
+ * names the file) or TS_ENOMEM. A run with nothing usable in it is
  * TS_EUSAGE ("no training log, metrics or trace found in ...").
  */
-int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths,
-		   struct ts_err *err);
+int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err);
 
 /*
  * Read the per-step phase split of a JSONL metrics file (one object per
@@ -194,7 +199,9 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r);
 /* The terminal summary (advice_only: the wall and its candidates). */
 void ts_diag_text(const struct ts_diag *d, struct ts_sb *out, int advice_only);
 
-/* Write the trainscope.diagnose/1 JSON object (pretty). */
+/* Write the trainscope.diagnose/1 JSON object (pretty): "steps" is the
+ * steps analysis exactly as `steps --json` writes it (less "schema"),
+ * "window" and "warnings" the run's. */
 void ts_diag_json(const struct ts_diag *d, struct ts_sb *out);
 
 #endif

@@ -125,4 +125,12 @@ struct ts_mfu {
 void ts_mfu_compute(const struct ts_flops *f, int64_t step_ns, int64_t gpus, double peak_tflops,
 		    struct ts_mfu *out);
 
+/*
+ * The invariant of a utilisation: MFU or HFU above 100 % of the peak is
+ * impossible, so the inputs are wrong (most often the step time's unit, or
+ * the GPU count). Returns 0, or TS_EUSAGE with err saying so
+ * ("... check --step-time units").
+ */
+int ts_mfu_check(const struct ts_mfu *m, struct ts_err *err);
+
 #endif

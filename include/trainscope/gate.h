@@ -23,6 +23,7 @@
 #include "trainscope/core.h"
 #include "trainscope/model.h"
 #include "trainscope/paths.h"
+#include "trainscope/run.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -71,18 +72,26 @@ struct ts_run {
 	struct ts_model_args args;  /* from the Megatron arguments block (zeros if none) */
 	int has_args;
 	char model_path[TS_ERR_PATH_MAX];
+	/* the run model it was loaded from (run.h): inputs, THE steps
+	 * analysis and its window, the warnings; empty for runs built in
+	 * memory (tests, simulations) */
+	struct ts_runmodel rm;
 };
 
 void ts_run_init(struct ts_run *r);
 void ts_run_release(struct ts_run *r);
 
 /*
- * Load a run: a directory (its JSONL metrics files when present, else its
+ * Load a run through the run model (ts_runmodel_load with o, NULL =
+ * defaults): a directory (its JSONL metrics files when present, else its
  * training logs; contract.json or any trainscope contract; traces noted),
  * a log file or a JSONL file. TS_EIO unreadable, TS_EPARSE (naming the
- * file) when no step records are found or the contract is malformed.
+ * file) when no step records are found or the contract is malformed,
+ * TS_EUSAGE for the run model's identity errors. A trace that cannot be
+ * scanned for profiled steps is a warning in r->rm.warnings.
  */
-int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err);
+int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,
+		struct ts_err *err);
 
 /* Count of points with a non-finite loss/grad-norm or NaN iteration, and
  * the sum of skipped iterations, over iterations [first, last]. */
@@ -102,19 +111,19 @@ struct ts_window {
 };
 
 /*
- * The steady window of one run: iteration 1 and every excluded point
- * (profiler, checkpoint, eval) are never used; the warm-up is cut by MSER-5
- * (White 1997) on the remaining step times, and is at least the first 10 %
- * of the logged steps (Megatron Bridge's perf harness); the window ends at
- * the last timed iteration. A declared [first, last] replaces the automatic choice.
+ * The steady window of one run. A loaded run's automatic window is the
+ * window of its steps analysis (r->rm.window: one window for every
+ * command). A run built in memory without a run model (tests,
+ * simulations) gets the point rule instead: iteration 1 and every
+ * excluded point dropped, the warm-up cut by MSER-5 (White 1997) and at
+ * least the first 10 % of the logged steps, ending at the last timed
+ * iteration. A declared [first, last] replaces the automatic choice.
+ * Inside the window, iteration 1, profiler, checkpoint, evaluation and
+ * NaN/skipped points are never timed (n counts the rest).
  * Returns 0, or TS_EUSAGE when fewer than 10 timed points remain.
  */
 int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts_window *w,
 		  struct ts_err *err);
-
-/* "41-50" or "41:50" -> first 41, last 50 (1 <= first <= last).
- * TS_EUSAGE for anything else (s may be NULL). */
-int ts_parse_window(const char *s, int64_t *first, int64_t *last);
 
 /* 1 when a point can be timed: it has a step time, is not iteration 1, is
  * no profiler/checkpoint/eval artefact, and has no NaN or skipped step. */
@@ -191,7 +200,7 @@ struct ts_ab_result {
 	TS_VEC(struct ts_ab_check) checks;
 	TS_VEC(const char *) reasons;   /* why correctness failed */
 	TS_VEC(const char *) invalid;   /* why the comparison is invalid */
-	TS_VEC(const char *) warnings;
+	struct ts_warnings warnings;    /* of the comparison (run.h; codes in docs/warnings.md) */
 	/* contracts */
 	int contracts_compared;
 	const char *variable;     /* the one changed field, when exactly one */
@@ -312,7 +321,8 @@ void ts_validate_result_release(struct ts_validate_result *v);
 /*
  * The final check of a winner (flops-memory-workflow 5.4 items 3-6): at
  * least 50 logged steps; a window (declared, or from the contract's
- * workload.steady_window, else automatic) that excludes iteration 1,
+ * workload.steady_window; an automatic one fails the check unless
+ * accept_auto, then it only warns) that excludes iteration 1,
  * warm-up, profiler and checkpoint steps; finite loss; zero skipped and NaN
  * iterations in the window; logged TFLOP/s against a recomputed value
  * (skipped: needs a model FLOP formula); peak memory reported; backend
@@ -321,6 +331,6 @@ void ts_validate_result_release(struct ts_validate_result *v);
  * trace; an unreadable trace is a warning). TS_ENOMEM only.
  */
 int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
-		    struct ts_validate_result *v, struct ts_err *err);
+		    int accept_auto, struct ts_validate_result *v, struct ts_err *err);
 
 #endif

@@ -51,7 +51,9 @@ enum ts_step_flags {
 	TS_STEP_AFTER_CHECKPOINT = 1 << 3, /* checkpoint save lines precede it */
 	TS_STEP_AFTER_EVAL = 1 << 4,     /* evaluation lines precede it */
 	TS_STEP_NO_LOSS = 1 << 5,        /* loss omitted (every iteration skipped) */
-	TS_STEP_LOSS_NONFINITE = 1 << 6  /* the loss was printed as NaN or Inf */
+	TS_STEP_LOSS_NONFINITE = 1 << 6, /* the loss was printed as NaN or Inf */
+	TS_STEP_PROFILED = 1 << 7        /* a profiler trace of the run captured it, or it
+					  * exported one (set by the run model, run.h) */
 };
 
 #define TS_NO_INT INT64_MIN

@@ -34,8 +34,40 @@ enum ts_steps_warn {
 	TS_WARN_LEVEL_SHIFT = 1 << 3, /* window cut at a level shift */
 	TS_WARN_AUTOCORR = 1 << 4,    /* batch means still correlated */
 	TS_WARN_NO_TIME = 1 << 5,     /* no step times in the input */
-	TS_WARN_LONG_WARMUP = 1 << 6  /* MSER-5 cut > 20 % of the series */
+	TS_WARN_LONG_WARMUP = 1 << 6, /* MSER-5 cut > 20 % of the series */
+	TS_WARN_CI_TOO_WIDE = 1 << 7  /* the CI reached below 0 ms: not reported */
 };
+
+/*
+ * The invariant of an interval of a positive time: it never reaches below
+ * 0. When ci->lo < 0 (too few or too wild steps for the interval to mean
+ * anything) the interval is dropped (method TS_CI_NONE, lo = hi = NAN) and
+ * 1 is returned; else 0 and ci is untouched. Every CI of a step time goes
+ * through it (steps, ab).
+ */
+int ts_ci_positive(struct ts_ci *ci);
+
+/*
+ * Why a timed step never enters a window's statistics (0: it does): the one
+ * rule of every command (the gate's usable points follow it, gate.h).
+ */
+enum ts_step_artefact {
+	TS_ART_NONE = 0,
+	TS_ART_FIRST,             /* iteration 1: compilation, allocator warm-up */
+	TS_ART_PROFILER,          /* profiled or trace export (TS_STEP_PROFILED /
+				   * TS_STEP_AFTER_PROFILER) */
+	TS_ART_CHECKPOINT,        /* a checkpoint save precedes it */
+	TS_ART_EVAL,              /* an evaluation precedes it */
+	TS_ART_NONFINITE,         /* NaN/Inf loss or grad norm, or a NaN iteration */
+	TS_ART_SKIPPED            /* skipped iterations in it */
+};
+
+/* The artefact of a step from its fields (flags: enum ts_step_flags;
+ * nan_iters, skipped: TS_NO_INT unknown). */
+int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64_t skipped,
+		     double grad_norm);
+/* "first-iteration", "profiler", "checkpoint", "eval", "non-finite", "skipped". */
+const char *ts_step_artefact_name(int artefact);
 
 /* Why a step is listed as an outlier. */
 enum ts_outlier_reason {
@@ -78,12 +110,14 @@ struct ts_steps_report {
 	/* main series (one value per iteration; max over ranks) */
 	int64_t *iter;
 	double *step_ms;          /* NAN when the record has no time */
+	unsigned char *artefact;  /* enum ts_step_artefact per iteration */
 	size_t n;
 	/* window */
 	int64_t win_first, win_last;
 	int win_auto;
 	int dropped_first;        /* iteration 1 was left out of the window */
-	size_t win_n;
+	size_t win_n;             /* timed steps in [win_first, win_last] that are
+				   * no artefact: the ones the statistics use */
 	int64_t mser_cut_iteration;  /* first kept iteration after MSER-5 */
 	int64_t level_shift_iteration; /* TS_NO_INT when none */
 	unsigned warnings;           /* enum ts_steps_warn */

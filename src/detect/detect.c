@@ -216,11 +216,83 @@ static int looks_jsonl(const char *d, size_t n)
 		has(line, len, "\"iter\"")) && memchr(line, '}', len) != NULL;
 }
 
+/* A word of running text: letters, at most one leading '(' or quote and
+ * one trailing punctuation mark. */
+static int plain_word(const char *w, size_t n)
+{
+	size_t a = 0;
+
+	if (n && (w[0] == '(' || w[0] == '"' || w[0] == '\''))
+		a = 1;
+	if (n > a && strchr(".,;:)\"'", w[n - 1]))
+		n--;
+	if (n <= a)
+		return 0;
+	for (size_t i = a; i < n; i++)
+		if (!((w[i] >= 'a' && w[i] <= 'z') || (w[i] >= 'A' && w[i] <= 'Z')))
+			return 0;
+	return 1;
+}
+
+/* Lines of a document about data: running text (>= 6 words, >= 80 % of
+ * them plain words), Markdown headings, code spans, links. */
+static int doc_lines(const char *d, size_t n)
+{
+	const char *p = d, *end = d + n;
+	int lines = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *e = eol ? eol : end;
+		const char *t = p, *tick;
+		int words = 0, plain = 0, markup;
+
+		while (t < e && (*t == ' ' || *t == '\t'))
+			t++;
+		tick = memchr(p, '`', (size_t)(e - p));
+		markup = (t < e && *t == '#' && memchr(t, ' ', (size_t)(e - t)) &&
+			  strspn(t, "#") <= 6 && t[strspn(t, "#")] == ' ') ||
+			 (tick && memchr(tick + 1, '`', (size_t)(e - tick - 1))) ||
+			 memmem(p, (size_t)(e - p), "://", 3) != NULL;
+		while (p < e) {
+			const char *w;
+
+			while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
+				p++;
+			w = p;
+			while (p < e && *p != ' ' && *p != '\t' && *p != '\r')
+				p++;
+			if (p > w) {
+				words++;
+				plain += plain_word(w, (size_t)(p - w));
+			}
+		}
+		lines += markup || (words >= 6 && plain * 5 >= words * 4);
+		p = e + 1;
+	}
+	return lines;
+}
+
+/*
+ * kind when its m marker lines are the document; TS_KIND_TEXT when the
+ * document is prose that quotes them (a README, a PROVENANCE note): at
+ * least 8 document lines (doc_lines) and three times as many as marker
+ * lines. Real logs and telemetry carry far more records than sentences.
+ */
+static enum ts_kind not_prose(const char *d, size_t n, int m, enum ts_kind kind)
+{
+	int p = doc_lines(d, n);
+
+	return p >= 8 && p >= 3 * m ? TS_KIND_TEXT : kind;
+}
+
 enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsize)
 {
 	size_t i = 0;
 
 	set_vendor(vendor, vsize, "");
+	if (n == 0)
+		return TS_KIND_TEXT; /* an empty file (d may be NULL): as before, text */
 	if (n >= 16 && memcmp(d, "SQLite format 3", 16) == 0) {
 		/* nsys exports carry these tables in the schema page */
 		if (has(d, n, "TARGET_INFO_SESSION_START_TIME") || has(d, n, "CUPTI_ACTIVITY_KIND") ||
@@ -275,24 +347,30 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (valid)
 			return TS_KIND_JSON_OTHER;
 	}
-	/* text formats: count marker lines */
+	/* text formats: count marker lines (a prose document quoting a few of
+	 * them, like a README or PROVENANCE, is text) */
 	size_t nul = 0;
 	for (size_t k = 0; k < n && k < 4096; k++)
 		if (d[k] == '\0')
 			nul++;
 	if (nul)
 		return TS_KIND_BINARY;
-	if (count_lines_with(d, n, "elapsed time per iteration") ||
-	    (count_lines_with(d, n, " iteration ") && count_lines_with(d, n, "consumed samples")))
-		return TS_KIND_LOG_MEGATRON;
-	if (count_lines_with(d, n, "Step Time :") || count_lines_with(d, n, "Step Time:"))
-		return TS_KIND_LOG_BRIDGE;
-	if (count_lines_with(d, n, "reduced_train_loss") || count_lines_with(d, n, "train_step_timing"))
-		return TS_KIND_LOG_NEMO;
-	if (count_lines_with(d, n, "{'loss':") || count_lines_with(d, n, "{'train_runtime':"))
-		return TS_KIND_LOG_HF;
-	if (count_lines_with(d, n, "elapsed_time_per_iter") || count_lines_with(d, n, "[Primus"))
-		return TS_KIND_LOG_PRIMUS;
+	{
+		int m;
+
+		if ((m = count_lines_with(d, n, "elapsed time per iteration") +
+			 (count_lines_with(d, n, " iteration ") && count_lines_with(d, n, "consumed samples"))))
+			return not_prose(d, n, m, TS_KIND_LOG_MEGATRON);
+		if ((m = count_lines_with(d, n, "Step Time :") + count_lines_with(d, n, "Step Time:")))
+			return not_prose(d, n, m, TS_KIND_LOG_BRIDGE);
+		if ((m = count_lines_with(d, n, "reduced_train_loss") +
+			 count_lines_with(d, n, "train_step_timing")))
+			return not_prose(d, n, m, TS_KIND_LOG_NEMO);
+		if ((m = count_lines_with(d, n, "{'loss':") + count_lines_with(d, n, "{'train_runtime':")))
+			return not_prose(d, n, m, TS_KIND_LOG_HF);
+		if ((m = count_lines_with(d, n, "elapsed_time_per_iter") + count_lines_with(d, n, "[Primus")))
+			return not_prose(d, n, m, TS_KIND_LOG_PRIMUS);
+	}
 	/* environment reports: torch collect_env, sglang check_env, nvidia-smi -q */
 	if ((count_lines_with(d, n, "PyTorch version:") && count_lines_with(d, n, "Is CUDA available:")) ||
 	    (line_starts(d, n, "Python: ") && (line_starts(d, n, "MUSA available:") ||
@@ -301,13 +379,60 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		set_vendor(vendor, vsize, line_starts(d, n, "MUSA available:") ? "musa" : "cuda");
 		return TS_KIND_ENV_REPORT;
 	}
-	if (count_lines_with(d, n, "Watchdog caught collective operation timeout") ||
-	    count_lines_with(d, n, "ProcessGroupNCCL") || count_lines_with(d, n, "ProcessGroupMCCL"))
-		return TS_KIND_LOG_HANG;
+	{
+		int m;
+
+		if ((m = count_lines_with(d, n, "Watchdog caught collective operation timeout") +
+			 count_lines_with(d, n, "ProcessGroupNCCL") +
+			 count_lines_with(d, n, "ProcessGroupMCCL")))
+			return not_prose(d, n, m, TS_KIND_LOG_HANG);
+	}
+	/* telemetry: src/telemetry's content test (markers only where the tools
+	 * print them, so prose quoting them stays text) */
 	enum ts_kind tk = telemetry_kind(ts_tele_sniff(d, n));
 	if (tk != TS_KIND_UNKNOWN)
 		return tk;
 	return TS_KIND_TEXT;
+}
+
+/*
+ * A trace whose first events are all CPU operators may still hold device
+ * events further on (Kineto writes them after the CPU ones): read on, up
+ * to VENDOR_SCAN_MAX (16 MiB), until a device marker shows. Still nothing
+ * at the end of the file: a CPU trace; nothing within the cap: unknown
+ * (""), never a guess.
+ */
+#define VENDOR_SCAN_MAX ((uint64_t)16 << 20)
+#define VENDOR_OVERLAP 64
+
+static void vendor_scan_on(struct ts_input *in, char *vendor, size_t vsize)
+{
+	uint64_t seen = in->len;
+	struct ts_err e;
+	char v[16];
+
+	ts_err_init(&e);
+	/* the window may already hold more than the sniffed prefix */
+	trace_vendor((const char *)in->data, in->len, v, sizeof(v));
+	if (strcmp(v, "cpu") != 0) {
+		set_vendor(vendor, vsize, v);
+		return;
+	}
+	while (!in->eof && seen < VENDOR_SCAN_MAX) {
+		size_t keep = in->len > VENDOR_OVERLAP ? in->len - VENDOR_OVERLAP : 0;
+		int64_t got = ts_input_more(in, keep, &e);
+
+		if (got <= 0)
+			break;
+		seen += (uint64_t)got;
+		trace_vendor((const char *)in->data, in->len, v, sizeof(v));
+		if (strcmp(v, "cpu") != 0) {
+			set_vendor(vendor, vsize, v);
+			return;
+		}
+	}
+	if (!in->eof)
+		set_vendor(vendor, vsize, "");
 }
 
 int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err)
@@ -334,6 +459,11 @@ int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err)
 	out->gzip = in.gzip;
 	size_t n = in.len < SNIFF_BYTES ? in.len : SNIFF_BYTES;
 	out->kind = ts_detect_buffer((const char *)in.data, n, out->vendor, sizeof(out->vendor));
+	/* a CUDA trace whose first window shows only CPU events: look further
+	 * (regular files only: a pipe's bytes are handed on below) */
+	if ((out->kind == TS_KIND_KINETO_TRACE || out->kind == TS_KIND_LEGACY_TRACE) &&
+	    strcmp(out->vendor, "cpu") == 0 && rc == 0 && in.file_bytes >= 0)
+		vendor_scan_on(&in, out->vendor, sizeof(out->vendor));
 	/* a pipe is handed to the readers: whole when recognised (they may read
 	 * it more than once), else its start and the open descriptor */
 	int whole = out->kind != TS_KIND_UNKNOWN && out->kind != TS_KIND_TEXT &&

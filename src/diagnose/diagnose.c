@@ -50,8 +50,6 @@ void ts_diag_release(struct ts_diag *d)
 		TS_VEC_RELEASE(d->ranks.v[i].steps);
 	TS_VEC_RELEASE(d->ranks);
 	ts_job_prof_release(&d->job);
-	if (d->have_steps)
-		ts_steps_report_release(&d->steps_rep);
 	for (size_t i = 0; i < d->nprofs; i++) {
 		ts_rank_prof_release(d->profs[i]);
 		free(d->profs[i]);
@@ -369,14 +367,30 @@ static int loss_health(struct ts_diag *d)
 			first = s->loss;
 		last = s->loss;
 	}
+	/* the steps analysis is the run's one loss verdict: its NaN/Inf and
+	 * skipped iterations count whatever the per-rank records show */
+	if (d->have_steps) {
+		const struct ts_steps_report *sr = d->steps_rep;
+
+		if (sr->nnan > nonfinite)
+			nonfinite = sr->nnan;
+		if (sr->nnan && (first_bad < 0 || sr->nan_iterations[0] < first_bad))
+			first_bad = sr->nan_iterations[0];
+		if (sr->skipped_iterations > 0 && (size_t)sr->skipped_iterations > skipped)
+			skipped = (size_t)sr->skipped_iterations;
+	}
+	if (nonfinite && first_bad >= 0)
+		return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: not finite",
+				"%zu non-finite loss values (first at iteration %lld), %zu NaN iterations, "
+				"%zu skipped iterations reported", nonfinite, (long long)first_bad, nanit, skipped);
+	if (nonfinite || nanit || skipped)
+		return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: not finite",
+				"%zu non-finite loss values, %zu NaN iterations, %zu skipped iterations "
+				"reported", nonfinite, nanit, skipped);
 	if (!nloss)
 		return add_item(d, TS_REPORT_MISSING, TS_REPORT_WARN, "loss values",
 				"no loss in the log or metrics: loss health cannot be judged; log `lm loss` "
 				"(Megatron) or a `loss` field per step");
-	if (nonfinite || nanit || skipped)
-		return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: not finite",
-				"%zu non-finite loss values (first at iteration %lld), %zu NaN iterations, "
-				"%zu skipped iterations reported", nonfinite, (long long)first_bad, nanit, skipped);
 	return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_INFO, "loss health: finite",
 			"%zu logged losses all finite, 0 skipped, 0 NaN iterations; loss %.4f at the first "
 			"logged iteration, %.4f at the last%s", nloss, first, last,
@@ -537,6 +551,16 @@ int ts_diag_analyse(struct ts_diag *d)
 			best = strag_l.share;
 		}
 	}
+	if (d->wall_known && isfinite(best) && best > 1) {
+		/* a part larger than its whole is an artefact of the input (a
+		 * truncated or partial trace), never a share to print */
+		if (d->rm && ts_warnings_add(&d->rm->warnings, "share-over-whole", NULL, -1, TS_NO_INT,
+					     "The %s wall comes out at %.1f %% of the step, more than "
+					     "the whole step (a truncated or partial trace?): its share "
+					     "is not reported.", ts_wall_name(d->wall), 100 * best))
+			return TS_ENOMEM;
+		best = NAN;
+	}
 	d->wall_share_pct = d->wall_known && isfinite(best) ? 100 * best : NAN;
 	{
 		int t = d->nprofs > 0, l = d->ranks.n > 0;
@@ -550,10 +574,10 @@ int ts_diag_analyse(struct ts_diag *d)
 		data_cost_log(d, 1);
 	if (isfinite(strag_l.share) && (d->wall_known && d->wall == TS_WALL_STRAGGLER))
 		straggler_cost_log(d, 1);
-	if (d->have_steps && d->steady.stalls.n && isfinite(d->steps_rep.outlier_share) &&
+	if (d->have_steps && d->steady.stalls.n && isfinite(d->steps_rep->outlier_share) &&
 	    (!d->wall_known || d->wall == TS_WALL_DATA))
 		EVID("cost of the stalls (log)", "the step-time outliers cost %.1f %% of the run's time%s",
-		     100 * d->steps_rep.outlier_share, d->steady.stall_period ?
+		     100 * d->steps_rep->outlier_share, d->steady.stall_period ?
 		     "; they recur at a fixed period, the signature of one slow sample or shard in the "
 		     "input pipeline (a data-loader split or a trace would confirm it)" : "");
 	if (!d->wall_known)

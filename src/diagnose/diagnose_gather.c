@@ -25,8 +25,6 @@
 #include "trainscope/steps.h"
 #include "trainscope/trace.h"
 
-#define WALK_DEPTH 3
-
 static int push_path(struct ts_diag *d, void *vec, const char *path)
 {
 	TS_VEC(char *) *v = vec;
@@ -34,6 +32,17 @@ static int push_path(struct ts_diag *d, void *vec, const char *path)
 
 	if (!s || TS_VEC_PUSH(*v, s))
 		return TS_ENOMEM;
+	return 0;
+}
+
+/* 1 when the run already warns code about file (the run model may have
+ * seen a trace's cut while scanning it). */
+static int has_warning(const struct ts_warnings *w, const char *code, const char *file)
+{
+	for (size_t i = 0; i < w->v.n; i++)
+		if (strcmp(w->v.v[i].code, code) == 0 && w->v.v[i].file &&
+		    strcmp(w->v.v[i].file, file) == 0)
+			return 1;
 	return 0;
 }
 
@@ -47,6 +56,14 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_trace_init(&t);
 	if ((rc = ts_trace_read(&t, path, &o, err)))
 		goto out;
+	if (t.meta.truncated && !has_warning(&d->rm->warnings, "truncated-trace", path) &&
+	    ts_warnings_add(&d->rm->warnings, "truncated-trace", path, (int64_t)t.meta.truncated_at,
+			    TS_NO_INT, "%s is truncated at byte %llu: only the events before it "
+			    "are analysed, and steps it cuts are incomplete.", path,
+			    (unsigned long long)t.meta.truncated_at)) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
 	p = malloc(sizeof(*p));
 	if (!p) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory profiling %s", path);
@@ -55,6 +72,13 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_rank_prof_init(p);
 	if ((rc = ts_rank_profile(p, &t, NULL, err)))
 		goto out;
+	if (p->legacy &&
+	    ts_warnings_add(&d->rm->warnings, "legacy-trace", path, -1, TS_NO_INT,
+			    "%s is a legacy (pre-Kineto) trace: its ProfilerStep numbers are one "
+			    "lower than the iterations, and it carries no device events.", path)) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
 	if ((rc = ts_diag_add_profile(d, p)))
 		goto out;
 	p = NULL;
@@ -131,7 +155,7 @@ static struct pstep *profiled_steps(const struct ts_diag *d, size_t *n)
  * are not stalls of the job. */
 static int fill_steady(struct ts_diag *d)
 {
-	const struct ts_steps_report *r = &d->steps_rep;
+	const struct ts_steps_report *r = d->steps_rep;
 	struct ts_diag_steady *s = &d->steady;
 	size_t nps = 0;
 	struct pstep *ps = profiled_steps(d, &nps);
@@ -168,51 +192,38 @@ static int fill_steady(struct ts_diag *d)
 	return 0;
 }
 
-/* Step series: JSONL metrics when present (their step time excludes the
- * profiler export that Megatron's logged interval contains), else logs. */
-static int read_steps(struct ts_diag *d, struct ts_err *err)
+/* The run's step series: its steps analysis (computed once, by the run
+ * model) and, without the phase split of JSONL metrics, the per-rank
+ * records of its step log. */
+static int use_steps(struct ts_diag *d, struct ts_err *err)
 {
-	struct ts_steplog log;
-	struct ts_steps_opts o;
-	char *const *files = d->in.metrics.n ? d->in.metrics.v : d->in.logs.v;
-	size_t n = d->in.metrics.n ? d->in.metrics.n : d->in.logs.n;
-	int rc = 0;
+	const struct ts_steplog *log = &d->rm->log;
+	int rc;
 
-	if (!n)
+	if (!d->rm->have_steps)
 		return 0;
-	ts_steplog_init(&log);
-	ts_steps_opts_init(&o);
-	for (size_t i = 0; i < n; i++)
-		if ((rc = ts_steplog_read(&log, files[i], err)))
-			goto out;
-	if ((rc = ts_steps_analyze(&log, &o, &d->steps_rep, err)))
-		goto out;
+	d->steps_rep = &d->rm->steps;
 	d->have_steps = 1;
-	d->in.steps_source = files[0];
+	d->in.steps_source = d->rm->step_files.v[0];
 	if ((rc = fill_steady(d)))
-		goto out;
-	/* without the phase split, the per-rank records come from the log */
-	if (!d->in.metrics.n) {
-		for (size_t i = 0; i < log.steps.n; i++) {
-			const struct ts_step *t = &log.steps.v[i];
-			struct ts_diag_rank_steps *r = ts_diag_rank(d, t->rank >= 0 ? t->rank : 0);
-			struct ts_diag_step s = {
-				t->iteration, t->step_ns == TS_NO_INT ? NAN : (double)t->step_ns / 1e6,
-				NAN, NAN, NAN, NAN, t->loss, t->grad_norm,
-				t->skipped == TS_NO_INT ? -1 : t->skipped > 0,
-				t->nan_iters == TS_NO_INT ? -1 : t->nan_iters > 0
-			};
-			if (t->flags & TS_STEP_NO_LOSS)
-				s.loss = NAN;
-			if (!r || TS_VEC_PUSH(r->steps, s)) {
-				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-				goto out;
-			}
-		}
+		return ts_err_set(err, rc, "out of memory");
+	if (d->in.metrics.n)
+		return 0;
+	for (size_t i = 0; i < log->steps.n; i++) {
+		const struct ts_step *t = &log->steps.v[i];
+		struct ts_diag_rank_steps *r = ts_diag_rank(d, t->rank >= 0 ? t->rank : 0);
+		struct ts_diag_step s = {
+			t->iteration, t->step_ns == TS_NO_INT ? NAN : (double)t->step_ns / 1e6,
+			NAN, NAN, NAN, NAN, t->loss, t->grad_norm,
+			t->skipped == TS_NO_INT ? -1 : t->skipped > 0,
+			t->nan_iters == TS_NO_INT ? -1 : t->nan_iters > 0
+		};
+		if (t->flags & TS_STEP_NO_LOSS)
+			s.loss = NAN;
+		if (!r || TS_VEC_PUSH(r->steps, s))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
-out:
-	ts_steplog_release(&log);
-	return rc;
+	return 0;
 }
 
 /* Model FLOP rate and MFU/HFU: needs a config, the steady step time and
@@ -226,7 +237,7 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	struct ts_mfu u;
 	struct ts_gpu_catalog cat;
 	struct ts_err e;
-	const struct ts_steps_report *r = &d->steps_rep;
+	const struct ts_steps_report *r = d->steps_rep;
 	double peak = 0;
 	int64_t gpus;
 
@@ -257,6 +268,17 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 		}
 	}
 	ts_mfu_compute(&f, (int64_t)llround(d->steady.mean_ms * 1e6), gpus, peak, &u);
+	if (ts_mfu_check(&u, &e)) {
+		/* more than the peak: the config does not describe this run */
+		ts_gpu_catalog_release(&cat);
+		if (ts_warnings_add(&d->rm->warnings, "mfu-over-peak", d->in.configs.v[0], -1,
+				    TS_NO_INT, "With %s the MFU comes out at %.4g %% of the peak, which "
+				    "is impossible (the config does not describe this run, or the "
+				    "tokens per step are off): MFU is not reported.",
+				    d->in.configs.v[0], 100 * fmax(u.mfu, u.hfu)))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		return 0;
+	}
 	d->rate.tflops_per_gpu = u.tflops_per_gpu;
 	d->rate.mfu_pct = isfinite(u.mfu) ? 100 * u.mfu : NAN;
 	d->rate.hfu_pct = isfinite(u.hfu) ? 100 * u.hfu : NAN;
@@ -302,79 +324,112 @@ out:
 	return rc;
 }
 
-int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct ts_err *err)
+/*
+ * What the traces say about the window they are read against: profiled
+ * steps are slower than steady ones (the profiler records every operator),
+ * and a capture outside the steady window describes another phase.
+ */
+#define PROFILED_SLOWER 1.2
+
+static int trace_warnings(struct ts_diag *d)
 {
-	struct ts_paths files;
+	const struct ts_steps_report *r = d->steps_rep;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t n = 0, outside = 0, timed = 0;
+	double sum = 0;
+
+	if (!d->have_steps || !d->nprofs || r->win_first == TS_NO_INT)
+		return 0;
+	for (size_t i = 0; i < d->nprofs; i++)
+		for (size_t j = 0; j < d->profs[i]->steps.n; j++) {
+			int64_t it = d->profs[i]->steps.v[j].step;
+
+			n++;
+			lo = it < lo ? it : lo;
+			hi = it > hi ? it : hi;
+			outside += it < r->win_first || it > r->win_last;
+			for (size_t k = 0; k < r->n; k++)
+				if (r->iter[k] == it && isfinite(r->step_ms[k])) {
+					sum += r->step_ms[k];
+					timed++;
+					break;
+				}
+		}
+	if (!n)
+		return 0;
+	if (outside &&
+	    ts_warnings_add(&d->rm->warnings, "window-outside-trace", NULL, -1, lo,
+			    "%zu of the %zu profiled steps (iterations %lld:%lld) lie outside the "
+			    "steady window %lld:%lld: the trace's shares describe another phase of "
+			    "the run.", outside, n, (long long)lo, (long long)hi,
+			    (long long)r->win_first, (long long)r->win_last))
+		return TS_ENOMEM;
+	if (timed && isfinite(r->median_ms) && r->median_ms > 0 &&
+	    sum / (double)timed > PROFILED_SLOWER * r->median_ms &&
+	    ts_warnings_add(&d->rm->warnings, "profiled-steps-slower", NULL, -1, lo,
+			    "The profiled steps took %.1f ms on average in the log, %.1fx the steady "
+			    "median of %.1f ms: the trace's wall shares come from slowed steps.",
+			    sum / (double)timed, sum / (double)timed / r->median_ms, r->median_ms))
+		return TS_ENOMEM;
+	return 0;
+}
+
+int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err)
+{
 	int rc = 0;
 
-	ts_paths_init(&files);
-	if (npaths == 1)
-		d->in.run = ts_diag_strdup(d, paths[0]);
-	else if (npaths > 1)
-		d->in.run = ts_diag_strdup(d, "(several inputs)");
-	for (size_t i = 0; i < npaths; i++)
-		if ((rc = ts_paths_add(&files, paths[i], WALK_DEPTH, err)))
-			goto out;
-	for (size_t i = 0; i < files.n; i++) {
-		struct ts_detect k;
-		const char *f = files.v[i];
+	d->rm = rm;
+	d->in.run = ts_diag_strdup(d, rm->root);
+	for (size_t i = 0; i < rm->inputs.n && !rc; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
 
-		if ((rc = ts_detect_file(f, &k, err)))
-			goto out;
-		switch (k.kind) {
-		case TS_KIND_KINETO_TRACE:
-		case TS_KIND_LEGACY_TRACE:
-			rc = push_path(d, &d->in.traces, f);
+		switch (in->role) {
+		case TS_ROLE_TRACE:
+			rc = push_path(d, &d->in.traces, in->path);
 			break;
-		case TS_KIND_METRICS_JSONL:
-			rc = push_path(d, &d->in.metrics, f);
+		case TS_ROLE_STEPS:
+			rc = push_path(d, in->kind == TS_KIND_METRICS_JSONL ? (void *)&d->in.metrics :
+				       (void *)&d->in.logs, in->path);
 			break;
-		case TS_KIND_LOG_MEGATRON: case TS_KIND_LOG_BRIDGE: case TS_KIND_LOG_NEMO:
-		case TS_KIND_LOG_HF: case TS_KIND_LOG_PRIMUS:
-			rc = push_path(d, &d->in.logs, f);
+		case TS_ROLE_LOG_SPARE:
+			rc = push_path(d, &d->in.logs, in->path);
 			break;
-		case TS_KIND_HF_CONFIG:
-			rc = push_path(d, &d->in.configs, f);
+		case TS_ROLE_CONFIG:
+			rc = push_path(d, &d->in.configs, in->path);
 			break;
-		case TS_KIND_CONTRACT:
-			rc = push_path(d, &d->in.contracts, f);
+		case TS_ROLE_CONTRACT:
+			rc = push_path(d, &d->in.contracts, in->path);
 			break;
-		case TS_KIND_TELEMETRY_SMI: case TS_KIND_TELEMETRY_DMON: case TS_KIND_TELEMETRY_GMI:
-			rc = push_path(d, &d->in.telemetry, f);
-			break;
-		case TS_KIND_PREFLIGHT:
-			if ((rc = read_preflight(d, f, err)))
-				goto out;
-			rc = push_path(d, &d->in.other, f);
+		case TS_ROLE_TELEMETRY:
+			rc = push_path(d, &d->in.telemetry, in->path);
 			break;
 		default:
-			rc = push_path(d, &d->in.other, f);
+			/* a recorded preflight: its findings are diagnose findings */
+			if (in->kind == TS_KIND_PREFLIGHT && (rc = read_preflight(d, in->path, err)))
+				return rc;
+			rc = push_path(d, &d->in.other, in->path);
 			break;
 		}
-		if (rc) {
-			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-			goto out;
-		}
 	}
-	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n) {
-		rc = ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found in %s",
-				d->in.run ? d->in.run : "the input");
-		goto out;
-	}
+	if (rc)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n)
+		return ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found "
+				  "in %s", d->in.run ? d->in.run : "the input");
 	for (size_t i = 0; i < d->in.traces.n; i++)
 		if ((rc = read_trace(d, d->in.traces.v[i], err)))
-			goto out;
+			return rc;
 	if (d->nprofs) {
 		if ((rc = ts_job_analyse(&d->job, d->profs, d->nprofs, err)))
-			goto out;
+			return rc;
 		d->job_done = 1;
 	}
 	for (size_t i = 0; i < d->in.metrics.n; i++)
 		if ((rc = ts_diag_read_phases(d, d->in.metrics.v[i], err)))
-			goto out;
-	if ((rc = read_steps(d, err)) || (rc = rates(d, err)))
-		goto out;
-out:
-	ts_paths_release(&files);
-	return rc;
+			return rc;
+	if ((rc = use_steps(d, err)) || (rc = rates(d, err)))
+		return rc;
+	if (trace_warnings(d))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	return 0;
 }

@@ -38,9 +38,15 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 	if (s->known) {
 		char v[64], n[160];
 		snprintf(v, sizeof(v), "%.1f ms", s->mean_ms);
-		snprintf(n, sizeof(n), "95%% CI [%.1f, %.1f] ms (%s), iterations %lld-%lld, n=%zu, median %.1f ms",
-			 s->ci_lo_ms, s->ci_hi_ms, s->ci_method[0] ? s->ci_method : "?",
-			 (long long)s->first, (long long)s->last, s->n, s->median_ms);
+		if (isfinite(s->ci_lo_ms))
+			snprintf(n, sizeof(n), "95%% CI [%.1f, %.1f] ms (%s), iterations %lld-%lld, "
+				 "n=%zu, median %.1f ms", s->ci_lo_ms, s->ci_hi_ms,
+				 s->ci_method[0] ? s->ci_method : "?", (long long)s->first,
+				 (long long)s->last, s->n, s->median_ms);
+		else
+			snprintf(n, sizeof(n), "no CI (too few steps), iterations %lld-%lld, n=%zu, "
+				 "median %.1f ms", (long long)s->first, (long long)s->last, s->n,
+				 s->median_ms);
 		ts_report_add_fact(r, "steady step time", v, n);
 		snprintf(v, sizeof(v), "%zu", s->stalls.n);
 		if (s->stall_period)
@@ -111,6 +117,9 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 	items(r, TS_REPORT_FINDINGS, d->findings.v, d->findings.n);
 	items(r, TS_REPORT_MISSING, d->missing.v, d->missing.n);
 	items(r, TS_REPORT_ADVICE, d->advice.v, d->advice.n);
+	for (size_t i = 0; d->rm && i < d->rm->warnings.v.n; i++)
+		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN,
+				   d->rm->warnings.v.v[i].message, d->rm->warnings.v.v[i].code);
 	if (rs) {
 		for (size_t i = 0; i < rs->steps.n; i++) {
 			const struct ts_diag_step *s = &rs->steps.v[i];
@@ -238,15 +247,6 @@ static void json_num(struct ts_jw *w, const char *key, double v, int decimals)
 		ts_jw_null(w);
 }
 
-static void json_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
-{
-	ts_jw_key(w, key);
-	if (v == TS_NO_INT)
-		ts_jw_null(w);
-	else
-		ts_jw_i64(w, v);
-}
-
 static void json_files(struct ts_jw *w, const char *key, char *const *v, size_t n)
 {
 	ts_jw_key(w, key);
@@ -277,41 +277,14 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 	ts_jw_obj_end(&w);
 	ts_jw_kstr(&w, "vendor", ts_diag_vendor_name(ts_diag_vendor(d)));
 
-	/* window and step_time_ms carry the keys of trainscope.steps/1 */
-	ts_jw_key(&w, "window");
-	if (d->have_steps && s->known) {
-		const struct ts_steps_report *r = &d->steps_rep;
-		ts_jw_obj(&w);
-		json_i64_or_null(&w, "first", r->win_first);
-		json_i64_or_null(&w, "last", r->win_last);
-		ts_jw_kbool(&w, "auto", r->win_auto);
-		ts_jw_ki64(&w, "steps", (int64_t)r->win_n);
-		json_i64_or_null(&w, "mser_cut_iteration", r->mser_cut_iteration);
-		json_i64_or_null(&w, "level_shift_iteration", r->level_shift_iteration);
-		ts_jw_obj_end(&w);
-	} else {
+	/* the run's window, and the steps analysis exactly as `steps --json` */
+	if (d->rm)
+		ts_window_json(&w, &d->rm->window);
+	ts_jw_key(&w, "steps");
+	if (d->rm && d->have_steps)
+		ts_steps_json(&w, d->rm, 0);
+	else
 		ts_jw_null(&w);
-	}
-	ts_jw_key(&w, "step_time_ms");
-	if (d->have_steps && s->known) {
-		const struct ts_steps_report *r = &d->steps_rep;
-		ts_jw_obj(&w);
-		json_num(&w, "median", r->median_ms, 3);
-		json_num(&w, "mean", r->mean_ms, 3);
-		json_num(&w, "p10", r->p10_ms, 3);
-		json_num(&w, "p90", r->p90_ms, 3);
-		json_num(&w, "cv", r->cv, 4);
-		json_num(&w, "ci95_low", r->ci.method ? r->ci.lo : NAN, 3);
-		json_num(&w, "ci95_high", r->ci.method ? r->ci.hi : NAN, 3);
-		ts_jw_kstr(&w, "ci_method", ts_ci_method_name(r->ci.method));
-		ts_jw_ki64(&w, "ci_batches", (int64_t)r->ci.batches);
-		ts_jw_ki64(&w, "ci_block_len", (int64_t)r->ci.block_len);
-		json_num(&w, "lag1_autocorr", r->acf.lag1, 4);
-		json_num(&w, "effective_steps", r->acf.ess, 1);
-		ts_jw_obj_end(&w);
-	} else {
-		ts_jw_null(&w);
-	}
 	ts_jw_key(&w, "stalls");
 	ts_jw_obj(&w);
 	ts_jw_key(&w, "iterations");
@@ -351,6 +324,8 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 	json_items(&w, "findings", d->findings.v, d->findings.n, 0);
 	json_items(&w, "missing", d->missing.v, d->missing.n, 0);
 	json_items(&w, "advice", d->advice.v, d->advice.n, 1);
+	if (d->rm)
+		ts_warnings_json(&w, &d->rm->warnings, d->rm->warnings.v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -392,11 +367,15 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	ts_sb_addf(o, "inputs: %zu log, %zu metrics, %zu trace, %zu config; vendor %s\n",
 		   d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
 		   ts_diag_vendor_name(ts_diag_vendor(d)));
-	if (s->known)
+	if (s->known && isfinite(s->ci_lo_ms))
 		ts_sb_addf(o, "steady step time: %.1f ms, 95%% CI [%.1f, %.1f] ms (%s), median %.1f ms, "
 			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->ci_lo_ms, s->ci_hi_ms,
 			   s->ci_method[0] ? s->ci_method : "?", s->median_ms, (long long)s->first,
 			   (long long)s->last, s->n);
+	else if (s->known)
+		ts_sb_addf(o, "steady step time: %.1f ms, no CI (too few steps), median %.1f ms, "
+			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->median_ms,
+			   (long long)s->first, (long long)s->last, s->n);
 	else
 		ts_sb_adds(o, "steady step time: unknown (no step-time series)\n");
 	if (isfinite(d->rate.tokens_per_s))
@@ -418,4 +397,8 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	text_items(o, "missing evidence:", d->missing.v, d->missing.n, 0);
 	text_items(o, "candidates for this wall (test each with `trainscope ab`; none is a default):",
 		   d->advice.v, d->advice.n, 0);
+	if (d->rm && d->rm->warnings.v.n) {
+		ts_sb_addc(o, '\n');
+		ts_warnings_text(o, &d->rm->warnings, d->rm->warnings.v.n, "", "");
+	}
 }

@@ -352,3 +352,17 @@ void ts_mfu_compute(const struct ts_flops *f, int64_t step_ns, int64_t gpus, dou
 	out->mfu = peak_tflops > 0 ? out->tflops_per_gpu / peak_tflops : NAN;
 	out->hfu = peak_tflops > 0 ? out->hw_tflops_per_gpu / peak_tflops : NAN;
 }
+
+int ts_mfu_check(const struct ts_mfu *m, struct ts_err *err)
+{
+	if (isfinite(m->mfu) && m->mfu > 1)
+		return ts_err_set(err, TS_EUSAGE, "MFU comes out at %.4g %% of the peak (%.4g TFLOP/s "
+				  "per GPU), which is impossible: check --step-time units (seconds "
+				  "per step) and --gpus", 100 * m->mfu, m->tflops_per_gpu);
+	if (isfinite(m->hfu) && m->hfu > 1)
+		return ts_err_set(err, TS_EUSAGE, "HFU comes out at %.4g %% of the peak (%.4g "
+				  "hardware TFLOP/s per GPU), which is impossible: check --step-time "
+				  "units (seconds per step) and --gpus", 100 * m->hfu,
+				  m->hw_tflops_per_gpu);
+	return 0;
+}

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/gate.h"
+#include "trainscope/steps.h"
 #include "trainscope/stats.h"
 
 const char *ts_ab_verdict_name(int v)
@@ -59,6 +60,7 @@ void ts_ab_result_init(struct ts_ab_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	ts_arena_init(&res->arena);
+	ts_warnings_init(&res->warnings);
 	res->ratio = res->ci95_low = res->ci95_high = NAN;
 }
 
@@ -67,7 +69,7 @@ void ts_ab_result_release(struct ts_ab_result *res)
 	TS_VEC_RELEASE(res->checks);
 	TS_VEC_RELEASE(res->reasons);
 	TS_VEC_RELEASE(res->invalid);
-	TS_VEC_RELEASE(res->warnings);
+	ts_warnings_release(&res->warnings);
 	TS_VEC_RELEASE(res->diffs);
 	TS_VEC_RELEASE(res->base);
 	TS_VEC_RELEASE(res->cand);
@@ -92,6 +94,10 @@ static const char *fmt(struct ts_ab_result *res, const char *f, ...)
 }
 
 #define ADD(vec, s) do { const char *s_ = (s); if (s_ && TS_VEC_PUSH((vec), s_)) oom = 1; } while (0)
+/* A warning of the comparison: a stable code and the phrase made a sentence. */
+#define WARN(code, s) do { const char *s_ = (s); \
+	if (!s_ || ts_warnings_add(&res->warnings, (code), NULL, -1, TS_NO_INT, "%s.", s_)) \
+		oom = 1; } while (0)
 
 /* ------------------------------------------------------------ helpers */
 
@@ -569,10 +575,10 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
 			d = NULL;
 		}
 	if (base[0].has_contract != cand[0].has_contract) {
-		ADD(res->warnings, fmt(res, "only the %s has a contract: cannot verify that one "
+		WARN("contract-missing", fmt(res, "only the %s has a contract: cannot verify that one "
 				       "variable changed", base[0].has_contract ? "baseline" : "candidate"));
 		if (o->variable)
-			ADD(res->warnings, fmt(res, "declared variable '%s' taken on trust", o->variable));
+			WARN("variable-on-trust", fmt(res, "declared variable '%s' taken on trust", o->variable));
 		res->variable = o->variable;
 		return oom ? TS_ENOMEM : 0;
 	}
@@ -589,7 +595,7 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
 	free(d);
 	n = res->diffs.n;
 	if (n == 0) {
-		ADD(res->warnings, fmt(res, "the contracts are identical: no declared variable "
+		WARN("identical-contracts", fmt(res, "the contracts are identical: no declared variable "
 				       "changed (an A/A comparison)"));
 	} else if (n == 1) {
 		res->variable = res->diffs.v[0].key;
@@ -606,7 +612,7 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
 				      n, keys.buf));
 		ts_sb_release(&keys);
 	} else {
-		ADD(res->warnings, fmt(res, "the contracts differ in %zu fields (--allow-multi): "
+		WARN("several-fields-changed", fmt(res, "the contracts differ in %zu fields (--allow-multi): "
 				       "the result cannot be credited to one variable", n));
 		res->variable = o->variable;
 	}
@@ -619,7 +625,7 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
 					      "the contracts", o->variable));
 	}
 	if (base[0].contract.benchmark_only != cand[0].contract.benchmark_only)
-		ADD(res->warnings, fmt(res, "baseline is %s but candidate is %s",
+		WARN("benchmark-only-mismatch", fmt(res, "baseline is %s but candidate is %s",
 				       base[0].contract.benchmark_only ? "benchmark-only" : "training-equivalent",
 				       cand[0].contract.benchmark_only ? "benchmark-only" : "training-equivalent"));
 	return oom ? TS_ENOMEM : 0;
@@ -664,7 +670,7 @@ static int summarize(const struct ts_run *r, const int64_t *it, size_t npairs, u
 	s->cv = ts_stats_cv(x, n);
 	s->ci95_low_ms = s->ci95_high_ms = NAN;
 	s->ci_method = "none";
-	if (n >= 2 && ts_stats_ci_mean(x, n, seed, &ci) == 0) {
+	if (n >= 2 && ts_stats_ci_mean(x, n, seed, &ci) == 0 && !ts_ci_positive(&ci)) {
 		s->ci95_low_ms = ci.lo;
 		s->ci95_high_ms = ci.hi;
 		s->ci_method = ts_ci_method_name(ci.method);
@@ -761,9 +767,9 @@ static int correctness(struct ts_ab_result *res, const struct ts_run *base, size
 			rc = add_check(res, which ? "grad_norm_curve" : "loss_curve", passed && !skipped,
 				       skipped, fmt(res, "%s", sb.buf));
 		if (!rc && skipped)
-			rc = TS_VEC_PUSH(res->warnings,
-					 fmt(res, "%s curve not compared: %s", which ? "grad-norm" : "loss",
-					     sb.buf));
+			rc = ts_warnings_add(&res->warnings, "curve-not-compared", NULL, -1, TS_NO_INT,
+					     "The %s curve is not compared: %s.",
+					     which ? "grad-norm" : "loss", sb.buf);
 	}
 	/* peak memory: device memory may not grow beyond the tolerance; host RSS
 	 * (CPU runs, profiler buffers included) is reported only */
@@ -895,9 +901,9 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	/* a window declared in the baseline contract (workload.steady_window)
 	 * stands unless --window overrides it */
 	if (wf == TS_WIN_AUTO && base[0].has_contract &&
-	    ts_parse_window(ts_contract_get(&base[0].contract, "workload.steady_window", NULL),
+	    ts_window_parse(ts_contract_get(&base[0].contract, "workload.steady_window", NULL),
 			    &wf, &wl) == 0)
-		ADD(res->warnings, fmt(res, "window %lld-%lld declared by the baseline contract",
+		WARN("window-from-contract", fmt(res, "window %lld-%lld declared by the baseline contract",
 				       (long long)wf, (long long)wl));
 	/* matched window: the intersection of every run's steady window */
 	for (size_t s = 0; s < 2; s++) {
@@ -911,8 +917,9 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 				ADD(res->invalid, fmt(res, "%s", werr.msg[0] ? werr.msg : "no window"));
 				continue;
 			}
-			if (!w.steady)
-				ADD(res->warnings, fmt(res, "%s: MSER-5 finds no steady state (it would "
+			/* a loaded run's own warnings already say so */
+			if (!w.steady && !runs[i].rm.have_steps)
+				WARN("no-steady-state", fmt(res, "%s: MSER-5 finds no steady state (it would "
 						       "drop more than half the steps)", runs[i].path));
 			if (w.first > first)
 				first = w.first;
@@ -983,7 +990,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		if ((rc = find_stalls(r, 2, last, &period, &phase)))
 			goto oom;
 		if (period)
-			ADD(res->warnings, fmt(res, "%s: periodic stalls every %lld iterations (first at "
+			WARN("periodic-stalls", fmt(res, "%s: periodic stalls every %lld iterations (first at "
 					       "iteration %lld); kept in the mean step time", r->path,
 					       (long long)period, (long long)phase));
 	}
@@ -1069,15 +1076,20 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		}
 	}
 	if (res->win_steps < 200)
-		ADD(res->warnings, fmt(res, "matched window has %zu steps (< 200 recommended)",
+		WARN("short-window", fmt(res, "matched window has %zu steps (< 200 recommended)",
 				       res->win_steps));
 	if (!res->repeats && (nb < 4 || nc < 4))
-		ADD(res->warnings, fmt(res, "fewer than 4 runs per side: run-to-run variance is %s",
+		WARN("few-runs", fmt(res, "fewer than 4 runs per side: run-to-run variance is %s",
 				       res->repeats ? "estimated from few runs" : "not measured"));
 	for (size_t i = 0; i < nb + nc; i++) {
 		const struct ts_ab_run_summary *s = i < nb ? &res->base.v[i] : &res->cand.v[i - nb];
-		if (s->cv > 0.10)
-			ADD(res->warnings, fmt(res, "%s: step-time CV %.1f %% over the window (> 10 %%: "
+		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+		/* over the run's own window its run model already says so */
+		int own = r->rm.have_steps && r->rm.window.first == res->win_first &&
+			  r->rm.window.last == res->win_last;
+
+		if (s->cv > 0.10 && !own)
+			WARN("noisy", fmt(res, "%s: step-time CV %.1f %% over the window (> 10 %%: "
 					       "noisy)", s->path, 100 * s->cv));
 	}
 	if (oom)

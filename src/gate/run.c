@@ -13,9 +13,9 @@
 #include <string.h>
 #include "trainscope/detect.h"
 #include "trainscope/gate.h"
-#include "trainscope/input.h"
 #include "trainscope/logs.h"
 #include "trainscope/paths.h"
+#include "trainscope/run.h"
 #include "trainscope/stats.h"
 
 void ts_run_init(struct ts_run *r)
@@ -25,6 +25,7 @@ void ts_run_init(struct ts_run *r)
 	ts_paths_init(&r->traces);
 	ts_model_init(&r->model);
 	ts_model_args_init(&r->args);
+	ts_runmodel_init(&r->rm);
 	r->global_batch = r->tokens_per_step = -1;
 	r->peak_dev_bytes = r->peak_host_bytes = NAN;
 }
@@ -34,6 +35,7 @@ void ts_run_release(struct ts_run *r)
 	ts_contract_release(&r->contract);
 	ts_paths_release(&r->traces);
 	TS_VEC_RELEASE(r->pts);
+	ts_runmodel_release(&r->rm);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -102,7 +104,7 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 				p.skipped = s->skipped;
 			if (isfinite(s->tflops))
 				p.tflops = s->tflops;
-			if (s->flags & TS_STEP_AFTER_PROFILER)
+			if (s->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
 				p.excluded |= TS_EXCL_PROFILER;
 			if (s->flags & TS_STEP_AFTER_CHECKPOINT)
 				p.excluded |= TS_EXCL_CHECKPOINT;
@@ -130,197 +132,64 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 	return 0;
 }
 
-/*
- * Iterations a profiler trace captured, from its "ProfilerStep#N" names:
- * torch 2.x numbers them as the iteration, the legacy pre-Kineto exporter
- * (torch 1.x) one lower (../shared/data/traces/cpu/README.txt). Streams the
- * (inflated) file once; appends to *set.
- */
-#define PROFILED_MAX 100000
-struct i64_vec {
-	int64_t *v;
-	size_t n, cap;
-};
-
-static int scan_profiled(const char *path, int legacy, struct i64_vec *set, struct ts_err *err)
+int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,
+		struct ts_err *err)
 {
-	static const char pat[] = "ProfilerStep#";
-	struct ts_input in;
-	size_t pos = 0;
-	int rc;
-
-	if ((rc = ts_input_open(&in, path, err)))
-		return rc;
-	for (;;) {
-		const unsigned char *hit = NULL;
-		if (pos < in.len)
-			hit = memmem(in.data + pos, in.len - pos, pat, sizeof(pat) - 1);
-		if (hit) {
-			size_t k = (size_t)(hit - in.data) + sizeof(pat) - 1;
-			int64_t v = 0;
-			int digits = 0;
-			if (k + 20 > in.len && !in.eof) {
-				pos = (size_t)(hit - in.data);
-				goto more;
-			}
-			while (k < in.len && digits < 18 && in.data[k] >= '0' && in.data[k] <= '9') {
-				v = v * 10 + (in.data[k++] - '0');
-				digits++;
-			}
-			if (digits && set->n < PROFILED_MAX && TS_VEC_PUSH(*set, v + (legacy ? 1 : 0))) {
-				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-				break;
-			}
-			pos = k;
-			continue;
-		}
-		if (in.eof)
-			break;
-		pos = in.len > sizeof(pat) ? in.len - sizeof(pat) : 0;
-more:
-		{
-			int64_t got = ts_input_more(&in, pos, err);
-			if (got < 0) {
-				rc = (int)got;
-				break;
-			}
-			pos = 0;
-			if (got == 0 && in.eof && !memmem(in.data, in.len, pat, sizeof(pat) - 1))
-				break;
-		}
-	}
-	ts_input_release(&in);
-	return rc;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Mark profiled iterations, and the one after each captured range (the
- * trace export runs at its start), as profiler artefacts. */
-static void mark_profiled(struct ts_run *r, int64_t *it, size_t n)
-{
-	size_t i = 0, k = 0;
-
-	if (!n)
-		return;
-	ts_sort(it, n, sizeof(*it), cmp_i64);
-	for (size_t q = 0; q < r->pts.n; q++) {
-		struct ts_run_point *p = &r->pts.v[q];
-		while (i < n && it[i] < p->iteration - 1)
-			i++;
-		for (k = i; k < n && it[k] <= p->iteration; k++) {
-			int follows_range_end = it[k] == p->iteration - 1 &&
-						(k + 1 >= n || it[k + 1] > p->iteration);
-			if (it[k] == p->iteration || follows_range_end)
-				p->excluded |= TS_EXCL_PROFILER;
-		}
-	}
-	r->nprofiled = n;
-}
-
-static int is_log_kind(int kind)
-{
-	return kind == TS_KIND_LOG_MEGATRON || kind == TS_KIND_LOG_BRIDGE ||
-	       kind == TS_KIND_LOG_NEMO || kind == TS_KIND_LOG_HF || kind == TS_KIND_LOG_PRIMUS;
-}
-
-int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
-{
-	struct ts_paths files;
-	struct ts_steplog log;
-	struct i64_vec prof = { 0 };
-	int *kinds = NULL;
-	int rc = 0, njsonl = 0, nlog = 0;
+	char *paths[1] = { (char *)path };
+	int rc = 0;
 
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	ts_paths_init(&files);
-	ts_steplog_init(&log);
-	if ((rc = ts_paths_add(&files, path, 1, err)))
+	if ((rc = ts_runmodel_load(&r->rm, paths, 1, o, 1, err)))
 		goto out;
-	kinds = calloc(files.n ? files.n : 1, sizeof(*kinds));
-	if (!kinds) {
-		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < files.n; i++) {
-		struct ts_detect d;
-		if ((rc = ts_detect_file(files.v[i], &d, err)))
-			goto out;
-		kinds[i] = d.kind;
-		njsonl += d.kind == TS_KIND_METRICS_JSONL;
-		nlog += is_log_kind(d.kind);
-		if (d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE) {
+	for (size_t i = 0; i < r->rm.inputs.n; i++) {
+		const struct ts_run_input *in = &r->rm.inputs.v[i];
+
+		if (in->role == TS_ROLE_TRACE) {
 			r->has_trace = 1;
-			if ((rc = scan_profiled(files.v[i], d.kind == TS_KIND_LEGACY_TRACE,
-						&prof, err)) ||
-			    (rc = ts_paths_add(&r->traces, files.v[i], 0, err)))
+			if ((rc = ts_paths_add(&r->traces, in->path, 0, err)))
 				goto out;
 		}
-		if (d.kind == TS_KIND_NSYS_SQLITE)
+		if (in->role == TS_ROLE_NSYS)
 			r->has_trace = 1;
-		if (d.kind == TS_KIND_HF_CONFIG && !r->has_model) {
+		if (in->role == TS_ROLE_CONFIG && !r->has_model) {
 			struct ts_err merr;
 			ts_err_init(&merr);
 			ts_model_init(&r->model);
-			if (ts_model_read_config(&r->model, files.v[i], &merr) == 0 &&
+			if (ts_model_read_config(&r->model, in->path, &merr) == 0 &&
 			    ts_model_finish(&r->model, &merr) == 0) {
 				r->has_model = 1;
-				snprintf(r->model_path, sizeof(r->model_path), "%s", files.v[i]);
+				snprintf(r->model_path, sizeof(r->model_path), "%s", in->path);
 			}
 		}
-		if (d.kind == TS_KIND_CONTRACT && !r->has_contract) {
-			if ((rc = ts_contract_read(&r->contract, files.v[i], err)))
+		if (in->role == TS_ROLE_CONTRACT && !r->has_contract) {
+			if ((rc = ts_contract_read(&r->contract, in->path, err)))
 				goto out;
 			r->has_contract = 1;
-			snprintf(r->contract_path, sizeof(r->contract_path), "%s", files.v[i]);
+			snprintf(r->contract_path, sizeof(r->contract_path), "%s", in->path);
 		}
-	}
-	/* JSONL metrics carry per-rank times, losses and flags; logs are the
-	 * fallback. Mixing both would count every iteration twice. */
-	for (size_t i = 0; i < files.n; i++) {
-		int use = njsonl ? kinds[i] == TS_KIND_METRICS_JSONL : is_log_kind(kinds[i]);
-		if (!use)
-			continue;
-		if ((rc = ts_steplog_read(&log, files.v[i], err)))
-			goto out;
-		r->nsources++;
-		if (kinds[i] == TS_KIND_LOG_MEGATRON && !r->has_args) {
+		if (in->role == TS_ROLE_STEPS && in->kind == TS_KIND_LOG_MEGATRON && !r->has_args) {
 			/* the arguments block is optional: its absence is not an error */
 			struct ts_model from_log;
 			struct ts_err merr;
 			ts_model_init(&from_log);
 			ts_err_init(&merr);
-			if (ts_model_read_megatron_args(&from_log, &r->args, files.v[i], &merr) == 0) {
+			if (ts_model_read_megatron_args(&from_log, &r->args, in->path, &merr) == 0) {
 				r->has_args = 1;
-				snprintf(r->args_log, sizeof(r->args_log), "%s", files.v[i]);
+				snprintf(r->args_log, sizeof(r->args_log), "%s", in->path);
 				if (!r->has_model && ts_model_finish(&from_log, &merr) == 0) {
 					r->model = from_log;
 					r->has_model = 1;
-					snprintf(r->model_path, sizeof(r->model_path), "%s", files.v[i]);
+					snprintf(r->model_path, sizeof(r->model_path), "%s", in->path);
 				}
 			} else {
 				ts_model_args_init(&r->args);
 			}
 		}
 	}
-	if (!njsonl && !nlog) {
-		rc = ts_err_at(err, TS_EPARSE, path, -1, -1,
-			       "no training log or JSONL metrics here (expected Megatron/Bridge/"
-			       "NeMo/HF/Primus iteration lines or one JSON object per step)");
-		goto out;
-	}
-	if ((rc = build_points(r, &log, err)))
-		goto out;
-	mark_profiled(r, prof.v, prof.n);
+	r->nsources = (int)r->rm.step_files.n;
+	r->nprofiled = r->rm.nprofiled;
+	rc = build_points(r, &r->rm.log, err);
 out:
-	TS_VEC_RELEASE(prof);
-	free(kinds);
-	ts_steplog_release(&log);
-	ts_paths_release(&files);
 	return rc;
 }
 
@@ -397,6 +266,27 @@ int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts
 			       "checkpoint, evaluation and NaN/skipped steps; need at least 10", n);
 		goto out;
 	}
+	if (r->rm.have_steps) {
+		const struct ts_window_obj *o = &r->rm.window;
+
+		if (o->first == TS_NO_INT) {
+			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1, "the steps analysis found "
+				       "no steady window");
+			goto out;
+		}
+		w->declared = r->rm.window_source != 0;
+		w->steady = !(r->rm.steps.warnings & TS_WARN_NO_STEADY);
+		w->first = o->first;
+		w->last = o->last;
+		w->mser_first = r->rm.steps.mser_cut_iteration != TS_NO_INT ?
+				r->rm.steps.mser_cut_iteration : o->first;
+		w->n = ts_run_window_times(r, w, x, it, r->pts.n);
+		if (w->n < 10)
+			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1,
+				       "the steady window %lld:%lld has %zu usable timed steps; need "
+				       "at least 10", (long long)w->first, (long long)w->last, w->n);
+		goto out;
+	}
 	{
 		/* warm-up: MSER-5's cut, but at least the first 10 % of the logged
 		 * steps (the Megatron Bridge perf harness default) */
@@ -424,23 +314,4 @@ out:
 	free(x);
 	free(it);
 	return rc;
-}
-
-int ts_parse_window(const char *s, int64_t *first, int64_t *last)
-{
-	char *end;
-	long long a, b;
-
-	if (!s)
-		return TS_EUSAGE;
-	a = strtoll(s, &end, 10);
-	if (end == s || (*end != '-' && *end != ':'))
-		return TS_EUSAGE;
-	s = end + 1;
-	b = strtoll(s, &end, 10);
-	if (end == s || *end || a < 1 || b < a)
-		return TS_EUSAGE;
-	*first = a;
-	*last = b;
-	return 0;
 }

@@ -219,11 +219,12 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 }
 
 int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
-		    struct ts_validate_result *v, struct ts_err *err)
+		    int accept_auto, struct ts_validate_result *v, struct ts_err *err)
 {
 	struct ts_window auto_w, w;
 	struct ts_err werr;
 	const char *source = "automatic (MSER-5 after iteration 1)";
+	int declared_by_run = r->rm.have_steps && r->rm.window_source != 0;
 	int have_auto, rc = 0;
 	double *x = NULL;
 	size_t n = 0;
@@ -243,8 +244,13 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 
 	/* 2. the window */
 	have_auto = ts_run_window(r, TS_WIN_AUTO, TS_WIN_AUTO, &auto_w, &werr) == 0;
-	if (win_first == TS_WIN_AUTO && r->has_contract &&
-	    ts_parse_window(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
+	if (declared_by_run && win_first == TS_WIN_AUTO) {
+		win_first = r->rm.window.first;
+		win_last = r->rm.window.last;
+		source = r->rm.window_source == 2 ?
+			 "declared in the contract (workload.steady_window)" : "declared";
+	} else if (win_first == TS_WIN_AUTO && r->has_contract &&
+	    ts_window_parse(ts_contract_get(&r->contract, "workload.steady_window", NULL), &win_first,
 			    &win_last) == 0)
 		source = "declared in the contract (workload.steady_window)";
 	else if (win_first != TS_WIN_AUTO)
@@ -297,11 +303,16 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		else if (n < 10)
 			rc |= add(v, "window", TS_CHECK_FAIL, "%s window %lld-%lld has %zu usable steps "
 				  "(need >= 10)", source, (long long)w.first, (long long)w.last, n);
-		else if (!w.declared)
+		else if (!w.declared && accept_auto)
 			rc |= add(v, "window", TS_CHECK_WARN,
+				  "%s window %lld-%lld, %zu steps%s%s, accepted with "
+				  "--accept-auto-window", source, (long long)w.first, (long long)w.last,
+				  n, nbad ? "; left out of it: " : "", nbad ? bad.buf : "");
+		else if (!w.declared)
+			rc |= add(v, "window", TS_CHECK_FAIL,
 				  "%s window %lld-%lld, %zu steps%s%s; declare it (--window or the "
-				  "contract's workload.steady_window) for acceptance", source,
-				  (long long)w.first, (long long)w.last, n,
+				  "contract's workload.steady_window), or pass --accept-auto-window",
+				  source, (long long)w.first, (long long)w.last, n,
 				  nbad ? "; left out of it: " : "", nbad ? bad.buf : "");
 		else
 			rc |= add(v, "window", TS_CHECK_PASS, "%s window %lld-%lld, %zu steps, excludes "

@@ -26,22 +26,29 @@ static const char *const prec_names[TS_PREC_COUNT] = {
 static const char SRC_H100[] =
 	"NVIDIA H100 datasheet as tabulated at glennklockwood.com/garden/processors/h100 "
 	"(BF16 989.4, FP8 1978.9, TF32 494.7; sparse figures are 2x); FP16 989.43 hmc-tech.com";
-static const char SRC_BLACKWELL[] =
-	"NVIDIA Blackwell datasheet as tabulated at glennklockwood.com/garden/processors/B200; "
-	"torchtitan peak table (B200 2.25e15, GB200 2.5e15)";
+static const char SRC_H200[] =
+	"NVIDIA H200 datasheet: the H100 SXM matrix peaks (same Hopper die and clocks; "
+	"BF16 989.4, FP8 1978.9, TF32 494.7 dense as tabulated at "
+	"glennklockwood.com/garden/processors/h100), 141 GB HBM3e at 4.8 TB/s";
+static const char SRC_B200[] =
+	"NVIDIA Blackwell datasheet, HGX B200 (1000 W), as tabulated at "
+	"glennklockwood.com/garden/processors/B200; torchtitan peak table (B200 2.25e15)";
+static const char SRC_GB200[] =
+	"NVIDIA Blackwell datasheet, GB200 NVL72 per GPU (1200 W), as tabulated at "
+	"glennklockwood.com/garden/processors/B200; torchtitan peak table (GB200 2.5e15)";
 
 static const struct ts_gpu builtin[] = {
 	{ .sku = "A100-SXM-80GB", .vendor = "NVIDIA",
 	  .aliases = "A100,A100-80GB,A100 SXM,A100-SXM4-80GB,A100 80GB",
 	  .peak = { K(19.5), K(156), K(312), K(312), NS, K(624), NS },
-	  .source = "nvidia.com/a100 datasheet (torchtitan uses 312e12)",
+	  .source = "nvidia.com/a100 datasheet, A100 80GB SXM column (torchtitan uses 312e12)",
 	  .memory_bytes = GIB(80), .memory_note = "80 GB HBM2e",
 	  .mem_bw_bytes_per_s = 2.04e12, .link = "NVLink3", .link_bytes_per_s = 600e9,
 	  .link_domain = 8 },
 	{ .sku = "A100-SXM-40GB", .vendor = "NVIDIA",
 	  .aliases = "A100-40GB,A100-SXM4-40GB,A100 40GB",
 	  .peak = { K(19.5), K(156), K(312), K(312), NS, K(624), NS },
-	  .source = "nvidia.com/a100 datasheet (torchtitan uses 312e12)",
+	  .source = "nvidia.com/a100 datasheet, A100 40GB SXM column (torchtitan uses 312e12)",
 	  .memory_bytes = GIB(40), .memory_note = "40 GB HBM2",
 	  .mem_bw_bytes_per_s = 1.56e12, .link = "NVLink3", .link_bytes_per_s = 600e9,
 	  .link_domain = 8 },
@@ -63,7 +70,7 @@ static const struct ts_gpu builtin[] = {
 	{ .sku = "H200-SXM", .vendor = "NVIDIA",
 	  .aliases = "H200,H200 SXM,H200-141GB,H200 141GB HBM3e",
 	  .peak = { K(66.9), K(494.7), K(989.4), K(989.4), K(1978.9), K(1978.9), NS },
-	  .source = SRC_H100,
+	  .source = SRC_H200,
 	  .memory_bytes = GIB(141), .memory_note = "141 GB HBM3e",
 	  .mem_bw_bytes_per_s = 4.8e12, .link = "NVLink4", .link_bytes_per_s = 900e9,
 	  .link_domain = 8 },
@@ -93,14 +100,14 @@ static const struct ts_gpu builtin[] = {
 	{ .sku = "B200", .vendor = "NVIDIA",
 	  .aliases = "B200 HGX,HGX B200,B200-180GB",
 	  .peak = { K(80), K(1100), K(2250), K(2250), K(4500), K(4500), K(9000) },
-	  .source = SRC_BLACKWELL,
+	  .source = SRC_B200,
 	  .memory_bytes = GIB(180), .memory_note = "180 GB usable (192 GB HBM3e)",
 	  .mem_bw_bytes_per_s = 8e12, .link = "NVLink5", .link_bytes_per_s = 1.8e12,
 	  .link_domain = 8, .notes = "HGX, 1000 W" },
 	{ .sku = "GB200", .vendor = "NVIDIA",
 	  .aliases = "GB200 NVL72,GB200-NVL72",
 	  .peak = { K(90), K(1250), K(2500), K(2500), K(5000), K(5000), K(10000) },
-	  .source = SRC_BLACKWELL,
+	  .source = SRC_GB200,
 	  .memory_bytes = GIB(186), .memory_note = "186 GB usable (192 GB HBM3e)",
 	  .mem_bw_bytes_per_s = 8e12, .link = "NVLink5 (NVL72 domain)", .link_bytes_per_s = 1.8e12,
 	  .link_domain = 72, .notes = "per GPU, 1200 W" },
@@ -110,7 +117,7 @@ static const struct ts_gpu builtin[] = {
 		    KN(2500, "approximate: about the same as GB200"),
 		    KN(5000, "approximate: about the same as GB200"), UN(NULL),
 		    KN(15000, "approximate: about 15 PF dense") },
-	  .source = "trainscope reference (flops-memory-workflow.md section 6): Blackwell Ultra"
+	  .source = "trainscope reference (flops-memory-workflow.md section 6) for B300: Blackwell Ultra"
 		    " is about GB200 BF16/FP8 with 288 GB HBM3e and about 15 PF FP4 dense",
 	  .memory_bytes = GIB(288), .memory_note = "288 GB HBM3e",
 	  .notes = "approximate figures; supply a catalog file with datasheet numbers if you have them" },
@@ -120,7 +127,7 @@ static const struct ts_gpu builtin[] = {
 		    KN(2500, "approximate: about the same as GB200"),
 		    KN(5000, "approximate: about the same as GB200"), UN(NULL),
 		    KN(15000, "approximate: about 15 PF dense") },
-	  .source = "trainscope reference (flops-memory-workflow.md section 6): Blackwell Ultra"
+	  .source = "trainscope reference (flops-memory-workflow.md section 6) for GB300: Blackwell Ultra"
 		    " is about GB200 BF16/FP8 with 288 GB HBM3e and about 15 PF FP4 dense",
 	  .memory_bytes = GIB(288), .memory_note = "288 GB HBM3e",
 	  .notes = "approximate figures; supply a catalog file with datasheet numbers if you have them" },

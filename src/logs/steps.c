@@ -273,9 +273,50 @@ out:
 	return rc;
 }
 
+int ts_ci_positive(struct ts_ci *ci)
+{
+	if (ci->method == TS_CI_NONE || !(ci->lo < 0))
+		return 0;
+	ci->method = TS_CI_NONE;
+	ci->lo = ci->hi = NAN;
+	return 1;
+}
+
+int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64_t skipped,
+		     double grad_norm)
+{
+	if (iteration <= 1)
+		return TS_ART_FIRST;
+	if (flags & (TS_STEP_PROFILED | TS_STEP_AFTER_PROFILER))
+		return TS_ART_PROFILER;
+	if (flags & TS_STEP_AFTER_CHECKPOINT)
+		return TS_ART_CHECKPOINT;
+	if (flags & TS_STEP_AFTER_EVAL)
+		return TS_ART_EVAL;
+	if ((flags & TS_STEP_LOSS_NONFINITE) || isinf(grad_norm) ||
+	    (nan_iters != TS_NO_INT && nan_iters > 0))
+		return TS_ART_NONFINITE;
+	if (skipped != TS_NO_INT && skipped > 0)
+		return TS_ART_SKIPPED;
+	return TS_ART_NONE;
+}
+
+const char *ts_step_artefact_name(int artefact)
+{
+	static const char *const names[] = { "none", "first-iteration", "profiler", "checkpoint",
+					     "eval", "non-finite", "skipped" };
+
+	return artefact >= 0 && artefact <= TS_ART_SKIPPED ? names[artefact] : "?";
+}
+
+static int artefact_of(const struct it_rec *r)
+{
+	return ts_step_artefact(r->iteration, r->flags, r->nan_iters, r->skipped, r->grad_norm);
+}
+
 static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 {
-	if ((r->flags & TS_STEP_AFTER_PROFILER) ||
+	if ((r->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED)) ||
 	    (isfinite(r->overhead_ms) && r->overhead_ms > 0.5 * base))
 		return TS_OUT_PROFILER;
 	if (r->flags & TS_STEP_AFTER_CHECKPOINT)
@@ -461,6 +502,8 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 		rc = ts_stats_ci_mean(w, n, seed, &rep->ci);
 		if (rc)
 			return rc;
+		if (ts_ci_positive(&rep->ci))
+			rep->warnings |= TS_WARN_CI_TOO_WIDE;
 		if (rep->ci.autocorrelated)
 			rep->warnings |= TS_WARN_AUTOCORR;
 		rc = ts_stats_acf_summary(w, n, &rep->acf);
@@ -737,16 +780,18 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	rc = TS_ENOMEM;
 	rep->iter = malloc((nv + 1) * sizeof(*rep->iter));
 	rep->step_ms = malloc((nv + 1) * sizeof(*rep->step_ms));
+	rep->artefact = malloc(nv + 1);
 	ti = malloc((nv + 1) * sizeof(*ti));
 	wi = malloc((nv + 1) * sizeof(*wi));
 	y = malloc((nv + 1) * sizeof(*y));
 	w = malloc((nv + 1) * sizeof(*w));
-	if (!rep->iter || !rep->step_ms || !ti || !wi || !y || !w)
+	if (!rep->iter || !rep->step_ms || !rep->artefact || !ti || !wi || !y || !w)
 		goto out;
 	rep->n = nv;
 	for (size_t i = 0; i < nv; i++) {
 		rep->iter[i] = v[i].iteration;
 		rep->step_ms[i] = v[i].step_ms;
+		rep->artefact[i] = (unsigned char)artefact_of(&v[i]);
 		if (isfinite(v[i].step_ms))
 			ti[nt++] = i;
 	}
@@ -769,7 +814,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	} else if (o->window_first != TS_NO_INT) {
 		for (size_t i = 0; i < nt; i++)
 			if (v[ti[i]].iteration >= o->window_first &&
-			    v[ti[i]].iteration <= o->window_last)
+			    v[ti[i]].iteration <= o->window_last && !rep->artefact[ti[i]])
 				wi[nw++] = ti[i];
 		if (nw == 0) {
 			rc = ts_err_set(err, TS_EUSAGE,
@@ -784,11 +829,14 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		rc = auto_window(y, nt - skip, rep, v, ti + skip, &a, &b);
 		if (rc)
 			goto out;
+		/* the window spans [a, b); its artefacts stay out of the statistics */
 		for (size_t i = a; i < b; i++)
-			wi[nw++] = ti[skip + i];
+			if (!rep->artefact[ti[skip + i]])
+				wi[nw++] = ti[skip + i];
 		if (nw == 0)
 			for (size_t i = 0; i < nt; i++)
-				wi[nw++] = ti[i];
+				if (!rep->artefact[ti[i]])
+					wi[nw++] = ti[i];
 	}
 	if (nw) {
 		rep->win_first = v[wi[0]].iteration;
@@ -822,6 +870,7 @@ void ts_steps_report_release(struct ts_steps_report *rep)
 {
 	free(rep->iter);
 	free(rep->step_ms);
+	free(rep->artefact);
 	free(rep->outliers);
 	free(rep->nan_iterations);
 	free(rep->loss_spikes);

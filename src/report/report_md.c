@@ -213,5 +213,6 @@ int ts_report_md(const struct ts_report *r, struct ts_sb *o)
 	md_items(o, "Findings", r->findings.v, r->findings.n, 0);
 	md_items(o, "Candidates for the dominant wall", r->advice.v, r->advice.n, 1);
 	md_items(o, "Missing evidence and how to collect it", r->missing.v, r->missing.n, 0);
+	md_items(o, "Warnings", r->warnings.v, r->warnings.n, 0);
 	return o->failed || r->failed ? TS_ENOMEM : 0;
 }

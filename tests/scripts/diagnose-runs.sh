@@ -47,12 +47,13 @@ if [ -d "$hta" ]; then
 	grep -q '"vendor": "cuda"' "$tmp/h.json" || bad "hta: vendor not cuda"
 fi
 
-"$TS" diagnose examples/run -o "$tmp/report.html" >"$tmp/ex.txt" 2>"$tmp/ex.err" || bad "example: exit $?"
+"$TS" diagnose examples/run >"$tmp/ex.txt" 2>"$tmp/ex.err" || bad "example: exit $?"
 grep -q '^dominant wall: ' "$tmp/ex.txt" || bad "example: no summary on stdout"
+"$TS" report examples/run -o "$tmp/report.html" 2>"$tmp/ex.err" || bad "example report: exit $?"
 for c in chart-step-time chart-gpu-classes; do
 	grep -q "id=\"$c\"" "$tmp/report.html" || bad "example: $c missing from report.html"
 done
-"$TS" diagnose examples/run -o "$tmp/report.md" >/dev/null 2>&1 || bad "example md: exit $?"
+"$TS" report examples/run -o "$tmp/report.md" >/dev/null 2>&1 || bad "example md: exit $?"
 grep -q '^## Step time over the run' "$tmp/report.md" || bad "example: Markdown report lacks the step table"
 
 mkdir -p "$tmp/empty"

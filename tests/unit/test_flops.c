@@ -594,3 +594,26 @@ TEST(flops_published_cases_csv)
 		CHECK(matched);
 	}
 }
+
+/* 1e15 model FLOPs in 1 s on one GPU is 1000 TFLOP/s: exactly the peak of a
+ * 1000 TFLOP/s part is MFU 100 % (allowed), above a 989.4 TFLOP/s part it is
+ * 101.1 %, an input error (the step time's unit, mostly). */
+TEST(mfu_above_peak_is_an_input_error)
+{
+	struct ts_flops f;
+	struct ts_mfu m;
+	struct ts_err err;
+
+	memset(&f, 0, sizeof(f));
+	f.per_step = 1e15;
+	ts_err_init(&err);
+	ts_mfu_compute(&f, 1000000000, 1, 1000.0, &m);
+	CHECK_NEAR(m.mfu, 1.0, 1e-12);
+	CHECK_I64(ts_mfu_check(&m, &err), 0);
+	ts_mfu_compute(&f, 1000000000, 1, 989.4, &m);
+	CHECK_I64(ts_mfu_check(&m, &err), TS_EUSAGE);
+	CHECK(strstr(err.msg, "check --step-time units") != NULL);
+	f.recompute = 0.5e15; /* HFU 150 % of a 1000 TFLOP/s part, MFU 100 % */
+	ts_mfu_compute(&f, 1000000000, 1, 1000.0, &m);
+	CHECK_I64(ts_mfu_check(&m, &err), TS_EUSAGE);
+}

@@ -245,14 +245,14 @@ TEST(validate_checks)
 	ts_err_init(&err);
 	ts_validate_result_init(&v);
 	/* declared window 41-50 contains the profiled iteration 45: fail */
-	REQUIRE(ts_validate_run(&r, 41, 50, &v, &err) == 0);
+	REQUIRE(ts_validate_run(&r, 41, 50, 0, &v, &err) == 0);
 	CHECK(!v.passed);
 	CHECK_I64(status_of(&v, "window"), TS_CHECK_FAIL);
 	CHECK_I64(status_of(&v, "steps_logged"), TS_CHECK_PASS);
 	ts_validate_result_release(&v);
 	/* 46-60 is clean: every check passes or is skipped */
 	ts_validate_result_init(&v);
-	REQUIRE(ts_validate_run(&r, 46, 60, &v, &err) == 0);
+	REQUIRE(ts_validate_run(&r, 46, 60, 0, &v, &err) == 0);
 	CHECK(v.passed);
 	CHECK_I64(status_of(&v, "window"), TS_CHECK_PASS);
 	CHECK_I64(status_of(&v, "step_time"), TS_CHECK_PASS); /* CV 0 */
@@ -263,7 +263,7 @@ TEST(validate_checks)
 	r.pts.v[50].nonfinite = 1;
 	r.pts.v[50].loss = NAN;
 	ts_validate_result_init(&v);
-	REQUIRE(ts_validate_run(&r, 46, 60, &v, &err) == 0);
+	REQUIRE(ts_validate_run(&r, 46, 60, 0, &v, &err) == 0);
 	CHECK(!v.passed);
 	CHECK_I64(status_of(&v, "loss_finite"), TS_CHECK_FAIL);
 	CHECK_I64(status_of(&v, "skipped_nan"), TS_CHECK_FAIL);
@@ -271,7 +271,7 @@ TEST(validate_checks)
 	/* 49 steps are too few */
 	r.pts.n = 49;
 	ts_validate_result_init(&v);
-	REQUIRE(ts_validate_run(&r, 20, 40, &v, &err) == 0);
+	REQUIRE(ts_validate_run(&r, 20, 40, 0, &v, &err) == 0);
 	CHECK(!v.passed);
 	CHECK_I64(status_of(&v, "steps_logged"), TS_CHECK_FAIL);
 	ts_validate_result_release(&v);

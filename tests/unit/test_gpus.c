@@ -134,3 +134,21 @@ TEST(gpus_user_catalog_entry_cap)
 	ts_gpu_catalog_release(&c);
 	ts_sb_release(&doc);
 }
+
+/* Every built-in SKU cites its own source: no two entries share a source
+ * line (H200 used to cite the H100 datasheet line, GB200 the B200 one). */
+TEST(gpus_each_sku_cites_its_own_source)
+{
+	struct ts_gpu_catalog c;
+
+	REQUIRE(ts_gpu_catalog_init(&c) == 0);
+	for (size_t i = 0; i < c.n; i++) {
+		CHECK(c.v[i].source && c.v[i].source[0]);
+		for (size_t j = 0; j < i; j++)
+			if (c.v[i].source && c.v[j].source && strcmp(c.v[i].source, c.v[j].source) == 0) {
+				fprintf(stderr, "  %s and %s share a source\n", c.v[i].sku, c.v[j].sku);
+				CHECK(0);
+			}
+	}
+	ts_gpu_catalog_release(&c);
+}

@@ -1,0 +1,204 @@
+/*
+ * run.h - one run, one answer: the run model every command that takes a
+ * run renders (steps, diagnose, advise, validate, ab, report; ledger
+ * stores what ab rendered from it).
+ *
+ * ts_runmodel_load() turns a run directory or a file list into one value:
+ * every input file classified by content (and whether it is used), one
+ * step series (ranks as read, a resumed log reduced to its later
+ * segments), ONE steps analysis (steps.h: steady window, statistics,
+ * stalls, loss health), the window object built from it, and one list of
+ * warnings. Nothing here recomputes what the steps analysis decides;
+ * commands render these facts and add warnings of their own stages (trace
+ * reading, A/B) to the same list.
+ *
+ * Input identity (docs/warnings.md): two step series for one rank are an
+ * error naming both files (a file without rank markers is a rank of its
+ * own, as steps.h merges them); step files of one rank in several
+ * directories are several runs, refused with their list, and so are traces
+ * whose world sizes differ; a log whose iterations go back (a resumed job)
+ * keeps the later segment and warns; a file found in a directory that
+ * cannot be classified, or a trace that cannot be scanned, is a warning,
+ * not an error. The traces' ProfilerStep#N iterations (and the export step
+ * after each captured range) are flagged TS_STEP_PROFILED before the steps
+ * analysis, so no window statistic includes them.
+ *
+ * Ownership: a ts_runmodel owns everything it points to (its arena, its
+ * step log, its steps report); ts_runmodel_release() frees it all.
+ * Warnings are plain structs whose strings live in the list's arena.
+ */
+#ifndef TRAINSCOPE_RUN_H
+#define TRAINSCOPE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+#include "trainscope/jsonw.h"
+#include "trainscope/logs.h"
+#include "trainscope/paths.h"
+#include "trainscope/steps.h"
+
+/* ------------------------------------------------------------ warnings */
+
+/* One warning. code is a stable kebab-case word listed in
+ * docs/warnings.md; message is a sentence (it names the file itself when
+ * the warning is about one). */
+struct ts_warning {
+	const char *code;
+	const char *message;
+	const char *file;       /* NULL when not about one file */
+	int64_t offset;         /* byte offset in file, -1 unknown */
+	int64_t iteration;      /* TS_NO_INT when not about one iteration */
+};
+
+struct ts_warnings {
+	TS_VEC(struct ts_warning) v;
+	struct ts_arena arena;  /* the strings */
+	int failed;             /* sticky: an add ran out of memory */
+};
+
+void ts_warnings_init(struct ts_warnings *w);
+void ts_warnings_release(struct ts_warnings *w);
+
+/* Append a warning (code and file are copied). Returns 0 or TS_ENOMEM
+ * (also sets w->failed). */
+int ts_warnings_add(struct ts_warnings *w, const char *code, const char *file, int64_t offset,
+		    int64_t iteration, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Write key "warnings" and the array of the first n warnings
+ * ({code, message, file, byte_offset, iteration}; unknowns null). */
+void ts_warnings_json(struct ts_jw *jw, const struct ts_warnings *w, size_t n);
+
+/* One line per warning of the first n: "warning: MESSAGE\n" (prefix and
+ * suffix around "warning:", e.g. colour codes; may be ""). */
+void ts_warnings_text(struct ts_sb *out, const struct ts_warnings *w, size_t n,
+		      const char *pre, const char *post);
+
+/* ------------------------------------------------------------ window */
+
+/* Steps left out of the window, one group per reason. */
+struct ts_window_excl {
+	const char *reason;     /* outside: "first-iteration", "warm-up",
+				 * "before-window", "level-shift", "after-window";
+				 * inside (ts_step_artefact_name): "profiler",
+				 * "checkpoint", "eval", "non-finite", "skipped" */
+	int64_t first, last;    /* first and last iteration of the group */
+	size_t steps;           /* timed steps in it */
+};
+
+/*
+ * The window object every command emits for a run: the steady window of
+ * the steps analysis (or a matched window of A/B over the same series).
+ */
+struct ts_window_obj {
+	int64_t first, last;    /* TS_NO_INT when there is no window */
+	size_t steps;           /* timed steps in [first, last] the statistics use
+				 * (no artefact, steps.h) */
+	const char *method;     /* "declared", "contract", "mser-5", "matched", "none" */
+	struct ts_window_excl excl[12];
+	size_t nexcl;
+};
+
+/* Write key "window" and the object {first_iteration, last_iteration,
+ * steps, method, excluded: [{reason, first_iteration, last_iteration,
+ * steps}]}. */
+void ts_window_json(struct ts_jw *jw, const struct ts_window_obj *w);
+
+/* "41-50" or "41:50" -> first 41, last 50 (1 <= first <= last): the one
+ * window syntax of every command. TS_EUSAGE for anything else (s may be
+ * NULL). */
+int ts_window_parse(const char *s, int64_t *first, int64_t *last);
+
+/* "iterations A:B, N steps (METHOD; excluded: ...)" into out. */
+void ts_window_text(struct ts_sb *out, const struct ts_window_obj *w);
+
+/* ------------------------------------------------------------ the run */
+
+enum ts_input_role {
+	TS_ROLE_STEPS = 1,      /* its step records are the run's series */
+	TS_ROLE_LOG_SPARE,      /* a training log not read: JSONL metrics carry the steps */
+	TS_ROLE_TRACE,          /* profiler trace (Kineto / legacy) */
+	TS_ROLE_NSYS,           /* Nsight Systems export */
+	TS_ROLE_CONFIG,         /* model config.json */
+	TS_ROLE_CONTRACT,       /* trainscope contract */
+	TS_ROLE_TELEMETRY,      /* nvidia-smi / dmon / mthreads-gmi */
+	TS_ROLE_OTHER,          /* recognised but not used by any run command */
+	TS_ROLE_BAD             /* cannot be classified (err in problem) */
+};
+
+struct ts_run_input {
+	const char *path;
+	int kind;               /* enum ts_kind */
+	int role;               /* enum ts_input_role */
+	char vendor[16];        /* traces: from detect */
+	const char *problem;    /* TS_ROLE_BAD: why; else NULL */
+};
+
+struct ts_runmodel_opts {
+	struct ts_steps_opts steps;   /* window_first/last: a declared window
+				       * (TS_NO_INT = the contract's, else automatic) */
+	int walk_depth;               /* directory levels listed (default 3) */
+};
+
+void ts_runmodel_opts_init(struct ts_runmodel_opts *o);
+
+struct ts_runmodel {
+	const char *root;             /* the path given, or "(several inputs)" */
+	TS_VEC(struct ts_run_input) inputs;  /* every file listed, sorted by path */
+	struct ts_paths step_files;   /* step sources in steplog file-index order */
+	struct ts_steplog log;        /* the step series (resumed segments resolved) */
+	struct ts_steps_report steps; /* THE steps analysis (ts_steps_analyze once) */
+	int have_steps;               /* a step source was found and analysed */
+	const char *contract;         /* first contract input, or NULL */
+	int window_source;            /* 0 automatic, 1 --window, 2 contract */
+	struct ts_window_obj window;  /* of steps */
+	struct ts_warnings warnings;  /* the run's warnings, in stage order */
+	size_t nwarn_steps;           /* the first ones belong to the steps stage */
+	size_t resumed_segments;      /* segments of resumed logs (0: none) */
+	size_t nprofiled;             /* ProfilerStep entries found in its traces */
+	struct ts_arena arena;
+};
+
+void ts_runmodel_init(struct ts_runmodel *rm);
+void ts_runmodel_release(struct ts_runmodel *rm);
+
+/*
+ * Load the run from paths (directories walked o->walk_depth levels).
+ * need_steps: a run without any step source is TS_EUSAGE ("no training
+ * log or metrics ..."); without it (diagnose with traces only) it is not.
+ * A declared window is o->steps.window_first/last, else the first
+ * contract's workload.steady_window (window_source 1 / 2), else automatic.
+ * Returns 0, or TS_EUSAGE (several runs, traces of different jobs, two
+ * series for one rank, a log going back too often, declared window
+ * outside the data; err names the files), TS_EIO / TS_EPARSE from a file
+ * named on the command line or a step source (a file the run needs),
+ * TS_ENOMEM. On failure rm holds what was loaded so far; release it.
+ */
+int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
+		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err);
+
+/* The window object for [first, last] over the run's step series: the
+ * run's own window when the range is its window, else method "matched". */
+void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
+			struct ts_window_obj *w);
+
+/* Count of inputs with role. */
+size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);
+
+/* ------------------------------------------------------------ rendering */
+
+/* Colour codes for the text renderers ("" for none). */
+struct ts_text_style {
+	const char *bold, *reset, *yellow;
+};
+
+/* The steps analysis as JSON: one object (schema "trainscope.steps/1"
+ * when with_schema), the same keys and values wherever it is embedded. */
+void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_schema);
+
+/* The steps analysis as the terminal summary (warnings at the end). */
+void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
+		   const struct ts_text_style *st);
+
+#endif

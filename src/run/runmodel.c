@@ -1,0 +1,850 @@
+/*
+ * runmodel.c - a run directory or file list to the one value every run
+ * command renders (run.h).
+ *
+ * Why it exists: each command used to list, classify and analyse the run
+ * on its own, so two commands could pick different step files, different
+ * windows and different loss verdicts for the same directory. Here each
+ * fact is decided once: which files are the step series, whether they
+ * are one run, the steps analysis (called exactly once), the window object
+ * built from it, and the warnings.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/contract.h"
+#include "trainscope/detect.h"
+#include "trainscope/input.h"
+#include "trainscope/run.h"
+
+#define DEFAULT_DEPTH 3
+#define MAX_RESTARTS 256
+#define MIN_WINDOW 50     /* as steps.c: the short-window threshold */
+
+void ts_runmodel_opts_init(struct ts_runmodel_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	ts_steps_opts_init(&o->steps);
+	o->walk_depth = DEFAULT_DEPTH;
+}
+
+void ts_runmodel_init(struct ts_runmodel *rm)
+{
+	memset(rm, 0, sizeof(*rm));
+	ts_paths_init(&rm->step_files);
+	ts_steplog_init(&rm->log);
+	ts_warnings_init(&rm->warnings);
+	ts_arena_init(&rm->arena);
+	rm->window.first = rm->window.last = TS_NO_INT;
+	rm->window.method = "none";
+}
+
+void ts_runmodel_release(struct ts_runmodel *rm)
+{
+	TS_VEC_RELEASE(rm->inputs);
+	ts_paths_release(&rm->step_files);
+	ts_steplog_release(&rm->log);
+	ts_steps_report_release(&rm->steps);
+	ts_warnings_release(&rm->warnings);
+	ts_arena_release(&rm->arena);
+	memset(rm, 0, sizeof(*rm));
+}
+
+size_t ts_runmodel_count(const struct ts_runmodel *rm, int role)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rm->inputs.n; i++)
+		n += rm->inputs.v[i].role == role;
+	return n;
+}
+
+int ts_window_parse(const char *s, int64_t *first, int64_t *last)
+{
+	char *end;
+	long long a, b;
+
+	if (!s)
+		return TS_EUSAGE;
+	a = strtoll(s, &end, 10);
+	if (end == s || (*end != '-' && *end != ':'))
+		return TS_EUSAGE;
+	s = end + 1;
+	b = strtoll(s, &end, 10);
+	if (end == s || *end || a < 1 || b < a)
+		return TS_EUSAGE;
+	*first = a;
+	*last = b;
+	return 0;
+}
+
+/* ------------------------------------------------------------ classify */
+
+static int is_log_kind(int k)
+{
+	return k == TS_KIND_LOG_MEGATRON || k == TS_KIND_LOG_BRIDGE || k == TS_KIND_LOG_NEMO ||
+	       k == TS_KIND_LOG_HF || k == TS_KIND_LOG_PRIMUS;
+}
+
+static int role_of(int kind, int any_jsonl, int explicit_arg)
+{
+	if (kind == TS_KIND_METRICS_JSONL)
+		return TS_ROLE_STEPS;
+	if (is_log_kind(kind))
+		return any_jsonl ? TS_ROLE_LOG_SPARE : TS_ROLE_STEPS;
+	switch (kind) {
+	case TS_KIND_KINETO_TRACE: case TS_KIND_LEGACY_TRACE:
+		return TS_ROLE_TRACE;
+	case TS_KIND_NSYS_SQLITE:
+		return TS_ROLE_NSYS;
+	case TS_KIND_HF_CONFIG:
+		return TS_ROLE_CONFIG;
+	case TS_KIND_CONTRACT:
+		return TS_ROLE_CONTRACT;
+	case TS_KIND_TELEMETRY_SMI: case TS_KIND_TELEMETRY_DMON: case TS_KIND_TELEMETRY_GMI:
+		return TS_ROLE_TELEMETRY;
+	case TS_KIND_TEXT: case TS_KIND_UNKNOWN: case TS_KIND_JSON_OTHER:
+		/* a file named on the command line is meant as a step source:
+		 * its reader says why it is not one */
+		return explicit_arg ? TS_ROLE_STEPS : TS_ROLE_OTHER;
+	default:
+		return TS_ROLE_OTHER;
+	}
+}
+
+static int cmp_input(const void *a, const void *b)
+{
+	return strcmp(((const struct ts_run_input *)a)->path, ((const struct ts_run_input *)b)->path);
+}
+
+static int classify(struct ts_runmodel *rm, char *const *paths, size_t npaths, int depth,
+		    struct ts_err *err)
+{
+	int rc = 0, any_jsonl = 0;
+
+	for (size_t a = 0; a < npaths; a++) {
+		struct ts_paths files;
+
+		ts_paths_init(&files);
+		if ((rc = ts_paths_add(&files, paths[a], depth, err))) {
+			ts_paths_release(&files);
+			return rc;
+		}
+		for (size_t i = 0; i < files.n; i++) {
+			struct ts_run_input in;
+			struct ts_detect d;
+			struct ts_err derr;
+			int explicit_arg = strcmp(files.v[i], paths[a]) == 0;
+
+			memset(&in, 0, sizeof(in));
+			ts_err_init(&derr);
+			in.path = ts_arena_strndup(&rm->arena, files.v[i], strlen(files.v[i]));
+			if (!in.path) {
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+				break;
+			}
+			if (ts_detect_file(files.v[i], &d, &derr)) {
+				char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+
+				if (explicit_arg) {
+					*err = derr;
+					rc = derr.code;
+					break;
+				}
+				ts_err_format(&derr, buf, sizeof(buf));
+				in.kind = TS_KIND_UNKNOWN;
+				in.role = TS_ROLE_BAD;
+				in.problem = ts_arena_strndup(&rm->arena, buf, strlen(buf));
+			} else {
+				in.kind = d.kind;
+				in.role = explicit_arg ? -1 : 0; /* decided below */
+				snprintf(in.vendor, sizeof(in.vendor), "%s", d.vendor);
+				any_jsonl |= d.kind == TS_KIND_METRICS_JSONL;
+			}
+			if (TS_VEC_PUSH(rm->inputs, in)) {
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+				break;
+			}
+		}
+		ts_paths_release(&files);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < rm->inputs.n; i++) {
+		struct ts_run_input *in = &rm->inputs.v[i];
+
+		if (in->role != TS_ROLE_BAD)
+			in->role = role_of(in->kind, any_jsonl, in->role < 0);
+	}
+	ts_sort(rm->inputs.v, rm->inputs.n, sizeof(*rm->inputs.v), cmp_input);
+	{
+		/* a file named twice (or inside a directory also named) is one input */
+		size_t u = 0;
+
+		for (size_t i = 0; i < rm->inputs.n; i++)
+			if (!u || strcmp(rm->inputs.v[i].path, rm->inputs.v[u - 1].path) != 0)
+				rm->inputs.v[u++] = rm->inputs.v[i];
+		rm->inputs.n = u;
+	}
+	for (size_t i = 0; i < rm->inputs.n; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+
+		if (in->role == TS_ROLE_BAD &&
+		    ts_warnings_add(&rm->warnings, "unused-input", in->path, -1, TS_NO_INT,
+				    "%s cannot be classified and is not used (%s).", in->path,
+				    in->problem ? in->problem : "unreadable"))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		if (in->role == TS_ROLE_CONTRACT && !rm->contract)
+			rm->contract = in->path;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ identity */
+
+/* One (file, rank) pair seen in the step records. */
+struct frank {
+	int32_t file;
+	int32_t rank;
+};
+
+/* The rank a record speaks for, as the steps analysis merges them: its own,
+ * else (several files) its file's - a rank-less file is one rank. */
+static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
+{
+	if (s->rank >= 0)
+		return s->rank;
+	return log->nfiles > 1 ? s->file : -1;
+}
+
+static int cmp_frank(const void *pa, const void *pb)
+{
+	const struct frank *a = pa, *b = pb;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return (a->file > b->file) - (a->file < b->file);
+}
+
+static size_t dir_len(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? (size_t)(s - p) : 0;
+}
+
+/* The distinct directories of the step files, for the "several runs" list. */
+static void several_runs(const struct ts_runmodel *rm, const char *root, struct ts_err *err)
+{
+	struct ts_sb sb;
+	size_t shown = 0;
+
+	ts_sb_init(&sb);
+	for (size_t i = 0; i < rm->step_files.n; i++) {
+		const char *p = rm->step_files.v[i];
+		size_t n = dir_len(p), seen = 0;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = dir_len(rm->step_files.v[j]) == n &&
+			       strncmp(rm->step_files.v[j], p, n) == 0;
+		if (seen)
+			continue;
+		if (shown++ < 12) {
+			ts_sb_adds(&sb, shown > 1 ? ", " : "");
+			ts_sb_add(&sb, p, n ? n : 1);
+		}
+	}
+	if (shown > 12)
+		ts_sb_addf(&sb, " and %zu more", shown - 12);
+	ts_err_at(err, TS_EUSAGE, root, -1, -1,
+		  "holds %zu runs (%s); give one run directory", shown, sb.buf);
+	ts_sb_release(&sb);
+}
+
+/*
+ * Two step files with records of one rank: the same rank measured twice.
+ * In different directories they are different runs; in one directory they
+ * are two series for one rank, and no pick between them is honest.
+ */
+static int check_identity(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
+			  struct ts_err *err)
+{
+	for (size_t i = 1; i < nfr; i++) {
+		const char *a, *b;
+
+		if (fr[i].rank != fr[i - 1].rank)
+			continue;
+		a = rm->step_files.v[fr[i - 1].file];
+		b = rm->step_files.v[fr[i].file];
+		if (dir_len(a) != dir_len(b) || strncmp(a, b, dir_len(a)) != 0) {
+			several_runs(rm, rm->root, err);
+			return TS_EUSAGE;
+		}
+		return ts_err_set(err, TS_EUSAGE, "two step series for rank %d: %s and %s; give one "
+				  "file per rank", fr[i].rank, a, b);
+	}
+	return 0;
+}
+
+struct restart {
+	struct frank key;
+	size_t index;          /* record index where the later segment starts */
+	int64_t iteration;     /* its first iteration */
+	int64_t reached;       /* highest iteration before it */
+};
+
+/*
+ * A log whose iterations go back for one rank is a resumed job: the later
+ * segment replaces every earlier record of that rank and file at or past
+ * its first iteration (the job recomputed them). Records are compacted in
+ * place, input order kept.
+ */
+static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
+			   struct ts_err *err)
+{
+	struct ts_steplog *log = &rm->log;
+	int64_t *maxit = malloc((nfr ? nfr : 1) * sizeof(*maxit));
+	struct restart rs[MAX_RESTARTS];
+	size_t nrs = 0, out = 0;
+	int rc = 0;
+
+	if (!maxit)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	for (size_t k = 0; k < nfr; k++)
+		maxit[k] = INT64_MIN;
+	for (size_t i = 0; i < log->steps.n; i++) {
+		const struct ts_step *s = &log->steps.v[i];
+		struct frank key = { s->file, eff_rank(log, s) };
+		struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
+		size_t k = hit ? (size_t)(hit - fr) : 0;
+
+		if (!hit)
+			continue;
+		if (s->iteration < maxit[k]) {
+			if (nrs == MAX_RESTARTS) {
+				rc = ts_err_at(err, TS_EUSAGE, rm->step_files.v[s->file], -1, s->line,
+					       "iterations go back more than %d times: not the log "
+					       "of one run", MAX_RESTARTS);
+				goto out;
+			}
+			rs[nrs++] = (struct restart){ key, i, s->iteration, maxit[k] };
+			maxit[k] = s->iteration;   /* the new segment's own progress */
+		}
+		if (s->iteration > maxit[k])
+			maxit[k] = s->iteration;
+	}
+	for (size_t r = 0; r < nrs; r++) {
+		const struct restart *x = &rs[r];
+		const struct ts_step *s = &log->steps.v[x->index];
+		size_t replaced = 0;
+
+		for (size_t i = 0; i < x->index; i++) {
+			const struct ts_step *t = &log->steps.v[i];
+			if (t->file == x->key.file && eff_rank(log, t) == x->key.rank &&
+			    t->iteration >= x->iteration)
+				replaced++;
+		}
+		if (ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
+				    x->iteration, "%s goes back from iteration %lld to %lld at line "
+				    "%lld (a resumed job): the later segment replaces %zu earlier "
+				    "record(s).", rm->step_files.v[s->file], (long long)x->reached,
+				    (long long)x->iteration, (long long)s->line, replaced)) {
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	rm->resumed_segments = nrs ? nrs + 1 : 0;
+	for (size_t i = 0; i < log->steps.n && nrs; i++) {
+		const struct ts_step *t = &log->steps.v[i];
+		int drop = 0;
+
+		for (size_t r = 0; r < nrs && !drop; r++)
+			drop = rs[r].index > i && rs[r].key.file == t->file &&
+			       rs[r].key.rank == eff_rank(log, t) &&
+			       t->iteration >= rs[r].iteration;
+		if (!drop)
+			log->steps.v[out++] = *t;
+	}
+	if (nrs)
+		log->steps.n = out;
+out:
+	free(maxit);
+	return rc;
+}
+
+static int identity(struct ts_runmodel *rm, struct ts_err *err)
+{
+	TS_VEC(struct frank) fr = { 0 };
+	struct frank last = { -1, INT32_MIN };
+	size_t u = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < rm->log.steps.n; i++) {
+		const struct ts_step *s = &rm->log.steps.v[i];
+		struct frank k = { s->file, eff_rank(&rm->log, s) };
+
+		if (k.file == last.file && k.rank == last.rank)
+			continue;
+		last = k;
+		if (TS_VEC_PUSH(fr, k)) {
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	ts_sort(fr.v, fr.n, sizeof(*fr.v), cmp_frank);
+	for (size_t i = 0; i < fr.n; i++)
+		if (!u || cmp_frank(&fr.v[i], &fr.v[u - 1]))
+			fr.v[u++] = fr.v[i];
+	if ((rc = check_identity(rm, fr.v, u, err)))
+		goto out;
+	rc = resolve_resumes(rm, fr.v, u, err);
+out:
+	TS_VEC_RELEASE(fr);
+	return rc;
+}
+
+/*
+ * Traces of one job share its world size ("distributedInfo": {...,
+ * "world_size": N} in the first events of a Kineto trace). Traces that
+ * disagree are different jobs: refused with the list. A trace that cannot
+ * be read, or does not say, takes no part.
+ */
+#define WORLD_SNIFF ((size_t)64 << 10)
+
+static int64_t trace_world_size(const char *path)
+{
+	static const char key[] = "\"world_size\"";
+	struct ts_input in;
+	struct ts_err e;
+	const unsigned char *hit;
+	int64_t ws = -1;
+
+	ts_err_init(&e);
+	if (ts_input_open(&in, path, &e))
+		return -1;
+	while (in.len < WORLD_SNIFF && !in.eof && ts_input_more(&in, 0, &e) > 0)
+		;
+	hit = in.len ? memmem(in.data, in.len < WORLD_SNIFF ? in.len : WORLD_SNIFF, key,
+			      sizeof(key) - 1) : NULL;
+	if (hit) {
+		size_t k = (size_t)(hit - in.data) + sizeof(key) - 1;
+
+		while (k < in.len && (in.data[k] == ' ' || in.data[k] == ':'))
+			k++;
+		if (k < in.len && in.data[k] >= '0' && in.data[k] <= '9') {
+			ws = 0;
+			while (k < in.len && in.data[k] >= '0' && in.data[k] <= '9' && ws < (1 << 30))
+				ws = ws * 10 + (in.data[k++] - '0');
+		}
+	}
+	ts_input_release(&in);
+	return ws;
+}
+
+static int trace_jobs(struct ts_runmodel *rm, struct ts_err *err)
+{
+	int64_t first_ws = -1;
+	const char *first = NULL;
+	struct ts_sb sb;
+	int differ = 0, rc = 0;
+
+	ts_sb_init(&sb);
+	for (size_t i = 0; i < rm->inputs.n; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+		int64_t ws;
+
+		if (in->role != TS_ROLE_TRACE || (ws = trace_world_size(in->path)) < 0)
+			continue;
+		ts_sb_addf(&sb, "%s%s (world size %lld)", sb.len ? ", " : "", in->path, (long long)ws);
+		if (!first) {
+			first = in->path;
+			first_ws = ws;
+		} else if (ws != first_ws) {
+			differ = 1;
+		}
+	}
+	if (differ)
+		rc = ts_err_at(err, TS_EUSAGE, rm->root, -1, -1, "holds traces of different jobs: %s; "
+			       "give one run directory", sb.failed ? "(out of memory)" : sb.buf);
+	ts_sb_release(&sb);
+	return rc;
+}
+
+/* ------------------------------------------------------------ window */
+
+/* One group per reason: its first and last iteration and its count. */
+static void excl_add(struct ts_window_obj *w, const char *reason, int64_t it)
+{
+	struct ts_window_excl *e = NULL;
+
+	for (size_t i = 0; i < w->nexcl && !e; i++)
+		if (strcmp(w->excl[i].reason, reason) == 0)
+			e = &w->excl[i];
+	if (!e) {
+		if (w->nexcl == sizeof(w->excl) / sizeof(*w->excl))
+			return;
+		e = &w->excl[w->nexcl++];
+		e->reason = reason;
+		e->first = it;
+		e->steps = 0;
+	}
+	e->last = it;
+	e->steps++;
+}
+
+/* The window object of [first, last] over the analysed series; auto_cut
+ * names the warm-up and level-shift groups of an automatic window. */
+static void window_build(const struct ts_steps_report *r, int64_t first, int64_t last,
+			 const char *method, int auto_cut, struct ts_window_obj *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->first = first;
+	w->last = last;
+	w->method = method;
+	if (first == TS_NO_INT) {
+		w->method = "none";
+		return;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		int64_t it = r->iter[i];
+
+		if (!isfinite(r->step_ms[i]))
+			continue;
+		if (it >= first && it <= last) {
+			if (r->artefact[i])
+				excl_add(w, ts_step_artefact_name(r->artefact[i]), it);
+			else
+				w->steps++;
+		} else if (it > last) {
+			excl_add(w, auto_cut ? "level-shift" : "after-window", it);
+		} else if (!auto_cut) {
+			excl_add(w, "before-window", it);
+		} else if (r->dropped_first && it <= 1) {
+			excl_add(w, "first-iteration", it);
+		} else if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration) {
+			excl_add(w, "warm-up", it);
+		} else {
+			excl_add(w, "level-shift", it);
+		}
+	}
+}
+
+void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
+			struct ts_window_obj *w)
+{
+	if (first == rm->window.first && last == rm->window.last) {
+		*w = rm->window;
+		return;
+	}
+	window_build(&rm->steps, first, last, "matched", 0, w);
+}
+
+/* ------------------------------------------------------------ warnings */
+
+static const char *const note_codes[] = {
+	"", "joined-records", "broken-records", "truncated-log", "bad-json-line", "unattached-line"
+};
+
+/* One warning per file and kind of log note (a long log can have many). */
+static int note_warnings(struct ts_runmodel *rm)
+{
+	const struct ts_steplog *log = &rm->log;
+	size_t nk = sizeof(note_codes) / sizeof(*note_codes), cells = (size_t)log->nfiles * nk;
+	size_t *count = calloc(cells ? cells : 1, sizeof(*count));
+	size_t *first = calloc(cells ? cells : 1, sizeof(*first));
+	int rc = 0;
+
+	if (!count || !first) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < log->notes.n; i++) {
+		const struct ts_log_note *n = &log->notes.v[i];
+		size_t c = (size_t)n->file * nk + (size_t)n->kind;
+
+		if (n->file < 0 || n->file >= log->nfiles || n->kind <= 0 || (size_t)n->kind >= nk)
+			continue;
+		if (!count[c]++)
+			first[c] = i;
+	}
+	for (size_t c = 0; c < cells && !rc; c++) {
+		const struct ts_log_note *n = count[c] ? &log->notes.v[first[c]] : NULL;
+		const char *file = n ? rm->step_files.v[n->file] : NULL;
+
+		if (!n)
+			continue;
+		if (count[c] == 1)
+			rc = ts_warnings_add(&rm->warnings, note_codes[n->kind], file,
+					     (int64_t)n->offset, TS_NO_INT, "%s: line %lld: %s.",
+					     file, (long long)n->line, n->msg);
+		else if (count[c] > 1)
+			rc = ts_warnings_add(&rm->warnings, note_codes[n->kind], file,
+					     (int64_t)n->offset, TS_NO_INT,
+					     "%s: line %lld: %s (%zu notes of this kind in this file).",
+					     file, (long long)n->line, n->msg, count[c]);
+	}
+out:
+	free(count);
+	free(first);
+	return rc;
+}
+
+static int steps_warnings(struct ts_runmodel *rm)
+{
+	const struct ts_steps_report *r = &rm->steps;
+	struct ts_warnings *w = &rm->warnings;
+	int rc = 0;
+
+	if (r->warnings & TS_WARN_NO_TIME)
+		rc |= ts_warnings_add(w, "no-step-times", NULL, -1, TS_NO_INT,
+				      "The step records carry no step times, so there is no "
+				      "step-time statistic.");
+	if (r->warnings & TS_WARN_NO_STEADY)
+		rc |= ts_warnings_add(w, "no-steady-state", NULL, -1, r->mser_cut_iteration,
+				      "MSER-5 finds no steady state (its warm-up cut would take more "
+				      "than half of the series): the step time is still changing.");
+	if (r->warnings & TS_WARN_LONG_WARMUP)
+		rc |= ts_warnings_add(w, "long-warmup", NULL, -1, r->mser_cut_iteration,
+				      "The warm-up lasts until iteration %lld, more than 20 %% of the "
+				      "logged steps.", (long long)r->mser_cut_iteration);
+	if (r->warnings & TS_WARN_LEVEL_SHIFT)
+		rc |= ts_warnings_add(w, "level-shift", NULL, -1, r->level_shift_iteration,
+				      "The step time shifts level at iteration %lld; the window is "
+				      "the longest steady segment.", (long long)r->level_shift_iteration);
+	if (r->warnings & TS_WARN_SHORT)
+		rc |= ts_warnings_add(w, "short-window", NULL, -1, TS_NO_INT,
+				      "The window spans %lld iterations (%lld:%lld), fewer than %d: "
+				      "its interval may be optimistic.",
+				      (long long)(r->win_last - r->win_first + 1),
+				      (long long)r->win_first, (long long)r->win_last, MIN_WINDOW);
+	if (r->warnings & TS_WARN_NOISY)
+		rc |= ts_warnings_add(w, "noisy", NULL, -1, TS_NO_INT,
+				      "The step time varies with a CV of %.1f %% over the window "
+				      "(more than 10 %%).", r->cv * 100);
+	if (r->warnings & TS_WARN_CI_TOO_WIDE)
+		rc |= ts_warnings_add(w, "too-few-steps", NULL, -1, TS_NO_INT,
+				      "The 95 %% CI of the mean step time would reach below 0 ms: the "
+				      "window's %zu steps are too few (or too spread) for an interval, "
+				      "so none is reported.", r->win_n);
+	if (r->warnings & TS_WARN_AUTOCORR)
+		rc |= ts_warnings_add(w, "autocorrelated", NULL, -1, TS_NO_INT,
+				      "Consecutive step times are correlated (lag-1 %.2f); the "
+				      "interval accounts for it.", r->acf.lag1);
+	return rc ? TS_ENOMEM : 0;
+}
+
+/* ------------------------------------------------------------ profiled steps */
+
+/*
+ * Iterations a profiler trace captured, from its "ProfilerStep#N" names:
+ * torch 2.x numbers them as the iteration, the legacy pre-Kineto exporter
+ * (torch 1.x) one lower (../shared/data/traces/cpu/README.txt). Streams the
+ * (inflated) file once; appends to *set.
+ */
+#define PROFILED_MAX 100000
+struct i64_vec {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int scan_profiled(const char *path, int legacy, struct i64_vec *set, struct ts_err *err)
+{
+	static const char pat[] = "ProfilerStep#";
+	struct ts_input in;
+	size_t pos = 0;
+	int rc;
+
+	if ((rc = ts_input_open(&in, path, err)))
+		return rc;
+	for (;;) {
+		const unsigned char *hit = NULL;
+		if (pos < in.len)
+			hit = memmem(in.data + pos, in.len - pos, pat, sizeof(pat) - 1);
+		if (hit) {
+			size_t k = (size_t)(hit - in.data) + sizeof(pat) - 1;
+			int64_t v = 0;
+			int digits = 0;
+			if (k + 20 > in.len && !in.eof) {
+				pos = (size_t)(hit - in.data);
+				goto more;
+			}
+			while (k < in.len && digits < 18 && in.data[k] >= '0' && in.data[k] <= '9') {
+				v = v * 10 + (in.data[k++] - '0');
+				digits++;
+			}
+			if (digits && set->n < PROFILED_MAX && TS_VEC_PUSH(*set, v + (legacy ? 1 : 0))) {
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+				break;
+			}
+			pos = k;
+			continue;
+		}
+		if (in.eof)
+			break;
+		pos = in.len > sizeof(pat) ? in.len - sizeof(pat) : 0;
+more:
+		{
+			int64_t got = ts_input_more(&in, pos, err);
+			if (got < 0) {
+				rc = (int)got;
+				break;
+			}
+			pos = 0;
+			if (got == 0 && in.eof && !memmem(in.data, in.len, pat, sizeof(pat) - 1))
+				break;
+		}
+	}
+	ts_input_release(&in);
+	return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Flag the step records of profiled iterations, and of the one after each
+ * captured range (the trace export runs at its start), as TS_STEP_PROFILED.
+ * it is sorted here; records are scanned once (binary search per record).
+ */
+static void mark_profiled(struct ts_steplog *log, int64_t *it, size_t n)
+{
+	if (!n)
+		return;
+	ts_sort(it, n, sizeof(*it), cmp_i64);
+	for (size_t q = 0; q < log->steps.n; q++) {
+		struct ts_step *s = &log->steps.v[q];
+		size_t lo = 0, hi = n;
+
+		/* first captured iteration >= s->iteration - 1 */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (it[mid] < s->iteration - 1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k < n && it[k] <= s->iteration; k++) {
+			int follows_range_end = it[k] == s->iteration - 1 &&
+						(k + 1 >= n || it[k + 1] > s->iteration);
+			if (it[k] == s->iteration || follows_range_end)
+				s->flags |= TS_STEP_PROFILED;
+		}
+	}
+}
+
+/* Scan every trace of the run; one that cannot be scanned is a warning. */
+static int profiled(struct ts_runmodel *rm, struct ts_err *err)
+{
+	struct i64_vec set = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < rm->inputs.n && !rc; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+		struct ts_err terr;
+		char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+
+		if (in->role != TS_ROLE_TRACE)
+			continue;
+		ts_err_init(&terr);
+		rc = scan_profiled(in->path, in->kind == TS_KIND_LEGACY_TRACE, &set, &terr);
+		if (rc == TS_ENOMEM)
+			break;
+		if (!rc)
+			continue;
+		if (rc == TS_ETRUNC) {
+			/* the steps found before the cut still count */
+			rc = ts_warnings_add(&rm->warnings, "truncated-trace", in->path, terr.offset,
+					     TS_NO_INT, "%s is truncated (its compressed stream ends "
+					     "early): only the events before the cut are used.", in->path);
+			continue;
+		}
+		ts_err_format(&terr, buf, sizeof(buf));
+		rc = ts_warnings_add(&rm->warnings, "unused-input", in->path, terr.offset, TS_NO_INT,
+				     "%s cannot be scanned for profiled steps (%s); they are not "
+				     "excluded from the window.", in->path, buf);
+	}
+	if (!rc) {
+		rm->nprofiled = set.n;
+		mark_profiled(&rm->log, set.v, set.n);
+	}
+	TS_VEC_RELEASE(set);
+	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory") : 0;
+}
+
+/* ------------------------------------------------------------ load */
+
+static int contract_window(struct ts_runmodel *rm, int64_t *first, int64_t *last)
+{
+	struct ts_contract c;
+	struct ts_err cerr;
+	int rc = -1;
+
+	if (!rm->contract)
+		return -1;
+	ts_contract_init(&c);
+	ts_err_init(&cerr);
+	if (ts_contract_read(&c, rm->contract, &cerr) == 0)
+		rc = ts_window_parse(ts_contract_get(&c, "workload.steady_window", NULL), first, last);
+	ts_contract_release(&c);
+	return rc;
+}
+
+int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
+		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err)
+{
+	struct ts_runmodel_opts def;
+	struct ts_steps_opts so;
+	const char *method = "mser-5";
+	int rc;
+
+	if (!o) {
+		ts_runmodel_opts_init(&def);
+		o = &def;
+	}
+	rm->root = npaths == 1 ? paths[0] : "(several inputs)";
+	if ((rc = classify(rm, paths, npaths, o->walk_depth > 0 ? o->walk_depth : DEFAULT_DEPTH,
+			   err)) || (rc = trace_jobs(rm, err)))
+		return rc;
+	for (size_t i = 0; i < rm->inputs.n; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+
+		if (in->role != TS_ROLE_STEPS)
+			continue;
+		if ((rc = ts_paths_add(&rm->step_files, in->path, 0, err)) ||
+		    (rc = ts_steplog_read(&rm->log, in->path, err)))
+			return rc;
+	}
+	if (!rm->step_files.n) {
+		if (need_steps)
+			return ts_err_set(err, TS_EUSAGE, "no training log or metrics file found in %s",
+					  rm->root);
+		rm->nwarn_steps = rm->warnings.v.n;
+		return 0;
+	}
+	if ((rc = identity(rm, err)) || (rc = note_warnings(rm)))
+		return rc == TS_ENOMEM ? ts_err_set(err, rc, "out of memory") : rc;
+	if ((rc = profiled(rm, err)))
+		return rc;
+	so = o->steps;
+	if (so.window_first != TS_NO_INT) {
+		rm->window_source = 1;
+		method = "declared";
+	} else if (contract_window(rm, &so.window_first, &so.window_last) == 0) {
+		rm->window_source = 2;
+		method = "contract";
+	}
+	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
+		return rc;
+	rm->have_steps = 1;
+	window_build(&rm->steps, rm->steps.win_n ? rm->steps.win_first : TS_NO_INT,
+		     rm->steps.win_n ? rm->steps.win_last : TS_NO_INT, method,
+		     rm->window_source == 0, &rm->window);
+	if ((rc = steps_warnings(rm)))
+		return ts_err_set(err, rc, "out of memory");
+	rm->nwarn_steps = rm->warnings.v.n;
+	return 0;
+}

@@ -1,0 +1,430 @@
+/*
+ * steps_out.c - the steps analysis rendered: its JSON object (the same
+ * wherever it appears: `steps --json`, under "steps" in `diagnose --json`)
+ * and its terminal summary. The analysis itself is steps.h; the run it
+ * belongs to (files, window object, warnings) is run.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/run.h"
+#include "trainscope/table.h"
+
+static const char *const note_names[] = {
+	"", "joined", "broken", "truncated", "bad-json", "unattached"
+};
+
+static void fmt_num(char *buf, size_t size, double v, int decimals)
+{
+	if (isnan(v))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.*f", decimals, v);
+}
+
+/* 6 significant digits, so libm differences in the last bits never show. */
+static double round6(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return strtod(buf, NULL);
+}
+
+static void jw_fixed_or_null(struct ts_jw *w, const char *key, double v, int decimals)
+{
+	ts_jw_key(w, key);
+	if (isfinite(v))
+		ts_jw_fixed(w, v, decimals);
+	else
+		ts_jw_null(w);
+}
+
+static void jw_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
+{
+	ts_jw_key(w, key);
+	if (v == TS_NO_INT)
+		ts_jw_null(w);
+	else
+		ts_jw_i64(w, v);
+}
+
+static void jw_i64_array(struct ts_jw *w, const char *key, const int64_t *v, size_t n)
+{
+	ts_jw_key(w, key);
+	ts_jw_arr(w);
+	for (size_t i = 0; i < n; i++)
+		ts_jw_i64(w, v[i]);
+	ts_jw_arr_end(w);
+}
+
+void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_schema)
+{
+	const struct ts_steplog *log = &rm->log;
+	const struct ts_steps_report *r = &rm->steps;
+	const struct ts_paths *files = &rm->step_files;
+
+	ts_jw_obj(jw);
+	if (with_schema)
+		ts_jw_kstr(jw, "schema", "trainscope.steps/1");
+	ts_jw_kstr(jw, "format", r->format);
+	ts_jw_key(jw, "inputs");
+	ts_jw_arr(jw);
+	for (size_t i = 0; i < files->n; i++)
+		ts_jw_str(jw, files->v[i]);
+	ts_jw_arr_end(jw);
+	ts_jw_ki64(jw, "iterations", (int64_t)r->iterations);
+	jw_i64_or_null(jw, "first_iteration", r->first_iteration);
+	jw_i64_or_null(jw, "last_iteration", r->last_iteration);
+
+	ts_window_json(jw, &rm->window);
+
+	ts_jw_key(jw, "step_time_ms");
+	ts_jw_obj(jw);
+	jw_fixed_or_null(jw, "median", r->median_ms, 3);
+	jw_fixed_or_null(jw, "mean", r->mean_ms, 3);
+	jw_fixed_or_null(jw, "p10", r->p10_ms, 3);
+	jw_fixed_or_null(jw, "p90", r->p90_ms, 3);
+	jw_fixed_or_null(jw, "cv", r->cv, 4);
+	jw_fixed_or_null(jw, "ci95_low", r->ci.method ? r->ci.lo : NAN, 3);
+	jw_fixed_or_null(jw, "ci95_high", r->ci.method ? r->ci.hi : NAN, 3);
+	ts_jw_kstr(jw, "ci_method", ts_ci_method_name(r->ci.method));
+	ts_jw_ki64(jw, "ci_batches", (int64_t)r->ci.batches);
+	ts_jw_ki64(jw, "ci_block_len", (int64_t)r->ci.block_len);
+	jw_fixed_or_null(jw, "lag1_autocorr", r->acf.lag1, 4);
+	jw_fixed_or_null(jw, "effective_steps", r->acf.ess, 1);
+	ts_jw_obj_end(jw);
+
+	ts_warnings_json(jw, &rm->warnings, rm->nwarn_steps);
+
+	ts_jw_key(jw, "throughput");
+	ts_jw_obj(jw);
+	jw_fixed_or_null(jw, "tokens_per_step", r->tokens_per_step, 1);
+	jw_fixed_or_null(jw, "tokens_per_s", r->tokens_per_s, 1);
+	jw_fixed_or_null(jw, "tokens_per_s_per_gpu", r->tokens_per_s_gpu, 1);
+	jw_i64_or_null(jw, "gpus", r->gpus ? r->gpus : TS_NO_INT);
+	jw_fixed_or_null(jw, "logged_tflops_per_gpu_mean", r->tflops_mean, 2);
+	jw_fixed_or_null(jw, "logged_tflops_per_gpu_median", r->tflops_median, 2);
+	ts_jw_obj_end(jw);
+
+	ts_jw_key(jw, "outliers");
+	ts_jw_arr(jw);
+	for (size_t i = 0; i < r->noutliers; i++) {
+		const struct ts_outlier *o = &r->outliers[i];
+
+		ts_jw_obj(jw);
+		ts_jw_ki64(jw, "iteration", o->iteration);
+		jw_fixed_or_null(jw, "step_time_ms", o->step_ms, 3);
+		jw_fixed_or_null(jw, "baseline_ms", o->baseline_ms, 3);
+		jw_fixed_or_null(jw, "excess_ms", o->excess_ms, 3);
+		jw_fixed_or_null(jw, "robust_z", o->z, 2);
+		ts_jw_kstr(jw, "reason", ts_outlier_reason_name(o->reason));
+		ts_jw_obj_end(jw);
+	}
+	ts_jw_arr_end(jw);
+	jw_fixed_or_null(jw, "outlier_excess_pct", r->outlier_share * 100, 2);
+
+	ts_jw_key(jw, "periodic_stall");
+	if (r->periodic.found) {
+		ts_jw_obj(jw);
+		ts_jw_ki64(jw, "period", r->periodic_period_iters);
+		ts_jw_ki64(jw, "phase", r->periodic_phase_iters);
+		ts_jw_ki64(jw, "hits", (int64_t)r->periodic.hits);
+		ts_jw_ki64(jw, "slots", (int64_t)r->periodic.slots);
+		ts_jw_kf64(jw, "p_value", round6(r->periodic.p_value));
+		jw_fixed_or_null(jw, "wall_time_pct", r->periodic_share * 100, 2);
+		ts_jw_obj_end(jw);
+	} else {
+		ts_jw_null(jw);
+	}
+
+	ts_jw_key(jw, "loss");
+	ts_jw_obj(jw);
+	jw_i64_array(jw, "nan_iterations", r->nan_iterations, r->nnan);
+	jw_i64_or_null(jw, "first_nan_iteration", r->nnan ? r->nan_iterations[0] : TS_NO_INT);
+	ts_jw_ki64(jw, "skipped_iterations", r->skipped_iterations);
+	ts_jw_key(jw, "final");
+	if (isfinite(r->final_loss))
+		ts_jw_f64(jw, r->final_loss);
+	else
+		ts_jw_null(jw);
+	jw_i64_or_null(jw, "final_iteration", r->final_loss_iteration);
+	jw_i64_array(jw, "spike_iterations", r->loss_spikes, r->nloss_spikes);
+	jw_i64_array(jw, "grad_norm_spike_iterations", r->grad_spikes, r->ngrad_spikes);
+	ts_jw_obj_end(jw);
+
+	ts_jw_key(jw, "ranks");
+	ts_jw_arr(jw);
+	for (size_t i = 0; i < r->nranks; i++) {
+		const struct ts_rank_summary *k = &r->ranks[i];
+
+		ts_jw_obj(jw);
+		jw_i64_or_null(jw, "rank", k->rank >= 0 ? k->rank : TS_NO_INT);
+		ts_jw_ki64(jw, "steps", (int64_t)k->steps);
+		jw_fixed_or_null(jw, "mean_ms", k->mean_ms, 3);
+		jw_fixed_or_null(jw, "median_ms", k->median_ms, 3);
+		jw_fixed_or_null(jw, "max_allocated_bytes", k->max_alloc_bytes, 0);
+		jw_fixed_or_null(jw, "max_reserved_bytes", k->max_reserved_bytes, 0);
+		jw_fixed_or_null(jw, "max_rss_bytes", k->max_rss_bytes, 0);
+		ts_jw_key(jw, "final_loss");
+		if (isfinite(k->final_loss))
+			ts_jw_f64(jw, k->final_loss);
+		else
+			ts_jw_null(jw);
+		ts_jw_obj_end(jw);
+	}
+	ts_jw_arr_end(jw);
+	jw_i64_or_null(jw, "slowest_rank", r->slowest_rank >= 0 ? r->slowest_rank : TS_NO_INT);
+
+	ts_jw_key(jw, "buckets");
+	ts_jw_arr(jw);
+	for (size_t i = 0; i < r->nbuckets; i++) {
+		ts_jw_obj(jw);
+		ts_jw_ki64(jw, "bucket", r->buckets[i].bucket);
+		ts_jw_ki64(jw, "steps", (int64_t)r->buckets[i].steps);
+		jw_fixed_or_null(jw, "weight", r->buckets[i].weight, 4);
+		jw_fixed_or_null(jw, "mean_ms", r->buckets[i].mean_ms, 3);
+		jw_fixed_or_null(jw, "median_ms", r->buckets[i].median_ms, 3);
+		ts_jw_obj_end(jw);
+	}
+	ts_jw_arr_end(jw);
+	jw_fixed_or_null(jw, "mixture_mean_ms", r->mixture_mean_ms, 3);
+
+	ts_jw_key(jw, "theoretical_memory_mb");
+	ts_jw_obj(jw);
+	jw_fixed_or_null(jw, "weight_and_optimizer", log->theo_weight_opt_mb, 2);
+	jw_fixed_or_null(jw, "activation", log->theo_activation_mb, 2);
+	jw_fixed_or_null(jw, "total", log->theo_total_mb, 2);
+	ts_jw_obj_end(jw);
+	ts_jw_key(jw, "theoretical_params_billions");
+	ts_jw_obj(jw);
+	jw_fixed_or_null(jw, "transformer_block", log->theo_params_b, 4);
+	jw_fixed_or_null(jw, "most_loaded_shard", log->theo_params_shard_b, 4);
+	ts_jw_obj_end(jw);
+
+	ts_jw_key(jw, "hf_trainer_summary");
+	if (isfinite(log->hf_train_runtime_s) || isfinite(log->hf_steps_per_s)) {
+		ts_jw_obj(jw);
+		jw_fixed_or_null(jw, "train_runtime_s", log->hf_train_runtime_s, 4);
+		jw_fixed_or_null(jw, "train_steps_per_s", log->hf_steps_per_s, 4);
+		jw_fixed_or_null(jw, "mean_step_time_ms",
+				 log->hf_steps_per_s > 0 ? 1e3 / log->hf_steps_per_s : NAN, 3);
+		ts_jw_obj_end(jw);
+	} else {
+		ts_jw_null(jw);
+	}
+
+	ts_jw_key(jw, "notes");
+	ts_jw_arr(jw);
+	for (size_t i = 0; i < log->notes.n; i++) {
+		const struct ts_log_note *n = &log->notes.v[i];
+
+		ts_jw_obj(jw);
+		ts_jw_kstr(jw, "kind", note_names[n->kind]);
+		ts_jw_kstr(jw, "file", files->v[n->file]);
+		ts_jw_ki64(jw, "line", n->line);
+		ts_jw_kstr(jw, "message", n->msg);
+		ts_jw_obj_end(jw);
+	}
+	ts_jw_arr_end(jw);
+	ts_jw_obj_end(jw);
+}
+
+/* Up to 60 cells; each shows the largest step in its slice. */
+static void sparkline(const struct ts_steps_report *r, struct ts_sb *out)
+{
+	static const char *const bars[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
+					     "\u2585", "\u2586", "\u2587", "\u2588" };
+	double lo = INFINITY, hi = -INFINITY;
+	size_t cells = r->n < 60 ? r->n : 60;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (isfinite(r->step_ms[i])) {
+			lo = fmin(lo, r->step_ms[i]);
+			hi = fmax(hi, r->step_ms[i]);
+		}
+	if (!(hi >= lo) || cells == 0)
+		return;
+	for (size_t c = 0; c < cells; c++) {
+		size_t a = c * r->n / cells, b = (c + 1) * r->n / cells;
+		double m = -INFINITY;
+		int level;
+
+		for (size_t i = a; i < b; i++)
+			if (isfinite(r->step_ms[i]))
+				m = fmax(m, r->step_ms[i]);
+		if (!isfinite(m)) {
+			ts_sb_addc(out, ' ');
+			continue;
+		}
+		level = hi > lo ? (int)((m - lo) / (hi - lo) * 7.999) : 0;
+		ts_sb_adds(out, bars[level]);
+	}
+}
+
+static void render_stalls(const struct ts_text_style *st, const struct ts_steps_report *r,
+			  struct ts_sb *out)
+{
+	const char *bold = st->bold, *reset = st->reset, *yellow = st->yellow;
+
+	ts_sb_addf(out, "%sstalls%s      ", bold, reset);
+	if (r->periodic.found)
+		ts_sb_addf(out, "%speriodic every %lld iterations (phase %lld): %zu of %zu slots, "
+			   "%.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   (long long)r->periodic_period_iters, (long long)r->periodic_phase_iters,
+			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
+			   r->periodic.p_value, reset);
+	else
+		ts_sb_adds(out, "no periodic stall\n");
+	if (r->noutliers) {
+		struct ts_table t;
+
+		ts_table_init(&t);
+		ts_table_col(&t, "iteration", NULL, TS_RIGHT, 0);
+		ts_table_col(&t, "step", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "excess", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "reason", NULL, TS_LEFT, 0);
+		for (size_t i = 0; i < r->noutliers; i++) {
+			const struct ts_outlier *o = &r->outliers[i];
+
+			/* one row per stall, so a long run prints many: no printf */
+			ts_table_cell_i64(&t, (long long)o->iteration);
+			ts_table_cell_fixed(&t, o->step_ms, 1);
+			ts_table_cell_fixed(&t, o->baseline_ms, 1);
+			ts_table_cell_fixed(&t, o->excess_ms, 1);
+			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
+		}
+		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",
+			   r->noutliers, r->outlier_share * 100);
+		ts_table_render(&t, out, 12);
+		ts_table_release(&t);
+	}
+}
+
+void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
+		   const struct ts_text_style *st)
+{
+	const struct ts_steplog *log = &rm->log;
+	const struct ts_steps_report *r = &rm->steps;
+	char a[32], b[32], c[32], d[32];
+	const char *bold = st->bold, *reset = st->reset, *yellow = st->yellow;
+
+	ts_sb_addf(out, "%sformat%s      %s, %zu iterations", bold, reset, r->format, r->iterations);
+	if (r->first_iteration != TS_NO_INT)
+		ts_sb_addf(out, " (%lld..%lld)", (long long)r->first_iteration,
+			   (long long)r->last_iteration);
+	ts_sb_addc(out, '\n');
+	if (r->win_n) {
+		ts_sb_addf(out, "%swindow%s      ", bold, reset);
+		ts_window_text(out, &rm->window);
+		ts_sb_addc(out, '\n');
+		fmt_num(a, sizeof(a), r->median_ms, 1);
+		fmt_num(b, sizeof(b), r->mean_ms, 1);
+		fmt_num(c, sizeof(c), r->p10_ms, 1);
+		fmt_num(d, sizeof(d), r->p90_ms, 1);
+		ts_sb_addf(out, "%sstep time%s   median %s ms, mean %s ms, p10 %s ms, p90 %s ms, CV %.1f %%\n",
+			   bold, reset, a, b, c, d, r->cv * 100);
+		if (r->ci.method) {
+			fmt_num(a, sizeof(a), r->ci.lo, 1);
+			fmt_num(b, sizeof(b), r->ci.hi, 1);
+			ts_sb_addf(out, "            95 %% CI of the mean [%s, %s] ms (%s", a, b,
+				   ts_ci_method_name(r->ci.method));
+			if (r->ci.method == TS_CI_BATCH_MEANS)
+				ts_sb_addf(out, ", %zu batches of %zu", r->ci.batches, r->ci.batch_len);
+			else if (r->ci.method == TS_CI_AR1)
+				ts_sb_addf(out, ", bias-corrected lag 1 %.2f", r->ci.lag1);
+			else
+				ts_sb_addf(out, ", block %zu, %zu resamples", r->ci.block_len,
+					   r->ci.resamples);
+			ts_sb_addf(out, "; lag-1 autocorrelation %.2f, %.0f effective steps)\n",
+				   r->acf.lag1, r->acf.ess);
+		}
+	}
+	if (isfinite(r->tokens_per_s)) {
+		ts_sb_addf(out, "%sthroughput%s  %.0f tokens/s", bold, reset, r->tokens_per_s);
+		if (isfinite(r->tokens_per_s_gpu))
+			ts_sb_addf(out, ", %.0f tokens/s/GPU (%lld GPUs)", r->tokens_per_s_gpu,
+				   (long long)r->gpus);
+		ts_sb_addc(out, '\n');
+	}
+	if (isfinite(r->tflops_median))
+		ts_sb_addf(out, "%slogged%s      %.1f TFLOP/s/GPU median, %.1f mean\n", bold, reset,
+			   r->tflops_median, r->tflops_mean);
+	if (r->win_n) {
+		ts_sb_addf(out, "%sseries%s      ", bold, reset);
+		sparkline(r, out);
+		ts_sb_addc(out, '\n');
+		render_stalls(st, r, out);
+	}
+	ts_sb_addf(out, "%sloss%s        final ", bold, reset);
+	if (isfinite(r->final_loss))
+		ts_sb_addf(out, "%.6g (iteration %lld)", r->final_loss,
+			   (long long)r->final_loss_iteration);
+	else
+		ts_sb_adds(out, "-");
+	ts_sb_addf(out, "; NaN/Inf iterations: ");
+	if (r->nnan) {
+		ts_sb_addf(out, "%s%zu, first %lld%s", yellow, r->nnan,
+			   (long long)r->nan_iterations[0], reset);
+	} else {
+		ts_sb_adds(out, "none");
+	}
+	ts_sb_addf(out, "; skipped iterations: %lld\n", (long long)r->skipped_iterations);
+	if (r->nloss_spikes || r->ngrad_spikes)
+		ts_sb_addf(out, "            %zu loss spikes, %zu grad-norm spikes (first at %lld)\n",
+			   r->nloss_spikes, r->ngrad_spikes,
+			   (long long)(r->nloss_spikes ? r->loss_spikes[0] : r->grad_spikes[0]));
+	if (r->nranks) {
+		struct ts_table t;
+
+		ts_table_init(&t);
+		ts_table_col(&t, "rank", NULL, TS_RIGHT, 0);
+		ts_table_col(&t, "steps", NULL, TS_RIGHT, 0);
+		ts_table_col(&t, "mean", "ms", TS_RIGHT, 0);
+		ts_table_col(&t, "max allocated", "MiB", TS_RIGHT, 0);
+		ts_table_col(&t, "max reserved", "MiB", TS_RIGHT, 0);
+		ts_table_col(&t, "max RSS", "MiB", TS_RIGHT, 0);
+		for (size_t i = 0; i < r->nranks; i++) {
+			const struct ts_rank_summary *k = &r->ranks[i];
+
+			if (k->rank >= 0)
+				ts_table_cell(&t, "%d", k->rank);
+			else
+				ts_table_cell(&t, "?");
+			ts_table_cell(&t, "%zu", k->steps);
+			fmt_num(a, sizeof(a), k->mean_ms, 1);
+			ts_table_cell(&t, "%s", a);
+			fmt_num(a, sizeof(a), k->max_alloc_bytes / 1048576.0, 1);
+			ts_table_cell(&t, "%s", a);
+			fmt_num(a, sizeof(a), k->max_reserved_bytes / 1048576.0, 1);
+			ts_table_cell(&t, "%s", a);
+			fmt_num(a, sizeof(a), k->max_rss_bytes / 1048576.0, 1);
+			ts_table_cell(&t, "%s", a);
+		}
+		ts_sb_addf(out, "%sranks%s\n", bold, reset);
+		ts_table_render(&t, out, 12);
+		ts_table_release(&t);
+		if (r->slowest_rank >= 0)
+			ts_sb_addf(out, "            slowest rank: %d\n", r->slowest_rank);
+	}
+	if (r->nbuckets) {
+		ts_sb_addf(out, "%sbuckets%s     mixture mean %.1f ms over", bold, reset,
+			   r->mixture_mean_ms);
+		for (size_t i = 0; i < r->nbuckets; i++)
+			ts_sb_addf(out, "%s %lld: %.1f ms x %.0f %%", i ? "," : "",
+				   (long long)r->buckets[i].bucket, r->buckets[i].mean_ms,
+				   r->buckets[i].weight * 100);
+		ts_sb_addc(out, '\n');
+	}
+	if (log->hf_steps_per_s > 0)
+		ts_sb_addf(out, "%shf summary%s %.4g steps/s over %.1f s: mean step %.1f ms (whole run, "
+			   "warm-up included)\n", bold, reset, log->hf_steps_per_s,
+			   log->hf_train_runtime_s, 1e3 / log->hf_steps_per_s);
+	if (isfinite(log->theo_total_mb))
+		ts_sb_addf(out, "%stheoretical%s weights+optimizer %.1f MB, activations %.1f MB, total %.1f MB\n",
+			   bold, reset, log->theo_weight_opt_mb, log->theo_activation_mb,
+			   log->theo_total_mb);
+	ts_warnings_text(out, &rm->warnings, rm->nwarn_steps, yellow, reset);
+}

@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# One run, one answer (issue 12): every command that takes a run reads it
+# through the run model. Each case below is a defect measured on the old
+# code (it failed there), on the shared CPU runs, the examples and small
+# runs built here with known truth:
+#  - a NaN loss in a run directory: diagnose says "not finite" (it said
+#    "finite, 0 NaN iterations" while steps counted the NaN);
+#  - two metrics files for one rank: exit 2 naming both (steps kept the last
+#    one given, so argument order changed the answer);
+#  - a folder holding several runs: exit 2 listing them (one mixed step time),
+#    also when only its traces tell (different world sizes);
+#  - the window object is identical in steps, diagnose, validate, ab
+#    (self-compare) on every shared CPU run and both examples, with the same
+#    steps in it (profiler steps were in steps' mean, not in ab's: a_dense
+#    340.6 vs 319.0 ms), and diagnose embeds `steps --json` exactly (less
+#    schema);
+#  - validate passes only with a declared window (or --accept-auto-window);
+#  - diagnose carries the steps warnings (no-steady-state, long-warmup) and
+#    says when the profiled steps are slower than steady ones or lie outside
+#    the window (examples/run-h200: profiled 22-25, window from 27);
+#  - a truncated trace in a run directory is a truncated-trace warning and
+#    no share above 100 % is printed;
+#  - a corrupt trace in a run directory does not stop steps, validate or ab
+#    (they do not need it): an unused-input warning;
+#  - a resumed log (iterations go back) keeps the later segment, with a
+#    resumed-log warning;
+#  - every --json has a top-level warnings array of {code, message, ...}.
+set -u
+cd "$(dirname "$0")/../.."
+TS=${TS:-build/trainscope}
+DATA=${DATA:-../shared/data}
+CPU=$DATA/traces/cpu
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+[ -d "$CPU/a_dense" ] || { echo "$CPU not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+jget() { # file key.path -> value (python json)
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d=d[int(k)] if isinstance(d,list) else d[k]
+print(d)' "$1" "$2"
+}
+codes() { # file -> the warning codes, space-separated
+	python3 -c 'import json,sys
+print(" ".join(w["code"] for w in json.load(open(sys.argv[1]))["warnings"]))' "$1"
+}
+
+# --- a NaN loss at iteration 30 (a_dense's metrics, loss replaced by NaN)
+mkdir -p "$tmp/nan"
+python3 - "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/nan/metrics_rank0.jsonl" <<'PY'
+import json, sys
+out = open(sys.argv[2], "w")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["iteration"] == 30:
+        line = line.replace('"lm_loss": %s' % json.dumps(r["lm_loss"]), '"lm_loss": NaN')
+    out.write(line)
+PY
+grep -q '"lm_loss": NaN' "$tmp/nan/metrics_rank0.jsonl" || bad "NaN fixture not made"
+"$TS" diagnose --json "$tmp/nan" >"$tmp/nan.json" || bad "diagnose on the NaN run failed"
+python3 - "$tmp/nan.json" <<'PY' || bad "diagnose calls a NaN run healthy"
+import json, sys
+d = json.load(open(sys.argv[1]))
+titles = [f["title"] for f in d["findings"]]
+assert "loss health: not finite" in titles, titles
+assert d["steps"]["loss"]["first_nan_iteration"] == 30
+PY
+
+# --- two metrics files for rank 0: an error naming both, whatever the order
+mkdir -p "$tmp/two"
+cp "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/two/metrics_rank0.jsonl"
+cp "$CPU/d_stall/metrics_rank0.jsonl" "$tmp/two/metrics_rank0_retry.jsonl"
+for cmd in steps validate; do
+	"$TS" $cmd "$tmp/two" >/dev/null 2>"$tmp/two.err"; rc=$?
+	[ $rc = 2 ] || bad "$cmd: two series for rank 0: exit $rc, want 2"
+	grep -q "metrics_rank0.jsonl" "$tmp/two.err" && grep -q "metrics_rank0_retry.jsonl" "$tmp/two.err" ||
+		bad "$cmd: the two files are not both named: $(cat "$tmp/two.err")"
+done
+"$TS" steps "$tmp/two/metrics_rank0_retry.jsonl" "$tmp/two/metrics_rank0.jsonl" >/dev/null 2>&1
+[ $? = 2 ] || bad "steps FILE FILE for one rank: not exit 2"
+
+# --- a folder of several runs
+mkdir -p "$tmp/many"
+for r in a_dense b_moe d_stall; do
+	mkdir -p "$tmp/many/$r" && cp "$CPU/$r/metrics_rank0.jsonl" "$tmp/many/$r/"
+done
+"$TS" steps "$tmp/many" >/dev/null 2>"$tmp/many.err"; rc=$?
+[ $rc = 2 ] || bad "several runs: exit $rc, want 2"
+grep -q "holds 3 runs" "$tmp/many.err" && grep -q "$tmp/many/b_moe" "$tmp/many.err" ||
+	bad "several runs not listed: $(cat "$tmp/many.err")"
+
+# --- traces of different jobs (world sizes 2 and 8) in one folder
+td=$DATA/traces/hta/trace_diff
+if [ -f "$td/control/control.json.gz" ]; then
+	mkdir -p "$tmp/jobs"
+	cp "$CPU/c_ddp2/metrics_rank0.jsonl" "$CPU/c_ddp2/"rank0.*.pt.trace.json.gz "$tmp/jobs/"
+	cp "$td/control/control.json.gz" "$tmp/jobs/"
+	"$TS" diagnose "$tmp/jobs" >/dev/null 2>"$tmp/jobs.err"; rc=$?
+	[ $rc = 2 ] || bad "traces of two jobs: exit $rc, want 2"
+	grep -q "world size 8" "$tmp/jobs.err" && grep -q "world size 2" "$tmp/jobs.err" ||
+		bad "traces of two jobs not listed: $(cat "$tmp/jobs.err")"
+fi
+
+# --- the same window everywhere; diagnose embeds steps
+for run in "$CPU/a_dense" "$CPU/b_moe" "$CPU/c_ddp2" "$CPU/d_stall" "$CPU/e_straggler" \
+	   examples/run examples/run-h200; do
+	n=$(basename "$run")
+	"$TS" steps --json "$run" >"$tmp/$n.steps.json" || bad "$n: steps failed"
+	"$TS" diagnose --json "$run" >"$tmp/$n.diag.json" || bad "$n: diagnose failed"
+	"$TS" validate --json --accept-auto-window "$run" >"$tmp/$n.val.json"
+	"$TS" ab --json "$run" "$run" >"$tmp/$n.ab.json"
+	python3 - "$tmp/$n" <<'PY' || bad "$n: the window differs between commands, or diagnose.steps != steps"
+import json, sys
+p = sys.argv[1]
+s, d, v, a = (json.load(open(p + x)) for x in (".steps.json", ".diag.json", ".val.json", ".ab.json"))
+w = s["window"]
+assert w["first_iteration"] is not None and w["steps"] > 0, w
+for name, o in (("diagnose", d), ("validate", v), ("ab", a)):
+    assert o["window"] == w, (name, o["window"], w)
+# one set of steps: the same count and mean step time in steps, validate and ab
+assert v["window_steps_timed"] == w["steps"], (v["window_steps_timed"], w["steps"])
+assert a["paired_steps"] == w["steps"] == a["baseline"][0]["window_steps"], (a["paired_steps"], w)
+assert abs(a["baseline"][0]["mean_step_ms"] - s["step_time_ms"]["mean"]) < 0.006, \
+    (a["baseline"][0]["mean_step_ms"], s["step_time_ms"]["mean"])
+s.pop("schema")
+assert d["steps"] == s
+for o in (s, d, v, a):
+    assert isinstance(o["warnings"], list)
+    for x in o["warnings"]:
+        assert set(x) == {"code", "message", "file", "byte_offset", "iteration"}, x
+        assert x["code"] and x["code"] == x["code"].lower() and " " not in x["code"], x
+        assert x["message"].endswith("."), x
+PY
+done
+
+# --- validate: a declared window, or an explicit acceptance of the automatic one
+"$TS" validate "$CPU/a_dense" >"$tmp/val.txt"; rc=$?
+[ $rc = 1 ] || bad "validate with an undeclared window: exit $rc, want 1"
+grep -q "window .*fail.*--accept-auto-window" "$tmp/val.txt" || bad "validate does not say why the window fails"
+"$TS" validate --json --accept-auto-window "$CPU/a_dense" >"$tmp/val.json"; rc=$?
+[ $rc = 0 ] || bad "validate --accept-auto-window: exit $rc, want 0"
+"$TS" validate --json --window 30:60 "$CPU/a_dense" >"$tmp/valw.json"; rc=$?
+[ $rc = 0 ] || bad "validate --window 30:60: exit $rc, want 0"
+[ "$(jget "$tmp/valw.json" window.method)" = declared ] || bad "declared window not called declared"
+"$TS" validate --json --window 30-60 "$CPU/a_dense" >"$tmp/valw2.json" || bad "validate --window 30-60 refused"
+cmp -s "$tmp/valw.json" "$tmp/valw2.json" || bad "--window 30:60 and 30-60 differ"
+"$TS" steps --json --window 30-60 "$CPU/a_dense" >"$tmp/stw.json" || bad "steps --window 30-60 refused"
+[ "$(jget "$tmp/stw.json" window.first_iteration)" = 30 ] || bad "steps --window 30-60 not taken"
+
+# --- diagnose keeps the steps warnings and says what the trace window is
+c=$(codes "$tmp/run-h200.diag.json")
+for want in no-steady-state long-warmup profiled-steps-slower window-outside-trace; do
+	case " $c " in *" $want "*) ;; *) bad "run-h200: diagnose lacks $want (has: $c)" ;; esac
+done
+"$TS" diagnose examples/run-h200 >"$tmp/h200.txt"
+grep -q "^warning: .*outside the steady window" "$tmp/h200.txt" || bad "diagnose text lacks the window warning"
+"$TS" report -o "$tmp/h200.md" examples/run-h200 2>/dev/null
+grep -q "## Warnings" "$tmp/h200.md" && grep -q "profiled-steps-slower" "$tmp/h200.md" ||
+	bad "the Markdown report lacks the warnings"
+
+# --- a truncated trace in the run directory
+mkdir -p "$tmp/trunc"
+cp "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/trunc/"
+gzip -dc "$CPU/a_dense/"*.pt.trace.json.gz | head -c 2000000 >"$tmp/trunc/rank0.pt.trace.json"
+"$TS" diagnose --json "$tmp/trunc" >"$tmp/trunc.json" || bad "diagnose on a truncated trace failed"
+case " $(codes "$tmp/trunc.json") " in *" truncated-trace "*) ;; *) bad "no truncated-trace warning" ;; esac
+python3 - "$tmp/trunc.json" <<'PY' || bad "a share above 100 % is printed"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["wall"]["share_pct"]
+assert s is None or 0 <= s <= 100, s
+PY
+"$TS" diagnose "$tmp/trunc" | grep -E "\(([0-9]{4,}|[2-9][0-9][0-9]|1[0-9][1-9]|10[1-9])(\.[0-9])? % of the step" &&
+	bad "the text prints a share above 100 %"
+
+# --- a corrupt trace the command does not need
+mkdir -p "$tmp/corrupt"
+cp "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/corrupt/"
+{ printf '\037\213\010\000\000\000\000\000'; head -c 4000 /dev/urandom; } >"$tmp/corrupt/rank0.pt.trace.json.gz"
+for cmd in "steps" "validate --accept-auto-window" "ab"; do
+	args="$tmp/corrupt"
+	[ "$cmd" = ab ] && args="$tmp/corrupt $tmp/corrupt"
+	"$TS" $cmd --json $args >"$tmp/corrupt.json" 2>"$tmp/corrupt.err"; rc=$?
+	[ $rc = 0 ] || bad "$cmd with a corrupt trace: exit $rc, want 0 ($(cat "$tmp/corrupt.err"))"
+	case " $(codes "$tmp/corrupt.json" 2>/dev/null) " in *" unused-input "*) ;;
+	*) bad "$cmd: no unused-input warning for the corrupt trace" ;; esac
+done
+
+# --- a resumed log: iterations 1-40, then the job restarts at 31 and runs to 60
+python3 - "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/resumed.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as out:
+    for r in rows[:40]:
+        r = dict(r, step_ms=999.0)  # the first segment: replaced, must not count
+        out.write(json.dumps(r) + "\n")
+    for r in rows[30:]:
+        out.write(json.dumps(r) + "\n")
+PY
+"$TS" steps --json "$tmp/resumed.jsonl" >"$tmp/resumed.json" || bad "steps on a resumed log failed"
+python3 - "$tmp/resumed.json" "$CPU/a_dense/metrics_rank0.jsonl" <<'PY' || bad "resumed log: later segment does not win"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["iteration"]: r["step_ms"] for r in map(json.loads, open(sys.argv[2]))}
+assert d["iterations"] == 60, d["iterations"]
+ws = [w for w in d["warnings"] if w["code"] == "resumed-log"]
+assert len(ws) == 1 and ws[0]["iteration"] == 31, ws
+assert "10 earlier record" in ws[0]["message"], ws[0]["message"]
+# the replaced iterations 31..40 carry the second segment's times
+w = d["window"]
+its = [i for i in range(w["first_iteration"], w["last_iteration"] + 1)]
+mean = sum(rows[i] for i in its) / len(its)
+assert abs(d["step_time_ms"]["mean"] - mean) < 0.0015, (d["step_time_ms"]["mean"], mean)
+PY
+
+# --- the invariants on every shared input: shares and utilisations within
+# 0..100 %, CIs of step times never below 0
+for in in "$CPU"/* examples/run examples/run-h200 "$DATA"/logs/*.log; do
+	[ -e "$in" ] || continue
+	case "$in" in *PROVENANCE*|*README*) continue ;; esac
+	for cmd in steps diagnose; do
+		"$TS" $cmd --json "$in" >"$tmp/inv.json" 2>/dev/null || continue
+		python3 - "$tmp/inv.json" <<'PY' || bad "$cmd $in: an invariant is broken"
+import json, sys
+shares = {"share_pct", "wall_time_pct", "outlier_excess_pct", "mfu_pct", "hfu_pct"}
+def walk(o, path):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in shares and v is not None:
+                assert 0 <= v <= 100, (path + "." + k, v)
+            if k in ("ci95_low", "mean_ci95_low_ms") and v is not None:
+                assert v >= 0, (path + "." + k, v)
+            walk(v, path + "." + k)
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            walk(v, "%s[%d]" % (path, i))
+walk(json.load(open(sys.argv[1])), "")
+PY
+	done
+done
+
+# --- a CI of a positive time never reaches below 0: 5 steady steps 1, 1,
+# 1000, 1, 2 ms (mean 201 ms, SD 446.6 ms: a t interval of the mean is
+# 201 -+ 2.78 x 199.7, below 0), the old code printed [-353.6, 755.6]
+printf '{"iteration": %d, "step_ms": %s, "loss": 2.0}\n' 1 100 2 1 3 1 4 1000 5 1 6 2 >"$tmp/ci.jsonl"
+"$TS" steps --json "$tmp/ci.jsonl" >"$tmp/ci.json" || bad "steps on the wild series failed"
+python3 - "$tmp/ci.json" <<'PY' || bad "a CI below 0 ms is reported"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["step_time_ms"]
+assert abs(t["mean"] - 201.0) < 1e-9, t
+assert t["ci95_low"] is None or t["ci95_low"] >= 0, t
+assert "too-few-steps" in [w["code"] for w in d["warnings"]]
+PY
+
+exit $fail

@@ -1,0 +1,109 @@
+/*
+ * test_detect.c - classification by content: prose that quotes log or
+ * telemetry lines is text, the lines themselves are what they are; the
+ * vendor of a trace whose device events come after its first 256 KiB.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "trainscope/detect.h"
+
+static const char iter_line[] =
+	" [2024-05-01 12:00:00] iteration       10/     100 | consumed samples:          640 | "
+	"elapsed time per iteration (ms): 1234.5 | learning rate: 1.000000E-04 | "
+	"lm loss: 7.123456E+00 | loss scale: 1.0 | grad norm: 1.234 |\n";
+
+TEST(detect_prose_quoting_log_lines_is_text)
+{
+	char buf[8192];
+	size_t n = 0;
+	char vendor[16];
+
+	/* a PROVENANCE-like note: eight sentences and one quoted record */
+	static const char *const sentences[] = {
+		"Provenance of the log excerpts that are kept in this folder\n",
+		"All files are verbatim excerpts of training log text that users pasted.\n",
+		"They were collected from public issues and kept exactly as they were printed.\n",
+		"Only complete lines were kept and lines cut by the excerpt were dropped.\n",
+		"The record below shows the grammar that the parser has to accept here.\n",
+		"Nothing else was altered in any of the files that are listed below.\n",
+		"They are data for the parser tests and are not meant to be read as logs.\n",
+		"Each entry names the source thread and the format of the excerpt it holds.\n",
+	};
+	for (size_t i = 0; i < sizeof(sentences) / sizeof(*sentences); i++) {
+		memcpy(buf + n, sentences[i], strlen(sentences[i]));
+		n += strlen(sentences[i]);
+	}
+	memcpy(buf + n, iter_line, sizeof(iter_line) - 1);
+	n += sizeof(iter_line) - 1;
+	CHECK_I64(ts_detect_buffer(buf, n, vendor, sizeof(vendor)), TS_KIND_TEXT);
+	/* the record alone, and a log with a few warnings around it, stay a log */
+	CHECK_I64(ts_detect_buffer(iter_line, sizeof(iter_line) - 1, vendor, sizeof(vendor)),
+		  TS_KIND_LOG_MEGATRON);
+	n = 0;
+	for (int i = 0; i < 3; i++) {
+		memcpy(buf + n, sentences[i], strlen(sentences[i]));
+		n += strlen(sentences[i]);
+		memcpy(buf + n, iter_line, sizeof(iter_line) - 1);
+		n += sizeof(iter_line) - 1;
+	}
+	CHECK_I64(ts_detect_buffer(buf, n, vendor, sizeof(vendor)), TS_KIND_LOG_MEGATRON);
+}
+
+TEST(detect_markdown_naming_mtt_devices_is_text)
+{
+	static const char md[] =
+		"# Expected parser values for the telemetry samples\n"
+		"\n"
+		"## mthreads-gmi_default_S4000.txt (default table)\n"
+		"- L3 `mthreads-gmi:2.2.0`, `Driver Version:3.0.0`.\n"
+		"- GPU 0: `MTT S4000`, bus `00000000:08:00.0`, util 0 %, used 0 MiB.\n"
+		"- GPU 1: `MTT S4000`, bus `00000000:09:00.0`, util 0 %, used 0 MiB.\n"
+		"- GPU 2: `MTT S4000`, bus `00000000:0a:00.0`, util 0 %, used 0 MiB.\n"
+		"- GPU 3: `MTT S4000`, bus `00000000:0b:00.0`, util 0 %, used 0 MiB.\n"
+		"Source: https://example.org/thread/1 (a public issue).\n"
+		"Source: https://example.org/thread/2 (a public issue).\n";
+	static const char table[] =
+		"Tue Nov 12 20:55:00 2024\n"
+		"---------------------------------------------------------------\n"
+		"    mthreads-gmi:1.12.2          Driver Version:1.2.0\n"
+		"---------------------------------------------------------------\n"
+		"0    MTT S4000      |00000000:08:00.0    |88%   44302MiB(32768MiB)\n";
+	char vendor[16];
+
+	CHECK_I64(ts_detect_buffer(md, sizeof(md) - 1, vendor, sizeof(vendor)), TS_KIND_TEXT);
+	CHECK_I64(ts_detect_buffer(table, sizeof(table) - 1, vendor, sizeof(vendor)),
+		  TS_KIND_TELEMETRY_GMI);
+	CHECK_I64(ts_detect_buffer(NULL, 0, vendor, sizeof(vendor)), TS_KIND_TEXT);
+}
+
+/* 300 KiB of CPU operators, then one kernel event: a CUDA trace (the
+ * prefix alone says cpu). */
+TEST(detect_trace_vendor_after_the_prefix)
+{
+	static const char head[] = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+	static const char cpu[] = "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", "
+				  "\"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},\n";
+	static const char gpu[] = "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_gemm\", "
+				  "\"pid\": 0, \"tid\": 7, \"ts\": 2, \"dur\": 1}]}\n";
+	char path[] = "/tmp/ts_detect_XXXXXX";
+	struct ts_detect d;
+	struct ts_err err;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	REQUIRE(fd >= 0);
+	f = fdopen(fd, "w");
+	REQUIRE(f);
+	fputs(head, f);
+	for (size_t b = 0; b < (300u << 10); b += sizeof(cpu) - 1)
+		fputs(cpu, f);
+	fputs(gpu, f);
+	fclose(f);
+	ts_err_init(&err);
+	REQUIRE(ts_detect_file(path, &d, &err) == 0);
+	CHECK_I64(d.kind, TS_KIND_KINETO_TRACE);
+	CHECK_STR(d.vendor, "cuda");
+	remove(path);
+}

@@ -1,0 +1,160 @@
+/*
+ * test_runmodel.c - the run model (run.h) on runs written to a temporary
+ * directory, with the expected window object, identity errors and
+ * warnings worked out by hand.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "trainscope/run.h"
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Remove the test directory and the files the tests write into it. */
+static void remove_dir(const char *dir)
+{
+	static const char *const names[] = { "metrics_rank0.jsonl", "a.jsonl", "b.jsonl",
+					     "metrics.jsonl" };
+	char path[256];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* 40 iterations of 100 ms, rank 0; iteration 20 logs a NaN loss. */
+static char *nan_run(void)
+{
+	size_t cap = 40 * 96, n = 0;
+	char *s = malloc(cap);
+
+	for (int i = 1; s && i <= 40; i++)
+		n += (size_t)snprintf(s + n, cap - n,
+				      "{\"iteration\": %d, \"rank\": 0, \"step_ms\": %d, "
+				      "\"lm_loss\": %s}\n", i, 100 + i % 3, i == 20 ? "NaN" : "2.5");
+	return s;
+}
+
+static const struct ts_window_excl *excl(const struct ts_window_obj *w, const char *reason)
+{
+	for (size_t i = 0; i < w->nexcl; i++)
+		if (strcmp(w->excl[i].reason, reason) == 0)
+			return &w->excl[i];
+	return NULL;
+}
+
+TEST(runmodel_declared_window_lists_what_it_leaves_out)
+{
+	/* Declared 10:40 of iterations 1..40: 31 timed steps in range, one of
+	 * them (20) non-finite, so 30 steps; 1..9 before the window. */
+	char dir[] = "/tmp/ts_rm_XXXXXX";
+	char *paths[1] = { dir };
+	char *text = nan_run();
+	struct ts_runmodel rm;
+	struct ts_runmodel_opts o;
+	struct ts_err err;
+	const struct ts_window_excl *e;
+
+	REQUIRE(text && mkdtemp(dir));
+	write_file(dir, "metrics_rank0.jsonl", text);
+	ts_runmodel_init(&rm);
+	ts_runmodel_opts_init(&o);
+	ts_err_init(&err);
+	o.steps.window_first = 10;
+	o.steps.window_last = 40;
+	REQUIRE(ts_runmodel_load(&rm, paths, 1, &o, 1, &err) == 0);
+	CHECK_STR(rm.window.method, "declared");
+	CHECK_I64(rm.window.first, 10);
+	CHECK_I64(rm.window.last, 40);
+	CHECK_I64(rm.window.steps, 30);
+	CHECK_I64(rm.steps.win_n, 30);
+	e = excl(&rm.window, "before-window");
+	REQUIRE(e);
+	CHECK_I64(e->first, 1);
+	CHECK_I64(e->last, 9);
+	CHECK_I64(e->steps, 9);
+	e = excl(&rm.window, "non-finite");
+	REQUIRE(e);
+	CHECK_I64(e->first, 20);
+	CHECK_I64(e->steps, 1);
+	CHECK_I64(rm.steps.nnan, 1);
+	ts_runmodel_release(&rm);
+	remove_dir(dir);
+	free(text);
+}
+
+TEST(runmodel_two_series_for_one_rank_name_both_files)
+{
+	char dir[] = "/tmp/ts_rm_XXXXXX";
+	char *paths[1] = { dir };
+	char *text = nan_run();
+	struct ts_runmodel rm;
+	struct ts_err err;
+
+	REQUIRE(text && mkdtemp(dir));
+	write_file(dir, "a.jsonl", text);
+	write_file(dir, "b.jsonl", text);
+	ts_runmodel_init(&rm);
+	ts_err_init(&err);
+	CHECK_I64(ts_runmodel_load(&rm, paths, 1, NULL, 1, &err), TS_EUSAGE);
+	CHECK(strstr(err.msg, "rank 0") && strstr(err.msg, "a.jsonl") && strstr(err.msg, "b.jsonl"));
+	ts_runmodel_release(&rm);
+	remove_dir(dir);
+	free(text);
+}
+
+TEST(runmodel_resumed_log_keeps_the_later_segment)
+{
+	/* 1..6 at 500 ms, then the job resumes at 4 and runs to 12 at 100 ms:
+	 * the three earlier records 4..6 are replaced, 12 iterations remain,
+	 * and every remaining step after iteration 3 is 100 ms. */
+	char dir[] = "/tmp/ts_rm_XXXXXX";
+	char *paths[1] = { dir };
+	char text[2048];
+	size_t n = 0;
+	struct ts_runmodel rm;
+	struct ts_err err;
+	size_t resumed = 0;
+
+	for (int i = 1; i <= 6; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{\"iteration\": %d, \"step_ms\": 500}\n", i);
+	for (int i = 4; i <= 12; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{\"iteration\": %d, \"step_ms\": 100}\n", i);
+	REQUIRE(mkdtemp(dir));
+	write_file(dir, "metrics.jsonl", text);
+	ts_runmodel_init(&rm);
+	ts_err_init(&err);
+	REQUIRE(ts_runmodel_load(&rm, paths, 1, NULL, 1, &err) == 0);
+	CHECK_I64(rm.steps.iterations, 12);
+	CHECK_I64(rm.resumed_segments, 2);
+	for (size_t i = 0; i < rm.steps.n; i++)
+		if (rm.steps.iter[i] >= 4)
+			CHECK_NEAR(rm.steps.step_ms[i], 100, 1e-9);
+	for (size_t i = 0; i < rm.warnings.v.n; i++)
+		if (strcmp(rm.warnings.v.v[i].code, "resumed-log") == 0) {
+			resumed++;
+			CHECK_I64(rm.warnings.v.v[i].iteration, 4);
+			CHECK(strstr(rm.warnings.v.v[i].message, "replaces 3 earlier") != NULL);
+		}
+	CHECK_I64(resumed, 1);
+	ts_runmodel_release(&rm);
+	remove_dir(dir);
+}
