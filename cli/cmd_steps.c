@@ -218,9 +218,30 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 
 	ts_jw_key(&w, "loss");
 	ts_jw_obj(&w);
-	jw_i64_array(&w, "nan_iterations", r->nan_iterations, r->nnan);
-	jw_i64_or_null(&w, "first_nan_iteration", r->nnan ? r->nan_iterations[0] : TS_NO_INT);
-	ts_jw_ki64(&w, "skipped_iterations", r->skipped_iterations);
+	ts_jw_kstr(&w, "health", ts_loss_verdict_name(r->health.verdict));
+	ts_jw_kstr(&w, "health_cause", ts_loss_cause_name(r->health.cause));
+	jw_i64_or_null(&w, "first_bad_iteration", r->health.first_bad_iteration);
+	ts_jw_key(&w, "evidence");
+	ts_jw_arr(&w);
+	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_COUNT; c++) {
+		const struct ts_loss_evidence *e = &r->health.ev[c];
+
+		if (!e->records)
+			continue;
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "cause", ts_loss_cause_name(c));
+		jw_i64_or_null(&w, "first_iteration", e->first_iteration);
+		ts_jw_ki64(&w, "records", e->records);
+		ts_jw_ki64(&w, "iterations", e->iterations);
+		if (c == TS_LOSS_CAUSE_EXTRA_LOSS)
+			ts_jw_kstr(&w, "loss_name", r->health.extra_loss);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+	jw_i64_array(&w, "nan_iterations", r->health.bad_iterations, r->health.nbad);
+	jw_i64_or_null(&w, "first_nan_iteration",
+		       r->health.nbad ? r->health.bad_iterations[0] : TS_NO_INT);
+	ts_jw_ki64(&w, "skipped_iterations", r->health.ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 	ts_jw_key(&w, "final");
 	if (isfinite(r->final_loss))
 		ts_jw_f64(&w, r->final_loss);
@@ -382,6 +403,39 @@ static void render_stalls(struct cli_ctx *ctx, const struct ts_steps_report *r,
 	}
 }
 
+/* The loss-health verdict and its evidence, one sentence. */
+static void render_health(struct cli_ctx *ctx, const struct ts_steps_report *r,
+			  struct ts_sb *out)
+{
+	static const char *const what[TS_LOSS_CAUSE_COUNT] = {
+		[TS_LOSS_CAUSE_LOSS] = "loss NaN/Inf",
+		[TS_LOSS_CAUSE_EXTRA_LOSS] = "extra loss NaN/Inf",
+		[TS_LOSS_CAUSE_GRAD_NORM] = "grad norm NaN/Inf",
+		[TS_LOSS_CAUSE_NAN_COUNTER] = "NaN iterations counted",
+		[TS_LOSS_CAUSE_LOSS_DROPPED] = "loss no longer logged",
+		[TS_LOSS_CAUSE_SKIPPED] = "skipped iterations",
+		[TS_LOSS_CAUSE_NEVER_LOGGED] = "no loss logged",
+	};
+	const struct ts_loss_health *h = &r->health;
+	const char *colour = cli_style(ctx, h->verdict == TS_LOSS_FINITE ? "green" : "yellow");
+	const char *reset = cli_style(ctx, "reset");
+	int first = 1;
+
+	ts_sb_addf(out, "            health %s%s%s", colour, ts_loss_verdict_name(h->verdict), reset);
+	if (h->verdict != TS_LOSS_FINITE && h->first_bad_iteration != TS_NO_INT)
+		ts_sb_addf(out, " from iteration %lld (%s%s%s)", (long long)h->first_bad_iteration,
+			   what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
+			   h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? h->extra_loss : "");
+	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_NEVER_LOGGED; c++) {
+		if (!h->ev[c].records || c == h->cause)
+			continue;
+		ts_sb_addf(out, "%s%s from %lld", first ? "; also " : ", ", what[c],
+			   (long long)h->ev[c].first_iteration);
+		first = 0;
+	}
+	ts_sb_addc(out, '\n');
+}
+
 static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 			const struct ts_steps_report *r, struct ts_sb *out)
 {
@@ -447,13 +501,15 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 	else
 		ts_sb_adds(out, "-");
 	ts_sb_addf(out, "; NaN/Inf iterations: ");
-	if (r->nnan) {
-		ts_sb_addf(out, "%s%zu, first %lld%s", yellow, r->nnan,
-			   (long long)r->nan_iterations[0], reset);
+	if (r->health.nbad) {
+		ts_sb_addf(out, "%s%zu, first %lld%s", yellow, r->health.nbad,
+			   (long long)r->health.bad_iterations[0], reset);
 	} else {
 		ts_sb_adds(out, "none");
 	}
-	ts_sb_addf(out, "; skipped iterations: %lld\n", (long long)r->skipped_iterations);
+	ts_sb_addf(out, "; skipped iterations: %lld\n",
+		   (long long)r->health.ev[TS_LOSS_CAUSE_SKIPPED].iterations);
+	render_health(ctx, r, out);
 	if (r->nloss_spikes || r->ngrad_spikes)
 		ts_sb_addf(out, "            %zu loss spikes, %zu grad-norm spikes (first at %lld)\n",
 			   r->nloss_spikes, r->ngrad_spikes,

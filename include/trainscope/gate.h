@@ -23,6 +23,7 @@
 #include "trainscope/core.h"
 #include "trainscope/model.h"
 #include "trainscope/paths.h"
+#include "trainscope/steps.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -71,6 +72,9 @@ struct ts_run {
 	struct ts_model_args args;  /* from the Megatron arguments block (zeros if none) */
 	int has_args;
 	char model_path[TS_ERR_PATH_MAX];
+	/* the one loss-health verdict (steps.h) of the loaded step log; a run
+	 * built point by point (tests) reads finite with no evidence */
+	struct ts_loss_health health;
 };
 
 void ts_run_init(struct ts_run *r);
@@ -159,6 +163,9 @@ struct ts_ab_run_summary {
 	double ci95_low_ms, ci95_high_ms; /* CI of the mean (autocorrelation-honest) */
 	const char *ci_method;
 	int64_t nonfinite, skipped;
+	int loss_verdict;         /* enum ts_loss_verdict of the run */
+	int loss_cause;           /* enum ts_loss_cause */
+	int64_t first_bad_iteration; /* TS_NO_INT when finite */
 	double peak_dev_bytes, peak_host_bytes;
 	double final_loss;
 };

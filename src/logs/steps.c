@@ -53,7 +53,7 @@ struct it_rec {
 	int64_t iteration;
 	double step_ms;
 	double loss, grad_norm, tflops, overhead_ms;
-	int64_t skipped, nan_iters, tokens, gbs, bucket;
+	int64_t tokens, gbs, bucket;
 	uint32_t flags;
 };
 
@@ -129,7 +129,7 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 		memset(r, 0, sizeof(*r));
 		r->iteration = iteration;
 		r->step_ms = r->loss = r->grad_norm = r->tflops = r->overhead_ms = NAN;
-		r->skipped = r->nan_iters = r->tokens = r->gbs = r->bucket = TS_NO_INT;
+		r->tokens = r->gbs = r->bucket = TS_NO_INT;
 		for (; j < n && cur.iteration == iteration; j++, cur = next) {
 			const struct ts_step *s = &log->steps.v[cur.pos];
 			int later_same = 0;
@@ -155,8 +155,6 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 				r->loss = s->loss;
 				r->grad_norm = s->grad_norm;
 				r->tflops = s->tflops;
-				r->skipped = s->skipped;
-				r->nan_iters = s->nan_iters;
 				r->gbs = s->global_batch;
 				r->bucket = s->bucket;
 			}
@@ -207,10 +205,10 @@ static int push_i64(int64_t **a, size_t *n, size_t *cap, int64_t v)
 	return ts_grow((void **)a, cap, *n + 1, sizeof(**a)) ? TS_ENOMEM : ((*a)[(*n)++] = v, 0);
 }
 
-/* Loss health over the whole series. */
-static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report *rep)
+/* Final loss and loss / grad-norm spikes over the whole series. */
+static int loss_curve(const struct it_rec *v, size_t n, struct ts_steps_report *rep)
 {
-	size_t cap = 0, cap2 = 0, cap3 = 0, nl = 0, ng = 0;
+	size_t cap2 = 0, cap3 = 0, nl = 0, ng = 0;
 	double *lx = NULL, *gx = NULL, *z = NULL, *base = NULL;
 	int64_t *li = NULL, *gi = NULL;
 	int rc = TS_ENOMEM;
@@ -227,13 +225,7 @@ static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report 
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct it_rec *r = &v[i];
-		int bad = (r->nan_iters != TS_NO_INT && r->nan_iters > 0) ||
-			  (r->flags & TS_STEP_LOSS_NONFINITE);
 
-		if (bad && push_i64(&rep->nan_iterations, &rep->nnan, &cap, r->iteration))
-			goto out;
-		if (r->skipped != TS_NO_INT && r->skipped > 0)
-			rep->skipped_iterations = sat_add(rep->skipped_iterations, r->skipped);
 		if (isfinite(r->loss)) {
 			rep->final_loss = r->loss;
 			rep->final_loss_iteration = r->iteration;
@@ -669,6 +661,7 @@ static void report_blank(struct ts_steps_report *rep)
 	rep->final_loss_iteration = TS_NO_INT;
 	rep->slowest_rank = -1;
 	rep->mixture_mean_ms = NAN;
+	ts_loss_health_release(&rep->health);
 }
 
 static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
@@ -754,7 +747,10 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		rep->first_iteration = v[0].iteration;
 		rep->last_iteration = v[nv - 1].iteration;
 	}
-	rc = loss_health(v, nv, rep);
+	rc = ts_loss_health_judge(log, &rep->health, err);
+	if (rc)
+		goto out;
+	rc = loss_curve(v, nv, rep);
 	if (rc)
 		goto out;
 	/* Iteration 1 carries compilation and allocator warm-up: never steady. */
@@ -823,7 +819,7 @@ void ts_steps_report_release(struct ts_steps_report *rep)
 	free(rep->iter);
 	free(rep->step_ms);
 	free(rep->outliers);
-	free(rep->nan_iterations);
+	ts_loss_health_release(&rep->health);
 	free(rep->loss_spikes);
 	free(rep->grad_spikes);
 	free(rep->ranks);

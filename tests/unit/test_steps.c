@@ -190,8 +190,12 @@ TEST(steps_legacy_2020_skipped_without_loss)
 	ts_steps_opts_init(&o);
 	if (analyze_paths(paths, 1, &o, &r) == 1)
 		return;
-	CHECK_I64(r.skipped_iterations, 10);
-	CHECK_I64(r.nnan, 0);
+	CHECK_I64(r.health.ev[TS_LOSS_CAUSE_SKIPPED].iterations, 10);
+	CHECK_I64(r.health.nbad, 0);
+	/* no record prints a loss: missing, never logged; skipping is not a NaN */
+	CHECK_I64(r.health.verdict, TS_LOSS_MISSING);
+	CHECK_I64(r.health.cause, TS_LOSS_CAUSE_NEVER_LOGGED);
+	CHECK_I64(r.health.ev[TS_LOSS_CAUSE_SKIPPED].first_iteration, 5);
 	CHECK(isnan(r.final_loss));
 	CHECK(r.warnings & TS_WARN_SHORT);
 	ts_steps_report_release(&r);
@@ -278,10 +282,13 @@ TEST(steps_loss_health)
 	REQUIRE(text);
 	ts_steps_opts_init(&o);
 	REQUIRE(analyze_text(text, &o, &r, &err) == 0);
-	REQUIRE(r.nnan == 2);
-	CHECK_I64(r.nan_iterations[0], 30);
-	CHECK_I64(r.nan_iterations[1], 45);
-	CHECK_I64(r.skipped_iterations, 2);
+	REQUIRE(r.health.nbad == 2);
+	CHECK_I64(r.health.bad_iterations[0], 30);
+	CHECK_I64(r.health.bad_iterations[1], 45);
+	CHECK_I64(r.health.ev[TS_LOSS_CAUSE_SKIPPED].iterations, 2);
+	CHECK_I64(r.health.verdict, TS_LOSS_NONFINITE);
+	CHECK_I64(r.health.cause, TS_LOSS_CAUSE_LOSS);
+	CHECK_I64(r.health.first_bad_iteration, 30);
 	REQUIRE(r.nloss_spikes == 1);
 	CHECK_I64(r.loss_spikes[0], 20);
 	REQUIRE(r.ngrad_spikes == 1);
