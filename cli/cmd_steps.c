@@ -216,6 +216,41 @@ static void render_json(const struct ts_steplog *log, const struct ts_steps_repo
 		ts_jw_null(&w);
 	}
 
+	ts_jw_key(&w, "phases");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < r->nphases; i++) {
+		const struct ts_phase_summary *ph = &r->phases[i];
+
+		ts_jw_obj(&w);
+		ts_jw_kstr(&w, "phase", ts_phase_name(ph->phase));
+		ts_jw_ki64(&w, "steps", (int64_t)ph->steps);
+		jw_fixed_or_null(&w, "mean_ms", ph->mean_ms, 3);
+		jw_fixed_or_null(&w, "median_ms", ph->median_ms, 3);
+		jw_fixed_or_null(&w, "ci95_low_ms", ph->ci.method ? ph->ci.lo : NAN, 3);
+		jw_fixed_or_null(&w, "ci95_high_ms", ph->ci.method ? ph->ci.hi : NAN, 3);
+		ts_jw_kstr(&w, "ci_method", ts_ci_method_name(ph->ci.method));
+		jw_fixed_or_null(&w, "step_share_pct", ph->step_share * 100, 2);
+		ts_jw_key(&w, "periodic_stall");
+		if (ph->periodic.found) {
+			ts_jw_obj(&w);
+			ts_jw_ki64(&w, "period", ph->periodic_period_iters);
+			ts_jw_ki64(&w, "phase", ph->periodic_phase_iters);
+			ts_jw_ki64(&w, "hits", (int64_t)ph->periodic.hits);
+			ts_jw_ki64(&w, "slots", (int64_t)ph->periodic.slots);
+			ts_jw_kf64(&w, "p_value", round6(ph->periodic.p_value));
+			jw_fixed_or_null(&w, "excess_per_stall_ms", ph->periodic_excess_ms, 3);
+			jw_fixed_or_null(&w, "wall_time_pct", ph->periodic_share * 100, 2);
+			ts_jw_obj_end(&w);
+		} else {
+			ts_jw_null(&w);
+		}
+		ts_jw_ki64(&w, "stalls", (int64_t)ph->nstalls);
+		jw_i64_or_null(&w, "first_stall_iteration", ph->first_stall_iteration);
+		jw_fixed_or_null(&w, "stall_wall_time_pct", ph->stall_share * 100, 2);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
+
 	ts_jw_key(&w, "loss");
 	ts_jw_obj(&w);
 	ts_jw_kstr(&w, "health", ts_loss_verdict_name(r->health.verdict));
@@ -362,6 +397,53 @@ static void sparkline(const struct ts_steps_report *r, struct ts_sb *out)
 	}
 }
 
+static size_t nphase_periodic(const struct ts_steps_report *r)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->nphases; i++)
+		k += r->phases[i].periodic.found != 0;
+	return k;
+}
+
+/* Per-phase means with their CI, share of the step and stalls. */
+static void render_phases(struct cli_ctx *ctx, const struct ts_steps_report *r, struct ts_sb *out)
+{
+	const char *bold = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
+	struct ts_table t;
+	char a[32], b[32];
+
+	if (!r->nphases)
+		return;
+	ts_table_init(&t);
+	ts_table_col(&t, "phase", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "steps", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "mean", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "95 % CI", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "of step", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "one-off stalls", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "stall wall", "%", TS_RIGHT, 0);
+	for (size_t i = 0; i < r->nphases; i++) {
+		const struct ts_phase_summary *ph = &r->phases[i];
+
+		ts_table_cell(&t, "%s", ts_phase_name(ph->phase));
+		ts_table_cell(&t, "%zu", ph->steps);
+		fmt_num(a, sizeof(a), ph->mean_ms, 3);
+		ts_table_cell(&t, "%s", a);
+		fmt_num(a, sizeof(a), ph->ci.method ? ph->ci.lo : NAN, 3);
+		fmt_num(b, sizeof(b), ph->ci.method ? ph->ci.hi : NAN, 3);
+		ts_table_cell(&t, "[%s, %s]", a, b);
+		fmt_num(a, sizeof(a), ph->step_share * 100, 1);
+		ts_table_cell(&t, "%s", a);
+		ts_table_cell(&t, "%zu", ph->nstalls);
+		fmt_num(a, sizeof(a), ph->stall_share * 100, 2);
+		ts_table_cell(&t, "%s", a);
+	}
+	ts_sb_addf(out, "%sphases%s\n", bold, reset);
+	ts_table_render(&t, out, 12);
+	ts_table_release(&t);
+}
+
 static void render_stalls(struct cli_ctx *ctx, const struct ts_steps_report *r,
 			  struct ts_sb *out)
 {
@@ -376,7 +458,19 @@ static void render_stalls(struct cli_ctx *ctx, const struct ts_steps_report *r,
 			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
 			   r->periodic.p_value, reset);
 	else
-		ts_sb_adds(out, "no periodic stall\n");
+		ts_sb_adds(out, nphase_periodic(r) ? "no periodic stall in the step time\n"
+						   : "no periodic stall\n");
+	for (size_t i = 0; i < r->nphases; i++) {
+		const struct ts_phase_summary *ph = &r->phases[i];
+
+		if (!ph->periodic.found)
+			continue;
+		ts_sb_addf(out, "            %speriodic in %s every %lld iterations (phase %lld): %zu of "
+			   "%zu slots, %.1f ms each, %.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   ts_phase_name(ph->phase), (long long)ph->periodic_period_iters,
+			   (long long)ph->periodic_phase_iters, ph->periodic.hits, ph->periodic.slots,
+			   ph->periodic_excess_ms, ph->periodic_share * 100, ph->periodic.p_value, reset);
+	}
 	if (r->noutliers) {
 		struct ts_table t;
 
@@ -494,6 +588,7 @@ static void render_text(struct cli_ctx *ctx, const struct ts_steplog *log,
 		ts_sb_addc(out, '\n');
 		render_stalls(ctx, r, out);
 	}
+	render_phases(ctx, r, out);
 	ts_sb_addf(out, "%sloss%s        final ", bold, reset);
 	if (isfinite(r->final_loss))
 		ts_sb_addf(out, "%.6g (iteration %lld)", r->final_loss,

@@ -138,6 +138,34 @@ struct ts_bucket_summary {
 	double mean_ms, median_ms;
 };
 
+/*
+ * One phase (logs.h enum ts_phase) when the records carry it. The series
+ * is the phase time of every record after iteration 1 that has it (ranks
+ * merged by max, as the step time); statistics are over the records of
+ * the step window (all of them when there is no window). Stalls are
+ * found on this series, where a data-loader stall stands out even when
+ * the step time is too noisy to show it; their cost is a share of the
+ * wall time (the sum of step times after iteration 1).
+ */
+struct ts_phase_summary {
+	int phase;                /* enum ts_phase */
+	size_t steps;             /* window records carrying it */
+	double mean_ms, median_ms;
+	struct ts_ci ci;          /* 95 % CI of the mean (ts_stats_ci_mean), lo clipped at 0;
+				   * method 0 below 2 steps */
+	double step_share;        /* mean_ms / the step-time mean, NAN without step times */
+	struct ts_periodic periodic; /* on the phase series, as for the step time; a pattern
+				      * is >= 1 % of the phase's own median */
+	int64_t periodic_period_iters, periodic_phase_iters;
+	double periodic_excess_ms;  /* mean local excess of a stalled slot */
+	double periodic_share;    /* periodic excess / wall, NAN without step times */
+	size_t nstalls;           /* one-off stalls: robust spikes (z > 3.5) at least 1 % of
+				   * the step median (5 % of the phase baseline without
+				   * step times), periodic slots excluded */
+	double stall_share;       /* their excess / wall, NAN without step times */
+	int64_t first_stall_iteration; /* TS_NO_INT when none */
+};
+
 struct ts_steps_report {
 	char format[24];
 	size_t iterations;        /* records in the main series */
@@ -164,9 +192,15 @@ struct ts_steps_report {
 	/* stalls */
 	struct ts_outlier *outliers;
 	size_t noutliers;
-	struct ts_periodic periodic;  /* period/phase in iterations when found */
+	/* periodic stall on the step series: ts_stats_periodic_local for
+	 * periods up to 32 records, the spike-flag test ts_stats_periodic for
+	 * longer ones (period/phase below in iterations when found) */
+	struct ts_periodic periodic;
 	int64_t periodic_period_iters, periodic_phase_iters;
 	double periodic_share;        /* excess time of periodic stalls / wall */
+	/* per-phase times, in enum ts_phase order, only the phases present */
+	struct ts_phase_summary *phases;
+	size_t nphases;
 	double outlier_share;         /* excess time of all outliers / wall */
 	/* loss health: the verdict, its evidence and the non-finite iterations */
 	struct ts_loss_health health;
