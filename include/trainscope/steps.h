@@ -140,8 +140,12 @@ struct ts_bucket_summary {
 
 /*
  * One phase (logs.h enum ts_phase) when the records carry it. The series
- * is the phase time of every record after iteration 1 that has it (ranks
- * merged by max, as the step time); statistics are over the records of
+ * is the phase time of every record after iteration 1 that has it (with
+ * several ranks, from the record whose step time is kept, the slowest; a
+ * phase longer than its record's step is dropped as inconsistent; with
+ * step times, untimed records are left out), so every share below is at
+ * most 1 (forward-backward contains forward and backward: phases may
+ * overlap, each is a part of the step); statistics are over the records of
  * the step window (all of them when there is no window). Stalls are
  * found on this series, where a data-loader stall stands out even when
  * the step time is too noisy to show it; their cost is a share of the

@@ -151,10 +151,12 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 			if (later_same)
 				continue;
 			/* Phases come from the slowest rank's record, so they stay parts
-			 * of the step time reported; untimed records only fill gaps. */
+			 * of the step time reported (a phase longer than its step is
+			 * inconsistent and dropped); untimed records only fill gaps. */
 			if (s->step_ns != TS_NO_INT && !((double)s->step_ns / 1e6 <= r->step_ms)) {
 				for (int k = 0; k < TS_PHASE_COUNT; k++)
-					r->phase_ms[k] = s->phase_ns[k] != TS_NO_INT ?
+					r->phase_ms[k] = s->phase_ns[k] != TS_NO_INT &&
+								 s->phase_ns[k] <= s->step_ns ?
 							 (double)s->phase_ns[k] / 1e6 : NAN;
 				r->step_ms = (double)s->step_ns / 1e6;
 			} else if (s->step_ns == TS_NO_INT) {
@@ -456,7 +458,9 @@ static int phase_summary(const struct it_rec *v, size_t nv, int k, double wall, 
 	if (!idx || !x || !w || !base || !z || !cand)
 		goto out;
 	for (size_t i = 0; i < nv; i++) {
-		if (!isfinite(v[i].phase_ms[k]) || v[i].iteration <= 1)
+		/* with step times, only timed records: their sum is the wall */
+		if (!isfinite(v[i].phase_ms[k]) || v[i].iteration <= 1 ||
+		    (wall > 0 && !isfinite(v[i].step_ms)))
 			continue;
 		if (n > 0) {
 			size_t d = (size_t)(v[i].iteration - v[idx[n - 1]].iteration);
