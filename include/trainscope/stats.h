@@ -299,8 +299,8 @@ int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
  * tested one-sided on m - 1 df; the p-value (exact upper t tail) times
  * the (p, r) pairs tried is Bonferroni-adjusted. The smallest adjusted
  * p-value wins (smaller period on ties), then gives way to the smallest
- * divisor q of its period whose phase passes on its own with at least
- * 70 % of its slots above half its mean excess (the fundamental period);
+ * divisor q of its period whose phase passes on its own with a mean
+ * excess of at least 3/4 of the winner's (the fundamental period);
  * found = p_value < alpha. A lone spike at one phase cannot pass (it
  * raises s as much as the mean).
  * Fills period, phase, slots = m, hits = slots with d_j > mean / 2 and

@@ -1248,12 +1248,13 @@ int ts_stats_periodic_local(const double *x, size_t n, size_t max_period, double
 	}
 	if (!out->period)
 		return 0;
-	/* The fundamental period: a divisor q of the winner whose slots are
-	 * mostly stalls too and which passes on its own (a winner at 2q can
-	 * be the half of the slots that the noise happens to favour). */
+	/* The fundamental period: a divisor q of the winner that passes on its
+	 * own with a mean excess of at least 3/4 of the winner's (a winner at
+	 * 2q can be the half of the slots the noise happens to favour; a true
+	 * period 2q seen at q has half its slots clean, so half the mean). */
 	for (size_t q = 2; q < out->period; q++)
 		if (out->period % q == 0 && local_try(x, n, q, out->phase % q, scale, min_excess, &c) &&
-		    c.pv * tests < alpha && (double)c.hits >= 0.7 * (double)c.m) {
+		    c.pv * tests < alpha && c.mean >= 0.75 * best.mean) {
 			best = c;
 			out->phase %= q;
 			out->period = q;
