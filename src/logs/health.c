@@ -87,6 +87,19 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Sort unless already in order (logs nearly always are: one pass, no sort). */
+static void sort_if_needed(void *base, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			ts_sort(base, n, size, cmp);
+			return;
+		}
+}
+
 static int has_loss(const struct ts_step *s)
 {
 	return !isnan(s->loss) || (s->flags & TS_STEP_LOSS_NONFINITE) || s->extra_n > 0;
@@ -116,7 +129,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 
 		ord[i] = (struct rec_key){ s->file, s->rank, s->iteration, i };
 	}
-	ts_sort(ord, n, sizeof(*ord), cmp_rec_key);
+	sort_if_needed(ord, n, sizeof(*ord), cmp_rec_key);
 	for (size_t k = 0; k < n; k++) {
 		const struct ts_step *s = &log->steps.v[ord[k].pos];
 		int bad = 0;
@@ -174,7 +187,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		if (n == 0)
 			e->records = 1; /* an empty log has no loss either */
 	}
-	ts_sort(h->bad_iterations, nb, sizeof(*h->bad_iterations), cmp_i64);
+	sort_if_needed(h->bad_iterations, nb, sizeof(*h->bad_iterations), cmp_i64);
 	h->nbad = 0;
 	for (size_t i = 0; i < nb; i++)
 		if (h->nbad == 0 || h->bad_iterations[h->nbad - 1] != h->bad_iterations[i])
