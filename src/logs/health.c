@@ -184,8 +184,6 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 
 		e->first_iteration = first_iter;
 		e->records = e->iterations = (int64_t)n;
-		if (n == 0)
-			e->records = 1; /* an empty log has no loss either */
 	}
 	sort_if_needed(h->bad_iterations, nb, sizeof(*h->bad_iterations), cmp_i64);
 	h->nbad = 0;
@@ -202,7 +200,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		}
 	}
 	if (h->verdict == TS_LOSS_FINITE) {
-		if (h->ev[TS_LOSS_CAUSE_NEVER_LOGGED].records) {
+		if (!any_loss) {
 			h->verdict = TS_LOSS_MISSING;
 			h->cause = TS_LOSS_CAUSE_NEVER_LOGGED;
 		} else if (h->ev[TS_LOSS_CAUSE_LOSS_DROPPED].records) {
