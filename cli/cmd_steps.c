@@ -161,8 +161,13 @@ const struct cli_command cli_cmd_steps = {
 		"steps are autocorrelated (batch means, else a moving-block bootstrap). Stalls are\n"
 		"steps far above a moving median (robust z > 3.5); a periodic pattern (a data\n"
 		"loader or checkpoint every k steps) is reported with its period, phase and share\n"
-		"of wall time. Loss health: NaN/Inf and skipped iterations, loss and grad-norm\n"
-		"spikes, final loss. Memory per rank, the slowest rank, bucket mixtures.\n"
+		"of wall time. Per-phase times (JSONL data_ms, fwd_ms, bwd_ms, opt_ms, comm_ms;\n"
+		"Megatron --timing-log-level timers) get means with CIs, and stalls are also\n"
+		"looked for on each phase series, where a data-loader stall stands out. Loss\n"
+		"health: one verdict (finite, non-finite, missing) with its first iteration and\n"
+		"cause, from NaN/Inf losses, extra losses and grad norms, NaN counters and a loss\n"
+		"that stops being logged; skipped iterations, loss and grad-norm spikes, final\n"
+		"loss. Memory per rank, the slowest rank, bucket mixtures.\n"
 		"\n"
 		"--csv prints the parsed series (one row per record and rank) for plotting.",
 	.opts = opts,

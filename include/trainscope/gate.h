@@ -24,6 +24,7 @@
 #include "trainscope/model.h"
 #include "trainscope/paths.h"
 #include "trainscope/run.h"
+#include "trainscope/steps.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -76,6 +77,9 @@ struct ts_run {
 	 * analysis and its window, the warnings; empty for runs built in
 	 * memory (tests, simulations) */
 	struct ts_runmodel rm;
+	/* the one loss-health verdict (steps.h) of the loaded step log; a run
+	 * built point by point (tests) reads finite with no evidence */
+	struct ts_loss_health health;
 };
 
 void ts_run_init(struct ts_run *r);
@@ -168,6 +172,9 @@ struct ts_ab_run_summary {
 	double ci95_low_ms, ci95_high_ms; /* CI of the mean (autocorrelation-honest) */
 	const char *ci_method;
 	int64_t nonfinite, skipped;
+	int loss_verdict;         /* enum ts_loss_verdict of the run */
+	int loss_cause;           /* enum ts_loss_cause */
+	int64_t first_bad_iteration; /* TS_NO_INT when finite */
 	double peak_dev_bytes, peak_host_bytes;
 	double final_loss;
 };

@@ -52,9 +52,38 @@ enum ts_step_flags {
 	TS_STEP_AFTER_EVAL = 1 << 4,     /* evaluation lines precede it */
 	TS_STEP_NO_LOSS = 1 << 5,        /* loss omitted (every iteration skipped) */
 	TS_STEP_LOSS_NONFINITE = 1 << 6, /* the loss was printed as NaN or Inf */
-	TS_STEP_PROFILED = 1 << 7        /* a profiler trace of the run captured it, or it
+	TS_STEP_PROFILED = 1 << 7,       /* a profiler trace of the run captured it, or it
 					  * exported one (set by the run model, run.h) */
+	TS_STEP_GRAD_NONFINITE = 1 << 8  /* the grad norm was printed as NaN or Inf */
 };
+
+/*
+ * Per-phase times a record may carry: JSONL `data_ms`, `fwd_ms`, `bwd_ms`,
+ * `opt_ms`, `comm_ms` (and the spelled-out `forward_ms` ...), and
+ * Megatron's `--timing-log-level` timers, either the one-line
+ * `time (ms) | name: v | ...` of 2020-era builds or the block
+ * `(min, max) time across ranks (ms):` / `max time across ranks (ms):`
+ * followed by one `name ....: (min, max)` or `name ....: v` line per
+ * timer (the max is kept: the slowest rank sets the step). Megatron prints
+ * the timers after the iteration line, normalised per iteration, so they
+ * belong to the record before them. Timer names: batch-generator /
+ * "batch generator" -> data, forward-compute / forward -> forward,
+ * backward-compute / backward -> backward, forward-backward, optimizer,
+ * all-grads-sync / backward-allreduce -> comm; other timers are sub-parts
+ * of these and are not kept.
+ */
+enum ts_phase {
+	TS_PHASE_DATA = 0,
+	TS_PHASE_FORWARD,
+	TS_PHASE_BACKWARD,
+	TS_PHASE_FWD_BWD,
+	TS_PHASE_OPTIMIZER,
+	TS_PHASE_COMM,
+	TS_PHASE_COUNT
+};
+
+/* "data", "forward", "backward", "forward-backward", "optimizer", "comm". */
+const char *ts_phase_name(int phase);
 
 #define TS_NO_INT INT64_MIN
 
@@ -82,6 +111,7 @@ struct ts_step {
 	double rss_max_bytes;     /* host RSS (CPU runs) */
 	double overhead_ns;       /* logged interval minus step time (JSONL) */
 	int64_t t_start_ns;       /* step start, Unix epoch ns (JSONL t_start_unix), or TS_NO_INT */
+	int64_t phase_ns[TS_PHASE_COUNT]; /* per-phase time (enum ts_phase), TS_NO_INT unknown */
 	int32_t rank;             /* -1 when the line does not say */
 	uint32_t flags;           /* enum ts_step_flags */
 	uint32_t extra_first;     /* extra losses: extras[extra_first ..] */

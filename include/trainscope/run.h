@@ -139,6 +139,7 @@ struct ts_runmodel_opts {
 	struct ts_steps_opts steps;   /* window_first/last: a declared window
 				       * (TS_NO_INT = the contract's, else automatic) */
 	int walk_depth;               /* directory levels listed (default 3) */
+	int strict;                   /* unusable step values fail the read (logs.h) */
 };
 
 void ts_runmodel_opts_init(struct ts_runmodel_opts *o);

@@ -266,7 +266,9 @@ struct ts_periodic {
 	size_t phase;       /* index mod period of the stalled positions */
 	size_t hits;        /* flagged positions with that phase */
 	size_t slots;       /* positions with that phase in [0, n) */
-	double p_value;     /* hypergeometric tail, Bonferroni-adjusted */
+	double p_value;     /* Bonferroni-adjusted (hypergeometric tail, or t tail) */
+	double excess;      /* ts_stats_periodic_local: sum of positive local excess
+			     * over the slots, in the units of x; 0 otherwise */
 };
 
 /*
@@ -283,5 +285,29 @@ struct ts_periodic {
  */
 int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
 		      double alpha, struct ts_periodic *out);
+
+/*
+ * Periodic stalls tested on the values themselves, for short periods.
+ * For each period p in [2, min(max_period, n / 3)] and phase r, the local
+ * excess d_j = x_i - (x_{i-1} + x_{i+1}) / 2 at the positions i = r + j p
+ * (x_0 - x_1 and x_{n-1} - x_{n-2} at the ends): a stall every p steps
+ * stands above both neighbours, which
+ * belong to other phases, while drift, level shifts and autocorrelated
+ * noise largely cancel. With m >= 4 such slots, mean d >= min_excess (a
+ * materiality floor in the units of x) and sample SD s
+ * (floored at 1e-12 times the mean |x|), t = mean / (s / sqrt(m)) is
+ * tested one-sided on m - 1 df; the p-value (exact upper t tail) times
+ * the (p, r) pairs tried is Bonferroni-adjusted. The smallest adjusted
+ * p-value wins (smaller period on ties), then gives way to the smallest
+ * divisor q of its period whose phase passes on its own with a mean
+ * excess of at least 3/4 of the winner's (the fundamental period);
+ * found = p_value < alpha. A lone spike at one phase cannot pass (it
+ * raises s as much as the mean).
+ * Fills period, phase, slots = m, hits = slots with d_j > mean / 2 and
+ * excess = sum of max(d_j, 0). Cost O(n * max_period). TS_EUSAGE when
+ * max_period < 2.
+ */
+int ts_stats_periodic_local(const double *x, size_t n, size_t max_period, double min_excess,
+			    double alpha, struct ts_periodic *out);
 
 #endif

@@ -16,6 +16,73 @@
 #include "trainscope/logs.h"
 #include "trainscope/stats.h"
 
+/* ---------------------------------------------------------- loss health */
+
+/*
+ * Evidence about the numerical health of a run, each kind with the first
+ * iteration it shows on. Ties in first iteration are reported in this
+ * order.
+ */
+enum ts_loss_cause {
+	TS_LOSS_CAUSE_NONE = 0,
+	TS_LOSS_CAUSE_LOSS,         /* the primary loss (lm loss, loss, ...) printed NaN/Inf */
+	TS_LOSS_CAUSE_EXTRA_LOSS,   /* an extra loss (mtp_1 loss, MoE aux loss, JSONL *_loss) NaN/Inf */
+	TS_LOSS_CAUSE_GRAD_NORM,    /* grad norm printed NaN/Inf */
+	TS_LOSS_CAUSE_NAN_COUNTER,  /* Megatron "number of nan iterations" > 0, JSONL "nan": true */
+	TS_LOSS_CAUSE_LOSS_DROPPED, /* the loss was logged before and is absent from a later
+				     * record of the same series (file, rank) that is not an
+				     * all-skipped interval: Megatron drops a NaN loss
+				     * because it prints only losses > 0 */
+	TS_LOSS_CAUSE_SKIPPED,      /* "number of skipped iterations" > 0, JSONL "skipped": true;
+				     * evidence only: fp16 loss-scale warm-up skips steps */
+	TS_LOSS_CAUSE_NEVER_LOGGED, /* no record carries a loss */
+	TS_LOSS_CAUSE_COUNT
+};
+
+/* "none", "loss-nonfinite", "extra-loss-nonfinite", "grad-norm-nonfinite",
+ * "nan-iterations", "loss-dropped", "skipped-iterations", "no-loss-logged". */
+const char *ts_loss_cause_name(int cause);
+
+/*
+ * The verdict: non-finite when any of LOSS, EXTRA_LOSS, GRAD_NORM or
+ * NAN_COUNTER is seen (first bad iteration = the earliest of them); else
+ * missing when LOSS_DROPPED or NEVER_LOGGED is; else finite. SKIPPED never
+ * changes the verdict (the gates compare skipped counts between runs).
+ */
+enum ts_loss_verdict { TS_LOSS_FINITE = 0, TS_LOSS_NONFINITE, TS_LOSS_MISSING };
+
+/* "finite", "non-finite", "missing". */
+const char *ts_loss_verdict_name(int verdict);
+
+struct ts_loss_evidence {
+	int64_t first_iteration;  /* TS_NO_INT when not seen */
+	int64_t records;          /* step records showing it */
+	int64_t iterations;       /* counter sum for NAN_COUNTER and SKIPPED (saturating),
+				   * else = records */
+};
+
+struct ts_loss_health {
+	int verdict;              /* enum ts_loss_verdict */
+	int cause;                /* enum ts_loss_cause of the verdict, NONE when finite */
+	int64_t first_bad_iteration; /* where the verdict's cause starts; TS_NO_INT when finite */
+	char extra_loss[48];      /* name of the first non-finite extra loss, "" if none */
+	struct ts_loss_evidence ev[TS_LOSS_CAUSE_COUNT]; /* indexed by enum ts_loss_cause */
+	int64_t *bad_iterations;  /* ascending, unique: iterations with non-finite evidence */
+	size_t nbad;
+};
+
+/*
+ * The one loss-health judgement of a step log (every record, every rank).
+ * h is overwritten; ts_loss_health_release frees bad_iterations. Returns
+ * 0 or TS_ENOMEM (err says so; h then holds nothing). An empty log is
+ * missing / NEVER_LOGGED.
+ */
+int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
+			 struct ts_err *err);
+void ts_loss_health_release(struct ts_loss_health *h);
+
+/* ---------------------------------------------------------- steps */
+
 struct ts_steps_opts {
 	int64_t window_first;     /* declared window, TS_NO_INT = automatic */
 	int64_t window_last;
@@ -103,6 +170,38 @@ struct ts_bucket_summary {
 	double mean_ms, median_ms;
 };
 
+/*
+ * One phase (logs.h enum ts_phase) when the records carry it. The series
+ * is the phase time of every record after iteration 1 that has it (with
+ * several ranks, from the record whose step time is kept, the slowest; a
+ * phase longer than its record's step is dropped as inconsistent; with
+ * step times, untimed records are left out), so every share below is at
+ * most 1 (forward-backward contains forward and backward: phases may
+ * overlap, each is a part of the step); statistics are over the records of
+ * the step window (all of them when there is no window). Stalls are
+ * found on this series, where a data-loader stall stands out even when
+ * the step time is too noisy to show it; their cost is a share of the
+ * wall time (the sum of step times after iteration 1).
+ */
+struct ts_phase_summary {
+	int phase;                /* enum ts_phase */
+	size_t steps;             /* window records carrying it */
+	double mean_ms, median_ms;
+	struct ts_ci ci;          /* 95 % CI of the mean (ts_stats_ci_mean), lo clipped at 0;
+				   * method 0 below 2 steps */
+	double step_share;        /* mean_ms / the step-time mean, NAN without step times */
+	struct ts_periodic periodic; /* on the phase series, as for the step time; a pattern
+				      * is >= 1 % of the phase's own median */
+	int64_t periodic_period_iters, periodic_phase_iters;
+	double periodic_excess_ms;  /* mean local excess of a stalled slot */
+	double periodic_share;    /* periodic excess / wall, NAN without step times */
+	size_t nstalls;           /* one-off stalls: robust spikes (z > 3.5) at least 1 % of
+				   * the step median (5 % of the phase baseline without
+				   * step times), periodic slots excluded */
+	double stall_share;       /* their excess / wall, NAN without step times */
+	int64_t first_stall_iteration; /* TS_NO_INT when none */
+};
+
 struct ts_steps_report {
 	char format[24];
 	size_t iterations;        /* records in the main series */
@@ -131,14 +230,18 @@ struct ts_steps_report {
 	/* stalls */
 	struct ts_outlier *outliers;
 	size_t noutliers;
-	struct ts_periodic periodic;  /* period/phase in iterations when found */
+	/* periodic stall on the step series: ts_stats_periodic_local for
+	 * periods up to 32 records, the spike-flag test ts_stats_periodic for
+	 * longer ones (period/phase below in iterations when found) */
+	struct ts_periodic periodic;
 	int64_t periodic_period_iters, periodic_phase_iters;
 	double periodic_share;        /* excess time of periodic stalls / wall */
+	/* per-phase times, in enum ts_phase order, only the phases present */
+	struct ts_phase_summary *phases;
+	size_t nphases;
 	double outlier_share;         /* excess time of all outliers / wall */
-	/* loss health */
-	int64_t *nan_iterations;
-	size_t nnan;
-	int64_t skipped_iterations;
+	/* loss health: the verdict, its evidence and the non-finite iterations */
+	struct ts_loss_health health;
 	int64_t *loss_spikes;
 	size_t nloss_spikes;
 	int64_t *grad_spikes;

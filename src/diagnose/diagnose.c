@@ -367,17 +367,21 @@ static int loss_health(struct ts_diag *d)
 			first = s->loss;
 		last = s->loss;
 	}
-	/* the steps analysis is the run's one loss verdict: its NaN/Inf and
-	 * skipped iterations count whatever the per-rank records show */
+	/* the steps analysis holds the run's one loss-health verdict (steps.h):
+	 * diagnose reports it, with its cause and first iteration */
 	if (d->have_steps) {
-		const struct ts_steps_report *sr = d->steps_rep;
+		const struct ts_loss_health *h = &d->steps_rep->health;
 
-		if (sr->nnan > nonfinite)
-			nonfinite = sr->nnan;
-		if (sr->nnan && (first_bad < 0 || sr->nan_iterations[0] < first_bad))
-			first_bad = sr->nan_iterations[0];
-		if (sr->skipped_iterations > 0 && (size_t)sr->skipped_iterations > skipped)
-			skipped = (size_t)sr->skipped_iterations;
+		if (h->verdict == TS_LOSS_NONFINITE)
+			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: non-finite",
+					"non-finite from iteration %lld (%s); %zu iterations with non-finite "
+					"evidence, %lld skipped", (long long)h->first_bad_iteration,
+					ts_loss_cause_name(h->cause), h->nbad,
+					(long long)h->ev[TS_LOSS_CAUSE_SKIPPED].iterations);
+		if (h->verdict == TS_LOSS_MISSING && h->first_bad_iteration != TS_NO_INT)
+			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: missing",
+					"the loss is missing from iteration %lld (%s) while iterations go on",
+					(long long)h->first_bad_iteration, ts_loss_cause_name(h->cause));
 	}
 	if (nonfinite && first_bad >= 0)
 		return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: not finite",

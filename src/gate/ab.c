@@ -677,6 +677,9 @@ static int summarize(const struct ts_run *r, const int64_t *it, size_t npairs, u
 	}
 	s->median_ms = n ? median_of(x, n) : NAN;
 	ts_run_health(r, INT64_MIN, INT64_MAX, &s->nonfinite, &s->skipped);
+	s->loss_verdict = r->health.verdict;
+	s->loss_cause = r->health.cause;
+	s->first_bad_iteration = r->health.first_bad_iteration;
 	s->peak_dev_bytes = r->peak_dev_bytes;
 	s->peak_host_bytes = r->peak_host_bytes;
 	s->final_loss = NAN;
@@ -721,16 +724,35 @@ static int correctness(struct ts_ab_result *res, const struct ts_run *base, size
 	struct ts_sb sb;
 
 	ts_sb_init(&sb);
-	/* NaN/Inf: any non-finite loss or grad norm anywhere fails */
+	/* NaN/Inf: any non-finite loss or grad norm anywhere fails, and so
+	 * does a loss that stops being logged (the loss-health verdict) */
 	{
 		int64_t tb = 0, tc = 0;
-		for (size_t i = 0; i < nb; i++)
-			tb += res->base.v[i].nonfinite;
-		for (size_t i = 0; i < nc; i++)
-			tc += res->cand.v[i].nonfinite;
-		rc |= add_check(res, "nan_inf", tb == 0 && tc == 0, 0,
-				fmt(res, "non-finite loss/grad-norm or NaN iterations: baseline %lld, "
-				    "candidate %lld (must be 0 and equal)", (long long)tb, (long long)tc));
+		const struct ts_ab_run_summary *bad = NULL;
+		for (size_t i = 0; i < nb + nc; i++) {
+			const struct ts_ab_run_summary *s = i < nb ? &res->base.v[i] : &res->cand.v[i - nb];
+			if (i < nb)
+				tb += s->nonfinite;
+			else
+				tc += s->nonfinite;
+			if (!bad && (s->loss_verdict == TS_LOSS_NONFINITE ||
+				     (s->loss_verdict == TS_LOSS_MISSING &&
+				      s->loss_cause == TS_LOSS_CAUSE_LOSS_DROPPED)))
+				bad = s;
+		}
+		if (bad)
+			rc |= add_check(res, "nan_inf", 0, 0,
+					fmt(res, "loss health of %s: %s from iteration %lld (%s); "
+					    "non-finite steps: baseline %lld, candidate %lld",
+					    bad->path, ts_loss_verdict_name(bad->loss_verdict),
+					    (long long)bad->first_bad_iteration,
+					    ts_loss_cause_name(bad->loss_cause), (long long)tb,
+					    (long long)tc));
+		else
+			rc |= add_check(res, "nan_inf", tb == 0 && tc == 0, 0,
+					fmt(res, "non-finite loss/grad-norm or NaN iterations: baseline "
+					    "%lld, candidate %lld (must be 0 and equal)", (long long)tb,
+					    (long long)tc));
 	}
 	/* skipped: every run the same count */
 	{

@@ -28,6 +28,7 @@ void ts_run_init(struct ts_run *r)
 	ts_runmodel_init(&r->rm);
 	r->global_batch = r->tokens_per_step = -1;
 	r->peak_dev_bytes = r->peak_host_bytes = NAN;
+	ts_loss_health_release(&r->health);
 }
 
 void ts_run_release(struct ts_run *r)
@@ -36,6 +37,7 @@ void ts_run_release(struct ts_run *r)
 	ts_paths_release(&r->traces);
 	TS_VEC_RELEASE(r->pts);
 	ts_runmodel_release(&r->rm);
+	ts_loss_health_release(&r->health);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -98,8 +100,12 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 				p.grad_norm = isfinite(s->grad_norm) ? s->grad_norm : NAN;
 				loss_set = 1;
 			}
-			if (isinf(s->grad_norm) || (s->nan_iters != TS_NO_INT && s->nan_iters > 0))
+			if ((s->flags & TS_STEP_GRAD_NONFINITE) ||
+			    (s->nan_iters != TS_NO_INT && s->nan_iters > 0))
 				p.nonfinite = 1;
+			for (uint32_t e = 0; e < s->extra_n; e++)
+				if (!isfinite(log->extras.v[s->extra_first + e].value))
+					p.nonfinite = 1;
 			if (s->skipped != TS_NO_INT && s->skipped > p.skipped)
 				p.skipped = s->skipped;
 			if (isfinite(s->tflops))
@@ -129,7 +135,8 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 		r->peak_dev_bytes = nanmax(r->peak_dev_bytes, log->mem.v[k].max_alloc);
 	r->nranks = maxrank < 0 ? 1 : maxrank + 1;
 	snprintf(r->format, sizeof(r->format), "%s", ts_log_format_name(log->format));
-	return 0;
+	ts_loss_health_release(&r->health);
+	return ts_loss_health_judge(log, &r->health, err);
 }
 
 int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,

@@ -336,7 +336,15 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 				last_loss = p->loss;
 			}
 		}
-		if (nonfinite)
+		if (r->health.verdict == TS_LOSS_NONFINITE ||
+		    (r->health.verdict == TS_LOSS_MISSING &&
+		     r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED))
+			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s from iteration %lld "
+				  "(%s); %lld step(s) in the window have a non-finite loss or grad norm",
+				  ts_loss_verdict_name(r->health.verdict),
+				  (long long)r->health.first_bad_iteration,
+				  ts_loss_cause_name(r->health.cause), (long long)nonfinite);
+		else if (nonfinite)
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "%lld step(s) in the window have a "
 				  "non-finite loss or grad norm", (long long)nonfinite);
 		else if (!nloss)

@@ -43,6 +43,22 @@ const char *ts_log_format_name(int format)
 	return format_names[format];
 }
 
+static const char *const phase_names[TS_PHASE_COUNT] = {
+	[TS_PHASE_DATA] = "data",
+	[TS_PHASE_FORWARD] = "forward",
+	[TS_PHASE_BACKWARD] = "backward",
+	[TS_PHASE_FWD_BWD] = "forward-backward",
+	[TS_PHASE_OPTIMIZER] = "optimizer",
+	[TS_PHASE_COMM] = "comm",
+};
+
+const char *ts_phase_name(int phase)
+{
+	if (phase < 0 || phase >= TS_PHASE_COUNT)
+		return "unknown";
+	return phase_names[phase];
+}
+
 #define MB ((double)(1 << 20))
 #define MAX_PIECES 8
 
@@ -414,6 +430,8 @@ struct rd {
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
 	int saw_iter;
+	int timer_block;            /* inside a "time across ranks (ms):" block */
+	size_t last_step;           /* 1 + index of this file's last step, 0 none */
 	int64_t ordinal;
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
@@ -472,6 +490,8 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->mem_reserved_bytes = s->mem_max_reserved_bytes = s->rss_max_bytes = NAN;
 	s->overhead_ns = NAN;
 	s->t_start_ns = TS_NO_INT;
+	for (int k = 0; k < TS_PHASE_COUNT; k++)
+		s->phase_ns[k] = TS_NO_INT;
 	s->rank = r->file_rank;
 	s->flags = 0;
 	s->extra_first = (uint32_t)r->log->extras.n;
@@ -493,6 +513,7 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 	r->markers = 0;
 	see_format(r, format);
 	r->records++;
+	r->last_step = r->log->steps.n + 1;
 	return TS_VEC_PUSH(r->log->steps, *s);
 }
 
@@ -785,8 +806,11 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 				st.loss_scale = v;
 			break;
 		case F_GRAD_NORM:
-			if (!pnum(v0, vn, &v))
+			if (!pnum(v0, vn, &v)) {
 				st.grad_norm = v;
+				if (!isfinite(v))
+					st.flags |= TS_STEP_GRAD_NONFINITE;
+			}
 			break;
 		case F_NUM_ZEROS:
 			if (!pnum(v0, vn, &v))
@@ -1127,7 +1151,7 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 		if (hf_key(k, kn, "loss"))
 			st.loss = x, hf_loss = 1;
 		else if (hf_key(k, kn, "grad_norm"))
-			st.grad_norm = x;
+			st.grad_norm = x, st.flags |= isfinite(x) ? 0u : TS_STEP_GRAD_NONFINITE;
 		else if (hf_key(k, kn, "learning_rate"))
 			st.lr = x;
 		else if (hf_key(k, kn, "num_tokens"))
@@ -1168,7 +1192,8 @@ enum jkey {
 	J_NONE, J_ITER, J_STEP_MS, J_STEP_S, J_LOSS, J_GRAD, J_LR, J_SCALE,
 	J_SKIPPED, J_NAN, J_TFLOPS, J_TOKENS, J_TOKENS_GPU, J_RANK, J_BUCKET,
 	J_MAXRSS_MB, J_MAXALLOC_B, J_MAXRES_B, J_ALLOC_B, J_RES_B, J_LOGGED_MS,
-	J_GBS, J_CONSUMED, J_XLOSS, J_T_START
+	J_GBS, J_CONSUMED, J_XLOSS, J_T_START,
+	J_PHASE /* J_PHASE + enum ts_phase */
 };
 
 static const struct { const char *k; int id; } jkeys[] = {
@@ -1193,6 +1218,14 @@ static const struct { const char *k; int id; } jkeys[] = {
 	{ "logged_elapsed_ms", J_LOGGED_MS }, { "global_batch_size", J_GBS },
 	{ "consumed_samples", J_CONSUMED },
 	{ "t_start_unix", J_T_START }, { "step_start_unix", J_T_START },
+	{ "data_ms", J_PHASE + TS_PHASE_DATA }, { "dataloader_ms", J_PHASE + TS_PHASE_DATA },
+	{ "data_time_ms", J_PHASE + TS_PHASE_DATA },
+	{ "fwd_ms", J_PHASE + TS_PHASE_FORWARD }, { "forward_ms", J_PHASE + TS_PHASE_FORWARD },
+	{ "bwd_ms", J_PHASE + TS_PHASE_BACKWARD }, { "backward_ms", J_PHASE + TS_PHASE_BACKWARD },
+	{ "fwd_bwd_ms", J_PHASE + TS_PHASE_FWD_BWD },
+	{ "forward_backward_ms", J_PHASE + TS_PHASE_FWD_BWD },
+	{ "opt_ms", J_PHASE + TS_PHASE_OPTIMIZER }, { "optimizer_ms", J_PHASE + TS_PHASE_OPTIMIZER },
+	{ "comm_ms", J_PHASE + TS_PHASE_COMM },
 };
 
 static int jkey_id(const char *k, size_t n)
@@ -1275,6 +1308,8 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			break;
 		case J_GRAD:
 			st.grad_norm = v;
+			if (!isfinite(v))
+				st.flags |= TS_STEP_GRAD_NONFINITE;
 			break;
 		case J_LR:
 			st.lr = v;
@@ -1338,6 +1373,8 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				goto out;
 			break;
 		default:
+			if (id >= J_PHASE && id < J_PHASE + TS_PHASE_COUNT)
+				st.phase_ns[id - J_PHASE] = ms_to_ns(v);
 			break;
 		}
 	}
@@ -1373,6 +1410,114 @@ out:
 	return rc;
 }
 
+/* -------------------------------------------------------------- timers */
+
+/* A Megatron timer name as a phase, or -1 (a sub-timer, not kept). */
+static int timer_phase(const char *k, size_t n)
+{
+	static const struct { const char *name; int phase; } t[] = {
+		{ "batch-generator", TS_PHASE_DATA }, { "batch generator", TS_PHASE_DATA },
+		{ "forward-compute", TS_PHASE_FORWARD }, { "forward", TS_PHASE_FORWARD },
+		{ "backward-compute", TS_PHASE_BACKWARD }, { "backward", TS_PHASE_BACKWARD },
+		{ "forward-backward", TS_PHASE_FWD_BWD }, { "optimizer", TS_PHASE_OPTIMIZER },
+		{ "all-grads-sync", TS_PHASE_COMM }, { "backward-allreduce", TS_PHASE_COMM },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
+		if (strlen(t[i].name) == n && !memcmp(t[i].name, k, n))
+			return t[i].phase;
+	return -1;
+}
+
+/*
+ * One timer "name[ ....]: v" or "name ....: (min, max)". Returns 0 when
+ * it has that shape (kept on this file's last step when the name is a
+ * phase), -1 when not.
+ */
+static int timer_entry(struct rd *r, const char *k, size_t kn, const char *v, size_t vn)
+{
+	const char *comma;
+	double x;
+	int ph;
+
+	trim(&k, &kn);
+	while (kn && (k[kn - 1] == '.' || k[kn - 1] == ' '))
+		kn--;
+	trim(&v, &vn);
+	if (kn == 0)
+		return -1;
+	for (size_t i = 0; i < kn; i++)
+		if (!((k[i] >= 'a' && k[i] <= 'z') || (k[i] >= '0' && k[i] <= '9') || k[i] == '-' ||
+		      k[i] == '_' || k[i] == ' '))
+			return -1;
+	if (vn >= 2 && v[0] == '(' && v[vn - 1] == ')') {
+		/* (min, max): the slowest rank sets the step */
+		comma = memchr(v, ',', vn);
+		if (!comma || pnum(comma + 1, (size_t)(v + vn - 1 - comma - 1), &x) ||
+		    pnum(v + 1, (size_t)(comma - v - 1), &(double){ 0 }))
+			return -1;
+	} else if (pnum(v, vn, &x)) {
+		return -1;
+	}
+	ph = timer_phase(k, kn);
+	if (ph >= 0 && r->last_step)
+		r->log->steps.v[r->last_step - 1].phase_ns[ph] = ms_to_ns(x);
+	return 0;
+}
+
+/* Skip a "12: " or "[rank3]: " launcher prefix. */
+static void skip_prefix(const char **s, size_t *n)
+{
+	const char *p = *s, *e = *s + *n;
+
+	while (p < e && *p == ' ')
+		p++;
+	if (p < e && *p == '[') {
+		const char *q = memchr(p, ']', (size_t)(e - p));
+
+		if (q && q + 1 < e && q[1] == ':' && prefix_rank(p, (size_t)(q + 1 - p)) >= 0)
+			p = q + 2;
+	} else if (p < e && *p >= '0' && *p <= '9') {
+		const char *q = p;
+
+		while (q < e && *q >= '0' && *q <= '9')
+			q++;
+		if (q < e && *q == ':' && q + 1 < e && q[1] == ' ')
+			p = q + 1;
+	}
+	*n = (size_t)(e - p);
+	*s = p;
+}
+
+/* Megatron timer lines (logs.h); 1 when s is one, else 0. */
+static int parse_timers(struct rd *r, const char *s, size_t n)
+{
+	const char *p = memmem(s, n, "time (ms) |", 11), *colon;
+	struct fieldv f[MAX_FIELDS];
+	size_t nf;
+
+	if (p) {
+		p += 11;
+		nf = scan_fields(p, (size_t)(s + n - p), 1, f, MAX_FIELDS);
+		for (size_t i = 0; i < nf; i++)
+			timer_entry(r, f[i].k, f[i].kn, f[i].v, f[i].vn);
+		r->timer_block = 0;
+		return 1;
+	}
+	if (memmem(s, n, "time across ranks (ms):", 23)) {
+		r->timer_block = 1;
+		return 1;
+	}
+	if (!r->timer_block)
+		return 0;
+	skip_prefix(&s, &n);
+	colon = memchr(s, ':', n);
+	if (colon && !timer_entry(r, s, (size_t)(colon - s), colon + 1, (size_t)(s + n - colon - 1)))
+		return 1;
+	r->timer_block = 0;
+	return 0;
+}
+
 /* ------------------------------------------------------- line dispatch */
 
 static int is_iter_start(const char *s, size_t n)
@@ -1401,7 +1546,8 @@ static int is_record_start(const char *s, size_t n)
 	if (b < e && *b == '{')
 		return 1;
 	return is_iter_start(s, n) || memmem(s, n, "iterations) memory (", 20) ||
-	       memmem(s, n, "iterations memory (", 19) || memmem(s, n, "Step Time :", 11);
+	       memmem(s, n, "iterations memory (", 19) || memmem(s, n, "Step Time :", 11) ||
+	       memmem(s, n, "time (ms) |", 11) || memmem(s, n, "time across ranks (ms):", 23);
 }
 
 static int is_blank_prefix_only(const char *s, size_t n)
@@ -1628,6 +1774,8 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		if (rc)
 			return rc;
 	}
+	if (parse_timers(r, s, n))
+		return 0;
 	b = s;
 	while (b < e && (*b == ' ' || *b == '\t'))
 		b++;

@@ -24,6 +24,10 @@
 #define MIN_WINDOW 50
 #define NOISY_CV 0.10
 #define PELT_MAX_POINTS 500
+#define LOCAL_MAX_PERIOD 16  /* periods tested on the values (ts_stats_periodic_local) */
+#define PERIODIC_MIN_REL 0.01 /* a periodic stall is >= 1 % of the series median */
+#define PHASE_MIN_RECORDS 10
+#define PHASE_STALL_MIN_REL 0.01 /* one-off phase stall: >= 1 % of the step median */
 
 const char *ts_outlier_reason_name(int reason)
 {
@@ -53,7 +57,8 @@ struct it_rec {
 	int64_t iteration;
 	double step_ms;
 	double loss, grad_norm, tflops, overhead_ms;
-	int64_t skipped, nan_iters, tokens, gbs, bucket;
+	double phase_ms[TS_PHASE_COUNT];
+	int64_t skipped, nan_iters, tokens, gbs, bucket; /* counters: window artefacts */
 	uint32_t flags;
 };
 
@@ -129,6 +134,8 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 		memset(r, 0, sizeof(*r));
 		r->iteration = iteration;
 		r->step_ms = r->loss = r->grad_norm = r->tflops = r->overhead_ms = NAN;
+		for (int k = 0; k < TS_PHASE_COUNT; k++)
+			r->phase_ms[k] = NAN;
 		r->skipped = r->nan_iters = r->tokens = r->gbs = r->bucket = TS_NO_INT;
 		for (; j < n && cur.iteration == iteration; j++, cur = next) {
 			const struct ts_step *s = &log->steps.v[cur.pos];
@@ -143,8 +150,20 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 			}
 			if (later_same)
 				continue;
-			if (s->step_ns != TS_NO_INT)
-				r->step_ms = nanmax(r->step_ms, (double)s->step_ns / 1e6);
+			/* Phases come from the slowest rank's record, so they stay parts
+			 * of the step time reported (a phase longer than its step is
+			 * inconsistent and dropped); untimed records only fill gaps. */
+			if (s->step_ns != TS_NO_INT && !((double)s->step_ns / 1e6 <= r->step_ms)) {
+				for (int k = 0; k < TS_PHASE_COUNT; k++)
+					r->phase_ms[k] = s->phase_ns[k] != TS_NO_INT &&
+								 s->phase_ns[k] <= s->step_ns ?
+							 (double)s->phase_ns[k] / 1e6 : NAN;
+				r->step_ms = (double)s->step_ns / 1e6;
+			} else if (s->step_ns == TS_NO_INT) {
+				for (int k = 0; k < TS_PHASE_COUNT; k++)
+					if (s->phase_ns[k] != TS_NO_INT && isnan(r->phase_ms[k]))
+						r->phase_ms[k] = (double)s->phase_ns[k] / 1e6;
+			}
 			r->overhead_ms = nanmax(r->overhead_ms, s->overhead_ns / 1e6);
 			r->flags |= s->flags;
 			if (s->tokens != TS_NO_INT)
@@ -207,10 +226,10 @@ static int push_i64(int64_t **a, size_t *n, size_t *cap, int64_t v)
 	return ts_grow((void **)a, cap, *n + 1, sizeof(**a)) ? TS_ENOMEM : ((*a)[(*n)++] = v, 0);
 }
 
-/* Loss health over the whole series. */
-static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report *rep)
+/* Final loss and loss / grad-norm spikes over the whole series. */
+static int loss_curve(const struct it_rec *v, size_t n, struct ts_steps_report *rep)
 {
-	size_t cap = 0, cap2 = 0, cap3 = 0, nl = 0, ng = 0;
+	size_t cap2 = 0, cap3 = 0, nl = 0, ng = 0;
 	double *lx = NULL, *gx = NULL, *z = NULL, *base = NULL;
 	int64_t *li = NULL, *gi = NULL;
 	int rc = TS_ENOMEM;
@@ -227,13 +246,7 @@ static int loss_health(const struct it_rec *v, size_t n, struct ts_steps_report 
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct it_rec *r = &v[i];
-		int bad = (r->nan_iters != TS_NO_INT && r->nan_iters > 0) ||
-			  (r->flags & TS_STEP_LOSS_NONFINITE);
 
-		if (bad && push_i64(&rep->nan_iterations, &rep->nnan, &cap, r->iteration))
-			goto out;
-		if (r->skipped != TS_NO_INT && r->skipped > 0)
-			rep->skipped_iterations = sat_add(rep->skipped_iterations, r->skipped);
 		if (isfinite(r->loss)) {
 			rep->final_loss = r->loss;
 			rep->final_loss_iteration = r->iteration;
@@ -293,7 +306,7 @@ int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64
 		return TS_ART_CHECKPOINT;
 	if (flags & TS_STEP_AFTER_EVAL)
 		return TS_ART_EVAL;
-	if ((flags & TS_STEP_LOSS_NONFINITE) || isinf(grad_norm) ||
+	if ((flags & (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE)) || isinf(grad_norm) ||
 	    (nan_iters != TS_NO_INT && nan_iters > 0))
 		return TS_ART_NONFINITE;
 	if (skipped != TS_NO_INT && skipped > 0)
@@ -327,17 +340,60 @@ static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 }
 
 /*
+ * A found pattern's period and phase in iterations: index units times the
+ * stride when the records are evenly spaced (stride > 0), else as found.
+ */
+static void period_in_iters(const struct ts_periodic *p, const struct it_rec *v, const size_t *ti,
+			    size_t stride, int64_t *period, int64_t *phase)
+{
+	if (stride > 0 && stride <= (size_t)INT64_MAX / p->period) {
+		*period = (int64_t)(p->period * stride);
+		*phase = v[ti[p->phase]].iteration % *period;
+	} else {
+		*period = (int64_t)p->period;
+		*phase = (int64_t)p->phase;
+	}
+}
+
+/*
+ * The periodic-stall test of one of `family` series tested (the step time
+ * and each phase): the value test for short periods
+ * (ts_stats_periodic_local) and the spike-flag test for any period
+ * (ts_stats_periodic, on cand); the smaller p-value wins and is reported
+ * Bonferroni-adjusted over the two tests and the family. *local says
+ * whether the value test won (its excess is then in p->excess).
+ */
+static int periodic_test(const double *x, const unsigned char *cand, size_t n, double min_excess,
+			 size_t family, struct ts_periodic *p, int *local)
+{
+	struct ts_periodic f;
+	int rc = ts_stats_periodic(cand, n, n, PERIODIC_ALPHA, &f);
+
+	if (!rc)
+		rc = ts_stats_periodic_local(x, n, LOCAL_MAX_PERIOD, min_excess, PERIODIC_ALPHA, p);
+	if (rc)
+		return rc;
+	*local = p->period && (!f.period || p->p_value <= f.p_value);
+	if (!*local)
+		*p = f;
+	p->p_value = fmin(1, 2 * (double)family * p->p_value);
+	p->found = p->period && p->p_value < PERIODIC_ALPHA;
+	*local &= p->found;
+	return 0;
+}
+
+/*
  * Stalls on the analysed part (after iteration 1) of the timed series:
  * spikes against a moving median, the periodicity test on candidates, and
  * a despiked copy for MSER-5 and the changepoint search.
  */
-static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n,
+static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n, size_t family,
 		       struct ts_steps_report *rep, double *despiked)
 {
 	double *x = NULL, *z = NULL, *base = NULL, wall = 0, excess_p = 0, excess_all = 0;
 	unsigned char *cand = NULL;
 	size_t cap = 0, stride = 0;
-	int rc = TS_ENOMEM, uniform = 1;
+	int rc = TS_ENOMEM, uniform = 1, local = 0;
 	struct ts_periodic *p = &rep->periodic;
 
 	memset(p, 0, sizeof(*p));
@@ -364,9 +420,15 @@ static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n,
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		cand[i] = z[i] > CAND_Z && x[i] - base[i] > SPIKE_MIN_REL * base[i];
-	rc = ts_stats_periodic(cand, n, n, PERIODIC_ALPHA, p);
-	if (rc)
-		goto out;
+	if (n) {
+		double med;
+
+		rc = ts_stats_median_mad(x, n, &med, NULL);
+		if (!rc)
+			rc = periodic_test(x, cand, n, PERIODIC_MIN_REL * med, family, p, &local);
+		if (rc)
+			goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int hit = p->found && cand[i] && i % p->period == p->phase;
 		int outlier = z[i] > SPIKE_Z && x[i] - base[i] > SPIKE_MIN_REL * base[i];
@@ -389,17 +451,11 @@ static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n,
 		if (o.reason == TS_OUT_PERIODIC)
 			excess_p += o.excess_ms;
 	}
-	if (p->found) {
-		size_t first = p->phase;
-
-		if (uniform && stride > 0 && n > 1 && stride <= (size_t)INT64_MAX / p->period) {
-			rep->periodic_period_iters = (int64_t)(p->period * stride);
-			rep->periodic_phase_iters = v[ti[first]].iteration % rep->periodic_period_iters;
-		} else {
-			rep->periodic_period_iters = (int64_t)p->period;
-			rep->periodic_phase_iters = (int64_t)p->phase;
-		}
-	}
+	if (p->found)
+		period_in_iters(p, v, ti, uniform ? stride : 0, &rep->periodic_period_iters,
+				&rep->periodic_phase_iters);
+	if (local)
+		excess_p = p->excess;
 	rep->periodic_share = wall > 0 ? excess_p / wall : NAN;
 	rep->outlier_share = wall > 0 ? excess_all / wall : NAN;
 	rc = 0;
@@ -412,6 +468,155 @@ out:
 	free(base);
 	free(cand);
 	return rc;
+}
+
+/*
+ * One phase's series over the records after iteration 1 (v[0..nv)):
+ * window statistics, a periodic pattern and one-off stalls on it, costs
+ * against wall (the step-time sum of the analysed records, 0 when none).
+ * Returns 0 (s->steps == 0 when the phase is too rare), or TS_ENOMEM.
+ */
+static int phase_summary(const struct it_rec *v, size_t nv, int k, double wall, size_t family,
+			 const struct ts_steps_report *rep, uint64_t seed,
+			 struct ts_phase_summary *s)
+{
+	size_t n = 0, nw = 0, stride = 0, *idx = NULL;
+	double *x = NULL, *w = NULL, *base = NULL, *z = NULL, med, floor_ms, excess = 0;
+	unsigned char *cand = NULL;
+	int rc = TS_ENOMEM, uniform = 1, win = rep->win_n > 0, local = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->phase = k;
+	s->mean_ms = s->median_ms = s->step_share = NAN;
+	s->ci.mean = s->ci.lo = s->ci.hi = s->ci.lag1_batches = NAN;
+	s->periodic_excess_ms = s->periodic_share = s->stall_share = NAN;
+	s->periodic_period_iters = s->periodic_phase_iters = TS_NO_INT;
+	s->first_stall_iteration = TS_NO_INT;
+	idx = malloc((nv + 1) * sizeof(*idx));
+	x = malloc((nv + 1) * sizeof(*x));
+	w = malloc((nv + 1) * sizeof(*w));
+	base = malloc((nv + 1) * sizeof(*base));
+	z = malloc((nv + 1) * sizeof(*z));
+	cand = malloc(nv + 1);
+	if (!idx || !x || !w || !base || !z || !cand)
+		goto out;
+	for (size_t i = 0; i < nv; i++) {
+		/* with step times, only timed records: their sum is the wall */
+		if (!isfinite(v[i].phase_ms[k]) || v[i].iteration <= 1 ||
+		    (wall > 0 && !isfinite(v[i].step_ms)))
+			continue;
+		if (n > 0) {
+			size_t d = (size_t)(v[i].iteration - v[idx[n - 1]].iteration);
+
+			if (n == 1)
+				stride = d;
+			else if (d != stride)
+				uniform = 0;
+		}
+		idx[n] = i;
+		x[n++] = v[i].phase_ms[k];
+		if (!win || (v[i].iteration >= rep->win_first && v[i].iteration <= rep->win_last))
+			w[nw++] = v[i].phase_ms[k];
+	}
+	rc = 0;
+	if (n < PHASE_MIN_RECORDS || nw == 0)
+		goto out;
+	s->steps = nw;
+	s->mean_ms = ts_stats_mean(w, nw);
+	rc = ts_stats_median_mad(w, nw, &med, NULL);
+	if (rc)
+		goto out;
+	s->median_ms = med;
+	if (nw >= 2) {
+		rc = ts_stats_ci_mean(w, nw, seed, &s->ci);
+		if (rc)
+			goto out;
+		if (s->ci.lo < 0)
+			s->ci.lo = 0; /* a time is never negative */
+	}
+	if (rep->mean_ms > 0)
+		s->step_share = s->mean_ms / rep->mean_ms;
+	rc = ts_stats_spike_scores(x, n, SPIKE_H, base, z);
+	if (rc)
+		goto out;
+	/* material against the step, or against the phase itself without step times */
+	floor_ms = isfinite(rep->median_ms) ? PHASE_STALL_MIN_REL * rep->median_ms
+					    : SPIKE_MIN_REL * med;
+	for (size_t i = 0; i < n; i++)
+		cand[i] = z[i] > CAND_Z && x[i] - base[i] > SPIKE_MIN_REL * base[i] &&
+			  x[i] - base[i] >= floor_ms;
+	rc = periodic_test(x, cand, n, PERIODIC_MIN_REL * med, family, &s->periodic, &local);
+	if (rc)
+		goto out;
+	if (s->periodic.found) {
+		double ex = s->periodic.excess;
+
+		if (!local) {
+			ex = 0;
+			for (size_t i = s->periodic.phase; i < n; i += s->periodic.period)
+				ex += cand[i] ? x[i] - base[i] : 0;
+		}
+		period_in_iters(&s->periodic, v, idx, uniform ? stride : 0,
+				&s->periodic_period_iters, &s->periodic_phase_iters);
+		s->periodic_excess_ms = ex / (double)(local ? s->periodic.slots : s->periodic.hits);
+		if (wall > 0)
+			s->periodic_share = ex / wall;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double e = x[i] - base[i];
+
+		if (s->periodic.found && i % s->periodic.period == s->periodic.phase)
+			continue;
+		if (!(z[i] > SPIKE_Z) || e <= SPIKE_MIN_REL * base[i] || e < floor_ms)
+			continue;
+		if (s->nstalls++ == 0)
+			s->first_stall_iteration = v[idx[i]].iteration;
+		excess += e;
+	}
+	if (wall > 0)
+		s->stall_share = excess / wall;
+out:
+	free(idx);
+	free(x);
+	free(w);
+	free(base);
+	free(z);
+	free(cand);
+	return rc;
+}
+
+/* Phases with at least PHASE_MIN_RECORDS values after iteration 1. */
+static size_t phase_series(const struct it_rec *v, size_t nv)
+{
+	size_t k = 0;
+
+	for (int ph = 0; ph < TS_PHASE_COUNT; ph++) {
+		size_t c = 0;
+
+		for (size_t i = 0; i < nv && c < PHASE_MIN_RECORDS; i++)
+			c += isfinite(v[i].phase_ms[ph]) && v[i].iteration > 1;
+		k += c >= PHASE_MIN_RECORDS;
+	}
+	return k;
+}
+
+static int phase_summaries(const struct it_rec *v, size_t nv, double wall, size_t family,
+			   uint64_t seed, struct ts_steps_report *rep)
+{
+	for (int k = 0; k < TS_PHASE_COUNT; k++) {
+		struct ts_phase_summary s;
+		size_t cap = rep->nphases;
+		int rc = phase_summary(v, nv, k, wall, family, rep, seed, &s);
+
+		if (rc)
+			return rc;
+		if (s.steps == 0)
+			continue;
+		if (ts_grow((void **)&rep->phases, &cap, rep->nphases + 1, sizeof(s)))
+			return TS_ENOMEM;
+		rep->phases[rep->nphases++] = s;
+	}
+	return 0;
 }
 
 /* Automatic window over y[0..n) (despiked): [*a, *b). */
@@ -712,6 +917,7 @@ static void report_blank(struct ts_steps_report *rep)
 	rep->final_loss_iteration = TS_NO_INT;
 	rep->slowest_rank = -1;
 	rep->mixture_mean_ms = NAN;
+	ts_loss_health_release(&rep->health);
 }
 
 static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
@@ -765,7 +971,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		     struct ts_steps_report *rep, struct ts_err *err)
 {
 	struct it_rec *v = NULL;
-	size_t nv = 0, *ti = NULL, nt = 0, skip = 0, *wi = NULL, nw = 0, a = 0, b = 0;
+	size_t nv = 0, *ti = NULL, nt = 0, skip = 0, *wi = NULL, nw = 0, a = 0, b = 0, family;
 	double *y = NULL, *w = NULL;
 	int rc;
 
@@ -799,14 +1005,18 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		rep->first_iteration = v[0].iteration;
 		rep->last_iteration = v[nv - 1].iteration;
 	}
-	rc = loss_health(v, nv, rep);
+	rc = ts_loss_health_judge(log, &rep->health, err);
+	if (rc)
+		goto out;
+	rc = loss_curve(v, nv, rep);
 	if (rc)
 		goto out;
 	/* Iteration 1 carries compilation and allocator warm-up: never steady. */
 	if (nt && v[ti[0]].iteration <= 1)
 		skip = 1;
 	rep->dropped_first = (int)skip;
-	rc = find_stalls(v, ti + skip, nt - skip, rep, y);
+	family = 1 + phase_series(v, nv);
+	rc = find_stalls(v, ti + skip, nt - skip, family, rep, y);
 	if (rc)
 		goto out;
 	if (nt == 0) {
@@ -852,6 +1062,15 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		if (rc)
 			goto out;
 	}
+	{
+		double wall = 0;
+
+		for (size_t i = skip; i < nt; i++)
+			wall += v[ti[i]].step_ms;
+		rc = phase_summaries(v, nv, wall, family, o->seed, rep);
+		if (rc)
+			goto out;
+	}
 	rc = rank_summaries(log, rep);
 out:
 	if (rc == TS_ENOMEM)
@@ -872,10 +1091,11 @@ void ts_steps_report_release(struct ts_steps_report *rep)
 	free(rep->step_ms);
 	free(rep->artefact);
 	free(rep->outliers);
-	free(rep->nan_iterations);
+	ts_loss_health_release(&rep->health);
 	free(rep->loss_spikes);
 	free(rep->grad_spikes);
 	free(rep->ranks);
 	free(rep->buckets);
+	free(rep->phases);
 	report_blank(rep);
 }

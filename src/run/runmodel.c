@@ -103,6 +103,7 @@ static int role_of(int kind, int any_jsonl, int explicit_arg)
 	case TS_KIND_CONTRACT:
 		return TS_ROLE_CONTRACT;
 	case TS_KIND_TELEMETRY_SMI: case TS_KIND_TELEMETRY_DMON: case TS_KIND_TELEMETRY_GMI:
+	case TS_KIND_TELEMETRY_DCGMI: case TS_KIND_TELEMETRY_STRAGGLER: case TS_KIND_TELEMETRY_OWN:
 		return TS_ROLE_TELEMETRY;
 	case TS_KIND_TEXT: case TS_KIND_UNKNOWN: case TS_KIND_JSON_OTHER:
 		/* a file named on the command line is meant as a step source:
@@ -547,6 +548,31 @@ static const char *const note_codes[] = {
 };
 
 /* One warning per file and kind of log note (a long log can have many). */
+/* One ignored-values warning with the count per kind (logs.h). */
+static int ignored_warning(struct ts_runmodel *rm)
+{
+	const struct ts_steplog *log = &rm->log;
+	char what[256];
+	size_t len = 0;
+	uint64_t total = 0;
+
+	what[0] = 0;
+	for (int k = 0; k < TS_IGN_COUNT; k++) {
+		if (!log->ignored[k])
+			continue;
+		total += log->ignored[k];
+		if (len < sizeof(what) - 40)
+			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s %llu",
+						 len ? ", " : "", ts_ignored_name(k),
+						 (unsigned long long)log->ignored[k]);
+	}
+	if (!total)
+		return 0;
+	return ts_warnings_add(&rm->warnings, "ignored-values", NULL, -1, TS_NO_INT,
+			       "%llu unusable step times or iterations were dropped (%s); --strict "
+			       "rejects them.", (unsigned long long)total, what);
+}
+
 static int note_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steplog *log = &rm->log;
@@ -809,6 +835,7 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	if ((rc = classify(rm, paths, npaths, o->walk_depth > 0 ? o->walk_depth : DEFAULT_DEPTH,
 			   err)) || (rc = trace_jobs(rm, err)))
 		return rc;
+	rm->log.strict = o->strict;
 	for (size_t i = 0; i < rm->inputs.n; i++) {
 		const struct ts_run_input *in = &rm->inputs.v[i];
 
@@ -825,7 +852,7 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		rm->nwarn_steps = rm->warnings.v.n;
 		return 0;
 	}
-	if ((rc = identity(rm, err)) || (rc = note_warnings(rm)))
+	if ((rc = identity(rm, err)) || (rc = note_warnings(rm)) || (rc = ignored_warning(rm)))
 		return rc == TS_ENOMEM ? ts_err_set(err, rc, "out of memory") : rc;
 	if ((rc = profiled(rm, err)))
 		return rc;

@@ -97,6 +97,12 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	ts_jw_obj_end(jw);
 
 	ts_warnings_json(jw, &rm->warnings, rm->nwarn_steps);
+	/* step times and iterations dropped as unusable, per kind */
+	ts_jw_key(jw, "ignored_values");
+	ts_jw_obj(jw);
+	for (int k = 0; k < TS_IGN_COUNT; k++)
+		ts_jw_ki64(jw, ts_ignored_name(k), (int64_t)rm->log.ignored[k]);
+	ts_jw_obj_end(jw);
 
 	ts_jw_key(jw, "throughput");
 	ts_jw_obj(jw);
@@ -139,11 +145,67 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_null(jw);
 	}
 
+	ts_jw_key(jw, "phases");
+	ts_jw_arr(jw);
+	for (size_t i = 0; i < r->nphases; i++) {
+		const struct ts_phase_summary *ph = &r->phases[i];
+
+		ts_jw_obj(jw);
+		ts_jw_kstr(jw, "phase", ts_phase_name(ph->phase));
+		ts_jw_ki64(jw, "steps", (int64_t)ph->steps);
+		jw_fixed_or_null(jw, "mean_ms", ph->mean_ms, 3);
+		jw_fixed_or_null(jw, "median_ms", ph->median_ms, 3);
+		jw_fixed_or_null(jw, "ci95_low_ms", ph->ci.method ? ph->ci.lo : NAN, 3);
+		jw_fixed_or_null(jw, "ci95_high_ms", ph->ci.method ? ph->ci.hi : NAN, 3);
+		ts_jw_kstr(jw, "ci_method", ts_ci_method_name(ph->ci.method));
+		jw_fixed_or_null(jw, "step_share_pct", ph->step_share * 100, 2);
+		ts_jw_key(jw, "periodic_stall");
+		if (ph->periodic.found) {
+			ts_jw_obj(jw);
+			ts_jw_ki64(jw, "period", ph->periodic_period_iters);
+			ts_jw_ki64(jw, "phase", ph->periodic_phase_iters);
+			ts_jw_ki64(jw, "hits", (int64_t)ph->periodic.hits);
+			ts_jw_ki64(jw, "slots", (int64_t)ph->periodic.slots);
+			ts_jw_kf64(jw, "p_value", round6(ph->periodic.p_value));
+			jw_fixed_or_null(jw, "excess_per_stall_ms", ph->periodic_excess_ms, 3);
+			jw_fixed_or_null(jw, "wall_time_pct", ph->periodic_share * 100, 2);
+			ts_jw_obj_end(jw);
+		} else {
+			ts_jw_null(jw);
+		}
+		ts_jw_ki64(jw, "stalls", (int64_t)ph->nstalls);
+		jw_i64_or_null(jw, "first_stall_iteration", ph->first_stall_iteration);
+		jw_fixed_or_null(jw, "stall_wall_time_pct", ph->stall_share * 100, 2);
+		ts_jw_obj_end(jw);
+	}
+	ts_jw_arr_end(jw);
+
 	ts_jw_key(jw, "loss");
 	ts_jw_obj(jw);
-	jw_i64_array(jw, "nan_iterations", r->nan_iterations, r->nnan);
-	jw_i64_or_null(jw, "first_nan_iteration", r->nnan ? r->nan_iterations[0] : TS_NO_INT);
-	ts_jw_ki64(jw, "skipped_iterations", r->skipped_iterations);
+	ts_jw_kstr(jw, "health", ts_loss_verdict_name(r->health.verdict));
+	ts_jw_kstr(jw, "health_cause", ts_loss_cause_name(r->health.cause));
+	jw_i64_or_null(jw, "first_bad_iteration", r->health.first_bad_iteration);
+	ts_jw_key(jw, "evidence");
+	ts_jw_arr(jw);
+	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_COUNT; c++) {
+		const struct ts_loss_evidence *e = &r->health.ev[c];
+
+		if (!e->records)
+			continue;
+		ts_jw_obj(jw);
+		ts_jw_kstr(jw, "cause", ts_loss_cause_name(c));
+		jw_i64_or_null(jw, "first_iteration", e->first_iteration);
+		ts_jw_ki64(jw, "records", e->records);
+		ts_jw_ki64(jw, "iterations", e->iterations);
+		if (c == TS_LOSS_CAUSE_EXTRA_LOSS)
+			ts_jw_kstr(jw, "loss_name", r->health.extra_loss);
+		ts_jw_obj_end(jw);
+	}
+	ts_jw_arr_end(jw);
+	jw_i64_array(jw, "nan_iterations", r->health.bad_iterations, r->health.nbad);
+	jw_i64_or_null(jw, "first_nan_iteration",
+		       r->health.nbad ? r->health.bad_iterations[0] : TS_NO_INT);
+	ts_jw_ki64(jw, "skipped_iterations", r->health.ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 	ts_jw_key(jw, "final");
 	if (isfinite(r->final_loss))
 		ts_jw_f64(jw, r->final_loss);
@@ -263,6 +325,86 @@ static void sparkline(const struct ts_steps_report *r, struct ts_sb *out)
 	}
 }
 
+static size_t nphase_periodic(const struct ts_steps_report *r)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->nphases; i++)
+		k += r->phases[i].periodic.found != 0;
+	return k;
+}
+
+/* Per-phase means with their CI, share of the step and stalls. */
+static void render_phases(const struct ts_text_style *st, const struct ts_steps_report *r,
+			  struct ts_sb *out)
+{
+	struct ts_table t;
+	char a[32], b[32];
+
+	if (!r->nphases)
+		return;
+	ts_table_init(&t);
+	ts_table_col(&t, "phase", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "steps", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "mean", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "95 % CI", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "of step", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "one-off stalls", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "stall wall", "%", TS_RIGHT, 0);
+	for (size_t i = 0; i < r->nphases; i++) {
+		const struct ts_phase_summary *ph = &r->phases[i];
+
+		ts_table_cell(&t, "%s", ts_phase_name(ph->phase));
+		ts_table_cell(&t, "%zu", ph->steps);
+		fmt_num(a, sizeof(a), ph->mean_ms, 3);
+		ts_table_cell(&t, "%s", a);
+		fmt_num(a, sizeof(a), ph->ci.method ? ph->ci.lo : NAN, 3);
+		fmt_num(b, sizeof(b), ph->ci.method ? ph->ci.hi : NAN, 3);
+		ts_table_cell(&t, "[%s, %s]", a, b);
+		fmt_num(a, sizeof(a), ph->step_share * 100, 1);
+		ts_table_cell(&t, "%s", a);
+		ts_table_cell(&t, "%zu", ph->nstalls);
+		fmt_num(a, sizeof(a), ph->stall_share * 100, 2);
+		ts_table_cell(&t, "%s", a);
+	}
+	ts_sb_addf(out, "%sphases%s\n", st->bold, st->reset);
+	ts_table_render(&t, out, 12);
+	ts_table_release(&t);
+}
+
+/* The loss-health verdict and its evidence, one sentence. */
+static void render_health(const struct ts_text_style *st, const struct ts_steps_report *r,
+			  struct ts_sb *out)
+{
+	static const char *const what[TS_LOSS_CAUSE_COUNT] = {
+		[TS_LOSS_CAUSE_LOSS] = "loss NaN/Inf",
+		[TS_LOSS_CAUSE_EXTRA_LOSS] = "extra loss NaN/Inf",
+		[TS_LOSS_CAUSE_GRAD_NORM] = "grad norm NaN/Inf",
+		[TS_LOSS_CAUSE_NAN_COUNTER] = "NaN iterations counted",
+		[TS_LOSS_CAUSE_LOSS_DROPPED] = "loss no longer logged",
+		[TS_LOSS_CAUSE_SKIPPED] = "skipped iterations",
+		[TS_LOSS_CAUSE_NEVER_LOGGED] = "no loss logged",
+	};
+	const struct ts_loss_health *h = &r->health;
+	const char *colour = h->verdict == TS_LOSS_FINITE ? "" : st->yellow;
+	const char *reset = h->verdict == TS_LOSS_FINITE ? "" : st->reset;
+	int first = 1;
+
+	ts_sb_addf(out, "            health %s%s%s", colour, ts_loss_verdict_name(h->verdict), reset);
+	if (h->verdict != TS_LOSS_FINITE && h->first_bad_iteration != TS_NO_INT)
+		ts_sb_addf(out, " from iteration %lld (%s%s%s)", (long long)h->first_bad_iteration,
+			   what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
+			   h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? h->extra_loss : "");
+	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_NEVER_LOGGED; c++) {
+		if (!h->ev[c].records || c == h->cause)
+			continue;
+		ts_sb_addf(out, "%s%s from %lld", first ? "; also " : ", ", what[c],
+			   (long long)h->ev[c].first_iteration);
+		first = 0;
+	}
+	ts_sb_addc(out, '\n');
+}
+
 static void render_stalls(const struct ts_text_style *st, const struct ts_steps_report *r,
 			  struct ts_sb *out)
 {
@@ -276,7 +418,19 @@ static void render_stalls(const struct ts_text_style *st, const struct ts_steps_
 			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
 			   r->periodic.p_value, reset);
 	else
-		ts_sb_adds(out, "no periodic stall\n");
+		ts_sb_adds(out, nphase_periodic(r) ? "no periodic stall in the step time\n"
+						   : "no periodic stall\n");
+	for (size_t i = 0; i < r->nphases; i++) {
+		const struct ts_phase_summary *ph = &r->phases[i];
+
+		if (!ph->periodic.found)
+			continue;
+		ts_sb_addf(out, "            %speriodic in %s every %lld iterations (phase %lld): %zu of "
+			   "%zu slots, %.1f ms each, %.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   ts_phase_name(ph->phase), (long long)ph->periodic_period_iters,
+			   (long long)ph->periodic_phase_iters, ph->periodic.hits, ph->periodic.slots,
+			   ph->periodic_excess_ms, ph->periodic_share * 100, ph->periodic.p_value, reset);
+	}
 	if (r->noutliers) {
 		struct ts_table t;
 
@@ -358,6 +512,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 		ts_sb_addc(out, '\n');
 		render_stalls(st, r, out);
 	}
+	render_phases(st, r, out);
 	ts_sb_addf(out, "%sloss%s        final ", bold, reset);
 	if (isfinite(r->final_loss))
 		ts_sb_addf(out, "%.6g (iteration %lld)", r->final_loss,
@@ -365,13 +520,15 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 	else
 		ts_sb_adds(out, "-");
 	ts_sb_addf(out, "; NaN/Inf iterations: ");
-	if (r->nnan) {
-		ts_sb_addf(out, "%s%zu, first %lld%s", yellow, r->nnan,
-			   (long long)r->nan_iterations[0], reset);
+	if (r->health.nbad) {
+		ts_sb_addf(out, "%s%zu, first %lld%s", yellow, r->health.nbad,
+			   (long long)r->health.bad_iterations[0], reset);
 	} else {
 		ts_sb_adds(out, "none");
 	}
-	ts_sb_addf(out, "; skipped iterations: %lld\n", (long long)r->skipped_iterations);
+	ts_sb_addf(out, "; skipped iterations: %lld\n",
+		   (long long)r->health.ev[TS_LOSS_CAUSE_SKIPPED].iterations);
+	render_health(st, r, out);
 	if (r->nloss_spikes || r->ngrad_spikes)
 		ts_sb_addf(out, "            %zu loss spikes, %zu grad-norm spikes (first at %lld)\n",
 			   r->nloss_spikes, r->ngrad_spikes,

@@ -1174,3 +1174,96 @@ out:
 	free(pairs);
 	return rc;
 }
+
+/* The local excess of x[i] over its neighbours (one neighbour at the ends). */
+static double local_excess(const double *x, size_t n, size_t i)
+{
+	if (i == 0)
+		return x[0] - x[1];
+	if (i + 1 == n)
+		return x[i] - x[i - 1];
+	return x[i] - 0.5 * (x[i - 1] + x[i + 1]);
+}
+
+/* The value test of one (p, r): slots, hits, excess and the raw t tail. */
+struct local_slot {
+	size_t m, hits;
+	double mean, excess, pv;
+};
+
+static int local_try(const double *x, size_t n, size_t p, size_t r, double scale,
+		     double min_excess, struct local_slot *o)
+{
+	double sum = 0, sum2 = 0, sd, t;
+
+	memset(o, 0, sizeof(*o));
+	o->pv = 1;
+	for (size_t i = r; i < n; i += p, o->m++)
+		sum += local_excess(x, n, i);
+	if (o->m < 4)
+		return 0;
+	o->mean = sum / (double)o->m;
+	if (!(o->mean > 0) || o->mean < min_excess)
+		return 0;
+	for (size_t i = r; i < n; i += p) {
+		double d = local_excess(x, n, i);
+
+		sum2 += (d - o->mean) * (d - o->mean);
+		o->hits += d > 0.5 * o->mean;
+		o->excess += d > 0 ? d : 0;
+	}
+	sd = sqrt(sum2 / (double)(o->m - 1));
+	if (!(sd >= 1e-12 * scale) || sd == 0)
+		sd = scale > 0 ? 1e-12 * scale : 1e-300;
+	t = o->mean / (sd / sqrt((double)o->m));
+	o->pv = ts_stats_t_cdf(-t, (double)(o->m - 1));
+	return 1;
+}
+
+int ts_stats_periodic_local(const double *x, size_t n, size_t max_period, double min_excess,
+			    double alpha, struct ts_periodic *out)
+{
+	size_t pmax = n / 3 < max_period ? n / 3 : max_period;
+	double scale = 0, tests = 0;
+	struct local_slot best = { 0, 0, 0, 0, INFINITY }, c;
+
+	memset(out, 0, sizeof(*out));
+	out->p_value = 1;
+	if (max_period < 2)
+		return TS_EUSAGE;
+	if (pmax < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		scale += fabs(x[i]);
+	scale /= (double)n;
+	for (size_t p = 2; p <= pmax; p++) {
+		tests += (double)p;
+		for (size_t r = 0; r < p; r++)
+			if (local_try(x, n, p, r, scale, min_excess, &c) &&
+			    (c.pv < best.pv || (c.pv == best.pv && p < out->period))) {
+				best = c;
+				out->period = p;
+				out->phase = r;
+			}
+	}
+	if (!out->period)
+		return 0;
+	/* The fundamental period: a divisor q of the winner that passes on its
+	 * own with a mean excess of at least 3/4 of the winner's (a winner at
+	 * 2q can be the half of the slots the noise happens to favour; a true
+	 * period 2q seen at q has half its slots clean, so half the mean). */
+	for (size_t q = 2; q < out->period; q++)
+		if (out->period % q == 0 && local_try(x, n, q, out->phase % q, scale, min_excess, &c) &&
+		    c.pv * tests < alpha && c.mean >= 0.75 * best.mean) {
+			best = c;
+			out->phase %= q;
+			out->period = q;
+			break;
+		}
+	out->slots = best.m;
+	out->hits = best.hits;
+	out->excess = best.excess;
+	out->p_value = fmin(1, best.pv * tests);
+	out->found = out->p_value < alpha;
+	return 0;
+}

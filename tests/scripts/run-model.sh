@@ -65,7 +65,7 @@ python3 - "$tmp/nan.json" <<'PY' || bad "diagnose calls a NaN run healthy"
 import json, sys
 d = json.load(open(sys.argv[1]))
 titles = [f["title"] for f in d["findings"]]
-assert "loss health: not finite" in titles, titles
+assert "loss health: non-finite" in titles, titles
 assert d["steps"]["loss"]["first_nan_iteration"] == 30
 PY
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Hostile inputs for `trainscope steps` must finish quickly (no quadratic
 # paths): one 8 MB line of "iteration " repeats, one 8 MB line of "|" fields,
-# 200 000 one-line records each wrapped into a continuation, and 100 000
-# distinct ranks. Each must exit 0 or 2 within the time budget.
+# 200 000 one-line records each wrapped into a continuation, 100 000
+# distinct ranks, one iteration followed by a 300 000-line timer block, and
+# one 8 MB legacy timer line. Each must exit 0 or 2 within the time budget.
 set -u
 TS=${TS:-build/trainscope}
 tmp=$(mktemp -d)
@@ -20,8 +21,14 @@ with open(d + "/c.log", "w") as f:
 with open(d + "/d.log", "w") as f:
     for i in range(100000):
         f.write("%d: iteration 1/9 | elapsed time per iteration (ms): %d.0 | number of nan iterations: 0 |\n" % (i, i % 7 + 1))
+with open(d + "/e.log", "w") as f:
+    f.write(" iteration 1/9 | elapsed time per iteration (ms): 1.0 | number of nan iterations: 0 |\n")
+    f.write("(min, max) time across ranks (ms):\n")
+    for i in range(300000):
+        f.write("    forward-backward ....: (1.0, %d.5)\n" % i)
+open(d + "/f.log", "w").write(" iteration 1/2 | number of nan iterations: 0 |\ntime (ms) |" + " forward: 1.0 |" * 550000 + "\n")
 PY
-for f in a b c d; do
+for f in a b c d e f; do
 	start=$(date +%s)
 	timeout $budget "$TS" steps --json "$tmp/$f.log" >/dev/null 2>&1
 	rc=$?

@@ -93,7 +93,9 @@ TEST(runmodel_declared_window_lists_what_it_leaves_out)
 	REQUIRE(e);
 	CHECK_I64(e->first, 20);
 	CHECK_I64(e->steps, 1);
-	CHECK_I64(rm.steps.nnan, 1);
+	CHECK_I64(rm.steps.health.nbad, 1);
+	CHECK_I64(rm.steps.health.verdict, TS_LOSS_NONFINITE);
+	CHECK_I64(rm.steps.health.first_bad_iteration, 20);
 	ts_runmodel_release(&rm);
 	remove_dir(dir);
 	free(text);

@@ -441,3 +441,51 @@ TEST(stats_periodic_long_period_from_gaps)
 	CHECK_I64(p.hits, 10);
 	free(f);
 }
+
+TEST(stats_periodic_local_hand_computed)
+{
+	/* x = 10 everywhere, 13 at 2, 7, 12, ..., 57 (period 5, phase 2), plus
+	 * +-0.5 alternating noise. Local excess at a stall i (both neighbours
+	 * clean): 13 + e_i - (10 + e_{i-1} + 10 + e_{i+1}) / 2 with e alternating,
+	 * so e_{i-1} = e_{i+1} = -e_i: d = 3 + 2 e_i = 4 or 2, mean 3 over 12
+	 * slots (6 of each), hits (d > 1.5) = 12, excess 36. */
+	double x[60];
+	struct ts_periodic p;
+
+	for (int i = 0; i < 60; i++)
+		x[i] = 10 + (i % 2 ? 0.5 : -0.5) + (i % 5 == 2 ? 3 : 0);
+	REQUIRE(ts_stats_periodic_local(x, 60, 16, 0, 0.01, &p) == 0);
+	CHECK(p.found);
+	CHECK_I64(p.period, 5);
+	CHECK_I64(p.phase, 2);
+	CHECK_I64(p.slots, 12);
+	CHECK_I64(p.hits, 12);
+	CHECK_NEAR(p.excess, 36, 1e-9);
+	/* Period 10 phase 7 alone (d = 4 exactly, s = 0) has the smaller tail,
+	 * but its divisor 5 passes with 12 of 12 slots: the fundamental period
+	 * is reported. t = 3 / (s / sqrt 12) with s = sqrt(12 / 11) (d = 3 +- 1)
+	 * is 9.95 on 11 df, upper tail about 3.9e-7, times 2 + ... + 16 = 135
+	 * pairs: about 5.2e-5. */
+	CHECK(p.p_value > 4e-5 && p.p_value < 7e-5);
+	/* A materiality floor above the mean excess (3) rejects it. */
+	REQUIRE(ts_stats_periodic_local(x, 60, 16, 3.5, 0.01, &p) == 0);
+	CHECK(!p.found || p.period != 5);
+	CHECK_I64(ts_stats_periodic_local(x, 60, 1, 0, 0.01, &p), TS_EUSAGE);
+}
+
+TEST(stats_periodic_local_lone_spikes_and_drift)
+{
+	/* A linear drift with two huge spikes at the same phase of period 7
+	 * (positions 3 and 10): d is 0 on the drift, so the two spikes are the
+	 * only positive mean; with 2 of 9 slots they raise s as much as the mean
+	 * (t = mean / (s / 3) = 2 / sqrt(7 / 9 ... ) < 2): not a pattern. */
+	double x[63];
+	struct ts_periodic p;
+
+	for (int i = 0; i < 63; i++)
+		x[i] = 100 + 0.5 * i;
+	x[3] += 500;
+	x[10] += 500;
+	REQUIRE(ts_stats_periodic_local(x, 63, 16, 0, 0.01, &p) == 0);
+	CHECK(!p.found);
+}

@@ -1,0 +1,223 @@
+/*
+ * health.c - one loss-health verdict from every signal a log carries.
+ *
+ * A run that went numerically bad shows it in several places, and each
+ * framework in a different one: a NaN loss, a NaN extra loss, a NaN grad
+ * norm, Megatron's NaN-iteration counter, or a loss that simply stops
+ * being printed (Megatron prints a loss only when it is > 0, which a NaN
+ * is not). Every command that talks about loss health calls this one
+ * judgement, so none can call healthy what another calls broken.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trainscope/steps.h"
+
+static const char *const cause_names[TS_LOSS_CAUSE_COUNT] = {
+	[TS_LOSS_CAUSE_NONE] = "none",
+	[TS_LOSS_CAUSE_LOSS] = "loss-nonfinite",
+	[TS_LOSS_CAUSE_EXTRA_LOSS] = "extra-loss-nonfinite",
+	[TS_LOSS_CAUSE_GRAD_NORM] = "grad-norm-nonfinite",
+	[TS_LOSS_CAUSE_NAN_COUNTER] = "nan-iterations",
+	[TS_LOSS_CAUSE_LOSS_DROPPED] = "loss-dropped",
+	[TS_LOSS_CAUSE_SKIPPED] = "skipped-iterations",
+	[TS_LOSS_CAUSE_NEVER_LOGGED] = "no-loss-logged",
+};
+
+const char *ts_loss_cause_name(int cause)
+{
+	if (cause < 0 || cause >= TS_LOSS_CAUSE_COUNT)
+		return "unknown";
+	return cause_names[cause];
+}
+
+const char *ts_loss_verdict_name(int verdict)
+{
+	switch (verdict) {
+	case TS_LOSS_NONFINITE:
+		return "non-finite";
+	case TS_LOSS_MISSING:
+		return "missing";
+	default:
+		return "finite";
+	}
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b < 0)
+		b = 0;
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static void see(struct ts_loss_health *h, int cause, int64_t iteration, int64_t count)
+{
+	struct ts_loss_evidence *e = &h->ev[cause];
+
+	if (e->first_iteration == TS_NO_INT || iteration < e->first_iteration)
+		e->first_iteration = iteration;
+	e->records = sat_add(e->records, 1);
+	e->iterations = sat_add(e->iterations, count);
+}
+
+/* A record's place: series (file, rank), then iteration, then file order. */
+struct rec_key {
+	int32_t file, rank;
+	int64_t iteration;
+	size_t pos;
+};
+
+static int cmp_rec_key(const void *a, const void *b)
+{
+	const struct rec_key *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->iteration != y->iteration)
+		return x->iteration < y->iteration ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sort unless already in order (logs nearly always are: one pass, no sort). */
+static void sort_if_needed(void *base, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			ts_sort(base, n, size, cmp);
+			return;
+		}
+}
+
+static int has_loss(const struct ts_step *s)
+{
+	return !isnan(s->loss) || (s->flags & TS_STEP_LOSS_NONFINITE) || s->extra_n > 0;
+}
+
+int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
+			 struct ts_err *err)
+{
+	size_t n = log->steps.n, nb = 0;
+	struct rec_key *ord = NULL;
+	int64_t first_iter = TS_NO_INT;
+	int series_loss = 0, any_loss = 0;
+
+	memset(h, 0, sizeof(*h));
+	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++)
+		h->ev[c].first_iteration = TS_NO_INT;
+	h->first_bad_iteration = TS_NO_INT;
+	ord = malloc((n + 1) * sizeof(*ord));
+	h->bad_iterations = malloc((n + 1) * sizeof(*h->bad_iterations));
+	if (!ord || !h->bad_iterations) {
+		free(ord);
+		ts_loss_health_release(h);
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_step *s = &log->steps.v[i];
+
+		ord[i] = (struct rec_key){ s->file, s->rank, s->iteration, i };
+	}
+	sort_if_needed(ord, n, sizeof(*ord), cmp_rec_key);
+	for (size_t k = 0; k < n; k++) {
+		const struct ts_step *s = &log->steps.v[ord[k].pos];
+		int bad = 0;
+
+		if (k == 0 || ord[k].file != ord[k - 1].file || ord[k].rank != ord[k - 1].rank)
+			series_loss = 0;
+		if (first_iter == TS_NO_INT || s->iteration < first_iter)
+			first_iter = s->iteration;
+		if (s->flags & TS_STEP_LOSS_NONFINITE) {
+			see(h, TS_LOSS_CAUSE_LOSS, s->iteration, 1);
+			bad = 1;
+		}
+		for (uint32_t e = 0; e < s->extra_n; e++) {
+			const struct ts_step_extra *x = &log->extras.v[s->extra_first + e];
+
+			if (isfinite(x->value))
+				continue;
+			if (h->ev[TS_LOSS_CAUSE_EXTRA_LOSS].first_iteration == TS_NO_INT ||
+			    s->iteration < h->ev[TS_LOSS_CAUSE_EXTRA_LOSS].first_iteration) {
+				const char *nm = ts_steplog_name(log, x->name);
+				size_t l = strlen(nm);
+
+				if (l >= sizeof(h->extra_loss))
+					l = sizeof(h->extra_loss) - 1;
+				memcpy(h->extra_loss, nm, l);
+				h->extra_loss[l] = '\0';
+			}
+			see(h, TS_LOSS_CAUSE_EXTRA_LOSS, s->iteration, 1);
+			bad = 1;
+			break;
+		}
+		if (s->flags & TS_STEP_GRAD_NONFINITE) {
+			see(h, TS_LOSS_CAUSE_GRAD_NORM, s->iteration, 1);
+			bad = 1;
+		}
+		if (s->nan_iters != TS_NO_INT && s->nan_iters > 0) {
+			see(h, TS_LOSS_CAUSE_NAN_COUNTER, s->iteration, s->nan_iters);
+			bad = 1;
+		}
+		if (s->skipped != TS_NO_INT && s->skipped > 0)
+			see(h, TS_LOSS_CAUSE_SKIPPED, s->iteration, s->skipped);
+		if (has_loss(s))
+			series_loss = any_loss = 1;
+		else if (series_loss && !(s->flags & TS_STEP_NO_LOSS))
+			see(h, TS_LOSS_CAUSE_LOSS_DROPPED, s->iteration, 1);
+		if (bad)
+			h->bad_iterations[nb++] = s->iteration;
+	}
+	free(ord);
+	if (!any_loss) {
+		struct ts_loss_evidence *e = &h->ev[TS_LOSS_CAUSE_NEVER_LOGGED];
+
+		e->first_iteration = first_iter;
+		e->records = e->iterations = (int64_t)n;
+	}
+	sort_if_needed(h->bad_iterations, nb, sizeof(*h->bad_iterations), cmp_i64);
+	h->nbad = 0;
+	for (size_t i = 0; i < nb; i++)
+		if (h->nbad == 0 || h->bad_iterations[h->nbad - 1] != h->bad_iterations[i])
+			h->bad_iterations[h->nbad++] = h->bad_iterations[i];
+	for (int c = TS_LOSS_CAUSE_LOSS; c <= TS_LOSS_CAUSE_NAN_COUNTER; c++) {
+		int64_t f = h->ev[c].first_iteration;
+
+		if (f != TS_NO_INT && (h->first_bad_iteration == TS_NO_INT || f < h->first_bad_iteration)) {
+			h->verdict = TS_LOSS_NONFINITE;
+			h->cause = c;
+			h->first_bad_iteration = f;
+		}
+	}
+	if (h->verdict == TS_LOSS_FINITE) {
+		if (!any_loss) {
+			h->verdict = TS_LOSS_MISSING;
+			h->cause = TS_LOSS_CAUSE_NEVER_LOGGED;
+		} else if (h->ev[TS_LOSS_CAUSE_LOSS_DROPPED].records) {
+			h->verdict = TS_LOSS_MISSING;
+			h->cause = TS_LOSS_CAUSE_LOSS_DROPPED;
+		}
+		if (h->verdict == TS_LOSS_MISSING)
+			h->first_bad_iteration = h->ev[h->cause].first_iteration;
+	}
+	return 0;
+}
+
+void ts_loss_health_release(struct ts_loss_health *h)
+{
+	free(h->bad_iterations);
+	memset(h, 0, sizeof(*h));
+	h->first_bad_iteration = TS_NO_INT;
+	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++)
+		h->ev[c].first_iteration = TS_NO_INT;
+}
