@@ -20,10 +20,12 @@
 #include "trainscope/table.h"
 #include "trainscope/trace.h"
 #include "trace_mpi.h"
+#include "trace_nsys.h"
 #include "trainscope/annotate.h"
 #include "trainscope/detect.h"
 
-enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA };
+enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA,
+       OPT_REPORT, OPT_CSV, OPT_STEP_NVTX };
 
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
@@ -34,6 +36,9 @@ static const struct cli_opt opts[] = {
 	{ "depth", 0, "N", "descend N levels into directories (default 2)", OPT_DEPTH },
 	{ "mpi", 0, NULL, "run under mpirun: each process analyses its share of the files, process 0 reports", OPT_MPI },
 	{ "hta-compat", 0, NULL, "also reproduce HolisticTraceAnalysis's numbers exactly, its preprocessing included (docs/hta-compat.md)", OPT_HTA },
+	{ "report", 0, "NAME", "print one nsys stats report instead: cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_sum, cuda_kern_exec_sum (docs/nsys.md)", OPT_REPORT },
+	{ "csv", 0, NULL, "--report as CSV with nsys's column names", OPT_CSV },
+	{ "step-nvtx", 0, "REGEX", "nsys exports: NVTX ranges matching REGEX (POSIX extended) mark the steps", OPT_STEP_NVTX },
 	{ 0 }
 };
 
@@ -56,6 +61,7 @@ struct slot {
 	int want_tracks;
 	int skip;               /* --mpi: another process analyses this file */
 	struct ts_hta_part hta; /* --hta-compat: what HTA needs from this file */
+	struct trace_nsys_slot *nsys; /* one rank of an Nsight Systems export, else NULL */
 };
 
 struct pool {
@@ -65,6 +71,7 @@ struct pool {
 	int top_k;
 	int strict;
 	int hta;
+	struct ts_nsys_read_opts nsys_opts;
 	pthread_mutex_t mu;
 };
 
@@ -84,7 +91,10 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	po.tracks = s->want_tracks ? &s->tracks : NULL;
 	ts_trace_init(&t);
 	ts_err_init(&s->m.err);
-	s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
+	if (s->nsys && s->nsys->is_nsys)
+		s->m.rc = trace_nsys_read(s->nsys, s->path, &pl->nsys_opts, &t, &s->m.err);
+	else
+		s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
 	if (!s->m.rc && t.ev.n == 0)
 		s->m.rc = ts_err_at(&s->m.err, TS_EPARSE, s->path, (int64_t)t.meta.bytes, -1,
 				    "%s", t.meta.truncated ? "no complete trace event before the input ends"
@@ -402,7 +412,8 @@ static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
 }
 
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
-			const struct ts_job_prof *j, const struct ts_hta *hta)
+			const struct ts_job_prof *j, const struct ts_hta *hta,
+			const struct trace_nsys_slot *nsl, char *const *paths)
 {
 	struct ts_jw w;
 
@@ -465,6 +476,8 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	ts_jw_kstr(&w, "evidence", j->wall.evidence);
 	json_thresholds(&w);
 	ts_jw_obj_end(&w);
+	if (nsl)
+		trace_nsys_json(&w, nsl, paths, n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -834,7 +847,8 @@ static int add_inputs(struct cli_ctx *ctx, struct ts_paths *files, const char *a
 				rc = cli_fail(ctx, &err);
 				goto out;
 			}
-			if (d.kind != TS_KIND_KINETO_TRACE && d.kind != TS_KIND_LEGACY_TRACE)
+			if (d.kind != TS_KIND_KINETO_TRACE && d.kind != TS_KIND_LEGACY_TRACE &&
+			    d.kind != TS_KIND_NSYS_SQLITE)
 				continue;
 		}
 		if (ts_paths_add(files, tmp.v[i], 0, &err)) {
@@ -863,7 +877,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	long long top = 10, jobs = 2, depth = 2;
 	const char *annotate = NULL;
 	int strict = 0, all_steps = 0, use_mpi = 0, mpi_on = 0, mrank = 0, msize = 1;
-	int hta_on = 0;
+	int hta_on = 0, csv = 0, any_nsys = 0;
+	const char *report = NULL, *step_nvtx = NULL;
+	struct trace_nsys_slot *nsl = NULL;
 	struct ts_hta hta;
 	struct ts_hta_part *parts = NULL;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -894,6 +910,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			use_mpi = 1;
 		if (a->key == OPT_HTA)
 			hta_on = 1;
+		if (a->key == OPT_REPORT)
+			report = a->val;
+		if (a->key == OPT_CSV)
+			csv = 1;
+		if (a->key == OPT_STEP_NVTX)
+			step_nvtx = a->val;
 	}
 	if (use_mpi && hta_on) {
 		cli_error(ctx, "--hta-compat needs every rank in one process; it cannot be combined with --mpi");
@@ -909,6 +931,20 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < p.npos; i++)
 		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth)))
 			goto out;
+	if (report) {
+		rc = trace_stats_report(ctx, &files, report, csv);
+		goto out;
+	}
+	if ((rc = trace_nsys_expand(ctx, &files, &nsl)))
+		goto out;
+	for (size_t i = 0; i < files.n; i++)
+		any_nsys |= nsl[i].is_nsys;
+	if (any_nsys && (use_mpi || annotate)) {
+		cli_error(ctx, "%s cannot be combined with Nsight Systems exports yet", use_mpi ? "--mpi" : "--annotate");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	pl.nsys_opts.step_nvtx = step_nvtx;
 
 	if (use_mpi) {
 		char why[256];
@@ -936,6 +972,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_prof_tracks_init(&pl.slots[i].tracks);
 		ts_hta_part_init(&pl.slots[i].hta);
 		pl.slots[i].want_tracks = annotate != NULL;
+		pl.slots[i].nsys = &nsl[i];
 		pl.slots[i].skip = (int)(i % (size_t)msize) != mrank;
 		profs[i] = &pl.slots[i].prof;
 	}
@@ -964,6 +1001,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				 s->path, (unsigned long long)s->m.recovered,
 				 (unsigned long long)s->m.first_recovery_at);
 	}
+	if (any_nsys)
+		trace_nsys_warn(ctx, nsl, files.v, files.n);
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -987,9 +1026,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (ctx->json) {
-		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL);
+		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL,
+			    any_nsys ? nsl : NULL, files.v);
 	} else {
 		render_text(ctx, &out, &job, all_steps, (int)top);
+		if (any_nsys)
+			trace_nsys_text(&out, nsl, files.v, files.n);
 		if (hta_on) {
 			ts_sb_adds(&out, "\nHolisticTraceAnalysis-compatible breakdown (--hta-compat, docs/hta-compat.md)\n");
 			ts_hta_render(&hta, &out);
@@ -1011,6 +1053,7 @@ out:
 	free(parts);
 	ts_hta_release(&hta);
 	free(pl.slots);
+	free(nsl);
 	free(profs);
 	ts_sb_release(&out);
 	ts_paths_release(&files);
