@@ -16,7 +16,9 @@ int trace_nsys_is(const char *path)
 	struct ts_err err;
 
 	ts_err_init(&err);
-	return ts_detect_file(path, &d, &err) == 0 && d.kind == TS_KIND_NSYS_SQLITE;
+	/* any SQLite file: the nsys reader says why it is not an export */
+	return ts_detect_file(path, &d, &err) == 0 &&
+	       (d.kind == TS_KIND_NSYS_SQLITE || d.kind == TS_KIND_SQLITE);
 }
 
 static void copy_facts(struct trace_nsys_slot *s, const struct ts_nsys *x)

@@ -32,7 +32,7 @@ struct trace_nsys_slot {
 	size_t nranks;
 };
 
-/* 1 when path is an Nsight Systems SQLite export (by content). */
+/* 1 when path is an SQLite file (by content), to be read as an nsys export. */
 int trace_nsys_is(const char *path);
 
 /*

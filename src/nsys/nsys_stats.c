@@ -171,6 +171,9 @@ static size_t nsys_api_display(const char *s, size_t n)
 
 /* ------------------------------------------------------------ from an nsys export */
 
+/* A kernel whose name id is not in StringIds (a damaged export). */
+#define UNNAMED_KERNEL "(unnamed kernel)"
+
 static int need(struct ts_nsys *x, enum ts_nsys_tab t, const char *what, struct ts_err *err)
 {
 	if (ns_col(x, t, 0) && ns_col(x, t, 1))
@@ -205,8 +208,10 @@ static int nsys_kern(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_KERNEL", err)) == 1) {
 		size_t n;
 		const char *s = lstr(x, ns_str_col(x, st, 1), &n);
-		if (!s)
-			continue;
+		if (!s) {
+			s = UNNAMED_KERNEL;
+			n = strlen(s);
+		}
 		if (add1(r, s, n, sqlite3_column_int64(st, 0))) {
 			rc = nomem(err);
 			break;
@@ -433,8 +438,12 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		struct launch k = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), INT64_MIN, 0, 0, 0 };
 		size_t lo = 0, hi = L.n, kn;
 		const char *ks = lstr(x, ns_str_col(x, st, 5), &kn);
-		if (!ks || sqlite3_column_type(st, 1) != SQLITE_INTEGER)
+		if (sqlite3_column_type(st, 1) != SQLITE_INTEGER)
 			continue;
+		if (!ks) {
+			ks = UNNAMED_KERNEL;
+			kn = strlen(ks);
+		}
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			if (cmp_launch(&L.v[mid], &k) < 0)
