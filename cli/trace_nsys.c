@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "trace_nsys.h"
 #include "trainscope/detect.h"
 
@@ -14,7 +15,12 @@ int trace_nsys_is(const char *path)
 {
 	struct ts_detect d;
 	struct ts_err err;
+	struct stat sb;
 
+	/* SQLite needs a seekable file; a pipe must stay unread for the
+	 * trace reader */
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
 	ts_err_init(&err);
 	/* any SQLite file: the nsys reader says why it is not an export */
 	return ts_detect_file(path, &d, &err) == 0 &&

@@ -260,8 +260,12 @@ int ts_run_load(struct ts_run *r, const char *path, struct ts_err *err)
 			    (rc = ts_paths_add(&r->traces, files.v[i], 0, err)))
 				goto out;
 		}
-		if (d.kind == TS_KIND_NSYS_SQLITE)
+		if (d.kind == TS_KIND_NSYS_SQLITE) {
+			/* backend evidence reads it through the nsys reader */
 			r->has_trace = 1;
+			if ((rc = ts_paths_add(&r->traces, files.v[i], 0, err)))
+				goto out;
+		}
 		if (d.kind == TS_KIND_HF_CONFIG && !r->has_model) {
 			struct ts_err merr;
 			ts_err_init(&merr);
