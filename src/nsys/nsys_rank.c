@@ -18,6 +18,7 @@
 struct range {
 	int64_t s, e, tid;
 	uint32_t name;      /* trace intern id */
+	uint32_t key;       /* name without PyTorch's ", op_id = N" / ", seq = N" (detection) */
 	int top;            /* not inside another range of the same thread */
 };
 
@@ -239,7 +240,7 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 			e.ph = 'X';
 			e.dur_ns = en - s;
 			if (name >= 0 && is_sync_call(nm, n)) {
-				struct range rg = { s, en, gt, (uint32_t)name, 0 };
+				struct range rg = { s, en, gt, (uint32_t)name, 0, 0 };
 				if (TS_VEC_PUSH(b->syncs, rg)) {
 					rc = nomem(b, err);
 					break;
@@ -269,7 +270,7 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 				e.ph = 'X';
 				e.dur_ns = en - s;
 				if (name >= 0) {
-					struct range rg = { s, en, gt, (uint32_t)name, 0 };
+					struct range rg = { s, en, gt, (uint32_t)name, 0, 0 };
 					if (TS_VEC_PUSH(b->nvtx, rg)) {
 						rc = nomem(b, err);
 						break;
@@ -324,6 +325,52 @@ static int cmp_i64v(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
+}
+
+/* Length of ", op_id = N" or ", seq = N" at s, 0 when there is none. */
+static size_t id_suffix(const char *s)
+{
+	static const char *const pre[] = { ", op_id = ", ", seq = " };
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = strlen(pre[k]), i = n;
+		if (strncmp(s, pre[k], n) != 0)
+			continue;
+		while (s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i > n)
+			return i;
+	}
+	return 0;
+}
+
+/* Detection keys: range names with per-call ids removed, so the ranges of
+ * PyTorch's emit_nvtx ("FSDP::pre_forward (...), op_id = 57") repeat. */
+static int range_keys(struct rb *b, struct ts_intern *keys, struct ts_err *err)
+{
+	struct ts_sb sb;
+	int rc = 0;
+
+	ts_sb_init(&sb);
+	for (size_t i = 0; i < b->nvtx.n && !rc; i++) {
+		const char *s = ts_trace_str(b->t, b->nvtx.v[i].name);
+		int64_t id;
+		ts_sb_reset(&sb);
+		while (*s) {
+			size_t skip = id_suffix(s);
+			if (skip)
+				s += skip;
+			else
+				ts_sb_addc(&sb, *s++);
+		}
+		id = ts_intern(keys, sb.buf, sb.len);
+		if (id < 0 || sb.failed)
+			rc = nomem(b, err);
+		else
+			b->nvtx.v[i].key = (uint32_t)id;
+	}
+	ts_sb_release(&sb);
+	return rc;
 }
 
 static int add_steps(struct rb *b, const struct range *v, size_t n, struct ts_err *err)
@@ -381,8 +428,10 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 	struct range *v = b->nvtx.v, *out = NULL;
 	size_t n = b->nvtx.n, k = 0;
 	unsigned char *sel = NULL;
+	struct ts_intern keys;
 	int rc = 0;
 
+	ts_intern_init(&keys);
 	mark_top(v, n);
 	sel = calloc(n ? n : 1, 1);
 	out = malloc((n > b->syncs.n ? n : b->syncs.n) * sizeof(*out) + sizeof(*out));
@@ -414,9 +463,11 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 	} else if (!o || !o->no_auto_steps) {
 		/* a top-level range name repeating >= 3 times on one thread,
 		 * median >= 1 ms, covering >= half of its first-to-last span */
-		uint32_t best_name = TS_NO_ID;
+		uint32_t best_key = TS_NO_ID;
 		int64_t best_tid = 0;
 		size_t best_cnt = 0;
+		if ((rc = range_keys(b, &keys, err)))
+			goto out;
 		for (size_t i = 0; i < n; i++) {
 			size_t cnt = 0;
 			int64_t sum = 0, lo = INT64_MAX, hi = INT64_MIN;
@@ -425,11 +476,11 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 			if (!v[i].top)
 				continue;
 			for (size_t j = 0; j < i && !dup; j++)
-				dup = v[j].top && v[j].tid == v[i].tid && v[j].name == v[i].name;
+				dup = v[j].top && v[j].tid == v[i].tid && v[j].key == v[i].key;
 			if (dup)
 				continue;
 			for (size_t j = i; j < n && v[j].tid == v[i].tid; j++)
-				if (v[j].top && v[j].name == v[i].name)
+				if (v[j].top && v[j].key == v[i].key)
 					cnt++;
 			if (cnt < 3 || cnt <= best_cnt)
 				continue;
@@ -440,7 +491,7 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 			}
 			cnt = 0;
 			for (size_t j = i; j < n && v[j].tid == v[i].tid; j++)
-				if (v[j].top && v[j].name == v[i].name) {
+				if (v[j].top && v[j].key == v[i].key) {
 					d[cnt++] = v[j].e - v[j].s;
 					sum += v[j].e - v[j].s;
 					lo = v[j].s < lo ? v[j].s : lo;
@@ -448,7 +499,7 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 				}
 			ts_sort(d, cnt, sizeof(*d), cmp_i64v);
 			if (d[cnt / 2] >= 1000000 && 2 * sum >= hi - lo) {
-				best_name = v[i].name;
+				best_key = v[i].key;
 				best_tid = v[i].tid;
 				best_cnt = cnt;
 			}
@@ -456,10 +507,10 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 		}
 		if (best_cnt) {
 			for (size_t i = 0; i < n; i++)
-				sel[i] = v[i].top && v[i].tid == best_tid && v[i].name == best_name;
+				sel[i] = v[i].top && v[i].tid == best_tid && v[i].key == best_key;
 			k = pick_thread(v, n, sel, out);
 			info->steps_from = TS_NSYS_STEPS_NVTX;
-			snprintf(info->step_marker, sizeof(info->step_marker), "%s", ts_trace_str(b->t, best_name));
+			snprintf(info->step_marker, sizeof(info->step_marker), "%s", ts_intern_str(&keys, best_key));
 		} else if (b->syncs.n >= 4) {
 			/* a regular synchronise cadence on one thread: intervals
 			 * between consecutive sync ends within 25 % of their median */
@@ -494,7 +545,7 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 				if (regular && d[(bc - 1) / 2] >= 1000000) {
 					for (size_t i = 0; i + 1 < bc; i++)
 						out[k++] = (struct range){ s[bi + i].e, s[bi + i + 1].e, s[bi + i].tid,
-									   s[bi + i].name, 1 };
+									   s[bi + i].name, 0, 1 };
 					info->steps_from = TS_NSYS_STEPS_SYNC;
 					snprintf(info->step_marker, sizeof(info->step_marker), "%s",
 						 ts_trace_str(b->t, s[bi].name));
@@ -509,6 +560,7 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 	if (!k)
 		info->steps_from = TS_NSYS_STEPS_NONE;
 out:
+	ts_intern_release(&keys);
 	free(sel);
 	free(out);
 	return rc;

@@ -743,7 +743,9 @@ struct col {
 	enum colkind kind;
 };
 
-/* Cell c of row w as text (into buf); returns the JSON value kind. */
+/* Cell c of row w as text (into buf), with its kind in *is_str: 0 decimal
+ * (*num), 1 text, 2 integer (*inum), 3 integer id (no digit grouping);
+ * *is_null for a statistic over no values. */
 static void cell(const struct ts_srep *r, const struct ts_srep_row *w, int c, char *buf, size_t n,
 		 int *is_str, double *num, int64_t *inum, int *is_null)
 {
@@ -757,6 +759,7 @@ static void cell(const struct ts_srep *r, const struct ts_srep_row *w, int c, ch
 		if (c < 5) {
 			int64_t v = c == 0 ? w->pid : c == 1 ? w->tid : c == 2 ? w->device : c == 3 ? w->v.n : w->queue_t.n;
 			*inum = v;
+			*is_str = c < 3 ? 3 : 2;   /* ids print without digit grouping */
 			snprintf(buf, n, "%lld", (long long)v);
 			return;
 		}
@@ -968,7 +971,7 @@ void ts_srep_table(const struct ts_srep *r, struct ts_sb *out)
 				int64_t inum;
 				size_t len;
 				cell(r, &r->rows.v[i], c, buf, sizeof(buf), &is_str, &num, &inum, &is_null);
-				if (is_str != 1 && !is_null && buf[0])
+				if (is_str != 1 && is_str != 3 && !is_null && buf[0])
 					group_digits(buf, g, sizeof(g));
 				else
 					snprintf(g, sizeof(g), "%s", buf);
@@ -1020,7 +1023,7 @@ void ts_srep_json(const struct ts_srep *r, struct ts_sb *out)
 				ts_jw_null(&w);
 			else if (is_str == 1)
 				ts_jw_str(&w, buf);
-			else if (is_str == 2 || (r->kind == TS_SREP_KERN_EXEC_SUM && c < 5))
+			else if (is_str >= 2)
 				ts_jw_i64(&w, inum);
 			else if (r->kind == TS_SREP_MEM_SIZE_SUM && (c == 0 || c == 4 || c == 5))
 				ts_jw_i64(&w, (int64_t)num);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include "harness.h"
+#include "tbuild.h"
 #include "trainscope/nsys.h"
 #include "trainscope/profile.h"
 
@@ -442,11 +443,12 @@ TEST(nsys_step_nvtx_regex_and_detection)
 
 	ts_sb_init(&sql);
 	syn_sqlite(&sql);
-	/* four 2 ms "train_step" ranges, each holding a short inner range */
+	/* four 2 ms "train_step" ranges named the emit_nvtx way (a per-call
+	 * op_id), each holding a short inner range */
 	for (int i = 0; i < 4; i++)
-		ts_sb_addf(&sql, "INSERT INTO NVTX_EVENTS VALUES(%d,%d,59,'train_step'," GT ",NULL,0);"
+		ts_sb_addf(&sql, "INSERT INTO NVTX_EVENTS VALUES(%d,%d,59,'train_step, op_id = %d'," GT ",NULL,0);"
 				 "INSERT INTO NVTX_EVENTS VALUES(%d,%d,59,'forward'," GT ",NULL,0);",
-			   1000000 + i * 2000000, 3000000 + i * 2000000, 1100000 + i * 2000000,
+			   1000000 + i * 2000000, 3000000 + i * 2000000, 100 + i, 1100000 + i * 2000000,
 			   1200000 + i * 2000000);
 	REQUIRE(make_db(path, sql.buf) == 0);
 	ts_err_init(&err);
@@ -482,4 +484,98 @@ TEST(nsys_step_nvtx_regex_and_detection)
 	ts_nsys_close(&x);
 	unlink(path);
 	ts_sb_release(&sql);
+}
+
+/* ------------------------------------------------------------ stats reports */
+
+TEST(nsys_stats_definitions_by_hand)
+{
+	struct ts_trace t;
+	struct ts_srep r;
+	struct ts_err err;
+	struct ts_sb out;
+	/* "a": 1, 2, 3, 10 ns -> total 16, avg 4.0, med 2.5 (mean of the two
+	 * middle values), sample stddev sqrt((9+4+1+36)/3) = 4.08 -> 4.1;
+	 * "b": one 16 ns kernel -> stddev 0.0. Equal totals: fewer instances
+	 * first (b), 50.0 % each. */
+	static const int64_t a[] = { 1, 2, 3, 10 };
+	tb_init(&t);
+	for (size_t i = 0; i < 5; i++) {
+		struct ts_trace_event e;
+		ts_trace_event_init(&e);
+		e.ph = 'X';
+		e.cat = TS_CAT_KERNEL;
+		e.name = (uint32_t)ts_intern(&t.strings, i < 4 ? "a" : "b", 1);
+		e.ts_ns = (int64_t)i * 100;
+		e.dur_ns = i < 4 ? a[i] : 16;
+		e.pid = 0;
+		e.tid = 7;
+		e.device = 0;
+		ts_trace_push_event(&t, &e);
+	}
+	ts_srep_init(&r, TS_SREP_KERN_SUM);
+	ts_err_init(&err);
+	REQUIRE(ts_srep_add_trace(&r, &t, &err) == 0);
+	REQUIRE(ts_srep_finish(&r, &err) == 0);
+	ts_sb_init(&out);
+	ts_srep_csv(&r, &out);
+	CHECK_STR(out.buf, "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+			   "50.0,16,1,16.0,16.0,16,16,0.0,b\n"
+			   "50.0,16,4,4.0,2.5,1,10,4.1,a\n");
+	ts_sb_release(&out);
+	ts_srep_release(&r);
+	tb_release(&t);
+	CHECK_I64(ts_srep_of("cuda_kern_exec_sum"), TS_SREP_KERN_EXEC_SUM);
+	CHECK_I64(ts_srep_of("cuda_gpu_kern_gb_sum"), -1);
+}
+
+static int kern_row(const char *path, const char *prefix, struct ts_srep_stat *out)
+{
+	struct ts_nsys x;
+	struct ts_srep r;
+	struct ts_err err;
+	int found = 0;
+
+	ts_nsys_init(&x);
+	ts_srep_init(&r, TS_SREP_KERN_SUM);
+	ts_err_init(&err);
+	if (ts_nsys_open(&x, path, &err) == 0 && ts_srep_add_nsys(&r, &x, &err) == 0 &&
+	    ts_srep_finish(&r, &err) == 0)
+		for (size_t i = 0; i < r.rows.n && !found; i++)
+			if (strncmp(ts_intern_str(&r.names, r.rows.v[i].name), prefix, strlen(prefix)) == 0) {
+				*out = r.rows.v[i].v;
+				found = 1;
+			}
+	ts_srep_release(&r);
+	ts_nsys_close(&x);
+	return found;
+}
+
+TEST(nsys_before_after_instance_times)
+{
+	DATA_OR_SKIP(before, "nsys/mfu_2gpu_before.sqlite");
+	DATA_OR_SKIP(after, "nsys/mfu_2gpu_after.sqlite");
+	struct ts_srep_stat fb, fa, sb, sa;
+
+	REQUIRE(kern_row(before, "void flash::flash_fwd_kernel", &fb));
+	REQUIRE(kern_row(after, "void flash::flash_fwd_kernel", &fa));
+	REQUIRE(kern_row(before, "ncclDevKernel_SendRecv", &sb));
+	REQUIRE(kern_row(after, "ncclDevKernel_SendRecv", &sa));
+	/* §2b: before 68 instances, 272,317,378 ns, median 3,977,582, sample
+	 * stddev 3,878,677.8; PROVENANCE: after 60 instances (68 -> 60) */
+	CHECK_I64(fb.n, 68);
+	CHECK_I64(fb.total, 272317378);
+	CHECK_NEAR(fb.med, 3977582.0, 0.01);
+	CHECK_NEAR(fb.stddev, 3878677.8, 0.05);
+	CHECK_I64(fa.n, 60);
+	/* flash_fwd ~4.0 ms per instance in both */
+	CHECK_NEAR(fb.avg / 1e6, 4.0, 0.05);
+	CHECK_NEAR(fa.avg / 1e6, 4.0, 0.05);
+	/* SendRecv: 66 -> 62 instances; before = all NCCL of §2b (17,172,652
+	 * + 8,229,100 ns); after +8.34 ms (PROVENANCE) -> slower per instance */
+	CHECK_I64(sb.n, 66);
+	CHECK_I64(sa.n, 62);
+	CHECK_I64(sb.total, 17172652 + 8229100);
+	CHECK_NEAR((double)(sa.total - sb.total) / 1e6, 8.34, 0.005);
+	CHECK(sa.avg > sb.avg * 1.3);
 }
