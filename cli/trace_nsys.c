@@ -57,7 +57,7 @@ int trace_nsys_expand(struct cli_ctx *ctx, struct ts_paths *files, struct trace_
 		int is = trace_nsys_is(files->v[i]);
 		ts_nsys_init(&x);
 		if (is) {
-			if (ts_nsys_open(&x, files->v[i], &err)) {
+			if (ts_nsys_open(&x, files->v[i], &err) || ts_nsys_survey(&x, &err)) {
 				rc = cli_fail(ctx, &err);
 				ts_nsys_close(&x);
 				goto out;
@@ -125,6 +125,8 @@ int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct t
 
 	ts_nsys_init(&x);
 	rc = ts_nsys_open(&x, path, err);
+	if (!rc)
+		rc = ts_nsys_survey(&x, err);
 	if (!rc)
 		rc = ts_nsys_read_rank(&x, ns->rank, o, t, &ns->info, err);
 	if (!rc) {

@@ -100,12 +100,15 @@ struct ts_nsys {
 	TS_VEC(struct ts_nsys_gpu) gpus;
 	int64_t null_end[TS_NT_COUNT];   /* rows skipped because start or end is NULL */
 	int64_t nccl_nvtx_ranges;        /* NVTX ranges named nccl* */
+	int surveyed;                    /* ts_nsys_survey() ran */
 
 	/* string table: StringIds id -> local intern id */
 	struct ts_intern strings;
 	int64_t *sid;                    /* sorted StringIds ids */
 	uint32_t *sloc;                  /* their local intern ids */
 	size_t nsid;
+	uint32_t *sdense;                /* id -> local id when the ids are dense, else NULL */
+	size_t ndense;
 	char memcpy_label[16][40];       /* ENUM_CUDA_MEMCPY_OPER labels by id */
 	char sync_label[8][40];          /* ENUM_CUPTI_SYNC_TYPE labels by id */
 };
@@ -117,14 +120,23 @@ void ts_nsys_close(struct ts_nsys *x);
 
 /*
  * Open an export read-only and probe it: tables, columns, metadata, string
- * and enum tables, GPU names, the ranks and the launch joins. Returns 0, or
- * TS_EIO (cannot open/read), TS_EPARSE (not an SQLite file; an SQLite
- * database that is not an Nsight Systems export; a truncated or corrupt
- * file) with err naming the file and, where known, the byte offset.
- * An export without a KERNEL table opens (caps.kernels = 0, no ranks
- * unless memcpy/memset rows exist).
+ * and enum tables, GPU names, and the capabilities the schema alone gives.
+ * Returns 0, or TS_EIO (cannot open/read), TS_EPARSE (not an SQLite file;
+ * an SQLite database that is not an Nsight Systems export; a truncated or
+ * corrupt file) with err naming the file and, where known, the byte offset.
+ * An export without a KERNEL table opens (caps.kernels = 0).
  */
 int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err);
+
+/*
+ * The scans behind ranks, joins and the remaining capabilities (one pass
+ * over the GPU tables, RUNTIME, KERNEL and NVTX_EVENTS): fills ranks (no
+ * ranks when no kernel, memcpy or memset row exists), joins, null_end of
+ * the GPU tables, nccl_nvtx_ranges, caps.nccl_kernels, nccl_nvtx and
+ * message_sizes. Idempotent. Returns 0, TS_EPARSE (corrupt rows), TS_ENOMEM.
+ * ts_nsys_read_rank() needs it; the stats reports do not.
+ */
+int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
 
 struct ts_nsys_read_opts {
 	const char *step_nvtx;   /* POSIX extended regex: NVTX ranges that mark steps, or NULL */
@@ -148,7 +160,7 @@ struct ts_nsys_rank_info {
 
 /*
  * Fill t (initialised by ts_trace_init, empty) with rank k (0 <= k <
- * ranks.n): one pass per table in storage order. Steps found as
+ * ranks.n, after ts_nsys_survey): one pass per table in storage order. Steps found as
  * info->steps_from says become "ProfilerStep#N" user annotations on the
  * marking thread, the way Kineto marks steps. meta.rank = k, world_size =
  * ranks.n, vendor CUDA, the device name from TARGET_INFO_GPU when present.

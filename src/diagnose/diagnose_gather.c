@@ -44,7 +44,7 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 	int rc;
 
 	ts_nsys_init(&x);
-	if ((rc = ts_nsys_open(&x, path, err)))
+	if ((rc = ts_nsys_open(&x, path, err)) || (rc = ts_nsys_survey(&x, err)))
 		goto out;
 	for (size_t k = 0; k < x.ranks.n && !rc; k++) {
 		struct ts_trace t;

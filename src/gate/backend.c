@@ -142,6 +142,8 @@ static int scan_nsys(const char *path, struct ts_backend_evidence *e, struct ts_
 
 	ts_nsys_init(&x);
 	rc = ts_nsys_open(&x, path, err);
+	if (!rc)
+		rc = ts_nsys_survey(&x, err);
 	for (size_t k = 0; !rc && k < x.ranks.n; k++) {
 		struct ts_trace t;
 		ts_trace_init(&t);

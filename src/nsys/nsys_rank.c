@@ -577,6 +577,8 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 	if (!info)
 		info = &dummy;
 	memset(info, 0, sizeof(*info));
+	if (!x->surveyed)
+		return ts_err_at(err, TS_EUSAGE, x->path, -1, -1, "ts_nsys_survey() must run before reading ranks");
 	if (k >= x->ranks.n)
 		return ts_err_at(err, TS_EUSAGE, x->path, -1, -1, "rank %zu out of range (%zu ranks)", k,
 				 x->ranks.n);

@@ -127,6 +127,9 @@ void ts_nsys_close(struct ts_nsys *x)
 	TS_VEC_RELEASE(x->gpus);
 	free(x->sid);
 	free(x->sloc);
+	free(x->sdense);
+	x->sdense = NULL;
+	x->ndense = 0;
 	x->sid = NULL;
 	x->sloc = NULL;
 	x->nsid = 0;
@@ -196,6 +199,9 @@ static int cmp_i64(const void *a, const void *b)
 uint32_t ns_sid(const struct ts_nsys *x, int64_t id)
 {
 	size_t lo = 0, hi = x->nsid;
+
+	if (x->sdense)
+		return id >= 0 && (uint64_t)id < x->ndense ? x->sdense[id] : TS_NO_ID;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -366,6 +372,17 @@ static int load_strings(struct ts_nsys *x, struct ts_err *err)
 			loc[i] = (uint32_t)pair[2 * i + 1];
 		}
 		free(pair);
+	}
+	/* ids are usually dense from 0 or 1: index them directly */
+	if (x->nsid && ids[0] >= 0 && (uint64_t)ids[x->nsid - 1] < 4 * (uint64_t)x->nsid + 1024) {
+		x->ndense = (size_t)ids[x->nsid - 1] + 1;
+		x->sdense = malloc(x->ndense * sizeof(*x->sdense));
+		if (x->sdense) {
+			for (size_t i = 0; i < x->ndense; i++)
+				x->sdense[i] = TS_NO_ID;
+			for (size_t i = 0; i < x->nsid; i++)
+				x->sdense[ids[i]] = loc[i];
+		}
 	}
 	return 0;
 }
@@ -615,10 +632,8 @@ static int load_joins(struct ts_nsys *x, struct ts_err *err)
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	if (!ns_col(x, TS_NT_KERNEL, NS_CORR) || !ns_col(x, TS_NT_RUNTIME, 3) ||
-	    !ns_col(x, TS_NT_RUNTIME, 4) || !ns_col(x, TS_NT_KERNEL, NS_GPID))
+	if (!x->caps.launch_join)
 		return 0;
-	x->caps.launch_join = 1;
 	if ((rc = ns_prepare(x, &st, "SELECT globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
 				     " WHERE correlationId IS NOT NULL AND globalTid IS NOT NULL",
 			     "CUPTI_ACTIVITY_KIND_RUNTIME", err)))
@@ -678,10 +693,9 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
-static int probe_caps(struct ts_nsys *x, struct ts_err *err)
+/* What the tables and columns alone say. */
+static void probe_cols(struct ts_nsys *x)
 {
-	sqlite3_stmt *st;
-	int rc;
 	struct ts_nsys_caps *c = &x->caps;
 
 	c->kernels = ns_col(x, TS_NT_KERNEL, NS_START) && ns_col(x, TS_NT_KERNEL, NS_END) &&
@@ -692,6 +706,17 @@ static int probe_caps(struct ts_nsys *x, struct ts_err *err)
 	c->runtime = ns_col(x, TS_NT_RUNTIME, 0) && ns_col(x, TS_NT_RUNTIME, 1);
 	c->sync = ns_col(x, TS_NT_SYNC, 0) && ns_col(x, TS_NT_SYNC, 1);
 	c->nvtx = ns_col(x, TS_NT_NVTX, 0) && ns_col(x, TS_NT_NVTX, 5);
+	c->launch_join = ns_col(x, TS_NT_KERNEL, NS_CORR) && ns_col(x, TS_NT_RUNTIME, 3) &&
+			 ns_col(x, TS_NT_RUNTIME, 4) && ns_col(x, TS_NT_KERNEL, NS_GPID);
+}
+
+/* What takes a scan: NCCL kernels and NVTX ranges, payload blobs. */
+static int probe_caps(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+	struct ts_nsys_caps *c = &x->caps;
+
 	if (c->kernels) {
 		char sql[160];
 		snprintf(sql, sizeof(sql), "SELECT DISTINCT %s FROM CUPTI_ACTIVITY_KIND_KERNEL",
@@ -754,7 +779,8 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 	snprintf(x->path, sizeof(x->path), "%s", path);
 	if ((rc = probe_header(x, err)))
 		return rc;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	/* one connection per thread: no SQLite mutexes */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		rc = ts_err_at(err, TS_EIO, path, -1, -1, "cannot open: %s",
 			       db ? sqlite3_errmsg(db) : "sqlite error");
 		if (db)
@@ -772,9 +798,21 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 				 "an SQLite database, but not an Nsight Systems export (no StringIds table, or"
 				 " none of CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, META_DATA_EXPORT)");
 	if ((rc = load_meta(x, err)) || (rc = load_strings(x, err)) || (rc = load_enums(x, err)) ||
-	    (rc = load_gpus(x, err)) || (rc = load_ranks(x, err)) || (rc = load_joins(x, err)) ||
-	    (rc = probe_caps(x, err)))
+	    (rc = load_gpus(x, err)))
 		return rc;
+	probe_cols(x);
+	return 0;
+}
+
+int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err)
+{
+	int rc;
+
+	if (x->surveyed)
+		return 0;
+	if ((rc = load_ranks(x, err)) || (rc = load_joins(x, err)) || (rc = probe_caps(x, err)))
+		return rc;
+	x->surveyed = 1;
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "trainscope/nsys.h"
 #include "trainscope/taxonomy.h"
 #include "nsys_int.h"
+#include "../profile/radix.h"
 
 static const char *const rep_names[TS_SREP_COUNT] = {
 	[TS_SREP_KERN_SUM] = "cuda_gpu_kern_sum",
@@ -46,6 +47,16 @@ int ts_srep_of(const char *name)
 
 typedef TS_VEC(int64_t) i64vec;
 
+/* A kernel whose name id is not in StringIds (a damaged export). */
+#define UNNAMED_KERNEL "(unnamed kernel)"
+
+/* nsys's display rule for API names: drop a trailing "_vNNNN" (exactly
+ * six characters starting with "_v"). */
+static size_t nsys_api_display(const char *s, size_t n)
+{
+	return n >= 6 && s[n - 6] == '_' && s[n - 5] == 'v' ? n - 6 : n;
+}
+
 struct grp {
 	uint32_t name, api, style;
 	int64_t pid, tid;
@@ -56,6 +67,8 @@ struct grp {
 struct ts_srep_acc {
 	struct ts_intern keys;
 	TS_VEC(struct grp) g;
+	uint32_t *by_loc;     /* nsys local string id -> group + 1 (0: not yet) */
+	size_t nloc;
 };
 
 void ts_srep_init(struct ts_srep *r, enum ts_srep_kind kind)
@@ -77,6 +90,7 @@ static void acc_free(struct ts_srep_acc *a)
 	}
 	TS_VEC_RELEASE(a->g);
 	ts_intern_release(&a->keys);
+	free(a->by_loc);
 	free(a);
 }
 
@@ -140,6 +154,38 @@ static int add1(struct ts_srep *r, const char *nm, size_t n, int64_t v)
 	return !g || TS_VEC_PUSH(g->v, v) ? TS_ENOMEM : 0;
 }
 
+/* add1 for a row named by an nsys local string id (display length by
+ * api for API names): the group is looked up once per distinct id. */
+static int add_loc(struct ts_srep *r, struct ts_nsys *x, uint32_t loc, int api, int64_t v)
+{
+	const char *s;
+	size_t n;
+	int64_t id;
+	struct grp *g;
+
+	if (loc == TS_NO_ID) {
+		s = UNNAMED_KERNEL;
+		return add1(r, s, strlen(s), v);
+	}
+	if (r->acc && r->acc->by_loc && loc < r->acc->nloc && r->acc->by_loc[loc])
+		return TS_VEC_PUSH(r->acc->g.v[r->acc->by_loc[loc] - 1].v, v) ? TS_ENOMEM : 0;
+	s = ts_intern_str(&x->strings, loc);
+	n = ts_intern_len(&x->strings, loc);
+	if (api)
+		n = nsys_api_display(s, n);
+	id = name_id(r, s, n);
+	g = id < 0 ? NULL : group(r, (uint32_t)id, TS_NO_ID, TS_NO_ID, 0, 0, 0);
+	if (!g || TS_VEC_PUSH(g->v, v))
+		return TS_ENOMEM;
+	if (!r->acc->by_loc) {
+		r->acc->nloc = x->strings.count;
+		r->acc->by_loc = calloc(r->acc->nloc ? r->acc->nloc : 1, sizeof(*r->acc->by_loc));
+	}
+	if (r->acc->by_loc && loc < r->acc->nloc)
+		r->acc->by_loc[loc] = (uint32_t)(g - r->acc->g.v) + 1;
+	return 0;
+}
+
 static int add_style(struct ts_srep *r, const char *nm, size_t n, const char *style, int64_t v)
 {
 	int64_t id = name_id(r, nm, n), st = name_id(r, style, strlen(style));
@@ -162,17 +208,8 @@ static int add_exec(struct ts_srep *r, int64_t pid, int64_t tid, int32_t dev, co
 	return 0;
 }
 
-/* nsys's display rule for API names: drop a trailing "_vNNNN" (exactly
- * six characters starting with "_v"). */
-static size_t nsys_api_display(const char *s, size_t n)
-{
-	return n >= 6 && s[n - 6] == '_' && s[n - 5] == 'v' ? n - 6 : n;
-}
 
 /* ------------------------------------------------------------ from an nsys export */
-
-/* A kernel whose name id is not in StringIds (a damaged export). */
-#define UNNAMED_KERNEL "(unnamed kernel)"
 
 static int need(struct ts_nsys *x, enum ts_nsys_tab t, const char *what, struct ts_err *err)
 {
@@ -206,13 +243,7 @@ static int nsys_kern(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_KERNEL", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_KERNEL", err)) == 1) {
-		size_t n;
-		const char *s = lstr(x, ns_str_col(x, st, 1), &n);
-		if (!s) {
-			s = UNNAMED_KERNEL;
-			n = strlen(s);
-		}
-		if (add1(r, s, n, sqlite3_column_int64(st, 0))) {
+		if (add_loc(r, x, ns_str_col(x, st, 1), 0, sqlite3_column_int64(st, 0))) {
 			rc = nomem(err);
 			break;
 		}
@@ -233,11 +264,10 @@ static int nsys_api(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 			     "CUPTI_ACTIVITY_KIND_RUNTIME", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_RUNTIME", err)) == 1) {
-		size_t n;
-		const char *s = lstr(x, ns_str_col(x, st, 1), &n);
-		if (!s)
+		uint32_t loc = ns_str_col(x, st, 1);
+		if (loc == TS_NO_ID)
 			continue;
-		if (add1(r, s, nsys_api_display(s, n), sqlite3_column_int64(st, 0))) {
+		if (add_loc(r, x, loc, 1, sqlite3_column_int64(st, 0))) {
 			rc = nomem(err);
 			break;
 		}
@@ -476,6 +506,12 @@ out:
 int ts_srep_add_nsys(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 {
 	snprintf(r->source, sizeof(r->source), "nsys-sqlite");
+	if (r->acc) {
+		/* local string ids are per export */
+		free(r->acc->by_loc);
+		r->acc->by_loc = NULL;
+		r->acc->nloc = 0;
+	}
 	switch (r->kind) {
 	case TS_SREP_KERN_SUM: return nsys_kern(r, x, err);
 	case TS_SREP_API_SUM: return nsys_api(r, x, err);
@@ -649,7 +685,8 @@ static int stat_of(i64vec *v, struct ts_srep_stat *s)
 	s->n = (int64_t)v->n;
 	if (!v->n)
 		return 0;
-	ts_sort(v->v, v->n, sizeof(*v->v), cmp_i64);
+	if (ts_radix_sort_i64(v->v, v->n))
+		ts_sort(v->v, v->n, sizeof(*v->v), cmp_i64);   /* no memory for the radix buffer */
 	s->min = v->v[0];
 	s->max = v->v[v->n - 1];
 	for (size_t i = 0; i < v->n; i++) {

@@ -32,7 +32,7 @@ static int walls_of_file(const char *path, struct rankw *out, size_t max, size_t
 
 	ts_err_init(&err);
 	ts_nsys_init(x);
-	if (ts_nsys_open(x, path, &err))
+	if (ts_nsys_open(x, path, &err) || ts_nsys_survey(x, &err))
 		return -1;
 	*n = 0;
 	for (size_t k = 0; k < x->ranks.n && *n < max; k++) {
@@ -339,6 +339,8 @@ static int open_err(const char *path, struct ts_err *err)
 	ts_err_init(err);
 	ts_nsys_init(&x);
 	rc = ts_nsys_open(&x, path, err);
+	if (!rc)
+		rc = ts_nsys_survey(&x, err);
 	ts_nsys_close(&x);
 	return rc;
 }
@@ -408,6 +410,7 @@ TEST(nsys_without_kernel_table_and_null_end)
 	ts_err_init(&err);
 	ts_nsys_init(&x);
 	REQUIRE(ts_nsys_open(&x, path, &err) == 0);
+	REQUIRE(ts_nsys_survey(&x, &err) == 0);
 	CHECK(!x.caps.kernels);
 	CHECK(x.caps.memcpy);
 	CHECK_I64(x.null_end[TS_NT_MEMCPY], 1);
@@ -454,6 +457,7 @@ TEST(nsys_step_nvtx_regex_and_detection)
 	ts_err_init(&err);
 	ts_nsys_init(&x);
 	REQUIRE(ts_nsys_open(&x, path, &err) == 0);
+	REQUIRE(ts_nsys_survey(&x, &err) == 0);
 	for (int pass = 0; pass < 3; pass++) {
 		struct ts_trace t;
 		struct ts_rank_prof p;
