@@ -10,6 +10,11 @@
 
 #define NS_MAXCOL 12
 
+/* Times beyond +-2^61 ns (73 years) are not real; rows holding them are
+ * skipped so every end, difference and sum fits int64 (as in profile). */
+#define NS_TIME_LIM (INT64_C(1) << 61)
+#define NS_TIME_OK(t) ((t) >= -NS_TIME_LIM && (t) <= NS_TIME_LIM)
+
 /* Column numbers shared by the GPU activity tables (KERNEL, MEMCPY,
  * MEMSET, SYNCHRONIZATION) in the reader's column lists. */
 enum { NS_START = 0, NS_END, NS_DEV, NS_STREAM, NS_CORR, NS_GPID };

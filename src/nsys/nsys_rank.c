@@ -74,7 +74,7 @@ static int span_of(sqlite3_stmt *st, int64_t *s, int64_t *e)
 		return -1;
 	*s = sqlite3_column_int64(st, 0);
 	*e = sqlite3_column_int64(st, 1);
-	return *e >= *s ? 0 : -1;
+	return NS_TIME_OK(*s) && NS_TIME_OK(*e) && *e >= *s ? 0 : -1;
 }
 
 static int64_t col_i64(sqlite3_stmt *st, int c, int64_t dflt)
@@ -220,6 +220,8 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
 			continue;
 		s = sqlite3_column_int64(st, 0);
+		if (!NS_TIME_OK(s))
+			continue;
 		gt = col_i64(st, 3, 0);
 		e.pid = (gt >> 24) & 0xFFFFFF;
 		e.tid = gt & 0xFFFFFF;
@@ -265,7 +267,7 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 			e.cat_str = (uint32_t)cs_ann;
 			if (range) {
 				en = sqlite3_column_int64(st, 1);
-				if (en < s)
+				if (en < s || !NS_TIME_OK(en))
 					continue;
 				e.ph = 'X';
 				e.dur_ns = en - s;

@@ -198,8 +198,11 @@ static int add_exec(struct ts_srep *r, int64_t pid, int64_t tid, int32_t dev, co
 		    const char *kn, size_t kl, int64_t rs, int64_t re, int64_t ks, int64_t ke)
 {
 	int64_t a = name_id(r, api, an), k = name_id(r, kn, kl);
-	struct grp *g = a < 0 || k < 0 ? NULL : group(r, (uint32_t)k, (uint32_t)a, TS_NO_ID, pid, tid, dev);
+	struct grp *g;
 
+	if (!NS_TIME_OK(rs) || !NS_TIME_OK(re) || !NS_TIME_OK(ks) || !NS_TIME_OK(ke))
+		return 0;   /* not a real time: left out */
+	g = a < 0 || k < 0 ? NULL : group(r, (uint32_t)k, (uint32_t)a, TS_NO_ID, pid, tid, dev);
 	if (!g || TS_VEC_PUSH(g->v, ke - ks) || TS_VEC_PUSH(g->a, re - rs) ||
 	    TS_VEC_PUSH(g->tt, (re > ke ? re : ke) - rs))
 		return TS_ENOMEM;
@@ -382,6 +385,8 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		uint32_t id;
 		size_t n;
 		const char *txt;
+		if (!NS_TIME_OK(s) || !NS_TIME_OK(e))
+			continue;   /* not a real time */
 		if (ty == 59 || ty == 70)
 			style = "PushPop";
 		else if (ty == 60 || ty == 71)
@@ -690,7 +695,8 @@ static int stat_of(i64vec *v, struct ts_srep_stat *s)
 	s->min = v->v[0];
 	s->max = v->v[v->n - 1];
 	for (size_t i = 0; i < v->n; i++) {
-		s->total += v->v[i];
+		if (__builtin_add_overflow(s->total, v->v[i], &s->total))
+			s->total = v->v[i] > 0 ? INT64_MAX : INT64_MIN;   /* saturate */
 		sum += v->v[i];
 	}
 	mean = sum / (long double)v->n;

@@ -11,8 +11,12 @@
 #include "trainscope/profile.h"
 #include "trainscope/taxonomy.h"
 
+/* Times beyond +-2^61 ns are not real (as in profile): left out. */
+#define TIME_LIM (INT64_C(1) << 61)
+
 struct dev_sets {
 	int32_t device;
+	int64_t last_end;     /* of every activity, zero-length ones too */
 	struct ts_ivset all, comp, comm, mcpy, mset;
 	struct ts_dev_walls w;
 };
@@ -53,7 +57,8 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 		size_t k;
 		struct dev_sets *ds;
 		if ((cat != TS_CAT_KERNEL && cat != TS_CAT_MEMCPY && cat != TS_CAT_MEMSET) ||
-		    t->ev.ph[i] != 'X' || du == TS_NONE || du < 0 || s == TS_NONE)
+		    t->ev.ph[i] != 'X' || du == TS_NONE || du < 0 || du > TIME_LIM || s == TS_NONE ||
+		    s < -TIME_LIM || s > TIME_LIM)
 			continue;
 		dev = t->ev.device[i] >= 0 ? t->ev.device[i]
 		      : (t->ev.pid[i] >= 0 && t->ev.pid[i] < INT32_MAX ? (int32_t)t->ev.pid[i] : -1);
@@ -65,12 +70,15 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 			z.device = dev;
 			z.w.device = dev;
 			z.w.t0_ns = INT64_MAX;
+			z.last_end = INT64_MIN;
 			if (TS_VEC_PUSH(d, z))
 				goto nomem;
 		}
 		ds = &d.v[k];
 		if (s < ds->w.t0_ns)
 			ds->w.t0_ns = s;
+		if (s + du > ds->last_end)
+			ds->last_end = s + du;
 		if (ts_ivset_add(&ds->all, s, s + du))
 			goto nomem;
 		if (cat == TS_CAT_MEMCPY) {
@@ -103,15 +111,12 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 	for (size_t k = 0; k < d.n; k++) {
 		struct dev_sets *ds = &d.v[k];
 		struct ts_dev_walls *w = &ds->w;
-		int64_t last_end = 0;
 		ts_ivset_norm(&ds->all);
 		ts_ivset_norm(&ds->comp);
 		ts_ivset_norm(&ds->comm);
 		ts_ivset_norm(&ds->mcpy);
 		ts_ivset_norm(&ds->mset);
-		if (ds->all.n)
-			last_end = ds->all.v[ds->all.n - 1].e;
-		w->span_ns = last_end - w->t0_ns;
+		w->span_ns = ds->last_end - w->t0_ns;
 		w->busy_ns = ts_ivset_len(&ds->all);
 		w->idle_ns = w->span_ns - w->busy_ns;
 		w->compute_ns = ts_ivset_len(&ds->comp);

@@ -583,3 +583,38 @@ TEST(nsys_before_after_instance_times)
 	CHECK_NEAR((double)(sa.total - sb.total) / 1e6, 8.34, 0.005);
 	CHECK(sa.avg > sb.avg * 1.3);
 }
+
+TEST(nsys_walls_zero_length_and_absurd_times)
+{
+	/* found by fuzz_nsys: a lone zero-length kernel at 5 ns gave span -5.
+	 * Span covers zero-length activities; busy is 0 (nothing ran).
+	 * An activity at 2^62 ns (beyond 73 years) is not a time: left out. */
+	struct ts_trace t;
+	struct ts_dev_walls *w = NULL;
+	size_t n = 0;
+	struct ts_err err;
+	struct ts_trace_event e;
+
+	tb_init(&t);
+	ts_trace_event_init(&e);
+	e.ph = 'X';
+	e.cat = TS_CAT_KERNEL;
+	e.name = (uint32_t)ts_intern(&t.strings, "k", 1);
+	e.pid = 0;
+	e.device = 0;
+	e.ts_ns = 5;
+	e.dur_ns = 0;
+	ts_trace_push_event(&t, &e);
+	e.ts_ns = INT64_C(1) << 62;
+	e.dur_ns = 10;
+	ts_trace_push_event(&t, &e);
+	ts_err_init(&err);
+	REQUIRE(ts_dev_walls_of(&t, &w, &n, &err) == 0);
+	REQUIRE(n == 1);
+	CHECK_I64(w[0].span_ns, 0);
+	CHECK_I64(w[0].busy_ns, 0);
+	CHECK_I64(w[0].idle_ns, 0);
+	CHECK_I64(w[0].kernels, 1);
+	free(w);
+	tb_release(&t);
+}
