@@ -1079,7 +1079,15 @@ const struct cli_command cli_cmd_trace = {
 		"Under MPI (mpirun -n N trainscope trace --mpi PATH...) every process expands\n"
 		"the same inputs, analyses the files i with i % N == its rank, and process 0\n"
 		"gathers the compact results and prints the report. Definitions:\n"
-		"docs/trace-analysis.md.",
+		"docs/trace-analysis.md.\n"
+		"\n"
+		"Nsight Systems SQLite exports (nsys export --type sqlite) are read by content: one\n"
+		"rank per (process, device), the same report, then the export's capability report\n"
+		"(what it can and cannot answer), launch joins and exact per-device walls in ns.\n"
+		"Steps come from --step-nvtx REGEX, else from a detected repeating top-level NVTX\n"
+		"range or synchronise cadence (stated). --report NAME prints one nsys stats report\n"
+		"(same rows, order, rounding and median/stddev as nsys stats; --csv, --json) from\n"
+		"nsys exports or Kineto traces. docs/nsys.md.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,
