@@ -203,8 +203,8 @@ static int make_db(char *path, const char *sql)
 	" globalTid INTEGER, textId INTEGER, domainId INTEGER);"
 
 /* globalPid of pid 100 (hardware id 1 in bits 48+), globalTid of its tid 101 */
-#define GP "281475395928064"
-#define GT "281475395928165"
+#define GP "281476654432256"
+#define GT "281476654432357"
 
 /*
  * One event list, device 0, stream 7, times in ns from 1,000,000:
@@ -617,4 +617,80 @@ TEST(nsys_walls_zero_length_and_absurd_times)
 	CHECK_I64(w[0].kernels, 1);
 	free(w);
 	tb_release(&t);
+}
+
+TEST(nsys_old_schema_and_gpu_name)
+{
+	/* schema 3.1 shape (capabilities-anchors.md §2c): EXPORT_META_DATA instead
+	 * of META_DATA_EXPORT, no greenContextId/graphId columns, SYNCHRONIZATION
+	 * with syncType only, NVTX without binaryData, TARGET_INFO_GPU present */
+	char path[] = "/tmp/ts-nsys-old-XXXXXX";
+	struct ts_nsys x;
+	struct ts_err err;
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	const char *sql =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+		"INSERT INTO StringIds VALUES(1,'volta_sgemm_128x64_nn'),(2,'cudaLaunchKernel_v7000');"
+		"CREATE TABLE EXPORT_META_DATA(name TEXT, value TEXT);"
+		"INSERT INTO EXPORT_META_DATA VALUES('EXPORT_SCHEMA_VERSION','3.1.2'),"
+		"('EXPORT_PRODUCT_VERSION','2023.1.2'),('EXPORT_PARAM_OUTUPT_FILE','x');"
+		"CREATE TABLE TARGET_INFO_GPU(vmId INTEGER, id INTEGER, name TEXT, busLocation TEXT, cuDevice INTEGER);"
+		"INSERT INTO TARGET_INFO_GPU VALUES(0,0,'NVIDIA GeForce RTX 3090','0000:01:00.0',0);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+		" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+		" correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,"
+		" shortName INTEGER NOT NULL, launchType INTEGER);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(1000,3000,0,1,7,5," GP ",1,1,0),"
+		"(4000,5000,0,1,7,6," GP ",1,1,0);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+		" eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(500,800,0," GT ",5,2),(900,950,0," GT ",6,2);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INTEGER, end INTEGER, deviceId INTEGER,"
+		" contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, syncType INTEGER,"
+		" eventId INTEGER);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(5000,5100,0,1,7,9," GP ",3,0);"
+		"CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
+		" rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"
+		" endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);"
+		"INSERT INTO NVTX_EVENTS VALUES(400,5200,59,0,0,0,'step'," GT ",NULL,NULL,0),"
+		"(4500,NULL,34,0,0,0,'a mark'," GT ",NULL,NULL,0);"
+		"CREATE TABLE TARGET_INFO_NVTX_CUDA_STREAM(x INTEGER);";
+	size_t kern = 0, sync = 0, marks = 0;
+
+	REQUIRE(make_db(path, sql) == 0);
+	ts_err_init(&err);
+	ts_nsys_init(&x);
+	REQUIRE(ts_nsys_open(&x, path, &err) == 0);
+	REQUIRE(ts_nsys_survey(&x, &err) == 0);
+	CHECK_STR(x.schema, "3.1.2");
+	CHECK_STR(x.product, "2023.1.2");
+	CHECK(x.caps.gpu_name);
+	CHECK(x.caps.kernels && x.caps.sync && x.caps.nvtx && !x.caps.memcpy);
+	CHECK_I64(x.joins.joined, 2);
+	REQUIRE(x.ranks.n == 1);
+	CHECK_I64(x.ranks.v[0].pid, 100);
+	ts_trace_init(&t);
+	REQUIRE(ts_nsys_read_rank(&x, 0, NULL, &t, NULL, &err) == 0);
+	REQUIRE(t.meta.ndevices == 1);
+	CHECK_STR(ts_trace_str(&t, t.meta.devices[0].name), "NVIDIA GeForce RTX 3090");
+	for (size_t i = 0; i < t.ev.n; i++) {
+		kern += t.ev.cat[i] == TS_CAT_KERNEL;
+		sync += t.ev.cat[i] == TS_CAT_SYNC && strcmp(ts_trace_str(&t, t.ev.name[i]), "Stream sync") == 0;
+		marks += t.ev.ph[i] == 'i';
+		if (t.ev.cat[i] == TS_CAT_RUNTIME)
+			CHECK_STR(ts_trace_str(&t, t.ev.name[i]), "cudaLaunchKernel");
+	}
+	CHECK_I64(kern, 2);
+	CHECK_I64(sync, 1);
+	CHECK_I64(marks, 1);
+	/* the profile links both kernels to their launches (same process) */
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK_I64(p.launch.linked, 2);
+	CHECK_STR(p.device, "NVIDIA GeForce RTX 3090");
+	ts_rank_prof_release(&p);
+	ts_trace_release(&t);
+	ts_nsys_close(&x);
+	unlink(path);
 }
