@@ -138,6 +138,7 @@ int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct t
 			ns->walls = w[i];
 			ns->has_walls = 1;
 		}
+
 	free(w);
 	ts_nsys_close(&x);
 	return rc;
@@ -268,6 +269,11 @@ void trace_nsys_text(struct ts_sb *out, const struct trace_nsys_slot *ns, char *
 				   (long long)s->walls.memset_ns);
 			steps_line(out, s);
 			ts_sb_addc(out, '\n');
+			if (s->caps.nccl_nvtx)
+				ts_sb_addf(out, "         NCCL by NVTX projection: %lld kernels launched inside NCCL NVTX"
+						" ranges, %lld of them NCCL by name; %lld NCCL kernels by name\n",
+					   (long long)s->info.nccl_nvtx_kernels, (long long)s->info.nccl_nvtx_kernels_named,
+					   (long long)s->walls.comm_kernels);
 		}
 	}
 }
@@ -287,6 +293,7 @@ static void json_walls(struct ts_jw *w, const struct ts_dev_walls *d)
 	ts_jw_ki64(w, "exposed_memcpy_ns", d->exposed_memcpy_ns);
 	ts_jw_ki64(w, "memset_ns", d->memset_ns);
 	ts_jw_ki64(w, "kernels", d->kernels);
+	ts_jw_ki64(w, "comm_kernels", d->comm_kernels);
 	ts_jw_ki64(w, "kernel_sum_ns", d->kernel_sum_ns);
 	ts_jw_ki64(w, "memcpys", d->memcpys);
 	ts_jw_ki64(w, "memsets", d->memsets);
@@ -356,6 +363,8 @@ void trace_nsys_json(struct ts_jw *w, const struct trace_nsys_slot *ns, char *co
 			ts_jw_kstr(w, "steps_from", ts_nsys_steps_name(r->info.steps_from));
 			ts_jw_kstr(w, "step_marker", r->info.step_marker[0] ? r->info.step_marker : NULL);
 			ts_jw_ki64(w, "steps", r->info.steps);
+			ts_jw_ki64(w, "nccl_nvtx_kernels", r->info.nccl_nvtx_kernels);
+			ts_jw_ki64(w, "nccl_nvtx_kernels_named", r->info.nccl_nvtx_kernels_named);
 			ts_jw_key(w, "walls");
 			json_walls(w, &r->walls);
 			ts_jw_obj_end(w);

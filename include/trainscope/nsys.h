@@ -156,6 +156,10 @@ struct ts_nsys_rank_info {
 	char step_marker[128];   /* the NVTX range name or the sync call */
 	int64_t steps;
 	int64_t events;          /* events put into the trace */
+	/* NCCL by NVTX projection: kernels whose launch call lies inside an
+	 * NCCL NVTX range (ncclSend, ncclGroupEnd, ...) of the same thread,
+	 * and how many of them the kernel-name taxonomy also calls NCCL */
+	int64_t nccl_nvtx_kernels, nccl_nvtx_kernels_named;
 };
 
 /*
@@ -192,6 +196,7 @@ struct ts_dev_walls {
 	int64_t t0_ns, span_ns, busy_ns, idle_ns, compute_ns, comm_ns, exposed_comm_ns;
 	int64_t memcpy_ns, exposed_memcpy_ns, memset_ns;
 	int64_t kernels, memcpys, memsets;
+	int64_t comm_kernels;    /* kernels of the communication class */
 	int64_t kernel_sum_ns;   /* summed kernel durations */
 };
 

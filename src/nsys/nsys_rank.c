@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/nsys.h"
+#include "trainscope/taxonomy.h"
 #include "nsys_int.h"
 
 struct range {
@@ -568,6 +569,100 @@ out:
 	return rc;
 }
 
+struct launch_at {
+	int64_t corr, tid, s;
+};
+
+static int cmp_launch_at(const void *a, const void *b)
+{
+	const struct launch_at *x = a, *y = b;
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* Kernels launched inside an NCCL NVTX range of the launching thread. */
+static int nccl_projection(struct rb *b, struct ts_nsys_rank_info *info, struct ts_err *err)
+{
+	struct ts_trace *t = b->t;
+	TS_VEC(struct range) nr = { 0 };
+	TS_VEC(struct launch_at) la = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < b->nvtx.n; i++)
+		if (ns_is_nccl_range(ts_trace_str(t, b->nvtx.v[i].name)) && TS_VEC_PUSH(nr, b->nvtx.v[i])) {
+			rc = nomem(b, err);
+			goto out;
+		}
+	if (!nr.n)
+		goto out;
+	/* per thread, the union of its NCCL ranges: sorted, disjoint */
+	for (size_t i = 0; i < nr.n; i++)
+		nr.v[i].tid &= 0xFFFFFFFFFFFF;   /* pid and tid bits, as the launch events carry them */
+	ts_sort(nr.v, nr.n, sizeof(*nr.v), cmp_range);
+	{
+		size_t m = 0;
+		for (size_t i = 0; i < nr.n; i++) {
+			if (m && nr.v[m - 1].tid == nr.v[i].tid && nr.v[i].s <= nr.v[m - 1].e) {
+				if (nr.v[i].e > nr.v[m - 1].e)
+					nr.v[m - 1].e = nr.v[i].e;
+			} else {
+				nr.v[m++] = nr.v[i];
+			}
+		}
+		nr.n = m;
+	}
+	for (size_t i = 0; i < t->ev.n; i++)
+		if ((t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
+		    t->ev.correlation[i] != TS_NONE) {
+			struct launch_at l = { t->ev.correlation[i],
+					       t->ev.pid[i] << 24 | t->ev.tid[i], t->ev.ts_ns[i] };
+			if (TS_VEC_PUSH(la, l)) {
+				rc = nomem(b, err);
+				goto out;
+			}
+		}
+	ts_sort(la.v, la.n, sizeof(*la.v), cmp_launch_at);
+	for (size_t i = 0; i < t->ev.n; i++) {
+		size_t lo = 0, hi = la.n;
+		int64_t c = t->ev.correlation[i], tid, s;
+		int inside = 0;
+		if (t->ev.cat[i] != TS_CAT_KERNEL || c == TS_NONE)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (la.v[mid].corr < c)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == la.n || la.v[lo].corr != c)
+			continue;
+		tid = la.v[lo].tid;
+		s = la.v[lo].s;
+		/* the last merged range of the thread starting at or before s */
+		lo = 0;
+		hi = nr.n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (nr.v[mid].tid < tid || (nr.v[mid].tid == tid && nr.v[mid].s <= s))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		inside = lo > 0 && nr.v[lo - 1].tid == tid && s < nr.v[lo - 1].e;
+		if (!inside)
+			continue;
+		info->nccl_nvtx_kernels++;
+		if (ts_kclass_of(ts_trace_str(t, t->ev.name[i]),
+				 t->ev.name[i] < t->strings.count ? ts_intern_len(&t->strings, t->ev.name[i]) : 0, 0,
+				 0) == TS_KC_COMM)
+			info->nccl_nvtx_kernels_named++;
+	}
+out:
+	TS_VEC_RELEASE(nr);
+	TS_VEC_RELEASE(la);
+	return rc;
+}
+
 int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opts *o,
 		      struct ts_trace *t, struct ts_nsys_rank_info *info, struct ts_err *err)
 {
@@ -599,7 +694,7 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 	if ((rc = read_gpu(&b, TS_NT_KERNEL, r, err)) || (rc = read_gpu(&b, TS_NT_MEMCPY, r, err)) ||
 	    (rc = read_gpu(&b, TS_NT_MEMSET, r, err)) || (rc = read_gpu(&b, TS_NT_SYNC, r, err)) ||
 	    (rc = read_cpu(&b, TS_NT_RUNTIME, r, err)) || (rc = read_cpu(&b, TS_NT_NVTX, r, err)) ||
-	    (rc = find_steps(&b, o, info, err)))
+	    (rc = nccl_projection(&b, info, err)) || (rc = find_steps(&b, o, info, err)))
 		goto out;
 	t->meta.rank = (int64_t)k;
 	t->meta.rank_source = 3;

@@ -99,6 +99,7 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 				c = cls[id];
 			}
 			ds->w.kernels++;
+			ds->w.comm_kernels += c == 2;
 			ds->w.kernel_sum_ns += du;
 			if (ts_ivset_add(c == 2 ? &ds->comm : &ds->comp, s, s + du))
 				goto nomem;

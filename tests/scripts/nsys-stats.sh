@@ -137,6 +137,38 @@ for f in "$DATA"/nsys/*.sqlite; do
 	done
 done
 
+# NCCL by NVTX projection: kernels whose launch (same process, same
+# correlationId) starts inside an NCCL NVTX range (ncclSend, ncclGroupEnd,
+# ...) of the launching thread, per (process, device), against trace --json
+cat >"$tmp/proj.py" <<'PY'
+import json, re, sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+got = json.load(open(sys.argv[2]))
+S = dict(db.execute("SELECT id, value FROM StringIds"))
+rng = {}
+for s, e, t, ti, gt in db.execute("SELECT start, end, text, textId, globalTid FROM NVTX_EVENTS WHERE end IS NOT NULL"):
+    n = t if t is not None else S.get(ti, "")
+    if re.match(r"nccl[A-Z]", n):
+        rng.setdefault(gt & 0xFFFFFFFFFFFF, []).append((s, e))
+rt = {}
+for gt, c, s in db.execute("SELECT globalTid, correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
+    rt[(gt & ~0xFFFFFF, c)] = (gt & 0xFFFFFFFFFFFF, s)
+want = {}
+for gp, dev, c in db.execute("SELECT globalPid, deviceId, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+    l = rt.get((gp, c))
+    k = ((gp >> 24) & 0xFFFFFF, dev)
+    want.setdefault(k, 0)
+    if l and any(a <= l[1] < b for a, b in rng.get(l[0], [])):
+        want[k] += 1
+have = {(r["pid"], r["device"]): r["nccl_nvtx_kernels"] for f in got["nsys"] for r in f["ranks"]}
+if want != have:
+    print("FAIL NCCL NVTX projection of %s: want %s, got %s" % (sys.argv[1], want, have))
+    sys.exit(1)
+PY
+for f in "$DATA"/nsys/*.sqlite; do
+	"$TS" trace --json --quiet "$f" >"$tmp/t.json" && python3 "$tmp/proj.py" "$f" "$tmp/t.json" || status=1
+done
+
 # robustness: each case exits 2 with a message naming the file, or reports
 expect() { # name, want_exit, want_text, command...
 	local name=$1 want=$2 text=$3
