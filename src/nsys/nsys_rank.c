@@ -43,8 +43,19 @@ static int64_t tr_local(struct rb *b, uint32_t loc)
 {
 	int64_t id;
 
-	if (loc == TS_NO_ID || loc >= b->nmap)
+	if (loc == TS_NO_ID || loc >= b->x->strings.count)
 		return TS_NO_ID;
+	if (loc >= b->nmap) {
+		/* inline NVTX text interned since the map was sized */
+		size_t n = b->x->strings.count;
+		uint32_t *m = realloc(b->map, n * sizeof(*m));
+		if (!m)
+			return TS_ENOMEM;
+		for (size_t i = b->nmap; i < n; i++)
+			m[i] = TS_NO_ID;
+		b->map = m;
+		b->nmap = n;
+	}
 	if (b->map[loc] != TS_NO_ID)
 		return b->map[loc];
 	id = tr_intern(b, ts_intern_str(&b->x->strings, loc), ts_intern_len(&b->x->strings, loc));

@@ -215,4 +215,9 @@ expect no-gpu-activity 2 "without GPU activity" "$TS" trace "$tmp/empty.sqlite"
 expect no-gpu-activity-report 0 "cudaLaunchKernel" "$TS" trace --report cuda_api_sum --csv "$tmp/empty.sqlite"
 expect bad-regex 2 "invalid regular expression" "$TS" trace --step-nvtx '([' "$src"
 expect bad-report 2 "unknown report" "$TS" trace --report nope "$src"
+# validate reads backend evidence from an export in the run directory
+run=$tmp/run
+mkdir -p "$run"
+cp "$DATA/traces/cpu/a_dense/metrics_rank0.jsonl" "$src" "$run/"
+expect validate-backend 0 "the trace shows attention flash" "$TS" validate "$run"
 exit $status
