@@ -945,6 +945,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	pl.nsys_opts.step_nvtx = step_nvtx;
+	if (step_nvtx && !any_nsys)
+		cli_warn(ctx, "--step-nvtx applies to Nsight Systems exports; Kineto traces keep their ProfilerStep spans");
 
 	if (use_mpi) {
 		char why[256];
