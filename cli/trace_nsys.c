@@ -196,8 +196,11 @@ static void caps_line(struct ts_sb *out, const struct trace_nsys_slot *s, int ca
 	ITEM(c->gpu_name, "%s", c->gpu_name ? "GPU name" : "GPU name and peak (no TARGET_INFO_GPU; MFU needs --gpu)");
 	if (c->nccl_kernels || c->nccl_nvtx)
 		ITEM(c->message_sizes, "%s", c->message_sizes ? "NCCL message sizes"
-			: c->blobs_excluded ? "message sizes unavailable (export without blobs:"
-					      " EXPORT_PARAM_INCLUDE_BLOBS=false)"
+			: c->blobs_excluded ? (c->payload_schemas
+						       ? "message sizes unavailable (export without blobs:"
+							 " EXPORT_PARAM_INCLUDE_BLOBS=false; NVTX payload schemas only)"
+						       : "message sizes unavailable (export without blobs:"
+							 " EXPORT_PARAM_INCLUDE_BLOBS=false)")
 					    : "message sizes unavailable (no NVTX payload data)");
 	if (first)
 		ts_sb_adds(out, "-");
@@ -336,6 +339,7 @@ void trace_nsys_json(struct ts_jw *w, const struct trace_nsys_slot *ns, char *co
 		ts_jw_kbool(w, "nccl_nvtx", c->nccl_nvtx);
 		ts_jw_kbool(w, "message_sizes", c->message_sizes);
 		ts_jw_kbool(w, "blobs_excluded", c->blobs_excluded);
+		ts_jw_kbool(w, "nvtx_payload_schemas", c->payload_schemas);
 		ts_jw_obj_end(w);
 		ts_jw_ki64(w, "nccl_nvtx_ranges", s->nccl_nvtx_ranges);
 		ts_jw_key(w, "launch_joins");

@@ -61,6 +61,7 @@ struct ts_nsys_caps {
 	int nccl_nvtx;       /* NCCL NVTX ranges (ncclSend, ncclAllReduce, ...) */
 	int message_sizes;   /* NVTX payloads exported (EXPORT_PARAM_INCLUDE_BLOBS=true and binaryData present) */
 	int blobs_excluded;  /* export says EXPORT_PARAM_INCLUDE_BLOBS=false */
+	int payload_schemas; /* NVTX_PAYLOAD_SCHEMAS present (what the payloads would hold) */
 };
 
 struct ts_nsys_rank {

@@ -19,7 +19,7 @@
  * MEMSET, SYNCHRONIZATION) in the reader's column lists. */
 enum { NS_START = 0, NS_END, NS_DEV, NS_STREAM, NS_CORR, NS_GPID };
 /* KERNEL names; MEMCPY/MEMSET bytes and kinds; SYNC type */
-enum { NS_KNAME = 6, NS_KSHORT = 7, NS_KMANGLED = 8 };
+enum { NS_KNAME = 6, NS_KSHORT = 7 };
 enum { NS_BYTES = 6, NS_COPYKIND = 7, NS_SRCKIND = 8, NS_DSTKIND = 9, NS_MEMKIND = 7 };
 enum { NS_SYNCTYPE = 6 };
 /* RUNTIME: start, end, eventClass, globalTid, correlationId, nameId */

@@ -140,27 +140,28 @@ static int read_gpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 		e.tid = e.stream == TS_NONE ? 0 : e.stream;
 		e.correlation = col_i64(st, 4, TS_NONE);
 		if (t == TS_NT_KERNEL) {
-			uint32_t loc = ns_str_col(x, st, ns_col(x, t, NS_KNAME) ? 6 : 7);
+			/* the SELECT lists the table's columns in the reader's numbering */
+			uint32_t loc = ns_str_col(x, st, ns_col(x, t, NS_KNAME) ? NS_KNAME : NS_KSHORT);
 			if (loc == TS_NO_ID)
-				loc = ns_str_col(x, st, 7);
+				loc = ns_str_col(x, st, NS_KSHORT);
 			e.cat = TS_CAT_KERNEL;
 			name = tr_local(b, loc);
 			if (name == TS_NO_ID)
 				name = tr_intern(b, "(unnamed kernel)", 16);
 		} else if (t == TS_NT_MEMCPY) {
 			int n = snprintf(buf, sizeof(buf), "Memcpy %s (%s -> %s)",
-					 ns_copy_short(col_i64(st, 7, 0)), ns_mem_kind(col_i64(st, 8, 7)),
-					 ns_mem_kind(col_i64(st, 9, 7)));
+					 ns_copy_short(col_i64(st, NS_COPYKIND, 0)),
+					 ns_mem_kind(col_i64(st, NS_SRCKIND, 7)), ns_mem_kind(col_i64(st, NS_DSTKIND, 7)));
 			e.cat = TS_CAT_MEMCPY;
 			name = tr_intern(b, buf, (size_t)n);
-			bytes = col_i64(st, 6, -1);
+			bytes = col_i64(st, NS_BYTES, -1);
 		} else if (t == TS_NT_MEMSET) {
-			int n = snprintf(buf, sizeof(buf), "Memset (%s)", ns_mem_kind(col_i64(st, 7, 7)));
+			int n = snprintf(buf, sizeof(buf), "Memset (%s)", ns_mem_kind(col_i64(st, NS_MEMKIND, 7)));
 			e.cat = TS_CAT_MEMSET;
 			name = tr_intern(b, buf, (size_t)n);
-			bytes = col_i64(st, 6, -1);
+			bytes = col_i64(st, NS_BYTES, -1);
 		} else {
-			int64_t k = col_i64(st, 6, 0);
+			int64_t k = col_i64(st, NS_SYNCTYPE, 0);
 			const char *lab = k >= 0 && k < 8 ? x->sync_label[k] : "Unknown";
 			e.cat = TS_CAT_SYNC;
 			name = tr_intern(b, lab, strlen(lab));

@@ -40,7 +40,7 @@ static const char *const tab_names[TS_NT_COUNT] = {
 /* Columns the reader uses, per table; bit i of cols[t] = column i exists. */
 static const char *const col_names[TS_NT_COUNT][NS_MAXCOL] = {
 	[TS_NT_KERNEL] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-			   "demangledName", "shortName", "mangledName" },
+			   "demangledName", "shortName" },
 	[TS_NT_MEMCPY] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
 			   "bytes", "copyKind", "srcKind", "dstKind" },
 	[TS_NT_MEMSET] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
@@ -706,6 +706,7 @@ static void probe_cols(struct ts_nsys *x)
 	c->runtime = ns_col(x, TS_NT_RUNTIME, 0) && ns_col(x, TS_NT_RUNTIME, 1);
 	c->sync = ns_col(x, TS_NT_SYNC, 0) && ns_col(x, TS_NT_SYNC, 1);
 	c->nvtx = ns_col(x, TS_NT_NVTX, 0) && ns_col(x, TS_NT_NVTX, 5);
+	c->payload_schemas = ns_has(x, TS_NT_PAYLOAD);
 	c->launch_join = ns_col(x, TS_NT_KERNEL, NS_CORR) && ns_col(x, TS_NT_RUNTIME, 3) &&
 			 ns_col(x, TS_NT_RUNTIME, 4) && ns_col(x, TS_NT_KERNEL, NS_GPID);
 }

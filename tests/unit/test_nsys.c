@@ -95,6 +95,7 @@ TEST(nsys_mfu_before_anchor_numbers)
 	CHECK(!x.caps.gpu_name);
 	CHECK(x.caps.blobs_excluded);
 	CHECK(!x.caps.message_sizes);
+	CHECK(x.caps.payload_schemas);   /* §2b: NVTX_PAYLOAD_SCHEMAS 16 rows */
 	CHECK(x.caps.nccl_nvtx);
 	CHECK(x.caps.nccl_kernels);
 	CHECK_I64(x.nccl_nvtx_ranges, 462);
