@@ -722,3 +722,48 @@ TEST(nsys_old_schema_and_gpu_name)
 	ts_nsys_close(&x);
 	unlink(path);
 }
+
+TEST(nsys_copy_bytes_and_api_classes)
+{
+	DATA_OR_SKIP(h100, "nsys/h100_2gpu_1s.sqlite");
+	DATA_OR_SKIP(mfu, "nsys/mfu_2gpu_before.sqlite");
+	struct ts_nsys x;
+	struct ts_srep r;
+	struct ts_err err;
+	int64_t rt = 0, drv = 0;
+	int found = 0;
+
+	/* §2b: h100 HtoD 50,950,507,584 B in 450 copies over both GPUs */
+	ts_nsys_init(&x);
+	ts_srep_init(&r, TS_SREP_MEM_SIZE_SUM);
+	ts_err_init(&err);
+	REQUIRE(ts_nsys_open(&x, h100, &err) == 0);
+	REQUIRE(ts_srep_add_nsys(&r, &x, &err) == 0 && ts_srep_finish(&r, &err) == 0);
+	for (size_t i = 0; i < r.rows.n; i++)
+		if (strcmp(ts_intern_str(&r.names, r.rows.v[i].name), "[CUDA memcpy Host-to-Device]") == 0) {
+			CHECK_I64(r.rows.v[i].v.total, INT64_C(50950507584));
+			CHECK_I64(r.rows.v[i].v.n, 450);
+			found = 1;
+		}
+	CHECK(found);
+	ts_srep_release(&r);
+	ts_nsys_close(&x);
+
+	/* §2e: mfu runtime eventClass 0 (runtime) 6392 rows, 1 (driver) 1074 */
+	ts_nsys_init(&x);
+	REQUIRE(ts_nsys_open(&x, mfu, &err) == 0);
+	REQUIRE(ts_nsys_survey(&x, &err) == 0);
+	for (size_t k = 0; k < x.ranks.n; k++) {
+		struct ts_trace t;
+		ts_trace_init(&t);
+		REQUIRE(ts_nsys_read_rank(&x, k, NULL, &t, NULL, &err) == 0);
+		for (size_t i = 0; i < t.ev.n; i++) {
+			rt += t.ev.cat[i] == TS_CAT_RUNTIME;
+			drv += t.ev.cat[i] == TS_CAT_DRIVER;
+		}
+		ts_trace_release(&t);
+	}
+	CHECK_I64(rt, 6392);
+	CHECK_I64(drv, 1074);
+	ts_nsys_close(&x);
+}
