@@ -114,8 +114,10 @@ static int read_gpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 		 ns_c(x, t, NS_DEV));
 	if ((rc = ns_prepare(x, &st, sql, tn, err)))
 		return rc;
-	sqlite3_bind_int64(st, 1, ns_col(x, t, NS_GPID) ? r->global_pid : 0);
-	sqlite3_bind_int64(st, 2, ns_col(x, t, NS_DEV) ? r->device : 0);
+	/* a table without globalPid / deviceId puts its rows in process 0 /
+	 * device 0, as the survey counted them */
+	sqlite3_bind_int64(st, 1, r->global_pid);
+	sqlite3_bind_int64(st, 2, r->device);
 	cat_str = tr_intern(b, t == TS_NT_KERNEL ? "kernel" : t == TS_NT_MEMCPY ? "gpu_memcpy"
 							: t == TS_NT_MEMSET ? "gpu_memset" : "cuda_sync",
 			    t == TS_NT_KERNEL ? 6 : t == TS_NT_SYNC ? 9 : 10);
