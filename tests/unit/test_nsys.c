@@ -767,3 +767,40 @@ TEST(nsys_copy_bytes_and_api_classes)
 	CHECK_I64(drv, 1074);
 	ts_nsys_close(&x);
 }
+
+TEST(nsys_table_without_globalpid)
+{
+	/* found by fuzz_nsys: a KERNEL table without globalPid put its kernels
+	 * into every rank of their device. They belong to process 0 only. */
+	char path[] = "/tmp/ts-nsys-nogp-XXXXXX";
+	struct ts_nsys x;
+	struct ts_err err;
+	const char *sql =
+		"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+		"INSERT INTO StringIds VALUES(1,'k');"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER, shortName INTEGER);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(10,20,0,1);"
+		"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER, end INTEGER, deviceId INTEGER,"
+		" globalPid INTEGER, bytes INTEGER);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(30,40,0," GP ",8);";
+
+	REQUIRE(make_db(path, sql) == 0);
+	ts_err_init(&err);
+	ts_nsys_init(&x);
+	REQUIRE(ts_nsys_open(&x, path, &err) == 0);
+	REQUIRE(ts_nsys_survey(&x, &err) == 0);
+	REQUIRE(x.ranks.n == 2);
+	for (size_t k = 0; k < 2; k++) {
+		struct ts_trace t;
+		size_t kern = 0;
+		ts_trace_init(&t);
+		REQUIRE(ts_nsys_read_rank(&x, k, NULL, &t, NULL, &err) == 0);
+		for (size_t i = 0; i < t.ev.n; i++)
+			kern += t.ev.cat[i] == TS_CAT_KERNEL;
+		CHECK_I64(kern, x.ranks.v[k].kernels);
+		CHECK_I64(kern, x.ranks.v[k].global_pid == 0 ? 1 : 0);
+		ts_trace_release(&t);
+	}
+	ts_nsys_close(&x);
+	unlink(path);
+}
