@@ -745,7 +745,7 @@ static int cmp_row(const void *pa, const void *pb)
 
 int ts_srep_finish(struct ts_srep *r, struct ts_err *err)
 {
-	int64_t all = 0;
+	double all = 0;   /* Σ totals (double: the sum of saturated totals may exceed int64) */
 
 	r->rows.n = 0;
 	if (!r->acc)
@@ -766,10 +766,10 @@ int ts_srep_finish(struct ts_srep *r, struct ts_err *err)
 		stat_of(&g->a, &w->api_t);
 		stat_of(&g->q, &w->queue_t);
 		stat_of(&g->tt, &w->total_t);
-		all += w->v.total;
+		all += (double)w->v.total;
 	}
 	for (size_t i = 0; i < r->rows.n; i++)
-		r->rows.v[i].pct = all > 0 ? round1((double)r->rows.v[i].v.total * 100.0 / (double)all) : 0;
+		r->rows.v[i].pct = all > 0 ? round1((double)r->rows.v[i].v.total * 100.0 / all) : 0;
 	sort_ctx = r;
 	ts_sort(r->rows.v, r->rows.n, sizeof(*r->rows.v), cmp_row);
 	sort_ctx = NULL;

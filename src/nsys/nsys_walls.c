@@ -100,7 +100,8 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 			}
 			ds->w.kernels++;
 			ds->w.comm_kernels += c == 2;
-			ds->w.kernel_sum_ns += du;
+			if (__builtin_add_overflow(ds->w.kernel_sum_ns, du, &ds->w.kernel_sum_ns))
+				ds->w.kernel_sum_ns = INT64_MAX;   /* saturate */
 			if (ts_ivset_add(c == 2 ? &ds->comm : &ds->comp, s, s + du))
 				goto nomem;
 		}
