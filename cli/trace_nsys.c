@@ -257,7 +257,7 @@ void trace_nsys_text(struct ts_sb *out, const struct trace_nsys_slot *ns, char *
 			char who[96];
 			snprintf(who, sizeof(who), "%lld %.12s/dev%d", (long long)s->rk.pid,
 				 s->rk.process[0] ? s->rk.process : "?", s->rk.device);
-			ts_sb_addf(out, "  %-6zu %-22s", i, who);
+			ts_sb_addf(out, "  %-6zu %-22s", s->rank, who);
 			ns_cell(out, s->walls.span_ns);
 			ns_cell(out, s->walls.busy_ns);
 			ns_cell(out, s->walls.idle_ns);
