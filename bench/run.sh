@@ -57,6 +57,24 @@ for b in bench_trace bench_hta bench_logs bench_plan ab_power; do
 	esac
 done
 
+echo "== nsys cuda_gpu_kern_sum vs python3 sqlite3 (shared exports, then one with 40x the kernel rows)"
+if [ -x "$BUILD/bench/bench_nsys" ] && [ -x /usr/bin/python3 ] && ls "$DATA"/nsys/*.sqlite >/dev/null 2>&1; then
+	for f in "$DATA"/nsys/mfu_2gpu_before.sqlite "$DATA"/nsys/h100_2gpu_1s.sqlite; do
+		"$BUILD/bench/bench_nsys" "$f" 5
+	done
+	/usr/bin/python3 - "$DATA/nsys/mfu_2gpu_before.sqlite" "$dir/nsys40.sqlite" <<'PY'
+import sqlite3, sys
+s = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+d = sqlite3.connect(sys.argv[2])
+s.backup(d)
+n = d.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+for _ in range(39):
+    d.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid <= ?", (n,))
+d.commit()
+PY
+	"$BUILD/bench/bench_nsys" "$dir/nsys40.sqlite" 3
+fi
+
 # Python needs several times the file in RAM: above 300 MB the script
 # generates its own 200 MB trace. Exit 77 (no pandas) is a skip.
 echo "== trace --hta-compat vs HolisticTraceAnalysis (lower bound of HTA's time)"

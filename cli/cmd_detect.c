@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "trainscope/detect.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/nsys.h"
 #include "trainscope/paths.h"
 #include "trainscope/run.h"
 #include "trainscope/table.h"
@@ -16,12 +17,28 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
+/* Schema and product version of an nsys export ("" when it does not open). */
+static void nsys_versions(const char *path, char *schema, char *product)
+{
+	struct ts_nsys x;
+	struct ts_err err;
+
+	ts_nsys_init(&x);
+	ts_err_init(&err);
+	schema[0] = product[0] = 0;
+	if (ts_nsys_open(&x, path, &err) == 0) {
+		snprintf(schema, 32, "%s", x.schema);
+		snprintf(product, 64, "%s", x.product);
+	}
+	ts_nsys_close(&x);
+}
+
 static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
 	struct ts_paths files;
 	struct ts_err err;
-	struct ts_sb out;
+	struct ts_sb out, notes;   /* notes: a line per nsys export under the table */
 	struct ts_jw w;
 	struct ts_table t;
 	struct ts_warnings warn;
@@ -32,6 +49,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_paths_init(&files);
 	ts_sb_init(&out);
+	ts_sb_init(&notes);
 	ts_table_init(&t);
 	ts_warnings_init(&warn);
 	ts_err_init(&err);
@@ -101,6 +119,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_jw_kstr(&w, "vendor", d.vendor[0] ? d.vendor : NULL);
 			ts_jw_kbool(&w, "gzip", d.gzip);
 			ts_jw_ki64(&w, "size_bytes", d.bytes);
+			if (d.kind == TS_KIND_NSYS_SQLITE) {
+				char schema[32], product[64];
+				nsys_versions(files.v[i], schema, product);
+				ts_jw_kstr(&w, "nsys_schema_version", schema[0] ? schema : NULL);
+				ts_jw_kstr(&w, "nsys_product_version", product[0] ? product : NULL);
+			}
 			ts_jw_obj_end(&w);
 		} else {
 			ts_table_cell(&t, "%s", files.v[i]);
@@ -108,6 +132,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_table_cell(&t, "%s", d.vendor[0] ? d.vendor : "-");
 			ts_table_cell(&t, "%s", d.gzip ? "yes" : "no");
 			ts_table_cell(&t, "%lld", (long long)d.bytes);
+			if (d.kind == TS_KIND_NSYS_SQLITE) {
+				char schema[32], product[64];
+				nsys_versions(files.v[i], schema, product);
+				ts_sb_addf(&notes, "%s: Nsight Systems export, schema %s, nsys %s\n", files.v[i],
+					   schema[0] ? schema : "unknown", product[0] ? product : "unknown");
+			}
 		}
 	}
 	if (ctx->json) {
@@ -116,6 +146,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_jw_obj_end(&w);
 	} else {
 		ts_table_render(&t, &out, 0);
+		ts_sb_add(&out, notes.buf, notes.len);
 	}
 	{
 		int emit = cli_emit(ctx, &out);
@@ -125,6 +156,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 out:
 	ts_warnings_release(&warn);
 	ts_table_release(&t);
+	ts_sb_release(&notes);
 	ts_sb_release(&out);
 	ts_paths_release(&files);
 	cli_parsed_release(&p);

@@ -21,13 +21,14 @@
 #include "trainscope/table.h"
 #include "trainscope/trace.h"
 #include "trace_mpi.h"
+#include "trace_nsys.h"
 #include "trainscope/annotate.h"
 #include "trainscope/telemetry.h"
 #include "trainscope/input.h"
 #include "trainscope/detect.h"
 
 enum { OPT_TOP = 1, OPT_JOBS, OPT_ANNOTATE, OPT_STRICT, OPT_ALL_STEPS, OPT_DEPTH, OPT_MPI, OPT_HTA,
-       OPT_TL, OPT_TL_RECOMPUTE, OPT_TELEMETRY };
+       OPT_TL, OPT_TL_RECOMPUTE, OPT_TELEMETRY, OPT_REPORT, OPT_CSV, OPT_STEP_NVTX };
 
 static const struct cli_opt opts[] = {
 	{ "top", 0, "N", "kernels listed per rank (default 10)", OPT_TOP },
@@ -41,6 +42,9 @@ static const struct cli_opt opts[] = {
 	{ "hta-compat", 0, NULL, "also reproduce HolisticTraceAnalysis's numbers exactly, its preprocessing included (docs/hta-compat.md)", OPT_HTA },
 	{ "tracelens-compat", 0, NULL, "also reproduce TraceLens's gpu_timeline exactly, under its rules (docs/tracelens-compat.md)", OPT_TL },
 	{ "tracelens-recompute", 0, NULL, "with --tracelens-compat: also TraceLens's --detect_recompute split (two timelines)", OPT_TL_RECOMPUTE },
+	{ "report", 0, "NAME", "print one nsys stats report instead: cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, nvtx_sum, cuda_kern_exec_sum (docs/nsys.md)", OPT_REPORT },
+	{ "csv", 0, NULL, "--report as CSV with nsys's column names", OPT_CSV },
+	{ "step-nvtx", 0, "REGEX", "nsys exports: NVTX ranges matching REGEX (POSIX extended) mark the steps", OPT_STEP_NVTX },
 	{ 0 }
 };
 
@@ -66,6 +70,7 @@ struct slot {
 	int skip;               /* --mpi: another process analyses this file */
 	struct ts_hta_part hta; /* --hta-compat: what HTA needs from this file */
 	struct ts_tracelens tl; /* --tracelens-compat */
+	struct trace_nsys_slot *nsys; /* one rank of an Nsight Systems export, else NULL */
 };
 
 struct pool {
@@ -76,6 +81,7 @@ struct pool {
 	int strict;
 	int hta;
 	int tl;                 /* 1 --tracelens-compat, 2 with --tracelens-recompute */
+	struct ts_nsys_read_opts nsys_opts;
 	pthread_mutex_t mu;
 };
 
@@ -95,7 +101,10 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	po.tracks = s->want_tracks ? &s->tracks : NULL;
 	ts_trace_init(&t);
 	ts_err_init(&s->m.err);
-	s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
+	if (s->nsys && s->nsys->is_nsys)
+		s->m.rc = trace_nsys_read(s->nsys, s->path, &pl->nsys_opts, &t, &s->m.err);
+	else
+		s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
 	if (!s->m.rc && t.ev.n == 0)
 		s->m.rc = ts_err_at(&s->m.err, TS_EPARSE, s->path, (int64_t)t.meta.bytes, -1,
 				    "%s", t.meta.truncated ? "no complete trace event before the input ends"
@@ -451,7 +460,8 @@ static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
 }
 
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
-			const struct ts_job_prof *j, const struct ts_hta *hta, int tl)
+			const struct ts_job_prof *j, const struct ts_hta *hta, int tl,
+			const struct trace_nsys_slot *nsl, char *const *paths)
 {
 	struct ts_jw w;
 
@@ -514,6 +524,8 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	ts_jw_kstr(&w, "evidence", j->wall.evidence);
 	json_thresholds(&w);
 	ts_jw_obj_end(&w);
+	if (nsl)
+		trace_nsys_json(&w, nsl, paths, n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -907,7 +919,8 @@ static int add_inputs(struct cli_ctx *ctx, struct ts_paths *files, const char *a
 				rc = cli_fail(ctx, &err);
 				goto out;
 			}
-			if (d.kind != TS_KIND_KINETO_TRACE && d.kind != TS_KIND_LEGACY_TRACE)
+			if (d.kind != TS_KIND_KINETO_TRACE && d.kind != TS_KIND_LEGACY_TRACE &&
+			    d.kind != TS_KIND_NSYS_SQLITE)
 				continue;
 		}
 		if (ts_paths_add(files, tmp.v[i], 0, &err)) {
@@ -938,6 +951,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_telemetry tele;
 	int strict = 0, all_steps = 0, use_mpi = 0, mpi_on = 0, mrank = 0, msize = 1;
 	int hta_on = 0, tl_on = 0;
+	int csv = 0, any_nsys = 0;
+	const char *report = NULL, *step_nvtx = NULL;
+	struct trace_nsys_slot *nsl = NULL;
 	struct ts_hta hta;
 	struct ts_hta_part *parts = NULL;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -971,6 +987,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			use_mpi = 1;
 		if (a->key == OPT_HTA)
 			hta_on = 1;
+		if (a->key == OPT_REPORT)
+			report = a->val;
+		if (a->key == OPT_CSV)
+			csv = 1;
+		if (a->key == OPT_STEP_NVTX)
+			step_nvtx = a->val;
 		if (a->key == OPT_TL && !tl_on)
 			tl_on = 1;
 		if (a->key == OPT_TL_RECOMPUTE)
@@ -995,6 +1017,22 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < p.npos; i++)
 		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth)))
 			goto out;
+	if (report) {
+		rc = trace_stats_report(ctx, &files, report, csv);
+		goto out;
+	}
+	if ((rc = trace_nsys_expand(ctx, &files, &nsl)))
+		goto out;
+	for (size_t i = 0; i < files.n; i++)
+		any_nsys |= nsl[i].is_nsys;
+	if (any_nsys && (use_mpi || annotate)) {
+		cli_error(ctx, "%s cannot be combined with Nsight Systems exports yet", use_mpi ? "--mpi" : "--annotate");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	pl.nsys_opts.step_nvtx = step_nvtx;
+	if (step_nvtx && !any_nsys)
+		cli_warn(ctx, "--step-nvtx applies to Nsight Systems exports; Kineto traces keep their ProfilerStep spans");
 	/* --annotate reads each input again to copy it: a pipe or FIFO is
 	 * kept in memory instead of being reopened (which would hang) */
 	for (size_t i = 0; annotate && i < files.n; i++) {
@@ -1033,6 +1071,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_prof_tracks_init(&pl.slots[i].tracks);
 		ts_hta_part_init(&pl.slots[i].hta);
 		pl.slots[i].want_tracks = annotate != NULL;
+		pl.slots[i].nsys = &nsl[i];
 		pl.slots[i].skip = (int)(i % (size_t)msize) != mrank;
 		profs[i] = &pl.slots[i].prof;
 	}
@@ -1067,6 +1106,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				 (unsigned long long)s->m.bad_ts, (unsigned long long)s->m.bad_dur,
 				 (unsigned long long)s->m.negative_dur);
 	}
+	if (any_nsys)
+		trace_nsys_warn(ctx, nsl, files.v, files.n);
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -1090,9 +1131,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (ctx->json) {
-		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL, tl_on);
+		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL, tl_on,
+			    any_nsys ? nsl : NULL, files.v);
 	} else {
 		render_text(ctx, &out, &job, all_steps, (int)top);
+		if (any_nsys)
+			trace_nsys_text(&out, nsl, files.v, files.n);
 		if (hta_on) {
 			ts_sb_adds(&out, "\nHolisticTraceAnalysis-compatible breakdown (--hta-compat, docs/hta-compat.md)\n");
 			ts_hta_render(&hta, &out);
@@ -1130,6 +1174,7 @@ out:
 	ts_hta_release(&hta);
 	ts_tele_release(&tele);
 	free(pl.slots);
+	free(nsl);
 	free(profs);
 	ts_sb_release(&out);
 	ts_paths_release(&files);
@@ -1155,7 +1200,15 @@ const struct cli_command cli_cmd_trace = {
 		"Under MPI (mpirun -n N trainscope trace --mpi PATH...) every process expands\n"
 		"the same inputs, analyses the files i with i % N == its rank, and process 0\n"
 		"gathers the compact results and prints the report. Definitions:\n"
-		"docs/trace-analysis.md.",
+		"docs/trace-analysis.md.\n"
+		"\n"
+		"Nsight Systems SQLite exports (nsys export --type sqlite) are read by content: one\n"
+		"rank per (process, device), the same report, then the export's capability report\n"
+		"(what it can and cannot answer), launch joins and exact per-device walls in ns.\n"
+		"Steps come from --step-nvtx REGEX, else from a detected repeating top-level NVTX\n"
+		"range or synchronise cadence (stated). --report NAME prints one nsys stats report\n"
+		"(same rows, order, rounding and median/stddev as nsys stats; --csv, --json) from\n"
+		"nsys exports or Kineto traces. docs/nsys.md.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -63,7 +63,7 @@ struct ts_run {
 	double peak_dev_bytes;      /* max allocated device memory, NAN unknown */
 	double peak_host_bytes;     /* max host RSS, NAN unknown */
 	int has_trace;              /* a profiler trace sits in the run directory */
-	struct ts_paths traces;     /* its Kineto / legacy trace files */
+	struct ts_paths traces;     /* its Kineto / legacy traces and Nsight Systems exports */
 	char args_log[TS_ERR_PATH_MAX]; /* the log whose Megatron arguments block was read, or "" */
 	size_t nprofiled;           /* ProfilerStep entries found in its traces */
 	/* the model, for recomputing TFLOP/s: a Hugging Face config.json in the
@@ -276,7 +276,8 @@ void ts_backend_evidence_init(struct ts_backend_evidence *e);
 /* Add one trace's evidence to e. TS_ENOMEM only. */
 struct ts_trace;
 int ts_backend_scan(const struct ts_trace *t, struct ts_backend_evidence *e);
-/* Read a trace file (python functions and flows skipped) and scan it. */
+/* Read a trace file (python functions and flows skipped) and scan it; an
+ * Nsight Systems export is read rank by rank (nsys.h). */
 int ts_backend_scan_file(const char *path, struct ts_backend_evidence *e, struct ts_err *err);
 
 /* What a contract asks for (keys as `contract capture --from-log` writes

@@ -296,8 +296,12 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 	if (n >= 16 && memcmp(d, "SQLite format 3", 16) == 0) {
 		/* nsys exports carry these tables in the schema page */
 		if (has(d, n, "TARGET_INFO_SESSION_START_TIME") || has(d, n, "CUPTI_ACTIVITY_KIND") ||
-		    has(d, n, "StringIds"))
+		    has(d, n, "StringIds")) {
+			/* CUPTI tables: a CUDA capture (MUSA's msys exports are not nsys) */
+			if (has(d, n, "CUPTI_ACTIVITY_KIND"))
+				set_vendor(vendor, vsize, "cuda");
 			return TS_KIND_NSYS_SQLITE;
+		}
 		return TS_KIND_SQLITE;
 	}
 	if (n >= 9) {

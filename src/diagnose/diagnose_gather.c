@@ -24,6 +24,7 @@
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
 #include "trainscope/trace.h"
+#include "trainscope/nsys.h"
 
 static int push_path(struct ts_diag *d, void *vec, const char *path)
 {
@@ -46,13 +47,50 @@ static int has_warning(const struct ts_warnings *w, const char *code, const char
 	return 0;
 }
 
+/* An Nsight Systems export: one profile per (process, device) rank. */
+static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
+{
+	struct ts_nsys x;
+	int rc;
+
+	ts_nsys_init(&x);
+	if ((rc = ts_nsys_open(&x, path, err)) || (rc = ts_nsys_survey(&x, err)))
+		goto out;
+	for (size_t k = 0; k < x.ranks.n && !rc; k++) {
+		struct ts_trace t;
+		struct ts_rank_prof *p = malloc(sizeof(*p));
+		ts_trace_init(&t);
+		if (!p) {
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory profiling %s", path);
+		} else {
+			ts_rank_prof_init(p);
+			rc = ts_nsys_read_rank(&x, k, NULL, &t, NULL, err);
+			if (!rc)
+				rc = ts_rank_profile(p, &t, NULL, err);
+			if (!rc)
+				rc = ts_diag_add_profile(d, p);
+			if (rc) {
+				ts_rank_prof_release(p);
+				free(p);
+			}
+		}
+		ts_trace_release(&t);
+	}
+out:
+	ts_nsys_close(&x);
+	return rc;
+}
+
 static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 {
 	struct ts_trace t;
 	struct ts_trace_opts o = { .skip_python = 1, .strict = 0 };
 	struct ts_rank_prof *p = NULL;
+	struct ts_detect k;
 	int rc;
 
+	if (ts_detect_file(path, &k, err) == 0 && k.kind == TS_KIND_NSYS_SQLITE)
+		return read_nsys(d, path, err);
 	ts_trace_init(&t);
 	if ((rc = ts_trace_read(&t, path, &o, err)))
 		goto out;
@@ -385,6 +423,10 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 
 		switch (in->role) {
 		case TS_ROLE_TRACE:
+			rc = push_path(d, &d->in.traces, in->path);
+			break;
+		case TS_ROLE_NSYS:
+			/* read_trace hands it to the nsys reader */
 			rc = push_path(d, &d->in.traces, in->path);
 			break;
 		case TS_ROLE_STEPS:

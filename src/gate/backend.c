@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "trainscope/detect.h"
 #include "trainscope/gate.h"
+#include "trainscope/nsys.h"
 #include "trainscope/taxonomy.h"
 #include "trainscope/trace.h"
 
@@ -132,12 +134,37 @@ int ts_backend_scan(const struct ts_trace *t, struct ts_backend_evidence *e)
 	return 0;
 }
 
+/* An Nsight Systems export: every (process, device) rank is one trace. */
+static int scan_nsys(const char *path, struct ts_backend_evidence *e, struct ts_err *err)
+{
+	struct ts_nsys x;
+	int rc;
+
+	ts_nsys_init(&x);
+	rc = ts_nsys_open(&x, path, err);
+	if (!rc)
+		rc = ts_nsys_survey(&x, err);
+	for (size_t k = 0; !rc && k < x.ranks.n; k++) {
+		struct ts_trace t;
+		ts_trace_init(&t);
+		rc = ts_nsys_read_rank(&x, k, NULL, &t, NULL, err);
+		if (!rc)
+			rc = ts_backend_scan(&t, e);
+		ts_trace_release(&t);
+	}
+	ts_nsys_close(&x);
+	return rc;
+}
+
 int ts_backend_scan_file(const char *path, struct ts_backend_evidence *e, struct ts_err *err)
 {
 	struct ts_trace t;
 	struct ts_trace_opts o;
+	struct ts_detect d;
 	int rc;
 
+	if (ts_detect_file(path, &d, err) == 0 && d.kind == TS_KIND_NSYS_SQLITE)
+		return scan_nsys(path, e, err);
 	memset(&o, 0, sizeof(o));
 	o.skip_python = 1;
 	o.skip_flows = 1;

@@ -156,8 +156,12 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 			if ((rc = ts_paths_add(&r->traces, in->path, 0, err)))
 				goto out;
 		}
-		if (in->role == TS_ROLE_NSYS)
+		if (in->role == TS_ROLE_NSYS) {
+			/* backend evidence reads it through the nsys reader */
 			r->has_trace = 1;
+			if ((rc = ts_paths_add(&r->traces, in->path, 0, err)))
+				goto out;
+		}
 		if (in->role == TS_ROLE_CONFIG && !r->has_model) {
 			struct ts_err merr;
 			ts_err_init(&merr);

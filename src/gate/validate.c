@@ -390,9 +390,6 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	/* 7. backend evidence */
 	if (r->traces.n)
 		rc |= check_backend(r, v);
-	else if (r->has_trace)
-		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "the run's trace is an Nsight Systems "
-			  "export; backend evidence is read from PyTorch profiler traces only");
 	else
 		rc |= add(v, "backend_evidence", TS_CHECK_SKIP, "no profiler trace in the run");
 out:

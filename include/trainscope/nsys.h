@@ -1,0 +1,271 @@
+/*
+ * nsys.h - Nsight Systems SQLite exports (`nsys export --type sqlite`) read
+ * into the per-rank trace model of trace.h, what an export can and cannot
+ * answer, per-device GPU walls, and the `nsys stats` summary reports.
+ *
+ * An export holds every process and GPU of one capture. A "rank" here is
+ * one (process, device) pair that ran GPU activity; ts_nsys_read_rank()
+ * fills one struct ts_trace with that device's kernels, memcpys, memsets
+ * and synchronisations and with the CPU side of that process (CUDA
+ * runtime/driver calls with `_vNNNN` suffixes stripped, NVTX ranges and
+ * marks), so the Kineto analyses (profile.h) run on it unchanged. GPU
+ * events use pid = device and tid = stream, CPU events the OS pid and tid
+ * decoded from globalTid; times are the export's own ns (session clock).
+ *
+ * Nothing is assumed about the schema: tables come from sqlite_master and
+ * columns from PRAGMA table_info, so exports from schema 3.1 to 3.25 and
+ * exports that lack whole tables read; what is missing shows up in the
+ * capability report (struct ts_nsys_caps) instead of an error.
+ *
+ * Ownership: a struct ts_nsys owns its database handle and every string it
+ * reports; ts_nsys_close() frees them. Facts and definitions: docs/nsys.md.
+ */
+#ifndef TRAINSCOPE_NSYS_H
+#define TRAINSCOPE_NSYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+#include "trainscope/trace.h"
+
+/* Tables the reader looks for. */
+enum ts_nsys_tab {
+	TS_NT_KERNEL = 0,  /* CUPTI_ACTIVITY_KIND_KERNEL */
+	TS_NT_MEMCPY,      /* CUPTI_ACTIVITY_KIND_MEMCPY */
+	TS_NT_MEMSET,      /* CUPTI_ACTIVITY_KIND_MEMSET */
+	TS_NT_RUNTIME,     /* CUPTI_ACTIVITY_KIND_RUNTIME (runtime and driver) */
+	TS_NT_SYNC,        /* CUPTI_ACTIVITY_KIND_SYNCHRONIZATION */
+	TS_NT_NVTX,        /* NVTX_EVENTS */
+	TS_NT_STRINGS,     /* StringIds */
+	TS_NT_PROCESSES,   /* PROCESSES */
+	TS_NT_GPU,         /* TARGET_INFO_GPU */
+	TS_NT_ENUM_MEMCPY, /* ENUM_CUDA_MEMCPY_OPER */
+	TS_NT_ENUM_SYNC,   /* ENUM_CUPTI_SYNC_TYPE */
+	TS_NT_META,        /* META_DATA_EXPORT (3.15+) */
+	TS_NT_META_OLD,    /* EXPORT_META_DATA (3.1 .. 3.14) */
+	TS_NT_PAYLOAD,     /* NVTX_PAYLOAD_SCHEMAS */
+	TS_NT_SESSION,     /* TARGET_INFO_SESSION_START_TIME */
+	TS_NT_COUNT
+};
+
+/* Table name of a ts_nsys_tab. */
+const char *ts_nsys_table_name(enum ts_nsys_tab t);
+
+/* What the export can answer (1) or not (0), computed from the probe. */
+struct ts_nsys_caps {
+	int kernels;         /* KERNEL table with start, end, deviceId and a name column */
+	int memcpy, memset, runtime, sync, nvtx;
+	int gpu_name;        /* TARGET_INFO_GPU has a name for the devices */
+	int launch_join;     /* KERNEL and RUNTIME both carry correlationId */
+	int nccl_kernels;    /* at least one NCCL-class kernel */
+	int nccl_nvtx;       /* NCCL NVTX ranges (ncclSend, ncclAllReduce, ...) */
+	int message_sizes;   /* NVTX payloads exported (EXPORT_PARAM_INCLUDE_BLOBS=true and binaryData present) */
+	int blobs_excluded;  /* export says EXPORT_PARAM_INCLUDE_BLOBS=false */
+	int payload_schemas; /* NVTX_PAYLOAD_SCHEMAS present (what the payloads would hold) */
+};
+
+struct ts_nsys_rank {
+	int64_t global_pid;  /* globalPid as stored (pid in bits 24..47) */
+	int64_t pid;         /* OS pid */
+	int32_t device;      /* deviceId */
+	char process[64];    /* PROCESSES.name, "" if unknown */
+	int64_t kernels, memcpys, memsets;
+};
+
+struct ts_nsys_gpu {
+	int32_t id;
+	char name[96];
+};
+
+/* Kernel-to-launch joins over the whole export (KERNEL.correlationId =
+ * RUNTIME.correlationId within the same process). */
+struct ts_nsys_joins {
+	int64_t kernels;        /* kernels with a correlation id */
+	int64_t joined;         /* ... whose launch row is in the same process */
+	int64_t unjoined;       /* ... without one (launched before the window, or not traced) */
+	int64_t cross_process;  /* unjoined kernels whose id matches a launch row of another process */
+};
+
+struct ts_nsys {
+	char path[TS_ERR_PATH_MAX];
+	void *db;                        /* sqlite3 * */
+	char schema[32];                 /* EXPORT_SCHEMA_VERSION, "" if absent */
+	char product[64];                /* EXPORT_PRODUCT_VERSION, "" if absent */
+	unsigned present;                /* bit t set: table t exists */
+	unsigned cols[TS_NT_COUNT];      /* bit c set: known column c exists (reader-internal numbering) */
+	int64_t rows[TS_NT_COUNT];       /* rows of the activity tables, -1 when absent */
+	int64_t window_lo_ns, window_hi_ns; /* DERIVED_WINDOW_NS, -1 when absent */
+	struct ts_nsys_caps caps;
+	struct ts_nsys_joins joins;
+	TS_VEC(struct ts_nsys_rank) ranks;  /* sorted by pid, then device */
+	TS_VEC(struct ts_nsys_gpu) gpus;
+	int64_t null_end[TS_NT_COUNT];   /* rows skipped because start or end is NULL */
+	int64_t nccl_nvtx_ranges;        /* NVTX ranges named nccl* */
+	int surveyed;                    /* ts_nsys_survey() ran */
+
+	/* string table: StringIds id -> local intern id */
+	struct ts_intern strings;
+	int64_t *sid;                    /* sorted StringIds ids */
+	uint32_t *sloc;                  /* their local intern ids */
+	size_t nsid;
+	uint32_t *sdense;                /* id -> local id when the ids are dense, else NULL */
+	size_t ndense;
+	char memcpy_label[16][40];       /* ENUM_CUDA_MEMCPY_OPER labels by id */
+	char sync_label[8][40];          /* ENUM_CUPTI_SYNC_TYPE labels by id */
+};
+
+void ts_nsys_init(struct ts_nsys *x);
+/* Close the database and free everything; safe on an initialised or
+ * zeroed struct and twice. */
+void ts_nsys_close(struct ts_nsys *x);
+
+/*
+ * Open an export read-only and probe it: tables, columns, metadata, string
+ * and enum tables, GPU names, and the capabilities the schema alone gives.
+ * Returns 0, or TS_EIO (cannot open/read), TS_EPARSE (not an SQLite file;
+ * an SQLite database that is not an Nsight Systems export; a truncated or
+ * corrupt file) with err naming the file and, where known, the byte offset.
+ * An export without a KERNEL table opens (caps.kernels = 0).
+ */
+int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err);
+
+/*
+ * The scans behind ranks, joins and the remaining capabilities (one pass
+ * over the GPU tables, RUNTIME, KERNEL and NVTX_EVENTS): fills ranks (no
+ * ranks when no kernel, memcpy or memset row exists), joins, null_end of
+ * the GPU tables, nccl_nvtx_ranges, caps.nccl_kernels, nccl_nvtx and
+ * message_sizes. Idempotent. Returns 0, TS_EPARSE (corrupt rows), TS_ENOMEM.
+ * ts_nsys_read_rank() needs it; the stats reports do not.
+ */
+int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
+
+struct ts_nsys_read_opts {
+	const char *step_nvtx;   /* POSIX extended regex: NVTX ranges that mark steps, or NULL */
+	int no_auto_steps;       /* 1: no automatic step detection */
+};
+
+/* How the steps of a rank were found (ts_nsys_read_rank). */
+enum ts_nsys_steps {
+	TS_NSYS_STEPS_NONE = 0,
+	TS_NSYS_STEPS_REGEX,     /* --step-nvtx */
+	TS_NSYS_STEPS_NVTX,      /* detected: a repeating top-level NVTX range */
+	TS_NSYS_STEPS_SYNC       /* detected: a regular stream/device synchronise cadence */
+};
+
+struct ts_nsys_rank_info {
+	enum ts_nsys_steps steps_from;
+	char step_marker[128];   /* the NVTX range name or the sync call */
+	int64_t steps;
+	int64_t events;          /* events put into the trace */
+	/* NCCL by NVTX projection: kernels whose launch call lies inside an
+	 * NCCL NVTX range (ncclSend, ncclGroupEnd, ...) of the same thread,
+	 * and how many of them the kernel-name taxonomy also calls NCCL */
+	int64_t nccl_nvtx_kernels, nccl_nvtx_kernels_named;
+};
+
+/*
+ * Fill t (initialised by ts_trace_init, empty) with rank k (0 <= k <
+ * ranks.n, after ts_nsys_survey): one pass per table in storage order. Steps found as
+ * info->steps_from says become "ProfilerStep#N" user annotations on the
+ * marking thread, the way Kineto marks steps. meta.rank = k, world_size =
+ * ranks.n, vendor CUDA, the device name from TARGET_INFO_GPU when present.
+ * Returns 0, TS_EUSAGE (bad regex or k), TS_EPARSE (corrupt rows),
+ * TS_ENOMEM; err filled.
+ */
+int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opts *o,
+		      struct ts_trace *t, struct ts_nsys_rank_info *info, struct ts_err *err);
+
+/* Name of a step source ("none", "--step-nvtx", "nvtx", "sync"). */
+const char *ts_nsys_steps_name(enum ts_nsys_steps s);
+
+/* Strip a CUDA API version suffix: returns the length of name without a
+ * trailing "_v" followed by one or more digits (n when there is none). */
+size_t ts_nsys_api_len(const char *name, size_t n);
+
+/* ------------------------------------------------------------ GPU walls */
+
+/*
+ * Per-device GPU time of a trace (Kineto or nsys-read), over kernels,
+ * memcpys and memsets: span = last end - first start; busy = |union|;
+ * idle = span - busy; compute = |union of non-communication kernels and
+ * memsets|; comm = |union of communication kernels (NCCL/RCCL/MCCL by
+ * name)|; exposed_comm = |comm \ compute|; memcpy = |union of memcpys|;
+ * exposed_memcpy = |memcpy \ (compute ∪ comm)|. Integer ns, exact.
+ */
+struct ts_dev_walls {
+	int32_t device;
+	int64_t t0_ns, span_ns, busy_ns, idle_ns, compute_ns, comm_ns, exposed_comm_ns;
+	int64_t memcpy_ns, exposed_memcpy_ns, memset_ns;
+	int64_t kernels, memcpys, memsets;
+	int64_t comm_kernels;    /* kernels of the communication class */
+	int64_t kernel_sum_ns;   /* summed kernel durations */
+};
+
+/* Fill *out (malloc'ed, caller frees) with one entry per device, sorted by
+ * device. Returns 0 or TS_ENOMEM. */
+int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t *n,
+		    struct ts_err *err);
+
+/* ------------------------------------------------------------ nsys stats */
+
+enum ts_srep_kind {
+	TS_SREP_KERN_SUM = 0,   /* cuda_gpu_kern_sum */
+	TS_SREP_API_SUM,        /* cuda_api_sum */
+	TS_SREP_MEM_TIME_SUM,   /* cuda_gpu_mem_time_sum */
+	TS_SREP_MEM_SIZE_SUM,   /* cuda_gpu_mem_size_sum */
+	TS_SREP_NVTX_SUM,       /* nvtx_sum */
+	TS_SREP_KERN_EXEC_SUM,  /* cuda_kern_exec_sum */
+	TS_SREP_COUNT
+};
+
+/* Report name ("cuda_gpu_kern_sum", ...). */
+const char *ts_srep_name(enum ts_srep_kind r);
+/* Report of a name; -1 when unknown. */
+int ts_srep_of(const char *name);
+
+/* Order statistics of one group of integer values. */
+struct ts_srep_stat {
+	int64_t n, total, min, max;
+	double avg, med, stddev;   /* stddev: sample (n - 1); 0 when n == 1 */
+};
+
+struct ts_srep_row {
+	uint32_t name;             /* in ts_srep.names: kernel/API/op/range name */
+	uint32_t api;              /* kern_exec: API name */
+	uint32_t style;            /* nvtx_sum: "PushPop" / "StartEnd" */
+	int64_t pid, tid;          /* kern_exec */
+	int32_t device;            /* kern_exec */
+	struct ts_srep_stat v;     /* time (ns) or size (bytes); kern_exec: kernel time */
+	struct ts_srep_stat api_t, queue_t, total_t; /* kern_exec only; queue_t.n = QCount */
+	double pct;                /* share of the listed total, rounded to 0.1 */
+};
+
+struct ts_srep_acc;            /* reader-internal grouping state */
+
+struct ts_srep {
+	enum ts_srep_kind kind;
+	TS_VEC(struct ts_srep_row) rows;
+	struct ts_intern names;
+	struct ts_srep_acc *acc;
+	char source[32];           /* "nsys-sqlite" or "kineto" */
+};
+
+void ts_srep_init(struct ts_srep *r, enum ts_srep_kind kind);
+void ts_srep_release(struct ts_srep *r);
+
+/* Add the rows of an nsys export (the SQL tables directly, one pass per
+ * table) or of a trace. Several sources may be added before finishing.
+ * Return 0, TS_EPARSE (corrupt export; a report whose tables the export
+ * lacks: err says which) or TS_ENOMEM. */
+int ts_srep_add_nsys(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err);
+int ts_srep_add_trace(struct ts_srep *r, const struct ts_trace *t, struct ts_err *err);
+/* Compute the statistics and order the rows as `nsys stats` does. 0 or TS_ENOMEM. */
+int ts_srep_finish(struct ts_srep *r, struct ts_err *err);
+
+/* Render: CSV with nsys's column names, an aligned table, or JSON
+ * (schema trainscope.nsys_stats/1). */
+void ts_srep_csv(const struct ts_srep *r, struct ts_sb *out);
+void ts_srep_table(const struct ts_srep *r, struct ts_sb *out);
+void ts_srep_json(const struct ts_srep *r, struct ts_sb *out);
+
+#endif
