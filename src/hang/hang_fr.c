@@ -410,7 +410,10 @@ static int64_t rank_from_name(const char *path)
 		v += (b[k - 1] - '0') * mul;
 		mul *= 10;
 	}
-	return k == n ? -1 : v;
+	/* "v2.5": a version, not a rank */
+	if (k == n || (k > 0 && b[k - 1] == '.'))
+		return -1;
+	return v;
 }
 
 static int first_kind(const unsigned char *d, size_t n)

@@ -21,6 +21,7 @@ struct lines_st {
 	int desync;     /* index of the open desync report, -1 */
 	int desync_sub; /* 0 none, 1 culprit list, 2 snapshot */
 	int64_t desync_reporter;
+	int desync_opener; /* evidence of the "Rank N" line that opens a report */
 	int frt;        /* open fr_trace report, -1 */
 	int ras;        /* open RAS report, -1 */
 	int ras_table;  /* next rows are the communicator table */
@@ -495,6 +496,7 @@ static int desync_line(struct lines_st *st, const char *p, const char *end, int 
 			return 1;
 		r = &s->reports.v[st->desync];
 		r->reporter = st->desync_reporter;
+		report_ev(s, st->desync, st->desync_opener);
 		if ((q = find(p, n, "[")))
 			num(&q, end, &r->reporter);
 		q = find(p, n, "Timeout at collective:");
@@ -832,8 +834,10 @@ static int one_line(struct lines_st *st, const char *l, size_t n)
 		if (glog && n >= 5 && memcmp(msg, "Rank ", 5) == 0) {
 			const char *q = msg + 5;
 			int64_t r;
-			if (num(&q, end, &r) == 0 && q == end)
+			if (num(&q, end, &r) == 0 && q == end) {
 				st->desync_reporter = r;
+				st->desync_opener = ev;
+			}
 		}
 	}
 	return 0;

@@ -38,7 +38,12 @@ void ts_hang_json(const struct ts_hang_set *s, const struct ts_hang_result *r,
 	ts_jw_kstr(&w, "vendor_evidence", r->vendor_why);
 	ts_jw_ki64(&w, "files", (int64_t)s->files.n);
 	ts_jw_ki64(&w, "dumps", (int64_t)s->dumps.n);
-	ts_jw_ki64(&w, "dump_entries", (int64_t)s->works.n);
+	{
+		int64_t entries = 0;
+		for (size_t i = 0; i < s->dumps.n; i++)
+			entries += s->dumps.v[i].entries;
+		ts_jw_ki64(&w, "dump_entries", entries);
+	}
 	ts_jw_key(&w, "incidents");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < r->incidents.n; i++) {
