@@ -554,11 +554,13 @@ static void classify_logs(struct an *a, size_t first)
 			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
 			if (silent.n)
-				note(in, fmt(r, "no evidence from ranks %s (world >= %lld as far as the logs show)",
-					     ranks_str(r, silent.v, silent.n), (long long)world));
+				note(in, fmt(r, "no evidence from ranks %s (%s %lld)", ranks_str(r, silent.v, silent.n),
+					     s->world_size > 0 ? "world size" : "world >= (from the logs)",
+					     (long long)world));
 		} else if (silent.n && in->seq >= 0) {
-			note(in, fmt(r, "the logs lack ranks %s (world >= %lld): their state at seq %lld is unknown",
-				     ranks_str(r, silent.v, silent.n), (long long)world, (long long)in->seq));
+			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
+				     ranks_str(r, silent.v, silent.n),
+				     s->world_size > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
 		} else if (in->seq >= 0 && in->reporting.n) {
 			in->cls = TS_HANG_ALL_STUCK;
 			note(in, "every rank of the world timed out on it");
