@@ -24,7 +24,7 @@ static int wanted(const char *path, struct ts_err *err)
 	struct ts_detect d;
 	if (ts_detect_file(path, &d, err))
 		return -1;
-	return d.kind == TS_KIND_LOG_HANG || d.kind == TS_KIND_FLIGHT_RECORDER ||
+	return d.kind == TS_KIND_LOG_HANG || d.kind == TS_KIND_HANG_REPORT || d.kind == TS_KIND_FLIGHT_RECORDER ||
 	       d.kind == TS_KIND_BINARY || d.kind == TS_KIND_TEXT;
 }
 

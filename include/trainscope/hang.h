@@ -273,6 +273,11 @@ struct ts_sb;
 /* schema trainscope.hang/1 (pretty when pretty != 0). */
 void ts_hang_json(const struct ts_hang_set *s, const struct ts_hang_result *r,
 		  struct ts_sb *out, int pretty);
+struct ts_jw;
+/* The same object as one value into an open writer (other documents embed
+ * it, e.g. diagnose's "hang" block); schema != 0 adds the "schema" key. */
+void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_hang_result *r,
+		int schema);
 /* The table per incident, findings and advice. */
 void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r,
 		  struct ts_sb *out);

@@ -31,6 +31,7 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_LOG_HF] = "log-hf-trainer",
 	[TS_KIND_LOG_PRIMUS] = "log-primus",
 	[TS_KIND_LOG_HANG] = "log-hang",
+	[TS_KIND_HANG_REPORT] = "hang-report",
 	[TS_KIND_TELEMETRY_SMI] = "telemetry-nvidia-smi",
 	[TS_KIND_TELEMETRY_DMON] = "telemetry-dmon",
 	[TS_KIND_TELEMETRY_GMI] = "telemetry-mthreads-gmi",
@@ -154,6 +155,23 @@ static int count_lines_with(const char *d, size_t n, const char *needle)
 	return c;
 }
 
+/* Some line starts with needle (after blanks). */
+static int lines_starting(const char *d, size_t n, const char *needle)
+{
+	size_t nl = strlen(needle);
+	for (size_t i = 0; i < n;) {
+		while (i < n && (d[i] == ' ' || d[i] == '\t'))
+			i++;
+		if (n - i >= nl && memcmp(d + i, needle, nl) == 0)
+			return 1;
+		const char *eol = memchr(d + i, '\n', n - i);
+		if (!eol)
+			break;
+		i = (size_t)(eol - d) + 1;
+	}
+	return 0;
+}
+
 /* First non-blank line looks like a JSON object that has a step key. */
 static int looks_jsonl(const char *d, size_t n)
 {
@@ -224,6 +242,10 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (valid)
 			return TS_KIND_JSON_OTHER;
 	}
+	/* Flight Recorder pickle (protocol 2+): PROTO then the dump's keys */
+	if (n > 2 && (unsigned char)d[0] == 0x80 && d[1] >= 2 && d[1] <= 5 &&
+	    (has(d, n, "pg_config") || has(d, n, "entries")))
+		return TS_KIND_FLIGHT_RECORDER;
 	/* text formats: count marker lines */
 	size_t nul = 0;
 	for (size_t k = 0; k < n && k < 4096; k++)
@@ -242,8 +264,15 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		return TS_KIND_LOG_HF;
 	if (count_lines_with(d, n, "elapsed_time_per_iter") || count_lines_with(d, n, "[Primus"))
 		return TS_KIND_LOG_PRIMUS;
+	if (lines_starting(d, n, "Not all ranks joining collective") ||
+	    lines_starting(d, n, "Communicator ranks have different") ||
+	    (lines_starting(d, n, "Job summary") && lines_starting(d, n, "NCCL version")))
+		return TS_KIND_HANG_REPORT;
 	if (count_lines_with(d, n, "Watchdog caught collective operation timeout") ||
-	    count_lines_with(d, n, "ProcessGroupNCCL") || count_lines_with(d, n, "ProcessGroupMCCL"))
+	    count_lines_with(d, n, "ProcessGroupNCCL") || count_lines_with(d, n, "ProcessGroupMCCL") ||
+	    (count_lines_with(d, n, " NCCL INFO ") && count_lines_with(d, n, ": opCount ")) ||
+	    (count_lines_with(d, n, " MCCL INFO ") && count_lines_with(d, n, ": opCount ")) ||
+	    count_lines_with(d, n, "NCCL WARN NET/IB : collective mismatch error"))
 		return TS_KIND_LOG_HANG;
 	if (count_lines_with(d, n, "# gpu") && count_lines_with(d, n, "# Idx"))
 		return TS_KIND_TELEMETRY_DMON;

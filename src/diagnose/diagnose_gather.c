@@ -310,6 +310,9 @@ int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct 
 		case TS_KIND_TELEMETRY_SMI: case TS_KIND_TELEMETRY_DMON: case TS_KIND_TELEMETRY_GMI:
 			rc = push_path(d, &d->in.telemetry, f);
 			break;
+		case TS_KIND_LOG_HANG: case TS_KIND_HANG_REPORT: case TS_KIND_FLIGHT_RECORDER:
+			rc = push_path(d, &d->in.hang, f);
+			break;
 		default:
 			rc = push_path(d, &d->in.other, f);
 			break;
@@ -319,7 +322,16 @@ int ts_diag_gather(struct ts_diag *d, char *const *paths, size_t npaths, struct 
 			goto out;
 		}
 	}
-	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n) {
+	/* hang evidence: the whole hang analysis (hang.h) over it */
+	for (size_t i = 0; i < d->in.hang.n; i++)
+		if ((rc = ts_hang_read_file(&d->hang, d->in.hang.v[i], err)))
+			goto out;
+	if (d->in.hang.n) {
+		if ((rc = ts_hang_analyze(&d->hang, &d->hang_res, err)))
+			goto out;
+		d->hang_done = 1;
+	}
+	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n && !d->hang_done) {
 		rc = ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found in %s",
 				d->in.run ? d->in.run : "the input");
 		goto out;

@@ -554,9 +554,9 @@ static void classify_logs(struct an *a, size_t first)
 			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
 			if (silent.n)
-				note(in, fmt(r, "no evidence from ranks %s (%s %lld)", ranks_str(r, silent.v, silent.n),
-					     s->world_size > 0 ? "world size" : "world >= (from the logs)",
-					     (long long)world));
+				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s)", ranks_str(r, silent.v, silent.n),
+					     s->world_size > 0 ? "world size" : "world >=", (long long)world,
+					     s->world_size > 0 ? "" : " as far as the logs show"));
 		} else if (silent.n && in->seq >= 0) {
 			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
 				     ranks_str(r, silent.v, silent.n),

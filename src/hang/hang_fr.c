@@ -126,7 +126,13 @@ static void dtypes(const struct pv *v, struct ts_sb *sb)
 
 static const char *interned(struct ts_hang_set *s, const char *p, size_t n)
 {
-	int64_t id = ts_intern(&s->strs, p, n);
+	char buf[512];
+	int64_t id;
+	if (n > sizeof(buf))
+		n = sizeof(buf);
+	memcpy(buf, p, n);
+	n = hang_utf8_clean(buf, n);
+	id = ts_intern(&s->strs, buf, n);
 	return id < 0 ? NULL : ts_intern_str(&s->strs, (uint32_t)id);
 }
 

@@ -10,7 +10,11 @@
 #include "trainscope/hang.h"
 #include "trainscope/input.h"
 
-/* Copy of s[0..n) in the set's arena; NULL on failure (arena sticky flag). */
+/* Replace invalid UTF-8 in p[0..n) by '?' (output stays valid JSON text);
+ * returns the length without a multibyte character cut at the end. */
+size_t hang_utf8_clean(char *p, size_t n);
+/* Copy of s[0..n) in the set's arena, UTF-8 cleaned; NULL on failure
+ * (arena sticky flag). */
 const char *hang_strndup(struct ts_hang_set *s, const char *p, size_t n);
 /* Index of a new file name, or -1. */
 int hang_add_file(struct ts_hang_set *s, const char *name);

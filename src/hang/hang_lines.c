@@ -595,9 +595,9 @@ static int frt_line(struct lines_st *st, const char *p, const char *end, const c
 		int64_t prod = 1, sum = 0;
 		for (q = p + 12; q < end; q++)
 			if (is_digit(*q) && num(&q, end, &v) == 0) {
-				prod *= v;
+				prod = (v > 0 && prod <= INT64_MAX / v) ? prod * v : (v > 0 ? INT64_MAX : 0);
 				if (q < end && *q == ']') {
-					sum += prod;
+					sum = sum <= INT64_MAX - prod ? sum + prod : INT64_MAX;
 					prod = 1;
 				}
 			}
@@ -606,9 +606,9 @@ static int frt_line(struct lines_st *st, const char *p, const char *end, const c
 		int64_t prod = 1, sum = 0;
 		for (q = p + 13; q < end; q++)
 			if (is_digit(*q) && num(&q, end, &v) == 0) {
-				prod *= v;
+				prod = (v > 0 && prod <= INT64_MAX / v) ? prod * v : (v > 0 ? INT64_MAX : 0);
 				if (q < end && *q == ']') {
-					sum += prod;
+					sum = sum <= INT64_MAX - prod ? sum + prod : INT64_MAX;
 					prod = 1;
 				}
 			}

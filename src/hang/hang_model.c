@@ -44,9 +44,55 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	ts_hang_set_init(s);
 }
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t k;
+	uint32_t cp;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		k = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		k = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		k = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return k;
+}
+
+size_t hang_utf8_clean(char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t k = utf8_len((const unsigned char *)p + i, n - i);
+		if (!k) {
+			if (i + 4 >= n && (unsigned char)p[i] >= 0xc2) /* a character cut at the end */
+				return i;
+			p[i++] = '?';
+		} else {
+			i += k;
+		}
+	}
+	return n;
+}
+
 const char *hang_strndup(struct ts_hang_set *s, const char *p, size_t n)
 {
-	return ts_arena_strndup(&s->arena, p, n);
+	char *c = ts_arena_strndup(&s->arena, p, n);
+	if (c)
+		c[hang_utf8_clean(c, n)] = 0;
+	return c;
 }
 
 int hang_add_file(struct ts_hang_set *s, const char *name)

@@ -117,7 +117,8 @@ static int tp_string(struct tp *t, struct pv **out)
 	while (t->pos < t->n && t->d[t->pos] != q) {
 		if (t->d[t->pos] == '\\') {
 			esc = 1;
-			t->pos++;
+			if (++t->pos >= t->n)
+				break;
 		}
 		if (t->pos < t->n && t->d[t->pos] == '\n')
 			return tp_fail(t, TS_EPARSE, "newline inside a string");

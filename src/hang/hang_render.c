@@ -31,8 +31,17 @@ void ts_hang_json(const struct ts_hang_set *s, const struct ts_hang_result *r,
 	struct ts_jw w;
 
 	ts_jw_init(&w, out, pretty);
+	ts_hang_jw(&w, s, r, 1);
+	ts_sb_addc(out, '\n');
+}
+
+void ts_hang_jw(struct ts_jw *wp, const struct ts_hang_set *s, const struct ts_hang_result *r,
+		int schema)
+{
+#define w (*wp)
 	ts_jw_obj(&w);
-	ts_jw_kstr(&w, "schema", "trainscope.hang/1");
+	if (schema)
+		ts_jw_kstr(&w, "schema", "trainscope.hang/1");
 	ts_jw_kstr(&w, "backend", r->backend);
 	ts_jw_kstr(&w, "vendor", r->vendor);
 	ts_jw_kstr(&w, "vendor_evidence", r->vendor_why);
@@ -111,7 +120,7 @@ void ts_hang_json(const struct ts_hang_set *s, const struct ts_hang_result *r,
 	}
 	ts_jw_arr_end(&w);
 	ts_jw_obj_end(&w);
-	ts_sb_addc(out, '\n');
+#undef w
 }
 
 static void ranks_cell(struct ts_table *t, const int64_t *v, size_t n)
