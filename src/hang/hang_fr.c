@@ -86,6 +86,21 @@ static int ranks_contain(const char *ranks, int64_t rank)
 	return 0;
 }
 
+/* decimal of v (printf-free: dumps have millions of dims) */
+static void add_i64(struct ts_sb *sb, int64_t v)
+{
+	char b[24];
+	int k = sizeof(b);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		b[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		b[--k] = '-';
+	ts_sb_add(sb, b + k, sizeof(b) - (size_t)k);
+}
+
 /* sizes [[3, 4], [5]] -> total numel, and canonical text into sb */
 static int64_t sizes(const struct pv *v, struct ts_sb *sb)
 {
@@ -99,7 +114,9 @@ static int64_t sizes(const struct pv *v, struct ts_sb *sb)
 			if (is_seq(t))
 				for (size_t k = 0; k < t->nit; k++) {
 					int64_t d = pv_int(t->it[k], 0);
-					ts_sb_addf(sb, "%s%lld", k ? "," : "", (long long)d);
+					if (k)
+						ts_sb_addc(sb, ',');
+					add_i64(sb, d);
 					if (d > 0 && prod <= INT64_MAX / d)
 						prod *= d;
 					else
@@ -118,9 +135,11 @@ static void dtypes(const struct pv *v, struct ts_sb *sb)
 	ts_sb_addc(sb, '[');
 	if (is_seq(v))
 		for (size_t i = 0; i < v->nit; i++)
-			if (v->it[i]->t == PV_STR)
-				ts_sb_addf(sb, "%s%.*s", i ? "," : "", (int)(v->it[i]->n > 32 ? 32 : v->it[i]->n),
-					   v->it[i]->s);
+			if (v->it[i]->t == PV_STR) {
+				if (i)
+					ts_sb_addc(sb, ',');
+				ts_sb_add(sb, v->it[i]->s, v->it[i]->n > 32 ? 32 : v->it[i]->n);
+			}
 	ts_sb_addc(sb, ']');
 }
 
@@ -149,6 +168,38 @@ static enum ts_hang_state state_of(const struct pv *v)
 	return TS_ST_UNKNOWN;
 }
 
+/* the entry keys the analysis reads, found in one pass over the dict */
+enum { K_PG, K_PG_ID, K_SEQ, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
+       K_OUT_SIZES, K_OUT_DTYPES, K_COUNT };
+struct fr_keys {
+	const struct pv *v[K_COUNT];
+};
+
+static void entry_keys(const struct pv *e, struct fr_keys *k)
+{
+	static const struct { const char *name; size_t n; int k; } tab[] = {
+		{ "process_group", 13, K_PG }, { "pg_id", 5, K_PG_ID },
+		{ "collective_seq_id", 17, K_SEQ }, { "record_id", 9, K_RECORD },
+		{ "timeout_ms", 10, K_TIMEOUT }, { "state", 5, K_STATE },
+		{ "profiling_name", 14, K_NAME }, { "input_sizes", 11, K_IN_SIZES },
+		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
+		{ "output_dtypes", 13, K_OUT_DTYPES },
+	};
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; i + 1 < e->nit; i += 2) {
+		const struct pv *key = e->it[i];
+		if (key->t != PV_STR)
+			continue;
+		for (size_t t = 0; t < sizeof(tab) / sizeof(tab[0]); t++)
+			if (key->n == tab[t].n && key->s[0] == tab[t].name[0] &&
+			    memcmp(key->s, tab[t].name, key->n) == 0) {
+				if (!k->v[tab[t].k]) /* the first of duplicate keys, as hang_pv_get */
+					k->v[tab[t].k] = e->it[i + 1];
+				break;
+			}
+	}
+}
+
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
 		   const char *name, struct ts_err *err)
 {
@@ -159,6 +210,10 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	struct ts_hang_dump dump;
 	struct ts_sb sb;
 	size_t first_work = s->works.n;
+	int last_pg = -1;
+	int64_t last_id = -1;
+	const char *last_name = NULL, *last_desc = NULL;
+	size_t last_name_n = 0, last_desc_n = 0;
 
 	if (hang_pv_get(root, "rank"))
 		rank = pv_int(hang_pv_get(root, "rank"), rank);
@@ -175,34 +230,52 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 					       strlen("dump key mccl_comm_state (torch_musa)"));
 	ts_sb_init(&sb);
 	for (size_t i = 0; ents && i < ents->nit; i++) {
-		const struct pv *e = ents->it[i], *pg = hang_pv_get(e, "process_group"), *pn;
+		const struct pv *e = ents->it[i], *pg, *pn;
+		struct fr_keys ek;
 		const char *gname = NULL, *gdesc = NULL, *granks = NULL;
 		size_t gname_n = 0, gdesc_n = 0;
 		struct ts_hang_work w;
+		int64_t pg_id;
 
 		if (!e || e->t != PV_DICT)
 			continue;
+		entry_keys(e, &ek);
+		pg = ek.v[K_PG];
 		hang_work_init(&w);
 		w.rank = rank;
 		w.from_dump = 1;
 		w.file = file;
+		pg_id = pv_int(ek.v[K_PG_ID], -1);
 		if (is_seq(pg) && pg->nit >= 2 && pg->it[0]->t == PV_STR && pg->it[1]->t == PV_STR) {
 			gname = pg->it[0]->s;
 			gname_n = pg->it[0]->n;
 			gdesc = pg->it[1]->s;
 			gdesc_n = pg->it[1]->n;
+		}
+		/* consecutive entries of one group: the group found for the last one */
+		if (last_pg >= 0 && pg_id == last_id && gname_n == last_name_n && gdesc_n == last_desc_n &&
+		    (!gname_n || memcmp(gname, last_name, gname_n) == 0) &&
+		    (!gdesc_n || memcmp(gdesc, last_desc, gdesc_n) == 0)) {
+			w.pg = last_pg;
+		} else {
 			/* pg_config is keyed by the group name */
-			for (size_t k = 0; cfg && cfg->t == PV_DICT && k + 1 < cfg->nit; k += 2)
+			for (size_t k = 0; gname && cfg && cfg->t == PV_DICT && k + 1 < cfg->nit; k += 2)
 				if (cfg->it[k]->t == PV_STR && cfg->it[k]->n == gname_n &&
 				    memcmp(cfg->it[k]->s, gname, gname_n) == 0)
 					granks = ranks_text(s, hang_pv_get(cfg->it[k + 1], "ranks"));
+			w.pg = hang_pg(s, pg_id, gname, gname_n, gdesc, gdesc_n, granks);
+			last_pg = w.pg;
+			last_id = pg_id;
+			last_name = gname;
+			last_name_n = gname_n;
+			last_desc = gdesc;
+			last_desc_n = gdesc_n;
 		}
-		w.pg = hang_pg(s, pv_int(hang_pv_get(e, "pg_id"), -1), gname, gname_n, gdesc, gdesc_n, granks);
-		w.seq = pv_int(hang_pv_get(e, "collective_seq_id"), -1);
-		w.record_id = pv_int(hang_pv_get(e, "record_id"), -1);
-		w.timeout_ms = pv_int(hang_pv_get(e, "timeout_ms"), -1);
-		w.state = state_of(hang_pv_get(e, "state"));
-		pn = hang_pv_get(e, "profiling_name");
+		w.seq = pv_int(ek.v[K_SEQ], -1);
+		w.record_id = pv_int(ek.v[K_RECORD], -1);
+		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
+		w.state = state_of(ek.v[K_STATE]);
+		pn = ek.v[K_NAME];
 		if (pn && pn->t == PV_STR) {
 			w.op = interned(s, pn->s, pn->n > 64 ? 64 : pn->n);
 			w.kind = ts_hang_op_kind(pn->s, pn->n);
@@ -215,11 +288,11 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 				s->nccl_lines++;
 		}
 		ts_sb_reset(&sb);
-		w.numel_in = sizes(hang_pv_get(e, "input_sizes"), &sb);
-		dtypes(hang_pv_get(e, "input_dtypes"), &sb);
+		w.numel_in = sizes(ek.v[K_IN_SIZES], &sb);
+		dtypes(ek.v[K_IN_DTYPES], &sb);
 		ts_sb_addc(&sb, '>');
-		w.numel_out = sizes(hang_pv_get(e, "output_sizes"), &sb);
-		dtypes(hang_pv_get(e, "output_dtypes"), &sb);
+		w.numel_out = sizes(ek.v[K_OUT_SIZES], &sb);
+		dtypes(ek.v[K_OUT_DTYPES], &sb);
 		if (w.kind == TS_OP_COALESCED) {
 			/* the coalesced entry stands for the group: its members of
 			 * this dump (same group and seq) are folded into it; P2P

@@ -442,9 +442,20 @@ static int pk_fill(struct pk *p, struct pv *c, int pairs)
 		return pk_fail(p, TS_EPARSE, "APPENDS on a dict");
 	if (c->t != PV_DICT && pairs)
 		return pk_fail(p, TS_EPARSE, "SETITEMS on a value that is not a dict");
-	for (size_t i = (size_t)m + 1; i < p->stack.n; i++)
-		if (pv_push(p->a, c, p->stack.v[i]))
+	if (c->nit + k > c->cap) { /* grow once for the whole batch */
+		size_t nc = c->cap ? c->cap : 8;
+		struct pv **ni;
+		while (nc < c->nit + k)
+			nc *= 2;
+		if (!(ni = ts_arena_alloc(p->a, nc * sizeof(*ni))))
 			return TS_ENOMEM;
+		if (c->nit)
+			memcpy(ni, c->it, c->nit * sizeof(*ni));
+		c->it = ni;
+		c->cap = nc;
+	}
+	memcpy(c->it + c->nit, p->stack.v + m + 1, k * sizeof(*c->it));
+	c->nit += k;
 	p->stack.n = (size_t)m;
 	return 0;
 }
