@@ -199,6 +199,12 @@ grep -q 'ring buffer of rank(s) 2 starts later' "$tmp/truncated.json" || { echo 
 python3 -c "
 import json,sys; d=json.load(open('$tmp/reused_name.json'))
 assert len(d['incidents'])==1 and d['incidents'][0]['seq']==4 and d['incidents'][0]['ranks_reporting']==[0,1], d" || fail=1
+# diagnose finds the dumps in a run directory (pickle ones too) and runs the same analysis
+"$TS" diagnose --json "$tmp/not_joined_pickle" >"$tmp/diag.json" 2>"$tmp/diag.err" || { echo "FAIL diagnose:"; cat "$tmp/diag.err"; fail=1; }
+python3 -c "
+import json; d=json.load(open('$tmp/diag.json'))
+assert len(d['inputs']['hang'])==4, d['inputs']
+i=d['hang']['incidents']; assert len(i)==1 and i[0]['class']=='not_joined' and i[0]['culprits']==[3], i" || fail=1
 # the code-bearing pickle is refused, naming the class and the offset, and nothing ran
 "$TS" hang "$tmp/evil" >"$tmp/evil.out" 2>"$tmp/evil.err"; rc=$?
 [ $rc = 2 ] || { echo "FAIL evil pickle: exit $rc, want 2"; fail=1; }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "trainscope/detect.h"
 #include "trainscope/hang.h"
 
 struct loaded {
@@ -591,4 +592,100 @@ TEST(hang_op_kinds)
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		CHECK_STR(ts_hang_op_name(ts_hang_op_kind(c[i].op, strlen(c[i].op))), ts_hang_op_name(c[i].k));
+}
+
+/* torch_musa's wording (format from ProcessGroupMCCL.cpp; no real sample is
+ * public): backend mccl, vendor Moore Threads from the class names, and the
+ * TORCH_MCCL_* knobs in the advice */
+TEST(hang_mccl_watchdog_line)
+{
+	static const char log[] =
+		"[rank1]:[E1105 10:00:00.000000000 ProcessGroupMCCL.cpp:632] [Rank 1] Watchdog caught collective "
+		"operation timeout: WorkMCCL(SeqNum=77, OpType=BROADCAST, NumelIn=10, NumelOut=10, Timeout(ms)=600000) "
+		"ran for 600100 milliseconds before timing out.\n"
+		"[rank1]:[E1105 10:00:00.000000100 ProcessGroupMCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+		"failure detected by watchdog at work sequence id: 77 PG status: last enqueued work: 78, last completed work: 76\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int mccl_knob = 0;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, log, "musa.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(s.works.n == 1);
+	CHECK_I64(s.works.v[0].seq, 77);
+	CHECK_I64(s.works.v[0].kind, TS_OP_BROADCAST);
+	CHECK_STR(r.backend, "mccl");
+	CHECK_STR(r.vendor, "moore_threads");
+	for (size_t i = 0; i < r.advice.n; i++)
+		mccl_knob |= strcmp(r.advice.v[i].knob, "TORCH_MCCL_DUMP_ON_TIMEOUT") == 0;
+	CHECK(mccl_knob);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].last_enqueued, 78);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* Ray worker prefixes and a raw glog header; the DETAIL fingerprint
+ * mismatch (shape of Lightning-AI #19680: rank 1 ALLGATHER, rank 0
+ * _ALLGATHER_BASE) with a third rank agreeing with rank 0 */
+TEST(hang_prefixes_and_detail)
+{
+	static const char log[] =
+		"(RayWorkerWrapper pid=4242, ip=192.0.2.7) [rank3]:[E626 16:48:25.440243908 ProcessGroupNCCL.cpp:632] "
+		"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=4, "
+		"NumelOut=4, Timeout(ms)=60000) ran for 60010 milliseconds before timing out.\n"
+		"RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+		"CollectiveFingerPrint(OpType=ALLGATHER, TensorShape=[6], TensorDtypes=Double), but Rank 0 is running "
+		"collective: CollectiveFingerPrint(OpType=_ALLGATHER_BASE)\n"
+		"RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+		"CollectiveFingerPrint(OpType=ALLGATHER, TensorShape=[6], TensorDtypes=Double), but Rank 2 is running "
+		"collective: CollectiveFingerPrint(OpType=_ALLGATHER_BASE)\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, log, "ray.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(s.works.n == 1);
+	CHECK_I64(s.works.v[0].rank, 3);
+	CHECK_I64(s.works.v[0].seq, 9);
+	REQUIRE(s.reports.n == 2);
+	const struct ts_hang_incident *fp = NULL;
+	for (size_t i = 0; i < r.incidents.n; i++)
+		if (r.incidents.v[i].cls == TS_HANG_MISMATCH)
+			fp = &r.incidents.v[i];
+	REQUIRE(fp);
+	CHECK_I64(fp->culprits.n, 1); /* ranks 0 and 2 agree: rank 1 is the minority */
+	CHECK_I64(fp->culprits.v[0], 1);
+	CHECK_STR(fp->op, "_ALLGATHER_BASE");
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* detect says what each hang input is */
+TEST(hang_detect_kinds)
+{
+	static const struct { const char *rel; enum ts_kind kind; } c[] = {
+		{ "hang/fr_trace_output_tutorial_missing_rank.txt", TS_KIND_HANG_REPORT },
+		{ "hang/pytorch_140969_fr_trace_missing_ranks.log", TS_KIND_HANG_REPORT },
+		{ "hang/nccl_1911_ras_mismatch.log", TS_KIND_HANG_REPORT },
+		{ "hang/torchtitan_1369_nccl_info_coll.log", TS_KIND_LOG_HANG },
+		{ "hang/nccl_531_ib_mismatch_coll.log", TS_KIND_LOG_HANG },
+		{ "hang/ofa_271_legacy_no_numel.log", TS_KIND_LOG_HANG },
+		{ "hang/fr_dump_unpickled_example_v2.5.txt", TS_KIND_FLIGHT_RECORDER },
+	};
+	static const char pk[] = "\x80\x02}q\x00(X\x07\x00\x00\x00" "entries" "q\x01]q\x02u.";
+	char vendor[16];
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		DATA_OR_SKIP(path, c[i].rel);
+		struct ts_detect d;
+		struct ts_err err;
+		ts_err_init(&err);
+		REQUIRE(ts_detect_file(path, &d, &err) == 0);
+		CHECK_STR(ts_kind_name(d.kind), ts_kind_name(c[i].kind));
+	}
+	CHECK_I64(ts_detect_buffer(pk, sizeof(pk) - 1, vendor, sizeof(vendor)), TS_KIND_FLIGHT_RECORDER);
 }
