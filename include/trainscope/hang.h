@@ -65,6 +65,8 @@ struct ts_hang_ev {
 	uint32_t file;
 	int64_t line;
 	const char *text;
+	int month, day;     /* glog date (MMDD with month unpadded: E515 = 5/15), -1 */
+	int64_t tod_ns;     /* glog time of day in ns, -1 */
 };
 
 /* A process group as the evidence names it; -1 / NULL when not known. */
@@ -136,6 +138,9 @@ struct ts_hang_report {
 	TS_VEC(int64_t) culprits;  /* ranks the report blames */
 	TS_VEC(int64_t) missing;   /* fr_trace missing ranks; RAS missing/dead ranks */
 	TS_VEC(int64_t) expected;  /* expected ranks */
+	int64_t frames;     /* fr_trace: stack frames printed, -1 */
+	const char *version;/* RAS: "2.26.2" (NCCL version line) */
+	int64_t cuda_runtime, cuda_driver, nodes, procs_per_node; /* RAS, -1 */
 	TS_VEC(struct ts_hang_group) groups;
 	int dead;           /* RAS JSON: a missing rank is considered dead / unresponsive */
 	int64_t size_a, size_b; /* IB mismatch: local and remote size in bytes */

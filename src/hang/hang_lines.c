@@ -144,8 +144,44 @@ static int vendor_scan(struct lines_st *st, const char *l, size_t n, int ev)
 	return 0;
 }
 
-/* Skip the launcher and logger prefixes; sets *rank from "[rankN]:". */
-static const char *strip(const char *p, const char *end, int64_t *rank, int *glog)
+struct gtime {
+	int month, day;
+	int64_t tod_ns;
+};
+
+/* "E626 16:48:25.440243908" / "E1213 ..." at p (the severity letter first):
+ * 3 digits are M DD, 4 are MM DD */
+static void glog_time(const char *p, const char *end, struct gtime *t)
+{
+	const char *q = p + 1;
+	int64_t md, h, m, sec, frac = 0;
+	size_t nd;
+	const char *b = q;
+	if (num(&q, end, &md) || *b == '-')
+		return;
+	nd = (size_t)(q - b);
+	if (nd != 3 && nd != 4)
+		return;
+	t->month = (int)(md / 100);
+	t->day = (int)(md % 100);
+	if (q >= end || *q != ' ')
+		return;
+	if (num(&q, end, &h) || q >= end || *q++ != ':' || num(&q, end, &m) || q >= end || *q++ != ':' ||
+	    num(&q, end, &sec))
+		return;
+	if (q < end && *q == '.') {
+		int digits = 0;
+		for (q++; q < end && is_digit(*q) && digits < 9; q++, digits++)
+			frac = frac * 10 + (*q - '0');
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	t->tod_ns = ((h * 60 + m) * 60 + sec) * 1000000000LL + frac;
+}
+
+/* Skip the launcher and logger prefixes; sets *rank from "[rankN]:" and *t
+ * from a glog header. */
+static const char *strip(const char *p, const char *end, int64_t *rank, int *glog, struct gtime *t)
 {
 	for (int round = 0; round < 8; round++) {
 		while (p < end && (*p == ' ' || *p == '\t'))
@@ -185,6 +221,7 @@ static const char *strip(const char *p, const char *end, int64_t *rank, int *glo
 			    (find(p, k + 1, ".cpp:") || find(p, k + 1, ".hpp:") || find(p, k + 1, ".h:") ||
 			     find(p, k + 1, ".py:"))) {
 				*glog = 1;
+				glog_time(p + 1, c, t);
 				p = c + 1;
 				continue;
 			}
@@ -205,6 +242,7 @@ static const char *strip(const char *p, const char *end, int64_t *rank, int *glo
 			const char *c = memchr(p, ']', lim);
 			if (c && find(p, (size_t)(c - p), ".cpp:")) {
 				*glog = 1;
+				glog_time(p, c, t);
 				p = c + 1;
 				continue;
 			}
@@ -628,8 +666,12 @@ static int frt_line(struct lines_st *st, const char *p, const char *end, const c
 		while (q < end && *q == ' ')
 			q++;
 		r->state = hang_strndup(s, q, (size_t)(end - q));
-	} else if (find(p, n, "stack trace") || find(p, n, " at ")) {
-		return 1; /* frames: part of the report, not evidence */
+	} else if (find(p, n, "stack trace")) {
+		r->frames = 0;
+		return 1;
+	} else if (r->frames >= 0 && find(p, n, " at ")) {
+		r->frames++; /* frames: counted, not evidence */
+		return 1;
 	} else {
 		st->frt = -1;
 		return 0;
@@ -655,6 +697,12 @@ static int ras_line(struct lines_st *st, const char *p, const char *end, const c
 			return 1;
 		vendor_scan(st, l, ln, -1);
 		st->ras_listed = -1;
+		if (p[0] == 'N') {
+			size_t wn;
+			const char *v = word_after(p, n, "NCCL version", &wn);
+			if (v)
+				s->reports.v[st->ras].version = hang_strndup(s, v, wn);
+		}
 		report_ev(s, st->ras, hang_add_ev(s, st->file, st->lineno, l, ln));
 		if (p[0] == 'J')
 			st->ras_summary = 1;
@@ -663,6 +711,12 @@ static int ras_line(struct lines_st *st, const char *p, const char *end, const c
 	r = &s->reports.v[st->ras];
 	if (n >= 11 && memcmp(p, "Job summary", 11) == 0) {
 		st->ras_summary = 1;
+		return 1;
+	}
+	if (n > 21 && memcmp(p, "CUDA runtime version ", 21) == 0) {
+		num_after(p, n, "runtime version", &r->cuda_runtime);
+		num_after(p, n, "driver version", &r->cuda_driver);
+		report_ev(s, st->ras, hang_add_ev(s, st->file, st->lineno, l, ln));
 		return 1;
 	}
 	if (n >= 5 && memcmp(p, "Group", 5) == 0 && find(p, n, "Comms")) {
@@ -676,6 +730,8 @@ static int ras_line(struct lines_st *st, const char *p, const char *end, const c
 		k++;
 	if (st->ras_summary && k == 5) {
 		r->world = v[3]; /* nodes, procs/node, gpus/proc, procs, gpus */
+		r->nodes = v[0];
+		r->procs_per_node = v[1];
 		st->ras_summary = 0;
 		report_ev(s, st->ras, hang_add_ev(s, st->file, st->lineno, l, ln));
 		return 1;
@@ -737,16 +793,40 @@ static int ras_line(struct lines_st *st, const char *p, const char *end, const c
 	return 0;
 }
 
+static void one_message(struct lines_st *st, const char *l, const char *end, const char *p,
+			int64_t rank, int glog);
+
 static int one_line(struct lines_st *st, const char *l, size_t n)
 {
 	struct ts_hang_set *s = st->s;
-	const char *end = l + n, *p, *msg;
-	int64_t rank = -1, tag_rank = -1;
-	int glog = 0, pg, ev = -1;
+	const char *end = l + n, *p;
+	int64_t rank = -1;
+	int glog = 0;
+	struct gtime t = { -1, -1, -1 };
+	size_t evs_before = s->evs.n;
 
 	while (n && l[n - 1] == '\r')
 		end = l + --n;
-	p = strip(l, end, &rank, &glog);
+	p = strip(l, end, &rank, &glog, &t);
+	one_message(st, l, end, p, rank, glog);
+	for (size_t i = evs_before; i < s->evs.n; i++) {
+		s->evs.v[i].month = t.month;
+		s->evs.v[i].day = t.day;
+		s->evs.v[i].tod_ns = t.tod_ns;
+	}
+	return 0;
+}
+
+/* everything after the prefixes of one line */
+static void one_message(struct lines_st *st, const char *l, const char *end, const char *p,
+			int64_t rank, int glog)
+{
+	struct ts_hang_set *s = st->s;
+	size_t n = (size_t)(end - l);
+	const char *msg;
+	int64_t tag_rank = -1;
+	int pg, ev = -1;
+
 	/* continuation lines of a multi-line report have no prefix and start
 	 * with spaces */
 	if (st->desync >= 0 || st->desync_reporter >= 0) {
@@ -757,7 +837,7 @@ static int one_line(struct lines_st *st, const char *l, size_t n)
 				q++;
 			ev = hang_add_ev(s, st->file, st->lineno, l, n);
 			if (desync_line(st, q, end, ev))
-				return 0;
+				return;
 		}
 		st->desync = -1;
 		st->desync_sub = 0;
@@ -766,9 +846,9 @@ static int one_line(struct lines_st *st, const char *l, size_t n)
 	if (!glog && rank < 0) {
 		if ((st->frt >= 0 || ((size_t)(end - p) > 32 && memcmp(p, "Not all ranks joining collective", 32) == 0)) &&
 		    frt_line(st, p, end, l, n))
-			return 0;
+			return;
 		if (ras_line(st, p, end, l, n))
-			return 0;
+			return;
 	} else {
 		st->frt = st->ras = -1;
 	}
@@ -805,7 +885,7 @@ static int one_line(struct lines_st *st, const char *l, size_t n)
 		if (!hit) {
 			if (glog && (find(msg, n, "CCL") || find(msg, n, "ProcessGroup")))
 				vendor_scan(st, l, (size_t)(end - l), -1);
-			return 0;
+			return;
 		}
 		ev = hang_add_ev(s, st->file, st->lineno, l, (size_t)(end - l));
 		vendor_scan(st, l, (size_t)(end - l), ev);
@@ -840,7 +920,7 @@ static int one_line(struct lines_st *st, const char *l, size_t n)
 			}
 		}
 	}
-	return 0;
+	return;
 }
 
 static int read_lines(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err)

@@ -113,6 +113,8 @@ int hang_add_ev(struct ts_hang_set *s, uint32_t file, int64_t line, const char *
 		n = TS_HANG_TEXT_MAX;
 	e.file = file;
 	e.line = line;
+	e.month = e.day = -1;
+	e.tod_ns = -1;
 	e.text = hang_strndup(s, text, n);
 	if (!e.text || TS_VEC_PUSH(s->evs, e))
 		return -1;
@@ -230,6 +232,8 @@ void hang_report_init(struct ts_hang_report *r, enum ts_hang_report_kind kind)
 	r->numel_in = r->numel_out = -1;
 	r->world = -1;
 	r->size_a = r->size_b = -1;
+	r->frames = -1;
+	r->cuda_runtime = r->cuda_driver = r->nodes = r->procs_per_node = -1;
 }
 
 const char *ts_hang_class_name(enum ts_hang_class c)

@@ -71,6 +71,11 @@ TEST(hang_desync_report)
 	CHECK_I64(w->numel_out, 6);
 	CHECK_I64(w->timeout_ms, 600000);
 	CHECK_I64(w->ran_for_ms, 600086);
+	/* E515 18:36:47.341808597 = May 15 (unpadded MMDD) */
+	REQUIRE(w->ev >= 0);
+	CHECK_I64(l.s.evs.v[w->ev].month, 5);
+	CHECK_I64(l.s.evs.v[w->ev].day, 15);
+	CHECK_I64(l.s.evs.v[w->ev].tod_ns, ((18 * 60 + 36) * 60 + 47) * 1000000000LL + 341808597);
 	REQUIRE(l.s.reports.n == 1);
 	const struct ts_hang_report *rep = &l.s.reports.v[0];
 	CHECK_I64(rep->kind, TS_REP_DESYNC);
@@ -140,6 +145,7 @@ TEST(hang_fr_trace_report)
 	CHECK_I64(rep->missing.n, 5);
 	CHECK_I64(rep->missing.v[0], 3);
 	CHECK_I64(rep->missing.v[4], 7);
+	CHECK_I64(rep->frames, 2); /* L11-L13: header + 2 frames */
 	REQUIRE(rep->pg >= 0);
 	CHECK_STR(l.s.pgs.v[rep->pg].guid, "0");
 	CHECK_STR(l.s.pgs.v[rep->pg].desc, "default_pg");
@@ -168,6 +174,21 @@ TEST(hang_ras_text)
 	CHECK_STR(rep->state, "RUNNING");
 	CHECK_STR(rep->errors, "MISMATCH");
 	CHECK_STR(rep->op, "AllGather");
+	CHECK_STR(rep->version, "2.26.2");
+	CHECK_I64(rep->cuda_runtime, 12060);
+	CHECK_I64(rep->cuda_driver, 12060);
+	CHECK_I64(rep->nodes, 4);
+	CHECK_I64(rep->procs_per_node, 8);
+	/* "30 ranks ... 640", "2 ranks ... 641", listed 12 and 13 */
+	REQUIRE(rep->groups.n == 3);
+	CHECK_I64(rep->groups.v[0].seq, 640);
+	CHECK_I64(rep->groups.v[0].count, 30);
+	CHECK_I64(rep->groups.v[1].seq, 641);
+	CHECK_I64(rep->groups.v[1].count, 2);
+	CHECK_STR(rep->groups.v[2].what, "listed");
+	CHECK_I64(rep->groups.v[2].ranks.n, 2);
+	CHECK_I64(rep->groups.v[2].ranks.v[0], 12);
+	CHECK_I64(rep->groups.v[2].ranks.v[1], 13);
 	REQUIRE(l.r.incidents.n == 1);
 	const struct ts_hang_incident *in = &l.r.incidents.v[0];
 	CHECK_I64(in->cls, TS_HANG_NOT_JOINED);
@@ -197,6 +218,8 @@ TEST(hang_newest_wording)
 	CHECK_I64(l.s.progress.v[0].seq, 716);
 	CHECK_I64(l.s.progress.v[0].enqueued, 747);
 	CHECK_I64(l.s.progress.v[0].completed, 715);
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].month, 12); /* E1213 = Dec 13 */
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].day, 13);
 	CHECK_I64(l.s.progress.v[1].signal_from, -2); /* "from this local rank" */
 	CHECK_I64(l.s.progress.v[1].enqueued, 747);
 	CHECK_I64(l.s.progress.v[1].completed, 715);
@@ -286,6 +309,8 @@ TEST(hang_watchdog_frames)
 	CHECK_I64(l.s.pgs.v[w->pg].id, 2);
 	CHECK_STR(l.s.pgs.v[w->pg].guid, "5");
 	CHECK_STR(l.s.pgs.v[w->pg].desc, "mesh_ulysses");
+	CHECK_I64(l.s.evs.v[w->ev].month, 1); /* E125 = Jan 25 */
+	CHECK_I64(l.s.evs.v[w->ev].day, 25);
 	CHECK(l.s.takedown);
 	unload(&l);
 }
@@ -329,6 +354,7 @@ TEST(hang_ofa_legacy)
 		CHECK_I64(l.s.works.v[i].timeout_ms, 1800000);
 		CHECK(l.s.works.v[i].ran_for_ms >= 1802210 && l.s.works.v[i].ran_for_ms <= 1802220);
 	}
+	CHECK_I64(l.s.evs.v[l.s.works.v[0].ev].month, -1); /* "[E ProcessGroupNCCL.cpp:737]": no date */
 	REQUIRE(l.r.incidents.n == 1);
 	CHECK_I64(l.r.incidents.v[0].cls, TS_HANG_UNDECIDED);
 	CHECK(any_note(&l.r.incidents.v[0], "ranks 0, 4-5"));
@@ -385,6 +411,8 @@ TEST(hang_fr_disabled)
 	CHECK(l.s.fr_disabled);
 	REQUIRE(l.s.progress.n == 1);
 	CHECK_I64(l.s.progress.v[0].rank, 5);
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].month, 6); /* E626 */
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].day, 26);
 	CHECK_I64(l.s.progress.v[0].seq, 120049);
 	CHECK_I64(l.s.progress.v[0].enqueued, 120051);
 	CHECK_I64(l.s.progress.v[0].completed, 120048);
