@@ -33,7 +33,7 @@
 #include "trainscope/core.h"
 
 #define TS_HANG_DUMP_MAX ((size_t)1 << 30) /* largest dump read */
-#define TS_HANG_TEXT_MAX 240                /* evidence text kept per line */
+#define TS_HANG_TEXT_MAX 512                /* evidence text kept per line */
 
 enum ts_hang_class {
 	TS_HANG_NOT_JOINED = 0, /* some ranks never issued the collective */
