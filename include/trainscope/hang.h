@@ -171,6 +171,7 @@ struct ts_hang_pg_status {
 	int64_t enqueued, started, completed;
 };
 
+struct hang_pool;
 struct ts_hang_set {
 	struct ts_arena arena;
 	struct ts_intern strs;       /* op names and shapes of dump entries */
@@ -196,6 +197,7 @@ struct ts_hang_set {
 	int ev_pgmccl;               /* ProcessGroupMCCL / WorkMCCL (torch_musa's classes) */
 	int ev_musa_state;           /* a dump with "mccl_comm_state" (torch_musa's key) */
 	int64_t lines;               /* text lines read */
+	struct hang_pool *scratch;   /* private: parse memory reused across dumps */
 };
 
 void ts_hang_set_init(struct ts_hang_set *s);

@@ -433,20 +433,21 @@ int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, in
 static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *name, int64_t rank,
 	       int pickle, struct ts_err *err)
 {
-	struct ts_arena a;
 	struct pv *root = NULL;
 	int file = hang_add_file(s, name), rc;
 
 	if (file < 0)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
-	ts_arena_init(&a);
-	rc = pickle ? hang_pv_parse_pickle(&a, data, n, name, &root, err)
-		    : hang_pv_parse_text(&a, data, n, name, &root, err);
+	if (!s->scratch && !(s->scratch = calloc(1, sizeof(*s->scratch))))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	hang_pool_reset(s->scratch);
+	rc = pickle ? hang_pv_parse_pickle(s->scratch, data, n, name, &root, err)
+		    : hang_pv_parse_text(s->scratch, data, n, name, &root, err);
 	if (!rc)
 		rc = hang_from_pv(s, root, (uint32_t)file, rank, name, err);
 	if (rc == TS_ENOMEM && err && err->code == TS_OK)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
-	ts_arena_release(&a);
+	hang_pool_reset(s->scratch);
 	if (!rc && s->arena.failed)
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	return rc;

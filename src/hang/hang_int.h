@@ -35,6 +35,19 @@ int hang_set_add(void *vec, int64_t v);
 struct hang_i64v { int64_t *v; size_t n, cap; };
 int hang_set_has(const void *vec, int64_t v);
 
+/* Parse memory reused from one dump to the next (a dump's value tree is
+ * dropped once its entries are taken): chunks are kept across resets, so a
+ * directory of dumps does not fault in fresh pages for every file. */
+struct hang_pool {
+	struct hang_chunk { char *p; size_t cap; } *chunks;
+	size_t nchunks, cur, used;
+	int failed;
+};
+void *hang_pool_alloc(struct hang_pool *a, size_t size);
+char *hang_pool_strndup(struct hang_pool *a, const char *s, size_t n);
+void hang_pool_reset(struct hang_pool *a);
+void hang_pool_free(struct hang_pool *a);
+
 /* A Python / JSON value read from a dump (arena-allocated, freed with
  * the arena of the reader). Dicts hold key, value pairs in it[]. */
 enum pv_type { PV_NONE, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_LIST, PV_TUPLE, PV_DICT, PV_MARK };
@@ -48,10 +61,10 @@ struct pv {
 	size_t nit, cap;
 };
 /* Parse a JSON or Python-repr document into *out (values in arena). */
-int hang_pv_parse_text(struct ts_arena *a, const char *d, size_t n, const char *name,
+int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
 		       struct pv **out, struct ts_err *err);
 /* Run the safe pickle subset; *out is the value at STOP. */
-int hang_pv_parse_pickle(struct ts_arena *a, const unsigned char *d, size_t n, const char *name,
+int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, const char *name,
 			 struct pv **out, struct ts_err *err);
 /* dict lookup by string key; NULL when absent or not a dict */
 const struct pv *hang_pv_get(const struct pv *d, const char *key);

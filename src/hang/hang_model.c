@@ -41,6 +41,10 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	TS_VEC_RELEASE(s->ranks_seen);
 	ts_arena_release(&s->arena);
 	ts_intern_release(&s->strs);
+	if (s->scratch) {
+		hang_pool_free(s->scratch);
+		free(s->scratch);
+	}
 	ts_hang_set_init(s);
 }
 

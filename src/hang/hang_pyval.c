@@ -16,9 +16,62 @@
 #define PV_MAX_STACK ((size_t)1 << 22)
 #define PV_MAX_MEMO ((size_t)1 << 24)
 
-static struct pv *pv_new(struct ts_arena *a, enum pv_type t)
+void *hang_pool_alloc(struct hang_pool *a, size_t size)
 {
-	struct pv *v = ts_arena_alloc(a, sizeof(*v));
+	size = (size + 15) & ~(size_t)15;
+	while (a->cur < a->nchunks && a->used + size > a->chunks[a->cur].cap) {
+		a->cur++;
+		a->used = 0;
+	}
+	if (a->cur == a->nchunks) {
+		size_t cap = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
+		struct hang_chunk *nc = realloc(a->chunks, (a->nchunks + 1) * sizeof(*nc));
+		char *p;
+		if (!nc) {
+			a->failed = 1;
+			return NULL;
+		}
+		a->chunks = nc;
+		if (!(p = malloc(cap))) {
+			a->failed = 1;
+			return NULL;
+		}
+		a->chunks[a->nchunks].p = p;
+		a->chunks[a->nchunks].cap = cap;
+		a->nchunks++;
+		a->used = 0;
+	}
+	a->used += size;
+	return a->chunks[a->cur].p + a->used - size;
+}
+
+char *hang_pool_strndup(struct hang_pool *a, const char *s, size_t n)
+{
+	char *c = hang_pool_alloc(a, n + 1);
+	if (c) {
+		memcpy(c, s, n);
+		c[n] = 0;
+	}
+	return c;
+}
+
+void hang_pool_reset(struct hang_pool *a)
+{
+	a->cur = a->used = 0;
+	a->failed = 0;
+}
+
+void hang_pool_free(struct hang_pool *a)
+{
+	for (size_t i = 0; i < a->nchunks; i++)
+		free(a->chunks[i].p);
+	free(a->chunks);
+	memset(a, 0, sizeof(*a));
+}
+
+static struct pv *pv_new(struct hang_pool *a, enum pv_type t)
+{
+	struct pv *v = hang_pool_alloc(a, sizeof(*v));
 	if (v) {
 		memset(v, 0, sizeof(*v));
 		v->t = t;
@@ -26,11 +79,11 @@ static struct pv *pv_new(struct ts_arena *a, enum pv_type t)
 	return v;
 }
 
-static int pv_push(struct ts_arena *a, struct pv *c, struct pv *x)
+static int pv_push(struct hang_pool *a, struct pv *c, struct pv *x)
 {
 	if (c->nit == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 8;
-		struct pv **ni = ts_arena_alloc(a, nc * sizeof(*ni));
+		struct pv **ni = hang_pool_alloc(a, nc * sizeof(*ni));
 		if (!ni)
 			return TS_ENOMEM;
 		if (c->nit)
@@ -58,7 +111,7 @@ const struct pv *hang_pv_get(const struct pv *d, const char *key)
 /* ------------------------------------------------------------ literals */
 
 struct tp {
-	struct ts_arena *a;
+	struct hang_pool *a;
 	const char *d;
 	size_t n, pos;
 	const char *name;
@@ -173,7 +226,7 @@ static int tp_string(struct tp *t, struct pv **out)
 		ts_sb_release(&sb);
 		return TS_ENOMEM;
 	}
-	v->s = ts_arena_strndup(t->a, sb.buf, sb.len);
+	v->s = hang_pool_strndup(t->a, sb.buf, sb.len);
 	v->n = sb.len;
 	ts_sb_release(&sb);
 	if (!v->s)
@@ -302,7 +355,7 @@ static int tp_value(struct tp *t, struct pv **out, int depth)
 	return tp_fail(t, TS_EPARSE, "expected a value (dict, list, tuple, string, number, True/False/None)");
 }
 
-int hang_pv_parse_text(struct ts_arena *a, const char *d, size_t n, const char *name,
+int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
 		       struct pv **out, struct ts_err *err)
 {
 	struct tp t = { a, d, n, 0, name, err };
@@ -318,7 +371,7 @@ int hang_pv_parse_text(struct ts_arena *a, const char *d, size_t n, const char *
 /* ------------------------------------------------------------- pickle */
 
 struct pk {
-	struct ts_arena *a;
+	struct hang_pool *a;
 	const unsigned char *d;
 	size_t n, pos, op_at;
 	const char *name;
@@ -447,7 +500,7 @@ static int pk_fill(struct pk *p, struct pv *c, int pairs)
 		struct pv **ni;
 		while (nc < c->nit + k)
 			nc *= 2;
-		if (!(ni = ts_arena_alloc(p->a, nc * sizeof(*ni))))
+		if (!(ni = hang_pool_alloc(p->a, nc * sizeof(*ni))))
 			return TS_ENOMEM;
 		if (c->nit)
 			memcpy(ni, c->it, c->nit * sizeof(*ni));
@@ -772,7 +825,7 @@ static int pk_run(struct pk *p, struct pv **out)
 	return ts_err_at(p->err, TS_ETRUNC, p->name, (int64_t)p->pos, -1, "pickle ends without STOP");
 }
 
-int hang_pv_parse_pickle(struct ts_arena *a, const unsigned char *d, size_t n, const char *name,
+int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, const char *name,
 			 struct pv **out, struct ts_err *err)
 {
 	struct pk p;
