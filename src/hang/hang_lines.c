@@ -527,6 +527,8 @@ static int desync_line(struct lines_st *st, const char *p, const char *end, int 
 	const char *q;
 	size_t n = (size_t)(end - p);
 
+	if (p >= end) /* a blank line ends the report */
+		return 0;
 	if (st->desync < 0) {
 		if (!(q = find(p, n, "Timeout at collective:")))
 			return 0;

@@ -507,7 +507,8 @@ static int pk_fill(struct pk *p, struct pv *c, int pairs)
 		c->it = ni;
 		c->cap = nc;
 	}
-	memcpy(c->it + c->nit, p->stack.v + m + 1, k * sizeof(*c->it));
+	if (k)
+		memcpy(c->it + c->nit, p->stack.v + m + 1, k * sizeof(*c->it));
 	c->nit += k;
 	p->stack.n = (size_t)m;
 	return 0;
