@@ -250,6 +250,12 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			hang_set_add(&have, seen.v[i]);
 		TS_VEC_RELEASE(seen);
 	}
+	/* no rank set in the dumps: the default group is the world when
+	 * --world-size says how big it is, else the ranks that have entries */
+	if (!members.n && s->world_size > 0 && pg >= 0 && s->pgs.v[pg].desc &&
+	    strcmp(s->pgs.v[pg].desc, "default_pg") == 0)
+		for (int64_t k = 0; k < s->world_size && k < 65536; k++)
+			hang_set_add(&members, k);
 	if (!members.n)
 		for (size_t i = 0; i < have.n; i++)
 			hang_set_add(&members, have.v[i]);

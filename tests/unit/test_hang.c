@@ -717,3 +717,32 @@ TEST(hang_detect_kinds)
 	}
 	CHECK_I64(ts_detect_buffer(pk, sizeof(pk) - 1, vendor, sizeof(vendor)), TS_KIND_FLIGHT_RECORDER);
 }
+
+/* membership from --world-size when the dumps carry no rank set: rank 2
+ * sent no dump, so the stuck collective cannot be judged */
+TEST(hang_world_size_membership)
+{
+	static const char dump[] =
+		"{'entries': [{'record_id': 0, 'pg_id': 0, 'process_group': ('0', 'default_pg'),"
+		" 'collective_seq_id': 4, 'profiling_name': 'nccl:all_reduce', 'input_sizes': [[8]],"
+		" 'input_dtypes': ['Float'], 'output_sizes': [[8]], 'output_dtypes': ['Float'],"
+		" 'state': 'scheduled', 'timeout_ms': 600000}]}";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	for (int world = 2; world <= 3; world++) {
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		s.world_size = world;
+		REQUIRE(read_mem(&s, dump, "nccl_trace_rank_0", &err) == 0);
+		REQUIRE(read_mem(&s, dump, "nccl_trace_rank_1", &err) == 0);
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		REQUIRE(r.incidents.n == 1);
+		/* world 2: both members stuck on seq 4; world 3: rank 2 has no dump */
+		CHECK_I64(r.incidents.v[0].cls, world == 2 ? TS_HANG_ALL_STUCK : TS_HANG_UNDECIDED);
+		if (world == 3)
+			CHECK(any_note(&r.incidents.v[0], "no dump from ranks 2"));
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+}
