@@ -223,7 +223,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	if (ver && ver->t == PV_STR)
 		dump.version = hang_strndup(s, ver->s, ver->n > 16 ? 16 : ver->n);
 	if (ents && !is_seq(ents))
-		return ts_err_at(err, TS_EPARSE, name, -1, -1, "Flight Recorder \"entries\" is not a list");
+		return ts_err_at(err, TS_EUNSUPPORTED, name, -1, -1, "Flight Recorder \"entries\" is not a list");
 	hang_rank_seen(s, rank);
 	if (hang_pv_get(root, "mccl_comm_state") && s->ev_musa_state < 0)
 		s->ev_musa_state = hang_add_ev(s, file, -1, "dump key mccl_comm_state (torch_musa)",
