@@ -139,6 +139,7 @@ struct ts_hang_report {
 	TS_VEC(int64_t) missing;   /* fr_trace missing ranks; RAS missing/dead ranks */
 	TS_VEC(int64_t) expected;  /* expected ranks */
 	int64_t frames;     /* fr_trace: stack frames printed, -1 */
+	int mismatch;       /* fr_trace: "Collective sequence number: N has errors" form */
 	const char *version;/* RAS: "2.26.2" (NCCL version line) */
 	int64_t cuda_runtime, cuda_driver, nodes, procs_per_node; /* RAS, -1 */
 	TS_VEC(struct ts_hang_group) groups;

@@ -265,6 +265,7 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 	if (count_lines_with(d, n, "elapsed_time_per_iter") || count_lines_with(d, n, "[Primus"))
 		return TS_KIND_LOG_PRIMUS;
 	if (lines_starting(d, n, "Not all ranks joining collective") ||
+	    (lines_starting(d, n, "Collective sequence number:") && lines_starting(d, n, "Culprit rank ")) ||
 	    lines_starting(d, n, "Communicator ranks have different") ||
 	    (lines_starting(d, n, "Job summary") && lines_starting(d, n, "NCCL version")))
 		return TS_KIND_HANG_REPORT;

@@ -660,6 +660,38 @@ static int reports(struct an *a)
 			set_op(in, rep->op, rep->op ? ts_hang_op_kind(rep->op, strlen(rep->op)) : TS_OP_UNKNOWN);
 			in->numel_in = rep->numel_in;
 			in->numel_out = rep->numel_out;
+			if (rep->mismatch && rep->culprits.n) {
+				/* fr_trace blames the ranks that differ from the first
+				 * rank it looked at; when that is most of the world the
+				 * odd one out is the first rank: blame the minority */
+				struct hang_i64v world = { 0 }, rest = { 0 };
+				for (size_t k = 0; k < rep->expected.n; k++)
+					hang_set_add(&world, rep->expected.v[k]);
+				if (!world.n)
+					for (int64_t k = 0; k < rep->world && k < 65536; k++)
+						hang_set_add(&world, k);
+				for (size_t k = 0; k < world.n; k++)
+					if (!hang_set_has(&rep->culprits, world.v[k]))
+						hang_set_add(&rest, world.v[k]);
+				in->cls = TS_HANG_MISMATCH;
+				if (world.n && rep->culprits.n * 2 > world.n && rest.n) {
+					for (size_t k = 0; k < rest.n; k++)
+						hang_set_add(&in->culprits, rest.v[k]);
+					note(in, fmt(r, "fr_trace named %zu of %zu ranks as culprits; the minority is the other side: ranks %s",
+						     rep->culprits.n, world.n, ranks_str(r, rest.v, rest.n)));
+				} else {
+					for (size_t k = 0; k < rep->culprits.n; k++)
+						hang_set_add(&in->culprits, rep->culprits.v[k]);
+					if (world.n && rep->culprits.n * 2 == world.n)
+						in->cls = TS_HANG_UNDECIDED;
+					note(in, fmt(r, "fr_trace names ranks %s%s", ranks_str(r, rep->culprits.v, rep->culprits.n),
+						     world.n ? "" : " (world size not printed: cannot check they are the minority)"));
+				}
+				if (in->cls == TS_HANG_UNDECIDED)
+					in->culprits.n = 0;
+				TS_VEC_RELEASE(world);
+				TS_VEC_RELEASE(rest);
+			}
 			if (rep->missing.n) {
 				in->cls = TS_HANG_NOT_JOINED;
 				for (size_t k = 0; k < rep->missing.n; k++) {

@@ -608,9 +608,27 @@ static int frt_line(struct lines_st *st, const char *p, const char *end, const c
 		report_ev(s, st->frt, hang_add_ev(s, st->file, st->lineno, l, ln));
 		return 1;
 	}
+	/* the mismatch form: "Collective sequence number: N has errors" */
+	if (n > 27 && memcmp(p, "Collective sequence number:", 27) == 0 && find(p, n, "has errors")) {
+		if ((st->frt = push_report(s, TS_REP_FR_TRACE)) < 0)
+			return 1;
+		r = &s->reports.v[st->frt];
+		r->mismatch = 1;
+		num_after(p, n, "number:", &r->seq);
+		report_ev(s, st->frt, hang_add_ev(s, st->file, st->lineno, l, ln));
+		return 1;
+	}
 	if (st->frt < 0)
 		return 0;
 	r = &s->reports.v[st->frt];
+	if (n > 13 && memcmp(p, "Culprit rank ", 13) == 0) {
+		int64_t v2;
+		q = p + 13;
+		if (num(&q, end, &v2) == 0)
+			hang_set_add(&r->culprits, v2);
+		report_ev(s, st->frt, hang_add_ev(s, st->file, st->lineno, l, ln));
+		return 1;
+	}
 	if (p == end) {
 		st->frt = -1;
 		return 1;
@@ -846,7 +864,8 @@ static void one_message(struct lines_st *st, const char *l, const char *end, con
 		st->desync_reporter = -1;
 	}
 	if (!glog && rank < 0) {
-		if ((st->frt >= 0 || ((size_t)(end - p) > 32 && memcmp(p, "Not all ranks joining collective", 32) == 0)) &&
+		if ((st->frt >= 0 || ((size_t)(end - p) > 32 && memcmp(p, "Not all ranks joining collective", 32) == 0) ||
+		     ((size_t)(end - p) > 27 && memcmp(p, "Collective sequence number:", 27) == 0)) &&
 		    frt_line(st, p, end, l, n))
 			return;
 		if (ras_line(st, p, end, l, n))

@@ -746,3 +746,37 @@ TEST(hang_world_size_membership)
 		ts_hang_set_release(&s);
 	}
 }
+
+/* fr_trace's mismatch form, shaped as capabilities-anchors.md describes
+ * pytorch #140563 (hand-made, 4 ranks): fr_trace compared everyone with
+ * rank 0 and named ranks 1, 2, 3; the odd one out is rank 0 */
+TEST(hang_fr_trace_wrong_side)
+{
+	static const char rep[] =
+		"Collective sequence number: 12 has errors\n"
+		"internal record id: 11\n"
+		"group info: 0:default_pg\n"
+		"collective: nccl:all_reduce\n"
+		"Culprit rank 1; Error type: MatchState.SIZE_OR_SYNTAX_MISMATCH\n"
+		"Culprit rank 2; Error type: MatchState.SIZE_OR_SYNTAX_MISMATCH\n"
+		"Culprit rank 3; Error type: MatchState.SIZE_OR_SYNTAX_MISMATCH\n"
+		"world size: 4\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	char vendor[16];
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, rep, "frtrace.txt", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(s.reports.n == 1);
+	CHECK_I64(s.reports.v[0].culprits.n, 3);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].cls, TS_HANG_MISMATCH);
+	CHECK_I64(r.incidents.v[0].seq, 12);
+	REQUIRE(r.incidents.v[0].culprits.n == 1);
+	CHECK_I64(r.incidents.v[0].culprits.v[0], 0);
+	CHECK_I64(ts_detect_buffer(rep, sizeof(rep) - 1, vendor, sizeof(vendor)), TS_KIND_HANG_REPORT);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
