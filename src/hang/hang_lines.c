@@ -162,6 +162,8 @@ static void glog_time(const char *p, const char *end, struct gtime *t)
 	nd = (size_t)(q - b);
 	if (nd != 3 && nd != 4)
 		return;
+	if (md / 100 < 1 || md / 100 > 12 || md % 100 < 1 || md % 100 > 31)
+		return;
 	t->month = (int)(md / 100);
 	t->day = (int)(md % 100);
 	if (q >= end || *q != ' ')
@@ -176,6 +178,8 @@ static void glog_time(const char *p, const char *end, struct gtime *t)
 		for (; digits < 9; digits++)
 			frac *= 10;
 	}
+	if (h > 23 || m > 59 || sec > 60)
+		return;
 	t->tod_ns = ((h * 60 + m) * 60 + sec) * 1000000000LL + frac;
 }
 
