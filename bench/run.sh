@@ -5,6 +5,7 @@
 #
 #   BENCH_MB=1000 bench/run.sh     size of the generated trace (MB)
 #   AB_TRIALS=400 bench/run.sh     comparisons per cell of the ab power study
+#   HANG_RANKS=4096 bench/run.sh   dumps in the hang benchmark (default 64)
 #
 # Generated files live in $BENCH_DIR (default /tmp/trainscope-bench) and
 # are removed at the end.
@@ -29,7 +30,7 @@ gzip -6 -c "$dir/trace.json" >"$dir/trace.json.gz"
 echo "== JSON tokenizer (vs cat and yajl)"
 "$BUILD/bench/bench_tokenizer" "$dir/trace.json" 5
 
-for b in bench_trace bench_hta bench_logs bench_plan ab_power; do
+for b in bench_trace bench_hta bench_logs bench_plan bench_hang ab_power; do
 	[ -x "$BUILD/bench/$b" ] || continue
 	case $b in
 	bench_trace)
@@ -49,6 +50,10 @@ for b in bench_trace bench_hta bench_logs bench_plan ab_power; do
 	bench_plan)
 		echo "== layout search"
 		"$BUILD/bench/bench_plan" "$DATA/models/deepseek-v3.json" 5
+		;;
+	bench_hang)
+		echo "== hang: generated Flight Recorder dumps (HANG_RANKS x 2000 entries)"
+		"$BUILD/bench/bench_hang" "${HANG_RANKS:-64}" 2000 3
 		;;
 	ab_power)
 		echo "== ab: coverage, false verdicts and power on synthetic runs"

@@ -18,7 +18,7 @@ enum ts_kind {
 	TS_KIND_SQLITE,          /* another SQLite database (e.g. a ledger) */
 	TS_KIND_HF_CONFIG,       /* Hugging Face config.json */
 	TS_KIND_CONTRACT,        /* trainscope contract */
-	TS_KIND_FLIGHT_RECORDER, /* PyTorch Flight Recorder JSON dump */
+	TS_KIND_FLIGHT_RECORDER, /* PyTorch Flight Recorder dump (JSON, repr or pickle) */
 	TS_KIND_JSON_OTHER,      /* some other JSON document */
 	TS_KIND_METRICS_JSONL,   /* one JSON object per step per line */
 	TS_KIND_LOG_MEGATRON,    /* Megatron-LM / MT-MegatronLM iteration lines */
@@ -26,7 +26,8 @@ enum ts_kind {
 	TS_KIND_LOG_NEMO,        /* NeMo 2 Lightning progress lines */
 	TS_KIND_LOG_HF,          /* Hugging Face Trainer dict lines */
 	TS_KIND_LOG_PRIMUS,      /* AMD Primus */
-	TS_KIND_LOG_HANG,        /* watchdog / NCCL timeout lines */
+	TS_KIND_LOG_HANG,        /* watchdog / NCCL timeout lines, NCCL_DEBUG COLL lines */
+	TS_KIND_HANG_REPORT,     /* fr_trace analyser output, NCCL RAS report */
 	TS_KIND_TELEMETRY_SMI,   /* nvidia-smi --query-gpu CSV */
 	TS_KIND_TELEMETRY_DMON,  /* nvidia-smi dmon */
 	TS_KIND_TELEMETRY_GMI,   /* mthreads-gmi table or --query --json */

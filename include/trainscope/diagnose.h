@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "trainscope/hang.h"
 #include "trainscope/core.h"
 #include "trainscope/profile.h"
 #include "trainscope/report.h"
@@ -83,6 +84,7 @@ struct ts_diag_inputs {
 	TS_VEC(char *) telemetry;
 	TS_VEC(char *) contracts;
 	TS_VEC(char *) other;
+	TS_VEC(char *) hang;          /* hang evidence (hang.h): watchdog logs, FR dumps, reports */
 	char *steps_source;           /* which file the step series came from */
 };
 
@@ -107,6 +109,9 @@ struct ts_diag {
 	struct ts_job_prof job;
 	int job_done;                             /* ts_job_analyse() ran */
 	struct ts_diag_rate rate;
+	struct ts_hang_set hang;                  /* read from in.hang */
+	struct ts_hang_result hang_res;           /* valid when hang_done */
+	int hang_done;
 
 	/* results of ts_diag_analyse() */
 	int wall_known;

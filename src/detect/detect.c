@@ -32,6 +32,7 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_LOG_HF] = "log-hf-trainer",
 	[TS_KIND_LOG_PRIMUS] = "log-primus",
 	[TS_KIND_LOG_HANG] = "log-hang",
+	[TS_KIND_HANG_REPORT] = "hang-report",
 	[TS_KIND_TELEMETRY_SMI] = "telemetry-nvidia-smi",
 	[TS_KIND_TELEMETRY_DMON] = "telemetry-dmon",
 	[TS_KIND_TELEMETRY_GMI] = "telemetry-mthreads-gmi",
@@ -351,6 +352,10 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (valid)
 			return TS_KIND_JSON_OTHER;
 	}
+	/* Flight Recorder pickle (protocol 2+): PROTO then the dump's keys */
+	if (n > 2 && (unsigned char)d[0] == 0x80 && d[1] >= 2 && d[1] <= 5 &&
+	    (has(d, n, "pg_config") || has(d, n, "entries")))
+		return TS_KIND_FLIGHT_RECORDER;
 	/* text formats: count marker lines (a prose document quoting a few of
 	 * them, like a README or PROVENANCE, is text) */
 	size_t nul = 0;
@@ -383,12 +388,20 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		set_vendor(vendor, vsize, line_starts(d, n, "MUSA available:") ? "musa" : "cuda");
 		return TS_KIND_ENV_REPORT;
 	}
+	if (line_starts(d, n, "Not all ranks joining collective") ||
+	    (line_starts(d, n, "Collective sequence number:") && line_starts(d, n, "Culprit rank ")) ||
+	    line_starts(d, n, "Communicator ranks have different") ||
+	    (line_starts(d, n, "Job summary") && line_starts(d, n, "NCCL version")))
+		return TS_KIND_HANG_REPORT;
 	{
 		int m;
 
 		if ((m = count_lines_with(d, n, "Watchdog caught collective operation timeout") +
 			 count_lines_with(d, n, "ProcessGroupNCCL") +
-			 count_lines_with(d, n, "ProcessGroupMCCL")))
+			 count_lines_with(d, n, "ProcessGroupMCCL") +
+			 (count_lines_with(d, n, " NCCL INFO ") && count_lines_with(d, n, ": opCount ")) +
+			 (count_lines_with(d, n, " MCCL INFO ") && count_lines_with(d, n, ": opCount ")) +
+			 count_lines_with(d, n, "NCCL WARN NET/IB : collective mismatch error")))
 			return not_prose(d, n, m, TS_KIND_LOG_HANG);
 	}
 	/* telemetry: src/telemetry's content test (markers only where the tools

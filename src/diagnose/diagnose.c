@@ -36,6 +36,7 @@ void ts_diag_init(struct ts_diag *d)
 	memset(d, 0, sizeof(*d));
 	ts_arena_init(&d->arena);
 	ts_job_prof_init(&d->job);
+	ts_hang_set_init(&d->hang);
 	d->straggler_rank = -1;
 	d->wall_share_pct = NAN;
 	d->rate.tokens_per_s = NAN;
@@ -63,6 +64,9 @@ void ts_diag_release(struct ts_diag *d)
 	TS_VEC_RELEASE(d->in.telemetry);
 	TS_VEC_RELEASE(d->in.contracts);
 	TS_VEC_RELEASE(d->in.other);
+	TS_VEC_RELEASE(d->in.hang);
+	ts_hang_result_release(&d->hang_res);
+	ts_hang_set_release(&d->hang);
 	TS_VEC_RELEASE(d->evidence);
 	TS_VEC_RELEASE(d->findings);
 	TS_VEC_RELEASE(d->missing);

@@ -446,6 +446,12 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 			rc = push_path(d, &d->in.telemetry, in->path);
 			break;
 		default:
+			/* hang evidence goes to the hang analysis below */
+			if (in->kind == TS_KIND_LOG_HANG || in->kind == TS_KIND_HANG_REPORT ||
+			    in->kind == TS_KIND_FLIGHT_RECORDER) {
+				rc = push_path(d, &d->in.hang, in->path);
+				break;
+			}
 			/* a recorded preflight: its findings are diagnose findings */
 			if (in->kind == TS_KIND_PREFLIGHT && (rc = read_preflight(d, in->path, err)))
 				return rc;
@@ -455,7 +461,16 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 	}
 	if (rc)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
-	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n)
+	/* hang evidence: the whole hang analysis (hang.h) over it */
+	for (size_t i = 0; i < d->in.hang.n; i++)
+		if ((rc = ts_hang_read_file(&d->hang, d->in.hang.v[i], err)))
+			return rc;
+	if (d->in.hang.n) {
+		if ((rc = ts_hang_analyze(&d->hang, &d->hang_res, err)))
+			return rc;
+		d->hang_done = 1;
+	}
+	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n && !d->hang_done)
 		return ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found "
 				  "in %s", d->in.run ? d->in.run : "the input");
 	for (size_t i = 0; i < d->in.traces.n; i++)

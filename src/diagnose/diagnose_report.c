@@ -93,6 +93,30 @@ static void items(struct ts_report *r, int which, const struct ts_diag_item *v, 
 		ts_report_add_item(r, which, v[i].level, v[i].title, v[i].detail);
 }
 
+/* one finding per hang incident (the `trainscope hang` verdict) */
+static void hang_items(const struct ts_diag *d, struct ts_report *r)
+{
+	const struct ts_hang_result *h = &d->hang_res;
+	for (size_t i = 0; i < h->incidents.n; i++) {
+		const struct ts_hang_incident *in = &h->incidents.v[i];
+		struct ts_sb sb;
+		ts_sb_init(&sb);
+		ts_sb_adds(&sb, "culprits:");
+		for (size_t k = 0; k < in->culprits.n; k++)
+			ts_sb_addf(&sb, " %lld", (long long)in->culprits.v[k]);
+		if (!in->culprits.n)
+			ts_sb_adds(&sb, " none named");
+		for (size_t k = 0; k < in->notes.n; k++)
+			ts_sb_addf(&sb, "; %s", in->notes.v[k]);
+		ts_report_add_item(r, TS_REPORT_FINDINGS, in->cls == TS_HANG_UNDECIDED ? TS_REPORT_WARN : TS_REPORT_BAD,
+				   ts_report_printf(r, "distributed hang: %s at seq %lld (%s)",
+						    ts_hang_class_name(in->cls), (long long)in->seq,
+						    in->op ? in->op : "op unknown"),
+				   sb.failed ? NULL : sb.buf);
+		ts_sb_release(&sb);
+	}
+}
+
 int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_diag_rank_steps *rs = report_rank(d);
@@ -115,6 +139,8 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 	facts(d, r);
 	items(r, TS_REPORT_EVIDENCE, d->evidence.v, d->evidence.n);
 	items(r, TS_REPORT_FINDINGS, d->findings.v, d->findings.n);
+	if (d->hang_done)
+		hang_items(d, r);
 	items(r, TS_REPORT_MISSING, d->missing.v, d->missing.n);
 	items(r, TS_REPORT_ADVICE, d->advice.v, d->advice.n);
 	for (size_t i = 0; d->rm && i < d->rm->warnings.v.n; i++)
@@ -273,8 +299,14 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 	json_files(&w, "configs", d->in.configs.v, d->in.configs.n);
 	json_files(&w, "telemetry", d->in.telemetry.v, d->in.telemetry.n);
 	json_files(&w, "contracts", d->in.contracts.v, d->in.contracts.n);
+	if (d->hang_done)
+		json_files(&w, "hang", d->in.hang.v, d->in.hang.n);
 	ts_jw_kstr(&w, "steps_source", d->in.steps_source);
 	ts_jw_obj_end(&w);
+	if (d->hang_done) { /* the trainscope.hang/1 object, present with hang evidence */
+		ts_jw_key(&w, "hang");
+		ts_hang_jw(&w, &d->hang, &d->hang_res, 0);
+	}
 	ts_jw_kstr(&w, "vendor", ts_diag_vendor_name(ts_diag_vendor(d)));
 
 	/* the run's window, and the steps analysis exactly as `steps --json` */
@@ -397,6 +429,11 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	text_items(o, "missing evidence:", d->missing.v, d->missing.n, 0);
 	text_items(o, "candidates for this wall (test each with `trainscope ab`; none is a default):",
 		   d->advice.v, d->advice.n, 0);
+	if (d->hang_done) {
+		ts_sb_addf(o, "\ndistributed hang evidence (%zu file%s, `trainscope hang` on them):\n",
+			   d->in.hang.n, d->in.hang.n == 1 ? "" : "s");
+		ts_hang_text(&d->hang, &d->hang_res, o);
+	}
 	if (d->rm && d->rm->warnings.v.n) {
 		ts_sb_addc(o, '\n');
 		ts_warnings_text(o, &d->rm->warnings, d->rm->warnings.v.n, "", "");

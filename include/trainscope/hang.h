@@ -1,0 +1,293 @@
+/*
+ * hang.h - distributed-hang triage for NCCL and MCCL process groups.
+ *
+ * Readers (src/hang/), each chosen by content, never by file name, fill one
+ * evidence set (struct ts_hang_set):
+ *   - text: PyTorch watchdog / progress / dump-signal / take-down lines of
+ *     every era (WorkNCCL(...) and WorkMCCL(...), `[rank3]:`, reporter line
+ *     numbers, `(RayWorkerWrapper pid=...)`, unpadded `E626` dates),
+ *     TORCH_NCCL_DESYNC_DEBUG reports (multi-line, kept together),
+ *     TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint mismatches, NCCL_DEBUG=INFO
+ *     COLL lines (hex opCount), NET/IB size-mismatch warnings, NCCL RAS text
+ *     reports and fr_trace text reports;
+ *   - Flight Recorder dumps as pickle (a safe reader of the protocol-2 data
+ *     subset: anything that would import or call code is refused with the
+ *     class and byte offset), as JSON, and as the pasted Python repr;
+ *   - NCCL RAS JSON reports.
+ * ts_hang_analyze() turns the set into incidents, one per hang, each with a
+ * class from a fixed vocabulary, the culprits (the minority at the first
+ * disagreeing collective sequence id of a process group), the evidence lines,
+ * findings and advice.
+ *
+ * Ownership: a ts_hang_set owns every string and array in it (its arena and
+ * vectors); ts_hang_set_release() frees them. Pointers handed out stay valid
+ * until then. Memory: text is read line by line (one line at a time in
+ * memory); a dump is read whole up to TS_HANG_DUMP_MAX bytes and only its
+ * entries are kept.
+ */
+#ifndef TRAINSCOPE_HANG_H
+#define TRAINSCOPE_HANG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+
+#define TS_HANG_DUMP_MAX ((size_t)1 << 30) /* largest dump read */
+#define TS_HANG_TEXT_MAX 512                /* evidence text kept per line */
+
+enum ts_hang_class {
+	TS_HANG_NOT_JOINED = 0, /* some ranks never issued the collective */
+	TS_HANG_MISMATCH,       /* same seq, different op / sizes / dtypes / state */
+	TS_HANG_ALL_STUCK,      /* every reporting rank issued it, none completed */
+	TS_HANG_INIT,           /* the first collectives (seq 1, COALESCED at start) */
+	TS_HANG_WATCHDOG_LATE,  /* ran for far beyond the timeout: watchdog starved */
+	TS_HANG_RANK_DEAD,      /* a rank died or stopped answering */
+	TS_HANG_UNDECIDED       /* the evidence cannot tell (findings say what is missing) */
+};
+const char *ts_hang_class_name(enum ts_hang_class c);
+
+enum ts_hang_op {
+	TS_OP_UNKNOWN = 0, TS_OP_ALL_REDUCE, TS_OP_ALL_GATHER, TS_OP_REDUCE_SCATTER,
+	TS_OP_BROADCAST, TS_OP_REDUCE, TS_OP_GATHER, TS_OP_SCATTER, TS_OP_ALL_TO_ALL,
+	TS_OP_SEND, TS_OP_RECV, TS_OP_BARRIER, TS_OP_COALESCED
+};
+/* Normalised name ("all_reduce", ...; "unknown"). */
+const char *ts_hang_op_name(enum ts_hang_op k);
+/* Kind of an op as printed by any source: "ALLREDUCE", "_ALLGATHER_BASE",
+ * "nccl:all_reduce", "mccl:send 0->1", "AllGather", "ALLTOALL_BASE"... */
+enum ts_hang_op ts_hang_op_kind(const char *op, size_t n);
+
+enum ts_hang_state { TS_ST_UNKNOWN = 0, TS_ST_SCHEDULED, TS_ST_STARTED, TS_ST_COMPLETED, TS_ST_TIMED_OUT };
+
+/* One evidence line: file index into set->files, 1-based line (-1 when the
+ * source has no lines, e.g. a pickle), text cut to TS_HANG_TEXT_MAX bytes. */
+struct ts_hang_ev {
+	uint32_t file;
+	int64_t line;
+	const char *text;
+	int month, day;     /* glog date (MMDD with month unpadded: E515 = 5/15), -1 */
+	int64_t tod_ns;     /* glog time of day in ns, -1 */
+};
+
+/* A process group as the evidence names it; -1 / NULL when not known. */
+struct ts_hang_pg {
+	int64_t id;         /* PG ID (FR pg_id) */
+	const char *guid;   /* PG GUID / FR process-group name */
+	const char *desc;   /* "default_pg", "mesh_ulysses" ... */
+	const char *ranks;  /* FR pg_config ranks, canonical "0,1,2" or NULL */
+};
+
+/* One rank's view of one collective (or coalesced group) of one group. */
+struct ts_hang_work {
+	int64_t rank;       /* global rank, -1 unknown */
+	int pg;             /* index into set->pgs, -1 unknown */
+	int64_t seq;        /* collective sequence id on that group */
+	int64_t record_id;  /* FR record id, -1 */
+	const char *op;     /* as printed */
+	enum ts_hang_op kind;
+	int64_t numel_in, numel_out;   /* -1 unknown */
+	const char *shape;  /* FR sizes and dtypes, canonical text, or NULL */
+	enum ts_hang_state state;
+	int64_t timeout_ms, ran_for_ms; /* -1 unknown */
+	int from_dump;      /* 1 when it comes from a Flight Recorder dump */
+	uint32_t file;      /* index into set->files */
+	int ev;             /* index into set->evs, -1 (dump entries get one
+			       only when an incident cites them) */
+};
+
+/* A watchdog progress line: failed seq (-1 if the line has none),
+ * last enqueued and completed work on that group. */
+struct ts_hang_progress {
+	int64_t rank;
+	int pg;
+	int64_t seq, enqueued, completed;
+	int64_t signal_from; /* dump signal: the rank that timed out, -1; -2 "this local rank" */
+	int ev;
+};
+
+/* A rank set named by a report, e.g. RAS "2 ranks have launched up to
+ * operation 641" or a desync snapshot "#315 started ranks: [0, 1, 2]". */
+struct ts_hang_group {
+	int64_t seq;        /* operation / collective number in the report's count */
+	const char *what;   /* "started ALLREDUCE", "launched AllGather" ... */
+	int64_t count;      /* ranks in the set (RAS gives counts), -1 */
+	TS_VEC(int64_t) ranks; /* listed ranks (may be fewer than count) */
+	int ev;
+};
+
+enum ts_hang_report_kind {
+	TS_REP_DESYNC = 1,  /* TORCH_NCCL_DESYNC_DEBUG report */
+	TS_REP_FR_TRACE,    /* fr_trace analyser text output */
+	TS_REP_RAS,         /* NCCL RAS report (text or JSON) */
+	TS_REP_DETAIL,      /* TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint mismatch */
+	TS_REP_IB_MISMATCH  /* NCCL WARN NET/IB collective mismatch error */
+};
+
+/* A report that already names sets of ranks. Fields not given are -1/NULL. */
+struct ts_hang_report {
+	enum ts_hang_report_kind kind;
+	int64_t reporter;   /* rank that wrote it */
+	int pg;
+	int64_t seq;        /* sequence number (fr_trace) or report count (desync #N) */
+	int64_t record_id;  /* fr_trace internal record id */
+	const char *op;
+	int64_t numel_in, numel_out;
+	int64_t world;      /* world / communicator size */
+	const char *state;  /* fr_trace collective state, RAS status */
+	const char *errors; /* RAS errors column */
+	TS_VEC(int64_t) culprits;  /* ranks the report blames */
+	TS_VEC(int64_t) missing;   /* fr_trace missing ranks; RAS missing/dead ranks */
+	TS_VEC(int64_t) expected;  /* expected ranks */
+	int64_t frames;     /* fr_trace: stack frames printed, -1 */
+	int mismatch;       /* fr_trace: "Collective sequence number: N has errors" form */
+	const char *version;/* RAS: "2.26.2" (NCCL version line) */
+	int64_t cuda_runtime, cuda_driver, nodes, procs_per_node; /* RAS, -1 */
+	TS_VEC(struct ts_hang_group) groups;
+	int dead;           /* RAS JSON: a missing rank is considered dead / unresponsive */
+	int64_t size_a, size_b; /* IB mismatch: local and remote size in bytes */
+	TS_VEC(int) evs;
+};
+
+/* One NCCL_DEBUG=INFO COLL line. */
+struct ts_hang_coll {
+	const char *host;
+	int64_t pid, tid, dev, nranks, op_count, count, dtype;
+	const char *op;
+	const char *comm;
+	int ev;
+};
+
+/* A Flight Recorder dump: where a rank's buffer of one group starts. */
+struct ts_hang_dump {
+	int64_t rank;
+	uint32_t file;
+	const char *version;
+	const char *backend; /* "nccl", "mccl", "xccl"... from profiling names */
+	int64_t entries;
+};
+
+struct ts_hang_pg_status {
+	int64_t rank;
+	int pg;
+	int64_t enqueued, started, completed;
+};
+
+struct hang_pool;
+struct ts_hang_set {
+	struct ts_arena arena;
+	struct ts_intern strs;       /* op names and shapes of dump entries */
+	TS_VEC(const char *) files;
+	TS_VEC(struct ts_hang_ev) evs;
+	TS_VEC(struct ts_hang_pg) pgs;
+	TS_VEC(struct ts_hang_work) works;
+	TS_VEC(struct ts_hang_progress) progress;
+	TS_VEC(struct ts_hang_report) reports;
+	TS_VEC(struct ts_hang_coll) colls;
+	TS_VEC(struct ts_hang_dump) dumps;
+	TS_VEC(struct ts_hang_pg_status) status;
+	TS_VEC(int64_t) ranks_seen;  /* global ranks named by `[rankN]:` prefixes or dumps */
+	int64_t world_size;          /* --world-size, -1 */
+	int fr_disabled;             /* "FlightRecorder is disabled" seen */
+	int dump_signal;             /* a dump signal / preparing-to-dump line seen */
+	int takedown;                /* "taking the entire process down" seen */
+	int mccl_lines;              /* WorkMCCL / ProcessGroupMCCL / mccl: seen */
+	int nccl_lines;              /* WorkNCCL / ProcessGroupNCCL / NCCL INFO seen */
+	int ras_ok;                  /* a RAS report says errors OK */
+	/* vendor evidence: first line seen of each */
+	int ev_musa, ev_maca, ev_cuda, ev_torchcomms;
+	int ev_pgmccl;               /* ProcessGroupMCCL / WorkMCCL (torch_musa's classes) */
+	int ev_musa_state;           /* a dump with "mccl_comm_state" (torch_musa's key) */
+	int64_t lines;               /* text lines read */
+	struct hang_pool *scratch;   /* private: parse memory reused across dumps */
+};
+
+void ts_hang_set_init(struct ts_hang_set *s);
+void ts_hang_set_release(struct ts_hang_set *s);
+
+/*
+ * Read one file ("-" for stdin; gzip inflated) into s, choosing the reader
+ * by content: a pickle (first byte 0x80), a JSON or Python-repr document
+ * (first non-blank byte '{'), else text lines. Returns 0 or a negative
+ * ts_code with err naming the file and position: TS_EPARSE for malformed
+ * dumps, TS_EUNSUPPORTED for a pickle that carries code (GLOBAL, REDUCE,
+ * ...), TS_ELIMIT for a dump over TS_HANG_DUMP_MAX. Text lines that are not
+ * hang evidence are skipped, never an error. A dump's rank comes from a
+ * "rank" key when present, else from the trailing number of the file name
+ * (after dropping an extension), else it is unknown (-1).
+ */
+int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *err);
+
+/* The readers on a memory buffer (not copied); name is for messages. */
+int ts_hang_read_mem(struct ts_hang_set *s, const void *data, size_t n,
+		     const char *name, struct ts_err *err);
+int ts_hang_read_lines_mem(struct ts_hang_set *s, const void *data, size_t n,
+			   const char *name, struct ts_err *err);
+int ts_hang_read_pickle_mem(struct ts_hang_set *s, const void *data, size_t n,
+			    const char *name, int64_t rank, struct ts_err *err);
+/* JSON and Python repr share one literal grammar (True/true, None/null,
+ * 'x'/"x", tuples). */
+int ts_hang_read_pyobj_mem(struct ts_hang_set *s, const void *data, size_t n,
+			   const char *name, int64_t rank, struct ts_err *err);
+
+/* ------------------------------------------------------------- analysis */
+
+struct ts_hang_incident {
+	enum ts_hang_class cls;
+	int pg;                      /* index into set->pgs, -1 */
+	int64_t seq;
+	const char *op;
+	enum ts_hang_op kind;
+	int64_t numel_in, numel_out, timeout_ms, ran_for_ms;
+	int64_t last_enqueued, last_completed;
+	TS_VEC(int64_t) reporting;   /* sorted, unique */
+	TS_VEC(int64_t) culprits;
+	TS_VEC(int64_t) missing;
+	TS_VEC(int) evs;             /* indices into set->evs, in file order */
+	TS_VEC(const char *) notes;  /* what the incident's numbers mean / lack */
+};
+
+struct ts_hang_advice {
+	const char *knob;  /* env var */
+	const char *value;
+	const char *why;
+};
+
+struct ts_hang_result {
+	TS_VEC(struct ts_hang_incident) incidents;
+	TS_VEC(const char *) findings;
+	TS_VEC(struct ts_hang_advice) advice;
+	const char *backend;         /* "nccl", "mccl", "unknown" */
+	const char *vendor;          /* "nvidia", "moore_threads", "metax", "unknown" */
+	const char *vendor_why;      /* the evidence chain, one line */
+	int exit_code;               /* 1 culprit or decided class, 0 otherwise */
+	struct ts_arena arena;
+};
+
+/* The ratio of ran-for to timeout above which the watchdog was late. */
+#define TS_HANG_LATE_RATIO 2
+
+/*
+ * Analyse the evidence: per process group (keyed by name and rank set) align
+ * ranks by collective sequence id, detect ring-buffer truncation, compare
+ * (op, sizes, dtypes, state) per seq and blame the minority (a tie is
+ * undecided with both groups in the notes); log-only evidence is grouped by
+ * (group, seq). Fills r (release with ts_hang_result_release). Returns 0 or
+ * TS_ENOMEM.
+ */
+int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_err *err);
+void ts_hang_result_release(struct ts_hang_result *r);
+
+struct ts_sb;
+/* schema trainscope.hang/1 (pretty when pretty != 0). */
+void ts_hang_json(const struct ts_hang_set *s, const struct ts_hang_result *r,
+		  struct ts_sb *out, int pretty);
+struct ts_jw;
+/* The same object as one value into an open writer (other documents embed
+ * it, e.g. diagnose's "hang" block); schema != 0 adds the "schema" key. */
+void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_hang_result *r,
+		int schema);
+/* The table per incident, findings and advice. */
+void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r,
+		  struct ts_sb *out);
+
+#endif

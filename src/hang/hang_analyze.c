@@ -1,0 +1,1049 @@
+/*
+ * hang_analyze.c - from evidence to incidents. Flight Recorder dumps are
+ * compared per process group (keyed by name and rank set) and aligned by
+ * the collective sequence id, never by the per-process record id; at the
+ * first sequence where ranks disagree or did not finish, the minority is
+ * blamed (a tie stays undecided). Log-only evidence (watchdog timeouts,
+ * progress lines) is grouped by (group, seq); reports that already name
+ * rank sets (desync debug, fr_trace, RAS, DETAIL) are read for what they
+ * say, with the right side blamed (RAS lists the ranks that are ahead).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hang_int.h"
+
+struct an {
+	struct ts_hang_set *s;
+	struct ts_hang_result *r;
+	TS_VEC(int) has_progress; /* per incident */
+};
+
+static const char *fmt(struct ts_hang_result *r, const char *f, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *fmt(struct ts_hang_result *r, const char *f, ...)
+{
+	struct ts_sb sb;
+	va_list ap;
+	const char *out;
+
+	ts_sb_init(&sb);
+	va_start(ap, f);
+	ts_sb_vaddf(&sb, f, ap);
+	va_end(ap);
+	out = sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len);
+	ts_sb_release(&sb);
+	return out;
+}
+
+/* "0-2, 5, 7-9" */
+static const char *ranks_str(struct ts_hang_result *r, const int64_t *v, size_t n)
+{
+	struct ts_sb sb;
+	const char *out;
+
+	ts_sb_init(&sb);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && v[j + 1] == v[j] + 1)
+			j++;
+		if (sb.len)
+			ts_sb_adds(&sb, ", ");
+		if (j > i)
+			ts_sb_addf(&sb, "%lld-%lld", (long long)v[i], (long long)v[j]);
+		else
+			ts_sb_addf(&sb, "%lld", (long long)v[i]);
+		i = j + 1;
+	}
+	out = sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.len ? sb.buf : "none", sb.len ? sb.len : 4);
+	ts_sb_release(&sb);
+	return out;
+}
+
+static void note(struct ts_hang_incident *in, const char *text)
+{
+	if (text)
+		TS_VEC_PUSH(in->notes, text);
+}
+
+static void finding(struct ts_hang_result *r, const char *text)
+{
+	if (text)
+		TS_VEC_PUSH(r->findings, text);
+}
+
+static void add_ev(struct ts_hang_incident *in, int ev)
+{
+	size_t lo = 0;
+	if (ev < 0)
+		return;
+	while (lo < in->evs.n && in->evs.v[lo] < ev)
+		lo++;
+	if (lo < in->evs.n && in->evs.v[lo] == ev)
+		return;
+	if (TS_VEC_RESERVE(in->evs, in->evs.n + 1))
+		return;
+	memmove(in->evs.v + lo + 1, in->evs.v + lo, (in->evs.n - lo) * sizeof(int));
+	in->evs.v[lo] = ev;
+	in->evs.n++;
+}
+
+static int new_inc(struct an *a, enum ts_hang_class cls, int pg, int64_t seq)
+{
+	struct ts_hang_incident in;
+	memset(&in, 0, sizeof(in));
+	in.cls = cls;
+	in.pg = pg;
+	in.seq = seq;
+	in.numel_in = in.numel_out = in.timeout_ms = in.ran_for_ms = -1;
+	in.last_enqueued = in.last_completed = -1;
+	if (TS_VEC_PUSH(a->r->incidents, in) || TS_VEC_PUSH(a->has_progress, 0))
+		return -1;
+	return (int)a->r->incidents.n - 1;
+}
+
+/* the log incident of (pg, seq); an unknown group on either side matches */
+static int find_inc(struct an *a, int pg, int64_t seq)
+{
+	for (size_t i = 0; i < a->r->incidents.n; i++) {
+		struct ts_hang_incident *in = &a->r->incidents.v[i];
+		if (in->seq == seq && (in->pg == pg || in->pg < 0 || pg < 0)) {
+			if (in->pg < 0)
+				in->pg = pg;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* an incident citing a line of file; pg -2 = any group; rank -1 = any */
+static int inc_of_file(struct an *a, uint32_t file, int pg, int64_t rank)
+{
+	for (size_t i = 0; i < a->r->incidents.n; i++) {
+		const struct ts_hang_incident *in = &a->r->incidents.v[i];
+		if (pg != -2 && in->pg != pg && in->pg >= 0 && pg >= 0)
+			continue;
+		if (rank >= 0 && !hang_set_has(&in->reporting, rank))
+			continue;
+		for (size_t k = 0; k < in->evs.n; k++)
+			if (a->s->evs.v[in->evs.v[k]].file == file)
+				return (int)i;
+	}
+	return -1;
+}
+
+static void set_op(struct ts_hang_incident *in, const char *op, enum ts_hang_op kind)
+{
+	if (!in->op && op) {
+		in->op = op;
+		in->kind = kind;
+	}
+}
+
+/* ------------------------------------------------------------ dumps */
+
+struct wref {
+	int pg;
+	int64_t seq;
+	int64_t rank;
+	size_t idx;
+};
+
+static int cmp_wref(const void *x, const void *y)
+{
+	const struct wref *a = x, *b = y;
+	if (a->pg != b->pg)
+		return a->pg < b->pg ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int same_sig(const struct ts_hang_work *a, const struct ts_hang_work *b)
+{
+	const char *oa = a->op ? strchr(a->op, ':') : NULL, *ob = b->op ? strchr(b->op, ':') : NULL;
+	oa = oa ? oa + 1 : a->op;
+	ob = ob ? ob + 1 : b->op;
+	if (a->kind != b->kind || a->state != b->state)
+		return 0;
+	/* P2P coalesced groups differ by rank by design: compare kind and state */
+	if (a->shape && b->shape && strcmp(a->shape, "p2p") == 0 && strcmp(b->shape, "p2p") == 0)
+		return 1;
+	if ((oa == NULL) != (ob == NULL) || (oa && strcmp(oa, ob)))
+		return 0;
+	if ((a->shape == NULL) != (b->shape == NULL) || (a->shape && strcmp(a->shape, b->shape)))
+		return 0;
+	return 1;
+}
+
+static const char *state_name(enum ts_hang_state st)
+{
+	switch (st) {
+	case TS_ST_SCHEDULED: return "scheduled";
+	case TS_ST_STARTED: return "started";
+	case TS_ST_COMPLETED: return "completed";
+	case TS_ST_TIMED_OUT: return "timed out";
+	default: return "unknown";
+	}
+}
+
+static int dump_ev(struct ts_hang_set *s, struct ts_hang_work *w)
+{
+	char buf[TS_HANG_TEXT_MAX];
+	int n;
+	if (w->ev >= 0)
+		return w->ev;
+	n = snprintf(buf, sizeof(buf), "rank %lld record %lld: %s seq %lld %s %s",
+		     (long long)w->rank, (long long)w->record_id, w->op ? w->op : "?",
+		     (long long)w->seq, w->shape ? w->shape : "", state_name(w->state));
+	if (n < 0)
+		return -1;
+	w->ev = hang_add_ev(s, w->file, -1, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	return w->ev;
+}
+
+static void parse_ranks(const char *ranks, void *vec)
+{
+	const char *p = ranks;
+	while (p && *p) {
+		int64_t v = 0;
+		int any = 0;
+		while (*p >= '0' && *p <= '9') {
+			v = v * 10 + (*p++ - '0');
+			any = 1;
+		}
+		if (any)
+			hang_set_add(vec, v);
+		if (*p)
+			p++;
+	}
+}
+
+/* analyse one group's sorted refs [b, e) */
+static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const struct hang_i64v *dumped)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	int pg = refs[b].pg;
+	struct hang_i64v members = { 0 }, have = { 0 }, undumped = { 0 };
+	int64_t start = INT64_MIN, first_min = INT64_MAX;
+	int rc = 0;
+
+	if (pg >= 0 && s->pgs.v[pg].ranks)
+		parse_ranks(s->pgs.v[pg].ranks, &members);
+	{
+		/* ranks with entries: per-rank minimum seq (refs are sorted by seq) */
+		struct hang_i64v seen = { 0 };
+		for (size_t i = b; i < e; i++) {
+			if (!hang_set_has(&seen, refs[i].rank)) {
+				hang_set_add(&seen, refs[i].rank);
+				if (refs[i].seq > start)
+					start = refs[i].seq;
+				if (refs[i].seq < first_min)
+					first_min = refs[i].seq;
+			}
+		}
+		for (size_t i = 0; i < seen.n; i++)
+			hang_set_add(&have, seen.v[i]);
+		TS_VEC_RELEASE(seen);
+	}
+	/* no rank set in the dumps: the default group is the world when
+	 * --world-size says how big it is, else the ranks that have entries */
+	if (!members.n && s->world_size > 0 && pg >= 0 && s->pgs.v[pg].desc &&
+	    strcmp(s->pgs.v[pg].desc, "default_pg") == 0)
+		for (int64_t k = 0; k < s->world_size && k < 65536; k++)
+			hang_set_add(&members, k);
+	if (!members.n)
+		for (size_t i = 0; i < have.n; i++)
+			hang_set_add(&members, have.v[i]);
+	for (size_t i = 0; i < members.n; i++)
+		if (!hang_set_has(dumped, members.v[i]))
+			hang_set_add(&undumped, members.v[i]);
+	/* truncated buffers: ranks whose first entry of the group is later */
+	if (start > first_min) {
+		struct hang_i64v late = { 0 };
+		struct hang_i64v seen = { 0 };
+		for (size_t i = b; i < e; i++)
+			if (!hang_set_has(&seen, refs[i].rank)) {
+				hang_set_add(&seen, refs[i].rank);
+				if (refs[i].seq > first_min)
+					hang_set_add(&late, refs[i].rank);
+			}
+		finding(r, fmt(r, "group %s: the ring buffer of rank(s) %s starts later (seq %lld, others from %lld): "
+			       "entries before seq %lld were overwritten, so the comparison starts there",
+			       pg >= 0 && s->pgs.v[pg].guid ? s->pgs.v[pg].guid : "?",
+			       ranks_str(r, late.v, late.n), (long long)start, (long long)first_min, (long long)start));
+		TS_VEC_RELEASE(late);
+		TS_VEC_RELEASE(seen);
+	}
+	for (size_t i = b; i < e;) {
+		size_t j = i;
+		int64_t seq = refs[i].seq;
+		struct hang_i64v present = { 0 }, absent = { 0 };
+		int all_done = 1;
+		while (j < e && refs[j].seq == seq)
+			j++;
+		if (seq < start) {
+			i = j;
+			continue;
+		}
+		for (size_t k = i; k < j; k++) {
+			hang_set_add(&present, refs[k].rank);
+			if (s->works.v[refs[k].idx].state != TS_ST_COMPLETED)
+				all_done = 0;
+		}
+		for (size_t k = 0; k < members.n; k++)
+			if (hang_set_has(dumped, members.v[k]) && !hang_set_has(&present, members.v[k]))
+				hang_set_add(&absent, members.v[k]);
+		if (all_done && !absent.n) {
+			TS_VEC_RELEASE(present);
+			TS_VEC_RELEASE(absent);
+			i = j;
+			continue;
+		}
+		/* signature groups among the present ranks */
+		size_t ng = 0, *gfirst = calloc(j - i, sizeof(size_t)), *gcount = calloc(j - i, sizeof(size_t));
+		size_t *gof = calloc(j - i, sizeof(size_t));
+		if (!gfirst || !gcount || !gof) {
+			free(gfirst);
+			free(gcount);
+			free(gof);
+			TS_VEC_RELEASE(present);
+			TS_VEC_RELEASE(absent);
+			rc = TS_ENOMEM;
+			break;
+		}
+		for (size_t k = i; k < j; k++) {
+			size_t g;
+			for (g = 0; g < ng; g++)
+				if (same_sig(&s->works.v[refs[gfirst[g]].idx], &s->works.v[refs[k].idx]))
+					break;
+			if (g == ng)
+				gfirst[ng++] = k;
+			gcount[g]++;
+			gof[k - i] = g;
+		}
+		size_t big = 0, ties = 0;
+		for (size_t g = 1; g < ng; g++)
+			if (gcount[g] > gcount[big])
+				big = g;
+		for (size_t g = 0; g < ng; g++)
+			ties += gcount[g] == gcount[big];
+		struct ts_hang_work *maj = &s->works.v[refs[gfirst[big]].idx];
+		int id = new_inc(a, TS_HANG_UNDECIDED, pg, seq);
+		if (id < 0) {
+			free(gfirst);
+			free(gcount);
+			free(gof);
+			TS_VEC_RELEASE(present);
+			TS_VEC_RELEASE(absent);
+			rc = TS_ENOMEM;
+			break;
+		}
+		struct ts_hang_incident *in = &r->incidents.v[id];
+		set_op(in, maj->op, maj->kind);
+		in->numel_in = maj->numel_in;
+		in->numel_out = maj->numel_out;
+		in->timeout_ms = maj->timeout_ms;
+		for (size_t k = 0; k < members.n; k++)
+			if (hang_set_has(dumped, members.v[k]))
+				hang_set_add(&in->reporting, members.v[k]);
+		for (size_t k = i; k < j && k < i + 32; k++)
+			add_ev(in, dump_ev(s, &s->works.v[refs[k].idx]));
+		if (absent.n) {
+			in->cls = TS_HANG_NOT_JOINED;
+			for (size_t k = 0; k < absent.n; k++) {
+				hang_set_add(&in->missing, absent.v[k]);
+				hang_set_add(&in->culprits, absent.v[k]);
+			}
+			note(in, fmt(r, "ranks %s have no entry for seq %lld in their dumps: they never issued it",
+				     ranks_str(r, absent.v, absent.n), (long long)seq));
+		} else if (ng > 1 && ties == 1) {
+			in->cls = TS_HANG_MISMATCH;
+			for (size_t k = i; k < j; k++)
+				if (gof[k - i] != big)
+					hang_set_add(&in->culprits, refs[k].rank);
+			note(in, fmt(r, "%zu of %zu ranks agree on (op, sizes, dtypes, state); the minority is blamed",
+				     gcount[big], j - i));
+		} else if (ng > 1) {
+			in->cls = TS_HANG_UNDECIDED;
+			note(in, fmt(r, "tie: %zu groups of %zu ranks disagree at seq %lld and none is the majority",
+				     ties, gcount[big], (long long)seq));
+		} else if (undumped.n) {
+			in->cls = TS_HANG_UNDECIDED;
+			note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
+				     ranks_str(r, undumped.v, undumped.n)));
+		} else if (seq <= 1 || (maj->kind == TS_OP_COALESCED && seq <= 2)) {
+			in->cls = TS_HANG_INIT;
+			note(in, "the first collective of the group never completed: communicator set-up / topology");
+		} else {
+			in->cls = TS_HANG_ALL_STUCK;
+			note(in, "every member issued it with the same signature; none completed (network, library or GPU)");
+		}
+		if (ng > 1) {
+			for (size_t g = 0; g < ng; g++) {
+				struct hang_i64v gr = { 0 };
+				const struct ts_hang_work *w = &s->works.v[refs[gfirst[g]].idx];
+				for (size_t k = i; k < j; k++)
+					if (gof[k - i] == g)
+						hang_set_add(&gr, refs[k].rank);
+				note(in, fmt(r, "ranks %s: %s %s %s", ranks_str(r, gr.v, gr.n), w->op ? w->op : "?",
+					     w->shape ? w->shape : "", state_name(w->state)));
+				TS_VEC_RELEASE(gr);
+			}
+		}
+		/* pg_status of the reporting ranks */
+		for (size_t k = 0; k < s->status.n; k++)
+			if (s->status.v[k].pg == pg) {
+				if (s->status.v[k].enqueued > in->last_enqueued)
+					in->last_enqueued = s->status.v[k].enqueued;
+				if (s->status.v[k].completed >= 0 &&
+				    (in->last_completed < 0 || s->status.v[k].completed < in->last_completed))
+					in->last_completed = s->status.v[k].completed;
+			}
+		free(gfirst);
+		free(gcount);
+		free(gof);
+		TS_VEC_RELEASE(present);
+		TS_VEC_RELEASE(absent);
+		break; /* one incident per group: later seqs follow from this one */
+	}
+	TS_VEC_RELEASE(members);
+	TS_VEC_RELEASE(have);
+	TS_VEC_RELEASE(undumped);
+	return rc;
+}
+
+static int dumps(struct an *a)
+{
+	struct ts_hang_set *s = a->s;
+	struct wref *refs;
+	size_t n = 0;
+	struct hang_i64v dumped = { 0 };
+	int rc = 0;
+
+	if (!s->dumps.n)
+		return 0;
+	for (size_t i = 0; i < s->dumps.n; i++)
+		if (s->dumps.v[i].rank >= 0)
+			hang_set_add(&dumped, s->dumps.v[i].rank);
+	refs = malloc((s->works.n ? s->works.n : 1) * sizeof(*refs));
+	if (!refs)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->rank < 0 || w->seq < 0 || w->kind == TS_OP_SEND || w->kind == TS_OP_RECV)
+			continue;
+		refs[n].pg = w->pg;
+		refs[n].seq = w->seq;
+		refs[n].rank = w->rank;
+		refs[n].idx = i;
+		n++;
+	}
+	ts_sort(refs, n, sizeof(*refs), cmp_wref);
+	for (size_t i = 0; i < n && !rc;) {
+		size_t j = i;
+		while (j < n && refs[j].pg == refs[i].pg)
+			j++;
+		rc = dump_group(a, refs, i, j, &dumped);
+		i = j;
+	}
+	free(refs);
+	TS_VEC_RELEASE(dumped);
+	for (size_t i = 0; i < s->dumps.n; i++)
+		if (s->dumps.v[i].rank < 0)
+			finding(a->r, fmt(a->r, "%s: a dump whose rank is unknown (no \"rank\" key, no trailing number in the file name) is left out",
+					  s->files.v[s->dumps.v[i].file]));
+	return rc;
+}
+
+/* ------------------------------------------------------------ logs */
+
+static int logs(struct an *a)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+
+	for (size_t i = 0; i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		int id;
+		if (w->from_dump)
+			continue;
+		if ((id = find_inc(a, w->pg, w->seq)) < 0 && (id = new_inc(a, TS_HANG_UNDECIDED, w->pg, w->seq)) < 0)
+			return TS_ENOMEM;
+		struct ts_hang_incident *in = &r->incidents.v[id];
+		set_op(in, w->op, w->kind);
+		if (in->numel_in < 0)
+			in->numel_in = w->numel_in;
+		if (in->numel_out < 0)
+			in->numel_out = w->numel_out;
+		if (w->timeout_ms > in->timeout_ms)
+			in->timeout_ms = w->timeout_ms;
+		if (w->ran_for_ms > in->ran_for_ms)
+			in->ran_for_ms = w->ran_for_ms;
+		if (w->rank >= 0)
+			hang_set_add(&in->reporting, w->rank);
+		add_ev(in, w->ev);
+	}
+	for (size_t i = 0; i < s->progress.n; i++) {
+		const struct ts_hang_progress *p = &s->progress.v[i];
+		int id = -1;
+		if (p->seq >= 0) {
+			if ((id = find_inc(a, p->pg, p->seq)) < 0 && (id = new_inc(a, TS_HANG_UNDECIDED, p->pg, p->seq)) < 0)
+				return TS_ENOMEM;
+		} else {
+			/* a dump signal names no seq: the incident of its group,
+			 * one from the same file first */
+			id = inc_of_file(a, s->evs.v[p->ev].file, p->pg, -1);
+			for (size_t k = 0; k < r->incidents.n && id < 0; k++)
+				if (r->incidents.v[k].pg == p->pg || r->incidents.n == 1)
+					id = (int)k;
+			if (id < 0 && (id = new_inc(a, TS_HANG_UNDECIDED, p->pg, -1)) < 0)
+				return TS_ENOMEM;
+		}
+		struct ts_hang_incident *in = &r->incidents.v[id];
+		if (in->pg < 0)
+			in->pg = p->pg;
+		if (p->rank >= 0)
+			hang_set_add(&in->reporting, p->rank);
+		if (p->signal_from >= 0)
+			hang_set_add(&in->reporting, p->signal_from);
+		if (in->last_enqueued < 0)
+			in->last_enqueued = p->enqueued;
+		if (in->last_completed < 0)
+			in->last_completed = p->completed;
+		if (in->seq >= 0 && p->enqueued >= in->seq && p->completed >= 0 && p->completed < in->seq)
+			a->has_progress.v[id] = 1;
+		if (p->signal_from >= 0)
+			note(in, fmt(r, "rank %lld received the dump signal from rank %lld, which timed out (seq not printed)",
+				     (long long)p->rank, (long long)p->signal_from));
+		add_ev(in, p->ev);
+	}
+	return 0;
+}
+
+/* the world as far as the evidence shows it */
+static int64_t world_of(const struct ts_hang_set *s)
+{
+	if (s->world_size > 0)
+		return s->world_size;
+	return s->ranks_seen.n ? s->ranks_seen.v[s->ranks_seen.n - 1] + 1 : -1;
+}
+
+static void classify_logs(struct an *a, size_t first)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	int64_t world = world_of(s);
+
+	for (size_t i = first; i < r->incidents.n; i++) {
+		struct ts_hang_incident *in = &r->incidents.v[i];
+		struct hang_i64v silent = { 0 };
+		if (in->cls != TS_HANG_UNDECIDED)
+			continue;
+		for (int64_t k = 0; k < world && k < 65536; k++)
+			if (!hang_set_has(&in->reporting, k))
+				hang_set_add(&silent, k);
+		if (in->timeout_ms > 0 && in->ran_for_ms >= TS_HANG_LATE_RATIO * in->timeout_ms) {
+			in->cls = TS_HANG_WATCHDOG_LATE;
+			note(in, fmt(r, "ran for %lld ms = %.1f x the %lld ms timeout: the watchdog itself was starved (GIL or host stall)",
+				     (long long)in->ran_for_ms, (double)in->ran_for_ms / (double)in->timeout_ms,
+				     (long long)in->timeout_ms));
+		} else if (in->seq >= 0 && (in->seq <= 1 || (in->kind == TS_OP_COALESCED && in->seq <= 2))) {
+			in->cls = TS_HANG_INIT;
+			note(in, "the first collective of the group timed out: communicator set-up / topology");
+		} else if (a->has_progress.v[i] && in->seq >= 0) {
+			in->cls = TS_HANG_ALL_STUCK;
+			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
+				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
+			if (silent.n)
+				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s)", ranks_str(r, silent.v, silent.n),
+					     s->world_size > 0 ? "world size" : "world >=", (long long)world,
+					     s->world_size > 0 ? "" : " as far as the logs show"));
+		} else if (silent.n && in->seq >= 0) {
+			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
+				     ranks_str(r, silent.v, silent.n),
+				     s->world_size > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
+		} else if (in->seq >= 0 && in->reporting.n) {
+			in->cls = TS_HANG_ALL_STUCK;
+			note(in, "every rank of the world timed out on it");
+		}
+		if (in->last_enqueued >= 0 && in->seq >= 0)
+			note(in, fmt(r, "as printed: failed seq %lld, last enqueued %lld, last completed %lld (%lld enqueued past the last completed)",
+				     (long long)in->seq, (long long)in->last_enqueued, (long long)in->last_completed,
+				     (long long)(in->last_enqueued - in->last_completed)));
+		TS_VEC_RELEASE(silent);
+	}
+	/* several seqs on one rank without group names = several groups */
+	{
+		struct hang_i64v ranks = { 0 };
+		for (size_t i = first; i < r->incidents.n; i++)
+			for (size_t k = 0; k < r->incidents.v[i].reporting.n; k++)
+				hang_set_add(&ranks, r->incidents.v[i].reporting.v[k]);
+		for (size_t k = 0; k < ranks.n; k++) {
+			struct hang_i64v seqs = { 0 };
+			for (size_t i = 0; i < s->works.n; i++)
+				if (!s->works.v[i].from_dump && s->works.v[i].rank == ranks.v[k] &&
+				    s->works.v[i].state == TS_ST_TIMED_OUT)
+					hang_set_add(&seqs, s->works.v[i].seq);
+			if (seqs.n > 1)
+				finding(r, fmt(r, "rank %lld timed out at %zu sequence ids (%s): one per process group, since seq ids count per group",
+					       (long long)ranks.v[k], seqs.n, ranks_str(r, seqs.v, seqs.n)));
+			TS_VEC_RELEASE(seqs);
+		}
+		TS_VEC_RELEASE(ranks);
+	}
+}
+
+/* ------------------------------------------------------------ reports */
+
+static int reports(struct an *a)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct hang_i64v fp_ranks[8];
+	const char *fp_text[8];
+	size_t nfp = 0;
+	int fp_inc = -1;
+
+	memset(fp_ranks, 0, sizeof(fp_ranks));
+	for (size_t ri = 0; ri < s->reports.n; ri++) {
+		struct ts_hang_report *rep = &s->reports.v[ri];
+		int id = -1;
+		struct ts_hang_incident *in;
+
+		switch (rep->kind) {
+		case TS_REP_DESYNC:
+			/* attach to the reporter's watchdog incident, in the same file first */
+			if (rep->evs.n)
+				id = inc_of_file(a, s->evs.v[rep->evs.v[0]].file, -2, rep->reporter);
+			for (size_t k = 0; k < r->incidents.n && id < 0; k++)
+				if (hang_set_has(&r->incidents.v[k].reporting, rep->reporter))
+					id = (int)k;
+			if (id < 0 && (id = new_inc(a, TS_HANG_UNDECIDED, rep->pg, -1)) < 0)
+				return TS_ENOMEM;
+			in = &r->incidents.v[id];
+			for (size_t k = 0; k < rep->evs.n; k++)
+				add_ev(in, rep->evs.v[k]);
+			if (rep->reporter >= 0)
+				hang_set_add(&in->reporting, rep->reporter);
+			set_op(in, rep->op, rep->op ? ts_hang_op_kind(rep->op, strlen(rep->op)) : TS_OP_UNKNOWN);
+			if (rep->culprits.n) {
+				in->cls = TS_HANG_NOT_JOINED;
+				for (size_t k = 0; k < rep->culprits.n; k++) {
+					hang_set_add(&in->culprits, rep->culprits.v[k]);
+					hang_set_add(&in->missing, rep->culprits.v[k]);
+				}
+				note(in, fmt(r, "the desync report names rank(s) %s as lagging/dead/mismatched",
+					     ranks_str(r, rep->culprits.v, rep->culprits.n)));
+			}
+			note(in, fmt(r, "the desync report counts collectives its own way: #%lld there, SeqNum %lld in the watchdog line (both as printed)",
+				     (long long)rep->seq, (long long)in->seq));
+			for (size_t g = 0; g < rep->groups.n; g++) {
+				const struct ts_hang_group *gr = &rep->groups.v[g];
+				for (size_t k = 0; k < gr->ranks.n; k++)
+					hang_rank_seen(s, gr->ranks.v[k]);
+				note(in, fmt(r, "snapshot #%lld: ranks %s %s", (long long)gr->seq,
+					     ranks_str(r, gr->ranks.v, gr->ranks.n), gr->what ? gr->what : ""));
+			}
+			break;
+		case TS_REP_FR_TRACE:
+			if ((id = find_inc(a, rep->pg, rep->seq)) < 0 &&
+			    (id = new_inc(a, TS_HANG_UNDECIDED, rep->pg, rep->seq)) < 0)
+				return TS_ENOMEM;
+			in = &r->incidents.v[id];
+			for (size_t k = 0; k < rep->evs.n; k++)
+				add_ev(in, rep->evs.v[k]);
+			set_op(in, rep->op, rep->op ? ts_hang_op_kind(rep->op, strlen(rep->op)) : TS_OP_UNKNOWN);
+			in->numel_in = rep->numel_in;
+			in->numel_out = rep->numel_out;
+			if (rep->mismatch && rep->culprits.n) {
+				/* fr_trace blames the ranks that differ from the first
+				 * rank it looked at; when that is most of the world the
+				 * odd one out is the first rank: blame the minority */
+				struct hang_i64v world = { 0 }, rest = { 0 };
+				for (size_t k = 0; k < rep->expected.n; k++)
+					hang_set_add(&world, rep->expected.v[k]);
+				if (!world.n)
+					for (int64_t k = 0; k < rep->world && k < 65536; k++)
+						hang_set_add(&world, k);
+				for (size_t k = 0; k < world.n; k++)
+					if (!hang_set_has(&rep->culprits, world.v[k]))
+						hang_set_add(&rest, world.v[k]);
+				in->cls = TS_HANG_MISMATCH;
+				if (world.n && rep->culprits.n * 2 > world.n && rest.n) {
+					for (size_t k = 0; k < rest.n; k++)
+						hang_set_add(&in->culprits, rest.v[k]);
+					note(in, fmt(r, "fr_trace named %zu of %zu ranks as culprits; the minority is the other side: ranks %s",
+						     rep->culprits.n, world.n, ranks_str(r, rest.v, rest.n)));
+				} else {
+					for (size_t k = 0; k < rep->culprits.n; k++)
+						hang_set_add(&in->culprits, rep->culprits.v[k]);
+					if (world.n && rep->culprits.n * 2 == world.n)
+						in->cls = TS_HANG_UNDECIDED;
+					note(in, fmt(r, "fr_trace names ranks %s%s", ranks_str(r, rep->culprits.v, rep->culprits.n),
+						     world.n ? "" : " (world size not printed: cannot check they are the minority)"));
+				}
+				if (in->cls == TS_HANG_UNDECIDED)
+					in->culprits.n = 0;
+				TS_VEC_RELEASE(world);
+				TS_VEC_RELEASE(rest);
+			}
+			if (rep->missing.n) {
+				in->cls = TS_HANG_NOT_JOINED;
+				for (size_t k = 0; k < rep->missing.n; k++) {
+					hang_set_add(&in->missing, rep->missing.v[k]);
+					hang_set_add(&in->culprits, rep->missing.v[k]);
+				}
+			}
+			{
+				struct hang_i64v exp = { 0 };
+				for (size_t k = 0; k < rep->expected.n; k++)
+					hang_set_add(&exp, rep->expected.v[k]);
+				if (!exp.n)
+					for (int64_t k = 0; k < rep->world && k < 65536; k++)
+						hang_set_add(&exp, k);
+				for (size_t k = 0; k < exp.n; k++)
+					if (!hang_set_has(&rep->missing, exp.v[k]))
+						hang_set_add(&in->reporting, exp.v[k]);
+				note(in, fmt(r, "fr_trace: %zu expected ranks, missing %s, joined %s; state %s; internal record id %lld",
+					     exp.n, ranks_str(r, rep->missing.v, rep->missing.n),
+					     ranks_str(r, in->reporting.v, in->reporting.n),
+					     rep->state ? rep->state : "?", (long long)rep->record_id));
+				TS_VEC_RELEASE(exp);
+			}
+			break;
+		case TS_REP_RAS: {
+			const struct ts_hang_group *listed = NULL, *hi = NULL, *lo = NULL;
+			struct hang_i64v ahead = { 0 }, behind = { 0 };
+			for (size_t g = 0; g < rep->groups.n; g++) {
+				const struct ts_hang_group *gr = &rep->groups.v[g];
+				if (gr->what && strcmp(gr->what, "listed") == 0)
+					listed = gr;
+				else if (!hi || gr->seq > hi->seq)
+					hi = gr;
+			}
+			for (size_t g = 0; g < rep->groups.n; g++) {
+				const struct ts_hang_group *gr = &rep->groups.v[g];
+				if (gr != listed && gr != hi && (!lo || gr->seq > lo->seq))
+					lo = gr;
+			}
+			if (rep->errors && strcmp(rep->errors, "OK") == 0 && !rep->dead && !lo)
+				break;
+			if ((id = new_inc(a, TS_HANG_UNDECIDED, -1, hi ? hi->seq : -1)) < 0)
+				return TS_ENOMEM;
+			in = &r->incidents.v[id];
+			for (size_t k = 0; k < rep->evs.n; k++)
+				add_ev(in, rep->evs.v[k]);
+			set_op(in, rep->op, rep->op ? ts_hang_op_kind(rep->op, strlen(rep->op)) : TS_OP_UNKNOWN);
+			for (int64_t k = 0; k < rep->world && k < 65536; k++)
+				hang_set_add(&in->reporting, k);
+			if (rep->dead && rep->missing.n) {
+				in->cls = TS_HANG_RANK_DEAD;
+				for (size_t k = 0; k < rep->missing.n; k++) {
+					hang_set_add(&in->culprits, rep->missing.v[k]);
+					hang_set_add(&in->missing, rep->missing.v[k]);
+				}
+				note(in, fmt(r, "NCCL RAS: ranks %s are missing and considered dead or unresponsive",
+					     ranks_str(r, rep->missing.v, rep->missing.n)));
+			}
+			if (hi && lo) {
+				/* listed ranks are the outlier set: whichever count group they fill */
+				if (hi->ranks.n)
+					for (size_t k = 0; k < hi->ranks.n; k++)
+						hang_set_add(&ahead, hi->ranks.v[k]);
+				else if (listed && (int64_t)listed->ranks.n == hi->count)
+					for (size_t k = 0; k < listed->ranks.n; k++)
+						hang_set_add(&ahead, listed->ranks.v[k]);
+				if (lo->ranks.n)
+					for (size_t k = 0; k < lo->ranks.n; k++)
+						hang_set_add(&behind, lo->ranks.v[k]);
+				else if (listed && (int64_t)listed->ranks.n == lo->count)
+					for (size_t k = 0; k < listed->ranks.n; k++)
+						hang_set_add(&behind, listed->ranks.v[k]);
+				if (!behind.n && ahead.n)
+					for (int64_t k = 0; k < rep->world && k < 65536; k++)
+						if (!hang_set_has(&ahead, k))
+							hang_set_add(&behind, k);
+				if (behind.n && in->cls == TS_HANG_UNDECIDED) {
+					in->cls = TS_HANG_NOT_JOINED;
+					for (size_t k = 0; k < behind.n; k++) {
+						hang_set_add(&in->culprits, behind.v[k]);
+						hang_set_add(&in->missing, behind.v[k]);
+					}
+				}
+				note(in, fmt(r, "NCCL RAS: %lld ranks launched up to %s %lld, %lld ranks only up to %lld; "
+					     "ranks %s are ahead (waiting inside %lld), ranks %s have not launched it",
+					     (long long)hi->count, rep->op ? rep->op : "operation", (long long)hi->seq,
+					     (long long)lo->count, (long long)lo->seq,
+					     ahead.n ? ranks_str(r, ahead.v, ahead.n) : "(not listed)", (long long)hi->seq,
+					     behind.n ? ranks_str(r, behind.v, behind.n) : "(not listed)"));
+			}
+			if (rep->state || rep->errors)
+				note(in, fmt(r, "NCCL RAS communicator: %lld ranks, status %s, errors %s", (long long)rep->world,
+					     rep->state ? rep->state : "?", rep->errors ? rep->errors : "?"));
+			TS_VEC_RELEASE(ahead);
+			TS_VEC_RELEASE(behind);
+			break;
+		}
+		case TS_REP_DETAIL:
+			if (fp_inc < 0 && (fp_inc = new_inc(a, TS_HANG_UNDECIDED, -1, -1)) < 0)
+				return TS_ENOMEM;
+			for (size_t k = 0; k < rep->evs.n; k++)
+				add_ev(&r->incidents.v[fp_inc], rep->evs.v[k]);
+			for (size_t g = 0; g < rep->groups.n; g++) {
+				const struct ts_hang_group *gr = &rep->groups.v[g];
+				size_t f;
+				for (f = 0; f < nfp; f++)
+					if (strcmp(fp_text[f], gr->what ? gr->what : "") == 0)
+						break;
+				if (f == nfp) {
+					if (nfp == 8)
+						continue;
+					fp_text[nfp++] = gr->what ? gr->what : "";
+				}
+				for (size_t k = 0; k < gr->ranks.n; k++)
+					hang_set_add(&fp_ranks[f], gr->ranks.v[k]);
+			}
+			break;
+		case TS_REP_IB_MISMATCH:
+			if ((id = new_inc(a, TS_HANG_MISMATCH, -1, -1)) < 0)
+				return TS_ENOMEM;
+			in = &r->incidents.v[id];
+			for (size_t k = 0; k < rep->evs.n; k++)
+				add_ev(in, rep->evs.v[k]);
+			note(in, fmt(r, "NCCL NET/IB: collective size mismatch between nodes: local %lld B, remote %lld B%s; no rank is named",
+				     (long long)rep->size_a, (long long)rep->size_b,
+				     rep->size_a > 0 && rep->size_b > 0 && rep->size_b % rep->size_a == 0
+				     ? fmt(r, " (x%lld)", (long long)(rep->size_b / rep->size_a)) : ""));
+			break;
+		}
+	}
+	if (fp_inc >= 0) {
+		struct ts_hang_incident *in = &r->incidents.v[fp_inc];
+		size_t big = 0, ties = 0;
+		for (size_t f = 1; f < nfp; f++)
+			if (fp_ranks[f].n > fp_ranks[big].n)
+				big = f;
+		for (size_t f = 0; f < nfp; f++)
+			ties += fp_ranks[f].n == fp_ranks[big].n;
+		for (size_t f = 0; f < nfp; f++) {
+			const char *op = strstr(fp_text[f], "OpType=");
+			for (size_t k = 0; k < fp_ranks[f].n; k++)
+				hang_set_add(&in->reporting, fp_ranks[f].v[k]);
+			if (f == big && op) {
+				size_t n = strcspn(op + 7, ",)");
+				in->op = ts_arena_strndup(&r->arena, op + 7, n);
+				in->kind = ts_hang_op_kind(op + 7, n);
+			}
+			note(in, fmt(r, "ranks %s run %s", ranks_str(r, fp_ranks[f].v, fp_ranks[f].n), fp_text[f]));
+		}
+		if (nfp > 1 && ties == 1) {
+			in->cls = TS_HANG_MISMATCH;
+			for (size_t f = 0; f < nfp; f++)
+				if (f != big)
+					for (size_t k = 0; k < fp_ranks[f].n; k++)
+						hang_set_add(&in->culprits, fp_ranks[f].v[k]);
+		} else if (nfp > 1) {
+			note(in, "TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch with no majority: undecided");
+		}
+		for (size_t f = 0; f < 8; f++)
+			TS_VEC_RELEASE(fp_ranks[f]);
+	}
+	return 0;
+}
+
+/* NCCL_DEBUG=INFO COLL lines: compare (op, count, datatype) per opCount
+ * across processes of the same communicator size */
+static int colls(struct an *a)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct hang_i64v pids = { 0 }, ops = { 0 };
+	int bad = -1;
+
+	if (!s->colls.n)
+		return 0;
+	for (size_t i = 0; i < s->colls.n; i++) {
+		hang_set_add(&pids, s->colls.v[i].pid);
+		hang_set_add(&ops, s->colls.v[i].op_count);
+	}
+	for (size_t o = 0; o < ops.n; o++) {
+		const struct ts_hang_coll *ref = NULL;
+		struct hang_i64v seen = { 0 }, peers = { 0 };
+		int differ = 0;
+		for (size_t i = 0; i < s->colls.n; i++) {
+			const struct ts_hang_coll *c = &s->colls.v[i];
+			if (c->op_count != ops.v[o])
+				continue;
+			if (!ref)
+				for (size_t k = 0; k < s->colls.n; k++)
+					if (s->colls.v[k].nranks == c->nranks)
+						hang_set_add(&peers, s->colls.v[k].pid);
+			hang_set_add(&seen, c->pid);
+			if (!ref)
+				ref = c;
+			else if (c->nranks == ref->nranks &&
+				 (strcmp(c->op, ref->op) || c->count != ref->count || c->dtype != ref->dtype))
+				differ = 1;
+		}
+		if (differ) {
+			if (bad < 0 && (bad = new_inc(a, TS_HANG_MISMATCH, -1, ops.v[o])) < 0) {
+				TS_VEC_RELEASE(seen);
+				return TS_ENOMEM;
+			}
+			struct ts_hang_incident *in = &r->incidents.v[bad];
+			set_op(in, ref->op, ts_hang_op_kind(ref->op, strlen(ref->op)));
+			for (size_t i = 0; i < s->colls.n; i++)
+				if (s->colls.v[i].op_count == ops.v[o])
+					add_ev(in, s->colls.v[i].ev);
+			note(in, fmt(r, "NCCL COLL: opCount 0x%llx differs across processes (op, count or datatype)",
+				     (unsigned long long)ops.v[o]));
+		} else if (seen.n < peers.n) {
+			finding(r, fmt(r, "NCCL COLL: opCount 0x%llx (%lld) seen only for pid(s) %s (edge of the excerpt)",
+				       (unsigned long long)ops.v[o], (long long)ops.v[o], ranks_str(r, seen.v, seen.n)));
+		}
+		TS_VEC_RELEASE(seen);
+		TS_VEC_RELEASE(peers);
+	}
+	if (bad < 0)
+		finding(r, fmt(r, "NCCL COLL: %zu calls from %zu processes agree (op, count, datatype) at every common opCount",
+			       s->colls.n, pids.n));
+	TS_VEC_RELEASE(pids);
+	TS_VEC_RELEASE(ops);
+	return 0;
+}
+
+static void advise(struct an *a, int mccl)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct ts_hang_advice ad;
+	int started = 0;
+
+	for (size_t i = 0; i < s->works.n; i++)
+		if (s->works.v[i].from_dump && s->works.v[i].state == TS_ST_STARTED)
+			started = 1;
+#define ADV(k, v, w) do { ad.knob = (k); ad.value = (v); ad.why = (w); TS_VEC_PUSH(r->advice, ad); } while (0)
+	if (s->fr_disabled || (!s->dumps.n && r->incidents.n)) {
+		if (mccl) {
+			ADV("TORCH_MCCL_TRACE_BUFFER_SIZE", "2000", "torch_musa's Flight Recorder is off by default (0)");
+		} else {
+			ADV("TORCH_FR_BUFFER_SIZE", "2000", s->fr_disabled ? "the log says the Flight Recorder is disabled"
+			    : "no Flight Recorder dump was given: keep the last collectives per rank");
+			ADV("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000", "the same knob before PyTorch 2.9 (still honoured)");
+		}
+	}
+	if (!s->dumps.n && r->incidents.n) {
+		if (mccl) {
+			ADV("TORCH_MCCL_DUMP_ON_TIMEOUT", "1", "off by default on torch_musa: dump every rank's buffer at the timeout");
+			ADV("TORCH_MCCL_DEBUG_INFO_TEMP_FILE", "/shared/fr/mccl_trace_rank_", "a path every rank can write; the rank is appended");
+			ADV("TORCH_MCCL_DEBUG_INFO_PIPE_FILE", "/shared/fr/pipe_", "write to <path><rank>.pipe to dump a live hung job");
+		} else {
+			ADV("TORCH_NCCL_DUMP_ON_TIMEOUT", "1", "dump every rank's buffer when a collective times out");
+			ADV("TORCH_FR_DUMP_TEMP_FILE", "/shared/fr/nccl_trace_rank_", "a path every rank can write; the rank is appended (older name TORCH_NCCL_DEBUG_INFO_TEMP_FILE)");
+			ADV("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "/shared/fr/pipe_", "write to <path><rank>.pipe to dump a live hung job");
+		}
+	}
+	if (!started && r->incidents.n)
+		ADV(mccl ? "TORCH_MCCL_ENABLE_TIMING" : "TORCH_NCCL_ENABLE_TIMING", "1",
+		    "without it entries go scheduled -> completed and a collective that started cannot be told from one that never ran");
+#undef ADV
+}
+
+static void vendor(struct an *a, int *mccl)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	int m = s->mccl_lines > 0 || s->ev_pgmccl >= 0 || s->ev_musa_state >= 0;
+	int n = s->nccl_lines > 0;
+
+	*mccl = m && !n;
+	r->backend = m && n ? "nccl+mccl" : m ? "mccl" : n ? "nccl" : "unknown";
+	r->vendor = "unknown";
+	r->vendor_why = "no vendor evidence";
+	if (m) {
+		if (s->ev_pgmccl >= 0 || s->ev_musa_state >= 0 || s->ev_musa >= 0) {
+			r->vendor = "moore_threads";
+			r->vendor_why = s->ev_pgmccl >= 0 ? "ProcessGroupMCCL / WorkMCCL (torch_musa classes)"
+				: s->ev_musa_state >= 0 ? "dump key mccl_comm_state (torch_musa)"
+				: "MUSA names in the evidence";
+		} else if (s->ev_maca >= 0) {
+			r->vendor = "metax";
+			r->vendor_why = "MACA names (/opt/maca, mc* runtime) next to MCCL";
+		} else if (s->ev_torchcomms >= 0) {
+			r->vendor = "nvidia";
+			r->vendor_why = "torchcomms MCCL (Meta) on CUDA";
+		} else {
+			r->vendor_why = "MCCL names only: Moore Threads (torch_musa) and MetaX both ship an MCCL; no MUSA or MACA evidence";
+		}
+	} else if (n) {
+		r->vendor = s->ev_cuda >= 0 ? "nvidia" : "unknown";
+		r->vendor_why = s->ev_cuda >= 0 ? "NCCL with CUDA names in the evidence"
+			: "NCCL names without CUDA evidence (RCCL on ROCm prints the same PyTorch lines)";
+	}
+}
+
+int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_err *err)
+{
+	struct an a;
+	int rc, mccl = 0;
+	size_t first_log;
+
+	memset(r, 0, sizeof(*r));
+	ts_arena_init(&r->arena);
+	memset(&a, 0, sizeof(a));
+	a.s = s;
+	a.r = r;
+	if ((rc = dumps(&a)))
+		goto out;
+	first_log = r->incidents.n;
+	if ((rc = logs(&a)))
+		goto out;
+	if ((rc = reports(&a)))
+		goto out;
+	classify_logs(&a, first_log);
+	if ((rc = colls(&a)))
+		goto out;
+	vendor(&a, &mccl);
+	advise(&a, mccl);
+	if (s->ras_ok) {
+		for (size_t i = 0; i < s->works.n; i++)
+			if (!s->works.v[i].from_dump && s->works.v[i].state == TS_ST_TIMED_OUT) {
+				finding(r, "contradiction: NCCL RAS reports errors OK while a rank's watchdog timed out");
+				break;
+			}
+	}
+	for (size_t i = 0; i < r->incidents.n; i++) {
+		const struct ts_hang_incident *in = &r->incidents.v[i];
+		if (in->culprits.n || in->cls != TS_HANG_UNDECIDED)
+			r->exit_code = 1;
+	}
+	if (r->arena.failed || s->arena.failed)
+		rc = TS_ENOMEM;
+out:
+	TS_VEC_RELEASE(a.has_progress);
+	if (rc == TS_ENOMEM)
+		return ts_err_set(err, TS_ENOMEM, "out of memory analysing the hang evidence");
+	return rc;
+}
+
+void ts_hang_result_release(struct ts_hang_result *r)
+{
+	for (size_t i = 0; i < r->incidents.n; i++) {
+		struct ts_hang_incident *in = &r->incidents.v[i];
+		TS_VEC_RELEASE(in->reporting);
+		TS_VEC_RELEASE(in->culprits);
+		TS_VEC_RELEASE(in->missing);
+		TS_VEC_RELEASE(in->evs);
+		TS_VEC_RELEASE(in->notes);
+	}
+	TS_VEC_RELEASE(r->incidents);
+	TS_VEC_RELEASE(r->findings);
+	TS_VEC_RELEASE(r->advice);
+	ts_arena_release(&r->arena);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,559 @@
+/*
+ * hang_fr.c - Flight Recorder dumps (pickle, JSON, Python repr) and NCCL
+ * RAS JSON reports into the evidence set, and the reader that picks text,
+ * pickle or document by the first bytes of a file.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "hang_int.h"
+#include "trainscope/input.h"
+#include "trainscope/paths.h"
+
+static int64_t pv_int(const struct pv *v, int64_t dflt)
+{
+	if (!v)
+		return dflt;
+	if (v->t == PV_INT || v->t == PV_BOOL)
+		return v->i;
+	if (v->t == PV_STR) { /* pg_status keys and some ids are strings */
+		int64_t x = 0;
+		if (!v->n || v->n > 18)
+			return dflt;
+		for (size_t i = 0; i < v->n; i++) {
+			if (v->s[i] < '0' || v->s[i] > '9')
+				return dflt;
+			x = x * 10 + (v->s[i] - '0');
+		}
+		return x;
+	}
+	return dflt;
+}
+
+static int is_seq(const struct pv *v)
+{
+	return v && (v->t == PV_LIST || v->t == PV_TUPLE);
+}
+
+/* "[0, 1, 2]" string or a list of ints into canonical "0,1,2" */
+static const char *ranks_text(struct ts_hang_set *s, const struct pv *v)
+{
+	struct ts_sb sb;
+	const char *out = NULL;
+	int first = 1;
+
+	if (!v)
+		return NULL;
+	ts_sb_init(&sb);
+	if (is_seq(v)) {
+		for (size_t i = 0; i < v->nit; i++)
+			if (v->it[i]->t == PV_INT) {
+				ts_sb_addf(&sb, "%s%lld", first ? "" : ",", (long long)v->it[i]->i);
+				first = 0;
+			}
+	} else if (v->t == PV_STR) {
+		for (size_t i = 0; i < v->n;) {
+			if (v->s[i] >= '0' && v->s[i] <= '9') {
+				size_t b = i;
+				while (i < v->n && v->s[i] >= '0' && v->s[i] <= '9' && i - b < 18)
+					i++;
+				ts_sb_addf(&sb, "%s%.*s", first ? "" : ",", (int)(i - b), v->s + b);
+				first = 0;
+			} else {
+				i++;
+			}
+		}
+	}
+	if (!sb.failed)
+		out = hang_strndup(s, sb.buf, sb.len);
+	ts_sb_release(&sb);
+	return out;
+}
+
+static int ranks_contain(const char *ranks, int64_t rank)
+{
+	const char *p = ranks;
+	if (!ranks || rank < 0)
+		return 0;
+	while (*p) {
+		int64_t v = 0;
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (*p++ - '0');
+		if (v == rank)
+			return 1;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+/* decimal of v (printf-free: dumps have millions of dims) */
+static void add_i64(struct ts_sb *sb, int64_t v)
+{
+	char b[24];
+	int k = sizeof(b);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		b[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		b[--k] = '-';
+	ts_sb_add(sb, b + k, sizeof(b) - (size_t)k);
+}
+
+/* sizes [[3, 4], [5]] -> total numel, and canonical text into sb */
+static int64_t sizes(const struct pv *v, struct ts_sb *sb)
+{
+	int64_t total = 0;
+	ts_sb_addc(sb, '[');
+	if (is_seq(v))
+		for (size_t i = 0; i < v->nit; i++) {
+			const struct pv *t = v->it[i];
+			int64_t prod = 1;
+			ts_sb_adds(sb, i ? ",[" : "[");
+			if (is_seq(t))
+				for (size_t k = 0; k < t->nit; k++) {
+					int64_t d = pv_int(t->it[k], 0);
+					if (k)
+						ts_sb_addc(sb, ',');
+					add_i64(sb, d);
+					if (d > 0 && prod <= INT64_MAX / d)
+						prod *= d;
+					else
+						prod = d > 0 ? prod : 0;
+				}
+			ts_sb_addc(sb, ']');
+			if (total <= INT64_MAX - prod)
+				total += prod;
+		}
+	ts_sb_addc(sb, ']');
+	return total;
+}
+
+static void dtypes(const struct pv *v, struct ts_sb *sb)
+{
+	ts_sb_addc(sb, '[');
+	if (is_seq(v))
+		for (size_t i = 0; i < v->nit; i++)
+			if (v->it[i]->t == PV_STR) {
+				if (i)
+					ts_sb_addc(sb, ',');
+				ts_sb_add(sb, v->it[i]->s, v->it[i]->n > 32 ? 32 : v->it[i]->n);
+			}
+	ts_sb_addc(sb, ']');
+}
+
+static const char *interned(struct ts_hang_set *s, const char *p, size_t n)
+{
+	char buf[512];
+	int64_t id;
+	if (n > sizeof(buf))
+		n = sizeof(buf);
+	memcpy(buf, p, n);
+	n = hang_utf8_clean(buf, n);
+	id = ts_intern(&s->strs, buf, n);
+	return id < 0 ? NULL : ts_intern_str(&s->strs, (uint32_t)id);
+}
+
+static enum ts_hang_state state_of(const struct pv *v)
+{
+	if (!v || v->t != PV_STR)
+		return TS_ST_UNKNOWN;
+	if (v->n == 9 && memcmp(v->s, "scheduled", 9) == 0)
+		return TS_ST_SCHEDULED;
+	if (v->n == 7 && memcmp(v->s, "started", 7) == 0)
+		return TS_ST_STARTED;
+	if (v->n == 9 && memcmp(v->s, "completed", 9) == 0)
+		return TS_ST_COMPLETED;
+	return TS_ST_UNKNOWN;
+}
+
+/* the entry keys the analysis reads, found in one pass over the dict */
+enum { K_PG, K_PG_ID, K_SEQ, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
+       K_OUT_SIZES, K_OUT_DTYPES, K_COUNT };
+struct fr_keys {
+	const struct pv *v[K_COUNT];
+};
+
+static void entry_keys(const struct pv *e, struct fr_keys *k)
+{
+	static const struct { const char *name; size_t n; int k; } tab[] = {
+		{ "process_group", 13, K_PG }, { "pg_id", 5, K_PG_ID },
+		{ "collective_seq_id", 17, K_SEQ }, { "record_id", 9, K_RECORD },
+		{ "timeout_ms", 10, K_TIMEOUT }, { "state", 5, K_STATE },
+		{ "profiling_name", 14, K_NAME }, { "input_sizes", 11, K_IN_SIZES },
+		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
+		{ "output_dtypes", 13, K_OUT_DTYPES },
+	};
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; i + 1 < e->nit; i += 2) {
+		const struct pv *key = e->it[i];
+		if (key->t != PV_STR)
+			continue;
+		for (size_t t = 0; t < sizeof(tab) / sizeof(tab[0]); t++)
+			if (key->n == tab[t].n && key->s[0] == tab[t].name[0] &&
+			    memcmp(key->s, tab[t].name, key->n) == 0) {
+				if (!k->v[tab[t].k]) /* the first of duplicate keys, as hang_pv_get */
+					k->v[tab[t].k] = e->it[i + 1];
+				break;
+			}
+	}
+}
+
+static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
+		   const char *name, struct ts_err *err)
+{
+	const struct pv *cfg = hang_pv_get(root, "pg_config");
+	const struct pv *st = hang_pv_get(root, "pg_status");
+	const struct pv *ents = hang_pv_get(root, "entries");
+	const struct pv *ver = hang_pv_get(root, "version");
+	struct ts_hang_dump dump;
+	struct ts_sb sb;
+	size_t first_work = s->works.n;
+	int last_pg = -1;
+	int64_t last_id = -1;
+	const char *last_name = NULL, *last_desc = NULL;
+	size_t last_name_n = 0, last_desc_n = 0;
+
+	if (hang_pv_get(root, "rank"))
+		rank = pv_int(hang_pv_get(root, "rank"), rank);
+	memset(&dump, 0, sizeof(dump));
+	dump.rank = rank;
+	dump.file = file;
+	if (ver && ver->t == PV_STR)
+		dump.version = hang_strndup(s, ver->s, ver->n > 16 ? 16 : ver->n);
+	if (ents && !is_seq(ents))
+		return ts_err_at(err, TS_EUNSUPPORTED, name, -1, -1, "Flight Recorder \"entries\" is not a list");
+	hang_rank_seen(s, rank);
+	if (hang_pv_get(root, "mccl_comm_state") && s->ev_musa_state < 0)
+		s->ev_musa_state = hang_add_ev(s, file, -1, "dump key mccl_comm_state (torch_musa)",
+					       strlen("dump key mccl_comm_state (torch_musa)"));
+	ts_sb_init(&sb);
+	for (size_t i = 0; ents && i < ents->nit; i++) {
+		const struct pv *e = ents->it[i], *pg, *pn;
+		struct fr_keys ek;
+		const char *gname = NULL, *gdesc = NULL, *granks = NULL;
+		size_t gname_n = 0, gdesc_n = 0;
+		struct ts_hang_work w;
+		int64_t pg_id;
+
+		if (!e || e->t != PV_DICT)
+			continue;
+		entry_keys(e, &ek);
+		pg = ek.v[K_PG];
+		hang_work_init(&w);
+		w.rank = rank;
+		w.from_dump = 1;
+		w.file = file;
+		pg_id = pv_int(ek.v[K_PG_ID], -1);
+		if (is_seq(pg) && pg->nit >= 2 && pg->it[0]->t == PV_STR && pg->it[1]->t == PV_STR) {
+			gname = pg->it[0]->s;
+			gname_n = pg->it[0]->n;
+			gdesc = pg->it[1]->s;
+			gdesc_n = pg->it[1]->n;
+		}
+		/* consecutive entries of one group: the group found for the last one */
+		if (last_pg >= 0 && pg_id == last_id && gname_n == last_name_n && gdesc_n == last_desc_n &&
+		    (!gname_n || memcmp(gname, last_name, gname_n) == 0) &&
+		    (!gdesc_n || memcmp(gdesc, last_desc, gdesc_n) == 0)) {
+			w.pg = last_pg;
+		} else {
+			/* pg_config is keyed by the group name */
+			for (size_t k = 0; gname && cfg && cfg->t == PV_DICT && k + 1 < cfg->nit; k += 2)
+				if (cfg->it[k]->t == PV_STR && cfg->it[k]->n == gname_n &&
+				    memcmp(cfg->it[k]->s, gname, gname_n) == 0)
+					granks = ranks_text(s, hang_pv_get(cfg->it[k + 1], "ranks"));
+			w.pg = hang_pg(s, pg_id, gname, gname_n, gdesc, gdesc_n, granks);
+			last_pg = w.pg;
+			last_id = pg_id;
+			last_name = gname;
+			last_name_n = gname_n;
+			last_desc = gdesc;
+			last_desc_n = gdesc_n;
+		}
+		w.seq = pv_int(ek.v[K_SEQ], -1);
+		w.record_id = pv_int(ek.v[K_RECORD], -1);
+		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
+		w.state = state_of(ek.v[K_STATE]);
+		pn = ek.v[K_NAME];
+		if (pn && pn->t == PV_STR) {
+			w.op = interned(s, pn->s, pn->n > 64 ? 64 : pn->n);
+			w.kind = ts_hang_op_kind(pn->s, pn->n);
+			const char *colon = memchr(pn->s, ':', pn->n);
+			if (colon && !dump.backend)
+				dump.backend = interned(s, pn->s, (size_t)(colon - pn->s));
+			if (colon && colon - pn->s == 4 && memcmp(pn->s, "mccl", 4) == 0)
+				s->mccl_lines++;
+			else if (colon && colon - pn->s == 4 && memcmp(pn->s, "nccl", 4) == 0)
+				s->nccl_lines++;
+		}
+		ts_sb_reset(&sb);
+		w.numel_in = sizes(ek.v[K_IN_SIZES], &sb);
+		dtypes(ek.v[K_IN_DTYPES], &sb);
+		ts_sb_addc(&sb, '>');
+		w.numel_out = sizes(ek.v[K_OUT_SIZES], &sb);
+		dtypes(ek.v[K_OUT_DTYPES], &sb);
+		if (w.kind == TS_OP_COALESCED) {
+			/* the coalesced entry stands for the group: its members of
+			 * this dump (same group and seq) are folded into it; P2P
+			 * members differ by rank by design, so only collective
+			 * members' shapes are compared */
+			struct ts_sb g;
+			int p2p = 0;
+			size_t keep = first_work;
+			ts_sb_init(&g);
+			for (size_t k = first_work; k < s->works.n; k++) {
+				struct ts_hang_work *m = &s->works.v[k];
+				if (m->pg == w.pg && m->seq == w.seq && m->kind != TS_OP_COALESCED) {
+					if (m->kind == TS_OP_SEND || m->kind == TS_OP_RECV)
+						p2p = 1;
+					else if (m->shape)
+						ts_sb_addf(&g, "%s%s;", m->op ? m->op : "", m->shape);
+					continue;
+				}
+				s->works.v[keep++] = *m;
+			}
+			s->works.n = keep;
+			if (!p2p && g.len)
+				w.shape = interned(s, g.buf, g.len);
+			else
+				w.shape = p2p ? "p2p" : NULL;
+			ts_sb_release(&g);
+		} else if (!sb.failed) {
+			w.shape = interned(s, sb.buf, sb.len);
+		}
+		if (TS_VEC_PUSH(s->works, w)) {
+			ts_sb_release(&sb);
+			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+		}
+		dump.entries++;
+	}
+	ts_sb_release(&sb);
+	/* pg_status: keyed by pg id; the group of that id this rank is in */
+	for (size_t k = 0; st && st->t == PV_DICT && k + 1 < st->nit; k += 2) {
+		int64_t id = pv_int(st->it[k], -1);
+		const struct pv *v = st->it[k + 1];
+		struct ts_hang_pg_status ps;
+		ps.rank = rank;
+		ps.pg = -1;
+		for (size_t g = 0; g < s->pgs.n; g++)
+			if (s->pgs.v[g].id == id && (ps.pg < 0 || ranks_contain(s->pgs.v[g].ranks, rank)))
+				ps.pg = (int)g;
+		if (ps.pg < 0 && id >= 0)
+			ps.pg = hang_pg(s, id, NULL, 0, NULL, 0, NULL);
+		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
+		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
+		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
+		if (TS_VEC_PUSH(s->status, ps))
+			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	}
+	if (TS_VEC_PUSH(s->dumps, dump))
+		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	return 0;
+}
+
+static int truthy(const struct pv *v)
+{
+	return v && (v->t == PV_BOOL || v->t == PV_INT) && v->i != 0;
+}
+
+/* NCCL RAS JSON: communicators[{size, ranks[{rank, collective_counts}],
+ * missing_ranks[{rank, status{unresponsive, considered_dead}}]}] */
+static int ras_json(struct ts_hang_set *s, const struct pv *root, uint32_t file, const char *name,
+		    struct ts_err *err)
+{
+	const struct pv *comms = hang_pv_get(root, "communicators");
+	int ev = hang_add_ev(s, file, -1, "NCCL RAS JSON report", 20);
+
+	for (size_t c = 0; is_seq(comms) && c < comms->nit; c++) {
+		const struct pv *cm = comms->it[c], *ranks = hang_pv_get(cm, "ranks");
+		const struct pv *miss = hang_pv_get(cm, "missing_ranks");
+		struct ts_hang_report r;
+		hang_report_init(&r, TS_REP_RAS);
+		r.world = pv_int(hang_pv_get(cm, "size"), -1);
+		for (size_t i = 0; is_seq(ranks) && i < ranks->nit; i++) {
+			const struct pv *rk = ranks->it[i], *cc = hang_pv_get(rk, "collective_counts");
+			int64_t rank = pv_int(hang_pv_get(rk, "rank"), -1);
+			for (size_t k = 0; cc && cc->t == PV_DICT && k + 1 < cc->nit; k += 2) {
+				const struct pv *fn = cc->it[k];
+				int64_t cnt = pv_int(cc->it[k + 1], -1);
+				struct ts_hang_group *g = NULL;
+				if (fn->t != PV_STR)
+					continue;
+				if (!r.op)
+					r.op = hang_strndup(s, fn->s, fn->n > 32 ? 32 : fn->n);
+				else if (strlen(r.op) != fn->n || memcmp(r.op, fn->s, fn->n))
+					continue; /* one function per report: the first named */
+				for (size_t gi = 0; gi < r.groups.n; gi++)
+					if (r.groups.v[gi].seq == cnt)
+						g = &r.groups.v[gi];
+				if (!g) {
+					struct ts_hang_group ng;
+					memset(&ng, 0, sizeof(ng));
+					ng.seq = cnt;
+					ng.what = "launched";
+					ng.ev = ev;
+					if (TS_VEC_PUSH(r.groups, ng))
+						return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+					g = &r.groups.v[r.groups.n - 1];
+				}
+				hang_set_add(&g->ranks, rank);
+				g->count = (int64_t)g->ranks.n;
+			}
+		}
+		for (size_t i = 0; is_seq(miss) && i < miss->nit; i++) {
+			const struct pv *st = hang_pv_get(miss->it[i], "status");
+			hang_set_add(&r.missing, pv_int(hang_pv_get(miss->it[i], "rank"), -1));
+			if (truthy(hang_pv_get(st, "considered_dead")) || truthy(hang_pv_get(st, "unresponsive")))
+				r.dead = 1;
+		}
+		if (ev >= 0)
+			TS_VEC_PUSH(r.evs, ev);
+		if (TS_VEC_PUSH(s->reports, r))
+			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	}
+	s->nccl_lines++;
+	return 0;
+}
+
+int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
+		 const char *name, struct ts_err *err)
+{
+	if (!root || root->t != PV_DICT)
+		return ts_err_at(err, TS_EUNSUPPORTED, name, 0, 1,
+				 "not a Flight Recorder dump or NCCL RAS report (the top level is not a dict)");
+	if (hang_pv_get(root, "communicators"))
+		return ras_json(s, root, file, name, err);
+	if (hang_pv_get(root, "entries") || hang_pv_get(root, "pg_config"))
+		return fr_dump(s, root, file, rank, name, err);
+	return ts_err_at(err, TS_EUNSUPPORTED, name, 0, 1,
+			 "not a Flight Recorder dump or NCCL RAS report (no \"entries\", \"pg_config\" or \"communicators\")");
+}
+
+static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *name, int64_t rank,
+	       int pickle, struct ts_err *err)
+{
+	struct pv *root = NULL;
+	int file = hang_add_file(s, name), rc;
+
+	if (file < 0)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	if (!s->scratch && !(s->scratch = calloc(1, sizeof(*s->scratch))))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	hang_pool_reset(s->scratch);
+	rc = pickle ? hang_pv_parse_pickle(s->scratch, data, n, name, &root, err)
+		    : hang_pv_parse_text(s->scratch, data, n, name, &root, err);
+	if (!rc)
+		rc = hang_from_pv(s, root, (uint32_t)file, rank, name, err);
+	if (rc == TS_ENOMEM && err && err->code == TS_OK)
+		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	hang_pool_reset(s->scratch);
+	if (!rc && s->arena.failed)
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	return rc;
+}
+
+int ts_hang_read_pickle_mem(struct ts_hang_set *s, const void *data, size_t n,
+			    const char *name, int64_t rank, struct ts_err *err)
+{
+	return doc(s, data, n, name, rank, 1, err);
+}
+
+int ts_hang_read_pyobj_mem(struct ts_hang_set *s, const void *data, size_t n,
+			   const char *name, int64_t rank, struct ts_err *err)
+{
+	return doc(s, data, n, name, rank, 0, err);
+}
+
+/* trailing number of the base name after dropping extensions: the rank
+ * fr_trace takes from "nccl_trace_rank_5" (and "rank_5.json") */
+static int64_t rank_from_name(const char *path)
+{
+	const char *b = ts_basename(path);
+	size_t n = strlen(b);
+	int64_t v = 0, mul = 1;
+	size_t k;
+
+	for (;;) { /* drop ".json", ".pkl", ".gz" ... (letters only) */
+		const char *dot = memrchr(b, '.', n);
+		size_t i;
+		if (!dot || dot == b)
+			break;
+		for (i = (size_t)(dot - b) + 1; i < n; i++)
+			if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= 'A' && b[i] <= 'Z')))
+				break;
+		if (i != n)
+			break;
+		n = (size_t)(dot - b);
+	}
+	for (k = n; k > 0 && b[k - 1] >= '0' && b[k - 1] <= '9' && n - k < 9; k--) {
+		v += (b[k - 1] - '0') * mul;
+		mul *= 10;
+	}
+	/* "v2.5": a version, not a rank */
+	if (k == n || (k > 0 && b[k - 1] == '.'))
+		return -1;
+	return v;
+}
+
+static int first_kind(const unsigned char *d, size_t n)
+{
+	size_t i = 0;
+	if (n && d[0] == 0x80)
+		return 'p';
+	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
+		i++;
+	return i < n && d[i] == '{' ? '{' : 't';
+}
+
+int ts_hang_read_mem(struct ts_hang_set *s, const void *data, size_t n,
+		     const char *name, struct ts_err *err)
+{
+	int k = first_kind(data, n);
+	if (k == 't')
+		return ts_hang_read_lines_mem(s, data, n, name, err);
+	return doc(s, data, n, name, rank_from_name(name), k == 'p', err);
+}
+
+int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *err)
+{
+	struct ts_input in;
+	int rc = ts_input_open(&in, path, err), k;
+	int64_t got;
+
+	if (rc)
+		return rc;
+	while (in.len < 64 && !in.eof)
+		if ((got = ts_input_more(&in, 0, err)) <= 0) {
+			if (got < 0) {
+				ts_input_release(&in);
+				return (int)got;
+			}
+			break;
+		}
+	k = first_kind(in.data, in.len);
+	if (k == 't') {
+		if (hang_add_file(s, path) < 0)
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		else
+			rc = hang_read_lines_input(s, &in, err);
+		ts_input_release(&in);
+		return rc;
+	}
+	while (!in.eof) {
+		if (in.len > TS_HANG_DUMP_MAX) {
+			ts_input_release(&in);
+			return ts_err_at(err, TS_ELIMIT, path, (int64_t)TS_HANG_DUMP_MAX, -1,
+					 "dump larger than %zu bytes", TS_HANG_DUMP_MAX);
+		}
+		if ((got = ts_input_more(&in, 0, err)) < 0) {
+			ts_input_release(&in);
+			return (int)got;
+		}
+		if (got == 0)
+			break;
+	}
+	rc = doc(s, in.data, in.len, path, rank_from_name(path), k == 'p', err);
+	ts_input_release(&in);
+	return rc;
+}

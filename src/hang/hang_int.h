@@ -1,0 +1,78 @@
+/*
+ * hang_int.h - helpers shared by the hang readers and the analysis
+ * (src/hang/ only).
+ */
+#ifndef TS_HANG_INT_H
+#define TS_HANG_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/hang.h"
+#include "trainscope/input.h"
+
+/* Replace invalid UTF-8 in p[0..n) by '?' (output stays valid JSON text);
+ * returns the length without a multibyte character cut at the end. */
+size_t hang_utf8_clean(char *p, size_t n);
+/* Copy of s[0..n) in the set's arena, UTF-8 cleaned; NULL on failure
+ * (arena sticky flag). */
+const char *hang_strndup(struct ts_hang_set *s, const char *p, size_t n);
+/* Index of a new file name, or -1. */
+int hang_add_file(struct ts_hang_set *s, const char *name);
+/* New evidence line (text cut to TS_HANG_TEXT_MAX, trailing space kept out);
+ * returns its index or -1 on allocation failure. */
+int hang_add_ev(struct ts_hang_set *s, uint32_t file, int64_t line, const char *text, size_t n);
+/* The group matching the known fields (id < 0 / NULL = unknown), merged
+ * into an existing compatible group or added; -1 on allocation failure or
+ * when nothing is known. */
+int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
+	    const char *desc, size_t desc_n, const char *ranks);
+void hang_rank_seen(struct ts_hang_set *s, int64_t rank);
+void hang_work_init(struct ts_hang_work *w);
+void hang_report_init(struct ts_hang_report *r, enum ts_hang_report_kind kind);
+/* Add v to a sorted unique int64 vector; 0 or TS_ENOMEM. */
+int hang_set_add(void *vec, int64_t v);
+/* a sorted unique int64 vector type (layout of TS_VEC(int64_t)) */
+struct hang_i64v { int64_t *v; size_t n, cap; };
+int hang_set_has(const void *vec, int64_t v);
+
+/* Parse memory reused from one dump to the next (a dump's value tree is
+ * dropped once its entries are taken): chunks are kept across resets, so a
+ * directory of dumps does not fault in fresh pages for every file. */
+struct hang_pool {
+	struct hang_chunk { char *p; size_t cap; } *chunks;
+	size_t nchunks, cur, used;
+	int failed;
+};
+void *hang_pool_alloc(struct hang_pool *a, size_t size);
+char *hang_pool_strndup(struct hang_pool *a, const char *s, size_t n);
+void hang_pool_reset(struct hang_pool *a);
+void hang_pool_free(struct hang_pool *a);
+
+/* A Python / JSON value read from a dump (arena-allocated, freed with
+ * the arena of the reader). Dicts hold key, value pairs in it[]. */
+enum pv_type { PV_NONE, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_LIST, PV_TUPLE, PV_DICT, PV_MARK };
+struct pv {
+	enum pv_type t;
+	int64_t i;        /* INT, BOOL */
+	double f;         /* FLOAT */
+	const char *s;    /* STR (not NUL-terminated) */
+	size_t n;         /* STR length */
+	struct pv **it;   /* LIST, TUPLE: items; DICT: key, value, key, value... */
+	size_t nit, cap;
+};
+/* Parse a JSON or Python-repr document into *out (values in arena). */
+int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
+		       struct pv **out, struct ts_err *err);
+/* Run the safe pickle subset; *out is the value at STOP. */
+int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, const char *name,
+			 struct pv **out, struct ts_err *err);
+/* dict lookup by string key; NULL when absent or not a dict */
+const struct pv *hang_pv_get(const struct pv *d, const char *key);
+/* Fill s from a parsed dump or RAS JSON document. */
+int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
+		 const char *name, struct ts_err *err);
+
+/* The text reader over an open input whose file is the last in s->files. */
+int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);
+
+#endif

@@ -1,0 +1,782 @@
+/*
+ * test_hang.c - the hang readers and analysis against the facts written in
+ * ../shared/data/hang/EXPECTED.md and PROVENANCE.txt (values copied by hand
+ * from those notes), plus small hand-made inputs for the pickle reader's
+ * refusals and the minority rule.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "trainscope/detect.h"
+#include "trainscope/hang.h"
+
+struct loaded {
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	int ok;
+};
+
+static void load(struct loaded *l, const char *path)
+{
+	struct ts_err err;
+	ts_hang_set_init(&l->s);
+	memset(&l->r, 0, sizeof(l->r));
+	ts_err_init(&err);
+	l->ok = ts_hang_read_file(&l->s, path, &err) == 0 && ts_hang_analyze(&l->s, &l->r, &err) == 0;
+	if (!l->ok)
+		ts_test_fail(__FILE__, __LINE__, "%s: %s", path, err.msg);
+}
+
+static void unload(struct loaded *l)
+{
+	ts_hang_result_release(&l->r);
+	ts_hang_set_release(&l->s);
+}
+
+static int has_rank(const int64_t *v, size_t n, int64_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+static const struct ts_hang_work *work_of(const struct ts_hang_set *s, int64_t rank, int64_t seq)
+{
+	for (size_t i = 0; i < s->works.n; i++)
+		if (s->works.v[i].rank == rank && s->works.v[i].seq == seq)
+			return &s->works.v[i];
+	return NULL;
+}
+
+static int any_note(const struct ts_hang_incident *in, const char *needle)
+{
+	for (size_t i = 0; i < in->notes.n; i++)
+		if (strstr(in->notes.v[i], needle))
+			return 1;
+	return 0;
+}
+
+/* EXPECTED.md: pytorch_152623_desync_report.log */
+TEST(hang_desync_report)
+{
+	DATA_OR_SKIP(path, "hang/pytorch_152623_desync_report.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	const struct ts_hang_work *w = work_of(&l.s, 0, 241);
+	REQUIRE(w);
+	CHECK_STR(w->op, "ALLREDUCE");
+	CHECK_I64(w->numel_in, 6);
+	CHECK_I64(w->numel_out, 6);
+	CHECK_I64(w->timeout_ms, 600000);
+	CHECK_I64(w->ran_for_ms, 600086);
+	/* E515 18:36:47.341808597 = May 15 (unpadded MMDD) */
+	REQUIRE(w->ev >= 0);
+	CHECK_I64(l.s.evs.v[w->ev].month, 5);
+	CHECK_I64(l.s.evs.v[w->ev].day, 15);
+	CHECK_I64(l.s.evs.v[w->ev].tod_ns, ((18 * 60 + 36) * 60 + 47) * 1000000000LL + 341808597);
+	REQUIRE(l.s.reports.n == 1);
+	const struct ts_hang_report *rep = &l.s.reports.v[0];
+	CHECK_I64(rep->kind, TS_REP_DESYNC);
+	CHECK_I64(rep->reporter, 0);
+	CHECK_I64(rep->seq, 315);
+	CHECK_STR(rep->op, "ALLREDUCE");
+	REQUIRE(rep->culprits.n == 1);
+	CHECK_I64(rep->culprits.v[0], 7);
+	REQUIRE(rep->groups.n == 3);
+	CHECK_I64(rep->groups.v[0].seq, 182);
+	CHECK_I64(rep->groups.v[0].ranks.n, 1);
+	CHECK_I64(rep->groups.v[0].ranks.v[0], 7);
+	CHECK_I64(rep->groups.v[1].seq, 315);
+	CHECK_I64(rep->groups.v[1].ranks.n, 3);
+	CHECK_STR(rep->groups.v[1].what, "started ALLREDUCE");
+	CHECK_I64(rep->groups.v[2].seq, 317);
+	CHECK_I64(rep->groups.v[2].ranks.n, 4);
+	CHECK_I64(rep->groups.v[2].ranks.v[0], 3);
+	CHECK_I64(rep->groups.v[2].ranks.v[3], 6);
+	CHECK_STR(rep->groups.v[2].what, "started _ALLGATHER_BASE");
+	/* L2-L12 kept together in the report */
+	REQUIRE(rep->evs.n == 11);
+	CHECK_I64(l.s.evs.v[rep->evs.v[0]].line, 2);
+	CHECK_I64(l.s.evs.v[rep->evs.v[10]].line, 12);
+	/* L13 progress */
+	REQUIRE(l.s.progress.n == 1);
+	CHECK_I64(l.s.progress.v[0].seq, 241);
+	CHECK_I64(l.s.progress.v[0].enqueued, 315);
+	CHECK_I64(l.s.progress.v[0].completed, 183);
+	REQUIRE(l.s.progress.v[0].pg >= 0);
+	const struct ts_hang_pg *pg = &l.s.pgs.v[l.s.progress.v[0].pg];
+	CHECK_I64(pg->id, 0);
+	CHECK_STR(pg->guid, "0");
+	CHECK_STR(pg->desc, "default_pg");
+	REQUIRE(l.r.incidents.n == 1);
+	const struct ts_hang_incident *in = &l.r.incidents.v[0];
+	CHECK_I64(in->cls, TS_HANG_NOT_JOINED);
+	CHECK_I64(in->seq, 241); /* the watchdog's number, not the report's #315 */
+	CHECK_I64(in->last_enqueued, 315);
+	CHECK_I64(in->last_completed, 183);
+	CHECK_I64(in->culprits.n, 1);
+	CHECK_I64(in->culprits.v[0], 7);
+	CHECK(any_note(in, "#315"));
+	CHECK(any_note(in, "_ALLGATHER_BASE"));
+	CHECK_I64(l.r.exit_code, 1);
+	unload(&l);
+}
+
+/* EXPECTED.md: pytorch_140969_fr_trace_missing_ranks.log */
+TEST(hang_fr_trace_report)
+{
+	DATA_OR_SKIP(path, "hang/pytorch_140969_fr_trace_missing_ranks.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.reports.n == 1);
+	const struct ts_hang_report *rep = &l.s.reports.v[0];
+	CHECK_I64(rep->kind, TS_REP_FR_TRACE);
+	CHECK_I64(rep->seq, 31117);
+	CHECK_I64(rep->record_id, 31116);
+	CHECK_STR(rep->op, "nccl:all_reduce");
+	CHECK_I64(rep->numel_in, 1571911);
+	CHECK_I64(rep->numel_out, 1571911);
+	CHECK_I64(rep->world, 8);
+	CHECK_I64(rep->expected.n, 8);
+	CHECK_STR(rep->state, "scheduled");
+	CHECK_I64(rep->missing.n, 5);
+	CHECK_I64(rep->missing.v[0], 3);
+	CHECK_I64(rep->missing.v[4], 7);
+	CHECK_I64(rep->frames, 2); /* L11-L13: header + 2 frames */
+	REQUIRE(rep->pg >= 0);
+	CHECK_STR(l.s.pgs.v[rep->pg].guid, "0");
+	CHECK_STR(l.s.pgs.v[rep->pg].desc, "default_pg");
+	REQUIRE(l.r.incidents.n == 1);
+	const struct ts_hang_incident *in = &l.r.incidents.v[0];
+	CHECK_I64(in->cls, TS_HANG_NOT_JOINED);
+	CHECK_I64(in->kind, TS_OP_ALL_REDUCE);
+	/* joined = expected - missing = {0, 1, 2} */
+	CHECK_I64(in->reporting.n, 3);
+	CHECK_I64(in->reporting.v[2], 2);
+	CHECK_I64(in->culprits.n, 5);
+	unload(&l);
+}
+
+/* EXPECTED.md: nccl_1911_ras_mismatch.log - the 30 unlisted ranks are behind */
+TEST(hang_ras_text)
+{
+	DATA_OR_SKIP(path, "hang/nccl_1911_ras_mismatch.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.reports.n == 1);
+	const struct ts_hang_report *rep = &l.s.reports.v[0];
+	CHECK_I64(rep->kind, TS_REP_RAS);
+	CHECK_I64(rep->world, 32);
+	CHECK_STR(rep->state, "RUNNING");
+	CHECK_STR(rep->errors, "MISMATCH");
+	CHECK_STR(rep->op, "AllGather");
+	CHECK_STR(rep->version, "2.26.2");
+	CHECK_I64(rep->cuda_runtime, 12060);
+	CHECK_I64(rep->cuda_driver, 12060);
+	CHECK_I64(rep->nodes, 4);
+	CHECK_I64(rep->procs_per_node, 8);
+	/* "30 ranks ... 640", "2 ranks ... 641", listed 12 and 13 */
+	REQUIRE(rep->groups.n == 3);
+	CHECK_I64(rep->groups.v[0].seq, 640);
+	CHECK_I64(rep->groups.v[0].count, 30);
+	CHECK_I64(rep->groups.v[1].seq, 641);
+	CHECK_I64(rep->groups.v[1].count, 2);
+	CHECK_STR(rep->groups.v[2].what, "listed");
+	CHECK_I64(rep->groups.v[2].ranks.n, 2);
+	CHECK_I64(rep->groups.v[2].ranks.v[0], 12);
+	CHECK_I64(rep->groups.v[2].ranks.v[1], 13);
+	REQUIRE(l.r.incidents.n == 1);
+	const struct ts_hang_incident *in = &l.r.incidents.v[0];
+	CHECK_I64(in->cls, TS_HANG_NOT_JOINED);
+	CHECK_I64(in->seq, 641);
+	CHECK_I64(in->kind, TS_OP_ALL_GATHER);
+	CHECK_I64(in->culprits.n, 30);
+	CHECK(!has_rank(in->culprits.v, in->culprits.n, 12));
+	CHECK(!has_rank(in->culprits.v, in->culprits.n, 13));
+	CHECK(has_rank(in->culprits.v, in->culprits.n, 0));
+	CHECK(has_rank(in->culprits.v, in->culprits.n, 11));
+	CHECK(has_rank(in->culprits.v, in->culprits.n, 14));
+	CHECK(has_rank(in->culprits.v, in->culprits.n, 31));
+	CHECK_STR(l.r.vendor, "nvidia"); /* "compiled with CUDA 12.6" */
+	unload(&l);
+}
+
+/* EXPECTED.md: clmvsnet_14_syncbn_dump_signal.log */
+TEST(hang_newest_wording)
+{
+	DATA_OR_SKIP(path, "hang/clmvsnet_14_syncbn_dump_signal.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	CHECK_I64(l.s.works.n, 0); /* no op type or size in the excerpt */
+	REQUIRE(l.s.progress.n == 2);
+	CHECK_I64(l.s.progress.v[0].rank, 0);
+	CHECK_I64(l.s.progress.v[0].seq, 716);
+	CHECK_I64(l.s.progress.v[0].enqueued, 747);
+	CHECK_I64(l.s.progress.v[0].completed, 715);
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].month, 12); /* E1213 = Dec 13 */
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].day, 13);
+	CHECK_I64(l.s.progress.v[1].signal_from, -2); /* "from this local rank" */
+	CHECK_I64(l.s.progress.v[1].enqueued, 747);
+	CHECK_I64(l.s.progress.v[1].completed, 715);
+	CHECK(l.s.fr_disabled);
+	CHECK(l.s.dump_signal);
+	REQUIRE(l.r.incidents.n == 1);
+	CHECK_I64(l.r.incidents.v[0].seq, 716);
+	CHECK_I64(l.r.incidents.v[0].last_enqueued - l.r.incidents.v[0].last_completed, 32);
+	int advised = 0;
+	for (size_t i = 0; i < l.r.advice.n; i++)
+		advised |= strcmp(l.r.advice.v[i].knob, "TORCH_NCCL_TRACE_BUFFER_SIZE") == 0;
+	CHECK(advised);
+	unload(&l);
+}
+
+/* EXPECTED.md: torchtitan_1369_nccl_info_coll.log */
+TEST(hang_nccl_info_coll)
+{
+	DATA_OR_SKIP(path, "hang/torchtitan_1369_nccl_info_coll.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.colls.n == 7);
+	const struct ts_hang_coll *c = &l.s.colls.v[0];
+	CHECK_I64(c->pid, 191370);
+	CHECK_I64(c->tid, 191425);
+	CHECK_I64(c->dev, 1);
+	CHECK_I64(c->op_count, 13); /* d */
+	CHECK_STR(c->op, "AllGather");
+	CHECK_STR(c->comm, "0x55fca23fc0f0");
+	CHECK_I64(c->count, 2097152);
+	CHECK_I64(c->dtype, 7);
+	CHECK_I64(c->nranks, 2);
+	CHECK_I64(l.s.colls.v[5].op_count, 16); /* 10 */
+	CHECK_I64(l.s.colls.v[6].op_count, 17); /* 11 */
+	CHECK_I64(l.s.colls.v[6].tid, 191369);
+	CHECK_STR(l.s.colls.v[1].comm, "0x55e290bd32d0");
+	CHECK_I64(l.r.incidents.n, 0); /* no mismatch in the excerpt */
+	CHECK_I64(l.r.exit_code, 0);
+	unload(&l);
+}
+
+/* EXPECTED.md: nccl_531_ib_mismatch_coll.log */
+TEST(hang_ib_mismatch)
+{
+	DATA_OR_SKIP(path, "hang/nccl_531_ib_mismatch_coll.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.reports.n == 1);
+	CHECK_I64(l.s.reports.v[0].size_a, 32768);
+	CHECK_I64(l.s.reports.v[0].size_b, 1048576);
+	REQUIRE(l.s.colls.n == 4);
+	for (size_t i = 0; i < 4; i++) {
+		CHECK_I64(l.s.colls.v[i].op_count, 247);
+		CHECK_I64(l.s.colls.v[i].count, 512);
+		CHECK_I64(l.s.colls.v[i].dtype, 0);
+		CHECK_I64(l.s.colls.v[i].nranks, 16);
+	}
+	CHECK_I64(l.s.colls.v[0].dev, 5);
+	CHECK_I64(l.s.colls.v[3].dev, 1);
+	REQUIRE(l.r.incidents.n == 1);
+	CHECK_I64(l.r.incidents.v[0].cls, TS_HANG_MISMATCH);
+	CHECK_I64(l.r.incidents.v[0].culprits.n, 0); /* no rank is named */
+	CHECK(any_note(&l.r.incidents.v[0], "x32"));
+	unload(&l);
+}
+
+/* EXPECTED.md: cachedit_761_watchdog_frames.log */
+TEST(hang_watchdog_frames)
+{
+	DATA_OR_SKIP(path, "hang/cachedit_761_watchdog_frames.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.works.n == 1); /* frames #0-#1 are not a second timeout */
+	const struct ts_hang_work *w = &l.s.works.v[0];
+	CHECK_I64(w->rank, 2);
+	CHECK_I64(w->seq, 472025);
+	CHECK_STR(w->op, "ALLTOALL_BASE");
+	CHECK_I64(w->kind, TS_OP_ALL_TO_ALL);
+	CHECK_I64(w->numel_in, 407003136);
+	CHECK_I64(w->numel_out, 407003136);
+	CHECK_I64(w->timeout_ms, 1800000);
+	CHECK_I64(w->ran_for_ms, 1800018);
+	REQUIRE(w->pg >= 0);
+	CHECK_I64(l.s.pgs.v[w->pg].id, 2);
+	CHECK_STR(l.s.pgs.v[w->pg].guid, "5");
+	CHECK_STR(l.s.pgs.v[w->pg].desc, "mesh_ulysses");
+	CHECK_I64(l.s.evs.v[w->ev].month, 1); /* E125 = Jan 25 */
+	CHECK_I64(l.s.evs.v[w->ev].day, 25);
+	CHECK(l.s.takedown);
+	unload(&l);
+}
+
+/* PROVENANCE/anchors: llamafactory_7396 - all reporting ranks issued, none completed */
+TEST(hang_llamafactory_all_stuck)
+{
+	DATA_OR_SKIP(path, "hang/llamafactory_7396_allreduce_timeout.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	const struct ts_hang_work *w0 = work_of(&l.s, 0, 1580), *w4 = work_of(&l.s, 4, 1580);
+	REQUIRE(w0 && w4);
+	CHECK_I64(w0->numel_in, 466119168);
+	CHECK_I64(w0->ran_for_ms, 600060);
+	CHECK_I64(w4->ran_for_ms, 600067);
+	CHECK_I64(w4->timeout_ms, 600000);
+	REQUIRE(l.s.progress.n == 2);
+	CHECK_I64(l.s.progress.v[1].rank, 3);
+	CHECK_I64(l.s.progress.v[1].enqueued, 1582);
+	CHECK_I64(l.s.progress.v[1].completed, 1579);
+	REQUIRE(l.s.progress.v[1].pg >= 0);
+	CHECK_I64(l.s.pgs.v[l.s.progress.v[1].pg].id, 1);
+	REQUIRE(l.r.incidents.n == 1);
+	CHECK_I64(l.r.incidents.v[0].cls, TS_HANG_ALL_STUCK);
+	CHECK_I64(l.r.incidents.v[0].reporting.n, 3); /* 0, 3, 4 */
+	unload(&l);
+}
+
+/* anchors: ofa_271 - the verdict says which ranks the excerpt lacks */
+TEST(hang_ofa_legacy)
+{
+	DATA_OR_SKIP(path, "hang/ofa_271_legacy_no_numel.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	CHECK_I64(l.s.works.n, 5);
+	for (size_t i = 0; i < l.s.works.n; i++) {
+		CHECK_I64(l.s.works.v[i].seq, 469508);
+		CHECK_I64(l.s.works.v[i].numel_in, -1);
+		CHECK_I64(l.s.works.v[i].timeout_ms, 1800000);
+		CHECK(l.s.works.v[i].ran_for_ms >= 1802210 && l.s.works.v[i].ran_for_ms <= 1802220);
+	}
+	CHECK_I64(l.s.evs.v[l.s.works.v[0].ev].month, -1); /* "[E ProcessGroupNCCL.cpp:737]": no date */
+	REQUIRE(l.r.incidents.n == 1);
+	CHECK_I64(l.r.incidents.v[0].cls, TS_HANG_UNDECIDED);
+	CHECK(any_note(&l.r.incidents.v[0], "ranks 0, 4-5"));
+	CHECK_I64(l.r.exit_code, 0);
+	unload(&l);
+}
+
+/* anchors: pytorch_118369 - several PGs, ran-for 14.2 x timeout */
+TEST(hang_watchdog_late)
+{
+	DATA_OR_SKIP(path, "hang/pytorch_118369_multi_pg_seq.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	CHECK(work_of(&l.s, 0, 96117) && work_of(&l.s, 0, 96120) && work_of(&l.s, 0, 96125));
+	CHECK(work_of(&l.s, 7, 64088) != NULL);
+	REQUIRE(l.r.incidents.n == 4);
+	for (size_t i = 0; i < 4; i++)
+		CHECK_I64(l.r.incidents.v[i].cls, TS_HANG_WATCHDOG_LATE);
+	/* 25624887 / 1800000 = 14.236 */
+	CHECK(any_note(&l.r.incidents.v[0], "14.2 x"));
+	CHECK(l.r.findings.n >= 1 && strstr(l.r.findings.v[0], "96117, 96120, 96125"));
+	unload(&l);
+}
+
+/* anchors: deepspeed_7533 - dump signal from rank 6 (double space) */
+TEST(hang_dump_signal_other_rank)
+{
+	DATA_OR_SKIP(path, "hang/deepspeed_7533_dump_signal.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	const struct ts_hang_work *w = work_of(&l.s, 7, 460631);
+	REQUIRE(w);
+	CHECK_I64(w->kind, TS_OP_ALL_REDUCE);
+	CHECK_I64(w->numel_in, 1);
+	REQUIRE(l.s.progress.n == 1);
+	CHECK_I64(l.s.progress.v[0].rank, 2);
+	CHECK_I64(l.s.progress.v[0].signal_from, 6);
+	CHECK_I64(l.s.progress.v[0].enqueued, 460631);
+	CHECK_I64(l.s.progress.v[0].completed, 460630);
+	REQUIRE(l.r.incidents.n == 1);
+	CHECK(has_rank(l.r.incidents.v[0].reporting.v, l.r.incidents.v[0].reporting.n, 6));
+	unload(&l);
+}
+
+/* anchors: arctictraining_219 - FR disabled, newest progress wording */
+TEST(hang_fr_disabled)
+{
+	DATA_OR_SKIP(path, "hang/arctictraining_219_fr_disabled.log");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	CHECK(l.s.fr_disabled);
+	REQUIRE(l.s.progress.n == 1);
+	CHECK_I64(l.s.progress.v[0].rank, 5);
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].month, 6); /* E626 */
+	CHECK_I64(l.s.evs.v[l.s.progress.v[0].ev].day, 26);
+	CHECK_I64(l.s.progress.v[0].seq, 120049);
+	CHECK_I64(l.s.progress.v[0].enqueued, 120051);
+	CHECK_I64(l.s.progress.v[0].completed, 120048);
+	REQUIRE(l.s.progress.v[0].pg >= 0);
+	CHECK_I64(l.s.pgs.v[l.s.progress.v[0].pg].id, 0);
+	CHECK_STR(l.s.pgs.v[l.s.progress.v[0].pg].guid, "0");
+	CHECK_STR(l.s.pgs.v[l.s.progress.v[0].pg].desc, "default_pg");
+	int advised = 0;
+	for (size_t i = 0; i < l.r.advice.n; i++)
+		advised |= strcmp(l.r.advice.v[i].knob, "TORCH_FR_BUFFER_SIZE") == 0;
+	CHECK(advised);
+	unload(&l);
+}
+
+/* anchors: the v2.5 repr example (tuple for process_group) */
+TEST(hang_fr_repr_example)
+{
+	DATA_OR_SKIP(path, "hang/fr_dump_unpickled_example_v2.5.txt");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.dumps.n == 1);
+	CHECK_STR(l.s.dumps.v[0].version, "2.5");
+	CHECK_I64(l.s.dumps.v[0].entries, 1);
+	CHECK_I64(l.s.dumps.v[0].rank, -1); /* "v2.5" in the name is not a rank */
+	REQUIRE(l.s.works.n == 1);
+	const struct ts_hang_work *w = &l.s.works.v[0];
+	CHECK_STR(w->op, "nccl:all_reduce");
+	CHECK_I64(w->seq, 1);
+	CHECK_I64(w->record_id, 0);
+	CHECK_I64(w->numel_in, 12);
+	CHECK(w->shape && strstr(w->shape, "[[3,4]][Float]"));
+	CHECK_I64(w->state, TS_ST_COMPLETED);
+	CHECK_I64(w->timeout_ms, 600000);
+	REQUIRE(w->pg >= 0);
+	CHECK_STR(l.s.pgs.v[w->pg].guid, "0");
+	CHECK_STR(l.s.pgs.v[w->pg].desc, "default_pg");
+	CHECK_STR(l.s.pgs.v[w->pg].ranks, "0,1");
+	REQUIRE(l.s.status.n == 1);
+	CHECK_I64(l.s.status.v[0].enqueued, 2);
+	CHECK_I64(l.s.status.v[0].started, -1);
+	CHECK_I64(l.s.status.v[0].completed, 2);
+	CHECK_I64(l.r.incidents.n, 0);
+	unload(&l);
+}
+
+/* anchors: the tutorial's fr_trace output */
+TEST(hang_fr_trace_tutorial)
+{
+	DATA_OR_SKIP(path, "hang/fr_trace_output_tutorial_missing_rank.txt");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	REQUIRE(l.s.reports.n == 1);
+	CHECK_I64(l.s.reports.v[0].seq, 5);
+	CHECK_I64(l.s.reports.v[0].record_id, 4);
+	CHECK_I64(l.s.reports.v[0].world, 2);
+	CHECK_STR(l.s.reports.v[0].state, "scheduled");
+	REQUIRE(l.r.incidents.n == 1);
+	CHECK_I64(l.r.incidents.v[0].missing.n, 1);
+	CHECK_I64(l.r.incidents.v[0].missing.v[0], 1);
+	unload(&l);
+}
+
+/* prose that quotes log lines is not evidence */
+TEST(hang_prose_is_not_evidence)
+{
+	DATA_OR_SKIP(path, "hang/EXPECTED.md");
+	struct loaded l;
+	load(&l, path);
+	REQUIRE(l.ok);
+	CHECK_I64(l.r.incidents.n, 0);
+	unload(&l);
+}
+
+/* ---- hand-made inputs ---- */
+
+static int read_mem(struct ts_hang_set *s, const char *text, const char *name, struct ts_err *err)
+{
+	return ts_hang_read_mem(s, text, strlen(text), name, err);
+}
+
+/* the classic code-bearing pickle, os.system('ls'): PROTO 2, GLOBAL
+ * "os\nsystem\n", the argument tuple, REDUCE -- refused at the GLOBAL
+ * (byte 2), naming the class */
+TEST(hang_pickle_refuses_global)
+{
+	static const char pk[] = "\x80\x02" "cos\nsystem\n" "X\x02\x00\x00\x00ls" "\x85R.";
+	struct ts_hang_set s;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	CHECK_I64(ts_hang_read_pickle_mem(&s, pk, sizeof(pk) - 1, "evil.pkl", 0, &err), TS_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "GLOBAL os.system") != NULL);
+	CHECK_I64(err.offset, 2);
+	ts_hang_set_release(&s);
+}
+
+/* python3: pickle.dumps({'entries': [], 'version': '2.5'}, protocol=2) ==
+ * b'\x80\x02}q\x00(X\x07\x00\x00\x00entriesq\x01]q\x02X\x07\x00\x00\x00versionq\x03
+ *   X\x03\x00\x00\x002.5q\x04u.' (string pieces split so C hex escapes end) */
+TEST(hang_pickle_plain_dict)
+{
+	static const char pk[] =
+		"\x80\x02}q\x00(X\x07\x00\x00\x00" "entries" "q\x01]q\x02X\x07\x00\x00\x00" "version"
+		"q\x03X\x03\x00\x00\x00" "2.5" "q\x04u.";
+	struct ts_hang_set s;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	CHECK_I64(ts_hang_read_pickle_mem(&s, pk, sizeof(pk) - 1, "ok.pkl", 3, &err), 0);
+	REQUIRE(s.dumps.n == 1);
+	CHECK_STR(s.dumps.v[0].version, "2.5");
+	CHECK_I64(s.dumps.v[0].rank, 3);
+	CHECK_I64(s.dumps.v[0].entries, 0);
+	ts_hang_set_release(&s);
+}
+
+TEST(hang_pickle_truncated)
+{
+	static const char pk[] = "\x80\x02}q\x00(X\x07\x00\x00\x00" "entr";
+	struct ts_hang_set s;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	CHECK_I64(ts_hang_read_pickle_mem(&s, pk, sizeof(pk) - 1, "cut.pkl", 0, &err), TS_ETRUNC);
+	ts_hang_set_release(&s);
+}
+
+/* the #140563 shape: the first rank is the odd one out; 3 ranks agree */
+TEST(hang_minority_first_rank)
+{
+	char buf[4096];
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	for (int rank = 0; rank < 4; rank++) {
+		char name[32];
+		int n = snprintf(buf, sizeof(buf),
+			"{'pg_config': {'0': {'name': '0', 'desc': 'default_pg', 'ranks': '[0, 1, 2, 3]'}},"
+			" 'entries': [{'record_id': 0, 'pg_id': 0, 'process_group': ('0', 'default_pg'),"
+			" 'collective_seq_id': 1, 'profiling_name': 'nccl:all_reduce', 'input_sizes': [[%d]],"
+			" 'input_dtypes': ['Float'], 'output_sizes': [[%d]], 'output_dtypes': ['Float'],"
+			" 'state': 'scheduled', 'timeout_ms': 600000, 'is_p2p': False}]}",
+			rank == 0 ? 1025 : 262144, rank == 0 ? 1025 : 262144);
+		REQUIRE(n > 0 && (size_t)n < sizeof(buf));
+		snprintf(name, sizeof(name), "rank_%d.json", rank);
+		REQUIRE(read_mem(&s, buf, name, &err) == 0);
+	}
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].cls, TS_HANG_MISMATCH);
+	CHECK_I64(r.incidents.v[0].culprits.n, 1);
+	CHECK_I64(r.incidents.v[0].culprits.v[0], 0);
+	CHECK_I64(r.incidents.v[0].numel_in, 262144); /* the majority's */
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* 2 vs 2: a tie is undecided and names no culprit */
+TEST(hang_minority_tie)
+{
+	char buf[4096];
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	for (int rank = 0; rank < 4; rank++) {
+		char name[32];
+		snprintf(buf, sizeof(buf),
+			"{\"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\", \"ranks\": \"[0, 1, 2, 3]\"}},"
+			" \"entries\": [{\"record_id\": 0, \"pg_id\": 0, \"process_group\": [\"0\", \"default_pg\"],"
+			" \"collective_seq_id\": 7, \"profiling_name\": \"%s\", \"input_sizes\": [[8]],"
+			" \"input_dtypes\": [\"Float\"], \"output_sizes\": [[8]], \"output_dtypes\": [\"Float\"],"
+			" \"state\": \"scheduled\", \"timeout_ms\": 600000, \"is_p2p\": false}]}",
+			rank < 2 ? "nccl:all_reduce" : "nccl:broadcast");
+		snprintf(name, sizeof(name), "trace_%d", rank);
+		REQUIRE(read_mem(&s, buf, name, &err) == 0);
+	}
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].cls, TS_HANG_UNDECIDED);
+	CHECK_I64(r.incidents.v[0].culprits.n, 0);
+	CHECK(any_note(&r.incidents.v[0], "ranks 0-1"));
+	CHECK(any_note(&r.incidents.v[0], "ranks 2-3"));
+	CHECK_I64(r.exit_code, 0);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+TEST(hang_op_kinds)
+{
+	static const struct { const char *op; enum ts_hang_op k; } c[] = {
+		{ "ALLREDUCE", TS_OP_ALL_REDUCE }, { "_ALLGATHER_BASE", TS_OP_ALL_GATHER },
+		{ "_REDUCE_SCATTER_BASE", TS_OP_REDUCE_SCATTER }, { "ALLTOALL_BASE", TS_OP_ALL_TO_ALL },
+		{ "nccl:all_reduce", TS_OP_ALL_REDUCE }, { "mccl:send 0->1", TS_OP_SEND },
+		{ "nccl:recv 3<-0", TS_OP_RECV }, { "nccl:coalesced", TS_OP_COALESCED },
+		{ "COALESCED", TS_OP_COALESCED }, { "AllGather", TS_OP_ALL_GATHER },
+		{ "ReduceScatter", TS_OP_REDUCE_SCATTER }, { "BROADCAST", TS_OP_BROADCAST },
+		{ "GATHER", TS_OP_GATHER }, { "nccl:_all_gather_base", TS_OP_ALL_GATHER },
+		{ "BARRIER", TS_OP_BARRIER },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		CHECK_STR(ts_hang_op_name(ts_hang_op_kind(c[i].op, strlen(c[i].op))), ts_hang_op_name(c[i].k));
+}
+
+/* torch_musa's wording (format from ProcessGroupMCCL.cpp; no real sample is
+ * public): backend mccl, vendor Moore Threads from the class names, and the
+ * TORCH_MCCL_* knobs in the advice */
+TEST(hang_mccl_watchdog_line)
+{
+	static const char log[] =
+		"[rank1]:[E1105 10:00:00.000000000 ProcessGroupMCCL.cpp:632] [Rank 1] Watchdog caught collective "
+		"operation timeout: WorkMCCL(SeqNum=77, OpType=BROADCAST, NumelIn=10, NumelOut=10, Timeout(ms)=600000) "
+		"ran for 600100 milliseconds before timing out.\n"
+		"[rank1]:[E1105 10:00:00.000000100 ProcessGroupMCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+		"failure detected by watchdog at work sequence id: 77 PG status: last enqueued work: 78, last completed work: 76\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int mccl_knob = 0;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, log, "musa.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(s.works.n == 1);
+	CHECK_I64(s.works.v[0].seq, 77);
+	CHECK_I64(s.works.v[0].kind, TS_OP_BROADCAST);
+	CHECK_STR(r.backend, "mccl");
+	CHECK_STR(r.vendor, "moore_threads");
+	for (size_t i = 0; i < r.advice.n; i++)
+		mccl_knob |= strcmp(r.advice.v[i].knob, "TORCH_MCCL_DUMP_ON_TIMEOUT") == 0;
+	CHECK(mccl_knob);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].last_enqueued, 78);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* Ray worker prefixes and a raw glog header; the DETAIL fingerprint
+ * mismatch (shape of Lightning-AI #19680: rank 1 ALLGATHER, rank 0
+ * _ALLGATHER_BASE) with a third rank agreeing with rank 0 */
+TEST(hang_prefixes_and_detail)
+{
+	static const char log[] =
+		"(RayWorkerWrapper pid=4242, ip=192.0.2.7) [rank3]:[E626 16:48:25.440243908 ProcessGroupNCCL.cpp:632] "
+		"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=4, "
+		"NumelOut=4, Timeout(ms)=60000) ran for 60010 milliseconds before timing out.\n"
+		"RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+		"CollectiveFingerPrint(OpType=ALLGATHER, TensorShape=[6], TensorDtypes=Double), but Rank 0 is running "
+		"collective: CollectiveFingerPrint(OpType=_ALLGATHER_BASE)\n"
+		"RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+		"CollectiveFingerPrint(OpType=ALLGATHER, TensorShape=[6], TensorDtypes=Double), but Rank 2 is running "
+		"collective: CollectiveFingerPrint(OpType=_ALLGATHER_BASE)\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, log, "ray.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(s.works.n == 1);
+	CHECK_I64(s.works.v[0].rank, 3);
+	CHECK_I64(s.works.v[0].seq, 9);
+	REQUIRE(s.reports.n == 2);
+	const struct ts_hang_incident *fp = NULL;
+	for (size_t i = 0; i < r.incidents.n; i++)
+		if (r.incidents.v[i].cls == TS_HANG_MISMATCH)
+			fp = &r.incidents.v[i];
+	REQUIRE(fp);
+	CHECK_I64(fp->culprits.n, 1); /* ranks 0 and 2 agree: rank 1 is the minority */
+	CHECK_I64(fp->culprits.v[0], 1);
+	CHECK_STR(fp->op, "_ALLGATHER_BASE");
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* detect says what each hang input is */
+TEST(hang_detect_kinds)
+{
+	static const struct { const char *rel; enum ts_kind kind; } c[] = {
+		{ "hang/fr_trace_output_tutorial_missing_rank.txt", TS_KIND_HANG_REPORT },
+		{ "hang/pytorch_140969_fr_trace_missing_ranks.log", TS_KIND_HANG_REPORT },
+		{ "hang/nccl_1911_ras_mismatch.log", TS_KIND_HANG_REPORT },
+		{ "hang/torchtitan_1369_nccl_info_coll.log", TS_KIND_LOG_HANG },
+		{ "hang/nccl_531_ib_mismatch_coll.log", TS_KIND_LOG_HANG },
+		{ "hang/ofa_271_legacy_no_numel.log", TS_KIND_LOG_HANG },
+		{ "hang/fr_dump_unpickled_example_v2.5.txt", TS_KIND_FLIGHT_RECORDER },
+	};
+	static const char pk[] = "\x80\x02}q\x00(X\x07\x00\x00\x00" "entries" "q\x01]q\x02u.";
+	char vendor[16];
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		DATA_OR_SKIP(path, c[i].rel);
+		struct ts_detect d;
+		struct ts_err err;
+		ts_err_init(&err);
+		REQUIRE(ts_detect_file(path, &d, &err) == 0);
+		CHECK_STR(ts_kind_name(d.kind), ts_kind_name(c[i].kind));
+	}
+	CHECK_I64(ts_detect_buffer(pk, sizeof(pk) - 1, vendor, sizeof(vendor)), TS_KIND_FLIGHT_RECORDER);
+}
+
+/* membership from --world-size when the dumps carry no rank set: rank 2
+ * sent no dump, so the stuck collective cannot be judged */
+TEST(hang_world_size_membership)
+{
+	static const char dump[] =
+		"{'entries': [{'record_id': 0, 'pg_id': 0, 'process_group': ('0', 'default_pg'),"
+		" 'collective_seq_id': 4, 'profiling_name': 'nccl:all_reduce', 'input_sizes': [[8]],"
+		" 'input_dtypes': ['Float'], 'output_sizes': [[8]], 'output_dtypes': ['Float'],"
+		" 'state': 'scheduled', 'timeout_ms': 600000}]}";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	for (int world = 2; world <= 3; world++) {
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		s.world_size = world;
+		REQUIRE(read_mem(&s, dump, "nccl_trace_rank_0", &err) == 0);
+		REQUIRE(read_mem(&s, dump, "nccl_trace_rank_1", &err) == 0);
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		REQUIRE(r.incidents.n == 1);
+		/* world 2: both members stuck on seq 4; world 3: rank 2 has no dump */
+		CHECK_I64(r.incidents.v[0].cls, world == 2 ? TS_HANG_ALL_STUCK : TS_HANG_UNDECIDED);
+		if (world == 3)
+			CHECK(any_note(&r.incidents.v[0], "no dump from ranks 2"));
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+}
+
+/* fr_trace's mismatch form, shaped as capabilities-anchors.md describes
+ * pytorch #140563 (hand-made, 4 ranks): fr_trace compared everyone with
+ * rank 0 and named ranks 1, 2, 3; the odd one out is rank 0 */
+TEST(hang_fr_trace_wrong_side)
+{
+	static const char rep[] =
+		"Collective sequence number: 12 has errors\n"
+		"internal record id: 11\n"
+		"group info: 0:default_pg\n"
+		"collective: nccl:all_reduce\n"
+		"Culprit rank 1; Error type: MatchState.SIZE_OR_SYNTAX_MISMATCH\n"
+		"Culprit rank 2; Error type: MatchState.SIZE_OR_SYNTAX_MISMATCH\n"
+		"Culprit rank 3; Error type: MatchState.SIZE_OR_SYNTAX_MISMATCH\n"
+		"world size: 4\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	char vendor[16];
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, rep, "frtrace.txt", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(s.reports.n == 1);
+	CHECK_I64(s.reports.v[0].culprits.n, 3);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].cls, TS_HANG_MISMATCH);
+	CHECK_I64(r.incidents.v[0].seq, 12);
+	REQUIRE(r.incidents.v[0].culprits.n == 1);
+	CHECK_I64(r.incidents.v[0].culprits.v[0], 0);
+	CHECK_I64(ts_detect_buffer(rep, sizeof(rep) - 1, vendor, sizeof(vendor)), TS_KIND_HANG_REPORT);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
