@@ -21,6 +21,7 @@
 #include "trainscope/logs.h"
 #include "trainscope/model.h"
 #include "trainscope/preflight.h"
+#include "trainscope/telemetry.h"
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
 #include "trainscope/trace.h"
@@ -332,6 +333,70 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 }
 
 
+/* Telemetry captures of the run (telemetry.h): read together, joined to
+ * the run's timed steps, judged; each finding becomes a diagnose finding. */
+static int read_telemetry(struct ts_diag *d, struct ts_err *err)
+{
+	struct ts_telemetry t;
+	struct ts_tele_gpu_summary *sum = NULL;
+	struct ts_tele_span *spans = NULL;
+	struct ts_tele_step *steps = NULL;
+	struct ts_tele_finding f[32];
+	size_t nspans = 0, nsteps = 0, nf;
+	int rc = 0;
+
+	ts_tele_init(&t);
+	for (size_t i = 0; i < d->in.telemetry.n && !rc; i++)
+		rc = ts_tele_read(&t, d->in.telemetry.v[i], NULL, err);
+	if (rc)
+		goto out;
+	sum = calloc(t.gpus.n + 1, sizeof(*sum));
+	if (d->rm && d->rm->log.steps.n)
+		spans = calloc(d->rm->log.steps.n, sizeof(*spans));
+	if (!sum || (d->rm && d->rm->log.steps.n && !spans)) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
+	ts_tele_summarize(&t, sum);
+	for (size_t i = 0; spans && i < d->rm->log.steps.n; i++) {
+		const struct ts_step *s = &d->rm->log.steps.v[i];
+		if (s->t_start_ns == TS_NO_INT || s->step_ns == TS_NO_INT || s->step_ns <= 0 ||
+		    (nspans && s->t_start_ns < spans[nspans - 1].end_ns))
+			continue; /* one rank's series, in time order */
+		spans[nspans].iteration = s->iteration;
+		spans[nspans].start_ns = s->t_start_ns;
+		spans[nspans].end_ns = s->t_start_ns + s->step_ns;
+		spans[nspans].tokens = s->tokens == TS_NO_INT ? -1 : s->tokens;
+		nspans++;
+	}
+	if (nspans) {
+		struct ts_err aerr;
+		ts_err_init(&aerr);
+		if (ts_tele_align(&t, spans, nspans, &steps, &nsteps, &aerr) &&
+		    aerr.code == TS_ENOMEM) {
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	nf = ts_tele_findings(&t, sum, steps, nsteps, NULL, f, sizeof(f) / sizeof(f[0]));
+	for (size_t i = 0; i < nf && !rc; i++) {
+		struct ts_diag_item it;
+		char title[96];
+		snprintf(title, sizeof(title), "telemetry %s", f[i].id);
+		it.level = !strcmp(f[i].severity, "warning") ? TS_REPORT_WARN : TS_REPORT_INFO;
+		it.title = ts_diag_strdup(d, title);
+		it.detail = ts_diag_strdup(d, f[i].msg);
+		if (!it.title || !it.detail || TS_VEC_PUSH(d->findings, it))
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
+out:
+	free(sum);
+	free(spans);
+	free(steps);
+	ts_tele_release(&t);
+	return rc;
+}
+
 /* A recorded preflight (trainscope.preflight/1): its findings become
  * diagnose findings, severity mapped to the report levels. */
 static int read_preflight(struct ts_diag *d, const char *path, struct ts_err *err)
@@ -470,6 +535,8 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 			return rc;
 		d->hang_done = 1;
 	}
+	if (d->in.telemetry.n && (rc = read_telemetry(d, err)))
+		return rc;
 	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n && !d->hang_done)
 		return ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found "
 				  "in %s", d->in.run ? d->in.run : "the input");

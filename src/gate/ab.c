@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/gate.h"
+#include "trainscope/telemetry.h"
 #include "trainscope/steps.h"
 #include "trainscope/stats.h"
 
@@ -885,6 +886,55 @@ static int same_runs(const struct ts_run *base, size_t nb, const struct ts_run *
 	return 1;
 }
 
+/* The telemetry captures of one side's runs, read into one capture. An
+ * unreadable capture is left out (the comparison does not depend on it). */
+static void side_telemetry(const struct ts_run *r, size_t n, struct ts_telemetry *t)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < r[i].rm.inputs.n; k++) {
+			struct ts_err e;
+			ts_err_init(&e);
+			if (r[i].rm.inputs.v[k].role == TS_ROLE_TELEMETRY)
+				(void)ts_tele_read(t, r[i].rm.inputs.v[k].path, NULL, &e);
+		}
+}
+
+/* Confounds (telemetry.h): the two sides ran at a different power limit,
+ * clock, temperature or on other GPUs. Returns 0 or TS_ENOMEM. */
+static int telemetry_confounds(struct ts_ab_result *res, const struct ts_run *base, size_t nb,
+			       const struct ts_run *cand, size_t nc)
+{
+	struct ts_telemetry ta, tc;
+	struct ts_tele_gpu_summary *sa = NULL, *sc = NULL;
+	struct ts_tele_finding f[8];
+	int rc = 0;
+
+	ts_tele_init(&ta);
+	ts_tele_init(&tc);
+	side_telemetry(base, nb, &ta);
+	side_telemetry(cand, nc, &tc);
+	if (ta.gpus.n && tc.gpus.n) {
+		sa = calloc(ta.gpus.n, sizeof(*sa));
+		sc = calloc(tc.gpus.n, sizeof(*sc));
+		if (!sa || !sc) {
+			rc = TS_ENOMEM;
+			goto out;
+		}
+		ts_tele_summarize(&ta, sa);
+		ts_tele_summarize(&tc, sc);
+		size_t nf = ts_tele_confounds(&ta, sa, &tc, sc, f, 8);
+		for (size_t i = 0; i < nf && !rc; i++)
+			rc = ts_warnings_add(&res->warnings, "telemetry-confound", NULL, -1, TS_NO_INT,
+					     "%s.", f[i].msg);
+	}
+out:
+	free(sa);
+	free(sc);
+	ts_tele_release(&ta);
+	ts_tele_release(&tc);
+	return rc;
+}
+
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err)
 {
@@ -1117,6 +1167,8 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	if (oom)
 		goto oom;
 	if ((rc = correctness(res, base, nb, cand, nc, o)))
+		goto oom;
+	if ((rc = telemetry_confounds(res, base, nb, cand, nc)))
 		goto oom;
 done:
 	res->accepted = res->verdict != TS_AB_INVALID && res->correctness_passed &&

@@ -60,6 +60,18 @@ rows = {r["iteration"]: r for r in d["steps"]}
 low = sorted(i for i, r in rows.items() if r["util_mean_pct"] is not None and r["util_mean_pct"] < 80)
 assert low == [21, 28], (low, sorted(rows))
 PY
+# diagnose on a run directory holding the metrics and the telemetry: the
+# telemetry findings (the stall dips, joined to the run's steps) are its own
+mkdir -p "$tmp/run"
+cp "$m" "$tmp/synth.jsonl" "$tmp/run/"
+"$TS" diagnose --json "$tmp/run" > "$tmp/diag.json"
+python3 - "$tmp/diag.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["findings"] if x["title"] == "telemetry stall-dips"]
+assert len(f) == 1 and f[0]["detail"].endswith("iterations 7, 14, 21, 28, 35, 42, 49, 56"), d["findings"]
+PY
+
 # the same samples as counter tracks in the annotated Perfetto trace: on the
 # trace's clock, inside the profiled window, with the stall holes visible
 "$TS" trace -q --annotate "$tmp/ann.json" --telemetry "$tmp/synth.jsonl" "$tr" >/dev/null
