@@ -6,7 +6,8 @@
 #   60 in `steps`, and `ab` (against a clean copy) and `validate` fail it
 #   (exit 1); the same log with the loss dropped but a finite grad norm is
 #   missing from 60 and fails both too; the clean log passes validate's
-#   loss check;
+#   loss check; `diagnose` and `report` on a directory holding the log say
+#   the same (non-finite / missing from 60);
 # - a JSONL with data_ms 0.4 ms and 150.4 ms on every 5th iteration, under a
 #   step time with CV about 30 %, reports period 5, phase 0, 10 of 10 slots,
 #   150 ms each and 1500 ms / (sum of step times 2..50) of wall time.
@@ -64,6 +65,15 @@ for case in "gradnan non-finite grad-norm-nonfinite" "dropped missing loss-dropp
 	[ $rc = 1 ] || bad "validate $1: exit $rc, want 1"
 	grep -q "^loss_finite *fail *loss health $2 from iteration 60" "$tmp/$1.val" ||
 		{ bad "validate $1: loss_finite"; cat "$tmp/$1.val"; }
+	# diagnose and report give the same verdict, from the same iteration
+	mkdir -p "$tmp/run-$1"
+	cp "$tmp/$1.log" "$tmp/run-$1/"
+	"$TS" diagnose --json "$tmp/run-$1" >"$tmp/$1.diag" 2>&1 || bad "diagnose $1: exit $?"
+	got=$(field "$tmp/$1.diag" "[f['title'] for f in d['findings'] if f['title'].startswith('loss health')], d['steps']['loss']['health'], d['steps']['loss']['first_bad_iteration']")
+	[ "$got" = "['loss health: $2'] $2 60" ] || bad "diagnose $1: '$got', want loss health $2 from 60"
+	"$TS" report "$tmp/run-$1" -o "$tmp/$1.md" >/dev/null 2>&1 || bad "report $1: exit $?"
+	grep -q "loss health: $2" "$tmp/$1.md" && grep -q "from iteration 60" "$tmp/$1.md" ||
+		bad "report $1: no 'loss health: $2' from iteration 60"
 done
 "$TS" validate --window 10:100 "$tmp/clean.log" >"$tmp/clean.val" 2>&1
 grep -q "^loss_finite *pass" "$tmp/clean.val" || bad "validate clean: loss_finite does not pass"
