@@ -37,6 +37,22 @@ static const char *fmt(struct ts_hang_result *r, const char *f, ...)
 	return out;
 }
 
+void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && v[j + 1] == v[j] + 1)
+			j++;
+		if (sb->len)
+			ts_sb_adds(sb, ", ");
+		if (j > i)
+			ts_sb_addf(sb, "%lld-%lld", (long long)v[i], (long long)v[j]);
+		else
+			ts_sb_addf(sb, "%lld", (long long)v[i]);
+		i = j + 1;
+	}
+}
+
 /* "0-2, 5, 7-9" */
 static const char *ranks_str(struct ts_hang_result *r, const int64_t *v, size_t n)
 {
@@ -44,18 +60,7 @@ static const char *ranks_str(struct ts_hang_result *r, const int64_t *v, size_t 
 	const char *out;
 
 	ts_sb_init(&sb);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && v[j + 1] == v[j] + 1)
-			j++;
-		if (sb.len)
-			ts_sb_adds(&sb, ", ");
-		if (j > i)
-			ts_sb_addf(&sb, "%lld-%lld", (long long)v[i], (long long)v[j]);
-		else
-			ts_sb_addf(&sb, "%lld", (long long)v[i]);
-		i = j + 1;
-	}
+	hang_ranks_text(&sb, v, n);
 	out = sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.len ? sb.buf : "none", sb.len ? sb.len : 4);
 	ts_sb_release(&sb);
 	return out;

@@ -75,4 +75,8 @@ int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, in
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);
 
+/* Append a sorted rank list as ranges ("0-2, 5, 7-9") to sb; nothing for
+ * an empty list. */
+void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n);
+
 #endif

@@ -127,18 +127,7 @@ static void ranks_cell(struct ts_table *t, const int64_t *v, size_t n)
 {
 	struct ts_sb sb;
 	ts_sb_init(&sb);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && v[j + 1] == v[j] + 1)
-			j++;
-		if (sb.len)
-			ts_sb_adds(&sb, ", ");
-		if (j > i)
-			ts_sb_addf(&sb, "%lld-%lld", (long long)v[i], (long long)v[j]);
-		else
-			ts_sb_addf(&sb, "%lld", (long long)v[i]);
-		i = j + 1;
-	}
+	hang_ranks_text(&sb, v, n);
 	ts_table_cell(t, "%s", sb.len ? sb.buf : "-");
 	ts_sb_release(&sb);
 }
