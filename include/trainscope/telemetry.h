@@ -238,7 +238,7 @@ struct ts_tele_finding {
 				      "counter-untrustworthy", "stall-dips", "no-straggler" */
 	const char *severity;      /* "warning" | "info" */
 	int32_t gpu;               /* index, or -1 for the job */
-	char msg[320];             /* the sentence with its numbers */
+	char msg[512];             /* the sentence with its numbers */
 };
 
 /* Per-step telemetry, one row per (step, GPU). */
