@@ -230,6 +230,29 @@ static int time_layout(const struct ts_model *m, const struct ts_plan_opts *o,
 	return 0;
 }
 
+/* The memory model's view of a plan layout (stage layer counts included). */
+static void mem_layout_of(struct ts_mem_layout *l, const struct ts_plan_layout *x,
+			  const struct ts_plan_opts *o)
+{
+	ts_mem_layout_init(l);
+	l->tp = x->tp;
+	l->pp = x->pp;
+	l->vpp = x->vpp;
+	l->cp = x->cp;
+	l->ep = x->ep;
+	l->etp = x->etp;
+	l->dp = x->dp;
+	l->mbs = x->mbs;
+	l->gbs = o->gbs;
+	l->seq = o->seq;
+	l->sequence_parallel = x->tp > 1;
+	l->precision = o->precision;
+	l->context_bytes = o->context_bytes;
+	l->fragmentation = o->fragmentation;
+	l->first_stage_layers = x->first_layers;
+	l->last_stage_layers = x->last_layers;
+}
+
 static int try_layout(struct search *s, const struct ts_plan_layout *base, struct ts_err *err)
 {
 	const struct ts_plan_opts *o = s->o;
@@ -239,23 +262,7 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 	s->p->parallel_layouts++;
 	if (o->enumerate_only)
 		return 0;
-	ts_mem_layout_init(&l);
-	l.tp = base->tp;
-	l.pp = base->pp;
-	l.vpp = base->vpp;
-	l.cp = base->cp;
-	l.ep = base->ep;
-	l.etp = base->etp;
-	l.dp = base->dp;
-	l.mbs = base->mbs;
-	l.gbs = o->gbs;
-	l.seq = o->seq;
-	l.sequence_parallel = base->tp > 1;
-	l.precision = o->precision;
-	l.context_bytes = o->context_bytes;
-	l.fragmentation = o->fragmentation;
-	l.first_stage_layers = base->first_layers;
-	l.last_stage_layers = base->last_layers;
+	mem_layout_of(&l, base, o);
 	/* every option of the ladder is priced; the first that fits is kept,
 	 * else the most frugal one with its shortfall */
 	{
@@ -615,23 +622,7 @@ int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct
 	x->first_layers = first;
 	x->last_layers = last;
 	x->uneven = uneven || first >= 0 || last >= 0;
-	ts_mem_layout_init(&l);
-	l.tp = x->tp;
-	l.pp = x->pp;
-	l.vpp = x->vpp;
-	l.cp = x->cp;
-	l.ep = x->ep;
-	l.etp = x->etp;
-	l.dp = x->dp;
-	l.mbs = x->mbs;
-	l.gbs = o->gbs;
-	l.seq = o->seq;
-	l.sequence_parallel = x->tp > 1;
-	l.precision = o->precision;
-	l.context_bytes = o->context_bytes;
-	l.fragmentation = o->fragmentation;
-	l.first_stage_layers = first;
-	l.last_stage_layers = last;
+	mem_layout_of(&l, x, o);
 	for (int k = 0; k < s->nopt && chosen < 0; k++) {
 		l.recompute = s->opt[k].recompute;
 		l.recompute_modules = s->opt[k].modules;
