@@ -312,7 +312,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		/* signature groups among the present ranks */
 		size_t ng = 0, *gfirst = calloc(j - i, sizeof(size_t)), *gcount = calloc(j - i, sizeof(size_t));
 		size_t *gof = calloc(j - i, sizeof(size_t));
-		if (!gfirst || !gcount || !gof) {
+		int id = gfirst && gcount && gof ? new_inc(a, TS_HANG_UNDECIDED, pg, seq) : -1;
+		if (id < 0) {
 			free(gfirst);
 			free(gcount);
 			free(gof);
@@ -338,16 +339,6 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		for (size_t g = 0; g < ng; g++)
 			ties += gcount[g] == gcount[big];
 		struct ts_hang_work *maj = &s->works.v[refs[gfirst[big]].idx];
-		int id = new_inc(a, TS_HANG_UNDECIDED, pg, seq);
-		if (id < 0) {
-			free(gfirst);
-			free(gcount);
-			free(gof);
-			TS_VEC_RELEASE(present);
-			TS_VEC_RELEASE(absent);
-			rc = TS_ENOMEM;
-			break;
-		}
 		struct ts_hang_incident *in = &r->incidents.v[id];
 		set_op(in, maj->op, maj->kind);
 		in->numel_in = maj->numel_in;
