@@ -24,6 +24,20 @@ struct line {
 	int64_t no;
 };
 
+/* strtoll over a view that need not be NUL-terminated (input buffers are
+ * not): at most the bytes before end are read. */
+static long long view_ll(const char *p, const char *end, int base)
+{
+	char buf[32];
+	size_t n = end > p ? (size_t)(end - p) : 0;
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, p, n);
+	buf[n] = 0;
+	return strtoll(buf, NULL, base);
+}
+
 static int next_line(const char *d, size_t n, size_t *pos, struct line *l)
 {
 	const char *eol;
@@ -161,8 +175,8 @@ static int from_gmi_table(struct ts_preflight *pf, const char *d, size_t n, cons
 					const char *u = mem;
 					while (u > bar2 && isdigit((unsigned char)u[-1]))
 						u--;
-					dev->mem_used_mib = strtoll(u, NULL, 10);
-					dev->mem_total_mib = strtoll(mem + 4, NULL, 10);
+					dev->mem_used_mib = view_ll(u, l.s + l.n, 10);
+					dev->mem_total_mib = view_ll(mem + 4, l.s + l.n, 10);
 				}
 			}
 			last = dev;
@@ -173,8 +187,8 @@ static int from_gmi_table(struct ts_preflight *pf, const char *d, size_t n, cons
 			const char *w = x;
 			while (w > l.s && isdigit((unsigned char)w[-1]))
 				w--;
-			last->width_cur = (int)strtol(w, NULL, 10);
-			last->width_max = (int)strtol(x + 2, NULL, 10);
+			last->width_cur = (int)view_ll(w, l.s + l.n, 10);
+			last->width_max = (int)view_ll(x + 2, l.s + l.n, 10);
 			last = NULL;
 		}
 	}
@@ -291,17 +305,17 @@ static int from_smi_q(struct ts_preflight *pf, const char *d, size_t n, const ch
 		else if (dev && keyis(k, kn, "Product Name"))
 			dev->name = pf_dupn(pf, v, vn);
 		else if (dev && !strcmp(section, "FB Memory Usage") && keyis(k, kn, "Total"))
-			dev->mem_total_mib = strtoll(v, NULL, 10);
+			dev->mem_total_mib = view_ll(v, v + vn, 10);
 		else if (dev && !strcmp(section, "FB Memory Usage") && keyis(k, kn, "Used"))
-			dev->mem_used_mib = strtoll(v, NULL, 10);
+			dev->mem_used_mib = view_ll(v, v + vn, 10);
 		else if (dev && !strcmp(section, "PCIe Generation") && keyis(k, kn, "Max"))
-			dev->speed_max_gts = gen_gts((int)strtol(v, NULL, 10));
+			dev->speed_max_gts = gen_gts((int)view_ll(v, v + vn, 10));
 		else if (dev && !strcmp(section, "PCIe Generation") && keyis(k, kn, "Current"))
-			dev->speed_cur_gts = gen_gts((int)strtol(v, NULL, 10));
+			dev->speed_cur_gts = gen_gts((int)view_ll(v, v + vn, 10));
 		else if (dev && !strcmp(section, "Link Width") && keyis(k, kn, "Max"))
-			dev->width_max = (int)strtol(v, NULL, 10);
+			dev->width_max = (int)view_ll(v, v + vn, 10);
 		else if (dev && !strcmp(section, "Link Width") && keyis(k, kn, "Current"))
-			dev->width_cur = (int)strtol(v, NULL, 10);
+			dev->width_cur = (int)view_ll(v, v + vn, 10);
 	}
 	return r;
 }
@@ -322,8 +336,10 @@ static int gpu_line(struct ts_preflight *pf, const char *k, size_t kn, const cha
 			p++;
 		if (p >= e || !isdigit((unsigned char)*p))
 			break;
-		long idx = strtol(p, (char **)&p, 10);
-		if (idx < 0 || idx > 4096)
+		long idx = 0;
+		while (p < e && isdigit((unsigned char)*p) && idx <= 4096)
+			idx = idx * 10 + (*p++ - '0');
+		if (idx > 4096)
 			break;
 		if (cc) {
 			for (size_t i = 0; i < pf->devices.n; i++)
