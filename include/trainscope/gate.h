@@ -231,6 +231,40 @@ void ts_ab_result_release(struct ts_ab_result *res);
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
 
+/*
+ * A ratio candidate / baseline with its 95 % interval (NaN when it cannot
+ * be estimated) and how it was made (a static string, NULL when NaN).
+ */
+struct ts_ab_ratio {
+	double estimate, ci95_low, ci95_high;
+	const char *method;
+};
+
+/*
+ * mean(b) / mean(a) over n pairs (a_i, b_i) matched by iteration or
+ * position: the interval of mean(b - a) by ts_stats_ci_mean (batch means,
+ * AR(1) or a block bootstrap, autocorrelation-honest), then
+ * 1 + mean(d) / mean(a) with mean(a)'s own interval added by the delta
+ * method. n < 2 gives NaN (no noise estimate). Returns 0 or TS_ENOMEM.
+ */
+int ts_ab_paired_ratio(const double *a, const double *b, size_t n, uint64_t seed,
+		       struct ts_ab_ratio *out);
+
+/*
+ * Unpaired ratio of geometric means exp(mean log b - mean log a) with a
+ * Welch t interval on the logs; values must be > 0. Fewer than 2 values
+ * on a side gives NaN.
+ */
+void ts_ab_welch_log_ratio(const double *a, size_t na, const double *b, size_t nb,
+			   struct ts_ab_ratio *out);
+
+/*
+ * The verdict of an interval [lo, hi] of a ratio against a practical band:
+ * faster when hi < 1 - band, slower when lo > 1 + band, no_difference when
+ * the interval lies inside 1 +- band, else inconclusive (also for NaN).
+ */
+int ts_ab_decide(double lo, double hi, double band);
+
 /* ------------------------------------------------------------ backend evidence */
 
 enum ts_check_status { TS_CHECK_PASS = 0, TS_CHECK_WARN, TS_CHECK_FAIL, TS_CHECK_SKIP };

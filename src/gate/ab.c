@@ -265,22 +265,19 @@ static void side_release(struct side_series *s)
 
 /* ------------------------------------------------------------ intervals */
 
-/*
- * Paired-by-iteration interval of mean(B) / mean(A) (see the file comment):
- * the 95 % CI of mean(d), d_i = b_i - a_i, from ts_stats_ci_mean (batch
- * means, or a block bootstrap when they stay autocorrelated; the wider),
- * then ratio = 1 + mean(d) / mean(a) with mean(a)'s own interval added by
- * the delta method.
- */
-static int paired_ratio(const double *a, const double *b, size_t n, uint64_t seed,
-			double *ratio, double *lo, double *hi, const char **how)
+int ts_ab_paired_ratio(const double *a, const double *b, size_t n, uint64_t seed,
+		       struct ts_ab_ratio *out)
 {
-	double *d = malloc((n + 1) * sizeof(double));
+	double *d;
 	struct ts_ci cd, ca;
 	double md, ma, r, t;
 	int rc;
 
-	if (!d)
+	out->estimate = out->ci95_low = out->ci95_high = NAN;
+	out->method = NULL;
+	if (n < 2)
+		return 0;
+	if (!(d = malloc((n + 1) * sizeof(double))))
 		return TS_ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		d[i] = b[i] - a[i];
@@ -294,14 +291,53 @@ static int paired_ratio(const double *a, const double *b, size_t n, uint64_t see
 	/* cd is centred on the batch means' mean, which may drop a few trailing
 	 * steps; keep its half-widths around the full mean */
 	t = fabs(md) / (ma * ma) * (ca.hi - ca.lo) / 2;
-	*ratio = r;
-	*lo = r - sqrt(pow((cd.mean - cd.lo) / ma, 2) + t * t);
-	*hi = r + sqrt(pow((cd.hi - cd.mean) / ma, 2) + t * t);
-	*how = cd.method == TS_CI_BLOCK_BOOTSTRAP ? "block bootstrap"
-	       : cd.method == TS_CI_AR1		 ? "AR(1)"
-						 : "batch means";
+	out->estimate = r;
+	out->ci95_low = r - sqrt(pow((cd.mean - cd.lo) / ma, 2) + t * t);
+	out->ci95_high = r + sqrt(pow((cd.hi - cd.mean) / ma, 2) + t * t);
+	out->method = cd.method == TS_CI_BLOCK_BOOTSTRAP ? "block bootstrap"
+		      : cd.method == TS_CI_AR1		? "AR(1)"
+							: "batch means";
 	free(d);
 	return 0;
+}
+
+void ts_ab_welch_log_ratio(const double *a, size_t na, const double *b, size_t nb,
+			   struct ts_ab_ratio *out)
+{
+	double mx = 0, my = 0, vx = 0, vy = 0, ax, ay, se, df, t;
+
+	out->estimate = out->ci95_low = out->ci95_high = NAN;
+	out->method = NULL;
+	if (na < 2 || nb < 2)
+		return;
+	for (size_t i = 0; i < na; i++)
+		mx += log(a[i]) / (double)na;
+	for (size_t i = 0; i < nb; i++)
+		my += log(b[i]) / (double)nb;
+	for (size_t i = 0; i < na; i++)
+		vx += (log(a[i]) - mx) * (log(a[i]) - mx) / (double)(na - 1);
+	for (size_t i = 0; i < nb; i++)
+		vy += (log(b[i]) - my) * (log(b[i]) - my) / (double)(nb - 1);
+	ax = vx / (double)na;
+	ay = vy / (double)nb;
+	se = sqrt(ax + ay);
+	df = se > 0 ? pow(ax + ay, 2) / (ax * ax / (double)(na - 1) + ay * ay / (double)(nb - 1)) : 1;
+	t = se > 0 ? ts_stats_t_quantile(0.975, df) : 0;
+	out->estimate = exp(my - mx);
+	out->ci95_low = exp(my - mx - t * se);
+	out->ci95_high = exp(my - mx + t * se);
+	out->method = "Welch t on log values";
+}
+
+int ts_ab_decide(double lo, double hi, double band)
+{
+	if (hi < 1 - band)
+		return TS_AB_FASTER;
+	if (lo > 1 + band)
+		return TS_AB_SLOWER;
+	if (lo >= 1 - band && hi <= 1 + band)
+		return TS_AB_NO_DIFFERENCE;
+	return TS_AB_INCONCLUSIVE;
 }
 
 /*
@@ -858,14 +894,15 @@ static int run_level(struct ts_ab_result *res, size_t nb, size_t nc)
 			      "Mann-Whitney 95 % interval";
 		free(dd);
 	} else {
-		double mx = ts_stats_mean(x, nb), my = ts_stats_mean(y, nc);
-		double vx = ts_stats_stddev(x, nb), vy = ts_stats_stddev(y, nc);
-		double ax = vx * vx / nb, ay = vy * vy / nc, se = sqrt(ax + ay);
-		double df = se > 0 ? pow(ax + ay, 2) / (ax * ax / (nb - 1) + ay * ay / (nc - 1)) : 1;
-		double t = se > 0 ? ts_stats_t_quantile(0.975, df) : 0;
-		res->ratio = exp(my - mx);
-		res->ci95_low = exp(my - mx - t * se);
-		res->ci95_high = exp(my - mx + t * se);
+		struct ts_ab_ratio w;
+		for (size_t i = 0; i < nb; i++)
+			x[i] = res->base.v[i].mean_ms;
+		for (size_t i = 0; i < nc; i++)
+			y[i] = res->cand.v[i].mean_ms;
+		ts_ab_welch_log_ratio(x, nb, y, nc, &w);
+		res->ratio = w.estimate;
+		res->ci95_low = w.ci95_low;
+		res->ci95_high = w.ci95_high;
 		res->method = "runs as replicates: Welch t on log run means";
 	}
 out:
@@ -1068,10 +1105,15 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	}
 	/* the interval */
 	{
-		double r = NAN, lo = NAN, hi = NAN;
-		const char *how = NULL;
-		if ((rc = paired_ratio(pa, pb, npairs, o->seed, &r, &lo, &hi, &how)))
+		struct ts_ab_ratio pr;
+		double r, lo, hi;
+		const char *how;
+		if ((rc = ts_ab_paired_ratio(pa, pb, npairs, o->seed, &pr)))
 			goto oom;
+		r = pr.estimate;
+		lo = pr.ci95_low;
+		hi = pr.ci95_high;
+		how = pr.method ? pr.method : "too few steps";
 		if (res->repeats) {
 			if ((rc = run_level(res, nb, nc)))
 				goto oom;
@@ -1108,14 +1150,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	{
 		double d = res->band;
 		double h = (res->ci95_high - res->ci95_low) / 2, e = fabs(res->ratio - 1), need;
-		if (res->ci95_high < 1 - d)
-			res->verdict = TS_AB_FASTER;
-		else if (res->ci95_low > 1 + d)
-			res->verdict = TS_AB_SLOWER;
-		else if (res->ci95_low >= 1 - d && res->ci95_high <= 1 + d)
-			res->verdict = TS_AB_NO_DIFFERENCE;
-		else
-			res->verdict = TS_AB_INCONCLUSIVE;
+		res->verdict = ts_ab_decide(res->ci95_low, res->ci95_high, d);
 		if (res->verdict == TS_AB_INCONCLUSIVE) {
 			need = e <= d ? d - e : e - d;
 			if (need < 1e-4 || !isfinite(h)) {
