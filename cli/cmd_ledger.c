@@ -33,15 +33,6 @@ static void fmt_time(int64_t ns, char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void jw_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
-{
-	ts_jw_key(w, key);
-	if (v < 0)
-		ts_jw_null(w);
-	else
-		ts_jw_i64(w, v);
-}
-
 static void jw_run(struct ts_jw *w, const struct ts_ledger_run *r, int with_contract)
 {
 	char when[32];
@@ -54,7 +45,7 @@ static void jw_run(struct ts_jw *w, const struct ts_ledger_run *r, int with_cont
 	ts_jw_kstr(w, "source", r->source);
 	ts_jw_kbool(w, "baseline", r->is_baseline);
 	ts_jw_kstr(w, "label", r->contract_label);
-	jw_i64_or_null(w, "steps_logged", r->steps_logged);
+	ts_jw_ki64_or_null(w, "steps_logged", r->steps_logged, r->steps_logged >= 0);
 	ts_jw_key(w, "window");
 	if (r->window_first < 0) {
 		ts_jw_null(w);
@@ -64,13 +55,13 @@ static void jw_run(struct ts_jw *w, const struct ts_ledger_run *r, int with_cont
 		ts_jw_i64(w, r->window_last);
 		ts_jw_arr_end(w);
 	}
-	jw_i64_or_null(w, "window_steps", r->window_steps);
+	ts_jw_ki64_or_null(w, "window_steps", r->window_steps, r->window_steps >= 0);
 	ts_jw_kf64(w, "mean_step_ms", r->mean_step_ns < 0 ? NAN : r->mean_step_ns / 1e6);
 	ts_jw_kf64(w, "median_step_ms", r->median_step_ns < 0 ? NAN : r->median_step_ns / 1e6);
 	ts_jw_kf64(w, "cv_pct", r->cv * 100.0);
-	jw_i64_or_null(w, "peak_mem_bytes", r->peak_mem_bytes);
-	jw_i64_or_null(w, "nan_steps", r->nan_steps);
-	jw_i64_or_null(w, "skipped_steps", r->skipped_steps);
+	ts_jw_ki64_or_null(w, "peak_mem_bytes", r->peak_mem_bytes, r->peak_mem_bytes >= 0);
+	ts_jw_ki64_or_null(w, "nan_steps", r->nan_steps, r->nan_steps >= 0);
+	ts_jw_ki64_or_null(w, "skipped_steps", r->skipped_steps, r->skipped_steps >= 0);
 	ts_jw_kf64(w, "final_loss", r->final_loss);
 	if (with_contract) {
 		ts_jw_key(w, "contract");

@@ -46,6 +46,11 @@ void ts_jw_kstr(struct ts_jw *w, const char *key, const char *s);
 void ts_jw_ki64(struct ts_jw *w, const char *key, int64_t v);
 void ts_jw_kf64(struct ts_jw *w, const char *key, double v);
 void ts_jw_kbool(struct ts_jw *w, const char *key, int v);
+/* key + value, or key + null: v when have is non-zero (i64), when v is
+ * finite (f64, fixed with decimals places). */
+void ts_jw_ki64_or_null(struct ts_jw *w, const char *key, int64_t v, int have);
+void ts_jw_kf64_or_null(struct ts_jw *w, const char *key, double v);
+void ts_jw_kfixed_or_null(struct ts_jw *w, const char *key, double v, int decimals);
 
 /* Append s escaped as a JSON string body (no quotes) to out. */
 void ts_json_escape(struct ts_sb *out, const char *s, size_t n);

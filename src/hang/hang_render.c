@@ -7,15 +7,6 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/table.h"
 
-static void jw_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
-{
-	ts_jw_key(w, key);
-	if (v < 0)
-		ts_jw_null(w);
-	else
-		ts_jw_i64(w, v);
-}
-
 static void jw_ranks(struct ts_jw *w, const char *key, const int64_t *v, size_t n)
 {
 	ts_jw_key(w, key);
@@ -62,29 +53,29 @@ void ts_hang_jw(struct ts_jw *wp, const struct ts_hang_set *s, const struct ts_h
 		ts_jw_kstr(&w, "class", ts_hang_class_name(in->cls));
 		ts_jw_key(&w, "pg");
 		ts_jw_obj(&w);
-		jw_i64_or_null(&w, "id", pg ? pg->id : -1);
+		ts_jw_ki64_or_null(&w, "id", pg ? pg->id : -1, pg && pg->id >= 0);
 		ts_jw_kstr(&w, "guid", pg ? pg->guid : NULL);
 		ts_jw_kstr(&w, "desc", pg ? pg->desc : NULL);
 		ts_jw_obj_end(&w);
-		jw_i64_or_null(&w, "seq", in->seq);
+		ts_jw_ki64_or_null(&w, "seq", in->seq, in->seq >= 0);
 		ts_jw_kstr(&w, "op", in->op);
 		ts_jw_kstr(&w, "op_kind", in->op ? ts_hang_op_name(in->kind) : NULL);
-		jw_i64_or_null(&w, "numel_in", in->numel_in);
-		jw_i64_or_null(&w, "numel_out", in->numel_out);
-		jw_i64_or_null(&w, "timeout_ms", in->timeout_ms);
-		jw_i64_or_null(&w, "ran_for_ms", in->ran_for_ms);
+		ts_jw_ki64_or_null(&w, "numel_in", in->numel_in, in->numel_in >= 0);
+		ts_jw_ki64_or_null(&w, "numel_out", in->numel_out, in->numel_out >= 0);
+		ts_jw_ki64_or_null(&w, "timeout_ms", in->timeout_ms, in->timeout_ms >= 0);
+		ts_jw_ki64_or_null(&w, "ran_for_ms", in->ran_for_ms, in->ran_for_ms >= 0);
 		jw_ranks(&w, "ranks_reporting", in->reporting.v, in->reporting.n);
 		jw_ranks(&w, "culprits", in->culprits.v, in->culprits.n);
 		jw_ranks(&w, "missing_ranks", in->missing.v, in->missing.n);
-		jw_i64_or_null(&w, "last_enqueued", in->last_enqueued);
-		jw_i64_or_null(&w, "last_completed", in->last_completed);
+		ts_jw_ki64_or_null(&w, "last_enqueued", in->last_enqueued, in->last_enqueued >= 0);
+		ts_jw_ki64_or_null(&w, "last_completed", in->last_completed, in->last_completed >= 0);
 		ts_jw_key(&w, "evidence");
 		ts_jw_arr(&w);
 		for (size_t k = 0; k < in->evs.n; k++) {
 			const struct ts_hang_ev *e = &s->evs.v[in->evs.v[k]];
 			ts_jw_obj(&w);
 			ts_jw_kstr(&w, "file", s->files.v[e->file]);
-			jw_i64_or_null(&w, "line", e->line);
+			ts_jw_ki64_or_null(&w, "line", e->line, e->line >= 0);
 			ts_jw_kstr(&w, "text", e->text);
 			ts_jw_obj_end(&w);
 		}

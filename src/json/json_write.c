@@ -237,3 +237,30 @@ void ts_jw_kbool(struct ts_jw *w, const char *key, int v)
 	ts_jw_key(w, key);
 	ts_jw_bool(w, v);
 }
+
+void ts_jw_ki64_or_null(struct ts_jw *w, const char *key, int64_t v, int have)
+{
+	ts_jw_key(w, key);
+	if (have)
+		ts_jw_i64(w, v);
+	else
+		ts_jw_null(w);
+}
+
+void ts_jw_kf64_or_null(struct ts_jw *w, const char *key, double v)
+{
+	ts_jw_key(w, key);
+	if (isfinite(v))
+		ts_jw_f64(w, v);
+	else
+		ts_jw_null(w);
+}
+
+void ts_jw_kfixed_or_null(struct ts_jw *w, const char *key, double v, int decimals)
+{
+	ts_jw_key(w, key);
+	if (isfinite(v))
+		ts_jw_fixed(w, v, decimals);
+	else
+		ts_jw_null(w);
+}

@@ -32,24 +32,6 @@ static double round6(double v)
 	return strtod(buf, NULL);
 }
 
-static void jw_fixed_or_null(struct ts_jw *w, const char *key, double v, int decimals)
-{
-	ts_jw_key(w, key);
-	if (isfinite(v))
-		ts_jw_fixed(w, v, decimals);
-	else
-		ts_jw_null(w);
-}
-
-static void jw_i64_or_null(struct ts_jw *w, const char *key, int64_t v)
-{
-	ts_jw_key(w, key);
-	if (v == TS_NO_INT)
-		ts_jw_null(w);
-	else
-		ts_jw_i64(w, v);
-}
-
 static void jw_i64_array(struct ts_jw *w, const char *key, const int64_t *v, size_t n)
 {
 	ts_jw_key(w, key);
@@ -75,25 +57,25 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_str(jw, files->v[i]);
 	ts_jw_arr_end(jw);
 	ts_jw_ki64(jw, "iterations", (int64_t)r->iterations);
-	jw_i64_or_null(jw, "first_iteration", r->first_iteration);
-	jw_i64_or_null(jw, "last_iteration", r->last_iteration);
+	ts_jw_ki64_or_null(jw, "first_iteration", r->first_iteration, r->first_iteration != TS_NO_INT);
+	ts_jw_ki64_or_null(jw, "last_iteration", r->last_iteration, r->last_iteration != TS_NO_INT);
 
 	ts_window_json(jw, &rm->window);
 
 	ts_jw_key(jw, "step_time_ms");
 	ts_jw_obj(jw);
-	jw_fixed_or_null(jw, "median", r->median_ms, 3);
-	jw_fixed_or_null(jw, "mean", r->mean_ms, 3);
-	jw_fixed_or_null(jw, "p10", r->p10_ms, 3);
-	jw_fixed_or_null(jw, "p90", r->p90_ms, 3);
-	jw_fixed_or_null(jw, "cv", r->cv, 4);
-	jw_fixed_or_null(jw, "ci95_low", r->ci.method ? r->ci.lo : NAN, 3);
-	jw_fixed_or_null(jw, "ci95_high", r->ci.method ? r->ci.hi : NAN, 3);
+	ts_jw_kfixed_or_null(jw, "median", r->median_ms, 3);
+	ts_jw_kfixed_or_null(jw, "mean", r->mean_ms, 3);
+	ts_jw_kfixed_or_null(jw, "p10", r->p10_ms, 3);
+	ts_jw_kfixed_or_null(jw, "p90", r->p90_ms, 3);
+	ts_jw_kfixed_or_null(jw, "cv", r->cv, 4);
+	ts_jw_kfixed_or_null(jw, "ci95_low", r->ci.method ? r->ci.lo : NAN, 3);
+	ts_jw_kfixed_or_null(jw, "ci95_high", r->ci.method ? r->ci.hi : NAN, 3);
 	ts_jw_kstr(jw, "ci_method", ts_ci_method_name(r->ci.method));
 	ts_jw_ki64(jw, "ci_batches", (int64_t)r->ci.batches);
 	ts_jw_ki64(jw, "ci_block_len", (int64_t)r->ci.block_len);
-	jw_fixed_or_null(jw, "lag1_autocorr", r->acf.lag1, 4);
-	jw_fixed_or_null(jw, "effective_steps", r->acf.ess, 1);
+	ts_jw_kfixed_or_null(jw, "lag1_autocorr", r->acf.lag1, 4);
+	ts_jw_kfixed_or_null(jw, "effective_steps", r->acf.ess, 1);
 	ts_jw_obj_end(jw);
 
 	ts_warnings_json(jw, &rm->warnings, rm->nwarn_steps);
@@ -106,12 +88,12 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 
 	ts_jw_key(jw, "throughput");
 	ts_jw_obj(jw);
-	jw_fixed_or_null(jw, "tokens_per_step", r->tokens_per_step, 1);
-	jw_fixed_or_null(jw, "tokens_per_s", r->tokens_per_s, 1);
-	jw_fixed_or_null(jw, "tokens_per_s_per_gpu", r->tokens_per_s_gpu, 1);
-	jw_i64_or_null(jw, "gpus", r->gpus ? r->gpus : TS_NO_INT);
-	jw_fixed_or_null(jw, "logged_tflops_per_gpu_mean", r->tflops_mean, 2);
-	jw_fixed_or_null(jw, "logged_tflops_per_gpu_median", r->tflops_median, 2);
+	ts_jw_kfixed_or_null(jw, "tokens_per_step", r->tokens_per_step, 1);
+	ts_jw_kfixed_or_null(jw, "tokens_per_s", r->tokens_per_s, 1);
+	ts_jw_kfixed_or_null(jw, "tokens_per_s_per_gpu", r->tokens_per_s_gpu, 1);
+	ts_jw_ki64_or_null(jw, "gpus", r->gpus, r->gpus != 0);
+	ts_jw_kfixed_or_null(jw, "logged_tflops_per_gpu_mean", r->tflops_mean, 2);
+	ts_jw_kfixed_or_null(jw, "logged_tflops_per_gpu_median", r->tflops_median, 2);
 	ts_jw_obj_end(jw);
 
 	ts_jw_key(jw, "outliers");
@@ -121,15 +103,15 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 
 		ts_jw_obj(jw);
 		ts_jw_ki64(jw, "iteration", o->iteration);
-		jw_fixed_or_null(jw, "step_time_ms", o->step_ms, 3);
-		jw_fixed_or_null(jw, "baseline_ms", o->baseline_ms, 3);
-		jw_fixed_or_null(jw, "excess_ms", o->excess_ms, 3);
-		jw_fixed_or_null(jw, "robust_z", o->z, 2);
+		ts_jw_kfixed_or_null(jw, "step_time_ms", o->step_ms, 3);
+		ts_jw_kfixed_or_null(jw, "baseline_ms", o->baseline_ms, 3);
+		ts_jw_kfixed_or_null(jw, "excess_ms", o->excess_ms, 3);
+		ts_jw_kfixed_or_null(jw, "robust_z", o->z, 2);
 		ts_jw_kstr(jw, "reason", ts_outlier_reason_name(o->reason));
 		ts_jw_obj_end(jw);
 	}
 	ts_jw_arr_end(jw);
-	jw_fixed_or_null(jw, "outlier_excess_pct", r->outlier_share * 100, 2);
+	ts_jw_kfixed_or_null(jw, "outlier_excess_pct", r->outlier_share * 100, 2);
 
 	ts_jw_key(jw, "periodic_stall");
 	if (r->periodic.found) {
@@ -139,7 +121,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_ki64(jw, "hits", (int64_t)r->periodic.hits);
 		ts_jw_ki64(jw, "slots", (int64_t)r->periodic.slots);
 		ts_jw_kf64(jw, "p_value", round6(r->periodic.p_value));
-		jw_fixed_or_null(jw, "wall_time_pct", r->periodic_share * 100, 2);
+		ts_jw_kfixed_or_null(jw, "wall_time_pct", r->periodic_share * 100, 2);
 		ts_jw_obj_end(jw);
 	} else {
 		ts_jw_null(jw);
@@ -153,12 +135,12 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_obj(jw);
 		ts_jw_kstr(jw, "phase", ts_phase_name(ph->phase));
 		ts_jw_ki64(jw, "steps", (int64_t)ph->steps);
-		jw_fixed_or_null(jw, "mean_ms", ph->mean_ms, 3);
-		jw_fixed_or_null(jw, "median_ms", ph->median_ms, 3);
-		jw_fixed_or_null(jw, "ci95_low_ms", ph->ci.method ? ph->ci.lo : NAN, 3);
-		jw_fixed_or_null(jw, "ci95_high_ms", ph->ci.method ? ph->ci.hi : NAN, 3);
+		ts_jw_kfixed_or_null(jw, "mean_ms", ph->mean_ms, 3);
+		ts_jw_kfixed_or_null(jw, "median_ms", ph->median_ms, 3);
+		ts_jw_kfixed_or_null(jw, "ci95_low_ms", ph->ci.method ? ph->ci.lo : NAN, 3);
+		ts_jw_kfixed_or_null(jw, "ci95_high_ms", ph->ci.method ? ph->ci.hi : NAN, 3);
 		ts_jw_kstr(jw, "ci_method", ts_ci_method_name(ph->ci.method));
-		jw_fixed_or_null(jw, "step_share_pct", ph->step_share * 100, 2);
+		ts_jw_kfixed_or_null(jw, "step_share_pct", ph->step_share * 100, 2);
 		ts_jw_key(jw, "periodic_stall");
 		if (ph->periodic.found) {
 			ts_jw_obj(jw);
@@ -167,15 +149,15 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 			ts_jw_ki64(jw, "hits", (int64_t)ph->periodic.hits);
 			ts_jw_ki64(jw, "slots", (int64_t)ph->periodic.slots);
 			ts_jw_kf64(jw, "p_value", round6(ph->periodic.p_value));
-			jw_fixed_or_null(jw, "excess_per_stall_ms", ph->periodic_excess_ms, 3);
-			jw_fixed_or_null(jw, "wall_time_pct", ph->periodic_share * 100, 2);
+			ts_jw_kfixed_or_null(jw, "excess_per_stall_ms", ph->periodic_excess_ms, 3);
+			ts_jw_kfixed_or_null(jw, "wall_time_pct", ph->periodic_share * 100, 2);
 			ts_jw_obj_end(jw);
 		} else {
 			ts_jw_null(jw);
 		}
 		ts_jw_ki64(jw, "stalls", (int64_t)ph->nstalls);
-		jw_i64_or_null(jw, "first_stall_iteration", ph->first_stall_iteration);
-		jw_fixed_or_null(jw, "stall_wall_time_pct", ph->stall_share * 100, 2);
+		ts_jw_ki64_or_null(jw, "first_stall_iteration", ph->first_stall_iteration, ph->first_stall_iteration != TS_NO_INT);
+		ts_jw_kfixed_or_null(jw, "stall_wall_time_pct", ph->stall_share * 100, 2);
 		ts_jw_obj_end(jw);
 	}
 	ts_jw_arr_end(jw);
@@ -184,7 +166,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	ts_jw_obj(jw);
 	ts_jw_kstr(jw, "health", ts_loss_verdict_name(r->health.verdict));
 	ts_jw_kstr(jw, "health_cause", ts_loss_cause_name(r->health.cause));
-	jw_i64_or_null(jw, "first_bad_iteration", r->health.first_bad_iteration);
+	ts_jw_ki64_or_null(jw, "first_bad_iteration", r->health.first_bad_iteration, r->health.first_bad_iteration != TS_NO_INT);
 	ts_jw_key(jw, "evidence");
 	ts_jw_arr(jw);
 	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_COUNT; c++) {
@@ -194,7 +176,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 			continue;
 		ts_jw_obj(jw);
 		ts_jw_kstr(jw, "cause", ts_loss_cause_name(c));
-		jw_i64_or_null(jw, "first_iteration", e->first_iteration);
+		ts_jw_ki64_or_null(jw, "first_iteration", e->first_iteration, e->first_iteration != TS_NO_INT);
 		ts_jw_ki64(jw, "records", e->records);
 		ts_jw_ki64(jw, "iterations", e->iterations);
 		if (c == TS_LOSS_CAUSE_EXTRA_LOSS)
@@ -203,15 +185,15 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	}
 	ts_jw_arr_end(jw);
 	jw_i64_array(jw, "nan_iterations", r->health.bad_iterations, r->health.nbad);
-	jw_i64_or_null(jw, "first_nan_iteration",
-		       r->health.nbad ? r->health.bad_iterations[0] : TS_NO_INT);
+	ts_jw_ki64_or_null(jw, "first_nan_iteration",
+			   r->health.nbad ? r->health.bad_iterations[0] : 0, r->health.nbad != 0);
 	ts_jw_ki64(jw, "skipped_iterations", r->health.ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 	ts_jw_key(jw, "final");
 	if (isfinite(r->final_loss))
 		ts_jw_f64(jw, r->final_loss);
 	else
 		ts_jw_null(jw);
-	jw_i64_or_null(jw, "final_iteration", r->final_loss_iteration);
+	ts_jw_ki64_or_null(jw, "final_iteration", r->final_loss_iteration, r->final_loss_iteration != TS_NO_INT);
 	jw_i64_array(jw, "spike_iterations", r->loss_spikes, r->nloss_spikes);
 	jw_i64_array(jw, "grad_norm_spike_iterations", r->grad_spikes, r->ngrad_spikes);
 	ts_jw_obj_end(jw);
@@ -222,13 +204,13 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		const struct ts_rank_summary *k = &r->ranks[i];
 
 		ts_jw_obj(jw);
-		jw_i64_or_null(jw, "rank", k->rank >= 0 ? k->rank : TS_NO_INT);
+		ts_jw_ki64_or_null(jw, "rank", k->rank, k->rank >= 0);
 		ts_jw_ki64(jw, "steps", (int64_t)k->steps);
-		jw_fixed_or_null(jw, "mean_ms", k->mean_ms, 3);
-		jw_fixed_or_null(jw, "median_ms", k->median_ms, 3);
-		jw_fixed_or_null(jw, "max_allocated_bytes", k->max_alloc_bytes, 0);
-		jw_fixed_or_null(jw, "max_reserved_bytes", k->max_reserved_bytes, 0);
-		jw_fixed_or_null(jw, "max_rss_bytes", k->max_rss_bytes, 0);
+		ts_jw_kfixed_or_null(jw, "mean_ms", k->mean_ms, 3);
+		ts_jw_kfixed_or_null(jw, "median_ms", k->median_ms, 3);
+		ts_jw_kfixed_or_null(jw, "max_allocated_bytes", k->max_alloc_bytes, 0);
+		ts_jw_kfixed_or_null(jw, "max_reserved_bytes", k->max_reserved_bytes, 0);
+		ts_jw_kfixed_or_null(jw, "max_rss_bytes", k->max_rss_bytes, 0);
 		ts_jw_key(jw, "final_loss");
 		if (isfinite(k->final_loss))
 			ts_jw_f64(jw, k->final_loss);
@@ -237,7 +219,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_obj_end(jw);
 	}
 	ts_jw_arr_end(jw);
-	jw_i64_or_null(jw, "slowest_rank", r->slowest_rank >= 0 ? r->slowest_rank : TS_NO_INT);
+	ts_jw_ki64_or_null(jw, "slowest_rank", r->slowest_rank, r->slowest_rank >= 0);
 
 	ts_jw_key(jw, "buckets");
 	ts_jw_arr(jw);
@@ -245,32 +227,32 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_obj(jw);
 		ts_jw_ki64(jw, "bucket", r->buckets[i].bucket);
 		ts_jw_ki64(jw, "steps", (int64_t)r->buckets[i].steps);
-		jw_fixed_or_null(jw, "weight", r->buckets[i].weight, 4);
-		jw_fixed_or_null(jw, "mean_ms", r->buckets[i].mean_ms, 3);
-		jw_fixed_or_null(jw, "median_ms", r->buckets[i].median_ms, 3);
+		ts_jw_kfixed_or_null(jw, "weight", r->buckets[i].weight, 4);
+		ts_jw_kfixed_or_null(jw, "mean_ms", r->buckets[i].mean_ms, 3);
+		ts_jw_kfixed_or_null(jw, "median_ms", r->buckets[i].median_ms, 3);
 		ts_jw_obj_end(jw);
 	}
 	ts_jw_arr_end(jw);
-	jw_fixed_or_null(jw, "mixture_mean_ms", r->mixture_mean_ms, 3);
+	ts_jw_kfixed_or_null(jw, "mixture_mean_ms", r->mixture_mean_ms, 3);
 
 	ts_jw_key(jw, "theoretical_memory_mb");
 	ts_jw_obj(jw);
-	jw_fixed_or_null(jw, "weight_and_optimizer", log->theo_weight_opt_mb, 2);
-	jw_fixed_or_null(jw, "activation", log->theo_activation_mb, 2);
-	jw_fixed_or_null(jw, "total", log->theo_total_mb, 2);
+	ts_jw_kfixed_or_null(jw, "weight_and_optimizer", log->theo_weight_opt_mb, 2);
+	ts_jw_kfixed_or_null(jw, "activation", log->theo_activation_mb, 2);
+	ts_jw_kfixed_or_null(jw, "total", log->theo_total_mb, 2);
 	ts_jw_obj_end(jw);
 	ts_jw_key(jw, "theoretical_params_billions");
 	ts_jw_obj(jw);
-	jw_fixed_or_null(jw, "transformer_block", log->theo_params_b, 4);
-	jw_fixed_or_null(jw, "most_loaded_shard", log->theo_params_shard_b, 4);
+	ts_jw_kfixed_or_null(jw, "transformer_block", log->theo_params_b, 4);
+	ts_jw_kfixed_or_null(jw, "most_loaded_shard", log->theo_params_shard_b, 4);
 	ts_jw_obj_end(jw);
 
 	ts_jw_key(jw, "hf_trainer_summary");
 	if (isfinite(log->hf_train_runtime_s) || isfinite(log->hf_steps_per_s)) {
 		ts_jw_obj(jw);
-		jw_fixed_or_null(jw, "train_runtime_s", log->hf_train_runtime_s, 4);
-		jw_fixed_or_null(jw, "train_steps_per_s", log->hf_steps_per_s, 4);
-		jw_fixed_or_null(jw, "mean_step_time_ms",
+		ts_jw_kfixed_or_null(jw, "train_runtime_s", log->hf_train_runtime_s, 4);
+		ts_jw_kfixed_or_null(jw, "train_steps_per_s", log->hf_steps_per_s, 4);
+		ts_jw_kfixed_or_null(jw, "mean_step_time_ms",
 				 log->hf_steps_per_s > 0 ? 1e3 / log->hf_steps_per_s : NAN, 3);
 		ts_jw_obj_end(jw);
 	} else {

@@ -9,15 +9,6 @@
 #include "trainscope/table.h"
 #include "trainscope/telemetry.h"
 
-static void kf(struct ts_jw *w, const char *k, double v)
-{
-	ts_jw_key(w, k);
-	if (isfinite(v))
-		ts_jw_f64(w, v);
-	else
-		ts_jw_null(w);
-}
-
 static void kstr_or_null(struct ts_jw *w, const char *k, const char *s)
 {
 	ts_jw_key(w, k);
@@ -65,8 +56,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_jw_obj_end(&w);
 		ts_jw_key(&w, "overhead");
 		ts_jw_obj(&w);
-		kf(&w, "sampler_cpu_pct", t->sampler_cpu_pct);
-		kf(&w, "sampler_call_us", t->sampler_call_us);
+		ts_jw_kf64_or_null(&w, "sampler_cpu_pct", t->sampler_cpu_pct);
+		ts_jw_kf64_or_null(&w, "sampler_call_us", t->sampler_call_us);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_key(&w, "gpus");
@@ -92,9 +83,9 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 				ts_jw_kstr(&w, "unsupported", gp->unsupported_why[k] ?
 					   gp->unsupported_why[k] : "device");
 			} else {
-				kf(&w, "mean", st->n ? st->mean : NAN);
-				kf(&w, "min", st->n ? st->min : NAN);
-				kf(&w, "max", st->n ? st->max : NAN);
+				ts_jw_kf64_or_null(&w, "mean", st->n ? st->mean : NAN);
+				ts_jw_kf64_or_null(&w, "min", st->n ? st->min : NAN);
+				ts_jw_kf64_or_null(&w, "max", st->n ? st->max : NAN);
 				ts_jw_ki64(&w, "values", (int64_t)st->n);
 				ts_jw_ki64(&w, "missing", (int64_t)st->missing);
 			}
@@ -106,7 +97,7 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_key(&w, "clock_event_reasons_seen");
 			json_reasons(&w, s->reasons_seen);
 		}
-		kf(&w, "energy_j", s->energy_j);
+		ts_jw_kf64_or_null(&w, "energy_j", s->energy_j);
 		kstr_or_null(&w, "energy_method", s->energy_method);
 		ts_jw_obj_end(&w);
 	}
@@ -138,9 +129,9 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 				snprintf(key, sizeof(key), "%s", s->metric);
 				ts_jw_key(&w, key);
 				ts_jw_obj(&w);
-				kf(&w, "min", s->min);
+				ts_jw_kf64_or_null(&w, "min", s->min);
 				ts_jw_ki64(&w, "min_rank", s->min_rank);
-				kf(&w, "max", s->max);
+				ts_jw_kf64_or_null(&w, "max", s->max);
 				ts_jw_ki64(&w, "max_rank", s->max_rank);
 				ts_jw_kstr(&w, "unit", s->unit ? s->unit : "");
 				ts_jw_obj_end(&w);
@@ -158,15 +149,15 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_ki64(&w, "iteration", r->iteration);
 			ts_jw_kstr(&w, "gpu", t->gpus.v[r->gpu].id);
 			ts_jw_ki64(&w, "samples", (int64_t)r->samples);
-			kf(&w, "power_mean_w", r->power_mean_w);
-			kf(&w, "power_min_w", r->power_min_w);
-			kf(&w, "power_max_w", r->power_max_w);
-			kf(&w, "energy_j", r->energy_j);
-			kf(&w, "energy_per_token_j", r->energy_per_token_j);
-			kf(&w, "sm_clock_min_mhz", r->sm_clock_min_mhz);
-			kf(&w, "util_mean_pct", r->util_mean_pct);
-			kf(&w, "mem_used_max_mib", r->mem_used_max_mib);
-			kf(&w, "throttle_share", r->throttle_share);
+			ts_jw_kf64_or_null(&w, "power_mean_w", r->power_mean_w);
+			ts_jw_kf64_or_null(&w, "power_min_w", r->power_min_w);
+			ts_jw_kf64_or_null(&w, "power_max_w", r->power_max_w);
+			ts_jw_kf64_or_null(&w, "energy_j", r->energy_j);
+			ts_jw_kf64_or_null(&w, "energy_per_token_j", r->energy_per_token_j);
+			ts_jw_kf64_or_null(&w, "sm_clock_min_mhz", r->sm_clock_min_mhz);
+			ts_jw_kf64_or_null(&w, "util_mean_pct", r->util_mean_pct);
+			ts_jw_kf64_or_null(&w, "mem_used_max_mib", r->mem_used_max_mib);
+			ts_jw_kf64_or_null(&w, "throttle_share", r->throttle_share);
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);
