@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run each fuzz target for FUZZ_SECONDS with a corpus seeded from the shared
-# data (fuzz/<name>.seeds: one glob per line, relative to $DATA, or to the
-# repository when it starts with ./; gzip files are inflated; seeds are cut
-# to 64 KiB so mutations stay fast).
+# data (fuzz/<name>.seeds: one glob per line, relative to $DATA, to the
+# repository when it starts with ./, absolute when it starts with / (files of
+# this machine, e.g. /etc/ld.so.cache); gzip files are inflated; seeds are
+# cut to 64 KiB so mutations stay fast).
 set -u
 cd "$(dirname "$0")/.."
 DATA=${DATA:-../shared/data}
@@ -16,7 +17,7 @@ for bin in "$@"; do
 	if [ -f "fuzz/$name.seeds" ] && [ -d "$DATA" ]; then
 		while read -r pattern; do
 			[ -n "$pattern" ] || continue
-			case $pattern in ./*) glob=$pattern ;; *) glob=$DATA/$pattern ;; esac
+			case $pattern in ./* | /*) glob=$pattern ;; *) glob=$DATA/$pattern ;; esac
 			for f in $glob; do
 				[ -f "$f" ] || continue
 				out="$corpus/seed-$(echo "$f" | md5sum | cut -c1-12)"
