@@ -19,6 +19,7 @@
 #include "trainscope/paths.h"
 #include "trainscope/profile.h"
 #include "trainscope/table.h"
+#include "trainscope/run.h"
 #include "trainscope/trace.h"
 #include "trace_mpi.h"
 #include "trace_nsys.h"
@@ -461,7 +462,8 @@ static void json_lateness(struct ts_jw *w, const struct ts_straggler *s)
 
 static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 			const struct ts_job_prof *j, const struct ts_hta *hta, int tl,
-			const struct trace_nsys_slot *nsl, char *const *paths)
+			const struct trace_nsys_slot *nsl, char *const *paths,
+			const struct ts_warnings *warns)
 {
 	struct ts_jw w;
 
@@ -526,6 +528,7 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	ts_jw_obj_end(&w);
 	if (nsl)
 		trace_nsys_json(&w, nsl, paths, n);
+	ts_warnings_json(&w, warns, warns->v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -956,6 +959,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct trace_nsys_slot *nsl = NULL;
 	struct ts_hta hta;
 	struct ts_hta_part *parts = NULL;
+	struct ts_warnings warns;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -966,6 +970,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_job_prof_init(&job);
 	ts_hta_init(&hta);
 	ts_tele_init(&tele);
+	ts_warnings_init(&warns);
 	memset(&pl, 0, sizeof(pl));
 	for (size_t i = 0; i < p.nopts; i++) {
 		const struct cli_arg *a = &p.opts[i];
@@ -1091,23 +1096,33 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		if (s->m.truncated)
-			cli_warn(ctx, "%s: truncated at byte %llu; analysed every complete event before it"
-				 " (%lld step%s cut by the end dropped)",
-				 s->path, (unsigned long long)s->m.truncated_at,
-				 (long long)s->prof.steps_dropped, s->prof.steps_dropped == 1 ? "" : "s");
+			ts_warnings_add(&warns, "truncated-trace", s->path, (int64_t)s->m.truncated_at,
+					TS_NO_INT, "%s: truncated at byte %llu; analysed every complete "
+					"event before it (%lld step%s cut by the end dropped)", s->path,
+					(unsigned long long)s->m.truncated_at, (long long)s->prof.steps_dropped,
+					s->prof.steps_dropped == 1 ? "" : "s");
 		if (s->m.recovered)
-			cli_warn(ctx, "%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
-				 s->path, (unsigned long long)s->m.recovered,
-				 (unsigned long long)s->m.first_recovery_at);
+			ts_warnings_add(&warns, "recovered-events", s->path,
+					(int64_t)s->m.first_recovery_at, TS_NO_INT,
+					"%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
+					s->path, (unsigned long long)s->m.recovered,
+					(unsigned long long)s->m.first_recovery_at);
 		if (s->m.bad_ts || s->m.bad_dur || s->m.negative_dur)
-			cli_warn(ctx, "%s: ignored-values: %llu event(s) with an unusable ts, %llu with "
-				 "an unusable dur (NaN, Infinity, beyond 2^63 ns), %llu with a negative "
-				 "dur; --strict rejects them", s->path,
-				 (unsigned long long)s->m.bad_ts, (unsigned long long)s->m.bad_dur,
-				 (unsigned long long)s->m.negative_dur);
+			ts_warnings_add(&warns, "ignored-values", s->path, -1, TS_NO_INT,
+					"%s: ignored-values: %llu event(s) with an unusable ts, %llu with an "
+					"unusable dur (NaN, Infinity, beyond 2^63 ns), %llu with a negative "
+					"dur; --strict rejects them", s->path, (unsigned long long)s->m.bad_ts,
+					(unsigned long long)s->m.bad_dur, (unsigned long long)s->m.negative_dur);
 	}
 	if (any_nsys)
-		trace_nsys_warn(ctx, nsl, files.v, files.n);
+		trace_nsys_warnings(&warns, nsl, files.v, files.n);
+	if (warns.failed) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	for (size_t i = 0; i < warns.v.n; i++)
+		cli_warn(ctx, "%s", warns.v.v[i].message);
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -1132,7 +1147,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx->json) {
 		render_json(&out, pl.slots, files.n, &job, hta_on ? &hta : NULL, tl_on,
-			    any_nsys ? nsl : NULL, files.v);
+			    any_nsys ? nsl : NULL, files.v, &warns);
 	} else {
 		render_text(ctx, &out, &job, all_steps, (int)top);
 		if (any_nsys)
@@ -1173,6 +1188,7 @@ out:
 	free(parts);
 	ts_hta_release(&hta);
 	ts_tele_release(&tele);
+	ts_warnings_release(&warns);
 	free(pl.slots);
 	free(nsl);
 	free(profs);

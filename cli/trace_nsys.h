@@ -47,8 +47,11 @@ int trace_nsys_expand(struct cli_ctx *ctx, struct ts_paths *files, struct trace_
 int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct ts_nsys_read_opts *o,
 		    struct ts_trace *t, struct ts_err *err);
 
-/* Warnings (launch joins, NULL ends) on stderr, once per file. */
-void trace_nsys_warn(struct cli_ctx *ctx, const struct trace_nsys_slot *ns, char *const *paths, size_t n);
+struct ts_warnings;
+/* Add the exports' warnings (launch rows not joined, NULL times), once
+ * per file, to w. */
+void trace_nsys_warnings(struct ts_warnings *w, const struct trace_nsys_slot *ns, char *const *paths,
+			 size_t n);
 /* The nsys section of the text report and of the JSON ("nsys" key). */
 void trace_nsys_text(struct ts_sb *out, const struct trace_nsys_slot *ns, char *const *paths, size_t n);
 void trace_nsys_json(struct ts_jw *w, const struct trace_nsys_slot *ns, char *const *paths, size_t n);

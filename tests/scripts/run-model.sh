@@ -24,7 +24,9 @@
 #    (they do not need it): an unused-input warning;
 #  - a resumed log (iterations go back) keeps the later segment, with a
 #    resumed-log warning;
-#  - every --json has a top-level warnings array of {code, message, ...}.
+#  - every --json has a top-level warnings array of {code, message, ...};
+#    trace --json too: a trace cut at byte 300000 carries a truncated-trace
+#    warning at that offset (it was only on stderr and in the rank object).
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -254,6 +256,18 @@ t = d["step_time_ms"]
 assert abs(t["mean"] - 201.0) < 1e-9, t
 assert t["ci95_low"] is None or t["ci95_low"] >= 0, t
 assert "too-few-steps" in [w["code"] for w in d["warnings"]]
+PY
+
+# --- trace --json carries the truncation as a warning: the first 300000
+# bytes of a_dense's trace end inside the event list, at byte 300000
+gzip -dc "$CPU"/a_dense/*.pt.trace.json.gz | head -c 300000 >"$tmp/cut.json"
+"$TS" trace --json "$tmp/cut.json" >"$tmp/cut.out" 2>"$tmp/cut.err" || bad "trace on a cut trace failed"
+grep -q "warning: .*truncated at byte 300000" "$tmp/cut.err" || bad "trace: no truncation warning on stderr"
+python3 - "$tmp/cut.out" "$tmp/cut.json" <<'PY' || bad "trace --json lacks the truncated-trace warning"
+import json, sys
+w = json.load(open(sys.argv[1]))["warnings"]
+t = [x for x in w if x["code"] == "truncated-trace"]
+assert len(t) == 1 and t[0]["byte_offset"] == 300000 and t[0]["file"] == sys.argv[2], w
 PY
 
 exit $fail
