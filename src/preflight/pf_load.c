@@ -55,7 +55,7 @@ static void decode_mmp(char *buf, size_t size, long v, long split)
 static void version_call(int fd, void *h, const char *name)
 {
 	char buf[160] = "", src[64] = "";
-	int v = 0, r;
+	int v = 0, r = 0;
 
 	if (!strcmp(name, "cuda") || !strcmp(name, "cudart")) {
 		int (*fn)(int *);
