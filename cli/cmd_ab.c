@@ -202,8 +202,6 @@ static void text_attribution(struct cli_ctx *ctx, const struct ts_ab_result *r, 
 			ts_table_cell(&t, "[%.4f, %.4f]", ph->ci_low, ph->ci_high);
 		else if (ph->reason)
 			ts_table_cell(&t, "-");
-		else if (isfinite(ph->ci_low))
-			ts_table_cell(&t, "unbounded: too few runs");
 		else
 			ts_table_cell(&t, "no noise estimate");
 		if (isfinite(ph->band))
