@@ -1090,7 +1090,9 @@ static int phase_interval(struct ts_ab_result *res, const struct ts_run *base, s
 		} else {
 			struct ts_ab_ratio w;
 			welch_log_ratio(x, mb, y, mc, 1 - alpha / 2, &w);
-			if (!(ph->ci_high - ph->ci_low > w.ci95_high - w.ci95_low)) {
+			/* 2-3 runs: as the total, the paired interval when wider;
+			 * >= 4 runs: the run means alone */
+			if ((mb >= 4 && mc >= 4) || !(ph->ci_high - ph->ci_low > w.ci95_high - w.ci95_low)) {
 				ph->ratio = w.estimate;
 				ph->ci_low = w.ci95_low;
 				ph->ci_high = w.ci95_high;
