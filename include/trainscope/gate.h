@@ -206,7 +206,9 @@ struct ts_ab_phase {
 	int on_base, on_cand;     /* logged by a run of that side inside the window */
 	const char *reason;       /* why it is not compared, or NULL */
 	size_t pairs;             /* paired iterations carrying it */
-	double base_mean_ms, cand_mean_ms; /* over those pairs, NAN when not compared */
+	double base_mean_ms, cand_mean_ms; /* over those pairs; not compared: over the
+				      * paired steps where every run of the side logs
+				      * it (NAN for a side that does not) */
 	double share;             /* baseline mean phase / baseline mean step */
 	double ratio, ci_low, ci_high; /* candidate / baseline at phase_ci_level */
 	double band;              /* the phase's band on the ratio scale */

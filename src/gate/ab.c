@@ -994,6 +994,32 @@ static int side_logs_phase(const struct ts_run *runs, size_t nr, int k, const in
 	return 0;
 }
 
+/* Mean of phase k over the paired iterations where every run of one side
+ * logs it (per-iteration means over the runs), NAN when none does. */
+static double side_phase_mean(const struct ts_run *runs, size_t nr, int k, const int64_t *it,
+			      size_t n)
+{
+	double sum = 0;
+	size_t m = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		double x = 0;
+		size_t have = 0;
+		for (size_t i = 0; i < nr; i++) {
+			const struct ts_run_point *q = find_point(&runs[i], it[j]);
+			if (q && isfinite(q->phase_ms[k])) {
+				x += q->phase_ms[k];
+				have++;
+			}
+		}
+		if (have == nr) {
+			sum += x / (double)nr;
+			m++;
+		}
+	}
+	return m ? sum / (double)m : NAN;
+}
+
 /*
  * The values of phase k at the paired iterations it[0..n) where every run
  * of both sides logs it: v[r * n + m] for run r (baseline runs first) at
@@ -1171,6 +1197,13 @@ static int compare_phases(struct ts_ab_result *res, const struct ts_run *base, s
 		}
 		if (!ph.reason)
 			m++;
+		else {
+			/* what the side(s) logging it measured, for the reader */
+			if (ph.on_base)
+				ph.base_mean_ms = side_phase_mean(base, nb, k, it, n);
+			if (ph.on_cand)
+				ph.cand_mean_ms = side_phase_mean(cand, nc, k, it, n);
+		}
 		cnt[k] = c;
 		if (TS_VEC_PUSH(res->phases, ph))
 			goto out;

@@ -103,6 +103,7 @@ ph = {p["phase"]: p for p in json.load(open(sys.argv[1]))["phases"]}
 c = ph["comm"]
 assert c["verdict"] == "not_compared" and c["reason"] == "logged by the baseline only", c
 assert c["candidate_ms"] is None and c["ratio"]["estimate"] is None, c
+assert 4.5 < c["baseline_ms"] < 5.5, c  # the generator's comm ~ 5 ms
 assert ph["data"]["ratio"]["per_phase_level_pct"] == 98.75, ph["data"]  # 1 - 0.05 / 4
 assert ph["data"]["verdict"] == "slower", ph["data"]
 PY

@@ -157,6 +157,7 @@ TEST(ab_phases_constant_runs)
 	op = find_phase(&res, TS_PHASE_OPTIMIZER);
 	CHECK(op && op->reason && strcmp(op->reason, "logged by the baseline only") == 0);
 	CHECK(op && op->verdict == TS_AB_INVALID && isnan(op->ratio));
+	CHECK(op && fabs(op->base_mean_ms - 15) < 1e-9 && isnan(op->cand_mean_ms));
 	CHECK(find_phase(&res, TS_PHASE_FWD_BWD) == NULL); /* logged by nobody: not listed */
 	ts_ab_result_release(&res);
 	ts_run_release(&r[0]);
