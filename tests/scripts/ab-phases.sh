@@ -11,6 +11,8 @@
 #    injected sleep (+-1 ms of loader noise);
 #  - fwd/bwd/opt/comm are never called slower or faster (no change there);
 #  - without an injection no phase is called slower or faster;
+#  - the same from Megatron timer blocks (batch-generator, forward-backward,
+#    optimizer, all-grads-sync);
 #  - a phase logged by one side only is listed, not compared;
 #  - runs without phase times keep ab's output without `phases`.
 set -u
@@ -81,6 +83,21 @@ done
 "$TS" ab "$tmp/periodic-3/baseline" "$tmp/periodic-3/candidate" >"$tmp/text"
 grep -q "^  data .* slower$" "$tmp/text" || bad "text: no data row called slower"
 grep -q "baseline (ms)  candidate (ms)" "$tmp/text" || bad "text: phase table headers without units"
+
+# the same runs as Megatron logs with a timer block: the timers' names
+python3 "$GEN" "$tmp/meg" periodic 3 120 megatron >/dev/null
+"$TS" ab --json "$tmp/meg/baseline/train.log" "$tmp/meg/candidate/train.log" >"$tmp/meg.json"
+python3 - "$tmp/meg.json" <<'PY' || bad "Megatron timers"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ph = {p["phase"]: p for p in r["phases"]}
+assert sorted(ph) == ["comm", "data", "forward-backward", "opt"], sorted(ph)
+d = ph["data"]
+assert d["verdict"] == "slower" and d["ratio"]["ci95_low"] > 1, d
+assert abs(d["candidate_ms"] - d["baseline_ms"] - 20) < 1, d   # the injected sleep
+assert r["verdict"] == "inconclusive", r["verdict"]
+assert all(ph[k]["verdict"] not in ("slower", "faster") for k in ph if k != "data"), ph
+PY
 
 # no injection
 python3 "$GEN" "$tmp/none" none 3 >/dev/null
