@@ -1187,6 +1187,8 @@ static int compare_phases(struct ts_ab_result *res, const struct ts_run *base, s
 		} else if (c < 10) {
 			ph.reason = fmt(res, "only %zu of the %zu paired steps carry it in every run; "
 					"need at least 10", c, n);
+			if (!ph.reason)
+				goto out;
 		} else {
 			double sum = 0;
 			for (size_t r = 0; r < nb; r++)
