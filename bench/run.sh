@@ -5,6 +5,7 @@
 #
 #   BENCH_MB=1000 bench/run.sh     size of the generated trace (MB)
 #   AB_TRIALS=400 bench/run.sh     comparisons per cell of the ab power study
+#   AB_PHASE_TRIALS=200 bench/run.sh  the same for the ab phase study
 #   HANG_RANKS=4096 bench/run.sh   dumps in the hang benchmark (default 64)
 #
 # Generated files live in $BENCH_DIR (default /tmp/trainscope-bench) and
@@ -30,7 +31,7 @@ gzip -6 -c "$dir/trace.json" >"$dir/trace.json.gz"
 echo "== JSON tokenizer (vs cat and yajl)"
 "$BUILD/bench/bench_tokenizer" "$dir/trace.json" 5
 
-for b in bench_trace bench_hta bench_logs bench_plan bench_hang ab_power; do
+for b in bench_trace bench_hta bench_logs bench_plan bench_hang ab_power ab_phase_power; do
 	[ -x "$BUILD/bench/$b" ] || continue
 	case $b in
 	bench_trace)
@@ -58,6 +59,10 @@ for b in bench_trace bench_hta bench_logs bench_plan bench_hang ab_power; do
 	ab_power)
 		echo "== ab: coverage, false verdicts and power on synthetic runs"
 		"$BUILD/bench/ab_power" "${AB_TRIALS:-400}"
+		;;
+	ab_phase_power)
+		echo "== ab phases: power and false alarms of the per-phase verdicts"
+		"$BUILD/bench/ab_phase_power" "${AB_PHASE_TRIALS:-200}"
 		;;
 	esac
 done

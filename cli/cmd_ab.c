@@ -99,6 +99,125 @@ static void jw_strs(struct ts_jw *w, const char *key, const char *const *v, size
 	ts_jw_arr_end(w);
 }
 
+/* A phase row's verdict word: the verdict, or not_compared with its reason. */
+static const char *phase_verdict(const struct ts_ab_phase *ph)
+{
+	return ph->reason ? "not_compared" : ts_ab_verdict_name(ph->verdict);
+}
+
+/*
+ * Attribution: what moved inside the step. Per-phase times when the logs
+ * carry them (`phases`); written only when some run logs a phase, so runs
+ * without phases keep their output byte for byte. The trace walls of
+ * `diff` belong beside them.
+ */
+static void jw_attribution(struct ts_jw *w, const struct ts_ab_result *r)
+{
+	if (!r->phases.n)
+		return;
+	ts_jw_key(w, "phases");
+	ts_jw_arr(w);
+	for (size_t i = 0; i < r->phases.n; i++) {
+		const struct ts_ab_phase *ph = &r->phases.v[i];
+
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "phase", ph->name);
+		jw_ms(w, "baseline_ms", ph->base_mean_ms);
+		jw_ms(w, "candidate_ms", ph->cand_mean_ms);
+		ts_jw_key(w, "share_of_step_pct");
+		if (isfinite(ph->share))
+			ts_jw_fixed(w, 100 * ph->share, 2);
+		else
+			ts_jw_null(w);
+		ts_jw_ki64(w, "paired_steps", (int64_t)ph->pairs);
+		ts_jw_key(w, "ratio");
+		ts_jw_obj(w);
+		ts_jw_kf64(w, "estimate", ph->ratio);
+		ts_jw_kf64(w, "ci95_low", ph->ci_low);
+		ts_jw_kf64(w, "ci95_high", ph->ci_high);
+		ts_jw_key(w, "per_phase_level_pct");
+		if (ph->reason)
+			ts_jw_null(w);
+		else
+			ts_jw_fixed(w, 100 * r->phase_ci_level, 2);
+		ts_jw_kstr(w, "method", ph->method);
+		ts_jw_obj_end(w);
+		ts_jw_key(w, "band_pct");
+		if (isfinite(ph->band))
+			ts_jw_fixed(w, 100 * ph->band, 2);
+		else
+			ts_jw_null(w);
+		ts_jw_kstr(w, "verdict", phase_verdict(ph));
+		ts_jw_kstr(w, "reason", ph->reason);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+}
+
+/* The phase table of the text output (only when some run logs a phase). */
+static void text_attribution(struct cli_ctx *ctx, const struct ts_ab_result *r, struct ts_sb *out)
+{
+	struct ts_table t;
+	const char *b = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
+
+	if (!r->phases.n)
+		return;
+	ts_sb_addf(out, "\n%sphases%s (mean per paired step)", b, reset);
+	if (r->phases_compared)
+		ts_sb_addf(out, ": %zu compared, each interval at %.2f %% (Bonferroni: all %zu hold "
+			   "together with 95 %%); band = the step band / the phase's share\n",
+			   r->phases_compared, 100 * r->phase_ci_level, r->phases_compared);
+	else
+		ts_sb_adds(out, ": none compared\n");
+	ts_table_init(&t);
+	ts_table_col(&t, "phase", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "share", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "candidate", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "ratio", NULL, TS_RIGHT, 0);
+	ts_table_col(&t, "simultaneous 95% CI", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "band", "+-%", TS_RIGHT, 0);
+	ts_table_col(&t, "verdict", NULL, TS_LEFT, 0);
+	for (size_t i = 0; i < r->phases.n; i++) {
+		const struct ts_ab_phase *ph = &r->phases.v[i];
+
+		ts_table_cell(&t, "%s", ph->name);
+		if (isfinite(ph->share))
+			ts_table_cell(&t, "%.1f", 100 * ph->share);
+		else
+			ts_table_cell(&t, "-");
+		if (isfinite(ph->base_mean_ms))
+			ts_table_cell(&t, "%.3f", ph->base_mean_ms);
+		else
+			ts_table_cell(&t, "-");
+		if (isfinite(ph->cand_mean_ms))
+			ts_table_cell(&t, "%.3f", ph->cand_mean_ms);
+		else
+			ts_table_cell(&t, "-");
+		if (isfinite(ph->ratio))
+			ts_table_cell(&t, "%.4f", ph->ratio);
+		else
+			ts_table_cell(&t, "-");
+		if (isfinite(ph->ci_low) && isfinite(ph->ci_high))
+			ts_table_cell(&t, "[%.4f, %.4f]", ph->ci_low, ph->ci_high);
+		else if (ph->reason)
+			ts_table_cell(&t, "-");
+		else
+			ts_table_cell(&t, "no noise estimate");
+		if (isfinite(ph->band))
+			ts_table_cell(&t, "%.1f", 100 * ph->band);
+		else
+			ts_table_cell(&t, "-");
+		ts_table_cell(&t, "%s", phase_verdict(ph));
+	}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+	for (size_t i = 0; i < r->phases.n; i++)
+		if (r->phases.v[i].reason)
+			ts_sb_addf(out, "  %s not compared: %s\n", r->phases.v[i].name,
+				   r->phases.v[i].reason);
+}
+
 static const char *decision(const struct ts_ab_result *r)
 {
 	if (r->verdict == TS_AB_INVALID)
@@ -175,6 +294,7 @@ static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
 	ts_jw_ki64(&w, "paired_steps", (int64_t)r->win_steps);
 	jw_ms(&w, "baseline_mean_step_ms", r->base_mean_ms);
 	jw_ms(&w, "candidate_mean_step_ms", r->cand_mean_ms);
+	jw_attribution(&w, r);
 	ts_jw_key(&w, "to_decide");
 	if (r->decide_note) {
 		ts_jw_obj(&w);
@@ -280,6 +400,7 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r,
 	ts_sb_addf(out, "verdict: %s%s%s\n", b, ts_ab_verdict_name(r->verdict), reset);
 	if (r->decide_note)
 		ts_sb_addf(out, "  to decide: %s\n", r->decide_note);
+	text_attribution(ctx, r, out);
 	ts_sb_addf(out, "\ncorrectness: %s (%s loss tier)\n",
 		   r->correctness_passed ? "passed" : "FAILED", r->loss_tier);
 	for (size_t i = 0; i < r->checks.n; i++)
@@ -568,7 +689,10 @@ const struct cli_command cli_cmd_ab = {
 		"when repeats of the job vary by more than ~0.5 % (docs/gate.md). Correctness gates: loss and\n"
 		"grad-norm curves (bitwise when both contracts declare workload.deterministic,\n"
 		"statistical otherwise), NaN/Inf and skipped counts, peak memory. A failed gate\n"
-		"rejects the candidate whatever its speed.\n"
+		"rejects the candidate whatever its speed. When the runs log phase times (JSONL\n"
+		"data_ms/fwd_ms/bwd_ms/opt_ms/comm_ms, Megatron timers), each phase is compared\n"
+		"the same way (simultaneous 95 % intervals, band in step time): which part of\n"
+		"the step moved; the decision stays on the total.\n"
 		"\n"
 		"Exit 0 accepted (faster or no difference, gates green), 1 rejected (slower,\n"
 		"inconclusive, or a gate failed), 2 invalid comparison or bad input. With --db or\n"

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "trainscope/contract.h"
 #include "trainscope/core.h"
+#include "trainscope/logs.h"
 #include "trainscope/model.h"
 #include "trainscope/paths.h"
 #include "trainscope/run.h"
@@ -39,6 +40,8 @@ struct ts_run_point {
 	int nonfinite;         /* loss/grad printed NaN/Inf, or a NaN iteration reported */
 	int64_t skipped;       /* skipped iterations reported in this record */
 	unsigned excluded;     /* enum ts_point_excl: why it never enters a window */
+	double phase_ms[TS_PHASE_COUNT]; /* per-phase time (enum ts_phase) of the record
+				      * that set step_ms (the slowest rank), NAN unknown */
 };
 
 enum ts_point_excl {
@@ -186,6 +189,37 @@ struct ts_ab_check {
 	const char *detail;
 };
 
+/*
+ * One phase of the step (enum ts_phase) compared like the total: over the
+ * paired iterations of the matched window that carry the phase in every
+ * run, the same interval construction (paired by iteration, or runs as
+ * replicates with repeats, plus --run-cv as a relative term), at the
+ * Bonferroni level 1 - 0.05 / m over the m phases compared, so all m
+ * intervals hold together with >= 95 %. The band is the total's band in
+ * step-time units: band * baseline mean step / baseline mean phase (a
+ * phase verdict says whether the phase's change moves the step by more
+ * than the band). docs/gate.md.
+ */
+struct ts_ab_phase {
+	int phase;                /* enum ts_phase */
+	const char *name;         /* "data", "fwd", "bwd", "forward-backward", "opt", "comm" */
+	int on_base, on_cand;     /* logged by a run of that side inside the window */
+	const char *reason;       /* why it is not compared, or NULL */
+	size_t pairs;             /* paired iterations carrying it */
+	double base_mean_ms, cand_mean_ms; /* over those pairs; not compared: over the
+				      * paired steps where every run of the side logs
+				      * it (NAN for a side that does not) */
+	double share;             /* baseline mean phase / baseline mean step */
+	double ratio, ci_low, ci_high; /* candidate / baseline at phase_ci_level */
+	double band;              /* the phase's band on the ratio scale */
+	const char *method;
+	int verdict;              /* enum ts_ab_verdict; TS_AB_INVALID when not compared */
+};
+
+/* The short name of a phase in ab output: "data", "fwd", "bwd", "opt",
+ * "comm" (the JSONL key stems), "forward-backward" (the Megatron timer). */
+const char *ts_ab_phase_name(int phase);
+
 struct ts_ab_result {
 	int verdict;              /* enum ts_ab_verdict */
 	int accepted;             /* verdict faster/no_difference and correctness passed */
@@ -215,6 +249,11 @@ struct ts_ab_result {
 	/* runs */
 	TS_VEC(struct ts_ab_run_summary) base, cand;
 	double base_mean_ms, cand_mean_ms;
+	/* attribution: per-phase comparisons (ts_ab_phases); empty when no run
+	 * logs phase times */
+	TS_VEC(struct ts_ab_phase) phases;
+	size_t phases_compared;   /* phases with an interval: the Bonferroni family size */
+	double phase_ci_level;    /* per-phase interval level, 1 - 0.05 / phases_compared */
 	struct ts_arena arena;
 };
 
@@ -227,6 +266,8 @@ void ts_ab_result_release(struct ts_ab_result *res);
  * declared variable not the one that differs, different batch shape, no
  * common window) returns 0 with verdict TS_AB_INVALID and the reasons
  * in res->invalid. Returns TS_ENOMEM / TS_EUSAGE (nb or nc zero) otherwise.
+ * A valid comparison also compares the phases (res->phases, struct
+ * ts_ab_phase) when any run logs phase times.
  */
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
@@ -261,7 +302,8 @@ void ts_ab_welch_log_ratio(const double *a, size_t na, const double *b, size_t n
 /*
  * The verdict of an interval [lo, hi] of a ratio against a practical band:
  * faster when hi < 1 - band, slower when lo > 1 + band, no_difference when
- * the interval lies inside 1 +- band, else inconclusive (also for NaN).
+ * the interval lies inside 1 +- band (edges included), else inconclusive
+ * (also when lo, hi or band is NaN).
  */
 int ts_ab_decide(double lo, double hi, double band);
 

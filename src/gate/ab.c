@@ -48,6 +48,19 @@ const char *ts_ab_verdict_name(int v)
 	}
 }
 
+const char *ts_ab_phase_name(int phase)
+{
+	switch (phase) {
+	case TS_PHASE_DATA: return "data";
+	case TS_PHASE_FORWARD: return "fwd";
+	case TS_PHASE_BACKWARD: return "bwd";
+	case TS_PHASE_FWD_BWD: return "forward-backward";
+	case TS_PHASE_OPTIMIZER: return "opt";
+	case TS_PHASE_COMM: return "comm";
+	default: return "unknown";
+	}
+}
+
 void ts_ab_opts_init(struct ts_ab_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -74,6 +87,7 @@ void ts_ab_result_release(struct ts_ab_result *res)
 	TS_VEC_RELEASE(res->diffs);
 	TS_VEC_RELEASE(res->base);
 	TS_VEC_RELEASE(res->cand);
+	TS_VEC_RELEASE(res->phases);
 	ts_arena_release(&res->arena);
 	memset(res, 0, sizeof(*res));
 }
@@ -265,12 +279,37 @@ static void side_release(struct side_series *s)
 
 /* ------------------------------------------------------------ intervals */
 
-int ts_ab_paired_ratio(const double *a, const double *b, size_t n, uint64_t seed,
-		       struct ts_ab_ratio *out)
+/*
+ * How much wider a 95 % interval of ts_stats_ci_mean becomes at `level`:
+ * the ratio of the two critical values on the degrees of freedom of the
+ * method that made it (batch means: k - 1; AR(1): its effective sample
+ * size - 1, as stats.c computes it; the percentile bootstrap: the normal
+ * approximation). Exactly 1 at 95 %.
+ */
+static double widen(const struct ts_ci *c, size_t n, double level)
+{
+	double p = 1 - (1 - level) / 2, df;
+
+	if (level == 0.95)
+		return 1;
+	if (c->method == TS_CI_BATCH_MEANS && c->batches >= 2) {
+		df = (double)c->batches - 1;
+	} else if (c->method == TS_CI_AR1) {
+		double ess = (double)n * (1 - c->lag1) / (1 + c->lag1);
+		df = ess > 2 ? ess - 1 : 1;
+	} else {
+		return ts_stats_norm_quantile(p) / ts_stats_norm_quantile(0.975);
+	}
+	return ts_stats_t_quantile(p, df) / ts_stats_t_quantile(0.975, df);
+}
+
+/* ts_ab_paired_ratio at a given interval level. */
+static int paired_ratio(const double *a, const double *b, size_t n, uint64_t seed, double level,
+			struct ts_ab_ratio *out)
 {
 	double *d;
 	struct ts_ci cd, ca;
-	double md, ma, r, t;
+	double md, ma, r, t, fd, fa;
 	int rc;
 
 	out->estimate = out->ci95_low = out->ci95_high = NAN;
@@ -285,15 +324,17 @@ int ts_ab_paired_ratio(const double *a, const double *b, size_t n, uint64_t seed
 		free(d);
 		return rc;
 	}
+	fd = widen(&cd, n, level);
+	fa = widen(&ca, n, level);
 	md = ts_stats_mean(d, n);
 	ma = ts_stats_mean(a, n);
 	r = 1 + md / ma;
 	/* cd is centred on the batch means' mean, which may drop a few trailing
 	 * steps; keep its half-widths around the full mean */
-	t = fabs(md) / (ma * ma) * (ca.hi - ca.lo) / 2;
+	t = fabs(md) / (ma * ma) * fa * (ca.hi - ca.lo) / 2;
 	out->estimate = r;
-	out->ci95_low = r - sqrt(pow((cd.mean - cd.lo) / ma, 2) + t * t);
-	out->ci95_high = r + sqrt(pow((cd.hi - cd.mean) / ma, 2) + t * t);
+	out->ci95_low = r - sqrt(pow(fd * (cd.mean - cd.lo) / ma, 2) + t * t);
+	out->ci95_high = r + sqrt(pow(fd * (cd.hi - cd.mean) / ma, 2) + t * t);
 	out->method = cd.method == TS_CI_BLOCK_BOOTSTRAP ? "block bootstrap"
 		      : cd.method == TS_CI_AR1		? "AR(1)"
 							: "batch means";
@@ -301,8 +342,15 @@ int ts_ab_paired_ratio(const double *a, const double *b, size_t n, uint64_t seed
 	return 0;
 }
 
-void ts_ab_welch_log_ratio(const double *a, size_t na, const double *b, size_t nb,
-			   struct ts_ab_ratio *out)
+int ts_ab_paired_ratio(const double *a, const double *b, size_t n, uint64_t seed,
+		       struct ts_ab_ratio *out)
+{
+	return paired_ratio(a, b, n, seed, 0.95, out);
+}
+
+/* ts_ab_welch_log_ratio with the t quantile p (0.975 for 95 %). */
+static void welch_log_ratio(const double *a, size_t na, const double *b, size_t nb, double p,
+			    struct ts_ab_ratio *out)
 {
 	double mx = 0, my = 0, vx = 0, vy = 0, ax, ay, se, df, t;
 
@@ -322,15 +370,23 @@ void ts_ab_welch_log_ratio(const double *a, size_t na, const double *b, size_t n
 	ay = vy / (double)nb;
 	se = sqrt(ax + ay);
 	df = se > 0 ? pow(ax + ay, 2) / (ax * ax / (double)(na - 1) + ay * ay / (double)(nb - 1)) : 1;
-	t = se > 0 ? ts_stats_t_quantile(0.975, df) : 0;
+	t = se > 0 ? ts_stats_t_quantile(p, df) : 0;
 	out->estimate = exp(my - mx);
 	out->ci95_low = exp(my - mx - t * se);
 	out->ci95_high = exp(my - mx + t * se);
 	out->method = "Welch t on log values";
 }
 
+void ts_ab_welch_log_ratio(const double *a, size_t na, const double *b, size_t nb,
+			   struct ts_ab_ratio *out)
+{
+	welch_log_ratio(a, na, b, nb, 0.975, out);
+}
+
 int ts_ab_decide(double lo, double hi, double band)
 {
+	if (isnan(lo) || isnan(hi) || isnan(band))
+		return TS_AB_INCONCLUSIVE;
 	if (hi < 1 - band)
 		return TS_AB_FASTER;
 	if (lo > 1 + band)
@@ -923,6 +979,265 @@ static int same_runs(const struct ts_run *base, size_t nb, const struct ts_run *
 	return 1;
 }
 
+/* ------------------------------------------------------------ phases */
+
+/* 1 when some run of runs logs phase k at one of the n iterations it. */
+static int side_logs_phase(const struct ts_run *runs, size_t nr, int k, const int64_t *it,
+			   size_t n)
+{
+	for (size_t i = 0; i < nr; i++)
+		for (size_t j = 0; j < n; j++) {
+			const struct ts_run_point *q = find_point(&runs[i], it[j]);
+			if (q && isfinite(q->phase_ms[k]))
+				return 1;
+		}
+	return 0;
+}
+
+/* Mean of phase k over the paired iterations where every run of one side
+ * logs it (per-iteration means over the runs), NAN when none does. */
+static double side_phase_mean(const struct ts_run *runs, size_t nr, int k, const int64_t *it,
+			      size_t n)
+{
+	double sum = 0;
+	size_t m = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		double x = 0;
+		size_t have = 0;
+		for (size_t i = 0; i < nr; i++) {
+			const struct ts_run_point *q = find_point(&runs[i], it[j]);
+			if (q && isfinite(q->phase_ms[k])) {
+				x += q->phase_ms[k];
+				have++;
+			}
+		}
+		if (have == nr) {
+			sum += x / (double)nr;
+			m++;
+		}
+	}
+	return m ? sum / (double)m : NAN;
+}
+
+/*
+ * The values of phase k at the paired iterations it[0..n) where every run
+ * of both sides logs it: v[r * n + m] for run r (baseline runs first) at
+ * the m-th such iteration. Returns the count m.
+ */
+static size_t phase_values(const struct ts_run *base, size_t nb, const struct ts_run *cand,
+			   size_t nc, int k, const int64_t *it, size_t n, double *v)
+{
+	size_t m = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		int all = 1;
+		for (size_t r = 0; r < nb + nc && all; r++) {
+			const struct ts_run_point *q =
+				find_point(r < nb ? &base[r] : &cand[r - nb], it[j]);
+			all = q && isfinite(q->phase_ms[k]);
+		}
+		if (!all)
+			continue;
+		for (size_t r = 0; r < nb + nc; r++)
+			v[r * n + m] = find_point(r < nb ? &base[r] : &cand[r - nb], it[j])->phase_ms[k];
+		m++;
+	}
+	return m;
+}
+
+/* The interval of one phase at `level`, built as the total's is. v, m and
+ * n as phase_values leaves them; a and b receive the per-iteration side
+ * means. */
+static int phase_interval(struct ts_ab_result *res, const struct ts_run *base, size_t nb,
+			  const struct ts_run *cand, size_t nc, const struct ts_ab_opts *o,
+			  const double *v, size_t n, size_t m, double level, double *a, double *b,
+			  struct ts_ab_phase *ph)
+{
+	struct ts_ab_ratio pr;
+	double alpha = 1 - level;
+	int rc;
+
+	for (size_t j = 0; j < m; j++) {
+		a[j] = b[j] = 0;
+		for (size_t r = 0; r < nb; r++)
+			a[j] += v[r * n + j] / (double)nb;
+		for (size_t r = nb; r < nb + nc; r++)
+			b[j] += v[r * n + j] / (double)nc;
+	}
+	ph->base_mean_ms = ts_stats_mean(a, m);
+	ph->cand_mean_ms = ts_stats_mean(b, m);
+	if ((rc = paired_ratio(a, b, m, o->seed, level, &pr)))
+		return rc;
+	ph->ratio = pr.estimate;
+	ph->ci_low = pr.ci95_low;
+	ph->ci_high = pr.ci95_high;
+	ph->method = fmt(res, "paired by iteration, %s", pr.method ? pr.method : "too few steps");
+	if (res->repeats) {
+		/* runs as replicates: the phase's mean in each run over the m steps */
+		double *x = malloc((nb + nc) * sizeof(double)), *y, lo, hi, est;
+		size_t mb = nb, mc = nc;
+		int positive = 1;
+
+		if (!x)
+			return TS_ENOMEM;
+		y = x + nb;
+		for (size_t r = 0; r < mb; r++)
+			positive &= (x[r] = ts_stats_mean(v + r * n, m)) > 0;
+		for (size_t r = 0; r < mc; r++)
+			positive &= (y[r] = ts_stats_mean(v + (nb + r) * n, m)) > 0;
+		if (!positive) {
+			free(x);
+			goto run_cv; /* a zero run mean has no log: keep the paired interval */
+		}
+		/* >= 4 runs per side: the exact Mann-Whitney interval, where it
+		 * exists at this level (4 vs 4 has none beyond 97.1 %) */
+		size_t k = mb >= 4 && mc >= 4 ? mw_k(mb, mc, alpha / 2) : 0;
+		if (k) {
+			size_t N = mb * mc, q = 0;
+			double *dd = malloc(N * sizeof(double));
+			if (!dd) {
+				free(x);
+				return TS_ENOMEM;
+			}
+			for (size_t i = 0; i < mb; i++)
+				for (size_t j = 0; j < mc; j++)
+					dd[q++] = log(y[j]) - log(x[i]);
+			ts_sort(dd, N, sizeof(double), dbl_cmp);
+			est = exp(ts_stats_quantile_sorted(dd, N, 0.5));
+			lo = exp(dd[k - 1]);
+			hi = exp(dd[N - k]);
+			free(dd);
+			ph->ratio = est;
+			ph->ci_low = lo;
+			ph->ci_high = hi;
+			ph->method = "runs as replicates: Hodges-Lehmann shift of log run means, "
+				     "exact Mann-Whitney interval";
+		} else {
+			struct ts_ab_ratio w;
+			welch_log_ratio(x, mb, y, mc, 1 - alpha / 2, &w);
+			/* 2-3 runs: as the total, the paired interval when wider;
+			 * >= 4 runs: the run means alone */
+			if ((mb >= 4 && mc >= 4) || !(ph->ci_high - ph->ci_low > w.ci95_high - w.ci95_low)) {
+				ph->ratio = w.estimate;
+				ph->ci_low = w.ci95_low;
+				ph->ci_high = w.ci95_high;
+				ph->method = "runs as replicates: Welch t on log run means";
+			} else {
+				ph->method = fmt(res, "paired by iteration over the per-iteration means "
+						 "of the repeats, %s (wider than Welch t)",
+						 pr.method ? pr.method : "too few steps");
+			}
+		}
+		free(x);
+		return 0;
+	}
+run_cv:
+	if (!res->repeats && o->run_cv > 0 && !same_runs(base, nb, cand, nc) &&
+	    isfinite(ph->ratio)) {
+		/* the stated run-to-run CV, taken as the phase's own relative CV */
+		double r = ph->ratio, lo = ph->ci_low, hi = ph->ci_high;
+		double u = ts_stats_norm_quantile(1 - alpha / 2) * r * o->run_cv *
+			   sqrt(1.0 / (double)nb + 1.0 / (double)nc);
+		ph->ci_low = r - sqrt((r - lo) * (r - lo) + u * u);
+		ph->ci_high = r + sqrt((hi - r) * (hi - r) + u * u);
+		ph->method = fmt(res, "%s, plus the assumed run-to-run CV of %.2f %% (--run-cv)",
+				 ph->method, 100 * o->run_cv);
+	}
+	return 0;
+}
+
+/*
+ * Per-phase attribution (struct ts_ab_phase): every phase some run logs in
+ * the paired iterations it[0..n) is listed; those both sides log at >= 10
+ * common paired iterations with a baseline mean above zero are compared,
+ * each at the Bonferroni level 1 - 0.05 / m over the m compared.
+ */
+static int compare_phases(struct ts_ab_result *res, const struct ts_run *base, size_t nb,
+			  const struct ts_run *cand, size_t nc, const struct ts_ab_opts *o,
+			  const int64_t *it, size_t n)
+{
+	double *v = malloc(((nb + nc) * n + 1) * sizeof(double));
+	double *a = malloc((n + 1) * sizeof(double)), *b = malloc((n + 1) * sizeof(double));
+	size_t cnt[TS_PHASE_COUNT] = { 0 }, m = 0;
+	int rc = TS_ENOMEM;
+
+	if (!v || !a || !b)
+		goto out;
+	/* which phases, and the family size */
+	for (int k = 0; k < TS_PHASE_COUNT; k++) {
+		struct ts_ab_phase ph;
+		size_t c;
+
+		memset(&ph, 0, sizeof(ph));
+		ph.phase = k;
+		ph.name = ts_ab_phase_name(k);
+		ph.on_base = side_logs_phase(base, nb, k, it, n);
+		ph.on_cand = side_logs_phase(cand, nc, k, it, n);
+		ph.base_mean_ms = ph.cand_mean_ms = ph.share = NAN;
+		ph.ratio = ph.ci_low = ph.ci_high = ph.band = NAN;
+		ph.verdict = TS_AB_INVALID;
+		if (!ph.on_base && !ph.on_cand)
+			continue;
+		c = ph.on_base && ph.on_cand ? phase_values(base, nb, cand, nc, k, it, n, v) : 0;
+		ph.pairs = c;
+		if (!ph.on_base || !ph.on_cand) {
+			ph.reason = ph.on_base ? "logged by the baseline only"
+					       : "logged by the candidate only";
+		} else if (c < 10) {
+			ph.reason = fmt(res, "only %zu of the %zu paired steps carry it in every run; "
+					"need at least 10", c, n);
+			if (!ph.reason)
+				goto out;
+		} else {
+			double sum = 0;
+			for (size_t r = 0; r < nb; r++)
+				for (size_t j = 0; j < c; j++)
+					sum += v[r * n + j];
+			if (!(sum > 0))
+				ph.reason = "0 ms in the baseline: no ratio";
+		}
+		if (!ph.reason)
+			m++;
+		else {
+			/* what the side(s) logging it measured, for the reader */
+			if (ph.on_base)
+				ph.base_mean_ms = side_phase_mean(base, nb, k, it, n);
+			if (ph.on_cand)
+				ph.cand_mean_ms = side_phase_mean(cand, nc, k, it, n);
+		}
+		cnt[k] = c;
+		if (TS_VEC_PUSH(res->phases, ph))
+			goto out;
+	}
+	res->phases_compared = m;
+	res->phase_ci_level = m ? 1 - 0.05 / (double)m : NAN;
+	for (size_t i = 0; i < res->phases.n; i++) {
+		struct ts_ab_phase *ph = &res->phases.v[i];
+
+		if (ph->reason)
+			continue;
+		(void)phase_values(base, nb, cand, nc, ph->phase, it, n, v);
+		if ((rc = phase_interval(res, base, nb, cand, nc, o, v, n, cnt[ph->phase],
+					 res->phase_ci_level, a, b, ph)))
+			goto out;
+		rc = TS_ENOMEM;
+		if (isfinite(ph->ci_low) && ph->ci_low < 0)
+			ph->ci_low = 0; /* a time is never negative */
+		ph->share = ph->base_mean_ms / res->base_mean_ms;
+		/* the total's band in step time: a phase of share s moves the
+		 * step by s * (ratio - 1) */
+		ph->band = res->band / ph->share;
+		ph->verdict = ts_ab_decide(ph->ci_low, ph->ci_high, ph->band);
+	}
+	rc = 0;
+out:
+	free(v);
+	free(a);
+	free(b);
+	return rc;
+}
+
 /* The telemetry captures of one side's runs, read into one capture. An
  * unreadable capture is left out (the comparison does not depend on it). */
 static void side_telemetry(const struct ts_run *r, size_t n, struct ts_telemetry *t)
@@ -1200,6 +1515,9 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 					       "noisy)", s->path, 100 * s->cv));
 	}
 	if (oom)
+		goto oom;
+	/* attribution: which phase of the step moved */
+	if ((rc = compare_phases(res, base, nb, cand, nc, o, pit, npairs)))
 		goto oom;
 	if ((rc = correctness(res, base, nb, cand, nc, o)))
 		goto oom;

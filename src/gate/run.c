@@ -87,10 +87,25 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 		memset(&p, 0, sizeof(p));
 		p.iteration = it;
 		p.step_ms = p.loss = p.grad_norm = p.tflops = NAN;
+		for (int k = 0; k < TS_PHASE_COUNT; k++)
+			p.phase_ms[k] = NAN;
 		for (; i < n && order[i]->iteration == it; i++) {
 			const struct ts_step *s = order[i];
 			if (s->rank > maxrank)
 				maxrank = s->rank;
+			/* phases come from the slowest rank's record, so they stay
+			 * parts of its step (a phase longer than its step is
+			 * dropped, as `steps` does); untimed records fill gaps */
+			if (s->step_ns != TS_NO_INT && !(s->step_ns / 1e6 <= p.step_ms)) {
+				for (int k = 0; k < TS_PHASE_COUNT; k++)
+					p.phase_ms[k] = s->phase_ns[k] != TS_NO_INT &&
+							s->phase_ns[k] <= s->step_ns ?
+							s->phase_ns[k] / 1e6 : NAN;
+			} else if (s->step_ns == TS_NO_INT) {
+				for (int k = 0; k < TS_PHASE_COUNT; k++)
+					if (s->phase_ns[k] != TS_NO_INT && isnan(p.phase_ms[k]))
+						p.phase_ms[k] = s->phase_ns[k] / 1e6;
+			}
 			if (s->step_ns != TS_NO_INT)
 				p.step_ms = nanmax(p.step_ms, s->step_ns / 1e6);
 			if (s->flags & TS_STEP_LOSS_NONFINITE)
