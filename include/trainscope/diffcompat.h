@@ -259,18 +259,23 @@ struct ts_diff_moved {
 
 /*
  * Write a Chrome-trace JSON file ({"traceEvents": [...]}, times in us with
- * ns decimals) to out_path, atomically (atomic.h). Processes "baseline"
- * (pid 1) and "candidate" (pid 2) hold, for each pair in order, the
- * complete events (ph X, with a duration) that start inside that side's
- * step, on their original tid (CPU threads) or "stream N" tracks (GPU
- * events, tid 1000000 + stream), shifted so that the pairs are laid end to
- * end: pair k starts on both sides at the sum of max(base, cand) step
- * lengths of the pairs before it (a step slot per pair), and a "step N"
- * event spans each side's step on tid 0. Process "delta" (pid 3) has one
- * track per moved row (rows order) with one event per pair-slot "NAME
- * +X.XXX ms (+P %)" and args {baseline_ns, candidate_ns, delta_ns}, and an
- * instant event "delta NAME" at time 0 on its track. Returns 0; TS_EUSAGE
- * when npairs is 0 or a pair ends before it starts; TS_EIO from writing.
+ * ns decimals) to out_path, atomically (atomic.h). Pair k gets a slot on a
+ * common timeline starting at the sum of max(baseline, candidate) step
+ * lengths of the pairs before it, so paired steps start at the same time.
+ * Process "baseline" (pid 1) and "candidate" (pid 2) each hold a
+ * "compared steps" track (tid 999999999) with one "step N" event per pair
+ * (args: pair, iteration, original_ts_us), then every complete event with
+ * a duration (python_function, the profiler's Trace span and flows left
+ * out) that starts inside one of that side's steps, shifted into the
+ * pair's slot: CPU events on their tid, GPU events (kernel, memcpy, memset,
+ * gpu_user_annotation) on "GPU stream N" tracks (tid 1000000000 + N).
+ * Process "delta" (pid 3) holds a "step delta" track (tid 0, one event per
+ * slot: "step B/C +X.XXX ms (+P %)") and one track per moved row (tid
+ * 1 + row index, in the given order): one event over all slots named
+ * "NAME +X.XXX ms (+P %)" ("(new)" when the baseline is 0) with args
+ * {baseline_ns, candidate_ns, delta_ns}, and an instant "delta NAME" at 0.
+ * Returns 0; TS_EUSAGE when npairs is 0 or a step ends before it starts;
+ * TS_EIO from the writer; TS_ENOMEM.
  */
 int ts_diff_annotate_write(const char *out_path, const struct ts_trace *base,
 			   const struct ts_trace *cand, const struct ts_diff_step_pair *pairs,

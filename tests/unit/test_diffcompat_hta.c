@@ -173,7 +173,7 @@ static void against_oracle(const char *fixture, const char *cdir, const char *td
 					if (p)
 						*p++ = 0;
 				}
-				if (nf != 11 || strcmp(f[0], dev_name[dv]) || atoi(f[1]) != sh)
+				if (nf != 11 || strcmp(f[0], dev_name[dv]) || (int)strtol(f[1], NULL, 10) != sh)
 					continue;
 				if (k >= d.nrows) {
 					ts_test_fail(__FILE__, __LINE__, "%s %s/%d: HTA has more rows (%s)",
@@ -182,9 +182,9 @@ static void against_oracle(const char *fixture, const char *cdir, const char *td
 				}
 				r = &d.rows[k++];
 				checked++;
-				if (strcmp(r->name, f[2]) || r->control_counts != atoll(f[3]) ||
-				    r->test_counts != atoll(f[4]) || r->control_us != num(f[5]) ||
-				    r->test_us != num(f[6]) || r->diff_counts != atoll(f[7]) ||
+				if (strcmp(r->name, f[2]) || r->control_counts != strtoll(f[3], NULL, 10) ||
+				    r->test_counts != strtoll(f[4], NULL, 10) || r->control_us != num(f[5]) ||
+				    r->test_us != num(f[6]) || r->diff_counts != strtoll(f[7], NULL, 10) ||
 				    r->diff_us != num(f[8]) || r->change != f[9][0] ||
 				    (!sh && strcmp(ts_diff_hta_set_name(r->set), f[10]))) {
 					ts_test_fail(__FILE__, __LINE__,
