@@ -25,7 +25,6 @@
 #include <stdint.h>
 #include "trainscope/core.h"
 #include "trainscope/jsonw.h"
-#include "trainscope/taxonomy.h"
 #include "trainscope/trace.h"
 #include "trainscope/tracelens.h"
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "trainscope/diffcompat.h"
 #include "trainscope/table.h"
+#include "trainscope/taxonomy.h"
 
 const char *ts_diff_tl_metric_name(enum ts_diff_tl_metric m)
 {
