@@ -319,3 +319,67 @@ TEST(diffcompat_hta_iterations_by_hand)
 	}
 	tb_release(&t);
 }
+
+/* One ProfilerStep#3 [0,100) with n aten::mm of 10 us each inside. */
+static void one_step(struct ts_trace *t, int64_t rank, int n)
+{
+	uint32_t ua, op;
+	size_t i;
+
+	tb_init(t);
+	t->meta.rank = rank;
+	t->meta.rank_source = 1;
+	ua = (uint32_t)ts_intern(&t->strings, "user_annotation", 15);
+	op = (uint32_t)ts_intern(&t->strings, "cpu_op", 6);
+	i = tb_cpu(t, TS_CAT_USER_ANNOTATION, "ProfilerStep#3", 0, 100);
+	t->ev.cat_str[i] = ua;
+	for (int k = 0; k < n; k++) {
+		i = tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 10 + 20 * k, 10);
+		t->ev.cat_str[i] = op;
+	}
+}
+
+/*
+ * Ranks: control ranks 0 (2 mm) and 1 (3 mm) summed = 5 mm, 50 us; test
+ * rank 1 alone = 3 mm: decreased, diff -2, -20 us. Default rank = the
+ * lowest (0: 2 mm). Unknown rank and two files of one rank are refused.
+ */
+TEST(diffcompat_hta_ranks_summed)
+{
+	struct ts_trace r0, r1, dup;
+	const struct ts_trace *both[2] = { &r1, &r0 }, *dups[2] = { &r0, &dup };
+	const int64_t two[2] = { 0, 1 }, one = 1, nine = 9;
+	struct ts_diff_hta_side c = { both, 2, two, 2, NULL, 0 };
+	struct ts_diff_hta_side t = { both, 2, &one, 1, NULL, 0 };
+	struct ts_diff_hta_side def = { both, 2, NULL, 0, NULL, 0 };
+	struct ts_diff_hta_side bad = { both, 2, &nine, 1, NULL, 0 };
+	struct ts_diff_hta_side twice = { dups, 2, NULL, 0, NULL, 0 };
+	struct ts_diff_hta d;
+	struct ts_err err;
+	const struct ts_diff_hta_row *m;
+
+	one_step(&r0, 0, 2);
+	one_step(&r1, 1, 3);
+	one_step(&dup, 0, 1);
+	ts_err_init(&err);
+	REQUIRE(ts_diff_hta_compare(&c, &t, TS_DIFF_HTA_CPU, 0, &d, &err) == 0);
+	m = row(&d, "aten::mm");
+	CHECK(m && m->control_counts == 5 && m->control_us == 50.0 && m->test_counts == 3 &&
+	      m->diff_counts == -2 && m->diff_us == -20.0 && m->change == '-' &&
+	      m->set == TS_DIFF_HTA_DECREASED);
+	CHECK_I64(d.ncontrol_ranks, 2);
+	CHECK_I64(d.control_iters[0], 3);
+	ts_diff_hta_release(&d);
+	REQUIRE(ts_diff_hta_compare(&def, &t, TS_DIFF_HTA_CPU, 0, &d, &err) == 0);
+	m = row(&d, "aten::mm");
+	CHECK(m && m->control_counts == 2 && m->set == TS_DIFF_HTA_INCREASED);
+	CHECK_I64(d.control_ranks[0], 0);
+	ts_diff_hta_release(&d);
+	CHECK_I64(ts_diff_hta_compare(&bad, &t, TS_DIFF_HTA_CPU, 0, &d, &err), TS_EUSAGE);
+	ts_diff_hta_release(&d);
+	CHECK_I64(ts_diff_hta_compare(&twice, &t, TS_DIFF_HTA_CPU, 0, &d, &err), TS_EUSAGE);
+	ts_diff_hta_release(&d);
+	tb_release(&r0);
+	tb_release(&r1);
+	tb_release(&dup);
+}
