@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh build   compiler, make, pkg-config, zlib, SQLite
 #   scripts/install-deps.sh test    build + what the test suite uses (clang for
 #                                   libFuzzer, chromium for the report test,
-#                                   Open MPI for the distributed mode, sqlite3)
+#                                   Open MPI for the distributed mode, sqlite3,
+#                                   HTA's Python packages for diff-hta-oracle.sh)
 #   scripts/install-deps.sh bench   test + yajl (the tokenizer benchmark baseline),
 #                                   GNU time, pandas and numpy (the HTA baseline)
 #
@@ -17,6 +18,8 @@ set -eu
 what=${1:-test}
 build_pkgs="build-essential pkg-config zlib1g-dev libsqlite3-dev"
 test_pkgs="clang sqlite3 chromium libopenmpi-dev openmpi-bin python3"
+# the real HTA (../shared/baselines/hta) that tests/scripts/diff-hta-oracle.sh runs
+test_pkgs="$test_pkgs python3-pandas python3-numpy python3-plotly python3-psutil python3-yaml python3-networkx python3-pydot"
 bench_pkgs="libyajl-dev time python3-pandas python3-numpy"
 
 case "$what" in
