@@ -434,6 +434,7 @@ static int ring_start(struct trace_src *s, int raw, const unsigned char *first, 
 		isal_inflate_init(&g->is);
 		g->is.crc_flag = ISAL_GZIP;
 		g->isal = 1;
+		s->gzip_fast = 1;
 	}
 #endif
 	pthread_mutex_init(&g->mu, NULL);
