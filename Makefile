@@ -11,6 +11,13 @@ DATA ?= ../shared/data
 PKGS := zlib sqlite3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lz -lsqlite3)
+# Optional ISA-L (Debian libisal-dev): the trace reader inflates gzip with
+# it, zlib staying the fallback. Found with pkg-config like everything else.
+ISAL_LIBS := $(shell pkg-config --libs libisal 2>/dev/null)
+ifneq ($(ISAL_LIBS),)
+PKG_CFLAGS += $(shell pkg-config --cflags libisal) -DTS_HAVE_ISAL
+PKG_LIBS += $(ISAL_LIBS)
+endif
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wvla -Wformat=2

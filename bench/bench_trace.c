@@ -6,16 +6,24 @@
  * file in the page cache after a warm-up), timed by the parent, with the
  * child's peak RSS from wait4(). Cases, interleaved in each round:
  *   cat      `cat FILE > /dev/null` through the shell (plain files)
+ *   memchr2  two threads, each pread()s one half of FILE into a page-aligned
+ *            1 MiB buffer and counts '"' with one memchr call per quote
+ *            (plain files: the issue #14 baseline for the end-to-end goal)
  *   inflate  zlib inflate of FILE.gz into one reused 4 MiB buffer, one
  *            thread (what any .gz reader must at least pay)
  *   read     ts_trace_read(FILE)            (all events)
  *   read-skip ts_trace_read, skip_python + skip_flows (when asked with -p)
+ *   cli      `BIN trace --json FILE > /dev/null` (when asked with -t BIN):
+ *            the end-to-end command the issue #14 goals are about
  * Medians over RUNS rounds; MB = 10^6 bytes of decompressed JSON.
- * Ratios: read / cat for plain files, read / inflate for gzip.
+ * Ratios: read / cat and read / memchr2 for plain files, read / inflate
+ * for gzip (each the median of the per-round ratios: the cases of one round
+ * run back to back, so a ratio compares like with like on a noisy machine).
  *
- * usage: bench_trace [-p] FILE.json|FILE.json.gz [RUNS]
+ * usage: bench_trace [-p] [-t TRAINSCOPE] FILE.json|FILE.json.gz [RUNS]
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,17 +94,85 @@ static int child_inflate(const char *path, int fd)
 	return write(fd, buf, (size_t)n) == n ? 0 : 1;
 }
 
-static int child_cat(const char *path, int fd)
-{
-	char cmd[4200];
+struct half {
+	int fd;
+	off_t from, to;
+	unsigned long long quotes;
+	int bad;
+};
 
-	snprintf(cmd, sizeof(cmd), "cat '%s' > /dev/null", path);
+static void *count_quotes(void *arg)
+{
+	struct half *h = arg;
+	const size_t bsize = (size_t)1 << 20;
+	void *mem = NULL;
+
+	if (posix_memalign(&mem, 4096, bsize)) {
+		h->bad = 1;
+		return NULL;
+	}
+	const char *buf = mem;
+	for (off_t pos = h->from; pos < h->to;) {
+		size_t want = (size_t)(h->to - pos) < bsize ? (size_t)(h->to - pos) : bsize;
+		ssize_t r = pread(h->fd, mem, want, pos);
+		if (r <= 0) {
+			h->bad = 1;
+			break;
+		}
+		const char *p = buf, *end = buf + r;
+		while ((p = memchr(p, '"', (size_t)(end - p))) != NULL) {
+			h->quotes++;
+			p++;
+		}
+		pos += r;
+	}
+	free(mem);
+	return NULL;
+}
+
+static int child_memchr2(const char *path, int fd)
+{
+	struct stat st;
+	struct half h[2];
+	pthread_t th;
+	char buf[64];
+	int src = open(path, O_RDONLY);
+
+	if (src < 0 || fstat(src, &st) != 0)
+		return 1;
+	off_t mid = st.st_size / 2;
+	h[0] = (struct half){ .fd = src, .from = 0, .to = mid };
+	h[1] = (struct half){ .fd = src, .from = mid, .to = st.st_size };
+	if (pthread_create(&th, NULL, count_quotes, &h[1]) != 0)
+		return 1;
+	count_quotes(&h[0]);
+	pthread_join(th, NULL);
+	close(src);
+	if (h[0].bad || h[1].bad)
+		return 1;
+	int n = snprintf(buf, sizeof(buf), "%llu %llu\n", h[0].quotes + h[1].quotes,
+			 (unsigned long long)st.st_size);
+	return write(fd, buf, (size_t)n) == n ? 0 : 1;
+}
+
+static const char *cli_bin;
+
+/* `cat` or the CLI through the shell; wait4 reports the peak RSS of the
+ * largest process the shell waited for. */
+static int child_shell(const char *path, int cli, int fd)
+{
+	char cmd[8400];
+
+	if (cli)
+		snprintf(cmd, sizeof(cmd), "'%s' trace --json '%s' > /dev/null", cli_bin, path);
+	else
+		snprintf(cmd, sizeof(cmd), "cat '%s' > /dev/null", path);
 	if (system(cmd) != 0)
 		return 1;
 	return write(fd, "0 0\n", 4) == 4 ? 0 : 1;
 }
 
-enum { C_CAT, C_INFLATE, C_READ, C_READ_SKIP };
+enum { C_CAT, C_INFLATE, C_READ, C_READ_SKIP, C_MEMCHR2, C_CLI, NCASE };
 
 static int run_case(int which, const char *path, struct result *res)
 {
@@ -111,8 +187,9 @@ static int run_case(int which, const char *path, struct result *res)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		int rc = which == C_CAT ? child_cat(path, p[1]) :
+		int rc = which == C_CAT || which == C_CLI ? child_shell(path, which == C_CLI, p[1]) :
 			which == C_INFLATE ? child_inflate(path, p[1]) :
+			which == C_MEMCHR2 ? child_memchr2(path, p[1]) :
 			child_read(path, which == C_READ_SKIP, p[1]);
 		_exit(rc);
 	}
@@ -135,12 +212,16 @@ int main(int argc, char **argv)
 	int skip = 0, a = 1;
 	struct stat st;
 
-	if (a < argc && strcmp(argv[a], "-p") == 0) {
-		skip = 1;
-		a++;
+	for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
+		if (strcmp(argv[a], "-p") == 0)
+			skip = 1;
+		else if (strcmp(argv[a], "-t") == 0 && a + 1 < argc)
+			cli_bin = argv[++a];
+		else
+			break;
 	}
 	if (a >= argc || stat(argv[a], &st) != 0) {
-		fprintf(stderr, "usage: bench_trace [-p] FILE.json|FILE.json.gz [RUNS]\n");
+		fprintf(stderr, "usage: bench_trace [-p] [-t TRAINSCOPE] FILE.json|FILE.json.gz [RUNS]\n");
 		return 2;
 	}
 	const char *path = argv[a];
@@ -156,10 +237,17 @@ int main(int argc, char **argv)
 	fclose(f);
 	int gz = magic[0] == 0x1f && magic[1] == 0x8b;
 	int base = gz ? C_INFLATE : C_CAT;
-	int cases[3] = { base, C_READ, C_READ_SKIP };
+	/* a round: baseline, reader, [reader skipping], [memchr2, CLI]: the
+	 * reader and the CLI each follow a baseline they are compared with */
+	int cases[NCASE] = { base, C_READ, C_READ_SKIP };
 	int ncases = skip ? 3 : 2;
-	double secs[4][16], rss[4][16], ratio[16], ratio_skip[16];
-	struct result r[4];
+	if (!gz)
+		cases[ncases++] = C_MEMCHR2;
+	if (cli_bin)
+		cases[ncases++] = C_CLI;
+	double secs[NCASE][16], rss[NCASE][16], ratio[16], ratio_skip[16], ratio_mc[16];
+	double cli_ratio[16];
+	struct result r[NCASE];
 
 	/* warm-up round: page cache, and the event count to check against */
 	for (int c = 0; c < ncases; c++)
@@ -181,6 +269,8 @@ int main(int argc, char **argv)
 		}
 		ratio[k] = secs[base][k] / secs[C_READ][k];
 		ratio_skip[k] = skip ? secs[base][k] / secs[C_READ_SKIP][k] : 0;
+		ratio_mc[k] = gz ? 0 : secs[C_MEMCHR2][k] / secs[C_READ][k];
+		cli_ratio[k] = cli_bin ? secs[gz ? C_INFLATE : C_MEMCHR2][k] / secs[C_CLI][k] : 0;
 	}
 	double mb = (double)bytes / 1e6;
 	double file_mb = (double)st.st_size / 1e6;
@@ -188,7 +278,8 @@ int main(int argc, char **argv)
 	       path, gz ? "gzip" : "plain", file_mb, mb, events, (double)bytes / (double)events);
 	printf("rounds         %d (median; each case a fresh process, interleaved)\n", runs);
 	static const char *const names[] = { "cat >/dev/null", "zlib inflate", "ts_trace_read",
-					     "read, skip py+flow" };
+					     "read, skip py+flow", "memchr '\"', 2 thr",
+					     "trace --json (CLI)" };
 	printf("%-18s %10s %10s %12s %12s\n", "case", "time_s", "MB/s", "peak_rss_MB", "rss_%_json");
 	for (int c = 0; c < ncases; c++) {
 		int w = cases[c];
@@ -200,5 +291,12 @@ int main(int argc, char **argv)
 	if (skip)
 		printf("ratio          read skip py+flow / %s = %.2f\n", gz ? "zlib inflate" : "cat",
 		       median(ratio_skip, runs));
+	if (!gz)
+		printf("ratio          ts_trace_read / memchr 2 threads = %.2f (speed)\n",
+		       median(ratio_mc, runs));
+	if (cli_bin)
+		printf("ratio          trace --json / %s = %.2f (speed; issue #14 goal >= %s)\n",
+		       gz ? "zlib inflate" : "memchr 2 threads", median(cli_ratio, runs),
+		       gz ? "1.00" : "0.70");
 	return 0;
 }

@@ -35,10 +35,12 @@ for b in bench_trace bench_hta bench_logs bench_plan bench_hang ab_power ab_phas
 	[ -x "$BUILD/bench/$b" ] || continue
 	case $b in
 	bench_trace)
+		# -t: also `trainscope trace --json` end to end, against a 2-thread
+		# memchr scan (plain) and zlib's inflate (gzip): the issue #14 goals
 		echo "== trace reader, plain"
-		"$BUILD/bench/bench_trace" "$dir/trace.json" 3
+		"$BUILD/bench/bench_trace" -t "$BUILD/trainscope" "$dir/trace.json" 5
 		echo "== trace reader, gzip"
-		"$BUILD/bench/bench_trace" "$dir/trace.json.gz" 3
+		"$BUILD/bench/bench_trace" -t "$BUILD/trainscope" "$dir/trace.json.gz" 5
 		;;
 	bench_hta)
 		echo "== HTA-compat analysis"

@@ -2,7 +2,7 @@
 # Install the Debian packages trainscope needs. One installer for the README
 # commands and CI.
 #
-#   scripts/install-deps.sh build   compiler, make, pkg-config, zlib, SQLite
+#   scripts/install-deps.sh build   compiler, make, pkg-config, zlib, SQLite, ISA-L
 #   scripts/install-deps.sh test    build + what the test suite uses (clang for
 #                                   libFuzzer, chromium for the report test,
 #                                   Open MPI for the distributed mode, sqlite3,
@@ -16,11 +16,11 @@
 set -eu
 
 what=${1:-test}
-build_pkgs="build-essential pkg-config zlib1g-dev libsqlite3-dev"
+build_pkgs="build-essential pkg-config zlib1g-dev libsqlite3-dev libisal-dev"
 test_pkgs="clang sqlite3 chromium libopenmpi-dev openmpi-bin python3"
 # the real HTA (../shared/baselines/hta) that tests/scripts/diff-hta-oracle.sh runs
 test_pkgs="$test_pkgs python3-pandas python3-numpy python3-plotly python3-psutil python3-yaml python3-networkx python3-pydot"
-bench_pkgs="libyajl-dev time python3-pandas python3-numpy"
+bench_pkgs="libyajl-dev isal time python3-pandas python3-numpy"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;

@@ -24,6 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#if defined(TS_HAVE_ISAL)
+#include <isa-l/igzip_lib.h>
+#endif
 #include "trace_src.h"
 #include "trainscope/input.h"
 
@@ -38,6 +41,18 @@
 #define MAX_WINDOW ((size_t)512 << 20)
 #define RING_FROM ((uint64_t)8 << 20)  /* plain files this big read in a thread */
 #define RAW_CHUNK ((size_t)1 << 20)
+#define PAGE ((size_t)4096)
+
+/* Every read() destination starts on a page: the kernel's copy into a
+ * buffer at 16 mod 4096 is 5x slower on Zen 3 (performance-ceilings.md
+ * #11b). The ring's data area is ring[k] + head, head a multiple of the
+ * page (chunk is a power of two >= 64 KiB). */
+static void *page_alloc(size_t n)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, PAGE, n) == 0 ? p : NULL;
+}
 
 struct trace_gz {
 	pthread_t th;
@@ -60,8 +75,14 @@ struct trace_gz {
 	size_t src_len, src_pos;
 	unsigned char *inbuf;
 	size_t pending;              /* sniffed bytes waiting in inbuf */
-	z_stream z;
+	z_stream z;                  /* also the input cursor of ISA-L */
 	uint64_t out_total;
+	uint64_t in_fed;             /* compressed bytes handed to next_in */
+	uint64_t in_size;            /* compressed size (0 unknown) */
+#if defined(TS_HAVE_ISAL)
+	int isal;                    /* inflating with ISA-L, not zlib */
+	struct inflate_state is;
+#endif
 
 	/* consumer side */
 	int cur;                     /* ring slot under the window, -1 none */
@@ -126,6 +147,7 @@ static int gz_input(struct trace_gz *g)
 	if (g->pending) {
 		g->z.next_in = g->inbuf;
 		g->z.avail_in = (uInt)g->pending;
+		g->in_fed += g->pending;
 		g->pending = 0;
 		return 1;
 	}
@@ -138,6 +160,7 @@ static int gz_input(struct trace_gz *g)
 		g->z.next_in = (unsigned char *)(g->src + g->src_pos);
 		g->z.avail_in = (uInt)left;
 		g->src_pos += left;
+		g->in_fed += left;
 		return 1;
 	}
 	for (;;) {
@@ -145,6 +168,7 @@ static int gz_input(struct trace_gz *g)
 		if (r > 0) {
 			g->z.next_in = g->inbuf;
 			g->z.avail_in = (uInt)r;
+			g->in_fed += (uint64_t)r;
 			return 1;
 		}
 		if (r == 0)
@@ -157,11 +181,14 @@ static int gz_input(struct trace_gz *g)
 	}
 }
 
-/* Inflate into one ring buffer; returns 1 when the stream is finished. */
-static int gz_fill(struct trace_gz *g, unsigned char *out, size_t *n)
+/* zlib: inflate into out[0..cap), *n bytes; returns 1 when the stream is
+ * finished (err_code or cut set when it ended badly), 0 when out is full. */
+static int zlib_run(struct trace_gz *g, unsigned char *out, size_t cap, size_t *n)
 {
+	int finished = 1;
+
 	g->z.next_out = out;
-	g->z.avail_out = (uInt)g->chunk;
+	g->z.avail_out = (uInt)cap;
 	for (;;) {
 		int in = gz_input(g);
 		if (in < 0)
@@ -177,8 +204,10 @@ static int gz_fill(struct trace_gz *g, unsigned char *out, size_t *n)
 			int more = gz_input(g);
 			if (more > 0 && g->z.next_in[0] == 0x1f) {
 				inflateReset(&g->z);
-				if (g->z.avail_out == 0)
-					goto full;
+				if (g->z.avail_out == 0) {
+					finished = 0;
+					break;
+				}
 				continue;
 			}
 			break;
@@ -189,17 +218,112 @@ static int gz_fill(struct trace_gz *g, unsigned char *out, size_t *n)
 				 g->z.msg ? g->z.msg : "inflate failed");
 			break;
 		}
-		if (g->z.avail_out == 0)
-			goto full;
+		if (g->z.avail_out == 0) {
+			finished = 0;
+			break;
+		}
 	}
-	*n = g->chunk - g->z.avail_out;
-	g->err_off = g->out_total + *n;
-	g->out_total += *n;
+	*n = cap - g->z.avail_out;
+	return finished;
+}
+
+#if defined(TS_HAVE_ISAL)
+/* ISA-L inflate into out[0..chunk): 1 when the (single-member) stream ended
+ * cleanly at the end of the input, 0 when out is full, -1 when zlib must
+ * take over: a corrupt or truncated stream, another member or bytes after
+ * the member, so that what the reader sees (bytes, errors, offsets) is
+ * zlib's. A read error is reported as zlib_run would (1, err_code set). */
+static int isal_run(struct trace_gz *g, unsigned char *out, size_t *n)
+{
+	struct inflate_state *st = &g->is;
+
+	st->next_out = out;
+	st->avail_out = (uint32_t)g->chunk;
+	for (;;) {
+		if (st->block_state == ISAL_BLOCK_FINISH) {
+			int more = gz_input(g);
+			if (more < 0)
+				break;
+			/* consumed = fed - unread: all of it, or zlib decides */
+			if (more > 0 || (g->in_size && g->in_fed != g->in_size))
+				return -1;
+			break;
+		}
+		if (st->avail_out == 0) {
+			*n = g->chunk;
+			return 0;
+		}
+		int in = gz_input(g);
+		if (in < 0)
+			break;
+		if (in == 0)
+			return -1;   /* truncated: zlib delivers every byte it can */
+		uint32_t in0 = g->z.avail_in, out0 = st->avail_out;
+		st->next_in = g->z.next_in;
+		st->avail_in = g->z.avail_in;
+		int r = isal_inflate(st);
+		g->z.next_in = st->next_in;
+		g->z.avail_in = st->avail_in;
+		if (r < 0 || (st->avail_in == in0 && st->avail_out == out0 &&
+			      st->block_state != ISAL_BLOCK_FINISH))
+			return -1;
+	}
+	*n = g->chunk - st->avail_out;
 	return 1;
-full:
-	*n = g->chunk;
-	g->out_total += g->chunk;
+}
+
+/* Hand the stream to zlib: inflate again from the start of the compressed
+ * input and drop the out_total bytes already delivered (into out, which is
+ * then overwritten). Returns 1 when zlib ended before them (its error
+ * stands), else 0. */
+static int zlib_resume(struct trace_gz *g, unsigned char *out)
+{
+	uint64_t skip = g->out_total;
+
+	g->isal = 0;
+	g->z.avail_in = 0;
+	g->pending = 0;
+	g->in_fed = 0;
+	if (g->src) {
+		g->src_pos = 0;
+	} else if (lseek(g->fd, 0, SEEK_SET) != 0) {
+		g->err_code = TS_EIO;
+		snprintf(g->err_msg, sizeof(g->err_msg), "read failed: %s", strerror(errno));
+		return 1;
+	}
+	while (skip) {
+		size_t n = 0;
+		size_t cap = skip < g->chunk ? (size_t)skip : g->chunk;
+		int finished = zlib_run(g, out, cap, &n);
+		skip -= n;
+		if (finished)
+			return 1;
+	}
 	return 0;
+}
+#endif
+
+/* Inflate into one ring buffer; returns 1 when the stream is finished. */
+static int gz_fill(struct trace_gz *g, unsigned char *out, size_t *n)
+{
+	int finished;
+
+#if defined(TS_HAVE_ISAL)
+	if (g->isal) {
+		finished = isal_run(g, out, n);
+		if (finished < 0) {
+			*n = 0;
+			finished = zlib_resume(g, out);
+			if (!finished)
+				finished = zlib_run(g, out, g->chunk, n);
+		}
+	} else
+#endif
+		finished = zlib_run(g, out, g->chunk, n);
+	if (finished)
+		g->err_off = g->out_total + *n;
+	g->out_total += *n;
+	return finished;
 }
 
 /* Read a plain file into one ring buffer; returns 1 at its end. */
@@ -281,9 +405,10 @@ static int ring_start(struct trace_src *s, int raw, const unsigned char *first, 
 	} else if (s->mem) {
 		g->src = s->mem;
 		g->src_len = s->mem_len;
+		g->in_size = s->mem_len;
 	} else {
 		/* the first bytes may be a longer prefix handed on by detection */
-		g->inbuf = malloc(nfirst > GZ_IN ? nfirst : GZ_IN);
+		g->inbuf = page_alloc(nfirst > GZ_IN ? nfirst : GZ_IN);
 		if (!g->inbuf)
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		memcpy(g->inbuf, first, nfirst);
@@ -293,13 +418,25 @@ static int ring_start(struct trace_src *s, int raw, const unsigned char *first, 
 	g->chunk = raw ? RAW_CHUNK : chunk_for(s->size_hint);
 	g->head = g->chunk / 4;
 	for (int k = 0; k < NBUF; k++) {
-		g->ring[k] = malloc(g->head + g->chunk);
+		g->ring[k] = page_alloc(g->head + g->chunk);
 		if (!g->ring[k])
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
 	/* 16 + MAX_WBITS: gzip wrapper only */
 	if (!raw && inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK)
 		return ts_err_at(err, TS_EINTERNAL, s->path, 0, -1, "zlib inflateInit2 failed");
+#if defined(TS_HAVE_ISAL)
+	/* ISA-L first where zlib can start over from the first byte */
+	struct stat st;
+	if (!raw && !s->mem && s->seekable && fstat(g->fd, &st) == 0)
+		g->in_size = (uint64_t)st.st_size;
+	if (!raw && (s->mem || g->in_size)) {
+		isal_inflate_init(&g->is);
+		g->is.crc_flag = ISAL_GZIP;
+		g->isal = 1;
+		s->gzip_fast = 1;
+	}
+#endif
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	if (pthread_create(&g->th, NULL, gz_main, g) != 0) {
@@ -524,7 +661,7 @@ int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 	s->cap = s->seekable ? chunk_for(s->size_hint * 4 + 4) : CHUNK;
 	if (s->cap < GZ_IN)
 		s->cap = GZ_IN;
-	s->buf = malloc(s->cap);
+	s->buf = page_alloc(s->cap);
 	if (!s->buf)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	s->data = s->buf;

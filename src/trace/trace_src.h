@@ -27,6 +27,7 @@ struct trace_src {
 	int eof;
 	int cut;              /* gzip stream ended early */
 	int gzip;
+	int gzip_fast;        /* gzip inflated by ISA-L: a fraction of a core */
 	uint64_t size_hint;   /* expected decompressed bytes (0 unknown) */
 	char path[TS_ERR_PATH_MAX];
 

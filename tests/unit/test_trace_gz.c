@@ -1,0 +1,215 @@
+/*
+ * test_trace_gz.c - the gzip input of the trace reader gives the same
+ * columns as the plain text, whichever inflater runs (ISA-L when built
+ * with it, zlib for what ISA-L hands over: several members, bytes after
+ * the member, a truncated or corrupt stream).
+ *
+ * Reference: the plain JSON read with ts_trace_read_mem (no inflate at
+ * all) and zlib's own documented behaviour, used through its API here:
+ * the compressed variants are made with deflate(), and the bytes a
+ * truncated stream yields are what zlib's inflate() gives for it. The
+ * input is a 15 MB shared trace, so every variant crosses many of the
+ * reader's 4 MiB buffers.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "harness.h"
+#include "trainscope/trace.h"
+
+#define TRACE "traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+
+/* The whole decompressed file (zlib's gz API). */
+static unsigned char *load_plain(const char *path, size_t *n)
+{
+	gzFile f = gzopen(path, "rb");
+	size_t cap = (size_t)32 << 20, len = 0;
+	unsigned char *buf = malloc(cap);
+	int r;
+
+	if (!f || !buf) {
+		free(buf);
+		if (f)
+			gzclose(f);
+		return NULL;
+	}
+	while (len < cap && (r = gzread(f, buf + len, (unsigned)(cap - len))) > 0)
+		len += (size_t)r;
+	gzclose(f);
+	*n = len;
+	return buf;
+}
+
+/* One gzip member of p[0..n) appended at out + *len (level 6). */
+static int gz_member(const unsigned char *p, size_t n, unsigned char *out, size_t cap,
+		     size_t *len)
+{
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	z.next_in = (unsigned char *)p;
+	z.avail_in = (uInt)n;
+	z.next_out = out + *len;
+	z.avail_out = (uInt)(cap - *len);
+	int r = deflate(&z, Z_FINISH);
+	*len += (size_t)z.total_out;
+	deflateEnd(&z);
+	return r == Z_STREAM_END ? 0 : -1;
+}
+
+/* zlib's output for a (possibly truncated) single-member stream. */
+static size_t zlib_inflate_all(const unsigned char *gz, size_t n, unsigned char *out, size_t cap)
+{
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return 0;
+	z.next_in = (unsigned char *)gz;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	inflate(&z, Z_NO_FLUSH);
+	size_t got = (size_t)z.total_out;
+	inflateEnd(&z);
+	return got;
+}
+
+/* Columns of a and b equal (names as strings). */
+static void same_columns(const struct ts_trace *a, const struct ts_trace *b, const char *what)
+{
+	if (a->ev.n != b->ev.n) {
+		ts_test_fail(__FILE__, __LINE__, "%s: %zu events, want %zu", what, b->ev.n, a->ev.n);
+		return;
+	}
+	for (size_t i = 0; i < a->ev.n; i++) {
+		if (a->ev.ts_ns[i] != b->ev.ts_ns[i] || a->ev.dur_ns[i] != b->ev.dur_ns[i] ||
+		    a->ev.cat[i] != b->ev.cat[i] || a->ev.ph[i] != b->ev.ph[i] ||
+		    a->ev.pid[i] != b->ev.pid[i] || a->ev.tid[i] != b->ev.tid[i] ||
+		    a->ev.stream[i] != b->ev.stream[i] ||
+		    a->ev.correlation[i] != b->ev.correlation[i] ||
+		    a->ev.external_id[i] != b->ev.external_id[i] ||
+		    strcmp(ts_trace_str(a, a->ev.name[i]), ts_trace_str(b, b->ev.name[i])) != 0) {
+			ts_test_fail(__FILE__, __LINE__, "%s: event %zu differs", what, i);
+			return;
+		}
+	}
+	CHECK_I64(b->meta.rank, a->meta.rank);
+	CHECK_I64(b->coll.n, a->coll.n);
+	CHECK_I64(b->mem.n, a->mem.n);
+}
+
+static int read_mem(struct ts_trace *t, const void *p, size_t n, struct ts_err *err)
+{
+	ts_trace_init(t);
+	ts_err_init(err);
+	return ts_trace_read_mem(t, p, n, "t.json.gz", NULL, err);
+}
+
+/* Read p[0..n) from a temporary file (the seekable-file path). */
+static int read_file(struct ts_trace *t, const void *p, size_t n, struct ts_err *err)
+{
+	char path[] = "/tmp/ts-test-gz-XXXXXX";
+	int fd = mkstemp(path), rc = -1;
+
+	ts_trace_init(t);
+	ts_err_init(err);
+	if (fd < 0)
+		return -1;
+	if (write(fd, p, n) == (ssize_t)n)
+		rc = ts_trace_read(t, path, NULL, err);
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+TEST(trace_gz_variants_match_plain)
+{
+	const char *src = test_data(TRACE);
+	if (ts_test_skipping())
+		return;
+	size_t n = 0, cap = (size_t)16 << 20, len = 0;
+	unsigned char *plain = load_plain(src, &n);
+	unsigned char *gz = malloc(cap);
+	struct ts_trace ref, t;
+	struct ts_err err;
+
+	REQUIRE(plain && gz && n > ((size_t)12 << 20));
+	REQUIRE(read_mem(&ref, plain, n, &err) == 0);
+	REQUIRE(ref.ev.n == 68692);   /* tests/unit/test_trace_read.c, expected[] */
+
+	/* one member: in memory and as a file */
+	REQUIRE(gz_member(plain, n, gz, cap, &len) == 0);
+	size_t one = len;
+	REQUIRE(read_mem(&t, gz, one, &err) == 0);
+	same_columns(&ref, &t, "one member, memory");
+	ts_trace_release(&t);
+	REQUIRE(read_file(&t, gz, one, &err) == 0);
+	same_columns(&ref, &t, "one member, file");
+	ts_trace_release(&t);
+
+	/* bytes after the member are ignored, as gzip -d does */
+	memcpy(gz + one, "garbage\n", 8);
+	REQUIRE(read_file(&t, gz, one + 8, &err) == 0);
+	same_columns(&ref, &t, "trailing bytes");
+	ts_trace_release(&t);
+
+	/* two members, split inside an event (concatenated gzip) */
+	len = 0;
+	REQUIRE(gz_member(plain, 5000001, gz, cap, &len) == 0);
+	REQUIRE(gz_member(plain + 5000001, n - 5000001, gz, cap, &len) == 0);
+	REQUIRE(read_file(&t, gz, len, &err) == 0);
+	same_columns(&ref, &t, "two members, file");
+	ts_trace_release(&t);
+	REQUIRE(read_mem(&t, gz, len, &err) == 0);
+	same_columns(&ref, &t, "two members, memory");
+	ts_trace_release(&t);
+	free(gz);
+	ts_trace_release(&ref);
+	free(plain);
+}
+
+TEST(trace_gz_truncated_and_corrupt_as_zlib)
+{
+	const char *src = test_data(TRACE);
+	if (ts_test_skipping())
+		return;
+	size_t n = 0, cap = (size_t)16 << 20, len = 0;
+	unsigned char *plain = load_plain(src, &n);
+	unsigned char *gz = malloc(cap), *part = malloc((size_t)32 << 20);
+	struct ts_trace ref, t;
+	struct ts_err err;
+
+	REQUIRE(plain && gz && part);
+	REQUIRE(gz_member(plain, n, gz, cap, &len) == 0);
+
+	/* truncated at 40 %: the events in the bytes zlib recovers, which
+	 * the plain reader gives for the same prefix */
+	size_t cut = len * 2 / 5;
+	size_t got = zlib_inflate_all(gz, cut, part, (size_t)32 << 20);
+	REQUIRE(got > 0 && got < n);
+	REQUIRE(memcmp(part, plain, got) == 0);
+	REQUIRE(read_mem(&ref, plain, got, &err) == 0);
+	REQUIRE(read_file(&t, gz, cut, &err) == 0);
+	CHECK(ref.ev.n > 10000);
+	same_columns(&ref, &t, "truncated at 40 %");
+	CHECK(t.meta.truncated);
+	ts_trace_release(&t);
+	ts_trace_release(&ref);
+
+	/* a wrong CRC: zlib's "incorrect data check" at the end of the data */
+	gz[len - 6] ^= 0x55;
+	CHECK(read_file(&t, gz, len, &err) == TS_EPARSE);
+	CHECK(strstr(err.msg, "incorrect data check") != NULL);
+	CHECK_I64(err.offset, (int64_t)n);
+	ts_trace_release(&t);
+	CHECK(read_mem(&t, gz, len, &err) == TS_EPARSE);
+	CHECK(strstr(err.msg, "incorrect data check") != NULL);
+	ts_trace_release(&t);
+	free(part);
+	free(gz);
+	free(plain);
+}
