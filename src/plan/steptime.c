@@ -397,11 +397,15 @@ static void volumes(const struct ts_model *m, const struct ts_plan_opts *o, cons
 		x->comm_bytes[TS_COMM_PP][x->tp * x->cp * x->dp >= G ? TS_LINK_INTER : TS_LINK_INTRA] += v;
 	}
 	{
+		/* distributed optimizer: FP32 gradients reduce-scattered and BF16
+		 * weights all-gathered once a step (6 B); FSDP: weights gathered
+		 * twice and gradients reduce-scattered every micro-batch (8 B) */
 		double d = (double)(x->dp * x->cp), e = (double)x->edp;
+		double per = o->fsdp ? 8.0 * mb : 6.0;
 		if (d > 1)
-			RING(TS_COMM_DP, (d - 1.0) / d * x->params_dense * 6.0, x->tp, x->dp * x->cp);
+			RING(TS_COMM_DP, (d - 1.0) / d * x->params_dense * per, x->tp, x->dp * x->cp);
 		if (e > 1 && x->params_expert > 0)
-			RING(TS_COMM_DP, (e - 1.0) / e * x->params_expert * 6.0, x->etp * x->ep, x->edp);
+			RING(TS_COMM_DP, (e - 1.0) / e * x->params_expert * per, x->etp * x->ep, x->edp);
 	}
 #undef RING
 }
@@ -496,7 +500,17 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 	/* distributed optimizer: the FP32 gradient reduce-scatter (4 of the 6
 	 * bytes) overlaps the last micro-batch's backward (2/3 of it), the BF16
 	 * parameter all-gather the first forward (1/3) */
-	{
+	if (o->fsdp) {
+		/* FSDP: every micro-batch all-gathers the BF16 weights in the
+		 * forward (2 B, behind the forward: 1/3 of the micro-batch) and
+		 * again in the backward with the FP32 gradient reduce-scatter
+		 * (2 + 4 B, behind the backward: 2/3); comm_bytes holds the 8 B
+		 * of every micro-batch of the step */
+		double t_mb = xfer_s(o, x->comm_bytes[TS_COMM_DP][TS_LINK_INTRA],
+				     x->comm_bytes[TS_COMM_DP][TS_LINK_INTER]) / mb;
+		double fw = t_mb * 2.0 / 8.0 - best / 3.0, bw = t_mb * 6.0 / 8.0 - best * 2.0 / 3.0;
+		T->term_s[TS_T_DP] = ((fw > 0 ? fw : 0) + (bw > 0 ? bw : 0)) * mb;
+	} else {
 		double t_dp = xfer_s(o, x->comm_bytes[TS_COMM_DP][TS_LINK_INTRA],
 				     x->comm_bytes[TS_COMM_DP][TS_LINK_INTER]);
 		double rs = t_dp * 4.0 / 6.0 - best * 2.0 / 3.0, ag = t_dp * 2.0 / 6.0 - best / 3.0;
