@@ -307,7 +307,7 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	ts_sb_addf(out, "options    recompute %s%s%s, %s optimizer, %s, offload %s, SP %s\n",
 		   mp_recompute_name(l->recompute), l->recompute == TS_RC_SELECTIVE ? " " : "",
 		   l->recompute == TS_RC_SELECTIVE ? mods : "",
-		   l->fsdp ? "FSDP-sharded" : l->dist_opt ? "distributed" : "replicated",
+		   l->fsdp ? "FSDP-sharded weights, gradients and" : l->dist_opt ? "distributed" : "replicated",
 		   l->precision == TS_PREC_FP8 ? "FP8" : "BF16", off, l->sequence_parallel ? "on" : "off");
 	ts_sb_addf(out, "estimator  %s\n", ts_mem_estimator_name(c->est));
 	if (c->est == TS_MEM_EST_MOE) {
