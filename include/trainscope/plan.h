@@ -278,7 +278,9 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
  * with a header row naming at least id, model_config, gpus, gpu, prec, tp,
  * pp, vpp, cp, ep, mbs, gbs, seq, step_s (the columns of
  * ../shared/data/expected/layout-cases.csv); optional routing
- * (forced|balanced|natural|unknown|-) and etp. Lines starting with '#' and
+ * (forced|balanced|natural|unknown|-), etp, and fsdp (1/yes/true marks an
+ * FSDP run; without an fsdp cell, the word FSDP in the source column's
+ * first comma-separated cell does). Lines starting with '#' and
  * blank lines are skipped; fields are not quoted; cells past the header's
  * count are ignored (free-text source notes). Empty vpp means 1, empty or
  * absent etp 0 (not stated).
