@@ -12,7 +12,7 @@
 enum {
 	OPT_MODEL = 1, OPT_TP, OPT_PP, OPT_VPP, OPT_CP, OPT_EP, OPT_ETP, OPT_DP, OPT_GPUS,
 	OPT_MBS, OPT_GBS, OPT_SEQ, OPT_RECOMPUTE, OPT_RC_MODULES, OPT_RC_METHOD, OPT_RC_LAYERS,
-	OPT_DIST_OPT, OPT_NO_DIST_OPT, OPT_PRECISION, OPT_OFFLOAD, OPT_SP, OPT_ESTIMATOR,
+	OPT_DIST_OPT, OPT_NO_DIST_OPT, OPT_FSDP, OPT_PRECISION, OPT_OFFLOAD, OPT_SP, OPT_ESTIMATOR,
 	OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_FIRST, OPT_LAST, OPT_CONTEXT, OPT_FRAG
 };
 
@@ -35,6 +35,7 @@ static const struct cli_opt opts[] = {
 	{ "recompute-layers", 0, "N", "full recompute: layers per group (uniform) or per stage (block)", OPT_RC_LAYERS },
 	{ "dist-opt", 0, NULL, "distributed optimizer (the default)", OPT_DIST_OPT },
 	{ "no-dist-opt", 0, NULL, "plain optimizer: every DP rank keeps all optimizer states", OPT_NO_DIST_OPT },
+	{ "fsdp", 0, NULL, "FSDP / ZeRO-3 (Megatron-FSDP, --use-torch-fsdp2): weights, gradients and optimizer sharded over DP", OPT_FSDP },
 	{ "precision", 0, "P", "bf16 | fp8 (default bf16)", OPT_PRECISION },
 	{ "offload", 0, "LIST", "optimizer, activations, or both comma-separated", OPT_OFFLOAD },
 	{ "sequence-parallel", 0, NULL, "sequence parallelism (needed for MoE with TP > 1)", OPT_SP },
@@ -118,6 +119,7 @@ static int parse(struct cli_ctx *ctx, const struct cli_parsed *p, struct args *a
 		case OPT_RC_LAYERS: rc = cli_int(ctx, o, 1, TS_MODEL_MAX_LAYERS, &v); l->recompute_layers = v; break;
 		case OPT_DIST_OPT: l->dist_opt = 1; break;
 		case OPT_NO_DIST_OPT: l->dist_opt = 0; break;
+		case OPT_FSDP: l->fsdp = 1; break;
 		case OPT_PRECISION:
 			if (strcmp(o->val, "bf16") == 0)
 				l->precision = TS_PREC_BF16;
@@ -200,20 +202,34 @@ static void breakdown(const struct ts_mem_ctx *c, const struct ts_mem_stage *pk,
 		      pk->params_tp / 1e9, pk->params_rep / 1e9, pk->params_exp / 1e9);
 	ts_table_cell(&t, "weights");
 	g2(&t, pk->weights_bytes);
-	ts_table_cell(&t, "BF16, 2 B/param");
+	if (l->fsdp)
+		ts_table_cell(&t, "BF16, 2 B/param / %lld (dense), / %lld (experts): FSDP shards",
+			      (long long)(l->dp * l->cp), (long long)c->edp);
+	else
+		ts_table_cell(&t, "BF16, 2 B/param");
 	if (pk->fp8_cache_bytes > 0) {
 		ts_table_cell(&t, "fp8 weight copies");
 		g2(&t, pk->fp8_cache_bytes);
-		ts_table_cell(&t, "row- and column-wise FP8 copies of linear weights, 2 B/param");
+		ts_table_cell(&t, l->fsdp ? "row- and column-wise FP8 copies of the two gathered layers, 2 B/param"
+				   : "row- and column-wise FP8 copies of linear weights, 2 B/param");
+	}
+	if (l->fsdp) {
+		ts_table_cell(&t, "fsdp buffers");
+		g2(&t, pk->fsdp_buffer_bytes);
+		ts_table_cell(&t, "2 units of %.3f B params gathered whole (current + prefetch): BF16 weights + FP32 grads, 6 B/param",
+			      pk->fsdp_unit_params / 1e9);
 	}
 	ts_table_cell(&t, "gradients");
 	g2(&t, pk->grads_bytes);
-	ts_table_cell(&t, "FP32 main gradients, 4 B/param");
+	if (l->fsdp)
+		ts_table_cell(&t, "FP32 main gradients, 4 B/param, sharded like the weights");
+	else
+		ts_table_cell(&t, "FP32 main gradients, 4 B/param");
 	ts_table_cell(&t, "optimizer");
 	g2(&t, pk->optimizer_bytes);
 	if (l->offload & TS_OFFLOAD_OPTIMIZER)
 		ts_table_cell(&t, "offloaded to the host (%.2f GiB there)", mp_gib(pk->offload_optimizer_bytes));
-	else if (l->dist_opt)
+	else if (l->dist_opt || l->fsdp)
 		ts_table_cell(&t, "FP32 master + Adam m, v: 12 B/param / %lld (dense), / %lld (experts)",
 			      (long long)(c->est == TS_MEM_EST_MOE ? l->dp * l->cp : l->dp),
 			      (long long)(c->est == TS_MEM_EST_MEGATRON_014 ? l->dp : c->edp));
@@ -291,7 +307,7 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	ts_sb_addf(out, "options    recompute %s%s%s, %s optimizer, %s, offload %s, SP %s\n",
 		   mp_recompute_name(l->recompute), l->recompute == TS_RC_SELECTIVE ? " " : "",
 		   l->recompute == TS_RC_SELECTIVE ? mods : "",
-		   l->dist_opt ? "distributed" : "replicated",
+		   l->fsdp ? "FSDP-sharded weights, gradients and" : l->dist_opt ? "distributed" : "replicated",
 		   l->precision == TS_PREC_FP8 ? "FP8" : "BF16", off, l->sequence_parallel ? "on" : "off");
 	ts_sb_addf(out, "estimator  %s\n", ts_mem_estimator_name(c->est));
 	if (c->est == TS_MEM_EST_MOE) {
@@ -328,7 +344,7 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 		ts_table_cell(&t, "%lld", (long long)s->moe_layers);
 		ts_table_cell(&t, "%s", holds[0] ? holds : "-");
 		ts_table_cell(&t, "%.2f", s->inflight);
-		g2(&t, s->weights_bytes + s->fp8_cache_bytes);
+		g2(&t, s->weights_bytes + s->fp8_cache_bytes + s->fsdp_buffer_bytes);
 		g2(&t, s->grads_bytes);
 		g2(&t, s->optimizer_bytes);
 		g2(&t, s->activations_bytes);
@@ -371,6 +387,8 @@ static void stage_json(struct ts_jw *w, const struct ts_mem_stage *s)
 	ts_jw_ki64(w, "params_expert", llround(s->params_exp));
 	ts_jw_ki64(w, "weights_bytes", llround(s->weights_bytes));
 	ts_jw_ki64(w, "fp8_weight_cache_bytes", llround(s->fp8_cache_bytes));
+	if (s->fsdp_buffer_bytes > 0) /* FSDP only: other outputs keep their keys */
+		ts_jw_ki64(w, "fsdp_buffer_bytes", llround(s->fsdp_buffer_bytes));
 	ts_jw_ki64(w, "grads_bytes", llround(s->grads_bytes));
 	ts_jw_ki64(w, "optimizer_bytes", llround(s->optimizer_bytes));
 	ts_jw_ki64(w, "activations_bytes", llround(s->activations_bytes));
@@ -424,6 +442,8 @@ static void render_json(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 		       buf, sizeof(buf));
 	ts_jw_kstr(&w, "recompute_modules", buf);
 	ts_jw_kbool(&w, "dist_opt", l->dist_opt);
+	if (l->fsdp)
+		ts_jw_kbool(&w, "fsdp", 1);
 	ts_jw_kstr(&w, "precision", l->precision == TS_PREC_FP8 ? "fp8" : "bf16");
 	mp_offload_str(l->offload, buf, sizeof(buf));
 	ts_jw_kstr(&w, "offload", buf);

@@ -18,7 +18,7 @@ enum {
 	OPT_MODEL = 1, OPT_GPUS, OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_PER_NODE, OPT_SEQ,
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
 	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
-	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_ATTENTION, OPT_FIRST, OPT_LAST
+	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_FSDP, OPT_ATTENTION, OPT_FIRST, OPT_LAST
 };
 
 static const struct cli_opt opts[] = {
@@ -44,6 +44,7 @@ static const struct cli_opt opts[] = {
 	{ "routing", 0, "R", "MoE routing: natural (default) | balanced (forced load balancing)", OPT_ROUTING },
 	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.55)", OPT_IMBALANCE },
 	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap)", OPT_MOE_OVERLAP },
+	{ "fsdp", 0, NULL, "FSDP / ZeRO-3 (Megatron-FSDP, --use-torch-fsdp2): states sharded over DP, weights gathered per micro-batch", OPT_FSDP },
 	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
 	{ "attention", 0, "K", "core attention kernel: fused (flash/cuDNN, default) | unfused (scores through HBM)", OPT_ATTENTION },
 	{ "dispatcher", 0, "D", "EP dispatcher: deepep | hybridep (hierarchical, default) | alltoall (flat)", OPT_DISPATCHER },
@@ -212,6 +213,9 @@ static void model_line(const struct ts_plan_opts *o, const char *peak_src, struc
 	ts_sb_addf(out, ", EP overlap %s, %s dispatcher; TP overlap %s\n", o->moe_overlap ? "on" : "off",
 		   o->dispatcher == TS_DISPATCH_ALLTOALL ? "flat all-to-all" : "hierarchical",
 		   o->tp_overlap ? "on" : "off");
+	if (o->fsdp)
+		ts_sb_addf(out, "FSDP       weights, gradients and optimizer sharded over DP; weights all-gathered and"
+			   " gradients reduce-scattered every micro-batch\n");
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -393,6 +397,8 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 	ts_jw_kstr(w, "routing", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
 	ts_jw_kbool(w, "moe_overlap", o->moe_overlap);
 	ts_jw_kbool(w, "tp_overlap", o->tp_overlap);
+	if (o->fsdp)
+		ts_jw_kbool(w, "fsdp", 1);
 	ts_jw_kstr(w, "attention", o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused");
 	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
 	ts_jw_key(w, "calibration");
@@ -672,6 +678,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 			ts_jw_ki64(&w, "gpus", r->c.gpus);
 			ts_jw_kstr(&w, "gpu", r->c.gpu);
 			ts_jw_kstr(&w, "routing", r->c.routing);
+			ts_jw_kbool(&w, "fsdp", r->c.fsdp);
 			ts_jw_key(&w, "layout");
 			ts_jw_obj(&w);
 			layout_json(&w, NULL, &r->r.pub);
@@ -724,9 +731,10 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 		const struct check_row *r = &rows[i];
 		const struct ts_plan_layout *x = &r->r.pub;
 		char lay[96], verdict[96];
-		snprintf(lay, sizeof(lay), "TP%lld PP%lld VPP%lld CP%lld EP%lld ETP%lld MBS%lld %s",
+		snprintf(lay, sizeof(lay), "TP%lld PP%lld VPP%lld CP%lld EP%lld ETP%lld MBS%lld%s %s",
 			 (long long)x->tp, (long long)x->pp, (long long)x->vpp, (long long)x->cp,
-			 (long long)x->ep, (long long)x->etp, (long long)x->mbs, rc_label(x));
+			 (long long)x->ep, (long long)x->etp, (long long)x->mbs, r->c.fsdp ? " FSDP" : "",
+			 rc_label(x));
 		if (r->ok)
 			snprintf(verdict, sizeof(verdict), "ok");
 		else if (!x->fits)
@@ -884,6 +892,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		case OPT_IMBALANCE: rc = cli_double(ctx, a, 1, 64, &imb); break;
 		case OPT_MOE_OVERLAP: overlap = 1; break;
 		case OPT_TP_OVERLAP: o.tp_overlap = 1; break;
+		case OPT_FSDP: o.fsdp = 1; break;
 		case OPT_ATTENTION:
 			if (strcmp(a->val, "fused") == 0 || strcmp(a->val, "flash") == 0)
 				o.attention = TS_ATTN_FUSED;

@@ -79,6 +79,9 @@ struct ts_mem_layout {
 	int64_t recompute_layers;     /* full: --recompute-num-layers (0 = 1 for uniform, all for block) */
 	int recompute_modules;        /* selective: module bits; 0 = core_attn (Megatron's default) */
 	int dist_opt;                 /* distributed optimizer (ZeRO-1 over DP) */
+	int fsdp;                     /* FSDP / ZeRO-3 (Megatron-FSDP, --use-torch-fsdp2): weights,
+				       * gradients and optimizer states sharded over DP*CP (dense)
+				       * and expert-DP (experts), plus the unsharded working set */
 	int precision;                /* TS_PREC_BF16 or TS_PREC_FP8 (gpus.h) */
 	int offload;                  /* enum ts_mem_offload bits */
 	int sequence_parallel;
@@ -113,6 +116,9 @@ struct ts_mem_stage {
 
 	double weights_bytes;       /* BF16 parameters */
 	double fp8_cache_bytes;     /* FP8 copies of linear weights (precision fp8) */
+	double fsdp_unit_params;    /* FSDP: parameters of the largest unit gathered whole */
+	double fsdp_buffer_bytes;   /* FSDP: all-gathered weights and unsharded gradients of
+				     * two units (the current one and the prefetched one) */
 	double grads_bytes;         /* FP32 main gradients */
 	double optimizer_bytes;     /* FP32 master weights + Adam moments on the device */
 	double layer_act_bytes;     /* transformer layers x micro-batches in flight */
@@ -120,7 +126,7 @@ struct ts_mem_stage {
 	double logits_bytes;        /* final norm, logits, loss (stage holding the output) */
 	double transient_bytes;     /* full recompute: one group re-materialised; offload staging */
 	double activations_bytes;   /* layer + embedding + logits + transient */
-	double allocated_bytes;     /* weights + fp8 cache + grads + optimizer + activations */
+	double allocated_bytes;     /* weights + fp8 cache + fsdp buffers + grads + optimizer + activations */
 	double context_bytes;       /* allowance: device context, workspaces */
 	double fragmentation_bytes; /* allowance: allocator fragmentation */
 	double total_bytes;         /* allocated + allowances: compare with the device */
@@ -161,7 +167,8 @@ struct ts_mem_ctx {
  * a size < 1, heads or query groups not divisible by TP, experts not
  * divisible by EP, world not divisible by ETP*EP*PP, GBS not divisible by
  * MBS*DP, more virtual stages than layers, MoE with TP > 1 without sequence
- * parallelism, stage overrides that do not add up.
+ * parallelism, stage overrides that do not add up, FSDP with a Megatron
+ * estimator (their formulas have no FSDP).
  */
 int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 		   const struct ts_mem_layout *l, int est, struct ts_err *err);

@@ -121,6 +121,7 @@ struct ts_plan_opts {
 	int dispatcher;          /* enum ts_dispatcher (default hierarchical) */
 	int tp_overlap;          /* TP/SP collectives overlapped with the layer's GEMMs (--tp-comm-overlap) */
 	int attention;           /* enum ts_attention_kind (default fused) */
+	int fsdp;                /* FSDP / ZeRO-3 memory (memory.h) and its parameter traffic */
 	struct ts_plan_calib calib;
 	int memory_only;         /* enumerate and price memory, skip timing (benchmark baseline) */
 	int enumerate_only;      /* enumerate legal layouts only (benchmark baseline) */
@@ -277,7 +278,9 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
  * with a header row naming at least id, model_config, gpus, gpu, prec, tp,
  * pp, vpp, cp, ep, mbs, gbs, seq, step_s (the columns of
  * ../shared/data/expected/layout-cases.csv); optional routing
- * (forced|balanced|natural|unknown|-) and etp. Lines starting with '#' and
+ * (forced|balanced|natural|unknown|-), etp, and fsdp (1/yes/true marks an
+ * FSDP run; without an fsdp cell, the word FSDP in the source column's
+ * first comma-separated cell does). Lines starting with '#' and
  * blank lines are skipped; fields are not quoted; cells past the header's
  * count are ignored (free-text source notes). Empty vpp means 1, empty or
  * absent etp 0 (not stated).
@@ -286,6 +289,7 @@ struct ts_plan_case {
 	char id[32], model[256], gpu[64], prec[16], routing[16];
 	int64_t gpus, tp, pp, vpp, cp, ep, etp, mbs, gbs, seq;
 	double step_s;           /* measured */
+	int fsdp;                /* FSDP job: an fsdp column 1/yes/true, else "FSDP" in the source column */
 	int64_t line;            /* 1-based line of the row */
 };
 
@@ -321,7 +325,7 @@ struct ts_plan_check {
 	double best_gain;            /* 1 - best / published predicted (> 0: search claims faster) */
 };
 
-/* The job of a case into o: gpus, seq, gbs, routing (forced/balanced ->
+/* The job of a case into o: gpus, seq, gbs, fsdp, routing (forced/balanced ->
  * balanced, anything else natural, the default). Returns the training
  * precision of its prec cell: TS_PREC_FP8 when it names FP8 (FP8-CS,
  * MXFP8, ...), TS_PREC_BF16 for BF16, -1 otherwise. */

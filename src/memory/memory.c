@@ -276,6 +276,9 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 		return ts_err_set(err, TS_EUSAGE, "--precision must be bf16 or fp8");
 	if (L->vocab_divisor < 1)
 		return ts_err_set(err, TS_EUSAGE, "vocabulary divisor must be >= 1");
+	if (L->fsdp && est != TS_MEM_EST_MOE)
+		return ts_err_set(err, TS_EUSAGE, "--fsdp needs the moe-aware estimator"
+				  " (Megatron's formulas have no FSDP)");
 
 	c->vstages = L->pp * L->vpp;
 	{
@@ -517,6 +520,31 @@ static void megatron_eval(const struct ts_mem_ctx *c, struct ts_mem_stage *s)
 
 /* ------------------------------------------------------------ MoE-aware */
 
+/* FSDP: parameters on this GPU of the largest unit FSDP gathers whole on
+ * rank s (one decoder layer of a type the rank holds; with `embedding`,
+ * also the input embedding and the output layer when the rank holds
+ * them). Needs s's layer counts and holdings. */
+static double fsdp_unit(const struct ts_mem_ctx *c, const struct ts_mem_stage *s, int embedding)
+{
+	const struct ts_mem_layout *l = &c->l;
+	double tp = (double)l->tp, best = 0, u;
+
+	if (s->layers > s->moe_layers) {
+		u = (c->p_att_tp + c->p_mlp) / tp + c->p_att_rep + c->p_norms;
+		best = u > best ? u : best;
+	}
+	if (s->moe_layers > 0) {
+		u = (c->p_att_tp + c->p_shared) / tp + c->p_att_rep + c->p_norms + c->p_router +
+		    c->p_experts / (double)(l->ep * l->etp);
+		best = u > best ? u : best;
+	}
+	if (embedding && (s->embedding || s->output)) {
+		u = (double)c->m->hidden * (double)c->vocab / tp;
+		best = u > best ? u : best;
+	}
+	return best;
+}
+
 static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage *s)
 {
 	const struct ts_model *m = c->m;
@@ -602,13 +630,31 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 
 	{
 		double nparams = s->params_tp + s->params_rep + s->params_exp;
-		double d = l->dist_opt ? (double)(l->dp * l->cp) : 1.0;
-		double de = l->dist_opt ? (double)c->edp : 1.0;
+		double d = l->dist_opt || l->fsdp ? (double)(l->dp * l->cp) : 1.0;
+		double de = l->dist_opt || l->fsdp ? (double)c->edp : 1.0;
 		double opt = 12.0 * (s->params_tp + s->params_rep) / d + 12.0 * s->params_exp / de;
-		s->weights_bytes = 2.0 * nparams;
-		s->grads_bytes = 4.0 * nparams;
-		if (l->precision == TS_PREC_FP8)
-			s->fp8_cache_bytes = 2.0 * (lin_tp + lin_rep + s->params_exp);
+		if (l->fsdp) {
+			/* ZeRO-3 (../shared/reference/flops-memory-workflow.md 2.1:
+			 * 18/d): every state sharded like the optimizer; the unit
+			 * being computed and the prefetched one are whole (FSDP2
+			 * all-gathers one module ahead in the forward and the
+			 * backward, and reduce-scatters a unit's gradients while the
+			 * next one runs): BF16 weights 2 B + FP32 gradients 4 B each */
+			double sharded = (s->params_tp + s->params_rep) / d + s->params_exp / de;
+			double unit = fsdp_unit(c, s, 1), layer_unit = fsdp_unit(c, s, 0);
+			s->fsdp_unit_params = unit;
+			s->weights_bytes = 2.0 * sharded;
+			s->grads_bytes = 4.0 * sharded;
+			s->fsdp_buffer_bytes = 2.0 * unit * (2.0 + 4.0);
+			/* FP8 copies exist only for the gathered decoder layers */
+			if (l->precision == TS_PREC_FP8)
+				s->fp8_cache_bytes = 2.0 * 2.0 * layer_unit;
+		} else {
+			s->weights_bytes = 2.0 * nparams;
+			s->grads_bytes = 4.0 * nparams;
+			if (l->precision == TS_PREC_FP8)
+				s->fp8_cache_bytes = 2.0 * (lin_tp + lin_rep + s->params_exp);
+		}
 		if (l->offload & TS_OFFLOAD_OPTIMIZER) {
 			s->offload_optimizer_bytes = opt;
 			opt = 0;
@@ -651,8 +697,8 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 
 static void finish(const struct ts_mem_ctx *c, struct ts_mem_stage *s)
 {
-	s->allocated_bytes = s->weights_bytes + s->fp8_cache_bytes + s->grads_bytes +
-			     s->optimizer_bytes + s->activations_bytes;
+	s->allocated_bytes = s->weights_bytes + s->fp8_cache_bytes + s->fsdp_buffer_bytes +
+			     s->grads_bytes + s->optimizer_bytes + s->activations_bytes;
 	s->context_bytes = c->l.context_bytes;
 	s->fragmentation_bytes = c->l.fragmentation * s->allocated_bytes;
 	s->total_bytes = s->allocated_bytes + s->context_bytes + s->fragmentation_bytes;

@@ -14,18 +14,42 @@
 
 enum col {
 	C_ID, C_MODEL, C_GPUS, C_GPU, C_PREC, C_TP, C_PP, C_VPP, C_CP, C_EP, C_MBS, C_GBS, C_SEQ,
-	C_STEP, C_ROUTING, C_ETP, C_COUNT
+	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_COUNT
 };
 
 static const char *const col_names[C_COUNT] = {
 	"id", "model_config", "gpus", "gpu", "prec", "tp", "pp", "vpp", "cp", "ep", "mbs", "gbs",
-	"seq", "step_s", "routing", "etp"
+	"seq", "step_s", "routing", "etp", "fsdp", "source"
 };
 
 struct cell {
 	const char *p;
 	size_t n;
 };
+
+/* The cell holds the word w, any case. */
+static int cell_has(const struct cell *c, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (size_t a = 0; a + n <= c->n; a++) {
+		size_t i = 0;
+		while (i < n && (c->p[a + i] | 0x20) == (w[i] | 0x20))
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+/* FSDP job: an fsdp cell 1/yes/true, or without one the source naming FSDP
+ * (the shared file writes "(FSDP8)"). */
+static int fsdp_cell(const struct cell *f, const struct cell *src)
+{
+	if (f->n > 0)
+		return (f->n == 1 && f->p[0] == '1') || cell_has(f, "yes") || cell_has(f, "true");
+	return cell_has(src, "fsdp");
+}
 
 /* Split one line at commas into at most MAX_COLS trimmed cells. */
 static size_t split(const char *s, size_t n, struct cell *cells)
@@ -186,6 +210,7 @@ int ts_plan_cases_parse(struct ts_plan_cases *c, const void *data, size_t n, con
 				return ts_err_at(err, TS_EPARSE, name, off, line,
 						 "'step_s': expected a positive decimal, got '%.*s'",
 						 (int)(v[C_STEP]->n < 40 ? v[C_STEP]->n : 40), v[C_STEP]->p);
+			x.fsdp = fsdp_cell(v[C_FSDP], v[C_SOURCE]);
 			x.line = line;
 			if (c->n >= MAX_CASES)
 				return ts_err_at(err, TS_ELIMIT, name, off, line, "more than %d cases", MAX_CASES);
@@ -352,6 +377,7 @@ int ts_plan_case_job(const struct ts_plan_case *c, struct ts_plan_opts *o)
 	o->gpus = c->gpus;
 	o->seq = c->seq;
 	o->gbs = c->gbs;
+	o->fsdp = c->fsdp;
 	o->routing = strcmp(c->routing, "forced") == 0 || strcmp(c->routing, "balanced") == 0 ?
 		     TS_ROUTING_BALANCED : TS_ROUTING_NATURAL;
 	if (contains(c->prec, "fp8"))

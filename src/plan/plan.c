@@ -247,6 +247,7 @@ static void mem_layout_of(struct ts_mem_layout *l, const struct ts_plan_layout *
 	l->seq = o->seq;
 	l->sequence_parallel = x->tp > 1;
 	l->precision = o->precision;
+	l->fsdp = o->fsdp;
 	l->context_bytes = o->context_bytes;
 	l->fragmentation = o->fragmentation;
 	l->first_stage_layers = x->first_layers;

@@ -355,6 +355,45 @@ TEST(memory_moe_aware_dense_by_hand)
 }
 
 /*
+ * FSDP (ZeRO-3) on dense_model, DP 4, seq 1024, by hand. Parameters per
+ * layer: QKV 1024*(1024 + 2*256) = 1,572,864 + out 1024*1024 = 1,048,576 +
+ * gated MLP 3*1024*4096 = 12,582,912 + norms 2048 = 15,206,400; embedding
+ * and untied output 32000*1024 = 32,768,000 each; total 187,188,224.
+ * Sharded over DP 4: 46,797,056 -> weights 2 B = 93,594,112, gradients 4 B =
+ * 187,188,224, optimizer 12 B = 561,564,672. The largest unit gathered
+ * whole is the embedding (32,768,000 > one layer): two units (current and
+ * prefetched) of BF16 weights + FP32 gradients = 2*6*32,768,000 =
+ * 393,216,000 B. Activations are those of the unsharded run. A Megatron
+ * estimator refuses FSDP.
+ */
+TEST(memory_fsdp_by_hand)
+{
+	struct ts_model m;
+	struct ts_mem_layout l;
+	struct ts_mem_stage s, plain;
+
+	dense_model(&m);
+	ts_mem_layout_init(&l);
+	l.seq = 1024;
+	l.dp = 4;
+	l.gbs = 4;
+	REQUIRE(eval0(&m, &l, TS_MEM_EST_MOE, &plain) == 0);
+	l.fsdp = 1;
+	REQUIRE(eval0(&m, &l, TS_MEM_EST_MOE, &s) == 0);
+	CHECK_NEAR(s.params_tp + s.params_rep, 187188224.0, 0.5);
+	CHECK_NEAR(s.weights_bytes, 93594112.0, 0.5);
+	CHECK_NEAR(s.grads_bytes, 187188224.0, 0.5);
+	CHECK_NEAR(s.optimizer_bytes, 561564672.0, 0.5);
+	CHECK_NEAR(s.fsdp_unit_params, 32768000.0, 0.5);
+	CHECK_NEAR(s.fsdp_buffer_bytes, 393216000.0, 0.5);
+	CHECK_NEAR(s.activations_bytes, plain.activations_bytes, 0.5);
+	CHECK_NEAR(s.allocated_bytes, 93594112.0 + 393216000.0 + 187188224.0 + 561564672.0 +
+		   plain.activations_bytes, 1.0);
+	CHECK(plain.fsdp_buffer_bytes == 0);
+	REQUIRE(eval0(&m, &l, TS_MEM_EST_MEGATRON, &s) == -1);
+}
+
+/*
  * Interleaved schedule, PP4 VPP4, equal chunks, enough micro-batches:
  * rank 0 runs (4-0-1)*2 + 3*4 = 18 warm-up forwards and holds 19 chunks at
  * the peak = 19/4 = 4.75 of its layer set (= p + (p-1)/v, Megatron's phi*p);
