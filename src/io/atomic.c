@@ -13,8 +13,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "trainscope/atomic.h"
 
@@ -23,10 +25,12 @@
 #define TEMP_SLOTS 16
 
 static char temp_name[TEMP_SLOTS][TS_ERR_PATH_MAX + 32];
+/* 0 free, 1 holds the name of a file to remove, 2 claimed (name not valid) */
 static volatile int temp_used[TEMP_SLOTS];
 static pthread_mutex_t temp_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Claim a slot before the temp file exists; 0 when all are taken (the file
+/* Claim a slot before the temp file exists ("" claims it without a name);
+ * 0 when all are taken (the file
  * is then still removed on normal paths, only not from a signal). */
 static int temp_register(const char *name)
 {
@@ -36,7 +40,7 @@ static int temp_register(const char *name)
 	for (int i = 0; i < TEMP_SLOTS && !got; i++) {
 		if (!temp_used[i]) {
 			memcpy(temp_name[i], name, strlen(name) + 1);
-			__atomic_store_n(&temp_used[i], 1, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&temp_used[i], name[0] ? 1 : 2, __ATOMIC_SEQ_CST);
 			got = i + 1;
 		}
 	}
@@ -53,10 +57,45 @@ static void temp_unregister(int slot)
 	pthread_mutex_unlock(&temp_mu);
 }
 
+/* Create "TARGET.tmp.XXXXXX" (six random letters) exclusively, writing
+ * each candidate name into the registry slot before the file can exist.
+ * Returns the descriptor, or -1 with errno. */
+static int create_temp(char *tmp, size_t cap, const char *target, int slot)
+{
+	static const char al[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct timespec now;
+	uint64_t x;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	x = (uint64_t)now.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 32 ^
+	    (uint64_t)now.tv_sec ^ (uint64_t)(uintptr_t)tmp;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		int fd, n = snprintf(tmp, cap, "%s.tmp.", target);
+		for (int i = 0; i < 6; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			tmp[n + i] = al[x % (sizeof(al) - 1)];
+		}
+		tmp[n + 6] = '\0';
+		if (slot) {
+			/* the handler never sees a half-copied name */
+			pthread_mutex_lock(&temp_mu);
+			__atomic_store_n(&temp_used[slot - 1], 2, __ATOMIC_SEQ_CST);
+			memcpy(temp_name[slot - 1], tmp, strlen(tmp) + 1);
+			__atomic_store_n(&temp_used[slot - 1], 1, __ATOMIC_SEQ_CST);
+			pthread_mutex_unlock(&temp_mu);
+		}
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
 void ts_atomic_cleanup_signal(void)
 {
 	for (int i = 0; i < TEMP_SLOTS; i++)
-		if (__atomic_load_n(&temp_used[i], __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&temp_used[i], __ATOMIC_SEQ_CST) == 1)
 			unlink(temp_name[i]);
 }
 
@@ -149,10 +188,11 @@ int ts_atomic_open(struct ts_atomic *a, const char *path, struct ts_err *err)
 	}
 	if (strlen(a->target) + 12 >= sizeof(a->tmp))
 		return ts_err_at(err, TS_ELIMIT, path, -1, -1, "path too long");
-	snprintf(a->tmp, sizeof(a->tmp), "%s.tmp.XXXXXX", a->target);
-	/* registered before it exists, so a signal in between is harmless */
-	a->slot = temp_register(a->tmp);
-	fd = mkstemp(a->tmp);
+	/* the registered name is the file's name before the file exists, so a
+	 * signal at any point removes exactly what was created (mkstemp would
+	 * create the file before its name could be registered) */
+	a->slot = temp_register("");
+	fd = create_temp(a->tmp, sizeof(a->tmp), a->target, a->slot);
 	if (fd < 0) {
 		int saved = errno;
 		temp_unregister(a->slot);
@@ -161,9 +201,7 @@ int ts_atomic_open(struct ts_atomic *a, const char *path, struct ts_err *err)
 		return ts_err_at(err, TS_EIO, path, -1, -1, "cannot create: %s",
 				 strerror(saved));
 	}
-	if (a->slot)
-		memcpy(temp_name[a->slot - 1], a->tmp, strlen(a->tmp) + 1);
-	/* mkstemp creates 0600: keep an existing file's mode, else the usual one */
+	/* created 0600: keep an existing file's mode, else the usual one */
 	mode_t um = umask(0);
 	umask(um);
 	fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~um));
