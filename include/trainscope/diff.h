@@ -73,7 +73,7 @@ const char *ts_diff_match_name(int match);
  * list (...) removed, namespaces (everything up to the last "::") dropped,
  * ASCII lower case, vendor dtype words shortened (bfloat16 -> bf16,
  * float16/half -> fp16, float32 -> fp32; "___mt_bfloat16" -> "_bf16"),
- * runs of '_' collapsed and trailing digits, '#', '_' removed. Writes at
+ * runs of '_' collapsed, numeric suffixes ("_42", "#3") removed. Writes at
  * most cap - 1 bytes and a NUL; returns the length written.
  */
 size_t ts_diff_normalize(const char *name, size_t n, char *out, size_t cap);

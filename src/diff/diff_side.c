@@ -103,8 +103,17 @@ size_t ts_diff_normalize(const char *name, size_t n, char *out, size_t cap)
 				tmp[w++] = tmp[r];
 		len = w;
 	}
-	while (len && (isdigit((unsigned char)tmp[len - 1]) || tmp[len - 1] == '_' ||
-		       tmp[len - 1] == '#' || tmp[len - 1] == ' '))
+	/* numeric suffixes: "_42", "#3" (not "bf16", "128x64") */
+	for (;;) {
+		size_t k = len;
+		while (k && isdigit((unsigned char)tmp[k - 1]))
+			k--;
+		if (k < len && k > 1 && (tmp[k - 1] == '_' || tmp[k - 1] == '#'))
+			len = k - 1;
+		else
+			break;
+	}
+	while (len && (tmp[len - 1] == '_' || tmp[len - 1] == ' '))
 		len--;
 	if (len >= cap)
 		len = cap - 1;
