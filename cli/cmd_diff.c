@@ -11,11 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "trace_nsys.h"
-#include "trainscope/detect.h"
+#include "diff_cli.h"
 #include "trainscope/diff.h"
 #include "trainscope/jsonw.h"
-#include "trainscope/paths.h"
 #include "trainscope/run.h"
 #include "trainscope/table.h"
 
@@ -32,117 +30,6 @@ static const struct cli_opt opts[] = {
 };
 
 /* ------------------------------------------------------------ loading */
-
-static int is_trace_file(const char *path, struct ts_err *err, int *ok)
-{
-	struct ts_detect d;
-
-	*ok = 0;
-	if (ts_detect_file(path, &d, err))
-		return -1;
-	*ok = d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE ||
-	      d.kind == TS_KIND_NSYS_SQLITE;
-	return 0;
-}
-
-/*
- * Read the side of `arg` (a trace file, or a directory of rank files) for
- * rank `want` (-1: the only trace, else rank 0), into s. *nfiles: the
- * traces found. Returns an exit status.
- */
-static int load_side(struct cli_ctx *ctx, const char *arg, int64_t want, struct ts_diff_side *s,
-		     size_t *nfiles, struct ts_warnings *warns)
-{
-	struct ts_paths tmp, files;
-	struct ts_err err;
-	struct trace_nsys_slot *nsl = NULL;
-	int rc = 0, found = 0;
-
-	ts_paths_init(&tmp);
-	ts_paths_init(&files);
-	ts_err_init(&err);
-	if (ts_paths_add(&tmp, arg, 2, &err)) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
-	for (size_t i = 0; i < tmp.n; i++) {
-		int ok = 1;
-		if (!(tmp.n == 1 && strcmp(tmp.v[i], arg) == 0) && is_trace_file(tmp.v[i], &err, &ok)) {
-			rc = cli_fail(ctx, &err);
-			goto out;
-		}
-		if (ok && ts_paths_add(&files, tmp.v[i], 0, &err)) {
-			rc = cli_fail(ctx, &err);
-			goto out;
-		}
-	}
-	if (!files.n) {
-		cli_error(ctx, "%s: no profiler trace found", arg);
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if ((rc = trace_nsys_expand(ctx, &files, &nsl)))
-		goto out;
-	*nfiles = files.n;
-	if (want < 0 && files.n > 1)
-		want = 0;
-	for (size_t i = 0; i < files.n && !found; i++) {
-		struct ts_trace t;
-		struct ts_trace_opts o;
-		int r;
-		memset(&o, 0, sizeof(o));
-		o.skip_python = 1;
-		o.skip_flows = 1;
-		o.has_order = 1;
-		o.order = (int64_t)i;
-		ts_trace_init(&t);
-		if (nsl[i].is_nsys) {
-			struct ts_nsys_read_opts no;
-			memset(&no, 0, sizeof(no));
-			r = trace_nsys_read(&nsl[i], files.v[i], &no, &t, &err);
-		} else {
-			r = ts_trace_read(&t, files.v[i], &o, &err);
-		}
-		if (!r && t.ev.n == 0)
-			r = ts_err_at(&err, TS_EPARSE, files.v[i], (int64_t)t.meta.bytes, -1, "%s",
-				      "no trace events");
-		if (r) {
-			ts_trace_release(&t);
-			rc = cli_fail(ctx, &err);
-			goto out;
-		}
-		if (want < 0 || t.meta.rank == want) {
-			found = 1;
-			r = ts_diff_side_build(s, &t, &err);
-			if (!r && t.meta.truncated)
-				ts_warnings_add(warns, "truncated-trace", files.v[i], (int64_t)t.meta.truncated_at,
-						TS_NONE, "%s: truncated at byte %llu; analysed every complete "
-						"event before it (%lld step%s cut by the end dropped)",
-						files.v[i], (unsigned long long)t.meta.truncated_at,
-						(long long)s->prof.steps_dropped,
-						s->prof.steps_dropped == 1 ? "" : "s");
-			if (!r && t.meta.legacy)
-				ts_warnings_add(warns, "legacy-trace", files.v[i], -1, TS_NONE,
-						"%s: a legacy (pre-Kineto) trace: ProfilerStep#N is iteration N+1",
-						files.v[i]);
-		}
-		ts_trace_release(&t);
-		if (r) {
-			rc = cli_fail(ctx, &err);
-			goto out;
-		}
-	}
-	if (!found) {
-		cli_error(ctx, "%s: no trace of rank %lld among its %zu trace file(s)", arg,
-			  (long long)want, files.n);
-		rc = EXIT_USAGE;
-	}
-out:
-	free(nsl);
-	ts_paths_release(&tmp);
-	ts_paths_release(&files);
-	return rc;
-}
 
 /* ------------------------------------------------------------ rendering */
 
@@ -674,7 +561,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = load_side(ctx, p.pos[0], rb, &b, &nbf, &warns)))
+	if ((rc = diff_load_side(ctx, p.pos[0], rb, &b, &nbf, &warns)))
 		goto out;
 	if (rcand < 0)
 		rcand = b.ctx.rank; /* the same rank; a single trace is taken as it is */
@@ -689,7 +576,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		if (nprobe == 1 && rb < 0)
 			rcand = -1;
 	}
-	if ((rc = load_side(ctx, p.pos[1], rcand, &c, &ncf, &warns)))
+	if ((rc = diff_load_side(ctx, p.pos[1], rcand, &c, &ncf, &warns)))
 		goto out;
 	if (ts_diff_compare(&b, &c, &o, &r, &err)) {
 		rc = cli_fail(ctx, &err);
