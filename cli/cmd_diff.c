@@ -524,7 +524,6 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	int64_t rb = -1, rcand = -1;
 	double fail_reg = NAN, max_unm = NAN;
 	long long top = 25;
-	size_t nbf = 0, ncf = 0;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -561,22 +560,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = diff_load_side(ctx, p.pos[0], rb, &b, &nbf, &warns)))
+	if ((rc = diff_load_side(ctx, p.pos[0], rb, rb >= 0, &b, &warns)))
 		goto out;
-	if (rcand < 0)
-		rcand = b.ctx.rank; /* the same rank; a single trace is taken as it is */
-	{
-		/* a candidate that is one trace is compared whatever its rank */
-		size_t nprobe = 0;
-		struct ts_paths probe;
-		ts_paths_init(&probe);
-		if (!ts_paths_add(&probe, p.pos[1], 2, &err))
-			nprobe = probe.n;
-		ts_paths_release(&probe);
-		if (nprobe == 1 && rb < 0)
-			rcand = -1;
-	}
-	if ((rc = diff_load_side(ctx, p.pos[1], rcand, &c, &ncf, &warns)))
+	/* the same rank, unless --rank; a single trace is taken as it is */
+	if ((rc = diff_load_side(ctx, p.pos[1], rcand >= 0 ? rcand : b.ctx.rank, rcand >= 0, &c,
+				 &warns)))
 		goto out;
 	if (ts_diff_compare(&b, &c, &o, &r, &err)) {
 		rc = cli_fail(ctx, &err);

@@ -74,7 +74,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (fmt == DIAG_FMT_NONE)
 		fmt = DIAG_FMT_MD;
 	if (!base != !cand && !(base && p.npos)) {
-		cli_error(ctx, "an A/B section needs both --baseline and --candidate (or RUN --baseline BASE for the trace diff)");
+		cli_error(ctx, "an A/B section needs both --baseline and --candidate");
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -144,7 +144,9 @@ const struct cli_command cli_cmd_report = {
 		"--baseline RUN --candidate RUN adds the A/B section (step-time distributions of\n"
 		"the matched windows and the CI of the difference, as `trainscope ab` decides\n"
 		"it); --layout SPEC adds the memory breakdown of the most loaded GPU (as\n"
-		"`trainscope memory`), against --gpu SKU's capacity when given.",
+		"`trainscope memory`), against --gpu SKU's capacity when given. RUN --baseline\n"
+		"BASE without --candidate adds \"Diff vs baseline\": trainscope diff of the two\n"
+		"runs' traces (docs/diff.md).",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 0,

@@ -23,8 +23,8 @@ static int is_trace_file(const char *path, struct ts_err *err, int *ok)
 	return 0;
 }
 
-int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, struct ts_diff_side *s,
-		     size_t *nfiles, struct ts_warnings *warns)
+int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact, struct ts_diff_side *s,
+		     struct ts_warnings *warns)
 {
 	struct ts_paths tmp, files;
 	struct ts_err err;
@@ -56,8 +56,9 @@ int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, struct ts
 	}
 	if ((rc = trace_nsys_expand(ctx, &files, &nsl)))
 		goto out;
-	*nfiles = files.n;
-	if (want < 0 && files.n > 1)
+	if (!exact && files.n == 1)
+		want = -1;
+	else if (want < 0)
 		want = 0;
 	for (size_t i = 0; i < files.n && !found; i++) {
 		struct ts_trace t;
@@ -125,7 +126,6 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 	struct ts_warnings warns;
 	struct ts_err err;
 	char t[256], d[1400];
-	size_t nf = 0;
 	int rc;
 
 	if (nrun != 1) {
@@ -137,8 +137,8 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 	ts_diff_result_init(&res);
 	ts_warnings_init(&warns);
 	ts_err_init(&err);
-	if ((rc = diff_load_side(ctx, base, -1, &b, &nf, &warns)) ||
-	    (rc = diff_load_side(ctx, run[0], nf > 1 ? b.ctx.rank : -1, &c, &nf, &warns)))
+	if ((rc = diff_load_side(ctx, base, -1, 0, &b, &warns)) ||
+	    (rc = diff_load_side(ctx, run[0], b.ctx.rank, 0, &c, &warns)))
 		goto out;
 	if (ts_diff_compare(&b, &c, NULL, &res, &err)) {
 		rc = cli_fail(ctx, &err);

@@ -13,13 +13,14 @@
 
 /*
  * Read the side of `arg` (a trace file, or a directory of rank files) for
- * rank `want` (-1: the only trace, else rank 0) into s (freshly
- * initialised); *nfiles: the traces found. Truncated and legacy traces add
+ * rank `want` (-1: rank 0) into s (freshly initialised); a single trace is
+ * taken whatever its rank unless `exact` (the rank was asked for with
+ * --rank). Truncated and legacy traces add
  * warnings to warns. One trace is in memory at a time. Returns 0 or an
  * exit status (error printed).
  */
-int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, struct ts_diff_side *s,
-		   size_t *nfiles, struct ts_warnings *warns);
+int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact, struct ts_diff_side *s,
+		   struct ts_warnings *warns);
 
 /*
  * "Diff vs baseline" of the report: the traces of base (baseline) and of
