@@ -177,6 +177,33 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d['verdict
 "$TS" diff --allow-different-hardware --fail-on-regression 500 "$HTA/control" "$HTA/test" >/dev/null 2>&1
 [ $? = 0 ] || bad "--fail-on-regression 500 exits non-zero"
 
+# GB/s of a copy row = its payload bytes / its duration (instances with a
+# size and a duration > 0), computed here from the raw control trace
+python3 - "$HTA/control/control.json.gz" "$tmp/hta.json" <<'EOF' || bad "hta: memcpy GB/s differs from the raw trace"
+import gzip, json, sys
+ev = json.load(gzip.open(sys.argv[1]))["traceEvents"]
+d = json.load(open(sys.argv[2]))
+steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")
+               and e.get("cat") in ("cpu_op", "user_annotation"))
+name = "Memcpy DtoD (Device -> Device)"
+b = t = 0
+for e in ev:
+    if e.get("cat") == "gpu_memcpy" and e["name"] == name and e["dur"] > 0 and "bytes" in e.get("args", {}):
+        if any(s <= e["ts"] < x for s, x in steps):
+            b += e["args"]["bytes"]; t += e["dur"] * 1000
+row = [r for r in d["rows"] if r["name"] == name and r["kind"] == "memcpy"][0]
+got = row["baseline"]["gbps"]
+print("memcpy DtoD GB/s", got, b / t)
+sys.exit(0 if abs(got - b / t) <= 1e-9 * (b / t) else 1)
+EOF
+
+# ---- --max-unmatched: the MoE candidate's added ops are unmatched time; the
+# stall pair has none
+"$TS" diff --max-unmatched 0.01 "$CPU/a_dense" "$CPU/b_moe" >/dev/null 2>&1
+[ $? = 1 ] || bad "--max-unmatched 0.01 on dense vs MoE does not exit 1"
+"$TS" diff --max-unmatched 0 "$CPU/a_dense" "$CPU/d_stall" >/dev/null 2>&1
+[ $? = 0 ] || bad "--max-unmatched 0 on dense vs stall (no unmatched op) exits non-zero"
+
 # ---- examples: CPU vs H200 refuses, still has families
 if [ -d examples/run-h200 ]; then
 	"$TS" diff --json examples/run examples/run-h200 >"$tmp/ex.json" || bad "examples exit"
