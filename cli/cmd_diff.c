@@ -43,6 +43,11 @@ static void iter_list(struct ts_sb *out, const int64_t *v, size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
+		if (v[i] == TS_NONE) {
+			ts_sb_addf(out, "%swhole window", i ? ", " : "");
+			i++;
+			continue;
+		}
 		while (j + 1 < n && v[j + 1] == v[j] + 1)
 			j++;
 		ts_sb_addf(out, "%s%lld", i ? ", " : "", (long long)v[i]);
@@ -297,6 +302,17 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 	free(it);
 }
 
+/* An iteration, null for a whole-window step (key NULL: an array value). */
+static void jiter(struct ts_jw *w, const char *key, int64_t it)
+{
+	if (key)
+		ts_jw_key(w, key);
+	if (it == TS_NONE)
+		ts_jw_null(w);
+	else
+		ts_jw_i64(w, it);
+}
+
 static void jstat(struct ts_jw *w, const char *key, const struct ts_diff_stat *s, const char *name)
 {
 	ts_jw_key(w, key);
@@ -337,6 +353,7 @@ static void jctx(struct ts_jw *w, const char *key, const struct ts_diff_context 
 	ts_jw_kstr(w, "torch_version", NULL);
 	ts_jw_kbool(w, "truncated", c->truncated);
 	ts_jw_ki64(w, "steps_dropped", c->steps_dropped);
+	ts_jw_kbool(w, "whole_window", c->whole_window);
 	ts_jw_obj_end(w);
 }
 
@@ -363,8 +380,8 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 	for (size_t i = 0; i < r->pairs.n; i++) {
 		const struct ts_diff_step_pair *p = &r->pairs.v[i];
 		ts_jw_obj(&w);
-		ts_jw_ki64(&w, "baseline_iteration", p->base_iteration);
-		ts_jw_ki64(&w, "candidate_iteration", p->cand_iteration);
+		jiter(&w, "baseline_iteration", p->base_iteration);
+		jiter(&w, "candidate_iteration", p->cand_iteration);
 		ts_jw_kf64(&w, "baseline_us", (double)(p->base_end_ns - p->base_start_ns) / 1e3);
 		ts_jw_kf64(&w, "candidate_us", (double)(p->cand_end_ns - p->cand_start_ns) / 1e3);
 		ts_jw_obj_end(&w);
@@ -374,7 +391,7 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 		ts_jw_key(&w, side ? "candidate_iterations" : "baseline_iterations");
 		ts_jw_arr(&w);
 		for (size_t i = 0; i < r->pairs.n; i++)
-			ts_jw_i64(&w, side ? r->pairs.v[i].cand_iteration : r->pairs.v[i].base_iteration);
+			jiter(&w, NULL, side ? r->pairs.v[i].cand_iteration : r->pairs.v[i].base_iteration);
 		ts_jw_arr_end(&w);
 	}
 	ts_jw_key(&w, "notes");
@@ -383,7 +400,7 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 		const struct ts_diff_step_note *nt = &r->notes.v[i];
 		ts_jw_obj(&w);
 		ts_jw_kstr(&w, "side", nt->side ? "candidate" : "baseline");
-		ts_jw_ki64(&w, "iteration", nt->iteration);
+		jiter(&w, "iteration", nt->iteration);
 		ts_jw_kf64(&w, "dur_us", (double)nt->dur_ns / 1e3);
 		ts_jw_kf64(&w, "robust_z", nt->robust_z);
 		ts_jw_kbool(&w, "compared", nt->compared);

@@ -121,6 +121,8 @@ struct ts_diff_context {
 	int truncated;          /* the file ended inside its event list */
 	int64_t steps_dropped;  /* steps cut by the end of a truncated file */
 	uint64_t recovered;     /* events recovered from writer bugs */
+	int whole_window;       /* no steps in the trace: the window is one step
+				 * (iteration TS_NONE) */
 };
 
 struct ts_diff_side {
@@ -137,9 +139,11 @@ void ts_diff_side_release(struct ts_diff_side *s);
 /*
  * Analyse one trace for diffing: ts_rank_profile(), then one record per
  * CPU op, annotation and GPU activity whose start lies in a step
- * (ProfilerStep spans themselves excluded). s must be freshly initialised.
- * Returns 0, TS_ENOMEM or TS_EUNSUPPORTED (no steps: "no ProfilerStep
- * spans"), err filled.
+ * (ProfilerStep spans themselves excluded). A trace without steps gives one
+ * step, its whole window with the window's walls (ctx.whole_window; the
+ * diff then has no noise estimate). s must be freshly initialised.
+ * Returns 0, TS_ENOMEM or TS_EUNSUPPORTED (no steps and an empty window),
+ * err filled.
  */
 int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct ts_err *err);
 

@@ -519,7 +519,8 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 	r->aligned_by = "iteration";
 	for (size_t i = 0; i < pb->steps.n; i++)
 		for (size_t j = 0; j < pc->steps.n; j++)
-			if (pb->steps.v[i].step == pc->steps.v[j].step && !inc[j]) {
+			if (pb->steps.v[i].step != TS_NONE && pb->steps.v[i].step == pc->steps.v[j].step &&
+			    !inc[j]) {
 				const struct ts_step_prof *x = &pb->steps.v[i], *y = &pc->steps.v[j];
 				if (TS_VEC_PUSH(r->pairs, ((struct ts_diff_step_pair){
 					    x->step, y->step, x->start_ns, x->start_ns + x->dur_ns,

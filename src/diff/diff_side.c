@@ -55,7 +55,7 @@ size_t ts_diff_normalize(const char *name, size_t n, char *out, size_t cap)
 {
 	char tmp[512];
 	size_t len = 0, start = 0;
-	int depth = 0;
+	int depth = 0, signature = memchr(name, '(', n) != NULL;
 
 	if (!cap)
 		return 0;
@@ -76,8 +76,8 @@ size_t ts_diff_normalize(const char *name, size_t n, char *out, size_t cap)
 			continue;
 		tmp[len++] = (char)tolower((unsigned char)c);
 	}
-	/* a return type before the name ("float foo") */
-	for (size_t i = len; i > 0; i--)
+	/* a return type before the name ("float foo(int)"), in signatures only */
+	for (size_t i = len; signature && i > 0; i--)
 		if (tmp[i - 1] == ' ') {
 			start = i;
 			break;
@@ -261,6 +261,18 @@ static int32_t step_of(const struct ts_rank_prof *p, int64_t t)
 	return -1;
 }
 
+/* NVTX ranges of torch's emit_nvtx carry the op's sequence and id
+ * ("aten::to, seq = 47651, op_id = 999879"): the op name is the part
+ * before them, so instances of one op share a row. */
+static size_t nvtx_op_len(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 2 < n; i++)
+		if (s[i] == ',' && s[i + 1] == ' ' &&
+		    (starts(s + i + 2, n - i - 2, "seq = ") || starts(s + i + 2, n - i - 2, "op_id = ")))
+			return i;
+	return n;
+}
+
 static int timed_x(const struct ts_trace *t, size_t i)
 {
 	return t->ev.ph[i] == 'X' && t->ev.dur_ns[i] != TS_NONE && t->ev.dur_ns[i] >= 0 &&
@@ -330,6 +342,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 {
 	TS_VEC(struct evb) sizes = { 0 };
 	TS_VEC(uint32_t) cpu = { 0 };
+	TS_VEC(int64_t) byname = { 0 };
 	int64_t *self = NULL, *opmap = NULL;
 	uint32_t *stack = NULL;
 	int64_t main_pid = TS_NONE, main_tid = TS_NONE;
@@ -339,9 +352,30 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 	if ((rc = ts_rank_profile(&s->prof, t, NULL, err)))
 		return rc;
 	fill_context(s, t);
-	if (!s->prof.steps.n)
-		return ts_err_set(err, TS_EUNSUPPORTED, "%s: no steps (no ProfilerStep spans) to align",
-				  t->path);
+	if (!s->prof.steps.n) {
+		/* no steps (nsys without a step range, custom loops): the whole
+		 * window is one step, with the window's walls */
+		struct ts_step_prof w;
+		const struct ts_rank_prof *p = &s->prof;
+		memset(&w, 0, sizeof(w));
+		w.step = TS_NONE;
+		w.start_ns = p->t0_ns;
+		w.dur_ns = p->window_ns;
+		w.compute_ns = p->compute_ns;
+		w.exposed_comm_ns = p->exposed_comm_ns;
+		w.exposed_memcpy_ns = p->exposed_memcpy_ns;
+		w.exposed_memset_ns = p->exposed_memset_ns;
+		w.idle_ns = p->idle_ns;
+		w.data_ns = p->data_ns;
+		w.gap_ns = p->host_gap_ns;
+		w.fwd_ns = w.bwd_ns = w.opt_ns = -1;
+		if (p->window_ns <= 0)
+			return ts_err_set(err, TS_EUNSUPPORTED, "%s: no steps and no timed window to compare",
+					  t->path);
+		if (TS_VEC_PUSH(s->prof.steps, w))
+			goto nomem;
+		s->ctx.whole_window = 1;
+	}
 	/* sizes of copies (bytes) and collectives (input elements x dtype) */
 	for (size_t i = 0; i < t->xfer.n; i++)
 		if (t->xfer.v[i].bytes >= 0 && TS_VEC_PUSH(sizes, ((struct evb){ t->xfer.v[i].ev,
@@ -420,6 +454,8 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 				continue;
 			nm = ts_intern_str(&t->strings, nid);
 			nl = ts_intern_len(&t->strings, nid);
+			if (kind == TS_DIFF_ANNOTATION)
+				nl = nvtx_op_len(nm, nl);
 			if (pass == 0 && strncmp(nm, "ProfilerStep#", 13) == 0)
 				continue;
 			st = step_of(&s->prof, t->ev.ts_ns[i]);
@@ -432,14 +468,24 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			if (opmap[(size_t)nid * TS_DIFF_KIND_COUNT + (size_t)kind] < 0) {
 				struct ts_diff_op op;
 				int64_t id = ts_intern(&s->names, nm, nl);
+				size_t slot;
 				if (id < 0)
 					goto nomem;
-				op.name = (uint32_t)id;
-				op.kind = (uint8_t)kind;
-				op.family = ts_diff_family(nm, nl, kind);
-				opmap[(size_t)nid * TS_DIFF_KIND_COUNT + (size_t)kind] = (int64_t)s->ops.n;
-				if (TS_VEC_PUSH(s->ops, op))
-					goto nomem;
+				/* one op per (name, kind): trace names that shorten to
+				 * the same op name share it */
+				slot = (size_t)id * TS_DIFF_KIND_COUNT + (size_t)kind;
+				while (byname.n <= slot)
+					if (TS_VEC_PUSH(byname, -1))
+						goto nomem;
+				if (byname.v[slot] < 0) {
+					op.name = (uint32_t)id;
+					op.kind = (uint8_t)kind;
+					op.family = ts_diff_family(nm, nl, kind);
+					byname.v[slot] = (int64_t)s->ops.n;
+					if (TS_VEC_PUSH(s->ops, op))
+						goto nomem;
+				}
+				opmap[(size_t)nid * TS_DIFF_KIND_COUNT + (size_t)kind] = byname.v[slot];
 			}
 			in.op = (uint32_t)opmap[(size_t)nid * TS_DIFF_KIND_COUNT + (size_t)kind];
 			in.step = st;
@@ -462,6 +508,7 @@ out:
 	free(stack);
 	free(opmap);
 	TS_VEC_RELEASE(cpu);
+	TS_VEC_RELEASE(byname);
 	TS_VEC_RELEASE(sizes);
 	return rc;
 }

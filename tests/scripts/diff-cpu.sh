@@ -204,6 +204,36 @@ EOF
 "$TS" diff --max-unmatched 0 "$CPU/a_dense" "$CPU/d_stall" >/dev/null 2>&1
 [ $? = 0 ] || bad "--max-unmatched 0 on dense vs stall (no unmatched op) exits non-zero"
 
+# ---- nsys before/after pair without steps (capabilities-anchors §5a): the
+# whole window is one step (no noise estimate); per-instance means pooled
+# over both ranks: flash_fwd 4.005 vs 4.013 ms (68 vs 60 instances),
+# SendRecv 0.385 vs 0.544 ms (+41 %)
+NS=$DATA/nsys
+if [ -f "$NS/mfu_2gpu_before.sqlite" ]; then
+	for r in 0 1; do
+		"$TS" diff --json --rank $r:$r "$NS/mfu_2gpu_before.sqlite" "$NS/mfu_2gpu_after.sqlite" >"$tmp/ns$r.json" 2>/dev/null || bad "nsys diff rank $r exit"
+	done
+	python3 - "$tmp/ns0.json" "$tmp/ns1.json" <<'EOF' || bad "nsys pair: §5a per-instance figures"
+import json, sys
+ds = [json.load(open(p)) for p in sys.argv[1:]]
+for d in ds:
+    assert d["verdict"] is None and d["verdict_reason"] == "no_noise_estimate", d["verdict_reason"]
+    assert d["steps"]["aligned_by"] == "position" and d["steps"]["compared"][0]["baseline_iteration"] is None
+    assert any(w["code"] == "whole-window" for w in d["warnings"])
+    assert abs(d["steps"]["baseline_mean_us"] / 1e3 - 299.88) < 0.05 and abs(d["steps"]["candidate_mean_us"] / 1e3 - 299.26) < 0.05
+def pooled(key, side):
+    n = t = 0
+    for d in ds:
+        r = [x for x in d["rows"] if key in x["name"] and x["kind"] == "kernel"][0][side]
+        n += r["count"]; t += r["count"] * r["mean_us"]
+    return n, t / n / 1e3
+for key, want in (("flash_fwd_kernel", ((68, 4.005), (60, 4.013))), ("SendRecv", ((66, 0.385), (62, 0.544)))):
+    for side, (wn, wms) in zip(("baseline", "candidate"), want):
+        n, ms = pooled(key, side)
+        assert (key == "SendRecv" or n == wn) and round(ms, 3) == wms, (key, side, n, ms, wn, wms)
+EOF
+fi
+
 # ---- examples: CPU vs H200 refuses, still has families
 if [ -d examples/run-h200 ]; then
 	"$TS" diff --json examples/run examples/run-h200 >"$tmp/ex.json" || bad "examples exit"

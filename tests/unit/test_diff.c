@@ -264,7 +264,7 @@ TEST(diff_refuses_different_hardware)
 	tb_release(&b);
 }
 
-TEST(diff_no_steps_is_refused)
+TEST(diff_no_steps_no_window_is_refused)
 {
 	struct ts_trace a;
 	struct ts_diff_side sa;
