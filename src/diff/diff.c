@@ -328,7 +328,9 @@ static int build_rows(const struct ts_diff_side *b, const struct ts_diff_side *c
 	}
 	for (size_t j = 0; j < nc; j++) {
 		int64_t k = op_key(&keys, c, j, 0, 1);
-		if (k >= 0 && (k = kmap[k]) >= 0 && ab[k].count && ac[j].count && bmatch[k] < 0) {
+		if (k >= 0)
+			k = kmap[k];
+		if (k >= 0 && ab[k].count && ac[j].count && bmatch[k] < 0) {
 			bmatch[k] = (int64_t)j;
 			cmatch[j] = k;
 		}

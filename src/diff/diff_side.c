@@ -407,6 +407,23 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 	cpu_sort_t = t;
 	if (cpu.n)
 		ts_sort(cpu.v, cpu.n, sizeof(*cpu.v), cmp_cpu);
+	if (main_pid == TS_NONE) {
+		/* no ProfilerStep: trace's rule, the thread with most cpu_op time */
+		int64_t best = -1, run = 0;
+		for (size_t k = 0; k < cpu.n; k++) {
+			uint32_t e = cpu.v[k];
+			if (k && (t->ev.pid[e] != t->ev.pid[cpu.v[k - 1]] ||
+				  t->ev.tid[e] != t->ev.tid[cpu.v[k - 1]]))
+				run = 0;
+			if (t->ev.cat[e] == TS_CAT_CPU_OP)
+				run += t->ev.dur_ns[e];
+			if (run > best) {
+				best = run;
+				main_pid = t->ev.pid[e];
+				main_tid = t->ev.tid[e];
+			}
+		}
+	}
 	self = malloc((cpu.n + 1) * sizeof(*self));
 	stack = malloc((cpu.n + 1) * sizeof(*stack));
 	opmap = malloc(((size_t)t->strings.count * TS_DIFF_KIND_COUNT + 1) * sizeof(*opmap));

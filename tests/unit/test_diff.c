@@ -264,17 +264,34 @@ TEST(diff_refuses_different_hardware)
 	tb_release(&b);
 }
 
-TEST(diff_no_steps_no_window_is_refused)
+TEST(diff_no_steps_is_one_whole_window_step)
 {
-	struct ts_trace a;
-	struct ts_diff_side sa;
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
 	struct ts_err err;
 
 	tb_init(&a);
-	tb_cpu(&a, TS_CAT_CPU_OP, "aten::mm", 0, 10);
+	tb_init(&b);
+	/* no ProfilerStep: the window (first event start to last end) is the step */
+	tb_cpu(&a, TS_CAT_CPU_OP, "aten::mm", 0, 100);
+	tb_cpu(&b, TS_CAT_CPU_OP, "aten::mm", 0, 200);
 	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
 	ts_err_init(&err);
-	CHECK(ts_diff_side_build(&sa, &a, &err) == TS_EUNSUPPORTED);
+	CHECK(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK(sa.ctx.whole_window && sb.ctx.whole_window);
+	CHECK_STR(r.aligned_by, "position");
+	CHECK_I64((int64_t)r.pairs.n, 1);
+	CHECK_I64(r.pairs.v[0].base_iteration, TS_NONE);
+	CHECK_I64(r.verdict, TS_DIFF_NO_NOISE_ESTIMATE);
+	CHECK_NEAR(r.base_mean_ns, 100e3, 1);
+	CHECK_NEAR(r.ratio, 2.0, 1e-12);
+	CHECK_NEAR(row_named(&r, "aten::mm")->delta_ns, 100e3, 1);
+	ts_diff_result_release(&r);
 	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
 	tb_release(&a);
+	tb_release(&b);
 }
