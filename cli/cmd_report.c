@@ -5,13 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 #include "diagnose_cli.h"
+#include "diff_cli.h"
 #include "report_fill.h"
 
 enum { OPT_FORMAT = 1, OPT_BASE, OPT_CAND, OPT_LAYOUT, OPT_MODEL, OPT_GPU };
 
 static const struct cli_opt opts[] = {
 	{ "format", 0, "FMT", "html or md (default: from the -o name, else md)", OPT_FORMAT },
-	{ "baseline", 0, "RUN", "A/B section: the baseline run (with --candidate)", OPT_BASE },
+	{ "baseline", 0, "RUN", "A/B section: the baseline run (with --candidate); without it, \"Diff vs baseline\" of the traces of RUN and this run", OPT_BASE },
 	{ "candidate", 0, "RUN", "A/B section: the candidate run (with --baseline)", OPT_CAND },
 	{ "layout", 0, "SPEC", "memory section for a layout, e.g. tp=2,pp=4,dp=8,mbs=1,gbs=512,seq=4096", OPT_LAYOUT },
 	{ "model", 0, "FILE", "with --layout: config.json or Megatron log (default: the run's config)", OPT_MODEL },
@@ -72,7 +73,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (fmt == DIAG_FMT_NONE)
 		fmt = DIAG_FMT_MD;
-	if (!base != !cand) {
+	if (!base != !cand && !(base && p.npos)) {
 		cli_error(ctx, "an A/B section needs both --baseline and --candidate");
 		rc = EXIT_USAGE;
 		goto out;
@@ -93,7 +94,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	} else {
 		r.title = ts_report_strdup(&r, "trainscope report");
 	}
-	if (base && (rc = report_fill_ab(ctx, &r, base, cand)))
+	if (base && cand && (rc = report_fill_ab(ctx, &r, base, cand)))
+		goto out;
+	if (base && !cand && (rc = diff_fill_report(ctx, &r, base, p.pos, p.npos)))
 		goto out;
 	if (layout) {
 		if (!model)
@@ -141,7 +144,9 @@ const struct cli_command cli_cmd_report = {
 		"--baseline RUN --candidate RUN adds the A/B section (step-time distributions of\n"
 		"the matched windows and the CI of the difference, as `trainscope ab` decides\n"
 		"it); --layout SPEC adds the memory breakdown of the most loaded GPU (as\n"
-		"`trainscope memory`), against --gpu SKU's capacity when given.",
+		"`trainscope memory`), against --gpu SKU's capacity when given. RUN --baseline\n"
+		"BASE without --candidate adds \"Diff vs baseline\": trainscope diff of the two\n"
+		"runs' traces (docs/diff.md).",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 0,

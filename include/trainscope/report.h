@@ -117,6 +117,7 @@ struct ts_report {
 	TS_VEC(struct ts_report_item) missing;   /* evidence not present and how to collect it */
 	TS_VEC(struct ts_report_item) advice;    /* candidates to test with `trainscope ab` */
 	TS_VEC(struct ts_report_item) warnings;  /* the run's warnings (title: code, detail: sentence) */
+	TS_VEC(struct ts_report_item) diff;      /* "Diff vs baseline" (trainscope diff of the traces) */
 	TS_VEC(struct ts_report_step) steps;
 	int64_t window_first, window_last;       /* steady window (iterations); 0,0 = none */
 	char *steps_source;                      /* "metrics.jsonl", "log", ... */
@@ -160,7 +161,7 @@ int ts_report_set_ab(struct ts_report *r, const struct ts_report_ab *ab);
 
 /* Which list ts_report_add_item appends to. */
 enum { TS_REPORT_EVIDENCE = 0, TS_REPORT_FINDINGS, TS_REPORT_MISSING, TS_REPORT_ADVICE,
-       TS_REPORT_WARNINGS };
+       TS_REPORT_WARNINGS, TS_REPORT_DIFF };
 
 /*
  * Render. Output is deterministic (fixed number formatting, data order as

@@ -33,6 +33,7 @@ void ts_report_release(struct ts_report *r)
 	TS_VEC_RELEASE(r->missing);
 	TS_VEC_RELEASE(r->advice);
 	TS_VEC_RELEASE(r->warnings);
+	TS_VEC_RELEASE(r->diff);
 	TS_VEC_RELEASE(r->steps);
 	TS_VEC_RELEASE(r->stacks);
 	TS_VEC_RELEASE(r->kernels);
@@ -110,6 +111,7 @@ int ts_report_add_item(struct ts_report *r, int which, int level,
 	case TS_REPORT_MISSING: rc = TS_VEC_PUSH(r->missing, it); break;
 	case TS_REPORT_ADVICE: rc = TS_VEC_PUSH(r->advice, it); break;
 	case TS_REPORT_WARNINGS: rc = TS_VEC_PUSH(r->warnings, it); break;
+	case TS_REPORT_DIFF: rc = TS_VEC_PUSH(r->diff, it); break;
 	default: return TS_EINTERNAL;
 	}
 	return rc ? oom(r) : 0;

@@ -763,6 +763,11 @@ int ts_report_html(const struct ts_report *r, struct ts_sb *o)
 		items(o, r->findings.v, r->findings.n, 0);
 		ts_sb_adds(o, "</section>\n");
 	}
+	if (r->diff.n) {
+		section_open(o, "diff", "Diff vs baseline");
+		items(o, r->diff.v, r->diff.n, 0);
+		ts_sb_adds(o, "</section>\n");
+	}
 	if (r->advice.n) {
 		section_open(o, "advice", "Candidates for the dominant wall");
 		ts_sb_adds(o, "<div class=\"muted\">Each is a hypothesis to measure with <code>trainscope ab</code> "

@@ -211,6 +211,7 @@ int ts_report_md(const struct ts_report *r, struct ts_sb *o)
 				   (double)r->mem_capacity_bytes / 1073741824.0);
 	}
 	md_items(o, "Findings", r->findings.v, r->findings.n, 0);
+	md_items(o, "Diff vs baseline", r->diff.v, r->diff.n, 0);
 	md_items(o, "Candidates for the dominant wall", r->advice.v, r->advice.n, 1);
 	md_items(o, "Missing evidence and how to collect it", r->missing.v, r->missing.n, 0);
 	md_items(o, "Warnings", r->warnings.v, r->warnings.n, 0);

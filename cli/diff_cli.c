@@ -1,0 +1,198 @@
+/*
+ * diff_cli.c - reading a diff side from the command line's paths, and the
+ * report's "Diff vs baseline" section.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diff_cli.h"
+#include "trace_nsys.h"
+#include "trainscope/detect.h"
+#include "trainscope/paths.h"
+
+static int is_trace_file(const char *path, struct ts_err *err, int *ok)
+{
+	struct ts_detect d;
+
+	*ok = 0;
+	if (ts_detect_file(path, &d, err))
+		return -1;
+	*ok = d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE ||
+	      d.kind == TS_KIND_NSYS_SQLITE;
+	return 0;
+}
+
+int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact, struct ts_diff_side *s,
+		     struct ts_warnings *warns)
+{
+	struct ts_paths tmp, files;
+	struct ts_err err;
+	struct trace_nsys_slot *nsl = NULL;
+	int rc = 0, found = 0;
+
+	ts_paths_init(&tmp);
+	ts_paths_init(&files);
+	ts_err_init(&err);
+	if (ts_paths_add(&tmp, arg, 2, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	for (size_t i = 0; i < tmp.n; i++) {
+		int ok = 1;
+		if (!(tmp.n == 1 && strcmp(tmp.v[i], arg) == 0) && is_trace_file(tmp.v[i], &err, &ok)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+		if (ok && ts_paths_add(&files, tmp.v[i], 0, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
+	if (!files.n) {
+		cli_error(ctx, "%s: no profiler trace found", arg);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if ((rc = trace_nsys_expand(ctx, &files, &nsl)))
+		goto out;
+	if (!exact && files.n == 1)
+		want = -1;
+	else if (want < 0)
+		want = 0;
+	for (size_t i = 0; i < files.n && !found; i++) {
+		struct ts_trace t;
+		struct ts_trace_opts o;
+		int r;
+		memset(&o, 0, sizeof(o));
+		o.skip_python = 1;
+		o.skip_flows = 1;
+		o.has_order = 1;
+		o.order = (int64_t)i;
+		ts_trace_init(&t);
+		if (nsl[i].is_nsys) {
+			struct ts_nsys_read_opts no;
+			memset(&no, 0, sizeof(no));
+			r = trace_nsys_read(&nsl[i], files.v[i], &no, &t, &err);
+		} else {
+			r = ts_trace_read(&t, files.v[i], &o, &err);
+		}
+		if (!r && t.ev.n == 0)
+			r = ts_err_at(&err, TS_EPARSE, files.v[i], (int64_t)t.meta.bytes, -1, "%s",
+				      "no trace events");
+		if (r) {
+			ts_trace_release(&t);
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+		if (want < 0 || t.meta.rank == want) {
+			found = 1;
+			r = ts_diff_side_build(s, &t, &err);
+			if (!r && t.meta.truncated)
+				ts_warnings_add(warns, "truncated-trace", files.v[i], (int64_t)t.meta.truncated_at,
+						TS_NONE, "%s: truncated at byte %llu; analysed every complete "
+						"event before it (%lld step%s cut by the end dropped)",
+						files.v[i], (unsigned long long)t.meta.truncated_at,
+						(long long)s->prof.steps_dropped,
+						s->prof.steps_dropped == 1 ? "" : "s");
+			if (!r && s->ctx.whole_window)
+				ts_warnings_add(warns, "whole-window", files.v[i], -1, TS_NONE,
+						"%s: no steps (no ProfilerStep spans, no step range): its whole "
+						"window is compared as one step", files.v[i]);
+			if (!r && t.meta.legacy)
+				ts_warnings_add(warns, "legacy-trace", files.v[i], -1, TS_NONE,
+						"%s: a legacy (pre-Kineto) trace: ProfilerStep#N is iteration N+1",
+						files.v[i]);
+		}
+		ts_trace_release(&t);
+		if (r) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
+	if (!found) {
+		cli_error(ctx, "%s: no trace of rank %lld among its %zu trace file(s)", arg,
+			  (long long)want, files.n);
+		rc = EXIT_USAGE;
+	}
+out:
+	free(nsl);
+	ts_paths_release(&tmp);
+	ts_paths_release(&files);
+	return rc;
+}
+
+int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
+		     char *const *run, size_t nrun)
+{
+	struct ts_diff_side b, c;
+	struct ts_diff_result res;
+	struct ts_warnings warns;
+	struct ts_err err;
+	char t[256], d[1400];
+	int rc;
+
+	if (nrun != 1) {
+		cli_error(ctx, "--baseline without --candidate diffs the traces of one run: give one RUN (got %zu)", nrun);
+		return EXIT_USAGE;
+	}
+	ts_diff_side_init(&b);
+	ts_diff_side_init(&c);
+	ts_diff_result_init(&res);
+	ts_warnings_init(&warns);
+	ts_err_init(&err);
+	if ((rc = diff_load_side(ctx, base, -1, 0, &b, &warns)) ||
+	    (rc = diff_load_side(ctx, run[0], b.ctx.rank, 0, &c, &warns)))
+		goto out;
+	if (ts_diff_compare(&b, &c, NULL, &res, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	snprintf(t, sizeof(t), "Compared %zu step%s (aligned by %s)", res.pairs.n,
+		 res.pairs.n == 1 ? "" : "s", res.aligned_by);
+	snprintf(d, sizeof(d), "baseline %s rank %lld on %s, candidate %s rank %lld on %s",
+		 b.ctx.path, (long long)b.ctx.rank, b.ctx.device, c.ctx.path, (long long)c.ctx.rank,
+		 c.ctx.device);
+	rc = ts_report_add_item(r, TS_REPORT_DIFF, res.same_hardware ? TS_REPORT_INFO : TS_REPORT_WARN, t, d);
+	snprintf(t, sizeof(t), "Step time %.3f ms to %.3f ms: %s", res.base_mean_ns / 1e6,
+		 res.cand_mean_ns / 1e6, ts_diff_verdict_name(res.verdict));
+	if (isnan(res.ci95_low))
+		snprintf(d, sizeof(d), "ratio %.4f, no interval", res.ratio);
+	else
+		snprintf(d, sizeof(d), "ratio %.4f, 95%% CI [%.4f, %.4f] (%s), band +-%.1f%%", res.ratio,
+			 res.ci95_low, res.ci95_high, res.method, 100 * res.band);
+	rc = rc ? rc : ts_report_add_item(r, TS_REPORT_DIFF, TS_REPORT_INFO, t, d);
+	for (int w = 0; w < TS_DW_COUNT && !rc; w++) {
+		if (fabs(res.walls[w].delta_ns) < 0.01 * res.base_mean_ns)
+			continue;
+		snprintf(t, sizeof(t), "Wall %s %+.3f ms/step", ts_diff_wall_name(w), res.walls[w].delta_ns / 1e6);
+		snprintf(d, sizeof(d), "%.3f ms to %.3f ms per step", res.walls[w].base_ns / 1e6,
+			 res.walls[w].cand_ns / 1e6);
+		rc = ts_report_add_item(r, TS_REPORT_DIFF, TS_REPORT_INFO, t, d);
+	}
+	for (size_t i = 0; i < res.rows.n && i < 8 && !rc; i++) {
+		const struct ts_diff_row *x = &res.rows.v[i];
+		double dv = x->closes ? x->delta_ns : x->cand.total_ns - x->base.total_ns;
+		snprintf(t, sizeof(t), "%.180s %+.3f ms/step", x->base_name ? x->base_name : x->cand_name,
+			 dv / 1e6);
+		snprintf(d, sizeof(d), "%s, %s, match %s, %.1f to %.1f per step%s", ts_diff_kind_name(x->kind),
+			 x->family, ts_diff_match_name(x->match), x->base.count_per_step,
+			 x->cand.count_per_step, x->closes ? "" : ", inclusive time");
+		rc = ts_report_add_item(r, TS_REPORT_DIFF, TS_REPORT_INFO, t, d);
+	}
+	if (!rc) {
+		snprintf(t, sizeof(t), "Residual %+.3f ms/step", res.residual_ns / 1e6);
+		rc = ts_report_add_item(r, TS_REPORT_DIFF, TS_REPORT_INFO, t,
+					"step difference minus the rows that close (docs/diff.md)");
+	}
+	if (rc) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+	}
+out:
+	ts_diff_result_release(&res);
+	ts_diff_side_release(&b);
+	ts_diff_side_release(&c);
+	ts_warnings_release(&warns);
+	return rc;
+}

@@ -1,0 +1,292 @@
+/*
+ * diff.h - what changed between a baseline and a candidate profiler trace
+ * (one rank window each), and why.
+ *
+ * Two stages, so a caller never holds two traces at once:
+ *
+ *   ts_diff_side_build(trace)  -> struct ts_diff_side   (the trace may be
+ *                                  released right after: the side keeps the
+ *                                  rank profile of profile.h and one small
+ *                                  record per op instance inside a step)
+ *   ts_diff_compare(base, cand) -> struct ts_diff_result
+ *
+ * ts_diff_traces() does both for two already-loaded traces.
+ *
+ * Steps are those ts_rank_profile() finds (ProfilerStep#N; N+1 on legacy
+ * pre-Kineto traces, where ProfilerStep#N is iteration N+1). They are
+ * aligned by iteration number, else by position. The step-time ratio
+ * (candidate / baseline, ratio of means) and its 95 % CI come from gate.h
+ * (ts_ab_paired_ratio when aligned by iteration with >= 2 pairs, else
+ * ts_ab_welch_log_ratio); the verdict from ts_ab_decide with the band.
+ * The walls are trace's per-step figures; rows attribute the mean step
+ * time difference to op names and close with a residual row. Definitions:
+ * docs/diff.md.
+ *
+ * Library code: nothing prints. All times int64 ns; per-step figures are
+ * means over the compared steps.
+ */
+#ifndef TRAINSCOPE_DIFF_H
+#define TRAINSCOPE_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+#include "trainscope/profile.h"
+#include "trainscope/trace.h"
+
+#ifndef TS_DIFF_STEP_PAIR_DEFINED
+#define TS_DIFF_STEP_PAIR_DEFINED
+/* One aligned pair of steps, times on each trace's own clock. */
+struct ts_diff_step_pair {
+	int64_t base_iteration, cand_iteration;
+	int64_t base_start_ns, base_end_ns;
+	int64_t cand_start_ns, cand_end_ns;
+};
+#endif
+
+/* What a row counts. */
+enum ts_diff_kind {
+	TS_DIFF_CPU_OP = 0,     /* cpu_op events (and legacy events), runtime and driver calls */
+	TS_DIFF_ANNOTATION,     /* user_annotation (record_function, DataLoader, gloo:*) */
+	TS_DIFF_KERNEL,         /* GPU kernels */
+	TS_DIFF_MEMCPY,         /* GPU copies */
+	TS_DIFF_MEMSET,         /* GPU sets */
+	TS_DIFF_WALL_ROW,       /* a wall no op row holds (idle; on CPU-only traces also
+				 * exposed comm): closes the rows to the step */
+	TS_DIFF_KIND_COUNT
+};
+/* "cpu_op", "annotation", "kernel", "memcpy", "memset", "wall". */
+const char *ts_diff_kind_name(int kind);
+
+/* How a row's baseline and candidate names were matched. */
+enum ts_diff_match {
+	TS_DIFF_MATCH_EXACT = 0,   /* same name on both sides */
+	TS_DIFF_MATCH_NORMALIZED,  /* same name after ts_diff_normalize */
+	TS_DIFF_MATCH_NONE         /* on one side only */
+};
+/* "exact", "normalized", "none". */
+const char *ts_diff_match_name(int match);
+
+/*
+ * The matching key of an op or kernel name: a leading "void " and the
+ * return type dropped, template arguments <...> and a trailing argument
+ * list (...) removed, namespaces (everything up to the last "::") dropped,
+ * ASCII lower case, vendor dtype words shortened (bfloat16 -> bf16,
+ * float16/half -> fp16, float32 -> fp32; "___mt_bfloat16" -> "_bf16"),
+ * runs of '_' collapsed, numeric suffixes ("_42", "#3") removed. Writes at
+ * most cap - 1 bytes and a NUL; returns the length written.
+ */
+size_t ts_diff_normalize(const char *name, size_t n, char *out, size_t cap);
+
+/*
+ * Kernel family of an op or GPU activity: the taxonomy class
+ * (ts_kclass_of) refined: "attention_fwd" / "attention_bwd", collectives
+ * by type ("comm:all_reduce", "comm:all_gather", "comm:reduce_scatter",
+ * "comm:all_to_all", "comm:send_recv", "comm:broadcast", "comm"), and for
+ * CPU operators the aten families the kernel taxonomy does not name
+ * (aten::mm/bmm/addmm/matmul/linear -> "gemm", softmax/sum/mean/topk ->
+ * "reduction", _foreach_* / Optimizer.* -> "optimizer", the DataLoader
+ * annotation -> "data_loader"). A static string.
+ */
+const char *ts_diff_family(const char *name, size_t n, int kind);
+
+/* One op instance inside a step (what a side keeps of its trace). */
+struct ts_diff_inst {
+	uint32_t op;            /* index into ts_diff_side.ops */
+	int32_t step;           /* index into ts_diff_side.prof.steps */
+	int64_t dur_ns;         /* inclusive duration */
+	int64_t self_ns;        /* CPU: duration minus children on its thread; GPU: dur */
+	int64_t bytes;          /* copies/collectives with a size, else -1 */
+	uint8_t main_thread;    /* CPU: on the thread that runs the steps */
+};
+
+struct ts_diff_op {
+	uint32_t name;          /* in ts_diff_side.names */
+	uint8_t kind;           /* enum ts_diff_kind */
+	const char *family;     /* ts_diff_family */
+};
+
+/* Where a side comes from and what ran it. */
+struct ts_diff_context {
+	char path[TS_ERR_PATH_MAX];
+	int64_t rank;
+	int64_t world_size;     /* -1 unknown */
+	const char *vendor;     /* ts_vendor_name */
+	char device[128];       /* GPU model, "cpu" on CPU-only traces */
+	char format[16];        /* "kineto" or "legacy-array" */
+	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
+	char backend[32];       /* distributedInfo.backend, "" unknown */
+	char precision[16];     /* "bf16", "fp16", "fp32/unknown": from op and kernel names */
+	int has_gpu;
+	int truncated;          /* the file ended inside its event list */
+	int64_t steps_dropped;  /* steps cut by the end of a truncated file */
+	uint64_t recovered;     /* events recovered from writer bugs */
+	int whole_window;       /* no steps in the trace: the window is one step
+				 * (iteration TS_NONE) */
+};
+
+struct ts_diff_side {
+	struct ts_rank_prof prof;     /* trace's analysis: steps and their walls */
+	struct ts_diff_context ctx;
+	struct ts_intern names;
+	TS_VEC(struct ts_diff_op) ops;
+	TS_VEC(struct ts_diff_inst) inst;
+};
+
+void ts_diff_side_init(struct ts_diff_side *s);
+void ts_diff_side_release(struct ts_diff_side *s);
+
+/*
+ * Analyse one trace for diffing: ts_rank_profile(), then one record per
+ * CPU op, annotation and GPU activity whose start lies in a step
+ * (ProfilerStep spans themselves excluded). A trace without steps gives one
+ * step, its whole window with the window's walls (ctx.whole_window; the
+ * diff then has no noise estimate). s must be freshly initialised.
+ * Returns 0, TS_ENOMEM or TS_EUNSUPPORTED (no steps and an empty window),
+ * err filled.
+ */
+int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct ts_err *err);
+
+/* Walls of a step: names and numbers of `trace` (profile.h ts_step_prof).
+ * compute + exposed_comm + exposed_memcpy + exposed_memset + idle = step;
+ * data_loader and host_gap are parts of idle (within = "idle"). */
+enum ts_diff_wall {
+	TS_DW_COMPUTE = 0,
+	TS_DW_EXPOSED_COMM,
+	TS_DW_EXPOSED_MEMCPY,
+	TS_DW_EXPOSED_MEMSET,
+	TS_DW_IDLE,
+	TS_DW_DATA,
+	TS_DW_HOST_GAP,
+	TS_DW_COUNT
+};
+/* "compute", "exposed_comm", "exposed_memcpy", "exposed_memset", "idle",
+ * "data_loader", "host_gap". */
+const char *ts_diff_wall_name(int wall);
+/* 1 for the walls that partition the step (the first five). */
+int ts_diff_wall_partitions(int wall);
+
+struct ts_diff_wall_row {
+	int wall;               /* enum ts_diff_wall */
+	double base_ns, cand_ns, delta_ns; /* per step, mean over compared steps */
+};
+
+/* Per-instance statistics of one side of a row, over the compared steps. */
+struct ts_diff_stat {
+	int64_t count;          /* instances in the compared steps */
+	double count_per_step;
+	double total_ns;        /* inclusive, per step */
+	double self_ns;         /* the closing measure (see closes), per step */
+	int64_t mean_ns, p50_ns, p90_ns; /* per instance, inclusive */
+	double gbps;            /* bytes / duration, NaN without sizes */
+};
+
+struct ts_diff_row {
+	const char *base_name;  /* NULL when only in candidate */
+	const char *cand_name;  /* NULL when only in baseline */
+	int kind;               /* enum ts_diff_kind */
+	const char *family;
+	int match;              /* enum ts_diff_match */
+	int closes;             /* counted in the closing sum (see docs/diff.md) */
+	struct ts_diff_stat base, cand;
+	double delta_ns;        /* cand.self_ns - base.self_ns, per step */
+	double rank_ns;         /* what rows are ranked by: delta_ns for closing rows,
+				 * else the change of inclusive time per step */
+};
+
+struct ts_diff_family_row {
+	const char *family;
+	double base_ns, cand_ns, delta_ns;  /* closing measure per step */
+	double base_count, cand_count;      /* instances per step */
+};
+
+/* A step of one side outside the compared set, or an outlier inside it. */
+struct ts_diff_step_note {
+	int side;               /* 0 baseline, 1 candidate */
+	int64_t iteration;
+	int64_t dur_ns;
+	double robust_z;        /* (dur - median) / (1.4826 MAD) within its side, NaN when MAD = 0 */
+	int compared;
+	int outlier;            /* trace's outlier rule, or robust_z >= TS_DIFF_OUTLIER_Z */
+	int wall;               /* the wall with the largest excess over its side's median */
+	int64_t wall_excess_ns;
+	int64_t wall_median_ns;
+};
+
+#define TS_DIFF_OUTLIER_Z 3.5
+
+/* The verdict of a diff: ab's four, or why none is given. */
+enum ts_diff_verdict {
+	TS_DIFF_FASTER = 0,
+	TS_DIFF_SLOWER,
+	TS_DIFF_NO_DIFFERENCE,
+	TS_DIFF_INCONCLUSIVE,
+	TS_DIFF_NO_NOISE_ESTIMATE,      /* one step on a side */
+	TS_DIFF_REFUSED_HARDWARE,       /* different device, no allow_different_hardware */
+	TS_DIFF_NO_STEPS                /* nothing to compare */
+};
+/* "faster", "slower", "no_difference", "inconclusive", "no_noise_estimate",
+ * "refused_different_hardware", "no_steps". */
+const char *ts_diff_verdict_name(int verdict);
+
+struct ts_diff_opts {
+	double band;            /* practical band, default 0.02 (ab without repeats) */
+	int allow_different_hardware;
+	uint64_t seed;          /* bootstrap seed (ab's default) */
+};
+
+void ts_diff_opts_init(struct ts_diff_opts *o);
+
+/* A name present on one side only, within a family. */
+struct ts_diff_change {
+	const char *family;
+	const char *name;
+	int side;               /* 0 only in baseline (deleted), 1 only in candidate (added) */
+	double ns;              /* closing measure per step */
+};
+
+struct ts_diff_result {
+	const char *aligned_by;         /* "iteration" or "position" */
+	TS_VEC(struct ts_diff_step_pair) pairs;
+	TS_VEC(struct ts_diff_step_note) notes;  /* unmatched steps and outliers */
+	double base_mean_ns, cand_mean_ns;       /* mean step over the compared steps */
+	double ratio, ci95_low, ci95_high;       /* cand / base; CI NaN without noise estimate */
+	const char *method;                      /* how the CI was made, NULL none */
+	double band;
+	int verdict;                             /* enum ts_diff_verdict */
+	int same_hardware;
+	struct ts_diff_wall_row walls[TS_DW_COUNT];
+	TS_VEC(struct ts_diff_row) rows;         /* ranked by |delta_ns| */
+	double residual_ns;                      /* measured delta - sum of closing rows */
+	const char *closing;                     /* "cpu_self" or "gpu_time" */
+	TS_VEC(struct ts_diff_family_row) families; /* ranked by |delta_ns| */
+	TS_VEC(struct ts_diff_change) changes;   /* names only on one side, by family */
+	/* op-name sets (CPU ops and annotations in the compared steps, exact names) */
+	int64_t names_common, names_added, names_deleted;
+	int64_t names_increased, names_decreased, names_unchanged; /* by count per step */
+	double unmatched_frac;                   /* closing time of one-side rows / all */
+	struct ts_arena arena;
+};
+
+void ts_diff_result_init(struct ts_diff_result *r);
+void ts_diff_result_release(struct ts_diff_result *r);
+
+/*
+ * Compare two built sides (borrowed; names in r point into them, so they
+ * must outlive r). Returns 0 (also for a comparison without common steps:
+ * verdict TS_DIFF_NO_STEPS) or TS_ENOMEM.
+ */
+int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *cand,
+		    const struct ts_diff_opts *o, struct ts_diff_result *r, struct ts_err *err);
+
+/*
+ * The whole diff of two already-loaded traces: builds both sides into
+ * *base and *cand (freshly initialised; caller releases them after r) and
+ * compares them. r->walls is the wall attribution. Returns what
+ * ts_diff_side_build or ts_diff_compare return.
+ */
+int ts_diff_traces(const struct ts_trace *tb, const struct ts_trace *tc,
+		   const struct ts_diff_opts *o, struct ts_diff_side *base,
+		   struct ts_diff_side *cand, struct ts_diff_result *r, struct ts_err *err);
+
+#endif

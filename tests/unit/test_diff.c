@@ -1,0 +1,297 @@
+/*
+ * test_diff.c - trainscope diff on hand-built traces: name normalisation,
+ * families, CPU self time, step alignment (iteration, position, legacy
+ * offset), rows that close, the verdicts. Expected values are worked out
+ * by hand in the comments.
+ */
+#include <math.h>
+#include <string.h>
+#include "harness.h"
+#include "tbuild.h"
+#include "trainscope/diff.h"
+
+static void norm_is(const char *in, const char *want)
+{
+	char buf[256];
+	ts_diff_normalize(in, strlen(in), buf, sizeof(buf));
+	CHECK_STR(buf, want);
+}
+
+TEST(diff_normalize_names)
+{
+	norm_is("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float)",
+		"vectorized_elementwise_kernel");
+	norm_is("ampere_bf16_s16816gemm_128x64", "ampere_bf16_s16816gemm_128x64");
+	norm_is("mudnn_gemm___mt_bfloat16", "mudnn_gemm_bf16");
+	norm_is("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "nccldevkernel_allreduce_sum_f32_ring_ll");
+	norm_is("aten::mm", "mm");
+	norm_is("fused_kernel_42", "fused_kernel");
+	norm_is("Optimizer.step#AdamW.step", "optimizer.step#adamw.step");
+	norm_is("half_kernel_float16", "fp16_kernel_fp16");
+}
+
+TEST(diff_families)
+{
+#define FAM(n, k) ts_diff_family(n, strlen(n), k)
+	CHECK_STR(FAM("aten::mm", TS_DIFF_CPU_OP), "gemm");
+	CHECK_STR(FAM("aten::matmul", TS_DIFF_CPU_OP), "gemm");
+	CHECK_STR(FAM("aten::masked_fill", TS_DIFF_CPU_OP), "elementwise");
+	CHECK_STR(FAM("aten::topk", TS_DIFF_CPU_OP), "reduction");
+	CHECK_STR(FAM("aten::_foreach_mul_", TS_DIFF_CPU_OP), "optimizer");
+	CHECK_STR(FAM("gloo:all_reduce", TS_DIFF_ANNOTATION), "comm:all_reduce");
+	CHECK_STR(FAM("ncclDevKernel_AllGather_RING_LL", TS_DIFF_KERNEL), "comm:all_gather");
+	CHECK_STR(FAM("mcclKernel_ReduceScatter", TS_DIFF_KERNEL), "comm:reduce_scatter");
+	CHECK_STR(FAM("flash_fwd_kernel", TS_DIFF_KERNEL), "attention_fwd");
+	CHECK_STR(FAM("flash_bwd_dq_dk_dv_loop_kernel", TS_DIFF_KERNEL), "attention_bwd");
+	CHECK_STR(FAM("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TS_DIFF_ANNOTATION),
+		  "data_loader");
+	CHECK_STR(FAM("Memcpy HtoD (Pageable -> Device)", TS_DIFF_MEMCPY), "memcpy");
+#undef FAM
+}
+
+/* A CPU-only step: ProfilerStep#it at t0 lasting dur, with aten::mm (mm
+ * us) holding aten::copy_ (copy us) and a DataLoader annotation (data us). */
+static void cpu_step(struct ts_trace *t, int64_t it, int64_t t0, int64_t dur, int64_t mm,
+		     int64_t copy, int64_t data)
+{
+	char nm[32];
+	snprintf(nm, sizeof(nm), "ProfilerStep#%lld", (long long)it);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, nm, t0, dur);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+	       t0 + 1, data);
+	tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", t0 + 2 + data, mm);
+	tb_cpu(t, TS_CAT_CPU_OP, "aten::copy_", t0 + 3 + data, copy);
+}
+
+static const struct ts_diff_row *row_named(const struct ts_diff_result *r, const char *n)
+{
+	for (size_t i = 0; i < r->rows.n; i++) {
+		const char *x = r->rows.v[i].base_name ? r->rows.v[i].base_name : r->rows.v[i].cand_name;
+		if (strcmp(x, n) == 0)
+			return &r->rows.v[i];
+	}
+	return NULL;
+}
+
+TEST(diff_cpu_rows_close_and_self_time)
+{
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_err err;
+	const struct ts_diff_row *mm, *cp, *idle;
+	double sum = 0;
+
+	tb_init(&a);
+	tb_init(&b);
+	/* baseline steps 5, 6: 1000 us, mm 400 holding copy 100, data 10 */
+	cpu_step(&a, 5, 0, 1000, 400, 100, 10);
+	cpu_step(&a, 6, 1000, 1000, 400, 100, 10);
+	/* candidate steps 4, 5, 6: mm 600 holding copy 100 in 5 and 6 */
+	cpu_step(&b, 4, 0, 1000, 400, 100, 10);
+	cpu_step(&b, 5, 1000, 1200, 600, 100, 10);
+	cpu_step(&b, 6, 2200, 1200, 600, 100, 10);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	CHECK(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK_STR(r.aligned_by, "iteration");
+	CHECK_I64((int64_t)r.pairs.n, 2);
+	CHECK_I64(r.pairs.v[0].base_iteration, 5);
+	CHECK_I64(r.pairs.v[0].cand_iteration, 5);
+	/* candidate step 4 is not compared */
+	CHECK_I64((int64_t)r.notes.n, 1);
+	CHECK_I64(r.notes.v[0].iteration, 4);
+	CHECK(!r.notes.v[0].compared);
+	CHECK_NEAR(r.base_mean_ns, 1000e3, 1);
+	CHECK_NEAR(r.cand_mean_ns, 1200e3, 1);
+	/* self time: mm 400 - 100 = 300 -> 600 - 100 = 500: +200 us */
+	mm = row_named(&r, "aten::mm");
+	CHECK(mm != NULL);
+	CHECK_NEAR(mm->base.self_ns, 300e3, 1);
+	CHECK_NEAR(mm->cand.self_ns, 500e3, 1);
+	CHECK_NEAR(mm->delta_ns, 200e3, 1);
+	CHECK_I64(mm->match, TS_DIFF_MATCH_EXACT);
+	CHECK(mm->closes);
+	cp = row_named(&r, "aten::copy_");
+	CHECK(cp != NULL);
+	CHECK_NEAR(cp->delta_ns, 0, 1);
+	CHECK_NEAR(cp->base.count_per_step, 1, 1e-9);
+	/* the idle wall row: step - ops = 1000 - 400 = 600 on both sides */
+	idle = row_named(&r, "idle");
+	CHECK(idle != NULL);
+	CHECK_NEAR(idle->base.self_ns, 600e3, 1);
+	for (size_t i = 0; i < r.rows.n; i++)
+		if (r.rows.v[i].closes)
+			sum += r.rows.v[i].delta_ns;
+	CHECK_NEAR(sum + r.residual_ns, 200e3, 1);
+	CHECK_NEAR(r.residual_ns, 0, 1);
+	/* the data loader annotation: in trace's data wall, not a closing row */
+	CHECK(!row_named(&r, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__")->closes);
+	CHECK_NEAR(r.walls[TS_DW_DATA].base_ns, 10e3, 1);
+	/* the first row is the largest move */
+	CHECK_STR(r.rows.v[0].base_name, "aten::mm");
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+	tb_release(&b);
+}
+
+TEST(diff_legacy_offset_and_one_step)
+{
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_err err;
+
+	tb_init(&a);
+	tb_init(&b);
+	cpu_step(&a, 23, 0, 1000, 400, 100, 10);
+	/* legacy: ProfilerStep#22 is iteration 23 */
+	b.meta.legacy = 1;
+	cpu_step(&b, 22, 0, 1500, 400, 100, 10);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	CHECK(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK_STR(r.aligned_by, "iteration");
+	CHECK_I64((int64_t)r.pairs.n, 1);
+	CHECK_I64(r.pairs.v[0].cand_iteration, 23);
+	CHECK_I64(r.verdict, TS_DIFF_NO_NOISE_ESTIMATE);
+	CHECK_NEAR(r.ratio, 1.5, 1e-12);
+	CHECK(isnan(r.ci95_low));
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+	tb_release(&b);
+}
+
+TEST(diff_position_alignment_and_normalized_match)
+{
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_err err;
+	const struct ts_diff_row *k;
+
+	tb_init(&a);
+	tb_init(&b);
+	for (int i = 0; i < 3; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "ProfilerStep#%d", 10 + i);
+		tb_cpu(&a, TS_CAT_USER_ANNOTATION, nm, i * 1000, 1000);
+		tb_cpu(&a, TS_CAT_CPU_OP, "fused_kernel_7<float>", i * 1000 + 5, 100);
+		snprintf(nm, sizeof(nm), "ProfilerStep#%d", 20 + i);
+		tb_cpu(&b, TS_CAT_USER_ANNOTATION, nm, i * 1000, 1000);
+		tb_cpu(&b, TS_CAT_CPU_OP, "fused_kernel_9<half>", i * 1000 + 5, 150);
+	}
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	CHECK(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK_STR(r.aligned_by, "position");
+	CHECK_I64((int64_t)r.pairs.n, 3);
+	CHECK_I64(r.pairs.v[2].base_iteration, 12);
+	CHECK_I64(r.pairs.v[2].cand_iteration, 22);
+	/* equal steps: Welch interval of width 0 -> no difference */
+	CHECK_NEAR(r.ratio, 1.0, 1e-12);
+	k = row_named(&r, "fused_kernel_7<float>");
+	CHECK(k != NULL);
+	CHECK_I64(k->match, TS_DIFF_MATCH_NORMALIZED);
+	CHECK_STR(k->cand_name, "fused_kernel_9<half>");
+	CHECK_NEAR(k->delta_ns, 50e3, 1);
+	CHECK_I64(r.names_added, 1);   /* exact-name sets: renamed counts as added + deleted */
+	CHECK_I64(r.names_deleted, 1);
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+	tb_release(&b);
+}
+
+TEST(diff_refuses_different_hardware)
+{
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_diff_opts o;
+	struct ts_err err;
+	struct ts_trace_device da, db;
+
+	tb_init(&a);
+	tb_init(&b);
+	for (int i = 0; i < 4; i++) {
+		cpu_step(&a, 30 + i, i * 3000, 1000 + 10 * i, 400, 100, 10);
+		cpu_step(&b, 30 + i, i * 3000, 2000 + 10 * i, 400, 100, 10);
+	}
+	memset(&da, 0, sizeof(da));
+	memset(&db, 0, sizeof(db));
+	da.name = (uint32_t)ts_intern(&a.strings, "NVIDIA A100", 11);
+	db.name = (uint32_t)ts_intern(&b.strings, "Tesla V100", 10);
+	a.meta.devices = &da;
+	a.meta.ndevices = 1;
+	b.meta.devices = &db;
+	b.meta.ndevices = 1;
+	ts_diff_opts_init(&o);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	CHECK(ts_diff_traces(&a, &b, &o, &sa, &sb, &r, &err) == 0);
+	CHECK(!r.same_hardware);
+	CHECK_I64(r.verdict, TS_DIFF_REFUSED_HARDWARE);
+	CHECK(r.families.n > 0);
+	ts_diff_result_release(&r);
+	ts_diff_result_init(&r);
+	o.allow_different_hardware = 1;
+	CHECK(ts_diff_compare(&sa, &sb, &o, &r, &err) == 0);
+	/* twice as long with a tiny spread: slower */
+	CHECK_I64(r.verdict, TS_DIFF_SLOWER);
+	/* means 1015 and 2015 us */
+	CHECK_NEAR(r.ratio, 2015.0 / 1015.0, 1e-9);
+	CHECK(r.ci95_low > 1.5);
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	a.meta.devices = b.meta.devices = NULL;
+	a.meta.ndevices = b.meta.ndevices = 0;
+	tb_release(&a);
+	tb_release(&b);
+}
+
+TEST(diff_no_steps_is_one_whole_window_step)
+{
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_err err;
+
+	tb_init(&a);
+	tb_init(&b);
+	/* no ProfilerStep: the window (first event start to last end) is the step */
+	tb_cpu(&a, TS_CAT_CPU_OP, "aten::mm", 0, 100);
+	tb_cpu(&b, TS_CAT_CPU_OP, "aten::mm", 0, 200);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	CHECK(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK(sa.ctx.whole_window && sb.ctx.whole_window);
+	CHECK_STR(r.aligned_by, "position");
+	CHECK_I64((int64_t)r.pairs.n, 1);
+	CHECK_I64(r.pairs.v[0].base_iteration, TS_NONE);
+	CHECK_I64(r.verdict, TS_DIFF_NO_NOISE_ESTIMATE);
+	CHECK_NEAR(r.base_mean_ns, 100e3, 1);
+	CHECK_NEAR(r.ratio, 2.0, 1e-12);
+	CHECK_NEAR(row_named(&r, "aten::mm")->delta_ns, 100e3, 1);
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+	tb_release(&b);
+}
