@@ -5,6 +5,8 @@
  * Inputs are read one after the other with trace's reader (Kineto JSON,
  * legacy array, gzip, nsys SQLite exports) and reduced to a diff side
  * (diff.h) before the next is read, so at most one trace is in memory.
+ * --hta-compat, --tracelens-compat and --annotate need both whole traces
+ * (diffcompat.h): the two chosen files are then read again, in full.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,12 +14,17 @@
 #include <string.h>
 #include "cli.h"
 #include "diff_cli.h"
+#include "trainscope/detect.h"
 #include "trainscope/diff.h"
+#include "trainscope/diffcompat.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/run.h"
 #include "trainscope/table.h"
 
-enum { OPT_RANK = 1, OPT_ALLOW_HW, OPT_FAIL_REG, OPT_MAX_UNMATCHED, OPT_BAND, OPT_TOP };
+enum {
+	OPT_RANK = 1, OPT_ALLOW_HW, OPT_FAIL_REG, OPT_MAX_UNMATCHED, OPT_BAND, OPT_TOP,
+	OPT_HTA, OPT_HTA_DEVICE, OPT_HTA_ITER, OPT_HTA_SHORT, OPT_TRACELENS, OPT_ANNOTATE
+};
 
 static const struct cli_opt opts[] = {
 	{ "rank", 0, "A:B", "compare rank A of BASELINE with rank B of CANDIDATE (default: the same rank, else the only one)", OPT_RANK },
@@ -26,6 +33,12 @@ static const struct cli_opt opts[] = {
 	{ "max-unmatched", 0, "PCT", "exit 1 when more than PCT % of the attributed time is in rows on one side only", OPT_MAX_UNMATCHED },
 	{ "band", 0, "PCT", "practical-significance band of the verdict in % (default 2, as ab without repeats)", OPT_BAND },
 	{ "top", 0, "N", "rows printed in the text table (default 25; --json has all)", OPT_TOP },
+	{ "hta-compat", 0, NULL, "add HTA's TraceDiff compare_traces/ops_diff of the two traces (docs/diff-compat.md)", OPT_HTA },
+	{ "hta-device", 0, "all|cpu|gpu", "device rows for --hta-compat (HTA's device_type; default all)", OPT_HTA_DEVICE },
+	{ "hta-iterations", 0, "A:B", "--hta-compat compares ProfilerStep#A of BASELINE with #B of CANDIDATE (default: HTA's, the lowest)", OPT_HTA_ITER },
+	{ "hta-short-names", 0, NULL, "--hta-compat groups by HTA's short names (use_short_name)", OPT_HTA_SHORT },
+	{ "tracelens-compat", 0, NULL, "add TraceLens's gpu_timeline comparison and the kernel-family table", OPT_TRACELENS },
+	{ "annotate", 0, "FILE", "write a Perfetto trace with both sides' compared steps stacked and delta tracks", OPT_ANNOTATE },
 	{ 0 }
 };
 
@@ -358,6 +371,7 @@ static void jctx(struct ts_jw *w, const char *key, const struct ts_diff_context 
 }
 
 static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
+			const struct ts_diff_hta *hta, const struct ts_diff_tracelens *tl,
 			const struct ts_diff_result *r, const struct ts_warnings *warns)
 {
 	struct ts_jw w;
@@ -503,15 +517,66 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	if (hta) {
+		ts_jw_key(&w, "hta_compat");
+		ts_diff_hta_write_json(hta, &w);
+	}
+	if (tl) {
+		ts_jw_key(&w, "tracelens_compat");
+		ts_diff_tracelens_write_json(tl, &w);
+	}
 	ts_warnings_json(&w, warns, warns->v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
 
+/* ------------------------------------------------------------ compat modes */
+
+/* The whole trace of a side's chosen file, read as trace reads it for its
+ * compatibility modes (python spans and flows kept). */
+static int load_whole(struct cli_ctx *ctx, const char *path, const char *why, struct ts_trace *t)
+{
+	struct ts_detect d;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	if (ts_detect_file(path, &d, &err))
+		return cli_fail(ctx, &err);
+	if (d.kind == TS_KIND_NSYS_SQLITE) {
+		cli_error(ctx, "%s: %s reads PyTorch profiler (Kineto) traces; this is an Nsight Systems export",
+			  path, why);
+		return EXIT_USAGE;
+	}
+	if (ts_trace_read(t, path, NULL, &err))
+		return cli_fail(ctx, &err);
+	return 0;
+}
+
+/* The rows that moved most, for the annotated file: the first n rows (they
+ * are ranked by contribution), totals over the compared steps. */
+static size_t moved_rows(const struct ts_diff_result *r, struct ts_diff_moved *m, size_t n)
+{
+	size_t k = 0;
+	double steps = (double)r->pairs.n;
+
+	for (size_t i = 0; i < r->rows.n && k < n; i++) {
+		const struct ts_diff_row *row = &r->rows.v[i];
+		double b = row->closes ? row->base.self_ns : row->base.total_ns;
+		double c = row->closes ? row->cand.self_ns : row->cand.total_ns;
+		m[k].name = row->cand_name ? row->cand_name : row->base_name;
+		m[k].baseline_ns = (int64_t)llround(b * steps);
+		m[k].candidate_ns = (int64_t)llround(c * steps);
+		k++;
+	}
+	return k;
+}
+
 /* ------------------------------------------------------------ command */
 
-static int parse_ranks(struct cli_ctx *ctx, const char *s, int64_t *a, int64_t *b)
+static int parse_pair(struct cli_ctx *ctx, const char *opt, const char *what, const char *s,
+		      int64_t *a, int64_t *b)
 {
+	const char *arg = s;
 	char *end;
 	long long x = strtoll(s, &end, 10), y;
 
@@ -525,7 +590,7 @@ static int parse_ranks(struct cli_ctx *ctx, const char *s, int64_t *a, int64_t *
 	*b = y;
 	return 0;
 bad:
-	cli_error(ctx, "--rank: expected A:B (two rank numbers), got '%s'", s);
+	cli_error(ctx, "%s: expected A:B (two %s numbers), got '%s'", opt, what, arg);
 	return EXIT_USAGE;
 }
 
@@ -538,7 +603,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_warnings warns;
 	struct ts_err err;
 	struct ts_sb out;
-	int64_t rb = -1, rcand = -1;
+	struct ts_trace tb, tc;
+	struct ts_diff_hta hta;
+	struct ts_diff_tracelens tl;
+	int hta_on = 0, hta_short = 0, tl_on = 0;
+	enum ts_diff_hta_device hta_dev = TS_DIFF_HTA_ALL;
+	const char *annotate = NULL;
+	int64_t rb = -1, rcand = -1, hib = -1, hic = -1;
 	double fail_reg = NAN, max_unm = NAN;
 	long long top = 25;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -552,10 +623,14 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_warnings_init(&warns);
 	ts_err_init(&err);
 	ts_sb_init(&out);
+	ts_trace_init(&tb);
+	ts_trace_init(&tc);
+	ts_diff_hta_init(&hta);
+	memset(&tl, 0, sizeof(tl));
 	for (size_t i = 0; i < p.nopts; i++) {
 		const struct cli_arg *a = &p.opts[i];
 		double v;
-		if (a->key == OPT_RANK && (rc = parse_ranks(ctx, a->val, &rb, &rcand)))
+		if (a->key == OPT_RANK && (rc = parse_pair(ctx, "--rank", "rank", a->val, &rb, &rcand)))
 			goto out;
 		if (a->key == OPT_ALLOW_HW)
 			o.allow_different_hardware = 1;
@@ -570,6 +645,30 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		if (a->key == OPT_TOP && (rc = cli_int(ctx, a, 0, 100000, &top)))
 			goto out;
+		if (a->key == OPT_HTA)
+			hta_on = 1;
+		if (a->key == OPT_HTA_ITER &&
+		    (rc = parse_pair(ctx, "--hta-iterations", "ProfilerStep", a->val, &hib, &hic)))
+			goto out;
+		if (a->key == OPT_HTA_SHORT)
+			hta_short = 1;
+		if (a->key == OPT_HTA_DEVICE) {
+			if (strcmp(a->val, "all") == 0) {
+				hta_dev = TS_DIFF_HTA_ALL;
+			} else if (strcmp(a->val, "cpu") == 0) {
+				hta_dev = TS_DIFF_HTA_CPU;
+			} else if (strcmp(a->val, "gpu") == 0) {
+				hta_dev = TS_DIFF_HTA_GPU;
+			} else {
+				cli_error(ctx, "--hta-device: expected all, cpu or gpu, got '%s'", a->val);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+		}
+		if (a->key == OPT_TRACELENS)
+			tl_on = 1;
+		if (a->key == OPT_ANNOTATE)
+			annotate = a->val;
 	}
 	if (p.npos != 2) {
 		cli_error(ctx, "expected two inputs, BASELINE and CANDIDATE (got %zu)", p.npos);
@@ -600,10 +699,54 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_warnings_add(&warns, "unmatched-steps", NULL, -1, TS_NONE,
 					"%zu step(s) have no partner and are not compared (listed under steps)", unm);
 	}
-	if (ctx->json)
-		render_json(&out, &b, &c, &r, &warns);
-	else
+	if ((hta_on || tl_on || annotate) &&
+	    ((rc = load_whole(ctx, b.ctx.path, hta_on ? "--hta-compat" : tl_on ? "--tracelens-compat" : "--annotate", &tb)) ||
+	     (rc = load_whole(ctx, c.ctx.path, hta_on ? "--hta-compat" : tl_on ? "--tracelens-compat" : "--annotate", &tc))))
+		goto out;
+	if (hta_on) {
+		/* one trace per side: the file diff chose; HTA's rank is the one
+		 * --rank names, else HTA's default (the trace's own) */
+		const struct ts_trace *bp[1] = { &tb }, *cp[1] = { &tc };
+		struct ts_diff_hta_side hb = { bp, 1, rb >= 0 ? &rb : NULL, rb >= 0, hib >= 0 ? &hib : NULL, hib >= 0 };
+		struct ts_diff_hta_side hc = { cp, 1, rcand >= 0 ? &rcand : NULL, rcand >= 0, hic >= 0 ? &hic : NULL,
+					       hic >= 0 };
+		if (ts_diff_hta_compare(&hb, &hc, hta_dev, hta_short, &hta, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
+	if (tl_on && ts_diff_tracelens_compare(&tb, &tc, &tl, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (annotate) {
+		struct ts_diff_moved m[16];
+		size_t nm = moved_rows(&r, m, sizeof(m) / sizeof(m[0]));
+		if (!r.pairs.n) {
+			cli_error(ctx, "--annotate: no compared steps to stack");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (ts_diff_annotate_write(annotate, &tb, &tc, r.pairs.v, r.pairs.n, m, nm, &err)) {
+			rc = cli_fail(ctx, &err);
+			goto out;
+		}
+	}
+	if (ctx->json) {
+		render_json(&out, &b, &c, hta_on ? &hta : NULL, tl_on ? &tl : NULL, &r, &warns);
+	} else {
 		render_text(&out, &b, &c, &r, &warns, (int)top);
+		if (hta_on) {
+			ts_sb_adds(&out, "\nHolisticTraceAnalysis TraceDiff (--hta-compat: HTA's counts and sums by "
+				   "name, not trainscope's attribution; docs/diff-compat.md)\n");
+			ts_diff_hta_render(&hta, &out);
+		}
+		if (tl_on) {
+			ts_sb_adds(&out, "\nTraceLens gpu_timeline comparison (--tracelens-compat; "
+				   "docs/diff-compat.md)\n");
+			ts_diff_tracelens_render(&tl, &out);
+		}
+	}
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
 	if (!isnan(fail_reg) && !isnan(r.ci95_low) && r.verdict != TS_DIFF_REFUSED_HARDWARE &&
@@ -618,6 +761,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_GATE;
 	}
 out:
+	ts_diff_hta_release(&hta);
+	ts_trace_release(&tb);
+	ts_trace_release(&tc);
 	ts_diff_result_release(&r);
 	ts_diff_side_release(&b);
 	ts_diff_side_release(&c);
@@ -644,7 +790,10 @@ const struct cli_command cli_cmd_diff = {
 		"and kernel rows ranked by their contribution, closing with a residual row, and\n"
 		"into kernel families. Different device models refuse a speed verdict unless\n"
 		"--allow-different-hardware. Exit 1 for --fail-on-regression / --max-unmatched.\n"
-		"docs/diff.md.",
+		"--hta-compat adds HTA's TraceDiff (compare_traces / ops_diff), --tracelens-compat\n"
+		"TraceLens's gpu_timeline comparison, --annotate FILE a Perfetto file with both\n"
+		"sides' compared steps stacked; these read the two chosen traces again in full.\n"
+		"docs/diff.md, docs/diff-compat.md.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -186,14 +186,14 @@ const char *ts_diff_family_name(enum ts_diff_family f);
 
 /*
  * Family of a GPU activity: the taxonomy class (taxonomy.h) refined into
- * attention forward/backward ("bwd", "backward", "dgrad" in the name) and
+ * attention forward/backward ("bwd", "backward", "grad", "cutlassb" in the name) and
  * collectives by type (all_reduce/allreduce, all_gather/allgather,
  * reduce_scatter/reducescatter, alltoall, sendrecv/send/recv, broadcast).
  */
 enum ts_diff_family ts_diff_family_of(const char *name, size_t n, int is_memcpy,
 				      int is_memset);
 
-struct ts_diff_family_row {
+struct ts_diff_tl_family_row {
 	enum ts_diff_family family;
 	int64_t baseline_count, variant_count;
 	double baseline_us, variant_us;      /* Σ kernel duration */
@@ -205,7 +205,7 @@ struct ts_diff_tracelens {
 	struct ts_tracelens base, var;          /* each side's gpu_timeline */
 	struct ts_diff_tl_row rows[TS_DIFF_TL_NMETRIC];
 	/* families present on either side, in enum order */
-	struct ts_diff_family_row fam[TS_DF_COUNT];
+	struct ts_diff_tl_family_row fam[TS_DF_COUNT];
 	size_t nfam;
 };
 

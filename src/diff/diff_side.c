@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/diff.h"
+#include "trainscope/diffcompat.h"
 #include "trainscope/taxonomy.h"
 
 static const char *const kind_names[TS_DIFF_KIND_COUNT] = { "cpu_op", "annotation", "kernel",
@@ -127,23 +128,6 @@ static int has(const char *s, size_t n, const char *p)
 	return ts_name_contains(s, n, p);
 }
 
-static const char *comm_family(const char *s, size_t n)
-{
-	if (has(s, n, "all_reduce") || has(s, n, "allreduce"))
-		return "comm:all_reduce";
-	if (has(s, n, "all_gather") || has(s, n, "allgather"))
-		return "comm:all_gather";
-	if (has(s, n, "reduce_scatter") || has(s, n, "reducescatter"))
-		return "comm:reduce_scatter";
-	if (has(s, n, "all_to_all") || has(s, n, "alltoall"))
-		return "comm:all_to_all";
-	if (has(s, n, "sendrecv") || has(s, n, "send") || has(s, n, "recv"))
-		return "comm:send_recv";
-	if (has(s, n, "broadcast"))
-		return "comm:broadcast";
-	return "comm";
-}
-
 /* aten operators the kernel taxonomy does not name. */
 static const char *cpu_family(const char *s, size_t n)
 {
@@ -172,21 +156,17 @@ static const char *cpu_family(const char *s, size_t n)
 
 const char *ts_diff_family(const char *name, size_t n, int kind)
 {
-	enum ts_kclass c = ts_kclass_of(name, n, kind == TS_DIFF_MEMCPY, kind == TS_DIFF_MEMSET);
+	int mc = kind == TS_DIFF_MEMCPY, ms = kind == TS_DIFF_MEMSET;
+	enum ts_kclass c = ts_kclass_of(name, n, mc, ms);
 	int cpu = kind == TS_DIFF_CPU_OP || kind == TS_DIFF_ANNOTATION;
 
-	if (c == TS_KC_COMM)
-		return comm_family(name, n);
-	if (c == TS_KC_ATTENTION)
-		return has(name, n, "bwd") || has(name, n, "backward") || has(name, n, "grad")
-			       ? "attention_bwd"
-			       : "attention_fwd";
 	if (cpu && (c == TS_KC_OTHER || c == TS_KC_ELEMENTWISE)) {
 		const char *f = cpu_family(name, n);
 		if (f)
 			return f;
 	}
-	return ts_kclass_name(c);
+	/* the one kernel-family table (diffcompat.h), also the cross-vendor one */
+	return ts_diff_family_name(ts_diff_family_of(name, n, mc, ms));
 }
 
 /* ------------------------------------------------------------ side */

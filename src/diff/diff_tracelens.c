@@ -46,7 +46,7 @@ static int any(const char *s, size_t n, const char *const *pats)
 
 enum ts_diff_family ts_diff_family_of(const char *name, size_t n, int is_memcpy, int is_memset)
 {
-	static const char *const bwd[] = { "bwd", "backward", "cutlassb", "dgrad", NULL };
+	static const char *const bwd[] = { "bwd", "backward", "grad", "cutlassb", NULL };
 	static const char *const ar[] = { "allreduce", "all_reduce", "cross_device_reduce", NULL };
 	static const char *const ag[] = { "allgather", "all_gather", NULL };
 	static const char *const rs[] = { "reducescatter", "reduce_scatter", NULL };
@@ -162,7 +162,7 @@ int ts_diff_tracelens_compare(const struct ts_trace *baseline, const struct ts_t
 	if ((rc = families(baseline, &fb, err)) || (rc = families(variant, &fv, err)))
 		return rc;
 	for (int f = 0; f < TS_DF_COUNT; f++) {
-		struct ts_diff_family_row *r;
+		struct ts_diff_tl_family_row *r;
 		if (!fb.count[f] && !fv.count[f])
 			continue;
 		r = &out->fam[out->nfam++];
@@ -199,7 +199,7 @@ void ts_diff_tracelens_write_json(const struct ts_diff_tracelens *d, struct ts_j
 	ts_jw_key(w, "families");
 	ts_jw_arr(w);
 	for (size_t k = 0; k < d->nfam; k++) {
-		const struct ts_diff_family_row *r = &d->fam[k];
+		const struct ts_diff_tl_family_row *r = &d->fam[k];
 		ts_jw_obj(w);
 		ts_jw_kstr(w, "family", ts_diff_family_name(r->family));
 		ts_jw_ki64(w, "baseline_count", r->baseline_count);
@@ -260,7 +260,7 @@ void ts_diff_tracelens_render(const struct ts_diff_tracelens *d, struct ts_sb *o
 	ts_table_col(&tb, "baseline", "names", TS_RIGHT, 0);
 	ts_table_col(&tb, "variant", "names", TS_RIGHT, 0);
 	for (size_t k = 0; k < d->nfam; k++) {
-		const struct ts_diff_family_row *r = &d->fam[k];
+		const struct ts_diff_tl_family_row *r = &d->fam[k];
 		ts_table_cell(&tb, "%s", ts_diff_family_name(r->family));
 		ts_table_cell_i64(&tb, r->baseline_count);
 		ts_table_cell_i64(&tb, r->variant_count);

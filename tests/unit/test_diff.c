@@ -38,9 +38,9 @@ TEST(diff_families)
 	CHECK_STR(FAM("aten::masked_fill", TS_DIFF_CPU_OP), "elementwise");
 	CHECK_STR(FAM("aten::topk", TS_DIFF_CPU_OP), "reduction");
 	CHECK_STR(FAM("aten::_foreach_mul_", TS_DIFF_CPU_OP), "optimizer");
-	CHECK_STR(FAM("gloo:all_reduce", TS_DIFF_ANNOTATION), "comm:all_reduce");
-	CHECK_STR(FAM("ncclDevKernel_AllGather_RING_LL", TS_DIFF_KERNEL), "comm:all_gather");
-	CHECK_STR(FAM("mcclKernel_ReduceScatter", TS_DIFF_KERNEL), "comm:reduce_scatter");
+	CHECK_STR(FAM("gloo:all_reduce", TS_DIFF_ANNOTATION), "allreduce");
+	CHECK_STR(FAM("ncclDevKernel_AllGather_RING_LL", TS_DIFF_KERNEL), "allgather");
+	CHECK_STR(FAM("mcclKernel_ReduceScatter", TS_DIFF_KERNEL), "reducescatter");
 	CHECK_STR(FAM("flash_fwd_kernel", TS_DIFF_KERNEL), "attention_fwd");
 	CHECK_STR(FAM("flash_bwd_dq_dk_dv_loop_kernel", TS_DIFF_KERNEL), "attention_bwd");
 	CHECK_STR(FAM("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TS_DIFF_ANNOTATION),

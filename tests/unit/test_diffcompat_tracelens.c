@@ -35,7 +35,7 @@ static int close_to(double got, double want)
 	return d <= 1e-12 || d <= 1e-9 * (want < 0 ? -want : want);
 }
 
-static const struct ts_diff_family_row *fam(const struct ts_diff_tracelens *d,
+static const struct ts_diff_tl_family_row *fam(const struct ts_diff_tracelens *d,
 					    enum ts_diff_family f)
 {
 	for (size_t k = 0; k < d->nfam; k++)
@@ -53,7 +53,7 @@ TEST(diffcompat_tracelens_h100_mi300)
 	FILE *fp;
 	char line[1024];
 	int rows = 0;
-	const struct ts_diff_family_row *f;
+	const struct ts_diff_tl_family_row *f;
 	double kern_h = 0, kern_m = 0;
 
 	if (load(TLC "h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", &h) ||
