@@ -87,13 +87,22 @@ PY
 	"$BUILD/bench/bench_nsys" "$dir/nsys40.sqlite" 3
 fi
 
-# Python needs several times the file in RAM: above 300 MB the script
-# generates its own 200 MB trace. Exit 77 (no pandas) is a skip.
-echo "== trace --hta-compat vs HolisticTraceAnalysis (lower bound of HTA's time)"
+# The real HTA needs several times the file in RAM: above 300 MB the
+# script generates its own 206 MB trace. Exit 77 (no HTA) is a skip.
+echo "== trace --hta-compat vs the real HolisticTraceAnalysis"
 hta_rc=0
 if [ "$MB" -le 300 ]; then
 	BUILD=$BUILD DATA=$DATA bench/bench_vs_hta.sh "$dir/trace.json" || hta_rc=$?
 else
-	BUILD=$BUILD DATA=$DATA BENCH_MB=200 bench/bench_vs_hta.sh || hta_rc=$?
+	BUILD=$BUILD DATA=$DATA BENCH_MB=206 bench/bench_vs_hta.sh || hta_rc=$?
 fi
 [ "$hta_rc" -eq 0 ] || [ "$hta_rc" -eq 77 ] || exit "$hta_rc"
+
+# BENCH_BIG=4 also makes a trace of 4x BENCH_MB for the linearity ratio.
+echo "== memory and scale (peak RSS / file, diagnose vs trace, linearity)"
+big=
+if [ "${BENCH_BIG:-0}" != 0 ]; then
+	big="$dir/big.json"
+	"$BUILD/bench/gen_trace" "$src" "$big" "$((MB * BENCH_BIG))"
+fi
+TS=$BUILD/trainscope bench/bench_scale.sh "$dir/trace.json" $big

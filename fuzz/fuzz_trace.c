@@ -26,7 +26,7 @@ static void check(const struct ts_trace *t)
 			abort();
 		if (t->ev.cat[i] >= TS_CAT_COUNT)
 			abort();
-		if (TS_IS_STRID(t->ev.pid[i]) && (uint64_t)(t->ev.pid[i] - TS_STRID_BASE) >= ns)
+		if (TS_IS_STRID(ts_ev_pid(&t->ev, i)) && (uint64_t)(ts_ev_pid(&t->ev, i) - TS_STRID_BASE) >= ns)
 			abort();
 		(void)ts_trace_str(t, t->ev.name[i]);
 	}

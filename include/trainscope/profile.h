@@ -42,7 +42,9 @@ struct ts_ivset {
 
 void ts_ivset_init(struct ts_ivset *a);
 void ts_ivset_release(struct ts_ivset *a);
-/* Append [s, e); empty or inverted intervals are ignored. 0 or TS_ENOMEM. */
+/* Append [s, e); empty or inverted intervals are ignored, and one that
+ * starts inside or at the end of the last one only extends it (the union is
+ * the same; nested CPU ops then take one entry). 0 or TS_ENOMEM. */
 int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e);
 /* Sort and merge overlapping or touching intervals, in place. */
 void ts_ivset_norm(struct ts_ivset *a);

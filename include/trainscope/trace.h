@@ -82,6 +82,34 @@ const char *ts_vendor_name(enum ts_vendor v);
 #define TS_STRID(id) (TS_STRID_BASE + (int64_t)(id))
 #define TS_IS_STRID(v) ((v) < TS_STRID_BASE / 2 && (v) != TS_NONE)
 
+/*
+ * Narrow integer columns. pid, tid, stream, correlation, external id and
+ * flow id are 64-bit values that nearly always fit 32 bits, so each is
+ * stored as one uint32_t per event: the value itself when it is in
+ * [0, TS_C32_ESC), TS_C32_NONE for TS_NONE, and TS_C32_ESC when the value
+ * lives in the column's side table (negative numbers, TS_STRID ids, values
+ * of 2^32 - 2 and more), sorted by event index. Read them with the
+ * accessors below (ts_ev_pid(&t->ev, i), ...), change one with
+ * ts_trace_set_c32(); never write the uint32_t columns directly.
+ */
+#define TS_C32_NONE UINT32_MAX
+#define TS_C32_ESC (UINT32_MAX - 1)
+
+enum ts_c32 {
+	TS_C32_PID, TS_C32_TID, TS_C32_STREAM, TS_C32_CORR, TS_C32_EXTID, TS_C32_FLOW,
+	TS_C32_COUNT
+};
+
+struct ts_c32_esc {
+	uint32_t ev;           /* event index */
+	int64_t v;             /* its value */
+};
+
+struct ts_c32_side {
+	struct ts_c32_esc *v;  /* sorted by ev */
+	size_t n, cap;
+};
+
 struct ts_trace_events {
 	size_t n;
 	size_t cap;
@@ -91,14 +119,53 @@ struct ts_trace_events {
 	uint32_t *cat_str;     /* interned raw category, TS_NO_ID if none */
 	uint8_t *cat;          /* enum ts_cat */
 	char *ph;              /* 'X', 'i', 's', 'f', 'M', 'C', 'B', 'E', ... */
-	int64_t *pid;          /* process (CPU) or device (GPU) */
-	int64_t *tid;          /* thread (CPU) or stream (GPU) */
-	int64_t *stream;       /* args.stream, TS_NONE if absent */
+	uint32_t *pid;         /* process (CPU) or device (GPU): ts_ev_pid() */
+	uint32_t *tid;         /* thread (CPU) or stream (GPU): ts_ev_tid() */
+	uint32_t *stream;      /* args.stream, TS_NONE if absent: ts_ev_stream() */
 	int32_t *device;       /* args.device, -1 if absent */
-	int64_t *correlation;  /* args.correlation, TS_NONE if absent */
-	int64_t *external_id;  /* args["External id"] / "external id", TS_NONE */
-	int64_t *flow_id;      /* flow id for s/f events, TS_NONE otherwise */
+	uint32_t *correlation; /* args.correlation, TS_NONE if absent: ts_ev_corr() */
+	uint32_t *external_id; /* args["External id"] / "external id", TS_NONE: ts_ev_extid() */
+	uint32_t *flow_id;     /* flow id for s/f events, TS_NONE otherwise: ts_ev_flow() */
+	struct ts_c32_side esc[TS_C32_COUNT]; /* values that do not fit, per column */
 };
+
+/* Value of event i in an escaped column's side table (TS_NONE if absent). */
+int64_t ts_c32_escaped(const struct ts_c32_side *side, size_t i);
+
+static inline int64_t ts_c32_get(const uint32_t *col, const struct ts_c32_side *side, size_t i)
+{
+	uint32_t v = col[i];
+
+	if (v < TS_C32_ESC)
+		return (int64_t)v;
+	return v == TS_C32_NONE ? TS_NONE : ts_c32_escaped(side, i);
+}
+
+/* The 64-bit values of the narrow columns (as the reader parsed them). */
+static inline int64_t ts_ev_pid(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->pid, &e->esc[TS_C32_PID], i);
+}
+static inline int64_t ts_ev_tid(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->tid, &e->esc[TS_C32_TID], i);
+}
+static inline int64_t ts_ev_stream(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->stream, &e->esc[TS_C32_STREAM], i);
+}
+static inline int64_t ts_ev_corr(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->correlation, &e->esc[TS_C32_CORR], i);
+}
+static inline int64_t ts_ev_extid(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->external_id, &e->esc[TS_C32_EXTID], i);
+}
+static inline int64_t ts_ev_flow(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->flow_id, &e->esc[TS_C32_FLOW], i);
+}
 
 /* record_param_comms cpu_ops and NCCL kernels carrying collective args. */
 struct ts_trace_coll {
@@ -253,5 +320,14 @@ int ts_trace_reserve(struct ts_trace *t, size_t need);
 /* Append one event to all columns; returns its index, or TS_ENOMEM /
  * TS_ELIMIT (more than UINT32_MAX - 1 events). */
 int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x);
+/* The thirteen column arrays and their element sizes in bytes, in the
+ * order of struct ts_trace_events (for code that touches column memory as
+ * bytes, such as the reader's page prefaulting). Returns TS_TRACE_NCOLS. */
+#define TS_TRACE_NCOLS 13
+int ts_trace_columns(struct ts_trace_events *e, void *col[TS_TRACE_NCOLS],
+		     size_t elem[TS_TRACE_NCOLS]);
+/* Set event i (< ev.n) of narrow column c to v (tests, repairs). Returns 0
+ * or TS_ENOMEM (the side table could not grow; the column is unchanged). */
+int ts_trace_set_c32(struct ts_trace *t, enum ts_c32 c, size_t i, int64_t v);
 
 #endif

@@ -173,8 +173,8 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 			r->ts = ev->ts_ns[i];
 			r->dur = ev->dur_ns[i];
 		}
-		r->stream = ev->stream[i] == TS_NONE ? -1 : ev->stream[i];
-		r->corr = ev->correlation[i] == TS_NONE ? -1 : ev->correlation[i];
+		r->stream = ts_ev_stream(ev, i) == TS_NONE ? -1 : ts_ev_stream(ev, i);
+		r->corr = ts_ev_corr(ev, i) == TS_NONE ? -1 : ts_ev_corr(ev, i);
 		r->ktype = nf & 3;
 		r->flags = 0;
 		if ((r->stream >= 0 && r->corr >= 0) || (nf & S_SYNC))

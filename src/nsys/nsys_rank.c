@@ -626,9 +626,9 @@ static int nccl_projection(struct rb *b, struct ts_nsys_rank_info *info, struct 
 	}
 	for (size_t i = 0; i < t->ev.n; i++)
 		if ((t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-		    t->ev.correlation[i] != TS_NONE) {
-			struct launch_at l = { t->ev.correlation[i],
-					       t->ev.pid[i] << 24 | t->ev.tid[i], t->ev.ts_ns[i] };
+		    ts_ev_corr(&t->ev, i) != TS_NONE) {
+			struct launch_at l = { ts_ev_corr(&t->ev, i),
+					       ts_ev_pid(&t->ev, i) << 24 | ts_ev_tid(&t->ev, i), t->ev.ts_ns[i] };
 			if (TS_VEC_PUSH(la, l)) {
 				rc = nomem(b, err);
 				goto out;
@@ -637,7 +637,7 @@ static int nccl_projection(struct rb *b, struct ts_nsys_rank_info *info, struct 
 	ts_sort(la.v, la.n, sizeof(*la.v), cmp_launch_at);
 	for (size_t i = 0; i < t->ev.n; i++) {
 		size_t lo = 0, hi = la.n;
-		int64_t c = t->ev.correlation[i], tid, s;
+		int64_t c = ts_ev_corr(&t->ev, i), tid, s;
 		int inside = 0;
 		if (t->ev.cat[i] != TS_CAT_KERNEL || c == TS_NONE)
 			continue;

@@ -571,8 +571,8 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if ((t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) && t->ev.ph[i] == 'X' &&
-		    t->ev.correlation[i] != TS_NONE && t->ev.dur_ns[i] >= 0) {
-			struct corr_ev c = { t->ev.correlation[i], i };
+		    ts_ev_corr(&t->ev, i) != TS_NONE && t->ev.dur_ns[i] >= 0) {
+			struct corr_ev c = { ts_ev_corr(&t->ev, i), i };
 			if (TS_VEC_PUSH(rt, c)) {
 				rc = nomem(err);
 				goto out;
@@ -581,7 +581,7 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 	ts_sort(rt.v, rt.n, sizeof(*rt.v), cmp_corr);
 	for (size_t i = 0; i < t->ev.n; i++) {
 		size_t lo = 0, hi = rt.n;
-		int64_t c = t->ev.correlation[i];
+		int64_t c = ts_ev_corr(&t->ev, i);
 		if (t->ev.cat[i] != TS_CAT_KERNEL || t->ev.ph[i] != 'X' || c == TS_NONE || t->ev.dur_ns[i] < 0)
 			continue;
 		while (lo < hi) {
@@ -594,7 +594,7 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 		for (; lo < rt.n && rt.v[lo].corr == c; lo++) {
 			size_t j = rt.v[lo].i;
 			uint32_t an = t->ev.name[j], kn = t->ev.name[i];
-			if (add_exec(r, t->ev.pid[j], t->ev.tid[j], t->ev.device[i] >= 0 ? t->ev.device[i] : (int32_t)t->ev.pid[i],
+			if (add_exec(r, ts_ev_pid(&t->ev, j), ts_ev_tid(&t->ev, j), t->ev.device[i] >= 0 ? t->ev.device[i] : (int32_t)ts_ev_pid(&t->ev, i),
 				     ts_trace_str(t, an), an < t->strings.count ? ts_intern_len(&t->strings, an) : 0,
 				     ts_trace_str(t, kn), kn < t->strings.count ? ts_intern_len(&t->strings, kn) : 0,
 				     t->ev.ts_ns[j], t->ev.ts_ns[j] + t->ev.dur_ns[j], t->ev.ts_ns[i],

@@ -61,7 +61,7 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 		    s < -TIME_LIM || s > TIME_LIM)
 			continue;
 		dev = t->ev.device[i] >= 0 ? t->ev.device[i]
-		      : (t->ev.pid[i] >= 0 && t->ev.pid[i] < INT32_MAX ? (int32_t)t->ev.pid[i] : -1);
+		      : (ts_ev_pid(&t->ev, i) >= 0 && ts_ev_pid(&t->ev, i) < INT32_MAX ? (int32_t)ts_ev_pid(&t->ev, i) : -1);
 		for (k = 0; k < d.n && d.v[k].device != dev; k++)
 			;
 		if (k == d.n) {

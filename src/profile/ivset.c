@@ -27,6 +27,11 @@ int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
 {
 	if (e <= s)
 		return 0;
+	if (a->n && a->v[a->n - 1].s <= s && s <= a->v[a->n - 1].e) {
+		if (e > a->v[a->n - 1].e)
+			a->v[a->n - 1].e = e;
+		return 0;
+	}
 	if (a->n == a->cap && ts_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v)))
 		return TS_ENOMEM;
 	a->v[a->n].s = s;

@@ -395,8 +395,8 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const ui
 		if (end == nm + 13 || n < 0 || n >= INT64_MAX / 2)
 			continue;
 		if (*main_pid == TS_NONE) {
-			*main_pid = t->ev.pid[i];
-			*main_tid = t->ev.tid[i];
+			*main_pid = ts_ev_pid(&t->ev, i);
+			*main_tid = ts_ev_tid(&t->ev, i);
 		}
 		if (TS_VEC_PUSH(src, ((struct step_src){ (int64_t)n + (t->meta.legacy ? 1 : 0),
 						       t->ev.ts_ns[i],
@@ -451,7 +451,7 @@ static int busiest_thread(const struct ts_trace *t, const uint8_t *tm, int64_t *
 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (tm[i] && t->ev.cat[i] == TS_CAT_CPU_OP &&
-		    TS_VEC_PUSH(v, ((struct thread_dur){ t->ev.pid[i], t->ev.tid[i],
+		    TS_VEC_PUSH(v, ((struct thread_dur){ ts_ev_pid(&t->ev, i), ts_ev_tid(&t->ev, i),
 							 t->ev.dur_ns[i] }))) {
 			TS_VEC_RELEASE(v);
 			return TS_ENOMEM;
@@ -586,8 +586,8 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		int64_t dev, stream;
 		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]))
 			continue;
-		if (t->ev.correlation[i] != TS_NONE)
-			r = find_corr(w->corr, w->ncorr, t->ev.correlation[i]);
+		if (ts_ev_corr(&t->ev, i) != TS_NONE)
+			r = find_corr(w->corr, w->ncorr, ts_ev_corr(&t->ev, i));
 		if (r >= 0) {
 			int64_t rend = t->ev.ts_ns[r] + t->ev.dur_ns[r];
 			int64_t d = t->ev.ts_ns[i] - rend;
@@ -603,8 +603,8 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 				p->launch.graph_activities++;
 			lts = t->ev.ts_ns[r];
 		}
-		dev = t->ev.pid[i];
-		stream = t->ev.stream[i] != TS_NONE ? t->ev.stream[i] : t->ev.tid[i];
+		dev = ts_ev_pid(&t->ev, i);
+		stream = ts_ev_stream(&t->ev, i) != TS_NONE ? ts_ev_stream(&t->ev, i) : ts_ev_tid(&t->ev, i);
 		if (TS_VEC_PUSH(sev, ((struct stream_ev){ dev, stream, t->ev.ts_ns[i],
 							  t->ev.ts_ns[i] + t->ev.dur_ns[i], lts })))
 			goto out;
@@ -1038,8 +1038,8 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 			cs.seq = c->seq;
 		}
 		when = t->ev.ts_ns[i];
-		if (p->has_gpu && t->ev.correlation[i] != TS_NONE) {
-			int64_t r = find_corr(w->corr, w->ncorr, t->ev.correlation[i]);
+		if (p->has_gpu && ts_ev_corr(&t->ev, i) != TS_NONE) {
+			int64_t r = find_corr(w->corr, w->ncorr, ts_ev_corr(&t->ev, i));
 			if (r >= 0)
 				when = t->ev.ts_ns[r];
 		}
@@ -1152,7 +1152,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	/* runtime calls by correlation */
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-		    t->ev.correlation[i] != TS_NONE)
+		    ts_ev_corr(&t->ev, i) != TS_NONE)
 			w.ncorr++;
 		else if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
 			ngpu++;
@@ -1163,8 +1163,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	w.ncorr = 0;
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-		    t->ev.correlation[i] != TS_NONE)
-			w.corr[w.ncorr++] = (struct corr){ t->ev.correlation[i], (uint32_t)i };
+		    ts_ev_corr(&t->ev, i) != TS_NONE)
+			w.corr[w.ncorr++] = (struct corr){ ts_ev_corr(&t->ev, i), (uint32_t)i };
 	if (ts_radix_sort(w.corr, w.ncorr, sizeof(*w.corr), key_corr))
 		goto out;
 
@@ -1181,8 +1181,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			enum ts_kclass k = class_of(&w, t, i);
 			int64_t launch = TS_NONE, r = -1;
 			int32_t st = -1;
-			if (t->ev.correlation[i] != TS_NONE)
-				r = find_corr(w.corr, w.ncorr, t->ev.correlation[i]);
+			if (ts_ev_corr(&t->ev, i) != TS_NONE)
+				r = find_corr(w.corr, w.ncorr, ts_ev_corr(&t->ev, i));
 			if (r >= 0) {
 				enum set_id g = k == TS_KC_COMM ? S_LCOMM : k == TS_KC_MEMCPY ? S_LMCPY
 						: k == TS_KC_MEMSET ? S_LMSET : S_LCOMP;
@@ -1241,7 +1241,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				goto out;
 		}
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
-		    t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid && !(nf & F_STEP) &&
+		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
 		    ts_ivset_add(&w.set[S_HOST], s, e))
 			goto out;
 	}

@@ -3,87 +3,101 @@
  *
  * Why not qsort: the per-rank analysis sorts several lists of the size of
  * the trace (GPU activities by stream, names, launches, intervals); glibc's
- * merge sort was the largest single cost of the analysis. Keys are computed
- * once into (key, index) pairs, one pass builds all eight byte histograms,
- * passes over bytes that are constant across the input are skipped, and the
- * elements are permuted once at the end.
+ * merge sort was the largest single cost of the analysis. One pass builds
+ * all eight byte histograms (and notices input already in order), passes
+ * over bytes that are constant across the input are skipped, and the
+ * elements move between the input and one scratch copy, so the extra memory
+ * is one copy of the input (the analysis buffers are part of the peak RSS).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/core.h"
 #include "radix.h"
 
-struct kv {
-	uint64_t k;
-	size_t i;
-};
-
-static void sort_kv(struct kv *a, struct kv *b, size_t n, struct kv **out)
+/* Eight byte histograms of the keys; returns 1 when they are already in
+ * order (nothing to do). */
+static int histograms(const char *p, size_t n, size_t size,
+		      uint64_t (*key)(const void *elem), size_t cnt[8][256])
 {
-	size_t cnt[8][256];
+	int sorted = 1;
+	uint64_t prev = 0;
 
-	memset(cnt, 0, sizeof(cnt));
-	for (size_t i = 0; i < n; i++)
+	memset(cnt, 0, 8 * 256 * sizeof(size_t));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = key(p + i * size);
 		for (int d = 0; d < 8; d++)
-			cnt[d][(a[i].k >> (8 * d)) & 0xff]++;
-	for (int d = 0; d < 8; d++) {
-		size_t sum = 0;
-		if (cnt[d][(a[0].k >> (8 * d)) & 0xff] == n)
-			continue; /* every key has the same byte here */
-		for (int b8 = 0; b8 < 256; b8++) {
-			size_t c = cnt[d][b8];
-			cnt[d][b8] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			b[cnt[d][(a[i].k >> (8 * d)) & 0xff]++] = a[i];
-		{
-			struct kv *t = a;
-			a = b;
-			b = t;
-		}
+			cnt[d][(k >> (8 * d)) & 0xff]++;
+		if (i && k < prev)
+			sorted = 0;
+		prev = k;
 	}
-	*out = a;
+	return sorted;
 }
 
+/* Histogram d turned into start offsets; 0 when every key has the same
+ * byte d (the pass is skipped). */
+static int offsets(size_t cnt[256], size_t n)
+{
+	size_t sum = 0;
+
+	for (int b = 0; b < 256; b++)
+		if (cnt[b] == n)
+			return 0;
+	for (int b = 0; b < 256; b++) {
+		size_t c = cnt[b];
+		cnt[b] = sum;
+		sum += c;
+	}
+	return 1;
+}
+
+static inline void copy_elem(char *dst, const char *src, size_t size)
+{
+	switch (size) {
+	case 16: memcpy(dst, src, 16); break;
+	case 24: memcpy(dst, src, 24); break;
+	case 32: memcpy(dst, src, 32); break;
+	case 40: memcpy(dst, src, 40); break;
+	default: memcpy(dst, src, size); break;
+	}
+}
+
+/* The elements themselves move, pass by pass, between base and one buffer
+ * of the same size: n * size bytes of scratch, no (key, index) pairs and no
+ * final gather. */
 int ts_radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem))
 {
-	struct kv *a, *b, *sorted;
-	char *tmp, *p = base;
-	int sorted_already = 1;
+	size_t cnt[8][256];
+	char *a = base, *b, *tmp;
 
-	if (n < 2)
+	if (n < 2 || histograms(base, n, size, key, cnt))
 		return 0;
-	a = malloc(n * sizeof(*a));
-	b = malloc(n * sizeof(*b));
 	tmp = malloc(n * size);
-	if (!a || !b || !tmp) {
-		free(a);
-		free(b);
-		free(tmp);
+	if (!tmp)
 		return TS_ENOMEM;
+	b = tmp;
+	for (int d = 0; d < 8; d++) {
+		char *t;
+		if (!offsets(cnt[d], n))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			const char *e = a + i * size;
+			copy_elem(b + cnt[d][(key(e) >> (8 * d)) & 0xff]++ * size, e, size);
+		}
+		t = a;
+		a = b;
+		b = t;
 	}
-	for (size_t i = 0; i < n; i++) {
-		a[i].k = key(p + i * size);
-		a[i].i = i;
-		if (i && a[i].k < a[i - 1].k)
-			sorted_already = 0;
-	}
-	if (!sorted_already) {
-		sort_kv(a, b, n, &sorted);
-		for (size_t i = 0; i < n; i++)
-			memcpy(tmp + i * size, p + sorted[i].i * size, size);
-		memcpy(base, tmp, n * size);
-	}
-	free(a);
-	free(b);
+	if (a != base)
+		memcpy(base, a, n * size);
 	free(tmp);
 	return 0;
 }
 
+/* In place on the keys (an order-preserving xor of v) and one buffer. */
 int ts_radix_sort_i64(int64_t *v, size_t n)
 {
-	uint64_t *a, *b;
+	uint64_t *a, *b, *tmp;
 	size_t cnt[8][256];
 	int sorted_already = 1;
 
@@ -93,13 +107,11 @@ int ts_radix_sort_i64(int64_t *v, size_t n)
 		sorted_already = v[i - 1] <= v[i];
 	if (sorted_already)
 		return 0;
-	a = malloc(n * sizeof(*a));
-	b = malloc(n * sizeof(*b));
-	if (!a || !b) {
-		free(a);
-		free(b);
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
 		return TS_ENOMEM;
-	}
+	a = (uint64_t *)v;
+	b = tmp;
 	memset(cnt, 0, sizeof(cnt));
 	for (size_t i = 0; i < n; i++) {
 		a[i] = ts_radix_i64(v[i]);
@@ -107,15 +119,9 @@ int ts_radix_sort_i64(int64_t *v, size_t n)
 			cnt[d][(a[i] >> (8 * d)) & 0xff]++;
 	}
 	for (int d = 0; d < 8; d++) {
-		size_t sum = 0;
 		uint64_t *t;
-		if (cnt[d][(a[0] >> (8 * d)) & 0xff] == n)
+		if (!offsets(cnt[d], n))
 			continue;
-		for (int k = 0; k < 256; k++) {
-			size_t c = cnt[d][k];
-			cnt[d][k] = sum;
-			sum += c;
-		}
 		for (size_t i = 0; i < n; i++)
 			b[cnt[d][(a[i] >> (8 * d)) & 0xff]++] = a[i];
 		t = a;
@@ -124,7 +130,6 @@ int ts_radix_sort_i64(int64_t *v, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		v[i] = (int64_t)(a[i] ^ (UINT64_C(1) << 63));
-	free(a);
-	free(b);
+	free(tmp);
 	return 0;
 }

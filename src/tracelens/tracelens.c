@@ -322,7 +322,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 	/* the linking key: correlation when the first launch call carries it */
 	for (size_t i = 0; i < n; i++)
 		if (is_runtime(t, i) && contains_ci(tstr(t, ev->name[i]), "launch")) {
-			use_corr = ev->correlation[i] != TS_NONE;
+			use_corr = ts_ev_corr(ev, i) != TS_NONE;
 			break;
 		}
 	tl->linking_correlation = use_corr;
@@ -338,21 +338,21 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		goto out;
 	memset(sel, 0xff, n + 1);
 	for (size_t i = 0; i < n; i++) {
-		int64_t id = use_corr ? ev->correlation[i] : ev->external_id[i];
+		int64_t id = use_corr ? ts_ev_corr(ev, i) : ts_ev_extid(ev, i);
 		launcher[i] = -1;
 		if (cat_is(t, i, "ac2g")) {
-			if (ev->flow_id[i] == TS_NONE)
+			if (ts_ev_flow(ev, i) == TS_NONE)
 				continue;
 			if (ev->ph[i] == 's')
-				fs[ns++] = (struct key3){ 0, 0, ev->flow_id[i], (uint32_t)i };
+				fs[ns++] = (struct key3){ 0, 0, ts_ev_flow(ev, i), (uint32_t)i };
 			else if (ev->ph[i] == 'f')
-				ff[nf++] = (struct key3){ 0, 0, ev->flow_id[i], (uint32_t)i };
+				ff[nf++] = (struct key3){ 0, 0, ts_ev_flow(ev, i), (uint32_t)i };
 			continue;
 		}
-		if (ev->pid[i] != TS_NONE && ev->tid[i] != TS_NONE && id != TS_NONE)
-			keys[nk++] = (struct key3){ ev->pid[i], ev->tid[i], id, (uint32_t)i };
-		if (gpu_cat(t, i) && ev->correlation[i] != TS_NONE)
-			gcorr[ng++] = (struct key3){ 0, 0, ev->correlation[i], (uint32_t)i };
+		if (ts_ev_pid(ev, i) != TS_NONE && ts_ev_tid(ev, i) != TS_NONE && id != TS_NONE)
+			keys[nk++] = (struct key3){ ts_ev_pid(ev, i), ts_ev_tid(ev, i), id, (uint32_t)i };
+		if (gpu_cat(t, i) && ts_ev_corr(ev, i) != TS_NONE)
+			gcorr[ng++] = (struct key3){ 0, 0, ts_ev_corr(ev, i), (uint32_t)i };
 	}
 	ts_sort(keys, nk, sizeof(*keys), cmp_key3);
 	ts_sort(fs, ns, sizeof(*fs), cmp_key3);
@@ -361,7 +361,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 
 	/* mark: sel[i] = 0 for a linked GPU event (is_recompute decided below) */
 	for (size_t i = 0; i < n; i++) {
-		int64_t id = use_corr ? ev->correlation[i] : ev->external_id[i];
+		int64_t id = use_corr ? ts_ev_corr(ev, i) : ts_ev_extid(ev, i);
 		const char *nm;
 		int64_t f, g;
 		if (!is_runtime(t, i) || id == TS_NONE)
@@ -385,7 +385,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		}
 		if (find_flow(fs, ns, id) < 0 || (f = find_flow(ff, nf, id)) < 0)
 			continue;
-		g = find3(keys, nk, ev->pid[f], ev->tid[f], ev->flow_id[f]);
+		g = find3(keys, nk, ts_ev_pid(ev, f), ts_ev_tid(ev, f), ts_ev_flow(ev, f));
 		if (g >= 0 && gpu_cat(t, (size_t)g)) {
 			sel[g] = 0;
 			launcher[g] = (int64_t)i;
@@ -425,7 +425,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 				continue;
 			nm = tstr(t, ev->name[i]);
 			if (strstr(nm, "torch/utils/checkpoint.py") && strstr(nm, "recompute_fn"))
-				spans[nsp++] = (struct span){ ev->pid[i], ev->tid[i], ev->ts_ns[i],
+				spans[nsp++] = (struct span){ ts_ev_pid(ev, i), ts_ev_tid(ev, i), ev->ts_ns[i],
 							      ev->ts_ns[i] + ev->dur_ns[i] };
 		}
 		ts_sort(spans, nsp, sizeof(*spans), cmp_span);
@@ -433,7 +433,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 			int64_t r = launcher[i];
 			if (sel[i] != 0 || r < 0)
 				continue;
-			if (in_span(spans, nsp, ev->pid[r], ev->tid[r], ev->ts_ns[r]))
+			if (in_span(spans, nsp, ts_ev_pid(ev, r), ts_ev_tid(ev, r), ev->ts_ns[r]))
 				sel[i] = 1;
 		}
 		tl->recompute = 1;

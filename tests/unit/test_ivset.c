@@ -107,3 +107,31 @@ TEST(ivset_many_nested_is_fast)
 	ts_ivset_release(&b);
 	ts_ivset_release(&o);
 }
+
+/* Nested and touching intervals in file order extend the last entry before
+ * any norm; an earlier or disjoint start takes a new one. Parent [100,200)
+ * with children [110,120) [150,210) and a touching [210,230): one entry
+ * [100,230). Then [50,60) (earlier start) and [300,310): three entries;
+ * after norm [50,60) [100,230) [300,310), 10 + 130 + 10 = 150. */
+TEST(ivset_add_extends_last)
+{
+	struct ts_ivset a;
+
+	ts_ivset_init(&a);
+	REQUIRE(ts_ivset_add(&a, 100, 200) == 0);
+	REQUIRE(ts_ivset_add(&a, 110, 120) == 0);
+	REQUIRE(ts_ivset_add(&a, 150, 210) == 0);
+	REQUIRE(ts_ivset_add(&a, 210, 230) == 0);
+	CHECK_I64(a.n, 1);
+	CHECK_I64(a.v[0].s, 100);
+	CHECK_I64(a.v[0].e, 230);
+	REQUIRE(ts_ivset_add(&a, 50, 60) == 0);
+	REQUIRE(ts_ivset_add(&a, 300, 310) == 0);
+	CHECK_I64(a.n, 3);
+	ts_ivset_norm(&a);
+	CHECK_I64(a.n, 3);
+	CHECK_I64(a.v[0].s, 50);
+	CHECK_I64(a.v[1].e, 230);
+	CHECK_I64(ts_ivset_len(&a), 150);
+	ts_ivset_release(&a);
+}

@@ -471,7 +471,7 @@ TEST(profile_cpu_clipped_to_window)
 	tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 0, 300);
 	tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 500, 400);
 	e = tb_cpu(&t, TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 250, 450);
-	t.ev.tid[e] = 99;
+	REQUIRE(ts_trace_set_c32(&t, TS_C32_TID, e, 99) == 0);
 	ts_rank_prof_init(&p);
 	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
 	CHECK(!p.has_gpu);

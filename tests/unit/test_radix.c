@@ -64,3 +64,44 @@ TEST(radix_large_matches_order)
 	CHECK(sum0 == sum1 && xor0 == xor1);
 	free(v);
 }
+
+/* Elements wider than the key move whole (40 bytes here, and an odd 12),
+ * stably: keys 7, -3, 7, 0 with tags 1..4 sort to tags 2, 4, 1, 3. */
+struct wide {
+	int64_t k, pad[3];
+	int32_t tag, tail;
+};
+
+static uint64_t key_wide(const void *x)
+{
+	return ts_radix_i64(((const struct wide *)x)->k);
+}
+
+struct odd {
+	int32_t k, tag, tail;
+};
+
+static uint64_t key_odd(const void *x)
+{
+	return ts_radix_i64(((const struct odd *)x)->k);
+}
+
+TEST(radix_wide_and_odd_elements)
+{
+	struct wide w[] = { { 7, { 1, 1, 1 }, 1, 11 }, { -3, { 2, 2, 2 }, 2, 12 },
+			    { 7, { 3, 3, 3 }, 3, 13 }, { 0, { 4, 4, 4 }, 4, 14 } };
+	struct odd o[] = { { 7, 1, 11 }, { -3, 2, 12 }, { 7, 3, 13 }, { 0, 4, 14 } };
+	static const int want[] = { 2, 4, 1, 3 };
+
+	CHECK_I64((int64_t)sizeof(w[0]), 40);
+	CHECK_I64((int64_t)sizeof(o[0]), 12);
+	REQUIRE(ts_radix_sort(w, 4, sizeof(w[0]), key_wide) == 0);
+	REQUIRE(ts_radix_sort(o, 4, sizeof(o[0]), key_odd) == 0);
+	for (int i = 0; i < 4; i++) {
+		CHECK_I64(w[i].tag, want[i]);
+		CHECK_I64(w[i].tail, 10 + want[i]);
+		CHECK_I64(w[i].pad[2], want[i]);
+		CHECK_I64(o[i].tag, want[i]);
+		CHECK_I64(o[i].tail, 10 + want[i]);
+	}
+}

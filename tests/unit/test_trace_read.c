@@ -145,7 +145,7 @@ static void check_file(const char *path, const struct expect *x)
 	for (size_t i = 0; i < t.ev.n; i++) {
 		if (t.ev.ts_ns[i] != TS_NONE)
 			sum += t.ev.ts_ns[i];
-		ncorr += t.ev.correlation[i] != TS_NONE;
+		ncorr += ts_ev_corr(&t.ev, i) != TS_NONE;
 	}
 	long long got[] = {
 		(long long)t.ev.n, (long long)t.meta.rank, (long long)t.meta.vendor,
@@ -276,20 +276,20 @@ TEST(trace_quirks_inline)
 	CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "k<int, \"a\"&b>");
 	CHECK_I64(t.ev.cat[0], TS_CAT_KERNEL);
 	CHECK_I64(t.ev.ph[0], 'X');
-	CHECK_I64(t.ev.tid[0], 7);
-	CHECK_I64(t.ev.stream[0], 4294967295LL);
+	CHECK_I64(ts_ev_tid(&t.ev, 0), 7);
+	CHECK_I64(ts_ev_stream(&t.ev, 0), 4294967295LL);
 	CHECK_I64(t.ev.device[0], 3);
-	CHECK_I64(t.ev.correlation[0], 5);
-	CHECK_I64(t.ev.external_id[0], 9);
-	CHECK(TS_IS_STRID(t.ev.pid[1]));
-	CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.pid[1] - TS_STRID_BASE)), "Spans");
-	CHECK_I64(t.ev.tid[1], -1220540864LL);
-	CHECK(!TS_IS_STRID(t.ev.tid[1]));
+	CHECK_I64(ts_ev_corr(&t.ev, 0), 5);
+	CHECK_I64(ts_ev_extid(&t.ev, 0), 9);
+	CHECK(TS_IS_STRID(ts_ev_pid(&t.ev, 1)));
+	CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 1) - TS_STRID_BASE)), "Spans");
+	CHECK_I64(ts_ev_tid(&t.ev, 1), -1220540864LL);
+	CHECK(!TS_IS_STRID(ts_ev_tid(&t.ev, 1)));
 	CHECK_I64(t.ev.ts_ns[1], 200000);
 	CHECK_I64(t.ev.cat[2], TS_CAT_FLOW);
-	CHECK_I64(t.ev.flow_id[2], 5);
-	CHECK_I64(t.ev.flow_id[0], TS_NONE);
-	CHECK_I64(t.ev.tid[2], 25738);
+	CHECK_I64(ts_ev_flow(&t.ev, 2), 5);
+	CHECK_I64(ts_ev_flow(&t.ev, 0), TS_NONE);
+	CHECK_I64(ts_ev_tid(&t.ev, 2), 25738);
 	CHECK_I64(t.ev.dur_ns[2], TS_NONE);
 	REQUIRE(t.coll.n == 1);
 	CHECK_I64(t.coll.v[0].ev, 1);
@@ -365,10 +365,10 @@ TEST(trace_number_shapes)
 	REQUIRE(t.ev.n == 7);
 	CHECK_I64(t.ev.ts_ns[0], 1712195495519689047LL);
 	CHECK_I64(t.ev.dur_ns[0], 2000);
-	CHECK_I64(t.ev.pid[0], 1102);
-	CHECK_I64(t.ev.tid[0], -5);
-	CHECK_I64(t.ev.external_id[0], 12345678);
-	CHECK_I64(t.ev.correlation[0], 123456789);
+	CHECK_I64(ts_ev_pid(&t.ev, 0), 1102);
+	CHECK_I64(ts_ev_tid(&t.ev, 0), -5);
+	CHECK_I64(ts_ev_extid(&t.ev, 0), 12345678);
+	CHECK_I64(ts_ev_corr(&t.ev, 0), 123456789);
 	CHECK_I64(t.ev.ts_ns[1], -1001);
 	CHECK_I64(t.ev.dur_ns[1], 12345678100LL);
 	CHECK_I64(t.ev.ts_ns[2], 123456789120LL);
@@ -438,7 +438,7 @@ TEST(trace_legacy_array)
 	CHECK_I64(t.ev.cat_str[0], TS_NO_ID);
 	CHECK_I64(t.ev.ts_ns[0], 4481000);
 	CHECK_I64(t.ev.dur_ns[0], 124000);
-	CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.pid[0] - TS_STRID_BASE)), "CPU functions");
+	CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 0) - TS_STRID_BASE)), "CPU functions");
 	ts_trace_release(&t);
 }
 
@@ -482,7 +482,7 @@ TEST(trace_real_quirks)
 	ts_trace_init(&t);
 	REQUIRE(ts_trace_read(&t, alex, NULL, &err) == 0);
 	for (size_t i = 0; i < t.ev.n; i++) {
-		nctx += t.ev.stream[i] == 4294967295LL;
+		nctx += ts_ev_stream(&t.ev, i) == 4294967295LL;
 		nkern += t.ev.cat[i] == TS_CAT_KERNEL;
 		size_t l = strlen(ts_trace_str(&t, t.ev.name[i]));
 		if (l > maxlen) {
@@ -504,7 +504,7 @@ TEST(trace_real_quirks)
 		if (t.ev.cat[i] != TS_CAT_KERNEL)
 			continue;
 		nk++;
-		nk7 += t.ev.tid[i] == 7;
+		nk7 += ts_ev_tid(&t.ev, i) == 7;
 	}
 	CHECK_I64(nk, 8772);
 	CHECK_I64(nk7, 8772);
@@ -954,9 +954,9 @@ TEST(trace_invalid_utf8_kept)
 		REQUIRE(read_text(&t, text, sizeof(text) - 1, "u.json", k ? &strict : NULL, &err) == 0);
 		REQUIRE(t.ev.n == 1);
 		CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "bad\xff\xfe utf8 \xe2\x82");
-		CHECK(TS_IS_STRID(t.ev.pid[0]));
-		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.pid[0] - TS_STRID_BASE)), "");
-		CHECK_STR(ts_trace_str(&t, (uint32_t)(t.ev.tid[0] - TS_STRID_BASE)), "PyTorch Profiler");
+		CHECK(TS_IS_STRID(ts_ev_pid(&t.ev, 0)));
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 0) - TS_STRID_BASE)), "");
+		CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_tid(&t.ev, 0) - TS_STRID_BASE)), "PyTorch Profiler");
 		CHECK_I64(t.meta.recovered, 0);
 		ts_trace_release(&t);
 	}

@@ -18,7 +18,7 @@ static size_t flow(struct ts_trace *t, char ph, int64_t id, int64_t pid, int64_t
 
 	t->ev.ph[i] = ph;
 	t->ev.dur_ns[i] = TS_NONE;
-	t->ev.flow_id[i] = id;
+	ts_trace_set_c32(t, TS_C32_FLOW, i, id);
 	set_cat(t, i, "ac2g");
 	return i;
 }
