@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_gate.h"
+#include "trainscope/diff.h"
 #include "trainscope/gate.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/ledger.h"
@@ -154,6 +155,126 @@ static void jw_attribution(struct ts_jw *w, const struct ts_ab_result *r)
 	ts_jw_arr_end(w);
 }
 
+/*
+ * The trace walls of `diff` between the first profiler trace of the first
+ * run of each side (when both carry one): where the step time moved, by
+ * trace's walls, beside the phases of the logs.
+ */
+struct ab_walls {
+	int have;
+	const char *base_trace, *cand_trace;
+	struct ts_diff_side b, c;
+	struct ts_diff_result r;
+};
+
+static const char *first_trace(const struct ts_run *run)
+{
+	for (size_t k = 0; k < run->rm.inputs.n; k++)
+		if (run->rm.inputs.v[k].role == TS_ROLE_TRACE)
+			return run->rm.inputs.v[k].path;
+	return NULL;
+}
+
+/* One side as diff reads it (python spans and flows left out). */
+static int walls_side(const char *path, struct ts_diff_side *s, struct ts_err *err)
+{
+	struct ts_trace t;
+	struct ts_trace_opts o;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.skip_python = 1;
+	o.skip_flows = 1;
+	ts_trace_init(&t);
+	rc = ts_trace_read(&t, path, &o, err);
+	if (!rc)
+		rc = ts_diff_side_build(s, &t, err);
+	ts_trace_release(&t);
+	return rc;
+}
+
+/* Fill aw when both sides carry a trace; a trace that cannot be read or
+ * compared is a trace-walls-skipped warning, not a failed comparison.
+ * Returns 0 or TS_ENOMEM (from the warnings). */
+static int ab_walls_load(struct ab_walls *aw, const struct ts_run *b, const struct ts_run *c,
+			 struct ts_warnings *warn)
+{
+	struct ts_diff_opts o;
+	struct ts_err err;
+
+	aw->base_trace = first_trace(b);
+	aw->cand_trace = first_trace(c);
+	if (!aw->base_trace || !aw->cand_trace)
+		return 0;
+	ts_err_init(&err);
+	ts_diff_opts_init(&o);
+	if (walls_side(aw->base_trace, &aw->b, &err) || walls_side(aw->cand_trace, &aw->c, &err) ||
+	    ts_diff_compare(&aw->b, &aw->c, &o, &aw->r, &err))
+		return ts_warnings_add(warn, "trace-walls-skipped", err.path[0] ? err.path : NULL,
+				       err.offset, TS_NO_INT, "trace walls not compared: %s",
+				       err.msg);
+	aw->have = aw->r.pairs.n > 0;
+	return 0;
+}
+
+static void ab_walls_release(struct ab_walls *aw)
+{
+	ts_diff_result_release(&aw->r);
+	ts_diff_side_release(&aw->b);
+	ts_diff_side_release(&aw->c);
+}
+
+static void jw_walls(struct ts_jw *w, const struct ab_walls *aw)
+{
+	if (!aw->have)
+		return;
+	ts_jw_key(w, "trace_walls");
+	ts_jw_obj(w);
+	ts_jw_kstr(w, "baseline_trace", aw->base_trace);
+	ts_jw_kstr(w, "candidate_trace", aw->cand_trace);
+	ts_jw_kstr(w, "aligned_by", aw->r.aligned_by);
+	ts_jw_ki64(w, "steps", (int64_t)aw->r.pairs.n);
+	ts_jw_key(w, "walls");
+	ts_jw_arr(w);
+	for (int k = 0; k < TS_DW_COUNT; k++) {
+		const struct ts_diff_wall_row *x = &aw->r.walls[k];
+		ts_jw_obj(w);
+		ts_jw_kstr(w, "wall", ts_diff_wall_name(x->wall));
+		ts_jw_kfixed_or_null(w, "baseline_us", x->base_ns / 1e3, 3);
+		ts_jw_kfixed_or_null(w, "candidate_us", x->cand_ns / 1e3, 3);
+		ts_jw_kfixed_or_null(w, "delta_us", x->delta_ns / 1e3, 3);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+	ts_jw_obj_end(w);
+}
+
+static void text_walls(struct cli_ctx *ctx, const struct ab_walls *aw, struct ts_sb *out)
+{
+	struct ts_table t;
+
+	if (!aw->have)
+		return;
+	ts_sb_addf(out, "\n%strace walls%s (trainscope diff %s %s; mean per compared step, %zu "
+		   "step%s aligned by %s)\n", cli_style(ctx, "bold"), cli_style(ctx, "reset"),
+		   aw->base_trace, aw->cand_trace, aw->r.pairs.n, aw->r.pairs.n == 1 ? "" : "s",
+		   aw->r.aligned_by);
+	ts_table_init(&t);
+	ts_table_col(&t, "wall", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "baseline", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "candidate", "ms", TS_RIGHT, 0);
+	ts_table_col(&t, "delta", "ms", TS_RIGHT, 0);
+	for (int k = 0; k < TS_DW_COUNT; k++) {
+		const struct ts_diff_wall_row *x = &aw->r.walls[k];
+		ts_table_cell(&t, "%s", ts_diff_wall_name(x->wall));
+		ts_table_cell(&t, "%.3f", x->base_ns / 1e6);
+		ts_table_cell(&t, "%.3f", x->cand_ns / 1e6);
+		ts_table_cell(&t, "%+.3f", x->delta_ns / 1e6);
+	}
+	ts_table_render(&t, out, 2);
+	ts_table_release(&t);
+}
+
 /* The phase table of the text output (only when some run logs a phase). */
 static void text_attribution(struct cli_ctx *ctx, const struct ts_ab_result *r, struct ts_sb *out)
 {
@@ -261,7 +382,7 @@ static int gather_warnings(const struct ts_run *runs, size_t n, const struct ts_
 }
 
 static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
-		       const struct ts_warnings *warn, struct ts_sb *out)
+		       const struct ab_walls *aw, const struct ts_warnings *warn, struct ts_sb *out)
 {
 	struct ts_jw w;
 	struct ts_window_obj win;
@@ -295,6 +416,7 @@ static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
 	jw_ms(&w, "baseline_mean_step_ms", r->base_mean_ms);
 	jw_ms(&w, "candidate_mean_step_ms", r->cand_mean_ms);
 	jw_attribution(&w, r);
+	jw_walls(&w, aw);
 	ts_jw_key(&w, "to_decide");
 	if (r->decide_note) {
 		ts_jw_obj(&w);
@@ -344,7 +466,7 @@ static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
 }
 
 static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r,
-		       const struct ts_warnings *warn, struct ts_sb *out)
+		       const struct ab_walls *aw, const struct ts_warnings *warn, struct ts_sb *out)
 {
 	struct ts_table t;
 	const char *b = cli_style(ctx, "bold"), *reset = cli_style(ctx, "reset");
@@ -401,6 +523,7 @@ static void write_text(struct cli_ctx *ctx, const struct ts_ab_result *r,
 	if (r->decide_note)
 		ts_sb_addf(out, "  to decide: %s\n", r->decide_note);
 	text_attribution(ctx, r, out);
+	text_walls(ctx, aw, out);
 	ts_sb_addf(out, "\ncorrectness: %s (%s loss tier)\n",
 		   r->correctness_passed ? "passed" : "FAILED", r->loss_tier);
 	for (size_t i = 0; i < r->checks.n; i++)
@@ -518,6 +641,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct cli_parsed p;
 	struct ts_ab_opts o;
 	struct ts_ab_result res;
+	struct ab_walls aw;
 	struct ts_err err;
 	struct ts_sb out, json;
 	struct ts_run *runs = NULL;
@@ -532,6 +656,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);
+	memset(&aw, 0, sizeof(aw));
+	ts_diff_side_init(&aw.b);
+	ts_diff_side_init(&aw.c);
+	ts_diff_result_init(&aw.r);
 	ts_warnings_init(&warn);
 	ts_sb_init(&out);
 	ts_sb_init(&json);
@@ -636,15 +764,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (gather_warnings(runs, nb + nc, &res, &warn)) {
+	if (gather_warnings(runs, nb + nc, &res, &warn) ||
+	    (res.verdict != TS_AB_INVALID && ab_walls_load(&aw, &runs[0], &runs[nb], &warn))) {
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
-	write_json(&res, &runs[0], &warn, &json);
+	write_json(&res, &runs[0], &aw, &warn, &json);
 	if (ctx->json)
 		ts_sb_add(&out, json.buf, json.len);
 	else
-		write_text(ctx, &res, &warn, &out);
+		write_text(ctx, &res, &aw, &warn, &out);
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
 	if (!db)
@@ -664,6 +793,7 @@ out:
 	free(base);
 	free(cand);
 	ts_ab_result_release(&res);
+	ab_walls_release(&aw);
 	ts_warnings_release(&warn);
 	ts_sb_release(&out);
 	ts_sb_release(&json);

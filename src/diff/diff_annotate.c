@@ -155,7 +155,7 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 		if (k == npairs)
 			continue;
 		if (is_gpu(c)) {
-			int64_t st = plain_id(ev->stream[i] != TS_NONE ? ev->stream[i] : ev->tid[i]);
+			int64_t st = plain_id(ts_ev_stream(ev, i) != TS_NONE ? ts_ev_stream(ev, i) : ts_ev_tid(ev, i));
 			tid = GPU_TID_BASE + st;
 			if ((size_t)st < nseen && !gpu_seen[st]) {
 				char nm[48];
@@ -164,7 +164,7 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 				meta(o, s->pid, tid, "thread_name", nm);
 			}
 		} else {
-			tid = plain_id(ev->tid[i]);
+			tid = plain_id(ts_ev_tid(ev, i));
 		}
 		cs = ev->cat_str[i];
 		span_open(o, s->pid, tid, cs == TS_NO_ID ? "" : ts_trace_str(s->t, cs),

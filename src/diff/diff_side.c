@@ -281,10 +281,10 @@ static int cmp_cpu(const void *x, const void *y)
 	const struct ts_trace *t = cpu_sort_t;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 
-	if (t->ev.pid[a] != t->ev.pid[b])
-		return t->ev.pid[a] < t->ev.pid[b] ? -1 : 1;
-	if (t->ev.tid[a] != t->ev.tid[b])
-		return t->ev.tid[a] < t->ev.tid[b] ? -1 : 1;
+	if (ts_ev_pid(&t->ev, a) != ts_ev_pid(&t->ev, b))
+		return ts_ev_pid(&t->ev, a) < ts_ev_pid(&t->ev, b) ? -1 : 1;
+	if (ts_ev_tid(&t->ev, a) != ts_ev_tid(&t->ev, b))
+		return ts_ev_tid(&t->ev, a) < ts_ev_tid(&t->ev, b) ? -1 : 1;
 	if (t->ev.ts_ns[a] != t->ev.ts_ns[b])
 		return t->ev.ts_ns[a] < t->ev.ts_ns[b] ? -1 : 1;
 	if (t->ev.dur_ns[a] != t->ev.dur_ns[b])
@@ -376,8 +376,8 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 		if ((k == TS_DIFF_CPU_OP || k == TS_DIFF_ANNOTATION) && timed_x(t, i)) {
 			const char *nm = ts_trace_str(t, t->ev.name[i]);
 			if (main_pid == TS_NONE && strncmp(nm, "ProfilerStep#", 13) == 0) {
-				main_pid = t->ev.pid[i];
-				main_tid = t->ev.tid[i];
+				main_pid = ts_ev_pid(&t->ev, i);
+				main_tid = ts_ev_tid(&t->ev, i);
 			}
 			if (TS_VEC_PUSH(cpu, (uint32_t)i))
 				goto nomem;
@@ -392,15 +392,15 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 		int64_t best = -1, run = 0;
 		for (size_t k = 0; k < cpu.n; k++) {
 			uint32_t e = cpu.v[k];
-			if (k && (t->ev.pid[e] != t->ev.pid[cpu.v[k - 1]] ||
-				  t->ev.tid[e] != t->ev.tid[cpu.v[k - 1]]))
+			if (k && (ts_ev_pid(&t->ev, e) != ts_ev_pid(&t->ev, cpu.v[k - 1]) ||
+				  ts_ev_tid(&t->ev, e) != ts_ev_tid(&t->ev, cpu.v[k - 1])))
 				run = 0;
 			if (t->ev.cat[e] == TS_CAT_CPU_OP)
 				run += t->ev.dur_ns[e];
 			if (run > best) {
 				best = run;
-				main_pid = t->ev.pid[e];
-				main_tid = t->ev.tid[e];
+				main_pid = ts_ev_pid(&t->ev, e);
+				main_tid = ts_ev_tid(&t->ev, e);
 			}
 		}
 	}
@@ -419,7 +419,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			self[k] = t->ev.dur_ns[e];
 			while (sp) {
 				uint32_t top = cpu.v[stack[sp - 1]];
-				if (t->ev.pid[top] != t->ev.pid[e] || t->ev.tid[top] != t->ev.tid[e] ||
+				if (ts_ev_pid(&t->ev, top) != ts_ev_pid(&t->ev, e) || ts_ev_tid(&t->ev, top) != ts_ev_tid(&t->ev, e) ||
 				    t->ev.ts_ns[top] + t->ev.dur_ns[top] <= s0)
 					sp--;
 				else
@@ -489,7 +489,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			in.dur_ns = t->ev.dur_ns[i];
 			in.self_ns = pass == 0 ? self[k] : t->ev.dur_ns[i];
 			in.bytes = sizes.n ? bytes_of(sizes.v, sizes.n, (uint32_t)i) : -1;
-			in.main_thread = pass == 0 && t->ev.pid[i] == main_pid && t->ev.tid[i] == main_tid;
+			in.main_thread = pass == 0 && ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid;
 			if (TS_VEC_PUSH(s->inst, in))
 				goto nomem;
 		}

@@ -72,7 +72,7 @@ struct evargs {
  * PF_LEAD events ahead, so resident memory follows the events read, not
  * the reservation.
  */
-#define NCOLS 13
+#define NCOLS TS_TRACE_NCOLS
 #define PF_LEAD ((size_t)64 << 10)
 #define PF_PUBLISH_MASK ((size_t)(8 << 10) - 1)
 
@@ -81,7 +81,7 @@ struct prefault {
 	int started;
 	atomic_size_t parsed;
 	atomic_int stop;
-	unsigned char *col[NCOLS];
+	void *col[NCOLS];
 	size_t elem[NCOLS];
 	size_t cap;
 	int sync;                 /* no thread: the parser populates in batches */
@@ -149,8 +149,8 @@ static void pf_populate(struct prefault *p, size_t *done, size_t want)
 	if (want <= *done)
 		return;
 	for (int k = 0; k < NCOLS; k++) {
-		uintptr_t a = (uintptr_t)(p->col[k] + *done * p->elem[k]) & ~(page - 1);
-		uintptr_t e = (uintptr_t)(p->col[k] + want * p->elem[k]);
+		uintptr_t a = (uintptr_t)((unsigned char *)p->col[k] + *done * p->elem[k]) & ~(page - 1);
+		uintptr_t e = (uintptr_t)((unsigned char *)p->col[k] + want * p->elem[k]);
 #ifdef MADV_POPULATE_WRITE
 		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 #else
@@ -184,18 +184,12 @@ static void pf_start(struct rd *r, int threaded)
 {
 	struct prefault *p = &r->pf;
 	struct ts_trace_events *e = &r->t->ev;
-	void *cols[NCOLS] = { e->ts_ns, e->dur_ns, e->name, e->cat_str, e->cat, e->ph, e->pid,
-			      e->tid, e->stream, e->device, e->correlation, e->external_id,
-			      e->flow_id };
-	size_t elems[NCOLS] = { 8, 8, 4, 4, 1, 1, 8, 8, 8, 4, 8, 8, 8 };
 
 #ifndef MADV_POPULATE_WRITE
 	return;
 #endif
-	for (int k = 0; k < NCOLS; k++) {
-		p->col[k] = cols[k];
-		p->elem[k] = elems[k];
-	}
+	/* the model's own list: the columns' real widths */
+	ts_trace_columns(e, p->col, p->elem);
 	p->cap = e->cap;
 	p->done = e->n;
 	if (!threaded) {

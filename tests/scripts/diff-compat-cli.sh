@@ -8,7 +8,10 @@
 #    ProfilerStep#1010 122149 us, nccl:all_reduce 67 us;
 #  - TraceLens's own comparison CSV of the H100 vs MI300X Qwen traces
 #    (compare_h100_mi300_qwen_csvs/gpu_timeline.csv), read here by python;
-#  - the annotated file is parsed by python's json module.
+#  - the annotated file is parsed by python's json module;
+#  - ab on two run directories with traces shows diff's walls: the same
+#    numbers as `diff --json` on those two traces (one computation), and
+#    no trace_walls when a side has no trace.
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -82,4 +85,22 @@ if [ -n "$N" ]; then
 fi
 "$TS" diff --hta-device npu "$H/base" "$H/test" >/dev/null 2>"$tmp/dev.err"
 [ $? = 2 ] || bad "--hta-device npu accepted"
+C=$DATA/traces/cpu
+if [ -d "$C/a_dense" ] && [ -d "$C/d_stall" ]; then
+	"$TS" ab --json "$C/a_dense" "$C/d_stall" >"$tmp/ab.json" 2>/dev/null
+	"$TS" diff --json "$C"/a_dense/*.pt.trace.json.gz "$C"/d_stall/*.pt.trace.json.gz >"$tmp/d.json" 2>/dev/null ||
+		bad "diff a_dense d_stall failed"
+	"$TS" ab --json "$C/a_dense/metrics_rank0.jsonl" "$C/d_stall/metrics_rank0.jsonl" >"$tmp/ab-nt.json" 2>/dev/null
+	python3 - "$tmp/ab.json" "$tmp/d.json" "$tmp/ab-nt.json" <<'PY' || bad "ab's trace walls differ from diff's"
+import json, sys
+ab = json.load(open(sys.argv[1]))["trace_walls"]
+d = json.load(open(sys.argv[2]))
+assert ab["steps"] == 5 and ab["aligned_by"] == "iteration", ab
+want = {w["wall"]: w for w in d["walls"]}
+for w in ab["walls"]:
+    for k in ("baseline_us", "candidate_us", "delta_us"):
+        assert abs(w[k] - want[w["wall"]][k]) < 1e-3, (w, want[w["wall"]])
+assert "trace_walls" not in json.load(open(sys.argv[3]))
+PY
+fi
 exit $fail

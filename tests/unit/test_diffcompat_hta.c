@@ -293,7 +293,7 @@ TEST(diffcompat_hta_iterations_by_hand)
 	t.ev.cat_str[i] = cpu_op;
 	for (size_t k = 0; k < t.ev.n; k++)
 		if (t.ev.cat[k] != TS_CAT_KERNEL)
-			t.ev.stream[k] = TS_NONE;
+			REQUIRE(ts_trace_set_c32(&t, TS_C32_STREAM, k, TS_NONE) == 0);
 	ts_err_init(&err);
 	REQUIRE(ts_diff_hta_compare(&s5, &s5, TS_DIFF_HTA_ALL, 0, &d, &err) == 0);
 	/* iteration 5: ProfilerStep#5, aten::mm, one cudaLaunchKernel, one gemm (30 us) */

@@ -88,10 +88,10 @@ static void same_columns(const struct ts_trace *a, const struct ts_trace *b, con
 	for (size_t i = 0; i < a->ev.n; i++) {
 		if (a->ev.ts_ns[i] != b->ev.ts_ns[i] || a->ev.dur_ns[i] != b->ev.dur_ns[i] ||
 		    a->ev.cat[i] != b->ev.cat[i] || a->ev.ph[i] != b->ev.ph[i] ||
-		    a->ev.pid[i] != b->ev.pid[i] || a->ev.tid[i] != b->ev.tid[i] ||
-		    a->ev.stream[i] != b->ev.stream[i] ||
-		    a->ev.correlation[i] != b->ev.correlation[i] ||
-		    a->ev.external_id[i] != b->ev.external_id[i] ||
+		    ts_ev_pid(&a->ev, i) != ts_ev_pid(&b->ev, i) || ts_ev_tid(&a->ev, i) != ts_ev_tid(&b->ev, i) ||
+		    ts_ev_stream(&a->ev, i) != ts_ev_stream(&b->ev, i) ||
+		    ts_ev_corr(&a->ev, i) != ts_ev_corr(&b->ev, i) ||
+		    ts_ev_extid(&a->ev, i) != ts_ev_extid(&b->ev, i) ||
 		    strcmp(ts_trace_str(a, a->ev.name[i]), ts_trace_str(b, b->ev.name[i])) != 0) {
 			ts_test_fail(__FILE__, __LINE__, "%s: event %zu differs", what, i);
 			return;
