@@ -277,6 +277,9 @@ struct ts_prof_opts {
 };
 
 void ts_rank_prof_init(struct ts_rank_prof *p);
+/* Index of the step of p whose [start, start + dur) holds t, or -1 (the
+ * steps are sorted and disjoint). */
+int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t);
 void ts_rank_prof_release(struct ts_rank_prof *p);
 
 /*

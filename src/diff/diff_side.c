@@ -225,22 +225,6 @@ static int64_t dtype_size(const char *s)
 	return 0;
 }
 
-static int32_t step_of(const struct ts_rank_prof *p, int64_t t)
-{
-	size_t l = 0, h = p->steps.n;
-
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (p->steps.v[m].start_ns + p->steps.v[m].dur_ns <= t)
-			l = m + 1;
-		else
-			h = m;
-	}
-	if (l < p->steps.n && p->steps.v[l].start_ns <= t)
-		return (int32_t)l;
-	return -1;
-}
-
 /* NVTX ranges of torch's emit_nvtx carry the op's sequence and id
  * ("aten::to, seq = 47651, op_id = 999879"): the op name is the part
  * before them, so instances of one op share a row. */
@@ -455,7 +439,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 				nl = nvtx_op_len(nm, nl);
 			if (pass == 0 && strncmp(nm, "ProfilerStep#", 13) == 0)
 				continue;
-			st = step_of(&s->prof, t->ev.ts_ns[i]);
+			st = ts_rank_prof_step_at(&s->prof, t->ev.ts_ns[i]);
 			if (st < 0)
 				continue;
 			if (ts_name_contains(nm, nl, "bf16") || ts_name_contains(nm, nl, "bfloat16"))

@@ -225,8 +225,7 @@ static int cmp_coll(const void *x, const void *y)
 	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
-/* Index of the step whose [s, e) holds t, or -1 (steps sorted, disjoint). */
-static int32_t step_at(const struct ts_rank_prof *p, int64_t t)
+int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
 {
 	size_t l = 0, h = p->steps.n;
 
@@ -1043,7 +1042,7 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 			if (r >= 0)
 				when = t->ev.ts_ns[r];
 		}
-		st = step_at(p, when);
+		st = ts_rank_prof_step_at(p, when);
 		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
 		cs.name = kept[id];
 		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
@@ -1187,7 +1186,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				enum set_id g = k == TS_KC_COMM ? S_LCOMM : k == TS_KC_MEMCPY ? S_LMCPY
 						: k == TS_KC_MEMSET ? S_LMSET : S_LCOMP;
 				launch = t->ev.ts_ns[r];
-				st = step_at(p, launch);
+				st = ts_rank_prof_step_at(p, launch);
 				if (ts_ivset_add(&w.set[S_LBUSY], s, e) || ts_ivset_add(&w.set[g], s, e))
 					goto out;
 			} else {
