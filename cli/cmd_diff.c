@@ -106,6 +106,9 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 		{ "trace format", b->ctx.format, c->ctx.format },
 		{ "profiler", b->ctx.profiler[0] ? b->ctx.profiler : "-", c->ctx.profiler[0] ? c->ctx.profiler : "-" },
 		{ "backend", b->ctx.backend[0] ? b->ctx.backend : "-", c->ctx.backend[0] ? c->ctx.backend : "-" },
+		{ "runtime version", b->ctx.runtime[0] ? b->ctx.runtime : "-", c->ctx.runtime[0] ? c->ctx.runtime : "-" },
+		{ "driver version", b->ctx.driver[0] ? b->ctx.driver : "-", c->ctx.driver[0] ? c->ctx.driver : "-" },
+		{ "NCCL version", b->ctx.nccl[0] ? b->ctx.nccl : "-", c->ctx.nccl[0] ? c->ctx.nccl : "-" },
 		{ "precision", b->ctx.precision, c->ctx.precision },
 	};
 
@@ -128,7 +131,7 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 		ts_table_cell_text(&t, rows[i].b, strlen(rows[i].b));
 		ts_table_cell(&t, "%s", strcmp(rows[i].a, rows[i].b) ? "differs" : "");
 	}
-	ts_sb_adds(out, "context (torch, driver and NCCL versions are not in the traces' metadata we read)\n");
+	ts_sb_adds(out, "context (a Kineto trace records no PyTorch version; runtime, driver and NCCL versions when its writer did)\n");
 	ts_table_render(&t, out, 2);
 	ts_table_release(&t);
 }
@@ -362,6 +365,9 @@ static void jctx(struct ts_jw *w, const char *key, const struct ts_diff_context 
 	ts_jw_kstr(w, "trace_format", c->format);
 	ts_jw_kstr(w, "profiler", c->profiler[0] ? c->profiler : NULL);
 	ts_jw_kstr(w, "backend", c->backend[0] ? c->backend : NULL);
+	ts_jw_kstr(w, "runtime_version", c->runtime[0] ? c->runtime : NULL);
+	ts_jw_kstr(w, "driver_version", c->driver[0] ? c->driver : NULL);
+	ts_jw_kstr(w, "nccl_version", c->nccl[0] ? c->nccl : NULL);
 	ts_jw_kstr(w, "precision", c->precision);
 	ts_jw_kstr(w, "torch_version", NULL);
 	ts_jw_kbool(w, "truncated", c->truncated);

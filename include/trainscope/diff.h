@@ -116,6 +116,9 @@ struct ts_diff_context {
 	char format[16];        /* "kineto" or "legacy-array" */
 	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
 	char backend[32];       /* distributedInfo.backend, "" unknown */
+	char runtime[32];       /* cuda/musa/hip_runtime_version, "" unknown */
+	char driver[32];        /* cuda/musa/hip_driver_version, "" unknown */
+	char nccl[32];          /* distributedInfo.nccl_version, "" unknown */
 	char precision[16];     /* "bf16", "fp16", "fp32/unknown": from op and kernel names */
 	int has_gpu;
 	int truncated;          /* the file ended inside its event list */

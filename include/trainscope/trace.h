@@ -230,6 +230,9 @@ struct ts_trace_meta {
 	int has_base;
 	uint32_t profiler_version;/* cupti_version / mupti_version / roctracer text, TS_NO_ID */
 	uint32_t trace_name;      /* traceName */
+	uint32_t runtime_version; /* cuda/musa/hip_runtime_version as written, TS_NO_ID */
+	uint32_t driver_version;  /* cuda/musa/hip_driver_version as written, TS_NO_ID */
+	uint32_t nccl_version;    /* distributedInfo.nccl_version, TS_NO_ID */
 	struct ts_trace_pg *pgs;
 	size_t npgs;
 	struct ts_trace_device *devices;

@@ -297,6 +297,12 @@ static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
 		 t->meta.profiler_version != TS_NO_ID ? ts_trace_str(t, t->meta.profiler_version) : "");
 	snprintf(c->backend, sizeof(c->backend), "%s",
 		 t->meta.backend != TS_NO_ID ? ts_trace_str(t, t->meta.backend) : "");
+	snprintf(c->runtime, sizeof(c->runtime), "%s",
+		 t->meta.runtime_version != TS_NO_ID ? ts_trace_str(t, t->meta.runtime_version) : "");
+	snprintf(c->driver, sizeof(c->driver), "%s",
+		 t->meta.driver_version != TS_NO_ID ? ts_trace_str(t, t->meta.driver_version) : "");
+	snprintf(c->nccl, sizeof(c->nccl), "%s",
+		 t->meta.nccl_version != TS_NO_ID ? ts_trace_str(t, t->meta.nccl_version) : "");
 	c->truncated = t->meta.truncated;
 	c->steps_dropped = s->prof.steps_dropped;
 	c->recovered = t->meta.recovered;

@@ -119,6 +119,9 @@ void ts_trace_init(struct ts_trace *t)
 	t->meta.backend = TS_NO_ID;
 	t->meta.profiler_version = TS_NO_ID;
 	t->meta.trace_name = TS_NO_ID;
+	t->meta.runtime_version = TS_NO_ID;
+	t->meta.driver_version = TS_NO_ID;
+	t->meta.nccl_version = TS_NO_ID;
 }
 
 static void events_release(struct ts_trace_events *e)

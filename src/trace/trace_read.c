@@ -1753,6 +1753,8 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 			m->world_size = tok_int(j, tok, -1);
 		} else if (!strcmp(key, "backend")) {
 			m->backend = tok_strid(r, j, tok);
+		} else if (!strcmp(key, "nccl_version") && (tok == TS_JSON_STR || tok == TS_JSON_NUM)) {
+			m->nccl_version = tok_strid(r, j, tok);
 		} else if (!strcmp(key, "pg_config") && tok == TS_JSON_ARR) {
 			for (;;) {
 				tok = ts_json_next(j, je);
@@ -1795,6 +1797,8 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 
 enum { M_SKIP, M_DEVICES, M_DIST, M_BASE, M_NAME, M_VER_CUDA, M_VER_MUSA,
        M_VER_ROCM, M_HINT_CUDA, M_HINT_MUSA, M_HINT_ROCM };
+/* runtime / driver version keys: the kind, and which version they give */
+enum { V_NONE, V_RUNTIME, V_DRIVER };
 
 static int meta_kind(const char *s, size_t n)
 {
@@ -1814,8 +1818,19 @@ static int meta_kind(const char *s, size_t n)
 	return M_SKIP;
 }
 
-/* Read the metadata value d[start..end) of top-level key `kind`. */
-static int meta_value(struct rd *r, int kind, size_t start, size_t end)
+/* V_RUNTIME / V_DRIVER for a *_runtime_version / *_driver_version key. */
+static int version_kind(const char *s, size_t n)
+{
+	if (n > 16 && memcmp(s + n - 16, "_runtime_version", 16) == 0)
+		return V_RUNTIME;
+	if (n > 15 && memcmp(s + n - 15, "_driver_version", 15) == 0)
+		return V_DRIVER;
+	return V_NONE;
+}
+
+/* Read the metadata value d[start..end) of top-level key `kind` (vk: the
+ * runtime or driver version that key gives, V_NONE). */
+static int meta_value(struct rd *r, int kind, int vk, size_t start, size_t end)
 {
 	struct ts_json j;
 	struct ts_err je;
@@ -1858,15 +1873,23 @@ static int meta_value(struct rd *r, int kind, size_t start, size_t end)
 		rc = tok < 0 ? tok : 0;
 		break;
 	case M_HINT_CUDA:
-		if (!r->hint_vendor)
-			r->hint_vendor = TS_VENDOR_CUDA;
-		break;
 	case M_HINT_MUSA:
-		r->hint_vendor = TS_VENDOR_MUSA;
-		break;
 	case M_HINT_ROCM:
-		if (r->hint_vendor != TS_VENDOR_MUSA)
+		if (kind == M_HINT_CUDA && !r->hint_vendor)
+			r->hint_vendor = TS_VENDOR_CUDA;
+		else if (kind == M_HINT_MUSA)
+			r->hint_vendor = TS_VENDOR_MUSA;
+		else if (kind == M_HINT_ROCM && r->hint_vendor != TS_VENDOR_MUSA)
 			r->hint_vendor = TS_VENDOR_ROCM;
+		tok = ts_json_next(&j, &je);
+		if (tok == TS_JSON_NUM || tok == TS_JSON_STR) {
+			uint32_t id = tok_strid(r, &j, tok);
+			if (vk == V_RUNTIME)
+				m->runtime_version = id;
+			else if (vk == V_DRIVER)
+				m->driver_version = id;
+		}
+		rc = tok < 0 ? tok : 0;
 		break;
 	}
 	ts_json_release(&j);
@@ -1971,7 +1994,7 @@ static int next_byte(struct rd *r, size_t *ip)
 }
 
 /* A top-level member value at d[*ip]: delimit it (refilling), then read it. */
-static int top_value(struct rd *r, size_t *ip, int kind)
+static int top_value(struct rd *r, size_t *ip, int kind, int vk)
 {
 	for (;;) {
 		size_t i = *ip;
@@ -1984,7 +2007,7 @@ static int top_value(struct rd *r, size_t *ip, int kind)
 		}
 		if (rc)
 			return rc;
-		if (kind != M_SKIP && (rc = meta_value(r, kind, *ip, i)))
+		if (kind != M_SKIP && (rc = meta_value(r, kind, vk, *ip, i)))
 			return rc;
 		*ip = i;
 		return P_OK;
@@ -2022,6 +2045,7 @@ static int read_object(struct rd *r, size_t *ip, int *saw_events)
 		}
 		int is_events = k.n == 11 && memcmp(k.s, "traceEvents", 11) == 0;
 		int kind = is_events ? M_SKIP : meta_kind(k.s, k.n);
+		int vk = is_events ? V_NONE : version_kind(k.s, k.n);
 		if ((rc = next_byte(r, &i)))
 			return rc;
 		if (r->d[i] != ':')
@@ -2035,7 +2059,7 @@ static int read_object(struct rd *r, size_t *ip, int *saw_events)
 			*saw_events = 1;
 			if ((rc = read_events(r, &i)))
 				return rc;
-		} else if ((rc = top_value(r, &i, kind))) {
+		} else if ((rc = top_value(r, &i, kind, vk))) {
 			return rc;
 		}
 		if ((rc = next_byte(r, &i)))

@@ -401,6 +401,34 @@ TEST(trace_vendor_from_names)
 	ts_trace_release(&t);
 }
 
+/* The writer's runtime, driver and NCCL versions are kept as written:
+ * the literals of the text (a number for the runtime, a string for NCCL),
+ * before and after the events; a version given as an object is ignored. */
+TEST(trace_versions_from_metadata)
+{
+	static const char text[] =
+		"{\"cuda_runtime_version\":12040,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":0,"
+		"\"nccl_version\":\"2.21.5\"},\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\","
+		"\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":2,\"dur\":1}],\"cuda_driver_version\":\"12050\"}";
+	static const char odd[] =
+		"{\"distributedInfo\":{\"nccl_version\":{\"major\":2},\"rank\":3},\"traceEvents\":[]}";
+	struct ts_trace t;
+	struct ts_err err;
+
+	REQUIRE(read_text(&t, text, sizeof(text) - 1, "v.json", NULL, &err) == 0);
+	REQUIRE(t.meta.runtime_version != TS_NO_ID && t.meta.driver_version != TS_NO_ID &&
+		t.meta.nccl_version != TS_NO_ID);
+	CHECK_STR(ts_trace_str(&t, t.meta.runtime_version), "12040");
+	CHECK_STR(ts_trace_str(&t, t.meta.driver_version), "12050");
+	CHECK_STR(ts_trace_str(&t, t.meta.nccl_version), "2.21.5");
+	CHECK_I64(t.meta.vendor, TS_VENDOR_CUDA);
+	ts_trace_release(&t);
+	REQUIRE(read_text(&t, odd, sizeof(odd) - 1, "o.json", NULL, &err) == 0);
+	CHECK(t.meta.nccl_version == TS_NO_ID);
+	CHECK_I64(t.meta.rank, 3);
+	ts_trace_release(&t);
+}
+
 TEST(trace_rank_from_name_and_order)
 {
 	static const char text[] = "{\"traceEvents\":[]}";
