@@ -25,7 +25,7 @@
 #include "trainscope/plan.h"
 
 #define MAXC 64
-#define NAXES 4
+#define NAXES 5
 
 struct job {
 	struct ts_plan_case c;
@@ -71,9 +71,10 @@ static void fit(struct ts_plan_calib *k, long skip)
 {
 	struct axis ax[NAXES] = {
 		{ &k->gemm_eff, 0.40, 0.95, 0.01 },
-		{ &k->attn_eff, 0.30, 0.70, 0.01 },
+		{ &k->attn_eff, 0.20, 0.70, 0.01 },
 		{ &k->layer_latency_s, 0.0, 4e-3, 25e-6 },
 		{ &k->imbalance, 1.0, 3.0, 0.05 },
+		{ &k->ep_net_factor, 0.40, 4.00, 0.05 },
 	};
 	double best = loss(k, skip);
 
@@ -127,7 +128,6 @@ int main(int argc, char **argv)
 		j->c = cases.v[i];
 		ts_plan_opts_init(&j->o);
 		prec = ts_plan_case_job(&j->c, &j->o);
-		j->o.moe_overlap = 1; /* every published MoE recipe here runs EP overlap */
 		for (int c = 0; !ok && ts_plan_case_model_path(csv, &j->c, c, path, sizeof(path)) == 0; c++) {
 			ts_model_init(&j->m);
 			ts_err_init(&err);
@@ -151,9 +151,9 @@ int main(int argc, char **argv)
 			worst = fabs(loo[i]);
 	}
 	printf("fitted on %zu cases, %d constants\n", njobs, NAXES);
-	printf("  gemm_eff %.2f  attn_eff %.2f  layer_latency_us %.0f  imbalance %.2f"
+	printf("  gemm_eff %.2f  attn_eff %.2f  layer_latency_us %.0f  imbalance %.2f  ep_net_factor %.2f"
 	       "  (stated, not fitted: expert_half_rows %.0f)\n",
-	       k.gemm_eff, k.attn_eff, k.layer_latency_s * 1e6, k.imbalance, k.expert_half_rows);
+	       k.gemm_eff, k.attn_eff, k.layer_latency_s * 1e6, k.imbalance, k.ep_net_factor, k.expert_half_rows);
 	printf("  leave-one-out RMS ln error %.3f (log_sigma), worst %.1f %%\n", sqrt(s2 / (double)njobs),
 	       (exp(worst) - 1.0) * 100.0);
 	printf("%-5s %10s %10s %9s %9s\n", "case", "measured", "predicted", "err %", "LOO err %");

@@ -12,13 +12,15 @@
 #include "trainscope/input.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/plan.h"
+#include "trainscope/run.h"
 #include "trainscope/table.h"
 
 enum {
 	OPT_MODEL = 1, OPT_GPUS, OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_PER_NODE, OPT_SEQ,
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
 	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
-	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_FSDP, OPT_ATTENTION, OPT_FIRST, OPT_LAST
+	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_FSDP, OPT_ATTENTION, OPT_FIRST, OPT_LAST,
+	OPT_CUDA_GRAPHS
 };
 
 static const struct cli_opt opts[] = {
@@ -31,7 +33,7 @@ static const struct cli_opt opts[] = {
 	{ "seq", 0, "N", "sequence length in tokens (default 4096)", OPT_SEQ },
 	{ "gbs", 0, "N", "global batch size in sequences (required)", OPT_GBS },
 	{ "precision", 0, "P", "bf16 | fp8 (default bf16): memory and the peak used", OPT_PRECISION },
-	{ "efficiency", 0, "PCT", "share of the dense peak a large GEMM reaches (default: calibrated, 82)", OPT_EFFICIENCY },
+	{ "efficiency", 0, "PCT", "share of the dense peak a large GEMM reaches (default: calibrated, 76)", OPT_EFFICIENCY },
 	{ "peak-tflops", 0, "TF", "dense peak per GPU, overrides the catalog", OPT_PEAK },
 	{ "intra-node-gbps", 0, "GB/s", "per GPU per direction inside a node (default: catalog link / 2)", OPT_INTRA },
 	{ "inter-node-gbps", 0, "GB/s", "per GPU per direction across nodes (default 50 = 400 Gb/s NIC)", OPT_INTER },
@@ -42,8 +44,9 @@ static const struct cli_opt opts[] = {
 	{ "context-gib", 0, "GiB", "allowance for the device context and workspaces (default 1)", OPT_CONTEXT },
 	{ "fragmentation-pct", 0, "PCT", "allowance for allocator fragmentation (default 5)", OPT_FRAG },
 	{ "routing", 0, "R", "MoE routing: natural (default) | balanced (forced load balancing)", OPT_ROUTING },
-	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.55)", OPT_IMBALANCE },
-	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap)", OPT_MOE_OVERLAP },
+	{ "imbalance", 0, "X", "natural routing: busiest EP rank's load / mean (default: calibrated, 1.60)", OPT_IMBALANCE },
+	{ "moe-overlap", 0, NULL, "EP all-to-all overlapped with the other micro-batch (1F1B A2A overlap; default off, Megatron's)", OPT_MOE_OVERLAP },
+	{ "cuda-graphs", 0, "G", "CUDA graphs: none (default, Megatron's) | moe (moe_router+moe_preprocess) | attn_moe | full", OPT_CUDA_GRAPHS },
 	{ "fsdp", 0, NULL, "FSDP / ZeRO-3 (Megatron-FSDP, --use-torch-fsdp2): states sharded over DP, weights gathered per micro-batch", OPT_FSDP },
 	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
 	{ "attention", 0, "K", "core attention kernel: fused (flash/cuDNN, default) | unfused (scores through HBM)", OPT_ATTENTION },
@@ -210,9 +213,10 @@ static void model_line(const struct ts_plan_opts *o, const char *peak_src, struc
 	ts_sb_addf(out, "MoE        routing %s", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
 	if (o->routing == TS_ROUTING_NATURAL)
 		ts_sb_addf(out, " (busiest EP rank %.2fx the mean)", o->imbalance > 0 ? o->imbalance : o->calib.imbalance);
-	ts_sb_addf(out, ", EP overlap %s, %s dispatcher; TP overlap %s\n", o->moe_overlap ? "on" : "off",
+	ts_sb_addf(out, ", EP overlap %s, %s dispatcher (network at %.2fx the link for its counted bytes);"
+		   " TP overlap %s; CUDA graphs %s\n", o->moe_overlap ? "on" : "off",
 		   o->dispatcher == TS_DISPATCH_ALLTOALL ? "flat all-to-all" : "hierarchical",
-		   o->tp_overlap ? "on" : "off");
+		   o->calib.ep_net_factor, o->tp_overlap ? "on" : "off", ts_plan_graphs_name(o->cuda_graphs));
 	if (o->fsdp)
 		ts_sb_addf(out, "FSDP       weights, gradients and optimizer sharded over DP; weights all-gathered and"
 			   " gradients reduce-scattered every micro-batch\n");
@@ -229,9 +233,18 @@ static const struct ts_plan_layout *top_pick(const struct ts_plan *p)
 	return p->n > 0 && ts_plan_fit_passing(p, &p->v[0]) ? &p->v[0] : NULL;
 }
 
+/* The warnings after a text report: a blank line, then "warning: ..." lines. */
+static void warnings_text(const struct ts_warnings *wn, struct ts_sb *out)
+{
+	if (wn->v.n) {
+		ts_sb_addc(out, '\n');
+		ts_warnings_text(out, wn, wn->v.n, "", "");
+	}
+}
+
 static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 			const struct ts_plan *p, const char *gpu, const char *peak_src,
-			long long top, long long near, struct ts_sb *out)
+			long long top, long long near, const struct ts_warnings *wn, struct ts_sb *out)
 {
 	const struct ts_plan_layout *best = top_pick(p);
 	struct ts_table t;
@@ -287,6 +300,7 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 	}
 	ts_table_render(&t, out, 0);
 	ts_table_release(&t);
+	warnings_text(wn, out);
 }
 
 static void time_json(struct ts_jw *w, const struct ts_plan_layout *x)
@@ -401,6 +415,7 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 		ts_jw_kbool(w, "fsdp", 1);
 	ts_jw_kstr(w, "attention", o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused");
 	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
+	ts_jw_kstr(w, "cuda_graphs", ts_plan_graphs_name(o->cuda_graphs));
 	ts_jw_key(w, "calibration");
 	ts_jw_obj(w);
 	ts_jw_key(w, "gemm_eff_pct");
@@ -411,6 +426,8 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 	ts_jw_fixed(w, o->calib.layer_latency_s * 1e6, 1);
 	ts_jw_key(w, "imbalance");
 	ts_jw_fixed(w, o->imbalance > 0 ? o->imbalance : o->calib.imbalance, 3);
+	ts_jw_key(w, "ep_net_factor");
+	ts_jw_fixed(w, o->calib.ep_net_factor, 2);
 	ts_jw_key(w, "uncertainty_pct");
 	ts_jw_fixed(w, (exp(o->calib.log_sigma) - 1.0) * 100.0, 1);
 	ts_jw_obj_end(w);
@@ -418,7 +435,7 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 
 static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 			const struct ts_plan *p, const char *gpu, const char *peak_source,
-			struct ts_sb *out)
+			const struct ts_warnings *wn, struct ts_sb *out)
 {
 	const struct ts_plan_layout *best = top_pick(p);
 	struct ts_jw w;
@@ -472,6 +489,7 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	ts_warnings_json(&w, wn, wn->v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -479,7 +497,7 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 /* --layout: one layout, priced term by term. */
 static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o,
 			  const struct ts_plan_layout *x, const char *gpu, const char *peak_src,
-			  int json, struct ts_sb *out)
+			  int json, const struct ts_warnings *wn, struct ts_sb *out)
 {
 	struct ts_table t;
 
@@ -494,6 +512,7 @@ static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o
 		ts_jw_obj(&w);
 		layout_json(&w, NULL, x);
 		ts_jw_obj_end(&w);
+		ts_warnings_json(&w, wn, wn->v.n);
 		ts_jw_obj_end(&w);
 		ts_sb_addc(out, '\n');
 		return;
@@ -525,6 +544,7 @@ static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o
 	}
 	ts_table_render(&t, out, 0);
 	ts_table_release(&t);
+	warnings_text(wn, out);
 }
 
 /* Tolerances of --check (the acceptance of the step-time model). */
@@ -534,13 +554,19 @@ static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o
 struct check_row {
 	struct ts_plan_case c;
 	struct ts_plan_check r;
+	const struct ts_plan_recipe *recipe; /* where the row's unstated settings came from, or NULL */
+	int moe_overlap, cuda_graphs, dispatcher, balanced; /* what it was priced with */
 	double gain;             /* 1 - search best / fastest published of the job */
 	int ok;
 };
 
 /* Load, price and search every case; rows get their verdict. */
+/* Settings given on the command line, which override every row (bits). */
+enum { FORCE_OVERLAP = 1, FORCE_GRAPHS = 2, FORCE_DISPATCHER = 4 };
+
 static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_plan_opts *base,
-		       struct ts_gpu_catalog *cat, struct check_row **rows_out, size_t *n_out)
+		       int force, struct ts_gpu_catalog *cat, struct ts_warnings *wn,
+		       struct check_row **rows_out, size_t *n_out)
 {
 	struct ts_plan_cases cases = { 0 };
 	struct ts_input in;
@@ -575,6 +601,17 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 
 		w->c = cases.v[i];
 		prec = ts_plan_case_job(&w->c, &o);
+		if (force & FORCE_OVERLAP)
+			o.moe_overlap = base->moe_overlap;
+		if (force & FORCE_GRAPHS)
+			o.cuda_graphs = base->cuda_graphs;
+		if (force & FORCE_DISPATCHER)
+			o.dispatcher = base->dispatcher;
+		w->recipe = ts_plan_case_recipe(&w->c);
+		w->moe_overlap = o.moe_overlap;
+		w->cuda_graphs = o.cuda_graphs;
+		w->dispatcher = o.dispatcher;
+		w->balanced = o.routing == TS_ROUTING_BALANCED;
 		if (!g || prec < 0) {
 			cli_error(ctx, "%s: line %lld: %s '%s' is not known", csv, (long long)w->c.line,
 				  !g ? "device" : "precision", !g ? w->c.gpu : w->c.prec);
@@ -592,6 +629,17 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 			rc = EXIT_USAGE;
 			goto out;
 		}
+		if (model.num_experts > 0 && !w->recipe && w->c.moe_overlap < 0 && w->c.cuda_graphs < 0 &&
+		    !(force & (FORCE_OVERLAP | FORCE_GRAPHS)))
+			ts_warnings_add(wn, "settings-not-stated", csv, -1, TS_NO_INT,
+					"%s: line %lld: %s: no moe_overlap or cuda_graphs cell and no known recipe:"
+					" priced with Megatron's defaults (no EP overlap, no CUDA graphs)", csv,
+					(long long)w->c.line, w->c.id);
+		if (model.num_experts > 0 && !w->balanced && strcmp(w->c.routing, "natural") != 0)
+			ts_warnings_add(wn, "routing-unknown", csv, -1, TS_NO_INT,
+					"%s: line %lld: %s: routing '%s' priced as natural (busiest EP rank %.2fx the mean)",
+					csv, (long long)w->c.line, w->c.id, w->c.routing,
+					o.imbalance > 0 ? o.imbalance : o.calib.imbalance);
 		if (ts_plan_opts_device(&o, g, prec, &err) ||
 		    ts_plan_check_case(&model, &w->c, &o, 1, &w->r, &err)) {
 			char msg[700];
@@ -641,8 +689,15 @@ static void pair_order(const struct check_row *rows, size_t n, int *pairs, int *
 		}
 }
 
-static void render_check(const struct check_row *rows, size_t n, int json, struct ts_sb *out,
-			 double *rho_out, int *failed)
+/* "overlap on, graphs moe, hier" for a row. */
+static void settings_str(const struct check_row *r, char *buf, size_t size)
+{
+	snprintf(buf, size, "overlap %s, graphs %s, %s", r->moe_overlap ? "on" : "off",
+		 ts_plan_graphs_name(r->cuda_graphs), r->dispatcher == TS_DISPATCH_ALLTOALL ? "a2a" : "hier");
+}
+
+static void render_check(const struct check_row *rows, size_t n, int json, const struct ts_warnings *wn,
+			 struct ts_sb *out, double *rho_out, int *failed)
 {
 	static double pred[4096], meas[4096];
 	double rho;
@@ -678,7 +733,12 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 			ts_jw_ki64(&w, "gpus", r->c.gpus);
 			ts_jw_kstr(&w, "gpu", r->c.gpu);
 			ts_jw_kstr(&w, "routing", r->c.routing);
+			ts_jw_kbool(&w, "routing_balanced", r->balanced);
 			ts_jw_kbool(&w, "fsdp", r->c.fsdp);
+			ts_jw_kbool(&w, "moe_overlap", r->moe_overlap);
+			ts_jw_kstr(&w, "cuda_graphs", ts_plan_graphs_name(r->cuda_graphs));
+			ts_jw_kstr(&w, "dispatcher", r->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
+			ts_jw_kstr(&w, "recipe", r->recipe ? r->recipe->name : NULL);
 			ts_jw_key(&w, "layout");
 			ts_jw_obj(&w);
 			layout_json(&w, NULL, &r->r.pub);
@@ -708,6 +768,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 		ts_jw_ki64(&w, "pairs", pairs);
 		ts_jw_ki64(&w, "pairs_in_measured_order", kept);
 		ts_jw_ki64(&w, "failed", *failed);
+		ts_warnings_json(&w, wn, wn->v.n);
 		ts_jw_obj_end(&w);
 		ts_sb_addc(out, '\n');
 		return;
@@ -718,6 +779,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 	ts_table_col(&t, "GPUs", NULL, TS_RIGHT, 0);
 	ts_table_col(&t, "layout", NULL, TS_LEFT, 0);
 	ts_table_col(&t, "routing", NULL, TS_LEFT, 0);
+	ts_table_col(&t, "settings", NULL, TS_LEFT, 0);
 	ts_table_col(&t, "memory", "GiB", TS_RIGHT, 0);
 	ts_table_col(&t, "measured", "s", TS_RIGHT, 0);
 	ts_table_col(&t, "predicted", "s", TS_RIGHT, 0);
@@ -730,7 +792,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 	for (size_t i = 0; i < n; i++) {
 		const struct check_row *r = &rows[i];
 		const struct ts_plan_layout *x = &r->r.pub;
-		char lay[96], verdict[96];
+		char lay[96], verdict[96], set[64];
 		snprintf(lay, sizeof(lay), "TP%lld PP%lld VPP%lld CP%lld EP%lld ETP%lld MBS%lld%s %s",
 			 (long long)x->tp, (long long)x->pp, (long long)x->vpp, (long long)x->cp,
 			 (long long)x->ep, (long long)x->etp, (long long)x->mbs, r->c.fsdp ? " FSDP" : "",
@@ -749,7 +811,11 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 		ts_table_cell(&t, "%s", r->c.model);
 		ts_table_cell(&t, "%lld", (long long)r->c.gpus);
 		ts_table_cell(&t, "%s", lay);
-		ts_table_cell(&t, "%s", r->c.routing);
+		ts_table_cell(&t, "%s%s", r->c.routing,
+			      r->balanced && strcmp(r->c.routing, "forced") && strcmp(r->c.routing, "balanced") ?
+			      " (recipe: forced)" : "");
+		settings_str(r, set, sizeof(set));
+		ts_table_cell(&t, "%s", set);
 		ts_table_cell(&t, "%.1f", mp_gib(x->memory_bytes));
 		ts_table_cell(&t, "%.2f", r->c.step_s);
 		ts_table_cell(&t, "%.2f", x->step_s);
@@ -775,6 +841,48 @@ static void render_check(const struct check_row *rows, size_t n, int json, struc
 	if (!isnan(rho))
 		ts_sb_addf(out, "%.3f", rho);
 	ts_sb_addf(out, "; layouts of one model and cluster in measured order: %d of %d pairs\n", kept, pairs);
+	ts_sb_adds(out, "settings the rows do not state come from each run's documented recipe:\n");
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].recipe)
+			ts_sb_addf(out, "  %s: %s\n", rows[i].c.id, rows[i].recipe->name);
+	warnings_text(wn, out);
+}
+
+/* What the model does not know about this job: outside the calibrated
+ * range, a device without a known SM count, a peak not from the catalog. */
+static void job_warnings(const struct ts_model *m, const struct ts_plan_opts *o, const struct ts_gpu *gpu,
+			 long long mbs, struct ts_warnings *wn)
+{
+	if (o->seq != 4096 || mbs > 1)
+		ts_warnings_add(wn, "outside-calibration", NULL, -1, TS_NO_INT,
+				"the step-time model is calibrated on runs at sequence 4096 and MBS 1; this job (sequence %lld,"
+				" MBS up to %lld) is an extrapolation beyond the likely range", (long long)o->seq, mbs);
+	if (gpu && !ts_plan_sms(gpu->sku))
+		ts_warnings_add(wn, "sm-count-assumed", NULL, -1, TS_NO_INT,
+				"%s has no known SM count: 132 assumed for the wave quantisation", gpu->sku);
+	if (!gpu)
+		ts_warnings_add(wn, "device-assumed", NULL, -1, TS_NO_INT,
+				"no catalog device: 132 SMs, no memory-bandwidth roofline and %.0f GB/s links assumed",
+				o->inter_bw / 1e9);
+	if (m->num_experts > 0 && o->routing == TS_ROUTING_NATURAL && o->imbalance <= 0)
+		ts_warnings_add(wn, "imbalance-assumed", NULL, -1, TS_NO_INT,
+				"natural routing: the busiest EP rank is assumed to get %.2fx the mean load (fitted on two"
+				" published runs); give --imbalance measured from a log, or --routing balanced",
+				o->calib.imbalance);
+}
+
+/* What the ranking rests on: offload, nothing fitting. */
+static void plan_warnings(const struct ts_plan *p, struct ts_warnings *wn)
+{
+	const struct ts_plan_layout *best = top_pick(p);
+
+	if (!best)
+		ts_warnings_add(wn, "nothing-fits", NULL, -1, TS_NO_INT,
+				"no layout fits in device memory, even with full recompute and offload");
+	else if (best->offload)
+		ts_warnings_add(wn, "offload-needed", NULL, -1, TS_NO_INT,
+				"no layout fits without offload: the ranked layouts move optimizer states or activations"
+				" to the host, which the step-time model does not price");
 }
 
 /* "TP,PP,VPP,CP,EP[,ETP]" into x; -1 when malformed. */
@@ -828,12 +936,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	const char *catalog_src = "--peak-tflops";
 	long long v, per_node = 0, top = 5, near = 8, mbs = 1, first = -1, last = -1;
 	int have_args, prec = TS_PREC_BF16, routing = TS_ROUTING_NATURAL, overlap = 0, disp = TS_DISPATCH_HIER;
+	int force = 0, graphs = TS_GRAPHS_NONE;
+	struct ts_warnings wn;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_plan_opts_init(&o);
 	ts_plan_init(&plan);
+	ts_warnings_init(&wn);
 	ts_sb_init(&out);
 	ts_err_init(&err);
 	memset(&cat, 0, sizeof(cat));
@@ -890,7 +1001,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case OPT_IMBALANCE: rc = cli_double(ctx, a, 1, 64, &imb); break;
-		case OPT_MOE_OVERLAP: overlap = 1; break;
+		case OPT_MOE_OVERLAP: overlap = 1; force |= FORCE_OVERLAP; break;
+		case OPT_CUDA_GRAPHS:
+			graphs = ts_plan_graphs_parse(a->val, strlen(a->val));
+			force |= FORCE_GRAPHS;
+			if (graphs < 0) {
+				cli_error(ctx, "--cuda-graphs: expected none, moe, attn_moe or full, got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
 		case OPT_TP_OVERLAP: o.tp_overlap = 1; break;
 		case OPT_FSDP: o.fsdp = 1; break;
 		case OPT_ATTENTION:
@@ -904,6 +1023,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case OPT_DISPATCHER:
+			force |= FORCE_DISPATCHER;
 			if (strcmp(a->val, "deepep") == 0 || strcmp(a->val, "hybridep") == 0)
 				disp = TS_DISPATCH_HIER;
 			else if (strcmp(a->val, "alltoall") == 0)
@@ -931,6 +1051,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	o.routing = routing;
 	o.moe_overlap = overlap;
+	o.cuda_graphs = graphs;
 	o.dispatcher = disp;
 	o.imbalance = imb;
 	if (eff > 0)
@@ -947,9 +1068,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		if (catalog && (rc = mp_capacity(ctx, &cat, NULL, catalog, 0, &gpu, &x)))
 			goto out;
-		if ((rc = check_cases(ctx, check, &o, &cat, &rows, &n)))
+		if ((rc = check_cases(ctx, check, &o, force, &cat, &wn, &rows, &n)))
 			goto out;
-		render_check(rows, n, ctx->json, &out, &rho, &failed);
+		render_check(rows, n, ctx->json, &wn, &out, &rho, &failed);
 		free(rows);
 		rc = cli_emit(ctx, &out);
 		if (!rc && failed)
@@ -1021,7 +1142,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = cli_fail(ctx, &err);
 			goto out;
 		}
-		render_layout(&model, &o, &one, gpu ? gpu->sku : "device", peak_src, ctx->json, &out);
+		job_warnings(&model, &o, gpu, mbs, &wn);
+		if (!one.fits)
+			ts_warnings_add(&wn, "does-not-fit", NULL, -1, TS_NO_INT,
+					"the layout does not fit: %.1f GiB needed on its most loaded rank, %.1f GiB on the device",
+					mp_gib(one.memory_bytes), mp_gib(o.capacity_bytes));
+		render_layout(&model, &o, &one, gpu ? gpu->sku : "device", peak_src, ctx->json, &wn, &out);
 		rc = cli_emit(ctx, &out);
 		if (!rc && !one.fits)
 			rc = EXIT_GATE;
@@ -1031,15 +1157,18 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
+	job_warnings(&model, &o, gpu, o.max_mbs, &wn);
+	plan_warnings(&plan, &wn);
 	if (ctx->json)
 		render_json(&model, &o, &plan, gpu ? gpu->sku : NULL,
-			    catalog_src ? catalog_src : gpu->source, &out);
+			    catalog_src ? catalog_src : gpu->source, &wn, &out);
 	else
-		render_text(&model, &o, &plan, gpu ? gpu->sku : "device", peak_src, top, near, &out);
+		render_text(&model, &o, &plan, gpu ? gpu->sku : "device", peak_src, top, near, &wn, &out);
 	rc = cli_emit(ctx, &out);
 	if (!rc && plan.fit_passing == 0)
 		rc = EXIT_GATE;
 out:
+	ts_warnings_release(&wn);
 	ts_plan_release(&plan);
 	ts_gpu_catalog_release(&cat);
 	ts_sb_release(&out);

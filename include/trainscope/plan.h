@@ -78,6 +78,21 @@ enum ts_dispatcher { TS_DISPATCH_HIER = 0, TS_DISPATCH_ALLTOALL = 1 };
  * on chip) or unfused (the s x s scores and probabilities go through HBM). */
 enum ts_attention_kind { TS_ATTN_FUSED = 0, TS_ATTN_UNFUSED = 1 };
 
+/* CUDA graphs (Megatron's --cuda-graph-impl / --cuda-graph-scope): what
+ * part of the per-layer fixed cost (launches, host syncs) they remove.
+ * none: Megatron's default; moe: transformer_engine graphs of the
+ * moe_router and moe_preprocess scopes (the MoE layer's extra fixed cost,
+ * its router and dispatcher preprocessing with their host sync, is gone);
+ * attn_moe: those plus the attn scope (half of every layer's launches
+ * too: the attention half of the layer, a stated assumption); full:
+ * full_iteration graphs (no per-layer launch cost left). */
+enum ts_cuda_graphs { TS_GRAPHS_NONE = 0, TS_GRAPHS_MOE = 1, TS_GRAPHS_ATTN_MOE = 2, TS_GRAPHS_FULL = 3 };
+/* "none", "moe", "attn_moe", "full"; parse returns -1 for anything else
+ * (also accepts Megatron's scope spellings "moe_router,moe_preprocess",
+ * "attn,moe_router,moe_preprocess" and "full_iteration"). */
+const char *ts_plan_graphs_name(int g);
+int ts_plan_graphs_parse(const char *s, size_t n);
+
 /*
  * The constants of the step-time model fitted on the published cases
  * (../shared/data/expected/layout-cases.csv; procedure, values and the
@@ -92,6 +107,10 @@ struct ts_plan_calib {
 	double expert_half_rows; /* grouped expert GEMMs reach half of gemm_eff at this many
 				  * rows (tokens) per expert: small per-expert GEMMs are slow */
 	double imbalance;        /* natural routing: busiest EP rank's load / mean (>= 1) */
+	double ep_net_factor;    /* the hierarchical EP dispatcher's network throughput over
+				  * the link rate, for the bytes counted (docs/memory-plan.md
+				  * 4.4: the fit puts it above 1, so the count over-states
+				  * what crosses the network; other collectives: 0.8) */
 	double log_sigma;        /* leave-one-out RMS of ln(predicted/measured): the uncertainty */
 };
 void ts_plan_calib_init(struct ts_plan_calib *c);
@@ -121,6 +140,7 @@ struct ts_plan_opts {
 	int dispatcher;          /* enum ts_dispatcher (default hierarchical) */
 	int tp_overlap;          /* TP/SP collectives overlapped with the layer's GEMMs (--tp-comm-overlap) */
 	int attention;           /* enum ts_attention_kind (default fused) */
+	int cuda_graphs;         /* enum ts_cuda_graphs (default none, Megatron's default) */
 	int fsdp;                /* FSDP / ZeRO-3 memory (memory.h) and its parameter traffic */
 	struct ts_plan_calib calib;
 	int memory_only;         /* enumerate and price memory, skip timing (benchmark baseline) */
@@ -278,9 +298,11 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
  * with a header row naming at least id, model_config, gpus, gpu, prec, tp,
  * pp, vpp, cp, ep, mbs, gbs, seq, step_s (the columns of
  * ../shared/data/expected/layout-cases.csv); optional routing
- * (forced|balanced|natural|unknown|-), etp, and fsdp (1/yes/true marks an
+ * (forced|balanced|natural|unknown|-), etp, fsdp (1/yes/true marks an
  * FSDP run; without an fsdp cell, the word FSDP in the source column's
- * first comma-separated cell does). Lines starting with '#' and
+ * first comma-separated cell does), moe_overlap (1/0), cuda_graphs
+ * (ts_plan_graphs_parse) and dispatcher (deepep|hybridep|alltoall); an
+ * empty cell of those three is "not stated", a bad one TS_EPARSE. Lines starting with '#' and
  * blank lines are skipped; fields are not quoted; cells past the header's
  * count are ignored (free-text source notes). Empty vpp means 1, empty or
  * absent etp 0 (not stated).
@@ -290,6 +312,9 @@ struct ts_plan_case {
 	int64_t gpus, tp, pp, vpp, cp, ep, etp, mbs, gbs, seq;
 	double step_s;           /* measured */
 	int fsdp;                /* FSDP job: an fsdp column 1/yes/true, else "FSDP" in the source column */
+	int moe_overlap;         /* moe_overlap cell 1/0 (yes/no, true/false); -1 not stated */
+	int cuda_graphs;         /* cuda_graphs cell (ts_plan_graphs_parse); -1 not stated */
+	int dispatcher;          /* dispatcher cell deepep|hybridep|alltoall; -1 not stated */
 	int64_t line;            /* 1-based line of the row */
 };
 
@@ -325,10 +350,29 @@ struct ts_plan_check {
 	double best_gain;            /* 1 - best / published predicted (> 0: search claims faster) */
 };
 
+/*
+ * What a published run enabled that the CSV row may not say: EP overlap,
+ * CUDA graphs, dispatcher and forced routing, from the run's documented
+ * recipe (docs/memory-plan.md 4.4 cites each: Megatron-Bridge performance
+ * recipes and model cards, the Megatron MoE ModelZoo best-practice table).
+ * Matched on model file, device, GPU count and layout; a -1 field is not
+ * documented. Settings stated in the row's own cells win (ts_plan_case_job).
+ */
+struct ts_plan_recipe {
+	const char *name;        /* the recipe or table the settings come from */
+	int moe_overlap, cuda_graphs, dispatcher, balanced;
+};
+/* The recipe of case c, or NULL when none is known. */
+const struct ts_plan_recipe *ts_plan_case_recipe(const struct ts_plan_case *c);
+
 /* The job of a case into o: gpus, seq, gbs, fsdp, routing (forced/balanced ->
- * balanced, anything else natural, the default). Returns the training
- * precision of its prec cell: TS_PREC_FP8 when it names FP8 (FP8-CS,
- * MXFP8, ...), TS_PREC_BF16 for BF16, -1 otherwise. */
+ * balanced, anything else natural, the default), EP overlap, CUDA graphs and
+ * dispatcher from the row's cells, else from its recipe
+ * (ts_plan_case_recipe; a recipe that forces load balancing makes an
+ * "unknown" routing balanced), else o's values stay (Megatron's defaults:
+ * no overlap, no graphs). Returns the training precision of its prec cell:
+ * TS_PREC_FP8 when it names FP8 (FP8-CS, MXFP8, ...), TS_PREC_BF16 for
+ * BF16, -1 otherwise. */
 int ts_plan_case_job(const struct ts_plan_case *c, struct ts_plan_opts *o);
 
 /* Where a case's model_config lives, relative to the CSV: candidate k = 0

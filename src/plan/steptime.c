@@ -33,12 +33,13 @@ const char *ts_plan_term_name(int term)
  */
 void ts_plan_calib_init(struct ts_plan_calib *c)
 {
-	c->gemm_eff = 0.66;
-	c->attn_eff = 0.70;
-	c->layer_latency_s = 1625e-6;
+	c->gemm_eff = 0.76;
+	c->attn_eff = 0.30;
+	c->layer_latency_s = 1400e-6;
 	c->expert_half_rows = 256;
-	c->imbalance = 1.35;
-	c->log_sigma = 0.183;
+	c->imbalance = 1.60;
+	c->ep_net_factor = 2.55;
+	c->log_sigma = 0.076;
 }
 
 /* NCCL bus bandwidth reaches about 80 % of the link (nccl-tests on NVLink
@@ -322,9 +323,21 @@ static void layer(const struct ts_model *m, const struct ts_plan_opts *o, const 
 		mlp_block(o, d, z, (double)m->ffn_hidden,
 			  rc == TS_RC_FULL || (rc == TS_RC_SELECTIVE && (mods & TS_RCM_MLP)), lc);
 	}
-	/* fixed per-layer cost; full recompute launches the forward again (a
-	 * third of the layer's kernels) */
-	lc->t[TS_T_LATENCY] = o->calib.layer_latency_s * (moe ? 2.0 : 1.0) * (rc == TS_RC_FULL ? 4.0 / 3.0 : 1.0);
+	/* fixed per-layer cost: the layer's launches (one unit) and, for an MoE
+	 * layer, the router and dispatcher preprocessing with its host sync
+	 * (a second unit); CUDA graphs remove what they capture (enum
+	 * ts_cuda_graphs); full recompute launches the forward again (a third
+	 * of the layer's kernels) */
+	{
+		double base = 1.0, extra = moe ? 1.0 : 0.0;
+		if (o->cuda_graphs >= TS_GRAPHS_MOE)
+			extra = 0;
+		if (o->cuda_graphs == TS_GRAPHS_ATTN_MOE)
+			base = 0.5;
+		if (o->cuda_graphs == TS_GRAPHS_FULL)
+			base = 0;
+		lc->t[TS_T_LATENCY] = o->calib.layer_latency_s * (base + extra) * (rc == TS_RC_FULL ? 4.0 / 3.0 : 1.0);
+	}
 	lc->compute = lc->t[TS_T_GEMM] + lc->t[TS_T_ATTN] + lc->t[TS_T_EXPERT] + lc->t[TS_T_ELEM] +
 		      lc->t[TS_T_CAST] + lc->t[TS_T_RECOMPUTE];
 	/* TP/SP: all-gather + reduce-scatter forward and backward per block
@@ -360,7 +373,17 @@ static void layer(const struct ts_model *m, const struct ts_plan_opts *o, const 
 	if (moe && x->ep > 1) {
 		double intra, inter;
 		ep_volume(m, o, z, x, &intra, &inter);
-		tep = xfer_s(o, intra, inter);
+		/* the hierarchical dispatcher's network and NVLink stages run at
+		 * once (DeepEP/HybridEP internode kernels forward each chunk over
+		 * NVLink while the next crosses the network): the slower stage
+		 * sets the time; a flat all-to-all moves both in one collective */
+		if (o->dispatcher == TS_DISPATCH_HIER) {
+			double a = xfer_s(o, intra, 0);
+			double b = inter > 0 ? inter / (o->inter_bw * o->calib.ep_net_factor) : 0;
+			tep = a > b ? a : b;
+		} else {
+			tep = xfer_s(o, intra, inter);
+		}
 		/* recomputing the MoE block dispatches and combines again */
 		if (rc == TS_RC_FULL || (rc == TS_RC_SELECTIVE && (mods & TS_RCM_MOE)))
 			tep *= 1.5;

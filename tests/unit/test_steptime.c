@@ -126,6 +126,80 @@ TEST(steptime_cases_parse)
 	ts_plan_cases_release(&c);
 }
 
+/*
+ * The run settings a row may state (moe_overlap, cuda_graphs, dispatcher
+ * cells) and the documented recipes that fill what it does not: the
+ * Qwen3-30B-A3B forced-routing run on 16 H100 (Bridge pretrain_performance
+ * card: EP overlap active, CUDA graphs moe_router + moe_preprocess), its
+ * natural-routing run (the recipe's moe_a2a_overlap False), DeepSeek-V3 on
+ * 256 GB200 (forced load balancing in the recipe, so "unknown" routing is
+ * balanced; full-iteration graphs). A cell wins over the recipe; a bad
+ * cell is a parse error naming the column.
+ */
+TEST(steptime_case_recipes)
+{
+	static const char csv[] =
+		"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,routing,moe_overlap,cuda_graphs,dispatcher\n"
+		"V7,qwen3-30b-a3b.json,16,H100,BF16,1,1,,1,16,1,1024,4096,20.1,forced,,,\n"
+		"V8,qwen3-30b-a3b.json,16,H100,BF16,1,1,,1,16,1,1024,4096,30.3,natural,,,\n"
+		"V18,deepseek-v3.json,256,GB200,MXFP8,1,4,4,1,64,1,4096,4096,13.8,unknown,,,\n"
+		"X,qwen3-30b-a3b.json,16,H100,BF16,1,1,,1,16,1,1024,4096,20.1,forced,0,full,alltoall\n"
+		"Y,other.json,16,H100,BF16,1,1,,1,16,1,1024,4096,20.1,unknown,,,\n";
+	static const char bad[] =
+		"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,moe_overlap\n"
+		"A,m.json,16,H100,BF16,1,1,,1,16,1,1024,4096,20.5,maybe\n";
+	struct ts_plan_cases c = { 0 };
+	struct ts_plan_opts o;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	REQUIRE(ts_plan_cases_parse(&c, csv, sizeof(csv) - 1, "r.csv", &err) == 0);
+	REQUIRE(c.n == 5);
+	CHECK_I64(c.v[0].moe_overlap, -1);
+	CHECK_I64(c.v[0].cuda_graphs, -1);
+	CHECK_I64(c.v[0].dispatcher, -1);
+	ts_plan_opts_init(&o);
+	ts_plan_case_job(&c.v[0], &o);
+	CHECK(ts_plan_case_recipe(&c.v[0]) != NULL);
+	CHECK_I64(o.moe_overlap, 1);
+	CHECK_I64(o.cuda_graphs, TS_GRAPHS_MOE);
+	CHECK_I64(o.routing, TS_ROUTING_BALANCED);
+	ts_plan_opts_init(&o);
+	ts_plan_case_job(&c.v[1], &o);
+	CHECK_I64(o.moe_overlap, 0);
+	CHECK_I64(o.cuda_graphs, TS_GRAPHS_MOE);
+	CHECK_I64(o.routing, TS_ROUTING_NATURAL);
+	ts_plan_opts_init(&o);
+	ts_plan_case_job(&c.v[2], &o);
+	CHECK_I64(o.routing, TS_ROUTING_BALANCED);
+	CHECK_I64(o.moe_overlap, 1);
+	CHECK_I64(o.cuda_graphs, TS_GRAPHS_FULL);
+	/* the row's cells win */
+	CHECK_I64(c.v[3].moe_overlap, 0);
+	CHECK_I64(c.v[3].cuda_graphs, TS_GRAPHS_FULL);
+	CHECK_I64(c.v[3].dispatcher, TS_DISPATCH_ALLTOALL);
+	ts_plan_opts_init(&o);
+	ts_plan_case_job(&c.v[3], &o);
+	CHECK_I64(o.moe_overlap, 0);
+	CHECK_I64(o.cuda_graphs, TS_GRAPHS_FULL);
+	CHECK_I64(o.dispatcher, TS_DISPATCH_ALLTOALL);
+	/* no recipe, no cells: Megatron's defaults */
+	CHECK(ts_plan_case_recipe(&c.v[4]) == NULL);
+	ts_plan_opts_init(&o);
+	ts_plan_case_job(&c.v[4], &o);
+	CHECK_I64(o.moe_overlap, 0);
+	CHECK_I64(o.routing, TS_ROUTING_NATURAL);
+	ts_plan_cases_release(&c);
+	ts_err_init(&err);
+	CHECK_I64(ts_plan_cases_parse(&c, bad, sizeof(bad) - 1, "bad.csv", &err), TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK(strstr(err.msg, "'moe_overlap'") != NULL);
+	ts_plan_cases_release(&c);
+	CHECK_I64(ts_plan_graphs_parse("attn,moe_router,moe_preprocess", 30), TS_GRAPHS_ATTN_MOE);
+	CHECK_I64(ts_plan_graphs_parse("full_iteration", 14), TS_GRAPHS_FULL);
+	CHECK_I64(ts_plan_graphs_parse("some", 4), -1);
+}
+
 static int load_cases(struct ts_plan_cases *c, const char **csv)
 {
 	struct ts_input in;
@@ -152,8 +226,7 @@ static int case_setup(const char *csv, const struct ts_plan_case *c, struct ts_g
 	int prec, ok = 0;
 
 	ts_plan_opts_init(o);
-	prec = ts_plan_case_job(c, o);
-	o->moe_overlap = 1; /* every published MoE recipe in the file runs EP overlap */
+	prec = ts_plan_case_job(c, o); /* EP overlap, CUDA graphs from each run's recipe */
 	for (int k = 0; !ok && ts_plan_case_model_path(csv, c, k, path, sizeof(path)) == 0; k++) {
 		ts_model_init(m);
 		ts_err_init(&err);
@@ -167,10 +240,10 @@ static int case_setup(const char *csv, const struct ts_plan_case *c, struct ts_g
  * The acceptance on the shared published cases. Measured step times are
  * the model cards' (layout-cases.csv). What holds today is asserted at the
  * acceptance's own bounds: every published layout fits without offload
- * (V1, an FSDP run, is read as one from its source cell), six of eight
- * within 15 %, V7 and V18 within 20 % (their misses are reported in
- * docs/memory-plan.md), the two Qwen3-235B layouts in measured order, V7
- * (forced routing) faster than V8 (natural), rank correlation >= 0.9.
+ * (V1, an FSDP run, is read as one from its source cell), every case
+ * within 15 % with the settings of its recipe, the two Qwen3-235B layouts
+ * in measured order, V7 (forced routing) faster than V8 (natural), rank
+ * correlation >= 0.9.
  */
 TEST(steptime_published_cases)
 {
@@ -192,7 +265,6 @@ TEST(steptime_published_cases)
 		struct ts_plan_check r;
 		struct ts_err err;
 		const char *id = c.v[i].id;
-		int loose = strcmp(id, "V7") == 0 || strcmp(id, "V18") == 0;
 
 		REQUIRE(case_setup(csv, &c.v[i], &cat, m, &o) == 0);
 		ts_err_init(&err);
@@ -200,7 +272,7 @@ TEST(steptime_published_cases)
 		CHECK(r.pub.fits);
 		CHECK(r.pub.offload == 0);
 		CHECK(c.v[i].fsdp == (strcmp(id, "V1") == 0));
-		CHECK(fabs(r.err) <= (loose ? 0.20 : 0.15));
+		CHECK(fabs(r.err) <= 0.15);
 		/* every term is a cost; the step is their sum */
 		{
 			double sum = 0;
@@ -265,8 +337,7 @@ TEST(steptime_qwen3_235b_search)
 	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100"), TS_PREC_BF16, &err) == 0);
 	o.gpus = 256;
 	o.gbs = 2048;
-	o.seq = 4096;
-	o.moe_overlap = 1;
+	o.seq = 4096; /* Megatron's defaults: no EP overlap (the ModelZoo runs had none) */
 	memset(&x, 0, sizeof(x));
 	x.tp = 2, x.pp = 32, x.vpp = 3, x.cp = 1, x.ep = 8, x.etp = 1, x.mbs = 1;
 	x.option = -1;
@@ -405,7 +476,27 @@ TEST(steptime_ep_volumes_by_hand)
 	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], 503316480.0 * 7.0 / 15.0 * 3072.0, 1e-12);
 	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 503316480.0 * 8.0 / 15.0 * 3072.0, 1e-12);
 	CHECK(y.time.term_s[TS_T_EP] > x.time.term_s[TS_T_EP]);
+	/* exposed (no EP overlap, Megatron's default), per MoE layer per
+	 * micro-batch: hierarchical, the slower of the NVLink stage
+	 * (503316480 B at 0.8 x 450 GB/s) and the network stage (66846720 B at
+	 * ep_net_factor 2.55 x 50 GB/s); flat, both at 0.8 of their links */
+	CHECK_REL(x.time.term_s[TS_T_EP], 503316480.0 / 360e9 * 3072.0, 1e-9);
+	CHECK_REL(y.time.term_s[TS_T_EP],
+		  (503316480.0 * 7.0 / 15.0 / 360e9 + 503316480.0 * 8.0 / 15.0 / 40e9) * 3072.0, 1e-9);
 	o.dispatcher = TS_DISPATCH_HIER;
+	/* CUDA graphs take the fixed per-layer cost (1400 us a unit; an MoE
+	 * layer has two): none 2, moe scopes 1, attn+moe 0.5, full 0 units,
+	 * times 48 MoE layers and 64 micro-batches */
+	{
+		static const double units[] = { 2.0, 1.0, 0.5, 0.0 };
+		for (int g = TS_GRAPHS_NONE; g <= TS_GRAPHS_FULL; g++) {
+			struct ts_plan_layout z = y;
+			o.cuda_graphs = g;
+			REQUIRE(ts_plan_price(m, &o, &z, &err) == 0);
+			CHECK_REL(z.time.term_s[TS_T_LATENCY] + 1.0, 1400e-6 * units[g] * 48.0 * 64.0 + 1.0, 1e-12);
+		}
+		o.cuda_graphs = TS_GRAPHS_NONE;
+	}
 	memset(&x, 0, sizeof(x));
 	x.tp = 2, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 8, x.etp = 1, x.mbs = 1;
 	x.option = -1;
