@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "memplan.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/run.h"
 #include "trainscope/table.h"
 
 enum {
@@ -404,7 +405,7 @@ static void stage_json(struct ts_jw *w, const struct ts_mem_stage *s)
 
 static void render_json(const struct ts_mem_ctx *c, const struct ts_mem_stage *st, int64_t nst,
 			const struct ts_mem_stage *pk, const struct ts_gpu *gpu, double cap,
-			struct ts_sb *out)
+			const struct ts_warnings *wn, struct ts_sb *out)
 {
 	const struct ts_mem_layout *l = &c->l;
 	struct ts_jw w;
@@ -495,8 +496,30 @@ static void render_json(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	ts_warnings_json(&w, wn, wn->v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
+}
+
+/* What the estimate assumed that the user did not say. */
+static void memory_warnings(const struct ts_model *m, const struct ts_mem_layout *l, int est, int etp_defaulted,
+			    double cap, const struct ts_mem_stage *pk, struct ts_warnings *wn)
+{
+	if (etp_defaulted && l->tp > 1)
+		ts_warnings_add(wn, "etp-defaulted", NULL, -1, TS_NO_INT,
+				"ETP not given: %lld assumed (TP, Megatron's default); the MoE recipes usually set --etp 1",
+				(long long)l->etp);
+	if (m->num_experts > 0 && est != TS_MEM_EST_MOE)
+		ts_warnings_add(wn, "estimator-ignores-moe", NULL, -1, TS_NO_INT,
+				"the %s estimator charges the dense FFN's activations to every layer: MoE activations are"
+				" not modelled (the default moe-aware estimator does)", ts_mem_estimator_name(est));
+	if (cap <= 0)
+		ts_warnings_add(wn, "no-device", NULL, -1, TS_NO_INT,
+				"no --gpu or --gpu-mem: whether the layout fits is not judged");
+	else if (pk->total_bytes > cap)
+		ts_warnings_add(wn, "does-not-fit", NULL, -1, TS_NO_INT,
+				"the layout does not fit: %.2f GiB on rank %lld, %.2f GiB on the device",
+				mp_gib(pk->total_bytes), (long long)pk->rank, mp_gib(cap));
 }
 
 static int run(struct cli_ctx *ctx, int argc, char **argv)
@@ -512,14 +535,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	const struct ts_gpu *gpu = NULL;
 	struct ts_err err;
 	struct ts_sb out;
+	struct ts_warnings wn;
 	double cap = 0;
 	int64_t nst;
-	int have_args = 0;
+	int have_args = 0, etp_defaulted = 0;
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	memset(&a, 0, sizeof(a));
+	ts_warnings_init(&wn);
 	ts_sb_init(&out);
 	ts_err_init(&err);
 	memset(&cat, 0, sizeof(cat));
@@ -563,8 +588,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		l.dp = a.gpus / mp;
 	}
-	if (!a.have_etp && !(have_args && margs.etp) && model.num_experts > 0)
+	if (!a.have_etp && !(have_args && margs.etp) && model.num_experts > 0) {
 		l.etp = l.tp;
+		etp_defaulted = 1;
+	}
 	if (!a.have_gbs && !(have_args && margs.global_batch))
 		l.gbs = l.mbs * l.dp * l.pp;
 	if ((rc = mp_capacity(ctx, &cat, a.gpu, a.catalog, a.gpu_mem, &gpu, &cap)))
@@ -579,14 +606,21 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	for (int64_t r = 0; r < nst; r++)
 		ts_mem_stage_eval(&c, r, &st[r]);
 	ts_mem_peak(&c, &pk);
-	if (ctx->json)
-		render_json(&c, st, nst, &pk, gpu, cap, &out);
-	else
+	memory_warnings(&model, &l, a.est, etp_defaulted, cap, &pk, &wn);
+	if (ctx->json) {
+		render_json(&c, st, nst, &pk, gpu, cap, &wn, &out);
+	} else {
 		render_text(&c, st, nst, &pk, gpu, cap, &out);
+		if (wn.v.n) {
+			ts_sb_addc(&out, '\n');
+			ts_warnings_text(&out, &wn, wn.v.n, "", "");
+		}
+	}
 	rc = cli_emit(ctx, &out);
 	if (!rc && cap > 0 && pk.total_bytes > cap)
 		rc = EXIT_GATE;
 out:
+	ts_warnings_release(&wn);
 	ts_gpu_catalog_release(&cat);
 	ts_sb_release(&out);
 	cli_parsed_release(&p);

@@ -146,7 +146,10 @@ static void reason(const struct ts_plan *p, const struct ts_plan_layout *x, cons
 		return;
 	}
 	slower_because(x, top, node, why, sizeof(why));
-	snprintf(buf, size, "Predicted %.0f %% slower: %s.", (x->step_s / top->step_s - 1.0) * 100.0, why);
+	{
+		double pct = (x->step_s / top->step_s - 1.0) * 100.0;
+		snprintf(buf, size, "Predicted %.*f %% slower: %s.", pct < 1.0 ? 1 : 0, pct, why);
+	}
 }
 
 static void row(struct ts_table *t, const struct ts_plan *p, const struct ts_plan_layout *x,
