@@ -2,10 +2,12 @@
  * fit_plan.c - fit the constants of plan's step-time model on published
  * runs and say how well they generalise.
  *
- * The model (src/plan/steptime.c) has four constants physics does not give
+ * The model (src/plan/steptime.c) has five constants physics does not give
  * (struct ts_plan_calib: GEMM efficiency, attention efficiency, per-layer
- * latency, natural-routing imbalance). This program prices the published
- * layout of every case of a layout-cases CSV and minimises the sum of
+ * latency, natural-routing imbalance, the EP dispatcher's network factor).
+ * This program prices the published layout of every case of a
+ * layout-cases CSV with the settings of its run (ts_plan_case_job: the
+ * row's cells, else the run's documented recipe) and minimises the sum of
  * squared ln(predicted/measured) by coordinate descent over a fixed grid
  * of each constant (rounds until nothing moves), from the values in
  * ts_plan_calib_init(). Then leave-one-out: for each case, refit on the

@@ -5,7 +5,10 @@
  * Properties asserted on every input the reader accepts: every case has
  * the sizes the reader promises (>= 1; ETP >= 0), a positive measured step
  * time, NUL-terminated text cells, strictly increasing 1-based line
- * numbers no larger than the input's line count; the Spearman coefficient
+ * numbers no larger than the input's line count; the run-setting cells
+ * are "not stated" (-1) or a known value (moe_overlap 0/1, cuda_graphs a
+ * ts_cuda_graphs, dispatcher a ts_dispatcher), and a case's recipe, when
+ * one matches, fills only known values into the job; the Spearman coefficient
  * of any two columns is NaN or within [-1, 1], and 1 against itself when
  * defined. A rejected input must leave an error message.
  */
@@ -41,6 +44,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(memchr(x->gpu, 0, sizeof(x->gpu)) && memchr(x->prec, 0, sizeof(x->prec)));
 		assert(memchr(x->routing, 0, sizeof(x->routing)));
 		assert(x->line > last && x->line <= lines);
+		assert(x->moe_overlap >= -1 && x->moe_overlap <= 1);
+		assert(x->cuda_graphs >= -1 && x->cuda_graphs <= TS_GRAPHS_FULL);
+		assert(x->dispatcher >= -1 && x->dispatcher <= TS_DISPATCH_ALLTOALL);
+		{
+			struct ts_plan_opts o;
+			ts_plan_opts_init(&o);
+			ts_plan_case_job(x, &o);
+			assert(o.moe_overlap == 0 || o.moe_overlap == 1);
+			assert(o.cuda_graphs >= TS_GRAPHS_NONE && o.cuda_graphs <= TS_GRAPHS_FULL);
+			assert(o.routing == TS_ROUTING_NATURAL || o.routing == TS_ROUTING_BALANCED);
+		}
 		last = x->line;
 		if (i < 4096) {
 			a[i] = x->step_s;
