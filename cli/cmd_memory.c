@@ -565,7 +565,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = mp_load_model(ctx, a.model, &model, &margs, &have_args)))
+	if ((rc = mp_load_model_warn(ctx, a.model, &model, &margs, &have_args, &wn)))
 		goto out;
 	/* flags override what a Megatron log stated */
 	ts_mem_layout_init(&l);

@@ -1093,7 +1093,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = mp_load_model(ctx, model_path, &model, &margs, &have_args)))
+	if ((rc = mp_load_model_warn(ctx, model_path, &model, &margs, &have_args, &wn)))
 		goto out;
 	if ((rc = mp_capacity(ctx, &cat, sku, catalog, gib, &gpu, &o.capacity_bytes)))
 		goto out;

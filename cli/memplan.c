@@ -8,8 +8,38 @@
 #include "memplan.h"
 #include "trainscope/input.h"
 
+/* What ts_model_finish will fill in that the file did not state. */
+static void assumed(const struct ts_model *m, const char *path, struct ts_warnings *wn)
+{
+	if (!wn || m->heads <= 0 || m->hidden <= 0)
+		return;
+	if (m->kv_heads == 0 && !m->mla)
+		ts_warnings_add(wn, "model-value-assumed", path, -1, TS_NO_INT,
+				"%s: no key/value head count: %lld (one per head, multi-head attention) assumed",
+				path, (long long)m->heads);
+	if (m->head_dim == 0 && !m->mla && m->hidden % m->heads == 0)
+		ts_warnings_add(wn, "model-value-assumed", path, -1, TS_NO_INT,
+				"%s: no head dim: hidden / heads = %lld assumed", path,
+				(long long)(m->hidden / m->heads));
+	if (m->ffn_hidden == 0)
+		ts_warnings_add(wn, "model-value-assumed", path, -1, TS_NO_INT,
+				"%s: no FFN width: 4 x hidden = %lld assumed", path, (long long)(4 * m->hidden));
+	if (!m->gated_mlp_set)
+		ts_warnings_add(wn, "model-value-assumed", path, -1, TS_NO_INT,
+				"%s: no activation: a gated MLP (SwiGLU) assumed", path);
+	if (m->num_experts > 0 && m->moe_ffn_hidden == 0)
+		ts_warnings_add(wn, "model-value-assumed", path, -1, TS_NO_INT,
+				"%s: no expert FFN width: the dense FFN width assumed", path);
+}
+
 int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 		  struct ts_model_args *a, int *have_args)
+{
+	return mp_load_model_warn(ctx, path, m, a, have_args, NULL);
+}
+
+int mp_load_model_warn(struct cli_ctx *ctx, const char *path, struct ts_model *m,
+		       struct ts_model_args *a, int *have_args, struct ts_warnings *wn)
 {
 	struct ts_err err;
 	struct ts_input in;
@@ -50,8 +80,10 @@ int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 		rc = ts_model_read_megatron_args(m, a, path, &err);
 		*have_args = rc == 0;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		assumed(m, path, wn);
 		rc = ts_model_finish(m, &err);
+	}
 	return rc ? cli_fail(ctx, &err) : 0;
 }
 

@@ -11,6 +11,7 @@
 #include "trainscope/gpus.h"
 #include "trainscope/memory.h"
 #include "trainscope/model.h"
+#include "trainscope/run.h"
 
 /* Read a Hugging Face config.json (first non-blank byte '{', or empty) or
  * the arguments block of a Megatron log, plain, gzip or "-" for standard
@@ -18,6 +19,11 @@
  * also stated training arguments (a). Returns 0 or an exit status. */
 int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 		  struct ts_model_args *a, int *have_args);
+/* The same, adding a "model-value-assumed" warning to wn (NULL: none) for
+ * each value the file did not state and the model's defaults fill in
+ * (key/value heads, head dim, FFN width, activation, expert FFN width). */
+int mp_load_model_warn(struct cli_ctx *ctx, const char *path, struct ts_model *m,
+		       struct ts_model_args *a, int *have_args, struct ts_warnings *wn);
 
 /*
  * The device memory to fit in: --gpu-mem GiB wins, else --gpu SKU from the
