@@ -860,10 +860,10 @@ static void job_warnings(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_warnings_add(wn, "outside-calibration", NULL, -1, TS_NO_INT,
 				"the step-time model is calibrated on runs at sequence 4096 and MBS 1; this job (sequence %lld,"
 				" MBS up to %lld) is an extrapolation beyond the likely range", (long long)o->seq, mbs);
-	if (gpu && !ts_plan_sms(gpu->sku))
+	if (gpu && o->sms > 0 && !ts_plan_sms(gpu->sku))
 		ts_warnings_add(wn, "sm-count-assumed", NULL, -1, TS_NO_INT,
 				"%s has no known SM count: 132 assumed for the wave quantisation", gpu->sku);
-	if (!gpu)
+	if (!gpu || o->sms <= 0)
 		ts_warnings_add(wn, "device-assumed", NULL, -1, TS_NO_INT,
 				"no catalog device: 132 SMs, no memory-bandwidth roofline and %.0f GB/s links assumed",
 				o->inter_bw / 1e9);
@@ -1118,8 +1118,14 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	} else if (peak_tf > 0) {
 		if (gpu) {
 			double cap = o.capacity_bytes;
-			if (ts_plan_opts_device(&o, gpu, prec, &err))
-				ts_err_init(&err); /* the catalog lacks this peak: --peak-tflops stands in */
+			if (ts_plan_opts_device(&o, gpu, prec, &err)) {
+				/* the catalog lacks this peak: --peak-tflops stands in */
+				ts_warnings_add(&wn, "catalog-peak-missing", NULL, -1, TS_NO_INT,
+						"the catalog has no %s peak for %s: --peak-tflops stands in, and the"
+						" device's memory bandwidth, links and SM count are not taken from"
+						" the catalog", prec == TS_PREC_FP8 ? "FP8" : "BF16", gpu->sku);
+				ts_err_init(&err);
+			}
 			o.capacity_bytes = cap;
 		}
 		o.peak_flops = peak_tf * 1e12;

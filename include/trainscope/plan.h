@@ -333,7 +333,7 @@ struct ts_plan_cases {
 int ts_plan_opts_device(struct ts_plan_opts *o, const struct ts_gpu *g, int precision,
 			struct ts_err *err);
 
-/* Streaming multiprocessors of a catalog SKU (H100/H200/H800 132, A100 108,
+/* Streaming multiprocessors of a catalog SKU (H100/H200/H800 132, A100-SXM-80GB/40GB 108,
  * B200/GB200/GB300/B300 148; NVIDIA architecture whitepapers), 0 unknown. */
 int64_t ts_plan_sms(const char *sku);
 

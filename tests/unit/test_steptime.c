@@ -200,6 +200,25 @@ TEST(steptime_case_recipes)
 	CHECK_I64(ts_plan_graphs_parse("some", 4), -1);
 }
 
+/* SM counts by the catalog's own SKU names (the A100 entries are
+ * "A100-SXM-80GB" and "A100-SXM-40GB": 108 SMs, NVIDIA A100 whitepaper). */
+TEST(steptime_sms_of_catalog_skus)
+{
+	static const struct {
+		const char *sku;
+		int64_t sms;
+	} t[] = { { "A100-SXM-80GB", 108 }, { "A100-SXM-40GB", 108 }, { "H100-SXM", 132 }, { "GB200", 148 } };
+	struct ts_gpu_catalog cat;
+
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const struct ts_gpu *g = ts_gpu_find(&cat, t[i].sku);
+		REQUIRE(g != NULL);
+		CHECK_I64(ts_plan_sms(g->sku), t[i].sms);
+	}
+	ts_gpu_catalog_release(&cat);
+}
+
 static int load_cases(struct ts_plan_cases *c, const char **csv)
 {
 	struct ts_input in;
