@@ -89,6 +89,21 @@ MPI_NOW := $(MPI_CFLAGS) $(MPI_LIBS)
 $(shell mkdir -p $(BUILD)/gen && { [ -f $(MPI_STAMP) ] && [ "$$(cat $(MPI_STAMP))" = "$(MPI_NOW)" ] || echo "$(MPI_NOW)" > $(MPI_STAMP); })
 $(BUILD)/cli/trace_mpi.o $(BIN): $(MPI_STAMP)
 
+# Every flag a build was made with (compiler, CFLAGS, pkg-config results
+# such as ISA-L's, libraries) is kept in a stamp rewritten only when it
+# changes: every object, the library and the binaries depend on it, so a
+# build with libisal-dev and one without never mix objects.
+FLAGS_STAMP := $(BUILD)/gen/build.flags
+FLAGS_NOW := $(CC) | $(ALL_CPPFLAGS) | $(ALL_CFLAGS) | $(LDFLAGS) | $(LIBS)
+# (not rewritten by a dry run, which builds nothing)
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
+ifeq ($(DRY_RUN)$(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+else ifeq ($(DRY_RUN),)
+$(shell mkdir -p $(BUILD)/gen)
+$(file >$(FLAGS_STAMP),$(FLAGS_NOW))
+endif
+$(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BIN) $(UNIT): $(FLAGS_STAMP)
+
 BENCH_LIBS_bench_tokenizer := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
 
 test: all $(UNIT)
@@ -118,6 +133,18 @@ FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+# the fuzz build's own flags stamp (as FLAGS_STAMP), when it is built
+FUZZ_STAMP := $(FUZZ_BUILD)/build.flags
+FUZZ_NOW := $(FUZZ_CFLAGS) | $(LIBS)
+ifneq ($(filter fuzz fuzz-long $(FUZZ_BUILD)/%,$(MAKECMDGOALS)),)
+ifeq ($(DRY_RUN)$(file <$(FUZZ_STAMP)),$(FUZZ_NOW))
+else ifeq ($(DRY_RUN),)
+$(shell mkdir -p $(FUZZ_BUILD))
+$(file >$(FUZZ_STAMP),$(FUZZ_NOW))
+endif
+endif
+$(FUZZ_LIB_OBJ) $(FUZZ_BIN): $(FUZZ_STAMP)
 
 $(FUZZ_BUILD)/libtrainscope-fuzz.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
