@@ -137,7 +137,7 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 }
 
 static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
-			const struct ts_diff_result *r, const struct ts_warnings *w, int top)
+			const struct ts_diff_result *r, int top)
 {
 	int64_t *it = malloc((r->pairs.n + 1) * sizeof(*it));
 	size_t n;
@@ -314,7 +314,6 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 				   ch->family);
 		}
 	}
-	ts_warnings_text(out, w, w->v.n, "", "");
 	free(it);
 }
 
@@ -741,7 +740,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		render_json(&out, &b, &c, hta_on ? &hta : NULL, tl_on ? &tl : NULL, &r, &warns);
 	} else {
-		render_text(&out, &b, &c, &r, &warns, (int)top);
+		render_text(&out, &b, &c, &r, (int)top);
 		if (hta_on) {
 			ts_sb_adds(&out, "\nHolisticTraceAnalysis TraceDiff (--hta-compat: HTA's counts and sums by "
 				   "name, not trainscope's attribution; docs/diff-compat.md)\n");
@@ -752,6 +751,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				   "docs/diff-compat.md)\n");
 			ts_diff_tracelens_render(&tl, &out);
 		}
+		/* last, after the compatibility sections, where the reader ends */
+		if (warns.v.n && (hta_on || tl_on))
+			ts_sb_addc(&out, '\n');
+		ts_warnings_text(&out, &warns, warns.v.n, "", "");
 	}
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
