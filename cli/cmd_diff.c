@@ -691,18 +691,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (!r.same_hardware)
-		ts_warnings_add(&warns, "different-hardware", NULL, -1, TS_NONE,
-				"baseline ran on %s, candidate on %s: %s", b.ctx.device, c.ctx.device,
-				o.allow_different_hardware ? "verdict given on request (--allow-different-hardware)"
-							   : "no speed verdict without --allow-different-hardware");
-	{
-		size_t unm = 0;
-		for (size_t i = 0; i < r.notes.n; i++)
-			unm += !r.notes.v[i].compared;
-		if (unm)
-			ts_warnings_add(&warns, "unmatched-steps", NULL, -1, TS_NONE,
-					"%zu step(s) have no partner and are not compared (listed under steps)", unm);
+	if (ts_diff_warnings(&b, &c, &r, &warns)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
 	}
 	if ((hta_on || tl_on || annotate) &&
 	    ((rc = load_whole(ctx, b.ctx.path, hta_on ? "--hta-compat" : tl_on ? "--tracelens-compat" : "--annotate", &tb)) ||
