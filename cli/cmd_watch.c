@@ -342,7 +342,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				rc = cli_fail(ctx, &err);
 				goto out;
 			}
-			cli_warn(ctx, "no device telemetry: %s", err.msg);
+			/* a warning of the output when there is one (--json, -o), else of stderr */
+			ts_tele_note(&t, "no-device-telemetry", -1, "no device telemetry: %s", err.msg);
+			if (!ctx->json && !ctx->output)
+				cli_warn(ctx, "no device telemetry: %s", err.msg);
 		}
 		if (p.npos) {
 			/* exec wants a NULL-terminated argv; the parsed list is not */
@@ -378,7 +381,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 		}
-		if (!s) {
+		if (!s && !ctx->json && !ctx->output) {
 			rc = child_rc >= 0 ? child_rc : EXIT_USAGE;
 			goto out;
 		}
@@ -417,6 +420,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc && child_rc >= 0)
 		rc = child_rc;
+	else if (!rc && !read_mode && !s)
+		rc = EXIT_USAGE;  /* --pid without telemetry: nothing was watched */
 out:
 	free(av);
 	ts_sampler_close(s);
