@@ -1538,3 +1538,33 @@ out:
 	free(pb);
 	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
 }
+
+int ts_ab_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *r,
+		   struct ts_warnings *all)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(runs[j].path, runs[i].path) == 0;
+		for (size_t k = 0; k < runs[i].rm.warnings.v.n && !seen; k++) {
+			const struct ts_warning *x = &runs[i].rm.warnings.v.v[k];
+
+			if (x->file)
+				rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration,
+						      "%s", x->message);
+			else
+				rc |= ts_warnings_add(all, x->code, runs[i].path, x->offset,
+						      x->iteration, "%s: %s", runs[i].path, x->message);
+		}
+	}
+	for (size_t k = 0; k < r->warnings.v.n; k++) {
+		const struct ts_warning *x = &r->warnings.v.v[k];
+
+		rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration, "%s",
+				      x->message);
+	}
+	return rc ? TS_ENOMEM : 0;
+}

@@ -14,7 +14,8 @@
 # - diff: with --hta-compat the warnings are the text's last lines (after
 #   the HTA section); report --baseline's diff section lists diff's
 #   different-hardware warning (examples/run ran on cpu, run-h200 on an
-#   H200).
+#   H200); report --baseline A --candidate A lists ab's warnings of the same
+#   A/A comparison, once each, in ab's order.
 set -u
 TS=${TS:-build/trainscope}
 DATA=${DATA:-../shared/data}
@@ -113,6 +114,15 @@ grep -q "^  different-hardware$" "$tmp/r.warn" || bad "report: the warning's cod
 "$TS" diff --json examples/run examples/run-h200 >"$tmp/rd.json" 2>/dev/null
 codes "$tmp/rd.json" | grep -q "^different-hardware|baseline ran on cpu, candidate on NVIDIA H200" ||
 	bad "diff --json on the examples: no different-hardware"
+
+# --- report --baseline --candidate: the A/B section's warnings are ab's, in ab's
+# order (an A/A check: the run's warnings once, then the comparison's)
+"$TS" ab --json examples/run examples/run >"$tmp/ab.json" 2>/dev/null
+codes "$tmp/ab.json" | cut -d'|' -f1 >"$tmp/ab.codes"
+[ -s "$tmp/ab.codes" ] || bad "ab --json on examples/run: no warnings to compare"
+"$TS" report --baseline examples/run --candidate examples/run --format md 2>/dev/null |
+	sed -n '/^## Warnings/,/^## /p' | sed -n 's/^  \([a-z][a-z0-9-]*\)$/\1/p' >"$tmp/rab.codes"
+cmp -s "$tmp/ab.codes" "$tmp/rab.codes" || { bad "report's A/B warnings are not ab's"; diff "$tmp/ab.codes" "$tmp/rab.codes"; }
 
 [ $fail = 0 ] && echo "warnings-travel: ok"
 exit $fail
