@@ -92,8 +92,9 @@ int ts_warnings_add(struct ts_warnings *w, const char *code, const char *file, i
  * "warnings" array. */
 void ts_warnings_json(struct ts_jw *jw, const struct ts_warnings *w, size_t n);
 
-/* One line per warning of the first n: "warning: MESSAGE\n" (prefix and
- * suffix around "warning:", e.g. colour codes; may be ""). */
+/* One line per warning of the first n: "warning: MESSAGE\n", or
+ * "warning: MESSAGE (line N)\n" when it has a line (prefix and suffix
+ * around "warning:", e.g. colour codes; may be ""). */
 void ts_warnings_text(struct ts_sb *out, const struct ts_warnings *w, size_t n,
 		      const char *pre, const char *post);
 

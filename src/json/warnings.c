@@ -86,6 +86,10 @@ void ts_warnings_json(struct ts_jw *jw, const struct ts_warnings *w, size_t n)
 void ts_warnings_text(struct ts_sb *out, const struct ts_warnings *w, size_t n,
 		      const char *pre, const char *post)
 {
-	for (size_t i = 0; i < n && i < w->v.n; i++)
-		ts_sb_addf(out, "%swarning:%s %s\n", pre, post, w->v.v[i].message);
+	for (size_t i = 0; i < n && i < w->v.n; i++) {
+		ts_sb_addf(out, "%swarning:%s %s", pre, post, w->v.v[i].message);
+		if (w->v.v[i].line > 0)
+			ts_sb_addf(out, " (line %lld)", (long long)w->v.v[i].line);
+		ts_sb_addc(out, '\n');
+	}
 }

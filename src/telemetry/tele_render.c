@@ -300,10 +300,5 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 	} else {
 		ts_sb_adds(out, "findings: none\n");
 	}
-	for (size_t i = 0; i < t->notes.v.n; i++) {
-		ts_sb_addf(out, "warning: %s", t->notes.v.v[i].message);
-		if (t->notes.v.v[i].line > 0)
-			ts_sb_addf(out, " (line %lld)", (long long)t->notes.v.v[i].line);
-		ts_sb_addc(out, '\n');
-	}
+	ts_warnings_text(out, &t->notes, t->notes.v.n, "", "");
 }

@@ -11,6 +11,8 @@
 #   17 and the gmi JSON excerpt holding 2 of 8 attached GPUs
 #   (telemetry/EXPECTED.md); watch -- CMD without any device library writes
 #   its --json document with no-device-telemetry and keeps the exit code;
+#   diagnose (text, --json) and report on examples/run plus that cut table
+#   carry its warning, naming the capture, with its line;
 # - diff: with --hta-compat the warnings are the text's last lines (after
 #   the HTA section); report --baseline's diff section lists diff's
 #   different-hardware warning (examples/run ran on cpu, run-h200 on an
@@ -114,6 +116,24 @@ grep -q "^  different-hardware$" "$tmp/r.warn" || bad "report: the warning's cod
 "$TS" diff --json examples/run examples/run-h200 >"$tmp/rd.json" 2>/dev/null
 codes "$tmp/rd.json" | grep -q "^different-hardware|baseline ran on cpu, candidate on NVIDIA H200" ||
 	bad "diff --json on the examples: no different-hardware"
+
+# --- diagnose and report on a run holding that cut capture: its warning is the run's
+cp -r examples/run "$tmp/run"
+cp "$gmi" "$tmp/run/gmi.txt"
+"$TS" diagnose "$tmp/run" >"$tmp/dg.txt" 2>&1
+grep -qF "warning: $tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/dg.txt" ||
+	bad "diagnose text: no warning of the capture"
+"$TS" diagnose --json "$tmp/run" >"$tmp/dg.json" 2>/dev/null
+codes "$tmp/dg.json" | grep -qF "truncated|$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)|17" ||
+	bad "diagnose --json: no warning of the capture"
+python3 -c '
+import json, sys
+w = [x for x in json.load(open(sys.argv[1]))["warnings"] if x["code"] == "truncated"]
+assert len(w) == 1 and w[0]["file"] == sys.argv[2], w
+' "$tmp/dg.json" "$tmp/run/gmi.txt" || bad "diagnose --json: the capture warning names another file"
+"$TS" report "$tmp/run" --format md 2>/dev/null | sed -n '/^## Warnings/,/^## /p' >"$tmp/dg.md"
+grep -qF "$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)" "$tmp/dg.md" ||
+	bad "report: no warning of the capture"
 
 # --- report --baseline --candidate: the A/B section's warnings are ab's, in ab's
 # order (an A/A check: the run's warnings once, then the comparison's)
