@@ -30,7 +30,8 @@ bad() { echo "FAIL: $*"; fail=1; }
 # codes of a JSON document's top-level warnings, one per line, as CODE|MESSAGE|LINE
 codes() {
 	python3 -c '
-import json, sys
+import json, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q may stop reading
 d = json.load(open(sys.argv[1]))
 for w in d["warnings"]:
     assert set(w) >= {"code", "message", "file", "byte_offset", "iteration"}, w
