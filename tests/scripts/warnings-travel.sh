@@ -12,7 +12,9 @@
 #   (telemetry/EXPECTED.md); watch -- CMD without any device library writes
 #   its --json document with no-device-telemetry and keeps the exit code;
 #   diagnose (text, --json) and report on examples/run plus that cut table
-#   carry its warning, naming the capture, with its line;
+#   carry its warning, naming the capture, with its line, and so do ab's
+#   text and --json with that run as the candidate; an unreadable capture
+#   is an unused-input warning of ab (it was left out silently);
 # - diff: with --hta-compat the warnings are the text's last lines (after
 #   the HTA section); report --baseline's diff section lists diff's
 #   different-hardware warning (examples/run ran on cpu, run-h200 on an
@@ -135,6 +137,25 @@ assert len(w) == 1 and w[0]["file"] == sys.argv[2], w
 "$TS" report "$tmp/run" --format md 2>/dev/null | sed -n '/^## Warnings/,/^## /p' >"$tmp/dg.md"
 grep -qF "$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)" "$tmp/dg.md" ||
 	bad "report: no warning of the capture"
+
+# --- ab with that run as the candidate: the capture's warning is the comparison's
+"$TS" ab examples/run "$tmp/run" >"$tmp/abt.txt" 2>&1
+grep -qF "warning: $tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/abt.txt" ||
+	bad "ab text: no warning of the capture"
+"$TS" ab --json examples/run "$tmp/run" >"$tmp/abt.json" 2>/dev/null
+codes "$tmp/abt.json" | grep -qF "truncated|$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)|17" ||
+	bad "ab --json: no warning of the capture"
+
+# an unreadable capture (a headerless --query-gpu CSV, as watch-bad-headerless-csv)
+# is left out of ab with an unused-input warning, in text and json
+cp -r examples/run "$tmp/runq"
+printf 'NVIDIA H100, 612.3, 97\n' >"$tmp/runq/q.csv"
+"$TS" ab examples/run "$tmp/runq" >"$tmp/abq.txt" 2>&1
+grep -qF "warning: $tmp/runq/q.csv: telemetry capture left out (nvidia-smi --query-gpu CSV without a header row" "$tmp/abq.txt" ||
+	bad "ab text: no unused-input for the unreadable capture"
+"$TS" ab --json examples/run "$tmp/runq" >"$tmp/abq.json" 2>/dev/null
+codes "$tmp/abq.json" | grep -qF "unused-input|$tmp/runq/q.csv: telemetry capture left out" ||
+	bad "ab --json: no unused-input for the unreadable capture"
 
 # --- report --baseline --candidate: the A/B section's warnings are ab's, in ab's
 # order (an A/A check: the run's warnings once, then the comparison's)
