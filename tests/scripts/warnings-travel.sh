@@ -15,6 +15,8 @@
 #   carry its warning, naming the capture, with its line, and so do ab's
 #   text and --json with that run as the candidate; an unreadable capture
 #   is an unused-input warning of ab (it was left out silently);
+# - diagnose on an Nsight Systems export lists the export's warnings exactly
+#   as trace --json does (they were trace's only);
 # - diff: with --hta-compat the warnings are the text's last lines (after
 #   the HTA section); report --baseline's diff section lists diff's
 #   different-hardware warning (examples/run ran on cpu, run-h200 on an
@@ -156,6 +158,19 @@ grep -qF "warning: $tmp/runq/q.csv: telemetry capture left out (nvidia-smi --que
 "$TS" ab --json examples/run "$tmp/runq" >"$tmp/abq.json" 2>/dev/null
 codes "$tmp/abq.json" | grep -qF "unused-input|$tmp/runq/q.csv: telemetry capture left out" ||
 	bad "ab --json: no unused-input for the unreadable capture"
+
+# --- diagnose on an Nsight Systems export warns what trace warns for it
+nsys="$DATA/nsys/h100_2gpu_1s.sqlite"
+if [ -f "$nsys" ]; then
+	"$TS" trace --json "$nsys" >"$tmp/ns-trace.json" 2>/dev/null
+	"$TS" diagnose --json "$nsys" >"$tmp/ns-diag.json" 2>/dev/null
+	codes "$tmp/ns-trace.json" | grep -E "^(unjoined-kernels|cross-process-correlation|null-times)\|" >"$tmp/ns-t"
+	codes "$tmp/ns-diag.json" | grep -E "^(unjoined-kernels|cross-process-correlation|null-times)\|" >"$tmp/ns-d"
+	[ -s "$tmp/ns-t" ] || bad "trace on $nsys: no export warnings to compare"
+	cmp -s "$tmp/ns-t" "$tmp/ns-d" || { bad "diagnose --json: the export's warnings differ from trace's"; diff "$tmp/ns-t" "$tmp/ns-d"; }
+	"$TS" diagnose "$nsys" 2>&1 | grep -q "^warning: .*h100_2gpu_1s.sqlite: [0-9]* of [0-9]* kernels have no launch row" ||
+		bad "diagnose text: no unjoined-kernels"
+fi
 
 # --- report --baseline --candidate: the A/B section's warnings are ab's, in ab's
 # order (an A/A check: the run's warnings once, then the comparison's)
