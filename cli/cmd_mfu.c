@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "trainscope/run.h"
 #include "trainscope/flops.h"
 #include "trainscope/gpus.h"
 #include "trainscope/json.h"
