@@ -95,14 +95,21 @@ $(BUILD)/cli/trace_mpi.o $(BIN): $(MPI_STAMP)
 # build with libisal-dev and one without never mix objects.
 FLAGS_STAMP := $(BUILD)/gen/build.flags
 FLAGS_NOW := $(CC) | $(ALL_CPPFLAGS) | $(ALL_CFLAGS) | $(LDFLAGS) | $(LIBS)
-# (not rewritten by a dry run, which builds nothing)
+# A dry run (make -n) builds nothing, so it does not rewrite the stamp: a
+# changed stamp is phony then, and the dry run lists the rebuild.
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
-ifeq ($(DRY_RUN)$(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
-else ifeq ($(DRY_RUN),)
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+ifeq ($(DRY_RUN),)
 $(shell mkdir -p $(BUILD)/gen)
 $(file >$(FLAGS_STAMP),$(FLAGS_NOW))
+else
+.PHONY: $(FLAGS_STAMP)
+endif
 endif
 $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BIN) $(UNIT): $(FLAGS_STAMP)
+# the stamps are written when make parses; the rule is for dry runs
+$(FLAGS_STAMP):
+	@mkdir -p $(dir $@) && touch $@
 
 BENCH_LIBS_bench_tokenizer := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
 
@@ -138,13 +145,18 @@ $(FUZZ_BUILD)/src/%.o: src/%.c
 FUZZ_STAMP := $(FUZZ_BUILD)/build.flags
 FUZZ_NOW := $(FUZZ_CFLAGS) | $(LIBS)
 ifneq ($(filter fuzz fuzz-long $(FUZZ_BUILD)/%,$(MAKECMDGOALS)),)
-ifeq ($(DRY_RUN)$(file <$(FUZZ_STAMP)),$(FUZZ_NOW))
-else ifeq ($(DRY_RUN),)
+ifneq ($(file <$(FUZZ_STAMP)),$(FUZZ_NOW))
+ifeq ($(DRY_RUN),)
 $(shell mkdir -p $(FUZZ_BUILD))
 $(file >$(FUZZ_STAMP),$(FUZZ_NOW))
+else
+.PHONY: $(FUZZ_STAMP)
+endif
 endif
 endif
 $(FUZZ_LIB_OBJ) $(FUZZ_BIN): $(FUZZ_STAMP)
+$(FUZZ_STAMP):
+	@mkdir -p $(dir $@) && touch $@
 
 $(FUZZ_BUILD)/libtrainscope-fuzz.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
