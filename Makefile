@@ -89,6 +89,28 @@ MPI_NOW := $(MPI_CFLAGS) $(MPI_LIBS)
 $(shell mkdir -p $(BUILD)/gen && { [ -f $(MPI_STAMP) ] && [ "$$(cat $(MPI_STAMP))" = "$(MPI_NOW)" ] || echo "$(MPI_NOW)" > $(MPI_STAMP); })
 $(BUILD)/cli/trace_mpi.o $(BIN): $(MPI_STAMP)
 
+# Every flag a build was made with (compiler, CFLAGS, pkg-config results
+# such as ISA-L's, libraries) is kept in a stamp rewritten only when it
+# changes: every object, the library and the binaries depend on it, so a
+# build with libisal-dev and one without never mix objects.
+FLAGS_STAMP := $(BUILD)/gen/build.flags
+FLAGS_NOW := $(CC) | $(ALL_CPPFLAGS) | $(ALL_CFLAGS) | $(LDFLAGS) | $(LIBS)
+# A dry run (make -n) builds nothing, so it does not rewrite the stamp: a
+# changed stamp is phony then, and the dry run lists the rebuild.
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+ifeq ($(DRY_RUN),)
+$(shell mkdir -p $(BUILD)/gen)
+$(file >$(FLAGS_STAMP),$(FLAGS_NOW))
+else
+.PHONY: $(FLAGS_STAMP)
+endif
+endif
+$(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BIN) $(UNIT): $(FLAGS_STAMP)
+# the stamps are written when make parses; the rule is for dry runs
+$(FLAGS_STAMP):
+	@mkdir -p $(dir $@) && touch $@
+
 BENCH_LIBS_bench_tokenizer := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
 
 test: all $(UNIT)
@@ -118,6 +140,23 @@ FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+# the fuzz build's own flags stamp (as FLAGS_STAMP), when it is built
+FUZZ_STAMP := $(FUZZ_BUILD)/build.flags
+FUZZ_NOW := $(FUZZ_CFLAGS) | $(LIBS)
+ifneq ($(filter fuzz fuzz-long $(FUZZ_BUILD)/%,$(MAKECMDGOALS)),)
+ifneq ($(file <$(FUZZ_STAMP)),$(FUZZ_NOW))
+ifeq ($(DRY_RUN),)
+$(shell mkdir -p $(FUZZ_BUILD))
+$(file >$(FUZZ_STAMP),$(FUZZ_NOW))
+else
+.PHONY: $(FUZZ_STAMP)
+endif
+endif
+endif
+$(FUZZ_LIB_OBJ) $(FUZZ_BIN): $(FUZZ_STAMP)
+$(FUZZ_STAMP):
+	@mkdir -p $(dir $@) && touch $@
 
 $(FUZZ_BUILD)/libtrainscope-fuzz.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@

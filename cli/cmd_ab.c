@@ -346,41 +346,6 @@ static const char *decision(const struct ts_ab_result *r)
 	return r->accepted ? "accepted" : "rejected";
 }
 
-/*
- * The warnings of the runs (their run models) and of the comparison, in
- * one list. A run's warning that names no file is prefixed with the run;
- * a run given twice (an A/A check) warns once.
- */
-static int gather_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *r,
-			   struct ts_warnings *all)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int seen = 0;
-
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(runs[j].path, runs[i].path) == 0;
-		for (size_t k = 0; k < runs[i].rm.warnings.v.n && !seen; k++) {
-			const struct ts_warning *x = &runs[i].rm.warnings.v.v[k];
-
-			if (x->file)
-				rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration,
-						      "%s", x->message);
-			else
-				rc |= ts_warnings_add(all, x->code, runs[i].path, x->offset,
-						      x->iteration, "%s: %s", runs[i].path, x->message);
-		}
-	}
-	for (size_t k = 0; k < r->warnings.v.n; k++) {
-		const struct ts_warning *x = &r->warnings.v.v[k];
-
-		rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration, "%s",
-				      x->message);
-	}
-	return rc;
-}
-
 static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
 		       const struct ab_walls *aw, const struct ts_warnings *warn, struct ts_sb *out)
 {
@@ -764,7 +729,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (gather_warnings(runs, nb + nc, &res, &warn) ||
+	if (ts_ab_warnings(runs, nb + nc, &res, &warn) ||
 	    (res.verdict != TS_AB_INVALID && ab_walls_load(&aw, &runs[0], &runs[nb], &warn))) {
 		rc = EXIT_INTERNAL;
 		goto out;

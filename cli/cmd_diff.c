@@ -137,7 +137,7 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 }
 
 static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
-			const struct ts_diff_result *r, const struct ts_warnings *w, int top)
+			const struct ts_diff_result *r, int top)
 {
 	int64_t *it = malloc((r->pairs.n + 1) * sizeof(*it));
 	size_t n;
@@ -314,7 +314,6 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 				   ch->family);
 		}
 	}
-	ts_warnings_text(out, w, w->v.n, "", "");
 	free(it);
 }
 
@@ -692,18 +691,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (!r.same_hardware)
-		ts_warnings_add(&warns, "different-hardware", NULL, -1, TS_NONE,
-				"baseline ran on %s, candidate on %s: %s", b.ctx.device, c.ctx.device,
-				o.allow_different_hardware ? "verdict given on request (--allow-different-hardware)"
-							   : "no speed verdict without --allow-different-hardware");
-	{
-		size_t unm = 0;
-		for (size_t i = 0; i < r.notes.n; i++)
-			unm += !r.notes.v[i].compared;
-		if (unm)
-			ts_warnings_add(&warns, "unmatched-steps", NULL, -1, TS_NONE,
-					"%zu step(s) have no partner and are not compared (listed under steps)", unm);
+	if (ts_diff_warnings(&b, &c, &r, &warns)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
 	}
 	if ((hta_on || tl_on || annotate) &&
 	    ((rc = load_whole(ctx, b.ctx.path, hta_on ? "--hta-compat" : tl_on ? "--tracelens-compat" : "--annotate", &tb)) ||
@@ -741,7 +732,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		render_json(&out, &b, &c, hta_on ? &hta : NULL, tl_on ? &tl : NULL, &r, &warns);
 	} else {
-		render_text(&out, &b, &c, &r, &warns, (int)top);
+		render_text(&out, &b, &c, &r, (int)top);
 		if (hta_on) {
 			ts_sb_adds(&out, "\nHolisticTraceAnalysis TraceDiff (--hta-compat: HTA's counts and sums by "
 				   "name, not trainscope's attribution; docs/diff-compat.md)\n");
@@ -752,6 +743,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				   "docs/diff-compat.md)\n");
 			ts_diff_tracelens_render(&tl, &out);
 		}
+		/* last, after the compatibility sections, where the reader ends */
+		if (warns.v.n && (hta_on || tl_on))
+			ts_sb_addc(&out, '\n');
+		ts_warnings_text(&out, &warns, warns.v.n, "", "");
 	}
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;

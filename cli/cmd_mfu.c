@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "trainscope/run.h"
 #include "trainscope/flops.h"
 #include "trainscope/gpus.h"
 #include "trainscope/json.h"
@@ -506,7 +505,7 @@ static void render_text(struct cli_ctx *ctx, const struct mfu_run *r, const stru
 
 static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 			const struct ts_mfu *mm, int has_time, const struct variant *vars,
-			int nvars, double mismatch, struct ts_sb *out)
+			int nvars, double mismatch, const struct ts_warnings *warn, struct ts_sb *out)
 {
 	const struct ts_model *m = &r->model;
 	struct ts_jw w;
@@ -611,20 +610,30 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 		ts_jw_arr_end(&w);
 		ts_jw_obj_end(&w);
 	}
-	{
-		struct ts_warnings warn;
-
-		ts_warnings_init(&warn);
-		if (r->has_logged && fabs(mismatch) > 1.0)
-			ts_warnings_add(&warn, "logged-tflops-mismatch", NULL, -1, TS_NO_INT,
-					"The logged %.5g TFLOP/s/GPU differs from the recomputed %.5g by "
-					"%+.2f %%: the config, the formula version or the GPU count does "
-					"not match the run.", r->logged, mm->tflops_per_gpu, mismatch);
-		ts_warnings_json(&w, &warn, warn.v.n);
-		ts_warnings_release(&warn);
-	}
+	ts_warnings_json(&w, warn, warn->v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
+}
+
+/*
+ * The command's warnings, computed once for text and JSON: the logged
+ * number does not match the recomputed one (mismatch_pct beyond 1 %), the
+ * formula version ignores --seq-lens. Returns 0 or TS_ENOMEM.
+ */
+static int mfu_warnings(const struct mfu_run *r, const struct ts_flops *fl,
+			const struct ts_mfu *mm, double mismatch, struct ts_warnings *warn)
+{
+	int rc = 0;
+
+	if (r->has_logged && fabs(mismatch) > 1.0)
+		rc |= ts_warnings_add(warn, "logged-tflops-mismatch", NULL, -1, TS_NO_INT,
+				      "logged %.5g TFLOP/s/GPU differs from the recomputed %.5g by "
+				      "%+.2f %%", r->logged, mm->tflops_per_gpu, mismatch);
+	if (fl->packed_ignored)
+		rc |= ts_warnings_add(warn, "packed-lengths-ignored", r->lens_path, -1, TS_NO_INT,
+				      "formula %s ignores the packed lengths of %s: tokens are gbs x seq",
+				      ts_formula_name(fl->formula), r->lens_path);
+	return rc ? TS_ENOMEM : 0;
 }
 
 static int run(struct cli_ctx *ctx, int argc, char **argv)
@@ -635,6 +644,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_mfu mm;
 	struct ts_err err;
 	struct ts_sb out;
+	struct ts_warnings warn;
 	struct variant vars[16];
 	int nvars = 0, has_time, rc = cli_parse(ctx, argc, argv, &p);
 	double mismatch = 0;
@@ -643,6 +653,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	ts_sb_init(&out);
 	ts_err_init(&err);
+	ts_warnings_init(&warn);
 	memset(&mm, 0, sizeof(mm));
 	r = calloc(1, sizeof(*r));
 	if (!r || ts_gpu_catalog_init(&r->cat)) {
@@ -694,8 +705,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		if (fabs(mismatch) > 1.0)
 			nvars = explain(r, r->logged, vars, 16);
 	}
+	if (mfu_warnings(r, &fl, &mm, mismatch, &warn)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
 	if (ctx->json) {
-		render_json(r, &fl, &mm, has_time, vars, nvars, mismatch, &out);
+		render_json(r, &fl, &mm, has_time, vars, nvars, mismatch, &warn, &out);
 	} else {
 		render_text(ctx, r, &fl, &mm, has_time, &out);
 		if (r->has_logged) {
@@ -712,13 +728,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
-	if (r->has_logged && fabs(mismatch) > 1.0) {
-		if (!ctx->quiet)
-			cli_warn(ctx, "logged %.5g TFLOP/s/GPU differs from the recomputed %.5g by %+.2f %%",
-				 r->logged, mm.tflops_per_gpu, mismatch);
+	for (size_t i = 0; i < warn.v.n; i++)
+		cli_warn(ctx, "%s", warn.v.v[i].message);
+	if (r->has_logged && fabs(mismatch) > 1.0)
 		rc = EXIT_GATE;
-	}
 out:
+	ts_warnings_release(&warn);
 	if (r)
 		ts_gpu_catalog_release(&r->cat);
 	free(r);

@@ -181,8 +181,10 @@ out:
 }
 
 /* Run argv as a child with the sampler around it; returns the child's
- * exit status (128 + signal when killed). */
-static int run_child(struct cli_ctx *ctx, char **argv, struct ts_sampler *s, int *sig)
+ * exit status (128 + signal when killed). A failed write of the telemetry
+ * file is a warning of t. */
+static int run_child(struct cli_ctx *ctx, char **argv, struct ts_sampler *s, struct ts_telemetry *t,
+		     int *sig)
 {
 	struct sigaction sa, old[4];
 	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -217,7 +219,7 @@ static int run_child(struct cli_ctx *ctx, char **argv, struct ts_sampler *s, int
 		sigaction(sigs[i], &old[i], NULL);
 	child_pid = 0;
 	if (ts_sampler_stop(s, &err))
-		cli_warn(ctx, "%s", err.msg);
+		ts_tele_note(t, "telemetry-write-failed", -1, "%s", err.msg);
 	if (WIFSIGNALED(status)) {
 		*sig = WTERMSIG(status);
 		return 128 + *sig;
@@ -244,7 +246,8 @@ static int alive(long pid)
 	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
 }
 
-static int watch_pid(struct cli_ctx *ctx, long pid, struct ts_sampler *s, int64_t interval_ns)
+static int watch_pid(struct cli_ctx *ctx, long pid, struct ts_sampler *s, struct ts_telemetry *t,
+		     int64_t interval_ns)
 {
 	struct ts_err err;
 
@@ -259,7 +262,7 @@ static int watch_pid(struct cli_ctx *ctx, long pid, struct ts_sampler *s, int64_
 	while (alive(pid))
 		nanosleep(&ts, NULL);
 	if (ts_sampler_stop(s, &err))
-		cli_warn(ctx, "%s", err.msg);
+		ts_tele_note(t, "telemetry-write-failed", -1, "%s", err.msg);
 	return 0;
 }
 
@@ -339,7 +342,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				rc = cli_fail(ctx, &err);
 				goto out;
 			}
-			cli_warn(ctx, "no device telemetry: %s", err.msg);
+			/* a warning of the output when there is one (--json, -o), else of stderr */
+			ts_tele_note(&t, "no-device-telemetry", -1, "no device telemetry: %s", err.msg);
+			if (!ctx->json && !ctx->output)
+				cli_warn(ctx, "no device telemetry: %s", err.msg);
 		}
 		if (p.npos) {
 			/* exec wants a NULL-terminated argv; the parsed list is not */
@@ -351,7 +357,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			memcpy(av, p.pos, p.npos * sizeof(*av));
 			if (s)
-				child_rc = run_child(ctx, av, s, &sig);
+				child_rc = run_child(ctx, av, s, &t, &sig);
 			else {
 				/* still run the command the user asked for */
 				pid_t c = fork();
@@ -369,13 +375,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 		} else if (s) {
-			int w = watch_pid(ctx, (long)pid, s, so.interval_ns);
+			int w = watch_pid(ctx, (long)pid, s, &t, so.interval_ns);
 			if (w < 0) {
 				rc = -w;
 				goto out;
 			}
 		}
-		if (!s) {
+		if (!s && !ctx->json && !ctx->output) {
 			rc = child_rc >= 0 ? child_rc : EXIT_USAGE;
 			goto out;
 		}
@@ -414,6 +420,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc && child_rc >= 0)
 		rc = child_rc;
+	else if (!rc && !read_mode && !s)
+		rc = EXIT_USAGE;  /* --pid without telemetry: nothing was watched */
 out:
 	free(av);
 	ts_sampler_close(s);

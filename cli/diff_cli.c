@@ -148,6 +148,11 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
+	if (ts_diff_warnings(&b, &c, &res, &warns)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
 	snprintf(t, sizeof(t), "Compared %zu step%s (aligned by %s)", res.pairs.n,
 		 res.pairs.n == 1 ? "" : "s", res.aligned_by);
 	snprintf(d, sizeof(d), "baseline %s rank %lld on %s, candidate %s rank %lld on %s",
@@ -185,6 +190,10 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 		rc = ts_report_add_item(r, TS_REPORT_DIFF, TS_REPORT_INFO, t,
 					"step difference minus the rows that close (docs/diff.md)");
 	}
+	/* the warnings `diff` prints travel into the report */
+	for (size_t i = 0; i < warns.v.n && !rc; i++)
+		rc = ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, warns.v.v[i].message,
+					warns.v.v[i].code);
 	if (rc) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;

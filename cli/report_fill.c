@@ -47,6 +47,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	struct ts_ab_opts o;
 	struct ts_ab_result res;
 	struct ts_report_ab ab;
+	struct ts_warnings warn;
 	struct ts_err err;
 	double *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
@@ -56,6 +57,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	ts_run_init(&runs[1]);
 	ts_ab_result_init(&res);
 	ts_ab_opts_init(&o);
+	ts_warnings_init(&warn);
 	ts_err_init(&err);
 	if (ts_run_load(&runs[0], base, NULL, &err) || ts_run_load(&runs[1], cand, NULL, &err) ||
 	    ts_ab_compare(&runs[0], 1, &runs[1], 1, &o, &res, &err)) {
@@ -93,18 +95,14 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 	}
-	/* the warnings `ab` would print travel into the report */
-	for (size_t s = 0; s < 2; s++)
-		for (size_t i = 0; i < runs[s].rm.warnings.v.n; i++) {
-			const struct ts_warning *x = &runs[s].rm.warnings.v.v[i];
-			char *m = x->file ? ts_report_strdup(r, x->message) :
-				  ts_report_printf(r, "%s: %s", s ? cand : base, x->message);
-
-			ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, m, x->code);
-		}
-	for (size_t i = 0; i < res.warnings.v.n; i++)
-		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, res.warnings.v.v[i].message,
-				   res.warnings.v.v[i].code);
+	/* the warnings `ab` prints travel into the report */
+	if (ts_ab_warnings(runs, 2, &res, &warn)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+	}
+	for (size_t i = 0; i < warn.v.n; i++)
+		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, warn.v.v[i].message,
+				   warn.v.v[i].code);
 	if (r->failed && !rc) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
@@ -112,6 +110,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 out:
 	free(a);
 	free(b);
+	ts_warnings_release(&warn);
 	ts_ab_result_release(&res);
 	ts_run_release(&runs[0]);
 	ts_run_release(&runs[1]);

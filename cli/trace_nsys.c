@@ -148,28 +148,9 @@ int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct t
 void trace_nsys_warnings(struct ts_warnings *w, const struct trace_nsys_slot *ns, char *const *paths,
 			 size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct trace_nsys_slot *s = &ns[i];
-		if (!s->is_nsys || !s->first)
-			continue;
-		if (s->joins.unjoined)
-			ts_warnings_add(w, "unjoined-kernels", paths[i], -1, TS_NO_INT,
-					"%s: %lld of %lld kernels have no launch row in their own process "
-					"(launched before the export window, or not traced); their launch "
-					"latency is not reported%s", paths[i], (long long)s->joins.unjoined,
-					(long long)s->joins.kernels, s->joins.cross_process ? "" : ".");
-		if (s->joins.cross_process)
-			ts_warnings_add(w, "cross-process-correlation", paths[i], -1, TS_NO_INT,
-					"%s: %lld of those would match a launch row of another process by "
-					"correlationId alone; not joined (ids are per process)", paths[i],
-					(long long)s->joins.cross_process);
-		for (int t = 0; t < TS_NT_COUNT; t++)
-			if (s->null_end[t])
-				ts_warnings_add(w, "null-times", paths[i], -1, TS_NO_INT,
-						"%s: %lld %s row(s) with a NULL start or end skipped", paths[i],
-						(long long)s->null_end[t],
-						ts_nsys_table_name((enum ts_nsys_tab)t));
-	}
+	for (size_t i = 0; i < n; i++)
+		if (ns[i].is_nsys && ns[i].first)
+			(void)ts_nsys_warnings(&ns[i].joins, ns[i].null_end, paths[i], w);
 }
 
 static void caps_line(struct ts_sb *out, const struct trace_nsys_slot *s, int can)

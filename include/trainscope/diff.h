@@ -282,6 +282,17 @@ void ts_diff_result_release(struct ts_diff_result *r);
 int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *cand,
 		    const struct ts_diff_opts *o, struct ts_diff_result *r, struct ts_err *err);
 
+struct ts_warnings;
+/*
+ * The comparison's warnings, appended to w (jsonw.h), the one list `diff`
+ * prints and writes and the report's diff section shows:
+ * different-hardware (the sides ran on different devices; whether a verdict
+ * was given) and unmatched-steps (steps without a partner). Returns 0 or
+ * TS_ENOMEM.
+ */
+int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side *cand,
+		     const struct ts_diff_result *r, struct ts_warnings *w);
+
 /*
  * The whole diff of two already-loaded traces: builds both sides into
  * *base and *cand (freshly initialised; caller releases them after r) and

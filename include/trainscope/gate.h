@@ -273,6 +273,16 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
 
 /*
+ * The warnings of an A/B comparison in one list, as `ab` prints and writes
+ * them and the report's A/B section shows them: those of the runs (their
+ * run models; one that names no file is prefixed with the run's path, a
+ * run given twice, an A/A check, warns once), then those of the
+ * comparison (res->warnings). Appends to all; returns 0 or TS_ENOMEM.
+ */
+int ts_ab_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *res,
+		   struct ts_warnings *all);
+
+/*
  * A ratio candidate / baseline with its 95 % interval (NaN when it cannot
  * be estimated) and how it was made (a static string, NULL when NaN).
  */

@@ -52,6 +52,52 @@ void ts_jw_ki64_or_null(struct ts_jw *w, const char *key, int64_t v, int have);
 void ts_jw_kf64_or_null(struct ts_jw *w, const char *key, double v);
 void ts_jw_kfixed_or_null(struct ts_jw *w, const char *key, double v, int decimals);
 
+/* Unknown integer (also in logs.h; identical definition). */
+#define TS_NO_INT INT64_MIN
+
+/* ------------------------------------------------------------ warnings */
+
+
+/* One warning. code is a stable kebab-case word listed in
+ * docs/warnings.md; message is a sentence (it names the file itself when
+ * the warning is about one). */
+struct ts_warning {
+	const char *code;
+	const char *message;
+	const char *file;       /* NULL when not about one file */
+	int64_t offset;         /* byte offset in file, -1 unknown */
+	int64_t iteration;      /* TS_NO_INT when not about one iteration */
+	int64_t line;           /* 1-based line in file, 0 unknown (the JSON
+				 * "line" key is written only when known) */
+};
+
+struct ts_warnings {
+	TS_VEC(struct ts_warning) v;
+	struct ts_arena arena;  /* the strings */
+	int failed;             /* sticky: an add ran out of memory */
+};
+
+void ts_warnings_init(struct ts_warnings *w);
+void ts_warnings_release(struct ts_warnings *w);
+
+/* Append a warning (code and file are copied; line 0). Returns 0 or
+ * TS_ENOMEM (also sets w->failed). */
+int ts_warnings_add(struct ts_warnings *w, const char *code, const char *file, int64_t offset,
+		    int64_t iteration, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Write key "warnings" and the array of the first n warnings
+ * ({code, message, file, byte_offset, iteration}; unknowns null; then
+ * "line" when the warning has one). The one writer of every command's
+ * "warnings" array. */
+void ts_warnings_json(struct ts_jw *jw, const struct ts_warnings *w, size_t n);
+
+/* One line per warning of the first n: "warning: MESSAGE\n", or
+ * "warning: MESSAGE (line N)\n" when it has a line (prefix and suffix
+ * around "warning:", e.g. colour codes; may be ""). */
+void ts_warnings_text(struct ts_sb *out, const struct ts_warnings *w, size_t n,
+		      const char *pre, const char *post);
+
 /* Append s escaped as a JSON string body (no quotes) to out. */
 void ts_json_escape(struct ts_sb *out, const char *s, size_t n);
 

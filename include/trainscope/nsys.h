@@ -139,6 +139,16 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err);
  */
 int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
 
+struct ts_warnings;
+/*
+ * The warnings of an export (path names it), appended to w (jsonw.h):
+ * unjoined-kernels and cross-process-correlation from joins, null-times
+ * per table from null_end (TS_NT_COUNT entries). `trace` and `diagnose`
+ * both write these. Returns 0 or TS_ENOMEM.
+ */
+int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end, const char *path,
+		     struct ts_warnings *w);
+
 struct ts_nsys_read_opts {
 	const char *step_nvtx;   /* POSIX extended regex: NVTX ranges that mark steps, or NULL */
 	int no_auto_steps;       /* 1: no automatic step detection */

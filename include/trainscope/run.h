@@ -38,42 +38,9 @@
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
 
-/* ------------------------------------------------------------ warnings */
-
-/* One warning. code is a stable kebab-case word listed in
- * docs/warnings.md; message is a sentence (it names the file itself when
- * the warning is about one). */
-struct ts_warning {
-	const char *code;
-	const char *message;
-	const char *file;       /* NULL when not about one file */
-	int64_t offset;         /* byte offset in file, -1 unknown */
-	int64_t iteration;      /* TS_NO_INT when not about one iteration */
-};
-
-struct ts_warnings {
-	TS_VEC(struct ts_warning) v;
-	struct ts_arena arena;  /* the strings */
-	int failed;             /* sticky: an add ran out of memory */
-};
-
-void ts_warnings_init(struct ts_warnings *w);
-void ts_warnings_release(struct ts_warnings *w);
-
-/* Append a warning (code and file are copied). Returns 0 or TS_ENOMEM
- * (also sets w->failed). */
-int ts_warnings_add(struct ts_warnings *w, const char *code, const char *file, int64_t offset,
-		    int64_t iteration, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-/* Write key "warnings" and the array of the first n warnings
- * ({code, message, file, byte_offset, iteration}; unknowns null). */
-void ts_warnings_json(struct ts_jw *jw, const struct ts_warnings *w, size_t n);
-
-/* One line per warning of the first n: "warning: MESSAGE\n" (prefix and
- * suffix around "warning:", e.g. colour codes; may be ""). */
-void ts_warnings_text(struct ts_sb *out, const struct ts_warnings *w, size_t n,
-		      const char *pre, const char *post);
+/* The warning type and list (struct ts_warnings, ts_warnings_add,
+ * ts_warnings_json, ts_warnings_text) are in jsonw.h, so readers below
+ * the run model (telemetry) write the same objects. */
 
 /* ------------------------------------------------------------ window */
 

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
+#include "trainscope/jsonw.h"
 
 /* Fields, in output order. */
 enum ts_tf {
@@ -125,14 +126,6 @@ const char *ts_tele_format_name(int format);
  */
 int ts_tele_sniff(const char *data, size_t n);
 
-/* A remark about the input (not an error), with its line. */
-struct ts_tele_note {
-	const char *code;          /* "truncated", "partial-tick", "mw-as-w", ... */
-	const char *msg;           /* sentence (arena) */
-	int32_t file;
-	int64_t line;
-};
-
 /* Megatron StragglerDetector report: min/max of a metric across ranks. */
 struct ts_straggler_stat {
 	const char *metric;        /* "Rtt", "Pwr", "Tmp", "Utl", "Clk", "DRtt", "Etpt" */
@@ -165,7 +158,9 @@ struct ts_telemetry {
 	int32_t gpus_attached;     /* the source's own count (gmi JSON), -1 if unsaid */
 	TS_VEC(struct ts_tele_gpu) gpus;
 	TS_VEC(struct ts_tele_sample) samples;   /* in time (tick) order */
-	TS_VEC(struct ts_tele_note) notes;
+	struct ts_warnings notes;  /* remarks about the input (not errors), codes
+				    * "truncated", "partial-tick", "mw-as-w", ...,
+				    * with their line when known (jsonw.h) */
 	TS_VEC(const char *) errors;             /* tool error lines (dcgmi) */
 	TS_VEC(struct ts_straggler_line) straggler;
 	/* own sampler: its overhead */
@@ -204,7 +199,7 @@ int ts_tele_add_gpu(struct ts_telemetry *t, const char *id, const char *name);
 /* Append a blank sample of gpu in tick (all fields absent). NULL on ENOMEM. */
 struct ts_tele_sample *ts_tele_add_sample(struct ts_telemetry *t, uint32_t gpu,
 					  uint32_t tick, int64_t t_ns);
-/* Add a note (msg copied). */
+/* Add a note (msg copied; line <= 0 unknown). */
 void ts_tele_note(struct ts_telemetry *t, const char *code, int64_t line,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

@@ -77,6 +77,9 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 		}
 		ts_trace_release(&t);
 	}
+	/* the export's warnings, as `trace` writes them */
+	if (!rc && d->rm && ts_nsys_warnings(&x.joins, x.null_end, path, &d->rm->warnings))
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 out:
 	ts_nsys_close(&x);
 	return rc;
@@ -334,7 +337,8 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 
 
 /* Telemetry captures of the run (telemetry.h): read together, joined to
- * the run's timed steps, judged; each finding becomes a diagnose finding. */
+ * the run's timed steps, judged; each finding becomes a diagnose finding,
+ * each warning of a capture a warning of the run (naming the capture). */
 static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 {
 	struct ts_telemetry t;
@@ -346,8 +350,22 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 	int rc = 0;
 
 	ts_tele_init(&t);
-	for (size_t i = 0; i < d->in.telemetry.n && !rc; i++)
-		rc = ts_tele_read(&t, d->in.telemetry.v[i], NULL, err);
+	for (size_t i = 0; i < d->in.telemetry.n && !rc; i++) {
+		const char *path = d->in.telemetry.v[i];
+		size_t before = t.notes.v.n;
+
+		rc = ts_tele_read(&t, path, NULL, err);
+		/* the capture's warnings (a cut last record, ...) are the run's */
+		for (size_t k = before; !rc && d->rm && k < t.notes.v.n; k++) {
+			const struct ts_warning *x = &t.notes.v.v[k];
+			struct ts_warnings *w = &d->rm->warnings;
+
+			if (ts_warnings_add(w, x->code, path, -1, TS_NO_INT, "%s: %s", path, x->message))
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+			else
+				w->v.v[w->v.n - 1].line = x->line;
+		}
+	}
 	if (rc)
 		goto out;
 	sum = calloc(t.gpus.n + 1, sizeof(*sum));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "trainscope/diff.h"
 #include "trainscope/gate.h"
+#include "trainscope/jsonw.h"
 
 const char *ts_diff_verdict_name(int v)
 {
@@ -635,4 +636,25 @@ int ts_diff_traces(const struct ts_trace *tb, const struct ts_trace *tc,
 	if ((rc = ts_diff_side_build(base, tb, err)) || (rc = ts_diff_side_build(cand, tc, err)))
 		return rc;
 	return ts_diff_compare(base, cand, o, r, err);
+}
+
+int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side *cand,
+		     const struct ts_diff_result *r, struct ts_warnings *w)
+{
+	size_t unm = 0;
+	int rc = 0;
+
+	if (!r->same_hardware)
+		rc |= ts_warnings_add(w, "different-hardware", NULL, -1, TS_NONE,
+				      "baseline ran on %s, candidate on %s: %s", base->ctx.device,
+				      cand->ctx.device, r->verdict == TS_DIFF_REFUSED_HARDWARE
+				      ? "no speed verdict without --allow-different-hardware"
+				      : "verdict given on request (--allow-different-hardware)");
+	for (size_t i = 0; i < r->notes.n; i++)
+		unm += !r->notes.v[i].compared;
+	if (unm)
+		rc |= ts_warnings_add(w, "unmatched-steps", NULL, -1, TS_NONE,
+				      "%zu step(s) have no partner and are not compared (listed under steps)",
+				      unm);
+	return rc ? TS_ENOMEM : 0;
 }

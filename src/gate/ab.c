@@ -1239,16 +1239,40 @@ out:
 }
 
 /* The telemetry captures of one side's runs, read into one capture. An
- * unreadable capture is left out (the comparison does not depend on it). */
-static void side_telemetry(const struct ts_run *r, size_t n, struct ts_telemetry *t)
+ * unreadable capture is left out (the comparison does not depend on it)
+ * with an unused-input warning; a capture's own warnings (a cut record,
+ * ...) become the comparison's, naming it. Returns 0 or TS_ENOMEM. */
+static int side_telemetry(struct ts_ab_result *res, const struct ts_run *r, size_t n,
+			  struct ts_telemetry *t)
 {
+	int rc = 0;
+
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < r[i].rm.inputs.n; k++) {
+			const char *path = r[i].rm.inputs.v[k].path;
+			size_t before = t->notes.v.n;
 			struct ts_err e;
+
+			if (r[i].rm.inputs.v[k].role != TS_ROLE_TELEMETRY)
+				continue;
 			ts_err_init(&e);
-			if (r[i].rm.inputs.v[k].role == TS_ROLE_TELEMETRY)
-				(void)ts_tele_read(t, r[i].rm.inputs.v[k].path, NULL, &e);
+			if (ts_tele_read(t, path, NULL, &e)) {
+				rc |= ts_warnings_add(&res->warnings, "unused-input", path, e.offset,
+						      TS_NO_INT, "%s: telemetry capture left out (%s)",
+						      path, e.msg);
+				continue;
+			}
+			for (size_t j = before; j < t->notes.v.n; j++) {
+				const struct ts_warning *x = &t->notes.v.v[j];
+
+				if (ts_warnings_add(&res->warnings, x->code, path, -1, TS_NO_INT,
+						    "%s: %s", path, x->message))
+					rc = TS_ENOMEM;
+				else
+					res->warnings.v.v[res->warnings.v.n - 1].line = x->line;
+			}
 		}
+	return rc ? TS_ENOMEM : 0;
 }
 
 /* Confounds (telemetry.h): the two sides ran at a different power limit,
@@ -1263,8 +1287,10 @@ static int telemetry_confounds(struct ts_ab_result *res, const struct ts_run *ba
 
 	ts_tele_init(&ta);
 	ts_tele_init(&tc);
-	side_telemetry(base, nb, &ta);
-	side_telemetry(cand, nc, &tc);
+	if (side_telemetry(res, base, nb, &ta) || side_telemetry(res, cand, nc, &tc)) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
 	if (ta.gpus.n && tc.gpus.n) {
 		sa = calloc(ta.gpus.n, sizeof(*sa));
 		sc = calloc(tc.gpus.n, sizeof(*sc));
@@ -1537,4 +1563,36 @@ out:
 	free(pa);
 	free(pb);
 	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
+}
+
+int ts_ab_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *r,
+		   struct ts_warnings *all)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(runs[j].path, runs[i].path) == 0;
+		for (size_t k = 0; k < runs[i].rm.warnings.v.n && !seen; k++) {
+			const struct ts_warning *x = &runs[i].rm.warnings.v.v[k];
+
+			if (x->file)
+				rc |= ts_warnings_add(all, x->code, x->file, x->offset, x->iteration,
+						      "%s", x->message);
+			else
+				rc |= ts_warnings_add(all, x->code, runs[i].path, x->offset,
+						      x->iteration, "%s: %s", runs[i].path, x->message);
+		}
+	}
+	for (size_t k = 0; k < r->warnings.v.n; k++) {
+		const struct ts_warning *x = &r->warnings.v.v[k];
+
+		if (ts_warnings_add(all, x->code, x->file, x->offset, x->iteration, "%s", x->message))
+			rc = TS_ENOMEM;
+		else
+			all->v.v[all->v.n - 1].line = x->line;
+	}
+	return rc ? TS_ENOMEM : 0;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
+#include "trainscope/jsonw.h"
 #include "trainscope/nsys.h"
 #include "trainscope/taxonomy.h"
 #include "nsys_int.h"
@@ -825,4 +826,28 @@ const char *ns_mem_kind(int64_t k)
 const char *ns_copy_short(int64_t k)
 {
 	return k >= 0 && k < 14 ? memcpy_short[k] : "Unknown";
+}
+
+int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end, const char *path,
+		     struct ts_warnings *w)
+{
+	int rc = 0;
+
+	if (joins->unjoined)
+		rc |= ts_warnings_add(w, "unjoined-kernels", path, -1, TS_NO_INT,
+				      "%s: %lld of %lld kernels have no launch row in their own process "
+				      "(launched before the export window, or not traced); their launch "
+				      "latency is not reported%s", path, (long long)joins->unjoined,
+				      (long long)joins->kernels, joins->cross_process ? "" : ".");
+	if (joins->cross_process)
+		rc |= ts_warnings_add(w, "cross-process-correlation", path, -1, TS_NO_INT,
+				      "%s: %lld of those would match a launch row of another process by "
+				      "correlationId alone; not joined (ids are per process)", path,
+				      (long long)joins->cross_process);
+	for (int t = 0; t < TS_NT_COUNT; t++)
+		if (null_end[t])
+			rc |= ts_warnings_add(w, "null-times", path, -1, TS_NO_INT,
+					      "%s: %lld %s row(s) with a NULL start or end skipped", path,
+					      (long long)null_end[t], ts_nsys_table_name((enum ts_nsys_tab)t));
+	return rc ? TS_ENOMEM : 0;
 }

@@ -93,13 +93,14 @@ void ts_tele_init(struct ts_telemetry *t)
 	t->sampler_cpu_pct = NAN;
 	t->sampler_call_us = NAN;
 	ts_arena_init(&t->arena);
+	ts_warnings_init(&t->notes);
 }
 
 void ts_tele_release(struct ts_telemetry *t)
 {
 	TS_VEC_RELEASE(t->gpus);
 	TS_VEC_RELEASE(t->samples);
-	TS_VEC_RELEASE(t->notes);
+	ts_warnings_release(&t->notes);
 	TS_VEC_RELEASE(t->errors);
 	TS_VEC_RELEASE(t->straggler);
 	ts_arena_release(&t->arena);
@@ -140,15 +141,10 @@ void ts_tele_note(struct ts_telemetry *t, const char *code, int64_t line,
 {
 	char buf[400];
 	va_list ap;
-	struct ts_tele_note n;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	n.code = code;
-	n.msg = ts_arena_strndup(&t->arena, buf, strlen(buf));
-	n.file = t->nfiles - 1;
-	n.line = line;
-	if (n.msg)
-		(void)TS_VEC_PUSH(t->notes, n);
+	if (ts_warnings_add(&t->notes, code, NULL, -1, TS_NO_INT, "%s", buf) == 0)
+		t->notes.v.v[t->notes.v.n - 1].line = line > 0 ? line : 0;
 }

@@ -182,17 +182,7 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 	for (size_t i = 0; i < t->errors.n; i++)
 		ts_jw_str(&w, t->errors.v[i]);
 	ts_jw_arr_end(&w);
-	ts_jw_key(&w, "warnings");
-	ts_jw_arr(&w);
-	for (size_t i = 0; i < t->notes.n; i++) {
-		ts_jw_obj(&w);
-		ts_jw_kstr(&w, "code", t->notes.v[i].code);
-		ts_jw_kstr(&w, "message", t->notes.v[i].msg);
-		if (t->notes.v[i].line > 0)
-			ts_jw_ki64(&w, "line", t->notes.v[i].line);
-		ts_jw_obj_end(&w);
-	}
-	ts_jw_arr_end(&w);
+	ts_warnings_json(&w, &t->notes, t->notes.v.n);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }
@@ -310,10 +300,5 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 	} else {
 		ts_sb_adds(out, "findings: none\n");
 	}
-	for (size_t i = 0; i < t->notes.n; i++) {
-		ts_sb_addf(out, "warning: %s", t->notes.v[i].msg);
-		if (t->notes.v[i].line > 0)
-			ts_sb_addf(out, " (line %lld)", (long long)t->notes.v[i].line);
-		ts_sb_addc(out, '\n');
-	}
+	ts_warnings_text(out, &t->notes, t->notes.v.n, "", "");
 }

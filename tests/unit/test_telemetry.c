@@ -41,8 +41,8 @@ static int has_finding(const struct ts_tele_finding *f, size_t n, const char *id
 
 static int has_note(const struct ts_telemetry *t, const char *code)
 {
-	for (size_t i = 0; i < t->notes.n; i++)
-		if (!strcmp(t->notes.v[i].code, code))
+	for (size_t i = 0; i < t->notes.v.n; i++)
+		if (!strcmp(t->notes.v.v[i].code, code))
 			return 1;
 	return 0;
 }

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# A warning a command knows is in every output of it: the text (stderr or
+# the table), the --json "warnings" array (the shared objects: code,
+# message, file, byte_offset, iteration; "line" when known) and the report
+# it feeds. Each case triggers one warning and checks it in text AND json:
+# - mfu: a logged 0.815 TFLOP/s/GPU against the recomputed one (the
+#   mfu-logged-mismatch golden's model) is logged-tflops-mismatch, exit 1;
+#   --formula mlm2024 with --seq-lens is packed-lengths-ignored and counts
+#   gbs x seq = 2 x 2048 = 4096 tokens;
+# - watch --read: the gmi 2.2.0 table whose last GPU block is cut at line
+#   17 and the gmi JSON excerpt holding 2 of 8 attached GPUs
+#   (telemetry/EXPECTED.md); watch -- CMD without any device library writes
+#   its --json document with no-device-telemetry and keeps the exit code;
+#   diagnose (text, --json) and report on examples/run plus that cut table
+#   carry its warning, naming the capture, with its line, and so do ab's
+#   text and --json with that run as the candidate; an unreadable capture
+#   is an unused-input warning of ab (it was left out silently);
+# - diagnose on an Nsight Systems export lists the export's warnings exactly
+#   as trace --json does (they were trace's only);
+# - diff: with --hta-compat the warnings are the text's last lines (after
+#   the HTA section); report --baseline's diff section lists diff's
+#   different-hardware warning (examples/run ran on cpu, run-h200 on an
+#   H200); report --baseline A --candidate A lists ab's warnings of the same
+#   A/A comparison, once each, in ab's order.
+set -u
+TS=${TS:-build/trainscope}
+DATA=${DATA:-../shared/data}
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# codes of a JSON document's top-level warnings, one per line, as CODE|MESSAGE|LINE
+codes() {
+	python3 -c '
+import json, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q may stop reading
+d = json.load(open(sys.argv[1]))
+for w in d["warnings"]:
+    assert set(w) >= {"code", "message", "file", "byte_offset", "iteration"}, w
+    print("%s|%s|%s" % (w["code"], w["message"], w.get("line", "")))
+' "$1"
+}
+
+# --- mfu
+MODEL="--hidden 1024 --layers 2 --heads 16 --vocab 32000 --no-swiglu --seq 2048 --gpus 1 --step-time 1"
+"$TS" mfu $MODEL --gbs 1 --logged-tflops 0.815 >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] || bad "mfu mismatch: exit $rc, not 1"
+grep -q "^trainscope mfu: warning: logged 0.815 TFLOP/s/GPU differs" "$tmp/err" || bad "mfu mismatch: not on stderr"
+"$TS" mfu $MODEL --gbs 1 --logged-tflops 0.815 --json >"$tmp/m.json" 2>/dev/null
+codes "$tmp/m.json" >"$tmp/m.codes" || bad "mfu --json: no warnings array"
+grep -q "^logged-tflops-mismatch|logged 0.815 TFLOP/s/GPU differs" "$tmp/m.codes" || bad "mfu --json: no logged-tflops-mismatch"
+# text and JSON say the same sentence
+msg=$(sed -n 's/^logged-tflops-mismatch|\(.*\)|$/\1/p' "$tmp/m.codes")
+grep -qF "warning: $msg" "$tmp/err" || bad "mfu: stderr and JSON messages differ"
+
+printf '2048 2\n' >"$tmp/lens.txt"
+"$TS" mfu $MODEL --gbs 2 --formula mlm2024 --seq-lens "$tmp/lens.txt" >"$tmp/p.txt" 2>"$tmp/p.err" ||
+	bad "mfu packed: exit $?"
+grep -q "warning: formula mlm2024 ignores the packed lengths of $tmp/lens.txt" "$tmp/p.err" ||
+	bad "mfu packed: no warning on stderr"
+grep -q "4096 tokens/step" "$tmp/p.txt" || bad "mfu packed: tokens are not gbs x seq"
+"$TS" mfu $MODEL --gbs 2 --formula mlm2024 --seq-lens "$tmp/lens.txt" --json >"$tmp/p.json" 2>/dev/null
+codes "$tmp/p.json" | grep -q "^packed-lengths-ignored|" || bad "mfu packed --json: no packed-lengths-ignored"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["tokens_per_step"] == 4096, d["tokens_per_step"]
+assert d["warnings"][0]["file"] == sys.argv[2], d["warnings"]
+' "$tmp/p.json" "$tmp/lens.txt" || bad "mfu packed --json: tokens or file"
+# no warning condition, no warning
+"$TS" mfu $MODEL --gbs 1 --json >"$tmp/n.json" 2>"$tmp/n.err"
+[ -z "$(codes "$tmp/n.json")" ] || bad "mfu without a warning condition warns"
+[ ! -s "$tmp/n.err" ] || bad "mfu without a warning condition wrote stderr"
+
+# --- watch --read
+gmi="$DATA/telemetry/mthreads-gmi_default_S4000_gmi2.2.0_healthy_partial.txt"
+"$TS" watch --read "$gmi" >"$tmp/w.txt" || bad "watch --read gmi: exit $?"
+grep -q "^warning: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)$" "$tmp/w.txt" ||
+	bad "watch text: no truncated warning at line 17"
+"$TS" watch --read --json "$gmi" >"$tmp/w.json" || bad "watch --read --json gmi: exit $?"
+codes "$tmp/w.json" | grep -q "^truncated|the last GPU block has 1 of its 3 lines (the capture is cut)|17$" ||
+	bad "watch json: no truncated warning with line 17"
+gj="$DATA/telemetry/mthreads-gmi_query_json_S5000_drv3.3.5_excerpt.json"
+"$TS" watch --read "$gj" | grep -q "^warning: 2 of 8 attached GPUs in input$" || bad "watch text: no partial-gpus"
+"$TS" watch --read --json "$gj" >"$tmp/g.json"
+codes "$tmp/g.json" | grep -q "^partial-gpus|2 of 8 attached GPUs in input|$" || bad "watch json: no partial-gpus"
+
+# --- watch without device telemetry: the JSON is still written, with the warning
+mkdir -p "$tmp/none"
+LD_LIBRARY_PATH="$tmp/none" TS_SAMPLER_LIB_NVML=/nonexistent TS_SAMPLER_LIB_MTML=/nonexistent PATH=/usr/bin:/bin \
+	"$TS" watch --json -o "$tmp/nd.json" -- sh -c 'exit 3' 2>"$tmp/nd.err"
+rc=$?
+[ $rc = 3 ] || bad "watch without telemetry: exit $rc, not the child's 3"
+codes "$tmp/nd.json" | grep -q "^no-device-telemetry|no device telemetry: " || bad "watch --json: no no-device-telemetry"
+LD_LIBRARY_PATH="$tmp/none" TS_SAMPLER_LIB_NVML=/nonexistent TS_SAMPLER_LIB_MTML=/nonexistent PATH=/usr/bin:/bin \
+	"$TS" watch -- sh -c 'exit 0' 2>"$tmp/nd2.err" || bad "watch text without telemetry: exit $?"
+grep -q "warning: no device telemetry: " "$tmp/nd2.err" || bad "watch text: no no-device-telemetry on stderr"
+
+# --- diff: warnings last, after the compatibility section
+hta="$DATA/traces/hta/trace_diff"
+if [ -d "$hta/control" ]; then
+	"$TS" diff --top 2 --hta-compat "$hta/control" "$hta/test" >"$tmp/d.txt" 2>/dev/null
+	tail -n 1 "$tmp/d.txt" | grep -q "^warning: baseline ran on NVIDIA A100-PG509-200, candidate on Tesla V100-SXM2-16GB" ||
+		bad "diff --hta-compat: the warning is not the last line"
+	n=$(grep -c "^warning: " "$tmp/d.txt")
+	[ "$n" = 1 ] || bad "diff --hta-compat: $n warning lines, not 1"
+	"$TS" diff --hta-compat --json "$hta/control" "$hta/test" >"$tmp/d.json" 2>/dev/null
+	codes "$tmp/d.json" | grep -q "^different-hardware|baseline ran on NVIDIA A100-PG509-200" ||
+		bad "diff --json: no different-hardware"
+fi
+
+# --- report: the diff section's warnings are in the report's warnings
+"$TS" report examples/run-h200 --baseline examples/run --format md >"$tmp/r.md" 2>/dev/null || bad "report: exit $?"
+sed -n '/^## Warnings/,/^## /p' "$tmp/r.md" >"$tmp/r.warn"
+grep -q "baseline ran on cpu, candidate on NVIDIA H200: no speed verdict without --allow-different-hardware" "$tmp/r.warn" ||
+	bad "report: diff's different-hardware warning missing"
+grep -q "^  different-hardware$" "$tmp/r.warn" || bad "report: the warning's code missing"
+"$TS" diff --json examples/run examples/run-h200 >"$tmp/rd.json" 2>/dev/null
+codes "$tmp/rd.json" | grep -q "^different-hardware|baseline ran on cpu, candidate on NVIDIA H200" ||
+	bad "diff --json on the examples: no different-hardware"
+
+# --- diagnose and report on a run holding that cut capture: its warning is the run's
+cp -r examples/run "$tmp/run"
+cp "$gmi" "$tmp/run/gmi.txt"
+"$TS" diagnose "$tmp/run" >"$tmp/dg.txt" 2>&1
+grep -qF "warning: $tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/dg.txt" ||
+	bad "diagnose text: no warning of the capture"
+"$TS" diagnose --json "$tmp/run" >"$tmp/dg.json" 2>/dev/null
+codes "$tmp/dg.json" | grep -qF "truncated|$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)|17" ||
+	bad "diagnose --json: no warning of the capture"
+python3 -c '
+import json, sys
+w = [x for x in json.load(open(sys.argv[1]))["warnings"] if x["code"] == "truncated"]
+assert len(w) == 1 and w[0]["file"] == sys.argv[2], w
+' "$tmp/dg.json" "$tmp/run/gmi.txt" || bad "diagnose --json: the capture warning names another file"
+"$TS" report "$tmp/run" --format md 2>/dev/null | sed -n '/^## Warnings/,/^## /p' >"$tmp/dg.md"
+grep -qF "$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)" "$tmp/dg.md" ||
+	bad "report: no warning of the capture"
+
+# --- ab with that run as the candidate: the capture's warning is the comparison's
+"$TS" ab examples/run "$tmp/run" >"$tmp/abt.txt" 2>&1
+grep -qF "warning: $tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/abt.txt" ||
+	bad "ab text: no warning of the capture"
+"$TS" ab --json examples/run "$tmp/run" >"$tmp/abt.json" 2>/dev/null
+codes "$tmp/abt.json" | grep -qF "truncated|$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)|17" ||
+	bad "ab --json: no warning of the capture"
+
+# an unreadable capture (a headerless --query-gpu CSV, as watch-bad-headerless-csv)
+# is left out of ab with an unused-input warning, in text and json
+cp -r examples/run "$tmp/runq"
+printf 'NVIDIA H100, 612.3, 97\n' >"$tmp/runq/q.csv"
+"$TS" ab examples/run "$tmp/runq" >"$tmp/abq.txt" 2>&1
+grep -qF "warning: $tmp/runq/q.csv: telemetry capture left out (nvidia-smi --query-gpu CSV without a header row" "$tmp/abq.txt" ||
+	bad "ab text: no unused-input for the unreadable capture"
+"$TS" ab --json examples/run "$tmp/runq" >"$tmp/abq.json" 2>/dev/null
+codes "$tmp/abq.json" | grep -qF "unused-input|$tmp/runq/q.csv: telemetry capture left out" ||
+	bad "ab --json: no unused-input for the unreadable capture"
+
+# --- diagnose on an Nsight Systems export warns what trace warns for it
+nsys="$DATA/nsys/h100_2gpu_1s.sqlite"
+if [ -f "$nsys" ]; then
+	"$TS" trace --json "$nsys" >"$tmp/ns-trace.json" 2>/dev/null
+	"$TS" diagnose --json "$nsys" >"$tmp/ns-diag.json" 2>/dev/null
+	codes "$tmp/ns-trace.json" | grep -E "^(unjoined-kernels|cross-process-correlation|null-times)\|" >"$tmp/ns-t"
+	codes "$tmp/ns-diag.json" | grep -E "^(unjoined-kernels|cross-process-correlation|null-times)\|" >"$tmp/ns-d"
+	[ -s "$tmp/ns-t" ] || bad "trace on $nsys: no export warnings to compare"
+	cmp -s "$tmp/ns-t" "$tmp/ns-d" || { bad "diagnose --json: the export's warnings differ from trace's"; diff "$tmp/ns-t" "$tmp/ns-d"; }
+	"$TS" diagnose "$nsys" 2>&1 | grep -q "^warning: .*h100_2gpu_1s.sqlite: [0-9]* of [0-9]* kernels have no launch row" ||
+		bad "diagnose text: no unjoined-kernels"
+fi
+
+# --- report --baseline --candidate: the A/B section's warnings are ab's, in ab's
+# order (an A/A check: the run's warnings once, then the comparison's)
+"$TS" ab --json examples/run examples/run >"$tmp/ab.json" 2>/dev/null
+codes "$tmp/ab.json" | cut -d'|' -f1 >"$tmp/ab.codes"
+[ -s "$tmp/ab.codes" ] || bad "ab --json on examples/run: no warnings to compare"
+"$TS" report --baseline examples/run --candidate examples/run --format md 2>/dev/null |
+	sed -n '/^## Warnings/,/^## /p' | sed -n 's/^  \([a-z][a-z0-9-]*\)$/\1/p' >"$tmp/rab.codes"
+cmp -s "$tmp/ab.codes" "$tmp/rab.codes" || { bad "report's A/B warnings are not ab's"; diff "$tmp/ab.codes" "$tmp/rab.codes"; }
+
+[ $fail = 0 ] && echo "warnings-travel: ok"
+exit $fail
