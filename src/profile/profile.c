@@ -281,6 +281,7 @@ struct work {
 	struct ts_ivset cls[TS_KC_COUNT];
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
 	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
+	uint8_t *name_dir;      /* per interned name, enum ts_mdir, NOCLS = not yet looked at */
 	uint8_t *tm;            /* per event: timed() */
 	struct gpu_ev *gev;
 	size_t ngev;
@@ -297,6 +298,7 @@ static void work_release(struct work *w)
 		ts_ivset_release(&w->cls[i]);
 	free(w->name_cls);
 	free(w->name_flags);
+	free(w->name_dir);
 	free(w->tm);
 	free(w->gev);
 	free(w->corr.bits);
@@ -375,6 +377,19 @@ static const char *tstr(const struct ts_trace *t, uint32_t id)
 static const char *ev_name(const struct ts_trace *t, size_t i)
 {
 	return tstr(t, t->ev.name[i]);
+}
+
+/* Memcpy direction of event i's name, looked at once per name. */
+static enum ts_mdir dir_of(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+
+	if (id >= t->strings.count)
+		return ts_memcpy_dir("", 0);
+	if (w->name_dir[id] == NOCLS)
+		w->name_dir[id] = (uint8_t)ts_memcpy_dir(ts_intern_str(&t->strings, id),
+							 strlen(ts_intern_str(&t->strings, id)));
+	return (enum ts_mdir)w->name_dir[id];
 }
 
 /* What a name says, looked at once per distinct name (not per event). */
@@ -482,7 +497,7 @@ static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_
 }
 
 /* Steps from CPU-side ProfilerStep#N spans. */
-static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const uint8_t *tm,
+static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		      int64_t *main_pid, int64_t *main_tid)
 {
 	TS_VEC(struct step_src) src = { 0 };
@@ -493,12 +508,10 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const ui
 		const char *nm;
 		char *end;
 		long long n;
-		if (!tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-		    is_gpu_cat(t->ev.cat[i]))
+		if (!w->tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
+		    is_gpu_cat(t->ev.cat[i]) || !(name_flags(w, t, i) & F_STEP))
 			continue;
 		nm = ev_name(t, i);
-		if (!starts_with(nm, "ProfilerStep#"))
-			continue;
 		n = strtoll(nm + 13, &end, 10);
 		if (end == nm + 13 || n < 0 || n >= INT64_MAX / 2)
 			continue;
@@ -519,8 +532,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const ui
 		 * made it into the file lost its tail, and would read as a stall */
 		int64_t last = INT64_MIN;
 		for (size_t i = 0; i < t->ev.n; i++)
-			if (tm[i] && t->ev.ts_ns[i] > last &&
-			    !starts_with(ev_name(t, i), "ProfilerStep#"))
+			if (w->tm[i] && t->ev.ts_ns[i] > last && !(name_flags(w, t, i) & F_STEP))
 				last = t->ev.ts_ns[i];
 		while (src.n && src.v[src.n - 1].e > last) {
 			src.n--;
@@ -771,6 +783,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	uint32_t *trk = NULL;
 	struct stream_ev *sev = NULL;
 	size_t k = 0, off = 0;
+	int64_t last = -1;
 	int rc = TS_ENOMEM;
 
 	for (size_t i = 0; i < t->ev.n; i++) {
@@ -818,7 +831,10 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		}
 		dev = ts_ev_pid(&t->ev, i);
 		stream = ts_ev_stream(&t->ev, i) != TS_NONE ? ts_ev_stream(&t->ev, i) : ts_ev_tid(&t->ev, i);
-		id = track_of(&tracks, dev, stream);
+		/* activities of one stream come in runs: try the last track first */
+		if (last < 0 || tracks.tr.v[last].dev != dev || tracks.tr.v[last].stream != stream)
+			last = track_of(&tracks, dev, stream);
+		id = last;
 		if (id < 0)
 			goto out;
 		tracks.tr.v[id].n++;
@@ -1391,12 +1407,16 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (!w.name_flags)
 		goto out;
 
+	w.name_dir = malloc(t->strings.count + 1);
+	if (!w.name_dir)
+		goto out;
+	memset(w.name_dir, NOCLS, t->strings.count + 1);
 	w.tm = malloc(t->ev.n + 1);
 	if (!w.tm)
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
 		w.tm[i] = (uint8_t)timed(t, i);
-	if (find_steps(p, t, w.tm, &main_pid, &main_tid))
+	if (find_steps(p, t, &w, &main_pid, &main_tid))
 		goto out;
 	if (main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid))
 		goto out;
@@ -1449,7 +1469,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			if (e > g1)
 				g1 = e;
 			if (k == TS_KC_MEMCPY) {
-				enum ts_mdir d = ts_memcpy_dir(ev_name(t, i), strlen(ev_name(t, i)));
+				enum ts_mdir d = dir_of(&w, t, i);
 				p->xfer[d].count++;
 				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
 			}
@@ -1507,33 +1527,26 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		norm_clip(&w.cls[k], t0, t1);
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
 	}
-	/* busy = the union of the classes; linked busy = the union of the
-	 * linked sets (built from the normalized parts, not from a second
-	 * copy of every interval) */
-	for (int k = 0; k < TS_KC_COUNT; k++)
-		if (union_into(&w, S_BUSY, &w.cls[k]))
-			goto out;
-	if (union_into(&w, S_LBUSY, &w.set[S_LCOMP]) || union_into(&w, S_LBUSY, &w.set[S_LCOMM]) ||
-	    union_into(&w, S_LBUSY, &w.set[S_LMCPY]) || union_into(&w, S_LBUSY, &w.set[S_LMSET]))
-		goto out;
+	/* compute / comm / memcpy sets; busy = compute and the other classes,
+	 * linked busy = the union of the linked sets (both from the normalized
+	 * parts, not from a second copy of every interval) */
 	if (p->has_gpu) {
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (ts_kclass_is_compute((enum ts_kclass)k) &&
+			    union_into(&w, S_COMPUTE, &w.cls[k]))
+				goto out;
+		if (copy_set(&w.set[S_BUSY], &w.set[S_COMPUTE]))
+			goto out;
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (!ts_kclass_is_compute((enum ts_kclass)k) && union_into(&w, S_BUSY, &w.cls[k]))
+				goto out;
+		if (union_into(&w, S_LBUSY, &w.set[S_LCOMP]) ||
+		    union_into(&w, S_LBUSY, &w.set[S_LCOMM]) ||
+		    union_into(&w, S_LBUSY, &w.set[S_LMCPY]) || union_into(&w, S_LBUSY, &w.set[S_LMSET]))
+			goto out;
 		p->gpu_span_ns = g1 - g0;
 		p->gpu_span_idle_ns = p->gpu_span_ns - ts_ivset_len(&w.set[S_BUSY]);
 		p->unlinked_ns = ts_ivset_len(&w.set[S_UNLINKED]);
-	}
-
-	/* compute / comm / memcpy sets */
-	if (p->has_gpu) {
-		struct ts_ivset *comp = &w.set[S_COMPUTE];
-		for (int k = 0; k < TS_KC_COUNT; k++) {
-			if (ts_kclass_is_compute((enum ts_kclass)k)) {
-				if (ts_ivset_or(&w.set[S_T1], comp, &w.cls[k]))
-					goto out;
-				struct ts_ivset x = *comp;
-				*comp = w.set[S_T1];
-				w.set[S_T1] = x;
-			}
-		}
 		if (ts_ivset_or(&w.set[S_COMM], &w.cls[TS_KC_COMM], &w.set[S_T3]))
 			goto out;
 		if (ts_ivset_or(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY], &w.set[S_T3]))
@@ -1637,12 +1650,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	/* transfers, memory, FLOPs */
 	for (size_t i = 0; i < t->xfer.n; i++) {
 		uint32_t e = t->xfer.v[i].ev;
-		const char *nm;
 		enum ts_mdir d;
 		if (e >= t->ev.n || t->ev.cat[e] != TS_CAT_MEMCPY || t->xfer.v[i].bytes < 0)
 			continue;
-		nm = ev_name(t, e);
-		d = ts_memcpy_dir(nm, strlen(nm));
+		d = dir_of(&w, t, e);
 		p->xfer[d].bytes = sat_add(p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0, t->xfer.v[i].bytes);
 	}
 	for (int d = 0; d < TS_MDIR_COUNT; d++)
