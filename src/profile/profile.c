@@ -10,6 +10,7 @@
  * work to steps through the launch correlation, and derives the step
  * outliers and the rank's wall verdict. Everything is O(n log n).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,7 @@ struct work {
 	uint8_t *tm;            /* per event: timed() */
 	struct gpu_ev *gev;
 	size_t ngev;
+	size_t ngpu;            /* timed GPU activities (ngev once the sets are built) */
 	struct corr_map corr;
 	int64_t *tmp, *tmp2;
 	size_t ntmp;
@@ -398,19 +400,10 @@ enum {
 	F_FWD = 1 << 5, F_BWD_OP = 1 << 6, F_BWD_ANN = 1 << 7, F_LAUNCH = 1 << 8, F_GRAPH = 1 << 9
 };
 
-static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+static unsigned flags_of(const char *nm, size_t n)
 {
-	uint32_t id = t->ev.name[i];
-	const char *nm;
-	size_t n;
 	unsigned f = F_KNOWN;
 
-	if (id >= t->strings.count)
-		return F_KNOWN;
-	if (w->name_flags[id])
-		return w->name_flags[id];
-	nm = ts_intern_str(&t->strings, id);
-	n = ts_intern_len(&t->strings, id);
 	if (starts_with(nm, "ProfilerStep#"))
 		f |= F_STEP;
 	if (starts_with(nm, "enumerate(DataLoader)"))
@@ -429,8 +422,19 @@ static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
 		f |= F_LAUNCH;
 	if (ts_is_graph_launch(nm, n))
 		f |= F_GRAPH;
-	w->name_flags[id] = (uint16_t)f;
 	return f;
+}
+
+static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+
+	if (id >= t->strings.count)
+		return F_KNOWN;
+	if (!w->name_flags[id])
+		w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
+						       ts_intern_len(&t->strings, id));
+	return w->name_flags[id];
 }
 
 static int is_call(const struct ts_trace *t, const uint8_t *tm, size_t i)
@@ -621,22 +625,23 @@ static int sort_group(int64_t *v, size_t n)
 	return ts_radix_sort_i64(v, n);
 }
 
-/* Per distinct GPU activity name: the durations are bucketed by name id (a
- * counting sort: 8 B per activity), each bucket sorted on its own. */
-static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
-		       int top_k, int *failed)
+typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
+
+/* Per distinct GPU activity name, in name-id order: the durations are
+ * bucketed by name id (a counting sort: 8 B per activity), each bucket
+ * sorted on its own. Reads only the trace, w->tm and w->ngpu. */
+static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all)
 {
 	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
 	size_t *off = calloc(nid + 1, sizeof(*off));
-	int64_t *dur = malloc((w->ngev ? w->ngev : 1) * sizeof(*dur));
-	TS_VEC(struct ts_kernel_stat) all = { 0 };
+	int64_t *dur = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*dur));
 	size_t k = 0;
 	int rc = TS_ENOMEM;
 
 	if (!off || !dur)
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngev) {
+		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
 			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
 			off[id + 1]++;
 			k++;
@@ -645,7 +650,7 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 		off[id + 1] += off[id];
 	k = 0;
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngev) {
+		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
 			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
 			dur[off[id]++] = t->ev.dur_ns[i];
 			k++;
@@ -668,27 +673,33 @@ static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct 
 		ks.p50_ns = pct_sorted(v, n, 0.5);
 		ks.p90_ns = pct_sorted(v, n, 0.9);
 		ks.max_ns = v[n - 1];
-		if (TS_VEC_PUSH(all, ks))
-			goto out;
-	}
-	p->kernel_names = (int64_t)all.n;
-	sort_n(all.v, all.n, sizeof(*all.v), cmp_kstat);
-	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
-		struct ts_kernel_stat ks = all.v[i];
-		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
-		size_t sn = ks.name < t->strings.count ? ts_intern_len(&t->strings, ks.name) : 0;
-		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
-				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
-		ks.name = keep_name(p, s, sn, failed);
-		if (TS_VEC_PUSH(p->top, ks))
+		if (TS_VEC_PUSH(*all, ks))
 			goto out;
 	}
 	rc = 0;
 out:
 	free(off);
 	free(dur);
-	TS_VEC_RELEASE(all);
 	return rc;
+}
+
+/* The top_k of the kernel statistics by total time, names kept in p. */
+static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, const struct work *w,
+		       kstat_vec *all, int top_k, int *failed)
+{
+	p->kernel_names = (int64_t)all->n;
+	sort_n(all->v, all->n, sizeof(*all->v), cmp_kstat);
+	for (size_t i = 0; i < all->n && (int)i < top_k; i++) {
+		struct ts_kernel_stat ks = all->v[i];
+		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
+		size_t sn = ks.name < t->strings.count ? ts_intern_len(&t->strings, ks.name) : 0;
+		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
+				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
+		ks.name = keep_name(p, s, sn, failed);
+		if (TS_VEC_PUSH(p->top, ks))
+			return TS_ENOMEM;
+	}
+	return 0;
 }
 
 /* (device, stream) -> track index, open addressing over a growing table. */
@@ -807,12 +818,12 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
 	TS_VEC_RELEASE(calls);
 
-	trk = malloc((w->ngev ? w->ngev : 1) * sizeof(*trk));
+	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
 	if (!trk)
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int64_t r, dev, stream, id;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngev)
+		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
 			continue;
 		r = launch_of(t, w, i);
 		if (r >= 0) {
@@ -859,7 +870,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	for (size_t i = 0; i < t->ev.n; i++) {
 		struct track *x;
 		int64_t r;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngev)
+		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
 			continue;
 		r = launch_of(t, w, i);
 		x = &tracks.tr.v[trk[k++]];
@@ -1378,6 +1389,39 @@ static int export_tracks(const struct ts_rank_prof *p, struct work *w, struct ts
 	return copy_set(&k->data, &w->set[S_DATA]);
 }
 
+/* Every name's flags up front, so that name_flags() only reads (two
+ * threads use it). */
+static void all_name_flags(struct work *w, const struct ts_trace *t)
+{
+	for (uint32_t id = 0; id < t->strings.count; id++)
+		if (!w->name_flags[id])
+			w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
+							       ts_intern_len(&t->strings, id));
+}
+
+/* The part of the analysis that needs no interval set: launch statistics,
+ * idle per stream (p->launch, p->idle) and the kernel statistics. */
+struct side {
+	struct ts_rank_prof *p;
+	const struct ts_trace *t;
+	struct work *w;
+	kstat_vec all;
+	int rc;
+};
+
+static void side_run(struct side *s)
+{
+	s->rc = kernel_stats(s->t, s->w, &s->all);
+	if (!s->rc)
+		s->rc = launch_and_idle(s->p, s->t, s->w);
+}
+
+static void *side_main(void *arg)
+{
+	side_run(arg);
+	return NULL;
+}
+
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		    const struct ts_prof_opts *opts, struct ts_err *err)
 {
@@ -1387,8 +1431,12 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
 	int failed = 0, rc = TS_ENOMEM;
 	size_t ngpu = 0;
+	struct side side;
+	pthread_t side_th;
+	int side_started = 0;
 
 	memset(&w, 0, sizeof(w));
+	memset(&side, 0, sizeof(side));
 	snprintf(p->file, sizeof(p->file), "%s", t->path);
 	p->rank = t->meta.rank;
 	p->vendor = (int)t->meta.vendor;
@@ -1424,9 +1472,21 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
 			ngpu++;
+	w.ngpu = ngpu;
 	w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
 	if (!w.gev || corr_build(&w.corr, t, w.tm))
 		goto out;
+	/* what follows only reads the trace, tm, corr and the name flags:
+	 * with two threads it runs beside the interval sets */
+	side.p = p;
+	side.t = t;
+	side.w = &w;
+	if (opts && opts->threads >= 2) {
+		all_name_flags(&w, t);
+		side_started = !pthread_create(&side_th, NULL, side_main, &side);
+	}
+	if (!side_started)
+		side_run(&side);
 
 	/* build the sets */
 	for (size_t i = 0; i < t->ev.n; i++) {
@@ -1678,7 +1738,11 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		p->flops_events++;
 	}
 
-	if (top_kernels(p, t, &w, top_k, &failed) || launch_and_idle(p, t, &w) ||
+	if (side_started) {
+		pthread_join(side_th, NULL);
+		side_started = 0;
+	}
+	if (side.rc || top_kernels(p, t, &w, &side.all, top_k, &failed) ||
 	    step_outliers(p, &w) || collect_colls(p, t, &w, &failed) || failed)
 		goto out;
 	rank_verdict(p);
@@ -1686,6 +1750,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	rc = 0;
 out:
+	if (side_started)
+		pthread_join(side_th, NULL);
+	TS_VEC_RELEASE(side.all);
 	work_release(&w);
 	if (rc)
 		ts_err_set(err, rc, "%s: out of memory while analysing the trace", t->path);

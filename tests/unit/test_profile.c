@@ -4,6 +4,7 @@
  */
 #include "harness.h"
 #include "tbuild.h"
+#include "trainscope/paths.h"
 #include "trainscope/profile.h"
 
 #define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas"
@@ -545,4 +546,76 @@ TEST(profile_wall_undetermined)
 	CHECK_I64(p.verdict.wall, TS_WALL_UNDETERMINED);
 	ts_rank_prof_release(&p);
 	tb_release(&t);
+}
+
+/* p without its pointers (arrays and names are compared on their own). */
+static void prof_scalars(const struct ts_rank_prof *p, struct ts_rank_prof *s)
+{
+	*s = *p;
+	memset(&s->top, 0, sizeof(s->top));
+	memset(&s->idle, 0, sizeof(s->idle));
+	memset(&s->steps, 0, sizeof(s->steps));
+	memset(&s->colls, 0, sizeof(s->colls));
+	memset(&s->names, 0, sizeof(s->names));
+}
+
+#define SAME_ARR(a, b, f)                                                       \
+	(a.f.n == b.f.n && (!a.f.n || !memcmp(a.f.v, b.f.v, a.f.n * sizeof(*a.f.v))))
+
+/*
+ * The analysis on one thread and on two (launch statistics, idle per stream
+ * and kernel statistics beside the interval sets) gives the same profile,
+ * field by field, on every shared trace the reader takes.
+ */
+TEST(profile_threads_same_result_every_shared_trace)
+{
+	static const char *const dirs[] = { "traces/hta", "traces/cpu", "traces/tracelens",
+						  "traces/tracelens-compare", "traces/kineto-tb" };
+	int analysed = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		struct ts_paths paths;
+		struct ts_err err;
+		const char *dir = test_data(dirs[d]);
+		if (!dir)
+			return;
+		ts_paths_init(&paths);
+		ts_err_init(&err);
+		REQUIRE(ts_paths_add(&paths, dir, 4, &err) == 0);
+		for (size_t k = 0; k < paths.n; k++) {
+			struct ts_trace t;
+			struct ts_rank_prof p[2], s[2];
+			struct ts_prof_opts o[2];
+			int rc[2];
+
+			ts_trace_init(&t);
+			if (ts_trace_read(&t, paths.v[k], NULL, &err) != 0 || !t.ev.n) {
+				ts_trace_release(&t);
+				continue;
+			}
+			for (int i = 0; i < 2; i++) {
+				memset(&o[i], 0, sizeof(o[i]));
+				o[i].threads = i + 1;
+				ts_rank_prof_init(&p[i]);
+				rc[i] = ts_rank_profile(&p[i], &t, &o[i], &err);
+				prof_scalars(&p[i], &s[i]);
+			}
+			CHECK(rc[0] == 0 && rc[1] == 0);
+			if (memcmp(&s[0], &s[1], sizeof(s[0])) || !SAME_ARR(p[0], p[1], top) ||
+			    !SAME_ARR(p[0], p[1], idle) || !SAME_ARR(p[0], p[1], steps) ||
+			    !SAME_ARR(p[0], p[1], colls) || p[0].names.count != p[1].names.count)
+				ts_test_fail(__FILE__, __LINE__, "%s: 1 and 2 threads differ", paths.v[k]);
+			for (uint32_t i = 0; i < p[0].names.count && i < p[1].names.count; i++)
+				if (ts_prof_len(&p[0], i) != ts_prof_len(&p[1], i) ||
+				    memcmp(ts_prof_str(&p[0], i), ts_prof_str(&p[1], i), ts_prof_len(&p[0], i)))
+					ts_test_fail(__FILE__, __LINE__, "%s: name %u differs", paths.v[k], i);
+			analysed += p[0].idle.n > 0;
+			for (int i = 0; i < 2; i++)
+				ts_rank_prof_release(&p[i]);
+			ts_trace_release(&t);
+		}
+		ts_paths_release(&paths);
+	}
+	/* the GPU traces have streams: the two-thread part did real work */
+	CHECK(analysed >= 10);
 }
