@@ -7,6 +7,7 @@
  * the cross-rank analysis runs once over the compact per-rank results.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -1085,6 +1086,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		profs[i] = &pl.slots[i].prof;
 	}
 	pthread_mutex_init(&pl.mu, NULL);
+#ifdef M_MMAP_THRESHOLD
+	/* a fixed threshold: glibc would otherwise raise it to the size of each
+	 * large buffer freed, and the analysis's buffers, freed and allocated
+	 * in turn, would stay in the heap (about 20 MB more peak RSS on a 1 GB
+	 * trace) */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	run_pool(&pl, (int)jobs);
 	pthread_mutex_destroy(&pl.mu);
 

@@ -941,6 +941,14 @@ static void norm_clip(struct ts_ivset *a, int64_t lo, int64_t hi)
 	}
 }
 
+/* dst takes src's intervals; src is left empty. */
+static void move_set(struct ts_ivset *dst, struct ts_ivset *src)
+{
+	ts_ivset_release(dst);
+	*dst = *src;
+	ts_ivset_init(src);
+}
+
 /* w->set[dst] ∪= b (normalized sets; S_T1 is scratch). */
 static int union_into(struct work *w, enum set_id dst, const struct ts_ivset *b)
 {
@@ -1592,14 +1600,22 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	 * parts, not from a second copy of every interval) */
 	if (p->has_gpu) {
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (ts_kclass_is_compute((enum ts_kclass)k) &&
-			    union_into(&w, S_COMPUTE, &w.cls[k]))
-				goto out;
+			if (ts_kclass_is_compute((enum ts_kclass)k)) {
+				if (union_into(&w, S_COMPUTE, &w.cls[k]))
+					goto out;
+				ts_ivset_release(&w.cls[k]);
+			}
 		if (copy_set(&w.set[S_BUSY], &w.set[S_COMPUTE]))
 			goto out;
 		for (int k = 0; k < TS_KC_COUNT; k++)
 			if (!ts_kclass_is_compute((enum ts_kclass)k) && union_into(&w, S_BUSY, &w.cls[k]))
 				goto out;
+		/* the class sets end here: comm, memcpy and memset move over */
+		move_set(&w.set[S_COMM], &w.cls[TS_KC_COMM]);
+		move_set(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY]);
+		move_set(&w.set[S_MEMSET], &w.cls[TS_KC_MEMSET]);
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			ts_ivset_release(&w.cls[k]);
 		if (union_into(&w, S_LBUSY, &w.set[S_LCOMP]) ||
 		    union_into(&w, S_LBUSY, &w.set[S_LCOMM]) ||
 		    union_into(&w, S_LBUSY, &w.set[S_LMCPY]) || union_into(&w, S_LBUSY, &w.set[S_LMSET]))
@@ -1607,10 +1623,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		p->gpu_span_ns = g1 - g0;
 		p->gpu_span_idle_ns = p->gpu_span_ns - ts_ivset_len(&w.set[S_BUSY]);
 		p->unlinked_ns = ts_ivset_len(&w.set[S_UNLINKED]);
-		if (ts_ivset_or(&w.set[S_COMM], &w.cls[TS_KC_COMM], &w.set[S_T3]))
-			goto out;
-		if (ts_ivset_or(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY], &w.set[S_T3]))
-			goto out;
 	} else {
 		if (ts_ivset_or(&w.set[S_COMM], &w.set[S_CPUCOMM], &w.set[S_T3]))
 			goto out;
@@ -1644,8 +1656,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	p->exposed_memcpy_ns = ts_ivset_len(&w.set[S_T2]);
 	if (p->has_gpu) {
-		if (copy_set(&w.set[S_MEMSET], &w.cls[TS_KC_MEMSET]) ||
-		    sub2(&w.set[S_T1], &w.set[S_MEMSET], &w.set[S_COMPUTE], &w.set[S_COMM],
+		if (sub2(&w.set[S_T1], &w.set[S_MEMSET], &w.set[S_COMPUTE], &w.set[S_COMM],
 			 &w.set[S_T3]) ||
 		    ts_ivset_sub(&w.set[S_T2], &w.set[S_T1], &w.set[S_MEMCPY]))
 			goto out;
