@@ -274,6 +274,9 @@ void ts_prof_tracks_release(struct ts_prof_tracks *k);
 struct ts_prof_opts {
 	int top_k;              /* kernels kept in top (default 10) */
 	struct ts_prof_tracks *tracks; /* filled when non-NULL (caller-owned, initialised) */
+	int threads;            /* >= 2: the launch statistics, idle per stream and
+				 * kernel statistics run on a second thread beside
+				 * the interval sets (same result as 1) */
 };
 
 void ts_rank_prof_init(struct ts_rank_prof *p);

@@ -239,7 +239,7 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	struct hta_map cnt = { 0 };
 	struct hta_row *out = NULL;
 	int64_t last_start = INT64_MIN, min_cpu = INT64_MAX;
-	size_t ncpu = 0, nout = 0, total = 0, cap;
+	size_t ncpu = 0, nkeys = 1, nout = 0, total = 0, ncpu_kept, cap;
 	int rc = TS_ENOMEM;
 
 	for (size_t k = 0; k < f->n; k++) {
@@ -247,6 +247,8 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 		if (r->flags & HTA_ROW_GPU)
 			continue;
 		ncpu++;
+		/* CPU rows without a correlation share the key -1 */
+		nkeys += r->corr != -1;
 		if (r->ts < min_cpu)
 			min_cpu = r->ts;
 		if ((r->flags & HTA_ROW_STEP) && r->ts > last_start)
@@ -257,7 +259,7 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	if (last_start == INT64_MIN)
 		last_start = min_cpu;
 	f->filtered = 1;
-	if (hta_map_init(&cnt, ncpu))
+	if (hta_map_init(&cnt, nkeys))
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
@@ -266,6 +268,7 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 			total++;
 		}
 	}
+	ncpu_kept = total;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
 		int64_t s;
@@ -282,7 +285,18 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 				"(more than 16 per event); refusing", f->t->path, total);
 		goto out;
 	}
-	out = malloc((total ? total : 1) * sizeof(*out));
+	/* the result is the linked GPU rows (each as often as kept CPU rows
+	 * share its correlation), then the kept CPU rows, both in frame
+	 * order. Only the GPU part is copied out; the CPU rows are compacted
+	 * in place (a row never moves forward), shifted behind it, and the GPU
+	 * part copied in front: no second frame. */
+	if (total > f->n) {
+		struct hta_row *g = realloc(f->rows, total * sizeof(*f->rows));
+		if (!g)
+			goto out;
+		f->rows = g;
+	}
+	out = malloc((total - ncpu_kept ? total - ncpu_kept : 1) * sizeof(*out));
 	if (!out)
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
@@ -294,15 +308,18 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 		for (int64_t c = 0; s >= 0 && c < cnt.a[s]; c++)
 			out[nout++] = *r;
 	}
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *r = &f->rows[k];
-		if (!(r->flags & HTA_ROW_GPU) && r->ts < last_start)
-			out[nout++] = *r;
+	for (size_t k = 0, c = 0; k < f->n; k++)
+		if (!(f->rows[k].flags & HTA_ROW_GPU) && f->rows[k].ts < last_start)
+			f->rows[c++] = f->rows[k];
+	memmove(f->rows + nout, f->rows, ncpu_kept * sizeof(*f->rows));
+	memcpy(f->rows, out, nout * sizeof(*f->rows));
+	f->n = nout + ncpu_kept;
+	{
+		/* give back the rows the filter dropped (a failure keeps them) */
+		struct hta_row *g = realloc(f->rows, (f->n ? f->n : 1) * sizeof(*f->rows));
+		if (g)
+			f->rows = g;
 	}
-	free(f->rows);
-	f->rows = out;
-	f->n = nout;
-	out = NULL;
 	rc = 0;
 out:
 	free(out);

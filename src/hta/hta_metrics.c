@@ -556,9 +556,13 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 	sub = malloc((f->n + 1) * sizeof(*sub));
 	ts = malloc((f->n + 1) * sizeof(*ts));
 	idx = malloc((f->n + 1) * sizeof(*idx));
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].stream != -1 && (f->rows[k].flags & HTA_ROW_KCAT))
+			ns++;
 	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
-	    hta_map_init(&order, f->n))
+	    hta_map_init(&order, ns))
 		goto out;
+	ns = 0;
 	/* ts of the row an index_correlation names (first occurrence) */
 	for (size_t k = 0; k <= nev; k++)
 		evts[k] = INT64_MIN;
@@ -704,8 +708,12 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 	int rc = TS_ENOMEM;
 
 	memset(&r->launch, 0, sizeof(r->launch));
-	if (hta_map_init(&set, f->n))
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
+			nc++;
+	if (hta_map_init(&set, nc))
 		goto out;
+	nc = 0;
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
 			hta_map_put(&set, f->rows[k].corr, 0);
@@ -821,10 +829,19 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	struct qpt *pts = NULL, *srt = NULL;
 	int64_t *ts = NULL;
 	double *vals = NULL, *sorted = NULL;
-	size_t nk = 0, np = 0, cap, nq = 0;
+	size_t nk = 0, np = 0, cap, nq = 0, ngpu = 0, nlaunch = 0;
 	int rc = TS_ENOMEM;
 
-	if (hta_map_init(&kmap, f->n) || hta_map_init(&rset, f->n))
+	/* the maps are sized for the rows that can be keys, not for every row
+	 * (a table of 2-4x the frame, touched all over, was most of the peak) */
+	for (size_t k = 0; k < f->n; k++) {
+		const struct hta_row *x = &f->rows[k];
+		if (x->stream != -1)
+			ngpu++;
+		if (x->icorr > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
+			nlaunch++;
+	}
+	if (hta_map_init(&kmap, ngpu) || hta_map_init(&rset, nlaunch))
 		goto out;
 	krows = malloc((f->n + 1) * sizeof(*krows));
 	if (!krows)

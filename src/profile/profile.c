@@ -10,6 +10,7 @@
  * work to steps through the launch correlation, and derives the step
  * outliers and the rank's wall verdict. Everything is O(n log n).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,10 +111,9 @@ static uint32_t keep_name(struct ts_rank_prof *p, const char *s, size_t n, int *
 
 /* ------------------------------------------------------------ the work */
 
+/* A timed GPU activity, for the idle split (sorted by start there). */
 struct gpu_ev {
-	int32_t step;           /* index into steps by launch time, -1 none or unlinked */
-	uint8_t cls;
-	int64_t s, e;
+	int64_t s;
 	int64_t launch;         /* launch call start, TS_NONE when unlinked */
 };
 
@@ -132,33 +132,55 @@ static uint64_t key_corr(const void *x)
 	return ts_radix_i64(((const struct corr *)x)->corr);
 }
 
-static int64_t find_corr(const struct corr *v, size_t n, int64_t c)
-{
-	size_t l = 0, h = n;
+/*
+ * Runtime/driver call by correlation id: the first such call (in event
+ * order) with the id. Correlation ids are mostly a counter shared with
+ * other records, so when their range is at most CORR_DENSE_MAX times the
+ * number of calls they are indexed without a sort: a bitmap over the range
+ * (1 bit per id), the count of set bits before each 64-bit word, and the
+ * event of each present id in id order (about 5 B per call here, at most
+ * 16 B). Otherwise (hostile or merged traces) sorted (id, event) pairs.
+ * Both give the same answers.
+ */
+#define CORR_DENSE_MAX 64
+#define CORR_NONE UINT32_MAX
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (v[m].corr < c)
-			l = m + 1;
-		else
-			h = m;
-	}
-	return l < n && v[l].corr == c ? (int64_t)v[l].ev : -1;
-}
-
-struct name_dur {
-	uint32_t name;
-	int64_t dur;
+struct corr_map {
+	uint64_t *bits;         /* dense: bit (id - lo) set when a call has the id */
+	uint32_t *rank;         /* dense: set bits in the words before word w */
+	uint32_t *ev;           /* dense: event of the k-th present id */
+	int64_t lo;
+	uint64_t span;
+	struct corr *pairs;     /* sparse: sorted by id, stable */
+	size_t n;
 };
 
-static uint64_t key_nd_dur(const void *x)
+/* Index of a present id among the present ids (dense map). */
+static size_t corr_rank(const struct corr_map *m, uint64_t k)
 {
-	return ts_radix_i64(((const struct name_dur *)x)->dur);
+	uint64_t below = m->bits[k / 64] & ((UINT64_C(1) << (k % 64)) - 1);
+
+	return m->rank[k / 64] + (size_t)__builtin_popcountll(below);
 }
 
-static uint64_t key_nd_name(const void *x)
+static int64_t find_corr(const struct corr_map *m, int64_t c)
 {
-	return ((const struct name_dur *)x)->name;
+	size_t l = 0, h = m->n;
+
+	if (m->bits) {
+		uint64_t k = (uint64_t)c - (uint64_t)m->lo;
+		if (c < m->lo || k >= m->span || !(m->bits[k / 64] >> (k % 64) & 1))
+			return -1;
+		return m->ev[corr_rank(m, k)];
+	}
+	while (l < h) {
+		size_t mid = l + (h - l) / 2;
+		if (m->pairs[mid].corr < c)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	return l < m->n && m->pairs[l].corr == c ? (int64_t)m->pairs[l].ev : -1;
 }
 
 static int cmp_kstat(const void *x, const void *y)
@@ -170,8 +192,9 @@ static int cmp_kstat(const void *x, const void *y)
 	return (a->name > b->name) - (a->name < b->name);
 }
 
+/* A GPU activity in its (device, stream) bucket, for the idle per stream. */
 struct stream_ev {
-	int64_t dev, stream, s, e;
+	int64_t s, e;
 	int64_t launch_ts;      /* TS_NONE without a linked runtime call */
 };
 
@@ -180,14 +203,19 @@ static uint64_t key_sev_s(const void *x)
 	return ts_radix_i64(((const struct stream_ev *)x)->s);
 }
 
-static uint64_t key_sev_stream(const void *x)
-{
-	return ts_radix_i64(((const struct stream_ev *)x)->stream);
-}
+/* One (device, stream) and where its activities lie in the bucket array. */
+struct track {
+	int64_t dev, stream;
+	size_t n, off;
+};
 
-static uint64_t key_sev_dev(const void *x)
+static int cmp_track(const void *x, const void *y)
 {
-	return ts_radix_i64(((const struct stream_ev *)x)->dev);
+	const struct track *a = x, *b = y;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return (a->stream > b->stream) - (a->stream < b->stream);
 }
 
 struct thread_dur {
@@ -254,11 +282,12 @@ struct work {
 	struct ts_ivset cls[TS_KC_COUNT];
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
 	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
+	uint8_t *name_dir;      /* per interned name, enum ts_mdir, NOCLS = not yet looked at */
 	uint8_t *tm;            /* per event: timed() */
 	struct gpu_ev *gev;
 	size_t ngev;
-	struct corr *corr;
-	size_t ncorr;
+	size_t ngpu;            /* timed GPU activities (ngev once the sets are built) */
+	struct corr_map corr;
 	int64_t *tmp, *tmp2;
 	size_t ntmp;
 };
@@ -271,11 +300,32 @@ static void work_release(struct work *w)
 		ts_ivset_release(&w->cls[i]);
 	free(w->name_cls);
 	free(w->name_flags);
+	free(w->name_dir);
 	free(w->tm);
 	free(w->gev);
-	free(w->corr);
+	free(w->corr.bits);
+	free(w->corr.rank);
+	free(w->corr.ev);
+	free(w->corr.pairs);
 	free(w->tmp);
 	free(w->tmp2);
+}
+
+/* Give back what only the figures above needed; the finding tracks
+ * (export_tracks) still use the other sets. */
+static void work_drop(struct work *w)
+{
+	static const enum set_id drop[] = {
+		S_MEMSET, S_FWD, S_BWD, S_OPT, S_UNLINKED, S_LBUSY, S_LCOMP, S_LCOMM, S_LMCPY,
+		S_LMSET, S_LECOMM, S_LEMCPY, S_LEMSET, S_T1, S_T2, S_T3
+	};
+
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		ts_ivset_release(&w->set[drop[i]]);
+	for (int i = 0; i < TS_KC_COUNT; i++)
+		ts_ivset_release(&w->cls[i]);
+	free(w->gev);
+	w->gev = NULL;
 }
 
 static int is_gpu_cat(int cat)
@@ -331,25 +381,29 @@ static const char *ev_name(const struct ts_trace *t, size_t i)
 	return tstr(t, t->ev.name[i]);
 }
 
+/* Memcpy direction of event i's name, looked at once per name. */
+static enum ts_mdir dir_of(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+
+	if (id >= t->strings.count)
+		return ts_memcpy_dir("", 0);
+	if (w->name_dir[id] == NOCLS)
+		w->name_dir[id] = (uint8_t)ts_memcpy_dir(ts_intern_str(&t->strings, id),
+							 strlen(ts_intern_str(&t->strings, id)));
+	return (enum ts_mdir)w->name_dir[id];
+}
+
 /* What a name says, looked at once per distinct name (not per event). */
 enum {
 	F_KNOWN = 1 << 0, F_STEP = 1 << 1, F_DATA = 1 << 2, F_CPUCOMM = 1 << 3, F_OPT = 1 << 4,
 	F_FWD = 1 << 5, F_BWD_OP = 1 << 6, F_BWD_ANN = 1 << 7, F_LAUNCH = 1 << 8, F_GRAPH = 1 << 9
 };
 
-static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+static unsigned flags_of(const char *nm, size_t n)
 {
-	uint32_t id = t->ev.name[i];
-	const char *nm;
-	size_t n;
 	unsigned f = F_KNOWN;
 
-	if (id >= t->strings.count)
-		return F_KNOWN;
-	if (w->name_flags[id])
-		return w->name_flags[id];
-	nm = ts_intern_str(&t->strings, id);
-	n = ts_intern_len(&t->strings, id);
 	if (starts_with(nm, "ProfilerStep#"))
 		f |= F_STEP;
 	if (starts_with(nm, "enumerate(DataLoader)"))
@@ -368,12 +422,86 @@ static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
 		f |= F_LAUNCH;
 	if (ts_is_graph_launch(nm, n))
 		f |= F_GRAPH;
-	w->name_flags[id] = (uint16_t)f;
 	return f;
 }
 
+static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+{
+	uint32_t id = t->ev.name[i];
+
+	if (id >= t->strings.count)
+		return F_KNOWN;
+	if (!w->name_flags[id])
+		w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
+						       ts_intern_len(&t->strings, id));
+	return w->name_flags[id];
+}
+
+static int is_call(const struct ts_trace *t, const uint8_t *tm, size_t i)
+{
+	return tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
+	       ts_ev_corr(&t->ev, i) != TS_NONE;
+}
+
+/* The runtime/driver calls by correlation (see struct corr_map). */
+static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_t *tm)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t n = 0, words, present = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (is_call(t, tm, i)) {
+			int64_t c = ts_ev_corr(&t->ev, i);
+			if (c < lo)
+				lo = c;
+			if (c > hi)
+				hi = c;
+			n++;
+		}
+	if (!n)
+		return 0;
+	/* hi - lo as unsigned cannot overflow; the span test keeps it small */
+	if ((uint64_t)hi - (uint64_t)lo < (uint64_t)n * CORR_DENSE_MAX) {
+		m->lo = lo;
+		m->span = (uint64_t)hi - (uint64_t)lo + 1;
+		words = (size_t)(m->span / 64 + 1);
+		m->bits = calloc(words, sizeof(*m->bits));
+		m->rank = malloc(words * sizeof(*m->rank));
+		if (!m->bits || !m->rank)
+			return TS_ENOMEM;
+		for (size_t i = 0; i < t->ev.n; i++)
+			if (is_call(t, tm, i)) {
+				uint64_t k = (uint64_t)ts_ev_corr(&t->ev, i) - (uint64_t)lo;
+				m->bits[k / 64] |= UINT64_C(1) << (k % 64);
+			}
+		for (size_t w = 0; w < words; w++) {
+			m->rank[w] = (uint32_t)present;
+			present += (size_t)__builtin_popcountll(m->bits[w]);
+		}
+		m->ev = malloc(present * sizeof(*m->ev));
+		if (!m->ev)
+			return TS_ENOMEM;
+		memset(m->ev, 0xff, present * sizeof(*m->ev));
+		for (size_t i = 0; i < t->ev.n; i++)
+			if (is_call(t, tm, i)) {
+				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)ts_ev_corr(&t->ev, i) - (uint64_t)lo)];
+				if (*d == CORR_NONE)
+					*d = (uint32_t)i;
+			}
+		return 0;
+	}
+	m->pairs = malloc(n * sizeof(*m->pairs));
+	if (!m->pairs)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (is_call(t, tm, i))
+			m->pairs[m->n++] = (struct corr){ ts_ev_corr(&t->ev, i), (uint32_t)i };
+	return ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr);
+}
+
 /* Steps from CPU-side ProfilerStep#N spans. */
-static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const uint8_t *tm,
+static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		      int64_t *main_pid, int64_t *main_tid)
 {
 	TS_VEC(struct step_src) src = { 0 };
@@ -384,12 +512,10 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const ui
 		const char *nm;
 		char *end;
 		long long n;
-		if (!tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-		    is_gpu_cat(t->ev.cat[i]))
+		if (!w->tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
+		    is_gpu_cat(t->ev.cat[i]) || !(name_flags(w, t, i) & F_STEP))
 			continue;
 		nm = ev_name(t, i);
-		if (!starts_with(nm, "ProfilerStep#"))
-			continue;
 		n = strtoll(nm + 13, &end, 10);
 		if (end == nm + 13 || n < 0 || n >= INT64_MAX / 2)
 			continue;
@@ -410,8 +536,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, const ui
 		 * made it into the file lost its tail, and would read as a stall */
 		int64_t last = INT64_MIN;
 		for (size_t i = 0; i < t->ev.n; i++)
-			if (tm[i] && t->ev.ts_ns[i] > last &&
-			    !starts_with(ev_name(t, i), "ProfilerStep#"))
+			if (w->tm[i] && t->ev.ts_ns[i] > last && !(name_flags(w, t, i) & F_STEP))
 				last = t->ev.ts_ns[i];
 		while (src.n && src.v[src.n - 1].e > last) {
 			src.n--;
@@ -490,74 +615,186 @@ static int grow_tmp(struct work *w, size_t n)
 	return 0;
 }
 
-static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
-		       int top_k, int *failed)
+/* Sort a group of int64 values (small groups without the radix buffer). */
+static int sort_group(int64_t *v, size_t n)
 {
-	struct name_dur *nd = malloc((w->ngev ? w->ngev : 1) * sizeof(*nd));
-	TS_VEC(struct ts_kernel_stat) all = { 0 };
-	size_t k = 0;
-	int rc = 0;
+	if (n < 64) {
+		sort_n(v, n, sizeof(*v), cmp_i64);
+		return 0;
+	}
+	return ts_radix_sort_i64(v, n);
+}
 
-	if (!nd)
-		return TS_ENOMEM;
+typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
+
+/* Per distinct GPU activity name, in name-id order: the durations are
+ * bucketed by name id (a counting sort: 8 B per activity), each bucket
+ * sorted on its own. Reads only the trace, w->tm and w->ngpu. */
+static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all)
+{
+	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
+	size_t *off = calloc(nid + 1, sizeof(*off));
+	int64_t *dur = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*dur));
+	size_t k = 0;
+	int rc = TS_ENOMEM;
+
+	if (!off || !dur)
+		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngev)
-			nd[k++] = (struct name_dur){ t->ev.name[i], t->ev.dur_ns[i] };
-	if (ts_radix_sort(nd, k, sizeof(*nd), key_nd_dur) ||
-	    ts_radix_sort(nd, k, sizeof(*nd), key_nd_name)) {
-		rc = TS_ENOMEM;
-		goto out;
-	}
-	if (grow_tmp(w, k + 1)) {
-		rc = TS_ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < k;) {
-		size_t j = i;
+		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
+			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
+			off[id + 1]++;
+			k++;
+		}
+	for (size_t id = 0; id < nid; id++)
+		off[id + 1] += off[id];
+	k = 0;
+	for (size_t i = 0; i < t->ev.n; i++)
+		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
+			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
+			dur[off[id]++] = t->ev.dur_ns[i];
+			k++;
+		}
+	/* off[id] is now the end of bucket id, the start of bucket id + 1 */
+	for (size_t id = 0, b = 0; id < nid; b = off[id], id++) {
+		size_t n = off[id] - b;
+		int64_t *v = dur + b;
 		struct ts_kernel_stat ks;
-		memset(&ks, 0, sizeof(ks));
-		ks.name = nd[i].name;
-		while (j < k && nd[j].name == nd[i].name) {
-			w->tmp[j - i] = nd[j].dur;
-			ks.total_ns = sat_add(ks.total_ns, nd[j].dur);
-			j++;
-		}
-		ks.count = (int64_t)(j - i);
-		ks.mean_ns = ks.total_ns / ks.count;
-		ks.p50_ns = pct_sorted(w->tmp, j - i, 0.5);
-		ks.p90_ns = pct_sorted(w->tmp, j - i, 0.9);
-		ks.max_ns = w->tmp[j - i - 1];
-		if (TS_VEC_PUSH(all, ks)) {
-			rc = TS_ENOMEM;
+		if (!n)
+			continue;
+		if (sort_group(v, n))
 			goto out;
-		}
-		i = j;
+		memset(&ks, 0, sizeof(ks));
+		ks.name = (uint32_t)id;
+		for (size_t j = 0; j < n; j++)
+			ks.total_ns = sat_add(ks.total_ns, v[j]);
+		ks.count = (int64_t)n;
+		ks.mean_ns = ks.total_ns / ks.count;
+		ks.p50_ns = pct_sorted(v, n, 0.5);
+		ks.p90_ns = pct_sorted(v, n, 0.9);
+		ks.max_ns = v[n - 1];
+		if (TS_VEC_PUSH(*all, ks))
+			goto out;
 	}
-	p->kernel_names = (int64_t)all.n;
-	sort_n(all.v, all.n, sizeof(*all.v), cmp_kstat);
-	for (size_t i = 0; i < all.n && (int)i < top_k; i++) {
-		struct ts_kernel_stat ks = all.v[i];
+	rc = 0;
+out:
+	free(off);
+	free(dur);
+	return rc;
+}
+
+/* The top_k of the kernel statistics by total time, names kept in p. */
+static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, const struct work *w,
+		       kstat_vec *all, int top_k, int *failed)
+{
+	p->kernel_names = (int64_t)all->n;
+	sort_n(all->v, all->n, sizeof(*all->v), cmp_kstat);
+	for (size_t i = 0; i < all->n && (int)i < top_k; i++) {
+		struct ts_kernel_stat ks = all->v[i];
 		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
 		size_t sn = ks.name < t->strings.count ? ts_intern_len(&t->strings, ks.name) : 0;
 		ks.cls = ks.name < t->strings.count && w->name_cls[ks.name] != NOCLS
 				 ? (enum ts_kclass)w->name_cls[ks.name] : TS_KC_OTHER;
 		ks.name = keep_name(p, s, sn, failed);
-		if (TS_VEC_PUSH(p->top, ks)) {
-			rc = TS_ENOMEM;
-			goto out;
-		}
+		if (TS_VEC_PUSH(p->top, ks))
+			return TS_ENOMEM;
 	}
-out:
-	free(nd);
-	TS_VEC_RELEASE(all);
-	return rc;
+	return 0;
 }
 
+/* (device, stream) -> track index, open addressing over a growing table. */
+struct track_map {
+	TS_VEC(struct track) tr;
+	uint32_t *slot;         /* track index + 1, 0 = empty */
+	size_t mask;
+};
+
+static size_t track_hash(int64_t dev, int64_t stream)
+{
+	uint64_t h = (uint64_t)dev * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)stream;
+
+	h ^= h >> 29;
+	h *= UINT64_C(0xBF58476D1CE4E5B9);
+	return (size_t)(h ^ (h >> 32));
+}
+
+static int track_rehash(struct track_map *m, size_t cap)
+{
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return TS_ENOMEM;
+	free(m->slot);
+	m->slot = s;
+	m->mask = cap - 1;
+	for (size_t i = 0; i < m->tr.n; i++) {
+		size_t h = track_hash(m->tr.v[i].dev, m->tr.v[i].stream) & m->mask;
+		while (m->slot[h])
+			h = (h + 1) & m->mask;
+		m->slot[h] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+/* The track of (dev, stream), added when new; -1 on TS_ENOMEM. */
+static int64_t track_of(struct track_map *m, int64_t dev, int64_t stream)
+{
+	size_t h;
+
+	if ((m->tr.n + 1) * 2 > m->mask + 1 && track_rehash(m, m->mask ? (m->mask + 1) * 2 : 64))
+		return -1;
+	h = track_hash(dev, stream) & m->mask;
+	while (m->slot[h]) {
+		const struct track *x = &m->tr.v[m->slot[h] - 1];
+		if (x->dev == dev && x->stream == stream)
+			return m->slot[h] - 1;
+		h = (h + 1) & m->mask;
+	}
+	if (TS_VEC_PUSH(m->tr, ((struct track){ dev, stream, 0, 0 })))
+		return -1;
+	m->slot[h] = (uint32_t)m->tr.n;
+	return (int64_t)m->tr.n - 1;
+}
+
+/* The runtime call that launched GPU activity i, -1 when unlinked. */
+static int64_t launch_of(const struct ts_trace *t, const struct work *w, size_t i)
+{
+	return ts_ev_corr(&t->ev, i) != TS_NONE ? find_corr(&w->corr, ts_ev_corr(&t->ev, i)) : -1;
+}
+
+/* HTA's idle per stream over one track's activities, sorted by start. */
+static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, size_t n)
+{
+	for (size_t j = 1; j < n; j++) {
+		int64_t prev_end = v[j - 1].e;
+		int64_t gap = v[j].s - prev_end;
+		if (gap <= 0)
+			continue;
+		si->gaps++;
+		if (v[j].launch_ts != TS_NONE && v[j].launch_ts > prev_end)
+			si->host_wait_ns += gap;
+		else if (gap < TS_KERNEL_WAIT_NS)
+			si->kernel_wait_ns += gap;
+		else
+			si->other_ns += gap;
+	}
+}
+
+/*
+ * Launch statistics, then the idle per stream: the activities are bucketed
+ * by (device, stream) in event order (a counting sort over a track id per
+ * activity), each bucket sorted by start on its own (stable, so equal
+ * starts keep event order), and the tracks reported by (device, stream).
+ */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w)
 {
 	TS_VEC(int64_t) calls = { 0 };
 	TS_VEC(int64_t) delays = { 0 };
-	TS_VEC(struct stream_ev) sev = { 0 };
+	struct track_map tracks = { 0 };
+	uint32_t *trk = NULL;
+	struct stream_ev *sev = NULL;
+	size_t k = 0, off = 0;
+	int64_t last = -1;
 	int rc = TS_ENOMEM;
 
 	for (size_t i = 0; i < t->ev.n; i++) {
@@ -579,14 +816,16 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
 	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
 	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
+	TS_VEC_RELEASE(calls);
 
+	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
+	if (!trk)
+		goto out;
 	for (size_t i = 0; i < t->ev.n; i++) {
-		int64_t r = -1, lts = TS_NONE;
-		int64_t dev, stream;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]))
+		int64_t r, dev, stream, id;
+		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
 			continue;
-		if (ts_ev_corr(&t->ev, i) != TS_NONE)
-			r = find_corr(w->corr, w->ncorr, ts_ev_corr(&t->ev, i));
+		r = launch_of(t, w, i);
 		if (r >= 0) {
 			int64_t rend = t->ev.ts_ns[r] + t->ev.dur_ns[r];
 			int64_t d = t->ev.ts_ns[i] - rend;
@@ -600,53 +839,67 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 				p->launch.short_kernels++;
 			if (name_flags(w, t, (size_t)r) & F_GRAPH)
 				p->launch.graph_activities++;
-			lts = t->ev.ts_ns[r];
 		}
 		dev = ts_ev_pid(&t->ev, i);
 		stream = ts_ev_stream(&t->ev, i) != TS_NONE ? ts_ev_stream(&t->ev, i) : ts_ev_tid(&t->ev, i);
-		if (TS_VEC_PUSH(sev, ((struct stream_ev){ dev, stream, t->ev.ts_ns[i],
-							  t->ev.ts_ns[i] + t->ev.dur_ns[i], lts })))
+		/* activities of one stream come in runs: try the last track first */
+		if (last < 0 || tracks.tr.v[last].dev != dev || tracks.tr.v[last].stream != stream)
+			last = track_of(&tracks, dev, stream);
+		id = last;
+		if (id < 0)
 			goto out;
+		tracks.tr.v[id].n++;
+		trk[k++] = (uint32_t)id;
 	}
 	if (ts_radix_sort_i64(delays.v, delays.n))
 		goto out;
 	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
 	p->launch.delay_max_ns = delays.n ? delays.v[delays.n - 1] : 0;
+	TS_VEC_RELEASE(delays);
 
-	if (ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_s) ||
-	    ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_stream) ||
-	    ts_radix_sort(sev.v, sev.n, sizeof(*sev.v), key_sev_dev))
+	for (size_t j = 0; j < tracks.tr.n; j++) {
+		tracks.tr.v[j].off = off;
+		off += tracks.tr.v[j].n;
+		tracks.tr.v[j].n = 0;
+	}
+	sev = malloc((k ? k : 1) * sizeof(*sev));
+	if (!sev)
 		goto out;
-	for (size_t i = 0; i < sev.n;) {
-		size_t j = i + 1;
+	k = 0;
+	for (size_t i = 0; i < t->ev.n; i++) {
+		struct track *x;
+		int64_t r;
+		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
+			continue;
+		r = launch_of(t, w, i);
+		x = &tracks.tr.v[trk[k++]];
+		sev[x->off + x->n++] = (struct stream_ev){ t->ev.ts_ns[i], t->ev.ts_ns[i] + t->ev.dur_ns[i],
+							   r >= 0 ? t->ev.ts_ns[r] : TS_NONE };
+	}
+	free(trk);
+	trk = NULL;
+	sort_n(tracks.tr.v, tracks.tr.n, sizeof(*tracks.tr.v), cmp_track);
+	for (size_t j = 0; j < tracks.tr.n; j++) {
+		const struct track *x = &tracks.tr.v[j];
 		struct ts_stream_idle si;
+		if (ts_radix_sort(sev + x->off, x->n, sizeof(*sev), key_sev_s))
+			goto out;
 		memset(&si, 0, sizeof(si));
-		si.device = sev.v[i].dev;
-		si.stream = sev.v[i].stream;
-		while (j < sev.n && sev.v[j].dev == si.device && sev.v[j].stream == si.stream) {
-			int64_t prev_end = sev.v[j - 1].e;
-			int64_t gap = sev.v[j].s - prev_end;
-			if (gap > 0) {
-				si.gaps++;
-				if (sev.v[j].launch_ts != TS_NONE && sev.v[j].launch_ts > prev_end)
-					si.host_wait_ns += gap;
-				else if (gap < TS_KERNEL_WAIT_NS)
-					si.kernel_wait_ns += gap;
-				else
-					si.other_ns += gap;
-			}
-			j++;
-		}
+		si.device = x->dev;
+		si.stream = x->stream;
+		stream_idle(&si, sev + x->off, x->n);
 		if (TS_VEC_PUSH(p->idle, si))
 			goto out;
-		i = j;
 	}
 	rc = 0;
 out:
 	TS_VEC_RELEASE(calls);
 	TS_VEC_RELEASE(delays);
-	TS_VEC_RELEASE(sev);
+	TS_VEC_RELEASE(tracks.tr);
+	free(tracks.slot);
+	free(trk);
+	free(sev);
 	return rc;
 }
 
@@ -671,6 +924,44 @@ static void clip_set(struct ts_ivset *a, int64_t lo, int64_t hi)
 			a->v[k++] = (struct ts_iv){ s, e };
 	}
 	a->n = k;
+}
+
+/* Normalize, clip to [lo, hi) and give back the memory the raw intervals
+ * took beyond what is left. */
+static void norm_clip(struct ts_ivset *a, int64_t lo, int64_t hi)
+{
+	ts_ivset_norm(a);
+	clip_set(a, lo, hi);
+	if (a->cap > a->n + a->n / 8 + 16) {
+		struct ts_iv *v = realloc(a->v, (a->n ? a->n : 1) * sizeof(*a->v));
+		if (v) {
+			a->v = v;
+			a->cap = a->n ? a->n : 1;
+		}
+	}
+}
+
+/* dst takes src's intervals; src is left empty. */
+static void move_set(struct ts_ivset *dst, struct ts_ivset *src)
+{
+	ts_ivset_release(dst);
+	*dst = *src;
+	ts_ivset_init(src);
+}
+
+/* w->set[dst] ∪= b (normalized sets; S_T1 is scratch). */
+static int union_into(struct work *w, enum set_id dst, const struct ts_ivset *b)
+{
+	struct ts_ivset x;
+
+	if (!b->n)
+		return 0;
+	if (ts_ivset_or(&w->set[S_T1], &w->set[dst], b))
+		return TS_ENOMEM;
+	x = w->set[dst];
+	w->set[dst] = w->set[S_T1];
+	w->set[S_T1] = x;
+	return 0;
 }
 
 /* out = a \ b \ c; tmp is scratch. */
@@ -706,9 +997,6 @@ static int step_gpu(struct ts_rank_prof *p, struct work *w)
 		sp->exposed_memset_ns = ts_ivset_len_in(&w->set[S_LEMSET], lo, hi);
 		sp->idle_ns = sp->dur_ns - sp->busy_ns;
 	}
-	for (size_t i = 0; i < w->ngev; i++)
-		if (w->gev[i].step >= 0)
-			p->steps.v[w->gev[i].step].kernels++;
 	return 0;
 }
 
@@ -1038,7 +1326,7 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		}
 		when = t->ev.ts_ns[i];
 		if (p->has_gpu && ts_ev_corr(&t->ev, i) != TS_NONE) {
-			int64_t r = find_corr(w->corr, w->ncorr, ts_ev_corr(&t->ev, i));
+			int64_t r = find_corr(&w->corr, ts_ev_corr(&t->ev, i));
 			if (r >= 0)
 				when = t->ev.ts_ns[r];
 		}
@@ -1109,6 +1397,39 @@ static int export_tracks(const struct ts_rank_prof *p, struct work *w, struct ts
 	return copy_set(&k->data, &w->set[S_DATA]);
 }
 
+/* Every name's flags up front, so that name_flags() only reads (two
+ * threads use it). */
+static void all_name_flags(struct work *w, const struct ts_trace *t)
+{
+	for (uint32_t id = 0; id < t->strings.count; id++)
+		if (!w->name_flags[id])
+			w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
+							       ts_intern_len(&t->strings, id));
+}
+
+/* The part of the analysis that needs no interval set: launch statistics,
+ * idle per stream (p->launch, p->idle) and the kernel statistics. */
+struct side {
+	struct ts_rank_prof *p;
+	const struct ts_trace *t;
+	struct work *w;
+	kstat_vec all;
+	int rc;
+};
+
+static void side_run(struct side *s)
+{
+	s->rc = kernel_stats(s->t, s->w, &s->all);
+	if (!s->rc)
+		s->rc = launch_and_idle(s->p, s->t, s->w);
+}
+
+static void *side_main(void *arg)
+{
+	side_run(arg);
+	return NULL;
+}
+
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		    const struct ts_prof_opts *opts, struct ts_err *err)
 {
@@ -1118,8 +1439,12 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
 	int failed = 0, rc = TS_ENOMEM;
 	size_t ngpu = 0;
+	struct side side;
+	pthread_t side_th;
+	int side_started = 0;
 
 	memset(&w, 0, sizeof(w));
+	memset(&side, 0, sizeof(side));
 	snprintf(p->file, sizeof(p->file), "%s", t->path);
 	p->rank = t->meta.rank;
 	p->vendor = (int)t->meta.vendor;
@@ -1138,34 +1463,38 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (!w.name_flags)
 		goto out;
 
+	w.name_dir = malloc(t->strings.count + 1);
+	if (!w.name_dir)
+		goto out;
+	memset(w.name_dir, NOCLS, t->strings.count + 1);
 	w.tm = malloc(t->ev.n + 1);
 	if (!w.tm)
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
 		w.tm[i] = (uint8_t)timed(t, i);
-	if (find_steps(p, t, w.tm, &main_pid, &main_tid))
+	if (find_steps(p, t, &w, &main_pid, &main_tid))
 		goto out;
 	if (main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid))
 		goto out;
 
-	/* runtime calls by correlation */
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-		    ts_ev_corr(&t->ev, i) != TS_NONE)
-			w.ncorr++;
-		else if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
+		if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
 			ngpu++;
-	w.corr = malloc((w.ncorr ? w.ncorr : 1) * sizeof(*w.corr));
+	w.ngpu = ngpu;
 	w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
-	if (!w.corr || !w.gev)
+	if (!w.gev || corr_build(&w.corr, t, w.tm))
 		goto out;
-	w.ncorr = 0;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (w.tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-		    ts_ev_corr(&t->ev, i) != TS_NONE)
-			w.corr[w.ncorr++] = (struct corr){ ts_ev_corr(&t->ev, i), (uint32_t)i };
-	if (ts_radix_sort(w.corr, w.ncorr, sizeof(*w.corr), key_corr))
-		goto out;
+	/* what follows only reads the trace, tm, corr and the name flags:
+	 * with two threads it runs beside the interval sets */
+	side.p = p;
+	side.t = t;
+	side.w = &w;
+	if (opts && opts->threads >= 2) {
+		all_name_flags(&w, t);
+		side_started = !pthread_create(&side_th, NULL, side_main, &side);
+	}
+	if (!side_started)
+		side_run(&side);
 
 	/* build the sets */
 	for (size_t i = 0; i < t->ev.n; i++) {
@@ -1179,15 +1508,17 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		if (is_gpu_cat(cat)) {
 			enum ts_kclass k = class_of(&w, t, i);
 			int64_t launch = TS_NONE, r = -1;
-			int32_t st = -1;
 			if (ts_ev_corr(&t->ev, i) != TS_NONE)
-				r = find_corr(w.corr, w.ncorr, ts_ev_corr(&t->ev, i));
+				r = find_corr(&w.corr, ts_ev_corr(&t->ev, i));
 			if (r >= 0) {
 				enum set_id g = k == TS_KC_COMM ? S_LCOMM : k == TS_KC_MEMCPY ? S_LMCPY
 						: k == TS_KC_MEMSET ? S_LMSET : S_LCOMP;
+				int32_t st;
 				launch = t->ev.ts_ns[r];
 				st = ts_rank_prof_step_at(p, launch);
-				if (ts_ivset_add(&w.set[S_LBUSY], s, e) || ts_ivset_add(&w.set[g], s, e))
+				if (st >= 0)
+					p->steps.v[st].kernels++;
+				if (ts_ivset_add(&w.set[g], s, e))
 					goto out;
 			} else {
 				/* launched before the profiler started, or never linked:
@@ -1196,17 +1527,17 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
 					goto out;
 			}
-			w.gev[w.ngev++] = (struct gpu_ev){ st, (uint8_t)k, s, e, launch };
+			w.gev[w.ngev++] = (struct gpu_ev){ s, launch };
 			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
 			p->class_count[k]++;
-			if (ts_ivset_add(&w.cls[k], s, e) || ts_ivset_add(&w.set[S_BUSY], s, e))
+			if (ts_ivset_add(&w.cls[k], s, e))
 				goto out;
 			if (s < g0)
 				g0 = s;
 			if (e > g1)
 				g1 = e;
 			if (k == TS_KC_MEMCPY) {
-				enum ts_mdir d = ts_memcpy_dir(ev_name(t, i), strlen(ev_name(t, i)));
+				enum ts_mdir d = dir_of(&w, t, i);
 				p->xfer[d].count++;
 				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
 			}
@@ -1258,37 +1589,40 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->window_ns = t1 - t0;
 
 	/* nothing is counted outside the window it is a share of */
-	for (int i = 0; i < S_NSETS; i++) {
-		ts_ivset_norm(&w.set[i]);
-		clip_set(&w.set[i], t0, t1);
-	}
+	for (int i = 0; i < S_NSETS; i++)
+		norm_clip(&w.set[i], t0, t1);
 	for (int k = 0; k < TS_KC_COUNT; k++) {
-		ts_ivset_norm(&w.cls[k]);
-		clip_set(&w.cls[k], t0, t1);
+		norm_clip(&w.cls[k], t0, t1);
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
 	}
+	/* compute / comm / memcpy sets; busy = compute and the other classes,
+	 * linked busy = the union of the linked sets (both from the normalized
+	 * parts, not from a second copy of every interval) */
 	if (p->has_gpu) {
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (ts_kclass_is_compute((enum ts_kclass)k)) {
+				if (union_into(&w, S_COMPUTE, &w.cls[k]))
+					goto out;
+				ts_ivset_release(&w.cls[k]);
+			}
+		if (copy_set(&w.set[S_BUSY], &w.set[S_COMPUTE]))
+			goto out;
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (!ts_kclass_is_compute((enum ts_kclass)k) && union_into(&w, S_BUSY, &w.cls[k]))
+				goto out;
+		/* the class sets end here: comm, memcpy and memset move over */
+		move_set(&w.set[S_COMM], &w.cls[TS_KC_COMM]);
+		move_set(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY]);
+		move_set(&w.set[S_MEMSET], &w.cls[TS_KC_MEMSET]);
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			ts_ivset_release(&w.cls[k]);
+		if (union_into(&w, S_LBUSY, &w.set[S_LCOMP]) ||
+		    union_into(&w, S_LBUSY, &w.set[S_LCOMM]) ||
+		    union_into(&w, S_LBUSY, &w.set[S_LMCPY]) || union_into(&w, S_LBUSY, &w.set[S_LMSET]))
+			goto out;
 		p->gpu_span_ns = g1 - g0;
 		p->gpu_span_idle_ns = p->gpu_span_ns - ts_ivset_len(&w.set[S_BUSY]);
 		p->unlinked_ns = ts_ivset_len(&w.set[S_UNLINKED]);
-	}
-
-	/* compute / comm / memcpy sets */
-	if (p->has_gpu) {
-		struct ts_ivset *comp = &w.set[S_COMPUTE];
-		for (int k = 0; k < TS_KC_COUNT; k++) {
-			if (ts_kclass_is_compute((enum ts_kclass)k)) {
-				if (ts_ivset_or(&w.set[S_T1], comp, &w.cls[k]))
-					goto out;
-				struct ts_ivset x = *comp;
-				*comp = w.set[S_T1];
-				w.set[S_T1] = x;
-			}
-		}
-		if (ts_ivset_or(&w.set[S_COMM], &w.cls[TS_KC_COMM], &w.set[S_T3]))
-			goto out;
-		if (ts_ivset_or(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY], &w.set[S_T3]))
-			goto out;
 	} else {
 		if (ts_ivset_or(&w.set[S_COMM], &w.set[S_CPUCOMM], &w.set[S_T3]))
 			goto out;
@@ -1322,8 +1656,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	p->exposed_memcpy_ns = ts_ivset_len(&w.set[S_T2]);
 	if (p->has_gpu) {
-		if (copy_set(&w.set[S_MEMSET], &w.cls[TS_KC_MEMSET]) ||
-		    sub2(&w.set[S_T1], &w.set[S_MEMSET], &w.set[S_COMPUTE], &w.set[S_COMM],
+		if (sub2(&w.set[S_T1], &w.set[S_MEMSET], &w.set[S_COMPUTE], &w.set[S_COMM],
 			 &w.set[S_T3]) ||
 		    ts_ivset_sub(&w.set[S_T2], &w.set[S_T1], &w.set[S_MEMCPY]))
 			goto out;
@@ -1383,16 +1716,15 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	}
 	if (p->has_gpu && (step_gpu(p, &w) || idle_causes(p, &w)))
 		goto out;
+	work_drop(&w);
 
 	/* transfers, memory, FLOPs */
 	for (size_t i = 0; i < t->xfer.n; i++) {
 		uint32_t e = t->xfer.v[i].ev;
-		const char *nm;
 		enum ts_mdir d;
 		if (e >= t->ev.n || t->ev.cat[e] != TS_CAT_MEMCPY || t->xfer.v[i].bytes < 0)
 			continue;
-		nm = ev_name(t, e);
-		d = ts_memcpy_dir(nm, strlen(nm));
+		d = dir_of(&w, t, e);
 		p->xfer[d].bytes = sat_add(p->xfer[d].bytes > 0 ? p->xfer[d].bytes : 0, t->xfer.v[i].bytes);
 	}
 	for (int d = 0; d < TS_MDIR_COUNT; d++)
@@ -1417,7 +1749,11 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		p->flops_events++;
 	}
 
-	if (top_kernels(p, t, &w, top_k, &failed) || launch_and_idle(p, t, &w) ||
+	if (side_started) {
+		pthread_join(side_th, NULL);
+		side_started = 0;
+	}
+	if (side.rc || top_kernels(p, t, &w, &side.all, top_k, &failed) ||
 	    step_outliers(p, &w) || collect_colls(p, t, &w, &failed) || failed)
 		goto out;
 	rank_verdict(p);
@@ -1425,6 +1761,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	rc = 0;
 out:
+	if (side_started)
+		pthread_join(side_th, NULL);
+	TS_VEC_RELEASE(side.all);
 	work_release(&w);
 	if (rc)
 		ts_err_set(err, rc, "%s: out of memory while analysing the trace", t->path);

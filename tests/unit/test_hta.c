@@ -15,6 +15,7 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/paths.h"
 #include "trainscope/trace.h"
+#include "tbuild.h"
 #include "../../src/hta/hta_int.h"
 
 /* ------------------------------------------------------------ builders */
@@ -843,4 +844,88 @@ TEST(hta_every_shared_trace)
 	printf("  hta mode ran on %d shared traces (%d with GPU kernels, %d without)\n",
 	       analysed, with_kernels, without);
 	CHECK(analysed > 20);
+}
+
+/* One event for the filter test, with its category string (HTA keeps only
+ * rows that have one). */
+static size_t filt_ev(struct ts_trace *t, int cat, const char *cs, const char *name,
+		      int64_t tid, int64_t ts_us, int64_t corr)
+{
+	size_t i = tb_ev(t, cat, name, cat == TS_CAT_KERNEL ? 0 : 1, tid, ts_us, 5, corr);
+
+	t->ev.cat_str[i] = (uint32_t)ts_intern(&t->strings, cs, strlen(cs));
+	return i;
+}
+
+/*
+ * HTA's correlation filter (hta_frame_filter): CPU rows before the last
+ * ProfilerStep start are kept, and each GPU row once per kept CPU row
+ * sharing its correlation; GPU rows first, then CPU rows, each in file
+ * order. Here (times in us) steps start at 0 and 100; launches at 10 and
+ * 20 share correlation 7, one at 150 (after the last step) has 11; kernels
+ * at 30 (c7), 50 (c9: no CPU row) and 160 (c11). Expected, by hand:
+ * kernel@30 twice, then step#1, launch@10, launch@20 = 5 rows.
+ */
+TEST(hta_filter_repeats_gpu_rows)
+{
+	struct ts_trace t;
+	struct hta_frame f;
+	struct ts_err err;
+	size_t k30, s1, l10, l20;
+	static const int64_t want_ts_us[] = { 30, 30, 0, 10, 20 };
+
+	tb_init(&t);
+	s1 = filt_ev(&t, TS_CAT_USER_ANNOTATION, "user_annotation", "ProfilerStep#1", 1, 0, -1);
+	filt_ev(&t, TS_CAT_USER_ANNOTATION, "user_annotation", "ProfilerStep#2", 1, 100, -1);
+	l10 = filt_ev(&t, TS_CAT_RUNTIME, "cuda_runtime", "cudaLaunchKernel", 1, 10, 7);
+	l20 = filt_ev(&t, TS_CAT_RUNTIME, "cuda_runtime", "cudaLaunchKernel", 1, 20, 7);
+	filt_ev(&t, TS_CAT_RUNTIME, "cuda_runtime", "cudaLaunchKernel", 1, 150, 11);
+	k30 = filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 30, 7);
+	filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 50, 9);
+	filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 160, 11);
+	REQUIRE(hta_frame_base(&t, &f) == 0);
+	CHECK_I64(f.n, 8);
+	ts_err_init(&err);
+	REQUIRE(hta_frame_filter(&f, &err) == 0);
+	REQUIRE(f.n == 5);
+	CHECK_I64(f.rows[0].ev, k30);
+	CHECK_I64(f.rows[1].ev, k30);
+	CHECK_I64(f.rows[2].ev, s1);
+	CHECK_I64(f.rows[3].ev, l10);
+	CHECK_I64(f.rows[4].ev, l20);
+	for (size_t i = 0; i < 5; i++)
+		CHECK_I64(f.rows[i].ts + f.t0, want_ts_us[i] * US);
+	hta_frame_release(&f);
+	tb_release(&t);
+}
+
+/*
+ * The filter's result larger than the frame: three launches at 10, 20, 30
+ * and three kernels at 40, 50, 60 all share correlation 7, so each kernel
+ * is kept three times: 9 GPU rows, then step#1 and the three launches =
+ * 13 rows from a frame of 8.
+ */
+TEST(hta_filter_grows_the_frame)
+{
+	struct ts_trace t;
+	struct hta_frame f;
+	struct ts_err err;
+	static const int64_t want_ts_us[] = { 40, 40, 40, 50, 50, 50, 60, 60, 60, 0, 10, 20, 30 };
+
+	tb_init(&t);
+	filt_ev(&t, TS_CAT_USER_ANNOTATION, "user_annotation", "ProfilerStep#1", 1, 0, -1);
+	filt_ev(&t, TS_CAT_USER_ANNOTATION, "user_annotation", "ProfilerStep#2", 1, 100, -1);
+	for (int i = 1; i <= 3; i++)
+		filt_ev(&t, TS_CAT_RUNTIME, "cuda_runtime", "cudaLaunchKernel", 1, 10 * i, 7);
+	for (int i = 4; i <= 6; i++)
+		filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 10 * i, 7);
+	REQUIRE(hta_frame_base(&t, &f) == 0);
+	CHECK_I64(f.n, 8);
+	ts_err_init(&err);
+	REQUIRE(hta_frame_filter(&f, &err) == 0);
+	REQUIRE(f.n == 13);
+	for (size_t i = 0; i < 13; i++)
+		CHECK_I64(f.rows[i].ts + f.t0, want_ts_us[i] * US);
+	hta_frame_release(&f);
+	tb_release(&t);
 }

@@ -4,6 +4,7 @@
  */
 #include "harness.h"
 #include "tbuild.h"
+#include "trainscope/paths.h"
 #include "trainscope/profile.h"
 
 #define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas"
@@ -21,7 +22,7 @@
  *        s8: H2D [260,300) c4 4096 B, H2D [320,330) c6 1024 B
  *        s9: nccl [1500,1700) c5
  */
-static void build_gpu(struct ts_trace *t)
+static void build_gpu_ids(struct ts_trace *t, int64_t mul)
 {
 	size_t e;
 	struct ts_trace_xfer x;
@@ -34,22 +35,22 @@ static void build_gpu(struct ts_trace *t)
 	tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1000, 400);
 	tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 100, 200);
 	tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 1400, 100);
-	tb_launch(t, "cudaLaunchKernel", 150, 10, 1);
-	tb_launch(t, "cudaLaunchKernel", 200, 10, 2);
-	tb_launch(t, "cudaMemcpyAsync", 250, 5, 4);
-	tb_launch(t, "cudaMemcpyAsync", 256, 2, 6);
-	tb_launch(t, "cudaLaunchKernel", 1410, 10, 3);
-	tb_launch(t, "cudaLaunchKernel", 1450, 10, 5);
-	tb_gpu(t, TS_CAT_KERNEL, GEMM, 7, 170, 230, 1);
-	tb_gpu(t, TS_CAT_KERNEL, ELEM, 7, 400, 5, 2);
-	tb_gpu(t, TS_CAT_KERNEL, GEMM, 7, 1430, 170, 3);
-	e = tb_gpu(t, TS_CAT_MEMCPY, H2D, 8, 260, 40, 4);
+	tb_launch(t, "cudaLaunchKernel", 150, 10, 1 * mul);
+	tb_launch(t, "cudaLaunchKernel", 200, 10, 2 * mul);
+	tb_launch(t, "cudaMemcpyAsync", 250, 5, 4 * mul);
+	tb_launch(t, "cudaMemcpyAsync", 256, 2, 6 * mul);
+	tb_launch(t, "cudaLaunchKernel", 1410, 10, 3 * mul);
+	tb_launch(t, "cudaLaunchKernel", 1450, 10, 5 * mul);
+	tb_gpu(t, TS_CAT_KERNEL, GEMM, 7, 170, 230, 1 * mul);
+	tb_gpu(t, TS_CAT_KERNEL, ELEM, 7, 400, 5, 2 * mul);
+	tb_gpu(t, TS_CAT_KERNEL, GEMM, 7, 1430, 170, 3 * mul);
+	e = tb_gpu(t, TS_CAT_MEMCPY, H2D, 8, 260, 40, 4 * mul);
 	x = (struct ts_trace_xfer){ (uint32_t)e, 4096 };
 	TS_VEC_PUSH(t->xfer, x);
-	e = tb_gpu(t, TS_CAT_MEMCPY, H2D, 8, 320, 10, 6);
+	e = tb_gpu(t, TS_CAT_MEMCPY, H2D, 8, 320, 10, 6 * mul);
 	x = (struct ts_trace_xfer){ (uint32_t)e, 1024 };
 	TS_VEC_PUSH(t->xfer, x);
-	tb_gpu(t, TS_CAT_KERNEL, NCCL, 9, 1500, 200, 5);
+	tb_gpu(t, TS_CAT_KERNEL, NCCL, 9, 1500, 200, 5 * mul);
 	memset(&m, 0, sizeof(m));
 	m.device_type = 1;
 	m.total_allocated = 1000, m.total_reserved = 2000;
@@ -59,6 +60,12 @@ static void build_gpu(struct ts_trace *t)
 	m.device_type = 0;
 	m.total_allocated = 99999, m.total_reserved = 99999;
 	TS_VEC_PUSH(t->mem, m);
+}
+
+/* The same trace with correlation ids 1..6. */
+static void build_gpu(struct ts_trace *t)
+{
+	build_gpu_ids(t, 1);
 }
 
 TEST(profile_gpu_window)
@@ -114,14 +121,22 @@ TEST(profile_gpu_window)
 	tb_release(&t);
 }
 
-TEST(profile_gpu_launch_idle_xfer)
+/*
+ * Correlation ids times mul: 1 gives ids 1..6 (the packed index), 50 ids
+ * 50..300 with holes (still packed: the range is under 64x the 7 calls),
+ * 10^12 a range far over it (the sorted pairs). A second runtime call with
+ * c1's id comes later and must lose: the first call in the trace is the
+ * launch.
+ */
+static void launch_idle_xfer(int64_t mul)
 {
 	struct ts_trace t;
 	struct ts_rank_prof p;
 	struct ts_err err;
 	const struct ts_stream_idle *s7 = NULL;
 
-	build_gpu(&t);
+	build_gpu_ids(&t, mul);
+	tb_launch(&t, "cudaStreamGetPriority", 165, 1, 1 * mul);
 	ts_rank_prof_init(&p);
 	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
 	/* launch call durations 10,10,5,2,10,10 -> sorted 2,5,10,10,10,10:
@@ -176,6 +191,21 @@ TEST(profile_gpu_launch_idle_xfer)
 	CHECK_I64(p.top.v[3].total_ns, 5 * US);
 	ts_rank_prof_release(&p);
 	tb_release(&t);
+}
+
+TEST(profile_gpu_launch_idle_xfer)
+{
+	launch_idle_xfer(1);
+}
+
+TEST(profile_gpu_launch_corr_holes)
+{
+	launch_idle_xfer(50);
+}
+
+TEST(profile_gpu_launch_corr_sparse)
+{
+	launch_idle_xfer(INT64_C(1000000000000));
 }
 
 TEST(profile_gpu_steps_and_verdict)
@@ -516,4 +546,76 @@ TEST(profile_wall_undetermined)
 	CHECK_I64(p.verdict.wall, TS_WALL_UNDETERMINED);
 	ts_rank_prof_release(&p);
 	tb_release(&t);
+}
+
+/* p without its pointers (arrays and names are compared on their own). */
+static void prof_scalars(const struct ts_rank_prof *p, struct ts_rank_prof *s)
+{
+	*s = *p;
+	memset(&s->top, 0, sizeof(s->top));
+	memset(&s->idle, 0, sizeof(s->idle));
+	memset(&s->steps, 0, sizeof(s->steps));
+	memset(&s->colls, 0, sizeof(s->colls));
+	memset(&s->names, 0, sizeof(s->names));
+}
+
+#define SAME_ARR(a, b, f)                                                       \
+	(a.f.n == b.f.n && (!a.f.n || !memcmp(a.f.v, b.f.v, a.f.n * sizeof(*a.f.v))))
+
+/*
+ * The analysis on one thread and on two (launch statistics, idle per stream
+ * and kernel statistics beside the interval sets) gives the same profile,
+ * field by field, on every shared trace the reader takes.
+ */
+TEST(profile_threads_same_result_every_shared_trace)
+{
+	static const char *const dirs[] = { "traces/hta", "traces/cpu", "traces/tracelens",
+						  "traces/tracelens-compare", "traces/kineto-tb" };
+	int analysed = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		struct ts_paths paths;
+		struct ts_err err;
+		const char *dir = test_data(dirs[d]);
+		if (!dir)
+			return;
+		ts_paths_init(&paths);
+		ts_err_init(&err);
+		REQUIRE(ts_paths_add(&paths, dir, 4, &err) == 0);
+		for (size_t k = 0; k < paths.n; k++) {
+			struct ts_trace t;
+			struct ts_rank_prof p[2], s[2];
+			struct ts_prof_opts o[2];
+			int rc[2];
+
+			ts_trace_init(&t);
+			if (ts_trace_read(&t, paths.v[k], NULL, &err) != 0 || !t.ev.n) {
+				ts_trace_release(&t);
+				continue;
+			}
+			for (int i = 0; i < 2; i++) {
+				memset(&o[i], 0, sizeof(o[i]));
+				o[i].threads = i + 1;
+				ts_rank_prof_init(&p[i]);
+				rc[i] = ts_rank_profile(&p[i], &t, &o[i], &err);
+				prof_scalars(&p[i], &s[i]);
+			}
+			CHECK(rc[0] == 0 && rc[1] == 0);
+			if (memcmp(&s[0], &s[1], sizeof(s[0])) || !SAME_ARR(p[0], p[1], top) ||
+			    !SAME_ARR(p[0], p[1], idle) || !SAME_ARR(p[0], p[1], steps) ||
+			    !SAME_ARR(p[0], p[1], colls) || p[0].names.count != p[1].names.count)
+				ts_test_fail(__FILE__, __LINE__, "%s: 1 and 2 threads differ", paths.v[k]);
+			for (uint32_t i = 0; i < p[0].names.count && i < p[1].names.count; i++)
+				if (ts_prof_len(&p[0], i) != ts_prof_len(&p[1], i) ||
+				    memcmp(ts_prof_str(&p[0], i), ts_prof_str(&p[1], i), ts_prof_len(&p[0], i)))
+					ts_test_fail(__FILE__, __LINE__, "%s: name %u differs", paths.v[k], i);
+			analysed += p[0].idle.n > 0;
+			for (int i = 0; i < 2; i++)
+				ts_rank_prof_release(&p[i]);
+			ts_trace_release(&t);
+		}
+		ts_paths_release(&paths);
+	}
+	/* the GPU traces have streams: the two-thread part did real work */
+	CHECK(analysed >= 10);
 }
