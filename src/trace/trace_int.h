@@ -46,6 +46,8 @@ struct trace_split_stats {
 	uint64_t chunks;      /* chunks the helper thread took */
 	uint64_t handed;      /* of them, batches appended (boundary confirmed) */
 	uint64_t events;      /* events that came from those batches */
+	double wait_s;        /* the reader's time waiting for the helper */
+	double helper_s;      /* the helper's CPU time parsing chunks */
 };
 
 int trace_read_split(struct ts_trace *t, const char *path, const struct ts_trace_opts *opts,

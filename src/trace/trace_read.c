@@ -1610,9 +1610,26 @@ struct split {
 	uint64_t next_claim;      /* next odd chunk the helper takes */
 	uint64_t mk;              /* the chunk the reader expects next */
 	uint64_t next_check;      /* the reader looks at the helper from here */
+	struct trace_src src;     /* the helper's reads (one chunk at a time) */
 	TS_VEC(uint32_t) remap;
 	struct trace_split_stats stats;
 };
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* The helper's parse of chunk s->k into s->b. */
 static void split_chunk(struct split *sp, struct split_slot *s)
@@ -1721,8 +1738,13 @@ static void *split_main(void *arg)
 		atomic_store(&s->cancel, 0);
 		sp->stats.chunks++;
 		pthread_mutex_unlock(&sp->mu);
+		double t0 = thread_cpu_s();
+		s->w.src = sp->src;
 		split_chunk(sp, s);
+		sp->src = s->w.src;
+		memset(&s->w.src, 0, sizeof(s->w.src));
 		pthread_mutex_lock(&sp->mu);
+		sp->stats.helper_s += thread_cpu_s() - t0;
 		if (s->cand == CAND_UNKNOWN)
 			s->cand = CAND_NONE;
 		s->state = atomic_load(&s->cancel) ? SL_EMPTY : SL_DONE;
@@ -1737,11 +1759,11 @@ static void split_free(struct split *sp)
 	for (int k = 0; k < NSLOT; k++) {
 		struct split_slot *s = &sp->slot[k];
 		ts_trace_release(&s->b);
-		trace_src_release(&s->w.src);
 		free(s->w.icache);
 		ts_sb_release(&s->w.sb);
 		TS_VEC_RELEASE(s->w.catmap);
 	}
+	trace_src_release(&sp->src);
 	TS_VEC_RELEASE(sp->remap);
 	free(sp);
 }
@@ -1776,10 +1798,14 @@ static void split_start(struct rd *r)
 		w->err = &s->err;
 		ts_sb_init(&w->sb);
 		w->icache = calloc(ICACHE_N, sizeof(*w->icache));
-		if (!w->icache || trace_src_clone(&w->src, &r->src, 0, &s->err)) {
+		if (!w->icache) {
 			split_free(sp);
 			return;
 		}
+	}
+	if (trace_src_clone(&sp->src, &r->src, 0, &sp->slot[0].err)) {
+		split_free(sp);
+		return;
 	}
 	pthread_mutex_init(&sp->mu, NULL);
 	pthread_cond_init(&sp->cv, NULL);
@@ -1872,6 +1898,7 @@ static int split_at(struct rd *r, size_t i)
 	uint64_t at = abs_off(r, i);
 	struct split_slot *s;
 	int rc;
+	double t0 = mono_s();
 
 	pthread_mutex_lock(&sp->mu);
 	while (at >= sp->next_check) {
@@ -1897,6 +1924,7 @@ static int split_at(struct rd *r, size_t i)
 		if (at == s->cand) {
 			while (s->state != SL_DONE)
 				pthread_cond_wait(&sp->cv, &sp->mu);
+			sp->stats.wait_s += mono_s() - t0;
 			pthread_mutex_unlock(&sp->mu);
 			rc = s->ok ? split_take(r, s) : 1;
 			uint64_t end = s->end;
@@ -1924,6 +1952,7 @@ static int split_at(struct rd *r, size_t i)
 		sp->next_check = sp->mk * sp->chunk;
 		pthread_cond_broadcast(&sp->cv);
 	}
+	sp->stats.wait_s += mono_s() - t0;
 	pthread_mutex_unlock(&sp->mu);
 	return 0;
 }

@@ -787,7 +787,7 @@ int trace_src_clone(struct trace_src *s, const struct trace_src *from, uint64_t 
 	if (s->fd < 0)
 		return ts_err_at(err, TS_EIO, s->path, -1, -1, "cannot open: %s", strerror(errno));
 	s->seekable = 1;
-	s->cap = RAW_CHUNK * 2;
+	s->cap = RAW_CHUNK;
 	s->buf = page_alloc(s->cap);
 	if (!s->buf)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
