@@ -40,7 +40,7 @@ void trace_batch_clear(struct ts_trace *b);
 #define TRACE_SPLIT_OFF ((size_t)-1)
 #define TRACE_SPLIT_AUTO ((size_t)0)
 #define TRACE_SPLIT_FROM ((uint64_t)16 << 20)
-#define TRACE_SPLIT_CHUNK ((size_t)4 << 20)
+#define TRACE_SPLIT_CHUNK ((size_t)2 << 20)
 
 struct trace_split_stats {
 	uint64_t chunks;      /* chunks the helper thread took */

@@ -580,7 +580,12 @@ static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 		s->data = p;
 		s->cap = cap;
 	}
-	int64_t r = read_some(s, s->buf + tail, s->cap - tail, err);
+	/* after a seek (the split parse) read 1 MiB at a time: the rest of a
+	 * big window would be touched for nothing */
+	size_t want = s->cap - tail;
+	if (s->at_offset && want > RAW_CHUNK)
+		want = RAW_CHUNK;
+	int64_t r = read_some(s, s->buf + tail, want, err);
 	if (r < 0)
 		return (int)r;
 	if (r == 0)
