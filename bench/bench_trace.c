@@ -13,14 +13,20 @@
  *            thread (what any .gz reader must at least pay)
  *   read     ts_trace_read(FILE)            (all events)
  *   read-skip ts_trace_read, skip_python + skip_flows (when asked with -p)
+ *   read-1t  the same read on one thread (split parse off; with -1):
+ *            the reader before the split, in the same binary
  *   cli      `BIN trace --json FILE > /dev/null` (when asked with -t BIN):
  *            the end-to-end command the issue #14 goals are about
+ *   cli-old  the same with another binary (-o OLDBIN), for old vs new
+ * Each case also reports its CPU time (user + sys of the child and what
+ * it waited for, from wait4), and the load average is printed before and
+ * after the rounds.
  * Medians over RUNS rounds; MB = 10^6 bytes of decompressed JSON.
  * Ratios: read / cat and read / memchr2 for plain files, read / inflate
  * for gzip (each the median of the per-round ratios: the cases of one round
  * run back to back, so a ratio compares like with like on a noisy machine).
  *
- * usage: bench_trace [-p] [-t TRAINSCOPE] FILE.json|FILE.json.gz [RUNS]
+ * usage: bench_trace [-p] [-1] [-t TRAINSCOPE] [-o OLD_TRAINSCOPE] FILE [RUNS]
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -35,16 +41,18 @@
 #include <zlib.h>
 #include "trainscope/trace.h"
 #include "bench_util.h"
+#include "../src/trace/trace_int.h"
 
 struct result {
 	double secs;
+	double cpu;
 	double rss_mb;
 	unsigned long long events;
 	unsigned long long bytes;
 };
 
 /* Child bodies: write "events bytes" to fd, exit 0. */
-static int child_read(const char *path, int skip, int fd)
+static int child_read(const char *path, int skip, int one, int fd)
 {
 	struct ts_trace t;
 	struct ts_err err;
@@ -53,7 +61,7 @@ static int child_read(const char *path, int skip, int fd)
 
 	ts_trace_init(&t);
 	ts_err_init(&err);
-	if (ts_trace_read(&t, path, &o, &err)) {
+	if (trace_read_split(&t, path, &o, one ? TRACE_SPLIT_OFF : TRACE_SPLIT_AUTO, NULL, &err)) {
 		ts_err_format(&err, buf, sizeof(buf));
 		fprintf(stderr, "bench_trace: %s\n", buf);
 		return 1;
@@ -155,16 +163,16 @@ static int child_memchr2(const char *path, int fd)
 	return write(fd, buf, (size_t)n) == n ? 0 : 1;
 }
 
-static const char *cli_bin;
+static const char *cli_bin, *old_bin;
 
 /* `cat` or the CLI through the shell; wait4 reports the peak RSS of the
  * largest process the shell waited for. */
-static int child_shell(const char *path, int cli, int fd)
+static int child_shell(const char *path, const char *bin, int fd)
 {
 	char cmd[8400];
 
-	if (cli)
-		snprintf(cmd, sizeof(cmd), "'%s' trace --json '%s' > /dev/null", cli_bin, path);
+	if (bin)
+		snprintf(cmd, sizeof(cmd), "'%s' trace --json '%s' > /dev/null", bin, path);
 	else
 		snprintf(cmd, sizeof(cmd), "cat '%s' > /dev/null", path);
 	if (system(cmd) != 0)
@@ -172,7 +180,7 @@ static int child_shell(const char *path, int cli, int fd)
 	return write(fd, "0 0\n", 4) == 4 ? 0 : 1;
 }
 
-enum { C_CAT, C_INFLATE, C_READ, C_READ_SKIP, C_MEMCHR2, C_CLI, NCASE };
+enum { C_CAT, C_INFLATE, C_READ, C_READ_SKIP, C_MEMCHR2, C_CLI, C_READ_1T, C_CLI_OLD, NCASE };
 
 static int run_case(int which, const char *path, struct result *res)
 {
@@ -187,10 +195,12 @@ static int run_case(int which, const char *path, struct result *res)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		int rc = which == C_CAT || which == C_CLI ? child_shell(path, which == C_CLI, p[1]) :
+		int rc = which == C_CAT ? child_shell(path, NULL, p[1]) :
+			which == C_CLI ? child_shell(path, cli_bin, p[1]) :
+			which == C_CLI_OLD ? child_shell(path, old_bin, p[1]) :
 			which == C_INFLATE ? child_inflate(path, p[1]) :
 			which == C_MEMCHR2 ? child_memchr2(path, p[1]) :
-			child_read(path, which == C_READ_SKIP, p[1]);
+			child_read(path, which == C_READ_SKIP, which == C_READ_1T, p[1]);
 		_exit(rc);
 	}
 	close(p[1]);
@@ -200,6 +210,8 @@ static int run_case(int which, const char *path, struct result *res)
 	    WEXITSTATUS(status) != 0 || n <= 0)
 		return -1;
 	res->secs = now_s() - t0;
+	res->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 	res->rss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;  /* KiB -> MB (10^6 B) */
 	buf[n] = '\0';
 	if (sscanf(buf, "%llu %llu", &res->events, &res->bytes) != 2)
@@ -209,19 +221,24 @@ static int run_case(int which, const char *path, struct result *res)
 
 int main(int argc, char **argv)
 {
-	int skip = 0, a = 1;
+	int skip = 0, one = 0, a = 1;
 	struct stat st;
 
 	for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
 		if (strcmp(argv[a], "-p") == 0)
 			skip = 1;
+		else if (strcmp(argv[a], "-1") == 0)
+			one = 1;
 		else if (strcmp(argv[a], "-t") == 0 && a + 1 < argc)
 			cli_bin = argv[++a];
+		else if (strcmp(argv[a], "-o") == 0 && a + 1 < argc)
+			old_bin = argv[++a];
 		else
 			break;
 	}
 	if (a >= argc || stat(argv[a], &st) != 0) {
-		fprintf(stderr, "usage: bench_trace [-p] [-t TRAINSCOPE] FILE.json|FILE.json.gz [RUNS]\n");
+		fprintf(stderr, "usage: bench_trace [-p] [-1] [-t TRAINSCOPE] [-o OLD_TRAINSCOPE] "
+			"FILE.json|FILE.json.gz [RUNS]\n");
 		return 2;
 	}
 	const char *path = argv[a];
@@ -243,10 +260,14 @@ int main(int argc, char **argv)
 	int ncases = skip ? 3 : 2;
 	if (!gz)
 		cases[ncases++] = C_MEMCHR2;
+	if (one)
+		cases[ncases++] = C_READ_1T;
+	if (old_bin)
+		cases[ncases++] = C_CLI_OLD;
 	if (cli_bin)
 		cases[ncases++] = C_CLI;
-	double secs[NCASE][16], rss[NCASE][16], ratio[16], ratio_skip[16], ratio_mc[16];
-	double cli_ratio[16];
+	double secs[NCASE][16], cpu[NCASE][16], rss[NCASE][16], ratio[16], ratio_skip[16], ratio_mc[16];
+	double cli_ratio[16], one_ratio[16], old_ratio[16], load[3] = { 0, 0, 0 };
 	struct result r[NCASE];
 
 	/* warm-up round: page cache, and the event count to check against */
@@ -256,20 +277,26 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	unsigned long long events = r[C_READ].events, bytes = r[C_READ].bytes;
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	double load0 = load[0];
 	for (int k = 0; k < runs; k++) {
 		for (int c = 0; c < ncases; c++) {
 			struct result x;
 			if (run_case(cases[c], path, &x) ||
-			    (cases[c] == C_READ && x.events != events)) {
+			    ((cases[c] == C_READ || cases[c] == C_READ_1T) && x.events != events)) {
 				fprintf(stderr, "bench_trace: case %d failed or changed\n", cases[c]);
 				return 1;
 			}
 			secs[cases[c]][k] = x.secs;
+			cpu[cases[c]][k] = x.cpu;
 			rss[cases[c]][k] = x.rss_mb;
 		}
 		ratio[k] = secs[base][k] / secs[C_READ][k];
 		ratio_skip[k] = skip ? secs[base][k] / secs[C_READ_SKIP][k] : 0;
 		ratio_mc[k] = gz ? 0 : secs[C_MEMCHR2][k] / secs[C_READ][k];
+		one_ratio[k] = one ? secs[C_READ_1T][k] / secs[C_READ][k] : 0;
+		old_ratio[k] = old_bin && cli_bin ? secs[C_CLI_OLD][k] / secs[C_CLI][k] : 0;
 		cli_ratio[k] = cli_bin ? secs[gz ? C_INFLATE : C_MEMCHR2][k] / secs[C_CLI][k] : 0;
 	}
 	double mb = (double)bytes / 1e6;
@@ -277,14 +304,20 @@ int main(int argc, char **argv)
 	printf("file           %s (%s, %.1f MB on disk, %.1f MB JSON, %llu events, %.0f B/event)\n",
 	       path, gz ? "gzip" : "plain", file_mb, mb, events, (double)bytes / (double)events);
 	printf("rounds         %d (median; each case a fresh process, interleaved)\n", runs);
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("load average   %.2f before the rounds, %.2f after (1 min)\n", load0, load[0]);
 	static const char *const names[] = { "cat >/dev/null", "zlib inflate", "ts_trace_read",
 					     "read, skip py+flow", "memchr '\"', 2 thr",
-					     "trace --json (CLI)" };
-	printf("%-18s %10s %10s %12s %12s\n", "case", "time_s", "MB/s", "peak_rss_MB", "rss_%_json");
+					     "trace --json (CLI)", "read, one thread",
+					     "trace --json (old)" };
+	printf("%-18s %10s %10s %10s %12s %12s\n", "case", "time_s", "cpu_s", "MB/s", "peak_rss_MB",
+	       "rss_%_json");
 	for (int c = 0; c < ncases; c++) {
 		int w = cases[c];
-		double t = median(secs[w], runs), m = median(rss[w], runs);
-		printf("%-18s %10.3f %10.0f %12.1f %12.1f\n", names[w], t, mb / t, m, 100.0 * m / mb);
+		double t = median(secs[w], runs), u = median(cpu[w], runs), m = median(rss[w], runs);
+		printf("%-18s %10.3f %10.3f %10.0f %12.1f %12.1f\n", names[w], t, u, mb / t, m,
+		       100.0 * m / mb);
 	}
 	printf("ratio          ts_trace_read / %s = %.2f (speed, median of per-round ratios)\n",
 	       gz ? "zlib inflate" : "cat", median(ratio, runs));
@@ -294,6 +327,11 @@ int main(int argc, char **argv)
 	if (!gz)
 		printf("ratio          ts_trace_read / memchr 2 threads = %.2f (speed)\n",
 		       median(ratio_mc, runs));
+	if (one)
+		printf("ratio          ts_trace_read one thread / split = %.2f (speed-up)\n",
+		       median(one_ratio, runs));
+	if (old_bin && cli_bin)
+		printf("ratio          trace --json old / new = %.2f (speed-up)\n", median(old_ratio, runs));
 	if (cli_bin)
 		printf("ratio          trace --json / %s = %.2f (speed; issue #14 goal >= %s)\n",
 		       gz ? "zlib inflate" : "memchr 2 threads", median(cli_ratio, runs),

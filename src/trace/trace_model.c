@@ -13,6 +13,7 @@
 #include <string.h>
 #include "trainscope/limits.h"
 #include "trainscope/trace.h"
+#include "trace_int.h"
 
 static const char *const cat_names[TS_CAT_COUNT] = {
 	[TS_CAT_OTHER] = "other",
@@ -387,4 +388,128 @@ void ts_trace_event_init(struct ts_trace_event *x)
 	x->correlation = TS_NONE;
 	x->external_id = TS_NONE;
 	x->flow_id = TS_NONE;
+}
+
+/* ------------------------------------------------ batches (trace_int.h) */
+
+static uint32_t remap_id(const uint32_t *remap, uint32_t id)
+{
+	return id == TS_NO_ID ? TS_NO_ID : remap[id];
+}
+
+static int64_t remap_strid(const uint32_t *remap, int64_t v)
+{
+	return TS_IS_STRID(v) ? TS_STRID(remap[v - TS_STRID_BASE]) : v;
+}
+
+/* Side table rows of b with their event index moved by off (a macro: four
+ * row types with the same leading `ev`). */
+#define APPEND_ROWS(dst, src, off, fix)                                      \
+	do {                                                                 \
+		if (TS_VEC_RESERVE((dst), (dst).n + (src).n))                \
+			return TS_ENOMEM;                                    \
+		for (size_t k_ = 0; k_ < (src).n; k_++) {                    \
+			(dst).v[(dst).n + k_] = (src).v[k_];                 \
+			(dst).v[(dst).n + k_].ev += (off);                   \
+			fix;                                                 \
+		}                                                            \
+	} while (0)
+
+int trace_append_batch(struct ts_trace *t, const struct ts_trace *b, const uint32_t *remap)
+{
+	struct ts_trace_events *e = &t->ev;
+	const struct ts_trace_events *x = &b->ev;
+	size_t n0 = e->n, bn = x->n;
+	int rc;
+
+	if (!bn)
+		return 0;
+	if (n0 + bn >= UINT32_MAX)
+		return TS_ELIMIT;
+	if (n0 + bn > e->cap && (rc = ts_trace_reserve(t, n0 + bn)))
+		return rc;
+	/* room in every side table first, so that a failure leaves t as it was */
+	for (int c = 0; c < TS_C32_COUNT; c++) {
+		struct ts_c32_side *side = &e->esc[c];
+		size_t need = side->n + x->esc[c].n;
+		if (need > side->cap) {
+			size_t cap = side->cap ? side->cap : 16;
+			while (cap < need)
+				cap *= 2;
+			struct ts_c32_esc *nv = realloc(side->v, cap * sizeof(*nv));
+			if (!nv)
+				return TS_ENOMEM;
+			side->v = nv;
+			side->cap = cap;
+		}
+	}
+	if (TS_VEC_RESERVE(t->coll, t->coll.n + b->coll.n) ||
+	    TS_VEC_RESERVE(t->xfer, t->xfer.n + b->xfer.n) ||
+	    TS_VEC_RESERVE(t->mem, t->mem.n + b->mem.n) ||
+	    TS_VEC_RESERVE(t->flops, t->flops.n + b->flops.n))
+		return TS_ENOMEM;
+	memcpy(e->ts_ns + n0, x->ts_ns, bn * sizeof(*e->ts_ns));
+	memcpy(e->dur_ns + n0, x->dur_ns, bn * sizeof(*e->dur_ns));
+	memcpy(e->cat + n0, x->cat, bn * sizeof(*e->cat));
+	memcpy(e->ph + n0, x->ph, bn * sizeof(*e->ph));
+	memcpy(e->device + n0, x->device, bn * sizeof(*e->device));
+	memcpy(e->pid + n0, x->pid, bn * sizeof(*e->pid));
+	memcpy(e->tid + n0, x->tid, bn * sizeof(*e->tid));
+	memcpy(e->stream + n0, x->stream, bn * sizeof(*e->stream));
+	memcpy(e->correlation + n0, x->correlation, bn * sizeof(*e->correlation));
+	memcpy(e->external_id + n0, x->external_id, bn * sizeof(*e->external_id));
+	memcpy(e->flow_id + n0, x->flow_id, bn * sizeof(*e->flow_id));
+	for (size_t i = 0; i < bn; i++) {
+		e->name[n0 + i] = remap_id(remap, x->name[i]);
+		e->cat_str[n0 + i] = remap_id(remap, x->cat_str[i]);
+	}
+	for (int c = 0; c < TS_C32_COUNT; c++) {
+		struct ts_c32_side *side = &e->esc[c];
+		const struct ts_c32_side *from = &x->esc[c];
+		int strs = c == TS_C32_PID || c == TS_C32_TID;
+		for (size_t k = 0; k < from->n; k++) {
+			struct ts_c32_esc v = from->v[k];
+			v.ev += (uint32_t)n0;
+			if (strs)
+				v.v = remap_strid(remap, v.v);
+			side->v[side->n++] = v;
+		}
+	}
+	APPEND_ROWS(t->coll, b->coll, (uint32_t)n0, {
+		struct ts_trace_coll *c_ = &t->coll.v[t->coll.n + k_];
+		c_->coll_name = remap_id(remap, c_->coll_name);
+		c_->pg_name = remap_id(remap, c_->pg_name);
+		c_->pg_desc = remap_id(remap, c_->pg_desc);
+		c_->dtype = remap_id(remap, c_->dtype);
+	});
+	t->coll.n += b->coll.n;
+	APPEND_ROWS(t->xfer, b->xfer, (uint32_t)n0, (void)0);
+	t->xfer.n += b->xfer.n;
+	APPEND_ROWS(t->mem, b->mem, (uint32_t)n0, (void)0);
+	t->mem.n += b->mem.n;
+	APPEND_ROWS(t->flops, b->flops, (uint32_t)n0, (void)0);
+	t->flops.n += b->flops.n;
+	e->n = n0 + bn;
+	return 0;
+}
+
+void trace_batch_clear(struct ts_trace *b)
+{
+	struct ts_trace_events ev = b->ev;
+	TS_VEC(struct ts_trace_coll) coll = { b->coll.v, 0, b->coll.cap };
+	TS_VEC(struct ts_trace_xfer) xfer = { b->xfer.v, 0, b->xfer.cap };
+	TS_VEC(struct ts_trace_mem) mem = { b->mem.v, 0, b->mem.cap };
+	TS_VEC(struct ts_trace_flops) flops = { b->flops.v, 0, b->flops.cap };
+
+	ev.n = 0;
+	for (int c = 0; c < TS_C32_COUNT; c++)
+		ev.esc[c].n = 0;
+	ts_intern_release(&b->strings);
+	ts_arena_release(&b->arena);
+	ts_trace_init(b);
+	b->ev = ev;
+	memcpy(&b->coll, &coll, sizeof(coll));
+	memcpy(&b->xfer, &xfer, sizeof(xfer));
+	memcpy(&b->mem, &mem, sizeof(mem));
+	memcpy(&b->flops, &flops, sizeof(flops));
 }

@@ -22,9 +22,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
 #include "trace_src.h"
+#include "trace_int.h"
 #include "trainscope/limits.h"
 
 #if defined(__SSE2__)
@@ -88,6 +90,8 @@ struct prefault {
 	size_t done;              /* sync: events populated so far */
 };
 
+struct split;
+
 struct rd {
 	struct trace_src src;
 	struct prefault pf;
@@ -111,6 +115,12 @@ struct rd {
 	/* vendor hints */
 	int hint_vendor;          /* from metadata keys */
 	uint64_t ncat[TS_CAT_COUNT];
+
+	/* split parse (reader only; NULL / 0 in the helper) */
+	struct split *sp;
+	size_t split_chunk;       /* 0: one thread */
+	int split_patient;        /* chunk size forced (tests): no chunk skipped */
+	struct trace_split_stats *split_stats;
 };
 
 /* ------------------------------------------------------------ window */
@@ -1154,6 +1164,7 @@ static void evargs_rare_init(struct evargs *a)
 	a->bytes = a->mem_bytes = TS_NONE;
 	a->total_alloc = a->total_resv = TS_NONE;
 	a->dev_type = a->dev_id = -1;
+	a->comms_id = 0;      /* "Comms Id" absent */
 }
 
 static inline void evargs_init(struct evargs *a)
@@ -1546,6 +1557,406 @@ static int resync(struct rd *r, size_t *ip)
 	}
 }
 
+/* ------------------------------------------------------ split parse */
+
+/*
+ * One file's event array on two cores (plain files and plain memory).
+ * The input is cut into chunks of `chunk` bytes by offset; a helper
+ * thread takes the odd chunks, the reader itself parses everything else
+ * as before. The helper does not know whether a chunk starts inside a
+ * string, so it starts at a candidate event start (the resync pattern
+ * "}" ws "," ws "{" ws '"' after the chunk's first byte) and parses
+ * speculatively into a batch: a trace of its own with its own string ids,
+ * stopping after the last event that starts in the chunk, at the end of
+ * the array, and before anything that is not a clean event (an error,
+ * a repair, an unusable ts/dur, the end of input, a limit). The reader
+ * uses a batch only when its own serial parse arrives at an event that
+ * starts exactly at the candidate: then the bytes from there are events
+ * the serial parse would read the same way, so it appends the batch
+ * (strings interned in the batch's first-appearance order, ids remapped),
+ * moves its window to the end of the batch's last event and carries on
+ * serially. Passing the candidate anywhere else (it was inside a string
+ * or a metadata value) discards the batch. The result is the serial
+ * result, byte for byte.
+ */
+enum { SL_EMPTY, SL_BUSY, SL_DONE };
+#define CAND_UNKNOWN UINT64_MAX
+#define CAND_NONE (UINT64_MAX - 1)
+#define NSLOT 2
+
+struct split_slot {
+	int state;                /* SL_*, under the mutex */
+	uint64_t k;               /* chunk index */
+	uint64_t cand;            /* first event's offset, CAND_* */
+	atomic_int cancel;        /* the reader is past it: stop */
+	struct ts_trace b;        /* the batch */
+	struct rd w;              /* the helper's parser state for it */
+	struct ts_err err;
+	size_t nstr;              /* strings interned up to the last event kept */
+	uint64_t end;             /* offset after the last kept event's '}' */
+	int ok;                   /* at least one event, no failure */
+};
+
+struct split {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct split_slot slot[NSLOT];
+	size_t chunk;
+	uint64_t size;            /* input bytes */
+	int legacy;
+	int patient;              /* tests: the reader waits for every odd chunk */
+	int stop;
+	uint64_t next_claim;      /* next odd chunk the helper takes */
+	uint64_t mk;              /* the chunk the reader expects next */
+	uint64_t next_check;      /* the reader looks at the helper from here */
+	struct trace_src src;     /* the helper's reads (one chunk at a time) */
+	TS_VEC(uint32_t) remap;
+	struct trace_split_stats stats;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The helper's parse of chunk s->k into s->b. */
+static void split_chunk(struct split *sp, struct split_slot *s)
+{
+	struct rd *w = &s->w;
+	struct ts_trace_event e;
+	struct evargs a;
+	uint64_t from = s->k * sp->chunk, to = from + sp->chunk;
+	size_t i = 0, start;
+	int rc;
+
+	trace_batch_clear(&s->b);
+	s->b.meta.legacy = sp->legacy;
+	w->catmap.n = 0;
+	memset(w->icache, 0, ICACHE_N * sizeof(*w->icache));
+	memset(w->ncat, 0, sizeof(w->ncat));
+	s->ok = 0;
+	s->nstr = 0;
+	s->end = 0;
+	uint64_t cand = CAND_NONE;
+	if (trace_src_seek(&w->src, from, w->err) || refill(w, 0) < 0)
+		goto publish;
+	w->bad_at = 0;
+	for (;;) {
+		rc = resync(w, &i);
+		if (rc != P_OK || w->d[i] == '{')
+			break;
+		w->bad_at = i + 1;   /* "}" "]": look further */
+	}
+	if (rc == P_OK && abs_off(w, i) < to)
+		cand = abs_off(w, i);
+publish:
+	pthread_mutex_lock(&sp->mu);
+	s->cand = cand;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	if (cand == CAND_NONE)
+		return;
+	for (;;) {
+		if (atomic_load_explicit(&s->cancel, memory_order_relaxed))
+			return;
+		start = i;
+		rc = parse_event(w, &i, &e, &a);
+		if (rc == P_NEED) {
+			if (refill(w, start) < 0)
+				return;
+			i = 0;
+			continue;
+		}
+		if (rc != P_OK || w->repaired || a.bad_ts || a.bad_dur ||
+		    (e.ph == 'X' && e.dur_ns != TS_NONE && e.dur_ns < 0))
+			return;   /* the reader parses this one itself */
+		if (commit_event(w, &e, &a, abs_off(w, start))) {
+			s->ok = 0;
+			return;
+		}
+		s->nstr = s->b.strings.count;
+		s->end = abs_off(w, i);
+		s->ok = 1;
+		/* "," and the next event's '{', refilling */
+		for (int sep = 0; sep < 2; sep++) {
+			for (;;) {
+				i = skip_ws(w->d, i, w->len);
+				if (i < w->len || w->eof)
+					break;
+				if (refill(w, i) < 0)
+					return;
+				i = 0;
+			}
+			if (i >= w->len || w->d[i] != (sep ? '{' : ','))
+				return;
+			if (!sep)
+				i++;
+		}
+		if (abs_off(w, i) >= to)
+			return;
+	}
+}
+
+static void *split_main(void *arg)
+{
+	struct split *sp = arg;
+
+	pthread_mutex_lock(&sp->mu);
+	for (;;) {
+		struct split_slot *s = NULL;
+		while (!sp->stop) {
+			for (int k = 0; k < NSLOT && !s; k++)
+				if (sp->slot[k].state == SL_EMPTY)
+					s = &sp->slot[k];
+			if (s)
+				break;
+			pthread_cond_wait(&sp->cv, &sp->mu);
+		}
+		if (sp->stop || sp->next_claim * sp->chunk >= sp->size)
+			break;
+		/* behind the reader: jump to the chunk after the one it expects */
+		if (!sp->patient && sp->next_claim <= sp->mk)
+			sp->next_claim = sp->mk + 2;
+		if (sp->next_claim * sp->chunk >= sp->size)
+			break;
+		s->k = sp->next_claim;
+		sp->next_claim += 2;
+		s->state = SL_BUSY;
+		s->cand = CAND_UNKNOWN;
+		atomic_store(&s->cancel, 0);
+		sp->stats.chunks++;
+		pthread_mutex_unlock(&sp->mu);
+		double t0 = thread_cpu_s();
+		s->w.src = sp->src;
+		split_chunk(sp, s);
+		sp->src = s->w.src;
+		memset(&s->w.src, 0, sizeof(s->w.src));
+		pthread_mutex_lock(&sp->mu);
+		sp->stats.helper_s += thread_cpu_s() - t0;
+		if (s->cand == CAND_UNKNOWN)
+			s->cand = CAND_NONE;
+		s->state = atomic_load(&s->cancel) ? SL_EMPTY : SL_DONE;
+		pthread_cond_broadcast(&sp->cv);
+	}
+	pthread_mutex_unlock(&sp->mu);
+	return NULL;
+}
+
+static void split_free(struct split *sp)
+{
+	for (int k = 0; k < NSLOT; k++) {
+		struct split_slot *s = &sp->slot[k];
+		ts_trace_release(&s->b);
+		free(s->w.icache);
+		ts_sb_release(&s->w.sb);
+		TS_VEC_RELEASE(s->w.catmap);
+	}
+	trace_src_release(&sp->src);
+	TS_VEC_RELEASE(sp->remap);
+	free(sp);
+}
+
+/* Start the helper for the array the reader is about to parse (first
+ * array only: the helper covers the whole input). */
+static void split_start(struct rd *r)
+{
+	struct split *sp;
+
+	if (r->sp || !r->split_chunk || !trace_src_can_seek(&r->src))
+		return;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return;
+	sp->chunk = r->split_chunk;
+	sp->patient = r->split_patient;
+	sp->size = r->src.mem ? r->src.mem_len : r->src.size_hint;
+	sp->legacy = r->t->meta.legacy;
+	sp->next_claim = 1;
+	sp->mk = 1;
+	sp->next_check = sp->chunk;
+	for (int k = 0; k < NSLOT; k++) {
+		struct split_slot *s = &sp->slot[k];
+		struct rd *w = &s->w;
+		ts_trace_init(&s->b);
+		atomic_init(&s->cancel, 0);
+		s->k = UINT64_MAX;
+		w->t = &s->b;
+		w->o = r->o;
+		w->strict = r->strict;
+		w->err = &s->err;
+		ts_sb_init(&w->sb);
+		w->icache = calloc(ICACHE_N, sizeof(*w->icache));
+		if (!w->icache) {
+			split_free(sp);
+			return;
+		}
+	}
+	if (trace_src_clone(&sp->src, &r->src, 0, &sp->slot[0].err)) {
+		split_free(sp);
+		return;
+	}
+	pthread_mutex_init(&sp->mu, NULL);
+	pthread_cond_init(&sp->cv, NULL);
+	if (pthread_create(&sp->th, NULL, split_main, sp) != 0) {
+		pthread_mutex_destroy(&sp->mu);
+		pthread_cond_destroy(&sp->cv);
+		split_free(sp);
+		return;
+	}
+	r->sp = sp;
+}
+
+static void split_stop(struct rd *r)
+{
+	struct split *sp = r->sp;
+
+	if (!sp)
+		return;
+	pthread_mutex_lock(&sp->mu);
+	sp->stop = 1;
+	for (int k = 0; k < NSLOT; k++)
+		atomic_store(&sp->slot[k].cancel, 1);
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	pthread_join(sp->th, NULL);
+	pthread_mutex_destroy(&sp->mu);
+	pthread_cond_destroy(&sp->cv);
+	if (r->split_stats)
+		*r->split_stats = sp->stats;
+	split_free(sp);
+	r->sp = NULL;
+}
+
+/* Append a finished batch; 1 when it cannot be (the reader parses its
+ * bytes itself and meets the same condition), else 0 or a negative code. */
+static int split_take(struct rd *r, struct split_slot *s)
+{
+	struct split *sp = r->sp;
+	struct ts_trace *t = r->t;
+	const struct ts_intern *bs = &s->b.strings;
+	int rc;
+
+	/* room first: a refusal must leave the strings untouched */
+	if (t->ev.n + s->b.ev.n > t->ev.cap) {
+		int was = t->over_budget;
+		if ((r->pf.started || r->pf.sync))
+			pf_stop(r);   /* the columns are about to move */
+		if (ts_trace_reserve(t, t->ev.n + s->b.ev.n)) {
+			t->over_budget = was;
+			return 1;
+		}
+	}
+	if (TS_VEC_RESERVE(sp->remap, s->nstr ? s->nstr : 1))
+		return TS_ENOMEM;
+	for (size_t id = 0; id < s->nstr; id++) {
+		int64_t x = ts_intern(&t->strings, bs->strs[id], bs->lens[id]);
+		if (x < 0)
+			return (int)x;
+		sp->remap.v[id] = (uint32_t)x;
+	}
+	for (size_t id = 0; id < s->nstr && id < s->w.catmap.n; id++)
+		if (s->w.catmap.v[id])
+			(void)cat_for(r, sp->remap.v[id]);
+	if ((rc = trace_append_batch(t, &s->b, sp->remap.v)))
+		return rc;
+	for (int c = 0; c < TS_CAT_COUNT; c++)
+		r->ncat[c] += s->w.ncat[c];
+	t->meta.skipped += s->b.meta.skipped;
+	if (r->pf.started)
+		atomic_store_explicit(&r->pf.parsed, t->ev.n, memory_order_relaxed);
+	sp->stats.handed++;
+	sp->stats.events += s->b.ev.n;
+	return 0;
+}
+
+static struct split_slot *split_head(struct split *sp)
+{
+	for (int k = 0; k < NSLOT; k++)
+		if (sp->slot[k].state != SL_EMPTY && sp->slot[k].k == sp->mk)
+			return &sp->slot[k];
+	return NULL;
+}
+
+/* The reader's next event starts at d[i], at or past sp->next_check.
+ * Returns 1 when a batch was appended (the window then starts after its
+ * last event, before the separator), 0 to parse on, or a negative code. */
+static int split_at(struct rd *r, size_t i)
+{
+	struct split *sp = r->sp;
+	uint64_t at = abs_off(r, i);
+	struct split_slot *s;
+	int rc;
+	double t0 = mono_s();
+
+	pthread_mutex_lock(&sp->mu);
+	while (at >= sp->next_check) {
+		s = split_head(sp);
+		while (!s && sp->patient && sp->next_claim <= sp->mk) {
+			pthread_cond_wait(&sp->cv, &sp->mu);
+			s = split_head(sp);
+		}
+		if (!s) {
+			/* not taken yet: the reader parses that chunk itself */
+			if (sp->next_claim == sp->mk)
+				sp->next_claim += 2;
+			sp->mk += 2;
+			sp->next_check = sp->mk * sp->chunk;
+			continue;
+		}
+		while (s->cand == CAND_UNKNOWN)
+			pthread_cond_wait(&sp->cv, &sp->mu);
+		if (at < s->cand && s->cand != CAND_NONE) {
+			sp->next_check = s->cand;
+			break;
+		}
+		if (at == s->cand) {
+			while (s->state != SL_DONE)
+				pthread_cond_wait(&sp->cv, &sp->mu);
+			sp->stats.wait_s += mono_s() - t0;
+			pthread_mutex_unlock(&sp->mu);
+			rc = s->ok ? split_take(r, s) : 1;
+			uint64_t end = s->end;
+			pthread_mutex_lock(&sp->mu);
+			s->state = SL_EMPTY;
+			s->k = UINT64_MAX;
+			sp->mk += 2;
+			sp->next_check = sp->mk * sp->chunk;
+			pthread_cond_broadcast(&sp->cv);
+			pthread_mutex_unlock(&sp->mu);
+			if (rc)
+				return rc < 0 ? rc : 0;
+			if ((rc = trace_src_seek(&r->src, end, r->err)))
+				return rc;
+			win_sync(r);
+			return 1;
+		}
+		/* passed it (or none): discard */
+		atomic_store(&s->cancel, 1);
+		if (s->state == SL_DONE) {
+			s->state = SL_EMPTY;
+			s->k = UINT64_MAX;
+		}
+		sp->mk += 2;
+		sp->next_check = sp->mk * sp->chunk;
+		pthread_cond_broadcast(&sp->cv);
+	}
+	sp->stats.wait_s += mono_s() - t0;
+	pthread_mutex_unlock(&sp->mu);
+	return 0;
+}
+
 /* ------------------------------------------------------ metadata */
 
 static int meta_json_error(struct rd *r, size_t start, const struct ts_err *je)
@@ -1910,6 +2321,7 @@ static int read_events(struct rd *r, size_t *ip)
 	size_t i = *ip + 1, start;
 	int rc;
 
+	split_start(r);
 	for (;;) {
 		i = skip_ws(r->d, i, r->len);
 		if (i >= r->len) {
@@ -1922,6 +2334,15 @@ static int read_events(struct rd *r, size_t *ip)
 		}
 		if (r->d[i] == ']')
 			break;
+		if (r->sp && r->d[i] == '{' && abs_off(r, i) >= r->sp->next_check) {
+			rc = split_at(r, i);
+			if (rc < 0)
+				return rc;
+			if (rc == 1) {
+				i = 0;   /* after the batch's last event */
+				goto separator;
+			}
+		}
 		/* one event */
 		start = i;
 		if (r->d[i] != '{')
@@ -1953,7 +2374,7 @@ static int read_events(struct rd *r, size_t *ip)
 		}
 		if ((rc = commit_event(r, &e, &a, abs_off(r, start))))
 			return rc;
-		/* separator */
+separator:
 		for (;;) {
 			i = skip_ws(r->d, i, r->len);
 			if (i < r->len || r->eof)
@@ -2242,10 +2663,24 @@ out:
 }
 
 static int read_src(struct ts_trace *t, struct rd *r, const char *name,
-		    const struct ts_trace_opts *opts, struct ts_err *err)
+		    const struct ts_trace_opts *opts, size_t split,
+		    struct trace_split_stats *stats, struct ts_err *err)
 {
 	size_t n = strlen(name);
 	int rc;
+
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	r->split_stats = stats;
+	if (split != TRACE_SPLIT_OFF && trace_src_can_seek(&r->src)) {
+		uint64_t size = r->src.mem ? r->src.mem_len : r->src.size_hint;
+		if (split != TRACE_SPLIT_AUTO) {
+			r->split_chunk = split;
+			r->split_patient = 1;
+		}
+		else if (size >= TRACE_SPLIT_FROM && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+			r->split_chunk = TRACE_SPLIT_CHUNK;
+	}
 
 	if (n >= sizeof(t->path))
 		n = sizeof(t->path) - 1;
@@ -2262,6 +2697,7 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
 	rc = read_all(r);
+	split_stop(r);
 	pf_stop(r);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
@@ -2286,8 +2722,8 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	return rc;
 }
 
-int ts_trace_read(struct ts_trace *t, const char *path,
-		  const struct ts_trace_opts *opts, struct ts_err *err)
+int trace_read_split(struct ts_trace *t, const char *path, const struct ts_trace_opts *opts,
+		     size_t split, struct trace_split_stats *stats, struct ts_err *err)
 {
 	struct rd r;
 	int rc;
@@ -2300,12 +2736,12 @@ int ts_trace_read(struct ts_trace *t, const char *path,
 		trace_src_release(&r.src);
 		return rc;
 	}
-	return read_src(t, &r, path, opts, err);
+	return read_src(t, &r, path, opts, split, stats, err);
 }
 
-int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
-		      const char *name, const struct ts_trace_opts *opts,
-		      struct ts_err *err)
+int trace_read_mem_split(struct ts_trace *t, const void *data, size_t n, const char *name,
+			 const struct ts_trace_opts *opts, size_t split,
+			 struct trace_split_stats *stats, struct ts_err *err)
 {
 	struct rd r;
 	int rc;
@@ -2320,5 +2756,18 @@ int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
 		trace_src_release(&r.src);
 		return rc;
 	}
-	return read_src(t, &r, name, opts, err);
+	return read_src(t, &r, name, opts, split, stats, err);
+}
+
+int ts_trace_read(struct ts_trace *t, const char *path,
+		  const struct ts_trace_opts *opts, struct ts_err *err)
+{
+	return trace_read_split(t, path, opts, TRACE_SPLIT_AUTO, NULL, err);
+}
+
+int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
+		      const char *name, const struct ts_trace_opts *opts,
+		      struct ts_err *err)
+{
+	return trace_read_mem_split(t, data, n, name, opts, TRACE_SPLIT_AUTO, NULL, err);
 }

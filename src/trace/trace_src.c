@@ -549,7 +549,8 @@ static int gz_step(struct trace_src *s, size_t keep, struct ts_err *err)
 static int64_t read_some(struct trace_src *s, unsigned char *dst, size_t n, struct ts_err *err)
 {
 	for (;;) {
-		ssize_t r = read(s->fd, dst, n);
+		ssize_t r = s->at_offset ? pread(s->fd, dst, n, (off_t)(s->base + s->len)) :
+			read(s->fd, dst, n);
 		if (r >= 0)
 			return r;
 		if (errno != EINTR)
@@ -579,7 +580,12 @@ static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 		s->data = p;
 		s->cap = cap;
 	}
-	int64_t r = read_some(s, s->buf + tail, s->cap - tail, err);
+	/* after a seek (the split parse) read 1 MiB at a time: the rest of a
+	 * big window would be touched for nothing */
+	size_t want = s->cap - tail;
+	if (s->at_offset && want > RAW_CHUNK)
+		want = RAW_CHUNK;
+	int64_t r = read_some(s, s->buf + tail, want, err);
 	if (r < 0)
 		return (int)r;
 	if (r == 0)
@@ -737,6 +743,62 @@ int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err)
 	return plain_more(s, keep, err);
 }
 
+int trace_src_can_seek(const struct trace_src *s)
+{
+	return !s->gzip && (s->mem || (s->seekable && s->fd >= 0));
+}
+
+int trace_src_seek(struct trace_src *s, uint64_t off, struct ts_err *err)
+{
+	if (!trace_src_can_seek(s))
+		return ts_err_set(err, TS_EINTERNAL, "seek on an input that cannot seek");
+	if (s->mem) {
+		if (off > s->mem_len)
+			off = s->mem_len;
+		s->base = off;
+		s->data = s->mem + off;
+		s->len = s->mem_len - (size_t)off;
+		s->eof = 1;
+		return 0;
+	}
+	if (s->gz) {
+		/* the read thread and its ring go; pread() from now on */
+		gz_release(s->gz);
+		s->gz = NULL;
+	}
+	s->at_offset = 1;
+	s->base = off;
+	s->len = 0;
+	s->data = s->buf;
+	s->eof = 0;
+	return 0;
+}
+
+int trace_src_clone(struct trace_src *s, const struct trace_src *from, uint64_t off,
+		    struct ts_err *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	memcpy(s->path, from->path, sizeof(s->path));
+	s->size_hint = from->size_hint;
+	if (from->mem) {
+		s->mem = from->mem;
+		s->mem_len = from->mem_len;
+		return trace_src_seek(s, off, err);
+	}
+	if (!trace_src_can_seek(from))
+		return ts_err_set(err, TS_EINTERNAL, "clone of an input that cannot seek");
+	s->fd = dup(from->fd);
+	if (s->fd < 0)
+		return ts_err_at(err, TS_EIO, s->path, -1, -1, "cannot open: %s", strerror(errno));
+	s->seekable = 1;
+	s->cap = RAW_CHUNK;
+	s->buf = page_alloc(s->cap);
+	if (!s->buf)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	return trace_src_seek(s, off, err);
+}
+
 /* Newlines in the first `upto` bytes of a regular file (pread again). */
 static int64_t plain_nl_upto(struct trace_src *s, uint64_t upto)
 {
@@ -823,7 +885,10 @@ int64_t trace_src_line_of(struct trace_src *s, uint64_t off)
 	int64_t before = (int64_t)s->nl_before;
 	if (!s->count_nl && s->base > 0) {
 		/* count the bytes before the window again */
-		before = s->gzip ? gz_nl_upto(s, s->base) : plain_nl_upto(s, s->base);
+		if (s->mem && !s->gzip)
+			before = (int64_t)count_nl(s->mem, (size_t)s->base);
+		else
+			before = s->gzip ? gz_nl_upto(s, s->base) : plain_nl_upto(s, s->base);
 		if (before < 0)
 			return -1;
 	}

@@ -40,6 +40,7 @@ struct trace_src {
 	size_t cap;
 	uint64_t nl_before;   /* newlines before base (counted when not seekable) */
 	int count_nl;
+	int at_offset;        /* seeked: plain reads are pread() at base + len */
 	struct trace_gz *gz;
 };
 
@@ -51,6 +52,22 @@ void trace_src_release(struct trace_src *s);
 /* Returns 0 (eof set when nothing more will come) or a negative code with
  * err filled. Invalidates pointers into the window. */
 int trace_src_more(struct trace_src *s, size_t keep, struct ts_err *err);
+
+/* Plain files (regular, not gzip) and plain memory only: move the window
+ * to the empty range at absolute offset off (the next trace_src_more()
+ * reads from there; memory input shows every byte from off). Stops the
+ * read thread if one runs. Returns 0 or TS_EINTERNAL for another input. */
+int trace_src_seek(struct trace_src *s, uint64_t off, struct ts_err *err);
+
+/* Whether trace_src_seek() and trace_src_clone() work on s. */
+int trace_src_can_seek(const struct trace_src *s);
+
+/* A second, independent source over the same plain file or memory as
+ * from (its own descriptor and window, pread() at its own offsets, no
+ * thread), positioned at off. Returns 0 or a negative code with err
+ * filled; release it with trace_src_release() either way. */
+int trace_src_clone(struct trace_src *s, const struct trace_src *from, uint64_t off,
+		    struct ts_err *err);
 
 /* 1-based line of an absolute offset at or before the window end, or -1
  * when it cannot be known (a pipe's bytes already gone). */
