@@ -397,9 +397,14 @@ static uint32_t remap_id(const uint32_t *remap, uint32_t id)
 	return id == TS_NO_ID ? TS_NO_ID : remap[id];
 }
 
-static int64_t remap_strid(const uint32_t *remap, int64_t v)
+/* A batch's pid/tid value: its string ids (id < nstr) remapped; the reader
+ * ends a batch before any number in the string-id range (trace_read.c
+ * raw_strid), so every other value is a plain number. */
+static int64_t remap_strid(const uint32_t *remap, size_t nstr, int64_t v)
 {
-	return TS_IS_STRID(v) ? TS_STRID(remap[v - TS_STRID_BASE]) : v;
+	return TS_IS_STRID(v) && (uint64_t)(v - TS_STRID_BASE) < nstr
+		       ? TS_STRID(remap[v - TS_STRID_BASE])
+		       : v;
 }
 
 /* Side table rows of b with their event index moved by off (a macro: four
@@ -471,7 +476,7 @@ int trace_append_batch(struct ts_trace *t, const struct ts_trace *b, const uint3
 			struct ts_c32_esc v = from->v[k];
 			v.ev += (uint32_t)n0;
 			if (strs)
-				v.v = remap_strid(remap, v.v);
+				v.v = remap_strid(remap, b->strings.count, v.v);
 			side->v[side->n++] = v;
 		}
 	}

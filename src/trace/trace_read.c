@@ -106,6 +106,10 @@ struct rd {
 	uint32_t *icache;         /* ICACHE_N string ids + 1, by a cheap key (0 = empty) */
 	int strict;
 	int repaired;             /* the current event needed a lenient repair */
+	int raw_strid;            /* the current event's pid or tid is a number in
+				   * the TS_STRID range (trace.h): only the serial
+				   * parse stores it (a batch could not tell it from
+				   * a string id when remapping) */
 
 	/* P_BAD details */
 	size_t bad_at;            /* window index */
@@ -985,8 +989,12 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 
 	if (*ip >= r->len)
 		return end_or_need(r);
-	if (r->d[*ip] != '"')
-		return value_int(r, ip, out);
+	if (r->d[*ip] != '"') {
+		rc = value_int(r, ip, out);
+		if (rc == P_OK && TS_IS_STRID(*out))
+			r->raw_strid = 1;
+		return rc;
+	}
 	rc = scan_str(r, ip, &v);
 	if (rc)
 		return rc;
@@ -996,8 +1004,11 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 		s += 7;
 		n -= 7;
 	}
-	if (n > 0 && !(v.flags & S_ESC) && ts_num_i64(s, n, out) == 0)
+	if (n > 0 && !(v.flags & S_ESC) && ts_num_i64(s, n, out) == 0) {
+		if (TS_IS_STRID(*out))
+			r->raw_strid = 1;
 		return P_OK;
+	}
 	uint32_t id;
 	rc = intern_view(r, &v, &id);
 	if (rc)
@@ -1323,6 +1334,7 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	ts_trace_event_init(e);
 	evargs_init(a);
 	r->repaired = 0;
+	r->raw_strid = 0;
 	OBJ_LOOP_BEGIN(r, i)
 	int kind = event_key_word(d_, i, len_, &adv);
 	if (kind >= 0) {
@@ -1679,7 +1691,7 @@ publish:
 			i = 0;
 			continue;
 		}
-		if (rc != P_OK || w->repaired || a.bad_ts || a.bad_dur ||
+		if (rc != P_OK || w->repaired || w->raw_strid || a.bad_ts || a.bad_dur ||
 		    (e.ph == 'X' && e.dur_ns != TS_NONE && e.dur_ns < 0))
 			return;   /* the reader parses this one itself */
 		if (commit_event(w, &e, &a, abs_off(w, start))) {
@@ -2678,7 +2690,12 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 			r->split_chunk = split;
 			r->split_patient = 1;
 		}
-		else if (size >= TRACE_SPLIT_FROM && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		/* only far from the memory budget (limits.h): the batches are
+		 * charged to it while they exist, so near it the event where the
+		 * budget refuses could depend on the threads' timing; columns
+		 * take at most ~1.4x the file (a 40 B event), 4x leaves room */
+		else if (size >= TRACE_SPLIT_FROM && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+			 size <= ts_mem_budget() / 4)
 			r->split_chunk = TRACE_SPLIT_CHUNK;
 	}
 

@@ -581,9 +581,11 @@ static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 		s->cap = cap;
 	}
 	/* after a seek (the split parse) read 1 MiB at a time: the rest of a
-	 * big window would be touched for nothing */
+	 * big window would be touched for nothing; but an event bigger than
+	 * that fills the whole window, so it is parsed again from its start
+	 * O(log size) times, not once per MiB */
 	size_t want = s->cap - tail;
-	if (s->at_offset && want > RAW_CHUNK)
+	if (s->at_offset && want > RAW_CHUNK && tail < RAW_CHUNK)
 		want = RAW_CHUNK;
 	int64_t r = read_some(s, s->buf + tail, want, err);
 	if (r < 0)

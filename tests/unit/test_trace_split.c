@@ -360,6 +360,14 @@ static void hostile(struct ts_sb *sb, int legacy, int damaged, int meta_objs)
 				   "\"args\": {\"name\": \"thread %d\"}}", k, k);
 			break;
 		default:
+			if (k % 26 == 12) {
+				/* numbers in the string-id range of trace.h: -3e18, and
+				 * exactly TS_STRID(4) as a numeric string; a batch must
+				 * not remap them as string ids (it read out of bounds) */
+				ts_sb_addf(sb, "\"ph\": \"X\", \"name\": \"raw\", \"pid\": -3000000000000000000, "
+					   "\"tid\": \"-4611686018427387900\", \"ts\": %d, \"dur\": 1}", k);
+				break;
+			}
 			ts_sb_addf(sb, "\"ph\": \"X\", \"cat\": \"mtia_ccp_events\", \"name\": \"%c\", \"pid\": 2, "
 				   "\"tid\": 3, \"ts\": %d, \"dur\": 1, \"id\": 7}", 'a' + k % 26, k);
 			break;
