@@ -184,7 +184,8 @@ struct ts_tele_read_opts {
  * Read one capture file (any format above) and append its GPUs and
  * samples (a second file's GPUs are new entries). Returns 0, TS_EIO,
  * TS_EPARSE naming file and line (not a telemetry format, a headerless CSV
- * without field names, a malformed row), TS_ELIMIT or TS_ENOMEM. A cut
+ * without field names, a malformed row), TS_ELIMIT or TS_ENOMEM; on an
+ * error t holds what it held before the call (nothing of the file). A cut
  * last record is a "truncated" note, not an error.
  */
 int ts_tele_read(struct ts_telemetry *t, const char *path,

@@ -1496,10 +1496,32 @@ static int read_own(struct rd *r)
 
 /* ------------------------------------------------------------- entry */
 
+/* Undo a failed read: the counts and fields as they were (before is a copy
+ * of *t taken first); buffers grown since and the arenas' bytes stay. */
+static void tele_restore(struct ts_telemetry *t, const struct ts_telemetry *before)
+{
+	t->format = before->format;
+	t->source = before->source;
+	t->fidelity = before->fidelity;
+	t->tool_version = before->tool_version;
+	t->driver_version = before->driver_version;
+	t->interval_ns = before->interval_ns;
+	t->gpus_attached = before->gpus_attached;
+	t->gpus.n = before->gpus.n;
+	t->samples.n = before->samples.n;
+	t->notes.v.n = before->notes.v.n;
+	t->errors.n = before->errors.n;
+	t->straggler.n = before->straggler.n;
+	t->sampler_cpu_pct = before->sampler_cpu_pct;
+	t->sampler_call_us = before->sampler_call_us;
+	t->nfiles = before->nfiles;
+}
+
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const char *name,
 		     const struct ts_tele_read_opts *o, struct ts_err *err)
 {
 	struct rd r;
+	struct ts_telemetry before;
 	int fmt = ts_tele_sniff(data, n < 65536 ? n : 65536);
 	int rc;
 
@@ -1511,6 +1533,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	r.end = (const char *)data + n;
 	r.err = err;
 	r.gpu_base = (uint32_t)t->gpus.n;
+	before = *t;
 	if (fmt == TS_TELE_UNKNOWN && o && o->query_fields)
 		fmt = TS_TELE_QUERY_CSV;
 	if (fmt == TS_TELE_UNKNOWN)
@@ -1535,6 +1558,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	}
 	if (!rc && t->arena.failed)
 		rc = oom(&r);
+	if (rc)
+		tele_restore(t, &before);
 	return rc;
 }
 

@@ -212,6 +212,33 @@ TEST(tele_query_headerless_needs_fields)
 	ts_tele_release(&t);
 }
 
+TEST(tele_failed_read_leaves_the_capture_as_it_was)
+{
+	/* nvidia-smi dmon: the second file fails on its line 4 (3 columns under
+	 * a 4-column header, with a full row after it, so not a cut last
+	 * record) after its line 3 was parsed; it adds nothing: the first
+	 * file's 2 GPUs, 2 samples and file count 1 stay, and GPU 0's power
+	 * is still the first file's 62 W (the second wrote 70 W) */
+	const char good[] = "# gpu    pwr  gtemp     sm\n# Idx      W      C      %\n"
+			    "    0     62     33     10\n    1     63     34     11\n";
+	const char bad[] = "# gpu    pwr  gtemp     sm\n# Idx      W      C      %\n"
+			   "    0     70     33     10\n    1     71     34\n    0     72     35     12\n";
+	struct ts_telemetry t;
+	struct ts_err err;
+	ts_err_init(&err);
+	ts_tele_init(&t);
+	CHECK_I64(ts_tele_read_mem(&t, good, sizeof(good) - 1, "a.txt", NULL, &err), 0);
+	CHECK_I64(t.gpus.n, 2);
+	CHECK_I64(t.samples.n, 2);
+	CHECK_I64(ts_tele_read_mem(&t, bad, sizeof(bad) - 1, "b.txt", NULL, &err), TS_EPARSE);
+	CHECK_I64(err.line, 4);
+	CHECK_I64(t.gpus.n, 2);
+	CHECK_I64(t.samples.n, 2);
+	CHECK_I64(t.nfiles, 1);
+	CHECK_NEAR(sv(&t, 0, TS_TF_POWER_W), 62, 1e-12);
+	ts_tele_release(&t);
+}
+
 TEST(tele_query_timestamp_ticks_by_position)
 {
 	DATA_OR_SKIP(p, TELE("nvidia-smi_query-gpu_csv_timestamp_units_8gpu_tail.txt"));
