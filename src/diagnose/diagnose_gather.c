@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "trainscope/detect.h"
 #include "trainscope/diagnose.h"
 #include "trainscope/flops.h"
@@ -48,9 +49,22 @@ static int has_warning(const struct ts_warnings *w, const char *code, const char
 	return 0;
 }
 
+/* Options of one trace's analysis: diagnose reads its traces one at a
+ * time, so with a second CPU the analysis takes it (trace does the same
+ * when it has fewer files than threads; the result is the same). */
+static struct ts_prof_opts prof_opts(void)
+{
+	struct ts_prof_opts po;
+
+	memset(&po, 0, sizeof(po));
+	po.threads = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+	return po;
+}
+
 /* An Nsight Systems export: one profile per (process, device) rank. */
 static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 {
+	struct ts_prof_opts po = prof_opts();
 	struct ts_nsys x;
 	int rc;
 
@@ -67,7 +81,7 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 			ts_rank_prof_init(p);
 			rc = ts_nsys_read_rank(&x, k, NULL, &t, NULL, err);
 			if (!rc)
-				rc = ts_rank_profile(p, &t, NULL, err);
+				rc = ts_rank_profile(p, &t, &po, err);
 			if (!rc)
 				rc = ts_diag_add_profile(d, p);
 			if (rc) {
@@ -87,6 +101,7 @@ out:
 
 static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 {
+	struct ts_prof_opts po = prof_opts();
 	struct ts_trace t;
 	struct ts_trace_opts o = { .skip_python = 1, .strict = 0 };
 	struct ts_rank_prof *p = NULL;
@@ -112,7 +127,7 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 		goto out;
 	}
 	ts_rank_prof_init(p);
-	if ((rc = ts_rank_profile(p, &t, NULL, err)))
+	if ((rc = ts_rank_profile(p, &t, &po, err)))
 		goto out;
 	if (p->legacy &&
 	    ts_warnings_add(&d->rm->warnings, "legacy-trace", path, -1, TS_NO_INT,
@@ -338,7 +353,9 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 
 /* Telemetry captures of the run (telemetry.h): read together, joined to
  * the run's timed steps, judged; each finding becomes a diagnose finding,
- * each warning of a capture a warning of the run (naming the capture). */
+ * each warning of a capture a warning of the run (naming the capture); a
+ * capture of the run directory that cannot be read is an unused-input
+ * warning (the run's other evidence stands), the path given an error. */
 static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 {
 	struct ts_telemetry t;
@@ -354,7 +371,21 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 		const char *path = d->in.telemetry.v[i];
 		size_t before = t.notes.v.n;
 
-		rc = ts_tele_read(&t, path, NULL, err);
+		struct ts_err e;
+
+		ts_err_init(&e);
+		rc = ts_tele_read(&t, path, NULL, &e);
+		/* a capture found in the run that cannot be read is left out, as
+		 * ab leaves it out; one named on the command line is an error */
+		if (rc && rc != TS_ENOMEM && d->rm && strcmp(path, d->rm->root) != 0) {
+			rc = ts_warnings_add(&d->rm->warnings, "unused-input", path, e.offset,
+					     TS_NO_INT, "%s: telemetry capture left out (%s)", path, e.msg)
+				     ? ts_err_set(err, TS_ENOMEM, "out of memory")
+				     : 0;
+			continue;
+		}
+		if (rc && err)
+			*err = e;
 		/* the capture's warnings (a cut last record, ...) are the run's */
 		for (size_t k = before; !rc && d->rm && k < t.notes.v.n; k++) {
 			const struct ts_warning *x = &t.notes.v.v[k];

@@ -14,7 +14,8 @@
 #   diagnose (text, --json) and report on examples/run plus that cut table
 #   carry its warning, naming the capture, with its line, and so do ab's
 #   text and --json with that run as the candidate; an unreadable capture
-#   is an unused-input warning of ab (it was left out silently);
+#   is an unused-input warning of ab (it was left out silently) and of
+#   diagnose (which exited 2 on it);
 # - diagnose on an Nsight Systems export lists the export's warnings exactly
 #   as trace --json does (they were trace's only);
 # - diff: with --hta-compat the warnings are the text's last lines (after
@@ -158,6 +159,18 @@ grep -qF "warning: $tmp/runq/q.csv: telemetry capture left out (nvidia-smi --que
 "$TS" ab --json examples/run "$tmp/runq" >"$tmp/abq.json" 2>/dev/null
 codes "$tmp/abq.json" | grep -qF "unused-input|$tmp/runq/q.csv: telemetry capture left out" ||
 	bad "ab --json: no unused-input for the unreadable capture"
+
+# diagnose leaves that capture out the same way (it exited 2 before), and
+# names it as the run's input; the capture named alone is still an error
+"$TS" diagnose "$tmp/runq" >"$tmp/dgq.txt" 2>&1 || bad "diagnose with an unreadable capture: exit $?"
+grep -qF "warning: $tmp/runq/q.csv: telemetry capture left out (nvidia-smi --query-gpu CSV without a header row" "$tmp/dgq.txt" ||
+	bad "diagnose text: no unused-input for the unreadable capture"
+"$TS" diagnose --json "$tmp/runq" >"$tmp/dgq.json" 2>/dev/null
+codes "$tmp/dgq.json" | grep -qF "unused-input|$tmp/runq/q.csv: telemetry capture left out" ||
+	bad "diagnose --json: no unused-input for the unreadable capture"
+rc=0
+"$TS" diagnose "$tmp/runq/q.csv" >/dev/null 2>"$tmp/dgq1.err" || rc=$?
+[ "$rc" = 2 ] || bad "diagnose on the unreadable capture alone: exit $rc, not 2"
 
 # --- diagnose on an Nsight Systems export warns what trace warns for it
 nsys="$DATA/nsys/h100_2gpu_1s.sqlite"
