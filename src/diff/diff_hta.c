@@ -275,7 +275,7 @@ static int side_trace(const struct ts_trace *t, const int64_t *iters, size_t nit
 		const struct hta_row *r = &f.rows[k];
 		int64_t it;
 		if (r->stream > 0)
-			it = r->icorr > 0 && (uint64_t)r->icorr < t->ev.n ? cpu_iter[r->icorr] : -1;
+			it = hta_icorr(r) > 0 && (uint64_t)r->icorr < t->ev.n ? cpu_iter[r->icorr] : -1;
 		else
 			it = cpu_iter[r->ev];
 		if (it == NO_ITER || !has_i64(iters, niters, it))

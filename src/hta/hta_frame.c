@@ -183,7 +183,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 			r->flags |= HTA_ROW_KCAT;
 		if (nf & S_STEP)
 			r->flags |= HTA_ROW_STEP;
-		r->icorr = r->corr < 0 ? r->corr : 0;
+		r->icorr = r->corr < 0 ? HTA_ICORR_NEG : 0;
 		ncorr += r->corr != -1;
 	}
 	f->n = n;
@@ -211,9 +211,9 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		s = hta_map_find(&m, r->corr);
 		if (r->flags & HTA_ROW_GPU) {
 			if (m.a[s] >= 0)
-				r->icorr = m.a[s];
+				r->icorr = (uint32_t)m.a[s];
 		} else if (m.b[s] >= 0) {
-			r->icorr = m.b[s];
+			r->icorr = (uint32_t)m.b[s];
 		}
 	}
 	/* a local origin keeps every later sum small; HTA's results do not

@@ -16,10 +16,24 @@ struct hta_row {
 	int64_t dur;        /* ns */
 	int64_t stream;     /* args.stream, -1 when absent */
 	int64_t corr;       /* args.correlation, -1 when absent */
-	int64_t icorr;      /* index_correlation: linked event, 0 or -1 */
+	uint32_t icorr;     /* index_correlation: the linked event's index, 0,
+			     * or HTA_ICORR_NEG for HTA's negative values (only
+			     * the sign of those is ever looked at): hta_icorr() */
 	uint8_t ktype;      /* enum ts_hta_ktype */
 	uint8_t flags;      /* HTA_ROW_* */
 };
+
+/* index_correlation stored as a negative value (the correlation itself when
+ * it is negative, as HTA writes it); event indices stay below it (trace.h:
+ * at most 2^32 - 2 events) */
+#define HTA_ICORR_NEG UINT32_MAX
+
+/* A row's index_correlation as HTA has it, up to the value of a negative
+ * one (-1 for all of them: every use looks at its sign only). */
+static inline int64_t hta_icorr(const struct hta_row *r)
+{
+	return r->icorr == HTA_ICORR_NEG ? -1 : (int64_t)r->icorr;
+}
 
 #define HTA_ROW_GPU 1   /* GPU side of HTA's correlation filter */
 #define HTA_ROW_KCAT 2  /* cat is a kernel/memcpy/memset/mtia_ccp category */

@@ -620,7 +620,7 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 			p = &f->rows[rows[idx[k - 1]]];
 			prev_end = p->ts + p->dur;
 			gap = x->ts - prev_end;
-			if (x->icorr >= 0 && (size_t)x->icorr < nev)
+			if (hta_icorr(x) >= 0 && (size_t)x->icorr < nev)
 				rt = evts[x->icorr];
 			if (rt != INT64_MIN && rt > prev_end)
 				cat = TS_HTA_HOST_WAIT;
@@ -838,7 +838,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		const struct hta_row *x = &f->rows[k];
 		if (x->stream != -1)
 			ngpu++;
-		if (x->icorr > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
+		if (hta_icorr(x) > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
 			nlaunch++;
 	}
 	if (hta_map_init(&kmap, ngpu) || hta_map_init(&rset, nlaunch))
@@ -870,7 +870,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		int64_t s;
-		if (x->icorr <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
+		if (hta_icorr(x) <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
 			continue;
 		s = hta_map_find(&kmap, x->corr);
 		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
@@ -889,7 +889,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		int64_t s;
-		if (x->icorr <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
+		if (hta_icorr(x) <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
 			continue;
 		s = hta_map_find(&kmap, x->corr);
 		if (s < 0) {
