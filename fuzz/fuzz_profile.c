@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	struct ts_rank_prof p[2];
 	struct ts_rank_prof *pp[2] = { &p[0], &p[1] };
 	struct ts_prof_tracks k;
-	struct ts_prof_opts po = { 5, &k };
+	struct ts_prof_opts po = { 5, &k, 2 }; /* the second analysis thread */
 	struct ts_job_prof j;
 	struct ts_tracelens tl;
 	struct ts_err err;
