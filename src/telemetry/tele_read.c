@@ -499,6 +499,8 @@ static int read_dmon(struct rd *r)
 		double gv;
 		if (cell_value(cells[col_gpu], &gv) != TS_TV_VALUE)
 			return bad(r, "dmon row without a GPU index");
+		if (!(gv >= 0 && gv < 1e9))
+			return bad(r, "dmon row with a GPU index that is not a device number");
 		if (any && (long)gv <= prev_gpu)
 			tick++;
 		prev_gpu = (long)gv;

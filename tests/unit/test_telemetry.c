@@ -239,6 +239,24 @@ TEST(tele_failed_read_leaves_the_capture_as_it_was)
 	ts_tele_release(&t);
 }
 
+TEST(tele_dmon_gpu_index_out_of_range)
+{
+	/* a GPU index of 4.4e42, 43 digits (found by fuzz_telemetry: converting it to an
+	 * integer was undefined) is an error naming line 3, not a GPU */
+	const char d[] = "# gpu    pwr  gtemp     sm\n# Idx      W      C      %\n"
+			 "4444444444444444444444444444444444444444444     62     33     10\n"
+			 "    1     63     34     11\n";
+	struct ts_telemetry t;
+	struct ts_err err;
+	ts_err_init(&err);
+	ts_tele_init(&t);
+	CHECK_I64(ts_tele_read_mem(&t, d, sizeof(d) - 1, "d.txt", NULL, &err), TS_EPARSE);
+	CHECK_I64(err.line, 3);
+	CHECK(strstr(err.msg, "not a device number") != NULL);
+	CHECK_I64(t.gpus.n, 0);
+	ts_tele_release(&t);
+}
+
 TEST(tele_query_timestamp_ticks_by_position)
 {
 	DATA_OR_SKIP(p, TELE("nvidia-smi_query-gpu_csv_timestamp_units_8gpu_tail.txt"));
