@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "harness.h"
 
 static struct ts_test tests[1024];
@@ -86,4 +87,34 @@ int main(int argc, char **argv)
 	}
 	printf("unit: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	return failed ? 1 : 0;
+}
+
+unsigned char *test_load_all(const char *path, size_t *n)
+{
+	gzFile f = gzopen(path, "rb");
+	size_t cap = 1 << 20, len = 0;
+	unsigned char *buf = malloc(cap);
+	int r;
+
+	if (!f || !buf) {
+		free(buf);
+		if (f)
+			gzclose(f);
+		return NULL;
+	}
+	while ((r = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
+		len += (size_t)r;
+		if (len == cap) {
+			unsigned char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				gzclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+	}
+	gzclose(f);
+	*n = len;
+	return buf;
 }

@@ -29,6 +29,9 @@ void ts_test_fail(const char *file, int line, const char *fmt, ...)
 void ts_test_skip(const char *why);
 /* Path under the shared data folder (static buffer); skips when missing. */
 const char *test_data(const char *rel);
+/* The whole of a file, gzip or plain (inflated), in a malloc'ed buffer of
+ * *n bytes; NULL when it cannot be opened or memory runs out. */
+unsigned char *test_load_all(const char *path, size_t *n);
 int ts_test_skipping(void);
 
 #define TEST(name)                                                         \

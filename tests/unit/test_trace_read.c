@@ -199,37 +199,6 @@ TEST(trace_reads_every_shared_trace)
 	CHECK_I64(seen, sizeof(expected) / sizeof(expected[0]));
 }
 
-/* Whole file (gzip or plain) in a malloc'ed buffer. */
-static char *load(const char *path, size_t *n)
-{
-	gzFile f = gzopen(path, "rb");
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
-	int r;
-
-	if (!f || !buf) {
-		free(buf);
-		if (f)
-			gzclose(f);
-		return NULL;
-	}
-	while ((r = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
-		len += (size_t)r;
-		if (len == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				gzclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-	}
-	gzclose(f);
-	*n = len;
-	return buf;
-}
-
 static int read_text(struct ts_trace *t, const char *text, size_t n, const char *name,
 		     const struct ts_trace_opts *o, struct ts_err *err)
 {
@@ -582,7 +551,7 @@ TEST(trace_truncated_anywhere)
 {
 	DATA_OR_SKIP(p, "traces/hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz");
 	size_t n;
-	char *buf = load(p, &n);
+	char *buf = (char *)test_load_all(p, &n);
 	struct ts_trace t;
 	struct ts_err err;
 
@@ -655,7 +624,7 @@ TEST(trace_recovers_known_writer_bugs)
 	DATA_OR_SKIP(p, "traces/hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz");
 	static const char *const name = "\"name\": \"aten::detach\"";
 	size_t n, mn, pos;
-	char *buf = load(p, &n), *m;
+	char *buf = (char *)test_load_all(p, &n), *m;
 	struct ts_trace t;
 	struct ts_err err;
 	struct ts_trace_opts strict = { .strict = 1 };
@@ -820,7 +789,7 @@ TEST(trace_plain_and_gzip_windows)
 {
 	DATA_OR_SKIP(p, "traces/cpu/c_ddp2/rank0.1795973848044282865.pt.trace.json.gz");
 	size_t n, gn, mn, pos;
-	char *buf = load(p, &n), tmp[64];
+	char *buf = (char *)test_load_all(p, &n), tmp[64];
 	unsigned char *gz;
 	struct ts_trace t;
 	struct ts_err err;
@@ -938,7 +907,7 @@ TEST(trace_plain_reader_thread)
 {
 	DATA_OR_SKIP(p, "traces/cpu/b_moe/rank0.1795974037134393545.pt.trace.json.gz");
 	size_t n;
-	char *buf = load(p, &n), tmp[64];
+	char *buf = (char *)test_load_all(p, &n), tmp[64];
 	struct ts_trace t;
 	struct ts_err err;
 

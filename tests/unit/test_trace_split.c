@@ -159,37 +159,6 @@ static void compare_one(const char *what, const void *p, size_t n, const char *p
 
 /* ------------------------------------------------------ shared traces */
 
-static unsigned char *load_any(const char *path, size_t *n)
-{
-	gzFile f = gzopen(path, "rb");
-	size_t cap = 1 << 20, len = 0;
-	unsigned char *buf = malloc(cap);
-	int r;
-
-	if (!f || !buf) {
-		free(buf);
-		if (f)
-			gzclose(f);
-		return NULL;
-	}
-	for (;;) {
-		if (len == cap) {
-			unsigned char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		r = gzread(f, buf + len, (unsigned)(cap - len));
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
-	gzclose(f);
-	*n = len;
-	return buf;
-}
-
 static int is_trace_name(const char *s)
 {
 	size_t n = strlen(s);
@@ -220,7 +189,7 @@ static void walk(const char *dir, struct trace_split_stats *sum, int *files)
 		if (!S_ISREG(st.st_mode) || !is_trace_name(de->d_name))
 			continue;
 		size_t n = 0;
-		unsigned char *buf = load_any(p, &n);
+		unsigned char *buf = test_load_all(p, &n);
 		if (!buf)
 			continue;
 		(*files)++;
