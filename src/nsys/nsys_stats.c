@@ -841,6 +841,8 @@ static void cell(const struct ts_srep *r, const struct ts_srep_row *w, int c, ch
 			snprintf(buf, n, "%s", ts_intern_str(&r->names, w->name));
 			return;
 		}
+		if (c == 0 || c == 4 || c == 5)   /* the byte counts themselves, for the JSON */
+			*inum = c == 0 ? w->v.total : c == 4 ? w->v.min : w->v.max;
 		v = c == 0 ? (double)w->v.total : c == 2 ? w->v.avg : c == 3 ? w->v.med : c == 4 ? (double)w->v.min
 		    : c == 5 ? (double)w->v.max : w->v.stddev;
 		*num = v;
@@ -1069,7 +1071,7 @@ void ts_srep_json(const struct ts_srep *r, struct ts_sb *out)
 			else if (is_str >= 2)
 				ts_jw_i64(&w, inum);
 			else if (r->kind == TS_SREP_MEM_SIZE_SUM && (c == 0 || c == 4 || c == 5))
-				ts_jw_i64(&w, (int64_t)num);
+				ts_jw_i64(&w, inum);
 			else
 				ts_jw_fixed(&w, r->kind == TS_SREP_MEM_SIZE_SUM ? round1(num) : num, 1);
 		}

@@ -804,3 +804,36 @@ TEST(nsys_table_without_globalpid)
 	ts_nsys_close(&x);
 	unlink(path);
 }
+
+TEST(nsys_mem_size_total_past_int64)
+{
+	/* found by fuzz_nsys: two copies of 2^62 + 2^62 - 1 and 2^62 bytes sum
+	 * past INT64_MAX; the total saturates to 9223372036854775807, and the
+	 * JSON printed it through a double (2^63, outside int64: undefined). */
+	char path[] = "/tmp/ts-nsys-bigmem-XXXXXX";
+	struct ts_nsys x;
+	struct ts_srep r;
+	struct ts_err err;
+	struct ts_sb out;
+	const char *sql =
+		NSYS_SCHEMA
+		"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(10,20,0,7,1," GP ",9223372036854775807,1,0,0);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(30,40,0,7,2," GP ",4611686018427387904,1,0,0);";
+
+	REQUIRE(make_db(path, sql) == 0);
+	ts_err_init(&err);
+	ts_sb_init(&out);
+	ts_nsys_init(&x);
+	ts_srep_init(&r, TS_SREP_MEM_SIZE_SUM);
+	REQUIRE(ts_nsys_open(&x, path, &err) == 0);
+	REQUIRE(ts_srep_add_nsys(&r, &x, &err) == 0 && ts_srep_finish(&r, &err) == 0);
+	REQUIRE(r.rows.n == 1);
+	CHECK_I64(r.rows.v[0].v.total, INT64_MAX);
+	ts_srep_json(&r, &out);
+	CHECK(out.buf && strstr(out.buf, "9223372036854775807") != NULL);   /* the saturated total */
+	CHECK(out.buf && strstr(out.buf, "4611686018427387904") != NULL);   /* the min, exact */
+	ts_sb_release(&out);
+	ts_srep_release(&r);
+	ts_nsys_close(&x);
+	unlink(path);
+}
