@@ -1053,6 +1053,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
+	/* the capture is read before the traces: a bad one fails at once */
+	if (tele_path && !annotate) {
+		cli_error(ctx, "--telemetry goes with --annotate (it adds counter tracks to the annotated trace)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (tele_path && ts_tele_read(&tele, tele_path, NULL, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
 
 	if (use_mpi) {
 		char why[256];
@@ -1128,13 +1138,18 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (any_nsys)
 		trace_nsys_warnings(&warns, nsl, files.v, files.n);
+	if (tele_path)   /* a cut last record, ...: the annotated counters stop there */
+		ts_tele_notes_warn(&tele, 0, tele_path, &warns);
 	if (warns.failed) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	for (size_t i = 0; i < warns.v.n; i++)
-		cli_warn(ctx, "%s", warns.v.v[i].message);
+		if (warns.v.v[i].line > 0)
+			cli_warn(ctx, "%s (line %lld)", warns.v.v[i].message, (long long)warns.v.v[i].line);
+		else
+			cli_warn(ctx, "%s", warns.v.v[i].message);
 	if (ts_job_analyse(&job, profs, files.n, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -1174,15 +1189,6 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			for (size_t i = 0; i < files.n; i++)
 				ts_tracelens_render(&pl.slots[i].tl, pl.slots[i].path, &out);
 		}
-	}
-	if (tele_path && !annotate) {
-		cli_error(ctx, "--telemetry goes with --annotate (it adds counter tracks to the annotated trace)");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if (tele_path && ts_tele_read(&tele, tele_path, NULL, &err)) {
-		rc = cli_fail(ctx, &err);
-		goto out;
 	}
 	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job, tele_path ? &tele : NULL)))
 		goto out;

@@ -190,6 +190,12 @@ struct ts_tele_read_opts {
  */
 int ts_tele_read(struct ts_telemetry *t, const char *path,
 		 const struct ts_tele_read_opts *o, struct ts_err *err);
+/* Append the notes of t from index `from` on (those of the file read last,
+ * when `from` is the note count before that read) to out as warnings of
+ * the command that read `path`: code kept, message "PATH: NOTE", file path,
+ * the note's line. Returns 0 or TS_ENOMEM. */
+int ts_tele_notes_warn(const struct ts_telemetry *t, size_t from, const char *path,
+		       struct ts_warnings *out);
 /* As ts_tele_read on a caller-owned buffer; name is used in messages. */
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
 		     const char *name, const struct ts_tele_read_opts *o,

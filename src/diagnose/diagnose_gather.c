@@ -387,15 +387,8 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 		if (rc && err)
 			*err = e;
 		/* the capture's warnings (a cut last record, ...) are the run's */
-		for (size_t k = before; !rc && d->rm && k < t.notes.v.n; k++) {
-			const struct ts_warning *x = &t.notes.v.v[k];
-			struct ts_warnings *w = &d->rm->warnings;
-
-			if (ts_warnings_add(w, x->code, path, -1, TS_NO_INT, "%s: %s", path, x->message))
-				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-			else
-				w->v.v[w->v.n - 1].line = x->line;
-		}
+		if (!rc && d->rm && ts_tele_notes_warn(&t, before, path, &d->rm->warnings))
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
 	if (rc)
 		goto out;

@@ -1262,15 +1262,7 @@ static int side_telemetry(struct ts_ab_result *res, const struct ts_run *r, size
 						      path, e.msg);
 				continue;
 			}
-			for (size_t j = before; j < t->notes.v.n; j++) {
-				const struct ts_warning *x = &t->notes.v.v[j];
-
-				if (ts_warnings_add(&res->warnings, x->code, path, -1, TS_NO_INT,
-						    "%s: %s", path, x->message))
-					rc = TS_ENOMEM;
-				else
-					res->warnings.v.v[res->warnings.v.n - 1].line = x->line;
-			}
+			rc |= ts_tele_notes_warn(t, before, path, &res->warnings);
 		}
 	return rc ? TS_ENOMEM : 0;
 }

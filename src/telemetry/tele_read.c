@@ -1577,3 +1577,16 @@ int ts_tele_read(struct ts_telemetry *t, const char *path, const struct ts_tele_
 	ts_input_release(&in);
 	return rc;
 }
+
+int ts_tele_notes_warn(const struct ts_telemetry *t, size_t from, const char *path,
+		       struct ts_warnings *out)
+{
+	for (size_t k = from; k < t->notes.v.n; k++) {
+		const struct ts_warning *x = &t->notes.v.v[k];
+
+		if (ts_warnings_add(out, x->code, path, -1, TS_NO_INT, "%s: %s", path, x->message))
+			return TS_ENOMEM;
+		out->v.v[out->v.n - 1].line = x->line;
+	}
+	return 0;
+}

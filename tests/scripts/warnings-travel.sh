@@ -9,7 +9,8 @@
 #   gbs x seq = 2 x 2048 = 4096 tokens;
 # - watch --read: the gmi 2.2.0 table whose last GPU block is cut at line
 #   17 and the gmi JSON excerpt holding 2 of 8 attached GPUs
-#   (telemetry/EXPECTED.md); watch -- CMD without any device library writes
+#   (telemetry/EXPECTED.md), also trace --annotate --telemetry's with that
+#   table; watch -- CMD without any device library writes
 #   its --json document with no-device-telemetry and keeps the exit code;
 #   diagnose (text, --json) and report on examples/run plus that cut table
 #   carry its warning, naming the capture, with its line, and so do ab's
@@ -84,6 +85,20 @@ grep -q "^warning: the last GPU block has 1 of its 3 lines (the capture is cut) 
 "$TS" watch --read --json "$gmi" >"$tmp/w.json" || bad "watch --read --json gmi: exit $?"
 codes "$tmp/w.json" | grep -q "^truncated|the last GPU block has 1 of its 3 lines (the capture is cut)|17$" ||
 	bad "watch json: no truncated warning with line 17"
+# trace --annotate --telemetry with that cut table: the capture's warning
+# is trace's too (it was dropped: the counters silently stopped at line 16)
+tr=examples/run/traces/rank0.1795977100876543861.pt.trace.json.gz
+cut="the last GPU block has 1 of its 3 lines (the capture is cut)"
+"$TS" trace --annotate "$tmp/an.json" --telemetry "$gmi" "$tr" >/dev/null 2>"$tmp/an.err" ||
+	bad "trace --annotate --telemetry: exit $?"
+grep -qF "trainscope trace: warning: $gmi: $cut (line 17)" "$tmp/an.err" ||
+	bad "trace --annotate --telemetry: the capture warning is not on stderr"
+"$TS" trace --json --annotate "$tmp/an.json" --telemetry "$gmi" "$tr" >"$tmp/an.out" 2>/dev/null ||
+	bad "trace --json --annotate --telemetry: exit $?"
+codes "$tmp/an.out" | grep -qxF "truncated|$gmi: $cut|17" ||
+	bad "trace --json --annotate --telemetry: no truncated warning with line 17"
+"$TS" trace --json "$tr" >"$tmp/tr.out" 2>/dev/null
+[ -z "$(codes "$tmp/tr.out")" ] || bad "trace without the capture warns"
 gj="$DATA/telemetry/mthreads-gmi_query_json_S5000_drv3.3.5_excerpt.json"
 "$TS" watch --read "$gj" | grep -q "^warning: 2 of 8 attached GPUs in input$" || bad "watch text: no partial-gpus"
 "$TS" watch --read --json "$gj" >"$tmp/g.json"
