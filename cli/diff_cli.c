@@ -191,9 +191,8 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 					"step difference minus the rows that close (docs/diff.md)");
 	}
 	/* the warnings `diff` prints travel into the report */
-	for (size_t i = 0; i < warns.v.n && !rc; i++)
-		rc = ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, warns.v.v[i].message,
-					warns.v.v[i].code);
+	if (!rc)
+		rc = ts_report_add_warnings(r, &warns);
 	if (rc) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;

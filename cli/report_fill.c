@@ -100,9 +100,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 	}
-	for (size_t i = 0; i < warn.v.n; i++)
-		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, warn.v.v[i].message,
-				   warn.v.v[i].code);
+	ts_report_add_warnings(r, &warn);   /* r->failed on ENOMEM */
 	if (r->failed && !rc) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
+#include "trainscope/jsonw.h"
 
 /* One iteration on the step-time chart. */
 enum ts_report_step_flag {
@@ -149,6 +150,10 @@ int ts_report_add_fact(struct ts_report *r, const char *name, const char *value,
 		       const char *note);
 int ts_report_add_item(struct ts_report *r, int which, int level,
 		       const char *title, const char *detail);
+/* Every warning of w as a Warnings item: title the message, with
+ * " (line N)" when it has a line (as the text outputs print it), detail
+ * its code. */
+int ts_report_add_warnings(struct ts_report *r, const struct ts_warnings *w);
 int ts_report_add_step(struct ts_report *r, int64_t iteration, double ms, int flag);
 int ts_report_add_stack(struct ts_report *r, const char *label,
 			const double ms[TS_REPORT_NCLASS]);

@@ -143,9 +143,8 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 		hang_items(d, r);
 	items(r, TS_REPORT_MISSING, d->missing.v, d->missing.n);
 	items(r, TS_REPORT_ADVICE, d->advice.v, d->advice.n);
-	for (size_t i = 0; d->rm && i < d->rm->warnings.v.n; i++)
-		ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN,
-				   d->rm->warnings.v.v[i].message, d->rm->warnings.v.v[i].code);
+	if (d->rm)
+		ts_report_add_warnings(r, &d->rm->warnings);   /* r->failed on ENOMEM */
 	if (rs) {
 		for (size_t i = 0; i < rs->steps.n; i++) {
 			const struct ts_diag_step *s = &rs->steps.v[i];

@@ -117,6 +117,21 @@ int ts_report_add_item(struct ts_report *r, int which, int level,
 	return rc ? oom(r) : 0;
 }
 
+int ts_report_add_warnings(struct ts_report *r, const struct ts_warnings *w)
+{
+	for (size_t i = 0; i < w->v.n; i++) {
+		const struct ts_warning *x = &w->v.v[i];
+		const char *title = x->message;
+
+		if (x->line > 0 && !(title = ts_report_printf(r, "%s (line %lld)", x->message,
+							       (long long)x->line)))
+			return oom(r);
+		if (ts_report_add_item(r, TS_REPORT_WARNINGS, TS_REPORT_WARN, title, x->code))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
 int ts_report_add_step(struct ts_report *r, int64_t iteration, double ms, int flag)
 {
 	struct ts_report_step s = { iteration, ms, flag };

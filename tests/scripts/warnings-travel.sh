@@ -153,8 +153,11 @@ w = [x for x in json.load(open(sys.argv[1]))["warnings"] if x["code"] == "trunca
 assert len(w) == 1 and w[0]["file"] == sys.argv[2], w
 ' "$tmp/dg.json" "$tmp/run/gmi.txt" || bad "diagnose --json: the capture warning names another file"
 "$TS" report "$tmp/run" --format md 2>/dev/null | sed -n '/^## Warnings/,/^## /p' >"$tmp/dg.md"
-grep -qF "$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut)" "$tmp/dg.md" ||
-	bad "report: no warning of the capture"
+grep -qF "$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/dg.md" ||
+	bad "report md: no warning of the capture with its line"
+"$TS" report "$tmp/run" -o "$tmp/dg.html" 2>/dev/null || bad "report html: exit $?"
+grep -qF "$tmp/run/gmi.txt: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/dg.html" ||
+	bad "report html: no warning of the capture with its line"
 
 # --- ab with that run as the candidate: the capture's warning is the comparison's
 "$TS" ab examples/run "$tmp/run" >"$tmp/abt.txt" 2>&1
