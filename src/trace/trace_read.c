@@ -1619,6 +1619,7 @@ struct split {
 	int legacy;
 	int patient;              /* tests: the reader waits for every odd chunk */
 	int stop;
+	int helper_done;          /* the helper has left its loop (takes no more chunks) */
 	uint64_t next_claim;      /* next odd chunk the helper takes */
 	uint64_t mk;              /* the chunk the reader expects next */
 	uint64_t next_check;      /* the reader looks at the helper from here */
@@ -1762,6 +1763,8 @@ static void *split_main(void *arg)
 		s->state = atomic_load(&s->cancel) ? SL_EMPTY : SL_DONE;
 		pthread_cond_broadcast(&sp->cv);
 	}
+	sp->helper_done = 1;   /* a patient reader stops waiting for a claim */
+	pthread_cond_broadcast(&sp->cv);
 	pthread_mutex_unlock(&sp->mu);
 	return NULL;
 }
@@ -1915,7 +1918,7 @@ static int split_at(struct rd *r, size_t i)
 	pthread_mutex_lock(&sp->mu);
 	while (at >= sp->next_check) {
 		s = split_head(sp);
-		while (!s && sp->patient && sp->next_claim <= sp->mk) {
+		while (!s && sp->patient && !sp->helper_done && sp->next_claim <= sp->mk) {
 			pthread_cond_wait(&sp->cv, &sp->mu);
 			s = split_head(sp);
 		}
