@@ -52,8 +52,8 @@ static void baseline(const struct ts_trace *t)
 	int64_t sum[TS_CAT_COUNT] = { 0 };
 
 	for (size_t i = 0; i < t->ev.n; i++)
-		if (t->ev.ph[i] == 'X' && t->ev.dur_ns[i] > 0 && t->ev.cat[i] < TS_CAT_COUNT)
-			sum[t->ev.cat[i]] += t->ev.dur_ns[i] + (t->ev.ts_ns[i] & 1);
+		if (t->ev.ph[i] == 'X' && ts_ev_dur(&t->ev, i) > 0 && t->ev.cat[i] < TS_CAT_COUNT)
+			sum[t->ev.cat[i]] += ts_ev_dur(&t->ev, i) + (t->ev.ts_ns[i] & 1);
 	for (int c = 0; c < TS_CAT_COUNT; c++)
 		sink += sum[c];
 }

@@ -215,7 +215,7 @@ static void check_rank(struct ts_nsys *x, size_t k)
 		for (size_t i = 0; i < t.ev.n; i++) {
 			int gpu = t.ev.cat[i] == TS_CAT_KERNEL || t.ev.cat[i] == TS_CAT_MEMCPY ||
 				  t.ev.cat[i] == TS_CAT_MEMSET;
-			if (t.ev.name[i] >= t.strings.count || t.ev.dur_ns[i] < 0)
+			if (t.ev.name[i] >= t.strings.count || ts_ev_dur(&t.ev, i) < 0)
 				abort();
 			if (gpu && t.ev.device[i] != x->ranks.v[k].device)
 				abort();

@@ -36,7 +36,6 @@ static void compare(const struct ts_trace *a, int ra, const struct ts_err *ea,
 	if (n != y->n)
 		abort();
 	same_vec(x->ts_ns, y->ts_ns, n * 8);
-	same_vec(x->dur_ns, y->dur_ns, n * 8);
 	same_vec(x->name, y->name, n * 4);
 	same_vec(x->cat_str, y->cat_str, n * 4);
 	same_vec(x->cat, y->cat, n);
@@ -45,7 +44,8 @@ static void compare(const struct ts_trace *a, int ra, const struct ts_err *ea,
 	for (size_t i = 0; i < n; i++)
 		if (ts_ev_pid(x, i) != ts_ev_pid(y, i) || ts_ev_tid(x, i) != ts_ev_tid(y, i) ||
 		    ts_ev_stream(x, i) != ts_ev_stream(y, i) || ts_ev_corr(x, i) != ts_ev_corr(y, i) ||
-		    ts_ev_extid(x, i) != ts_ev_extid(y, i) || ts_ev_flow(x, i) != ts_ev_flow(y, i))
+		    ts_ev_extid(x, i) != ts_ev_extid(y, i) || ts_ev_flow(x, i) != ts_ev_flow(y, i) ||
+		    ts_ev_dur(x, i) != ts_ev_dur(y, i))
 			abort();
 	if (a->strings.count != b->strings.count)
 		abort();

@@ -83,8 +83,9 @@ const char *ts_vendor_name(enum ts_vendor v);
 #define TS_IS_STRID(v) ((v) < TS_STRID_BASE / 2 && (v) != TS_NONE)
 
 /*
- * Narrow integer columns. pid, tid, stream, correlation, external id and
- * flow id are 64-bit values that nearly always fit 32 bits, so each is
+ * Narrow integer columns. pid, tid, stream, correlation, external id,
+ * flow id and duration (ns) are 64-bit values that nearly always fit 32
+ * bits, so each is
  * stored as one uint32_t per event: the value itself when it is in
  * [0, TS_C32_ESC), TS_C32_NONE for TS_NONE, and TS_C32_ESC when the value
  * lives in the column's side table (negative numbers, TS_STRID ids, values
@@ -97,7 +98,7 @@ const char *ts_vendor_name(enum ts_vendor v);
 
 enum ts_c32 {
 	TS_C32_PID, TS_C32_TID, TS_C32_STREAM, TS_C32_CORR, TS_C32_EXTID, TS_C32_FLOW,
-	TS_C32_COUNT
+	TS_C32_DUR, TS_C32_COUNT
 };
 
 struct ts_c32_esc {
@@ -114,7 +115,7 @@ struct ts_trace_events {
 	size_t n;
 	size_t cap;
 	int64_t *ts_ns;        /* start */
-	int64_t *dur_ns;       /* duration; 0 for instants, TS_NONE if absent */
+	uint32_t *dur;         /* duration in ns; 0 for instants, TS_NONE if absent: ts_ev_dur() */
 	uint32_t *name;        /* interned name */
 	uint32_t *cat_str;     /* interned raw category, TS_NO_ID if none */
 	uint8_t *cat;          /* enum ts_cat */
@@ -165,6 +166,11 @@ static inline int64_t ts_ev_extid(const struct ts_trace_events *e, size_t i)
 static inline int64_t ts_ev_flow(const struct ts_trace_events *e, size_t i)
 {
 	return ts_c32_get(e->flow_id, &e->esc[TS_C32_FLOW], i);
+}
+/* Durations of 2^32 - 2 ns (4.3 s) and more, and negative ones, are escaped. */
+static inline int64_t ts_ev_dur(const struct ts_trace_events *e, size_t i)
+{
+	return ts_c32_get(e->dur, &e->esc[TS_C32_DUR], i);
 }
 
 /* record_param_comms cpu_ops and NCCL kernels carrying collective args. */

@@ -239,7 +239,7 @@ static size_t nvtx_op_len(const char *s, size_t n)
 
 static int timed_x(const struct ts_trace *t, size_t i)
 {
-	return t->ev.ph[i] == 'X' && t->ev.dur_ns[i] != TS_NONE && t->ev.dur_ns[i] >= 0 &&
+	return t->ev.ph[i] == 'X' && ts_ev_dur(&t->ev, i) != TS_NONE && ts_ev_dur(&t->ev, i) >= 0 &&
 	       t->ev.ts_ns[i] != TS_NONE;
 }
 
@@ -271,8 +271,8 @@ static int cmp_cpu(const void *x, const void *y)
 		return ts_ev_tid(&t->ev, a) < ts_ev_tid(&t->ev, b) ? -1 : 1;
 	if (t->ev.ts_ns[a] != t->ev.ts_ns[b])
 		return t->ev.ts_ns[a] < t->ev.ts_ns[b] ? -1 : 1;
-	if (t->ev.dur_ns[a] != t->ev.dur_ns[b])
-		return t->ev.dur_ns[a] > t->ev.dur_ns[b] ? -1 : 1;
+	if (ts_ev_dur(&t->ev, a) != ts_ev_dur(&t->ev, b))
+		return ts_ev_dur(&t->ev, a) > ts_ev_dur(&t->ev, b) ? -1 : 1;
 	return (a > b) - (a < b);
 }
 
@@ -386,7 +386,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 				  ts_ev_tid(&t->ev, e) != ts_ev_tid(&t->ev, cpu.v[k - 1])))
 				run = 0;
 			if (t->ev.cat[e] == TS_CAT_CPU_OP)
-				run += t->ev.dur_ns[e];
+				run += ts_ev_dur(&t->ev, e);
 			if (run > best) {
 				best = run;
 				main_pid = ts_ev_pid(&t->ev, e);
@@ -405,12 +405,12 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 		size_t sp = 0;
 		for (size_t k = 0; k < cpu.n; k++) {
 			uint32_t e = cpu.v[k];
-			int64_t s0 = t->ev.ts_ns[e], e0 = s0 + t->ev.dur_ns[e];
-			self[k] = t->ev.dur_ns[e];
+			int64_t s0 = t->ev.ts_ns[e], e0 = s0 + ts_ev_dur(&t->ev, e);
+			self[k] = ts_ev_dur(&t->ev, e);
 			while (sp) {
 				uint32_t top = cpu.v[stack[sp - 1]];
 				if (ts_ev_pid(&t->ev, top) != ts_ev_pid(&t->ev, e) || ts_ev_tid(&t->ev, top) != ts_ev_tid(&t->ev, e) ||
-				    t->ev.ts_ns[top] + t->ev.dur_ns[top] <= s0)
+				    t->ev.ts_ns[top] + ts_ev_dur(&t->ev, top) <= s0)
 					sp--;
 				else
 					break;
@@ -418,7 +418,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			if (sp) {
 				uint32_t pk = stack[sp - 1];
 				uint32_t par = cpu.v[pk];
-				int64_t pe = t->ev.ts_ns[par] + t->ev.dur_ns[par];
+				int64_t pe = t->ev.ts_ns[par] + ts_ev_dur(&t->ev, par);
 				self[pk] -= (e0 < pe ? e0 : pe) - s0;
 			}
 			stack[sp++] = (uint32_t)k;
@@ -476,8 +476,8 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			}
 			in.op = (uint32_t)opmap[(size_t)nid * TS_DIFF_KIND_COUNT + (size_t)kind];
 			in.step = st;
-			in.dur_ns = t->ev.dur_ns[i];
-			in.self_ns = pass == 0 ? self[k] : t->ev.dur_ns[i];
+			in.dur_ns = ts_ev_dur(&t->ev, i);
+			in.self_ns = pass == 0 ? self[k] : ts_ev_dur(&t->ev, i);
 			in.bytes = sizes.n ? bytes_of(sizes.v, sizes.n, (uint32_t)i) : -1;
 			in.main_thread = pass == 0 && ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid;
 			if (TS_VEC_PUSH(s->inst, in))

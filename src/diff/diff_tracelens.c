@@ -107,14 +107,14 @@ static int families(const struct ts_trace *t, struct fam_side *fs, struct ts_err
 		int c = ev->cat[i];
 		uint32_t id = ev->name[i];
 		if ((c != TS_CAT_KERNEL && c != TS_CAT_MEMCPY && c != TS_CAT_MEMSET) ||
-		    ev->dur_ns[i] == TS_NONE || ev->ph[i] != 'X' || id >= t->strings.count)
+		    ts_ev_dur(ev, i) == TS_NONE || ev->ph[i] != 'X' || id >= t->strings.count)
 			continue;
 		if (fam[id] == 0xff)
 			fam[id] = (uint8_t)ts_diff_family_of(ts_intern_str(&t->strings, id),
 							     ts_intern_len(&t->strings, id),
 							     c == TS_CAT_MEMCPY, c == TS_CAT_MEMSET);
 		fs->count[fam[id]]++;
-		fs->ns[fam[id]] += ev->dur_ns[i];
+		fs->ns[fam[id]] += ts_ev_dur(ev, i);
 		if (!seen[id]) {
 			seen[id] = 1;
 			fs->names[fam[id]]++;

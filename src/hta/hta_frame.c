@@ -154,7 +154,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		struct hta_row *r;
 		uint8_t cf, nf;
 
-		if (ev->ph[i] != 'X' || ev->dur_ns[i] == TS_NONE ||
+		if (ev->ph[i] != 'X' || ts_ev_dur(ev, i) == TS_NONE ||
 		    ev->ts_ns[i] == TS_NONE || ev->cat_str[i] == TS_NO_ID)
 			continue;
 		cf = sfacts(t, cache, ev->cat_str[i]);
@@ -166,12 +166,12 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		r->name = ev->name[i];
 		if (f->rounded) {
 			double ts = us_double(ev->ts_ns[i]);
-			double end = ts + us_double(ev->dur_ns[i]);
+			double end = ts + us_double(ts_ev_dur(ev, i));
 			r->ts = us_to_ns(ceil(ts));
 			r->dur = us_to_ns(floor(end)) - r->ts;
 		} else {
 			r->ts = ev->ts_ns[i];
-			r->dur = ev->dur_ns[i];
+			r->dur = ts_ev_dur(ev, i);
 		}
 		r->stream = ts_ev_stream(ev, i) == TS_NONE ? -1 : ts_ev_stream(ev, i);
 		r->corr = ts_ev_corr(ev, i) == TS_NONE ? -1 : ts_ev_corr(ev, i);

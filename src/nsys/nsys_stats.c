@@ -571,7 +571,7 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if ((t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) && t->ev.ph[i] == 'X' &&
-		    ts_ev_corr(&t->ev, i) != TS_NONE && t->ev.dur_ns[i] >= 0) {
+		    ts_ev_corr(&t->ev, i) != TS_NONE && ts_ev_dur(&t->ev, i) >= 0) {
 			struct corr_ev c = { ts_ev_corr(&t->ev, i), i };
 			if (TS_VEC_PUSH(rt, c)) {
 				rc = nomem(err);
@@ -582,7 +582,7 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 	for (size_t i = 0; i < t->ev.n; i++) {
 		size_t lo = 0, hi = rt.n;
 		int64_t c = ts_ev_corr(&t->ev, i);
-		if (t->ev.cat[i] != TS_CAT_KERNEL || t->ev.ph[i] != 'X' || c == TS_NONE || t->ev.dur_ns[i] < 0)
+		if (t->ev.cat[i] != TS_CAT_KERNEL || t->ev.ph[i] != 'X' || c == TS_NONE || ts_ev_dur(&t->ev, i) < 0)
 			continue;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -597,8 +597,8 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 			if (add_exec(r, ts_ev_pid(&t->ev, j), ts_ev_tid(&t->ev, j), t->ev.device[i] >= 0 ? t->ev.device[i] : (int32_t)ts_ev_pid(&t->ev, i),
 				     ts_trace_str(t, an), an < t->strings.count ? ts_intern_len(&t->strings, an) : 0,
 				     ts_trace_str(t, kn), kn < t->strings.count ? ts_intern_len(&t->strings, kn) : 0,
-				     t->ev.ts_ns[j], t->ev.ts_ns[j] + t->ev.dur_ns[j], t->ev.ts_ns[i],
-				     t->ev.ts_ns[i] + t->ev.dur_ns[i])) {
+				     t->ev.ts_ns[j], t->ev.ts_ns[j] + ts_ev_dur(&t->ev, j), t->ev.ts_ns[i],
+				     t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i))) {
 				rc = nomem(err);
 				goto out;
 			}
@@ -632,7 +632,7 @@ int ts_srep_add_trace(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 		uint32_t id = t->ev.name[i];
 		const char *s = ts_trace_str(t, id);
 		size_t n = id < t->strings.count ? ts_intern_len(&t->strings, id) : 0;
-		int64_t d = t->ev.dur_ns[i];
+		int64_t d = ts_ev_dur(&t->ev, i);
 		if (t->ev.ph[i] != 'X' || d == TS_NONE || d < 0)
 			continue;
 		switch (r->kind) {

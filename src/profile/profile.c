@@ -339,7 +339,7 @@ static int is_gpu_cat(int cat)
 
 static int timed(const struct ts_trace *t, size_t i)
 {
-	int64_t ts = t->ev.ts_ns[i], d = t->ev.dur_ns[i];
+	int64_t ts = t->ev.ts_ns[i], d = ts_ev_dur(&t->ev, i);
 
 	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
 	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
@@ -525,7 +525,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		}
 		if (TS_VEC_PUSH(src, ((struct step_src){ (int64_t)n + (t->meta.legacy ? 1 : 0),
 						       t->ev.ts_ns[i],
-						       t->ev.ts_ns[i] + t->ev.dur_ns[i] }))) {
+						       t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i) }))) {
 			rc = TS_ENOMEM;
 			goto out;
 		}
@@ -576,7 +576,7 @@ static int busiest_thread(const struct ts_trace *t, const uint8_t *tm, int64_t *
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (tm[i] && t->ev.cat[i] == TS_CAT_CPU_OP &&
 		    TS_VEC_PUSH(v, ((struct thread_dur){ ts_ev_pid(&t->ev, i), ts_ev_tid(&t->ev, i),
-							 t->ev.dur_ns[i] }))) {
+							 ts_ev_dur(&t->ev, i) }))) {
 			TS_VEC_RELEASE(v);
 			return TS_ENOMEM;
 		}
@@ -652,7 +652,7 @@ static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_ve
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
 			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-			dur[off[id]++] = t->ev.dur_ns[i];
+			dur[off[id]++] = ts_ev_dur(&t->ev, i);
 			k++;
 		}
 	/* off[id] is now the end of bucket id, the start of bucket id + 1 */
@@ -804,9 +804,9 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		f = name_flags(w, t, i);
 		if (!(f & F_LAUNCH))
 			continue;
-		if (TS_VEC_PUSH(calls, t->ev.dur_ns[i]))
+		if (TS_VEC_PUSH(calls, ts_ev_dur(&t->ev, i)))
 			goto out;
-		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, t->ev.dur_ns[i]);
+		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, ts_ev_dur(&t->ev, i));
 		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
@@ -827,7 +827,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			continue;
 		r = launch_of(t, w, i);
 		if (r >= 0) {
-			int64_t rend = t->ev.ts_ns[r] + t->ev.dur_ns[r];
+			int64_t rend = t->ev.ts_ns[r] + ts_ev_dur(&t->ev, r);
 			int64_t d = t->ev.ts_ns[i] - rend;
 			if (d < 0)
 				d = 0;
@@ -835,7 +835,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 				goto out;
 			p->launch.linked++;
 			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
-			if (t->ev.cat[i] == TS_CAT_KERNEL && t->ev.dur_ns[i] < t->ev.dur_ns[r])
+			if (t->ev.cat[i] == TS_CAT_KERNEL && ts_ev_dur(&t->ev, i) < ts_ev_dur(&t->ev, r))
 				p->launch.short_kernels++;
 			if (name_flags(w, t, (size_t)r) & F_GRAPH)
 				p->launch.graph_activities++;
@@ -874,7 +874,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			continue;
 		r = launch_of(t, w, i);
 		x = &tracks.tr.v[trk[k++]];
-		sev[x->off + x->n++] = (struct stream_ev){ t->ev.ts_ns[i], t->ev.ts_ns[i] + t->ev.dur_ns[i],
+		sev[x->off + x->n++] = (struct stream_ev){ t->ev.ts_ns[i], t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i),
 							   r >= 0 ? t->ev.ts_ns[r] : TS_NONE };
 	}
 	free(trk);
@@ -1335,7 +1335,7 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 		cs.name = kept[id];
 		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
 			cs.start_ns = t->ev.ts_ns[i];
-		cs.dur_ns = t->ev.dur_ns[i];
+		cs.dur_ns = ts_ev_dur(&t->ev, i);
 		if (TS_VEC_PUSH(p->colls, cs))
 			goto out;
 	}
@@ -1504,7 +1504,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
 			continue;
 		s = t->ev.ts_ns[i];
-		e = s + t->ev.dur_ns[i];
+		e = s + ts_ev_dur(&t->ev, i);
 		if (is_gpu_cat(cat)) {
 			enum ts_kclass k = class_of(&w, t, i);
 			int64_t launch = TS_NONE, r = -1;

@@ -5,7 +5,7 @@
  * traces) append events through ts_trace_push_event() so that the thirteen
  * columns always grow together. Six of them are 32-bit with a sorted side
  * table for the values that do not fit (trace.h, "Narrow integer columns"):
- * 54 bytes per event instead of 78. Columns are plain malloc/realloc arrays:
+ * 50 bytes per event instead of 78. Columns are plain malloc/realloc arrays:
  * glibc serves big ones from mmap and grows them with mremap, so growing a
  * column never copies bytes and untouched capacity costs no resident memory.
  */
@@ -128,7 +128,7 @@ void ts_trace_init(struct ts_trace *t)
 static void events_release(struct ts_trace_events *e)
 {
 	free(e->ts_ns);
-	free(e->dur_ns);
+	free(e->dur);
 	free(e->name);
 	free(e->cat_str);
 	free(e->cat);
@@ -200,7 +200,7 @@ int ts_trace_reserve(struct ts_trace *t, size_t need)
 	/* each column keeps its old contents if a later one fails; cap only
 	 * moves once all of them have the new size */
 	if (col_resize((void **)&e->ts_ns, cap, sizeof(*e->ts_ns)) ||
-	    col_resize((void **)&e->dur_ns, cap, sizeof(*e->dur_ns)) ||
+	    col_resize((void **)&e->dur, cap, sizeof(*e->dur)) ||
 	    col_resize((void **)&e->name, cap, sizeof(*e->name)) ||
 	    col_resize((void **)&e->cat_str, cap, sizeof(*e->cat_str)) ||
 	    col_resize((void **)&e->cat, cap, sizeof(*e->cat)) ||
@@ -241,6 +241,7 @@ static uint32_t *c32_col(struct ts_trace_events *e, enum ts_c32 c)
 	case TS_C32_STREAM: return e->stream;
 	case TS_C32_CORR: return e->correlation;
 	case TS_C32_EXTID: return e->external_id;
+	case TS_C32_DUR: return e->dur;
 	case TS_C32_FLOW: break;
 	case TS_C32_COUNT: break;
 	}
@@ -288,11 +289,11 @@ static inline int c32_append(struct ts_trace_events *e, uint32_t *col, enum ts_c
 int ts_trace_columns(struct ts_trace_events *e, void *col[TS_TRACE_NCOLS],
 		     size_t elem[TS_TRACE_NCOLS])
 {
-	void *c[TS_TRACE_NCOLS] = { e->ts_ns, e->dur_ns, e->name, e->cat_str, e->cat, e->ph,
+	void *c[TS_TRACE_NCOLS] = { e->ts_ns, e->dur, e->name, e->cat_str, e->cat, e->ph,
 				    e->pid, e->tid, e->stream, e->device, e->correlation,
 				    e->external_id, e->flow_id };
 	size_t z[TS_TRACE_NCOLS] = {
-		sizeof(*e->ts_ns), sizeof(*e->dur_ns), sizeof(*e->name), sizeof(*e->cat_str),
+		sizeof(*e->ts_ns), sizeof(*e->dur), sizeof(*e->name), sizeof(*e->cat_str),
 		sizeof(*e->cat), sizeof(*e->ph), sizeof(*e->pid), sizeof(*e->tid),
 		sizeof(*e->stream), sizeof(*e->device), sizeof(*e->correlation),
 		sizeof(*e->external_id), sizeof(*e->flow_id)
@@ -351,7 +352,6 @@ int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
 			return rc;
 	}
 	e->ts_ns[i] = x->ts_ns;
-	e->dur_ns[i] = x->dur_ns;
 	e->name[i] = x->name;
 	e->cat_str[i] = x->cat_str;
 	e->cat[i] = (uint8_t)x->cat;
@@ -362,7 +362,8 @@ int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
 	    c32_append(e, e->stream, TS_C32_STREAM, i, x->stream) ||
 	    c32_append(e, e->correlation, TS_C32_CORR, i, x->correlation) ||
 	    c32_append(e, e->external_id, TS_C32_EXTID, i, x->external_id) ||
-	    c32_append(e, e->flow_id, TS_C32_FLOW, i, x->flow_id)) {
+	    c32_append(e, e->flow_id, TS_C32_FLOW, i, x->flow_id) ||
+	    c32_append(e, e->dur, TS_C32_DUR, i, x->dur_ns)) {
 		/* the event is not kept: drop what it left in the side tables */
 		for (int c = 0; c < TS_C32_COUNT; c++)
 			if (e->esc[c].n && e->esc[c].v[e->esc[c].n - 1].ev == i)
@@ -454,7 +455,7 @@ int trace_append_batch(struct ts_trace *t, const struct ts_trace *b, const uint3
 	    TS_VEC_RESERVE(t->flops, t->flops.n + b->flops.n))
 		return TS_ENOMEM;
 	memcpy(e->ts_ns + n0, x->ts_ns, bn * sizeof(*e->ts_ns));
-	memcpy(e->dur_ns + n0, x->dur_ns, bn * sizeof(*e->dur_ns));
+	memcpy(e->dur + n0, x->dur, bn * sizeof(*e->dur));
 	memcpy(e->cat + n0, x->cat, bn * sizeof(*e->cat));
 	memcpy(e->ph + n0, x->ph, bn * sizeof(*e->ph));
 	memcpy(e->device + n0, x->device, bn * sizeof(*e->device));

@@ -276,7 +276,7 @@ static int timeline(const struct ts_trace *t, const uint8_t *cls, const uint8_t 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (sel[i] == want) {
 			double s = us_double(t->ev.ts_ns[i]);
-			struct div d = { s, s + us_double(t->ev.dur_ns[i]) };
+			struct div d = { s, s + us_double(ts_ev_dur(&t->ev, i)) };
 			all[n++] = d;
 			c[cls[i]][nc[cls[i]]++] = d;
 		}
@@ -395,7 +395,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		int g = gpu_cat(t, i);
 		if (!g)
 			continue;
-		if (ev->ts_ns[i] == TS_NONE || ev->dur_ns[i] == TS_NONE || ev->dur_ns[i] < 0) {
+		if (ev->ts_ns[i] == TS_NONE || ts_ev_dur(ev, i) == TS_NONE || ts_ev_dur(ev, i) < 0) {
 			sel[i] = 0xff;
 			continue;
 		}
@@ -421,12 +421,12 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		for (size_t i = 0; i < n; i++) {
 			const char *nm;
 			if (!cat_is(t, i, "python_function") || ev->ts_ns[i] == TS_NONE ||
-			    ev->dur_ns[i] == TS_NONE)
+			    ts_ev_dur(ev, i) == TS_NONE)
 				continue;
 			nm = tstr(t, ev->name[i]);
 			if (strstr(nm, "torch/utils/checkpoint.py") && strstr(nm, "recompute_fn"))
 				spans[nsp++] = (struct span){ ts_ev_pid(ev, i), ts_ev_tid(ev, i), ev->ts_ns[i],
-							      ev->ts_ns[i] + ev->dur_ns[i] };
+							      ev->ts_ns[i] + ts_ev_dur(ev, i) };
 		}
 		ts_sort(spans, nsp, sizeof(*spans), cmp_span);
 		for (size_t i = 0; i < n; i++) {

@@ -113,7 +113,7 @@ static int step_window(const struct ts_trace *t, int64_t it, int64_t *s, int64_t
 		if (t->ev.ph[i] == 'X' && t->ev.cat[i] == TS_CAT_USER_ANNOTATION &&
 		    strcmp(ts_trace_str(t, t->ev.name[i]), want) == 0) {
 			*s = t->ev.ts_ns[i];
-			*e = t->ev.ts_ns[i] + t->ev.dur_ns[i];
+			*e = t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i);
 			return 0;
 		}
 	return -1;

@@ -529,7 +529,7 @@ TEST(profile_wall_undetermined)
 
 	tb_init(&t);
 	e = tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 10, 0, 1);
-	t.ev.dur_ns[e] = -1000;
+	REQUIRE(ts_trace_set_c32(&t, TS_C32_DUR, e, -1000) == 0);
 	ts_rank_prof_init(&p);
 	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
 	CHECK_I64(p.verdict.wall, TS_WALL_UNDETERMINED);

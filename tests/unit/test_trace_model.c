@@ -1,5 +1,6 @@
 /*
- * test_trace_model.c - the narrow 32-bit columns of the trace model give
+ * test_trace_model.c - the narrow 32-bit columns of the trace model (ids
+ * and durations) give
  * back every 64-bit value they were given (trace.h, "Narrow integer
  * columns"): values that fit, TS_NONE, and the escaped ones (negative,
  * TS_STRID ids, 2^32 - 2 and more) from the side table.
@@ -30,6 +31,7 @@ TEST(trace_model_c32_roundtrip)
 		x.correlation = vals[(i + 3) % NV];
 		x.external_id = vals[(i + 4) % NV];
 		x.flow_id = vals[(i + 5) % NV];
+		x.dur_ns = vals[(i + 6) % NV];
 		REQUIRE(ts_trace_push_event(&t, &x) == i);
 	}
 	for (int i = 0; i < 3 * NV; i++) {
@@ -39,10 +41,12 @@ TEST(trace_model_c32_roundtrip)
 		CHECK_I64(ts_ev_corr(&t.ev, i), vals[(i + 3) % NV]);
 		CHECK_I64(ts_ev_extid(&t.ev, i), vals[(i + 4) % NV]);
 		CHECK_I64(ts_ev_flow(&t.ev, i), vals[(i + 5) % NV]);
+		CHECK_I64(ts_ev_dur(&t.ev, i), vals[(i + 6) % NV]);
 	}
 	/* 7 of the 12 values escape (2^32 - 2, 2^32 - 1, 2^32, -1,
 	 * -1220540864, INT64_MAX and the strid), three rounds */
 	CHECK(t.ev.esc[TS_C32_PID].n == 21);
+	CHECK(t.ev.esc[TS_C32_DUR].n == 21);
 	ts_trace_release(&t);
 }
 
@@ -80,15 +84,15 @@ TEST(trace_model_c32_set)
 	ts_trace_release(&t);
 }
 
-/* The column list gives the stored widths: 8 8 4 4 1 1 4 4 4 4 4 4 4 bytes
- * (54 per event). */
+/* The column list gives the stored widths: 8 4 4 4 1 1 4 4 4 4 4 4 4 bytes
+ * (50 per event). */
 TEST(trace_model_columns)
 {
 	struct ts_trace t;
 	struct ts_trace_event x;
 	void *col[TS_TRACE_NCOLS];
 	size_t elem[TS_TRACE_NCOLS], sum = 0;
-	static const size_t want[TS_TRACE_NCOLS] = { 8, 8, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4 };
+	static const size_t want[TS_TRACE_NCOLS] = { 8, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4 };
 
 	ts_trace_init(&t);
 	ts_trace_event_init(&x);
@@ -99,7 +103,7 @@ TEST(trace_model_columns)
 		CHECK(col[k] != NULL);
 		sum += elem[k];
 	}
-	CHECK_I64((int64_t)sum, 54);
+	CHECK_I64((int64_t)sum, 50);
 	CHECK(col[0] == (void *)t.ev.ts_ns && col[12] == (void *)t.ev.flow_id);
 	ts_trace_release(&t);
 }

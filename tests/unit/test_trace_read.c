@@ -241,7 +241,7 @@ TEST(trace_quirks_inline)
 	REQUIRE(read_text(&t, text, sizeof(text) - 1, "q.json", NULL, &err) == 0);
 	REQUIRE(t.ev.n == 5);
 	CHECK_I64(t.ev.ts_ns[0], 1712195495519689047LL);
-	CHECK_I64(t.ev.dur_ns[0], 1500);
+	CHECK_I64(ts_ev_dur(&t.ev, 0), 1500);
 	CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "k<int, \"a\"&b>");
 	CHECK_I64(t.ev.cat[0], TS_CAT_KERNEL);
 	CHECK_I64(t.ev.ph[0], 'X');
@@ -259,7 +259,7 @@ TEST(trace_quirks_inline)
 	CHECK_I64(ts_ev_flow(&t.ev, 2), 5);
 	CHECK_I64(ts_ev_flow(&t.ev, 0), TS_NONE);
 	CHECK_I64(ts_ev_tid(&t.ev, 2), 25738);
-	CHECK_I64(t.ev.dur_ns[2], TS_NONE);
+	CHECK_I64(ts_ev_dur(&t.ev, 2), TS_NONE);
 	REQUIRE(t.coll.n == 1);
 	CHECK_I64(t.coll.v[0].ev, 1);
 	CHECK(t.coll.v[0].comms_id == 10159970886766084423ULL);
@@ -333,22 +333,22 @@ TEST(trace_number_shapes)
 	REQUIRE(read_text(&t, text, sizeof(text) - 1, "n.json", NULL, &err) == 0);
 	REQUIRE(t.ev.n == 7);
 	CHECK_I64(t.ev.ts_ns[0], 1712195495519689047LL);
-	CHECK_I64(t.ev.dur_ns[0], 2000);
+	CHECK_I64(ts_ev_dur(&t.ev, 0), 2000);
 	CHECK_I64(ts_ev_pid(&t.ev, 0), 1102);
 	CHECK_I64(ts_ev_tid(&t.ev, 0), -5);
 	CHECK_I64(ts_ev_extid(&t.ev, 0), 12345678);
 	CHECK_I64(ts_ev_corr(&t.ev, 0), 123456789);
 	CHECK_I64(t.ev.ts_ns[1], -1001);
-	CHECK_I64(t.ev.dur_ns[1], 12345678100LL);
+	CHECK_I64(ts_ev_dur(&t.ev, 1), 12345678100LL);
 	CHECK_I64(t.ev.ts_ns[2], 123456789120LL);
-	CHECK_I64(t.ev.dur_ns[2], 500);
+	CHECK_I64(ts_ev_dur(&t.ev, 2), 500);
 	CHECK_I64(t.ev.ts_ns[3], 7000);
-	CHECK_I64(t.ev.dur_ns[3], 1500000);
+	CHECK_I64(ts_ev_dur(&t.ev, 3), 1500000);
 	CHECK_I64(t.ev.ts_ns[4], INT64_MAX);
-	CHECK_I64(t.ev.dur_ns[4], 0);
+	CHECK_I64(ts_ev_dur(&t.ev, 4), 0);
 	CHECK_I64(t.ev.ts_ns[5], TS_NONE);
 	CHECK_I64(t.ev.ts_ns[6], 2000);
-	CHECK_I64(t.ev.dur_ns[6], -1001);
+	CHECK_I64(ts_ev_dur(&t.ev, 6), -1001);
 	CHECK_I64(t.meta.truncated, 0);
 	ts_trace_release(&t);
 }
@@ -434,7 +434,7 @@ TEST(trace_legacy_array)
 	CHECK_I64(t.ev.cat[0], TS_CAT_CPU_OP);
 	CHECK_I64(t.ev.cat_str[0], TS_NO_ID);
 	CHECK_I64(t.ev.ts_ns[0], 4481000);
-	CHECK_I64(t.ev.dur_ns[0], 124000);
+	CHECK_I64(ts_ev_dur(&t.ev, 0), 124000);
 	CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 0) - TS_STRID_BASE)), "CPU functions");
 	ts_trace_release(&t);
 }
@@ -886,7 +886,7 @@ TEST(trace_event_larger_than_windows)
 	CHECK_I64(ts_trace_read(&t, tmp, NULL, &err), 0);
 	REQUIRE(t.ev.n == 2);
 	CHECK_I64(strlen(ts_trace_str(&t, t.ev.name[0])), big);
-	CHECK_I64(t.ev.dur_ns[0], 2000);
+	CHECK_I64(ts_ev_dur(&t.ev, 0), 2000);
 	CHECK_I64(t.ev.ts_ns[1], 3000);
 	ts_trace_release(&t);
 	unlink(tmp);

@@ -53,7 +53,7 @@ static const char *diff_traces(const struct ts_trace *a, int ra, const struct ts
 		return why;
 	}
 #define COL(c) if (x->n && memcmp(x->c, y->c, x->n * sizeof(*x->c))) return "column " #c
-	COL(ts_ns); COL(dur_ns); COL(name); COL(cat_str); COL(cat); COL(ph); COL(pid); COL(tid);
+	COL(ts_ns); COL(dur); COL(name); COL(cat_str); COL(cat); COL(ph); COL(pid); COL(tid);
 	COL(stream); COL(device); COL(correlation); COL(external_id); COL(flow_id);
 #undef COL
 	for (int c = 0; c < TS_C32_COUNT; c++) {

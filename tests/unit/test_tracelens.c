@@ -17,7 +17,7 @@ static size_t flow(struct ts_trace *t, char ph, int64_t id, int64_t pid, int64_t
 	size_t i = tb_ev(t, TS_CAT_FLOW, "ac2g", pid, tid, 0, 0, -1);
 
 	t->ev.ph[i] = ph;
-	t->ev.dur_ns[i] = TS_NONE;
+	ts_trace_set_c32(t, TS_C32_DUR, i, TS_NONE);
 	ts_trace_set_c32(t, TS_C32_FLOW, i, id);
 	set_cat(t, i, "ac2g");
 	return i;
