@@ -515,7 +515,10 @@ static int phase_summary(const struct it_rec *v, size_t nv, int k, double wall, 
 		}
 		idx[n] = i;
 		x[n++] = v[i].phase_ms[k];
-		if (!win || (v[i].iteration >= rep->win_first && v[i].iteration <= rep->win_last))
+		/* the window's own records: its artefacts (profiler, export,
+		 * non-finite loss) are out, as they are of the step statistics */
+		if (!win || (v[i].iteration >= rep->win_first && v[i].iteration <= rep->win_last &&
+			     !rep->artefact[i]))
 			w[nw++] = v[i].phase_ms[k];
 	}
 	rc = 0;
@@ -749,6 +752,24 @@ static int has_memory(const struct ts_step *s)
 }
 
 /* Per-rank memory, step times over the window and final loss. */
+/* Whether iteration it is one of the window's steps: inside it and no
+ * artefact of the main series (rep->iter is ascending). */
+static int in_window(const struct ts_steps_report *rep, int64_t it)
+{
+	size_t l = 0, h = rep->n;
+
+	if (!rep->win_n || it < rep->win_first || it > rep->win_last)
+		return 0;
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (rep->iter[m] < it)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < rep->n && rep->iter[l] == it && !rep->artefact[l];
+}
+
 static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *rep)
 {
 	size_t nref = 0, cap = 0, timed = 0;
@@ -808,7 +829,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 				if (s->step_ns == TS_NO_INT)
 					continue;
 				k.steps++;
-				if (s->iteration >= rep->win_first && s->iteration <= rep->win_last)
+				if (in_window(rep, s->iteration))
 					w[nw++] = (double)s->step_ns / 1e6;
 			}
 		}

@@ -270,4 +270,41 @@ t = [x for x in w if x["code"] == "truncated-trace"]
 assert len(t) == 1 and t[0]["byte_offset"] == 300000 and t[0]["file"] == sys.argv[2], w
 PY
 
+# --- the phase table and the rank rows describe the window's own steps:
+# d_stall's window 2:60 leaves out the profiler steps 20:29, and the phase
+# means over 59 steps divided by the 49-step mean summed to 104.1 %; the
+# rank row showed 386.3 ms (iterations 2..60) next to the 371.0 ms headline.
+# The expected means are recomputed here from the metrics file itself;
+# c_ddp2 (two ranks, profiler steps scattered in 14:24): the phase rows
+# count the window's steps.
+for run in d_stall c_ddp2; do
+	"$TS" steps --json "$CPU/$run" >"$tmp/ph-$run.json" 2>/dev/null || bad "steps $run failed"
+	python3 - "$tmp/ph-$run.json" "$CPU/$run" <<'PY' || bad "steps $run: phases or ranks are not the window's steps"
+import glob, json, sys
+d = json.load(open(sys.argv[1]))
+w = d["window"]
+out = [(x["first_iteration"], x["last_iteration"]) for x in w["excluded"]]
+# the ranges are whole here (d_stall: every iteration of 20:29 is a profiler step)
+exact = all(x["steps"] == x["last_iteration"] - x["first_iteration"] + 1 for x in w["excluded"])
+def inwin(it):
+    return w["first_iteration"] <= it <= w["last_iteration"] and not any(a <= it <= b for a, b in out)
+recs = [json.loads(l) for f in sorted(glob.glob(sys.argv[2] + "/metrics_rank*.jsonl")) for l in open(f)]
+for r in (d["ranks"] if exact else []):
+    st = [x["step_ms"] for x in recs if x["rank"] == r["rank"] and inwin(x["iteration"])]
+    assert len(st) == w["steps"], (r, len(st))
+    assert abs(r["mean_ms"] - sum(st) / len(st)) < 5e-4, (r, sum(st) / len(st))
+if exact and len(d["ranks"]) == 1:
+    keys = {"data": "data_ms", "forward": "fwd_ms", "backward": "bwd_ms", "optimizer": "opt_ms", "comm": "comm_ms"}
+    for p in d["phases"]:
+        v = [x[keys[p["phase"]]] for x in recs if inwin(x["iteration"])]
+        assert p["steps"] == w["steps"] == len(v), (p, len(v))
+        assert abs(p["mean_ms"] - sum(v) / len(v)) < 5e-4, (p, sum(v) / len(v))
+    # the five phases partition d_stall's step: their shares add up to 100 %
+    assert abs(sum(p["step_share_pct"] for p in d["phases"]) - 100) < 0.1, d["phases"]
+else:
+    for p in d["phases"]:
+        assert p["steps"] == w["steps"], p
+PY
+done
+
 exit $fail
