@@ -269,4 +269,8 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 
 void ts_steps_report_release(struct ts_steps_report *rep);
 
+/* Whether iteration it is one of the window's steps (the ones its
+ * statistics use): inside the window, in the main series, no artefact. */
+int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it);
+
 #endif

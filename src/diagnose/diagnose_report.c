@@ -148,8 +148,11 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 	if (rs) {
 		for (size_t i = 0; i < rs->steps.n; i++) {
 			const struct ts_diag_step *s = &rs->steps.v[i];
+			/* excluded: outside the window, or one of its artefacts
+			 * (profiler, export, non-finite loss), as the steps report */
 			int flag = is_stall(d, s->iteration) ? TS_REPORT_STEP_STALL :
-				   d->steady.known && s->iteration < d->steady.first ? TS_REPORT_STEP_EXCLUDED :
+				   d->steady.known && d->steps_rep &&
+				   !ts_steps_in_window(d->steps_rep, s->iteration) ? TS_REPORT_STEP_EXCLUDED :
 				   TS_REPORT_STEP_NORMAL;
 			ts_report_add_step(r, s->iteration, s->step_ms, flag);
 		}
@@ -224,21 +227,14 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 				row.compute_ms = 0;
 			ts_report_add_rank(r, &row);
 		}
-	} else if (d->ranks.n > 1) {
-		for (size_t i = 0; i < d->ranks.n; i++) {
-			const struct ts_diag_rank_steps *k = &d->ranks.v[i];
-			struct ts_report_rank row = { k->rank, 0, NAN, NAN, NAN, k->rank == d->straggler_rank };
-			size_t n = 0;
-			for (size_t j = 0; j < k->steps.n; j++) {
-				const struct ts_diag_step *s = &k->steps.v[j];
-				if (!isfinite(s->step_ms) || is_stall(d, s->iteration) ||
-				    (d->steady.known && (s->iteration < d->steady.first || s->iteration > d->steady.last)))
-					continue;
-				row.step_ms += s->step_ms;
-				n++;
-			}
-			row.step_ms = n ? row.step_ms / (double)n : NAN;
-			ts_report_add_rank(r, &row);
+	} else if (d->ranks.n > 1 && d->steps_rep) {
+		/* the steps report's rank rows: the mean over the window's steps */
+		for (size_t i = 0; i < d->steps_rep->nranks; i++) {
+			const struct ts_rank_summary *k = &d->steps_rep->ranks[i];
+			struct ts_report_rank row = { k->rank, k->mean_ms, NAN, NAN, NAN,
+						      k->rank == d->straggler_rank };
+			if (k->rank >= 0)
+				ts_report_add_rank(r, &row);
 		}
 	}
 	return r->failed ? TS_ENOMEM : 0;

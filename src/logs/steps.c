@@ -752,9 +752,8 @@ static int has_memory(const struct ts_step *s)
 }
 
 /* Per-rank memory, step times over the window and final loss. */
-/* Whether iteration it is one of the window's steps: inside it and no
- * artefact of the main series (rep->iter is ascending). */
-static int in_window(const struct ts_steps_report *rep, int64_t it)
+/* rep->iter is ascending */
+int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 {
 	size_t l = 0, h = rep->n;
 
@@ -829,7 +828,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 				if (s->step_ns == TS_NO_INT)
 					continue;
 				k.steps++;
-				if (in_window(rep, s->iteration))
+				if (ts_steps_in_window(rep, s->iteration))
 					w[nw++] = (double)s->step_ns / 1e6;
 			}
 		}

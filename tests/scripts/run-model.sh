@@ -307,4 +307,16 @@ else:
 PY
 done
 
+# --- the report's per-iteration table flags the steps the window leaves
+# out: d_stall's trace covers iterations 20..28 and its export sits in 29
+# (traces/cpu/README.txt), so 20..29 are "excluded" (they were unflagged,
+# only the warm-up before the window was); 19 and 30 are in the window
+"$TS" report "$CPU/d_stall" --format md >"$tmp/rep.md" 2>/dev/null || bad "report d_stall failed"
+for it in 20 21 24 28 29; do
+	grep -q "^| $it | [0-9.]* | excluded |$" "$tmp/rep.md" || bad "report: iteration $it is not flagged excluded"
+done
+for it in 19 30; do
+	grep -q "^| $it | [0-9.]* |  |$" "$tmp/rep.md" || bad "report: iteration $it is flagged"
+done
+
 exit $fail
