@@ -366,7 +366,10 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	else
 		ts_jw_null(w);
 
-	jus(w, "median_step_us", p->median_step_ns);
+	if (p->steps.n)
+		jus(w, "median_step_us", p->median_step_ns);
+	else
+		jus_opt(w, "median_step_us", -1);   /* no steps: null */
 	ts_jw_ki64(w, "outliers", p->outliers);
 	ts_jw_key(w, "steps");
 	ts_jw_arr(w);
@@ -580,7 +583,10 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 		ts_table_cell(&t, "%.1f", ms(p->exposed_comm_ns));
 		ts_table_cell(&t, "%.1f", ms(any_gpu ? p->exposed_memcpy_ns : p->host_gap_ns));
 		ts_table_cell(&t, "%.1f", ms(p->data_ns));
-		ts_table_cell(&t, "%.1f", ms(p->median_step_ns));
+		if (p->steps.n)
+			ts_table_cell(&t, "%.1f", ms(p->median_step_ns));
+		else
+			ts_table_cell(&t, "-");   /* no steps: no step time */
 		ts_table_cell(&t, "%s", ts_wall_name(p->verdict.wall));
 	}
 	ts_sb_addf(out, "%sranks%s\n", b, r);
@@ -1129,6 +1135,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 					"%s: recovered %llu event(s) from known writer bugs (first at byte %llu)",
 					s->path, (unsigned long long)s->m.recovered,
 					(unsigned long long)s->m.first_recovery_at);
+		if (!s->nsys->is_nsys)   /* an export's ranks: trace_nsys_warnings */
+			ts_rank_prof_warnings(&s->prof, !s->prof.steps.n, s->path, &warns);
 		if (s->m.bad_ts || s->m.bad_dur || s->m.negative_dur)
 			ts_warnings_add(&warns, "ignored-values", s->path, -1, TS_NO_INT,
 					"%s: ignored-values: %llu event(s) with an unusable ts, %llu with an "

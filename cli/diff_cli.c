@@ -95,14 +95,8 @@ int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact
 						files.v[i], (unsigned long long)t.meta.truncated_at,
 						(long long)s->prof.steps_dropped,
 						s->prof.steps_dropped == 1 ? "" : "s");
-			if (!r && s->ctx.whole_window)
-				ts_warnings_add(warns, "whole-window", files.v[i], -1, TS_NONE,
-						"%s: no steps (no ProfilerStep spans, no step range): its whole "
-						"window is compared as one step", files.v[i]);
-			if (!r && t.meta.legacy)
-				ts_warnings_add(warns, "legacy-trace", files.v[i], -1, TS_NONE,
-						"%s: a legacy (pre-Kineto) trace: ProfilerStep#N is iteration N+1",
-						files.v[i]);
+			if (!r)
+				ts_rank_prof_warnings(&s->prof, s->ctx.whole_window, files.v[i], warns);   /* warns->failed */
 		}
 		ts_trace_release(&t);
 		if (r) {

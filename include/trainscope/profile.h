@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
+#include "trainscope/jsonw.h"
 #include "trainscope/taxonomy.h"
 #include "trainscope/trace.h"
 
@@ -284,6 +285,14 @@ void ts_rank_prof_init(struct ts_rank_prof *p);
  * steps are sorted and disjoint). */
 int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t);
 void ts_rank_prof_release(struct ts_rank_prof *p);
+
+/* The warnings every command that profiles the trace at path gives, in
+ * one wording: legacy-trace (p->legacy: ProfilerStep#N is iteration N+1,
+ * no device events) and, when whole_window (the trace has no ProfilerStep
+ * spans or step range), whole-window: the window is analysed as one step,
+ * without step statistics. Returns 0 or TS_ENOMEM. */
+int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const char *path,
+			  struct ts_warnings *w);
 
 /*
  * Analyse one rank window. p must be freshly initialised. Returns 0 or

@@ -129,10 +129,7 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_rank_prof_init(p);
 	if ((rc = ts_rank_profile(p, &t, &po, err)))
 		goto out;
-	if (p->legacy &&
-	    ts_warnings_add(&d->rm->warnings, "legacy-trace", path, -1, TS_NO_INT,
-			    "%s is a legacy (pre-Kineto) trace: its ProfilerStep numbers are one "
-			    "lower than the iterations, and it carries no device events.", path)) {
+	if (ts_rank_prof_warnings(p, !p->steps.n, path, &d->rm->warnings)) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -1769,3 +1769,19 @@ out:
 		ts_err_set(err, rc, "%s: out of memory while analysing the trace", t->path);
 	return rc;
 }
+
+int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const char *path,
+			  struct ts_warnings *w)
+{
+	if (p->legacy &&
+	    ts_warnings_add(w, "legacy-trace", path, -1, TS_NO_INT,
+			    "%s: a legacy (pre-Kineto) trace: ProfilerStep#N is iteration N+1, and it "
+			    "carries no device events", path))
+		return TS_ENOMEM;
+	if (whole_window &&
+	    ts_warnings_add(w, "whole-window", path, -1, TS_NO_INT,
+			    "%s: no steps (no ProfilerStep spans, no step range): its whole window is "
+			    "analysed as one step, without step statistics", path))
+		return TS_ENOMEM;
+	return 0;
+}

@@ -99,6 +99,32 @@ codes "$tmp/an.out" | grep -qxF "truncated|$gmi: $cut|17" ||
 	bad "trace --json --annotate --telemetry: no truncated warning with line 17"
 "$TS" trace --json "$tr" >"$tmp/tr.out" 2>/dev/null
 [ -z "$(codes "$tmp/tr.out")" ] || bad "trace without the capture warns"
+# a trace without ProfilerStep spans (the example's, those events removed):
+# trace, diagnose and diff all say its whole window is one step (only diff
+# did; trace printed "0 steps" and a 0.0 ms step p50 without a word)
+python3 - "$tr" "$tmp/nops.json" <<'PY'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+d["traceEvents"] = [e for e in d["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep")]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$TS" trace "$tmp/nops.json" >"$tmp/nops.txt" 2>"$tmp/nops.err" || bad "trace without steps: exit $?"
+grep -qF "trainscope trace: warning: $tmp/nops.json: no steps (no ProfilerStep spans" "$tmp/nops.err" ||
+	bad "trace without steps: no whole-window warning on stderr"
+"$TS" trace --json "$tmp/nops.json" >"$tmp/nops.out" 2>/dev/null
+codes "$tmp/nops.out" | grep -q "^whole-window|$tmp/nops.json: no steps" || bad "trace --json without steps: no whole-window"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][0]
+assert r["median_step_us"] is None and r["steps"] == [], r["median_step_us"]
+' "$tmp/nops.out" || bad "trace --json without steps: a median step time"
+mkdir -p "$tmp/nops-run/traces"
+cp examples/run/train.log "$tmp/nops-run/" && cp "$tmp/nops.json" "$tmp/nops-run/traces/rank0.1.pt.trace.json"
+"$TS" diagnose --json "$tmp/nops-run" >"$tmp/nops-dg.json" 2>/dev/null
+codes "$tmp/nops-dg.json" | grep -q "^whole-window|$tmp/nops-run/traces/rank0.1.pt.trace.json: no steps" ||
+	bad "diagnose --json without steps: no whole-window"
+"$TS" diff "$tmp/nops.json" "$tmp/nops.json" >"$tmp/nops-df.txt" 2>&1
+grep -qF "warning: $tmp/nops.json: no steps (no ProfilerStep spans" "$tmp/nops-df.txt" || bad "diff without steps: no whole-window"
 gj="$DATA/telemetry/mthreads-gmi_query_json_S5000_drv3.3.5_excerpt.json"
 "$TS" watch --read "$gj" | grep -q "^warning: 2 of 8 attached GPUs in input$" || bad "watch text: no partial-gpus"
 "$TS" watch --read --json "$gj" >"$tmp/g.json"
