@@ -616,12 +616,40 @@ out:
 	return rc;
 }
 
+/* What a non-finite verdict's cause is, in words. */
+static const char *nonfinite_words(const struct ts_loss_health *h)
+{
+	switch (h->cause) {
+	case TS_LOSS_CAUSE_LOSS: return "the loss is NaN or infinite";
+	case TS_LOSS_CAUSE_EXTRA_LOSS: return "an extra loss is NaN or infinite";
+	case TS_LOSS_CAUSE_GRAD_NORM: return "the grad norm is NaN or infinite";
+	case TS_LOSS_CAUSE_NAN_COUNTER: return "the framework counts NaN iterations";
+	default: return "a loss value is not finite";
+	}
+}
+
 static int steps_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steps_report *r = &rm->steps;
 	struct ts_warnings *w = &rm->warnings;
 	int rc = 0;
 
+	/* the loss health travels as a warning too: a NaN run is never only
+	 * a line of the loss section */
+	if (r->health.verdict == TS_LOSS_NONFINITE)
+		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
+				      "The training is not numerically healthy: %s from iteration %lld "
+				      "(%zu iteration%s with non-finite evidence); those steps are left "
+				      "out of the step statistics.",
+				      nonfinite_words(&r->health),
+				      (long long)r->health.first_bad_iteration, r->health.nbad,
+				      r->health.nbad == 1 ? "" : "s");
+	else if (r->health.verdict == TS_LOSS_MISSING &&
+		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
+		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,
+				      "The loss stops being logged at iteration %lld (Megatron prints "
+				      "only a loss above 0, so a NaN loss is dropped): its health is "
+				      "unknown from there.", (long long)r->health.first_bad_iteration);
 	if (r->warnings & TS_WARN_NO_TIME)
 		rc |= ts_warnings_add(w, "no-step-times", NULL, -1, TS_NO_INT,
 				      "The step records carry no step times, so there is no "

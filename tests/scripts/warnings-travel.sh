@@ -125,6 +125,29 @@ codes "$tmp/nops-dg.json" | grep -q "^whole-window|$tmp/nops-run/traces/rank0.1.
 	bad "diagnose --json without steps: no whole-window"
 "$TS" diff "$tmp/nops.json" "$tmp/nops.json" >"$tmp/nops-df.txt" 2>&1
 grep -qF "warning: $tmp/nops.json: no steps (no ProfilerStep spans" "$tmp/nops-df.txt" || bad "diff without steps: no whole-window"
+# a NaN loss at iterations 40, 41 and 55 of the example's metrics: a
+# loss-not-finite warning in steps, diagnose and the report (it was only a
+# loss-section line of steps and a finding of diagnose)
+mkdir -p "$tmp/nan"
+python3 - examples/run/metrics.jsonl "$tmp/nan/metrics.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for line in open(sys.argv[1]):
+        r = json.loads(line)
+        if r["iteration"] in (40, 41, 55):
+            r["lm_loss"] = float("nan")
+        out.write(json.dumps(r) + "\n")
+PY
+nanmsg="The training is not numerically healthy: the loss is NaN or infinite from iteration 40 (3 iterations"
+"$TS" steps "$tmp/nan" 2>&1 | grep -qF "warning: $nanmsg" || bad "steps: no loss-not-finite warning"
+"$TS" steps --json "$tmp/nan" >"$tmp/nan.json" 2>/dev/null
+codes "$tmp/nan.json" | grep -qF "loss-not-finite|$nanmsg" || bad "steps --json: no loss-not-finite"
+"$TS" diagnose --json "$tmp/nan" >"$tmp/nan-dg.json" 2>/dev/null
+codes "$tmp/nan-dg.json" | grep -qF "loss-not-finite|$nanmsg" || bad "diagnose --json: no loss-not-finite"
+"$TS" report "$tmp/nan" --format md 2>/dev/null | sed -n '/^## Warnings/,/^## /p' | grep -qF "$nanmsg" ||
+	bad "report: no loss-not-finite warning"
+"$TS" steps --json examples/run >"$tmp/fin.json" 2>/dev/null
+codes "$tmp/fin.json" | grep -q "^loss-not-finite" && bad "steps: loss-not-finite on a finite run"
 gj="$DATA/telemetry/mthreads-gmi_query_json_S5000_drv3.3.5_excerpt.json"
 "$TS" watch --read "$gj" | grep -q "^warning: 2 of 8 attached GPUs in input$" || bad "watch text: no partial-gpus"
 "$TS" watch --read --json "$gj" >"$tmp/g.json"
