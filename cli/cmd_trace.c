@@ -57,6 +57,7 @@ struct slot_meta {
 	struct ts_err err;
 	int truncated;
 	uint64_t truncated_at;
+	int gzip;               /* offsets are of the inflated JSON */
 	uint64_t recovered, first_recovery_at;
 	uint64_t bad_ts, bad_dur, negative_dur; /* unusable times, ignored */
 	int rank_source;
@@ -116,6 +117,7 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	if (!s->m.rc) {
 		s->m.truncated = t.meta.truncated;
 		s->m.truncated_at = t.meta.truncated_at;
+		s->m.gzip = t.meta.gzip;
 		s->m.recovered = t.meta.recovered;
 		s->m.first_recovery_at = t.meta.first_recovery_at;
 		s->m.bad_ts = t.meta.bad_ts;
@@ -1124,11 +1126,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		if (s->m.truncated)
-			ts_warnings_add(&warns, "truncated-trace", s->path, (int64_t)s->m.truncated_at,
-					TS_NO_INT, "%s: truncated at byte %llu; analysed every complete "
-					"event before it (%lld step%s cut by the end dropped)", s->path,
-					(unsigned long long)s->m.truncated_at, (long long)s->prof.steps_dropped,
-					s->prof.steps_dropped == 1 ? "" : "s");
+			ts_trace_truncated_warning(&warns, s->path, s->m.truncated_at, s->m.gzip,
+						   s->prof.steps_dropped);
 		if (s->m.recovered)
 			ts_warnings_add(&warns, "recovered-events", s->path,
 					(int64_t)s->m.first_recovery_at, TS_NO_INT,

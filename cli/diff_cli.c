@@ -89,12 +89,8 @@ int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact
 			found = 1;
 			r = ts_diff_side_build(s, &t, &err);
 			if (!r && t.meta.truncated)
-				ts_warnings_add(warns, "truncated-trace", files.v[i], (int64_t)t.meta.truncated_at,
-						TS_NONE, "%s: truncated at byte %llu; analysed every complete "
-						"event before it (%lld step%s cut by the end dropped)",
-						files.v[i], (unsigned long long)t.meta.truncated_at,
-						(long long)s->prof.steps_dropped,
-						s->prof.steps_dropped == 1 ? "" : "s");
+				ts_trace_truncated_warning(warns, files.v[i], t.meta.truncated_at,
+							   t.meta.gzip, s->prof.steps_dropped);
 			if (!r)
 				ts_rank_prof_warnings(&s->prof, s->ctx.whole_window, files.v[i], warns);   /* warns->failed */
 		}

@@ -294,6 +294,13 @@ void ts_rank_prof_release(struct ts_rank_prof *p);
 int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const char *path,
 			  struct ts_warnings *w);
 
+/* The truncated-trace warning of the trace at path, one wording for every
+ * command: cut at byte `at` (of the inflated JSON when gzip), every
+ * complete event before it analysed, steps_dropped steps cut by the end
+ * dropped. Returns 0 or TS_ENOMEM. */
+int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
+			       int64_t steps_dropped);
+
 /*
  * Analyse one rank window. p must be freshly initialised. Returns 0 or
  * TS_ENOMEM (err filled). opts may be NULL.

@@ -247,6 +247,7 @@ struct ts_trace_meta {
 	/* reading outcome */
 	int truncated;            /* file ended inside the event list */
 	uint64_t truncated_at;    /* byte offset (decompressed) where it ended */
+	int gzip;                 /* the file is gzip-compressed: offsets are of the inflated JSON */
 	uint64_t recovered;       /* events skipped or repaired by recovery */
 	uint64_t first_recovery_at; /* byte offset of the first event recovered */
 	uint64_t bytes;           /* decompressed bytes read */

@@ -38,15 +38,15 @@ static int push_path(struct ts_diag *d, void *vec, const char *path)
 	return 0;
 }
 
-/* 1 when the run already warns code about file (the run model may have
- * seen a trace's cut while scanning it). */
-static int has_warning(const struct ts_warnings *w, const char *code, const char *file)
+/* The index of the run's warning code about file, or w->v.n (the run
+ * model may have seen a trace's cut while scanning it). */
+static size_t find_warning(const struct ts_warnings *w, const char *code, const char *file)
 {
 	for (size_t i = 0; i < w->v.n; i++)
 		if (strcmp(w->v.v[i].code, code) == 0 && w->v.v[i].file &&
 		    strcmp(w->v.v[i].file, file) == 0)
-			return 1;
-	return 0;
+			return i;
+	return w->v.n;
 }
 
 /* Options of one trace's analysis: diagnose reads its traces one at a
@@ -113,14 +113,6 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_trace_init(&t);
 	if ((rc = ts_trace_read(&t, path, &o, err)))
 		goto out;
-	if (t.meta.truncated && !has_warning(&d->rm->warnings, "truncated-trace", path) &&
-	    ts_warnings_add(&d->rm->warnings, "truncated-trace", path, (int64_t)t.meta.truncated_at,
-			    TS_NO_INT, "%s is truncated at byte %llu: only the events before it "
-			    "are analysed, and steps it cuts are incomplete.", path,
-			    (unsigned long long)t.meta.truncated_at)) {
-		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-		goto out;
-	}
 	p = malloc(sizeof(*p));
 	if (!p) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory profiling %s", path);
@@ -129,6 +121,19 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_rank_prof_init(p);
 	if ((rc = ts_rank_profile(p, &t, &po, err)))
 		goto out;
+	if (t.meta.truncated) {
+		/* trace's wording, in place of the run model's less exact one */
+		struct ts_warnings *w = &d->rm->warnings;
+		size_t old = find_warning(w, "truncated-trace", path);
+
+		if (ts_trace_truncated_warning(w, path, t.meta.truncated_at, t.meta.gzip,
+					       p->steps_dropped)) {
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+		if (old < w->v.n - 1)
+			w->v.v[old] = w->v.v[--w->v.n];
+	}
 	if (ts_rank_prof_warnings(p, !p->steps.n, path, &d->rm->warnings)) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 		goto out;

@@ -1785,3 +1785,15 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 		return TS_ENOMEM;
 	return 0;
 }
+
+int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
+			       int64_t steps_dropped)
+{
+	return ts_warnings_add(w, "truncated-trace", path, (int64_t)at, TS_NO_INT,
+			       "%s: truncated at byte %llu%s; analysed every complete event before "
+			       "it (%lld step%s cut by the end dropped)", path, (unsigned long long)at,
+			       gzip ? " of the inflated JSON" : "", (long long)steps_dropped,
+			       steps_dropped == 1 ? "" : "s")
+		       ? TS_ENOMEM
+		       : 0;
+}

@@ -2735,6 +2735,7 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	if (!rc)
 		finish_meta(r);
 	t->meta.bytes = r->src.base + r->len;
+	t->meta.gzip = r->src.gzip;
 	ts_sb_release(&r->sb);
 	free(r->icache);
 	TS_VEC_RELEASE(r->catmap);

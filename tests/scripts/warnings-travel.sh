@@ -148,6 +148,20 @@ codes "$tmp/nan-dg.json" | grep -qF "loss-not-finite|$nanmsg" || bad "diagnose -
 	bad "report: no loss-not-finite warning"
 "$TS" steps --json examples/run >"$tmp/fin.json" 2>/dev/null
 codes "$tmp/fin.json" | grep -q "^loss-not-finite" && bad "steps: loss-not-finite on a finite run"
+# the example's trace cut at byte 200000 of its gzip file: trace and
+# diagnose give the one truncated-trace warning, its offset named as one of
+# the inflated JSON (diagnose said "compressed stream ends early" without
+# offset or dropped steps)
+mkdir -p "$tmp/cutrun/traces"
+cp examples/run/train.log "$tmp/cutrun/"
+head -c 200000 "$tr" >"$tmp/cutrun/traces/rank0.1.pt.trace.json.gz"
+"$TS" trace --json "$tmp/cutrun/traces/rank0.1.pt.trace.json.gz" >"$tmp/cut1.json" 2>/dev/null
+"$TS" diagnose --json "$tmp/cutrun" >"$tmp/cut2.json" 2>/dev/null
+codes "$tmp/cut1.json" | grep "^truncated-trace|" >"$tmp/cut1.c"
+codes "$tmp/cut2.json" | grep "^truncated-trace|" >"$tmp/cut2.c"
+grep -q "^truncated-trace|$tmp/cutrun/traces/rank0.1.pt.trace.json.gz: truncated at byte [0-9]* of the inflated JSON; analysed every complete event before it ([0-9]* steps\{0,1\} cut by the end dropped)|$" "$tmp/cut1.c" ||
+	bad "trace on a cut gzip: no truncated-trace naming the inflated offset"
+cmp -s "$tmp/cut1.c" "$tmp/cut2.c" || bad "trace and diagnose word the cut differently"
 gj="$DATA/telemetry/mthreads-gmi_query_json_S5000_drv3.3.5_excerpt.json"
 "$TS" watch --read "$gj" | grep -q "^warning: 2 of 8 attached GPUs in input$" || bad "watch text: no partial-gpus"
 "$TS" watch --read --json "$gj" >"$tmp/g.json"
