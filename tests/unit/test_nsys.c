@@ -837,3 +837,45 @@ TEST(nsys_mem_size_total_past_int64)
 	ts_nsys_close(&x);
 	unlink(path);
 }
+
+TEST(nsys_exec_sum_times_past_int64)
+{
+	/* cuda_kern_exec_sum from a trace: a kernel at 2^62 ns lasting 2^62
+	 * (its end overflowed int64) and a launch at 2^62 lasting 2^62 are past
+	 * 2^61 ns and left out; the one ordinary pair (launch [0,10), kernel
+	 * "good" [20,25)) is the only row */
+	struct ts_trace t;
+	struct ts_srep r;
+	struct ts_err err;
+	const int64_t big = INT64_C(1) << 62;
+	static const struct { int cat; const char *name; int64_t ts, dur, corr; } e[] = {
+		{ TS_CAT_RUNTIME, "cudaLaunchKernel", 0, 10, 1 },
+		{ TS_CAT_KERNEL, "good", 20, 5, 1 },
+		{ TS_CAT_RUNTIME, "cudaLaunchKernel", 30, 10, 2 },
+		{ TS_CAT_KERNEL, "far", -1, -1, 2 },
+		{ TS_CAT_RUNTIME, "cudaLaunchKernel", -1, -1, 3 },
+		{ TS_CAT_KERNEL, "far2", 100, 5, 3 },
+	};
+	tb_init(&t);
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		struct ts_trace_event x;
+		ts_trace_event_init(&x);
+		x.ph = 'X';
+		x.cat = (enum ts_cat)e[i].cat;
+		x.name = (uint32_t)ts_intern(&t.strings, e[i].name, strlen(e[i].name));
+		x.ts_ns = e[i].ts < 0 ? big : e[i].ts;
+		x.dur_ns = e[i].dur < 0 ? big : e[i].dur;
+		x.pid = e[i].cat == TS_CAT_KERNEL ? 0 : 1;
+		x.tid = e[i].cat == TS_CAT_KERNEL ? 7 : 1;
+		x.device = 0;
+		x.correlation = e[i].corr;
+		ts_trace_push_event(&t, &x);
+	}
+	ts_srep_init(&r, TS_SREP_KERN_EXEC_SUM);
+	ts_err_init(&err);
+	REQUIRE(ts_srep_add_trace(&r, &t, &err) == 0);
+	REQUIRE(ts_srep_finish(&r, &err) == 0);
+	CHECK_I64((int64_t)r.rows.n, 1);
+	ts_srep_release(&r);
+	tb_release(&t);
+}
