@@ -273,7 +273,8 @@ struct ts_diff_moved {
  * 1 + row index, in the given order): one event over all slots named
  * "NAME +X.XXX ms (+P %)" ("(new)" when the baseline is 0) with args
  * {baseline_ns, candidate_ns, delta_ns}, and an instant "delta NAME" at 0.
- * Returns 0; TS_EUSAGE when npairs is 0 or a step ends before it starts;
+ * Steps lie within +-2^62 ns (as a trace's do); slot times and GPU tids
+ * past int64 saturate at INT64_MAX. Returns 0; TS_EUSAGE when npairs is 0 or a step ends before it starts;
  * TS_EIO from the writer; TS_ENOMEM.
  */
 int ts_diff_annotate_write(const char *out_path, const struct ts_trace *base,

@@ -110,7 +110,8 @@ struct ts_step {
 	double mem_reserved_bytes, mem_max_reserved_bytes;
 	double rss_max_bytes;     /* host RSS (CPU runs) */
 	double overhead_ns;       /* logged interval minus step time (JSONL) */
-	int64_t t_start_ns;       /* step start, Unix epoch ns (JSONL t_start_unix), or TS_NO_INT */
+	int64_t t_start_ns;       /* step start, Unix epoch ns (JSONL t_start_unix), or TS_NO_INT;
+	                           * with step_ns, t_start_ns + step_ns fits int64 */
 	int64_t phase_ns[TS_PHASE_COUNT]; /* per-phase time (enum ts_phase), TS_NO_INT unknown */
 	int32_t rank;             /* -1 when the line does not say */
 	uint32_t flags;           /* enum ts_step_flags */

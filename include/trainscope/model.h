@@ -167,7 +167,8 @@ int ts_model_finish(struct ts_model *m, struct ts_err *err);
 
 /*
  * Megatron's padded vocabulary: ceil(vocab / (divisor * tp)) * divisor * tp,
- * or padded_vocab when the source stated it. divisor and tp >= 1.
+ * or padded_vocab when the source stated it. divisor and tp are taken
+ * within [1, 2^20]; vocab within the checks of ts_model_finish.
  */
 int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t tp);
 

@@ -9,6 +9,7 @@
  * training throughput.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,9 +233,11 @@ static int capture_host(struct ts_contract *c, const struct ts_probe *p, struct 
 	if (read_small(p, "/proc/meminfo", sb, 65536) == 0) {
 		const char *v;
 		size_t n;
-		if (line_value(sb->buf, "MemTotal", &v, &n)) {
+		long long kib;
+		if (line_value(sb->buf, "MemTotal", &v, &n) &&
+		    (kib = strtoll(v, NULL, 10)) >= 0 && kib <= LLONG_MAX / 1024) {
 			char num[32];
-			snprintf(num, sizeof(num), "%lld", strtoll(v, NULL, 10) * 1024);
+			snprintf(num, sizeof(num), "%lld", kib * 1024);
 			rc |= ts_contract_set(c, "environment.memory_bytes", num);
 		}
 	}
@@ -769,7 +772,8 @@ static int from_log_input(struct ts_contract *c, struct ts_input *in, const char
 		if (g && m && d) {
 			long long gv = strtoll(g, NULL, 10), mv = strtoll(m, NULL, 10),
 				  dv = strtoll(d, NULL, 10);
-			if (gv > 0 && mv > 0 && dv > 0 && gv % (mv * dv) == 0) {
+			/* mv * dv <= gv first: 2^32 x 2^32 wrapped to 0 */
+			if (gv > 0 && mv > 0 && dv > 0 && mv <= gv / dv && gv % (mv * dv) == 0) {
 				char num[32];
 				snprintf(num, sizeof(num), "%lld", gv / (mv * dv));
 				r |= ts_contract_set(c, "workload.grad_accumulation", num);

@@ -178,6 +178,16 @@ static int closes_kind(int kind, int gpu)
 	return gpu ? kind >= TS_DIFF_KERNEL && kind < TS_DIFF_WALL_ROW : kind == TS_DIFF_CPU_OP;
 }
 
+/* a + b saturated: durations up to 2^61 ns each sum past int64 in a few */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 /* Per-op aggregates of a side over its compared steps. */
 static int aggregate(const struct ts_diff_side *s, const uint8_t *in, int gpu, struct agg *a)
 {
@@ -188,12 +198,12 @@ static int aggregate(const struct ts_diff_side *s, const uint8_t *in, int gpu, s
 		if (!in[x->step])
 			continue;
 		g->count++;
-		g->total += x->dur_ns;
+		g->total = sat_add(g->total, x->dur_ns);
 		if (closes_kind(kind, gpu) && (gpu || x->main_thread))
-			g->self += x->self_ns;
+			g->self = sat_add(g->self, x->self_ns);
 		if (x->bytes >= 0 && x->dur_ns > 0) {
-			g->bytes += x->bytes;
-			g->bytes_dur += x->dur_ns;
+			g->bytes = sat_add(g->bytes, x->bytes);
+			g->bytes_dur = sat_add(g->bytes_dur, x->dur_ns);
 		}
 		if (TS_VEC_PUSH(g->durs, x->dur_ns))
 			return TS_ENOMEM;

@@ -95,6 +95,13 @@ static int is_gpu(int cat)
 	       cat == TS_CAT_GPU_USER_ANNOTATION;
 }
 
+/* a + b for a, b >= 0, saturated at INT64_MAX (slots of steps of up to
+ * 2^62 ns each, ids as large as a trace writes them) */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static int64_t plain_id(int64_t v)
 {
 	return v == TS_NONE || TS_IS_STRID(v) || v < 0 ? 0 : v;
@@ -156,7 +163,7 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 			continue;
 		if (is_gpu(c)) {
 			int64_t st = plain_id(ts_ev_stream(ev, i) != TS_NONE ? ts_ev_stream(ev, i) : ts_ev_tid(ev, i));
-			tid = GPU_TID_BASE + st;
+			tid = sat_add(GPU_TID_BASE, st);
 			if ((size_t)st < nseen && !gpu_seen[st]) {
 				char nm[48];
 				gpu_seen[st] = 1;
@@ -171,7 +178,7 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 			  cs == TS_NO_ID ? 0 : ts_intern_len(&s->t->strings, cs),
 			  ts_trace_str(s->t, ev->name[i]),
 			  ev->name[i] < s->t->strings.count ? ts_intern_len(&s->t->strings, ev->name[i]) : 0,
-			  ev->ts_ns[i] - s->start[k] + slot[k], ts_ev_dur(ev, i));
+			  sat_add(ev->ts_ns[i] - s->start[k], slot[k]), ts_ev_dur(ev, i));
 		ts_sb_addc(&o->sb, '}');
 		flush(o, 0);
 	}
@@ -224,7 +231,7 @@ int ts_diff_annotate_write(const char *out_path, const struct ts_trace *base,
 		int64_t lb = pairs[k].base_end_ns - pairs[k].base_start_ns;
 		int64_t lc = pairs[k].cand_end_ns - pairs[k].cand_start_ns;
 		slot[k] = total;
-		total += lb > lc ? lb : lc;
+		total = sat_add(total, lb > lc ? lb : lc);
 		bs[k] = pairs[k].base_start_ns;
 		be[k] = pairs[k].base_end_ns;
 		cs[k] = pairs[k].cand_start_ns;

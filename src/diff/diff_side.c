@@ -237,10 +237,16 @@ static size_t nvtx_op_len(const char *s, size_t n)
 	return n;
 }
 
+/* |ts| and dur within 2^61 ns (73 years), as profile's timed events: their
+ * ends and sums of a few stay in int64 */
+#define TIME_LIM (INT64_C(1) << 61)
+
 static int timed_x(const struct ts_trace *t, size_t i)
 {
-	return t->ev.ph[i] == 'X' && ts_ev_dur(&t->ev, i) != TS_NONE && ts_ev_dur(&t->ev, i) >= 0 &&
-	       t->ev.ts_ns[i] != TS_NONE;
+	int64_t ts = t->ev.ts_ns[i], d = ts_ev_dur(&t->ev, i);
+
+	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM && ts != TS_NONE &&
+	       ts >= -TIME_LIM && ts <= TIME_LIM;
 }
 
 static int kind_of(const struct ts_trace *t, size_t i)
@@ -385,8 +391,9 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			if (k && (ts_ev_pid(&t->ev, e) != ts_ev_pid(&t->ev, cpu.v[k - 1]) ||
 				  ts_ev_tid(&t->ev, e) != ts_ev_tid(&t->ev, cpu.v[k - 1])))
 				run = 0;
-			if (t->ev.cat[e] == TS_CAT_CPU_OP)
-				run += ts_ev_dur(&t->ev, e);
+			if (t->ev.cat[e] == TS_CAT_CPU_OP &&
+			    __builtin_add_overflow(run, ts_ev_dur(&t->ev, e), &run))
+				run = INT64_MAX;
 			if (run > best) {
 				best = run;
 				main_pid = ts_ev_pid(&t->ev, e);

@@ -157,6 +157,11 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		if (ev->ph[i] != 'X' || ts_ev_dur(ev, i) == TS_NONE ||
 		    ev->ts_ns[i] == TS_NONE || ev->cat_str[i] == TS_NO_ID)
 			continue;
+		/* past 2^61 ns (73 years) no trace goes; HTA keeps negative
+		 * durations, and so do we, within the same bound */
+		if (ev->ts_ns[i] < -HTA_TIME_LIM || ev->ts_ns[i] > HTA_TIME_LIM ||
+		    ts_ev_dur(ev, i) < -HTA_TIME_LIM || ts_ev_dur(ev, i) > HTA_TIME_LIM)
+			continue;
 		cf = sfacts(t, cache, ev->cat_str[i]);
 		if (cf & S_TRACE)
 			continue;

@@ -35,6 +35,30 @@ static inline int64_t hta_icorr(const struct hta_row *r)
 	return r->icorr == HTA_ICORR_NEG ? -1 : (int64_t)r->icorr;
 }
 
+/* Rows keep |ts| and |dur| within this (ns): an end or a gap of a row stays
+ * in int64; sums over rows use hta_sat_add(). */
+#define HTA_TIME_LIM (INT64_C(1) << 61)
+
+/* a + b saturated at the int64 range. */
+static inline int64_t hta_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* a - b saturated at the int64 range. */
+static inline int64_t hta_sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 #define HTA_ROW_GPU 1   /* GPU side of HTA's correlation filter */
 #define HTA_ROW_KCAT 2  /* cat is a kernel/memcpy/memset/mtia_ccp category */
 #define HTA_ROW_STEP 4  /* name matches ^ProfilerStep#\d */

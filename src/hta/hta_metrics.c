@@ -112,7 +112,7 @@ static int64_t ivl_busy(const struct ivl *m)
 {
 	int64_t s = 0;
 	for (size_t k = 0; k < m->n; k++)
-		s += m->end[k] - m->ts[k];
+		s = hta_sat_add(s, m->end[k] - m->ts[k]);
 	return s;
 }
 
@@ -144,13 +144,13 @@ static int merged_build(const struct hta_frame *f, struct merged *m)
 static void temporal(const struct merged *m, struct ts_hta_rank *r)
 {
 	int64_t kt = m->all.end[m->all.n - 1] - m->all.ts[0];
-	int64_t idle = kt - ivl_busy(&m->all);
+	int64_t idle = hta_sat_sub(kt, ivl_busy(&m->all));
 	int64_t c = ivl_busy(&m->type[TS_HTA_COMP]);
 
 	r->kernel_us = US(kt);
 	r->idle_us = US(idle);
 	r->compute_us = US(c);
-	r->non_compute_us = US(kt - c - idle);
+	r->non_compute_us = US(hta_sat_sub(hta_sat_sub(kt, c), idle));
 	r->idle_pct = hta_round(100 * (r->idle_us / r->kernel_us), 2);
 	r->compute_pct = hta_round(100 * (r->compute_us / r->kernel_us), 2);
 	r->non_compute_pct = hta_round(100 * (r->non_compute_us / r->kernel_us), 2);
@@ -340,7 +340,7 @@ static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
 		}
 		x = &g[first[key]];
 		x->count++;
-		x->sum += r->dur;
+		x->sum = hta_sat_add(x->sum, r->dur);
 		if (r->dur > x->max)
 			x->max = r->dur;
 		if (r->dur < x->min)
@@ -629,9 +629,9 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 			else
 				cat = TS_HTA_IDLE_OTHER;
 			o->present[cat] = 1;
-			sum[cat] += gap;
+			sum[cat] = hta_sat_add(sum[cat], gap);
 		}
-		total = sum[0] + sum[1] + sum[2];
+		total = hta_sat_add(hta_sat_add(sum[0], sum[1]), sum[2]);
 		for (int c = 0; c < 3; c++) {
 			o->idle_us[c] = hta_round(US(sum[c]), 2);
 			o->ratio[c] = total == 0 && sum[c] == 0 ? NAN :

@@ -1394,6 +1394,12 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	}
 	if (st.step_ns != TS_NO_INT && isfinite(logged))
 		st.overhead_ns = logged * 1e6 - (double)st.step_ns;
+	/* a start whose step ends past int64 ns is no start (users add them) */
+	if (st.t_start_ns != TS_NO_INT && st.step_ns != TS_NO_INT &&
+	    st.step_ns > INT64_MAX - st.t_start_ns) {
+		ignore_value(r, TS_IGN_TOO_LARGE, st.line);
+		st.t_start_ns = TS_NO_INT;
+	}
 	rc = push_step(r, &st, TS_LOG_JSONL) ? TS_ENOMEM : 1;
 	goto out;
 bad:

@@ -155,6 +155,10 @@ int ts_model_finish(struct ts_model *m, struct ts_err *err)
 	return 0;
 }
 
+/* divisor and tp beyond this are no real setting (a log's 2^56 made
+ * divisor * tp overflow); with vocab <= SIZE_CAP the padding stays in int64 */
+#define PAD_FACTOR_MAX (INT64_C(1) << 20)
+
 int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t tp)
 {
 	int64_t mult;
@@ -163,8 +167,12 @@ int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t
 		return m->padded_vocab;
 	if (divisor < 1)
 		divisor = 1;
+	if (divisor > PAD_FACTOR_MAX)
+		divisor = PAD_FACTOR_MAX;
 	if (tp < 1)
 		tp = 1;
+	if (tp > PAD_FACTOR_MAX)
+		tp = PAD_FACTOR_MAX;
 	mult = divisor * tp;
 	return (m->vocab + mult - 1) / mult * mult;
 }

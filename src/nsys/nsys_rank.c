@@ -515,7 +515,8 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 					hi = v[j].e > hi ? v[j].e : hi;
 				}
 			ts_sort(d, cnt, sizeof(*d), cmp_i64v);
-			if (d[cnt / 2] >= 1000000 && 2 * sum >= hi - lo) {
+			/* sum >= half the span, rounded up (2 x sum overflowed) */
+			if (d[cnt / 2] >= 1000000 && sum >= (hi - lo) - (hi - lo) / 2) {
 				best_key = v[i].key;
 				best_tid = v[i].tid;
 				best_cnt = cnt;
@@ -545,8 +546,8 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 				i = j;
 			}
 			if (bc >= 4) {
-				int64_t *d = malloc(bc * sizeof(*d));
-				int regular = 1;
+				int64_t *d = malloc(bc * sizeof(*d)), med;
+				int regular;
 				if (!d) {
 					rc = nomem(b, err);
 					goto out;
@@ -554,12 +555,16 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 				for (size_t i = 0; i + 1 < bc; i++)
 					d[i] = s[bi + i + 1].e - s[bi + i].e;
 				ts_sort(d, bc - 1, sizeof(*d), cmp_i64v);
-				for (size_t i = 0; i + 1 < bc; i++) {
-					int64_t dv = s[bi + i + 1].e - s[bi + i].e - d[(bc - 1) / 2];
-					if (4 * (dv < 0 ? -dv : dv) > d[(bc - 1) / 2])
+				/* a median >= 1 ms first: then dv, |dv| stay in int64
+				 * (ends within 2^61), and |dv| > med / 4 is 4 |dv| > med */
+				med = d[(bc - 1) / 2];
+				regular = med >= 1000000;
+				for (size_t i = 0; regular && i + 1 < bc; i++) {
+					int64_t dv = s[bi + i + 1].e - s[bi + i].e - med;
+					if ((dv < 0 ? -dv : dv) > med / 4)
 						regular = 0;
 				}
-				if (regular && d[(bc - 1) / 2] >= 1000000) {
+				if (regular) {
 					for (size_t i = 0; i + 1 < bc; i++)
 						out[k++] = (struct range){ s[bi + i].e, s[bi + i + 1].e, s[bi + i].tid,
 									   s[bi + i].name, 0, 1 };

@@ -564,6 +564,14 @@ static int cmp_corr(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
+/* An event whose end stays in int64: ts and dur within NS_TIME_LIM. */
+static int exec_timed(const struct ts_trace *t, size_t i)
+{
+	int64_t d = ts_ev_dur(&t->ev, i);
+
+	return NS_TIME_OK(t->ev.ts_ns[i]) && d >= 0 && d <= NS_TIME_LIM;
+}
+
 static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err *err)
 {
 	TS_VEC(struct corr_ev) rt = { 0 };
@@ -582,7 +590,8 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 	for (size_t i = 0; i < t->ev.n; i++) {
 		size_t lo = 0, hi = rt.n;
 		int64_t c = ts_ev_corr(&t->ev, i);
-		if (t->ev.cat[i] != TS_CAT_KERNEL || t->ev.ph[i] != 'X' || c == TS_NONE || ts_ev_dur(&t->ev, i) < 0)
+		if (t->ev.cat[i] != TS_CAT_KERNEL || t->ev.ph[i] != 'X' || c == TS_NONE ||
+		    !exec_timed(t, i))
 			continue;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -594,6 +603,8 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 		for (; lo < rt.n && rt.v[lo].corr == c; lo++) {
 			size_t j = rt.v[lo].i;
 			uint32_t an = t->ev.name[j], kn = t->ev.name[i];
+			if (!exec_timed(t, j))
+				continue;
 			if (add_exec(r, ts_ev_pid(&t->ev, j), ts_ev_tid(&t->ev, j), t->ev.device[i] >= 0 ? t->ev.device[i] : (int32_t)ts_ev_pid(&t->ev, i),
 				     ts_trace_str(t, an), an < t->strings.count ? ts_intern_len(&t->strings, an) : 0,
 				     ts_trace_str(t, kn), kn < t->strings.count ? ts_intern_len(&t->strings, kn) : 0,

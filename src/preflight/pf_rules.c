@@ -120,7 +120,8 @@ static const struct { const char *driver; int cuda; } cuda_by_driver[] = {
 	{ "450.36.06", 11000 },
 };
 
-/* "12.4" / "12.4.131" -> 12040; 0 when not a version. */
+/* "12.4" / "12.4.131" -> 12040; 0 when not a version; a minor outside
+ * 0..99 is taken within it. */
 static int cuda_code(const char *s)
 {
 	char *e;
@@ -130,7 +131,7 @@ static int cuda_code(const char *s)
 		return 0;
 	if (*e == '.')
 		min = strtol(e + 1, NULL, 10);
-	return (int)(maj * 1000 + (min > 99 ? 99 : min) * 10);
+	return (int)(maj * 1000 + (min > 99 ? 99 : min < 0 ? 0 : min) * 10);
 }
 
 static int rule_cuda_versions(struct ts_preflight *pf)

@@ -27,6 +27,23 @@
 #include <string.h>
 #include "trainscope/telemetry.h"
 
+/* A clock-event-reasons value as its bits; 0 (none) for a value no 64-bit
+ * mask has (negative, NaN, 2^64 and above), as a hostile capture may hold. */
+static uint64_t reason_bits(double v)
+{
+	return v >= 0 && v < 0x1p64 ? (uint64_t)v : 0;
+}
+
+/* a - b, saturated at the int64 range (sample times are any int64). */
+static int64_t ns_diff(int64_t a, int64_t b)
+{
+	if (b < 0 && a > INT64_MAX + b)
+		return INT64_MAX;
+	if (b > 0 && a < INT64_MIN + b)
+		return INT64_MIN;
+	return a - b;
+}
+
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out)
 {
 	for (size_t g = 0; g < t->gpus.n; g++) {
@@ -64,7 +81,7 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 					st->max = x->v[f];
 				st->state = TS_TV_VALUE;
 				if (f == TS_TF_EVENT_REASONS)
-					s->reasons_seen |= (uint64_t)x->v[f];
+					s->reasons_seen |= reason_bits(x->v[f]);
 			} else if (x->st[f] == TS_TV_MISSING) {
 				st->missing++;
 				if (st->state != TS_TV_VALUE)
@@ -91,7 +108,7 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 			}
 			if (x->st[TS_TF_POWER_W] == TS_TV_VALUE && x->t_ns != TS_NO_TIME) {
 				if (tprev != TS_NO_TIME && x->t_ns > tprev) {
-					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)(x->t_ns - tprev) / 1e9;
+					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)ns_diff(x->t_ns, tprev) / 1e9;
 					timed = 1;
 				}
 				pprev = x->v[TS_TF_POWER_W];
@@ -158,7 +175,7 @@ static size_t count_reason(const struct ts_telemetry *t, size_t g, uint64_t mask
 		if (x->gpu != g || x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
 			continue;
 		(*n)++;
-		if ((uint64_t)x->v[TS_TF_EVENT_REASONS] & mask)
+		if (reason_bits(x->v[TS_TF_EVENT_REASONS]) & mask)
 			hit++;
 	}
 	return hit;
@@ -292,8 +309,8 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				if (gap_start == TS_NO_TIME && seen_busy)
 					gap_start = x->t_ns;
 			} else {
-				if (gap_start != TS_NO_TIME && x->t_ns - gap_start > longest)
-					longest = x->t_ns - gap_start;
+				if (gap_start != TS_NO_TIME && ns_diff(x->t_ns, gap_start) > longest)
+					longest = ns_diff(x->t_ns, gap_start);
 				gap_start = TS_NO_TIME;
 				seen_busy = 1;
 			}
@@ -486,7 +503,7 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		    (isnan(r->mem_used_max_mib) || x->v[TS_TF_MEM_USED_MIB] > r->mem_used_max_mib))
 			r->mem_used_max_mib = x->v[TS_TF_MEM_USED_MIB];
 		if (x->st[TS_TF_EVENT_REASONS] == TS_TV_VALUE) {
-			int hit = ((uint64_t)x->v[TS_TF_EVENT_REASONS] &
+			int hit = (reason_bits(x->v[TS_TF_EVENT_REASONS]) &
 				   (TS_REASON_SW_POWER_CAP | TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
 				    TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE)) != 0;
 			RUNMEAN(throttle_share, (double)hit);

@@ -246,8 +246,8 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 
 static int64_t civil_ns(int y, int mo, int d, int h, int mi, double sec)
 {
-	if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-	    mi > 59 || !(sec >= 0 && sec < 61))
+	if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
+	    mi < 0 || mi > 59 || !(sec >= 0 && sec < 61))
 		return TS_NO_TIME;
 	int64_t days = days_from_civil(y, mo, d);
 	return (days * 86400 + h * 3600 + mi * 60) * 1000000000LL + (int64_t)llround(sec * 1e9);
@@ -1036,7 +1036,7 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 			r->t->driver_version = vdup(r, v);
 		else if (!strcmp(k0, "Attached GPUs")) {
 			double a;
-			if (cell_value(v, &a) == TS_TV_VALUE)
+			if (cell_value(v, &a) == TS_TV_VALUE && a >= 0 && a < 1e6)
 				r->t->gpus_attached = (int32_t)a;
 		}
 		return 0;
@@ -1437,12 +1437,21 @@ static int read_own(struct rd *r)
 				ts_num_i64(j.s, j.n, &t_ns);
 			else if (!strcmp(key, "t_mono_ns") && tok == TS_JSON_NUM)
 				ts_num_i64(j.s, j.n, &mono);
-			else if (!strcmp(key, "gpu"))
+			else if (!strcmp(key, "gpu") && tok == TS_JSON_NUM) {
+				if (!(v >= 0 && v < 1e9))
+					return bad(r, "telemetry sample \"gpu\" out of range");
 				gpu = (int64_t)v;
-			else if (!strcmp(key, "tick"))
+			} else if (!strcmp(key, "tick") && tok == TS_JSON_NUM) {
+				if (!(v >= 0 && v < 4294967296.0))
+					return bad(r, "telemetry sample \"tick\" out of range");
 				tick = (int64_t)v;
-			else if (!strcmp(key, "interval_ms") && isfinite(v))
-				r->t->interval_ns = (int64_t)(v * 1e6);
+			} else if (!strcmp(key, "interval_ms") && isfinite(v)) {
+				if (v >= 0 && v < 9e12)
+					r->t->interval_ns = (int64_t)(v * 1e6);
+				else
+					ts_tele_note(r->t, "interval-range", r->line,
+						     "header interval_ms %g out of range: interval unknown", v);
+			}
 			else if (!strcmp(key, "sampler_cpu_pct"))
 				r->t->sampler_cpu_pct = v;
 			else if (!strcmp(key, "sampler_call_us"))

@@ -139,6 +139,8 @@ static int64_t find_flow(const struct key3 *v, size_t n, int64_t id)
 	return find3(v, n, 0, 0, id);
 }
 
+#define SPAN_LIM (INT64_C(1) << 61)
+
 struct span {
 	int64_t pid, tid, s, e;
 };
@@ -420,13 +422,14 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		}
 		for (size_t i = 0; i < n; i++) {
 			const char *nm;
-			if (!cat_is(t, i, "python_function") || ev->ts_ns[i] == TS_NONE ||
-			    ts_ev_dur(ev, i) == TS_NONE)
+			/* spans within 2^61 ns (73 years): their ends stay in int64 */
+			int64_t s0 = ev->ts_ns[i], d = ts_ev_dur(ev, i);
+			if (!cat_is(t, i, "python_function") || s0 < -SPAN_LIM || s0 > SPAN_LIM ||
+			    d < 0 || d > SPAN_LIM)
 				continue;
 			nm = tstr(t, ev->name[i]);
 			if (strstr(nm, "torch/utils/checkpoint.py") && strstr(nm, "recompute_fn"))
-				spans[nsp++] = (struct span){ ts_ev_pid(ev, i), ts_ev_tid(ev, i), ev->ts_ns[i],
-							      ev->ts_ns[i] + ts_ev_dur(ev, i) };
+				spans[nsp++] = (struct span){ ts_ev_pid(ev, i), ts_ev_tid(ev, i), s0, s0 + d };
 		}
 		ts_sort(spans, nsp, sizeof(*spans), cmp_span);
 		for (size_t i = 0; i < n; i++) {

@@ -361,3 +361,57 @@ TEST(contract_many_keys_linear)
 	ts_contract_release(&c);
 	ts_sb_release(&doc);
 }
+
+TEST(contract_accumulation_product_past_int64)
+{
+	/* micro_batch_size 4294967296 x data_parallel_size 4294967296 = 2^64
+	 * wrapped to 0 (gv % 0): no accumulation is derived; 512 / (4 x 8) = 16
+	 * is */
+	static const char huge[] =
+		"------------------------ arguments ------------------------\n"
+		"  data_parallel_size .............................. 4294967296\n"
+		"  global_batch_size ............................... 256\n"
+		"  micro_batch_size ................................ 4294967296\n"
+		"-------------------- end of arguments ---------------------\n";
+	static const char ok[] =
+		"------------------------ arguments ------------------------\n"
+		"  data_parallel_size .............................. 8\n"
+		"  global_batch_size ............................... 512\n"
+		"  micro_batch_size ................................ 4\n"
+		"-------------------- end of arguments ---------------------\n";
+	struct ts_contract c;
+	struct ts_err err;
+	int found = 1;
+
+	ts_contract_init(&c);
+	ts_err_init(&err);
+	REQUIRE(ts_contract_from_log_mem(&c, huge, sizeof(huge) - 1, "h.log", &err) == 0);
+	ts_contract_get(&c, "workload.grad_accumulation", &found);
+	CHECK(!found);
+	ts_contract_release(&c);
+	ts_contract_init(&c);
+	REQUIRE(ts_contract_from_log_mem(&c, ok, sizeof(ok) - 1, "o.log", &err) == 0);
+	CHECK_STR(ts_contract_get(&c, "workload.grad_accumulation", NULL), "16");
+	ts_contract_release(&c);
+}
+
+TEST(contract_memtotal_past_int64)
+{
+	/* MemTotal 9007199254740993 kB x 1024 is past int64 (it overflowed):
+	 * no memory size is recorded */
+	struct ts_probe p = { fake_run, NULL, NULL, root };
+	struct ts_contract c;
+	struct ts_err err;
+	int found = 1;
+
+	make_root();
+	put("/proc/meminfo", "MemTotal:       9007199254740993 kB\n");
+	gmi_text = NULL;
+	ts_contract_init(&c);
+	ts_err_init(&err);
+	REQUIRE(ts_contract_capture_env(&c, &p, &err) == 0);
+	ts_contract_get(&c, "environment.memory_bytes", &found);
+	CHECK(!found);
+	ts_contract_release(&c);
+	drop_root();
+}

@@ -295,3 +295,64 @@ TEST(diff_no_steps_is_one_whole_window_step)
 	tb_release(&a);
 	tb_release(&b);
 }
+
+/* A CPU event on the main thread with its times in ns. */
+static void cpu_ns(struct ts_trace *t, const char *name, int64_t ts_ns, int64_t dur_ns)
+{
+	struct ts_trace_event x;
+
+	ts_trace_event_init(&x);
+	x.ts_ns = ts_ns;
+	x.dur_ns = dur_ns;
+	x.name = (uint32_t)ts_intern(&t->strings, name, strlen(name));
+	x.cat = TS_CAT_CPU_OP;
+	x.ph = 'X';
+	x.pid = 1;
+	x.tid = 1;
+	ts_trace_push_event(t, &x);
+}
+
+static size_t insts_named(const struct ts_diff_side *s, const char *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->inst.n; i++)
+		if (!strcmp(ts_intern_str(&s->names, s->ops.v[s->inst.v[i].op].name), n))
+			k++;
+	return k;
+}
+
+TEST(diff_far_times_are_not_timed_and_sums_saturate)
+{
+	/* four nested aten::mm of 2^61 ns on one thread, no ProfilerStep: the
+	 * main-thread pick sums them (4 * 2^61 = 2^63 wrapped int64); aten::far
+	 * at 2^62 lasting 2^62 (its end 2^63 wrapped) is past profile's 2^61
+	 * bound, not a timed event; the whole window is one step, so aten::mm's
+	 * total per step is the saturated sum, INT64_MAX ns */
+	struct ts_trace a;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_err err;
+	const int64_t lim = INT64_C(1) << 61;
+
+	tb_init(&a);
+	for (int i = 0; i < 4; i++)
+		cpu_ns(&a, "aten::mm", i, lim);
+	cpu_ns(&a, "aten::far", 2 * lim, 2 * lim);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	CHECK_I64(ts_diff_side_build(&sa, &a, &err), 0);
+	CHECK_I64((int64_t)insts_named(&sa, "aten::mm"), 4);
+	CHECK_I64((int64_t)insts_named(&sa, "aten::far"), 0);
+	ts_diff_side_release(&sa);
+	ts_diff_side_init(&sa);
+	CHECK_I64(ts_diff_traces(&a, &a, NULL, &sa, &sb, &r, &err), 0);
+	const struct ts_diff_row *mm = row_named(&r, "aten::mm");
+	REQUIRE(mm != NULL);
+	CHECK_NEAR(mm->base.total_ns, (double)INT64_MAX, 0);
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+}

@@ -171,3 +171,41 @@ TEST(diffcompat_annotate_cpu_pair)
 	ts_trace_release(&b);
 	ts_trace_release(&c);
 }
+
+/*
+ * Two pairs of 2^62 ns each: the slots' total 2^63 is past int64 (it
+ * overflowed) and saturates: the moved row's event spans INT64_MAX ns =
+ * 9223372036854775.807 us. A kernel on stream 2^63 - 6 has tid 10^9 + that,
+ * past int64 (it overflowed): INT64_MAX.
+ */
+TEST(diffcompat_annotate_saturates)
+{
+	struct ts_trace b, c;
+	const int64_t h = INT64_C(1) << 62;
+	struct ts_diff_step_pair p[2] = {
+		{ 1, 1, 0, h, 0, h },
+		{ 2, 2, -h, 0, -h, 0 },
+	};
+	struct ts_diff_moved rows[1] = { { "gemm", 2000000, 3000000 } };
+	char path[] = "/tmp/ts-diffann-XXXXXX";
+	struct ts_err err;
+	char *out;
+	int fd;
+
+	tb_init(&b);
+	tb_init(&c);
+	tb_gpu(&b, TS_CAT_KERNEL, "gemm", INT64_MAX - 5, 10, 5, 5);
+	fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	ts_err_init(&err);
+	REQUIRE(ts_diff_annotate_write(path, &b, &c, p, 2, rows, 1, &err) == 0);
+	out = slurp(path);
+	REQUIRE(out);
+	CHECK(strstr(out, "\"tid\":9223372036854775807,\"cat\":\"\",\"name\":\"gemm\""));
+	CHECK(strstr(out, "\"name\":\"gemm +1.000 ms (+50.0 %)\",\"ts\":0.000,\"dur\":9223372036854775.807"));
+	free(out);
+	unlink(path);
+	tb_release(&b);
+	tb_release(&c);
+}

@@ -929,3 +929,41 @@ TEST(hta_filter_grows_the_frame)
 	hta_frame_release(&f);
 	tb_release(&t);
 }
+
+/*
+ * Hostile times: kernels at -9e18 and 9e18 + 1 ns are past 2^61 ns (taking
+ * the frame's origin overflowed int64) and are no rows; a kernel of -1 us
+ * stays (HTA keeps negative durations). Four kernels of 2^61 ns sum past
+ * int64 (the per-kernel sum overflowed): the sum saturates at INT64_MAX ns.
+ */
+TEST(hta_hostile_times_bounded_and_saturated)
+{
+	struct ts_trace t;
+	const struct ts_trace *tp = &t;
+	struct ts_hta h;
+	struct ts_err err;
+	const int64_t lim = INT64_C(1) << 61;
+
+	ts_trace_init(&t);
+	ev(&t, "kernel", "k", INT64_C(-9000000000000000000), 1000, 7, 1);
+	ev(&t, "kernel", "k", INT64_C(9000000000000000001), 1000, 7, 2);
+	ev(&t, "kernel", "k", 1000, 2000, 7, 3);
+	ev(&t, "kernel", "k", 5000, -1000, 7, 4);
+	ts_err_init(&err);
+	REQUIRE(ts_hta_analyze(&tp, 1, &h, &err) == 0);
+	REQUIRE(h.ranks[0].nkernels_all == 1);
+	CHECK_I64(h.ranks[0].kernels_all[0].count, 2);
+	CHECK_NEAR(h.ranks[0].kernels_all[0].sum_us, 1, 0);
+	ts_hta_release(&h);
+	ts_trace_release(&t);
+
+	ts_trace_init(&t);
+	for (int i = 0; i < 4; i++)
+		ev(&t, "kernel", "g", 0, lim, 7, i + 1);
+	REQUIRE(ts_hta_analyze(&tp, 1, &h, &err) == 0);
+	REQUIRE(h.ranks[0].nkernels_all == 1);
+	CHECK_I64(h.ranks[0].kernels_all[0].count, 4);
+	CHECK_NEAR(h.ranks[0].kernels_all[0].sum_us, (double)INT64_MAX / 1000.0, 0);
+	ts_hta_release(&h);
+	ts_trace_release(&t);
+}

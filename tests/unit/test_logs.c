@@ -670,3 +670,23 @@ TEST(logs_leading_zeros_are_not_significant)
 	CHECK_REL(extra(&log, &log.steps.v[0], "a_loss"), 12345678901234567890.0, 1e-15);
 	ts_steplog_release(&log);
 }
+
+TEST(logs_jsonl_start_plus_step_past_int64)
+{
+	/* t_start_unix 8999999999 s + step 8999999999999 ms = 1.8e19 ns, past
+	 * int64 (diagnose and watch --steps overflowed adding them): the start is
+	 * unknown and counted as too large; the step time stays. 1767712384 s
+	 * with 250 ms is an ordinary start. */
+	struct ts_steplog log;
+	struct ts_err err;
+	REQUIRE(read_text(&log, "{\"iteration\":1,\"step_ms\":8999999999999,\"t_start_unix\":8999999999}\n"
+				"{\"iteration\":2,\"step_ms\":250,\"t_start_unix\":1767712384}\n", &err) == 0);
+	const struct ts_step *a = find_iter(&log, 1, -1), *b = find_iter(&log, 2, -1);
+	REQUIRE(a && b);
+	CHECK_I64(a->t_start_ns, TS_NO_INT);
+	CHECK_REL((double)a->step_ns, 8.999999999999e18, 1e-15);
+	CHECK_I64((int64_t)log.ignored[TS_IGN_TOO_LARGE], 1);
+	CHECK_I64(b->t_start_ns, INT64_C(1767712384000000000));
+	CHECK_I64(b->step_ns, 250000000);
+	ts_steplog_release(&log);
+}

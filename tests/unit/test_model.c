@@ -276,3 +276,17 @@ TEST(model_megatron_args_mha_and_errors)
 		  TS_EPARSE);
 	CHECK(strstr(err.msg, "arguments") != NULL);
 }
+
+/* tensor_model_parallel_size 72057594037927936 (2^56, from a log's arguments
+ * block) made 128 x TP overflow: TP is taken as 2^20, the multiple is
+ * 128 x 2^20 = 2^27, and 50257 pads to 2^27 = 134217728; a divisor of 2^56
+ * with TP 1 likewise pads to 2^20 = 1048576. */
+TEST(model_vocab_padding_absurd_factors)
+{
+	struct ts_model m;
+
+	ts_model_init(&m);
+	m.vocab = 50257;
+	CHECK_I64(ts_model_padded_vocab(&m, 128, INT64_C(72057594037927936)), 134217728);
+	CHECK_I64(ts_model_padded_vocab(&m, INT64_C(72057594037927936), 1), 1048576);
+}

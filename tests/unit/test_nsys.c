@@ -837,3 +837,115 @@ TEST(nsys_mem_size_total_past_int64)
 	ts_nsys_close(&x);
 	unlink(path);
 }
+
+TEST(nsys_exec_sum_times_past_int64)
+{
+	/* cuda_kern_exec_sum from a trace: a kernel at 2^62 ns lasting 2^62
+	 * (its end overflowed int64) and a launch at 2^62 lasting 2^62 are past
+	 * 2^61 ns and left out; the one ordinary pair (launch [0,10), kernel
+	 * "good" [20,25)) is the only row */
+	struct ts_trace t;
+	struct ts_srep r;
+	struct ts_err err;
+	const int64_t big = INT64_C(1) << 62;
+	static const struct { int cat; const char *name; int64_t ts, dur, corr; } e[] = {
+		{ TS_CAT_RUNTIME, "cudaLaunchKernel", 0, 10, 1 },
+		{ TS_CAT_KERNEL, "good", 20, 5, 1 },
+		{ TS_CAT_RUNTIME, "cudaLaunchKernel", 30, 10, 2 },
+		{ TS_CAT_KERNEL, "far", -1, -1, 2 },
+		{ TS_CAT_RUNTIME, "cudaLaunchKernel", -1, -1, 3 },
+		{ TS_CAT_KERNEL, "far2", 100, 5, 3 },
+	};
+	tb_init(&t);
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		struct ts_trace_event x;
+		ts_trace_event_init(&x);
+		x.ph = 'X';
+		x.cat = (enum ts_cat)e[i].cat;
+		x.name = (uint32_t)ts_intern(&t.strings, e[i].name, strlen(e[i].name));
+		x.ts_ns = e[i].ts < 0 ? big : e[i].ts;
+		x.dur_ns = e[i].dur < 0 ? big : e[i].dur;
+		x.pid = e[i].cat == TS_CAT_KERNEL ? 0 : 1;
+		x.tid = e[i].cat == TS_CAT_KERNEL ? 7 : 1;
+		x.device = 0;
+		x.correlation = e[i].corr;
+		ts_trace_push_event(&t, &x);
+	}
+	ts_srep_init(&r, TS_SREP_KERN_EXEC_SUM);
+	ts_err_init(&err);
+	REQUIRE(ts_srep_add_trace(&r, &t, &err) == 0);
+	REQUIRE(ts_srep_finish(&r, &err) == 0);
+	CHECK_I64((int64_t)r.rows.n, 1);
+	ts_srep_release(&r);
+	tb_release(&t);
+}
+
+/* Step detection on a synthetic export with extra rows; returns info. */
+static void detect_steps(const char *extra, struct ts_nsys_rank_info *info)
+{
+	char path[] = "/tmp/ts-nsys-det-XXXXXX";
+	struct ts_sb sql;
+	struct ts_nsys x;
+	struct ts_err err;
+	struct ts_trace t;
+
+	memset(info, 0, sizeof(*info));
+	ts_sb_init(&sql);
+	syn_sqlite(&sql);
+	ts_sb_adds(&sql, extra);
+	REQUIRE(make_db(path, sql.buf) == 0);
+	ts_err_init(&err);
+	ts_nsys_init(&x);
+	REQUIRE(ts_nsys_open(&x, path, &err) == 0);
+	REQUIRE(ts_nsys_survey(&x, &err) == 0);
+	ts_trace_init(&t);
+	CHECK_I64(ts_nsys_read_rank(&x, 0, NULL, &t, info, &err), 0);
+	ts_trace_release(&t);
+	ts_nsys_close(&x);
+	unlink(path);
+	ts_sb_release(&sql);
+}
+
+TEST(nsys_step_detection_long_ranges)
+{
+	/* three back-to-back "train" ranges [-2^61, -2^60), [-2^60, 0), [0, 2^61):
+	 * their sum 2^62, doubled, overflowed; it covers all of the
+	 * first-to-last span (more than half), so they are the steps */
+	struct ts_nsys_rank_info info;
+	char extra[1024];
+	const long long l = 1LL << 61;
+	snprintf(extra, sizeof(extra),
+		 "INSERT INTO NVTX_EVENTS VALUES(%lld,%lld,59,'train'," GT ",NULL,0);"
+		 "INSERT INTO NVTX_EVENTS VALUES(%lld,%lld,59,'train'," GT ",NULL,0);"
+		 "INSERT INTO NVTX_EVENTS VALUES(%lld,%lld,59,'train'," GT ",NULL,0);",
+		 -l, -l / 2, -l / 2, 0LL, 0LL, l);
+	detect_steps(extra, &info);
+	CHECK_I64(info.steps_from, TS_NSYS_STEPS_NVTX);
+	CHECK_STR(info.step_marker, "train");
+}
+
+TEST(nsys_step_detection_sync_outlier)
+{
+	/* 1 us cudaDeviceSynchronize calls ending at -L + 0, 2, 4 ms and at L,
+	 * L = 2^61 - 1000 ns (their starts within 2^61): intervals 2, 2 ms and
+	 * 2L - 4 ms, median 2 ms; 4 x the outlier's distance from it (2L - 6 ms)
+	 * overflowed; the cadence is not regular: no steps from syncs */
+	struct ts_nsys_rank_info info;
+	char extra[1024];
+	const long long l = (1LL << 61) - 1000, e[4] = { -l, -l + 2000000, -l + 4000000, l };
+	int n = snprintf(extra, sizeof(extra), "INSERT INTO StringIds VALUES(9,'cudaDeviceSynchronize_v3020');");
+	for (int i = 0; i < 4; i++)
+		n += snprintf(extra + n, sizeof(extra) - (size_t)n,
+			      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(%lld,%lld,0," GT ",NULL,9,0);",
+			      e[i] - 1000, e[i]);
+	detect_steps(extra, &info);
+	CHECK(info.steps_from != TS_NSYS_STEPS_SYNC);
+	/* the same four with a regular last one (-L + 6 ms): steps from syncs */
+	n = snprintf(extra, sizeof(extra), "INSERT INTO StringIds VALUES(9,'cudaDeviceSynchronize_v3020');");
+	for (int i = 0; i < 4; i++)
+		n += snprintf(extra + n, sizeof(extra) - (size_t)n,
+			      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(%lld,%lld,0," GT ",NULL,9,0);",
+			      (i < 3 ? e[i] : -l + 6000000) - 1000, i < 3 ? e[i] : -l + 6000000);
+	detect_steps(extra, &info);
+	CHECK_I64(info.steps_from, TS_NSYS_STEPS_SYNC);
+}

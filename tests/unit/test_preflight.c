@@ -380,3 +380,18 @@ TEST(preflight_contract_uses_loader_pick)
 	if (system(cmd) != 0)
 		return;
 }
+
+TEST(preflight_cuda_minor_out_of_range)
+{
+	/* CUDA 12.-99999999999999999999: strtol gives LONG_MIN, and minor x 10
+	 * overflowed; a minor below 0 is taken as 0: runtime CUDA 12.0 against
+	 * driver 525.60.13 (CUDA 12.0) is no finding */
+	struct ts_preflight pf;
+
+	REQUIRE(from(&pf, "PyTorch version: 2.3.0+cu121\n"
+			  "CUDA used to build PyTorch: 12.-99999999999999999999\n"
+			  "Nvidia driver version: 525.60.13\n") == 0);
+	CHECK(!has_finding(&pf, "cuda-runtime-newer-than-driver", TS_PF_WARNING, "CUDA"));
+	CHECK(!has_finding(&pf, "cuda-runtime-newer-than-driver", TS_PF_ERROR, "CUDA"));
+	ts_preflight_release(&pf);
+}

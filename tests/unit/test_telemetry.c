@@ -647,3 +647,138 @@ TEST(tele_ab_confounds)
 	ts_tele_release(&b);
 	ts_tele_release(&c);
 }
+
+static int read_text(struct ts_telemetry *t, const char *text, struct ts_err *err)
+{
+	ts_err_init(err);
+	ts_tele_init(t);
+	return ts_tele_read_mem(t, text, strlen(text), "h.jsonl", NULL, err);
+}
+
+#define OWN_HEADER "{\"schema\":\"trainscope.telemetry/1\",\"gpus\":[{\"id\":\"0\",\"name\":\"X\"}]}\n"
+
+TEST(tele_own_gpu_and_tick_out_of_range)
+{
+	/* "gpu": null is no GPU (converting NaN to an integer was undefined):
+	 * the sample names no GPU of the header, an error on line 2; a gpu or a
+	 * tick of 1e30 is an error naming line 2 */
+	struct ts_telemetry t;
+	struct ts_err err;
+	CHECK_I64(read_text(&t, OWN_HEADER "{\"t_unix_ns\":1,\"gpu\":null,\"tick\":0}\n", &err),
+		  TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK(strstr(err.msg, "names a GPU") != NULL);
+	ts_tele_release(&t);
+	CHECK_I64(read_text(&t, OWN_HEADER "{\"t_unix_ns\":1,\"gpu\":1e30,\"tick\":0}\n", &err),
+		  TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK(strstr(err.msg, "\"gpu\" out of range") != NULL);
+	ts_tele_release(&t);
+	CHECK_I64(read_text(&t, OWN_HEADER "{\"t_unix_ns\":1,\"gpu\":0,\"tick\":1e30}\n", &err),
+		  TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK(strstr(err.msg, "\"tick\" out of range") != NULL);
+	ts_tele_release(&t);
+	/* "tick": null is no tick: tick 0 */
+	CHECK_I64(read_text(&t, OWN_HEADER "{\"t_unix_ns\":1,\"gpu\":0,\"tick\":null}\n", &err), 0);
+	REQUIRE(t.samples.n == 1);
+	CHECK_I64(t.samples.v[0].tick, 0);
+	ts_tele_release(&t);
+}
+
+TEST(tele_own_interval_out_of_range_is_unknown)
+{
+	/* 1e300 ms has no int64 nanoseconds: the interval is unknown (0) with a note */
+	struct ts_telemetry t;
+	struct ts_err err;
+	CHECK_I64(read_text(&t, "{\"schema\":\"trainscope.telemetry/1\",\"interval_ms\":1e300,"
+				"\"gpus\":[{\"id\":\"0\",\"name\":\"X\"}]}\n", &err), 0);
+	CHECK_I64(t.interval_ns, 0);
+	CHECK(has_note(&t, "interval-range"));
+	ts_tele_release(&t);
+	CHECK_I64(read_text(&t, "{\"schema\":\"trainscope.telemetry/1\",\"interval_ms\":250,"
+				"\"gpus\":[{\"id\":\"0\",\"name\":\"X\"}]}\n", &err), 0);
+	CHECK_I64(t.interval_ns, 250000000);
+	ts_tele_release(&t);
+}
+
+TEST(tele_event_reasons_out_of_range_are_no_bits)
+{
+	/* clock_event_reasons -1 and 2^64 are no 64-bit mask: no reason seen,
+	 * no throttle finding (their conversion to an integer was undefined);
+	 * 4 = SW power cap (0x4) is seen */
+	struct ts_telemetry t;
+	struct ts_err err;
+	struct ts_tele_gpu_summary sum[1];
+	CHECK_I64(read_text(&t, OWN_HEADER
+			    "{\"t_unix_ns\":1,\"gpu\":0,\"tick\":0,\"clock_event_reasons\":-1}\n"
+			    "{\"t_unix_ns\":2,\"gpu\":0,\"tick\":1,"
+			    "\"clock_event_reasons\":18446744073709551616}\n", &err), 0);
+	ts_tele_summarize(&t, sum);
+	CHECK_I64((int64_t)sum[0].reasons_seen, 0);
+	ts_tele_release(&t);
+	CHECK_I64(read_text(&t, OWN_HEADER
+			    "{\"t_unix_ns\":1,\"gpu\":0,\"tick\":0,\"clock_event_reasons\":4}\n", &err), 0);
+	ts_tele_summarize(&t, sum);
+	CHECK_I64((int64_t)sum[0].reasons_seen, 4);
+	ts_tele_release(&t);
+}
+
+TEST(tele_gmi_json_attached_out_of_range)
+{
+	/* "Attached GPUs": "99999999999" is no int32 count: unknown (-1) */
+	struct ts_telemetry t;
+	struct ts_err err;
+	CHECK_I64(read_text(&t, "{\"Driver Version\": \"3.3.5\", \"Attached GPUs\": \"99999999999\","
+				" \"GPU\": [{\"Index\": \"0\", \"Product Name\": \"MTT S5000\"}]}\n", &err), 0);
+	CHECK_I64(t.gpus_attached, -1);
+	ts_tele_release(&t);
+}
+
+TEST(tele_query_negative_hour_is_no_time)
+{
+	/* hour -99999999 (h * 3600 overflowed an int) is no time of day: the
+	 * sample is untimed; 15:13:03.5 on 2026/01/06 is 1767712383.5 s (date -u) */
+	struct ts_telemetry t;
+	struct ts_err err;
+	CHECK_I64(read_text(&t, "timestamp, name, power.draw [W]\n"
+				"2026/01/06 -99999999:00:00.000, X, 100 W\n", &err), 0);
+	REQUIRE(t.samples.n == 1);
+	CHECK_I64(t.samples.v[0].t_ns, TS_NO_TIME);
+	ts_tele_release(&t);
+	CHECK_I64(read_text(&t, "timestamp, name, power.draw [W]\n"
+				"2026/01/06 15:-5:00.000, X, 100 W\n", &err), 0);
+	REQUIRE(t.samples.n == 1);
+	CHECK_I64(t.samples.v[0].t_ns, TS_NO_TIME);
+	ts_tele_release(&t);
+	CHECK_I64(read_text(&t, "timestamp, name, power.draw [W]\n"
+				"2026/01/06 15:13:03.500, X, 100 W\n", &err), 0);
+	REQUIRE(t.samples.n == 1);
+	CHECK_I64(t.samples.v[0].t_ns, 1767712383500000000LL);
+	ts_tele_release(&t);
+}
+
+TEST(tele_far_apart_times_saturate)
+{
+	/* samples at -9e18 and 9e18 ns are 1.8e19 ns apart, past int64 (their
+	 * difference overflowed): the span saturates at INT64_MAX ns, so 100 W
+	 * integrates to 100 * 9223372036.854775807 s = 9.2233720368547758e11 J and
+	 * the idle gap between busy samples is found */
+	struct ts_telemetry t;
+	struct ts_err err;
+	struct ts_tele_gpu_summary sum[1];
+	struct ts_tele_finding f[16];
+	CHECK_I64(read_text(&t, OWN_HEADER
+			    "{\"t_unix_ns\":-9000000000000000000,\"gpu\":0,\"tick\":0,"
+			    "\"power_w\":100,\"util_pct\":50}\n"
+			    "{\"t_unix_ns\":-9000000000000000000,\"gpu\":0,\"tick\":1,\"util_pct\":0}\n"
+			    "{\"t_unix_ns\":9000000000000000000,\"gpu\":0,\"tick\":2,"
+			    "\"power_w\":100,\"util_pct\":50}\n", &err), 0);
+	REQUIRE(t.samples.n == 3);
+	ts_tele_summarize(&t, sum);
+	CHECK_STR(sum[0].energy_method, "integrated");
+	CHECK_REL(sum[0].energy_j, 9.2233720368547758e11, 1e-12);
+	size_t nf = judge(&t, f, 16, NULL);
+	CHECK(has_finding(f, nf, "idle-gap"));
+	ts_tele_release(&t);
+}

@@ -119,3 +119,29 @@ TEST(tracelens_last_writer_and_error)
 	CHECK(strstr(err.msg, "No GPU events found in the trace") != NULL);
 	tb_release(&t);
 }
+
+/* A recompute span at 4611686018427387 us lasting 5e15 us ends past int64
+ * ns (its end overflowed): past 2^61 ns, it is no span, and the launch of
+ * gemm [10,20) at 0 us stays outside recompute: split[0] computation 10 us,
+ * split[1] none. */
+TEST(tracelens_recompute_span_past_int64)
+{
+	struct ts_trace t;
+	struct ts_tracelens tl;
+	struct ts_err err;
+
+	tb_init(&t);
+	call(&t, "cudaLaunchKernel", 0, 1);
+	flow(&t, 's', 1, 1, 1);
+	flow(&t, 'f', 1, 0, 7);
+	gpu(&t, TS_CAT_KERNEL, "kernel", "sm90_gemm", 7, 10, 10, 1);
+	size_t i = tb_ev(&t, TS_CAT_PYTHON, "torch/utils/checkpoint.py(300): recompute_fn", 1, 1,
+			 INT64_C(4611686018427387), INT64_C(5000000000000000), -1);
+	set_cat(&t, i, "python_function");
+	ts_err_init(&err);
+	REQUIRE(ts_tracelens_analyze(&t, 1, &tl, &err) == 0);
+	CHECK(tl.recompute);
+	CHECK_NEAR(tl.split[0].computation_us, 10, 1e-12);
+	CHECK_NEAR(tl.split[1].computation_us, 0, 0);
+	tb_release(&t);
+}
