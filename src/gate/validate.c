@@ -264,6 +264,9 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		w = auto_w;
 	} else {
 		rc |= add(v, "window", TS_CHECK_FAIL, "no steady window: %s", werr.msg);
+		/* the window shown is still the run's (steps' and diagnose's) */
+		v->win_first = r->rm.window.first;
+		v->win_last = r->rm.window.last;
 		goto out;
 	}
 	v->win_first = w.first;

@@ -138,6 +138,23 @@ for o in (s, d, v, a):
 PY
 done
 
+# a log too short for validate's window check (the Bridge excerpt: 2 timed
+# steps): validate fails it but shows the run's window, 10:20 with its 2
+# steps as steps and diagnose do (it printed "iterations 0:0, 0 steps
+# (matched; left out: after-window 10:20)")
+bl="$DATA/logs/megatron-bridge_pr841_profiling_wrapped.log"
+"$TS" steps --json "$bl" >"$tmp/bl.steps.json" 2>/dev/null
+"$TS" validate --json "$bl" >"$tmp/bl.val.json" 2>/dev/null
+"$TS" diagnose --json "$bl" >"$tmp/bl.diag.json" 2>/dev/null
+python3 - "$tmp/bl" <<'PY' || bad "bridge log: validate's window is not the run's"
+import json, sys
+s, v, d = (json.load(open(sys.argv[1] + x)) for x in (".steps.json", ".val.json", ".diag.json"))
+w = s["window"]
+assert (w["first_iteration"], w["last_iteration"], w["steps"]) == (10, 20, 2), w
+assert v["window"] == w and d["window"] == w, (v["window"], d["window"], w)
+assert any(c["name"] == "window" and c["status"] == "fail" for c in v["checks"]), v["checks"]
+PY
+
 # --- validate: a declared window, or an explicit acceptance of the automatic one
 "$TS" validate "$CPU/a_dense" >"$tmp/val.txt"; rc=$?
 [ $rc = 1 ] || bad "validate with an undeclared window: exit $rc, want 1"
