@@ -495,10 +495,13 @@ static void render_text(struct cli_ctx *ctx, const struct mfu_run *r, const stru
 			   r->gpu ? r->gpu->sku : "user", ts_precision_name(r->precision), r->peak,
 			   r->peak_source, r->peak_note ? "; " : "", r->peak_note ? r->peak_note : "");
 		if (has_time) {
-			ts_sb_addf(out, "%sMFU          %.1f %%%s\n", cli_style(ctx, "bold"),
-				   mm->mfu * 100, cli_style(ctx, "reset"));
+			char pct[32];
+			ts_fmt_pct(pct, sizeof(pct), mm->mfu * 100);
+			ts_sb_addf(out, "%sMFU          %s %%%s\n", cli_style(ctx, "bold"), pct,
+				   cli_style(ctx, "reset"));
+			ts_fmt_pct(pct, sizeof(pct), mm->hfu * 100);
 			if (r->shape.recompute)
-				ts_sb_addf(out, "HFU          %.1f %%\n", mm->hfu * 100);
+				ts_sb_addf(out, "HFU          %s %%\n", pct);
 		}
 	}
 }

@@ -60,6 +60,10 @@ int ts_table_cell_i64(struct ts_table *t, long long v);
 /* Render with `indent` leading spaces, header, a rule, then the rows. */
 void ts_table_render(const struct ts_table *t, struct ts_sb *out, int indent);
 
+/* A percentage for display: one decimal from 1 % up (and 0), two
+ * significant digits below ("0.055", not a "0.1" that nearly doubles it). */
+void ts_fmt_pct(char *buf, size_t n, double pct);
+
 /* Display width of s in code points. */
 size_t ts_utf8_width(const char *s);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "trainscope/diagnose.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/table.h"
 
 static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
 {
@@ -65,12 +66,16 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 	}
 	if (isfinite(d->rate.mfu_pct)) {
 		char v[64];
-		snprintf(v, sizeof(v), "%.1f %%", d->rate.mfu_pct);
+		char p[32];
+		ts_fmt_pct(p, sizeof(p), d->rate.mfu_pct);
+		snprintf(v, sizeof(v), "%s %%", p);
 		ts_report_add_fact(r, "MFU", v, d->rate.peak_name);
 	}
 	if (isfinite(d->rate.hfu_pct)) {
 		char v[64];
-		snprintf(v, sizeof(v), "%.1f %%", d->rate.hfu_pct);
+		char p[32];
+		ts_fmt_pct(p, sizeof(p), d->rate.hfu_pct);
+		snprintf(v, sizeof(v), "%s %%", p);
 		ts_report_add_fact(r, "HFU", v, d->rate.peak_name);
 	}
 	if (d->straggler_rank >= 0) {
@@ -326,8 +331,8 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 	ts_jw_obj(&w);
 	json_num(&w, "tokens_per_s", d->rate.tokens_per_s, 1);
 	json_num(&w, "model_tflops_per_gpu", d->rate.tflops_per_gpu, 4);
-	json_num(&w, "mfu_pct", d->rate.mfu_pct, 2);
-	json_num(&w, "hfu_pct", d->rate.hfu_pct, 2);
+	json_num(&w, "mfu_pct", d->rate.mfu_pct, 4);
+	json_num(&w, "hfu_pct", d->rate.hfu_pct, 4);
 	ts_jw_kstr(&w, "peak", d->rate.peak_name);
 	ts_jw_obj_end(&w);
 
@@ -409,10 +414,16 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 		ts_sb_addf(o, "throughput: %.0f tokens/s\n", d->rate.tokens_per_s);
 	if (isfinite(d->rate.tflops_per_gpu))
 		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
-	if (isfinite(d->rate.mfu_pct))
-		ts_sb_addf(o, "MFU: %.1f %% of %s\n", d->rate.mfu_pct, d->rate.peak_name ? d->rate.peak_name : "?");
-	if (isfinite(d->rate.hfu_pct))
-		ts_sb_addf(o, "HFU: %.1f %%\n", d->rate.hfu_pct);
+	if (isfinite(d->rate.mfu_pct)) {
+		char p[32];
+		ts_fmt_pct(p, sizeof(p), d->rate.mfu_pct);
+		ts_sb_addf(o, "MFU: %s %% of %s\n", p, d->rate.peak_name ? d->rate.peak_name : "?");
+	}
+	if (isfinite(d->rate.hfu_pct)) {
+		char p[32];
+		ts_fmt_pct(p, sizeof(p), d->rate.hfu_pct);
+		ts_sb_addf(o, "HFU: %s %%\n", p);
+	}
 	ts_sb_addf(o, "\ndominant wall: %s", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
 	if (isfinite(d->wall_share_pct))
 		ts_sb_addf(o, " (%.1f %% of the step)", d->wall_share_pct);

@@ -267,3 +267,11 @@ void ts_table_render(const struct ts_table *t, struct ts_sb *out, int indent)
 		ts_sb_addc(out, '\n');
 	}
 }
+
+void ts_fmt_pct(char *buf, size_t n, double pct)
+{
+	if (pct == 0 || fabs(pct) >= 0.995 || !isfinite(pct))   /* 0.996: "1.0", not "1" */
+		snprintf(buf, n, "%.1f", pct);
+	else
+		snprintf(buf, n, "%.2g", pct);
+}

@@ -80,3 +80,22 @@ TEST(table_cell_i64_is_printf)
 	}
 	ts_table_release(&t);
 }
+
+TEST(fmt_pct_keeps_small_shares_readable)
+{
+	/* the H200 example's MFU is 0.0553 %: "0.1" nearly doubled it */
+	static const struct {
+		double v;
+		const char *want;
+	} c[] = {
+		{ 0.05534751670103093, "0.055" }, { 0.5, "0.5" }, { 0.994, "0.99" },
+		{ 0.996, "1.0" }, { 1.0, "1.0" }, { 42.37, "42.4" }, { 0, "0.0" },
+		{ 0.00041, "0.00041" }, { -0.25, "-0.25" }, { 100, "100.0" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ts_fmt_pct(buf, sizeof(buf), c[i].v);
+		CHECK_STR(buf, c[i].want);
+	}
+}
