@@ -169,29 +169,21 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 						   d->in.steps_source ? d->in.steps_source : "log",
 						   (long long)rs->rank);
 	}
-	/* per-step classes of the first rank window: device classes when the
-	 * trace has a device, else the CPU view */
+	/* per-step classes of the first rank window (device classes on a GPU
+	 * trace, the main thread's view on a CPU one) */
 	if (d->job_done && d->job.n) {
 		const struct ts_rank_prof *p = d->job.ranks[0];
 		for (size_t k = 0; k < p->steps.n; k++) {
 			const struct ts_step_prof *s = &p->steps.v[k];
-			double ms[TS_REPORT_NCLASS], dur = (double)s->dur_ns / 1e6;
+			double ms[TS_REPORT_NCLASS];
 			char label[32];
 			snprintf(label, sizeof(label), "iter %lld", (long long)s->step);
-			if (p->has_gpu) {
-				double busy = (double)s->busy_ns / 1e6;
-				ms[TS_REPORT_COMPUTE] = (double)s->compute_ns / 1e6;
-				ms[TS_REPORT_COMM_EXPOSED] = (double)s->exposed_comm_ns / 1e6;
-				ms[TS_REPORT_MEMCPY] = busy - ms[0] - ms[1] > 0 ? busy - ms[0] - ms[1] : 0;
-				ms[TS_REPORT_IDLE] = dur - busy > 0 ? dur - busy : 0;
-			} else {
-				double data = (double)s->data_ns / 1e6, comm = (double)s->exposed_comm_ns / 1e6;
-				double gap = (double)s->gap_ns / 1e6;
-				ms[TS_REPORT_COMM_EXPOSED] = comm;
-				ms[TS_REPORT_MEMCPY] = 0;
-				ms[TS_REPORT_IDLE] = data + gap;
-				ms[TS_REPORT_COMPUTE] = dur - comm - data - gap > 0 ? dur - comm - data - gap : 0;
-			}
+			/* the profile's own split of the step, as trace prints it
+			 * (profile.h: the four parts add up to the step) */
+			ms[TS_REPORT_COMPUTE] = (double)s->compute_ns / 1e6;
+			ms[TS_REPORT_COMM_EXPOSED] = (double)s->exposed_comm_ns / 1e6;
+			ms[TS_REPORT_MEMCPY] = (double)(s->exposed_memcpy_ns + s->exposed_memset_ns) / 1e6;
+			ms[TS_REPORT_IDLE] = (double)s->idle_ns / 1e6;
 			ts_report_add_stack(r, label, ms);
 		}
 		r->stacks_title = ts_report_printf(r, p->has_gpu ?

@@ -336,4 +336,24 @@ for it in 19 30; do
 	grep -q "^| $it | [0-9.]* |  |$" "$tmp/rep.md" || bad "report: iteration $it is flagged"
 done
 
+# --- the report's time per step by class is trace's split of each step
+# (it recomputed compute as the step less comm, data and gap: 165.96 ms
+# against trace's 166.18 for iteration 22 of examples/run), and its four
+# parts add up to the step
+"$TS" report examples/run --format md >"$tmp/ex.md" 2>/dev/null || bad "report examples/run failed"
+"$TS" trace --json examples/run/traces/*.pt.trace.json.gz >"$tmp/ex-trace.json" 2>/dev/null
+python3 - "$tmp/ex.md" "$tmp/ex-trace.json" <<'PY' || bad "report: the per-step classes are not trace's"
+import json, re, sys
+rows = {int(m.group(1)): [float(x) for x in m.groups()[1:]]
+        for m in re.finditer(r"^\| iter (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$",
+                             open(sys.argv[1]).read(), re.M)}
+steps = json.load(open(sys.argv[2]))["ranks"][0]["steps"]
+assert len(rows) == len(steps) == 4, (rows, len(steps))
+for s in steps:
+    want = [s["compute_us"], s["exposed_comm_us"], s["exposed_memcpy_us"] + s["exposed_memset_us"], s["idle_us"]]
+    got = rows[s["step"]]
+    assert all(abs(g - w / 1e3) < 0.006 for g, w in zip(got, want)), (s["step"], got, want)
+    assert abs(sum(got) - s["dur_us"] / 1e3) < 0.02, (s["step"], sum(got), s["dur_us"])
+PY
+
 exit $fail
