@@ -354,7 +354,9 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "no loss logged in the window");
 		else
 			rc |= add(v, "loss_finite", nall ? TS_CHECK_WARN : TS_CHECK_PASS,
-				  "%zu finite losses in the window, last %.6g%s", nloss, last_loss,
+				  "%zu finite losses in iterations %lld-%lld (the window's range, its "
+				  "excluded steps too), last %.6g%s", nloss, (long long)w.first,
+				  (long long)w.last, last_loss,
 				  nall ? "; non-finite values outside the window" : "");
 		if (skipped || nonfinite)
 			rc |= add(v, "skipped_nan", TS_CHECK_FAIL, "in the window: %lld skipped, %lld "
