@@ -20,27 +20,6 @@
 
 #define TRACE "traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 
-/* The whole decompressed file (zlib's gz API). */
-static unsigned char *load_plain(const char *path, size_t *n)
-{
-	gzFile f = gzopen(path, "rb");
-	size_t cap = (size_t)32 << 20, len = 0;
-	unsigned char *buf = malloc(cap);
-	int r;
-
-	if (!f || !buf) {
-		free(buf);
-		if (f)
-			gzclose(f);
-		return NULL;
-	}
-	while (len < cap && (r = gzread(f, buf + len, (unsigned)(cap - len))) > 0)
-		len += (size_t)r;
-	gzclose(f);
-	*n = len;
-	return buf;
-}
-
 /* One gzip member of p[0..n) appended at out + *len (level 6). */
 static int gz_member(const unsigned char *p, size_t n, unsigned char *out, size_t cap,
 		     size_t *len)
@@ -132,7 +111,7 @@ TEST(trace_gz_variants_match_plain)
 	if (ts_test_skipping())
 		return;
 	size_t n = 0, cap = (size_t)16 << 20, len = 0;
-	unsigned char *plain = load_plain(src, &n);
+	unsigned char *plain = test_load_all(src, &n);
 	unsigned char *gz = malloc(cap);
 	struct ts_trace ref, t;
 	struct ts_err err;
@@ -178,7 +157,7 @@ TEST(trace_gz_truncated_and_corrupt_as_zlib)
 	if (ts_test_skipping())
 		return;
 	size_t n = 0, cap = (size_t)16 << 20, len = 0;
-	unsigned char *plain = load_plain(src, &n);
+	unsigned char *plain = test_load_all(src, &n);
 	unsigned char *gz = malloc(cap), *part = malloc((size_t)32 << 20);
 	struct ts_trace ref, t;
 	struct ts_err err;
