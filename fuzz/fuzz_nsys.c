@@ -217,7 +217,7 @@ static void check_rank(struct ts_nsys *x, size_t k)
 				  t.ev.cat[i] == TS_CAT_MEMSET;
 			if (t.ev.name[i] >= t.strings.count || ts_ev_dur(&t.ev, i) < 0)
 				abort();
-			if (gpu && t.ev.device[i] != x->ranks.v[k].device)
+			if (gpu && ts_ev_device(&t.ev, i) != x->ranks.v[k].device)
 				abort();
 		}
 		for (size_t i = 0; i < t.xfer.n; i++)

@@ -22,7 +22,7 @@ static void check(const struct ts_trace *t)
 	for (size_t i = 0; i < t->ev.n; i++) {
 		if (t->ev.name[i] != TS_NO_ID && t->ev.name[i] >= ns)
 			abort();
-		if (t->ev.cat_str[i] != TS_NO_ID && t->ev.cat_str[i] >= ns)
+		if (ts_ev_cat_str(&t->ev, i) != TS_NO_ID && ts_ev_cat_str(&t->ev, i) >= ns)
 			abort();
 		if (t->ev.cat[i] >= TS_CAT_COUNT)
 			abort();

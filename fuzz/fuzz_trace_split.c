@@ -37,12 +37,12 @@ static void compare(const struct ts_trace *a, int ra, const struct ts_err *ea,
 		abort();
 	same_vec(x->ts_ns, y->ts_ns, n * 8);
 	same_vec(x->name, y->name, n * 4);
-	same_vec(x->cat_str, y->cat_str, n * 4);
+	same_vec(x->cat_str, y->cat_str, n);
 	same_vec(x->cat, y->cat, n);
 	same_vec(x->ph, y->ph, n);
-	same_vec(x->device, y->device, n * 4);
 	for (size_t i = 0; i < n; i++)
-		if (ts_ev_pid(x, i) != ts_ev_pid(y, i) || ts_ev_tid(x, i) != ts_ev_tid(y, i) ||
+		if (ts_ev_device(x, i) != ts_ev_device(y, i) || ts_ev_cat_str(x, i) != ts_ev_cat_str(y, i) ||
+		    ts_ev_pid(x, i) != ts_ev_pid(y, i) || ts_ev_tid(x, i) != ts_ev_tid(y, i) ||
 		    ts_ev_stream(x, i) != ts_ev_stream(y, i) || ts_ev_corr(x, i) != ts_ev_corr(y, i) ||
 		    ts_ev_extid(x, i) != ts_ev_extid(y, i) || ts_ev_flow(x, i) != ts_ev_flow(y, i) ||
 		    ts_ev_dur(x, i) != ts_ev_dur(y, i))

@@ -83,22 +83,22 @@ const char *ts_vendor_name(enum ts_vendor v);
 #define TS_IS_STRID(v) ((v) < TS_STRID_BASE / 2 && (v) != TS_NONE)
 
 /*
- * Narrow integer columns. pid, tid, stream, correlation, external id,
- * flow id and duration (ns) are 64-bit values that nearly always fit 32
- * bits, so each is
- * stored as one uint32_t per event: the value itself when it is in
- * [0, TS_C32_ESC), TS_C32_NONE for TS_NONE, and TS_C32_ESC when the value
- * lives in the column's side table (negative numbers, TS_STRID ids, values
- * of 2^32 - 2 and more), sorted by event index. Read them with the
- * accessors below (ts_ev_pid(&t->ev, i), ...), change one with
- * ts_trace_set_c32(); never write the uint32_t columns directly.
+ * Narrow integer columns. pid, tid, duration (ns), stream, device,
+ * correlation, external id and flow id are 64-bit values that nearly
+ * always fit 32 bits, so each is coded as one uint32_t: the value itself
+ * when it is in [0, TS_C32_ESC), TS_C32_NONE for TS_NONE, and TS_C32_ESC
+ * when the value lives in the column's side table (negative numbers,
+ * TS_STRID ids, values of 2^32 - 2 and more), sorted by event index. pid,
+ * tid and duration hold one code per event; the others are sparse (below).
+ * Read them with the accessors (ts_ev_pid(&t->ev, i), ...), change one
+ * with ts_trace_set_c32(); never write the columns directly.
  */
 #define TS_C32_NONE UINT32_MAX
 #define TS_C32_ESC (UINT32_MAX - 1)
 
 enum ts_c32 {
 	TS_C32_PID, TS_C32_TID, TS_C32_STREAM, TS_C32_CORR, TS_C32_EXTID, TS_C32_FLOW,
-	TS_C32_DUR, TS_C32_COUNT
+	TS_C32_DUR, TS_C32_DEVICE, TS_C32_CATSTR, TS_C32_COUNT
 };
 
 struct ts_c32_esc {
@@ -111,35 +111,90 @@ struct ts_c32_side {
 	size_t n, cap;
 };
 
+/*
+ * Sparse columns. stream, device, correlation, external id and flow id are
+ * absent on most events (a flow carries only its id; only GPU activities
+ * have a stream and a device), so each keeps only its present values, in
+ * event order, with a presence bit per event and, per 64 events, the
+ * number of values before them: event i's value is
+ * val[rank[i / 64] + popcount(bits[i / 64] below bit i % 64)]. Values are
+ * coded as in the 32-bit columns (TS_C32_ESC: in the side table; absent
+ * events have no value). About 0.19 bytes per event plus 4 per value.
+ */
+struct ts_sparse32 {
+	uint64_t *bits;        /* bit i % 64 of word i / 64: event i has a value */
+	uint32_t *rank;        /* values before word w */
+	uint32_t *val;         /* the present values, coded */
+	size_t nval;
+};
+
+/*
+ * Raw categories. An event's category string is one of a handful per
+ * trace, so cat_str holds one byte per event: a code into cat_dict (up to
+ * TS_CAT8_ESC codes, in first-appearance order), TS_CAT8_NONE for none,
+ * TS_CAT8_ESC for an id in the side table esc[TS_C32_CATSTR]. Read it with
+ * ts_ev_cat_str(), change it with ts_trace_set_cat_str().
+ */
+#define TS_CAT8_NONE 255
+#define TS_CAT8_ESC 254
+
 struct ts_trace_events {
 	size_t n;
 	size_t cap;
 	int64_t *ts_ns;        /* start */
 	uint32_t *dur;         /* duration in ns; 0 for instants, TS_NONE if absent: ts_ev_dur() */
 	uint32_t *name;        /* interned name */
-	uint32_t *cat_str;     /* interned raw category, TS_NO_ID if none */
+	uint8_t *cat_str;      /* raw category code: ts_ev_cat_str() */
 	uint8_t *cat;          /* enum ts_cat */
 	char *ph;              /* 'X', 'i', 's', 'f', 'M', 'C', 'B', 'E', ... */
 	uint32_t *pid;         /* process (CPU) or device (GPU): ts_ev_pid() */
 	uint32_t *tid;         /* thread (CPU) or stream (GPU): ts_ev_tid() */
-	uint32_t *stream;      /* args.stream, TS_NONE if absent: ts_ev_stream() */
-	int32_t *device;       /* args.device, -1 if absent */
-	uint32_t *correlation; /* args.correlation, TS_NONE if absent: ts_ev_corr() */
-	uint32_t *external_id; /* args["External id"] / "external id", TS_NONE: ts_ev_extid() */
-	uint32_t *flow_id;     /* flow id for s/f events, TS_NONE otherwise: ts_ev_flow() */
+	struct ts_sparse32 stream;      /* args.stream, TS_NONE if absent: ts_ev_stream() */
+	struct ts_sparse32 device;      /* args.device, -1 if absent: ts_ev_device() */
+	struct ts_sparse32 correlation; /* args.correlation, TS_NONE if absent: ts_ev_corr() */
+	struct ts_sparse32 external_id; /* args["External id"] / "external id", TS_NONE: ts_ev_extid() */
+	struct ts_sparse32 flow_id;     /* flow id for s/f events, TS_NONE otherwise: ts_ev_flow() */
+	uint32_t cat_dict[TS_CAT8_ESC]; /* interned raw category of each code */
+	unsigned ncat_dict;
+	uint8_t cat_hint[64];  /* id % 64 -> its code + 1 when last seen (0: none) */
 	struct ts_c32_side esc[TS_C32_COUNT]; /* values that do not fit, per column */
 };
 
 /* Value of event i in an escaped column's side table (TS_NONE if absent). */
 int64_t ts_c32_escaped(const struct ts_c32_side *side, size_t i);
 
-static inline int64_t ts_c32_get(const uint32_t *col, const struct ts_c32_side *side, size_t i)
+static inline int64_t ts_c32_dec(uint32_t v, const struct ts_c32_side *side, size_t i)
 {
-	uint32_t v = col[i];
-
 	if (v < TS_C32_ESC)
 		return (int64_t)v;
 	return v == TS_C32_NONE ? TS_NONE : ts_c32_escaped(side, i);
+}
+
+static inline int64_t ts_c32_get(const uint32_t *col, const struct ts_c32_side *side, size_t i)
+{
+	return ts_c32_dec(col[i], side, i);
+}
+
+static inline unsigned ts_popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+	return (unsigned)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Coded value of event i (< ev.n) of a sparse column, TS_C32_NONE if absent. */
+static inline uint32_t ts_sparse_raw(const struct ts_sparse32 *s, size_t i)
+{
+	uint64_t w = s->bits[i >> 6], b = (uint64_t)1 << (i & 63);
+
+	if (!(w & b))
+		return TS_C32_NONE;
+	return s->val[s->rank[i >> 6] + ts_popcount64(w & (b - 1))];
 }
 
 /* The 64-bit values of the narrow columns (as the reader parsed them). */
@@ -153,24 +208,40 @@ static inline int64_t ts_ev_tid(const struct ts_trace_events *e, size_t i)
 }
 static inline int64_t ts_ev_stream(const struct ts_trace_events *e, size_t i)
 {
-	return ts_c32_get(e->stream, &e->esc[TS_C32_STREAM], i);
+	return ts_c32_dec(ts_sparse_raw(&e->stream, i), &e->esc[TS_C32_STREAM], i);
 }
 static inline int64_t ts_ev_corr(const struct ts_trace_events *e, size_t i)
 {
-	return ts_c32_get(e->correlation, &e->esc[TS_C32_CORR], i);
+	return ts_c32_dec(ts_sparse_raw(&e->correlation, i), &e->esc[TS_C32_CORR], i);
 }
 static inline int64_t ts_ev_extid(const struct ts_trace_events *e, size_t i)
 {
-	return ts_c32_get(e->external_id, &e->esc[TS_C32_EXTID], i);
+	return ts_c32_dec(ts_sparse_raw(&e->external_id, i), &e->esc[TS_C32_EXTID], i);
 }
 static inline int64_t ts_ev_flow(const struct ts_trace_events *e, size_t i)
 {
-	return ts_c32_get(e->flow_id, &e->esc[TS_C32_FLOW], i);
+	return ts_c32_dec(ts_sparse_raw(&e->flow_id, i), &e->esc[TS_C32_FLOW], i);
+}
+/* args.device, -1 when absent. */
+static inline int32_t ts_ev_device(const struct ts_trace_events *e, size_t i)
+{
+	int64_t v = ts_c32_dec(ts_sparse_raw(&e->device, i), &e->esc[TS_C32_DEVICE], i);
+
+	return v == TS_NONE ? -1 : (int32_t)v;
 }
 /* Durations of 2^32 - 2 ns (4.3 s) and more, and negative ones, are escaped. */
 static inline int64_t ts_ev_dur(const struct ts_trace_events *e, size_t i)
 {
 	return ts_c32_get(e->dur, &e->esc[TS_C32_DUR], i);
+}
+/* Interned raw category of event i, TS_NO_ID if none. */
+static inline uint32_t ts_ev_cat_str(const struct ts_trace_events *e, size_t i)
+{
+	uint8_t c = e->cat_str[i];
+
+	if (c < TS_CAT8_ESC)
+		return e->cat_dict[c];
+	return c == TS_CAT8_NONE ? TS_NO_ID : (uint32_t)ts_c32_escaped(&e->esc[TS_C32_CATSTR], i);
 }
 
 /* record_param_comms cpu_ops and NCCL kernels carrying collective args. */
@@ -330,14 +401,18 @@ int ts_trace_reserve(struct ts_trace *t, size_t need);
 /* Append one event to all columns; returns its index, or TS_ENOMEM /
  * TS_ELIMIT (more than UINT32_MAX - 1 events). */
 int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x);
-/* The thirteen column arrays and their element sizes in bytes, in the
- * order of struct ts_trace_events (for code that touches column memory as
- * bytes, such as the reader's page prefaulting). Returns TS_TRACE_NCOLS. */
-#define TS_TRACE_NCOLS 13
+/* The eight columns with one element per event and their element sizes in
+ * bytes, in the order of struct ts_trace_events (for code that touches
+ * column memory as bytes, such as the reader's page prefaulting; the
+ * sparse columns are not among them). Returns TS_TRACE_NCOLS. */
+#define TS_TRACE_NCOLS 8
 int ts_trace_columns(struct ts_trace_events *e, void *col[TS_TRACE_NCOLS],
 		     size_t elem[TS_TRACE_NCOLS]);
 /* Set event i (< ev.n) of narrow column c to v (tests, repairs). Returns 0
  * or TS_ENOMEM (the side table could not grow; the column is unchanged). */
 int ts_trace_set_c32(struct ts_trace *t, enum ts_c32 c, size_t i, int64_t v);
+/* Set event i's raw category to the interned id (TS_NO_ID: none). Returns
+ * 0 or TS_ENOMEM (the event is unchanged). */
+int ts_trace_set_cat_str(struct ts_trace *t, size_t i, uint32_t id);
 
 #endif

@@ -173,7 +173,7 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 		} else {
 			tid = plain_id(ts_ev_tid(ev, i));
 		}
-		cs = ev->cat_str[i];
+		cs = ts_ev_cat_str(ev, i);
 		span_open(o, s->pid, tid, cs == TS_NO_ID ? "" : ts_trace_str(s->t, cs),
 			  cs == TS_NO_ID ? 0 : ts_intern_len(&s->t->strings, cs),
 			  ts_trace_str(s->t, ev->name[i]),

@@ -268,7 +268,7 @@ static int side_trace(const struct ts_trace *t, const int64_t *iters, size_t nit
 	for (size_t k = 0; k < f.n; k++) {
 		const struct hta_row *r = &f.rows[k];
 		if (r->stream < 0 ||
-		    (r->stream == 0 && cpu_op >= 0 && t->ev.cat_str[r->ev] == (uint32_t)cpu_op))
+		    (r->stream == 0 && cpu_op >= 0 && ts_ev_cat_str(&t->ev, r->ev) == (uint32_t)cpu_op))
 			cpu_iter[r->ev] = steps_at(&st, r->ts);
 	}
 	for (size_t k = 0; k < f.n; k++) {

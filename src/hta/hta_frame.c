@@ -155,14 +155,14 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		uint8_t cf, nf;
 
 		if (ev->ph[i] != 'X' || ts_ev_dur(ev, i) == TS_NONE ||
-		    ev->ts_ns[i] == TS_NONE || ev->cat_str[i] == TS_NO_ID)
+		    ev->ts_ns[i] == TS_NONE || ts_ev_cat_str(ev, i) == TS_NO_ID)
 			continue;
 		/* past 2^61 ns (73 years) no trace goes; HTA keeps negative
 		 * durations, and so do we, within the same bound */
 		if (ev->ts_ns[i] < -HTA_TIME_LIM || ev->ts_ns[i] > HTA_TIME_LIM ||
 		    ts_ev_dur(ev, i) < -HTA_TIME_LIM || ts_ev_dur(ev, i) > HTA_TIME_LIM)
 			continue;
-		cf = sfacts(t, cache, ev->cat_str[i]);
+		cf = sfacts(t, cache, ts_ev_cat_str(ev, i));
 		if (cf & S_TRACE)
 			continue;
 		nf = sfacts(t, cache, ev->name[i]);

@@ -565,6 +565,14 @@ static int cmp_corr(const void *a, const void *b)
 }
 
 /* An event whose end stays in int64: ts and dur within NS_TIME_LIM. */
+/* The device of a kernel: args.device, else its pid. */
+static int32_t kernel_device(const struct ts_trace *t, size_t i)
+{
+	int32_t d = ts_ev_device(&t->ev, i);
+
+	return d >= 0 ? d : (int32_t)ts_ev_pid(&t->ev, i);
+}
+
 static int exec_timed(const struct ts_trace *t, size_t i)
 {
 	int64_t d = ts_ev_dur(&t->ev, i);
@@ -605,7 +613,7 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 			uint32_t an = t->ev.name[j], kn = t->ev.name[i];
 			if (!exec_timed(t, j))
 				continue;
-			if (add_exec(r, ts_ev_pid(&t->ev, j), ts_ev_tid(&t->ev, j), t->ev.device[i] >= 0 ? t->ev.device[i] : (int32_t)ts_ev_pid(&t->ev, i),
+			if (add_exec(r, ts_ev_pid(&t->ev, j), ts_ev_tid(&t->ev, j), kernel_device(t, i),
 				     ts_trace_str(t, an), an < t->strings.count ? ts_intern_len(&t->strings, an) : 0,
 				     ts_trace_str(t, kn), kn < t->strings.count ? ts_intern_len(&t->strings, kn) : 0,
 				     t->ev.ts_ns[j], t->ev.ts_ns[j] + ts_ev_dur(&t->ev, j), t->ev.ts_ns[i],

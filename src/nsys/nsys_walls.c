@@ -60,8 +60,9 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 		    t->ev.ph[i] != 'X' || du == TS_NONE || du < 0 || du > TIME_LIM || s == TS_NONE ||
 		    s < -TIME_LIM || s > TIME_LIM)
 			continue;
-		dev = t->ev.device[i] >= 0 ? t->ev.device[i]
-		      : (ts_ev_pid(&t->ev, i) >= 0 && ts_ev_pid(&t->ev, i) < INT32_MAX ? (int32_t)ts_ev_pid(&t->ev, i) : -1);
+		dev = ts_ev_device(&t->ev, i);
+		if (dev < 0)
+			dev = (ts_ev_pid(&t->ev, i) >= 0 && ts_ev_pid(&t->ev, i) < INT32_MAX ? (int32_t)ts_ev_pid(&t->ev, i) : -1);
 		for (k = 0; k < d.n && d.v[k].device != dev; k++)
 			;
 		if (k == d.n) {

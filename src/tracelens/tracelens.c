@@ -41,14 +41,14 @@ static const char *tstr(const struct ts_trace *t, uint32_t id)
 
 static int cat_is(const struct ts_trace *t, size_t i, const char *c)
 {
-	return t->ev.cat_str[i] != TS_NO_ID && strcmp(tstr(t, t->ev.cat_str[i]), c) == 0;
+	return ts_ev_cat_str(&t->ev, i) != TS_NO_ID && strcmp(tstr(t, ts_ev_cat_str(&t->ev, i)), c) == 0;
 }
 
 enum { G_NONE = 0, G_KERNEL, G_MEMCPY, G_MEMSET };
 
 static int gpu_cat(const struct ts_trace *t, size_t i)
 {
-	if (t->ev.cat_str[i] == TS_NO_ID)
+	if (ts_ev_cat_str(&t->ev, i) == TS_NO_ID)
 		return G_NONE;
 	if (cat_is(t, i, "kernel"))
 		return G_KERNEL;

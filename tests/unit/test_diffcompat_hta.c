@@ -276,21 +276,21 @@ TEST(diffcompat_hta_iterations_by_hand)
 	kern = (uint32_t)ts_intern(&t.strings, "kernel", 6);
 	ua = (uint32_t)ts_intern(&t.strings, "user_annotation", 15);
 	i = tb_ev(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#5", 1, 1, 0, 100, -1);
-	t.ev.cat_str[i] = ua;
+	ts_trace_set_cat_str(&t, i, ua);
 	i = tb_ev(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#6", 1, 1, 100, 100, -1);
-	t.ev.cat_str[i] = ua;
+	ts_trace_set_cat_str(&t, i, ua);
 	i = tb_ev(&t, TS_CAT_CPU_OP, "aten::mm", 1, 1, 10, 20, -1);
-	t.ev.cat_str[i] = cpu_op;
+	ts_trace_set_cat_str(&t, i, cpu_op);
 	i = tb_ev(&t, TS_CAT_RUNTIME, "cudaLaunchKernel", 1, 1, 50, 5, 8);
-	t.ev.cat_str[i] = rt;
+	ts_trace_set_cat_str(&t, i, rt);
 	i = tb_ev(&t, TS_CAT_KERNEL, "gemm", 0, 7, 60, 30, 8);
-	t.ev.cat_str[i] = kern;
+	ts_trace_set_cat_str(&t, i, kern);
 	i = tb_ev(&t, TS_CAT_RUNTIME, "cudaLaunchKernel", 1, 1, 150, 5, 9);
-	t.ev.cat_str[i] = rt;
+	ts_trace_set_cat_str(&t, i, rt);
 	i = tb_ev(&t, TS_CAT_KERNEL, "gemm", 0, 7, 300, 40, 9);
-	t.ev.cat_str[i] = kern;
+	ts_trace_set_cat_str(&t, i, kern);
 	i = tb_ev(&t, TS_CAT_CPU_OP, "aten::add", 1, 1, 250, 5, -1);
-	t.ev.cat_str[i] = cpu_op;
+	ts_trace_set_cat_str(&t, i, cpu_op);
 	for (size_t k = 0; k < t.ev.n; k++)
 		if (t.ev.cat[k] != TS_CAT_KERNEL)
 			REQUIRE(ts_trace_set_c32(&t, TS_C32_STREAM, k, TS_NONE) == 0);
@@ -332,10 +332,10 @@ static void one_step(struct ts_trace *t, int64_t rank, int n)
 	ua = (uint32_t)ts_intern(&t->strings, "user_annotation", 15);
 	op = (uint32_t)ts_intern(&t->strings, "cpu_op", 6);
 	i = tb_cpu(t, TS_CAT_USER_ANNOTATION, "ProfilerStep#3", 0, 100);
-	t->ev.cat_str[i] = ua;
+	ts_trace_set_cat_str(t, i, ua);
 	for (int k = 0; k < n; k++) {
 		i = tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 10 + 20 * k, 10);
-		t->ev.cat_str[i] = op;
+		ts_trace_set_cat_str(t, i, op);
 	}
 }
 

@@ -853,7 +853,7 @@ static size_t filt_ev(struct ts_trace *t, int cat, const char *cs, const char *n
 {
 	size_t i = tb_ev(t, cat, name, cat == TS_CAT_KERNEL ? 0 : 1, tid, ts_us, 5, corr);
 
-	t->ev.cat_str[i] = (uint32_t)ts_intern(&t->strings, cs, strlen(cs));
+	ts_trace_set_cat_str(t, i, (uint32_t)ts_intern(&t->strings, cs, strlen(cs)));
 	return i;
 }
 

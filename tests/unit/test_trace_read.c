@@ -247,7 +247,7 @@ TEST(trace_quirks_inline)
 	CHECK_I64(t.ev.ph[0], 'X');
 	CHECK_I64(ts_ev_tid(&t.ev, 0), 7);
 	CHECK_I64(ts_ev_stream(&t.ev, 0), 4294967295LL);
-	CHECK_I64(t.ev.device[0], 3);
+	CHECK_I64(ts_ev_device(&t.ev, 0), 3);
 	CHECK_I64(ts_ev_corr(&t.ev, 0), 5);
 	CHECK_I64(ts_ev_extid(&t.ev, 0), 9);
 	CHECK(TS_IS_STRID(ts_ev_pid(&t.ev, 1)));
@@ -432,7 +432,7 @@ TEST(trace_legacy_array)
 	REQUIRE(t.ev.n == 1);
 	CHECK_I64(t.meta.legacy, 1);
 	CHECK_I64(t.ev.cat[0], TS_CAT_CPU_OP);
-	CHECK_I64(t.ev.cat_str[0], TS_NO_ID);
+	CHECK_I64(ts_ev_cat_str(&t.ev, 0), TS_NO_ID);
 	CHECK_I64(t.ev.ts_ns[0], 4481000);
 	CHECK_I64(ts_ev_dur(&t.ev, 0), 124000);
 	CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 0) - TS_STRID_BASE)), "CPU functions");

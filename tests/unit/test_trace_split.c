@@ -54,8 +54,16 @@ static const char *diff_traces(const struct ts_trace *a, int ra, const struct ts
 	}
 #define COL(c) if (x->n && memcmp(x->c, y->c, x->n * sizeof(*x->c))) return "column " #c
 	COL(ts_ns); COL(dur); COL(name); COL(cat_str); COL(cat); COL(ph); COL(pid); COL(tid);
-	COL(stream); COL(device); COL(correlation); COL(external_id); COL(flow_id);
 #undef COL
+#define SPARSE(c)                                                                            \
+	if (x->c.nval != y->c.nval || memcmp(x->c.val, y->c.val, x->c.nval * 4) ||            \
+	    memcmp(x->c.bits, y->c.bits, (x->n + 63) / 64 * 8) ||                            \
+	    memcmp(x->c.rank, y->c.rank, (x->n + 63) / 64 * 4))                              \
+		return "sparse column " #c
+	SPARSE(stream); SPARSE(device); SPARSE(correlation); SPARSE(external_id); SPARSE(flow_id);
+#undef SPARSE
+	if (x->ncat_dict != y->ncat_dict || memcmp(x->cat_dict, y->cat_dict, x->ncat_dict * 4))
+		return "category dictionary";
 	for (int c = 0; c < TS_C32_COUNT; c++) {
 		if (x->esc[c].n != y->esc[c].n)
 			return "escaped count";

@@ -9,7 +9,7 @@
 
 static void set_cat(struct ts_trace *t, size_t i, const char *c)
 {
-	t->ev.cat_str[i] = (uint32_t)ts_intern(&t->strings, c, strlen(c));
+	ts_trace_set_cat_str(t, i, (uint32_t)ts_intern(&t->strings, c, strlen(c)));
 }
 
 static size_t flow(struct ts_trace *t, char ph, int64_t id, int64_t pid, int64_t tid)
