@@ -701,6 +701,28 @@ enum { CHECK_ONLY = 0, PUSH_IF_COMPLETE, PUSH_ALWAYS };
  * when complete; PUSH_ALWAYS stores it regardless. Returns 1 when s holds
  * an iteration record, 0 when not, or a negative code.
  */
+/* The line ends inside an "iteration <i>/<N>" head: "iteration", spaces,
+ * then nothing but digits, spaces and at most one '/' to its end. */
+static int iter_head_cut(const char *s, size_t n)
+{
+	const char *p = NULL, *q, *e = s + n;
+
+	for (const char *x = s; x < e && (q = find(x, (size_t)(e - x), "iteration", 9)); x = q + 9)
+		p = q;
+	if (!p)
+		return 0;
+	q = p + 9;
+	if (q < e && *q != ' ')
+		return 0;
+	for (int slash = 0; q < e; q++) {
+		if (*q == '/' && !slash++)
+			continue;
+		if (*q != ' ' && (*q < '0' || *q > '9'))
+			return 0;
+	}
+	return 1;
+}
+
 static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t line,
 		      int mode, int *complete)
 {
@@ -1639,12 +1661,16 @@ static int pend_finish(struct rd *r)
 	} else if (r->pend_pieces == 1 && r->pend_nl && r->pend_bar_end && r->pend_kind == R_ITER) {
 		/* A complete line of a build that prints no NaN counter. */
 		rc = pend_emit(r, 0);
+	} else if (!r->pend_nl) {
+		/* only the last line lacks its newline: the input was cut */
+		rc = note(r, TS_NOTE_TRUNCATED, r->pend_line, r->pend_off,
+			  "last line cut inside %s record; ignored",
+			  r->pend_kind == R_ITER ? "an iteration" : "a memory");
 	} else {
 		r->log->broken++;
 		rc = note(r, TS_NOTE_BROKEN, r->pend_line, r->pend_off,
-			  "%s record incomplete%s; dropped",
-			  r->pend_kind == R_ITER ? "iteration" : "memory",
-			  r->pend_nl ? " (wrapped or cut)" : " (input ends mid-line)");
+			  "%s record incomplete (wrapped or cut); dropped",
+			  r->pend_kind == R_ITER ? "iteration" : "memory");
 	}
 	r->pend_kind = R_NONE;
 	ts_sb_reset(&r->pend);
@@ -1817,6 +1843,9 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		return rc < 0 ? rc : 0;
 	if (parse_theory(r, s, n) || parse_params(r, s, n))
 		return 0;
+	if (!nl && iter_head_cut(s, n))
+		return note(r, TS_NOTE_TRUNCATED, line, off,
+			    "last line cut inside an iteration record; ignored");
 	scan_markers(r, s, n);
 	return 0;
 }

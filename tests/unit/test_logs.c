@@ -442,7 +442,8 @@ TEST(logs_mt_megatron_nan_and_prefixes)
 TEST(logs_cut_mid_line_is_not_misparsed)
 {
 	/* The log ends inside "lm loss: 4.12": the record lacks its NaN counter
-	 * and the final field has no terminator, so it is dropped and noted. */
+	 * and the final field has no terminator, so it is dropped and noted as
+	 * a cut input (truncated-log), not as a broken record. */
 	const char *text =
 		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | lm loss: "
 		"4.500000E+00 | loss scale: 1.0 | number of skipped iterations:   0 | number of "
@@ -453,10 +454,36 @@ TEST(logs_cut_mid_line_is_not_misparsed)
 
 	REQUIRE(read_text(&log, text, &err) == 0);
 	CHECK_I64(log.steps.n, 1);
-	CHECK_I64(log.broken, 1);
-	CHECK_I64(count_notes(&log, TS_NOTE_BROKEN), 1);
+	CHECK_I64(log.broken, 0);
+	CHECK_I64(count_notes(&log, TS_NOTE_TRUNCATED), 1);
 	CHECK_I64(log.notes.v[0].line, 2);
 	ts_steplog_release(&log);
+}
+
+TEST(logs_cut_inside_iteration_head_is_noted)
+{
+	/* Cut after " iteration 2" and after " iteration 2/  1": no field yet,
+	 * so no record at all; the cut is still noted, on line 2. A last line
+	 * that merely mentions iterations is not a cut record. */
+	static const char *const tails[] = { " iteration        2", " iteration        2/      1",
+					     "[rank0]: iteration        2/" };
+	const char *head =
+		" iteration        1/      10 | elapsed time per iteration (ms): 100.0 | lm loss: "
+		"4.500000E+00 | loss scale: 1.0 | number of skipped iterations:   0 | number of "
+		"nan iterations:   0 |\n";
+	char text[512];
+	struct ts_steplog log;
+	struct ts_err err;
+
+	for (int k = 0; k < 4; k++) {
+		snprintf(text, sizeof(text), "%s%s", head, k < 3 ? tails[k] : "done after 1 iteration of 10");
+		REQUIRE(read_text(&log, text, &err) == 0);
+		CHECK_I64(log.steps.n, 1);
+		CHECK_I64(count_notes(&log, TS_NOTE_TRUNCATED), k < 3);
+		if (k < 3)
+			CHECK_I64(log.notes.v[0].line, 2);
+		ts_steplog_release(&log);
+	}
 }
 
 TEST(logs_unjoinable_wrap_is_reported)
