@@ -141,11 +141,13 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
-	for (size_t i = 0; i < ev->n; i++)
-		if (ts_ev_ts(ev, i) == TS_NONE || ts_ev_ts(ev, i) % 1000 != 0) {
+	for (size_t i = 0; i < ev->n; i++) {
+		int64_t s = ts_ev_ts(ev, i);
+		if (s == TS_NONE || s % 1000 != 0) {
 			f->rounded = 1;
 			break;
 		}
+	}
 	f->rows = malloc((ev->n ? ev->n : 1) * sizeof(*f->rows));
 	cache = calloc(t->strings.count + 1, 1);
 	if (!f->rows || !cache)

@@ -869,12 +869,13 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	k = 0;
 	for (size_t i = 0; i < t->ev.n; i++) {
 		struct track *x;
-		int64_t r;
+		int64_t r, s;
 		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
 			continue;
 		r = launch_of(t, w, i);
+		s = ts_ev_ts(&t->ev, i);
 		x = &tracks.tr.v[trk[k++]];
-		sev[x->off + x->n++] = (struct stream_ev){ ts_ev_ts(&t->ev, i), ts_ev_ts(&t->ev, i) + ts_ev_dur(&t->ev, i),
+		sev[x->off + x->n++] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i),
 							   r >= 0 ? ts_ev_ts(&t->ev, r) : TS_NONE };
 	}
 	free(trk);
