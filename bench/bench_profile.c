@@ -42,7 +42,7 @@ static void baseline_sort(const struct ts_trace *t, int64_t *tmp)
 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (t->ev.ph[i] == 'X')
-			tmp[k++] = t->ev.ts_ns[i];
+			tmp[k++] = ts_ev_ts(&t->ev, i);
 	qsort(tmp, k, sizeof(*tmp), cmp_i64);
 	sink += k ? tmp[k / 2] : 0;
 }
@@ -53,7 +53,7 @@ static void baseline(const struct ts_trace *t)
 
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (t->ev.ph[i] == 'X' && ts_ev_dur(&t->ev, i) > 0 && t->ev.cat[i] < TS_CAT_COUNT)
-			sum[t->ev.cat[i]] += ts_ev_dur(&t->ev, i) + (t->ev.ts_ns[i] & 1);
+			sum[t->ev.cat[i]] += ts_ev_dur(&t->ev, i) + (ts_ev_ts(&t->ev, i) & 1);
 	for (int c = 0; c < TS_CAT_COUNT; c++)
 		sink += sum[c];
 }

@@ -35,7 +35,13 @@ static void compare(const struct ts_trace *a, int ra, const struct ts_err *ea,
 	size_t n = x->n;
 	if (n != y->n)
 		abort();
-	same_vec(x->ts_ns, y->ts_ns, n * 8);
+	same_vec(x->ts_off, y->ts_off, n * 4);
+	same_vec(x->ts_base, y->ts_base, (n + TS_TS_BLOCK - 1) / TS_TS_BLOCK * 8);
+	if (x->ts_esc.n != y->ts_esc.n)
+		abort();
+	for (size_t k = 0; k < x->ts_esc.n; k++)
+		if (x->ts_esc.v[k].ev != y->ts_esc.v[k].ev || x->ts_esc.v[k].v != y->ts_esc.v[k].v)
+			abort();
 	same_vec(x->name, y->name, n * 4);
 	same_vec(x->cat_str, y->cat_str, n);
 	same_vec(x->cat, y->cat, n);

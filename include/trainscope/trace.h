@@ -7,10 +7,15 @@
  * window). Events are stored column-wise (struct of arrays, index i is one
  * event) so analyses stream over just the columns they need:
  *
- *   ev.ts_ns[i]   ev.dur_ns[i]  ev.name[i]  ev.cat[i]  ev.ph[i] ...
- *   +----------+  +----------+  +--------+  +-------+  +------+
- *   | int64 ns |  | int64 ns |  | intern |  | enum  |  | char |
- *   +----------+  +----------+  +--------+  +-------+  +------+
+ *   ev.ts_off[i]   ev.dur[i]    ev.name[i]  ev.cat[i]  ev.ph[i] ...
+ *   +-----------+  +----------+  +--------+  +-------+  +------+
+ *   | int32 off |  | uint32 ns|  | intern |  | uint8 |  | char |
+ *   +-----------+  +----------+  +--------+  +-------+  +------+
+ *   ev.ts_base[i >> 10]: one int64 ns per block of TS_TS_BLOCK events
+ *
+ * Read the start with ts_ev_ts(&t->ev, i) and the narrow columns with
+ * their accessors (ts_ev_dur(), ts_ev_pid(), ...); see "Narrow integer
+ * columns" below for the encodings.
  *
  * Times are integer nanoseconds parsed exactly from the text ("123.456"
  * microseconds -> 123456 ns), on the file's own time base (relative to
@@ -83,7 +88,8 @@ const char *ts_vendor_name(enum ts_vendor v);
 #define TS_IS_STRID(v) ((v) < TS_STRID_BASE / 2 && (v) != TS_NONE)
 
 /*
- * Narrow integer columns. pid, tid, duration (ns), stream, device,
+ * Narrow integer columns. The start is an offset from a per-block base
+ * (below, TS_TS_BLOCK). pid, tid, duration (ns), stream, device,
  * correlation, external id and flow id are 64-bit values that nearly
  * always fit 32 bits, so each is coded as one uint32_t: the value itself
  * when it is in [0, TS_C32_ESC), TS_C32_NONE for TS_NONE, and TS_C32_ESC
@@ -95,6 +101,21 @@ const char *ts_vendor_name(enum ts_vendor v);
  */
 #define TS_C32_NONE UINT32_MAX
 #define TS_C32_ESC (UINT32_MAX - 1)
+
+/*
+ * The start (ns) is stored in 32 bits too, as an offset from its block's
+ * base: events are grouped by index in blocks of TS_TS_BLOCK, and a
+ * block's base (ev.ts_base[i >> TS_TS_SHIFT]) is the start of its first
+ * event (0 when that one has none). Event i stores ts - base in ev.ts_off[i]
+ * when that is in [INT32_MIN + 1, INT32_MAX] (+-2.1 s; files list events
+ * nearly in time order, so a block rarely spans more), else TS_TS_ESC and
+ * the value (TS_NONE too) is in ev.ts_esc, sorted by event index. Read it
+ * with ts_ev_ts(); it is only written by ts_trace_push_event() and the
+ * reader's batch append.
+ */
+#define TS_TS_SHIFT 10
+#define TS_TS_BLOCK ((size_t)1 << TS_TS_SHIFT)
+#define TS_TS_ESC INT32_MIN
 
 enum ts_c32 {
 	TS_C32_PID, TS_C32_TID, TS_C32_STREAM, TS_C32_CORR, TS_C32_EXTID, TS_C32_FLOW,
@@ -141,7 +162,7 @@ struct ts_sparse32 {
 struct ts_trace_events {
 	size_t n;
 	size_t cap;
-	int64_t *ts_ns;        /* start */
+	int32_t *ts_off;       /* start, as an offset from its block's base: ts_ev_ts() */
 	uint32_t *dur;         /* duration in ns; 0 for instants, TS_NONE if absent: ts_ev_dur() */
 	uint32_t *name;        /* interned name */
 	uint8_t *cat_str;      /* raw category code: ts_ev_cat_str() */
@@ -158,6 +179,8 @@ struct ts_trace_events {
 	unsigned ncat_dict;
 	uint8_t cat_hint[64];  /* id % 64 -> its code + 1 when last seen (0: none) */
 	struct ts_c32_side esc[TS_C32_COUNT]; /* values that do not fit, per column */
+	int64_t *ts_base;      /* per block of TS_TS_BLOCK events: its first event's start, or 0 */
+	struct ts_c32_side ts_esc; /* starts that are no offset of their block's base */
 };
 
 /* Value of event i in an escaped column's side table (TS_NONE if absent). */
@@ -228,6 +251,16 @@ static inline int32_t ts_ev_device(const struct ts_trace_events *e, size_t i)
 	int64_t v = ts_c32_dec(ts_sparse_raw(&e->device, i), &e->esc[TS_C32_DEVICE], i);
 
 	return v == TS_NONE ? -1 : (int32_t)v;
+}
+/* Start in ns (TS_NONE if absent): its block's base plus its offset, or
+ * the escaped value. */
+static inline int64_t ts_ev_ts(const struct ts_trace_events *e, size_t i)
+{
+	int32_t o = e->ts_off[i];
+
+	if (o != TS_TS_ESC)
+		return e->ts_base[i >> TS_TS_SHIFT] + o;
+	return ts_c32_escaped(&e->ts_esc, i);
 }
 /* Durations of 2^32 - 2 ns (4.3 s) and more, and negative ones, are escaped. */
 static inline int64_t ts_ev_dur(const struct ts_trace_events *e, size_t i)
@@ -404,7 +437,8 @@ int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x);
 /* The eight columns with one element per event and their element sizes in
  * bytes, in the order of struct ts_trace_events (for code that touches
  * column memory as bytes, such as the reader's page prefaulting; the
- * sparse columns are not among them). Returns TS_TRACE_NCOLS. */
+ * sparse columns and the per-block ts_base, 8 bytes per TS_TS_BLOCK
+ * events, are not among them). Returns TS_TRACE_NCOLS. */
 #define TS_TRACE_NCOLS 8
 int ts_trace_columns(struct ts_trace_events *e, void *col[TS_TRACE_NCOLS],
 		     size_t elem[TS_TRACE_NCOLS]);

@@ -155,10 +155,10 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 		uint32_t cs;
 		int c = ev->cat[i];
 
-		if (ev->ph[i] != 'X' || ev->ts_ns[i] == TS_NONE || ts_ev_dur(ev, i) == TS_NONE ||
+		if (ev->ph[i] != 'X' || ts_ev_ts(ev, i) == TS_NONE || ts_ev_dur(ev, i) == TS_NONE ||
 		    c == TS_CAT_PYTHON || c == TS_CAT_TRACE_SPAN || c == TS_CAT_FLOW)
 			continue;
-		k = pair_of(s, npairs, ev->ts_ns[i]);
+		k = pair_of(s, npairs, ts_ev_ts(ev, i));
 		if (k == npairs)
 			continue;
 		if (is_gpu(c)) {
@@ -178,7 +178,7 @@ static void side_events(struct out *o, const struct side *s, const int64_t *slot
 			  cs == TS_NO_ID ? 0 : ts_intern_len(&s->t->strings, cs),
 			  ts_trace_str(s->t, ev->name[i]),
 			  ev->name[i] < s->t->strings.count ? ts_intern_len(&s->t->strings, ev->name[i]) : 0,
-			  sat_add(ev->ts_ns[i] - s->start[k], slot[k]), ts_ev_dur(ev, i));
+			  sat_add(ts_ev_ts(ev, i) - s->start[k], slot[k]), ts_ev_dur(ev, i));
 		ts_sb_addc(&o->sb, '}');
 		flush(o, 0);
 	}

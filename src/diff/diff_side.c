@@ -243,7 +243,7 @@ static size_t nvtx_op_len(const char *s, size_t n)
 
 static int timed_x(const struct ts_trace *t, size_t i)
 {
-	int64_t ts = t->ev.ts_ns[i], d = ts_ev_dur(&t->ev, i);
+	int64_t ts = ts_ev_ts(&t->ev, i), d = ts_ev_dur(&t->ev, i);
 
 	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM && ts != TS_NONE &&
 	       ts >= -TIME_LIM && ts <= TIME_LIM;
@@ -275,8 +275,8 @@ static int cmp_cpu(const void *x, const void *y)
 		return ts_ev_pid(&t->ev, a) < ts_ev_pid(&t->ev, b) ? -1 : 1;
 	if (ts_ev_tid(&t->ev, a) != ts_ev_tid(&t->ev, b))
 		return ts_ev_tid(&t->ev, a) < ts_ev_tid(&t->ev, b) ? -1 : 1;
-	if (t->ev.ts_ns[a] != t->ev.ts_ns[b])
-		return t->ev.ts_ns[a] < t->ev.ts_ns[b] ? -1 : 1;
+	if (ts_ev_ts(&t->ev, a) != ts_ev_ts(&t->ev, b))
+		return ts_ev_ts(&t->ev, a) < ts_ev_ts(&t->ev, b) ? -1 : 1;
 	if (ts_ev_dur(&t->ev, a) != ts_ev_dur(&t->ev, b))
 		return ts_ev_dur(&t->ev, a) > ts_ev_dur(&t->ev, b) ? -1 : 1;
 	return (a > b) - (a < b);
@@ -412,12 +412,12 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 		size_t sp = 0;
 		for (size_t k = 0; k < cpu.n; k++) {
 			uint32_t e = cpu.v[k];
-			int64_t s0 = t->ev.ts_ns[e], e0 = s0 + ts_ev_dur(&t->ev, e);
+			int64_t s0 = ts_ev_ts(&t->ev, e), e0 = s0 + ts_ev_dur(&t->ev, e);
 			self[k] = ts_ev_dur(&t->ev, e);
 			while (sp) {
 				uint32_t top = cpu.v[stack[sp - 1]];
 				if (ts_ev_pid(&t->ev, top) != ts_ev_pid(&t->ev, e) || ts_ev_tid(&t->ev, top) != ts_ev_tid(&t->ev, e) ||
-				    t->ev.ts_ns[top] + ts_ev_dur(&t->ev, top) <= s0)
+				    ts_ev_ts(&t->ev, top) + ts_ev_dur(&t->ev, top) <= s0)
 					sp--;
 				else
 					break;
@@ -425,7 +425,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 			if (sp) {
 				uint32_t pk = stack[sp - 1];
 				uint32_t par = cpu.v[pk];
-				int64_t pe = t->ev.ts_ns[par] + ts_ev_dur(&t->ev, par);
+				int64_t pe = ts_ev_ts(&t->ev, par) + ts_ev_dur(&t->ev, par);
 				self[pk] -= (e0 < pe ? e0 : pe) - s0;
 			}
 			stack[sp++] = (uint32_t)k;
@@ -452,7 +452,7 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 				nl = nvtx_op_len(nm, nl);
 			if (pass == 0 && strncmp(nm, "ProfilerStep#", 13) == 0)
 				continue;
-			st = ts_rank_prof_step_at(&s->prof, t->ev.ts_ns[i]);
+			st = ts_rank_prof_step_at(&s->prof, ts_ev_ts(&t->ev, i));
 			if (st < 0)
 				continue;
 			if (ts_name_contains(nm, nl, "bf16") || ts_name_contains(nm, nl, "bfloat16"))

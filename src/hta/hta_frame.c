@@ -141,11 +141,13 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
-	for (size_t i = 0; i < ev->n; i++)
-		if (ev->ts_ns[i] == TS_NONE || ev->ts_ns[i] % 1000 != 0) {
+	for (size_t i = 0; i < ev->n; i++) {
+		int64_t s = ts_ev_ts(ev, i);
+		if (s == TS_NONE || s % 1000 != 0) {
 			f->rounded = 1;
 			break;
 		}
+	}
 	f->rows = malloc((ev->n ? ev->n : 1) * sizeof(*f->rows));
 	cache = calloc(t->strings.count + 1, 1);
 	if (!f->rows || !cache)
@@ -155,11 +157,11 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		uint8_t cf, nf;
 
 		if (ev->ph[i] != 'X' || ts_ev_dur(ev, i) == TS_NONE ||
-		    ev->ts_ns[i] == TS_NONE || ts_ev_cat_str(ev, i) == TS_NO_ID)
+		    ts_ev_ts(ev, i) == TS_NONE || ts_ev_cat_str(ev, i) == TS_NO_ID)
 			continue;
 		/* past 2^61 ns (73 years) no trace goes; HTA keeps negative
 		 * durations, and so do we, within the same bound */
-		if (ev->ts_ns[i] < -HTA_TIME_LIM || ev->ts_ns[i] > HTA_TIME_LIM ||
+		if (ts_ev_ts(ev, i) < -HTA_TIME_LIM || ts_ev_ts(ev, i) > HTA_TIME_LIM ||
 		    ts_ev_dur(ev, i) < -HTA_TIME_LIM || ts_ev_dur(ev, i) > HTA_TIME_LIM)
 			continue;
 		cf = sfacts(t, cache, ts_ev_cat_str(ev, i));
@@ -170,12 +172,12 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		r->ev = (uint32_t)i;
 		r->name = ev->name[i];
 		if (f->rounded) {
-			double ts = us_double(ev->ts_ns[i]);
+			double ts = us_double(ts_ev_ts(ev, i));
 			double end = ts + us_double(ts_ev_dur(ev, i));
 			r->ts = us_to_ns(ceil(ts));
 			r->dur = us_to_ns(floor(end)) - r->ts;
 		} else {
-			r->ts = ev->ts_ns[i];
+			r->ts = ts_ev_ts(ev, i);
 			r->dur = ts_ev_dur(ev, i);
 		}
 		r->stream = ts_ev_stream(ev, i) == TS_NONE ? -1 : ts_ev_stream(ev, i);

@@ -633,7 +633,7 @@ static int nccl_projection(struct rb *b, struct ts_nsys_rank_info *info, struct 
 		if ((t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
 		    ts_ev_corr(&t->ev, i) != TS_NONE) {
 			struct launch_at l = { ts_ev_corr(&t->ev, i),
-					       ts_ev_pid(&t->ev, i) << 24 | ts_ev_tid(&t->ev, i), t->ev.ts_ns[i] };
+					       ts_ev_pid(&t->ev, i) << 24 | ts_ev_tid(&t->ev, i), ts_ev_ts(&t->ev, i) };
 			if (TS_VEC_PUSH(la, l)) {
 				rc = nomem(b, err);
 				goto out;

@@ -577,7 +577,7 @@ static int exec_timed(const struct ts_trace *t, size_t i)
 {
 	int64_t d = ts_ev_dur(&t->ev, i);
 
-	return NS_TIME_OK(t->ev.ts_ns[i]) && d >= 0 && d <= NS_TIME_LIM;
+	return NS_TIME_OK(ts_ev_ts(&t->ev, i)) && d >= 0 && d <= NS_TIME_LIM;
 }
 
 static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err *err)
@@ -616,8 +616,8 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 			if (add_exec(r, ts_ev_pid(&t->ev, j), ts_ev_tid(&t->ev, j), kernel_device(t, i),
 				     ts_trace_str(t, an), an < t->strings.count ? ts_intern_len(&t->strings, an) : 0,
 				     ts_trace_str(t, kn), kn < t->strings.count ? ts_intern_len(&t->strings, kn) : 0,
-				     t->ev.ts_ns[j], t->ev.ts_ns[j] + ts_ev_dur(&t->ev, j), t->ev.ts_ns[i],
-				     t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i))) {
+				     ts_ev_ts(&t->ev, j), ts_ev_ts(&t->ev, j) + ts_ev_dur(&t->ev, j), ts_ev_ts(&t->ev, i),
+				     ts_ev_ts(&t->ev, i) + ts_ev_dur(&t->ev, i))) {
 				rc = nomem(err);
 				goto out;
 			}

@@ -52,7 +52,7 @@ int ts_dev_walls_of(const struct ts_trace *t, struct ts_dev_walls **out, size_t 
 		goto nomem;
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
-		int64_t s = t->ev.ts_ns[i], du = ts_ev_dur(&t->ev, i);
+		int64_t s = ts_ev_ts(&t->ev, i), du = ts_ev_dur(&t->ev, i);
 		int32_t dev;
 		size_t k;
 		struct dev_sets *ds;

@@ -339,7 +339,7 @@ static int is_gpu_cat(int cat)
 
 static int timed(const struct ts_trace *t, size_t i)
 {
-	int64_t ts = t->ev.ts_ns[i], d = ts_ev_dur(&t->ev, i);
+	int64_t ts = ts_ev_ts(&t->ev, i), d = ts_ev_dur(&t->ev, i);
 
 	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
 	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
@@ -524,8 +524,8 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 			*main_tid = ts_ev_tid(&t->ev, i);
 		}
 		if (TS_VEC_PUSH(src, ((struct step_src){ (int64_t)n + (t->meta.legacy ? 1 : 0),
-						       t->ev.ts_ns[i],
-						       t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i) }))) {
+						       ts_ev_ts(&t->ev, i),
+						       ts_ev_ts(&t->ev, i) + ts_ev_dur(&t->ev, i) }))) {
 			rc = TS_ENOMEM;
 			goto out;
 		}
@@ -536,8 +536,8 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		 * made it into the file lost its tail, and would read as a stall */
 		int64_t last = INT64_MIN;
 		for (size_t i = 0; i < t->ev.n; i++)
-			if (w->tm[i] && t->ev.ts_ns[i] > last && !(name_flags(w, t, i) & F_STEP))
-				last = t->ev.ts_ns[i];
+			if (w->tm[i] && ts_ev_ts(&t->ev, i) > last && !(name_flags(w, t, i) & F_STEP))
+				last = ts_ev_ts(&t->ev, i);
 		while (src.n && src.v[src.n - 1].e > last) {
 			src.n--;
 			p->steps_dropped++;
@@ -827,8 +827,8 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			continue;
 		r = launch_of(t, w, i);
 		if (r >= 0) {
-			int64_t rend = t->ev.ts_ns[r] + ts_ev_dur(&t->ev, r);
-			int64_t d = t->ev.ts_ns[i] - rend;
+			int64_t rend = ts_ev_ts(&t->ev, r) + ts_ev_dur(&t->ev, r);
+			int64_t d = ts_ev_ts(&t->ev, i) - rend;
 			if (d < 0)
 				d = 0;
 			if (TS_VEC_PUSH(delays, d))
@@ -869,13 +869,14 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	k = 0;
 	for (size_t i = 0; i < t->ev.n; i++) {
 		struct track *x;
-		int64_t r;
+		int64_t r, s;
 		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
 			continue;
 		r = launch_of(t, w, i);
+		s = ts_ev_ts(&t->ev, i);
 		x = &tracks.tr.v[trk[k++]];
-		sev[x->off + x->n++] = (struct stream_ev){ t->ev.ts_ns[i], t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i),
-							   r >= 0 ? t->ev.ts_ns[r] : TS_NONE };
+		sev[x->off + x->n++] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i),
+							   r >= 0 ? ts_ev_ts(&t->ev, r) : TS_NONE };
 	}
 	free(trk);
 	trk = NULL;
@@ -1324,17 +1325,17 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 			cs.key = ts_hash(pg, strlen(pg)) * 31 + ts_hash(cn, strlen(cn));
 			cs.seq = c->seq;
 		}
-		when = t->ev.ts_ns[i];
+		when = ts_ev_ts(&t->ev, i);
 		if (p->has_gpu && ts_ev_corr(&t->ev, i) != TS_NONE) {
 			int64_t r = find_corr(&w->corr, ts_ev_corr(&t->ev, i));
 			if (r >= 0)
-				when = t->ev.ts_ns[r];
+				when = ts_ev_ts(&t->ev, r);
 		}
 		st = ts_rank_prof_step_at(p, when);
 		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
 		cs.name = kept[id];
-		if (__builtin_add_overflow(base, t->ev.ts_ns[i], &cs.start_ns))
-			cs.start_ns = t->ev.ts_ns[i];
+		if (__builtin_add_overflow(base, ts_ev_ts(&t->ev, i), &cs.start_ns))
+			cs.start_ns = ts_ev_ts(&t->ev, i);
 		cs.dur_ns = ts_ev_dur(&t->ev, i);
 		if (TS_VEC_PUSH(p->colls, cs))
 			goto out;
@@ -1503,7 +1504,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		unsigned nf;
 		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
 			continue;
-		s = t->ev.ts_ns[i];
+		s = ts_ev_ts(&t->ev, i);
 		e = s + ts_ev_dur(&t->ev, i);
 		if (is_gpu_cat(cat)) {
 			enum ts_kclass k = class_of(&w, t, i);
@@ -1514,7 +1515,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				enum set_id g = k == TS_KC_COMM ? S_LCOMM : k == TS_KC_MEMCPY ? S_LMCPY
 						: k == TS_KC_MEMSET ? S_LMSET : S_LCOMP;
 				int32_t st;
-				launch = t->ev.ts_ns[r];
+				launch = ts_ev_ts(&t->ev, r);
 				st = ts_rank_prof_step_at(p, launch);
 				if (st >= 0)
 					p->steps.v[st].kernels++;

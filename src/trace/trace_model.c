@@ -5,10 +5,11 @@
  * traces) append events through ts_trace_push_event() so that the columns
  * always grow together. The integer ones are 32-bit codes with a sorted
  * side table for the values that do not fit (trace.h, "Narrow integer
- * columns"); five of them keep only the events that have a value (trace.h,
- * "Sparse columns") and the raw category is a byte into a dictionary: on
- * a GPU trace about 34 bytes per event instead of 78 for full 64-bit
- * columns. Columns are plain malloc/realloc arrays:
+ * columns"), the start as an offset from a per-block base; five of them
+ * keep only the events that have a value (trace.h, "Sparse columns") and
+ * the raw category is a byte into a dictionary: on a GPU trace about 30
+ * bytes per event instead of 78 for full 64-bit columns. Columns are
+ * plain malloc/realloc arrays:
  * glibc serves big ones from mmap and grows them with mremap, so growing a
  * column never copies bytes and untouched capacity costs no resident memory.
  */
@@ -137,7 +138,9 @@ static void sparse_release(struct ts_sparse32 *s)
 
 static void events_release(struct ts_trace_events *e)
 {
-	free(e->ts_ns);
+	free(e->ts_off);
+	free(e->ts_base);
+	free(e->ts_esc.v);
 	free(e->dur);
 	free(e->name);
 	free(e->cat_str);
@@ -220,7 +223,9 @@ int ts_trace_reserve(struct ts_trace *t, size_t need)
 	}
 	/* each column keeps its old contents if a later one fails; cap only
 	 * moves once all of them have the new size */
-	if (col_resize((void **)&e->ts_ns, cap, sizeof(*e->ts_ns)) ||
+	if (col_resize((void **)&e->ts_off, cap, sizeof(*e->ts_off)) ||
+	    col_resize((void **)&e->ts_base, (cap + TS_TS_BLOCK - 1) / TS_TS_BLOCK,
+		       sizeof(*e->ts_base)) ||
 	    col_resize((void **)&e->dur, cap, sizeof(*e->dur)) ||
 	    col_resize((void **)&e->name, cap, sizeof(*e->name)) ||
 	    col_resize((void **)&e->cat_str, cap, sizeof(*e->cat_str)) ||
@@ -407,10 +412,10 @@ static int cat_code(struct ts_trace_events *e, size_t i, uint32_t id, uint8_t *c
 int ts_trace_columns(struct ts_trace_events *e, void *col[TS_TRACE_NCOLS],
 		     size_t elem[TS_TRACE_NCOLS])
 {
-	void *c[TS_TRACE_NCOLS] = { e->ts_ns, e->dur, e->name, e->cat_str, e->cat, e->ph,
+	void *c[TS_TRACE_NCOLS] = { e->ts_off, e->dur, e->name, e->cat_str, e->cat, e->ph,
 				    e->pid, e->tid };
 	size_t z[TS_TRACE_NCOLS] = {
-		sizeof(*e->ts_ns), sizeof(*e->dur), sizeof(*e->name), sizeof(*e->cat_str),
+		sizeof(*e->ts_off), sizeof(*e->dur), sizeof(*e->name), sizeof(*e->cat_str),
 		sizeof(*e->cat), sizeof(*e->ph), sizeof(*e->pid), sizeof(*e->tid)
 	};
 
@@ -480,6 +485,30 @@ int ts_trace_set_c32(struct ts_trace *t, enum ts_c32 c, size_t i, int64_t v)
 	return 0;
 }
 
+/* Store v as the start of event i, the newest event (appending keeps the
+ * side table sorted); the first event of a block sets the block's base. */
+static inline int ts_append(struct ts_trace_events *e, size_t i, int64_t v)
+{
+	int64_t *base = &e->ts_base[i >> TS_TS_SHIFT];
+	struct ts_c32_side *side = &e->ts_esc;
+	uint64_t d;
+
+	if ((i & (TS_TS_BLOCK - 1)) == 0)
+		*base = v == TS_NONE ? 0 : v;
+	/* |v - base| without overflowing: INT32_MAX at most fits either way
+	 * (INT32_MIN + 1 .. INT32_MAX), INT32_MIN is TS_TS_ESC */
+	d = v >= *base ? (uint64_t)v - (uint64_t)*base : (uint64_t)*base - (uint64_t)v;
+	if (v != TS_NONE && d <= INT32_MAX) {
+		e->ts_off[i] = (int32_t)(v - *base);
+		return 0;
+	}
+	if (side_reserve(side))
+		return TS_ENOMEM;
+	side->v[side->n++] = (struct ts_c32_esc){ (uint32_t)i, v };
+	e->ts_off[i] = TS_TS_ESC;
+	return 0;
+}
+
 int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
 {
 	struct ts_trace_events *e = &t->ev;
@@ -494,7 +523,8 @@ int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
 		if (rc)
 			return rc;
 	}
-	if (c32_code(&e->esc[TS_C32_PID], i, x->pid, &pid) ||
+	if (ts_append(e, i, x->ts_ns) ||
+	    c32_code(&e->esc[TS_C32_PID], i, x->pid, &pid) ||
 	    c32_code(&e->esc[TS_C32_TID], i, x->tid, &tid) ||
 	    c32_code(&e->esc[TS_C32_STREAM], i, x->stream, &stream) ||
 	    c32_code(&e->esc[TS_C32_CORR], i, x->correlation, &corr) ||
@@ -507,9 +537,10 @@ int64_t ts_trace_push_event(struct ts_trace *t, const struct ts_trace_event *x)
 		for (int c = 0; c < TS_C32_COUNT; c++)
 			if (e->esc[c].n && e->esc[c].v[e->esc[c].n - 1].ev == i)
 				e->esc[c].n--;
+		if (e->ts_esc.n && e->ts_esc.v[e->ts_esc.n - 1].ev == i)
+			e->ts_esc.n--;
 		return TS_ENOMEM;
 	}
-	e->ts_ns[i] = x->ts_ns;
 	e->name[i] = x->name;
 	e->cat_str[i] = cs;
 	e->cat[i] = (uint8_t)x->cat;
@@ -615,7 +646,15 @@ int trace_append_batch(struct ts_trace *t, const struct ts_trace *b, const uint3
 	    TS_VEC_RESERVE(t->mem, t->mem.n + b->mem.n) ||
 	    TS_VEC_RESERVE(t->flops, t->flops.n + b->flops.n))
 		return TS_ENOMEM;
-	memcpy(e->ts_ns + n0, x->ts_ns, bn * sizeof(*e->ts_ns));
+	/* starts: decoded from the batch's blocks, encoded in t's (bases at
+	 * t's indices), as serial pushes would; only the side table can fail,
+	 * and dropping its new rows undoes the rest (it is all past e->n) */
+	size_t nesc = e->ts_esc.n;
+	for (size_t i = 0; i < bn; i++)
+		if (ts_append(e, n0 + i, ts_ev_ts(x, i))) {
+			e->ts_esc.n = nesc;
+			return TS_ENOMEM;
+		}
 	memcpy(e->dur + n0, x->dur, bn * sizeof(*e->dur));
 	memcpy(e->cat + n0, x->cat, bn * sizeof(*e->cat));
 	memcpy(e->ph + n0, x->ph, bn * sizeof(*e->ph));
@@ -674,6 +713,7 @@ void trace_batch_clear(struct ts_trace *b)
 	ev.n = 0;
 	for (int c = 0; c < TS_C32_COUNT; c++)
 		ev.esc[c].n = 0;
+	ev.ts_esc.n = 0;
 	ev.stream.nval = ev.device.nval = ev.correlation.nval = 0;
 	ev.external_id.nval = ev.flow_id.nval = 0;
 	ev.ncat_dict = 0;

@@ -277,7 +277,7 @@ static int timeline(const struct ts_trace *t, const uint8_t *cls, const uint8_t 
 	n = nc[0] = nc[1] = nc[2] = 0;
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (sel[i] == want) {
-			double s = us_double(t->ev.ts_ns[i]);
+			double s = us_double(ts_ev_ts(&t->ev, i));
 			struct div d = { s, s + us_double(ts_ev_dur(&t->ev, i)) };
 			all[n++] = d;
 			c[cls[i]][nc[cls[i]]++] = d;
@@ -397,7 +397,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		int g = gpu_cat(t, i);
 		if (!g)
 			continue;
-		if (ev->ts_ns[i] == TS_NONE || ts_ev_dur(ev, i) == TS_NONE || ts_ev_dur(ev, i) < 0) {
+		if (ts_ev_ts(ev, i) == TS_NONE || ts_ev_dur(ev, i) == TS_NONE || ts_ev_dur(ev, i) < 0) {
 			sel[i] = 0xff;
 			continue;
 		}
@@ -423,7 +423,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		for (size_t i = 0; i < n; i++) {
 			const char *nm;
 			/* spans within 2^61 ns (73 years): their ends stay in int64 */
-			int64_t s0 = ev->ts_ns[i], d = ts_ev_dur(ev, i);
+			int64_t s0 = ts_ev_ts(ev, i), d = ts_ev_dur(ev, i);
 			if (!cat_is(t, i, "python_function") || s0 < -SPAN_LIM || s0 > SPAN_LIM ||
 			    d < 0 || d > SPAN_LIM)
 				continue;
@@ -436,7 +436,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 			int64_t r = launcher[i];
 			if (sel[i] != 0 || r < 0)
 				continue;
-			if (in_span(spans, nsp, ts_ev_pid(ev, r), ts_ev_tid(ev, r), ev->ts_ns[r]))
+			if (in_span(spans, nsp, ts_ev_pid(ev, r), ts_ev_tid(ev, r), ts_ev_ts(ev, r)))
 				sel[i] = 1;
 		}
 		tl->recompute = 1;

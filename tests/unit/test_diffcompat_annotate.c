@@ -112,8 +112,8 @@ static int step_window(const struct ts_trace *t, int64_t it, int64_t *s, int64_t
 	for (size_t i = 0; i < t->ev.n; i++)
 		if (t->ev.ph[i] == 'X' && t->ev.cat[i] == TS_CAT_USER_ANNOTATION &&
 		    strcmp(ts_trace_str(t, t->ev.name[i]), want) == 0) {
-			*s = t->ev.ts_ns[i];
-			*e = t->ev.ts_ns[i] + ts_ev_dur(&t->ev, i);
+			*s = ts_ev_ts(&t->ev, i);
+			*e = ts_ev_ts(&t->ev, i) + ts_ev_dur(&t->ev, i);
 			return 0;
 		}
 	return -1;

@@ -65,7 +65,7 @@ static void same_columns(const struct ts_trace *a, const struct ts_trace *b, con
 		return;
 	}
 	for (size_t i = 0; i < a->ev.n; i++) {
-		if (a->ev.ts_ns[i] != b->ev.ts_ns[i] || ts_ev_dur(&a->ev, i) != ts_ev_dur(&b->ev, i) ||
+		if (ts_ev_ts(&a->ev, i) != ts_ev_ts(&b->ev, i) || ts_ev_dur(&a->ev, i) != ts_ev_dur(&b->ev, i) ||
 		    a->ev.cat[i] != b->ev.cat[i] || a->ev.ph[i] != b->ev.ph[i] ||
 		    ts_ev_pid(&a->ev, i) != ts_ev_pid(&b->ev, i) || ts_ev_tid(&a->ev, i) != ts_ev_tid(&b->ev, i) ||
 		    ts_ev_stream(&a->ev, i) != ts_ev_stream(&b->ev, i) ||

@@ -3,10 +3,13 @@
  * and durations) give
  * back every 64-bit value they were given (trace.h, "Narrow integer
  * columns"): values that fit, TS_NONE, and the escaped ones (negative,
- * TS_STRID ids, 2^32 - 2 and more) from the side table.
+ * TS_STRID ids, 2^32 - 2 and more) from the side table; the start,
+ * stored as a 32-bit offset from its block's base, likewise (trace.h,
+ * TS_TS_BLOCK), whether pushed one by one or appended as a batch.
  */
 #include "harness.h"
 #include "trainscope/trace.h"
+#include "../../src/trace/trace_int.h"
 
 /* Values chosen around the encoding's edges, written out by hand. */
 static const int64_t vals[] = {
@@ -84,16 +87,17 @@ TEST(trace_model_c32_set)
 	ts_trace_release(&t);
 }
 
-/* The column list gives the stored widths of the per-event columns: ts 8,
- * dur 4, name 4, category code 1, cat 1, ph 1, pid 4, tid 4 bytes (27 per
- * event; the sparse columns are not in it). */
+/* The column list gives the stored widths of the per-event columns: ts
+ * offset 4, dur 4, name 4, category code 1, cat 1, ph 1, pid 4, tid 4
+ * bytes (23 per event; the sparse columns and the per-block ts_base are
+ * not in it). */
 TEST(trace_model_columns)
 {
 	struct ts_trace t;
 	struct ts_trace_event x;
 	void *col[TS_TRACE_NCOLS];
 	size_t elem[TS_TRACE_NCOLS], sum = 0;
-	static const size_t want[TS_TRACE_NCOLS] = { 8, 4, 4, 1, 1, 1, 4, 4 };
+	static const size_t want[TS_TRACE_NCOLS] = { 4, 4, 4, 1, 1, 1, 4, 4 };
 
 	ts_trace_init(&t);
 	ts_trace_event_init(&x);
@@ -104,7 +108,141 @@ TEST(trace_model_columns)
 		CHECK(col[k] != NULL);
 		sum += elem[k];
 	}
-	CHECK_I64((int64_t)sum, 27);
-	CHECK(col[0] == (void *)t.ev.ts_ns && col[7] == (void *)t.ev.tid);
+	CHECK_I64((int64_t)sum, 23);
+	CHECK(col[0] == (void *)t.ev.ts_off && col[7] == (void *)t.ev.tid);
 	ts_trace_release(&t);
+}
+
+/*
+ * Starts around the edges of the block encoding, by hand. Block 0 (events
+ * 0..1023) has base B0 = 5 s; block 1 (1024..2047) starts with an absent
+ * ts, so its base is 0; block 2 (2048..2099) starts at INT64_MAX, far
+ * from its other events (epoch nanoseconds), which all escape.
+ */
+#define TS_B0 5000000000LL
+#define TS_EPOCH 1712195495519689047LL
+#define TS_NEV 2100
+
+static int64_t start_of(int i)
+{
+	switch (i) {
+	case 0: return TS_B0;
+	case 1: return TS_B0 + INT32_MAX;           /* offset INT32_MAX: fits */
+	case 2: return TS_B0 + INT32_MIN + 1;       /* offset INT32_MIN + 1: fits */
+	case 3: return TS_B0 + INT32_MAX + 1LL;     /* one beyond: escaped */
+	case 4: return TS_B0 + INT32_MIN;           /* the escape code itself: escaped */
+	case 5: return TS_NONE;                     /* escaped */
+	case 6: return INT64_MIN + 1;               /* escaped */
+	case 7: return INT64_MAX;                   /* escaped */
+	case 1023: return TS_B0 + INT32_MAX;        /* block 0's last event: fits */
+	case 1024: return TS_NONE;                  /* block 1's first: base 0, escaped */
+	case 1025: return 100;
+	case 1026: return TS_B0;                    /* 5 s from base 0: escaped */
+	case 1027: return INT32_MAX;
+	case 2047: return -(int64_t)INT32_MAX;      /* block 1's last: offset INT32_MIN + 1 */
+	case 2048: return INT64_MAX;                /* block 2's first: base INT64_MAX */
+	case 2049: return INT64_MIN + 1;            /* escaped (no overflow in the test) */
+	case 2050: return INT64_MAX - INT32_MAX;    /* offset INT32_MIN + 1: fits */
+	}
+	if (i < 1024)
+		return TS_B0 + (int64_t)i * 1000;
+	if (i < 2048)
+		return (int64_t)i * 7;
+	return TS_EPOCH + i;                        /* 2051..2099: escaped */
+}
+
+/* escaped: 3..7 (5), 1024 and 1026 (2), 2049 and 2051..2099 (50) */
+#define TS_NESC 57
+
+static void push_starts(struct ts_trace *t, int from, int to)
+{
+	struct ts_trace_event x;
+
+	for (int i = from; i < to; i++) {
+		ts_trace_event_init(&x);
+		x.ts_ns = start_of(i);
+		REQUIRE(ts_trace_push_event(t, &x) == i - from);
+	}
+}
+
+static void check_starts(const struct ts_trace *t)
+{
+	const struct ts_trace_events *e = &t->ev;
+
+	REQUIRE(e->n == TS_NEV);
+	for (int i = 0; i < TS_NEV; i++)
+		CHECK_I64(ts_ev_ts(e, i), start_of(i));
+	/* the raw columns, by hand */
+	CHECK_I64(e->ts_base[0], TS_B0);
+	CHECK_I64(e->ts_base[1], 0);
+	CHECK_I64(e->ts_base[2], INT64_MAX);
+	CHECK_I64(e->ts_off[0], 0);
+	CHECK_I64(e->ts_off[1], INT32_MAX);
+	CHECK_I64(e->ts_off[2], INT32_MIN + 1);
+	for (int i = 3; i <= 7; i++)
+		CHECK_I64(e->ts_off[i], TS_TS_ESC);
+	CHECK_I64(e->ts_off[8], 8000);
+	CHECK_I64(e->ts_off[1023], INT32_MAX);
+	CHECK_I64(e->ts_off[1024], TS_TS_ESC);
+	CHECK_I64(e->ts_off[1025], 100);
+	CHECK_I64(e->ts_off[1026], TS_TS_ESC);
+	CHECK_I64(e->ts_off[1027], INT32_MAX);
+	CHECK_I64(e->ts_off[2047], INT32_MIN + 1);
+	CHECK_I64(e->ts_off[2048], 0);
+	CHECK_I64(e->ts_off[2049], TS_TS_ESC);
+	CHECK_I64(e->ts_off[2050], INT32_MIN + 1);
+	CHECK_I64(e->ts_off[2099], TS_TS_ESC);
+	REQUIRE(e->ts_esc.n == TS_NESC);
+	CHECK_I64(e->ts_esc.v[0].ev, 3);
+	CHECK_I64(e->ts_esc.v[0].v, TS_B0 + INT32_MAX + 1LL);
+	CHECK_I64(e->ts_esc.v[2].ev, 5);
+	CHECK_I64(e->ts_esc.v[2].v, TS_NONE);
+	CHECK_I64(e->ts_esc.v[5].ev, 1024);
+	CHECK_I64(e->ts_esc.v[7].ev, 2049);
+	CHECK_I64(e->ts_esc.v[TS_NESC - 1].ev, 2099);
+	CHECK_I64(e->ts_esc.v[TS_NESC - 1].v, TS_EPOCH + 2099);
+}
+
+TEST(trace_model_ts_blocks)
+{
+	struct ts_trace t;
+
+	ts_trace_init(&t);
+	push_starts(&t, 0, TS_NEV);
+	check_starts(&t);
+	ts_trace_release(&t);
+}
+
+/* A batch (the split parse's helper output, encoded in its own blocks)
+ * appended at n0 = 1000, inside block 0, gives the serial columns. */
+TEST(trace_model_ts_batch)
+{
+	struct ts_trace s, t, b;
+	const uint32_t remap[1] = { 0 };
+	struct ts_trace_event x;
+
+	ts_trace_init(&s);
+	ts_trace_init(&t);
+	ts_trace_init(&b);
+	push_starts(&s, 0, TS_NEV);
+	push_starts(&t, 0, 1000);
+	for (int i = 1000; i < TS_NEV; i++) {
+		ts_trace_event_init(&x);
+		x.ts_ns = start_of(i);
+		REQUIRE(ts_trace_push_event(&b, &x) == i - 1000);
+	}
+	/* in its own blocks event 1000 is a base: nothing alike */
+	CHECK_I64(b.ev.ts_base[0], TS_B0 + 1000 * 1000LL);
+	REQUIRE(trace_append_batch(&t, &b, remap) == 0);
+	check_starts(&t);
+	CHECK(memcmp(t.ev.ts_off, s.ev.ts_off, TS_NEV * sizeof(*t.ev.ts_off)) == 0);
+	CHECK(memcmp(t.ev.ts_base, s.ev.ts_base, 3 * sizeof(*t.ev.ts_base)) == 0);
+	REQUIRE(t.ev.ts_esc.n == s.ev.ts_esc.n);
+	for (size_t k = 0; k < s.ev.ts_esc.n; k++) {
+		CHECK_I64(t.ev.ts_esc.v[k].ev, s.ev.ts_esc.v[k].ev);
+		CHECK_I64(t.ev.ts_esc.v[k].v, s.ev.ts_esc.v[k].v);
+	}
+	ts_trace_release(&b);
+	ts_trace_release(&t);
+	ts_trace_release(&s);
 }

@@ -143,8 +143,8 @@ static void check_file(const char *path, const struct expect *x)
 	__int128 sum = 0;
 	long long ncorr = 0;
 	for (size_t i = 0; i < t.ev.n; i++) {
-		if (t.ev.ts_ns[i] != TS_NONE)
-			sum += t.ev.ts_ns[i];
+		if (ts_ev_ts(&t.ev, i) != TS_NONE)
+			sum += ts_ev_ts(&t.ev, i);
 		ncorr += ts_ev_corr(&t.ev, i) != TS_NONE;
 	}
 	long long got[] = {
@@ -240,7 +240,7 @@ TEST(trace_quirks_inline)
 
 	REQUIRE(read_text(&t, text, sizeof(text) - 1, "q.json", NULL, &err) == 0);
 	REQUIRE(t.ev.n == 5);
-	CHECK_I64(t.ev.ts_ns[0], 1712195495519689047LL);
+	CHECK_I64(ts_ev_ts(&t.ev, 0), 1712195495519689047LL);
 	CHECK_I64(ts_ev_dur(&t.ev, 0), 1500);
 	CHECK_STR(ts_trace_str(&t, t.ev.name[0]), "k<int, \"a\"&b>");
 	CHECK_I64(t.ev.cat[0], TS_CAT_KERNEL);
@@ -254,7 +254,7 @@ TEST(trace_quirks_inline)
 	CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 1) - TS_STRID_BASE)), "Spans");
 	CHECK_I64(ts_ev_tid(&t.ev, 1), -1220540864LL);
 	CHECK(!TS_IS_STRID(ts_ev_tid(&t.ev, 1)));
-	CHECK_I64(t.ev.ts_ns[1], 200000);
+	CHECK_I64(ts_ev_ts(&t.ev, 1), 200000);
 	CHECK_I64(t.ev.cat[2], TS_CAT_FLOW);
 	CHECK_I64(ts_ev_flow(&t.ev, 2), 5);
 	CHECK_I64(ts_ev_flow(&t.ev, 0), TS_NONE);
@@ -332,22 +332,22 @@ TEST(trace_number_shapes)
 
 	REQUIRE(read_text(&t, text, sizeof(text) - 1, "n.json", NULL, &err) == 0);
 	REQUIRE(t.ev.n == 7);
-	CHECK_I64(t.ev.ts_ns[0], 1712195495519689047LL);
+	CHECK_I64(ts_ev_ts(&t.ev, 0), 1712195495519689047LL);
 	CHECK_I64(ts_ev_dur(&t.ev, 0), 2000);
 	CHECK_I64(ts_ev_pid(&t.ev, 0), 1102);
 	CHECK_I64(ts_ev_tid(&t.ev, 0), -5);
 	CHECK_I64(ts_ev_extid(&t.ev, 0), 12345678);
 	CHECK_I64(ts_ev_corr(&t.ev, 0), 123456789);
-	CHECK_I64(t.ev.ts_ns[1], -1001);
+	CHECK_I64(ts_ev_ts(&t.ev, 1), -1001);
 	CHECK_I64(ts_ev_dur(&t.ev, 1), 12345678100LL);
-	CHECK_I64(t.ev.ts_ns[2], 123456789120LL);
+	CHECK_I64(ts_ev_ts(&t.ev, 2), 123456789120LL);
 	CHECK_I64(ts_ev_dur(&t.ev, 2), 500);
-	CHECK_I64(t.ev.ts_ns[3], 7000);
+	CHECK_I64(ts_ev_ts(&t.ev, 3), 7000);
 	CHECK_I64(ts_ev_dur(&t.ev, 3), 1500000);
-	CHECK_I64(t.ev.ts_ns[4], INT64_MAX);
+	CHECK_I64(ts_ev_ts(&t.ev, 4), INT64_MAX);
 	CHECK_I64(ts_ev_dur(&t.ev, 4), 0);
-	CHECK_I64(t.ev.ts_ns[5], TS_NONE);
-	CHECK_I64(t.ev.ts_ns[6], 2000);
+	CHECK_I64(ts_ev_ts(&t.ev, 5), TS_NONE);
+	CHECK_I64(ts_ev_ts(&t.ev, 6), 2000);
 	CHECK_I64(ts_ev_dur(&t.ev, 6), -1001);
 	CHECK_I64(t.meta.truncated, 0);
 	ts_trace_release(&t);
@@ -433,7 +433,7 @@ TEST(trace_legacy_array)
 	CHECK_I64(t.meta.legacy, 1);
 	CHECK_I64(t.ev.cat[0], TS_CAT_CPU_OP);
 	CHECK_I64(ts_ev_cat_str(&t.ev, 0), TS_NO_ID);
-	CHECK_I64(t.ev.ts_ns[0], 4481000);
+	CHECK_I64(ts_ev_ts(&t.ev, 0), 4481000);
 	CHECK_I64(ts_ev_dur(&t.ev, 0), 124000);
 	CHECK_STR(ts_trace_str(&t, (uint32_t)(ts_ev_pid(&t.ev, 0) - TS_STRID_BASE)), "CPU functions");
 	ts_trace_release(&t);
@@ -801,7 +801,7 @@ TEST(trace_plain_and_gzip_windows)
 	CHECK_I64(t.ev.n, 19480);
 	__int128 sum = 0;
 	for (size_t i = 0; i < t.ev.n; i++)
-		sum += t.ev.ts_ns[i];
+		sum += ts_ev_ts(&t.ev, i);
 	CHECK_I64((long long)(sum % 1000000000000000000LL), 675670587630630117LL);
 	CHECK_I64(t.meta.bytes, n);
 	ts_trace_release(&t);
@@ -887,7 +887,7 @@ TEST(trace_event_larger_than_windows)
 	REQUIRE(t.ev.n == 2);
 	CHECK_I64(strlen(ts_trace_str(&t, t.ev.name[0])), big);
 	CHECK_I64(ts_ev_dur(&t.ev, 0), 2000);
-	CHECK_I64(t.ev.ts_ns[1], 3000);
+	CHECK_I64(ts_ev_ts(&t.ev, 1), 3000);
 	ts_trace_release(&t);
 	unlink(tmp);
 	unsigned char *gz = gzip_mem(text, n, &gn);
@@ -918,7 +918,7 @@ TEST(trace_plain_reader_thread)
 	CHECK_I64(t.ev.n, 53234);
 	__int128 sum = 0;
 	for (size_t i = 0; i < t.ev.n; i++)
-		sum += t.ev.ts_ns[i];
+		sum += ts_ev_ts(&t.ev, i);
 	CHECK_I64((long long)(sum % 1000000000000000000LL), 398904892117383435LL);
 	CHECK_I64(t.meta.truncated, 0);
 	ts_trace_release(&t);

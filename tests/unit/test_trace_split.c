@@ -53,7 +53,7 @@ static const char *diff_traces(const struct ts_trace *a, int ra, const struct ts
 		return why;
 	}
 #define COL(c) if (x->n && memcmp(x->c, y->c, x->n * sizeof(*x->c))) return "column " #c
-	COL(ts_ns); COL(dur); COL(name); COL(cat_str); COL(cat); COL(ph); COL(pid); COL(tid);
+	COL(ts_off); COL(dur); COL(name); COL(cat_str); COL(cat); COL(ph); COL(pid); COL(tid);
 #undef COL
 #define SPARSE(c)                                                                            \
 	if (x->c.nval != y->c.nval || memcmp(x->c.val, y->c.val, x->c.nval * 4) ||            \
@@ -64,6 +64,14 @@ static const char *diff_traces(const struct ts_trace *a, int ra, const struct ts
 #undef SPARSE
 	if (x->ncat_dict != y->ncat_dict || memcmp(x->cat_dict, y->cat_dict, x->ncat_dict * 4))
 		return "category dictionary";
+	if (x->n && memcmp(x->ts_base, y->ts_base,
+			   (x->n + TS_TS_BLOCK - 1) / TS_TS_BLOCK * sizeof(*x->ts_base)))
+		return "column ts_base";
+	if (x->ts_esc.n != y->ts_esc.n)
+		return "escaped ts count";
+	for (size_t k = 0; k < x->ts_esc.n; k++)
+		if (x->ts_esc.v[k].ev != y->ts_esc.v[k].ev || x->ts_esc.v[k].v != y->ts_esc.v[k].v)
+			return "escaped ts value";
 	for (int c = 0; c < TS_C32_COUNT; c++) {
 		if (x->esc[c].n != y->esc[c].n)
 			return "escaped count";
