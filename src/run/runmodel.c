@@ -656,8 +656,10 @@ static int steps_warnings(struct ts_runmodel *rm)
 				      "step-time statistic.");
 	if (r->warnings & TS_WARN_NO_STEADY)
 		rc |= ts_warnings_add(w, "no-steady-state", NULL, -1, r->mser_cut_iteration,
-				      "MSER-5 finds no steady state (its warm-up cut would take more "
-				      "than half of the series): the step time is still changing.");
+				      "MSER-5 finds no steady state: its warm-up cut stops at its bound, "
+				      "half of the series (iteration %lld), so the window starts there "
+				      "and the step time may still be changing.",
+				      (long long)r->mser_cut_iteration);
 	if (r->warnings & TS_WARN_LONG_WARMUP)
 		rc |= ts_warnings_add(w, "long-warmup", NULL, -1, r->mser_cut_iteration,
 				      "The warm-up lasts until iteration %lld, more than 20 %% of the "
@@ -895,6 +897,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;
+	if (!rm->window_source && (rm->steps.warnings & TS_WARN_NO_STEADY))
+		method = "mser-5-capped";
 	window_build(&rm->steps, rm->steps.win_n ? rm->steps.win_first : TS_NO_INT,
 		     rm->steps.win_n ? rm->steps.win_last : TS_NO_INT, method,
 		     rm->window_source == 0, &rm->window);
