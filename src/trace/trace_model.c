@@ -374,13 +374,9 @@ static struct ts_sparse32 *sparse_col(struct ts_trace_events *e, enum ts_c32 c)
 }
 
 /* Code of a raw category in the dictionary, TS_CAT8_ESC when it is full
- * and id is not in it. */
-static uint8_t cat_lookup(struct ts_trace_events *e, uint32_t id, int add)
+ * and id is not in it (the search behind cat_lookup's hint). */
+static uint8_t cat_search(struct ts_trace_events *e, uint32_t id, int add)
 {
-	uint8_t h = e->cat_hint[id & 63];
-
-	if (h && e->cat_dict[h - 1] == id)
-		return (uint8_t)(h - 1);
 	for (unsigned k = 0; k < e->ncat_dict; k++)
 		if (e->cat_dict[k] == id) {
 			e->cat_hint[id & 63] = (uint8_t)(k + 1);
@@ -391,6 +387,15 @@ static uint8_t cat_lookup(struct ts_trace_events *e, uint32_t id, int add)
 	e->cat_dict[e->ncat_dict] = id;
 	e->cat_hint[id & 63] = (uint8_t)(e->ncat_dict + 1);
 	return (uint8_t)e->ncat_dict++;
+}
+
+static inline uint8_t cat_lookup(struct ts_trace_events *e, uint32_t id, int add)
+{
+	uint8_t h = e->cat_hint[id & 63];
+
+	if (h && e->cat_dict[h - 1] == id)
+		return (uint8_t)(h - 1);
+	return cat_search(e, id, add);
 }
 
 /* Code of a raw category for event i, the newest event. */
