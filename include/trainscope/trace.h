@@ -177,7 +177,8 @@ struct ts_trace_events {
 	struct ts_sparse32 flow_id;     /* flow id for s/f events, TS_NONE otherwise: ts_ev_flow() */
 	uint32_t cat_dict[TS_CAT8_ESC]; /* interned raw category of each code */
 	unsigned ncat_dict;
-	uint8_t cat_hint[64];  /* id % 64 -> its code + 1 when last seen (0: none) */
+	uint8_t *cat_code_of;  /* string id -> its code + 1 (TS_CAT8_ESC + 1: escaped), 0: not seen */
+	size_t ncat_code_of;
 	struct ts_c32_side esc[TS_C32_COUNT]; /* values that do not fit, per column */
 	int64_t *ts_base;      /* per block of TS_TS_BLOCK events: its first event's start, or 0 */
 	struct ts_c32_side ts_esc; /* starts that are no offset of their block's base */

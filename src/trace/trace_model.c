@@ -153,6 +153,7 @@ static void events_release(struct ts_trace_events *e)
 	sparse_release(&e->correlation);
 	sparse_release(&e->external_id);
 	sparse_release(&e->flow_id);
+	free(e->cat_code_of);
 	for (int c = 0; c < TS_C32_COUNT; c++)
 		free(e->esc[c].v);
 	memset(e, 0, sizeof(*e));
@@ -374,27 +375,43 @@ static struct ts_sparse32 *sparse_col(struct ts_trace_events *e, enum ts_c32 c)
 }
 
 /* Code of a raw category in the dictionary, TS_CAT8_ESC when it is full
- * and id is not in it (the search behind cat_lookup's hint). */
+ * and id is not in it (add 0: the dictionary is left as it is). What is
+ * found is remembered per string id below CAT_MEMO_MAX, when there is
+ * memory for it. */
+#define CAT_MEMO_MAX ((uint32_t)1 << 20)
 static uint8_t cat_search(struct ts_trace_events *e, uint32_t id, int add)
 {
-	for (unsigned k = 0; k < e->ncat_dict; k++)
-		if (e->cat_dict[k] == id) {
-			e->cat_hint[id & 63] = (uint8_t)(k + 1);
+	unsigned k;
+
+	for (k = 0; k < e->ncat_dict && e->cat_dict[k] != id; k++)
+		;
+	if (k == e->ncat_dict) {
+		if (!add)
+			return TS_CAT8_ESC;
+		if (e->ncat_dict < TS_CAT8_ESC)
+			e->cat_dict[e->ncat_dict++] = id;
+	}
+	if (id >= CAT_MEMO_MAX)
+		return (uint8_t)k;
+	if (id >= e->ncat_code_of) {
+		size_t n = e->ncat_code_of ? e->ncat_code_of : 64;
+		while (n <= id)
+			n *= 2;
+		uint8_t *p = realloc(e->cat_code_of, n);
+		if (!p)
 			return (uint8_t)k;
-		}
-	if (!add || e->ncat_dict == TS_CAT8_ESC)
-		return TS_CAT8_ESC;
-	e->cat_dict[e->ncat_dict] = id;
-	e->cat_hint[id & 63] = (uint8_t)(e->ncat_dict + 1);
-	return (uint8_t)e->ncat_dict++;
+		memset(p + e->ncat_code_of, 0, n - e->ncat_code_of);
+		e->cat_code_of = p;
+		e->ncat_code_of = n;
+	}
+	e->cat_code_of[id] = (uint8_t)(k + 1);
+	return (uint8_t)k;
 }
 
 static inline uint8_t cat_lookup(struct ts_trace_events *e, uint32_t id, int add)
 {
-	uint8_t h = e->cat_hint[id & 63];
-
-	if (h && e->cat_dict[h - 1] == id)
-		return (uint8_t)(h - 1);
+	if (id < e->ncat_code_of && e->cat_code_of[id])
+		return (uint8_t)(e->cat_code_of[id] - 1);
 	return cat_search(e, id, add);
 }
 
@@ -722,7 +739,8 @@ void trace_batch_clear(struct ts_trace *b)
 	ev.stream.nval = ev.device.nval = ev.correlation.nval = 0;
 	ev.external_id.nval = ev.flow_id.nval = 0;
 	ev.ncat_dict = 0;
-	memset(ev.cat_hint, 0, sizeof(ev.cat_hint));
+	if (ev.ncat_code_of)
+		memset(ev.cat_code_of, 0, ev.ncat_code_of);
 	ts_intern_release(&b->strings);
 	ts_arena_release(&b->arena);
 	ts_trace_init(b);
