@@ -158,6 +158,8 @@ struct ts_outlier {
 struct ts_rank_summary {
 	int32_t rank;
 	size_t steps;             /* records with a step time */
+	int steps_known;          /* 0: the log names this rank only in memory
+				   * reports, its steps are not attributed */
 	double mean_ms, median_ms;/* over the window */
 	double max_alloc_bytes, max_reserved_bytes, max_rss_bytes; /* NAN unknown */
 	double final_loss;

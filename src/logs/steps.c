@@ -817,6 +817,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 			} else {
 				const struct ts_step *s = &log->steps.v[ref[j].idx];
 
+				k.steps_known = 1;
 				k.max_alloc_bytes = nanmax(k.max_alloc_bytes,
 							   nanmax(s->mem_max_alloc_bytes, s->mem_alloc_bytes));
 				k.max_reserved_bytes = nanmax(k.max_reserved_bytes,

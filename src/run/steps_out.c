@@ -205,7 +205,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 
 		ts_jw_obj(jw);
 		ts_jw_ki64_or_null(jw, "rank", k->rank, k->rank >= 0);
-		ts_jw_ki64(jw, "steps", (int64_t)k->steps);
+		ts_jw_ki64_or_null(jw, "steps", (int64_t)k->steps, k->steps_known);
 		ts_jw_kfixed_or_null(jw, "mean_ms", k->mean_ms, 3);
 		ts_jw_kfixed_or_null(jw, "median_ms", k->median_ms, 3);
 		ts_jw_kfixed_or_null(jw, "max_allocated_bytes", k->max_alloc_bytes, 0);
@@ -532,7 +532,10 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 				ts_table_cell(&t, "%d", k->rank);
 			else
 				ts_table_cell(&t, "?");
-			ts_table_cell(&t, "%zu", k->steps);
+			if (k->steps_known)
+				ts_table_cell(&t, "%zu", k->steps);
+			else
+				ts_table_cell(&t, "-");
 			fmt_num(a, sizeof(a), k->mean_ms, 1);
 			ts_table_cell(&t, "%s", a);
 			fmt_num(a, sizeof(a), k->max_alloc_bytes / 1048576.0, 1);

@@ -171,10 +171,31 @@ TEST(steps_e_straggler_slowest_rank)
 	if (analyze_paths(paths, 2, &o, &r) == 1)
 		return;
 	REQUIRE(r.nranks == 2);
+	CHECK(r.ranks[0].steps_known && r.ranks[1].steps_known);
 	CHECK_NEAR(r.ranks[0].mean_ms, 652.896, 0.001);
 	CHECK_NEAR(r.ranks[1].mean_ms, 657.475, 0.001);
 	CHECK_I64(r.slowest_rank, 1);
 	CHECK_I64(r.gpus, 2);
+	ts_steps_report_release(&r);
+}
+
+TEST(steps_rank_named_only_by_memory)
+{
+	/* The Bridge excerpt's iteration lines carry no rank; its one memory
+	 * report says "[Rank 0] ... max allocated: 12712.43603515625" (MB,
+	 * lines 5-6 of the file). The rank row has that memory and no step
+	 * count: the steps are not attributed to rank 0. */
+	const char *paths[1] = { "logs/megatron-bridge_pr841_profiling_wrapped.log" };
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+
+	ts_steps_opts_init(&o);
+	if (analyze_paths(paths, 1, &o, &r) == 1)
+		return;
+	REQUIRE(r.nranks == 1);
+	CHECK_I64(r.ranks[0].rank, 0);
+	CHECK(!r.ranks[0].steps_known);
+	CHECK_NEAR(r.ranks[0].max_alloc_bytes, 12712.43603515625 * 1048576.0, 1);
 	ts_steps_report_release(&r);
 }
 
