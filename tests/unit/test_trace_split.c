@@ -56,9 +56,10 @@ static const char *diff_traces(const struct ts_trace *a, int ra, const struct ts
 	COL(ts_off); COL(dur); COL(name); COL(cat_str); COL(cat); COL(ph); COL(pid); COL(tid);
 #undef COL
 #define SPARSE(c)                                                                            \
-	if (x->c.nval != y->c.nval || memcmp(x->c.val, y->c.val, x->c.nval * 4) ||            \
+	if (x->n && (x->c.nval != y->c.nval ||                                               \
+		     (x->c.nval && memcmp(x->c.val, y->c.val, x->c.nval * 4)) ||               \
 	    memcmp(x->c.bits, y->c.bits, (x->n + 63) / 64 * 8) ||                            \
-	    memcmp(x->c.rank, y->c.rank, (x->n + 63) / 64 * 4))                              \
+	    memcmp(x->c.rank, y->c.rank, (x->n + 63) / 64 * 4)))                             \
 		return "sparse column " #c
 	SPARSE(stream); SPARSE(device); SPARSE(correlation); SPARSE(external_id); SPARSE(flow_id);
 #undef SPARSE
