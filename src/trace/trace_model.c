@@ -643,12 +643,17 @@ int trace_append_batch(struct ts_trace *t, const struct ts_trace *b, const uint3
 	 * the batch's raw categories are coded again with t's dictionary, and
 	 * those t cannot code become escapes */
 	size_t cat_new = 0;
-	for (size_t i = 0; i < bn; i++) {
-		uint32_t id = remap_id(remap, ts_ev_cat_str(x, i));
-		cat_new += id != TS_NO_ID && cat_lookup(e, id, 0) == TS_CAT8_ESC;
+	/* the batch holds at most its dictionary plus its escapes in distinct
+	 * categories: when t's dictionary has room for them all, none escapes
+	 * and the events need no look */
+	if (e->ncat_dict + x->ncat_dict + x->esc[TS_C32_CATSTR].n > TS_CAT8_ESC) {
+		for (size_t i = 0; i < bn; i++) {
+			uint32_t id = remap_id(remap, ts_ev_cat_str(x, i));
+			cat_new += id != TS_NO_ID && cat_lookup(e, id, 0) == TS_CAT8_ESC;
+		}
+		if (e->ncat_dict + cat_new <= TS_CAT8_ESC)
+			cat_new = 0;
 	}
-	if (e->ncat_dict + cat_new <= TS_CAT8_ESC)
-		cat_new = 0;
 	for (int c = 0; c < TS_C32_COUNT; c++) {
 		struct ts_c32_side *side = &e->esc[c];
 		size_t need = side->n + (c == TS_C32_CATSTR ? cat_new : x->esc[c].n);

@@ -266,3 +266,46 @@ TEST(trace_sparse_category_batch)
 	ts_trace_release(&t);
 	ts_trace_release(&b);
 }
+
+/* A batch that overflows the trace's dictionary: the trace has coded 250
+ * categories, the batch brings 10 new ones; the first 4 get codes, the
+ * other 6 escape, exactly as when the events are pushed one by one. */
+TEST(trace_sparse_category_batch_overflow)
+{
+	struct ts_trace serial, t, b;
+	struct ts_trace_event x;
+	uint32_t remap[10];
+	char s[16];
+
+	ts_trace_init(&serial);
+	ts_trace_init(&t);
+	ts_trace_init(&b);
+	for (int k = 0; k < 260; k++) {
+		int n = snprintf(s, sizeof(s), "c%d", k);
+		uint32_t id = (uint32_t)ts_intern(&t.strings, s, (size_t)n);
+		REQUIRE(ts_intern(&serial.strings, s, (size_t)n) == id);
+		if (k >= 250)
+			remap[ts_intern(&b.strings, s, (size_t)n)] = id;
+	}
+	for (int i = 0; i < 270; i++) {
+		ts_trace_event_init(&x);
+		x.cat_str = (uint32_t)(i < 250 ? i : 250 + (i - 250) % 10);
+		REQUIRE(ts_trace_push_event(&serial, &x) == i);
+		if (i < 250) {
+			REQUIRE(ts_trace_push_event(&t, &x) == i);
+		} else {
+			x.cat_str = (uint32_t)((i - 250) % 10);
+			REQUIRE(ts_trace_push_event(&b, &x) == i - 250);
+		}
+	}
+	REQUIRE(trace_append_batch(&t, &b, remap) == 0);
+	CHECK_I64((int64_t)t.ev.ncat_dict, 254);
+	/* c254..c259 escape twice each (events 254..259 and 264..269) */
+	CHECK_I64((int64_t)t.ev.esc[TS_C32_CATSTR].n, 12);
+	CHECK(memcmp(t.ev.cat_str, serial.ev.cat_str, 270) == 0);
+	for (int i = 0; i < 270; i++)
+		CHECK(ts_ev_cat_str(&t.ev, i) == ts_ev_cat_str(&serial.ev, i));
+	ts_trace_release(&serial);
+	ts_trace_release(&t);
+	ts_trace_release(&b);
+}
