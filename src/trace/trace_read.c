@@ -1547,6 +1547,8 @@ static int resync(struct rd *r, size_t *ip)
 						*ip = j;
 						return P_OK;
 					}
+					if (q >= len)
+						j = len;   /* its '"' may follow: refill */
 				}
 			}
 			if (j < len) {
