@@ -31,11 +31,13 @@ void trace_batch_clear(struct ts_trace *b);
  * public ts_trace_read / ts_trace_read_mem use TRACE_SPLIT_AUTO).
  * split: TRACE_SPLIT_OFF parses on one thread; TRACE_SPLIT_AUTO splits
  * plain regular files and plain memory of at least TRACE_SPLIT_FROM bytes
- * into TRACE_SPLIT_CHUNK chunks; any other value splits every plain
- * seekable input into chunks of that many bytes (tiny chunks exercise the
- * boundary checks). Gzip and pipes are always parsed on one thread. The
- * result is the same in every case. stats (may be NULL) says what the
- * split did.
+ * into TRACE_SPLIT_CHUNK chunks, and gzip of an estimated inflated size of
+ * at least TRACE_SPLIT_FROM into its inflated buffers; any other value
+ * splits every plain seekable input and every gzip input into chunks of
+ * that many bytes (tiny chunks exercise the boundary checks; for gzip the
+ * inflated buffers get that size). Plain pipes are always parsed on one
+ * thread. The result is the same in every case. stats (may be NULL) says
+ * what the split did.
  */
 #define TRACE_SPLIT_OFF ((size_t)-1)
 #define TRACE_SPLIT_AUTO ((size_t)0)

@@ -1574,7 +1574,8 @@ static int resync(struct rd *r, size_t *ip)
 /* ------------------------------------------------------ split parse */
 
 /*
- * One file's event array on two cores (plain files and plain memory).
+ * One file's event array on two cores (plain files, plain memory and
+ * gzip, whose chunks are the inflated buffers: split_fetch()).
  * The input is cut into chunks of `chunk` bytes by offset; a helper
  * thread takes the odd chunks, the reader itself parses everything else
  * as before. The helper does not know whether a chunk starts inside a
@@ -1598,6 +1599,13 @@ enum { SL_EMPTY, SL_BUSY, SL_DONE };
 #define CAND_NONE (UINT64_MAX - 1)
 #define NSLOT 2
 
+/* gzip: bytes of the next chunk the helper copies for its chunk's last
+ * event (events are a few hundred bytes; a longer one ends the batch) */
+static size_t split_gz_tail(size_t chunk)
+{
+	return chunk < ((size_t)256 << 10) ? chunk : (size_t)256 << 10;
+}
+
 struct split_slot {
 	int state;                /* SL_*, under the mutex */
 	uint64_t k;               /* chunk index */
@@ -1609,6 +1617,8 @@ struct split_slot {
 	size_t nstr;              /* strings interned up to the last event kept */
 	uint64_t end;             /* offset after the last kept event's '}' */
 	int ok;                   /* at least one event, no failure */
+	int input_end;            /* gzip: the stream ended before this chunk */
+	unsigned char *copy;      /* gzip: the chunk and the next one's head */
 };
 
 struct split {
@@ -1626,6 +1636,8 @@ struct split {
 	uint64_t mk;              /* the chunk the reader expects next */
 	uint64_t next_check;      /* the reader looks at the helper from here */
 	struct trace_src src;     /* the helper's reads (one chunk at a time) */
+	const struct trace_src *gz;  /* gzip: the reader's source, whose
+				      * inflated buffers are the chunks */
 	TS_VEC(uint32_t) remap;
 	struct trace_split_stats stats;
 };
@@ -1646,6 +1658,39 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/*
+ * The helper's window for chunk s->k from offset from: plain inputs read
+ * it with pread(); gzip copies the inflated buffer of that chunk and the
+ * head of the next (for the chunk's last event), since the ring reuses
+ * its buffers as the reader moves on. An event that runs past that head
+ * ends the batch early; the reader parses it. Returns 0 or -1 (no window:
+ * an error, the stream ended, or the reader is past the chunk).
+ */
+static int split_fetch(struct split *sp, struct split_slot *s, uint64_t from)
+{
+	struct rd *w = &s->w;
+	size_t n = 0, m = 0;
+	int last = 0, rc;
+
+	if (!sp->gz) {
+		if (trace_src_seek(&w->src, from, w->err) || refill(w, 0) < 0)
+			return -1;
+		return 0;
+	}
+	rc = trace_src_copy_chunk(sp->gz, s->k, sp->chunk, s->copy, &n, &last, &s->cancel);
+	if (rc == 0)
+		s->input_end = 1;
+	if (rc != 1)
+		return -1;
+	if (!last &&
+	    trace_src_copy_chunk(sp->gz, s->k + 1, split_gz_tail(sp->chunk), s->copy + n, &m,
+				 &last, &s->cancel) < 0)
+		return -1;
+	trace_src_open_view(&w->src, s->copy, n + m, from, sp->gz->path);
+	win_sync(w);
+	return 0;
+}
+
 /* The helper's parse of chunk s->k into s->b. */
 static void split_chunk(struct split *sp, struct split_slot *s)
 {
@@ -1664,8 +1709,9 @@ static void split_chunk(struct split *sp, struct split_slot *s)
 	s->ok = 0;
 	s->nstr = 0;
 	s->end = 0;
+	s->input_end = 0;
 	uint64_t cand = CAND_NONE;
-	if (trace_src_seek(&w->src, from, w->err) || refill(w, 0) < 0)
+	if (split_fetch(sp, s, from) < 0)
 		goto publish;
 	w->bad_at = 0;
 	for (;;) {
@@ -1762,6 +1808,8 @@ static void *split_main(void *arg)
 		sp->stats.helper_s += thread_cpu_s() - t0;
 		if (s->cand == CAND_UNKNOWN)
 			s->cand = CAND_NONE;
+		if (s->input_end && sp->size > s->k * sp->chunk)
+			sp->size = s->k * sp->chunk;   /* no chunk from here on */
 		s->state = atomic_load(&s->cancel) ? SL_EMPTY : SL_DONE;
 		pthread_cond_broadcast(&sp->cv);
 	}
@@ -1776,6 +1824,7 @@ static void split_free(struct split *sp)
 	for (int k = 0; k < NSLOT; k++) {
 		struct split_slot *s = &sp->slot[k];
 		ts_trace_release(&s->b);
+		free(s->copy);
 		free(s->w.icache);
 		ts_sb_release(&s->w.sb);
 		TS_VEC_RELEASE(s->w.catmap);
@@ -1791,14 +1840,18 @@ static void split_start(struct rd *r)
 {
 	struct split *sp;
 
-	if (r->sp || !r->split_chunk || !trace_src_can_seek(&r->src))
+	int gz = trace_src_chunk(&r->src) != 0;
+
+	if (r->sp || !r->split_chunk || !(gz || trace_src_can_seek(&r->src)))
 		return;
 	sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return;
 	sp->chunk = r->split_chunk;
 	sp->patient = r->split_patient;
-	sp->size = r->src.mem ? r->src.mem_len : r->src.size_hint;
+	/* gzip: the inflated size is known at the stream's end only */
+	sp->size = gz ? UINT64_MAX : r->src.mem ? r->src.mem_len : r->src.size_hint;
+	sp->gz = gz ? &r->src : NULL;
 	sp->legacy = r->t->meta.legacy;
 	sp->next_claim = 1;
 	sp->mk = 1;
@@ -1815,12 +1868,14 @@ static void split_start(struct rd *r)
 		w->err = &s->err;
 		ts_sb_init(&w->sb);
 		w->icache = calloc(ICACHE_N, sizeof(*w->icache));
-		if (!w->icache) {
+		if (gz)
+			s->copy = malloc(sp->chunk + split_gz_tail(sp->chunk));
+		if (!w->icache || (gz && !s->copy)) {
 			split_free(sp);
 			return;
 		}
 	}
-	if (trace_src_clone(&sp->src, &r->src, 0, &sp->slot[0].err)) {
+	if (!gz && trace_src_clone(&sp->src, &r->src, 0, &sp->slot[0].err)) {
 		split_free(sp);
 		return;
 	}
@@ -1847,6 +1902,8 @@ static void split_stop(struct rd *r)
 		atomic_store(&sp->slot[k].cancel, 1);
 	pthread_cond_broadcast(&sp->cv);
 	pthread_mutex_unlock(&sp->mu);
+	if (sp->gz)
+		trace_src_wake(sp->gz);
 	pthread_join(sp->th, NULL);
 	pthread_mutex_destroy(&sp->mu);
 	pthread_cond_destroy(&sp->cv);
@@ -1954,13 +2011,17 @@ static int split_at(struct rd *r, size_t i)
 			pthread_mutex_unlock(&sp->mu);
 			if (rc)
 				return rc < 0 ? rc : 0;
-			if ((rc = trace_src_seek(&r->src, end, r->err)))
+			rc = sp->gz ? trace_src_skip(&r->src, end, r->err) :
+				trace_src_seek(&r->src, end, r->err);
+			if (rc)
 				return rc;
 			win_sync(r);
 			return 1;
 		}
 		/* passed it (or none): discard */
 		atomic_store(&s->cancel, 1);
+		if (sp->gz)
+			trace_src_wake(sp->gz);
 		if (s->state == SL_DONE) {
 			s->state = SL_EMPTY;
 			s->k = UINT64_MAX;
@@ -2689,10 +2750,13 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	r->split_stats = stats;
-	if (split != TRACE_SPLIT_OFF && trace_src_can_seek(&r->src)) {
-		uint64_t size = r->src.mem ? r->src.mem_len : r->src.size_hint;
+	size_t gz_chunk = trace_src_chunk(&r->src);
+	if (split != TRACE_SPLIT_OFF && (gz_chunk || trace_src_can_seek(&r->src))) {
+		/* gzip: its size_hint guesses 8:1; traces reach 16:1 */
+		uint64_t size = gz_chunk ? r->src.size_hint * 2 :
+			r->src.mem ? r->src.mem_len : r->src.size_hint;
 		if (split != TRACE_SPLIT_AUTO) {
-			r->split_chunk = split;
+			r->split_chunk = gz_chunk ? gz_chunk : split;
 			r->split_patient = 1;
 		}
 		/* only far from the memory budget (limits.h): the batches are
@@ -2701,7 +2765,7 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 		 * take at most ~1.4x the file (a 40 B event), 4x leaves room */
 		else if (size >= TRACE_SPLIT_FROM && sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
 			 size <= ts_mem_budget() / 4)
-			r->split_chunk = TRACE_SPLIT_CHUNK;
+			r->split_chunk = gz_chunk ? gz_chunk : TRACE_SPLIT_CHUNK;
 	}
 
 	if (n >= sizeof(t->path))
@@ -2745,6 +2809,12 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	return rc;
 }
 
+/* gzip with an explicit split: its inflated buffers are the chunks */
+static size_t split_ring_chunk(size_t split)
+{
+	return split == TRACE_SPLIT_OFF || split == TRACE_SPLIT_AUTO ? 0 : split;
+}
+
 int trace_read_split(struct ts_trace *t, const char *path, const struct ts_trace_opts *opts,
 		     size_t split, struct trace_split_stats *stats, struct ts_err *err)
 {
@@ -2754,7 +2824,7 @@ int trace_read_split(struct ts_trace *t, const char *path, const struct ts_trace
 	memset(&r, 0, sizeof(r));
 	if (err)
 		ts_err_init(err);
-	rc = trace_src_open(&r.src, path, err);
+	rc = trace_src_open(&r.src, path, split_ring_chunk(split), err);
 	if (rc) {
 		trace_src_release(&r.src);
 		return rc;
@@ -2774,7 +2844,7 @@ int trace_read_mem_split(struct ts_trace *t, const void *data, size_t n, const c
 		ts_err_init(err);
 	if (!name)
 		name = "<memory>";
-	rc = trace_src_open_mem(&r.src, data, n, name, err);
+	rc = trace_src_open_mem(&r.src, data, n, name, split_ring_chunk(split), err);
 	if (rc) {
 		trace_src_release(&r.src);
 		return rc;

@@ -63,6 +63,7 @@ struct trace_gz {
 	size_t chunk, head;          /* sized to the input: fresh pages are slow */
 	size_t fill[NBUF];
 	uint64_t prod, cons;         /* buffers produced / released (monotonic) */
+	uint64_t pin;                /* buffer pin - 1 is being copied (0 none) */
 	int done, stop, cut;
 	int raw;                     /* plain file: read(), no inflate */
 	int err_code;
@@ -359,7 +360,10 @@ static void *gz_main(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&g->mu);
-		while (!g->stop && g->prod - g->cons == NBUF)
+		/* the slot to fill holds buffer prod - NBUF: wait while it is
+		 * the consumer's or pinned by trace_src_copy_chunk() */
+		while (!g->stop && (g->prod - g->cons == NBUF ||
+				    (g->pin && g->pin - 1 + NBUF == g->prod)))
 			pthread_cond_wait(&g->cv, &g->mu);
 		int stop = g->stop;
 		size_t slot = (size_t)(g->prod % NBUF);
@@ -384,7 +388,7 @@ static void *gz_main(void *arg)
 
 /* Start the producer thread: inflate (raw 0) or plain reads (raw 1). */
 static int ring_start(struct trace_src *s, int raw, const unsigned char *first, size_t nfirst,
-		      struct ts_err *err)
+		      size_t ring_chunk, struct ts_err *err)
 {
 	struct trace_gz *g = calloc(1, sizeof(*g));
 
@@ -415,7 +419,7 @@ static int ring_start(struct trace_src *s, int raw, const unsigned char *first, 
 		g->pending = nfirst;
 	}
 	/* read() refills in microseconds: small buffers suffice for plain files */
-	g->chunk = raw ? RAW_CHUNK : chunk_for(s->size_hint);
+	g->chunk = raw ? RAW_CHUNK : ring_chunk ? ring_chunk : chunk_for(s->size_hint);
 	g->head = g->chunk / 4;
 	for (int k = 0; k < NBUF; k++) {
 		g->ring[k] = page_alloc(g->head + g->chunk);
@@ -601,7 +605,7 @@ static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 /* A FIFO, pipe or stdin whose start content detection already read
  * (ts_input_open_peek): continue from those bytes on the same descriptor.
  * Returns 1 with *rc set when it was such an input, else 0. */
-static int held_open(struct trace_src *s, const char *path, int64_t *rc,
+static int held_open(struct trace_src *s, const char *path, size_t ring_chunk, int64_t *rc,
 		     struct ts_err *err)
 {
 	struct ts_input_held h;
@@ -610,7 +614,7 @@ static int held_open(struct trace_src *s, const char *path, int64_t *rc,
 	if (!ts_input_take_held(path, &h))
 		return 0;
 	if (h.spooled) {
-		*rc = trace_src_open_mem(s, h.raw, h.n, name, err);
+		*rc = trace_src_open_mem(s, h.raw, h.n, name, ring_chunk, err);
 		return 1;
 	}
 	set_path(s, name);
@@ -618,7 +622,7 @@ static int held_open(struct trace_src *s, const char *path, int64_t *rc,
 	s->count_nl = 1;
 	*rc = 0;
 	if (h.n >= 2 && h.raw[0] == 0x1f && h.raw[1] == 0x8b) {
-		*rc = ring_start(s, 0, h.raw, h.n, err);
+		*rc = ring_start(s, 0, h.raw, h.n, ring_chunk, err);
 		free(h.owned);
 		return 1;
 	}
@@ -638,14 +642,14 @@ static int held_open(struct trace_src *s, const char *path, int64_t *rc,
 	return 1;
 }
 
-int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
+int trace_src_open(struct trace_src *s, const char *path, size_t ring_chunk, struct ts_err *err)
 {
 	struct stat st;
 	int64_t r;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	if (held_open(s, path, &r, err))
+	if (held_open(s, path, ring_chunk, &r, err))
 		return (int)r;
 	if (strcmp(path, "-") == 0) {
 		set_path(s, "<stdin>");
@@ -679,7 +683,7 @@ int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 		return (int)r;
 	if (r >= 2 && s->buf[0] == 0x1f && s->buf[1] == 0x8b) {
 		s->size_hint *= 8;   /* traces compress about 10:1 */
-		int rc = ring_start(s, 0, s->buf, (size_t)r, err);
+		int rc = ring_start(s, 0, s->buf, (size_t)r, ring_chunk, err);
 		free(s->buf);
 		s->buf = NULL;
 		s->cap = 0;
@@ -691,12 +695,12 @@ int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err)
 	if (r == 0)
 		s->eof = 1;
 	else if (s->seekable && s->size_hint >= RING_FROM)
-		return ring_start(s, 1, NULL, (size_t)r, err);
+		return ring_start(s, 1, NULL, (size_t)r, 0, err);
 	return 0;
 }
 
 int trace_src_open_mem(struct trace_src *s, const void *data, size_t n,
-		       const char *name, struct ts_err *err)
+		       const char *name, size_t ring_chunk, struct ts_err *err)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
@@ -706,7 +710,7 @@ int trace_src_open_mem(struct trace_src *s, const void *data, size_t n,
 	s->size_hint = n;
 	if (n >= 2 && s->mem[0] == 0x1f && s->mem[1] == 0x8b) {
 		s->size_hint *= 8;
-		return ring_start(s, 0, NULL, 0, err);
+		return ring_start(s, 0, NULL, 0, ring_chunk, err);
 	}
 	s->data = data;
 	s->len = n;
@@ -799,6 +803,90 @@ int trace_src_clone(struct trace_src *s, const struct trace_src *from, uint64_t 
 	if (!s->buf)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	return trace_src_seek(s, off, err);
+}
+
+void trace_src_open_view(struct trace_src *s, const void *data, size_t n, uint64_t base,
+			 const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	set_path(s, name);
+	s->data = data;
+	s->len = n;
+	s->base = base;
+	s->eof = 1;
+}
+
+size_t trace_src_chunk(const struct trace_src *s)
+{
+	return s->gz && !s->gz->raw ? s->gz->chunk : 0;
+}
+
+int trace_src_copy_chunk(const struct trace_src *s, uint64_t k, size_t want, unsigned char *dst,
+			 size_t *n, int *last, atomic_int *cancel)
+{
+	struct trace_gz *g = s->gz;
+	int rc;
+
+	*n = 0;
+	*last = 0;
+	pthread_mutex_lock(&g->mu);
+	while (g->prod <= k && !g->done && !atomic_load(cancel))
+		pthread_cond_wait(&g->cv, &g->mu);
+	size_t slot = (size_t)(k % NBUF), fill = 0;
+	if (atomic_load(cancel) || (g->prod > k && g->cons > k)) {
+		rc = -1;                 /* asked to stop, or released already */
+	} else if (g->prod <= k) {
+		rc = 0;                  /* the stream ended before buffer k */
+	} else {
+		fill = g->fill[slot];
+		*last = g->done && g->prod == k + 1;
+		/* every buffer but the last is full (gz_fill) */
+		rc = fill == g->chunk || *last ? 1 : -1;
+		if (rc == 1)
+			g->pin = k + 1;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (rc != 1)
+		return rc;
+	*n = fill < want ? fill : want;
+	memcpy(dst, g->ring[slot] + g->head, *n);
+	pthread_mutex_lock(&g->mu);
+	g->pin = 0;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	return 1;
+}
+
+void trace_src_wake(const struct trace_src *s)
+{
+	struct trace_gz *g = s->gz;
+
+	if (!g || !g->started)
+		return;
+	pthread_mutex_lock(&g->mu);
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+int trace_src_skip(struct trace_src *s, uint64_t off, struct ts_err *err)
+{
+	while (off > s->base + s->len) {
+		if (s->eof)
+			return ts_err_set(err, TS_EINTERNAL, "skip past the end of the input");
+		int rc = trace_src_more(s, s->len, err);
+		if (rc)
+			return rc;
+	}
+	if (off < s->base)
+		return ts_err_set(err, TS_EINTERNAL, "skip backwards in the input");
+	size_t keep = (size_t)(off - s->base);
+	if (s->count_nl)
+		s->nl_before += count_nl(s->data, keep);
+	s->data += keep;
+	s->len -= keep;
+	s->base += keep;
+	return 0;
 }
 
 /* Newlines in the first `upto` bytes of a regular file (pread again). */

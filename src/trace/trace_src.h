@@ -14,6 +14,7 @@
 #ifndef TRAINSCOPE_TRACE_SRC_H
 #define TRAINSCOPE_TRACE_SRC_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
@@ -44,9 +45,16 @@ struct trace_src {
 	struct trace_gz *gz;
 };
 
-int trace_src_open(struct trace_src *s, const char *path, struct ts_err *err);
+/* ring_chunk: the size of gzip's inflated buffers (0: chosen from the
+ * input's size; tests set small ones to put buffer edges everywhere). */
+int trace_src_open(struct trace_src *s, const char *path, size_t ring_chunk, struct ts_err *err);
 int trace_src_open_mem(struct trace_src *s, const void *data, size_t n,
-		       const char *name, struct ts_err *err);
+		       const char *name, size_t ring_chunk, struct ts_err *err);
+
+/* A source over data[0..n) that holds the input's bytes from absolute
+ * offset base, and nothing more (eof set). Owns nothing. */
+void trace_src_open_view(struct trace_src *s, const void *data, size_t n, uint64_t base,
+			 const char *name);
 void trace_src_release(struct trace_src *s);
 
 /* Returns 0 (eof set when nothing more will come) or a negative code with
@@ -68,6 +76,31 @@ int trace_src_can_seek(const struct trace_src *s);
  * filled; release it with trace_src_release() either way. */
 int trace_src_clone(struct trace_src *s, const struct trace_src *from, uint64_t off,
 		    struct ts_err *err);
+
+/*
+ * The gzip split (trace_read.c): a gzip input is inflated into buffers of
+ * trace_src_chunk() bytes, buffer k holding the inflated bytes from
+ * k * chunk (every buffer but the last is full). trace_src_chunk() is 0
+ * for any other input.
+ *
+ * trace_src_copy_chunk() may be called from another thread than the one
+ * reading s (one such thread at a time): it copies the first
+ * min(want, size) bytes of buffer k to dst, waiting until that buffer is
+ * inflated. Returns 1 (*n bytes copied; *last set when buffer k ends the
+ * stream), 0 when the stream ended before buffer k, or -1 when the reader
+ * has already moved past buffer k or *cancel is set. The buffer is not
+ * reused while it is being copied. After setting *cancel, call
+ * trace_src_wake() so that a waiting copy sees it.
+ *
+ * trace_src_skip() moves s's window forward to start at absolute offset
+ * off (at or after its start, within the input), dropping the bytes
+ * before it: 0, or a negative code with err filled.
+ */
+size_t trace_src_chunk(const struct trace_src *s);
+int trace_src_copy_chunk(const struct trace_src *s, uint64_t k, size_t want, unsigned char *dst,
+			 size_t *n, int *last, atomic_int *cancel);
+void trace_src_wake(const struct trace_src *s);
+int trace_src_skip(struct trace_src *s, uint64_t off, struct ts_err *err);
 
 /* 1-based line of an absolute offset at or before the window end, or -1
  * when it cannot be known (a pipe's bytes already gone). */

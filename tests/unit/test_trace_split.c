@@ -18,6 +18,12 @@
  * chunk sizes from 37 bytes up, so the helper's chunks start at every
  * kind of place. The tests also check that batches were really handed
  * over (and, for the false boundaries, really thrown away).
+ *
+ * Gzip is split too (the helper parses copies of the inflated buffers):
+ * the same documents compressed with zlib's deflate() here, in one member
+ * (ISA-L inflates it when built with it) and in two (zlib takes over at
+ * the second), cut inside the compressed data, from memory and from a
+ * file, with the inflated buffer (the chunk) from 64 bytes up.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -217,10 +223,13 @@ static void walk(const char *dir, struct trace_split_stats *sum, int *files)
 				continue;
 			compare_one(p, buf, n, NULL, &modes[c % 3], chunks[c], sum);
 		}
-		/* plain files also through the file path (pread helper) */
+		/* plain files also through the file path (pread helper), gzip
+		 * files through their inflated buffers */
 		size_t pn = strlen(p);
 		if (strcmp(p + pn - 5, ".json") == 0 && n / 8191 <= 4000)
 			compare_one(p, NULL, n, p, &modes[0], n > 100000 ? 8191 : n / 3 + 1, sum);
+		else if (strcmp(p + pn - 3, ".gz") == 0 && n / 16384 <= 4000)
+			compare_one(p, NULL, n, p, &modes[1], n > 100000 ? 16384 : n / 3 + 64, sum);
 		free(buf);
 	}
 	closedir(d);
@@ -467,5 +476,124 @@ TEST(trace_split_file)
 	compare_one(path, NULL, sb.len, path, &modes[2], 4096, &sum);
 	CHECK(sum.handed > 20);
 	unlink(path);
+	ts_sb_release(&sb);
+}
+
+/* ------------------------------------------------------ gzip */
+
+/* p[0..n) as gzip (zlib's deflate, level 6) in `members` members split
+ * at n / members; NULL when out of memory. */
+static unsigned char *gz_of(const void *p, size_t n, int members, size_t *out_n)
+{
+	size_t cap = compressBound((uLong)n) + 64 * (size_t)members, len = 0;
+	unsigned char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (int m = 0; m < members; m++) {
+		size_t from = n / (size_t)members * (size_t)m;
+		size_t to = m == members - 1 ? n : n / (size_t)members * (size_t)(m + 1);
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			free(out);
+			return NULL;
+		}
+		z.next_in = (unsigned char *)p + from;
+		z.avail_in = (uInt)(to - from);
+		z.next_out = out + len;
+		z.avail_out = (uInt)(cap - len);
+		int r = deflate(&z, Z_FINISH);
+		len += (size_t)z.total_out;
+		deflateEnd(&z);
+		if (r != Z_STREAM_END) {
+			free(out);
+			return NULL;
+		}
+	}
+	*out_n = len;
+	return out;
+}
+
+static const size_t gz_chunks[] = { 64, 97, 251, 1000, 4096, 65536 };
+
+TEST(trace_split_gzip)
+{
+	struct ts_sb sb;
+	struct trace_split_stats sum = { 0 };
+
+	ts_sb_init(&sb);
+	for (int v = 0; v < 6; v++) {
+		hostile(&sb, v == 5, v & 1, v & 2);
+		REQUIRE(!sb.failed);
+		for (int members = 1; members <= 2; members++) {
+			size_t n = 0;
+			unsigned char *gz = gz_of(sb.buf, sb.len, members, &n);
+			REQUIRE(gz);
+			for (size_t c = 0; c < sizeof(gz_chunks) / sizeof(gz_chunks[0]); c++)
+				compare_one("gzip", gz, n, NULL, &modes[(c + (size_t)v) % 3], gz_chunks[c], &sum);
+			free(gz);
+		}
+	}
+	/* batches from inflated buffers really were appended */
+	CHECK(sum.handed > 100);
+	CHECK(sum.events > 2000);
+	ts_sb_release(&sb);
+}
+
+TEST(trace_split_gzip_cuts)
+{
+	struct ts_sb sb;
+	struct trace_split_stats sum = { 0 };
+	size_t n = 0;
+
+	ts_sb_init(&sb);
+	hostile(&sb, 0, 1, 1);
+	REQUIRE(!sb.failed);
+	unsigned char *gz = gz_of(sb.buf, sb.len, 1, &n);
+	REQUIRE(gz);
+	/* the compressed stream cut anywhere: every complete event kept,
+	 * the same offsets and flags as the serial read */
+	for (size_t cut = 11; cut < n; cut += n / 23 + 1) {
+		compare_one("gzip cut", gz, cut, NULL, &modes[cut % 3], 251, &sum);
+		compare_one("gzip cut", gz, cut, NULL, &modes[0], 4096, &sum);
+	}
+	/* bytes overwritten in the middle: corrupt data, the serial error */
+	unsigned char *bad = malloc(n);
+	REQUIRE(bad);
+	memcpy(bad, gz, n);
+	memset(bad + n / 2, 0x55, 64);
+	compare_one("gzip corrupt", bad, n, NULL, &modes[0], 1000, &sum);
+	compare_one("gzip corrupt", bad, n, NULL, &modes[2], 4096, &sum);
+	free(bad);
+	CHECK(sum.handed > 20);
+	free(gz);
+	ts_sb_release(&sb);
+}
+
+TEST(trace_split_gzip_file)
+{
+	struct ts_sb sb;
+	struct trace_split_stats sum = { 0 };
+	char path[] = "/tmp/ts-split-gz-XXXXXX";
+	int fd = mkstemp(path);
+	size_t n = 0;
+
+	REQUIRE(fd >= 0);
+	ts_sb_init(&sb);
+	hostile(&sb, 0, 1, 1);
+	REQUIRE(!sb.failed);
+	unsigned char *gz = gz_of(sb.buf, sb.len, 2, &n);
+	REQUIRE(gz);
+	REQUIRE(write(fd, gz, n) == (ssize_t)n);
+	close(fd);
+	for (size_t c = 0; c < sizeof(gz_chunks) / sizeof(gz_chunks[0]); c++)
+		compare_one(path, NULL, n, path, &modes[c % 3], gz_chunks[c], &sum);
+	REQUIRE(truncate(path, (off_t)(n * 2 / 3)) == 0);
+	compare_one(path, NULL, n, path, &modes[0], 251, &sum);
+	compare_one(path, NULL, n, path, &modes[2], 4096, &sum);
+	CHECK(sum.handed > 20);
+	unlink(path);
+	free(gz);
 	ts_sb_release(&sb);
 }
