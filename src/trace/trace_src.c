@@ -566,12 +566,9 @@ static int64_t read_some(struct trace_src *s, unsigned char *dst, size_t n, stru
 static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 {
 	size_t tail = s->len - keep;
+	size_t at = (size_t)(s->data - s->buf) + keep;   /* the tail, in buf */
 
-	if (keep)
-		memmove(s->buf, s->buf + keep, tail);
 	s->base += keep;
-	s->len = tail;
-	s->data = s->buf;
 	if (s->cap - tail < s->cap / 2) {
 		size_t cap = s->cap * 2;
 		if (cap > MAX_WINDOW + CHUNK)
@@ -581,17 +578,26 @@ static int plain_more(struct trace_src *s, size_t keep, struct ts_err *err)
 		if (!p)
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		s->buf = p;
-		s->data = p;
 		s->cap = cap;
 	}
+	/* the tail (an unfinished event) moves to where the next read()
+	 * starts on a page: the kernel copies into many offsets several
+	 * times slower (performance-ceilings.md #11b) */
+	size_t pad = (PAGE - ((uintptr_t)s->buf + tail) % PAGE) % PAGE;
+	if (pad + tail > s->cap / 2)
+		pad = 0;
+	if (tail && at != pad)
+		memmove(s->buf + pad, s->buf + at, tail);
+	s->data = s->buf + pad;
+	s->len = tail;
 	/* after a seek (the split parse) read 1 MiB at a time: the rest of a
 	 * big window would be touched for nothing; but an event bigger than
 	 * that fills the whole window, so it is parsed again from its start
 	 * O(log size) times, not once per MiB */
-	size_t want = s->cap - tail;
+	size_t want = s->cap - pad - tail;
 	if (s->at_offset && want > RAW_CHUNK && tail < RAW_CHUNK)
 		want = RAW_CHUNK;
-	int64_t r = read_some(s, s->buf + tail, want, err);
+	int64_t r = read_some(s, s->buf + pad + tail, want, err);
 	if (r < 0)
 		return (int)r;
 	if (r == 0)
