@@ -956,7 +956,7 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 
 /* A number as int64: scale 0 for integers (a fraction is truncated, as
  * num_int does), 3 for microseconds text to exact nanoseconds. */
-static int value_scaled(struct rd *r, size_t *ip, int scale, int64_t *out)
+static inline HOT int value_scaled(struct rd *r, size_t *ip, int scale, int64_t *out)
 {
 	struct strv v;
 	int ok = 0, rc;
@@ -975,7 +975,7 @@ static int value_scaled(struct rd *r, size_t *ip, int scale, int64_t *out)
 	return rc;
 }
 
-static int value_int(struct rd *r, size_t *ip, int64_t *out)
+static inline HOT int value_int(struct rd *r, size_t *ip, int64_t *out)
 {
 	return value_scaled(r, ip, 0, out);
 }
@@ -1018,7 +1018,7 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 }
 
 /* ts / dur: microseconds text to exact nanoseconds. */
-static int value_ns(struct rd *r, size_t *ip, int64_t *out)
+static inline HOT int value_ns(struct rd *r, size_t *ip, int64_t *out)
 {
 	return value_scaled(r, ip, 3, out);
 }
@@ -1073,7 +1073,7 @@ enum {
 
 static int arg_key(const char *s, size_t n)
 {
-#define K(lit, id) if (n == sizeof(lit) - 1 && memcmp(s, lit, n) == 0) return id
+#define K(lit, id) if (n == sizeof(lit) - 1 && same_bytes(s, lit, n)) return id
 	switch (n) {
 	case 3: K("Seq", A_SEQ); break;
 	case 5: K("bytes", A_BYTES); K("Bytes", A_MBYTES); K("dtype", A_DTYPE);
@@ -1338,9 +1338,14 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	OBJ_LOOP_BEGIN(r, i)
 	int kind = event_key_word(d_, i, len_, &adv);
 	if (kind >= 0) {
-		i = skip_ws(d_, i + adv, len_);
-		if (i >= len_)
-			return end_or_need(r);
+		i += adv;
+		if (i + 1 < len_ && d_[i] == ' ' && d_[i + 1] > ' ') {
+			i++;   /* `"key": value`, as writers put it */
+		} else {
+			i = skip_ws(d_, i, len_);
+			if (i >= len_)
+				return end_or_need(r);
+		}
 	} else {
 		vrc = member_key(r, &i, &v);
 		if (vrc)
