@@ -36,7 +36,7 @@
 
 #define CHUNK ((size_t)4 << 20)   /* bytes added per refill (at most) */
 #define MIN_CHUNK ((size_t)64 << 10)
-#define NBUF 4
+#define NBUF 6
 #define GZ_IN ((size_t)1 << 20)
 #define MAX_WINDOW ((size_t)512 << 20)
 #define RING_FROM ((uint64_t)8 << 20)  /* plain files this big read in a thread */
