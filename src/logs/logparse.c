@@ -1937,11 +1937,25 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			       (long long)r.ign_line, ts_ignored_name(r.ign_kind));
 		goto out;
 	}
-	if (r.records == 0 && log->mem.n == 0)
-		rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
-			       "no step records found (expected Megatron/Bridge/NeMo/Primus "
-			       "iteration lines, Hugging Face Trainer dicts or JSON objects "
-			       "with an iteration or step key)");
+	if (r.records == 0 && log->mem.n == 0) {
+		/* a file cut inside its first record says so, not just "none" */
+		const struct ts_log_note *cut = NULL;
+		for (size_t k = 0; k < log->notes.n; k++)
+			if (log->notes.v[k].file == r.file && log->notes.v[k].kind == TS_NOTE_TRUNCATED)
+				cut = &log->notes.v[k];
+		size_t mn = cut ? strlen(cut->msg) : 0;
+		if (mn > 9 && strcmp(cut->msg + mn - 9, "; ignored") == 0)
+			mn -= 9;
+		if (cut)
+			rc = ts_err_at(err, TS_EPARSE, name, (int64_t)cut->offset, cut->line,
+				       "no complete step record: the file ends inside its first "
+				       "record (%.*s)", (int)mn, cut->msg);
+		else
+			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
+				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
+				       "iteration lines, Hugging Face Trainer dicts or JSON objects "
+				       "with an iteration or step key)");
+	}
 out:
 	ts_sb_release(&r.clean);
 	ts_sb_release(&r.pend);
