@@ -22,6 +22,7 @@
 #include "trainscope/logs.h"
 #include "trainscope/model.h"
 #include "trainscope/preflight.h"
+#include "trainscope/taxonomy.h"
 #include "trainscope/telemetry.h"
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
@@ -61,19 +62,10 @@ static struct ts_prof_opts prof_opts(void)
 	return po;
 }
 
-/* Case-insensitive: does s contain the ASCII word part w (lower case)? */
+/* Case-insensitive (ASCII): does s contain w (lower case)? */
 static int has_part(const char *s, const char *w)
 {
-	size_t n = strlen(w);
-
-	for (; *s; s++) {
-		size_t k = 0;
-		while (k < n && s[k] && (s[k] | 0x20) == w[k])
-			k++;
-		if (k == n)
-			return 1;
-	}
-	return 0;
+	return ts_name_contains(s, strlen(s), w);
 }
 
 /* A kernel or op name that only mixture-of-experts models run: Megatron's
