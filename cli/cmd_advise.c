@@ -7,12 +7,14 @@
 #include "diagnose_cli.h"
 #include "trainscope/jsonw.h"
 
-enum { OPT_WALL = 1, OPT_VENDOR };
+enum { OPT_WALL = 1, OPT_VENDOR, OPT_MOE };
 
 static const struct cli_opt opts[] = {
 	{ "wall", 0, "WALL", "advise for this wall instead of diagnosing (data, straggler, "
 	  "communication, host, memory, compute)", OPT_WALL },
 	{ "vendor", 0, "VENDOR", "with --wall: cuda, rocm, musa or cpu", OPT_VENDOR },
+	{ "moe", 0, NULL, "with --wall: the model is a mixture of experts (adds the MoE "
+	  "candidates; a run shows it by num_experts or MoE kernels)", OPT_MOE },
 	{ 0 }
 };
 
@@ -49,6 +51,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_runmodel rm;
 	struct ts_sb out;
 	const char *wall_s = NULL, *vendor_s = NULL;
+	int moe = 0;
 	enum ts_wall wall = TS_WALL_COMPUTE;
 	enum ts_vendor_kind vendor = TS_DIAG_VENDOR_UNKNOWN;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -63,6 +66,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			wall_s = p.opts[i].val;
 		else if (p.opts[i].key == OPT_VENDOR)
 			vendor_s = p.opts[i].val;
+		else if (p.opts[i].key == OPT_MOE)
+			moe = 1;
 	}
 	if (wall_s && parse_wall(wall_s, &wall)) {
 		cli_error(ctx, "--wall: unknown wall '%s'", wall_s);
@@ -75,6 +80,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (moe && !wall_s) {
+		cli_error(ctx, "--moe goes with --wall (a run shows whether its model is MoE)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (wall_s) {
 		if (p.npos) {
 			cli_error(ctx, "give either --wall or a run, not both");
@@ -83,6 +93,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		d.wall_known = 1;
 		d.wall = wall;
+		d.moe_evidence = moe ? "--moe" : NULL;
 		if (ts_diag_advise(&d, 1, wall, vendor)) {
 			cli_error(ctx, "out of memory");
 			rc = EXIT_INTERNAL;
@@ -100,6 +111,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_jw_kstr(&w, "schema", "trainscope.advise/1");
 		ts_jw_kstr(&w, "wall", d.wall_known ? ts_wall_name(d.wall) : NULL);
 		ts_jw_kstr(&w, "vendor", ts_diag_vendor_name(vendor));
+		ts_jw_kstr(&w, "moe_evidence", d.moe_evidence);
 		ts_jw_key(&w, "advice");
 		ts_jw_arr(&w);
 		for (size_t i = 0; i < d.advice.n; i++) {
@@ -134,14 +146,17 @@ const struct cli_command cli_cmd_advise = {
 	.name = "advise",
 	.stage = STAGE_RETUNE,
 	.summary = "Candidate changes for a run's dominant wall, specific to its vendor",
-	.usage = "advise [options] RUN_DIR|FILE... | advise --wall WALL [--vendor VENDOR]",
+	.usage = "advise [options] RUN_DIR|FILE... | advise --wall WALL [--vendor VENDOR] [--moe]",
 	.description =
 		"Diagnoses the run (as `trainscope diagnose`) and lists, for its dominant wall,\n"
 		"the candidate changes of the playbook that apply to the vendor in the trace\n"
 		"(CUDA or MUSA: flash attention by architecture, NCCL/MCCL settings, CUDA/MUSA\n"
-		"graphs, dispatcher choices, recompute, data-loader workers and pinned memory,\n"
-		"torch.compile). Every entry is a candidate to measure with `trainscope ab`, one\n"
-		"variable at a time - never a default to apply.",
+		"graphs, recompute, data-loader workers and pinned memory, torch.compile).\n"
+		"MoE knobs (expert parallelism, token dispatcher, grouped GEMM, router fusion)\n"
+		"only when the run shows an MoE model: num_experts in its model config or its\n"
+		"Megatron arguments, or MoE kernels in its trace (--moe with --wall). Every\n"
+		"entry is a candidate to measure with `trainscope ab`, one variable at a time -\n"
+		"never a default to apply.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

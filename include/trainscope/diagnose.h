@@ -112,6 +112,11 @@ struct ts_diag {
 	struct ts_hang_set hang;                  /* read from in.hang */
 	struct ts_hang_result hang_res;           /* valid when hang_done */
 	int hang_done;
+	/* Evidence that the model is a mixture of experts, in words (in the
+	 * arena), or NULL: num_experts > 0 in a model config or in a Megatron
+	 * log's arguments, or an MoE-named kernel or op in a trace (moe,
+	 * expert, DeepEP, token dispatch). Advice about MoE needs it. */
+	const char *moe_evidence;
 
 	/* results of ts_diag_analyse() */
 	int wall_known;
@@ -189,7 +194,9 @@ int ts_diag_add_profile(struct ts_diag *d, struct ts_rank_prof *p);
 int ts_diag_analyse(struct ts_diag *d);
 
 /* Candidates for a wall and vendor (appended to d->advice); wall_known 0
- * gives the "collect evidence first" entry. */
+ * gives the "collect evidence first" entry. MoE-only candidates (expert
+ * parallelism, token dispatchers, grouped GEMM, ...) only when
+ * d->moe_evidence is set: a dense model, or one of unknown kind, gets none. */
 int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
 		   enum ts_vendor_kind vendor);
 

@@ -152,7 +152,9 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 
 /* Walls of a step: names and numbers of `trace` (profile.h ts_step_prof).
  * compute + exposed_comm + exposed_memcpy + exposed_memset + idle = step;
- * data_loader and host_gap are parts of idle (within = "idle"). */
+ * data_loader and host_gap are parts of idle (within = "idle"), measured
+ * over idle's intervals (ts_step_prof idle_part_data_ns, idle_part_gap_ns):
+ * disjoint, data_loader + host_gap <= idle. */
 enum ts_diff_wall {
 	TS_DW_COMPUTE = 0,
 	TS_DW_EXPOSED_COMM,

@@ -146,6 +146,11 @@ struct ts_step_prof {
 	int64_t exposed_memcpy_ns, exposed_memset_ns, idle_ns;
 	int64_t host_ns;        /* CPU main-thread ops */
 	int64_t gap_ns;         /* main thread outside ops, data loader and comm */
+	/* The parts of idle_ns (the same intervals: GPU idle, or CPU-only
+	 * idle) inside the data loader and inside host gaps (gap_ns's set):
+	 * disjoint, idle_part_data_ns + idle_part_gap_ns <= idle_ns. data_ns
+	 * and gap_ns are CPU-side and may overlap GPU work; these may not. */
+	int64_t idle_part_data_ns, idle_part_gap_ns;
 	int64_t kernels;        /* linked GPU activities launched in the step */
 	int outlier;
 	char reason[TS_REASON_MAX];
@@ -236,6 +241,11 @@ struct ts_rank_prof {
 	int64_t idle_host_ns;
 	int64_t idle_data_ns;
 	int64_t idle_other_ns;
+	/* The parts of idle_ns (its intervals, GPU or CPU-only) inside the
+	 * data loader and inside host gaps (host_gap_ns's set): disjoint,
+	 * their sum <= idle_ns (on GPU traces idle_part_data_ns =
+	 * idle_data_ns). As ts_step_prof's, for the window. */
+	int64_t idle_part_data_ns, idle_part_gap_ns;
 
 	struct ts_launch_stat launch;
 	struct ts_xfer_stat xfer[TS_MDIR_COUNT];

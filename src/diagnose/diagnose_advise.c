@@ -7,7 +7,11 @@
  * printed as a candidate to measure with `trainscope ab`, never as a
  * default. Vendor matters: MUSA behaviour is never inferred from CUDA
  * (flash attention, collective library and graph names differ), so each
- * entry names the knob of the vendor the trace came from.
+ * entry names the knob of the vendor the trace came from. Model kind
+ * matters too: the MoE knobs (expert parallelism, token dispatchers,
+ * grouped expert GEMMs, router fusion, moe_* recompute and graph scopes)
+ * live in their own table, used only with evidence that the model is MoE
+ * (d->moe_evidence); a dense model never sees them.
  */
 #include <string.h>
 #include "trainscope/diagnose.h"
@@ -58,24 +62,21 @@ static const struct advice table[] = {
 	  "Megatron --overlap-grad-reduce --overlap-param-gather (distributed optimizer); DDP: "
 	  "bucket_cap_mb tuned so the first bucket is ready early; one overlap mode at a time" },
 	{ W(TS_WALL_COMM), 0, "keep the hot collectives inside the fast link",
-	  "place TP (and EP x TP) inside the NVLink/MTLink domain, PP across nodes; prefer EP over "
-	  "extra TP for experts" },
+	  "place TP inside the NVLink/MTLink domain, PP across nodes" },
 	{ W(TS_WALL_COMM), V(TS_DIAG_VENDOR_CUDA), "NCCL settings",
-	  "CUDA_DEVICE_MAX_CONNECTIONS=1 for TP overlap (32 for EP-overlap recipes), NCCL_NVLS_ENABLE, "
-	  "NCCL_IB_* for the fabric; with expandable segments and graphs NCCL_GRAPH_REGISTER=0; "
-	  "MoE: --moe-token-dispatcher-type alltoall|flex with DeepEP/HybridEP" },
+	  "CUDA_DEVICE_MAX_CONNECTIONS=1 for TP overlap, NCCL_NVLS_ENABLE, NCCL_IB_* for the fabric; "
+	  "with expandable segments and graphs NCCL_GRAPH_REGISTER=0" },
 	{ W(TS_WALL_COMM), V(TS_DIAG_VENDOR_MUSA), "MCCL settings",
 	  "backend \"mccl\"; MCCL_PROTOS, MCCL_ALGOS, MCCL_BUFFSIZE (Moore Threads scripts use 2, 1, "
 	  "20971520), MCCL_IB_HCA / MCCL_IB_GID_INDEX for RDMA; TORCH_MCCL_* mirrors of the TORCH_NCCL_* "
 	  "knobs; semantics are not documented publicly, so measure each" },
 	{ W(TS_WALL_COMM), V(TS_DIAG_VENDOR_CUDA) | V(TS_DIAG_VENDOR_MUSA), "TP communication overlap",
-	  "--tp-comm-overlap (Transformer Engine userbuffers; MT-TransformerEngine on MUSA) or "
-	  "--overlap-moe-expert-parallel-comm for EP (needs VPP when PP > 1)" },
+	  "--tp-comm-overlap (Transformer Engine userbuffers; MT-TransformerEngine on MUSA)" },
 	/* host / launch */
 	{ W(TS_WALL_HOST), V(TS_DIAG_VENDOR_CUDA), "CUDA graphs",
-	  "--cuda-graph-impl local|transformer_engine with scopes attn, mlp, moe_router, "
-	  "moe_preprocess (full_iteration needs static shapes and check_for_nan_in_loss off); time "
-	  "only post-capture iterations and check that replay (cudaGraphLaunch) shows in the trace" },
+	  "--cuda-graph-impl local|transformer_engine with scopes attn, mlp (full_iteration needs "
+	  "static shapes and check_for_nan_in_loss off); time only post-capture iterations and check "
+	  "that replay (cudaGraphLaunch) shows in the trace" },
 	{ W(TS_WALL_HOST), V(TS_DIAG_VENDOR_MUSA), "MUSA graphs",
 	  "torch.musa.MUSAGraph capture of the static part of the step; check that musaGraphLaunch "
 	  "appears in the trace (replay, not only capture)" },
@@ -84,15 +85,14 @@ static const struct advice table[] = {
 	  "torch.compile(model) (mode=\"max-autotune-no-cudagraphs\" first, then \"reduce-overhead\" for "
 	  "graphs) to fuse small operators and cut launches; compare loss curves for equivalence" },
 	{ W(TS_WALL_HOST), 0, "fewer, larger kernels",
-	  "fused kernels: --moe-grouped-gemm, --moe-permute-fusion, --moe-router-fusion, "
-	  "--cross-entropy-loss-fusion, fused optimizer (AdamW foreach/fused=True); larger micro-batch "
-	  "if memory allows" },
+	  "fused kernels: --cross-entropy-loss-fusion, fused optimizer (AdamW foreach/fused=True); "
+	  "larger micro-batch if memory allows" },
 	{ W(TS_WALL_HOST), 0, "keep Python and GC off the critical path",
 	  "--manual-gc, no .item() / host syncs inside the step, data loading in workers" },
 	/* memory */
 	{ W(TS_WALL_MEMORY), 0, "selective recompute before full",
-	  "--recompute-granularity selective --recompute-modules core_attn (then layernorm, moe_act); "
-	  "full recompute only when selective does not fit; HFU rises, MFU should not drop much" },
+	  "--recompute-granularity selective --recompute-modules core_attn (then layernorm); full "
+	  "recompute only when selective does not fit; HFU rises, MFU should not drop much" },
 	{ W(TS_WALL_MEMORY), GPU, "remove host-device copies from the step",
 	  "memcpy time in the step: look for .cpu()/.item()/.numpy() and pageable copies; use pinned "
 	  "buffers and non_blocking=True" },
@@ -114,8 +114,8 @@ static const struct advice table[] = {
 	  "uses --use-flash-attn --transformer-impl transformer_engine" },
 	{ W(TS_WALL_COMPUTE), V(TS_DIAG_VENDOR_CUDA) | V(TS_DIAG_VENDOR_MUSA), "lower precision",
 	  "BF16 everywhere first; FP8 (--fp8-format hybrid --fp8-recipe delayed|blockwise|mxfp8; Hopper "
-	  "and Blackwell on CUDA, S5000/mp_31 only on MUSA) with the router and optimizer states kept in "
-	  "FP32 - a numerical change: gate it with trainscope's equivalence checks" },
+	  "and Blackwell on CUDA, S5000/mp_31 only on MUSA) with the optimizer states kept in FP32 - a "
+	  "numerical change: gate it with trainscope's equivalence checks" },
 	{ W(TS_WALL_COMPUTE), V(TS_DIAG_VENDOR_CPU), "CPU threads",
 	  "torch.set_num_threads / OMP_NUM_THREADS to the physical cores of the rank (the run may be "
 	  "limited to one thread), and oneDNN/MKL builds of the heavy operators" },
@@ -127,11 +127,41 @@ static const struct advice table[] = {
 	  "evidence and run diagnose again" },
 };
 
-int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
-		   enum ts_vendor_kind vendor)
+/* Only for a model shown to be MoE (d->moe_evidence), after the entries of
+ * the same wall in table[]. */
+static const struct advice moe_table[] = {
+	/* communication */
+	{ W(TS_WALL_COMM), 0, "MoE: keep expert parallelism inside the fast link",
+	  "place EP x TP inside the NVLink/MTLink domain; prefer EP over extra TP for the experts" },
+	{ W(TS_WALL_COMM), V(TS_DIAG_VENDOR_CUDA), "MoE: token dispatcher",
+	  "--moe-token-dispatcher-type alltoall|flex with DeepEP/HybridEP; CUDA_DEVICE_MAX_CONNECTIONS=32 "
+	  "for EP-overlap recipes" },
+	{ W(TS_WALL_COMM), V(TS_DIAG_VENDOR_CUDA) | V(TS_DIAG_VENDOR_MUSA),
+	  "MoE: expert-parallel communication overlap",
+	  "--overlap-moe-expert-parallel-comm (needs VPP when PP > 1)" },
+	/* host / launch */
+	{ W(TS_WALL_HOST), V(TS_DIAG_VENDOR_CUDA), "MoE: graph the router and dispatch preprocessing",
+	  "--cuda-graph-impl local|transformer_engine with the scopes moe_router and moe_preprocess "
+	  "besides attn and mlp" },
+	{ W(TS_WALL_HOST), 0, "MoE: fused expert kernels",
+	  "--moe-grouped-gemm, --moe-permute-fusion, --moe-router-fusion: fewer, larger kernels for "
+	  "the experts, the token permutation and the router" },
+	/* memory */
+	{ W(TS_WALL_MEMORY), 0, "MoE: recompute the expert activations",
+	  "--recompute-modules moe_act (after core_attn and layernorm) before full recompute" },
+	/* compute */
+	{ W(TS_WALL_COMPUTE), V(TS_DIAG_VENDOR_CUDA) | V(TS_DIAG_VENDOR_MUSA),
+	  "MoE: keep the router in FP32",
+	  "with the lower-precision (FP8) candidate, keep the router in FP32 as well as the optimizer "
+	  "states" },
+};
+
+/* Append the entries of tab that match the wall and vendor. */
+static int advise_from(struct ts_diag *d, const struct advice *tab, size_t n, int wall_known,
+		       enum ts_wall wall, enum ts_vendor_kind vendor)
 {
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		const struct advice *a = &table[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct advice *a = &tab[i];
 		struct ts_diag_item it;
 
 		if (wall_known ? !(a->walls & W(wall)) : a->walls != 0)
@@ -150,4 +180,15 @@ int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
 		}
 	}
 	return 0;
+}
+
+int ts_diag_advise(struct ts_diag *d, int wall_known, enum ts_wall wall,
+		   enum ts_vendor_kind vendor)
+{
+	int rc = advise_from(d, table, sizeof(table) / sizeof(table[0]), wall_known, wall, vendor);
+
+	if (!rc && d->moe_evidence)
+		rc = advise_from(d, moe_table, sizeof(moe_table) / sizeof(moe_table[0]), wall_known,
+				 wall, vendor);
+	return rc;
 }

@@ -22,6 +22,7 @@
 #include "trainscope/logs.h"
 #include "trainscope/model.h"
 #include "trainscope/preflight.h"
+#include "trainscope/taxonomy.h"
 #include "trainscope/telemetry.h"
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
@@ -61,6 +62,109 @@ static struct ts_prof_opts prof_opts(void)
 	return po;
 }
 
+/* Case-insensitive (ASCII): does s contain w (lower case)? */
+static int has_part(const char *s, const char *w)
+{
+	return ts_name_contains(s, strlen(s), w);
+}
+
+/* A kernel or op name that only mixture-of-experts models run: Megatron's
+ * and Transformer Engine's moe_* ops and kernels, expert GEMMs, DeepEP and
+ * token dispatch. Generic operators an MoE layer also uses (topk,
+ * scatter_add, index_add, permute) are not evidence: dense models run them
+ * too. */
+static int moe_name(const char *s)
+{
+	static const char *const parts[] = { "moe", "expert", "deepep", "token_dispatch",
+					     "tokendispatch" };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (has_part(s, parts[i]))
+			return 1;
+	return 0;
+}
+
+/* MoE evidence from a trace: the first event name moe_name() accepts. */
+static int trace_moe(struct ts_diag *d, const struct ts_trace *t, const char *path)
+{
+	uint8_t *seen;
+	char buf[512];
+	int rc = 0;
+
+	if (d->moe_evidence)
+		return 0;
+	seen = calloc(t->strings.count + 1, 1);
+	if (!seen)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < t->ev.n; i++) {
+		uint32_t id = t->ev.name[i];
+		const char *nm;
+		if (id >= t->strings.count || seen[id])
+			continue;
+		seen[id] = 1;
+		nm = ts_trace_str(t, id);
+		if (nm && moe_name(nm)) {
+			snprintf(buf, sizeof(buf), "MoE kernel or op '%.200s' in %s", nm, path);
+			d->moe_evidence = ts_diag_strdup(d, buf);
+			rc = d->moe_evidence ? 0 : TS_ENOMEM;
+			break;
+		}
+	}
+	free(seen);
+	return rc;
+}
+
+/* MoE evidence from the model and the log: num_experts > 0 in a model
+ * config, an MoE auxiliary loss among the step records' extra losses, or
+ * num_experts > 0 in the arguments block of a Megatron log (logs without one
+ * are no evidence; a config that cannot be read is left to the readers that
+ * need it). Returns 0 or TS_ENOMEM. */
+static int model_moe(struct ts_diag *d)
+{
+	char buf[512];
+
+	for (size_t i = 0; i < d->in.configs.n && !d->moe_evidence; i++) {
+		struct ts_model m;
+		struct ts_err e;
+		ts_model_init(&m);
+		ts_err_init(&e);
+		if (ts_model_read_config(&m, d->in.configs.v[i], &e) == 0 && m.num_experts > 0) {
+			snprintf(buf, sizeof(buf), "%lld experts in the model config %s",
+				 (long long)m.num_experts, d->in.configs.v[i]);
+			if (!(d->moe_evidence = ts_diag_strdup(d, buf)))
+				return TS_ENOMEM;
+		}
+	}
+	/* an MoE auxiliary loss in the step records (Megatron's
+	 * load_balancing_loss; a JSONL moe_* or *expert* loss) */
+	if (d->rm && !d->moe_evidence) {
+		const struct ts_steplog *log = &d->rm->log;
+		for (size_t i = 0; i < log->names.count; i++) {
+			const char *nm = ts_steplog_name(log, (uint32_t)i);
+			if (nm && (has_part(nm, "load_balancing") || moe_name(nm))) {
+				snprintf(buf, sizeof(buf), "the MoE loss '%.200s' in the step log", nm);
+				if (!(d->moe_evidence = ts_diag_strdup(d, buf)))
+					return TS_ENOMEM;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < d->in.logs.n && !d->moe_evidence; i++) {
+		struct ts_model m;
+		struct ts_err e;
+		ts_model_init(&m);
+		ts_err_init(&e);
+		if (ts_model_read_megatron_args(&m, NULL, d->in.logs.v[i], &e) == 0 &&
+		    m.num_experts > 0) {
+			snprintf(buf, sizeof(buf), "num_experts %lld in the arguments of %s",
+				 (long long)m.num_experts, d->in.logs.v[i]);
+			if (!(d->moe_evidence = ts_diag_strdup(d, buf)))
+				return TS_ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* An Nsight Systems export: one profile per (process, device) rank. */
 static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 {
@@ -82,6 +186,8 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 			rc = ts_nsys_read_rank(&x, k, NULL, &t, NULL, err);
 			if (!rc)
 				rc = ts_rank_profile(p, &t, &po, err);
+			if (!rc && trace_moe(d, &t, path))
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 			if (!rc)
 				rc = ts_diag_add_profile(d, p);
 			if (rc) {
@@ -121,6 +227,10 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_rank_prof_init(p);
 	if ((rc = ts_rank_profile(p, &t, &po, err)))
 		goto out;
+	if (trace_moe(d, &t, path)) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
 	if (t.meta.truncated) {
 		/* trace's wording, in place of the run model's less exact one */
 		struct ts_warnings *w = &d->rm->warnings;
@@ -584,6 +694,8 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n && !d->hang_done)
 		return ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found "
 				  "in %s", d->in.run ? d->in.run : "the input");
+	if (model_moe(d))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < d->in.traces.n; i++)
 		if ((rc = read_trace(d, d->in.traces.v[i], err)))
 			return rc;

@@ -300,6 +300,7 @@ void ts_diag_json(const struct ts_diag *d, struct ts_sb *out)
 		ts_hang_jw(&w, &d->hang, &d->hang_res, 0);
 	}
 	ts_jw_kstr(&w, "vendor", ts_diag_vendor_name(ts_diag_vendor(d)));
+	ts_jw_kstr(&w, "moe_evidence", d->moe_evidence);
 
 	/* the run's window, and the steps analysis exactly as `steps --json` */
 	if (d->rm)
@@ -383,6 +384,9 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 
 	if (advice_only) {
 		ts_sb_addf(o, "dominant wall: %s\n", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
+		if (d->moe_evidence)
+			ts_sb_addf(o, "model: mixture of experts (%s); MoE candidates included\n",
+				   d->moe_evidence);
 		text_items(o, "candidates (each one a hypothesis: test it with `trainscope ab`, one "
 			   "variable at a time; none is a default):", d->advice.v, d->advice.n, 0);
 		return;
@@ -425,6 +429,9 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	text_items(o, "evidence:", d->evidence.v, d->evidence.n, 0);
 	text_items(o, "findings:", d->findings.v, d->findings.n, 0);
 	text_items(o, "missing evidence:", d->missing.v, d->missing.n, 0);
+	if (d->moe_evidence)
+		ts_sb_addf(o, "\nmodel: mixture of experts (%s); MoE candidates included\n",
+			   d->moe_evidence);
 	text_items(o, "candidates for this wall (test each with `trainscope ab`; none is a default):",
 		   d->advice.v, d->advice.n, 0);
 	if (d->hang_done) {

@@ -69,8 +69,8 @@ static int64_t wall_of(const struct ts_step_prof *s, int w)
 	case TS_DW_EXPOSED_MEMCPY: return s->exposed_memcpy_ns;
 	case TS_DW_EXPOSED_MEMSET: return s->exposed_memset_ns;
 	case TS_DW_IDLE: return s->idle_ns;
-	case TS_DW_DATA: return s->data_ns;
-	default: return s->gap_ns;
+	case TS_DW_DATA: return s->idle_part_data_ns;
+	default: return s->idle_part_gap_ns;
 	}
 }
 

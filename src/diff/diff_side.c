@@ -344,6 +344,8 @@ int ts_diff_side_build(struct ts_diff_side *s, const struct ts_trace *t, struct 
 		w.idle_ns = p->idle_ns;
 		w.data_ns = p->data_ns;
 		w.gap_ns = p->host_gap_ns;
+		w.idle_part_data_ns = p->idle_part_data_ns;
+		w.idle_part_gap_ns = p->idle_part_gap_ns;
 		w.fwd_ns = w.bwd_ns = w.opt_ns = -1;
 		if (p->window_ns <= 0)
 			return ts_err_set(err, TS_EUNSUPPORTED, "%s: no steps and no timed window to compare",

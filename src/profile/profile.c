@@ -1001,6 +1001,44 @@ static int step_gpu(struct ts_rank_prof *p, struct work *w)
 	return 0;
 }
 
+/* The parts of idle spent in the data loader and in host gaps (gap: the
+ * host-gap set), measured over idle's own intervals: GPU traces, window \
+ * busy and per step the step \ linked busy (step_gpu's idle); CPU-only
+ * traces, window \ (main-thread ops ∪ collectives). The gap set excludes the
+ * data loader, so the two parts are disjoint and never add up to more than
+ * idle. The sets must be normalized and clipped to the window. */
+static int idle_parts(struct ts_rank_prof *p, struct work *w, const struct ts_ivset *gap)
+{
+	struct ts_ivset gi, di, *busy = &w->set[S_BUSY];
+	int rc = TS_ENOMEM;
+
+	ts_ivset_init(&gi);
+	ts_ivset_init(&di);
+	if (!p->has_gpu) {
+		busy = &w->set[S_T3];
+		if (ts_ivset_or(busy, &w->set[S_HOST], &w->set[S_COMM]))
+			goto out;
+	}
+	if (ts_ivset_sub(&gi, gap, busy) || ts_ivset_sub(&di, &w->set[S_DATA], busy))
+		goto out;
+	p->idle_part_gap_ns = ts_ivset_len(&gi);
+	p->idle_part_data_ns = ts_ivset_len(&di);
+	if (p->has_gpu && (ts_ivset_sub(&gi, gap, &w->set[S_LBUSY]) ||
+			   ts_ivset_sub(&di, &w->set[S_DATA], &w->set[S_LBUSY])))
+		goto out;
+	for (size_t i = 0; i < p->steps.n; i++) {
+		struct ts_step_prof *sp = &p->steps.v[i];
+		int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
+		sp->idle_part_gap_ns = ts_ivset_len_in(&gi, lo, hi);
+		sp->idle_part_data_ns = ts_ivset_len_in(&di, lo, hi);
+	}
+	rc = 0;
+out:
+	ts_ivset_release(&gi);
+	ts_ivset_release(&di);
+	return rc;
+}
+
 /* GPU idle by cause (see profile.h): walk the idle gaps of the window and
  * look at the launch calls of the activities that end each gap. */
 static int idle_causes(struct ts_rank_prof *p, struct work *w)
@@ -1700,6 +1738,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				sp->busy_ns = sp->host_ns;
 				sp->compute_ns = sp->host_ns;
 			}
+		}
+		if (idle_parts(p, &w, &y)) {
+			ts_ivset_release(&y);
+			goto out;
 		}
 		if (!p->has_gpu) {
 			if (ts_ivset_sub(x, &w.set[S_COMM], &w.set[S_HOST])) {

@@ -110,6 +110,64 @@ TEST(diag_advice_is_vendor_specific)
 	ts_diag_release(&d);
 }
 
+/* Does any candidate name an MoE knob? The words below appear only in the
+ * MoE entries (expert parallelism, token dispatcher, grouped GEMM, router,
+ * moe_* recompute and graph scopes). */
+static int mentions_moe(const struct ts_diag *d)
+{
+	static const char *const words[] = { "MoE", "moe", "expert", "EP ", "EP-", "dispatcher",
+					     "grouped", "router", "DeepEP" };
+	for (size_t i = 0; i < d->advice.n; i++)
+		for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+			if (strstr(d->advice.v[i].title, words[k]) ||
+			    (d->advice.v[i].detail && strstr(d->advice.v[i].detail, words[k])))
+				return 1;
+	return 0;
+}
+
+TEST(diag_advice_moe_needs_evidence)
+{
+	static const enum ts_wall walls[] = { TS_WALL_COMM, TS_WALL_HOST, TS_WALL_MEMORY,
+					      TS_WALL_COMPUTE, TS_WALL_DATA, TS_WALL_STRAGGLER };
+	static const enum ts_vendor_kind vendors[] = { TS_DIAG_VENDOR_CUDA, TS_DIAG_VENDOR_MUSA,
+						       TS_DIAG_VENDOR_ROCM, TS_DIAG_VENDOR_CPU,
+						       TS_DIAG_VENDOR_UNKNOWN };
+	struct ts_diag d;
+
+	/* dense (no evidence): no MoE knob for any wall and vendor */
+	for (size_t w = 0; w < sizeof(walls) / sizeof(walls[0]); w++)
+		for (size_t v = 0; v < sizeof(vendors) / sizeof(vendors[0]); v++) {
+			ts_diag_init(&d);
+			REQUIRE(ts_diag_advise(&d, 1, walls[w], vendors[v]) == 0);
+			CHECK(!mentions_moe(&d));
+			CHECK(d.advice.n > 0);
+			ts_diag_release(&d);
+		}
+	/* MoE evidence: the dispatcher and the EP overlap for CUDA comm, the
+	 * fused expert kernels for host, after the dense entries */
+	ts_diag_init(&d);
+	d.moe_evidence = "8 experts in the model config config.json";
+	REQUIRE(ts_diag_advise(&d, 1, TS_WALL_COMM, TS_DIAG_VENDOR_CUDA) == 0);
+	CHECK(has(d.advice.v, d.advice.n, "NCCL settings"));
+	CHECK(has(d.advice.v, d.advice.n, "MoE: token dispatcher"));
+	CHECK(has(d.advice.v, d.advice.n, "MoE: expert-parallel communication overlap"));
+	ts_diag_release(&d);
+	ts_diag_init(&d);
+	d.moe_evidence = "MoE kernel or op 'moe_permute' in t.json";
+	REQUIRE(ts_diag_advise(&d, 1, TS_WALL_HOST, TS_DIAG_VENDOR_CUDA) == 0);
+	CHECK(has(d.advice.v, d.advice.n, "fewer, larger kernels"));
+	CHECK(has(d.advice.v, d.advice.n, "MoE: fused expert kernels"));
+	CHECK(mentions_moe(&d));
+	ts_diag_release(&d);
+	/* MUSA has no token-dispatcher entry (DeepEP is CUDA) */
+	ts_diag_init(&d);
+	d.moe_evidence = "--moe";
+	REQUIRE(ts_diag_advise(&d, 1, TS_WALL_COMM, TS_DIAG_VENDOR_MUSA) == 0);
+	CHECK(!has(d.advice.v, d.advice.n, "MoE: token dispatcher"));
+	CHECK(has(d.advice.v, d.advice.n, "MoE: expert-parallel communication overlap"));
+	ts_diag_release(&d);
+}
+
 TEST(diag_jsonl_phases)
 {
 	struct ts_diag d;

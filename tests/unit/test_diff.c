@@ -356,3 +356,95 @@ TEST(diff_far_times_are_not_timed_and_sums_saturate)
 	ts_diff_side_release(&sb);
 	tb_release(&a);
 }
+
+/* The walls data_loader and host_gap are parts of idle, measured over
+ * idle's own intervals. On GPU traces the host gap is main-thread time, not
+ * GPU time: a CPU that waits while the GPU runs is no GPU idle. One step
+ * [0, 1000) us; aten::mm [5, 25) holding its launch [10, 20); the kernel
+ * [100, 900); a data loader span [50, 150).
+ *   GPU idle = [0, 100) + [900, 1000) = 200 us.
+ *   host gap (CPU side) = step \ mm \ data = [0, 5) + [25, 50) + [150, 1000)
+ *     = 5 + 25 + 850 = 880 us: more than idle, not a part of it.
+ *   data loader in idle = [50, 100) = 50 us (its CPU span is 100 us).
+ *   host gap in idle = [0, 5) + [25, 50) + [900, 1000) = 5 + 25 + 100 = 130 us.
+ *   50 + 130 = 180 <= 200: the other 20 us of idle are mm [5, 25).
+ * Without the ProfilerStep the window is [5, 900) (mm start to kernel end):
+ *   idle = [5, 100) = 95 us; data in idle [50, 100) = 50 us; host gap in
+ *   idle [25, 50) = 25 us (CPU-side host gap [25, 50) + [150, 900) = 775). */
+static void gpu_gap_trace(struct ts_trace *t, int step)
+{
+	if (step)
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 1000);
+	tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 5, 20);
+	tb_launch(t, "cudaLaunchKernel", 10, 10, 1);
+	tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+	       50, 100);
+	tb_gpu(t, TS_CAT_KERNEL, "ampere_sgemm_128x64_nn", 7, 100, 800, 1);
+}
+
+TEST(diff_idle_parts_gpu_within_idle)
+{
+	for (int step = 1; step >= 0; step--) {
+		struct ts_trace a;
+		struct ts_diff_side sa, sb;
+		struct ts_diff_result r;
+		struct ts_err err;
+		const struct ts_diff_wall_row *w = NULL;
+
+		tb_init(&a);
+		gpu_gap_trace(&a, step);
+		ts_diff_side_init(&sa);
+		ts_diff_side_init(&sb);
+		ts_diff_result_init(&r);
+		ts_err_init(&err);
+		REQUIRE(ts_diff_traces(&a, &a, NULL, &sa, &sb, &r, &err) == 0);
+		w = r.walls;
+		CHECK_I64(sa.ctx.whole_window, !step);
+		CHECK_NEAR(w[TS_DW_IDLE].base_ns, step ? 200e3 : 95e3, 1);
+		CHECK_NEAR(w[TS_DW_DATA].base_ns, 50e3, 1);
+		CHECK_NEAR(w[TS_DW_HOST_GAP].base_ns, step ? 130e3 : 25e3, 1);
+		CHECK(w[TS_DW_DATA].base_ns + w[TS_DW_HOST_GAP].base_ns <= w[TS_DW_IDLE].base_ns);
+		/* trace's CPU-side figures are unchanged: 880 / 775 us of host gap */
+		CHECK_I64(sa.prof.steps.v[0].gap_ns, step ? 880 * US : 775 * US);
+		CHECK_I64(sa.prof.steps.v[0].data_ns, 100 * US);
+		ts_diff_result_release(&r);
+		ts_diff_side_release(&sa);
+		ts_diff_side_release(&sb);
+		tb_release(&a);
+	}
+}
+
+/* CPU-only: idle is the step outside main-thread ops (no collectives). One
+ * step [0, 1000) us; a data loader span [0, 300) holding aten::copy_
+ * [100, 300); aten::mm [300, 800).
+ *   idle = 1000 - 200 - 500 = 300 us.
+ *   data loader in idle = [0, 100) = 100 us (its span is 300 us).
+ *   host gap in idle = [800, 1000) = 200 us; 100 + 200 = 300 = idle. */
+TEST(diff_idle_parts_cpu_within_idle)
+{
+	struct ts_trace a;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_err err;
+
+	tb_init(&a);
+	tb_cpu(&a, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 1000);
+	tb_cpu(&a, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+	       0, 300);
+	tb_cpu(&a, TS_CAT_CPU_OP, "aten::copy_", 100, 200);
+	tb_cpu(&a, TS_CAT_CPU_OP, "aten::mm", 300, 500);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_err_init(&err);
+	REQUIRE(ts_diff_traces(&a, &a, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK_NEAR(r.walls[TS_DW_IDLE].base_ns, 300e3, 1);
+	CHECK_NEAR(r.walls[TS_DW_DATA].base_ns, 100e3, 1);
+	CHECK_NEAR(r.walls[TS_DW_HOST_GAP].base_ns, 200e3, 1);
+	CHECK_I64(sa.prof.idle_part_data_ns, 100 * US);
+	CHECK_I64(sa.prof.idle_part_gap_ns, 200 * US);
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+}
