@@ -194,10 +194,8 @@ static int zlib_run(struct trace_gz *g, unsigned char *out, size_t cap, size_t *
 		int in = gz_input(g);
 		if (in < 0)
 			break;
-		if (in == 0) {
-			g->cut = 1;   /* compressed data ended inside a member */
-			break;
-		}
+		/* with no input left inflate still runs: it may hold output
+		 * that did not fit in the last buffer (a match being copied) */
 		int zr = inflate(&g->z, Z_NO_FLUSH);
 		if (zr == Z_STREAM_END) {
 			/* another member may follow (concatenated gzip); anything
@@ -221,6 +219,10 @@ static int zlib_run(struct trace_gz *g, unsigned char *out, size_t cap, size_t *
 		}
 		if (g->z.avail_out == 0) {
 			finished = 0;
+			break;
+		}
+		if (in == 0) {
+			g->cut = 1;   /* compressed data ended inside a member */
 			break;
 		}
 	}

@@ -340,7 +340,7 @@ static void hostile(struct ts_sb *sb, int legacy, int damaged, int meta_objs)
 				/* one event far bigger than a chunk */
 				ts_sb_adds(sb, "\"ph\": \"X\", \"name\": \"huge\", \"ts\": 1, \"args\": {\"s\": \"");
 				for (int j = 0; j < 300000 / 16; j++)
-					ts_sb_adds(sb, j % 5 ? "abcdefghijklmnop" : "}, {\"ph\": \"X\"  ");
+					ts_sb_adds(sb, j % 5 ? "abcdefghijklmnop" : "}, {\\\"ph\\\": \\\"X\\\"  ");
 				ts_sb_adds(sb, "\"}}");
 			} else {
 				ts_sb_addf(sb, "\"name\": \"cat-less %d\", \"ph\": \"X\", \"ts\": %d, \"dur\": 1}", k % 9, k);
@@ -558,11 +558,14 @@ TEST(trace_split_gzip_cuts)
 		compare_one("gzip cut", gz, cut, NULL, &modes[cut % 3], 251, &sum);
 		compare_one("gzip cut", gz, cut, NULL, &modes[0], 4096, &sum);
 	}
-	/* bytes overwritten in the middle: corrupt data, the serial error */
+	/* a wrong CRC: every event read, then the serial error at the end
+	 * (bytes overwritten mid-stream are not compared: ISA-L and zlib can
+	 * disagree on where such data goes bad, so the bytes the reader gets
+	 * depend on the size of the inflated buffers, split or not) */
 	unsigned char *bad = malloc(n);
 	REQUIRE(bad);
 	memcpy(bad, gz, n);
-	memset(bad + n / 2, 0x55, 64);
+	bad[n - 6] ^= 0x55;
 	compare_one("gzip corrupt", bad, n, NULL, &modes[0], 1000, &sum);
 	compare_one("gzip corrupt", bad, n, NULL, &modes[2], 4096, &sum);
 	free(bad);
