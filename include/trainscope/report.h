@@ -74,7 +74,7 @@ struct ts_report_rank {
 	double step_ms;      /* mean step time in the window; NaN if unknown */
 	double compute_ms;   /* mean per step; NaN if unknown */
 	double comm_ms;      /* mean per step; NaN if unknown */
-	double other_ms;     /* idle/data/host; NaN if unknown */
+	double other_ms;     /* exposed copies and idle; NaN if unknown */
 	int straggler;
 };
 

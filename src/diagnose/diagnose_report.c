@@ -209,19 +209,22 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 			size_t n = p->steps.n;
 			if (p->window_no || !n)
 				continue;
+			/* the profile's own split of each step (profile.h: its
+			 * parts add up to the step), as the per-step classes
+			 * above; other = exposed copies and idle */
 			row.step_ms = 0;
 			for (size_t k = 0; k < n; k++) {
 				const struct ts_step_prof *s = &p->steps.v[k];
 				row.step_ms += (double)s->dur_ns;
+				row.compute_ms += (double)s->compute_ns;
 				row.comm_ms += (double)s->exposed_comm_ns;
-				row.other_ms += (double)(s->data_ns + s->gap_ns);
+				row.other_ms += (double)(s->exposed_memcpy_ns + s->exposed_memset_ns +
+							 s->idle_ns);
 			}
 			row.step_ms /= 1e6 * (double)n;
+			row.compute_ms /= 1e6 * (double)n;
 			row.comm_ms /= 1e6 * (double)n;
 			row.other_ms /= 1e6 * (double)n;
-			row.compute_ms = row.step_ms - row.comm_ms - row.other_ms;
-			if (row.compute_ms < 0)
-				row.compute_ms = 0;
 			ts_report_add_rank(r, &row);
 		}
 	} else if (d->ranks.n > 1 && d->steps_rep) {

@@ -356,4 +356,32 @@ for s in steps:
     assert abs(sum(got) - s["dur_us"] / 1e3) < 0.02, (s["step"], sum(got), s["dur_us"])
 PY
 
+# --- the report's per-rank rows are trace's split of the steps too: compute,
+# exposed communication and the rest (exposed copies and idle) averaged over
+# each rank's steps, adding up to the step (compute was the step less comm
+# less the CPU-side data and host gap: 110.7 ms against trace's 105.2 for
+# rank 0 of hta/trace_filter)
+for d in "$DATA/traces/hta/trace_filter" "$DATA/traces/cpu/e_straggler"; do
+	[ -d "$d" ] || continue
+	"$TS" report "$d" --format md >"$tmp/rk.md" 2>/dev/null || bad "report $d failed"
+	"$TS" trace --json "$d"/*.json.gz >"$tmp/rk-trace.json" 2>/dev/null
+	python3 - "$tmp/rk.md" "$tmp/rk-trace.json" <<'PY' || bad "report: the per-rank rows of $d are not trace's"
+import json, re, sys
+md = open(sys.argv[1]).read()
+rows = {int(m.group(1)): [float(x) for x in m.groups()[1:]]
+        for m in re.finditer(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", md, re.M)}
+ranks = json.load(open(sys.argv[2]))["ranks"]
+assert len(rows) == len(ranks) == 2, (rows, len(ranks))
+for r in ranks:
+    st = r["steps"]
+    mean = lambda f: sum(f(s) for s in st) / len(st) / 1e3
+    want = [mean(lambda s: s["dur_us"]), mean(lambda s: s["compute_us"]),
+            mean(lambda s: s["exposed_comm_us"]),
+            mean(lambda s: s["exposed_memcpy_us"] + s["exposed_memset_us"] + s["idle_us"])]
+    got = rows[r["rank"]]
+    assert all(abs(g - w) < 0.051 for g, w in zip(got, want)), (r["rank"], got, want)
+    assert abs(sum(got[1:]) - got[0]) < 0.2, (r["rank"], got)
+PY
+done
+
 exit $fail
