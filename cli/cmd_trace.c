@@ -93,6 +93,7 @@ struct pool {
 struct hta_job {
 	const struct ts_trace *t;
 	struct ts_hta_part *part;
+	int threads;            /* ts_hta_part_build's */
 	struct ts_err err;
 	int rc;
 };
@@ -102,7 +103,7 @@ static void *hta_main(void *arg)
 	struct hta_job *j = arg;
 
 	ts_err_init(&j->err);
-	j->rc = ts_hta_part_build(j->t, j->part, &j->err);
+	j->rc = ts_hta_part_build(j->t, j->part, j->threads, &j->err);
 	return NULL;
 }
 
@@ -145,7 +146,7 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		/* a spare core (one file): HTA's analysis beside the profile;
 		 * the profile's error, if any, is the one reported, as when
 		 * they run one after the other */
-		struct hta_job hj = { .t = &t, .part = &s->hta };
+		struct hta_job hj = { .t = &t, .part = &s->hta, .threads = 2 };
 		pthread_t hth;
 		int hta_th = pl->hta && pl->prof_threads >= 2 &&
 			     pthread_create(&hth, NULL, hta_main, &hj) == 0;
@@ -157,7 +158,7 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 				s->m.err = hj.err;
 			}
 		} else if (!s->m.rc && pl->hta) {
-			s->m.rc = ts_hta_part_build(&t, &s->hta, &s->m.err);
+			s->m.rc = ts_hta_part_build(&t, &s->hta, pl->prof_threads, &s->m.err);
 		}
 		if (!s->m.rc && pl->tl)
 			s->m.rc = ts_tracelens_analyze(&t, pl->tl == 2, &s->tl, &s->m.err);

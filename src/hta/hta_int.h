@@ -120,9 +120,10 @@ struct hta_labels {
 	int64_t sum_ns[8];
 };
 /* Fill one rank's results from its frame (strings go to a); lab receives
- * the rank's kernel-type label sums for the job total. */
+ * the rank's kernel-type label sums for the job total. threads >= 2: the
+ * launch statistics and queue length on a second thread (same results). */
 int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
-		     struct ts_hta_rank *r, struct hta_labels *lab);
+		     struct ts_hta_rank *r, struct hta_labels *lab, int threads);
 
 /* Labels as HTA's DF1 rows: sorted by sum descending, pct of the total. */
 int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,

@@ -9,10 +9,12 @@
  * reported; reported values are us doubles.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hta_int.h"
+#include "../profile/radix.h"
 
 #define US(ns) ((double)(ns) / 1000.0)
 #define KERNEL_WAIT_NS 30000   /* consecutive_kernel_delay = 30 (us) */
@@ -666,12 +668,22 @@ struct lrow {
 	int64_t corr, a, b; /* CPU: end, dur; GPU: ts, dur */
 };
 
-static int cmp_lrow(const void *x, const void *y)
+static uint64_t key_lrow_corr(const void *x)
 {
-	const struct lrow *p = x, *q = y;
-	if (p->corr != q->corr)
-		return p->corr < q->corr ? -1 : 1;
-	return p->a < q->a ? -1 : p->a > q->a;
+	return ts_radix_i64(((const struct lrow *)x)->corr);
+}
+
+static uint64_t key_lrow_a(const void *x)
+{
+	return ts_radix_i64(((const struct lrow *)x)->a);
+}
+
+/* Rows by (corr, a): two stable passes, the minor key first. Rows equal on
+ * both differ at most in b, which no sum below depends on the order of. */
+static int sort_lrows(struct lrow *v, size_t n)
+{
+	return ts_radix_sort(v, n, sizeof(*v), key_lrow_a) ||
+	       ts_radix_sort(v, n, sizeof(*v), key_lrow_corr) ? TS_ENOMEM : 0;
 }
 
 static int cmp_i64(const void *x, const void *y)
@@ -733,8 +745,8 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 		else
 			gpu[ng++] = (struct lrow){ x->corr, x->ts, x->dur };
 	}
-	ts_sort(cpu, nc, sizeof(*cpu), cmp_lrow);
-	ts_sort(gpu, ng, sizeof(*gpu), cmp_lrow);
+	if (sort_lrows(cpu, nc) || sort_lrows(gpu, ng))
+		goto out;
 	/* inner join on correlation, aggregated per key without forming pairs */
 	for (size_t i = 0, j = 0; i < nc && j < ng;) {
 		size_t i2 = i, j2 = j, m, gt50 = 0;
@@ -807,18 +819,9 @@ struct qpt {
 	uint32_t pos;   /* position after the ts sort */
 };
 
-static int cmp_qpt_stream(const void *x, const void *y)
+static uint64_t key_qpt_stream(const void *x)
 {
-	const struct qpt *p = x, *q = y;
-	if (p->stream != q->stream)
-		return p->stream < q->stream ? -1 : 1;
-	return p->pos < q->pos ? -1 : p->pos > q->pos;
-}
-
-static int cmp_dbl(const void *x, const void *y)
-{
-	double p = *(const double *)x, q = *(const double *)y;
-	return p < q ? -1 : p > q;
+	return ts_radix_i64(((const struct qpt *)x)->stream);
 }
 
 static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
@@ -922,7 +925,10 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 				srt[m++] = srt[k];
 		np = m;
 	}
-	ts_sort(srt, np, sizeof(*srt), cmp_qpt_stream);
+	/* by stream, then position: srt is in position order and the sort
+	 * is stable */
+	if (ts_radix_sort(srt, np, sizeof(*srt), key_qpt_stream))
+		goto out;
 	for (size_t k = 0; k < np;) {
 		size_t e = k;
 		while (e < np && srt[e].stream == srt[k].stream)
@@ -946,13 +952,18 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		for (size_t i = 0; i < m; i++) {
 			run += srt[k + i].delta;
 			vals[i] = (double)run;
-			sorted[i] = vals[i];
+			ts[i] = run;
 			sum += vals[i];
 		}
 		mean = sum / (double)m;
 		for (size_t i = 0; i < m; i++)
 			sq += (vals[i] - mean) * (vals[i] - mean);
-		ts_sort(sorted, m, sizeof(*sorted), cmp_dbl);
+		/* the lengths are integers: sorted as such, then as doubles
+		 * (the conversion keeps their order) */
+		if (ts_radix_sort_i64(ts, m))
+			goto out;
+		for (size_t i = 0; i < m; i++)
+			sorted[i] = (double)ts[i];
 		o->stream = srt[k].stream;
 		o->count = (double)m;
 		o->mean = mean;
@@ -1011,7 +1022,10 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 		if (digits)
 			v[n++] = num;
 	}
-	ts_sort(v, n, sizeof(*v), cmp_i64);
+	if (ts_radix_sort_i64(v, n)) {
+		free(v);
+		return TS_ENOMEM;
+	}
 	for (size_t k = 0; k < n; k++)
 		if (u == 0 || v[u - 1] != v[k])
 			v[u++] = v[k];
@@ -1026,12 +1040,64 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 	return 0;
 }
 
-int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
-		     struct hta_labels *lab)
+/* Launch statistics and queue length, beside the other analyzers: they
+ * read the frame and write r->launch, r->queue and r->nqueue only; the
+ * queue rows go to the job's own arena (arenas are not shared between
+ * threads) and are copied over after the join. */
+struct launch_job {
+	const struct hta_frame *f;
+	const uint8_t *nflag;
+	struct ts_hta_rank *r;
+	struct ts_arena arena;
+	int rc;
+};
+
+static void launch_job_run(struct launch_job *j)
+{
+	j->rc = launch_stats(j->f, j->nflag, j->r);
+	if (!j->rc)
+		j->rc = queue_length(j->f, j->nflag, &j->arena, j->r);
+}
+
+static void *launch_job_main(void *arg)
+{
+	launch_job_run(arg);
+	return NULL;
+}
+
+/* The analyzers that follow the merged kernel intervals (temporal,
+ * overlap, kernel-type labels), the kernel tables and the idle breakdown. */
+static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
+		       struct hta_labels *lab)
 {
 	struct merged mg;
-	uint8_t *nflag;
 	int rc;
+
+	if ((rc = merged_build(f, &mg)))
+		return rc;
+	temporal(&mg, r);
+	rc = overlap(&mg, r);
+	if (!rc)
+		rc = rank_labels(&mg, lab);
+	if (!rc)
+		rc = hta_labels_emit(lab, arena, &r->ktype, &r->nktype);
+	merged_release(&mg);
+	if (!rc)
+		rc = ktables(f, NUM_KERNELS, arena, &r->kernels, &r->nkernels_tab);
+	if (!rc)
+		rc = ktables(f, SIZE_MAX, arena, &r->kernels_all, &r->nkernels_all);
+	if (!rc)
+		rc = idle_breakdown(f, arena, r);
+	return rc;
+}
+
+int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
+		     struct hta_labels *lab, int threads)
+{
+	struct launch_job job;
+	pthread_t th;
+	int started = 0, rc;
+	uint8_t *nflag;
 
 	memset(lab, 0, sizeof(*lab));
 	r->rounded = f->rounded;
@@ -1046,18 +1112,6 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		return rc;
 	if (r->nkernels == 0)
 		return 0;
-	if ((rc = merged_build(f, &mg)))
-		return rc;
-	temporal(&mg, r);
-	if ((rc = overlap(&mg, r)) || (rc = rank_labels(&mg, lab)) ||
-	    (rc = hta_labels_emit(lab, arena, &r->ktype, &r->nktype))) {
-		merged_release(&mg);
-		return rc;
-	}
-	merged_release(&mg);
-	if ((rc = ktables(f, NUM_KERNELS, arena, &r->kernels, &r->nkernels_tab)) ||
-	    (rc = ktables(f, SIZE_MAX, arena, &r->kernels_all, &r->nkernels_all)))
-		return rc;
 	/* per-name flags, so the row loops compare no strings */
 	nflag = malloc(f->t->strings.count + 1);
 	if (!nflag)
@@ -1067,11 +1121,30 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
 				     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
 	}
-	if ((rc = idle_breakdown(f, arena, r)) || (rc = launch_stats(f, nflag, r)) ||
-	    (rc = queue_length(f, nflag, arena, r))) {
-		free(nflag);
-		return rc;
+	job = (struct launch_job){ .f = f, .nflag = nflag, .r = r };
+	ts_arena_init(&job.arena);
+	if (threads >= 2)
+		started = !pthread_create(&th, NULL, launch_job_main, &job);
+	rc = kernel_side(f, arena, r, lab);
+	if (started)
+		pthread_join(th, NULL);
+	else if (!rc)
+		launch_job_run(&job);
+	if (!rc)
+		rc = job.rc;
+	if (!rc && r->nqueue) {
+		struct ts_hta_queue *q = ts_arena_alloc(arena, r->nqueue * sizeof(*q));
+		if (q)
+			memcpy(q, r->queue, r->nqueue * sizeof(*q));
+		else
+			rc = TS_ENOMEM;
+		r->queue = q;
 	}
+	if (rc) {
+		r->queue = NULL;
+		r->nqueue = 0;
+	}
+	ts_arena_release(&job.arena);
 	free(nflag);
-	return 0;
+	return rc;
 }

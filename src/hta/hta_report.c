@@ -52,7 +52,7 @@ void ts_hta_part_release(struct ts_hta_part *p)
 }
 
 static int part_variant(struct ts_hta_part *p, const struct hta_frame *f, int v,
-			const char *file)
+			const char *file, int threads)
 {
 	struct hta_labels lab;
 	struct ts_hta_rank *r = &p->rank[v];
@@ -60,7 +60,7 @@ static int part_variant(struct ts_hta_part *p, const struct hta_frame *f, int v,
 
 	r->rank = f->t->meta.rank >= 0 && f->t->meta.rank_source == 1 ? f->t->meta.rank : 0;
 	r->file = file;
-	rc = hta_rank_analyze(f, &p->arena, r, &lab);
+	rc = hta_rank_analyze(f, &p->arena, r, &lab, threads);
 	if (rc)
 		return rc;
 	memcpy(p->label_present[v], lab.present, sizeof(lab.present));
@@ -69,7 +69,8 @@ static int part_variant(struct ts_hta_part *p, const struct hta_frame *f, int v,
 	return 0;
 }
 
-int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p, struct ts_err *err)
+int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p, int threads,
+		      struct ts_err *err)
 {
 	struct hta_frame f;
 	struct ts_intern names;
@@ -107,14 +108,14 @@ int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p, struct ts
 	p->nstep_names = names.count;
 	/* with two step names here the filter runs whatever the other ranks
 	 * hold; otherwise keep the unfiltered result too */
-	if (names.count < 2 && (rc = part_variant(p, &f, 0, file)))
+	if (names.count < 2 && (rc = part_variant(p, &f, 0, file, threads)))
 		goto out;
 	p->filter_rc = hta_frame_filter(&f, &p->filter_err);
 	if (p->filter_rc == TS_ENOMEM) {
 		rc = TS_ENOMEM;
 		goto out;
 	}
-	rc = p->filter_rc ? 0 : part_variant(p, &f, 1, file);
+	rc = p->filter_rc ? 0 : part_variant(p, &f, 1, file, threads);
 out:
 	ts_intern_release(&names);
 	hta_frame_release(&f);
@@ -200,7 +201,7 @@ int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
 		return ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis");
 	}
 	for (size_t k = 0; k < nranks && !rc; k++)
-		rc = ts_hta_part_build(ranks[k], &parts[k], err);
+		rc = ts_hta_part_build(ranks[k], &parts[k], 1, err);
 	if (rc) {
 		for (size_t k = 0; k < nranks; k++)
 			ts_hta_part_release(&parts[k]);

@@ -354,8 +354,8 @@ TEST(hta_ranks_share_t0_and_step_names)
 	/* the streaming path: parts built, traces released, then combined */
 	{
 		struct ts_hta_part parts[2];
-		REQUIRE(ts_hta_part_build(&a, &parts[0], &err) == 0);
-		REQUIRE(ts_hta_part_build(&b, &parts[1], &err) == 0);
+		REQUIRE(ts_hta_part_build(&a, &parts[0], 1, &err) == 0);
+		REQUIRE(ts_hta_part_build(&b, &parts[1], 2, &err) == 0);
 		ts_trace_release(&a);
 		ts_trace_release(&b);
 		REQUIRE(ts_hta_combine(parts, 2, &h, &err) == 0);
