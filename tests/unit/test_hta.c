@@ -825,6 +825,26 @@ TEST(hta_every_shared_trace)
 			ts_sb_init(&sb);
 			ts_jw_init(&w, &sb, 0);
 			ts_hta_write_json(&h, 0, &w);
+			CHECK(!sb.failed);
+			/* the streaming path with the launch statistics and the
+			 * queue length on a second thread writes the same bytes */
+			{
+				struct ts_hta_part part;
+				struct ts_hta h2;
+				struct ts_sb sb2;
+				struct ts_jw w2;
+				REQUIRE(ts_hta_part_build(&t, &part, 2, &err) == 0);
+				REQUIRE(ts_hta_combine(&part, 1, &h2, &err) == 0);
+				ts_sb_init(&sb2);
+				ts_jw_init(&w2, &sb2, 0);
+				ts_hta_write_json(&h2, 0, &w2);
+				REQUIRE(!sb2.failed);
+				if (sb2.len != sb.len || memcmp(sb2.buf, sb.buf, sb.len) != 0)
+					ts_test_fail(__FILE__, __LINE__, "%s: threads 2 differ",
+						     paths.v[k]);
+				ts_sb_release(&sb2);
+				ts_hta_release(&h2);
+			}
 			ts_hta_render(&h, &sb);
 			CHECK(!sb.failed);
 			if (h.ranks[0].nkernels) {
