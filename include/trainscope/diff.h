@@ -113,7 +113,7 @@ struct ts_diff_context {
 	int64_t world_size;     /* -1 unknown */
 	const char *vendor;     /* ts_vendor_name */
 	char device[128];       /* GPU model, "cpu" on CPU-only traces */
-	char format[16];        /* "kineto" or "legacy-array" */
+	char format[16];        /* "kineto", "legacy-array" or "nsys-sqlite" */
 	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
 	char backend[32];       /* distributedInfo.backend, "" unknown */
 	char runtime[32];       /* cuda/musa/hip_runtime_version, "" unknown */

@@ -337,6 +337,7 @@ struct ts_trace_meta {
 	uint32_t backend;         /* distributedInfo.backend */
 	enum ts_vendor vendor;
 	int legacy;               /* pre-Kineto bare array */
+	int nsys;                 /* built from an Nsight Systems SQLite export */
 	int64_t base_ns;          /* baseTimeNanoseconds, 0 if absent */
 	int has_base;
 	uint32_t profiler_version;/* cupti_version / mupti_version / roctracer text, TS_NO_ID */

@@ -298,7 +298,8 @@ static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
 	if (!dev || !*dev)
 		dev = s->prof.device[0] ? s->prof.device : (s->prof.has_gpu ? c->vendor : "cpu");
 	snprintf(c->device, sizeof(c->device), "%s", dev);
-	snprintf(c->format, sizeof(c->format), "%s", t->meta.legacy ? "legacy-array" : "kineto");
+	snprintf(c->format, sizeof(c->format), "%s",
+		 t->meta.nsys ? "nsys-sqlite" : t->meta.legacy ? "legacy-array" : "kineto");
 	snprintf(c->profiler, sizeof(c->profiler), "%s",
 		 t->meta.profiler_version != TS_NO_ID ? ts_trace_str(t, t->meta.profiler_version) : "");
 	snprintf(c->backend, sizeof(c->backend), "%s",

@@ -719,6 +719,7 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 	t->meta.rank_source = 3;
 	t->meta.world_size = (int64_t)x->ranks.n;
 	t->meta.vendor = TS_VENDOR_CUDA;
+	t->meta.nsys = 1;
 	t->meta.base_ns = 0;
 	t->meta.has_base = 0;
 	t->meta.bytes = 0;
