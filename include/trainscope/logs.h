@@ -145,6 +145,9 @@ struct ts_log_note {
 	int64_t line;
 	uint64_t offset;
 	const char *msg;          /* owned by the steplog's arena */
+	const char *cause;        /* TS_NOTE_TRUNCATED: what was cut, msg without
+				   * "; ignored" (an error about the same cut
+				   * quotes it); else NULL */
 };
 
 /* Step times (and iteration numbers) that cannot be used, by kind: they

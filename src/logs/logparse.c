@@ -466,7 +466,7 @@ static int64_t step_ms(struct rd *r, const struct ts_step *st, double ms)
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
 {
-	struct ts_log_note nt = { kind, r->file, line, off, NULL };
+	struct ts_log_note nt = { kind, r->file, line, off, NULL, NULL };
 	char buf[256];
 	va_list ap;
 
@@ -477,6 +477,21 @@ static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *
 	if (!nt.msg)
 		return TS_ENOMEM;
 	return TS_VEC_PUSH(r->log->notes, nt);
+}
+
+/* The note of a last line cut by the end of the input: cause is what was
+ * cut; the note says it was ignored. */
+static int note_cut(struct rd *r, int64_t line, uint64_t off, const char *cause)
+{
+	int rc = note(r, TS_NOTE_TRUNCATED, line, off, "%s; ignored", cause);
+
+	if (!rc) {
+		struct ts_log_note *nt = &r->log->notes.v[r->log->notes.n - 1];
+		nt->cause = ts_arena_strndup(&r->log->arena, cause, strlen(cause));
+		if (!nt->cause)
+			rc = TS_ENOMEM;
+	}
+	return rc;
 }
 
 static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
@@ -1426,10 +1441,14 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	goto out;
 bad:
 	r->log->extras.n = st.extra_first; /* drop extras of the rejected line */
-	if (!nl)
-		rc = note(r, TS_NOTE_TRUNCATED, line, off,
-			  "last line cut mid-object (%s); ignored", jerr.msg);
-	else
+	if (!nl) {
+		/* the line was parsed alone: its offsets are made the file's */
+		char cause[96];
+		snprintf(cause, sizeof(cause),
+			 "last line cut mid-object (the input ends inside a JSON value at byte %llu)",
+			 (unsigned long long)(off + (jerr.offset > 0 ? (uint64_t)jerr.offset : 0)));
+		rc = note_cut(r, line, off, cause);
+	} else
 		rc = note(r, TS_NOTE_BAD_JSON, line, off + (jerr.offset > 0 ? (uint64_t)jerr.offset : 0),
 			  "malformed JSON object skipped: %s", jerr.msg);
 	rc = rc ? rc : 1;
@@ -1663,9 +1682,9 @@ static int pend_finish(struct rd *r)
 		rc = pend_emit(r, 0);
 	} else if (!r->pend_nl) {
 		/* only the last line lacks its newline: the input was cut */
-		rc = note(r, TS_NOTE_TRUNCATED, r->pend_line, r->pend_off,
-			  "last line cut inside %s record; ignored",
-			  r->pend_kind == R_ITER ? "an iteration" : "a memory");
+		rc = note_cut(r, r->pend_line, r->pend_off,
+			      r->pend_kind == R_ITER ? "last line cut inside an iteration record"
+						     : "last line cut inside a memory record");
 	} else {
 		r->log->broken++;
 		rc = note(r, TS_NOTE_BROKEN, r->pend_line, r->pend_off,
@@ -1844,8 +1863,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	if (parse_theory(r, s, n) || parse_params(r, s, n))
 		return 0;
 	if (!nl && iter_head_cut(s, n))
-		return note(r, TS_NOTE_TRUNCATED, line, off,
-			    "last line cut inside an iteration record; ignored");
+		return note_cut(r, line, off, "last line cut inside an iteration record");
 	scan_markers(r, s, n);
 	return 0;
 }
@@ -1943,13 +1961,10 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 		for (size_t k = 0; k < log->notes.n; k++)
 			if (log->notes.v[k].file == r.file && log->notes.v[k].kind == TS_NOTE_TRUNCATED)
 				cut = &log->notes.v[k];
-		size_t mn = cut ? strlen(cut->msg) : 0;
-		if (mn > 9 && strcmp(cut->msg + mn - 9, "; ignored") == 0)
-			mn -= 9;
 		if (cut)
 			rc = ts_err_at(err, TS_EPARSE, name, (int64_t)cut->offset, cut->line,
 				       "no complete step record: the file ends inside its first "
-				       "record (%.*s)", (int)mn, cut->msg);
+				       "record (%s)", cut->cause);
 		else
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
