@@ -936,8 +936,8 @@ static int64_t gz_nl_upto(struct trace_src *s, uint64_t upto)
 		goto out;
 	nl = 0;
 	while (done < upto) {
+		size_t got = 1;
 		if (z.avail_in == 0) {
-			size_t got;
 			if (s->mem) {
 				got = s->mem_len - src_pos < bsize ? (size_t)(s->mem_len - src_pos) : bsize;
 				memcpy(in, s->mem + src_pos, got);
@@ -945,12 +945,12 @@ static int64_t gz_nl_upto(struct trace_src *s, uint64_t upto)
 				ssize_t r = pread(s->fd, in, bsize, (off_t)src_pos);
 				got = r > 0 ? (size_t)r : 0;
 			}
-			if (!got)
-				break;
 			src_pos += got;
 			z.next_in = in;
 			z.avail_in = (uInt)got;
 		}
+		/* with no input left inflate still runs: a cut stream's last
+		 * match may not have fitted in the previous buffer */
 		z.next_out = out;
 		z.avail_out = (uInt)bsize;
 		int zr = inflate(&z, Z_NO_FLUSH);
@@ -963,7 +963,7 @@ static int64_t gz_nl_upto(struct trace_src *s, uint64_t upto)
 			if (z.avail_in == 0 || z.next_in[0] != 0x1f)
 				break;
 			inflateReset(&z);
-		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+		} else if ((zr != Z_OK && zr != Z_BUF_ERROR) || (!got && n == 0)) {
 			break;
 		}
 	}
