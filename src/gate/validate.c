@@ -368,14 +368,15 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 				  (long long)nall);
 	}
 
-	/* 4. step time */
+	/* 4. step time: the measurement workflow's 3 % bar, stricter than the
+	 * run model's "noisy" warning (10 %), so it is not called noisy */
 	if (n >= 2) {
 		double cv = ts_stats_cv(x, n), mean = ts_stats_mean(x, n), med;
 		ts_stats_sort(x, n);
 		med = ts_stats_quantile_sorted(x, n, 0.5);
 		rc |= add(v, "step_time", cv > 0.03 ? TS_CHECK_WARN : TS_CHECK_PASS,
 			  "mean %.2f ms, median %.2f ms, CV %.1f %%%s", mean, med, 100 * cv,
-			  cv > 0.03 ? " (> 3 %: noisy window)" : "");
+			  cv > 0.03 ? " (above the 3 % a measurement window should stay under)" : "");
 	}
 
 	/* 5. TFLOP/s */
