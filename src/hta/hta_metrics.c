@@ -958,8 +958,9 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		mean = sum / (double)m;
 		for (size_t i = 0; i < m; i++)
 			sq += (vals[i] - mean) * (vals[i] - mean);
-		/* the lengths are integers: sorted as such, then as doubles
-		 * (the conversion keeps their order) */
+		/* the lengths are integers: sorted as such (in ts, free after
+		 * the argsort), then as doubles (the conversion keeps their
+		 * order) */
 		if (ts_radix_sort_i64(ts, m))
 			goto out;
 		for (size_t i = 0; i < m; i++)
