@@ -849,6 +849,126 @@ static int contract_window(struct ts_runmodel *rm, int64_t *first, int64_t *last
 	return rc;
 }
 
+struct it_ix {
+	int64_t iteration;
+	size_t ix;
+};
+
+static int cmp_it_ix(const void *a, const void *b)
+{
+	const struct it_ix *x = a, *y = b;
+
+	if (x->iteration != y->iteration)
+		return (x->iteration > y->iteration) - (x->iteration < y->iteration);
+	return (x->ix > y->ix) - (x->ix < y->ix);
+}
+
+static int nan_evidence(const struct ts_step *s)
+{
+	return (s->flags & (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE)) ||
+	       (s->nan_iters != TS_NO_INT && s->nan_iters > 0);
+}
+
+/* Mark the step records of iteration it (ix sorted by iteration) with the
+ * non-finite evidence of spare record s. Returns the records that had
+ * none before; *any is set when a record of that iteration exists. */
+static size_t mark_iteration(struct ts_steplog *log, const struct it_ix *ix, size_t n,
+			     const struct ts_step *s, int *any)
+{
+	size_t lo = 0, hi = n, fresh = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix[mid].iteration < s->iteration)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*any = lo < n && ix[lo].iteration == s->iteration;
+	for (; lo < n && ix[lo].iteration == s->iteration; lo++) {
+		struct ts_step *t = &log->steps.v[ix[lo].ix];
+		fresh += !nan_evidence(t);
+		t->flags |= s->flags & (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE);
+		if (s->nan_iters != TS_NO_INT && s->nan_iters > 0 &&
+		    (t->nan_iters == TS_NO_INT || t->nan_iters < s->nan_iters))
+			t->nan_iters = s->nan_iters;
+	}
+	return fresh;
+}
+
+/*
+ * A training log beside JSONL metrics does not time the steps, but a NaN
+ * it prints is not hidden by clean metrics: its non-finite losses and grad
+ * norms and its NaN-iteration counters mark the step records of the same
+ * iteration (every rank: the loss is all-reduced), so the one loss-health
+ * judgement, the window's NaN counts and every command see them, with a
+ * warning that names the log. A spare log that cannot be read is left out
+ * as before. 0 or TS_ENOMEM.
+ */
+static int spare_health(struct ts_runmodel *rm, struct ts_err *err)
+{
+	struct ts_steplog *log = &rm->log;
+	struct it_ix *ix = NULL;
+
+	for (size_t i = 0; i < rm->inputs.n; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+		struct ts_steplog sp;
+		struct ts_err serr;
+		size_t news = 0, lost = 0;
+		int64_t first = TS_NO_INT;
+		int rc = 0;
+
+		if (in->role != TS_ROLE_LOG_SPARE)
+			continue;
+		ts_steplog_init(&sp);
+		ts_err_init(&serr);
+		if (ts_steplog_read(&sp, in->path, &serr)) {
+			ts_steplog_release(&sp);
+			if (serr.code == TS_ENOMEM)
+				goto nomem;
+			continue;
+		}
+		if (!ix) {
+			ix = malloc((log->steps.n + 1) * sizeof(*ix));
+			if (!ix) {
+				ts_steplog_release(&sp);
+				goto nomem;
+			}
+			for (size_t k = 0; k < log->steps.n; k++)
+				ix[k] = (struct it_ix){ log->steps.v[k].iteration, k };
+			qsort(ix, log->steps.n, sizeof(*ix), cmp_it_ix);
+		}
+		for (size_t k = 0; k < sp.steps.n; k++) {
+			const struct ts_step *s = &sp.steps.v[k];
+			int any;
+			if (!nan_evidence(s))
+				continue;
+			if (mark_iteration(log, ix, log->steps.n, s, &any) == 0 && any)
+				continue;   /* the metrics already show it */
+			news++;
+			lost += !any;
+			if (first == TS_NO_INT || s->iteration < first)
+				first = s->iteration;
+		}
+		if (news)
+			rc = ts_warnings_add(&rm->warnings, "log-health", in->path, -1, first,
+					     "%s prints a non-finite loss or grad norm, or counts NaN "
+					     "iterations, at %zu logged iteration(s) from %lld that the "
+					     "metrics do not show; the loss health counts the log's "
+					     "evidence%s.", in->path, news, (long long)first,
+					     lost ? " (except where the metrics have no record of the "
+						    "iteration)" : "");
+		ts_steplog_release(&sp);
+		if (rc)
+			goto nomem;
+	}
+	free(ix);
+	return 0;
+nomem:
+	free(ix);
+	return ts_err_set(err, TS_ENOMEM, "out of memory");
+}
+
 int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err)
 {
@@ -875,6 +995,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		    (rc = ts_steplog_read(&rm->log, in->path, err)))
 			return rc;
 	}
+	if ((rc = spare_health(rm, err)))
+		return rc;
 	if (!rm->step_files.n) {
 		if (need_steps)
 			return ts_err_set(err, TS_EUSAGE, "no training log or metrics file found in %s",
