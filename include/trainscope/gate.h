@@ -49,7 +49,9 @@ enum ts_point_excl {
 				      * the iteration after a captured range (trace export),
 				      * or profiler lines in the log precede it */
 	TS_EXCL_CHECKPOINT = 1 << 1, /* checkpoint save lines precede it */
-	TS_EXCL_EVAL = 1 << 2        /* evaluation lines precede it */
+	TS_EXCL_EVAL = 1 << 2,       /* evaluation lines precede it */
+	TS_EXCL_FIRST = 1 << 3       /* it holds iteration 1: iteration 1, or an interval
+				      * record reaching back to it (ts_steps_first_cut) */
 };
 
 struct ts_run {

@@ -94,6 +94,11 @@ struct ts_steps_opts {
 
 void ts_steps_opts_init(struct ts_steps_opts *o);
 
+/* Fewest usable timed steps a steady window needs: below it `steps` gives
+ * the window's statistics with no interval and a few-steps warning, and
+ * validate and ab find no steady window. */
+#define TS_STEADY_MIN_STEPS 10
+
 enum ts_steps_warn {
 	TS_WARN_SHORT = 1 << 0,       /* window spans < 50 iterations */
 	TS_WARN_NOISY = 1 << 1,       /* CV > 10 % */
@@ -102,7 +107,9 @@ enum ts_steps_warn {
 	TS_WARN_AUTOCORR = 1 << 4,    /* batch means still correlated */
 	TS_WARN_NO_TIME = 1 << 5,     /* no step times in the input */
 	TS_WARN_LONG_WARMUP = 1 << 6, /* MSER-5 cut > 20 % of the series */
-	TS_WARN_CI_TOO_WIDE = 1 << 7  /* the CI reached below 0 ms: not reported */
+	TS_WARN_CI_TOO_WIDE = 1 << 7, /* the CI reached below 0 ms: not reported */
+	TS_WARN_FEW_STEPS = 1 << 8    /* fewer than TS_STEADY_MIN_STEPS steps in the
+				       * window: no CI, not a steady-state estimate */
 };
 
 /*
@@ -130,9 +137,19 @@ enum ts_step_artefact {
 };
 
 /* The artefact of a step from its fields (flags: enum ts_step_flags;
- * nan_iters, skipped: TS_NO_INT unknown). */
-int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64_t skipped,
-		     double grad_norm);
+ * nan_iters, skipped: TS_NO_INT unknown); first_cut: ts_steps_first_cut(). */
+int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64_t nan_iters,
+		     int64_t skipped, double grad_norm);
+
+/*
+ * The last iteration whose record holds iteration 1 (compilation and
+ * allocator warm-up: never steady), from the iterations of the log's first
+ * two timed records (next TS_NO_INT when there is one): 1, or the first
+ * record's iteration when it is an interval mean (Megatron --log-interval N
+ * logs the mean of N iterations every N) whose interval, the gap to the
+ * next record, reaches back to iteration 1.
+ */
+int64_t ts_steps_first_cut(int64_t first, int64_t next);
 /* "first-iteration", "profiler", "checkpoint", "eval", "non-finite", "skipped". */
 const char *ts_step_artefact_name(int artefact);
 
@@ -216,7 +233,9 @@ struct ts_steps_report {
 	/* window */
 	int64_t win_first, win_last;
 	int win_auto;
-	int dropped_first;        /* iteration 1 was left out of the window */
+	int dropped_first;        /* the record holding iteration 1 was left out of the window */
+	int64_t first_cut;        /* records up to this iteration hold iteration 1
+				   * (ts_steps_first_cut; 1 when nothing is timed) */
 	size_t win_n;             /* timed steps in [win_first, win_last] that are
 				   * no artefact: the ones the statistics use */
 	int64_t mser_cut_iteration;  /* first kept iteration after MSER-5 */

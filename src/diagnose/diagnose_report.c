@@ -32,6 +32,18 @@ static int is_stall(const struct ts_diag *d, int64_t it)
 	       bsearch(&it, d->steady.stalls.v, d->steady.stalls.n, sizeof(it), cmp_i64) != NULL;
 }
 
+/* Below TS_STEADY_MIN_STEPS the window is no steady state (the few-steps
+ * warning): its mean is called "step time", and why it has no CI. */
+static int few_steps(const struct ts_diag_steady *s)
+{
+	return s->n < TS_STEADY_MIN_STEPS;
+}
+
+static const char *no_ci_why(const struct ts_diag_steady *s)
+{
+	return few_steps(s) ? "fewer than 10 steps: no steady window" : "too few steps";
+}
+
 static void facts(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_diag_steady *s = &d->steady;
@@ -45,10 +57,10 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 				 s->ci_method[0] ? s->ci_method : "?", (long long)s->first,
 				 (long long)s->last, s->n, s->median_ms);
 		else
-			snprintf(n, sizeof(n), "no CI (too few steps), iterations %lld-%lld, n=%zu, "
-				 "median %.1f ms", (long long)s->first, (long long)s->last, s->n,
-				 s->median_ms);
-		ts_report_add_fact(r, "steady step time", v, n);
+			snprintf(n, sizeof(n), "no CI (%s), iterations %lld-%lld, n=%zu, "
+				 "median %.1f ms", no_ci_why(s), (long long)s->first, (long long)s->last,
+				 s->n, s->median_ms);
+		ts_report_add_fact(r, few_steps(s) ? "step time" : "steady step time", v, n);
 		snprintf(v, sizeof(v), "%zu", s->stalls.n);
 		if (s->stall_period)
 			snprintf(n, sizeof(n), "every %zu iterations", s->stall_period);
@@ -404,9 +416,9 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 			   s->ci_method[0] ? s->ci_method : "?", s->median_ms, (long long)s->first,
 			   (long long)s->last, s->n);
 	else if (s->known)
-		ts_sb_addf(o, "steady step time: %.1f ms, no CI (too few steps), median %.1f ms, "
-			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->median_ms,
-			   (long long)s->first, (long long)s->last, s->n);
+		ts_sb_addf(o, "%s: %.1f ms, no CI (%s), median %.1f ms, iterations %lld-%lld "
+			   "(n=%zu)\n", few_steps(s) ? "step time" : "steady step time", s->mean_ms,
+			   no_ci_why(s), s->median_ms, (long long)s->first, (long long)s->last, s->n);
 	else
 		ts_sb_adds(o, "steady step time: unknown (no step-time series)\n");
 	if (isfinite(d->rate.tokens_per_s))

@@ -423,7 +423,7 @@ static int find_stalls(const struct ts_run *r, int64_t first, int64_t last, int6
 	for (size_t i = 0; i < r->pts.n; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
 		if (p->iteration >= first && p->iteration <= last && isfinite(p->step_ms) &&
-		    !p->excluded && p->iteration > 1) {
+		    !p->excluded) {
 			x[p->iteration - first] = p->step_ms;
 			tmp[k++] = p->step_ms;
 		}

@@ -62,8 +62,10 @@ static int by_iter_rank(const void *pa, const void *pb)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* Merge the step log into one point per iteration. */
-static int build_points(struct ts_run *r, const struct ts_steplog *log, struct ts_err *err)
+/* Merge the step log into one point per iteration; points up to
+ * first_cut hold iteration 1 (ts_steps_first_cut). */
+static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t first_cut,
+			struct ts_err *err)
 {
 	const struct ts_step **order = NULL;
 	size_t n = log->steps.n, i = 0;
@@ -146,6 +148,10 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, struct t
 		}
 	}
 	free(order);
+	/* the steps analysis decides which records hold iteration 1 */
+	for (size_t k = 0; k < r->pts.n; k++)
+		if (r->pts.v[k].iteration <= first_cut)
+			r->pts.v[k].excluded |= TS_EXCL_FIRST;
 	for (size_t k = 0; k < log->mem.n; k++)
 		r->peak_dev_bytes = nanmax(r->peak_dev_bytes, log->mem.v[k].max_alloc);
 	r->nranks = maxrank < 0 ? 1 : maxrank + 1;
@@ -214,7 +220,7 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 	}
 	r->nsources = (int)r->rm.step_files.n;
 	r->nprofiled = r->rm.nprofiled;
-	rc = build_points(r, &r->rm.log, err);
+	rc = build_points(r, &r->rm.log, r->rm.have_steps ? r->rm.steps.first_cut : 1, err);
 out:
 	return rc;
 }
@@ -234,7 +240,7 @@ void ts_run_health(const struct ts_run *r, int64_t first, int64_t last, int64_t 
 
 int ts_run_point_usable(const struct ts_run_point *p)
 {
-	return isfinite(p->step_ms) && p->iteration > 1 && !p->excluded && !p->nonfinite &&
+	return isfinite(p->step_ms) && !p->excluded && !p->nonfinite &&
 	       p->skipped == 0;
 }
 
@@ -280,16 +286,18 @@ int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts
 		w->last = last;
 		w->mser_first = first;
 		w->n = ts_run_window_times(r, w, x, it, r->pts.n);
-		if (w->n < 10)
+		if (w->n < TS_STEADY_MIN_STEPS)
 			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1,
 				       "declared window %lld-%lld has %zu usable timed steps; need "
-				       "at least 10", (long long)first, (long long)last, w->n);
+				       "at least %d", (long long)first, (long long)last, w->n,
+				       TS_STEADY_MIN_STEPS);
 		goto out;
 	}
-	if (n < 10) {
+	if (n < TS_STEADY_MIN_STEPS) {
 		rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1,
 			       "%zu usable timed steps after dropping iteration 1, profiler, "
-			       "checkpoint, evaluation and NaN/skipped steps; need at least 10", n);
+			       "checkpoint, evaluation and NaN/skipped steps; need at least %d", n,
+			       TS_STEADY_MIN_STEPS);
 		goto out;
 	}
 	if (r->rm.have_steps) {
@@ -307,10 +315,11 @@ int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts
 		w->mser_first = r->rm.steps.mser_cut_iteration != TS_NO_INT ?
 				r->rm.steps.mser_cut_iteration : o->first;
 		w->n = ts_run_window_times(r, w, x, it, r->pts.n);
-		if (w->n < 10)
+		if (w->n < TS_STEADY_MIN_STEPS)
 			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1,
 				       "the steady window %lld:%lld has %zu usable timed steps; need "
-				       "at least 10", (long long)w->first, (long long)w->last, w->n);
+				       "at least %d", (long long)w->first, (long long)w->last, w->n,
+				       TS_STEADY_MIN_STEPS);
 		goto out;
 	}
 	{
@@ -325,10 +334,10 @@ int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts
 		}
 		while (cut < n && it[cut] < min_iter)
 			cut++;
-		if (n - cut < 10) {
+		if (n - cut < TS_STEADY_MIN_STEPS) {
 			rc = ts_err_at(err, TS_EUSAGE, r->path, -1, -1,
-				       "%zu usable timed steps after the warm-up; need at least 10",
-				       n - cut);
+				       "%zu usable timed steps after the warm-up; need at least %d",
+				       n - cut, TS_STEADY_MIN_STEPS);
 			goto out;
 		}
 		w->first = it[cut];

@@ -284,12 +284,14 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			const struct ts_run_point *p = &r->pts.v[i];
 			if (p->iteration < w.first || p->iteration > w.last)
 				continue;
-			if (p->iteration == 1 || p->excluded) {
+			if (p->excluded) {
 				nbad++;
 				if (nbad <= 8)
 					ts_sb_addf(&bad, "%s%lld (%s)", nbad > 1 ? ", " : "",
 						   (long long)p->iteration,
-						   p->iteration == 1 ? "iteration 1" :
+						   p->excluded & TS_EXCL_FIRST ?
+						   (p->iteration == 1 ? "iteration 1" :
+						    "holds iteration 1") :
 						   p->excluded & TS_EXCL_PROFILER ? "profiler" :
 						   p->excluded & TS_EXCL_CHECKPOINT ? "checkpoint" : "eval");
 			}
@@ -303,9 +305,10 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 				  "%s window %lld-%lld starts before the end of the warm-up MSER-5 "
 				  "detects (iteration %lld)", source, (long long)w.first,
 				  (long long)w.last, (long long)auto_w.mser_first);
-		else if (n < 10)
+		else if (n < TS_STEADY_MIN_STEPS)
 			rc |= add(v, "window", TS_CHECK_FAIL, "%s window %lld-%lld has %zu usable steps "
-				  "(need >= 10)", source, (long long)w.first, (long long)w.last, n);
+				  "(need >= %d)", source, (long long)w.first, (long long)w.last, n,
+				  TS_STEADY_MIN_STEPS);
 		else if (!w.declared && accept_auto)
 			rc |= add(v, "window", TS_CHECK_WARN,
 				  "%s window %lld-%lld, %zu steps%s%s, accepted with "

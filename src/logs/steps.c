@@ -295,10 +295,17 @@ int ts_ci_positive(struct ts_ci *ci)
 	return 1;
 }
 
-int ts_step_artefact(int64_t iteration, uint32_t flags, int64_t nan_iters, int64_t skipped,
-		     double grad_norm)
+int64_t ts_steps_first_cut(int64_t first, int64_t next)
 {
-	if (iteration <= 1)
+	if (first >= 1 && next != TS_NO_INT && next > first && first <= next - first)
+		return first;
+	return 1;
+}
+
+int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64_t nan_iters,
+		     int64_t skipped, double grad_norm)
+{
+	if (iteration <= first_cut)
 		return TS_ART_FIRST;
 	if (flags & (TS_STEP_PROFILED | TS_STEP_AFTER_PROFILER))
 		return TS_ART_PROFILER;
@@ -322,9 +329,10 @@ const char *ts_step_artefact_name(int artefact)
 	return artefact >= 0 && artefact <= TS_ART_SKIPPED ? names[artefact] : "?";
 }
 
-static int artefact_of(const struct it_rec *r)
+static int artefact_of(const struct it_rec *r, int64_t first_cut)
 {
-	return ts_step_artefact(r->iteration, r->flags, r->nan_iters, r->skipped, r->grad_norm);
+	return ts_step_artefact(r->iteration, first_cut, r->flags, r->nan_iters, r->skipped,
+				r->grad_norm);
 }
 
 static int reason_of(const struct it_rec *r, double base, int periodic_hit)
@@ -502,7 +510,7 @@ static int phase_summary(const struct it_rec *v, size_t nv, int k, double wall, 
 		goto out;
 	for (size_t i = 0; i < nv; i++) {
 		/* with step times, only timed records: their sum is the wall */
-		if (!isfinite(v[i].phase_ms[k]) || v[i].iteration <= 1 ||
+		if (!isfinite(v[i].phase_ms[k]) || v[i].iteration <= rep->first_cut ||
 		    (wall > 0 && !isfinite(v[i].step_ms)))
 			continue;
 		if (n > 0) {
@@ -588,8 +596,9 @@ out:
 	return rc;
 }
 
-/* Phases with at least PHASE_MIN_RECORDS values after iteration 1. */
-static size_t phase_series(const struct it_rec *v, size_t nv)
+/* Phases with at least PHASE_MIN_RECORDS values after the records that
+ * hold iteration 1 (those up to first_cut). */
+static size_t phase_series(const struct it_rec *v, size_t nv, int64_t first_cut)
 {
 	size_t k = 0;
 
@@ -597,7 +606,7 @@ static size_t phase_series(const struct it_rec *v, size_t nv)
 		size_t c = 0;
 
 		for (size_t i = 0; i < nv && c < PHASE_MIN_RECORDS; i++)
-			c += isfinite(v[i].phase_ms[ph]) && v[i].iteration > 1;
+			c += isfinite(v[i].phase_ms[ph]) && v[i].iteration > first_cut;
 		k += c >= PHASE_MIN_RECORDS;
 	}
 	return k;
@@ -706,7 +715,9 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 	rep->p90_ms = q[2];
 	rep->mean_ms = ts_stats_mean(w, n);
 	rep->cv = ts_stats_cv(w, n);
-	if (n >= 2) {
+	if (n < TS_STEADY_MIN_STEPS)
+		rep->warnings |= TS_WARN_FEW_STEPS;
+	if (n >= TS_STEADY_MIN_STEPS) {
 		rc = ts_stats_ci_mean(w, n, seed, &rep->ci);
 		if (rc)
 			return rc;
@@ -718,8 +729,9 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 		if (rc)
 			return rc;
 	}
-	/* Megatron logs interval means: a record may stand for many steps. */
-	if (rep->win_last - rep->win_first + 1 < MIN_WINDOW)
+	/* Megatron logs interval means: a record may stand for many steps.
+	 * (Too few steps for an interval at all: the few-steps warning.) */
+	if (rep->win_last - rep->win_first + 1 < MIN_WINDOW && n >= TS_STEADY_MIN_STEPS)
 		rep->warnings |= TS_WARN_SHORT;
 	if (rep->cv > NOISY_CV)
 		rep->warnings |= TS_WARN_NOISY;
@@ -926,6 +938,7 @@ static void report_blank(struct ts_steps_report *rep)
 {
 	memset(rep, 0, sizeof(*rep));
 	rep->first_iteration = rep->last_iteration = TS_NO_INT;
+	rep->first_cut = 1;
 	rep->win_first = rep->win_last = TS_NO_INT;
 	rep->mser_cut_iteration = rep->level_shift_iteration = TS_NO_INT;
 	rep->median_ms = rep->mean_ms = rep->p10_ms = rep->p90_ms = rep->cv = NAN;
@@ -1015,12 +1028,22 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	if (!rep->iter || !rep->step_ms || !rep->artefact || !ti || !wi || !y || !w)
 		goto out;
 	rep->n = nv;
+	for (size_t i = 0; i < nv; i++)
+		if (isfinite(v[i].step_ms))
+			ti[nt++] = i;
+	/* Iteration 1 carries compilation and allocator warm-up: never
+	 * steady, nor is an interval record that holds it. The first two
+	 * timed records tell (the first two records when none is timed). */
+	if (nt)
+		rep->first_cut = ts_steps_first_cut(v[ti[0]].iteration,
+						    nt > 1 ? v[ti[1]].iteration : TS_NO_INT);
+	else
+		rep->first_cut = ts_steps_first_cut(nv ? v[0].iteration : 1,
+						    nv > 1 ? v[1].iteration : TS_NO_INT);
 	for (size_t i = 0; i < nv; i++) {
 		rep->iter[i] = v[i].iteration;
 		rep->step_ms[i] = v[i].step_ms;
-		rep->artefact[i] = (unsigned char)artefact_of(&v[i]);
-		if (isfinite(v[i].step_ms))
-			ti[nt++] = i;
+		rep->artefact[i] = (unsigned char)artefact_of(&v[i], rep->first_cut);
 	}
 	if (nv) {
 		rep->first_iteration = v[0].iteration;
@@ -1032,11 +1055,10 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	rc = loss_curve(v, nv, rep);
 	if (rc)
 		goto out;
-	/* Iteration 1 carries compilation and allocator warm-up: never steady. */
-	if (nt && v[ti[0]].iteration <= 1)
+	if (nt && v[ti[0]].iteration <= rep->first_cut)
 		skip = 1;
 	rep->dropped_first = (int)skip;
-	family = 1 + phase_series(v, nv);
+	family = 1 + phase_series(v, nv, rep->first_cut);
 	rc = find_stalls(v, ti + skip, nt - skip, family, rep, y);
 	if (rc)
 		goto out;

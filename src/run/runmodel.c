@@ -521,7 +521,7 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 			excl_add(w, auto_cut ? "level-shift" : "after-window", it);
 		} else if (!auto_cut) {
 			excl_add(w, "before-window", it);
-		} else if (r->dropped_first && it <= 1) {
+		} else if (r->dropped_first && it <= r->first_cut) {
 			excl_add(w, "first-iteration", it);
 		} else if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration) {
 			excl_add(w, "warm-up", it);
@@ -678,6 +678,13 @@ static int steps_warnings(struct ts_runmodel *rm)
 		rc |= ts_warnings_add(w, "noisy", NULL, -1, TS_NO_INT,
 				      "The step time varies with a CV of %.1f %% over the window "
 				      "(more than 10 %%).", r->cv * 100);
+	if (r->warnings & TS_WARN_FEW_STEPS)
+		rc |= ts_warnings_add(w, "few-steps", NULL, -1, TS_NO_INT,
+				      "The window holds %zu usable timed step%s, fewer than %d: its "
+				      "numbers describe those steps only, with no interval; it is no "
+				      "steady-state estimate (validate and ab need at least %d).",
+				      r->win_n, r->win_n == 1 ? "" : "s", TS_STEADY_MIN_STEPS,
+				      TS_STEADY_MIN_STEPS);
 	if (r->warnings & TS_WARN_CI_TOO_WIDE)
 		rc |= ts_warnings_add(w, "too-few-steps", NULL, -1, TS_NO_INT,
 				      "The 95 %% CI of the mean step time would reach below 0 ms: the "

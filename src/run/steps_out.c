@@ -460,8 +460,11 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 		fmt_num(b, sizeof(b), r->mean_ms, 1);
 		fmt_num(c, sizeof(c), r->p10_ms, 1);
 		fmt_num(d, sizeof(d), r->p90_ms, 1);
-		ts_sb_addf(out, "%sstep time%s   median %s ms, mean %s ms, p10 %s ms, p90 %s ms, CV %.1f %%\n",
-			   bold, reset, a, b, c, d, r->cv * 100);
+		ts_sb_addf(out, "%sstep time%s   median %s ms, mean %s ms, p10 %s ms, p90 %s ms, CV ",
+			   bold, reset, a, b, c, d);
+		/* one step has no spread: "-", as the JSON's null */
+		fmt_num(a, sizeof(a), r->cv * 100, 1);
+		ts_sb_addf(out, "%s %%\n", a);
 		if (r->ci.method) {
 			fmt_num(a, sizeof(a), r->ci.lo, 1);
 			fmt_num(b, sizeof(b), r->ci.hi, 1);

@@ -77,6 +77,7 @@ static inline int synth_run(struct ts_run *r, unsigned id, size_t n, const struc
 		memset(&p, 0, sizeof(p));
 		p.iteration = (int64_t)i;
 		p.step_ms = i == 1 ? 3 * ms : ms;
+		p.excluded = i == 1 ? TS_EXCL_FIRST : 0; /* as ts_run_load marks it */
 		p.loss = 8.0 - 0.001 * (double)i;
 		p.grad_norm = 1.0;
 		p.tflops = NAN;

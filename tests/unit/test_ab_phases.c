@@ -73,6 +73,7 @@ static void make_run(struct ts_run *r, const char *path, size_t n, const double 
 		memset(&p, 0, sizeof(p));
 		p.iteration = (int64_t)i;
 		p.step_ms = i == 1 ? 900 : 300;
+		p.excluded = i == 1 ? TS_EXCL_FIRST : 0; /* as ts_run_load marks it */
 		p.loss = 8.0 - 0.001 * (double)i;
 		p.grad_norm = 1.0;
 		p.tflops = NAN;
