@@ -711,16 +711,30 @@ struct i64_vec {
 	size_t n, cap;
 };
 
-static int scan_profiled(const char *path, int legacy, struct i64_vec *set, struct ts_err *err)
+static int is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* ... and *cut_at, when the JSON object ends without its closing '}' (a
+ * plain file cut short, which its bytes alone cannot tell otherwise): the
+ * bytes read, -1 when it ends well. A JSON array may end without its ']'
+ * (the trace event format allows it), so only the object form is judged. */
+static int scan_profiled(const char *path, int legacy, struct i64_vec *set, int64_t *cut_at,
+			 struct ts_err *err)
 {
 	static const char pat[] = "ProfilerStep#";
 	struct ts_input in;
 	size_t pos = 0;
-	int rc;
+	int rc, first = -1;
 
+	*cut_at = -1;
 	if ((rc = ts_input_open(&in, path, err)))
 		return rc;
 	for (;;) {
+		for (size_t k = 0; first < 0 && k < in.len; k++)
+			if (!is_ws(in.data[k]))
+				first = in.data[k];
 		const unsigned char *hit = NULL;
 		if (pos < in.len)
 			hit = memmem(in.data + pos, in.len - pos, pat, sizeof(pat) - 1);
@@ -743,8 +757,14 @@ static int scan_profiled(const char *path, int legacy, struct i64_vec *set, stru
 			pos = k;
 			continue;
 		}
-		if (in.eof)
+		if (in.eof) {
+			size_t e = in.len;
+			while (e > 0 && is_ws(in.data[e - 1]))
+				e--;
+			if (first == '{' && e > 0 && in.data[e - 1] != '}')
+				*cut_at = (int64_t)(in.base + in.len);
 			break;
+		}
 		pos = in.len > sizeof(pat) ? in.len - sizeof(pat) : 0;
 more:
 		{
@@ -809,13 +829,21 @@ static int profiled(struct ts_runmodel *rm, struct ts_err *err)
 		const struct ts_run_input *in = &rm->inputs.v[i];
 		struct ts_err terr;
 		char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+		int64_t cut_at;
 
 		if (in->role != TS_ROLE_TRACE)
 			continue;
 		ts_err_init(&terr);
-		rc = scan_profiled(in->path, in->kind == TS_KIND_LEGACY_TRACE, &set, &terr);
+		rc = scan_profiled(in->path, in->kind == TS_KIND_LEGACY_TRACE, &set, &cut_at, &terr);
 		if (rc == TS_ENOMEM)
 			break;
+		if (!rc && cut_at >= 0) {
+			rc = ts_warnings_add(&rm->warnings, "truncated-trace", in->path, cut_at,
+					     TS_NO_INT, "%s is truncated (its JSON ends at byte %lld "
+					     "without the closing '}'): only the events before the cut are "
+					     "used.", in->path, (long long)cut_at);
+			continue;
+		}
 		if (!rc)
 			continue;
 		if (rc == TS_ETRUNC) {
