@@ -115,7 +115,8 @@ const struct cli_command cli_cmd_hang = {
 		"Each incident has a class: not_joined, mismatch, all_stuck, init, watchdog_late,\n"
 		"rank_dead or undecided, with its evidence lines and the knobs that make the next\n"
 		"hang diagnosable. A dump's rank comes from its \"rank\" key or the trailing number\n"
-		"of its file name.\n"
+		"of its file name. A JSON dump cut short is read up to its last complete entry,\n"
+		"with a finding, and its rank is not blamed for the entries the cut lost.\n"
 		"\n"
 		"Exit status: 1 when a culprit or a decided class is found, 0 when there is no hang\n"
 		"evidence (or only undecided incidents), 2 for unreadable input.",

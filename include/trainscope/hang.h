@@ -164,6 +164,9 @@ struct ts_hang_dump {
 	const char *version;
 	const char *backend; /* "nccl", "mccl", "xccl"... from profiling names */
 	int64_t entries;
+	int64_t cut_at;      /* the dump ends inside its document (a rank killed while
+			      * dumping): the bytes read, its entries the complete ones
+			      * before the cut; -1 when whole */
 };
 
 struct ts_hang_pg_status {

@@ -227,13 +227,27 @@ static void parse_ranks(const char *ranks, void *vec)
 	}
 }
 
-/* analyse one group's sorted refs [b, e) */
-static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const struct hang_i64v *dumped)
+/* The last seq rank has in the group's sorted refs [b, e); INT64_MIN if
+ * none. A truncated dump tells nothing past it. */
+static int64_t horizon(const struct wref *refs, size_t b, size_t e, int64_t rank)
+{
+	int64_t h = INT64_MIN;
+
+	for (size_t i = b; i < e; i++)
+		if (refs[i].rank == rank && refs[i].seq > h)
+			h = refs[i].seq;
+	return h;
+}
+
+/* analyse one group's sorted refs [b, e); cut: ranks whose dump is
+ * truncated, with their horizons in this group (cut_h) */
+static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const struct hang_i64v *dumped,
+		      const struct hang_i64v *cut)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
 	int pg = refs[b].pg;
-	struct hang_i64v members = { 0 }, have = { 0 }, undumped = { 0 };
+	struct hang_i64v members = { 0 }, have = { 0 }, undumped = { 0 }, cut_h = { 0 };
 	int64_t start = INT64_MIN, first_min = INT64_MAX;
 	int rc = 0;
 
@@ -267,6 +281,9 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	for (size_t i = 0; i < members.n; i++)
 		if (!hang_set_has(dumped, members.v[i]))
 			hang_set_add(&undumped, members.v[i]);
+	for (size_t i = 0; i < cut->n; i++)
+		if (TS_VEC_PUSH(cut_h, horizon(refs, b, e, cut->v[i])))
+			rc = TS_ENOMEM;
 	/* truncated buffers: ranks whose first entry of the group is later */
 	if (start > first_min) {
 		struct hang_i64v late = { 0 };
@@ -287,7 +304,7 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	for (size_t i = b; i < e;) {
 		size_t j = i;
 		int64_t seq = refs[i].seq;
-		struct hang_i64v present = { 0 }, absent = { 0 };
+		struct hang_i64v present = { 0 }, absent = { 0 }, unknown = { 0 };
 		int all_done = 1;
 		while (j < e && refs[j].seq == seq)
 			j++;
@@ -300,12 +317,22 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			if (s->works.v[refs[k].idx].state != TS_ST_COMPLETED)
 				all_done = 0;
 		}
-		for (size_t k = 0; k < members.n; k++)
-			if (hang_set_has(dumped, members.v[k]) && !hang_set_has(&present, members.v[k]))
+		for (size_t k = 0; k < members.n; k++) {
+			size_t c;
+			if (!hang_set_has(dumped, members.v[k]) || hang_set_has(&present, members.v[k]))
+				continue;
+			for (c = 0; c < cut->n && cut->v[c] != members.v[k]; c++)
+				;
+			/* past the end of a truncated dump: not seen, not absent */
+			if (c < cut->n && c < cut_h.n && seq > cut_h.v[c])
+				hang_set_add(&unknown, members.v[k]);
+			else
 				hang_set_add(&absent, members.v[k]);
+		}
 		if (all_done && !absent.n) {
 			TS_VEC_RELEASE(present);
 			TS_VEC_RELEASE(absent);
+			TS_VEC_RELEASE(unknown);
 			i = j;
 			continue;
 		}
@@ -319,6 +346,7 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			free(gof);
 			TS_VEC_RELEASE(present);
 			TS_VEC_RELEASE(absent);
+			TS_VEC_RELEASE(unknown);
 			rc = TS_ENOMEM;
 			break;
 		}
@@ -368,10 +396,11 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			in->cls = TS_HANG_UNDECIDED;
 			note(in, fmt(r, "tie: %zu groups of %zu ranks disagree at seq %lld and none is the majority",
 				     ties, gcount[big], (long long)seq));
-		} else if (undumped.n) {
+		} else if (undumped.n || unknown.n) {
 			in->cls = TS_HANG_UNDECIDED;
-			note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
-				     ranks_str(r, undumped.v, undumped.n)));
+			if (undumped.n)
+				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
+					     ranks_str(r, undumped.v, undumped.n)));
 		} else if (seq <= 1 || (maj->kind == TS_OP_COALESCED && seq <= 2)) {
 			in->cls = TS_HANG_INIT;
 			note(in, "the first collective of the group never completed: communicator set-up / topology");
@@ -379,6 +408,9 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			in->cls = TS_HANG_ALL_STUCK;
 			note(in, "every member issued it with the same signature; none completed (network, library or GPU)");
 		}
+		if (unknown.n)
+			note(in, fmt(r, "the dumps of ranks %s are truncated before seq %lld: cannot tell "
+				     "whether they joined", ranks_str(r, unknown.v, unknown.n), (long long)seq));
 		if (ng > 1) {
 			for (size_t g = 0; g < ng; g++) {
 				struct hang_i64v gr = { 0 };
@@ -405,11 +437,13 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		free(gof);
 		TS_VEC_RELEASE(present);
 		TS_VEC_RELEASE(absent);
+		TS_VEC_RELEASE(unknown);
 		break; /* one incident per group: later seqs follow from this one */
 	}
 	TS_VEC_RELEASE(members);
 	TS_VEC_RELEASE(have);
 	TS_VEC_RELEASE(undumped);
+	TS_VEC_RELEASE(cut_h);
 	return rc;
 }
 
@@ -418,14 +452,23 @@ static int dumps(struct an *a)
 	struct ts_hang_set *s = a->s;
 	struct wref *refs;
 	size_t n = 0;
-	struct hang_i64v dumped = { 0 };
+	struct hang_i64v dumped = { 0 }, cut = { 0 };
 	int rc = 0;
 
 	if (!s->dumps.n)
 		return 0;
-	for (size_t i = 0; i < s->dumps.n; i++)
-		if (s->dumps.v[i].rank >= 0)
-			hang_set_add(&dumped, s->dumps.v[i].rank);
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const struct ts_hang_dump *d = &s->dumps.v[i];
+		if (d->rank >= 0)
+			hang_set_add(&dumped, d->rank);
+		if (d->rank >= 0 && d->cut_at >= 0)
+			hang_set_add(&cut, d->rank);
+		if (d->cut_at >= 0)
+			finding(a->r, fmt(a->r, "%s: truncated at byte %lld; its %lld complete entries "
+					  "before the cut are read, and its rank is not taken as absent "
+					  "past the last of them",
+					  s->files.v[d->file], (long long)d->cut_at, (long long)d->entries));
+	}
 	refs = malloc((s->works.n ? s->works.n : 1) * sizeof(*refs));
 	if (!refs)
 		return TS_ENOMEM;
@@ -444,11 +487,12 @@ static int dumps(struct an *a)
 		size_t j = i;
 		while (j < n && refs[j].pg == refs[i].pg)
 			j++;
-		rc = dump_group(a, refs, i, j, &dumped);
+		rc = dump_group(a, refs, i, j, &dumped, &cut);
 		i = j;
 	}
 	free(refs);
 	TS_VEC_RELEASE(dumped);
+	TS_VEC_RELEASE(cut);
 	for (size_t i = 0; i < s->dumps.n; i++)
 		if (s->dumps.v[i].rank < 0)
 			finding(a->r, fmt(a->r, "%s: a dump whose rank is unknown (no \"rank\" key, no trailing number in the file name) is left out",

@@ -201,7 +201,7 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 }
 
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
-		   const char *name, struct ts_err *err)
+		   int64_t cut, const char *name, struct ts_err *err)
 {
 	const struct pv *cfg = hang_pv_get(root, "pg_config");
 	const struct pv *st = hang_pv_get(root, "pg_status");
@@ -209,7 +209,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	const struct pv *ver = hang_pv_get(root, "version");
 	struct ts_hang_dump dump;
 	struct ts_sb sb;
-	size_t first_work = s->works.n;
+	size_t first_work = s->works.n, nents;
 	int last_pg = -1;
 	int64_t last_id = -1;
 	const char *last_name = NULL, *last_desc = NULL;
@@ -220,6 +220,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	memset(&dump, 0, sizeof(dump));
 	dump.rank = rank;
 	dump.file = file;
+	dump.cut_at = cut;
 	if (ver && ver->t == PV_STR)
 		dump.version = hang_strndup(s, ver->s, ver->n > 16 ? 16 : ver->n);
 	if (ents && !is_seq(ents))
@@ -228,8 +229,12 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	if (hang_pv_get(root, "mccl_comm_state") && s->ev_musa_state < 0)
 		s->ev_musa_state = hang_add_ev(s, file, -1, "dump key mccl_comm_state (torch_musa)",
 					       strlen("dump key mccl_comm_state (torch_musa)"));
+	/* a cut dump: the entry the input ends inside is not a record */
+	nents = ents ? ents->nit : 0;
+	if (cut >= 0 && nents && ents->it[nents - 1] && ents->it[nents - 1]->cut)
+		nents--;
 	ts_sb_init(&sb);
-	for (size_t i = 0; ents && i < ents->nit; i++) {
+	for (size_t i = 0; i < nents; i++) {
 		const struct pv *e = ents->it[i], *pg, *pn;
 		struct fr_keys ek;
 		const char *gname = NULL, *gdesc = NULL, *granks = NULL;
@@ -417,15 +422,19 @@ static int ras_json(struct ts_hang_set *s, const struct pv *root, uint32_t file,
 }
 
 int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
-		 const char *name, struct ts_err *err)
+		 int64_t cut, const char *name, struct ts_err *err)
 {
 	if (!root || root->t != PV_DICT)
-		return ts_err_at(err, TS_EUNSUPPORTED, name, 0, 1,
+		return ts_err_at(err, cut >= 0 ? TS_ETRUNC : TS_EUNSUPPORTED, name, cut >= 0 ? cut : 0,
+				 -1, cut >= 0 ? "input ends inside the document" :
 				 "not a Flight Recorder dump or NCCL RAS report (the top level is not a dict)");
-	if (hang_pv_get(root, "communicators"))
+	if (hang_pv_get(root, "communicators") && cut < 0)
 		return ras_json(s, root, file, name, err);
-	if (hang_pv_get(root, "entries") || hang_pv_get(root, "pg_config"))
-		return fr_dump(s, root, file, rank, name, err);
+	if (!hang_pv_get(root, "communicators") &&
+	    (hang_pv_get(root, "entries") || hang_pv_get(root, "pg_config")))
+		return fr_dump(s, root, file, rank, cut, name, err);
+	if (cut >= 0)
+		return ts_err_at(err, TS_ETRUNC, name, cut, -1, "input ends inside the document");
 	return ts_err_at(err, TS_EUNSUPPORTED, name, 0, 1,
 			 "not a Flight Recorder dump or NCCL RAS report (no \"entries\", \"pg_config\" or \"communicators\")");
 }
@@ -434,6 +443,7 @@ static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *na
 	       int pickle, struct ts_err *err)
 {
 	struct pv *root = NULL;
+	int64_t cut = -1;
 	int file = hang_add_file(s, name), rc;
 
 	if (file < 0)
@@ -442,9 +452,9 @@ static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *na
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	hang_pool_reset(s->scratch);
 	rc = pickle ? hang_pv_parse_pickle(s->scratch, data, n, name, &root, err)
-		    : hang_pv_parse_text(s->scratch, data, n, name, &root, err);
+		    : hang_pv_parse_text(s->scratch, data, n, name, &root, &cut, err);
 	if (!rc)
-		rc = hang_from_pv(s, root, (uint32_t)file, rank, name, err);
+		rc = hang_from_pv(s, root, (uint32_t)file, rank, cut, name, err);
 	if (rc == TS_ENOMEM && err && err->code == TS_OK)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	hang_pool_reset(s->scratch);

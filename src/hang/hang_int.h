@@ -59,18 +59,29 @@ struct pv {
 	size_t n;         /* STR length */
 	struct pv **it;   /* LIST, TUPLE: items; DICT: key, value, key, value... */
 	size_t nit, cap;
+	int cut;          /* containers: the input ended inside it (salvaged) */
 };
-/* Parse a JSON or Python-repr document into *out (values in arena). */
+/*
+ * Parse a JSON or Python-repr document into *out (values in arena). With
+ * cut non-NULL a document whose input ends inside its top container is
+ * salvaged instead of failing: every container open at the end keeps its
+ * complete items and has `cut` set (an item that ends at the last byte
+ * counts as cut too, a dict key without its value is dropped), and *cut is
+ * the number of bytes read; else *cut is -1.
+ */
 int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
-		       struct pv **out, struct ts_err *err);
+		       struct pv **out, int64_t *cut, struct ts_err *err);
 /* Run the safe pickle subset; *out is the value at STOP. */
 int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, const char *name,
 			 struct pv **out, struct ts_err *err);
 /* dict lookup by string key; NULL when absent or not a dict */
 const struct pv *hang_pv_get(const struct pv *d, const char *key);
-/* Fill s from a parsed dump or RAS JSON document. */
+/* Fill s from a parsed dump or RAS JSON document; cut: the document was
+ * salvaged after its input ended at that byte (hang_pv_parse_text), else
+ * -1. A cut Flight Recorder dump keeps its complete entries (the one the
+ * cut is inside is dropped); any other cut document is TS_ETRUNC. */
 int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
-		 const char *name, struct ts_err *err);
+		 int64_t cut, const char *name, struct ts_err *err);
 
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);

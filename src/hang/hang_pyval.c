@@ -116,6 +116,7 @@ struct tp {
 	size_t n, pos;
 	const char *name;
 	struct ts_err *err;
+	int salvage;      /* keep what was read when the input ends (parse_text) */
 };
 
 static int tp_fail(struct tp *t, int code, const char *what)
@@ -237,33 +238,67 @@ static int tp_string(struct tp *t, struct pv **out)
 
 static int tp_value(struct tp *t, struct pv **out, int depth);
 
+/* Salvage: the input ended inside c. Its complete items stay; an item
+ * that ended at the last byte may be cut (a number, a word) and goes, and
+ * so does a dict key left without its value. */
+static int tp_cut(struct tp *t, struct pv *c, int last_at_end)
+{
+	if (last_at_end && c->nit)
+		c->nit--;
+	if (c->t == PV_DICT && c->nit % 2)
+		c->nit--;
+	c->cut = 1;
+	return TS_ETRUNC;
+}
+
+/* One item of c: a value, pushed. On a salvaged cut a container cut inside
+ * is kept (it holds what was read) and c is cut too. */
+static int tp_item(struct tp *t, struct pv *c, int depth)
+{
+	struct pv *x = NULL;
+	int rc = tp_value(t, &x, depth + 1);
+
+	if (rc == TS_ETRUNC && t->salvage) {
+		if (x && x->cut && (rc = pv_push(t->a, c, x)))
+			return rc;
+		return tp_cut(t, c, 0);
+	}
+	if (rc || (rc = pv_push(t->a, c, x)))
+		return rc;
+	if (t->salvage && t->pos >= t->n)
+		return tp_cut(t, c, 1);
+	return 0;
+}
+
 static int tp_seq(struct tp *t, struct pv *c, char close, int depth)
 {
 	int rc;
 	for (;;) {
-		struct pv *x;
 		tp_ws(t);
 		if (t->pos >= t->n)
-			return tp_fail(t, TS_ETRUNC, "input ends inside a container");
+			return t->salvage ? tp_cut(t, c, 0)
+					  : tp_fail(t, TS_ETRUNC, "input ends inside a container");
 		if (t->d[t->pos] == close) {
 			t->pos++;
 			return 0;
 		}
-		if ((rc = tp_value(t, &x, depth + 1)) || (rc = pv_push(t->a, c, x)))
+		if ((rc = tp_item(t, c, depth)))
 			return rc;
 		if (c->t == PV_DICT) {
 			tp_ws(t);
 			if (t->pos >= t->n)
-				return tp_fail(t, TS_ETRUNC, "input ends inside a dict");
+				return t->salvage ? tp_cut(t, c, 0)
+						  : tp_fail(t, TS_ETRUNC, "input ends inside a dict");
 			if (t->d[t->pos] != ':')
 				return tp_fail(t, TS_EPARSE, "expected ':' after a dict key");
 			t->pos++;
-			if ((rc = tp_value(t, &x, depth + 1)) || (rc = pv_push(t->a, c, x)))
+			if ((rc = tp_item(t, c, depth)))
 				return rc;
 		}
 		tp_ws(t);
 		if (t->pos >= t->n)
-			return tp_fail(t, TS_ETRUNC, "input ends inside a container");
+			return t->salvage ? tp_cut(t, c, 0)
+					  : tp_fail(t, TS_ETRUNC, "input ends inside a container");
 		if (t->d[t->pos] == ',')
 			t->pos++;
 		else if (t->d[t->pos] != close)
@@ -331,6 +366,8 @@ static int tp_value(struct tp *t, struct pv **out, int depth)
 		}
 		v->t = PV_FLOAT;
 		if (ts_num_f64(s, k, &v->f)) {
+			if (t->salvage && t->pos >= t->n)
+				return TS_ETRUNC;   /* "1e" cut from "1e-5" */
 			t->pos = b;
 			return tp_fail(t, TS_EPARSE, "bad number");
 		}
@@ -352,14 +389,32 @@ static int tp_value(struct tp *t, struct pv **out, int depth)
 	v->t = PV_FLOAT;
 	if (word_is(t, "NaN") || word_is(t, "nan") || word_is(t, "Infinity") || word_is(t, "inf"))
 		return 0;
+	if (t->salvage) {
+		/* "fal" cut from "false": letters up to the end of the input */
+		size_t k = t->pos;
+		while (k < t->n && ((t->d[k] >= 'a' && t->d[k] <= 'z') || (t->d[k] >= 'A' && t->d[k] <= 'Z')))
+			k++;
+		if (k >= t->n)
+			return TS_ETRUNC;
+	}
 	return tp_fail(t, TS_EPARSE, "expected a value (dict, list, tuple, string, number, True/False/None)");
 }
 
 int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
-		       struct pv **out, struct ts_err *err)
+		       struct pv **out, int64_t *cut, struct ts_err *err)
 {
-	struct tp t = { a, d, n, 0, name, err };
-	int rc = tp_value(&t, out, 0);
+	struct tp t = { a, d, n, 0, name, err, cut != NULL };
+	int rc;
+
+	*out = NULL;
+	if (cut)
+		*cut = -1;
+	rc = tp_value(&t, out, 0);
+	if (rc == TS_ETRUNC && t.salvage && *out && (*out)->cut) {
+		*cut = (int64_t)n;
+		ts_err_init(err);   /* a string cut at the end said so */
+		return a->failed ? TS_ENOMEM : 0;
+	}
 	if (rc)
 		return rc;
 	tp_ws(&t);
@@ -380,7 +435,7 @@ struct pk {
 	TS_VEC(struct pv *) memo;
 };
 
-static struct pv pv_mark = { PV_MARK, 0, 0, NULL, 0, NULL, 0, 0 };
+static struct pv pv_mark = { PV_MARK, 0, 0, NULL, 0, NULL, 0, 0, 0 };
 
 static int pk_fail(struct pk *p, int code, const char *msg)
 {

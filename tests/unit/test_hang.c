@@ -542,6 +542,72 @@ TEST(hang_pickle_truncated)
 	ts_hang_set_release(&s);
 }
 
+/* One rank's Flight Recorder dump in JSON: collectives 1..last of the
+ * default group, completed, the last one started when `stuck`. */
+static int fr_json(char *buf, size_t size, int last, int stuck)
+{
+	size_t n = (size_t)snprintf(buf, size,
+		"{\"version\": \"2.5\", \"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\","
+		" \"ranks\": \"[0, 1, 2, 3]\"}}, \"entries\": [");
+	for (int q = 1; q <= last && n < size; q++)
+		n += (size_t)snprintf(buf + n, size - n,
+			"%s{\"record_id\": %d, \"pg_id\": 0, \"process_group\": [\"0\", \"default_pg\"],"
+			" \"collective_seq_id\": %d, \"profiling_name\": \"nccl:all_reduce\","
+			" \"input_sizes\": [[1024]], \"input_dtypes\": [\"Float\"], \"output_sizes\": [[1024]],"
+			" \"output_dtypes\": [\"Float\"], \"state\": \"%s\", \"timeout_ms\": 600000,"
+			" \"time_created_ns\": %d000123, \"is_p2p\": false}",
+			q > 1 ? ", " : "", q - 1, q, q == last && stuck ? "started" : "completed", q);
+	if (n < size)
+		n += (size_t)snprintf(buf + n, size - n, "]}\n");
+	return n < size ? (int)n : -1;
+}
+
+/* Rank 2 never issued collective 6; rank 1's dump is cut (the rank was
+ * killed while dumping). At every cut from the start of its entries to its
+ * last byte, the readable dumps still name rank 2, rank 1 is never blamed
+ * for the entries its cut lost, and the cut is a finding; whole, no finding. */
+TEST(hang_dump_cut_keeps_the_rest)
+{
+	char full[4096], other[4096];
+	int len = fr_json(full, sizeof(full), 6, 1);
+	const char *ents = strstr(full, "\"entries\"");
+	size_t cuts = 0;
+
+	REQUIRE(len > 0 && ents);
+	for (size_t cut = (size_t)(ents - full); cut <= (size_t)len; cut++) {
+		struct ts_hang_set s;
+		struct ts_hang_result r;
+		struct ts_err err;
+		int found = 0;
+
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		for (int rank = 0; rank < 4; rank++) {
+			char name[32];
+			snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
+			if (rank == 1) {
+				REQUIRE(ts_hang_read_mem(&s, full, cut, name, &err) == 0);
+				continue;
+			}
+			REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
+			REQUIRE(read_mem(&s, other, name, &err) == 0);
+		}
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		REQUIRE(r.incidents.n == 1);
+		CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
+		CHECK_I64(r.incidents.v[0].culprits.n, 1);
+		CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+		for (size_t k = 0; k < r.findings.n; k++)
+			found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
+		/* the last bytes are "}\n": the document is whole from there */
+		CHECK_I64(found, cut < (size_t)len - 1);
+		cuts++;
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+	CHECK(cuts > 1000);
+}
+
 /* the #140563 shape: the first rank is the odd one out; 3 ranks agree */
 TEST(hang_minority_first_rank)
 {
