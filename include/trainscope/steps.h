@@ -94,6 +94,15 @@ struct ts_steps_opts {
 
 void ts_steps_opts_init(struct ts_steps_opts *o);
 
+/*
+ * The TFLOP/s a window delivered from the per-step logged rates: the FLOPs
+ * over the time, sum(tflops_i * ms_i) / sum(ms_i) over the steps with both
+ * (a stalled step does its FLOPs slowly, so the mean of the rates would
+ * overstate the window); the mean of the rates when no step has a time,
+ * NAN when none has a rate. step_ms may be NULL (no times).
+ */
+double ts_tflops_delivered(const double *tflops, const double *step_ms, size_t n);
+
 /* Fewest usable timed steps a steady window needs: below it `steps` gives
  * the window's statistics with no interval and a few-steps warning, and
  * validate and ab find no steady window. */

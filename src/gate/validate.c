@@ -128,24 +128,37 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	struct ts_flops_shape sh;
 	struct ts_flops fl;
 	struct ts_err ferr;
-	double *rel = NULL, *sgn = NULL, sum = 0, med, med_signed;
+	double *rel = NULL, *sgn = NULL, delivered, med, med_signed;
 	size_t k = 0, nlog = 0;
 	int64_t gpus;
 	int rc = 0;
 
+	/* the rate the window's usable steps delivered, as `steps` reports it */
+	rel = malloc((r->pts.n + 1) * sizeof(double));
+	sgn = malloc((r->pts.n + 1) * sizeof(double));
+	if (!rel || !sgn) {
+		free(rel);
+		free(sgn);
+		return TS_ENOMEM;
+	}
 	for (size_t i = 0; i < r->pts.n; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration >= w->first && p->iteration <= w->last && isfinite(p->tflops)) {
-			sum += p->tflops;
-			nlog++;
+		if (p->iteration >= w->first && p->iteration <= w->last && isfinite(p->tflops) &&
+		    ts_run_point_usable(p)) {
+			rel[nlog] = p->tflops;
+			sgn[nlog++] = p->step_ms;
 		}
 	}
+	delivered = ts_tflops_delivered(rel, sgn, nlog);
+	free(rel);
+	free(sgn);
+	rel = sgn = NULL;
 	if (!nlog)
 		return add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
 	if (!r->has_model)
-		return add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU over %zu steps; "
-			   "not recomputed: no model config (config.json in the run directory or a "
-			   "Megatron arguments block)", sum / nlog, nlog);
+		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU over %zu steps (FLOPs / "
+			   "time); not recomputed: no model config (config.json in the run directory "
+			   "or a Megatron arguments block)", delivered, nlog);
 	ts_flops_shape_init(&sh);
 	sh.seq = r->args.seq_length ? r->args.seq_length : contract_int(r, "workload.seq_length");
 	sh.gbs = r->args.global_batch ? r->args.global_batch
@@ -162,9 +175,9 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	sh.recompute_modules = r->args.recompute_modules;
 	gpus = r->args.world_size ? r->args.world_size : contract_int(r, "workload.device_count");
 	if (!sh.seq || !sh.gbs || !gpus)
-		return add(v, "tflops", TS_CHECK_SKIP, "logged mean %.1f TFLOP/s/GPU; not recomputed: "
-			   "needs seq_length, global_batch_size and device_count (Megatron "
-			   "arguments or the contract's workload fields)", sum / nlog);
+		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
+			   "recomputed: needs seq_length, global_batch_size and device_count (Megatron "
+			   "arguments or the contract's workload fields)", delivered);
 	ts_err_init(&ferr);
 	if (ts_flops_compute(&r->model, &sh, TS_FORMULA_CURRENT, &fl, &ferr))
 		return add(v, "tflops", TS_CHECK_SKIP, "not recomputed: %s", ferr.msg);

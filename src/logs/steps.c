@@ -954,6 +954,26 @@ static void report_blank(struct ts_steps_report *rep)
 	ts_loss_health_release(&rep->health);
 }
 
+double ts_tflops_delivered(const double *tflops, const double *step_ms, size_t n)
+{
+	double work = 0, time = 0, sum = 0;
+	size_t nr = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(tflops[i]))
+			continue;
+		sum += tflops[i];
+		nr++;
+		if (step_ms && isfinite(step_ms[i]) && step_ms[i] > 0) {
+			work += tflops[i] * step_ms[i];
+			time += step_ms[i];
+		}
+	}
+	if (time > 0)
+		return work / time;
+	return nr ? sum / (double)nr : NAN;
+}
+
 static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
 		       const struct ts_steplog *log, const struct ts_steps_opts *o,
 		       struct ts_steps_report *rep, double *tmp)
@@ -993,9 +1013,16 @@ static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
 		if (isfinite(v[wi[i]].tflops))
 			tmp[nt++] = v[wi[i]].tflops;
 	if (nt) {
-		double med;
+		double med, *ms = tmp + nt;
 
-		rep->tflops_mean = ts_stats_mean(tmp, nt);
+		/* the rates again, beside their step times (tmp holds 2 nw) */
+		nt = 0;
+		for (size_t i = 0; i < nw; i++)
+			if (isfinite(v[wi[i]].tflops)) {
+				tmp[nt] = v[wi[i]].tflops;
+				ms[nt++] = v[wi[i]].step_ms;
+			}
+		rep->tflops_mean = ts_tflops_delivered(tmp, ms, nt);
 		if (!ts_stats_median_mad(tmp, nt, &med, NULL))
 			rep->tflops_median = med;
 	}
@@ -1024,7 +1051,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	ti = malloc((nv + 1) * sizeof(*ti));
 	wi = malloc((nv + 1) * sizeof(*wi));
 	y = malloc((nv + 1) * sizeof(*y));
-	w = malloc((nv + 1) * sizeof(*w));
+	w = malloc(2 * (nv + 1) * sizeof(*w));   /* throughput(): rates and times */
 	if (!rep->iter || !rep->step_ms || !rep->artefact || !ti || !wi || !y || !w)
 		goto out;
 	rep->n = nv;

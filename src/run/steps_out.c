@@ -489,7 +489,8 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 		ts_sb_addc(out, '\n');
 	}
 	if (isfinite(r->tflops_median))
-		ts_sb_addf(out, "%slogged%s      %.1f TFLOP/s/GPU median, %.1f mean\n", bold, reset,
+		ts_sb_addf(out, "%slogged%s      %.1f TFLOP/s/GPU median, %.1f over the window (FLOPs / "
+			   "time)\n", bold, reset,
 			   r->tflops_median, r->tflops_mean);
 	if (r->win_n) {
 		ts_sb_addf(out, "%sseries%s      ", bold, reset);
