@@ -59,7 +59,7 @@ struct slot_meta {
 	uint64_t truncated_at;
 	int gzip;               /* offsets are of the inflated JSON */
 	uint64_t recovered, first_recovery_at;
-	uint64_t bad_ts, bad_dur, negative_dur; /* unusable times, ignored */
+	struct ts_trace_meta meta;   /* its counts of ignored values */
 	int rank_source;
 	int64_t base_ns;        /* baseTimeNanoseconds, for telemetry counters */
 };
@@ -138,9 +138,7 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.gzip = t.meta.gzip;
 		s->m.recovered = t.meta.recovered;
 		s->m.first_recovery_at = t.meta.first_recovery_at;
-		s->m.bad_ts = t.meta.bad_ts;
-		s->m.bad_dur = t.meta.bad_dur;
-		s->m.negative_dur = t.meta.negative_dur;
+		s->m.meta = t.meta;
 		s->m.rank_source = t.meta.rank_source;
 		s->m.base_ns = t.meta.has_base ? t.meta.base_ns : 0;
 		/* a spare core (one file): HTA's analysis beside the profile;
@@ -1168,12 +1166,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 					(unsigned long long)s->m.first_recovery_at);
 		if (!s->nsys->is_nsys)   /* an export's ranks: trace_nsys_warnings */
 			ts_rank_prof_warnings(&s->prof, !s->prof.steps.n, s->path, &warns);
-		if (s->m.bad_ts || s->m.bad_dur || s->m.negative_dur)
-			ts_warnings_add(&warns, "ignored-values", s->path, -1, TS_NO_INT,
-					"%s: ignored-values: %llu event(s) with an unusable ts, %llu with an "
-					"unusable dur (NaN, Infinity, beyond 2^63 ns), %llu with a negative "
-					"dur; --strict rejects them", s->path, (unsigned long long)s->m.bad_ts,
-					(unsigned long long)s->m.bad_dur, (unsigned long long)s->m.negative_dur);
+		ts_trace_ignored_warning(&warns, s->path, &s->m.meta);   /* warns.failed */
 	}
 	if (any_nsys)
 		trace_nsys_warnings(&warns, nsl, files.v, files.n);

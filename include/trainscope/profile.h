@@ -311,6 +311,14 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
 			       int64_t steps_dropped);
 
+/* The ignored-values warning of a trace whose meta counts events with an
+ * unusable ts or dur, a negative dur or an "X" event without a dur (none:
+ * nothing added). One wording for trace, diagnose and diff. Returns 0 or
+ * TS_ENOMEM. */
+struct ts_trace_meta;
+int ts_trace_ignored_warning(struct ts_warnings *w, const char *path,
+			     const struct ts_trace_meta *m);
+
 /*
  * Analyse one rank window. p must be freshly initialised. Returns 0 or
  * TS_ENOMEM (err filled). opts may be NULL.

@@ -364,6 +364,9 @@ struct ts_trace_meta {
 	 * and counted here, so the CLI warns (ignored-values); strict rejects
 	 * the first one instead. */
 	uint64_t bad_ts, bad_dur, negative_dur;
+	/* Complete ("X") events with no "dur" at all: kept with the duration
+	 * absent, so no interval counts them; counted for the same warning. */
+	uint64_t missing_dur;
 };
 
 struct ts_trace {

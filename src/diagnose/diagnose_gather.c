@@ -244,7 +244,8 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 		if (old < w->v.n - 1)
 			w->v.v[old] = w->v.v[--w->v.n];
 	}
-	if (ts_rank_prof_warnings(p, !p->steps.n, path, &d->rm->warnings)) {
+	if (ts_trace_ignored_warning(&d->rm->warnings, path, &t.meta) ||
+	    ts_rank_prof_warnings(p, !p->steps.n, path, &d->rm->warnings)) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -1829,6 +1829,24 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 	return 0;
 }
 
+int ts_trace_ignored_warning(struct ts_warnings *w, const char *path,
+			     const struct ts_trace_meta *m)
+{
+	if (!m->bad_ts && !m->bad_dur && !m->negative_dur && !m->missing_dur)
+		return 0;
+	return ts_warnings_add(w, "ignored-values", path, -1, TS_NO_INT,
+			       "%s: ignored-values: %llu event(s) with an unusable ts, %llu with an "
+			       "unusable dur (NaN, Infinity, beyond 2^63 ns), %llu with a negative "
+			       "dur, %llu complete (X) event(s) without a dur; none of them counts in "
+			       "any time%s", path, (unsigned long long)m->bad_ts,
+			       (unsigned long long)m->bad_dur, (unsigned long long)m->negative_dur,
+			       (unsigned long long)m->missing_dur,
+			       m->bad_ts || m->bad_dur || m->negative_dur ? "; --strict rejects the "
+			       "unusable and negative ones" : "")
+		       ? TS_ENOMEM
+		       : 0;
+}
+
 int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
 			       int64_t steps_dropped)
 {

@@ -1445,6 +1445,8 @@ static int commit_event(struct rd *r, struct ts_trace_event *e, const struct eva
 		t->meta.bad_dur += a->bad_dur;
 		if (!a->bad_dur && e->ph == 'X' && e->dur_ns < 0)
 			t->meta.negative_dur++;
+	} else if (e->ph == 'X' && e->dur_ns == TS_NONE) {
+		t->meta.missing_dur++;
 	}
 	if (r->o && ((cat == TS_CAT_PYTHON && r->o->skip_python) ||
 		     (cat == TS_CAT_FLOW && r->o->skip_flows))) {
@@ -1746,7 +1748,7 @@ publish:
 			continue;
 		}
 		if (rc != P_OK || w->repaired || w->raw_strid || a.bad_ts || a.bad_dur ||
-		    (e.ph == 'X' && e.dur_ns != TS_NONE && e.dur_ns < 0))
+		    (e.ph == 'X' && (e.dur_ns == TS_NONE || e.dur_ns < 0)))
 			return;   /* the reader parses this one itself */
 		if (commit_event(w, &e, &a, abs_off(w, start))) {
 			s->ok = 0;

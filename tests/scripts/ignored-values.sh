@@ -20,7 +20,8 @@ ev = ['{"ph":"X","cat":"cpu_op","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"
       k % ("d", "1e300", "100"),
       k % ("e", "200", "NaN"),
       k % ("f", "300", "Infinity"),
-      k % ("g", "400", "-5")]                      # negative dur
+      k % ("g", "400", "-5"),                      # negative dur
+      '{"ph":"X","cat":"kernel","name":"h","pid":0,"tid":7,"ts":500,"args":{"device":0,"stream":7}}']  # no dur
 open(d + "/t.json", "w").write('{"schemaVersion":1,"traceEvents":[' + ",".join(ev) + "]}")
 with open(d + "/s.jsonl", "w") as f:
     for i in range(1, 31):
@@ -28,8 +29,12 @@ with open(d + "/s.jsonl", "w") as f:
         f.write('{"iteration": %d, "step_time_ms": %s, "loss": 2.0}\n' % (i, v))
 PY
 "$TS" trace "$tmp/t.json" > /dev/null 2> "$tmp/t.err" || bad "trace with unusable times failed: $(cat "$tmp/t.err")"
-grep -q "ignored-values: 3 event(s) with an unusable ts, 2 with an unusable dur.*1 with a negative dur" "$tmp/t.err" ||
+grep -q "ignored-values: 3 event(s) with an unusable ts, 2 with an unusable dur.*1 with a negative dur, 1 complete (X) event(s) without a dur" "$tmp/t.err" ||
 	bad "trace warning: $(cat "$tmp/t.err")"
+# the same warning, word for word, from diagnose (one function words it)
+"$TS" diagnose "$tmp/t.json" > "$tmp/d.out" 2>&1
+grep -q "ignored-values: 3 event(s) with an unusable ts, 2 with an unusable dur.*1 with a negative dur, 1 complete (X) event(s) without a dur" "$tmp/d.out" ||
+	bad "diagnose warning: $(cat "$tmp/d.out")"
 "$TS" trace --strict "$tmp/t.json" > /dev/null 2> "$tmp/t2.err"
 [ $? = 2 ] || bad "trace --strict accepted unusable times"
 "$TS" steps "$tmp/s.jsonl" > "$tmp/s.out" 2>&1 || bad "steps failed: $(cat "$tmp/s.out")"
