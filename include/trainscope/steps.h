@@ -117,8 +117,10 @@ enum ts_steps_warn {
 	TS_WARN_NO_TIME = 1 << 5,     /* no step times in the input */
 	TS_WARN_LONG_WARMUP = 1 << 6, /* MSER-5 cut > 20 % of the series */
 	TS_WARN_CI_TOO_WIDE = 1 << 7, /* the CI reached below 0 ms: not reported */
-	TS_WARN_FEW_STEPS = 1 << 8    /* fewer than TS_STEADY_MIN_STEPS steps in the
+	TS_WARN_FEW_STEPS = 1 << 8,   /* fewer than TS_STEADY_MIN_STEPS steps in the
 				       * window: no CI, not a steady-state estimate */
+	TS_WARN_GBS_VARIES = 1 << 9   /* the logged global batch size changes inside
+				       * the window (batch-size ramp-up): gbs_min..max */
 };
 
 /*
@@ -255,6 +257,7 @@ struct ts_steps_report {
 	struct ts_ci ci;
 	struct ts_acf_summary acf;
 	double tokens_per_step, tokens_per_s, tokens_per_s_gpu;
+	int64_t gbs_min, gbs_max;     /* logged global batch sizes in the window, 0 none */
 	int64_t gpus;
 	double tflops_mean, tflops_median;
 	/* stalls */

@@ -978,21 +978,39 @@ static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
 		       const struct ts_steplog *log, const struct ts_steps_opts *o,
 		       struct ts_steps_report *rep, double *tmp)
 {
-	int64_t gbs = o->gbs;
-	size_t nt = 0, ntok = 0;
+	double gbs = (double)o->gbs, gsum = 0;
+	size_t nt = 0, ntok = 0, ng = 0;
 	double tok = 0;
 
-	if (!gbs)
+	/* each step's own logged batch: a ramp-up changes it, and tokens/s is
+	 * the window's tokens over its time (the mean batch over the mean
+	 * step time, the same steps in both) */
+	for (size_t i = 0; i < nw; i++) {
+		int64_t g = v[wi[i]].gbs;
+		if (g == TS_NO_INT || g <= 0)
+			continue;
+		gsum += (double)g;
+		ng++;
+		if (!rep->gbs_min || g < rep->gbs_min)
+			rep->gbs_min = g;
+		if (g > rep->gbs_max)
+			rep->gbs_max = g;
+	}
+	if (!o->gbs && ng == nw && ng)
+		gbs = gsum / (double)ng;
+	else if (!o->gbs && ng)   /* some steps without one: the first logged, as before */
 		for (size_t i = 0; i < nw && !gbs; i++)
-			if (v[wi[i]].gbs != TS_NO_INT)
-				gbs = v[wi[i]].gbs;
+			if (v[wi[i]].gbs != TS_NO_INT && v[wi[i]].gbs > 0)
+				gbs = (double)v[wi[i]].gbs;
+	if (!o->gbs && rep->gbs_min != rep->gbs_max)
+		rep->warnings |= TS_WARN_GBS_VARIES;
 	for (size_t i = 0; i < nw; i++)
 		if (v[wi[i]].tokens != TS_NO_INT) {
 			tok += (double)v[wi[i]].tokens;
 			ntok++;
 		}
 	if (gbs > 0 && o->seq > 0)
-		rep->tokens_per_step = (double)gbs * (double)o->seq;
+		rep->tokens_per_step = gbs * (double)o->seq;
 	else if (ntok == nw && nw > 0)
 		rep->tokens_per_step = tok / (double)ntok;
 	rep->gpus = o->gpus;

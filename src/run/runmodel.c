@@ -678,6 +678,12 @@ static int steps_warnings(struct ts_runmodel *rm)
 		rc |= ts_warnings_add(w, "noisy", NULL, -1, TS_NO_INT,
 				      "The step time varies with a CV of %.1f %% over the window "
 				      "(more than 10 %%).", r->cv * 100);
+	if (r->warnings & TS_WARN_GBS_VARIES)
+		rc |= ts_warnings_add(w, "gbs-varies", NULL, -1, TS_NO_INT,
+				      "The global batch size changes inside the window (%lld to %lld "
+				      "sequences, a batch-size ramp-up?): tokens per step is the window's "
+				      "mean batch, and tokens/s counts each step's own.",
+				      (long long)r->gbs_min, (long long)r->gbs_max);
 	if (r->warnings & TS_WARN_FEW_STEPS)
 		rc |= ts_warnings_add(w, "few-steps", NULL, -1, TS_NO_INT,
 				      "The window holds %zu usable timed step%s, fewer than %d: its "
