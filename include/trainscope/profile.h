@@ -263,6 +263,8 @@ struct ts_rank_prof {
 	int64_t median_step_ns;
 	int64_t outliers;
 	int64_t steps_dropped;  /* truncated trace: steps cut by the end of the file */
+	int64_t steps_repeated; /* ProfilerStep spans identical to one before (same
+				 * number, start and end): counted once */
 
 	struct ts_verdict verdict;
 	struct ts_wall_cand walls[TS_WALL_COUNT]; /* ranked: nameable walls first, then by share */
@@ -298,9 +300,10 @@ void ts_rank_prof_release(struct ts_rank_prof *p);
 
 /* The warnings every command that profiles the trace at path gives, in
  * one wording: legacy-trace (p->legacy: ProfilerStep#N is iteration N+1,
- * no device events) and, when whole_window (the trace has no ProfilerStep
- * spans or step range), whole-window: the window is analysed as one step,
- * without step statistics. Returns 0 or TS_ENOMEM. */
+ * no device events), repeated-steps (p->steps_repeated: the same step span
+ * twice, as in a trace written twice) and, when whole_window (the trace has
+ * no ProfilerStep spans or step range), whole-window: the window is
+ * analysed as one step, without step statistics. Returns 0 or TS_ENOMEM. */
 int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const char *path,
 			  struct ts_warnings *w);
 

@@ -239,7 +239,11 @@ static int cmp_step_src(const void *x, const void *y)
 {
 	const struct step_src *a = x, *b = y;
 
-	return (a->s > b->s) - (a->s < b->s);
+	if (a->s != b->s)
+		return (a->s > b->s) - (a->s < b->s);
+	if (a->step != b->step)
+		return (a->step > b->step) - (a->step < b->step);
+	return (a->e > b->e) - (a->e < b->e);
 }
 
 static int cmp_coll(const void *x, const void *y)
@@ -531,6 +535,20 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		}
 	}
 	sort_n(src.v, src.n, sizeof(*src.v), cmp_step_src);
+	{
+		/* a span identical to the one before (a trace written twice):
+		 * one step, not a second one of length 0 */
+		size_t k = 0;
+		for (size_t i = 0; i < src.n; i++) {
+			if (k && src.v[i].step == src.v[k - 1].step && src.v[i].s == src.v[k - 1].s &&
+			    src.v[i].e == src.v[k - 1].e) {
+				p->steps_repeated++;
+				continue;
+			}
+			src.v[k++] = src.v[i];
+		}
+		src.n = k;
+	}
 	if (t->meta.truncated) {
 		/* the file was cut: a step that ends after the last event that
 		 * made it into the file lost its tail, and would read as a stall */
@@ -1820,6 +1838,13 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 	    ts_warnings_add(w, "legacy-trace", path, -1, TS_NO_INT,
 			    "%s: a legacy (pre-Kineto) trace: ProfilerStep#N is iteration N+1, and it "
 			    "carries no device events", path))
+		return TS_ENOMEM;
+	if (p->steps_repeated &&
+	    ts_warnings_add(w, "repeated-steps", path, -1, TS_NO_INT,
+			    "%s: %lld ProfilerStep span%s repeated exactly (same step, start and "
+			    "end; a trace written twice or concatenated?): each step is counted once, "
+			    "but events repeated with it may be counted twice", path,
+			    (long long)p->steps_repeated, p->steps_repeated == 1 ? " is" : "s are"))
 		return TS_ENOMEM;
 	if (whole_window &&
 	    ts_warnings_add(w, "whole-window", path, -1, TS_NO_INT,
