@@ -125,6 +125,8 @@ struct ts_runmodel {
 	size_t nwarn_steps;           /* the first ones belong to the steps stage */
 	size_t resumed_segments;      /* segments of resumed logs (0: none) */
 	size_t nprofiled;             /* ProfilerStep entries found in its traces */
+	int64_t spare_gbs;            /* the global batch size the training logs beside
+				       * JSONL metrics print, when one value; else 0 */
 	struct ts_arena arena;
 };
 

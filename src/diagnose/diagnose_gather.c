@@ -396,6 +396,36 @@ static int use_steps(struct ts_diag *d, struct ts_err *err)
 	return 0;
 }
 
+/* The run's sequence length for tokens per step tokens (> 0): *seq and
+ * where it came from, or *seq = 0 and NULL. A logged global batch size
+ * counts when the tokens divide by it. */
+static const char *run_seq(const struct ts_diag *d, const struct ts_steps_report *r, int64_t *seq)
+{
+	int64_t gbs = r->gbs_min > 0 && r->gbs_min == r->gbs_max ? r->gbs_min
+			: d->rm && !r->gbs_min ? d->rm->spare_gbs : 0;
+	double per;
+
+	*seq = 0;
+	for (size_t i = 0; i < d->in.logs.n; i++) {
+		struct ts_model m;
+		struct ts_model_args a;
+		struct ts_err e;
+		ts_model_init(&m);
+		ts_err_init(&e);
+		if (ts_model_read_megatron_args(&m, &a, d->in.logs.v[i], &e) == 0 && a.seq_length > 0) {
+			*seq = a.seq_length;
+			return "seq_length in the Megatron arguments";
+		}
+	}
+	if (gbs <= 0)
+		return NULL;
+	per = r->tokens_per_step / (double)gbs;
+	if (per < 1 || fabs(per - nearbyint(per)) > 1e-6 * per)
+		return NULL;
+	*seq = (int64_t)nearbyint(per);
+	return "tokens per step over the logged global batch size";
+}
+
 /* Model FLOP rate and MFU/HFU: needs a config, the steady step time and
  * tokens per step; the peak comes from the trace's device (BF16, the
  * usual training precision, named in the output). */
@@ -408,6 +438,7 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	struct ts_gpu_catalog cat;
 	struct ts_err e;
 	const struct ts_steps_report *r = d->steps_rep;
+	const char *seq_from;
 	double peak = 0;
 	int64_t gpus;
 
@@ -417,10 +448,15 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	ts_model_init(&m);
 	if (ts_model_read_config(&m, d->in.configs.v[0], &e) || ts_model_finish(&m, &e))
 		return 0; /* a config we cannot use leaves the rate unknown; listed as missing */
-	/* sequence length: the model's context (n_positions); sequences per
-	 * step: the logged tokens per step over it */
+	/* the run's shape, tokens per step = seq x sequences: the Megatron
+	 * arguments' seq_length, else the logged global batch size (the
+	 * tokens over it), else the model's context length, named as such */
 	ts_flops_shape_init(&sh);
-	sh.seq = m.max_position > 0 ? m.max_position : 0;
+	seq_from = run_seq(d, r, &sh.seq);
+	if (sh.seq <= 0 && m.max_position > 0) {
+		sh.seq = m.max_position;
+		seq_from = "the config's context length: the run names no seq_length or batch size";
+	}
 	if (sh.seq > 0)
 		sh.gbs = (int64_t)llround(r->tokens_per_step / (double)sh.seq);
 	if (sh.seq <= 0 || sh.gbs <= 0 || ts_flops_compute(&m, &sh, TS_FORMULA_CURRENT, &f, &e))
@@ -454,9 +490,9 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	d->rate.hfu_pct = isfinite(u.hfu) ? 100 * u.hfu : NAN;
 	{
 		char buf[160];
-		snprintf(buf, sizeof(buf), "%s, %lld layers, hidden %lld, seq %lld x %lld sequences/step, "
-			 "%.3g model FLOPs/step", m.family, (long long)m.layers, (long long)m.hidden,
-			 (long long)sh.seq, (long long)sh.gbs, f.per_step);
+		snprintf(buf, sizeof(buf), "%s, %lld layers, hidden %lld, seq %lld (%s) x %lld "
+			 "sequences/step, %.3g model FLOPs/step", m.family, (long long)m.layers,
+			 (long long)m.hidden, (long long)sh.seq, seq_from, (long long)sh.gbs, f.per_step);
 		d->rate.model_name = ts_diag_strdup(d, buf);
 	}
 	ts_gpu_catalog_release(&cat);

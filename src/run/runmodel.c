@@ -943,13 +943,15 @@ static size_t mark_iteration(struct ts_steplog *log, const struct it_ix *ix, siz
  * norms and its NaN-iteration counters mark the step records of the same
  * iteration (every rank: the loss is all-reduced), so the one loss-health
  * judgement, the window's NaN counts and every command see them, with a
- * warning that names the log. A spare log that cannot be read is left out
- * as before. 0 or TS_ENOMEM.
+ * warning that names the log. The global batch size it prints, when it
+ * is one value, is kept (rm->spare_gbs: metrics rarely carry it). A spare
+ * log that cannot be read is left out as before. 0 or TS_ENOMEM.
  */
-static int spare_health(struct ts_runmodel *rm, struct ts_err *err)
+static int spare_logs(struct ts_runmodel *rm, struct ts_err *err)
 {
 	struct ts_steplog *log = &rm->log;
 	struct it_ix *ix = NULL;
+	int gbs_mixed = 0;
 
 	for (size_t i = 0; i < rm->inputs.n; i++) {
 		const struct ts_run_input *in = &rm->inputs.v[i];
@@ -982,6 +984,10 @@ static int spare_health(struct ts_runmodel *rm, struct ts_err *err)
 		for (size_t k = 0; k < sp.steps.n; k++) {
 			const struct ts_step *s = &sp.steps.v[k];
 			int any;
+			if (s->global_batch != TS_NO_INT && s->global_batch > 0) {
+				gbs_mixed |= rm->spare_gbs && rm->spare_gbs != s->global_batch;
+				rm->spare_gbs = s->global_batch;
+			}
 			if (!nan_evidence(s))
 				continue;
 			if (mark_iteration(log, ix, log->steps.n, s, &any) == 0 && any)
@@ -1004,6 +1010,8 @@ static int spare_health(struct ts_runmodel *rm, struct ts_err *err)
 			goto nomem;
 	}
 	free(ix);
+	if (gbs_mixed)
+		rm->spare_gbs = 0;
 	return 0;
 nomem:
 	free(ix);
@@ -1036,7 +1044,7 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		    (rc = ts_steplog_read(&rm->log, in->path, err)))
 			return rc;
 	}
-	if ((rc = spare_health(rm, err)))
+	if ((rc = spare_logs(rm, err)))
 		return rc;
 	if (!rm->step_files.n) {
 		if (need_steps)
