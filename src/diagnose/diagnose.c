@@ -448,8 +448,12 @@ static void missing_evidence(struct ts_diag *d)
 			       "wall can be seen without a trace");
 	if (!d->in.configs.n)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "model config",
-			       "no model config: TFLOP/s/GPU and MFU need the model shape; put the Hugging "
-			       "Face config.json (or the Megatron arguments block) in the run directory");
+			       d->have_steps && isfinite(d->steps_rep->tflops_mean)
+			       ? "no model config: the log's own TFLOP/s/GPU is shown, but MFU and a "
+				 "check of that rate need the model shape; put the Hugging Face "
+				 "config.json (or the Megatron arguments block) in the run directory"
+			       : "no model config: TFLOP/s/GPU and MFU need the model shape; put the Hugging "
+				 "Face config.json (or the Megatron arguments block) in the run directory");
 	if (!d->steady.known)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "steady-state window",
 			       "too few logged iterations for a steady-state window and a CI: log every "

@@ -76,6 +76,12 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 		snprintf(v, sizeof(v), "%.3f TFLOP/s/GPU", d->rate.tflops_per_gpu);
 		ts_report_add_fact(r, "model FLOP rate", v, d->rate.model_name);
 	}
+	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
+		char v[64];
+		snprintf(v, sizeof(v), "%.1f TFLOP/s/GPU", d->steps_rep->tflops_mean);
+		ts_report_add_fact(r, "logged FLOP rate", v,
+				   "the training log's own, over the window (FLOPs / time)");
+	}
 	if (isfinite(d->rate.mfu_pct)) {
 		char v[64];
 		char p[32];
@@ -425,6 +431,9 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 		ts_sb_addf(o, "throughput: %.0f tokens/s\n", d->rate.tokens_per_s);
 	if (isfinite(d->rate.tflops_per_gpu))
 		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
+	if (d->have_steps && isfinite(d->steps_rep->tflops_mean))
+		ts_sb_addf(o, "logged FLOP rate: %.1f TFLOP/s/GPU (the training log's own, over the "
+			   "window)\n", d->steps_rep->tflops_mean);
 	if (isfinite(d->rate.mfu_pct)) {
 		char p[32];
 		ts_fmt_pct(p, sizeof(p), d->rate.mfu_pct);
