@@ -119,8 +119,11 @@ enum ts_steps_warn {
 	TS_WARN_CI_TOO_WIDE = 1 << 7, /* the CI reached below 0 ms: not reported */
 	TS_WARN_FEW_STEPS = 1 << 8,   /* fewer than TS_STEADY_MIN_STEPS steps in the
 				       * window: no CI, not a steady-state estimate */
-	TS_WARN_GBS_VARIES = 1 << 9   /* the logged global batch size changes inside
+	TS_WARN_GBS_VARIES = 1 << 9,  /* the logged global batch size changes inside
 				       * the window (batch-size ramp-up): gbs_min..max */
+	TS_WARN_NO_USABLE = 1 << 10   /* timed records, but each is an artefact (iteration
+				       * 1, skipped, non-finite...): no step time;
+				       * unusable[] says why */
 };
 
 /*
@@ -258,6 +261,8 @@ struct ts_steps_report {
 	struct ts_acf_summary acf;
 	double tokens_per_step, tokens_per_s, tokens_per_s_gpu;
 	int64_t gbs_min, gbs_max;     /* logged global batch sizes in the window, 0 none */
+	size_t unusable[TS_ART_SKIPPED + 1]; /* timed records per artefact, when none
+				       * is usable (TS_WARN_NO_USABLE) */
 	int64_t gpus;
 	double tflops_mean, tflops_median;
 	/* stalls */

@@ -1135,6 +1135,11 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 			for (size_t i = 0; i < nt; i++)
 				if (!rep->artefact[ti[i]])
 					wi[nw++] = ti[i];
+		if (nw == 0 && nt) {
+			rep->warnings |= TS_WARN_NO_USABLE;
+			for (size_t i = 0; i < nt; i++)
+				rep->unusable[rep->artefact[ti[i]]]++;
+		}
 	}
 	if (nw) {
 		rep->win_first = v[wi[0]].iteration;

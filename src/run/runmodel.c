@@ -678,6 +678,29 @@ static int steps_warnings(struct ts_runmodel *rm)
 		rc |= ts_warnings_add(w, "noisy", NULL, -1, TS_NO_INT,
 				      "The step time varies with a CV of %.1f %% over the window "
 				      "(more than 10 %%).", r->cv * 100);
+	if (r->warnings & TS_WARN_NO_USABLE) {
+		static const char *const why[TS_ART_SKIPPED + 1] = {
+			[TS_ART_FIRST] = "hold iteration 1",
+			[TS_ART_PROFILER] = "were profiled or exported a trace",
+			[TS_ART_CHECKPOINT] = "follow a checkpoint save",
+			[TS_ART_EVAL] = "follow an evaluation",
+			[TS_ART_NONFINITE] = "have a NaN/Inf loss or grad norm",
+			[TS_ART_SKIPPED] = "have skipped iterations",
+		};
+		char list[256];
+		size_t len = 0, total = 0;
+
+		list[0] = 0;
+		for (int k = TS_ART_FIRST; k <= TS_ART_SKIPPED; k++) {
+			total += r->unusable[k];
+			if (r->unusable[k] && len < sizeof(list))
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%zu %s",
+							len ? ", " : "", r->unusable[k], why[k]);
+		}
+		rc |= ts_warnings_add(w, "no-usable-steps", NULL, -1, TS_NO_INT,
+				      "None of the %zu timed records can be a steady step (%s): there "
+				      "is no step time.", total, list);
+	}
 	if (r->warnings & TS_WARN_GBS_VARIES)
 		rc |= ts_warnings_add(w, "gbs-varies", NULL, -1, TS_NO_INT,
 				      "The global batch size changes inside the window (%lld to %lld "
