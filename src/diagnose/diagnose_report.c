@@ -44,6 +44,28 @@ static const char *no_ci_why(const struct ts_diag_steady *s)
 	return few_steps(s) ? "fewer than 10 steps: no steady window" : "too few steps";
 }
 
+/* The step file a rank's series comes from: the first that holds one of
+ * its records (several files are several ranks), else the run's first. */
+static const char *rank_file(const struct ts_diag *d, int64_t rank)
+{
+	const struct ts_runmodel *rm = d->rm;
+
+	for (size_t i = 0; rm && i < rm->log.steps.n; i++) {
+		const struct ts_step *s = &rm->log.steps.v[i];
+		if (s->rank == rank && s->file >= 0 && (size_t)s->file < rm->step_files.n)
+			return rm->step_files.v[s->file];
+	}
+	if (rm && rm->step_files.n > 1)
+		for (size_t i = 0; i < rm->log.steps.n; i++) {
+			/* unnamed ranks take their file's index (steps.h) */
+			const struct ts_step *s = &rm->log.steps.v[i];
+			if (s->rank < 0 && s->file >= 0 && (int64_t)s->file == rank &&
+			    (size_t)s->file < rm->step_files.n)
+				return rm->step_files.v[s->file];
+		}
+	return d->in.steps_source ? d->in.steps_source : "log";
+}
+
 static void facts(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_diag_steady *s = &d->steady;
@@ -183,8 +205,7 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 			r->window_first = d->steady.first;
 			r->window_last = d->steady.last;
 		}
-		r->steps_source = ts_report_printf(r, "%s, rank %lld",
-						   d->in.steps_source ? d->in.steps_source : "log",
+		r->steps_source = ts_report_printf(r, "%s, rank %lld", rank_file(d, rs->rank),
 						   (long long)rs->rank);
 	}
 	/* per-step classes of the first rank window (device classes on a GPU
