@@ -1167,6 +1167,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		if (!s->nsys->is_nsys)   /* an export's ranks: trace_nsys_warnings */
 			ts_rank_prof_warnings(&s->prof, !s->prof.steps.n, s->path, &warns);
 		ts_trace_ignored_warning(&warns, s->path, &s->m.meta);   /* warns.failed */
+		if (files.n > 1 && s->m.rank_source == 3 && !s->nsys->is_nsys)
+			ts_warnings_add(&warns, "rank-from-order", s->path, -1, TS_NO_INT,
+					"%s: neither the trace (distributedInfo.rank) nor its file name "
+					"names its rank, so rank %lld is its place among the files given: "
+					"the ranks that cross-rank results name may not be the job's",
+					s->path, (long long)s->prof.rank);
 	}
 	if (any_nsys)
 		trace_nsys_warnings(&warns, nsl, files.v, files.n);

@@ -190,8 +190,9 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	}
 	for (size_t i = 0; i < r->pts.n; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
+		/* the same usable steps as the delivered rate: k <= nlog */
 		if (p->iteration < w->first || p->iteration > w->last || !isfinite(p->tflops) ||
-		    !(p->step_ms > 0))
+		    !(p->step_ms > 0) || !ts_run_point_usable(p))
 			continue;
 		sgn[k] = p->tflops / (fl.per_step / (p->step_ms * 1e-3 * 1e12 * (double)gpus)) - 1;
 		rel[k] = fabs(sgn[k]);

@@ -1002,7 +1002,7 @@ static int spare_logs(struct ts_runmodel *rm, struct ts_err *err)
 			}
 			for (size_t k = 0; k < log->steps.n; k++)
 				ix[k] = (struct it_ix){ log->steps.v[k].iteration, k };
-			qsort(ix, log->steps.n, sizeof(*ix), cmp_it_ix);
+			ts_sort(ix, log->steps.n, sizeof(*ix), cmp_it_ix);
 		}
 		for (size_t k = 0; k < sp.steps.n; k++) {
 			const struct ts_step *s = &sp.steps.v[k];

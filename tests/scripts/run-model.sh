@@ -139,8 +139,9 @@ PY
 done
 
 # a log too short for validate's window check (the Bridge excerpt: 2 timed
-# steps): validate fails it but shows the run's window, 10:20 with its 2
-# steps as steps and diagnose do (it printed "iterations 0:0, 0 steps
+# interval records, 10 and 20; the first holds iteration 1 and is left out
+# like it): validate fails it but shows the run's window, 20:20 with its 1
+# step as steps and diagnose do (it printed "iterations 0:0, 0 steps
 # (matched; left out: after-window 10:20)")
 bl="$DATA/logs/megatron-bridge_pr841_profiling_wrapped.log"
 "$TS" steps --json "$bl" >"$tmp/bl.steps.json" 2>/dev/null
@@ -150,7 +151,9 @@ python3 - "$tmp/bl" <<'PY' || bad "bridge log: validate's window is not the run'
 import json, sys
 s, v, d = (json.load(open(sys.argv[1] + x)) for x in (".steps.json", ".val.json", ".diag.json"))
 w = s["window"]
-assert (w["first_iteration"], w["last_iteration"], w["steps"]) == (10, 20, 2), w
+assert (w["first_iteration"], w["last_iteration"], w["steps"]) == (20, 20, 1), w
+assert w["excluded"] == [{"reason": "first-iteration", "first_iteration": 10,
+                          "last_iteration": 10, "steps": 1}], w
 assert v["window"] == w and d["window"] == w, (v["window"], d["window"], w)
 assert any(c["name"] == "window" and c["status"] == "fail" for c in v["checks"]), v["checks"]
 PY
@@ -261,18 +264,30 @@ PY
 	done
 done
 
-# --- a CI of a positive time never reaches below 0: 5 steady steps 1, 1,
-# 1000, 1, 2 ms (mean 201 ms, SD 446.6 ms: a t interval of the mean is
-# 201 -+ 2.78 x 199.7, below 0), the old code printed [-353.6, 755.6]
-printf '{"iteration": %d, "step_ms": %s, "loss": 2.0}\n' 1 100 2 1 3 1 4 1000 5 1 6 2 >"$tmp/ci.jsonl"
+# --- a CI of a positive time never reaches below 0: 12 steady steps, ten
+# of 1 ms, one of 1000 and one of 2 (mean 1012 / 12 = 84.333 ms, SD 288.4
+# ms: a t interval of the mean is 84.3 -+ 2.20 x 83.3, below 0)
+printf '{"iteration": %d, "step_ms": %s, "loss": 2.0}\n' 1 100 2 1 3 1 4 1 5 1 6 1 7 1000 8 1 9 1 10 1 11 1 12 1 13 2 >"$tmp/ci.jsonl"
 "$TS" steps --json "$tmp/ci.jsonl" >"$tmp/ci.json" || bad "steps on the wild series failed"
 python3 - "$tmp/ci.json" <<'PY' || bad "a CI below 0 ms is reported"
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = d["step_time_ms"]
-assert abs(t["mean"] - 201.0) < 1e-9, t
+assert abs(t["mean"] - 1012 / 12) < 1e-3, t
 assert t["ci95_low"] is None or t["ci95_low"] >= 0, t
 assert "too-few-steps" in [w["code"] for w in d["warnings"]]
+PY
+# --- 5 steady steps (1, 1, 1000, 1, 2 ms) are fewer than the 10 a steady
+# window needs: their mean (201 ms) is given, no interval, a few-steps warning
+printf '{"iteration": %d, "step_ms": %s, "loss": 2.0}\n' 1 100 2 1 3 1 4 1000 5 1 6 2 >"$tmp/ci5.jsonl"
+"$TS" steps --json "$tmp/ci5.jsonl" >"$tmp/ci5.json" || bad "steps on 5 steps failed"
+python3 - "$tmp/ci5.json" <<'PY' || bad "5 steps: an interval, or no few-steps warning"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["step_time_ms"]
+assert abs(t["mean"] - 201.0) < 1e-9, t
+assert t["ci95_low"] is None and t["ci95_high"] is None, t
+assert "few-steps" in [w["code"] for w in d["warnings"]]
 PY
 
 # --- trace --json carries the truncation as a warning: the first 300000
