@@ -786,14 +786,8 @@ static int scan_profiled(const char *path, int legacy, struct i64_vec *set, int6
 			pos = k;
 			continue;
 		}
-		if (in.eof) {
-			size_t e = in.len;
-			while (e > 0 && is_ws(in.data[e - 1]))
-				e--;
-			if (first == '{' && e > 0 && in.data[e - 1] != '}')
-				*cut_at = (int64_t)(in.base + in.len);
+		if (in.eof)
 			break;
-		}
 		pos = in.len > sizeof(pat) ? in.len - sizeof(pat) : 0;
 more:
 		{
@@ -806,6 +800,14 @@ more:
 			if (got == 0 && in.eof && !memmem(in.data, in.len, pat, sizeof(pat) - 1))
 				break;
 		}
+	}
+	if (!rc) {
+		/* the window still holds the input's last bytes */
+		size_t e = in.len;
+		while (e > 0 && is_ws(in.data[e - 1]))
+			e--;
+		if (first == '{' && e > 0 && in.data[e - 1] != '}')
+			*cut_at = (int64_t)(in.base + in.len);
 	}
 	ts_input_release(&in);
 	return rc;
