@@ -121,9 +121,11 @@ enum ts_steps_warn {
 				       * window: no CI, not a steady-state estimate */
 	TS_WARN_GBS_VARIES = 1 << 9,  /* the logged global batch size changes inside
 				       * the window (batch-size ramp-up): gbs_min..max */
-	TS_WARN_NO_USABLE = 1 << 10   /* timed records, but each is an artefact (iteration
+	TS_WARN_NO_USABLE = 1 << 10,  /* timed records, but each is an artefact (iteration
 				       * 1, skipped, non-finite...): no step time;
 				       * unusable[] says why */
+	TS_WARN_STALLS = 1 << 11      /* the window's stalls matter
+				       * (ts_steps_window_stalls); they stay in the mean */
 };
 
 /*
@@ -278,6 +280,9 @@ struct ts_steps_report {
 	struct ts_phase_summary *phases;
 	size_t nphases;
 	double outlier_share;         /* excess time of all outliers / wall */
+	/* the window's own stalls (ts_steps_window_stalls over win_first..win_last) */
+	size_t win_nstalls;
+	double win_stall_share;       /* NAN without a timed window */
 	/* loss health: the verdict, its evidence and the non-finite iterations */
 	struct ts_loss_health health;
 	int64_t *loss_spikes;
@@ -306,6 +311,20 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		     struct ts_steps_report *rep, struct ts_err *err);
 
 void ts_steps_report_release(struct ts_steps_report *rep);
+
+/*
+ * The stalls of a window [first, last]: the outliers with no known cause
+ * (spikes and periodic stalls; profiler, checkpoint and evaluation steps
+ * are artefacts, outside any window's statistics) on iterations in it.
+ * *n gets their count and *share their excess time over wall_ms, the sum
+ * of the window's nsteps step times (NAN when wall_ms is not positive).
+ * Returns 1 when they are worth the stalls warning (TS_WARN_STALLS): more
+ * than 2 % of the time, or more than 1 % of the steps costing more than
+ * 1 % of it; else 0. One rule for `steps`' window and a window validate
+ * is given.
+ */
+int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int64_t last,
+			   double wall_ms, size_t nsteps, size_t *n, double *share);
 
 /* Whether iteration it is one of the window's steps (the ones its
  * statistics use): inside the window, in the main series, no artefact. */

@@ -396,60 +396,6 @@ int ts_ab_decide(double lo, double hi, double band)
 	return TS_AB_INCONCLUSIVE;
 }
 
-/*
- * Periodic stalls of one run inside [first, last] (ab-stats A4 step 1.2):
- * robust spike scores against a moving median, candidates at z > 2.5 (a
- * screen: the periodicity test below controls false positives), then the
- * periodicity test of stats.h (Bonferroni-adjusted hypergeometric tail,
- * alpha 0.01) in iteration units. Sets *period / *phase_iter (0 when none).
- */
-static int find_stalls(const struct ts_run *r, int64_t first, int64_t last, int64_t *period,
-		       int64_t *phase_iter)
-{
-	size_t n = (size_t)(last - first + 1), k = 0;
-	double *x = malloc(n * sizeof(double)), *z = malloc(n * sizeof(double)), *tmp = NULL;
-	unsigned char *f = calloc(n, 1);
-	struct ts_periodic per;
-	double med;
-	int rc = 0;
-
-	*period = *phase_iter = 0;
-	if (!x || !z || !f || !(tmp = malloc(n * sizeof(double)))) {
-		rc = TS_ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		x[i] = NAN;
-	for (size_t i = 0; i < r->pts.n; i++) {
-		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration >= first && p->iteration <= last && isfinite(p->step_ms) &&
-		    !p->excluded) {
-			x[p->iteration - first] = p->step_ms;
-			tmp[k++] = p->step_ms;
-		}
-	}
-	if (k < 10 || n > 1000000)
-		goto out;
-	med = median_of(tmp, k);
-	for (size_t i = 0; i < n; i++)
-		if (isnan(x[i]))
-			x[i] = med; /* a neutral value: never a spike */
-	if (ts_stats_spike_scores(x, n, 4, NULL, z))
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		f[i] = z[i] > 2.5;
-	if (ts_stats_periodic(f, n, n / 3, 0.01, &per) == 0 && per.found) {
-		*period = (int64_t)per.period;
-		*phase_iter = first + (int64_t)per.phase;
-	}
-out:
-	free(x);
-	free(z);
-	free(f);
-	free(tmp);
-	return rc;
-}
-
 /* ------------------------------------------------------------ curves */
 
 /* Collect the common iterations where both runs logged a finite value of
@@ -1424,18 +1370,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	/* side means over the paired iterations */
 	res->base_mean_ms = ts_stats_mean(pa, npairs);
 	res->cand_mean_ms = ts_stats_mean(pb, npairs);
-	/* periodic stalls are reported: they stay in the mean (throughput pays for them) */
-	for (size_t i = 0; i < nb + nc; i++) {
-		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
-		int64_t period, phase;
-		/* the whole run after iteration 1 gives the test more slots */
-		if ((rc = find_stalls(r, 2, last, &period, &phase)))
-			goto oom;
-		if (period)
-			WARN("periodic-stalls", fmt(res, "%s: periodic stalls every %lld iterations (first at "
-					       "iteration %lld); kept in the mean step time", r->path,
-					       (long long)period, (long long)phase));
-	}
+	/* a run's stalls travel as its own warning (the run model's stalls) */
 	/* the interval */
 	{
 		struct ts_ab_ratio pr;

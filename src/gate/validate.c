@@ -323,6 +323,13 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			rc |= add(v, "window", TS_CHECK_FAIL, "%s window %lld-%lld has %zu usable steps "
 				  "(need >= %d)", source, (long long)w.first, (long long)w.last, n,
 				  TS_STEADY_MIN_STEPS);
+		else if (!w.declared && !w.steady)
+			rc |= add(v, "window", TS_CHECK_FAIL,
+				  "%s window %lld-%lld: MSER-5 finds no steady state (its warm-up cut "
+				  "stops at half of the series), the step time is still changing; "
+				  "nothing to accept: declare a window (--window or the contract's "
+				  "workload.steady_window) after the warm-up", source,
+				  (long long)w.first, (long long)w.last);
 		else if (!w.declared && accept_auto)
 			rc |= add(v, "window", TS_CHECK_WARN,
 				  "%s window %lld-%lld, %zu steps%s%s, accepted with "
@@ -388,12 +395,29 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	/* 4. step time: the measurement workflow's 3 % bar, stricter than the
 	 * run model's "noisy" warning (10 %), so it is not called noisy */
 	if (n >= 2) {
-		double cv = ts_stats_cv(x, n), mean = ts_stats_mean(x, n), med;
+		double cv = ts_stats_cv(x, n), mean = ts_stats_mean(x, n), med, wall = 0, share = NAN;
+		size_t nst = 0;
+		int stalls = 0;
+		char words[160] = "", period[64] = "";
+
+		for (size_t i = 0; i < n; i++)
+			wall += x[i];
+		if (r->rm.have_steps)
+			stalls = ts_steps_window_stalls(&r->rm.steps, w.first, w.last, wall, n, &nst,
+							&share);
+		if (stalls && r->rm.steps.periodic.found)
+			snprintf(period, sizeof(period), ", recurring every %lld iterations",
+				 (long long)r->rm.steps.periodic_period_iters);
+		if (stalls)
+			snprintf(words, sizeof(words), "; %zu step%s, %.1f %% of the window's "
+				 "time%s (kept in the mean)", nst, nst == 1 ? " stalls" : "s stall",
+				 100 * share, period);
 		ts_stats_sort(x, n);
 		med = ts_stats_quantile_sorted(x, n, 0.5);
-		rc |= add(v, "step_time", cv > 0.03 ? TS_CHECK_WARN : TS_CHECK_PASS,
-			  "mean %.2f ms, median %.2f ms, CV %.1f %%%s", mean, med, 100 * cv,
-			  cv > 0.03 ? " (above the 3 % a measurement window should stay under)" : "");
+		rc |= add(v, "step_time", cv > 0.03 || stalls ? TS_CHECK_WARN : TS_CHECK_PASS,
+			  "mean %.2f ms, median %.2f ms, CV %.1f %%%s%s", mean, med, 100 * cv,
+			  cv > 0.03 ? " (above the 3 % a measurement window should stay under)" : "",
+			  words);
 	}
 
 	/* 5. TFLOP/s */

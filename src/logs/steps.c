@@ -23,6 +23,14 @@
 #define SHIFT_DELTA 0.02     /* delta_S of ab-stats A4 */
 #define MIN_WINDOW 50
 #define NOISY_CV 0.10
+/* the stalls warning (../shared/reference/ab-stats.md, the run-health table) */
+#define STALL_SHARE 0.02
+#define STALL_STEPS 0.01
+/* ... but many stalls count only when they cost this much: a 3 % CV
+ * window's Gaussian noise alone puts ~1 % of its steps past the spike
+ * test at ~0.1 % of the time, and a real run's few 10 % spikes cost
+ * under 1 %; the stalls section lists them all the same */
+#define STALL_MIN_SHARE 0.01
 #define PELT_MAX_POINTS 500
 #define LOCAL_MAX_PERIOD 16  /* periods tested on the values (ts_stats_periodic_local) */
 #define PERIODIC_MIN_REL 0.01 /* a periodic stall is >= 1 % of the series median */
@@ -735,6 +743,15 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 		rep->warnings |= TS_WARN_SHORT;
 	if (rep->cv > NOISY_CV)
 		rep->warnings |= TS_WARN_NOISY;
+	{
+		double wall = 0;
+
+		for (size_t i = 0; i < n; i++)
+			wall += w[i];
+		if (ts_steps_window_stalls(rep, rep->win_first, rep->win_last, wall, n,
+					   &rep->win_nstalls, &rep->win_stall_share))
+			rep->warnings |= TS_WARN_STALLS;
+	}
 	return 0;
 }
 
@@ -765,6 +782,26 @@ static int has_memory(const struct ts_step *s)
 
 /* Per-rank memory, step times over the window and final loss. */
 /* rep->iter is ascending */
+int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int64_t last,
+			   double wall_ms, size_t nsteps, size_t *n, double *share)
+{
+	double excess = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < rep->noutliers; i++) {
+		const struct ts_outlier *o = &rep->outliers[i];
+
+		if (o->iteration < first || o->iteration > last ||
+		    (o->reason != TS_OUT_SPIKE && o->reason != TS_OUT_PERIODIC))
+			continue;
+		excess += o->excess_ms;
+		(*n)++;
+	}
+	*share = wall_ms > 0 ? excess / wall_ms : NAN;
+	return *share > STALL_SHARE ||
+	       ((double)*n > STALL_STEPS * (double)nsteps && *share > STALL_MIN_SHARE);
+}
+
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 {
 	size_t l = 0, h = rep->n;
@@ -946,7 +983,7 @@ static void report_blank(struct ts_steps_report *rep)
 	rep->acf.lag1 = rep->acf.tau_int = rep->acf.ess = NAN;
 	rep->tokens_per_step = rep->tokens_per_s = rep->tokens_per_s_gpu = NAN;
 	rep->tflops_mean = rep->tflops_median = NAN;
-	rep->periodic_share = rep->outlier_share = NAN;
+	rep->periodic_share = rep->outlier_share = rep->win_stall_share = NAN;
 	rep->final_loss = NAN;
 	rep->final_loss_iteration = TS_NO_INT;
 	rep->slowest_rank = -1;

@@ -474,13 +474,15 @@ static int trace_jobs(struct ts_runmodel *rm, struct ts_err *err)
 
 /* ------------------------------------------------------------ window */
 
-/* One group per reason: its first and last iteration and its count. */
+/* One group per reason and side of the window (a level shift may cut
+ * steps on both sides): its first and last iteration and its count. */
 static void excl_add(struct ts_window_obj *w, const char *reason, int64_t it)
 {
 	struct ts_window_excl *e = NULL;
 
 	for (size_t i = 0; i < w->nexcl && !e; i++)
-		if (strcmp(w->excl[i].reason, reason) == 0)
+		if (strcmp(w->excl[i].reason, reason) == 0 &&
+		    (w->excl[i].first > w->last) == (it > w->last))
 			e = &w->excl[i];
 	if (!e) {
 		if (w->nexcl == sizeof(w->excl) / sizeof(*w->excl))
@@ -678,6 +680,20 @@ static int steps_warnings(struct ts_runmodel *rm)
 		rc |= ts_warnings_add(w, "noisy", NULL, -1, TS_NO_INT,
 				      "The step time varies with a CV of %.1f %% over the window "
 				      "(more than 10 %%).", r->cv * 100);
+	if (r->warnings & TS_WARN_STALLS) {
+		char period[96] = "";
+
+		if (r->periodic.found)
+			snprintf(period, sizeof(period), "; they recur every %lld iterations",
+				 (long long)r->periodic_period_iters);
+		rc |= ts_warnings_add(w, "stalls", NULL, -1, TS_NO_INT,
+				      "%zu of the window's %zu steps stall%s (%.1f %% of its time in "
+				      "excess of their moving median%s): the mean step time keeps "
+				      "them, %.2f ms against a median of %.2f ms.", r->win_nstalls,
+				      r->win_n, r->win_nstalls == 1 ? "s" : "",
+				      100 * r->win_stall_share, period, r->mean_ms,
+				      r->median_ms);
+	}
 	if (r->warnings & TS_WARN_NO_USABLE) {
 		static const char *const why[TS_ART_SKIPPED + 1] = {
 			[TS_ART_FIRST] = "hold iteration 1",

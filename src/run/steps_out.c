@@ -112,6 +112,8 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	}
 	ts_jw_arr_end(jw);
 	ts_jw_kfixed_or_null(jw, "outlier_excess_pct", r->outlier_share * 100, 2);
+	ts_jw_ki64(jw, "window_stalls", (int64_t)r->win_nstalls);
+	ts_jw_kfixed_or_null(jw, "window_stall_time_pct", r->win_stall_share * 100, 2);
 
 	ts_jw_key(jw, "periodic_stall");
 	if (r->periodic.found) {

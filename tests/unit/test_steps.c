@@ -452,3 +452,37 @@ TEST(steps_data_stall_every_fifth_found_on_the_phase)
 	ts_steps_report_release(&r);
 	free(s);
 }
+
+/* The stalls rule on hand-built outliers (the window's wall is given):
+ * 2 % of the time, or more than 1 % of the steps costing more than 1 %. */
+TEST(steps_window_stalls_rule)
+{
+	struct ts_outlier o[4] = {
+		{ .iteration = 10, .excess_ms = 30, .reason = TS_OUT_SPIKE },
+		{ .iteration = 20, .excess_ms = 30, .reason = TS_OUT_PERIODIC },
+		/* a checkpoint step is an artefact, never a stall */
+		{ .iteration = 30, .excess_ms = 5000, .reason = TS_OUT_CHECKPOINT },
+		/* outside [5, 100] */
+		{ .iteration = 150, .excess_ms = 5000, .reason = TS_OUT_SPIKE },
+	};
+	struct ts_steps_report r;
+	size_t n;
+	double share;
+
+	memset(&r, 0, sizeof(r));
+	r.outliers = o;
+	r.noutliers = 4;
+	/* 60 ms of 10000: 0.6 %, 2 of 96 steps (> 1 %) but under the 1 % cost */
+	CHECK(!ts_steps_window_stalls(&r, 5, 100, 10000, 96, &n, &share));
+	CHECK_I64((int64_t)n, 2);
+	CHECK_NEAR(share, 0.006, 1e-12);
+	/* 60 of 4000 ms: 1.5 %, 2 of 96 steps: counts */
+	CHECK(ts_steps_window_stalls(&r, 5, 100, 4000, 96, &n, &share));
+	/* 2 of 400 steps (0.5 %) at 1.5 %: below both bars */
+	CHECK(!ts_steps_window_stalls(&r, 5, 100, 4000, 400, &n, &share));
+	/* 60 of 2500 ms: 2.4 % counts whatever the steps */
+	CHECK(ts_steps_window_stalls(&r, 5, 100, 2500, 400, &n, &share));
+	/* no wall: no share */
+	CHECK(!ts_steps_window_stalls(&r, 5, 100, 0, 96, &n, &share));
+	CHECK(isnan(share));
+}
