@@ -42,7 +42,8 @@ static const struct advice table[] = {
 	  "indexed datasets instead of on-the-fly tokenisation)" },
 	/* straggler */
 	{ W(TS_WALL_STRAGGLER), 0, "find what the slow rank does differently",
-	  "compare the straggler's trace with a fast rank's (trainscope trace --ranks): a gap "
+	  "compare the straggler's trace with a fast rank's (trainscope diff FAST SLOW, the two "
+	  "ranks' files): a gap "
 	  "with no operator points at the host (Python, GC, I/O, CPU contention, NUMA binding), "
 	  "longer kernels at the device (clocks, thermal throttling: check telemetry)" },
 	{ W(TS_WALL_STRAGGLER), 0, "manual garbage collection",

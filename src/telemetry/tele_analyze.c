@@ -131,6 +131,13 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static double median(double *v, size_t n)
 {
 	if (!n)
@@ -407,31 +414,53 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		free(tmp);
 	}
 	straggler_findings(t, &c);
-	/* utilisation dips at steps */
+	/* utilisation dips at steps: each GPU against its own median step (a
+	 * GPU low all along is a straggler-gpu, no dip), counted per step */
 	if (steps && nsteps >= 3) {
 		double *u = malloc(nsteps * sizeof(*u));
-		size_t n = 0;
-		if (u) {
+		int64_t *dip = malloc(nsteps * sizeof(*dip));
+		char list[200] = "";
+		size_t nd = 0, len = 0, distinct = 0;
+
+		for (size_t g = 0; u && dip && g < t->gpus.n; g++) {
+			size_t n = 0;
+
 			for (size_t i = 0; i < nsteps; i++)
-				if (steps[i].samples && isfinite(steps[i].util_mean_pct))
+				if (steps[i].gpu == g && steps[i].samples && isfinite(steps[i].util_mean_pct))
 					u[n++] = steps[i].util_mean_pct;
+			if (n < 3)
+				continue;
 			double med = median(u, n);
-			char list[200] = "";
-			size_t nd = 0, len = 0;
-			for (size_t i = 0; i < nsteps && n >= 3; i++)
-				if (steps[i].samples && steps[i].util_mean_pct <= med - 20) {
-					nd++;
-					if (len < sizeof(list) - 24)
-						len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld",
-									 len ? ", " : "",
-									 (long long)steps[i].iteration);
-				}
-			if (nd && (f = add(&c, "stall-dips", "info", -1)))
-				snprintf(f->msg, sizeof(f->msg),
-					 "utilization dips >= 20 points below the median step (%.0f %%) at %zu "
-					 "step(s): iterations %s", med, nd, list);
-			free(u);
+			size_t before = nd;
+			for (size_t i = 0; i < nsteps; i++) {
+				if (steps[i].gpu != g || !steps[i].samples ||
+				    !(steps[i].util_mean_pct <= med - 20))
+					continue;
+				dip[nd++] = steps[i].iteration;
+				if (len >= sizeof(list) - 64)
+					continue;
+				if (nd - before == 1)
+					len += (size_t)snprintf(list + len, sizeof(list) - len,
+								 "%s%s (median step %.0f %%): iterations %lld",
+								 len ? "; " : "",
+								 gpu_label(t, g, lab, sizeof(lab)), med,
+								 (long long)steps[i].iteration);
+				else
+					len += (size_t)snprintf(list + len, sizeof(list) - len, ", %lld",
+								 (long long)steps[i].iteration);
+			}
 		}
+		if (nd) {
+			ts_sort(dip, nd, sizeof(*dip), cmp_i64);
+			for (size_t i = 0; i < nd; i++)
+				distinct += !i || dip[i] != dip[i - 1];
+		}
+		if (nd && (f = add(&c, "stall-dips", "info", -1)))
+			snprintf(f->msg, sizeof(f->msg),
+				 "utilization dips >= 20 points below the GPU's median step at %zu "
+				 "step(s): %s", distinct, list);
+		free(u);
+		free(dip);
 	}
 	return c.n;
 }

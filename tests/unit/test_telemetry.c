@@ -782,3 +782,36 @@ TEST(tele_far_apart_times_saturate)
 	CHECK(has_finding(f, nf, "idle-gap"));
 	ts_tele_release(&t);
 }
+
+TEST(tele_stall_dips_per_gpu_and_step)
+{
+	/* 4 steps on 2 GPUs: GPU 0 at 90 % but 50 % in iteration 2, GPU 1 at
+	 * 40 % throughout (low all along: no dip, 50 points under GPU 0 though).
+	 * One step dips, iteration 2 on GPU 0 against its median step of 90 %. */
+	struct ts_telemetry t;
+	struct ts_tele_step rows[8];
+	struct ts_tele_gpu_summary sum[2];
+	struct ts_tele_finding f[16];
+	int dips = 0;
+
+	ts_tele_init(&t);
+	CHECK_I64(ts_tele_add_gpu(&t, "0", "synthetic"), 0);
+	CHECK_I64(ts_tele_add_gpu(&t, "1", "synthetic"), 1);
+	memset(rows, 0, sizeof(rows));
+	for (int k = 0; k < 8; k++) {
+		rows[k].iteration = k / 2 + 1;
+		rows[k].gpu = (uint32_t)(k % 2);
+		rows[k].samples = 5;
+		rows[k].util_mean_pct = k % 2 ? 40 : rows[k].iteration == 2 ? 50 : 90;
+	}
+	ts_tele_summarize(&t, sum);
+	size_t nf = ts_tele_findings(&t, sum, rows, 8, NULL, f, 16);
+	for (size_t i = 0; i < nf; i++)
+		if (!strcmp(f[i].id, "stall-dips")) {
+			dips++;
+			CHECK_STR(f[i].msg, "utilization dips >= 20 points below the GPU's median step "
+				  "at 1 step(s): GPU 0 (median step 90 %): iterations 2");
+		}
+	CHECK_I64(dips, 1);
+	ts_tele_release(&t);
+}
