@@ -1183,7 +1183,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
-	for (size_t i = 0; i < warns.v.n; i++)
+	/* JSON carries them in its array, and stderr says so at once; the text
+	 * report prints them at its end, so a saved report keeps them */
+	for (size_t i = 0; ctx->json && i < warns.v.n; i++)
 		if (warns.v.v[i].line > 0)
 			cli_warn(ctx, "%s (line %lld)", warns.v.v[i].message, (long long)warns.v.v[i].line);
 		else
@@ -1227,6 +1229,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			for (size_t i = 0; i < files.n; i++)
 				ts_tracelens_render(&pl.slots[i].tl, pl.slots[i].path, &out);
 		}
+		/* last, after the compatibility sections, where the reader ends */
+		if (warns.v.n)
+			ts_sb_addc(&out, '\n');
+		ts_warnings_text(&out, &warns, warns.v.n, cli_style(ctx, "yellow"), cli_style(ctx, "reset"));
 	}
 	if (annotate && (rc = write_annotations(ctx, annotate, &pl, &job, tele_path ? &tele : NULL)))
 		goto out;

@@ -26,7 +26,9 @@ for want in flash fused; do
 	cp -r examples/run-h200/. "$tmp/h200-$want/"
 	SOURCE_DATE_EPOCH=1700000000 "$TS" contract capture --no-probe \
 		--set attention_backend="$want" -o "$tmp/h200-$want/contract.json" || bad "contract capture"
-	"$TS" validate --json --accept-auto-window "$tmp/h200-$want" >"$tmp/$want.json"
+	# the run has no steady state MSER-5 can find (validate fails an
+	# accepted automatic window then): its window is declared
+	"$TS" validate --json --window 27:60 "$tmp/h200-$want" >"$tmp/$want.json"
 	echo "$? $(status_of "$tmp/$want.json" backend_evidence)" >"$tmp/$want.rc"
 done
 [ "$(cat "$tmp/flash.rc")" = "1 fail" ] || bad "h200 asked for flash: got '$(cat "$tmp/flash.rc")', want '1 fail'"

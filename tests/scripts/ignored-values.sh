@@ -28,7 +28,7 @@ with open(d + "/s.jsonl", "w") as f:
         v = {7: "NaN", 8: "Infinity", 9: "-Infinity", 10: "-3", 11: "1e300"}.get(i, "%d.0" % (100 + i % 3))
         f.write('{"iteration": %d, "step_time_ms": %s, "loss": 2.0}\n' % (i, v))
 PY
-"$TS" trace "$tmp/t.json" > /dev/null 2> "$tmp/t.err" || bad "trace with unusable times failed: $(cat "$tmp/t.err")"
+"$TS" trace "$tmp/t.json" > "$tmp/t.err" 2>&1 || bad "trace with unusable times failed: $(cat "$tmp/t.err")"
 grep -q "ignored-values: 3 event(s) with an unusable ts, 2 with an unusable dur.*1 with a negative dur, 1 complete (X) event(s) without a dur" "$tmp/t.err" ||
 	bad "trace warning: $(cat "$tmp/t.err")"
 # the same warning, word for word, from diagnose (one function words it)

@@ -89,10 +89,10 @@ codes "$tmp/w.json" | grep -q "^truncated|the last GPU block has 1 of its 3 line
 # is trace's too (it was dropped: the counters silently stopped at line 16)
 tr=examples/run/traces/rank0.1795977100876543861.pt.trace.json.gz
 cut="the last GPU block has 1 of its 3 lines (the capture is cut)"
-"$TS" trace --annotate "$tmp/an.json" --telemetry "$gmi" "$tr" >/dev/null 2>"$tmp/an.err" ||
+"$TS" trace --annotate "$tmp/an.json" --telemetry "$gmi" "$tr" >"$tmp/an.txt" 2>"$tmp/an.err" ||
 	bad "trace --annotate --telemetry: exit $?"
-grep -qF "trainscope trace: warning: $gmi: $cut (line 17)" "$tmp/an.err" ||
-	bad "trace --annotate --telemetry: the capture warning is not on stderr"
+grep -qxF "warning: $gmi: $cut (line 17)" "$tmp/an.txt" ||
+	bad "trace --annotate --telemetry: the capture warning is not in the text report"
 "$TS" trace --json --annotate "$tmp/an.json" --telemetry "$gmi" "$tr" >"$tmp/an.out" 2>/dev/null ||
 	bad "trace --json --annotate --telemetry: exit $?"
 codes "$tmp/an.out" | grep -qxF "truncated|$gmi: $cut|17" ||
@@ -109,8 +109,8 @@ d["traceEvents"] = [e for e in d["traceEvents"] if not str(e.get("name", "")).st
 json.dump(d, open(sys.argv[2], "w"))
 PY
 "$TS" trace "$tmp/nops.json" >"$tmp/nops.txt" 2>"$tmp/nops.err" || bad "trace without steps: exit $?"
-grep -qF "trainscope trace: warning: $tmp/nops.json: no steps (no ProfilerStep spans" "$tmp/nops.err" ||
-	bad "trace without steps: no whole-window warning on stderr"
+grep -qF "warning: $tmp/nops.json: no steps (no ProfilerStep spans" "$tmp/nops.txt" ||
+	bad "trace without steps: no whole-window warning in the text report"
 "$TS" trace --json "$tmp/nops.json" >"$tmp/nops.out" 2>/dev/null
 codes "$tmp/nops.out" | grep -q "^whole-window|$tmp/nops.json: no steps" || bad "trace --json without steps: no whole-window"
 python3 -c '
