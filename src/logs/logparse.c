@@ -1275,6 +1275,34 @@ static int jkey_id(const char *k, size_t n)
 	return J_NONE;
 }
 
+
+/* 1 and *v when s[0..n) spells a non-finite number as loggers write it as
+ * a string: nan, inf, infinity, any case, with an optional sign. */
+static int nonfinite_word(const char *s, size_t n, double *v)
+{
+	static const char *const words[] = { "nan", "inf", "infinity" };
+	int neg = 0;
+
+	if (n && (s[0] == '-' || s[0] == '+')) {
+		neg = s[0] == '-';
+		s++;
+		n--;
+	}
+	for (size_t w = 0; w < sizeof(words) / sizeof(*words); w++) {
+		size_t k = strlen(words[w]);
+
+		if (n != k)
+			continue;
+		for (k = 0; k < n && (s[k] | 0x20) == words[w][k]; k++)
+			;
+		if (k == n) {
+			*v = w ? (neg ? -INFINITY : INFINITY) : NAN;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t line,
 		       uint64_t off)
 {
@@ -1321,7 +1349,12 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				st.nan_iters = tok == TS_JSON_TRUE;
 			continue;
 		}
-		if (tok != TS_JSON_NUM || ts_num_f64(j.s, j.n, &v))
+		/* a value written through str() or a NaN-safe encoder: "nan",
+		 * "inf", "-Infinity" is that value, not a value to drop (a NaN
+		 * grad norm dropped read as a healthy run) */
+		if (tok == TS_JSON_STR && id != J_NONE && nonfinite_word(j.s, j.n, &v))
+			known++;
+		else if (tok != TS_JSON_NUM || ts_num_f64(j.s, j.n, &v))
 			continue;
 		switch (id) {
 		case J_ITER:
