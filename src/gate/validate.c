@@ -245,16 +245,31 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 
 	v->passed = 1;
 	ts_err_init(&werr);
-	/* 1. run length */
-	if (r->pts.n >= TS_VALIDATE_MIN_STEPS)
-		rc |= add(v, "steps_logged", TS_CHECK_PASS, "%zu logged steps (>= %d)", r->pts.n,
-			  TS_VALIDATE_MIN_STEPS);
-	else
-		rc |= add(v, "steps_logged", TS_CHECK_FAIL,
-			  "only %zu logged steps (iterations %lld-%lld); a winner needs at least %d",
-			  r->pts.n, r->pts.n ? (long long)r->pts.v[0].iteration : 0LL,
-			  r->pts.n ? (long long)r->pts.v[r->pts.n - 1].iteration : 0LL,
-			  TS_VALIDATE_MIN_STEPS);
+	/* 1. run length, in training iterations: a record of Megatron's
+	 * --log-interval N stands for N of them */
+	{
+		int64_t first = r->pts.n ? r->pts.v[0].iteration : 0;
+		int64_t last = r->pts.n ? r->pts.v[r->pts.n - 1].iteration : 0;
+		int64_t span;
+		char recs[48] = "";
+
+		/* a first record that holds iteration 1 (an interval mean) starts there */
+		if (r->pts.n && r->rm.have_steps && r->rm.steps.first_cut >= first)
+			first = 1;
+		span = r->pts.n ? last - first + 1 : 0;
+
+		if ((int64_t)r->pts.n != span)
+			snprintf(recs, sizeof(recs), " in %zu records", r->pts.n);
+		if (span >= TS_VALIDATE_MIN_STEPS)
+			rc |= add(v, "steps_logged", TS_CHECK_PASS, "%lld logged steps (iterations "
+				  "%lld-%lld%s; >= %d)", (long long)span, (long long)first,
+				  (long long)last, recs, TS_VALIDATE_MIN_STEPS);
+		else
+			rc |= add(v, "steps_logged", TS_CHECK_FAIL,
+				  "only %lld logged steps (iterations %lld-%lld%s); a winner needs at "
+				  "least %d", (long long)span, (long long)first, (long long)last, recs,
+				  TS_VALIDATE_MIN_STEPS);
+	}
 
 	/* 2. the window */
 	have_auto = ts_run_window(r, TS_WIN_AUTO, TS_WIN_AUTO, &auto_w, &werr) == 0;
