@@ -310,4 +310,26 @@ int ts_stats_periodic(const unsigned char *f, size_t n, size_t max_period,
 int ts_stats_periodic_local(const double *x, size_t n, size_t max_period, double min_excess,
 			    double alpha, struct ts_periodic *out);
 
+/* ---------------------------------------------------------- drift */
+
+/* A slow trend over a window (ab-stats A4 step 1.4). */
+struct ts_drift {
+	double change;   /* Theil-Sen slope x steps / median: the relative change
+			  * from the window's start to its end (0.03 = +3 %) */
+	int kendall_s;   /* Mann-Kendall S of the 10 block means (-45..45) */
+	int found;       /* |change| > min_change and |S| >= 30 (two-sided
+			  * p < 0.01 on the block means) */
+};
+
+/*
+ * Drift of x[0..n) (n >= 20, finite, positive median): the Theil-Sen slope
+ * (median of the pairwise slopes; on up to 512 block means when n is
+ * larger, each at its block's centre) times n over the median, and a
+ * Mann-Kendall test on 10 equal block means, which tames autocorrelation
+ * the way batch means do: a trend counts when it is both material
+ * (min_change, a fraction) and monotone across the blocks. Returns 0,
+ * TS_EUSAGE when n < 20, TS_ENOMEM.
+ */
+int ts_stats_drift(const double *x, size_t n, double min_change, struct ts_drift *out);
+
 #endif

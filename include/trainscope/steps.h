@@ -108,6 +108,10 @@ double ts_tflops_delivered(const double *tflops, const double *step_ms, size_t n
  * validate and ab find no steady window. */
 #define TS_STEADY_MIN_STEPS 10
 
+/* A trend over a window matters above half the 1 % noise band of
+ * ab-stats A4 (ts_stats_drift's min_change: `steps`, validate). */
+#define TS_DRIFT_MIN_CHANGE 0.005
+
 enum ts_steps_warn {
 	TS_WARN_SHORT = 1 << 0,       /* window spans < 50 iterations */
 	TS_WARN_NOISY = 1 << 1,       /* CV > 10 % */
@@ -124,8 +128,10 @@ enum ts_steps_warn {
 	TS_WARN_NO_USABLE = 1 << 10,  /* timed records, but each is an artefact (iteration
 				       * 1, skipped, non-finite...): no step time;
 				       * unusable[] says why */
-	TS_WARN_STALLS = 1 << 11      /* the window's stalls matter
+	TS_WARN_STALLS = 1 << 11,     /* the window's stalls matter
 				       * (ts_steps_window_stalls); they stay in the mean */
+	TS_WARN_DRIFT = 1 << 12       /* the step time trends over the window
+				       * (ts_stats_drift, drift.found) */
 };
 
 /*
@@ -283,6 +289,8 @@ struct ts_steps_report {
 	/* the window's own stalls (ts_steps_window_stalls over win_first..win_last) */
 	size_t win_nstalls;
 	double win_stall_share;       /* NAN without a timed window */
+	struct ts_drift drift;        /* over the window's steps (>= 20; change NAN
+				       * otherwise), TS_DRIFT_MIN_CHANGE */
 	/* loss health: the verdict, its evidence and the non-finite iterations */
 	struct ts_loss_health health;
 	int64_t *loss_spikes;

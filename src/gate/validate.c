@@ -413,7 +413,8 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		double cv = ts_stats_cv(x, n), mean = ts_stats_mean(x, n), med, wall = 0, share = NAN;
 		size_t nst = 0;
 		int stalls = 0;
-		char words[160] = "", period[64] = "";
+		char words[160] = "", period[64] = "", trend[80] = "";
+		struct ts_drift drift = { 0 };
 
 		for (size_t i = 0; i < n; i++)
 			wall += x[i];
@@ -427,12 +428,20 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			snprintf(words, sizeof(words), "; %zu step%s, %.1f %% of the window's "
 				 "time%s (kept in the mean)", nst, nst == 1 ? " stalls" : "s stall",
 				 100 * share, period);
+		if (n >= 20 && ts_stats_drift(x, n, TS_DRIFT_MIN_CHANGE, &drift) == TS_ENOMEM) {
+			free(x);
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		}
+		if (drift.found)
+			snprintf(trend, sizeof(trend), "; it %s %+.1f %% over the window (drift: not "
+				 "steady)", drift.change > 0 ? "rises" : "falls", 100 * drift.change);
 		ts_stats_sort(x, n);
 		med = ts_stats_quantile_sorted(x, n, 0.5);
-		rc |= add(v, "step_time", cv > 0.03 || stalls ? TS_CHECK_WARN : TS_CHECK_PASS,
-			  "mean %.2f ms, median %.2f ms, CV %.1f %%%s%s", mean, med, 100 * cv,
+		rc |= add(v, "step_time", cv > 0.03 || stalls || drift.found ? TS_CHECK_WARN :
+			  TS_CHECK_PASS, "mean %.2f ms, median %.2f ms, CV %.1f %%%s%s%s", mean, med,
+			  100 * cv,
 			  cv > 0.03 ? " (above the 3 % a measurement window should stay under)" : "",
-			  words);
+			  words, trend);
 	}
 
 	/* 5. TFLOP/s */

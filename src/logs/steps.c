@@ -752,6 +752,11 @@ static int window_stats(const double *w, size_t n, uint64_t seed, struct ts_step
 					   &rep->win_nstalls, &rep->win_stall_share))
 			rep->warnings |= TS_WARN_STALLS;
 	}
+	rc = n >= 20 ? ts_stats_drift(w, n, TS_DRIFT_MIN_CHANGE, &rep->drift) : 0;
+	if (rc)
+		return rc;
+	if (rep->drift.found)
+		rep->warnings |= TS_WARN_DRIFT;
 	return 0;
 }
 
@@ -984,6 +989,7 @@ static void report_blank(struct ts_steps_report *rep)
 	rep->tokens_per_step = rep->tokens_per_s = rep->tokens_per_s_gpu = NAN;
 	rep->tflops_mean = rep->tflops_median = NAN;
 	rep->periodic_share = rep->outlier_share = rep->win_stall_share = NAN;
+	rep->drift.change = NAN;
 	rep->final_loss = NAN;
 	rep->final_loss_iteration = TS_NO_INT;
 	rep->slowest_rank = -1;

@@ -694,6 +694,14 @@ static int steps_warnings(struct ts_runmodel *rm)
 				      100 * r->win_stall_share, period, r->mean_ms,
 				      r->median_ms);
 	}
+	if (r->warnings & TS_WARN_DRIFT)
+		rc |= ts_warnings_add(w, "drift", NULL, -1, TS_NO_INT,
+				      "The step time %s over the window: %+.1f %% from its start to its "
+				      "end (Theil-Sen slope over %zu steps, monotone across its 10 blocks: "
+				      "Mann-Kendall S %d); it is not steady (a leak, fragmentation, "
+				      "throttling?), so its mean depends on where the window ends.",
+				      r->drift.change > 0 ? "rises" : "falls", 100 * r->drift.change,
+				      r->win_n, r->drift.kendall_s);
 	if (r->warnings & TS_WARN_NO_USABLE) {
 		static const char *const why[TS_ART_SKIPPED + 1] = {
 			[TS_ART_FIRST] = "hold iteration 1",

@@ -114,6 +114,12 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	ts_jw_kfixed_or_null(jw, "outlier_excess_pct", r->outlier_share * 100, 2);
 	ts_jw_ki64(jw, "window_stalls", (int64_t)r->win_nstalls);
 	ts_jw_kfixed_or_null(jw, "window_stall_time_pct", r->win_stall_share * 100, 2);
+	ts_jw_kfixed_or_null(jw, "window_drift_pct", r->drift.change * 100, 2);
+	ts_jw_key(jw, "window_drift_kendall_s");
+	if (isfinite(r->drift.change))
+		ts_jw_i64(jw, r->drift.kendall_s);
+	else
+		ts_jw_null(jw);
 
 	ts_jw_key(jw, "periodic_stall");
 	if (r->periodic.found) {

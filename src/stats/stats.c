@@ -1267,3 +1267,63 @@ int ts_stats_periodic_local(const double *x, size_t n, size_t max_period, double
 	out->found = out->p_value < alpha;
 	return 0;
 }
+
+/* ---------------------------------------------------------- drift */
+
+#define DRIFT_MAX_POINTS 512
+#define DRIFT_BLOCKS 10
+#define DRIFT_MIN_S 30
+
+int ts_stats_drift(const double *x, size_t n, double min_change, struct ts_drift *out)
+{
+	size_t m = n < DRIFT_MAX_POINTS ? n : DRIFT_MAX_POINTS, np = 0;
+	double *px = NULL, *py = NULL, *sl = NULL, blk[DRIFT_BLOCKS], med;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->change = NAN;
+	if (n < 20)
+		return TS_EUSAGE;
+	px = malloc(m * sizeof(*px));
+	py = malloc(m * sizeof(*py));
+	sl = malloc((m * (m - 1) / 2) * sizeof(*sl));
+	if (!px || !py || !sl) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	/* m points: x itself, or the means of m near-equal blocks at their centres */
+	for (size_t b = 0; b < m; b++) {
+		size_t lo = b * n / m, hi = (b + 1) * n / m;
+		double s = 0;
+
+		for (size_t i = lo; i < hi; i++)
+			s += x[i];
+		px[b] = 0.5 * (double)(lo + hi - 1);
+		py[b] = s / (double)(hi - lo);
+	}
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = i + 1; j < m; j++)
+			sl[np++] = (py[j] - py[i]) / (px[j] - px[i]);
+	if ((rc = ts_stats_median_mad(x, n, &med, NULL)))
+		goto out;
+	ts_stats_sort(sl, np);
+	out->change = med > 0 ? ts_stats_quantile_sorted(sl, np, 0.5) * (double)n / med : NAN;
+	for (size_t b = 0; b < DRIFT_BLOCKS; b++) {
+		size_t lo = b * n / DRIFT_BLOCKS, hi = (b + 1) * n / DRIFT_BLOCKS;
+		double s = 0;
+
+		for (size_t i = lo; i < hi; i++)
+			s += x[i];
+		blk[b] = s / (double)(hi - lo);
+	}
+	for (size_t i = 0; i < DRIFT_BLOCKS; i++)
+		for (size_t j = i + 1; j < DRIFT_BLOCKS; j++)
+			out->kendall_s += (blk[j] > blk[i]) - (blk[j] < blk[i]);
+	out->found = fabs(out->change) > min_change && abs(out->kendall_s) >= DRIFT_MIN_S;
+	rc = 0;
+out:
+	free(px);
+	free(py);
+	free(sl);
+	return rc;
+}

@@ -489,3 +489,41 @@ TEST(stats_periodic_local_lone_spikes_and_drift)
 	REQUIRE(ts_stats_periodic_local(x, 63, 16, 0, 0.01, &p) == 0);
 	CHECK(!p.found);
 }
+
+TEST(stats_drift_linear_and_flat)
+{
+	double x[100];
+	struct ts_drift d;
+
+	/* x_i = 100 + 0.1 i, i = 1..100: every pairwise slope is 0.1, the
+	 * median is (105.0 + 105.1) / 2 = 105.05, so the change is
+	 * 0.1 x 100 / 105.05 = 0.095193; the 10 block means rise: S = 45 */
+	for (int i = 0; i < 100; i++)
+		x[i] = 100 + 0.1 * (i + 1);
+	CHECK_I64(ts_stats_drift(x, 100, 0.005, &d), 0);
+	CHECK_NEAR(d.change, 10 / 105.05, 1e-12);
+	CHECK_I64(d.kendall_s, 45);
+	CHECK(d.found);
+	/* the same falling: -0.095 (median unchanged), S = -45 */
+	for (int i = 0; i < 100; i++)
+		x[i] = 100 + 0.1 * (100 - i);
+	CHECK_I64(ts_stats_drift(x, 100, 0.005, &d), 0);
+	CHECK_NEAR(d.change, -10 / 105.05, 1e-12);
+	CHECK_I64(d.kendall_s, -45);
+	CHECK(d.found);
+	/* 100, 101, 100, 101...: the median pairwise slope is 0 and every
+	 * block mean is 100.5 (S = 0): no drift */
+	for (int i = 0; i < 100; i++)
+		x[i] = 100 + (i % 2);
+	CHECK_I64(ts_stats_drift(x, 100, 0.005, &d), 0);
+	CHECK_NEAR(d.change, 0, 1e-12);
+	CHECK_I64(d.kendall_s, 0);
+	CHECK(!d.found);
+	/* monotone but immaterial: +0.1 % over the window is under 0.5 % */
+	for (int i = 0; i < 100; i++)
+		x[i] = 100 + 0.001 * (i + 1);
+	CHECK_I64(ts_stats_drift(x, 100, 0.005, &d), 0);
+	CHECK_I64(d.kendall_s, 45);
+	CHECK(!d.found);
+	CHECK_I64(ts_stats_drift(x, 19, 0.005, &d), TS_EUSAGE);
+}
