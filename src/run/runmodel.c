@@ -745,8 +745,10 @@ static int steps_warnings(struct ts_runmodel *rm)
 				      "so none is reported.", r->win_n);
 	if (r->warnings & TS_WARN_AUTOCORR)
 		rc |= ts_warnings_add(w, "autocorrelated", NULL, -1, TS_NO_INT,
-				      "Consecutive step times are correlated (lag-1 %.2f); the "
-				      "interval accounts for it.", r->acf.lag1);
+				      "Consecutive step times are correlated: the lag-1 "
+				      "autocorrelation of the interval's %zu batch means is %.2f (above "
+				      "0.2; of single steps %.2f); the interval accounts for it.",
+				      r->ci.batches, r->ci.lag1_batches, r->acf.lag1);
 	return rc ? TS_ENOMEM : 0;
 }
 
