@@ -464,7 +464,9 @@ static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n, size_
 			goto nomem;
 		rep->outliers[rep->noutliers++] = o;
 		excess_all += o.excess_ms;
-		if (o.reason == TS_OUT_PERIODIC)
+		/* the pattern's cost, whatever its cause (checkpoint saves at a
+		 * fixed interval are a periodic stall with a known cause) */
+		if (hit)
 			excess_p += o.excess_ms;
 	}
 	if (p->found)
