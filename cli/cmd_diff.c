@@ -455,9 +455,9 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 		ts_jw_obj(&w);
 		ts_jw_kstr(&w, "wall", ts_diff_wall_name(i));
 		ts_jw_kstr(&w, "within", ts_diff_wall_partitions(i) ? NULL : "idle");
-		ts_jw_kf64(&w, "baseline_us", r->walls[i].base_ns / 1e3);
-		ts_jw_kf64(&w, "candidate_us", r->walls[i].cand_ns / 1e3);
-		ts_jw_kf64(&w, "delta_us", r->walls[i].delta_ns / 1e3);
+		ts_jw_kfixed_or_null(&w, "baseline_us", r->walls[i].base_ns / 1e3, 3);
+		ts_jw_kfixed_or_null(&w, "candidate_us", r->walls[i].cand_ns / 1e3, 3);
+		ts_jw_kfixed_or_null(&w, "delta_us", r->walls[i].delta_ns / 1e3, 3);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
@@ -475,14 +475,14 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 		ts_jw_kbool(&w, "closes", x->closes);
 		jstat(&w, "baseline", &x->base, x->base_name);
 		jstat(&w, "candidate", &x->cand, x->cand_name);
-		ts_jw_kf64(&w, "delta_us", x->delta_ns / 1e3);
+		ts_jw_kfixed_or_null(&w, "delta_us", x->delta_ns / 1e3, 3);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_obj(&w);
 	ts_jw_kstr(&w, "name", "residual");
 	ts_jw_kstr(&w, "kind", "residual");
 	ts_jw_kbool(&w, "closes", 1);
-	ts_jw_kf64(&w, "delta_us", r->residual_ns / 1e3);
+	ts_jw_kfixed_or_null(&w, "delta_us", r->residual_ns / 1e3, 3);
 	ts_jw_obj_end(&w);
 	ts_jw_arr_end(&w);
 	ts_jw_kf64(&w, "unmatched_pct", 100 * r->unmatched_frac);
@@ -495,9 +495,9 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 		ts_jw_kstr(&w, "family", f->family);
 		ts_jw_kf64(&w, "baseline_count_per_step", f->base_count);
 		ts_jw_kf64(&w, "candidate_count_per_step", f->cand_count);
-		ts_jw_kf64(&w, "baseline_us", f->base_ns / 1e3);
-		ts_jw_kf64(&w, "candidate_us", f->cand_ns / 1e3);
-		ts_jw_kf64(&w, "delta_us", f->delta_ns / 1e3);
+		ts_jw_kfixed_or_null(&w, "baseline_us", f->base_ns / 1e3, 3);
+		ts_jw_kfixed_or_null(&w, "candidate_us", f->cand_ns / 1e3, 3);
+		ts_jw_kfixed_or_null(&w, "delta_us", f->delta_ns / 1e3, 3);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);

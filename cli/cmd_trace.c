@@ -737,7 +737,7 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			   ms(p->gpu_span_ns), ms(p->gpu_span_idle_ns));
 		if (p->unlinked_events)
 			ts_sb_addf(out, "\n  unlinked: %lld activities, %.1f ms with no launch call in the "
-				   "trace (counted in the window, in no step)",
+				   "trace (counted where they ran; their launch is unknown)",
 				   (long long)p->unlinked_events, ms(p->unlinked_ns));
 		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound %.1f ms, data-bound %.1f ms, other "
 			   "%.1f ms; overlap of comm with compute ",

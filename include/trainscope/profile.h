@@ -136,8 +136,8 @@ struct ts_step_prof {
 	int64_t start_ns, dur_ns;
 	int64_t data_ns;        /* data-loader annotations */
 	int64_t fwd_ns, bwd_ns, opt_ns; /* -1 when not annotated */
-	/* GPU traces: linked GPU activity (launch call in the trace) that ran
-	 * inside [start, start + dur); unlinked activity is in no step.
+	/* GPU traces: the GPU activity that ran inside [start, start + dur),
+	 * whether or not its launch call is in the trace.
 	 * compute + exposed_comm + exposed_memcpy + exposed_memset + idle = dur.
 	 * CPU-only traces: busy = compute = main-thread ops, exposed_comm =
 	 * collectives outside them, idle the rest (memcpy/memset 0). */

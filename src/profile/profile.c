@@ -273,12 +273,11 @@ int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
 	return -1;
 }
 
-/* S_L*: linked GPU activity only (what steps are measured on); S_LE*:
- * their exposed parts. */
+/* S_E*: the exposed parts of comm, memcpy and memset (what steps are
+ * measured on, with busy and compute). */
 enum set_id {
 	S_BUSY, S_COMPUTE, S_COMM, S_MEMCPY, S_MEMSET, S_HOST, S_DATA, S_CPUCOMM, S_FWD,
-	S_BWD, S_OPT, S_UNLINKED, S_LBUSY, S_LCOMP, S_LCOMM, S_LMCPY, S_LMSET, S_LECOMM,
-	S_LEMCPY, S_LEMSET, S_T1, S_T2, S_T3, S_NSETS
+	S_BWD, S_OPT, S_UNLINKED, S_ECOMM, S_EMCPY, S_EMSET, S_T1, S_T2, S_T3, S_NSETS
 };
 
 struct work {
@@ -320,8 +319,8 @@ static void work_release(struct work *w)
 static void work_drop(struct work *w)
 {
 	static const enum set_id drop[] = {
-		S_MEMSET, S_FWD, S_BWD, S_OPT, S_UNLINKED, S_LBUSY, S_LCOMP, S_LCOMM, S_LMCPY,
-		S_LMSET, S_LECOMM, S_LEMCPY, S_LEMSET, S_T1, S_T2, S_T3
+		S_MEMSET, S_FWD, S_BWD, S_OPT, S_UNLINKED, S_ECOMM, S_EMCPY, S_EMSET, S_T1, S_T2,
+		S_T3
 	};
 
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
@@ -992,28 +991,28 @@ static int sub2(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 	return ts_ivset_sub(out, tmp, c);
 }
 
-/* Per-step GPU figures: linked activity inside the step's own interval
- * (so the parts of a step sum to its duration), and the linked activities
- * launched in it. */
+/* Per-step GPU figures: the GPU activity inside the step's own interval,
+ * launched in the trace or not (so the parts of a step sum to its duration
+ * and the steps to the window's part in them). */
 static int step_gpu(struct ts_rank_prof *p, struct work *w)
 {
 	struct ts_ivset *x = &w->set[S_T1], *y = &w->set[S_T2];
 
-	if (ts_ivset_sub(&w->set[S_LECOMM], &w->set[S_LCOMM], &w->set[S_LCOMP]) ||
-	    ts_ivset_sub(x, &w->set[S_LMCPY], &w->set[S_LCOMP]) ||
-	    ts_ivset_sub(&w->set[S_LEMCPY], x, &w->set[S_LCOMM]) ||
-	    sub2(x, &w->set[S_LMSET], &w->set[S_LCOMP], &w->set[S_LCOMM], y) ||
-	    ts_ivset_sub(&w->set[S_LEMSET], x, &w->set[S_LMCPY]))
+	if (ts_ivset_sub(&w->set[S_ECOMM], &w->set[S_COMM], &w->set[S_COMPUTE]) ||
+	    ts_ivset_sub(x, &w->set[S_MEMCPY], &w->set[S_COMPUTE]) ||
+	    ts_ivset_sub(&w->set[S_EMCPY], x, &w->set[S_COMM]) ||
+	    sub2(x, &w->set[S_MEMSET], &w->set[S_COMPUTE], &w->set[S_COMM], y) ||
+	    ts_ivset_sub(&w->set[S_EMSET], x, &w->set[S_MEMCPY]))
 		return TS_ENOMEM;
 	for (size_t i = 0; i < p->steps.n; i++) {
 		struct ts_step_prof *sp = &p->steps.v[i];
 		int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
-		sp->busy_ns = ts_ivset_len_in(&w->set[S_LBUSY], lo, hi);
-		sp->compute_ns = ts_ivset_len_in(&w->set[S_LCOMP], lo, hi);
-		sp->comm_ns = ts_ivset_len_in(&w->set[S_LCOMM], lo, hi);
-		sp->exposed_comm_ns = ts_ivset_len_in(&w->set[S_LECOMM], lo, hi);
-		sp->exposed_memcpy_ns = ts_ivset_len_in(&w->set[S_LEMCPY], lo, hi);
-		sp->exposed_memset_ns = ts_ivset_len_in(&w->set[S_LEMSET], lo, hi);
+		sp->busy_ns = ts_ivset_len_in(&w->set[S_BUSY], lo, hi);
+		sp->compute_ns = ts_ivset_len_in(&w->set[S_COMPUTE], lo, hi);
+		sp->comm_ns = ts_ivset_len_in(&w->set[S_COMM], lo, hi);
+		sp->exposed_comm_ns = ts_ivset_len_in(&w->set[S_ECOMM], lo, hi);
+		sp->exposed_memcpy_ns = ts_ivset_len_in(&w->set[S_EMCPY], lo, hi);
+		sp->exposed_memset_ns = ts_ivset_len_in(&w->set[S_EMSET], lo, hi);
 		sp->idle_ns = sp->dur_ns - sp->busy_ns;
 	}
 	return 0;
@@ -1021,7 +1020,7 @@ static int step_gpu(struct ts_rank_prof *p, struct work *w)
 
 /* The parts of idle spent in the data loader and in host gaps (gap: the
  * host-gap set), measured over idle's own intervals: GPU traces, window \
- * busy and per step the step \ linked busy (step_gpu's idle); CPU-only
+ * busy (per step clipped to the step, step_gpu's idle); CPU-only
  * traces, window \ (main-thread ops ∪ collectives). The gap set excludes the
  * data loader, so the two parts are disjoint and never add up to more than
  * idle. The sets must be normalized and clipped to the window. */
@@ -1041,9 +1040,6 @@ static int idle_parts(struct ts_rank_prof *p, struct work *w, const struct ts_iv
 		goto out;
 	p->idle_part_gap_ns = ts_ivset_len(&gi);
 	p->idle_part_data_ns = ts_ivset_len(&di);
-	if (p->has_gpu && (ts_ivset_sub(&gi, gap, &w->set[S_LBUSY]) ||
-			   ts_ivset_sub(&di, &w->set[S_DATA], &w->set[S_LBUSY])))
-		goto out;
 	for (size_t i = 0; i < p->steps.n; i++) {
 		struct ts_step_prof *sp = &p->steps.v[i];
 		int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
@@ -1568,18 +1564,14 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			if (ts_ev_corr(&t->ev, i) != TS_NONE)
 				r = find_corr(&w.corr, ts_ev_corr(&t->ev, i));
 			if (r >= 0) {
-				enum set_id g = k == TS_KC_COMM ? S_LCOMM : k == TS_KC_MEMCPY ? S_LMCPY
-						: k == TS_KC_MEMSET ? S_LMSET : S_LCOMP;
 				int32_t st;
 				launch = ts_ev_ts(&t->ev, r);
 				st = ts_rank_prof_step_at(p, launch);
 				if (st >= 0)
 					p->steps.v[st].kernels++;
-				if (ts_ivset_add(&w.set[g], s, e))
-					goto out;
 			} else {
-				/* launched before the profiler started, or never linked:
-				 * in the window, in no step */
+				/* launched before the profiler started, or its runtime
+				 * events not captured: counted, but no step launched it */
 				p->unlinked_events++;
 				if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
 					goto out;
@@ -1673,10 +1665,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		move_set(&w.set[S_MEMSET], &w.cls[TS_KC_MEMSET]);
 		for (int k = 0; k < TS_KC_COUNT; k++)
 			ts_ivset_release(&w.cls[k]);
-		if (union_into(&w, S_LBUSY, &w.set[S_LCOMP]) ||
-		    union_into(&w, S_LBUSY, &w.set[S_LCOMM]) ||
-		    union_into(&w, S_LBUSY, &w.set[S_LMCPY]) || union_into(&w, S_LBUSY, &w.set[S_LMSET]))
-			goto out;
 		p->gpu_span_ns = g1 - g0;
 		p->gpu_span_idle_ns = p->gpu_span_ns - ts_ivset_len(&w.set[S_BUSY]);
 		p->unlinked_ns = ts_ivset_len(&w.set[S_UNLINKED]);

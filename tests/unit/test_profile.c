@@ -438,8 +438,9 @@ TEST(profile_musa_naming)
  *   memset = [600,800) = 200, all exposed; idle = 300;
  *   500 + 0 + 0 + 200 + 300 = 1000 = window.
  *   unlinked = [0,300) ∪ [650,800) = 450 in 2 events; GPU span [0,800).
- *   step 1 sees only linked work: gemm [200,500) + memset [600,700):
- *   busy 400, compute 300, exposed memset 100, idle 600, 2 activities.
+ *   step 1 [0,1000) holds all of it, linked or not (a step's GPU time is
+ *   what ran in it): busy 700, compute 500, exposed memset 200, idle 300,
+ *   the window's figures; 2 activities launched in it (the linked ones).
  */
 TEST(profile_memset_and_unlinked)
 {
@@ -472,10 +473,10 @@ TEST(profile_memset_and_unlinked)
 	CHECK_I64(p.gpu_span_idle_ns, 100 * US);
 	REQUIRE(p.steps.n == 1);
 	s = &p.steps.v[0];
-	CHECK_I64(s->busy_ns, 400 * US);
-	CHECK_I64(s->compute_ns, 300 * US);
-	CHECK_I64(s->exposed_memset_ns, 100 * US);
-	CHECK_I64(s->idle_ns, 600 * US);
+	CHECK_I64(s->busy_ns, 700 * US);
+	CHECK_I64(s->compute_ns, 500 * US);
+	CHECK_I64(s->exposed_memset_ns, 200 * US);
+	CHECK_I64(s->idle_ns, 300 * US);
 	CHECK_I64(s->kernels, 2);
 	ts_rank_prof_release(&p);
 	tb_release(&t);
