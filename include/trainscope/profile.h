@@ -129,7 +129,15 @@ struct ts_launch_stat {
 	int64_t short_kernels;  /* linked kernels shorter than their launch call */
 	int64_t graph_launches; /* cudaGraphLaunch / musaGraphLaunch calls */
 	int64_t graph_activities; /* GPU activities launched by them */
+	/* linked activities that start more than TS_CLOCK_LEAD_NS before their
+	 * launch call starts, impossible on one clock (device timestamps on
+	 * another clock domain): how many, and the largest lead */
+	int64_t before_launch, before_launch_max_ns;
 };
+
+/* What a kernel may seem to start before its launch call: host/device
+ * clock-sync error stays in microseconds. */
+#define TS_CLOCK_LEAD_NS 1000000
 
 struct ts_step_prof {
 	int64_t step;           /* iteration: ProfilerStep#N, N+1 on legacy traces */

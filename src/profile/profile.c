@@ -846,6 +846,12 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (r >= 0) {
 			int64_t rend = ts_ev_ts(&t->ev, r) + ts_ev_dur(&t->ev, r);
 			int64_t d = ts_ev_ts(&t->ev, i) - rend;
+			int64_t lead = ts_ev_ts(&t->ev, r) - ts_ev_ts(&t->ev, i); /* |ts| <= TIME_LIM */
+			if (lead > TS_CLOCK_LEAD_NS) {
+				p->launch.before_launch++;
+				if (lead > p->launch.before_launch_max_ns)
+					p->launch.before_launch_max_ns = lead;
+			}
 			if (d < 0)
 				d = 0;
 			if (TS_VEC_PUSH(delays, d))
@@ -1256,6 +1262,18 @@ static void rank_verdict(struct ts_rank_prof *p)
 	}
 	sort_n(p->walls, p->nwalls, sizeof(*p->walls), cmp_cand);
 
+	if (p->launch.before_launch) {
+		/* the window and idle mix two clocks: no share of them means anything */
+		v->wall = TS_WALL_UNDETERMINED;
+		v->share = 0;
+		ts_sb_addf(&sb, "the device and host timestamps are on different clocks: %lld of "
+			   "%lld linked GPU activities start before their launch call, by up to "
+			   "%.3f s", (long long)p->launch.before_launch, (long long)p->launch.linked,
+			   (double)p->launch.before_launch_max_ns / 1e9);
+		set_evidence(v, &sb);
+		ts_sb_release(&sb);
+		return;
+	}
 	if (p->window_ns < TS_WALL_MIN_WINDOW_NS || p->window_ns - p->idle_ns + p->data_ns <= 0) {
 		v->wall = TS_WALL_UNDETERMINED;
 		v->share = 0;
@@ -1833,6 +1851,15 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 			    "end; a trace written twice or concatenated?): each step is counted once, "
 			    "but events repeated with it may be counted twice", path,
 			    (long long)p->steps_repeated, p->steps_repeated == 1 ? " is" : "s are"))
+		return TS_ENOMEM;
+	if (p->launch.before_launch &&
+	    ts_warnings_add(w, "clock-mismatch", path, -1, TS_NO_INT,
+			    "%s: %lld of %lld GPU activities linked to a launch call start before "
+			    "that call does, by up to %.3f s: the device and host timestamps are not "
+			    "on one clock (a device-relative GPU clock?), so the window, idle, launch "
+			    "delay and the wall built on them are not to be trusted", path,
+			    (long long)p->launch.before_launch, (long long)p->launch.linked,
+			    (double)p->launch.before_launch_max_ns / 1e9))
 		return TS_ENOMEM;
 	if (whole_window &&
 	    ts_warnings_add(w, "whole-window", path, -1, TS_NO_INT,
