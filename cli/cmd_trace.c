@@ -1183,6 +1183,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
+	if (ts_job_analyse(&job, profs, files.n, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (ts_job_warnings(&job, &warns)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
 	/* JSON carries them in its array, and stderr says so at once; the text
 	 * report prints them at its end, so a saved report keeps them */
 	for (size_t i = 0; ctx->json && i < warns.v.n; i++)
@@ -1190,10 +1199,6 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			cli_warn(ctx, "%s (line %lld)", warns.v.v[i].message, (long long)warns.v.v[i].line);
 		else
 			cli_warn(ctx, "%s", warns.v.v[i].message);
-	if (ts_job_analyse(&job, profs, files.n, &err)) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
 	if (hta_on) {
 		/* HTA's common t0 spans the job: combine every file's part, in
 		 * file order (the "hta" index of a rank is its file index) */

@@ -377,9 +377,17 @@ struct ts_skew_stat {
 	int64_t worst_step;
 };
 
+/* A rank window that overlaps an earlier window of the same rank in time
+ * (the same file given twice, a glob that caught a copy): left out. */
+struct ts_job_dup {
+	const struct ts_rank_prof *copy, *of;
+};
+
 struct ts_job_prof {
-	struct ts_rank_prof **ranks;   /* borrowed, sorted by (rank, window) */
+	struct ts_rank_prof **ranks;   /* borrowed, sorted by (rank, window); without
+					* the duplicates */
 	size_t n;
+	TS_VEC(struct ts_job_dup) dups;
 	int64_t nranks;                /* distinct ranks */
 	TS_VEC(struct ts_straggler) stragglers;
 	TS_VEC(struct ts_straggler) per_rank; /* the same figures for every rank with matched steps */
@@ -392,11 +400,17 @@ void ts_job_prof_release(struct ts_job_prof *j);
 
 /*
  * Cross-rank analysis over already profiled rank windows (borrowed; they
- * must outlive j). Sorts ranks by (rank, window_no), assigns window_no to
- * repeated ranks in input order, matches collectives, finds stragglers and
- * decides the job's wall. Returns 0 or TS_ENOMEM.
+ * must outlive j). Sorts ranks by (rank, window_no), leaves out a window
+ * whose time overlaps an earlier one of its rank (j->dups), assigns
+ * window_no to the other windows of a rank in input order, matches
+ * collectives, finds stragglers and decides the job's wall. Returns 0 or
+ * TS_ENOMEM.
  */
 int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 		   struct ts_err *err);
+
+/* The job's warnings (duplicate-window, one per left-out window) into w:
+ * 0 or TS_ENOMEM. */
+int ts_job_warnings(const struct ts_job_prof *j, struct ts_warnings *w);
 
 #endif

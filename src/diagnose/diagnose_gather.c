@@ -739,6 +739,8 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 	if (d->nprofs) {
 		if ((rc = ts_job_analyse(&d->job, d->profs, d->nprofs, err)))
 			return rc;
+		if (ts_job_warnings(&d->job, &d->rm->warnings))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		d->job_done = 1;
 	}
 	for (size_t i = 0; i < d->in.metrics.n; i++)

@@ -27,6 +27,7 @@ void ts_job_prof_release(struct ts_job_prof *j)
 {
 	TS_VEC_RELEASE(j->stragglers);
 	TS_VEC_RELEASE(j->per_rank);
+	TS_VEC_RELEASE(j->dups);
 	free(j->ranks);
 	ts_job_prof_init(j);
 }
@@ -85,6 +86,15 @@ static int cmp_prof(const void *x, const void *y)
 	if (a->window_no != b->window_no)
 		return a->window_no < b->window_no ? -1 : 1;
 	return strcmp(a->file, b->file);
+}
+
+/* Whether two windows share time (an empty window counts as 1 ns). */
+static int windows_overlap(const struct ts_rank_prof *a, const struct ts_rank_prof *b)
+{
+	int64_t ae = a->t0_ns + (a->window_ns > 0 ? a->window_ns : 1);
+	int64_t be = b->t0_ns + (b->window_ns > 0 ? b->window_ns : 1);
+
+	return a->t0_ns < be && b->t0_ns < ae;
 }
 
 /* Index of the first element > v in sorted v[0..n). */
@@ -326,6 +336,28 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 		ranks[i]->window_no = (int64_t)i;
 	}
 	sort_n(j->ranks, n, sizeof(*j->ranks), cmp_prof);
+	/* a window overlapping an earlier one of its rank is a copy: out */
+	{
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct ts_rank_prof *p = j->ranks[i];
+			const struct ts_rank_prof *of = NULL;
+
+			for (size_t k = kept; k-- > 0 && j->ranks[k]->rank == p->rank && !of;)
+				if (windows_overlap(j->ranks[k], p))
+					of = j->ranks[k];
+			if (of) {
+				struct ts_job_dup d = { p, of };
+
+				if (TS_VEC_PUSH(j->dups, d))
+					goto out;
+				continue;
+			}
+			j->ranks[kept++] = p;
+		}
+		n = j->n = kept;
+	}
 	for (size_t i = 0; i < n; i++)
 		j->ranks[i]->window_no = i && j->ranks[i - 1]->rank == j->ranks[i]->rank
 						 ? j->ranks[i - 1]->window_no + 1 : 0;
@@ -405,4 +437,19 @@ out:
 	if (rc)
 		ts_err_set(err, rc, "out of memory in the cross-rank analysis");
 	return rc;
+}
+
+int ts_job_warnings(const struct ts_job_prof *j, struct ts_warnings *w)
+{
+	for (size_t i = 0; i < j->dups.n; i++) {
+		const struct ts_job_dup *d = &j->dups.v[i];
+
+		if (ts_warnings_add(w, "duplicate-window", d->copy->file, -1, TS_NO_INT,
+				    "%s: rank %lld's window overlaps the one of %s in time (the same "
+				    "trace twice, or a copy caught by the glob?): left out of the "
+				    "cross-rank analysis and the job's wall", d->copy->file,
+				    (long long)d->copy->rank, d->of->file))
+			return TS_ENOMEM;
+	}
+	return 0;
 }
