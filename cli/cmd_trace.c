@@ -545,6 +545,8 @@ static void render_json(struct ts_sb *out, struct slot *slots, size_t n,
 	ts_jw_key(&w, "collective_skew");
 	ts_jw_obj(&w);
 	ts_jw_ki64(&w, "matched", j->skew.matched);
+	ts_jw_ki64(&w, "uneven_groups", j->skew.unmatched_groups);
+	ts_jw_ki64(&w, "uneven_instances", j->skew.unmatched_instances);
 	jus(&w, "p50_us", j->skew.p50_ns);
 	jus(&w, "p90_us", j->skew.p90_ns);
 	jus(&w, "max_us", j->skew.max_ns);

@@ -375,6 +375,10 @@ struct ts_skew_stat {
 	const char *worst_name; /* borrowed from the rank profile, NULL if none */
 	int64_t worst_rank;     /* rank that arrived last at the worst one */
 	int64_t worst_step;
+	/* (collective, step) pairs matched by order (no process-group sequence)
+	 * that occur a different number of times on different ranks: not
+	 * matched, since order would pair unlike calls; their instances */
+	int64_t unmatched_groups, unmatched_instances;
 };
 
 /* A rank window that overlaps an earlier window of the same rank in time

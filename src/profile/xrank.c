@@ -39,6 +39,8 @@ struct xc {
 	int64_t dur;
 	uint32_t name;
 	uint32_t prof;          /* index into j->ranks */
+	uint8_t by_seq;         /* idx is the process group's sequence number */
+	uint8_t skip;           /* its (key, step) counts differ across ranks */
 };
 
 static int cmp_xc(const void *x, const void *y)
@@ -86,6 +88,68 @@ static int cmp_prof(const void *x, const void *y)
 	if (a->window_no != b->window_no)
 		return a->window_no < b->window_no ? -1 : 1;
 	return strcmp(a->file, b->file);
+}
+
+static int cmp_i64_asc(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * Order pairs the k-th call of a collective in a step on every rank; when
+ * one rank makes an extra call of the same name (a sub-group collective),
+ * every later pair is of unlike calls. Marks skip on the order-matched
+ * entries of each (key, step) whose count differs across its ranks, and
+ * counts them in j->skew. xv is sorted by cmp_xc. 0 or TS_ENOMEM.
+ */
+static int skip_uneven(struct ts_job_prof *j, struct xc *xv, size_t nx)
+{
+	int64_t *rk = NULL;
+	size_t cap = 0;
+
+	for (size_t a = 0; a < nx;) {
+		size_t b = a, m = 0;
+		int uneven = 0;
+
+		while (b < nx && xv[b].key == xv[a].key && xv[b].step == xv[a].step)
+			b++;
+		if (b - a > cap) {
+			int64_t *t = realloc(rk, (b - a) * sizeof(*rk));
+			if (!t) {
+				free(rk);
+				return TS_ENOMEM;
+			}
+			rk = t;
+			cap = b - a;
+		}
+		for (size_t i = a; i < b; i++)
+			if (!xv[i].by_seq)
+				rk[m++] = xv[i].rank;
+		sort_n(rk, m, sizeof(*rk), cmp_i64_asc);
+		/* every rank's count equals the first rank's */
+		for (size_t i = 0, first = 0, run = 0; i < m && !uneven; i++) {
+			run = i && rk[i] == rk[i - 1] ? run + 1 : 1;
+			if (i + 1 < m && rk[i + 1] == rk[i])
+				continue;
+			if (!first)
+				first = run;
+			else if (run != first)
+				uneven = 1;
+		}
+		if (uneven) {
+			j->skew.unmatched_groups++;
+			for (size_t i = a; i < b; i++)
+				if (!xv[i].by_seq) {
+					xv[i].skip = 1;
+					j->skew.unmatched_instances++;
+				}
+		}
+		a = b;
+	}
+	free(rk);
+	return 0;
 }
 
 /* Whether two windows share time (an empty window counts as 1 ns). */
@@ -378,14 +442,22 @@ int ts_job_analyse(struct ts_job_prof *j, struct ts_rank_prof **ranks, size_t n,
 		for (size_t c = 0; c < p->colls.n; c++) {
 			const struct ts_coll_span *cs = &p->colls.v[c];
 			struct xc x = { cs->key, cs->step, cs->idx, p->rank, cs->dur_ns,
-					cs->name, (uint32_t)i };
-			if (cs->seq != TS_NONE) /* process-group sequence beats order */
+					cs->name, (uint32_t)i, 0, 0 };
+			if (cs->seq != TS_NONE) { /* process-group sequence beats order */
 				x.idx = cs->seq;
+				x.by_seq = 1;
+			}
 			xv[nx++] = x;
 		}
 	}
 	sort_n(xv, nx, sizeof(*xv), cmp_xc);
+	if (skip_uneven(j, xv, nx))
+		goto out;
 	for (size_t i = 0; i < nx;) {
+		if (xv[i].skip) {
+			i++;
+			continue;
+		}
 		size_t e = i + 1, distinct = 1;
 		int64_t max1 = xv[i].dur, max2 = INT64_MIN, mind = xv[i].dur;
 		size_t late = i;
@@ -441,6 +513,15 @@ out:
 
 int ts_job_warnings(const struct ts_job_prof *j, struct ts_warnings *w)
 {
+	if (j->skew.unmatched_groups &&
+	    ts_warnings_add(w, "uneven-collectives", NULL, -1, TS_NO_INT,
+			    "%lld collective(s) of a step occur a different number of times on "
+			    "different ranks (an extra sub-group collective of the same name?), with "
+			    "no process-group sequence number to pair them: their %lld instances are "
+			    "not matched across ranks (order would pair unlike calls), so the skew "
+			    "and the late ranks leave them out", (long long)j->skew.unmatched_groups,
+			    (long long)j->skew.unmatched_instances))
+		return TS_ENOMEM;
 	for (size_t i = 0; i < j->dups.n; i++) {
 		const struct ts_job_dup *d = &j->dups.v[i];
 

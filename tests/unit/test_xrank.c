@@ -259,3 +259,47 @@ TEST(xrank_match_by_sequence)
 	ts_rank_prof_release(&p[0]);
 	ts_rank_prof_release(&p[1]);
 }
+
+TEST(xrank_uneven_counts_not_matched_by_order)
+{
+	/* Two steps, no sequence numbers. Step 1: each rank runs one 30 ms
+	 * gloo:all_reduce, rank 1 a 1 ms one of the same name before it (a
+	 * sub-group call). Order would pair rank 0's 30 ms with rank 1's 1 ms
+	 * (skew 29 ms); the counts differ (1 vs 2), so step 1's are not
+	 * matched: 1 group, 3 instances. Step 2: one 30 ms call on each rank,
+	 * matched, skew 0. */
+	struct ts_trace t[2];
+	struct ts_rank_prof p[2];
+	struct ts_rank_prof *pp[2] = { &p[0], &p[1] };
+	struct ts_job_prof j;
+	struct ts_warnings w;
+	struct ts_err err;
+
+	for (int r = 0; r < 2; r++) {
+		tb_init(&t[r]);
+		t[r].meta.rank = r;
+		tb_cpu(&t[r], TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 100000);
+		tb_cpu(&t[r], TS_CAT_USER_ANNOTATION, "ProfilerStep#2", 100000, 100000);
+		if (r == 1)
+			tb_ev(&t[r], TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 1, 2, 5000, 1000, -1);
+		tb_ev(&t[r], TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 1, 2, 50000, 30000, -1);
+		tb_ev(&t[r], TS_CAT_USER_ANNOTATION, "gloo:all_reduce", 1, 2, 150000, 30000, -1);
+		ts_rank_prof_init(&p[r]);
+		REQUIRE(ts_rank_profile(&p[r], &t[r], NULL, &err) == 0);
+		tb_release(&t[r]);
+	}
+	ts_job_prof_init(&j);
+	REQUIRE(ts_job_analyse(&j, pp, 2, &err) == 0);
+	CHECK_I64(j.skew.matched, 1);
+	CHECK_I64(j.skew.max_ns, 0);
+	CHECK_I64(j.skew.unmatched_groups, 1);
+	CHECK_I64(j.skew.unmatched_instances, 3);
+	ts_warnings_init(&w);
+	REQUIRE(ts_job_warnings(&j, &w) == 0);
+	REQUIRE(w.v.n == 1);
+	CHECK_STR(w.v.v[0].code, "uneven-collectives");
+	ts_warnings_release(&w);
+	ts_job_prof_release(&j);
+	ts_rank_prof_release(&p[0]);
+	ts_rank_prof_release(&p[1]);
+}
