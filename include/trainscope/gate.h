@@ -50,8 +50,9 @@ enum ts_point_excl {
 				      * or profiler lines in the log precede it */
 	TS_EXCL_CHECKPOINT = 1 << 1, /* checkpoint save lines precede it */
 	TS_EXCL_EVAL = 1 << 2,       /* evaluation lines precede it */
-	TS_EXCL_FIRST = 1 << 3       /* it holds iteration 1: iteration 1, or an interval
+	TS_EXCL_FIRST = 1 << 3,      /* it holds iteration 1: iteration 1, or an interval
 				      * record reaching back to it (ts_steps_first_cut) */
+	TS_EXCL_RESTART = 1 << 4     /* a resumed job's first record (TS_STEP_RESTART) */
 };
 
 struct ts_run {

@@ -155,7 +155,10 @@ enum ts_step_artefact {
 	TS_ART_CHECKPOINT,        /* a checkpoint save precedes it */
 	TS_ART_EVAL,              /* an evaluation precedes it */
 	TS_ART_NONFINITE,         /* NaN/Inf loss or grad norm, or a NaN iteration */
-	TS_ART_SKIPPED            /* skipped iterations in it */
+	TS_ART_SKIPPED,           /* skipped iterations in it */
+	TS_ART_RESTART,           /* a resumed job's first record (TS_STEP_RESTART):
+				   * its process's iteration 1 */
+	TS_ART_COUNT
 };
 
 /* The artefact of a step from its fields (flags: enum ts_step_flags;
@@ -181,7 +184,8 @@ enum ts_outlier_reason {
 	TS_OUT_PERIODIC,          /* member of the periodic stall pattern */
 	TS_OUT_PROFILER,          /* profiler capture/export in its interval */
 	TS_OUT_CHECKPOINT,        /* checkpoint save in its interval */
-	TS_OUT_EVAL               /* evaluation in its interval */
+	TS_OUT_EVAL,              /* evaluation in its interval */
+	TS_OUT_RESTART            /* a resumed job's first iteration (TS_STEP_RESTART) */
 };
 const char *ts_outlier_reason_name(int reason);
 
@@ -269,7 +273,7 @@ struct ts_steps_report {
 	struct ts_acf_summary acf;
 	double tokens_per_step, tokens_per_s, tokens_per_s_gpu;
 	int64_t gbs_min, gbs_max;     /* logged global batch sizes in the window, 0 none */
-	size_t unusable[TS_ART_SKIPPED + 1]; /* timed records per artefact, when none
+	size_t unusable[TS_ART_COUNT]; /* timed records per artefact, when none
 				       * is usable (TS_WARN_NO_USABLE) */
 	int64_t gpus;
 	double tflops_mean, tflops_median;

@@ -321,6 +321,7 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 						   p->excluded & TS_EXCL_FIRST ?
 						   (p->iteration == 1 ? "iteration 1" :
 						    "holds iteration 1") :
+						   p->excluded & TS_EXCL_RESTART ? "restart" :
 						   p->excluded & TS_EXCL_PROFILER ? "profiler" :
 						   p->excluded & TS_EXCL_CHECKPOINT ? "checkpoint" : "eval");
 			}

@@ -48,6 +48,8 @@ const char *ts_outlier_reason_name(int reason)
 		return "checkpoint";
 	case TS_OUT_EVAL:
 		return "eval";
+	case TS_OUT_RESTART:
+		return "restart";
 	default:
 		return "spike";
 	}
@@ -315,6 +317,8 @@ int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64
 {
 	if (iteration <= first_cut)
 		return TS_ART_FIRST;
+	if (flags & TS_STEP_RESTART)
+		return TS_ART_RESTART;
 	if (flags & (TS_STEP_PROFILED | TS_STEP_AFTER_PROFILER))
 		return TS_ART_PROFILER;
 	if (flags & TS_STEP_AFTER_CHECKPOINT)
@@ -331,10 +335,11 @@ int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64
 
 const char *ts_step_artefact_name(int artefact)
 {
-	static const char *const names[] = { "none", "first-iteration", "profiler", "checkpoint",
-					     "eval", "non-finite", "skipped" };
+	static const char *const names[TS_ART_COUNT] = { "none", "first-iteration", "profiler",
+							 "checkpoint", "eval", "non-finite",
+							 "skipped", "restart" };
 
-	return artefact >= 0 && artefact <= TS_ART_SKIPPED ? names[artefact] : "?";
+	return artefact >= 0 && artefact < TS_ART_COUNT ? names[artefact] : "?";
 }
 
 static int artefact_of(const struct it_rec *r, int64_t first_cut)
@@ -352,6 +357,8 @@ static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 		return TS_OUT_CHECKPOINT;
 	if (r->flags & TS_STEP_AFTER_EVAL)
 		return TS_OUT_EVAL;
+	if (r->flags & TS_STEP_RESTART)
+		return TS_OUT_RESTART;
 	return periodic_hit ? TS_OUT_PERIODIC : TS_OUT_SPIKE;
 }
 

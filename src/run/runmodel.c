@@ -340,6 +340,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		const struct ts_step *s = &log->steps.v[x->index];
 		size_t replaced = 0;
 
+		/* its process starts over: compilation, allocator warm-up */
+		log->steps.v[x->index].flags |= TS_STEP_RESTART;
 		for (size_t i = 0; i < x->index; i++) {
 			const struct ts_step *t = &log->steps.v[i];
 			if (t->file == x->key.file && eff_rank(log, t) == x->key.rank &&
@@ -703,19 +705,20 @@ static int steps_warnings(struct ts_runmodel *rm)
 				      r->drift.change > 0 ? "rises" : "falls", 100 * r->drift.change,
 				      r->win_n, r->drift.kendall_s);
 	if (r->warnings & TS_WARN_NO_USABLE) {
-		static const char *const why[TS_ART_SKIPPED + 1] = {
+		static const char *const why[TS_ART_COUNT] = {
 			[TS_ART_FIRST] = "hold iteration 1",
 			[TS_ART_PROFILER] = "were profiled or exported a trace",
 			[TS_ART_CHECKPOINT] = "follow a checkpoint save",
 			[TS_ART_EVAL] = "follow an evaluation",
 			[TS_ART_NONFINITE] = "have a NaN/Inf loss or grad norm",
 			[TS_ART_SKIPPED] = "have skipped iterations",
+			[TS_ART_RESTART] = "start a resumed job",
 		};
 		char list[256];
 		size_t len = 0, total = 0;
 
 		list[0] = 0;
-		for (int k = TS_ART_FIRST; k <= TS_ART_SKIPPED; k++) {
+		for (int k = TS_ART_FIRST; k < TS_ART_COUNT; k++) {
 			total += r->unusable[k];
 			if (r->unusable[k] && len < sizeof(list))
 				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%zu %s",
