@@ -135,6 +135,11 @@ struct ts_window {
 int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts_window *w,
 		  struct ts_err *err);
 
+/* The run's logging interval: the most common gap between consecutive
+ * logged iterations (Megatron's --log-interval), 0 with fewer than two
+ * points. */
+int64_t ts_run_log_interval(const struct ts_run *r);
+
 /* 1 when a point can be timed: it has a step time, is not iteration 1, is
  * no profiler/checkpoint/eval artefact, and has no NaN or skipped step. */
 int ts_run_point_usable(const struct ts_run_point *p);

@@ -352,3 +352,33 @@ out:
 	free(it);
 	return rc;
 }
+
+static int cmp_gap(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+int64_t ts_run_log_interval(const struct ts_run *r)
+{
+	int64_t best = 0;
+	size_t best_n = 0, n = 0;
+	int64_t *gap;
+
+	if (r->pts.n < 2 || !(gap = malloc((r->pts.n - 1) * sizeof(*gap))))
+		return 0;
+	for (size_t i = 1; i < r->pts.n; i++)
+		if (r->pts.v[i].iteration > r->pts.v[i - 1].iteration)
+			gap[n++] = r->pts.v[i].iteration - r->pts.v[i - 1].iteration;
+	ts_sort(gap, n, sizeof(*gap), cmp_gap);
+	for (size_t i = 0, run = 0; i < n; i++) {
+		run = i && gap[i] == gap[i - 1] ? run + 1 : 1;
+		if (run > best_n) {
+			best_n = run;
+			best = gap[i];
+		}
+	}
+	free(gap);
+	return best;
+}
