@@ -325,11 +325,28 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto out;
 		}
-		for (size_t i = 0; i < p.npos; i++)
+		/* each capture's notes name it: with several, "line 15" alone is
+		 * no place */
+		struct ts_warnings named;
+
+		ts_warnings_init(&named);
+		for (size_t i = 0; i < p.npos; i++) {
+			size_t before = t.notes.v.n;
+
 			if (ts_tele_read(&t, p.pos[i], &ro, &err)) {
+				ts_warnings_release(&named);
 				rc = cli_fail(ctx, &err);
 				goto out;
 			}
+			if (ts_tele_notes_warn(&t, before, p.pos[i], &named)) {
+				ts_warnings_release(&named);
+				cli_error(ctx, "out of memory");
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+		}
+		ts_warnings_release(&t.notes);
+		t.notes = named;
 	} else {
 		if (!p.npos && !pid) {
 			cli_error(ctx, "nothing to watch: give a command after '--', --pid PID, or "

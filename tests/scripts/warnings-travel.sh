@@ -80,10 +80,10 @@ assert d["warnings"][0]["file"] == sys.argv[2], d["warnings"]
 # --- watch --read
 gmi="$DATA/telemetry/mthreads-gmi_default_S4000_gmi2.2.0_healthy_partial.txt"
 "$TS" watch --read "$gmi" >"$tmp/w.txt" || bad "watch --read gmi: exit $?"
-grep -q "^warning: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)$" "$tmp/w.txt" ||
+grep -qxF "warning: $gmi: the last GPU block has 1 of its 3 lines (the capture is cut) (line 17)" "$tmp/w.txt" ||
 	bad "watch text: no truncated warning at line 17"
 "$TS" watch --read --json "$gmi" >"$tmp/w.json" || bad "watch --read --json gmi: exit $?"
-codes "$tmp/w.json" | grep -q "^truncated|the last GPU block has 1 of its 3 lines (the capture is cut)|17$" ||
+codes "$tmp/w.json" | grep -qxF "truncated|$gmi: the last GPU block has 1 of its 3 lines (the capture is cut)|17" ||
 	bad "watch json: no truncated warning with line 17"
 # trace --annotate --telemetry with that cut table: the capture's warning
 # is trace's too (it was dropped: the counters silently stopped at line 16)
@@ -163,9 +163,9 @@ grep -q "^truncated-trace|$tmp/cutrun/traces/rank0.1.pt.trace.json.gz: truncated
 	bad "trace on a cut gzip: no truncated-trace naming the inflated offset"
 cmp -s "$tmp/cut1.c" "$tmp/cut2.c" || bad "trace and diagnose word the cut differently"
 gj="$DATA/telemetry/mthreads-gmi_query_json_S5000_drv3.3.5_excerpt.json"
-"$TS" watch --read "$gj" | grep -q "^warning: 2 of 8 attached GPUs in input$" || bad "watch text: no partial-gpus"
+"$TS" watch --read "$gj" | grep -qxF "warning: $gj: 2 of 8 attached GPUs in input" || bad "watch text: no partial-gpus"
 "$TS" watch --read --json "$gj" >"$tmp/g.json"
-codes "$tmp/g.json" | grep -q "^partial-gpus|2 of 8 attached GPUs in input|$" || bad "watch json: no partial-gpus"
+codes "$tmp/g.json" | grep -qxF "partial-gpus|$gj: 2 of 8 attached GPUs in input|" || bad "watch json: no partial-gpus"
 
 # --- watch without device telemetry: the JSON is still written, with the warning
 mkdir -p "$tmp/none"
