@@ -370,6 +370,7 @@ int trace_stats_report(struct cli_ctx *ctx, const struct ts_paths *files, const 
 	struct ts_srep r;
 	struct ts_err err;
 	struct ts_sb out;
+	struct ts_warnings warns;
 	int kind = ts_srep_of(name), rc = 0;
 
 	if (kind < 0) {
@@ -381,6 +382,7 @@ int trace_stats_report(struct cli_ctx *ctx, const struct ts_paths *files, const 
 	ts_srep_init(&r, (enum ts_srep_kind)kind);
 	ts_err_init(&err);
 	ts_sb_init(&out);
+	ts_warnings_init(&warns);
 	for (size_t i = 0; i < files->n; i++) {
 		if (trace_nsys_is(files->v[i])) {
 			struct ts_nsys x;
@@ -388,6 +390,16 @@ int trace_stats_report(struct cli_ctx *ctx, const struct ts_paths *files, const 
 			rc = ts_nsys_open(&x, files->v[i], &err);
 			if (!rc)
 				rc = ts_srep_add_nsys(&r, &x, &err);
+			if (!rc)
+				rc = ts_srep_count_skipped((enum ts_srep_kind)kind, &x, &err);
+			/* the rows it skipped, as trace says them (no joins here) */
+			if (!rc) {
+				struct ts_nsys_joins none;
+
+				memset(&none, 0, sizeof(none));
+				if (ts_nsys_warnings(&none, x.null_end, files->v[i], &warns))
+					rc = ts_err_set(&err, TS_ENOMEM, "out of memory");
+			}
 			ts_nsys_close(&x);
 		} else {
 			struct ts_trace t;
@@ -410,14 +422,18 @@ int trace_stats_report(struct cli_ctx *ctx, const struct ts_paths *files, const 
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (ctx->json)
-		ts_srep_json(&r, &out);
-	else if (csv)
+	if (ctx->json) {
+		ts_srep_json(&r, &warns, &out);
+	} else if (csv) {
 		ts_srep_csv(&r, &out);
-	else
-		ts_srep_table(&r, &out);
+		for (size_t i = 0; i < warns.v.n; i++)
+			cli_warn(ctx, "%s", warns.v.v[i].message);
+	} else {
+		ts_srep_table(&r, &warns, &out);
+	}
 	rc = cli_emit(ctx, &out);
 out:
+	ts_warnings_release(&warns);
 	ts_sb_release(&out);
 	ts_srep_release(&r);
 	return rc;

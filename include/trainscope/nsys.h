@@ -139,6 +139,11 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err);
  */
 int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
 
+/* null_end[t] alone: the rows of table t that no analysis or report uses
+ * (a NULL, reversed or out-of-range start/end), one count query; what the
+ * survey fills for the GPU tables. 0, or TS_EPARSE / TS_ENOMEM. */
+int ts_nsys_count_unusable(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err *err);
+
 struct ts_warnings;
 /*
  * The warnings of an export (path names it), appended to w (jsonw.h):
@@ -269,13 +274,19 @@ void ts_srep_release(struct ts_srep *r);
  * lacks: err says which) or TS_ENOMEM. */
 int ts_srep_add_nsys(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err);
 int ts_srep_add_trace(struct ts_srep *r, const struct ts_trace *t, struct ts_err *err);
+/* x->null_end of the tables report kind k reads (ts_nsys_count_unusable):
+ * the rows it leaves out, for ts_nsys_warnings. 0, TS_EPARSE, TS_ENOMEM. */
+int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err *err);
+
 /* Compute the statistics and order the rows as `nsys stats` does. 0 or TS_ENOMEM. */
 int ts_srep_finish(struct ts_srep *r, struct ts_err *err);
 
-/* Render: CSV with nsys's column names, an aligned table, or JSON
- * (schema trainscope.nsys_stats/1). */
+/* Render: CSV with nsys's column names (no room for warnings: the caller
+ * says them elsewhere), an aligned table followed by the warnings w, or
+ * JSON (schema trainscope.nsys_stats/1) with a warnings array; w may be
+ * NULL (none). */
 void ts_srep_csv(const struct ts_srep *r, struct ts_sb *out);
-void ts_srep_table(const struct ts_srep *r, struct ts_sb *out);
-void ts_srep_json(const struct ts_srep *r, struct ts_sb *out);
+void ts_srep_table(const struct ts_srep *r, const struct ts_warnings *w, struct ts_sb *out);
+void ts_srep_json(const struct ts_srep *r, const struct ts_warnings *w, struct ts_sb *out);
 
 #endif

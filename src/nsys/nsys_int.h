@@ -14,6 +14,13 @@
  * skipped so every end, difference and sum fits int64 (as in profile). */
 #define NS_TIME_LIM (INT64_C(1) << 61)
 #define NS_TIME_OK(t) ((t) >= -NS_TIME_LIM && (t) <= NS_TIME_LIM)
+/* A row the analysis and the stats reports use, as SQL (span_of's rule):
+ * integer start and end within NS_TIME_LIM, end not before start. Every
+ * other row is counted (null_end) and warned about. */
+#define NS_ROW_OK_SQL                                                                     \
+	"typeof(start) = 'integer' AND typeof(end) = 'integer' AND end >= start AND "       \
+	"start BETWEEN -2305843009213693952 AND 2305843009213693952 AND "                  \
+	"end BETWEEN -2305843009213693952 AND 2305843009213693952"
 
 /* Column numbers shared by the GPU activity tables (KERNEL, MEMCPY,
  * MEMSET, SYNCHRONIZATION) in the reader's column lists. */

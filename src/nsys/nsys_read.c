@@ -512,6 +512,26 @@ static int cmp_rank(const void *a, const void *b)
 }
 
 /* Ranks: distinct (globalPid, deviceId) over the GPU tables. */
+int ts_nsys_count_unusable(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	char sql[512];
+	int rc;
+
+	x->null_end[t] = 0;
+	if (!ns_has(x, t) || !ns_col(x, t, NS_START) || !ns_col(x, t, NS_END))
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE NOT (" NS_ROW_OK_SQL ")",
+		 tab_names[t]);
+	if ((rc = ns_prepare(x, &st, sql, tab_names[t], err)))
+		return rc;
+	rc = ns_step(x, st, tab_names[t], err);
+	if (rc == 1)
+		x->null_end[t] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 static int load_ranks(struct ts_nsys *x, struct ts_err *err)
 {
 	static const enum ts_nsys_tab gt[3] = { TS_NT_KERNEL, TS_NT_MEMCPY, TS_NT_MEMSET };
@@ -520,7 +540,7 @@ static int load_ranks(struct ts_nsys *x, struct ts_err *err)
 	for (int g = 0; g < 3; g++) {
 		enum ts_nsys_tab t = gt[g];
 		sqlite3_stmt *st;
-		char sql[256];
+		char sql[512];
 		if (!ns_has(x, t))
 			continue;
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tab_names[t]);
@@ -535,7 +555,7 @@ static int load_ranks(struct ts_nsys *x, struct ts_err *err)
 		if (!ns_col(x, t, NS_START) || !ns_col(x, t, NS_END))
 			continue;
 		snprintf(sql, sizeof(sql),
-			 "SELECT %s, %s, count(*) FROM %s WHERE start IS NOT NULL AND end IS NOT NULL GROUP BY 1, 2",
+			 "SELECT %s, %s, count(*) FROM %s WHERE " NS_ROW_OK_SQL " GROUP BY 1, 2",
 			 ns_c(x, t, NS_GPID), ns_c(x, t, NS_DEV), tab_names[t]);
 		if ((rc = ns_prepare(x, &st, sql, tab_names[t], err)))
 			return rc;
@@ -568,15 +588,7 @@ static int load_ranks(struct ts_nsys *x, struct ts_err *err)
 		sqlite3_finalize(st);
 		if (rc < 0)
 			return rc;
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE start IS NULL OR end IS NULL",
-			 tab_names[t]);
-		if ((rc = ns_prepare(x, &st, sql, tab_names[t], err)))
-			return rc;
-		rc = ns_step(x, st, tab_names[t], err);
-		if (rc == 1)
-			x->null_end[t] = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		if (rc < 0)
+		if ((rc = ts_nsys_count_unusable(x, t, err)))
 			return rc;
 	}
 	ts_sort(x->ranks.v, x->ranks.n, sizeof(*x->ranks.v), cmp_rank);
@@ -661,7 +673,7 @@ static int load_joins(struct ts_nsys *x, struct ts_err *err)
 		corr[i] = rt.v[i].corr;
 	ts_sort(corr, rt.n, sizeof(*corr), cmp_i64);
 	if ((rc = ns_prepare(x, &st, "SELECT globalPid, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL"
-				     " WHERE correlationId IS NOT NULL AND start IS NOT NULL AND end IS NOT NULL",
+				     " WHERE correlationId IS NOT NULL AND " NS_ROW_OK_SQL,
 			     "CUPTI_ACTIVITY_KIND_KERNEL", err)))
 		goto out;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_KERNEL", err)) == 1) {
@@ -847,7 +859,8 @@ int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end,
 	for (int t = 0; t < TS_NT_COUNT; t++)
 		if (null_end[t])
 			rc |= ts_warnings_add(w, "null-times", path, -1, TS_NO_INT,
-					      "%s: %lld %s row(s) with a NULL start or end skipped", path,
+					      "%s: %lld %s row(s) with a NULL start or end, an end "
+					      "before the start, or a time beyond 2^61 ns skipped", path,
 					      (long long)null_end[t], ts_nsys_table_name((enum ts_nsys_tab)t));
 	return rc ? TS_ENOMEM : 0;
 }

@@ -235,13 +235,13 @@ static const char *lstr(struct ts_nsys *x, uint32_t id, size_t *n)
 static int nsys_kern(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 {
 	sqlite3_stmt *st;
-	char sql[200];
+	char sql[512];
 	int rc;
 
 	if ((rc = need(x, TS_NT_KERNEL, "CUDA kernel data", err)))
 		return rc;
 	snprintf(sql, sizeof(sql), "SELECT end - start, %s FROM CUPTI_ACTIVITY_KIND_KERNEL"
-				   " WHERE start IS NOT NULL AND end IS NOT NULL",
+				   " WHERE " NS_ROW_OK_SQL,
 		 ns_c(x, TS_NT_KERNEL, ns_col(x, TS_NT_KERNEL, NS_KNAME) ? NS_KNAME : NS_KSHORT));
 	if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_KERNEL", err)))
 		return rc;
@@ -263,7 +263,7 @@ static int nsys_api(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	if ((rc = need(x, TS_NT_RUNTIME, "CUDA API data", err)))
 		return rc;
 	if ((rc = ns_prepare(x, &st, "SELECT end - start, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
-				     " WHERE start IS NOT NULL AND end IS NOT NULL",
+				     " WHERE " NS_ROW_OK_SQL,
 			     "CUPTI_ACTIVITY_KIND_RUNTIME", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_RUNTIME", err)) == 1) {
@@ -282,7 +282,7 @@ static int nsys_api(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 static int nsys_mem(struct ts_srep *r, struct ts_nsys *x, int size, struct ts_err *err)
 {
 	sqlite3_stmt *st;
-	char sql[200];
+	char sql[512];
 	int rc;
 	int cp = ns_col(x, TS_NT_MEMCPY, 0) && ns_col(x, TS_NT_MEMCPY, 1);
 	int ms = ns_col(x, TS_NT_MEMSET, 0) && ns_col(x, TS_NT_MEMSET, 1);
@@ -292,7 +292,7 @@ static int nsys_mem(struct ts_srep *r, struct ts_nsys *x, int size, struct ts_er
 				 "the export has no GPU memory data (no CUPTI_ACTIVITY_KIND_MEMCPY or _MEMSET table)");
 	if (cp) {
 		snprintf(sql, sizeof(sql), "SELECT %s, %s FROM CUPTI_ACTIVITY_KIND_MEMCPY"
-					   " WHERE start IS NOT NULL AND end IS NOT NULL",
+					   " WHERE " NS_ROW_OK_SQL,
 			 size ? ns_c(x, TS_NT_MEMCPY, NS_BYTES) : "end - start", ns_c(x, TS_NT_MEMCPY, NS_COPYKIND));
 		if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_MEMCPY", err)))
 			return rc;
@@ -314,7 +314,7 @@ static int nsys_mem(struct ts_srep *r, struct ts_nsys *x, int size, struct ts_er
 	}
 	if (ms) {
 		snprintf(sql, sizeof(sql), "SELECT %s FROM CUPTI_ACTIVITY_KIND_MEMSET"
-					   " WHERE start IS NOT NULL AND end IS NOT NULL",
+					   " WHERE " NS_ROW_OK_SQL,
 			 size ? ns_c(x, TS_NT_MEMSET, NS_BYTES) : "end - start");
 		if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_MEMSET", err)))
 			return rc;
@@ -438,14 +438,14 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 {
 	TS_VEC(struct launch) L = { 0 };
 	sqlite3_stmt *st = NULL;
-	char sql[240];
+	char sql[512];
 	int rc;
 
 	if ((rc = need(x, TS_NT_KERNEL, "CUDA kernel data", err)) ||
 	    (rc = need(x, TS_NT_RUNTIME, "CUDA API data", err)))
 		return rc;
 	if ((rc = ns_prepare(x, &st, "SELECT globalTid, correlationId, start, end, nameId FROM"
-				     " CUPTI_ACTIVITY_KIND_RUNTIME WHERE start IS NOT NULL AND end IS NOT NULL"
+				     " CUPTI_ACTIVITY_KIND_RUNTIME WHERE " NS_ROW_OK_SQL
 				     " AND correlationId IS NOT NULL",
 			     "CUPTI_ACTIVITY_KIND_RUNTIME", err)))
 		return rc;
@@ -465,7 +465,7 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		goto out;
 	ts_sort(L.v, L.n, sizeof(*L.v), cmp_launch);
 	snprintf(sql, sizeof(sql), "SELECT globalPid, correlationId, start, end, deviceId, %s FROM"
-				   " CUPTI_ACTIVITY_KIND_KERNEL WHERE start IS NOT NULL AND end IS NOT NULL",
+				   " CUPTI_ACTIVITY_KIND_KERNEL WHERE " NS_ROW_OK_SQL,
 		 ns_c(x, TS_NT_KERNEL, ns_col(x, TS_NT_KERNEL, NS_KNAME) ? NS_KNAME : NS_KSHORT));
 	if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_KERNEL", err)))
 		goto out;
@@ -955,6 +955,37 @@ static void csv_field(struct ts_sb *out, const char *s)
 	ts_sb_addc(out, '"');
 }
 
+int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err *err)
+{
+	static const enum ts_nsys_tab none = TS_NT_COUNT;
+	enum ts_nsys_tab tabs[2] = { none, none };
+	int rc = 0;
+
+	switch (k) {
+	case TS_SREP_KERN_SUM:
+		tabs[0] = TS_NT_KERNEL;
+		break;
+	case TS_SREP_API_SUM:
+		tabs[0] = TS_NT_RUNTIME;
+		break;
+	case TS_SREP_MEM_TIME_SUM:
+	case TS_SREP_MEM_SIZE_SUM:
+		tabs[0] = TS_NT_MEMCPY;
+		tabs[1] = TS_NT_MEMSET;
+		break;
+	case TS_SREP_KERN_EXEC_SUM:
+		tabs[0] = TS_NT_KERNEL;
+		tabs[1] = TS_NT_RUNTIME;
+		break;
+	default: /* nvtx_sum: open ranges are its own business */
+		break;
+	}
+	for (int i = 0; i < 2 && !rc; i++)
+		if (tabs[i] != none)
+			rc = ts_nsys_count_unusable(x, tabs[i], err);
+	return rc;
+}
+
 void ts_srep_csv(const struct ts_srep *r, struct ts_sb *out)
 {
 	const char *const *h, *const *k;
@@ -998,7 +1029,7 @@ static void group_digits(const char *in, char *out, size_t n)
 	out[k] = 0;
 }
 
-void ts_srep_table(const struct ts_srep *r, struct ts_sb *out)
+void ts_srep_table(const struct ts_srep *r, const struct ts_warnings *w, struct ts_sb *out)
 {
 	const char *const *h, *const *k;
 	int nc = columns(r, &h, &k);
@@ -1059,9 +1090,13 @@ void ts_srep_table(const struct ts_srep *r, struct ts_sb *out)
 		}
 	}
 	free(wd);
+	if (w && w->v.n) {
+		ts_sb_addc(out, '\n');
+		ts_warnings_text(out, w, w->v.n, "", "");
+	}
 }
 
-void ts_srep_json(const struct ts_srep *r, struct ts_sb *out)
+void ts_srep_json(const struct ts_srep *r, const struct ts_warnings *warns, struct ts_sb *out)
 {
 	const char *const *h, *const *k;
 	int nc = columns(r, &h, &k);
@@ -1097,6 +1132,7 @@ void ts_srep_json(const struct ts_srep *r, struct ts_sb *out)
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	ts_warnings_json(&w, warns, warns ? warns->v.n : 0);
 	ts_jw_obj_end(&w);
 	ts_sb_addc(out, '\n');
 }

@@ -195,6 +195,9 @@ for name, sql in (("nokernel", "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL"),
                    " DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;"
                    " ALTER TABLE k2 RENAME TO CUPTI_ACTIVITY_KIND_KERNEL;"
                    " UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = NULL WHERE rowid % 10 = 0"),
+                  ("reversed", "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 5 WHERE rowid % 100 = 0;"
+                   " UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 4611686018427387904,"
+                   " end = 4611686018427387905 WHERE rowid = 7"),
                   ("nostrings", "DELETE FROM StringIds WHERE id % 2 = 0"),
                   ("gpuonly", "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE NVTX_EVENTS"),
                   ("empty", "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET")):
@@ -208,7 +211,27 @@ PY
 expect not-nsys 2 "not an Nsight Systems export" "$TS" trace "$tmp/other.sqlite"
 expect no-kernel-trace 0 "kernels (no CUPTI_ACTIVITY_KIND_KERNEL table)" "$TS" trace "$tmp/nokernel.sqlite"
 expect no-kernel-report 2 "no CUDA kernel data" "$TS" trace --report cuda_gpu_kern_sum "$tmp/nokernel.sqlite"
-expect null-end 0 "401 CUPTI_ACTIVITY_KIND_KERNEL row(s) with a NULL start or end skipped" "$TS" trace "$tmp/nullend.sqlite"
+expect null-end 0 "401 CUPTI_ACTIVITY_KIND_KERNEL row(s) with a NULL start or end, an end before the start, or a time beyond 2^61 ns skipped" "$TS" trace "$tmp/nullend.sqlite"
+# rows with an end before the start (every 100th) or a time beyond 2^61 ns
+# (row 7): trace and --report leave out the same rows and both say so
+nrev=$(python3 -c "
+import sqlite3, sys
+d = sqlite3.connect(sys.argv[1])
+print(d.execute('SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 100 = 0 OR rowid = 7').fetchone()[0])" "$tmp/reversed.sqlite")
+msg="$nrev CUPTI_ACTIVITY_KIND_KERNEL row(s) with a NULL start or end, an end before the start, or a time beyond 2^61 ns skipped"
+expect reversed 0 "$msg" "$TS" trace "$tmp/reversed.sqlite"
+expect reversed-report 0 "$msg" "$TS" trace --report cuda_gpu_kern_sum "$tmp/reversed.sqlite"
+"$TS" trace --report cuda_gpu_kern_sum --json "$tmp/reversed.sqlite" >"$tmp/rev.json" 2>/dev/null
+python3 - "$tmp/rev.json" "$tmp/reversed.sqlite" "$nrev" <<'PY' || { echo "FAIL reversed-report-json"; status=1; }
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+total = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+used = sum(r["instances"] for r in d["rows"])
+assert used == total - int(sys.argv[3]), (used, total, sys.argv[3])
+assert [w["code"] for w in d["warnings"]] == ["null-times"], d["warnings"]
+assert all(r["min_ns"] >= 0 for r in d["rows"]), "a negative duration was counted"
+PY
 expect half-strings 0 "unnamed kernel" "$TS" trace --report cuda_gpu_kern_sum --csv "$tmp/nostrings.sqlite"
 expect gpu-only 0 "cannot answer: CUDA API calls (no RUNTIME table)" "$TS" trace "$tmp/gpuonly.sqlite"
 expect no-gpu-activity 2 "without GPU activity" "$TS" trace "$tmp/empty.sqlite"

@@ -829,7 +829,7 @@ TEST(nsys_mem_size_total_past_int64)
 	REQUIRE(ts_srep_add_nsys(&r, &x, &err) == 0 && ts_srep_finish(&r, &err) == 0);
 	REQUIRE(r.rows.n == 1);
 	CHECK_I64(r.rows.v[0].v.total, INT64_MAX);
-	ts_srep_json(&r, &out);
+	ts_srep_json(&r, NULL, &out);
 	CHECK(out.buf && strstr(out.buf, "9223372036854775807") != NULL);   /* the saturated total */
 	CHECK(out.buf && strstr(out.buf, "4611686018427387904") != NULL);   /* the min, exact */
 	ts_sb_release(&out);
