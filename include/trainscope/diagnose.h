@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/hang.h"
+#include "trainscope/model.h"
 #include "trainscope/core.h"
 #include "trainscope/profile.h"
 #include "trainscope/report.h"
@@ -117,6 +118,13 @@ struct ts_diag {
 	 * log's arguments, or an MoE-named kernel or op in a trace (moe,
 	 * expert, DeepEP, token dispatch). Advice about MoE needs it. */
 	const char *moe_evidence;
+	/* the Megatron arguments block of each of in.logs, read once (ok 0:
+	 * the log has none) */
+	struct ts_diag_log_args {
+		int ok;
+		struct ts_model m;
+		struct ts_model_args a;
+	} *log_args;
 
 	/* results of ts_diag_analyse() */
 	int wall_known;

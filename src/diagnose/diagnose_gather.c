@@ -149,15 +149,12 @@ static int model_moe(struct ts_diag *d)
 			}
 		}
 	}
-	for (size_t i = 0; i < d->in.logs.n && !d->moe_evidence; i++) {
-		struct ts_model m;
-		struct ts_err e;
-		ts_model_init(&m);
-		ts_err_init(&e);
-		if (ts_model_read_megatron_args(&m, NULL, d->in.logs.v[i], &e) == 0 &&
-		    m.num_experts > 0) {
+	for (size_t i = 0; d->log_args && i < d->in.logs.n && !d->moe_evidence; i++) {
+		const struct ts_diag_log_args *la = &d->log_args[i];
+
+		if (la->ok && la->m.num_experts > 0) {
 			snprintf(buf, sizeof(buf), "num_experts %lld in the arguments of %s",
-				 (long long)m.num_experts, d->in.logs.v[i]);
+				 (long long)la->m.num_experts, d->in.logs.v[i]);
 			if (!(d->moe_evidence = ts_diag_strdup(d, buf)))
 				return TS_ENOMEM;
 		}
@@ -406,17 +403,11 @@ static const char *run_seq(const struct ts_diag *d, const struct ts_steps_report
 	double per;
 
 	*seq = 0;
-	for (size_t i = 0; i < d->in.logs.n; i++) {
-		struct ts_model m;
-		struct ts_model_args a;
-		struct ts_err e;
-		ts_model_init(&m);
-		ts_err_init(&e);
-		if (ts_model_read_megatron_args(&m, &a, d->in.logs.v[i], &e) == 0 && a.seq_length > 0) {
-			*seq = a.seq_length;
+	for (size_t i = 0; d->log_args && i < d->in.logs.n; i++)
+		if (d->log_args[i].ok && d->log_args[i].a.seq_length > 0) {
+			*seq = d->log_args[i].a.seq_length;
 			return "seq_length in the Megatron arguments";
 		}
-	}
 	if (gbs <= 0)
 		return NULL;
 	per = r->tokens_per_step / (double)gbs;
@@ -731,6 +722,17 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 	if (!d->in.traces.n && !d->in.metrics.n && !d->in.logs.n && !d->hang_done)
 		return ts_err_set(err, TS_EUSAGE, "no training log, metrics or profiler trace found "
 				  "in %s", d->in.run ? d->in.run : "the input");
+	d->log_args = ts_arena_alloc(&d->arena, (d->in.logs.n + 1) * sizeof(*d->log_args));
+	if (!d->log_args)
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	for (size_t i = 0; i < d->in.logs.n; i++) {
+		struct ts_diag_log_args *la = &d->log_args[i];
+		struct ts_err e;
+
+		ts_model_init(&la->m);
+		ts_err_init(&e);
+		la->ok = ts_model_read_megatron_args(&la->m, &la->a, d->in.logs.v[i], &e) == 0;
+	}
 	if (model_moe(d))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < d->in.traces.n; i++)
