@@ -480,7 +480,7 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	d->rate.mfu_pct = isfinite(u.mfu) ? 100 * u.mfu : NAN;
 	d->rate.hfu_pct = isfinite(u.hfu) ? 100 * u.hfu : NAN;
 	{
-		char buf[160];
+		char buf[512];
 		snprintf(buf, sizeof(buf), "%s, %lld layers, hidden %lld, seq %lld (%s) x %lld "
 			 "sequences/step, %.3g model FLOPs/step", m.family, (long long)m.layers,
 			 (long long)m.hidden, (long long)sh.seq, seq_from, (long long)sh.gbs, f.per_step);
