@@ -331,8 +331,8 @@ void ts_steps_report_release(struct ts_steps_report *rep);
  * *n gets their count and *share their excess time over wall_ms, the sum
  * of the window's nsteps step times (NAN when wall_ms is not positive).
  * Returns 1 when they are worth the stalls warning (TS_WARN_STALLS): more
- * than 2 % of the time, or more than 1 % of the steps costing more than
- * 1 % of it; else 0. One rule for `steps`' window and a window validate
+ * than 2 % of the time, or at least 2 stalls and more than 1 % of the steps
+ * costing more than 1 % of it; else 0. One rule for `steps`' window and a window validate
  * is given.
  */
 int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int64_t last,

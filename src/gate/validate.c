@@ -246,20 +246,17 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	v->passed = 1;
 	ts_err_init(&werr);
 	/* 1. run length, in training iterations: a record of Megatron's
-	 * --log-interval N stands for N of them */
+	 * --log-interval N stands for N of them (a hole in the log, none) */
 	{
 		int64_t first = r->pts.n ? r->pts.v[0].iteration : 0;
 		int64_t last = r->pts.n ? r->pts.v[r->pts.n - 1].iteration : 0;
-		int64_t span;
-		char recs[48] = "";
+		int64_t every = ts_run_log_interval(r);
+		int64_t span = (int64_t)r->pts.n * (every > 0 ? every : 1);
+		char recs[64] = "";
 
-		/* a first record that holds iteration 1 (an interval mean) starts there */
-		if (r->pts.n && r->rm.have_steps && r->rm.steps.first_cut >= first)
-			first = 1;
-		span = r->pts.n ? last - first + 1 : 0;
-
-		if ((int64_t)r->pts.n != span)
-			snprintf(recs, sizeof(recs), " in %zu records", r->pts.n);
+		if (every > 1)
+			snprintf(recs, sizeof(recs), " in %zu records of %lld", r->pts.n,
+				 (long long)every);
 		if (span >= TS_VALIDATE_MIN_STEPS)
 			rc |= add(v, "steps_logged", TS_CHECK_PASS, "%lld logged steps (iterations "
 				  "%lld-%lld%s; >= %d)", (long long)span, (long long)first,

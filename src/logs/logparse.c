@@ -1352,7 +1352,8 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		/* a value written through str() or a NaN-safe encoder: "nan",
 		 * "inf", "-Infinity" is that value, not a value to drop (a NaN
 		 * grad norm dropped read as a healthy run) */
-		if (tok == TS_JSON_STR && id != J_NONE && nonfinite_word(j.s, j.n, &v))
+		if (tok == TS_JSON_STR && id != J_NONE && id != J_ITER &&
+		    nonfinite_word(j.s, j.n, &v))
 			known++;
 		else if (tok != TS_JSON_NUM || ts_num_f64(j.s, j.n, &v))
 			continue;

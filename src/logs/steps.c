@@ -813,7 +813,7 @@ int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int
 	}
 	*share = wall_ms > 0 ? excess / wall_ms : NAN;
 	return *share > STALL_SHARE ||
-	       ((double)*n > STALL_STEPS * (double)nsteps && *share > STALL_MIN_SHARE);
+	       (*n >= 2 && (double)*n > STALL_STEPS * (double)nsteps && *share > STALL_MIN_SHARE);
 }
 
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)

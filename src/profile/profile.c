@@ -1268,8 +1268,8 @@ static void rank_verdict(struct ts_rank_prof *p)
 		v->share = 0;
 		ts_sb_addf(&sb, "the device and host timestamps are on different clocks: %lld of "
 			   "%lld linked GPU activities start before their launch call, by up to "
-			   "%.3f s", (long long)p->launch.before_launch, (long long)p->launch.linked,
-			   (double)p->launch.before_launch_max_ns / 1e9);
+			   "%.3f ms", (long long)p->launch.before_launch, (long long)p->launch.linked,
+			   (double)p->launch.before_launch_max_ns / 1e6);
 		set_evidence(v, &sb);
 		ts_sb_release(&sb);
 		return;
@@ -1855,11 +1855,11 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 	if (p->launch.before_launch &&
 	    ts_warnings_add(w, "clock-mismatch", path, -1, TS_NO_INT,
 			    "%s: %lld of %lld GPU activities linked to a launch call start before "
-			    "that call does, by up to %.3f s: the device and host timestamps are not "
+			    "that call does, by up to %.3f ms: the device and host timestamps are not "
 			    "on one clock (a device-relative GPU clock?), so the window, idle, launch "
 			    "delay and the wall built on them are not to be trusted", path,
 			    (long long)p->launch.before_launch, (long long)p->launch.linked,
-			    (double)p->launch.before_launch_max_ns / 1e9))
+			    (double)p->launch.before_launch_max_ns / 1e6))
 		return TS_ENOMEM;
 	if (whole_window &&
 	    ts_warnings_add(w, "whole-window", path, -1, TS_NO_INT,

@@ -691,10 +691,8 @@ static int steps_warnings(struct ts_runmodel *rm)
 		rc |= ts_warnings_add(w, "stalls", NULL, -1, TS_NO_INT,
 				      "%zu of the window's %zu steps stall%s (%.1f %% of its time in "
 				      "excess of their moving median%s): the mean step time keeps "
-				      "them, %.2f ms against a median of %.2f ms.", r->win_nstalls,
-				      r->win_n, r->win_nstalls == 1 ? "s" : "",
-				      100 * r->win_stall_share, period, r->mean_ms,
-				      r->median_ms);
+				      "them.", r->win_nstalls, r->win_n, r->win_nstalls == 1 ? "s" : "",
+				      100 * r->win_stall_share, period);
 	}
 	if (r->warnings & TS_WARN_DRIFT)
 		rc |= ts_warnings_add(w, "drift", NULL, -1, TS_NO_INT,
