@@ -1654,6 +1654,10 @@ static void scan_markers(struct rd *r, const char *s, size_t n)
 		"Saving checkpoint", "Saved checkpoint" };
 	static const char *const eval[] = { "validation loss", "Evaluating",
 		"evaluation" };
+	/* a process (re)starting training: Megatron's banner before its first
+	 * step and its checkpoint load, Lightning's state restore */
+	static const char *const start[] = { "[before the start of training step]",
+		"successfully loaded checkpoint from", "Restored all states from the checkpoint" };
 
 	for (size_t i = 0; i < sizeof(prof) / sizeof(*prof); i++)
 		if (memmem(s, n, prof[i], strlen(prof[i])))
@@ -1664,6 +1668,9 @@ static void scan_markers(struct rd *r, const char *s, size_t n)
 	for (size_t i = 0; i < sizeof(eval) / sizeof(*eval); i++)
 		if (memmem(s, n, eval[i], strlen(eval[i])))
 			r->markers |= TS_STEP_AFTER_EVAL;
+	for (size_t i = 0; i < sizeof(start) / sizeof(*start); i++)
+		if (memmem(s, n, start[i], strlen(start[i])))
+			r->markers |= TS_STEP_RESTART;
 }
 
 /* Check whether the pending text parses as a complete record. */
