@@ -190,8 +190,8 @@ static void check_report(struct ts_nsys *x, enum ts_srep_kind k)
 	}
 	ts_sb_init(&sb);
 	ts_srep_csv(&r, &sb);
-	ts_srep_table(&r, &sb);
-	ts_srep_json(&r, &sb);
+	ts_srep_table(&r, NULL, &sb);
+	ts_srep_json(&r, NULL, &sb);
 	ts_sb_release(&sb);
 	(void)pct;
 	ts_srep_release(&r);
