@@ -207,7 +207,7 @@ static int64_t ms_to_ns(double ms)
 const char *ts_ignored_name(int kind)
 {
 	static const char *const names[TS_IGN_COUNT] = {
-		"nan", "infinite", "negative", "too_large"
+		"nan", "infinite", "negative", "too_large", "no_iteration"
 	};
 	return kind >= 0 && kind < TS_IGN_COUNT ? names[kind] : "unknown";
 }
@@ -433,6 +433,7 @@ struct rd {
 	int timer_block;            /* inside a "time across ranks (ms):" block */
 	size_t last_step;           /* 1 + index of this file's last step, 0 none */
 	int64_t ordinal;
+	int iter_seen;              /* a JSONL record of the file had an iteration */
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
 	 * table: every line of a run repeats the same few names. */
@@ -1362,6 +1363,7 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			if (isfinite(v) && fabs(v) < 9e15) {
 				st.iteration = (int64_t)v;
 				have_iter = 1;
+				r->iter_seen = 1;
 			} else {
 				ignore_value(r, unusable(v, 9e15), st.line);
 			}
@@ -1455,6 +1457,13 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	/* an object with no step key (a minified config or contract, a JSON
 	 * document on one line) is not an iteration */
 	if (!known) {
+		r->log->extras.n = st.extra_first;
+		rc = 1;
+		goto out;
+	}
+	if (!have_iter && r->iter_seen) {
+		/* numbered by its place it would be iteration 1 again */
+		ignore_value(r, TS_IGN_NO_ITER, st.line);
 		r->log->extras.n = st.extra_first;
 		rc = 1;
 		goto out;
