@@ -1284,16 +1284,21 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 				      (long long)base[0].global_batch, (long long)cand[0].global_batch));
 	/* a record is one step on one side and the mean of N on the other:
 	 * their times and losses are not comparable pair by pair */
-	for (size_t i = 0; i < nb + nc; i++) {
-		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
-		int64_t a = ts_run_log_interval(&base[0]), b = ts_run_log_interval(r);
+	{
+		int64_t base_every = ts_run_log_interval(&base[0]);
 
-		if (a > 0 && b > 0 && a != b) {
-			ADD(res->invalid, fmt(res, "the runs log at different intervals: %s every %lld "
-					      "iteration(s), %s every %lld (a record is the mean of its "
-					      "interval); log both with the same --log-interval",
-					      base[0].path, (long long)a, r->path, (long long)b));
-			break;
+		for (size_t i = 1; i < nb + nc; i++) {
+			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+			int64_t every = ts_run_log_interval(r);
+
+			if (base_every > 0 && every > 0 && base_every != every) {
+				ADD(res->invalid, fmt(res, "the runs log at different intervals: %s "
+						      "every %lld iteration(s), %s every %lld (a record "
+						      "is the mean of its interval); log both with the "
+						      "same --log-interval", base[0].path,
+						      (long long)base_every, r->path, (long long)every));
+				break;
+			}
 		}
 	}
 	if (base[0].tokens_per_step > 0 && cand[0].tokens_per_step > 0 &&

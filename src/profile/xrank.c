@@ -90,13 +90,6 @@ static int cmp_prof(const void *x, const void *y)
 	return strcmp(a->file, b->file);
 }
 
-static int cmp_i64_asc(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return (a > b) - (a < b);
-}
-
 /*
  * Order pairs the k-th call of a collective in a step on every rank; when
  * one rank makes an extra call of the same name (a sub-group collective),
@@ -127,7 +120,7 @@ static int skip_uneven(struct ts_job_prof *j, struct xc *xv, size_t nx)
 		for (size_t i = a; i < b; i++)
 			if (!xv[i].by_seq)
 				rk[m++] = xv[i].rank;
-		sort_n(rk, m, sizeof(*rk), cmp_i64_asc);
+		sort_n(rk, m, sizeof(*rk), cmp_i64);
 		/* every rank's count equals the first rank's */
 		for (size_t i = 0, first = 0, run = 0; i < m && !uneven; i++) {
 			run = i && rk[i] == rk[i - 1] ? run + 1 : 1;
