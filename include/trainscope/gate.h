@@ -52,7 +52,8 @@ enum ts_point_excl {
 	TS_EXCL_EVAL = 1 << 2,       /* evaluation lines precede it */
 	TS_EXCL_FIRST = 1 << 3,      /* it holds iteration 1: iteration 1, or an interval
 				      * record reaching back to it (ts_steps_first_cut) */
-	TS_EXCL_RESTART = 1 << 4     /* a resumed job's first record (TS_STEP_RESTART) */
+	TS_EXCL_RESTART = 1 << 4     /* a restarted process's first record or warm-up
+				      * (TS_STEP_RESTART, TS_STEP_RESTART_WARMUP) */
 };
 
 struct ts_run {
@@ -424,8 +425,10 @@ void ts_validate_result_release(struct ts_validate_result *v);
  * The final check of a winner (flops-memory-workflow 5.4 items 3-6): at
  * least 50 logged steps; a window (declared, or from the contract's
  * workload.steady_window; an automatic one fails the check unless
- * accept_auto, then it only warns) that excludes iteration 1,
- * warm-up, profiler and checkpoint steps; finite loss; zero skipped and NaN
+ * accept_auto, then it only warns) after iteration 1 and any restarted
+ * process's start (a window holding one fails; its profiler, checkpoint
+ * and evaluation steps are left out of the statistics and named, as the
+ * checklist's "window excludes" asks); finite loss; zero skipped and NaN
  * iterations in the window; logged TFLOP/s against a recomputed value
  * (skipped: needs a model FLOP formula); peak memory reported; backend
  * evidence from the run's traces against what its contract (else its

@@ -303,26 +303,35 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	n = ts_run_window_times(r, &w, x, NULL, r->pts.n);
 	v->win_steps = n;
 	{
-		struct ts_sb bad;
-		size_t nbad = 0;
+		/* iteration 1 and a restarted process's start make the window not
+		 * a post-warm-up one (bad); profiler, checkpoint and evaluation
+		 * steps are left out of its statistics and named (left) */
+		struct ts_sb bad, left;
+		size_t nbad = 0, nleft = 0;
+
 		ts_sb_init(&bad);
+		ts_sb_init(&left);
 		for (size_t i = 0; i < r->pts.n; i++) {
 			const struct ts_run_point *p = &r->pts.v[i];
-			if (p->iteration < w.first || p->iteration > w.last)
+			int warm = (p->excluded & (TS_EXCL_FIRST | TS_EXCL_RESTART)) != 0;
+			size_t *cnt = warm ? &nbad : &nleft;
+
+			if (p->iteration < w.first || p->iteration > w.last || !p->excluded)
 				continue;
-			if (p->excluded) {
-				nbad++;
-				if (nbad <= 8)
-					ts_sb_addf(&bad, "%s%lld (%s)", nbad > 1 ? ", " : "",
-						   (long long)p->iteration,
-						   p->excluded & TS_EXCL_FIRST ?
-						   (p->iteration == 1 ? "iteration 1" :
-						    "holds iteration 1") :
-						   p->excluded & TS_EXCL_RESTART ? "restart" :
-						   p->excluded & TS_EXCL_PROFILER ? "profiler" :
-						   p->excluded & TS_EXCL_CHECKPOINT ? "checkpoint" : "eval");
-			}
+			if (++*cnt <= 8)
+				ts_sb_addf(warm ? &bad : &left, "%s%lld (%s)", *cnt > 1 ? ", " : "",
+					   (long long)p->iteration,
+					   p->excluded & TS_EXCL_FIRST ?
+					   (p->iteration == 1 ? "iteration 1" :
+					    "holds iteration 1") :
+					   p->excluded & TS_EXCL_RESTART ? "restart" :
+					   p->excluded & TS_EXCL_PROFILER ? "profiler" :
+					   p->excluded & TS_EXCL_CHECKPOINT ? "checkpoint" : "eval");
 		}
+		if (nleft > 8)
+			ts_sb_addf(&left, " and %zu more", nleft - 8);
+		if (nbad > 8)
+			ts_sb_addf(&bad, " and %zu more", nbad - 8);
 		if (w.declared && nbad)
 			rc |= add(v, "window", TS_CHECK_FAIL,
 				  "%s window %lld-%lld includes %zu step(s) that must be excluded: %s",
@@ -345,21 +354,25 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 				  (long long)w.first, (long long)w.last);
 		else if (!w.declared && accept_auto)
 			rc |= add(v, "window", TS_CHECK_WARN,
-				  "%s window %lld-%lld, %zu steps%s%s, accepted with "
+				  "%s window %lld-%lld, %zu steps%s%s%s%s, accepted with "
 				  "--accept-auto-window", source, (long long)w.first, (long long)w.last,
-				  n, nbad ? "; left out of it: " : "", nbad ? bad.buf : "");
+				  n, nbad || nleft ? "; left out of it: " : "", bad.buf,
+				  nbad && nleft ? ", " : "", left.buf);
 		else if (!w.declared)
 			rc |= add(v, "window", TS_CHECK_FAIL,
-				  "%s window %lld-%lld, %zu steps%s%s; declare it (--window or the "
+				  "%s window %lld-%lld, %zu steps%s%s%s%s; declare it (--window or the "
 				  "contract's workload.steady_window), or pass --accept-auto-window",
 				  source, (long long)w.first, (long long)w.last, n,
-				  nbad ? "; left out of it: " : "", nbad ? bad.buf : "");
+				  nbad || nleft ? "; left out of it: " : "", bad.buf,
+				  nbad && nleft ? ", " : "", left.buf);
 		else
-			rc |= add(v, "window", TS_CHECK_PASS, "%s window %lld-%lld, %zu steps, excludes "
-				  "iteration 1, warm-up, profiler and checkpoint steps", source,
-				  (long long)w.first, (long long)w.last, n);
-		rc |= bad.failed;
+			rc |= add(v, "window", TS_CHECK_PASS, "%s window %lld-%lld, %zu steps, after "
+				  "iteration 1 and the warm-up%s%s", source, (long long)w.first,
+				  (long long)w.last, n, nleft ? "; left out of its statistics: " : "",
+				  left.buf);
+		rc |= bad.failed | left.failed;
 		ts_sb_release(&bad);
+		ts_sb_release(&left);
 	}
 
 	/* 3. loss health in the window */
