@@ -55,10 +55,12 @@ enum ts_step_flags {
 	TS_STEP_PROFILED = 1 << 7,       /* a profiler trace of the run captured it, or it
 					  * exported one (set by the run model, run.h) */
 	TS_STEP_GRAD_NONFINITE = 1 << 8, /* the grad norm was printed as NaN or Inf */
-	TS_STEP_RESTART = 1 << 9         /* the first record of a resumed segment (the
+	TS_STEP_RESTART = 1 << 9,        /* the first record of a resumed segment (the
 					  * log goes back) or after a training start or
 					  * checkpoint load line: its process's first
 					  * iteration */
+	TS_STEP_RESTART_WARMUP = 1 << 10 /* the resumed process's warm-up after that
+					  * record (set by the run model, run.h) */
 };
 
 /*

@@ -17,7 +17,13 @@
  * own, as steps.h merges them); step files of one rank in several
  * directories are several runs, refused with their list, and so are traces
  * whose world sizes differ; a log whose iterations go back (a resumed job)
- * keeps the later segment and warns; a file found in a directory that
+ * keeps the later segment and warns. A restarted process warms up again:
+ * after each record flagged TS_STEP_RESTART that is not its series' first,
+ * the leading records of that process's segment (up to the series' next
+ * restart) that are spikes against the segment's median (steps.h's spike
+ * rule) are flagged TS_STEP_RESTART_WARMUP, restart artefacts like the
+ * restart record; none when they are more than a fifth of the segment
+ * (that is a level of its own, the steps analysis judges it). A file found in a directory that
  * cannot be classified, or a trace that cannot be scanned, is a warning,
  * not an error. The traces' ProfilerStep#N iterations (and the export step
  * after each captured range) are flagged TS_STEP_PROFILED before the steps

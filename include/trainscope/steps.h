@@ -108,6 +108,12 @@ double ts_tflops_delivered(const double *tflops, const double *step_ms, size_t n
  * validate and ab find no steady window. */
 #define TS_STEADY_MIN_STEPS 10
 
+/* A slow step is a spike when its modified z-score against its baseline is
+ * above TS_STATS_MODZ_OUTLIER (stats.h) and it exceeds the baseline by at
+ * least this share of it (steps' outliers; a restarted process's warm-up,
+ * run.h). */
+#define TS_SPIKE_MIN_REL 0.05
+
 /* A trend over a window matters above half the 1 % noise band of
  * ab-stats A4 (ts_stats_drift's min_change: `steps`, validate). */
 #define TS_DRIFT_MIN_CHANGE 0.005
@@ -156,8 +162,8 @@ enum ts_step_artefact {
 	TS_ART_EVAL,              /* an evaluation precedes it */
 	TS_ART_NONFINITE,         /* NaN/Inf loss or grad norm, or a NaN iteration */
 	TS_ART_SKIPPED,           /* skipped iterations in it */
-	TS_ART_RESTART,           /* a resumed job's first record (TS_STEP_RESTART):
-				   * its process's iteration 1 */
+	TS_ART_RESTART,           /* a restarted process's first record and its
+				   * warm-up (TS_STEP_RESTART, TS_STEP_RESTART_WARMUP) */
 	TS_ART_COUNT
 };
 
@@ -185,7 +191,7 @@ enum ts_outlier_reason {
 	TS_OUT_PROFILER,          /* profiler capture/export in its interval */
 	TS_OUT_CHECKPOINT,        /* checkpoint save in its interval */
 	TS_OUT_EVAL,              /* evaluation in its interval */
-	TS_OUT_RESTART            /* a resumed job's first iteration (TS_STEP_RESTART) */
+	TS_OUT_RESTART            /* a restarted process's first record or warm-up */
 };
 const char *ts_outlier_reason_name(int reason);
 

@@ -16,9 +16,9 @@
 #include "trainscope/steps.h"
 
 #define SPIKE_H 3            /* moving-median half window */
-#define SPIKE_Z 3.5          /* Iglewicz-Hoaglin outlier threshold */
+#define SPIKE_Z TS_STATS_MODZ_OUTLIER
 #define CAND_Z 3.0           /* candidates for the periodicity test */
-#define SPIKE_MIN_REL 0.05   /* excess must be >= 5 % of the baseline */
+#define SPIKE_MIN_REL TS_SPIKE_MIN_REL
 #define PERIODIC_ALPHA 0.01
 #define SHIFT_DELTA 0.02     /* delta_S of ab-stats A4 */
 #define MIN_WINDOW 50
@@ -317,7 +317,7 @@ int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64
 {
 	if (iteration <= first_cut)
 		return TS_ART_FIRST;
-	if (flags & TS_STEP_RESTART)
+	if (flags & (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP))
 		return TS_ART_RESTART;
 	if (flags & (TS_STEP_PROFILED | TS_STEP_AFTER_PROFILER))
 		return TS_ART_PROFILER;
@@ -357,7 +357,7 @@ static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 		return TS_OUT_CHECKPOINT;
 	if (r->flags & TS_STEP_AFTER_EVAL)
 		return TS_OUT_EVAL;
-	if (r->flags & TS_STEP_RESTART)
+	if (r->flags & (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP))
 		return TS_OUT_RESTART;
 	return periodic_hit ? TS_OUT_PERIODIC : TS_OUT_SPIKE;
 }
@@ -653,7 +653,7 @@ static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 		       const struct it_rec *v, const size_t *ti, size_t *a, size_t *b)
 {
 	struct ts_mser ms;
-	size_t cut = 0, m, blk = 1, nz, cps[64], ncp = 0, best_a, best_len;
+	size_t cut = 0, m, blk = 1, nz, cps[64], ncp = 0, best_a, best_len, j, k;
 	double *zb = NULL, med, floor_var;
 	int rc;
 
@@ -706,7 +706,11 @@ static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 			}
 			prev = end;
 		}
-		rep->level_shift_iteration = v[ti[cut + cps[0] * blk]].iteration;
+		/* where the first segment ends: a restarted process's warm-up
+		 * between it and the next starts the shift */
+		j = cut + cps[0] * blk;
+		k = ti[j - 1] + 1;
+		rep->level_shift_iteration = v[k < ti[j] && rep->artefact[k] ? k : ti[j]].iteration;
 		rep->warnings |= TS_WARN_LEVEL_SHIFT;
 		*a = cut + best_a * blk;
 		*b = best_a + best_len >= nz ? n : cut + (best_a + best_len) * blk;
@@ -1102,7 +1106,8 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		     struct ts_steps_report *rep, struct ts_err *err)
 {
 	struct it_rec *v = NULL;
-	size_t nv = 0, *ti = NULL, nt = 0, skip = 0, *wi = NULL, nw = 0, a = 0, b = 0, family;
+	size_t nv = 0, *ti = NULL, *tc = NULL, nt = 0, skip = 0, *wi = NULL, nw = 0, a = 0, b = 0;
+	size_t family;
 	double *y = NULL, *w = NULL;
 	int rc;
 
@@ -1120,9 +1125,10 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	rep->artefact = malloc(nv + 1);
 	ti = malloc((nv + 1) * sizeof(*ti));
 	wi = malloc((nv + 1) * sizeof(*wi));
+	tc = malloc((nv + 1) * sizeof(*tc));
 	y = malloc((nv + 1) * sizeof(*y));
 	w = malloc(2 * (nv + 1) * sizeof(*w));   /* throughput(): rates and times */
-	if (!rep->iter || !rep->step_ms || !rep->artefact || !ti || !wi || !y || !w)
+	if (!rep->iter || !rep->step_ms || !rep->artefact || !ti || !wi || !tc || !y || !w)
 		goto out;
 	rep->n = nv;
 	for (size_t i = 0; i < nv; i++)
@@ -1175,14 +1181,23 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 			goto out;
 		}
 	} else {
+		size_t nc = 0;
+
 		rep->win_auto = 1;
-		rc = auto_window(y, nt - skip, rep, v, ti + skip, &a, &b);
+		/* the search sees no artefact: a checkpoint step, or a restarted
+		 * process's warm-up, is neither a warm-up of the run nor a level
+		 * of its own (tc: the records of the compacted y) */
+		for (size_t i = 0; i < nt - skip; i++)
+			if (!rep->artefact[ti[skip + i]]) {
+				y[nc] = y[i];
+				tc[nc++] = ti[skip + i];
+			}
+		rc = auto_window(y, nc, rep, v, tc, &a, &b);
 		if (rc)
 			goto out;
-		/* the window spans [a, b); its artefacts stay out of the statistics */
+		/* the window spans tc[a, b); the artefacts among them stay out */
 		for (size_t i = a; i < b; i++)
-			if (!rep->artefact[ti[skip + i]])
-				wi[nw++] = ti[skip + i];
+			wi[nw++] = tc[i];
 		if (nw == 0)
 			for (size_t i = 0; i < nt; i++)
 				if (!rep->artefact[ti[i]])
@@ -1224,6 +1239,7 @@ out:
 		ts_steps_report_release(rep);
 	free(v);
 	free(ti);
+	free(tc);
 	free(wi);
 	free(y);
 	free(w);

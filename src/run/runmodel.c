@@ -17,6 +17,7 @@
 #include "trainscope/detect.h"
 #include "trainscope/input.h"
 #include "trainscope/run.h"
+#include "trainscope/stats.h"
 
 #define DEFAULT_DEPTH 3
 #define MAX_RESTARTS 256
@@ -376,6 +377,106 @@ out:
 	return rc;
 }
 
+/*
+ * The warm-up of a restarted process whose later records are idx[from,
+ * to): its leading timed records that are spikes against the segment's
+ * median (modified z above TS_STATS_MODZ_OUTLIER and TS_SPIKE_MIN_REL
+ * slower), with the untimed records among them; none when they are more
+ * than a fifth of its m timed records (x: their times). TS_ENOMEM only.
+ */
+static int flag_warmup(struct ts_steplog *log, const size_t *idx, size_t from, size_t to,
+		       const double *x, size_t m)
+{
+	double med, mad, lim;
+	size_t slow = 0;
+
+	if (m < TS_STEADY_MIN_STEPS)
+		return 0;
+	if (ts_stats_median_mad(x, m, &med, &mad))
+		return TS_ENOMEM;
+	lim = fmax(TS_SPIKE_MIN_REL * med, TS_STATS_MODZ_OUTLIER * mad / TS_STATS_MODZ_K);
+	while (slow < m && x[slow] - med > lim)
+		slow++;
+	if (slow == 0 || slow * 5 > m)
+		return 0;
+	for (size_t j = from; j < to && slow; j++) {
+		struct ts_step *s = &log->steps.v[idx[j]];
+
+		s->flags |= TS_STEP_RESTART_WARMUP;
+		if (s->step_ns != TS_NO_INT)
+			slow--;
+	}
+	return 0;
+}
+
+static int restart_warmups(struct ts_runmodel *rm, const struct frank *fr, size_t nfr,
+			   struct ts_err *err)
+{
+	struct ts_steplog *log = &rm->log;
+	size_t n = log->steps.n, nr = 0, *start = NULL, *fill = NULL, *series = NULL, *idx = NULL;
+	double *x = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		nr += (log->steps.v[i].flags & TS_STEP_RESTART) != 0;
+	if (nr == 0)
+		return 0;
+	start = calloc(nfr + 1, sizeof(*start));
+	fill = malloc((nfr + 1) * sizeof(*fill));
+	series = malloc(n * sizeof(*series));
+	idx = malloc(n * sizeof(*idx));
+	x = malloc(n * sizeof(*x));
+	if (!start || !fill || !series || !idx || !x) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* counting sort of the record indices by series, record order kept */
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_step *s = &log->steps.v[i];
+		struct frank key = { s->file, eff_rank(log, s) };
+		const struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
+
+		series[i] = hit ? (size_t)(hit - fr) : SIZE_MAX;
+		if (hit)
+			start[series[i] + 1]++;
+	}
+	for (size_t k = 0; k < nfr; k++)
+		start[k + 1] += start[k];
+	memcpy(fill, start, (nfr + 1) * sizeof(*fill));
+	for (size_t i = 0; i < n; i++)
+		if (series[i] != SIZE_MAX)
+			idx[fill[series[i]]++] = i;
+	for (size_t k = 0; k < nfr; k++) {
+		size_t hi = start[k + 1];
+
+		for (size_t j = start[k] + 1; j < hi;) {
+			size_t end = j + 1, m = 0;
+
+			if (!(log->steps.v[idx[j]].flags & TS_STEP_RESTART)) {
+				j++;
+				continue;
+			}
+			while (end < hi && !(log->steps.v[idx[end]].flags & TS_STEP_RESTART))
+				end++;
+			for (size_t q = j + 1; q < end; q++)
+				if (log->steps.v[idx[q]].step_ns != TS_NO_INT)
+					x[m++] = (double)log->steps.v[idx[q]].step_ns;
+			if (flag_warmup(log, idx, j + 1, end, x, m)) {
+				rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+				goto out;
+			}
+			j = end;
+		}
+	}
+out:
+	free(start);
+	free(fill);
+	free(series);
+	free(idx);
+	free(x);
+	return rc;
+}
+
 static int identity(struct ts_runmodel *rm, struct ts_err *err)
 {
 	TS_VEC(struct frank) fr = { 0 };
@@ -401,7 +502,9 @@ static int identity(struct ts_runmodel *rm, struct ts_err *err)
 			fr.v[u++] = fr.v[i];
 	if ((rc = check_identity(rm, fr.v, u, err)))
 		goto out;
-	rc = resolve_resumes(rm, fr.v, u, err);
+	if ((rc = resolve_resumes(rm, fr.v, u, err)))
+		goto out;
+	rc = restart_warmups(rm, fr.v, u, err);
 out:
 	TS_VEC_RELEASE(fr);
 	return rc;
