@@ -1469,6 +1469,36 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 			}
 		}
 	}
+	/* an automatic window cut at a level shift or after a long warm-up is
+	 * the stretch of the run's own noise that looked flattest: the
+	 * interval does not count that choice (on A/A pairs with lag-1
+	 * autocorrelation 0.95 every false verdict came from such windows),
+	 * so it decides nothing; a declared window does. With >= 4 runs per
+	 * side the interval is on run means, whose spread holds the choice. */
+	if (wf == TS_WIN_AUTO && res->verdict != TS_AB_INCONCLUSIVE &&
+	    !(res->repeats && nb >= 4 && nc >= 4))
+		for (size_t i = 0; i < nb + nc; i++) {
+			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+			const struct ts_steps_report *st = &r->rm.steps;
+
+			if (!r->rm.have_steps ||
+			    !(st->warnings & (TS_WARN_LEVEL_SHIFT | TS_WARN_LONG_WARMUP |
+					      TS_WARN_NO_STEADY)))
+				continue;
+			res->verdict = TS_AB_INCONCLUSIVE;
+			res->more_steps_per_run = res->more_runs_per_side = 0;
+			res->decide_note = fmt(res, "%s's automatic window was picked from its "
+					       "data (%s at iteration %lld), which the interval "
+					       "does not count: declare the window (--window "
+					       "A:B, or the contract's workload.steady_window) "
+					       "to decide", r->path,
+					       st->warnings & TS_WARN_LEVEL_SHIFT ? "a level shift" :
+					       "a long warm-up, cut",
+					       (long long)(st->warnings & TS_WARN_LEVEL_SHIFT ?
+							   st->level_shift_iteration :
+							   st->mser_cut_iteration));
+			break;
+		}
 	if (res->win_steps < 200)
 		WARN("short-window", fmt(res, "matched window has %zu steps (< 200 recommended)",
 				       res->win_steps));
