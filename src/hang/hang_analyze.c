@@ -213,18 +213,10 @@ static int dump_ev(struct ts_hang_set *s, struct ts_hang_work *w)
 static void parse_ranks(const char *ranks, void *vec)
 {
 	const char *p = ranks;
-	while (p && *p) {
-		int64_t v = 0;
-		int any = 0;
-		while (*p >= '0' && *p <= '9') {
-			v = v * 10 + (*p++ - '0');
-			any = 1;
-		}
-		if (any)
-			hang_set_add(vec, v);
-		if (*p)
-			p++;
-	}
+	int64_t v;
+
+	while (p && hang_ranks_next(&p, &v))
+		hang_set_add(vec, v);
 }
 
 /* The last seq rank has in the group's sorted refs [b, e); INT64_MIN if

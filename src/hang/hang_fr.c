@@ -72,17 +72,13 @@ static const char *ranks_text(struct ts_hang_set *s, const struct pv *v)
 static int ranks_contain(const char *ranks, int64_t rank)
 {
 	const char *p = ranks;
+	int64_t v;
+
 	if (!ranks || rank < 0)
 		return 0;
-	while (*p) {
-		int64_t v = 0;
-		while (*p >= '0' && *p <= '9')
-			v = v * 10 + (*p++ - '0');
+	while (hang_ranks_next(&p, &v))
 		if (v == rank)
 			return 1;
-		if (*p)
-			p++;
-	}
 	return 0;
 }
 

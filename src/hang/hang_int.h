@@ -34,6 +34,10 @@ int hang_set_add(void *vec, int64_t v);
 /* a sorted unique int64 vector type (layout of TS_VEC(int64_t)) */
 struct hang_i64v { int64_t *v; size_t n, cap; };
 int hang_set_has(const void *vec, int64_t v);
+/* The next rank of a process group's ranks text ("[0, 1, 2]", "0,1"): skips
+ * to the next run of digits from *pp, stores it in *rank and moves *pp past
+ * it; 0 at the end of the text. A run past INT64_MAX is skipped whole. */
+int hang_ranks_next(const char **pp, int64_t *rank);
 
 /* Parse memory reused from one dump to the next (a dump's value tree is
  * dropped once its entries are taken): chunks are kept across resets, so a

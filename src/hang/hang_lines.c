@@ -178,7 +178,7 @@ static void glog_time(const char *p, const char *end, struct gtime *t)
 		for (; digits < 9; digits++)
 			frac *= 10;
 	}
-	if (h > 23 || m > 59 || sec > 60)
+	if (h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 60)
 		return;
 	t->tod_ns = ((h * 60 + m) * 60 + sec) * 1000000000LL + frac;
 }

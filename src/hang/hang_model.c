@@ -208,6 +208,34 @@ int hang_set_add(void *vec, int64_t v)
 	return 0;
 }
 
+int hang_ranks_next(const char **pp, int64_t *rank)
+{
+	const char *p = *pp;
+
+	for (;;) {
+		int64_t v = 0;
+		int over = 0;
+
+		while (*p && !(*p >= '0' && *p <= '9'))
+			p++;
+		if (!*p) {
+			*pp = p;
+			return 0;
+		}
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (v > (INT64_MAX - 9) / 10)
+				over = 1;
+			else
+				v = v * 10 + (*p - '0');
+		}
+		if (!over) {
+			*rank = v;
+			*pp = p;
+			return 1;
+		}
+	}
+}
+
 void hang_rank_seen(struct ts_hang_set *s, int64_t rank)
 {
 	if (rank >= 0)

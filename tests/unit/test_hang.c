@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "trainscope/detect.h"
 #include "trainscope/hang.h"
+#include "../../src/hang/hang_int.h"
 
 struct loaded {
 	struct ts_hang_set s;
@@ -845,4 +846,49 @@ TEST(hang_fr_trace_wrong_side)
 	CHECK_I64(ts_detect_buffer(rep, sizeof(rep) - 1, vendor, sizeof(vendor)), TS_KIND_HANG_REPORT);
 	ts_hang_result_release(&r);
 	ts_hang_set_release(&s);
+}
+
+/* A glog header with a negative clock ("E0626 -999999999999999:...") is no
+ * time of day: the watchdog line still counts, its time stays -1 (the
+ * hour was multiplied out to a signed overflow, caught by UBSan in CI's
+ * fuzz run). */
+TEST(hang_glog_negative_clock)
+{
+	const char *text = "E0626 -999999999999999:-99999999:-9999999.123 123 "
+			   "ProcessGroupNCCL.cpp:1234] [Rank 3] Watchdog caught collective "
+			   "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
+			   "NumelOut=1, Timeout(ms)=600000) ran for 600005 milliseconds before "
+			   "timing out.\n";
+	struct ts_hang_set s;
+	struct ts_err err;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_lines_mem(&s, text, strlen(text), "neg.log", &err) == 0);
+	const struct ts_hang_work *w = work_of(&s, 3, 5);
+	REQUIRE(w);
+	REQUIRE(w->ev >= 0);
+	CHECK_I64(s.evs.v[w->ev].tod_ns, -1);
+	CHECK_I64(w->ran_for_ms, 600005);
+	ts_hang_set_release(&s);
+}
+
+/* Process-group rank texts: digits runs in order, a run past INT64_MAX
+ * skipped (it overflowed), an empty list none (it read as rank 0). */
+TEST(hang_ranks_text)
+{
+	const char *p = "[0, 99999999999999999999, 3,12]";
+	int64_t v, got[4];
+	size_t n = 0;
+
+	while (n < 4 && hang_ranks_next(&p, &v))
+		got[n++] = v;
+	REQUIRE(n == 3);
+	CHECK_I64(got[0], 0);
+	CHECK_I64(got[1], 3);
+	CHECK_I64(got[2], 12);
+	p = "[, ]";
+	CHECK_I64(hang_ranks_next(&p, &v), 0);
+	p = "";
+	CHECK_I64(hang_ranks_next(&p, &v), 0);
 }
