@@ -206,7 +206,9 @@ struct ts_outlier {
 
 struct ts_rank_summary {
 	int32_t rank;
-	size_t steps;             /* records with a step time */
+	size_t records;           /* records with a step time */
+	size_t steps;             /* of those, the window's (artefacts left out):
+				   * the steps of mean_ms and median_ms */
 	int steps_known;          /* 0: the log names this rank only in memory
 				   * reports, its steps are not attributed */
 	double mean_ms, median_ms;/* over the window */

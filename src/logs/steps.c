@@ -895,11 +895,12 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 					k.final_loss = s->loss;
 				if (s->step_ns == TS_NO_INT)
 					continue;
-				k.steps++;
+				k.records++;
 				if (ts_steps_in_window(rep, s->iteration))
 					w[nw++] = (double)s->step_ns / 1e6;
 			}
 		}
+		k.steps = nw;
 		if (nw) {
 			double med;
 

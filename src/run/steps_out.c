@@ -213,6 +213,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 
 		ts_jw_obj(jw);
 		ts_jw_ki64_or_null(jw, "rank", k->rank, k->rank >= 0);
+		ts_jw_ki64_or_null(jw, "records", (int64_t)k->records, k->steps_known);
 		ts_jw_ki64_or_null(jw, "steps", (int64_t)k->steps, k->steps_known);
 		ts_jw_kfixed_or_null(jw, "mean_ms", k->mean_ms, 3);
 		ts_jw_kfixed_or_null(jw, "median_ms", k->median_ms, 3);
@@ -532,7 +533,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 
 		ts_table_init(&t);
 		ts_table_col(&t, "rank", NULL, TS_RIGHT, 0);
-		ts_table_col(&t, "steps", NULL, TS_RIGHT, 0);
+		ts_table_col(&t, "window steps", NULL, TS_RIGHT, 0);
 		ts_table_col(&t, "mean", "ms", TS_RIGHT, 0);
 		ts_table_col(&t, "max allocated", "MiB", TS_RIGHT, 0);
 		ts_table_col(&t, "max reserved", "MiB", TS_RIGHT, 0);
