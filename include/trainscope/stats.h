@@ -222,6 +222,12 @@ struct ts_mser {
 int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out);
 
 /*
+ * MSER-5 with d searched over 0 <= d <= max_d only (max_d capped at
+ * floor(m / 2)); steady as above, against the cap. TS_EUSAGE when n < 10.
+ */
+int ts_stats_mser5_upto(const double *x, size_t n, size_t max_d, struct ts_mser *out);
+
+/*
  * Changepoints by PELT (Killick, Fearnhead & Eckley 2012) with the Normal
  * mean-and-variance cost C = m (ln(2 pi s^2) + 1), s^2 the segment's MLE
  * variance floored at var_floor (> 0). penalty <= 0 selects Barrett et al.

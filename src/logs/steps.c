@@ -664,6 +664,24 @@ static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 		if (rc)
 			return rc;
 		cut = ms.cut;
+		/* a cut past the first fifth must buy a material difference: what
+		 * it drops beyond the best cut within the fifth differs from the
+		 * rest by SHIFT_DELTA, else it is the series' own noise (MSER-5
+		 * over-truncates: 2.5 % of iid 300-step runs were cut past 20 %) */
+		if (cut * 5 > n) {
+			struct ts_mser m5;
+			double kept, extra;
+
+			rc = ts_stats_mser5_upto(y, n, n / 25, &m5);
+			if (rc)
+				return rc;
+			kept = ts_stats_mean(y + cut, n - cut);
+			extra = ts_stats_mean(y + m5.cut, cut - m5.cut);
+			if (fabs(extra - kept) < SHIFT_DELTA * fabs(kept)) {
+				cut = m5.cut;
+				ms.steady = 1;
+			}
+		}
 		if (!ms.steady)
 			rep->warnings |= TS_WARN_NO_STEADY;
 		if (cut * 5 > n)

@@ -763,6 +763,11 @@ int ts_stats_ci_mean(const double *x, size_t n, uint64_t seed, struct ts_ci *out
 
 int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out)
 {
+	return ts_stats_mser5_upto(x, n, SIZE_MAX, out);
+}
+
+int ts_stats_mser5_upto(const double *x, size_t n, size_t max_d, struct ts_mser *out)
+{
 	size_t m = n / 5, half, best = 0;
 	double *z, s1 = 0, s2 = 0, ref, best_v = INFINITY;
 
@@ -774,7 +779,7 @@ int ts_stats_mser5(const double *x, size_t n, struct ts_mser *out)
 	for (size_t i = 0; i < m; i++)
 		z[i] = ts_stats_mean(x + 5 * i, 5);
 	ref = ts_stats_mean(z, m); /* centring keeps the suffix sums exact-ish */
-	half = m / 2;
+	half = m / 2 < max_d ? m / 2 : max_d;
 	/* Walk d from m - 1 down to 0 accumulating suffix sums. */
 	for (size_t d = m; d-- > 0;) {
 		double v = z[d] - ref, cnt, ss, stat;

@@ -256,6 +256,32 @@ TEST(stats_mser5_by_hand)
 	CHECK_I64(ts_stats_mser5(x, 9, &m), TS_EUSAGE);
 }
 
+TEST(stats_mser5_upto_caps_the_search)
+{
+	/* batch means 10, 10, 10, 1, 2, 1, 2, 1, 2, 1 (each batch 5 equal
+	 * values). Unbounded (d <= 5): d = 2: mean 2.5, SS 66, / 64 = 1.031;
+	 * d = 3: mean 10 / 7, SS = 4 (3/7)^2 + 3 (4/7)^2 = 12/7, / 49 = 0.0350;
+	 * d = 4: SS 1.5, / 36 = 0.0417; d = 5: SS 1.2, / 25 = 0.048: d* = 3,
+	 * cut 15. Up to d = 1: d = 0: mean 4, SS = 3 * 36 + 4 * 9 + 3 * 4 = 156,
+	 * / 100 = 1.56; d = 1: mean 30 / 9, SS = 2 (20/3)^2 + 4 (7/3)^2 +
+	 * 3 (4/3)^2 = 116, / 81 = 1.432: d* = 1, cut 5, on the cap (not
+	 * steady). */
+	static const double z[10] = { 10, 10, 10, 1, 2, 1, 2, 1, 2, 1 };
+	double x[50];
+	struct ts_mser m;
+
+	for (int i = 0; i < 50; i++)
+		x[i] = z[i / 5];
+	REQUIRE(ts_stats_mser5(x, 50, &m) == 0);
+	CHECK_I64(m.cut, 15);
+	CHECK(m.steady);
+	REQUIRE(ts_stats_mser5_upto(x, 50, 1, &m) == 0);
+	CHECK_I64(m.cut, 5);
+	CHECK(!m.steady);
+	REQUIRE(ts_stats_mser5_upto(x, 50, 0, &m) == 0);
+	CHECK_I64(m.cut, 0);
+}
+
 TEST(stats_pelt_finds_constructed_shift)
 {
 	/* 20 points alternating 0/1, then 20 alternating 10/11. One segment:
