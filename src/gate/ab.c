@@ -277,6 +277,76 @@ static void side_release(struct side_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * The verdict of a comparison over every paired step after iteration 1
+ * (artefacts left out), with the same band and the same run-to-run term
+ * as res's: when it is not res's verdict, res becomes inconclusive and
+ * says why (picked: a run whose automatic window was picked from its
+ * data). TS_ENOMEM only.
+ */
+static int whole_run_check(struct ts_ab_result *res, const struct ts_run *base, size_t nb,
+			   const struct ts_run *cand, size_t nc, const struct ts_ab_opts *o,
+			   const struct ts_run *picked)
+{
+	struct side_series sa = { 0 }, sc = { 0 };
+	struct ts_ab_ratio pr;
+	double *pa = NULL, *pb = NULL, lo, hi;
+	size_t n = 0, i = 0, k = 0;
+	int rc = TS_ENOMEM, v;
+	const struct ts_steps_report *st = &picked->rm.steps;
+
+	if (side_curve(base, nb, INT64_MIN, INT64_MAX, &sa) ||
+	    side_curve(cand, nc, INT64_MIN, INT64_MAX, &sc))
+		goto out;
+	pa = malloc((sa.n + 1) * sizeof(*pa));
+	pb = malloc((sa.n + 1) * sizeof(*pb));
+	if (!pa || !pb)
+		goto out;
+	while (i < sa.n && k < sc.n) {
+		if (sa.iter[i] < sc.iter[k]) {
+			i++;
+		} else if (sa.iter[i] > sc.iter[k]) {
+			k++;
+		} else {
+			pa[n] = sa.mean[i++];
+			pb[n++] = sc.mean[k++];
+		}
+	}
+	if (ts_ab_paired_ratio(pa, pb, n, o->seed, &pr))
+		goto out;
+	lo = pr.ci95_low;
+	hi = pr.ci95_high;
+	if (res->run_term > 0) {
+		lo = pr.estimate - sqrt((pr.estimate - lo) * (pr.estimate - lo) +
+					res->run_term * res->run_term);
+		hi = pr.estimate + sqrt((hi - pr.estimate) * (hi - pr.estimate) +
+					res->run_term * res->run_term);
+	}
+	v = ts_ab_decide(lo, hi, res->band);
+	rc = 0;
+	if (v == res->verdict)
+		goto out;
+	res->decide_note = fmt(res, "the verdict depends on the automatic window: %s's was "
+			       "picked from its data (%s at iteration %lld), and over all %zu "
+			       "paired steps after iteration 1 the ratio is %.4f, 95 %% CI "
+			       "[%.4f, %.4f] (%s); declare the window (--window A:B, or the "
+			       "contract's workload.steady_window) to decide", picked->path,
+			       st->warnings & TS_WARN_LEVEL_SHIFT ? "a level shift" :
+			       "a long warm-up, cut",
+			       (long long)(st->warnings & TS_WARN_LEVEL_SHIFT ?
+					   st->level_shift_iteration : st->mser_cut_iteration),
+			       n, pr.estimate, lo, hi, ts_ab_verdict_name(v));
+	res->verdict = TS_AB_INCONCLUSIVE;
+	res->more_steps_per_run = res->more_runs_per_side = 0;
+	rc = res->decide_note ? 0 : TS_ENOMEM;
+out:
+	side_release(&sa);
+	side_release(&sc);
+	free(pa);
+	free(pb);
+	return rc;
+}
+
 /* ------------------------------------------------------------ intervals */
 
 /*
@@ -1470,35 +1540,27 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		}
 	}
 	/* an automatic window cut at a level shift or after a long warm-up is
-	 * the stretch of the run's own noise that looked flattest: the
+	 * the stretch of a run's own noise that looked flattest, and the
 	 * interval does not count that choice (on A/A pairs with lag-1
-	 * autocorrelation 0.95 every false verdict came from such windows),
-	 * so it decides nothing; a declared window does. With >= 4 runs per
+	 * autocorrelation 0.95 every false verdict came through such windows):
+	 * the verdict stands only when every paired step after iteration 1
+	 * gives it too; a declared window decides alone. With >= 4 runs per
 	 * side the interval is on run means, whose spread holds the choice. */
 	if (wf == TS_WIN_AUTO && res->verdict != TS_AB_INCONCLUSIVE &&
-	    !(res->repeats && nb >= 4 && nc >= 4))
-		for (size_t i = 0; i < nb + nc; i++) {
-			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
-			const struct ts_steps_report *st = &r->rm.steps;
+	    !(res->repeats && nb >= 4 && nc >= 4)) {
+		const struct ts_run *picked = NULL;
 
-			if (!r->rm.have_steps ||
-			    !(st->warnings & (TS_WARN_LEVEL_SHIFT | TS_WARN_LONG_WARMUP |
-					      TS_WARN_NO_STEADY)))
-				continue;
-			res->verdict = TS_AB_INCONCLUSIVE;
-			res->more_steps_per_run = res->more_runs_per_side = 0;
-			res->decide_note = fmt(res, "%s's automatic window was picked from its "
-					       "data (%s at iteration %lld), which the interval "
-					       "does not count: declare the window (--window "
-					       "A:B, or the contract's workload.steady_window) "
-					       "to decide", r->path,
-					       st->warnings & TS_WARN_LEVEL_SHIFT ? "a level shift" :
-					       "a long warm-up, cut",
-					       (long long)(st->warnings & TS_WARN_LEVEL_SHIFT ?
-							   st->level_shift_iteration :
-							   st->mser_cut_iteration));
-			break;
+		for (size_t i = 0; i < nb + nc && !picked; i++) {
+			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+
+			if (r->rm.have_steps &&
+			    (r->rm.steps.warnings & (TS_WARN_LEVEL_SHIFT | TS_WARN_LONG_WARMUP |
+						     TS_WARN_NO_STEADY)))
+				picked = r;
 		}
+		if (picked && (rc = whole_run_check(res, base, nb, cand, nc, o, picked)))
+			goto oom;
+	}
 	if (res->win_steps < 200)
 		WARN("short-window", fmt(res, "matched window has %zu steps (< 200 recommended)",
 				       res->win_steps));
