@@ -124,8 +124,10 @@ const struct cli_command cli_cmd_validate = {
 		"Checks, each pass/warn/fail/skip with its evidence: at least 50 logged steps; a\n"
 		"declared window (--window, or the contract's workload.steady_window; the\n"
 		"automatic window of the steps analysis fails this check unless\n"
-		"--accept-auto-window, then it warns) excluding iteration 1, warm-up,\n"
-		"profiler and checkpoint steps; finite loss and grad norm; zero skipped and NaN\n"
+		"--accept-auto-window, then it warns) after iteration 1 and any restart (it\n"
+		"fails when it holds one; it warns when it starts before the warm-up's end;\n"
+		"its profiler, checkpoint and evaluation steps are left out of the statistics\n"
+		"and named); finite loss and grad norm; zero skipped and NaN\n"
 		"iterations in the window; step time (warns above 3 % CV); logged TFLOP/s\n"
 		"(recomputation needs the FLOP formula: skipped); peak memory reported; backend\n"
 		"evidence from a trace (skipped). Exit 1 when a check fails.",

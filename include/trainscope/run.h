@@ -20,8 +20,9 @@
  * keeps the later segment and warns. A restarted process warms up again:
  * after each record flagged TS_STEP_RESTART that is not its series' first,
  * the leading records of that process's segment (up to the series' next
- * restart) that are spikes against the segment's median (steps.h's spike
- * rule) are flagged TS_STEP_RESTART_WARMUP, restart artefacts like the
+ * restart) up to its last spike against the segment's median (steps.h's
+ * spike rule) that keeps spikes at least half of them are flagged
+ * TS_STEP_RESTART_WARMUP, restart artefacts like the
  * restart record; none when they are more than a fifth of the segment
  * (that is a level of its own, the steps analysis judges it). A file found in a directory that
  * cannot be classified, or a trace that cannot be scanned, is a warning,

@@ -648,45 +648,62 @@ static int phase_summaries(const struct it_rec *v, size_t nv, double wall, size_
 	return 0;
 }
 
-/* Automatic window over y[0..n) (despiked): [*a, *b). */
+/*
+ * The warm-up cut of y[0..n) (despiked, artefacts out): MSER-5's, and a
+ * cut past the first fifth must buy a material difference: what it drops
+ * beyond the best cut within the fifth differs from the rest by
+ * SHIFT_DELTA, else it is the series' own noise (MSER-5 over-truncates:
+ * 2.5 % of iid 300-step runs were cut past 20 %). *steady as MSER-5's.
+ * n < 10: no cut.
+ */
+static int warmup_cut(const double *y, size_t n, size_t *cut, int *steady)
+{
+	struct ts_mser ms;
+	int rc;
+
+	*cut = 0;
+	*steady = 1;
+	if (n < 10)
+		return 0;
+	rc = ts_stats_mser5(y, n, &ms);
+	if (rc)
+		return rc;
+	*cut = ms.cut;
+	*steady = ms.steady;
+	if (ms.cut * 5 > n) {
+		struct ts_mser m5;
+		double kept, extra;
+
+		rc = ts_stats_mser5_upto(y, n, n / 25, &m5);
+		if (rc)
+			return rc;
+		kept = ts_stats_mean(y + ms.cut, n - ms.cut);
+		extra = ts_stats_mean(y + m5.cut, ms.cut - m5.cut);
+		if (fabs(extra - kept) < SHIFT_DELTA * fabs(kept)) {
+			*cut = m5.cut;
+			*steady = 1;
+		}
+	}
+	return 0;
+}
+
+/* Automatic window over y[0..n) (despiked, artefacts out): [*a, *b). */
 static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 		       const struct it_rec *v, const size_t *ti, size_t *a, size_t *b)
 {
-	struct ts_mser ms;
 	size_t cut = 0, m, blk = 1, nz, cps[64], ncp = 0, best_a, best_len, j, k;
 	double *zb = NULL, med, floor_var;
-	int rc;
+	int rc, steady;
 
 	*a = 0;
 	*b = n;
-	if (n >= 10) {
-		rc = ts_stats_mser5(y, n, &ms);
-		if (rc)
-			return rc;
-		cut = ms.cut;
-		/* a cut past the first fifth must buy a material difference: what
-		 * it drops beyond the best cut within the fifth differs from the
-		 * rest by SHIFT_DELTA, else it is the series' own noise (MSER-5
-		 * over-truncates: 2.5 % of iid 300-step runs were cut past 20 %) */
-		if (cut * 5 > n) {
-			struct ts_mser m5;
-			double kept, extra;
-
-			rc = ts_stats_mser5_upto(y, n, n / 25, &m5);
-			if (rc)
-				return rc;
-			kept = ts_stats_mean(y + cut, n - cut);
-			extra = ts_stats_mean(y + m5.cut, cut - m5.cut);
-			if (fabs(extra - kept) < SHIFT_DELTA * fabs(kept)) {
-				cut = m5.cut;
-				ms.steady = 1;
-			}
-		}
-		if (!ms.steady)
-			rep->warnings |= TS_WARN_NO_STEADY;
-		if (cut * 5 > n)
-			rep->warnings |= TS_WARN_LONG_WARMUP;
-	}
+	rc = warmup_cut(y, n, &cut, &steady);
+	if (rc)
+		return rc;
+	if (!steady)
+		rep->warnings |= TS_WARN_NO_STEADY;
+	if (cut * 5 > n)
+		rep->warnings |= TS_WARN_LONG_WARMUP;
 	rep->mser_cut_iteration = n ? v[ti[cut < n ? cut : 0]].iteration : TS_NO_INT;
 	m = n - cut;
 	*a = cut;
@@ -728,7 +745,8 @@ static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 		 * between it and the next starts the shift */
 		j = cut + cps[0] * blk;
 		k = ti[j - 1] + 1;
-		rep->level_shift_iteration = v[k < ti[j] && rep->artefact[k] ? k : ti[j]].iteration;
+		rep->level_shift_iteration =
+			v[k < ti[j] && rep->artefact[k] == TS_ART_RESTART ? k : ti[j]].iteration;
 		rep->warnings |= TS_WARN_LEVEL_SHIFT;
 		*a = cut + best_a * blk;
 		*b = best_a + best_len >= nz ? n : cut + (best_a + best_len) * blk;
@@ -1121,6 +1139,25 @@ static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
 	}
 }
 
+/*
+ * The window search sees no artefact: a checkpoint step, or a restarted
+ * process's warm-up, is neither a warm-up of the run nor a level of its
+ * own. Compacts y[0..n) (record ti[i]) in place to its non-artefact
+ * values, their records in tc; returns their count.
+ */
+static size_t compact(double *y, size_t n, const struct ts_steps_report *rep, const size_t *ti,
+		      size_t *tc)
+{
+	size_t nc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!rep->artefact[ti[i]]) {
+			y[nc] = y[i];
+			tc[nc++] = ti[i];
+		}
+	return nc;
+}
+
 int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o,
 		     struct ts_steps_report *rep, struct ts_err *err)
 {
@@ -1187,10 +1224,34 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	if (nt == 0) {
 		rep->warnings |= TS_WARN_NO_TIME;
 	} else if (o->window_first != TS_NO_INT) {
-		for (size_t i = 0; i < nt; i++)
-			if (v[ti[i]].iteration >= o->window_first &&
-			    v[ti[i]].iteration <= o->window_last && !rep->artefact[ti[i]])
+		size_t nc = compact(y, nt - skip, rep, ti + skip, tc), cut;
+		int steady;
+
+		/* where the warm-up ends, for a declared window to be checked
+		 * against (validate) */
+		rc = warmup_cut(y, nc, &cut, &steady);
+		if (rc)
+			goto out;
+		rep->mser_cut_iteration = nc ? v[tc[cut < nc ? cut : 0]].iteration : TS_NO_INT;
+		size_t nart = 0;
+
+		for (size_t i = 0; i < nt; i++) {
+			if (v[ti[i]].iteration < o->window_first ||
+			    v[ti[i]].iteration > o->window_last)
+				continue;
+			if (rep->artefact[ti[i]])
+				nart++;
+			else
 				wi[nw++] = ti[i];
+		}
+		if (nw == 0 && nart) {
+			rc = ts_err_set(err, TS_EUSAGE,
+					"window %lld:%lld holds %zu timed step(s), all left out of "
+					"the statistics (iteration 1, profiler, checkpoint, "
+					"evaluation, restart, non-finite or skipped steps)",
+					(long long)o->window_first, (long long)o->window_last, nart);
+			goto out;
+		}
 		if (nw == 0) {
 			rc = ts_err_set(err, TS_EUSAGE,
 					"window %lld:%lld holds no timed step (the log has "
@@ -1200,17 +1261,9 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 			goto out;
 		}
 	} else {
-		size_t nc = 0;
+		size_t nc = compact(y, nt - skip, rep, ti + skip, tc);
 
 		rep->win_auto = 1;
-		/* the search sees no artefact: a checkpoint step, or a restarted
-		 * process's warm-up, is neither a warm-up of the run nor a level
-		 * of its own (tc: the records of the compacted y) */
-		for (size_t i = 0; i < nt - skip; i++)
-			if (!rep->artefact[ti[skip + i]]) {
-				y[nc] = y[i];
-				tc[nc++] = ti[skip + i];
-			}
 		rc = auto_window(y, nc, rep, v, tc, &a, &b);
 		if (rc)
 			goto out;

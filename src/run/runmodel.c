@@ -379,10 +379,12 @@ out:
 
 /*
  * The warm-up of a restarted process whose later records are idx[from,
- * to): its leading timed records that are spikes against the segment's
- * median (modified z above TS_STATS_MODZ_OUTLIER and TS_SPIKE_MIN_REL
- * slower), with the untimed records among them; none when they are more
- * than a fifth of its m timed records (x: their times). TS_ENOMEM only.
+ * to): its leading timed records up to the last spike against the
+ * segment's median (modified z above TS_STATS_MODZ_OUTLIER and
+ * TS_SPIKE_MIN_REL slower) that keeps spikes at least half of them (a
+ * prefetched batch can make one warm-up step fast), with the untimed
+ * records among them; none when they are more than a fifth of its m timed
+ * records (x: their times). TS_ENOMEM only.
  */
 static int flag_warmup(struct ts_steplog *log, const size_t *idx, size_t from, size_t to,
 		       const double *x, size_t m)
@@ -395,8 +397,9 @@ static int flag_warmup(struct ts_steplog *log, const size_t *idx, size_t from, s
 	if (ts_stats_median_mad(x, m, &med, &mad))
 		return TS_ENOMEM;
 	lim = fmax(TS_SPIKE_MIN_REL * med, TS_STATS_MODZ_OUTLIER * mad / TS_STATS_MODZ_K);
-	while (slow < m && x[slow] - med > lim)
-		slow++;
+	for (size_t i = 0, spikes = 0; i < m && 2 * spikes + 2 >= i; i++)
+		if (x[i] - med > lim && 2 * ++spikes >= i + 1)
+			slow = i + 1;
 	if (slow == 0 || slow * 5 > m)
 		return 0;
 	for (size_t j = from; j < to && slow; j++) {
@@ -764,8 +767,8 @@ static int steps_warnings(struct ts_runmodel *rm)
 	if (r->warnings & TS_WARN_NO_STEADY)
 		rc |= ts_warnings_add(w, "no-steady-state", NULL, -1, r->mser_cut_iteration,
 				      "MSER-5 finds no steady state: its warm-up cut stops at its bound, "
-				      "half of the series (iteration %lld), so the window starts there "
-				      "and the step time may still be changing.",
+				      "half of the usable steps (iteration %lld), so the window starts "
+				      "there and the step time may still be changing.",
 				      (long long)r->mser_cut_iteration);
 	if (r->warnings & TS_WARN_LONG_WARMUP)
 		rc |= ts_warnings_add(w, "long-warmup", NULL, -1, r->mser_cut_iteration,
