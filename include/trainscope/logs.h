@@ -62,6 +62,8 @@ enum ts_step_flags {
 	TS_STEP_RESTART_WARMUP = 1 << 10 /* the resumed process's warm-up after that
 					  * record (set by the run model, run.h) */
 };
+/* a restarted process's first record or warm-up: a restart artefact */
+#define TS_STEP_RESTARTED (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP)
 
 /*
  * Per-phase times a record may carry: JSONL `data_ms`, `fwd_ms`, `bwd_ms`,

@@ -278,6 +278,48 @@ static void side_release(struct side_series *s)
 }
 
 /*
+ * The iterations of [first, last] usable in every run of both sides, with
+ * each side's per-iteration mean step time: (*pit)[i], (*pa)[i], (*pb)[i]
+ * for i < *n, allocated here (the caller frees them, also on failure).
+ * TS_ENOMEM only.
+ */
+static int paired_steps(const struct ts_run *base, size_t nb, const struct ts_run *cand,
+			size_t nc, int64_t first, int64_t last, int64_t **pit, double **pa,
+			double **pb, size_t *n)
+{
+	struct side_series sa = { 0 }, sc = { 0 };
+	size_t i = 0, k = 0;
+	int rc = TS_ENOMEM;
+
+	*n = 0;
+	*pit = NULL;
+	*pa = *pb = NULL;
+	if (side_curve(base, nb, first, last, &sa) || side_curve(cand, nc, first, last, &sc))
+		goto out;
+	*pit = malloc((sa.n + 1) * sizeof(**pit));
+	*pa = malloc((sa.n + 1) * sizeof(**pa));
+	*pb = malloc((sa.n + 1) * sizeof(**pb));
+	if (!*pit || !*pa || !*pb)
+		goto out;
+	while (i < sa.n && k < sc.n) {
+		if (sa.iter[i] < sc.iter[k]) {
+			i++;
+		} else if (sa.iter[i] > sc.iter[k]) {
+			k++;
+		} else {
+			(*pit)[*n] = sa.iter[i];
+			(*pa)[*n] = sa.mean[i++];
+			(*pb)[(*n)++] = sc.mean[k++];
+		}
+	}
+	rc = 0;
+out:
+	side_release(&sa);
+	side_release(&sc);
+	return rc;
+}
+
+/*
  * The verdict of a comparison over every paired step after iteration 1
  * (artefacts left out), with the same band and the same run-to-run term
  * as res's: when it is not res's verdict, res becomes inconclusive and
@@ -288,31 +330,15 @@ static int whole_run_check(struct ts_ab_result *res, const struct ts_run *base, 
 			   const struct ts_run *cand, size_t nc, const struct ts_ab_opts *o,
 			   const struct ts_run *picked)
 {
-	struct side_series sa = { 0 }, sc = { 0 };
 	struct ts_ab_ratio pr;
-	double *pa = NULL, *pb = NULL, lo, hi;
-	size_t n = 0, i = 0, k = 0;
+	int64_t *pit;
+	double *pa, *pb, lo, hi;
+	size_t n;
 	int rc = TS_ENOMEM, v;
 	const struct ts_steps_report *st = &picked->rm.steps;
 
-	if (side_curve(base, nb, INT64_MIN, INT64_MAX, &sa) ||
-	    side_curve(cand, nc, INT64_MIN, INT64_MAX, &sc))
-		goto out;
-	pa = malloc((sa.n + 1) * sizeof(*pa));
-	pb = malloc((sa.n + 1) * sizeof(*pb));
-	if (!pa || !pb)
-		goto out;
-	while (i < sa.n && k < sc.n) {
-		if (sa.iter[i] < sc.iter[k]) {
-			i++;
-		} else if (sa.iter[i] > sc.iter[k]) {
-			k++;
-		} else {
-			pa[n] = sa.mean[i++];
-			pb[n++] = sc.mean[k++];
-		}
-	}
-	if (ts_ab_paired_ratio(pa, pb, n, o->seed, &pr))
+	if (paired_steps(base, nb, cand, nc, INT64_MIN, INT64_MAX, &pit, &pa, &pb, &n) ||
+	    ts_ab_paired_ratio(pa, pb, n, o->seed, &pr))
 		goto out;
 	lo = pr.ci95_low;
 	hi = pr.ci95_high;
@@ -340,8 +366,7 @@ static int whole_run_check(struct ts_ab_result *res, const struct ts_run *base, 
 	res->more_steps_per_run = res->more_runs_per_side = 0;
 	rc = res->decide_note ? 0 : TS_ENOMEM;
 out:
-	side_release(&sa);
-	side_release(&sc);
+	free(pit);
 	free(pa);
 	free(pb);
 	return rc;
@@ -1324,7 +1349,6 @@ out:
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err)
 {
-	struct side_series sa = { 0 }, sc = { 0 };
 	int64_t first = INT64_MIN, last = INT64_MAX, *pit = NULL;
 	int64_t wf = o->win_first, wl = o->win_last;
 	double *pa = NULL, *pb = NULL;
@@ -1417,29 +1441,8 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		return 0;
 	}
 	/* paired iterations: usable in every run of both sides */
-	if ((rc = side_curve(base, nb, first, last, &sa)) ||
-	    (rc = side_curve(cand, nc, first, last, &sc)))
+	if ((rc = paired_steps(base, nb, cand, nc, first, last, &pit, &pa, &pb, &npairs)))
 		goto oom;
-	{
-		size_t i = 0, k = 0, cap = sa.n + 1;
-		pit = malloc(cap * sizeof(*pit));
-		pa = malloc(cap * sizeof(*pa));
-		pb = malloc(cap * sizeof(*pb));
-		if (!pit || !pa || !pb)
-			goto oom;
-		while (i < sa.n && k < sc.n) {
-			if (sa.iter[i] < sc.iter[k]) {
-				i++;
-			} else if (sa.iter[i] > sc.iter[k]) {
-				k++;
-			} else {
-				pit[npairs] = sa.iter[i];
-				pa[npairs] = sa.mean[i];
-				pb[npairs] = sc.mean[k];
-				npairs++, i++, k++;
-			}
-		}
-	}
 	res->win_steps = npairs;
 	if (npairs < 10) {
 		ADD(res->invalid, fmt(res, "only %zu iterations of the matched window %lld-%lld are "
@@ -1595,8 +1598,6 @@ done:
 oom:
 	rc = TS_ENOMEM;
 out:
-	side_release(&sa);
-	side_release(&sc);
 	free(pit);
 	free(pa);
 	free(pb);

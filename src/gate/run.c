@@ -133,7 +133,7 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 				p.excluded |= TS_EXCL_CHECKPOINT;
 			if (s->flags & TS_STEP_AFTER_EVAL)
 				p.excluded |= TS_EXCL_EVAL;
-			if (s->flags & (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP))
+			if (s->flags & TS_STEP_RESTARTED)
 				p.excluded |= TS_EXCL_RESTART;
 			if (s->global_batch != TS_NO_INT)
 				r->global_batch = s->global_batch;

@@ -317,7 +317,7 @@ int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64
 {
 	if (iteration <= first_cut)
 		return TS_ART_FIRST;
-	if (flags & (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP))
+	if (flags & TS_STEP_RESTARTED)
 		return TS_ART_RESTART;
 	if (flags & (TS_STEP_PROFILED | TS_STEP_AFTER_PROFILER))
 		return TS_ART_PROFILER;
@@ -357,7 +357,7 @@ static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 		return TS_OUT_CHECKPOINT;
 	if (r->flags & TS_STEP_AFTER_EVAL)
 		return TS_OUT_EVAL;
-	if (r->flags & (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP))
+	if (r->flags & TS_STEP_RESTARTED)
 		return TS_OUT_RESTART;
 	return periodic_hit ? TS_OUT_PERIODIC : TS_OUT_SPIKE;
 }
