@@ -78,6 +78,9 @@ struct hta_frame {
  * the permutation numpy returns, tie order included (introsort, not stable).
  */
 void hta_argsort(const int64_t *v, size_t n, uint32_t *idx);
+/* The same, always by numpy's own steps (hta_argsort skips them when no two
+ * keys tie, where every sort gives the one answer); for tests. */
+void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx);
 
 /* pandas sort_values(ascending=False) on the same keys (nargsort); 0 or TS_ENOMEM. */
 int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx);

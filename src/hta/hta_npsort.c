@@ -70,9 +70,88 @@ static void np_aheapsort(const int64_t *v, uint32_t *base, size_t n)
 #undef A
 }
 
+/* Merge the ascending runs from..mid and mid..to of src (indices into v)
+ * into dst; 0 when two keys tie. */
+static int merge_runs(const int64_t *v, const uint32_t *src, uint32_t *dst, size_t from,
+		      size_t mid, size_t to)
+{
+	size_t i = from, j = mid, o = from;
+
+	while (i < mid && j < to) {
+		int64_t a = v[src[i]], b = v[src[j]];
+		if (a == b)
+			return 0;
+		dst[o++] = a < b ? src[i++] : src[j++];
+	}
+	memcpy(dst + o, src + i, (mid - i) * sizeof(*dst));
+	o += mid - i;
+	memcpy(dst + o, src + j, (to - j) * sizeof(*dst));
+	return 1;
+}
+
+/*
+ * Keys that never tie have one ascending order, whichever algorithm finds
+ * it, so numpy's permutation is then the merge of v's ascending runs (trace
+ * times mostly arrive in a few interleaved runs). 1 when idx holds it; 0
+ * when two keys tie, v has more than n/16 runs or memory is short: idx is
+ * then scratch.
+ */
+static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
+{
+	size_t *start, nr = 1, cap = n / 16 + 2;
+	uint32_t *tmp, *src = idx, *dst;
+	int ok = 1;
+
+	for (size_t k = 1; k < n; k++) {
+		if (v[k] == v[k - 1])
+			return 0;
+		nr += v[k] < v[k - 1];
+	}
+	if (nr == 1)
+		return 1;
+	if (nr > cap)
+		return 0;
+	start = malloc((nr + 1) * sizeof(*start));
+	tmp = malloc(n * sizeof(*tmp));
+	if (!start || !tmp) {
+		free(start);
+		free(tmp);
+		return 0;
+	}
+	nr = 0;
+	start[nr++] = 0;
+	for (size_t k = 1; k < n; k++)
+		if (v[k] < v[k - 1])
+			start[nr++] = k;
+	start[nr] = n;
+	dst = tmp;
+	/* bottom-up: runs r and r + 1 merge into one, until one is left */
+	while (ok && nr > 1) {
+		size_t m = 0;
+		for (size_t r = 0; ok && r < nr; r += 2, m++) {
+			size_t to = r + 2 <= nr ? start[r + 2] : start[nr];
+			if (r + 1 < nr)
+				ok = merge_runs(v, src, dst, start[r], start[r + 1], to);
+			else
+				memcpy(dst + start[r], src + start[r], (to - start[r]) * sizeof(*dst));
+			start[m] = start[r];
+		}
+		start[m] = n;
+		nr = m;
+		uint32_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (ok && src != idx)
+		memcpy(idx, src, n * sizeof(*idx));
+	free(start);
+	free(tmp);
+	return ok;
+}
+
 #define SWAP(x, y) do { uint32_t t_ = (x); (x) = (y); (y) = t_; } while (0)
 
-void hta_argsort(const int64_t *v, size_t n, uint32_t *idx)
+void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx)
 {
 	size_t stack[NP_STACK];
 	int depth[NP_STACK / 2];
@@ -146,6 +225,15 @@ stack_pop:
 		pl = stack[--sp];
 		cdepth = depth[--dp];
 	}
+}
+
+void hta_argsort(const int64_t *v, size_t n, uint32_t *idx)
+{
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)k;
+	if (n > NP_SMALL && argsort_distinct(v, n, idx))
+		return;
+	hta_argsort_np(v, n, idx);
 }
 
 int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx)
@@ -227,15 +315,21 @@ void hta_map_release(struct hta_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* Keys k and k + 1 share a block of 2^MAP_BLOCK_BITS slots: correlation ids come
+ * in increasing, nearly dense runs, so a pass in frame order walks the
+ * table nearly in order. The blocks themselves are spread by a mix of the
+ * key's upper bits (strided ids do not pile up). */
+#define MAP_BLOCK_BITS 8
+
 static size_t map_hash(int64_t k)
 {
-	uint64_t x = (uint64_t)k;
+	uint64_t x = (uint64_t)k >> MAP_BLOCK_BITS;
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
-	return (size_t)x;
+	return (size_t)(x + ((uint64_t)k & ((1u << MAP_BLOCK_BITS) - 1)));
 }
 
 int64_t hta_map_find(const struct hta_map *m, int64_t key)

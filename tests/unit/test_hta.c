@@ -140,6 +140,61 @@ TEST(hta_numpy_argsort_and_quantile)
 }
 
 /*
+ * hta_argsort's shortcut (a merge of ascending runs when no keys tie) must
+ * give numpy's permutation: over arrays shaped like trace times (up to 23
+ * concatenated increasing runs, some with a tie injected, some shuffled,
+ * ascending and descending), it agrees with the step-by-step emulation,
+ * which the two tests above pin to numpy's own output.
+ */
+TEST(hta_argsort_shortcut_is_numpy)
+{
+	enum { N = 3000 };
+	static int64_t v[N];
+	static uint32_t fast[N], slow[N];
+	uint64_t x = 88172645463325252ULL;
+	int agree = 0, cases = 0;
+
+	for (int c = 0; c < 400; c++) {
+		size_t n = 16 + (size_t)(c * 7) % (N - 16);
+		int shape = c % 5, runs = 1 + c % 23;
+		int64_t t = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (shape == 3) {           /* ascending */
+				v[k] = (int64_t)k * 3 - 7;
+			} else if (shape == 4) {    /* descending */
+				v[k] = (int64_t)(n - k);
+			} else {                    /* run r holds keys = r mod runs */
+				size_t r = k * (size_t)runs / n;
+				if (k == 0 || r != (k - 1) * (size_t)runs / n)
+					t = (int64_t)(x % 1000);
+				t += 1 + (int64_t)(x >> 40) % 5;
+				v[k] = t * runs + (int64_t)r;
+			}
+		}
+		if (shape == 1) /* a tie: one key copied */
+			v[(c * 31) % n] = v[(c * 17 + 5) % n];
+		if (shape == 2) /* shuffled: far more runs than the shortcut takes */
+			for (size_t k = n - 1; k > 0; k--) {
+				size_t j = (size_t)((x = x * 6364136223846793005ULL + 1) >> 33) % (k + 1);
+				int64_t s = v[k];
+				v[k] = v[j];
+				v[j] = s;
+			}
+		hta_argsort(v, n, fast);
+		hta_argsort_np(v, n, slow);
+		cases++;
+		agree += memcmp(fast, slow, n * sizeof(*fast)) == 0;
+		for (size_t k = 1; k < n; k++)
+			CHECK(v[fast[k - 1]] <= v[fast[k]]);
+	}
+	CHECK_I64(agree, cases);
+}
+
+/*
  * Two profiler steps; step 2 is the last and is dropped with its kernel.
  * Kept GPU rows (us): gemm s7 [20,50] (launch 10+5), nccl s8 [40,80]
  * (launch 15+5), gemm s7 [90,100] (launch 60+5).
