@@ -156,9 +156,9 @@ int ts_hta_analyze(const struct ts_trace *const *ranks, size_t nranks,
  * Streaming use, one trace in memory at a time (e.g. in worker threads):
  * ts_hta_part_build() takes what HTA needs from one rank's trace, which can
  * be released right after; the part does not reference it. Parts of
- * different ranks may be built concurrently. threads >= 2: the launch
- * statistics and queue length run on a second thread beside the other
- * analyzers (the same part as with 1). p is initialised here; 0 or
+ * different ranks may be built concurrently. threads >= 2: the queue
+ * length runs on a second thread beside the other analyzers (the same part
+ * as with 1). p is initialised here; 0 or
  * TS_ENOMEM.
  */
 void ts_hta_part_init(struct ts_hta_part *p);

@@ -124,7 +124,7 @@ struct hta_labels {
 };
 /* Fill one rank's results from its frame (strings go to a); lab receives
  * the rank's kernel-type label sums for the job total. threads >= 2: the
- * launch statistics and queue length on a second thread (same results). */
+ * queue length on a second thread (same results). */
 int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
 		     struct ts_hta_rank *r, struct hta_labels *lab, int threads);
 

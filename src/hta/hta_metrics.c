@@ -301,16 +301,14 @@ static double std_of(double n, long double sum, long double sumsq)
 	return var > 0 ? sqrt((double)var) : 0;
 }
 
-static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
-		  struct ts_arena *a, struct ts_hta_kstat **out, size_t *nout)
+/* groupby(name) over the rows of one kernel class, sorted by name; *ng = 0
+ * when there are none. 0 or TS_ENOMEM. */
+static int kgroups(const struct hta_frame *f, int type, struct kgroup **out, size_t *nout)
 {
-	struct kgroup *g = NULL;
-	uint32_t *order = NULL;
-	int64_t *sums = NULL;
-	size_t ng = 0, nrows = 0;
-	int rc = TS_ENOMEM;
 	const struct ts_trace *t = f->t;
+	struct kgroup *g = NULL;
 	uint32_t *first = NULL;
+	size_t ng = 0, nrows = 0;
 
 	*out = NULL;
 	*nout = 0;
@@ -318,11 +316,14 @@ static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
 		nrows += sel_type(&f->rows[k], type);
 	if (nrows == 0)
 		return 0;
-	/* groupby(name): one group per distinct name string */
+	/* one group per distinct name string */
 	first = malloc((t->strings.count + 1) * sizeof(*first));
-	g = calloc(nrows, sizeof(*g));
-	if (!first || !g)
-		goto out;
+	g = calloc(nrows < t->strings.count + 1 ? nrows : t->strings.count + 1, sizeof(*g));
+	if (!first || !g) {
+		free(first);
+		free(g);
+		return TS_ENOMEM;
+	}
 	for (size_t k = 0; k <= t->strings.count; k++)
 		first[k] = UINT32_MAX;
 	for (size_t k = 0; k < f->n; k++) {
@@ -350,7 +351,25 @@ static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
 		us = US(r->dur);
 		x->sumsq_us += us * us;
 	}
+	free(first);
 	ts_sort(g, ng, sizeof(*g), cmp_kgroup_name);
+	*out = g;
+	*nout = ng;
+	return 0;
+}
+
+/* HTA's kernel table of one class from its groups (kgroups()). */
+static int kstats(const struct kgroup *g, size_t ng, int type, size_t num_kernels,
+		  struct ts_arena *a, struct ts_hta_kstat **out, size_t *nout)
+{
+	uint32_t *order = NULL;
+	int64_t *sums = NULL;
+	int rc = TS_ENOMEM;
+
+	*out = NULL;
+	*nout = 0;
+	if (ng == 0)
+		return 0;
 	sums = malloc(ng * sizeof(*sums));
 	order = malloc(ng * sizeof(*order));
 	*out = ts_arena_alloc(a, ng * sizeof(**out));
@@ -462,34 +481,46 @@ static int kstats(const struct hta_frame *f, int type, size_t num_kernels,
 	}
 	rc = 0;
 out:
-	free(first);
-	free(g);
 	free(sums);
 	free(order);
 	return rc;
 }
 
-/* all types in HTA's output order (COMMUNICATION, COMPUTATION, MEMORY) */
-static int ktables(const struct hta_frame *f, size_t num_kernels, struct ts_arena *a,
-		   struct ts_hta_kstat **out, size_t *nout)
+/* The two kernel tables (num_kernels 10 and all), each over all types in
+ * HTA's output order (COMMUNICATION, COMPUTATION, MEMORY); f holds the
+ * kernel rows. */
+static int ktables(const struct hta_frame *f, struct ts_arena *a, struct ts_hta_rank *r)
 {
 	static const int types[3] = { TS_HTA_COMM, TS_HTA_COMP, TS_HTA_MEM };
-	struct ts_hta_kstat *part[3];
-	size_t np[3], total = 0;
+	struct ts_hta_kstat *part[2][3];
+	size_t np[2][3], total[2] = { 0, 0 };
+	struct ts_hta_kstat **out[2] = { &r->kernels, &r->kernels_all };
+	size_t *nout[2] = { &r->nkernels_tab, &r->nkernels_all };
 
 	for (int t = 0; t < 3; t++) {
-		if (kstats(f, types[t], num_kernels, a, &part[t], &np[t]))
-			return TS_ENOMEM;
-		total += np[t];
+		struct kgroup *g;
+		size_t ng;
+		int rc = kgroups(f, types[t], &g, &ng);
+		if (!rc)
+			rc = kstats(g, ng, types[t], NUM_KERNELS, a, &part[0][t], &np[0][t]);
+		if (!rc)
+			rc = kstats(g, ng, types[t], SIZE_MAX, a, &part[1][t], &np[1][t]);
+		free(g);
+		if (rc)
+			return rc;
+		total[0] += np[0][t];
+		total[1] += np[1][t];
 	}
-	*out = ts_arena_alloc(a, (total ? total : 1) * sizeof(**out));
-	if (!*out)
-		return TS_ENOMEM;
-	*nout = 0;
-	for (int t = 0; t < 3; t++) {
-		if (np[t])
-			memcpy(*out + *nout, part[t], np[t] * sizeof(**out));
-		*nout += np[t];
+	for (int v = 0; v < 2; v++) {
+		*out[v] = ts_arena_alloc(a, (total[v] ? total[v] : 1) * sizeof(**out[v]));
+		if (!*out[v])
+			return TS_ENOMEM;
+		*nout[v] = 0;
+		for (int t = 0; t < 3; t++) {
+			if (np[v][t])
+				memcpy(*out[v] + *nout[v], part[v][t], np[v][t] * sizeof(**out[v]));
+			*nout[v] += np[v][t];
+		}
 	}
 	return 0;
 }
@@ -541,8 +572,10 @@ static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 
 /* -------------------------------------------------------- idle breakdown */
 
-static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
-			  struct ts_hta_rank *r)
+/* f: the whole frame (the rows index_correlation names); kf: its kernel
+ * rows */
+static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
+			  struct ts_arena *a, struct ts_hta_rank *r)
 {
 	size_t nev = f->t->ev.n, ns = 0;
 	int64_t *evts = NULL, *streams = NULL, *ts = NULL;
@@ -552,14 +585,14 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 	int rc = TS_ENOMEM;
 
 	evts = malloc((nev + 1) * sizeof(*evts));
-	streams = malloc((f->n + 1) * sizeof(*streams));
-	start = calloc(f->n + 2, sizeof(*start));
-	fill = calloc(f->n + 1, sizeof(*fill));
-	sub = malloc((f->n + 1) * sizeof(*sub));
-	ts = malloc((f->n + 1) * sizeof(*ts));
-	idx = malloc((f->n + 1) * sizeof(*idx));
-	for (size_t k = 0; k < f->n; k++)
-		if (f->rows[k].stream != -1 && (f->rows[k].flags & HTA_ROW_KCAT))
+	streams = malloc((kf->n + 1) * sizeof(*streams));
+	start = calloc(kf->n + 2, sizeof(*start));
+	fill = calloc(kf->n + 1, sizeof(*fill));
+	sub = malloc((kf->n + 1) * sizeof(*sub));
+	ts = malloc((kf->n + 1) * sizeof(*ts));
+	idx = malloc((kf->n + 1) * sizeof(*idx));
+	for (size_t k = 0; k < kf->n; k++)
+		if (kf->rows[k].flags & HTA_ROW_KCAT)
 			ns++;
 	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
 	    hta_map_init(&order, ns))
@@ -573,10 +606,10 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 			evts[f->rows[k].ev] = f->rows[k].ts;
 	/* streams in order of first appearance (pandas unique()); the rows of
 	 * each stream grouped by a counting sort that keeps frame order */
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
+	for (size_t k = 0; k < kf->n; k++) {
+		const struct hta_row *x = &kf->rows[k];
 		size_t s;
-		if (x->stream == -1 || !(x->flags & HTA_ROW_KCAT))
+		if (!(x->flags & HTA_ROW_KCAT))
 			continue;
 		s = hta_map_put(&order, x->stream, -1);
 		if (order.a[s] < 0) {
@@ -587,10 +620,10 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 	}
 	for (size_t s = 0; s < ns; s++)
 		start[s + 1] += start[s];
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
+	for (size_t k = 0; k < kf->n; k++) {
+		const struct hta_row *x = &kf->rows[k];
 		size_t s;
-		if (x->stream == -1 || !(x->flags & HTA_ROW_KCAT))
+		if (!(x->flags & HTA_ROW_KCAT))
 			continue;
 		s = (size_t)order.a[hta_map_find(&order, x->stream)];
 		sub[start[s] + fill[s]++] = (uint32_t)k;
@@ -608,10 +641,10 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 		memset(o, 0, sizeof(*o));
 		o->stream = streams[s];
 		for (size_t k = 0; k < m; k++)
-			ts[k] = f->rows[rows[k]].ts;
+			ts[k] = kf->rows[rows[k]].ts;
 		hta_argsort(ts, m, idx);
 		for (size_t k = 0; k < m; k++) {
-			const struct hta_row *x = &f->rows[rows[idx[k]]];
+			const struct hta_row *x = &kf->rows[rows[idx[k]]];
 			const struct hta_row *p;
 			int64_t prev_end, gap, rt = INT64_MIN;
 			int cat;
@@ -619,7 +652,7 @@ static int idle_breakdown(const struct hta_frame *f, struct ts_arena *a,
 				o->present[TS_HTA_IDLE_OTHER] = 1; /* NaN gap */
 				continue;
 			}
-			p = &f->rows[rows[idx[k - 1]]];
+			p = &kf->rows[rows[idx[k - 1]]];
 			prev_end = p->ts + p->dur;
 			gap = x->ts - prev_end;
 			if (hta_icorr(x) >= 0 && (size_t)x->icorr < nev)
@@ -1041,11 +1074,11 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 	return 0;
 }
 
-/* Launch statistics and queue length, beside the other analyzers: they
- * read the frame and write r->launch, r->queue and r->nqueue only; the
- * queue rows go to the job's own arena (arenas are not shared between
- * threads) and are copied over after the join. */
-struct launch_job {
+/* The queue length, beside the other analyzers: it reads the frame and
+ * writes r->queue and r->nqueue only; the queue rows go to the job's own
+ * arena (arenas are not shared between threads) and are copied over after
+ * the join. */
+struct queue_job {
 	const struct hta_frame *f;
 	const uint8_t *nflag;
 	struct ts_hta_rank *r;
@@ -1053,28 +1086,24 @@ struct launch_job {
 	int rc;
 };
 
-static void launch_job_run(struct launch_job *j)
+static void *queue_job_main(void *arg)
 {
-	j->rc = launch_stats(j->f, j->nflag, j->r);
-	if (!j->rc)
-		j->rc = queue_length(j->f, j->nflag, &j->arena, j->r);
-}
+	struct queue_job *j = arg;
 
-static void *launch_job_main(void *arg)
-{
-	launch_job_run(arg);
+	j->rc = queue_length(j->f, j->nflag, &j->arena, j->r);
 	return NULL;
 }
 
 /* The analyzers that follow the merged kernel intervals (temporal,
- * overlap, kernel-type labels), the kernel tables and the idle breakdown. */
-static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
-		       struct hta_labels *lab)
+ * overlap, kernel-type labels), the kernel tables and the idle breakdown;
+ * kf holds f's kernel rows. */
+static int kernel_tables(const struct hta_frame *f, const struct hta_frame *kf,
+			 struct ts_arena *arena, struct ts_hta_rank *r, struct hta_labels *lab)
 {
 	struct merged mg;
 	int rc;
 
-	if ((rc = merged_build(f, &mg)))
+	if ((rc = merged_build(kf, &mg)))
 		return rc;
 	temporal(&mg, r);
 	rc = overlap(&mg, r);
@@ -1084,18 +1113,37 @@ static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct
 		rc = hta_labels_emit(lab, arena, &r->ktype, &r->nktype);
 	merged_release(&mg);
 	if (!rc)
-		rc = ktables(f, NUM_KERNELS, arena, &r->kernels, &r->nkernels_tab);
+		rc = ktables(kf, arena, r);
 	if (!rc)
-		rc = ktables(f, SIZE_MAX, arena, &r->kernels_all, &r->nkernels_all);
-	if (!rc)
-		rc = idle_breakdown(f, arena, r);
+		rc = idle_breakdown(f, kf, arena, r);
+	return rc;
+}
+
+
+/* kernel_tables() over f: they read its kernel rows only (r->nkernels of
+ * them), copied out once in frame order, a fifth of the frame to scan. */
+static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
+		       struct hta_labels *lab)
+{
+	struct hta_frame sub = *f, *kf = &sub;
+	int rc;
+
+	sub.n = 0;
+	sub.rows = malloc((size_t)r->nkernels * sizeof(*sub.rows));
+	if (!sub.rows)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].stream != -1)
+			sub.rows[sub.n++] = f->rows[k];
+	rc = kernel_tables(f, kf, arena, r, lab);
+	free(sub.rows);
 	return rc;
 }
 
 int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
 		     struct hta_labels *lab, int threads)
 {
-	struct launch_job job;
+	struct queue_job job;
 	pthread_t th;
 	int started = 0, rc;
 	uint8_t *nflag;
@@ -1122,15 +1170,17 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
 				     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
 	}
-	job = (struct launch_job){ .f = f, .nflag = nflag, .r = r };
+	job = (struct queue_job){ .f = f, .nflag = nflag, .r = r };
 	ts_arena_init(&job.arena);
 	if (threads >= 2)
-		started = !pthread_create(&th, NULL, launch_job_main, &job);
+		started = !pthread_create(&th, NULL, queue_job_main, &job);
 	rc = kernel_side(f, arena, r, lab);
+	if (!rc)
+		rc = launch_stats(f, nflag, r);
 	if (started)
 		pthread_join(th, NULL);
 	else if (!rc)
-		launch_job_run(&job);
+		queue_job_main(&job);
 	if (!rc)
 		rc = job.rc;
 	if (!rc && r->nqueue) {
