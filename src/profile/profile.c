@@ -160,7 +160,7 @@ static size_t corr_rank(const struct corr_map *m, uint64_t k)
 {
 	uint64_t below = m->bits[k / 64] & ((UINT64_C(1) << (k % 64)) - 1);
 
-	return m->rank[k / 64] + (size_t)__builtin_popcountll(below);
+	return m->rank[k / 64] + ts_popcount64(below);
 }
 
 static int64_t find_corr(const struct corr_map *m, int64_t c)
@@ -480,7 +480,7 @@ static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_
 			}
 		for (size_t w = 0; w < words; w++) {
 			m->rank[w] = (uint32_t)present;
-			present += (size_t)__builtin_popcountll(m->bits[w]);
+			present += ts_popcount64(m->bits[w]);
 		}
 		m->ev = malloc(present * sizeof(*m->ev));
 		if (!m->ev)
@@ -501,6 +501,22 @@ static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_
 		if (is_call(t, tm, i))
 			m->pairs[m->n++] = (struct corr){ ts_ev_corr(&t->ev, i), (uint32_t)i };
 	return ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr);
+}
+
+/* corr_build() on the thread that runs it. */
+struct corr_job {
+	struct corr_map *m;
+	const struct ts_trace *t;
+	const uint8_t *tm;
+	int rc;
+};
+
+static void *corr_main(void *arg)
+{
+	struct corr_job *j = arg;
+
+	j->rc = corr_build(j->m, j->t, j->tm);
+	return NULL;
 }
 
 /* Steps from CPU-side ProfilerStep#N spans. */
@@ -963,6 +979,64 @@ static void norm_clip(struct ts_ivset *a, int64_t lo, int64_t hi)
 			a->cap = a->n ? a->n : 1;
 		}
 	}
+}
+
+/* norm_clip() on a list of sets, on the thread that runs it. */
+struct clip_job {
+	struct ts_ivset *v[S_NSETS + TS_KC_COUNT];
+	size_t n;
+	int64_t lo, hi;
+};
+
+static void *clip_main(void *arg)
+{
+	struct clip_job *j = arg;
+
+	for (size_t i = 0; i < j->n; i++)
+		norm_clip(j->v[i], j->lo, j->hi);
+	return NULL;
+}
+
+/* norm_clip() on every set and class set of w; with two threads the sets
+ * are dealt, largest first, to the less loaded of this thread and a helper
+ * (each set is normalized alone, so the result is the same). */
+static void clip_all(struct work *w, int64_t lo, int64_t hi, int threads)
+{
+	struct clip_job job[2] = { { .lo = lo, .hi = hi }, { .lo = lo, .hi = hi } };
+	struct ts_ivset *all[S_NSETS + TS_KC_COUNT];
+	size_t n = 0, load[2] = { 0, 0 };
+	pthread_t th;
+
+	for (int i = 0; i < S_NSETS; i++)
+		all[n++] = &w->set[i];
+	for (int k = 0; k < TS_KC_COUNT; k++)
+		all[n++] = &w->cls[k];
+	if (threads < 2) {
+		job[0].n = n;
+		memcpy(job[0].v, all, n * sizeof(*all));
+		clip_main(&job[0]);
+		return;
+	}
+	for (size_t taken = 0; taken < n; taken++) {
+		size_t big = taken;
+		int side;
+		for (size_t i = taken + 1; i < n; i++)
+			if (all[i]->n > all[big]->n)
+				big = i;
+		struct ts_ivset *x = all[big];
+		all[big] = all[taken];
+		all[taken] = x;
+		side = load[1] < load[0];
+		job[side].v[job[side].n++] = x;
+		load[side] += x->n + 1;
+	}
+	if (pthread_create(&th, NULL, clip_main, &job[1])) {
+		clip_main(&job[1]);
+		clip_main(&job[0]);
+		return;
+	}
+	clip_main(&job[0]);
+	pthread_join(th, NULL);
 }
 
 /* dst takes src's intervals; src is left empty. */
@@ -1511,8 +1585,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int failed = 0, rc = TS_ENOMEM;
 	size_t ngpu = 0;
 	struct side side;
-	pthread_t side_th;
-	int side_started = 0;
+	struct corr_job cj;
+	pthread_t side_th, corr_th;
+	int side_started = 0, corr_started = 0, nomem;
 
 	memset(&w, 0, sizeof(w));
 	memset(&side, 0, sizeof(side));
@@ -1543,17 +1618,25 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
 		w.tm[i] = (uint8_t)timed(t, i);
-	if (find_steps(p, t, &w, &main_pid, &main_tid))
-		goto out;
-	if (main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid))
-		goto out;
-
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
-			ngpu++;
-	w.ngpu = ngpu;
-	w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
-	if (!w.gev || corr_build(&w.corr, t, w.tm))
+	/* the correlation map needs only the trace and tm: with two threads
+	 * it is built beside the step search */
+	cj = (struct corr_job){ .m = &w.corr, .t = t, .tm = w.tm };
+	if (opts && opts->threads >= 2)
+		corr_started = !pthread_create(&corr_th, NULL, corr_main, &cj);
+	if (!corr_started)
+		corr_main(&cj);
+	nomem = find_steps(p, t, &w, &main_pid, &main_tid) ||
+		(main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid));
+	if (!nomem) {
+		for (size_t i = 0; i < t->ev.n; i++)
+			if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
+				ngpu++;
+		w.ngpu = ngpu;
+		w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
+	}
+	if (corr_started)
+		pthread_join(corr_th, NULL);
+	if (nomem || !w.gev || cj.rc)
 		goto out;
 	/* what follows only reads the trace, tm, corr and the name flags:
 	 * with two threads it runs beside the interval sets */
@@ -1656,12 +1739,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->window_ns = t1 - t0;
 
 	/* nothing is counted outside the window it is a share of */
-	for (int i = 0; i < S_NSETS; i++)
-		norm_clip(&w.set[i], t0, t1);
-	for (int k = 0; k < TS_KC_COUNT; k++) {
-		norm_clip(&w.cls[k], t0, t1);
+	clip_all(&w, t0, t1, opts ? opts->threads : 1);
+	for (int k = 0; k < TS_KC_COUNT; k++)
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
-	}
 	/* compute / comm / memcpy sets; busy = compute and the other classes,
 	 * linked busy = the union of the linked sets (both from the normalized
 	 * parts, not from a second copy of every interval) */
