@@ -112,6 +112,26 @@ static void jw_exp(struct ts_jw *w, const struct ts_ledger_experiment *e, int fu
 		full ? jw_run(w, &e->candidate[i], 0) : ts_jw_i64(w, e->candidate[i].id);
 	ts_jw_arr_end(w);
 	if (full) {
+		/* the warnings ab gave, read out of the evidence (null when it
+		 * cannot be read) */
+		struct ts_sb msgs;
+		struct ts_err err;
+		size_t n;
+		ts_sb_init(&msgs);
+		ts_err_init(&err);
+		ts_jw_key(w, "warnings");
+		if (ts_ledger_evidence_warnings(e->evidence_json, &msgs, &n, &err)) {
+			ts_jw_null(w);
+		} else {
+			ts_jw_arr(w);
+			for (const char *q = msgs.buf; *q;) {
+				const char *nl = strchr(q, '\n');
+				ts_jw_strn(w, q, (size_t)(nl - q));
+				q = nl + 1;
+			}
+			ts_jw_arr_end(w);
+		}
+		ts_sb_release(&msgs);
 		ts_jw_key(w, "evidence");
 		if (e->evidence_json)
 			ts_jw_str(w, e->evidence_json);
@@ -119,6 +139,34 @@ static void jw_exp(struct ts_jw *w, const struct ts_ledger_experiment *e, int fu
 			ts_jw_null(w);
 	}
 	ts_jw_obj_end(w);
+}
+
+/* The warnings ab gave when it recorded the experiment (from its evidence),
+ * as ab printed them. 0 or TS_ENOMEM; evidence that cannot be read is said. */
+static int show_warnings(const struct ts_ledger_experiment *e, struct ts_sb *out,
+			 struct ts_err *err)
+{
+	struct ts_sb msgs;
+	size_t n;
+	int rc;
+
+	ts_sb_init(&msgs);
+	rc = ts_ledger_evidence_warnings(e->evidence_json, &msgs, &n, err);
+	ts_sb_adds(out, "\nwarnings:\n");
+	if (rc && rc != TS_ENOMEM) {
+		ts_sb_addf(out, "  (not readable from the recorded evidence: %s)\n", err->msg);
+		ts_sb_reset(&msgs);
+		rc = 0;
+	} else if (!rc && !n) {
+		ts_sb_adds(out, "  (none)\n");
+	}
+	for (const char *q = msgs.buf; !rc && *q;) {
+		const char *nl = strchr(q, '\n');
+		ts_sb_addf(out, "  - %.*s\n", (int)(nl - q), q);
+		q = nl + 1;
+	}
+	ts_sb_release(&msgs);
+	return rc;
 }
 
 static void ms_cell(struct ts_table *t, int64_t ns)
@@ -374,7 +422,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			const struct ts_ledger_experiment *e = &rows.exps.v[0];
 			exps_table(e, 1, &out);
 			ts_sb_adds(&out, "\nreasons:\n");
-			if (!e->reasons || !*e->reasons)
+			/* a rejection without a failed gate is the verdict's */
+			if ((!e->reasons || !*e->reasons) && strcmp(e->decision, "rejected") == 0)
+				ts_sb_addf(&out, "  - the verdict: %s\n", e->verdict);
+			else if (!e->reasons || !*e->reasons)
 				ts_sb_adds(&out, "  (none)\n");
 			for (const char *q = e->reasons; q && *q;) {
 				const char *nl = strchr(q, '\n');
@@ -382,6 +433,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				ts_sb_addf(&out, "  - %.*s\n", (int)n, q);
 				q += n + (nl ? 1 : 0);
 			}
+			if ((rc = show_warnings(e, &out, &err)))
+				goto fail;
 			ts_sb_adds(&out, "\nbaseline runs:\n");
 			runs_table(e->baseline, e->nbaseline, &out);
 			ts_sb_adds(&out, "\ncandidate runs:\n");

@@ -1,6 +1,7 @@
 /*
  * fuzz_json.c - libFuzzer target for the JSON tokenizer, the number and
- * string helpers and the writer's escaping.
+ * string helpers, the writer's escaping and the ledger's reader of the
+ * warnings in a recorded experiment's evidence.
  *
  * The first input byte picks the tokenizer flags; the rest is the document.
  * Every token is checked for consistency (views inside the input, depth in
@@ -11,6 +12,7 @@
 #include <string.h>
 #include "trainscope/json.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/ledger.h"
 #include "oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,6 +73,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!sb.failed)
 		oracle_json(sb.buf, sb.len);
 	oracle_text(data, size);
+	{
+		/* evidence as the ledger stores it (a C string): one line per
+		 * message counted, none holding a newline */
+		char *doc = malloc(size + 1);
+		size_t n = 0, lines = 0;
+		if (doc) {
+			memcpy(doc, data, size);
+			doc[size] = '\0';
+			ts_sb_reset(&sb);
+			if (ts_ledger_evidence_warnings(doc, &sb, &n, &err) == 0 && !sb.failed) {
+				for (size_t k = 0; k < sb.len; k++)
+					lines += sb.buf[k] == '\n';
+				if (lines != n || (sb.len && sb.buf[sb.len - 1] != '\n'))
+					abort();
+			}
+			free(doc);
+		}
+	}
 	ts_json_release(&j);
 	ts_sb_release(&sb);
 	return 0;

@@ -148,6 +148,15 @@ int ts_ledger_get_run(struct ts_ledger *l, int64_t id, struct ts_ledger_rows *ro
 int ts_ledger_get_experiment(struct ts_ledger *l, int64_t id, struct ts_ledger_rows *rows,
 			     struct ts_err *err);
 
+/*
+ * The messages of the warnings an experiment's evidence (the trainscope.ab/1
+ * document ab recorded) carries, appended to out one per line, in their
+ * order; *n gets their count. 0, TS_ENOMEM, or TS_EPARSE when evidence is
+ * not JSON (err names the byte offset). NULL evidence: none.
+ */
+int ts_ledger_evidence_warnings(const char *evidence, struct ts_sb *out, size_t *n,
+				struct ts_err *err);
+
 /* PRAGMA integrity_check plus the ledger's own invariants (every experiment
  * has as many run links as it declares). 0 when consistent, TS_EPARSE with
  * the first problem in err otherwise. */

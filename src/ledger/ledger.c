@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "trainscope/json.h"
 #include "trainscope/ledger.h"
 
 /* Schema migrations: entry i brings user_version i to i + 1. */
@@ -792,5 +793,48 @@ int ts_ledger_check(struct ts_ledger *l, struct ts_err *err)
 		}
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+int ts_ledger_evidence_warnings(const char *evidence, struct ts_sb *out, size_t *n,
+				struct ts_err *err)
+{
+	struct ts_json j;
+	int tok, in_warnings = 0, rc = 0;
+
+	*n = 0;
+	if (!evidence)
+		return 0;
+	ts_json_init_mem(&j, evidence, strlen(evidence), TS_JSON_ALLOW_NAN, "experiment evidence");
+	/* warnings[] at the top level: each object's "message" string; the
+	 * other top-level values are skipped whole */
+	while ((tok = ts_json_next(&j, err)) > TS_JSON_EOF) {
+		if (tok == TS_JSON_KEY && j.depth == 1) {
+			in_warnings = TS_JSON_IS(&j, "warnings");
+			if (in_warnings)
+				continue;
+			if ((tok = ts_json_next(&j, err)) < 0 || (tok = ts_json_skip(&j, tok, err)) < 0)
+				break;
+		} else if (tok == TS_JSON_KEY && in_warnings && j.depth == 3 &&
+			   TS_JSON_IS(&j, "message")) {
+			size_t from = out->len;
+			if ((tok = ts_json_next(&j, err)) < 0)
+				break;
+			if (tok != TS_JSON_STR)
+				continue;
+			if (ts_json_unescape(j.s, j.n, 1, out))
+				out->failed = 1;
+			for (size_t k = from; !out->failed && k < out->len; k++)
+				if (out->buf[k] == '\n')
+					out->buf[k] = ' ';
+			ts_sb_addc(out, '\n');
+			(*n)++;
+		}
+	}
+	if (tok < 0)
+		rc = tok;
+	else if (out->failed)
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory reading experiment evidence");
+	ts_json_release(&j);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #  - contracts differing in two fields make ab refuse (exit 2), in one field
 #    name the variable;
 #  - synthetic 300-step runs with a clear 15 % change are slower / faster;
+#  - `ledger show` of a recorded experiment lists ab's warnings as given;
 #  - several ab processes recording into one ledger at once all succeed,
 #    and a writer killed with SIGKILL leaves a consistent ledger.
 set -u
@@ -141,7 +142,29 @@ PY
 python3 -c "import sys; sys.exit(abs($(jget "$tmp/slow.json" ratio.estimate) - 1.15) > 1e-9)" ||
 	bad "synthetic ratio $(jget "$tmp/slow.json" ratio.estimate), want 1.15"
 
-# 6. the ledger: 4 concurrent writers, then a killed one
+# 6. the ledger keeps what ab said: `ledger show` lists every warning of
+# the recorded run, word for word, in text and JSON, and a rejection
+# without a failed gate names the verdict
+sdb=$tmp/show/ledger.db
+Q=examples/ab-stall/quiet
+"$TS" ab --json --db "$sdb" "$Q/base-1" "$Q/stall-1" >"$tmp/show.json" 2>/dev/null
+"$TS" ledger show e1 --db "$sdb" >"$tmp/show.txt" || bad "ledger show e1 exit $?"
+"$TS" ledger show e1 --json --db "$sdb" >"$tmp/show-l.json" || bad "ledger show e1 --json exit $?"
+python3 - "$tmp/show.json" "$tmp/show.txt" "$tmp/show-l.json" <<'PY' || bad "ledger show lost ab's warnings or its reason"
+import json, sys
+ab = json.load(open(sys.argv[1]))
+txt = open(sys.argv[2]).read()
+led = json.load(open(sys.argv[3]))["experiment"]
+msgs = [w["message"] for w in ab["warnings"]]
+assert len(msgs) >= 3, msgs  # stalls on both sides, few runs
+assert ab["verdict"] == "slower" and ab["decision"] == "rejected" and not ab["correctness"]["reasons"]
+assert led["warnings"] == msgs, led["warnings"]
+part = txt.split("\nwarnings:\n")[1].split("\n\n")[0]
+assert part.splitlines() == ["  - " + m for m in msgs], part
+assert "\nreasons:\n  - the verdict: slower\n" in txt, txt
+PY
+
+# 7. the ledger: 4 concurrent writers, then a killed one
 db=$tmp/ledger/ledger.db
 pids=""
 for k in 1 2 3 4; do
