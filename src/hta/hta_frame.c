@@ -138,6 +138,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 	struct hta_map m = { 0 };
 	int rc = TS_ENOMEM;
 	size_t n = 0, ncorr = 0;
+	int64_t t0 = INT64_MAX;
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
@@ -192,8 +193,13 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 			r->flags |= HTA_ROW_STEP;
 		r->icorr = r->corr < 0 ? HTA_ICORR_NEG : 0;
 		ncorr += r->corr != -1;
+		if (r->ts < t0)
+			t0 = r->ts;
 	}
 	f->n = n;
+	/* a local origin keeps every later sum small; HTA's results do not
+	 * depend on where t = 0 is (applied in the pass below) */
+	f->t0 = n ? t0 : 0;
 
 	/* index_correlation: the last CPU (GPU) row in file order sharing the
 	 * correlation wins, as with HTA's df.loc assignment of a merge. */
@@ -213,6 +219,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 	for (size_t k = 0; k < n; k++) {
 		struct hta_row *r = &f->rows[k];
 		int64_t s;
+		r->ts -= f->t0;
 		if (r->corr == -1)
 			continue;
 		s = hta_map_find(&m, r->corr);
@@ -223,16 +230,6 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 			r->icorr = (uint32_t)m.b[s];
 		}
 	}
-	/* a local origin keeps every later sum small; HTA's results do not
-	 * depend on where t = 0 is */
-	f->t0 = INT64_MAX;
-	for (size_t k = 0; k < n; k++)
-		if (f->rows[k].ts < f->t0)
-			f->t0 = f->rows[k].ts;
-	if (n == 0)
-		f->t0 = 0;
-	for (size_t k = 0; k < n; k++)
-		f->rows[k].ts -= f->t0;
 	rc = 0;
 out:
 	hta_map_release(&m);
