@@ -138,7 +138,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 	struct hta_map m = { 0 };
 	int rc = TS_ENOMEM;
 	size_t n = 0, ncorr = 0;
-	int64_t t0 = INT64_MAX;
+	int64_t t0 = INT64_MAX, clo = INT64_MAX, chi = INT64_MIN;
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
@@ -192,7 +192,11 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		if (nf & S_STEP)
 			r->flags |= HTA_ROW_STEP;
 		r->icorr = r->corr < 0 ? HTA_ICORR_NEG : 0;
-		ncorr += r->corr != -1;
+		if (r->corr != -1) {
+			ncorr++;
+			clo = r->corr < clo ? r->corr : clo;
+			chi = r->corr > chi ? r->corr : chi;
+		}
 		if (r->ts < t0)
 			t0 = r->ts;
 	}
@@ -200,10 +204,11 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 	/* a local origin keeps every later sum small; HTA's results do not
 	 * depend on where t = 0 is (applied in the pass below) */
 	f->t0 = n ? t0 : 0;
+	f->corr_span = ncorr ? (uint64_t)chi - (uint64_t)clo + 1 : 0;
 
 	/* index_correlation: the last CPU (GPU) row in file order sharing the
 	 * correlation wins, as with HTA's df.loc assignment of a merge. */
-	if (hta_map_init(&m, ncorr))
+	if (hta_map_init(&m, ncorr, f->corr_span))
 		goto out;
 	for (size_t k = 0; k < n; k++) {
 		struct hta_row *r = &f->rows[k];
@@ -263,7 +268,7 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	if (last_start == INT64_MIN)
 		last_start = min_cpu;
 	f->filtered = 1;
-	if (hta_map_init(&cnt, nkeys))
+	if (hta_map_init(&cnt, nkeys, f->corr_span))
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];

@@ -69,6 +69,8 @@ struct hta_frame {
 	struct hta_row *rows;
 	size_t n;
 	int64_t t0;         /* rows' ts are relative to this (rounded file time) */
+	uint64_t corr_span; /* max - min + 1 of the rows' correlations other than
+			     * -1 (0: none), for hta_map_init() */
 	int rounded;
 	int filtered;
 };
@@ -97,9 +99,12 @@ struct hta_map {
 	int64_t *a, *b;
 	uint8_t *used;
 	size_t mask;
+	int block_bits;     /* keys k and k + 1 share a block of 2^block_bits slots */
 };
-/* Room for `expect` distinct keys; 0 or TS_ENOMEM. */
-int hta_map_init(struct hta_map *m, size_t expect);
+/* Room for `expect` distinct keys; span: hi - lo + 1 of the keys other than
+ * -1 (how densely they sit, which sets the block size), 0 when unknown.
+ * 0 or TS_ENOMEM. */
+int hta_map_init(struct hta_map *m, size_t expect, uint64_t span);
 void hta_map_release(struct hta_map *m);
 /* Slot of key or -1. */
 int64_t hta_map_find(const struct hta_map *m, int64_t key);

@@ -595,7 +595,7 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 		if (kf->rows[k].flags & HTA_ROW_KCAT)
 			ns++;
 	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
-	    hta_map_init(&order, ns))
+	    hta_map_init(&order, ns, 0))
 		goto out;
 	ns = 0;
 	/* ts of the row an index_correlation names (first occurrence) */
@@ -756,7 +756,7 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
 			nc++;
-	if (hta_map_init(&set, nc))
+	if (hta_map_init(&set, nc, f->corr_span))
 		goto out;
 	nc = 0;
 	for (size_t k = 0; k < f->n; k++)
@@ -877,7 +877,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		if (hta_icorr(x) > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
 			nlaunch++;
 	}
-	if (hta_map_init(&kmap, ngpu) || hta_map_init(&rset, nlaunch))
+	if (hta_map_init(&kmap, ngpu, f->corr_span) || hta_map_init(&rset, nlaunch, f->corr_span))
 		goto out;
 	krows = malloc((f->n + 1) * sizeof(*krows));
 	if (!krows)

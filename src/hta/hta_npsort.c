@@ -289,11 +289,36 @@ double hta_round(double x, int decimals)
 	return rint(x * f) / f;
 }
 
-int hta_map_init(struct hta_map *m, size_t expect)
+/* Correlation ids rise with time, so a pass in frame order asks for keys
+ * k, k + 1, ... Blocks of 2^block_bits consecutive keys share consecutive
+ * slots, placed by a mix of the key's upper bits: the pass then walks the
+ * table nearly in order. The block is sized so that about
+ * MAP_KEYS_PER_BLOCK keys (puts, counted over the key span) fall in it:
+ * blocks of dense keys that are too large overlap into long probe runs,
+ * blocks of sparse keys that are too small scatter like a plain hash. The
+ * shared traces' rows carry 0.01-0.34 correlations per id of their span
+ * (256-slot blocks); fully dense ids get 64. On the 241 MB benchmark
+ * trace the analysis takes 108 ms against 125 ms with a plain hash; a
+ * trace of many dense id ranges far apart (a sparse span, dense blocks)
+ * is the case this gets wrong, up to 2.7x slower map lookups measured. */
+#define MAP_KEYS_PER_BLOCK 100
+#define MAP_BLOCK_BITS_MAX 8
+
+int hta_map_init(struct hta_map *m, size_t expect, uint64_t span)
 {
 	size_t cap = 16;
+	int bits = MAP_BLOCK_BITS_MAX;
+
 	while (cap < expect * 2 + 16)
 		cap <<= 1;
+	/* 2^bits * expect / span ~ MAP_KEYS_PER_BLOCK */
+	if (span && expect) {
+		double per = (double)MAP_KEYS_PER_BLOCK * (double)span / (double)expect;
+		bits = 0;
+		while (bits < MAP_BLOCK_BITS_MAX && (double)(UINT64_C(2) << bits) <= per)
+			bits++;
+	}
+	m->block_bits = bits;
 	m->key = malloc(cap * sizeof(*m->key));
 	m->a = malloc(cap * sizeof(*m->a));
 	m->b = malloc(cap * sizeof(*m->b));
@@ -315,26 +340,20 @@ void hta_map_release(struct hta_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Keys k and k + 1 share a block of 2^MAP_BLOCK_BITS slots: correlation ids come
- * in increasing, nearly dense runs, so a pass in frame order walks the
- * table nearly in order. The blocks themselves are spread by a mix of the
- * key's upper bits (strided ids do not pile up). */
-#define MAP_BLOCK_BITS 8
-
-static size_t map_hash(int64_t k)
+static size_t map_hash(const struct hta_map *m, int64_t k)
 {
-	uint64_t x = (uint64_t)k >> MAP_BLOCK_BITS;
+	uint64_t x = (uint64_t)k >> m->block_bits;
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
-	return (size_t)(x + ((uint64_t)k & ((1u << MAP_BLOCK_BITS) - 1)));
+	return (size_t)(x + ((uint64_t)k & ((UINT64_C(1) << m->block_bits) - 1)));
 }
 
 int64_t hta_map_find(const struct hta_map *m, int64_t key)
 {
-	size_t i = map_hash(key) & m->mask;
+	size_t i = map_hash(m, key) & m->mask;
 	while (m->used[i]) {
 		if (m->key[i] == key)
 			return (int64_t)i;
@@ -345,7 +364,7 @@ int64_t hta_map_find(const struct hta_map *m, int64_t key)
 
 size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init)
 {
-	size_t i = map_hash(key) & m->mask;
+	size_t i = map_hash(m, key) & m->mask;
 	while (m->used[i]) {
 		if (m->key[i] == key)
 			return i;
