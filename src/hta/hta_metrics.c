@@ -538,6 +538,34 @@ static int cmp_pt(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* p[0..n) by time, stably, where p[0..m) and p[m..n) are each usually in
+ * order already (a class's merged intervals are sorted and apart, unless a
+ * negative duration turns one around): then one merge, else a sort. */
+static void sort_sweep(struct sweep_pt *p, size_t m, size_t n)
+{
+	struct sweep_pt *out;
+	size_t i = 0, j = m, o = 0;
+
+	for (size_t k = 1; k < n; k++)
+		if (k != m && p[k].t < p[k - 1].t) {
+			ts_sort(p, n, sizeof(*p), cmp_pt);
+			return;
+		}
+	out = malloc((n ? n : 1) * sizeof(*out));
+	if (!out) {
+		ts_sort(p, n, sizeof(*p), cmp_pt);
+		return;
+	}
+	while (i < m && j < n)
+		out[o++] = p[j].t < p[i].t ? p[j++] : p[i++];
+	while (i < m)
+		out[o++] = p[i++];
+	while (j < n)
+		out[o++] = p[j++];
+	memcpy(p, out, n * sizeof(*p));
+	free(out);
+}
+
 static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 {
 	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
@@ -558,7 +586,7 @@ static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 	}
 	/* sum of segments where running == 3; ties only make zero-length
 	 * segments, so any sort order gives HTA's sum */
-	ts_sort(p, n, sizeof(*p), cmp_pt);
+	sort_sweep(p, 2 * comm->n, n);
 	for (size_t k = 0; k + 1 < n; k++) {
 		run += p[k].s;
 		if (run == 3)
@@ -1167,8 +1195,12 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		return TS_ENOMEM;
 	for (size_t k = 0; k < f->t->strings.count; k++) {
 		const char *s = ts_intern_str(&f->t->strings, (uint32_t)k);
-		nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
-				     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
+		/* every launch name starts with c (cuda, cu), h (hip) or r
+		 * (runFunction): the other strings skip the compares */
+		nflag[k] = 0;
+		if (*s == 'c' || *s == 'h' || *s == 'r')
+			nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
+					     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
 	}
 	job = (struct queue_job){ .f = f, .nflag = nflag, .r = r };
 	ts_arena_init(&job.arena);
