@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	oracle_text(data, size);
 	{
 		/* evidence as the ledger stores it (a C string): one line per
-		 * message counted, none holding a newline */
+		 * message counted, none holding a newline or a NUL */
 		char *doc = malloc(size + 1);
 		size_t n = 0, lines = 0;
 		if (doc) {
@@ -85,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ts_ledger_evidence_warnings(doc, &sb, &n, &err) == 0 && !sb.failed) {
 				for (size_t k = 0; k < sb.len; k++)
 					lines += sb.buf[k] == '\n';
-				if (lines != n || (sb.len && sb.buf[sb.len - 1] != '\n'))
+				if (lines != n || (sb.len && sb.buf[sb.len - 1] != '\n') ||
+				    strlen(sb.buf) != sb.len)
 					abort();
 			}
 			free(doc);

@@ -150,8 +150,9 @@ int ts_ledger_get_experiment(struct ts_ledger *l, int64_t id, struct ts_ledger_r
 
 /*
  * The messages of the warnings an experiment's evidence (the trainscope.ab/1
- * document ab recorded) carries, appended to out one per line, in their
- * order; *n gets their count. 0, TS_ENOMEM, or TS_EPARSE when evidence is
+ * document ab recorded: its top-level warnings array) carries, appended to
+ * out one per line, in their order (a newline or NUL inside a message
+ * becomes a blank); *n gets their count. 0, TS_ENOMEM, or TS_EPARSE when evidence is
  * not JSON (err names the byte offset). NULL evidence: none.
  */
 int ts_ledger_evidence_warnings(const char *evidence, struct ts_sb *out, size_t *n,

@@ -810,10 +810,12 @@ int ts_ledger_evidence_warnings(const char *evidence, struct ts_sb *out, size_t 
 	 * other top-level values are skipped whole */
 	while ((tok = ts_json_next(&j, err)) > TS_JSON_EOF) {
 		if (tok == TS_JSON_KEY && j.depth == 1) {
-			in_warnings = TS_JSON_IS(&j, "warnings");
-			if (in_warnings)
-				continue;
-			if ((tok = ts_json_next(&j, err)) < 0 || (tok = ts_json_skip(&j, tok, err)) < 0)
+			int warnings = TS_JSON_IS(&j, "warnings");
+			if ((tok = ts_json_next(&j, err)) < 0)
+				break;
+			/* warnings is an array of objects; anything else is skipped */
+			in_warnings = warnings && tok == TS_JSON_ARR;
+			if (!in_warnings && (tok = ts_json_skip(&j, tok, err)) < 0)
 				break;
 		} else if (tok == TS_JSON_KEY && in_warnings && j.depth == 3 &&
 			   TS_JSON_IS(&j, "message")) {
@@ -824,8 +826,9 @@ int ts_ledger_evidence_warnings(const char *evidence, struct ts_sb *out, size_t 
 				continue;
 			if (ts_json_unescape(j.s, j.n, 1, out))
 				out->failed = 1;
+			/* one line per message: a newline or NUL in it is a blank */
 			for (size_t k = from; !out->failed && k < out->len; k++)
-				if (out->buf[k] == '\n')
+				if (out->buf[k] == '\n' || out->buf[k] == '\0')
 					out->buf[k] = ' ';
 			ts_sb_addc(out, '\n');
 			(*n)++;

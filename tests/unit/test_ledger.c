@@ -259,3 +259,36 @@ TEST(ledger_kill9_during_write)
 	CHECK(before > 0); /* the writer did get experiments in before dying */
 	rm_db(path);
 }
+
+/* The warnings in recorded evidence, one line each: escapes decoded, a
+ * newline or NUL inside a message a blank (a NUL once crashed `ledger
+ * show`, which walks the lines as C strings), a warnings value that is not
+ * an array and keys below other top-level values ignored, and text that is
+ * not JSON refused with TS_EPARSE or TS_ETRUNC. */
+TEST(ledger_evidence_warnings)
+{
+	struct ts_sb sb;
+	struct ts_err err;
+	size_t n;
+
+	ts_sb_init(&sb);
+	ts_err_init(&err);
+	CHECK_I64(ts_ledger_evidence_warnings(
+			  "{\"verdict\": \"slower\", \"window\": {\"warnings\": [{\"message\": \"no\"}]},"
+			  " \"warnings\": [{\"code\": \"a\", \"message\": \"x\\u0000y\"},"
+			  " {\"message\": 3}, {\"message\": \"p\\nq \\u00e9\"}]}",
+			  &sb, &n, &err), 0);
+	CHECK_I64((int64_t)n, 2);
+	CHECK_I64((int64_t)sb.len, 11);
+	CHECK(memcmp(sb.buf, "x y\np q \xc3\xa9\n", 11) == 0);
+	ts_sb_reset(&sb);
+	CHECK_I64(ts_ledger_evidence_warnings("{\"warnings\": {\"a\": {\"message\": \"x\"}}}",
+					      &sb, &n, &err), 0);
+	CHECK_I64((int64_t)n, 0);
+	CHECK_I64((int64_t)sb.len, 0);
+	CHECK_I64(ts_ledger_evidence_warnings(NULL, &sb, &n, &err), 0);
+	CHECK_I64((int64_t)n, 0);
+	CHECK(ts_ledger_evidence_warnings("{\"warnings\": [{\"message\": \"x\"}", &sb, &n, &err) < 0);
+	CHECK(ts_ledger_evidence_warnings("not json", &sb, &n, &err) < 0);
+	ts_sb_release(&sb);
+}
