@@ -538,32 +538,9 @@ static int cmp_pt(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* p[0..n) by time, stably, where p[0..m) and p[m..n) are each usually in
- * order already (a class's merged intervals are sorted and apart, unless a
- * negative duration turns one around): then one merge, else a sort. */
-static void sort_sweep(struct sweep_pt *p, size_t m, size_t n)
+static uint64_t key_pt(const void *x)
 {
-	struct sweep_pt *out;
-	size_t i = 0, j = m, o = 0;
-
-	for (size_t k = 1; k < n; k++)
-		if (k != m && p[k].t < p[k - 1].t) {
-			ts_sort(p, n, sizeof(*p), cmp_pt);
-			return;
-		}
-	out = malloc((n ? n : 1) * sizeof(*out));
-	if (!out) {
-		ts_sort(p, n, sizeof(*p), cmp_pt);
-		return;
-	}
-	while (i < m && j < n)
-		out[o++] = p[j].t < p[i].t ? p[j++] : p[i++];
-	while (i < m)
-		out[o++] = p[i++];
-	while (j < n)
-		out[o++] = p[j++];
-	memcpy(p, out, n * sizeof(*p));
-	free(out);
+	return ts_radix_i64(((const struct sweep_pt *)x)->t);
 }
 
 static int overlap(const struct merged *mg, struct ts_hta_rank *r)
@@ -586,7 +563,8 @@ static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 	}
 	/* sum of segments where running == 3; ties only make zero-length
 	 * segments, so any sort order gives HTA's sum */
-	sort_sweep(p, 2 * comm->n, n);
+	if (ts_radix_sort(p, n, sizeof(*p), key_pt))
+		ts_sort(p, n, sizeof(*p), cmp_pt);
 	for (size_t k = 0; k + 1 < n; k++) {
 		run += p[k].s;
 		if (run == 3)
@@ -1125,7 +1103,7 @@ static void *queue_job_main(void *arg)
 /* The analyzers that follow the merged kernel intervals (temporal,
  * overlap, kernel-type labels), the kernel tables and the idle breakdown;
  * kf holds f's kernel rows. */
-static int kernel_tables(const struct hta_frame *f, const struct hta_frame *kf,
+static int kernel_analyses(const struct hta_frame *f, const struct hta_frame *kf,
 			 struct ts_arena *arena, struct ts_hta_rank *r, struct hta_labels *lab)
 {
 	struct merged mg;
@@ -1147,8 +1125,7 @@ static int kernel_tables(const struct hta_frame *f, const struct hta_frame *kf,
 	return rc;
 }
 
-
-/* kernel_tables() over f: they read its kernel rows only (r->nkernels of
+/* kernel_analyses() over f: they read its kernel rows only (r->nkernels of
  * them), copied out once in frame order, a fifth of the frame to scan. */
 static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
 		       struct hta_labels *lab)
@@ -1163,7 +1140,7 @@ static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].stream != -1)
 			sub.rows[sub.n++] = f->rows[k];
-	rc = kernel_tables(f, kf, arena, r, lab);
+	rc = kernel_analyses(f, kf, arena, r, lab);
 	free(sub.rows);
 	return rc;
 }
