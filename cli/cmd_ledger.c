@@ -73,6 +73,30 @@ static void jw_run(struct ts_jw *w, const struct ts_ledger_run *r, int with_cont
 	ts_jw_obj_end(w);
 }
 
+/* The newline-separated lines of s (the last may lack its newline): a
+ * JSON array of strings, or "  - line" rows. */
+static void jw_lines(struct ts_jw *w, const char *s)
+{
+	ts_jw_arr(w);
+	for (const char *q = s; q && *q;) {
+		const char *nl = strchr(q, '\n');
+		size_t n = nl ? (size_t)(nl - q) : strlen(q);
+		ts_jw_strn(w, q, n);
+		q += n + (nl ? 1 : 0);
+	}
+	ts_jw_arr_end(w);
+}
+
+static void text_lines(struct ts_sb *out, const char *s)
+{
+	for (const char *q = s; q && *q;) {
+		const char *nl = strchr(q, '\n');
+		size_t n = nl ? (size_t)(nl - q) : strlen(q);
+		ts_sb_addf(out, "  - %.*s\n", (int)n, q);
+		q += n + (nl ? 1 : 0);
+	}
+}
+
 static void jw_exp(struct ts_jw *w, const struct ts_ledger_experiment *e, int full)
 {
 	char when[32];
@@ -93,14 +117,7 @@ static void jw_exp(struct ts_jw *w, const struct ts_ledger_experiment *e, int fu
 	ts_jw_obj_end(w);
 	ts_jw_kbool(w, "correctness_passed", e->correctness_passed);
 	ts_jw_key(w, "reasons");
-	ts_jw_arr(w);
-	for (const char *p = e->reasons; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		ts_jw_strn(w, p, n);
-		p += n + (nl ? 1 : 0);
-	}
-	ts_jw_arr_end(w);
+	jw_lines(w, e->reasons);
 	ts_jw_key(w, "baseline_runs");
 	ts_jw_arr(w);
 	for (size_t i = 0; i < e->nbaseline; i++)
@@ -120,17 +137,10 @@ static void jw_exp(struct ts_jw *w, const struct ts_ledger_experiment *e, int fu
 		ts_sb_init(&msgs);
 		ts_err_init(&err);
 		ts_jw_key(w, "warnings");
-		if (ts_ledger_evidence_warnings(e->evidence_json, &msgs, &n, &err)) {
+		if (ts_ledger_evidence_warnings(e->evidence_json, &msgs, &n, &err))
 			ts_jw_null(w);
-		} else {
-			ts_jw_arr(w);
-			for (const char *q = msgs.buf; *q;) {
-				const char *nl = strchr(q, '\n');
-				ts_jw_strn(w, q, (size_t)(nl - q));
-				q = nl + 1;
-			}
-			ts_jw_arr_end(w);
-		}
+		else
+			jw_lines(w, msgs.buf);
 		ts_sb_release(&msgs);
 		ts_jw_key(w, "evidence");
 		if (e->evidence_json)
@@ -160,11 +170,8 @@ static int show_warnings(const struct ts_ledger_experiment *e, struct ts_sb *out
 	} else if (!rc && !n) {
 		ts_sb_adds(out, "  (none)\n");
 	}
-	for (const char *q = msgs.buf; !rc && *q;) {
-		const char *nl = strchr(q, '\n');
-		ts_sb_addf(out, "  - %.*s\n", (int)(nl - q), q);
-		q = nl + 1;
-	}
+	if (!rc)
+		text_lines(out, msgs.buf);
 	ts_sb_release(&msgs);
 	return rc;
 }
@@ -427,12 +434,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				ts_sb_addf(&out, "  - the verdict: %s\n", e->verdict);
 			else if (!e->reasons || !*e->reasons)
 				ts_sb_adds(&out, "  (none)\n");
-			for (const char *q = e->reasons; q && *q;) {
-				const char *nl = strchr(q, '\n');
-				size_t n = nl ? (size_t)(nl - q) : strlen(q);
-				ts_sb_addf(&out, "  - %.*s\n", (int)n, q);
-				q += n + (nl ? 1 : 0);
-			}
+			text_lines(&out, e->reasons);
 			if ((rc = show_warnings(e, &out, &err)))
 				goto fail;
 			ts_sb_adds(&out, "\nbaseline runs:\n");
