@@ -289,6 +289,10 @@ struct ts_jw;
  * it, e.g. diagnose's "hang" block); schema != 0 adds the "schema" key. */
 void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_hang_result *r,
 		int schema);
+/* The one wording of a cut dump (d->cut_at >= 0), appended to sb: the hang
+ * analysis's finding and diagnose's truncated-dump warning. */
+void ts_hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d,
+		      struct ts_sb *sb);
 /* The table per incident, findings and advice. */
 void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r,
 		  struct ts_sb *out);

@@ -37,6 +37,17 @@ static const char *fmt(struct ts_hang_result *r, const char *f, ...)
 	return out;
 }
 
+void ts_hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d,
+		      struct ts_sb *sb)
+{
+	int one = d->entries == 1;
+
+	ts_sb_addf(sb, "%s: truncated at byte %lld; its %lld complete %s before the cut %s read, "
+		   "and its rank is not taken as absent past %s", s->files.v[d->file],
+		   (long long)d->cut_at, (long long)d->entries, one ? "entry" : "entries",
+		   one ? "is" : "are", one ? "it" : "the last of them");
+}
+
 void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n)
 {
 	for (size_t i = 0; i < n;) {
@@ -455,11 +466,14 @@ static int dumps(struct an *a)
 			hang_set_add(&dumped, d->rank);
 		if (d->rank >= 0 && d->cut_at >= 0)
 			hang_set_add(&cut, d->rank);
-		if (d->cut_at >= 0)
-			finding(a->r, fmt(a->r, "%s: truncated at byte %lld; its %lld complete entries "
-					  "before the cut are read, and its rank is not taken as absent "
-					  "past the last of them",
-					  s->files.v[d->file], (long long)d->cut_at, (long long)d->entries));
+		if (d->cut_at >= 0) {
+			struct ts_sb sb;
+
+			ts_sb_init(&sb);
+			ts_hang_cut_text(s, d, &sb);
+			finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
+			ts_sb_release(&sb);
+		}
 	}
 	refs = malloc((s->works.n ? s->works.n : 1) * sizeof(*refs));
 	if (!refs)

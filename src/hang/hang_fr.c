@@ -447,7 +447,7 @@ static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *na
 	if (!s->scratch && !(s->scratch = calloc(1, sizeof(*s->scratch))))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	hang_pool_reset(s->scratch);
-	rc = pickle ? hang_pv_parse_pickle(s->scratch, data, n, name, &root, err)
+	rc = pickle ? hang_pv_parse_pickle(s->scratch, data, n, name, &root, &cut, err)
 		    : hang_pv_parse_text(s->scratch, data, n, name, &root, &cut, err);
 	if (!rc)
 		rc = hang_from_pv(s, root, (uint32_t)file, rank, cut, name, err);

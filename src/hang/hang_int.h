@@ -75,13 +75,22 @@ struct pv {
  */
 int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
 		       struct pv **out, int64_t *cut, struct ts_err *err);
-/* Run the safe pickle subset; *out is the value at STOP. */
+/*
+ * Run the safe pickle subset; *out is the value at STOP. With cut non-NULL
+ * a pickle whose input ends before STOP is salvaged as the text reader
+ * does (every container still being filled keeps the items pushed for it
+ * and is cut; the value on top of the stack is cut too, since it may be a
+ * container still waiting for its items) and *cut is the number of bytes
+ * read; else *cut is -1. Errors other than the input ending are never
+ * salvaged.
+ */
 int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, const char *name,
-			 struct pv **out, struct ts_err *err);
+			 struct pv **out, int64_t *cut, struct ts_err *err);
 /* dict lookup by string key; NULL when absent or not a dict */
 const struct pv *hang_pv_get(const struct pv *d, const char *key);
 /* Fill s from a parsed dump or RAS JSON document; cut: the document was
- * salvaged after its input ended at that byte (hang_pv_parse_text), else
+ * salvaged after its input ended at that byte (hang_pv_parse_text,
+ * hang_pv_parse_pickle), else
  * -1. A cut Flight Recorder dump keeps its complete entries (the one the
  * cut is inside is dropped); any other cut document is TS_ETRUNC. */
 int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,

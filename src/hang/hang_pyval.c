@@ -881,8 +881,77 @@ static int pk_run(struct pk *p, struct pv **out)
 	return ts_err_at(p->err, TS_ETRUNC, p->name, (int64_t)p->pos, -1, "pickle ends without STOP");
 }
 
+/* Is v a container that items can still be added to (SETITEMS, APPENDS)? */
+static int pk_open_kind(const struct pv *v)
+{
+	return v != &pv_mark && (v->t == PV_DICT || v->t == PV_LIST);
+}
+
+/*
+ * Salvage of a pickle whose input ended before STOP. The stack then holds
+ * the containers being filled, each with the items pushed for it above its
+ * MARK; they are folded in from the top: a container keeps those items (a
+ * dict key without its value is dropped) and is cut, then it is an item of
+ * the one below. Items above a MARK with no dict or list under it (a
+ * TUPLE, LIST or DICT opcode never reached) become a cut tuple. The value
+ * on top of the stack may be a container still waiting for its items (a
+ * dict pushed empty, its MARK and items not yet read), so it is cut too:
+ * a complete entry cut right after its SETITEMS is dropped as well. The
+ * root is the bottom value; it must be the only one left (a SETITEM or
+ * APPEND without MARK under way at the bottom folds into it the same way).
+ * 0 with *out set, or -1 when nothing can be salvaged.
+ */
+static int pk_salvage(struct pk *p, struct pv **out)
+{
+	size_t n = p->stack.n;
+
+	if (!n)
+		return -1;
+	if (p->stack.v[n - 1] != &pv_mark)
+		p->stack.v[n - 1]->cut = 1;
+	for (;;) {
+		int64_t m = pk_mark(p);
+		size_t from, at;
+		struct pv *c;
+
+		if (m < 0 && p->stack.n == 1)
+			break;
+		if (m < 0) {
+			if (!pk_open_kind(p->stack.v[0]))
+				return -1;
+			c = p->stack.v[0];
+			from = 1;
+			at = 0;
+		} else if (m > 0 && pk_open_kind(p->stack.v[m - 1])) {
+			c = p->stack.v[m - 1];
+			from = (size_t)m + 1;
+			at = (size_t)m - 1;
+		} else {
+			if (!(c = pv_new(p->a, PV_TUPLE)))
+				return -1;
+			from = (size_t)m + 1;
+			at = (size_t)m;
+		}
+		size_t k = p->stack.n - from;
+		if (c->t == PV_DICT && k % 2)
+			k--;
+		for (size_t i = 0; i < k; i++)
+			if (pv_push(p->a, c, p->stack.v[from + i]))
+				return -1;
+		c->cut = 1;
+		p->stack.v[at] = c;
+		p->stack.n = at + 1;
+		if (m < 0)
+			break;
+	}
+	if (p->stack.n != 1 || p->stack.v[0] == &pv_mark)
+		return -1;
+	*out = p->stack.v[0];
+	return 0;
+}
+
 int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, const char *name,
-			 struct pv **out, struct ts_err *err)
+			 struct pv **out, int64_t *cut, struct ts_err *err)
 {
 	struct pk p;
 	int rc;
@@ -893,7 +962,14 @@ int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, 
 	p.n = n;
 	p.name = name;
 	p.err = err;
+	if (cut)
+		*cut = -1;
 	rc = pk_run(&p, out);
+	if (rc == TS_ETRUNC && cut && pk_salvage(&p, out) == 0 && !a->failed) {
+		*cut = (int64_t)n;
+		ts_err_init(err);
+		rc = 0;
+	}
 	if (!rc && a->failed)
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	TS_VEC_RELEASE(p.stack);

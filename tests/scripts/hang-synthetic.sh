@@ -147,6 +147,31 @@ class Evil:
         return (os.system, ("echo pwned",))
 with open(f"{out}/evil/nccl_trace_rank_0", "wb") as f:
     pickle.dump({"version": "2.5", "entries": [Evil()]}, f, protocol=2)
+# rank 1's pickle dump of not_joined cut short (killed while dumping), with
+# "entries" as its last key. The oracle for the entries kept: the pickler
+# writes in order, so entry k ends where the same dump with entries[:k]
+# plus one more item (BININT1 0, then APPENDS, SETITEMS, STOP: 5 bytes)
+# stops writing; an entry counts once the opcode after it was read.
+full = dump(done5() + [entry(5, 6, state="scheduled")])
+full = {**{k: v for k, v in full.items() if k != "entries"}, "entries": full["entries"]}
+whole = pickle.dumps(full, protocol=2)
+ends = []
+for k in range(1, len(full["entries"]) + 1):
+    part = pickle.dumps({**full, "entries": full["entries"][:k] + [0]}, protocol=2)
+    assert part.endswith(b"K\x00eu.") and whole[:len(part) - 5] == part[:len(part) - 5]
+    ends.append(len(part) - 5)
+assert ends[-1] == len(whole) - 3
+os.makedirs(f"{out}/cut_pickle", exist_ok=True)
+with open(f"{out}/cut_pickle/cases", "w") as f:
+    first = whole.index(b"entries")
+    for cut in sorted(set(list(range(first, len(whole), 53)) + [e + d for e in ends for d in (0, 1)] + [len(whole) - 1])):
+        if cut < len(whole):
+            os.makedirs(f"{out}/cut_pickle/{cut}", exist_ok=True)
+            for r in (0, 2, 3):
+                src = f"{out}/not_joined_pickle/nccl_trace_rank_{r}"
+                os.link(src, f"{out}/cut_pickle/{cut}/nccl_trace_rank_{r}")
+            open(f"{out}/cut_pickle/{cut}/nccl_trace_rank_1", "wb").write(whole[:cut])
+            f.write(f"{cut} {sum(cut > e for e in ends)}\n")
 PY
 fail=0
 check() { # case exit class culprits missing
@@ -210,4 +235,38 @@ i=d['hang']['incidents']; assert len(i)==1 and i[0]['class']=='not_joined' and i
 [ $rc = 2 ] || { echo "FAIL evil pickle: exit $rc, want 2"; fail=1; }
 grep -q 'GLOBAL posix.system\|GLOBAL os.system' "$tmp/evil.err" || { echo "FAIL evil pickle message:"; cat "$tmp/evil.err"; fail=1; }
 grep -q 'byte [0-9]' "$tmp/evil.err" || { echo "FAIL evil pickle: no byte offset"; cat "$tmp/evil.err"; fail=1; }
+# cut pickles: read up to the last complete entry, the cut is a finding, the
+# incident is the same (rank 1 is truncated before seq 6, never blamed)
+ncut=0
+while read -r cut kept; do
+	d=$tmp/cut_pickle/$cut
+	"$TS" hang --json "$d" >"$d.json" 2>"$d.err"; rc=$?
+	[ $rc = 1 ] || { echo "FAIL cut pickle at $cut: exit $rc, want 1"; cat "$d.err"; fail=1; continue; }
+	python3 - "$d.json" "$cut" "$kept" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+cut, kept = int(sys.argv[2]), int(sys.argv[3])
+inc = d["incidents"]
+want = f"nccl_trace_rank_1: truncated at byte {cut}; its {kept} complete "
+ok = (len(inc) == 1 and inc[0]["class"] == "not_joined" and inc[0]["culprits"] == [3]
+      and d["dump_entries"] == 6 + 6 + 5 + kept and any(want in f["text"] for f in d["findings"]))
+if not ok:
+    print(f"FAIL cut pickle at {cut}: want {kept} entries kept:", inc, d["dump_entries"], d["findings"])
+    sys.exit(1)
+PY
+	ncut=$((ncut + 1))
+done <"$tmp/cut_pickle/cases"
+[ "$ncut" -ge 20 ] || { echo "FAIL cut pickle: only $ncut cases"; fail=1; }
+# diagnose and its JSON carry the cut as a run warning, in the finding's words
+read -r cut kept <"$tmp/cut_pickle/cases"
+"$TS" diagnose --json "$tmp/cut_pickle/$cut" >"$tmp/cut_diag.json" 2>"$tmp/cut_diag.err" ||
+	{ echo "FAIL diagnose of a cut pickle:"; cat "$tmp/cut_diag.err"; fail=1; }
+python3 - "$tmp/cut_diag.json" "$cut" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [x for x in d["warnings"] if x["code"] == "truncated-dump"]
+f = [x["text"] for x in d["hang"]["findings"] if "truncated at byte" in x["text"]]
+if len(w) != 1 or w[0]["byte_offset"] != int(sys.argv[2]) or f != [w[0]["message"]]:
+    print("FAIL diagnose truncated-dump:", d["warnings"], f); sys.exit(1)
+PY
 exit $fail

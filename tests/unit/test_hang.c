@@ -532,6 +532,7 @@ TEST(hang_pickle_plain_dict)
 	ts_hang_set_release(&s);
 }
 
+/* cut inside the root's first key: nothing read says it is a dump */
 TEST(hang_pickle_truncated)
 {
 	static const char pk[] = "\x80\x02}q\x00(X\x07\x00\x00\x00" "entr";
@@ -607,6 +608,212 @@ TEST(hang_dump_cut_keeps_the_rest)
 		ts_hang_set_release(&s);
 	}
 	CHECK(cuts > 1000);
+}
+
+/* A pickle writer with c10's layout (torch/csrc/jit/serialization/pickler):
+ * PROTO 2; a dict is EMPTY_DICT, BINPUT, MARK, key, value..., SETITEMS; a
+ * list EMPTY_LIST, BINPUT, MARK, items, APPENDS; a 2-tuple TUPLE2; strings
+ * BINUNICODE; ints BININT1 / BININT / LONG1; bools NEWTRUE / NEWFALSE. */
+struct pkw {
+	unsigned char b[8192];
+	size_t n;
+	unsigned memo;
+};
+
+static void pkw_byte(struct pkw *w, unsigned c)
+{
+	if (w->n < sizeof(w->b))
+		w->b[w->n++] = (unsigned char)c;
+}
+
+static void pkw_str(struct pkw *w, const char *s)
+{
+	size_t k = strlen(s);
+	pkw_byte(w, 'X');
+	for (int i = 0; i < 4; i++)
+		pkw_byte(w, (unsigned)(k >> (8 * i)) & 255);
+	for (size_t i = 0; i < k; i++)
+		pkw_byte(w, (unsigned char)s[i]);
+}
+
+static void pkw_int(struct pkw *w, int64_t v)
+{
+	if (v >= 0 && v < 256) {
+		pkw_byte(w, 'K');
+		pkw_byte(w, (unsigned)v);
+	} else if (v >= INT32_MIN && v <= INT32_MAX) {
+		pkw_byte(w, 'J');
+		for (int i = 0; i < 4; i++)
+			pkw_byte(w, (unsigned)((uint64_t)v >> (8 * i)) & 255);
+	} else {
+		pkw_byte(w, 0x8a);
+		pkw_byte(w, 8);
+		for (int i = 0; i < 8; i++)
+			pkw_byte(w, (unsigned)((uint64_t)v >> (8 * i)) & 255);
+	}
+}
+
+/* EMPTY_DICT or EMPTY_LIST, its BINPUT and the MARK of its items */
+static void pkw_open(struct pkw *w, unsigned kind)
+{
+	pkw_byte(w, kind);
+	pkw_byte(w, 'q');
+	pkw_byte(w, w->memo++ & 255);
+	pkw_byte(w, '(');
+}
+
+static void pkw_int_list(struct pkw *w, int64_t v)
+{
+	pkw_open(w, ']');
+	pkw_int(w, v);
+	pkw_byte(w, 'e');
+}
+
+/* fr_json's dump as c10 pickles it; open[q - 1] is where entry q's
+ * EMPTY_DICT is, *appends where the entries' APPENDS is */
+static size_t fr_pickle(struct pkw *w, int last, int stuck, size_t *open, size_t *appends)
+{
+	w->n = 0;
+	w->memo = 0;
+	pkw_byte(w, 0x80);
+	pkw_byte(w, 2);
+	pkw_open(w, '}');
+	pkw_str(w, "version");
+	pkw_str(w, "2.5");
+	pkw_str(w, "pg_config");
+	pkw_open(w, '}');
+	pkw_str(w, "0");
+	pkw_open(w, '}');
+	pkw_str(w, "name");
+	pkw_str(w, "0");
+	pkw_str(w, "desc");
+	pkw_str(w, "default_pg");
+	pkw_str(w, "ranks");
+	pkw_str(w, "[0, 1, 2, 3]");
+	pkw_byte(w, 'u');
+	pkw_byte(w, 'u');
+	pkw_str(w, "entries");
+	pkw_open(w, ']');
+	for (int q = 1; q <= last; q++) {
+		open[q - 1] = w->n;
+		pkw_open(w, '}');
+		pkw_str(w, "record_id");
+		pkw_int(w, q - 1);
+		pkw_str(w, "pg_id");
+		pkw_int(w, 0);
+		pkw_str(w, "process_group");
+		pkw_str(w, "0");
+		pkw_str(w, "default_pg");
+		pkw_byte(w, 0x86);
+		pkw_str(w, "collective_seq_id");
+		pkw_int(w, q);
+		pkw_str(w, "profiling_name");
+		pkw_str(w, "nccl:all_reduce");
+		pkw_str(w, "input_sizes");
+		pkw_open(w, ']');
+		pkw_int_list(w, 1024);
+		pkw_byte(w, 'e');
+		pkw_str(w, "input_dtypes");
+		pkw_open(w, ']');
+		pkw_str(w, "Float");
+		pkw_byte(w, 'e');
+		pkw_str(w, "output_sizes");
+		pkw_open(w, ']');
+		pkw_int_list(w, 1024);
+		pkw_byte(w, 'e');
+		pkw_str(w, "output_dtypes");
+		pkw_open(w, ']');
+		pkw_str(w, "Float");
+		pkw_byte(w, 'e');
+		pkw_str(w, "state");
+		pkw_str(w, q == last && stuck ? "started" : "completed");
+		pkw_str(w, "timeout_ms");
+		pkw_int(w, 600000);
+		pkw_str(w, "time_created_ns");
+		pkw_int(w, (int64_t)q * 1000000000 + 123);
+		pkw_str(w, "is_p2p");
+		pkw_byte(w, 0x89);
+		pkw_byte(w, 'u');
+	}
+	*appends = w->n;
+	pkw_byte(w, 'e');
+	pkw_byte(w, 'u');
+	pkw_byte(w, '.');
+	return w->n < sizeof(w->b) ? w->n : 0;
+}
+
+/* The same incident as hang_dump_cut_keeps_the_rest with rank 1's dump a
+ * c10 pickle cut at every byte from its "entries" key on. The entries kept
+ * are those the pickle finished before the cut and pushed something after:
+ * entry q when the next entry's EMPTY_DICT was read, the last one when the
+ * list's APPENDS was (an entry on top of the stack may still be waiting
+ * for its items). Cut before STOP, the dump is truncated. */
+TEST(hang_pickle_cut_keeps_the_rest)
+{
+	static struct pkw w;
+	char other[4096];
+	size_t open[6], appends, cuts = 0;
+	size_t len = fr_pickle(&w, 6, 1, open, &appends);
+	const unsigned char *ents = NULL;
+
+	REQUIRE(len > 0);
+	for (size_t i = 0; i + 7 <= len && !ents; i++)
+		if (memcmp(w.b + i, "entries", 7) == 0)
+			ents = w.b + i - 5;
+	REQUIRE(ents != NULL);
+	for (size_t cut = (size_t)(ents - w.b); cut <= len; cut++) {
+		struct ts_hang_set s;
+		struct ts_hang_result r;
+		struct ts_err err;
+		int64_t kept = 0;
+		int found = 0;
+
+		for (int q = 1; q <= 6; q++)
+			kept += q < 6 ? cut > open[q] : cut > appends;
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		for (int rank = 0; rank < 4; rank++) {
+			char name[32];
+			snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
+			if (rank == 1) {
+				REQUIRE(ts_hang_read_pickle_mem(&s, w.b, cut, name, rank, &err) == 0);
+				CHECK_I64(s.dumps.v[s.dumps.n - 1].entries, kept);
+				CHECK_I64(s.dumps.v[s.dumps.n - 1].cut_at, cut < len ? (int64_t)cut : -1);
+				continue;
+			}
+			REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
+			REQUIRE(read_mem(&s, other, name, &err) == 0);
+		}
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		REQUIRE(r.incidents.n == 1);
+		CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
+		CHECK_I64(r.incidents.v[0].culprits.n, 1);
+		CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+		for (size_t k = 0; k < r.findings.n; k++)
+			found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
+		CHECK_I64(found, cut < len);
+		cuts++;
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+	CHECK(cuts > 1000);
+}
+
+/* Cut before anything but the root exists, or inside a refused opcode's
+ * argument: nothing to salvage, or not a cut at all. */
+TEST(hang_pickle_cut_unsalvageable)
+{
+	static const char head[] = "\x80\x02";
+	static const char evil[] = "\x80\x02}q\x00(X\x07\x00\x00\x00" "entries" "cos\nsys";
+	struct ts_hang_set s;
+	struct ts_err err;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	CHECK_I64(ts_hang_read_pickle_mem(&s, head, sizeof(head) - 1, "cut.pkl", 0, &err), TS_ETRUNC);
+	CHECK_I64(ts_hang_read_pickle_mem(&s, evil, sizeof(evil) - 1, "evil.pkl", 0, &err), TS_EUNSUPPORTED);
+	CHECK_I64(s.dumps.n, 0);
+	ts_hang_set_release(&s);
 }
 
 /* the #140563 shape: the first rank is the odd one out; 3 ranks agree */
