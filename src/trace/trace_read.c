@@ -2079,6 +2079,21 @@ static int64_t tok_int(struct ts_json *j, int tok, int64_t dflt)
 	return dflt;
 }
 
+/*
+ * A member value where a scalar is read: a container is skipped whole (its
+ * tokens read as members would run the member loop past the value's end).
+ * Returns 1 when tok opened a container (*rc: the skip's result), else 0.
+ * The member loops also stop at TS_JSON_EOF, which the tokenizer gives
+ * only once the whole value is read.
+ */
+static int skip_container(struct ts_json *j, int tok, struct ts_err *je, int *rc)
+{
+	if (tok != TS_JSON_OBJ && tok != TS_JSON_ARR)
+		return 0;
+	*rc = ts_json_skip(j, tok, je);
+	return 1;
+}
+
 /* Parse the deviceProperties / computeProperties array. */
 static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
 {
@@ -2089,7 +2104,7 @@ static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
 		return tok < 0 ? tok : ts_json_skip(j, tok, je);
 	for (;;) {
 		tok = ts_json_next(j, je);
-		if (tok < 0 || tok == TS_JSON_ARR_END) {
+		if (tok <= TS_JSON_EOF || tok == TS_JSON_ARR_END) {
 			rc = tok < 0 ? tok : 0;
 			break;
 		}
@@ -2103,7 +2118,7 @@ static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
 					      .compute_major = -1, .compute_minor = -1, .num_sms = -1 };
 		for (;;) {
 			tok = ts_json_next(j, je);
-			if (tok < 0 || tok == TS_JSON_OBJ_END)
+			if (tok <= TS_JSON_EOF || tok == TS_JSON_OBJ_END)
 				break;
 			char key[32];
 			size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
@@ -2112,6 +2127,11 @@ static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
 			tok = ts_json_next(j, je);
 			if (tok < 0)
 				break;
+			if (skip_container(j, tok, je, &rc)) {
+				if (rc)
+					break;
+				continue;
+			}
 			if (!strcmp(key, "id"))
 				dv.id = (int32_t)tok_int(j, tok, -1);
 			else if (!strcmp(key, "name"))
@@ -2164,7 +2184,7 @@ static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
 	pg->ranks = NULL;
 	for (;;) {
 		tok = ts_json_next(j, je);
-		if (tok < 0 || tok == TS_JSON_OBJ_END)
+		if (tok <= TS_JSON_EOF || tok == TS_JSON_OBJ_END)
 			break;
 		char key[32];
 		size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
@@ -2173,6 +2193,11 @@ static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
 		tok = ts_json_next(j, je);
 		if (tok < 0)
 			break;
+		if (!(tok == TS_JSON_ARR && !strcmp(key, "ranks")) && skip_container(j, tok, je, &rc)) {
+			if (rc)
+				break;
+			continue;
+		}
 		if (!strcmp(key, "pg_name"))
 			pg->name = tok_strid(r, j, tok);
 		else if (!strcmp(key, "pg_desc"))
@@ -2184,7 +2209,7 @@ static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
 		else if (!strcmp(key, "ranks") && tok == TS_JSON_ARR) {
 			for (;;) {
 				tok = ts_json_next(j, je);
-				if (tok < 0 || tok == TS_JSON_ARR_END)
+				if (tok <= TS_JSON_EOF || tok == TS_JSON_ARR_END)
 					break;
 				if (tok != TS_JSON_NUM) {
 					if ((rc = ts_json_skip(j, tok, je)))
@@ -2230,7 +2255,7 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 		return tok < 0 ? tok : ts_json_skip(j, tok, je);
 	for (;;) {
 		tok = ts_json_next(j, je);
-		if (tok < 0 || tok == TS_JSON_OBJ_END)
+		if (tok <= TS_JSON_EOF || tok == TS_JSON_OBJ_END)
 			break;
 		char key[32];
 		size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
@@ -2239,6 +2264,11 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 		tok = ts_json_next(j, je);
 		if (tok < 0)
 			break;
+		if (!(tok == TS_JSON_ARR && !strcmp(key, "pg_config")) && skip_container(j, tok, je, &rc)) {
+			if (rc)
+				break;
+			continue;
+		}
 		if (!strcmp(key, "rank")) {
 			int64_t x = tok_int(j, tok, -1);
 			if (x >= 0) {
@@ -2254,7 +2284,7 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 		} else if (!strcmp(key, "pg_config") && tok == TS_JSON_ARR) {
 			for (;;) {
 				tok = ts_json_next(j, je);
-				if (tok < 0 || tok == TS_JSON_ARR_END)
+				if (tok <= TS_JSON_EOF || tok == TS_JSON_ARR_END)
 					break;
 				if (tok != TS_JSON_OBJ) {
 					if ((rc = ts_json_skip(j, tok, je)))

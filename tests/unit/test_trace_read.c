@@ -398,6 +398,48 @@ TEST(trace_versions_from_metadata)
 	ts_trace_release(&t);
 }
 
+/* Metadata members whose value is a container where a number or string
+ * belongs: the container is skipped whole and the members after it are
+ * read. Before, its tokens were read as members: `"id": [0, 1]` in a
+ * device looped for ever (a fuzz find), and `"rank": {"a": 1}` ended
+ * distributedInfo there, losing its backend and pg_config. */
+TEST(trace_metadata_container_values)
+{
+	static const char devs[] =
+		"{\"deviceProperties\":[{\"id\":[0,1],\"name\":\"GPU\",\"numSms\":{\"x\":1},"
+		"\"computeMajor\":9},{\"id\":1,\"name\":\"GPU2\"}],\"traceEvents\":[{\"ph\":\"X\","
+		"\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":2}]}";
+	static const char dist[] =
+		"{\"distributedInfo\":{\"rank\":{\"a\":1},\"world_size\":[4],\"backend\":\"nccl\","
+		"\"pg_config\":[{\"pg_name\":[\"x\"],\"pg_desc\":\"d\",\"ranks\":[0,1]}]},"
+		"\"traceEvents\":[]}";
+	struct ts_trace t;
+	struct ts_err err;
+
+	REQUIRE(read_text(&t, devs, sizeof(devs) - 1, "d.json", NULL, &err) == 0);
+	CHECK_I64(t.ev.n, 1);
+	REQUIRE(t.meta.ndevices == 2);
+	CHECK_I64(t.meta.devices[0].id, -1);
+	CHECK_STR(ts_trace_str(&t, t.meta.devices[0].name), "GPU");
+	CHECK_I64(t.meta.devices[0].num_sms, -1);
+	CHECK_I64(t.meta.devices[0].compute_major, 9);
+	CHECK_I64(t.meta.devices[1].id, 1);
+	CHECK_STR(ts_trace_str(&t, t.meta.devices[1].name), "GPU2");
+	ts_trace_release(&t);
+	REQUIRE(read_text(&t, dist, sizeof(dist) - 1, "x.json", NULL, &err) == 0);
+	CHECK_I64(t.meta.rank_source, 0);
+	CHECK_I64(t.meta.world_size, -1);
+	REQUIRE(t.meta.backend != TS_NO_ID);
+	CHECK_STR(ts_trace_str(&t, t.meta.backend), "nccl");
+	REQUIRE(t.meta.npgs == 1);
+	CHECK(t.meta.pgs[0].name == TS_NO_ID);
+	CHECK_STR(ts_trace_str(&t, t.meta.pgs[0].desc), "d");
+	REQUIRE(t.meta.pgs[0].size == 2);
+	CHECK_I64(t.meta.pgs[0].ranks[0], 0);
+	CHECK_I64(t.meta.pgs[0].ranks[1], 1);
+	ts_trace_release(&t);
+}
+
 TEST(trace_rank_from_name_and_order)
 {
 	static const char text[] = "{\"traceEvents\":[]}";
