@@ -970,7 +970,7 @@ int hang_pv_parse_pickle(struct hang_pool *a, const unsigned char *d, size_t n, 
 		ts_err_init(err);
 		rc = 0;
 	}
-	if (!rc && a->failed)
+	if ((!rc || rc == TS_ETRUNC) && a->failed)
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	TS_VEC_RELEASE(p.stack);
 	TS_VEC_RELEASE(p.memo);

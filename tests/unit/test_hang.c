@@ -610,14 +610,18 @@ TEST(hang_dump_cut_keeps_the_rest)
 	CHECK(cuts > 1000);
 }
 
-/* A pickle writer with c10's layout (torch/csrc/jit/serialization/pickler):
- * PROTO 2; a dict is EMPTY_DICT, BINPUT, MARK, key, value..., SETITEMS; a
- * list EMPTY_LIST, BINPUT, MARK, items, APPENDS; a 2-tuple TUPLE2; strings
- * BINUNICODE; ints BININT1 / BININT / LONG1; bools NEWTRUE / NEWFALSE. */
+/* A pickle writer with c10's layout (torch/csrc/jit/serialization/
+ * pickler.cpp): PROTO 2; a dict is EMPTY_DICT, MARK, key, value...,
+ * SETITEMS; a list EMPTY_LIST, MARK, items, APPENDS; a 2-tuple TUPLE2;
+ * strings BINUNICODE; ints BININT1 / BININT / LONG1; bools NEWTRUE /
+ * NEWFALSE. Each container is memoized with BINPUT: right after its
+ * EMPTY_ opcode (older c10, and Python's pickler) or after it is complete
+ * (late, current c10). */
 struct pkw {
 	unsigned char b[8192];
 	size_t n;
 	unsigned memo;
+	int late;
 };
 
 static void pkw_byte(struct pkw *w, unsigned c)
@@ -653,28 +657,43 @@ static void pkw_int(struct pkw *w, int64_t v)
 	}
 }
 
-/* EMPTY_DICT or EMPTY_LIST, its BINPUT and the MARK of its items */
+static void pkw_binput(struct pkw *w)
+{
+	pkw_byte(w, 'q');
+	pkw_byte(w, w->memo++ & 255);
+}
+
+/* EMPTY_DICT or EMPTY_LIST and the MARK of its items */
 static void pkw_open(struct pkw *w, unsigned kind)
 {
 	pkw_byte(w, kind);
-	pkw_byte(w, 'q');
-	pkw_byte(w, w->memo++ & 255);
+	if (!w->late)
+		pkw_binput(w);
 	pkw_byte(w, '(');
+}
+
+/* SETITEMS or APPENDS */
+static void pkw_close(struct pkw *w, unsigned op)
+{
+	pkw_byte(w, op);
+	if (w->late)
+		pkw_binput(w);
 }
 
 static void pkw_int_list(struct pkw *w, int64_t v)
 {
 	pkw_open(w, ']');
 	pkw_int(w, v);
-	pkw_byte(w, 'e');
+	pkw_close(w, 'e');
 }
 
 /* fr_json's dump as c10 pickles it; open[q - 1] is where entry q's
  * EMPTY_DICT is, *appends where the entries' APPENDS is */
-static size_t fr_pickle(struct pkw *w, int last, int stuck, size_t *open, size_t *appends)
+static size_t fr_pickle(struct pkw *w, int late, int last, int stuck, size_t *open, size_t *appends)
 {
 	w->n = 0;
 	w->memo = 0;
+	w->late = late;
 	pkw_byte(w, 0x80);
 	pkw_byte(w, 2);
 	pkw_open(w, '}');
@@ -690,8 +709,8 @@ static size_t fr_pickle(struct pkw *w, int last, int stuck, size_t *open, size_t
 	pkw_str(w, "default_pg");
 	pkw_str(w, "ranks");
 	pkw_str(w, "[0, 1, 2, 3]");
-	pkw_byte(w, 'u');
-	pkw_byte(w, 'u');
+	pkw_close(w, 'u');
+	pkw_close(w, 'u');
 	pkw_str(w, "entries");
 	pkw_open(w, ']');
 	for (int q = 1; q <= last; q++) {
@@ -712,19 +731,19 @@ static size_t fr_pickle(struct pkw *w, int last, int stuck, size_t *open, size_t
 		pkw_str(w, "input_sizes");
 		pkw_open(w, ']');
 		pkw_int_list(w, 1024);
-		pkw_byte(w, 'e');
+		pkw_close(w, 'e');
 		pkw_str(w, "input_dtypes");
 		pkw_open(w, ']');
 		pkw_str(w, "Float");
-		pkw_byte(w, 'e');
+		pkw_close(w, 'e');
 		pkw_str(w, "output_sizes");
 		pkw_open(w, ']');
 		pkw_int_list(w, 1024);
-		pkw_byte(w, 'e');
+		pkw_close(w, 'e');
 		pkw_str(w, "output_dtypes");
 		pkw_open(w, ']');
 		pkw_str(w, "Float");
-		pkw_byte(w, 'e');
+		pkw_close(w, 'e');
 		pkw_str(w, "state");
 		pkw_str(w, q == last && stuck ? "started" : "completed");
 		pkw_str(w, "timeout_ms");
@@ -733,11 +752,11 @@ static size_t fr_pickle(struct pkw *w, int last, int stuck, size_t *open, size_t
 		pkw_int(w, (int64_t)q * 1000000000 + 123);
 		pkw_str(w, "is_p2p");
 		pkw_byte(w, 0x89);
-		pkw_byte(w, 'u');
+		pkw_close(w, 'u');
 	}
 	*appends = w->n;
-	pkw_byte(w, 'e');
-	pkw_byte(w, 'u');
+	pkw_close(w, 'e');
+	pkw_close(w, 'u');
 	pkw_byte(w, '.');
 	return w->n < sizeof(w->b) ? w->n : 0;
 }
@@ -752,51 +771,55 @@ TEST(hang_pickle_cut_keeps_the_rest)
 {
 	static struct pkw w;
 	char other[4096];
-	size_t open[6], appends, cuts = 0;
-	size_t len = fr_pickle(&w, 6, 1, open, &appends);
-	const unsigned char *ents = NULL;
+	size_t cuts = 0;
 
-	REQUIRE(len > 0);
-	for (size_t i = 0; i + 7 <= len && !ents; i++)
-		if (memcmp(w.b + i, "entries", 7) == 0)
-			ents = w.b + i - 5;
-	REQUIRE(ents != NULL);
-	for (size_t cut = (size_t)(ents - w.b); cut <= len; cut++) {
-		struct ts_hang_set s;
-		struct ts_hang_result r;
-		struct ts_err err;
-		int64_t kept = 0;
-		int found = 0;
+	for (int late = 0; late < 2; late++) {
+		size_t open[6], appends;
+		size_t len = fr_pickle(&w, late, 6, 1, open, &appends);
+		const unsigned char *ents = NULL;
 
-		for (int q = 1; q <= 6; q++)
-			kept += q < 6 ? cut > open[q] : cut > appends;
-		ts_hang_set_init(&s);
-		ts_err_init(&err);
-		for (int rank = 0; rank < 4; rank++) {
-			char name[32];
-			snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
-			if (rank == 1) {
-				REQUIRE(ts_hang_read_pickle_mem(&s, w.b, cut, name, rank, &err) == 0);
-				CHECK_I64(s.dumps.v[s.dumps.n - 1].entries, kept);
-				CHECK_I64(s.dumps.v[s.dumps.n - 1].cut_at, cut < len ? (int64_t)cut : -1);
-				continue;
+		REQUIRE(len > 0);
+		for (size_t i = 5; i + 7 <= len && !ents; i++)
+			if (memcmp(w.b + i, "entries", 7) == 0)
+				ents = w.b + i - 5;
+		REQUIRE(ents != NULL);
+		for (size_t cut = (size_t)(ents - w.b); cut <= len; cut++) {
+			struct ts_hang_set s;
+			struct ts_hang_result r;
+			struct ts_err err;
+			int64_t kept = 0;
+			int found = 0;
+
+			for (int q = 1; q <= 6; q++)
+				kept += q < 6 ? cut > open[q] : cut > appends;
+			ts_hang_set_init(&s);
+			ts_err_init(&err);
+			for (int rank = 0; rank < 4; rank++) {
+				char name[32];
+				snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
+				if (rank == 1) {
+					REQUIRE(ts_hang_read_pickle_mem(&s, w.b, cut, name, rank, &err) == 0);
+					CHECK_I64(s.dumps.v[s.dumps.n - 1].entries, kept);
+					CHECK_I64(s.dumps.v[s.dumps.n - 1].cut_at, cut < len ? (int64_t)cut : -1);
+					continue;
+				}
+				REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
+				REQUIRE(read_mem(&s, other, name, &err) == 0);
 			}
-			REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
-			REQUIRE(read_mem(&s, other, name, &err) == 0);
+			REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+			REQUIRE(r.incidents.n == 1);
+			CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
+			CHECK_I64(r.incidents.v[0].culprits.n, 1);
+			CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+			for (size_t k = 0; k < r.findings.n; k++)
+				found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
+			CHECK_I64(found, cut < len);
+			cuts++;
+			ts_hang_result_release(&r);
+			ts_hang_set_release(&s);
 		}
-		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
-		REQUIRE(r.incidents.n == 1);
-		CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
-		CHECK_I64(r.incidents.v[0].culprits.n, 1);
-		CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
-		for (size_t k = 0; k < r.findings.n; k++)
-			found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
-		CHECK_I64(found, cut < len);
-		cuts++;
-		ts_hang_result_release(&r);
-		ts_hang_set_release(&s);
 	}
-	CHECK(cuts > 1000);
+	CHECK(cuts > 2000);
 }
 
 /* Cut before anything but the root exists, or inside a refused opcode's
