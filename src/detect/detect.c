@@ -122,7 +122,7 @@ static enum ts_kind json_object_kind(const char *d, size_t n, char *vendor, size
 			if (tok == TS_JSON_STR && j.n > 21 &&
 			    memcmp(j.s, "trainscope.preflight/", 21) == 0)
 				preflight = 1;
-			if (tok < 0)
+			if (tok < 0 || ts_json_skip(&j, tok, &err))
 				break;
 			continue;
 		}

@@ -138,16 +138,22 @@ int ts_preflight_read_mem(struct ts_preflight *pf, const char *data, size_t n, c
 			while ((tok = ts_json_next(&j, err)) == TS_JSON_KEY) {
 				const char *k = pf_dupn(pf, j.s, j.n);
 				if ((tok = ts_json_next(&j, err)) < 0)
-					goto out;
+					break;
 				if (tok == TS_JSON_ARR) {
-					while ((tok = ts_json_next(&j, err)) == TS_JSON_STR)
-						if ((rc = pf_kv(pf, which, k, val(pf, &j, tok), name, -1)))
-							goto out;
+					/* the strings of a list; anything else in it is skipped */
+					while ((tok = ts_json_next(&j, err)) != TS_JSON_ARR_END && tok > 0) {
+						if (tok == TS_JSON_STR) {
+							if ((rc = pf_kv(pf, which, k, val(pf, &j, tok), name, -1)))
+								goto out;
+						} else if ((tok = ts_json_skip(&j, tok, err)) < 0) {
+							break;
+						}
+					}
 					if (tok != TS_JSON_ARR_END)
-						goto out;
+						break;
 				} else if (tok == TS_JSON_OBJ) {
 					if ((tok = ts_json_skip(&j, tok, err)) < 0)
-						goto out;
+						break;
 				} else if (k && (rc = pf_kv(pf, which, k, val(pf, &j, tok), name, -1))) {
 					goto out;
 				}

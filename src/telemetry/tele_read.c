@@ -1395,9 +1395,13 @@ static int read_own(struct rd *r)
 								if (f >= 0 && tok == TS_JSON_STR)
 									r->t->gpus.v[g].unsupported_why[f] =
 										vdup(r, (struct view){ j.s, j.n });
+								else if ((tok == TS_JSON_OBJ || tok == TS_JSON_ARR) &&
+									 (tok = ts_json_skip(&j, tok, r->err)) < 0)
+									goto line_done;
 							}
-						} else if (tok == TS_JSON_OBJ || tok == TS_JSON_ARR)
-							ts_json_skip(&j, tok, r->err);
+						} else if ((tok == TS_JSON_OBJ || tok == TS_JSON_ARR) &&
+							   (tok = ts_json_skip(&j, tok, r->err)) < 0)
+							goto line_done;
 					}
 					if (gpu_for(r, (struct view){ id, strlen(id) },
 						    (struct view){ name, strlen(name) }) < 0)
@@ -1406,7 +1410,8 @@ static int read_own(struct rd *r)
 				continue;
 			}
 			if (tok == TS_JSON_OBJ || tok == TS_JSON_ARR) {
-				ts_json_skip(&j, tok, r->err);
+				if ((tok = ts_json_skip(&j, tok, r->err)) < 0)
+					break;
 				continue;
 			}
 			if (tok == TS_JSON_STR) {
@@ -1464,6 +1469,7 @@ static int read_own(struct rd *r)
 				}
 			}
 		}
+line_done:
 		ts_json_release(&j);
 		if (tok < 0) {
 			if (is_last_line(r)) {

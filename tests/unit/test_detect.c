@@ -51,6 +51,19 @@ TEST(detect_prose_quoting_log_lines_is_text)
 	CHECK_I64(ts_detect_buffer(buf, n, vendor, sizeof(vendor)), TS_KIND_LOG_MEGATRON);
 }
 
+/* A "schema" whose value is a container is skipped whole: its members are
+ * not the file's top-level keys (a "traceEvents" inside it made a model
+ * config a Kineto trace). */
+TEST(detect_schema_container_value)
+{
+	static const char a[] = "{\"schema\": {\"traceEvents\": 1}, \"model_type\": \"llama\", \"num_hidden_layers\": 2}";
+	static const char b[] = "{\"schema\": [1], \"model_type\": \"llama\", \"num_hidden_layers\": 2}";
+	char vendor[32];
+
+	CHECK_I64(ts_detect_buffer(a, sizeof(a) - 1, vendor, sizeof(vendor)), TS_KIND_HF_CONFIG);
+	CHECK_I64(ts_detect_buffer(b, sizeof(b) - 1, vendor, sizeof(vendor)), TS_KIND_HF_CONFIG);
+}
+
 TEST(detect_markdown_naming_mtt_devices_is_text)
 {
 	static const char md[] =

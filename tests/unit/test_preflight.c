@@ -108,6 +108,42 @@ static int from(struct ts_preflight *pf, const char *text)
 	return ts_preflight_judge(pf);
 }
 
+/* A recorded preflight whose fact list holds a number and an object among
+ * its strings: those are skipped and everything after the list is read
+ * (before, the read stopped there and reported success with no devices,
+ * no drivers and no schema check); a file cut inside "facts" is an error,
+ * not an empty success. */
+TEST(preflight_read_odd_fact_values)
+{
+	static const char good[] =
+		"{\"schema\":\"trainscope.preflight/1\",\"vendor\":\"nvidia\",\"facts\":{\"k\":[\"a\",1,"
+		"{\"x\":2},\"b\"]},\"devices\":[{\"bdf\":\"0000:01:00.0\",\"name\":\"H100\"}],"
+		"\"drivers\":[{\"name\":\"nvidia\",\"version\":\"550.1\"}]}";
+	static const char bad_schema[] = "{\"facts\":{\"k\":[1]},\"schema\":\"trainscope.preflight/9\"}";
+	static const char cut[] = "{\"schema\":\"trainscope.preflight/1\",\"vendor\":\"nvidia\",\"facts\":{\"k\":";
+	struct ts_preflight pf;
+	struct ts_err err;
+	size_t nk = 0;
+
+	ts_preflight_init(&pf);
+	ts_err_init(&err);
+	REQUIRE(ts_preflight_read_mem(&pf, good, sizeof(good) - 1, "n.json", &err) == 0);
+	CHECK_I64(pf.devices.n, 1);
+	CHECK_I64(pf.drivers.n, 1);
+	for (size_t i = 0; i < pf.facts.n; i++)
+		nk += !strcmp(pf.facts.v[i].key, "k");
+	CHECK_I64(nk, 2);
+	CHECK_STR(ts_preflight_fact(&pf, "k"), "b");
+	ts_preflight_release(&pf);
+	ts_preflight_init(&pf);
+	CHECK_I64(ts_preflight_read_mem(&pf, bad_schema, sizeof(bad_schema) - 1, "s.json", &err),
+		  TS_EPARSE);
+	ts_preflight_release(&pf);
+	ts_preflight_init(&pf);
+	CHECK(ts_preflight_read_mem(&pf, cut, sizeof(cut) - 1, "c.json", &err) != 0);
+	ts_preflight_release(&pf);
+}
+
 TEST(preflight_from_sglang_check_env)
 {
 	DATA_OR_SKIP(path, "telemetry/sglang_check_env_musa_S5000_partial.txt");

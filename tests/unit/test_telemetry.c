@@ -57,6 +57,35 @@ static size_t judge(const struct ts_telemetry *t, struct ts_tele_finding *f, siz
 	return n;
 }
 
+/* The own format's header with a container where a reason string belongs
+ * ("unsupported": {"power_w": {...}}): it is skipped, and the header's
+ * later members (interval, source) are still read. Before, its tokens were
+ * read as members and the header line ended there. */
+TEST(tele_own_header_container_value)
+{
+	static const char text[] =
+		"{\"schema\":\"trainscope.telemetry/1\",\"gpus\":[{\"id\":\"0\",\"name\":\"X\","
+		"\"unsupported\":{\"power_w\":{\"why\":\"x\"},\"util_pct\":\"no NVML\"}}],"
+		"\"interval_ms\":250,\"source\":\"SRC-after\"}\n"
+		"{\"gpu\":0,\"tick\":0,\"t_unix_ns\":1700000000000000000,\"util_pct\":50}\n"
+		"{\"gpu\":0,\"tick\":1,\"t_unix_ns\":1700000000250000000,\"util_pct\":60}\n";
+	struct ts_telemetry t;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_tele_init(&t);
+	REQUIRE(ts_tele_read_mem(&t, text, sizeof(text) - 1, "own.jsonl", NULL, &err) == 0);
+	CHECK_I64(t.interval_ns, 250000000);
+	REQUIRE(t.source != NULL);
+	CHECK_STR(t.source, "SRC-after");
+	REQUIRE(t.gpus.n == 1);
+	CHECK(t.gpus.v[0].unsupported_why[TS_TF_POWER_W] == NULL);
+	REQUIRE(t.gpus.v[0].unsupported_why[TS_TF_UTIL_PCT] != NULL);
+	CHECK_STR(t.gpus.v[0].unsupported_why[TS_TF_UTIL_PCT], "no NVML");
+	CHECK_I64(t.samples.n, 2);
+	ts_tele_release(&t);
+}
+
 TEST(tele_dmon_modern_default)
 {
 	DATA_OR_SKIP(p, TELE("nvidia-smi_dmon_modern_default.txt"));
