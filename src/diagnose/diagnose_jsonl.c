@@ -9,6 +9,7 @@
  * reader takes those fields, line by line, and nothing else.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "trainscope/diagnose.h"
 #include "trainscope/input.h"
@@ -50,7 +51,7 @@ static int parse_line(struct ts_diag *d, const char *line, size_t n, const char 
 	ts_json_init_mem(&j, line, n, TS_JSON_ALLOW_NAN | TS_JSON_LENIENT, path);
 	tok = ts_json_next(&j, &e);
 	if (tok != TS_JSON_OBJ) {
-		rc = tok < 0 ? tok : TS_EPARSE;
+		rc = tok < 0 ? tok : ts_err_at(&e, TS_EPARSE, path, 0, -1, "the line is not an object");
 		goto bad;
 	}
 	for (;;) {
@@ -87,6 +88,8 @@ static int parse_line(struct ts_diag *d, const char *line, size_t n, const char 
 			flag = &s.skipped;
 		else if (TS_JSON_IS(&j, "nan"))
 			flag = &s.nan;
+		char key[32];
+		snprintf(key, sizeof(key), "%.*s", (int)(j.n < 31 ? j.n : 31), j.s);
 		tok = ts_json_next(&j, &e);
 		if (tok < 0) {
 			rc = tok;
@@ -94,7 +97,8 @@ static int parse_line(struct ts_diag *d, const char *line, size_t n, const char 
 		}
 		if (dst || is_iter || is_rank) {
 			if (num(&j, tok, &v)) {
-				rc = TS_EPARSE;
+				rc = ts_err_at(&e, TS_EPARSE, path, (int64_t)j.tok_offset, -1,
+					       "\"%s\" is not a number", key);
 				goto bad;
 			}
 			if (dst)

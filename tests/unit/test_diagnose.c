@@ -202,6 +202,17 @@ TEST(diag_jsonl_phases)
 	CHECK_I64(err.offset, 17 + 16);
 	CHECK_STR(err.path, "b.jsonl");
 	ts_diag_release(&d);
+
+	/* a step field that is not a number is named, at its value: line 2
+	 * starts at byte 17, its '"x"' at offset 28 */
+	static const char word[] = "{\"iteration\": 1}\n{\"iteration\": 2, \"step_ms\": \"x\"}\n";
+	ts_diag_init(&d);
+	ts_err_init(&err);
+	CHECK_I64(ts_diag_read_phases_mem(&d, word, sizeof(word) - 1, "w.jsonl", &err), TS_EPARSE);
+	CHECK_I64(err.line, 2);
+	CHECK_I64(err.offset, 17 + 28);
+	CHECK(strstr(err.msg, "\"step_ms\" is not a number") != NULL);
+	ts_diag_release(&d);
 }
 
 TEST(diag_many_stalls_is_not_quadratic)
