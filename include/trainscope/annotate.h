@@ -39,7 +39,9 @@ struct ts_annotate_info {
  * Write in_path plus the finding tracks to out_path. Returns 0; TS_EIO when
  * a file cannot be read or written; TS_EPARSE (err names the byte offset)
  * when in_path is not well-formed JSON up to its event array (a trace the
- * reader could only read with recovery cannot be copied verbatim).
+ * reader could only read with recovery cannot be copied verbatim);
+ * TS_ETRUNC when it ends before its event array starts (a file cut inside
+ * the array is written up to its last complete element, then closed).
  */
 int ts_annotate_write(const char *out_path, const char *in_path,
 		      const struct ts_annotate_info *ai, struct ts_err *err);

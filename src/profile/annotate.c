@@ -141,20 +141,36 @@ void ts_annotate_events(struct ts_sb *o, const struct ts_annotate_info *ai)
 			 p->t0_ns + p->window_ns + 1000000000LL);
 }
 
-/* Pass 1: where the event array ends. *at = offset of its ']' (or of the
- * end of the last complete element when the file is truncated), *nonempty
- * whether it holds elements, *close = text to write after the findings
- * when the file was cut ("]}" or "]"). */
-static int find_end(const char *path, uint64_t *at, int *nonempty, const char **close,
-		    struct ts_err *err)
+/* Where pass 1 found the document's parts (byte offsets of the input). */
+struct doc_ends {
+	uint64_t at;            /* the event array's ']', or the end of its last
+				 * complete element when the file is cut inside it */
+	int nonempty;           /* the array holds elements */
+	const char *close;      /* cut inside the array: what closes the document
+				 * after the findings ("]}" or "]"), else NULL */
+	uint64_t tail_end;      /* the input from at is copied up to here
+				 * (UINT64_MAX: to its end) */
+	const char *tail_close; /* cut after the array: what closes the document
+				 * after the last complete member ("}"), else NULL */
+};
+
+/*
+ * Pass 1: find the event array and check the whole document, so that what
+ * is copied around the findings is well-formed JSON: a syntax error
+ * anywhere (the reader may have read past it with recovery, and a second
+ * traceEvents array is read too) is TS_EPARSE. A file cut inside the
+ * event array is closed after its last complete element; one cut after
+ * the array keeps its complete top-level members and is closed after them.
+ */
+static int find_end(const char *path, struct doc_ends *e, struct ts_err *err)
 {
 	struct ts_input in;
 	struct ts_json j;
 	int rc, tok, legacy = 0, found = 0;
 	uint64_t last_end = 0;
 
-	*nonempty = 0;
-	*close = NULL;
+	memset(e, 0, sizeof(*e));
+	e->tail_end = UINT64_MAX;
 	if ((rc = ts_input_open(&in, path, err)))
 		return rc;
 	ts_json_init_input(&j, &in, TS_JSON_LENIENT | TS_JSON_ALLOW_NAN);
@@ -185,9 +201,8 @@ static int find_end(const char *path, uint64_t *at, int *nonempty, const char **
 	for (;;) {
 		tok = ts_json_next(&j, err);
 		if (tok == TS_JSON_ARR_END) {
-			*at = j.tok_offset;
-			rc = 0;
-			goto out;
+			e->at = j.tok_offset;
+			break;
 		}
 		if (tok >= 0 && tok != TS_JSON_EOF)
 			rc = ts_json_skip(&j, tok, err);
@@ -195,16 +210,42 @@ static int find_end(const char *path, uint64_t *at, int *nonempty, const char **
 			rc = tok == TS_JSON_EOF ? TS_ETRUNC : tok;
 		if (rc == TS_ETRUNC) {
 			/* cut inside the event list: close it after the last element */
-			*at = last_end;
-			*close = legacy ? "]\n" : "]}\n";
+			e->at = last_end;
+			e->close = legacy ? "]\n" : "]}\n";
 			ts_err_init(err);
 			rc = 0;
 			goto out;
 		}
 		if (rc)
 			goto out;
-		*nonempty = 1;
+		e->nonempty = 1;
 		last_end = ts_json_offset(&j);
+	}
+	/* the rest: the members after the array, then nothing */
+	last_end = ts_json_offset(&j);
+	uint64_t keep = last_end;
+	int last_num = 0;
+	while (!legacy && (tok = ts_json_next(&j, err)) == TS_JSON_KEY) {
+		if ((tok = ts_json_next(&j, err)) < 0)
+			break;
+		last_num = tok == TS_JSON_NUM;
+		if ((tok = ts_json_skip(&j, tok, err)) < 0)
+			break;
+		keep = last_end;
+		last_end = ts_json_offset(&j);
+	}
+	if (tok >= 0)
+		tok = ts_json_next(&j, err);
+	if (tok == TS_ETRUNC && !legacy) {
+		/* a number that ends at the last byte may be cut ("1727" of
+		 * "17277..."); the tokenizer read to the end, so the input's
+		 * window ends there */
+		e->tail_end = last_num && last_end == in.base + in.len ? keep : last_end;
+		e->tail_close = "\n}\n";
+		ts_err_init(err);
+	} else if (tok != TS_JSON_EOF) {
+		rc = tok < 0 ? tok : ts_err_at(err, TS_EPARSE, path, (int64_t)j.tok_offset, -1,
+					       "expected the end of the trace");
 	}
 out:
 	ts_json_release(&j);
@@ -241,13 +282,13 @@ int ts_annotate_write(const char *out_path, const char *in_path,
 	struct ts_atomic a;
 	struct ts_input in;
 	struct ts_sb ev;
-	uint64_t at = 0, pos = 0;
-	int nonempty, rc, opened = 0;
-	const char *close;
+	struct doc_ends e;
+	uint64_t pos = 0;
+	int rc, opened = 0;
 
 	memset(&a, 0, sizeof(a));
 	ts_sb_init(&ev);
-	if ((rc = find_end(in_path, &at, &nonempty, &close, err)))
+	if ((rc = find_end(in_path, &e, err)))
 		goto done;
 	ts_annotate_events(&ev, ai);
 	if (ev.failed) {
@@ -259,24 +300,18 @@ int ts_annotate_write(const char *out_path, const char *in_path,
 	opened = 1;
 	if ((rc = ts_atomic_open(&a, out_path, err)))
 		goto done;
-	if ((rc = copy_range(&in, a.fp, &pos, at, err)))
+	if ((rc = copy_range(&in, a.fp, &pos, e.at, err)))
 		goto done;
-	if (fputs(nonempty ? ",\n" : "\n", a.fp) < 0 || fwrite(ev.buf, 1, ev.len, a.fp) != ev.len) {
+	if (fputs(e.nonempty ? ",\n" : "\n", a.fp) < 0 || fwrite(ev.buf, 1, ev.len, a.fp) != ev.len ||
+	    fputs(e.close ? e.close : "\n", a.fp) < 0) {
 		rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
 		goto done;
 	}
-	if (close) {
-		if (fputs(close, a.fp) < 0) {
-			rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
-			goto done;
-		}
-	} else {
-		if (fputc('\n', a.fp) < 0) {
-			rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
-			goto done;
-		}
-		if ((rc = copy_range(&in, a.fp, &pos, UINT64_MAX, err)))
-			goto done;
+	if (!e.close && (rc = copy_range(&in, a.fp, &pos, e.tail_end, err)))
+		goto done;
+	if (e.tail_close && fputs(e.tail_close, a.fp) < 0) {
+		rc = ts_err_set(err, TS_EIO, "%s: write failed", out_path);
+		goto done;
 	}
 	rc = ts_atomic_commit(&a, err);
 done:

@@ -3,6 +3,7 @@
  * appended inside the event array, truncated input closed, result readable
  * again by the trace reader.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,8 @@ static char *slurp(const char *path, size_t *n)
 	return buf;
 }
 
-static void run_case(const char *input, const char *must_start, int want_events)
+/* must_end: the output's last bytes, or NULL */
+static void run_case(const char *input, const char *must_start, const char *must_end, int want_events)
 {
 	char in[] = "/tmp/ts-annot-in-XXXXXX", out[64];
 	struct ts_rank_prof p;
@@ -69,6 +71,8 @@ static void run_case(const char *input, const char *must_start, int want_events)
 	got = slurp(out, &n);
 	REQUIRE(got);
 	CHECK(strncmp(got, must_start, strlen(must_start)) == 0);
+	if (must_end)
+		CHECK(n >= strlen(must_end) && strcmp(got + n - strlen(must_end), must_end) == 0);
 	CHECK(strstr(got, "\"name\":\"outlier step 3\",\"ts\":0.000,\"dur\":50.000,"
 			  "\"args\":{\"finding\":\"data loader 1.0 ms (median 0.1 ms)\"}") != NULL);
 	CHECK(strstr(got, "\"name\":\"host gap\",\"ts\":1.000,\"dur\":40.000}") != NULL);
@@ -90,7 +94,7 @@ TEST(annotate_complete_object)
 	run_case("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}],"
 		 "\"displayTimeUnit\":\"ms\"}\n",
 		 "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},\n",
-		 1 + 7 + 3);
+		 "],\"displayTimeUnit\":\"ms\"}\n", 1 + 7 + 3);
 }
 
 TEST(annotate_truncated_object)
@@ -99,14 +103,36 @@ TEST(annotate_truncated_object)
 	run_case("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},"
 		 "{\"ph\":\"X\",\"na",
 		 "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},\n",
-		 1 + 7 + 3);
+		 "}]}\n", 1 + 7 + 3);
+}
+
+TEST(annotate_cut_after_the_array)
+{
+	/* cut after the event array: its complete members are kept, one whose
+	 * number ends at the last byte may be cut and goes (a string or a number
+	 * followed by a blank is whole), the object closes */
+	static const char *cuts[][2] = {
+		{ ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":17277", "],\"displayTimeUnit\":\"ms\"\n}\n" },
+		{ ",\"displayTimeUnit\":\"ms\", ", "],\"displayTimeUnit\":\"ms\"\n}\n" },
+		{ ",\"displayTimeUnit\":\"ms\",\"traceN", "],\"displayTimeUnit\":\"ms\"\n}\n" },
+		{ "", "]\n}\n" },
+		{ ",\"displayTimeUnit\":\"ms\"", "],\"displayTimeUnit\":\"ms\"\n}\n" },
+		{ ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":17 ", "],\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":17\n}\n" },
+	};
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		char input[256];
+		snprintf(input, sizeof(input), "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,"
+			 "\"dur\":2,\"pid\":1,\"tid\":1}]%s", cuts[i][0]);
+		run_case(input, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},\n",
+			 cuts[i][1], 1 + 7 + 3);
+	}
 }
 
 TEST(annotate_legacy_array)
 {
 	run_case("[{\"name\":\"a\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"tid\":1,\"pid\":\"CPU functions\",\"args\":{}}]",
 		 "[{\"name\":\"a\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"tid\":1,\"pid\":\"CPU functions\",\"args\":{}},\n",
-		 1 + 7 + 3);
+		 "}\n]", 1 + 7 + 3);
 }
 
 TEST(annotate_refuses_non_trace)
@@ -125,6 +151,16 @@ TEST(annotate_refuses_non_trace)
 	ts_prof_tracks_init(&k);
 	ts_err_init(&err);
 	CHECK(ts_annotate_write("/tmp/ts-annot-never", in, &ai, &err) == TS_EPARSE);
+	CHECK(access("/tmp/ts-annot-never", F_OK) != 0);
+	/* a syntax error after the event array (in a second traceEvents the
+	 * reader reads with recovery) cannot be copied verbatim either: it
+	 * was written out as it stood, an invalid JSON file (a fuzz find) */
+	static const char tail[] = "{\"traceEvents\":[],\"traceEvents\":[{\"a\" , 1}]}";
+	REQUIRE((fd = open(in, O_WRONLY | O_TRUNC)) >= 0);
+	REQUIRE(write(fd, tail, sizeof(tail) - 1) == (ssize_t)(sizeof(tail) - 1));
+	close(fd);
+	CHECK_I64(ts_annotate_write("/tmp/ts-annot-never", in, &ai, &err), TS_EPARSE);
+	CHECK_I64(err.offset, 38);   /* the "," after "a" */
 	CHECK(access("/tmp/ts-annot-never", F_OK) != 0);
 	unlink(in);
 	ts_rank_prof_release(&p);
