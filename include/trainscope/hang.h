@@ -286,13 +286,15 @@ void ts_hang_json(const struct ts_hang_set *s, const struct ts_hang_result *r,
 		  struct ts_sb *out, int pretty);
 struct ts_jw;
 /* The same object as one value into an open writer (other documents embed
- * it, e.g. diagnose's "hang" block); schema != 0 adds the "schema" key. */
+ * it, e.g. diagnose's "hang" block); schema != 0 (the document of its own)
+ * adds the "schema" key and the "warnings" array of ts_hang_warnings. */
 void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_hang_result *r,
 		int schema);
-/* The one wording of a cut dump (d->cut_at >= 0), appended to sb: the hang
- * analysis's finding and diagnose's truncated-dump warning. */
-void ts_hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d,
-		      struct ts_sb *sb);
+struct ts_warnings;
+/* Add the evidence's warnings to w: a truncated-dump warning per cut dump
+ * (file, byte of the cut), in the words of the hang analysis's finding.
+ * `hang --json` and diagnose carry them. Returns 0 or TS_ENOMEM. */
+int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w);
 /* The table per incident, findings and advice. */
 void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r,
 		  struct ts_sb *out);

@@ -659,28 +659,6 @@ static int trace_warnings(struct ts_diag *d)
 	return 0;
 }
 
-/* A cut Flight Recorder dump is a run warning too (truncated-dump), in the
- * hang analysis's words. */
-static int dump_warnings(struct ts_diag *d)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < d->hang.dumps.n && !rc; i++) {
-		const struct ts_hang_dump *dp = &d->hang.dumps.v[i];
-		struct ts_sb sb;
-
-		if (dp->cut_at < 0)
-			continue;
-		ts_sb_init(&sb);
-		ts_hang_cut_text(&d->hang, dp, &sb);
-		rc = sb.failed ? TS_ENOMEM :
-		     ts_warnings_add(&d->rm->warnings, "truncated-dump", d->hang.files.v[dp->file],
-				     dp->cut_at, TS_NO_INT, "%s", sb.buf);
-		ts_sb_release(&sb);
-	}
-	return rc;
-}
-
 int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err)
 {
 	int rc = 0;
@@ -738,7 +716,8 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 		if ((rc = ts_hang_analyze(&d->hang, &d->hang_res, err)))
 			return rc;
 		d->hang_done = 1;
-		if ((rc = dump_warnings(d)))
+		/* a cut dump is a run warning too (truncated-dump) */
+		if ((rc = ts_hang_warnings(&d->hang, &d->rm->warnings)))
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
 	if (d->in.telemetry.n && (rc = read_telemetry(d, err)))

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hang_int.h"
+#include "trainscope/jsonw.h"
 
 struct an {
 	struct ts_hang_set *s;
@@ -37,8 +38,7 @@ static const char *fmt(struct ts_hang_result *r, const char *f, ...)
 	return out;
 }
 
-void ts_hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d,
-		      struct ts_sb *sb)
+void hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d, struct ts_sb *sb)
 {
 	int one = d->entries == 1;
 
@@ -46,6 +46,26 @@ void ts_hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d,
 		   "and its rank is not taken as absent past %s", s->files.v[d->file],
 		   (long long)d->cut_at, (long long)d->entries, one ? "entry" : "entries",
 		   one ? "is" : "are", one ? "it" : "the last of them");
+}
+
+int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < s->dumps.n && !rc; i++) {
+		const struct ts_hang_dump *d = &s->dumps.v[i];
+		struct ts_sb sb;
+
+		if (d->cut_at < 0)
+			continue;
+		ts_sb_init(&sb);
+		hang_cut_text(s, d, &sb);
+		rc = sb.failed ? TS_ENOMEM :
+		     ts_warnings_add(w, "truncated-dump", s->files.v[d->file], d->cut_at, TS_NO_INT,
+				     "%s", sb.buf);
+		ts_sb_release(&sb);
+	}
+	return rc;
 }
 
 void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n)
@@ -470,7 +490,7 @@ static int dumps(struct an *a)
 			struct ts_sb sb;
 
 			ts_sb_init(&sb);
-			ts_hang_cut_text(s, d, &sb);
+			hang_cut_text(s, d, &sb);
 			finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
 			ts_sb_release(&sb);
 		}

@@ -96,6 +96,10 @@ const struct pv *hang_pv_get(const struct pv *d, const char *key);
 int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
 		 int64_t cut, const char *name, struct ts_err *err);
 
+/* The one wording of a cut dump (d->cut_at >= 0), appended to sb: the
+ * finding of the analysis and the truncated-dump warning. */
+void hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d, struct ts_sb *sb);
+
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);
 

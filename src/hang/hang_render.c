@@ -100,6 +100,15 @@ void ts_hang_jw(struct ts_jw *wp, const struct ts_hang_set *s, const struct ts_h
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	if (schema) {
+		struct ts_warnings warn;
+
+		ts_warnings_init(&warn);
+		if (ts_hang_warnings(s, &warn))
+			w.out->failed = 1;
+		ts_warnings_json(&w, &warn, warn.v.n);
+		ts_warnings_release(&warn);
+	}
 	ts_jw_key(&w, "advice");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < r->advice.n; i++) {

@@ -248,15 +248,21 @@ d = json.load(open(sys.argv[1]))
 cut, kept = int(sys.argv[2]), int(sys.argv[3])
 inc = d["incidents"]
 want = f"nccl_trace_rank_1: truncated at byte {cut}; its {kept} complete "
+warn = [(w["code"], w["byte_offset"]) for w in d["warnings"]]
 ok = (len(inc) == 1 and inc[0]["class"] == "not_joined" and inc[0]["culprits"] == [3]
-      and d["dump_entries"] == 6 + 6 + 5 + kept and any(want in f["text"] for f in d["findings"]))
+      and d["dump_entries"] == 6 + 6 + 5 + kept and any(want in f["text"] for f in d["findings"])
+      and warn == [("truncated-dump", cut)])
 if not ok:
-    print(f"FAIL cut pickle at {cut}: want {kept} entries kept:", inc, d["dump_entries"], d["findings"])
+    print(f"FAIL cut pickle at {cut}: want {kept} entries kept:", inc, d["dump_entries"], d["findings"], warn)
     sys.exit(1)
 PY
 	ncut=$((ncut + 1))
 done <"$tmp/cut_pickle/cases"
 [ "$ncut" -ge 20 ] || { echo "FAIL cut pickle: only $ncut cases"; fail=1; }
+# a whole dump warns nothing
+python3 -c "
+import json, sys; d = json.load(open('$tmp/not_joined_pickle.json'))
+sys.exit(0 if d['warnings'] == [] else 1)" || { echo "FAIL whole pickle dumps warn"; fail=1; }
 # diagnose and its JSON carry the cut as a run warning, in the finding's words
 read -r cut kept <"$tmp/cut_pickle/cases"
 "$TS" diagnose --json "$tmp/cut_pickle/$cut" >"$tmp/cut_diag.json" 2>"$tmp/cut_diag.err" ||
