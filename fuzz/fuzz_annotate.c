@@ -24,6 +24,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64], in_path[96], out_path[96];
 
+/* the scratch directory goes when the fuzzer exits */
+static void cleanup(void)
+{
+	unlink(in_path);
+	unlink(out_path);
+	rmdir(dir);
+}
+
 static char *slurp(const char *path, size_t *n)
 {
 	FILE *fp = fopen(path, "rb");
@@ -58,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		snprintf(in_path, sizeof(in_path), "%s/in.json", dir);
 		snprintf(out_path, sizeof(out_path), "%s/out.json", dir);
+		atexit(cleanup);
 	}
 	ts_trace_init(&t);
 	ts_rank_prof_init(&p);
