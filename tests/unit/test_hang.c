@@ -564,48 +564,67 @@ static int fr_json(char *buf, size_t size, int last, int stuck)
 	return n < size ? (int)n : -1;
 }
 
-/* Rank 2 never issued collective 6; rank 1's dump is cut (the rank was
- * killed while dumping). At every cut from the start of its entries to its
- * last byte, the readable dumps still name rank 2, rank 1 is never blamed
- * for the entries its cut lost, and the cut is a finding; whole, no finding. */
+/*
+ * The incident of the cut tests: ranks 0, 2 and 3 dump whole JSON, rank 2
+ * never issued collective 6, and rank 1's dump is `dump` cut to its first
+ * `cut` bytes (a pickle when pickle != 0). Whatever the cut, rank 2 is the
+ * one culprit and rank 1 is never blamed for the entries its cut lost; the
+ * cut is a finding, at byte `cut`, exactly when want_found. Rank 1's
+ * entries read must be want_kept (-1: not checked).
+ */
+static void check_cut_incident(const void *dump, size_t cut, int pickle, int want_found,
+			       int64_t want_kept)
+{
+	char other[4096];
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int found = 0;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	for (int rank = 0; rank < 4; rank++) {
+		char name[32];
+		snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
+		if (rank == 1) {
+			REQUIRE((pickle ? ts_hang_read_pickle_mem(&s, dump, cut, name, rank, &err)
+					: ts_hang_read_mem(&s, dump, cut, name, &err)) == 0);
+			if (want_kept >= 0)
+				CHECK_I64(s.dumps.v[s.dumps.n - 1].entries, want_kept);
+			CHECK_I64(s.dumps.v[s.dumps.n - 1].cut_at, want_found ? (int64_t)cut : -1);
+			continue;
+		}
+		REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
+		REQUIRE(read_mem(&s, other, name, &err) == 0);
+	}
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	REQUIRE(r.incidents.n == 1);
+	CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
+	CHECK_I64(r.incidents.v[0].culprits.n, 1);
+	CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+	for (size_t k = 0; k < r.findings.n; k++)
+		found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
+	CHECK_I64(found, want_found);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* Rank 1's JSON dump cut (the rank was killed while dumping) at every
+ * byte from the start of its entries to its last byte: the readable dumps
+ * still name rank 2, rank 1 is never blamed for the entries its cut lost,
+ * and the cut is a finding; whole, no finding. */
 TEST(hang_dump_cut_keeps_the_rest)
 {
-	char full[4096], other[4096];
+	char full[4096];
 	int len = fr_json(full, sizeof(full), 6, 1);
 	const char *ents = strstr(full, "\"entries\"");
 	size_t cuts = 0;
 
 	REQUIRE(len > 0 && ents);
 	for (size_t cut = (size_t)(ents - full); cut <= (size_t)len; cut++) {
-		struct ts_hang_set s;
-		struct ts_hang_result r;
-		struct ts_err err;
-		int found = 0;
-
-		ts_hang_set_init(&s);
-		ts_err_init(&err);
-		for (int rank = 0; rank < 4; rank++) {
-			char name[32];
-			snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
-			if (rank == 1) {
-				REQUIRE(ts_hang_read_mem(&s, full, cut, name, &err) == 0);
-				continue;
-			}
-			REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
-			REQUIRE(read_mem(&s, other, name, &err) == 0);
-		}
-		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
-		REQUIRE(r.incidents.n == 1);
-		CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
-		CHECK_I64(r.incidents.v[0].culprits.n, 1);
-		CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
-		for (size_t k = 0; k < r.findings.n; k++)
-			found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
 		/* the last bytes are "}\n": the document is whole from there */
-		CHECK_I64(found, cut < (size_t)len - 1);
+		check_cut_incident(full, cut, 0, cut < (size_t)len - 1, -1);
 		cuts++;
-		ts_hang_result_release(&r);
-		ts_hang_set_release(&s);
 	}
 	CHECK(cuts > 1000);
 }
@@ -770,7 +789,6 @@ static size_t fr_pickle(struct pkw *w, int late, int last, int stuck, size_t *op
 TEST(hang_pickle_cut_keeps_the_rest)
 {
 	static struct pkw w;
-	char other[4096];
 	size_t cuts = 0;
 
 	for (int late = 0; late < 2; late++) {
@@ -784,39 +802,12 @@ TEST(hang_pickle_cut_keeps_the_rest)
 				ents = w.b + i - 5;
 		REQUIRE(ents != NULL);
 		for (size_t cut = (size_t)(ents - w.b); cut <= len; cut++) {
-			struct ts_hang_set s;
-			struct ts_hang_result r;
-			struct ts_err err;
 			int64_t kept = 0;
-			int found = 0;
 
 			for (int q = 1; q <= 6; q++)
 				kept += q < 6 ? cut > open[q] : cut > appends;
-			ts_hang_set_init(&s);
-			ts_err_init(&err);
-			for (int rank = 0; rank < 4; rank++) {
-				char name[32];
-				snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
-				if (rank == 1) {
-					REQUIRE(ts_hang_read_pickle_mem(&s, w.b, cut, name, rank, &err) == 0);
-					CHECK_I64(s.dumps.v[s.dumps.n - 1].entries, kept);
-					CHECK_I64(s.dumps.v[s.dumps.n - 1].cut_at, cut < len ? (int64_t)cut : -1);
-					continue;
-				}
-				REQUIRE(fr_json(other, sizeof(other), rank == 2 ? 5 : 6, rank != 2) > 0);
-				REQUIRE(read_mem(&s, other, name, &err) == 0);
-			}
-			REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
-			REQUIRE(r.incidents.n == 1);
-			CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
-			CHECK_I64(r.incidents.v[0].culprits.n, 1);
-			CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
-			for (size_t k = 0; k < r.findings.n; k++)
-				found |= strstr(r.findings.v[k], "nccl_trace_rank_1: truncated at byte") != NULL;
-			CHECK_I64(found, cut < len);
+			check_cut_incident(w.b, cut, 1, cut < len, kept);
 			cuts++;
-			ts_hang_result_release(&r);
-			ts_hang_set_release(&s);
 		}
 	}
 	CHECK(cuts > 2000);
