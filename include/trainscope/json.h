@@ -2,9 +2,12 @@
  * json.h - streaming JSON pull tokenizer and number/string helpers.
  *
  * The tokenizer hands out one token per call as a zero-copy view into the
- * input window: for keys and strings the raw bytes between the quotes (still
+ * input window: for strings the raw bytes between the quotes (still
  * escaped; `escaped` says whether any backslash occurs), for numbers the
- * number text. A view is valid until the next ts_json_next() call.
+ * number text. Keys are handed out decoded (a key written with escapes,
+ * "n\u0061me", reads as "name", in a buffer of the tokenizer's own), so
+ * that comparing a key with a literal follows JSON, not its spelling. A
+ * view is valid until the next ts_json_next() call.
  *
  * Grammar is RFC 8259 plus, by flag: NaN / Infinity / -Infinity tokens,
  * lenient strings (invalid UTF-8 and raw control characters accepted), and
@@ -48,7 +51,7 @@ struct ts_json {
 	/* last token's view */
 	const char *s;
 	size_t n;
-	int escaped;         /* KEY/STR: a backslash occurs in the body */
+	int escaped;         /* STR: a backslash occurs in the body (KEY: always 0) */
 	int bad_text;        /* KEY/STR: invalid UTF-8 or raw control (lenient) */
 	uint64_t tok_offset; /* absolute offset of the last token */
 	int depth;           /* containers open after the last token */
@@ -61,6 +64,7 @@ struct ts_json {
 	int state;
 	int top_done;
 	uint64_t stack[TS_JSON_MAX_DEPTH / 64];
+	struct ts_sb key;    /* the last key, decoded, when it had escapes */
 };
 
 /* Tokenize a memory buffer (not copied; must outlive j). name is for errors. */
@@ -91,7 +95,8 @@ uint64_t ts_json_offset(const struct ts_json *j);
 /* Line (1-based) of an absolute offset, or -1 when it is no longer in memory. */
 int64_t ts_json_line_of(const struct ts_json *j, uint64_t offset);
 
-/* 1 if the last KEY/STR view equals the NUL-terminated literal (raw bytes). */
+/* 1 if the last KEY/STR view equals the literal (a key decoded, a string's
+ * raw bytes). */
 static inline int ts_json_is(const struct ts_json *j, const char *lit, size_t litlen)
 {
 	return j->n == litlen && __builtin_memcmp(j->s, lit, litlen) == 0;

@@ -54,6 +54,7 @@ void ts_json_release(struct ts_json *j)
 {
 	if (j->in == &j->own)
 		ts_input_release(&j->own);
+	ts_sb_release(&j->key);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -546,6 +547,16 @@ reload:
 			} else {
 				j->pos = end;
 				j->state = ST_COLON;
+			}
+			if (j->escaped) {
+				/* a key is only ever compared: hand it out decoded */
+				ts_sb_reset(&j->key);
+				if (ts_json_unescape(j->s, j->n, 1, &j->key) || j->key.failed)
+					return ts_err_at(err, TS_ENOMEM, j->in->path, (int64_t)j->tok_offset,
+							 -1, "out of memory");
+				j->s = j->key.buf;
+				j->n = j->key.len;
+				j->escaped = 0;
 			}
 			return TS_JSON_KEY;
 		case ST_COLON:

@@ -832,6 +832,25 @@ static int str_text(struct rd *r, const struct strv *v, const char **s, size_t *
 	return 0;
 }
 
+/* v with its escapes decoded, so that it reads as the text JSON means
+ * (a key, a number in a string, a ph): unchanged without escapes, else
+ * pointing into r->sb until its next use. */
+static int str_plain(struct rd *r, struct strv *v)
+{
+	const char *s;
+	size_t n;
+	int rc;
+
+	if (!(v->flags & S_ESC))
+		return 0;
+	if ((rc = str_text(r, v, &s, &n)))
+		return rc;
+	v->s = s;
+	v->n = n;
+	v->flags &= ~S_ESC;
+	return 0;
+}
+
 /*
  * Names repeat millions of times: a direct-mapped cache keyed by the
  * length and the first and last 8 bytes finds the id of a repeated string
@@ -948,7 +967,9 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 	}
 	if (c == '"') {
 		rc = scan_str(r, ip, v);
-		*ok = rc == P_OK && !(v->flags & S_ESC);
+		if (rc == P_OK && str_plain(r, v))
+			return TS_ENOMEM;
+		*ok = rc == P_OK;
 		return rc;
 	}
 	return skip_value(r, ip);
@@ -998,13 +1019,15 @@ static int value_id(struct rd *r, size_t *ip, int64_t *out)
 	rc = scan_str(r, ip, &v);
 	if (rc)
 		return rc;
+	if (str_plain(r, &v))
+		return TS_ENOMEM;
 	const char *s = v.s;
 	size_t n = v.n;
 	if (n > 7 && memcmp(s, "stream ", 7) == 0) {
 		s += 7;
 		n -= 7;
 	}
-	if (n > 0 && !(v.flags & S_ESC) && ts_num_i64(s, n, out) == 0) {
+	if (n > 0 && ts_num_i64(s, n, out) == 0) {
 		if (TS_IS_STRID(*out))
 			r->raw_strid = 1;
 		return P_OK;
@@ -1105,6 +1128,8 @@ static inline HOT int member_key(struct rd *r, size_t *ip, struct strv *k)
 
 	if (rc)
 		return rc;
+	if (str_plain(r, k))
+		return TS_ENOMEM;
 	if (i + 1 < len && d[i] == ':' && d[i + 1] == ' ') {
 		i += 2;
 	} else if (i < len && d[i] == ':') {
@@ -1362,6 +1387,8 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 			vrc = P_OK;
 		} else if (d_[i] == '"') {
 			vrc = scan_str(r, &i, &v);
+			if (vrc == P_OK && str_plain(r, &v))
+				vrc = TS_ENOMEM;
 			if (vrc == P_OK && v.n > 0)
 				e->ph = v.s[0];
 		} else {
@@ -2070,13 +2097,44 @@ static uint32_t tok_strid(struct rd *r, struct ts_json *j, int tok)
 	return id < 0 ? TS_NO_ID : (uint32_t)id;
 }
 
-static int64_t tok_int(struct ts_json *j, int tok, int64_t dflt)
+/* The text of the KEY or STR token j holds, escapes decoded: j's own
+ * bytes without escapes, else r->sb's until its next use (NULL when out of
+ * memory). */
+static const char *tok_text(struct rd *r, const struct ts_json *j, size_t *n)
 {
+	if (!j->escaped) {
+		*n = j->n;
+		return j->s;
+	}
+	ts_sb_reset(&r->sb);
+	if (ts_json_unescape(j->s, j->n, 1, &r->sb) || r->sb.failed)
+		return NULL;
+	*n = r->sb.len;
+	return r->sb.buf;
+}
+
+static int64_t tok_int(struct rd *r, struct ts_json *j, int tok, int64_t dflt)
+{
+	const char *s = j->s;
+	size_t n = j->n;
 	int64_t x;
 
-	if ((tok == TS_JSON_NUM || tok == TS_JSON_STR) && num_int(j->s, j->n, &x) == 0)
+	if (tok == TS_JSON_STR && !(s = tok_text(r, j, &n)))
+		return dflt;
+	if ((tok == TS_JSON_NUM || tok == TS_JSON_STR) && num_int(s, n, &x) == 0)
 		return x;
 	return dflt;
+}
+
+/* The key token j holds (decoded by the tokenizer) as a C string in
+ * key[size]; a longer key is cut (no key the reader looks for is that
+ * long). */
+static void meta_key(const struct ts_json *j, char *key, size_t size)
+{
+	size_t n = j->n < size - 1 ? j->n : size - 1;
+
+	memcpy(key, j->s, n);
+	key[n] = '\0';
 }
 
 /*
@@ -2121,9 +2179,7 @@ static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
 			if (tok <= TS_JSON_EOF || tok == TS_JSON_OBJ_END)
 				break;
 			char key[32];
-			size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
-			memcpy(key, j->s, kn);
-			key[kn] = '\0';
+			meta_key(j, key, sizeof(key));
 			tok = ts_json_next(j, je);
 			if (tok < 0)
 				break;
@@ -2133,17 +2189,17 @@ static int meta_devices(struct rd *r, struct ts_json *j, struct ts_err *je)
 				continue;
 			}
 			if (!strcmp(key, "id"))
-				dv.id = (int32_t)tok_int(j, tok, -1);
+				dv.id = (int32_t)tok_int(r, j, tok, -1);
 			else if (!strcmp(key, "name"))
 				dv.name = tok_strid(r, j, tok);
 			else if (!strcmp(key, "totalGlobalMem"))
-				dv.total_mem_bytes = tok_int(j, tok, -1);
+				dv.total_mem_bytes = tok_int(r, j, tok, -1);
 			else if (!strcmp(key, "computeMajor") || !strcmp(key, "major"))
-				dv.compute_major = (int32_t)tok_int(j, tok, -1);
+				dv.compute_major = (int32_t)tok_int(r, j, tok, -1);
 			else if (!strcmp(key, "computeMinor") || !strcmp(key, "minor"))
-				dv.compute_minor = (int32_t)tok_int(j, tok, -1);
+				dv.compute_minor = (int32_t)tok_int(r, j, tok, -1);
 			else if (!strcmp(key, "numSms") || !strcmp(key, "multiProcessorCount"))
-				dv.num_sms = (int32_t)tok_int(j, tok, -1);
+				dv.num_sms = (int32_t)tok_int(r, j, tok, -1);
 			else if ((rc = ts_json_skip(j, tok, je)))
 				break;
 		}
@@ -2187,9 +2243,7 @@ static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
 		if (tok <= TS_JSON_EOF || tok == TS_JSON_OBJ_END)
 			break;
 		char key[32];
-		size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
-		memcpy(key, j->s, kn);
-		key[kn] = '\0';
+		meta_key(j, key, sizeof(key));
 		tok = ts_json_next(j, je);
 		if (tok < 0)
 			break;
@@ -2205,7 +2259,7 @@ static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
 		else if (!strcmp(key, "backend_config"))
 			pg->backend = tok_strid(r, j, tok);
 		else if (!strcmp(key, "pg_size"))
-			pg->size = (int32_t)tok_int(j, tok, -1);
+			pg->size = (int32_t)tok_int(r, j, tok, -1);
 		else if (!strcmp(key, "ranks") && tok == TS_JSON_ARR) {
 			for (;;) {
 				tok = ts_json_next(j, je);
@@ -2216,7 +2270,7 @@ static int meta_pg(struct rd *r, struct ts_json *j, struct ts_err *je,
 						break;
 					continue;
 				}
-				if (TS_VEC_PUSH(ranks, (int32_t)tok_int(j, tok, -1))) {
+				if (TS_VEC_PUSH(ranks, (int32_t)tok_int(r, j, tok, -1))) {
 					rc = TS_ENOMEM;
 					break;
 				}
@@ -2258,9 +2312,7 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 		if (tok <= TS_JSON_EOF || tok == TS_JSON_OBJ_END)
 			break;
 		char key[32];
-		size_t kn = j->n < sizeof(key) - 1 ? j->n : sizeof(key) - 1;
-		memcpy(key, j->s, kn);
-		key[kn] = '\0';
+		meta_key(j, key, sizeof(key));
 		tok = ts_json_next(j, je);
 		if (tok < 0)
 			break;
@@ -2270,13 +2322,13 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 			continue;
 		}
 		if (!strcmp(key, "rank")) {
-			int64_t x = tok_int(j, tok, -1);
+			int64_t x = tok_int(r, j, tok, -1);
 			if (x >= 0) {
 				m->rank = x;
 				m->rank_source = 1;
 			}
 		} else if (!strcmp(key, "world_size")) {
-			m->world_size = tok_int(j, tok, -1);
+			m->world_size = tok_int(r, j, tok, -1);
 		} else if (!strcmp(key, "backend")) {
 			m->backend = tok_strid(r, j, tok);
 		} else if (!strcmp(key, "nccl_version") && (tok == TS_JSON_STR || tok == TS_JSON_NUM)) {
@@ -2377,7 +2429,11 @@ static int meta_value(struct rd *r, int kind, int vk, size_t start, size_t end)
 		tok = ts_json_next(&j, &je);
 		if (tok == TS_JSON_NUM || tok == TS_JSON_STR) {
 			int64_t x;
-			if (ts_num_i64(j.s, j.n, &x) == 0 || ts_num_fixed(j.s, j.n, 0, &x) == 0) {
+			size_t n;
+			const char *s = tok == TS_JSON_STR ? tok_text(r, &j, &n) : j.s;
+			if (tok == TS_JSON_NUM)
+				n = j.n;
+			if (s && (ts_num_i64(s, n, &x) == 0 || ts_num_fixed(s, n, 0, &x) == 0)) {
 				m->base_ns = x;
 				m->has_base = 1;
 			}
@@ -2576,6 +2632,8 @@ static int read_object(struct rd *r, size_t *ip, int *saw_events)
 			}
 			if (rc)
 				return rc;
+			if (str_plain(r, &k))
+				return ts_err_set(r->err, TS_ENOMEM, "out of memory");
 			i = j;
 			break;
 		}

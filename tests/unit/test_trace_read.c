@@ -440,6 +440,48 @@ TEST(trace_metadata_container_values)
 	ts_trace_release(&t);
 }
 
+/* JSON lets any character of a key or string be written as \uXXXX (and
+ * '/' as "\/"); Python's json.dump escapes every non-ASCII character. The
+ * values are what the escapes spell: \u0058 is 'X', \u0037 is '7',
+ * \u0032\u0030 is "20", \u0061 'a', \u0065 'e', \u006f 'o'. */
+TEST(trace_escaped_keys_and_values)
+{
+	static const char text[] =
+		"{\"traceEv\\u0065nts\":["
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+		"\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"c\\u006frrelation\":5}},"
+		"{\"ph\":\"\\u0058\",\"c\\u0061t\":\"k\\u0065rnel\",\"n\\u0061me\":\"g\\/emm\","
+		"\"pid\":\"\\u0030\",\"tid\":\"stream \\u0037\",\"t\\u0073\":\"\\u0032\\u0030\","
+		"\"dur\":100,\"\\u0061rgs\":{\"stre\\u0061m\":7,\"correlation\":\"\\u0035\"}}],"
+		"\"distributedInf\\u006f\":{\"r\\u0061nk\":3,\"world_size\":\"\\u0038\"},"
+		"\"deviceProperties\":[{\"n\\u0061me\":\"H100\",\"totalGlobalMem\":\"\\u0038\"}],"
+		"\"baseTimeNan\\u006fseconds\":\"1\\u0030\"}";
+	struct ts_trace t;
+	struct ts_err err;
+
+	REQUIRE(read_text(&t, text, sizeof(text) - 1, "x.json", NULL, &err) == 0);
+	REQUIRE(t.ev.n == 2);
+	CHECK_I64(t.ev.ph[1], 'X');
+	CHECK_I64(t.ev.cat[1], TS_CAT_KERNEL);
+	CHECK_STR(ts_trace_str(&t, t.ev.name[1]), "g/emm");
+	CHECK_I64(ts_ev_pid(&t.ev, 1), 0);
+	CHECK_I64(ts_ev_tid(&t.ev, 1), 7);
+	CHECK_I64(ts_ev_ts(&t.ev, 1), 20000);
+	CHECK_I64(ts_ev_dur(&t.ev, 1), 100000);
+	CHECK_I64(ts_ev_stream(&t.ev, 1), 7);
+	CHECK_I64(ts_ev_corr(&t.ev, 0), 5);
+	CHECK_I64(ts_ev_corr(&t.ev, 1), 5);
+	CHECK_I64(t.meta.rank, 3);
+	CHECK_I64(t.meta.rank_source, 1);
+	CHECK_I64(t.meta.world_size, 8);
+	REQUIRE(t.meta.ndevices == 1);
+	CHECK_STR(ts_trace_str(&t, t.meta.devices[0].name), "H100");
+	CHECK_I64(t.meta.devices[0].total_mem_bytes, 8);
+	CHECK_I64(t.meta.has_base, 1);
+	CHECK_I64(t.meta.base_ns, 10);
+	ts_trace_release(&t);
+}
+
 TEST(trace_rank_from_name_and_order)
 {
 	static const char text[] = "{\"traceEvents\":[]}";
