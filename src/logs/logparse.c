@@ -425,6 +425,7 @@ struct rd {
 	uint64_t pend_off;
 	int pend_nl;                /* last piece ended with a newline */
 	int pend_bar_end;           /* first piece ended with '|' */
+	int pend_guess;             /* pending a record whose head is not whole yet */
 	uint32_t markers;           /* flags for the next step */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
@@ -566,35 +567,75 @@ static int add_extra(struct rd *r, struct ts_step *s, const char *k, size_t kn, 
 	return 0;
 }
 
-/* Rank from a launcher prefix: "12: ", "[rank3]:", "[rank-3/8]". */
+/* Digits at s[*j] (at most 7) as a number, or -1 when there are none. */
+static int64_t prefix_digits(const char *s, size_t n, size_t *j)
+{
+	size_t i = *j;
+	int64_t v = 0;
+
+	while (*j < n && s[*j] >= '0' && s[*j] <= '9' && *j - i < 7)
+		v = v * 10 + (s[(*j)++] - '0');
+	return *j > i ? v : -1;
+}
+
+/*
+ * Launcher prefix at s[i] == '[' that names a rank: "[default3]:"
+ * (torchrun's tail of each local rank's output: role name, local rank) or
+ * "[1,3]<stdout>:" (mpirun --tag-output: job, rank). Returns the rank with
+ * *end after the prefix's ':', or -1.
+ */
+static int bracket_rank(const char *s, size_t n, size_t i, size_t *end)
+{
+	size_t j = i + 1;
+	int64_t v;
+	const char *colon;
+
+	while (j < n && s[j] >= 'a' && s[j] <= 'z')
+		j++;
+	if (j > i + 1) {
+		v = prefix_digits(s, n, &j);
+		if (v < 0 || j + 1 >= n || s[j] != ']' || s[j + 1] != ':')
+			return -1;
+		*end = j + 2;
+		return (int)v;
+	}
+	if (prefix_digits(s, n, &j) < 0 || j >= n || s[j] != ',')
+		return -1;
+	j++;
+	v = prefix_digits(s, n, &j);
+	if (v < 0 || j + 1 >= n || s[j] != ']' || s[j + 1] != '<')
+		return -1;
+	colon = memchr(s + j, ':', n - j);
+	if (!colon || colon[-1] != '>')
+		return -1;
+	*end = (size_t)(colon - s) + 1;
+	return (int)v;
+}
+
+/* Rank from a launcher prefix: "12: " (srun -l) or a bracket_rank() one at
+ * the start of the line, "[rank3]:" or "[rank-3/8]" anywhere before the
+ * record. */
 static int prefix_rank(const char *s, size_t n)
 {
 	const char *p;
-	size_t i = 0;
-	int64_t v = 0;
+	size_t i = 0, j;
+	int64_t v;
+	int b;
 
 	while (i < n && s[i] == ' ')
 		i++;
-	if (i < n && s[i] >= '0' && s[i] <= '9') {
-		size_t j = i;
-
-		while (j < n && s[j] >= '0' && s[j] <= '9' && j - i < 7)
-			v = v * 10 + (s[j++] - '0');
-		if (j < n && s[j] == ':')
-			return (int)v;
-	}
+	j = i;
+	if ((v = prefix_digits(s, n, &j)) >= 0 && j < n && s[j] == ':')
+		return (int)v;
+	if (i < n && s[i] == '[' && (b = bracket_rank(s, n, i, &j)) >= 0)
+		return b;
 	p = find(s, n, "[rank", 5);
 	if (p) {
-		size_t j = (size_t)(p - s) + 5;
-
+		j = (size_t)(p - s) + 5;
 		if (j < n && s[j] == '-')
 			j++;
-		if (j < n && s[j] >= '0' && s[j] <= '9') {
-			v = 0;
-			while (j < n && s[j] >= '0' && s[j] <= '9' && v < 10000000)
-				v = v * 10 + (s[j++] - '0');
+		if ((v = prefix_digits(s, n, &j)) >= 0)
 			return (int)v;
-		}
 	}
 	return -1;
 }
@@ -1555,7 +1596,7 @@ static int timer_entry(struct rd *r, const char *k, size_t kn, const char *v, si
 	return 0;
 }
 
-/* Skip a "12: " or "[rank3]: " launcher prefix. */
+/* Skip a "12: ", "[rank3]: ", "[default3]:" or "[1,3]<stdout>:" launcher prefix. */
 static void skip_prefix(const char **s, size_t *n)
 {
 	const char *p = *s, *e = *s + *n;
@@ -1564,8 +1605,11 @@ static void skip_prefix(const char **s, size_t *n)
 		p++;
 	if (p < e && *p == '[') {
 		const char *q = memchr(p, ']', (size_t)(e - p));
+		size_t end;
 
-		if (q && q + 1 < e && q[1] == ':' && prefix_rank(p, (size_t)(q + 1 - p)) >= 0)
+		if (bracket_rank(p, (size_t)(e - p), 0, &end) >= 0)
+			p += end;
+		else if (q && q + 1 < e && q[1] == ':' && prefix_rank(p, (size_t)(q + 1 - p)) >= 0)
 			p = q + 2;
 	} else if (p < e && *p >= '0' && *p <= '9') {
 		const char *q = p;
@@ -1577,6 +1621,92 @@ static void skip_prefix(const char **s, size_t *n)
 	}
 	*n = (size_t)(e - p);
 	*s = p;
+}
+
+/* 1 when the line starts (after blanks) with a launcher prefix; *rest and
+ * *rn get what follows it. */
+static int launcher_prefix(const char *s, size_t n, const char **rest, size_t *rn)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	*rest = s;
+	*rn = n;
+	skip_prefix(rest, rn);
+	return *rest != s;
+}
+
+/* What may precede a record's head at k: nothing, a blank, a timestamp's
+ * ']' or a launcher prefix's ':'. */
+static int head_context(const char *s, size_t k)
+{
+	while (k && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+		k--;
+	return k == 0 || s[k - 1] == ']' || (s[k - 1] == ':' && prefix_rank(s, k) >= 0);
+}
+
+/* The line ends inside Megatron's timestamp "[2024-04-06 10:27:27.123456]"
+ * or right after it (blanks allowed), the timestamp opening after a blank,
+ * a launcher prefix's ':' or at the line's start. */
+static int stamp_cut(const char *s, size_t n)
+{
+	static const char pat[] = "dddd-dd-dd dd:dd:dd";
+	const char *open = memrchr(s, '[', n);
+	size_t i = 0, m, k;
+
+	if (!open)
+		return 0;
+	k = (size_t)(open - s);
+	if (k && s[k - 1] != ' ' && s[k - 1] != ':')
+		return 0;
+	open++;
+	m = (size_t)(s + n - open);
+	for (; i < m && i < sizeof(pat) - 1; i++)
+		if (pat[i] == 'd' ? open[i] < '0' || open[i] > '9' : open[i] != pat[i])
+			return 0;
+	if (i < m && i == sizeof(pat) - 1 && open[i] == '.')
+		for (i++; i < m && open[i] >= '0' && open[i] <= '9'; i++)
+			;
+	if (i < m && i >= sizeof(pat) - 1 && open[i] == ']')
+		for (i++; i < m && (open[i] == ' ' || open[i] == '\t'); i++)
+			;
+	return i == m;
+}
+
+/*
+ * The line ends inside the preamble or head of a record that a terminal
+ * wrapped: inside its timestamp (stamp_cut()), inside the word "iteration"
+ * (a proper prefix of it, or the word itself), or after the word among the
+ * head's digits, blanks and slash (iter_head_cut()). Only a record's head
+ * counts (head_context()), so that "... saved at iteration 100" is not
+ * taken. A guess until the next line completes the head (handle_line()).
+ */
+static int head_wrapped(const char *s, size_t n)
+{
+	const char *w = NULL, *q, *t;
+	size_t k = n;
+
+	if (stamp_cut(s, n))
+		return 1;
+	if (launcher_prefix(s, n, &t, &k)) {
+		while (k && (*t == ' ' || *t == '\t'))
+			t++, k--;
+		if (!k)
+			return 1;   /* a launcher prefix and nothing else */
+	}
+	k = n;
+	if (iter_head_cut(s, n)) {
+		for (const char *x = s; x < s + n && (q = find(x, (size_t)(s + n - x), "iteration", 9));
+		     x = q + 9)
+			w = q;
+	} else {
+		while (k && s[k - 1] >= 'a' && s[k - 1] <= 'z')
+			k--;
+		if (k == n || n - k > 9 || memcmp(s + k, "iteration", n - k) != 0)
+			return 0;
+		w = s + k;
+	}
+	k = (size_t)(w - s);
+	return (k == 0 || s[k - 1] == ' ') && head_context(s, k);
 }
 
 /* Megatron timer lines (logs.h); 1 when s is one, else 0. */
@@ -1725,7 +1855,11 @@ static int pend_finish(struct rd *r)
 
 	if (!r->pend_kind)
 		return 0;
-	if (pend_complete(r)) {
+	if (r->pend_guess) {
+		/* the line only looked like the start of a wrapped record */
+		scan_markers(r, r->pend.buf, r->pend.len);
+		r->pend_guess = 0;
+	} else if (pend_complete(r)) {
 		rc = pend_emit(r, r->pend_pieces > 1);
 	} else if (r->pend_pieces == 1 && r->pend_nl && r->pend_bar_end && r->pend_kind == R_ITER) {
 		/* A complete line of a build that prints no NaN counter. */
@@ -1756,6 +1890,11 @@ static void pend_append(struct rd *r, const char *s, size_t n)
 {
 	const char *a = r->pend.buf, *bar;
 	size_t an = r->pend.len, i;
+	/* a wrap inside the record's head: blanks at the wrap are one blank,
+	 * none means the wrap split the word or a number */
+	int head = head_wrapped(a, an);
+	int blank = (an && (a[an - 1] == ' ' || a[an - 1] == '\t')) ||
+		    (n && (*s == ' ' || *s == '\t'));
 
 	while (an && (a[an - 1] == ' ' || a[an - 1] == '\t'))
 		an--;
@@ -1763,7 +1902,12 @@ static void pend_append(struct rd *r, const char *s, size_t n)
 	r->pend.buf[an] = '\0';
 	while (n && (*s == ' ' || *s == '\t'))
 		s++, n--;
-	if (an && a[an - 1] != '|' && !(n && *s == '|')) {
+	if (blank) {
+		/* the wrap fell on a blank, which a terminal keeps */
+		ts_sb_addc(&r->pend, ' ');
+	} else if (head) {
+		/* nothing between the pieces of a split word or number */
+	} else if (an && a[an - 1] != '|' && !(n && *s == '|')) {
 		bar = NULL;
 		for (i = an; i-- > 0;)
 			if (a[i] == '|') {
@@ -1856,6 +2000,42 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	if (r->clean.failed)
 		return TS_ENOMEM;
 	e = s + n;
+	if (r->pend_kind && r->pend_guess) {
+		/* the previous line ended inside a record's head, or looked so:
+		 * this line must complete the head, else that line was not a
+		 * record and this one is read on its own */
+		size_t keep = r->pend.len, tn;
+		const char *t;
+		int piece = r->pend_pieces < MAX_PIECES && !launcher_prefix(s, n, &t, &tn) && tn;
+
+		/* a wrapped piece never starts with a launcher prefix, nor is blank */
+		if (piece) {
+			pend_append(r, s, n);
+			if (r->pend.failed)
+				return TS_ENOMEM;
+		}
+		if (piece &&
+		    parse_iter(r, r->pend.buf, r->pend.len, nl, r->pend_line, CHECK_ONLY, &complete) > 0) {
+			r->pend_guess = 0;
+		} else if (piece && r->pend_pieces < MAX_PIECES && head_wrapped(r->pend.buf, r->pend.len)) {
+			return 0;
+		} else {
+			r->pend.len = keep;
+			scan_markers(r, r->pend.buf, keep);
+			r->pend_kind = R_NONE;
+			r->pend_guess = 0;
+			ts_sb_reset(&r->pend);
+		}
+		if (r->pend_kind) {
+			r->pend_nl = nl;
+			if (!pend_complete(r))
+				return 0;
+			rc = pend_emit(r, 1);
+			r->pend_kind = R_NONE;
+			ts_sb_reset(&r->pend);
+			return rc;
+		}
+	}
 	if (r->pend_kind) {
 		if (!is_record_start(s, n) && !is_blank_prefix_only(s, n) &&
 		    r->pend_pieces < MAX_PIECES) {
@@ -1899,6 +2079,11 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		return rc;
 	if (rc > 0)
 		return complete ? 0 : pend_start(r, R_ITER, s, n, nl, line, off);
+	if (nl && head_wrapped(s, n)) {
+		rc = pend_start(r, R_ITER, s, n, nl, line, off);
+		r->pend_guess = 1;
+		return rc;
+	}
 	rc = parse_mem(r, s, n, nl, 0, &complete);
 	if (rc > 0) {
 		if (complete) {

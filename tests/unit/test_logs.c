@@ -403,6 +403,114 @@ TEST(logs_primus_ansi_rank_prefix_cur_avg)
 	ts_steplog_release(&log);
 }
 
+/* torchrun prints each local rank's output behind "[<role><local
+ * rank>]:" and mpirun --tag-output behind "[<job>,<rank>]<stdout>:": both
+ * name the rank, as "3: " (srun -l) and "[rank3]:" do. */
+TEST(logs_torchrun_and_mpirun_prefixes)
+{
+	const char *text =
+		"[default3]: [2024-10-01 12:00:00] iteration       10/     100 | elapsed time per "
+		"iteration (ms): 812.3 | lm loss: 6.5E+00 | number of skipped iterations:   0 | "
+		"number of nan iterations:   0 |\n"
+		"[1,5]<stdout>: [2024-10-01 12:00:08] iteration       10/     100 | elapsed time per "
+		"iteration (ms): 799.0 | lm loss: 6.5E+00 | number of skipped iterations:   0 | "
+		"number of nan iterations:   0 |\n"
+		"[trainer2]:[2024-10-01 12:00:09] iteration       10/     100 | elapsed time per "
+		"iteration (ms): 801.0 | lm loss: 6.5E+00 | number of skipped iterations:   0 | "
+		"number of nan iterations:   0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	REQUIRE(log.steps.n == 3);
+	CHECK(find_iter(&log, 10, 3) != NULL);
+	CHECK(find_iter(&log, 10, 5) != NULL);
+	CHECK(find_iter(&log, 10, 2) != NULL);
+	ts_steplog_release(&log);
+}
+
+/* A terminal copy hard-wraps a record at a fixed column, wherever that
+ * falls: in the launcher prefix's line before the timestamp, inside the
+ * timestamp, inside the word "iteration", inside its number, or on the
+ * blank inside the key "lm loss". Each record below is
+ * "0: [2024-04-06 10:00:0S.000000] iteration S/100 | elapsed time per
+ * iteration (ms): 1000.0 | lm loss: 5.0E+00 | number of skipped
+ * iterations: 0 | number of nan iterations: 0 |" (S = 1..5) cut at one such
+ * place; each must read as that record, rank 0 from its prefix. */
+TEST(logs_wrapped_record_heads)
+{
+	const char *text =
+		"0: \n"
+		"[2024-04-06 10:00:01.000000] iteration 1/100 | elapsed time per iteration (ms): "
+		"1000.0 | lm loss: 5.0E+00 | number of skipped iterations: 0 | number of nan "
+		"iterations: 0 |\n"
+		"0: [2024-04-06 10:0\n"
+		"0:02.000000] iteration 2/100 | elapsed time per iteration (ms): 1000.0 | lm loss: "
+		"5.0E+00 | number of skipped iterations: 0 | number of nan iterations: 0 |\n"
+		"0: [2024-04-06 10:00:03.000000] itera\n"
+		"tion 3/100 | elapsed time per iteration (ms): 1000.0 | lm loss: 5.0E+00 | number of "
+		"skipped iterations: 0 | number of nan iterations: 0 |\n"
+		"0: [2024-04-06 10:00:04.000000] iteration   \n"
+		"  4/100 | elapsed time per iteration (ms): 1000.0 | lm \n"
+		"loss: 5.0E+00 | number of skipped iterations: 0 | number of nan iterations: 0 |\n"
+		"0: [2024-04-06 10:00:05.000000] iteration 5/1\n"
+		"00 | elapsed time per iteration (ms): 1000.0 | lm loss: 5.0E+00 | number of skipped "
+		"iterations: 0 | number of nan iterations: 0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.steps.n, 5);
+	for (int64_t it = 1; it <= 5; it++) {
+		const struct ts_step *st = find_iter(&log, it, 0);
+		CHECK(st != NULL);
+		if (!st)
+			continue;
+		CHECK_I64(st->train_iters, 100);
+		CHECK_I64(st->step_ns, 1000000000LL);
+		CHECK_NEAR(st->loss, 5.0, 0);
+		CHECK_I64(st->extra_n, 0);
+	}
+	CHECK_I64(log.broken, 0);
+	CHECK_I64(count_notes(&log, TS_NOTE_JOINED), 5);
+	ts_steplog_release(&log);
+}
+
+/* Lines that only look like a wrapped record head are read as what they
+ * are: a sentence ending "at iteration 100" (not a head: words before
+ * it), a blank launcher line before a record with its own prefix, a
+ * prefix-only last line. No join, no broken record, and the checkpoint
+ * line still marks the step after it. */
+TEST(logs_wrap_lookalikes)
+{
+	const char *text =
+		"0:  saved checkpoint at iteration 100\n"
+		"0: some other output\n"
+		"0: [2024-04-06 10:00:01.000000] iteration 101/200 | elapsed time per iteration "
+		"(ms): 1000.0 | lm loss: 5.0E+00 | number of skipped iterations: 0 | number of nan "
+		"iterations: 0 |\n"
+		"0: \n"
+		"0: [2024-04-06 10:00:02.000000] iteration 102/200 | elapsed time per iteration "
+		"(ms): 1000.0 | lm loss: 5.0E+00 | number of skipped iterations: 0 | number of nan "
+		"iterations: 0 |\n"
+		"0: \n";
+	struct ts_steplog log;
+	struct ts_err err;
+	const struct ts_step *st;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.steps.n, 2);
+	CHECK_I64(log.broken, 0);
+	CHECK_I64(log.notes.n, 0);
+	st = find_iter(&log, 101, 0);
+	REQUIRE(st != NULL);
+	CHECK(st->flags & TS_STEP_AFTER_CHECKPOINT);
+	st = find_iter(&log, 102, 0);
+	REQUIRE(st != NULL);
+	CHECK(!(st->flags & TS_STEP_AFTER_CHECKPOINT));
+	ts_steplog_release(&log);
+}
+
 TEST(logs_mt_megatron_nan_and_prefixes)
 {
 	/* MT-MegatronLM (2024 grammar, decoupled lr, num zeros %.1f) behind a
