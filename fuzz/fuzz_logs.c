@@ -4,12 +4,15 @@
  * cleanly, and whatever parses must analyse without crashing, hanging or
  * leaking, with outputs that keep their invariants (a verdict that agrees
  * with its evidence, no share of wall time above 100 %, no negative CI of
- * a phase time).
+ * a phase time). A value-level oracle besides: the same bytes with CRLF
+ * line ends (what a Windows copy or a tee through a pty gives) must read
+ * as the same steps, field by field.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "trainscope/logs.h"
 #include "trainscope/steps.h"
 #include "oracle.h"
@@ -53,6 +56,58 @@ static void check(const struct ts_steps_report *r)
 	}
 }
 
+/* Both doubles the same value (NaN equal to NaN). */
+static int same_f(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+/* Every step of a read as in b, the line numbers and files aside. */
+static void same_steps(const struct ts_steplog *a, const struct ts_steplog *b)
+{
+	if (a->steps.n != b->steps.n || a->extras.n != b->extras.n)
+		abort();
+	for (size_t i = 0; i < a->steps.n; i++) {
+		const struct ts_step *x = &a->steps.v[i], *y = &b->steps.v[i];
+		if (x->iteration != y->iteration || x->step_ns != y->step_ns || x->rank != y->rank ||
+		    x->flags != y->flags || x->skipped != y->skipped || x->nan_iters != y->nan_iters ||
+		    x->consumed_samples != y->consumed_samples || x->global_batch != y->global_batch ||
+		    x->tokens != y->tokens || x->train_iters != y->train_iters ||
+		    x->extra_n != y->extra_n || !same_f(x->loss, y->loss) ||
+		    !same_f(x->grad_norm, y->grad_norm) || !same_f(x->lr, y->lr) ||
+		    !same_f(x->tflops, y->tflops) || !same_f(x->mem_max_alloc_bytes, y->mem_max_alloc_bytes))
+			abort();
+	}
+	for (size_t i = 0; i < a->extras.n; i++)
+		if (!same_f(a->extras.v[i].value, b->extras.v[i].value))
+			abort();
+}
+
+/* The input with every "\n" written "\r\n", when it has no '\r' of its own
+ * (a line that already ends in one would then end in two). */
+static void crlf_oracle(const uint8_t *data, size_t size, const struct ts_steplog *ref)
+{
+	struct ts_steplog log;
+	struct ts_err err;
+	size_t n = 0;
+	uint8_t *crlf;
+
+	if (memchr(data, '\r', size) || !(crlf = malloc(2 * size + 1)))
+		return;
+	for (size_t i = 0; i < size; i++) {
+		if (data[i] == '\n')
+			crlf[n++] = '\r';
+		crlf[n++] = data[i];
+	}
+	ts_steplog_init(&log);
+	ts_err_init(&err);
+	if (ts_steplog_read_mem(&log, crlf, n, "fuzz.log", &err) != 0)
+		abort();
+	same_steps(ref, &log);
+	ts_steplog_release(&log);
+	free(crlf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ts_steplog log;
@@ -68,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ign += log.ignored[k];
 		if (ign > log.steps.n)
 			abort(); /* at most one unusable step time or iteration per record */
+		crlf_oracle(data, size, &log);
 		ts_steps_opts_init(&o);
 		if (ts_steps_analyze(&log, &o, &rep, &err) == 0) {
 			check(&rep);
