@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Write the hang_pickle fuzz seeds: small protocol-2 pickles shaped like
-Flight Recorder dumps (the keys docs/hang.md lists), synthetic values.
+Flight Recorder dumps (the keys docs/hang.md lists), synthetic values, and
+the stuck one in protocol 0 (text opcodes) with non-ASCII text too.
 Run from the repository root: fuzz/seeds/make-hang-pickle.py"""
 import pickle
 
@@ -29,3 +30,7 @@ seeds = {
 for name, d in seeds.items():
     with open(f"fuzz/seeds/hang_pickle/{name}.pkl", "wb") as f:
         pickle.dump(d, f, protocol=2)
+odd = seeds["stuck"]
+odd["pg_config"]["0"]["desc"] = "default_pg caf\u00e9 \u2211 \U0001f600 a\\b"
+with open("fuzz/seeds/hang_pickle/stuck-protocol0.pkl", "wb") as f:
+    pickle.dump(odd, f, protocol=0)

@@ -169,6 +169,15 @@ struct ts_hang_dump {
 			      * before the cut; -1 when whole */
 };
 
+/* An input read as a text log that is named like a Flight Recorder dump
+ * ("nccl_trace_rank_3") but holds no dump a reader here takes. */
+struct ts_hang_unread {
+	uint32_t file;
+	int64_t nul_at;          /* offset of its first NUL byte, -1 when none */
+	unsigned char head[4];   /* its first bytes */
+	int nhead;
+};
+
 struct ts_hang_pg_status {
 	int64_t rank;
 	int pg;
@@ -187,6 +196,7 @@ struct ts_hang_set {
 	TS_VEC(struct ts_hang_report) reports;
 	TS_VEC(struct ts_hang_coll) colls;
 	TS_VEC(struct ts_hang_dump) dumps;
+	TS_VEC(struct ts_hang_unread) unread;
 	TS_VEC(struct ts_hang_pg_status) status;
 	TS_VEC(int64_t) ranks_seen;  /* global ranks named by `[rankN]:` prefixes or dumps */
 	int64_t world_size;          /* --world-size, -1 */
@@ -292,8 +302,10 @@ void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_ha
 		int schema);
 struct ts_warnings;
 /* Add the evidence's warnings to w: a truncated-dump warning per cut dump
- * (file, byte of the cut), in the words of the hang analysis's finding.
- * `hang --json` and diagnose carry them. Returns 0 or TS_ENOMEM. */
+ * (file, byte of the cut) and an unread-input warning per input that looks
+ * like a dump but is none trainscope reads (struct ts_hang_unread), in the
+ * words of the hang analysis's findings. `hang --json` and diagnose carry
+ * them. Returns 0 or TS_ENOMEM. */
 int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w);
 /* The table per incident, findings and advice. */
 void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r,

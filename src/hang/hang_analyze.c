@@ -65,7 +65,30 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 				     "%s", sb.buf);
 		ts_sb_release(&sb);
 	}
+	for (size_t i = 0; i < s->unread.n && !rc; i++) {
+		const struct ts_hang_unread *u = &s->unread.v[i];
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		hang_unread_text(s, u, &sb);
+		rc = sb.failed ? TS_ENOMEM :
+		     ts_warnings_add(w, "unread-input", s->files.v[u->file], u->nul_at >= 0 ? u->nul_at : 0,
+				     TS_NO_INT, "%s", sb.buf);
+		ts_sb_release(&sb);
+	}
 	return rc;
+}
+
+void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb)
+{
+	ts_sb_addf(sb, "%s: named like a Flight Recorder dump, ", s->files.v[u->file]);
+	if (u->nul_at >= 0)
+		ts_sb_addf(sb, "binary (a NUL byte at offset %lld), ", (long long)u->nul_at);
+	ts_sb_adds(sb, "but it opens with bytes");
+	for (int i = 0; i < u->nhead; i++)
+		ts_sb_addf(sb, " %02x", u->head[i]);
+	ts_sb_adds(sb, " that open no dump trainscope reads (pickle protocols 0-5, JSON, Python repr); "
+		   "it was read as a text log, and no dump entry came from it");
 }
 
 void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n)
@@ -1064,6 +1087,14 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 	memset(&a, 0, sizeof(a));
 	a.s = s;
 	a.r = r;
+	for (size_t i = 0; i < s->unread.n; i++) {
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		hang_unread_text(s, &s->unread.v[i], &sb);
+		finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+		ts_sb_release(&sb);
+	}
 	if ((rc = dumps(&a)))
 		goto out;
 	first_log = r->incidents.n;

@@ -502,22 +502,51 @@ static int64_t rank_from_name(const char *path)
 	return v;
 }
 
+/* A pickle: protocol 2 and up open with PROTO (0x80); protocols 0 and 1
+ * open with the root container: MARK, DICT / LIST / TUPLE, then a memo
+ * or value opcode ("(dp0" in protocol 0), or EMPTY_DICT / EMPTY_LIST then a memo or MARK
+ * opcode ("}q\0(" in protocol 1), which no text log starts with. */
 static int first_kind(const unsigned char *d, size_t n)
 {
 	size_t i = 0;
 	if (n && d[0] == 0x80)
+		return 'p';
+	if ((n >= 3 && d[0] == '(' && memchr("dlt", d[1], 3) && memchr("pSVIFLN(", d[2], 8)) ||
+	    (n >= 2 && (d[0] == '}' || d[0] == ']') && memchr("q(hr\x94", d[1], 5)))
 		return 'p';
 	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
 		i++;
 	return i < n && d[i] == '{' ? '{' : 't';
 }
 
+/* An input about to be read as a text log (s->files' last one) that has
+ * a Flight Recorder dump's name ("nccl_trace_rank_3", "mccl_trace_rank_3")
+ * is a dump no reader here takes: remember it (struct ts_hang_unread),
+ * with its first NUL byte in its first 4 KiB if it has one. Other binary
+ * files (a checkpoint in a directory given whole) are not dumps. */
+static int note_unread(struct ts_hang_set *s, const char *name, const unsigned char *d, size_t n)
+{
+	const unsigned char *nul = memchr(d, 0, n < 4096 ? n : 4096);
+	struct ts_hang_unread u;
+
+	if (!strstr(ts_basename(name), "_trace_rank_"))
+		return 0;
+	u.file = (uint32_t)(s->files.n - 1);
+	u.nul_at = nul ? nul - d : -1;
+	u.nhead = n < sizeof(u.head) ? (int)n : (int)sizeof(u.head);
+	memcpy(u.head, d, (size_t)u.nhead);
+	return TS_VEC_PUSH(s->unread, u) ? TS_ENOMEM : 0;
+}
+
 int ts_hang_read_mem(struct ts_hang_set *s, const void *data, size_t n,
 		     const char *name, struct ts_err *err)
 {
-	int k = first_kind(data, n);
-	if (k == 't')
-		return ts_hang_read_lines_mem(s, data, n, name, err);
+	int k = first_kind(data, n), rc;
+	if (k == 't') {
+		if ((rc = ts_hang_read_lines_mem(s, data, n, name, err)))
+			return rc;
+		return note_unread(s, name, data, n) ? ts_err_set(err, TS_ENOMEM, "out of memory") : 0;
+	}
 	return doc(s, data, n, name, rank_from_name(name), k == 'p', err);
 }
 
@@ -539,7 +568,7 @@ int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *er
 		}
 	k = first_kind(in.data, in.len);
 	if (k == 't') {
-		if (hang_add_file(s, path) < 0)
+		if (hang_add_file(s, path) < 0 || note_unread(s, path, in.data, in.len))
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 		else
 			rc = hang_read_lines_input(s, &in, err);

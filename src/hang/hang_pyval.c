@@ -140,15 +140,20 @@ static void tp_ws(struct tp *t)
 
 static void put_utf8(struct ts_sb *sb, uint32_t cp)
 {
+	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		cp = 0xfffd;
 	if (cp < 0x80) {
 		ts_sb_addc(sb, (char)cp);
 	} else if (cp < 0x800) {
 		ts_sb_addc(sb, (char)(0xc0 | cp >> 6));
 		ts_sb_addc(sb, (char)(0x80 | (cp & 0x3f)));
-	} else {
-		if (cp > 0xffff)
-			cp = 0xfffd;
+	} else if (cp < 0x10000) {
 		ts_sb_addc(sb, (char)(0xe0 | cp >> 12));
+		ts_sb_addc(sb, (char)(0x80 | ((cp >> 6) & 0x3f)));
+		ts_sb_addc(sb, (char)(0x80 | (cp & 0x3f)));
+	} else {
+		ts_sb_addc(sb, (char)(0xf0 | cp >> 18));
+		ts_sb_addc(sb, (char)(0x80 | ((cp >> 12) & 0x3f)));
 		ts_sb_addc(sb, (char)(0x80 | ((cp >> 6) & 0x3f)));
 		ts_sb_addc(sb, (char)(0x80 | (cp & 0x3f)));
 	}
@@ -504,6 +509,84 @@ static int pk_str(struct pk *p, size_t len)
 	return pk_push(p, v);
 }
 
+/*
+ * The text argument of a protocol 0 UNICODE ('V': raw-unicode-escape, each
+ * byte a Latin-1 character except \uXXXX and \UXXXXXXXX) or STRING ('S':
+ * a quoted repr with backslash escapes) opcode, k bytes at p->pos, as a
+ * UTF-8 string value; p->pos moves past the newline.
+ */
+static int pk_text_str(struct pk *p, size_t k, int repr)
+{
+	const unsigned char *s = p->d + p->pos;
+	struct ts_sb sb;
+	struct pv *v;
+	size_t i = 0;
+
+	if (repr) {
+		if (k < 2 || (s[0] != '\'' && s[0] != '"') || s[k - 1] != s[0])
+			return pk_fail(p, TS_EPARSE, "pickle STRING without its quotes");
+		s++;
+		k -= 2;
+	}
+	while (i < k && s[i] < 0x80 && s[i] != '\\')
+		i++;
+	if (i == k) {
+		if (!(v = pv_new(p->a, PV_STR)))
+			return TS_ENOMEM;
+		v->s = (const char *)s;
+		v->n = k;
+		p->pos += k + (repr ? 2 : 0) + 1;
+		return pk_push(p, v);
+	}
+	ts_sb_init(&sb);
+	for (i = 0; i < k; i++) {
+		int digits = 0;
+		uint32_t cp;
+
+		if (s[i] != '\\' || i + 1 >= k) {
+			put_utf8(&sb, s[i]);
+			continue;
+		}
+		switch (s[i + 1]) {
+		case 'u': digits = 4; break;
+		case 'U': digits = 8; break;
+		case 'x': digits = repr ? 2 : 0; break;
+		default: break;
+		}
+		if (!digits && repr) {
+			const char *from = "nrt\\'\"", *to = "\n\r\t\\'\"";
+			const char *at = memchr(from, s[i + 1], 6);
+			ts_sb_addc(&sb, at ? to[at - from] : (char)s[i + 1]);
+			i++;
+			continue;
+		}
+		if (!digits || i + 2 + (size_t)digits > k) {
+			put_utf8(&sb, s[i]);
+			continue;
+		}
+		cp = 0;
+		for (int d = 0; d < digits; d++) {
+			int h = hexval((char)s[i + 2 + d]);
+			if (h < 0) {
+				ts_sb_release(&sb);
+				return pk_fail(p, TS_EPARSE, "bad escape in a pickle string");
+			}
+			cp = cp << 4 | (uint32_t)h;
+		}
+		put_utf8(&sb, cp);
+		i += 1 + (size_t)digits;
+	}
+	if (sb.failed || !(v = pv_new(p->a, PV_STR)) ||
+	    !(v->s = hang_pool_strndup(p->a, sb.buf, sb.len))) {
+		ts_sb_release(&sb);
+		return TS_ENOMEM;
+	}
+	v->n = sb.len;
+	ts_sb_release(&sb);
+	p->pos += k + (repr ? 2 : 0) + 1;
+	return pk_push(p, v);
+}
+
 static int pk_int(struct pk *p, int64_t i)
 {
 	struct pv *v = pv_new(p->a, PV_INT);
@@ -712,6 +795,28 @@ static int pk_run(struct pk *p, struct pv **out)
 			if (!(v = pv_new(p->a, PV_FLOAT)))
 				return TS_ENOMEM;
 			v->f = f;
+			if ((rc = pk_push(p, v)))
+				return rc;
+			break;
+		}
+		case 'V': case 'S': case 'F': { /* protocol 0 text argument to '\n' */
+			const unsigned char *nl = memchr(p->d + p->pos, '\n', p->n - p->pos);
+			size_t k;
+			double f;
+			if (!nl)
+				return pk_fail(p, TS_ETRUNC, "pickle ends inside an opcode");
+			k = (size_t)(nl - (p->d + p->pos));
+			if (op != 'F') {
+				if ((rc = pk_text_str(p, k, op == 'S')))
+					return rc;
+				break;
+			}
+			if (ts_num_f64((const char *)p->d + p->pos, k, &f))
+				return pk_fail(p, TS_EPARSE, "bad number in a FLOAT opcode");
+			if (!(v = pv_new(p->a, PV_FLOAT)))
+				return TS_ENOMEM;
+			v->f = f;
+			p->pos = (size_t)(nl - p->d) + 1;
 			if ((rc = pk_push(p, v)))
 				return rc;
 			break;

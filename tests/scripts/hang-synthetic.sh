@@ -74,6 +74,23 @@ simple("not_joined", {r: done5() + ([entry(5, 6, state="scheduled")] if r != 3 e
 # the same as pickle protocol 2
 simple("not_joined_pickle", {r: done5() + ([entry(5, 6, state="scheduled")] if r != 3 else []) for r in range(4)},
        fmt="pickle")
+# and in every protocol python3 writes: 0 and 1 have no PROTO opcode and 0
+# writes text opcodes (UNICODE as raw-unicode-escape, FLOAT, INT); the group
+# description holds Latin-1, BMP and astral characters, a backslash and a
+# newline, which protocol 0 writes as raw bytes and \u / \U escapes; the
+# analysis must not change (checked against protocol 2 below)
+odd = {"0": {"name": "0", "desc": "default_pg caf\u00e9 \u2211 \U0001f600 a\\b\nc", "ranks": "[0, 1, 2, 3]"}}
+for proto in range(6):
+    for r in range(4):
+        d = dump([entry(i, i + 1, pg=("0", odd["0"]["desc"])) for i in range(5)] +
+                 ([entry(5, 6, state="scheduled", pg=("0", odd["0"]["desc"]))] if r != 3 else []), groups=odd)
+        os.makedirs(f"{out}/not_joined_p{proto}", exist_ok=True)
+        with open(f"{out}/not_joined_p{proto}/nccl_trace_rank_{r}", "wb") as f:
+            pickle.dump(d, f, protocol=proto)
+# files named like dumps that are none: binary bytes and plain text
+os.makedirs(f"{out}/unread", exist_ok=True)
+open(f"{out}/unread/nccl_trace_rank_0", "wb").write(b"\x7eN\xad\x00junk")
+open(f"{out}/unread/nccl_trace_rank_1", "w").write("hello\n")
 # mismatch, first rank the odd one out (#140563 shape), and its mccl: copy
 for case, prefix in (("mismatch_first", "nccl"), ("mismatch_first_mccl", "mccl")):
     simple(case, {r: done5() + [entry(5, 6, sizes=((1025,),) if r == 0 else ((262144,),), state="scheduled")]
@@ -259,6 +276,27 @@ PY
 	ncut=$((ncut + 1))
 done <"$tmp/cut_pickle/cases"
 [ "$ncut" -ge 20 ] || { echo "FAIL cut pickle: only $ncut cases"; fail=1; }
+# every pickle protocol gives protocol 2's analysis, byte for byte but the paths
+"$TS" hang --json "$tmp/not_joined_p2" 2>&1 | sed "s|not_joined_p2|P|g" >"$tmp/p2.json"
+grep -q '"desc": "default_pg café ∑ 😀 a\\\\b\\nc"' "$tmp/p2.json" ||
+	{ echo "FAIL protocol 2 group description:"; grep desc "$tmp/p2.json" | head -2; fail=1; }
+for proto in 0 1 3 4 5; do
+	"$TS" hang --json "$tmp/not_joined_p$proto" 2>&1 | sed "s|not_joined_p$proto|P|g" >"$tmp/p$proto.json"
+	cmp -s "$tmp/p$proto.json" "$tmp/p2.json" ||
+		{ echo "FAIL pickle protocol $proto differs from protocol 2:"; diff "$tmp/p$proto.json" "$tmp/p2.json" | head; fail=1; }
+done
+# dump-named files that no reader takes are said so, never silently dropped
+"$TS" hang --json "$tmp/unread" >"$tmp/unread.json" 2>&1
+python3 - "$tmp/unread.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = sorted((x["code"], x["file"].rsplit("/", 1)[1], x["byte_offset"]) for x in d["warnings"])
+f = [x["text"] for x in d["findings"]]
+ok = (w == [("unread-input", "nccl_trace_rank_0", 3), ("unread-input", "nccl_trace_rank_1", 0)]
+      and len(f) == 2 and "binary (a NUL byte at offset 3)" in f[0] + f[1] and all("7e 4e ad 00" in x or "68 65 6c 6c" in x for x in f))
+if not ok:
+    print("FAIL unread dumps:", w, f); sys.exit(1)
+PY
 # a whole dump warns nothing
 python3 -c "
 import json, sys; d = json.load(open('$tmp/not_joined_pickle.json'))
