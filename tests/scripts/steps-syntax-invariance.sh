@@ -5,19 +5,20 @@
 # NeMo 2, AMD Primus, JSONL metrics; a slow warm-up, a stall, a NaN loss,
 # memory lines) are written once plainly, each line behind the srun prefix
 # "0: " (the reference), and VARIANTS times with, chosen at random per run:
-# CRLF line ends, another launcher's prefix for the same rank 0 ("[rank0]:",
-# "[default0]:" of torchrun --tee, "[1,0]<stdout>:" of mpirun
-# --tag-output), a Python logging prefix after it (not with wraps), ANSI colours around
-# lines, blanks at line ends, blank lines, unrelated lines between the
-# records (Python warnings, NCCL INFO lines, tqdm progress with carriage
-# returns, a traceback of a warning), and for the Megatron dialects every
-# iteration record hard-wrapped at a random width from 60 to 160 columns,
-# as a terminal copy wraps it (anywhere: inside the word "iteration", its
-# number, a key, a value). `steps --json` of each variant must give the
-# reference's step
-# series, window, statistics, throughput, loss health, ranks (rank 0 from
-# every prefix) and warnings (file offsets and line numbers may move;
-# nothing else may).
+# CRLF line ends; another launcher's prefix for the same rank 0
+# ("[rank0]:", "[default0]:" of torchrun, "[1,0]<stdout>:" of mpirun
+# --tag-output); a Python logging prefix after it (not with wraps); ANSI
+# colours around lines; blanks at line ends; blank lines; unrelated lines
+# between the records (Python warnings, NCCL INFO lines, tqdm progress with
+# carriage returns, a traceback of a warning); for the Megatron dialects
+# every iteration record hard-wrapped at a random width from 60 to 160
+# columns, as a terminal copy wraps it (anywhere: inside the word
+# "iteration", its number, a key, a value); JSON Lines records spelled
+# differently (members shuffled, blanks around separators, a key character
+# as a \u escape, integers as 5e0 or 5.0). `steps --json` of each variant
+# must give the reference's step series, window, statistics, throughput,
+# loss health, ranks (rank 0 from every prefix) and warnings (file offsets
+# and line numbers may move; nothing else may).
 #   VARIANTS  variants per run (default 8); SEED  random seed (default 1)
 set -u
 cd "$(dirname "$0")/../.."
@@ -101,6 +102,26 @@ PREFIXES = ["[rank0]:", "[default0]:", "[1,0]<stdout>:", "0: "]
 LOGGING = ["", "", "2025-10-02 22:52:07,123 - root - INFO - ", "[2025-10-02 22:52:07,123][INFO] ",
            "INFO:megatron.training:", "[NeMo I 2025-10-02 22:52:07 nemo_logging:393] "]
 
+def json_line(line, rng):
+    """The same JSON object, spelled differently: members shuffled, blanks
+    around the separators, a key character as a \\u escape, integers as
+    floats with an exponent."""
+    d = json.loads(line)
+    items = list(d.items())
+    rng.shuffle(items)
+    parts = []
+    for k, v in items:
+        key = json.dumps(k)
+        if rng.random() < 0.3:
+            c = rng.randrange(1, len(key) - 1)
+            key = key[:c] + "\\u%04x" % ord(key[c]) + key[c + 1:]
+        if isinstance(v, int) and not isinstance(v, bool) and rng.random() < 0.5:
+            val = "%de0" % v if rng.random() < 0.5 else "%d.0" % v
+        else:
+            val = json.dumps(v)
+        parts.append(key + rng.choice([":", ": ", " : "]) + val)
+    return "{" + rng.choice([",", ", ", " ,"]).join(parts) + "}"
+
 def render(lines, rng, is_json, wrap=False):
     out = []
     # Megatron prints its records with print(), never through logging, and
@@ -114,7 +135,7 @@ def render(lines, rng, is_json, wrap=False):
             out.append(prefix + rng.choice(JUNK))
         if rng and rng.random() < 0.05:
             out.append("")
-        text = prefix + line
+        text = prefix + (json_line(line, rng) if rng and is_json else line)
         if rng and wrap and " iteration " in line:
             # a terminal copy hard-wraps the record; the pieces carry no prefix
             w = rng.randint(60, 160)
