@@ -580,7 +580,8 @@ static int64_t prefix_digits(const char *s, size_t n, size_t *j)
 
 /*
  * Launcher prefix at s[i] == '[' that names a rank: "[default3]:"
- * (torchrun's tail of each local rank's output: role name, local rank) or
+ * (torchrun's tail of each local rank's output: role name in lower case
+ * letters and '_', local rank) or
  * "[1,3]<stdout>:" (mpirun --tag-output: job, rank). Returns the rank with
  * *end after the prefix's ':', or -1.
  */
@@ -590,7 +591,7 @@ static int bracket_rank(const char *s, size_t n, size_t i, size_t *end)
 	int64_t v;
 	const char *colon;
 
-	while (j < n && s[j] >= 'a' && s[j] <= 'z')
+	while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || s[j] == '_'))
 		j++;
 	if (j > i + 1) {
 		v = prefix_digits(s, n, &j);
@@ -1372,7 +1373,7 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			goto bad;
 		key = j.s;
 		keyn = j.n;
-		id = j.escaped ? J_NONE : jkey_id(j.s, j.n);
+		id = jkey_id(j.s, j.n);
 		tok = ts_json_next(&j, &jerr);
 		if (tok < 0)
 			goto bad;
