@@ -946,7 +946,12 @@ done:
 /* A file named on the command line is taken as is (the reader says what is
  * wrong with it); directories and globs contribute only the files whose
  * content is a trace, so a run directory with logs and metrics works. */
-static int add_inputs(struct cli_ctx *ctx, struct ts_paths *files, const char *arg, int depth)
+/* The traces and nsys exports arg names (a file, or the ones a directory
+ * holds); a file in a directory that cannot be classified, or that its
+ * name says is a trace but is none (ts_detect_misnamed), is an
+ * unused-input warning in warns, as in every run model. */
+static int add_inputs(struct cli_ctx *ctx, struct ts_paths *files, const char *arg, int depth,
+		      struct ts_warnings *warns)
 {
 	struct ts_paths tmp;
 	struct ts_err err;
@@ -963,13 +968,24 @@ static int add_inputs(struct cli_ctx *ctx, struct ts_paths *files, const char *a
 		struct ts_detect d;
 		int explicit_file = tmp.n == 1 && strcmp(tmp.v[i], arg) == 0;
 		if (!explicit_file) {
+			struct ts_run_input in = { .path = tmp.v[i], .role = TS_ROLE_OTHER };
+			char why[TS_ERR_PATH_MAX + TS_ERR_MSG_MAX + 160];
+			int is_trace = 0;
+
 			if (ts_detect_file(tmp.v[i], &d, &err)) {
-				rc = cli_fail(ctx, &err);
-				goto out;
+				ts_err_format(&err, why, sizeof(why));
+				in.role = TS_ROLE_BAD;
+				in.problem = why;
+			} else {
+				is_trace = d.kind == TS_KIND_KINETO_TRACE || d.kind == TS_KIND_LEGACY_TRACE ||
+					   d.kind == TS_KIND_NSYS_SQLITE;
+				if (!is_trace)
+					in.problem = ts_detect_misnamed(tmp.v[i], &d, why, sizeof(why));
 			}
-			if (d.kind != TS_KIND_KINETO_TRACE && d.kind != TS_KIND_LEGACY_TRACE &&
-			    d.kind != TS_KIND_NSYS_SQLITE)
+			if (!is_trace) {
+				ts_unused_input_warning(warns, &in);   /* warns->failed on ENOMEM */
 				continue;
+			}
 		}
 		if (ts_paths_add(files, tmp.v[i], 0, &err)) {
 			rc = cli_fail(ctx, &err);
@@ -1065,7 +1081,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < p.npos; i++)
-		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth)))
+		if ((rc = add_inputs(ctx, &files, p.pos[i], (int)depth, &warns)))
 			goto out;
 	if (report) {
 		rc = trace_stats_report(ctx, &files, report, csv);

@@ -4,7 +4,9 @@
  * (ts_detect_buffer: JSON object keys, log line grammars, telemetry and
  * report headers). Asserts that the kind is one of the enum, that the
  * vendor string ends inside its buffer and is one of the documented
- * values, and that the same bytes classify the same way twice.
+ * values, and that the same bytes classify the same way twice; and that
+ * a trace's name on the bytes is said misnamed exactly when they are no
+ * trace (ts_detect_misnamed), in a string that ends inside its buffer.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -33,5 +35,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		known |= !strcmp(v1, vendors[i]);
 	if (!known || !ts_kind_name(k1))
 		abort();
+	{
+		struct ts_detect d = { .kind = k1, .bytes = (int64_t)size };
+		char why[96];
+		const char *m = ts_detect_misnamed("rank0.pt.trace.json", &d, why, sizeof(why));
+		int trace = k1 == TS_KIND_KINETO_TRACE || k1 == TS_KIND_LEGACY_TRACE;
+
+		if ((m == NULL) != trace || (m && (m != why || !memchr(why, 0, sizeof(why)))))
+			abort();
+		if (ts_detect_misnamed("metrics.jsonl", &d, why, sizeof(why)))
+			abort();
+	}
 	return 0;
 }

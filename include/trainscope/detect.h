@@ -57,6 +57,18 @@ struct ts_detect {
  * stream ends early before anything recognisable (kind UNKNOWN or TEXT). */
 int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err);
 
+/*
+ * Why a file whose content ts_detect_file() classified as d is not the
+ * input its name promises, as one clause for a warning (no path, no final
+ * period) in buf[size]; NULL when the name promises nothing or keeps its
+ * promise. Names: "*.pt.trace.json" / "*.pt.trace.json.gz" (what the
+ * PyTorch profiler's tensorboard_trace_handler writes) on content that is
+ * no trace; "*.nsys-rep" (an Nsight Systems report, binary, read only
+ * through its SQLite export). A directory walk uses it so that a cut,
+ * corrupt or misnamed rank file is said, not silently left out.
+ */
+const char *ts_detect_misnamed(const char *path, const struct ts_detect *d, char *buf, size_t size);
+
 /* Classify a prefix of content already in memory (not gzip). */
 enum ts_kind ts_detect_buffer(const char *data, size_t n, char *vendor, size_t vsize);
 

@@ -106,8 +106,17 @@ struct ts_run_input {
 	int kind;               /* enum ts_kind */
 	int role;               /* enum ts_input_role */
 	char vendor[16];        /* traces: from detect */
-	const char *problem;    /* TS_ROLE_BAD: why; else NULL */
+	const char *problem;    /* TS_ROLE_BAD: why it could not be classified;
+				 * TS_ROLE_OTHER: why a file its name promises is
+				 * not used (ts_detect_misnamed); else NULL */
 };
+
+/* The unused-input warning of an input that is not used and says why
+ * (in->problem): "PATH cannot be classified and is not used (WHY)." for
+ * TS_ROLE_BAD, "PATH: WHY." for any other role; nothing without a problem.
+ * Every command that walks directories for inputs gives these words.
+ * Returns 0 or TS_ENOMEM. */
+int ts_unused_input_warning(struct ts_warnings *w, const struct ts_run_input *in);
 
 struct ts_runmodel_opts {
 	struct ts_steps_opts steps;   /* window_first/last: a declared window

@@ -53,6 +53,34 @@ const char *ts_kind_name(enum ts_kind kind)
 	return kind_names[kind];
 }
 
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+const char *ts_detect_misnamed(const char *path, const struct ts_detect *d, char *buf, size_t size)
+{
+	enum ts_kind kind = d->kind;
+
+	if (ends_with(path, ".nsys-rep")) {
+		snprintf(buf, size, "an Nsight Systems report, which is read through its SQLite "
+			 "export: run `nsys export --type sqlite %s` and give the .sqlite file", path);
+		return buf;
+	}
+	if ((ends_with(path, ".pt.trace.json") || ends_with(path, ".pt.trace.json.gz")) &&
+	    kind != TS_KIND_KINETO_TRACE && kind != TS_KIND_LEGACY_TRACE) {
+		snprintf(buf, size, "named like a PyTorch profiler trace, but its content is %s, "
+			 "not a trace, so it is not used",
+			 d->bytes == 0 ? "empty" : kind == TS_KIND_BINARY ? "binary" :
+			 kind == TS_KIND_TEXT ? "text" : kind == TS_KIND_UNKNOWN ? "unrecognised" :
+			 ts_kind_name(kind));
+		return buf;
+	}
+	return NULL;
+}
+
 static int has(const char *data, size_t n, const char *needle)
 {
 	return memmem(data, n, needle, strlen(needle)) != NULL;

@@ -159,8 +159,12 @@ static int classify(struct ts_runmodel *rm, char *const *paths, size_t npaths, i
 				in.role = TS_ROLE_BAD;
 				in.problem = ts_arena_strndup(&rm->arena, buf, strlen(buf));
 			} else {
+				char why[TS_ERR_PATH_MAX + 160];
+
 				in.kind = d.kind;
 				in.role = explicit_arg ? -1 : 0; /* decided below */
+				if (ts_detect_misnamed(files.v[i], &d, why, sizeof(why)))
+					in.problem = ts_arena_strndup(&rm->arena, why, strlen(why));
 				snprintf(in.vendor, sizeof(in.vendor), "%s", d.vendor);
 				any_jsonl |= d.kind == TS_KIND_METRICS_JSONL;
 			}
@@ -192,10 +196,8 @@ static int classify(struct ts_runmodel *rm, char *const *paths, size_t npaths, i
 	for (size_t i = 0; i < rm->inputs.n; i++) {
 		const struct ts_run_input *in = &rm->inputs.v[i];
 
-		if (in->role == TS_ROLE_BAD &&
-		    ts_warnings_add(&rm->warnings, "unused-input", in->path, -1, TS_NO_INT,
-				    "%s cannot be classified and is not used (%s).", in->path,
-				    in->problem ? in->problem : "unreadable"))
+		if ((in->role == TS_ROLE_BAD || in->role == TS_ROLE_OTHER) &&
+		    ts_unused_input_warning(&rm->warnings, in))
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		if (in->role == TS_ROLE_CONTRACT && !rm->contract)
 			rm->contract = in->path;

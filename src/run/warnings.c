@@ -1,11 +1,24 @@
 /*
- * warnings.c - the window object's JSON and text forms, so every command
- * writes it the same way (the warning list is in src/json/warnings.c).
+ * warnings.c - the window object's JSON and text forms, and the words of
+ * an unused input, so every command writes them the same way (the warning
+ * list is in src/json/warnings.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/run.h"
+
+int ts_unused_input_warning(struct ts_warnings *w, const struct ts_run_input *in)
+{
+	if (!in->problem)
+		return 0;
+	if (in->role == TS_ROLE_BAD)
+		return ts_warnings_add(w, "unused-input", in->path, -1, TS_NO_INT,
+				       "%s cannot be classified and is not used (%s).", in->path,
+				       in->problem);
+	return ts_warnings_add(w, "unused-input", in->path, -1, TS_NO_INT, "%s: %s.", in->path,
+			       in->problem);
+}
 
 static void jw_iter(struct ts_jw *jw, const char *key, int64_t v)
 {

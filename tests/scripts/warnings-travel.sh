@@ -19,6 +19,9 @@
 #   diagnose (which exited 2 on it);
 # - diagnose on an Nsight Systems export lists the export's warnings exactly
 #   as trace --json does (they were trace's only);
+# - a directory of rank files, one cut before anything readable, one
+#   empty, one binary, an .nsys-rep: trace (text and --json) and diagnose
+#   --json name each as unused-input, in the same words;
 # - diff: with --hta-compat the warnings are the text's last lines (after
 #   the HTA section); report --baseline's diff section lists diff's
 #   different-hardware warning (examples/run ran on cpu, run-h200 on an
@@ -265,6 +268,35 @@ if [ -f "$nsys" ]; then
 	"$TS" diagnose "$nsys" 2>&1 | grep -q "^warning: .*h100_2gpu_1s.sqlite: [0-9]* of [0-9]* kernels have no launch row" ||
 		bad "diagnose text: no unjoined-kernels"
 fi
+
+# --- a directory whose rank files are cut, empty or not traces: trace and
+# diagnose both say which and why, in the same words (trace left them out
+# silently, or exited 2 on the cut gzip; diagnose left them out silently)
+mkdir -p "$tmp/ranks"
+cp "$DATA/traces/cpu/c_ddp2/rank1.1795973848053533651.pt.trace.json.gz" "$tmp/ranks/"
+head -c 300 /dev/zero >"$tmp/ranks/rank0.pt.trace.json"
+: >"$tmp/ranks/rank2.pt.trace.json"
+printf '\037\213\010\000' >"$tmp/ranks/rank3.pt.trace.json.gz"
+printf 'NSYS' >"$tmp/ranks/profile.nsys-rep"
+"$TS" trace --json "$tmp/ranks" >"$tmp/ranks-trace.json" 2>/dev/null || bad "trace of a directory with bad rank files: exit $?"
+"$TS" diagnose --json "$tmp/ranks" >"$tmp/ranks-diag.json" 2>/dev/null || bad "diagnose of a directory with bad rank files: exit $?"
+python3 - "$tmp/ranks-trace.json" "$tmp/ranks-diag.json" <<'PY' || bad "unused rank files"
+import json, sys
+t, d = (json.load(open(p)) for p in sys.argv[1:3])
+def unused(doc):
+    return sorted((w["file"].rsplit("/", 1)[1], w["message"].split(": ", 1)[1] if "cannot be" not in w["message"]
+                   else w["message"].split(" cannot be ", 1)[1])
+                  for w in doc["warnings"] if w["code"] == "unused-input")
+u = unused(t)
+want = {"profile.nsys-rep": "nsys export --type sqlite", "rank0.pt.trace.json": "its content is binary",
+        "rank2.pt.trace.json": "its content is empty", "rank3.pt.trace.json.gz": "gzip stream ends early"}
+ok = [f for f, _ in u] == sorted(want) and all(want[f] in m for f, m in u) and len(t["ranks"]) == 1
+if not ok or u != unused(d):
+    print("trace:", u, "\ndiagnose:", unused(d), "\nranks:", len(t["ranks"]))
+    sys.exit(1)
+PY
+"$TS" trace "$tmp/ranks" 2>&1 | grep -q "^warning: .*rank0.pt.trace.json: named like a PyTorch profiler trace, but its content is binary" ||
+	bad "trace text: no unused-input warning for rank0"
 
 # --- report --baseline --candidate: the A/B section's warnings are ab's, in ab's
 # order (an A/A check: the run's warnings once, then the comparison's)

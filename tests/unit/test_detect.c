@@ -1,7 +1,8 @@
 /*
  * test_detect.c - classification by content: prose that quotes log or
  * telemetry lines is text, the lines themselves are what they are; the
- * vendor of a trace whose device events come after its first 256 KiB.
+ * vendor of a trace whose device events come after its first 256 KiB;
+ * names that promise an input the content is not (ts_detect_misnamed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,4 +120,39 @@ TEST(detect_trace_vendor_after_the_prefix)
 	CHECK_I64(d.kind, TS_KIND_KINETO_TRACE);
 	CHECK_STR(d.vendor, "cuda");
 	remove(path);
+}
+
+/* A name that promises an input its content is not: tensorboard_trace_handler's
+ * "*.pt.trace.json[.gz]" on anything but a trace (binary, text, empty, another
+ * kind), and any "*.nsys-rep" (read only through its SQLite export). Other
+ * names and kept promises give NULL. */
+TEST(detect_misnamed_inputs)
+{
+	struct ts_detect d = { .kind = TS_KIND_BINARY, .bytes = 300 };
+	char buf[600];
+	const char *m;
+
+	m = ts_detect_misnamed("run/rank0.123.pt.trace.json", &d, buf, sizeof(buf));
+	REQUIRE(m != NULL);
+	CHECK(strstr(m, "named like a PyTorch profiler trace, but its content is binary") != NULL);
+	d.bytes = 0;
+	d.kind = TS_KIND_TEXT;
+	m = ts_detect_misnamed("rank2.pt.trace.json.gz", &d, buf, sizeof(buf));
+	REQUIRE(m != NULL);
+	CHECK(strstr(m, "its content is empty") != NULL);
+	d.bytes = 10;
+	d.kind = TS_KIND_LOG_MEGATRON;
+	m = ts_detect_misnamed("rank2.pt.trace.json", &d, buf, sizeof(buf));
+	REQUIRE(m != NULL);
+	CHECK(strstr(m, "its content is log-megatron") != NULL);
+	d.kind = TS_KIND_KINETO_TRACE;
+	CHECK(ts_detect_misnamed("rank2.pt.trace.json", &d, buf, sizeof(buf)) == NULL);
+	d.kind = TS_KIND_LEGACY_TRACE;
+	CHECK(ts_detect_misnamed("rank2.pt.trace.json.gz", &d, buf, sizeof(buf)) == NULL);
+	d.kind = TS_KIND_BINARY;
+	CHECK(ts_detect_misnamed("model.pt", &d, buf, sizeof(buf)) == NULL);
+	CHECK(ts_detect_misnamed("trace.json", &d, buf, sizeof(buf)) == NULL);
+	m = ts_detect_misnamed("prof/report1.nsys-rep", &d, buf, sizeof(buf));
+	REQUIRE(m != NULL);
+	CHECK(strstr(m, "nsys export --type sqlite prof/report1.nsys-rep") != NULL);
 }
