@@ -69,6 +69,16 @@ int ts_detect_file(const char *path, struct ts_detect *out, struct ts_err *err);
  */
 const char *ts_detect_misnamed(const char *path, const struct ts_detect *d, char *buf, size_t size);
 
+/*
+ * 1 when the n bytes at data open like a pickle: PROTO (0x80: protocols 2
+ * and up), or for protocols 0 and 1, which have no PROTO, the root
+ * container's opcodes: MARK, DICT / LIST / TUPLE, then a memo or value
+ * opcode ("(dp0" in protocol 0), or EMPTY_DICT / EMPTY_LIST then a memo or
+ * MARK opcode ("}q\0(" in protocol 1), which no text log starts with.
+ * detect and the hang reader decide "pickle" with it.
+ */
+int ts_detect_pickle_opening(const void *data, size_t n);
+
 /* Classify a prefix of content already in memory (not gzip). */
 enum ts_kind ts_detect_buffer(const char *data, size_t n, char *vendor, size_t vsize);
 

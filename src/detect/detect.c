@@ -53,6 +53,15 @@ const char *ts_kind_name(enum ts_kind kind)
 	return kind_names[kind];
 }
 
+int ts_detect_pickle_opening(const void *data, size_t n)
+{
+	const unsigned char *d = data;
+
+	return (n >= 1 && d[0] == 0x80) ||
+	       (n >= 3 && d[0] == '(' && memchr("dlt", d[1], 3) && memchr("pSVIFLN(", d[2], 8)) ||
+	       (n >= 2 && (d[0] == '}' || d[0] == ']') && memchr("q(hr\x94", d[1], 5));
+}
+
 static int ends_with(const char *s, const char *suf)
 {
 	size_t n = strlen(s), k = strlen(suf);
@@ -380,9 +389,8 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (valid)
 			return TS_KIND_JSON_OTHER;
 	}
-	/* Flight Recorder pickle (protocol 2+): PROTO then the dump's keys */
-	if (n > 2 && (unsigned char)d[0] == 0x80 && d[1] >= 2 && d[1] <= 5 &&
-	    (has(d, n, "pg_config") || has(d, n, "entries")))
+	/* Flight Recorder pickle (any protocol): its opening, then the dump's keys */
+	if (ts_detect_pickle_opening(d, n) && (has(d, n, "pg_config") || has(d, n, "entries")))
 		return TS_KIND_FLIGHT_RECORDER;
 	/* text formats: count marker lines (a prose document quoting a few of
 	 * them, like a README or PROVENANCE, is text) */

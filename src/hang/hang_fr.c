@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hang_int.h"
+#include "trainscope/detect.h"
 #include "trainscope/input.h"
 #include "trainscope/paths.h"
 
@@ -502,17 +503,12 @@ static int64_t rank_from_name(const char *path)
 	return v;
 }
 
-/* A pickle: protocol 2 and up open with PROTO (0x80); protocols 0 and 1
- * open with the root container: MARK, DICT / LIST / TUPLE, then a memo
- * or value opcode ("(dp0" in protocol 0), or EMPTY_DICT / EMPTY_LIST then a memo or MARK
- * opcode ("}q\0(" in protocol 1), which no text log starts with. */
+/* 'p' for a pickle (any protocol, ts_detect_pickle_opening), '{' for a
+ * JSON or Python repr document, 't' for text lines. */
 static int first_kind(const unsigned char *d, size_t n)
 {
 	size_t i = 0;
-	if (n && d[0] == 0x80)
-		return 'p';
-	if ((n >= 3 && d[0] == '(' && memchr("dlt", d[1], 3) && memchr("pSVIFLN(", d[2], 8)) ||
-	    (n >= 2 && (d[0] == '}' || d[0] == ']') && memchr("q(hr\x94", d[1], 5)))
+	if (ts_detect_pickle_opening(d, n))
 		return 'p';
 	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
 		i++;

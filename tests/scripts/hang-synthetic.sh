@@ -285,6 +285,18 @@ for proto in 0 1 3 4 5; do
 	cmp -s "$tmp/p$proto.json" "$tmp/p2.json" ||
 		{ echo "FAIL pickle protocol $proto differs from protocol 2:"; diff "$tmp/p$proto.json" "$tmp/p2.json" | head; fail=1; }
 done
+# detect calls every protocol's dump a Flight Recorder dump, so diagnose
+# reads a run directory of protocol-0 dumps as hang evidence
+for proto in 0 1 3; do
+	"$TS" detect --json "$tmp/not_joined_p$proto/nccl_trace_rank_0" | grep -q '"kind": "flight-recorder"' ||
+		{ echo "FAIL detect: a protocol $proto dump is not flight-recorder"; fail=1; }
+done
+"$TS" diagnose --json "$tmp/not_joined_p0" >"$tmp/p0diag.json" 2>/dev/null
+python3 -c "
+import json, sys; d = json.load(open('$tmp/p0diag.json'))
+i = d['hang']['incidents'] if d.get('hang') else []
+sys.exit(0 if len(d['inputs']['hang']) == 4 and [x['class'] for x in i] == ['not_joined'] else 1)" ||
+	{ echo "FAIL diagnose of protocol-0 dumps"; fail=1; }
 # dump-named files that no reader takes are said so, never silently dropped
 "$TS" hang --json "$tmp/unread" >"$tmp/unread.json" 2>&1
 python3 - "$tmp/unread.json" <<'PY' || fail=1
