@@ -596,6 +596,25 @@ static int pk_int(struct pk *p, int64_t i)
 	return pk_push(p, v);
 }
 
+static int pk_float(struct pk *p, double f)
+{
+	struct pv *v = pv_new(p->a, PV_FLOAT);
+	if (!v)
+		return TS_ENOMEM;
+	v->f = f;
+	return pk_push(p, v);
+}
+
+/* Bytes of a protocol 0 opcode's text argument, from p->pos to its '\n'. */
+static int pk_line(struct pk *p, size_t *k)
+{
+	const unsigned char *nl = memchr(p->d + p->pos, '\n', p->n - p->pos);
+	if (!nl)
+		return pk_fail(p, TS_ETRUNC, "pickle ends inside an opcode");
+	*k = (size_t)(nl - (p->d + p->pos));
+	return 0;
+}
+
 static int pk_put(struct pk *p, uint64_t idx)
 {
 	struct pv *v = NULL;
@@ -792,20 +811,15 @@ static int pk_run(struct pk *p, struct pv **out)
 				u = u << 8 | p->d[p->pos + i];
 			p->pos += 8;
 			memcpy(&f, &u, sizeof(f));
-			if (!(v = pv_new(p->a, PV_FLOAT)))
-				return TS_ENOMEM;
-			v->f = f;
-			if ((rc = pk_push(p, v)))
+			if ((rc = pk_float(p, f)))
 				return rc;
 			break;
 		}
 		case 'V': case 'S': case 'F': { /* protocol 0 text argument to '\n' */
-			const unsigned char *nl = memchr(p->d + p->pos, '\n', p->n - p->pos);
-			size_t k;
+			size_t k = 0;
 			double f;
-			if (!nl)
-				return pk_fail(p, TS_ETRUNC, "pickle ends inside an opcode");
-			k = (size_t)(nl - (p->d + p->pos));
+			if ((rc = pk_line(p, &k)))
+				return rc;
 			if (op != 'F') {
 				if ((rc = pk_text_str(p, k, op == 'S')))
 					return rc;
@@ -813,35 +827,31 @@ static int pk_run(struct pk *p, struct pv **out)
 			}
 			if (ts_num_f64((const char *)p->d + p->pos, k, &f))
 				return pk_fail(p, TS_EPARSE, "bad number in a FLOAT opcode");
-			if (!(v = pv_new(p->a, PV_FLOAT)))
-				return TS_ENOMEM;
-			v->f = f;
-			p->pos = (size_t)(nl - p->d) + 1;
-			if ((rc = pk_push(p, v)))
+			p->pos += k + 1;
+			if ((rc = pk_float(p, f)))
 				return rc;
 			break;
 		}
 		case 'I': case 'L': case 'p': case 'g': { /* text argument to '\n' */
-			const unsigned char *nl = memchr(p->d + p->pos, '\n', p->n - p->pos);
 			int64_t iv;
-			size_t k;
-			if (!nl)
-				return pk_fail(p, TS_ETRUNC, "pickle ends inside an opcode");
-			k = (size_t)(nl - (p->d + p->pos));
+			size_t k = 0, line;
+			if ((rc = pk_line(p, &k)))
+				return rc;
+			line = k;
 			if (op == 'L' && k && p->d[p->pos + k - 1] == 'L')
 				k--;
 			if (op == 'I' && k == 2 && (p->d[p->pos] == '0') && (p->d[p->pos + 1] == '0' || p->d[p->pos + 1] == '1')) {
 				if (!(v = pv_new(p->a, PV_BOOL)))
 					return TS_ENOMEM;
 				v->i = p->d[p->pos + 1] == '1';
-				p->pos = (size_t)(nl - p->d) + 1;
+				p->pos += line + 1;
 				if ((rc = pk_push(p, v)))
 					return rc;
 				break;
 			}
 			if (ts_num_i64((const char *)p->d + p->pos, k, &iv))
 				return pk_fail(p, TS_EPARSE, "bad integer in a text opcode");
-			p->pos = (size_t)(nl - p->d) + 1;
+			p->pos += line + 1;
 			if (op == 'p' || op == 'g') {
 				if (iv < 0)
 					return pk_fail(p, TS_EPARSE, "negative memo index");
