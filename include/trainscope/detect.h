@@ -23,7 +23,7 @@ enum ts_kind {
 	TS_KIND_METRICS_JSONL,   /* one JSON object per step per line */
 	TS_KIND_LOG_MEGATRON,    /* Megatron-LM / MT-MegatronLM iteration lines */
 	TS_KIND_LOG_BRIDGE,      /* Megatron Bridge "Step Time :" lines */
-	TS_KIND_LOG_NEMO,        /* NeMo 2 Lightning progress lines */
+	TS_KIND_LOG_NEMO,        /* NeMo 2 progress lines, NeMo 1 Lightning bars */
 	TS_KIND_LOG_HF,          /* Hugging Face Trainer dict lines */
 	TS_KIND_LOG_PRIMUS,      /* AMD Primus */
 	TS_KIND_LOG_HANG,        /* watchdog / NCCL timeout lines, NCCL_DEBUG COLL lines */

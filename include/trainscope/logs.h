@@ -37,10 +37,12 @@ enum ts_log_format {
 	TS_LOG_HF,           /* Hugging Face Trainer dict lines */
 	TS_LOG_PRIMUS,       /* AMD Primus (cur/avg pairs) */
 	TS_LOG_JSONL,        /* JSON object per step */
+	TS_LOG_LIGHTNING,    /* Lightning progress bars with global_step (NeMo 1) */
 	TS_LOG_FORMAT_COUNT
 };
 
-/* "megatron", "megatron-bridge", "nemo2", "hf-trainer", "primus", "jsonl". */
+/* "megatron", "megatron-bridge", "nemo2", "hf-trainer", "primus", "jsonl",
+ * "lightning-bar". */
 const char *ts_log_format_name(int format);
 
 /* Flags of one step record. */

@@ -34,6 +34,7 @@ static const char *const format_names[TS_LOG_FORMAT_COUNT] = {
 	[TS_LOG_HF] = "hf-trainer",
 	[TS_LOG_PRIMUS] = "primus",
 	[TS_LOG_JSONL] = "jsonl",
+	[TS_LOG_LIGHTNING] = "lightning-bar",
 };
 
 const char *ts_log_format_name(int format)
@@ -427,6 +428,7 @@ struct rd {
 	int pend_bar_end;           /* first piece ended with '|' */
 	int pend_guess;             /* pending a record whose head is not whole yet */
 	uint32_t markers;           /* flags for the next step */
+	size_t bar_step;            /* 1 + the last progress-bar record, 0 if none */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
@@ -1166,12 +1168,34 @@ static int hf_key(const char *k, size_t n, const char *lit)
 	return n == strlen(lit) && !memcmp(k, lit, n);
 }
 
-/* {'loss': 2.119, 'grad_norm': 37.6, 'learning_rate': 4.5e-05, 'epoch': 0.25} */
+/* A number in its Python wrapper, as some versions print their values:
+ * "tensor(1.25, device='cuda:0')", "np.float64(2.119)" (NumPy 2's repr). */
+static int hf_wrapped(const char *v, size_t n, double *x)
+{
+	size_t i = 0, j;
+
+	while (i < n && ((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+			 (v[i] >= '0' && v[i] <= '9') || v[i] == '_' || v[i] == '.'))
+		i++;
+	if (i == 0 || i >= n || v[i] != '(')
+		return -1;
+	for (j = ++i; j < n && v[j] != ',' && v[j] != ')'; j++)
+		;
+	return j < n ? pnum(v + i, j - i, x) : -1;
+}
+
+/*
+ * {'loss': 2.119, 'grad_norm': 37.6, 'learning_rate': 4.5e-05, 'epoch': 0.25}
+ * A dict is the Trainer's when it holds what the Trainer logs: a training
+ * record's loss or grad_norm, an evaluation's eval_* keys, or the final
+ * summary's train_runtime (a dict of other keys, a configuration printed
+ * by the script, is none).
+ */
 static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	const char *e = s + n, *p = s + 1;
 	struct ts_step st;
-	int any = 0, eval = 0, summary = 0, closed = 0, hf_loss = 0;
+	int step = 0, eval = 0, summary = 0, closed = 0, hf_loss = 0;
 	double runtime = NAN, sps = NAN;
 
 	step_blank(&st, r, line);
@@ -1225,27 +1249,26 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 			}
 		}
 		vn = (size_t)(p - v);
-		if (pnum(v, vn, &x))
+		if (pnum(v, vn, &x) && hf_wrapped(v, vn, &x))
 			continue;
-		any = 1;
 		if (hf_key(k, kn, "loss"))
-			st.loss = x, hf_loss = 1;
+			st.loss = x, hf_loss = step = 1;
 		else if (hf_key(k, kn, "grad_norm"))
-			st.grad_norm = x, st.flags |= isfinite(x) ? 0u : TS_STEP_GRAD_NONFINITE;
+			st.grad_norm = x, step = 1, st.flags |= isfinite(x) ? 0u : TS_STEP_GRAD_NONFINITE;
 		else if (hf_key(k, kn, "learning_rate"))
 			st.lr = x;
 		else if (hf_key(k, kn, "num_tokens"))
 			st.tokens = d2i(x);
 		else if (hf_key(k, kn, "step"))
 			st.iteration = d2i(x);
-		else if (hf_key(k, kn, "eval_loss"))
+		else if (kn > 5 && !memcmp(k, "eval_", 5))
 			eval = 1;
 		else if (hf_key(k, kn, "train_runtime"))
 			runtime = x, summary = 1;
 		else if (hf_key(k, kn, "train_steps_per_second"))
 			sps = x, summary = 1;
 	}
-	if (!closed || !any)
+	if (!closed || !(step || eval || summary))
 		return 0;
 	see_format(r, TS_LOG_HF);
 	if (summary) {
@@ -1989,10 +2012,152 @@ static const char *strip_ansi(struct rd *r, const char *s, size_t *n)
 	return r->clean.buf;
 }
 
+/* ------------------------------------------------- progress bars */
+
+/*
+ * A tqdm progress bar in s[0..n): "{desc}: {pct}%|{bar}| {i}/{total}
+ * [{elapsed}<{left}, {rate}{, key=value ...}]", "{desc}: {i}it [{elapsed},
+ * ...]" without a total, and the same with the bar's blocks lost in a copy
+ * ("67% 10/15 [02:53<01:18, ...]"); Lightning's bars are tqdm bars. Told
+ * by the count before " [" and the elapsed time ("02:53", "9:07:58") that
+ * opens the bracket. Returns the length through the bracket's ']', 0 when
+ * s holds no bar; *in, *in_n give the bracket's content.
+ */
+static size_t tqdm_bar(const char *s, size_t n, const char **in, size_t *in_n)
+{
+	const char *e = s + n, *from = s, *p, *q, *t;
+
+	/* '[' is rare in a line, ' ' is not: look for the bracket */
+	while ((q = memchr(from, '[', (size_t)(e - from)))) {
+		int digit = 0, slash = 0;
+
+		from = ++q;
+		if (q - s < 2 || q[-2] != ' ')
+			continue;
+		p = q - 2;   /* the blank before '[' */
+		/* the count before: "10/15", "1.2k/3.4k", "12it", "0/?" */
+		for (t = p; t > s && t[-1] != ' '; t--) {
+			digit |= t[-1] >= '0' && t[-1] <= '9';
+			slash |= t[-1] == '/';
+		}
+		if (digit && (slash || (p - t > 2 && p[-2] == 'i' && p[-1] == 't'))) {
+			/* "[mm:ss" or "[h:mm:ss" */
+			const char *d = q;
+
+			while (d < e && *d >= '0' && *d <= '9')
+				d++;
+			if (d > q && e - d >= 3 && d[0] == ':' && d[1] >= '0' && d[1] <= '5' &&
+			    d[2] >= '0' && d[2] <= '9') {
+				const char *c = memchr(q, ']', (size_t)(e - q));
+
+				if (!c)
+					return 0;
+				*in = q;
+				*in_n = (size_t)(c - q);
+				return (size_t)(c + 1 - s);
+			}
+		}
+	}
+	return 0;
+}
+
+/* The value of "key=" among a bar's postfix items ", key=value". */
+static int bar_item(const char *in, size_t n, const char *key, const char **v, size_t *vn)
+{
+	size_t kn = strlen(key);
+	const char *e = in + n, *p = in;
+
+	while ((p = find(p, (size_t)(e - p), key, kn))) {
+		const char *q = p + kn;
+
+		if ((p == in || (p >= in + 2 && p[-2] == ',' && p[-1] == ' ')) && q < e && *q == '=') {
+			const char *c = find(q + 1, (size_t)(e - q - 1), ", ", 2);
+
+			*v = q + 1;
+			*vn = (size_t)((c ? c : e) - *v);
+			return 1;
+		}
+		p = q;
+	}
+	return 0;
+}
+
+/* A bar item's number: 1 with *x set when the item is there and is one.
+ * Exact integers (counts) are refused when tqdm wrote them with an
+ * exponent: it keeps 3 significant digits (1.63e+6). */
+static int bar_num(const char *in, size_t n, const char *key, int exact, double *x)
+{
+	const char *v;
+	size_t vn;
+
+	if (!bar_item(in, n, key, &v, &vn) || pnum(v, vn, x))
+		return 0;
+	if (exact && (memchr(v, 'e', vn) || memchr(v, 'E', vn) || !(*x >= 0) || *x > 9e15 ||
+		      *x != (double)(int64_t)*x))
+		return 0;
+	return 1;
+}
+
+/*
+ * A Lightning progress bar whose postfix carries global_step (NeMo 1 and
+ * any module logging it with prog_bar=True): one step record per redraw,
+ * its iteration the global step. A redraw of the step just read (the
+ * same global step, nothing read between) replaces its record. The loss is reduced_train_loss
+ * (NeMo) or train_loss, never Lightning's "loss", a running mean; the step
+ * time train_step_timing in s (NeMo's timing callback). A global step
+ * written with an exponent is no exact iteration: no record. Returns 1
+ * when s was such a bar, 0 when not, < 0 on error.
+ */
+static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
+{
+	const char *in;
+	size_t in_n;
+	struct ts_step st;
+	double x;
+
+	if (!tqdm_bar(s, n, &in, &in_n) || !bar_num(in, in_n, "global_step", 1, &x))
+		return 0;
+	step_blank(&st, r, line);
+	st.iteration = (int64_t)x;
+	if (bar_num(in, in_n, "reduced_train_loss", 0, &x) || bar_num(in, in_n, "train_loss", 0, &x)) {
+		st.loss = x;
+		if (!isfinite(x))
+			st.flags |= TS_STEP_LOSS_NONFINITE;
+	}
+	if (bar_num(in, in_n, "train_step_timing in s", 0, &x))
+		st.step_ns = step_ms(r, &st, x * 1e3);
+	if (bar_num(in, in_n, "lr", 0, &x))
+		st.lr = x;
+	if (bar_num(in, in_n, "grad_norm", 0, &x)) {
+		st.grad_norm = x;
+		if (!isfinite(x))
+			st.flags |= TS_STEP_GRAD_NONFINITE;
+	}
+	if (bar_num(in, in_n, "consumed_samples", 1, &x))
+		st.consumed_samples = (int64_t)x;
+	if (bar_num(in, in_n, "global_batch_size", 1, &x))
+		st.global_batch = (int64_t)x;
+	if (r->bar_step && r->bar_step == r->log->steps.n &&
+	    r->log->steps.v[r->bar_step - 1].iteration == st.iteration) {
+		/* a redraw of the record just read: one observation, updated */
+		struct ts_step *prev = &r->log->steps.v[r->bar_step - 1];
+
+		st.flags |= r->markers | (prev->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_AFTER_CHECKPOINT |
+							 TS_STEP_AFTER_EVAL | TS_STEP_RESTART));
+		r->markers = 0;
+		*prev = st;
+		return 1;
+	}
+	if (push_step(r, &st, TS_LOG_LIGHTNING))
+		return TS_ENOMEM;
+	r->bar_step = r->log->steps.n;
+	return 1;
+}
+
 static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t line,
 		       uint64_t off)
 {
-	const char *b = s, *e;
+	const char *b = s, *e, *t;
 	int rc, complete;
 
 	if (n && s[n - 1] == '\r')
@@ -2062,11 +2227,22 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	while (b < e && (*b == ' ' || *b == '\t'))
 		b++;
 	/* JSON Lines and HF dicts, possibly after a launcher prefix shorter
-	 * than 32 bytes: only those bytes need a look, not the whole line. */
+	 * than 32 bytes or after a progress bar's last redraw (a dict printed
+	 * while the bar is shown): only those bytes need a look, not the whole
+	 * line. An HF dict may also close a line after a logging prefix. */
+	t = e;
+	while (t > b && (t[-1] == ' ' || t[-1] == '\t'))
+		t--;
 	{
+		const char *in, *hb = b;
+		size_t in_n, bar;
 		const char *br = memchr(b, '{', (size_t)(e - b) < 32 ? (size_t)(e - b) : 32);
 
-		if (br && (br == b || prefix_rank(b, (size_t)(br - b)) >= 0)) {
+		if (!br && t > b && t[-1] == '}' && (bar = tqdm_bar(b, (size_t)(e - b), &in, &in_n)) &&
+		    b[bar] == '{')
+			br = hb = b + bar;
+
+		if (br && (br == hb || prefix_rank(hb, (size_t)(br - hb)) >= 0)) {
 			if (br + 1 < e && br[1] == '"')
 				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
 			if (br + 1 < e && br[1] == '\'') {
@@ -2074,12 +2250,17 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				return rc < 0 ? rc : 0;
 			}
 		}
+		if (t > b && t[-1] == '}' && (br = find(b, (size_t)(t - b), "{'", 2)) &&
+		    (rc = parse_hf(r, br, (size_t)(e - br), line)))
+			return rc < 0 ? rc : 0;
 	}
 	rc = parse_iter(r, s, n, nl, line, PUSH_IF_COMPLETE, &complete);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		return complete ? 0 : pend_start(r, R_ITER, s, n, nl, line, off);
+	if (t > b && t[-1] == ']' && (rc = parse_bar(r, b, (size_t)(t - b), line)))
+		return rc < 0 ? rc : 0;
 	if (nl && head_wrapped(s, n)) {
 		rc = pend_start(r, R_ITER, s, n, nl, line, off);
 		r->pend_guess = 1;
@@ -2102,6 +2283,36 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		return note_cut(r, line, off, "last line cut inside an iteration record");
 	scan_markers(r, s, n);
 	return 0;
+}
+
+/*
+ * A line with carriage returns inside is a terminal line drawn over:
+ * progress bars (tqdm, Lightning) redraw after each '\r', and tqdm.write()
+ * clears the bar ('\r', blanks, '\r') before the text it prints. Each
+ * part is read as a line of its own, blank parts skipped; a CRLF's '\r'
+ * is no such part.
+ */
+static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t line,
+			uint64_t off)
+{
+	size_t m = n && s[n - 1] == '\r' ? n - 1 : n, a = 0;
+	const char *cr = memchr(s, '\r', m);
+
+	if (!cr)
+		return handle_line(r, s, n, nl, line, off);
+	for (;;) {
+		size_t b = cr ? (size_t)(cr - s) : m, k = a;
+		int rc;
+
+		while (k < b && (s[k] == ' ' || s[k] == '\t'))
+			k++;
+		if (k < b && (rc = handle_line(r, s + a, b - a, cr ? 1 : nl, line, off + a)))
+			return rc;
+		if (!cr)
+			return 0;
+		a = b + 1;
+		cr = memchr(s + a, '\r', m - a);
+	}
 }
 
 static int file_rank_of(const char *path)
@@ -2152,7 +2363,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 		nl = line + n < (const char *)in->data + in->len && line[n] == '\n';
 		log->lines++;
 		log->bytes += n + (size_t)nl;
-		rc = handle_line(&r, line, n, nl, lineno, off);
+		rc = handle_drawn(&r, line, n, nl, lineno, off);
 		if (rc) {
 			ts_err_at(err, rc, name, (int64_t)off, lineno, "%s", ts_code_name(rc));
 			goto out;

@@ -27,7 +27,7 @@ command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$tmp" "${VARIANTS:-8}" "${SEED:-1}" <<'PY'
-import json, os, random, subprocess, sys
+import json, os, random, re, subprocess, sys
 
 ts, tmp, nvar, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 N = 120  # iterations logged, one per interval
@@ -83,12 +83,87 @@ def nemo(rng):
         lines.append("")
     return lines
 
+def hf(rng):
+    """HF Trainer: a dict per logging step (no step time), an eval dict, the
+    final summary."""
+    lines = []
+    for i in range(1, N + 1):
+        l = loss(i, 90)
+        lines.append("{'loss': %s, 'grad_norm': %r, 'learning_rate': %r, 'epoch': %r}"
+                     % ("nan" if l != l else repr(round(l, 4)), round(0.7 + rng.random(), 4),
+                        round(3e-4 * (1 - i / N), 10), round(i / N, 2)))
+        if i == 60:
+            lines.append("{'eval_loss': 8.91, 'eval_runtime': 12.5, 'eval_samples_per_second': 80.0, "
+                         "'eval_steps_per_second': 10.0, 'epoch': 0.5}")
+    lines.append("{'train_runtime': 130.2, 'train_samples_per_second': 7.37, "
+                 "'train_steps_per_second': 0.922, 'train_loss': 8.8, 'epoch': 1.0}")
+    return lines
+
+def tq(rng, i, total):
+    """One tqdm redraw of a bar at step i, as tqdm formats it."""
+    pct = 100 * i // total
+    return "%3d%%|%-10s| %d/%d [%02d:%02d<%02d:%02d,  1.00it/s]" % (
+        pct, "#" * (pct // 10), i, total, i // 60, i % 60, (total - i) // 60, (total - i) % 60)
+
+def hf_draw(lines, rng):
+    """The dicts as a 2>&1 capture holds them: behind the bar's redraws,
+    cleared by tqdm.write ('\r', blanks, '\r') or right after the bar's
+    ']' (a print()); values in Python wrappers (a tensor grad norm, NumPy
+    2 reprs); tqdm.write's trailing blanks."""
+    out = []
+    for k, line in enumerate(lines):
+        if rng.random() < 0.5:
+            line = re.sub(r"'grad_norm': ([^,]+)", r"'grad_norm': tensor(\1, device='cuda:0')", line)
+            line = re.sub(r"'(loss|epoch)': ([^,}]+)", r"'\1': np.float64(\2)", line)
+        bars = "".join("\r" + tq(rng, j, len(lines)) for j in range(max(0, k - rng.randint(0, 3)), k + 1))
+        how = rng.randrange(3)
+        if how == 1:
+            line = bars + "\r" + " " * rng.randint(40, 120) + "\r" + line
+        elif how == 2:
+            line = bars + line
+        out.append(line)
+    return out
+
+def lightning(rng):
+    """NeMo 1: Lightning's bar, one redraw per step, the step's metrics in
+    its postfix as tqdm prints numbers (3 significant digits)."""
+    lines = []
+    for i, t in enumerate(times(rng), 1):
+        g, l = i - 1, loss(i, 90)
+        lines.append("Epoch 0: : %3d%%|%-10s| %d/%d [%02d:%02d<11:30, v_num=, reduced_train_loss=%s, "
+                     "global_step=%d.0, consumed_samples=%d.0, train_step_timing in s=%.3g, lr=3e-5]"
+                     % (100 * i // N, "#" * (10 * i // N), i, N, i // 60, i % 60,
+                        "nan" if l != l else "%.3g" % l, g, 512 * i, t / 1000))
+    return lines
+
+def lightning_draw(lines, rng):
+    """The redraws as a capture holds them: many on one physical line after
+    '\r' (the bar never prints a newline within an epoch), some drawn
+    twice, a validation bar between, the bar's blocks lost in a copy."""
+    out, k = [], 0
+    while k < len(lines):
+        m = rng.randint(1, 40)
+        segs = []
+        for line in lines[k:k + m]:
+            if rng.random() < 0.3:
+                line = re.sub(r"%\|[^|]*\| ", "% ", line)
+            segs.append(line)
+            if rng.random() < 0.2:
+                segs.append(line)
+            if rng.random() < 0.05:
+                segs.append("Validation DataLoader 0:  50%|#####     | 1/2 [00:00<00:00,  5.00it/s]")
+        out.append("\r" + "\r".join(segs))
+        k += m
+    return out
+
 def jsonl(rng):
     return [json.dumps({"iteration": i, "step_ms": t, "loss": loss(i, 90) if i != 90 else "nan",
                         "tokens": 2097152}) for i, t in enumerate(times(rng), 1)]
 
 RUNS = [("megatron-lm", megatron, {}), ("megatron-bridge", megatron, {"bridge": True}),
-        ("primus", megatron, {"primus": True}), ("nemo2", nemo, {}), ("jsonl", jsonl, {})]
+        ("primus", megatron, {"primus": True}), ("nemo2", nemo, {}), ("jsonl", jsonl, {}),
+        ("hf-trainer", hf, {}), ("lightning-bar", lightning, {})]
+DRAW = {"hf-trainer": hf_draw, "lightning-bar": lightning_draw}
 JUNK = [
     "/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py:83: FutureWarning: `torch.distributed._all_gather_base` is a private function and will be deprecated.",
     "  warnings.warn(",
@@ -178,7 +253,8 @@ for name, fn, kw in RUNS:
     for k in range(nvar):
         path = os.path.join(tmp, "%s-%d%s" % (name, k, ext))
         wrap = name.startswith("megatron") and rng.random() < 0.5
-        open(path, "w", newline="").write(render(lines, rng, name == "jsonl", wrap))
+        drawn = DRAW[name](lines, rng) if name in DRAW else lines
+        open(path, "w", newline="").write(render(drawn, rng, name == "jsonl", wrap))
         got = analyse(path)
         if wrap and got[1]:
             # the reader says that it joined wrapped records: that is all

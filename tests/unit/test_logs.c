@@ -217,6 +217,84 @@ TEST(logs_hf_trainer_dicts)
 	ts_steplog_release(&log);
 }
 
+TEST(logs_hf_dicts_under_a_progress_bar)
+{
+	/* A log captured with 2>&1: tqdm redraws its bar after '\r', and
+	 * tqdm.write() (HF's ProgressCallback) clears it with '\r', blanks,
+	 * '\r' before the dict; a print() lands right after the bar's ']'.
+	 * Values in Python wrappers: grad_norm as a tensor, NumPy 2 reprs. */
+	const char *text =
+		"\r  0%|          | 0/30 [00:00<?, ?it/s]\r  3%|3         | 1/30 [00:01<00:40,"
+		"  1.40s/it]\r                                        \r{'loss': 2.119, "
+		"'grad_norm': 37.66, 'learning_rate': 4.5e-05, 'epoch': 0.25}\n"
+		"\r  7%|6         | 2/30 [00:02<00:39,  1.40s/it]{'loss': 1.6462, 'grad_norm': "
+		"tensor(17.55, device='cuda:0'), 'learning_rate': 4.2e-05, 'epoch': 0.5}\n"
+		"\r 10%|#         | 3/30 [00:04<00:37,  1.40s/it]\r          \r{'loss': "
+		"np.float64(nan), 'grad_norm': np.float32(14.87), 'learning_rate': 3.75e-05, "
+		"'epoch': np.float64(0.75)}   \n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_HF);
+	REQUIRE(log.steps.n == 3);
+	CHECK_NEAR(log.steps.v[0].loss, 2.119, 1e-12);
+	CHECK_NEAR(log.steps.v[0].grad_norm, 37.66, 1e-12);
+	CHECK_NEAR(log.steps.v[1].loss, 1.6462, 1e-12);
+	CHECK_NEAR(log.steps.v[1].grad_norm, 17.55, 1e-12);
+	CHECK_REL(log.steps.v[1].lr, 4.2e-05, 1e-15);
+	CHECK(isnan(log.steps.v[2].loss));
+	CHECK(log.steps.v[2].flags & TS_STEP_LOSS_NONFINITE);
+	CHECK_NEAR(log.steps.v[2].grad_norm, 14.87, 1e-12);
+	CHECK_I64(log.steps.v[2].iteration, 3);
+	ts_steplog_release(&log);
+}
+
+TEST(logs_lightning_bar_redraws)
+{
+	/* NeMo 1: Lightning's bar, redrawn after '\r' on one physical line
+	 * for the whole epoch, its postfix carrying the step's metrics. The
+	 * redraw of global step 1 is repeated (the later one stands); the
+	 * validation bar and a bar without global_step are no records; a
+	 * global step in tqdm's exponent form (3 significant digits) is no
+	 * exact iteration. Expected: steps 0, 1, 2 with the times written, one
+	 * record for step 1 (its redraw replaces it). */
+	const char *text =
+		"Epoch 0: :   0%|          | 1/300 [00:02<11:30, v_num=, reduced_train_loss=10.60, "
+		"global_step=0.000, consumed_samples=256.0, train_step_timing in s=2.910]"
+		"\rEpoch 0: :   1%|          | 2/300 [00:05<11:29, v_num=, reduced_train_loss=10.50, "
+		"global_step=1.000, consumed_samples=512.0, train_step_timing in s=2.930]"
+		"\rEpoch 0: :   1%|          | 2/300 [00:05<11:29, v_num=, reduced_train_loss=10.50, "
+		"global_step=1.000, consumed_samples=512.0, train_step_timing in s=2.950]"
+		"\rValidation DataLoader 0:  50%|#####     | 1/2 [00:00<00:00,  5.00it/s]"
+		"\rEpoch 0: :   1%|          | 3/300 [00:08<11:28, v_num=, reduced_train_loss=nan, "
+		"global_step=2.000, consumed_samples=768.0, train_step_timing in s=2.890, lr=3e-5]"
+		"\rEpoch 1:  67% 10/15 [02:53<01:18, 15.76s/it, loss=0.429, v_num=l1_0]"
+		"\rEpoch 9:  67%|######6   | 10/15 [02:53<01:18, reduced_train_loss=1.0, "
+		"global_step=1.23e+06]\n";
+	struct ts_steplog log;
+	struct ts_err err;
+	const struct ts_step *s;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_LIGHTNING);
+	CHECK_STR(ts_log_format_name(log.format), "lightning-bar");
+	REQUIRE(log.steps.n == 3);
+	s = &log.steps.v[0];
+	CHECK_I64(s->iteration, 0);
+	CHECK_I64(s->step_ns, 2910000000LL);
+	CHECK_NEAR(s->loss, 10.60, 1e-12);
+	CHECK_I64(s->consumed_samples, 256);
+	CHECK_I64(log.steps.v[1].iteration, 1);
+	CHECK_I64(log.steps.v[1].step_ns, 2950000000LL);
+	s = &log.steps.v[2];
+	CHECK_I64(s->iteration, 2);
+	CHECK(isnan(s->loss));
+	CHECK(s->flags & TS_STEP_LOSS_NONFINITE);
+	CHECK_REL(s->lr, 3e-5, 1e-15);
+	ts_steplog_release(&log);
+}
+
 /* ------------------------------------------ cpu runs vs ground_truth.json */
 
 struct gt_rec {
