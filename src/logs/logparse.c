@@ -429,6 +429,7 @@ struct rd {
 	int pend_guess;             /* pending a record whose head is not whole yet */
 	uint32_t markers;           /* flags for the next step */
 	size_t bar_step;            /* 1 + the last progress-bar record, 0 if none */
+	int bar_ign;                /* an unusable value was counted for it */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
@@ -444,6 +445,7 @@ struct rd {
 	unsigned n_recent_extra;
 	int64_t ign_line;           /* first unusable value (line), 0 none */
 	int ign_kind;
+	int rec_ign;                /* unusable value of the record being read, -1 none */
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -461,10 +463,19 @@ static void ignore_value(struct rd *r, int kind, int64_t line)
 	r->log->ignored[kind]++;
 }
 
-/* Step time from milliseconds, counting an unusable one. */
-static int64_t step_ms(struct rd *r, const struct ts_step *st, double ms)
+/* An unusable value of the record being read: counted once per record,
+ * when the record is kept (push_step), however often the record is parsed
+ * (a wrapped record is tried piece by piece) or the value repeated. */
+static void ignore_in_record(struct rd *r, int kind)
 {
-	ignore_value(r, unusable(ms, 9e12), st->line);
+	if (kind >= 0 && r->rec_ign < 0)
+		r->rec_ign = kind;
+}
+
+/* Step time from milliseconds, noting an unusable one. */
+static int64_t step_ms(struct rd *r, double ms)
+{
+	ignore_in_record(r, unusable(ms, 9e12));
 	return ms_to_ns(ms);
 }
 
@@ -517,6 +528,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->extra_n = 0;
 	s->file = r->file;
 	s->line = line;
+	r->rec_ign = -1;
 }
 
 static void see_format(struct rd *r, int format)
@@ -528,6 +540,8 @@ static void see_format(struct rd *r, int format)
 
 static int push_step(struct rd *r, struct ts_step *s, int format)
 {
+	ignore_value(r, r->rec_ign, s->line);
+	r->rec_ign = -1;
 	s->flags |= r->markers;
 	r->markers = 0;
 	see_format(r, format);
@@ -850,11 +864,11 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			break;
 		case F_ELAPSED_MS:
 			if (!pnum_cur(v0, vn, &v, &primus))
-				st.step_ns = step_ms(r, &st, v);
+				st.step_ns = step_ms(r, v);
 			break;
 		case F_N_STEP_S:
 			if (!pnum(v0, vn, &v))
-				st.step_ns = step_ms(r, &st, v * 1e3);
+				st.step_ns = step_ms(r, v * 1e3);
 			break;
 		case F_TFLOPS:
 		case F_N_TFLOPS:
@@ -972,7 +986,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		if (isnan(st.tflops))
 			st.tflops = r->steptime_tflops;
 		if (st.step_ns == TS_NO_INT)
-			st.step_ns = step_ms(r, &st, r->steptime_s * 1e3);
+			st.step_ns = step_ms(r, r->steptime_s * 1e3);
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
 	}
@@ -1097,7 +1111,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 
 			step_blank(&st, r, r->steptime_line);
 			st.iteration = ++r->ordinal;
-			st.step_ns = step_ms(r, &st, r->steptime_s * 1e3);
+			st.step_ns = step_ms(r, r->steptime_s * 1e3);
 			st.tflops = r->steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			if (push_step(r, &st, TS_LOG_BRIDGE))
@@ -1430,14 +1444,14 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				have_iter = 1;
 				r->iter_seen = 1;
 			} else {
-				ignore_value(r, unusable(v, 9e15), st.line);
+				ignore_in_record(r, unusable(v, 9e15));
 			}
 			break;
 		case J_STEP_MS:
-			st.step_ns = step_ms(r, &st, v);
+			st.step_ns = step_ms(r, v);
 			break;
 		case J_STEP_S:
-			st.step_ns = step_ms(r, &st, v * 1e3);
+			st.step_ns = step_ms(r, v * 1e3);
 			break;
 		case J_LOSS:
 			st.loss = v;
@@ -1542,7 +1556,7 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	/* a start whose step ends past int64 ns is no start (users add them) */
 	if (st.t_start_ns != TS_NO_INT && st.step_ns != TS_NO_INT &&
 	    st.step_ns > INT64_MAX - st.t_start_ns) {
-		ignore_value(r, TS_IGN_TOO_LARGE, st.line);
+		ignore_in_record(r, TS_IGN_TOO_LARGE);
 		st.t_start_ns = TS_NO_INT;
 	}
 	rc = push_step(r, &st, TS_LOG_JSONL) ? TS_ENOMEM : 1;
@@ -2125,7 +2139,7 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 			st.flags |= TS_STEP_LOSS_NONFINITE;
 	}
 	if (bar_num(in, in_n, "train_step_timing in s", 0, &x))
-		st.step_ns = step_ms(r, &st, x * 1e3);
+		st.step_ns = step_ms(r, x * 1e3);
 	if (bar_num(in, in_n, "lr", 0, &x))
 		st.lr = x;
 	if (bar_num(in, in_n, "grad_norm", 0, &x)) {
@@ -2145,9 +2159,15 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 		st.flags |= r->markers | (prev->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_AFTER_CHECKPOINT |
 							 TS_STEP_AFTER_EVAL | TS_STEP_RESTART));
 		r->markers = 0;
+		/* one record: at most one unusable value counted for it */
+		if (!r->bar_ign)
+			ignore_value(r, r->rec_ign, st.line);
+		r->bar_ign |= r->rec_ign >= 0;
+		r->rec_ign = -1;
 		*prev = st;
 		return 1;
 	}
+	r->bar_ign = r->rec_ign >= 0;
 	if (push_step(r, &st, TS_LOG_LIGHTNING))
 		return TS_ENOMEM;
 	r->bar_step = r->log->steps.n;
@@ -2239,7 +2259,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		const char *br = memchr(b, '{', (size_t)(e - b) < 32 ? (size_t)(e - b) : 32);
 
 		if (!br && t > b && t[-1] == '}' && (bar = tqdm_bar(b, (size_t)(e - b), &in, &in_n)) &&
-		    b[bar] == '{')
+		    bar < (size_t)(e - b) && b[bar] == '{')
 			br = hb = b + bar;
 
 		if (br && (br == hb || prefix_rank(hb, (size_t)(br - hb)) >= 0)) {
@@ -2347,6 +2367,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	r.rec_ign = -1;
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;
@@ -2385,7 +2406,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 
 			step_blank(&st, &r, r.steptime_line);
 			st.iteration = ++r.ordinal;
-			st.step_ns = step_ms(&r, &st, r.steptime_s * 1e3);
+			st.step_ns = step_ms(&r, r.steptime_s * 1e3);
 			st.tflops = r.steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			rc = push_step(&r, &st, TS_LOG_BRIDGE) ? TS_ENOMEM : 0;

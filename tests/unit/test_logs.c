@@ -295,6 +295,34 @@ TEST(logs_lightning_bar_redraws)
 	ts_steplog_release(&log);
 }
 
+TEST(logs_unusable_value_counted_once_per_record)
+{
+	/* One infinite step time in a record is one ignored value: a record
+	 * hard-wrapped in two pieces is parsed once per piece, and a JSONL
+	 * record may repeat its key. Each file below has exactly one. */
+	const char *wrapped =
+		" [2024-04-06 10:00:01.000000] iteration        1/     200 | consumed samples:"
+		"          512 | elapsed time per iteration (ms): inf | lm loss: 5.0E+00 | number of\n"
+		" skipped iterations:   0 | number of nan iterations:   0 |\n"
+		" [2024-04-06 10:00:02.000000] iteration        2/     200 | consumed samples:"
+		"         1024 | elapsed time per iteration (ms): 1000.0 | lm loss: 5.0E+00 | number of"
+		" skipped iterations:   0 | number of nan iterations:   0 |\n";
+	const char *jsonl =
+		"{\"iteration\": 1, \"step_ms\": -Infinity, \"step_ms\": Infinity, \"loss\": 2.0}\n"
+		"{\"iteration\": 2, \"step_ms\": 100.0, \"loss\": 2.0}\n";
+	const char *texts[] = { wrapped, jsonl };
+	struct ts_steplog log;
+	struct ts_err err;
+
+	for (int k = 0; k < 2; k++) {
+		REQUIRE(read_text(&log, texts[k], &err) == 0);
+		CHECK_I64(log.steps.n, 2);
+		CHECK_I64((int64_t)log.ignored[TS_IGN_INF], 1);
+		CHECK_I64(log.steps.v[0].step_ns, TS_NO_INT);
+		ts_steplog_release(&log);
+	}
+}
+
 /* ------------------------------------------ cpu runs vs ground_truth.json */
 
 struct gt_rec {
