@@ -190,6 +190,11 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 				r->bucket = s->bucket;
 			}
 		}
+		/* a phase an untimed record gave that is longer than the step
+		 * is as inconsistent as a timed record's */
+		for (int k = 0; k < TS_PHASE_COUNT; k++)
+			if (r->phase_ms[k] > r->step_ms)
+				r->phase_ms[k] = NAN;
 	}
 	return m;
 }

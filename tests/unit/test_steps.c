@@ -453,6 +453,39 @@ TEST(steps_data_stall_every_fifth_found_on_the_phase)
 	free(s);
 }
 
+TEST(steps_untimed_phase_longer_than_step_dropped)
+{
+	/* Rank 0 times every step (300 ms: fwd 100, bwd 150); rank 1 logs only
+	 * data_ms, 0.5 ms, but 5000 ms at iterations 10, 20 and 30: longer than
+	 * the step, so inconsistent, and dropped as a timed record's would be.
+	 * Before, they filled the merged record and the data phase's stalls
+	 * held 15,000 of 11,700 ms of wall: a share of 128 %. */
+	char *s = malloc(40 * 2 * 120);
+	size_t len = 0;
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+	const struct ts_phase_summary *data = NULL;
+
+	REQUIRE(s);
+	for (int i = 1; i <= 40; i++)
+		len += (size_t)snprintf(s + len, 40 * 2 * 120 - len,
+					"{\"iteration\": %d, \"rank\": 0, \"step_ms\": 300.0, \"fwd_ms\": 100.0, "
+					"\"bwd_ms\": 150.0}\n{\"iteration\": %d, \"rank\": 1, \"data_ms\": %s}\n",
+					i, i, i % 10 == 0 && i < 40 ? "5000.0" : "0.5");
+	ts_steps_opts_init(&o);
+	REQUIRE(analyze_text(s, &o, &r, &err) == 0);
+	for (size_t k = 0; k < r.nphases; k++)
+		if (r.phases[k].phase == TS_PHASE_DATA)
+			data = &r.phases[k];
+	REQUIRE(data);
+	CHECK_I64(data->nstalls, 0);
+	CHECK(isnan(data->stall_share) || data->stall_share == 0);
+	CHECK_NEAR(data->median_ms, 0.5, 1e-12);
+	ts_steps_report_release(&r);
+	free(s);
+}
+
 /* The stalls rule on hand-built outliers (the window's wall is given):
  * 2 % of the time, or more than 1 % of the steps costing more than 1 %. */
 TEST(steps_window_stalls_rule)
