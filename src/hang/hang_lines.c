@@ -1,8 +1,10 @@
 /*
  * hang_lines.c - the text reader of hang evidence. Each line is stripped of
- * the prefixes launchers and loggers put in front (reporter line numbers
- * "[80746] ", "(RayWorkerWrapper pid=...)", "[default3]:", "[rank3]:",
- * glog headers with 3- or 4-digit MMDD or none at all), then matched against
+ * the prefixes launchers and loggers put in front (body(): ANSI colours, a
+ * log collector's timestamp, srun's "3: ", torchrun's "[default3]:",
+ * mpirun's "[1,3]<stderr>:"; strip(): reporter line numbers "[80746] ",
+ * "(RayWorkerWrapper pid=...)", "[rank3]:", glog headers with 3- or 4-digit
+ * MMDD or none at all), then matched against
  * the messages PyTorch's ProcessGroupNCCL / torch_musa's ProcessGroupMCCL,
  * NCCL (COLL, NET/IB, RAS) and fr_trace print. Multi-line reports (desync
  * debug, fr_trace, RAS) keep a small state so their lines stay together.
@@ -13,6 +15,7 @@
 #include "hang_int.h"
 #include "trainscope/input.h"
 #include "trainscope/json.h"
+#include "trainscope/lineprefix.h"
 
 struct lines_st {
 	struct ts_hang_set *s;
@@ -27,6 +30,7 @@ struct lines_st {
 	int ras_table;  /* next rows are the communicator table */
 	int ras_summary;/* next numeric row is the job summary */
 	int64_t ras_listed; /* group index holding listed ranks, -1 */
+	struct ts_sb clean;  /* a line without its ANSI sequences */
 };
 
 static const char *find(const char *p, size_t n, const char *needle)
@@ -820,17 +824,46 @@ static int ras_line(struct lines_st *st, const char *p, const char *end, const c
 static void one_message(struct lines_st *st, const char *l, const char *end, const char *p,
 			int64_t rank, int glog);
 
+/*
+ * The line as the process printed it: without ANSI colours, the timestamp
+ * a log collector put first, and the launcher's prefix (srun's, torchrun's,
+ * mpirun's; srun's blank after it too), so that a report's continuation
+ * lines still start with its blanks. The rank comes from the process's
+ * own text: torchrun's number is a local rank.
+ */
+static const char *body(struct lines_st *st, const char *l, size_t *n)
+{
+	size_t k;
+
+	if (ts_ansi_strip(&st->clean, l, *n)) {
+		l = st->clean.buf ? st->clean.buf : "";
+		*n = st->clean.len;
+	}
+	k = ts_collector_stamp(l, *n);
+	l += k;
+	*n -= k;
+	if ((k = ts_launcher_prefix(l, *n, NULL))) {
+		if (is_digit(l[0]) && k < *n && l[k] == ' ')
+			k++;
+		l += k;
+		*n -= k;
+	}
+	return l;
+}
+
 static int one_line(struct lines_st *st, const char *l, size_t n)
 {
 	struct ts_hang_set *s = st->s;
-	const char *end = l + n, *p;
+	const char *end, *p;
 	int64_t rank = -1;
 	int glog = 0;
 	struct gtime t = { -1, -1, -1 };
 	size_t evs_before = s->evs.n;
 
 	while (n && l[n - 1] == '\r')
-		end = l + --n;
+		n--;
+	l = body(st, l, &n);
+	end = l + n;
 	p = strip(l, end, &rank, &glog, &t);
 	one_message(st, l, end, p, rank, glog);
 	for (size_t i = evs_before; i < s->evs.n; i++) {
@@ -961,13 +994,17 @@ static int read_lines(struct ts_hang_set *s, struct ts_input *in, struct ts_err 
 	st.desync_reporter = -1;
 	st.ras_listed = -1;
 	st.file = (uint32_t)s->files.n - 1;
+	ts_sb_init(&st.clean);
 	while ((rc = ts_input_getline(in, &line, &n, NULL, err)) == 1) {
 		st.lineno++;
 		s->lines++;
 		one_line(&st, line, n);
-		if (s->arena.failed)
+		if (s->arena.failed || st.clean.failed) {
+			ts_sb_release(&st.clean);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", in->path);
+		}
 	}
+	ts_sb_release(&st.clean);
 	return rc < 0 ? rc : 0;
 }
 

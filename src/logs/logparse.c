@@ -21,6 +21,7 @@
 #include "trainscope/logs.h"
 #include "trainscope/input.h"
 #include "trainscope/json.h"
+#include "trainscope/lineprefix.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -583,75 +584,26 @@ static int add_extra(struct rd *r, struct ts_step *s, const char *k, size_t kn, 
 	return 0;
 }
 
-/* Digits at s[*j] (at most 7) as a number, or -1 when there are none. */
-static int64_t prefix_digits(const char *s, size_t n, size_t *j)
-{
-	size_t i = *j;
-	int64_t v = 0;
-
-	while (*j < n && s[*j] >= '0' && s[*j] <= '9' && *j - i < 7)
-		v = v * 10 + (s[(*j)++] - '0');
-	return *j > i ? v : -1;
-}
-
-/*
- * Launcher prefix at s[i] == '[' that names a rank: "[default3]:"
- * (torchrun's tail of each local rank's output: role name in lower case
- * letters and '_', local rank) or
- * "[1,3]<stdout>:" (mpirun --tag-output: job, rank). Returns the rank with
- * *end after the prefix's ':', or -1.
- */
-static int bracket_rank(const char *s, size_t n, size_t i, size_t *end)
-{
-	size_t j = i + 1;
-	int64_t v;
-	const char *colon;
-
-	while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || s[j] == '_'))
-		j++;
-	if (j > i + 1) {
-		v = prefix_digits(s, n, &j);
-		if (v < 0 || j + 1 >= n || s[j] != ']' || s[j + 1] != ':')
-			return -1;
-		*end = j + 2;
-		return (int)v;
-	}
-	if (prefix_digits(s, n, &j) < 0 || j >= n || s[j] != ',')
-		return -1;
-	j++;
-	v = prefix_digits(s, n, &j);
-	if (v < 0 || j + 1 >= n || s[j] != ']' || s[j + 1] != '<')
-		return -1;
-	colon = memchr(s + j, ':', n - j);
-	if (!colon || colon[-1] != '>')
-		return -1;
-	*end = (size_t)(colon - s) + 1;
-	return (int)v;
-}
-
-/* Rank from a launcher prefix: "12: " (srun -l) or a bracket_rank() one at
- * the start of the line, "[rank3]:" or "[rank-3/8]" anywhere before the
- * record. */
+/* Rank from a launcher prefix (ts_launcher_prefix()) at the start of the
+ * line, "[rank3]:" or "[rank-3/8]" anywhere before the record. */
 static int prefix_rank(const char *s, size_t n)
 {
 	const char *p;
 	size_t i = 0, j;
 	int64_t v;
-	int b;
 
 	while (i < n && s[i] == ' ')
 		i++;
-	j = i;
-	if ((v = prefix_digits(s, n, &j)) >= 0 && j < n && s[j] == ':')
+	if (ts_launcher_prefix(s + i, n - i, &v))
 		return (int)v;
-	if (i < n && s[i] == '[' && (b = bracket_rank(s, n, i, &j)) >= 0)
-		return b;
 	p = find(s, n, "[rank", 5);
 	if (p) {
 		j = (size_t)(p - s) + 5;
 		if (j < n && s[j] == '-')
 			j++;
-		if ((v = prefix_digits(s, n, &j)) >= 0)
+		for (v = 0, i = j; j < n && j - i < 7 && s[j] >= '0' && s[j] <= '9'; j++)
+			v = v * 10 + (s[j] - '0');
+		if (j > i)
 			return (int)v;
 	}
 	return -1;
@@ -1638,24 +1590,17 @@ static int timer_entry(struct rd *r, const char *k, size_t kn, const char *v, si
 static void skip_prefix(const char **s, size_t *n)
 {
 	const char *p = *s, *e = *s + *n;
+	size_t k;
 
 	while (p < e && *p == ' ')
 		p++;
-	if (p < e && *p == '[') {
+	if ((k = ts_launcher_prefix(p, (size_t)(e - p), NULL))) {
+		p += k;
+	} else if (p < e && *p == '[') {
 		const char *q = memchr(p, ']', (size_t)(e - p));
-		size_t end;
 
-		if (bracket_rank(p, (size_t)(e - p), 0, &end) >= 0)
-			p += end;
-		else if (q && q + 1 < e && q[1] == ':' && prefix_rank(p, (size_t)(q + 1 - p)) >= 0)
+		if (q && q + 1 < e && q[1] == ':' && prefix_rank(p, (size_t)(q + 1 - p)) >= 0)
 			p = q + 2;
-	} else if (p < e && *p >= '0' && *p <= '9') {
-		const char *q = p;
-
-		while (q < e && *q >= '0' && *q <= '9')
-			q++;
-		if (q < e && *q == ':' && q + 1 < e && q[1] == ' ')
-			p = q + 1;
 	}
 	*n = (size_t)(e - p);
 	*s = p;
@@ -2007,21 +1952,8 @@ static int pend_start(struct rd *r, int kind, const char *s, size_t n, int nl,
 
 static const char *strip_ansi(struct rd *r, const char *s, size_t *n)
 {
-	size_t i = 0;
-
-	if (!memchr(s, 0x1b, *n))
+	if (!ts_ansi_strip(&r->clean, s, *n))
 		return s;
-	ts_sb_reset(&r->clean);
-	while (i < *n) {
-		if (s[i] == 0x1b && i + 1 < *n && s[i + 1] == '[') {
-			i += 2;
-			while (i < *n && !(s[i] >= 0x40 && s[i] <= 0x7e))
-				i++;
-			i++;
-			continue;
-		}
-		ts_sb_addc(&r->clean, s[i++]);
-	}
 	*n = r->clean.len;
 	return r->clean.buf;
 }
@@ -2185,6 +2117,13 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	s = strip_ansi(r, s, &n);
 	if (r->clean.failed)
 		return TS_ENOMEM;
+	{
+		/* a log collector's timestamp before everything the job printed */
+		size_t k = ts_collector_stamp(s, n);
+
+		s += k;
+		n -= k;
+	}
 	e = s + n;
 	if (r->pend_kind && r->pend_guess) {
 		/* the previous line ended inside a record's head, or looked so:

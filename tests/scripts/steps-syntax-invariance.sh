@@ -7,7 +7,9 @@
 # "0: " (the reference), and VARIANTS times with, chosen at random per run:
 # CRLF line ends; another launcher's prefix for the same rank 0
 # ("[rank0]:", "[default0]:" of torchrun, "[1,0]<stdout>:" of mpirun
-# --tag-output); a Python logging prefix after it (not with wraps); ANSI
+# --tag-output); a Python logging prefix after it (not with wraps); a log
+# collector's RFC 3339 timestamp before everything (kubectl logs
+# --timestamps, on every physical line, wrapped pieces too); ANSI
 # colours around lines; blanks at line ends; blank lines; unrelated lines
 # between the records (Python warnings, NCCL INFO lines, tqdm progress with
 # carriage returns, a traceback of a warning); for the Megatron dialects
@@ -222,6 +224,11 @@ def render(lines, rng, is_json, wrap=False):
         if rng and rng.random() < 0.2:
             text += rng.choice([" ", "\t", "   "])
         out.append(text)
+    if rng and not is_json and rng.random() < 0.3:
+        # a log collector's timestamp on every physical line, wrapped
+        # pieces too (kubectl logs --timestamps)
+        out = ["2025-10-02T22:52:%02d.%09dZ %s" % (k // 100 % 60, k * 7919 % 10 ** 9, t)
+               for k, t in enumerate(out)]
     eol = "\r\n" if rng and rng.random() < 0.4 else "\n"
     return eol.join(out) + eol
 

@@ -1,0 +1,46 @@
+/*
+ * lineprefix.h - what launchers and log collectors put in front of every
+ * line a training process prints, told once for every log reader (the
+ * training-log reader, the hang reader).
+ */
+#ifndef TRAINSCOPE_LINEPREFIX_H
+#define TRAINSCOPE_LINEPREFIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainscope/core.h"
+
+/*
+ * A launcher prefix at the very start of s[0..n):
+ *   "12: "           srun -l / --label (the task: global rank); the ':'
+ *                    must be followed by a blank or end s, so "10:27:27"
+ *                    is no prefix
+ *   "[default3]:"    torchrun (role name in lower case letters and '_',
+ *                    then the local rank; "[rank3]:", PyTorch's own
+ *                    prefix of the global rank, is none)
+ *   "[1,3]<stdout>:" mpirun --tag-output (job, rank, stream)
+ * Returns the prefix's length through its ':' (a blank after it is not
+ * part of it), 0 when s starts with none; *rank (may be NULL) gets the
+ * number it names (at most 7 digits).
+ */
+size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank);
+
+/*
+ * A log collector's timestamp at the start of s[0..n): RFC 3339 with a
+ * 'T', "2025-09-01T05:20:03.118748741Z " (kubectl logs --timestamps,
+ * Loki, Cloud Logging exports), fraction and zone optional, zone 'Z' or
+ * +hh:mm. Returns its length with the one blank the collector puts after
+ * it (the line's own blanks stay), 0 when s starts with none (a timestamp
+ * without a blank after it is none).
+ */
+size_t ts_collector_stamp(const char *s, size_t n);
+
+/*
+ * s[0..n) without its ANSI control sequences (ESC '[' ... final byte
+ * 0x40-0x7e: colours, cursor moves), as a terminal would not show them.
+ * Returns 0 when s holds no ESC (out untouched); else out is reset and
+ * gets the text, and 1 is returned (check out->failed).
+ */
+int ts_ansi_strip(struct ts_sb *out, const char *s, size_t n);
+
+#endif

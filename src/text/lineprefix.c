@@ -1,0 +1,117 @@
+/*
+ * lineprefix.c - launcher prefixes and log-collector timestamps
+ * (lineprefix.h).
+ */
+#include <string.h>
+#include "trainscope/lineprefix.h"
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Digits at s[*j] (at most 7) as a number, or -1 when there are none. */
+static int64_t digits(const char *s, size_t n, size_t *j)
+{
+	size_t i = *j;
+	int64_t v = 0;
+
+	while (*j < n && is_digit(s[*j]) && *j - i < 7)
+		v = v * 10 + (s[(*j)++] - '0');
+	return *j > i ? v : -1;
+}
+
+size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank)
+{
+	size_t j = 0;
+	int64_t v;
+
+	if (n && is_digit(s[0])) {
+		v = digits(s, n, &j);
+		if (j >= n || s[j] != ':' || (j + 1 < n && s[j + 1] != ' ' && s[j + 1] != '\t'))
+			return 0;
+		if (rank)
+			*rank = v;
+		return j + 1;
+	}
+	if (!n || s[0] != '[')
+		return 0;
+	j = 1;
+	while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || s[j] == '_'))
+		j++;
+	if (j > 1) {
+		/* "[rank3]:" is PyTorch's own prefix, the global rank, not a launcher's */
+		if (j == 5 && !memcmp(s + 1, "rank", 4))
+			return 0;
+		v = digits(s, n, &j);
+		if (v < 0 || j + 1 >= n || s[j] != ']' || s[j + 1] != ':')
+			return 0;
+		if (rank)
+			*rank = v;
+		return j + 2;
+	}
+	if (digits(s, n, &j) < 0 || j >= n || s[j] != ',')
+		return 0;
+	j++;
+	v = digits(s, n, &j);
+	if (v < 0 || j + 1 >= n || s[j] != ']' || s[j + 1] != '<')
+		return 0;
+	for (j += 2; j < n && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')); j++)
+		;
+	if (j + 1 >= n || s[j] != '>' || s[j + 1] != ':')
+		return 0;
+	if (rank)
+		*rank = v;
+	return j + 2;
+}
+
+/* s[i..] matches pat, where 'd' is any digit and other bytes themselves. */
+static int shape(const char *s, size_t n, size_t i, const char *pat)
+{
+	for (; *pat; pat++, i++)
+		if (i >= n || (*pat == 'd' ? !is_digit(s[i]) : s[i] != *pat))
+			return 0;
+	return 1;
+}
+
+size_t ts_collector_stamp(const char *s, size_t n)
+{
+	size_t j = 19;
+
+	if (!shape(s, n, 0, "dddd-dd-ddTdd:dd:dd"))
+		return 0;
+	if (j < n && s[j] == '.') {
+		size_t f = ++j;
+		while (j < n && is_digit(s[j]) && j - f < 12)
+			j++;
+		if (j == f)
+			return 0;
+	}
+	if (j < n && s[j] == 'Z')
+		j++;
+	else if (j < n && (s[j] == '+' || s[j] == '-') && shape(s, n, j + 1, "dd:dd"))
+		j += 6;
+	if (j >= n || (s[j] != ' ' && s[j] != '\t'))
+		return 0;
+	return j + 1;
+}
+
+int ts_ansi_strip(struct ts_sb *out, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (!memchr(s, 0x1b, n))
+		return 0;
+	ts_sb_reset(out);
+	while (i < n) {
+		if (s[i] == 0x1b && i + 1 < n && s[i + 1] == '[') {
+			i += 2;
+			while (i < n && !(s[i] >= 0x40 && s[i] <= 0x7e))
+				i++;
+			i++;
+			continue;
+		}
+		ts_sb_addc(out, s[i++]);
+	}
+	return 1;
+}

@@ -1,0 +1,75 @@
+/*
+ * Unit tests for src/text/lineprefix.c. Expected lengths are counted by
+ * hand from the literal prefixes (each case names what it is).
+ */
+#include "harness.h"
+#include "trainscope/core.h"
+#include "trainscope/lineprefix.h"
+
+static size_t lp(const char *s, int64_t *rank)
+{
+	return ts_launcher_prefix(s, strlen(s), rank);
+}
+
+TEST(lineprefix_launchers)
+{
+	int64_t r = -1;
+
+	/* srun -l: "12:" is 3 bytes; the blank after it is not the prefix's */
+	CHECK_I64((int64_t)lp("12: [2024-04-06] iteration", &r), 3);
+	CHECK_I64(r, 12);
+	CHECK_I64((int64_t)lp("0:", &r), 2);
+	CHECK_I64(r, 0);
+	/* a time is no srun prefix, nor a host name */
+	CHECK_I64((int64_t)lp("10:27:27 INFO", &r), 0);
+	CHECK_I64((int64_t)lp("10.0.0.1:123:456 [0] NCCL INFO", &r), 0);
+	/* torchrun: "[default3]:" is 11 bytes, "[trainer_a17]:" 14 */
+	CHECK_I64((int64_t)lp("[default3]:[rank3]:[E901 ...]", &r), 11);
+	CHECK_I64(r, 3);
+	CHECK_I64((int64_t)lp("[trainer_a17]:x", &r), 14);
+	CHECK_I64(r, 17);
+	CHECK_I64((int64_t)lp("[Default3]:x", &r), 0);
+	CHECK_I64((int64_t)lp("[rank3]:[E901 ...]", &r), 0);
+	CHECK_I64((int64_t)lp("[default3] x", &r), 0);
+	/* mpirun --tag-output: "[1,3]<stderr>:" is 14 bytes */
+	CHECK_I64((int64_t)lp("[1,3]<stderr>:text", &r), 14);
+	CHECK_I64(r, 3);
+	CHECK_I64((int64_t)lp("[1,3]<stdout>", &r), 0);
+	/* glog and reporter numbers are the hang reader's, not launchers' */
+	CHECK_I64((int64_t)lp("[E901 05:20:03.118 ProcessGroupNCCL.cpp:1685] x", &r), 0);
+	CHECK_I64((int64_t)lp("[80746] x", &r), 0);
+	CHECK_I64((int64_t)lp("", &r), 0);
+}
+
+TEST(lineprefix_collector_stamps)
+{
+	/* kubectl logs --timestamps: 30 bytes of stamp and one blank */
+	const char *k8s = "2025-09-01T05:20:03.118748741Z   [7] finished";
+	CHECK_I64((int64_t)ts_collector_stamp(k8s, strlen(k8s)), 31);
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01T05:20:03Z x", 22), 21);
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01T05:20:03+02:00 x", 27), 26);
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01T05:20:03.5 x", 23), 22);
+	/* no blank after it, a space instead of the T, a bare date: none */
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01T05:20:03Z", 20), 0);
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01 05:20:03 x", 21), 0);
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01 x", 12), 0);
+	CHECK_I64((int64_t)ts_collector_stamp("2025-09-01T05:20:03.Z x", 23), 0);
+}
+
+TEST(lineprefix_ansi)
+{
+	struct ts_sb sb;
+	const char *coloured = "\x1b[32m0: iteration 5\x1b[0m";
+
+	ts_sb_init(&sb);
+	CHECK_I64(ts_ansi_strip(&sb, "plain", 5), 0);
+	REQUIRE(ts_ansi_strip(&sb, coloured, strlen(coloured)) == 1);
+	REQUIRE(!sb.failed);
+	CHECK_I64((int64_t)sb.len, 14);
+	CHECK(memcmp(sb.buf, "0: iteration 5", 14) == 0);
+	/* a cursor move and an ESC cut at the end */
+	REQUIRE(ts_ansi_strip(&sb, "a\x1b[2Kb\x1b[", 8) == 1);
+	CHECK_I64((int64_t)sb.len, 2);
+	CHECK(memcmp(sb.buf, "ab", 2) == 0);
+	ts_sb_release(&sb);
+}
