@@ -16,6 +16,7 @@
 #include <time.h>
 #include "trainscope/input.h"
 #include "trainscope/json.h"
+#include "trainscope/lineprefix.h"
 #include "trainscope/telemetry.h"
 
 #define TELE_MAX_INPUT ((size_t)1 << 30)
@@ -32,11 +33,24 @@ struct rd {
 	int64_t line;          /* of the last line returned */
 	uint32_t gpu_base;     /* first GPU index of this file */
 	struct ts_err *err;
+	int tasks;             /* a launcher prefix was seen: its number is task */
+	int64_t task;
+	int64_t other_task;    /* a second task's number, and its first line */
+	int64_t other_line;
 };
 
+/*
+ * The next line as the tool printed it: a log collector's timestamp and a
+ * launcher's prefix (srun -l's "3: " with its blank, torchrun's, mpirun's)
+ * are taken off. A capture is one task's: a line of another task ends the
+ * reading there (other_line; ts_tele_read_mem says so), since both tasks'
+ * GPU 0 would read as one GPU.
+ */
 static int next_line(struct rd *r, struct view *l)
 {
 	const char *nl;
+	size_t k;
+	int64_t task;
 
 	if (r->p >= r->end)
 		return 0;
@@ -48,6 +62,24 @@ static int next_line(struct rd *r, struct view *l)
 	if (l->n && l->s[l->n - 1] == '\r')
 		l->n--;
 	r->line++;
+	k = ts_collector_stamp(l->s, l->n);
+	l->s += k;
+	l->n -= k;
+	if ((k = ts_launcher_prefix(l->s, l->n, &task))) {
+		if (!r->tasks) {
+			r->tasks = 1;
+			r->task = task;
+		} else if (task != r->task) {
+			r->other_task = task;
+			r->other_line = r->line;
+			r->p = r->end;
+			return 0;
+		}
+		if (l->s[0] >= '0' && l->s[0] <= '9' && k < l->n && l->s[k] == ' ')
+			k++;
+		l->s += k;
+		l->n -= k;
+	}
 	return 1;
 }
 
@@ -1575,6 +1607,11 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	}
 	if (!rc && t->arena.failed)
 		rc = oom(&r);
+	if (r.other_line) /* the cause of whatever the reader said about the cut */
+		rc = ts_err_at(err, TS_EPARSE, name, (int64_t)(r.lstart - r.base), r.other_line,
+			       "lines of launcher tasks %lld and %lld in one capture (their GPU 0 "
+			       "would read as one GPU): give each task's lines as a file of its own",
+			       (long long)r.task, (long long)r.other_task);
 	if (rc)
 		tele_restore(t, &before);
 	return rc;

@@ -7,7 +7,9 @@
 # `nounits` (header without "[W]", values without " W"), `noheader` (the
 # field list then given with --fields, or as the `# --query-gpu=` comment
 # line a script writes), CRLF line ends, no blank after the commas, a
-# trailing blank line. Only the file path may differ.
+# trailing blank line, one launcher task's prefix on every line (srun -l,
+# torchrun, mpirun), a log collector's RFC 3339 timestamp before every line
+# (kubectl logs --timestamps). Only the file path may differ.
 #   VARIANTS  variants (default 30); SEED  random seed (default 1)
 set -u
 cd "$(dirname "$0")/../.."
@@ -69,6 +71,13 @@ def write(path, rng):
         lines.append(sep.join(f + (" [%s]" % u if units and u else "") for f, u in order))
     for v in rows():
         lines.append(sep.join(cell(v[f], u, units) for f, u in order))
+    if rng and rng.random() < 0.3:
+        # one launcher task's output: "srun -l nvidia-smi ..."
+        lines = [rng.choice(["0: ", "[default0]:", "[1,0]<stdout>:"]) + l for l in lines]
+    if rng and rng.random() < 0.3:
+        # a sidecar's log through kubectl logs --timestamps
+        lines = ["2025-09-01T05:20:%02d.%09dZ %s" % (k % 60, k * 7919 % 10 ** 9, l)
+                 for k, l in enumerate(lines)]
     open(path, "w", newline="").write(eol.join(lines) + eol + tail)
     return ["--fields", query] if how == "--fields" else []
 

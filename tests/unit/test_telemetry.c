@@ -120,6 +120,42 @@ TEST(tele_dmon_modern_default)
 	ts_tele_release(&t);
 }
 
+TEST(tele_dmon_behind_launcher_and_collector)
+{
+	/* The same dmon rows as one srun -l task's output ("3: ") under a
+	 * kubectl logs --timestamps stamp: pwr 86/267/280/284 W as above. A
+	 * second task's lines in the same capture are refused at their first
+	 * line (line 3 here), since both tasks' GPU 0 would read as one. */
+	const char one[] =
+		"2025-09-01T05:20:03.1Z 3: # gpu    pwr  gtemp  mtemp     sm    mem\n"
+		"2025-09-01T05:20:03.2Z 3: # Idx      W      C      C      %      %\n"
+		"2025-09-01T05:20:04.0Z 3:     0     86     33      -     30     27\n"
+		"2025-09-01T05:20:05.0Z 3:     0    267     39      -    100     95\n"
+		"2025-09-01T05:20:06.0Z 3:     0    280     41      -     85     80\n"
+		"2025-09-01T05:20:07.0Z 3:     0    284     42      -     98     93\n";
+	const char two[] =
+		"0: # gpu    pwr\n0: # Idx      W\n1: # gpu    pwr\n1: # Idx      W\n"
+		"0:     0     86\n1:     0     99\n";
+	const double pw[4] = { 86, 267, 280, 284 };
+	struct ts_telemetry t;
+	struct ts_err err;
+
+	ts_tele_init(&t);
+	ts_err_init(&err);
+	REQUIRE(ts_tele_read_mem(&t, one, sizeof(one) - 1, "dmon.log", NULL, &err) == 0);
+	CHECK_I64(t.gpus.n, 1);
+	REQUIRE(t.samples.n == 4);
+	for (int i = 0; i < 4; i++)
+		CHECK_NEAR(sv(&t, i, TS_TF_POWER_W), pw[i], 0);
+	ts_tele_release(&t);
+	ts_tele_init(&t);
+	CHECK_I64(ts_tele_read_mem(&t, two, sizeof(two) - 1, "dmon.log", NULL, &err), TS_EPARSE);
+	CHECK_I64(err.line, 3);
+	CHECK(strstr(err.msg, "tasks 0 and 1") != NULL);
+	CHECK_I64(t.samples.n, 0);
+	ts_tele_release(&t);
+}
+
 TEST(tele_dmon_modern_pucm)
 {
 	DATA_OR_SKIP(p, TELE("nvidia-smi_dmon_modern_pucm.txt"));
