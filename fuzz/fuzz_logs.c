@@ -4,9 +4,11 @@
  * cleanly, and whatever parses must analyse without crashing, hanging or
  * leaking, with outputs that keep their invariants (a verdict that agrees
  * with its evidence, no share of wall time above 100 %, no negative CI of
- * a phase time). A value-level oracle besides: the same bytes with CRLF
- * line ends (what a Windows copy or a tee through a pty gives) must read
- * as the same steps, field by field.
+ * a phase time). Value-level oracles besides: the same bytes with CRLF
+ * line ends (what a Windows copy or a tee through a pty gives), and with a
+ * carriage return before every line that is not blank (a line drawn over
+ * nothing: what a terminal shows is the same), must read as the same
+ * steps, field by field.
  */
 #include <math.h>
 #include <stddef.h>
@@ -83,29 +85,42 @@ static void same_steps(const struct ts_steplog *a, const struct ts_steplog *b)
 			abort();
 }
 
-/* The input with every "\n" written "\r\n", when it has no '\r' of its own
- * (a line that already ends in one would then end in two). */
-static void crlf_oracle(const uint8_t *data, size_t size, const struct ts_steplog *ref)
+/* 1 when data[i..] up to the line's end holds more than blanks. */
+static int line_has_text(const uint8_t *data, size_t size, size_t i)
+{
+	for (; i < size && data[i] != '\n'; i++)
+		if (data[i] != ' ' && data[i] != '\t')
+			return 1;
+	return 0;
+}
+
+/* The input respelled, when it has no '\r' of its own: every "\n" written
+ * "\r\n" (crlf), or a '\r' put before every line with text (not crlf).
+ * It must read as the same steps. */
+static void respelled_oracle(const uint8_t *data, size_t size, const struct ts_steplog *ref,
+			     int crlf)
 {
 	struct ts_steplog log;
 	struct ts_err err;
 	size_t n = 0;
-	uint8_t *crlf;
+	uint8_t *out;
 
-	if (memchr(data, '\r', size) || !(crlf = malloc(2 * size + 1)))
+	if (memchr(data, '\r', size) || !(out = malloc(2 * size + 2)))
 		return;
 	for (size_t i = 0; i < size; i++) {
-		if (data[i] == '\n')
-			crlf[n++] = '\r';
-		crlf[n++] = data[i];
+		if (crlf && data[i] == '\n')
+			out[n++] = '\r';
+		if (!crlf && (i == 0 || data[i - 1] == '\n') && line_has_text(data, size, i))
+			out[n++] = '\r';
+		out[n++] = data[i];
 	}
 	ts_steplog_init(&log);
 	ts_err_init(&err);
-	if (ts_steplog_read_mem(&log, crlf, n, "fuzz.log", &err) != 0)
+	if (ts_steplog_read_mem(&log, out, n, "fuzz.log", &err) != 0)
 		abort();
 	same_steps(ref, &log);
 	ts_steplog_release(&log);
-	free(crlf);
+	free(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -123,7 +138,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ign += log.ignored[k];
 		if (ign > log.steps.n)
 			abort(); /* at most one unusable step time or iteration per record */
-		crlf_oracle(data, size, &log);
+		respelled_oracle(data, size, &log, 1);
+		respelled_oracle(data, size, &log, 0);
 		ts_steps_opts_init(&o);
 		if (ts_steps_analyze(&log, &o, &rep, &err) == 0) {
 			check(&rep);
