@@ -12,9 +12,10 @@
 
 /*
  * A launcher prefix at the very start of s[0..n):
- *   "12: "           srun -l / --label (the task: global rank); the ':'
- *                    must be followed by a blank or end s, so "10:27:27"
- *                    is no prefix
+ *   "12: "           srun -l / --label (the task: global rank), padded
+ *                    with blanks to the widest task number (" 3: "); the
+ *                    ':' must be followed by a blank or end s, so
+ *                    "10:27:27" is no prefix
  *   "[default3]:"    torchrun (role name in lower case letters and '_',
  *                    then the local rank; "[rank3]:", PyTorch's own
  *                    prefix of the global rank, is none)

@@ -843,7 +843,7 @@ static const char *body(struct lines_st *st, const char *l, size_t *n)
 	l += k;
 	*n -= k;
 	if ((k = ts_launcher_prefix(l, *n, NULL))) {
-		if (is_digit(l[0]) && k < *n && l[k] == ' ')
+		if (l[0] != '[' && k < *n && l[k] == ' ')   /* srun's blank */
 			k++;
 		l += k;
 		*n -= k;

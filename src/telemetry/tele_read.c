@@ -35,6 +35,9 @@ struct rd {
 	struct ts_err *err;
 	int tasks;             /* a launcher prefix was seen: its number is task */
 	int64_t task;
+	int64_t line_task;     /* the last line's launcher task, -1 none */
+	int many_tasks;        /* lines of several tasks belong together (a
+				* training log's straggler lines; sniffing) */
 	int64_t other_task;    /* a second task's number, and its first line */
 	int64_t other_line;
 };
@@ -42,9 +45,10 @@ struct rd {
 /*
  * The next line as the tool printed it: a log collector's timestamp and a
  * launcher's prefix (srun -l's "3: " with its blank, torchrun's, mpirun's)
- * are taken off. A capture is one task's: a line of another task ends the
- * reading there (other_line; ts_tele_read_mem says so), since both tasks'
- * GPU 0 would read as one GPU.
+ * are taken off (line_task keeps the task's number). A tool's capture is
+ * one task's: unless many_tasks, a line of another task ends the reading
+ * there (other_line; ts_tele_read_mem says so), since both tasks' GPU 0
+ * would read as one GPU.
  */
 static int next_line(struct rd *r, struct view *l)
 {
@@ -65,17 +69,19 @@ static int next_line(struct rd *r, struct view *l)
 	k = ts_collector_stamp(l->s, l->n);
 	l->s += k;
 	l->n -= k;
+	r->line_task = -1;
 	if ((k = ts_launcher_prefix(l->s, l->n, &task))) {
+		r->line_task = task;
 		if (!r->tasks) {
 			r->tasks = 1;
 			r->task = task;
-		} else if (task != r->task) {
+		} else if (task != r->task && !r->many_tasks) {
 			r->other_task = task;
 			r->other_line = r->line;
 			r->p = r->end;
 			return 0;
 		}
-		if (l->s[0] >= '0' && l->s[0] <= '9' && k < l->n && l->s[k] == ' ')
+		if (l->s[0] != '[' && k < l->n && l->s[k] == ' ')   /* srun's blank */
 			k++;
 		l->s += k;
 		l->n -= k;
@@ -394,7 +400,7 @@ int ts_tele_sniff(const char *d, size_t n)
 		return TS_TELE_UNKNOWN;
 	}
 	/* dmon: a "# gpu" or "#Date ... gpu" header followed by a units line */
-	struct rd r = { 0 };
+	struct rd r = { .many_tasks = 1 };
 	struct view l;
 	int dmon_names = 0, dmon_units = 0, csv_header = 0, query_cmd = 0, csv_rows = 0,
 	    csv_gpuish = 0, lines = 0, other = 0, row_k = 0, rows_same = 1;
@@ -1221,15 +1227,7 @@ static int read_straggler(struct rd *r)
 		sl.t_ns = TS_NO_TIME;
 		sl.file = r->t->nfiles - 1;
 		sl.line = r->line;
-		sl.srun_rank = -1;
-		{
-			struct view tl = trim(l);
-			size_t i = 0;
-			while (i < tl.n && isdigit((unsigned char)tl.s[i]))
-				i++;
-			if (i && i < tl.n && tl.s[i] == ':')
-				sl.srun_rank = (int32_t)strtol(tl.s, NULL, 10);
-		}
+		sl.srun_rank = r->line_task >= 0 && r->line_task <= INT32_MAX ? (int32_t)r->line_task : -1;
 		for (const char *q = p; q < end; q++)
 			if (*q == '[' && end - q > 20) {
 				const char *c = memchr(q, ']', (size_t)(end - q));
@@ -1602,7 +1600,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	case TS_TELE_DCGMI: rc = read_dcgmi(&r); break;
 	case TS_TELE_GMI_TABLE: rc = read_gmi_table(&r); break;
 	case TS_TELE_GMI_JSON: rc = read_gmi_json(&r); break;
-	case TS_TELE_STRAGGLER: rc = read_straggler(&r); break;
+	case TS_TELE_STRAGGLER: r.many_tasks = 1; rc = read_straggler(&r); break;
 	default: rc = read_own(&r); break;
 	}
 	if (!rc && t->arena.failed)

@@ -26,7 +26,10 @@ size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank)
 	size_t j = 0;
 	int64_t v;
 
-	if (n && is_digit(s[0])) {
+	/* srun pads its label to the widest task number: " 3: ", "13: " */
+	while (j < n && j < 8 && s[j] == ' ')
+		j++;
+	if (j < n && is_digit(s[j])) {
 		v = digits(s, n, &j);
 		if (j >= n || s[j] != ':' || (j + 1 < n && s[j + 1] != ' ' && s[j + 1] != '\t'))
 			return 0;
@@ -34,7 +37,7 @@ size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank)
 			*rank = v;
 		return j + 1;
 	}
-	if (!n || s[0] != '[')
+	if (j || !n || s[0] != '[')
 		return 0;
 	j = 1;
 	while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || s[j] == '_'))

@@ -4,7 +4,7 @@
 # verdict. Every shared log that processes printed (watchdog timeouts,
 # dump signals, desync reports, NCCL INFO/WARN lines, RAS output) is
 # written VARIANTS times with, chosen at random per variant: a launcher's
-# prefix on every line (srun -l "3: ", torchrun "[default3]:", mpirun
+# prefix on every line (srun -l "3: " or " 3: ", torchrun "[default3]:", mpirun
 # --tag-output "[1,3]<stderr>:", the number taken from the line's own rank
 # when it names one, else the last one named); a log collector's RFC 3339
 # timestamp in front ("2025-09-01T05:20:03.118748741Z ", as kubectl logs
@@ -50,6 +50,7 @@ def render(text, rng):
     stamp = rng.random() < 0.5
     colour = rng.random() < 0.3
     eol = "\r\n" if rng.random() < 0.4 else "\n"
+    width = rng.choice([1, 2])
     out, rank = [], 0
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -63,7 +64,8 @@ def render(text, rng):
         if colour and line and rng.random() < 0.3:
             line = "\x1b[31m" + line + "\x1b[0m"
         if launcher == "srun":
-            line = "%d: %s" % (rank, line)
+            # padded to the widest task number, as srun -l does
+            line = "%*d: %s" % (width, rank, line)
         elif launcher == "torchrun":
             line = "[default%d]:%s" % (rank, line)
         elif launcher == "mpirun":

@@ -20,6 +20,11 @@ TEST(lineprefix_launchers)
 	CHECK_I64(r, 12);
 	CHECK_I64((int64_t)lp("0:", &r), 2);
 	CHECK_I64(r, 0);
+	/* padded to the widest task number: " 3:" is 3 bytes */
+	CHECK_I64((int64_t)lp(" 3: x", &r), 3);
+	CHECK_I64(r, 3);
+	CHECK_I64((int64_t)lp("    0     86     33", &r), 0);
+	CHECK_I64((int64_t)lp(" [default3]:x", &r), 0);
 	/* a time is no srun prefix, nor a host name */
 	CHECK_I64((int64_t)lp("10:27:27 INFO", &r), 0);
 	CHECK_I64((int64_t)lp("10.0.0.1:123:456 [0] NCCL INFO", &r), 0);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "trainscope/input.h"
 #include "trainscope/telemetry.h"
 
 #define TELE(f) "telemetry/" f
@@ -154,6 +155,44 @@ TEST(tele_dmon_behind_launcher_and_collector)
 	CHECK(strstr(err.msg, "tasks 0 and 1") != NULL);
 	CHECK_I64(t.samples.n, 0);
 	ts_tele_release(&t);
+}
+
+TEST(tele_straggler_lines_among_other_tasks)
+{
+	/* A training log holds every task's lines: the straggler file's three
+	 * "0: " lines with other tasks' lines between them ("1: ...", " 2:
+	 * ...") still give the three records, each of task 0. */
+	DATA_OR_SKIP(p, TELE("megatron_straggler_detector_readme_lines.txt"));
+	struct ts_input in;
+	struct ts_telemetry t;
+	struct ts_err err;
+	struct ts_sb sb;
+	const char *q, *e;
+
+	ts_err_init(&err);
+	REQUIRE(ts_input_read_all(&in, p, 1 << 20, &err) == 0);
+	ts_sb_init(&sb);
+	for (q = (const char *)in.data, e = q + in.len; q < e;) {
+		const char *nl = memchr(q, '\n', (size_t)(e - q));
+		size_t n = nl ? (size_t)(nl - q) + 1 : (size_t)(e - q);
+
+		const char *before = "1: [rank1]: iteration log of another task\n";
+		const char *after = " 2: warnings.warn(\n";
+
+		ts_sb_add(&sb, before, strlen(before));
+		ts_sb_add(&sb, q, n);
+		ts_sb_add(&sb, after, strlen(after));
+		q += n;
+	}
+	ts_input_release(&in);
+	REQUIRE(!sb.failed);
+	ts_tele_init(&t);
+	REQUIRE(ts_tele_read_mem(&t, sb.buf, sb.len, "train.log", NULL, &err) == 0);
+	CHECK_I64(t.straggler.n, 3);
+	for (size_t k = 0; k < t.straggler.n; k++)
+		CHECK_I64(t.straggler.v[k].srun_rank, 0);
+	ts_tele_release(&t);
+	ts_sb_release(&sb);
 }
 
 TEST(tele_dmon_modern_pucm)
