@@ -37,6 +37,18 @@ size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank);
 size_t ts_collector_stamp(const char *s, size_t n);
 
 /*
+ * A tqdm progress bar in s[0..n) (Lightning's bars are tqdm bars):
+ * "{desc}: {pct}%|{bar}| {i}/{total} [{elapsed}<{left}, {rate}{, key=value
+ * ...}]", "{desc}: {i}it [{elapsed}, ...]" without a total, or the same
+ * with the bar's blocks lost in a copy ("67% 10/15 [02:53<01:18, ...]").
+ * Told by the count before " [" and the elapsed time ("02:53", "9:07:58")
+ * that opens the bracket. Returns the length of s through the bracket's
+ * ']' (what a process prints while the bar is shown follows it), 0 when s
+ * holds no bar; *in, *in_n get the bracket's content.
+ */
+size_t ts_progress_bar(const char *s, size_t n, const char **in, size_t *in_n);
+
+/*
  * s[0..n) without its ANSI control sequences (ESC '[' ... final byte
  * 0x40-0x7e: colours, cursor moves), as a terminal would not show them.
  * Returns 0 when s holds no ESC (out untouched); else out is reset and

@@ -2,7 +2,7 @@
  * hang_lines.c - the text reader of hang evidence. Each line is stripped of
  * the prefixes launchers and loggers put in front (body(): ANSI colours, a
  * log collector's timestamp, srun's "3: ", torchrun's "[default3]:",
- * mpirun's "[1,3]<stderr>:"; strip(): reporter line numbers "[80746] ",
+ * mpirun's "[1,3]<stderr>:", progress-bar redraws; strip(): reporter line numbers "[80746] ",
  * "(RayWorkerWrapper pid=...)", "[rank3]:", glog headers with 3- or 4-digit
  * MMDD or none at all), then matched against
  * the messages PyTorch's ProcessGroupNCCL / torch_musa's ProcessGroupMCCL,
@@ -826,10 +826,11 @@ static void one_message(struct lines_st *st, const char *l, const char *end, con
 
 /*
  * The line as the process printed it: without ANSI colours, the timestamp
- * a log collector put first, and the launcher's prefix (srun's, torchrun's,
- * mpirun's; srun's blank after it too), so that a report's continuation
- * lines still start with its blanks. The rank comes from the process's
- * own text: torchrun's number is a local rank.
+ * a log collector put first, the launcher's prefix (srun's, torchrun's,
+ * mpirun's; srun's blank after it too), and a progress bar's redraws
+ * before it, so that a report's continuation lines still start with its
+ * blanks. The rank comes from the process's own text: torchrun's number is
+ * a local rank.
  */
 static const char *body(struct lines_st *st, const char *l, size_t *n)
 {
@@ -842,9 +843,22 @@ static const char *body(struct lines_st *st, const char *l, size_t *n)
 	k = ts_collector_stamp(l, *n);
 	l += k;
 	*n -= k;
+	const char *cr, *in;
+	size_t in_n;
+
 	if ((k = ts_launcher_prefix(l, *n, NULL))) {
 		if (l[0] != '[' && k < *n && l[k] == ' ')   /* srun's blank */
 			k++;
+		l += k;
+		*n -= k;
+	}
+	/* a terminal line drawn over shows its last redraw, and what the
+	 * process printed while a progress bar was shown follows the bar */
+	if ((cr = memrchr(l, '\r', *n))) {
+		*n -= (size_t)(cr + 1 - l);
+		l = cr + 1;
+	}
+	if ((k = ts_progress_bar(l, *n, &in, &in_n))) {
 		l += k;
 		*n -= k;
 	}

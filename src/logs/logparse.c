@@ -1960,53 +1960,6 @@ static const char *strip_ansi(struct rd *r, const char *s, size_t *n)
 
 /* ------------------------------------------------- progress bars */
 
-/*
- * A tqdm progress bar in s[0..n): "{desc}: {pct}%|{bar}| {i}/{total}
- * [{elapsed}<{left}, {rate}{, key=value ...}]", "{desc}: {i}it [{elapsed},
- * ...]" without a total, and the same with the bar's blocks lost in a copy
- * ("67% 10/15 [02:53<01:18, ...]"); Lightning's bars are tqdm bars. Told
- * by the count before " [" and the elapsed time ("02:53", "9:07:58") that
- * opens the bracket. Returns the length through the bracket's ']', 0 when
- * s holds no bar; *in, *in_n give the bracket's content.
- */
-static size_t tqdm_bar(const char *s, size_t n, const char **in, size_t *in_n)
-{
-	const char *e = s + n, *from = s, *p, *q, *t;
-
-	/* '[' is rare in a line, ' ' is not: look for the bracket */
-	while ((q = memchr(from, '[', (size_t)(e - from)))) {
-		int digit = 0, slash = 0;
-
-		from = ++q;
-		if (q - s < 2 || q[-2] != ' ')
-			continue;
-		p = q - 2;   /* the blank before '[' */
-		/* the count before: "10/15", "1.2k/3.4k", "12it", "0/?" */
-		for (t = p; t > s && t[-1] != ' '; t--) {
-			digit |= t[-1] >= '0' && t[-1] <= '9';
-			slash |= t[-1] == '/';
-		}
-		if (digit && (slash || (p - t > 2 && p[-2] == 'i' && p[-1] == 't'))) {
-			/* "[mm:ss" or "[h:mm:ss" */
-			const char *d = q;
-
-			while (d < e && *d >= '0' && *d <= '9')
-				d++;
-			if (d > q && e - d >= 3 && d[0] == ':' && d[1] >= '0' && d[1] <= '5' &&
-			    d[2] >= '0' && d[2] <= '9') {
-				const char *c = memchr(q, ']', (size_t)(e - q));
-
-				if (!c)
-					return 0;
-				*in = q;
-				*in_n = (size_t)(c - q);
-				return (size_t)(c + 1 - s);
-			}
-		}
-	}
-	return 0;
-}
-
 /* The value of "key=" among a bar's postfix items ", key=value". */
 static int bar_item(const char *in, size_t n, const char *key, const char **v, size_t *vn)
 {
@@ -2061,7 +2014,7 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 	struct ts_step st;
 	double x;
 
-	if (!tqdm_bar(s, n, &in, &in_n) || !bar_num(in, in_n, "global_step", 1, &x))
+	if (!ts_progress_bar(s, n, &in, &in_n) || !bar_num(in, in_n, "global_step", 1, &x))
 		return 0;
 	step_blank(&st, r, line);
 	st.iteration = (int64_t)x;
@@ -2197,7 +2150,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		size_t in_n, bar;
 		const char *br = memchr(b, '{', (size_t)(e - b) < 32 ? (size_t)(e - b) : 32);
 
-		if (!br && t > b && t[-1] == '}' && (bar = tqdm_bar(b, (size_t)(e - b), &in, &in_n)) &&
+		if (!br && t > b && t[-1] == '}' && (bar = ts_progress_bar(b, (size_t)(e - b), &in, &in_n)) &&
 		    bar < (size_t)(e - b) && b[bar] == '{')
 			br = hb = b + bar;
 

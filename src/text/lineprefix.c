@@ -99,6 +99,44 @@ size_t ts_collector_stamp(const char *s, size_t n)
 	return j + 1;
 }
 
+size_t ts_progress_bar(const char *s, size_t n, const char **in, size_t *in_n)
+{
+	const char *e = s + n, *from = s, *p, *q, *t;
+
+	/* '[' is rare in a line, ' ' is not: look for the bracket */
+	while ((q = memchr(from, '[', (size_t)(e - from)))) {
+		int digit = 0, slash = 0;
+
+		from = ++q;
+		if (q - s < 2 || q[-2] != ' ')
+			continue;
+		p = q - 2;   /* the blank before '[' */
+		/* the count before: "10/15", "1.2k/3.4k", "12it", "0/?" */
+		for (t = p; t > s && t[-1] != ' '; t--) {
+			digit |= t[-1] >= '0' && t[-1] <= '9';
+			slash |= t[-1] == '/';
+		}
+		if (digit && (slash || (p - t > 2 && p[-2] == 'i' && p[-1] == 't'))) {
+			/* "[mm:ss" or "[h:mm:ss" */
+			const char *d = q;
+
+			while (d < e && *d >= '0' && *d <= '9')
+				d++;
+			if (d > q && e - d >= 3 && d[0] == ':' && d[1] >= '0' && d[1] <= '5' &&
+			    d[2] >= '0' && d[2] <= '9') {
+				const char *c = memchr(q, ']', (size_t)(e - q));
+
+				if (!c)
+					return 0;
+				*in = q;
+				*in_n = (size_t)(c - q);
+				return (size_t)(c + 1 - s);
+			}
+		}
+	}
+	return 0;
+}
+
 int ts_ansi_strip(struct ts_sb *out, const char *s, size_t n)
 {
 	size_t i = 0;

@@ -6,7 +6,9 @@
 # written VARIANTS times with, chosen at random per variant: a launcher's
 # prefix on every line (srun -l "3: " or " 3: ", torchrun "[default3]:", mpirun
 # --tag-output "[1,3]<stderr>:", the number taken from the line's own rank
-# when it names one, else the last one named); a log collector's RFC 3339
+# when it names one, else the last one named); progress-bar redraws before
+# some lines (a message printed while a Lightning bar was shown follows the
+# bar's "]" on the same physical line); a log collector's RFC 3339
 # timestamp in front ("2025-09-01T05:20:03.118748741Z ", as kubectl logs
 # --timestamps writes it); ANSI colours around some lines; CRLF line ends.
 # `hang --json` of each variant must give the original's answer (its exit
@@ -47,6 +49,7 @@ RANK = [re.compile(r"\[rank(\d+)\]"), re.compile(r"\[Rank (\d+)\]"), re.compile(
 
 def render(text, rng):
     launcher = rng.choice([None, "srun", "torchrun", "mpirun"])
+    bars = rng.random() < 0.4
     stamp = rng.random() < 0.5
     colour = rng.random() < 0.3
     eol = "\r\n" if rng.random() < 0.4 else "\n"
@@ -61,6 +64,12 @@ def render(text, rng):
             if m:
                 rank = int(m.group(1))
                 break
+        if bars and line[:1] not in ("", " ", "\t") and rng.random() < 0.2:
+            # printed while a progress bar was shown: its redraws come first
+            # on the physical line (Lightning's, as in pytorch#118369)
+            line = "".join("\rEpoch 0:   6%%|##        | %d/500150 [6:28:%02d<94:39:17,  1.37it/s, "
+                           "loss=2.6, reduced_train_loss=2.590, global_step=%d.0]" % (i + 1, i % 60, i)
+                           for i in range(32040, 32040 + rng.randint(1, 3))) + line
         if colour and line and rng.random() < 0.3:
             line = "\x1b[31m" + line + "\x1b[0m"
         if launcher == "srun":
@@ -73,7 +82,7 @@ def render(text, rng):
         if stamp:
             line = "2025-09-01T05:20:%02d.%09dZ %s" % (k // 1000 % 60, k * 7919 % 10 ** 9, line)
         out.append(line)
-    what = ", ".join(w for w in (launcher, stamp and "timestamps", colour and "colours",
+    what = ", ".join(w for w in (launcher, bars and "progress bars", stamp and "timestamps", colour and "colours",
                                  eol == "\r\n" and "CRLF") if w)
     return eol.join(out) + eol, what or "as is"
 

@@ -78,3 +78,27 @@ TEST(lineprefix_ansi)
 	CHECK(memcmp(sb.buf, "ab", 2) == 0);
 	ts_sb_release(&sb);
 }
+
+TEST(lineprefix_progress_bars)
+{
+	/* the bar of a is its first 78 bytes, its bracket 37 (len() of the literals) */
+	const char *a = "Epoch 0:   6%|##        | 32040/500150 [6:28:43<94:39:17,  1.37it/s, "
+			"loss=2.6]" "[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught";
+	const char *b = "Epoch 80:  67% 10/15 [02:53<01:18, 15.76s/it, loss=0.429, v_num=l1_0]";
+	const char *c = "Validation: 12it [00:03,  3.50it/s]";
+	const char *in;
+	size_t in_n;
+
+	CHECK_I64((int64_t)ts_progress_bar(a, strlen(a), &in, &in_n), 78);
+	CHECK_I64((int64_t)in_n, 37);
+	CHECK(memcmp(in, "6:28:43<", 8) == 0);
+	CHECK_I64((int64_t)ts_progress_bar(b, strlen(b), &in, &in_n), (int64_t)strlen(b));
+	CHECK_I64((int64_t)ts_progress_bar(c, strlen(c), &in, &in_n), (int64_t)strlen(c));
+	/* glog headers, NCCL lines and Megatron timestamps are no bars */
+	const char *d = "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog";
+	const char *e = "host01:191370:191425 [1] NCCL INFO AllGather: opCount d [nranks=2]";
+	const char *f = " [2024-04-06 10:27:27.123456] iteration       10/    1000 | consumed";
+	CHECK_I64((int64_t)ts_progress_bar(d, strlen(d), &in, &in_n), 0);
+	CHECK_I64((int64_t)ts_progress_bar(e, strlen(e), &in, &in_n), 0);
+	CHECK_I64((int64_t)ts_progress_bar(f, strlen(f), &in, &in_n), 0);
+}
