@@ -1,7 +1,7 @@
 /*
- * lineprefix.h - what launchers and log collectors put in front of every
- * line a training process prints, told once for every log reader (the
- * training-log reader, the hang reader).
+ * lineprefix.h - what launchers, log collectors and terminals put in front
+ * of the lines a training process prints, told once for every reader of
+ * such lines (training logs, hang evidence, telemetry captures).
  */
 #ifndef TRAINSCOPE_LINEPREFIX_H
 #define TRAINSCOPE_LINEPREFIX_H

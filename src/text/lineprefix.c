@@ -1,6 +1,7 @@
 /*
- * lineprefix.c - launcher prefixes and log-collector timestamps
- * (lineprefix.h).
+ * lineprefix.c - what captures put before the lines a process printed:
+ * launcher prefixes, log-collector timestamps, progress-bar redraws, ANSI
+ * sequences (lineprefix.h).
  */
 #include <string.h>
 #include "trainscope/lineprefix.h"
