@@ -419,21 +419,24 @@ static int ras_json(struct ts_hang_set *s, const struct pv *root, uint32_t file,
 }
 
 int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
-		 int64_t cut, const char *name, struct ts_err *err)
+		 int64_t cut, int ras, const char *name, struct ts_err *err)
 {
+	int comms;
+
 	if (!root || root->t != PV_DICT)
 		return ts_err_at(err, cut >= 0 ? TS_ETRUNC : TS_EUNSUPPORTED, name, cut >= 0 ? cut : 0,
 				 -1, cut >= 0 ? "input ends inside the document" :
 				 "not a Flight Recorder dump or NCCL RAS report (the top level is not a dict)");
-	if (hang_pv_get(root, "communicators") && cut < 0)
+	comms = ras && hang_pv_get(root, "communicators");
+	if (comms && cut < 0)
 		return ras_json(s, root, file, name, err);
-	if (!hang_pv_get(root, "communicators") &&
-	    (hang_pv_get(root, "entries") || hang_pv_get(root, "pg_config")))
+	if (!comms && (hang_pv_get(root, "entries") || hang_pv_get(root, "pg_config")))
 		return fr_dump(s, root, file, rank, cut, name, err);
 	if (cut >= 0)
 		return ts_err_at(err, TS_ETRUNC, name, cut, -1, "input ends inside the document");
-	return ts_err_at(err, TS_EUNSUPPORTED, name, 0, 1,
-			 "not a Flight Recorder dump or NCCL RAS report (no \"entries\", \"pg_config\" or \"communicators\")");
+	return ts_err_at(err, TS_EUNSUPPORTED, name, 0, 1, ras ?
+			 "not a Flight Recorder dump or NCCL RAS report (no \"entries\", \"pg_config\" or \"communicators\")" :
+			 "not a Flight Recorder dump (no \"entries\" or \"pg_config\")");
 }
 
 static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *name, int64_t rank,
@@ -451,7 +454,7 @@ static int doc(struct ts_hang_set *s, const void *data, size_t n, const char *na
 	rc = pickle ? hang_pv_parse_pickle(s->scratch, data, n, name, &root, &cut, err)
 		    : hang_pv_parse_text(s->scratch, data, n, name, &root, &cut, err);
 	if (!rc)
-		rc = hang_from_pv(s, root, (uint32_t)file, rank, cut, name, err);
+		rc = hang_from_pv(s, root, (uint32_t)file, rank, cut, !pickle, name, err);
 	if (rc == TS_ENOMEM && err && err->code == TS_OK)
 		ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	hang_pool_reset(s->scratch);

@@ -92,9 +92,11 @@ const struct pv *hang_pv_get(const struct pv *d, const char *key);
  * salvaged after its input ended at that byte (hang_pv_parse_text,
  * hang_pv_parse_pickle), else
  * -1. A cut Flight Recorder dump keeps its complete entries (the one the
- * cut is inside is dropped); any other cut document is TS_ETRUNC. */
+ * cut is inside is dropped); any other cut document is TS_ETRUNC. ras: the
+ * document may be an NCCL RAS report (a text document: RAS writes JSON,
+ * so a pickle is a dump, whatever other keys it holds). */
 int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
-		 int64_t cut, const char *name, struct ts_err *err);
+		 int64_t cut, int ras, const char *name, struct ts_err *err);
 
 /* The one wording of a cut dump (d->cut_at >= 0), appended to sb: the
  * finding of the analysis and the truncated-dump warning. */
