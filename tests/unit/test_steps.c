@@ -400,6 +400,15 @@ TEST(steps_files_without_rank_are_ranks)
 }
 
 /* A 64-bit LCG in [0, 1): the test's own noise, independent of the code. */
+/* The report's summary of phase k, NULL when it has none. */
+static const struct ts_phase_summary *phase_of(const struct ts_steps_report *r, int k)
+{
+	for (size_t i = 0; i < r->nphases; i++)
+		if (r->phases[i].phase == k)
+			return &r->phases[i];
+	return NULL;
+}
+
 static double lcg01(uint64_t *s)
 {
 	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -421,7 +430,7 @@ TEST(steps_data_stall_every_fifth_found_on_the_phase)
 	struct ts_steps_opts o;
 	struct ts_steps_report r;
 	struct ts_err err;
-	const struct ts_phase_summary *data = NULL;
+	const struct ts_phase_summary *data;
 
 	REQUIRE(s);
 	for (int i = 1; i <= 50; i++) {
@@ -435,9 +444,7 @@ TEST(steps_data_stall_every_fifth_found_on_the_phase)
 	}
 	ts_steps_opts_init(&o);
 	REQUIRE(analyze_text(s, &o, &r, &err) == 0);
-	for (size_t k = 0; k < r.nphases; k++)
-		if (r.phases[k].phase == TS_PHASE_DATA)
-			data = &r.phases[k];
+	data = phase_of(&r, TS_PHASE_DATA);
 	REQUIRE(data);
 	REQUIRE(data->periodic.found);
 	CHECK_I64(data->periodic_period_iters, 5);
@@ -465,7 +472,7 @@ TEST(steps_untimed_phase_longer_than_step_dropped)
 	struct ts_steps_opts o;
 	struct ts_steps_report r;
 	struct ts_err err;
-	const struct ts_phase_summary *data = NULL;
+	const struct ts_phase_summary *data;
 
 	REQUIRE(s);
 	for (int i = 1; i <= 40; i++)
@@ -475,9 +482,7 @@ TEST(steps_untimed_phase_longer_than_step_dropped)
 					i, i, i % 10 == 0 && i < 40 ? "5000.0" : "0.5");
 	ts_steps_opts_init(&o);
 	REQUIRE(analyze_text(s, &o, &r, &err) == 0);
-	for (size_t k = 0; k < r.nphases; k++)
-		if (r.phases[k].phase == TS_PHASE_DATA)
-			data = &r.phases[k];
+	data = phase_of(&r, TS_PHASE_DATA);
 	REQUIRE(data);
 	CHECK_I64(data->nstalls, 0);
 	CHECK(isnan(data->stall_share) || data->stall_share == 0);
