@@ -133,11 +133,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ts_steplog_init(&log);
 	ts_err_init(&err);
 	if (ts_steplog_read_mem(&log, data, size, "fuzz.log", &err) == 0) {
-		uint64_t ign = 0;
+		uint64_t ign = 0, lines = 1;
 		for (int k = 0; k < TS_IGN_COUNT; k++)
-			ign += log.ignored[k];
+			if (k != TS_IGN_NO_ITER)
+				ign += log.ignored[k];
 		if (ign > log.steps.n)
-			abort(); /* at most one unusable step time or iteration per record */
+			abort(); /* at most one unusable value per kept record */
+		for (size_t i = 0; i < size; i++)
+			lines += data[i] == '\n';
+		if (log.ignored[TS_IGN_NO_ITER] > lines)
+			abort(); /* a record without an iteration is dropped: one per line at most */
 		respelled_oracle(data, size, &log, 1);
 		respelled_oracle(data, size, &log, 0);
 		ts_steps_opts_init(&o);
