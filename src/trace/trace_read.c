@@ -92,6 +92,15 @@ struct prefault {
 
 struct split;
 
+/* One slot of the reader's string cache (intern_text): the interned
+ * string, its length and id side by side, so a hit reads one cache line
+ * and the string, not the interner's length and pointer arrays. */
+struct icache_ent {
+	const char *s;            /* NULL: empty */
+	uint32_t n;
+	uint32_t id;
+};
+
 struct rd {
 	struct trace_src src;
 	struct prefault pf;
@@ -103,7 +112,7 @@ struct rd {
 	struct ts_err *err;
 	struct ts_sb sb;          /* unescape scratch */
 	TS_VEC(uint8_t) catmap;   /* string id -> enum ts_cat + 1 (0 = not looked up) */
-	uint32_t *icache;         /* ICACHE_N string ids + 1, by a cheap key (0 = empty) */
+	struct icache_ent *icache; /* ICACHE_N recent strings by a cheap key */
 	int strict;
 	int repaired;             /* the current event needed a lenient repair */
 	int raw_strid;            /* the current event's pid or tid is a number in
@@ -910,17 +919,19 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
 static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
 {
 	const struct ts_intern *in = &r->t->strings;
-	uint32_t slot = icache_slot(s, n), c = r->icache[slot];
+	struct icache_ent *c = &r->icache[icache_slot(s, n)];
 	int64_t x;
 
-	if (c && in->lens[c - 1] == n && same_bytes(in->strs[c - 1], s, n)) {
-		*id = c - 1;
+	if (c->s && c->n == n && same_bytes(c->s, s, n)) {
+		*id = c->id;
 		return 0;
 	}
 	x = ts_intern(&r->t->strings, s, n);
 	if (x < 0)
 		return (int)x;
-	r->icache[slot] = (uint32_t)x + 1;
+	c->s = n <= UINT32_MAX ? in->strs[x] : NULL;
+	c->n = (uint32_t)n;
+	c->id = (uint32_t)x;
 	*id = (uint32_t)x;
 	return 0;
 }
