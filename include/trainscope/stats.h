@@ -244,8 +244,17 @@ int ts_stats_pelt(const double *x, size_t n, double penalty, size_t min_seg,
 /*
  * Level shifts: PELT as above, then adjacent segments whose means differ by
  * less than rel_delta times the smaller mean are merged (a change too small
- * to matter is not a shift). Output as ts_stats_pelt.
+ * to matter is not a shift), then, one at a time, the shift whose mean
+ * difference is the fewest standard errors while that is below
+ * TS_SHIFT_Z: the standard error of the difference of means n_a and n_b
+ * long is sqrt(s^2 tau (1/n_a + 1/n_b)), s^2 the residual variance about
+ * the segments' means and tau their integrated autocorrelation time
+ * (ts_stats_acf_summary), both measured again after each merge. PELT's
+ * cost assumes independent points; a slowly wandering series (lag-1
+ * autocorrelation 0.9 and more) gives it runs of higher and lower
+ * steps that are no shift. Output as ts_stats_pelt.
  */
+#define TS_SHIFT_Z 4.0
 int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
 			  size_t min_seg, double var_floor, size_t *cps,
 			  size_t cap, size_t *ncp);

@@ -655,11 +655,16 @@ static int phase_summaries(const struct it_rec *v, size_t nv, double wall, size_
 
 /*
  * The warm-up cut of y[0..n) (despiked, artefacts out): MSER-5's, and a
- * cut past the first fifth must buy a material difference: what it drops
- * beyond the best cut within the fifth differs from the rest by
- * SHIFT_DELTA, else it is the series' own noise (MSER-5 over-truncates:
- * 2.5 % of iid 300-step runs were cut past 20 %). *steady as MSER-5's.
- * n < 10: no cut.
+ * cut past the first fifth must drop a warm-up. What it drops beyond the
+ * best cut within the fifth must differ from the rest by SHIFT_DELTA, else
+ * it is the series' own noise (MSER-5 over-truncates: 2.5 % of iid
+ * 300-step runs were cut past 20 %); and when MSER-5 found a steady state
+ * (its cut short of its bound), it must be slower: faster steps are no
+ * warm-up but a level the run left (it got slower), which the level shift
+ * search then sees. In both cases the cut within the fifth stands. A cut
+ * at MSER-5's bound over faster steps is a drift (no steady state) and
+ * stays. *steady as MSER-5's, set when the shorter cut stands. n < 10: no
+ * cut.
  */
 static int warmup_cut(const double *y, size_t n, size_t *cut, int *steady)
 {
@@ -684,7 +689,8 @@ static int warmup_cut(const double *y, size_t n, size_t *cut, int *steady)
 			return rc;
 		kept = ts_stats_mean(y + ms.cut, n - ms.cut);
 		extra = ts_stats_mean(y + m5.cut, ms.cut - m5.cut);
-		if (fabs(extra - kept) < SHIFT_DELTA * fabs(kept)) {
+		if (fabs(extra - kept) < SHIFT_DELTA * fabs(kept) ||
+		    (ms.steady && extra < kept)) {
 			*cut = m5.cut;
 			*steady = 1;
 		}

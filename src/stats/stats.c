@@ -914,12 +914,61 @@ out:
 	return rc;
 }
 
+/* Mean of x[bounds[k] .. bounds[k + 1]) from the prefix sums pre. */
+static double seg_mean(const double *pre, const size_t *bounds, size_t k)
+{
+	return (pre[bounds[k + 1]] - pre[bounds[k]]) / (double)(bounds[k + 1] - bounds[k]);
+}
+
+/*
+ * The boundary (1 .. nb - 2 of bounds[0 .. nb)) whose shift stands least
+ * out of the series' noise, with its z; z is |mean difference| over the
+ * standard error of that difference when the noise is autocorrelated:
+ * s^2 tau (1/n_a + 1/n_b), s^2 and tau (Geyer's tau_int) from the
+ * residuals about the segments' means. r is scratch of n doubles.
+ */
+static int weakest_shift(const double *x, const double *pre, const size_t *bounds, size_t nb,
+			 double *r, size_t *at, double *zmin)
+{
+	struct ts_acf_summary acf;
+	double ss = 0, var;
+	size_t n = bounds[nb - 1];
+	int rc;
+
+	for (size_t k = 0; k + 1 < nb; k++) {
+		double m = seg_mean(pre, bounds, k);
+
+		for (size_t i = bounds[k]; i < bounds[k + 1]; i++) {
+			r[i] = x[i] - m;
+			ss += r[i] * r[i];
+		}
+	}
+	rc = ts_stats_acf_summary(r, n, &acf);
+	if (rc)
+		return rc;
+	var = n > nb - 1 ? ss / (double)(n - (nb - 1)) : 0;
+	*zmin = INFINITY;
+	*at = 0;
+	for (size_t k = 1; k + 1 < nb; k++) {
+		double na = (double)(bounds[k] - bounds[k - 1]), nbk = (double)(bounds[k + 1] - bounds[k]);
+		double se = sqrt(var * acf.tau_int * (1 / na + 1 / nbk));
+		double d = fabs(seg_mean(pre, bounds, k - 1) - seg_mean(pre, bounds, k));
+		double z = se > 0 ? d / se : (d > 0 ? INFINITY : 0);
+
+		if (z < *zmin) {
+			*zmin = z;
+			*at = k;
+		}
+	}
+	return 0;
+}
+
 int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
 			  size_t min_seg, double var_floor, size_t *cps,
 			  size_t cap, size_t *ncp)
 {
 	size_t found = 0, *all = NULL, *bounds = NULL, nb, out_n = 0;
-	double *pre = NULL;
+	double *pre = NULL, *r = NULL;
 	int rc;
 
 	rc = ts_stats_pelt(x, n, 0, min_seg, var_floor, NULL, 0, &found);
@@ -932,7 +981,8 @@ int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
 	all = malloc(found * sizeof(*all));
 	bounds = malloc((found + 2) * sizeof(*bounds));
 	pre = malloc((n + 1) * sizeof(*pre));
-	if (!all || !bounds || !pre)
+	r = malloc(n * sizeof(*r));
+	if (!all || !bounds || !pre || !r)
 		goto out;
 	rc = ts_stats_pelt(x, n, 0, min_seg, var_floor, all, found, &found);
 	if (rc)
@@ -943,22 +993,33 @@ int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
 	/* Greedy left-to-right merge of segments whose means are within delta. */
 	nb = 0;
 	bounds[nb++] = 0;
-	for (size_t i = 0; i <= found; i++) {
-		size_t a = bounds[nb - 1], b = i < found ? all[i] : n;
+	for (size_t i = 0; i < found; i++) {
+		size_t a = bounds[nb - 1], b = all[i];
 		size_t c = i + 1 < found ? all[i + 1] : n;
+		double ma = (pre[b] - pre[a]) / (double)(b - a);
+		double mb = (pre[c] - pre[b]) / (double)(c - b);
+		double lo = fmin(fabs(ma), fabs(mb));
 
-		if (i == found)
-			break;
-		{
-			double ma = (pre[b] - pre[a]) / (double)(b - a);
-			double mb = (pre[c] - pre[b]) / (double)(c - b);
-			double lo = fmin(fabs(ma), fabs(mb));
-
-			if (fabs(ma - mb) >= rel_delta * lo)
-				bounds[nb++] = b;
-		}
+		if (fabs(ma - mb) >= rel_delta * lo)
+			bounds[nb++] = b;
 	}
-	for (size_t i = 1; i < nb; i++) {
+	bounds[nb++] = n;
+	/* Then the shift that stands least out of the autocorrelated noise is
+	 * merged, and the noise measured again, until every one left stands
+	 * out by TS_SHIFT_Z standard errors. */
+	while (nb > 2) {
+		size_t at;
+		double z;
+
+		rc = weakest_shift(x, pre, bounds, nb, r, &at, &z);
+		if (rc)
+			goto out;
+		if (z >= TS_SHIFT_Z)
+			break;
+		memmove(bounds + at, bounds + at + 1, (nb - at - 1) * sizeof(*bounds));
+		nb--;
+	}
+	for (size_t i = 1; i + 1 < nb; i++) {
 		if (out_n < cap)
 			cps[out_n] = bounds[i];
 		out_n++;
@@ -969,6 +1030,7 @@ out:
 	free(all);
 	free(bounds);
 	free(pre);
+	free(r);
 	return rc;
 }
 

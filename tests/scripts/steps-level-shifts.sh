@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The steady-window search against a known truth: Megatron logs from
+# tests/scripts/steps-shift-gen.py (300 iterations at 200 ms, AR(1) noise
+# of CV 2 %), 50 logs per case, counting the runs whose `steps --json`
+# warns `level-shift` and `long-warmup`:
+#  - no shift, independent noise: neither warning in any run;
+#  - 5 % slower from iteration 100 (the run got slower a third of the way
+#    in) is a level shift in every run, never a long warm-up (before
+#    2026-12-03: a long warm-up in 50 of 50, its faster steps dropped);
+#  - 5 % slower from iteration 260: a level shift in every run;
+#  - a warm-up 30 % slower falling over the first 100 iterations: a long
+#    warm-up in every run, with lag-1 autocorrelation 0 and 0.9;
+#  - no shift, lag-1 autocorrelation 0.95 (a slowly wandering step time):
+#    a level shift in at most 15 of 50 runs (34 before, 11 on 2026-12-03:
+#    the shift test now accounts for the autocorrelated noise); with a
+#    warm-up at 0.9, at most 6 (12 before, 3).
+set -u
+TS=${TS:-build/trainscope}
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+GEN=tests/scripts/steps-shift-gen.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+runs=50
+
+# count PHI SHIFT AT [RAMP]: prints "LEVEL_SHIFTS LONG_WARMUPS"
+count() {
+	local ls=0 lw=0 f
+	rm -rf "$tmp/d"
+	python3 "$GEN" "$tmp/d" $runs "$@" || exit 1
+	for f in "$tmp"/d/*.log; do
+		"$TS" steps --json "$f" >"$tmp/o.json" 2>/dev/null
+		[ $? -le 1 ] || { echo "FAIL: steps on $* exited $?"; exit 1; }
+		grep -q '"code": "level-shift"' "$tmp/o.json" && ls=$((ls + 1))
+		grep -q '"code": "long-warmup"' "$tmp/o.json" && lw=$((lw + 1))
+	done
+	echo "$ls $lw"
+}
+
+# expect PHI SHIFT AT RAMP LS_MIN LS_MAX LW_MIN LW_MAX
+expect() {
+	local got
+	got=$(count "$1" "$2" "$3" "$4")
+	set -- "$@" $got
+	echo "phi $1 shift $2 at $3 ramp $4: level-shift $9, long-warmup ${10} of $runs"
+	if [ "$9" -lt "$5" ] || [ "$9" -gt "$6" ] || [ "${10}" -lt "$7" ] || [ "${10}" -gt "$8" ]; then
+		echo "FAIL: wanted level-shift $5-$6, long-warmup $7-$8"
+		fail=1
+	fi
+}
+
+expect 0 0 1 0 0 0 0 0
+expect 0 0.05 100 0 $runs $runs 0 0
+expect 0 0.05 260 0 $runs $runs 0 0
+expect 0 0 1 0.3 0 0 $runs $runs
+expect 0.9 0 1 0.3 0 6 $runs $runs
+expect 0.95 0 1 0 0 15 0 $runs
+exit $fail
