@@ -140,9 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ign > log.steps.n)
 			abort(); /* at most one unusable value per kept record */
 		for (size_t i = 0; i < size; i++)
-			lines += data[i] == '\n';
+			lines += data[i] == '\n' || data[i] == '\r';
 		if (log.ignored[TS_IGN_NO_ITER] > lines)
-			abort(); /* a record without an iteration is dropped: one per line at most */
+			abort(); /* a record without an iteration is dropped: one per
+				  * line or progress-bar redraw at most */
 		respelled_oracle(data, size, &log, 1);
 		respelled_oracle(data, size, &log, 0);
 		ts_steps_opts_init(&o);

@@ -168,9 +168,11 @@ enum ts_ignored {
 	TS_IGN_INF,          /* +-Infinity */
 	TS_IGN_NEGATIVE,     /* below zero */
 	TS_IGN_TOO_LARGE,    /* beyond 9e12 ms (285 years; e.g. 1e300) */
-	TS_IGN_NO_ITER,      /* a JSONL record without a usable iteration in a file
-			      * whose records have one (it would be iteration 1
-			      * and fake a resume): dropped */
+	TS_IGN_NO_ITER,      /* a record without a usable iteration, dropped: a
+			      * JSONL record in a file whose records have one (it
+			      * would be iteration 1 and fake a resume), a
+			      * progress-bar redraw whose global step tqdm wrote
+			      * to 3 digits and nothing pinned */
 	TS_IGN_COUNT
 };
 

@@ -414,6 +414,13 @@ static inline void trim(const char **s, size_t *n)
 
 enum rec_kind { R_NONE = 0, R_ITER, R_MEM };
 
+/* A progress-bar record waiting for its iteration (parse_bar). */
+struct bar_pend {
+	struct ts_step st;          /* markers of its time already in flags */
+	int64_t counter;            /* the bar's i of i/N */
+	int ign;                    /* its unusable value, -1 none */
+};
+
 struct rd {
 	struct ts_steplog *log;
 	const char *path;
@@ -431,6 +438,13 @@ struct rd {
 	uint32_t markers;           /* flags for the next step */
 	size_t bar_step;            /* 1 + the last progress-bar record, 0 if none */
 	int bar_ign;                /* an unusable value was counted for it */
+	/* Lightning bars: global step - the bar's counter lies in [off_lo,
+	 * off_hi] for the bar of epoch off_epoch (off_set: a constraint is
+	 * known); redraws whose iteration waits for it to be one number */
+	int off_set;
+	int64_t off_lo, off_hi, off_epoch;
+	TS_VEC(struct bar_pend) bar_pend;
+	uint64_t bar_dropped;       /* redraws dropped without an iteration */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
@@ -1997,27 +2011,217 @@ static int bar_num(const char *in, size_t n, const char *key, int exact, double 
 	return 1;
 }
 
+/* Digits ending at e (at most 15 of them, back to s): 1 with *v set, *b
+ * at the first. */
+static int digits_before(const char *s, const char *e, const char **b, int64_t *v)
+{
+	const char *p = e;
+
+	while (p > s && e - p < 15 && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p == e)
+		return 0;
+	*v = 0;
+	for (const char *q = p; q < e; q++)
+		*v = *v * 10 + (*q - '0');
+	*b = p;
+	return 1;
+}
+
+/* The bar's counter, i of "{i}/{total} [" or "{i}it [", in s before the
+ * bracket whose content starts at in, and the epoch of a "Epoch E" before
+ * it (-1 when none): 1 with *i set. */
+static int bar_counter(const char *s, const char *in, int64_t *i, int64_t *epoch)
+{
+	const char *p = in - 1, *b, *ep;
+	int64_t total;
+
+	while (p > s && p[-1] == ' ')
+		p--;
+	if (p - s >= 2 && p[-1] == 't' && p[-2] == 'i') {
+		p -= 2;
+	} else {
+		if (!digits_before(s, p, &b, &total) || b == s || b[-1] != '/')
+			return 0;
+		p = b - 1;
+	}
+	if (!digits_before(s, p, &b, i))
+		return 0;
+	*epoch = -1;
+	if ((ep = find(s, (size_t)(b - s), "Epoch ", 6))) {
+		const char *d = ep + 6;
+
+		while (d < b && *d >= '0' && *d <= '9')
+			d++;
+		if (d > ep + 6 && d < b)
+			digits_before(ep + 6, d, &b, epoch);
+	}
+	return 1;
+}
+
+/*
+ * The integers tqdm prints as v[0..vn) when it writes a count in exponent
+ * form: '{:.3g}' with "e+0" shortened to "e+" ("1.23e+5", "1.1e+4",
+ * "1e+5"), used when shorter than the plain number (every count from 1e5
+ * on, and rounder ones from 1e4). '{:.3g}' rounds half to even, so q of
+ * the 3 digits covers q*u -+ u/2 with the halves when q is even, u =
+ * 10^(exponent-2): 1 with [*lo, *hi] set, 0 when v is no such form.
+ */
+static int bar_exp_range(const char *v, size_t vn, int64_t *lo, int64_t *hi)
+{
+	size_t k = 0;
+	int nd = 1, ed = 0, e = 0;
+	int64_t q, u = 1;
+
+	if (vn < 4 || v[0] < '1' || v[0] > '9')
+		return 0;
+	q = v[k++] - '0';
+	if (v[k] == '.') {
+		k++;
+		while (k < vn && nd < 3 && v[k] >= '0' && v[k] <= '9')
+			q = q * 10 + (v[k++] - '0'), nd++;
+		if (nd == 1)
+			return 0;
+	}
+	if (k + 2 >= vn || v[k] != 'e' || v[k + 1] != '+')
+		return 0;
+	for (k += 2; k < vn && ed < 3 && v[k] >= '0' && v[k] <= '9'; k++)
+		e = e * 10 + (v[k] - '0'), ed++;
+	if (k != vn || e < 2 || e > 15)
+		return 0;
+	for (; nd < 3; nd++)
+		q *= 10;
+	for (int j = 2; j < e; j++)
+		u *= 10;
+	*lo = *hi = q * u;
+	if (u > 1) {
+		*lo -= u / 2 - (q & 1);
+		*hi += u / 2 - (q & 1);
+	}
+	return 1;
+}
+
+/* What a redraw's record keeps of the one it replaces: the markers read
+ * before the first drawing. */
+#define BAR_KEPT_FLAGS (TS_STEP_AFTER_PROFILER | TS_STEP_AFTER_CHECKPOINT | TS_STEP_AFTER_EVAL | \
+			TS_STEP_RESTART)
+
+/* Drop the redraws waiting for an iteration (counted as records without
+ * one) and forget the bar's offset. */
+static void bar_reset(struct rd *r)
+{
+	for (size_t k = 0; k < r->bar_pend.n; k++)
+		ignore_value(r, TS_IGN_NO_ITER, r->bar_pend.v[k].st.line);
+	r->bar_dropped += r->bar_pend.n;
+	r->bar_pend.n = 0;
+	r->off_set = 0;
+}
+
+/* The bar record st: a redraw of the record just read (the same
+ * iteration, nothing read between) replaces it, else it is pushed. ign is
+ * its unusable value (-1 none). */
+static int bar_push(struct rd *r, struct ts_step *st, int ign)
+{
+	r->rec_ign = ign;
+	if (r->bar_step && r->bar_step == r->log->steps.n &&
+	    r->log->steps.v[r->bar_step - 1].iteration == st->iteration) {
+		struct ts_step *prev = &r->log->steps.v[r->bar_step - 1];
+
+		st->flags |= r->markers | (prev->flags & BAR_KEPT_FLAGS);
+		r->markers = 0;
+		/* one record: at most one unusable value counted for it */
+		if (!r->bar_ign)
+			ignore_value(r, r->rec_ign, st->line);
+		r->bar_ign |= r->rec_ign >= 0;
+		r->rec_ign = -1;
+		*prev = *st;
+		return 0;
+	}
+	r->bar_ign = r->rec_ign >= 0;
+	if (push_step(r, st, TS_LOG_LIGHTNING))
+		return TS_ENOMEM;
+	r->bar_step = r->log->steps.n;
+	return 0;
+}
+
+/* The waiting redraws, their iterations now known (counter + off), in
+ * order; the markers read since the last of them stay for the next. */
+static int bar_flush(struct rd *r, int64_t off)
+{
+	uint32_t later = r->markers;
+
+	for (size_t k = 0; k < r->bar_pend.n; k++) {
+		struct bar_pend *p = &r->bar_pend.v[k];
+
+		r->markers = 0;
+		p->st.iteration = p->counter + off;
+		if (bar_push(r, &p->st, p->ign))
+			return TS_ENOMEM;
+	}
+	r->bar_pend.n = 0;
+	r->markers = later;
+	return 0;
+}
+
+/* st waits for its iteration; a redraw of the same count replaces the
+ * last waiting record. */
+static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter)
+{
+	struct bar_pend *last = r->bar_pend.n ? &r->bar_pend.v[r->bar_pend.n - 1] : NULL;
+
+	st->flags |= r->markers;
+	r->markers = 0;
+	if (last && last->counter == counter) {
+		st->flags |= last->st.flags & BAR_KEPT_FLAGS;
+		last->st = *st;
+		if (last->ign < 0)
+			last->ign = r->rec_ign;
+	} else {
+		struct bar_pend p = { *st, counter, r->rec_ign };
+
+		if (TS_VEC_PUSH(r->bar_pend, p))
+			return TS_ENOMEM;
+	}
+	r->rec_ign = -1;
+	return 0;
+}
+
 /*
  * A Lightning progress bar whose postfix carries global_step (NeMo 1 and
  * any module logging it with prog_bar=True): one step record per redraw,
  * its iteration the global step. A redraw of the step just read (the
- * same global step, nothing read between) replaces its record. The loss is reduced_train_loss
- * (NeMo) or train_loss, never Lightning's "loss", a running mean; the step
- * time train_step_timing in s (NeMo's timing callback). A global step
- * written with an exponent is no exact iteration: no record. Returns 1
- * when s was such a bar, 0 when not, < 0 on error.
+ * same global step, nothing read between) replaces its record. The loss
+ * is reduced_train_loss (NeMo) or train_loss, never Lightning's "loss", a
+ * running mean; the step time train_step_timing in s (NeMo's timing
+ * callback).
+ *
+ * tqdm writes a global step in exponent form with 3 significant digits
+ * from 1e4 on (bar_exp_range): that is a range, not an iteration. The
+ * bar's counter i (of i/N) gives it: global step - i is the same for
+ * every redraw of one epoch's bar, known exactly from one exact global
+ * step, or from the ranges of redraws on both sides of a rounding step
+ * (1.23e+5 then 1.24e+5). Until then the redraws wait (bar_wait); a
+ * range that contradicts the offset (a restart) or a new epoch drops
+ * them, counted as records without an iteration. Returns 1 when s was
+ * such a bar, 0 when not, < 0 on error.
  */
 static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 {
-	const char *in;
-	size_t in_n;
+	const char *in, *v;
+	size_t in_n, vn;
 	struct ts_step st;
-	double x;
+	double x, g = 0;
+	int64_t i = 0, epoch = -1, lo = 0, hi = 0;
+	int exact, counted;
 
-	if (!ts_progress_bar(s, n, &in, &in_n) || !bar_num(in, in_n, "global_step", 1, &x))
+	if (!ts_progress_bar(s, n, &in, &in_n))
+		return 0;
+	exact = bar_num(in, in_n, "global_step", 1, &g);
+	counted = bar_counter(s, in, &i, &epoch);
+	if (!exact && !(counted && bar_item(in, in_n, "global_step", &v, &vn) &&
+			bar_exp_range(v, vn, &lo, &hi)))
 		return 0;
 	step_blank(&st, r, line);
-	st.iteration = (int64_t)x;
 	if (bar_num(in, in_n, "reduced_train_loss", 0, &x) || bar_num(in, in_n, "train_loss", 0, &x)) {
 		st.loss = x;
 		if (!isfinite(x))
@@ -2036,27 +2240,31 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 		st.consumed_samples = (int64_t)x;
 	if (bar_num(in, in_n, "global_batch_size", 1, &x))
 		st.global_batch = (int64_t)x;
-	if (r->bar_step && r->bar_step == r->log->steps.n &&
-	    r->log->steps.v[r->bar_step - 1].iteration == st.iteration) {
-		/* a redraw of the record just read: one observation, updated */
-		struct ts_step *prev = &r->log->steps.v[r->bar_step - 1];
-
-		st.flags |= r->markers | (prev->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_AFTER_CHECKPOINT |
-							 TS_STEP_AFTER_EVAL | TS_STEP_RESTART));
-		r->markers = 0;
-		/* one record: at most one unusable value counted for it */
-		if (!r->bar_ign)
-			ignore_value(r, r->rec_ign, st.line);
-		r->bar_ign |= r->rec_ign >= 0;
-		r->rec_ign = -1;
-		*prev = st;
-		return 1;
+	if (!counted) {
+		st.iteration = (int64_t)g;
+		return bar_push(r, &st, r->rec_ign) ? TS_ENOMEM : 1;
 	}
-	r->bar_ign = r->rec_ign >= 0;
-	if (push_step(r, &st, TS_LOG_LIGHTNING))
+	if (exact)
+		lo = hi = (int64_t)g;
+	lo -= i;
+	hi -= i;
+	if (r->off_set && (epoch != r->off_epoch || lo > r->off_hi || hi < r->off_lo))
+		bar_reset(r);
+	if (!r->off_set) {
+		r->off_set = 1;
+		r->off_epoch = epoch;
+		r->off_lo = lo;
+		r->off_hi = hi;
+	} else {
+		r->off_lo = lo > r->off_lo ? lo : r->off_lo;
+		r->off_hi = hi < r->off_hi ? hi : r->off_hi;
+	}
+	if (r->off_lo != r->off_hi)
+		return bar_wait(r, &st, i) ? TS_ENOMEM : 1;
+	if (r->bar_pend.n && bar_flush(r, r->off_lo))
 		return TS_ENOMEM;
-	r->bar_step = r->log->steps.n;
-	return 1;
+	st.iteration = i + r->off_lo;
+	return bar_push(r, &st, r->rec_ign) ? TS_ENOMEM : 1;
 }
 
 static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t line,
@@ -2282,13 +2490,14 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			goto out;
 		}
 		/* a pipe of something else (/dev/urandom) must not be read forever */
-		if (r.records == 0 && log->mem.n == 0 && (lineno & 1023) == 0 &&
+		if (r.records == 0 && r.bar_pend.n == 0 && log->mem.n == 0 && (lineno & 1023) == 0 &&
 		    (rc = ts_input_unmatched_check(in, off + n, err)))
 			goto out;
 	}
 	if (rc < 0)
 		goto out;
 	rc = pend_finish(&r);
+	bar_reset(&r);
 	if (!rc && r.have_steptime) {
 		if (r.saw_iter) {
 			rc = note(&r, TS_NOTE_UNATTACHED, r.steptime_line, 0,
@@ -2325,6 +2534,13 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			rc = ts_err_at(err, TS_EPARSE, name, (int64_t)cut->offset, cut->line,
 				       "no complete step record: the file ends inside its first "
 				       "record (%s)", cut->cause);
+		else if (r.bar_dropped)
+			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
+				       "no step records: %llu progress-bar redraws give their "
+				       "global_step in tqdm's exponent form (3 significant digits, "
+				       "e.g. 1.23e+5) and no exact global step or rounding step "
+				       "of it pins their iterations",
+				       (unsigned long long)r.bar_dropped);
 		else
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
@@ -2334,6 +2550,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 out:
 	ts_sb_release(&r.clean);
 	ts_sb_release(&r.pend);
+	TS_VEC_RELEASE(r.bar_pend);
 	return rc;
 }
 

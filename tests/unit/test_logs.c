@@ -256,9 +256,10 @@ TEST(logs_lightning_bar_redraws)
 	 * for the whole epoch, its postfix carrying the step's metrics. The
 	 * redraw of global step 1 is repeated (the later one stands); the
 	 * validation bar and a bar without global_step are no records; a
-	 * global step in tqdm's exponent form (3 significant digits) is no
-	 * exact iteration. Expected: steps 0, 1, 2 with the times written, one
-	 * record for step 1 (its redraw replaces it). */
+	 * global step in exponent form (3 significant digits) with nothing to
+	 * pin it (the one redraw of a new epoch's bar) is no record, counted.
+	 * Expected: steps 0, 1, 2 with the times written, one record for step
+	 * 1 (its redraw replaces it), one record without an iteration. */
 	const char *text =
 		"Epoch 0: :   0%|          | 1/300 [00:02<11:30, v_num=, reduced_train_loss=10.60, "
 		"global_step=0.000, consumed_samples=256.0, train_step_timing in s=2.910]"
@@ -292,7 +293,82 @@ TEST(logs_lightning_bar_redraws)
 	CHECK(isnan(s->loss));
 	CHECK(s->flags & TS_STEP_LOSS_NONFINITE);
 	CHECK_REL(s->lr, 3e-5, 1e-15);
+	CHECK_I64(log.ignored[TS_IGN_NO_ITER], 1);
 	ts_steplog_release(&log);
+}
+
+/* One redraw of NeMo 1's bar: counter i, global_step and
+ * consumed_samples as Lightning prints them (tqdm's format_num, floats
+ * padded to 5 characters unless in exponent form). */
+static void nemo_bar(struct ts_sb *sb, long i, const char *step, const char *samples)
+{
+	char b[256];
+
+	snprintf(b, sizeof(b),
+		 "\rEpoch 0: :  50%%|#####     | %ld/300000 [70:01:02<70:00:00, v_num=, "
+		 "reduced_train_loss=2.850, global_step=%s, consumed_samples=%s, "
+		 "train_step_timing in s=1.510]", i, step, samples);
+	ts_sb_add(sb, b, strlen(b));
+}
+
+TEST(logs_lightning_bar_exponent_steps)
+{
+	/* tqdm prints a float in '{:.3g}' form when that is shorter, so from
+	 * global step 1e5 on every redraw reads "1.5e+5" or "1.51e+5". By
+	 * hand ('{:.3g}' rounds half to even): 150500 -> 1.50e5 (150 even) ->
+	 * "1.5e+5", 150501 -> "1.51e+5". A run resumed at global step 150495,
+	 * the bar's counter i = global step + 1: the redraws of 150495-150500
+	 * read "1.5e+5" (any of 149500-150500), those from 150501 "1.51e+5"
+	 * (150500-151500, 150500 excluded: 151 is odd);
+	 * global step - counter must then be -1 exactly, so the eleven
+	 * redraws are iterations 150495-150505. */
+	struct ts_sb sb;
+	struct ts_steplog log;
+	struct ts_err err;
+
+	ts_sb_init(&sb);
+	for (long g = 150495; g <= 150505; g++)
+		nemo_bar(&sb, g + 1, g <= 150500 ? "1.5e+5" : "1.51e+5", "3.85e+7");
+	ts_sb_addc(&sb, '\n');
+	REQUIRE(!sb.failed && read_text(&log, sb.buf, &err) == 0);
+	REQUIRE(log.steps.n == 11);
+	for (size_t k = 0; k < 11; k++) {
+		CHECK_I64(log.steps.v[k].iteration, 150495 + (int64_t)k);
+		CHECK_I64(log.steps.v[k].step_ns, 1510000000LL);
+		CHECK_I64(log.steps.v[k].consumed_samples, TS_NO_INT);
+	}
+	CHECK_I64(log.ignored[TS_IGN_NO_ITER], 0);
+	ts_steplog_release(&log);
+
+	/* Between 1e4 and 1e5 the rounder counts only: 10948 and 10949 print
+	 * "10948.0" and "10949.0" ("1.09e+4" is as long), 10950-11050 print
+	 * "1.1e+4". The exact ones give the offset; the others follow. A
+	 * restart (the counter back to 1 with "1.1e+4": offset 10949 at least,
+	 * against -1) drops nothing already pinned and waits again. */
+	ts_sb_reset(&sb);
+	nemo_bar(&sb, 10949, "10948.0", "2.803e+6");
+	nemo_bar(&sb, 10950, "10949.0", "2.803e+6");
+	for (long g = 10950; g <= 10953; g++)
+		nemo_bar(&sb, g + 1, "1.1e+4", "2.8e+6");
+	nemo_bar(&sb, 1, "1.1e+4", "2.8e+6");
+	ts_sb_addc(&sb, '\n');
+	REQUIRE(!sb.failed && read_text(&log, sb.buf, &err) == 0);
+	REQUIRE(log.steps.n == 6);
+	for (size_t k = 0; k < 6; k++)
+		CHECK_I64(log.steps.v[k].iteration, 10948 + (int64_t)k);
+	CHECK_I64(log.ignored[TS_IGN_NO_ITER], 1);
+	ts_steplog_release(&log);
+
+	/* Every redraw inside one rounding range (99990-100099 all print
+	 * "1e+5"): nothing pins them; the read fails and says why. */
+	ts_sb_reset(&sb);
+	for (long g = 99990; g < 100000; g++)
+		nemo_bar(&sb, g + 1, "1e+5", "2.56e+7");
+	ts_sb_addc(&sb, '\n');
+	CHECK(read_text(&log, sb.buf, &err) == TS_EPARSE);
+	CHECK(strstr(err.msg, "10 progress-bar redraws") != NULL);
+	ts_steplog_release(&log);
+	ts_sb_release(&sb);
 }
 
 TEST(logs_unusable_value_counted_once_per_record)
