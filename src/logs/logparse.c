@@ -418,6 +418,7 @@ enum rec_kind { R_NONE = 0, R_ITER, R_MEM };
 struct bar_pend {
 	struct ts_step st;          /* markers of its time already in flags */
 	int64_t counter;            /* the bar's i of i/N */
+	int64_t exact;              /* its exact global step, TS_NO_INT none */
 	int ign;                    /* its unusable value, -1 none */
 };
 
@@ -440,9 +441,11 @@ struct rd {
 	int bar_ign;                /* an unusable value was counted for it */
 	/* Lightning bars: global step - the bar's counter lies in [off_lo,
 	 * off_hi] for the bar of epoch off_epoch (off_set: a constraint is
-	 * known); redraws whose iteration waits for it to be one number */
-	int off_set;
-	int64_t off_lo, off_hi, off_epoch;
+	 * known), pinned by off_pins redraws (2: at least two, the first at
+	 * global step pin_at, another 2 or more from it; parse_bar); the
+	 * redraws whose iteration waits for two */
+	int off_set, off_pins;
+	int64_t off_lo, off_hi, off_epoch, pin_at;
 	TS_VEC(struct bar_pend) bar_pend;
 	uint64_t bar_dropped;       /* redraws dropped without an iteration */
 	int have_steptime;
@@ -2106,17 +2109,6 @@ static int bar_exp_range(const char *v, size_t vn, int64_t *lo, int64_t *hi)
 #define BAR_KEPT_FLAGS (TS_STEP_AFTER_PROFILER | TS_STEP_AFTER_CHECKPOINT | TS_STEP_AFTER_EVAL | \
 			TS_STEP_RESTART)
 
-/* Drop the redraws waiting for an iteration (counted as records without
- * one) and forget the bar's offset. */
-static void bar_reset(struct rd *r)
-{
-	for (size_t k = 0; k < r->bar_pend.n; k++)
-		ignore_value(r, TS_IGN_NO_ITER, r->bar_pend.v[k].st.line);
-	r->bar_dropped += r->bar_pend.n;
-	r->bar_pend.n = 0;
-	r->off_set = 0;
-}
-
 /* The bar record st: a redraw of the record just read (the same
  * iteration, nothing read between) replaces it, else it is pushed. ign is
  * its unusable value (-1 none). */
@@ -2144,17 +2136,27 @@ static int bar_push(struct rd *r, struct ts_step *st, int ign)
 	return 0;
 }
 
-/* The waiting redraws, their iterations now known (counter + off), in
- * order; the markers read since the last of them stay for the next. */
-static int bar_flush(struct rd *r, int64_t off)
+/* The waiting redraws, in order: with known set, each is iteration
+ * counter + off; else those with an exact global step are that
+ * iteration and the others are dropped (counted as records without
+ * one). The markers read since the last of them stay for the next. */
+static int bar_settle(struct rd *r, int known, int64_t off)
 {
 	uint32_t later = r->markers;
 
 	for (size_t k = 0; k < r->bar_pend.n; k++) {
 		struct bar_pend *p = &r->bar_pend.v[k];
 
+		if (known) {
+			p->st.iteration = p->counter + off;
+		} else if (p->exact != TS_NO_INT) {
+			p->st.iteration = p->exact;
+		} else {
+			ignore_value(r, TS_IGN_NO_ITER, p->st.line);
+			r->bar_dropped++;
+			continue;
+		}
 		r->markers = 0;
-		p->st.iteration = p->counter + off;
 		if (bar_push(r, &p->st, p->ign))
 			return TS_ENOMEM;
 	}
@@ -2163,9 +2165,17 @@ static int bar_flush(struct rd *r, int64_t off)
 	return 0;
 }
 
-/* st waits for its iteration; a redraw of the same count replaces the
- * last waiting record. */
-static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter)
+/* bar_settle without an offset, which is forgotten. */
+static int bar_reset(struct rd *r)
+{
+	r->off_set = 0;
+	r->off_pins = 0;
+	return bar_settle(r, 0, 0);
+}
+
+/* st waits for its iteration (exact: its exact global step, TS_NO_INT
+ * none); a redraw of the same count replaces the last waiting record. */
+static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t exact)
 {
 	struct bar_pend *last = r->bar_pend.n ? &r->bar_pend.v[r->bar_pend.n - 1] : NULL;
 
@@ -2174,10 +2184,11 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter)
 	if (last && last->counter == counter) {
 		st->flags |= last->st.flags & BAR_KEPT_FLAGS;
 		last->st = *st;
+		last->exact = exact;
 		if (last->ign < 0)
 			last->ign = r->rec_ign;
 	} else {
-		struct bar_pend p = { *st, counter, r->rec_ign };
+		struct bar_pend p = { *st, counter, exact, r->rec_ign };
 
 		if (TS_VEC_PUSH(r->bar_pend, p))
 			return TS_ENOMEM;
@@ -2198,12 +2209,22 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter)
  * tqdm writes a global step in exponent form with 3 significant digits
  * from 1e4 on (bar_exp_range): that is a range, not an iteration. The
  * bar's counter i (of i/N) gives it: global step - i is the same for
- * every redraw of one epoch's bar, known exactly from one exact global
- * step, or from the ranges of redraws on both sides of a rounding step
- * (1.23e+5 then 1.24e+5). Until then the redraws wait (bar_wait); a
- * range that contradicts the offset (a restart) or a new epoch drops
- * them, counted as records without an iteration. Returns 1 when s was
- * such a bar, 0 when not, < 0 on error.
+ * every redraw of one epoch's bar when the bar counts optimizer steps. A
+ * redraw pins that offset when it is exact, or when its range starts
+ * where the ranges before it end (the first redraw after a rounding step,
+ * 1.23e+5 then 1.24e+5), at that global step. One pin, or two at
+ * neighbouring steps (one step's transition), is not trusted: a bar
+ * counting micro-batches (gradient accumulation: four counts a step) is
+ * pinned so too, wrongly. A second pin at the same offset 2 or more
+ * global steps from the first (an exact step after the next, the next
+ * rounding step 1000 steps on) shows the bar counts steps; under
+ * accumulation the offset is contradicted first. Until then the redraws
+ * wait (bar_wait); a
+ * range that contradicts the offset (a restart, accumulation), a new
+ * epoch or the end of the log settles them without it: those with an
+ * exact global step are records still, the others are dropped, counted
+ * as records without an iteration.
+ * Returns 1 when s was such a bar, 0 when not, < 0 on error.
  */
 static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 {
@@ -2248,8 +2269,9 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 		lo = hi = (int64_t)g;
 	lo -= i;
 	hi -= i;
-	if (r->off_set && (epoch != r->off_epoch || lo > r->off_hi || hi < r->off_lo))
-		bar_reset(r);
+	if (r->off_set && (epoch != r->off_epoch || lo > r->off_hi || hi < r->off_lo) &&
+	    bar_reset(r))
+		return TS_ENOMEM;
 	if (!r->off_set) {
 		r->off_set = 1;
 		r->off_epoch = epoch;
@@ -2259,11 +2281,21 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 		r->off_lo = lo > r->off_lo ? lo : r->off_lo;
 		r->off_hi = hi < r->off_hi ? hi : r->off_hi;
 	}
-	if (r->off_lo != r->off_hi)
-		return bar_wait(r, &st, i) ? TS_ENOMEM : 1;
-	if (r->bar_pend.n && bar_flush(r, r->off_lo))
+	if (r->off_lo == r->off_hi && lo == r->off_lo) {
+		int64_t at = lo + i;   /* the global step this redraw pins */
+
+		if (!r->off_pins) {
+			r->off_pins = 1;
+			r->pin_at = at;
+		} else if (at - r->pin_at >= 2 || r->pin_at - at >= 2) {
+			r->off_pins = 2;
+		}
+	}
+	if (r->off_pins < 2)
+		return bar_wait(r, &st, i, exact ? (int64_t)g : TS_NO_INT) ? TS_ENOMEM : 1;
+	if (r->bar_pend.n && bar_settle(r, 1, r->off_lo))
 		return TS_ENOMEM;
-	st.iteration = i + r->off_lo;
+	st.iteration = exact ? (int64_t)g : i + r->off_lo;
 	return bar_push(r, &st, r->rec_ign) ? TS_ENOMEM : 1;
 }
 
@@ -2497,7 +2529,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	if (rc < 0)
 		goto out;
 	rc = pend_finish(&r);
-	bar_reset(&r);
+	if (!rc)
+		rc = bar_reset(&r);
 	if (!rc && r.have_steptime) {
 		if (r.saw_iter) {
 			rc = note(&r, TS_NOTE_UNATTACHED, r.steptime_line, 0,
@@ -2538,8 +2571,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records: %llu progress-bar redraws give their "
 				       "global_step in tqdm's exponent form (3 significant digits, "
-				       "e.g. 1.23e+5) and no exact global step or rounding step "
-				       "of it pins their iterations",
+				       "e.g. 1.23e+5), and no two exact global steps or rounding "
+				       "steps of it, apart, pin the bar's counter to it",
 				       (unsigned long long)r.bar_dropped);
 		else
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
