@@ -2219,12 +2219,11 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t e
  * global steps from the first (an exact step after the next, the next
  * rounding step 1000 steps on) shows the bar counts steps; under
  * accumulation the offset is contradicted first. Until then the redraws
- * wait (bar_wait); a
- * range that contradicts the offset (a restart, accumulation), a new
- * epoch or the end of the log settles them without it: those with an
- * exact global step are records still, the others are dropped, counted
- * as records without an iteration.
- * Returns 1 when s was such a bar, 0 when not, < 0 on error.
+ * wait (bar_wait); a range that contradicts the offset (a restart,
+ * accumulation), a new epoch or the end of the log settles them without
+ * it: those with an exact global step are records still, the others are
+ * dropped, counted as records without an iteration. Returns 1 when s was
+ * such a bar, 0 when not, < 0 on error.
  */
 static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 {
