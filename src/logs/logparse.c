@@ -2014,50 +2014,33 @@ static int bar_num(const char *in, size_t n, const char *key, int exact, double 
 	return 1;
 }
 
-/* Digits ending at e (at most 15 of them, back to s): 1 with *v set, *b
- * at the first. */
-static int digits_before(const char *s, const char *e, const char **b, int64_t *v)
-{
-	const char *p = e;
-
-	while (p > s && e - p < 15 && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	if (p == e)
-		return 0;
-	*v = 0;
-	for (const char *q = p; q < e; q++)
-		*v = *v * 10 + (*q - '0');
-	*b = p;
-	return 1;
-}
-
-/* The bar's counter, i of "{i}/{total} [" or "{i}it [", in s before the
- * bracket whose content starts at in, and the epoch of a "Epoch E" before
- * it (-1 when none): 1 with *i set. */
+/* The bar's counter, i of "{i}/{total} [" or "{i}it [": the count
+ * ts_progress_bar found between the blank before it and the blank before
+ * the bracket whose content starts at in; and the epoch of a "Epoch E"
+ * before it (-1 when none). 1 with *i set, 0 when the count is not plain
+ * digits (unit-scaled "1.2k"). */
 static int bar_counter(const char *s, const char *in, int64_t *i, int64_t *epoch)
 {
-	const char *p = in - 1, *b, *ep;
-	int64_t total;
+	const char *p = in - 2, *t = p, *slash, *ep;
+	size_t k, d = 0;
 
-	while (p > s && p[-1] == ' ')
-		p--;
-	if (p - s >= 2 && p[-1] == 't' && p[-2] == 'i') {
-		p -= 2;
-	} else {
-		if (!digits_before(s, p, &b, &total) || b == s || b[-1] != '/')
-			return 0;
-		p = b - 1;
-	}
-	if (!digits_before(s, p, &b, i))
+	while (t > s && t[-1] != ' ')
+		t--;
+	k = (size_t)(p - t);
+	if (k > 2 && p[-2] == 'i' && p[-1] == 't')
+		k -= 2;
+	else if ((slash = memchr(t, '/', k)))
+		k = (size_t)(slash - t);
+	while (d < k && t[d] >= '0' && t[d] <= '9')
+		d++;
+	if (!k || d < k || pint(t, k, i))
 		return 0;
 	*epoch = -1;
-	if ((ep = find(s, (size_t)(b - s), "Epoch ", 6))) {
-		const char *d = ep + 6;
-
-		while (d < b && *d >= '0' && *d <= '9')
-			d++;
-		if (d > ep + 6 && d < b)
-			digits_before(ep + 6, d, &b, epoch);
+	if ((ep = find(s, (size_t)(t - s), "Epoch ", 6))) {
+		for (d = 0; ep + 6 + d < t && ep[6 + d] >= '0' && ep[6 + d] <= '9'; d++)
+			;
+		if (d && pint(ep + 6, d, epoch))
+			*epoch = -1;
 	}
 	return 1;
 }
