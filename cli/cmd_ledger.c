@@ -142,10 +142,11 @@ static void jw_exp(struct ts_jw *w, const struct ts_ledger_experiment *e, int fu
 		else
 			jw_lines(w, msgs.buf);
 		ts_sb_release(&msgs);
+		/* ab's JSON as recorded, as JSON; null when there is none or
+		 * it is not one JSON value (a damaged database) */
 		ts_jw_key(w, "evidence");
-		if (e->evidence_json)
-			ts_jw_str(w, e->evidence_json);
-		else
+		if (!e->evidence_json ||
+		    ts_jw_json(w, e->evidence_json, strlen(e->evidence_json)))
 			ts_jw_null(w);
 	}
 	ts_jw_obj_end(w);

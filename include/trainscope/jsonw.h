@@ -40,6 +40,12 @@ void ts_jw_f64(struct ts_jw *w, double v);
 void ts_jw_fixed(struct ts_jw *w, double v, int decimals);
 void ts_jw_bool(struct ts_jw *w, int v);
 void ts_jw_null(struct ts_jw *w);
+/* The one JSON value in doc[0..n) (RFC 8259, nothing after it), re-written
+ * in this writer's layout: keys and strings re-escaped, numbers as written.
+ * 0; TS_EPARSE or TS_ETRUNC when doc is not one JSON value and TS_ELIMIT
+ * when it nests past TS_JW_MAX_DEPTH, both with nothing written; TS_ENOMEM
+ * part-way. */
+int ts_jw_json(struct ts_jw *w, const char *doc, size_t n);
 
 /* key + value shorthands */
 void ts_jw_kstr(struct ts_jw *w, const char *key, const char *s);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "trainscope/json.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/utf8.h"
 
@@ -119,13 +120,18 @@ void ts_json_escape(struct ts_sb *out, const char *s, size_t n)
 	ts_sb_add(out, p + i - run, run);
 }
 
-void ts_jw_key(struct ts_jw *w, const char *key)
+static void key_n(struct ts_jw *w, const char *key, size_t n)
 {
 	before_item(w);
 	ts_sb_addc(w->out, '"');
-	ts_json_escape(w->out, key, strlen(key));
+	ts_json_escape(w->out, key, n);
 	ts_sb_adds(w->out, w->pretty ? "\": " : "\":");
 	w->after_key = 1;
+}
+
+void ts_jw_key(struct ts_jw *w, const char *key)
+{
+	key_n(w, key, strlen(key));
 }
 
 void ts_jw_strn(struct ts_jw *w, const char *s, size_t n)
@@ -263,4 +269,68 @@ void ts_jw_kfixed_or_null(struct ts_jw *w, const char *key, double v, int decima
 		ts_jw_fixed(w, v, decimals);
 	else
 		ts_jw_null(w);
+}
+
+/* One pass of ts_jw_json over doc: check (emit 0) or write (emit 1).
+ * Escaped strings are decoded in both, so a bad escape (a lone
+ * surrogate) is found before anything is written. */
+static int copy_pass(struct ts_jw *w, const char *doc, size_t n, int emit, struct ts_sb *tmp)
+{
+	struct ts_json j;
+	struct ts_err err;
+	int tok = 0, rc = 0;
+
+	ts_err_init(&err);
+	ts_json_init_mem(&j, doc, n, 0, "JSON value");
+	while (!rc && (tok = ts_json_next(&j, &err)) > 0) {
+		if (tok == TS_JSON_STR && j.escaped) {
+			ts_sb_reset(tmp);
+			rc = ts_json_unescape(j.s, j.n, 0, tmp);
+			if (!rc && tmp->failed)
+				rc = TS_ENOMEM;
+		}
+		if (!emit) {
+			if (w->depth + j.depth >= TS_JW_MAX_DEPTH)
+				rc = TS_ELIMIT;
+			continue;
+		}
+		switch (rc ? -1 : tok) {
+		case -1: break;
+		case TS_JSON_OBJ: ts_jw_obj(w); break;
+		case TS_JSON_OBJ_END: ts_jw_obj_end(w); break;
+		case TS_JSON_ARR: ts_jw_arr(w); break;
+		case TS_JSON_ARR_END: ts_jw_arr_end(w); break;
+		case TS_JSON_KEY: key_n(w, j.s, j.n); break;
+		case TS_JSON_STR:
+			if (j.escaped)
+				ts_jw_strn(w, tmp->buf ? tmp->buf : "", tmp->len);
+			else
+				ts_jw_strn(w, j.s, j.n);
+			break;
+		case TS_JSON_NUM:
+			before_item(w);
+			ts_sb_add(w->out, j.s, j.n);
+			break;
+		case TS_JSON_TRUE: ts_jw_bool(w, 1); break;
+		case TS_JSON_FALSE: ts_jw_bool(w, 0); break;
+		default: ts_jw_null(w); break;
+		}
+	}
+	if (!rc && tok < 0)
+		rc = tok;
+	ts_json_release(&j);
+	return rc;
+}
+
+int ts_jw_json(struct ts_jw *w, const char *doc, size_t n)
+{
+	struct ts_sb tmp;
+	int rc;
+
+	ts_sb_init(&tmp);
+	rc = copy_pass(w, doc, n, 0, &tmp);
+	if (!rc)
+		rc = copy_pass(w, doc, n, 1, &tmp);
+	ts_sb_release(&tmp);
+	return rc;
 }

@@ -143,8 +143,9 @@ python3 -c "import sys; sys.exit(abs($(jget "$tmp/slow.json" ratio.estimate) - 1
 	bad "synthetic ratio $(jget "$tmp/slow.json" ratio.estimate), want 1.15"
 
 # 6. the ledger keeps what ab said: `ledger show` lists every warning of
-# the recorded run, word for word, in text and JSON, and a rejection
-# without a failed gate names the verdict
+# the recorded run, word for word, in text and JSON, its JSON carries ab's
+# JSON as the evidence, and a rejection without a failed gate names the
+# verdict
 sdb=$tmp/show/ledger.db
 Q=examples/ab-stall/quiet
 "$TS" ab --json --db "$sdb" "$Q/base-1" "$Q/stall-1" >"$tmp/show.json" 2>/dev/null
@@ -159,6 +160,8 @@ msgs = [w["message"] for w in ab["warnings"]]
 assert len(msgs) >= 3, msgs  # stalls on both sides, few runs
 assert ab["verdict"] == "slower" and ab["decision"] == "rejected" and not ab["correctness"]["reasons"]
 assert led["warnings"] == msgs, led["warnings"]
+# the evidence is ab's JSON itself, not a string holding it
+assert led["evidence"] == ab, type(led["evidence"])
 part = txt.split("\nwarnings:\n")[1].split("\n\n")[0]
 assert part.splitlines() == ["  - " + m for m in msgs], part
 assert "\nreasons:\n  - the verdict: slower\n" in txt, txt

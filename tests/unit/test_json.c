@@ -239,6 +239,62 @@ TEST(json_writer_is_deterministic_and_escapes)
 	ts_sb_release(&sb);
 }
 
+/* A JSON document embedded as a value: re-laid-out, escapes decoded and
+ * re-escaped, numbers as written; anything that is not one JSON value
+ * leaves the output untouched. Expected bytes written out by hand. */
+TEST(json_writer_embeds_a_document)
+{
+	static const char doc[] = " {\"a\": [1, 2.50, -3e2], \"k\\u0065y\": \"x\\u00e9\\n\","
+				  " \"e\": {}, \"t\": [true, false, null]} ";
+	static const char *const bad[] = {
+		"", "{", "{\"a\":1} x", "[1,]", "NaN", "\"\\ud800\"", "{} {}",
+	};
+	struct ts_sb sb;
+	struct ts_jw w;
+
+	ts_sb_init(&sb);
+	ts_jw_init(&w, &sb, 0);
+	ts_jw_obj(&w);
+	ts_jw_key(&w, "doc");
+	CHECK_I64(ts_jw_json(&w, doc, sizeof(doc) - 1), 0);
+	ts_jw_ki64(&w, "after", 1);
+	ts_jw_obj_end(&w);
+	CHECK_STR(sb.buf, "{\"doc\":{\"a\":[1,2.50,-3e2],\"key\":\"x\xc3\xa9\\n\",\"e\":{},"
+		  "\"t\":[true,false,null]},\"after\":1}");
+
+	ts_sb_reset(&sb);
+	ts_jw_init(&w, &sb, 1);
+	ts_jw_obj(&w);
+	ts_jw_key(&w, "d");
+	CHECK_I64(ts_jw_json(&w, "[1,{\"b\":[]}]", 12), 0);
+	ts_jw_obj_end(&w);
+	CHECK_STR(sb.buf, "{\n  \"d\": [\n    1,\n    {\n      \"b\": []\n    }\n  ]\n}\n");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ts_sb_reset(&sb);
+		ts_jw_init(&w, &sb, 0);
+		ts_jw_arr(&w);
+		CHECK(ts_jw_json(&w, bad[i], strlen(bad[i])) < 0);
+		CHECK_I64((int64_t)sb.len, 1);   /* only the '[' */
+	}
+
+	/* deeper than the writer can indent: refused whole */
+	{
+		char deep[2 * TS_JW_MAX_DEPTH + 2];
+		size_t n = 0;
+		for (int k = 0; k < TS_JW_MAX_DEPTH; k++)
+			deep[n++] = '[';
+		for (int k = 0; k < TS_JW_MAX_DEPTH; k++)
+			deep[n++] = ']';
+		ts_sb_reset(&sb);
+		ts_jw_init(&w, &sb, 0);
+		CHECK_I64(ts_jw_json(&w, deep, n), TS_ELIMIT);
+		CHECK_I64((int64_t)sb.len, 0);
+		CHECK_I64(ts_jw_json(&w, deep + 2, n - 4), 0);
+	}
+	ts_sb_release(&sb);
+}
+
 /* Token statistics of a tokenizer run: count and a hash of all views. */
 struct tokstat { long long ntok; uint64_t sum; int last; };
 
