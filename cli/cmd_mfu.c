@@ -163,16 +163,7 @@ static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_ru
 		if (!r->model_path)
 			r->model = from_log;
 	}
-	r->shape.seq = r->args.seq_length;
-	r->shape.gbs = r->args.global_batch;
-	r->shape.tp = r->args.tp;
-	r->shape.pp = r->args.pp;
-	r->shape.vpp = r->args.vpp;
-	r->shape.vocab_divisor = r->args.vocab_divisor;
-	r->shape.recompute = r->args.recompute_granularity;
-	r->shape.recompute_method = r->args.recompute_method;
-	r->shape.recompute_layers = r->args.recompute_num_layers;
-	r->shape.recompute_modules = r->args.recompute_modules;
+	ts_flops_shape_from_args(&r->shape, &r->args);
 	r->gpus = r->args.world_size;
 
 	for (size_t i = 0; i < p->nopts; i++) {

@@ -1,7 +1,8 @@
 /*
  * fuzz_json.c - libFuzzer target for the JSON tokenizer, the number and
- * string helpers, the writer's escaping and the ledger's reader of the
- * warnings in a recorded experiment's evidence.
+ * string helpers, the writer's escaping and its copy of a JSON document
+ * (ts_jw_json), and the ledger's reader of the warnings in a recorded
+ * experiment's evidence.
  *
  * The first input byte picks the tokenizer flags; the rest is the document.
  * Every token is checked for consistency (views inside the input, or for a
@@ -97,6 +98,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			}
 			free(doc);
+		}
+	}
+	{
+		/* a document the writer copies is written whole and reads back
+		 * as JSON that copies to the same bytes; one it refuses leaves
+		 * the output as it was */
+		struct ts_jw w;
+		struct ts_sb again;
+		int rc;
+		ts_sb_reset(&sb);
+		ts_jw_init(&w, &sb, flags & 1);
+		ts_jw_arr(&w);
+		rc = ts_jw_json(&w, (const char *)data, size);
+		if (rc && rc != TS_ENOMEM && sb.len != 1)
+			abort();
+		if (rc == 0 && !sb.failed) {
+			ts_jw_arr_end(&w);
+			oracle_json(sb.buf, sb.len);
+			ts_sb_init(&again);
+			ts_jw_init(&w, &again, flags & 1);
+			if (ts_jw_json(&w, sb.buf, sb.len) == TS_EPARSE)
+				abort();
+			if (!again.failed && (again.len != sb.len || memcmp(again.buf, sb.buf, sb.len)))
+				abort();
+			ts_sb_release(&again);
 		}
 	}
 	ts_json_release(&j);

@@ -85,6 +85,9 @@ struct ts_flops_shape {
 };
 
 void ts_flops_shape_init(struct ts_flops_shape *sh);
+/* The shape a Megatron arguments block states (seq, gbs, tp, pp, vpp,
+ * vocab divisor, recompute): what it does not state stays as it was. */
+void ts_flops_shape_from_args(struct ts_flops_shape *sh, const struct ts_model_args *a);
 
 struct ts_flops {
 	int formula;

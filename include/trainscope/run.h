@@ -42,6 +42,7 @@
 #include "trainscope/core.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/logs.h"
+#include "trainscope/model.h"
 #include "trainscope/paths.h"
 #include "trainscope/steps.h"
 
@@ -143,6 +144,16 @@ struct ts_runmodel {
 	size_t nprofiled;             /* ProfilerStep entries found in its traces */
 	int64_t spare_gbs;            /* the global batch size the training logs beside
 				       * JSONL metrics print, when one value; else 0 */
+	/* The first Megatron arguments block among the run's Megatron and
+	 * Primus logs (a step source or a spare log), read once here for every
+	 * command. The steps analysis takes seq_length and world_size from it,
+	 * and global_batch_size when no record prints one, unless an option
+	 * gives them. */
+	int has_args;                 /* args holds a block */
+	const char *args_log;         /* the log it was read from */
+	struct ts_model_args args;
+	int has_args_model;           /* args_model is the block's model, finished */
+	struct ts_model args_model;
 	struct ts_arena arena;
 };
 

@@ -446,7 +446,7 @@ static void missing_evidence(struct ts_diag *d)
 			       "the log does not split the step: log the time spent in next(data_iterator) "
 			       "per step (JSONL `data_ms`) or Megatron timers (--timing-log-level 1) so a data "
 			       "wall can be seen without a trace");
-	if (!d->in.configs.n)
+	if (!d->in.configs.n && !d->rm->has_args_model)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "model config",
 			       d->have_steps && isfinite(d->steps_rep->tflops_mean)
 			       ? "no model config: the log's own TFLOP/s/GPU is shown, but MFU and a "
@@ -454,10 +454,25 @@ static void missing_evidence(struct ts_diag *d)
 				 "config.json (or the Megatron arguments block) in the run directory"
 			       : "no model config: TFLOP/s/GPU and MFU need the model shape; put the Hugging "
 				 "Face config.json (or the Megatron arguments block) in the run directory");
+	if ((d->in.configs.n || d->rm->has_args_model) && d->steady.known &&
+	    !isfinite(d->steps_rep->tokens_per_step))
+		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "tokens per step",
+			       "the model is known, but model TFLOP/s and MFU also need the tokens per "
+			       "step: the run states no sequence length (seq_length in a Megatron "
+			       "arguments block) or tokens per step (a `tokens` field in the JSONL "
+			       "metrics)");
 	if (!d->steady.known)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "steady-state window",
-			       "too few logged iterations for a steady-state window and a CI: log every "
-			       "iteration (--log-interval 1) and run at least 50 iterations");
+			       !d->have_steps
+			       ? "no training log or metrics: the steady-state step time and its CI need "
+				 "per-iteration step times (a Megatron or NeMo log, or JSONL metrics "
+				 "with a step time)"
+			       : d->steps_rep->warnings & TS_WARN_NO_TIME
+			       ? "the step records carry no step times (an HF Trainer log has none): "
+				 "log a step time per iteration (JSONL metrics with a step time, or "
+				 "Megatron's `elapsed time per iteration`) for a steady-state window"
+			       : "too few logged iterations for a steady-state window and a CI: log every "
+				 "iteration (--log-interval 1) and run at least 50 iterations");
 	if (d->ranks.n < 2 && d->job.nranks < 2 && d->in.traces.n + d->in.metrics.n > 0)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "other ranks",
 			       "evidence from one rank only: stragglers cannot be seen; keep every rank's "
@@ -593,9 +608,11 @@ int ts_diag_analyse(struct ts_diag *d)
 		     "; they recur at a fixed period, the signature of one slow sample or shard in the "
 		     "input pipeline (a data-loader split or a trace would confirm it)" : "");
 	if (!d->wall_known)
-		EVID("not enough evidence",
-		     "the log alone does not separate compute, communication and host overhead; see the "
-		     "missing evidence below");
+		EVID("not enough evidence", "%s",
+		     d->nprofs ? "the trace does not separate compute, communication and host "
+				 "overhead in this window; see the missing evidence below"
+			       : "the log alone does not separate compute, communication and host "
+				 "overhead; see the missing evidence below");
 
 	if (d->straggler_rank >= 0)
 		add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "straggler",

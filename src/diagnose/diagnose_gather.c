@@ -417,9 +417,10 @@ static const char *run_seq(const struct ts_diag *d, const struct ts_steps_report
 	return "tokens per step over the logged global batch size";
 }
 
-/* Model FLOP rate and MFU/HFU: needs a config, the steady step time and
- * tokens per step; the peak comes from the trace's device (BF16, the
- * usual training precision, named in the output). */
+/* Model FLOP rate and MFU/HFU: needs the model (a config.json, else the
+ * run's Megatron arguments block), the steady step time and tokens per
+ * step; the peak comes from the trace's device (BF16, the usual training
+ * precision, named in the output). */
 static int rates(struct ts_diag *d, struct ts_err *err)
 {
 	struct ts_model m;
@@ -429,20 +430,30 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	struct ts_gpu_catalog cat;
 	struct ts_err e;
 	const struct ts_steps_report *r = d->steps_rep;
-	const char *seq_from;
+	const char *seq_from, *model_from;
 	double peak = 0;
 	int64_t gpus;
 
-	if (!d->in.configs.n || !d->steady.known || !d->have_steps || !isfinite(r->tokens_per_step))
+	if ((!d->in.configs.n && !d->rm->has_args_model) || !d->steady.known || !d->have_steps ||
+	    !isfinite(r->tokens_per_step))
 		return 0;
 	ts_err_init(&e);
 	ts_model_init(&m);
-	if (ts_model_read_config(&m, d->in.configs.v[0], &e) || ts_model_finish(&m, &e))
-		return 0; /* a config we cannot use leaves the rate unknown; listed as missing */
+	if (d->in.configs.n) {
+		if (ts_model_read_config(&m, d->in.configs.v[0], &e) || ts_model_finish(&m, &e))
+			return 0; /* a config we cannot use leaves the rate unknown; listed as missing */
+		model_from = d->in.configs.v[0];
+	} else {
+		m = d->rm->args_model;
+		model_from = d->rm->args_log;
+	}
 	/* the run's shape, tokens per step = seq x sequences: the Megatron
 	 * arguments' seq_length, else the logged global batch size (the
-	 * tokens over it), else the model's context length, named as such */
+	 * tokens over it), else the model's context length, named as such;
+	 * tp, vocabulary padding and recompute as the arguments state them */
 	ts_flops_shape_init(&sh);
+	if (d->rm->has_args)
+		ts_flops_shape_from_args(&sh, &d->rm->args);
 	seq_from = run_seq(d, r, &sh.seq);
 	if (sh.seq <= 0 && m.max_position > 0) {
 		sh.seq = m.max_position;
@@ -468,11 +479,11 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	if (ts_mfu_check(&u, &e)) {
 		/* more than the peak: the config does not describe this run */
 		ts_gpu_catalog_release(&cat);
-		if (ts_warnings_add(&d->rm->warnings, "mfu-over-peak", d->in.configs.v[0], -1,
-				    TS_NO_INT, "With %s the MFU comes out at %.4g %% of the peak, which "
-				    "is impossible (the config does not describe this run, or the "
-				    "tokens per step are off): MFU is not reported.",
-				    d->in.configs.v[0], 100 * fmax(u.mfu, u.hfu)))
+		if (ts_warnings_add(&d->rm->warnings, "mfu-over-peak", model_from, -1,
+				    TS_NO_INT, "With the model of %s the MFU comes out at %.4g %% of the "
+				    "peak, which is impossible (the model does not describe this run, or "
+				    "the tokens per step are off): MFU is not reported.",
+				    model_from, 100 * fmax(u.mfu, u.hfu)))
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		return 0;
 	}
@@ -481,9 +492,10 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	d->rate.hfu_pct = isfinite(u.hfu) ? 100 * u.hfu : NAN;
 	{
 		char buf[512];
-		snprintf(buf, sizeof(buf), "%s, %lld layers, hidden %lld, seq %lld (%s) x %lld "
-			 "sequences/step, %.3g model FLOPs/step", m.family, (long long)m.layers,
-			 (long long)m.hidden, (long long)sh.seq, seq_from, (long long)sh.gbs, f.per_step);
+		snprintf(buf, sizeof(buf), "%s (from %s), %lld layers, hidden %lld, seq %lld (%s) x "
+			 "%lld sequences/step, %.3g model FLOPs/step", m.family, model_from,
+			 (long long)m.layers, (long long)m.hidden, (long long)sh.seq, seq_from,
+			 (long long)sh.gbs, f.per_step);
 		d->rate.model_name = ts_diag_strdup(d, buf);
 	}
 	ts_gpu_catalog_release(&cat);

@@ -59,6 +59,22 @@ void ts_flops_shape_init(struct ts_flops_shape *sh)
 	sh->mtp = -1;
 }
 
+void ts_flops_shape_from_args(struct ts_flops_shape *sh, const struct ts_model_args *a)
+{
+#define TAKE(field, value) if (value) sh->field = value
+	TAKE(seq, a->seq_length);
+	TAKE(gbs, a->global_batch);
+	TAKE(tp, a->tp);
+	TAKE(pp, a->pp);
+	TAKE(vpp, a->vpp);
+	TAKE(vocab_divisor, a->vocab_divisor);
+	TAKE(recompute, a->recompute_granularity);
+	TAKE(recompute_method, a->recompute_method);
+	TAKE(recompute_layers, a->recompute_num_layers);
+	TAKE(recompute_modules, a->recompute_modules);
+#undef TAKE
+}
+
 /* One formula version reduced to per-layer quantities (fwd+bwd FLOPs). */
 struct layer_model {
 	double att_tok;     /* attention projections per token per layer */

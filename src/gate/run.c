@@ -201,23 +201,17 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 			r->has_contract = 1;
 			snprintf(r->contract_path, sizeof(r->contract_path), "%s", in->path);
 		}
-		if (in->role == TS_ROLE_STEPS && in->kind == TS_KIND_LOG_MEGATRON && !r->has_args) {
-			/* the arguments block is optional: its absence is not an error */
-			struct ts_model from_log;
-			struct ts_err merr;
-			ts_model_init(&from_log);
-			ts_err_init(&merr);
-			if (ts_model_read_megatron_args(&from_log, &r->args, in->path, &merr) == 0) {
-				r->has_args = 1;
-				snprintf(r->args_log, sizeof(r->args_log), "%s", in->path);
-				if (!r->has_model && ts_model_finish(&from_log, &merr) == 0) {
-					r->model = from_log;
-					r->has_model = 1;
-					snprintf(r->model_path, sizeof(r->model_path), "%s", in->path);
-				}
-			} else {
-				ts_model_args_init(&r->args);
-			}
+	}
+	/* the run model's Megatron arguments block: the model when no
+	 * config.json gives it */
+	if (r->rm.has_args) {
+		r->args = r->rm.args;
+		r->has_args = 1;
+		snprintf(r->args_log, sizeof(r->args_log), "%s", r->rm.args_log);
+		if (!r->has_model && r->rm.has_args_model) {
+			r->model = r->rm.args_model;
+			r->has_model = 1;
+			snprintf(r->model_path, sizeof(r->model_path), "%s", r->rm.args_log);
 		}
 	}
 	r->nsources = (int)r->rm.step_files.n;

@@ -160,19 +160,15 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 			   "time); not recomputed: no model config (config.json in the run directory "
 			   "or a Megatron arguments block)", delivered, nlog);
 	ts_flops_shape_init(&sh);
-	sh.seq = r->args.seq_length ? r->args.seq_length : contract_int(r, "workload.seq_length");
-	sh.gbs = r->args.global_batch ? r->args.global_batch
-				      : contract_int(r, "workload.global_batch_size");
+	ts_flops_shape_from_args(&sh, &r->args);
+	if (!sh.seq)
+		sh.seq = contract_int(r, "workload.seq_length");
+	if (!sh.gbs)
+		sh.gbs = contract_int(r, "workload.global_batch_size");
 	if (!sh.gbs && r->global_batch > 0)
 		sh.gbs = r->global_batch;
-	sh.tp = r->args.tp ? r->args.tp : contract_int(r, "workload.tp");
-	sh.pp = r->args.pp;
-	sh.vpp = r->args.vpp;
-	sh.vocab_divisor = r->args.vocab_divisor;
-	sh.recompute = r->args.recompute_granularity;
-	sh.recompute_method = r->args.recompute_method;
-	sh.recompute_layers = r->args.recompute_num_layers;
-	sh.recompute_modules = r->args.recompute_modules;
+	if (!sh.tp)
+		sh.tp = contract_int(r, "workload.tp");
 	gpus = r->args.world_size ? r->args.world_size : contract_int(r, "workload.device_count");
 	if (!sh.seq || !sh.gbs || !gpus)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "

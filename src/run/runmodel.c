@@ -1178,6 +1178,43 @@ nomem:
 	return ts_err_set(err, TS_ENOMEM, "out of memory");
 }
 
+/* The first Megatron arguments block of the run's Megatron and Primus
+ * logs (rm->args, rm->args_model); a log without one, or with a value of
+ * the wrong type, states nothing. 0 or TS_ENOMEM. */
+static int read_args(struct ts_runmodel *rm, struct ts_err *err)
+{
+	for (size_t i = 0; i < rm->inputs.n && !rm->has_args; i++) {
+		const struct ts_run_input *in = &rm->inputs.v[i];
+		struct ts_err e;
+
+		if ((in->role != TS_ROLE_STEPS && in->role != TS_ROLE_LOG_SPARE) ||
+		    (in->kind != TS_KIND_LOG_MEGATRON && in->kind != TS_KIND_LOG_PRIMUS))
+			continue;
+		ts_err_init(&e);
+		ts_model_init(&rm->args_model);
+		ts_model_args_init(&rm->args);
+		if (ts_model_read_megatron_args(&rm->args_model, &rm->args, in->path, &e)) {
+			if (e.code == TS_ENOMEM)
+				return ts_err_set(err, TS_ENOMEM, "out of memory");
+			ts_model_args_init(&rm->args);
+			continue;
+		}
+		rm->has_args = 1;
+		rm->args_log = in->path;
+		rm->has_args_model = ts_model_finish(&rm->args_model, &e) == 0;
+	}
+	return 0;
+}
+
+/* A step record of the series that prints its global batch size. */
+static int log_has_gbs(const struct ts_steplog *log)
+{
+	for (size_t i = 0; i < log->steps.n; i++)
+		if (log->steps.v[i].global_batch != TS_NO_INT && log->steps.v[i].global_batch > 0)
+			return 1;
+	return 0;
+}
+
 int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err)
 {
@@ -1204,7 +1241,7 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		    (rc = ts_steplog_read(&rm->log, in->path, err)))
 			return rc;
 	}
-	if ((rc = spare_logs(rm, err)))
+	if ((rc = spare_logs(rm, err)) || (rc = read_args(rm, err)))
 		return rc;
 	if (!rm->step_files.n) {
 		if (need_steps)
@@ -1218,6 +1255,14 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	if ((rc = profiled(rm, err)))
 		return rc;
 	so = o->steps;
+	if (rm->has_args) {
+		if (!so.seq && rm->args.seq_length > 0)
+			so.seq = rm->args.seq_length;
+		if (!so.gpus && rm->args.world_size > 0)
+			so.gpus = rm->args.world_size;
+		if (!so.gbs && rm->args.global_batch > 0 && !log_has_gbs(&rm->log))
+			so.gbs = rm->args.global_batch;
+	}
 	if (so.window_first != TS_NO_INT) {
 		rm->window_source = 1;
 		method = "declared";

@@ -25,6 +25,10 @@
 #    (they do not need it): an unused-input warning;
 #  - a resumed log (iterations go back) keeps the later segment, with a
 #    resumed-log warning;
+#  - a Megatron log's arguments block (seq_length, global_batch_size,
+#    world_size, the model) gives tokens/s in steps and diagnose, and
+#    diagnose's model FLOP rate, without --seq or a config.json (diagnose
+#    asked for "the Megatron arguments block" while one was there);
 #  - every --json has a top-level warnings array of {code, message, ...};
 #    trace --json too: a trace cut at byte 300000 carries a truncated-trace
 #    warning at that offset (it was only on stderr and in the rank object).
@@ -407,5 +411,49 @@ for r in ranks:
     assert abs(sum(got[1:]) - got[0]) < 0.2, (r["rank"], got)
 PY
 done
+
+# a Megatron log with its arguments block: seq 4096 x gbs 8 = 32,768 tokens
+# per step (by hand), 4 GPUs; every step 2,000 ms after the first, so
+# tokens/s = 16,384 and 4,096 per GPU. The FLOP rate must be what mfu
+# --from-log computes for the same block over the same 2 s on 4 GPUs.
+mkdir -p "$tmp/args"
+python3 - "$tmp/args/train.log" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("------------------------ arguments ------------------------\n")
+    for k, v in [("ffn_hidden_size", 1024), ("global_batch_size", 8),
+                 ("hidden_size", 256), ("num_attention_heads", 4), ("num_layers", 2),
+                 ("padded_vocab_size", 32000), ("seq_length", 4096),
+                 ("swiglu", True), ("world_size", 4)]:
+        f.write("  %s %s %s\n" % (k, "." * (40 - len(k)), v))
+    f.write("-------------------- end of arguments ---------------------\n")
+    for it in range(1, 81):
+        ms = 9000.0 if it == 1 else 2000.0
+        f.write(" iteration %8d/     80 | consumed samples: %12d | elapsed time per "
+                "iteration (ms): %.1f | learning rate: 1.000000E-04 | lm loss: "
+                "%.6E | loss scale: 1.0 | number of skipped iterations:   0 | "
+                "number of nan iterations:   0 |\n" % (it, 8 * it, ms, 5.0 - it / 100))
+PY
+"$TS" steps --json "$tmp/args/train.log" >"$tmp/args/steps.json" 2>/dev/null
+"$TS" diagnose --json "$tmp/args" >"$tmp/args/diag.json" 2>/dev/null
+"$TS" mfu --from-log "$tmp/args/train.log" --json >"$tmp/args/mfu.json" 2>/dev/null
+python3 - "$tmp/args" <<'PY' || bad "a Megatron arguments block does not give tokens/s or the FLOP rate"
+import json, sys
+d = sys.argv[1]
+st = json.load(open(d + "/steps.json"))
+dg = json.load(open(d + "/diag.json"))
+mf = json.load(open(d + "/mfu.json"))
+tp = st["throughput"]
+assert tp["tokens_per_step"] == 32768, tp
+assert abs(tp["tokens_per_s"] - 16384) < 0.1, tp
+assert abs(tp["tokens_per_s_per_gpu"] - 4096) < 0.1, tp
+assert dg["throughput"]["tokens_per_s"] == tp["tokens_per_s"], dg["throughput"]
+per_step = mf["flops_per_step"]
+assert mf["tokens_per_step"] == 32768, mf["tokens_per_step"]
+want = per_step / (2.0 * 4) / 1e12
+got = dg["throughput"]["model_tflops_per_gpu"]
+assert got is not None and abs(got - want) <= 0.0005 + 1e-6 * want, (got, want)
+assert not any(m["title"] == "model config" for m in dg["missing"]), dg["missing"]
+PY
 
 exit $fail
