@@ -346,6 +346,10 @@ void ts_steps_report_release(struct ts_steps_report *rep);
 int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int64_t last,
 			   double wall_ms, size_t nsteps, size_t *n, double *share);
 
+/* Whether outlier o is a stall of the window [first, last] (the rule
+ * ts_steps_window_stalls counts by). */
+int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t last);
+
 /* Whether iteration it is one of the window's steps (the ones its
  * statistics use): inside the window, in the main series, no artefact. */
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it);

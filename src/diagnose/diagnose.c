@@ -418,8 +418,12 @@ static void stall_finding(struct ts_diag *d)
 		ts_sb_adds(&sb, ", ...");
 	if (d->steady.stall_period)
 		ts_sb_addf(&sb, " (every %zu iterations)", d->steady.stall_period);
-	add_item(d, TS_REPORT_FINDINGS, TS_REPORT_WARN, "stalls",
-		 "%zu iterations stand out from their neighbours: %s", d->steady.stalls.n, sb.buf);
+	/* a warning when they are worth the run's stalls warning (steps.h) */
+	add_item(d, TS_REPORT_FINDINGS,
+		 d->steps_rep->warnings & TS_WARN_STALLS ? TS_REPORT_WARN : TS_REPORT_INFO,
+		 "stalls", "%zu %s out from %s neighbours: %s", d->steady.stalls.n,
+		 d->steady.stalls.n == 1 ? "iteration stands" : "iterations stand",
+		 d->steady.stalls.n == 1 ? "its" : "their", sb.buf);
 	ts_sb_release(&sb);
 }
 

@@ -317,9 +317,9 @@ static struct pstep *profiled_steps(const struct ts_diag *d, size_t *n)
 	return ps;
 }
 
-/* The steady summary the verdict needs, from the steps analysis. Outliers
- * with a known cause (profiler capture or export, checkpoint, evaluation)
- * are not stalls of the job. */
+/* The steady summary the verdict needs, from the steps analysis. Its
+ * stalls are the window's (ts_steps_is_window_stall: the steps before the
+ * window are warm-up, not stalls), less the steps a trace shows profiled. */
 static int fill_steady(struct ts_diag *d)
 {
 	const struct ts_steps_report *r = d->steps_rep;
@@ -341,9 +341,9 @@ static int fill_steady(struct ts_diag *d)
 		snprintf(s->ci_method, sizeof(s->ci_method), "%s", ts_ci_method_name(r->ci.method));
 		s->cv = r->cv;
 	}
-	for (size_t i = 0; i < r->noutliers; i++) {
+	for (size_t i = 0; s->known && i < r->noutliers; i++) {
 		int64_t it = r->outliers[i].iteration;
-		if (r->outliers[i].reason != TS_OUT_SPIKE && r->outliers[i].reason != TS_OUT_PERIODIC)
+		if (!ts_steps_is_window_stall(&r->outliers[i], s->first, s->last))
 			continue;
 		if (profiler_slowed(ps, nps, it))
 			continue;

@@ -847,6 +847,12 @@ static int has_memory(const struct ts_step *s)
 
 /* Per-rank memory, step times over the window and final loss. */
 /* rep->iter is ascending */
+int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t last)
+{
+	return o->iteration >= first && o->iteration <= last &&
+	       (o->reason == TS_OUT_SPIKE || o->reason == TS_OUT_PERIODIC);
+}
+
 int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int64_t last,
 			   double wall_ms, size_t nsteps, size_t *n, double *share)
 {
@@ -856,8 +862,7 @@ int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int
 	for (size_t i = 0; i < rep->noutliers; i++) {
 		const struct ts_outlier *o = &rep->outliers[i];
 
-		if (o->iteration < first || o->iteration > last ||
-		    (o->reason != TS_OUT_SPIKE && o->reason != TS_OUT_PERIODIC))
+		if (!ts_steps_is_window_stall(o, first, last))
 			continue;
 		excess += o->excess_ms;
 		(*n)++;

@@ -121,8 +121,9 @@ int ts_report_md(const struct ts_report *r, struct ts_sb *o)
 				   (long long)r->window_last);
 		for (size_t i = 0; i < r->steps.n; i++)
 			nstall += r->steps.v[i].flag == TS_REPORT_STEP_STALL;
-		ts_sb_addf(o, "%zu iterations, %zu stalls.\n\n| iteration | step (ms) | flag |\n|---:|---:|---|\n",
-			   r->steps.n, nstall);
+		ts_sb_addf(o, "%zu iteration%s, %zu stall%s.\n\n| iteration | step (ms) | flag |\n"
+			   "|---:|---:|---|\n", r->steps.n, r->steps.n == 1 ? "" : "s", nstall,
+			   nstall == 1 ? "" : "s");
 		for (size_t i = 0; i < r->steps.n; i++) {
 			const struct ts_report_step *s = &r->steps.v[i];
 			ts_sb_addf(o, "| %lld", (long long)s->iteration);

@@ -13,7 +13,7 @@
 #    (self-compare) on every shared CPU run and both examples, with the same
 #    steps in it (profiler steps were in steps' mean, not in ab's: a_dense
 #    340.6 vs 319.0 ms), and diagnose embeds `steps --json` exactly (less
-#    schema);
+#    schema), and diagnose's stalls are the window's stalls;
 #  - validate passes only with a declared window (or --accept-auto-window);
 #  - diagnose carries the steps warnings (no-steady-state, long-warmup) and
 #    says when the profiled steps are slower than steady ones
@@ -134,6 +134,10 @@ assert abs(a["baseline"][0]["mean_step_ms"] - s["step_time_ms"]["mean"]) < 0.006
     (a["baseline"][0]["mean_step_ms"], s["step_time_ms"]["mean"])
 s.pop("schema")
 assert d["steps"] == s
+# one stall count: diagnose's stalls are the window's (examples/run: it
+# counted warm-up steps 16 and 17 before the window as stalls)
+assert len(d["stalls"]["iterations"]) == s["window_stalls"], (d["stalls"], s["window_stalls"])
+assert all(w["first_iteration"] <= i <= w["last_iteration"] for i in d["stalls"]["iterations"])
 for o in (s, d, v, a):
     assert isinstance(o["warnings"], list)
     for x in o["warnings"]:
