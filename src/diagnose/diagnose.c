@@ -216,9 +216,12 @@ static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
 	return d->ranks.n ? &d->ranks.v[d->ranks.n - 1] : NULL;
 }
 
+/* One of the steady window's steps (ts_steps_in_window: profiler,
+ * checkpoint and evaluation steps inside its range are not), or any step
+ * when there is no window. */
 static int in_window(const struct ts_diag *d, int64_t it)
 {
-	return !d->steady.known || (it >= d->steady.first && it <= d->steady.last);
+	return !d->steady.known || ts_steps_in_window(d->steps_rep, it);
 }
 
 /* ------------------------------------------------------ candidate costs */
@@ -227,8 +230,8 @@ struct cost {
 	double share;   /* of the step, 0..1; NaN unknown */
 };
 
-/* Data wall from the log: data-loader time over the whole post-warm-up
- * run (stalls included) as a share of the step time. */
+/* Data wall from the log: data-loader time over the steady window's steps
+ * (its stalls included) as a share of their step time. */
 static struct cost data_cost_log(struct ts_diag *d, int emit)
 {
 	const struct ts_diag_rank_steps *r = report_rank(d);
@@ -244,7 +247,7 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 		const struct ts_diag_step *s = &r->steps.v[i];
 		if (!isfinite(s->step_ms) || !isfinite(s->data_ms))
 			continue;
-		if (d->steady.known && s->iteration < d->steady.first)
+		if (!in_window(d, s->iteration))
 			continue;
 		sum_step += s->step_ms;
 		sum_data += s->data_ms;
@@ -257,7 +260,7 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 				ex += s->step_ms - steady_med;
 				ex_data += s->data_ms;
 			}
-		} else if (in_window(d, s->iteration)) {
+		} else {
 			steady_data += s->data_ms;
 			nsteady++;
 		}
@@ -268,7 +271,8 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 	if (nst && ex > 0 && ex_data / ex >= STALL_EXPLAINED && c.share < DATA_SHARE_MIN)
 		c.share = fmax(c.share, DATA_SHARE_MIN); /* periodic stalls are a data wall even when rare */
 	if (emit) {
-		EVID("data-loader time, whole run after warm-up (log)",
+		EVID(d->steady.known ? "data-loader time over the steady window, stalls included (log)"
+				     : "data-loader time over the run (log)",
 		     "%.1f ms of %.1f ms step time = %.1f %% over %zu iterations", sum_data, sum_step,
 		     100 * sum_data / sum_step, n);
 		if (nst)

@@ -13,7 +13,7 @@
 #    (self-compare) on every shared CPU run and both examples, with the same
 #    steps in it (profiler steps were in steps' mean, not in ab's: a_dense
 #    340.6 vs 319.0 ms), and diagnose embeds `steps --json` exactly (less
-#    schema), and diagnose's stalls are the window's stalls;
+#    schema), and diagnose's stalls and log evidence are the window's;
 #  - validate passes only with a declared window (or --accept-auto-window);
 #  - diagnose carries the steps warnings (no-steady-state, long-warmup) and
 #    says when the profiled steps are slower than steady ones
@@ -138,6 +138,14 @@ assert d["steps"] == s
 # counted warm-up steps 16 and 17 before the window as stalls)
 assert len(d["stalls"]["iterations"]) == s["window_stalls"], (d["stalls"], s["window_stalls"])
 assert all(w["first_iteration"] <= i <= w["last_iteration"] for i in d["stalls"]["iterations"])
+# the log evidence covers the window's steps (d_stall: it took the 59 steps
+# after warm-up, profiled ones included, beside a 49-step window)
+for e in d["wall"]["evidence"]:
+    if e["title"].startswith("data-loader time over"):
+        assert e["title"].endswith("steady window, stalls included (log)"), e
+        assert e["detail"].endswith(" over %d iterations" % w["steps"]), (e, w["steps"])
+if p.endswith("/d_stall"):
+    assert any(e["title"].startswith("data-loader time over") for e in d["wall"]["evidence"]), d["wall"]
 for o in (s, d, v, a):
     assert isinstance(o["warnings"], list)
     for x in o["warnings"]:
