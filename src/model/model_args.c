@@ -324,7 +324,8 @@ static int read_block(struct ts_input *in, struct ts_model *m, struct ts_model_a
 	const char *line;
 	size_t n;
 	uint64_t off;
-	int rc, inside = 0, seen = 0;
+	int rc, inside = 0, seen = 0, ended = 0;
+	uint64_t end_off = 0;
 
 	memset(&st, 0, sizeof(st));
 	st.path = path;
@@ -340,10 +341,13 @@ static int read_block(struct ts_input *in, struct ts_model *m, struct ts_model_a
 			}
 			continue;
 		}
-		if (contains(line, n, "end of arguments"))
+		if (contains(line, n, "end of arguments")) {
+			ended = 1;
 			break;
+		}
 		if ((rc = arg_line(&st, m, a, line, n)))
 			return rc;
+		end_off = off + n;
 	}
 	if (rc < 0)
 		return rc;
@@ -351,6 +355,12 @@ static int read_block(struct ts_input *in, struct ts_model *m, struct ts_model_a
 		return ts_err_at(err, TS_EPARSE, path, -1, -1,
 				 "no Megatron arguments block (a '------ arguments ------' line"
 				 " followed by '  name .... value' lines) in this log");
+	/* a log cut inside the block: its last value may be cut too ("3" of
+	 * num_layers 32), and what follows the cut is unknown */
+	if (!ended)
+		return ts_err_at(err, TS_ETRUNC, path, (int64_t)end_off, -1,
+				 "the Megatron arguments block ends without its 'end of arguments' "
+				 "line: the log is cut inside it, so its values are not used");
 	if (st.gqa == 0)
 		m->kv_heads = 0;
 	if (m->num_experts == 0) {

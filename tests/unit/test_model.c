@@ -256,6 +256,7 @@ TEST(model_megatron_args_mha_and_errors)
 		"  num_layers ...................................... many\n";
 	struct ts_model m;
 	struct ts_err err;
+	size_t cut;
 
 	ts_model_init(&m);
 	REQUIRE(ts_model_parse_megatron_args(&m, NULL, log, sizeof(log) - 1, "a.log", &err) == 0);
@@ -275,6 +276,13 @@ TEST(model_megatron_args_mha_and_errors)
 	CHECK_I64(ts_model_parse_megatron_args(&m, NULL, "iteration 1\n", 12, "c.log", &err),
 		  TS_EPARSE);
 	CHECK(strstr(err.msg, "arguments") != NULL);
+	/* cut inside the block (in the num_layers line): a value before the
+	 * cut might be the head of a longer one, so nothing of it is used */
+	ts_model_init(&m);
+	ts_err_init(&err);
+	cut = (size_t)(strstr(log, " 2\n  num_q") + 2 - log);
+	CHECK_I64(ts_model_parse_megatron_args(&m, NULL, log, cut, "d.log", &err), TS_ETRUNC);
+	CHECK(strstr(err.msg, "end of arguments") != NULL);
 }
 
 /* tensor_model_parallel_size 72057594037927936 (2^56, from a log's arguments
