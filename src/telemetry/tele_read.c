@@ -31,6 +31,9 @@ struct rd {
 	const char *p, *end;   /* cursor over the buffer */
 	const char *lstart;    /* start of the last line returned */
 	int64_t line;          /* of the last line returned */
+	int unterminated;      /* the last line returned has no line end: the
+				* capture ends inside it (its last number may
+				* be the head of a longer one) */
 	uint32_t gpu_base;     /* first GPU index of this file */
 	struct ts_err *err;
 	int tasks;             /* a launcher prefix was seen: its number is task */
@@ -63,6 +66,7 @@ static int next_line(struct rd *r, struct view *l)
 	r->lstart = r->p;
 	l->n = nl ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
 	r->p = nl ? nl + 1 : r->end;
+	r->unterminated = !nl;
 	if (l->n && l->s[l->n - 1] == '\r')
 		l->n--;
 	r->line++;
@@ -96,6 +100,18 @@ static int is_last_line(const struct rd *r)
 	while (q < r->end && isspace((unsigned char)*q))
 		q++;
 	return q >= r->end;
+}
+
+/* The capture's last row is cut: it has k of the want cells, or all of
+ * them and no line end (its last number may be cut short). Left out. */
+static void cut_row(struct rd *r, const char *what, int k, int want, const char *cells)
+{
+	if (k != want)
+		ts_tele_note(r->t, "truncated", r->line, "the last %s has %d of %d %s (cut): left out",
+			     what, k, want, cells);
+	else
+		ts_tele_note(r->t, "truncated", r->line, "the last %s has no line end (the capture "
+			     "is cut inside it, perhaps inside its last number): left out", what);
 }
 
 static struct view trim(struct view v)
@@ -525,11 +541,9 @@ static int read_dmon(struct rd *r)
 		if (!nnames || col_gpu < 0)
 			return bad(r, "nvidia-smi dmon row before its '# gpu' header line");
 		int k = split_ws(tl, cells, MAX_COLS);
-		if (k != nnames) {
+		if (k != nnames || r->unterminated) {
 			if (is_last_line(r)) {
-				ts_tele_note(r->t, "truncated", r->line,
-					     "the last dmon row has %d of %d columns (cut): left out", k,
-					     nnames);
+				cut_row(r, "dmon row", k, nnames, "columns");
 				break;
 			}
 			return bad(r, "dmon row has a different number of columns than its header");
@@ -628,11 +642,9 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 				    "field names with --fields (the --query-gpu list)");
 			goto out;
 		}
-		if (k != nnames) {
+		if (k != nnames || r->unterminated) {
 			if (is_last_line(r)) {
-				ts_tele_note(r->t, "truncated", r->line,
-					     "the last CSV row has %d of %d fields (cut): left out", k,
-					     nnames);
+				cut_row(r, "CSV row", k, nnames, "fields");
 				break;
 			}
 			rc = bad(r, "--query-gpu row has a different number of fields than its header");
@@ -846,11 +858,9 @@ static int read_dcgmi(struct rd *r)
 		int k = split_ws(tl, cells, MAX_COLS);
 		if (!nnames)
 			return bad(r, "dcgmi dmon row before its '#Entity' header line");
-		if (k != nnames + 2) {
+		if (k != nnames + 2 || r->unterminated) {
 			if (is_last_line(r)) {
-				ts_tele_note(r->t, "truncated", r->line,
-					     "the last dcgmi row has %d of %d cells (cut): left out", k,
-					     nnames + 2);
+				cut_row(r, "dcgmi row", k, nnames + 2, "cells");
 				break;
 			}
 			return bad(r, "dcgmi dmon row has a different number of cells than its header");

@@ -361,6 +361,44 @@ TEST(tele_dmon_gpu_index_out_of_range)
 	ts_tele_release(&t);
 }
 
+/* A capture killed while writing its last row: the row has all its cells
+ * but no line end, and its last number may be the head of a longer one
+ * (an SM clock of 1 MHz read from "1785"). dmon, --query-gpu CSV and
+ * dcgmi each leave it out with a truncated note; with its line end the
+ * same row is read. */
+TEST(tele_last_row_without_line_end)
+{
+	static const char *const caps[][2] = {
+		{ "# gpu    pwr  gtemp  mclk\n# Idx      W      C    MHz\n"
+		  "    0     62     33  1785\n    0     63     34  1", "d.txt" },
+		{ "index, temperature.gpu, clocks.mem [MHz]\n0, 33, 1785 MHz\n0, 34, 1", "q.csv" },
+		{ "#Entity   TMPTR  SMCLK\nID\nGPU 0     33     1785\nGPU 0     34     1", "g.txt" },
+	};
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		const char *d = caps[i][0];
+		struct ts_telemetry t;
+		struct ts_err err;
+		struct ts_sb full;
+
+		ts_err_init(&err);
+		ts_tele_init(&t);
+		REQUIRE(ts_tele_read_mem(&t, d, strlen(d), caps[i][1], NULL, &err) == 0);
+		CHECK_I64(t.samples.n, 1);
+		CHECK(has_note(&t, "truncated"));
+		ts_tele_release(&t);
+		/* the same capture ended properly: both rows */
+		ts_sb_init(&full);
+		ts_sb_adds(&full, d);
+		ts_sb_addc(&full, '\n');
+		ts_tele_init(&t);
+		REQUIRE(ts_tele_read_mem(&t, full.buf, full.len, caps[i][1], NULL, &err) == 0);
+		CHECK_I64(t.samples.n, 2);
+		CHECK(!has_note(&t, "truncated"));
+		ts_tele_release(&t);
+		ts_sb_release(&full);
+	}
+}
+
 TEST(tele_query_timestamp_ticks_by_position)
 {
 	DATA_OR_SKIP(p, TELE("nvidia-smi_query-gpu_csv_timestamp_units_8gpu_tail.txt"));
