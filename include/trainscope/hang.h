@@ -178,6 +178,15 @@ struct ts_hang_unread {
 	int nhead;
 };
 
+/* A text log's last line without its line end (the log was cut while it
+ * was written): not read, since a number at its end may be the head of a
+ * longer one ("SeqNum=15" of 1580). */
+struct ts_hang_cut_line {
+	uint32_t file;
+	int64_t offset;          /* of the line */
+	int64_t line;            /* 1-based */
+};
+
 struct ts_hang_pg_status {
 	int64_t rank;
 	int pg;
@@ -197,6 +206,7 @@ struct ts_hang_set {
 	TS_VEC(struct ts_hang_coll) colls;
 	TS_VEC(struct ts_hang_dump) dumps;
 	TS_VEC(struct ts_hang_unread) unread;
+	TS_VEC(struct ts_hang_cut_line) cut_lines;
 	TS_VEC(struct ts_hang_pg_status) status;
 	TS_VEC(int64_t) ranks_seen;  /* global ranks named by `[rankN]:` prefixes or dumps */
 	int64_t world_size;          /* --world-size, -1 */
@@ -302,9 +312,10 @@ void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_ha
 		int schema);
 struct ts_warnings;
 /* Add the evidence's warnings to w: a truncated-dump warning per cut dump
- * (file, byte of the cut) and an unread-input warning per input that looks
- * like a dump but is none trainscope reads (struct ts_hang_unread), in the
- * words of the hang analysis's findings. `hang --json` and diagnose carry
+ * (file, byte of the cut), a truncated-log warning per text log whose last
+ * line is cut (struct ts_hang_cut_line) and an unread-input warning per
+ * input that looks like a dump but is none trainscope reads (struct
+ * ts_hang_unread), in the words of the hang analysis's findings. `hang --json` and diagnose carry
  * them. Returns 0 or TS_ENOMEM. */
 int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w);
 /* The table per incident, findings and advice. */

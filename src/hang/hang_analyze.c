@@ -38,6 +38,16 @@ static const char *fmt(struct ts_hang_result *r, const char *f, ...)
 	return out;
 }
 
+/* A cut last line of a file already said to be no dump we read (an
+ * unread-input) says nothing more. */
+static int cut_line_said(const struct ts_hang_set *s, const struct ts_hang_cut_line *c)
+{
+	for (size_t i = 0; i < s->unread.n; i++)
+		if (s->unread.v[i].file == c->file)
+			return 0;
+	return 1;
+}
+
 void hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d, struct ts_sb *sb)
 {
 	int one = d->entries == 1;
@@ -65,6 +75,19 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 				     "%s", sb.buf);
 		ts_sb_release(&sb);
 	}
+	for (size_t i = 0; i < s->cut_lines.n && !rc; i++) {
+		const struct ts_hang_cut_line *c = &s->cut_lines.v[i];
+		struct ts_sb sb;
+
+		if (!cut_line_said(s, c))
+			continue;
+		ts_sb_init(&sb);
+		hang_cutline_text(s, c, &sb);
+		rc = sb.failed ? TS_ENOMEM :
+		     ts_warnings_add(w, "truncated-log", s->files.v[c->file], c->offset, TS_NO_INT,
+				     "%s", sb.buf);
+		ts_sb_release(&sb);
+	}
 	for (size_t i = 0; i < s->unread.n && !rc; i++) {
 		const struct ts_hang_unread *u = &s->unread.v[i];
 		struct ts_sb sb;
@@ -77,6 +100,15 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		ts_sb_release(&sb);
 	}
 	return rc;
+}
+
+void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_line *c,
+		       struct ts_sb *sb)
+{
+	ts_sb_addf(sb, "%s: its last line (line %lld, byte %lld) has no line end: the log was "
+		   "cut while it was written, and the line is not read (a number at its end may "
+		   "be the head of a longer one)", s->files.v[c->file], (long long)c->line,
+		   (long long)c->offset);
 }
 
 void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb)
@@ -1092,6 +1124,16 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 
 		ts_sb_init(&sb);
 		hang_unread_text(s, &s->unread.v[i], &sb);
+		finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+		ts_sb_release(&sb);
+	}
+	for (size_t i = 0; i < s->cut_lines.n; i++) {
+		struct ts_sb sb;
+
+		if (!cut_line_said(s, &s->cut_lines.v[i]))
+			continue;
+		ts_sb_init(&sb);
+		hang_cutline_text(s, &s->cut_lines.v[i], &sb);
 		finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
 		ts_sb_release(&sb);
 	}

@@ -103,6 +103,9 @@ int hang_from_pv(struct ts_hang_set *s, const struct pv *root, uint32_t file, in
 void hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d, struct ts_sb *sb);
 /* The words of an unread input's finding and warning. */
 void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb);
+/* The words of a text log's cut last line (struct ts_hang_cut_line). */
+void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_line *c,
+		       struct ts_sb *sb);
 
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);

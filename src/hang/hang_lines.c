@@ -1000,6 +1000,7 @@ static int read_lines(struct ts_hang_set *s, struct ts_input *in, struct ts_err 
 	struct lines_st st;
 	const char *line;
 	size_t n;
+	uint64_t off;
 	int rc;
 
 	memset(&st, 0, sizeof(st));
@@ -1009,9 +1010,20 @@ static int read_lines(struct ts_hang_set *s, struct ts_input *in, struct ts_err 
 	st.ras_listed = -1;
 	st.file = (uint32_t)s->files.n - 1;
 	ts_sb_init(&st.clean);
-	while ((rc = ts_input_getline(in, &line, &n, NULL, err)) == 1) {
+	while ((rc = ts_input_getline(in, &line, &n, &off, err)) == 1) {
 		st.lineno++;
 		s->lines++;
+		int nl = line + n < (const char *)in->data + in->len && line[n] == '\n';
+		size_t k = n && line[n - 1] == '\r' ? n - 1 : n;
+		if (!nl && k) {
+			/* the last line has no line end: cut (struct ts_hang_cut_line) */
+			struct ts_hang_cut_line c = { st.file, (int64_t)off, st.lineno };
+			if (TS_VEC_PUSH(s->cut_lines, c)) {
+				ts_sb_release(&st.clean);
+				return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", in->path);
+			}
+			continue;
+		}
 		one_line(&st, line, n);
 		if (s->arena.failed || st.clean.failed) {
 			ts_sb_release(&st.clean);

@@ -38,6 +38,7 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	TS_VEC_RELEASE(s->colls);
 	TS_VEC_RELEASE(s->dumps);
 	TS_VEC_RELEASE(s->unread);
+	TS_VEC_RELEASE(s->cut_lines);
 	TS_VEC_RELEASE(s->status);
 	TS_VEC_RELEASE(s->ranks_seen);
 	ts_arena_release(&s->arena);

@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "trainscope/detect.h"
 #include "trainscope/hang.h"
+#include "trainscope/jsonw.h"
 #include "../../src/hang/hang_int.h"
 
 struct loaded {
@@ -1101,6 +1102,48 @@ TEST(hang_glog_negative_clock)
 	REQUIRE(w->ev >= 0);
 	CHECK_I64(s.evs.v[w->ev].tod_ns, -1);
 	CHECK_I64(w->ran_for_ms, 600005);
+	ts_hang_set_release(&s);
+}
+
+/* A log cut while rank 4's watchdog line was written ("SeqNum=15" of
+ * 1580): that last line, without its line end, is not read (it made a
+ * seq-15 incident of its own); the same text with its line end is. */
+TEST(hang_cut_last_line)
+{
+	const char *full = "[rank0]:[E321 02:07:08.408 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog "
+			   "caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, "
+			   "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600060 milliseconds "
+			   "before timing out.\n"
+			   "[rank4]:[E321 02:07:08.409 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog "
+			   "caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, "
+			   "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600061 milliseconds "
+			   "before timing out.\n";
+	size_t cut = (size_t)(strstr(strstr(full, "[rank4]"), "SeqNum=") + 9 - full);
+	struct ts_hang_set s;
+	struct ts_err err;
+	struct ts_warnings w;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_lines_mem(&s, full, cut, "cut.log", &err) == 0);
+	CHECK(work_of(&s, 0, 1580) != NULL);
+	CHECK(work_of(&s, 4, 15) == NULL);
+	CHECK(work_of(&s, 4, 1580) == NULL);
+	CHECK_I64(s.cut_lines.n, 1);
+	CHECK_I64(s.cut_lines.v[0].line, 2);
+	CHECK_I64(s.cut_lines.v[0].offset, (int64_t)(strstr(full, "[rank4]") - full));
+	ts_warnings_init(&w);
+	REQUIRE(ts_hang_warnings(&s, &w) == 0);
+	CHECK_I64(w.v.n, 1);
+	if (w.v.n)
+		CHECK_STR(w.v.v[0].code, "truncated-log");
+	ts_warnings_release(&w);
+	ts_hang_set_release(&s);
+
+	ts_hang_set_init(&s);
+	REQUIRE(ts_hang_read_lines_mem(&s, full, strlen(full), "whole.log", &err) == 0);
+	CHECK(work_of(&s, 4, 1580) != NULL);
+	CHECK_I64(s.cut_lines.n, 0);
 	ts_hang_set_release(&s);
 }
 
