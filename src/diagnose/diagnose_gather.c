@@ -750,9 +750,31 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 	}
 	if (model_moe(d))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
-	for (size_t i = 0; i < d->in.traces.n; i++)
-		if ((rc = read_trace(d, d->in.traces.v[i], err)))
+	for (size_t i = 0; i < d->in.traces.n; i++) {
+		const char *path = d->in.traces.v[i];
+		struct ts_err e;
+		char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
+
+		ts_err_init(&e);
+		rc = read_trace(d, path, &e);
+		if (!rc)
+			continue;
+		/* a trace found in the run that cannot be read is left out, as a
+		 * telemetry capture is; one named on the command line is an error */
+		if (rc == TS_ENOMEM || strcmp(path, rm->root) == 0) {
+			if (err)
+				*err = e;
 			return rc;
+		}
+		if (e.offset >= 0)
+			snprintf(buf, sizeof(buf), "byte %lld: %s", (long long)e.offset, e.msg);
+		else
+			snprintf(buf, sizeof(buf), "%s", e.msg);
+		if (ts_warnings_add(&d->rm->warnings, "unused-input", path, e.offset, TS_NO_INT,
+				    "%s cannot be read as a profiler trace and is not used (%s).",
+				    path, buf))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
 	if (d->nprofs) {
 		if ((rc = ts_job_analyse(&d->job, d->profs, d->nprofs, err)))
 			return rc;

@@ -22,7 +22,8 @@
 #  - a truncated trace in a run directory is a truncated-trace warning and
 #    no share above 100 % is printed;
 #  - a corrupt trace in a run directory does not stop steps, validate or ab
-#    (they do not need it): an unused-input warning;
+#    (they do not need it): an unused-input warning; nor diagnose and report
+#    when detection takes it for a trace and it is damaged mid-file;
 #  - a resumed log (iterations go back) keeps the later segment, with a
 #    resumed-log warning;
 #  - a Megatron log's arguments block (seq_length, global_batch_size,
@@ -235,6 +236,26 @@ for cmd in "steps" "validate --accept-auto-window" "ab"; do
 	case " $(codes "$tmp/corrupt.json" 2>/dev/null) " in *" unused-input "*) ;;
 	*) bad "$cmd: no unused-input warning for the corrupt trace" ;; esac
 done
+
+# --- a trace that detection takes for one but that is damaged mid-file (a
+# key's quote replaced): diagnose and report leave it out with an
+# unused-input warning and analyse the log (they exited 2); named on the
+# command line it is still an error
+mkdir -p "$tmp/damaged"
+cp "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/damaged/"
+gzip -dc "$CPU/a_dense/"rank0.*.pt.trace.json.gz | python3 -c '
+import sys
+d = sys.stdin.buffer.read()
+i = d.find(b"\"name\"", len(d) // 2)
+sys.stdout.buffer.write(d[:i] + b"4" + d[i + 1:])' >"$tmp/damaged/rank0.pt.trace.json"
+"$TS" diagnose --json "$tmp/damaged" >"$tmp/damaged.json" 2>"$tmp/damaged.err"; rc=$?
+[ $rc = 0 ] || bad "diagnose with a damaged trace: exit $rc, want 0 ($(cat "$tmp/damaged.err"))"
+case " $(codes "$tmp/damaged.json" 2>/dev/null) " in *" unused-input "*) ;;
+*) bad "diagnose: no unused-input warning for the damaged trace" ;; esac
+"$TS" report "$tmp/damaged" -o "$tmp/damaged.html" 2>"$tmp/damaged.err"; rc=$?
+[ $rc = 0 ] || bad "report with a damaged trace: exit $rc, want 0 ($(cat "$tmp/damaged.err"))"
+"$TS" diagnose "$tmp/damaged/rank0.pt.trace.json" >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || bad "diagnose on the damaged trace named alone: exit $rc, want 2"
 
 # --- a resumed log: iterations 1-40, then the job restarts at 31 and runs to 60
 python3 - "$CPU/a_dense/metrics_rank0.jsonl" "$tmp/resumed.jsonl" <<'PY'
