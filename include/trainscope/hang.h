@@ -167,6 +167,10 @@ struct ts_hang_dump {
 	int64_t cut_at;      /* the dump ends inside its document (a rank killed while
 			      * dumping): the bytes read, its entries the complete ones
 			      * before the cut; -1 when whole */
+	int entries_cut;     /* cut_at >= 0 and the cut is inside its entries list (or
+			      * before it): entries may be missing, so its rank is not
+			      * taken as absent past them; 0 when the list closed
+			      * before the cut (its entries are all there) */
 };
 
 /* An input read as a text log that is named like a Flight Recorder dump

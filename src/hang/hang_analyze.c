@@ -52,6 +52,12 @@ void hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d, st
 {
 	int one = d->entries == 1;
 
+	if (!d->entries_cut) {
+		ts_sb_addf(sb, "%s: truncated at byte %lld, after its entries list: its %lld "
+			   "%s read whole", s->files.v[d->file], (long long)d->cut_at,
+			   (long long)d->entries, one ? "entry is" : "entries are");
+		return;
+	}
 	ts_sb_addf(sb, "%s: truncated at byte %lld; its %lld complete %s before the cut %s read, "
 		   "and its rank is not taken as absent past %s", s->files.v[d->file],
 		   (long long)d->cut_at, (long long)d->entries, one ? "entry" : "entries",
@@ -539,7 +545,7 @@ static int dumps(struct an *a)
 		const struct ts_hang_dump *d = &s->dumps.v[i];
 		if (d->rank >= 0)
 			hang_set_add(&dumped, d->rank);
-		if (d->rank >= 0 && d->cut_at >= 0)
+		if (d->rank >= 0 && d->entries_cut)
 			hang_set_add(&cut, d->rank);
 		if (d->cut_at >= 0) {
 			struct ts_sb sb;

@@ -218,6 +218,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	dump.rank = rank;
 	dump.file = file;
 	dump.cut_at = cut;
+	dump.entries_cut = cut >= 0 && (!ents || ents->cut);
 	if (ver && ver->t == PV_STR)
 		dump.version = hang_strndup(s, ver->s, ver->n > 16 ? 16 : ver->n);
 	if (ents && !is_seq(ents))

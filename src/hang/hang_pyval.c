@@ -244,8 +244,9 @@ static int tp_string(struct tp *t, struct pv **out)
 static int tp_value(struct tp *t, struct pv **out, int depth);
 
 /* Salvage: the input ended inside c. Its complete items stay; an item
- * that ended at the last byte may be cut (a number, a word) and goes, and
- * so does a dict key left without its value. */
+ * that ended at the last byte may be cut if it is a number (12 of 123) and
+ * goes (a closed string or container is whole), and so does a dict key
+ * left without its value. */
 static int tp_cut(struct tp *t, struct pv *c, int last_at_end)
 {
 	if (last_at_end && c->nit)
@@ -271,7 +272,7 @@ static int tp_item(struct tp *t, struct pv *c, int depth)
 	if (rc || (rc = pv_push(t->a, c, x)))
 		return rc;
 	if (t->salvage && t->pos >= t->n)
-		return tp_cut(t, c, 1);
+		return tp_cut(t, c, x->t == PV_INT || x->t == PV_FLOAT);
 	return 0;
 }
 

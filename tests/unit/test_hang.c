@@ -640,6 +640,50 @@ TEST(hang_dump_cut_keeps_the_rest)
 	CHECK(cuts > 1000);
 }
 
+/* The culprit's dump cut after its entries list (only its closing brace
+ * lost): its entries are all there, so it is still blamed for never
+ * issuing collective 6 (the cut made the incident undecided); cut inside
+ * the list, it is not. */
+TEST(hang_dump_cut_after_entries_blames)
+{
+	char buf[4096], name[32];
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+
+	for (int inside = 0; inside < 2; inside++) {
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		for (int rank = 0; rank < 4; rank++) {
+			int len = fr_json(buf, sizeof(buf), rank == 2 ? 5 : 6, rank != 2);
+			REQUIRE(len > 0);
+			snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
+			if (rank == 2) {
+				/* "]}\n": cut before the '}', or before the ']' */
+				size_t cut = (size_t)len - (inside ? 3 : 2);
+				REQUIRE(ts_hang_read_mem(&s, buf, cut, name, &err) == 0);
+				CHECK_I64(s.dumps.v[s.dumps.n - 1].cut_at, (int64_t)cut);
+				CHECK_I64(s.dumps.v[s.dumps.n - 1].entries_cut, inside);
+				CHECK_I64(s.dumps.v[s.dumps.n - 1].entries, 5);
+			} else {
+				REQUIRE(read_mem(&s, buf, name, &err) == 0);
+			}
+		}
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		REQUIRE(r.incidents.n == 1);
+		if (!inside) {
+			CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
+			CHECK_I64(r.incidents.v[0].culprits.n, 1);
+			if (r.incidents.v[0].culprits.n)
+				CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+		} else {
+			CHECK_I64(r.incidents.v[0].culprits.n, 0);
+		}
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+}
+
 /* A pickle writer with c10's layout (torch/csrc/jit/serialization/
  * pickler.cpp): PROTO 2; a dict is EMPTY_DICT, MARK, key, value...,
  * SETITEMS; a list EMPTY_LIST, MARK, items, APPENDS; a 2-tuple TUPLE2;
