@@ -1175,7 +1175,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		if (s->m.truncated)
 			ts_trace_truncated_warning(&warns, s->path, s->m.truncated_at, s->m.gzip,
-						   s->prof.steps_dropped);
+						   &s->prof);
 		if (s->m.recovered)
 			ts_warnings_add(&warns, "recovered-events", s->path,
 					(int64_t)s->m.first_recovery_at, TS_NO_INT,

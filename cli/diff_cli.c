@@ -90,7 +90,7 @@ int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact
 			r = ts_diff_side_build(s, &t, &err);
 			if (!r && t.meta.truncated)
 				ts_trace_truncated_warning(warns, files.v[i], t.meta.truncated_at,
-							   t.meta.gzip, s->prof.steps_dropped);
+							   t.meta.gzip, &s->prof);
 			if (!r) {   /* warns->failed */
 				ts_trace_ignored_warning(warns, files.v[i], &t.meta);
 				ts_rank_prof_warnings(&s->prof, s->ctx.whole_window, files.v[i], warns);

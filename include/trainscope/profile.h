@@ -271,6 +271,9 @@ struct ts_rank_prof {
 	int64_t median_step_ns;
 	int64_t outliers;
 	int64_t steps_dropped;  /* truncated trace: steps cut by the end of the file */
+	int cut_in_device;      /* truncated trace cut among its runtime calls and
+				 * device activities (written after the host's ops):
+				 * the device times of its steps may be partial */
 	int64_t steps_repeated; /* ProfilerStep spans identical to one before (same
 				 * number, start and end): counted once */
 
@@ -317,10 +320,11 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 
 /* The truncated-trace warning of the trace at path, one wording for every
  * command: cut at byte `at` (of the inflated JSON when gzip), every
- * complete event before it analysed, steps_dropped steps cut by the end
- * dropped. Returns 0 or TS_ENOMEM. */
+ * complete event before it analysed, p's steps_dropped steps cut by the
+ * end dropped, and whether the cut fell among its device-side events (p's
+ * cut_in_device). Returns 0 or TS_ENOMEM. */
 int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
-			       int64_t steps_dropped);
+			       const struct ts_rank_prof *p);
 
 /* The ignored-values warning of a trace whose meta counts events with an
  * unusable ts or dur, a negative dur or an "X" event without a dur (none:

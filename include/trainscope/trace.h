@@ -351,8 +351,10 @@ struct ts_trace_meta {
 	size_t ndevices;
 
 	/* reading outcome */
-	int truncated;            /* file ended inside the event list */
+	int truncated;            /* the file ends inside the document */
 	uint64_t truncated_at;    /* byte offset (decompressed) where it ended */
+	int events_whole;         /* its event list closed (a cut after it loses
+				   * no event) */
 	int gzip;                 /* the file is gzip-compressed: offsets are of the inflated JSON */
 	uint64_t recovered;       /* events skipped or repaired by recovery */
 	uint64_t first_recovery_at; /* byte offset of the first event recovered */

@@ -233,8 +233,7 @@ static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
 		struct ts_warnings *w = &d->rm->warnings;
 		size_t old = find_warning(w, "truncated-trace", path);
 
-		if (ts_trace_truncated_warning(w, path, t.meta.truncated_at, t.meta.gzip,
-					       p->steps_dropped)) {
+		if (ts_trace_truncated_warning(w, path, t.meta.truncated_at, t.meta.gzip, p)) {
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 			goto out;
 		}

@@ -503,6 +503,16 @@ static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_
 	return ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr);
 }
 
+/* A runtime or driver call, or device work: what Kineto writes after the
+ * host's ops (the CUPTI activities). */
+static int is_activity(const struct ts_trace *t, size_t i)
+{
+	int c = t->ev.cat[i];
+
+	return c == TS_CAT_RUNTIME || c == TS_CAT_DRIVER || c == TS_CAT_KERNEL ||
+	       c == TS_CAT_MEMCPY || c == TS_CAT_MEMSET || c == TS_CAT_GPU_USER_ANNOTATION;
+}
+
 /* corr_build() on the thread that runs it. */
 struct corr_job {
 	struct corr_map *m;
@@ -564,13 +574,32 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		}
 		src.n = k;
 	}
-	if (t->meta.truncated) {
-		/* the file was cut: a step that ends after the last event that
-		 * made it into the file lost its tail, and would read as a stall */
-		int64_t last = INT64_MIN;
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (w->tm[i] && ts_ev_ts(&t->ev, i) > last && !(name_flags(w, t, i) & F_STEP))
-				last = ts_ev_ts(&t->ev, i);
+	if (t->meta.truncated && !t->meta.events_whole) {
+		/* the file was cut inside its events: a step that ends after the
+		 * last event that made it into the file lost its tail, and would
+		 * read as a stall; one whose launches lost their device events
+		 * (cut_horizon) lost its device work */
+		int64_t last = INT64_MIN, last_host = INT64_MIN, last_act = INT64_MIN;
+		for (size_t i = 0; i < t->ev.n; i++) {
+			int64_t *l;
+			if (!w->tm[i] || (name_flags(w, t, i) & F_STEP))
+				continue;
+			l = is_activity(t, i) ? &last_act : &last_host;
+			if (ts_ev_ts(&t->ev, i) > *l)
+				*l = ts_ev_ts(&t->ev, i);
+		}
+		/* Kineto writes the host's ops, then the activities: a cut among
+		 * the activities lost those of the steps after their last one
+		 * (in time order; out of order, the warning says the device
+		 * times may be partial: cut_in_device) */
+		last = last_host > last_act ? last_host : last_act;
+		if (last_host != INT64_MIN && last_act != INT64_MIN && last_act < last)
+			last = last_act;
+		for (size_t i = t->ev.n; i-- > 0;)
+			if (w->tm[i]) {
+				p->cut_in_device = is_activity(t, i);
+				break;
+			}
 		while (src.n && src.v[src.n - 1].e > last) {
 			src.n--;
 			p->steps_dropped++;
@@ -1968,13 +1997,16 @@ int ts_trace_ignored_warning(struct ts_warnings *w, const char *path,
 }
 
 int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
-			       int64_t steps_dropped)
+			       const struct ts_rank_prof *p)
 {
 	return ts_warnings_add(w, "truncated-trace", path, (int64_t)at, TS_NO_INT,
 			       "%s: truncated at byte %llu%s; analysed every complete event before "
-			       "it (%lld step%s cut by the end dropped)", path, (unsigned long long)at,
-			       gzip ? " of the inflated JSON" : "", (long long)steps_dropped,
-			       steps_dropped == 1 ? "" : "s")
+			       "it (%lld step%s cut by the end dropped)%s", path, (unsigned long long)at,
+			       gzip ? " of the inflated JSON" : "", (long long)p->steps_dropped,
+			       p->steps_dropped == 1 ? "" : "s",
+			       p->cut_in_device ? "; the cut fell among its device-side events, "
+			       "which the profiler writes after the host's and not always in time "
+			       "order, so the device times of the steps kept may be partial" : "")
 		       ? TS_ENOMEM
 		       : 0;
 }

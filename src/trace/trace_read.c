@@ -2664,6 +2664,7 @@ static int read_object(struct rd *r, size_t *ip, int *saw_events)
 			*saw_events = 1;
 			if ((rc = read_events(r, &i)))
 				return rc;
+			r->t->meta.events_whole = 1;
 		} else if ((rc = top_value(r, &i, kind, vk))) {
 			return rc;
 		}
@@ -2820,6 +2821,7 @@ static int read_all(struct rd *r)
 		r->t->meta.legacy = 1;
 		saw_events = 1;
 		rc = read_events(r, &i);
+		r->t->meta.events_whole = rc == P_OK;
 	} else if (r->d[i] == '{') {
 		rc = read_object(r, &i, &saw_events);
 	} else {

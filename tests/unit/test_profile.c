@@ -519,6 +519,64 @@ TEST(profile_cpu_clipped_to_window)
 	tb_release(&t);
 }
 
+/*
+ * A cut trace as Kineto writes one: the host's ops for steps 1 (0-1000 us)
+ * and 2 (1000-2000 us), then the launches and kernels in time order.
+ * Cut among the activities, after step 2's launch: step 2 lost its device
+ * work and is dropped (it was kept, idle, as its host ops are all there),
+ * and the warning says the device times may be partial. Cut only after
+ * the event list closed, both steps are whole and kept (step 2 was
+ * dropped).
+ */
+static void build_cut(struct ts_trace *t, int activities_of_step2, int events_whole)
+{
+	tb_init(t);
+	for (int k = 0; k < 2; k++) {
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, k ? "ProfilerStep#2" : "ProfilerStep#1",
+		       1000 * k, 1000);
+		tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", 1000 * k + 10, 900);
+	}
+	for (int k = 0; k < 2; k++) {
+		tb_launch(t, "cudaLaunchKernel", 1000 * k + 20, 10, 7 + k);
+		if (k == 0 || activities_of_step2)   /* else the cut took it */
+			tb_gpu(t, TS_CAT_KERNEL, "gemm", 7, 1000 * k + 40, 800, 7 + k);
+	}
+	t->meta.truncated = 1;
+	t->meta.truncated_at = 12345;
+	t->meta.events_whole = events_whole;
+}
+
+TEST(profile_cut_trace_steps)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_err err;
+	struct ts_warnings w;
+
+	build_cut(&t, 0, 0);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	REQUIRE(p.steps.n == 1);
+	CHECK_I64(p.steps.v[0].step, 1);
+	CHECK_I64(p.steps_dropped, 1);
+	CHECK_I64(p.cut_in_device, 1);
+	ts_warnings_init(&w);
+	REQUIRE(ts_trace_truncated_warning(&w, "t.json", 12345, 0, &p) == 0);
+	REQUIRE(w.v.n == 1);
+	CHECK(strstr(w.v.v[0].message, "device times of the steps kept may be partial") != NULL);
+	ts_warnings_release(&w);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+
+	build_cut(&t, 1, 1);
+	ts_rank_prof_init(&p);
+	REQUIRE(ts_rank_profile(&p, &t, NULL, &err) == 0);
+	CHECK_I64(p.steps.n, 2);
+	CHECK_I64(p.steps_dropped, 0);
+	ts_rank_prof_release(&p);
+	tb_release(&t);
+}
+
 /* No timed evidence, no verdict: one event with dur -1; many zero-length
  * events (window 0 < TS_WALL_MIN_WINDOW_NS). */
 TEST(profile_wall_undetermined)
