@@ -4,12 +4,14 @@
  *
  * Table cells escape the characters that would break a GitHub-flavoured
  * table (| and line breaks, which become "; ") and the ones that would start inline markup
- * or HTML (\ ` * _ < > [ ]); invalid UTF-8 becomes U+FFFD.
+ * or HTML (\ ` * _ < > [ ]); invalid UTF-8 becomes U+FFFD. A list item's
+ * later lines (a snippet to paste) are a fenced code block instead.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "trainscope/report.h"
+#include "trainscope/utf8.h"
 
 static void md_esc(struct ts_sb *o, const char *s)
 {
@@ -36,6 +38,72 @@ static void md_esc(struct ts_sb *o, const char *s)
 	ts_sb_release(&tmp);
 }
 
+/* Text inside a fenced code block, as written: no escapes (they would
+ * show), valid UTF-8 kept, controls but tab and invalid bytes U+FFFD. */
+static void md_code_text(struct ts_sb *o, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		int len = p[i] < 0x80 ? 1 : ts_utf8_seq(p + i, n - i, &cp);
+
+		if (len == 1 && ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f)) {
+			ts_sb_adds(o, "\xef\xbf\xbd");
+			i++;
+		} else if (len > 0) {
+			ts_sb_add(o, p + i, (size_t)len);
+			i += (size_t)len;
+		} else {
+			ts_sb_adds(o, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+}
+
+/* An item's detail: its first line as text; the lines after it (a snippet
+ * to paste, indented by the analysis) as a fenced code block, so they stay
+ * lines (joined with "; " they were no longer valid Python). A detail
+ * whose later lines hold a fence is text throughout. */
+static void md_detail(struct ts_sb *o, const char *s)
+{
+	const char *nl = strchr(s, '\n');
+
+	if (!nl || strstr(nl, "```")) {
+		md_esc(o, s);
+		return;
+	}
+	{
+		struct ts_sb first;
+		ts_sb_init(&first);
+		ts_sb_add(&first, s, (size_t)(nl - s));
+		md_esc(o, first.buf ? first.buf : "");
+		ts_sb_release(&first);
+	}
+	/* the lines' common indent goes: the block pastes as written */
+	size_t cut = SIZE_MAX;
+	for (const char *l = nl + 1; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l), k = 0;
+		while (k < len && l[k] == ' ')
+			k++;
+		if (k < len && k < cut)
+			cut = k;
+		l += len + (e != NULL);
+	}
+	ts_sb_adds(o, "\n\n  ```\n");
+	for (const char *l = nl + 1; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		size_t k = len < cut ? len : cut;
+		ts_sb_adds(o, "  ");
+		md_code_text(o, l + k, len - k);
+		ts_sb_addc(o, '\n');
+		l += len + (e != NULL);
+	}
+	ts_sb_adds(o, "  ```");
+}
+
 static void md_num(struct ts_sb *o, double v, int decimals)
 {
 	ts_sb_adds(o, " | ");
@@ -59,7 +127,7 @@ static void md_items(struct ts_sb *o, const char *title, const struct ts_report_
 			ts_sb_adds(o, " *(candidate: test with `trainscope ab`)*");
 		if (v[i].detail) {
 			ts_sb_adds(o, "  \n  ");
-			md_esc(o, v[i].detail);
+			md_detail(o, v[i].detail);
 		}
 		ts_sb_addc(o, '\n');
 	}

@@ -60,6 +60,29 @@ TEST(report_escapes_trace_names)
 	ts_report_release(&r);
 }
 
+/* An item's later lines (a snippet to paste) stay lines in Markdown: a
+ * fenced block with their common indent taken off and nothing escaped
+ * (joined with "; ", the Python no longer parsed). */
+TEST(report_md_snippet_stays_code)
+{
+	struct ts_report r;
+	char *md;
+
+	ts_report_init(&r);
+	ts_report_add_item(&r, TS_REPORT_MISSING, TS_REPORT_WARN, "profiler trace",
+			   "add a profiler:\n  prof = p(\n      a=[1],  # x_y\n      b=\"z\")\n  prof.start()");
+	ts_report_add_item(&r, TS_REPORT_MISSING, TS_REPORT_INFO, "fenced",
+			   "two\n  ```\n  lines");
+	md = render(&r, 1);
+	REQUIRE(md);
+	CHECK(strstr(md, "  add a profiler:\n\n  ```\n  prof = p(\n      a=[1],  # x_y\n"
+			 "      b=\"z\")\n  prof.start()\n  ```\n") != NULL);
+	/* a detail that holds a fence itself stays text, its lines joined */
+	CHECK(strstr(md, "two;   \\`\\`\\`;   lines") != NULL);
+	free(md);
+	ts_report_release(&r);
+}
+
 TEST(report_sections_follow_data)
 {
 	struct ts_report r;
