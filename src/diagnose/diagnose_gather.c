@@ -202,11 +202,13 @@ out:
 	return rc;
 }
 
-static int read_trace(struct ts_diag *d, const char *path, struct ts_err *err)
+static int read_trace(struct ts_diag *d, const char *path, size_t order, struct ts_err *err)
 {
 	struct ts_prof_opts po = prof_opts();
 	struct ts_trace t;
-	struct ts_trace_opts o = { .skip_python = 1, .strict = 0 };
+	/* a trace that names no rank is the order-th, as `trace` numbers it */
+	struct ts_trace_opts o = { .skip_python = 1, .strict = 0, .has_order = 1,
+				   .order = (int64_t)order };
 	struct ts_rank_prof *p = NULL;
 	struct ts_detect k;
 	int rc;
@@ -755,7 +757,7 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 		char buf[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
 
 		ts_err_init(&e);
-		rc = read_trace(d, path, &e);
+		rc = read_trace(d, path, i, &e);
 		if (!rc)
 			continue;
 		/* a trace found in the run that cannot be read is left out, as a

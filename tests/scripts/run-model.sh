@@ -489,4 +489,15 @@ assert got is not None and abs(got - want) <= 0.0005 + 1e-6 * want, (got, want)
 assert not any(m["title"] == "model config" for m in dg["missing"]), dg["missing"]
 PY
 
+# a trace that names no rank is rank 0 (its file order) in diagnose, as in
+# trace (diagnose said "rank -1")
+rnf=$DATA/traces/hta/rank_unavailable/rank_not_found.json.gz
+if [ -f "$rnf" ]; then
+	"$TS" diagnose "$rnf" >"$tmp/rnf.txt" 2>/dev/null
+	"$TS" trace "$rnf" >"$tmp/rnf.trace.txt" 2>/dev/null
+	grep -q "rank -1" "$tmp/rnf.txt" && bad "diagnose names a trace without a rank 'rank -1'"
+	grep -q "rank 0: untraced host time" "$tmp/rnf.txt" && grep -q "rank 0: untraced host time" "$tmp/rnf.trace.txt" ||
+		bad "diagnose and trace do not both call the rank-less trace rank 0"
+fi
+
 exit $fail
