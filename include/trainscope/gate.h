@@ -37,7 +37,9 @@ struct ts_run_point {
 	double loss;           /* NAN when unknown or printed non-finite */
 	double grad_norm;      /* NAN when unknown or printed non-finite */
 	double tflops;         /* logged TFLOP/s per GPU, NAN unknown */
-	int nonfinite;         /* loss/grad printed NaN/Inf, or a NaN iteration reported */
+	int nonfinite;         /* non-finite iterations it stands for: 1 when a loss or
+			        * grad norm printed NaN/Inf, the NaN-iteration count
+			        * when it counts more (over a log interval); else 0 */
 	int64_t skipped;       /* skipped iterations reported in this record */
 	unsigned excluded;     /* enum ts_point_excl: why it never enters a window */
 	double phase_ms[TS_PHASE_COUNT]; /* per-phase time (enum ts_phase) of the record

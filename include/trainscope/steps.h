@@ -69,6 +69,9 @@ struct ts_loss_health {
 	struct ts_loss_evidence ev[TS_LOSS_CAUSE_COUNT]; /* indexed by enum ts_loss_cause */
 	int64_t *bad_iterations;  /* ascending, unique: iterations with non-finite evidence */
 	size_t nbad;
+	int64_t nbad_iterations;  /* the non-finite iterations they stand for: a record
+				   * whose NaN-iteration counter is above 1 (Megatron
+				   * counts over its log interval) stands for that many */
 };
 
 /*

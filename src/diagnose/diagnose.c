@@ -382,9 +382,9 @@ static int loss_health(struct ts_diag *d)
 
 		if (h->verdict == TS_LOSS_NONFINITE)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: non-finite",
-					"non-finite from iteration %lld (%s); %zu iterations with non-finite "
+					"non-finite from iteration %lld (%s); %lld iterations with non-finite "
 					"evidence, %lld skipped", (long long)h->first_bad_iteration,
-					ts_loss_cause_name(h->cause), h->nbad,
+					ts_loss_cause_name(h->cause), (long long)h->nbad_iterations,
 					(long long)h->ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 		if (h->verdict == TS_LOSS_MISSING && h->first_bad_iteration != TS_NO_INT)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: missing",

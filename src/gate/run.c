@@ -7,6 +7,7 @@
  * ranks logged it, and the measurement artefacts (profiler, checkpoint,
  * evaluation intervals) marked so no window ever includes them.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,9 +118,11 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 				p.grad_norm = isfinite(s->grad_norm) ? s->grad_norm : NAN;
 				loss_set = 1;
 			}
-			if ((s->flags & TS_STEP_GRAD_NONFINITE) ||
-			    (s->nan_iters != TS_NO_INT && s->nan_iters > 0))
+			if ((s->flags & TS_STEP_GRAD_NONFINITE) && !p.nonfinite)
 				p.nonfinite = 1;
+			/* a NaN-iteration count over the log interval: that many */
+			if (s->nan_iters != TS_NO_INT && s->nan_iters > p.nonfinite)
+				p.nonfinite = s->nan_iters > INT_MAX ? INT_MAX : (int)s->nan_iters;
 			for (uint32_t e = 0; e < s->extra_n; e++)
 				if (!isfinite(log->extras.v[s->extra_first + e].value))
 					p.nonfinite = 1;

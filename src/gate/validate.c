@@ -389,13 +389,14 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		    (r->health.verdict == TS_LOSS_MISSING &&
 		     r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED))
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s from iteration %lld "
-				  "(%s); %lld step(s) in the window have a non-finite loss or grad norm",
+				  "(%s); %lld iteration(s) in the window have non-finite evidence",
 				  ts_loss_verdict_name(r->health.verdict),
 				  (long long)r->health.first_bad_iteration,
 				  ts_loss_cause_name(r->health.cause), (long long)nonfinite);
 		else if (nonfinite)
-			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "%lld step(s) in the window have a "
-				  "non-finite loss or grad norm", (long long)nonfinite);
+			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "%lld iteration(s) in the window "
+				  "have non-finite evidence (a loss or grad norm printed as NaN/Inf, or "
+				  "the framework's NaN-iteration count)", (long long)nonfinite);
 		else if (!nloss)
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "no loss logged in the window");
 		else

@@ -80,9 +80,15 @@ static int cmp_rec_key(const void *a, const void *b)
 	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* A record with non-finite evidence: its iteration and the non-finite
+ * iterations it stands for. */
+struct badrec {
+	int64_t it, n;
+};
+
+static int cmp_badrec(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int64_t x = ((const struct badrec *)a)->it, y = ((const struct badrec *)b)->it;
 
 	return (x > y) - (x < y);
 }
@@ -110,6 +116,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 {
 	size_t n = log->steps.n, nb = 0;
 	struct rec_key *ord = NULL;
+	struct badrec *br = NULL;
 	int64_t first_iter = TS_NO_INT;
 	int series_loss = 0, any_loss = 0;
 
@@ -118,9 +125,11 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		h->ev[c].first_iteration = TS_NO_INT;
 	h->first_bad_iteration = TS_NO_INT;
 	ord = malloc((n + 1) * sizeof(*ord));
+	br = malloc((n + 1) * sizeof(*br));
 	h->bad_iterations = malloc((n + 1) * sizeof(*h->bad_iterations));
-	if (!ord || !h->bad_iterations) {
+	if (!ord || !br || !h->bad_iterations) {
 		free(ord);
+		free(br);
 		ts_loss_health_release(h);
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
@@ -176,7 +185,9 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		else if (series_loss && !(s->flags & TS_STEP_NO_LOSS))
 			see(h, TS_LOSS_CAUSE_LOSS_DROPPED, s->iteration, 1);
 		if (bad)
-			h->bad_iterations[nb++] = s->iteration;
+			br[nb++] = (struct badrec){ s->iteration,
+						    s->nan_iters != TS_NO_INT && s->nan_iters > 1 ?
+						    s->nan_iters : 1 };
 	}
 	free(ord);
 	if (!any_loss) {
@@ -185,11 +196,19 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		e->first_iteration = first_iter;
 		e->records = e->iterations = (int64_t)n;
 	}
-	sort_if_needed(h->bad_iterations, nb, sizeof(*h->bad_iterations), cmp_i64);
+	/* one iteration on several ranks is one; it stands for the most
+	 * non-finite iterations one of its records counts */
+	sort_if_needed(br, nb, sizeof(*br), cmp_badrec);
 	h->nbad = 0;
-	for (size_t i = 0; i < nb; i++)
-		if (h->nbad == 0 || h->bad_iterations[h->nbad - 1] != h->bad_iterations[i])
-			h->bad_iterations[h->nbad++] = h->bad_iterations[i];
+	for (size_t i = 0, j; i < nb; i = j) {
+		int64_t most = br[i].n;
+		for (j = i + 1; j < nb && br[j].it == br[i].it; j++)
+			most = br[j].n > most ? br[j].n : most;
+		h->bad_iterations[h->nbad++] = br[i].it;
+		h->nbad_iterations = most > INT64_MAX - h->nbad_iterations ? INT64_MAX
+									  : h->nbad_iterations + most;
+	}
+	free(br);
 	for (int c = TS_LOSS_CAUSE_LOSS; c <= TS_LOSS_CAUSE_NAN_COUNTER; c++) {
 		int64_t f = h->ev[c].first_iteration;
 

@@ -751,11 +751,12 @@ static int steps_warnings(struct ts_runmodel *rm)
 	if (r->health.verdict == TS_LOSS_NONFINITE)
 		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
 				      "The training is not numerically healthy: %s from iteration %lld "
-				      "(%zu iteration%s with non-finite evidence); those steps are left "
+				      "(%lld iteration%s with non-finite evidence); those steps are left "
 				      "out of the step statistics.",
 				      nonfinite_words(&r->health),
-				      (long long)r->health.first_bad_iteration, r->health.nbad,
-				      r->health.nbad == 1 ? "" : "s");
+				      (long long)r->health.first_bad_iteration,
+				      (long long)r->health.nbad_iterations,
+				      r->health.nbad_iterations == 1 ? "" : "s");
 	else if (r->health.verdict == TS_LOSS_MISSING &&
 		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
 		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,

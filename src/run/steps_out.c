@@ -516,7 +516,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 		ts_sb_adds(out, "-");
 	ts_sb_addf(out, "; NaN/Inf iterations: ");
 	if (r->health.nbad) {
-		ts_sb_addf(out, "%s%zu, first %lld%s", yellow, r->health.nbad,
+		ts_sb_addf(out, "%s%lld, first %lld%s", yellow, (long long)r->health.nbad_iterations,
 			   (long long)r->health.bad_iterations[0], reset);
 	} else {
 		ts_sb_adds(out, "none");

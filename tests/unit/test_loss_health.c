@@ -111,6 +111,18 @@ TEST(health_nan_counter_counts_iterations)
 	CHECK_I64(h.cause, TS_LOSS_CAUSE_NAN_COUNTER);
 	CHECK_I64(h.first_bad_iteration, 40);
 	CHECK_I64(h.ev[TS_LOSS_CAUSE_NAN_COUNTER].iterations, 2);
+	/* one record (iteration 40, logged every 10) that counts 2 NaN
+	 * iterations: 2 non-finite iterations, not 1 */
+	CHECK_I64(h.nbad, 1);
+	CHECK_I64(h.nbad_iterations, 2);
+	ts_loss_health_release(&h);
+	/* from 40 on: 17 records of 2 each; a grad-norm NaN record is 1 */
+	REQUIRE(judge_megatron(NAN_COUNT, 40, 0, &h) == 0);
+	CHECK_I64(h.nbad, 17);
+	CHECK_I64(h.nbad_iterations, 34);
+	ts_loss_health_release(&h);
+	REQUIRE(judge_megatron(NO_LOSS_GRAD_NAN, 40, 1, &h) == 0);
+	CHECK_I64(h.nbad_iterations, 1);
 	ts_loss_health_release(&h);
 }
 
