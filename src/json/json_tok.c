@@ -296,7 +296,7 @@ static inline __attribute__((always_inline)) int scan_string(struct ts_json *j, 
 		if (c < 0x20) {
 			if (!lenient)
 				return fail(j, err, TS_EPARSE, j->in->base + i,
-					    "raw control character in string (use --lenient to accept)");
+					    "raw control character in string");
 			bad = 1;
 			i++;
 			continue;
@@ -308,7 +308,7 @@ static inline __attribute__((always_inline)) int scan_string(struct ts_json *j, 
 		if (ul == 0) {
 			if (!lenient)
 				return fail(j, err, TS_EPARSE, j->in->base + i,
-					    "invalid UTF-8 in string (use --lenient to accept)");
+					    "invalid UTF-8 in string");
 			bad = 1;
 			i++;
 			continue;
