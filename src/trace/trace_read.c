@@ -2838,7 +2838,9 @@ static int read_all(struct rd *r)
 					 "not a Chrome trace: the top-level object has no traceEvents array");
 	}
 out:
-	if (rc == P_TRUNC) {
+	/* a gzip stream cut after the whole JSON (in its trailer): the file
+	 * is cut, though no event was lost (events_whole) */
+	if (rc == P_TRUNC || (rc == P_OK && r->src.cut)) {
 		r->t->meta.truncated = 1;
 		r->t->meta.truncated_at = r->src.base + r->len;
 		rc = P_OK;

@@ -181,6 +181,18 @@ TEST(trace_gz_truncated_and_corrupt_as_zlib)
 	ts_trace_release(&t);
 	ts_trace_release(&ref);
 
+	/* only the 8-byte trailer (CRC, length) lost: every event is there,
+	 * but the file is cut, as `steps` says of it: truncated, with the
+	 * event list whole (no step is dropped for it) */
+	REQUIRE(read_mem(&ref, plain, n, &err) == 0);
+	REQUIRE(read_file(&t, gz, len - 8, &err) == 0);
+	same_columns(&ref, &t, "trailer cut");
+	CHECK(t.meta.truncated);
+	CHECK(t.meta.events_whole);
+	CHECK(!ref.meta.truncated);
+	ts_trace_release(&t);
+	ts_trace_release(&ref);
+
 	/* a wrong CRC: zlib's "incorrect data check" at the end of the data */
 	gz[len - 6] ^= 0x55;
 	CHECK(read_file(&t, gz, len, &err) == TS_EPARSE);
