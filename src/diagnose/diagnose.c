@@ -218,10 +218,15 @@ static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
 
 /* One of the steady window's steps (ts_steps_in_window: profiler,
  * checkpoint and evaluation steps inside its range are not), or any step
- * when there is no window. */
+ * when there is no window; evidence built without a steps analysis has
+ * only the window's range. */
 static int in_window(const struct ts_diag *d, int64_t it)
 {
-	return !d->steady.known || ts_steps_in_window(d->steps_rep, it);
+	if (!d->steady.known)
+		return 1;
+	if (!d->steps_rep)
+		return it >= d->steady.first && it <= d->steady.last;
+	return ts_steps_in_window(d->steps_rep, it);
 }
 
 /* ------------------------------------------------------ candidate costs */
@@ -424,7 +429,8 @@ static void stall_finding(struct ts_diag *d)
 		ts_sb_addf(&sb, " (every %zu iterations)", d->steady.stall_period);
 	/* a warning when they are worth the run's stalls warning (steps.h) */
 	add_item(d, TS_REPORT_FINDINGS,
-		 d->steps_rep->warnings & TS_WARN_STALLS ? TS_REPORT_WARN : TS_REPORT_INFO,
+		 !d->steps_rep || (d->steps_rep->warnings & TS_WARN_STALLS) ? TS_REPORT_WARN
+									       : TS_REPORT_INFO,
 		 "stalls", "%zu %s out from %s neighbours: %s", d->steady.stalls.n,
 		 d->steady.stalls.n == 1 ? "iteration stands" : "iterations stand",
 		 d->steady.stalls.n == 1 ? "its" : "their", sb.buf);
@@ -454,7 +460,7 @@ static void missing_evidence(struct ts_diag *d)
 			       "the log does not split the step: log the time spent in next(data_iterator) "
 			       "per step (JSONL `data_ms`) or Megatron timers (--timing-log-level 1) so a data "
 			       "wall can be seen without a trace");
-	if (!d->in.configs.n && !d->rm->has_args_model)
+	if (!d->in.configs.n && !(d->rm && d->rm->has_args_model))
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "model config",
 			       d->have_steps && isfinite(d->steps_rep->tflops_mean)
 			       ? "no model config: the log's own TFLOP/s/GPU is shown, but MFU and a "
@@ -462,8 +468,8 @@ static void missing_evidence(struct ts_diag *d)
 				 "config.json (or the Megatron arguments block) in the run directory"
 			       : "no model config: TFLOP/s/GPU and MFU need the model shape; put the Hugging "
 				 "Face config.json (or the Megatron arguments block) in the run directory");
-	if ((d->in.configs.n || d->rm->has_args_model) && d->steady.known &&
-	    !isfinite(d->steps_rep->tokens_per_step))
+	if ((d->in.configs.n || (d->rm && d->rm->has_args_model)) && d->steady.known &&
+	    d->steps_rep && !isfinite(d->steps_rep->tokens_per_step))
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "tokens per step",
 			       "the model is known, but model TFLOP/s and MFU also need the tokens per "
 			       "step: the run states no sequence length (seq_length in a Megatron "
@@ -475,7 +481,7 @@ static void missing_evidence(struct ts_diag *d)
 			       ? "no training log or metrics: the steady-state step time and its CI need "
 				 "per-iteration step times (a Megatron or NeMo log, or JSONL metrics "
 				 "with a step time)"
-			       : d->steps_rep->warnings & TS_WARN_NO_TIME
+			       : d->steps_rep && (d->steps_rep->warnings & TS_WARN_NO_TIME)
 			       ? "the step records carry no step times (an HF Trainer log has none): "
 				 "log a step time per iteration (JSONL metrics with a step time, or "
 				 "Megatron's `elapsed time per iteration`) for a steady-state window"
