@@ -2380,6 +2380,10 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			if (br + 1 < e && br[1] == '"')
 				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
 			if (br + 1 < e && br[1] == '\'') {
+				/* the input ends inside the dict (no line end, no '}') */
+				if (!nl && !(t > b && t[-1] == '}'))
+					return note_cut(r, line, off, "last line cut inside an HF "
+							"Trainer dict");
 				rc = parse_hf(r, br, (size_t)(e - br), line);
 				return rc < 0 ? rc : 0;
 			}

@@ -217,6 +217,29 @@ TEST(logs_hf_trainer_dicts)
 	ts_steplog_release(&log);
 }
 
+/* An HF Trainer log cut inside its last dict ("{'loss': 1." with no line
+ * end): a cut input (truncated-log), as a cut Megatron line is; it said
+ * nothing. The same dict whole is a record. */
+TEST(logs_hf_cut_last_dict)
+{
+	const char *text = "{'loss': 2.119, 'grad_norm': 37.6, 'learning_rate': 4.5e-05, 'epoch': 0.25}\n"
+			   "{'loss': 1.";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.steps.n, 1);
+	CHECK_I64(count_notes(&log, TS_NOTE_TRUNCATED), 1);
+	if (log.notes.n)
+		CHECK_I64(log.notes.v[0].line, 2);
+	ts_steplog_release(&log);
+	text = "{'loss': 2.119, 'epoch': 0.25}\n{'loss': 1.5, 'epoch': 0.5}";
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.steps.n, 2);
+	CHECK_I64(count_notes(&log, TS_NOTE_TRUNCATED), 0);
+	ts_steplog_release(&log);
+}
+
 TEST(logs_hf_dicts_under_a_progress_bar)
 {
 	/* A log captured with 2>&1: tqdm redraws its bar after '\r', and
