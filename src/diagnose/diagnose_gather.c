@@ -745,6 +745,13 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 		struct ts_diag_log_args *la = &d->log_args[i];
 		struct ts_err e;
 
+		/* the run model read the block of its log already */
+		if (rm->has_args && strcmp(d->in.logs.v[i], rm->args_log) == 0) {
+			la->ok = 1;
+			la->m = rm->args_model;
+			la->a = rm->args;
+			continue;
+		}
 		ts_model_init(&la->m);
 		ts_err_init(&e);
 		la->ok = ts_model_read_megatron_args(&la->m, &la->a, d->in.logs.v[i], &e) == 0;

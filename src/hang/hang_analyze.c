@@ -64,47 +64,47 @@ void hang_cut_text(const struct ts_hang_set *s, const struct ts_hang_dump *d, st
 		   one ? "is" : "are", one ? "it" : "the last of them");
 }
 
+/* The warning (code, file, byte) in the words sb holds; sb is emptied. */
+static int warn_words(struct ts_warnings *w, const char *code, const char *file, int64_t off,
+		      struct ts_sb *sb)
+{
+	int rc = sb->failed ? TS_ENOMEM :
+		 ts_warnings_add(w, code, file, off, TS_NO_INT, "%s", sb->buf);
+
+	ts_sb_reset(sb);
+	return rc;
+}
+
 int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 {
+	struct ts_sb sb;
 	int rc = 0;
 
+	ts_sb_init(&sb);
 	for (size_t i = 0; i < s->dumps.n && !rc; i++) {
 		const struct ts_hang_dump *d = &s->dumps.v[i];
-		struct ts_sb sb;
 
 		if (d->cut_at < 0)
 			continue;
-		ts_sb_init(&sb);
 		hang_cut_text(s, d, &sb);
-		rc = sb.failed ? TS_ENOMEM :
-		     ts_warnings_add(w, "truncated-dump", s->files.v[d->file], d->cut_at, TS_NO_INT,
-				     "%s", sb.buf);
-		ts_sb_release(&sb);
+		rc = warn_words(w, "truncated-dump", s->files.v[d->file], d->cut_at, &sb);
 	}
 	for (size_t i = 0; i < s->cut_lines.n && !rc; i++) {
 		const struct ts_hang_cut_line *c = &s->cut_lines.v[i];
-		struct ts_sb sb;
 
 		if (!cut_line_said(s, c))
 			continue;
-		ts_sb_init(&sb);
 		hang_cutline_text(s, c, &sb);
-		rc = sb.failed ? TS_ENOMEM :
-		     ts_warnings_add(w, "truncated-log", s->files.v[c->file], c->offset, TS_NO_INT,
-				     "%s", sb.buf);
-		ts_sb_release(&sb);
+		rc = warn_words(w, "truncated-log", s->files.v[c->file], c->offset, &sb);
 	}
 	for (size_t i = 0; i < s->unread.n && !rc; i++) {
 		const struct ts_hang_unread *u = &s->unread.v[i];
-		struct ts_sb sb;
 
-		ts_sb_init(&sb);
 		hang_unread_text(s, u, &sb);
-		rc = sb.failed ? TS_ENOMEM :
-		     ts_warnings_add(w, "unread-input", s->files.v[u->file], u->nul_at >= 0 ? u->nul_at : 0,
-				     TS_NO_INT, "%s", sb.buf);
-		ts_sb_release(&sb);
+		rc = warn_words(w, "unread-input", s->files.v[u->file], u->nul_at >= 0 ? u->nul_at : 0,
+				&sb);
 	}
+	ts_sb_release(&sb);
 	return rc;
 }
 
@@ -1125,22 +1125,21 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 	memset(&a, 0, sizeof(a));
 	a.s = s;
 	a.r = r;
-	for (size_t i = 0; i < s->unread.n; i++) {
+	{
+		/* findings about inputs: files that open no dump, cut last lines */
 		struct ts_sb sb;
 
 		ts_sb_init(&sb);
-		hang_unread_text(s, &s->unread.v[i], &sb);
-		finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
-		ts_sb_release(&sb);
-	}
-	for (size_t i = 0; i < s->cut_lines.n; i++) {
-		struct ts_sb sb;
-
-		if (!cut_line_said(s, &s->cut_lines.v[i]))
-			continue;
-		ts_sb_init(&sb);
-		hang_cutline_text(s, &s->cut_lines.v[i], &sb);
-		finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+		for (size_t i = 0; i < s->unread.n + s->cut_lines.n; i++) {
+			if (i < s->unread.n)
+				hang_unread_text(s, &s->unread.v[i], &sb);
+			else if (cut_line_said(s, &s->cut_lines.v[i - s->unread.n]))
+				hang_cutline_text(s, &s->cut_lines.v[i - s->unread.n], &sb);
+			else
+				continue;
+			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+			ts_sb_reset(&sb);
+		}
 		ts_sb_release(&sb);
 	}
 	if ((rc = dumps(&a)))

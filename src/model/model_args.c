@@ -309,12 +309,7 @@ static int arg_line(struct astate *st, struct ts_model *m, struct ts_model_args 
 
 static int contains(const char *s, size_t n, const char *lit)
 {
-	size_t k = strlen(lit);
-
-	for (size_t i = 0; i + k <= n; i++)
-		if (memcmp(s + i, lit, k) == 0)
-			return 1;
-	return 0;
+	return memmem(s, n, lit, strlen(lit)) != NULL;
 }
 
 static int read_block(struct ts_input *in, struct ts_model *m, struct ts_model_args *a,

@@ -577,9 +577,8 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 	if (t->meta.truncated && !t->meta.events_whole) {
 		/* the file was cut inside its events: a step that ends after the
 		 * last event that made it into the file lost its tail, and would
-		 * read as a stall; one whose launches lost their device events
-		 * (cut_horizon) lost its device work */
-		int64_t last = INT64_MIN, last_host = INT64_MIN, last_act = INT64_MIN;
+		 * read as a stall */
+		int64_t last, last_host = INT64_MIN, last_act = INT64_MIN;
 		for (size_t i = 0; i < t->ev.n; i++) {
 			int64_t *l;
 			if (!w->tm[i] || (name_flags(w, t, i) & F_STEP))
@@ -591,10 +590,11 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		/* Kineto writes the host's ops, then the activities: a cut among
 		 * the activities lost those of the steps after their last one
 		 * (in time order; out of order, the warning says the device
-		 * times may be partial: cut_in_device) */
-		last = last_host > last_act ? last_host : last_act;
-		if (last_host != INT64_MIN && last_act != INT64_MIN && last_act < last)
-			last = last_act;
+		 * times may be partial: cut_in_device). The earlier of the two
+		 * when the trace has both kinds, else the one it has. */
+		last = last_host < last_act ? last_host : last_act;
+		if (last == INT64_MIN)
+			last = last_host > last_act ? last_host : last_act;
 		for (size_t i = t->ev.n; i-- > 0;)
 			if (w->tm[i]) {
 				p->cut_in_device = is_activity(t, i);
