@@ -160,7 +160,8 @@ int ts_input_read_all(struct ts_input *in, const char *path, size_t cap,
 int64_t ts_input_more(struct ts_input *in, size_t keep, struct ts_err *err);
 
 /*
- * Next line without its '\n' (a trailing '\r' is kept; callers strip it).
+ * Next line without its '\n' (a trailing '\r' is kept; callers strip it;
+ * a byte order mark before the first line is not part of it).
  * Returns 1 with line and n set (a view valid until the next call), 0 at end
  * of input, or a negative code. The last line need not end in '\n'.
  * Lines longer than TS_INPUT_MAX_WINDOW fail with TS_ELIMIT.
@@ -168,6 +169,10 @@ int64_t ts_input_more(struct ts_input *in, size_t keep, struct ts_err *err);
  */
 int ts_input_getline(struct ts_input *in, const char **line, size_t *n,
 		     uint64_t *offset, struct ts_err *err);
+
+/* 3 when data starts with a UTF-8 byte order mark (Windows tools write
+ * one before text, CSV and JSON), else 0. Readers skip it at offset 0. */
+size_t ts_bom_len(const void *data, size_t n);
 
 /* 1 if the first bytes of data look like gzip. */
 int ts_is_gzip(const void *data, size_t n);

@@ -326,8 +326,11 @@ static enum ts_kind not_prose(const char *d, size_t n, int m, enum ts_kind kind)
 
 enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsize)
 {
-	size_t i = 0;
+	size_t i = ts_bom_len(d, n);
 
+	d += i;
+	n -= i;
+	i = 0;
 	set_vendor(vendor, vsize, "");
 	if (n == 0)
 		return TS_KIND_TEXT; /* an empty file (d may be NULL): as before, text */

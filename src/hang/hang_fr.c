@@ -511,7 +511,7 @@ static int64_t rank_from_name(const char *path)
  * JSON or Python repr document, 't' for text lines. */
 static int first_kind(const unsigned char *d, size_t n)
 {
-	size_t i = 0;
+	size_t i = ts_bom_len(d, n);
 	if (ts_detect_pickle_opening(d, n))
 		return 'p';
 	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))

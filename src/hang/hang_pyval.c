@@ -409,7 +409,7 @@ static int tp_value(struct tp *t, struct pv **out, int depth)
 int hang_pv_parse_text(struct hang_pool *a, const char *d, size_t n, const char *name,
 		       struct pv **out, int64_t *cut, struct ts_err *err)
 {
-	struct tp t = { a, d, n, 0, name, err, cut != NULL };
+	struct tp t = { a, d, n, ts_bom_len(d, n), name, err, cut != NULL };
 	int rc;
 
 	*out = NULL;

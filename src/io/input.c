@@ -627,6 +627,13 @@ out:
 	return rc;
 }
 
+size_t ts_bom_len(const void *data, size_t n)
+{
+	const unsigned char *d = data;
+
+	return n >= 3 && d[0] == 0xef && d[1] == 0xbb && d[2] == 0xbf ? 3 : 0;
+}
+
 int ts_input_getline(struct ts_input *in, const char **line, size_t *n,
 		     uint64_t *offset, struct ts_err *err)
 {
@@ -638,23 +645,21 @@ int ts_input_getline(struct ts_input *in, const char **line, size_t *n,
 		const unsigned char *nl = avail ?
 			memchr(in->data + scan_from, '\n', in->len - scan_from) : NULL;
 
-		if (nl) {
-			*line = (const char *)start;
-			*n = (size_t)(nl - start);
+		if (nl || in->eof || in->kind == TS_INPUT_MAP) {
+			size_t skip;
+
+			if (!nl) {
+				in->eof = 1;
+				if (!avail)
+					return 0;
+			}
+			*n = nl ? (size_t)(nl - start) : avail;
+			skip = in->base + in->line_pos == 0 ? ts_bom_len(start, *n) : 0;
+			*line = (const char *)start + skip;
+			*n -= skip;
 			if (offset)
-				*offset = in->base + in->line_pos;
-			in->line_pos = (size_t)(nl - in->data) + 1;
-			return 1;
-		}
-		if (in->eof || in->kind == TS_INPUT_MAP) {
-			in->eof = 1;
-			if (!avail)
-				return 0;
-			*line = (const char *)start;
-			*n = avail;
-			if (offset)
-				*offset = in->base + in->line_pos;
-			in->line_pos = in->len;
+				*offset = in->base + in->line_pos + skip;
+			in->line_pos = nl ? (size_t)(nl - in->data) + 1 : in->len;
 			return 1;
 		}
 		size_t pos = in->line_pos;

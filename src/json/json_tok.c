@@ -622,6 +622,13 @@ reload:
 			tok = TS_JSON_NUM;
 			break;
 		default:
+			/* a UTF-8 byte order mark before the document (RFC 8259
+			 * lets a parser ignore it; Windows editors write one) */
+			if (c == 0xef && in->base + pos == 0 && pos + 3 <= len &&
+			    d[pos + 1] == 0xbb && d[pos + 2] == 0xbf) {
+				pos += 3;
+				continue;
+			}
 			rc = scan_literal(j, pos, &end, err);
 			tok = rc;
 			if (rc > 0 && rc != NEED_MORE)

@@ -1579,14 +1579,15 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 {
 	struct rd r;
 	struct ts_telemetry before;
-	int fmt = ts_tele_sniff(data, n < 65536 ? n : 65536);
+	size_t bom = ts_bom_len(data, n);
+	int fmt = ts_tele_sniff((const char *)data + bom, n - bom < 65536 ? n - bom : 65536);
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.t = t;
 	r.name = name;
 	r.base = data;
-	r.p = data;
+	r.p = (const char *)data + bom;
 	r.end = (const char *)data + n;
 	r.err = err;
 	r.gpu_base = (uint32_t)t->gpus.n;

@@ -2812,7 +2812,7 @@ static int read_all(struct rd *r)
 				 "empty input, expected a Chrome trace (a JSON object or array)");
 	if (rc < 0)
 		return rc;
-	if (r->len - i >= 3 && r->d[i] == 0xef && r->d[i + 1] == 0xbb && r->d[i + 2] == 0xbf) {
+	if (ts_bom_len(r->d + i, r->len - i)) {
 		i += 3;
 		if ((rc = next_byte(r, &i)))
 			goto out;

@@ -30,6 +30,10 @@
 #    world_size, the model) gives tokens/s in steps and diagnose, and
 #    diagnose's model FLOP rate, without --seq or a config.json (diagnose
 #    asked for "the Megatron arguments block" while one was there);
+#  - a run directory whose files start with a UTF-8 byte order mark (as
+#    Windows editors save them) is the same run: the same steps source,
+#    metrics and configs in diagnose (the JSONL's first record was dropped,
+#    the metrics file and config.json were not recognised);
 #  - every --json has a top-level warnings array of {code, message, ...};
 #    trace --json too: a trace cut at byte 300000 carries a truncated-trace
 #    warning at that offset (it was only on stderr and in the rank object).
@@ -499,5 +503,18 @@ if [ -f "$rnf" ]; then
 	grep -q "rank 0: untraced host time" "$tmp/rnf.txt" && grep -q "rank 0: untraced host time" "$tmp/rnf.trace.txt" ||
 		bad "diagnose and trace do not both call the rank-less trace rank 0"
 fi
+
+# the same run with a byte order mark before each text file
+mkdir -p "$tmp/bomrun"
+cp -r examples/run/traces "$tmp/bomrun/"
+for f in metrics.jsonl train.log config.json stderr.log; do
+	{ printf '\xef\xbb\xbf'; cat "examples/run/$f"; } >"$tmp/bomrun/$f"
+done
+"$TS" diagnose --json examples/run 2>/dev/null | sed 's#examples/run##g' >"$tmp/bom.plain.json"
+"$TS" diagnose --json "$tmp/bomrun" 2>/dev/null | sed "s#$tmp/bomrun##g" >"$tmp/bom.marked.json"
+cmp -s "$tmp/bom.plain.json" "$tmp/bom.marked.json" ||
+	bad "diagnose of examples/run differs when its files start with a byte order mark"
+grep -q '"steps_source": "/metrics.jsonl"' "$tmp/bom.marked.json" ||
+	bad "diagnose does not take the marked metrics.jsonl as the steps source"
 
 exit $fail
