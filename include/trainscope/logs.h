@@ -173,10 +173,13 @@ enum ts_ignored {
 			      * would be iteration 1 and fake a resume), a
 			      * progress-bar redraw whose global step tqdm wrote
 			      * to 3 digits and nothing pinned */
+	TS_IGN_NOT_A_NUMBER, /* a step time field whose value is not a number
+			      * ("", "12x", a NUL byte; a JSON string that is not
+			      * one); JSON null is no value and not counted */
 	TS_IGN_COUNT
 };
 
-/* "nan", "infinite", "negative", "too_large". */
+/* "nan", "infinite", "negative", "too_large", "no_iteration", "not_a_number". */
 const char *ts_ignored_name(int kind);
 
 struct ts_steplog {

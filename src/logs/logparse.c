@@ -209,7 +209,7 @@ static int64_t ms_to_ns(double ms)
 const char *ts_ignored_name(int kind)
 {
 	static const char *const names[TS_IGN_COUNT] = {
-		"nan", "infinite", "negative", "too_large", "no_iteration"
+		"nan", "infinite", "negative", "too_large", "no_iteration", "not_a_number"
 	};
 	return kind >= 0 && kind < TS_IGN_COUNT ? names[kind] : "unknown";
 }
@@ -834,10 +834,14 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		case F_ELAPSED_MS:
 			if (!pnum_cur(v0, vn, &v, &primus))
 				st.step_ns = step_ms(r, v);
+			else
+				ignore_in_record(r, TS_IGN_NOT_A_NUMBER);
 			break;
 		case F_N_STEP_S:
 			if (!pnum(v0, vn, &v))
 				st.step_ns = step_ms(r, v * 1e3);
+			else
+				ignore_in_record(r, TS_IGN_NOT_A_NUMBER);
 			break;
 		case F_TFLOPS:
 		case F_N_TFLOPS:
@@ -1404,7 +1408,15 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		if (tok == TS_JSON_STR && id != J_NONE && id != J_ITER &&
 		    nonfinite_word(j.s, j.n, &v))
 			known++;
-		else if (tok != TS_JSON_NUM || ts_num_f64(j.s, j.n, &v))
+		else if (tok == TS_JSON_STR && (id == J_STEP_MS || id == J_STEP_S)) {
+			/* str() of a number ("512.3") is that number; any other
+			 * string is a step time that is not one */
+			if (ts_num_f64(j.s, j.n, &v)) {
+				ignore_in_record(r, TS_IGN_NOT_A_NUMBER);
+				continue;
+			}
+			known++;
+		} else if (tok != TS_JSON_NUM || ts_num_f64(j.s, j.n, &v))
 			continue;
 		switch (id) {
 		case J_ITER:
