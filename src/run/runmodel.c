@@ -1215,6 +1215,38 @@ static int log_has_gbs(const struct ts_steplog *log)
 			return 1;
 	return 0;
 }
+/* What the inputs were, for the message of a run without steps: "it is a
+ * kineto-trace", "it holds 2 kineto-trace, 1 telemetry-dmon" (kinds in
+ * first-seen order, ts_kind_name), "it holds no file". */
+static const char *kinds_found(const struct ts_runmodel *rm, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (rm->inputs.n == 1 && rm->inputs.v[0].role != TS_ROLE_BAD &&
+	    !strcmp(rm->inputs.v[0].path, rm->root)) {
+		snprintf(buf, size, "it is a %s", ts_kind_name(rm->inputs.v[0].kind));
+		return buf;
+	}
+	len = (size_t)snprintf(buf, size, "it holds ");
+	for (size_t i = 0; i < rm->inputs.n && len < size - 40; i++) {
+		int kind = rm->inputs.v[i].role == TS_ROLE_BAD ? -1 : rm->inputs.v[i].kind;
+		size_t count = 0, j;
+
+		for (j = 0; j < i; j++)
+			if ((rm->inputs.v[j].role == TS_ROLE_BAD ? -1 : rm->inputs.v[j].kind) == kind)
+				break;
+		if (j < i)
+			continue; /* counted at its first */
+		for (j = i; j < rm->inputs.n; j++)
+			count += (rm->inputs.v[j].role == TS_ROLE_BAD ? -1 : rm->inputs.v[j].kind) == kind;
+		len += (size_t)snprintf(buf + len, size - len, "%s%zu %s", len > 9 ? ", " : "", count,
+					kind < 0 ? "unreadable" : ts_kind_name(kind));
+	}
+	if (!rm->inputs.n)
+		snprintf(buf, size, "it holds no file");
+	return buf;
+}
+
 
 int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err)
@@ -1245,9 +1277,13 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	if ((rc = spare_logs(rm, err)) || (rc = read_args(rm, err)))
 		return rc;
 	if (!rm->step_files.n) {
-		if (need_steps)
-			return ts_err_set(err, TS_EUSAGE, "no training log or metrics file found in %s",
-					  rm->root);
+		if (need_steps) {
+			char what[192];
+			return ts_err_set(err, TS_EUSAGE, "no training log or metrics file found in %s "
+					  "(%s); the steps come from a training log (Megatron, NeMo, "
+					  "HF Trainer...) or a metrics JSONL", rm->root,
+					  kinds_found(rm, what, sizeof(what)));
+		}
 		rm->nwarn_steps = rm->warnings.v.n;
 		return 0;
 	}

@@ -34,6 +34,8 @@
 #    Windows editors save them) is the same run: the same steps source,
 #    metrics and configs in diagnose (the JSONL's first record was dropped,
 #    the metrics file and config.json were not recognised);
+#  - steps given a trace or a folder without a log says what it found
+#    there ("it is a kineto-trace"; it said only "no training log found");
 #  - every --json has a top-level warnings array of {code, message, ...};
 #    trace --json too: a trace cut at byte 300000 carries a truncated-trace
 #    warning at that offset (it was only on stderr and in the rank object).
@@ -516,5 +518,18 @@ cmp -s "$tmp/bom.plain.json" "$tmp/bom.marked.json" ||
 	bad "diagnose of examples/run differs when its files start with a byte order mark"
 grep -q '"steps_source": "/metrics.jsonl"' "$tmp/bom.marked.json" ||
 	bad "diagnose does not take the marked metrics.jsonl as the steps source"
+
+# steps on inputs without steps names what they are
+tr=$(ls examples/run/traces/* 2>/dev/null | head -1)
+if [ -n "$tr" ]; then
+	"$TS" steps "$tr" >/dev/null 2>"$tmp/nosteps.err"
+	[ $? = 2 ] && grep -q "(it is a kineto-trace)" "$tmp/nosteps.err" ||
+		bad "steps on a trace: $(cat "$tmp/nosteps.err")"
+fi
+mkdir -p "$tmp/nostepsdir"
+cp examples/run/config.json "$tmp/nostepsdir/"
+"$TS" steps "$tmp/nostepsdir" >/dev/null 2>"$tmp/nosteps2.err"
+[ $? = 2 ] && grep -q "(it holds 1 hf-config)" "$tmp/nosteps2.err" ||
+	bad "steps on a folder with a config only: $(cat "$tmp/nosteps2.err")"
 
 exit $fail
