@@ -22,6 +22,7 @@
  *                       the median step
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,38 @@ static void straggler_findings(const struct ts_telemetry *t, struct fctx *c)
 	}
 }
 
+/* Samples of GPU g with field f reported (returned) and, in *pos, those
+ * above 0 (a violation counter that fired). */
+static size_t count_positive(const struct ts_telemetry *t, size_t g, int f, size_t *pos)
+{
+	size_t n = 0;
+
+	*pos = 0;
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->gpu != g || x->st[f] != TS_TV_VALUE)
+			continue;
+		n++;
+		*pos += x->v[f] > 0;
+	}
+	return n;
+}
+
+/* Append to a finding's message of k bytes so far; the new length (capped). */
+static int msg_more(char *msg, int k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int msg_more(char *msg, int k, const char *fmt, ...)
+{
+	const int cap = (int)sizeof(((struct ts_tele_finding *)0)->msg);
+	va_list ap;
+
+	if (k < 0 || k >= cap - 1)
+		return k;
+	va_start(ap, fmt);
+	k += vsnprintf(msg + k, (size_t)(cap - k), fmt, ap);
+	va_end(ap);
+	return k < cap ? k : cap - 1;
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
@@ -264,21 +297,44 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
 		    (nearn && near * 10 >= nearn && near && below_max)) {
 			any_throttle = 1;
-			if ((f = add(&c, "power-capped", "warning", (int32_t)g)))
-				snprintf(f->msg, sizeof(f->msg),
-					 "%s: power cap active in %zu of %zu samples; power mean %.1f W, "
-					 "max %.1f W of a %.1f W limit; SM clock mean %.0f MHz%s%.0f%s",
-					 lab, nr ? capped : near, nr ? nr : nearn, pw->mean, pw->max,
-					 pl->n ? pl->max : NAN, clk->mean, clkmax->n ? " of max " : "",
-					 clkmax->n ? clkmax->max : 0.0, clkmax->n ? " MHz" : "");
+			if ((f = add(&c, "power-capped", "warning", (int32_t)g))) {
+				size_t viol, violn = count_positive(t, g, TS_TF_POWER_VIOL_PCT, &viol);
+				int k;
+
+				if (nr && capped)
+					k = snprintf(f->msg, sizeof(f->msg), "%s: power cap active in %zu of "
+						     "%zu samples", lab, capped, nr);
+				else if (viol)
+					k = snprintf(f->msg, sizeof(f->msg), "%s: power violation (pviol) "
+						     "in %zu of %zu samples, up to %.0f %%", lab, viol,
+						     violn, s->f[TS_TF_POWER_VIOL_PCT].max);
+				else
+					k = snprintf(f->msg, sizeof(f->msg), "%s: power at 95 %% or more "
+						     "of its limit in %zu of %zu samples", lab, near, nearn);
+				k = msg_more(f->msg, k, "; power mean %.1f W, max %.1f W", pw->mean, pw->max);
+				if (pl->n)
+					k = msg_more(f->msg, k, " of a %.1f W limit", pl->max);
+				if (clk->n)
+					k = msg_more(f->msg, k, "; SM clock mean %.0f MHz", clk->mean);
+				if (clk->n && clkmax->n)
+					k = msg_more(f->msg, k, " of max %.0f MHz", clkmax->max);
+			}
 		}
 		if (thermal || (s->f[TS_TF_THERMAL_VIOL].n && s->f[TS_TF_THERMAL_VIOL].max > 0)) {
 			any_throttle = 1;
-			if ((f = add(&c, "thermal-throttling", "warning", (int32_t)g)))
-				snprintf(f->msg, sizeof(f->msg),
-					 "%s: thermal or hardware slowdown in %zu samples; temperature max %.0f C",
-					 lab, thermal ? thermal : s->f[TS_TF_THERMAL_VIOL].n,
-					 s->f[TS_TF_TEMP_C].max);
+			if ((f = add(&c, "thermal-throttling", "warning", (int32_t)g))) {
+				size_t viol, violn = count_positive(t, g, TS_TF_THERMAL_VIOL, &viol);
+				int k;
+
+				if (thermal)
+					k = snprintf(f->msg, sizeof(f->msg), "%s: thermal or hardware "
+						     "slowdown in %zu of %zu samples", lab, thermal, nr);
+				else
+					k = snprintf(f->msg, sizeof(f->msg), "%s: thermal violation (tviol) "
+						     "in %zu of %zu samples", lab, viol, violn);
+				if (s->f[TS_TF_TEMP_C].n)
+					msg_more(f->msg, k, "; temperature max %.0f C", s->f[TS_TF_TEMP_C].max);
+			}
 		}
 		const struct ts_tele_stat *mu = &s->f[TS_TF_MEM_USED_MIB], *mt = &s->f[TS_TF_MEM_TOTAL_MIB];
 		double expect = expected_total_mib ? expected_total_mib[g] : 0;

@@ -257,6 +257,23 @@ static void put(struct ts_tele_sample *s, int f, struct view c)
 	s->v[f] = st == TS_TV_VALUE ? v : NAN;
 }
 
+/* A per-reason cell: "Active" sets the reason's bit in the sample's event
+ * reasons, "Not Active" makes them known without it; a bitmask field of
+ * the same row is kept and added to. N/A and other cells say nothing. */
+static void put_reason(struct ts_tele_sample *s, unsigned bit, struct view c)
+{
+	int active = veq(c, "Active");
+
+	if (!active && !veq(c, "Not Active"))
+		return;
+	if (s->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE) {
+		s->st[TS_TF_EVENT_REASONS] = TS_TV_VALUE;
+		s->v[TS_TF_EVENT_REASONS] = 0;
+	}
+	if (active)
+		s->v[TS_TF_EVENT_REASONS] = (double)((uint64_t)s->v[TS_TF_EVENT_REASONS] | bit);
+}
+
 static char *vdup(struct rd *r, struct view v)
 {
 	return ts_arena_strndup(&r->t->arena, v.s, v.n);
@@ -348,7 +365,36 @@ static int64_t parse_ctime(struct view c)
 }
 
 enum { Q_NONE = -1, Q_INDEX = -2, Q_NAME = -3, Q_UUID = -4, Q_BUS = -5,
-	Q_DRIVER = -6, Q_STAMP = -7, Q_GRCLK = -8, Q_GRMAX = -9 };
+	Q_DRIVER = -6, Q_STAMP = -7, Q_GRCLK = -8, Q_GRMAX = -9, Q_REASON = -10 };
+
+/* The NVML clock event reason bit (telemetry.h) of a per-reason field,
+ * "clocks_event_reasons.sw_power_cap" (older nvidia-smi: "clocks_throttle_
+ * reasons."), whose cells say "Active" or "Not Active"; 0 for any other. */
+static unsigned reason_bit(struct view name)
+{
+	static const struct { const char *n; unsigned bit; } map[] = {
+		{ "gpu_idle", TS_REASON_GPU_IDLE },
+		{ "applications_clocks_setting", TS_REASON_APP_CLOCKS },
+		{ "sw_power_cap", TS_REASON_SW_POWER_CAP }, { "hw_slowdown", TS_REASON_HW_SLOWDOWN },
+		{ "sync_boost", TS_REASON_SYNC_BOOST },
+		{ "sw_thermal_slowdown", TS_REASON_SW_THERMAL },
+		{ "hw_thermal_slowdown", TS_REASON_HW_THERMAL },
+		{ "hw_power_brake_slowdown", TS_REASON_HW_POWER_BRAKE },
+		{ "display_clock_setting", TS_REASON_DISPLAY_CLOCK },
+	};
+	static const char *const prefix[] = { "clocks_event_reasons.", "clocks_throttle_reasons." };
+
+	for (size_t p = 0; p < 2; p++) {
+		size_t k = strlen(prefix[p]);
+		if (name.n <= k || memcmp(name.s, prefix[p], k))
+			continue;
+		struct view rest = { name.s + k, name.n - k };
+		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (veq(rest, map[i].n))
+				return map[i].bit;
+	}
+	return 0;
+}
 
 static int query_field(struct view name)
 {
@@ -385,7 +431,7 @@ static int query_field(struct view name)
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (veq(name, map[i].n))
 			return map[i].f;
-	return Q_NONE;
+	return reason_bit(name) ? Q_REASON : Q_NONE;
 }
 
 static int looks_header(struct view *cells, int k)
@@ -428,6 +474,10 @@ int ts_tele_sniff(const char *d, size_t n)
 		struct view cells[MAX_COLS];
 		if (!tl.n)
 			continue;
+		/* a last line cut by the end of the capture (or of the bytes
+		 * sniffed) is no evidence of the format: the reader warns */
+		if (r.unterminated && lines)
+			break;
 		lines++;
 		/* markers count only where the tool prints them, never inside prose */
 		if (vhas(tl, "MnRtt/Rnk:") || (vhas(tl, "Ranks with") && vhas(tl, "Etpt(TF):")))
@@ -595,6 +645,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 {
 	struct view l, names[MAX_COLS], cells[MAX_COLS];
 	int nnames = 0, map[MAX_COLS];
+	unsigned reasons[MAX_COLS];
 	int c_index = -1, c_name = -1, c_uuid = -1, c_bus = -1, c_drv = -1, c_time = -1;
 	int c_gr = -1, c_grmax = -1, has_sm = 0, has_smmax = 0;
 	char fieldbuf[2048];
@@ -671,6 +722,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 		if (f == Q_STAMP) c_time = i;
 		if (f == Q_GRCLK) c_gr = i;
 		if (f == Q_GRMAX) c_grmax = i;
+		reasons[i] = f == Q_REASON ? reason_bit(names[i]) : 0;
 		if (f == TS_TF_SM_CLOCK_MHZ) has_sm = 1;
 		if (f == TS_TF_SM_CLOCK_MAX_MHZ) has_smmax = 1;
 	}
@@ -785,6 +837,9 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 		}
 		for (int c = 0; c < nnames; c++)
 			put(s, map[c], cells[c]);
+		for (int c = 0; c < nnames; c++)
+			if (reasons[c])
+				put_reason(s, reasons[c], trim(cells[c]));
 	}
 	free(tick);
 	free(pos);

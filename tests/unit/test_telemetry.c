@@ -361,6 +361,125 @@ TEST(tele_dmon_gpu_index_out_of_range)
 	ts_tele_release(&t);
 }
 
+/* The evidence of a throttling finding is the signal that fired, with its
+ * own counts: dmon's pviol on GPU 1 (35 % in both of its samples) and
+ * tviol on GPU 0 (one of two); a capture without a power limit or a
+ * temperature prints none (it printed "0 of 0 samples", "a nan W limit",
+ * "temperature max nan C" and a stray "0" after the clock). */
+TEST(tele_throttle_evidence_from_the_signal)
+{
+	static const char dmon[] =
+		"# gpu    pwr  gtemp   pclk  pviol  tviol\n"
+		"# Idx      W      C    MHz      %   bool\n"
+		"    0    300     60   1980      0      1\n"
+		"    1    300     61   1400     35      0\n"
+		"    0    300     60   1980      0      0\n"
+		"    1    300     61   1400     35      0\n";
+	static const char csv[] =
+		"index, power.draw [W], clocks_event_reasons.active\n"
+		"0, 650.00 W, 0x0000000000000040\n0, 651.00 W, 0x0000000000000040\n";
+	struct ts_telemetry t;
+	struct ts_tele_finding f[16];
+	struct ts_err err;
+	size_t nf;
+	int seen = 0;
+
+	ts_err_init(&err);
+	ts_tele_init(&t);
+	REQUIRE(ts_tele_read_mem(&t, dmon, sizeof(dmon) - 1, "d.txt", NULL, &err) == 0);
+	nf = judge(&t, f, 16, NULL);
+	for (size_t i = 0; i < nf; i++) {
+		CHECK(!strstr(f[i].msg, "nan") && !strstr(f[i].msg, " 0 of 0"));
+		if (!strcmp(f[i].id, "power-capped")) {
+			seen |= 1;
+			CHECK_STR(f[i].msg, "GPU 1: power violation (pviol) in 2 of 2 samples, up to "
+				  "35 %; power mean 300.0 W, max 300.0 W; SM clock mean 1400 MHz");
+		}
+		if (!strcmp(f[i].id, "thermal-throttling")) {
+			seen |= 2;
+			CHECK_STR(f[i].msg, "GPU 0: thermal violation (tviol) in 1 of 2 samples; "
+				  "temperature max 60 C");
+		}
+	}
+	CHECK_I64(seen, 3);
+	ts_tele_release(&t);
+
+	/* 0x40: HW thermal slowdown, in both samples; no temperature column */
+	ts_tele_init(&t);
+	REQUIRE(ts_tele_read_mem(&t, csv, sizeof(csv) - 1, "q.csv", NULL, &err) == 0);
+	nf = judge(&t, f, 16, NULL);
+	seen = 0;
+	for (size_t i = 0; i < nf; i++)
+		if (!strcmp(f[i].id, "thermal-throttling")) {
+			seen = 1;
+			CHECK_STR(f[i].msg, "GPU 0: thermal or hardware slowdown in 2 of 2 samples");
+		}
+	CHECK_I64(seen, 1);
+	ts_tele_release(&t);
+}
+
+/* The per-reason fields of --query-gpu ("clocks_event_reasons.sw_power_cap",
+ * older "clocks_throttle_reasons.hw_thermal_slowdown", cells "Active" or
+ * "Not Active") are the same evidence as the bitmask field: GPU 1 capped
+ * in both rounds, GPU 2 thermally slowed in one, GPU 0 neither (the
+ * columns were dropped and no finding was made). */
+TEST(tele_query_per_reason_fields)
+{
+	static const char csv[] =
+		"index, power.draw [W], clocks_event_reasons.sw_power_cap, "
+		"clocks_throttle_reasons.hw_thermal_slowdown\n"
+		"0, 500.00 W, Not Active, Not Active\n1, 500.00 W, Active, Not Active\n"
+		"2, 500.00 W, Not Active, Active\n"
+		"0, 500.00 W, Not Active, Not Active\n1, 500.00 W, Active, Not Active\n"
+		"2, 500.00 W, [N/A], Not Active\n";
+	struct ts_telemetry t;
+	struct ts_tele_finding f[16];
+	struct ts_err err;
+	size_t nf;
+	int seen = 0;
+
+	ts_err_init(&err);
+	ts_tele_init(&t);
+	REQUIRE(ts_tele_read_mem(&t, csv, sizeof(csv) - 1, "q.csv", NULL, &err) == 0);
+	CHECK_I64(t.samples.n, 6);
+	nf = judge(&t, f, 16, NULL);
+	for (size_t i = 0; i < nf; i++) {
+		if (!strcmp(f[i].id, "power-capped")) {
+			seen |= 1;
+			CHECK_I64(f[i].gpu, 1);
+			CHECK(!strncmp(f[i].msg, "GPU 1: power cap active in 2 of 2 samples", 41));
+		}
+		if (!strcmp(f[i].id, "thermal-throttling")) {
+			seen |= 2;
+			CHECK_I64(f[i].gpu, 2);
+			CHECK_STR(f[i].msg, "GPU 2: thermal or hardware slowdown in 1 of 2 samples");
+		}
+	}
+	CHECK_I64(seen, 3);
+	ts_tele_release(&t);
+}
+
+/* A --query-gpu CSV killed in the middle of its last row (2 of its 3
+ * fields written): its complete rows are read with a truncated note. The
+ * format sniff required every row to have the header's field count and
+ * refused the whole capture ("not a telemetry capture"). */
+TEST(tele_query_csv_cut_mid_row)
+{
+	static const char d[] =
+		"index, temperature.gpu, clocks.mem [MHz]\n"
+		"0, 33, 1785 MHz\n1, 35, 1785 MHz\n0, 34, 1785 MHz\n1, 3";
+	struct ts_telemetry t;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_tele_init(&t);
+	REQUIRE(ts_tele_read_mem(&t, d, sizeof(d) - 1, "q.csv", NULL, &err) == 0);
+	CHECK_I64(t.gpus.n, 2);
+	CHECK_I64(t.samples.n, 3);
+	CHECK(has_note(&t, "truncated"));
+	ts_tele_release(&t);
+}
+
 /* A capture killed while writing its last row: the row has all its cells
  * but no line end, and its last number may be the head of a longer one
  * (an SM clock of 1 MHz read from "1785"). dmon, --query-gpu CSV and
