@@ -2389,9 +2389,15 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			br = hb = b + bar;
 
 		if (br && (br == hb || prefix_rank(hb, (size_t)(br - hb)) >= 0)) {
-			if (br + 1 < e && br[1] == '"')
+			/* the first key, after blanks a writer may put there
+			 * ("{ \"step\": 2}" is JSON as much as "{\"step\": 2}") */
+			const char *k = br + 1;
+
+			while (k < e && (*k == ' ' || *k == '\t'))
+				k++;
+			if (k < e && *k == '"')
 				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
-			if (br + 1 < e && br[1] == '\'') {
+			if (k < e && *k == '\'') {
 				/* the input ends inside the dict (no line end, no '}') */
 				if (!nl && !(t > b && t[-1] == '}'))
 					return note_cut(r, line, off, "last line cut inside an HF "

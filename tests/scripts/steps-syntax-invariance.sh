@@ -16,7 +16,8 @@
 # every iteration record hard-wrapped at a random width from 60 to 160
 # columns, as a terminal copy wraps it (anywhere: inside the word
 # "iteration", its number, a key, a value); JSON Lines records spelled
-# differently (members shuffled, blanks around separators, a key character
+# differently (members shuffled, blanks around separators and inside the
+# braces, a key character
 # as a \u escape, integers as 5e0 or 5.0). `steps --json` of each variant
 # must give the reference's step series, window, statistics, throughput,
 # loss health, ranks (rank 0 from every prefix) and warnings (file offsets
@@ -181,7 +182,8 @@ LOGGING = ["", "", "2025-10-02 22:52:07,123 - root - INFO - ", "[2025-10-02 22:5
 
 def json_line(line, rng):
     """The same JSON object, spelled differently: members shuffled, blanks
-    around the separators, a key character as a \\u escape, integers as
+    around the separators and inside the braces ("{ \"step\": 2 }": such
+    records were dropped without a word), a key character as a \\u escape, integers as
     floats with an exponent."""
     d = json.loads(line)
     items = list(d.items())
@@ -197,7 +199,8 @@ def json_line(line, rng):
         else:
             val = json.dumps(v)
         parts.append(key + rng.choice([":", ": ", " : "]) + val)
-    return "{" + rng.choice([",", ", ", " ,"]).join(parts) + "}"
+    return ("{" + rng.choice(["", "", " ", "\t"]) + rng.choice([",", ", ", " ,"]).join(parts) +
+            rng.choice(["", " "]) + "}")
 
 def render(lines, rng, is_json, wrap=False):
     out = []
