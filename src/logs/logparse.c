@@ -831,6 +831,12 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			if (!pint(v0, vn, &iv))
 				st.consumed_samples = iv;
 			break;
+		case F_N_STEP:
+			/* NeMo 2's "iteration i/N" counts within the epoch and
+			 * starts again at 0 in the next one; global_step goes on */
+			if (nemo && !pnum(v0, vn, &v) && v >= 0 && v < 9e15 && v == floor(v))
+				st.iteration = (int64_t)v;
+			break;
 		case F_ELAPSED_MS:
 			if (!pnum_cur(v0, vn, &v, &primus))
 				st.step_ns = step_ms(r, v);

@@ -194,6 +194,37 @@ TEST(logs_nemo2_lightning_line)
 	ts_steplog_release(&log);
 }
 
+/* NeMo 2 over several epochs: "iteration i/N" starts again at 0 in each
+ * epoch, global_step goes on (epochs of 3 steps: global steps 0-8). The
+ * iterations were the in-epoch counter, so epochs 1 and 2 read as two
+ * resumes and only the last epoch was kept, a NaN loss of epoch 0 lost. */
+TEST(logs_nemo2_epochs_use_global_step)
+{
+	struct ts_sb sb;
+	struct ts_steplog log;
+	struct ts_err err;
+	const struct ts_step *s;
+
+	ts_sb_init(&sb);
+	for (int g = 0; g < 9; g++)
+		ts_sb_addf(&sb, "Training epoch %d, iteration %d/2 | lr: 1e-05 | global_batch_size: 256 | "
+			   "global_step: %d | reduced_train_loss: %s | train_step_timing in s: 2.0%d | "
+			   "consumed_samples: %d\n", g / 3, g % 3, g, g == 1 ? "nan" : "2.5", g,
+			   256 * (g + 1));
+	REQUIRE(read_text(&log, sb.buf, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_NEMO2);
+	CHECK_I64(log.steps.n, 9);
+	for (int g = 0; g < 9; g++) {
+		s = find_iter(&log, g, -1);
+		REQUIRE(s);
+		CHECK_I64(s->step_ns, 2000000000LL + 10000000LL * g);
+	}
+	s = find_iter(&log, 1, -1);
+	CHECK(s && (s->flags & TS_STEP_LOSS_NONFINITE));
+	ts_steplog_release(&log);
+	ts_sb_release(&sb);
+}
+
 TEST(logs_hf_trainer_dicts)
 {
 	/* first: {'loss': 2.119, 'grad_norm': 37.657958984375, 'learning_rate':
