@@ -328,7 +328,14 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			ts_sb_addf(&left, " and %zu more", nleft - 8);
 		if (nbad > 8)
 			ts_sb_addf(&bad, " and %zu more", nbad - 8);
-		if (w.declared && nbad)
+		if (w.declared && r->pts.n && w.last > r->pts.v[r->pts.n - 1].iteration)
+			rc |= add(v, "window", TS_CHECK_FAIL,
+				  "%s window %lld-%lld runs past the log, which ends at iteration "
+				  "%lld: the run stopped %lld iterations short of it (a crash, or a "
+				  "log cut early)", source, (long long)w.first, (long long)w.last,
+				  (long long)r->pts.v[r->pts.n - 1].iteration,
+				  (long long)(w.last - r->pts.v[r->pts.n - 1].iteration));
+		else if (w.declared && nbad)
 			rc |= add(v, "window", TS_CHECK_FAIL,
 				  "%s window %lld-%lld includes %zu step(s) that must be excluded: %s",
 				  source, (long long)w.first, (long long)w.last, nbad, bad.buf);

@@ -646,6 +646,21 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
 			struct ts_window_obj *w)
 {
+	int64_t lo = TS_NO_INT, hi = TS_NO_INT;
+
+	/* a range reaching past the series is the run's window when it
+	 * holds the same steps (a declared 200:2000 of a log ending at 300
+	 * is steps' 200:300) */
+	for (size_t i = 0; i < rm->steps.n; i++) {
+		if (lo == TS_NO_INT || rm->steps.iter[i] < lo)
+			lo = rm->steps.iter[i];
+		if (hi == TS_NO_INT || rm->steps.iter[i] > hi)
+			hi = rm->steps.iter[i];
+	}
+	if (first != TS_NO_INT && lo != TS_NO_INT) {
+		first = first > lo ? first : lo;
+		last = last < hi ? last : hi;
+	}
 	if (first == rm->window.first && last == rm->window.last) {
 		*w = rm->window;
 		return;

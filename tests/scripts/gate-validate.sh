@@ -3,7 +3,10 @@
 # Qwen3-8B case V6 of expected/flops-cases.csv (16 GPUs, GBS 1024, seq 4096,
 # 25.07032 s per step, 512.70 TFLOP/s/GPU published) validates, TFLOP/s
 # check included; the same run logging 3 % more TFLOP/s fails that check;
-# a declared window containing a NaN step fails loss health.
+# a declared window containing a NaN step fails loss health; a declared
+# window reaching past the log's last iteration (a job that crashed at 60
+# with a window to 200) fails the window check, and validate's window
+# object is the run's (steps'): it validated with a "matched" window to 200.
 set -u
 TS=${TS:-build/trainscope}
 DATA=${DATA:-../shared/data}
@@ -43,4 +46,17 @@ grep -A2 '"name": "tflops"' "$tmp/high.json" | grep -q '"status": "fail"' || bad
 "$TS" validate --json "$tmp/nan" >"$tmp/nan.json"; rc=$?
 [ $rc = 1 ] || bad "NaN run: exit $rc, want 1"
 grep -A2 '"name": "skipped_nan"' "$tmp/nan.json" | grep -q '"status": "fail"' || bad "NaN not failed"
+# the ok run (iterations 1-60) against a declared window 11-200
+"$TS" validate --json --window 11:200 "$tmp/ok" >"$tmp/past.json"; rc=$?
+[ $rc = 1 ] || bad "window past the log: exit $rc, want 1"
+grep -A2 '"name": "window"' "$tmp/past.json" | grep -q '"status": "fail"' || bad "window past the log not failed"
+grep -q 'runs past the log, which ends at iteration 60: the run stopped 140 iterations short' "$tmp/past.json" ||
+	bad "window past the log: no evidence naming iteration 60"
+"$TS" steps --json --window 11:200 "$tmp/ok" >"$tmp/past.steps.json"
+python3 - "$tmp/past.json" "$tmp/past.steps.json" <<'PY' || bad "validate's window object is not steps'"
+import json, sys
+v, s = (json.load(open(p)) for p in sys.argv[1:3])
+assert v["window"] == s["window"], (v["window"], s["window"])
+assert s["window"]["last_iteration"] == 60 and s["window"]["method"] == "declared", s["window"]
+PY
 exit $fail
