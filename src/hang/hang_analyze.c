@@ -584,6 +584,24 @@ static int dumps(struct an *a)
 		if (s->dumps.v[i].rank < 0)
 			finding(a->r, fmt(a->r, "%s: a dump whose rank is unknown (no \"rank\" key, no trailing number in the file name) is left out",
 					  s->files.v[s->dumps.v[i].file]));
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const struct ts_hang_dump *d = &s->dumps.v[i];
+		size_t colls = 0, numbered = 0;
+
+		for (size_t k = 0; k < s->works.n; k++) {
+			const struct ts_hang_work *w = &s->works.v[k];
+			if (!w->from_dump || w->file != d->file || w->kind == TS_OP_SEND ||
+			    w->kind == TS_OP_RECV)
+				continue;
+			colls++;
+			numbered += w->seq >= 0;
+		}
+		if (colls && !numbered)
+			finding(a->r, fmt(a->r, "%s: none of its %zu collective entries has a sequence "
+					  "id (collective_seq_id, or seq_id before dump version 2): they "
+					  "cannot be matched with other ranks' and are left out",
+					  s->files.v[d->file], colls));
+	}
 	return rc;
 }
 

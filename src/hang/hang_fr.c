@@ -166,7 +166,7 @@ static enum ts_hang_state state_of(const struct pv *v)
 }
 
 /* the entry keys the analysis reads, found in one pass over the dict */
-enum { K_PG, K_PG_ID, K_SEQ, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
+enum { K_PG, K_PG_ID, K_SEQ, K_SEQ_OLD, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
        K_OUT_SIZES, K_OUT_DTYPES, K_COUNT };
 struct fr_keys {
 	const struct pv *v[K_COUNT];
@@ -176,7 +176,8 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 {
 	static const struct { const char *name; size_t n; int k; } tab[] = {
 		{ "process_group", 13, K_PG }, { "pg_id", 5, K_PG_ID },
-		{ "collective_seq_id", 17, K_SEQ }, { "record_id", 9, K_RECORD },
+		{ "collective_seq_id", 17, K_SEQ }, { "seq_id", 6, K_SEQ_OLD },
+		{ "record_id", 9, K_RECORD },
 		{ "timeout_ms", 10, K_TIMEOUT }, { "state", 5, K_STATE },
 		{ "profiling_name", 14, K_NAME }, { "input_sizes", 11, K_IN_SIZES },
 		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
@@ -274,7 +275,8 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 			last_desc = gdesc;
 			last_desc_n = gdesc_n;
 		}
-		w.seq = pv_int(ek.v[K_SEQ], -1);
+		/* dumps of versions 1.x (PyTorch 2.2-2.3) name the sequence seq_id */
+		w.seq = pv_int(ek.v[K_SEQ] ? ek.v[K_SEQ] : ek.v[K_SEQ_OLD], -1);
 		w.record_id = pv_int(ek.v[K_RECORD], -1);
 		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
 		w.state = state_of(ek.v[K_STATE]);

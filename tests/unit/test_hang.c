@@ -620,6 +620,60 @@ static void check_cut_incident(const void *dump, size_t cut, int pickle, int wan
 	ts_hang_set_release(&s);
 }
 
+/* buf with every "from" replaced by "to" (same length or shorter) */
+static void replace_all(char *buf, const char *from, const char *to)
+{
+	size_t fn = strlen(from), tn = strlen(to);
+	char *p = buf;
+
+	while ((p = strstr(p, from))) {
+		memmove(p + tn, p + fn, strlen(p + fn) + 1);
+		memcpy(p, to, tn);
+		p += tn;
+	}
+}
+
+/* Dumps of versions 1.1-1.4 (PyTorch 2.2-2.3) name the sequence "seq_id":
+ * the 4-rank incident of the cut tests (rank 2 never issued collective 6)
+ * in that spelling names rank 2 (it gave "no hang evidence" without a
+ * word); dumps whose entries carry no sequence id at all say so. */
+TEST(hang_dump_v1_seq_id)
+{
+	for (int spelling = 0; spelling < 2; spelling++) {
+		struct ts_hang_set s;
+		struct ts_hang_result r;
+		struct ts_err err;
+		int said = 0;
+
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		for (int rank = 0; rank < 4; rank++) {
+			char dump[4096], name[32];
+			snprintf(name, sizeof(name), "nccl_trace_rank_%d", rank);
+			REQUIRE(fr_json(dump, sizeof(dump), rank == 2 ? 5 : 6, rank != 2) > 0);
+			replace_all(dump, "\"version\": \"2.5\"", "\"version\": \"1.4\"");
+			replace_all(dump, "\"collective_seq_id\"", spelling ? "\"sequence\"" : "\"seq_id\"");
+			REQUIRE(read_mem(&s, dump, name, &err) == 0);
+		}
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		for (size_t k = 0; k < r.findings.n; k++)
+			said += strstr(r.findings.v[k], "none of its 6 collective entries has a "
+				       "sequence id") != NULL;
+		if (!spelling) {
+			REQUIRE(r.incidents.n == 1);
+			CHECK_I64(r.incidents.v[0].cls, TS_HANG_NOT_JOINED);
+			REQUIRE(r.incidents.v[0].culprits.n == 1);
+			CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+			CHECK_I64(said, 0);
+		} else {
+			CHECK_I64(r.incidents.n, 0);
+			CHECK_I64(said, 3); /* ranks 0, 1, 3; rank 2 has 5 */
+		}
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+}
+
 /* Rank 1's JSON dump cut (the rank was killed while dumping) at every
  * byte from the start of its entries to its last byte: the readable dumps
  * still name rank 2, rank 1 is never blamed for the entries its cut lost,
