@@ -678,6 +678,14 @@ static int64_t world_of(const struct ts_hang_set *s)
 	return s->ranks_seen.n ? s->ranks_seen.v[s->ranks_seen.n - 1] + 1 : -1;
 }
 
+/* The world is known beyond the reporting ranks: the world size is
+ * given, or more than one rank reported (one rank's log says nothing of
+ * the ranks it does not name). */
+static int whole_world(const struct ts_hang_set *s, const struct ts_hang_incident *in)
+{
+	return s->world_size > 0 || in->reporting.n > 1;
+}
+
 static void classify_logs(struct an *a, size_t first)
 {
 	struct ts_hang_set *s = a->s;
@@ -701,20 +709,34 @@ static void classify_logs(struct an *a, size_t first)
 			in->cls = TS_HANG_INIT;
 			note(in, "the first collective of the group timed out: communicator set-up / topology");
 		} else if (a->has_progress.v[i] && in->seq >= 0) {
-			in->cls = TS_HANG_ALL_STUCK;
+			/* what the reporting ranks enqueued says nothing of the
+			 * ranks that left no line, and one that never issued the
+			 * seq hangs the group the same way (a desync report names
+			 * rank 7 where rank 0 alone printed "enqueued 315,
+			 * completed 183"): all_stuck needs most of the world */
 			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
 			if (silent.n)
-				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s)", ranks_str(r, silent.v, silent.n),
+				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s): a rank that never issued "
+					     "seq %lld would hang the group the same way (not_joined); their "
+					     "logs or Flight Recorder dumps decide", ranks_str(r, silent.v, silent.n),
 					     s->world_size > 0 ? "world size" : "world >=", (long long)world,
-					     s->world_size > 0 ? "" : " as far as the logs show"));
+					     s->world_size > 0 ? "" : " as far as the logs show", (long long)in->seq));
+			if (!whole_world(s, in))
+				note(in, "one rank's evidence, and the world size is unknown (--world-size): "
+					 "the other ranks' state is unknown");
+			else if (silent.n < in->reporting.n)
+				in->cls = TS_HANG_ALL_STUCK;
 		} else if (silent.n && in->seq >= 0) {
 			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
 				     ranks_str(r, silent.v, silent.n),
 				     s->world_size > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
-		} else if (in->seq >= 0 && in->reporting.n) {
+		} else if (in->seq >= 0 && in->reporting.n && whole_world(s, in)) {
 			in->cls = TS_HANG_ALL_STUCK;
 			note(in, "every rank of the world timed out on it");
+		} else if (in->seq >= 0 && in->reporting.n) {
+			note(in, "one rank's evidence, and the world size is unknown (--world-size): "
+				 "the other ranks' state is unknown");
 		}
 		if (in->last_enqueued >= 0 && in->seq >= 0)
 			note(in, fmt(r, "as printed: failed seq %lld, last enqueued %lld, last completed %lld (%lld enqueued past the last completed)",

@@ -620,6 +620,72 @@ static void check_cut_incident(const void *dump, size_t cut, int pickle, int wan
 	ts_hang_set_release(&s);
 }
 
+/* Watchdog and progress lines of ranks 0..3 but `skip` (-1: none), each
+ * having enqueued seq 100 and completed 99, into s. */
+static void progress_logs(struct ts_hang_set *s, int skip, int upto)
+{
+	char buf[8192];
+	size_t n = 0;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	for (int k = 0; k <= upto; k++) {
+		if (k == skip)
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+			"[rank%d]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog "
+			"caught collective operation timeout: WorkNCCL(SeqNum=100, OpType=ALLREDUCE, "
+			"NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for 600086 milliseconds before "
+			"timing out.\n[rank%d]:[E515 18:36:47.343391940 ProcessGroupNCCL.cpp:2268] [PG ID 0 "
+			"PG GUID 0(default_pg) Rank %d]  failure detected by watchdog at work sequence id: "
+			"100 PG status: last enqueued work: 100, last completed work: 99\n", k, k, k, k);
+	}
+	REQUIRE(read_mem(s, buf, "train.log", &err) == 0);
+}
+
+/* Ranks that enqueued a seq and did not complete it show nothing of the
+ * ranks that left no line (one that never issued the seq hangs the group
+ * the same way): all_stuck needs the reporting ranks to be most of a
+ * known world. Rank 0 alone of a world of 8 (the desync report's log
+ * without its report, where rank 7 was the culprit) and 2 of 4 are
+ * undecided naming the silent ranks; 3 of 4 is all_stuck with the silent
+ * rank named as the doubt; all 4 is all_stuck, with the world size given
+ * or not; one rank's log is undecided without a world size and all_stuck
+ * with world size 1. All were all_stuck before. */
+TEST(hang_progress_with_silent_ranks)
+{
+	static const struct { int skip, upto; int64_t world; int cls; const char *said; } c[] = {
+		{ -1, 0, 8, TS_HANG_UNDECIDED, "no evidence from ranks 1-7 (world size 8): a rank that "
+		  "never issued seq 100" },
+		{ -1, 1, 4, TS_HANG_UNDECIDED, "no evidence from ranks 2-3 (world size 4)" },
+		{ 2, 3, 4, TS_HANG_ALL_STUCK, "no evidence from ranks 2 (world size 4)" },
+		{ -1, 3, 4, TS_HANG_ALL_STUCK, NULL },
+		{ -1, 3, -1, TS_HANG_ALL_STUCK, NULL },
+		{ -1, 0, -1, TS_HANG_UNDECIDED, "one rank's evidence, and the world size is unknown" },
+		{ -1, 0, 1, TS_HANG_ALL_STUCK, NULL },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct ts_hang_set s;
+		struct ts_hang_result r;
+		struct ts_err err;
+		int said = 0;
+
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		s.world_size = c[i].world;
+		progress_logs(&s, c[i].skip, c[i].upto);
+		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+		REQUIRE(r.incidents.n == 1);
+		CHECK_I64(r.incidents.v[0].cls, c[i].cls);
+		CHECK_I64(r.incidents.v[0].culprits.n, 0);
+		for (size_t k = 0; c[i].said && k < r.incidents.v[0].notes.n; k++)
+			said |= strstr(r.incidents.v[0].notes.v[k], c[i].said) != NULL;
+		CHECK(!c[i].said || said);
+		ts_hang_result_release(&r);
+		ts_hang_set_release(&s);
+	}
+}
+
 /* buf with every "from" replaced by "to" (same length or shorter) */
 static void replace_all(char *buf, const char *from, const char *to)
 {
