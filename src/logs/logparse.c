@@ -455,6 +455,11 @@ struct rd {
 	int timer_block;            /* inside a "time across ranks (ms):" block */
 	size_t last_step;           /* 1 + index of this file's last step, 0 none */
 	int64_t ordinal;
+	int64_t bar_count;          /* the counter of the last redraw of a bar
+				     * without a description (HF Trainer's, which
+				     * counts optimizer steps) on this physical
+				     * line, -1 none */
+	int64_t hf_last;            /* the last HF dict's iteration, TS_NO_INT none */
 	int iter_seen;              /* a JSONL record of the file had an iteration */
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
@@ -1275,10 +1280,17 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 	}
 	if (hf_loss && !isfinite(st.loss))
 		st.flags |= TS_STEP_LOSS_NONFINITE;
-	if (st.iteration == TS_NO_INT) {
-		st.iteration = ++r->ordinal;
+	if (st.iteration == TS_NO_INT && r->bar_count >= 0 &&
+	    (r->hf_last == TS_NO_INT || r->bar_count > r->hf_last)) {
+		/* the Trainer's bar counts optimizer steps and is redrawn
+		 * before the dict of step i is written: "i/N" */
+		st.iteration = r->bar_count;
+	} else if (st.iteration == TS_NO_INT) {
+		/* no bar (or one that did not move): the record after the last */
+		st.iteration = (r->hf_last == TS_NO_INT ? 0 : r->hf_last) + 1;
 		st.flags |= TS_STEP_ORDINAL;
 	}
+	r->hf_last = st.iteration;
 	return push_step(r, &st, TS_LOG_HF) ? TS_ENOMEM : 1;
 }
 
@@ -2226,6 +2238,20 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t e
  * dropped, counted as records without an iteration. Returns 1 when s was
  * such a bar, 0 when not, < 0 on error.
  */
+/* A tqdm bar without a description ("  5%|##  | 10/200 [...]"): the HF
+ * Trainer's; data and evaluation bars carry one ("Map: 100%|...",
+ * "Epoch 0: ..."). */
+static int bare_bar(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	while (i < n && s[i] == ' ')
+		i++;
+	for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	return i > d && i - d <= 3 && i + 1 < n && s[i] == '%' && s[i + 1] == '|';
+}
+
 static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	const char *in, *v;
@@ -2239,6 +2265,8 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 		return 0;
 	exact = bar_num(in, in_n, "global_step", 1, &g);
 	counted = bar_counter(s, in, &i, &epoch);
+	if (counted && bare_bar(s, n))
+		r->bar_count = i;
 	if (!exact && !(counted && bar_item(in, in_n, "global_step", &v, &vn) &&
 			bar_exp_range(v, vn, &lo, &hi)))
 		return 0;
@@ -2408,6 +2436,11 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				if (!nl && !(t > b && t[-1] == '}'))
 					return note_cut(r, line, off, "last line cut inside an HF "
 							"Trainer dict");
+				int64_t count, epoch;
+
+				if (hb != b && bare_bar(b, (size_t)(hb - b)) &&
+				    bar_counter(b, in, &count, &epoch))
+					r->bar_count = count;
 				rc = parse_hf(r, br, (size_t)(e - br), line);
 				return rc < 0 ? rc : 0;
 			}
@@ -2460,6 +2493,10 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
 	size_t m = n && s[n - 1] == '\r' ? n - 1 : n, a = 0;
 	const char *cr = memchr(s, '\r', m);
 
+	/* an HF dict takes its step from a bar redrawn before it on its
+	 * line only: a bar of an earlier line may be far from it (stdout
+	 * buffered apart from the bar's stderr) */
+	r->bar_count = -1;
 	if (!cr)
 		return handle_line(r, s, n, nl, line, off);
 	for (;;) {
@@ -2510,6 +2547,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 
 	memset(&r, 0, sizeof(r));
 	r.rec_ign = -1;
+	r.bar_count = -1;
+	r.hf_last = TS_NO_INT;
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;

@@ -114,11 +114,15 @@ def hf_draw(lines, rng):
     ']' (a print()); values in Python wrappers (a tensor grad norm, NumPy
     2 reprs); tqdm.write's trailing blanks."""
     out = []
+    step = 0
     for k, line in enumerate(lines):
+        # the Trainer's bar counts optimizer steps: redrawn at step i
+        # before the dict of step i is written (the iteration read)
+        step += line.startswith("{'loss'")
         if rng.random() < 0.5:
             line = re.sub(r"'grad_norm': ([^,]+)", r"'grad_norm': tensor(\1, device='cuda:0')", line)
             line = re.sub(r"'(loss|epoch)': ([^,}]+)", r"'\1': np.float64(\2)", line)
-        bars = "".join("\r" + tq(rng, j, len(lines)) for j in range(max(0, k - rng.randint(0, 3)), k + 1))
+        bars = "".join("\r" + tq(rng, j, N) for j in range(max(0, step - rng.randint(0, 3)), step + 1))
         how = rng.randrange(3)
         if how == 1:
             line = bars + "\r" + " " * rng.randint(40, 120) + "\r" + line

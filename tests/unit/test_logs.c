@@ -225,6 +225,36 @@ TEST(logs_nemo2_epochs_use_global_step)
 	ts_sb_release(&sb);
 }
 
+/* HF Trainer with logging_steps=10 captured with its bar (2>&1): the bar
+ * counts optimizer steps and is redrawn before the dict of step i is
+ * written, so the dicts are iterations 10, 20, 30 (they were 1, 2, 3, and
+ * a NaN at step 20 read as "iteration 2"). A data bar with a description
+ * ("Map: ... 25000/25000") is not the Trainer's; a dict on a line of its
+ * own takes the number after the last. */
+TEST(logs_hf_dicts_take_the_bars_step)
+{
+	static const char text[] =
+		"Map: 100%|##########| 25000/25000 [00:05<00:00, 4813.79 examples/s]\n"
+		"\r  4%|#   | 9/250 [00:09<04:00,  1.00it/s]\r  4%|#   | 10/250 [00:10<04:00,  1.00it/s]"
+		"\r          \r{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.04}\n"
+		"\r  8%|#   | 20/250 [00:20<03:50,  1.00it/s]{'loss': nan, 'grad_norm': 1.0, "
+		"'learning_rate': 1e-05, 'epoch': 0.08}\n"
+		"{'loss': 2.3, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.12}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_HF);
+	REQUIRE(log.steps.n == 3);
+	CHECK_I64(log.steps.v[0].iteration, 10);
+	CHECK_I64(log.steps.v[1].iteration, 20);
+	CHECK(log.steps.v[1].flags & TS_STEP_LOSS_NONFINITE);
+	CHECK_I64(log.steps.v[2].iteration, 21);
+	CHECK(log.steps.v[2].flags & TS_STEP_ORDINAL);
+	CHECK(!(log.steps.v[0].flags & TS_STEP_ORDINAL));
+	ts_steplog_release(&log);
+}
+
 TEST(logs_hf_trainer_dicts)
 {
 	/* first: {'loss': 2.119, 'grad_norm': 37.657958984375, 'learning_rate':
