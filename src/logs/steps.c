@@ -139,7 +139,7 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 	for (size_t j = 0; j < n;) {
 		struct it_rec *r = &v[m++];
 		int64_t iteration = cur.iteration;
-		int have_primary = 0;
+		int have_primary = 0, have_loss = 0;
 
 		memset(r, 0, sizeof(*r));
 		r->iteration = iteration;
@@ -178,10 +178,15 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 			r->flags |= s->flags;
 			if (s->tokens != TS_NO_INT)
 				r->tokens = sat_add(r->tokens == TS_NO_INT ? 0 : r->tokens, s->tokens);
-			if (!have_primary) {
-				/* The lowest rank speaks for the iteration's loss. */
-				have_primary = 1;
+			if (!have_loss && (!isnan(s->loss) || (s->flags & TS_STEP_LOSS_NONFINITE))) {
+				/* The lowest rank that logs a loss speaks for it: with
+				 * pipeline parallelism only the last stage has one */
+				have_loss = 1;
 				r->loss = s->loss;
+			}
+			if (!have_primary) {
+				/* The lowest rank speaks for the rest. */
+				have_primary = 1;
 				r->grad_norm = s->grad_norm;
 				r->tflops = s->tflops;
 				r->skipped = s->skipped;

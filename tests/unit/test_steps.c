@@ -199,6 +199,31 @@ TEST(steps_rank_named_only_by_memory)
 	ts_steps_report_release(&r);
 }
 
+/* Pipeline parallelism: rank 0 (first stage) logs no loss, rank 1 (last
+ * stage) does; the final loss is rank 1's last, 2.8 at iteration 40 (it
+ * was none: the lowest rank spoke for the loss, while the rank table had
+ * rank 1's). */
+TEST(steps_final_loss_from_the_rank_that_logs_it)
+{
+	struct ts_sb sb;
+	struct ts_steps_opts o;
+	struct ts_steps_report r;
+	struct ts_err err;
+
+	ts_sb_init(&sb);
+	for (int i = 1; i <= 40; i++) {
+		ts_sb_addf(&sb, "{\"iteration\": %d, \"rank\": 0, \"step_time_ms\": 200.0}\n", i);
+		ts_sb_addf(&sb, "{\"iteration\": %d, \"rank\": 1, \"step_time_ms\": 200.0, "
+			   "\"loss\": %.1f}\n", i, i == 40 ? 2.8 : 3.0);
+	}
+	ts_steps_opts_init(&o);
+	REQUIRE(analyze_text(sb.buf, &o, &r, &err) == 0);
+	CHECK_NEAR(r.final_loss, 2.8, 1e-12);
+	CHECK_I64(r.final_loss_iteration, 40);
+	ts_steps_report_release(&r);
+	ts_sb_release(&sb);
+}
+
 TEST(steps_legacy_2020_skipped_without_loss)
 {
 	/* Two intervals of 5 iterations, every one skipped ("number of skipped
