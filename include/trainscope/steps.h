@@ -181,7 +181,8 @@ int ts_step_artefact(int64_t iteration, int64_t first_cut, uint32_t flags, int64
  * two timed records (next TS_NO_INT when there is one): 1, or the first
  * record's iteration when it is an interval mean (Megatron --log-interval N
  * logs the mean of N iterations every N) whose interval, the gap to the
- * next record, reaches back to iteration 1.
+ * next record, reaches back to iteration 1; 0 when the log counts from 0
+ * (NeMo 2's global_step, a JSONL "step": 0): its first step is iteration 0.
  */
 int64_t ts_steps_first_cut(int64_t first, int64_t next);
 /* "first-iteration", "profiler", "checkpoint", "eval", "non-finite", "skipped". */
