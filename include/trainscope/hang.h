@@ -287,6 +287,8 @@ struct ts_hang_result {
 	const char *vendor;          /* "nvidia", "moore_threads", "metax", "unknown" */
 	const char *vendor_why;      /* the evidence chain, one line */
 	int exit_code;               /* 1 culprit or decided class, 0 otherwise */
+	size_t p2p_pending;          /* dumps' point-to-point ops not completed (not
+				      * matched across ranks: each a finding) */
 	struct ts_arena arena;
 };
 

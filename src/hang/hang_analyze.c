@@ -602,6 +602,21 @@ static int dumps(struct an *a)
 					  "cannot be matched with other ranks' and are left out",
 					  s->files.v[d->file], colls));
 	}
+	/* point-to-point ops are not matched across ranks: one left pending
+	 * is said, never passed over as "no hang evidence" */
+	for (size_t k = 0; k < s->works.n; k++) {
+		const struct ts_hang_work *w = &s->works.v[k];
+		if (!w->from_dump || (w->kind != TS_OP_SEND && w->kind != TS_OP_RECV) ||
+		    w->state == TS_ST_COMPLETED || w->state == TS_ST_UNKNOWN)
+			continue;
+		a->r->p2p_pending++;
+		finding(a->r, fmt(a->r, "%s: rank %lld's point-to-point %s (record %lld) is %s and not "
+				  "completed; point-to-point ops are not matched across ranks: look at "
+				  "its peer's dump and stack", s->files.v[w->file], (long long)w->rank,
+				  w->op ? w->op : "op", (long long)w->record_id,
+				  w->state == TS_ST_SCHEDULED ? "scheduled" :
+				  w->state == TS_ST_STARTED ? "started" : "timed out"));
+	}
 	return rc;
 }
 

@@ -43,6 +43,7 @@ void ts_hang_jw(struct ts_jw *wp, const struct ts_hang_set *s, const struct ts_h
 		for (size_t i = 0; i < s->dumps.n; i++)
 			entries += s->dumps.v[i].entries;
 		ts_jw_ki64(&w, "dump_entries", entries);
+		ts_jw_ki64(&w, "p2p_pending", (int64_t)r->p2p_pending);
 	}
 	ts_jw_key(&w, "incidents");
 	ts_jw_arr(&w);
@@ -144,7 +145,11 @@ void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r, s
 {
 	ts_sb_addf(out, "hang: %zu incident%s; backend %s, vendor %s (%s)\n", r->incidents.n,
 		   r->incidents.n == 1 ? "" : "s", r->backend, r->vendor, r->vendor_why);
-	if (!r->incidents.n)
+	if (!r->incidents.n && r->p2p_pending)
+		ts_sb_addf(out, "no collective hang found, but %zu point-to-point op%s not completed "
+			   "(findings): not matched across ranks, so not judged here\n", r->p2p_pending,
+			   r->p2p_pending == 1 ? " is" : "s are");
+	else if (!r->incidents.n)
 		ts_sb_adds(out, "no hang evidence: no timeout, desync, mismatch or stuck collective found\n");
 	for (size_t i = 0; i < r->incidents.n; i++) {
 		const struct ts_hang_incident *in = &r->incidents.v[i];

@@ -686,6 +686,39 @@ TEST(hang_progress_with_silent_ranks)
 	}
 }
 
+/* A point-to-point op left scheduled in a dump (rank 1's recv from 0) is
+ * not matched across ranks, but it is said: counted in p2p_pending with a
+ * finding naming it (the result read "no hang evidence" without a word). */
+TEST(hang_pending_p2p_is_said)
+{
+	static const char *const dumps[2] = {
+		"{\"version\": \"2.5\", \"rank\": 0, \"entries\": [{\"record_id\": 0, \"pg_id\": 0, "
+		"\"process_group\": [\"0\", \"default_pg\"], \"collective_seq_id\": 0, \"p2p_seq_id\": 1, "
+		"\"profiling_name\": \"nccl:send 0->1\", \"state\": \"completed\", \"is_p2p\": true}]}",
+		"{\"version\": \"2.5\", \"rank\": 1, \"entries\": [{\"record_id\": 0, \"pg_id\": 0, "
+		"\"process_group\": [\"0\", \"default_pg\"], \"collective_seq_id\": 0, \"p2p_seq_id\": 1, "
+		"\"profiling_name\": \"nccl:recv 1<-0\", \"state\": \"scheduled\", \"is_p2p\": true}]}",
+	};
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int said = 0;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, dumps[0], "nccl_trace_rank_0", &err) == 0);
+	REQUIRE(read_mem(&s, dumps[1], "nccl_trace_rank_1", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	CHECK_I64(r.incidents.n, 0);
+	CHECK_I64((int64_t)r.p2p_pending, 1);
+	for (size_t k = 0; k < r.findings.n; k++)
+		said += strstr(r.findings.v[k], "rank 1's point-to-point nccl:recv 1<-0 (record 0) is "
+			       "scheduled and not completed") != NULL;
+	CHECK_I64(said, 1);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
 /* buf with every "from" replaced by "to" (same length or shorter) */
 static void replace_all(char *buf, const char *from, const char *to)
 {
