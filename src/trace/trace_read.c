@@ -2807,6 +2807,9 @@ static int read_all(struct rd *r)
 		pf_start(r, !r->src.gzip || r->src.gzip_fast);
 	}
 	rc = next_byte(r, &i);
+	if (rc == P_TRUNC && r->src.cut)
+		return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)abs_off(r, i), -1,
+				 "gzip stream ends before its first byte of data (file cut short?)");
 	if (rc == P_TRUNC)
 		return ts_err_at(r->err, TS_EPARSE, r->src.path, (int64_t)abs_off(r, i), -1,
 				 "empty input, expected a Chrome trace (a JSON object or array)");

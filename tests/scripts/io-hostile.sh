@@ -4,7 +4,8 @@
 # /dev: device cases go through /dev/fd/N of a descriptor the shell opened
 # (the old code tried to create /dev/fd/N.tmp.XXXXXX and failed there) or
 # through stdout redirected to /dev/full; FIFOs and symlinks live in a temp
-# dir. Each check prints what it expected and what it saw.
+# dir. A gzip trace cut inside its header is said to be cut. Each check
+# prints what it expected and what it saw.
 set -u
 TS=${TS:-build/trainscope}
 case $TS in /*) ;; *) TS=$PWD/$TS ;; esac
@@ -198,4 +199,12 @@ if p.returncode != 2 or "shrank while being read" not in err:
     sys.exit(1)
 PY
 [ $? = 0 ] || fail=1
+
+# a .json.gz cut inside its gzip header (8 bytes): the trace reader says the
+# gzip stream ends early, as the line readers do ("empty input" before)
+printf '{"traceEvents": []}' | gzip -c | head -c 8 >cuthdr.json.gz
+"$TS" trace cuthdr.json.gz >/dev/null 2>cuthdr.err
+rc=$?
+[ $rc = 2 ] && grep -q "cuthdr.json.gz: byte 0: gzip stream ends before its first byte of data" cuthdr.err ||
+	bad "trace of a gzip cut in its header: exit $rc, $(cat cuthdr.err)"
 exit $fail
