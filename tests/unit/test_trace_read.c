@@ -807,9 +807,10 @@ TEST(trace_pathological)
 	CHECK_I64(read_text(&t, "", 0, "empty.json", NULL, &err), TS_EPARSE);
 	ts_trace_release(&t);
 	/* a gzip magic and nothing else inflates to no byte (fuzz_trace found
-	 * NULL + 0 in the first gzip step here under clang's UBSan) */
+	 * NULL + 0 in the first gzip step here under clang's UBSan): a gzip
+	 * stream cut in its header */
 	CHECK_I64(read_text(&t, "\x1f\x8b", 2, "magic.json.gz", NULL, &err), TS_EPARSE);
-	CHECK(strstr(err.msg, "empty input") != NULL);
+	CHECK(strstr(err.msg, "gzip stream ends before its first byte of data") != NULL);
 	CHECK_I64(err.offset, 0);
 	ts_trace_release(&t);
 	CHECK_I64(read_text(&t, "{\"a\":1}", 7, "o.json", NULL, &err), TS_EPARSE);
