@@ -18,14 +18,19 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
-/* files found in a directory are read only when they can hold hang evidence */
-static int wanted(const char *path, struct ts_err *err)
+/* files found in a directory are read only when they can hold hang
+ * evidence; one named like a dump that is not is kept as unread */
+static int wanted(struct ts_hang_set *set, const char *path, struct ts_err *err)
 {
 	struct ts_detect d;
 	if (ts_detect_file(path, &d, err))
 		return -1;
-	return d.kind == TS_KIND_LOG_HANG || d.kind == TS_KIND_HANG_REPORT || d.kind == TS_KIND_FLIGHT_RECORDER ||
-	       d.kind == TS_KIND_BINARY || d.kind == TS_KIND_TEXT;
+	if (d.kind == TS_KIND_LOG_HANG || d.kind == TS_KIND_HANG_REPORT || d.kind == TS_KIND_FLIGHT_RECORDER ||
+	    d.kind == TS_KIND_BINARY || d.kind == TS_KIND_TEXT)
+		return 1;
+	if (ts_hang_skip_file(set, path, ts_kind_name(d.kind)))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	return 0;
 }
 
 static int run(struct cli_ctx *ctx, int argc, char **argv)
@@ -66,7 +71,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		for (size_t k = before; k < files.n; k++) {
-			int want = files.n - before > 1 ? wanted(files.v[k], &err) : 1;
+			int want = files.n - before > 1 ? wanted(&set, files.v[k], &err) : 1;
 			if (want < 0) {
 				rc = cli_fail(ctx, &err);
 				goto out;

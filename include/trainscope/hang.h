@@ -173,13 +173,15 @@ struct ts_hang_dump {
 			      * before the cut (its entries are all there) */
 };
 
-/* An input read as a text log that is named like a Flight Recorder dump
- * ("nccl_trace_rank_3") but holds no dump a reader here takes. */
+/* An input named like a Flight Recorder dump ("nccl_trace_rank_3") that
+ * holds no dump a reader here takes: read as a text log, or, found in a
+ * directory and detected as something else (kind set), not read. */
 struct ts_hang_unread {
 	uint32_t file;
 	int64_t nul_at;          /* offset of its first NUL byte, -1 when none */
 	unsigned char head[4];   /* its first bytes */
 	int nhead;
+	const char *kind;        /* what detection says it is (ts_kind_name), or NULL */
 };
 
 /* A text log's last line without its line end (the log was cut while it
@@ -243,6 +245,15 @@ void ts_hang_set_release(struct ts_hang_set *s);
  * (after dropping an extension), else it is unknown (-1).
  */
 int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *err);
+
+/*
+ * A file of a directory that is not read (detection says it is kind, no
+ * hang evidence): when its name is a Flight Recorder dump's
+ * ("nccl_trace_rank_3", "mccl_trace_rank_3"), it is kept as an unread input
+ * (an unread-input warning and finding) rather than passed over without a
+ * word. kind must outlive the set (ts_kind_name). Returns 0 or TS_ENOMEM.
+ */
+int ts_hang_skip_file(struct ts_hang_set *s, const char *path, const char *kind);
 
 /* The readers on a memory buffer (not copied); name is for messages. */
 int ts_hang_read_mem(struct ts_hang_set *s, const void *data, size_t n,

@@ -120,6 +120,10 @@ void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_lin
 void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb)
 {
 	ts_sb_addf(sb, "%s: named like a Flight Recorder dump, ", s->files.v[u->file]);
+	if (u->kind) {
+		ts_sb_addf(sb, "but its content is %s, not a dump; it was not read", u->kind);
+		return;
+	}
 	if (u->nul_at >= 0)
 		ts_sb_addf(sb, "binary (a NUL byte at offset %lld), ", (long long)u->nul_at);
 	ts_sb_adds(sb, "but it opens with bytes");

@@ -533,10 +533,26 @@ static int note_unread(struct ts_hang_set *s, const char *name, const unsigned c
 
 	if (!strstr(ts_basename(name), "_trace_rank_"))
 		return 0;
+	memset(&u, 0, sizeof(u));
 	u.file = (uint32_t)(s->files.n - 1);
 	u.nul_at = nul ? nul - d : -1;
 	u.nhead = n < sizeof(u.head) ? (int)n : (int)sizeof(u.head);
 	memcpy(u.head, d, (size_t)u.nhead);
+	return TS_VEC_PUSH(s->unread, u) ? TS_ENOMEM : 0;
+}
+
+int ts_hang_skip_file(struct ts_hang_set *s, const char *path, const char *kind)
+{
+	struct ts_hang_unread u;
+
+	if (!strstr(ts_basename(path), "_trace_rank_"))
+		return 0;
+	memset(&u, 0, sizeof(u));
+	u.nul_at = -1;
+	u.kind = kind;
+	if (hang_add_file(s, path) < 0)
+		return TS_ENOMEM;
+	u.file = (uint32_t)(s->files.n - 1);
 	return TS_VEC_PUSH(s->unread, u) ? TS_ENOMEM : 0;
 }
 

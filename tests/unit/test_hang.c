@@ -719,6 +719,30 @@ TEST(hang_pending_p2p_is_said)
 	ts_hang_set_release(&s);
 }
 
+/* A file of a directory named like a dump but detected as something else
+ * (a Kineto trace saved as nccl_trace_rank_0) was passed over without a
+ * word: it is an unread input now; a file of another name stays unsaid. */
+TEST(hang_skipped_file_named_like_a_dump)
+{
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int said = 0;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_skip_file(&s, "run/nccl_trace_rank_0", "kineto-trace") == 0);
+	REQUIRE(ts_hang_skip_file(&s, "run/rank0.pt.trace.json", "kineto-trace") == 0);
+	CHECK_I64(s.unread.n, 1);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t k = 0; k < r.findings.n; k++)
+		said += strstr(r.findings.v[k], "run/nccl_trace_rank_0: named like a Flight Recorder "
+			       "dump, but its content is kineto-trace, not a dump") != NULL;
+	CHECK_I64(said, 1);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
 /* buf with every "from" replaced by "to" (same length or shorter) */
 static void replace_all(char *buf, const char *from, const char *to)
 {
