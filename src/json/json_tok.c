@@ -624,8 +624,7 @@ reload:
 		default:
 			/* a UTF-8 byte order mark before the document (RFC 8259
 			 * lets a parser ignore it; Windows editors write one) */
-			if (c == 0xef && in->base + pos == 0 && pos + 3 <= len &&
-			    d[pos + 1] == 0xbb && d[pos + 2] == 0xbf) {
+			if (c == 0xef && in->base + pos == 0 && ts_bom_len(d + pos, len - pos)) {
 				pos += 3;
 				continue;
 			}

@@ -2210,6 +2210,20 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t e
 	return 0;
 }
 
+/* A tqdm bar without a description ("  5%|##  | 10/200 [...]"): the HF
+ * Trainer's; data and evaluation bars carry one ("Map: 100%|...",
+ * "Epoch 0: ..."). */
+static int bare_bar(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	while (i < n && s[i] == ' ')
+		i++;
+	for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	return i > d && i - d <= 3 && i + 1 < n && s[i] == '%' && s[i + 1] == '|';
+}
+
 /*
  * A Lightning progress bar whose postfix carries global_step (NeMo 1 and
  * any module logging it with prog_bar=True): one step record per redraw,
@@ -2238,20 +2252,6 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t e
  * dropped, counted as records without an iteration. Returns 1 when s was
  * such a bar, 0 when not, < 0 on error.
  */
-/* A tqdm bar without a description ("  5%|##  | 10/200 [...]"): the HF
- * Trainer's; data and evaluation bars carry one ("Map: 100%|...",
- * "Epoch 0: ..."). */
-static int bare_bar(const char *s, size_t n)
-{
-	size_t i = 0, d;
-
-	while (i < n && s[i] == ' ')
-		i++;
-	for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-		;
-	return i > d && i - d <= 3 && i + 1 < n && s[i] == '%' && s[i + 1] == '|';
-}
-
 static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	const char *in, *v;
@@ -2433,11 +2433,12 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				return parse_jsonl(r, br, (size_t)(e - br), nl, line, off) < 0 ? TS_ENOMEM : 0;
 			if (k < e && *k == '\'') {
 				/* the input ends inside the dict (no line end, no '}') */
+				int64_t count, epoch;
+
 				if (!nl && !(t > b && t[-1] == '}'))
 					return note_cut(r, line, off, "last line cut inside an HF "
 							"Trainer dict");
-				int64_t count, epoch;
-
+				/* the Trainer's bar right before the dict on its line */
 				if (hb != b && bare_bar(b, (size_t)(hb - b)) &&
 				    bar_counter(b, in, &count, &epoch))
 					r->bar_count = count;

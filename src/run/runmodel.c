@@ -1230,38 +1230,47 @@ static int log_has_gbs(const struct ts_steplog *log)
 			return 1;
 	return 0;
 }
+
+/* An input's kind for kinds_found: -1 when it could not be classified. */
+static int found_kind(const struct ts_run_input *in)
+{
+	return in->role == TS_ROLE_BAD ? -1 : in->kind;
+}
+
 /* What the inputs were, for the message of a run without steps: "it is a
  * kineto-trace", "it holds 2 kineto-trace, 1 telemetry-dmon" (kinds in
  * first-seen order, ts_kind_name), "it holds no file". */
 static const char *kinds_found(const struct ts_runmodel *rm, char *buf, size_t size)
 {
-	size_t len = 0;
+	static const char head[] = "it holds ";
+	size_t len;
 
-	if (rm->inputs.n == 1 && rm->inputs.v[0].role != TS_ROLE_BAD &&
+	if (!rm->inputs.n) {
+		snprintf(buf, size, "it holds no file");
+		return buf;
+	}
+	if (rm->inputs.n == 1 && found_kind(&rm->inputs.v[0]) >= 0 &&
 	    !strcmp(rm->inputs.v[0].path, rm->root)) {
 		snprintf(buf, size, "it is a %s", ts_kind_name(rm->inputs.v[0].kind));
 		return buf;
 	}
-	len = (size_t)snprintf(buf, size, "it holds ");
-	for (size_t i = 0; i < rm->inputs.n && len < size - 40; i++) {
-		int kind = rm->inputs.v[i].role == TS_ROLE_BAD ? -1 : rm->inputs.v[i].kind;
+	len = (size_t)snprintf(buf, size, "%s", head);
+	for (size_t i = 0; i < rm->inputs.n && len + 40 < size; i++) {
+		int kind = found_kind(&rm->inputs.v[i]);
 		size_t count = 0, j;
 
-		for (j = 0; j < i; j++)
-			if ((rm->inputs.v[j].role == TS_ROLE_BAD ? -1 : rm->inputs.v[j].kind) == kind)
-				break;
+		for (j = 0; j < i && found_kind(&rm->inputs.v[j]) != kind; j++)
+			;
 		if (j < i)
 			continue; /* counted at its first */
 		for (j = i; j < rm->inputs.n; j++)
-			count += (rm->inputs.v[j].role == TS_ROLE_BAD ? -1 : rm->inputs.v[j].kind) == kind;
-		len += (size_t)snprintf(buf + len, size - len, "%s%zu %s", len > 9 ? ", " : "", count,
+			count += found_kind(&rm->inputs.v[j]) == kind;
+		len += (size_t)snprintf(buf + len, size - len, "%s%zu %s",
+					len > sizeof(head) - 1 ? ", " : "", count,
 					kind < 0 ? "unreadable" : ts_kind_name(kind));
 	}
-	if (!rm->inputs.n)
-		snprintf(buf, size, "it holds no file");
 	return buf;
 }
-
 
 int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		     const struct ts_runmodel_opts *o, int need_steps, struct ts_err *err)
