@@ -28,6 +28,7 @@ int cli_exit_for(int code)
 }
 
 /* Messages quote file names and input text: sanitised like all output. */
+__attribute__((format(printf, 3, 0)))
 static void vmsg(struct cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
 	char buf[4096];

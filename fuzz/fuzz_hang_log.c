@@ -16,8 +16,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	ts_hang_set_init(&s);
 	ts_err_init(&err);
-	/* text lines that are not evidence are skipped, never an error */
-	if (ts_hang_read_lines_mem(&s, data, size, "fuzz.log", &err) != 0 && err.code != TS_ENOMEM)
+	/* text lines that are not evidence are skipped, never an error; a
+	 * gzip stream (the magic 1f 8b) may be damaged: a parse error or a cut stream */
+	if (ts_hang_read_lines_mem(&s, data, size, "fuzz.log", &err) != 0 && err.code != TS_ENOMEM &&
+	    !(size >= 2 && data[0] == 0x1f && data[1] == 0x8b &&
+	      (err.code == TS_EPARSE || err.code == TS_ETRUNC)))
 		abort();
 	hang_check(&s);
 	ts_hang_set_release(&s);

@@ -255,7 +255,11 @@ int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *er
  */
 int ts_hang_skip_file(struct ts_hang_set *s, const char *path, const char *kind);
 
-/* The readers on a memory buffer (not copied); name is for messages. */
+/*
+ * The readers on a memory buffer (not copied); name is for messages. A
+ * buffer that opens with gzip's magic is inflated first, so a damaged or
+ * cut gzip stream is an error (TS_EPARSE, TS_ETRUNC); text never is.
+ */
 int ts_hang_read_mem(struct ts_hang_set *s, const void *data, size_t n,
 		     const char *name, struct ts_err *err);
 int ts_hang_read_lines_mem(struct ts_hang_set *s, const void *data, size_t n,

@@ -326,14 +326,17 @@ static enum ts_kind not_prose(const char *d, size_t n, int m, enum ts_kind kind)
 
 enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsize)
 {
-	size_t i = ts_bom_len(d, n);
+	size_t i;
 
-	d += i;
-	n -= i;
-	i = 0;
 	set_vendor(vendor, vsize, "");
 	if (n == 0)
 		return TS_KIND_TEXT; /* an empty file (d may be NULL): as before, text */
+	i = ts_bom_len(d, n);
+	d += i;
+	n -= i;
+	i = 0;
+	if (n == 0)
+		return TS_KIND_TEXT; /* a byte-order mark alone */
 	if (n >= 16 && memcmp(d, "SQLite format 3", 16) == 0) {
 		/* nsys exports carry these tables in the schema page */
 		if (has(d, n, "TARGET_INFO_SESSION_START_TIME") || has(d, n, "CUPTI_ACTIVITY_KIND") ||

@@ -451,6 +451,8 @@ int ts_tele_sniff(const char *d, size_t n)
 	struct view all = { d, n };
 	size_t i = 0;
 
+	if (n == 0)
+		return TS_TELE_UNKNOWN;   /* nothing (d may be NULL) */
 	while (i < n && isspace((unsigned char)d[i]))
 		i++;
 	if (i < n && d[i] == '{') {
@@ -1635,15 +1637,16 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	struct rd r;
 	struct ts_telemetry before;
 	size_t bom = ts_bom_len(data, n);
-	int fmt = ts_tele_sniff((const char *)data + bom, n - bom < 65536 ? n - bom : 65536);
+	const char *text = bom ? (const char *)data + bom : data; /* data may be NULL when n is 0 */
+	int fmt = ts_tele_sniff(text, n - bom < 65536 ? n - bom : 65536);
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.t = t;
 	r.name = name;
 	r.base = data;
-	r.p = (const char *)data + bom;
-	r.end = (const char *)data + n;
+	r.p = text;
+	r.end = n ? (const char *)data + n : text;
 	r.err = err;
 	r.gpu_base = (uint32_t)t->gpus.n;
 	before = *t;

@@ -99,6 +99,17 @@ TEST(bom_detect_same_kind)
 	CHECK_I64(ts_detect_buffer(buf, sizeof(jsonl) + 2, vendor, sizeof(vendor)), plain);
 }
 
+/* an empty input (no buffer at all, as an empty file maps) and a mark
+ * alone are both empty text; neither offsets the absent buffer (clang's
+ * UBSan stopped the fuzzer on "zero offset to null pointer") */
+TEST(bom_empty_inputs)
+{
+	char vendor[16];
+
+	CHECK_I64(ts_detect_buffer(NULL, 0, vendor, sizeof(vendor)), TS_KIND_TEXT);
+	CHECK_I64(ts_detect_buffer(BOM, 3, vendor, sizeof(vendor)), TS_KIND_TEXT);
+}
+
 static const char dmon[] =
 	"# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk\n"
 	"# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz\n"
@@ -126,6 +137,21 @@ TEST(bom_telemetry_dmon)
 		REQUIRE(ts_tele_read_mem(&t, buf, n, "dmon.txt", NULL, &err) == 0);
 		CHECK_I64((int64_t)t.gpus.n, 1);
 		CHECK_I64((int64_t)t.samples.n, 2);
+		ts_tele_release(&t);
+	}
+}
+
+/* nothing to read, with or without the mark: refused the same way */
+TEST(bom_telemetry_empty)
+{
+	struct ts_telemetry t;
+	struct ts_err err;
+
+	for (int with = 0; with < 2; with++) {
+		ts_tele_init(&t);
+		ts_err_init(&err);
+		CHECK(ts_tele_read_mem(&t, with ? BOM : NULL, with ? 3 : 0, "empty.csv", NULL, &err) != 0);
+		CHECK(strstr(err.msg, "empty.csv") != NULL || strstr(err.path, "empty.csv") != NULL);
 		ts_tele_release(&t);
 	}
 }
