@@ -54,7 +54,8 @@
 
 /* Steps left out of the window, one group per reason. */
 struct ts_window_excl {
-	const char *reason;     /* outside: "first-iteration", "warm-up",
+	const char *reason;     /* outside: "first-iteration",
+				 * "batch-size-ramp-up", "warm-up",
 				 * "before-window", "level-shift", "after-window";
 				 * inside (ts_step_artefact_name): "profiler",
 				 * "checkpoint", "eval", "non-finite", "skipped" */

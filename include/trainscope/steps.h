@@ -139,8 +139,10 @@ enum ts_steps_warn {
 				       * unusable[] says why */
 	TS_WARN_STALLS = 1 << 11,     /* the window's stalls matter
 				       * (ts_steps_window_stalls); they stay in the mean */
-	TS_WARN_DRIFT = 1 << 12       /* the step time trends over the window
+	TS_WARN_DRIFT = 1 << 12,      /* the step time trends over the window
 				       * (ts_stats_drift, drift.found) */
+	TS_WARN_GBS_RAMP = 1 << 13    /* the logged global batch size ramps up to
+				       * its last value (ramp_* below) */
 };
 
 /*
@@ -278,6 +280,14 @@ struct ts_steps_report {
 				   * no artefact: the ones the statistics use */
 	int64_t mser_cut_iteration;  /* first kept iteration after MSER-5 */
 	int64_t level_shift_iteration; /* TS_NO_INT when none */
+	/* a batch-size ramp-up (Megatron's --rampup-batch-size): the timed
+	 * records' logged global batch sizes never fall and rise at least
+	 * once. The run's own batch is the last; an automatic window and the
+	 * warm-up cut start at its first record (ramp_end_iteration), and the
+	 * records before it are the ramp. TS_NO_INT (and 0) when there is
+	 * none, or when no usable step has the last batch. */
+	int64_t ramp_end_iteration;
+	int64_t ramp_gbs_first, ramp_gbs_last;
 	unsigned warnings;           /* enum ts_steps_warn */
 	/* statistics over the window */
 	double median_ms, mean_ms, p10_ms, p90_ms, cv;

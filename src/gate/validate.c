@@ -339,6 +339,15 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			rc |= add(v, "window", TS_CHECK_FAIL,
 				  "%s window %lld-%lld includes %zu step(s) that must be excluded: %s",
 				  source, (long long)w.first, (long long)w.last, nbad, bad.buf);
+		else if (w.declared && r->rm.have_steps &&
+			 r->rm.steps.ramp_end_iteration != TS_NO_INT &&
+			 w.first < r->rm.steps.ramp_end_iteration)
+			rc |= add(v, "window", TS_CHECK_WARN,
+				  "%s window %lld-%lld starts in the batch-size ramp-up: the run's own "
+				  "batch of %lld sequences starts at iteration %lld", source,
+				  (long long)w.first, (long long)w.last,
+				  (long long)r->rm.steps.ramp_gbs_last,
+				  (long long)r->rm.steps.ramp_end_iteration);
 		else if (w.declared && have_auto && w.first < auto_w.mser_first)
 			rc |= add(v, "window", TS_CHECK_WARN,
 				  "%s window %lld-%lld starts before the end of the warm-up MSER-5 "

@@ -1067,6 +1067,7 @@ static void report_blank(struct ts_steps_report *rep)
 	rep->first_cut = 1;
 	rep->win_first = rep->win_last = TS_NO_INT;
 	rep->mser_cut_iteration = rep->level_shift_iteration = TS_NO_INT;
+	rep->ramp_end_iteration = TS_NO_INT;
 	rep->median_ms = rep->mean_ms = rep->p10_ms = rep->p90_ms = rep->cv = NAN;
 	rep->ci.mean = rep->ci.lo = rep->ci.hi = rep->ci.lag1_batches = NAN;
 	rep->acf.lag1 = rep->acf.tau_int = rep->acf.ess = NAN;
@@ -1173,6 +1174,53 @@ static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
 	}
 }
 
+/* rep->ramp_* of the timed records v[ti[0..nt)] (steps.h). */
+static void batch_ramp(const struct it_rec *v, const size_t *ti, size_t nt,
+		       struct ts_steps_report *rep)
+{
+	int64_t first = TS_NO_INT, prev = TS_NO_INT;
+	size_t end = 0;
+
+	for (size_t i = 0; i < nt; i++) {
+		int64_t g = v[ti[i]].gbs;
+
+		if (g == TS_NO_INT || g <= 0)
+			continue;
+		if (prev != TS_NO_INT && g < prev)
+			return;   /* it falls: batches that vary, no ramp */
+		if (prev == TS_NO_INT)
+			first = g;
+		else if (g > prev)
+			end = i;
+		prev = g;
+	}
+	if (!end)
+		return;
+	rep->ramp_end_iteration = v[ti[end]].iteration;
+	rep->ramp_gbs_first = first;
+	rep->ramp_gbs_last = prev;
+	rep->warnings |= TS_WARN_GBS_RAMP;
+}
+
+/* Where the run's own batch starts in the compacted records tc[0..nc):
+ * their index; 0 (and no ramp) when no usable record has it. */
+static size_t ramp_start(const struct it_rec *v, const size_t *tc, size_t nc,
+			 struct ts_steps_report *rep)
+{
+	size_t r0 = 0;
+
+	if (rep->ramp_end_iteration == TS_NO_INT)
+		return 0;
+	while (r0 < nc && v[tc[r0]].iteration < rep->ramp_end_iteration)
+		r0++;
+	if (r0 < nc)
+		return r0;
+	rep->ramp_end_iteration = TS_NO_INT;
+	rep->ramp_gbs_first = rep->ramp_gbs_last = 0;
+	rep->warnings &= ~(unsigned)TS_WARN_GBS_RAMP;
+	return 0;
+}
+
 /*
  * The window search sees no artefact: a checkpoint step, or a restarted
  * process's warm-up, is neither a warm-up of the run nor a level of its
@@ -1255,17 +1303,20 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	rc = find_stalls(v, ti + skip, nt - skip, family, rep, y);
 	if (rc)
 		goto out;
+	batch_ramp(v, ti + skip, nt - skip, rep);
 	if (nt == 0) {
 		rep->warnings |= TS_WARN_NO_TIME;
 	} else if (o->window_first != TS_NO_INT) {
 		size_t nc = compact(y, nt - skip, rep, ti + skip, tc), cut;
+		size_t r0 = ramp_start(v, tc, nc, rep);
 		int steady;
 
-		/* where the warm-up ends, for a declared window to be checked
-		 * against (validate) */
-		rc = warmup_cut(y, nc, &cut, &steady);
+		/* where the warm-up (after a batch-size ramp) ends, for a
+		 * declared window to be checked against (validate) */
+		rc = warmup_cut(y + r0, nc - r0, &cut, &steady);
 		if (rc)
 			goto out;
+		cut += r0;
 		rep->mser_cut_iteration = nc ? v[tc[cut < nc ? cut : 0]].iteration : TS_NO_INT;
 		size_t nart = 0;
 
@@ -1296,11 +1347,15 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		}
 	} else {
 		size_t nc = compact(y, nt - skip, rep, ti + skip, tc);
+		size_t r0 = ramp_start(v, tc, nc, rep);
 
 		rep->win_auto = 1;
-		rc = auto_window(y, nc, rep, v, tc, &a, &b);
+		/* a batch-size ramp is neither warm-up nor a level of the run */
+		rc = auto_window(y + r0, nc - r0, rep, v, tc + r0, &a, &b);
 		if (rc)
 			goto out;
+		a += r0;
+		b += r0;
 		/* the window spans tc[a, b); the artefacts among them stay out */
 		for (size_t i = a; i < b; i++)
 			wi[nw++] = tc[i];

@@ -635,6 +635,8 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 			excl_add(w, "before-window", it);
 		} else if (r->dropped_first && it <= r->first_cut) {
 			excl_add(w, "first-iteration", it);
+		} else if (r->ramp_end_iteration != TS_NO_INT && it < r->ramp_end_iteration) {
+			excl_add(w, "batch-size-ramp-up", it);
 		} else if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration) {
 			excl_add(w, "warm-up", it);
 		} else {
@@ -856,6 +858,14 @@ static int steps_warnings(struct ts_runmodel *rm)
 				      "sequences, a batch-size ramp-up?): tokens per step is the window's "
 				      "mean batch, and tokens/s counts each step's own.",
 				      (long long)r->gbs_min, (long long)r->gbs_max);
+	if (r->warnings & TS_WARN_GBS_RAMP)
+		rc |= ts_warnings_add(w, "batch-size-ramp-up", NULL, -1, r->ramp_end_iteration,
+				      "The global batch size ramps up from %lld to %lld sequences "
+				      "until iteration %lld (a batch-size ramp-up): the run's own batch "
+				      "starts there, and an automatic window and the warm-up cut start "
+				      "no earlier.",
+				      (long long)r->ramp_gbs_first, (long long)r->ramp_gbs_last,
+				      (long long)r->ramp_end_iteration);
 	if (r->warnings & TS_WARN_FEW_STEPS)
 		rc |= ts_warnings_add(w, "few-steps", NULL, -1, TS_NO_INT,
 				      "The window holds %zu usable timed step%s, fewer than %d: its "

@@ -7,6 +7,10 @@
 # window reaching past the log's last iteration (a job that crashed at 60
 # with a window to 200) fails the window check, and validate's window
 # object is the run's (steps'): it validated with a "matched" window to 200.
+# A Megatron log whose batch ramps from 128 to 256 sequences at iteration
+# 100 (steps-shift-gen.py): a declared window 20-300 warns that it starts
+# in the ramp, one from 150 does not, and the automatic window starts at
+# 100 with the ramp as its own group.
 set -u
 TS=${TS:-build/trainscope}
 DATA=${DATA:-../shared/data}
@@ -58,5 +62,20 @@ import json, sys
 v, s = (json.load(open(p)) for p in sys.argv[1:3])
 assert v["window"] == s["window"], (v["window"], s["window"])
 assert s["window"]["last_iteration"] == 60 and s["window"]["method"] == "declared", s["window"]
+PY
+# the batch-size ramp
+python3 tests/scripts/steps-shift-gen.py "$tmp/ramp" 1 0 1.0 100 0 128 || exit 1
+"$TS" validate --json --window 20:300 "$tmp/ramp/r000.log" >"$tmp/ramp.json"
+grep -A2 '"name": "window"' "$tmp/ramp.json" | grep -q '"status": "warn"' || bad "window in the ramp not warned"
+grep -q 'starts in the batch-size ramp-up: the run.s own batch of 256 sequences starts at iteration 100' \
+	"$tmp/ramp.json" || bad "window in the ramp: no evidence naming iteration 100"
+"$TS" validate --json --window 150:300 "$tmp/ramp/r000.log" >"$tmp/ramp2.json"
+grep -A2 '"name": "window"' "$tmp/ramp2.json" | grep -q '"status": "pass"' || bad "window after the ramp not pass"
+"$TS" validate --json --accept-auto-window "$tmp/ramp/r000.log" >"$tmp/ramp3.json"
+python3 - "$tmp/ramp3.json" <<'PY' || bad "automatic window over the ramp"
+import json, sys
+w = json.load(open(sys.argv[1]))["window"]
+g = {x["reason"]: (x["first_iteration"], x["last_iteration"]) for x in w["excluded"]}
+assert w["first_iteration"] == 100 and g.get("batch-size-ramp-up") == (2, 99), w
 PY
 exit $fail

@@ -285,6 +285,87 @@ TEST(steps_warmup_cut_needs_slower_steps)
 	CHECK_I64(warm_cut, 40);
 }
 
+/* A JSONL run whose global batch size steps through levels[] (each until
+ * its iteration, the last to 400), step time proportional to the batch
+ * (600 ms at 128 sequences) with 1 % Gaussian noise, iteration 1 a 900 ms
+ * compile step. */
+struct gbs_level {
+	int until, gbs;
+};
+
+static int ramp_run(uint64_t seed, const struct gbs_level *lv, size_t nl,
+		    struct ts_steps_report *r)
+{
+	struct ts_sb sb;
+	struct ts_steps_opts o;
+	struct ts_err err;
+	size_t k = 0;
+	int rc;
+
+	ts_sb_init(&sb);
+	for (int i = 1; i <= 400; i++) {
+		while (k + 1 < nl && i > lv[k].until)
+			k++;
+		double ms = i == 1 ? 900 : 600.0 * lv[k].gbs / 128 * (1 + 0.01 * gauss(&seed));
+		ts_sb_addf(&sb, "{\"iteration\": %d, \"step_time_ms\": %.2f, "
+			   "\"global_batch_size\": %d}\n", i, ms, lv[k].gbs);
+	}
+	ts_steps_opts_init(&o);
+	rc = analyze_text(sb.buf, &o, r, &err);
+	ts_sb_release(&sb);
+	return rc;
+}
+
+/* Megatron's --rampup-batch-size: the steps before the run's own batch
+ * are a ramp, not a warm-up nor a level of the run. The window starts
+ * where the last batch size starts (iteration 151 here, by construction),
+ * with no level-shift, long-warmup or no-steady-state warning (before:
+ * "warm-up" over the ramp, the shift placed late, both warnings). */
+TEST(steps_batch_ramp_is_no_warmup)
+{
+	static const struct gbs_level two[] = { { 150, 128 }, { 400, 256 } };
+	static const struct gbs_level five[] = {
+		{ 50, 32 }, { 100, 64 }, { 150, 96 }, { 200, 128 }, { 400, 256 }
+	};
+	int exact = 0, near = 0;
+
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct ts_steps_report r;
+		int many = seed > 20;
+
+		REQUIRE(ramp_run(seed, many ? five : two, many ? 5 : 2, &r) == 0);
+		CHECK_I64(r.ramp_end_iteration, many ? 201 : 151);
+		CHECK_I64(r.ramp_gbs_first, many ? 32 : 128);
+		CHECK_I64(r.ramp_gbs_last, 256);
+		CHECK(r.warnings & TS_WARN_GBS_RAMP);
+		CHECK(!(r.warnings & (TS_WARN_LEVEL_SHIFT | TS_WARN_LONG_WARMUP |
+				      TS_WARN_NO_STEADY | TS_WARN_GBS_VARIES)));
+		CHECK_I64(r.win_last, 400);
+		CHECK_I64(r.gbs_min, 256);
+		exact += r.win_first == r.ramp_end_iteration;
+		near += r.win_first >= r.ramp_end_iteration && r.win_first < r.ramp_end_iteration + 20;
+		ts_steps_report_release(&r);
+	}
+	printf("  window starts at the last batch size in %d of 40 runs, within 20 steps in %d\n",
+	       exact, near);
+	CHECK(exact >= 36);
+	CHECK_I64(near, 40);
+}
+
+/* A batch size that falls anywhere is no ramp: the window search is as
+ * before (here the longer 128-sequence level after a short 256 one). */
+TEST(steps_batch_that_falls_is_no_ramp)
+{
+	static const struct gbs_level down[] = { { 100, 256 }, { 400, 128 } };
+	struct ts_steps_report r;
+
+	REQUIRE(ramp_run(7, down, 2, &r) == 0);
+	CHECK_I64(r.ramp_end_iteration, TS_NO_INT);
+	CHECK(!(r.warnings & TS_WARN_GBS_RAMP));
+	CHECK(r.win_first > 100);
+	ts_steps_report_release(&r);
+}
+
 TEST(steps_legacy_2020_skipped_without_loss)
 {
 	/* Two intervals of 5 iterations, every one skipped ("number of skipped
