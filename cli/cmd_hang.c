@@ -33,6 +33,17 @@ static int wanted(struct ts_hang_set *set, const char *path, struct ts_err *err)
 	return 0;
 }
 
+/* every file read is empty: nothing to analyse, an input error as in the
+ * other commands (one empty file among others is a finding) */
+static int all_empty(const struct ts_hang_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->unread.n; i++)
+		n += set->unread.v[i].empty;
+	return set->files.n && n == set->files.n;
+}
+
 static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
@@ -82,6 +93,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			}
 		}
 	}
+	if (all_empty(&set)) {
+		ts_err_at(&err, TS_EPARSE, set.files.v[0], 0, -1,
+			  set.files.n == 1 ? "empty input (0 bytes): no hang evidence to read" :
+			  "every input is empty (0 bytes): no hang evidence to read");
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
 	if (ts_hang_analyze(&set, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -124,7 +142,8 @@ const struct cli_command cli_cmd_hang = {
 		"with a finding, and its rank is not blamed for the entries the cut lost.\n"
 		"\n"
 		"Exit status: 1 when a culprit or a decided class is found, 0 when there is no hang\n"
-		"evidence (or only undecided incidents), 2 for unreadable input.",
+		"evidence (or only undecided incidents), 2 for unreadable or empty input (an empty\n"
+		"file among others is a finding).",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -182,6 +182,7 @@ struct ts_hang_unread {
 	unsigned char head[4];   /* its first bytes */
 	int nhead;
 	const char *kind;        /* what detection says it is (ts_kind_name), or NULL */
+	int empty;               /* the file is empty (0 bytes): any name */
 };
 
 /* A text log's last line without its line end (the log was cut while it

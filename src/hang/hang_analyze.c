@@ -14,6 +14,7 @@
 #include <string.h>
 #include "hang_int.h"
 #include "trainscope/jsonw.h"
+#include "trainscope/paths.h"
 
 struct an {
 	struct ts_hang_set *s;
@@ -119,6 +120,14 @@ void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_lin
 
 void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb)
 {
+	int dump = strstr(ts_basename(s->files.v[u->file]), "_trace_rank_") != NULL;
+
+	if (u->empty) {
+		ts_sb_addf(sb, "%s: empty (0 bytes)%s; nothing was read from it", s->files.v[u->file],
+			   dump ? ", a Flight Recorder dump's name: its rank may have died before it "
+				  "wrote the dump" : "");
+		return;
+	}
 	ts_sb_addf(sb, "%s: named like a Flight Recorder dump, ", s->files.v[u->file]);
 	if (u->kind) {
 		ts_sb_addf(sb, "but its content is %s, not a dump; it was not read", u->kind);

@@ -531,9 +531,10 @@ static int note_unread(struct ts_hang_set *s, const char *name, const unsigned c
 	const unsigned char *nul = memchr(d, 0, n < 4096 ? n : 4096);
 	struct ts_hang_unread u;
 
-	if (!strstr(ts_basename(name), "_trace_rank_"))
+	if (n && !strstr(ts_basename(name), "_trace_rank_"))
 		return 0;
 	memset(&u, 0, sizeof(u));
+	u.empty = n == 0;
 	u.file = (uint32_t)(s->files.n - 1);
 	u.nul_at = nul ? nul - d : -1;
 	u.nhead = n < sizeof(u.head) ? (int)n : (int)sizeof(u.head);

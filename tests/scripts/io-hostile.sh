@@ -4,7 +4,9 @@
 # /dev: device cases go through /dev/fd/N of a descriptor the shell opened
 # (the old code tried to create /dev/fd/N.tmp.XXXXXX and failed there) or
 # through stdout redirected to /dev/full; FIFOs and symlinks live in a temp
-# dir. A gzip trace cut inside its header is said to be cut. Each check
+# dir. A gzip trace cut inside its header is said to be cut; an empty file
+# is an input error in every command that reads one (hang said "no hang
+# evidence", exit 0), and one empty file beside others is a hang finding. Each check
 # prints what it expected and what it saw.
 set -u
 TS=${TS:-build/trainscope}
@@ -207,4 +209,20 @@ printf '{"traceEvents": []}' | gzip -c | head -c 8 >cuthdr.json.gz
 rc=$?
 [ $rc = 2 ] && grep -q "cuthdr.json.gz: byte 0: gzip stream ends before its first byte of data" cuthdr.err ||
 	bad "trace of a gzip cut in its header: exit $rc, $(cat cuthdr.err)"
+# an empty file: exit 2 naming it in every command, hang included
+: >empty.log
+for cmd in steps trace hang "watch --read"; do
+	$TS $cmd empty.log >/dev/null 2>empty.err
+	rc=$?
+	[ $rc = 2 ] && grep -q "empty.log: byte 0" empty.err || bad "$cmd on an empty file: exit $rc, $(cat empty.err)"
+done
+$TS hang empty.log 2>&1 | grep -q "empty input (0 bytes): no hang evidence to read" ||
+	bad "hang on an empty file: not said empty"
+# beside a log with a watchdog timeout: a finding, and the timeout still read
+if [ -f "${DATA:-../shared/data}/hang/llamafactory_7396_allreduce_timeout.log" ]; then
+	$TS hang --json empty.log "${DATA:-../shared/data}/hang/llamafactory_7396_allreduce_timeout.log" >both.json
+	rc=$?
+	[ $rc = 1 ] && grep -q '"empty.log: empty (0 bytes); nothing was read from it"' both.json ||
+		bad "hang with an empty file beside a timeout: exit $rc"
+fi
 exit $fail

@@ -743,6 +743,36 @@ TEST(hang_skipped_file_named_like_a_dump)
 	ts_hang_set_release(&s);
 }
 
+/* An empty file is said, whatever its name, with the dump's reason when
+ * it has a dump's name (it gave "no hang evidence" without a word, and an
+ * empty dump was said to "open with bytes" it has not) */
+TEST(hang_empty_file_is_said)
+{
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int said_dump = 0, said_log = 0;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_mem(&s, "", 0, "fr/nccl_trace_rank_3", &err) == 0);
+	REQUIRE(ts_hang_read_mem(&s, "", 0, "logs/rank1.log", &err) == 0);
+	REQUIRE(ts_hang_read_mem(&s, "plain words\n", 12, "logs/rank2.log", &err) == 0);
+	CHECK_I64(s.unread.n, 2);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t k = 0; k < r.findings.n; k++) {
+		said_dump += strstr(r.findings.v[k], "fr/nccl_trace_rank_3: empty (0 bytes), a Flight "
+				    "Recorder dump's name: its rank may have died") != NULL;
+		said_log += strstr(r.findings.v[k], "logs/rank1.log: empty (0 bytes); nothing was "
+				   "read from it") != NULL;
+		CHECK(strstr(r.findings.v[k], "rank2.log") == NULL);
+	}
+	CHECK_I64(said_dump, 1);
+	CHECK_I64(said_log, 1);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
 /* buf with every "from" replaced by "to" (same length or shorter) */
 static void replace_all(char *buf, const char *from, const char *to)
 {
