@@ -238,7 +238,8 @@ static enum ts_kind telemetry_kind(int format)
 	}
 }
 
-/* First non-blank line looks like a JSON object that has a step key. */
+/* First non-blank line looks like a JSON object that has a step key (the
+ * iteration keys of the JSONL step reader, logparse.c). */
 static int looks_jsonl(const char *d, size_t n)
 {
 	size_t i = 0;
@@ -251,7 +252,8 @@ static int looks_jsonl(const char *d, size_t n)
 	size_t len = eol ? (size_t)(eol - (d + i)) : n - i;
 	const char *line = d + i;
 	return (has(line, len, "\"iteration\"") || has(line, len, "\"step\"") ||
-		has(line, len, "\"iter\"")) && memchr(line, '}', len) != NULL;
+		has(line, len, "\"global_step\"") || has(line, len, "\"iter\"")) &&
+	       memchr(line, '}', len) != NULL;
 }
 
 /* A word of running text: letters, at most one leading '(' or quote and
