@@ -528,17 +528,18 @@ static int first_kind(const unsigned char *d, size_t n)
  * files (a checkpoint in a directory given whole) are not dumps. */
 static int note_unread(struct ts_hang_set *s, const char *name, const unsigned char *d, size_t n)
 {
-	const unsigned char *nul = memchr(d, 0, n < 4096 ? n : 4096);
+	const unsigned char *nul = n ? memchr(d, 0, n < 4096 ? n : 4096) : NULL;
 	struct ts_hang_unread u;
 
 	if (n && !strstr(ts_basename(name), "_trace_rank_"))
 		return 0;
 	memset(&u, 0, sizeof(u));
-	u.empty = n == 0;
+	u.empty = n == 0;   /* d may be NULL then */
 	u.file = (uint32_t)(s->files.n - 1);
 	u.nul_at = nul ? nul - d : -1;
 	u.nhead = n < sizeof(u.head) ? (int)n : (int)sizeof(u.head);
-	memcpy(u.head, d, (size_t)u.nhead);
+	if (n)
+		memcpy(u.head, d, (size_t)u.nhead);
 	return TS_VEC_PUSH(s->unread, u) ? TS_ENOMEM : 0;
 }
 

@@ -756,7 +756,7 @@ TEST(hang_empty_file_is_said)
 	ts_hang_set_init(&s);
 	ts_err_init(&err);
 	REQUIRE(ts_hang_read_mem(&s, "", 0, "fr/nccl_trace_rank_3", &err) == 0);
-	REQUIRE(ts_hang_read_mem(&s, "", 0, "logs/rank1.log", &err) == 0);
+	REQUIRE(ts_hang_read_mem(&s, NULL, 0, "logs/rank1.log", &err) == 0); /* as mapped */
 	REQUIRE(ts_hang_read_mem(&s, "plain words\n", 12, "logs/rank2.log", &err) == 0);
 	CHECK_I64(s.unread.n, 2);
 	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
