@@ -165,19 +165,6 @@ struct ts_diag_rank_steps *ts_diag_rank(struct ts_diag *d, int64_t rank);
 int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err);
 
 /*
- * Read the per-step phase split of a JSONL metrics file (one object per
- * step per rank): iteration|step|global_step, rank, step_ms, data_ms,
- * fwd_ms, bwd_ms, comm_ms, lm_loss|loss, grad_norm, skipped, nan; other
- * keys are skipped, lines without an iteration ignored. Appends to
- * d->ranks. A last line cut mid-object is dropped; any other malformed
- * line is TS_EPARSE with err naming file, byte offset and line. TS_EIO,
- * TS_ELIMIT (more than 10 million records), TS_ENOMEM.
- */
-int ts_diag_read_phases(struct ts_diag *d, const char *path, struct ts_err *err);
-int ts_diag_read_phases_mem(struct ts_diag *d, const void *data, size_t n,
-			    const char *name, struct ts_err *err);
-
-/*
  * Take ownership of a rank profile (from ts_rank_profile()); it is
  * released with d. Returns 0 or TS_ENOMEM (p is then still the caller's).
  */

@@ -232,7 +232,8 @@ static int in_window(const struct ts_diag *d, int64_t it)
 /* ------------------------------------------------------ candidate costs */
 
 struct cost {
-	double share;   /* of the step, 0..1; NaN unknown */
+	double share;   /* of the step, 0..1; NaN unknown: the measured share */
+	double weight;  /* what the verdict compares: the share, or a rule's floor */
 };
 
 /* Data wall from the log: data-loader time over the steady window's steps
@@ -244,7 +245,7 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 	size_t n = 0, nst = 0, nsteady = 0;
 	double steady_med = d->steady.known ? d->steady.median_ms : NAN;
 	double steady_data = 0;
-	struct cost c = { NAN };
+	struct cost c = { NAN, NAN };
 
 	if (!r)
 		return c;
@@ -272,9 +273,11 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 	}
 	if (!n || !(sum_step > 0))
 		return c;
-	c.share = sum_data / sum_step;
-	if (nst && ex > 0 && ex_data / ex >= STALL_EXPLAINED && c.share < DATA_SHARE_MIN)
-		c.share = fmax(c.share, DATA_SHARE_MIN); /* periodic stalls are a data wall even when rare */
+	c.share = c.weight = sum_data / sum_step;
+	/* stalls the data loader explains are a data wall even when rare: the
+	 * verdict weighs them at the wall's floor, the share stays measured */
+	if (nst && ex > 0 && ex_data / ex >= STALL_EXPLAINED)
+		c.weight = fmax(c.share, DATA_SHARE_MIN);
 	if (emit) {
 		EVID(d->steady.known ? "data-loader time over the steady window, stalls included (log)"
 				     : "data-loader time over the run (log)",
@@ -297,7 +300,7 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
  * gradient collective) exceeds the others' median. */
 static struct cost straggler_cost_log(struct ts_diag *d, int emit)
 {
-	struct cost c = { NAN };
+	struct cost c = { NAN, NAN };
 	double fwd[64], step = 0, med, mx = -INFINITY;
 	int64_t mx_rank = -1;
 	size_t nr = 0;
@@ -335,7 +338,7 @@ static struct cost straggler_cost_log(struct ts_diag *d, int emit)
 		if (nr == 2)
 			med = fmin(fwd[0], fwd[1]);
 	}
-	c.share = (mx - med) / step;
+	c.share = c.weight = (mx - med) / step;
 	if (c.share >= STRAGGLER_SHARE && d->straggler_rank < 0) {
 		d->straggler_rank = mx_rank;
 		d->straggler_excess_ms = mx - med;
@@ -579,14 +582,18 @@ int ts_diag_analyse(struct ts_diag *d)
 			d->straggler_excess_ms = (double)d->job.stragglers.v[0].late_p50_ns / 1e6;
 		}
 	} else {
-		/* log rules: the larger cost above its threshold */
-		if (isfinite(data_l.share) && data_l.share >= DATA_SHARE_MIN) {
+		/* log rules: the larger cost above its threshold; the share
+		 * reported is the measured one */
+		double weight = NAN;
+
+		if (isfinite(data_l.weight) && data_l.weight >= DATA_SHARE_MIN) {
 			d->wall_known = 1;
 			d->wall = TS_WALL_DATA;
 			best = data_l.share;
+			weight = data_l.weight;
 		}
-		if (isfinite(strag_l.share) && strag_l.share >= STRAGGLER_SHARE &&
-		    !(isfinite(best) && best >= strag_l.share)) {
+		if (isfinite(strag_l.weight) && strag_l.weight >= STRAGGLER_SHARE &&
+		    !(isfinite(weight) && weight >= strag_l.weight)) {
 			d->wall_known = 1;
 			d->wall = TS_WALL_STRAGGLER;
 			best = strag_l.share;
@@ -611,7 +618,7 @@ int ts_diag_analyse(struct ts_diag *d)
 	if (d->job_done && d->job.n)
 		trace_evidence(d);
 	if (isfinite(data_l.share) && (!d->wall_known || d->wall == TS_WALL_DATA ||
-				       data_l.share >= DATA_SHARE_MIN))
+				       data_l.weight >= DATA_SHARE_MIN))
 		data_cost_log(d, 1);
 	if (isfinite(strag_l.share) && (d->wall_known && d->wall == TS_WALL_STRAGGLER))
 		straggler_cost_log(d, 1);

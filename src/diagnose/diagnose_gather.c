@@ -4,9 +4,10 @@
  *
  * Every file is classified by content (detect.h), never by name, and
  * handed to the reader for its kind: traces to the trace reader and the
- * per-rank profile (profile.h), logs and metrics to the step-series reader
- * and analysis (logs.h, steps.h), JSONL metrics also to the phase reader
- * (diagnose_jsonl.c), model configs to the model reader and FLOPs (model.h,
+ * per-rank profile (profile.h); logs and metrics come read and analysed
+ * by the run model (run.h: the step series with its per-rank records and
+ * phase split, resumed segments resolved), model configs to the model
+ * reader and FLOPs (model.h,
  * flops.h). What is not there is recorded so the report can say how to
  * collect it.
  */
@@ -360,9 +361,17 @@ static int fill_steady(struct ts_diag *d)
 	return 0;
 }
 
+/* A phase time of a step record in ms; NaN when not logged. */
+static double phase_ms(const struct ts_step *t, int k)
+{
+	return t->phase_ns[k] == TS_NO_INT ? NAN : (double)t->phase_ns[k] / 1e6;
+}
+
 /* The run's step series: its steps analysis (computed once, by the run
- * model) and, without the phase split of JSONL metrics, the per-rank
- * records of its step log. */
+ * model) and the per-rank records of its step series, resumed segments
+ * resolved, with their phase split (JSONL metrics' data_ms, fwd_ms...,
+ * Megatron's timers) as the steps reader took it: one reader of the
+ * records for every command. */
 static int use_steps(struct ts_diag *d, struct ts_err *err)
 {
 	const struct ts_steplog *log = &d->rm->log;
@@ -375,14 +384,14 @@ static int use_steps(struct ts_diag *d, struct ts_err *err)
 	d->in.steps_source = d->rm->step_files.v[0];
 	if ((rc = fill_steady(d)))
 		return ts_err_set(err, rc, "out of memory");
-	if (d->in.metrics.n)
-		return 0;
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *t = &log->steps.v[i];
 		struct ts_diag_rank_steps *r = ts_diag_rank(d, t->rank >= 0 ? t->rank : 0);
 		struct ts_diag_step s = {
 			t->iteration, t->step_ns == TS_NO_INT ? NAN : (double)t->step_ns / 1e6,
-			NAN, NAN, NAN, NAN, t->loss, t->grad_norm,
+			phase_ms(t, TS_PHASE_DATA), phase_ms(t, TS_PHASE_FORWARD),
+			phase_ms(t, TS_PHASE_BACKWARD), phase_ms(t, TS_PHASE_COMM),
+			t->loss, t->grad_norm,
 			t->skipped == TS_NO_INT ? -1 : t->skipped > 0,
 			t->nan_iters == TS_NO_INT ? -1 : t->nan_iters > 0
 		};
@@ -790,9 +799,6 @@ int ts_diag_gather(struct ts_diag *d, struct ts_runmodel *rm, struct ts_err *err
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		d->job_done = 1;
 	}
-	for (size_t i = 0; i < d->in.metrics.n; i++)
-		if ((rc = ts_diag_read_phases(d, d->in.metrics.v[i], err)))
-			return rc;
 	if ((rc = use_steps(d, err)) || (rc = rates(d, err)))
 		return rc;
 	if (trace_warnings(d))

@@ -1,9 +1,14 @@
 /* The diagnose rules on hand-built evidence. Each expected number is
  * worked out in the comment from the inputs of the test. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include "harness.h"
+#include "trainscope/atomic.h"
 #include "trainscope/diagnose.h"
+#include "trainscope/run.h"
 
 static void add(struct ts_diag *d, int64_t rank, int64_t it, double step, double data, double fwd)
 {
@@ -168,50 +173,76 @@ TEST(diag_advice_moe_needs_evidence)
 	ts_diag_release(&d);
 }
 
-TEST(diag_jsonl_phases)
+/* diagnose on a run directory takes the step records from the run model
+ * (one reader): a JSONL resumed at 201 whose superseded records 201-300
+ * carried 60 ms of data loading per 100 ms step keeps only the resumed
+ * records (0.3 ms), so there is no data wall: 0.3 ms / 100 ms = 0.3 %
+ * (its own reader had read all 500 records: data 12 %); and the step
+ * reader's key spellings (step_time_ms, dataloader_ms) count. */
+TEST(diag_phases_from_the_run_model)
+{
+	char dir[] = "/tmp/ts-diag-XXXXXX", path[64], *paths[1] = { dir };
+	struct ts_sb sb;
+	struct ts_err err;
+
+	REQUIRE(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/metrics.jsonl", dir);
+	for (int alias = 0; alias < 2; alias++) {
+		struct ts_runmodel rm;
+		struct ts_diag d;
+		size_t recs = 0;
+
+		ts_sb_init(&sb);
+		for (int i = 1; i <= 300; i++)
+			ts_sb_addf(&sb, "{\"iteration\": %d, \"%s\": 100, \"%s\": %s, \"loss\": 2}\n",
+				   i, alias ? "step_time_ms" : "step_ms", alias ? "dataloader_ms" : "data_ms",
+				   i > 200 ? "60" : "0.3");
+		for (int i = 201; i <= 400; i++)
+			ts_sb_addf(&sb, "{\"iteration\": %d, \"%s\": 100, \"%s\": 0.3, \"loss\": 2}\n",
+				   i, alias ? "step_time_ms" : "step_ms", alias ? "dataloader_ms" : "data_ms");
+		ts_err_init(&err);
+		REQUIRE(!sb.failed && ts_write_file_atomic(path, sb.buf, sb.len, &err) == 0);
+		ts_sb_release(&sb);
+		ts_runmodel_init(&rm);
+		ts_diag_init(&d);
+		REQUIRE(ts_runmodel_load(&rm, paths, 1, NULL, 0, &err) == 0);
+		REQUIRE(ts_diag_gather(&d, &rm, &err) == 0);
+		REQUIRE(ts_diag_analyse(&d) == 0);
+		for (size_t k = 0; k < d.ranks.n; k++)
+			recs += d.ranks.v[k].steps.n;
+		CHECK_I64(recs, 400);
+		CHECK(d.ranks.n == 1 && fabs(d.ranks.v[0].steps.v[0].data_ms - 0.3) < 1e-9);
+		CHECK(!(d.wall_known && d.wall == TS_WALL_DATA));
+		ts_diag_release(&d);
+		ts_runmodel_release(&rm);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Stalls the data loader explains are a data wall even when they are rare,
+ * but the share reported is the measured one: 20 steps of 100 ms (1 ms
+ * data) but 7 and 14, 400 ms (300 ms data); window 3..20: data
+ * 16 x 1 + 2 x 300 = 616 ms of 2400 ms is 25.7 %, above the 10 % floor
+ * anyway; with 50 ms stalls (data 40 ms) the share is 16 + 2 x 40 = 96 ms
+ * of 1600 + 2 x 150 = 1900 ms, 5.05 % (it said 10 %, the floor). */
+TEST(diag_data_wall_share_is_measured)
 {
 	struct ts_diag d;
-	struct ts_err err;
-	static const char ok[] =
-		"{\"iteration\": 1, \"rank\": 1, \"step_ms\": 10.5, \"data_ms\": 0.5, \"lm_loss\": NaN, "
-		"\"nested\": {\"a\": [1, 2]}, \"nan\": true}\n"
-		"\n"
-		"{\"iteration\": 2, \"rank\": 0, \"step_ms\": 11, \"loss\": 7.25}\n"
-		"{\"iteration\": 3, \"rank\": 0, \"step_";
-	static const char bad[] = "{\"iteration\": 1}\n{\"iteration\": 2,,}\n{\"iteration\": 3}\n";
 
 	ts_diag_init(&d);
-	ts_err_init(&err);
-	REQUIRE(ts_diag_read_phases_mem(&d, ok, sizeof(ok) - 1, "m.jsonl", &err) == 0);
-	/* two ranks, the truncated third line dropped */
-	REQUIRE(d.ranks.n == 2);
-	CHECK_I64(d.ranks.v[0].rank, 0);
-	CHECK_I64(d.ranks.v[0].steps.n, 1);
-	CHECK_NEAR(d.ranks.v[0].steps.v[0].loss, 7.25, 0);
-	CHECK_NEAR(d.ranks.v[1].steps.v[0].data_ms, 0.5, 0);
-	CHECK(isnan(d.ranks.v[1].steps.v[0].loss));
-	CHECK_I64(d.ranks.v[1].steps.v[0].nan, 1);
-	ts_diag_release(&d);
-
-	ts_diag_init(&d);
-	ts_err_init(&err);
-	CHECK_I64(ts_diag_read_phases_mem(&d, bad, sizeof(bad) - 1, "b.jsonl", &err), TS_EPARSE);
-	/* line 2 starts at byte 17 ('{"iteration": 1}' + newline); in
-	 * '{"iteration": 2,,}' the second comma is at offset 16 */
-	CHECK_I64(err.line, 2);
-	CHECK_I64(err.offset, 17 + 16);
-	CHECK_STR(err.path, "b.jsonl");
-	ts_diag_release(&d);
-
-	/* a step field that is not a number is named, at its value: line 2
-	 * starts at byte 17, its '"x"' at offset 28 */
-	static const char word[] = "{\"iteration\": 1}\n{\"iteration\": 2, \"step_ms\": \"x\"}\n";
-	ts_diag_init(&d);
-	ts_err_init(&err);
-	CHECK_I64(ts_diag_read_phases_mem(&d, word, sizeof(word) - 1, "w.jsonl", &err), TS_EPARSE);
-	CHECK_I64(err.line, 2);
-	CHECK_I64(err.offset, 17 + 28);
-	CHECK(strstr(err.msg, "\"step_ms\" is not a number") != NULL);
+	for (int i = 1; i <= 20; i++)
+		add(&d, 0, i, i % 7 ? 100 : 150, i % 7 ? 1 : 40, 40);
+	d.steady.known = 1;
+	d.steady.first = 3;
+	d.steady.last = 20;
+	d.steady.median_ms = 100;
+	TS_VEC_PUSH(d.steady.stalls, 7);
+	TS_VEC_PUSH(d.steady.stalls, 14);
+	REQUIRE(ts_diag_analyse(&d) == 0);
+	CHECK(d.wall_known);
+	CHECK_I64(d.wall, TS_WALL_DATA);
+	CHECK_NEAR(d.wall_share_pct, 100.0 * 96 / 1900, 1e-9);
 	ts_diag_release(&d);
 }
 
