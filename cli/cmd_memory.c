@@ -29,7 +29,7 @@ static const struct cli_opt opts[] = {
 	{ "gpus", 0, "N", "world size; DP = N / (TP*CP*PP)", OPT_GPUS },
 	{ "mbs", 0, "N", "micro-batch size in sequences (default 1)", OPT_MBS },
 	{ "gbs", 0, "N", "global batch size in sequences (default MBS*DP*PP)", OPT_GBS },
-	{ "seq", 0, "N", "sequence length in tokens (default 4096)", OPT_SEQ },
+	{ "seq", 0, "N", "sequence length in tokens (default: a Megatron log's, else 4096)", OPT_SEQ },
 	{ "recompute", 0, "MODE", "none | selective | full (default none)", OPT_RECOMPUTE },
 	{ "recompute-modules", 0, "LIST", "selective modules: core_attn,mla_up_proj,layernorm,moe_act,mlp,moe,shared_experts", OPT_RC_MODULES },
 	{ "recompute-method", 0, "M", "full recompute: uniform | block (default uniform)", OPT_RC_METHOD },

@@ -30,7 +30,7 @@ static const struct cli_opt opts[] = {
 	{ "gpu-mem", 0, "GiB", "device memory, overrides the catalog", OPT_GPU_MEM },
 	{ "gpu-catalog", 0, "FILE", "extra catalog entries (JSON, see docs/mfu.md)", OPT_GPU_CATALOG },
 	{ "gpus-per-node", 0, "N", "GPUs in one NVLink/MTLink domain (default: the catalog's, else 8)", OPT_PER_NODE },
-	{ "seq", 0, "N", "sequence length in tokens (default 4096)", OPT_SEQ },
+	{ "seq", 0, "N", "sequence length in tokens (default: a Megatron log's, else 4096)", OPT_SEQ },
 	{ "gbs", 0, "N", "global batch size in sequences (required)", OPT_GBS },
 	{ "precision", 0, "P", "bf16 | fp8 (default bf16): memory and the peak used", OPT_PRECISION },
 	{ "efficiency", 0, "PCT", "share of the dense peak a large GEMM reaches (default: calibrated, 76)", OPT_EFFICIENCY },
@@ -938,7 +938,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	double gib = 0, x, peak_tf = 0, intra = 0, eff = 0, imb = 0;
 	const char *catalog_src = "--peak-tflops";
 	long long v, per_node = 0, top = 5, near = 8, mbs = 1, first = -1, last = -1;
-	int have_args, prec = TS_PREC_BF16, routing = TS_ROUTING_NATURAL, overlap = 0, disp = TS_DISPATCH_HIER;
+	int have_args, seq_set = 0, prec = TS_PREC_BF16, routing = TS_ROUTING_NATURAL, overlap = 0, disp = TS_DISPATCH_HIER;
 	int force = 0, graphs = TS_GRAPHS_NONE;
 	struct ts_warnings wn;
 	int rc = cli_parse(ctx, argc, argv, &p);
@@ -965,7 +965,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		case OPT_GPU_MEM: rc = cli_double(ctx, a, 0.001, 1e6, &gib); break;
 		case OPT_GPU_CATALOG: catalog = a->val; break;
 		case OPT_PER_NODE: rc = cli_int(ctx, a, 1, 1 << 16, &per_node); break;
-		case OPT_SEQ: rc = cli_int(ctx, a, 1, 1 << 26, &v); o.seq = v; break;
+		case OPT_SEQ: rc = cli_int(ctx, a, 1, 1 << 26, &v); o.seq = v; seq_set = 1; break;
 		case OPT_GBS: rc = cli_int(ctx, a, 1, (long long)1 << 40, &v); o.gbs = v; break;
 		case OPT_PRECISION:
 			if (strcmp(a->val, "bf16") == 0)
@@ -1095,6 +1095,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = mp_load_model_warn(ctx, model_path, &model, &margs, &have_args, &wn)))
 		goto out;
+	/* a Megatron log's sequence length is the job's, as in memory and mfu */
+	if (have_args && !seq_set && margs.seq_length > 0)
+		o.seq = margs.seq_length;
 	if ((rc = mp_capacity(ctx, &cat, sku, catalog, gib, &gpu, &o.capacity_bytes)))
 		goto out;
 	if (o.capacity_bytes <= 0) {
