@@ -59,9 +59,10 @@ static void json_gpu(struct ts_jw *w, const struct ts_gpu *g)
 	ts_jw_kstr(w, "source", g->source);
 	ts_jw_ki64(w, "memory_bytes", g->memory_bytes);
 	ts_jw_kstr(w, "memory_note", g->memory_note);
-	ts_jw_kf64(w, "mem_bw_bytes_per_s", g->mem_bw_bytes_per_s);
+	/* null: not in the catalog (0 there) */
+	ts_jw_kf64_or_null(w, "mem_bw_bytes_per_s", g->mem_bw_bytes_per_s > 0 ? g->mem_bw_bytes_per_s : NAN);
 	ts_jw_kstr(w, "link", g->link);
-	ts_jw_kf64(w, "link_bytes_per_s", g->link_bytes_per_s);
+	ts_jw_kf64_or_null(w, "link_bytes_per_s", g->link_bytes_per_s > 0 ? g->link_bytes_per_s : NAN);
 	ts_jw_ki64(w, "link_domain", g->link_domain);
 	ts_jw_kstr(w, "notes", g->notes);
 	ts_jw_kbool(w, "user", g->user);

@@ -410,7 +410,8 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 	ts_jw_kstr(w, "peak_source", peak_source);
 	ts_jw_ki64(w, "intra_node_bytes_per_s", llround(o->intra_bw));
 	ts_jw_ki64(w, "inter_node_bytes_per_s", llround(o->inter_bw));
-	ts_jw_ki64(w, "memory_bytes_per_s", llround(o->mem_bw));
+	/* null: unknown, and not priced */
+	ts_jw_ki64_or_null(w, "memory_bytes_per_s", llround(o->mem_bw), o->mem_bw > 0);
 	ts_jw_kstr(w, "routing", o->routing == TS_ROUTING_BALANCED ? "balanced" : "natural");
 	ts_jw_kbool(w, "moe_overlap", o->moe_overlap);
 	ts_jw_kbool(w, "tp_overlap", o->tp_overlap);
@@ -860,13 +861,24 @@ static void job_warnings(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_warnings_add(wn, "outside-calibration", NULL, -1, TS_NO_INT,
 				"the step-time model is calibrated on runs at sequence 4096 and MBS 1; this job (sequence %lld,"
 				" MBS up to %lld) is an extrapolation beyond the likely range", (long long)o->seq, mbs);
-	if (gpu && o->sms > 0 && !ts_plan_sms(gpu->sku))
+	if (!gpu) {
+		ts_warnings_add(wn, "device-assumed", NULL, -1, TS_NO_INT,
+				"no catalog device: 132 SMs, no memory-bandwidth roofline (element-wise and "
+				"optimizer time not priced) and %.0f GB/s links assumed", o->intra_bw / 1e9);
+		return;
+	}
+	if (!ts_plan_sms(gpu->sku))
 		ts_warnings_add(wn, "sm-count-assumed", NULL, -1, TS_NO_INT,
 				"%s has no known SM count: 132 assumed for the wave quantisation", gpu->sku);
-	if (!gpu || o->sms <= 0)
+	if (o->mem_bw <= 0 || gpu->link_bytes_per_s <= 0)
 		ts_warnings_add(wn, "device-assumed", NULL, -1, TS_NO_INT,
-				"no catalog device: 132 SMs, no memory-bandwidth roofline and %.0f GB/s links assumed",
-				o->inter_bw / 1e9);
+				"the catalog gives no %s%s%s for %s:%s%s", o->mem_bw <= 0 ? "memory bandwidth" : "",
+				o->mem_bw <= 0 && gpu->link_bytes_per_s <= 0 ? " and no " : "",
+				gpu->link_bytes_per_s <= 0 ? "link bandwidth" : "", gpu->sku,
+				o->mem_bw <= 0 ? " element-wise and optimizer time are not priced (0 ms), so "
+						 "memory-bound layouts look faster than they are;" : "",
+				gpu->link_bytes_per_s <= 0 ? " intra-node links priced at the inter-node "
+							     "bandwidth" : "");
 	if (m->num_experts > 0 && o->routing == TS_ROUTING_NATURAL && o->imbalance <= 0)
 		ts_warnings_add(wn, "imbalance-assumed", NULL, -1, TS_NO_INT,
 				"natural routing: the busiest EP rank is assumed to get %.2fx the mean load (fitted on two"
