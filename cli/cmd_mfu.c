@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "memplan.h"
 #include "trainscope/flops.h"
 #include "trainscope/gpus.h"
 #include "trainscope/json.h"
@@ -132,14 +133,21 @@ static int model_flag(struct cli_ctx *ctx, const struct cli_arg *a, struct ts_mo
 	default:
 		return 0;
 	}
-	if ((rc = cli_int(ctx, a, 0, 1LL << 26, &v)))
+	/* 0 is "none" for experts, shared experts and leading dense layers;
+	 * any other width or count of 0 would read as "not stated" and be
+	 * filled in by the model's defaults */
+	if ((rc = cli_int(ctx, a, a->key == OPT_EXPERTS || a->key == OPT_SHARED_FFN ||
+				  a->key == OPT_FIRST_DENSE ? 0 : 1, 1LL << 26, &v)))
 		return rc;
 	*dst = v;
 	return 0;
 }
 
-/* Files first (config, then the log's arguments block), then flags. */
-static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_run *r)
+/* Files first (config, then the log's arguments block), then flags; the
+ * model values its defaults fill in are warned in wn, and a TP the heads
+ * do not split into, or a layout the GPUs do not hold, is an error. */
+static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_run *r,
+		  struct ts_warnings *wn)
 {
 	struct ts_err err;
 	long long v;
@@ -290,10 +298,28 @@ static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_ru
 	}
 	if (r->model.family[0] == '\0')
 		memcpy(r->model.family, "custom", 7);
+	mp_model_assumed(&r->model, r->model_path ? r->model_path : r->log_path ? r->log_path :
+			 "the model flags", wn);
 	if ((rc = ts_model_finish(&r->model, &err))) {
 		cli_error(ctx, "%s%s%s", r->model_path ? r->model_path : "",
 			  r->model_path ? ": " : "", err.msg);
 		return cli_exit_for(rc);
+	}
+	{
+		int64_t tp = r->shape.tp > 0 ? r->shape.tp : 1, pp = r->shape.pp > 0 ? r->shape.pp : 1;
+
+		if (ts_model_check_tp(&r->model, tp, &err))
+			return cli_fail(ctx, &err);
+		if (pp > r->model.layers) {
+			cli_error(ctx, "--pp %lld is more than the %lld layers", (long long)pp,
+				  (long long)r->model.layers);
+			return EXIT_USAGE;
+		}
+		if (r->gpus > 0 && r->gpus % (tp * pp)) {
+			cli_error(ctx, "TP*PP = %lld does not divide the %lld GPUs", (long long)(tp * pp),
+				  (long long)r->gpus);
+			return EXIT_USAGE;
+		}
 	}
 	return 0;
 }
@@ -665,7 +691,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = gather(ctx, &p, r)) || (rc = resolve_peak(ctx, r)))
+	if ((rc = gather(ctx, &p, r, &warn)) || (rc = resolve_peak(ctx, r)))
 		goto out;
 	if ((rc = ts_flops_compute(&r->model, &r->shape, r->formula, &fl, &err))) {
 		rc = cli_fail(ctx, &err);

@@ -8,8 +8,7 @@
 #include "memplan.h"
 #include "trainscope/input.h"
 
-/* What ts_model_finish will fill in that the file did not state. */
-static void assumed(const struct ts_model *m, const char *path, struct ts_warnings *wn)
+void mp_model_assumed(const struct ts_model *m, const char *path, struct ts_warnings *wn)
 {
 	if (!wn || m->heads <= 0 || m->hidden <= 0)
 		return;
@@ -81,7 +80,7 @@ int mp_load_model_warn(struct cli_ctx *ctx, const char *path, struct ts_model *m
 		*have_args = rc == 0;
 	}
 	if (rc == 0) {
-		assumed(m, path, wn);
+		mp_model_assumed(m, path, wn);
 		rc = ts_model_finish(m, &err);
 	}
 	return rc ? cli_fail(ctx, &err) : 0;

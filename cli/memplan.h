@@ -1,8 +1,9 @@
 /*
- * memplan.h - what `trainscope memory` and `trainscope plan` share in the
- * CLI: loading the model (config.json or a Megatron log's arguments
- * block), finding the device's capacity, parsing the recompute/offload
- * option values, and byte formatting. Prints through cli_error only.
+ * memplan.h - what `trainscope memory` and `trainscope plan` (and, for
+ * the model's assumed values, `mfu`) share in the CLI: loading the model
+ * (config.json or a Megatron log's arguments block), finding the device's
+ * capacity, parsing the recompute/offload option values, and byte
+ * formatting. Prints through cli_error only.
  */
 #ifndef TRAINSCOPE_CLI_MEMPLAN_H
 #define TRAINSCOPE_CLI_MEMPLAN_H
@@ -19,6 +20,12 @@
  * also stated training arguments (a). Returns 0 or an exit status. */
 int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
 		  struct ts_model_args *a, int *have_args);
+/* A "model-value-assumed" warning in wn (NULL: none) for each value of m,
+ * not yet finished, that ts_model_finish will fill in (key/value heads,
+ * head dim, FFN width, activation, expert FFN width); path names where the
+ * model came from. mfu says them as memory and plan do. */
+void mp_model_assumed(const struct ts_model *m, const char *path, struct ts_warnings *wn);
+
 /* The same, adding a "model-value-assumed" warning to wn (NULL: none) for
  * each value the file did not state and the model's defaults fill in
  * (key/value heads, head dim, FFN width, activation, expert FFN width). */

@@ -178,4 +178,9 @@ static inline int ts_model_is_moe(const struct ts_model *m, int64_t i)
 	return i >= 0 && i < m->layers && m->moe_layer[i];
 }
 
+/* TP must divide the attention heads and, without MLA, the key/value
+ * heads (Megatron splits both across the TP ranks): 0, or TS_EUSAGE naming
+ * the count ("--tp 3 does not divide the 32 attention heads"). m finished. */
+int ts_model_check_tp(const struct ts_model *m, int64_t tp, struct ts_err *err);
+
 #endif

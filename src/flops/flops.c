@@ -304,6 +304,11 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 		if (sh->seq > 0 && sh->gbs > 0 && T > B * s)
 			return ts_err_set(err, TS_EUSAGE, "packed lengths hold %.0f tokens, more than"
 					  " gbs x seq = %.0f", T, B * s);
+		/* a packed sub-sequence fits in its row of seq tokens */
+		if (sh->seq > 0 && sh->packed->max_len > sh->seq)
+			return ts_err_set(err, TS_EUSAGE, "a packed sub-sequence of %lld tokens is longer"
+					  " than the sequence length %lld", (long long)sh->packed->max_len,
+					  (long long)sh->seq);
 	} else {
 		if (sh->seq <= 0 || sh->gbs <= 0)
 			return ts_err_set(err, TS_EUSAGE, "formula %s needs --seq and --gbs",

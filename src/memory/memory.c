@@ -242,12 +242,8 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 	if (L->tp < 1 || L->pp < 1 || L->vpp < 1 || L->cp < 1 || L->ep < 1 || L->etp < 1 ||
 	    L->dp < 1 || L->mbs < 1 || L->gbs < 1 || L->seq < 1)
 		return ts_err_set(err, TS_EUSAGE, "every parallel size, --mbs, --gbs and --seq must be >= 1");
-	if (m->heads % L->tp)
-		return ts_err_set(err, TS_EUSAGE, "--tp %lld does not divide the %lld attention heads",
-				  (long long)L->tp, (long long)m->heads);
-	if (!m->mla && m->kv_heads % L->tp)
-		return ts_err_set(err, TS_EUSAGE, "--tp %lld does not divide the %lld key/value heads",
-				  (long long)L->tp, (long long)m->kv_heads);
+	if (ts_model_check_tp(m, L->tp, err))
+		return TS_EUSAGE;
 	if (m->num_experts == 0 && (L->ep > 1 || L->etp > 1))
 		return ts_err_set(err, TS_EUSAGE, "--ep/--etp need an MoE model (this one has no experts)");
 	if (m->num_experts > 0 && m->num_experts % L->ep)

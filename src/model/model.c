@@ -176,3 +176,14 @@ int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t
 	mult = divisor * tp;
 	return (m->vocab + mult - 1) / mult * mult;
 }
+
+int ts_model_check_tp(const struct ts_model *m, int64_t tp, struct ts_err *err)
+{
+	if (tp >= 1 && m->heads % tp)
+		return ts_err_set(err, TS_EUSAGE, "--tp %lld does not divide the %lld attention heads",
+				  (long long)tp, (long long)m->heads);
+	if (tp >= 1 && !m->mla && m->kv_heads % tp)
+		return ts_err_set(err, TS_EUSAGE, "--tp %lld does not divide the %lld key/value heads",
+				  (long long)tp, (long long)m->kv_heads);
+	return 0;
+}
