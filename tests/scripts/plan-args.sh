@@ -3,7 +3,9 @@
 # and mfu alike: a Llama-3-8B-like block with seq_length 8192 is priced at
 # sequence 8192 by all three (plan priced 4096 without a word, and said
 # the layout 1,1,1,1,1 fits in 64.7 GiB where memory says 184.4 GiB); an
-# explicit --seq still wins.
+# explicit --seq still wins. plan's model FLOPs per step are mfu's for the
+# same job (Qwen3-8B, 64 GPUs, GBS 512: plan padded the vocabulary for the
+# last layout it priced, +0.032 %).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -42,4 +44,9 @@ m=$("$TS" memory --model "$tmp/args.log" --gpu H100-SXM --recompute "${p% *}" --
 	python3 -c 'import json, sys; print(json.load(sys.stdin)["total_bytes"])')
 [ "${p#* }" = "$m" ] || bad "plan --layout ${p% *}: ${p#* } bytes, memory: $m"
 echo "seq 8192 from the log in plan, memory and mfu; layout 1,1,1,1,1 with recompute ${p% *}: ${p#* } bytes in both"
+f_plan=$("$TS" plan --model "${DATA:-../shared/data}/models/qwen3-8b.json" --gpus 64 --gbs 512 --gpu H100-SXM \
+	--json | python3 -c 'import json, sys; print(json.load(sys.stdin)["model_flops_per_step"])')
+f_mfu=$("$TS" mfu --model "${DATA:-../shared/data}/models/qwen3-8b.json" --gpus 64 --gbs 512 --seq 4096 \
+	--json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["flops_per_step"])')
+[ -n "$f_plan" ] && [ "$f_plan" = "$f_mfu" ] || bad "model FLOPs per step: plan $f_plan, mfu $f_mfu"
 exit $fail
