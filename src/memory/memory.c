@@ -260,6 +260,12 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 		return ts_err_set(err, TS_EUSAGE, "--vpp %lld is above the supported 64", (long long)L->vpp);
 	if (L->vpp > 1 && L->pp < 2)
 		return ts_err_set(err, TS_EUSAGE, "--vpp %lld needs --pp >= 2", (long long)L->vpp);
+	/* the interleaved schedule runs the micro-batches in groups of PP (the
+	 * rule plan enumerates by) */
+	if (L->vpp > 1 && (L->gbs / (L->mbs * L->dp)) % L->pp)
+		return ts_err_set(err, TS_EUSAGE, "--vpp %lld: the interleaved schedule needs the %lld "
+				  "micro-batches to be a multiple of --pp %lld", (long long)L->vpp,
+				  (long long)(L->gbs / (L->mbs * L->dp)), (long long)L->pp);
 	if (m->num_experts > 0 && L->tp > 1 && !L->sequence_parallel)
 		return ts_err_set(err, TS_EUSAGE, "MoE with --tp > 1 needs --sequence-parallel"
 				  " (Megatron refuses the combination)");

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# memory and plan agree on what a legal job is: an interleaved schedule
+# (VPP > 1) with micro-batches not a multiple of PP is refused by memory
+# as plan's enumeration refuses it (memory priced PP 4, VPP 3 with 6
+# micro-batches), and plan refuses GPUs that are not whole nodes (16 GPUs
+# on nodes of 3 ran as "3 per node").
+set -u
+TS=${TS:-build/trainscope}
+DATA=${DATA:-../shared/data}
+[ -f "$DATA/models/qwen3-8b.json" ] || { echo "shared data not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+q=$DATA/models/qwen3-8b.json
+expect() { # RC WORDS CMD...
+	local want=$1 words=$2
+	shift 2
+	"$TS" "$@" >/dev/null 2>"$tmp/err"
+	local rc=$?
+	if [ $rc != "$want" ] || { [ -n "$words" ] && ! grep -q -- "$words" "$tmp/err"; }; then
+		echo "FAIL: $*: exit $rc (want $want), $(cat "$tmp/err")"
+		fail=1
+	fi
+}
+expect 2 "needs the 6 micro-batches to be a multiple of --pp 4" \
+	memory --model "$q" --pp 4 --vpp 3 --gpus 4 --gbs 6
+expect 0 "" memory --model "$q" --pp 4 --vpp 3 --gpus 4 --gbs 8
+expect 2 "16 GPUs are not whole nodes of 3" \
+	plan --model "$q" --gpus 16 --gbs 256 --gpu H100-SXM --gpus-per-node 3
+expect 0 "" plan --model "$q" --gpus 4 --gbs 256 --gpu H100-SXM -q
+exit $fail
