@@ -525,9 +525,6 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 
 	if (o->gpus < 1 || o->gpus_per_node < 1 || o->seq < 1 || o->gbs < 1)
 		return ts_err_set(err, TS_EUSAGE, "plan: --gpus, --gpus-per-node, --seq and --gbs must be >= 1");
-	if (o->gpus > o->gpus_per_node && o->gpus % o->gpus_per_node)
-		return ts_err_set(err, TS_EUSAGE, "plan: %lld GPUs are not whole nodes of %lld",
-				  (long long)o->gpus, (long long)o->gpus_per_node);
 	if (!o->enumerate_only && o->capacity_bytes <= 0)
 		return ts_err_set(err, TS_EUSAGE, "plan: the device memory is unknown (--gpu SKU or --gpu-mem GiB)");
 	if (!o->enumerate_only && !o->memory_only &&
@@ -596,9 +593,6 @@ int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct
 
 	if (o->gpus < 1 || o->gpus_per_node < 1 || o->seq < 1 || o->gbs < 1)
 		return ts_err_set(err, TS_EUSAGE, "plan: --gpus, --gpus-per-node, --seq and --gbs must be >= 1");
-	if (o->gpus > o->gpus_per_node && o->gpus % o->gpus_per_node)
-		return ts_err_set(err, TS_EUSAGE, "plan: %lld GPUs are not whole nodes of %lld",
-				  (long long)o->gpus, (long long)o->gpus_per_node);
 	if (o->capacity_bytes <= 0 || o->peak_flops <= 0 || o->intra_bw <= 0 || o->inter_bw <= 0)
 		return ts_err_set(err, TS_EUSAGE, "plan: pricing a layout needs the device memory,"
 				  " the peak and the link bandwidths");
