@@ -379,11 +379,12 @@ int ts_mfu_check(const struct ts_mfu *m, struct ts_err *err)
 	if (isfinite(m->mfu) && m->mfu > 1)
 		return ts_err_set(err, TS_EUSAGE, "MFU comes out at %.4g %% of the peak (%.4g TFLOP/s "
 				  "per GPU), which is impossible: check --step-time units (seconds "
-				  "per step) and --gpus", 100 * m->mfu, m->tflops_per_gpu);
+				  "per step), --gpus, and --precision (the peak's: a bf16 run "
+				  "against the tf32 peak)", 100 * m->mfu, m->tflops_per_gpu);
 	if (isfinite(m->hfu) && m->hfu > 1)
 		return ts_err_set(err, TS_EUSAGE, "HFU comes out at %.4g %% of the peak (%.4g "
 				  "hardware TFLOP/s per GPU), which is impossible: check --step-time "
-				  "units (seconds per step) and --gpus", 100 * m->hfu,
+				  "units (seconds per step), --gpus, and --precision (the peak's)", 100 * m->hfu,
 				  m->hw_tflops_per_gpu);
 	return 0;
 }
