@@ -49,7 +49,9 @@ for w in d["warnings"]:
 }
 
 # --- mfu
-MODEL="--hidden 1024 --layers 2 --heads 16 --vocab 32000 --no-swiglu --seq 2048 --gpus 1 --step-time 1"
+# every model value stated (the assumed ones warn: model-value-assumed)
+MODEL="--hidden 1024 --layers 2 --heads 16 --kv-heads 16 --head-dim 64 --ffn-hidden 4096 --vocab 32000 --no-swiglu
+	--seq 2048 --gpus 1 --step-time 1"
 "$TS" mfu $MODEL --gbs 1 --logged-tflops 0.815 >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc = 1 ] || bad "mfu mismatch: exit $rc, not 1"
