@@ -197,7 +197,10 @@ enum ts_outlier_reason {
 	TS_OUT_PROFILER,          /* profiler capture/export in its interval */
 	TS_OUT_CHECKPOINT,        /* checkpoint save in its interval */
 	TS_OUT_EVAL,              /* evaluation in its interval */
-	TS_OUT_RESTART            /* a restarted process's first record or warm-up */
+	TS_OUT_RESTART,           /* a restarted process's first record or warm-up */
+	TS_OUT_OVERHEAD           /* its logged interval exceeds the step time by more
+				   * than half a step: time outside the step, cause
+				   * unknown (no profiler, checkpoint or eval mark) */
 };
 const char *ts_outlier_reason_name(int reason);
 

@@ -50,6 +50,8 @@ const char *ts_outlier_reason_name(int reason)
 		return "eval";
 	case TS_OUT_RESTART:
 		return "restart";
+	case TS_OUT_OVERHEAD:
+		return "overhead";
 	default:
 		return "spike";
 	}
@@ -362,8 +364,7 @@ static int artefact_of(const struct it_rec *r, int64_t first_cut)
 
 static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 {
-	if ((r->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED)) ||
-	    (isfinite(r->overhead_ms) && r->overhead_ms > 0.5 * base))
+	if (r->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
 		return TS_OUT_PROFILER;
 	if (r->flags & TS_STEP_AFTER_CHECKPOINT)
 		return TS_OUT_CHECKPOINT;
@@ -371,7 +372,11 @@ static int reason_of(const struct it_rec *r, double base, int periodic_hit)
 		return TS_OUT_EVAL;
 	if (r->flags & TS_STEP_RESTARTED)
 		return TS_OUT_RESTART;
-	return periodic_hit ? TS_OUT_PERIODIC : TS_OUT_SPIKE;
+	if (periodic_hit)
+		return TS_OUT_PERIODIC;
+	/* time outside the step with no mark of what spent it: not called
+	 * profiler (it stays in the window, an artefact would not) */
+	return isfinite(r->overhead_ms) && r->overhead_ms > 0.5 * base ? TS_OUT_OVERHEAD : TS_OUT_SPIKE;
 }
 
 /*
@@ -868,7 +873,8 @@ static int has_memory(const struct ts_step *s)
 int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t last)
 {
 	return o->iteration >= first && o->iteration <= last &&
-	       (o->reason == TS_OUT_SPIKE || o->reason == TS_OUT_PERIODIC);
+	       (o->reason == TS_OUT_SPIKE || o->reason == TS_OUT_PERIODIC ||
+		o->reason == TS_OUT_OVERHEAD);
 }
 
 int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int64_t last,
