@@ -331,7 +331,8 @@ static int fill_steady(struct ts_diag *d)
 
 	if (!ps)
 		return TS_ENOMEM;
-	if (r->win_n >= 2 && isfinite(r->mean_ms) && r->win_first != TS_NO_INT) {
+	/* a window of one step has its time too (as in steps), with no CI */
+	if (r->win_n >= 1 && isfinite(r->mean_ms) && r->win_first != TS_NO_INT) {
 		s->known = 1;
 		s->first = r->win_first;
 		s->last = r->win_last;

@@ -220,6 +220,34 @@ TEST(diag_phases_from_the_run_model)
 	rmdir(dir);
 }
 
+/* A window of one step (a Bridge log that times iteration 20 alone) has
+ * its step time in diagnose as in steps, with no CI: it said "unknown (no
+ * step-time series)" while its JSON carried the steps' value. */
+TEST(diag_one_step_window_has_its_time)
+{
+	const char *p = test_data("logs/megatron-bridge_pr841_profiling_wrapped.log");
+	char *paths[1];
+	struct ts_runmodel rm;
+	struct ts_diag d;
+	struct ts_err err;
+
+	if (!p)
+		return;
+	paths[0] = (char *)p;
+	ts_runmodel_init(&rm);
+	ts_diag_init(&d);
+	ts_err_init(&err);
+	REQUIRE(ts_runmodel_load(&rm, paths, 1, NULL, 0, &err) == 0);
+	REQUIRE(ts_diag_gather(&d, &rm, &err) == 0);
+	REQUIRE(rm.steps.win_n == 1);
+	CHECK(d.steady.known);
+	CHECK_I64(d.steady.n, 1);
+	CHECK_NEAR(d.steady.mean_ms, rm.steps.mean_ms, 0);
+	CHECK_I64(d.steady.first, rm.steps.win_first);
+	ts_diag_release(&d);
+	ts_runmodel_release(&rm);
+}
+
 /* Stalls the data loader explains are a data wall even when they are rare,
  * but the share reported is the measured one: 20 steps of 100 ms (1 ms
  * data) but 7 and 14, 400 ms (300 ms data); window 3..20: data
