@@ -341,21 +341,36 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 	for (size_t r = 0; r < nrs; r++) {
 		const struct restart *x = &rs[r];
 		const struct ts_step *s = &log->steps.v[x->index];
-		size_t replaced = 0;
+		size_t replaced = 0, bad = 0;
+		int64_t first_bad = TS_NO_INT;
+		char why[256] = "";
 
 		/* its process starts over: compilation, allocator warm-up */
 		log->steps.v[x->index].flags |= TS_STEP_RESTART;
 		for (size_t i = 0; i < x->index; i++) {
 			const struct ts_step *t = &log->steps.v[i];
 			if (t->file == x->key.file && eff_rank(log, t) == x->key.rank &&
-			    t->iteration >= x->iteration)
+			    t->iteration >= x->iteration) {
 				replaced++;
+				/* what the replaced records say of the training is
+				 * dropped with them: a NaN among them is said */
+				if (ts_step_artefact(t->iteration, INT64_MIN, t->flags &
+						     (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE),
+						     t->nan_iters, TS_NO_INT, t->grad_norm) == TS_ART_NONFINITE &&
+				    bad++ == 0)
+					first_bad = t->iteration;
+			}
 		}
+		if (bad)
+			snprintf(why, sizeof(why), " %zu of them show%s a non-finite loss or grad norm "
+				 "or NaN iterations, the first at iteration %lld: the run was resumed "
+				 "from before a numerical failure, which the statistics no longer see.",
+				 bad, bad == 1 ? "s" : "", (long long)first_bad);
 		if (ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
 				    x->iteration, "%s goes back from iteration %lld to %lld at line "
 				    "%lld (a resumed job): the later segment replaces %zu earlier "
-				    "record(s).", rm->step_files.v[s->file], (long long)x->reached,
-				    (long long)x->iteration, (long long)s->line, replaced)) {
+				    "record(s).%s", rm->step_files.v[s->file], (long long)x->reached,
+				    (long long)x->iteration, (long long)s->line, replaced, why)) {
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 			goto out;
 		}

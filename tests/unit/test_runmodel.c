@@ -160,3 +160,39 @@ TEST(runmodel_resumed_log_keeps_the_later_segment)
 	ts_runmodel_release(&rm);
 	remove_dir(dir);
 }
+
+/* A job resumed from before a NaN: the replaced records held a NaN loss at
+ * iteration 5 (and a NaN grad norm at 6), which the statistics no longer
+ * see; the resumed-log warning says so (every command said "finite" with
+ * no word of it). */
+TEST(runmodel_resume_over_a_nan_is_said)
+{
+	char dir[] = "/tmp/ts_rm_XXXXXX";
+	char *paths[1] = { dir };
+	char text[2048];
+	size_t n = 0, said = 0;
+	struct ts_runmodel rm;
+	struct ts_err err;
+
+	for (int i = 1; i <= 6; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{\"iteration\": %d, \"step_ms\": 100, \"loss\": %s, "
+				      "\"grad_norm\": %s}\n", i, i == 5 ? "NaN" : "2.0",
+				      i == 6 ? "NaN" : "1.0");
+	for (int i = 4; i <= 12; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{\"iteration\": %d, \"step_ms\": 100, \"loss\": 2.0}\n", i);
+	REQUIRE(mkdtemp(dir));
+	write_file(dir, "metrics.jsonl", text);
+	ts_runmodel_init(&rm);
+	ts_err_init(&err);
+	REQUIRE(ts_runmodel_load(&rm, paths, 1, NULL, 1, &err) == 0);
+	for (size_t i = 0; i < rm.warnings.v.n; i++)
+		if (strcmp(rm.warnings.v.v[i].code, "resumed-log") == 0 &&
+		    strstr(rm.warnings.v.v[i].message, "replaces 3 earlier record(s). 2 of them show a "
+			   "non-finite loss or grad norm or NaN iterations, the first at iteration 5"))
+			said++;
+	CHECK_I64(said, 1);
+	ts_runmodel_release(&rm);
+	remove_dir(dir);
+}
