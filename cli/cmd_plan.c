@@ -120,11 +120,34 @@ static void slower_because(const struct ts_plan_layout *x, const struct ts_plan_
 	}
 }
 
+/* "TP2 CP1 PP8 VPP4 EP64 ETP1 MBS1 selective+" */
+static void layout_str(const struct ts_plan_layout *x, char *buf, size_t size)
+{
+	snprintf(buf, size, "TP%lld CP%lld PP%lld VPP%lld EP%lld ETP%lld MBS%lld %s", (long long)x->tp,
+		 (long long)x->cp, (long long)x->pp, (long long)x->vpp, (long long)x->ep, (long long)x->etp,
+		 (long long)x->mbs, rc_label(x));
+}
+
+/* What the workflow's rules say of the top pick. */
+static void top_rules(const struct ts_plan_layout *x, char *buf, size_t size)
+{
+	for (int r = TS_RULE_NODE; r < TS_RULE_COUNT; r++)
+		if (x->violations & (1 << r)) {
+			snprintf(buf, size, "it breaks the Scale rule: %s", ts_plan_rule_text(r));
+			return;
+		}
+	if (x->eliminated_by != TS_RULE_NONE)
+		snprintf(buf, size, "it keeps the Scale rules, but the workflow's sieve drops it (%s), and"
+			 " the layouts the sieve keeps are predicted slower", ts_plan_rule_text(x->eliminated_by));
+	else
+		snprintf(buf, size, "it keeps every workflow rule");
+}
+
 /* Why a layout won or lost, as a sentence. */
 static void reason(const struct ts_plan *p, const struct ts_plan_layout *x, const struct ts_plan_layout *top,
 		   double cap, int64_t node, char *buf, size_t size)
 {
-	char why[160];
+	char why[320];
 
 	if (!x->fits) {
 		snprintf(buf, size, "Out of memory by %.2f GiB even with %s recompute%s.",
@@ -136,26 +159,27 @@ static void reason(const struct ts_plan *p, const struct ts_plan_layout *x, cons
 		return;
 	}
 	if (x == top || !top) {
-		int first = -1;
-		for (int r = TS_RULE_NODE; r < TS_RULE_COUNT && first < 0; r++)
-			if (x->violations & (1 << r))
-				first = r;
-		snprintf(buf, size, "The fastest predicted layout that fits (%.1f GiB to spare)%s%s.",
-			 mp_gib(cap - x->memory_bytes), first < 0 ? " and it keeps every Scale rule" :
-			 "; it breaks the Scale rule: ", first < 0 ? "" : ts_plan_rule_text(first));
+		char tie[160] = "";
+		top_rules(x, why, sizeof(why));
+		if (p->tied > 1)
+			snprintf(tie, sizeof(tie), " and %zu more within its likely range, which the model cannot"
+				 " order (a tie)", p->tied - 1);
+		snprintf(buf, size, "The fastest predicted layout that fits (%.1f GiB to spare)%s; %s.",
+			 mp_gib(cap - x->memory_bytes), tie, why);
 		return;
 	}
 	slower_because(x, top, node, why, sizeof(why));
 	{
 		double pct = (x->step_s / top->step_s - 1.0) * 100.0;
-		snprintf(buf, size, "Predicted %.*f %% slower: %s.", pct < 1.0 ? 1 : 0, pct, why);
+		snprintf(buf, size, "Predicted %.*f %% slower%s: %s.", pct < 1.0 ? 1 : 0, pct,
+			 x->tied ? ", inside the top's likely range (a tie)" : "", why);
 	}
 }
 
 static void row(struct ts_table *t, const struct ts_plan *p, const struct ts_plan_layout *x,
 		const struct ts_plan_layout *top, double cap, int64_t node)
 {
-	char why[240];
+	char why[512];
 
 	reason(p, x, top, cap, node, why, sizeof(why));
 	ts_table_cell(t, "%lld", (long long)x->rank);
@@ -245,6 +269,29 @@ static void warnings_text(const struct ts_warnings *wn, struct ts_sb *out)
 	}
 }
 
+/* The layouts the model cannot order against the top, and the workflow
+ * rules' pick among them. */
+static void ties_text(const struct ts_plan *p, const struct ts_plan_opts *o, struct ts_sb *out)
+{
+	char lay[96];
+
+	if (p->tied < 2)
+		return;
+	ts_sb_addf(out, "\nties       %zu layouts are predicted within +%.0f %% of rank 1, the model's likely range: their"
+		   " order is not evidence; measure the candidates\n", p->tied, (exp(o->calib.log_sigma) - 1.0) * 100.0);
+	if (p->tied_rule_rank > 0) {
+		const struct ts_plan_layout *x = &p->v[p->tied_rule_rank - 1];
+		layout_str(x, lay, sizeof(lay));
+		ts_sb_addf(out, "           the fastest of them that %s: rank %lld, %s (%.2f s)\n",
+			   x->eliminated_by == TS_RULE_NONE ? "every workflow rule keeps" : "keeps every Scale rule",
+			   (long long)x->rank, lay, x->step_s);
+	} else if (p->v[0].violations) {
+		ts_sb_adds(out, "           none of them keeps every Scale rule\n");
+	} else if (p->v[0].eliminated_by != TS_RULE_NONE) {
+		ts_sb_adds(out, "           rank 1 keeps every Scale rule; the workflow's sieve keeps none of them\n");
+	}
+}
+
 static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 			const struct ts_plan *p, const char *gpu, const char *peak_src,
 			long long top, long long near, const struct ts_warnings *wn, struct ts_sb *out)
@@ -261,7 +308,7 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 		   p->parallel_layouts, ts_mem_estimator_name(o->est), p->fitting, p->fit_passing);
 	model_line(o, peak_src, out);
 	ts_sb_adds(out, "ranking    by predicted step time among the layouts that fit (offload only when nothing fits without);"
-		   " the Scale rules break ties and explain\n");
+		   " the Scale rules break exact ties and explain\n");
 	if (!best) {
 		ts_sb_adds(out, "\nnothing fits: more GPUs, a shorter sequence or a larger device is needed\n");
 	} else {
@@ -274,6 +321,7 @@ static void render_text(const struct ts_model *m, const struct ts_plan_opts *o,
 		}
 		ts_table_render(&t, out, 0);
 		ts_table_release(&t);
+		ties_text(p, o, out);
 	}
 	/* the fastest layout each workflow rule would have removed, the best
 	 * one that needs offload and the closest out-of-memory ones, by rank */
@@ -443,7 +491,7 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 {
 	const struct ts_plan_layout *best = top_pick(p);
 	struct ts_jw w;
-	char buf[240];
+	char buf[512];
 
 	ts_jw_init(&w, out, 1);
 	ts_jw_obj(&w);
@@ -455,6 +503,8 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 	ts_jw_ki64(&w, "fitting", (int64_t)p->fitting);
 	ts_jw_ki64(&w, "fit_passing", (int64_t)p->fit_passing);
 	ts_jw_ki64(&w, "survivors", (int64_t)p->survivors);
+	ts_jw_ki64(&w, "tied_with_top", (int64_t)p->tied);
+	ts_jw_ki64_or_null(&w, "tied_rule_pick_rank", p->tied_rule_rank, p->tied_rule_rank > 0);
 	ts_jw_key(&w, "rules");
 	ts_jw_arr(&w);
 	for (int r = TS_RULE_FIT; r < TS_RULE_COUNT; r++) {
@@ -487,6 +537,7 @@ static void render_json(const struct ts_model *m, const struct ts_plan_opts *o,
 		ts_jw_ki64(&w, "rank", x->rank);
 		layout_json(&w, p, x);
 		ts_jw_kbool(&w, "passes_fit_rules", ts_plan_fit_passing(p, x));
+		ts_jw_kbool(&w, "tied_with_top", x->tied);
 		ts_jw_kstr(&w, "eliminated_by", x->eliminated_by ? ts_plan_rule_key(x->eliminated_by) : NULL);
 		reason(p, x, best, o->capacity_bytes, o->gpus_per_node, buf, sizeof(buf));
 		ts_jw_kstr(&w, "reason", buf);
@@ -561,6 +612,7 @@ struct check_row {
 	const struct ts_plan_recipe *recipe; /* where the row's unstated settings came from, or NULL */
 	int moe_overlap, cuda_graphs, dispatcher, balanced; /* what it was priced with */
 	double gain;             /* 1 - search best / fastest published of the job */
+	int gain_tied;           /* that published layout is within the best's likely range */
 	int ok;
 };
 
@@ -667,6 +719,7 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 				ref = rows[j].r.pub.step_s;
 		}
 		w->gain = w->r.have_best ? 1.0 - w->r.best.step_s / ref : 0;
+		w->gain_tied = w->r.have_best && ref <= w->r.best.time.high_s;
 		w->ok = w->r.pub.fits && fabs(w->r.err) <= CHECK_ERR && w->gain <= CHECK_GAIN;
 	}
 	*rows_out = rows;
@@ -705,7 +758,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 {
 	static double pred[4096], meas[4096];
 	double rho;
-	int pairs, kept, within = 0, bad = 0;
+	int pairs, kept, within = 0, bad = 0, gains = 0, gains_tied = 0;
 	struct ts_table t;
 
 	for (size_t i = 0; i < n && i < 4096; i++) {
@@ -713,6 +766,8 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 		meas[i] = rows[i].c.step_s;
 		within += fabs(rows[i].r.err) <= CHECK_ERR;
 		bad += !rows[i].ok;
+		gains += rows[i].r.have_best && rows[i].gain > 0;
+		gains_tied += rows[i].r.have_best && rows[i].gain > 0 && rows[i].gain_tied;
 	}
 	rho = ts_plan_spearman(pred, meas, n < 4096 ? n : 4096);
 	pair_order(rows, n, &pairs, &kept);
@@ -758,6 +813,9 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 				ts_jw_fixed(&w, r->r.best.step_s * 1e3, 3);
 				ts_jw_key(&w, "search_gain_pct");
 				ts_jw_fixed(&w, r->gain * 100.0, 2);
+				ts_jw_kbool(&w, "search_gain_within_uncertainty", r->gain_tied);
+				ts_jw_ki64(&w, "tied_with_best", (int64_t)r->r.tied);
+				ts_jw_kbool(&w, "published_tied_with_best", r->r.pub_tied);
 			}
 			ts_jw_kbool(&w, "ok", r->ok);
 			ts_jw_obj_end(&w);
@@ -792,6 +850,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 	ts_table_col(&t, "rank", NULL, TS_RIGHT, 0);
 	ts_table_col(&t, "search best", "s", TS_RIGHT, 0);
 	ts_table_col(&t, "claimed gain", "%", TS_RIGHT, 0);
+	ts_table_col(&t, "tied with best", NULL, TS_RIGHT, 0);
 	ts_table_col(&t, "verdict", NULL, TS_LEFT, 0);
 	for (size_t i = 0; i < n; i++) {
 		const struct check_row *r = &rows[i];
@@ -831,8 +890,10 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 			ts_table_cell(&t, "-");
 		if (r->r.have_best) {
 			ts_table_cell(&t, "%.2f", r->r.best.step_s);
-			ts_table_cell(&t, "%.1f", r->gain * 100.0);
+			ts_table_cell(&t, "%.1f%s", r->gain * 100.0, r->gain_tied && r->gain > 0 ? " (tie)" : "");
+			ts_table_cell(&t, "%zu", r->r.tied);
 		} else {
+			ts_table_cell(&t, "-");
 			ts_table_cell(&t, "-");
 			ts_table_cell(&t, "-");
 		}
@@ -845,6 +906,8 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 	if (!isnan(rho))
 		ts_sb_addf(out, "%.3f", rho);
 	ts_sb_addf(out, "; layouts of one model and cluster in measured order: %d of %d pairs\n", kept, pairs);
+	ts_sb_addf(out, "claimed gains inside the search best's likely range (ties: the model cannot tell them from"
+		   " the published layout): %d of %d\n", gains_tied, gains);
 	ts_sb_adds(out, "settings the rows do not state come from each run's documented recipe:\n");
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].recipe)

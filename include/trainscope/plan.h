@@ -230,6 +230,9 @@ struct ts_plan_layout {
 	int violations;          /* bit (1 << rule) for each Scale rule broken */
 	int eliminated_by;       /* enum ts_plan_rule; TS_RULE_NONE for survivors */
 	int64_t rank;            /* 1 = best; every layout has a distinct rank */
+	int tied;                /* passes the Fit rules and its step is within the
+				  * top's likely range (<= top step * exp(log_sigma)):
+				  * the model cannot order it against the top */
 };
 
 struct ts_plan {
@@ -239,6 +242,10 @@ struct ts_plan {
 	size_t fitting;          /* layouts that fit */
 	size_t survivors;        /* kept by the literal sieve (eliminated_by NONE), for the record */
 	size_t fit_passing;      /* pass the Fit rules: what the ranking orders by step time */
+	size_t tied;             /* layouts tied with the top (the top included; 0 unpriced) */
+	int64_t tied_rule_rank;  /* rank of the fastest tied layout the literal sieve keeps,
+				  * else of the fastest tied one that keeps every Scale
+				  * rule; 0 when none does or it is the top itself */
 	int waived;              /* bit (1 << rule) for rules nothing satisfied */
 	int64_t min_mp;          /* what the rules settled on: model parallelism, */
 	int min_rc_level;        /* recompute level (0 none, 1 core_attn, 2 fine-grained, 3 full), */
@@ -346,6 +353,8 @@ struct ts_plan_check {
 	int64_t pub_rank;            /* 1-based rank of the published layout among the Fit-passing
 				      * layouts of the search; 0 when the search has no such layout */
 	size_t fit_passing;
+	size_t tied;                 /* layouts of the search tied with its best (ts_plan.tied) */
+	int pub_tied;                /* the published layout is one of them */
 	double err;                  /* predicted / measured - 1 */
 	double best_gain;            /* 1 - best / published predicted (> 0: search claims faster) */
 };

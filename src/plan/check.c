@@ -398,6 +398,7 @@ int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
 	if ((rc = ts_plan_run(m, o, &p, err)))
 		goto out;
 	out->fit_passing = p.fit_passing;
+	out->tied = p.tied;
 	if (p.n > 0 && ts_plan_fit_passing(&p, &p.v[0])) {
 		out->best = p.v[0];
 		out->have_best = 1;
@@ -409,6 +410,7 @@ int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
 		    y->cp == out->pub.cp && y->ep == out->pub.ep && y->etp == out->pub.etp &&
 		    y->mbs == out->pub.mbs) {
 			out->pub_rank = y->rank;
+			out->pub_tied = y->tied;
 			break;
 		}
 	}

@@ -517,6 +517,33 @@ int ts_plan_fit_passing(const struct ts_plan *p, const struct ts_plan_layout *x)
 	return fit_class(p, x) == 0;
 }
 
+/* The layouts the model cannot order against the top: Fit-passing ones
+ * whose predicted step is within the top's likely range. The ranking is
+ * by step time, so they are a prefix; among them the workflow's rules
+ * name a pick (the sieve's survivor, else one that keeps every Scale rule). */
+static void mark_ties(struct ts_plan *p, double log_sigma)
+{
+	double limit;
+	int64_t keeps_scale = 0;
+
+	if (p->n == 0 || fit_class(p, &p->v[0]) != 0)
+		return;
+	limit = p->v[0].step_s * exp(log_sigma > 0 ? log_sigma : 0);
+	for (size_t i = 0; i < p->n && fit_class(p, &p->v[i]) == 0 && p->v[i].step_s <= limit; i++) {
+		struct ts_plan_layout *x = &p->v[i];
+		x->tied = 1;
+		p->tied++;
+		if (!p->tied_rule_rank && x->eliminated_by == TS_RULE_NONE)
+			p->tied_rule_rank = x->rank;
+		if (!keeps_scale && !x->violations)
+			keeps_scale = x->rank;
+	}
+	if (!p->tied_rule_rank)
+		p->tied_rule_rank = keeps_scale;
+	if (p->tied_rule_rank == 1)
+		p->tied_rule_rank = 0;
+}
+
 int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct ts_plan *p,
 		struct ts_err *err)
 {
@@ -578,6 +605,8 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
 		p->v[i].rank = (int64_t)i + 1;
 		p->fit_passing += fit_class(p, &p->v[i]) == 0;
 	}
+	if (!o->enumerate_only && !o->memory_only)
+		mark_ties(p, o->calib.log_sigma);
 	return 0;
 }
 
