@@ -167,8 +167,14 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 		for (size_t i = 0; i < r->notes.n; i++)
 			note_text(out, &r->notes.v[i]);
 	}
-	ts_sb_addf(out, "\nstep time: baseline %.3f ms, candidate %.3f ms (mean of the compared steps)\n",
-		   ms(r->base_mean_ns), ms(r->cand_mean_ns));
+	if (strcmp(r->step_basis, "device") == 0)
+		ts_sb_addf(out, "\nstep time, the GPU's own (the GPU runs behind the host, so the step spans time the"
+			   " host): baseline %.3f ms, candidate %.3f ms (mean of %zu compared steps; their spans"
+			   " %.3f and %.3f ms)\n", ms(r->base_gpu_mean_ns), ms(r->cand_gpu_mean_ns), r->basis_steps,
+			   ms(r->base_mean_ns), ms(r->cand_mean_ns));
+	else
+		ts_sb_addf(out, "\nstep time: baseline %.3f ms, candidate %.3f ms (mean of the compared steps)\n",
+			   ms(r->base_mean_ns), ms(r->cand_mean_ns));
 	if (r->verdict == TS_DIFF_NO_STEPS)
 		ts_sb_adds(out, "  no steps to compare\n");
 	else if (r->verdict == TS_DIFF_NO_NOISE_ESTIMATE)
@@ -432,6 +438,10 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 	ts_jw_arr_end(&w);
 	ts_jw_kf64(&w, "baseline_mean_us", r->base_mean_ns / 1e3);
 	ts_jw_kf64(&w, "candidate_mean_us", r->cand_mean_ns / 1e3);
+	ts_jw_kstr(&w, "step_basis", r->step_basis);
+	ts_jw_ki64(&w, "basis_steps", (int64_t)r->basis_steps);
+	ts_jw_kf64_or_null(&w, "baseline_gpu_step_mean_us", r->base_gpu_mean_ns / 1e3);
+	ts_jw_kf64_or_null(&w, "candidate_gpu_step_mean_us", r->cand_gpu_mean_ns / 1e3);
 	ts_jw_obj_end(&w);
 
 	ts_jw_key(&w, "ratio");

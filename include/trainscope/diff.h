@@ -254,7 +254,15 @@ struct ts_diff_result {
 	const char *aligned_by;         /* "iteration" or "position" */
 	TS_VEC(struct ts_diff_step_pair) pairs;
 	TS_VEC(struct ts_diff_step_note) notes;  /* unmatched steps and outliers */
-	double base_mean_ns, cand_mean_ns;       /* mean step over the compared steps */
+	/* What the ratio compares: "host_span" (the ProfilerStep spans), or
+	 * "device" when either side's GPU runs behind its host
+	 * (ts_rank_prof.gpu_behind): each step's GPU
+	 * step time (ts_step_prof.dev_step_ns), over the basis_steps pairs
+	 * that have one on both sides. */
+	const char *step_basis;
+	size_t basis_steps;
+	double base_mean_ns, cand_mean_ns;       /* mean step span over the compared steps (the walls add up to it) */
+	double base_gpu_mean_ns, cand_gpu_mean_ns; /* "device" basis: the mean GPU step times; else NaN */
 	double ratio, ci95_low, ci95_high;       /* cand / base; CI NaN without noise estimate */
 	const char *method;                      /* how the CI was made, NULL none */
 	double band;

@@ -139,6 +139,9 @@ struct ts_launch_stat {
  * clock-sync error stays in microseconds. */
 #define TS_CLOCK_LEAD_NS 1000000
 
+#define TS_GPU_BEHIND 0.5
+#define TS_GPU_BEHIND_BUSY 0.25
+
 struct ts_step_prof {
 	int64_t step;           /* iteration: ProfilerStep#N, N+1 on legacy traces */
 	int64_t start_ns, dur_ns;
@@ -160,6 +163,12 @@ struct ts_step_prof {
 	 * and gap_ns are CPU-side and may overlap GPU work; these may not. */
 	int64_t idle_part_data_ns, idle_part_gap_ns;
 	int64_t kernels;        /* linked GPU activities launched in the step */
+	/* The device work the step launched (linked by correlation), wherever
+	 * it ran: its summed duration, the part inside the step's own span,
+	 * and when the last of it ended (TS_NONE: none). dev_step_ns is the
+	 * GPU's own step time: gpu_done_ns minus the previous iteration's
+	 * (TS_NONE for the first step or when either launched nothing). */
+	int64_t launched_ns, launched_in_ns, gpu_done_ns, dev_step_ns;
 	int outlier;
 	char reason[TS_REASON_MAX];
 };
@@ -274,8 +283,22 @@ struct ts_rank_prof {
 	int cut_in_device;      /* truncated trace cut among its runtime calls and
 				 * device activities (written after the host's ops):
 				 * the device times of its steps may be partial */
+	int device_lost;        /* truncated GPU trace (devices listed, or runtime calls
+				 * read) cut before any device work was written: its
+				 * steps carry no device time */
 	int64_t steps_repeated; /* ProfilerStep spans identical to one before (same
 				 * number, start and end): counted once */
+	/* GPU behind the host: the share of the device time the steps
+	 * launched that ran outside the span of the step that launched it
+	 * (NaN without linked device work in steps), and the median of the
+	 * steps' dev_step_ns (TS_NONE without two). gpu_behind is set when
+	 * that share is above TS_GPU_BEHIND, the work launched is at least
+	 * TS_GPU_BEHIND_BUSY of the steps' spans (a GPU idle most of the step
+	 * cannot be behind) and the clocks agree (no launch.before_launch):
+	 * the step spans then measure the host's pace, not the GPU's. */
+	double gpu_behind_frac;
+	int64_t dev_step_p50_ns;
+	int gpu_behind;
 
 	struct ts_verdict verdict;
 	struct ts_wall_cand walls[TS_WALL_COUNT]; /* ranked: nameable walls first, then by share */

@@ -48,6 +48,8 @@ void ts_diff_result_init(struct ts_diff_result *r)
 	ts_arena_init(&r->arena);
 	r->ratio = r->ci95_low = r->ci95_high = NAN;
 	r->unmatched_frac = NAN;
+	r->base_gpu_mean_ns = r->cand_gpu_mean_ns = NAN;
+	r->step_basis = "host_span";
 }
 
 void ts_diff_result_release(struct ts_diff_result *r)
@@ -72,6 +74,15 @@ static int64_t wall_of(const struct ts_step_prof *s, int w)
 	case TS_DW_DATA: return s->idle_part_data_ns;
 	default: return s->idle_part_gap_ns;
 	}
+}
+
+/* The step of p that starts at t (a compared pair's), or NULL. */
+static const struct ts_step_prof *step_starting(const struct ts_rank_prof *p, int64_t t)
+{
+	for (size_t i = 0; i < p->steps.n; i++)
+		if (p->steps.v[i].start_ns == t)
+			return &p->steps.v[i];
+	return NULL;
 }
 
 static int cmp_i64(const void *x, const void *y)
@@ -585,6 +596,31 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 		r->base_mean_ns += a[i] / (double)n;
 		r->cand_mean_ns += b[i] / (double)n;
 	}
+	r->step_basis = "host_span";
+	r->basis_steps = n;
+	if (pb->gpu_behind || pc->gpu_behind) {
+		/* the spans time the host: compare the GPU's own step times */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct ts_step_prof *x = step_starting(pb, r->pairs.v[i].base_start_ns);
+			const struct ts_step_prof *y = step_starting(pc, r->pairs.v[i].cand_start_ns);
+			if (x && y && x->dev_step_ns != TS_NONE && y->dev_step_ns != TS_NONE) {
+				a[k] = (double)x->dev_step_ns;
+				b[k++] = (double)y->dev_step_ns;
+			}
+		}
+		if (k) {
+			r->step_basis = "device";
+			r->basis_steps = k;
+		}
+	}
+	if (strcmp(r->step_basis, "device") == 0) {
+		r->base_gpu_mean_ns = r->cand_gpu_mean_ns = 0;
+		for (size_t i = 0; i < r->basis_steps; i++) {
+			r->base_gpu_mean_ns += a[i] / (double)r->basis_steps;
+			r->cand_gpu_mean_ns += b[i] / (double)r->basis_steps;
+		}
+	}
 	for (int w = 0; w < TS_DW_COUNT; w++) {
 		struct ts_diff_wall_row *wr = &r->walls[w];
 		wr->wall = w;
@@ -596,18 +632,20 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 				wr->cand_ns += (double)wall_of(&pc->steps.v[j], w) / (double)n;
 		wr->delta_ns = wr->cand_ns - wr->base_ns;
 	}
-	if (n == 1) {
+	if (r->basis_steps == 1) {
 		r->ratio = b[0] / a[0];
 		r->verdict = TS_DIFF_NO_NOISE_ESTIMATE;
 	} else {
 		struct ts_ab_ratio q;
+		size_t m = r->basis_steps;
 		if (strcmp(r->aligned_by, "iteration") == 0) {
-			if (ts_ab_paired_ratio(a, b, n, o->seed, &q))
+			if (ts_ab_paired_ratio(a, b, m, o->seed, &q))
 				goto out;
 		} else {
-			ts_ab_welch_log_ratio(a, n, b, n, &q);
+			ts_ab_welch_log_ratio(a, m, b, m, &q);
 		}
-		r->ratio = isnan(q.estimate) ? r->cand_mean_ns / r->base_mean_ns : q.estimate;
+		r->ratio = !isnan(q.estimate) ? q.estimate : isnan(r->base_gpu_mean_ns) ?
+			   r->cand_mean_ns / r->base_mean_ns : r->cand_gpu_mean_ns / r->base_gpu_mean_ns;
 		r->ci95_low = q.ci95_low;
 		r->ci95_high = q.ci95_high;
 		r->method = q.method;

@@ -12,6 +12,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/profile.h"
@@ -37,6 +38,8 @@ void ts_rank_prof_init(struct ts_rank_prof *p)
 	p->mem_peak_alloc_bytes = -1;
 	p->mem_peak_reserved_bytes = -1;
 	p->device_mem_bytes = -1;
+	p->gpu_behind_frac = NAN;
+	p->dev_step_p50_ns = TS_NONE;
 	ts_intern_init(&p->names);
 }
 
@@ -577,29 +580,43 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 	if (t->meta.truncated && !t->meta.events_whole) {
 		/* the file was cut inside its events: a step that ends after the
 		 * last event that made it into the file lost its tail, and would
-		 * read as a stall */
-		int64_t last, last_host = INT64_MIN, last_act = INT64_MIN;
+		 * read as a stall. Kineto writes the host's ops, then the
+		 * activities (runtime and driver calls with the device work, in
+		 * time order); other writers put the calls among the host's ops.
+		 * A call before the first device event belongs to the host's
+		 * section. Whichever section the cut fell in stops earliest: the
+		 * horizon is the earlier of the two sections' latest starts, of
+		 * those the trace has (out of time order, the warning says the
+		 * device times may be partial: cut_in_device). */
+		int64_t last = INT64_MAX, last_host = INT64_MIN, last_act = INT64_MIN;
+		size_t first_dev = t->ev.n;
+		int any_dev = 0, any_call = 0;
+		for (size_t i = 0; i < t->ev.n && first_dev == t->ev.n; i++)
+			if (w->tm[i] && is_activity(t, i) && t->ev.cat[i] != TS_CAT_RUNTIME &&
+			    t->ev.cat[i] != TS_CAT_DRIVER && !(name_flags(w, t, i) & F_STEP))
+				first_dev = i;
 		for (size_t i = 0; i < t->ev.n; i++) {
+			int call;
 			int64_t *l;
 			if (!w->tm[i] || (name_flags(w, t, i) & F_STEP))
 				continue;
-			l = is_activity(t, i) ? &last_act : &last_host;
+			call = t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER;
+			any_call |= call;
+			any_dev |= is_activity(t, i) && !call;
+			l = !is_activity(t, i) || (call && i < first_dev) ? &last_host : &last_act;
 			if (ts_ev_ts(&t->ev, i) > *l)
 				*l = ts_ev_ts(&t->ev, i);
 		}
-		/* Kineto writes the host's ops, then the activities: a cut among
-		 * the activities lost those of the steps after their last one
-		 * (in time order; out of order, the warning says the device
-		 * times may be partial: cut_in_device). The earlier of the two
-		 * when the trace has both kinds, else the one it has. */
-		last = last_host < last_act ? last_host : last_act;
-		if (last == INT64_MIN)
-			last = last_host > last_act ? last_host : last_act;
+		if (last_host != INT64_MIN)
+			last = last_host;
+		if (last_act != INT64_MIN && last_act < last)
+			last = last_act;
 		for (size_t i = t->ev.n; i-- > 0;)
 			if (w->tm[i]) {
-				p->cut_in_device = is_activity(t, i);
+				p->cut_in_device = i >= first_dev && is_activity(t, i);
 				break;
 			}
+		p->device_lost = !any_dev && (t->meta.ndevices > 0 || any_call);
 		while (src.n && src.v[src.n - 1].e > last) {
 			src.n--;
 			p->steps_dropped++;
@@ -619,6 +636,7 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		sp.start_ns = src.v[i].s;
 		sp.dur_ns = e - src.v[i].s;
 		sp.fwd_ns = sp.bwd_ns = sp.opt_ns = -1;
+		sp.gpu_done_ns = sp.dev_step_ns = TS_NONE;
 		if (TS_VEC_PUSH(p->steps, sp)) {
 			rc = TS_ENOMEM;
 			goto out;
@@ -1202,6 +1220,34 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 }
 
 /* Robust step outliers with a reason. */
+/* How far the GPU runs behind the host (ts_rank_prof.gpu_behind_frac),
+ * and the GPU's own step times. */
+static int gpu_behind(struct ts_rank_prof *p, struct work *w)
+{
+	double launched = 0, in = 0, spans = 0;
+	size_t n = 0;
+
+	if (grow_tmp(w, p->steps.n + 1))
+		return TS_ENOMEM;
+	for (size_t i = 0; i < p->steps.n; i++) {
+		struct ts_step_prof *s = &p->steps.v[i];
+		const struct ts_step_prof *b = i ? &p->steps.v[i - 1] : NULL;
+		launched += (double)s->launched_ns;
+		in += (double)s->launched_in_ns;
+		spans += (double)s->dur_ns;
+		if (b && b->step != TS_NONE && s->step == b->step + 1 && b->gpu_done_ns != TS_NONE &&
+		    s->gpu_done_ns != TS_NONE && s->gpu_done_ns > b->gpu_done_ns) {
+			s->dev_step_ns = s->gpu_done_ns - b->gpu_done_ns;
+			w->tmp[n++] = s->dev_step_ns;
+		}
+	}
+	p->gpu_behind_frac = launched > 0 ? 1.0 - in / launched : NAN;
+	p->dev_step_p50_ns = n ? median_of(w->tmp, n) : TS_NONE;
+	p->gpu_behind = p->gpu_behind_frac > TS_GPU_BEHIND && launched >= TS_GPU_BEHIND_BUSY * spans &&
+			!p->launch.before_launch;
+	return 0;
+}
+
 static int step_outliers(struct ts_rank_prof *p, struct work *w)
 {
 	static const char *const comp_names[] = {
@@ -1697,8 +1743,17 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				int32_t st;
 				launch = ts_ev_ts(&t->ev, r);
 				st = ts_rank_prof_step_at(p, launch);
-				if (st >= 0)
-					p->steps.v[st].kernels++;
+				if (st >= 0) {
+					struct ts_step_prof *sp = &p->steps.v[st];
+					int64_t lo = s > sp->start_ns ? s : sp->start_ns;
+					int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
+					sp->kernels++;
+					sp->launched_ns = sat_add(sp->launched_ns, e - s);
+					if (hi > lo)
+						sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
+					if (e > sp->gpu_done_ns)
+						sp->gpu_done_ns = e;
+				}
 			} else {
 				/* launched before the profiler started, or its runtime
 				 * events not captured: counted, but no step launched it */
@@ -1930,7 +1985,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		side_started = 0;
 	}
 	if (side.rc || top_kernels(p, t, &w, &side.all, top_k, &failed) ||
-	    step_outliers(p, &w) || collect_colls(p, t, &w, &failed) || failed)
+	    step_outliers(p, &w) || gpu_behind(p, &w) || collect_colls(p, t, &w, &failed) || failed)
 		goto out;
 	rank_verdict(p);
 	if (opts && opts->tracks && export_tracks(p, &w, opts->tracks))
@@ -1970,6 +2025,19 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 			    (long long)p->launch.before_launch, (long long)p->launch.linked,
 			    (double)p->launch.before_launch_max_ns / 1e6))
 		return TS_ENOMEM;
+	if (p->gpu_behind) {
+		char own[128] = "too few consecutive steps to time the GPU's own step";
+		if (p->dev_step_p50_ns != TS_NONE)
+			snprintf(own, sizeof(own), "the GPU's own step time (between the ends of consecutive "
+				 "steps' device work) is a median %.3f ms", (double)p->dev_step_p50_ns / 1e6);
+		if (ts_warnings_add(w, "gpu-behind-host", path, -1, TS_NO_INT,
+				    "%s: the GPU runs behind the host: %.0f %% of the device time the steps "
+				    "launched ran after the span of the step that launched it, so the step "
+				    "spans (median %.3f ms) measure the host's pace and each step's device "
+				    "walls are of other steps' work; %s", path, p->gpu_behind_frac * 100.0,
+				    (double)p->median_step_ns / 1e6, own))
+			return TS_ENOMEM;
+	}
 	if (whole_window &&
 	    ts_warnings_add(w, "whole-window", path, -1, TS_NO_INT,
 			    "%s: no steps (no ProfilerStep spans, no step range): its whole window is "
@@ -2006,7 +2074,10 @@ int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t
 			       p->steps_dropped == 1 ? "" : "s",
 			       p->cut_in_device ? "; the cut fell among its device-side events, "
 			       "which the profiler writes after the host's and not always in time "
-			       "order, so the device times of the steps kept may be partial" : "")
+			       "order, so the device times of the steps kept may be partial" :
+			       p->device_lost ? "; the cut fell before any device-side event (the "
+			       "profiler writes them after the host's), so this GPU trace's device "
+			       "activity is lost and its steps carry host time only" : "")
 		       ? TS_ENOMEM
 		       : 0;
 }
