@@ -29,7 +29,7 @@ enum {
 static const struct cli_opt opts[] = {
 	{ "rank", 0, "A:B", "compare rank A of BASELINE with rank B of CANDIDATE (default: the same rank, else the only one)", OPT_RANK },
 	{ "allow-different-hardware", 0, NULL, "give a speed verdict although the device models differ", OPT_ALLOW_HW },
-	{ "fail-on-regression", 0, "PCT", "exit 1 when the CI lower bound of the slowdown exceeds PCT %", OPT_FAIL_REG },
+	{ "fail-on-regression", 0, "PCT", "exit 1 when the CI lower bound of the slowdown exceeds PCT % (negative: demands that speed-up)", OPT_FAIL_REG },
 	{ "max-unmatched", 0, "PCT", "exit 1 when more than PCT % of the attributed time is in rows on one side only", OPT_MAX_UNMATCHED },
 	{ "band", 0, "PCT", "practical-significance band of the verdict in % (default 2, as ab without repeats)", OPT_BAND },
 	{ "top", 0, "N", "rows printed in the text table (default 25; --json has all)", OPT_TOP },
@@ -762,8 +762,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	if (!isnan(fail_reg) && !isnan(r.ci95_low) && r.verdict != TS_DIFF_REFUSED_HARDWARE &&
 	    (r.ci95_low - 1) * 100 > fail_reg) {
-		cli_error(ctx, "regression: the CI lower bound of the step-time ratio is %.4f (> +%g %%)",
-			  r.ci95_low, fail_reg);
+		if (fail_reg < 0)
+			cli_error(ctx, "no speed-up of %g %%: the CI lower bound of the step-time ratio is %.4f"
+				  " (> %.4f)", -fail_reg, r.ci95_low, 1 + fail_reg / 100);
+		else
+			cli_error(ctx, "regression: the CI lower bound of the step-time ratio is %.4f (> +%g %%)",
+				  r.ci95_low, fail_reg);
 		rc = EXIT_GATE;
 	}
 	if (!isnan(max_unm) && 100 * r.unmatched_frac > max_unm) {

@@ -82,4 +82,17 @@ sys.exit(0 if ok else 1)' "$1" "$2" "${@:3}" || fail=1
 check base slow device 5 2050 2350 1.1463 slower
 check base base device 5 2050 2050 1.0000 no_difference
 check sync sync host_span 6 null null 1.0000 no_difference
+# a negative --fail-on-regression asks for a speed-up: slow -> base is
+# 2050 / 2350 = 0.8723 (12.8 % faster), so -5 passes; base -> base is 1.0,
+# so -5 fails with "no speed-up of 5 %"
+"$TS" diff "$tmp/slow.json" "$tmp/base.json" --fail-on-regression -5 >/dev/null 2>&1
+r1=$?
+msg=$("$TS" diff "$tmp/base.json" "$tmp/base.json" --fail-on-regression -5 2>&1 >/dev/null)
+r2=$?
+if [ $r1 = 0 ] && [ $r2 = 1 ] && grep -q "no speed-up of 5 %" <<<"$msg"; then
+	echo "fail-on-regression -5: 0 for 12.8 % faster, 1 for equal: ok"
+else
+	echo "fail-on-regression -5: FAIL: exits $r1 and $r2: $msg"
+	fail=1
+fi
 exit $fail
