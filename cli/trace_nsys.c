@@ -148,9 +148,14 @@ int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct t
 void trace_nsys_warnings(struct ts_warnings *w, const struct trace_nsys_slot *ns, char *const *paths,
 			 size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (ns[i].is_nsys && ns[i].first)
 			(void)ts_nsys_warnings(&ns[i].joins, ns[i].null_end, paths[i], w);
+		if (ns[i].is_nsys && ns[i].info.regex_unmatched)
+			(void)ts_warnings_add(w, "step-nvtx-unmatched", paths[i], -1, TS_NO_INT,
+					      "%s: rank %zu: --step-nvtx '%s' matches no NVTX range, so no step"
+					      " is taken from it", paths[i], ns[i].rank, ns[i].info.step_marker);
+	}
 }
 
 static void caps_line(struct ts_sb *out, const struct trace_nsys_slot *s, int can)
@@ -208,9 +213,13 @@ static void steps_line(struct ts_sb *out, const struct trace_nsys_slot *s)
 		ts_sb_addf(out, "steps: %lld detected from the %s cadence", (long long)s->info.steps,
 			   s->info.step_marker);
 		break;
+	case TS_NSYS_STEPS_PROFILER:
+		ts_sb_addf(out, "steps: %lld from the profiler's own ProfilerStep#N ranges", (long long)s->info.steps);
+		break;
 	case TS_NSYS_STEPS_NONE:
-		ts_sb_adds(out, "steps: none (no ProfilerStep or repeating NVTX range or sync cadence;"
-				" --step-nvtx REGEX names one)");
+		ts_sb_adds(out, s->info.regex_unmatched ? "steps: none (--step-nvtx matches no NVTX range)" :
+			   "steps: none (no ProfilerStep or repeating NVTX range or sync cadence;"
+			   " --step-nvtx REGEX names one)");
 		break;
 	}
 }

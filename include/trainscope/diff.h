@@ -112,7 +112,9 @@ struct ts_diff_context {
 	int64_t rank;
 	int64_t world_size;     /* -1 unknown */
 	const char *vendor;     /* ts_vendor_name */
-	char device[128];       /* GPU model, "cpu" on CPU-only traces */
+	char device[128];       /* GPU model, "cpu" on CPU-only traces; the vendor's
+				 * name when the trace records no model */
+	int device_known;       /* device names a model (or "cpu"), not the vendor */
 	char format[16];        /* "kineto", "legacy-array" or "nsys-sqlite" */
 	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
 	char backend[32];       /* distributedInfo.backend, "" unknown */

@@ -164,13 +164,15 @@ enum ts_nsys_steps {
 	TS_NSYS_STEPS_NONE = 0,
 	TS_NSYS_STEPS_REGEX,     /* --step-nvtx */
 	TS_NSYS_STEPS_NVTX,      /* detected: a repeating top-level NVTX range */
-	TS_NSYS_STEPS_SYNC       /* detected: a regular stream/device synchronise cadence */
+	TS_NSYS_STEPS_SYNC,      /* detected: a regular stream/device synchronise cadence */
+	TS_NSYS_STEPS_PROFILER   /* the export's own ProfilerStep#N ranges (PyTorch's profiler) */
 };
 
 struct ts_nsys_rank_info {
 	enum ts_nsys_steps steps_from;
 	char step_marker[128];   /* the NVTX range name or the sync call */
 	int64_t steps;
+	int regex_unmatched;     /* --step-nvtx matched no range of the rank */
 	int64_t events;          /* events put into the trace */
 	/* NCCL by NVTX projection: kernels whose launch call lies inside an
 	 * NCCL NVTX range (ncclSend, ncclGroupEnd, ...) of the same thread,

@@ -516,9 +516,12 @@ out:
 
 /* ------------------------------------------------------------ compare */
 
+/* Same vendor, and the same model where both traces record one (a side
+ * without a model is not a different device: ts_diff_warnings says so). */
 static int same_hardware(const struct ts_diff_context *a, const struct ts_diff_context *b)
 {
-	return strcmp(a->vendor, b->vendor) == 0 && strcmp(a->device, b->device) == 0;
+	return strcmp(a->vendor, b->vendor) == 0 &&
+	       (!a->device_known || !b->device_known || strcmp(a->device, b->device) == 0);
 }
 
 int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *cand,
@@ -698,6 +701,21 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 				      cand->ctx.device, r->verdict == TS_DIFF_REFUSED_HARDWARE
 				      ? "no speed verdict without --allow-different-hardware"
 				      : "verdict given on request (--allow-different-hardware)");
+	if (r->same_hardware && !base->ctx.device_known && !cand->ctx.device_known)
+		rc |= ts_warnings_add(w, "device-unknown", NULL, -1, TS_NONE,
+				      "neither side records its GPU model (%s): the verdict assumes both ran"
+				      " on the same %s device", base->ctx.format[0] == 'n' ?
+				      "an Nsight Systems export without TARGET_INFO_GPU" : "no deviceProperties",
+				      base->ctx.vendor);
+	for (int k = 0; k < 2 && r->same_hardware && base->ctx.device_known != cand->ctx.device_known; k++) {
+		const struct ts_diff_side *x = k ? cand : base, *y = k ? base : cand;
+		if (!x->ctx.device_known)
+			rc |= ts_warnings_add(w, "device-unknown", x->ctx.path, -1, TS_NONE,
+					      "%s records no GPU model (%s): the verdict takes it for the other"
+					      " side's %s", x->ctx.path, x->ctx.format[0] == 'n' ?
+					      "an Nsight Systems export without TARGET_INFO_GPU" :
+					      "no deviceProperties", y->ctx.device);
+	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		unm += !r->notes.v[i].compared;
 	if (unm)

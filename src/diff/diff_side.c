@@ -295,8 +295,11 @@ static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
 	for (size_t i = 0; i < t->meta.ndevices && !dev; i++)
 		if (t->meta.devices[i].name != TS_NO_ID)
 			dev = ts_trace_str(t, t->meta.devices[i].name);
-	if (!dev || !*dev)
+	c->device_known = 1;
+	if (!dev || !*dev) {
 		dev = s->prof.device[0] ? s->prof.device : (s->prof.has_gpu ? c->vendor : "cpu");
+		c->device_known = s->prof.device[0] || !s->prof.has_gpu;
+	}
 	snprintf(c->device, sizeof(c->device), "%s", dev);
 	snprintf(c->format, sizeof(c->format), "%s",
 		 t->meta.nsys ? "nsys-sqlite" : t->meta.legacy ? "legacy-array" : "kineto");

@@ -450,6 +450,17 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 
 	ts_intern_init(&keys);
 	mark_top(v, n);
+	/* PyTorch's profiler marked the steps itself: they are the steps, as
+	 * in a Kineto trace (their ranges are already user annotations) */
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(ts_trace_str(b->t, v[i].name), "ProfilerStep#", 13) == 0)
+			info->steps++;
+	if (info->steps && !(o && o->step_nvtx)) {
+		info->steps_from = TS_NSYS_STEPS_PROFILER;
+		snprintf(info->step_marker, sizeof(info->step_marker), "ProfilerStep#N");
+		return 0;
+	}
+	info->steps = 0;
 	sel = calloc(n ? n : 1, 1);
 	out = malloc((n > b->syncs.n ? n : b->syncs.n) * sizeof(*out) + sizeof(*out));
 	if (!sel || !out) {
@@ -578,6 +589,7 @@ static int find_steps(struct rb *b, const struct ts_nsys_read_opts *o, struct ts
 	}
 	if (k)
 		rc = add_steps(b, out, k, err);
+	info->regex_unmatched = o && o->step_nvtx && !k;
 	info->steps = (int64_t)k;
 	if (!k)
 		info->steps_from = TS_NSYS_STEPS_NONE;

@@ -94,6 +94,7 @@ const char *ts_nsys_steps_name(enum ts_nsys_steps s)
 	case TS_NSYS_STEPS_REGEX: return "--step-nvtx";
 	case TS_NSYS_STEPS_NVTX: return "nvtx";
 	case TS_NSYS_STEPS_SYNC: return "sync";
+	case TS_NSYS_STEPS_PROFILER: return "profiler_step";
 	case TS_NSYS_STEPS_NONE: break;
 	}
 	return "none";
