@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "trainscope/telemetry.h"
+#include "tele_internal.h"
 
 /* A clock-event-reasons value as its bits; 0 (none) for a value no 64-bit
  * mask has (negative, NaN, 2^64 and above), as a hostile capture may hold. */
@@ -43,6 +45,127 @@ static int64_t ns_diff(int64_t a, int64_t b)
 	if (b > 0 && a < INT64_MIN + b)
 		return INT64_MIN;
 	return a - b;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of n > 0 positive intervals (sorts them). */
+static int64_t median_i64(int64_t *d, size_t n)
+{
+	ts_sort(d, n, sizeof(*d), cmp_i64);
+	return n % 2 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+}
+
+/* 1 when an interval of d ns is a sample gap against median med (0: none judged). */
+static int is_gap(int64_t d, int64_t med)
+{
+	return med > 0 && (double)d > TS_TELE_GAP_FACTOR * (double)med;
+}
+
+int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g)
+{
+	size_t timed = 0, n = 0;
+	int64_t prev = TS_NO_TIME, med = 0, *d;
+
+	for (size_t i = 0; i < t->samples.n; i++)
+		timed += t->samples.v[i].gpu == g && t->samples.v[i].t_ns != TS_NO_TIME;
+	if (timed < 4 || !(d = malloc(timed * sizeof(*d))))
+		return 0;
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+			continue;
+		if (prev != TS_NO_TIME && x->t_ns > prev)
+			d[n++] = ns_diff(x->t_ns, prev);
+		prev = x->t_ns;
+	}
+	if (n >= 3)
+		med = median_i64(d, n);
+	free(d);
+	return med;
+}
+
+const char *tele_fmt_utc(char *buf, size_t cap, int64_t ns)
+{
+	int64_t sec = ns / 1000000000LL, rem = ns % 1000000000LL;
+	time_t tt;
+	struct tm tm;
+
+	if (rem < 0) {
+		rem += 1000000000LL;
+		sec--;
+	}
+	tt = (time_t)sec;
+	if (!gmtime_r(&tt, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
+		snprintf(buf, cap, "%lld ns", (long long)ns);
+		return buf;
+	}
+	if (rem / 1000000)
+		snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (int)(rem / 1000000));
+	else
+		snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return buf;
+}
+
+void tele_note_gaps(struct ts_telemetry *t, size_t from)
+{
+	size_t n = 0, nd = 0, shown = 0, more = 0;
+	int64_t *tt, *d, med;
+	uint32_t tick = 0;
+	double more_s = 0;
+	char a[48], b[48];
+
+	if (from >= t->samples.n || !(tt = malloc(2 * (t->samples.n - from) * sizeof(*tt))))
+		return;
+	d = tt + (t->samples.n - from);
+	/* a round is timed by its earliest sample */
+	for (size_t i = from; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->t_ns == TS_NO_TIME)
+			continue;
+		if (!n || x->tick != tick)
+			tt[n++] = x->t_ns;
+		else if (x->t_ns < tt[n - 1])
+			tt[n - 1] = x->t_ns;
+		tick = x->tick;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (tt[i] > tt[i - 1])
+			d[nd++] = ns_diff(tt[i], tt[i - 1]);
+	if (nd < 3)
+		goto out;
+	med = median_i64(d, nd);
+	for (size_t i = 1; i < n; i++) {
+		int64_t gap = tt[i] > tt[i - 1] ? ns_diff(tt[i], tt[i - 1]) : 0;
+		if (!is_gap(gap, med))
+			continue;
+		if (shown == 5) {
+			more++;
+			more_s += (double)gap / 1e9;
+			continue;
+		}
+		shown++;
+		ts_tele_note(t, "sample-gap", -1,
+			     "no sample for %.1f s, from %s to %s (%.1f times the median interval "
+			     "of %.3g s; an interval above %.1f times it is a gap): power is not "
+			     "integrated across it and steps inside it are not measured",
+			     (double)gap / 1e9, tele_fmt_utc(a, sizeof(a), tt[i - 1]),
+			     tele_fmt_utc(b, sizeof(b), tt[i]), (double)gap / (double)med,
+			     (double)med / 1e9, TS_TELE_GAP_FACTOR);
+	}
+	if (more)
+		ts_tele_note(t, "sample-gap", -1, "and %zu more sample gaps, %.1f s in all", more,
+			     more_s);
+out:
+	free(tt);
 }
 
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out)
@@ -95,21 +218,35 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 	/* energy: a counter's difference, else power integrated over time */
 	for (size_t g = 0; g < t->gpus.n; g++) {
 		struct ts_tele_gpu_summary *s = &out[g];
-		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN;
-		int64_t tprev = TS_NO_TIME;
+		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN, covered = 0;
+		int64_t tprev = TS_NO_TIME, tany = TS_NO_TIME, te0 = TS_NO_TIME, te1 = TS_NO_TIME;
+		int64_t med = ts_tele_median_interval_ns(t, g);
 		int timed = 0;
+		s->energy_covered_s = NAN;
 		for (size_t i = 0; i < t->samples.n; i++) {
 			const struct ts_tele_sample *x = &t->samples.v[i];
 			if (x->gpu != g)
 				continue;
+			if (x->t_ns != TS_NO_TIME) {
+				if (tany != TS_NO_TIME && x->t_ns > tany &&
+				    is_gap(ns_diff(x->t_ns, tany), med))
+					s->gap_s += (double)ns_diff(x->t_ns, tany) / 1e9;
+				tany = x->t_ns;
+			}
 			if (x->st[TS_TF_ENERGY_J] == TS_TV_VALUE) {
-				if (isnan(e0))
+				if (isnan(e0)) {
 					e0 = x->v[TS_TF_ENERGY_J];
+					te0 = x->t_ns;
+				}
 				e1 = x->v[TS_TF_ENERGY_J];
+				te1 = x->t_ns;
 			}
 			if (x->st[TS_TF_POWER_W] == TS_TV_VALUE && x->t_ns != TS_NO_TIME) {
-				if (tprev != TS_NO_TIME && x->t_ns > tprev) {
-					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)ns_diff(x->t_ns, tprev) / 1e9;
+				int64_t d = tprev != TS_NO_TIME ? ns_diff(x->t_ns, tprev) : 0;
+				/* never across a gap: the power in it is not known */
+				if (d > 0 && !is_gap(d, med)) {
+					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)d / 1e9;
+					covered += (double)d / 1e9;
 					timed = 1;
 				}
 				pprev = x->v[TS_TF_POWER_W];
@@ -119,9 +256,12 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 		if (!isnan(e0) && e1 >= e0 && s->f[TS_TF_ENERGY_J].n >= 2) {
 			s->energy_j = e1 - e0;
 			s->energy_method = "counter";
+			if (te0 != TS_NO_TIME && te1 != TS_NO_TIME)
+				s->energy_covered_s = (double)ns_diff(te1, te0) / 1e9;
 		} else if (timed) {
 			s->energy_j = integ;
 			s->energy_method = "integrated";
+			s->energy_covered_s = covered;
 		}
 	}
 }
@@ -130,13 +270,6 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 static double median(double *v, size_t n)
@@ -521,6 +654,56 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	return c.n;
 }
 
+/* Coverage of GPU g's rows: the parts of its steps inside intervals
+ * between consecutive timed samples that are no gap (steps sorted by start,
+ * one rank's, so not overlapping). */
+static void cover(const struct ts_telemetry *t, size_t g, const struct ts_tele_span *steps,
+		  size_t nsteps, struct ts_tele_step *rows, size_t ng)
+{
+	int64_t med = ts_tele_median_interval_ns(t, g), prev = TS_NO_TIME;
+	size_t timed = 0;
+
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+			continue;
+		timed++;
+		if (prev == TS_NO_TIME || x->t_ns <= prev || is_gap(ns_diff(x->t_ns, prev), med)) {
+			prev = x->t_ns;
+			continue;
+		}
+		/* the first step that ends after prev, on to the last that starts before now */
+		size_t lo = 0, hi = nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (steps[mid].start_ns <= prev)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t s = lo ? lo - 1 : 0; s < nsteps && steps[s].start_ns < x->t_ns; s++) {
+			int64_t a = steps[s].start_ns > prev ? steps[s].start_ns : prev;
+			int64_t b = steps[s].end_ns < x->t_ns ? steps[s].end_ns : x->t_ns;
+			struct ts_tele_step *r = &rows[s * ng + g];
+			if (b > a)
+				r->covered_s = (isnan(r->covered_s) ? 0 : r->covered_s) +
+					       (double)ns_diff(b, a) / 1e9;
+		}
+		prev = x->t_ns;
+	}
+	if (timed < 2)
+		return;
+	for (size_t s = 0; s < nsteps; s++) {
+		struct ts_tele_step *r = &rows[s * ng + g];
+		double dur = (double)ns_diff(r->end_ns, r->start_ns) / 1e9;
+		if (isnan(r->covered_s))
+			r->covered_s = 0;
+		r->coverage = dur > 0 ? r->covered_s / dur : NAN;
+		if (r->coverage > 1)
+			r->coverage = 1;
+	}
+}
+
 int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps, size_t nsteps,
 		  struct ts_tele_step **out, size_t *nout, struct ts_err *err)
 {
@@ -552,6 +735,7 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 			r->power_mean_w = r->power_min_w = r->power_max_w = NAN;
 			r->energy_j = r->energy_per_token_j = r->sm_clock_min_mhz = NAN;
 			r->util_mean_pct = r->mem_used_max_mib = r->throttle_share = NAN;
+			r->covered_s = r->coverage = NAN;
 		}
 	/* steps are sorted by start; samples by tick (time within a GPU) */
 	for (size_t i = 0; i < t->samples.n; i++) {
@@ -595,13 +779,17 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		}
 #undef RUNMEAN
 	}
+	for (size_t g = 0; g < ng; g++)
+		cover(t, g, steps, nsteps, rows, ng);
 	for (size_t i = 0; i < nsteps * ng; i++) {
 		struct ts_tele_step *r = &rows[i];
 		if (r->power_samples) {
 			r->power_mean_w = r->energy_j / (double)r->power_samples;
-			r->energy_j = r->power_mean_w * (double)(r->end_ns - r->start_ns) / 1e9;
+			r->energy_j = NAN;
+			if (isnan(r->coverage) || r->coverage >= TS_TELE_MIN_COVERAGE)
+				r->energy_j = r->power_mean_w * (double)ns_diff(r->end_ns, r->start_ns) / 1e9;
 			int64_t tok = steps[i / ng].tokens;
-			if (tok > 0)
+			if (tok > 0 && isfinite(r->energy_j))
 				r->energy_per_token_j = r->energy_j / (double)tok;
 		}
 	}
@@ -659,4 +847,80 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	if (na && nb && strcmp(na, nb) && (f = add(&c, "telemetry-confound", "warning", -1)))
 		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", na, nb);
 	return c.n;
+}
+
+int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *steps,
+		      size_t nsteps, const struct ts_tele_step *rows, size_t nrows,
+		      struct ts_warnings *out)
+{
+	int64_t lo = TS_NO_TIME, hi = TS_NO_TIME, s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
+	size_t outside = 0, ng = t->gpus.n;
+	char a[48], b[48], c[48], d[48];
+
+	for (size_t i = 0; i < t->samples.n; i++) {
+		int64_t x = t->samples.v[i].t_ns;
+		if (x == TS_NO_TIME)
+			continue;
+		lo = lo == TS_NO_TIME || x < lo ? x : lo;
+		hi = hi == TS_NO_TIME || x > hi ? x : hi;
+	}
+	if (lo == TS_NO_TIME || !nsteps)
+		return 0;
+	for (size_t s = 0; s < nsteps; s++) {
+		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
+		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
+		s_hi = s_hi == TS_NO_TIME || steps[s].end_ns > s_hi ? steps[s].end_ns : s_hi;
+	}
+	if (outside) {
+		double off = (double)ns_diff(s_lo, lo) / 1e9, q = 900 * round(off / 900);
+		char head[160];
+
+		if (outside == nsteps)
+			snprintf(head, sizeof(head), "no step of --steps overlaps the capture");
+		else
+			snprintf(head, sizeof(head), "%zu of %zu steps lie outside the capture (their "
+				 "rows have no samples)", outside, nsteps);
+		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
+				    "%s: the steps run from %s to %s, the capture from %s to %s; the "
+				    "steps start %+.1f s (%+.2f h) from the capture's start%s",
+				    head, tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
+				    tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
+				    off / 3600,
+				    q != 0 && fabs(off - q) <= 120 ? "; within 2 min of a whole quarter "
+				    "hour: a time-zone offset? (dmon -o DT and mthreads-gmi dates are the "
+				    "capturing machine's local time, read as UTC)" : ""))
+			return TS_ENOMEM;
+	}
+	/* steps inside the capture that lie mostly in sample gaps */
+	char list[300] = "";
+	size_t nlow = 0, len = 0, left = 0;
+	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
+		double worst = NAN;
+		if (steps[s].start_ns < lo || steps[s].end_ns > hi)
+			continue;
+		for (size_t g = 0; g < ng; g++) {
+			double cv = rows[s * ng + g].coverage;
+			if (!isnan(cv) && (isnan(worst) || cv < worst))
+				worst = cv;
+		}
+		if (!(worst < TS_TELE_MIN_COVERAGE))
+			continue;
+		nlow++;
+		if (len < sizeof(list) - 40)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld (%.0f %%)",
+						 len ? ", " : "", (long long)steps[s].iteration,
+						 100 * worst);
+		else
+			left++;
+	}
+	char tail[48] = "";
+	if (left)
+		snprintf(tail, sizeof(tail), ", and %zu more", left);
+	if (nlow && ts_warnings_add(out, "sample-gap", NULL, -1, TS_NO_INT,
+				    "%zu step(s) inside the capture lie mostly in sample gaps "
+				    "(covered below %.0f %% on some GPU): iterations %s%s; their "
+				    "energy is not reported and their means come from the few samples "
+				    "they hold", nlow, 100 * TS_TELE_MIN_COVERAGE, list, tail))
+		return TS_ENOMEM;
+	return 0;
 }

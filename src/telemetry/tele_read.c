@@ -18,6 +18,7 @@
 #include "trainscope/json.h"
 #include "trainscope/lineprefix.h"
 #include "trainscope/telemetry.h"
+#include "tele_internal.h"
 
 #define TELE_MAX_INPUT ((size_t)1 << 30)
 #define MAX_COLS 64
@@ -1681,6 +1682,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 			       (long long)r.task, (long long)r.other_task);
 	if (rc)
 		tele_restore(t, &before);
+	else
+		tele_note_gaps(t, before.samples.n);
 	return rc;
 }
 

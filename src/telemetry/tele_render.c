@@ -99,6 +99,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		}
 		ts_jw_kf64_or_null(&w, "energy_j", s->energy_j);
 		kstr_or_null(&w, "energy_method", s->energy_method);
+		ts_jw_kf64_or_null(&w, "energy_covered_s", s->energy_covered_s);
+		ts_jw_kf64(&w, "gap_s", s->gap_s);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
@@ -158,6 +160,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_kf64_or_null(&w, "util_mean_pct", r->util_mean_pct);
 			ts_jw_kf64_or_null(&w, "mem_used_max_mib", r->mem_used_max_mib);
 			ts_jw_kf64_or_null(&w, "throttle_share", r->throttle_share);
+			ts_jw_kf64_or_null(&w, "covered_s", r->covered_s);
+			ts_jw_kf64_or_null(&w, "coverage_pct", 100 * r->coverage);
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);
@@ -246,7 +250,11 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_sb_adds(out, "  (mean, and min-max when they differ; unsup = the device or library "
 			   "cannot report it; N/A = no value in any sample)\n");
 		for (size_t g = 0; g < t->gpus.n; g++)
-			if (isfinite(sum[g].energy_j))
+			if (isfinite(sum[g].energy_j) && sum[g].gap_s > 0)
+				ts_sb_addf(out, "  GPU %s energy: %.1f J (%s over %.1f s; %.1f s of sample "
+					   "gaps left out)\n", t->gpus.v[g].id, sum[g].energy_j,
+					   sum[g].energy_method, sum[g].energy_covered_s, sum[g].gap_s);
+			else if (isfinite(sum[g].energy_j))
 				ts_sb_addf(out, "  GPU %s energy: %.1f J (%s)\n", t->gpus.v[g].id,
 					   sum[g].energy_j, sum[g].energy_method);
 	}
@@ -269,6 +277,7 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_table_col(&tb, "iteration", NULL, TS_RIGHT, 0);
 		ts_table_col(&tb, "gpu", NULL, TS_LEFT, 0);
 		ts_table_col(&tb, "samples", NULL, TS_RIGHT, 0);
+		ts_table_col(&tb, "covered", "%", TS_RIGHT, 0);
 		ts_table_col(&tb, "power", "W", TS_RIGHT, 0);
 		ts_table_col(&tb, "energy", "J", TS_RIGHT, 0);
 		ts_table_col(&tb, "util", "%", TS_RIGHT, 0);
@@ -280,6 +289,7 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_table_cell(&tb, "%s", t->gpus.v[r->gpu].id);
 			ts_table_cell_i64(&tb, (long long)r->samples);
 #define CELL(v, d) (isfinite(v) ? ts_table_cell(&tb, "%.*f", (d), (v)) : ts_table_cell(&tb, "-"))
+			CELL(100 * r->coverage, 0);
 			CELL(r->power_mean_w, 1);
 			CELL(r->energy_j, 2);
 			CELL(r->util_mean_pct, 0);
