@@ -3,12 +3,14 @@
  * per-step rows joined by time, and findings that carry their numbers.
  *
  * Thresholds (docs/watch.md lists them with their reasons):
- *   power-capped        SW power cap reason in >= 10 % of samples, or dmon
- *                       pviol > 0, or power >= 95 % of the limit in >= 10 %
- *                       of samples while the SM clock is below its maximum
+ *   power-capped        SW power cap reason in >= 10 % of samples or in a
+ *                       run of >= 5 samples or >= 5 s, or dmon pviol > 0, or
+ *                       power >= 95 % of the limit (as often) while the SM
+ *                       clock is below its maximum
  *   thermal-throttling  a thermal reason or dmon tviol in any sample
  *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
- *                       with no throttling evidence (informational)
+ *                       with no throttling evidence (informational; without
+ *                       any reason field the cause is said to be unknown)
  *   low-utilization     job mean utilisation < 50 %
  *   memory-misreport    used > total, or total below the SKU's nominal
  *   memory-headroom     peak used >= 95 % of total
@@ -381,6 +383,75 @@ static size_t count_positive(const struct ts_telemetry *t, size_t g, int f, size
 	return n;
 }
 
+/* The throttling signals a sample may carry, judged one sample at a time. */
+enum { SIG_CAP, SIG_PVIOL, SIG_NEAR, SIG_THERMAL, SIG_TVIOL };
+
+/* 1 when sample x shows signal sig, 0 when it does not, -1 when it cannot say. */
+static int sig_state(const struct ts_tele_sample *x, int sig)
+{
+	switch (sig) {
+	case SIG_CAP:
+	case SIG_THERMAL:
+		if (x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
+			return -1;
+		return (reason_bits(x->v[TS_TF_EVENT_REASONS]) &
+			(sig == SIG_CAP ? (uint64_t)TS_REASON_SW_POWER_CAP :
+			 (uint64_t)(TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
+				    TS_REASON_HW_SLOWDOWN))) != 0;
+	case SIG_PVIOL:
+		return x->st[TS_TF_POWER_VIOL_PCT] != TS_TV_VALUE ? -1 : x->v[TS_TF_POWER_VIOL_PCT] > 0;
+	case SIG_TVIOL:
+		return x->st[TS_TF_THERMAL_VIOL] != TS_TV_VALUE ? -1 : x->v[TS_TF_THERMAL_VIOL] > 0;
+	default:
+		if (x->st[TS_TF_POWER_W] != TS_TV_VALUE || x->st[TS_TF_POWER_LIMIT_W] != TS_TV_VALUE ||
+		    !(x->v[TS_TF_POWER_LIMIT_W] > 0))
+			return -1;
+		return x->v[TS_TF_POWER_W] >= 0.95 * x->v[TS_TF_POWER_LIMIT_W];
+	}
+}
+
+/* Runs of consecutive judged samples of one GPU showing a signal. */
+struct sig_runs {
+	size_t runs;               /* how many */
+	size_t longest;            /* samples in the longest */
+	int64_t t0, t1;            /* its first and last sample times, TS_NO_TIME untimed */
+};
+
+static void signal_runs(const struct ts_telemetry *t, size_t g, int sig, struct sig_runs *r)
+{
+	size_t cur = 0;
+	int64_t start = TS_NO_TIME;
+
+	memset(r, 0, sizeof(*r));
+	r->t0 = r->t1 = TS_NO_TIME;
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		int st;
+		if (x->gpu != g || (st = sig_state(x, sig)) < 0)
+			continue;
+		if (!st) {
+			cur = 0;
+			continue;
+		}
+		if (!cur++) {
+			r->runs++;
+			start = x->t_ns;
+		}
+		if (cur > r->longest) {
+			r->longest = cur;
+			r->t0 = start;
+			r->t1 = x->t_ns;
+		}
+	}
+}
+
+/* 1 when a run is sustained: >= 5 samples, or >= 5 s from its first to its last. */
+static int sustained(const struct sig_runs *r)
+{
+	return r->longest >= 5 || (r->t0 != TS_NO_TIME && r->t1 != TS_NO_TIME &&
+				   ns_diff(r->t1, r->t0) >= 5000000000LL);
+}
+
 /* Append to a finding's message of k bytes so far; the new length (capped). */
 static int msg_more(char *msg, int k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int msg_more(char *msg, int k, const char *fmt, ...)
@@ -394,6 +465,113 @@ static int msg_more(char *msg, int k, const char *fmt, ...)
 	k += vsnprintf(msg + k, (size_t)(cap - k), fmt, ap);
 	va_end(ap);
 	return k < cap ? k : cap - 1;
+}
+
+/* "; longest run N samples from A to B (S s), of R run(s)" of a timed
+ * signal (an untimed capture has no window to give). */
+static int msg_window(char *msg, int k, const struct sig_runs *r)
+{
+	char a[48], b[48];
+
+	if (!r->runs || r->t0 == TS_NO_TIME || r->t1 == TS_NO_TIME)
+		return k;
+	return msg_more(msg, k, "; longest run %zu samples from %s to %s (%.1f s), of %zu run(s)",
+			r->longest, tele_fmt_utc(a, sizeof(a), r->t0), tele_fmt_utc(b, sizeof(b), r->t1),
+			(double)ns_diff(r->t1, r->t0) / 1e9, r->runs);
+}
+
+/* The stall-dips finding. GPUs with the same dips (the same iterations) are
+ * one group ("all 8 GPUs" when every GPU judged is in it); what the message
+ * has no room for is counted ("and N more"), never dropped unsaid. */
+static void stall_dips(const struct ts_telemetry *t, const struct ts_tele_step *steps,
+		       size_t nsteps, struct fctx *c)
+{
+	const int cap = (int)sizeof(((struct ts_tele_finding *)0)->msg);
+	size_t ng = t->gpus.n, nd = 0, judged = 0, distinct = 0;
+	double *u = malloc(nsteps * sizeof(*u)), *med = malloc((ng ? ng : 1) * sizeof(*med));
+	int64_t *dip = malloc(nsteps * sizeof(*dip)), *sorted = malloc(nsteps * sizeof(*dip));
+	size_t *off = malloc((ng + 1) * sizeof(*off));
+	struct ts_tele_finding *f;
+	char lab[80];
+
+	if (!u || !med || !dip || !sorted || !off)
+		goto out;
+	for (size_t g = 0; g < ng; g++) {
+		size_t n = 0;
+
+		off[g] = nd;
+		med[g] = NAN;
+		for (size_t i = 0; i < nsteps; i++)
+			if (steps[i].gpu == g && steps[i].samples && isfinite(steps[i].util_mean_pct))
+				u[n++] = steps[i].util_mean_pct;
+		if (n < 3)
+			continue;
+		judged++;
+		med[g] = median(u, n);
+		for (size_t i = 0; i < nsteps && nd < nsteps; i++)
+			if (steps[i].gpu == g && steps[i].samples &&
+			    steps[i].util_mean_pct <= med[g] - 20)
+				dip[nd++] = steps[i].iteration;
+	}
+	off[ng] = nd;
+	if (!nd || !(f = add(c, "stall-dips", "info", -1)))
+		goto out;
+	memcpy(sorted, dip, nd * sizeof(*dip));
+	ts_sort(sorted, nd, sizeof(*sorted), cmp_i64);
+	for (size_t i = 0; i < nd; i++)
+		distinct += !i || sorted[i] != sorted[i - 1];
+	int k = snprintf(f->msg, sizeof(f->msg), "utilization dips >= 20 points below the GPU's "
+			 "median step at %zu step(s): ", distinct);
+	size_t left_gpus = 0;
+	for (size_t g = 0; g < ng; g++) {
+		size_t n = off[g + 1] - off[g], last = g, members = 1;
+		double lo = med[g], hi = med[g];
+
+		if (!n)
+			continue;
+		/* the GPUs after g with the same dips join its group */
+		while (last + 1 < ng && off[last + 2] - off[last + 1] == n &&
+		       !memcmp(dip + off[last + 1], dip + off[g], n * sizeof(*dip))) {
+			last++;
+			members++;
+			lo = med[last] < lo ? med[last] : lo;
+			hi = med[last] > hi ? med[last] : hi;
+		}
+		if (k > cap - 120) {
+			left_gpus += members;
+			g = last;
+			continue;
+		}
+		if (k > 0 && f->msg[k - 1] != ' ')
+			k = msg_more(f->msg, k, "; ");
+		if (members == judged && judged > 1)
+			k = msg_more(f->msg, k, "all %zu GPUs", members);
+		else if (members > 1)
+			k = msg_more(f->msg, k, "GPUs %s to %s (%zu)", t->gpus.v[g].id,
+				     t->gpus.v[last].id, members);
+		else
+			k = msg_more(f->msg, k, "%s", gpu_label(t, g, lab, sizeof(lab)));
+		if (lo == hi)
+			k = msg_more(f->msg, k, " (median step %.0f %%): iterations", lo);
+		else
+			k = msg_more(f->msg, k, " (median step %.0f-%.0f %%): iterations", lo, hi);
+		for (size_t i = 0; i < n; i++) {
+			if (k > cap - 70) {
+				k = msg_more(f->msg, k, ", and %zu more", n - i);
+				break;
+			}
+			k = msg_more(f->msg, k, "%s %lld", i ? "," : "", (long long)dip[off[g] + i]);
+		}
+		g = last;
+	}
+	if (left_gpus)
+		msg_more(f->msg, k, "; and %zu more GPU(s) with dips", left_gpus);
+out:
+	free(u);
+	free(med);
+	free(dip);
+	free(sorted);
+	free(off);
 }
 
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
@@ -426,24 +604,38 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 		gpu_label(t, g, lab, sizeof(lab));
 		int below_max = clk->n && clkmax->n && clk->mean < clkmax->max - 1;
-		if ((nr && capped * 10 >= nr && capped) ||
+		struct sig_runs rcap, rviol, rnear, rtherm, rtviol;
+		signal_runs(t, g, SIG_CAP, &rcap);
+		signal_runs(t, g, SIG_PVIOL, &rviol);
+		signal_runs(t, g, SIG_NEAR, &rnear);
+		signal_runs(t, g, SIG_THERMAL, &rtherm);
+		signal_runs(t, g, SIG_TVIOL, &rtviol);
+		/* a share of the samples, or a sustained run however short the
+		 * capture around it is */
+		int cap_fired = capped && (capped * 10 >= nr || sustained(&rcap));
+		int near_fired = near && below_max && (near * 10 >= nearn || sustained(&rnear));
+		if (cap_fired ||
 		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
-		    (nearn && near * 10 >= nearn && near && below_max)) {
+		    near_fired) {
 			any_throttle = 1;
 			if ((f = add(&c, "power-capped", "warning", (int32_t)g))) {
 				size_t viol, violn = count_positive(t, g, TS_TF_POWER_VIOL_PCT, &viol);
 				int k;
 
-				if (nr && capped)
+				if (cap_fired) {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: power cap active in %zu of "
 						     "%zu samples", lab, capped, nr);
-				else if (viol)
+					k = msg_window(f->msg, k, &rcap);
+				} else if (viol) {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: power violation (pviol) "
 						     "in %zu of %zu samples, up to %.0f %%", lab, viol,
 						     violn, s->f[TS_TF_POWER_VIOL_PCT].max);
-				else
+					k = msg_window(f->msg, k, &rviol);
+				} else {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: power at 95 %% or more "
 						     "of its limit in %zu of %zu samples", lab, near, nearn);
+					k = msg_window(f->msg, k, &rnear);
+				}
 				k = msg_more(f->msg, k, "; power mean %.1f W, max %.1f W", pw->mean, pw->max);
 				if (pl->n)
 					k = msg_more(f->msg, k, " of a %.1f W limit", pl->max);
@@ -459,12 +651,15 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				size_t viol, violn = count_positive(t, g, TS_TF_THERMAL_VIOL, &viol);
 				int k;
 
-				if (thermal)
+				if (thermal) {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: thermal or hardware "
 						     "slowdown in %zu of %zu samples", lab, thermal, nr);
-				else
+					k = msg_window(f->msg, k, &rtherm);
+				} else {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: thermal violation (tviol) "
 						     "in %zu of %zu samples", lab, viol, violn);
+					k = msg_window(f->msg, k, &rtviol);
+				}
 				if (s->f[TS_TF_TEMP_C].n)
 					msg_more(f->msg, k, "; temperature max %.0f C", s->f[TS_TF_TEMP_C].max);
 			}
@@ -556,12 +751,24 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				hi = m > hi ? m : hi;
 				n++;
 			}
+		/* no reason or violation field at all: the cause cannot be told */
+		int has_reasons = 0;
+		for (size_t g = 0; g < ng; g++)
+			has_reasons |= sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
+				       sum[g].f[TS_TF_THERMAL_VIOL].n;
 		if (n >= 2 && hi - lo >= 50 && !any_throttle &&
-		    (f = add(&c, "clock-spread", "info", -1)))
-			snprintf(f->msg, sizeof(f->msg),
-				 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no power "
-				 "or thermal violation reported: informational, not throttling",
-				 hi - lo, n, lo, hi);
+		    (f = add(&c, "clock-spread", "info", -1))) {
+			if (has_reasons)
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
+					 "power or thermal violation reported: informational, not throttling",
+					 hi - lo, n, lo, hi);
+			else
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
+					 "capture has no throttle-reason fields (clock-event reasons, pviol, "
+					 "tviol): the cause cannot be told", hi - lo, n, lo, hi);
+		}
 		n = 0;
 		double usum = 0, ulo = INFINITY, uhi = -INFINITY;
 		size_t un = 0;
@@ -605,52 +812,8 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	straggler_findings(t, &c);
 	/* utilisation dips at steps: each GPU against its own median step (a
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
-	if (steps && nsteps >= 3) {
-		double *u = malloc(nsteps * sizeof(*u));
-		int64_t *dip = malloc(nsteps * sizeof(*dip));
-		char list[200] = "";
-		size_t nd = 0, len = 0, distinct = 0;
-
-		for (size_t g = 0; u && dip && g < t->gpus.n; g++) {
-			size_t n = 0;
-
-			for (size_t i = 0; i < nsteps; i++)
-				if (steps[i].gpu == g && steps[i].samples && isfinite(steps[i].util_mean_pct))
-					u[n++] = steps[i].util_mean_pct;
-			if (n < 3)
-				continue;
-			double med = median(u, n);
-			size_t before = nd;
-			for (size_t i = 0; i < nsteps; i++) {
-				if (steps[i].gpu != g || !steps[i].samples ||
-				    !(steps[i].util_mean_pct <= med - 20))
-					continue;
-				dip[nd++] = steps[i].iteration;
-				if (len >= sizeof(list) - 64)
-					continue;
-				if (nd - before == 1)
-					len += (size_t)snprintf(list + len, sizeof(list) - len,
-								 "%s%s (median step %.0f %%): iterations %lld",
-								 len ? "; " : "",
-								 gpu_label(t, g, lab, sizeof(lab)), med,
-								 (long long)steps[i].iteration);
-				else
-					len += (size_t)snprintf(list + len, sizeof(list) - len, ", %lld",
-								 (long long)steps[i].iteration);
-			}
-		}
-		if (nd) {
-			ts_sort(dip, nd, sizeof(*dip), cmp_i64);
-			for (size_t i = 0; i < nd; i++)
-				distinct += !i || dip[i] != dip[i - 1];
-		}
-		if (nd && (f = add(&c, "stall-dips", "info", -1)))
-			snprintf(f->msg, sizeof(f->msg),
-				 "utilization dips >= 20 points below the GPU's median step at %zu "
-				 "step(s): %s", distinct, list);
-		free(u);
-		free(dip);
-	}
+	if (steps && nsteps >= 3)
+		stall_dips(t, steps, nsteps, &c);
 	return c.n;
 }
 
