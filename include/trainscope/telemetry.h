@@ -63,6 +63,7 @@ enum ts_tf {
 	TS_TF_FP64_ACTIVE,
 	TS_TF_FP32_ACTIVE,
 	TS_TF_FP16_ACTIVE,
+	TS_TF_XID,              /* last Xid error code (dcgmi XIDER), 0 none */
 	TS_TF_COUNT
 };
 
@@ -251,7 +252,8 @@ struct ts_tele_finding {
 	const char *id;            /* "power-capped", "thermal-throttling", "clock-spread",
 				      "low-utilization", "memory-misreport", "memory-headroom",
 				      "pcie-link-degraded", "idle-gap", "straggler-gpu",
-				      "counter-untrustworthy", "stall-dips", "no-straggler" */
+				      "counter-untrustworthy", "stall-dips", "no-straggler",
+				      "ecc-uncorrectable", "xid-error" */
 	const char *severity;      /* "warning" | "info" */
 	int32_t gpu;               /* index, or -1 for the job */
 	char msg[512];             /* the sentence with its numbers */

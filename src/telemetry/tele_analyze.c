@@ -664,6 +664,31 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					msg_more(f->msg, k, "; temperature max %.0f C", s->f[TS_TF_TEMP_C].max);
 			}
 		}
+		/* errors the device reports: never judged by share, one is enough */
+		static const struct { int f; const char *id, *what; } errs[] = {
+			{ TS_TF_ECC_DBE, "ecc-uncorrectable", "uncorrectable (double-bit) ECC errors" },
+			{ TS_TF_XID, "xid-error", "Xid errors" },
+		};
+		for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
+			size_t pos, all = count_positive(t, g, errs[e].f, &pos);
+			int64_t first = TS_NO_TIME;
+			double last = NAN;
+			char when[48];
+			if (!pos || !(f = add(&c, errs[e].id, "warning", (int32_t)g)))
+				continue;
+			for (size_t i = 0; i < t->samples.n; i++) {
+				const struct ts_tele_sample *x = &t->samples.v[i];
+				if (x->gpu != g || x->st[errs[e].f] != TS_TV_VALUE || !(x->v[errs[e].f] > 0))
+					continue;
+				if (first == TS_NO_TIME)
+					first = x->t_ns;
+				last = x->v[errs[e].f];
+			}
+			int k = snprintf(f->msg, sizeof(f->msg), "%s: %s in %zu of %zu samples (max %.0f, "
+					 "last %.0f)", lab, errs[e].what, pos, all, s->f[errs[e].f].max, last);
+			if (first != TS_NO_TIME)
+				msg_more(f->msg, k, ", first at %s", tele_fmt_utc(when, sizeof(when), first));
+		}
 		const struct ts_tele_stat *mu = &s->f[TS_TF_MEM_USED_MIB], *mt = &s->f[TS_TF_MEM_TOTAL_MIB];
 		double expect = expected_total_mib ? expected_total_mib[g] : 0;
 		if (mu->n && mt->n && (mu->max > mt->max || (expect > 0 && mt->max < 0.97 * expect))) {

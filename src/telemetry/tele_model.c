@@ -42,6 +42,7 @@ static const struct { const char *name, *unit; } fields[TS_TF_COUNT] = {
 	[TS_TF_FP64_ACTIVE] = { "fp64_active", "fraction" },
 	[TS_TF_FP32_ACTIVE] = { "fp32_active", "fraction" },
 	[TS_TF_FP16_ACTIVE] = { "fp16_active", "fraction" },
+	[TS_TF_XID] = { "xid", "code" },
 };
 
 const char *ts_tf_name(int f)

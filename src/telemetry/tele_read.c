@@ -865,6 +865,7 @@ static int dcgmi_field(struct view name)
 		{ "GPUTL", TS_TF_UTIL_PCT }, { "MCUTL", TS_TF_MEM_UTIL_PCT },
 		{ "SMCLK", TS_TF_SM_CLOCK_MHZ }, { "MMCLK", TS_TF_MEM_CLOCK_MHZ },
 		{ "FBUSD", TS_TF_MEM_USED_MIB }, { "FBTTL", TS_TF_MEM_TOTAL_MIB },
+		{ "XIDER", TS_TF_XID },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (veq(name, map[i].n))

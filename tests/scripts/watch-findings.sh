@@ -13,7 +13,11 @@
 #    every GPU at iterations 4, 8, ..., 28 ("all 8 GPUs"); GPUs 0-3 at 4, 8
 #    and GPUs 4-7 at 4, 8, 12 (two groups); 200 steps with GPU g stalled at
 #    iterations i with i % 4 == g % 4 (50 dips each, 8 groups): the message
-#    has no room for all, and says how many it leaves out.
+#    has no room for all, and says how many it leaves out;
+#  - device errors: a dcgmi dmon capture of 2 GPUs and 6 ticks whose GPU 1
+#    has XIDER 79 in ticks 3 and 4 (xid-error: 2 of 6 samples, max 79), and
+#    an untimed dmon capture of 1 GPU with dbecc 0, 0, 2, 1 (ecc-uncorrectable:
+#    2 of 4 samples, max 2, last 1).
 set -eu
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -60,7 +64,19 @@ steps(out + "/steps200.jsonl", 200)
 dips(out + "/dips-all.csv", 30, lambda g, k: k % 4 == 0)
 dips(out + "/dips-two.csv", 30, lambda g, k: k in (4, 8) or (g >= 4 and k == 12))
 dips(out + "/dips-many.csv", 200, lambda g, k: k % 4 == g % 4)
+L = ["#Entity   POWER        GPUTL        XIDER", "ID        W            %"]
+for i in range(6):
+    for g in range(2):
+        L.append("GPU %d     500.000      95           %d" % (g, 79 if g == 1 and i in (3, 4) else 0))
+open(out + "/xid.txt", "w").write("\n".join(L) + "\n")
+L = ["# gpu    pwr  dbecc", "# Idx      W   errs"]
+for v in (0, 0, 2, 1):
+    L.append("    0    500  %5d" % v)
+open(out + "/dbe.txt", "w").write("\n".join(L) + "\n")
 PY
+for f in xid dbe; do
+	"$TS" watch --read "$tmp/$f.txt" --json -o "$tmp/$f.json"
+done
 for f in cap spread-noreason spread-reason; do
 	"$TS" watch --read "$tmp/$f.csv" --json -o "$tmp/$f.json"
 done
@@ -103,5 +119,11 @@ for grp in groups:
     assert listed + (int(more.group(1)) if more else 0) == 50, grp
     shown += 1
 assert shown + more_gpus == 8 and more_gpus > 0, m
+f = findings("xid", "xid-error")
+assert [(x["gpu"], x["message"]) for x in f] == [
+    ("GPU 1", "GPU 1: Xid errors in 2 of 6 samples (max 79, last 79)")], f
+f = findings("dbe", "ecc-uncorrectable")
+assert [(x["gpu"], x["message"]) for x in f] == [
+    ("0", "GPU 0: uncorrectable (double-bit) ECC errors in 2 of 4 samples (max 2, last 1)")], f
 PY
 echo "watch-findings: ok"
