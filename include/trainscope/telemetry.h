@@ -102,6 +102,11 @@ struct ts_tele_gpu {
 	const char *name;          /* "NVIDIA H100 80GB HBM3", or NULL */
 	const char *bus_id;        /* PCI bus id, or NULL */
 	const char *uuid;          /* or NULL */
+	/* the capture it was read from: with several captures read into one
+	 * telemetry (watch --read A B), a GPU is (capture, id), and GPU 0 of
+	 * A is not GPU 0 of B */
+	int32_t capture;           /* 0-based index of the capture file */
+	const char *file;          /* its name as given to the reader, or NULL */
 	/* why a field is unsupported ("mtml-2.2.0", "nvml: symbol missing"),
 	 * NULL when not said */
 	const char *unsupported_why[TS_TF_COUNT];
@@ -201,6 +206,14 @@ int ts_tele_notes_warn(const struct ts_telemetry *t, size_t from, const char *pa
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
 		     const char *name, const struct ts_tele_read_opts *o,
 		     struct ts_err *err);
+
+/* 1 when t's GPUs come from more than one capture (their ids may repeat). */
+int ts_tele_multi_capture(const struct ts_telemetry *t);
+/* How text names GPU g: "GPU 3" (an entity id as it is: "GPU-I 28"), with
+ * " of FILE" when t's GPUs come from several captures; with bare set, the
+ * id without "GPU " ("3 of FILE"). Written into buf (cap bytes); returns buf. */
+const char *ts_tele_gpu_label(const struct ts_telemetry *t, size_t g, int bare, char *buf,
+			      size_t cap);
 
 /* Append a GPU (strings are copied into the arena). Returns its index or -1. */
 int ts_tele_add_gpu(struct ts_telemetry *t, const char *id, const char *name);

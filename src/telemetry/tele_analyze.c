@@ -284,12 +284,7 @@ static double median(double *v, size_t n)
 
 static const char *gpu_label(const struct ts_telemetry *t, size_t g, char *buf, size_t cap)
 {
-	const char *id = t->gpus.v[g].id;
-	if (id[0] >= '0' && id[0] <= '9')
-		snprintf(buf, cap, "GPU %s", id);
-	else
-		snprintf(buf, cap, "%s", id);
-	return buf;
+	return ts_tele_gpu_label(t, g, 0, buf, cap);
 }
 
 struct fctx {
@@ -492,7 +487,7 @@ static void stall_dips(const struct ts_telemetry *t, const struct ts_tele_step *
 	int64_t *dip = malloc(nsteps * sizeof(*dip)), *sorted = malloc(nsteps * sizeof(*dip));
 	size_t *off = malloc((ng + 1) * sizeof(*off));
 	struct ts_tele_finding *f;
-	char lab[80];
+	char lab[128], lab2[128];
 
 	if (!u || !med || !dip || !sorted || !off)
 		goto out;
@@ -547,8 +542,9 @@ static void stall_dips(const struct ts_telemetry *t, const struct ts_tele_step *
 		if (members == judged && judged > 1)
 			k = msg_more(f->msg, k, "all %zu GPUs", members);
 		else if (members > 1)
-			k = msg_more(f->msg, k, "GPUs %s to %s (%zu)", t->gpus.v[g].id,
-				     t->gpus.v[last].id, members);
+			k = msg_more(f->msg, k, "GPUs %s to %s (%zu)",
+				     ts_tele_gpu_label(t, g, 1, lab, sizeof(lab)),
+				     ts_tele_gpu_label(t, last, 1, lab2, sizeof(lab2)), members);
 		else
 			k = msg_more(f->msg, k, "%s", gpu_label(t, g, lab, sizeof(lab)));
 		if (lo == hi)
@@ -580,7 +576,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 {
 	struct fctx c = { out, 0, cap };
 	size_t ng = t->gpus.n;
-	char lab[80];
+	char lab[128];
 	int any_throttle = 0;
 	struct ts_tele_finding *f;
 
