@@ -421,6 +421,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
+	if (nspans && ts_tele_join_warn(&t, spans, nspans, steps, nsteps, &t.notes)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
 	nf = ts_tele_findings(&t, sum, steps, nsteps, expect, find, sizeof(find) / sizeof(find[0]));
 	if (ctx->json)
 		ts_tele_render_json(&out, &t, sum, steps, nsteps, find, nf, child_rc, sig);

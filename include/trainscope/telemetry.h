@@ -63,6 +63,7 @@ enum ts_tf {
 	TS_TF_FP64_ACTIVE,
 	TS_TF_FP32_ACTIVE,
 	TS_TF_FP16_ACTIVE,
+	TS_TF_XID,              /* last Xid error code (dcgmi XIDER), 0 none */
 	TS_TF_COUNT
 };
 
@@ -101,6 +102,11 @@ struct ts_tele_gpu {
 	const char *name;          /* "NVIDIA H100 80GB HBM3", or NULL */
 	const char *bus_id;        /* PCI bus id, or NULL */
 	const char *uuid;          /* or NULL */
+	/* the capture it was read from: with several captures read into one
+	 * telemetry (watch --read A B), a GPU is (capture, id), and GPU 0 of
+	 * A is not GPU 0 of B */
+	int32_t capture;           /* 0-based index of the capture file */
+	const char *file;          /* its name as given to the reader, or NULL */
 	/* why a field is unsupported ("mtml-2.2.0", "nvml: symbol missing"),
 	 * NULL when not said */
 	const char *unsupported_why[TS_TF_COUNT];
@@ -201,6 +207,14 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
 		     const char *name, const struct ts_tele_read_opts *o,
 		     struct ts_err *err);
 
+/* 1 when t's GPUs come from more than one capture (their ids may repeat). */
+int ts_tele_multi_capture(const struct ts_telemetry *t);
+/* How text names GPU g: "GPU 3" (an entity id as it is: "GPU-I 28"), with
+ * " of FILE" when t's GPUs come from several captures; with bare set, the
+ * id without "GPU " ("3 of FILE"). Written into buf (cap bytes); returns buf. */
+const char *ts_tele_gpu_label(const struct ts_telemetry *t, size_t g, int bare, char *buf,
+			      size_t cap);
+
 /* Append a GPU (strings are copied into the arena). Returns its index or -1. */
 int ts_tele_add_gpu(struct ts_telemetry *t, const char *id, const char *name);
 /* Append a blank sample of gpu in tick (all fields absent). NULL on ENOMEM. */
@@ -226,8 +240,22 @@ struct ts_tele_gpu_summary {
 	struct ts_tele_stat f[TS_TF_COUNT];
 	double energy_j;           /* by counter difference or integration, NAN */
 	const char *energy_method; /* "counter" | "integrated" | NULL */
+	double energy_covered_s;   /* integrated: the time integrated over (sample
+				    * gaps left out); counter: last - first sample; NAN */
+	double gap_s;              /* time inside sample gaps, 0 when none */
 	uint64_t reasons_seen;     /* OR of event-reason bits over samples */
 };
+
+/*
+ * Sample gaps. An interval between consecutive timed samples of one GPU
+ * longer than TS_TELE_GAP_FACTOR x that GPU's median interval is a gap:
+ * power is not integrated across it, and the time in it does not count as
+ * a step's coverage. The readers note each gap ("sample-gap").
+ */
+#define TS_TELE_GAP_FACTOR 2.5
+/* The median interval between consecutive timed samples of GPU g in ns, or
+ * 0 when it has fewer than 3 such intervals (no gap is judged) or on ENOMEM. */
+int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g);
 
 /* Fill one summary per GPU (out has t->gpus.n entries). */
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out);
@@ -237,7 +265,8 @@ struct ts_tele_finding {
 	const char *id;            /* "power-capped", "thermal-throttling", "clock-spread",
 				      "low-utilization", "memory-misreport", "memory-headroom",
 				      "pcie-link-degraded", "idle-gap", "straggler-gpu",
-				      "counter-untrustworthy", "stall-dips", "no-straggler" */
+				      "counter-untrustworthy", "stall-dips", "no-straggler",
+				      "ecc-uncorrectable", "xid-error" */
 	const char *severity;      /* "warning" | "info" */
 	int32_t gpu;               /* index, or -1 for the job */
 	char msg[512];             /* the sentence with its numbers */
@@ -257,7 +286,15 @@ struct ts_tele_step {
 	double util_mean_pct;
 	double mem_used_max_mib;
 	double throttle_share;     /* share of samples with a power/thermal reason, NAN */
+	/* the part of [start, end) inside intervals between two consecutive
+	 * samples of the GPU that are no sample gap, in s, and as a fraction of
+	 * the step (NAN when the GPU has fewer than 2 timed samples). Below
+	 * TS_TELE_MIN_COVERAGE the step is not measured: energy_j and
+	 * energy_per_token_j are NAN, the means are those of its few samples. */
+	double covered_s;
+	double coverage;
 };
+#define TS_TELE_MIN_COVERAGE 0.5
 
 /* A step's time span for alignment. */
 struct ts_tele_span {
@@ -275,6 +312,19 @@ struct ts_tele_span {
 int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps,
 		  size_t nsteps, struct ts_tele_step **out, size_t *nout,
 		  struct ts_err *err);
+
+/*
+ * Warnings about a join (code, message, file NULL, appended to out):
+ * "steps-outside-capture" when no step, or only some, overlap the capture's
+ * time range (both ranges and the offset between their starts, with a
+ * time-zone hint when the offset is within 2 min of a non-zero multiple of
+ * 15 min), and "sample-gap" listing the steps inside the capture whose
+ * coverage is below TS_TELE_MIN_COVERAGE on some GPU. rows are
+ * ts_tele_align's. Returns 0 or TS_ENOMEM.
+ */
+int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *steps,
+		      size_t nsteps, const struct ts_tele_step *rows, size_t nrows,
+		      struct ts_warnings *out);
 
 /*
  * Judge the capture (and the aligned steps, may be NULL) into findings.

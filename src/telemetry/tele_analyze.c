@@ -3,12 +3,14 @@
  * per-step rows joined by time, and findings that carry their numbers.
  *
  * Thresholds (docs/watch.md lists them with their reasons):
- *   power-capped        SW power cap reason in >= 10 % of samples, or dmon
- *                       pviol > 0, or power >= 95 % of the limit in >= 10 %
- *                       of samples while the SM clock is below its maximum
+ *   power-capped        SW power cap reason in >= 10 % of samples or in a
+ *                       run of >= 5 samples or >= 5 s, or dmon pviol > 0, or
+ *                       power >= 95 % of the limit (as often) while the SM
+ *                       clock is below its maximum
  *   thermal-throttling  a thermal reason or dmon tviol in any sample
  *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
- *                       with no throttling evidence (informational)
+ *                       with no throttling evidence (informational; without
+ *                       any reason field the cause is said to be unknown)
  *   low-utilization     job mean utilisation < 50 %
  *   memory-misreport    used > total, or total below the SKU's nominal
  *   memory-headroom     peak used >= 95 % of total
@@ -26,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "trainscope/telemetry.h"
+#include "tele_internal.h"
 
 /* A clock-event-reasons value as its bits; 0 (none) for a value no 64-bit
  * mask has (negative, NaN, 2^64 and above), as a hostile capture may hold. */
@@ -43,6 +47,127 @@ static int64_t ns_diff(int64_t a, int64_t b)
 	if (b > 0 && a < INT64_MIN + b)
 		return INT64_MIN;
 	return a - b;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of n > 0 positive intervals (sorts them). */
+static int64_t median_i64(int64_t *d, size_t n)
+{
+	ts_sort(d, n, sizeof(*d), cmp_i64);
+	return n % 2 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+}
+
+/* 1 when an interval of d ns is a sample gap against median med (0: none judged). */
+static int is_gap(int64_t d, int64_t med)
+{
+	return med > 0 && (double)d > TS_TELE_GAP_FACTOR * (double)med;
+}
+
+int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g)
+{
+	size_t timed = 0, n = 0;
+	int64_t prev = TS_NO_TIME, med = 0, *d;
+
+	for (size_t i = 0; i < t->samples.n; i++)
+		timed += t->samples.v[i].gpu == g && t->samples.v[i].t_ns != TS_NO_TIME;
+	if (timed < 4 || !(d = malloc(timed * sizeof(*d))))
+		return 0;
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+			continue;
+		if (prev != TS_NO_TIME && x->t_ns > prev)
+			d[n++] = ns_diff(x->t_ns, prev);
+		prev = x->t_ns;
+	}
+	if (n >= 3)
+		med = median_i64(d, n);
+	free(d);
+	return med;
+}
+
+const char *tele_fmt_utc(char *buf, size_t cap, int64_t ns)
+{
+	int64_t sec = ns / 1000000000LL, rem = ns % 1000000000LL;
+	time_t tt;
+	struct tm tm;
+
+	if (rem < 0) {
+		rem += 1000000000LL;
+		sec--;
+	}
+	tt = (time_t)sec;
+	if (!gmtime_r(&tt, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
+		snprintf(buf, cap, "%lld ns", (long long)ns);
+		return buf;
+	}
+	if (rem / 1000000)
+		snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (int)(rem / 1000000));
+	else
+		snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return buf;
+}
+
+void tele_note_gaps(struct ts_telemetry *t, size_t from)
+{
+	size_t n = 0, nd = 0, shown = 0, more = 0;
+	int64_t *tt, *d, med;
+	uint32_t tick = 0;
+	double more_s = 0;
+	char a[48], b[48];
+
+	if (from >= t->samples.n || !(tt = malloc(2 * (t->samples.n - from) * sizeof(*tt))))
+		return;
+	d = tt + (t->samples.n - from);
+	/* a round is timed by its earliest sample */
+	for (size_t i = from; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->t_ns == TS_NO_TIME)
+			continue;
+		if (!n || x->tick != tick)
+			tt[n++] = x->t_ns;
+		else if (x->t_ns < tt[n - 1])
+			tt[n - 1] = x->t_ns;
+		tick = x->tick;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (tt[i] > tt[i - 1])
+			d[nd++] = ns_diff(tt[i], tt[i - 1]);
+	if (nd < 3)
+		goto out;
+	med = median_i64(d, nd);
+	for (size_t i = 1; i < n; i++) {
+		int64_t gap = tt[i] > tt[i - 1] ? ns_diff(tt[i], tt[i - 1]) : 0;
+		if (!is_gap(gap, med))
+			continue;
+		if (shown == 5) {
+			more++;
+			more_s += (double)gap / 1e9;
+			continue;
+		}
+		shown++;
+		ts_tele_note(t, "sample-gap", -1,
+			     "no sample for %.1f s, from %s to %s (%.1f times the median interval "
+			     "of %.3g s; an interval above %.1f times it is a gap): power is not "
+			     "integrated across it and steps inside it are not measured",
+			     (double)gap / 1e9, tele_fmt_utc(a, sizeof(a), tt[i - 1]),
+			     tele_fmt_utc(b, sizeof(b), tt[i]), (double)gap / (double)med,
+			     (double)med / 1e9, TS_TELE_GAP_FACTOR);
+	}
+	if (more)
+		ts_tele_note(t, "sample-gap", -1, "and %zu more sample gaps, %.1f s in all", more,
+			     more_s);
+out:
+	free(tt);
 }
 
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out)
@@ -95,21 +220,35 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 	/* energy: a counter's difference, else power integrated over time */
 	for (size_t g = 0; g < t->gpus.n; g++) {
 		struct ts_tele_gpu_summary *s = &out[g];
-		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN;
-		int64_t tprev = TS_NO_TIME;
+		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN, covered = 0;
+		int64_t tprev = TS_NO_TIME, tany = TS_NO_TIME, te0 = TS_NO_TIME, te1 = TS_NO_TIME;
+		int64_t med = ts_tele_median_interval_ns(t, g);
 		int timed = 0;
+		s->energy_covered_s = NAN;
 		for (size_t i = 0; i < t->samples.n; i++) {
 			const struct ts_tele_sample *x = &t->samples.v[i];
 			if (x->gpu != g)
 				continue;
+			if (x->t_ns != TS_NO_TIME) {
+				if (tany != TS_NO_TIME && x->t_ns > tany &&
+				    is_gap(ns_diff(x->t_ns, tany), med))
+					s->gap_s += (double)ns_diff(x->t_ns, tany) / 1e9;
+				tany = x->t_ns;
+			}
 			if (x->st[TS_TF_ENERGY_J] == TS_TV_VALUE) {
-				if (isnan(e0))
+				if (isnan(e0)) {
 					e0 = x->v[TS_TF_ENERGY_J];
+					te0 = x->t_ns;
+				}
 				e1 = x->v[TS_TF_ENERGY_J];
+				te1 = x->t_ns;
 			}
 			if (x->st[TS_TF_POWER_W] == TS_TV_VALUE && x->t_ns != TS_NO_TIME) {
-				if (tprev != TS_NO_TIME && x->t_ns > tprev) {
-					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)ns_diff(x->t_ns, tprev) / 1e9;
+				int64_t d = tprev != TS_NO_TIME ? ns_diff(x->t_ns, tprev) : 0;
+				/* never across a gap: the power in it is not known */
+				if (d > 0 && !is_gap(d, med)) {
+					integ += 0.5 * (pprev + x->v[TS_TF_POWER_W]) * (double)d / 1e9;
+					covered += (double)d / 1e9;
 					timed = 1;
 				}
 				pprev = x->v[TS_TF_POWER_W];
@@ -119,9 +258,12 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 		if (!isnan(e0) && e1 >= e0 && s->f[TS_TF_ENERGY_J].n >= 2) {
 			s->energy_j = e1 - e0;
 			s->energy_method = "counter";
+			if (te0 != TS_NO_TIME && te1 != TS_NO_TIME)
+				s->energy_covered_s = (double)ns_diff(te1, te0) / 1e9;
 		} else if (timed) {
 			s->energy_j = integ;
 			s->energy_method = "integrated";
+			s->energy_covered_s = covered;
 		}
 	}
 }
@@ -130,13 +272,6 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 static double median(double *v, size_t n)
@@ -149,12 +284,7 @@ static double median(double *v, size_t n)
 
 static const char *gpu_label(const struct ts_telemetry *t, size_t g, char *buf, size_t cap)
 {
-	const char *id = t->gpus.v[g].id;
-	if (id[0] >= '0' && id[0] <= '9')
-		snprintf(buf, cap, "GPU %s", id);
-	else
-		snprintf(buf, cap, "%s", id);
-	return buf;
+	return ts_tele_gpu_label(t, g, 0, buf, cap);
 }
 
 struct fctx {
@@ -248,6 +378,75 @@ static size_t count_positive(const struct ts_telemetry *t, size_t g, int f, size
 	return n;
 }
 
+/* The throttling signals a sample may carry, judged one sample at a time. */
+enum { SIG_CAP, SIG_PVIOL, SIG_NEAR, SIG_THERMAL, SIG_TVIOL };
+
+/* 1 when sample x shows signal sig, 0 when it does not, -1 when it cannot say. */
+static int sig_state(const struct ts_tele_sample *x, int sig)
+{
+	switch (sig) {
+	case SIG_CAP:
+	case SIG_THERMAL:
+		if (x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
+			return -1;
+		return (reason_bits(x->v[TS_TF_EVENT_REASONS]) &
+			(sig == SIG_CAP ? (uint64_t)TS_REASON_SW_POWER_CAP :
+			 (uint64_t)(TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
+				    TS_REASON_HW_SLOWDOWN))) != 0;
+	case SIG_PVIOL:
+		return x->st[TS_TF_POWER_VIOL_PCT] != TS_TV_VALUE ? -1 : x->v[TS_TF_POWER_VIOL_PCT] > 0;
+	case SIG_TVIOL:
+		return x->st[TS_TF_THERMAL_VIOL] != TS_TV_VALUE ? -1 : x->v[TS_TF_THERMAL_VIOL] > 0;
+	default:
+		if (x->st[TS_TF_POWER_W] != TS_TV_VALUE || x->st[TS_TF_POWER_LIMIT_W] != TS_TV_VALUE ||
+		    !(x->v[TS_TF_POWER_LIMIT_W] > 0))
+			return -1;
+		return x->v[TS_TF_POWER_W] >= 0.95 * x->v[TS_TF_POWER_LIMIT_W];
+	}
+}
+
+/* Runs of consecutive judged samples of one GPU showing a signal. */
+struct sig_runs {
+	size_t runs;               /* how many */
+	size_t longest;            /* samples in the longest */
+	int64_t t0, t1;            /* its first and last sample times, TS_NO_TIME untimed */
+};
+
+static void signal_runs(const struct ts_telemetry *t, size_t g, int sig, struct sig_runs *r)
+{
+	size_t cur = 0;
+	int64_t start = TS_NO_TIME;
+
+	memset(r, 0, sizeof(*r));
+	r->t0 = r->t1 = TS_NO_TIME;
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		int st;
+		if (x->gpu != g || (st = sig_state(x, sig)) < 0)
+			continue;
+		if (!st) {
+			cur = 0;
+			continue;
+		}
+		if (!cur++) {
+			r->runs++;
+			start = x->t_ns;
+		}
+		if (cur > r->longest) {
+			r->longest = cur;
+			r->t0 = start;
+			r->t1 = x->t_ns;
+		}
+	}
+}
+
+/* 1 when a run is sustained: >= 5 samples, or >= 5 s from its first to its last. */
+static int sustained(const struct sig_runs *r)
+{
+	return r->longest >= 5 || (r->t0 != TS_NO_TIME && r->t1 != TS_NO_TIME &&
+				   ns_diff(r->t1, r->t0) >= 5000000000LL);
+}
+
 /* Append to a finding's message of k bytes so far; the new length (capped). */
 static int msg_more(char *msg, int k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int msg_more(char *msg, int k, const char *fmt, ...)
@@ -263,13 +462,121 @@ static int msg_more(char *msg, int k, const char *fmt, ...)
 	return k < cap ? k : cap - 1;
 }
 
+/* "; longest run N samples from A to B (S s), of R run(s)" of a timed
+ * signal (an untimed capture has no window to give). */
+static int msg_window(char *msg, int k, const struct sig_runs *r)
+{
+	char a[48], b[48];
+
+	if (!r->runs || r->t0 == TS_NO_TIME || r->t1 == TS_NO_TIME)
+		return k;
+	return msg_more(msg, k, "; longest run %zu samples from %s to %s (%.1f s), of %zu run(s)",
+			r->longest, tele_fmt_utc(a, sizeof(a), r->t0), tele_fmt_utc(b, sizeof(b), r->t1),
+			(double)ns_diff(r->t1, r->t0) / 1e9, r->runs);
+}
+
+/* The stall-dips finding. GPUs with the same dips (the same iterations) are
+ * one group ("all 8 GPUs" when every GPU judged is in it); what the message
+ * has no room for is counted ("and N more"), never dropped unsaid. */
+static void stall_dips(const struct ts_telemetry *t, const struct ts_tele_step *steps,
+		       size_t nsteps, struct fctx *c)
+{
+	const int cap = (int)sizeof(((struct ts_tele_finding *)0)->msg);
+	size_t ng = t->gpus.n, nd = 0, judged = 0, distinct = 0;
+	double *u = malloc(nsteps * sizeof(*u)), *med = malloc((ng ? ng : 1) * sizeof(*med));
+	int64_t *dip = malloc(nsteps * sizeof(*dip)), *sorted = malloc(nsteps * sizeof(*dip));
+	size_t *off = malloc((ng + 1) * sizeof(*off));
+	struct ts_tele_finding *f;
+	char lab[128], lab2[128];
+
+	if (!u || !med || !dip || !sorted || !off)
+		goto out;
+	for (size_t g = 0; g < ng; g++) {
+		size_t n = 0;
+
+		off[g] = nd;
+		med[g] = NAN;
+		for (size_t i = 0; i < nsteps; i++)
+			if (steps[i].gpu == g && steps[i].samples && isfinite(steps[i].util_mean_pct))
+				u[n++] = steps[i].util_mean_pct;
+		if (n < 3)
+			continue;
+		judged++;
+		med[g] = median(u, n);
+		for (size_t i = 0; i < nsteps && nd < nsteps; i++)
+			if (steps[i].gpu == g && steps[i].samples &&
+			    steps[i].util_mean_pct <= med[g] - 20)
+				dip[nd++] = steps[i].iteration;
+	}
+	off[ng] = nd;
+	if (!nd || !(f = add(c, "stall-dips", "info", -1)))
+		goto out;
+	memcpy(sorted, dip, nd * sizeof(*dip));
+	ts_sort(sorted, nd, sizeof(*sorted), cmp_i64);
+	for (size_t i = 0; i < nd; i++)
+		distinct += !i || sorted[i] != sorted[i - 1];
+	int k = snprintf(f->msg, sizeof(f->msg), "utilization dips >= 20 points below the GPU's "
+			 "median step at %zu step(s): ", distinct);
+	size_t left_gpus = 0;
+	for (size_t g = 0; g < ng; g++) {
+		size_t n = off[g + 1] - off[g], last = g, members = 1;
+		double lo = med[g], hi = med[g];
+
+		if (!n)
+			continue;
+		/* the GPUs after g with the same dips join its group */
+		while (last + 1 < ng && off[last + 2] - off[last + 1] == n &&
+		       !memcmp(dip + off[last + 1], dip + off[g], n * sizeof(*dip))) {
+			last++;
+			members++;
+			lo = med[last] < lo ? med[last] : lo;
+			hi = med[last] > hi ? med[last] : hi;
+		}
+		if (k > cap - 120) {
+			left_gpus += members;
+			g = last;
+			continue;
+		}
+		if (k > 0 && f->msg[k - 1] != ' ')
+			k = msg_more(f->msg, k, "; ");
+		if (members == judged && judged > 1)
+			k = msg_more(f->msg, k, "all %zu GPUs", members);
+		else if (members > 1)
+			k = msg_more(f->msg, k, "GPUs %s to %s (%zu)",
+				     ts_tele_gpu_label(t, g, 1, lab, sizeof(lab)),
+				     ts_tele_gpu_label(t, last, 1, lab2, sizeof(lab2)), members);
+		else
+			k = msg_more(f->msg, k, "%s", gpu_label(t, g, lab, sizeof(lab)));
+		if (lo == hi)
+			k = msg_more(f->msg, k, " (median step %.0f %%): iterations", lo);
+		else
+			k = msg_more(f->msg, k, " (median step %.0f-%.0f %%): iterations", lo, hi);
+		for (size_t i = 0; i < n; i++) {
+			if (k > cap - 70) {
+				k = msg_more(f->msg, k, ", and %zu more", n - i);
+				break;
+			}
+			k = msg_more(f->msg, k, "%s %lld", i ? "," : "", (long long)dip[off[g] + i]);
+		}
+		g = last;
+	}
+	if (left_gpus)
+		msg_more(f->msg, k, "; and %zu more GPU(s) with dips", left_gpus);
+out:
+	free(u);
+	free(med);
+	free(dip);
+	free(sorted);
+	free(off);
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
 {
 	struct fctx c = { out, 0, cap };
 	size_t ng = t->gpus.n;
-	char lab[80];
+	char lab[128];
 	int any_throttle = 0;
 	struct ts_tele_finding *f;
 
@@ -293,24 +600,38 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 		gpu_label(t, g, lab, sizeof(lab));
 		int below_max = clk->n && clkmax->n && clk->mean < clkmax->max - 1;
-		if ((nr && capped * 10 >= nr && capped) ||
+		struct sig_runs rcap, rviol, rnear, rtherm, rtviol;
+		signal_runs(t, g, SIG_CAP, &rcap);
+		signal_runs(t, g, SIG_PVIOL, &rviol);
+		signal_runs(t, g, SIG_NEAR, &rnear);
+		signal_runs(t, g, SIG_THERMAL, &rtherm);
+		signal_runs(t, g, SIG_TVIOL, &rtviol);
+		/* a share of the samples, or a sustained run however short the
+		 * capture around it is */
+		int cap_fired = capped && (capped * 10 >= nr || sustained(&rcap));
+		int near_fired = near && below_max && (near * 10 >= nearn || sustained(&rnear));
+		if (cap_fired ||
 		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
-		    (nearn && near * 10 >= nearn && near && below_max)) {
+		    near_fired) {
 			any_throttle = 1;
 			if ((f = add(&c, "power-capped", "warning", (int32_t)g))) {
 				size_t viol, violn = count_positive(t, g, TS_TF_POWER_VIOL_PCT, &viol);
 				int k;
 
-				if (nr && capped)
+				if (cap_fired) {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: power cap active in %zu of "
 						     "%zu samples", lab, capped, nr);
-				else if (viol)
+					k = msg_window(f->msg, k, &rcap);
+				} else if (viol) {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: power violation (pviol) "
 						     "in %zu of %zu samples, up to %.0f %%", lab, viol,
 						     violn, s->f[TS_TF_POWER_VIOL_PCT].max);
-				else
+					k = msg_window(f->msg, k, &rviol);
+				} else {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: power at 95 %% or more "
 						     "of its limit in %zu of %zu samples", lab, near, nearn);
+					k = msg_window(f->msg, k, &rnear);
+				}
 				k = msg_more(f->msg, k, "; power mean %.1f W, max %.1f W", pw->mean, pw->max);
 				if (pl->n)
 					k = msg_more(f->msg, k, " of a %.1f W limit", pl->max);
@@ -326,15 +647,43 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				size_t viol, violn = count_positive(t, g, TS_TF_THERMAL_VIOL, &viol);
 				int k;
 
-				if (thermal)
+				if (thermal) {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: thermal or hardware "
 						     "slowdown in %zu of %zu samples", lab, thermal, nr);
-				else
+					k = msg_window(f->msg, k, &rtherm);
+				} else {
 					k = snprintf(f->msg, sizeof(f->msg), "%s: thermal violation (tviol) "
 						     "in %zu of %zu samples", lab, viol, violn);
+					k = msg_window(f->msg, k, &rtviol);
+				}
 				if (s->f[TS_TF_TEMP_C].n)
 					msg_more(f->msg, k, "; temperature max %.0f C", s->f[TS_TF_TEMP_C].max);
 			}
+		}
+		/* errors the device reports: never judged by share, one is enough */
+		static const struct { int f; const char *id, *what; } errs[] = {
+			{ TS_TF_ECC_DBE, "ecc-uncorrectable", "uncorrectable (double-bit) ECC errors" },
+			{ TS_TF_XID, "xid-error", "Xid errors" },
+		};
+		for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
+			size_t pos, all = count_positive(t, g, errs[e].f, &pos);
+			int64_t first = TS_NO_TIME;
+			double last = NAN;
+			char when[48];
+			if (!pos || !(f = add(&c, errs[e].id, "warning", (int32_t)g)))
+				continue;
+			for (size_t i = 0; i < t->samples.n; i++) {
+				const struct ts_tele_sample *x = &t->samples.v[i];
+				if (x->gpu != g || x->st[errs[e].f] != TS_TV_VALUE || !(x->v[errs[e].f] > 0))
+					continue;
+				if (first == TS_NO_TIME)
+					first = x->t_ns;
+				last = x->v[errs[e].f];
+			}
+			int k = snprintf(f->msg, sizeof(f->msg), "%s: %s in %zu of %zu samples (max %.0f, "
+					 "last %.0f)", lab, errs[e].what, pos, all, s->f[errs[e].f].max, last);
+			if (first != TS_NO_TIME)
+				msg_more(f->msg, k, ", first at %s", tele_fmt_utc(when, sizeof(when), first));
 		}
 		const struct ts_tele_stat *mu = &s->f[TS_TF_MEM_USED_MIB], *mt = &s->f[TS_TF_MEM_TOTAL_MIB];
 		double expect = expected_total_mib ? expected_total_mib[g] : 0;
@@ -423,12 +772,24 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				hi = m > hi ? m : hi;
 				n++;
 			}
+		/* no reason or violation field at all: the cause cannot be told */
+		int has_reasons = 0;
+		for (size_t g = 0; g < ng; g++)
+			has_reasons |= sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
+				       sum[g].f[TS_TF_THERMAL_VIOL].n;
 		if (n >= 2 && hi - lo >= 50 && !any_throttle &&
-		    (f = add(&c, "clock-spread", "info", -1)))
-			snprintf(f->msg, sizeof(f->msg),
-				 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no power "
-				 "or thermal violation reported: informational, not throttling",
-				 hi - lo, n, lo, hi);
+		    (f = add(&c, "clock-spread", "info", -1))) {
+			if (has_reasons)
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
+					 "power or thermal violation reported: informational, not throttling",
+					 hi - lo, n, lo, hi);
+			else
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
+					 "capture has no throttle-reason fields (clock-event reasons, pviol, "
+					 "tviol): the cause cannot be told", hi - lo, n, lo, hi);
+		}
 		n = 0;
 		double usum = 0, ulo = INFINITY, uhi = -INFINITY;
 		size_t un = 0;
@@ -472,53 +833,59 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	straggler_findings(t, &c);
 	/* utilisation dips at steps: each GPU against its own median step (a
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
-	if (steps && nsteps >= 3) {
-		double *u = malloc(nsteps * sizeof(*u));
-		int64_t *dip = malloc(nsteps * sizeof(*dip));
-		char list[200] = "";
-		size_t nd = 0, len = 0, distinct = 0;
-
-		for (size_t g = 0; u && dip && g < t->gpus.n; g++) {
-			size_t n = 0;
-
-			for (size_t i = 0; i < nsteps; i++)
-				if (steps[i].gpu == g && steps[i].samples && isfinite(steps[i].util_mean_pct))
-					u[n++] = steps[i].util_mean_pct;
-			if (n < 3)
-				continue;
-			double med = median(u, n);
-			size_t before = nd;
-			for (size_t i = 0; i < nsteps; i++) {
-				if (steps[i].gpu != g || !steps[i].samples ||
-				    !(steps[i].util_mean_pct <= med - 20))
-					continue;
-				dip[nd++] = steps[i].iteration;
-				if (len >= sizeof(list) - 64)
-					continue;
-				if (nd - before == 1)
-					len += (size_t)snprintf(list + len, sizeof(list) - len,
-								 "%s%s (median step %.0f %%): iterations %lld",
-								 len ? "; " : "",
-								 gpu_label(t, g, lab, sizeof(lab)), med,
-								 (long long)steps[i].iteration);
-				else
-					len += (size_t)snprintf(list + len, sizeof(list) - len, ", %lld",
-								 (long long)steps[i].iteration);
-			}
-		}
-		if (nd) {
-			ts_sort(dip, nd, sizeof(*dip), cmp_i64);
-			for (size_t i = 0; i < nd; i++)
-				distinct += !i || dip[i] != dip[i - 1];
-		}
-		if (nd && (f = add(&c, "stall-dips", "info", -1)))
-			snprintf(f->msg, sizeof(f->msg),
-				 "utilization dips >= 20 points below the GPU's median step at %zu "
-				 "step(s): %s", distinct, list);
-		free(u);
-		free(dip);
-	}
+	if (steps && nsteps >= 3)
+		stall_dips(t, steps, nsteps, &c);
 	return c.n;
+}
+
+/* Coverage of GPU g's rows: the parts of its steps inside intervals
+ * between consecutive timed samples that are no gap (steps sorted by start,
+ * one rank's, so not overlapping). */
+static void cover(const struct ts_telemetry *t, size_t g, const struct ts_tele_span *steps,
+		  size_t nsteps, struct ts_tele_step *rows, size_t ng)
+{
+	int64_t med = ts_tele_median_interval_ns(t, g), prev = TS_NO_TIME;
+	size_t timed = 0;
+
+	for (size_t i = 0; i < t->samples.n; i++) {
+		const struct ts_tele_sample *x = &t->samples.v[i];
+		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+			continue;
+		timed++;
+		if (prev == TS_NO_TIME || x->t_ns <= prev || is_gap(ns_diff(x->t_ns, prev), med)) {
+			prev = x->t_ns;
+			continue;
+		}
+		/* the first step that ends after prev, on to the last that starts before now */
+		size_t lo = 0, hi = nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (steps[mid].start_ns <= prev)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t s = lo ? lo - 1 : 0; s < nsteps && steps[s].start_ns < x->t_ns; s++) {
+			int64_t a = steps[s].start_ns > prev ? steps[s].start_ns : prev;
+			int64_t b = steps[s].end_ns < x->t_ns ? steps[s].end_ns : x->t_ns;
+			struct ts_tele_step *r = &rows[s * ng + g];
+			if (b > a)
+				r->covered_s = (isnan(r->covered_s) ? 0 : r->covered_s) +
+					       (double)ns_diff(b, a) / 1e9;
+		}
+		prev = x->t_ns;
+	}
+	if (timed < 2)
+		return;
+	for (size_t s = 0; s < nsteps; s++) {
+		struct ts_tele_step *r = &rows[s * ng + g];
+		double dur = (double)ns_diff(r->end_ns, r->start_ns) / 1e9;
+		if (isnan(r->covered_s))
+			r->covered_s = 0;
+		r->coverage = dur > 0 ? r->covered_s / dur : NAN;
+		if (r->coverage > 1)
+			r->coverage = 1;
+	}
 }
 
 int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps, size_t nsteps,
@@ -552,6 +919,7 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 			r->power_mean_w = r->power_min_w = r->power_max_w = NAN;
 			r->energy_j = r->energy_per_token_j = r->sm_clock_min_mhz = NAN;
 			r->util_mean_pct = r->mem_used_max_mib = r->throttle_share = NAN;
+			r->covered_s = r->coverage = NAN;
 		}
 	/* steps are sorted by start; samples by tick (time within a GPU) */
 	for (size_t i = 0; i < t->samples.n; i++) {
@@ -595,13 +963,17 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		}
 #undef RUNMEAN
 	}
+	for (size_t g = 0; g < ng; g++)
+		cover(t, g, steps, nsteps, rows, ng);
 	for (size_t i = 0; i < nsteps * ng; i++) {
 		struct ts_tele_step *r = &rows[i];
 		if (r->power_samples) {
 			r->power_mean_w = r->energy_j / (double)r->power_samples;
-			r->energy_j = r->power_mean_w * (double)(r->end_ns - r->start_ns) / 1e9;
+			r->energy_j = NAN;
+			if (isnan(r->coverage) || r->coverage >= TS_TELE_MIN_COVERAGE)
+				r->energy_j = r->power_mean_w * (double)ns_diff(r->end_ns, r->start_ns) / 1e9;
 			int64_t tok = steps[i / ng].tokens;
-			if (tok > 0)
+			if (tok > 0 && isfinite(r->energy_j))
 				r->energy_per_token_j = r->energy_j / (double)tok;
 		}
 	}
@@ -659,4 +1031,80 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	if (na && nb && strcmp(na, nb) && (f = add(&c, "telemetry-confound", "warning", -1)))
 		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", na, nb);
 	return c.n;
+}
+
+int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *steps,
+		      size_t nsteps, const struct ts_tele_step *rows, size_t nrows,
+		      struct ts_warnings *out)
+{
+	int64_t lo = TS_NO_TIME, hi = TS_NO_TIME, s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
+	size_t outside = 0, ng = t->gpus.n;
+	char a[48], b[48], c[48], d[48];
+
+	for (size_t i = 0; i < t->samples.n; i++) {
+		int64_t x = t->samples.v[i].t_ns;
+		if (x == TS_NO_TIME)
+			continue;
+		lo = lo == TS_NO_TIME || x < lo ? x : lo;
+		hi = hi == TS_NO_TIME || x > hi ? x : hi;
+	}
+	if (lo == TS_NO_TIME || !nsteps)
+		return 0;
+	for (size_t s = 0; s < nsteps; s++) {
+		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
+		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
+		s_hi = s_hi == TS_NO_TIME || steps[s].end_ns > s_hi ? steps[s].end_ns : s_hi;
+	}
+	if (outside) {
+		double off = (double)ns_diff(s_lo, lo) / 1e9, q = 900 * round(off / 900);
+		char head[160];
+
+		if (outside == nsteps)
+			snprintf(head, sizeof(head), "no step of --steps overlaps the capture");
+		else
+			snprintf(head, sizeof(head), "%zu of %zu steps lie outside the capture (their "
+				 "rows have no samples)", outside, nsteps);
+		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
+				    "%s: the steps run from %s to %s, the capture from %s to %s; the "
+				    "steps start %+.1f s (%+.2f h) from the capture's start%s",
+				    head, tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
+				    tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
+				    off / 3600,
+				    q != 0 && fabs(off - q) <= 120 ? "; within 2 min of a whole quarter "
+				    "hour: a time-zone offset? (dmon -o DT and mthreads-gmi dates are the "
+				    "capturing machine's local time, read as UTC)" : ""))
+			return TS_ENOMEM;
+	}
+	/* steps inside the capture that lie mostly in sample gaps */
+	char list[300] = "";
+	size_t nlow = 0, len = 0, left = 0;
+	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
+		double worst = NAN;
+		if (steps[s].start_ns < lo || steps[s].end_ns > hi)
+			continue;
+		for (size_t g = 0; g < ng; g++) {
+			double cv = rows[s * ng + g].coverage;
+			if (!isnan(cv) && (isnan(worst) || cv < worst))
+				worst = cv;
+		}
+		if (!(worst < TS_TELE_MIN_COVERAGE))
+			continue;
+		nlow++;
+		if (len < sizeof(list) - 40)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld (%.0f %%)",
+						 len ? ", " : "", (long long)steps[s].iteration,
+						 100 * worst);
+		else
+			left++;
+	}
+	char tail[48] = "";
+	if (left)
+		snprintf(tail, sizeof(tail), ", and %zu more", left);
+	if (nlow && ts_warnings_add(out, "sample-gap", NULL, -1, TS_NO_INT,
+				    "%zu step(s) inside the capture lie mostly in sample gaps "
+				    "(covered below %.0f %% on some GPU): iterations %s%s; their "
+				    "energy is not reported and their means come from the few samples "
+				    "they hold", nlow, 100 * TS_TELE_MIN_COVERAGE, list, tail))
+		return TS_ENOMEM;
+	return 0;
 }

@@ -42,6 +42,7 @@ static const struct { const char *name, *unit; } fields[TS_TF_COUNT] = {
 	[TS_TF_FP64_ACTIVE] = { "fp64_active", "fraction" },
 	[TS_TF_FP32_ACTIVE] = { "fp32_active", "fraction" },
 	[TS_TF_FP16_ACTIVE] = { "fp16_active", "fraction" },
+	[TS_TF_XID] = { "xid", "code" },
 };
 
 const char *ts_tf_name(int f)
@@ -105,6 +106,24 @@ void ts_tele_release(struct ts_telemetry *t)
 	TS_VEC_RELEASE(t->straggler);
 	ts_arena_release(&t->arena);
 	memset(t, 0, sizeof(*t));
+}
+
+int ts_tele_multi_capture(const struct ts_telemetry *t)
+{
+	return t->gpus.n > 1 && t->gpus.v[0].capture != t->gpus.v[t->gpus.n - 1].capture;
+}
+
+const char *ts_tele_gpu_label(const struct ts_telemetry *t, size_t g, int bare, char *buf,
+			      size_t cap)
+{
+	const struct ts_tele_gpu *gp = &t->gpus.v[g];
+	int num = gp->id[0] >= '0' && gp->id[0] <= '9';
+
+	if (ts_tele_multi_capture(t) && gp->file)
+		snprintf(buf, cap, "%s%s of %s", num && !bare ? "GPU " : "", gp->id, gp->file);
+	else
+		snprintf(buf, cap, "%s%s", num && !bare ? "GPU " : "", gp->id);
+	return buf;
 }
 
 int ts_tele_add_gpu(struct ts_telemetry *t, const char *id, const char *name)

@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,13 @@
 #include "trainscope/json.h"
 #include "trainscope/lineprefix.h"
 #include "trainscope/telemetry.h"
+#include "tele_internal.h"
 
 #define TELE_MAX_INPUT ((size_t)1 << 30)
 #define MAX_COLS 64
 
 struct view { const char *s; size_t n; };
+#define VLIT(lit) ((struct view){ (lit), sizeof(lit) - 1 })
 
 struct rd {
 	struct ts_telemetry *t;
@@ -43,7 +46,16 @@ struct rd {
 				* training log's straggler lines; sniffing) */
 	int64_t other_task;    /* a second task's number, and its first line */
 	int64_t other_line;
+	/* cells of numeric fields not taken as they stand, noted once per
+	 * capture and kind (cell_notes): the count and the first one */
+	struct cell_kind {
+		size_t n;
+		int64_t line;
+		char col[48], cell[48], why[96];
+	} ck[3];
 };
+
+enum { CK_BAD, CK_RANGE, CK_UNIT };
 
 /*
  * The next line as the tool printed it: a log collector's timestamp and a
@@ -190,13 +202,15 @@ static int split_csv(struct view l, struct view *out, int max)
 /*
  * A cell: a number with an optional unit suffix ("176.98", "0 %", "44302MiB",
  * "65C", "96.66W"), a placeholder, or text. Returns the state; *v is set for
- * a value.
+ * a value, *unit to its suffix (empty when none). Text is TS_TV_ABSENT.
  */
-static int cell_value(struct view c, double *v)
+static int cell_parse(struct view c, double *v, struct view *unit)
 {
 	size_t i = 0, b;
 
 	c = trim(c);
+	unit->s = c.s;
+	unit->n = 0;
 	if (!c.n || veq(c, "N/A") || veq(c, "[N/A]") || veq(c, "N/W") || veq(c, "n/a"))
 		return TS_TV_MISSING;
 	if (veq(c, "-") || veq(c, "[Not Supported]") || veq(c, "Not Supported") ||
@@ -238,23 +252,162 @@ static int cell_value(struct view c, double *v)
 		i++;
 	if (i < c.n && !(isalpha((unsigned char)c.s[i]) || c.s[i] == '%'))
 		return TS_TV_ABSENT;
+	unit->s = c.s + i;
+	unit->n = c.n - i;
 	for (; i < c.n; i++)
 		if (!(isalpha((unsigned char)c.s[i]) || c.s[i] == '%' || c.s[i] == '/'))
 			return TS_TV_ABSENT;
 	return TS_TV_VALUE;
 }
 
-static void put(struct ts_tele_sample *s, int f, struct view c)
+static int cell_value(struct view c, double *v)
 {
-	double v = NAN;
-	int st = cell_value(c, &v);
+	struct view unit;
+
+	return cell_parse(c, v, &unit);
+}
+
+/*
+ * The factor that takes a value printed in unit u to field f's unit
+ * (ts_tf_unit): 1 for no suffix or the field's own, 1000 for GHz on a MHz
+ * field, ...; 0 for a unit the field cannot be in. nvidia-smi's "MB" of
+ * memory is MiB (dmon's fb column).
+ */
+struct unit_k { const char *u; double k; };
+
+static double unit_factor(int f, struct view u)
+{
+	static const struct unit_k power[] = {
+		{ "W", 1 }, { "mW", 1e-3 }, { "kW", 1e3 }, { NULL, 0 } },
+	energy[] = { { "J", 1 }, { "mJ", 1e-3 }, { "kJ", 1e3 }, { NULL, 0 } },
+	pct[] = { { "%", 1 }, { NULL, 0 } },
+	temp[] = { { "C", 1 }, { NULL, 0 } },
+	clock[] = { { "MHz", 1 }, { "GHz", 1e3 }, { "kHz", 1e-3 }, { "Hz", 1e-6 }, { NULL, 0 } },
+	mem[] = { { "MiB", 1 }, { "MB", 1 }, { "GiB", 1024 }, { "KiB", 1.0 / 1024 },
+		  { "TiB", 1048576 }, { NULL, 0 } },
+	rate[] = { { "MB/s", 1 }, { "KB/s", 1e-3 }, { "kB/s", 1e-3 }, { "GB/s", 1e3 }, { NULL, 0 } },
+	lanes[] = { { "x", 1 }, { NULL, 0 } },
+	none[] = { { NULL, 0 } };
+	const struct unit_k *m;
+
+	if (!u.n)
+		return 1;
+	switch (f) {
+	case TS_TF_POWER_W: case TS_TF_POWER_LIMIT_W: m = power; break;
+	case TS_TF_ENERGY_J: m = energy; break;
+	case TS_TF_UTIL_PCT: case TS_TF_MEM_UTIL_PCT: case TS_TF_FAN_PCT:
+	case TS_TF_POWER_VIOL_PCT: m = pct; break;
+	case TS_TF_TEMP_C: case TS_TF_MEM_TEMP_C: m = temp; break;
+	case TS_TF_SM_CLOCK_MHZ: case TS_TF_SM_CLOCK_MAX_MHZ: case TS_TF_MEM_CLOCK_MHZ:
+		m = clock; break;
+	case TS_TF_MEM_USED_MIB: case TS_TF_MEM_TOTAL_MIB: m = mem; break;
+	case TS_TF_PCIE_RX_MBPS: case TS_TF_PCIE_TX_MBPS: m = rate; break;
+	case TS_TF_PCIE_WIDTH: case TS_TF_PCIE_WIDTH_MAX: m = lanes; break;
+	default: m = none; break;
+	}
+	for (; m->u; m++)
+		if (veq(u, m->u))
+			return m->k;
+	return 0;
+}
+
+/* Why value v cannot be a reading of field f, or NULL when it can:
+ * power, energy, clocks, memory, rates and counts are never negative,
+ * utilisation and the power-violation share are 0-100 %. */
+static const char *out_of_range(int f, double v)
+{
+	switch (f) {
+	case TS_TF_TEMP_C: case TS_TF_MEM_TEMP_C: case TS_TF_EVENT_REASONS:
+		return NULL;
+	case TS_TF_UTIL_PCT: case TS_TF_MEM_UTIL_PCT: case TS_TF_POWER_VIOL_PCT:
+		return v < 0 || v > 100 ? "a share is 0-100 %" : NULL;
+	default:
+		return v < 0 ? "it cannot be negative" : NULL;
+	}
+}
+
+/* Count a cell of kind k; the first one's place and words are kept. */
+static void cell_kind(struct rd *r, int k, struct view col, struct view cell, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void cell_kind(struct rd *r, int k, struct view col, struct view cell, const char *fmt, ...)
+{
+	struct cell_kind *c = &r->ck[k];
+	va_list ap;
+
+	if (c->n++)
+		return;
+	c->line = r->line;
+	/* a --query-gpu header's " [W]" is the column's unit, not its name */
+	for (size_t i = 0; i < col.n; i++)
+		if (col.s[i] == ' ' || col.s[i] == '[') {
+			col.n = i;
+			break;
+		}
+	snprintf(c->col, sizeof(c->col), "%.*s", (int)(col.n < 40 ? col.n : 40), col.s);
+	snprintf(c->cell, sizeof(c->cell), "%.*s", (int)(cell.n < 40 ? cell.n : 40), cell.s);
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Cell c of column col into field f of s. A value in another unit than
+ * the field's is converted (unit_factor); text, a unit the field cannot
+ * be in and a value out of the field's range are left out as missing and
+ * counted (cell_notes). Placeholders keep their state.
+ */
+static void put(struct rd *r, struct ts_tele_sample *s, int f, struct view c, struct view col)
+{
+	double v = NAN, k;
+	struct view unit;
+	int st;
+	const char *why;
 
 	if (f < 0)
 		return;
-	if (st == TS_TV_ABSENT)
+	c = trim(c);
+	st = cell_parse(c, &v, &unit);
+	if (st == TS_TV_ABSENT) {
+		cell_kind(r, CK_BAD, col, c, "not a number");
 		st = TS_TV_MISSING;
+	} else if (st == TS_TV_VALUE && (k = unit_factor(f, unit)) == 0) {
+		cell_kind(r, CK_BAD, col, c, "'%.*s' is no unit of %s (%s)", (int)(unit.n < 16 ? unit.n : 16),
+			  unit.s, ts_tf_name(f), ts_tf_unit(f));
+		st = TS_TV_MISSING;
+	} else if (st == TS_TV_VALUE) {
+		if (k != 1) {
+			v *= k;
+			cell_kind(r, CK_UNIT, col, c, "read as %g %s", v, ts_tf_unit(f));
+		}
+		if ((why = out_of_range(f, v))) {
+			cell_kind(r, CK_RANGE, col, c, "%s", why);
+			st = TS_TV_MISSING;
+		}
+	}
 	s->st[f] = (unsigned char)st;
 	s->v[f] = st == TS_TV_VALUE ? v : NAN;
+}
+
+/* One note per kind of cell put() did not take as it stands. */
+static void cell_notes(struct rd *r)
+{
+	static const struct { const char *code, *what; } kinds[] = {
+		[CK_BAD] = { "bad-cell", "cell(s) of numeric columns that are no number in the "
+			     "column's unit: left out as missing" },
+		[CK_RANGE] = { "out-of-range", "value(s) outside their field's range: left out as "
+			       "missing" },
+		[CK_UNIT] = { "unit-converted", "cell(s) in another unit than their column's: "
+			      "converted" },
+	};
+
+	for (int k = 0; k < 3; k++) {
+		const struct cell_kind *c = &r->ck[k];
+
+		/* the note's line is the first cell's */
+		if (c->n)
+			ts_tele_note(r->t, kinds[k].code, c->line, "%zu %s (first: column '%s', "
+				     "'%s': %s)", c->n, kinds[k].what, c->col, c->cell, c->why);
+	}
 }
 
 /* A per-reason cell: "Active" sets the reason's bit in the sample's event
@@ -624,7 +777,7 @@ static int read_dmon(struct rd *r)
 		if (!s)
 			return oom(r);
 		for (int i = 0; i < k; i++)
-			put(s, map[i], cells[i]);
+			put(r, s, map[i], cells[i], names[i]);
 	}
 	if (!any)
 		return bad(r, "nvidia-smi dmon capture with no sample rows");
@@ -838,7 +991,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 			break;
 		}
 		for (int c = 0; c < nnames; c++)
-			put(s, map[c], cells[c]);
+			put(r, s, map[c], cells[c], names[c]);
 		for (int c = 0; c < nnames; c++)
 			if (reasons[c])
 				put_reason(s, reasons[c], trim(cells[c]));
@@ -864,6 +1017,7 @@ static int dcgmi_field(struct view name)
 		{ "GPUTL", TS_TF_UTIL_PCT }, { "MCUTL", TS_TF_MEM_UTIL_PCT },
 		{ "SMCLK", TS_TF_SM_CLOCK_MHZ }, { "MMCLK", TS_TF_MEM_CLOCK_MHZ },
 		{ "FBUSD", TS_TF_MEM_USED_MIB }, { "FBTTL", TS_TF_MEM_TOTAL_MIB },
+		{ "XIDER", TS_TF_XID },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (veq(name, map[i].n))
@@ -940,7 +1094,7 @@ static int read_dcgmi(struct rd *r)
 			return oom(r);
 		int nv = 0, nm = 0;
 		for (int i = 0; i < nnames; i++) {
-			put(s, map[i], cells[i + 2]);
+			put(r, s, map[i], cells[i + 2], names[i]);
 			if (map[i] >= 0) {
 				if (s->st[map[i]] == TS_TV_VALUE)
 					nv++;
@@ -1068,7 +1222,7 @@ static int read_gmi_table(struct rd *r)
 			lines_in_block = 1;
 			int k2 = split_ws(parts[2], tok, 16);
 			if (k2 >= 1)
-				put(s, TS_TF_UTIL_PCT, tok[0]);
+				put(r, s, TS_TF_UTIL_PCT, tok[0], VLIT("util"));
 			if (k2 >= 2) {
 				double used, total;
 				if (!pair_values(tok[1], &used, &total)) {
@@ -1089,7 +1243,7 @@ static int read_gmi_table(struct rd *r)
 			}
 			int k2 = split_ws(parts[2], tok, 16);
 			if (k2 >= 1)
-				put(s, TS_TF_TEMP_C, tok[0]);
+				put(r, s, TS_TF_TEMP_C, tok[0], VLIT("temp"));
 		}
 	}
 	if (s && lines_in_block < 3)
@@ -1133,6 +1287,7 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 	const char *k1 = w->depth >= 2 ? w->path[w->depth - 2] : "";
 	const char *k = w->depth >= 1 ? w->path[w->depth - 1] : "";
 	struct rd *r = w->r;
+	struct view kv = { k, strlen(k) };
 
 	if (w->depth == 1) {
 		if (!strcmp(k0, "Timestamp"))
@@ -1164,24 +1319,24 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 	else if (!strcmp(k, "Bus ID") && !strcmp(k1, "PCI"))
 		gp->bus_id = vdup(r, v);
 	else if (!strcmp(k1, "FB Memory Usage") && !strcmp(k, "Total"))
-		put(w->s, TS_TF_MEM_TOTAL_MIB, v);
+		put(r, w->s, TS_TF_MEM_TOTAL_MIB, v, kv);
 	else if (!strcmp(k1, "FB Memory Usage") && !strcmp(k, "Used"))
-		put(w->s, TS_TF_MEM_USED_MIB, v);
+		put(r, w->s, TS_TF_MEM_USED_MIB, v, kv);
 	else if (!strcmp(k1, "Utilization") && !strcmp(k, "Gpu"))
-		put(w->s, TS_TF_UTIL_PCT, v);
+		put(r, w->s, TS_TF_UTIL_PCT, v, kv);
 	else if (!strcmp(k1, "Utilization") && !strcmp(k, "Memory"))
-		put(w->s, TS_TF_MEM_UTIL_PCT, v);
+		put(r, w->s, TS_TF_MEM_UTIL_PCT, v, kv);
 	else if (!strcmp(k1, "Temperature") && !strcmp(k, "GPU Current Temp"))
-		put(w->s, TS_TF_TEMP_C, v);
+		put(r, w->s, TS_TF_TEMP_C, v, kv);
 	else if (!strcmp(k1, "Power Readings") && !strcmp(k, "Power Draw"))
-		put(w->s, TS_TF_POWER_W, v);
+		put(r, w->s, TS_TF_POWER_W, v, kv);
 	else if (!strcmp(k1, "Power Readings") &&
 		 (!strcmp(k, "Current Power Limit") || !strcmp(k, "Power Limit")))
-		put(w->s, TS_TF_POWER_LIMIT_W, v);
+		put(r, w->s, TS_TF_POWER_LIMIT_W, v, kv);
 	else if (!strcmp(k1, "Clocks") && (!strcmp(k, "Graphics") || !strcmp(k, "GPU")))
-		put(w->s, TS_TF_SM_CLOCK_MHZ, v);
+		put(r, w->s, TS_TF_SM_CLOCK_MHZ, v, kv);
 	else if (!strcmp(k1, "Clocks") && !strcmp(k, "Memory"))
-		put(w->s, TS_TF_MEM_CLOCK_MHZ, v);
+		put(r, w->s, TS_TF_MEM_CLOCK_MHZ, v, kv);
 	return 0;
 }
 
@@ -1672,6 +1827,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	case TS_TELE_STRAGGLER: r.many_tasks = 1; rc = read_straggler(&r); break;
 	default: rc = read_own(&r); break;
 	}
+	if (!rc)
+		cell_notes(&r);
 	if (!rc && t->arena.failed)
 		rc = oom(&r);
 	if (r.other_line) /* the cause of whatever the reader said about the cut */
@@ -1679,8 +1836,19 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 			       "lines of launcher tasks %lld and %lld in one capture (their GPU 0 "
 			       "would read as one GPU): give each task's lines as a file of its own",
 			       (long long)r.task, (long long)r.other_task);
+	if (!rc) {
+		const char *file = ts_arena_strndup(&t->arena, name ? name : "", name ? strlen(name) : 0);
+		for (size_t g = before.gpus.n; g < t->gpus.n; g++) {
+			t->gpus.v[g].capture = t->nfiles - 1;
+			t->gpus.v[g].file = file;
+		}
+		if (t->arena.failed)
+			rc = oom(&r);
+	}
 	if (rc)
 		tele_restore(t, &before);
+	else
+		tele_note_gaps(t, before.samples.n);
 	return rc;
 }
 

@@ -33,6 +33,7 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			 int child_signal)
 {
 	struct ts_jw w;
+	int multi = ts_tele_multi_capture(t);
 
 	ts_jw_init(&w, out, 1);
 	ts_jw_obj(&w);
@@ -67,6 +68,10 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		const struct ts_tele_gpu_summary *s = &sum[g];
 		ts_jw_obj(&w);
 		ts_jw_kstr(&w, "id", gp->id);
+		if (multi) {
+			ts_jw_ki64(&w, "capture", gp->capture);
+			kstr_or_null(&w, "file", gp->file);
+		}
 		kstr_or_null(&w, "name", gp->name);
 		if (gp->bus_id)
 			ts_jw_kstr(&w, "bus_id", gp->bus_id);
@@ -99,6 +104,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		}
 		ts_jw_kf64_or_null(&w, "energy_j", s->energy_j);
 		kstr_or_null(&w, "energy_method", s->energy_method);
+		ts_jw_kf64_or_null(&w, "energy_covered_s", s->energy_covered_s);
+		ts_jw_kf64(&w, "gap_s", s->gap_s);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
@@ -148,6 +155,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_obj(&w);
 			ts_jw_ki64(&w, "iteration", r->iteration);
 			ts_jw_kstr(&w, "gpu", t->gpus.v[r->gpu].id);
+			if (multi)
+				ts_jw_ki64(&w, "capture", t->gpus.v[r->gpu].capture);
 			ts_jw_ki64(&w, "samples", (int64_t)r->samples);
 			ts_jw_kf64_or_null(&w, "power_mean_w", r->power_mean_w);
 			ts_jw_kf64_or_null(&w, "power_min_w", r->power_min_w);
@@ -158,6 +167,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_kf64_or_null(&w, "util_mean_pct", r->util_mean_pct);
 			ts_jw_kf64_or_null(&w, "mem_used_max_mib", r->mem_used_max_mib);
 			ts_jw_kf64_or_null(&w, "throttle_share", r->throttle_share);
+			ts_jw_kf64_or_null(&w, "covered_s", r->covered_s);
+			ts_jw_kf64_or_null(&w, "coverage_pct", 100 * r->coverage);
 			ts_jw_obj_end(&w);
 		}
 		ts_jw_arr_end(&w);
@@ -173,6 +184,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_str(&w, t->gpus.v[f[i].gpu].id);
 		else
 			ts_jw_null(&w);
+		if (multi && f[i].gpu >= 0)
+			ts_jw_ki64(&w, "capture", t->gpus.v[f[i].gpu].capture);
 		ts_jw_kstr(&w, "message", f[i].msg);
 		ts_jw_obj_end(&w);
 	}
@@ -211,6 +224,8 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		{ TS_TF_TENSOR_ACTIVE, 3 },
 	};
 	int show[sizeof(cols) / sizeof(cols[0])];
+	int multi = ts_tele_multi_capture(t);
+	char lab[160];
 
 	ts_sb_addf(out, "telemetry: %s (%s)", t->source ? t->source : ts_tele_format_name(t->format),
 		   t->fidelity ? t->fidelity : "text-capture");
@@ -218,11 +233,16 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_sb_addf(out, ", %s", t->tool_version);
 	if (t->driver_version)
 		ts_sb_addf(out, ", driver %s", t->driver_version);
-	ts_sb_addf(out, ", %zu GPU%s, %zu samples\n", t->gpus.n, t->gpus.n == 1 ? "" : "s",
+	ts_sb_addf(out, ", %zu GPU%s, %zu samples", t->gpus.n, t->gpus.n == 1 ? "" : "s",
 		   t->samples.n);
+	if (multi)
+		ts_sb_addf(out, " from %d captures (a GPU is named with its capture)", t->nfiles);
+	ts_sb_addc(out, '\n');
 	if (t->gpus.n) {
 		ts_table_init(&tb);
 		ts_table_col(&tb, "gpu", NULL, TS_LEFT, 0);
+		if (multi)
+			ts_table_col(&tb, "capture", NULL, TS_LEFT, 0);
 		ts_table_col(&tb, "name", NULL, TS_LEFT, 0);
 		ts_table_col(&tb, "samples", NULL, TS_RIGHT, 0);
 		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
@@ -235,6 +255,8 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		}
 		for (size_t g = 0; g < t->gpus.n; g++) {
 			ts_table_cell(&tb, "%s", t->gpus.v[g].id);
+			if (multi)
+				ts_table_cell(&tb, "%s", t->gpus.v[g].file ? t->gpus.v[g].file : "-");
 			ts_table_cell(&tb, "%s", t->gpus.v[g].name ? t->gpus.v[g].name : "-");
 			ts_table_cell_i64(&tb, (long long)sum[g].samples);
 			for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
@@ -246,8 +268,14 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_sb_adds(out, "  (mean, and min-max when they differ; unsup = the device or library "
 			   "cannot report it; N/A = no value in any sample)\n");
 		for (size_t g = 0; g < t->gpus.n; g++)
-			if (isfinite(sum[g].energy_j))
-				ts_sb_addf(out, "  GPU %s energy: %.1f J (%s)\n", t->gpus.v[g].id,
+			if (isfinite(sum[g].energy_j) && sum[g].gap_s > 0)
+				ts_sb_addf(out, "  %s energy: %.1f J (%s over %.1f s; %.1f s of sample "
+					   "gaps left out)\n", ts_tele_gpu_label(t, g, 0, lab, sizeof(lab)),
+					   sum[g].energy_j,
+					   sum[g].energy_method, sum[g].energy_covered_s, sum[g].gap_s);
+			else if (isfinite(sum[g].energy_j))
+				ts_sb_addf(out, "  %s energy: %.1f J (%s)\n",
+					   ts_tele_gpu_label(t, g, 0, lab, sizeof(lab)),
 					   sum[g].energy_j, sum[g].energy_method);
 	}
 	for (size_t i = 0; i < t->straggler.n; i++) {
@@ -268,7 +296,10 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_table_init(&tb);
 		ts_table_col(&tb, "iteration", NULL, TS_RIGHT, 0);
 		ts_table_col(&tb, "gpu", NULL, TS_LEFT, 0);
+		if (multi)
+			ts_table_col(&tb, "capture", NULL, TS_LEFT, 0);
 		ts_table_col(&tb, "samples", NULL, TS_RIGHT, 0);
+		ts_table_col(&tb, "covered", "%", TS_RIGHT, 0);
 		ts_table_col(&tb, "power", "W", TS_RIGHT, 0);
 		ts_table_col(&tb, "energy", "J", TS_RIGHT, 0);
 		ts_table_col(&tb, "util", "%", TS_RIGHT, 0);
@@ -278,8 +309,11 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 			const struct ts_tele_step *r = &steps[i];
 			ts_table_cell_i64(&tb, (long long)r->iteration);
 			ts_table_cell(&tb, "%s", t->gpus.v[r->gpu].id);
+			if (multi)
+				ts_table_cell(&tb, "%s", t->gpus.v[r->gpu].file ? t->gpus.v[r->gpu].file : "-");
 			ts_table_cell_i64(&tb, (long long)r->samples);
 #define CELL(v, d) (isfinite(v) ? ts_table_cell(&tb, "%.*f", (d), (v)) : ts_table_cell(&tb, "-"))
+			CELL(100 * r->coverage, 0);
 			CELL(r->power_mean_w, 1);
 			CELL(r->energy_j, 2);
 			CELL(r->util_mean_pct, 0);
