@@ -90,6 +90,14 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		hang_cut_text(s, d, &sb);
 		rc = warn_words(w, "truncated-dump", s->files.v[d->file], d->cut_at, &sb);
 	}
+	for (size_t i = 0; i < s->dumps.n && !rc; i++) {
+		int first = hang_dup_dump(s, i);
+
+		if (first < 0)
+			continue;
+		hang_dup_text(s, i, (size_t)first, &sb);
+		rc = warn_words(w, "duplicate-rank", s->files.v[s->dumps.v[i].file], 0, &sb);
+	}
 	for (size_t i = 0; i < s->cut_lines.n && !rc; i++) {
 		const struct ts_hang_cut_line *c = &s->cut_lines.v[i];
 
@@ -107,6 +115,22 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 	}
 	ts_sb_release(&sb);
 	return rc;
+}
+
+int hang_dup_dump(const struct ts_hang_set *s, size_t i)
+{
+	for (size_t k = 0; k < i && s->dumps.v[i].rank >= 0; k++)
+		if (s->dumps.v[k].rank == s->dumps.v[i].rank)
+			return (int)k;
+	return -1;
+}
+
+void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct ts_sb *sb)
+{
+	ts_sb_addf(sb, "%s: its dump claims rank %lld, as %s does; only %s is compared (a rank key "
+		   "or file name is wrong, or dumps of two jobs are mixed)",
+		   s->files.v[s->dumps.v[i].file], (long long)s->dumps.v[i].rank,
+		   s->files.v[s->dumps.v[first].file], s->files.v[s->dumps.v[first].file]);
 }
 
 void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_line *c,
@@ -277,7 +301,9 @@ static int same_sig(const struct ts_hang_work *a, const struct ts_hang_work *b)
 	const char *oa = a->op ? strchr(a->op, ':') : NULL, *ob = b->op ? strchr(b->op, ':') : NULL;
 	oa = oa ? oa + 1 : a->op;
 	ob = ob ? ob + 1 : b->op;
-	if (a->kind != b->kind || a->state != b->state)
+	/* state is not compared: a collective completed on one rank means every
+	 * rank joined it, the others only discover it later (pytorch #119249) */
+	if (a->kind != b->kind)
 		return 0;
 	/* P2P coalesced groups differ by rank by design: compare kind and state */
 	if (a->shape && b->shape && strcmp(a->shape, "p2p") == 0 && strcmp(b->shape, "p2p") == 0)
@@ -322,6 +348,19 @@ static void parse_ranks(const char *ranks, void *vec)
 
 	while (p && hang_ranks_next(&p, &v))
 		hang_set_add(vec, v);
+}
+
+/* rank's pg_status in group pg (its dump's last enqueued and completed
+ * seq); 0 when its dump has none */
+static int pg_status_of(const struct ts_hang_set *s, int pg, int64_t rank, int64_t *enq, int64_t *done)
+{
+	for (size_t k = 0; k < s->status.n; k++)
+		if (s->status.v[k].pg == pg && s->status.v[k].rank == rank && s->status.v[k].enqueued >= 0) {
+			*enq = s->status.v[k].enqueued;
+			*done = s->status.v[k].completed;
+			return 1;
+		}
+	return 0;
 }
 
 /* The last seq rank has in the group's sorted refs [b, e); INT64_MIN if
@@ -401,7 +440,7 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	for (size_t i = b; i < e;) {
 		size_t j = i;
 		int64_t seq = refs[i].seq;
-		struct hang_i64v present = { 0 }, absent = { 0 }, unknown = { 0 };
+		struct hang_i64v present = { 0 }, absent = { 0 }, unknown = { 0 }, issued = { 0 }, done_on = { 0 };
 		int all_done = 1;
 		while (j < e && refs[j].seq == seq)
 			j++;
@@ -413,11 +452,25 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			hang_set_add(&present, refs[k].rank);
 			if (s->works.v[refs[k].idx].state != TS_ST_COMPLETED)
 				all_done = 0;
+			else
+				hang_set_add(&done_on, refs[k].rank);
 		}
 		for (size_t k = 0; k < members.n; k++) {
 			size_t c;
+			int64_t enq, done;
 			if (!hang_set_has(dumped, members.v[k]) || hang_set_has(&present, members.v[k]))
 				continue;
+			/* no entry, but the dump's pg_status says how far the rank got */
+			if (pg_status_of(s, pg, members.v[k], &enq, &done)) {
+				if (enq < seq) {
+					hang_set_add(&absent, members.v[k]);
+				} else {
+					hang_set_add(&issued, members.v[k]);
+					if (done < seq)
+						all_done = 0;
+				}
+				continue;
+			}
 			for (c = 0; c < cut->n && cut->v[c] != members.v[k]; c++)
 				;
 			/* past the end of a truncated dump: not seen, not absent */
@@ -430,6 +483,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			TS_VEC_RELEASE(present);
 			TS_VEC_RELEASE(absent);
 			TS_VEC_RELEASE(unknown);
+			TS_VEC_RELEASE(issued);
+			TS_VEC_RELEASE(done_on);
 			i = j;
 			continue;
 		}
@@ -444,6 +499,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			TS_VEC_RELEASE(present);
 			TS_VEC_RELEASE(absent);
 			TS_VEC_RELEASE(unknown);
+			TS_VEC_RELEASE(issued);
+			TS_VEC_RELEASE(done_on);
 			rc = TS_ENOMEM;
 			break;
 		}
@@ -493,7 +550,20 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			in->cls = TS_HANG_UNDECIDED;
 			note(in, fmt(r, "tie: %zu groups of %zu ranks disagree at seq %lld and none is the majority",
 				     ties, gcount[big], (long long)seq));
-		} else if (undumped.n || unknown.n) {
+		} else if (undumped.n && !unknown.n && !done_on.n && undumped.n < present.n + issued.n) {
+			/* every member with evidence issued it and waits: the few
+			 * without a dump are the likely culprits (a rank that died or
+			 * hangs outside the collective often writes no dump) */
+			in->cls = TS_HANG_NOT_JOINED;
+			for (size_t k = 0; k < undumped.n; k++) {
+				hang_set_add(&in->missing, undumped.v[k]);
+				hang_set_add(&in->culprits, undumped.v[k]);
+			}
+			note(in, fmt(r, "no dump from ranks %s, the only members without evidence; every other member "
+				     "issued seq %lld and waits in it: ranks %s likely never issued it or died "
+				     "(inferred: their dump is missing)", ranks_str(r, undumped.v, undumped.n),
+				     (long long)seq, ranks_str(r, undumped.v, undumped.n)));
+		} else if ((undumped.n || unknown.n) && !done_on.n) {
 			in->cls = TS_HANG_UNDECIDED;
 			if (undumped.n)
 				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
@@ -503,11 +573,20 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			note(in, "the first collective of the group never completed: communicator set-up / topology");
 		} else {
 			in->cls = TS_HANG_ALL_STUCK;
-			note(in, "every member issued it with the same signature; none completed (network, library or GPU)");
+			note(in, done_on.n ? "every member issued it with the same signature; not every member completed it"
+			     : "every member issued it with the same signature; none completed (network, library or GPU)");
 		}
 		if (unknown.n)
 			note(in, fmt(r, "the dumps of ranks %s are truncated before seq %lld: cannot tell "
 				     "whether they joined", ranks_str(r, unknown.v, unknown.n), (long long)seq));
+		if (issued.n)
+			note(in, fmt(r, "ranks %s have no entry for seq %lld, but the pg_status of their dumps "
+				     "says they enqueued it", ranks_str(r, issued.v, issued.n), (long long)seq));
+		if (done_on.n && !absent.n && ng == 1)
+			note(in, fmt(r, "ranks %s completed seq %lld: every member joined it (a watchdog can "
+				     "discover a completion late, or mark an aborted collective completed: "
+				     "pytorch #119249); no rank is blamed for its state",
+				     ranks_str(r, done_on.v, done_on.n), (long long)seq));
 		if (ng > 1) {
 			for (size_t g = 0; g < ng; g++) {
 				struct hang_i64v gr = { 0 };
@@ -535,6 +614,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		TS_VEC_RELEASE(present);
 		TS_VEC_RELEASE(absent);
 		TS_VEC_RELEASE(unknown);
+		TS_VEC_RELEASE(issued);
+		TS_VEC_RELEASE(done_on);
 		break; /* one incident per group: later seqs follow from this one */
 	}
 	TS_VEC_RELEASE(members);
@@ -544,12 +625,168 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	return rc;
 }
 
+/* A rank's collective entries not completed, (rank, pg, seq) sorted. */
+struct pend { int64_t rank; int pg; int64_t seq; size_t idx; };
+
+static int cmp_pend(const void *x, const void *y)
+{
+	const struct pend *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->pg != b->pg)
+		return a->pg < b->pg ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+struct casc {
+	struct an *a;
+	size_t first, n;            /* the dump incidents */
+	struct hang_i64v *orig;     /* their culprits before the cascade */
+	struct pend *pend;
+	size_t npend;
+};
+
+/* The dump incident (other than inc) in which rank waits: it has an entry
+ * of that incident's group and seq not completed, and is not blamed there;
+ * -1 when none. *w: that entry. */
+static int waits_in(const struct casc *c, int64_t rank, size_t inc, size_t *w)
+{
+	size_t lo = 0, hi = c->npend;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->pend[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->npend && c->pend[lo].rank == rank; lo++)
+		for (size_t j = 0; j < c->n; j++) {
+			const struct ts_hang_incident *in = &c->a->r->incidents.v[c->first + j];
+			if (j == inc || in->pg != c->pend[lo].pg || in->seq != c->pend[lo].seq ||
+			    !c->orig[j].n || hang_set_has(&c->orig[j], rank))
+				continue;
+			*w = c->pend[lo].idx;
+			return (int)j;
+		}
+	return -1;
+}
+
+/* Incident j has a culprit that waits in no other incident (depth bounds
+ * a cycle of ranks waiting on each other: no root then). */
+static int has_root(const struct casc *c, size_t j, int depth)
+{
+	size_t w;
+
+	if (depth <= 0)
+		return 0;
+	for (size_t k = 0; k < c->orig[j].n; k++) {
+		int next = waits_in(c, c->orig[j].v[k], j, &w);
+		if (next < 0 || has_root(c, (size_t)next, depth - 1))
+			return 1;
+	}
+	return 0;
+}
+
+static const char *pg_name(const struct ts_hang_set *s, int pg)
+{
+	if (pg < 0)
+		return "?";
+	return s->pgs.v[pg].guid ? s->pgs.v[pg].guid : s->pgs.v[pg].desc ? s->pgs.v[pg].desc : "?";
+}
+
+/* Cascades across groups: a rank blamed for not joining seq N of one group
+ * whose own dump shows it waiting in a collective of another group, itself
+ * hung on other ranks, is a victim (it never got to seq N): it stays a
+ * missing rank but is not a culprit, and the chain is said. */
+static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct casc c;
+	int rc = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.a = a;
+	c.first = first;
+	c.n = r->incidents.n - first;
+	if (c.n < 2)
+		return 0;
+	c.orig = calloc(c.n, sizeof(*c.orig));
+	c.pend = malloc((s->works.n ? s->works.n : 1) * sizeof(*c.pend));
+	if (!c.orig || !c.pend) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->rank < 0 || w->seq < 0 || w->state == TS_ST_COMPLETED ||
+		    w->kind == TS_OP_SEND || w->kind == TS_OP_RECV ||
+		    (dup_files->n && hang_set_has(dup_files, w->file)))
+			continue;
+		c.pend[c.npend].rank = w->rank;
+		c.pend[c.npend].pg = w->pg;
+		c.pend[c.npend].seq = w->seq;
+		c.pend[c.npend].idx = i;
+		c.npend++;
+	}
+	ts_sort(c.pend, c.npend, sizeof(*c.pend), cmp_pend);
+	for (size_t j = 0; j < c.n; j++) {
+		const struct ts_hang_incident *in = &r->incidents.v[first + j];
+		if (in->cls == TS_HANG_NOT_JOINED)
+			for (size_t k = 0; k < in->culprits.n; k++)
+				if (hang_set_add(&c.orig[j], in->culprits.v[k]))
+					rc = TS_ENOMEM;
+	}
+	for (size_t j = 0; j < c.n && !rc; j++) {
+		struct ts_hang_incident *in = &r->incidents.v[first + j];
+		size_t keep = 0;
+
+		for (size_t k = 0; k < c.orig[j].n; k++) {
+			int64_t rank = c.orig[j].v[k];
+			size_t w;
+			int next = waits_in(&c, rank, j, &w);
+
+			if (next < 0 || !has_root(&c, (size_t)next, 16)) {
+				in->culprits.v[keep++] = rank;
+				continue;
+			}
+			{
+				const struct ts_hang_incident *up = &r->incidents.v[first + (size_t)next];
+				const struct ts_hang_work *wk = &s->works.v[w];
+				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
+					     "group %s seq %lld (%s, %s), which waits on ranks %s (incident %zu); "
+					     "it never got to seq %lld here", (long long)rank,
+					     pg_name(s, up->pg), (long long)up->seq, wk->op ? wk->op : "?",
+					     state_name(wk->state), ranks_str(r, c.orig[next].v, c.orig[next].n),
+					     first + (size_t)next + 1, (long long)in->seq));
+				finding(r, fmt(r, "cascade: group %s stopped at seq %lld because rank %lld waits in "
+					       "group %s seq %lld on ranks %s: group %s was stuck first",
+					       pg_name(s, in->pg), (long long)in->seq, (long long)rank,
+					       pg_name(s, up->pg), (long long)up->seq,
+					       ranks_str(r, c.orig[next].v, c.orig[next].n), pg_name(s, up->pg)));
+			}
+		}
+		if (in->cls == TS_HANG_NOT_JOINED)
+			in->culprits.n = keep;
+	}
+out:
+	for (size_t j = 0; c.orig && j < c.n; j++)
+		TS_VEC_RELEASE(c.orig[j]);
+	free(c.orig);
+	free(c.pend);
+	return rc;
+}
+
 static int dumps(struct an *a)
 {
 	struct ts_hang_set *s = a->s;
 	struct wref *refs;
 	size_t n = 0;
-	struct hang_i64v dumped = { 0 }, cut = { 0 };
+	struct hang_i64v dumped = { 0 }, cut = { 0 }, dup_files = { 0 };
+	size_t first_inc = a->r->incidents.n;
 	int rc = 0;
 
 	if (!s->dumps.n)
@@ -569,12 +806,31 @@ static int dumps(struct an *a)
 			ts_sb_release(&sb);
 		}
 	}
+	/* a second dump of one rank is not compared (a finding names both) */
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		int first = hang_dup_dump(s, i);
+		struct ts_sb sb;
+
+		if (first < 0)
+			continue;
+		hang_set_add(&dup_files, s->dumps.v[i].file);
+		ts_sb_init(&sb);
+		hang_dup_text(s, i, (size_t)first, &sb);
+		finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
+		ts_sb_release(&sb);
+	}
 	refs = malloc((s->works.n ? s->works.n : 1) * sizeof(*refs));
-	if (!refs)
+	if (!refs) {
+		TS_VEC_RELEASE(dumped);
+		TS_VEC_RELEASE(cut);
+		TS_VEC_RELEASE(dup_files);
 		return TS_ENOMEM;
+	}
 	for (size_t i = 0; i < s->works.n; i++) {
 		const struct ts_hang_work *w = &s->works.v[i];
 		if (!w->from_dump || w->rank < 0 || w->seq < 0 || w->kind == TS_OP_SEND || w->kind == TS_OP_RECV)
+			continue;
+		if (dup_files.n && hang_set_has(&dup_files, w->file))
 			continue;
 		refs[n].pg = w->pg;
 		refs[n].seq = w->seq;
@@ -591,8 +847,11 @@ static int dumps(struct an *a)
 		i = j;
 	}
 	free(refs);
+	if (!rc)
+		rc = cascade(a, first_inc, &dup_files);
 	TS_VEC_RELEASE(dumped);
 	TS_VEC_RELEASE(cut);
+	TS_VEC_RELEASE(dup_files);
 	for (size_t i = 0; i < s->dumps.n; i++)
 		if (s->dumps.v[i].rank < 0)
 			finding(a->r, fmt(a->r, "%s: a dump whose rank is unknown (no \"rank\" key, no trailing number in the file name) is left out",

@@ -107,6 +107,12 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_line *c,
 		       struct ts_sb *sb);
 
+/* The earlier dump of the same rank as dump i (index into s->dumps), or
+ * -1: a second dump of one rank is not compared. */
+int hang_dup_dump(const struct ts_hang_set *s, size_t i);
+/* The words of that finding and of its duplicate-rank warning. */
+void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct ts_sb *sb);
+
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);
 

@@ -1269,7 +1269,8 @@ TEST(hang_detect_kinds)
 }
 
 /* membership from --world-size when the dumps carry no rank set: rank 2
- * sent no dump, so the stuck collective cannot be judged */
+ * sent no dump while both others wait in seq 4, so it is the likely
+ * culprit (not_joined, inferred from its missing dump) */
 TEST(hang_world_size_membership)
 {
 	static const char dump[] =
@@ -1289,9 +1290,12 @@ TEST(hang_world_size_membership)
 		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
 		REQUIRE(r.incidents.n == 1);
 		/* world 2: both members stuck on seq 4; world 3: rank 2 has no dump */
-		CHECK_I64(r.incidents.v[0].cls, world == 2 ? TS_HANG_ALL_STUCK : TS_HANG_UNDECIDED);
-		if (world == 3)
+		CHECK_I64(r.incidents.v[0].cls, world == 2 ? TS_HANG_ALL_STUCK : TS_HANG_NOT_JOINED);
+		if (world == 3) {
 			CHECK(any_note(&r.incidents.v[0], "no dump from ranks 2"));
+			REQUIRE(r.incidents.v[0].culprits.n == 1);
+			CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+		}
 		ts_hang_result_release(&r);
 		ts_hang_set_release(&s);
 	}
