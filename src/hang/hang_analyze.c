@@ -16,10 +16,22 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/paths.h"
 
+/* a log line of one rank joined to a log incident: a timeout (work >= 0)
+ * or a progress line that shows the rank behind the incident's seq */
+struct logref {
+	int inc;
+	int64_t rank;
+	size_t work;          /* index into works, or SIZE_MAX */
+	int64_t enqueued, completed;
+	int pg;
+	int ev;
+};
+
 struct an {
 	struct ts_hang_set *s;
 	struct ts_hang_result *r;
 	TS_VEC(int) has_progress; /* per incident */
+	TS_VEC(struct logref) lrefs;
 };
 
 static const char *fmt(struct ts_hang_result *r, const char *f, ...)
@@ -919,6 +931,11 @@ static int logs(struct an *a)
 		if (w->rank >= 0)
 			hang_set_add(&in->reporting, w->rank);
 		add_ev(in, w->ev);
+		if (w->rank >= 0 && w->state == TS_ST_TIMED_OUT) {
+			struct logref l = { id, w->rank, i, -1, -1, w->pg, w->ev };
+			if (TS_VEC_PUSH(a->lrefs, l))
+				return TS_ENOMEM;
+		}
 	}
 	for (size_t i = 0; i < s->progress.n; i++) {
 		const struct ts_hang_progress *p = &s->progress.v[i];
@@ -943,18 +960,136 @@ static int logs(struct an *a)
 			hang_set_add(&in->reporting, p->rank);
 		if (p->signal_from >= 0)
 			hang_set_add(&in->reporting, p->signal_from);
-		if (in->last_enqueued < 0)
+		/* the numbers of a rank behind the seq are its own (a note) */
+		if (in->last_enqueued < 0 && !(in->seq >= 0 && p->enqueued >= 0 && p->enqueued < in->seq)) {
 			in->last_enqueued = p->enqueued;
-		if (in->last_completed < 0)
 			in->last_completed = p->completed;
+		}
 		if (in->seq >= 0 && p->enqueued >= in->seq && p->completed >= 0 && p->completed < in->seq)
 			a->has_progress.v[id] = 1;
 		if (p->signal_from >= 0)
 			note(in, fmt(r, "rank %lld received the dump signal from rank %lld, which timed out (seq not printed)",
 				     (long long)p->rank, (long long)p->signal_from));
 		add_ev(in, p->ev);
+		/* a rank whose last enqueued work is below the seq never issued it */
+		if (p->rank >= 0 && in->seq >= 0 && p->enqueued >= 0 && p->enqueued < in->seq &&
+		    !(p->pg >= 0 && in->pg >= 0 && p->pg != in->pg)) {
+			struct logref l = { id, p->rank, SIZE_MAX, p->enqueued, p->completed, p->pg, p->ev };
+			if (TS_VEC_PUSH(a->lrefs, l))
+				return TS_ENOMEM;
+		}
 	}
 	return 0;
+}
+
+/* the log text of a timeout's signature: "OpType=X, NumelIn=a, NumelOut=b" */
+static int same_log_sig(const struct ts_hang_work *a, const struct ts_hang_work *b)
+{
+	if (a->numel_in != b->numel_in || a->numel_out != b->numel_out)
+		return 0;
+	if (a->kind != TS_OP_UNKNOWN || b->kind != TS_OP_UNKNOWN)
+		return a->kind == b->kind;
+	return (a->op == NULL) == (b->op == NULL) && (!a->op || strcmp(a->op, b->op) == 0);
+}
+
+/* Timeout lines of one (group, seq) that disagree on OpType or Numel: the
+ * minority is blamed (a tie stays undecided), as for dumps (nccl #1409).
+ * Returns 1 when the lines disagree. */
+static int log_mismatch(struct an *a, size_t id)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct ts_hang_incident *in = &r->incidents.v[id];
+	size_t sig[8], nsig = 0, big = 0, ties = 0;
+	struct hang_i64v ranks[8], seen = { 0 };
+	int over = 0;
+
+	memset(ranks, 0, sizeof(ranks));
+	for (size_t k = 0; k < a->lrefs.n; k++) {
+		const struct logref *l = &a->lrefs.v[k];
+		size_t g;
+		if (l->inc != (int)id || l->work == SIZE_MAX || hang_set_has(&seen, l->rank))
+			continue;
+		hang_set_add(&seen, l->rank);
+		for (g = 0; g < nsig && !same_log_sig(&s->works.v[sig[g]], &s->works.v[l->work]); g++)
+			;
+		if (g == nsig) {
+			if (nsig == 8) {
+				over = 1;
+				continue;
+			}
+			sig[nsig++] = l->work;
+		}
+		hang_set_add(&ranks[g], l->rank);
+	}
+	TS_VEC_RELEASE(seen);
+	if (nsig < 2) {
+		TS_VEC_RELEASE(ranks[0]);
+		return 0;
+	}
+	for (size_t g = 1; g < nsig; g++)
+		if (ranks[g].n > ranks[big].n)
+			big = g;
+	for (size_t g = 0; g < nsig; g++)
+		ties += ranks[g].n == ranks[big].n;
+	in->cls = ties == 1 && !over ? TS_HANG_MISMATCH : TS_HANG_UNDECIDED;
+	for (size_t g = 0; g < nsig; g++) {
+		const struct ts_hang_work *w = &s->works.v[sig[g]];
+		note(in, fmt(r, "ranks %s timed out in %s, NumelIn=%lld, NumelOut=%lld",
+			     ranks_str(r, ranks[g].v, ranks[g].n), w->op ? w->op : "?",
+			     (long long)w->numel_in, (long long)w->numel_out));
+		if (in->cls == TS_HANG_MISMATCH && g != big)
+			for (size_t k = 0; k < ranks[g].n; k++)
+				hang_set_add(&in->culprits, ranks[g].v[k]);
+	}
+	if (in->cls == TS_HANG_MISMATCH) {
+		const struct ts_hang_work *w = &s->works.v[sig[big]];
+		in->op = w->op;
+		in->kind = w->kind;
+		in->numel_in = w->numel_in;
+		in->numel_out = w->numel_out;
+		note(in, fmt(r, "%zu of %zu ranks agree on (OpType, NumelIn, NumelOut) at seq %lld; the minority is blamed",
+			     ranks[big].n, in->reporting.n, (long long)in->seq));
+	} else {
+		note(in, fmt(r, "the timeout lines of seq %lld disagree and no group is the majority",
+			     (long long)in->seq));
+	}
+	for (size_t g = 0; g < nsig; g++)
+		TS_VEC_RELEASE(ranks[g]);
+	return 1;
+}
+
+/* Progress lines whose last enqueued work is below the incident's seq: those
+ * ranks never issued it (the others wait in it). Returns 1 when any. */
+static int log_behind(struct an *a, size_t id)
+{
+	struct ts_hang_result *r = a->r;
+	struct ts_hang_incident *in = &r->incidents.v[id];
+	struct hang_i64v timed = { 0 }, behind = { 0 };
+
+	for (size_t k = 0; k < a->lrefs.n; k++)
+		if (a->lrefs.v[k].inc == (int)id && a->lrefs.v[k].work != SIZE_MAX)
+			hang_set_add(&timed, a->lrefs.v[k].rank);
+	for (size_t k = 0; k < a->lrefs.n; k++) {
+		const struct logref *l = &a->lrefs.v[k];
+		if (l->inc != (int)id || l->work != SIZE_MAX || hang_set_has(&timed, l->rank) ||
+		    hang_set_has(&behind, l->rank))
+			continue;
+		hang_set_add(&behind, l->rank);
+		note(in, fmt(r, "rank %lld printed last enqueued work %lld, last completed %lld: it never issued "
+			     "seq %lld, which the other ranks wait in", (long long)l->rank, (long long)l->enqueued,
+			     (long long)l->completed, (long long)in->seq));
+	}
+	TS_VEC_RELEASE(timed);
+	if (!behind.n)
+		return 0;
+	in->cls = TS_HANG_NOT_JOINED;
+	for (size_t k = 0; k < behind.n; k++) {
+		hang_set_add(&in->culprits, behind.v[k]);
+		hang_set_add(&in->missing, behind.v[k]);
+	}
+	TS_VEC_RELEASE(behind);
+	return 1;
 }
 
 /* the world as far as the evidence shows it */
@@ -973,6 +1108,24 @@ static int whole_world(const struct ts_hang_set *s, const struct ts_hang_inciden
 	return s->world_size > 0 || in->reporting.n > 1;
 }
 
+/* The world is given (--world-size) and the ranks without a line are a
+ * minority while every other rank issued the seq: they are the likely
+ * culprits, as a member without a dump is (inferred: their logs are
+ * missing). */
+static void blame_silent(struct an *a, struct ts_hang_incident *in, const struct hang_i64v *silent)
+{
+	struct ts_hang_result *r = a->r;
+
+	in->cls = TS_HANG_NOT_JOINED;
+	for (size_t k = 0; k < silent->n; k++) {
+		hang_set_add(&in->culprits, silent->v[k]);
+		hang_set_add(&in->missing, silent->v[k]);
+	}
+	note(in, fmt(r, "no line from ranks %s (world size %lld), the only ranks without evidence: they likely "
+		     "never issued seq %lld or died (inferred: their logs are missing)",
+		     ranks_str(r, silent->v, silent->n), (long long)a->s->world_size, (long long)in->seq));
+}
+
 static void classify_logs(struct an *a, size_t first)
 {
 	struct ts_hang_set *s = a->s;
@@ -987,7 +1140,9 @@ static void classify_logs(struct an *a, size_t first)
 		for (int64_t k = 0; k < world && k < 65536; k++)
 			if (!hang_set_has(&in->reporting, k))
 				hang_set_add(&silent, k);
-		if (in->timeout_ms > 0 && in->ran_for_ms >= TS_HANG_LATE_RATIO * in->timeout_ms) {
+		if (in->seq >= 0 && (log_mismatch(a, i) || log_behind(a, i))) {
+			/* decided by the lines themselves */
+		} else if (in->timeout_ms > 0 && in->ran_for_ms >= TS_HANG_LATE_RATIO * in->timeout_ms) {
 			in->cls = TS_HANG_WATCHDOG_LATE;
 			note(in, fmt(r, "ran for %lld ms = %.1f x the %lld ms timeout: the watchdog itself was starved (GIL or host stall)",
 				     (long long)in->ran_for_ms, (double)in->ran_for_ms / (double)in->timeout_ms,
@@ -1003,7 +1158,7 @@ static void classify_logs(struct an *a, size_t first)
 			 * completed 183"): all_stuck needs most of the world */
 			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
-			if (silent.n)
+			if (silent.n && !(s->world_size > 0 && silent.n < in->reporting.n))
 				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s): a rank that never issued "
 					     "seq %lld would hang the group the same way (not_joined); their "
 					     "logs or Flight Recorder dumps decide", ranks_str(r, silent.v, silent.n),
@@ -1014,6 +1169,12 @@ static void classify_logs(struct an *a, size_t first)
 					 "the other ranks' state is unknown");
 			else if (silent.n < in->reporting.n)
 				in->cls = TS_HANG_ALL_STUCK;
+			if (in->cls == TS_HANG_ALL_STUCK && s->world_size > 0 && silent.n)
+				blame_silent(a, in, &silent);
+		} else if (silent.n && in->seq >= 0 && s->world_size > 0 && silent.n < in->reporting.n) {
+			note(in, fmt(r, "every reporting rank (%s) timed out on seq %lld",
+				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
+			blame_silent(a, in, &silent);
 		} else if (silent.n && in->seq >= 0) {
 			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
 				     ranks_str(r, silent.v, silent.n),
@@ -1497,6 +1658,7 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 		rc = TS_ENOMEM;
 out:
 	TS_VEC_RELEASE(a.has_progress);
+	TS_VEC_RELEASE(a.lrefs);
 	if (rc == TS_ENOMEM)
 		return ts_err_set(err, TS_ENOMEM, "out of memory analysing the hang evidence");
 	return rc;

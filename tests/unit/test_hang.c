@@ -648,21 +648,22 @@ static void progress_logs(struct ts_hang_set *s, int skip, int upto)
  * the same way): all_stuck needs the reporting ranks to be most of a
  * known world. Rank 0 alone of a world of 8 (the desync report's log
  * without its report, where rank 7 was the culprit) and 2 of 4 are
- * undecided naming the silent ranks; 3 of 4 is all_stuck with the silent
- * rank named as the doubt; all 4 is all_stuck, with the world size given
- * or not; one rank's log is undecided without a world size and all_stuck
- * with world size 1. All were all_stuck before. */
+ * undecided naming the silent ranks; 3 of 4 with the world size given is
+ * not_joined on the silent rank 2 (the only rank without evidence: the
+ * likely culprit, as a member without a dump is); all 4 is all_stuck, with
+ * the world size given or not; one rank's log is undecided without a world
+ * size and all_stuck with world size 1. All were all_stuck before. */
 TEST(hang_progress_with_silent_ranks)
 {
-	static const struct { int skip, upto; int64_t world; int cls; const char *said; } c[] = {
+	static const struct { int skip, upto; int64_t world; int cls; const char *said; int64_t culprit; } c[] = {
 		{ -1, 0, 8, TS_HANG_UNDECIDED, "no evidence from ranks 1-7 (world size 8): a rank that "
-		  "never issued seq 100" },
-		{ -1, 1, 4, TS_HANG_UNDECIDED, "no evidence from ranks 2-3 (world size 4)" },
-		{ 2, 3, 4, TS_HANG_ALL_STUCK, "no evidence from ranks 2 (world size 4)" },
-		{ -1, 3, 4, TS_HANG_ALL_STUCK, NULL },
-		{ -1, 3, -1, TS_HANG_ALL_STUCK, NULL },
-		{ -1, 0, -1, TS_HANG_UNDECIDED, "one rank's evidence, and the world size is unknown" },
-		{ -1, 0, 1, TS_HANG_ALL_STUCK, NULL },
+		  "never issued seq 100", -1 },
+		{ -1, 1, 4, TS_HANG_UNDECIDED, "no evidence from ranks 2-3 (world size 4)", -1 },
+		{ 2, 3, 4, TS_HANG_NOT_JOINED, "no line from ranks 2 (world size 4), the only ranks without evidence", 2 },
+		{ -1, 3, 4, TS_HANG_ALL_STUCK, NULL, -1 },
+		{ -1, 3, -1, TS_HANG_ALL_STUCK, NULL, -1 },
+		{ -1, 0, -1, TS_HANG_UNDECIDED, "one rank's evidence, and the world size is unknown", -1 },
+		{ -1, 0, 1, TS_HANG_ALL_STUCK, NULL, -1 },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct ts_hang_set s;
@@ -677,7 +678,9 @@ TEST(hang_progress_with_silent_ranks)
 		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
 		REQUIRE(r.incidents.n == 1);
 		CHECK_I64(r.incidents.v[0].cls, c[i].cls);
-		CHECK_I64(r.incidents.v[0].culprits.n, 0);
+		CHECK_I64(r.incidents.v[0].culprits.n, c[i].culprit >= 0);
+		if (c[i].culprit >= 0 && r.incidents.v[0].culprits.n == 1)
+			CHECK_I64(r.incidents.v[0].culprits.v[0], c[i].culprit);
 		for (size_t k = 0; c[i].said && k < r.incidents.v[0].notes.n; k++)
 			said |= strstr(r.incidents.v[0].notes.v[k], c[i].said) != NULL;
 		CHECK(!c[i].said || said);
