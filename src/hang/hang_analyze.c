@@ -30,6 +30,7 @@ struct logref {
 struct an {
 	struct ts_hang_set *s;
 	struct ts_hang_result *r;
+	int64_t world;            /* --world-size when no rank is at or above it, else -1 */
 	TS_VEC(int) has_progress; /* per incident */
 	TS_VEC(struct logref) lrefs;
 };
@@ -88,6 +89,150 @@ static int warn_words(struct ts_warnings *w, const char *code, const char *file,
 	return rc;
 }
 
+/* a rank at or above the world size given */
+static int above_add(struct hang_i64v *above, int64_t world, int64_t rank)
+{
+	return rank >= world ? hang_set_add(above, rank) : 0;
+}
+
+static int above_vec(struct hang_i64v *above, int64_t world, const int64_t *v, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = above_add(above, world, v[i]);
+	return rc;
+}
+
+int hang_world_above(const struct ts_hang_set *s, struct hang_i64v *above)
+{
+	int64_t w = s->world_size;
+	int rc = 0;
+
+	if (w <= 0)
+		return 0;
+	for (size_t i = 0; i < s->works.n && !rc; i++)
+		rc = above_add(above, w, s->works.v[i].rank);
+	for (size_t i = 0; i < s->progress.n && !rc; i++)
+		rc = above_add(above, w, s->progress.v[i].rank);
+	for (size_t i = 0; i < s->dumps.n && !rc; i++)
+		rc = above_add(above, w, s->dumps.v[i].rank);
+	for (size_t i = 0; i < s->status.n && !rc; i++)
+		rc = above_add(above, w, s->status.v[i].rank);
+	for (size_t i = 0; i < s->pgs.n && !rc; i++) {
+		const char *p = s->pgs.v[i].ranks;
+		int64_t k;
+
+		while (p && !rc && hang_ranks_next(&p, &k))
+			rc = above_add(above, w, k);
+	}
+	for (size_t i = 0; i < s->reports.n && !rc; i++) {
+		const struct ts_hang_report *rep = &s->reports.v[i];
+
+		rc = above_add(above, w, rep->reporter);
+		if (!rc)
+			rc = above_vec(above, w, rep->culprits.v, rep->culprits.n);
+		if (!rc)
+			rc = above_vec(above, w, rep->missing.v, rep->missing.n);
+		if (!rc)
+			rc = above_vec(above, w, rep->expected.v, rep->expected.n);
+		for (size_t g = 0; g < rep->groups.n && !rc; g++)
+			rc = above_vec(above, w, rep->groups.v[g].ranks.v, rep->groups.v[g].ranks.n);
+	}
+	return rc;
+}
+
+void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above, struct ts_sb *sb)
+{
+	ts_sb_addf(sb, "--world-size %lld, but the evidence names rank%s ", (long long)s->world_size,
+		   above->n == 1 ? "" : "s");
+	{
+		struct ts_sb r;
+
+		ts_sb_init(&r);
+		hang_ranks_text(&r, above->v, above->n);
+		ts_sb_adds(sb, r.failed ? "?" : r.buf);
+		ts_sb_release(&r);
+	}
+	ts_sb_addf(sb, " (ranks count from 0): the world is larger, so the given size is not used, and "
+		   "no rank is taken as silent from it");
+}
+
+/* The dumps' distinct versions in the order first read: 1 when they
+ * differ (one job's ranks run one PyTorch and write one version). */
+int hang_versions_differ(const struct ts_hang_set *s)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const char *v = s->dumps.v[i].version;
+
+		if (!v)
+			continue;
+		if (!first)
+			first = v;
+		else if (strcmp(v, first))
+			return 1;
+	}
+	return 0;
+}
+
+/* the first dump with that version is i */
+static int version_first(const struct ts_hang_set *s, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (s->dumps.v[k].version && strcmp(s->dumps.v[k].version, s->dumps.v[i].version) == 0)
+			return 0;
+	return 1;
+}
+
+void hang_versions_text(const struct ts_hang_set *s, struct ts_sb *sb)
+{
+	const char *sep = "";
+
+	ts_sb_adds(sb, "Flight Recorder dumps of different versions: ");
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const char *v = s->dumps.v[i].version;
+		size_t shown = 0, more = 0;
+
+		if (!v || !version_first(s, i))
+			continue;
+		ts_sb_addf(sb, "%sversion %s in ", sep, v);
+		for (size_t k = i; k < s->dumps.n; k++) {
+			if (!s->dumps.v[k].version || strcmp(s->dumps.v[k].version, v))
+				continue;
+			if (shown < 4)
+				ts_sb_addf(sb, "%s%s", shown ? ", " : "", s->files.v[s->dumps.v[k].file]);
+			else
+				more++;
+			shown++;
+		}
+		if (more)
+			ts_sb_addf(sb, " and %zu more", more);
+		sep = "; ";
+	}
+	ts_sb_adds(sb, ": the ranks of one job run one PyTorch and write one version, so these may "
+		   "be dumps of different jobs or builds mixed");
+}
+
+/* the first file of a version other than the first dump's */
+static int64_t version_other_file(const struct ts_hang_set *s)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const char *v = s->dumps.v[i].version;
+
+		if (!v)
+			continue;
+		if (!first)
+			first = v;
+		else if (strcmp(v, first))
+			return s->dumps.v[i].file;
+	}
+	return 0;
+}
+
 int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 {
 	struct ts_sb sb;
@@ -110,6 +255,20 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		hang_dup_text(s, i, (size_t)first, &sb);
 		rc = warn_words(w, "duplicate-rank", s->files.v[s->dumps.v[i].file], 0, &sb);
 	}
+	if (!rc && hang_versions_differ(s)) {
+		hang_versions_text(s, &sb);
+		rc = warn_words(w, "dump-version-mismatch", s->files.v[version_other_file(s)], 0, &sb);
+	}
+	if (!rc && s->world_size > 0) {
+		struct hang_i64v above = { 0 };
+
+		rc = hang_world_above(s, &above);
+		if (!rc && above.n) {
+			hang_world_text(s, &above, &sb);
+			rc = warn_words(w, "world-size-mismatch", NULL, -1, &sb);
+		}
+		TS_VEC_RELEASE(above);
+	}
 	for (size_t i = 0; i < s->cut_lines.n && !rc; i++) {
 		const struct ts_hang_cut_line *c = &s->cut_lines.v[i];
 
@@ -122,8 +281,8 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		const struct ts_hang_unread *u = &s->unread.v[i];
 
 		hang_unread_text(s, u, &sb);
-		rc = warn_words(w, "unread-input", s->files.v[u->file], u->nul_at >= 0 ? u->nul_at : 0,
-				&sb);
+		rc = warn_words(w, "unread-input", s->files.v[u->file],
+				u->binary && u->bad_at >= 0 ? u->bad_at : u->nul_at >= 0 ? u->nul_at : 0, &sb);
 	}
 	ts_sb_release(&sb);
 	return rc;
@@ -154,6 +313,17 @@ void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_lin
 		   (long long)c->offset);
 }
 
+/* "binary (a NUL byte at offset N)" or "binary (K of its first M bytes
+ * are no text ...)" */
+static void binary_text(const struct ts_hang_unread *u, struct ts_sb *sb)
+{
+	if (u->nul_early)
+		ts_sb_addf(sb, "binary (a NUL byte at offset %lld)", (long long)u->nul_at);
+	else
+		ts_sb_addf(sb, "binary (%lld of its first %lld bytes are no text: control bytes or "
+			   "invalid UTF-8)", (long long)u->nontext, (long long)u->scanned);
+}
+
 void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb)
 {
 	int dump = strstr(ts_basename(s->files.v[u->file]), "_trace_rank_") != NULL;
@@ -164,18 +334,64 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 				  "wrote the dump" : "");
 		return;
 	}
+	if (!dump) {
+		ts_sb_addf(sb, "%s: ", s->files.v[u->file]);
+		binary_text(u, sb);
+		ts_sb_adds(sb, ": neither a Flight Recorder dump (pickle, JSON or Python repr) nor a text "
+			   "log; nothing was read from it");
+		return;
+	}
 	ts_sb_addf(sb, "%s: named like a Flight Recorder dump, ", s->files.v[u->file]);
 	if (u->kind) {
 		ts_sb_addf(sb, "but its content is %s, not a dump; it was not read", u->kind);
 		return;
 	}
-	if (u->nul_at >= 0)
-		ts_sb_addf(sb, "binary (a NUL byte at offset %lld), ", (long long)u->nul_at);
+	if (u->binary) {
+		binary_text(u, sb);
+		ts_sb_adds(sb, ", ");
+	} else if (u->nul_at >= 0) {
+		ts_sb_addf(sb, "with a NUL byte at offset %lld, ", (long long)u->nul_at);
+	}
 	ts_sb_adds(sb, "but it opens with bytes");
 	for (int i = 0; i < u->nhead; i++)
 		ts_sb_addf(sb, " %02x", u->head[i]);
-	ts_sb_adds(sb, " that open no dump trainscope reads (pickle protocols 0-5, JSON, Python repr); "
+	ts_sb_adds(sb, " that open no dump trainscope reads (pickle protocols 0-5, JSON, Python repr); ");
+	ts_sb_adds(sb, u->binary ? "it is no text log either, and nothing was read from it" :
 		   "it was read as a text log, and no dump entry came from it");
+}
+
+int ts_hang_nothing_read(const struct ts_hang_set *s, struct ts_err *err)
+{
+	size_t empty = 0, binary = 0;
+	const struct ts_hang_unread *u = NULL;
+
+	for (size_t i = 0; i < s->unread.n; i++) {
+		empty += s->unread.v[i].empty;
+		binary += s->unread.v[i].binary;
+		if (!u && (s->unread.v[i].empty || s->unread.v[i].binary))
+			u = &s->unread.v[i];
+	}
+	if (!s->files.n || !u || empty + binary != s->files.n)
+		return 0;
+	if (!binary)
+		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1, "%s",
+				 s->files.n == 1 ? "empty input (0 bytes): no hang evidence to read" :
+				 "every input is empty (0 bytes): no hang evidence to read");
+	if (s->files.n == 1) {
+		struct ts_sb sb;
+		int rc;
+
+		ts_sb_init(&sb);
+		binary_text(u, &sb);
+		rc = ts_err_at(err, TS_EPARSE, s->files.v[u->file], u->bad_at >= 0 ? u->bad_at : 0, -1,
+			       "%s: neither a Flight Recorder dump (pickle, JSON or Python repr) nor a "
+			       "text log; no hang evidence to read", sb.failed ? "binary" : sb.buf);
+		ts_sb_release(&sb);
+		return rc;
+	}
+	return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1,
+			 "every input is empty (%zu) or binary (%zu), neither a Flight Recorder dump nor "
+			 "a text log: no hang evidence to read", empty, binary);
 }
 
 void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n)
@@ -419,9 +635,9 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	}
 	/* no rank set in the dumps: the default group is the world when
 	 * --world-size says how big it is, else the ranks that have entries */
-	if (!members.n && s->world_size > 0 && pg >= 0 && s->pgs.v[pg].desc &&
+	if (!members.n && a->world > 0 && pg >= 0 && s->pgs.v[pg].desc &&
 	    strcmp(s->pgs.v[pg].desc, "default_pg") == 0)
-		for (int64_t k = 0; k < s->world_size && k < 65536; k++)
+		for (int64_t k = 0; k < a->world && k < 65536; k++)
 			hang_set_add(&members, k);
 	if (!members.n)
 		for (size_t i = 0; i < have.n; i++)
@@ -1093,19 +1309,21 @@ static int log_behind(struct an *a, size_t id)
 }
 
 /* the world as far as the evidence shows it */
-static int64_t world_of(const struct ts_hang_set *s)
+static int64_t world_of(const struct an *a)
 {
-	if (s->world_size > 0)
-		return s->world_size;
+	const struct ts_hang_set *s = a->s;
+
+	if (a->world > 0)
+		return a->world;
 	return s->ranks_seen.n ? s->ranks_seen.v[s->ranks_seen.n - 1] + 1 : -1;
 }
 
 /* The world is known beyond the reporting ranks: the world size is
  * given, or more than one rank reported (one rank's log says nothing of
  * the ranks it does not name). */
-static int whole_world(const struct ts_hang_set *s, const struct ts_hang_incident *in)
+static int whole_world(const struct an *a, const struct ts_hang_incident *in)
 {
-	return s->world_size > 0 || in->reporting.n > 1;
+	return a->world > 0 || in->reporting.n > 1;
 }
 
 /* The world is given (--world-size) and the ranks without a line are a
@@ -1123,14 +1341,14 @@ static void blame_silent(struct an *a, struct ts_hang_incident *in, const struct
 	}
 	note(in, fmt(r, "no line from ranks %s (world size %lld), the only ranks without evidence: they likely "
 		     "never issued seq %lld or died (inferred: their logs are missing)",
-		     ranks_str(r, silent->v, silent->n), (long long)a->s->world_size, (long long)in->seq));
+		     ranks_str(r, silent->v, silent->n), (long long)a->world, (long long)in->seq));
 }
 
 static void classify_logs(struct an *a, size_t first)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
-	int64_t world = world_of(s);
+	int64_t world = world_of(a);
 
 	for (size_t i = first; i < r->incidents.n; i++) {
 		struct ts_hang_incident *in = &r->incidents.v[i];
@@ -1158,28 +1376,28 @@ static void classify_logs(struct an *a, size_t first)
 			 * completed 183"): all_stuck needs most of the world */
 			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
-			if (silent.n && !(s->world_size > 0 && silent.n < in->reporting.n))
+			if (silent.n && !(a->world > 0 && silent.n < in->reporting.n))
 				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s): a rank that never issued "
 					     "seq %lld would hang the group the same way (not_joined); their "
 					     "logs or Flight Recorder dumps decide", ranks_str(r, silent.v, silent.n),
-					     s->world_size > 0 ? "world size" : "world >=", (long long)world,
-					     s->world_size > 0 ? "" : " as far as the logs show", (long long)in->seq));
-			if (!whole_world(s, in))
+					     a->world > 0 ? "world size" : "world >=", (long long)world,
+					     a->world > 0 ? "" : " as far as the logs show", (long long)in->seq));
+			if (!whole_world(a, in))
 				note(in, "one rank's evidence, and the world size is unknown (--world-size): "
 					 "the other ranks' state is unknown");
 			else if (silent.n < in->reporting.n)
 				in->cls = TS_HANG_ALL_STUCK;
-			if (in->cls == TS_HANG_ALL_STUCK && s->world_size > 0 && silent.n)
+			if (in->cls == TS_HANG_ALL_STUCK && a->world > 0 && silent.n)
 				blame_silent(a, in, &silent);
-		} else if (silent.n && in->seq >= 0 && s->world_size > 0 && silent.n < in->reporting.n) {
+		} else if (silent.n && in->seq >= 0 && a->world > 0 && silent.n < in->reporting.n) {
 			note(in, fmt(r, "every reporting rank (%s) timed out on seq %lld",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
 			blame_silent(a, in, &silent);
 		} else if (silent.n && in->seq >= 0) {
 			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
 				     ranks_str(r, silent.v, silent.n),
-				     s->world_size > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
-		} else if (in->seq >= 0 && in->reporting.n && whole_world(s, in)) {
+				     a->world > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
+		} else if (in->seq >= 0 && in->reporting.n && whole_world(a, in)) {
 			in->cls = TS_HANG_ALL_STUCK;
 			note(in, "every rank of the world timed out on it");
 		} else if (in->seq >= 0 && in->reporting.n) {
@@ -1613,6 +1831,29 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 	memset(&a, 0, sizeof(a));
 	a.s = s;
 	a.r = r;
+	a.world = s->world_size > 0 ? s->world_size : -1;
+	{
+		/* findings about the evidence as a whole: a world size the ranks
+		 * exceed (not used), dumps of different versions */
+		struct hang_i64v above = { 0 };
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		if (hang_world_above(s, &above))
+			sb.failed = 1;
+		if (above.n) {
+			a.world = -1;
+			hang_world_text(s, &above, &sb);
+			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+			ts_sb_reset(&sb);
+		}
+		if (hang_versions_differ(s)) {
+			hang_versions_text(s, &sb);
+			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+		}
+		TS_VEC_RELEASE(above);
+		ts_sb_release(&sb);
+	}
 	{
 		/* findings about inputs: files that open no dump, cut last lines */
 		struct ts_sb sb;

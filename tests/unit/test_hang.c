@@ -776,6 +776,71 @@ TEST(hang_empty_file_is_said)
 	ts_hang_set_release(&s);
 }
 
+/* Binary input is neither a dump nor a text log: a NUL byte before the
+ * first line end, or more than 1 byte in 8 of no text, is binary; a log
+ * padded with NULs after its lines, or with some Latin-1 bytes, is text
+ * (a file of random bytes was read as a log "cut while it was written") */
+TEST(hang_binary_rule)
+{
+	static const unsigned char nul_early[] = "ab\0cd\n";
+	static const unsigned char nul_tail[] = "a line\n\0\0\0\0\0\0\0\0\0\0\0\0";
+	static const unsigned char high[] = { 0xff, 0xfe, 0x81, 'a', 0xc3, 'b', '\n', 0x90 };
+	static const unsigned char utf8[] = "caf\xc3\xa9 \xe2\x9c\x93 \x1b[31mred\x1b[0m\r\n";
+	static const unsigned char latin1[] = "caf\xe9 ol\xe9, a log line of forty bytes\n";
+	struct ts_hang_unread u;
+
+	memset(&u, 0, sizeof(u));
+	CHECK_I64(ts_hang_binary(nul_early, sizeof(nul_early) - 1, &u), 1);
+	CHECK_I64(u.nul_at, 2);
+	CHECK_I64(u.bad_at, 2);
+	CHECK_I64(u.nul_early, 1);
+	CHECK_I64(ts_hang_binary(nul_tail, sizeof(nul_tail) - 1, &u), 0);
+	CHECK_I64(u.nul_at, 7);
+	CHECK_I64(ts_hang_binary(high, sizeof(high), &u), 1);
+	CHECK_I64(u.nontext, 5);   /* ff fe 81 c3 90; 'a' 'b' '\n' are text */
+	CHECK_I64(u.scanned, 8);
+	CHECK_I64(u.bad_at, 0);
+	CHECK_I64(ts_hang_binary(utf8, sizeof(utf8) - 1, &u), 0);
+	CHECK_I64(u.nontext, 0);
+	CHECK_I64(ts_hang_binary(latin1, sizeof(latin1) - 1, &u), 0);
+	CHECK_I64(u.nontext, 2);
+	CHECK_I64(ts_hang_binary(NULL, 0, &u), 0);
+	CHECK_I64(ts_hang_binary(NULL, 0, NULL), 0);
+}
+
+/* A binary input is not read: no cut last line, one unread input; alone
+ * it is an input error naming it, beside a log a finding */
+TEST(hang_binary_input_is_not_read)
+{
+	static const unsigned char bin[] = { 0x13, 0x9a, 0x00, 0x41, 0xff, 0x02, 0x7f, 0x55 };
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int said = 0;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_mem(&s, bin, sizeof(bin), "core.1234", &err) == 0);
+	CHECK_I64(s.unread.n, 1);
+	CHECK_I64(s.cut_lines.n, 0);
+	CHECK_I64(s.lines, 0);
+	CHECK_I64(ts_hang_nothing_read(&s, &err), TS_EPARSE);
+	CHECK_STR(err.path, "core.1234");
+	CHECK_I64(err.offset, 2);
+	CHECK(strstr(err.msg, "binary (a NUL byte at offset 2): neither a Flight Recorder dump") != NULL);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_mem(&s, "plain words\n", 12, "rank0.log", &err) == 0);
+	CHECK_I64(ts_hang_nothing_read(&s, &err), 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t k = 0; k < r.findings.n; k++)
+		said += strcmp(r.findings.v[k], "core.1234: binary (a NUL byte at offset 2): neither a "
+			       "Flight Recorder dump (pickle, JSON or Python repr) nor a text log; "
+			       "nothing was read from it") == 0;
+	CHECK_I64(said, 1);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
 /* buf with every "from" replaced by "to" (same length or shorter) */
 static void replace_all(char *buf, const char *from, const char *to)
 {
