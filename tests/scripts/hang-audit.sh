@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trainscope hang on SYNTHETIC cases of the hang audit (D1-D7), made here with
+# trainscope hang on SYNTHETIC cases of the hang audit (D1-D9), made here with
 # python3's json and pickle modules. The culprit of every case is set by its
 # construction and written below by hand, never computed by trainscope.
 set -u
@@ -18,8 +18,8 @@ def entry(rid, pg, seq, state="completed", op="all_reduce", n=1024):
             "output_sizes": [[n]], "output_dtypes": ["Float"], "state": state, "timeout_ms": 600000,
             "is_p2p": False}
 
-def dump(d, rank, groups, entries, status=None, cut=None, name=None):
-    doc = {"version": "2.5", "rank": rank, "synthetic": "tests/scripts/hang-audit.sh",
+def dump(d, rank, groups, entries, status=None, cut=None, name=None, version="2.5"):
+    doc = {"version": version, "rank": rank, "synthetic": "tests/scripts/hang-audit.sh",
            "pg_config": {g[1]: {"name": g[1], "desc": g[2], "ranks": str(r)} for g, r in groups},
            "pg_status": status or {}, "entries": entries}
     os.makedirs(f"{out}/{d}", exist_ok=True)
@@ -80,6 +80,18 @@ d2 += ts(3) + "[PG ID 1 PG GUID 1 Rank 3] Received a dump signal due to a collec
 open(f"{out}/d2.log", "w").write(d2)
 # D4 text: world 4, rank 1 prints nothing, the others time out at seq 500
 open(f"{out}/d4text.log", "w").write(wd(0) + wd(2) + wd(3))
+# D8: binary files, neither a dump nor a text log: 500 seeded random bytes;
+# 512 bytes with no NUL, every one of them invalid UTF-8 (0x81-0xff, 0x80:
+# a first 0x80 would be a pickle's PROTO);
+# and a log whose end a crash padded with NUL bytes after its lines (text)
+import random
+open(f"{out}/d8random.bin", "wb").write(random.Random(8).randbytes(500))
+open(f"{out}/d8high.bin", "wb").write((bytes(range(0x81, 0x100)) + b"\x80") * 4)
+open(f"{out}/d8nultail.log", "wb").write((wd(0) + wd(1) + wd(2, op="BROADCAST")).encode() + bytes(3000))
+# D9: rank 1 writes its dump as version 2.10, the others as 2.5; rank 2 never issues seq 6
+for r in range(4):
+    dump("d9v", r, [(W, list(range(4)))], done(5) if r == 2 else done(5) + [entry(5, W, 6, "scheduled")],
+         version="2.10" if r == 1 else "2.5")
 PY
 fail=0
 # check NAME EXIT CLASS CULPRITS [hang args...]: first incident's class, culprits of all incidents
@@ -108,6 +120,60 @@ check d1op 1 mismatch 2 "$tmp/d1op.log"
 check d1size 1 mismatch 2 "$tmp/d1size.log"
 check d2 1 not_joined 3 "$tmp/d2.log"
 check d4text 1 not_joined 1 --world-size 4 "$tmp/d4text.log"
+# D8: a binary file alone is an input error naming it (it said "no hang
+# evidence", exit 0, and that the log was cut); beside a log it is an
+# unread-input warning, never a cut log; a NUL-padded log is still read
+for f in d8random.bin d8high.bin; do
+	"$TS" hang "$tmp/$f" >/dev/null 2>"$tmp/$f.err"; rc=$?
+	[ "$rc" = 2 ] && grep -q "$f: byte [0-9]*: binary (.*neither a Flight Recorder dump (pickle, JSON or Python repr) nor a text log" "$tmp/$f.err" ||
+		{ echo "FAIL $f: exit $rc, want 2 naming the file: $(cat "$tmp/$f.err")"; fail=1; }
+done
+grep -q "d8high.bin: byte 0: binary (512 of its first 512 bytes are no text" "$tmp/d8high.bin.err" ||
+	{ echo "FAIL d8high: $(cat "$tmp/d8high.bin.err")"; fail=1; }
+check d8mixed 1 mismatch 2 "$tmp/d1op.log" "$tmp/d8random.bin"
+python3 - "$tmp/d8mixed.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [(x["code"], x["file"].rsplit("/", 1)[1]) for x in d["warnings"]]
+if w != [("unread-input", "d8random.bin")] or "nor a text log; nothing was read from it" not in d["warnings"][0]["message"]:
+    print("FAIL d8mixed: warnings", d["warnings"]); sys.exit(1)
+PY
+"$TS" hang "$tmp/d8random.bin" "$tmp/d8high.bin" >/dev/null 2>"$tmp/d8two.err"; rc=$?
+[ "$rc" = 2 ] && grep -q "every input is empty (0) or binary (2)" "$tmp/d8two.err" ||
+	{ echo "FAIL d8two: exit $rc: $(cat "$tmp/d8two.err")"; fail=1; }
+check d8nultail 1 mismatch 2 "$tmp/d8nultail.log"
+# D9: a --world-size below the ranks seen is said and not used: ranks 0-2
+# time out (rank 2 in another op); ranks 0, 2, 3 time out and rank 1 is
+# silent (world 2 would have blamed rank 1 as the silent minority of 0-1;
+# without a usable world it is undecided, as with no --world-size); dumps
+# of ranks 0, 2-5 (pg_config ranks 0-5)
+check d9mm 1 mismatch 2 --world-size 2 "$tmp/d1op.log"
+check d9silent 0 undecided "" --world-size 2 "$tmp/d4text.log"
+check d9dumps 1 not_joined 1 --world-size 2 "$tmp/d4"
+check d9v 1 not_joined 2 "$tmp/d9v"
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+t = sys.argv[1]
+want = {"d9mm": "--world-size 2, but the evidence names rank 2 (ranks count from 0)",
+        "d9silent": "--world-size 2, but the evidence names ranks 2-3 (ranks count from 0)",
+        "d9dumps": "--world-size 2, but the evidence names ranks 2-5 (ranks count from 0)"}
+bad = 0
+for name, text in want.items():
+    d = json.load(open(f"{t}/{name}.json"))
+    w = [x["message"] for x in d["warnings"] if x["code"] == "world-size-mismatch"]
+    f = [x["text"] for x in d["findings"] if x["incident"] is None]
+    if len(w) != 1 or not w[0].startswith(text) or w[0] not in f:
+        print(f"FAIL {name}: world-size-mismatch", w, f); bad = 1
+d = json.load(open(f"{t}/d9v.json"))
+w = [x for x in d["warnings"] if x["code"] == "dump-version-mismatch"]
+v = f"version 2.5 in {t}/d9v/nccl_trace_rank_0, {t}/d9v/nccl_trace_rank_2, {t}/d9v/nccl_trace_rank_3; version 2.10 in {t}/d9v/nccl_trace_rank_1:"
+if len(w) != 1 or v not in w[0]["message"] or w[0]["file"] != f"{t}/d9v/nccl_trace_rank_1":
+    print("FAIL d9v: dump-version-mismatch", w); bad = 1
+for name in ("d4", "d7", "d5"):
+    if [x for x in json.load(open(f"{t}/{name}.json"))["warnings"] if x["code"] in ("world-size-mismatch", "dump-version-mismatch")]:
+        print(f"FAIL {name}: a mismatch warning without cause"); bad = 1
+sys.exit(bad)
+PY
 # D5: rank 2 is named as a victim waiting in group 2 (tp), stuck first
 grep -q '"cascade: group 3 stopped at seq 5 because rank 2 waits in group 2 seq 5 on ranks 3' "$tmp/d5.json" ||
 	{ echo "FAIL d5: no cascade finding"; fail=1; }
