@@ -33,17 +33,6 @@ static int wanted(struct ts_hang_set *set, const char *path, struct ts_err *err)
 	return 0;
 }
 
-/* every file read is empty: nothing to analyse, an input error as in the
- * other commands (one empty file among others is a finding) */
-static int all_empty(const struct ts_hang_set *set)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < set->unread.n; i++)
-		n += set->unread.v[i].empty;
-	return set->files.n && n == set->files.n;
-}
-
 static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parsed p;
@@ -93,10 +82,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			}
 		}
 	}
-	if (all_empty(&set)) {
-		ts_err_at(&err, TS_EPARSE, set.files.v[0], 0, -1,
-			  set.files.n == 1 ? "empty input (0 bytes): no hang evidence to read" :
-			  "every input is empty (0 bytes): no hang evidence to read");
+	if (ts_hang_nothing_read(&set, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
@@ -138,12 +124,25 @@ const struct cli_command cli_cmd_hang = {
 		"Each incident has a class: not_joined, mismatch, all_stuck, init, watchdog_late,\n"
 		"rank_dead or undecided, with its evidence lines and the knobs that make the next\n"
 		"hang diagnosable. A dump's rank comes from its \"rank\" key or the trailing number\n"
-		"of its file name. A JSON dump cut short is read up to its last complete entry,\n"
-		"with a finding, and its rank is not blamed for the entries the cut lost.\n"
+		"of its file name; a second dump of one rank is left out (duplicate-rank). A dump\n"
+		"cut short (pickle, JSON or repr) is read up to its last complete entry, with a\n"
+		"finding, and its rank is not blamed for the entries the cut lost.\n"
+		"\n"
+		"Dumps: a rank's pg_status (last enqueued / completed) says how far it got, even\n"
+		"when its entries are cut or gone; a member without a dump while the others wait\n"
+		"is the likely culprit (inferred); a collective completed on one rank was joined\n"
+		"by all (state is no signature); a rank blamed in one group because it waits in\n"
+		"another is a victim, and the group stuck first is named (cascade). Dumps of\n"
+		"different Flight Recorder versions are said (dump-version-mismatch).\n"
+		"Logs: timeout lines that disagree on OpType or Numel blame the minority; a rank\n"
+		"whose last enqueued work is below the seq never issued it; with --world-size the\n"
+		"silent minority is the likely culprit. A --world-size below a rank seen is said\n"
+		"(world-size-mismatch) and not used.\n"
 		"\n"
 		"Exit status: 1 when a culprit or a decided class is found, 0 when there is no hang\n"
-		"evidence (or only undecided incidents), 2 for unreadable or empty input (an empty\n"
-		"file among others is a finding).",
+		"evidence (or only undecided incidents), 2 for unreadable input and when every\n"
+		"input is empty or binary (neither a dump nor a text log); among others such a\n"
+		"file is a finding and an unread-input warning.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -173,16 +173,22 @@ struct ts_hang_dump {
 			      * before the cut (its entries are all there) */
 };
 
-/* An input named like a Flight Recorder dump ("nccl_trace_rank_3") that
- * holds no dump a reader here takes: read as a text log, or, found in a
- * directory and detected as something else (kind set), not read. */
+/* An input nothing was read from, or no dump: an empty file or a binary
+ * one (any name: neither a dump nor a text log, not read), or one named like
+ * a Flight Recorder dump ("nccl_trace_rank_3") that holds no dump a reader
+ * here takes: read as a text log, or, found in a directory and detected as
+ * something else (kind set), not read. */
 struct ts_hang_unread {
 	uint32_t file;
-	int64_t nul_at;          /* offset of its first NUL byte, -1 when none */
+	int64_t nul_at;          /* offset of its first NUL byte (first 4 KiB), -1 when none */
 	unsigned char head[4];   /* its first bytes */
 	int nhead;
 	const char *kind;        /* what detection says it is (ts_kind_name), or NULL */
 	int empty;               /* the file is empty (0 bytes): any name */
+	int binary;              /* no text (ts_hang_binary): not read */
+	int64_t nontext, scanned; /* binary: bytes of its first `scanned` that are no text */
+	int64_t bad_at;          /* offset of its first NUL or non-text byte, -1 */
+	int nul_early;           /* a NUL byte before its first line end (binary) */
 };
 
 /* A text log's last line without its line end (the log was cut while it
@@ -237,7 +243,9 @@ void ts_hang_set_release(struct ts_hang_set *s);
 /*
  * Read one file ("-" for stdin; gzip inflated) into s, choosing the reader
  * by content: a pickle (first byte 0x80), a JSON or Python-repr document
- * (first non-blank byte '{'), else text lines. Returns 0 or a negative
+ * (first non-blank byte '{'), else text lines; an empty or binary input
+ * (ts_hang_binary) is not read but kept as unread (struct ts_hang_unread:
+ * a finding and an unread-input warning). Returns 0 or a negative
  * ts_code with err naming the file and position: TS_EPARSE for malformed
  * dumps, TS_EUNSUPPORTED for a pickle that carries code (GLOBAL, REDUCE,
  * ...), TS_ELIMIT for a dump over TS_HANG_DUMP_MAX. Text lines that are not
@@ -271,6 +279,26 @@ int ts_hang_read_pickle_mem(struct ts_hang_set *s, const void *data, size_t n,
  * 'x'/"x", tuples). */
 int ts_hang_read_pyobj_mem(struct ts_hang_set *s, const void *data, size_t n,
 			   const char *name, int64_t rank, struct ts_err *err);
+
+/*
+ * Whether d[0..n) is binary, neither a dump nor a text log (the rule the
+ * reader applies to every input it would read as text): in its first 4 KiB
+ * a NUL byte before the first line end, or more than one byte in 8 before
+ * the first NUL that is no text (a control byte other than tab, line and
+ * page ends, backspace and ESC; DEL; invalid UTF-8). A log whose end a crash
+ * padded with NUL bytes after its lines stays text. u (may be NULL) gets
+ * nul_at, nontext, scanned and bad_at. d may be NULL when n is 0.
+ */
+int ts_hang_binary(const unsigned char *d, size_t n, struct ts_hang_unread *u);
+
+/*
+ * Nothing was read from any input: every file is empty (0 bytes) or binary
+ * (struct ts_hang_unread). Returns TS_EPARSE with err naming the file (the
+ * first one, when several) and saying why, or 0 when some input was read
+ * (an empty or binary file among others is a finding and an unread-input
+ * warning).
+ */
+int ts_hang_nothing_read(const struct ts_hang_set *s, struct ts_err *err);
 
 /* ------------------------------------------------------------- analysis */
 
@@ -334,7 +362,10 @@ void ts_hang_jw(struct ts_jw *w, const struct ts_hang_set *s, const struct ts_ha
 		int schema);
 struct ts_warnings;
 /* Add the evidence's warnings to w: a truncated-dump warning per cut dump
- * (file, byte of the cut), a truncated-log warning per text log whose last
+ * (file, byte of the cut), a duplicate-rank warning per second dump of a
+ * rank, a dump-version-mismatch when the dumps' versions differ, a
+ * world-size-mismatch when a rank seen is at or above --world-size (no
+ * file), a truncated-log warning per text log whose last
  * line is cut (struct ts_hang_cut_line) and an unread-input warning per
  * input that looks like a dump but is none trainscope reads (struct
  * ts_hang_unread), in the words of the hang analysis's findings. `hang --json` and diagnose carry

@@ -16,10 +16,23 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/paths.h"
 
+/* a log line of one rank joined to a log incident: a timeout (work >= 0)
+ * or a progress line that shows the rank behind the incident's seq */
+struct logref {
+	int inc;
+	int64_t rank;
+	size_t work;          /* index into works, or SIZE_MAX */
+	int64_t enqueued, completed;
+	int pg;
+	int ev;
+};
+
 struct an {
 	struct ts_hang_set *s;
 	struct ts_hang_result *r;
+	int64_t world;            /* --world-size when no rank is at or above it, else -1 */
 	TS_VEC(int) has_progress; /* per incident */
+	TS_VEC(struct logref) lrefs;
 };
 
 static const char *fmt(struct ts_hang_result *r, const char *f, ...)
@@ -76,6 +89,150 @@ static int warn_words(struct ts_warnings *w, const char *code, const char *file,
 	return rc;
 }
 
+/* a rank at or above the world size given */
+static int above_add(struct hang_i64v *above, int64_t world, int64_t rank)
+{
+	return rank >= world ? hang_set_add(above, rank) : 0;
+}
+
+static int above_vec(struct hang_i64v *above, int64_t world, const int64_t *v, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = above_add(above, world, v[i]);
+	return rc;
+}
+
+int hang_world_above(const struct ts_hang_set *s, struct hang_i64v *above)
+{
+	int64_t w = s->world_size;
+	int rc = 0;
+
+	if (w <= 0)
+		return 0;
+	for (size_t i = 0; i < s->works.n && !rc; i++)
+		rc = above_add(above, w, s->works.v[i].rank);
+	for (size_t i = 0; i < s->progress.n && !rc; i++)
+		rc = above_add(above, w, s->progress.v[i].rank);
+	for (size_t i = 0; i < s->dumps.n && !rc; i++)
+		rc = above_add(above, w, s->dumps.v[i].rank);
+	for (size_t i = 0; i < s->status.n && !rc; i++)
+		rc = above_add(above, w, s->status.v[i].rank);
+	for (size_t i = 0; i < s->pgs.n && !rc; i++) {
+		const char *p = s->pgs.v[i].ranks;
+		int64_t k;
+
+		while (p && !rc && hang_ranks_next(&p, &k))
+			rc = above_add(above, w, k);
+	}
+	for (size_t i = 0; i < s->reports.n && !rc; i++) {
+		const struct ts_hang_report *rep = &s->reports.v[i];
+
+		rc = above_add(above, w, rep->reporter);
+		if (!rc)
+			rc = above_vec(above, w, rep->culprits.v, rep->culprits.n);
+		if (!rc)
+			rc = above_vec(above, w, rep->missing.v, rep->missing.n);
+		if (!rc)
+			rc = above_vec(above, w, rep->expected.v, rep->expected.n);
+		for (size_t g = 0; g < rep->groups.n && !rc; g++)
+			rc = above_vec(above, w, rep->groups.v[g].ranks.v, rep->groups.v[g].ranks.n);
+	}
+	return rc;
+}
+
+void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above, struct ts_sb *sb)
+{
+	ts_sb_addf(sb, "--world-size %lld, but the evidence names rank%s ", (long long)s->world_size,
+		   above->n == 1 ? "" : "s");
+	{
+		struct ts_sb r;
+
+		ts_sb_init(&r);
+		hang_ranks_text(&r, above->v, above->n);
+		ts_sb_adds(sb, r.failed ? "?" : r.buf);
+		ts_sb_release(&r);
+	}
+	ts_sb_addf(sb, " (ranks count from 0): the world is larger, so the given size is not used, and "
+		   "no rank is taken as silent from it");
+}
+
+/* The dumps' distinct versions in the order first read: 1 when they
+ * differ (one job's ranks run one PyTorch and write one version). */
+int hang_versions_differ(const struct ts_hang_set *s)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const char *v = s->dumps.v[i].version;
+
+		if (!v)
+			continue;
+		if (!first)
+			first = v;
+		else if (strcmp(v, first))
+			return 1;
+	}
+	return 0;
+}
+
+/* the first dump with that version is i */
+static int version_first(const struct ts_hang_set *s, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (s->dumps.v[k].version && strcmp(s->dumps.v[k].version, s->dumps.v[i].version) == 0)
+			return 0;
+	return 1;
+}
+
+void hang_versions_text(const struct ts_hang_set *s, struct ts_sb *sb)
+{
+	const char *sep = "";
+
+	ts_sb_adds(sb, "Flight Recorder dumps of different versions: ");
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const char *v = s->dumps.v[i].version;
+		size_t shown = 0, more = 0;
+
+		if (!v || !version_first(s, i))
+			continue;
+		ts_sb_addf(sb, "%sversion %s in ", sep, v);
+		for (size_t k = i; k < s->dumps.n; k++) {
+			if (!s->dumps.v[k].version || strcmp(s->dumps.v[k].version, v))
+				continue;
+			if (shown < 4)
+				ts_sb_addf(sb, "%s%s", shown ? ", " : "", s->files.v[s->dumps.v[k].file]);
+			else
+				more++;
+			shown++;
+		}
+		if (more)
+			ts_sb_addf(sb, " and %zu more", more);
+		sep = "; ";
+	}
+	ts_sb_adds(sb, ": the ranks of one job run one PyTorch and write one version, so these may "
+		   "be dumps of different jobs or builds mixed");
+}
+
+/* the first file of a version other than the first dump's */
+static int64_t version_other_file(const struct ts_hang_set *s)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const char *v = s->dumps.v[i].version;
+
+		if (!v)
+			continue;
+		if (!first)
+			first = v;
+		else if (strcmp(v, first))
+			return s->dumps.v[i].file;
+	}
+	return 0;
+}
+
 int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 {
 	struct ts_sb sb;
@@ -90,6 +247,28 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		hang_cut_text(s, d, &sb);
 		rc = warn_words(w, "truncated-dump", s->files.v[d->file], d->cut_at, &sb);
 	}
+	for (size_t i = 0; i < s->dumps.n && !rc; i++) {
+		int first = hang_dup_dump(s, i);
+
+		if (first < 0)
+			continue;
+		hang_dup_text(s, i, (size_t)first, &sb);
+		rc = warn_words(w, "duplicate-rank", s->files.v[s->dumps.v[i].file], 0, &sb);
+	}
+	if (!rc && hang_versions_differ(s)) {
+		hang_versions_text(s, &sb);
+		rc = warn_words(w, "dump-version-mismatch", s->files.v[version_other_file(s)], 0, &sb);
+	}
+	if (!rc && s->world_size > 0) {
+		struct hang_i64v above = { 0 };
+
+		rc = hang_world_above(s, &above);
+		if (!rc && above.n) {
+			hang_world_text(s, &above, &sb);
+			rc = warn_words(w, "world-size-mismatch", NULL, -1, &sb);
+		}
+		TS_VEC_RELEASE(above);
+	}
 	for (size_t i = 0; i < s->cut_lines.n && !rc; i++) {
 		const struct ts_hang_cut_line *c = &s->cut_lines.v[i];
 
@@ -102,11 +281,27 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		const struct ts_hang_unread *u = &s->unread.v[i];
 
 		hang_unread_text(s, u, &sb);
-		rc = warn_words(w, "unread-input", s->files.v[u->file], u->nul_at >= 0 ? u->nul_at : 0,
-				&sb);
+		rc = warn_words(w, "unread-input", s->files.v[u->file],
+				u->binary && u->bad_at >= 0 ? u->bad_at : u->nul_at >= 0 ? u->nul_at : 0, &sb);
 	}
 	ts_sb_release(&sb);
 	return rc;
+}
+
+int hang_dup_dump(const struct ts_hang_set *s, size_t i)
+{
+	for (size_t k = 0; k < i && s->dumps.v[i].rank >= 0; k++)
+		if (s->dumps.v[k].rank == s->dumps.v[i].rank)
+			return (int)k;
+	return -1;
+}
+
+void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct ts_sb *sb)
+{
+	ts_sb_addf(sb, "%s: its dump claims rank %lld, as %s does; only %s is compared (a rank key "
+		   "or file name is wrong, or dumps of two jobs are mixed)",
+		   s->files.v[s->dumps.v[i].file], (long long)s->dumps.v[i].rank,
+		   s->files.v[s->dumps.v[first].file], s->files.v[s->dumps.v[first].file]);
 }
 
 void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_line *c,
@@ -116,6 +311,17 @@ void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_lin
 		   "cut while it was written, and the line is not read (a number at its end may "
 		   "be the head of a longer one)", s->files.v[c->file], (long long)c->line,
 		   (long long)c->offset);
+}
+
+/* "binary (a NUL byte at offset N)" or "binary (K of its first M bytes
+ * are no text ...)" */
+static void binary_text(const struct ts_hang_unread *u, struct ts_sb *sb)
+{
+	if (u->nul_early)
+		ts_sb_addf(sb, "binary (a NUL byte at offset %lld)", (long long)u->nul_at);
+	else
+		ts_sb_addf(sb, "binary (%lld of its first %lld bytes are no text: control bytes or "
+			   "invalid UTF-8)", (long long)u->nontext, (long long)u->scanned);
 }
 
 void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *u, struct ts_sb *sb)
@@ -128,18 +334,64 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 				  "wrote the dump" : "");
 		return;
 	}
+	if (!dump) {
+		ts_sb_addf(sb, "%s: ", s->files.v[u->file]);
+		binary_text(u, sb);
+		ts_sb_adds(sb, ": neither a Flight Recorder dump (pickle, JSON or Python repr) nor a text "
+			   "log; nothing was read from it");
+		return;
+	}
 	ts_sb_addf(sb, "%s: named like a Flight Recorder dump, ", s->files.v[u->file]);
 	if (u->kind) {
 		ts_sb_addf(sb, "but its content is %s, not a dump; it was not read", u->kind);
 		return;
 	}
-	if (u->nul_at >= 0)
-		ts_sb_addf(sb, "binary (a NUL byte at offset %lld), ", (long long)u->nul_at);
+	if (u->binary) {
+		binary_text(u, sb);
+		ts_sb_adds(sb, ", ");
+	} else if (u->nul_at >= 0) {
+		ts_sb_addf(sb, "with a NUL byte at offset %lld, ", (long long)u->nul_at);
+	}
 	ts_sb_adds(sb, "but it opens with bytes");
 	for (int i = 0; i < u->nhead; i++)
 		ts_sb_addf(sb, " %02x", u->head[i]);
-	ts_sb_adds(sb, " that open no dump trainscope reads (pickle protocols 0-5, JSON, Python repr); "
+	ts_sb_adds(sb, " that open no dump trainscope reads (pickle protocols 0-5, JSON, Python repr); ");
+	ts_sb_adds(sb, u->binary ? "it is no text log either, and nothing was read from it" :
 		   "it was read as a text log, and no dump entry came from it");
+}
+
+int ts_hang_nothing_read(const struct ts_hang_set *s, struct ts_err *err)
+{
+	size_t empty = 0, binary = 0;
+	const struct ts_hang_unread *u = NULL;
+
+	for (size_t i = 0; i < s->unread.n; i++) {
+		empty += s->unread.v[i].empty;
+		binary += s->unread.v[i].binary;
+		if (!u && (s->unread.v[i].empty || s->unread.v[i].binary))
+			u = &s->unread.v[i];
+	}
+	if (!s->files.n || !u || empty + binary != s->files.n)
+		return 0;
+	if (!binary)
+		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1, "%s",
+				 s->files.n == 1 ? "empty input (0 bytes): no hang evidence to read" :
+				 "every input is empty (0 bytes): no hang evidence to read");
+	if (s->files.n == 1) {
+		struct ts_sb sb;
+		int rc;
+
+		ts_sb_init(&sb);
+		binary_text(u, &sb);
+		rc = ts_err_at(err, TS_EPARSE, s->files.v[u->file], u->bad_at >= 0 ? u->bad_at : 0, -1,
+			       "%s: neither a Flight Recorder dump (pickle, JSON or Python repr) nor a "
+			       "text log; no hang evidence to read", sb.failed ? "binary" : sb.buf);
+		ts_sb_release(&sb);
+		return rc;
+	}
+	return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1,
+			 "every input is empty (%zu) or binary (%zu), neither a Flight Recorder dump nor "
+			 "a text log: no hang evidence to read", empty, binary);
 }
 
 void hang_ranks_text(struct ts_sb *sb, const int64_t *v, size_t n)
@@ -277,7 +529,9 @@ static int same_sig(const struct ts_hang_work *a, const struct ts_hang_work *b)
 	const char *oa = a->op ? strchr(a->op, ':') : NULL, *ob = b->op ? strchr(b->op, ':') : NULL;
 	oa = oa ? oa + 1 : a->op;
 	ob = ob ? ob + 1 : b->op;
-	if (a->kind != b->kind || a->state != b->state)
+	/* state is not compared: a collective completed on one rank means every
+	 * rank joined it, the others only discover it later (pytorch #119249) */
+	if (a->kind != b->kind)
 		return 0;
 	/* P2P coalesced groups differ by rank by design: compare kind and state */
 	if (a->shape && b->shape && strcmp(a->shape, "p2p") == 0 && strcmp(b->shape, "p2p") == 0)
@@ -324,6 +578,19 @@ static void parse_ranks(const char *ranks, void *vec)
 		hang_set_add(vec, v);
 }
 
+/* rank's pg_status in group pg (its dump's last enqueued and completed
+ * seq); 0 when its dump has none */
+static int pg_status_of(const struct ts_hang_set *s, int pg, int64_t rank, int64_t *enq, int64_t *done)
+{
+	for (size_t k = 0; k < s->status.n; k++)
+		if (s->status.v[k].pg == pg && s->status.v[k].rank == rank && s->status.v[k].enqueued >= 0) {
+			*enq = s->status.v[k].enqueued;
+			*done = s->status.v[k].completed;
+			return 1;
+		}
+	return 0;
+}
+
 /* The last seq rank has in the group's sorted refs [b, e); INT64_MIN if
  * none. A truncated dump tells nothing past it. */
 static int64_t horizon(const struct wref *refs, size_t b, size_t e, int64_t rank)
@@ -368,9 +635,9 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	}
 	/* no rank set in the dumps: the default group is the world when
 	 * --world-size says how big it is, else the ranks that have entries */
-	if (!members.n && s->world_size > 0 && pg >= 0 && s->pgs.v[pg].desc &&
+	if (!members.n && a->world > 0 && pg >= 0 && s->pgs.v[pg].desc &&
 	    strcmp(s->pgs.v[pg].desc, "default_pg") == 0)
-		for (int64_t k = 0; k < s->world_size && k < 65536; k++)
+		for (int64_t k = 0; k < a->world && k < 65536; k++)
 			hang_set_add(&members, k);
 	if (!members.n)
 		for (size_t i = 0; i < have.n; i++)
@@ -401,7 +668,7 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	for (size_t i = b; i < e;) {
 		size_t j = i;
 		int64_t seq = refs[i].seq;
-		struct hang_i64v present = { 0 }, absent = { 0 }, unknown = { 0 };
+		struct hang_i64v present = { 0 }, absent = { 0 }, unknown = { 0 }, issued = { 0 }, done_on = { 0 };
 		int all_done = 1;
 		while (j < e && refs[j].seq == seq)
 			j++;
@@ -413,11 +680,25 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			hang_set_add(&present, refs[k].rank);
 			if (s->works.v[refs[k].idx].state != TS_ST_COMPLETED)
 				all_done = 0;
+			else
+				hang_set_add(&done_on, refs[k].rank);
 		}
 		for (size_t k = 0; k < members.n; k++) {
 			size_t c;
+			int64_t enq, done;
 			if (!hang_set_has(dumped, members.v[k]) || hang_set_has(&present, members.v[k]))
 				continue;
+			/* no entry, but the dump's pg_status says how far the rank got */
+			if (pg_status_of(s, pg, members.v[k], &enq, &done)) {
+				if (enq < seq) {
+					hang_set_add(&absent, members.v[k]);
+				} else {
+					hang_set_add(&issued, members.v[k]);
+					if (done < seq)
+						all_done = 0;
+				}
+				continue;
+			}
 			for (c = 0; c < cut->n && cut->v[c] != members.v[k]; c++)
 				;
 			/* past the end of a truncated dump: not seen, not absent */
@@ -430,6 +711,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			TS_VEC_RELEASE(present);
 			TS_VEC_RELEASE(absent);
 			TS_VEC_RELEASE(unknown);
+			TS_VEC_RELEASE(issued);
+			TS_VEC_RELEASE(done_on);
 			i = j;
 			continue;
 		}
@@ -444,6 +727,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			TS_VEC_RELEASE(present);
 			TS_VEC_RELEASE(absent);
 			TS_VEC_RELEASE(unknown);
+			TS_VEC_RELEASE(issued);
+			TS_VEC_RELEASE(done_on);
 			rc = TS_ENOMEM;
 			break;
 		}
@@ -493,7 +778,20 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			in->cls = TS_HANG_UNDECIDED;
 			note(in, fmt(r, "tie: %zu groups of %zu ranks disagree at seq %lld and none is the majority",
 				     ties, gcount[big], (long long)seq));
-		} else if (undumped.n || unknown.n) {
+		} else if (undumped.n && !unknown.n && !done_on.n && undumped.n < present.n + issued.n) {
+			/* every member with evidence issued it and waits: the few
+			 * without a dump are the likely culprits (a rank that died or
+			 * hangs outside the collective often writes no dump) */
+			in->cls = TS_HANG_NOT_JOINED;
+			for (size_t k = 0; k < undumped.n; k++) {
+				hang_set_add(&in->missing, undumped.v[k]);
+				hang_set_add(&in->culprits, undumped.v[k]);
+			}
+			note(in, fmt(r, "no dump from ranks %s, the only members without evidence; every other member "
+				     "issued seq %lld and waits in it: ranks %s likely never issued it or died "
+				     "(inferred: their dump is missing)", ranks_str(r, undumped.v, undumped.n),
+				     (long long)seq, ranks_str(r, undumped.v, undumped.n)));
+		} else if ((undumped.n || unknown.n) && !done_on.n) {
 			in->cls = TS_HANG_UNDECIDED;
 			if (undumped.n)
 				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
@@ -503,11 +801,20 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 			note(in, "the first collective of the group never completed: communicator set-up / topology");
 		} else {
 			in->cls = TS_HANG_ALL_STUCK;
-			note(in, "every member issued it with the same signature; none completed (network, library or GPU)");
+			note(in, done_on.n ? "every member issued it with the same signature; not every member completed it"
+			     : "every member issued it with the same signature; none completed (network, library or GPU)");
 		}
 		if (unknown.n)
 			note(in, fmt(r, "the dumps of ranks %s are truncated before seq %lld: cannot tell "
 				     "whether they joined", ranks_str(r, unknown.v, unknown.n), (long long)seq));
+		if (issued.n)
+			note(in, fmt(r, "ranks %s have no entry for seq %lld, but the pg_status of their dumps "
+				     "says they enqueued it", ranks_str(r, issued.v, issued.n), (long long)seq));
+		if (done_on.n && !absent.n && ng == 1)
+			note(in, fmt(r, "ranks %s completed seq %lld: every member joined it (a watchdog can "
+				     "discover a completion late, or mark an aborted collective completed: "
+				     "pytorch #119249); no rank is blamed for its state",
+				     ranks_str(r, done_on.v, done_on.n), (long long)seq));
 		if (ng > 1) {
 			for (size_t g = 0; g < ng; g++) {
 				struct hang_i64v gr = { 0 };
@@ -535,6 +842,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		TS_VEC_RELEASE(present);
 		TS_VEC_RELEASE(absent);
 		TS_VEC_RELEASE(unknown);
+		TS_VEC_RELEASE(issued);
+		TS_VEC_RELEASE(done_on);
 		break; /* one incident per group: later seqs follow from this one */
 	}
 	TS_VEC_RELEASE(members);
@@ -544,12 +853,168 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	return rc;
 }
 
+/* A rank's collective entries not completed, (rank, pg, seq) sorted. */
+struct pend { int64_t rank; int pg; int64_t seq; size_t idx; };
+
+static int cmp_pend(const void *x, const void *y)
+{
+	const struct pend *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->pg != b->pg)
+		return a->pg < b->pg ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+struct casc {
+	struct an *a;
+	size_t first, n;            /* the dump incidents */
+	struct hang_i64v *orig;     /* their culprits before the cascade */
+	struct pend *pend;
+	size_t npend;
+};
+
+/* The dump incident (other than inc) in which rank waits: it has an entry
+ * of that incident's group and seq not completed, and is not blamed there;
+ * -1 when none. *w: that entry. */
+static int waits_in(const struct casc *c, int64_t rank, size_t inc, size_t *w)
+{
+	size_t lo = 0, hi = c->npend;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->pend[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->npend && c->pend[lo].rank == rank; lo++)
+		for (size_t j = 0; j < c->n; j++) {
+			const struct ts_hang_incident *in = &c->a->r->incidents.v[c->first + j];
+			if (j == inc || in->pg != c->pend[lo].pg || in->seq != c->pend[lo].seq ||
+			    !c->orig[j].n || hang_set_has(&c->orig[j], rank))
+				continue;
+			*w = c->pend[lo].idx;
+			return (int)j;
+		}
+	return -1;
+}
+
+/* Incident j has a culprit that waits in no other incident (depth bounds
+ * a cycle of ranks waiting on each other: no root then). */
+static int has_root(const struct casc *c, size_t j, int depth)
+{
+	size_t w;
+
+	if (depth <= 0)
+		return 0;
+	for (size_t k = 0; k < c->orig[j].n; k++) {
+		int next = waits_in(c, c->orig[j].v[k], j, &w);
+		if (next < 0 || has_root(c, (size_t)next, depth - 1))
+			return 1;
+	}
+	return 0;
+}
+
+static const char *pg_name(const struct ts_hang_set *s, int pg)
+{
+	if (pg < 0)
+		return "?";
+	return s->pgs.v[pg].guid ? s->pgs.v[pg].guid : s->pgs.v[pg].desc ? s->pgs.v[pg].desc : "?";
+}
+
+/* Cascades across groups: a rank blamed for not joining seq N of one group
+ * whose own dump shows it waiting in a collective of another group, itself
+ * hung on other ranks, is a victim (it never got to seq N): it stays a
+ * missing rank but is not a culprit, and the chain is said. */
+static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct casc c;
+	int rc = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.a = a;
+	c.first = first;
+	c.n = r->incidents.n - first;
+	if (c.n < 2)
+		return 0;
+	c.orig = calloc(c.n, sizeof(*c.orig));
+	c.pend = malloc((s->works.n ? s->works.n : 1) * sizeof(*c.pend));
+	if (!c.orig || !c.pend) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->rank < 0 || w->seq < 0 || w->state == TS_ST_COMPLETED ||
+		    w->kind == TS_OP_SEND || w->kind == TS_OP_RECV ||
+		    (dup_files->n && hang_set_has(dup_files, w->file)))
+			continue;
+		c.pend[c.npend].rank = w->rank;
+		c.pend[c.npend].pg = w->pg;
+		c.pend[c.npend].seq = w->seq;
+		c.pend[c.npend].idx = i;
+		c.npend++;
+	}
+	ts_sort(c.pend, c.npend, sizeof(*c.pend), cmp_pend);
+	for (size_t j = 0; j < c.n; j++) {
+		const struct ts_hang_incident *in = &r->incidents.v[first + j];
+		if (in->cls == TS_HANG_NOT_JOINED)
+			for (size_t k = 0; k < in->culprits.n; k++)
+				if (hang_set_add(&c.orig[j], in->culprits.v[k]))
+					rc = TS_ENOMEM;
+	}
+	for (size_t j = 0; j < c.n && !rc; j++) {
+		struct ts_hang_incident *in = &r->incidents.v[first + j];
+		size_t keep = 0;
+
+		for (size_t k = 0; k < c.orig[j].n; k++) {
+			int64_t rank = c.orig[j].v[k];
+			size_t w;
+			int next = waits_in(&c, rank, j, &w);
+
+			if (next < 0 || !has_root(&c, (size_t)next, 16)) {
+				in->culprits.v[keep++] = rank;
+				continue;
+			}
+			{
+				const struct ts_hang_incident *up = &r->incidents.v[first + (size_t)next];
+				const struct ts_hang_work *wk = &s->works.v[w];
+				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
+					     "group %s seq %lld (%s, %s), which waits on ranks %s (incident %zu); "
+					     "it never got to seq %lld here", (long long)rank,
+					     pg_name(s, up->pg), (long long)up->seq, wk->op ? wk->op : "?",
+					     state_name(wk->state), ranks_str(r, c.orig[next].v, c.orig[next].n),
+					     first + (size_t)next + 1, (long long)in->seq));
+				finding(r, fmt(r, "cascade: group %s stopped at seq %lld because rank %lld waits in "
+					       "group %s seq %lld on ranks %s: group %s was stuck first",
+					       pg_name(s, in->pg), (long long)in->seq, (long long)rank,
+					       pg_name(s, up->pg), (long long)up->seq,
+					       ranks_str(r, c.orig[next].v, c.orig[next].n), pg_name(s, up->pg)));
+			}
+		}
+		if (in->cls == TS_HANG_NOT_JOINED)
+			in->culprits.n = keep;
+	}
+out:
+	for (size_t j = 0; c.orig && j < c.n; j++)
+		TS_VEC_RELEASE(c.orig[j]);
+	free(c.orig);
+	free(c.pend);
+	return rc;
+}
+
 static int dumps(struct an *a)
 {
 	struct ts_hang_set *s = a->s;
 	struct wref *refs;
 	size_t n = 0;
-	struct hang_i64v dumped = { 0 }, cut = { 0 };
+	struct hang_i64v dumped = { 0 }, cut = { 0 }, dup_files = { 0 };
+	size_t first_inc = a->r->incidents.n;
 	int rc = 0;
 
 	if (!s->dumps.n)
@@ -569,12 +1034,31 @@ static int dumps(struct an *a)
 			ts_sb_release(&sb);
 		}
 	}
+	/* a second dump of one rank is not compared (a finding names both) */
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		int first = hang_dup_dump(s, i);
+		struct ts_sb sb;
+
+		if (first < 0)
+			continue;
+		hang_set_add(&dup_files, s->dumps.v[i].file);
+		ts_sb_init(&sb);
+		hang_dup_text(s, i, (size_t)first, &sb);
+		finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
+		ts_sb_release(&sb);
+	}
 	refs = malloc((s->works.n ? s->works.n : 1) * sizeof(*refs));
-	if (!refs)
+	if (!refs) {
+		TS_VEC_RELEASE(dumped);
+		TS_VEC_RELEASE(cut);
+		TS_VEC_RELEASE(dup_files);
 		return TS_ENOMEM;
+	}
 	for (size_t i = 0; i < s->works.n; i++) {
 		const struct ts_hang_work *w = &s->works.v[i];
 		if (!w->from_dump || w->rank < 0 || w->seq < 0 || w->kind == TS_OP_SEND || w->kind == TS_OP_RECV)
+			continue;
+		if (dup_files.n && hang_set_has(&dup_files, w->file))
 			continue;
 		refs[n].pg = w->pg;
 		refs[n].seq = w->seq;
@@ -591,8 +1075,11 @@ static int dumps(struct an *a)
 		i = j;
 	}
 	free(refs);
+	if (!rc)
+		rc = cascade(a, first_inc, &dup_files);
 	TS_VEC_RELEASE(dumped);
 	TS_VEC_RELEASE(cut);
+	TS_VEC_RELEASE(dup_files);
 	for (size_t i = 0; i < s->dumps.n; i++)
 		if (s->dumps.v[i].rank < 0)
 			finding(a->r, fmt(a->r, "%s: a dump whose rank is unknown (no \"rank\" key, no trailing number in the file name) is left out",
@@ -660,6 +1147,11 @@ static int logs(struct an *a)
 		if (w->rank >= 0)
 			hang_set_add(&in->reporting, w->rank);
 		add_ev(in, w->ev);
+		if (w->rank >= 0 && w->state == TS_ST_TIMED_OUT) {
+			struct logref l = { id, w->rank, i, -1, -1, w->pg, w->ev };
+			if (TS_VEC_PUSH(a->lrefs, l))
+				return TS_ENOMEM;
+		}
 	}
 	for (size_t i = 0; i < s->progress.n; i++) {
 		const struct ts_hang_progress *p = &s->progress.v[i];
@@ -684,41 +1176,179 @@ static int logs(struct an *a)
 			hang_set_add(&in->reporting, p->rank);
 		if (p->signal_from >= 0)
 			hang_set_add(&in->reporting, p->signal_from);
-		if (in->last_enqueued < 0)
+		/* the numbers of a rank behind the seq are its own (a note) */
+		if (in->last_enqueued < 0 && !(in->seq >= 0 && p->enqueued >= 0 && p->enqueued < in->seq)) {
 			in->last_enqueued = p->enqueued;
-		if (in->last_completed < 0)
 			in->last_completed = p->completed;
+		}
 		if (in->seq >= 0 && p->enqueued >= in->seq && p->completed >= 0 && p->completed < in->seq)
 			a->has_progress.v[id] = 1;
 		if (p->signal_from >= 0)
 			note(in, fmt(r, "rank %lld received the dump signal from rank %lld, which timed out (seq not printed)",
 				     (long long)p->rank, (long long)p->signal_from));
 		add_ev(in, p->ev);
+		/* a rank whose last enqueued work is below the seq never issued it */
+		if (p->rank >= 0 && in->seq >= 0 && p->enqueued >= 0 && p->enqueued < in->seq &&
+		    !(p->pg >= 0 && in->pg >= 0 && p->pg != in->pg)) {
+			struct logref l = { id, p->rank, SIZE_MAX, p->enqueued, p->completed, p->pg, p->ev };
+			if (TS_VEC_PUSH(a->lrefs, l))
+				return TS_ENOMEM;
+		}
 	}
 	return 0;
 }
 
-/* the world as far as the evidence shows it */
-static int64_t world_of(const struct ts_hang_set *s)
+/* the log text of a timeout's signature: "OpType=X, NumelIn=a, NumelOut=b" */
+static int same_log_sig(const struct ts_hang_work *a, const struct ts_hang_work *b)
 {
-	if (s->world_size > 0)
-		return s->world_size;
+	if (a->numel_in != b->numel_in || a->numel_out != b->numel_out)
+		return 0;
+	if (a->kind != TS_OP_UNKNOWN || b->kind != TS_OP_UNKNOWN)
+		return a->kind == b->kind;
+	return (a->op == NULL) == (b->op == NULL) && (!a->op || strcmp(a->op, b->op) == 0);
+}
+
+/* Timeout lines of one (group, seq) that disagree on OpType or Numel: the
+ * minority is blamed (a tie stays undecided), as for dumps (nccl #1409).
+ * Returns 1 when the lines disagree. */
+static int log_mismatch(struct an *a, size_t id)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct ts_hang_incident *in = &r->incidents.v[id];
+	size_t sig[8], nsig = 0, big = 0, ties = 0;
+	struct hang_i64v ranks[8], seen = { 0 };
+	int over = 0;
+
+	memset(ranks, 0, sizeof(ranks));
+	for (size_t k = 0; k < a->lrefs.n; k++) {
+		const struct logref *l = &a->lrefs.v[k];
+		size_t g;
+		if (l->inc != (int)id || l->work == SIZE_MAX || hang_set_has(&seen, l->rank))
+			continue;
+		hang_set_add(&seen, l->rank);
+		for (g = 0; g < nsig && !same_log_sig(&s->works.v[sig[g]], &s->works.v[l->work]); g++)
+			;
+		if (g == nsig) {
+			if (nsig == 8) {
+				over = 1;
+				continue;
+			}
+			sig[nsig++] = l->work;
+		}
+		hang_set_add(&ranks[g], l->rank);
+	}
+	TS_VEC_RELEASE(seen);
+	if (nsig < 2) {
+		TS_VEC_RELEASE(ranks[0]);
+		return 0;
+	}
+	for (size_t g = 1; g < nsig; g++)
+		if (ranks[g].n > ranks[big].n)
+			big = g;
+	for (size_t g = 0; g < nsig; g++)
+		ties += ranks[g].n == ranks[big].n;
+	in->cls = ties == 1 && !over ? TS_HANG_MISMATCH : TS_HANG_UNDECIDED;
+	for (size_t g = 0; g < nsig; g++) {
+		const struct ts_hang_work *w = &s->works.v[sig[g]];
+		note(in, fmt(r, "ranks %s timed out in %s, NumelIn=%lld, NumelOut=%lld",
+			     ranks_str(r, ranks[g].v, ranks[g].n), w->op ? w->op : "?",
+			     (long long)w->numel_in, (long long)w->numel_out));
+		if (in->cls == TS_HANG_MISMATCH && g != big)
+			for (size_t k = 0; k < ranks[g].n; k++)
+				hang_set_add(&in->culprits, ranks[g].v[k]);
+	}
+	if (in->cls == TS_HANG_MISMATCH) {
+		const struct ts_hang_work *w = &s->works.v[sig[big]];
+		in->op = w->op;
+		in->kind = w->kind;
+		in->numel_in = w->numel_in;
+		in->numel_out = w->numel_out;
+		note(in, fmt(r, "%zu of %zu ranks agree on (OpType, NumelIn, NumelOut) at seq %lld; the minority is blamed",
+			     ranks[big].n, in->reporting.n, (long long)in->seq));
+	} else {
+		note(in, fmt(r, "the timeout lines of seq %lld disagree and no group is the majority",
+			     (long long)in->seq));
+	}
+	for (size_t g = 0; g < nsig; g++)
+		TS_VEC_RELEASE(ranks[g]);
+	return 1;
+}
+
+/* Progress lines whose last enqueued work is below the incident's seq: those
+ * ranks never issued it (the others wait in it). Returns 1 when any. */
+static int log_behind(struct an *a, size_t id)
+{
+	struct ts_hang_result *r = a->r;
+	struct ts_hang_incident *in = &r->incidents.v[id];
+	struct hang_i64v timed = { 0 }, behind = { 0 };
+
+	for (size_t k = 0; k < a->lrefs.n; k++)
+		if (a->lrefs.v[k].inc == (int)id && a->lrefs.v[k].work != SIZE_MAX)
+			hang_set_add(&timed, a->lrefs.v[k].rank);
+	for (size_t k = 0; k < a->lrefs.n; k++) {
+		const struct logref *l = &a->lrefs.v[k];
+		if (l->inc != (int)id || l->work != SIZE_MAX || hang_set_has(&timed, l->rank) ||
+		    hang_set_has(&behind, l->rank))
+			continue;
+		hang_set_add(&behind, l->rank);
+		note(in, fmt(r, "rank %lld printed last enqueued work %lld, last completed %lld: it never issued "
+			     "seq %lld, which the other ranks wait in", (long long)l->rank, (long long)l->enqueued,
+			     (long long)l->completed, (long long)in->seq));
+	}
+	TS_VEC_RELEASE(timed);
+	if (!behind.n)
+		return 0;
+	in->cls = TS_HANG_NOT_JOINED;
+	for (size_t k = 0; k < behind.n; k++) {
+		hang_set_add(&in->culprits, behind.v[k]);
+		hang_set_add(&in->missing, behind.v[k]);
+	}
+	TS_VEC_RELEASE(behind);
+	return 1;
+}
+
+/* the world as far as the evidence shows it */
+static int64_t world_of(const struct an *a)
+{
+	const struct ts_hang_set *s = a->s;
+
+	if (a->world > 0)
+		return a->world;
 	return s->ranks_seen.n ? s->ranks_seen.v[s->ranks_seen.n - 1] + 1 : -1;
 }
 
 /* The world is known beyond the reporting ranks: the world size is
  * given, or more than one rank reported (one rank's log says nothing of
  * the ranks it does not name). */
-static int whole_world(const struct ts_hang_set *s, const struct ts_hang_incident *in)
+static int whole_world(const struct an *a, const struct ts_hang_incident *in)
 {
-	return s->world_size > 0 || in->reporting.n > 1;
+	return a->world > 0 || in->reporting.n > 1;
+}
+
+/* The world is given (--world-size) and the ranks without a line are a
+ * minority while every other rank issued the seq: they are the likely
+ * culprits, as a member without a dump is (inferred: their logs are
+ * missing). */
+static void blame_silent(struct an *a, struct ts_hang_incident *in, const struct hang_i64v *silent)
+{
+	struct ts_hang_result *r = a->r;
+
+	in->cls = TS_HANG_NOT_JOINED;
+	for (size_t k = 0; k < silent->n; k++) {
+		hang_set_add(&in->culprits, silent->v[k]);
+		hang_set_add(&in->missing, silent->v[k]);
+	}
+	note(in, fmt(r, "no line from ranks %s (world size %lld), the only ranks without evidence: they likely "
+		     "never issued seq %lld or died (inferred: their logs are missing)",
+		     ranks_str(r, silent->v, silent->n), (long long)a->world, (long long)in->seq));
 }
 
 static void classify_logs(struct an *a, size_t first)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
-	int64_t world = world_of(s);
+	int64_t world = world_of(a);
 
 	for (size_t i = first; i < r->incidents.n; i++) {
 		struct ts_hang_incident *in = &r->incidents.v[i];
@@ -728,7 +1358,9 @@ static void classify_logs(struct an *a, size_t first)
 		for (int64_t k = 0; k < world && k < 65536; k++)
 			if (!hang_set_has(&in->reporting, k))
 				hang_set_add(&silent, k);
-		if (in->timeout_ms > 0 && in->ran_for_ms >= TS_HANG_LATE_RATIO * in->timeout_ms) {
+		if (in->seq >= 0 && (log_mismatch(a, i) || log_behind(a, i))) {
+			/* decided by the lines themselves */
+		} else if (in->timeout_ms > 0 && in->ran_for_ms >= TS_HANG_LATE_RATIO * in->timeout_ms) {
 			in->cls = TS_HANG_WATCHDOG_LATE;
 			note(in, fmt(r, "ran for %lld ms = %.1f x the %lld ms timeout: the watchdog itself was starved (GIL or host stall)",
 				     (long long)in->ran_for_ms, (double)in->ran_for_ms / (double)in->timeout_ms,
@@ -744,22 +1376,28 @@ static void classify_logs(struct an *a, size_t first)
 			 * completed 183"): all_stuck needs most of the world */
 			note(in, fmt(r, "every reporting rank (%s) enqueued seq %lld and none completed it",
 				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
-			if (silent.n)
+			if (silent.n && !(a->world > 0 && silent.n < in->reporting.n))
 				note(in, fmt(r, "no evidence from ranks %s (%s %lld%s): a rank that never issued "
 					     "seq %lld would hang the group the same way (not_joined); their "
 					     "logs or Flight Recorder dumps decide", ranks_str(r, silent.v, silent.n),
-					     s->world_size > 0 ? "world size" : "world >=", (long long)world,
-					     s->world_size > 0 ? "" : " as far as the logs show", (long long)in->seq));
-			if (!whole_world(s, in))
+					     a->world > 0 ? "world size" : "world >=", (long long)world,
+					     a->world > 0 ? "" : " as far as the logs show", (long long)in->seq));
+			if (!whole_world(a, in))
 				note(in, "one rank's evidence, and the world size is unknown (--world-size): "
 					 "the other ranks' state is unknown");
 			else if (silent.n < in->reporting.n)
 				in->cls = TS_HANG_ALL_STUCK;
+			if (in->cls == TS_HANG_ALL_STUCK && a->world > 0 && silent.n)
+				blame_silent(a, in, &silent);
+		} else if (silent.n && in->seq >= 0 && a->world > 0 && silent.n < in->reporting.n) {
+			note(in, fmt(r, "every reporting rank (%s) timed out on seq %lld",
+				     ranks_str(r, in->reporting.v, in->reporting.n), (long long)in->seq));
+			blame_silent(a, in, &silent);
 		} else if (silent.n && in->seq >= 0) {
 			note(in, fmt(r, "the logs lack ranks %s (%s %lld): their state at seq %lld is unknown",
 				     ranks_str(r, silent.v, silent.n),
-				     s->world_size > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
-		} else if (in->seq >= 0 && in->reporting.n && whole_world(s, in)) {
+				     a->world > 0 ? "world size" : "world >=", (long long)world, (long long)in->seq));
+		} else if (in->seq >= 0 && in->reporting.n && whole_world(a, in)) {
 			in->cls = TS_HANG_ALL_STUCK;
 			note(in, "every rank of the world timed out on it");
 		} else if (in->seq >= 0 && in->reporting.n) {
@@ -1193,6 +1831,29 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 	memset(&a, 0, sizeof(a));
 	a.s = s;
 	a.r = r;
+	a.world = s->world_size > 0 ? s->world_size : -1;
+	{
+		/* findings about the evidence as a whole: a world size the ranks
+		 * exceed (not used), dumps of different versions */
+		struct hang_i64v above = { 0 };
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		if (hang_world_above(s, &above))
+			sb.failed = 1;
+		if (above.n) {
+			a.world = -1;
+			hang_world_text(s, &above, &sb);
+			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+			ts_sb_reset(&sb);
+		}
+		if (hang_versions_differ(s)) {
+			hang_versions_text(s, &sb);
+			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
+		}
+		TS_VEC_RELEASE(above);
+		ts_sb_release(&sb);
+	}
 	{
 		/* findings about inputs: files that open no dump, cut last lines */
 		struct ts_sb sb;
@@ -1238,6 +1899,7 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 		rc = TS_ENOMEM;
 out:
 	TS_VEC_RELEASE(a.has_progress);
+	TS_VEC_RELEASE(a.lrefs);
 	if (rc == TS_ENOMEM)
 		return ts_err_set(err, TS_ENOMEM, "out of memory analysing the hang evidence");
 	return rc;

@@ -9,6 +9,7 @@
 #include "trainscope/detect.h"
 #include "trainscope/input.h"
 #include "trainscope/paths.h"
+#include "trainscope/utf8.h"
 
 static int64_t pv_int(const struct pv *v, int64_t dflt)
 {
@@ -521,22 +522,54 @@ static int first_kind(const unsigned char *d, size_t n)
 	return i < n && d[i] == '{' ? '{' : 't';
 }
 
-/* An input about to be read as a text log (s->files' last one) that has
- * a Flight Recorder dump's name ("nccl_trace_rank_3", "mccl_trace_rank_3")
- * is a dump no reader here takes: remember it (struct ts_hang_unread),
- * with its first NUL byte in its first 4 KiB if it has one. Other binary
- * files (a checkpoint in a directory given whole) are not dumps. */
-static int note_unread(struct ts_hang_set *s, const char *name, const unsigned char *d, size_t n)
+int ts_hang_binary(const unsigned char *d, size_t n, struct ts_hang_unread *u)
 {
-	const unsigned char *nul = n ? memchr(d, 0, n < 4096 ? n : 4096) : NULL;
+	size_t m = n < 4096 ? n : 4096, t, bad = 0;
+	const unsigned char *nul = m ? memchr(d, 0, m) : NULL;
+	int64_t bad_at = nul ? nul - d : -1;
+	int eol = 0;
+
+	t = nul ? (size_t)(nul - d) : m;
+	for (size_t i = 0; i < t;) {
+		uint32_t cp = 0;
+		int k = ts_utf8_seq(d + i, t - i, &cp);
+
+		if (k == 0 || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\v' && cp != '\f' &&
+			       cp != '\r' && cp != '\b' && cp != 0x1b) || cp == 0x7f) {
+			if (!bad++)
+				bad_at = (int64_t)i; /* before the NUL */
+		}
+		eol |= cp == '\n';
+		i += k ? (size_t)k : 1;
+	}
+	if (u) {
+		u->nul_at = nul ? nul - d : -1;
+		u->nontext = (int64_t)bad;
+		u->scanned = (int64_t)t;
+		u->nul_early = nul && !eol;
+		u->bad_at = u->nul_early ? u->nul_at : bad_at;
+	}
+	return (nul && !eol) || bad > t / 8;
+}
+
+/* An input about to be read as a text log (s->files' last one): an empty
+ * or binary one (ts_hang_binary) is said and not read (*skip set), and one
+ * with a Flight Recorder dump's name ("nccl_trace_rank_3",
+ * "mccl_trace_rank_3") is a dump no reader here takes: remember it (struct
+ * ts_hang_unread), with its first NUL byte in its first 4 KiB if it has
+ * one. */
+static int note_unread(struct ts_hang_set *s, const char *name, const unsigned char *d, size_t n,
+		       int *skip)
+{
 	struct ts_hang_unread u;
 
-	if (n && !strstr(ts_basename(name), "_trace_rank_"))
-		return 0;
 	memset(&u, 0, sizeof(u));
 	u.empty = n == 0;   /* d may be NULL then */
+	u.binary = ts_hang_binary(d, n, &u);
+	*skip = u.empty || u.binary;
+	if (!*skip && !strstr(ts_basename(name), "_trace_rank_"))
+		return 0;
 	u.file = (uint32_t)(s->files.n - 1);
-	u.nul_at = nul ? nul - d : -1;
 	u.nhead = n < sizeof(u.head) ? (int)n : (int)sizeof(u.head);
 	if (n)
 		memcpy(u.head, d, (size_t)u.nhead);
@@ -550,7 +583,7 @@ int ts_hang_skip_file(struct ts_hang_set *s, const char *path, const char *kind)
 	if (!strstr(ts_basename(path), "_trace_rank_"))
 		return 0;
 	memset(&u, 0, sizeof(u));
-	u.nul_at = -1;
+	u.nul_at = u.bad_at = -1;
 	u.kind = kind;
 	if (hang_add_file(s, path) < 0)
 		return TS_ENOMEM;
@@ -558,14 +591,37 @@ int ts_hang_skip_file(struct ts_hang_set *s, const char *path, const char *kind)
 	return TS_VEC_PUSH(s->unread, u) ? TS_ENOMEM : 0;
 }
 
+/* An input whose opening is no dump's: read as text lines unless it is
+ * empty or binary (note_unread); its first 4 KiB decide. */
+static int read_text(struct ts_hang_set *s, const char *name, struct ts_input *in, struct ts_err *err)
+{
+	int64_t got;
+	int skip = 0;
+
+	while (in->len < 4096 && !in->eof)
+		if ((got = ts_input_more(in, 0, err)) <= 0) {
+			if (got < 0)
+				return (int)got;
+			break;
+		}
+	if (hang_add_file(s, name) < 0 || note_unread(s, name, in->data, in->len, &skip))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	return skip ? 0 : hang_read_lines_input(s, in, err);
+}
+
 int ts_hang_read_mem(struct ts_hang_set *s, const void *data, size_t n,
 		     const char *name, struct ts_err *err)
 {
-	int k = first_kind(data, n), rc;
+	int k = first_kind(data, n);
 	if (k == 't') {
-		if ((rc = ts_hang_read_lines_mem(s, data, n, name, err)))
+		struct ts_input in;
+		int rc = ts_input_open_mem(&in, data, n, name, err);
+
+		if (rc)
 			return rc;
-		return note_unread(s, name, data, n) ? ts_err_set(err, TS_ENOMEM, "out of memory") : 0;
+		rc = read_text(s, name, &in, err);
+		ts_input_release(&in);
+		return rc;
 	}
 	return doc(s, data, n, name, rank_from_name(name), k == 'p', err);
 }
@@ -588,10 +644,7 @@ int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *er
 		}
 	k = first_kind(in.data, in.len);
 	if (k == 't') {
-		if (hang_add_file(s, path) < 0 || note_unread(s, path, in.data, in.len))
-			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
-		else
-			rc = hang_read_lines_input(s, &in, err);
+		rc = read_text(s, path, &in, err);
 		ts_input_release(&in);
 		return rc;
 	}

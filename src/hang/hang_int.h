@@ -107,6 +107,24 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 void hang_cutline_text(const struct ts_hang_set *s, const struct ts_hang_cut_line *c,
 		       struct ts_sb *sb);
 
+/* The earlier dump of the same rank as dump i (index into s->dumps), or
+ * -1: a second dump of one rank is not compared. */
+int hang_dup_dump(const struct ts_hang_set *s, size_t i);
+/* The words of that finding and of its duplicate-rank warning. */
+void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct ts_sb *sb);
+
+/* The ranks the evidence names at or above --world-size (s->world_size >
+ * 0), added to above (a sorted unique vector the caller releases): the
+ * world given is too small and is not used. 0 or TS_ENOMEM. */
+int hang_world_above(const struct ts_hang_set *s, struct hang_i64v *above);
+/* The words of that finding and of its world-size-mismatch warning. */
+void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above, struct ts_sb *sb);
+/* 1 when the dumps carry different "version" values (dumps without one
+ * are not counted); hang_versions_text: the words of that finding and of
+ * its dump-version-mismatch warning, each version with its files. */
+int hang_versions_differ(const struct ts_hang_set *s);
+void hang_versions_text(const struct ts_hang_set *s, struct ts_sb *sb);
+
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);
 

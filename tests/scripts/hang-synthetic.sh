@@ -105,7 +105,7 @@ simple("init", {r: [entry(0, 1, name="nccl:coalesced", state="scheduled")] for r
 # undecided: a 2-2 tie on the op
 simple("tie", {r: done5() + [entry(5, 6, name="nccl:all_reduce" if r < 2 else "nccl:broadcast", state="scheduled")]
                for r in range(4)})
-# undecided: rank 3's dump is missing, the other three agree and are stuck
+# not_joined (inferred): rank 3's dump is missing, the other three agree and are stuck
 simple("missing_dump", {r: done5() + [entry(5, 6, state="scheduled")] for r in range(3)})
 # coalesced P2P at seq 6 (send/recv differ by rank by design), then rank 3 never issues seq 7
 def p2p(r):
@@ -220,7 +220,8 @@ check mismatch_dtype 1 mismatch 2 ""
 check all_stuck 1 all_stuck "" ""
 check init 1 init "" ""
 check tie 0 undecided "" ""
-check missing_dump 0 undecided "" ""
+# rank 3 wrote no dump while ranks 0-2 wait in seq 6: the likely culprit
+check missing_dump 1 not_joined 3 3
 check coalesced_p2p 1 not_joined 3 3
 check truncated 1 not_joined 0 0
 check reused_name 1 not_joined 1 1

@@ -648,21 +648,22 @@ static void progress_logs(struct ts_hang_set *s, int skip, int upto)
  * the same way): all_stuck needs the reporting ranks to be most of a
  * known world. Rank 0 alone of a world of 8 (the desync report's log
  * without its report, where rank 7 was the culprit) and 2 of 4 are
- * undecided naming the silent ranks; 3 of 4 is all_stuck with the silent
- * rank named as the doubt; all 4 is all_stuck, with the world size given
- * or not; one rank's log is undecided without a world size and all_stuck
- * with world size 1. All were all_stuck before. */
+ * undecided naming the silent ranks; 3 of 4 with the world size given is
+ * not_joined on the silent rank 2 (the only rank without evidence: the
+ * likely culprit, as a member without a dump is); all 4 is all_stuck, with
+ * the world size given or not; one rank's log is undecided without a world
+ * size and all_stuck with world size 1. All were all_stuck before. */
 TEST(hang_progress_with_silent_ranks)
 {
-	static const struct { int skip, upto; int64_t world; int cls; const char *said; } c[] = {
+	static const struct { int skip, upto; int64_t world; int cls; const char *said; int64_t culprit; } c[] = {
 		{ -1, 0, 8, TS_HANG_UNDECIDED, "no evidence from ranks 1-7 (world size 8): a rank that "
-		  "never issued seq 100" },
-		{ -1, 1, 4, TS_HANG_UNDECIDED, "no evidence from ranks 2-3 (world size 4)" },
-		{ 2, 3, 4, TS_HANG_ALL_STUCK, "no evidence from ranks 2 (world size 4)" },
-		{ -1, 3, 4, TS_HANG_ALL_STUCK, NULL },
-		{ -1, 3, -1, TS_HANG_ALL_STUCK, NULL },
-		{ -1, 0, -1, TS_HANG_UNDECIDED, "one rank's evidence, and the world size is unknown" },
-		{ -1, 0, 1, TS_HANG_ALL_STUCK, NULL },
+		  "never issued seq 100", -1 },
+		{ -1, 1, 4, TS_HANG_UNDECIDED, "no evidence from ranks 2-3 (world size 4)", -1 },
+		{ 2, 3, 4, TS_HANG_NOT_JOINED, "no line from ranks 2 (world size 4), the only ranks without evidence", 2 },
+		{ -1, 3, 4, TS_HANG_ALL_STUCK, NULL, -1 },
+		{ -1, 3, -1, TS_HANG_ALL_STUCK, NULL, -1 },
+		{ -1, 0, -1, TS_HANG_UNDECIDED, "one rank's evidence, and the world size is unknown", -1 },
+		{ -1, 0, 1, TS_HANG_ALL_STUCK, NULL, -1 },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct ts_hang_set s;
@@ -677,7 +678,9 @@ TEST(hang_progress_with_silent_ranks)
 		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
 		REQUIRE(r.incidents.n == 1);
 		CHECK_I64(r.incidents.v[0].cls, c[i].cls);
-		CHECK_I64(r.incidents.v[0].culprits.n, 0);
+		CHECK_I64(r.incidents.v[0].culprits.n, c[i].culprit >= 0);
+		if (c[i].culprit >= 0 && r.incidents.v[0].culprits.n == 1)
+			CHECK_I64(r.incidents.v[0].culprits.v[0], c[i].culprit);
 		for (size_t k = 0; c[i].said && k < r.incidents.v[0].notes.n; k++)
 			said |= strstr(r.incidents.v[0].notes.v[k], c[i].said) != NULL;
 		CHECK(!c[i].said || said);
@@ -769,6 +772,71 @@ TEST(hang_empty_file_is_said)
 	}
 	CHECK_I64(said_dump, 1);
 	CHECK_I64(said_log, 1);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/* Binary input is neither a dump nor a text log: a NUL byte before the
+ * first line end, or more than 1 byte in 8 of no text, is binary; a log
+ * padded with NULs after its lines, or with some Latin-1 bytes, is text
+ * (a file of random bytes was read as a log "cut while it was written") */
+TEST(hang_binary_rule)
+{
+	static const unsigned char nul_early[] = "ab\0cd\n";
+	static const unsigned char nul_tail[] = "a line\n\0\0\0\0\0\0\0\0\0\0\0\0";
+	static const unsigned char high[] = { 0xff, 0xfe, 0x81, 'a', 0xc3, 'b', '\n', 0x90 };
+	static const unsigned char utf8[] = "caf\xc3\xa9 \xe2\x9c\x93 \x1b[31mred\x1b[0m\r\n";
+	static const unsigned char latin1[] = "caf\xe9 ol\xe9, a log line of forty bytes\n";
+	struct ts_hang_unread u;
+
+	memset(&u, 0, sizeof(u));
+	CHECK_I64(ts_hang_binary(nul_early, sizeof(nul_early) - 1, &u), 1);
+	CHECK_I64(u.nul_at, 2);
+	CHECK_I64(u.bad_at, 2);
+	CHECK_I64(u.nul_early, 1);
+	CHECK_I64(ts_hang_binary(nul_tail, sizeof(nul_tail) - 1, &u), 0);
+	CHECK_I64(u.nul_at, 7);
+	CHECK_I64(ts_hang_binary(high, sizeof(high), &u), 1);
+	CHECK_I64(u.nontext, 5);   /* ff fe 81 c3 90; 'a' 'b' '\n' are text */
+	CHECK_I64(u.scanned, 8);
+	CHECK_I64(u.bad_at, 0);
+	CHECK_I64(ts_hang_binary(utf8, sizeof(utf8) - 1, &u), 0);
+	CHECK_I64(u.nontext, 0);
+	CHECK_I64(ts_hang_binary(latin1, sizeof(latin1) - 1, &u), 0);
+	CHECK_I64(u.nontext, 2);
+	CHECK_I64(ts_hang_binary(NULL, 0, &u), 0);
+	CHECK_I64(ts_hang_binary(NULL, 0, NULL), 0);
+}
+
+/* A binary input is not read: no cut last line, one unread input; alone
+ * it is an input error naming it, beside a log a finding */
+TEST(hang_binary_input_is_not_read)
+{
+	static const unsigned char bin[] = { 0x13, 0x9a, 0x00, 0x41, 0xff, 0x02, 0x7f, 0x55 };
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	int said = 0;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_mem(&s, bin, sizeof(bin), "core.1234", &err) == 0);
+	CHECK_I64(s.unread.n, 1);
+	CHECK_I64(s.cut_lines.n, 0);
+	CHECK_I64(s.lines, 0);
+	CHECK_I64(ts_hang_nothing_read(&s, &err), TS_EPARSE);
+	CHECK_STR(err.path, "core.1234");
+	CHECK_I64(err.offset, 2);
+	CHECK(strstr(err.msg, "binary (a NUL byte at offset 2): neither a Flight Recorder dump") != NULL);
+	ts_err_init(&err);
+	REQUIRE(ts_hang_read_mem(&s, "plain words\n", 12, "rank0.log", &err) == 0);
+	CHECK_I64(ts_hang_nothing_read(&s, &err), 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t k = 0; k < r.findings.n; k++)
+		said += strcmp(r.findings.v[k], "core.1234: binary (a NUL byte at offset 2): neither a "
+			       "Flight Recorder dump (pickle, JSON or Python repr) nor a text log; "
+			       "nothing was read from it") == 0;
+	CHECK_I64(said, 1);
 	ts_hang_result_release(&r);
 	ts_hang_set_release(&s);
 }
@@ -1269,7 +1337,8 @@ TEST(hang_detect_kinds)
 }
 
 /* membership from --world-size when the dumps carry no rank set: rank 2
- * sent no dump, so the stuck collective cannot be judged */
+ * sent no dump while both others wait in seq 4, so it is the likely
+ * culprit (not_joined, inferred from its missing dump) */
 TEST(hang_world_size_membership)
 {
 	static const char dump[] =
@@ -1289,9 +1358,12 @@ TEST(hang_world_size_membership)
 		REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
 		REQUIRE(r.incidents.n == 1);
 		/* world 2: both members stuck on seq 4; world 3: rank 2 has no dump */
-		CHECK_I64(r.incidents.v[0].cls, world == 2 ? TS_HANG_ALL_STUCK : TS_HANG_UNDECIDED);
-		if (world == 3)
+		CHECK_I64(r.incidents.v[0].cls, world == 2 ? TS_HANG_ALL_STUCK : TS_HANG_NOT_JOINED);
+		if (world == 3) {
 			CHECK(any_note(&r.incidents.v[0], "no dump from ranks 2"));
+			REQUIRE(r.incidents.v[0].culprits.n == 1);
+			CHECK_I64(r.incidents.v[0].culprits.v[0], 2);
+		}
 		ts_hang_result_release(&r);
 		ts_hang_set_release(&s);
 	}
