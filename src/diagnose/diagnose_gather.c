@@ -582,6 +582,11 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 			goto out;
 		}
+		/* steps outside the capture, steps in its gaps: as watch says them */
+		if (d->rm && ts_tele_join_warn(&t, spans, nspans, steps, nsteps, &d->rm->warnings)) {
+			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+			goto out;
+		}
 	}
 	nf = ts_tele_findings(&t, sum, steps, nsteps, NULL, f, sizeof(f) / sizeof(f[0]));
 	for (size_t i = 0; i < nf && !rc; i++) {

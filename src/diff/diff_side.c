@@ -142,6 +142,14 @@ static const char *cpu_family(const char *s, size_t n)
 
 	if (starts(s, n, "enumerate(DataLoader)"))
 		return "data_loader";
+	/* the host side of a collective: PyTorch's record, c10d and backend ops */
+	if (starts(s, n, "record_param_comms") || starts(s, n, "c10d::") || starts(s, n, "nccl:") ||
+	    starts(s, n, "gloo:") || starts(s, n, "mccl:"))
+		return "communication";
+	if (starts(s, n, "aten::copy_") || starts(s, n, "aten::_to_copy") ||
+	    (starts(s, n, "aten::to") && n == 8) || starts(s, n, "aten::clone") ||
+	    starts(s, n, "aten::contiguous"))
+		return "copy";
 	if (starts(s, n, "Optimizer.") || has(s, n, "_foreach_") || has(s, n, "lerp") ||
 	    has(s, n, "addcdiv") || has(s, n, "addcmul"))
 		return "optimizer";

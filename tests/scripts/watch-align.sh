@@ -71,6 +71,26 @@ d = json.load(open(sys.argv[1]))
 f = [x for x in d["findings"] if x["title"] == "telemetry stall-dips"]
 assert len(f) == 1 and f[0]["detail"].endswith("iterations 7, 14, 21, 28, 35, 42, 49, 56"), d["findings"]
 PY
+# the same capture 8 h later (a clock in local time against the run's UTC):
+# diagnose says, as watch does, that no step of the run overlaps it
+mkdir -p "$tmp/run8"
+cp "$m" "$tmp/run8/"
+python3 - "$tmp/synth.jsonl" "$tmp/run8/synth8.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as f:
+    for i, line in enumerate(open(sys.argv[1])):
+        r = json.loads(line)
+        if i:
+            r["t_unix_ns"] += 8 * 3600 * 10**9
+        f.write(json.dumps(r) + "\n")
+PY
+"$TS" diagnose --json "$tmp/run8" > "$tmp/diag8.json"
+python3 - "$tmp/diag8.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [x["message"] for x in d["warnings"] if x["code"] == "steps-outside-capture"]
+assert len(w) == 1 and "no step" in w[0] and "-8.00 h" in w[0], d["warnings"]
+PY
 
 # the same samples as counter tracks in the annotated Perfetto trace: on the
 # trace's clock, inside the profiled window, with the stall holes visible

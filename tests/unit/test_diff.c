@@ -39,6 +39,12 @@ TEST(diff_families)
 	CHECK_STR(FAM("aten::topk", TS_DIFF_CPU_OP), "reduction");
 	CHECK_STR(FAM("aten::_foreach_mul_", TS_DIFF_CPU_OP), "optimizer");
 	CHECK_STR(FAM("gloo:all_reduce", TS_DIFF_ANNOTATION), "allreduce");
+	/* the host side of a collective, and copies, are not "other"/"elementwise" */
+	CHECK_STR(FAM("record_param_comms", TS_DIFF_CPU_OP), "communication");
+	CHECK_STR(FAM("aten::copy_", TS_DIFF_CPU_OP), "copy");
+	CHECK_STR(FAM("aten::to", TS_DIFF_CPU_OP), "copy");
+	CHECK_STR(FAM("aten::topk", TS_DIFF_CPU_OP), "reduction");
+	CHECK_STR(FAM("aten::t", TS_DIFF_CPU_OP), "other");
 	CHECK_STR(FAM("ncclDevKernel_AllGather_RING_LL", TS_DIFF_KERNEL), "allgather");
 	CHECK_STR(FAM("mcclKernel_ReduceScatter", TS_DIFF_KERNEL), "reducescatter");
 	CHECK_STR(FAM("flash_fwd_kernel", TS_DIFF_KERNEL), "attention_fwd");
