@@ -158,9 +158,9 @@ void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above,
 		   "no rank is taken as silent from it");
 }
 
-/* The dumps' distinct versions in the order first read: 1 when they
- * differ (one job's ranks run one PyTorch and write one version). */
-int hang_versions_differ(const struct ts_hang_set *s)
+/* The first dump whose version differs from the first dump's that has
+ * one (one job's ranks run one PyTorch and write one version), or -1. */
+int64_t hang_version_other(const struct ts_hang_set *s)
 {
 	const char *first = NULL;
 
@@ -172,9 +172,9 @@ int hang_versions_differ(const struct ts_hang_set *s)
 		if (!first)
 			first = v;
 		else if (strcmp(v, first))
-			return 1;
+			return (int64_t)i;
 	}
-	return 0;
+	return -1;
 }
 
 /* the first dump with that version is i */
@@ -215,27 +215,10 @@ void hang_versions_text(const struct ts_hang_set *s, struct ts_sb *sb)
 		   "be dumps of different jobs or builds mixed");
 }
 
-/* the first file of a version other than the first dump's */
-static int64_t version_other_file(const struct ts_hang_set *s)
-{
-	const char *first = NULL;
-
-	for (size_t i = 0; i < s->dumps.n; i++) {
-		const char *v = s->dumps.v[i].version;
-
-		if (!v)
-			continue;
-		if (!first)
-			first = v;
-		else if (strcmp(v, first))
-			return s->dumps.v[i].file;
-	}
-	return 0;
-}
-
 int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 {
 	struct ts_sb sb;
+	int64_t other;
 	int rc = 0;
 
 	ts_sb_init(&sb);
@@ -255,9 +238,9 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		hang_dup_text(s, i, (size_t)first, &sb);
 		rc = warn_words(w, "duplicate-rank", s->files.v[s->dumps.v[i].file], 0, &sb);
 	}
-	if (!rc && hang_versions_differ(s)) {
+	if (!rc && (other = hang_version_other(s)) >= 0) {
 		hang_versions_text(s, &sb);
-		rc = warn_words(w, "dump-version-mismatch", s->files.v[version_other_file(s)], 0, &sb);
+		rc = warn_words(w, "dump-version-mismatch", s->files.v[s->dumps.v[other].file], 0, &sb);
 	}
 	if (!rc && s->world_size > 0) {
 		struct hang_i64v above = { 0 };
@@ -1847,7 +1830,7 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
 			ts_sb_reset(&sb);
 		}
-		if (hang_versions_differ(s)) {
+		if (hang_version_other(s) >= 0) {
 			hang_versions_text(s, &sb);
 			finding(r, sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.buf, sb.len));
 		}

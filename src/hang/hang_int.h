@@ -119,10 +119,11 @@ void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct t
 int hang_world_above(const struct ts_hang_set *s, struct hang_i64v *above);
 /* The words of that finding and of its world-size-mismatch warning. */
 void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above, struct ts_sb *sb);
-/* 1 when the dumps carry different "version" values (dumps without one
- * are not counted); hang_versions_text: the words of that finding and of
- * its dump-version-mismatch warning, each version with its files. */
-int hang_versions_differ(const struct ts_hang_set *s);
+/* The index of the first dump whose "version" differs from the first
+ * dump's (dumps without one are not counted), -1 when they agree;
+ * hang_versions_text: the words of that finding and of its
+ * dump-version-mismatch warning, each version with its files. */
+int64_t hang_version_other(const struct ts_hang_set *s);
 void hang_versions_text(const struct ts_hang_set *s, struct ts_sb *sb);
 
 /* The text reader over an open input whose file is the last in s->files. */
