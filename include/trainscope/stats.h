@@ -275,6 +275,19 @@ int ts_stats_level_shifts(const double *x, size_t n, double rel_delta,
 int ts_stats_spike_scores(const double *x, size_t n, size_t h, double *base,
 			  double *z);
 
+/*
+ * The level a point must rise above to be a spike on a trending series:
+ * the larger of the median of the up to h points before x[i] and the
+ * median of the up to h points after it (the after side is left out at the
+ * series' end). On a monotone curve x_i lies between the two, so a point
+ * of a smoothly falling loss is never above both, however steep, while a
+ * spike on it still is; the clipped centred median of
+ * ts_stats_spike_scores sits below the first points of a falling curve and
+ * calls them spikes. NAN when i == 0 (nothing before: the first value
+ * cannot be told from the curve's start) or i >= n. 1 <= h <= 16.
+ */
+double ts_stats_rise_ref(const double *x, size_t n, size_t i, size_t h);
+
 struct ts_periodic {
 	int found;          /* the best candidate passed the test */
 	size_t period;      /* in index units */

@@ -283,17 +283,25 @@ static int loss_curve(const struct it_rec *v, size_t n, struct ts_steps_report *
 	if (nl >= 7) {
 		if (ts_stats_spike_scores(lx, nl, SPIKE_H, base, z))
 			goto out;
-		for (size_t i = 0; i < nl; i++)
-			if (z[i] > SPIKE_Z && lx[i] - base[i] > SPIKE_MIN_REL * fabs(base[i]) &&
+		for (size_t i = 0; i < nl; i++) {
+			double ref;
+
+			if (!(z[i] > SPIKE_Z && lx[i] - base[i] > SPIKE_MIN_REL * fabs(base[i])))
+				continue;
+			/* A loss spike rises above its neighbours on both sides,
+			 * not only above a median the curve's trend has moved. */
+			ref = ts_stats_rise_ref(lx, nl, i, SPIKE_H);
+			if (lx[i] - ref > SPIKE_MIN_REL * fabs(ref) &&
 			    push_i64(&rep->loss_spikes, &rep->nloss_spikes, &cap2, li[i]))
 				goto out;
+		}
 	}
 	if (ng >= 7) {
 		/* ab-stats A5: grad norm above 5x its running median. */
 		if (ts_stats_spike_scores(gx, ng, 5, base, NULL))
 			goto out;
 		for (size_t i = 0; i < ng; i++)
-			if (gx[i] > 5 * base[i] &&
+			if (gx[i] > 5 * base[i] && gx[i] > 5 * ts_stats_rise_ref(gx, ng, i, 5) &&
 			    push_i64(&rep->grad_spikes, &rep->ngrad_spikes, &cap3, gi[i]))
 				goto out;
 	}
@@ -721,6 +729,40 @@ static int warmup_cut(const double *y, size_t n, size_t *cut, int *steady)
 	return 0;
 }
 
+/*
+ * Where the warm-up of y[0..n) ends (records v[ti[0..n)]): warmup_cut's
+ * cut, moved past the plain spikes (not periodic, no known cause) that
+ * follow it, when it found a steady state and each such spike is no
+ * slower than a step of the warm-up before it (the first iteration
+ * included): a warm-up slows down no more as it ends. Such a step cannot
+ * be told from the warm-up's last step, and an interval record (Megatron's
+ * log-interval) holding the warm-up's tail is exactly that: despiked,
+ * MSER-5 never saw it, and it opened the window as a "spike". A cut at
+ * MSER-5's bound is no end of a warm-up; a stall there stays in the window.
+ */
+static int warmup_end(const double *y, size_t n, const struct ts_steps_report *rep,
+		      const struct it_rec *v, const size_t *ti, size_t *cut, int *steady)
+{
+	size_t k = 0, j = 0;
+	double head = -INFINITY;
+	int rc = warmup_cut(y, n, cut, steady);
+
+	while (!rc && *steady && *cut < n) {
+		int64_t it = v[ti[*cut]].iteration;
+
+		for (; j < ti[*cut]; j++)
+			if (rep->artefact[j] <= TS_ART_FIRST && v[j].step_ms > head)
+				head = v[j].step_ms;
+		while (k < rep->noutliers && rep->outliers[k].iteration < it)
+			k++;
+		if (k == rep->noutliers || rep->outliers[k].iteration != it ||
+		    rep->outliers[k].reason != TS_OUT_SPIKE || v[ti[*cut]].step_ms > head)
+			break;
+		++*cut;
+	}
+	return rc;
+}
+
 /* Automatic window over y[0..n) (despiked, artefacts out): [*a, *b). */
 static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 		       const struct it_rec *v, const size_t *ti, size_t *a, size_t *b)
@@ -731,7 +773,7 @@ static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
 
 	*a = 0;
 	*b = n;
-	rc = warmup_cut(y, n, &cut, &steady);
+	rc = warmup_end(y, n, rep, v, ti, &cut, &steady);
 	if (rc)
 		return rc;
 	if (!steady)
@@ -1319,7 +1361,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 
 		/* where the warm-up (after a batch-size ramp) ends, for a
 		 * declared window to be checked against (validate) */
-		rc = warmup_cut(y + r0, nc - r0, &cut, &steady);
+		rc = warmup_end(y + r0, nc - r0, rep, v, tc + r0, &cut, &steady);
 		if (rc)
 			goto out;
 		cut += r0;

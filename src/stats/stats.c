@@ -1120,6 +1120,28 @@ out:
 	return rc;
 }
 
+double ts_stats_rise_ref(const double *x, size_t n, size_t i, size_t h)
+{
+	double win[16], ref;
+	size_t lo, hi;
+
+	if (i == 0 || i >= n || h < 1 || h > 16)
+		return NAN;
+	lo = i > h ? i - h : 0;
+	memcpy(win, x + lo, (i - lo) * sizeof(*win));
+	ref = quantile_select(win, i - lo, 0.5);
+	hi = n - 1 - i < h ? n - 1 - i : h;
+	if (hi) {
+		double after;
+
+		memcpy(win, x + i + 1, hi * sizeof(*win));
+		after = quantile_select(win, hi, 0.5);
+		if (after > ref)
+			ref = after;
+	}
+	return ref;
+}
+
 /* Test every phase of period p; keep the best (p, r) in best/raw_best. */
 static void periodic_try(size_t n, const size_t *spk,
 			 size_t K, size_t p, size_t *cnt, struct ts_periodic *best,

@@ -342,6 +342,29 @@ TEST(stats_spike_scores_by_hand)
 	CHECK_I64(ts_stats_spike_scores(x, 10, 0, base, z), TS_EUSAGE);
 }
 
+TEST(stats_rise_ref_by_hand)
+{
+	/* a falling curve with a spike at 5: 10 8 6 5 4 [9] 3 2.5 2 */
+	const double x[] = { 10, 8, 6, 5, 4, 9, 3, 2.5, 2 };
+
+	/* nothing before the first value */
+	CHECK(isnan(ts_stats_rise_ref(x, 9, 0, 3)));
+	/* i = 1: before {10} -> 10; after {6 5 4} -> 5; max 10 > 8 */
+	CHECK_NEAR(ts_stats_rise_ref(x, 9, 1, 3), 10, 1e-12);
+	/* i = 3: before {10 8 6} -> 8; after {4 9 3} -> 4; max 8 > 5: no rise */
+	CHECK_NEAR(ts_stats_rise_ref(x, 9, 3, 3), 8, 1e-12);
+	/* i = 5 (the spike): before {6 5 4} -> 5; after {3 2.5 2} -> 2.5 */
+	CHECK_NEAR(ts_stats_rise_ref(x, 9, 5, 3), 5, 1e-12);
+	/* i = 7: before {4 9 3} -> 4; after {2} -> 2; h = 2: before {9 3} -> 6 */
+	CHECK_NEAR(ts_stats_rise_ref(x, 9, 7, 3), 4, 1e-12);
+	CHECK_NEAR(ts_stats_rise_ref(x, 9, 7, 2), 6, 1e-12);
+	/* the last value: the before side alone, {3 2.5} and h = 2 -> 2.75 */
+	CHECK_NEAR(ts_stats_rise_ref(x, 9, 8, 2), 2.75, 1e-12);
+	CHECK(isnan(ts_stats_rise_ref(x, 9, 9, 3)));
+	CHECK(isnan(ts_stats_rise_ref(x, 9, 4, 0)));
+	CHECK(isnan(ts_stats_rise_ref(x, 9, 4, 17)));
+}
+
 /*
  * Reference moving median: copy the clipped window x[i-h .. i+h], sort it
  * with a stable insertion sort (equal values keep their index order, so
