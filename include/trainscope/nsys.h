@@ -45,6 +45,7 @@ enum ts_nsys_tab {
 	TS_NT_META_OLD,    /* EXPORT_META_DATA (3.1 .. 3.14) */
 	TS_NT_PAYLOAD,     /* NVTX_PAYLOAD_SCHEMAS */
 	TS_NT_SESSION,     /* TARGET_INFO_SESSION_START_TIME */
+	TS_NT_SYSENV,      /* TARGET_INFO_SYSTEM_ENV */
 	TS_NT_COUNT
 };
 
@@ -91,6 +92,9 @@ struct ts_nsys {
 	void *db;                        /* sqlite3 * */
 	char schema[32];                 /* EXPORT_SCHEMA_VERSION, "" if absent */
 	char product[64];                /* EXPORT_PRODUCT_VERSION, "" if absent */
+	char cuda_driver[32];            /* TARGET_INFO_SYSTEM_ENV CudaDriverVersion (as
+					  * Kineto's cuda_driver_version: 13000 for
+					  * 13.0), "" if absent */
 	unsigned present;                /* bit t set: table t exists */
 	unsigned cols[TS_NT_COUNT];      /* bit c set: known column c exists (reader-internal numbering) */
 	int64_t rows[TS_NT_COUNT];       /* rows of the activity tables, -1 when absent */

@@ -745,6 +745,23 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 	t->meta.devices[0].name = TS_NO_ID;
 	t->meta.devices[0].total_mem_bytes = -1;
 	t->meta.ndevices = 1;
+	/* the context a diff compares: which profiler wrote it, which driver ran */
+	if (x->product[0] || x->cuda_driver[0]) {
+		char prof[96];
+		int64_t pid = -1, did = -1;
+
+		snprintf(prof, sizeof(prof), "Nsight Systems %s", x->product);
+		if ((x->product[0] && (pid = tr_intern(&b, prof, strlen(prof))) < 0) ||
+		    (x->cuda_driver[0] &&
+		     (did = tr_intern(&b, x->cuda_driver, strlen(x->cuda_driver))) < 0)) {
+			rc = nomem(&b, err);
+			goto out;
+		}
+		if (pid >= 0)
+			t->meta.profiler_version = (uint32_t)pid;
+		if (did >= 0)
+			t->meta.driver_version = (uint32_t)did;
+	}
 	for (size_t i = 0; i < x->gpus.n; i++)
 		if (x->gpus.v[i].id == r->device) {
 			int64_t id = tr_intern(&b, x->gpus.v[i].name, strlen(x->gpus.v[i].name));

@@ -36,6 +36,7 @@ static const char *const tab_names[TS_NT_COUNT] = {
 	[TS_NT_META_OLD] = "EXPORT_META_DATA",
 	[TS_NT_PAYLOAD] = "NVTX_PAYLOAD_SCHEMAS",
 	[TS_NT_SESSION] = "TARGET_INFO_SESSION_START_TIME",
+	[TS_NT_SYSENV] = "TARGET_INFO_SYSTEM_ENV",
 };
 
 /* Columns the reader uses, per table; bit i of cols[t] = column i exists. */
@@ -60,6 +61,7 @@ static const char *const col_names[TS_NT_COUNT][NS_MAXCOL] = {
 	[TS_NT_META_OLD] = { "name", "value" },
 	[TS_NT_PAYLOAD] = { "domainId" },
 	[TS_NT_SESSION] = { "utcEpochNs" },
+	[TS_NT_SYSENV] = { "name", "value" },
 };
 
 /* Labels from the reference numbering (ENUM_CUDA_MEMCPY_OPER,
@@ -469,6 +471,28 @@ static int load_meta(struct ts_nsys *x, struct ts_err *err)
 	return rc < 0 ? rc : 0;
 }
 
+/* The CUDA driver version the target reported (TARGET_INFO_SYSTEM_ENV). */
+static int load_sysenv(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!ns_col(x, TS_NT_SYSENV, 0) || !ns_col(x, TS_NT_SYSENV, 1))
+		return 0;
+	if ((rc = ns_prepare(x, &st,
+			     "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'CudaDriverVersion'",
+			     tab_names[TS_NT_SYSENV], err)))
+		return rc;
+	while ((rc = ns_step(x, st, tab_names[TS_NT_SYSENV], err)) == 1) {
+		const unsigned char *v = sqlite3_column_text(st, 0);
+
+		if (v && *v && !x->cuda_driver[0])
+			copy_label(x->cuda_driver, sizeof(x->cuda_driver), v);
+	}
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 {
 	sqlite3_stmt *st;
@@ -813,7 +837,7 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 				 "an SQLite database, but not an Nsight Systems export (no StringIds table, or"
 				 " none of CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, META_DATA_EXPORT)");
 	if ((rc = load_meta(x, err)) || (rc = load_strings(x, err)) || (rc = load_enums(x, err)) ||
-	    (rc = load_gpus(x, err)))
+	    (rc = load_gpus(x, err)) || (rc = load_sysenv(x, err)))
 		return rc;
 	probe_cols(x);
 	return 0;

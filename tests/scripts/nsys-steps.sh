@@ -11,7 +11,11 @@
 #     text and JSON (before: silently ignored);
 #   - diff of the two shared exports, which have no TARGET_INFO_GPU table:
 #     a verdict (not refused_different_hardware) and one device-unknown
-#     warning saying the verdict assumes the same device.
+#     warning saying the verdict assumes the same device;
+#   - the diff's context names each side's profiler and CUDA driver as the
+#     export records them: the copy's TARGET_INFO_SYSTEM_ENV says driver
+#     12040 and its META_DATA_EXPORT product 2025.1.1.110, the shared
+#     export 13000 and 2026.2.1.210 (before: driver "-", profiler "-").
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -34,6 +38,8 @@ w = (hi - lo) // 5
 for i in range(5):
     c.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, ?, ?)",
               (lo + i * w, lo + (i + 1) * w, "ProfilerStep#%d" % (i + 1), tid))
+c.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = '12040' WHERE name = 'CudaDriverVersion'")
+c.execute("UPDATE META_DATA_EXPORT SET value = '2025.1.1.110' WHERE name = 'EXPORT_PRODUCT_VERSION'")
 c.commit()
 PY
 fail=0
@@ -64,4 +70,18 @@ v = d["verdict"] or d.get("verdict_reason")
 ok = v != "refused_different_hardware" and codes.count("device-unknown") == 1 and "different-hardware" not in codes
 print("diff of exports without a GPU model: verdict %s, warnings %s: %s" % (v, codes, "ok" if ok else "FAIL"))
 sys.exit(0 if ok else 1)' || fail=1
+DRV=$(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = ?", ("CudaDriverVersion",)).fetchone()[0],
+      c.execute("SELECT value FROM META_DATA_EXPORT WHERE name = ?", ("EXPORT_PRODUCT_VERSION",)).fetchone()[0])' \
+	"$DATA/nsys/mfu_2gpu_after.sqlite")
+"$TS" diff "$tmp/steps.sqlite" "$DATA/nsys/mfu_2gpu_after.sqlite" --json 2>/dev/null | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["context"]
+drv, prod = sys.argv[1].split()
+got = [(c[s]["driver_version"], c[s]["profiler"]) for s in ("baseline", "candidate")]
+want = [("12040", "Nsight Systems 2025.1.1.110"), (drv, "Nsight Systems " + prod)]
+ok = got == want
+print("diff context driver/profiler %s: %s" % (got, "ok" if ok else "FAIL, want %s" % want))
+sys.exit(0 if ok else 1)' "$DRV" || fail=1
 exit $fail
