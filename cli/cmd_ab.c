@@ -394,7 +394,11 @@ static void write_json(const struct ts_ab_result *r, const struct ts_run *base,
 	}
 	ts_jw_key(&w, "correctness");
 	ts_jw_obj(&w);
-	ts_jw_kbool(&w, "passed", r->correctness_passed);
+	ts_jw_key(&w, "passed");
+	if (r->verdict == TS_AB_INVALID && !r->checks.n)
+		ts_jw_null(&w); /* an invalid comparison runs no check */
+	else
+		ts_jw_bool(&w, r->correctness_passed);
 	ts_jw_kstr(&w, "loss_tier", r->loss_tier);
 	jw_strs(&w, "reasons", r->reasons.v, r->reasons.n);
 	ts_jw_key(&w, "checks");

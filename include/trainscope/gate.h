@@ -68,7 +68,6 @@ struct ts_run {
 	int nranks;
 	int nsources;               /* files the steps came from */
 	int64_t global_batch;       /* -1 unknown */
-	int64_t tokens_per_step;    /* -1 unknown */
 	double peak_dev_bytes;      /* max allocated device memory, NAN unknown */
 	double peak_host_bytes;     /* max host RSS, NAN unknown */
 	int has_trace;              /* a profiler trace sits in the run directory */

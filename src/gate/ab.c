@@ -116,6 +116,12 @@ static const char *fmt(struct ts_ab_result *res, const char *f, ...)
 
 /* ------------------------------------------------------------ helpers */
 
+/* A run's tokens per step, as its steps analysis found them; NAN unknown. */
+static double run_tokens(const struct ts_run *r)
+{
+	return r->rm.have_steps && r->rm.steps.tokens_per_step > 0 ? r->rm.steps.tokens_per_step : NAN;
+}
+
 static double median_of(double *x, size_t n)
 {
 	ts_stats_sort(x, n);
@@ -1395,10 +1401,37 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 			}
 		}
 	}
-	if (base[0].tokens_per_step > 0 && cand[0].tokens_per_step > 0 &&
-	    base[0].tokens_per_step != cand[0].tokens_per_step && !o->allow_multi)
-		ADD(res->invalid, fmt(res, "tokens per step differ: %lld vs %lld",
-				      (long long)base[0].tokens_per_step, (long long)cand[0].tokens_per_step));
+	/* the same work per step: the steps analysis's tokens per step (global
+	 * batch x seq_length from the arguments block or --seq, else the
+	 * logged tokens), however each side states it */
+	if (!o->allow_multi) {
+		const struct ts_run *unknown = NULL, *known = NULL;
+
+		for (size_t i = 0; i < nb + nc; i++) {
+			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+			double t = run_tokens(r);
+
+			if (!(t > 0)) {
+				unknown = unknown ? unknown : r;
+				continue;
+			}
+			if (!known) {
+				known = r;
+			} else if (fabs(t - run_tokens(known)) > 1e-3 * run_tokens(known)) {
+				ADD(res->invalid, fmt(res, "tokens per step differ: %.0f (%s) vs %.0f "
+						      "(%s): a step does different work, so step times "
+						      "do not compare", run_tokens(known), known->path,
+						      t, r->path));
+				break;
+			}
+		}
+		if (known && unknown)
+			WARN("tokens-unchecked",
+			     fmt(res, "%s states no tokens per step (no global batch and seq_length, "
+				 "nor logged tokens) while %s does %.0f: whether a step does the same "
+				 "work on both sides is not checked (give --seq, or log tokens)",
+				 unknown->path, known->path, run_tokens(known)));
+	}
 	/* a window declared in the baseline contract (workload.steady_window)
 	 * stands unless --window overrides it */
 	if (wf == TS_WIN_AUTO && base[0].has_contract &&

@@ -27,7 +27,7 @@ void ts_run_init(struct ts_run *r)
 	ts_model_init(&r->model);
 	ts_model_args_init(&r->args);
 	ts_runmodel_init(&r->rm);
-	r->global_batch = r->tokens_per_step = -1;
+	r->global_batch = -1;
 	r->peak_dev_bytes = r->peak_host_bytes = NAN;
 	ts_loss_health_release(&r->health);
 }
@@ -140,8 +140,6 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 				p.excluded |= TS_EXCL_RESTART;
 			if (s->global_batch != TS_NO_INT)
 				r->global_batch = s->global_batch;
-			if (s->tokens != TS_NO_INT)
-				r->tokens_per_step = s->tokens;
 			r->peak_dev_bytes = nanmax(r->peak_dev_bytes, s->mem_max_alloc_bytes);
 			r->peak_host_bytes = nanmax(r->peak_host_bytes, s->rss_max_bytes);
 		}
