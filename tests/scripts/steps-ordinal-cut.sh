@@ -18,7 +18,8 @@
 #   last '\r' redraw of one physical line) loses record 20 with a
 #   truncated-log warning and note, in steps (text, --json) and validate;
 #   the cut value is never read. The complete log, with or without its
-#   final line end, has 20 records and no truncated-log.
+#   final line end, has 20 records and no truncated-log; so has the HF log
+#   above without its final line end.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -44,7 +45,7 @@ field() { # file, python expression over the parsed JSON `d`
 hf_dict() { # k: the k-th dict (loss NaN from the 14th)
 	if [ "$1" -ge 14 ]; then loss=nan; else loss=$(printf '%d.5' $((20 - $1))); fi
 	printf "{'loss': %s, 'grad_norm': 1.234, 'learning_rate': 5e-05, 'epoch': %s}" "$loss" \
-		"$(printf '0.%02d' $((5 * $1)))"
+		"$(printf '%d.%02d' $((5 * $1 / 100)) $((5 * $1 % 100)))"
 }
 for k in $(seq 1 20); do
 	hf_dict "$k" >>"$tmp/nobar.log"
@@ -111,6 +112,58 @@ codes "$tmp/step.json" | grep -q "^ordinal-steps|" && bad "steps --json: ordinal
 "$TS" steps --json "$tmp/nostep.jsonl" >"$tmp/nostep.json" || bad "steps --json nostep.jsonl: exit $?"
 codes "$tmp/nostep.json" | grep -qF "ordinal-steps|$tmp/nostep.jsonl|$tmp/nostep.jsonl: the log prints no step numbers, so its 20 records are numbered 1..20" ||
 	bad "steps --json: no ordinal-steps on a JSONL without steps"
+
+# an HF log complete but for its final line end is not cut
+head -c -1 "$nobar" >"$tmp/nobar-nonl.log"
+"$TS" steps --json "$tmp/nobar-nonl.log" >"$tmp/nobar-nonl.json" || bad "steps --json HF without final newline: exit $?"
+[ "$(field "$tmp/nobar-nonl.json" "d['iterations'], d['notes']")" = "20 []" ] ||
+	bad "steps HF without final newline: not 20 records without notes"
+codes "$tmp/nobar-nonl.json" | grep -q "^truncated-log|" && bad "steps HF without final newline: truncated-log"
+
+# --- Lightning progress bars: global steps 1..20, 2.000 s each
+redraw() { # i, the step time as printed
+	printf 'Epoch 0: %3d%%|#####     | %d/20 [00:%02d<00:%02d, 2.00s/it, v_num=0, reduced_train_loss=%s, global_step=%d.000, consumed_samples=%d.0, train_step_timing in s=%s]' \
+		$((5 * $1)) "$1" $((2 * $1)) $((40 - 2 * $1)) "$(printf '2.%03d' $((300 - $1)))" "$1" $((256 * $1)) "$2"
+}
+for i in $(seq 1 20); do redraw "$i" 2.00; printf '\n'; done >"$tmp/full.log"
+head -c -1 "$tmp/full.log" >"$tmp/nonl.log"
+last=$(redraw 20 1.97)
+head -n 19 "$tmp/full.log" >"$tmp/cut-value.log"
+printf '%s' "${last%%1.97]}" >>"$tmp/cut-value.log"        # ends "train_step_timing in s="
+head -n 19 "$tmp/full.log" >"$tmp/cut-digit.log"
+printf '%s' "${last%%7]}" >>"$tmp/cut-digit.log"           # ends "... in s=1.9"
+head -n 19 "$tmp/full.log" >"$tmp/cut-early.log"
+printf '%s' "${last%%s=2.280,*}" >>"$tmp/cut-early.log"   # ends "reduced_train_los", before global_step
+for i in $(seq 1 19); do printf '\r'; redraw "$i" 2.00; done >"$tmp/cut-cr.log"
+printf '\r%s' "${last%%00, consumed*}" >>"$tmp/cut-cr.log" # one physical line, ends "global_step=20."
+
+for f in full nonl; do
+	"$TS" steps --json "$tmp/$f.log" >"$tmp/$f.json" || bad "steps --json $f: exit $?"
+	got=$(field "$tmp/$f.json" "d['format'], d['iterations'], d['last_iteration'], d['notes']")
+	[ "$got" = "lightning-bar 20 20 []" ] || bad "steps $f: '$got', want 'lightning-bar 20 20 []'"
+	codes "$tmp/$f.json" | grep -q "^truncated-log|" && bad "steps --json $f: truncated-log on a complete log"
+	"$TS" steps "$tmp/$f.log" 2>&1 | grep -q "cut" && bad "steps text $f: a cut named"
+	"$TS" validate --json --window 5:20 "$tmp/$f.log" >"$tmp/$f-val.json" 2>/dev/null
+	codes "$tmp/$f-val.json" | grep -q "^truncated-log|" && bad "validate --json $f: truncated-log on a complete log"
+done
+for case in "cut-value 20" "cut-digit 20" "cut-early 20" "cut-cr 1"; do
+	set -- $case
+	f="$tmp/$1.log"
+	cutmsg="$f: line $2: last line cut inside a progress-bar redraw; ignored."
+	"$TS" steps --json "$f" >"$tmp/$1.json" || bad "steps --json $1: exit $?"
+	got=$(field "$tmp/$1.json" "d['iterations'], d['last_iteration'], [(n['kind'], n['line']) for n in d['notes']]")
+	[ "$got" = "19 19 [('truncated', $2)]" ] || bad "steps $1: '$got', want \"19 19 [('truncated', $2)]\""
+	codes "$tmp/$1.json" | grep -qxF "truncated-log|$f|$cutmsg" || bad "steps --json $1: no truncated-log"
+	"$TS" steps "$f" >"$tmp/$1.txt" 2>&1 || bad "steps $1: exit $?"
+	grep -qxF "warning: $cutmsg" "$tmp/$1.txt" || bad "steps text $1: no truncated-log warning"
+	rc=0
+	"$TS" validate --json --window 5:20 "$f" >"$tmp/$1-val.json" 2>/dev/null || rc=$?
+	codes "$tmp/$1-val.json" | grep -qxF "truncated-log|$f|$cutmsg" || bad "validate --json $1: no truncated-log"
+	"$TS" validate --window 5:20 "$f" 2>&1 | grep -qxF "warning: $cutmsg" || bad "validate text $1: no truncated-log"
+done
+# the cut value is never read: record 19 is the last, with its own 2.00 s
+"$TS" steps --csv "$tmp/cut-digit.log" | tail -n 1 | grep -q "^19,.*,2000" ||
+	bad "steps --csv cut-digit: the last record is not iteration 19 at 2000 ms"
 
 [ $fail = 0 ] && echo "steps-ordinal-cut: ok"
 exit $fail
