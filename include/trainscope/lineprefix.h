@@ -49,6 +49,14 @@ size_t ts_collector_stamp(const char *s, size_t n);
 size_t ts_progress_bar(const char *s, size_t n, const char **in, size_t *in_n);
 
 /*
+ * The same bar with its bracket still open at the end of s[0..n) (a line
+ * cut by the end of its input inside the bar's "[...]"): 1 with *in,
+ * *in_n the bracket's content up to the end; 0 when s holds no bar head,
+ * or its bracket closes.
+ */
+int ts_progress_bar_open(const char *s, size_t n, const char **in, size_t *in_n);
+
+/*
  * s[0..n) without its ANSI control sequences (ESC '[' ... final byte
  * 0x40-0x7e: colours, cursor moves), as a terminal would not show them.
  * Returns 0 when s holds no ESC (out untouched); else out is reset and

@@ -47,7 +47,10 @@ const char *ts_log_format_name(int format);
 
 /* Flags of one step record. */
 enum ts_step_flags {
-	TS_STEP_ORDINAL = 1 << 0,        /* iteration is a record counter (HF) */
+	TS_STEP_ORDINAL = 1 << 0,        /* iteration is the record's place: the log prints
+					  * no step number for it (HF dicts without
+					  * step or bar, JSONL without an iteration
+					  * key, Bridge Step Time lines only) */
 	TS_STEP_JOINED = 1 << 1,         /* rebuilt from hard-wrapped pieces */
 	TS_STEP_AFTER_PROFILER = 1 << 2, /* profiler capture/export lines precede it */
 	TS_STEP_AFTER_CHECKPOINT = 1 << 3, /* checkpoint save lines precede it */

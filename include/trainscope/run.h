@@ -24,7 +24,10 @@
  * spike rule) that keeps spikes at least half of them are flagged
  * TS_STEP_RESTART_WARMUP, restart artefacts like the
  * restart record; none when they are more than a fifth of the segment
- * (that is a level of its own, the steps analysis judges it). A file found in a directory that
+ * (that is a level of its own, the steps analysis judges it). A log that
+ * prints no step numbers has its records numbered by their place
+ * (TS_STEP_ORDINAL): each such file is warned ordinal-steps, with the
+ * declared window read on those numbers. A file found in a directory that
  * cannot be classified, or a trace that cannot be scanned, is a warning,
  * not an error. The traces' ProfilerStep#N iterations (and the export step
  * after each captured range) are flagged TS_STEP_PROFILED before the steps
@@ -141,6 +144,9 @@ struct ts_runmodel {
 	struct ts_window_obj window;  /* of steps */
 	struct ts_warnings warnings;  /* the run's warnings, in stage order */
 	size_t nwarn_steps;           /* the first ones belong to the steps stage */
+	size_t nordinal;              /* records of log numbered by their place
+				       * (TS_STEP_ORDINAL): their log prints no step
+				       * number (warning ordinal-steps) */
 	size_t resumed_segments;      /* segments of resumed logs (0: none) */
 	size_t nprofiled;             /* ProfilerStep entries found in its traces */
 	int64_t spare_gbs;            /* the global batch size the training logs beside
@@ -180,6 +186,12 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
  * run's own window when the range is its window, else method "matched". */
 void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
 			struct ts_window_obj *w);
+
+/* The words that name iteration it of the run's series in a sentence:
+ * "record ordinal" when its record is numbered by its place in the log
+ * (TS_STEP_ORDINAL: the log prints no step number for it), else
+ * "iteration". */
+const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it);
 
 /* Count of inputs with role. */
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);

@@ -390,13 +390,16 @@ static int loss_health(struct ts_diag *d)
 
 		if (h->verdict == TS_LOSS_NONFINITE)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: non-finite",
-					"non-finite from iteration %lld (%s); %lld iterations with non-finite "
-					"evidence, %lld skipped", (long long)h->first_bad_iteration,
+					"non-finite from %s %lld (%s); %lld iterations with non-finite "
+					"evidence, %lld skipped",
+					ts_runmodel_iteration_word(d->rm, h->first_bad_iteration),
+					(long long)h->first_bad_iteration,
 					ts_loss_cause_name(h->cause), (long long)h->nbad_iterations,
 					(long long)h->ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 		if (h->verdict == TS_LOSS_MISSING && h->first_bad_iteration != TS_NO_INT)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: missing",
-					"the loss is missing from iteration %lld (%s) while iterations go on",
+					"the loss is missing from %s %lld (%s) while iterations go on",
+					ts_runmodel_iteration_word(d->rm, h->first_bad_iteration),
 					(long long)h->first_bad_iteration, ts_loss_cause_name(h->cause));
 	}
 	if (nonfinite && first_bad >= 0)

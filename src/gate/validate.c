@@ -254,14 +254,15 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			snprintf(recs, sizeof(recs), " in %zu records of %lld", r->pts.n,
 				 (long long)every);
 		if (span >= TS_VALIDATE_MIN_STEPS)
-			rc |= add(v, "steps_logged", TS_CHECK_PASS, "%lld logged steps (iterations "
-				  "%lld-%lld%s; >= %d)", (long long)span, (long long)first,
+			rc |= add(v, "steps_logged", TS_CHECK_PASS, "%lld logged steps (%ss "
+				  "%lld-%lld%s; >= %d)", (long long)span,
+				  ts_runmodel_iteration_word(&r->rm, first), (long long)first,
 				  (long long)last, recs, TS_VALIDATE_MIN_STEPS);
 		else
 			rc |= add(v, "steps_logged", TS_CHECK_FAIL,
-				  "only %lld logged steps (iterations %lld-%lld%s); a winner needs at "
-				  "least %d", (long long)span, (long long)first, (long long)last, recs,
-				  TS_VALIDATE_MIN_STEPS);
+				  "only %lld logged steps (%ss %lld-%lld%s); a winner needs at "
+				  "least %d", (long long)span, ts_runmodel_iteration_word(&r->rm, first),
+				  (long long)first, (long long)last, recs, TS_VALIDATE_MIN_STEPS);
 	}
 
 	/* 2. the window */
@@ -404,9 +405,10 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		if (r->health.verdict == TS_LOSS_NONFINITE ||
 		    (r->health.verdict == TS_LOSS_MISSING &&
 		     r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED))
-			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s from iteration %lld "
+			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s from %s %lld "
 				  "(%s); %lld iteration(s) in the window have non-finite evidence",
 				  ts_loss_verdict_name(r->health.verdict),
+				  ts_runmodel_iteration_word(&r->rm, r->health.first_bad_iteration),
 				  (long long)r->health.first_bad_iteration,
 				  ts_loss_cause_name(r->health.cause), (long long)nonfinite);
 		else if (nonfinite)

@@ -2327,6 +2327,32 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 	return bar_push(r, &st, r->rec_ign) ? TS_ENOMEM : 1;
 }
 
+/*
+ * s, the input's last line without its line end, is a redraw of a bar
+ * that gives records (parse_bar) cut before its bracket closes: one whose
+ * bracket names global_step before the cut, or, once this file has bar
+ * records, Lightning's training bar ("Epoch E: ...") cut anywhere. Its
+ * record is not read: a value at the cut may be the head of a longer one.
+ */
+static int bar_cut(const struct rd *r, const char *s, size_t n)
+{
+	const char *in, *v;
+	size_t in_n, vn, k;
+
+	if (ts_progress_bar(s, n, &in, &in_n))
+		return 0;
+	if (ts_progress_bar_open(s, n, &in, &in_n) && bar_item(in, in_n, "global_step", &v, &vn))
+		return 1;
+	if (!r->bar_step && !r->bar_pend.n)
+		return 0;
+	skip_prefix(&s, &n);
+	if (n < 8 || memcmp(s, "Epoch ", 6) != 0)
+		return 0;
+	for (k = 6; k < n && s[k] >= '0' && s[k] <= '9'; k++)
+		;
+	return k > 6 && k < n && s[k] == ':';
+}
+
 static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t line,
 		       uint64_t off)
 {
@@ -2457,6 +2483,8 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		return complete ? 0 : pend_start(r, R_ITER, s, n, nl, line, off);
 	if (t > b && t[-1] == ']' && (rc = parse_bar(r, b, (size_t)(t - b), line)))
 		return rc < 0 ? rc : 0;
+	if (!nl && bar_cut(r, b, (size_t)(t - b)))
+		return note_cut(r, line, off, "last line cut inside a progress-bar redraw");
 	if (nl && head_wrapped(s, n)) {
 		rc = pend_start(r, R_ITER, s, n, nl, line, off);
 		r->pend_guess = 1;

@@ -52,6 +52,14 @@ void ts_runmodel_release(struct ts_runmodel *rm)
 	memset(rm, 0, sizeof(*rm));
 }
 
+const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it)
+{
+	for (size_t i = 0; i < rm->log.steps.n && rm->nordinal; i++)
+		if (rm->log.steps.v[i].iteration == it && (rm->log.steps.v[i].flags & TS_STEP_ORDINAL))
+			return "record ordinal";
+	return "iteration";
+}
+
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role)
 {
 	size_t n = 0;
@@ -760,6 +768,85 @@ out:
 	return rc;
 }
 
+/* A file's records, and those numbered by their place (TS_STEP_ORDINAL). */
+struct ord_count {
+	size_t records, ordinal;
+	int64_t first, last;      /* lowest and highest ordinal */
+	int64_t line;             /* line of the first ordinal record */
+};
+
+/*
+ * One ordinal-steps warning per file whose log prints no step number for
+ * some records: the reader numbered them by their place (logs.h), so every
+ * iteration named for them is a record ordinal, not an optimizer step.
+ * A declared or contract window (window_source, first:last) is read on
+ * those numbers and the warning says so.
+ */
+static int ordinal_warnings(struct ts_runmodel *rm, int64_t first, int64_t last)
+{
+	const struct ts_steplog *log = &rm->log;
+	struct ord_count *c = calloc(log->nfiles > 0 ? (size_t)log->nfiles : 1, sizeof(*c));
+	char win[160];
+	int rc = 0;
+
+	if (!c)
+		return TS_ENOMEM;
+	rm->nordinal = 0;
+	for (size_t i = 0; i < log->steps.n; i++) {
+		const struct ts_step *s = &log->steps.v[i];
+		struct ord_count *f;
+
+		if (s->file < 0 || s->file >= log->nfiles)
+			continue;
+		f = &c[s->file];
+		f->records++;
+		if (!(s->flags & TS_STEP_ORDINAL))
+			continue;
+		if (!f->ordinal++) {
+			f->first = f->last = s->iteration;
+			f->line = s->line;
+		}
+		f->first = s->iteration < f->first ? s->iteration : f->first;
+		f->last = s->iteration > f->last ? s->iteration : f->last;
+		rm->nordinal++;
+	}
+	win[0] = 0;
+	if (rm->window_source)
+		snprintf(win, sizeof(win), " The %s window %lld:%lld is read on these numbers: "
+			 "records %lld to %lld, not optimizer steps.",
+			 rm->window_source == 2 ? "contract's" : "declared", (long long)first,
+			 (long long)last, (long long)first, (long long)last);
+	for (int k = 0; k < log->nfiles && !rc; k++) {
+		const struct ord_count *f = &c[k];
+		const char *file = rm->step_files.v[k];
+
+		if (!f->ordinal)
+			continue;
+		if (f->ordinal == f->records)
+			rc = ts_warnings_add(&rm->warnings, "ordinal-steps", file, -1, TS_NO_INT,
+					     "%s: the log prints no step numbers, so its %zu records "
+					     "are numbered %lld..%lld in their order: these are record "
+					     "ordinals, not optimizer steps, and each record may cover "
+					     "logging_steps optimizer steps (a Hugging Face Trainer logs "
+					     "every logging_steps steps: record K covers steps "
+					     "(K-1) x logging_steps + 1 to K x logging_steps).%s",
+					     file, f->records, (long long)f->first, (long long)f->last,
+					     win);
+		else
+			rc = ts_warnings_add(&rm->warnings, "ordinal-steps", file, -1, TS_NO_INT,
+					     "%s: %zu of its %zu records print no step number (the "
+					     "first at line %lld), so they are numbered on from the "
+					     "record before them in their order (%lld..%lld): those are "
+					     "record ordinals, not optimizer steps, and each may cover "
+					     "logging_steps optimizer steps (a Hugging Face Trainer logs "
+					     "every logging_steps steps).%s",
+					     file, f->ordinal, f->records, (long long)f->line,
+					     (long long)f->first, (long long)f->last, win);
+	}
+	free(c);
+	return rc;
+}
+
 /* What a non-finite verdict's cause is, in words. */
 static const char *nonfinite_words(const struct ts_loss_health *h)
 {
@@ -776,25 +863,29 @@ static int steps_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steps_report *r = &rm->steps;
 	struct ts_warnings *w = &rm->warnings;
+	const char *first_word = ts_runmodel_iteration_word(rm, r->health.first_bad_iteration);
+	const char *count_word = rm->nordinal && rm->nordinal == rm->log.steps.n ? "record"
+									      : "iteration";
 	int rc = 0;
 
 	/* the loss health travels as a warning too: a NaN run is never only
 	 * a line of the loss section */
 	if (r->health.verdict == TS_LOSS_NONFINITE)
 		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
-				      "The training is not numerically healthy: %s from iteration %lld "
-				      "(%lld iteration%s with non-finite evidence); those steps are left "
+				      "The training is not numerically healthy: %s from %s %lld "
+				      "(%lld %s%s with non-finite evidence); those steps are left "
 				      "out of the step statistics.",
-				      nonfinite_words(&r->health),
+				      nonfinite_words(&r->health), first_word,
 				      (long long)r->health.first_bad_iteration,
-				      (long long)r->health.nbad_iterations,
+				      (long long)r->health.nbad_iterations, count_word,
 				      r->health.nbad_iterations == 1 ? "" : "s");
 	else if (r->health.verdict == TS_LOSS_MISSING &&
 		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
 		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,
-				      "The loss stops being logged at iteration %lld (Megatron prints "
+				      "The loss stops being logged at %s %lld (Megatron prints "
 				      "only a loss above 0, so a NaN loss is dropped): its health is "
-				      "unknown from there.", (long long)r->health.first_bad_iteration);
+				      "unknown from there.", first_word,
+				      (long long)r->health.first_bad_iteration);
 	if (r->warnings & TS_WARN_NO_TIME)
 		rc |= ts_warnings_add(w, "no-step-times", NULL, -1, TS_NO_INT,
 				      "The step records carry no step times, so there is no "
@@ -1356,6 +1447,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		rm->window_source = 2;
 		method = "contract";
 	}
+	if ((rc = ordinal_warnings(rm, so.window_first, so.window_last)))
+		return ts_err_set(err, rc, "out of memory");
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;

@@ -364,7 +364,7 @@ static void render_phases(const struct ts_text_style *st, const struct ts_steps_
 }
 
 /* The loss-health verdict and its evidence, one sentence. */
-static void render_health(const struct ts_text_style *st, const struct ts_steps_report *r,
+static void render_health(const struct ts_text_style *st, const struct ts_runmodel *rm,
 			  struct ts_sb *out)
 {
 	static const char *const what[TS_LOSS_CAUSE_COUNT] = {
@@ -376,15 +376,16 @@ static void render_health(const struct ts_text_style *st, const struct ts_steps_
 		[TS_LOSS_CAUSE_SKIPPED] = "skipped iterations",
 		[TS_LOSS_CAUSE_NEVER_LOGGED] = "no loss logged",
 	};
-	const struct ts_loss_health *h = &r->health;
+	const struct ts_loss_health *h = &rm->steps.health;
 	const char *colour = h->verdict == TS_LOSS_FINITE ? "" : st->yellow;
 	const char *reset = h->verdict == TS_LOSS_FINITE ? "" : st->reset;
 	int first = 1;
 
 	ts_sb_addf(out, "            health %s%s%s", colour, ts_loss_verdict_name(h->verdict), reset);
 	if (h->verdict != TS_LOSS_FINITE && h->first_bad_iteration != TS_NO_INT)
-		ts_sb_addf(out, " from iteration %lld (%s%s%s)", (long long)h->first_bad_iteration,
-			   what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
+		ts_sb_addf(out, " from %s %lld (%s%s%s)",
+			   ts_runmodel_iteration_word(rm, h->first_bad_iteration),
+			   (long long)h->first_bad_iteration, what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
 			   h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? h->extra_loss : "");
 	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_NEVER_LOGGED; c++) {
 		if (!h->ev[c].records || c == h->cause)
@@ -458,8 +459,15 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 
 	ts_sb_addf(out, "%sformat%s      %s, %zu iterations", bold, reset, r->format, r->iterations);
 	if (r->first_iteration != TS_NO_INT)
-		ts_sb_addf(out, " (%lld..%lld)", (long long)r->first_iteration,
+		ts_sb_addf(out, " (%lld..%lld", (long long)r->first_iteration,
 			   (long long)r->last_iteration);
+	if (r->first_iteration != TS_NO_INT && rm->nordinal == log->steps.n)
+		ts_sb_adds(out, ", record ordinals: the log prints no step numbers");
+	else if (r->first_iteration != TS_NO_INT && rm->nordinal)
+		ts_sb_addf(out, "; %zu records numbered by their order: the log prints no step "
+			   "number for them", rm->nordinal);
+	if (r->first_iteration != TS_NO_INT)
+		ts_sb_addc(out, ')');
 	ts_sb_addc(out, '\n');
 	if (r->win_n) {
 		ts_sb_addf(out, "%swindow%s      ", bold, reset);
@@ -510,7 +518,8 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 	render_phases(st, r, out);
 	ts_sb_addf(out, "%sloss%s        final ", bold, reset);
 	if (isfinite(r->final_loss))
-		ts_sb_addf(out, "%.6g (iteration %lld)", r->final_loss,
+		ts_sb_addf(out, "%.6g (%s %lld)", r->final_loss,
+			   ts_runmodel_iteration_word(rm, r->final_loss_iteration),
 			   (long long)r->final_loss_iteration);
 	else
 		ts_sb_adds(out, "-");
@@ -523,7 +532,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 	}
 	ts_sb_addf(out, "; skipped iterations: %lld\n",
 		   (long long)r->health.ev[TS_LOSS_CAUSE_SKIPPED].iterations);
-	render_health(st, r, out);
+	render_health(st, rm, out);
 	if (r->nloss_spikes || r->ngrad_spikes)
 		ts_sb_addf(out, "            %zu loss spikes, %zu grad-norm spikes (first at %lld)\n",
 			   r->nloss_spikes, r->ngrad_spikes,

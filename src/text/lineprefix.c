@@ -100,7 +100,9 @@ size_t ts_collector_stamp(const char *s, size_t n)
 	return j + 1;
 }
 
-size_t ts_progress_bar(const char *s, size_t n, const char **in, size_t *in_n)
+/* The content start of the first bar's bracket in s[0..n): after "{count}
+ * [" and opening with an elapsed time; NULL when s holds no bar head. */
+static const char *bar_head(const char *s, size_t n)
 {
 	const char *e = s + n, *from = s, *p, *q, *t;
 
@@ -124,18 +126,33 @@ size_t ts_progress_bar(const char *s, size_t n, const char **in, size_t *in_n)
 			while (d < e && *d >= '0' && *d <= '9')
 				d++;
 			if (d > q && e - d >= 3 && d[0] == ':' && d[1] >= '0' && d[1] <= '5' &&
-			    d[2] >= '0' && d[2] <= '9') {
-				const char *c = memchr(q, ']', (size_t)(e - q));
-
-				if (!c)
-					return 0;
-				*in = q;
-				*in_n = (size_t)(c - q);
-				return (size_t)(c + 1 - s);
-			}
+			    d[2] >= '0' && d[2] <= '9')
+				return q;
 		}
 	}
-	return 0;
+	return NULL;
+}
+
+size_t ts_progress_bar(const char *s, size_t n, const char **in, size_t *in_n)
+{
+	const char *q = bar_head(s, n), *c;
+
+	if (!q || !(c = memchr(q, ']', (size_t)(s + n - q))))
+		return 0;
+	*in = q;
+	*in_n = (size_t)(c - q);
+	return (size_t)(c + 1 - s);
+}
+
+int ts_progress_bar_open(const char *s, size_t n, const char **in, size_t *in_n)
+{
+	const char *q = bar_head(s, n);
+
+	if (!q || memchr(q, ']', (size_t)(s + n - q)))
+		return 0;
+	*in = q;
+	*in_n = (size_t)(s + n - q);
+	return 1;
 }
 
 int ts_ansi_strip(struct ts_sb *out, const char *s, size_t n)

@@ -102,3 +102,24 @@ TEST(lineprefix_progress_bars)
 	CHECK_I64((int64_t)ts_progress_bar(e, strlen(e), &in, &in_n), 0);
 	CHECK_I64((int64_t)ts_progress_bar(f, strlen(f), &in, &in_n), 0);
 }
+
+TEST(lineprefix_progress_bar_open)
+{
+	/* a bar cut inside its bracket: the content is its 48 bytes from "00:40" */
+	const char *a = "Epoch 0: 100%|#####     | 20/20 [00:40<00:00, 2.00s/it, v_num=0, "
+			"global_step=20.0";
+	const char *b = "Epoch 0: 100%|#####     | 20/20 [00:40<00:00, 2.00s/it, v_num=0]";
+	const char *c = "Epoch 0: 100%|#####     | 20/2";
+	const char *d = " [2024-04-06 10:27:27.123456] iteration       10/    1000 | consumed";
+	const char *in;
+	size_t in_n;
+
+	CHECK_I64(ts_progress_bar_open(a, strlen(a), &in, &in_n), 1);
+	CHECK_I64((int64_t)in_n, 48);
+	CHECK(memcmp(in, "00:40<", 6) == 0);
+	CHECK_I64((int64_t)ts_progress_bar(a, strlen(a), &in, &in_n), 0);
+	/* a closed bracket is ts_progress_bar's; no bracket, or no bar, is none */
+	CHECK_I64(ts_progress_bar_open(b, strlen(b), &in, &in_n), 0);
+	CHECK_I64(ts_progress_bar_open(c, strlen(c), &in, &in_n), 0);
+	CHECK_I64(ts_progress_bar_open(d, strlen(d), &in, &in_n), 0);
+}
