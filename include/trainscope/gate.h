@@ -230,6 +230,8 @@ struct ts_ab_phase {
  * "comm" (the JSONL key stems), "forward-backward" (the Megatron timer). */
 const char *ts_ab_phase_name(int phase);
 
+#define TS_AB_DECIDE_MAX_DATA 100.0
+
 struct ts_ab_result {
 	int verdict;              /* enum ts_ab_verdict */
 	int accepted;             /* verdict faster/no_difference and correctness passed */
@@ -241,7 +243,9 @@ struct ts_ab_result {
 	int repeats;              /* both sides have >= 2 runs */
 	int64_t win_first, win_last;
 	size_t win_steps;
-	/* what would decide an inconclusive result (0 when not applicable) */
+	/* what would decide an inconclusive result (0 when not applicable:
+	 * also when it would take more than TS_AB_DECIDE_MAX_DATA times the
+	 * data, an estimate that close to the band edge; decide_note says so) */
 	double more_steps_per_run;
 	double more_runs_per_side;
 	const char *decide_note;

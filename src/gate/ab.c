@@ -542,6 +542,75 @@ static size_t count_spikes(const double *x, size_t n)
 	return s;
 }
 
+/* Significant digits x is printed with: the fewest that give x back. */
+static int sig_digits(double x)
+{
+	char buf[40];
+
+	if (!isfinite(x) || x == 0)
+		return 1;
+	for (int p = 1; p < 17; p++) {
+		snprintf(buf, sizeof(buf), "%.*e", p - 1, x);
+		if (strtod(buf, NULL) == x)
+			return p;
+	}
+	return 17;
+}
+
+/* Decimals x is printed with (%f): the fewest that give x back, at most 30. */
+static int dec_digits(double x)
+{
+	char buf[64];
+
+	if (!isfinite(x) || x == 0 || fabs(x) >= 1e15)
+		return 0;
+	for (int d = 0; d < 30; d++) {
+		snprintf(buf, sizeof(buf), "%.*f", d, x);
+		if (strtod(buf, NULL) == x)
+			return d;
+	}
+	return 30;
+}
+
+/* How run r's log prints its losses (which = 0) or grad norms (which = 1):
+ * the most significant digits (*p, as %E) and decimals (*d, as %f) any
+ * of them needs. */
+static void printed_digits(const struct ts_run *r, int which, int *p, int *d)
+{
+	*p = 1;
+	*d = 0;
+	for (size_t i = 0; i < r->pts.n; i++) {
+		double v = which ? r->pts.v[i].grad_norm : r->pts.v[i].loss;
+		int a = sig_digits(v), b = dec_digits(v);
+
+		*p = a > *p ? a : *p;
+		*d = b > *d ? b : *d;
+	}
+}
+
+/* x and y agree as a log printing p significant digits, or d decimals,
+ * shows them (p >= 17 and d >= 30: exactly). */
+static int same_printed(double x, double y, int p, int d)
+{
+	char bx[64], by[64];
+
+	if (x == y)
+		return 1;
+	if (p < 17) {
+		snprintf(bx, sizeof(bx), "%.*e", p - 1, x);
+		snprintf(by, sizeof(by), "%.*e", p - 1, y);
+		if (strtod(bx, NULL) == strtod(by, NULL))
+			return 1;
+	}
+	if (d < 30 && fabs(x) < 1e15 && fabs(y) < 1e15) {
+		snprintf(bx, sizeof(bx), "%.*f", d, x);
+		snprintf(by, sizeof(by), "%.*f", d, y);
+		if (strtod(bx, NULL) == strtod(by, NULL))
+			return 1;
+	}
+	return 0;
+}
+
 struct curve_out {
 	int passed;
 	int skipped;
@@ -570,17 +639,33 @@ static int curve_check(struct ts_ab_result *res, const struct ts_run *a, const s
 	}
 	n = common_values(a, b, which, va, vb, it);
 	if (bitwise) {
+		/* logs of two formats compare as far as both print: a Megatron
+		 * log's %E loss (7 digits) or %.3f grad norm against a JSONL's
+		 * full double is the same value when they agree there */
+		int p = 17, d = 30;
+		char at[96] = "";
+
+		if (strcmp(a->format, b->format) != 0) {
+			int pa, da, pb, db;
+
+			printed_digits(a, which, &pa, &da);
+			printed_digits(b, which, &pb, &db);
+			p = pa < pb ? pa : pb;
+			d = da < db ? da : db;
+			snprintf(at, sizeof(at), " as both logs print them (%d significant digits or "
+				 "%d decimals)", p, d);
+		}
 		for (size_t i = 0; i < n; i++)
-			if (va[i] != vb[i]) {
+			if (!same_printed(va[i], vb[i], p, d)) {
 				out->detail = fmt(res, "bitwise tier (both runs declare determinism): %s "
-						  "differs at iteration %lld (%.17g vs %.17g)", what,
-						  (long long)it[i], va[i], vb[i]);
+						  "differs at iteration %lld (%.17g vs %.17g)%s", what,
+						  (long long)it[i], va[i], vb[i], at);
 				goto out;
 			}
 		out->passed = n > 0;
 		out->skipped = n == 0;
-		out->detail = n ? fmt(res, "bitwise tier: %s identical at all %zu common iterations",
-				      what, n)
+		out->detail = n ? fmt(res, "bitwise tier: %s identical at all %zu common iterations%s",
+				      what, n, at)
 				: fmt(res, "no common logged %s values", what);
 		goto out;
 	}
@@ -1464,7 +1549,32 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	if (oom)
 		goto oom;
 	if (!res->invalid.n && first > last)
-		ADD(res->invalid, fmt(res, "the steady windows do not overlap"));
+		ADD(res->invalid, fmt(res, "the steady windows do not overlap (each run's own is "
+				      "`trainscope steps RUN`'s); declare a common one with --window "
+				      "FIRST:LAST"));
+	/* ab-stats A4 step 0: a step index missing inside the window fails
+	 * the comparison (a lost stretch of log is no steady state) */
+	for (size_t i = 0; !res->invalid.n && i < nb + nc; i++) {
+		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+		int64_t every = ts_run_log_interval(r), prev = TS_NO_INT;
+
+		for (size_t k = 0; k < r->pts.n; k++) {
+			int64_t it = r->pts.v[k].iteration;
+
+			if (it < first || it > last)
+				continue;
+			if (prev != TS_NO_INT && every > 0 && it - prev > every) {
+				ADD(res->invalid, fmt(res, "%s logs no step between iterations %lld and "
+						      "%lld, inside the matched window %lld-%lld: a "
+						      "missing step fails the comparison; declare a "
+						      "window without the gap (--window)", r->path,
+						      (long long)prev, (long long)it, (long long)first,
+						      (long long)last));
+				break;
+			}
+			prev = it;
+		}
+	}
 	res->win_first = first;
 	res->win_last = last;
 	if (oom)
@@ -1550,6 +1660,14 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 				res->decide_note = fmt(res, "the estimate %.4f sits on the band edge "
 						       "(1 +- %.3f): more data narrows the interval "
 						       "but may never decide", res->ratio, d);
+			} else if ((h / need) * (h / need) > TS_AB_DECIDE_MAX_DATA) {
+				/* the interval would have to narrow more than 10x: the
+				 * estimate is as likely to cross the edge as to stay */
+				res->decide_note = fmt(res, "the estimate %.4f sits %.4f from the band "
+						       "edge (1 +- %.3f): deciding would take about "
+						       "%.0fx the data, and more data may never "
+						       "decide", res->ratio, need, d,
+						       (h / need) * (h / need));
 			} else {
 				double f = (h / need) * (h / need);
 				if (res->repeats) {

@@ -2,6 +2,8 @@
  * intervals (exact Mann-Whitney k of ab-stats A4), decisions, correctness
  * gates, windows and validation. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "harness.h"
 #include "synth_runs.h"
@@ -163,6 +165,60 @@ TEST(ab_correctness_gates)
 	REQUIRE(c);
 	CHECK(c->passed);
 	CHECK_I64(res.reasons.n, 3);
+	ts_ab_result_release(&res);
+	ts_run_release(&a);
+	ts_run_release(&b);
+}
+
+/*
+ * The bitwise tier compares logs of two formats as far as both print: run
+ * a logs full doubles (a JSONL), run b the same losses to 7 significant
+ * digits (a Megatron log's %E). Equal there: passed (it failed at the
+ * first iteration before 2026-12-04). Off by 3 units of the 7th digit at
+ * index 30: failed at iteration 31. Logs of one format compare exactly
+ * (ab_bitwise_tier_when_both_declare_determinism: one ulp fails).
+ */
+TEST(ab_bitwise_tier_at_the_printed_digits)
+{
+	struct ts_run a, b;
+	struct ts_ab_opts o;
+	struct ts_ab_result res;
+	struct ts_err err;
+	const struct ts_ab_check *c;
+	char buf[32];
+
+	make_run(&a, "a", 60, 100);
+	make_run(&b, "b", 60, 100);
+	snprintf(a.format, sizeof(a.format), "jsonl");
+	snprintf(b.format, sizeof(b.format), "megatron");
+	for (size_t i = 0; i < 60; i++) {
+		a.pts.v[i].loss = 2 + 6 * exp(-(double)i / 40);
+		snprintf(buf, sizeof(buf), "%.6e", a.pts.v[i].loss);
+		b.pts.v[i].loss = strtod(buf, NULL);
+	}
+	ts_contract_set(&a.contract, "workload.deterministic", "true");
+	ts_contract_set(&b.contract, "workload.deterministic", "true");
+	ts_contract_finish(&a.contract);
+	ts_contract_finish(&b.contract);
+	a.has_contract = b.has_contract = 1;
+	ts_ab_opts_init(&o);
+	ts_ab_result_init(&res);
+	ts_err_init(&err);
+	REQUIRE(ts_ab_compare(&a, 1, &b, 1, &o, &res, &err) == 0);
+	CHECK_STR(res.loss_tier, "bitwise");
+	c = check_named(&res, "loss_curve");
+	REQUIRE(c);
+	CHECK(c->passed);
+	CHECK(strstr(c->detail, "(7 significant digits") != NULL);
+	ts_ab_result_release(&res);
+	snprintf(buf, sizeof(buf), "%.6e", b.pts.v[30].loss * (1 + 3e-6));
+	b.pts.v[30].loss = strtod(buf, NULL);
+	ts_ab_result_init(&res);
+	REQUIRE(ts_ab_compare(&a, 1, &b, 1, &o, &res, &err) == 0);
+	c = check_named(&res, "loss_curve");
+	REQUIRE(c);
+	CHECK(!c->passed);
+	CHECK(strstr(c->detail, "iteration 31") != NULL);
 	ts_ab_result_release(&res);
 	ts_run_release(&a);
 	ts_run_release(&b);

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `ab` on JSONL runs written here (300 steps of 100 ms, the same loss):
+# - the candidate logs no iterations 101-150 (a lost stretch of log):
+#   invalid, exit 2, the reason names 100 and 151 (ab-stats A4 step 0:
+#   a missing step index fails the comparison); before 2026-12-04 it was
+#   accepted with no word;
+# - the same gap declared away (--window 160:300): compared, not invalid;
+# - 3 runs per side, the candidate's steps 1.0099x the baseline's (1 %
+#   iid noise; these seeds give an estimate of 1.0102 with a 95 % CI
+#   about +-0.0024): with the 1 % band of repeats the estimate sits 0.0002
+#   from the edge, so deciding would take (0.0024 / 0.0002)^2, over 100x
+#   the data: "to decide" says more data may never decide and asks for
+#   no number of runs; before, it asked for 617 more runs per side.
+set -u
+TS=${TS:-build/trainscope}
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+python3 - "$tmp" <<'PY'
+import json, random, sys
+d = sys.argv[1]
+def write(name, scale, seed, skip=()):
+    r = random.Random(seed)
+    with open(f"{d}/{name}", "w") as f:
+        for k in range(1, 301):
+            ms = 100 * scale * (1 + r.gauss(0, 0.01))
+            if k in skip:
+                continue
+            f.write(json.dumps({"iteration": k, "step_ms": round(ms, 3),
+                                "lm_loss": round(8 - k / 100, 4), "grad_norm": 1.0}) + "\n")
+write("base.jsonl", 1.0, 1)
+write("gap.jsonl", 1.0, 2, skip=range(101, 151))
+for i in range(3):
+    write(f"b{i}.jsonl", 1.0, 10 + i)
+    write(f"c{i}.jsonl", 1.0099, 20 + i)
+PY
+
+"$TS" ab "$tmp/base.jsonl" "$tmp/gap.jsonl" --json >"$tmp/gap.json" 2>/dev/null
+rc=$?
+[ $rc = 2 ] || bad "gap 101-150: exit $rc, want 2"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = " ".join(d["invalid_reasons"])
+sys.exit(0 if d["verdict"] == "invalid" and "between iterations 100 and 151" in r else 1)' \
+	"$tmp/gap.json" || bad "gap 101-150: no reason naming 100 and 151"
+"$TS" ab "$tmp/base.jsonl" "$tmp/gap.jsonl" --window 160:300 --json >"$tmp/gapw.json" 2>/dev/null
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["verdict"] != "invalid" else 1)' "$tmp/gapw.json" ||
+	bad "gap with --window 160:300: still invalid"
+
+B=$tmp/b0.jsonl,$tmp/b1.jsonl,$tmp/b2.jsonl
+C=$tmp/c0.jsonl,$tmp/c1.jsonl,$tmp/c2.jsonl
+"$TS" ab "$B" "$C" --json >"$tmp/edge.json" 2>/dev/null
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d.get("to_decide") or {}
+note = i.get("note") or ""
+ok = (d["verdict"] == "inconclusive" and "may never decide" in note and
+      not i.get("more_runs_per_side"))
+if not ok:
+    print("verdict %s ratio %s note %r more_runs %s" % (d["verdict"], d.get("ratio"), note,
+          i.get("more_runs_per_side")))
+sys.exit(0 if ok else 1)' "$tmp/edge.json" || bad "1.0099x with 3 runs: no band-edge note"
+exit $fail
