@@ -86,6 +86,11 @@ static void jw_runs(struct ts_jw *w, const char *key, const struct ts_ab_run_sum
 		ts_jw_kf64(w, "peak_device_memory_bytes", s[i].peak_dev_bytes);
 		ts_jw_kf64(w, "peak_host_memory_bytes", s[i].peak_host_bytes);
 		ts_jw_kf64(w, "final_loss", s[i].final_loss);
+		ts_jw_key(w, "final_loss_iteration");
+		if (s[i].final_loss_iteration != TS_NO_INT)
+			ts_jw_i64(w, s[i].final_loss_iteration);
+		else
+			ts_jw_null(w);
 		ts_jw_obj_end(w);
 	}
 	ts_jw_arr_end(w);

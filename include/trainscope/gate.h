@@ -190,6 +190,7 @@ struct ts_ab_run_summary {
 	int64_t first_bad_iteration; /* TS_NO_INT when finite */
 	double peak_dev_bytes, peak_host_bytes;
 	double final_loss;
+	int64_t final_loss_iteration; /* TS_NO_INT when no finite loss */
 };
 
 struct ts_ab_check {

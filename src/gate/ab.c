@@ -908,9 +908,11 @@ static int summarize(const struct ts_run *r, const int64_t *it, size_t npairs, u
 	s->peak_dev_bytes = r->peak_dev_bytes;
 	s->peak_host_bytes = r->peak_host_bytes;
 	s->final_loss = NAN;
+	s->final_loss_iteration = TS_NO_INT;
 	for (size_t i = r->pts.n; i-- > 0;)
 		if (isfinite(r->pts.v[i].loss)) {
 			s->final_loss = r->pts.v[i].loss;
+			s->final_loss_iteration = r->pts.v[i].iteration;
 			break;
 		}
 	free(x);
@@ -1582,6 +1584,31 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	if (res->invalid.n) {
 		res->verdict = TS_AB_INVALID;
 		return 0;
+	}
+	/* runs that end apart are compared over the common part only, and
+	 * their final losses are of different iterations */
+	{
+		const struct ts_run *lo = NULL, *hi = NULL;
+
+		for (size_t i = 0; i < nb + nc; i++) {
+			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+
+			if (!r->pts.n)
+				continue;
+			if (!lo || r->pts.v[r->pts.n - 1].iteration < lo->pts.v[lo->pts.n - 1].iteration)
+				lo = r;
+			if (!hi || r->pts.v[r->pts.n - 1].iteration > hi->pts.v[hi->pts.n - 1].iteration)
+				hi = r;
+		}
+		if (lo && hi->pts.v[hi->pts.n - 1].iteration - lo->pts.v[lo->pts.n - 1].iteration >
+			  ts_run_log_interval(hi))
+			WARN("runs-end-apart",
+			     fmt(res, "the runs end at different iterations (%s at %lld, %s at %lld): "
+				 "they are compared over %lld-%lld only, and their final losses "
+				 "are of different iterations", lo->path,
+				 (long long)lo->pts.v[lo->pts.n - 1].iteration, hi->path,
+				 (long long)hi->pts.v[hi->pts.n - 1].iteration, (long long)first,
+				 (long long)last));
 	}
 	/* paired iterations: usable in every run of both sides */
 	if ((rc = paired_steps(base, nb, cand, nc, first, last, &pit, &pa, &pb, &npairs)))

@@ -5,6 +5,11 @@
 #   a missing step index fails the comparison); before 2026-12-04 it was
 #   accepted with no word;
 # - the same gap declared away (--window 160:300): compared, not invalid;
+# - a candidate that stops at iteration 200 of the baseline's 300:
+#   compared, with a runs-end-apart warning naming 200 and 300, and each
+#   run's final_loss_iteration (300, 200); before, no word while the
+#   final losses shown were of different iterations; runs that end
+#   together (the gap case with --window) get no such warning;
 # - 3 runs per side, the candidate's steps 1.0099x the baseline's (1 %
 #   iid noise; these seeds give an estimate of 1.0102 with a 95 % CI
 #   about +-0.0024): with the 1 % band of repeats the estimate sits 0.0002
@@ -33,6 +38,7 @@ def write(name, scale, seed, skip=()):
                                 "lm_loss": round(8 - k / 100, 4), "grad_norm": 1.0}) + "\n")
 write("base.jsonl", 1.0, 1)
 write("gap.jsonl", 1.0, 2, skip=range(101, 151))
+write("short.jsonl", 1.0, 3, skip=range(201, 301))
 for i in range(3):
     write(f"b{i}.jsonl", 1.0, 10 + i)
     write(f"c{i}.jsonl", 1.0099, 20 + i)
@@ -53,6 +59,22 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["verdict"] != "invalid" else 1)' "$tmp/gapw.json" ||
 	bad "gap with --window 160:300: still invalid"
+
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if not [w for w in d["warnings"] if w["code"] == "runs-end-apart"] else 1)' \
+	"$tmp/gapw.json" || bad "runs that both end at 300: a runs-end-apart warning"
+"$TS" ab "$tmp/base.jsonl" "$tmp/short.jsonl" --json >"$tmp/short.json" 2>/dev/null
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [x["message"] for x in d["warnings"] if x["code"] == "runs-end-apart"]
+its = [r["final_loss_iteration"] for r in d["baseline"] + d["candidate"]]
+ok = d["verdict"] != "invalid" and len(w) == 1 and "at 200" in w[0] and "at 300" in w[0] and its == [300, 200]
+if not ok:
+    print("verdict %s, runs-end-apart %s, final_loss_iteration %s" % (d["verdict"], w, its))
+sys.exit(0 if ok else 1)' "$tmp/short.json" || bad "candidate ending at 200 of 300: no runs-end-apart"
 
 B=$tmp/b0.jsonl,$tmp/b1.jsonl,$tmp/b2.jsonl
 C=$tmp/c0.jsonl,$tmp/c1.jsonl,$tmp/c2.jsonl
