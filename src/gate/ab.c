@@ -542,49 +542,54 @@ static size_t count_spikes(const double *x, size_t n)
 	return s;
 }
 
-/* Significant digits x is printed with: the fewest that give x back. */
-static int sig_digits(double x)
+/* x as a log printing p significant digits (%E) shows it. */
+static double at_sig(double x, int p)
 {
 	char buf[40];
 
-	if (!isfinite(x) || x == 0)
-		return 1;
-	for (int p = 1; p < 17; p++) {
-		snprintf(buf, sizeof(buf), "%.*e", p - 1, x);
-		if (strtod(buf, NULL) == x)
-			return p;
-	}
-	return 17;
+	snprintf(buf, sizeof(buf), "%.*e", p - 1, x);
+	return strtod(buf, NULL);
 }
 
-/* Decimals x is printed with (%f): the fewest that give x back, at most 30. */
-static int dec_digits(double x)
+/* x as a log printing d decimals (%f) shows it; |x| < 1e15. */
+static double at_dec(double x, int d)
 {
 	char buf[64];
 
-	if (!isfinite(x) || x == 0 || fabs(x) >= 1e15)
-		return 0;
-	for (int d = 0; d < 30; d++) {
-		snprintf(buf, sizeof(buf), "%.*f", d, x);
-		if (strtod(buf, NULL) == x)
-			return d;
-	}
-	return 30;
+	snprintf(buf, sizeof(buf), "%.*f", d, x);
+	return strtod(buf, NULL);
 }
 
-/* How run r's log prints its losses (which = 0) or grad norms (which = 1):
- * the most significant digits (*p, as %E) and decimals (*d, as %f) any
- * of them needs. */
+/* values a log's printing precision is read from (a property of its
+ * format: the first ones show it, and a 250k-step log costs no scan) */
+#define PRINTED_SAMPLE 1024
+
+/*
+ * How run r's log prints its losses (which = 0) or grad norms (which = 1):
+ * the most significant digits (*p, as %E) and decimals (*d, as %f) any of
+ * its first PRINTED_SAMPLE finite nonzero values needs to read back. A
+ * value that needs all 17 digits is a full double: *p = 17, *d = 30.
+ */
 static void printed_digits(const struct ts_run *r, int which, int *p, int *d)
 {
+	size_t seen = 0;
+
 	*p = 1;
 	*d = 0;
-	for (size_t i = 0; i < r->pts.n; i++) {
+	for (size_t i = 0; i < r->pts.n && seen < PRINTED_SAMPLE; i++) {
 		double v = which ? r->pts.v[i].grad_norm : r->pts.v[i].loss;
-		int a = sig_digits(v), b = dec_digits(v);
 
-		*p = a > *p ? a : *p;
-		*d = b > *d ? b : *d;
+		if (!isfinite(v) || v == 0)
+			continue;
+		seen++;
+		while (*p < 17 && at_sig(v, *p) != v)
+			++*p;
+		if (*p == 17) {
+			*d = 30;
+			return;
+		}
+		while (fabs(v) < 1e15 && *d < 30 && at_dec(v, *d) != v)
+			++*d;
 	}
 }
 
@@ -592,23 +597,8 @@ static void printed_digits(const struct ts_run *r, int which, int *p, int *d)
  * shows them (p >= 17 and d >= 30: exactly). */
 static int same_printed(double x, double y, int p, int d)
 {
-	char bx[64], by[64];
-
-	if (x == y)
-		return 1;
-	if (p < 17) {
-		snprintf(bx, sizeof(bx), "%.*e", p - 1, x);
-		snprintf(by, sizeof(by), "%.*e", p - 1, y);
-		if (strtod(bx, NULL) == strtod(by, NULL))
-			return 1;
-	}
-	if (d < 30 && fabs(x) < 1e15 && fabs(y) < 1e15) {
-		snprintf(bx, sizeof(bx), "%.*f", d, x);
-		snprintf(by, sizeof(by), "%.*f", d, y);
-		if (strtod(bx, NULL) == strtod(by, NULL))
-			return 1;
-	}
-	return 0;
+	return x == y || (p < 17 && at_sig(x, p) == at_sig(y, p)) ||
+	       (d < 30 && fabs(x) < 1e15 && fabs(y) < 1e15 && at_dec(x, d) == at_dec(y, d));
 }
 
 struct curve_out {
@@ -1589,26 +1579,25 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	 * their final losses are of different iterations */
 	{
 		const struct ts_run *lo = NULL, *hi = NULL;
+		int64_t end_lo = INT64_MAX, end_hi = INT64_MIN;
 
 		for (size_t i = 0; i < nb + nc; i++) {
 			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+			int64_t end = r->pts.n ? r->pts.v[r->pts.n - 1].iteration : TS_NO_INT;
 
-			if (!r->pts.n)
+			if (end == TS_NO_INT)
 				continue;
-			if (!lo || r->pts.v[r->pts.n - 1].iteration < lo->pts.v[lo->pts.n - 1].iteration)
-				lo = r;
-			if (!hi || r->pts.v[r->pts.n - 1].iteration > hi->pts.v[hi->pts.n - 1].iteration)
-				hi = r;
+			if (end < end_lo)
+				lo = r, end_lo = end;
+			if (end > end_hi)
+				hi = r, end_hi = end;
 		}
-		if (lo && hi->pts.v[hi->pts.n - 1].iteration - lo->pts.v[lo->pts.n - 1].iteration >
-			  ts_run_log_interval(hi))
+		if (lo && end_hi - end_lo > ts_run_log_interval(hi))
 			WARN("runs-end-apart",
 			     fmt(res, "the runs end at different iterations (%s at %lld, %s at %lld): "
 				 "they are compared over %lld-%lld only, and their final losses "
-				 "are of different iterations", lo->path,
-				 (long long)lo->pts.v[lo->pts.n - 1].iteration, hi->path,
-				 (long long)hi->pts.v[hi->pts.n - 1].iteration, (long long)first,
-				 (long long)last));
+				 "are of different iterations", lo->path, (long long)end_lo, hi->path,
+				 (long long)end_hi, (long long)first, (long long)last));
 	}
 	/* paired iterations: usable in every run of both sides */
 	if ((rc = paired_steps(base, nb, cand, nc, first, last, &pit, &pa, &pb, &npairs)))

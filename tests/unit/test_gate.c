@@ -170,6 +170,16 @@ TEST(ab_correctness_gates)
 	ts_run_release(&b);
 }
 
+/* Both runs' contracts declare workload.deterministic: the bitwise tier. */
+static void declare_deterministic(struct ts_run *a, struct ts_run *b)
+{
+	ts_contract_set(&a->contract, "workload.deterministic", "true");
+	ts_contract_set(&b->contract, "workload.deterministic", "true");
+	ts_contract_finish(&a->contract);
+	ts_contract_finish(&b->contract);
+	a->has_contract = b->has_contract = 1;
+}
+
 /*
  * The bitwise tier compares logs of two formats as far as both print: run
  * a logs full doubles (a JSONL), run b the same losses to 7 significant
@@ -196,11 +206,7 @@ TEST(ab_bitwise_tier_at_the_printed_digits)
 		snprintf(buf, sizeof(buf), "%.6e", a.pts.v[i].loss);
 		b.pts.v[i].loss = strtod(buf, NULL);
 	}
-	ts_contract_set(&a.contract, "workload.deterministic", "true");
-	ts_contract_set(&b.contract, "workload.deterministic", "true");
-	ts_contract_finish(&a.contract);
-	ts_contract_finish(&b.contract);
-	a.has_contract = b.has_contract = 1;
+	declare_deterministic(&a, &b);
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);
 	ts_err_init(&err);
@@ -236,11 +242,7 @@ TEST(ab_bitwise_tier_when_both_declare_determinism)
 	make_run(&b, "b", 60, 100);
 	/* one ulp-sized difference: fine statistically, not bitwise */
 	b.pts.v[30].loss = nextafter(b.pts.v[30].loss, 100.0);
-	ts_contract_set(&a.contract, "workload.deterministic", "true");
-	ts_contract_set(&b.contract, "workload.deterministic", "true");
-	ts_contract_finish(&a.contract);
-	ts_contract_finish(&b.contract);
-	a.has_contract = b.has_contract = 1;
+	declare_deterministic(&a, &b);
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);
 	ts_err_init(&err);
