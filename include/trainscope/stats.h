@@ -136,7 +136,7 @@ enum ts_ci_method {
 	TS_CI_NONE = 0,
 	TS_CI_BATCH_MEANS,     /* non-overlapping batch means + Student t */
 	TS_CI_BLOCK_BOOTSTRAP, /* moving-block bootstrap, percentile */
-	TS_CI_AR1              /* AR(1) variance inflation, bias-corrected lag 1, Student t */
+	TS_CI_AR1              /* AR(1) variance inflation, bias-corrected lag 1 + 1 SE, Student t */
 };
 
 struct ts_ci {
@@ -149,7 +149,7 @@ struct ts_ci {
 	size_t block_len;     /* bootstrap: l */
 	size_t resamples;     /* bootstrap: B */
 	int autocorrelated;   /* batch means still correlated (lag1 > 0.2) */
-	double lag1;          /* AR(1): the bias-corrected lag-1 autocorrelation used */
+	double lag1;          /* AR(1): the lag-1 autocorrelation used (bias-corrected, plus one standard error) */
 };
 
 /* Name of a method ("batch-means", "block-bootstrap", "none"). */
@@ -191,7 +191,8 @@ int ts_stats_ci_block_bootstrap(const double *x, size_t n, size_t block_len,
  * exceeds 0.2, k = 10; if still above 0.2, or the series is too short for
  * batches (n < 10), a moving-block bootstrap (B = 2000, seed) is used.
  * An AR(1) interval (lag-1 autocorrelation corrected for its small-sample
- * bias, t on the effective sample size) is a floor when that corrected lag 1
+ * bias and, from n = 10 on, raised by one standard error; t on the effective
+ * sample size) is a floor when the corrected lag 1 (before the raise)
  * exceeds TS_STATS_AR1_FLOOR_LAG1, or n < 10: short positively correlated
  * series make the other two too narrow (tests/unit/test_ab_calibration.c).
  * The widest interval computed is reported, centred on the mean of all n

@@ -490,7 +490,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 			if (r->ci.method == TS_CI_BATCH_MEANS)
 				ts_sb_addf(out, ", %zu batches of %zu", r->ci.batches, r->ci.batch_len);
 			else if (r->ci.method == TS_CI_AR1)
-				ts_sb_addf(out, ", bias-corrected lag 1 %.2f", r->ci.lag1);
+				ts_sb_addf(out, ", lag-1 bound %.2f", r->ci.lag1);
 			else
 				ts_sb_addf(out, ", block %zu, %zu resamples", r->ci.block_len,
 					   r->ci.resamples);
