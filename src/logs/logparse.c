@@ -2212,11 +2212,13 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t e
 
 /* A tqdm bar without a description ("  5%|##  | 10/200 [...]"): the HF
  * Trainer's; data and evaluation bars carry one ("Map: 100%|...",
- * "Epoch 0: ..."). */
+ * "Epoch 0: ..."). A launcher prefix before it ("[rank0]:", "0: ") is
+ * no description. */
 static int bare_bar(const char *s, size_t n)
 {
 	size_t i = 0, d;
 
+	skip_prefix(&s, &n);
 	while (i < n && s[i] == ' ')
 		i++;
 	for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
