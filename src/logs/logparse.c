@@ -448,6 +448,9 @@ struct rd {
 	int64_t off_lo, off_hi, off_epoch, pin_at;
 	TS_VEC(struct bar_pend) bar_pend;
 	uint64_t bar_dropped;       /* redraws dropped without an iteration */
+	char bar_desc[64];          /* the description of the last redraw read
+				     * as a record, through its ':' ("Epoch 0:") */
+	size_t bar_desc_n;          /* its length, 0 none (or longer than 64) */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
@@ -2212,16 +2215,59 @@ static int bar_wait(struct rd *r, struct ts_step *st, int64_t counter, int64_t e
 
 /* A tqdm bar without a description ("  5%|##  | 10/200 [...]"): the HF
  * Trainer's; data and evaluation bars carry one ("Map: 100%|...",
- * "Epoch 0: ..."). */
+ * "Epoch 0: ..."). A launcher prefix before it ("[rank0]:", "0: ") is
+ * no description. */
 static int bare_bar(const char *s, size_t n)
 {
 	size_t i = 0, d;
 
+	skip_prefix(&s, &n);
 	while (i < n && s[i] == ' ')
 		i++;
 	for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
 		;
 	return i > d && i - d <= 3 && i + 1 < n && s[i] == '%' && s[i + 1] == '|';
+}
+
+/* Keeps the description of the bar redraw s whose bracket's content
+ * starts at in: after a launcher prefix, through the ':' of the first ": "
+ * before the bracket (tqdm writes "{desc}: {pct}%|"); none when there is
+ * none. */
+static void bar_desc_keep(struct rd *r, const char *s, const char *in)
+{
+	size_t n = (size_t)(in - s);
+	const char *d;
+
+	skip_prefix(&s, &n);
+	d = find(s, n, ": ", 2);
+	r->bar_desc_n = d && (size_t)(d + 1 - s) <= sizeof(r->bar_desc) ? (size_t)(d + 1 - s) : 0;
+	memcpy(r->bar_desc, s, r->bar_desc_n);
+}
+
+/* 1 when s[0..n) starts with the description d[0..dn), a run of digits
+ * standing for any run of digits (the epoch's number changes). */
+static int desc_head(const char *d, size_t dn, const char *s, size_t n)
+{
+	size_t i = 0, j = 0;
+
+	while (i < dn) {
+		if (d[i] >= '0' && d[i] <= '9') {
+			size_t j0 = j;
+
+			while (i < dn && d[i] >= '0' && d[i] <= '9')
+				i++;
+			while (j < n && s[j] >= '0' && s[j] <= '9')
+				j++;
+			if (j == j0)
+				return 0;
+		} else if (j < n && s[j] == d[i]) {
+			i++;
+			j++;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /*
@@ -2270,6 +2316,7 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 	if (!exact && !(counted && bar_item(in, in_n, "global_step", &v, &vn) &&
 			bar_exp_range(v, vn, &lo, &hi)))
 		return 0;
+	bar_desc_keep(r, s, in);
 	step_blank(&st, r, line);
 	if (bar_num(in, in_n, "reduced_train_loss", 0, &x) || bar_num(in, in_n, "train_loss", 0, &x)) {
 		st.loss = x;
@@ -2331,26 +2378,24 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
  * s, the input's last line without its line end, is a redraw of a bar
  * that gives records (parse_bar) cut before its bracket closes: one whose
  * bracket names global_step before the cut, or, once this file has bar
- * records, Lightning's training bar ("Epoch E: ...") cut anywhere. Its
- * record is not read: a value at the cut may be the head of a longer one.
+ * records, a redraw of the bar that gave them cut anywhere after its
+ * description ("Epoch E:", "Training:"; a number in it may be another:
+ * the next epoch's bar). Its record is not read: a value at the cut may
+ * be the head of a longer one.
  */
 static int bar_cut(const struct rd *r, const char *s, size_t n)
 {
 	const char *in, *v;
-	size_t in_n, vn, k;
+	size_t in_n, vn;
 
 	if (ts_progress_bar(s, n, &in, &in_n))
 		return 0;
 	if (ts_progress_bar_open(s, n, &in, &in_n) && bar_item(in, in_n, "global_step", &v, &vn))
 		return 1;
-	if (!r->bar_step && !r->bar_pend.n)
+	if ((!r->bar_step && !r->bar_pend.n) || !r->bar_desc_n)
 		return 0;
 	skip_prefix(&s, &n);
-	if (n < 8 || memcmp(s, "Epoch ", 6) != 0)
-		return 0;
-	for (k = 6; k < n && s[k] >= '0' && s[k] <= '9'; k++)
-		;
-	return k > 6 && k < n && s[k] == ':';
+	return desc_head(r->bar_desc, r->bar_desc_n, s, n);
 }
 
 static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t line,

@@ -19,7 +19,11 @@
 #   truncated-log warning and note, in steps (text, --json) and validate;
 #   the cut value is never read. The complete log, with or without its
 #   final line end, has 20 records and no truncated-log; so has the HF log
-#   above without its final line end.
+#   above without its final line end. The same bar described otherwise
+#   ("Training:", "Epoch 1/3:", behind "[rank0]:") is cut so too before
+#   its global_step (in the postfix, the blocks or the count, right after
+#   the description, or in the next epoch's bar); a line cut inside the description, or a
+#   validation bar cut after the records, is no cut record.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -121,9 +125,10 @@ head -c -1 "$nobar" >"$tmp/nobar-nonl.log"
 codes "$tmp/nobar-nonl.json" | grep -q "^truncated-log|" && bad "steps HF without final newline: truncated-log"
 
 # --- Lightning progress bars: global steps 1..20, 2.000 s each
-redraw() { # i, the step time as printed
-	printf 'Epoch 0: %3d%%|#####     | %d/20 [00:%02d<00:%02d, 2.00s/it, v_num=0, reduced_train_loss=%s, global_step=%d.000, consumed_samples=%d.0, train_step_timing in s=%s]' \
-		$((5 * $1)) "$1" $((2 * $1)) $((40 - 2 * $1)) "$(printf '2.%03d' $((300 - $1)))" "$1" $((256 * $1)) "$2"
+desc="Epoch 0:"
+redraw() { # i, the step time as printed; the description is $desc
+	printf '%s %3d%%|#####     | %d/20 [00:%02d<00:%02d, 2.00s/it, v_num=0, reduced_train_loss=%s, global_step=%d.000, consumed_samples=%d.0, train_step_timing in s=%s]' \
+		"$desc" $((5 * $1)) "$1" $((2 * $1)) $((40 - 2 * $1)) "$(printf '2.%03d' $((300 - $1)))" "$1" $((256 * $1)) "$2"
 }
 for i in $(seq 1 20); do redraw "$i" 2.00; printf '\n'; done >"$tmp/full.log"
 head -c -1 "$tmp/full.log" >"$tmp/nonl.log"
@@ -161,6 +166,21 @@ for case in "cut-value 20" "cut-digit 20" "cut-early 20" "cut-cr 1"; do
 	codes "$tmp/$1-val.json" | grep -qxF "truncated-log|$f|$cutmsg" || bad "validate --json $1: no truncated-log"
 	"$TS" validate --window 5:20 "$f" 2>&1 | grep -qxF "warning: $cutmsg" || bad "validate text $1: no truncated-log"
 done
+for desc in "Training:" "Epoch 1/3:" "[rank0]:Training:"; do
+	for i in $(seq 1 19); do redraw "$i" 2.00; printf '\n'; done >"$tmp/d19.log"
+	last=$(redraw 20 1.97)
+	for cut in "postfix ${last%%s=2.280,*}" "blocks ${last%%|*}|###" "count ${last%% 20/20*} 20/2" \
+		"desc $desc" "next ${desc//1/2}   5%|#" "indesc ${desc%?}" "val Validation DataLoader 0:  50%|#####     | 5/10 [00:01<00:0"; do
+		f="$tmp/d-${cut%% *}.log"
+		{ cat "$tmp/d19.log"; printf '%s' "${cut#* }"; } >"$f"
+		want="19 19 [('truncated', 20)]"
+		case $cut in indesc* | val*) want="19 19 []" ;; esac
+		"$TS" steps --json "$f" >"$tmp/d.json" || bad "steps --json '$desc' ${cut%% *}: exit $?"
+		got=$(field "$tmp/d.json" "d['iterations'], d['last_iteration'], [(n['kind'], n['line']) for n in d['notes']]")
+		[ "$got" = "$want" ] || bad "steps '$desc' ${cut%% *}: '$got', want \"$want\""
+	done
+done
+
 # the cut value is never read: record 19 is the last, with its own 2.00 s
 "$TS" steps --csv "$tmp/cut-digit.log" | tail -n 1 | grep -q "^19,.*,2000" ||
 	bad "steps --csv cut-digit: the last record is not iteration 19 at 2000 ms"

@@ -255,6 +255,33 @@ TEST(logs_hf_dicts_take_the_bars_step)
 	ts_steplog_release(&log);
 }
 
+/* The same under a launcher's per-rank prefix before each redraw and the
+ * dict (torchrun "[rank0]:", srun --label "0: "): the prefix is no
+ * description, the dicts are 10 and 20 (they were record ordinals 1, 2);
+ * a description after the prefix is still one (a record ordinal). */
+TEST(logs_hf_bar_after_launcher_prefix)
+{
+	static const char text[] =
+		"\r[rank0]:  4%|#   | 10/250 [00:10<04:00,  1.00it/s]\r[rank0]:          "
+		"\r[rank0]:{'loss': 2.5, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.04}\n"
+		"\r0:   8%|#   | 20/250 [00:20<03:50,  1.00it/s]{'loss': 2.4, 'grad_norm': 1.0, "
+		"'learning_rate': 1e-05, 'epoch': 0.08}\n"
+		"\r[rank0]:Map:  12%|#   | 30/250 [00:30<03:40,  1.00it/s]"
+		"\r[rank0]:{'loss': 2.3, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.12}\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, text, &err) == 0);
+	CHECK_I64(log.format, TS_LOG_HF);
+	REQUIRE(log.steps.n == 3);
+	CHECK_I64(log.steps.v[0].iteration, 10);
+	CHECK_I64(log.steps.v[1].iteration, 20);
+	CHECK(!(log.steps.v[1].flags & TS_STEP_ORDINAL));
+	CHECK_I64(log.steps.v[2].iteration, 21);
+	CHECK(log.steps.v[2].flags & TS_STEP_ORDINAL);
+	ts_steplog_release(&log);
+}
+
 TEST(logs_hf_trainer_dicts)
 {
 	/* first: {'loss': 2.119, 'grad_norm': 37.657958984375, 'learning_rate':
