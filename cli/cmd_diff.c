@@ -94,43 +94,51 @@ static void note_text(struct ts_sb *out, const struct ts_diff_step_note *nt)
 	ts_sb_addc(out, '\n');
 }
 
-static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c)
+/* One row of the context table; the mark says how a compared field
+ * differs (ts_diff_ctx_compare), "" for rows not compared. */
+static void context_row(struct ts_table *t, const char *k, const char *a, const char *b, const char *mark)
 {
-	struct ts_table t;
-	char rb[32], rc[32], wb[32], wc[32];
-	const struct { const char *k; const char *a, *b; } rows[] = {
-		{ "device", b->ctx.device, c->ctx.device },
-		{ "vendor", b->ctx.vendor, c->ctx.vendor },
-		{ "rank", rb, rc },
-		{ "world size", wb, wc },
-		{ "trace format", b->ctx.format, c->ctx.format },
-		{ "profiler", b->ctx.profiler[0] ? b->ctx.profiler : "-", c->ctx.profiler[0] ? c->ctx.profiler : "-" },
-		{ "backend", b->ctx.backend[0] ? b->ctx.backend : "-", c->ctx.backend[0] ? c->ctx.backend : "-" },
-		{ "runtime version", b->ctx.runtime[0] ? b->ctx.runtime : "-", c->ctx.runtime[0] ? c->ctx.runtime : "-" },
-		{ "driver version", b->ctx.driver[0] ? b->ctx.driver : "-", c->ctx.driver[0] ? c->ctx.driver : "-" },
-		{ "NCCL version", b->ctx.nccl[0] ? b->ctx.nccl : "-", c->ctx.nccl[0] ? c->ctx.nccl : "-" },
-		{ "precision", b->ctx.precision, c->ctx.precision },
-	};
+	ts_table_cell(t, "%s", k);
+	ts_table_cell_text(t, a ? a : "-", strlen(a ? a : "-"));
+	ts_table_cell_text(t, b ? b : "-", strlen(b ? b : "-"));
+	ts_table_cell(t, "%s", mark);
+}
 
-	snprintf(rb, sizeof(rb), "%lld", (long long)b->ctx.rank);
-	snprintf(rc, sizeof(rc), "%lld", (long long)c->ctx.rank);
-	snprintf(wb, sizeof(wb), "%lld", (long long)b->ctx.world_size);
-	snprintf(wc, sizeof(wc), "%lld", (long long)c->ctx.world_size);
-	if (b->ctx.world_size < 0)
-		snprintf(wb, sizeof(wb), "-");
-	if (c->ctx.world_size < 0)
-		snprintf(wc, sizeof(wc), "-");
+static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
+			 const struct ts_diff_result *r)
+{
+	static const char *const marks[] = {
+		[TS_DCTX_SAME] = "", [TS_DCTX_DIFFERS] = "differs",
+		[TS_DCTX_BASELINE_ONLY] = "only the baseline records it",
+		[TS_DCTX_CANDIDATE_ONLY] = "only the candidate records it", [TS_DCTX_NEITHER] = "",
+	};
+	/* compared fields in table order, with rank before world size */
+	static const int order[] = { TS_DCTX_DEVICE, TS_DCTX_VENDOR, -1, TS_DCTX_WORLD_SIZE,
+				     TS_DCTX_FORMAT, TS_DCTX_PROFILER, TS_DCTX_CLOCK, TS_DCTX_BACKEND,
+				     TS_DCTX_RUNTIME, TS_DCTX_DRIVER, TS_DCTX_NCCL };
+	struct ts_table t;
+
 	ts_table_init(&t);
 	ts_table_col(&t, "context", NULL, TS_LEFT, 0);
 	ts_table_col(&t, "baseline", NULL, TS_LEFT, 48);
 	ts_table_col(&t, "candidate", NULL, TS_LEFT, 48);
 	ts_table_col(&t, "", NULL, TS_LEFT, 0);
-	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
-		ts_table_cell(&t, "%s", rows[i].k);
-		ts_table_cell_text(&t, rows[i].a, strlen(rows[i].a));
-		ts_table_cell_text(&t, rows[i].b, strlen(rows[i].b));
-		ts_table_cell(&t, "%s", strcmp(rows[i].a, rows[i].b) ? "differs" : "");
+	for (size_t i = 0; i < sizeof(order) / sizeof(*order); i++) {
+		char ba[32], bb[32];
+		int f = order[i];
+		if (f < 0) {
+			snprintf(ba, sizeof(ba), "%lld", (long long)b->ctx.rank);
+			snprintf(bb, sizeof(bb), "%lld", (long long)c->ctx.rank);
+			context_row(&t, "rank", ba, bb, "");
+		} else if (f == TS_DCTX_DEVICE) {
+			/* a side without a model shows its vendor (device_known) */
+			context_row(&t, ts_diff_ctx_label(f), b->ctx.device, c->ctx.device, marks[r->context[f]]);
+		} else {
+			context_row(&t, ts_diff_ctx_label(f), ts_diff_ctx_value(&b->ctx, f, ba, sizeof(ba)),
+				    ts_diff_ctx_value(&c->ctx, f, bb, sizeof(bb)), marks[r->context[f]]);
+		}
 	}
+	context_row(&t, "precision", b->ctx.precision, c->ctx.precision, "");
 	ts_sb_adds(out, "context (a Kineto trace records no PyTorch version; runtime, driver and NCCL versions when its writer did)\n");
 	ts_table_render(&t, out, 2);
 	ts_table_release(&t);
@@ -146,7 +154,7 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 
 	ts_sb_addf(out, "diff: %s (rank %lld) -> %s (rank %lld)\n\n", b->ctx.path, (long long)b->ctx.rank,
 		   c->ctx.path, (long long)c->ctx.rank);
-	context_text(out, b, c);
+	context_text(out, b, c, r);
 	if (!r->same_hardware)
 		ts_sb_addf(out, "  different hardware: %s vs %s%s\n", b->ctx.device, c->ctx.device,
 			   r->verdict == TS_DIFF_REFUSED_HARDWARE
@@ -374,6 +382,11 @@ static void jctx(struct ts_jw *w, const char *key, const struct ts_diff_context 
 	ts_jw_kstr(w, "driver_version", c->driver[0] ? c->driver : NULL);
 	ts_jw_kstr(w, "nccl_version", c->nccl[0] ? c->nccl : NULL);
 	ts_jw_kstr(w, "precision", c->precision);
+	ts_jw_key(w, "clock_resolution_ns");
+	if (c->clock_ns > 0)
+		ts_jw_i64(w, c->clock_ns);
+	else
+		ts_jw_null(w);
 	ts_jw_kstr(w, "torch_version", NULL);
 	ts_jw_kbool(w, "truncated", c->truncated);
 	ts_jw_ki64(w, "steps_dropped", c->steps_dropped);
@@ -395,6 +408,12 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 	jctx(&w, "baseline", &b->ctx);
 	jctx(&w, "candidate", &c->ctx);
 	ts_jw_kbool(&w, "same_hardware", r->same_hardware);
+	ts_jw_key(&w, "differs");
+	ts_jw_arr(&w);
+	for (int f = 0; f < TS_DCTX_COUNT; f++)
+		if (r->context[f] == TS_DCTX_DIFFERS)
+			ts_jw_str(&w, ts_diff_ctx_key(f));
+	ts_jw_arr_end(&w);
 	ts_jw_obj_end(&w);
 
 	ts_jw_key(&w, "steps");
@@ -804,7 +823,10 @@ const struct cli_command cli_cmd_diff = {
 		"noise estimate. The step difference is split into trace's walls, then into op\n"
 		"and kernel rows ranked by their contribution, closing with a residual row, and\n"
 		"into kernel families. Different device models refuse a speed verdict unless\n"
-		"--allow-different-hardware. Exit 1 for --fail-on-regression / --max-unmatched.\n"
+		"--allow-different-hardware. Where the sides ran differs (device, vendor, world\n"
+		"size, profiler, clock resolution, backend, runtime, driver or NCCL version, as\n"
+		"both record them) is marked in the context table and warned (context-differs).\n"
+		"Exit 1 for --fail-on-regression / --max-unmatched.\n"
 		"--hta-compat adds HTA's TraceDiff (compare_traces / ops_diff), --tracelens-compat\n"
 		"TraceLens's gpu_timeline comparison, --annotate FILE a Perfetto file with both\n"
 		"sides' compared steps stacked; these read the two chosen traces again in full.\n"

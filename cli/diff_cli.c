@@ -150,7 +150,8 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 	snprintf(d, sizeof(d), "baseline %s rank %lld on %s, candidate %s rank %lld on %s",
 		 b.ctx.path, (long long)b.ctx.rank, b.ctx.device, c.ctx.path, (long long)c.ctx.rank,
 		 c.ctx.device);
-	rc = ts_report_add_item(r, TS_REPORT_DIFF, res.same_hardware ? TS_REPORT_INFO : TS_REPORT_WARN, t, d);
+	rc = ts_report_add_item(r, TS_REPORT_DIFF, res.same_hardware && !res.context_differs ? TS_REPORT_INFO
+										   : TS_REPORT_WARN, t, d);
 	if (isnan(res.base_gpu_mean_ns))
 		snprintf(t, sizeof(t), "Step time %.3f ms to %.3f ms: %s", res.base_mean_ns / 1e6,
 			 res.cand_mean_ns / 1e6, ts_diff_verdict_name(res.verdict));

@@ -122,6 +122,7 @@ struct ts_diff_context {
 	char driver[32];        /* cuda/musa/hip_driver_version, "" unknown */
 	char nccl[32];          /* distributedInfo.nccl_version, "" unknown */
 	char precision[16];     /* "bf16", "fp16", "fp32/unknown": from op and kernel names */
+	int64_t clock_ns;       /* ts_trace_clock_resolution_ns: 1, 10, 100, 1000; 0 unknown */
 	int has_gpu;
 	int truncated;          /* the file ended inside its event list */
 	int64_t steps_dropped;  /* steps cut by the end of a truncated file */
@@ -129,6 +130,53 @@ struct ts_diff_context {
 	int whole_window;       /* no steps in the trace: the window is one step
 				 * (iteration TS_NONE) */
 };
+
+/*
+ * The context fields that describe where a side ran, each of which moves
+ * step times by itself: when they differ, a diff mixes that change into
+ * the code change it is read for. Rank (the window chosen) and precision
+ * (what the code ran) are context too, but not compared here.
+ */
+enum ts_diff_ctx_field {
+	TS_DCTX_DEVICE = 0,     /* device model, when device_known */
+	TS_DCTX_VENDOR,
+	TS_DCTX_WORLD_SIZE,
+	TS_DCTX_FORMAT,         /* kineto / legacy-array / nsys-sqlite: the profiler */
+	TS_DCTX_PROFILER,       /* its version text */
+	TS_DCTX_CLOCK,          /* clock resolution */
+	TS_DCTX_BACKEND,
+	TS_DCTX_RUNTIME,
+	TS_DCTX_DRIVER,
+	TS_DCTX_NCCL,
+	TS_DCTX_COUNT
+};
+
+/* How a field compares between baseline and candidate. */
+enum ts_diff_ctx_state {
+	TS_DCTX_SAME = 0,
+	TS_DCTX_DIFFERS,        /* both record it, as different text */
+	TS_DCTX_BASELINE_ONLY,  /* only the baseline records it */
+	TS_DCTX_CANDIDATE_ONLY, /* only the candidate records it */
+	TS_DCTX_NEITHER
+};
+
+/* The field's key in the JSON context objects: "device", "vendor",
+ * "world_size", "trace_format", "profiler", "clock_resolution_ns",
+ * "backend", "runtime_version", "driver_version", "nccl_version". */
+const char *ts_diff_ctx_key(int field);
+/* Its words in text: "device", "vendor", "world size", "trace format",
+ * "profiler", "clock resolution", "backend", "runtime version", "driver
+ * version", "NCCL version". */
+const char *ts_diff_ctx_label(int field);
+/* The field of c as text, written into buf (cap bytes, at least 32) when
+ * it is a number ("8", "1 ns", "1 us"), else pointing into c; NULL when c
+ * records none (device: a model is not known; vendor "unknown"; world
+ * size -1; an empty string; clock 0). */
+const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *buf, size_t cap);
+/* Compare field f of a and b. Values are compared as the text
+ * ts_diff_ctx_value gives (versions as written: "12.4" and "12040"
+ * differ); a side that records none is not a difference. */
+int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int field);
 
 struct ts_diff_side {
 	struct ts_rank_prof prof;     /* trace's analysis: steps and their walls */
@@ -270,6 +318,8 @@ struct ts_diff_result {
 	double band;
 	int verdict;                             /* enum ts_diff_verdict */
 	int same_hardware;
+	uint8_t context[TS_DCTX_COUNT];          /* ts_diff_ctx_compare of each field */
+	int context_differs;                     /* fields in state TS_DCTX_DIFFERS */
 	struct ts_diff_wall_row walls[TS_DW_COUNT];
 	TS_VEC(struct ts_diff_row) rows;         /* ranked by |delta_ns| */
 	double residual_ns;                      /* measured delta - sum of closing rows */
@@ -298,9 +348,11 @@ struct ts_warnings;
 /*
  * The comparison's warnings, appended to w (jsonw.h), the one list `diff`
  * prints and writes and the report's diff section shows:
- * different-hardware (the sides ran on different devices; whether a verdict
- * was given) and unmatched-steps (steps without a partner). Returns 0 or
- * TS_ENOMEM.
+ * context-differs (the context fields in state TS_DCTX_DIFFERS, each with
+ * both values: the deltas include that change), different-hardware (the
+ * sides ran on different devices; whether a verdict was given),
+ * device-unknown and unmatched-steps (steps without a partner). Returns 0
+ * or TS_ENOMEM.
  */
 int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side *cand,
 		     const struct ts_diff_result *r, struct ts_warnings *w);

@@ -418,6 +418,16 @@ int ts_trace_read_mem(struct ts_trace *t, const void *data, size_t n,
 const char *ts_trace_str(const struct ts_trace *t, uint32_t id);
 
 /*
+ * The trace's clock resolution in ns as its writer's timestamps show it:
+ * the largest of 1, 10, 100 and 1000 that divides every start and
+ * duration of its events (a Kineto trace of recent PyTorch writes ns, "ts":
+ * 12.345 us; older ones, the legacy array and hand-built traces whole us:
+ * 1000). 0 when no event has a time. One pass over the events, stopping at
+ * the first time that is not a multiple of 10 ns.
+ */
+int64_t ts_trace_clock_resolution_ns(const struct ts_trace *t);
+
+/*
  * Building a trace by hand (tests, synthetic traces, the reader itself).
  * One event as a row; ts_trace_event_init() sets every field to "absent"
  * (TS_NONE, TS_NO_ID, device -1, cat OTHER, ph 0).

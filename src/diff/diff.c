@@ -514,6 +514,78 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------------------------ context */
+
+static const struct {
+	const char *key, *label;
+} ctx_fields[TS_DCTX_COUNT] = {
+	[TS_DCTX_DEVICE] = { "device", "device" },
+	[TS_DCTX_VENDOR] = { "vendor", "vendor" },
+	[TS_DCTX_WORLD_SIZE] = { "world_size", "world size" },
+	[TS_DCTX_FORMAT] = { "trace_format", "trace format" },
+	[TS_DCTX_PROFILER] = { "profiler", "profiler" },
+	[TS_DCTX_CLOCK] = { "clock_resolution_ns", "clock resolution" },
+	[TS_DCTX_BACKEND] = { "backend", "backend" },
+	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version" },
+	[TS_DCTX_DRIVER] = { "driver_version", "driver version" },
+	[TS_DCTX_NCCL] = { "nccl_version", "NCCL version" },
+};
+
+const char *ts_diff_ctx_key(int f)
+{
+	return f >= 0 && f < TS_DCTX_COUNT ? ctx_fields[f].key : "?";
+}
+
+const char *ts_diff_ctx_label(int f)
+{
+	return f >= 0 && f < TS_DCTX_COUNT ? ctx_fields[f].label : "?";
+}
+
+static const char *text_or_null(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+const char *ts_diff_ctx_value(const struct ts_diff_context *c, int f, char *buf, size_t cap)
+{
+	switch (f) {
+	case TS_DCTX_DEVICE: return c->device_known ? text_or_null(c->device) : NULL;
+	case TS_DCTX_VENDOR:
+		return c->vendor && strcmp(c->vendor, "unknown") ? text_or_null(c->vendor) : NULL;
+	case TS_DCTX_WORLD_SIZE:
+		if (c->world_size < 0)
+			return NULL;
+		snprintf(buf, cap, "%lld", (long long)c->world_size);
+		return buf;
+	case TS_DCTX_FORMAT: return text_or_null(c->format);
+	case TS_DCTX_PROFILER: return text_or_null(c->profiler);
+	case TS_DCTX_CLOCK:
+		if (c->clock_ns <= 0)
+			return NULL;
+		if (c->clock_ns >= 1000)
+			snprintf(buf, cap, "%lld us", (long long)(c->clock_ns / 1000));
+		else
+			snprintf(buf, cap, "%lld ns", (long long)c->clock_ns);
+		return buf;
+	case TS_DCTX_BACKEND: return text_or_null(c->backend);
+	case TS_DCTX_RUNTIME: return text_or_null(c->runtime);
+	case TS_DCTX_DRIVER: return text_or_null(c->driver);
+	case TS_DCTX_NCCL: return text_or_null(c->nccl);
+	default: return NULL;
+	}
+}
+
+int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int f)
+{
+	char ba[32], bb[32];
+	const char *x = ts_diff_ctx_value(a, f, ba, sizeof(ba));
+	const char *y = ts_diff_ctx_value(b, f, bb, sizeof(bb));
+
+	if (!x || !y)
+		return x ? TS_DCTX_BASELINE_ONLY : y ? TS_DCTX_CANDIDATE_ONLY : TS_DCTX_NEITHER;
+	return strcmp(x, y) ? TS_DCTX_DIFFERS : TS_DCTX_SAME;
+}
+
 /* ------------------------------------------------------------ compare */
 
 /* Same vendor, and the same model where both traces record one (a side
@@ -540,6 +612,10 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 	}
 	r->band = o->band;
 	r->same_hardware = same_hardware(&base->ctx, &cand->ctx);
+	for (int f = 0; f < TS_DCTX_COUNT; f++) {
+		r->context[f] = (uint8_t)ts_diff_ctx_compare(&base->ctx, &cand->ctx, f);
+		r->context_differs += r->context[f] == TS_DCTX_DIFFERS;
+	}
 	if (!inb || !inc)
 		goto out;
 	/* align by iteration; else by position */
@@ -695,6 +771,26 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 	size_t unm = 0;
 	int rc = 0;
 
+	if (r->context_differs) {
+		struct ts_sb sb;
+		int k = 0;
+		ts_sb_init(&sb);
+		for (int f = 0; f < TS_DCTX_COUNT; f++) {
+			char ba[32], bb[32];
+			if (r->context[f] != TS_DCTX_DIFFERS)
+				continue;
+			ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == r->context_differs ? " and " : ", ",
+				   ts_diff_ctx_label(f), ts_diff_ctx_value(&base->ctx, f, ba, sizeof(ba)),
+				   ts_diff_ctx_value(&cand->ctx, f, bb, sizeof(bb)));
+			k++;
+		}
+		rc |= sb.failed ? TS_ENOMEM :
+		      ts_warnings_add(w, "context-differs", NULL, -1, TS_NONE,
+				      "the two sides differ in %s: the step time and every delta include the effect"
+				      " of %s, not only of the change under comparison", sb.buf,
+				      r->context_differs == 1 ? "that difference" : "those differences");
+		ts_sb_release(&sb);
+	}
 	if (!r->same_hardware)
 		rc |= ts_warnings_add(w, "different-hardware", NULL, -1, TS_NONE,
 				      "baseline ran on %s, candidate on %s: %s", base->ctx.device,

@@ -321,6 +321,7 @@ static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
 		 t->meta.driver_version != TS_NO_ID ? ts_trace_str(t, t->meta.driver_version) : "");
 	snprintf(c->nccl, sizeof(c->nccl), "%s",
 		 t->meta.nccl_version != TS_NO_ID ? ts_trace_str(t, t->meta.nccl_version) : "");
+	c->clock_ns = ts_trace_clock_resolution_ns(t);
 	c->truncated = t->meta.truncated;
 	c->steps_dropped = s->prof.steps_dropped;
 	c->recovered = t->meta.recovered;

@@ -114,6 +114,24 @@ const char *ts_trace_str(const struct ts_trace *t, uint32_t id)
 	return ts_intern_str(&t->strings, id);
 }
 
+int64_t ts_trace_clock_resolution_ns(const struct ts_trace *t)
+{
+	int64_t res = 1000;
+	int any = 0;
+
+	for (size_t i = 0; i < t->ev.n && res > 1; i++) {
+		int64_t v[2] = { ts_ev_ts(&t->ev, i), ts_ev_dur(&t->ev, i) };
+		for (int k = 0; k < 2; k++) {
+			if (v[k] == TS_NONE)
+				continue;
+			any = 1;
+			while (res > 1 && v[k] % res)
+				res /= 10;
+		}
+	}
+	return any ? res : 0;
+}
+
 void ts_trace_init(struct ts_trace *t)
 {
 	memset(t, 0, sizeof(*t));

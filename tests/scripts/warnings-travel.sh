@@ -189,8 +189,11 @@ if [ -d "$hta/control" ]; then
 	"$TS" diff --top 2 --hta-compat "$hta/control" "$hta/test" >"$tmp/d.txt" 2>/dev/null
 	tail -n 1 "$tmp/d.txt" | grep -q "^warning: baseline ran on NVIDIA A100-PG509-200, candidate on Tesla V100-SXM2-16GB" ||
 		bad "diff --hta-compat: the warning is not the last line"
+	# the context warning (device and world size differ), then the verdict's
+	grep -q "^warning: the two sides differ in device (NVIDIA A100-PG509-200 vs Tesla V100-SXM2-16GB) and world size (8 vs 2): " "$tmp/d.txt" ||
+		bad "diff --hta-compat: no context-differs warning"
 	n=$(grep -c "^warning: " "$tmp/d.txt")
-	[ "$n" = 1 ] || bad "diff --hta-compat: $n warning lines, not 1"
+	[ "$n" = 2 ] || bad "diff --hta-compat: $n warning lines, not 2"
 	"$TS" diff --hta-compat --json "$hta/control" "$hta/test" >"$tmp/d.json" 2>/dev/null
 	codes "$tmp/d.json" | grep -q "^different-hardware|baseline ran on NVIDIA A100-PG509-200" ||
 		bad "diff --json: no different-hardware"

@@ -454,3 +454,80 @@ TEST(diff_idle_parts_cpu_within_idle)
 	ts_diff_side_release(&sb);
 	tb_release(&a);
 }
+
+/* Set a trace's metadata string (an interned id). */
+static uint32_t meta_str(struct ts_trace *t, const char *s)
+{
+	return (uint32_t)ts_intern(&t->strings, s, strlen(s));
+}
+
+TEST(diff_context_differs)
+{
+	struct ts_trace a, b;
+	struct ts_diff_side sa, sb;
+	struct ts_diff_result r;
+	struct ts_warnings w;
+	struct ts_err err;
+	const char *msg = NULL;
+
+	tb_init(&a);
+	tb_init(&b);
+	for (int i = 0; i < 3; i++) {
+		cpu_step(&a, 10 + i, i * 2000, 1000, 400, 100, 10);
+		cpu_step(&b, 10 + i, i * 2000, 1000, 400, 100, 10);
+	}
+	/* differ: world size, driver (as written: "12040" vs "12080"), clock
+	 * (b has one ns time); same: backend; one side only: the runtime
+	 * version (not a difference); neither: NCCL */
+	a.meta.world_size = 8;
+	b.meta.world_size = 2;
+	a.meta.driver_version = meta_str(&a, "12040");
+	b.meta.driver_version = meta_str(&b, "12080");
+	a.meta.backend = meta_str(&a, "nccl");
+	b.meta.backend = meta_str(&b, "nccl");
+	a.meta.runtime_version = meta_str(&a, "12040");
+	a.meta.nccl_version = b.meta.nccl_version = TS_NO_ID;
+	a.meta.profiler_version = b.meta.profiler_version = TS_NO_ID;
+	b.meta.runtime_version = TS_NO_ID;
+	cpu_ns(&b, "aten::add", 10, 1);
+	ts_diff_side_init(&sa);
+	ts_diff_side_init(&sb);
+	ts_diff_result_init(&r);
+	ts_warnings_init(&w);
+	ts_err_init(&err);
+	CHECK(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+	CHECK(r.same_hardware);
+	CHECK_I64(r.context[TS_DCTX_WORLD_SIZE], TS_DCTX_DIFFERS);
+	CHECK_I64(r.context[TS_DCTX_DRIVER], TS_DCTX_DIFFERS);
+	CHECK_I64(r.context[TS_DCTX_CLOCK], TS_DCTX_DIFFERS);
+	CHECK_I64(r.context[TS_DCTX_BACKEND], TS_DCTX_SAME);
+	CHECK_I64(r.context[TS_DCTX_RUNTIME], TS_DCTX_BASELINE_ONLY);
+	CHECK_I64(r.context[TS_DCTX_NCCL], TS_DCTX_NEITHER);
+	CHECK_I64(r.context[TS_DCTX_DEVICE], TS_DCTX_SAME); /* "cpu" both */
+	CHECK_I64(r.context_differs, 3);
+	CHECK(ts_diff_warnings(&sa, &sb, &r, &w) == 0);
+	for (size_t i = 0; i < w.v.n; i++)
+		if (strcmp(w.v.v[i].code, "context-differs") == 0)
+			msg = w.v.v[i].message;
+	CHECK(msg != NULL);
+	if (msg)
+		CHECK_STR(msg, "the two sides differ in world size (8 vs 2), clock resolution (1 us vs 1 ns) and"
+			       " driver version (12040 vs 12080): the step time and every delta include the"
+			       " effect of those differences, not only of the change under comparison");
+	ts_warnings_release(&w);
+	ts_diff_result_release(&r);
+	/* the same context: no warning */
+	ts_diff_result_init(&r);
+	ts_warnings_init(&w);
+	CHECK(ts_diff_compare(&sa, &sa, NULL, &r, &err) == 0);
+	CHECK_I64(r.context_differs, 0);
+	CHECK(ts_diff_warnings(&sa, &sa, &r, &w) == 0);
+	for (size_t i = 0; i < w.v.n; i++)
+		CHECK(strcmp(w.v.v[i].code, "context-differs") != 0);
+	ts_warnings_release(&w);
+	ts_diff_result_release(&r);
+	ts_diff_side_release(&sa);
+	ts_diff_side_release(&sb);
+	tb_release(&a);
+	tb_release(&b);
+}

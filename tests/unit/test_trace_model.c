@@ -5,9 +5,11 @@
  * columns"): values that fit, TS_NONE, and the escaped ones (negative,
  * TS_STRID ids, 2^32 - 2 and more) from the side table; the start,
  * stored as a 32-bit offset from its block's base, likewise (trace.h,
- * TS_TS_BLOCK), whether pushed one by one or appended as a batch.
+ * TS_TS_BLOCK), whether pushed one by one or appended as a batch; the
+ * clock resolution its times show.
  */
 #include "harness.h"
+#include "tbuild.h"
 #include "trainscope/trace.h"
 #include "../../src/trace/trace_int.h"
 
@@ -245,4 +247,41 @@ TEST(trace_model_ts_batch)
 	ts_trace_release(&b);
 	ts_trace_release(&t);
 	ts_trace_release(&s);
+}
+
+/* An event with its start and duration in ns. */
+static void ev_ns(struct ts_trace *t, int64_t ts_ns, int64_t dur_ns)
+{
+	struct ts_trace_event x;
+
+	ts_trace_event_init(&x);
+	x.ts_ns = ts_ns;
+	x.dur_ns = dur_ns;
+	x.name = (uint32_t)ts_intern(&t->strings, "aten::add", 9);
+	x.cat = TS_CAT_CPU_OP;
+	x.ph = 'X';
+	x.pid = x.tid = 1;
+	ts_trace_push_event(t, &x);
+}
+
+TEST(trace_model_clock_resolution)
+{
+	struct ts_trace t;
+
+	tb_init(&t);
+	CHECK_I64(ts_trace_clock_resolution_ns(&t), 0);
+	/* whole microseconds: 1 us */
+	tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 5, 400);
+	ev_ns(&t, -3000, TS_NONE);
+	CHECK_I64(ts_trace_clock_resolution_ns(&t), 1000);
+	/* a start at -1,500 ns: 100 ns */
+	ev_ns(&t, -1500, 3000);
+	CHECK_I64(ts_trace_clock_resolution_ns(&t), 100);
+	/* a duration of 20 ns: still 10 ns at most */
+	ev_ns(&t, 10000, 20);
+	CHECK_I64(ts_trace_clock_resolution_ns(&t), 10);
+	/* a duration of 1,234 ns: 1 ns */
+	ev_ns(&t, 20000, 1234);
+	CHECK_I64(ts_trace_clock_resolution_ns(&t), 1);
+	tb_release(&t);
 }
