@@ -147,6 +147,9 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
 			const struct ts_diff_result *r, int top)
 {
+	const char *behind = ts_diff_gpu_behind_sides(r->gpu_behind);
+	const char *of_spans = r->host_clock_only ? " of the host spans" : "";
+	const char *given = ts_diff_verdict_given(r->verdict);
 	int64_t *it = malloc((r->pairs.n + 1) * sizeof(*it));
 	size_t n;
 	struct ts_table t;
@@ -176,23 +179,31 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 			note_text(out, &r->notes.v[i]);
 	}
 	if (strcmp(r->step_basis, "device") == 0)
-		ts_sb_addf(out, "\nstep time, the GPU's own (the GPU runs behind the host, so the step spans time the"
-			   " host): baseline %.3f ms, candidate %.3f ms (mean of %zu compared steps; their spans"
-			   " %.3f and %.3f ms)\n", ms(r->base_gpu_mean_ns), ms(r->cand_gpu_mean_ns), r->basis_steps,
-			   ms(r->base_mean_ns), ms(r->cand_mean_ns));
+		ts_sb_addf(out, "\nstep time, the GPU's own (the GPU runs behind the host on %s, so the step spans"
+			   " time the host): baseline %.3f ms, candidate %.3f ms (mean of %zu compared steps; their"
+			   " spans %.3f and %.3f ms)\n", behind, ms(r->base_gpu_mean_ns), ms(r->cand_gpu_mean_ns),
+			   r->basis_steps, ms(r->base_mean_ns), ms(r->cand_mean_ns));
+	else if (r->host_clock_only)
+		ts_sb_addf(out, "\nstep time: not compared (the GPU runs behind the host on %s, and no compared step"
+			   " has a GPU step time on both sides); the host spans, the host's launch pace: baseline"
+			   " %.3f ms, candidate %.3f ms (mean of the compared steps)\n", behind, ms(r->base_mean_ns),
+			   ms(r->cand_mean_ns));
 	else
 		ts_sb_addf(out, "\nstep time: baseline %.3f ms, candidate %.3f ms (mean of the compared steps)\n",
 			   ms(r->base_mean_ns), ms(r->cand_mean_ns));
 	if (r->verdict == TS_DIFF_NO_STEPS)
 		ts_sb_adds(out, "  no steps to compare\n");
-	else if (r->verdict == TS_DIFF_NO_NOISE_ESTIMATE)
-		ts_sb_addf(out, "  ratio %.4f, no noise estimate (one step per side)\n", r->ratio);
+	else if (r->verdict == TS_DIFF_NO_NOISE_ESTIMATE || (r->host_clock_only && r->basis_steps == 1))
+		ts_sb_addf(out, "  ratio%s %.4f, no noise estimate (one step per side)\n", of_spans, r->ratio);
 	else if (isnan(r->ci95_low))
-		ts_sb_addf(out, "  ratio %.4f, no interval: %s\n", r->ratio, r->method ? r->method : "-");
+		ts_sb_addf(out, "  ratio%s %.4f, no interval: %s\n", of_spans, r->ratio, r->method ? r->method : "-");
 	else
-		ts_sb_addf(out, "  ratio %.4f, 95%% CI [%.4f, %.4f] (%s), band +-%.1f%%\n", r->ratio,
+		ts_sb_addf(out, "  ratio%s %.4f, 95%% CI [%.4f, %.4f] (%s), band +-%.1f%%\n", of_spans, r->ratio,
 			   r->ci95_low, r->ci95_high, r->method ? r->method : "-", 100 * r->band);
-	ts_sb_addf(out, "  verdict: %s\n", ts_diff_verdict_name(r->verdict));
+	if (given && strcmp(given, ts_diff_verdict_name(r->verdict)))
+		ts_sb_addf(out, "  verdict: %s (%s)\n", given, ts_diff_verdict_name(r->verdict));
+	else
+		ts_sb_addf(out, "  verdict: %s\n", ts_diff_verdict_name(r->verdict));
 
 	ts_sb_adds(out, "\nwalls per step (trace's names; the first five add up to the step)\n");
 	ts_table_init(&t);
@@ -459,6 +470,14 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 	ts_jw_kf64(&w, "candidate_mean_us", r->cand_mean_ns / 1e3);
 	ts_jw_kstr(&w, "step_basis", r->step_basis);
 	ts_jw_ki64(&w, "basis_steps", (int64_t)r->basis_steps);
+	ts_jw_key(&w, "gpu_behind");
+	ts_jw_arr(&w);
+	for (int side = 0; side < 2; side++)
+		if (r->gpu_behind & (1 << side))
+			ts_jw_str(&w, side ? "candidate" : "baseline");
+	ts_jw_arr_end(&w);
+	ts_jw_ki64(&w, "baseline_gpu_steps", (int64_t)r->base_gpu_steps);
+	ts_jw_ki64(&w, "candidate_gpu_steps", (int64_t)r->cand_gpu_steps);
 	ts_jw_kf64_or_null(&w, "baseline_gpu_step_mean_us", r->base_gpu_mean_ns / 1e3);
 	ts_jw_kf64_or_null(&w, "candidate_gpu_step_mean_us", r->cand_gpu_mean_ns / 1e3);
 	ts_jw_obj_end(&w);
@@ -471,11 +490,7 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 	ts_jw_kstr(&w, "method", r->method);
 	ts_jw_kf64(&w, "band", r->band);
 	ts_jw_obj_end(&w);
-	ts_jw_key(&w, "verdict");
-	if (r->verdict == TS_DIFF_NO_NOISE_ESTIMATE || r->verdict == TS_DIFF_NO_STEPS)
-		ts_jw_null(&w);
-	else
-		ts_jw_str(&w, ts_diff_verdict_name(r->verdict));
+	ts_jw_kstr(&w, "verdict", ts_diff_verdict_given(r->verdict));
 	ts_jw_kstr(&w, "verdict_reason", ts_diff_verdict_name(r->verdict));
 
 	ts_jw_key(&w, "walls");
@@ -779,8 +794,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
+	if (!isnan(fail_reg) && r.host_clock_only)
+		cli_warn(ctx, "--fail-on-regression not applied: the GPU runs behind the host and no compared step"
+			 " has a GPU step time on both sides (no-gpu-step-time)");
 	if (!isnan(fail_reg) && !isnan(r.ci95_low) && r.verdict != TS_DIFF_REFUSED_HARDWARE &&
-	    (r.ci95_low - 1) * 100 > fail_reg) {
+	    !r.host_clock_only && (r.ci95_low - 1) * 100 > fail_reg) {
 		if (fail_reg < 0)
 			cli_error(ctx, "no speed-up of %g %%: the CI lower bound of the step-time ratio is %.4f"
 				  " (> %.4f)", -fail_reg, r.ci95_low, 1 + fail_reg / 100);
@@ -820,9 +838,12 @@ const struct cli_command cli_cmd_diff = {
 		"without a partner and outlier steps are listed with the wall that holds their\n"
 		"extra time. The ratio of mean step times gets ab's 95 % CI (paired by iteration,\n"
 		"else Welch on logs) and a verdict with the band; one step per side gives no\n"
-		"noise estimate. The step difference is split into trace's walls, then into op\n"
-		"and kernel rows ranked by their contribution, closing with a residual row, and\n"
-		"into kernel families. Different device models refuse a speed verdict unless\n"
+		"noise estimate. Where a GPU runs behind its host (trace's gpu-behind-host), the\n"
+		"GPU's own step times are compared, not the spans, which time the host; without\n"
+		"a pair that has one on both sides no verdict is given (no-gpu-step-time).\n"
+		"The step difference is split into trace's walls, then into op and kernel rows\n"
+		"ranked by their contribution, closing with a residual row, and into kernel\n"
+		"families. Different device models refuse a speed verdict unless\n"
 		"--allow-different-hardware. Where the sides ran differs (device, vendor, world\n"
 		"size, profiler, clock resolution, backend, runtime, driver or NCCL version, as\n"
 		"both record them) is marked in the context table and warned (context-differs).\n"

@@ -152,18 +152,25 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 		 c.ctx.device);
 	rc = ts_report_add_item(r, TS_REPORT_DIFF, res.same_hardware && !res.context_differs ? TS_REPORT_INFO
 										   : TS_REPORT_WARN, t, d);
-	if (isnan(res.base_gpu_mean_ns))
+	if (res.host_clock_only)
+		snprintf(t, sizeof(t), "Step time not compared (no GPU step time on both sides): host spans %.3f ms"
+			 " to %.3f ms: %s", res.base_mean_ns / 1e6, res.cand_mean_ns / 1e6,
+			 ts_diff_verdict_given(res.verdict));
+	else if (isnan(res.base_gpu_mean_ns))
 		snprintf(t, sizeof(t), "Step time %.3f ms to %.3f ms: %s", res.base_mean_ns / 1e6,
 			 res.cand_mean_ns / 1e6, ts_diff_verdict_name(res.verdict));
 	else
 		snprintf(t, sizeof(t), "GPU step time %.3f ms to %.3f ms: %s", res.base_gpu_mean_ns / 1e6,
 			 res.cand_gpu_mean_ns / 1e6, ts_diff_verdict_name(res.verdict));
 	if (isnan(res.ci95_low))
-		snprintf(d, sizeof(d), "ratio %.4f, no interval", res.ratio);
+		snprintf(d, sizeof(d), "ratio%s %.4f, no interval", res.host_clock_only ? " of the host spans" : "",
+			 res.ratio);
 	else
-		snprintf(d, sizeof(d), "ratio %.4f, 95%% CI [%.4f, %.4f] (%s), band +-%.1f%%", res.ratio,
-			 res.ci95_low, res.ci95_high, res.method, 100 * res.band);
-	rc = rc ? rc : ts_report_add_item(r, TS_REPORT_DIFF, TS_REPORT_INFO, t, d);
+		snprintf(d, sizeof(d), "ratio%s %.4f, 95%% CI [%.4f, %.4f] (%s), band +-%.1f%%",
+			 res.host_clock_only ? " of the host spans" : "", res.ratio, res.ci95_low, res.ci95_high,
+			 res.method, 100 * res.band);
+	rc = rc ? rc : ts_report_add_item(r, TS_REPORT_DIFF, res.host_clock_only ? TS_REPORT_WARN : TS_REPORT_INFO,
+					  t, d);
 	for (int w = 0; w < TS_DW_COUNT && !rc; w++) {
 		if (fabs(res.walls[w].delta_ns) < 0.01 * res.base_mean_ns)
 			continue;

@@ -278,11 +278,24 @@ enum ts_diff_verdict {
 	TS_DIFF_INCONCLUSIVE,
 	TS_DIFF_NO_NOISE_ESTIMATE,      /* one step on a side */
 	TS_DIFF_REFUSED_HARDWARE,       /* different device, no allow_different_hardware */
-	TS_DIFF_NO_STEPS                /* nothing to compare */
+	TS_DIFF_NO_STEPS,               /* nothing to compare */
+	/* A side's GPU runs behind its host (ts_rank_prof.gpu_behind), so its
+	 * spans time the host, but no compared pair has a GPU step time on
+	 * both sides: only the host spans could be compared, and they say
+	 * nothing of the GPU's pace (step_basis "host_span"). */
+	TS_DIFF_NO_GPU_STEP_TIME
 };
 /* "faster", "slower", "no_difference", "inconclusive", "no_noise_estimate",
- * "refused_different_hardware", "no_steps". */
+ * "refused_different_hardware", "no_steps", "no_gpu_step_time": why the
+ * verdict is what it is (the JSON's verdict_reason). */
 const char *ts_diff_verdict_name(int verdict);
+/* The verdict itself (the JSON's verdict, the text's and the report's):
+ * ts_diff_verdict_name, except "inconclusive" for TS_DIFF_NO_GPU_STEP_TIME
+ * and NULL (none given) for TS_DIFF_NO_NOISE_ESTIMATE and TS_DIFF_NO_STEPS. */
+const char *ts_diff_verdict_given(int verdict);
+/* The sides of a ts_diff_result.gpu_behind in words: "the baseline", "the
+ * candidate", "both sides"; "" for none. */
+const char *ts_diff_gpu_behind_sides(int gpu_behind);
 
 struct ts_diff_opts {
 	double band;            /* practical band, default 0.02 (ab without repeats) */
@@ -308,9 +321,15 @@ struct ts_diff_result {
 	 * "device" when either side's GPU runs behind its host
 	 * (ts_rank_prof.gpu_behind): each step's GPU
 	 * step time (ts_step_prof.dev_step_ns), over the basis_steps pairs
-	 * that have one on both sides. */
+	 * that have one on both sides. When a side runs behind and no pair
+	 * has one on both sides, the basis stays "host_span" and the verdict
+	 * is TS_DIFF_NO_GPU_STEP_TIME. */
 	const char *step_basis;
 	size_t basis_steps;
+	int gpu_behind;                 /* bit 0 the baseline's GPU runs behind its host, bit 1 the candidate's
+					 * (ts_diff_gpu_behind_sides names them) */
+	size_t base_gpu_steps, cand_gpu_steps; /* compared steps of each side with a GPU step time */
+	int host_clock_only;            /* gpu_behind, steps compared, yet step_basis "host_span" */
 	double base_mean_ns, cand_mean_ns;       /* mean step span over the compared steps (the walls add up to it) */
 	double base_gpu_mean_ns, cand_gpu_mean_ns; /* "device" basis: the mean GPU step times; else NaN */
 	double ratio, ci95_low, ci95_high;       /* cand / base; CI NaN without noise estimate */
@@ -351,8 +370,10 @@ struct ts_warnings;
  * context-differs (the context fields in state TS_DCTX_DIFFERS, each with
  * both values: the deltas include that change), different-hardware (the
  * sides ran on different devices; whether a verdict was given),
- * device-unknown and unmatched-steps (steps without a partner). Returns 0
- * or TS_ENOMEM.
+ * device-unknown, unmatched-steps (steps without a partner) and
+ * no-gpu-step-time (verdict TS_DIFF_NO_GPU_STEP_TIME: which side runs
+ * behind, which lacks the GPU step time, and that the host spans were
+ * compared). Returns 0 or TS_ENOMEM.
  */
 int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side *cand,
 		     const struct ts_diff_result *r, struct ts_warnings *w);

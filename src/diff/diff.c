@@ -15,8 +15,21 @@ const char *ts_diff_verdict_name(int v)
 {
 	static const char *const n[] = { "faster", "slower", "no_difference", "inconclusive",
 					 "no_noise_estimate", "refused_different_hardware",
-					 "no_steps" };
-	return v >= 0 && v <= TS_DIFF_NO_STEPS ? n[v] : "?";
+					 "no_steps", "no_gpu_step_time" };
+	return v >= 0 && v <= TS_DIFF_NO_GPU_STEP_TIME ? n[v] : "?";
+}
+
+const char *ts_diff_verdict_given(int v)
+{
+	if (v == TS_DIFF_NO_NOISE_ESTIMATE || v == TS_DIFF_NO_STEPS)
+		return NULL;
+	return ts_diff_verdict_name(v == TS_DIFF_NO_GPU_STEP_TIME ? TS_DIFF_INCONCLUSIVE : v);
+}
+
+const char *ts_diff_gpu_behind_sides(int b)
+{
+	static const char *const n[] = { "", "the baseline", "the candidate", "both sides" };
+	return n[b & 3];
 }
 
 const char *ts_diff_wall_name(int w)
@@ -677,13 +690,18 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 	}
 	r->step_basis = "host_span";
 	r->basis_steps = n;
-	if (pb->gpu_behind || pc->gpu_behind) {
-		/* the spans time the host: compare the GPU's own step times */
+	r->gpu_behind = (pb->gpu_behind ? 1 : 0) | (pc->gpu_behind ? 2 : 0);
+	{
+		/* a GPU behind its host: the spans time the host, so compare
+		 * the GPU's own step times, over the pairs with one on both sides */
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++) {
 			const struct ts_step_prof *x = step_starting(pb, r->pairs.v[i].base_start_ns);
 			const struct ts_step_prof *y = step_starting(pc, r->pairs.v[i].cand_start_ns);
-			if (x && y && x->dev_step_ns != TS_NONE && y->dev_step_ns != TS_NONE) {
+			int hx = x && x->dev_step_ns != TS_NONE, hy = y && y->dev_step_ns != TS_NONE;
+			r->base_gpu_steps += (size_t)hx;
+			r->cand_gpu_steps += (size_t)hy;
+			if (r->gpu_behind && hx && hy) {
 				a[k] = (double)x->dev_step_ns;
 				b[k++] = (double)y->dev_step_ns;
 			}
@@ -692,6 +710,7 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 			r->step_basis = "device";
 			r->basis_steps = k;
 		}
+		r->host_clock_only = r->gpu_behind && !k;
 	}
 	if (strcmp(r->step_basis, "device") == 0) {
 		r->base_gpu_mean_ns = r->cand_gpu_mean_ns = 0;
@@ -741,6 +760,9 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 		default: r->verdict = TS_DIFF_INCONCLUSIVE; break;
 		}
 	}
+	/* the host spans are no step time: their ratio decides nothing */
+	if (r->host_clock_only)
+		r->verdict = TS_DIFF_NO_GPU_STEP_TIME;
 	if (!r->same_hardware && !o->allow_different_hardware)
 		r->verdict = TS_DIFF_REFUSED_HARDWARE;
 	rc = build_rows(base, cand, inb, inc, r);
@@ -811,6 +833,19 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 					      " side's %s", x->ctx.path, x->ctx.format[0] == 'n' ?
 					      "an Nsight Systems export without TARGET_INFO_GPU" :
 					      "no deviceProperties", y->ctx.device);
+	}
+	if (r->host_clock_only) {
+		size_t n = r->pairs.n;
+		rc |= ts_warnings_add(w, "no-gpu-step-time", NULL, -1, TS_NONE,
+				      "the GPU runs behind the host on %s (gpu-behind-host), so %s step spans"
+				      " time the host's launch pace, not the GPU's; but no compared step has a GPU"
+				      " step time on both sides (the baseline has one for %zu of its %zu compared"
+				      " step%s, the candidate for %zu; one needs device work linked to the launch"
+				      " calls of the step and of the previous iteration): only the host spans were"
+				      " compared (step_basis host_span), and their ratio %.4f is not the"
+				      " step-time ratio: it gives no verdict",
+				      ts_diff_gpu_behind_sides(r->gpu_behind), r->gpu_behind == 3 ? "their" : "its", r->base_gpu_steps, n,
+				      n == 1 ? "" : "s", r->cand_gpu_steps, r->ratio);
 	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		unm += !r->notes.v[i].compared;

@@ -531,3 +531,91 @@ TEST(diff_context_differs)
 	tb_release(&a);
 	tb_release(&b);
 }
+
+/* Six steps of a host that runs ahead of its GPU: ProfilerStep spans of
+ * 300 us at 300 us apart (iterations first, first + by, ...), each
+ * launching one kernel (linked by correlation unless !linked) that runs
+ * gemm us back to back from 20 us on. The GPU's own step is gemm us (the
+ * ends of consecutive steps' kernels lie gemm apart); spans 300 us. */
+static void behind_trace(struct ts_trace *t, int64_t first, int64_t by, int64_t gemm, int linked)
+{
+	for (int64_t k = 0; k < 6; k++) {
+		char nm[48];
+		snprintf(nm, sizeof(nm), "ProfilerStep#%lld", (long long)(first + by * k));
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, nm, 300 * k, 300);
+		tb_launch(t, "cudaLaunchKernel", 300 * k + 10, 5, 100 + k);
+		tb_gpu(t, TS_CAT_KERNEL, "ampere_sgemm_128x64_nn", 7, 20 + gemm * k, gemm,
+		       linked ? 100 + k : -1);
+	}
+}
+
+static int has_warning(const struct ts_warnings *w, const char *code)
+{
+	for (size_t i = 0; i < w->v.n; i++)
+		if (strcmp(w->v.v[i].code, code) == 0)
+			return 1;
+	return 0;
+}
+
+/* A GPU behind its host: the ratio compares the GPU's own step times when
+ * a pair has one on both sides (2000 vs 2400 us: 1.2, slower), and with
+ * none on one side (its kernels unlinked) or on both (iterations 10, 12,
+ * ..., so no step follows its previous iteration) the host spans alone
+ * are compared, which gives no verdict (TS_DIFF_NO_GPU_STEP_TIME, JSON
+ * "inconclusive") and a no-gpu-step-time warning. */
+TEST(diff_gpu_behind_compares_one_clock)
+{
+	static const struct {
+		int64_t by_b, by_c;
+		int linked_c;
+		const char *basis;
+		int behind, host_only, verdict;
+		size_t gpu_b, gpu_c;
+	} cs[] = {
+		{ 1, 1, 1, "device", 3, 0, TS_DIFF_SLOWER, 5, 5 },
+		{ 1, 1, 0, "host_span", 1, 1, TS_DIFF_NO_GPU_STEP_TIME, 5, 0 },
+		{ 2, 2, 1, "host_span", 3, 1, TS_DIFF_NO_GPU_STEP_TIME, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		struct ts_trace a, b;
+		struct ts_diff_side sa, sb;
+		struct ts_diff_result r;
+		struct ts_warnings w;
+		struct ts_err err;
+
+		tb_init(&a);
+		tb_init(&b);
+		behind_trace(&a, 10, cs[i].by_b, 2000, 1);
+		behind_trace(&b, 10, cs[i].by_c, 2400, cs[i].linked_c);
+		ts_diff_side_init(&sa);
+		ts_diff_side_init(&sb);
+		ts_diff_result_init(&r);
+		ts_warnings_init(&w);
+		ts_err_init(&err);
+		REQUIRE(ts_diff_traces(&a, &b, NULL, &sa, &sb, &r, &err) == 0);
+		CHECK(sa.prof.gpu_behind);
+		CHECK_STR(r.step_basis, cs[i].basis);
+		CHECK_I64(r.gpu_behind, cs[i].behind);
+		CHECK_I64(r.host_clock_only, cs[i].host_only);
+		CHECK_I64(r.verdict, cs[i].verdict);
+		CHECK_I64((int64_t)r.base_gpu_steps, (int64_t)cs[i].gpu_b);
+		CHECK_I64((int64_t)r.cand_gpu_steps, (int64_t)cs[i].gpu_c);
+		if (cs[i].host_only) {
+			CHECK_NEAR(r.ratio, 1.0, 1e-9); /* the spans: 300 us both */
+			CHECK_STR(ts_diff_verdict_given(r.verdict), "inconclusive");
+			CHECK_STR(ts_diff_verdict_name(r.verdict), "no_gpu_step_time");
+		} else {
+			CHECK_NEAR(r.base_gpu_mean_ns, 2000e3, 1);
+			CHECK_NEAR(r.cand_gpu_mean_ns, 2400e3, 1);
+			CHECK_NEAR(r.ratio, 1.2, 1e-9);
+		}
+		REQUIRE(ts_diff_warnings(&sa, &sb, &r, &w) == 0);
+		CHECK_I64(has_warning(&w, "no-gpu-step-time"), cs[i].host_only);
+		ts_warnings_release(&w);
+		ts_diff_result_release(&r);
+		ts_diff_side_release(&sa);
+		ts_diff_side_release(&sb);
+		tb_release(&a);
+		tb_release(&b);
+	}
+}
