@@ -16,7 +16,7 @@
 #include "trainscope/table.h"
 
 enum { OPT_BASE = 1, OPT_CAND, OPT_BAND, OPT_ALLOW_MULTI, OPT_VARIABLE, OPT_WINDOW,
-       OPT_MEM_TOL, OPT_DB, OPT_WORKLOAD, OPT_SEED, OPT_RUN_CV };
+       OPT_MEM_TOL, OPT_LOSS_TOL, OPT_DB, OPT_WORKLOAD, OPT_SEED, OPT_RUN_CV };
 
 static const struct cli_opt opts[] = {
 	{ "baseline", 0, "RUN", "another baseline run (repeat; RUN = directory, log or JSONL)", OPT_BASE },
@@ -27,6 +27,7 @@ static const struct cli_opt opts[] = {
 	{ "window", 0, "FIRST:LAST", "declared steady window (iterations, inclusive; FIRST-LAST also) for every run", OPT_WINDOW },
 	{ "run-cv", 0, "PCT", "run-to-run CV of mean step time to assume without repeats (default 0: within-run only)", OPT_RUN_CV },
 	{ "mem-tolerance", 0, "PCT", "allowed peak device-memory growth in % (default 5)", OPT_MEM_TOL },
+	{ "loss-tolerance", 0, "PCT", "loss tail limit in % (default 1; bias band half of it): set it from two baseline runs", OPT_LOSS_TOL },
 	{ "db", 0, "FILE", "record the experiment in this ledger (default $TRAINSCOPE_DB when set)", OPT_DB },
 	{ "workload", 0, "NAME", "workload name in the ledger (default: contract model, else baseline name)", OPT_WORKLOAD },
 	{ "seed", 0, "N", "bootstrap seed (default 20260101)", OPT_SEED },
@@ -665,6 +666,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			if ((rc = cli_double(ctx, a, 0, 1000, &d)))
 				goto out;
 			o.mem_tolerance = d / 100;
+			break;
+		case OPT_LOSS_TOL:
+			if ((rc = cli_double(ctx, a, 0, 100, &d)))
+				goto out;
+			o.loss_tolerance = d / 100;
 			break;
 		case OPT_ALLOW_MULTI:
 			o.allow_multi = 1;

@@ -168,6 +168,9 @@ struct ts_ab_opts {
 	const char *variable;     /* the declared changed field, or NULL */
 	int64_t win_first, win_last; /* declared window or TS_WIN_AUTO */
 	double mem_tolerance;     /* allowed device peak-memory growth (fraction) */
+	double loss_tolerance;    /* statistical loss tier: the last 10 %'s means may differ
+				   * by this (fraction, default 0.01) within the noise; the
+				   * last half's bias band is half of it */
 	double run_cv;            /* assumed run-to-run CV of a run's mean step time
 				   * (fraction) for comparisons without repeats on both
 				   * sides; 0 = within-run interval only */
