@@ -26,6 +26,14 @@ int hang_add_ev(struct ts_hang_set *s, uint32_t file, int64_t line, const char *
  * when nothing is known. */
 int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 	    const char *desc, size_t desc_n, const char *ranks);
+/* The group of a Flight Recorder entry: keyed by its name (the global
+ * process-group name) and rank set, as fr_trace keys it, never by pg_id:
+ * pg_id is the process-local creation index of the group (a rank that is
+ * a member of fewer groups created before numbers the later ones lower), so
+ * one group has different pg_ids on different ranks and one pg_id names
+ * different groups. Without a name it is hang_pg. */
+int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
+		 const char *desc, size_t desc_n, const char *ranks);
 void hang_rank_seen(struct ts_hang_set *s, int64_t rank);
 void hang_work_init(struct ts_hang_work *w);
 void hang_report_init(struct ts_hang_report *r, enum ts_hang_report_kind kind);
