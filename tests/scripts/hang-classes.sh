@@ -136,6 +136,51 @@ def first_of(job, rank, frm):
 job = tpdp([("embd", [0, 3])])
 k = first_of(job, 2, 2 * len(job.prog) // 4)
 write("pgmix", job, simulate(job, stop={2: k - 1}))
+# C2 pg_hang: the reduce_scatter of dp {0,2} in step 3 hangs on the network
+# (every member issued it); ranks 0 and 2 stop in it (the optimizer waits
+# on it), so their tp groups and the default group then wait on them: they
+# are victims, nobody is to blame
+job = tpdp()
+k = next(i for i in range(2 * len(job.prog) // 4, len(job.prog))
+         if job.prog[i][2] == "reduce_scatter" and job.groups[job.prog[i][0]][2] == [0, 2])
+write("pg_hang", job, simulate(job, poison={k}, ahead=1))
+
+def pipeline(world, stages):
+    """pipelines of `stages` ranks (lone send/recv on their pp group, two
+    micro-batches a step), data parallel across them, a loss all_reduce"""
+    npp = world // stages
+    gs = [(str(k + 1), "pp", list(range(k * stages, (k + 1) * stages))) for k in range(npp)]
+    gs += [(str(npp + k + 1), "dp", list(range(k, world, stages))) for k in range(stages)] if npp > 1 else []
+    job = Job(world, gs)
+    for step in range(4):
+        for mb in range(2):
+            for g in range(1, len(job.groups)):
+                rs = job.groups[g][2]
+                if job.groups[g][1] == "pp":
+                    for a, b in zip(rs, rs[1:]):
+                        job.prog.append((g, "p2p", None, (2, 512), "BFloat16", (a, b)))
+        for g in range(1, len(job.groups)):
+            if job.groups[g][1] == "dp":
+                job.prog.append((g, "coll", "all_reduce", (8192,), "Float", None))
+        job.prog.append((0, "coll", "all_reduce", (1,), "Float", None))
+    return job
+
+# C3 pp: two pipelines of 4 stages, dp across; stage 1 of the second
+# pipeline (rank 5) stops before it receives in step 3: rank 4 waits in its
+# send to 5, rank 6 in its recv from 5, rank 7 in its recv from 6
+job = pipeline(8, 4)
+k = next(i for i in range(2 * len(job.prog) // 4, len(job.prog)) if job.prog[i][5] == (4, 5))
+write("pp", job, simulate(job, stop={5: k - 1}))
+# C4 pp1: one pipeline of 4 ranks, the loss all_reduce on the default group
+# its only collective; rank 1 stops before it receives in step 3
+job = pipeline(4, 4)
+k = next(i for i in range(2 * len(job.prog) // 4, len(job.prog)) if job.prog[i][5] == (0, 1))
+write("pp1", job, simulate(job, stop={1: k - 1}))
+# C5 healthy: the same jobs run to the end: nothing to blame
+job = pipeline(8, 4)
+write("healthy_pp", job, simulate(job, ahead=10**6))
+job = tpdp([("embd", [0, 3])])
+write("healthy_tpdp", job, simulate(job, ahead=10**6))
 PY
 fail=0
 # check NAME CULPRITS [CLASS]: culprits of all incidents; CLASS: that some incident has it
@@ -157,6 +202,11 @@ if cul != want_cul or (want_cls and want_cls not in cls):
 PY
 }
 check pgmix 2 not_joined
+check pg_hang "" all_stuck
+check pp 5 not_joined
+check pp1 1 not_joined
+check healthy_pp ""
+check healthy_tpdp ""
 # one group per (name, rank set): 5 groups, no incident at a seq 1 that every rank completed
 python3 - "$tmp/pgmix.json" <<'PY' || fail=1
 import json, sys
