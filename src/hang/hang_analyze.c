@@ -158,6 +158,47 @@ void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above,
 		   "no rank is taken as silent from it");
 }
 
+int hang_missing_dumps(const struct ts_hang_set *s, struct hang_i64v *members, struct hang_i64v *missing)
+{
+	struct hang_i64v dumped = { 0 }, above = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < s->dumps.n && !rc; i++)
+		if (s->dumps.v[i].rank >= 0)
+			rc = hang_set_add(&dumped, s->dumps.v[i].rank);
+	/* only Flight Recorder groups have rank sets (pg_config) */
+	for (size_t i = 0; i < s->pgs.n && !rc && dumped.n; i++) {
+		const char *p = s->pgs.v[i].ranks;
+		int64_t k;
+
+		while (p && !rc && hang_ranks_next(&p, &k))
+			rc = hang_set_add(members, k);
+	}
+	if (!rc && dumped.n && s->world_size > 0 && !(rc = hang_world_above(s, &above)) && !above.n)
+		for (int64_t k = 0; k < s->world_size && k < 65536 && !rc; k++)
+			rc = hang_set_add(members, k);
+	for (size_t i = 0; i < members->n && !rc; i++)
+		if (!hang_set_has(&dumped, members->v[i]))
+			rc = hang_set_add(missing, members->v[i]);
+	TS_VEC_RELEASE(dumped);
+	TS_VEC_RELEASE(above);
+	return rc;
+}
+
+void hang_missing_text(const struct hang_i64v *members, const struct hang_i64v *missing, struct ts_sb *sb)
+{
+	struct ts_sb r;
+
+	ts_sb_init(&r);
+	hang_ranks_text(&r, missing->v, missing->n);
+	ts_sb_addf(sb, "no Flight Recorder dump was read for rank%s %s", missing->n == 1 ? "" : "s",
+		   r.failed ? "?" : r.buf);
+	ts_sb_release(&r);
+	ts_sb_addf(sb, " of the %zu ranks the dumps' groups (or --world-size) name: a rank that died, or "
+		   "hangs outside the collective, often writes none (or its file was not given); what it "
+		   "did is unknown, and it is blamed only where every other member waits on it", members->n);
+}
+
 /* The first dump whose version differs from the first dump's that has
  * one (one job's ranks run one PyTorch and write one version), or -1. */
 int64_t hang_version_other(const struct ts_hang_set *s)
@@ -241,6 +282,18 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 	if (!rc && (other = hang_version_other(s)) >= 0) {
 		hang_versions_text(s, &sb);
 		rc = warn_words(w, "dump-version-mismatch", s->files.v[s->dumps.v[other].file], 0, &sb);
+	}
+	if (!rc && s->dumps.n) {
+		struct hang_i64v members = { 0 }, missing = { 0 };
+
+		rc = hang_missing_dumps(s, &members, &missing);
+		if (!rc && missing.n) {
+			ts_sb_reset(&sb);
+			hang_missing_text(&members, &missing, &sb);
+			rc = warn_words(w, "missing-dump", NULL, -1, &sb);
+		}
+		TS_VEC_RELEASE(members);
+		TS_VEC_RELEASE(missing);
 	}
 	if (!rc && s->world_size > 0) {
 		struct hang_i64v above = { 0 };
@@ -1238,6 +1291,20 @@ static int dumps(struct an *a)
 			finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
 			ts_sb_release(&sb);
 		}
+	}
+	{
+		struct hang_i64v members = { 0 }, missing = { 0 };
+
+		if (hang_missing_dumps(s, &members, &missing) == 0 && missing.n) {
+			struct ts_sb sb;
+
+			ts_sb_init(&sb);
+			hang_missing_text(&members, &missing, &sb);
+			finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
+			ts_sb_release(&sb);
+		}
+		TS_VEC_RELEASE(members);
+		TS_VEC_RELEASE(missing);
 	}
 	/* a second dump of one rank is not compared (a finding names both) */
 	for (size_t i = 0; i < s->dumps.n; i++) {

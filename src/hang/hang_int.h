@@ -127,6 +127,13 @@ void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct t
 int hang_world_above(const struct ts_hang_set *s, struct hang_i64v *above);
 /* The words of that finding and of its world-size-mismatch warning. */
 void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above, struct ts_sb *sb);
+/* The ranks the dumps' groups name (pg_config rank sets, and 0..N-1 for a
+ * usable --world-size N) into members, those with no dump read into
+ * missing (sorted unique vectors the caller releases); nothing when no dump
+ * of a known rank was read. 0 or TS_ENOMEM. hang_missing_text: the words of
+ * that finding and of its missing-dump warning. */
+int hang_missing_dumps(const struct ts_hang_set *s, struct hang_i64v *members, struct hang_i64v *missing);
+void hang_missing_text(const struct hang_i64v *members, const struct hang_i64v *missing, struct ts_sb *sb);
 /* The index of the first dump whose "version" differs from the first
  * dump's (dumps without one are not counted), -1 when they agree;
  * hang_versions_text: the words of that finding and of its

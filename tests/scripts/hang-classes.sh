@@ -181,6 +181,14 @@ job = pipeline(8, 4)
 write("healthy_pp", job, simulate(job, ahead=10**6))
 job = tpdp([("embd", [0, 3])])
 write("healthy_tpdp", job, simulate(job, ahead=10**6))
+# C6 missing: rank 2 stops before its tp all_reduce of step 3 and rank 1
+# (not the culprit) wrote no dump; healthy_missing: a finished job, rank 3's
+# dump not given
+job = tpdp()
+k = first_of(job, 2, 2 * len(job.prog) // 4)
+write("missing", job, simulate(job, stop={2: k - 1}), drop={1})
+job = tpdp()
+write("healthy_missing", job, simulate(job, ahead=10**6), drop={3})
 PY
 fail=0
 # check NAME CULPRITS [CLASS]: culprits of all incidents; CLASS: that some incident has it
@@ -207,6 +215,32 @@ check pp 5 not_joined
 check pp1 1 not_joined
 check healthy_pp ""
 check healthy_tpdp ""
+check missing 2 not_joined
+check healthy_missing ""
+# a missing dump is said in every format: hang text, hang --json's
+# warnings, diagnose --json's warnings and diagnose's text
+for c in missing:1 healthy_missing:3; do
+	n=${c%:*} r=${c#*:}
+	want="no Flight Recorder dump was read for rank $r of the 4 ranks"
+	"$TS" hang "$tmp/$n" > "$tmp/$n.txt" 2>&1
+	"$TS" diagnose --json "$tmp/$n" > "$tmp/$n.diag.json" 2>/dev/null
+	"$TS" diagnose "$tmp/$n" > "$tmp/$n.diag.txt" 2>&1
+	grep -q "$want" "$tmp/$n.txt" || { echo "FAIL $n: hang text does not say the missing dump"; fail=1; }
+	grep -q "$want" "$tmp/$n.diag.txt" || { echo "FAIL $n: diagnose text does not say the missing dump"; fail=1; }
+	for j in "$tmp/$n.json" "$tmp/$n.diag.json"; do
+		python3 - "$j" "$want" <<'PY' || { echo "FAIL $n: no missing-dump warning in $j"; fail=1; }
+import json, sys
+w = [x for x in json.load(open(sys.argv[1])).get("warnings", []) if x["code"] == "missing-dump"]
+sys.exit(0 if len(w) == 1 and w[0]["message"].startswith(sys.argv[2]) else 1)
+PY
+	done
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+for n in ("pgmix", "pg_hang", "pp", "healthy_pp", "healthy_tpdp"):
+    if [x for x in json.load(open(f"{sys.argv[1]}/{n}.json"))["warnings"] if x["code"] == "missing-dump"]:
+        print(f"FAIL {n}: a missing-dump warning with every dump given"); sys.exit(1)
+PY
 # one group per (name, rank set): 5 groups, no incident at a seq 1 that every rank completed
 python3 - "$tmp/pgmix.json" <<'PY' || fail=1
 import json, sys
