@@ -189,6 +189,9 @@ struct ts_hang_unread {
 	int64_t nontext, scanned; /* binary: bytes of its first `scanned` that are no text */
 	int64_t bad_at;          /* offset of its first NUL or non-text byte, -1 */
 	int nul_early;           /* a NUL byte before its first line end (binary) */
+	const char *error;       /* a dump that opens like one but cannot be parsed
+				    (a corrupt pickle): the reader's message, at
+				    bad_at; NULL otherwise */
 };
 
 /* A text log's last line without its line end (the log was cut while it

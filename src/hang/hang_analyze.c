@@ -318,7 +318,7 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 
 		hang_unread_text(s, u, &sb);
 		rc = warn_words(w, "unread-input", s->files.v[u->file],
-				u->binary && u->bad_at >= 0 ? u->bad_at : u->nul_at >= 0 ? u->nul_at : 0, &sb);
+				(u->binary || u->error) && u->bad_at >= 0 ? u->bad_at : u->nul_at >= 0 ? u->nul_at : 0, &sb);
 	}
 	ts_sb_release(&sb);
 	return rc;
@@ -364,6 +364,11 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 {
 	int dump = strstr(ts_basename(s->files.v[u->file]), "_trace_rank_") != NULL;
 
+	if (u->error) {
+		ts_sb_addf(sb, "%s: byte %lld: %s: the dump cannot be read, and nothing was read from it "
+			   "(its rank is one without a dump)", s->files.v[u->file], (long long)u->bad_at, u->error);
+		return;
+	}
 	if (u->empty) {
 		ts_sb_addf(sb, "%s: empty (0 bytes)%s; nothing was read from it", s->files.v[u->file],
 			   dump ? ", a Flight Recorder dump's name: its rank may have died before it "
@@ -398,17 +403,25 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 
 int ts_hang_nothing_read(const struct ts_hang_set *s, struct ts_err *err)
 {
-	size_t empty = 0, binary = 0;
+	size_t empty = 0, binary = 0, bad = 0;
 	const struct ts_hang_unread *u = NULL;
 
 	for (size_t i = 0; i < s->unread.n; i++) {
 		empty += s->unread.v[i].empty;
 		binary += s->unread.v[i].binary;
-		if (!u && (s->unread.v[i].empty || s->unread.v[i].binary))
+		bad += s->unread.v[i].error != NULL;
+		if (!u && (s->unread.v[i].empty || s->unread.v[i].binary || s->unread.v[i].error))
 			u = &s->unread.v[i];
 	}
-	if (!s->files.n || !u || empty + binary != s->files.n)
+	if (!s->files.n || !u || empty + binary + bad != s->files.n)
 		return 0;
+	if (bad) {
+		if (s->files.n == 1)
+			return ts_err_at(err, TS_EPARSE, s->files.v[u->file], u->bad_at, -1, "%s", u->error);
+		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1,
+				 "every input is empty (%zu), binary (%zu) or a dump that cannot be read "
+				 "(%zu): no hang evidence to read", empty, binary, bad);
+	}
 	if (!binary)
 		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1, "%s",
 				 s->files.n == 1 ? "empty input (0 bytes): no hang evidence to read" :

@@ -695,5 +695,22 @@ int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *er
 	}
 	rc = doc(s, in.data, in.len, path, rank_from_name(path), k == 'p', err);
 	ts_input_release(&in);
+	/* a dump that opens like one and cannot be parsed (a corrupt pickle:
+	 * an unknown opcode, a broken stack) is an unread input among others,
+	 * its rank one without a dump; code it would run (TS_EUNSUPPORTED), a
+	 * cut before its root holds entries (TS_ETRUNC) and memory stay errors */
+	if (rc == TS_EPARSE && err && s->files.n) {
+		struct ts_hang_unread u;
+
+		memset(&u, 0, sizeof(u));
+		u.file = (uint32_t)(s->files.n - 1);
+		u.nul_at = -1;
+		u.bad_at = err->offset;
+		u.error = hang_strndup(s, err->msg, strlen(err->msg));
+		if (!u.error || TS_VEC_PUSH(s->unread, u))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		ts_err_init(err);
+		return 0;
+	}
 	return rc;
 }

@@ -189,6 +189,14 @@ k = first_of(job, 2, 2 * len(job.prog) // 4)
 write("missing", job, simulate(job, stop={2: k - 1}), drop={1})
 job = tpdp()
 write("healthy_missing", job, simulate(job, ahead=10**6), drop={3})
+# C7 corrupt: rank 2 stops before its tp all_reduce of step 3; 16 bytes in
+# the middle of rank 1's pickle are overwritten with 0xff (no opcode)
+job = tpdp()
+k = first_of(job, 2, 2 * len(job.prog) // 4)
+write("corrupt", job, simulate(job, stop={2: k - 1}))
+b = bytearray(open(f"{out}/corrupt/nccl_trace_rank_1", "rb").read())
+b[len(b) // 2:len(b) // 2 + 16] = b"\xff" * 16
+open(f"{out}/corrupt/nccl_trace_rank_1", "wb").write(bytes(b))
 PY
 fail=0
 # check NAME CULPRITS [CLASS]: culprits of all incidents; CLASS: that some incident has it
@@ -235,6 +243,18 @@ sys.exit(0 if len(w) == 1 and w[0]["message"].startswith(sys.argv[2]) else 1)
 PY
 	done
 done
+# a corrupt dump among others is an unread-input warning, its rank one
+# without a dump, and the rest is analysed; alone it is an error (exit 2)
+check corrupt 2 not_joined
+python3 - "$tmp/corrupt.json" <<'PY' || fail=1
+import json, sys
+w = [(x["code"], (x["file"] or "").rsplit("/", 1)[-1]) for x in json.load(open(sys.argv[1]))["warnings"]]
+if ("unread-input", "nccl_trace_rank_1") not in w or ("missing-dump", "") not in w:
+    print("FAIL corrupt: warnings", w); sys.exit(1)
+PY
+"$TS" hang "$tmp/corrupt/nccl_trace_rank_1" >/dev/null 2>"$tmp/corrupt1.err"; rc=$?
+[ "$rc" = 2 ] && grep -q "nccl_trace_rank_1: byte [0-9]*: unknown or unsupported pickle opcode 0xff" "$tmp/corrupt1.err" ||
+	{ echo "FAIL corrupt alone: exit $rc: $(cat "$tmp/corrupt1.err")"; fail=1; }
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 for n in ("pgmix", "pg_hang", "pp", "healthy_pp", "healthy_tpdp"):
