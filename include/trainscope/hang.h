@@ -192,6 +192,7 @@ struct ts_hang_unread {
 	const char *error;       /* a dump that opens like one but cannot be parsed
 				    (a corrupt pickle): the reader's message, at
 				    bad_at; NULL otherwise */
+	int64_t error_line;      /* its line (JSON, repr), -1 */
 };
 
 /* A text log's last line without its line end (the log was cut while it

@@ -417,7 +417,8 @@ int ts_hang_nothing_read(const struct ts_hang_set *s, struct ts_err *err)
 		return 0;
 	if (bad) {
 		if (s->files.n == 1)
-			return ts_err_at(err, TS_EPARSE, s->files.v[u->file], u->bad_at, -1, "%s", u->error);
+			return ts_err_at(err, TS_EPARSE, s->files.v[u->file], u->bad_at, u->error_line, "%s",
+					 u->error);
 		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1,
 				 "every input is empty (%zu), binary (%zu) or a dump that cannot be read "
 				 "(%zu): no hang evidence to read", empty, binary, bad);

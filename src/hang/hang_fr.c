@@ -706,6 +706,7 @@ int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *er
 		u.file = (uint32_t)(s->files.n - 1);
 		u.nul_at = -1;
 		u.bad_at = err->offset;
+		u.error_line = err->line;
 		u.error = hang_strndup(s, err->msg, strlen(err->msg));
 		if (!u.error || TS_VEC_PUSH(s->unread, u))
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
