@@ -1054,21 +1054,19 @@ static int waits_anywhere(const struct casc *c, int64_t rank)
 }
 
 /* rank waits in a point-to-point op on a peer that is blamed and waits
- * nowhere, or waits the same way on such a rank (a pipeline: stage 3
+ * nowhere, or on a peer that waits the same way (a pipeline: stage 3
  * receives from stage 2, which receives from stage 1, which never sent);
  * the peer it waits on directly in *peer. A cycle has no root. */
 static int p2p_root(const struct casc *c, int64_t rank, int depth, int64_t *peer)
 {
 	int64_t q, q2;
 
-	if (depth <= 0 || p2p_wait(c, rank, &q) < 0 || q == rank || !blamed(c, q))
+	if (depth <= 0 || p2p_wait(c, rank, &q) < 0 || q == rank)
 		return 0;
 	*peer = q;
-	if (waits_anywhere(c, q))
-		return 0;
-	if (p2p_wait(c, q, &q2) < 0)
-		return 1;
-	return p2p_root(c, q, depth - 1, &q2);
+	if (p2p_wait(c, q, &q2) >= 0)
+		return p2p_root(c, q, depth - 1, &q2);
+	return blamed(c, q) && !waits_anywhere(c, q);
 }
 
 /* Cascades across groups: a rank blamed for not joining seq N of one group
@@ -1131,14 +1129,18 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 					continue;
 				}
 				const struct ts_hang_work *wk = &s->works.v[pw];
+				/* a point-to-point incident has no seq */
+				const char *at = in->seq >= 0 ? fmt(r, "seq %lld", (long long)in->seq)
+							      : "its point-to-point op";
 				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
-					     "point-to-point %s (record %lld, group %s, %s) on rank %lld, which is "
-					     "blamed; it never got to seq %lld here", (long long)rank,
+					     "point-to-point %s (record %lld, group %s, %s) on rank %lld, whose own "
+					     "wait ends in a blamed rank that waits nowhere; it never got to %s "
+					     "here", (long long)rank,
 					     wk->op ? wk->op : "?", (long long)wk->record_id, pg_name(s, wk->pg),
-					     state_name(wk->state), (long long)peer, (long long)in->seq));
-				finding(r, fmt(r, "cascade: group %s stopped at seq %lld because rank %lld waits in "
+					     state_name(wk->state), (long long)peer, at));
+				finding(r, fmt(r, "cascade: group %s stopped at %s because rank %lld waits in "
 					       "point-to-point %s of group %s on rank %lld", pg_name(s, in->pg),
-					       (long long)in->seq, (long long)rank, wk->op ? wk->op : "?",
+					       at, (long long)rank, wk->op ? wk->op : "?",
 					       pg_name(s, wk->pg), (long long)peer));
 				continue;
 			}

@@ -176,6 +176,12 @@ write("pp", job, simulate(job, stop={5: k - 1}))
 job = pipeline(4, 4)
 k = next(i for i in range(2 * len(job.prog) // 4, len(job.prog)) if job.prog[i][5] == (0, 1))
 write("pp1", job, simulate(job, stop={1: k - 1}))
+# C4b pp0: the same pipeline, the first stage (rank 0) stops before it
+# sends in step 3: rank 1 waits to receive from 0, rank 2 from 1, and rank
+# 3 from 2, which never sent its 6th because it waits on 1 (a victim)
+job = pipeline(4, 4)
+k = next(i for i in range(2 * len(job.prog) // 4, len(job.prog)) if job.prog[i][5] == (0, 1))
+write("pp0", job, simulate(job, stop={0: k - 1}))
 # C5 healthy: the same jobs run to the end: nothing to blame
 job = pipeline(8, 4)
 write("healthy_pp", job, simulate(job, ahead=10**6))
@@ -221,6 +227,7 @@ check pgmix 2 not_joined
 check pg_hang "" all_stuck
 check pp 5 not_joined
 check pp1 1 not_joined
+check pp0 0 not_joined
 check healthy_pp ""
 check healthy_tpdp ""
 check missing 2 not_joined
