@@ -75,6 +75,8 @@ struct ts_hang_pg {
 	const char *guid;   /* PG GUID / FR process-group name */
 	const char *desc;   /* "default_pg", "mesh_ulysses" ... */
 	const char *ranks;  /* FR pg_config ranks, canonical "0,1,2" or NULL */
+	int id_varies;      /* its dumps give it different pg_ids (a process-local
+			       index): id is -1, unknown */
 };
 
 /* One rank's view of one collective (or coalesced group) of one group. */

@@ -152,7 +152,7 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 			strcmp(p->ranks, ranks) == 0 ? common++ : clash++;
 		if (clash || !common)
 			continue;
-		if (p->id < 0)
+		if (p->id < 0 && !p->id_varies)
 			p->id = id;
 		if (!p->guid && guid)
 			p->guid = hang_strndup(s, guid, guid_n);
@@ -163,6 +163,7 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 		return (int)i;
 	}
 	pg.id = id;
+	pg.id_varies = 0;
 	pg.guid = guid ? hang_strndup(s, guid, guid_n) : NULL;
 	pg.desc = desc ? hang_strndup(s, desc, desc_n) : NULL;
 	pg.ranks = ranks ? hang_strndup(s, ranks, strlen(ranks)) : NULL;
@@ -184,8 +185,12 @@ int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t gui
 		    (desc && p->desc && !same(p->desc, desc, desc_n)) ||
 		    (ranks && p->ranks && strcmp(p->ranks, ranks) != 0))
 			continue;
-		if (p->id < 0)
+		if (p->id >= 0 && id >= 0 && p->id != id) {
+			p->id = -1;
+			p->id_varies = 1;
+		} else if (p->id < 0 && !p->id_varies) {
 			p->id = id;
+		}
 		if (!p->desc && desc)
 			p->desc = hang_strndup(s, desc, desc_n);
 		if (!p->ranks && ranks)
@@ -193,6 +198,7 @@ int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t gui
 		return (int)i;
 	}
 	pg.id = id;
+	pg.id_varies = 0;
 	pg.guid = hang_strndup(s, guid, guid_n);
 	pg.desc = desc ? hang_strndup(s, desc, desc_n) : NULL;
 	pg.ranks = ranks ? hang_strndup(s, ranks, strlen(ranks)) : NULL;

@@ -275,5 +275,9 @@ d = json.load(open(sys.argv[1]))
 bad = [(i["pg"]["guid"], i["seq"]) for i in d["incidents"] if i["seq"] == 1]
 if bad:
     print("FAIL pgmix: incidents at seq 1 of groups split by their pg_id:", bad); sys.exit(1)
+# dp {0,2} is pg_id 3 on rank 0 and 2 on rank 2: its id is unknown, not one rank's
+ids = {i["pg"]["guid"]: i["pg"]["id"] for i in d["incidents"]}
+if ids.get("4", "absent") is not None or ids.get("0") != 0:
+    print("FAIL pgmix: pg ids", ids); sys.exit(1)
 PY
 exit $fail
