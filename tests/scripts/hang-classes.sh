@@ -241,6 +241,8 @@ for c in missing:1 healthy_missing:3; do
 	"$TS" diagnose --json "$tmp/$n" > "$tmp/$n.diag.json" 2>/dev/null
 	"$TS" diagnose "$tmp/$n" > "$tmp/$n.diag.txt" 2>&1
 	grep -q "$want" "$tmp/$n.txt" || { echo "FAIL $n: hang text does not say the missing dump"; fail=1; }
+	[ "$n" = missing ] || grep -q "^  (in what was read only: 1 rank has no dump; see the findings)" "$tmp/$n.txt" ||
+		{ echo "FAIL $n: 'no hang evidence' without the missing dump beside it"; fail=1; }
 	grep -q "$want" "$tmp/$n.diag.txt" || { echo "FAIL $n: diagnose text does not say the missing dump"; fail=1; }
 	for j in "$tmp/$n.json" "$tmp/$n.diag.json"; do
 		python3 - "$j" "$want" <<'PY' || { echo "FAIL $n: no missing-dump warning in $j"; fail=1; }
