@@ -33,7 +33,41 @@ struct an {
 	int64_t world;            /* --world-size when no rank is at or above it, else -1 */
 	TS_VEC(int) has_progress; /* per incident */
 	TS_VEC(struct logref) lrefs;
+	/* per file: the range [wbeg, wend) of s->works holding its dump
+	 * entries (a dump's entries are pushed together), so a rank's
+	 * entries are found without a scan of every rank's; NULL outside
+	 * dumps() */
+	size_t *wbeg, *wend;
+	const struct hang_i64v *dup_files;
 };
+
+/* The file of rank's dump (the first read: a second of one rank is not
+ * compared), -1 when none. */
+static int rank_file(const struct an *a, int64_t rank)
+{
+	for (size_t i = 0; i < a->s->dumps.n; i++)
+		if (a->s->dumps.v[i].rank == rank && !hang_set_has(a->dup_files, a->s->dumps.v[i].file))
+			return (int)a->s->dumps.v[i].file;
+	return -1;
+}
+
+/* The first point-to-point entry of the dump in file f not completed (the
+ * one its communication stream is held in); -1 when none. */
+static ssize_t p2p_first_pending(const struct an *a, int f)
+{
+	const struct ts_hang_set *s = a->s;
+	ssize_t best = -1;
+
+	for (size_t i = a->wbeg[f]; i < a->wend[f]; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->file != (uint32_t)f || (w->kind != TS_OP_SEND && w->kind != TS_OP_RECV) ||
+		    w->state == TS_ST_COMPLETED || w->state == TS_ST_UNKNOWN)
+			continue;
+		if (best < 0 || (w->record_id >= 0 && w->record_id < s->works.v[best].record_id))
+			best = (ssize_t)i;
+	}
+	return best;
+}
 
 static const char *fmt(struct ts_hang_result *r, const char *f, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -997,18 +1031,42 @@ static const char *pg_name(const struct ts_hang_set *s, int pg)
 /* The global rank of a point-to-point entry's peer: "send 0->1" and
  * "recv 1<-0" name group ranks, mapped through the group's rank set; -1
  * when the name or the group's ranks do not say. */
-static int64_t p2p_peer(const struct ts_hang_set *s, const struct ts_hang_work *w)
+/* the group rank a point-to-point entry names as its peer, -1 */
+static long long p2p_local_peer(const struct ts_hang_work *w)
 {
-	const char *p, *arrow;
-	long long local;
-	int64_t v;
+	const char *arrow;
 
-	if (!w->op || w->pg < 0 || !s->pgs.v[w->pg].ranks)
+	if (!w->op)
 		return -1;
 	arrow = strstr(w->op, w->kind == TS_OP_SEND ? "->" : "<-");
 	if (!arrow || arrow[2] < '0' || arrow[2] > '9')
 		return -1;
-	local = strtoll(arrow + 2, NULL, 10);
+	return strtoll(arrow + 2, NULL, 10);
+}
+
+/* the group rank of global rank g in group pg, -1 */
+static long long group_rank(const struct ts_hang_set *s, int pg, int64_t g)
+{
+	const char *p = pg >= 0 ? s->pgs.v[pg].ranks : NULL;
+	long long k = 0;
+	int64_t v;
+
+	while (p && hang_ranks_next(&p, &v)) {
+		if (v == g)
+			return k;
+		k++;
+	}
+	return -1;
+}
+
+static int64_t p2p_peer(const struct ts_hang_set *s, const struct ts_hang_work *w)
+{
+	const char *p;
+	long long local;
+	int64_t v;
+
+	if (!w->op || w->pg < 0 || !s->pgs.v[w->pg].ranks || (local = p2p_local_peer(w)) < 0)
+		return -1;
 	p = s->pgs.v[w->pg].ranks;
 	while (hang_ranks_next(&p, &v))
 		if (local-- == 0)
@@ -1021,18 +1079,10 @@ static int64_t p2p_peer(const struct ts_hang_set *s, const struct ts_hang_work *
  * when none. */
 static ssize_t p2p_wait(const struct casc *c, int64_t rank, int64_t *peer)
 {
-	const struct ts_hang_set *s = c->a->s;
-	ssize_t best = -1;
+	int f = rank_file(c->a, rank);
+	ssize_t best = f >= 0 ? p2p_first_pending(c->a, f) : -1;
 
-	for (size_t i = 0; i < s->works.n; i++) {
-		const struct ts_hang_work *w = &s->works.v[i];
-		if (!w->from_dump || w->rank != rank || (w->kind != TS_OP_SEND && w->kind != TS_OP_RECV) ||
-		    w->state == TS_ST_COMPLETED || w->state == TS_ST_UNKNOWN)
-			continue;
-		if (best < 0 || (w->record_id >= 0 && w->record_id < s->works.v[best].record_id))
-			best = (ssize_t)i;
-	}
-	*peer = best >= 0 ? p2p_peer(s, &s->works.v[best]) : -1;
+	*peer = best >= 0 ? p2p_peer(c->a->s, &c->a->s->works.v[best]) : -1;
 	return *peer >= 0 ? best : -1;
 }
 
@@ -1183,13 +1233,13 @@ out:
 
 /* The lowest record id of a rank's dump entries: above 0, its ring buffer
  * wrapped and the entries before it are lost. INT64_MAX when none. */
-static int64_t first_record(const struct ts_hang_set *s, int64_t rank, const struct hang_i64v *dup_files)
+static int64_t first_record(const struct an *a, int f)
 {
 	int64_t lo = INT64_MAX;
 
-	for (size_t i = 0; i < s->works.n; i++) {
-		const struct ts_hang_work *w = &s->works.v[i];
-		if (w->from_dump && w->rank == rank && !hang_set_has(dup_files, w->file) && w->record_id < lo)
+	for (size_t i = a->wbeg[f]; i < a->wend[f]; i++) {
+		const struct ts_hang_work *w = &a->s->works.v[i];
+		if (w->from_dump && w->file == (uint32_t)f && w->record_id < lo)
 			lo = w->record_id;
 	}
 	return lo;
@@ -1198,15 +1248,15 @@ static int64_t first_record(const struct ts_hang_set *s, int64_t rank, const str
 /* Point-to-point ops of rank in group pg with peer of one kind, before
  * record id `before` (INT64_MAX: all). Sends and receives between two ranks
  * of one communicator match in the order they were issued. */
-static int64_t p2p_count(const struct ts_hang_set *s, int64_t rank, int pg, int64_t peer,
-			 enum ts_hang_op kind, int64_t before, const struct hang_i64v *dup_files)
+static int64_t p2p_count(const struct an *a, int f, int pg, int64_t peer, enum ts_hang_op kind, int64_t before)
 {
 	int64_t n = 0;
+	long long local = group_rank(a->s, pg, peer);
 
-	for (size_t i = 0; i < s->works.n; i++) {
-		const struct ts_hang_work *w = &s->works.v[i];
-		if (w->from_dump && w->rank == rank && w->pg == pg && w->kind == kind &&
-		    w->record_id < before && !hang_set_has(dup_files, w->file) && p2p_peer(s, w) == peer)
+	for (size_t i = a->wbeg[f]; i < a->wend[f] && local >= 0; i++) {
+		const struct ts_hang_work *w = &a->s->works.v[i];
+		if (w->from_dump && w->file == (uint32_t)f && w->pg == pg && w->kind == kind &&
+		    w->record_id < before && p2p_local_peer(w) == local)
 			n++;
 	}
 	return n;
@@ -1227,24 +1277,21 @@ static int p2p_unmatched(struct an *a, const struct hang_i64v *dumped, const str
 		const struct ts_hang_work *e = NULL;
 		int64_t q, k, have;
 		enum ts_hang_op other;
-		int id = -1;
+		int id = -1, qf;
+		ssize_t ei;
 
 		if (d->rank < 0 || hang_set_has(dup_files, d->file))
 			continue;
-		for (size_t j = 0; j < s->works.n; j++) {
-			const struct ts_hang_work *w = &s->works.v[j];
-			if (w->from_dump && w->file == d->file && (w->kind == TS_OP_SEND || w->kind == TS_OP_RECV) &&
-			    w->state != TS_ST_COMPLETED && w->state != TS_ST_UNKNOWN &&
-			    (!e || (w->record_id >= 0 && w->record_id < e->record_id)))
-				e = w;
-		}
-		if (!e || e->record_id < 0 || (q = p2p_peer(s, e)) < 0 || q == d->rank ||
-		    !hang_set_has(dumped, q) || hang_set_has(cut, q) ||
-		    first_record(s, d->rank, dup_files) != 0 || first_record(s, q, dup_files) != 0)
+		if ((ei = p2p_first_pending(a, (int)d->file)) < 0)
+			continue;
+		e = &s->works.v[ei];
+		if (e->record_id < 0 || (q = p2p_peer(s, e)) < 0 || q == d->rank ||
+		    !hang_set_has(dumped, q) || hang_set_has(cut, q) || (qf = rank_file(a, q)) < 0 ||
+		    first_record(a, (int)d->file) != 0 || first_record(a, qf) != 0)
 			continue;
 		other = e->kind == TS_OP_SEND ? TS_OP_RECV : TS_OP_SEND;
-		k = p2p_count(s, d->rank, e->pg, q, e->kind, e->record_id, dup_files);
-		have = p2p_count(s, q, e->pg, d->rank, other, INT64_MAX, dup_files);
+		k = p2p_count(a, (int)d->file, e->pg, q, e->kind, e->record_id);
+		have = p2p_count(a, qf, e->pg, d->rank, other, INT64_MAX);
 		if (have > k)
 			continue;
 		for (size_t j = 0; j < r->incidents.n; j++)
@@ -1363,10 +1410,32 @@ static int dumps(struct an *a)
 		i = j;
 	}
 	free(refs);
+	a->wbeg = calloc(s->files.n ? s->files.n : 1, sizeof(size_t));
+	a->wend = calloc(s->files.n ? s->files.n : 1, sizeof(size_t));
+	a->dup_files = &dup_files;
+	if (!a->wbeg || !a->wend)
+		rc = TS_ENOMEM;
+	for (size_t f = 0; !rc && f < s->files.n; f++)
+		a->wbeg[f] = SIZE_MAX;
+	for (size_t i = 0; !rc && i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->file >= s->files.n)
+			continue;
+		if (a->wbeg[w->file] == SIZE_MAX)
+			a->wbeg[w->file] = i;
+		a->wend[w->file] = i + 1;
+	}
+	for (size_t f = 0; !rc && f < s->files.n; f++)
+		if (a->wbeg[f] == SIZE_MAX)
+			a->wbeg[f] = 0;
 	if (!rc)
 		rc = p2p_unmatched(a, &dumped, &cut, &dup_files);
 	if (!rc)
 		rc = cascade(a, first_inc, &dup_files);
+	free(a->wbeg);
+	free(a->wend);
+	a->wbeg = a->wend = NULL;
+	a->dup_files = NULL;
 	TS_VEC_RELEASE(dumped);
 	TS_VEC_RELEASE(cut);
 	TS_VEC_RELEASE(dup_files);
