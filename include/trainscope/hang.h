@@ -75,6 +75,8 @@ struct ts_hang_pg {
 	const char *guid;   /* PG GUID / FR process-group name */
 	const char *desc;   /* "default_pg", "mesh_ulysses" ... */
 	const char *ranks;  /* FR pg_config ranks, canonical "0,1,2" or NULL */
+	int id_varies;      /* its dumps give it different pg_ids (a process-local
+			       index): id is -1, unknown */
 };
 
 /* One rank's view of one collective (or coalesced group) of one group. */
@@ -189,6 +191,10 @@ struct ts_hang_unread {
 	int64_t nontext, scanned; /* binary: bytes of its first `scanned` that are no text */
 	int64_t bad_at;          /* offset of its first NUL or non-text byte, -1 */
 	int nul_early;           /* a NUL byte before its first line end (binary) */
+	const char *error;       /* a dump that opens like one but cannot be parsed
+				    (a corrupt pickle): the reader's message, at
+				    bad_at; NULL otherwise */
+	int64_t error_line;      /* its line (JSON, repr), -1 */
 };
 
 /* A text log's last line without its line end (the log was cut while it

@@ -33,7 +33,41 @@ struct an {
 	int64_t world;            /* --world-size when no rank is at or above it, else -1 */
 	TS_VEC(int) has_progress; /* per incident */
 	TS_VEC(struct logref) lrefs;
+	/* per file: the range [wbeg, wend) of s->works holding its dump
+	 * entries (a dump's entries are pushed together), so a rank's
+	 * entries are found without a scan of every rank's; NULL outside
+	 * dumps() */
+	size_t *wbeg, *wend;
+	const struct hang_i64v *dup_files;
 };
+
+/* The file of rank's dump (the first read: a second of one rank is not
+ * compared), -1 when none. */
+static int rank_file(const struct an *a, int64_t rank)
+{
+	for (size_t i = 0; i < a->s->dumps.n; i++)
+		if (a->s->dumps.v[i].rank == rank && !hang_set_has(a->dup_files, a->s->dumps.v[i].file))
+			return (int)a->s->dumps.v[i].file;
+	return -1;
+}
+
+/* The first point-to-point entry of the dump in file f not completed (the
+ * one its communication stream is held in); -1 when none. */
+static ssize_t p2p_first_pending(const struct an *a, int f)
+{
+	const struct ts_hang_set *s = a->s;
+	ssize_t best = -1;
+
+	for (size_t i = a->wbeg[f]; i < a->wend[f]; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->file != (uint32_t)f || (w->kind != TS_OP_SEND && w->kind != TS_OP_RECV) ||
+		    w->state == TS_ST_COMPLETED || w->state == TS_ST_UNKNOWN)
+			continue;
+		if (best < 0 || (w->record_id >= 0 && w->record_id < s->works.v[best].record_id))
+			best = (ssize_t)i;
+	}
+	return best;
+}
 
 static const char *fmt(struct ts_hang_result *r, const char *f, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -158,6 +192,47 @@ void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above,
 		   "no rank is taken as silent from it");
 }
 
+int hang_missing_dumps(const struct ts_hang_set *s, struct hang_i64v *members, struct hang_i64v *missing)
+{
+	struct hang_i64v dumped = { 0 }, above = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < s->dumps.n && !rc; i++)
+		if (s->dumps.v[i].rank >= 0)
+			rc = hang_set_add(&dumped, s->dumps.v[i].rank);
+	/* only Flight Recorder groups have rank sets (pg_config) */
+	for (size_t i = 0; i < s->pgs.n && !rc && dumped.n; i++) {
+		const char *p = s->pgs.v[i].ranks;
+		int64_t k;
+
+		while (p && !rc && hang_ranks_next(&p, &k))
+			rc = hang_set_add(members, k);
+	}
+	if (!rc && dumped.n && s->world_size > 0 && !(rc = hang_world_above(s, &above)) && !above.n)
+		for (int64_t k = 0; k < s->world_size && k < 65536 && !rc; k++)
+			rc = hang_set_add(members, k);
+	for (size_t i = 0; i < members->n && !rc; i++)
+		if (!hang_set_has(&dumped, members->v[i]))
+			rc = hang_set_add(missing, members->v[i]);
+	TS_VEC_RELEASE(dumped);
+	TS_VEC_RELEASE(above);
+	return rc;
+}
+
+void hang_missing_text(const struct hang_i64v *members, const struct hang_i64v *missing, struct ts_sb *sb)
+{
+	struct ts_sb r;
+
+	ts_sb_init(&r);
+	hang_ranks_text(&r, missing->v, missing->n);
+	ts_sb_addf(sb, "no Flight Recorder dump was read for rank%s %s", missing->n == 1 ? "" : "s",
+		   r.failed ? "?" : r.buf);
+	ts_sb_release(&r);
+	ts_sb_addf(sb, " of the %zu ranks the dumps' groups (or --world-size) name: a rank that died, or "
+		   "hangs outside the collective, often writes none (or its file was not given); what it "
+		   "did is unknown, and it is blamed only where every other member waits on it", members->n);
+}
+
 /* The first dump whose version differs from the first dump's that has
  * one (one job's ranks run one PyTorch and write one version), or -1. */
 int64_t hang_version_other(const struct ts_hang_set *s)
@@ -242,6 +317,18 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 		hang_versions_text(s, &sb);
 		rc = warn_words(w, "dump-version-mismatch", s->files.v[s->dumps.v[other].file], 0, &sb);
 	}
+	if (!rc && s->dumps.n) {
+		struct hang_i64v members = { 0 }, missing = { 0 };
+
+		rc = hang_missing_dumps(s, &members, &missing);
+		if (!rc && missing.n) {
+			ts_sb_reset(&sb);
+			hang_missing_text(&members, &missing, &sb);
+			rc = warn_words(w, "missing-dump", NULL, -1, &sb);
+		}
+		TS_VEC_RELEASE(members);
+		TS_VEC_RELEASE(missing);
+	}
 	if (!rc && s->world_size > 0) {
 		struct hang_i64v above = { 0 };
 
@@ -265,7 +352,7 @@ int ts_hang_warnings(const struct ts_hang_set *s, struct ts_warnings *w)
 
 		hang_unread_text(s, u, &sb);
 		rc = warn_words(w, "unread-input", s->files.v[u->file],
-				u->binary && u->bad_at >= 0 ? u->bad_at : u->nul_at >= 0 ? u->nul_at : 0, &sb);
+				(u->binary || u->error) && u->bad_at >= 0 ? u->bad_at : u->nul_at >= 0 ? u->nul_at : 0, &sb);
 	}
 	ts_sb_release(&sb);
 	return rc;
@@ -311,6 +398,11 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 {
 	int dump = strstr(ts_basename(s->files.v[u->file]), "_trace_rank_") != NULL;
 
+	if (u->error) {
+		ts_sb_addf(sb, "%s: byte %lld: %s: the dump cannot be read, and nothing was read from it "
+			   "(its rank is one without a dump)", s->files.v[u->file], (long long)u->bad_at, u->error);
+		return;
+	}
 	if (u->empty) {
 		ts_sb_addf(sb, "%s: empty (0 bytes)%s; nothing was read from it", s->files.v[u->file],
 			   dump ? ", a Flight Recorder dump's name: its rank may have died before it "
@@ -345,17 +437,26 @@ void hang_unread_text(const struct ts_hang_set *s, const struct ts_hang_unread *
 
 int ts_hang_nothing_read(const struct ts_hang_set *s, struct ts_err *err)
 {
-	size_t empty = 0, binary = 0;
+	size_t empty = 0, binary = 0, bad = 0;
 	const struct ts_hang_unread *u = NULL;
 
 	for (size_t i = 0; i < s->unread.n; i++) {
 		empty += s->unread.v[i].empty;
 		binary += s->unread.v[i].binary;
-		if (!u && (s->unread.v[i].empty || s->unread.v[i].binary))
+		bad += s->unread.v[i].error != NULL;
+		if (!u && (s->unread.v[i].empty || s->unread.v[i].binary || s->unread.v[i].error))
 			u = &s->unread.v[i];
 	}
-	if (!s->files.n || !u || empty + binary != s->files.n)
+	if (!s->files.n || !u || empty + binary + bad != s->files.n)
 		return 0;
+	if (bad) {
+		if (s->files.n == 1)
+			return ts_err_at(err, TS_EPARSE, s->files.v[u->file], u->bad_at, u->error_line, "%s",
+					 u->error);
+		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1,
+				 "every input is empty (%zu), binary (%zu) or a dump that cannot be read "
+				 "(%zu): no hang evidence to read", empty, binary, bad);
+	}
 	if (!binary)
 		return ts_err_at(err, TS_EPARSE, s->files.v[u->file], 0, -1, "%s",
 				 s->files.n == 1 ? "empty input (0 bytes): no hang evidence to read" :
@@ -404,6 +505,13 @@ static const char *ranks_str(struct ts_hang_result *r, const int64_t *v, size_t 
 	out = sb.failed ? NULL : ts_arena_strndup(&r->arena, sb.len ? sb.buf : "none", sb.len ? sb.len : 4);
 	ts_sb_release(&sb);
 	return out;
+}
+
+static const char *ordinal(struct ts_hang_result *r, int64_t n)
+{
+	int64_t t = n % 100;
+	const char *suf = t >= 11 && t <= 13 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+	return fmt(r, "%lld%s", (long long)n, suf);
 }
 
 static void note(struct ts_hang_incident *in, const char *text)
@@ -859,6 +967,15 @@ struct casc {
 	size_t npend;
 };
 
+/* An incident that waits on no rank's progress elsewhere: every member
+ * issued the collective (all_stuck, init) or they disagree on it
+ * (mismatch): a rank waiting in it is held there, its culprits (if any)
+ * are where the chain ends. */
+static int terminal(const struct ts_hang_incident *in)
+{
+	return in->cls == TS_HANG_ALL_STUCK || in->cls == TS_HANG_INIT || in->cls == TS_HANG_MISMATCH;
+}
+
 /* The dump incident (other than inc) in which rank waits: it has an entry
  * of that incident's group and seq not completed, and is not blamed there;
  * -1 when none. *w: that entry. */
@@ -877,7 +994,8 @@ static int waits_in(const struct casc *c, int64_t rank, size_t inc, size_t *w)
 		for (size_t j = 0; j < c->n; j++) {
 			const struct ts_hang_incident *in = &c->a->r->incidents.v[c->first + j];
 			if (j == inc || in->pg != c->pend[lo].pg || in->seq != c->pend[lo].seq ||
-			    !c->orig[j].n || hang_set_has(&c->orig[j], rank))
+			    (!c->orig[j].n && !terminal(in)) || hang_set_has(&c->orig[j], rank) ||
+			    hang_set_has(&in->culprits, rank))
 				continue;
 			*w = c->pend[lo].idx;
 			return (int)j;
@@ -893,6 +1011,8 @@ static int has_root(const struct casc *c, size_t j, int depth)
 
 	if (depth <= 0)
 		return 0;
+	if (terminal(&c->a->r->incidents.v[c->first + j]))
+		return 1;
 	for (size_t k = 0; k < c->orig[j].n; k++) {
 		int next = waits_in(c, c->orig[j].v[k], j, &w);
 		if (next < 0 || has_root(c, (size_t)next, depth - 1))
@@ -906,6 +1026,97 @@ static const char *pg_name(const struct ts_hang_set *s, int pg)
 	if (pg < 0)
 		return "?";
 	return s->pgs.v[pg].guid ? s->pgs.v[pg].guid : s->pgs.v[pg].desc ? s->pgs.v[pg].desc : "?";
+}
+
+/* The global rank of a point-to-point entry's peer: "send 0->1" and
+ * "recv 1<-0" name group ranks, mapped through the group's rank set; -1
+ * when the name or the group's ranks do not say. */
+/* the group rank a point-to-point entry names as its peer, -1 */
+static long long p2p_local_peer(const struct ts_hang_work *w)
+{
+	const char *arrow;
+
+	if (!w->op)
+		return -1;
+	arrow = strstr(w->op, w->kind == TS_OP_SEND ? "->" : "<-");
+	if (!arrow || arrow[2] < '0' || arrow[2] > '9')
+		return -1;
+	return strtoll(arrow + 2, NULL, 10);
+}
+
+/* the group rank of global rank g in group pg, -1 */
+static long long group_rank(const struct ts_hang_set *s, int pg, int64_t g)
+{
+	const char *p = pg >= 0 ? s->pgs.v[pg].ranks : NULL;
+	long long k = 0;
+	int64_t v;
+
+	while (p && hang_ranks_next(&p, &v)) {
+		if (v == g)
+			return k;
+		k++;
+	}
+	return -1;
+}
+
+static int64_t p2p_peer(const struct ts_hang_set *s, const struct ts_hang_work *w)
+{
+	const char *p;
+	long long local;
+	int64_t v;
+
+	if (!w->op || w->pg < 0 || !s->pgs.v[w->pg].ranks || (local = p2p_local_peer(w)) < 0)
+		return -1;
+	p = s->pgs.v[w->pg].ranks;
+	while (hang_ranks_next(&p, &v))
+		if (local-- == 0)
+			return v;
+	return -1;
+}
+
+/* The first point-to-point entry of rank's dump not completed (the one its
+ * communication stream is held in), its peer's global rank in *peer; -1
+ * when none. */
+static ssize_t p2p_wait(const struct casc *c, int64_t rank, int64_t *peer)
+{
+	int f = rank_file(c->a, rank);
+	ssize_t best = f >= 0 ? p2p_first_pending(c->a, f) : -1;
+
+	*peer = best >= 0 ? p2p_peer(c->a->s, &c->a->s->works.v[best]) : -1;
+	return *peer >= 0 ? best : -1;
+}
+
+static int blamed(const struct casc *c, int64_t rank)
+{
+	for (size_t j = 0; j < c->n; j++)
+		if (hang_set_has(&c->orig[j], rank))
+			return 1;
+	return 0;
+}
+
+static int waits_anywhere(const struct casc *c, int64_t rank)
+{
+	size_t w;
+	for (size_t j = 0; j < c->n; j++)
+		if (hang_set_has(&c->orig[j], rank) && waits_in(c, rank, j, &w) >= 0)
+			return 1;
+	return 0;
+}
+
+/* rank waits in a point-to-point op on a peer that is blamed and waits
+ * nowhere, or on a peer that waits the same way (a pipeline: stage 3
+ * receives from stage 2, which receives from stage 1, which never sent);
+ * the peer it waits on directly in *peer. A cycle has no root. */
+static int p2p_root(const struct casc *c, int64_t rank, int depth, int64_t *peer)
+{
+	int64_t q, q2;
+
+	if (depth <= 0 || p2p_wait(c, rank, &q) < 0 || q == rank)
+		return 0;
+	*peer = q;
+	if (p2p_wait(c, q, &q2) >= 0)
+		return p2p_root(c, q, depth - 1, &q2);
+	return blamed(c, q) && !waits_anywhere(c, q);
 }
 
 /* Cascades across groups: a rank blamed for not joining seq N of one group
@@ -923,7 +1134,7 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 	c.a = a;
 	c.first = first;
 	c.n = r->incidents.n - first;
-	if (c.n < 2)
+	if (c.n < 1)
 		return 0;
 	c.orig = calloc(c.n, sizeof(*c.orig));
 	c.pend = malloc((s->works.n ? s->works.n : 1) * sizeof(*c.pend));
@@ -960,24 +1171,53 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 			size_t w;
 			int next = waits_in(&c, rank, j, &w);
 
-			if (next < 0 || !has_root(&c, (size_t)next, 16)) {
+			if (next < 0) {
+				int64_t peer;
+				ssize_t pw;
+				if (!p2p_root(&c, rank, 16, &peer) || (pw = p2p_wait(&c, rank, &peer)) < 0) {
+					in->culprits.v[keep++] = rank;
+					continue;
+				}
+				const struct ts_hang_work *wk = &s->works.v[pw];
+				/* a point-to-point incident has no seq */
+				const char *at = in->seq >= 0 ? fmt(r, "seq %lld", (long long)in->seq)
+							      : "its point-to-point op";
+				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
+					     "point-to-point %s (record %lld, group %s, %s) on rank %lld, whose own "
+					     "wait ends in a blamed rank that waits nowhere; it never got to %s "
+					     "here", (long long)rank,
+					     wk->op ? wk->op : "?", (long long)wk->record_id, pg_name(s, wk->pg),
+					     state_name(wk->state), (long long)peer, at));
+				finding(r, fmt(r, "cascade: group %s stopped at %s because rank %lld waits in "
+					       "point-to-point %s of group %s on rank %lld", pg_name(s, in->pg),
+					       at, (long long)rank, wk->op ? wk->op : "?",
+					       pg_name(s, wk->pg), (long long)peer));
+				continue;
+			}
+			if (!has_root(&c, (size_t)next, 16)) {
 				in->culprits.v[keep++] = rank;
 				continue;
 			}
 			{
 				const struct ts_hang_incident *up = &r->incidents.v[first + (size_t)next];
 				const struct ts_hang_work *wk = &s->works.v[w];
+				/* whom it waits on: the culprits of a not_joined or
+				 * mismatch incident; in an all_stuck or init one, on no
+				 * rank (every member issued it) */
+				const struct hang_i64v *on = up->cls == TS_HANG_MISMATCH ? (const struct hang_i64v *)&up->culprits
+							     : &c.orig[next];
+				const char *whom = on->n ? fmt(r, "ranks %s", ranks_str(r, on->v, on->n))
+						   : fmt(r, "no rank: every member issued it and none completed it (%s)",
+							 ts_hang_class_name(up->cls));
 				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
-					     "group %s seq %lld (%s, %s), which waits on ranks %s (incident %zu); "
+					     "group %s seq %lld (%s, %s), which waits on %s (incident %zu); "
 					     "it never got to seq %lld here", (long long)rank,
 					     pg_name(s, up->pg), (long long)up->seq, wk->op ? wk->op : "?",
-					     state_name(wk->state), ranks_str(r, c.orig[next].v, c.orig[next].n),
-					     first + (size_t)next + 1, (long long)in->seq));
+					     state_name(wk->state), whom, first + (size_t)next + 1, (long long)in->seq));
 				finding(r, fmt(r, "cascade: group %s stopped at seq %lld because rank %lld waits in "
-					       "group %s seq %lld on ranks %s: group %s was stuck first",
+					       "group %s seq %lld on %s: group %s was stuck first",
 					       pg_name(s, in->pg), (long long)in->seq, (long long)rank,
-					       pg_name(s, up->pg), (long long)up->seq,
-					       ranks_str(r, c.orig[next].v, c.orig[next].n), pg_name(s, up->pg)));
+					       pg_name(s, up->pg), (long long)up->seq, whom, pg_name(s, up->pg)));
 			}
 		}
 		if (in->cls == TS_HANG_NOT_JOINED)
@@ -989,6 +1229,104 @@ out:
 	free(c.orig);
 	free(c.pend);
 	return rc;
+}
+
+/* The lowest record id of a rank's dump entries: above 0, its ring buffer
+ * wrapped and the entries before it are lost. INT64_MAX when none. */
+static int64_t first_record(const struct an *a, int f)
+{
+	int64_t lo = INT64_MAX;
+
+	for (size_t i = a->wbeg[f]; i < a->wend[f]; i++) {
+		const struct ts_hang_work *w = &a->s->works.v[i];
+		if (w->from_dump && w->file == (uint32_t)f && w->record_id < lo)
+			lo = w->record_id;
+	}
+	return lo;
+}
+
+/* Point-to-point ops of rank in group pg with peer of one kind, before
+ * record id `before` (INT64_MAX: all). Sends and receives between two ranks
+ * of one communicator match in the order they were issued. */
+static int64_t p2p_count(const struct an *a, int f, int pg, int64_t peer, enum ts_hang_op kind, int64_t before)
+{
+	int64_t n = 0;
+	long long local = group_rank(a->s, pg, peer);
+
+	for (size_t i = a->wbeg[f]; i < a->wend[f] && local >= 0; i++) {
+		const struct ts_hang_work *w = &a->s->works.v[i];
+		if (w->from_dump && w->file == (uint32_t)f && w->pg == pg && w->kind == kind &&
+		    w->record_id < before && p2p_local_peer(w) == local)
+			n++;
+	}
+	return n;
+}
+
+/* A rank's first point-to-point op not completed (send k to peer q) whose
+ * peer's dump, whole and not wrapped like its own, holds fewer than k + 1
+ * receives from it (or sends to it, for a receive): the peer never issued
+ * the matching op. One not_joined incident per group, the peers blamed. */
+static int p2p_unmatched(struct an *a, const struct hang_i64v *dumped, const struct hang_i64v *cut,
+			 const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const struct ts_hang_dump *d = &s->dumps.v[i];
+		const struct ts_hang_work *e = NULL;
+		int64_t q, k, have;
+		enum ts_hang_op other;
+		int id = -1, qf;
+		ssize_t ei;
+
+		if (d->rank < 0 || hang_set_has(dup_files, d->file))
+			continue;
+		if ((ei = p2p_first_pending(a, (int)d->file)) < 0)
+			continue;
+		e = &s->works.v[ei];
+		if (e->record_id < 0 || (q = p2p_peer(s, e)) < 0 || q == d->rank ||
+		    !hang_set_has(dumped, q) || hang_set_has(cut, q) || (qf = rank_file(a, q)) < 0 ||
+		    first_record(a, (int)d->file) != 0 || first_record(a, qf) != 0)
+			continue;
+		other = e->kind == TS_OP_SEND ? TS_OP_RECV : TS_OP_SEND;
+		k = p2p_count(a, (int)d->file, e->pg, q, e->kind, e->record_id);
+		have = p2p_count(a, qf, e->pg, d->rank, other, INT64_MAX);
+		if (have > k)
+			continue;
+		for (size_t j = 0; j < r->incidents.n; j++)
+			if (r->incidents.v[j].pg == e->pg && r->incidents.v[j].seq < 0 &&
+			    (r->incidents.v[j].kind == TS_OP_SEND || r->incidents.v[j].kind == TS_OP_RECV))
+				id = (int)j;
+		if (id < 0) {
+			const char *ranks = s->pgs.v[e->pg].ranks;
+			id = new_inc(a, TS_HANG_NOT_JOINED, e->pg, -1);
+			if (id < 0)
+				return TS_ENOMEM;
+			set_op(&r->incidents.v[id], e->op, e->kind);
+			if (ranks) {
+				struct hang_i64v m = { 0 };
+				parse_ranks(ranks, &m);
+				for (size_t x = 0; x < m.n; x++)
+					if (hang_set_has(dumped, m.v[x]))
+						hang_set_add(&r->incidents.v[id].reporting, m.v[x]);
+				TS_VEC_RELEASE(m);
+			}
+		}
+		struct ts_hang_incident *in = &r->incidents.v[id];
+		hang_set_add(&in->culprits, q);
+		hang_set_add(&in->missing, q);
+		add_ev(in, dump_ev(s, (struct ts_hang_work *)e));
+		note(in, fmt(r, "rank %lld waits in point-to-point %s (record %lld, %s), its %s %s %lld in "
+			     "group %s: the dump of rank %lld holds %lld %s %s rank %lld in that group, so rank "
+			     "%lld never issued the matching %s", (long long)d->rank, e->op ? e->op : "?",
+			     (long long)e->record_id, state_name(e->state), ordinal(r, k + 1),
+			     e->kind == TS_OP_SEND ? "send to" : "receive from", (long long)q, pg_name(s, e->pg),
+			     (long long)q, (long long)have, other == TS_OP_RECV ? "receives" : "sends",
+			     other == TS_OP_RECV ? "from" : "to", (long long)d->rank, (long long)q,
+			     other == TS_OP_RECV ? "receive" : "send"));
+	}
+	return 0;
 }
 
 static int dumps(struct an *a)
@@ -1016,6 +1354,20 @@ static int dumps(struct an *a)
 			finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
 			ts_sb_release(&sb);
 		}
+	}
+	{
+		struct hang_i64v members = { 0 }, missing = { 0 };
+
+		if (hang_missing_dumps(s, &members, &missing) == 0 && missing.n) {
+			struct ts_sb sb;
+
+			ts_sb_init(&sb);
+			hang_missing_text(&members, &missing, &sb);
+			finding(a->r, sb.failed ? NULL : ts_arena_strndup(&a->r->arena, sb.buf, sb.len));
+			ts_sb_release(&sb);
+		}
+		TS_VEC_RELEASE(members);
+		TS_VEC_RELEASE(missing);
 	}
 	/* a second dump of one rank is not compared (a finding names both) */
 	for (size_t i = 0; i < s->dumps.n; i++) {
@@ -1058,8 +1410,32 @@ static int dumps(struct an *a)
 		i = j;
 	}
 	free(refs);
+	a->wbeg = calloc(s->files.n ? s->files.n : 1, sizeof(size_t));
+	a->wend = calloc(s->files.n ? s->files.n : 1, sizeof(size_t));
+	a->dup_files = &dup_files;
+	if (!a->wbeg || !a->wend)
+		rc = TS_ENOMEM;
+	for (size_t f = 0; !rc && f < s->files.n; f++)
+		a->wbeg[f] = SIZE_MAX;
+	for (size_t i = 0; !rc && i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->file >= s->files.n)
+			continue;
+		if (a->wbeg[w->file] == SIZE_MAX)
+			a->wbeg[w->file] = i;
+		a->wend[w->file] = i + 1;
+	}
+	for (size_t f = 0; !rc && f < s->files.n; f++)
+		if (a->wbeg[f] == SIZE_MAX)
+			a->wbeg[f] = 0;
+	if (!rc)
+		rc = p2p_unmatched(a, &dumped, &cut, &dup_files);
 	if (!rc)
 		rc = cascade(a, first_inc, &dup_files);
+	free(a->wbeg);
+	free(a->wend);
+	a->wbeg = a->wend = NULL;
+	a->dup_files = NULL;
 	TS_VEC_RELEASE(dumped);
 	TS_VEC_RELEASE(cut);
 	TS_VEC_RELEASE(dup_files);
@@ -1094,8 +1470,8 @@ static int dumps(struct an *a)
 			continue;
 		a->r->p2p_pending++;
 		finding(a->r, fmt(a->r, "%s: rank %lld's point-to-point %s (record %lld) is %s and not "
-				  "completed; point-to-point ops are not matched across ranks: look at "
-				  "its peer's dump and stack", s->files.v[w->file], (long long)w->rank,
+				  "completed; only a peer whose whole, unwrapped dump lacks the matching op "
+				  "is blamed: look at its peer's dump and stack", s->files.v[w->file], (long long)w->rank,
 				  w->op ? w->op : "op", (long long)w->record_id,
 				  w->state == TS_ST_SCHEDULED ? "scheduled" :
 				  w->state == TS_ST_STARTED ? "started" : "timed out"));

@@ -211,6 +211,8 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	size_t first_work = s->works.n, nents;
 	int last_pg = -1;
 	int64_t last_id = -1;
+	struct local_pg { int64_t id; int pg; };
+	TS_VEC(struct local_pg) local = { 0 };
 	const char *last_name = NULL, *last_desc = NULL;
 	size_t last_name_n = 0, last_desc_n = 0;
 
@@ -268,7 +270,21 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 				if (cfg->it[k]->t == PV_STR && cfg->it[k]->n == gname_n &&
 				    memcmp(cfg->it[k]->s, gname, gname_n) == 0)
 					granks = ranks_text(s, hang_pv_get(cfg->it[k + 1], "ranks"));
-			w.pg = hang_pg(s, pg_id, gname, gname_n, gdesc, gdesc_n, granks);
+			w.pg = hang_pg_dump(s, pg_id, gname, gname_n, gdesc, gdesc_n, granks);
+			/* this dump's pg_id -> group, for its pg_status */
+			if (pg_id >= 0 && w.pg >= 0) {
+				size_t m;
+				for (m = 0; m < local.n && local.v[m].id != pg_id; m++)
+					;
+				if (m == local.n) {
+					struct local_pg lp = { pg_id, w.pg };
+					if (TS_VEC_PUSH(local, lp)) {
+						ts_sb_release(&sb);
+						TS_VEC_RELEASE(local);
+						return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+					}
+				}
+			}
 			last_pg = w.pg;
 			last_id = pg_id;
 			last_name = gname;
@@ -330,6 +346,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		}
 		if (TS_VEC_PUSH(s->works, w)) {
 			ts_sb_release(&sb);
+			TS_VEC_RELEASE(local);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 		}
 		dump.entries++;
@@ -340,19 +357,34 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		int64_t id = pv_int(st->it[k], -1);
 		const struct pv *v = st->it[k + 1];
 		struct ts_hang_pg_status ps;
+		int mapped;
 		ps.rank = rank;
 		ps.pg = -1;
-		for (size_t g = 0; g < s->pgs.n; g++)
-			if (s->pgs.v[g].id == id && (ps.pg < 0 || ranks_contain(s->pgs.v[g].ranks, rank)))
+		/* keyed by this process's pg_id: the group its own entries of
+		 * that pg_id are of; a pg_id none of its entries carries: the
+		 * group of that id this rank is in */
+		for (size_t m = 0; m < local.n && ps.pg < 0; m++)
+			if (local.v[m].id == id)
+				ps.pg = local.v[m].pg;
+		mapped = ps.pg >= 0;
+		for (size_t g = 0; g < s->pgs.n && !mapped; g++) {
+			int taken = 0;
+			for (size_t m = 0; m < local.n; m++)
+				taken |= local.v[m].pg == (int)g;
+			if (!taken && s->pgs.v[g].id == id && (ps.pg < 0 || ranks_contain(s->pgs.v[g].ranks, rank)))
 				ps.pg = (int)g;
+		}
 		if (ps.pg < 0 && id >= 0)
 			ps.pg = hang_pg(s, id, NULL, 0, NULL, 0, NULL);
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
 		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
 		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
-		if (TS_VEC_PUSH(s->status, ps))
+		if (TS_VEC_PUSH(s->status, ps)) {
+			TS_VEC_RELEASE(local);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+		}
 	}
+	TS_VEC_RELEASE(local);
 	if (TS_VEC_PUSH(s->dumps, dump))
 		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	return 0;
@@ -663,5 +695,23 @@ int ts_hang_read_file(struct ts_hang_set *s, const char *path, struct ts_err *er
 	}
 	rc = doc(s, in.data, in.len, path, rank_from_name(path), k == 'p', err);
 	ts_input_release(&in);
+	/* a dump that opens like one and cannot be parsed (a corrupt pickle:
+	 * an unknown opcode, a broken stack) is an unread input among others,
+	 * its rank one without a dump; code it would run (TS_EUNSUPPORTED), a
+	 * cut before its root holds entries (TS_ETRUNC) and memory stay errors */
+	if (rc == TS_EPARSE && err && s->files.n) {
+		struct ts_hang_unread u;
+
+		memset(&u, 0, sizeof(u));
+		u.file = (uint32_t)(s->files.n - 1);
+		u.nul_at = -1;
+		u.bad_at = err->offset;
+		u.error_line = err->line;
+		u.error = hang_strndup(s, err->msg, strlen(err->msg));
+		if (!u.error || TS_VEC_PUSH(s->unread, u))
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		ts_err_init(err);
+		return 0;
+	}
 	return rc;
 }

@@ -26,6 +26,14 @@ int hang_add_ev(struct ts_hang_set *s, uint32_t file, int64_t line, const char *
  * when nothing is known. */
 int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 	    const char *desc, size_t desc_n, const char *ranks);
+/* The group of a Flight Recorder entry: keyed by its name (the global
+ * process-group name) and rank set, as fr_trace keys it, never by pg_id:
+ * pg_id is the process-local creation index of the group (a rank that is
+ * a member of fewer groups created before numbers the later ones lower), so
+ * one group has different pg_ids on different ranks and one pg_id names
+ * different groups. Without a name it is hang_pg. */
+int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
+		 const char *desc, size_t desc_n, const char *ranks);
 void hang_rank_seen(struct ts_hang_set *s, int64_t rank);
 void hang_work_init(struct ts_hang_work *w);
 void hang_report_init(struct ts_hang_report *r, enum ts_hang_report_kind kind);
@@ -119,6 +127,13 @@ void hang_dup_text(const struct ts_hang_set *s, size_t i, size_t first, struct t
 int hang_world_above(const struct ts_hang_set *s, struct hang_i64v *above);
 /* The words of that finding and of its world-size-mismatch warning. */
 void hang_world_text(const struct ts_hang_set *s, const struct hang_i64v *above, struct ts_sb *sb);
+/* The ranks the dumps' groups name (pg_config rank sets, and 0..N-1 for a
+ * usable --world-size N) into members, those with no dump read into
+ * missing (sorted unique vectors the caller releases); nothing when no dump
+ * of a known rank was read. 0 or TS_ENOMEM. hang_missing_text: the words of
+ * that finding and of its missing-dump warning. */
+int hang_missing_dumps(const struct ts_hang_set *s, struct hang_i64v *members, struct hang_i64v *missing);
+void hang_missing_text(const struct hang_i64v *members, const struct hang_i64v *missing, struct ts_sb *sb);
 /* The index of the first dump whose "version" differs from the first
  * dump's (dumps without one are not counted), -1 when they agree;
  * hang_versions_text: the words of that finding and of its

@@ -152,7 +152,7 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 			strcmp(p->ranks, ranks) == 0 ? common++ : clash++;
 		if (clash || !common)
 			continue;
-		if (p->id < 0)
+		if (p->id < 0 && !p->id_varies)
 			p->id = id;
 		if (!p->guid && guid)
 			p->guid = hang_strndup(s, guid, guid_n);
@@ -163,7 +163,43 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 		return (int)i;
 	}
 	pg.id = id;
+	pg.id_varies = 0;
 	pg.guid = guid ? hang_strndup(s, guid, guid_n) : NULL;
+	pg.desc = desc ? hang_strndup(s, desc, desc_n) : NULL;
+	pg.ranks = ranks ? hang_strndup(s, ranks, strlen(ranks)) : NULL;
+	if (TS_VEC_PUSH(s->pgs, pg))
+		return -1;
+	return (int)s->pgs.n - 1;
+}
+
+int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
+		 const char *desc, size_t desc_n, const char *ranks)
+{
+	struct ts_hang_pg pg;
+
+	if (!guid)
+		return hang_pg(s, id, guid, guid_n, desc, desc_n, ranks);
+	for (size_t i = 0; i < s->pgs.n; i++) {
+		struct ts_hang_pg *p = &s->pgs.v[i];
+		if (!p->guid || !same(p->guid, guid, guid_n) ||
+		    (desc && p->desc && !same(p->desc, desc, desc_n)) ||
+		    (ranks && p->ranks && strcmp(p->ranks, ranks) != 0))
+			continue;
+		if (p->id >= 0 && id >= 0 && p->id != id) {
+			p->id = -1;
+			p->id_varies = 1;
+		} else if (p->id < 0 && !p->id_varies) {
+			p->id = id;
+		}
+		if (!p->desc && desc)
+			p->desc = hang_strndup(s, desc, desc_n);
+		if (!p->ranks && ranks)
+			p->ranks = hang_strndup(s, ranks, strlen(ranks));
+		return (int)i;
+	}
+	pg.id = id;
+	pg.id_varies = 0;
+	pg.guid = hang_strndup(s, guid, guid_n);
 	pg.desc = desc ? hang_strndup(s, desc, desc_n) : NULL;
 	pg.ranks = ranks ? hang_strndup(s, ranks, strlen(ranks)) : NULL;
 	if (TS_VEC_PUSH(s->pgs, pg))

@@ -2,6 +2,7 @@
  * hang_render.c - the two renderings of a hang analysis, side by side:
  * `--json` (schema trainscope.hang/1) and the table per incident.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "hang_int.h"
 #include "trainscope/jsonw.h"
@@ -147,10 +148,30 @@ void ts_hang_text(const struct ts_hang_set *s, const struct ts_hang_result *r, s
 		   r->incidents.n == 1 ? "" : "s", r->backend, r->vendor, r->vendor_why);
 	if (!r->incidents.n && r->p2p_pending)
 		ts_sb_addf(out, "no collective hang found, but %zu point-to-point op%s not completed "
-			   "(findings): not matched across ranks, so not judged here\n", r->p2p_pending,
-			   r->p2p_pending == 1 ? " is" : "s are");
+			   "(findings): no peer's whole dump lacks the matching op, so none is blamed\n",
+			   r->p2p_pending, r->p2p_pending == 1 ? " is" : "s are");
 	else if (!r->incidents.n)
 		ts_sb_adds(out, "no hang evidence: no timeout, desync, mismatch or stuck collective found\n");
+	if (!r->incidents.n) {
+		/* what was not read may hold the hang: a cut dump lost its newest
+		 * entries, a rank without a dump said nothing */
+		struct hang_i64v members = { 0 }, missing = { 0 };
+		size_t cut = 0;
+
+		for (size_t i = 0; i < s->dumps.n; i++)
+			cut += s->dumps.v[i].entries_cut != 0;
+		if (!hang_missing_dumps(s, &members, &missing) && (cut || missing.n)) {
+			ts_sb_adds(out, "  (in what was read only:");
+			if (cut)
+				ts_sb_addf(out, " %zu dump%s cut, %s newest entries lost;", cut, cut == 1 ? " is" : "s are",
+					   cut == 1 ? "its" : "their");
+			if (missing.n)
+				ts_sb_addf(out, " %zu rank%s no dump;", missing.n, missing.n == 1 ? " has" : "s have");
+			ts_sb_adds(out, " see the findings)\n");
+		}
+		TS_VEC_RELEASE(members);
+		TS_VEC_RELEASE(missing);
+	}
 	for (size_t i = 0; i < r->incidents.n; i++) {
 		const struct ts_hang_incident *in = &r->incidents.v[i];
 		const struct ts_hang_pg *pg = in->pg >= 0 ? &s->pgs.v[in->pg] : NULL;

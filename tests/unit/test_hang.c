@@ -690,7 +690,8 @@ TEST(hang_progress_with_silent_ranks)
 }
 
 /* A point-to-point op left scheduled in a dump (rank 1's recv from 0) is
- * not matched across ranks, but it is said: counted in p2p_pending with a
+ * not matched across ranks (no pg_config gives the group's ranks, so its
+ * peer is unknown), but it is said: counted in p2p_pending with a
  * finding naming it (the result read "no hang evidence" without a word). */
 TEST(hang_pending_p2p_is_said)
 {
