@@ -373,7 +373,9 @@ struct ts_warnings;
  * device-unknown, unmatched-steps (steps without a partner) and
  * no-gpu-step-time (verdict TS_DIFF_NO_GPU_STEP_TIME: which side runs
  * behind, which lacks the GPU step time, and that the host spans were
- * compared). Returns 0 or TS_ENOMEM.
+ * compared) or gpu-steps-partial (the GPU step times are compared, but
+ * over two or more fewer pairs than were matched: the ratio stands for
+ * those). Returns 0 or TS_ENOMEM.
  */
 int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side *cand,
 		     const struct ts_diff_result *r, struct ts_warnings *w);

@@ -847,6 +847,16 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 				      ts_diff_gpu_behind_sides(r->gpu_behind), r->gpu_behind == 3 ? "their" : "its", r->base_gpu_steps, n,
 				      n == 1 ? "" : "s", r->cand_gpu_steps, r->ratio);
 	}
+	/* a trace's first step has no previous iteration to time its GPU step
+	 * from: one pair short is the rule, more is worth a word */
+	if (strcmp(r->step_basis, "device") == 0 && r->basis_steps + 1 < r->pairs.n)
+		rc |= ts_warnings_add(w, "gpu-steps-partial", NULL, -1, TS_NONE,
+				      "the GPU runs behind the host on %s, so the GPU's own step times are"
+				      " compared, but only %zu of the %zu compared steps have one on both"
+				      " sides (the baseline %zu, the candidate %zu): the ratio and its"
+				      " interval stand for those %zu steps only",
+				      ts_diff_gpu_behind_sides(r->gpu_behind), r->basis_steps, r->pairs.n,
+				      r->base_gpu_steps, r->cand_gpu_steps, r->basis_steps);
 	for (size_t i = 0; i < r->notes.n; i++)
 		unm += !r->notes.v[i].compared;
 	if (unm)

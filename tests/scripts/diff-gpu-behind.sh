@@ -8,6 +8,8 @@
 #          the GPU's own step 2100 us (the span);
 #   syncu: sync with its kernels' correlation ids removed: no device work
 #          is linked to a step, so it has no GPU step time;
+#   syncp: sync with those of iteration 13 removed: 13 has no GPU step
+#          time, nor has 14 (its previous iteration has no device work);
 #   base_odd, slow_odd: behind with GEMMs of 1600 and 1900 us (GPU steps
 #          2050 and 2350 us) but iterations 10, 12, ..., 20: no step
 #          follows its previous iteration, so neither has a GPU step time.
@@ -22,6 +24,10 @@
 #     0.8936, faster (only the baseline runs behind; the GPU step time of
 #     the synced side is its span);
 #   nsr -> gpu12: device, 4 pairs, ratio 1.2000, slower;
+#   slow -> syncp: device over the 3 pairs with a GPU step time on both
+#     sides (11, 12, 15), 2350 -> 2100 us, faster, and a gpu-steps-partial
+#     warning (3 of 6; the cases above compare all pairs but the first,
+#     which never has one, and are not warned);
 #   slow -> syncu, syncu -> slow, base_odd -> slow_odd, odd -> gpu12_odd:
 #     no pair has a GPU step time on both sides: step_basis host_span,
 #     verdict inconclusive, verdict_reason no_gpu_step_time, and a
@@ -43,7 +49,7 @@ trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$nsr" <<'PY' || exit 1
 import gzip, json, os, sys
 tmp, nsr = sys.argv[1], sys.argv[2]
-def trace(path, span, gemm, synced, iters=range(10, 16), linked=True):
+def trace(path, span, gemm, synced, iters=range(10, 16), linked=True, unlinked=()):
     t0, ev, corr, gpu = 1000000.0, [], 100, 1000000.0 + 20
     for k, it in enumerate(iters):
         s = t0 + span * k
@@ -59,7 +65,7 @@ def trace(path, span, gemm, synced, iters=range(10, 16), linked=True):
             ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
                        "ts": s + 10 + 5 * j, "dur": 4.0, "args": {"correlation": corr}})
             args = {"device": 0, "stream": 7}
-            if linked:
+            if linked and it not in unlinked:
                 args["correlation"] = corr
             ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": gpu, "dur": dur,
                        "args": args})
@@ -69,6 +75,7 @@ def trace(path, span, gemm, synced, iters=range(10, 16), linked=True):
 trace("slow.json", 336.0, 1900.0, False)
 trace("sync.json", 2100.0, 1600.0, True)
 trace("syncu.json", 2100.0, 1600.0, True, linked=False)
+trace("syncp.json", 2100.0, 1600.0, True, unlinked=(13,))
 trace("base_odd.json", 336.0, 1600.0, False, iters=range(10, 22, 2))
 trace("slow_odd.json", 336.0, 1900.0, False, iters=range(10, 22, 2))
 
@@ -106,6 +113,8 @@ try:
         got.append("no no-gpu-step-time warning")
     if d["verdict_reason"] != "no_gpu_step_time" and "no-gpu-step-time" in codes:
         got.append("a no-gpu-step-time warning")
+    if ("gpu-steps-partial" in codes) != (a[1] == "syncp.json"):
+        got.append("gpu-steps-partial warned" if "gpu-steps-partial" in codes else "no gpu-steps-partial warning")
 except (ValueError, KeyError) as e:
     got = ["no diff JSON: %r" % e]
 ok = got == a[2:]
@@ -114,6 +123,7 @@ sys.exit(0 if ok else 1)' "$1" "$2" "${@:3}" || fail=1
 }
 check slow.json sync.json device 5 baseline 5/5 0.8936 faster faster
 check nsr.json.gz gpu12.json device 4 baseline,candidate 4/4 1.2000 slower slower
+check slow.json syncp.json device 3 baseline 5/3 0.8936 faster faster
 check slow.json syncu.json host_span 6 baseline 5/0 6.2500 inconclusive no_gpu_step_time
 check syncu.json slow.json host_span 6 candidate 0/5 0.1600 inconclusive no_gpu_step_time
 check base_odd.json slow_odd.json host_span 6 baseline,candidate 0/0 1.0000 inconclusive no_gpu_step_time
