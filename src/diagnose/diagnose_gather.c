@@ -334,8 +334,9 @@ static int fill_steady(struct ts_diag *d)
 	/* a window of one step has its time too (as in steps), with no CI */
 	if (r->win_n >= 1 && isfinite(r->mean_ms) && r->win_first != TS_NO_INT) {
 		s->known = 1;
-		s->first = r->win_first;
-		s->last = r->win_last;
+		/* the run's window object: a declared range keeps its ends */
+		s->first = d->rm->window.first != TS_NO_INT ? d->rm->window.first : r->win_first;
+		s->last = d->rm->window.last != TS_NO_INT ? d->rm->window.last : r->win_last;
 		s->n = r->win_n;
 		s->mean_ms = r->mean_ms;
 		s->median_ms = r->median_ms;
