@@ -124,6 +124,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (csv) {
 		render_csv(&rm.log, &out);
+		/* a CSV has no place for them: the run's warnings (the text's
+		 * and the JSON's) go to stderr, as every other output carries
+		 * them */
+		for (size_t i = 0; i < rm.warnings.v.n; i++)
+			if (rm.warnings.v.v[i].line > 0)
+				cli_warn(ctx, "%s (line %lld)", rm.warnings.v.v[i].message,
+					 (long long)rm.warnings.v.v[i].line);
+			else
+				cli_warn(ctx, "%s", rm.warnings.v.v[i].message);
 	} else if (ctx->json) {
 		struct ts_jw w;
 
