@@ -347,7 +347,10 @@ static int fill_steady(struct ts_diag *d)
 	}
 	for (size_t i = 0; s->known && i < r->noutliers; i++) {
 		int64_t it = r->outliers[i].iteration;
-		if (!ts_steps_is_window_stall(&r->outliers[i], s->first, s->last))
+		/* over the timed steps' range, as steps counts window_stalls
+		 * (a declared window's NaN steps at its end are none of them) */
+		if (!ts_steps_is_window_stall(&r->outliers[i], r->win_first, r->win_last) ||
+		    !ts_steps_in_window(r, it))
 			continue;
 		if (profiler_slowed(ps, nps, it))
 			continue;

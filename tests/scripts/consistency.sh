@@ -19,8 +19,9 @@
 #   against the warning's 17.1 % on a 20-step stall);
 # - steps left out after an automatic window for a NaN loss are named
 #   non-finite, never level-shift (no step time changed: by construction);
-# - a declared window reaching into the NaN steps is the same object in
-#   steps, validate and ab (steps showed 50:159 "after-window 160:200",
+# - a declared window (--window, a contract's) reaching into the NaN steps
+#   is the same object in steps, validate, diagnose and ab, and diagnose
+#   lists the stalls steps counts in it (steps showed 50:159 "after-window 160:200",
 #   validate 50:190 "matched");
 # - the numbers add up: tokens/s = tokens per step / mean step time, the
 #   phases sum to the step, the window's logged TFLOP/s is FLOPs / time,
@@ -98,6 +99,14 @@ add_meg("meg-nan", nan_from=150)
 add_meg("meg-trunc", trunc=True)
 add_meg("meg-int10", n=400, interval=10)
 add_meg("meg-args-nan", args=True, base=1000.0, nan_from=160, stall_every=30, stall_ms=2000)
+# the same run with a contract declaring 50-190: NaN steps at the window's end
+s, step = meg(args=True, base=1000.0, nan_from=160, stall_every=30, stall_ms=2000)
+write("ctr-nan/train.log", s, step=step, nan_from=160, period=30, args=True, declared=[50, 190])
+write("ctr-nan/contract.json", json.dumps({
+    "schema": "trainscope.contract/1", "label": "training-equivalent", "label_reasons": [],
+    "captured": {"time": "2026-12-04T17:00:00Z", "host": "node1"},
+    "environment": {"gpu.count": "8"},
+    "workload": {"seq_length": "2048", "steady_window": "50-190"}}, indent=1))
 # resumed: a second process restarts at iteration 101
 a, _ = meg(n=150)
 b, _ = meg(n=200, warm=3)
@@ -266,6 +275,15 @@ for case in sorted(truth):
         if c not in ("ordinal-steps",) and not re.search(r"^warning: ", serr + stxt, re.M):
             bad(case, "steps text prints no warning line")
             break
+    if len(dj["stalls"]["iterations"]) != sj["window_stalls"]:
+        bad(case, "diagnose lists %d stalls, steps counts %d in the window" % (
+            len(dj["stalls"]["iterations"]), sj["window_stalls"]))
+    if T.get("declared"):
+        a, b = T["declared"]
+        for name, w in (("steps", sw), ("validate", vj["window"]), ("diagnose", dj["window"])):
+            if (w["first_iteration"], w["last_iteration"], w["method"]) != (a, b, "contract"):
+                bad(case, "%s window %s:%s (%s), the contract's %d:%d" % (
+                    name, w["first_iteration"], w["last_iteration"], w["method"], a, b))
     # --- stalls: the period, and one share of the window's time
     if T.get("period"):
         p = sj["periodic_stall"]
