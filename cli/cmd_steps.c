@@ -172,7 +172,7 @@ const struct cli_command cli_cmd_steps = {
 		"steps are autocorrelated (batch means, else a moving-block bootstrap). Stalls are\n"
 		"steps far above a moving median (robust z > 3.5); a periodic pattern (a data\n"
 		"loader or checkpoint every k steps) is reported with its period, phase and share\n"
-		"of wall time. Per-phase times (JSONL data_ms, fwd_ms, bwd_ms, opt_ms, comm_ms;\n"
+		"of the run's time. Per-phase times (JSONL data_ms, fwd_ms, bwd_ms, opt_ms, comm_ms;\n"
 		"Megatron --timing-log-level timers) get means with CIs, and stalls are also\n"
 		"looked for on each phase series, where a data-loader stall stands out. Loss\n"
 		"health: one verdict (finite, non-finite, missing) with its first iteration and\n"

@@ -285,6 +285,8 @@ for case in sorted(truth):
                 bad(case, "%s window %s:%s (%s), the contract's %d:%d" % (
                     name, w["first_iteration"], w["last_iteration"], w["method"], a, b))
     # --- stalls: the period, and one share of the window's time
+    if "of wall time" in stxt:
+        bad(case, "steps text gives a stall share 'of wall time', not naming the run or the window")
     if T.get("period"):
         p = sj["periodic_stall"]
         if not p or p["period"] != T["period"]:
