@@ -124,6 +124,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (csv) {
 		render_csv(&rm.log, &out);
+		/* a CSV has no place for them: the run's warnings (the text's
+		 * and the JSON's) go to stderr, as every other output carries
+		 * them */
+		for (size_t i = 0; i < rm.warnings.v.n; i++)
+			if (rm.warnings.v.v[i].line > 0)
+				cli_warn(ctx, "%s (line %lld)", rm.warnings.v.v[i].message,
+					 (long long)rm.warnings.v.v[i].line);
+			else
+				cli_warn(ctx, "%s", rm.warnings.v.v[i].message);
 	} else if (ctx->json) {
 		struct ts_jw w;
 
@@ -163,7 +172,7 @@ const struct cli_command cli_cmd_steps = {
 		"steps are autocorrelated (batch means, else a moving-block bootstrap). Stalls are\n"
 		"steps far above a moving median (robust z > 3.5); a periodic pattern (a data\n"
 		"loader or checkpoint every k steps) is reported with its period, phase and share\n"
-		"of wall time. Per-phase times (JSONL data_ms, fwd_ms, bwd_ms, opt_ms, comm_ms;\n"
+		"of the run's time. Per-phase times (JSONL data_ms, fwd_ms, bwd_ms, opt_ms, comm_ms;\n"
 		"Megatron --timing-log-level timers) get means with CIs, and stalls are also\n"
 		"looked for on each phase series, where a data-loader stall stands out. Loss\n"
 		"health: one verdict (finite, non-finite, missing) with its first iteration and\n"

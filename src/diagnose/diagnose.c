@@ -625,10 +625,14 @@ int ts_diag_analyse(struct ts_diag *d)
 		data_cost_log(d, 1);
 	if (isfinite(strag_l.share) && (d->wall_known && d->wall == TS_WALL_STRAGGLER))
 		straggler_cost_log(d, 1);
-	if (d->have_steps && d->steady.stalls.n && isfinite(d->steps_rep->outlier_share) &&
+	/* the window's stalls and their share of the window's time: the
+	 * stalls warning's and validate's one number, never the share of
+	 * every outlier over the whole run */
+	if (d->have_steps && d->steady.stalls.n && isfinite(d->steps_rep->win_stall_share) &&
 	    (!d->wall_known || d->wall == TS_WALL_DATA))
-		EVID("cost of the stalls (log)", "the step-time outliers cost %.1f %% of the run's time%s",
-		     100 * d->steps_rep->outlier_share, d->steady.stall_period ?
+		EVID("cost of the stalls (log)", "the %zu stalling steps cost %.1f %% of the "
+		     "window's time%s", d->steps_rep->win_nstalls,
+		     100 * d->steps_rep->win_stall_share, d->steady.stall_period ?
 		     "; they recur at a fixed period, the signature of one slow sample or shard in the "
 		     "input pipeline (a data-loader split or a trace would confirm it)" : "");
 	if (!d->wall_known)

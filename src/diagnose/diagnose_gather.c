@@ -334,8 +334,9 @@ static int fill_steady(struct ts_diag *d)
 	/* a window of one step has its time too (as in steps), with no CI */
 	if (r->win_n >= 1 && isfinite(r->mean_ms) && r->win_first != TS_NO_INT) {
 		s->known = 1;
-		s->first = r->win_first;
-		s->last = r->win_last;
+		/* the run's window object: a declared range keeps its ends */
+		s->first = d->rm->window.first != TS_NO_INT ? d->rm->window.first : r->win_first;
+		s->last = d->rm->window.last != TS_NO_INT ? d->rm->window.last : r->win_last;
 		s->n = r->win_n;
 		s->mean_ms = r->mean_ms;
 		s->median_ms = r->median_ms;
@@ -346,7 +347,10 @@ static int fill_steady(struct ts_diag *d)
 	}
 	for (size_t i = 0; s->known && i < r->noutliers; i++) {
 		int64_t it = r->outliers[i].iteration;
-		if (!ts_steps_is_window_stall(&r->outliers[i], s->first, s->last))
+		/* over the timed steps' range, as steps counts window_stalls
+		 * (a declared window's NaN steps at its end are none of them) */
+		if (!ts_steps_is_window_stall(&r->outliers[i], r->win_first, r->win_last) ||
+		    !ts_steps_in_window(r, it))
 			continue;
 		if (profiler_slowed(ps, nps, it))
 			continue;

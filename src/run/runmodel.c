@@ -653,7 +653,10 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 			else
 				w->steps++;
 		} else if (it > last) {
-			excl_add(w, auto_cut ? "level-shift" : "after-window", it);
+			/* a step left out for what it is (a NaN loss, a profiled
+			 * step) is no level of the run's step time */
+			excl_add(w, !auto_cut ? "after-window" : r->artefact[i] ?
+				 ts_step_artefact_name(r->artefact[i]) : "level-shift", it);
 		} else if (!auto_cut) {
 			excl_add(w, "before-window", it);
 		} else if (r->dropped_first && it <= r->first_cut) {
@@ -663,7 +666,8 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 		} else if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration) {
 			excl_add(w, "warm-up", it);
 		} else {
-			excl_add(w, "level-shift", it);
+			excl_add(w, r->artefact[i] ? ts_step_artefact_name(r->artefact[i])
+						   : "level-shift", it);
 		}
 	}
 }
@@ -1454,9 +1458,25 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	rm->have_steps = 1;
 	if (!rm->window_source && (rm->steps.warnings & TS_WARN_NO_STEADY))
 		method = "mser-5-capped";
-	window_build(&rm->steps, rm->steps.win_n ? rm->steps.win_first : TS_NO_INT,
-		     rm->steps.win_n ? rm->steps.win_last : TS_NO_INT, method,
-		     rm->window_source == 0, &rm->window);
+	{
+		/* a declared window is the range declared (within the series):
+		 * its NaN or profiled steps at an edge stay inside it, left out
+		 * for what they are, as validate and ab show the same range */
+		int64_t first = rm->steps.win_n ? rm->steps.win_first : TS_NO_INT;
+		int64_t last = rm->steps.win_n ? rm->steps.win_last : TS_NO_INT;
+
+		if (rm->window_source && first != TS_NO_INT) {
+			for (size_t i = 0; i < rm->steps.n; i++) {
+				int64_t it = rm->steps.iter[i];
+
+				if (it >= so.window_first && it < first)
+					first = it;
+				if (it <= so.window_last && it > last)
+					last = it;
+			}
+		}
+		window_build(&rm->steps, first, last, method, rm->window_source == 0, &rm->window);
+	}
 	if ((rc = steps_warnings(rm)))
 		return ts_err_set(err, rc, "out of memory");
 	rm->nwarn_steps = rm->warnings.v.n;

@@ -405,7 +405,7 @@ static void render_stalls(const struct ts_text_style *st, const struct ts_steps_
 	ts_sb_addf(out, "%sstalls%s      ", bold, reset);
 	if (r->periodic.found)
 		ts_sb_addf(out, "%speriodic every %lld iterations (phase %lld): %zu of %zu slots, "
-			   "%.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   "%.1f %% of the run's time (p = %.2g)%s\n", yellow,
 			   (long long)r->periodic_period_iters, (long long)r->periodic_phase_iters,
 			   r->periodic.hits, r->periodic.slots, r->periodic_share * 100,
 			   r->periodic.p_value, reset);
@@ -418,7 +418,7 @@ static void render_stalls(const struct ts_text_style *st, const struct ts_steps_
 		if (!ph->periodic.found)
 			continue;
 		ts_sb_addf(out, "            %speriodic in %s every %lld iterations (phase %lld): %zu of "
-			   "%zu slots, %.1f ms each, %.1f %% of wall time (p = %.2g)%s\n", yellow,
+			   "%zu slots, %.1f ms each, %.1f %% of the run's time (p = %.2g)%s\n", yellow,
 			   ts_phase_name(ph->phase), (long long)ph->periodic_period_iters,
 			   (long long)ph->periodic_phase_iters, ph->periodic.hits, ph->periodic.slots,
 			   ph->periodic_excess_ms, ph->periodic_share * 100, ph->periodic.p_value, reset);
@@ -442,7 +442,7 @@ static void render_stalls(const struct ts_text_style *st, const struct ts_steps_
 			ts_table_cell_fixed(&t, o->excess_ms, 1);
 			ts_table_cell(&t, "%s", ts_outlier_reason_name(o->reason));
 		}
-		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of wall time in excess:\n",
+		ts_sb_addf(out, "            %zu outlier steps, %.1f %% of the run's time in excess:\n",
 			   r->noutliers, r->outlier_share * 100);
 		ts_table_render(&t, out, 12);
 		ts_table_release(&t);
