@@ -7,7 +7,8 @@
  *                       run of >= 5 samples or >= 5 s, or dmon pviol > 0, or
  *                       power >= 95 % of the limit (as often) while the SM
  *                       clock is below its maximum
- *   thermal-throttling  a thermal reason or dmon tviol in any sample
+ *   thermal-throttling  a thermal, HW-slowdown or HW power-brake reason or
+ *                       dmon tviol in any sample
  *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
  *                       with no throttling evidence (informational; without
  *                       any reason field the cause is said to be unknown)
@@ -392,7 +393,7 @@ static int sig_state(const struct ts_tele_sample *x, int sig)
 		return (reason_bits(x->v[TS_TF_EVENT_REASONS]) &
 			(sig == SIG_CAP ? (uint64_t)TS_REASON_SW_POWER_CAP :
 			 (uint64_t)(TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
-				    TS_REASON_HW_SLOWDOWN))) != 0;
+				    TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE))) != 0;
 	case SIG_PVIOL:
 		return x->st[TS_TF_POWER_VIOL_PCT] != TS_TV_VALUE ? -1 : x->v[TS_TF_POWER_VIOL_PCT] > 0;
 	case SIG_TVIOL:
@@ -583,8 +584,11 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	for (size_t g = 0; g < ng; g++) {
 		const struct ts_tele_gpu_summary *s = &sum[g];
 		size_t nr, capped = count_reason(t, g, TS_REASON_SW_POWER_CAP, &nr);
+		/* HW power brake (an external power-brake assertion, e.g. by the
+		 * PSU or the chassis) is a hardware slowdown NVML reports by its
+		 * own bit: the clocks are held down just the same */
 		size_t thermal = count_reason(t, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
-						     TS_REASON_HW_SLOWDOWN, &nr);
+						     TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE, &nr);
 		const struct ts_tele_stat *pw = &s->f[TS_TF_POWER_W], *pl = &s->f[TS_TF_POWER_LIMIT_W];
 		const struct ts_tele_stat *clk = &s->f[TS_TF_SM_CLOCK_MHZ];
 		const struct ts_tele_stat *clkmax = &s->f[TS_TF_SM_CLOCK_MAX_MHZ];

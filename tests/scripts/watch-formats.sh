@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `watch --read` on SYNTHETIC captures of 8 GPUs written the way the tools
+# print them, every expectation known by construction (gen below):
+#  - q_units.csv / q_nounits.csv (nvidia-smi --query-gpu ... --format=csv
+#    with and without nounits; timestamps with milliseconds; uuid
+#    "GPU-abcdef0N-...", bus id "00000000:1B:00.0"-style): 60 one-second
+#    ticks with ticks 50-55 missing (a 7 s interval from tick 49 to 56) and
+#    the last row cut after 40 characters. GPU 2 has the HW power-brake
+#    reason (0x80) in ticks 10-29, GPU 5 SW thermal (0x20) in ticks 10-29,
+#    GPU 6 HW slowdown (0x08) in ticks 40-49: three thermal-throttling
+#    findings with 20, 20 and 10 samples. GPU 4 runs at 350 W, 60 %, 1410
+#    MHz against 650 W, 98 %, 1980 MHz: straggler on power and utilisation.
+#    The gap and the cut row are warned in the text and in the JSON.
+set -eu
+cd "$(dirname "$0")/../.."
+TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
+command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+python3 - <<'PY'
+import datetime as dt
+T0 = dt.datetime(2026, 1, 6, 15, 0, 0)
+def uuid(g):
+    return "GPU-%08x-1111-2222-3333-%012x" % (0xabcdef00 + g, g)
+def bus(g):
+    return "00000000:%02X:00.0" % (0x1b + 0x10 * g)
+def tick(i, g):
+    r = 0
+    if g == 2 and 10 <= i < 30: r = 0x80
+    if g == 5 and 10 <= i < 30: r = 0x20
+    if g == 6 and 40 <= i < 50: r = 0x08
+    clk, pw, ut = (1410, 350, 60) if g == 4 else (1980, 650, 98)
+    return r, (1200 if r else clk), pw, ut
+def qcsv(path, units):
+    u = (lambda v, s: "%s %s" % (v, s)) if units else (lambda v, s: str(v))
+    h = ["timestamp", "index", "uuid", "pci.bus_id", "name", "power.draw [W]", "power.limit [W]",
+         "clocks.sm [MHz]", "clocks.max.sm [MHz]", "utilization.gpu [%]", "memory.used [MiB]",
+         "memory.total [MiB]", "temperature.gpu", "clocks_event_reasons.active"]
+    if not units:
+        h = [x.split(" [")[0] for x in h]
+    rows = []
+    for i in range(60):
+        if 50 <= i < 56:
+            continue
+        for g in range(8):
+            r, clk, pw, ut = tick(i, g)
+            ts = (T0 + dt.timedelta(seconds=i, milliseconds=3 * g)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            rows.append(", ".join([ts, str(g), uuid(g), bus(g), "NVIDIA H100 80GB HBM3",
+                                   u("%.2f" % pw, "W"), u("700.00", "W"), u(clk, "MHz"), u(1980, "MHz"),
+                                   u(ut, "%"), u(60000, "MiB"), u(81559, "MiB"), "65", "0x%016x" % r]))
+    rows[-1] = rows[-1][:40]
+    open(path, "w").write(", ".join(h) + "\n" + "\n".join(rows))
+qcsv("q_units.csv", True)
+qcsv("q_nounits.csv", False)
+PY
+for c in q_units q_nounits; do
+	"$TS" watch --read $c.csv --json -o $c.json 2>/dev/null
+	"$TS" watch --read $c.csv >$c.txt 2>$c.err
+done
+python3 - <<'PY'
+import json
+for c in ("q_units", "q_nounits"):
+    d = json.load(open(c + ".json"))
+    txt, err = open(c + ".txt").read(), open(c + ".err").read()
+    g = {x["id"]: x for x in d["gpus"]}
+    assert sorted(g) == [str(i) for i in range(8)], (c, sorted(g))
+    assert [g[str(i)]["samples"] for i in range(8)] == [54] * 7 + [53], c
+    f = g["4"]["fields"]
+    assert (f["power_w"]["mean"], f["power_w"]["unit"], f["util_pct"]["mean"], f["sm_clock_mhz"]["mean"],
+            f["mem_total_mib"]["mean"]) == (350, "W", 60, 1410, 81559), (c, f)
+    th = sorted((x["gpu"], x["message"].split(": ")[1].split(";")[0]) for x in d["findings"]
+                if x["id"] == "thermal-throttling")
+    assert th == [("2", "thermal or hardware slowdown in 20 of 54 samples"),
+                  ("5", "thermal or hardware slowdown in 20 of 54 samples"),
+                  ("6", "thermal or hardware slowdown in 10 of 54 samples")], (c, th)
+    assert g["2"]["clock_event_reasons_seen"] == ["hw_power_brake"], (c, g["2"])
+    st = sorted((x["gpu"], x["message"].split(" ")[3]) for x in d["findings"] if x["id"] == "straggler-gpu")
+    assert st == [("4", "power_w"), ("4", "util_pct")], (c, st)
+    assert not [x for x in d["findings"] if x["id"] == "power-capped"], c
+    w = {x["code"]: x for x in d["warnings"]}
+    assert w["truncated"]["line"] == 433, (c, w)
+    assert "no sample for 7.0 s, from 2026-01-06T15:00:49Z to 2026-01-06T15:00:56Z" in w["sample-gap"]["message"], (c, w)
+    assert "GPU 2: thermal or hardware slowdown in 20 of 54 samples" in txt, (c, txt)
+    assert "(cut): left out (line 433)" in txt and "no sample for 7.0 s" in txt, (c, txt)
+PY
+echo "watch-formats: ok"
