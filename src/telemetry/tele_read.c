@@ -1318,6 +1318,8 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 		gp->name = vdup(r, v);
 	else if (!strcmp(k, "Bus ID") && !strcmp(k1, "PCI"))
 		gp->bus_id = vdup(r, v);
+	else if (!strcmp(k, "GPU UUID") && w->depth == 2)
+		gp->uuid = vdup(r, v);
 	else if (!strcmp(k1, "FB Memory Usage") && !strcmp(k, "Total"))
 		put(r, w->s, TS_TF_MEM_TOTAL_MIB, v, kv);
 	else if (!strcmp(k1, "FB Memory Usage") && !strcmp(k, "Used"))
@@ -1847,8 +1849,10 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	}
 	if (rc)
 		tele_restore(t, &before);
-	else
+	else {
 		tele_note_gaps(t, before.samples.n);
+		ts_tele_match_gpus(t);
+	}
 	return rc;
 }
 

@@ -11,6 +11,16 @@
 #    findings with 20, 20 and 10 samples. GPU 4 runs at 350 W, 60 %, 1410
 #    MHz against 650 W, 98 %, 1980 MHz: straggler on power and utilisation.
 #    The gap and the cut row are warned in the text and in the JSON.
+#  - The same 8 GPUs in three captures, each spelled as another tool
+#    would: q_units.csv ("GPU-abcdef0N-...", "00000000:1B:00.0"),
+#    uuid.csv (uuid only, bare and upper case, GPUs in reverse order, no
+#    index) and bus.csv (bus id only, "0000:1b:00.0": NVML's legacy /
+#    sysfs spelling, reverse order): 8 devices, GPU N of q_units.csv is
+#    one device with the uuid row and the bus row of N; matched_by "uuid"
+#    for the first two, "bus_id" for the third.
+#  - Two hosts with the same bus ids and other uuids (hostA.csv,
+#    hostB.csv) and a bus-only capture (bus.csv): no device is matched
+#    (the bus id goes with two uuids, so it tells nothing).
 set -eu
 cd "$(dirname "$0")/../.."
 TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
@@ -53,7 +63,22 @@ def qcsv(path, units):
     open(path, "w").write(", ".join(h) + "\n" + "\n".join(rows))
 qcsv("q_units.csv", True)
 qcsv("q_nounits.csv", False)
+u = ["uuid, power.draw [W], utilization.gpu [%]"]
+bb = ["pci.bus_id, power.draw [W], utilization.gpu [%]"]
+ha, hb = ["index, uuid, pci.bus_id, power.draw [W]"], ["index, uuid, pci.bus_id, power.draw [W]"]
+for i in range(5):
+    for g in reversed(range(8)):
+        _, _, pw, ut = tick(0, g)
+        u.append("%s, %d.00 W, %d %%" % (uuid(g)[4:].upper(), pw, ut))
+        bb.append("0000:%02x:00.0, %d.00 W, %d %%" % (0x1b + 0x10 * g, pw, ut))
+        ha.append("%d, %s, %s, 600.00 W" % (g, uuid(g), bus(g)))
+        hb.append("%d, %s, %s, 600.00 W" % (g, uuid(g + 16), bus(g)))
+for n, rows in (("uuid.csv", u), ("bus.csv", bb), ("hostA.csv", ha), ("hostB.csv", hb)):
+    open(n, "w").write("\n".join(rows) + "\n")
 PY
+"$TS" watch --read q_units.csv uuid.csv bus.csv --json -o three.json 2>/dev/null
+"$TS" watch --read q_units.csv uuid.csv bus.csv >three.txt 2>&1
+"$TS" watch --read hostA.csv hostB.csv bus.csv --json -o hosts.json 2>/dev/null
 for c in q_units q_nounits; do
 	"$TS" watch --read $c.csv --json -o $c.json 2>/dev/null
 	"$TS" watch --read $c.csv >$c.txt 2>$c.err
@@ -83,5 +108,22 @@ for c in ("q_units", "q_nounits"):
     assert "no sample for 7.0 s, from 2026-01-06T15:00:49Z to 2026-01-06T15:00:56Z" in w["sample-gap"]["message"], (c, w)
     assert "GPU 2: thermal or hardware slowdown in 20 of 54 samples" in txt, (c, txt)
     assert "(cut): left out (line 433)" in txt and "no sample for 7.0 s" in txt, (c, txt)
+d = json.load(open("three.json"))
+gs = d["gpus"]
+assert len(gs) == 24, len(gs)
+key = {(x["capture"], x["id"]): x for x in gs}
+for n in range(8):
+    u = "ABCDEF%02X-1111-2222-3333-%012X" % (n, n)
+    b = "0000:%02x:00.0" % (0x1b + 0x10 * n)
+    a, m, c = key[(0, str(n))], key[(1, u)], key[(2, b)]
+    assert a["uuid"] == "GPU-abcdef%02x-1111-2222-3333-%012x" % (n, n) and m["uuid"] == u, (a, m)
+    assert a["device"] == m["device"] == c["device"] == n, (n, a, m, c)
+    assert (a["matched_by"], m["matched_by"], c["matched_by"]) == ("uuid", "uuid", "bus_id"), (a, m, c)
+t = open("three.txt").read()
+assert ("  same GPU in several captures: GPU 4 of q_units.csv = ABCDEF04-1111-2222-3333-000000000004 of uuid.csv"
+        " = GPU 0000:5b:00.0 of bus.csv (by uuid and PCI bus id)\n") in t, t
+d = json.load(open("hosts.json"))
+assert len(d["gpus"]) == 24 and len({x["device"] for x in d["gpus"]}) == 24, [x["device"] for x in d["gpus"]]
+assert all(x["matched_by"] is None for x in d["gpus"]), d["gpus"]
 PY
 echo "watch-formats: ok"
