@@ -17,7 +17,8 @@
  *   memory-headroom     peak used >= 95 % of total
  *   pcie-link-degraded  current width below the maximum
  *   idle-gap            utilisation 0 for >= 1 s between busy samples
- *   straggler-gpu       one of >= 3 GPUs with mean power or utilisation
+ *   straggler-gpu       one of >= 3 GPUs with mean power, utilisation or
+ *                       (with no throttling finding of its own) SM clock
  *                       below 85 % of the others' median
  *   counter-untrustworthy  a field N/A in more than half of its samples,
  *                       or a DCGM activity field at 0 while utilisation > 50 %
@@ -303,6 +304,16 @@ static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *s
 	f->gpu = gpu;
 	f->msg[0] = 0;
 	return f;
+}
+
+/* 1 when GPU g has a power-capped or thermal-throttling finding in c */
+static int throttled(const struct fctx *c, size_t g)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->out[i].gpu == (int32_t)g && (!strcmp(c->out[i].id, "power-capped") ||
+						    !strcmp(c->out[i].id, "thermal-throttling")))
+			return 1;
+	return 0;
 }
 
 static size_t count_reason(const struct ts_telemetry *t, size_t g, uint64_t mask, size_t *n)
@@ -811,8 +822,10 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			snprintf(f->msg, sizeof(f->msg),
 				 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs): the GPUs "
 				 "are mostly waiting", usum / (double)un, ulo, uhi, n);
-		/* a GPU consistently below the others */
-		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT };
+		/* a GPU consistently below the others; on the SM clock only a GPU
+		 * with no throttling finding of its own (one with it is
+		 * explained, and said, already) */
+		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
 		/* "consistently": at least 3 samples of every GPU compared */
 		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && ng >= 3; k++) {
 			n = 0;
@@ -824,6 +837,8 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			double med = median(tmp, n);
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+				if (sf[k] == TS_TF_SM_CLOCK_MHZ && throttled(&c, g))
+					continue;
 				if (x->n >= 3 && med > 0 && x->mean < 0.85 * med && x->mean < med - 5 &&
 				    (f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
 					snprintf(f->msg, sizeof(f->msg),

@@ -11,6 +11,17 @@
 #    findings with 20, 20 and 10 samples. GPU 4 runs at 350 W, 60 %, 1410
 #    MHz against 650 W, 98 %, 1980 MHz: straggler on power and utilisation.
 #    The gap and the cut row are warned in the text and in the JSON.
+#    Mean SM clocks: 1980 (GPUs 0, 1, 3, 7), 1410 (GPU 4), (34 x 1980 +
+#    20 x 1200) / 54 = 1691.1 (GPUs 2, 5), (44 x 1980 + 10 x 1200) / 54 =
+#    1835.6 (GPU 6): median (1835.6 + 1980) / 2 = 1907.8, and GPU 4's 1410
+#    is 74 % of it: a clock straggler too (the throttled GPUs are not
+#    judged on their clock).
+#  - q_reasons.csv: per-reason fields ("Active" / "Not Active"), stamps
+#    without milliseconds, 30 ticks: GPU 2 hw_power_brake_slowdown and
+#    GPU 5 sw_thermal_slowdown from tick 10 (20 of 30 samples), GPU 4 at
+#    1410 MHz with power and utilisation like the others and no reason:
+#    a straggler on the SM clock only (71 % of 1980), which no finding
+#    reported while another GPU throttled.
 #  - The same 8 GPUs in three captures, each spelled as another tool
 #    would: q_units.csv ("GPU-abcdef0N-...", "00000000:1B:00.0"),
 #    uuid.csv (uuid only, bare and upper case, GPUs in reverse order, no
@@ -73,9 +84,20 @@ for i in range(5):
         bb.append("0000:%02x:00.0, %d.00 W, %d %%" % (0x1b + 0x10 * g, pw, ut))
         ha.append("%d, %s, %s, 600.00 W" % (g, uuid(g), bus(g)))
         hb.append("%d, %s, %s, 600.00 W" % (g, uuid(g + 16), bus(g)))
-for n, rows in (("uuid.csv", u), ("bus.csv", bb), ("hostA.csv", ha), ("hostB.csv", hb)):
+r = ["timestamp, index, power.draw [W], clocks.sm [MHz], clocks.max.sm [MHz], utilization.gpu [%], "
+     "clocks_event_reasons.sw_power_cap, clocks_event_reasons.hw_power_brake_slowdown, "
+     "clocks_event_reasons.sw_thermal_slowdown"]
+for i in range(30):
+    for g in range(8):
+        brake, therm = g == 2 and i >= 10, g == 5 and i >= 10
+        clk = 1410 if g == 4 else 1500 if (brake or therm) else 1980
+        act = lambda x: "Active" if x else "Not Active"
+        r.append("%s, %d, 650.00 W, %d MHz, 1980 MHz, 98 %%, Not Active, %s, %s" % (
+            (T0 + dt.timedelta(seconds=i)).strftime("%Y/%m/%d %H:%M:%S"), g, clk, act(brake), act(therm)))
+for n, rows in (("q_reasons.csv", r), ("uuid.csv", u), ("bus.csv", bb), ("hostA.csv", ha), ("hostB.csv", hb)):
     open(n, "w").write("\n".join(rows) + "\n")
 PY
+"$TS" watch --read q_reasons.csv --json -o q_reasons.json 2>/dev/null
 "$TS" watch --read q_units.csv uuid.csv bus.csv --json -o three.json 2>/dev/null
 "$TS" watch --read q_units.csv uuid.csv bus.csv >three.txt 2>&1
 "$TS" watch --read hostA.csv hostB.csv bus.csv --json -o hosts.json 2>/dev/null
@@ -101,13 +123,20 @@ for c in ("q_units", "q_nounits"):
                   ("6", "thermal or hardware slowdown in 10 of 54 samples")], (c, th)
     assert g["2"]["clock_event_reasons_seen"] == ["hw_power_brake"], (c, g["2"])
     st = sorted((x["gpu"], x["message"].split(" ")[3]) for x in d["findings"] if x["id"] == "straggler-gpu")
-    assert st == [("4", "power_w"), ("4", "util_pct")], (c, st)
+    assert st == [("4", "power_w"), ("4", "sm_clock_mhz"), ("4", "util_pct")], (c, st)
+    assert "GPU 4: mean sm_clock_mhz 1410.0 MHz is 74 % of the GPUs' median 1907.8" in txt, (c, txt)
     assert not [x for x in d["findings"] if x["id"] == "power-capped"], c
     w = {x["code"]: x for x in d["warnings"]}
     assert w["truncated"]["line"] == 433, (c, w)
     assert "no sample for 7.0 s, from 2026-01-06T15:00:49Z to 2026-01-06T15:00:56Z" in w["sample-gap"]["message"], (c, w)
     assert "GPU 2: thermal or hardware slowdown in 20 of 54 samples" in txt, (c, txt)
     assert "(cut): left out (line 433)" in txt and "no sample for 7.0 s" in txt, (c, txt)
+d = json.load(open("q_reasons.json"))
+th = sorted((x["gpu"], x["message"].split(";")[0]) for x in d["findings"] if x["id"] == "thermal-throttling")
+assert th == [("2", "GPU 2: thermal or hardware slowdown in 20 of 30 samples"),
+              ("5", "GPU 5: thermal or hardware slowdown in 20 of 30 samples")], th
+st = [(x["gpu"], x["message"]) for x in d["findings"] if x["id"] == "straggler-gpu"]
+assert st == [("4", "GPU 4: mean sm_clock_mhz 1410.0 MHz is 71 % of the GPUs' median 1980.0")], st
 d = json.load(open("three.json"))
 gs = d["gpus"]
 assert len(gs) == 24, len(gs)
