@@ -1094,6 +1094,40 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 				    "capturing machine's local time, read as UTC)" : ""))
 			return TS_ENOMEM;
 	}
+	/* steps across the capture's start or end: partly outside it, the
+	 * rest may be too little to measure (not outside, not in a gap) */
+	char elist[300] = "";
+	size_t nedge = 0, elen = 0, eleft = 0;
+	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
+		double worst = NAN;
+		if (!(steps[s].start_ns < lo || steps[s].end_ns > hi) ||
+		    steps[s].end_ns <= lo || steps[s].start_ns > hi)
+			continue;
+		for (size_t g = 0; g < ng; g++) {
+			double cv = rows[s * ng + g].coverage;
+			if (!isnan(cv) && (isnan(worst) || cv < worst))
+				worst = cv;
+		}
+		if (!(worst < TS_TELE_MIN_COVERAGE))
+			continue;
+		nedge++;
+		if (elen < sizeof(elist) - 40)
+			elen += (size_t)snprintf(elist + elen, sizeof(elist) - elen, "%s%lld (%.0f %%)",
+						 elen ? ", " : "", (long long)steps[s].iteration,
+						 100 * worst);
+		else
+			eleft++;
+	}
+	if (nedge) {
+		char etail[48] = "";
+		if (eleft)
+			snprintf(etail, sizeof(etail), ", and %zu more", eleft);
+		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
+				    "%zu step(s) run across the capture's start or end and are "
+				    "covered below %.0f %% on some GPU: iterations %s%s; their energy "
+				    "is not reported", nedge, 100 * TS_TELE_MIN_COVERAGE, elist, etail))
+			return TS_ENOMEM;
+	}
 	/* steps inside the capture that lie mostly in sample gaps */
 	char list[300] = "";
 	size_t nlow = 0, len = 0, left = 0;

@@ -16,6 +16,10 @@
 #    1835.6 (GPU 6): median (1835.6 + 1980) / 2 = 1907.8, and GPU 4's 1410
 #    is 74 % of it: a clock straggler too (the throttled GPUs are not
 #    judged on their clock).
+#  - q_units.csv joined to 60 one-second steps from tick 20 on (steps.jsonl):
+#    steps 40-59 are outside the capture; step 39 ([59 s, 60 s)) runs
+#    across its end (the last samples are at 59.000-59.018 s): covered 0 %
+#    and warned as such; steps 29-35 ([49 s, 56 s)) lie in the 7 s gap.
 #  - q_reasons.csv: per-reason fields ("Active" / "Not Active"), stamps
 #    without milliseconds, 30 ticks: GPU 2 hw_power_brake_slowdown and
 #    GPU 5 sw_thermal_slowdown from tick 10 (20 of 30 samples), GPU 4 at
@@ -74,6 +78,11 @@ def qcsv(path, units):
     open(path, "w").write(", ".join(h) + "\n" + "\n".join(rows))
 qcsv("q_units.csv", True)
 qcsv("q_nounits.csv", False)
+import json
+epoch = (T0 - dt.datetime(1970, 1, 1)).total_seconds()
+with open("steps.jsonl", "w") as f:
+    for k in range(60):
+        f.write(json.dumps({"step": k, "t_start_unix": epoch + 20 + k, "step_time_s": 1.0}) + "\n")
 u = ["uuid, power.draw [W], utilization.gpu [%]"]
 bb = ["pci.bus_id, power.draw [W], utilization.gpu [%]"]
 ha, hb = ["index, uuid, pci.bus_id, power.draw [W]"], ["index, uuid, pci.bus_id, power.draw [W]"]
@@ -98,6 +107,8 @@ for n, rows in (("q_reasons.csv", r), ("uuid.csv", u), ("bus.csv", bb), ("hostA.
     open(n, "w").write("\n".join(rows) + "\n")
 PY
 "$TS" watch --read q_reasons.csv --json -o q_reasons.json 2>/dev/null
+"$TS" watch --read q_units.csv --steps steps.jsonl --json -o steps.json 2>/dev/null
+"$TS" watch --read q_units.csv --steps steps.jsonl >steps.txt 2>&1
 "$TS" watch --read q_units.csv uuid.csv bus.csv --json -o three.json 2>/dev/null
 "$TS" watch --read q_units.csv uuid.csv bus.csv >three.txt 2>&1
 "$TS" watch --read hostA.csv hostB.csv bus.csv --json -o hosts.json 2>/dev/null
@@ -131,6 +142,15 @@ for c in ("q_units", "q_nounits"):
     assert "no sample for 7.0 s, from 2026-01-06T15:00:49Z to 2026-01-06T15:00:56Z" in w["sample-gap"]["message"], (c, w)
     assert "GPU 2: thermal or hardware slowdown in 20 of 54 samples" in txt, (c, txt)
     assert "(cut): left out (line 433)" in txt and "no sample for 7.0 s" in txt, (c, txt)
+d = json.load(open("steps.json"))
+w = [x["message"] for x in d["warnings"] if x["code"] == "steps-outside-capture"]
+assert len(w) == 2 and w[0].startswith("20 of 60 steps lie outside the capture"), w
+edge = ("1 step(s) run across the capture's start or end and are covered below 50 % on some GPU: "
+        "iterations 39 (0 %); their energy is not reported")
+assert w[1] == edge and edge in open("steps.txt").read(), w
+assert all(r["energy_j"] is None for r in d["steps"] if r["iteration"] == 39), d["steps"]
+gap = [x["message"] for x in d["warnings"] if x["code"] == "sample-gap" and "step(s)" in x["message"]]
+assert len(gap) == 1 and "iterations 29 (0 %), 30 (0 %), 31 (0 %), 32 (0 %), 33 (0 %), 34 (0 %), 35 (0 %)" in gap[0], gap
 d = json.load(open("q_reasons.json"))
 th = sorted((x["gpu"], x["message"].split(";")[0]) for x in d["findings"] if x["id"] == "thermal-throttling")
 assert th == [("2", "GPU 2: thermal or hardware slowdown in 20 of 30 samples"),
