@@ -20,6 +20,13 @@
 #    steps 40-59 are outside the capture; step 39 ([59 s, 60 s)) runs
 #    across its end (the last samples are at 59.000-59.018 s): covered 0 %
 #    and warned as such; steps 29-35 ([49 s, 56 s)) lie in the 7 s gap.
+#  - Stamps with a zone (ISO 8601, as a wrapper or collector writes them):
+#    tz8.csv "2026-01-06T15:00:0N.000+08:00" is 07:00:0N UTC, tzz.csv
+#    "...Z" is 15:00:0N UTC, tzm5.csv "2026-01-06 15:00:0N-0500" 20:00:0N
+#    UTC (the capture's range in the steps-outside-capture warning); before,
+#    the 'T' form was not read at all (the capture untimed, unsaid) and a
+#    zone after a space was dropped (5 h off). badts.csv (ctime stamps,
+#    which nvidia-smi does not write) is warned bad-cell, 10 cells.
 #  - q_reasons.csv: per-reason fields ("Active" / "Not Active"), stamps
 #    without milliseconds, 30 ticks: GPU 2 hw_power_brake_slowdown and
 #    GPU 5 sw_thermal_slowdown from tick 10 (20 of 30 samples), GPU 4 at
@@ -103,10 +110,16 @@ for i in range(30):
         act = lambda x: "Active" if x else "Not Active"
         r.append("%s, %d, 650.00 W, %d MHz, 1980 MHz, 98 %%, Not Active, %s, %s" % (
             (T0 + dt.timedelta(seconds=i)).strftime("%Y/%m/%d %H:%M:%S"), g, clk, act(brake), act(therm)))
+for name, f in (("tz8.csv", "2026-01-06T15:00:0%d.000+08:00"), ("tzz.csv", "2026-01-06T15:00:0%dZ"),
+                ("tzm5.csv", "2026-01-06 15:00:0%d-0500"), ("badts.csv", "Tue Jan  6 15:00:0%d 2026")):
+    open(name, "w").write("timestamp, index, power.draw [W]\n" + "".join(
+        "%s, %d, 300.00 W\n" % (f % i, g) for i in range(5) for g in range(2)))
 for n, rows in (("q_reasons.csv", r), ("uuid.csv", u), ("bus.csv", bb), ("hostA.csv", ha), ("hostB.csv", hb)):
     open(n, "w").write("\n".join(rows) + "\n")
 PY
 "$TS" watch --read q_reasons.csv --json -o q_reasons.json 2>/dev/null
+for z in tz8 tzz tzm5; do "$TS" watch --read $z.csv --steps steps.jsonl --json -o $z.json 2>/dev/null; done
+"$TS" watch --read badts.csv --json -o badts.json 2>/dev/null
 "$TS" watch --read q_units.csv --steps steps.jsonl --json -o steps.json 2>/dev/null
 "$TS" watch --read q_units.csv --steps steps.jsonl >steps.txt 2>&1
 "$TS" watch --read q_units.csv uuid.csv bus.csv --json -o three.json 2>/dev/null
@@ -151,6 +164,13 @@ assert w[1] == edge and edge in open("steps.txt").read(), w
 assert all(r["energy_j"] is None for r in d["steps"] if r["iteration"] == 39), d["steps"]
 gap = [x["message"] for x in d["warnings"] if x["code"] == "sample-gap" and "step(s)" in x["message"]]
 assert len(gap) == 1 and "iterations 29 (0 %), 30 (0 %), 31 (0 %), 32 (0 %), 33 (0 %), 34 (0 %), 35 (0 %)" in gap[0], gap
+for z, lo, hi in (("tz8", "07:00:00Z", "07:00:04Z"), ("tzz", "15:00:00Z", "15:00:04Z"),
+                  ("tzm5", "20:00:00Z", "20:00:04Z")):
+    w = [x["message"] for x in json.load(open(z + ".json"))["warnings"] if x["code"] == "steps-outside-capture"]
+    assert len(w) == 1 and "the capture from 2026-01-06T%s to 2026-01-06T%s" % (lo, hi) in w[0], (z, w)
+w = [(x["code"], x["message"], x["line"]) for x in json.load(open("badts.json"))["warnings"]]
+assert w == [("bad-cell", "badts.csv: 10 timestamp cell(s) not read as a date and time: their rows are "
+              "untimed (first: 'Tue Jan  6 15:00:00 2026')", 2)], w
 d = json.load(open("q_reasons.json"))
 th = sorted((x["gpu"], x["message"].split(";")[0]) for x in d["findings"] if x["id"] == "thermal-throttling")
 assert th == [("2", "GPU 2: thermal or hardware slowdown in 20 of 30 samples"),
