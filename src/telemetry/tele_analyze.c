@@ -165,6 +165,55 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 			     tele_fmt_utc(b, sizeof(b), tt[i]), (double)gap / (double)med,
 			     (double)med / 1e9, TS_TELE_GAP_FACTOR);
 	}
+	/* one GPU's own gaps, while the rounds go on without its rows: its
+	 * energy leaves them out (per GPU), so they are said too */
+	size_t ng = t->gpus.n;
+	int64_t *prev = malloc((ng ? ng : 1) * sizeof(*prev)), *gmed = malloc((ng ? ng : 1) * sizeof(*gmed));
+	if (prev && gmed) {
+		for (size_t g = 0; g < ng; g++) {
+			prev[g] = TS_NO_TIME;
+			gmed[g] = -1;
+		}
+		for (size_t i = from; i < t->samples.n; i++) {
+			const struct ts_tele_sample *x = &t->samples.v[i];
+			uint32_t g = x->gpu;
+			if (x->t_ns == TS_NO_TIME || g >= ng)
+				continue;
+			int64_t p = prev[g];
+			prev[g] = x->t_ns;
+			if (p == TS_NO_TIME || x->t_ns <= p)
+				continue;
+			int64_t gap = ns_diff(x->t_ns, p);
+			if (gmed[g] < 0)
+				gmed[g] = ts_tele_median_interval_ns(t, g);
+			if (!is_gap(gap, gmed[g]))
+				continue;
+			/* inside a gap of the rounds: said above */
+			int seen = 0;
+			for (size_t k = 1; k < n && !seen; k++)
+				seen = tt[k] > tt[k - 1] && is_gap(ns_diff(tt[k], tt[k - 1]), med) &&
+				       tt[k - 1] < x->t_ns && tt[k] > p;
+			if (seen)
+				continue;
+			if (shown == 5) {
+				more++;
+				more_s += (double)gap / 1e9;
+				continue;
+			}
+			shown++;
+			const char *id = t->gpus.v[g].id;
+			ts_tele_note(t, "sample-gap", -1,
+				     "%s%s: no sample for %.1f s, from %s to %s, while the other GPUs "
+				     "were sampled (%.1f times its median interval of %.3g s): its "
+				     "power is not integrated across it and steps inside it are not "
+				     "measured on it", id[0] >= '0' && id[0] <= '9' ? "GPU " : "", id,
+				     (double)gap / 1e9, tele_fmt_utc(a, sizeof(a), p),
+				     tele_fmt_utc(b, sizeof(b), x->t_ns), (double)gap / (double)gmed[g],
+				     (double)gmed[g] / 1e9);
+		}
+	}
+	free(prev);
+	free(gmed);
 	if (more)
 		ts_tele_note(t, "sample-gap", -1, "and %zu more sample gaps, %.1f s in all", more,
 			     more_s);

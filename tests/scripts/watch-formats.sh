@@ -27,6 +27,11 @@
 #    the 'T' form was not read at all (the capture untimed, unsaid) and a
 #    zone after a space was dropped (5 h off). badts.csv (ctime stamps,
 #    which nvidia-smi does not write) is warned bad-cell, 10 cells.
+#  - gap1.csv: 4 GPUs, 30 one-second rounds, GPU 3's rows missing from
+#    rounds 10-15 while the others go on: a 7 s gap of GPU 3 alone (its
+#    energy leaves 7 s out), warned as such; before, only gaps of whole
+#    rounds were warned and this one was said by nothing but the energy
+#    line.
 #  - q_reasons.csv: per-reason fields ("Active" / "Not Active"), stamps
 #    without milliseconds, 30 ticks: GPU 2 hw_power_brake_slowdown and
 #    GPU 5 sw_thermal_slowdown from tick 10 (20 of 30 samples), GPU 4 at
@@ -114,12 +119,17 @@ for name, f in (("tz8.csv", "2026-01-06T15:00:0%d.000+08:00"), ("tzz.csv", "2026
                 ("tzm5.csv", "2026-01-06 15:00:0%d-0500"), ("badts.csv", "Tue Jan  6 15:00:0%d 2026")):
     open(name, "w").write("timestamp, index, power.draw [W]\n" + "".join(
         "%s, %d, 300.00 W\n" % (f % i, g) for i in range(5) for g in range(2)))
+open("gap1.csv", "w").write("timestamp, index, power.draw [W]\n" + "".join(
+    "%s, %d, 600.00 W\n" % ((T0 + dt.timedelta(seconds=i)).strftime("%Y/%m/%d %H:%M:%S.000"), g)
+    for i in range(30) for g in range(4) if not (g == 3 and 10 <= i < 16)))
 for n, rows in (("q_reasons.csv", r), ("uuid.csv", u), ("bus.csv", bb), ("hostA.csv", ha), ("hostB.csv", hb)):
     open(n, "w").write("\n".join(rows) + "\n")
 PY
 "$TS" watch --read q_reasons.csv --json -o q_reasons.json 2>/dev/null
 for z in tz8 tzz tzm5; do "$TS" watch --read $z.csv --steps steps.jsonl --json -o $z.json 2>/dev/null; done
 "$TS" watch --read badts.csv --json -o badts.json 2>/dev/null
+"$TS" watch --read gap1.csv --json -o gap1.json 2>/dev/null
+"$TS" watch --read gap1.csv >gap1.txt 2>&1
 "$TS" watch --read q_units.csv --steps steps.jsonl --json -o steps.json 2>/dev/null
 "$TS" watch --read q_units.csv --steps steps.jsonl >steps.txt 2>&1
 "$TS" watch --read q_units.csv uuid.csv bus.csv --json -o three.json 2>/dev/null
@@ -171,6 +181,13 @@ for z, lo, hi in (("tz8", "07:00:00Z", "07:00:04Z"), ("tzz", "15:00:00Z", "15:00
 w = [(x["code"], x["message"], x["line"]) for x in json.load(open("badts.json"))["warnings"]]
 assert w == [("bad-cell", "badts.csv: 10 timestamp cell(s) not read as a date and time: their rows are "
               "untimed (first: 'Tue Jan  6 15:00:00 2026')", 2)], w
+d = json.load(open("gap1.json"))
+w = [x["message"] for x in d["warnings"] if x["code"] == "sample-gap"]
+one = ("gap1.csv: GPU 3: no sample for 7.0 s, from 2026-01-06T15:00:09Z to 2026-01-06T15:00:16Z, while the other "
+       "GPUs were sampled (7.0 times its median interval of 1 s)")
+assert len(w) == 1 and w[0].startswith(one), w
+assert one in open("gap1.txt").read()
+assert [(x["id"], x["gap_s"]) for x in d["gpus"]] == [("0", 0), ("1", 0), ("2", 0), ("3", 7)], d["gpus"]
 d = json.load(open("q_reasons.json"))
 th = sorted((x["gpu"], x["message"].split(";")[0]) for x in d["findings"] if x["id"] == "thermal-throttling")
 assert th == [("2", "GPU 2: thermal or hardware slowdown in 20 of 30 samples"),
