@@ -107,6 +107,14 @@ struct ts_tele_gpu {
 	 * A is not GPU 0 of B */
 	int32_t capture;           /* 0-based index of the capture file */
 	const char *file;          /* its name as given to the reader, or NULL */
+	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
+	 * of different captures with the same uuid ("GPU-" prefix, case and
+	 * blanks aside), or, where one of them has none, the same PCI bus id
+	 * (domain width and case aside), share `device` (0-based, in order of
+	 * first appearance); matched_by is "uuid", "bus_id" or NULL (seen in
+	 * no other capture) */
+	int32_t device;
+	const char *matched_by;
 	/* why a field is unsupported ("mtml-2.2.0", "nvml: symbol missing"),
 	 * NULL when not said */
 	const char *unsupported_why[TS_TF_COUNT];
@@ -206,6 +214,20 @@ int ts_tele_notes_warn(const struct ts_telemetry *t, size_t from, const char *pa
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
 		     const char *name, const struct ts_tele_read_opts *o,
 		     struct ts_err *err);
+
+/* Set every GPU's device and matched_by (see struct ts_tele_gpu): two GPUs
+ * of one capture are never one device, nor two with different uuids (a
+ * bus id is unique only on its host). ts_tele_read does it after each
+ * capture. Returns the number of devices seen in more than one capture. */
+size_t ts_tele_match_gpus(struct ts_telemetry *t);
+/* A uuid as the tools spell it ("GPU-ABCDEF01-...", "abcdef01-...") in one
+ * form: lower case, without "GPU-" and blanks, into buf; 0 when it is no
+ * uuid (empty, "N/A", no hex digit). */
+int ts_tele_uuid_norm(const char *uuid, char *buf, size_t cap);
+/* A PCI bus id ("00000000:1B:00.0", "0000:1b:00.0", "1b:00.0") as one
+ * number (domain << 24 | bus << 16 | device << 8 | function) into *out;
+ * 0 when it does not parse. */
+int ts_tele_bus_norm(const char *bus, uint64_t *out);
 
 /* 1 when t's GPUs come from more than one capture (their ids may repeat). */
 int ts_tele_multi_capture(const struct ts_telemetry *t);

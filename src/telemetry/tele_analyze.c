@@ -7,7 +7,8 @@
  *                       run of >= 5 samples or >= 5 s, or dmon pviol > 0, or
  *                       power >= 95 % of the limit (as often) while the SM
  *                       clock is below its maximum
- *   thermal-throttling  a thermal reason or dmon tviol in any sample
+ *   thermal-throttling  a thermal, HW-slowdown or HW power-brake reason or
+ *                       dmon tviol in any sample
  *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
  *                       with no throttling evidence (informational; without
  *                       any reason field the cause is said to be unknown)
@@ -16,7 +17,8 @@
  *   memory-headroom     peak used >= 95 % of total
  *   pcie-link-degraded  current width below the maximum
  *   idle-gap            utilisation 0 for >= 1 s between busy samples
- *   straggler-gpu       one of >= 3 GPUs with mean power or utilisation
+ *   straggler-gpu       one of >= 3 GPUs with mean power, utilisation or
+ *                       (with no throttling finding of its own) SM clock
  *                       below 85 % of the others' median
  *   counter-untrustworthy  a field N/A in more than half of its samples,
  *                       or a DCGM activity field at 0 while utilisation > 50 %
@@ -163,6 +165,55 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 			     tele_fmt_utc(b, sizeof(b), tt[i]), (double)gap / (double)med,
 			     (double)med / 1e9, TS_TELE_GAP_FACTOR);
 	}
+	/* one GPU's own gaps, while the rounds go on without its rows: its
+	 * energy leaves them out (per GPU), so they are said too */
+	size_t ng = t->gpus.n;
+	int64_t *prev = malloc((ng ? ng : 1) * sizeof(*prev)), *gmed = malloc((ng ? ng : 1) * sizeof(*gmed));
+	if (prev && gmed) {
+		for (size_t g = 0; g < ng; g++) {
+			prev[g] = TS_NO_TIME;
+			gmed[g] = -1;
+		}
+		for (size_t i = from; i < t->samples.n; i++) {
+			const struct ts_tele_sample *x = &t->samples.v[i];
+			uint32_t g = x->gpu;
+			if (x->t_ns == TS_NO_TIME || g >= ng)
+				continue;
+			int64_t p = prev[g];
+			prev[g] = x->t_ns;
+			if (p == TS_NO_TIME || x->t_ns <= p)
+				continue;
+			int64_t gap = ns_diff(x->t_ns, p);
+			if (gmed[g] < 0)
+				gmed[g] = ts_tele_median_interval_ns(t, g);
+			if (!is_gap(gap, gmed[g]))
+				continue;
+			/* inside a gap of the rounds: said above */
+			int seen = 0;
+			for (size_t k = 1; k < n && !seen; k++)
+				seen = tt[k] > tt[k - 1] && is_gap(ns_diff(tt[k], tt[k - 1]), med) &&
+				       tt[k - 1] < x->t_ns && tt[k] > p;
+			if (seen)
+				continue;
+			if (shown == 5) {
+				more++;
+				more_s += (double)gap / 1e9;
+				continue;
+			}
+			shown++;
+			const char *id = t->gpus.v[g].id;
+			ts_tele_note(t, "sample-gap", -1,
+				     "%s%s: no sample for %.1f s, from %s to %s, while the other GPUs "
+				     "were sampled (%.1f times its median interval of %.3g s): its "
+				     "power is not integrated across it and steps inside it are not "
+				     "measured on it", id[0] >= '0' && id[0] <= '9' ? "GPU " : "", id,
+				     (double)gap / 1e9, tele_fmt_utc(a, sizeof(a), p),
+				     tele_fmt_utc(b, sizeof(b), x->t_ns), (double)gap / (double)gmed[g],
+				     (double)gmed[g] / 1e9);
+		}
+	}
+	free(prev);
+	free(gmed);
 	if (more)
 		ts_tele_note(t, "sample-gap", -1, "and %zu more sample gaps, %.1f s in all", more,
 			     more_s);
@@ -304,6 +355,16 @@ static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *s
 	return f;
 }
 
+/* 1 when GPU g has a power-capped or thermal-throttling finding in c */
+static int throttled(const struct fctx *c, size_t g)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->out[i].gpu == (int32_t)g && (!strcmp(c->out[i].id, "power-capped") ||
+						    !strcmp(c->out[i].id, "thermal-throttling")))
+			return 1;
+	return 0;
+}
+
 static size_t count_reason(const struct ts_telemetry *t, size_t g, uint64_t mask, size_t *n)
 {
 	size_t hit = 0;
@@ -392,7 +453,7 @@ static int sig_state(const struct ts_tele_sample *x, int sig)
 		return (reason_bits(x->v[TS_TF_EVENT_REASONS]) &
 			(sig == SIG_CAP ? (uint64_t)TS_REASON_SW_POWER_CAP :
 			 (uint64_t)(TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
-				    TS_REASON_HW_SLOWDOWN))) != 0;
+				    TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE))) != 0;
 	case SIG_PVIOL:
 		return x->st[TS_TF_POWER_VIOL_PCT] != TS_TV_VALUE ? -1 : x->v[TS_TF_POWER_VIOL_PCT] > 0;
 	case SIG_TVIOL:
@@ -583,8 +644,11 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	for (size_t g = 0; g < ng; g++) {
 		const struct ts_tele_gpu_summary *s = &sum[g];
 		size_t nr, capped = count_reason(t, g, TS_REASON_SW_POWER_CAP, &nr);
+		/* HW power brake (an external power-brake assertion, e.g. by the
+		 * PSU or the chassis) is a hardware slowdown NVML reports by its
+		 * own bit: the clocks are held down just the same */
 		size_t thermal = count_reason(t, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
-						     TS_REASON_HW_SLOWDOWN, &nr);
+						     TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE, &nr);
 		const struct ts_tele_stat *pw = &s->f[TS_TF_POWER_W], *pl = &s->f[TS_TF_POWER_LIMIT_W];
 		const struct ts_tele_stat *clk = &s->f[TS_TF_SM_CLOCK_MHZ];
 		const struct ts_tele_stat *clkmax = &s->f[TS_TF_SM_CLOCK_MAX_MHZ];
@@ -807,8 +871,10 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			snprintf(f->msg, sizeof(f->msg),
 				 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs): the GPUs "
 				 "are mostly waiting", usum / (double)un, ulo, uhi, n);
-		/* a GPU consistently below the others */
-		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT };
+		/* a GPU consistently below the others; on the SM clock only a GPU
+		 * with no throttling finding of its own (one with it is
+		 * explained, and said, already) */
+		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
 		/* "consistently": at least 3 samples of every GPU compared */
 		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && ng >= 3; k++) {
 			n = 0;
@@ -820,6 +886,8 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			double med = median(tmp, n);
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+				if (sf[k] == TS_TF_SM_CLOCK_MHZ && throttled(&c, g))
+					continue;
 				if (x->n >= 3 && med > 0 && x->mean < 0.85 * med && x->mean < med - 5 &&
 				    (f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
 					snprintf(f->msg, sizeof(f->msg),
@@ -1073,6 +1141,40 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 				    q != 0 && fabs(off - q) <= 120 ? "; within 2 min of a whole quarter "
 				    "hour: a time-zone offset? (dmon -o DT and mthreads-gmi dates are the "
 				    "capturing machine's local time, read as UTC)" : ""))
+			return TS_ENOMEM;
+	}
+	/* steps across the capture's start or end: partly outside it, the
+	 * rest may be too little to measure (not outside, not in a gap) */
+	char elist[300] = "";
+	size_t nedge = 0, elen = 0, eleft = 0;
+	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
+		double worst = NAN;
+		if (!(steps[s].start_ns < lo || steps[s].end_ns > hi) ||
+		    steps[s].end_ns <= lo || steps[s].start_ns > hi)
+			continue;
+		for (size_t g = 0; g < ng; g++) {
+			double cv = rows[s * ng + g].coverage;
+			if (!isnan(cv) && (isnan(worst) || cv < worst))
+				worst = cv;
+		}
+		if (!(worst < TS_TELE_MIN_COVERAGE))
+			continue;
+		nedge++;
+		if (elen < sizeof(elist) - 40)
+			elen += (size_t)snprintf(elist + elen, sizeof(elist) - elen, "%s%lld (%.0f %%)",
+						 elen ? ", " : "", (long long)steps[s].iteration,
+						 100 * worst);
+		else
+			eleft++;
+	}
+	if (nedge) {
+		char etail[48] = "";
+		if (eleft)
+			snprintf(etail, sizeof(etail), ", and %zu more", eleft);
+		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
+				    "%zu step(s) run across the capture's start or end and are "
+				    "covered below %.0f %% on some GPU: iterations %s%s; their energy "
+				    "is not reported", nedge, 100 * TS_TELE_MIN_COVERAGE, elist, etail))
 			return TS_ENOMEM;
 	}
 	/* steps inside the capture that lie mostly in sample gaps */

@@ -4,9 +4,11 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "trainscope/telemetry.h"
 
 static const struct { const char *name, *unit; } fields[TS_TF_COUNT] = {
@@ -126,11 +128,200 @@ const char *ts_tele_gpu_label(const struct ts_telemetry *t, size_t g, int bare, 
 	return buf;
 }
 
+int ts_tele_uuid_norm(const char *u, char *buf, size_t cap)
+{
+	size_t n = 0;
+	int hex = 0;
+
+	if (!u || !cap)
+		return 0;
+	while (*u == ' ' || *u == '\t')
+		u++;
+	if (!strncasecmp(u, "GPU-", 4))
+		u += 4;
+	for (; *u && n + 1 < cap; u++) {
+		char c = *u;
+		if (c == ' ' || c == '\t')
+			continue;
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))
+			hex++;
+		else if (c != '-')
+			return 0; /* "N/A", "[Not Supported]", a MIG-... id */
+		buf[n++] = c;
+	}
+	buf[n] = 0;
+	return !*u && hex >= 8;
+}
+
+static int hexfield(const char **p, unsigned long max, char end, unsigned long *out)
+{
+	const char *s = *p;
+	unsigned long v = 0;
+	int n = 0;
+
+	for (; n < 8 && ((*s >= '0' && *s <= '9') || ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'f'));
+	     s++, n++)
+		v = v * 16 + (unsigned long)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+	if (!n || v > max || (end && *s != end))
+		return 0;
+	*out = v;
+	*p = end ? s + 1 : s;
+	return 1;
+}
+
+int ts_tele_bus_norm(const char *b, uint64_t *out)
+{
+	unsigned long dom = 0, bus, dev, fn;
+	const char *p, *colon;
+
+	if (!b)
+		return 0;
+	while (*b == ' ' || *b == '\t')
+		b++;
+	if (!strncasecmp(b, "0x", 2))
+		b += 2;
+	colon = strchr(b, ':');
+	if (!colon)
+		return 0;
+	p = b;
+	if (strchr(colon + 1, ':') && !hexfield(&p, 0xffffffffUL, ':', &dom))
+		return 0;
+	if (!hexfield(&p, 0xff, ':', &bus) || !hexfield(&p, 0x1f, '.', &dev) ||
+	    !hexfield(&p, 0x7, 0, &fn))
+		return 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p)
+		return 0;
+	*out = (uint64_t)dom << 24 | (uint64_t)bus << 16 | (uint64_t)dev << 8 | fn;
+	return 1;
+}
+
+/* the root of i's group (path halving) */
+static size_t uf_root(size_t *par, size_t i)
+{
+	while (par[i] != i) {
+		par[i] = par[par[i]];
+		i = par[i];
+	}
+	return i;
+}
+
+/* merge the groups of a and b unless that would make one device of two
+ * GPUs of one capture or of two different uuids */
+static void uf_join(const struct ts_telemetry *t, size_t *par, char (*uu)[80], size_t a, size_t b)
+{
+	size_t ra = uf_root(par, a), rb = uf_root(par, b), n = t->gpus.n;
+
+	if (ra == rb)
+		return;
+	for (size_t x = 0; x < n; x++) {
+		if (uf_root(par, x) != ra)
+			continue;
+		for (size_t y = 0; y < n; y++) {
+			if (uf_root(par, y) != rb)
+				continue;
+			if (t->gpus.v[x].capture == t->gpus.v[y].capture ||
+			    (uu[x][0] && uu[y][0] && strcmp(uu[x], uu[y])))
+				return;
+		}
+	}
+	par[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+}
+
+/* beyond this many GPUs (of every capture together) devices are not
+ * matched: the pairwise checks grow with its cube */
+#define TELE_MATCH_MAX 512
+
+size_t ts_tele_match_gpus(struct ts_telemetry *t)
+{
+	size_t n = t->gpus.n, shared = 0;
+	size_t *par = NULL, *dev = NULL;
+	char (*uu)[80] = NULL;
+	uint64_t *bus = NULL;
+	unsigned char *hasbus = NULL;
+
+	for (size_t g = 0; g < n; g++) {
+		t->gpus.v[g].device = (int32_t)g;
+		t->gpus.v[g].matched_by = NULL;
+	}
+	if (n < 2 || n > TELE_MATCH_MAX || !ts_tele_multi_capture(t))
+		return 0;
+	par = malloc(n * sizeof(*par));
+	dev = malloc(n * sizeof(*dev));
+	uu = malloc(n * sizeof(*uu));
+	bus = malloc(n * sizeof(*bus));
+	hasbus = malloc(n);
+	if (!par || !dev || !uu || !bus || !hasbus)
+		goto out;
+	for (size_t g = 0; g < n; g++) {
+		par[g] = g;
+		if (!ts_tele_uuid_norm(t->gpus.v[g].uuid, uu[g], sizeof(uu[g])))
+			uu[g][0] = 0;
+		hasbus[g] = (unsigned char)ts_tele_bus_norm(t->gpus.v[g].bus_id, &bus[g]);
+	}
+	/* uuids first: they are unique everywhere; a bus id only on its host,
+	 * so it joins only where a uuid does not tell */
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			if (uu[a][0] && uu[b][0] && !strcmp(uu[a], uu[b]))
+				uf_join(t, par, uu, a, b);
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
+			if (!hasbus[a] || !hasbus[b] || bus[a] != bus[b] || (uu[a][0] && uu[b][0]))
+				continue;
+			/* a bus id that goes with two uuids is on two hosts: it
+			 * tells nothing */
+			const char *u1 = NULL;
+			int two = 0;
+			for (size_t x = 0; x < n && !two; x++)
+				if (hasbus[x] && bus[x] == bus[a] && uu[x][0]) {
+					two = u1 && strcmp(u1, uu[x]);
+					u1 = u1 ? u1 : uu[x];
+				}
+			if (!two)
+				uf_join(t, par, uu, a, b);
+		}
+	size_t nd = 0;
+	for (size_t g = 0; g < n; g++)
+		dev[g] = SIZE_MAX;
+	for (size_t g = 0; g < n; g++) {
+		size_t r = uf_root(par, g);
+		if (dev[r] == SIZE_MAX)
+			dev[r] = nd++;
+		t->gpus.v[g].device = (int32_t)dev[r];
+	}
+	for (size_t g = 0; g < n; g++) {
+		size_t r = uf_root(par, g);
+		int by_uuid = 0, other = 0;
+		for (size_t h = 0; h < n; h++) {
+			if (h == g || uf_root(par, h) != r)
+				continue;
+			other = 1;
+			by_uuid |= uu[g][0] && !strcmp(uu[g], uu[h]);
+		}
+		if (other)
+			t->gpus.v[g].matched_by = by_uuid ? "uuid" : "bus_id";
+		if (other && r == g)
+			shared++;
+	}
+out:
+	free(par);
+	free(dev);
+	free(uu);
+	free(bus);
+	free(hasbus);
+	return shared;
+}
+
 int ts_tele_add_gpu(struct ts_telemetry *t, const char *id, const char *name)
 {
 	struct ts_tele_gpu g;
 
 	memset(&g, 0, sizeof(g));
+	g.device = (int32_t)t->gpus.n;
 	g.id = ts_arena_strndup(&t->arena, id, strlen(id));
 	g.name = name ? ts_arena_strndup(&t->arena, name, strlen(name)) : NULL;
 	if (!g.id || (name && !g.name) || TS_VEC_PUSH(t->gpus, g))

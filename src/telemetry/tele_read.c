@@ -477,24 +477,63 @@ static int64_t civil_ns(int y, int mo, int d, int h, int mi, double sec)
 	return (days * 86400 + h * 3600 + mi * 60) * 1000000000LL + (int64_t)llround(sec * 1e9);
 }
 
-/* "2026/01/06 15:13:03.389", "2024-03-14 23:07:56", "20240314 23:07:56". */
+/* The zone after a time's seconds: "Z", "+08:00", "-0500" (ISO 8601), as
+ * the seconds to subtract for UTC; 0 for anything else (no zone: the
+ * time is read as UTC). */
+static int64_t zone_offset_s(const char *p)
+{
+	int sign, hh, mm = 0;
+
+	if (*p == 'Z')
+		return 0;
+	if ((*p != '+' && *p != '-') || !isdigit((unsigned char)p[1]) ||
+	    !isdigit((unsigned char)p[2]))
+		return 0;
+	sign = *p == '-' ? -1 : 1;
+	hh = (p[1] - '0') * 10 + (p[2] - '0');
+	p += 3;
+	if (*p == ':')
+		p++;
+	if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]))
+		mm = (p[0] - '0') * 10 + (p[1] - '0');
+	if (hh > 18 || mm > 59)
+		return 0;
+	return sign * (hh * 3600 + mm * 60);
+}
+
+/* "2026/01/06 15:13:03.389", "2024-03-14 23:07:56", "20240314 23:07:56",
+ * and ISO 8601 ("2026-01-06T15:13:03.389+08:00", "...Z"): a zone after the
+ * seconds is applied, so the result is UTC. */
 static int64_t parse_stamp(struct view c)
 {
 	char buf[40];
 	int y, mo, d, h, mi, n = 0;
 	double sec;
+	int64_t t;
 
 	c = trim(c);
 	if (c.n >= sizeof(buf))
 		return TS_NO_TIME;
 	memcpy(buf, c.s, c.n);
 	buf[c.n] = 0;
+	/* ISO 8601's 'T' between the date and the time */
+	for (size_t i = 8; i + 1 < c.n && i <= 10; i++)
+		if (buf[i] == 'T' && isdigit((unsigned char)buf[i - 1]) &&
+		    isdigit((unsigned char)buf[i + 1])) {
+			buf[i] = ' ';
+			break;
+		}
 	if (sscanf(buf, "%d/%d/%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6 ||
-	    sscanf(buf, "%d-%d-%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6)
-		return civil_ns(y, mo, d, h, mi, sec);
-	if (c.n >= 17 && sscanf(buf, "%4d%2d%2d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6)
-		return civil_ns(y, mo, d, h, mi, sec);
-	return TS_NO_TIME;
+	    (n = 0, sscanf(buf, "%d-%d-%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6))
+		t = civil_ns(y, mo, d, h, mi, sec);
+	else if (n = 0, c.n >= 17 &&
+		 sscanf(buf, "%4d%2d%2d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6)
+		t = civil_ns(y, mo, d, h, mi, sec);
+	else
+		return TS_NO_TIME;
+	if (t == TS_NO_TIME || n <= 0 || (size_t)n > c.n)
+		return t;
+	return t - zone_offset_s(buf + n) * 1000000000LL;
 }
 
 /* "Tue Nov 12 20:55:00 2024" (ctime form). */
@@ -806,6 +845,9 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 	char fieldbuf[2048];
 	TS_VEC(struct qrow) rows = { 0 };
 	int rc = 0;
+	size_t bad_stamps = 0;
+	int64_t bad_stamp_line = 0;
+	char bad_stamp[64] = "";
 
 	if (o && o->query_fields) {
 		snprintf(fieldbuf, sizeof(fieldbuf), "%s", o->query_fields);
@@ -904,9 +946,27 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 	for (size_t i = 0; i < nr; i++) {
 		struct view rl = { rows.v[i].p, rows.v[i].n };
 		split_csv(trim(rl), cells, MAX_COLS);
-		if (c_time >= 0)
-			rows.v[i].t_ns = parse_stamp(cells[c_time]);
+		if (c_time >= 0) {
+			struct view tc = trim(cells[c_time]);
+			rows.v[i].t_ns = parse_stamp(tc);
+			/* a stamp not read makes its row untimed: said, not silent */
+			double pv;
+			struct view pu;
+			if (rows.v[i].t_ns == TS_NO_TIME && tc.n &&
+			    cell_parse(tc, &pv, &pu) != TS_TV_MISSING &&
+			    cell_parse(tc, &pv, &pu) != TS_TV_UNSUPPORTED) {
+				if (!bad_stamps++) {
+					bad_stamp_line = rows.v[i].line;
+					snprintf(bad_stamp, sizeof(bad_stamp), "%.*s",
+						 (int)(tc.n < 60 ? tc.n : 60), tc.s);
+				}
+			}
+		}
 	}
+	if (bad_stamps)
+		ts_tele_note(r->t, "bad-cell", bad_stamp_line,
+			     "%zu timestamp cell(s) not read as a date and time: their rows are "
+			     "untimed (first: '%s')", bad_stamps, bad_stamp);
 	if (c_id < 0 && c_time >= 0) {
 		uint32_t tk = 0;
 		int p = 0, maxsize = 0;
@@ -1318,6 +1378,8 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 		gp->name = vdup(r, v);
 	else if (!strcmp(k, "Bus ID") && !strcmp(k1, "PCI"))
 		gp->bus_id = vdup(r, v);
+	else if (!strcmp(k, "GPU UUID") && w->depth == 2)
+		gp->uuid = vdup(r, v);
 	else if (!strcmp(k1, "FB Memory Usage") && !strcmp(k, "Total"))
 		put(r, w->s, TS_TF_MEM_TOTAL_MIB, v, kv);
 	else if (!strcmp(k1, "FB Memory Usage") && !strcmp(k, "Used"))
@@ -1847,8 +1909,10 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	}
 	if (rc)
 		tele_restore(t, &before);
-	else
+	else {
 		tele_note_gaps(t, before.samples.n);
+		ts_tele_match_gpus(t);
+	}
 	return rc;
 }
 

@@ -75,6 +75,12 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		kstr_or_null(&w, "name", gp->name);
 		if (gp->bus_id)
 			ts_jw_kstr(&w, "bus_id", gp->bus_id);
+		if (gp->uuid)
+			ts_jw_kstr(&w, "uuid", gp->uuid);
+		if (multi) {
+			ts_jw_ki64(&w, "device", gp->device);
+			kstr_or_null(&w, "matched_by", gp->matched_by);
+		}
 		ts_jw_ki64(&w, "samples", (int64_t)s->samples);
 		ts_jw_key(&w, "fields");
 		ts_jw_obj(&w);
@@ -277,6 +283,27 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 				ts_sb_addf(out, "  %s energy: %.1f J (%s)\n",
 					   ts_tele_gpu_label(t, g, 0, lab, sizeof(lab)),
 					   sum[g].energy_j, sum[g].energy_method);
+	}
+	/* one device in several captures: named once per line */
+	for (size_t g = 0; multi && g < t->gpus.n; g++) {
+		int first = 1;
+		if (!t->gpus.v[g].matched_by)
+			continue;
+		for (size_t h = 0; h < g && first; h++)
+			first = t->gpus.v[h].device != t->gpus.v[g].device;
+		if (!first)
+			continue;
+		int by_uuid = 0, by_bus = 0;
+		ts_sb_addf(out, "  same GPU in several captures:");
+		for (size_t h = g; h < t->gpus.n; h++)
+			if (t->gpus.v[h].device == t->gpus.v[g].device) {
+				ts_sb_addf(out, "%s %s", h == g ? "" : " =",
+					   ts_tele_gpu_label(t, h, 0, lab, sizeof(lab)));
+				by_uuid |= !strcmp(t->gpus.v[h].matched_by, "uuid");
+				by_bus |= !strcmp(t->gpus.v[h].matched_by, "bus_id");
+			}
+		ts_sb_addf(out, " (by %s)\n", by_uuid && by_bus ? "uuid and PCI bus id" :
+			   by_uuid ? "uuid" : "PCI bus id");
 	}
 	for (size_t i = 0; i < t->straggler.n; i++) {
 		const struct ts_straggler_line *l = &t->straggler.v[i];

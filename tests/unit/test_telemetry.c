@@ -728,6 +728,8 @@ TEST(tele_gmi_json)
 	CHECK(has_note(&t, "partial-gpus"));
 	CHECK_STR(t.gpus.v[0].name, "MTT S5000");
 	CHECK_STR(t.gpus.v[0].bus_id, "00000000:2a:00.0");
+	REQUIRE(t.gpus.v[0].uuid != NULL); /* "GPU UUID", bare: no "GPU-" */
+	CHECK_STR(t.gpus.v[0].uuid, "00000000-0000-0000-0000-000000000000");
 	CHECK_NEAR(sv(&t, 0, TS_TF_POWER_W), 96.66, 1e-12);
 	CHECK_NEAR(sv(&t, 0, TS_TF_POWER_LIMIT_W), 950.0, 0);
 	CHECK_NEAR(100 * sv(&t, 0, TS_TF_POWER_W) / sv(&t, 0, TS_TF_POWER_LIMIT_W), 10.17, 0.005);
@@ -740,6 +742,34 @@ TEST(tele_gmi_json)
 	ts_tele_summarize(&t, sum);
 	CHECK_I64(sum[1].f[TS_TF_POWER_LIMIT_W].n, 0);
 	ts_tele_release(&t);
+}
+
+/* one GPU as nvidia-smi, NVML, DCGM, sysfs and mthreads-gmi spell it */
+TEST(tele_uuid_bus_norm)
+{
+	char a[80], b[80];
+	uint64_t x, y;
+
+	CHECK(ts_tele_uuid_norm("GPU-ABCDEF01-1111-2222-3333-000000000001", a, sizeof(a)));
+	CHECK(ts_tele_uuid_norm(" abcdef01-1111-2222-3333-000000000001", b, sizeof(b)));
+	CHECK_STR(a, b);
+	CHECK_STR(a, "abcdef01-1111-2222-3333-000000000001");
+	CHECK(!ts_tele_uuid_norm("N/A", a, sizeof(a)));
+	CHECK(!ts_tele_uuid_norm("[Not Supported]", a, sizeof(a)));
+	CHECK(!ts_tele_uuid_norm("MIG-abcdef01-1111-2222-3333-000000000001", a, sizeof(a)));
+	CHECK(!ts_tele_uuid_norm("", a, sizeof(a)));
+	CHECK(ts_tele_bus_norm("00000000:1B:00.0", &x));
+	CHECK(ts_tele_bus_norm("0000:1b:00.0", &y));
+	CHECK_I64((int64_t)x, (int64_t)y);
+	CHECK(ts_tele_bus_norm("1b:00.0", &y));
+	CHECK_I64((int64_t)x, (int64_t)y);
+	CHECK_I64((int64_t)x, 0x1b0000);
+	CHECK(ts_tele_bus_norm("00000001:1B:00.0", &y) && y != x);
+	CHECK(ts_tele_bus_norm("0000:1b:00.1", &y) && y != x);
+	CHECK(!ts_tele_bus_norm("N/A", &y));
+	CHECK(!ts_tele_bus_norm("0000:1b:00", &y));
+	CHECK(!ts_tele_bus_norm("0000:1b:00.0x", &y));
+	CHECK(!ts_tele_bus_norm("0000:1b:20.0", &y)); /* device is 5 bits */
 }
 
 TEST(tele_straggler_mw)
