@@ -161,6 +161,8 @@ struct ts_runmodel {
 	struct ts_model_args args;
 	int has_args_model;           /* args_model is the block's model, finished */
 	struct ts_model args_model;
+	char args_model_why[512];     /* has_args && !has_args_model: what the block
+				       * lacks (ts_model_finish's message), else "" */
 	struct ts_arena arena;
 };
 

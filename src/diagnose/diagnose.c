@@ -466,7 +466,14 @@ static void missing_evidence(struct ts_diag *d)
 			       "the log does not split the step: log the time spent in next(data_iterator) "
 			       "per step (JSONL `data_ms`) or Megatron timers (--timing-log-level 1) so a data "
 			       "wall can be seen without a trace");
-	if (!d->in.configs.n && !(d->rm && d->rm->has_args_model))
+	if (!d->in.configs.n && d->rm && d->rm->has_args && !d->rm->has_args_model)
+		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "model config",
+			       "the Megatron arguments block of %s does not give the model shape (%s): "
+			       "TFLOP/s/GPU and MFU%s need it; put the Hugging Face config.json in the "
+			       "run directory", d->rm->args_log, d->rm->args_model_why,
+			       d->have_steps && isfinite(d->steps_rep->tflops_mean)
+			       ? " and a check of the log's own TFLOP/s/GPU" : "");
+	else if (!d->in.configs.n && !(d->rm && d->rm->has_args_model))
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "model config",
 			       d->have_steps && isfinite(d->steps_rep->tflops_mean)
 			       ? "no model config: the log's own TFLOP/s/GPU is shown, but MFU and a "

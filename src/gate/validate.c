@@ -155,6 +155,11 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	rel = sgn = NULL;
 	if (!nlog)
 		return add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
+	if (!r->has_model && r->rm.has_args && !r->rm.has_args_model)
+		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU over %zu steps (FLOPs / "
+			   "time); not recomputed: the Megatron arguments block of %s does not give "
+			   "the model shape (%s); put config.json in the run directory", delivered,
+			   nlog, r->rm.args_log, r->rm.args_model_why);
 	if (!r->has_model)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU over %zu steps (FLOPs / "
 			   "time); not recomputed: no model config (config.json in the run directory "

@@ -1338,6 +1338,14 @@ static int read_args(struct ts_runmodel *rm, struct ts_err *err)
 		rm->has_args = 1;
 		rm->args_log = in->path;
 		rm->has_args_model = ts_model_finish(&rm->args_model, &e) == 0;
+		if (!rm->has_args_model) {
+			/* the model's messages end with the `mfu` option that
+			 * would give the value, "(--vocab)": no option of a log */
+			char *opt = strstr(e.msg, " (--");
+			if (opt && opt[strlen(opt) - 1] == ')')
+				*opt = 0;
+			snprintf(rm->args_model_why, sizeof(rm->args_model_why), "%s", e.msg);
+		}
 	}
 	return 0;
 }
