@@ -1101,6 +1101,40 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	return c.n;
 }
 
+/*
+ * The steps covered below TS_TELE_MIN_COVERAGE on some GPU among those
+ * that run across the capture's start or end [lo, hi] (edge) or lie inside
+ * it (!edge): *n counts them, list gets "ITER (PCT %)" entries while they
+ * fit in cap, *left counts the rest.
+ */
+static void low_steps(const struct ts_tele_span *steps, size_t nsteps,
+		      const struct ts_tele_step *rows, size_t ng, size_t nrows, int64_t lo,
+		      int64_t hi, int edge, char *list, size_t cap, size_t *n, size_t *left)
+{
+	size_t len = 0;
+
+	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
+		int across = steps[s].start_ns < lo || steps[s].end_ns > hi;
+		double worst = NAN;
+
+		if (edge ? !across || steps[s].end_ns <= lo || steps[s].start_ns > hi : across)
+			continue;
+		for (size_t g = 0; g < ng; g++) {
+			double cv = rows[s * ng + g].coverage;
+			if (!isnan(cv) && (isnan(worst) || cv < worst))
+				worst = cv;
+		}
+		if (!(worst < TS_TELE_MIN_COVERAGE))
+			continue;
+		(*n)++;
+		if (len < cap - 40)
+			len += (size_t)snprintf(list + len, cap - len, "%s%lld (%.0f %%)",
+						len ? ", " : "", (long long)steps[s].iteration, 100 * worst);
+		else
+			(*left)++;
+	}
+}
+
 int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *steps,
 		      size_t nsteps, const struct ts_tele_step *rows, size_t nrows,
 		      struct ts_warnings *out)
@@ -1146,27 +1180,8 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 	/* steps across the capture's start or end: partly outside it, the
 	 * rest may be too little to measure (not outside, not in a gap) */
 	char elist[300] = "";
-	size_t nedge = 0, elen = 0, eleft = 0;
-	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
-		double worst = NAN;
-		if (!(steps[s].start_ns < lo || steps[s].end_ns > hi) ||
-		    steps[s].end_ns <= lo || steps[s].start_ns > hi)
-			continue;
-		for (size_t g = 0; g < ng; g++) {
-			double cv = rows[s * ng + g].coverage;
-			if (!isnan(cv) && (isnan(worst) || cv < worst))
-				worst = cv;
-		}
-		if (!(worst < TS_TELE_MIN_COVERAGE))
-			continue;
-		nedge++;
-		if (elen < sizeof(elist) - 40)
-			elen += (size_t)snprintf(elist + elen, sizeof(elist) - elen, "%s%lld (%.0f %%)",
-						 elen ? ", " : "", (long long)steps[s].iteration,
-						 100 * worst);
-		else
-			eleft++;
-	}
+	size_t nedge = 0, eleft = 0;
+	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, 1, elist, sizeof(elist), &nedge, &eleft);
 	if (nedge) {
 		char etail[48] = "";
 		if (eleft)
@@ -1179,26 +1194,8 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 	}
 	/* steps inside the capture that lie mostly in sample gaps */
 	char list[300] = "";
-	size_t nlow = 0, len = 0, left = 0;
-	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
-		double worst = NAN;
-		if (steps[s].start_ns < lo || steps[s].end_ns > hi)
-			continue;
-		for (size_t g = 0; g < ng; g++) {
-			double cv = rows[s * ng + g].coverage;
-			if (!isnan(cv) && (isnan(worst) || cv < worst))
-				worst = cv;
-		}
-		if (!(worst < TS_TELE_MIN_COVERAGE))
-			continue;
-		nlow++;
-		if (len < sizeof(list) - 40)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld (%.0f %%)",
-						 len ? ", " : "", (long long)steps[s].iteration,
-						 100 * worst);
-		else
-			left++;
-	}
+	size_t nlow = 0, left = 0;
+	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, 0, list, sizeof(list), &nlow, &left);
 	char tail[48] = "";
 	if (left)
 		snprintf(tail, sizeof(tail), ", and %zu more", left);
