@@ -1683,7 +1683,7 @@ static int read_own(struct rd *r)
 					tok = ts_json_next(&j, r->err);
 					if (tok != TS_JSON_OBJ)
 						break;
-					char id[64] = "", name[160] = "";
+					char id[64] = "", name[160] = "", uuid[96] = "", bus[48] = "";
 					for (;;) {
 						tok = ts_json_next(&j, r->err);
 						if (tok != TS_JSON_KEY)
@@ -1695,6 +1695,10 @@ static int read_own(struct rd *r)
 							key_copy(id, sizeof(id), j.s, j.n);
 						else if (tok == TS_JSON_STR && !strcmp(gk, "name"))
 							key_copy(name, sizeof(name), j.s, j.n);
+						else if (tok == TS_JSON_STR && !strcmp(gk, "uuid"))
+							key_copy(uuid, sizeof(uuid), j.s, j.n);
+						else if (tok == TS_JSON_STR && !strcmp(gk, "bus_id"))
+							key_copy(bus, sizeof(bus), j.s, j.n);
 						else if (tok == TS_JSON_OBJ && !strcmp(gk, "unsupported")) {
 							int g = gpu_for(r, (struct view){ id, strlen(id) },
 									(struct view){ name, strlen(name) });
@@ -1717,9 +1721,15 @@ static int read_own(struct rd *r)
 							   (tok = ts_json_skip(&j, tok, r->err)) < 0)
 							goto line_done;
 					}
-					if (gpu_for(r, (struct view){ id, strlen(id) },
-						    (struct view){ name, strlen(name) }) < 0)
+					int g = gpu_for(r, (struct view){ id, strlen(id) },
+							(struct view){ name, strlen(name) });
+					if (g < 0)
 						return oom(r);
+					struct ts_tele_gpu *gp = &r->t->gpus.v[g];
+					if (uuid[0] && !gp->uuid)
+						gp->uuid = vdup(r, (struct view){ uuid, strlen(uuid) });
+					if (bus[0] && !gp->bus_id)
+						gp->bus_id = vdup(r, (struct view){ bus, strlen(bus) });
 				}
 				continue;
 			}

@@ -50,6 +50,8 @@ struct nvml {
 	nv_clock_fn clock, max_clock;
 	int (*temp_v)(void *, struct nv_temp_v *);
 	int (*temp)(void *, int, unsigned *);
+	int (*uuid)(void *, char *, unsigned);
+	int (*pci)(void *, void *);    /* nvmlDeviceGetPciInfo{,_v2,_v3} */
 };
 
 /* ---------------------------------------------------------------- MTML */
@@ -73,6 +75,8 @@ struct mtml {
 	int (*mem_used)(void *, unsigned long long *);
 	int (*mem_util)(void *, unsigned *);
 	int (*mem_clock)(void *, unsigned *);
+	int (*uuid)(void *, char *, unsigned);
+	int (*pci)(void *, void *);    /* mtmlDeviceGetPciInfo */
 	void *dev[MAX_GPUS], *gpu[MAX_GPUS], *mem[MAX_GPUS];
 };
 
@@ -133,6 +137,39 @@ static void mark_unsupported(struct ts_telemetry *t, int f, const char *why)
 			t->gpus.v[g].unsupported_why[f] = why;
 }
 
+/*
+ * The identity of GPU g as the tools print it, so that a capture of this
+ * sampler and one of nvidia-smi or mthreads-gmi match (ts_tele_match):
+ * the uuid as the library answers it, and the PCI bus id. NVML's
+ * nvmlPciInfo_t has moved its bus-id string between versions (16 bytes
+ * in v1, a 16-byte legacy copy then 32 bytes from v2), but domain, bus and
+ * device sit at bytes 16, 20 and 24 in every version: the id is written
+ * from them as nvidia-smi prints it ("00000000:1B:00.0"; NVML reports
+ * function 0). MTML's MtmlPciInfo starts with its sbdf string
+ * ("0000:3b:00.0"). A call that fails leaves the field NULL.
+ */
+static void set_identity(struct ts_sampler *s, int g, int (*uuid)(void *, char *, unsigned),
+			 int (*pci)(void *, void *), void *dev, int nvml)
+{
+	struct ts_tele_gpu *gp = &s->t->gpus.v[g];
+	char buf[128];
+	union { unsigned char b[256]; unsigned u[64]; } info;
+
+	memset(buf, 0, sizeof(buf));
+	if (uuid && uuid(dev, buf, sizeof(buf) - 1) == 0 && buf[0])
+		gp->uuid = ts_arena_strndup(&s->t->arena, buf, strnlen(buf, sizeof(buf)));
+	memset(&info, 0, sizeof(info));
+	if (!pci || pci(dev, &info) != 0)
+		return;
+	if (nvml)
+		snprintf(buf, sizeof(buf), "%08X:%02X:%02X.0", info.u[4], info.u[5] & 0xff,
+			 info.u[6] & 0x1f);
+	else
+		snprintf(buf, sizeof(buf), "%.31s", (const char *)info.b);
+	if (buf[0])
+		gp->bus_id = ts_arena_strndup(&s->t->arena, buf, strlen(buf));
+}
+
 static int open_nvml(struct ts_sampler *s, char *tried, size_t cap)
 {
 	const char *so = env_or("TS_SAMPLER_LIB_NVML", "libnvidia-ml.so.1");
@@ -172,6 +209,10 @@ static int open_nvml(struct ts_sampler *s, char *tried, size_t cap)
 	*(void **)&n->max_clock = sym(lib, "nvmlDeviceGetMaxClockInfo");
 	*(void **)&n->temp_v = sym(lib, "nvmlDeviceGetTemperatureV");
 	*(void **)&n->temp = sym(lib, "nvmlDeviceGetTemperature");
+	*(void **)&n->uuid = sym(lib, "nvmlDeviceGetUUID");
+	*(void **)&n->pci = sym2(lib, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
+	if (!n->pci)
+		*(void **)&n->pci = sym(lib, "nvmlDeviceGetPciInfo");
 	unsigned cnt = 0;
 	if (n->count(&cnt) != 0)
 		cnt = 0;
@@ -184,8 +225,10 @@ static int open_nvml(struct ts_sampler *s, char *tried, size_t cap)
 		if (n->name)
 			n->name(s->nvdev[i], name, sizeof(name));
 		snprintf(id, sizeof(id), "%u", i);
-		if (ts_tele_add_gpu(s->t, id, name[0] ? name : NULL) < 0)
+		int g = ts_tele_add_gpu(s->t, id, name[0] ? name : NULL);
+		if (g < 0)
 			return -1;
+		set_identity(s, g, n->uuid, n->pci, s->nvdev[i], 1);
 		s->ngpus++;
 	}
 	char drv[80] = "";
@@ -270,6 +313,8 @@ static int open_mtml(struct ts_sampler *s, char *tried, size_t cap)
 	*(void **)&m->mem_used = sym(lib, "mtmlMemoryGetUsed");
 	*(void **)&m->mem_util = sym(lib, "mtmlMemoryGetUtilization");
 	*(void **)&m->mem_clock = sym(lib, "mtmlMemoryGetClock");
+	*(void **)&m->uuid = sym(lib, "mtmlDeviceGetUUID");
+	*(void **)&m->pci = sym(lib, "mtmlDeviceGetPciInfo");
 	char ver[64] = "", drv[80] = "", buf[96];
 	int (*libver)(void *, char *, unsigned) = NULL, (*sysdrv)(void *, char *, unsigned) = NULL;
 	*(void **)&libver = sym(lib, "mtmlLibraryGetVersion");
@@ -298,8 +343,10 @@ static int open_mtml(struct ts_sampler *s, char *tried, size_t cap)
 		if (m->name)
 			m->name(m->dev[i], name, sizeof(name));
 		snprintf(id, sizeof(id), "%u", i);
-		if (ts_tele_add_gpu(s->t, id, name[0] ? name : NULL) < 0)
+		int g = ts_tele_add_gpu(s->t, id, name[0] ? name : NULL);
+		if (g < 0)
 			return -1;
+		set_identity(s, g, m->uuid, m->pci, m->dev[i], 0);
 		s->ngpus++;
 	}
 	s->t->source = "mtml";
@@ -505,6 +552,10 @@ static void write_header(struct ts_sampler *s)
 		ts_jw_obj(&w);
 		ts_jw_kstr(&w, "id", t->gpus.v[g].id);
 		ts_jw_kstr(&w, "name", t->gpus.v[g].name ? t->gpus.v[g].name : "");
+		if (t->gpus.v[g].uuid)
+			ts_jw_kstr(&w, "uuid", t->gpus.v[g].uuid);
+		if (t->gpus.v[g].bus_id)
+			ts_jw_kstr(&w, "bus_id", t->gpus.v[g].bus_id);
 		ts_jw_key(&w, "unsupported");
 		ts_jw_obj(&w);
 		for (int f = 0; f < TS_TF_COUNT; f++)
@@ -614,7 +665,7 @@ static void *thread_main(void *arg)
  * is only the fallback.
  */
 static const char poll_fields[] =
-	"timestamp,index,name,pci.bus_id,driver_version,power.draw,power.limit,"
+	"timestamp,index,name,uuid,pci.bus_id,driver_version,power.draw,power.limit,"
 	"utilization.gpu,utilization.memory,temperature.gpu,temperature.memory,clocks.sm,"
 	"clocks.max.sm,clocks.mem,memory.used,memory.total,fan.speed,pcie.link.gen.current,"
 	"pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,"

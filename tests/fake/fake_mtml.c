@@ -1,6 +1,8 @@
 /*
  * fake_mtml.c - a stand-in libmtml.so for the watch tests: one MTT S4000.
  * Power is 200 W then +5 W per call; mtmlGpuGetMaxClock does not exist.
+ * Its uuid is 9c2d4e6f-1a3b-4c5d-8e7f-0123456789ab and its PCI sbdf
+ * 0000:3b:00.0 (MtmlPciInfo: the 32-byte sbdf string first).
  * Every handle created and freed is counted, and the counts are written to
  * $FAKE_MTML_LOG at mtmlLibraryShutDown so the test can check that watch
  * frees what it creates.
@@ -45,3 +47,14 @@ int mtmlDeviceInitMemory(void *d, void **m) { (void)d; *m = &mem_obj; created++;
 int mtmlDeviceFreeMemory(void *m) { (void)m; freed++; return 0; }
 int mtmlMemoryGetTotal(void *m, unsigned long long *b) { (void)m; *b = 48ULL << 30; return 0; }
 int mtmlMemoryGetUsed(void *m, unsigned long long *b) { (void)m; *b = 12ULL << 30; return 0; }
+int mtmlDeviceGetUUID(void *d, char *b, unsigned n) { (void)d; snprintf(b, n, "9c2d4e6f-1a3b-4c5d-8e7f-0123456789ab"); return 0; }
+struct pci { char sbdf[32]; unsigned segment, bus, device, dev_id, subsys_id; };
+int mtmlDeviceGetPciInfo(void *d, struct pci *p)
+{
+	(void)d;
+	snprintf(p->sbdf, sizeof(p->sbdf), "0000:3b:00.0");
+	p->segment = 0;
+	p->bus = 0x3b;
+	p->device = 0;
+	return 0;
+}

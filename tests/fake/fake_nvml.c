@@ -5,8 +5,11 @@
  * 5000 J and grows 20 J per call; the clock-event reasons are 0 before call 5
  * and SW power cap (0x4) from call 5 on; PCIe width answers NOT_SUPPORTED;
  * nvmlDeviceGetFanSpeed does not exist, and neither does the newer
- * nvmlDeviceGetTemperatureV (the deprecated call must be used). The shutdown
- * is written to $FAKE_NVML_LOG.
+ * nvmlDeviceGetTemperatureV (the deprecated call must be used). GPU i's uuid
+ * is GPU-5e1f0c2a-7b3d-4c8e-9a01-00000000000i and its PCI location domain 0,
+ * bus 0x1b + 0x20 i, device 0, answered in nvmlPciInfo_t's v3 layout (a
+ * 16-byte legacy bus id, then domain, bus, device, two ids, and a 32-byte
+ * bus id). The shutdown is written to $FAKE_NVML_LOG.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,3 +72,20 @@ int nvmlDeviceGetMaxClockInfo(void *h, int type, unsigned *mhz) { (void)h; *mhz 
 int nvmlDeviceGetTemperature(void *h, int sensor, unsigned *c) { (void)h; (void)sensor; *c = 61; return 0; }
 int nvmlDeviceGetCurrPcieLinkWidth(void *h, unsigned *w) { (void)h; (void)w; return 3; }
 int nvmlDeviceGetMaxPcieLinkWidth(void *h, unsigned *w) { (void)h; (void)w; return 3; }
+int nvmlDeviceGetUUID(void *h, char *b, unsigned n)
+{
+	dev_t_ *d = h;
+	snprintf(b, n, "GPU-5e1f0c2a-7b3d-4c8e-9a01-%012d", d->id);
+	return 0;
+}
+struct pci_v3 { char legacy[16]; unsigned domain, bus, device, dev_id, subsys_id; char bus_id[32]; };
+int nvmlDeviceGetPciInfo_v3(void *h, struct pci_v3 *p)
+{
+	dev_t_ *d = h;
+	memset(p, 0, sizeof(*p));
+	p->bus = 0x1b + 0x20 * (unsigned)d->id;
+	p->dev_id = 0x233010de;
+	snprintf(p->legacy, sizeof(p->legacy), "0000:%02X:00.0", p->bus);
+	snprintf(p->bus_id, sizeof(p->bus_id), "00000000:%02X:00.0", p->bus);
+	return 0;
+}
