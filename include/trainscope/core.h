@@ -182,4 +182,14 @@ static inline uint32_t ts_intern_len(const struct ts_intern *t, uint32_t id)
 /* 64-bit hash of n bytes (deterministic across runs and machines). */
 uint64_t ts_hash(const void *data, size_t n);
 
+/*
+ * Nanoseconds since 1970-01-01T00:00:00 of a calendar date and time
+ * (proleptic Gregorian), taken as UTC: no zone is applied, so two stamps
+ * of one clock differ by their true interval whatever its zone. sec may
+ * carry a fraction (and 60, a leap second). INT64_MIN when a field is out
+ * of range: year 1970-2200, month 1-12, day 1-31, hour 0-23, minute 0-59,
+ * second [0, 61).
+ */
+int64_t ts_civil_ns(int y, int mo, int d, int h, int mi, double sec);
+
 #endif

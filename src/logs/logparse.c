@@ -36,6 +36,7 @@ static const char *const format_names[TS_LOG_FORMAT_COUNT] = {
 	[TS_LOG_PRIMUS] = "primus",
 	[TS_LOG_JSONL] = "jsonl",
 	[TS_LOG_LIGHTNING] = "lightning-bar",
+	[TS_LOG_TITAN] = "torchtitan",
 };
 
 const char *ts_log_format_name(int format)
@@ -464,6 +465,10 @@ struct rd {
 				     * line, -1 none */
 	int64_t hf_last;            /* the last HF dict's iteration, TS_NO_INT none */
 	int iter_seen;              /* a JSONL record of the file had an iteration */
+	/* torchtitan: the stamp and step its next record's interval starts
+	 * from (the last record, "Training starts at step N", a validation),
+	 * TS_NO_INT none; the job's batch from "Training starts" */
+	int64_t titan_t0, titan_step0, titan_gbs, titan_seq, titan_total;
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
 	 * table: every line of a run repeats the same few names. */
@@ -1297,6 +1302,233 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 	return push_step(r, &st, TS_LOG_HF) ? TS_ENOMEM : 1;
 }
 
+/* ------------------------------------------------------------ torchtitan */
+
+/*
+ * torchtitan's logger puts "[titan] 2025-03-10 20:06:28,373 - root - INFO - "
+ * (Python logging's asctime: milliseconds after a comma) before each
+ * message, and its metrics processor logs step 1 and every log_freq-th
+ * step as
+ *   step: 10  loss:  7.9000  grad_norm:  1.1000  memory: 42.22GiB(44.44%)
+ *   tps: 6,826  tflops: 395.32  mfu: 39.97%
+ * (colours stripped; before 2025 no grad_norm, "wps" for tps, no tflops).
+ * The record has no step time: its interval's time is between its stamp
+ * and the stamp of what reset torchtitan's interval clock (the record
+ * before, or a "validate step:" line), over the steps between them, so a
+ * record is an interval mean like Megatron's log-interval records. The
+ * first record's interval starts at "Training starts at step N, with
+ * local batch size B, global batch size G, ..., sequence length S, total
+ * steps T", which also gives the tokens of a step (G x S).
+ */
+
+/* The stamp "YYYY-MM-DD HH:MM:SS[,mmm]" at s[0..n), ns (UTC as written),
+ * TS_NO_INT when s does not start with one. */
+static int64_t py_stamp(const char *s, size_t n)
+{
+	static const char pat[] = "dddd-dd-dd dd:dd:dd";
+	int v[6] = { 0 }, k = 0;
+	double sec;
+
+	if (n < sizeof(pat) - 1)
+		return TS_NO_INT;
+	for (size_t i = 0; i < sizeof(pat) - 1; i++) {
+		if (pat[i] == 'd') {
+			if (s[i] < '0' || s[i] > '9')
+				return TS_NO_INT;
+			continue;
+		}
+		if (s[i] != pat[i])
+			return TS_NO_INT;
+	}
+	for (size_t i = 0; i < sizeof(pat) - 1; i++) {
+		if (pat[i] != 'd')
+			k++;
+		else
+			v[k] = v[k] * 10 + (s[i] - '0');
+	}
+	sec = v[5];
+	if (n > 20 && (s[19] == ',' || s[19] == '.')) {
+		double f = 0.1;
+
+		for (size_t i = 20; i < n && i < 29 && s[i] >= '0' && s[i] <= '9'; i++, f /= 10)
+			sec += (s[i] - '0') * f;
+	}
+	int64_t t = ts_civil_ns(v[0], v[1], v[2], v[3], v[4], sec);
+	return t == INT64_MIN ? TS_NO_INT : t;
+}
+
+static void skip_prefix(const char **s, size_t *n);
+
+/* The line's torchtitan stamp: after "[titan] ", else at its start. */
+static int64_t titan_stamp(const char *s, size_t n)
+{
+	const char *p = memmem(s, n, "[titan] ", 8);
+
+	if (p)
+		return py_stamp(p + 8, (size_t)(s + n - p - 8));
+	return py_stamp(s, n);
+}
+
+/* A number after "key:" (blanks, thousands commas) at p..e; the end of
+ * its digits in *end. 0 on success. */
+static int titan_num(const char *p, const char *e, double *x, const char **end)
+{
+	char buf[48];
+	size_t k = 0;
+
+	while (p < e && *p == ' ')
+		p++;
+	while (p < e && k < sizeof(buf) - 1 && *p != ' ' && *p != '(' && *p != '%' &&
+	       !(*p == 'G' && p + 3 <= e && !memcmp(p, "GiB", 3))) {
+		if (*p != ',')
+			buf[k++] = *p;
+		p++;
+	}
+	*end = p;
+	return k ? pnum(buf, k, x) : -1;
+}
+
+/* The value of "key:" in the message m..e (a field starts the message or
+ * follows a blank), via titan_num; 0 found. */
+static int titan_field(const char *m, const char *e, const char *key, double *x)
+{
+	size_t k = strlen(key);
+	const char *p = m, *end;
+
+	while ((p = memmem(p, (size_t)(e - p), key, k))) {
+		if ((p == m || p[-1] == ' ') && p + k < e && p[k] == ':')
+			return titan_num(p + k + 1, e, x, &end);
+		p += k;
+	}
+	return -1;
+}
+
+/* "Training starts at step N, with local batch size B, global batch size
+ * G, [gradient accumulation steps A, ]sequence length S, total steps T
+ * (warmup W)" */
+static int parse_titan_start(struct rd *r, const char *s, size_t n)
+{
+	static const char head[] = "Training starts at step ";
+	const char *p = memmem(s, n, head, sizeof(head) - 1), *e = s + n, *end;
+	double x;
+
+	if (!p)
+		return 0;
+	if (titan_num(p + sizeof(head) - 1, e, &x, &end) || !(x >= 1) || x > 1e15)
+		return 0;
+	r->titan_step0 = d2i(x) - 1;
+	r->titan_t0 = titan_stamp(s, n);
+	r->titan_gbs = r->titan_seq = r->titan_total = TS_NO_INT;
+	if ((p = memmem(p, (size_t)(e - p), "global batch size ", 18)) &&
+	    !titan_num(p + 18, e, &x, &end) && x >= 1)
+		r->titan_gbs = d2i(x);
+	if ((p = memmem(s, n, "sequence length ", 16)) && !titan_num(p + 16, e, &x, &end) && x >= 1)
+		r->titan_seq = d2i(x);
+	if ((p = memmem(s, n, "total steps ", 12)) && !titan_num(p + 12, e, &x, &end) && x >= 1)
+		r->titan_total = d2i(x);
+	/* a (re)start of training, as Megatron's banner is */
+	r->markers |= TS_STEP_RESTART;
+	return 1;
+}
+
+/* 1 when s[0..n) is a torchtitan step or validation record (pushed), or
+ * the input's last line cut inside one (noted: its mfu, the field every
+ * version prints last, is missing), 0 when not, < 0 on error. */
+static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t line, uint64_t off)
+{
+	const char *e = s + n, *m = NULL, *p = s, *end;
+	struct ts_step st;
+	double x, step;
+	int64_t t;
+	int validate = 0;
+
+	/* the message: "step:" after the logger's " - " or at the line's start
+	 * (after a launcher prefix), or "validate step:" */
+	while ((p = memmem(p, (size_t)(e - p), "step: ", 6))) {
+		if (p - s >= 9 && !memcmp(p - 9, "validate ", 9)) {
+			m = p - 9;
+			validate = 1;
+			break;
+		}
+		if (p - s >= 2 && !memcmp(p - 2, "- ", 2)) {
+			m = p;
+			break;
+		}
+		p += 6;
+	}
+	if (!m) {
+		const char *q = s;
+		size_t qn = n;
+
+		skip_prefix(&q, &qn);
+		if (qn >= 6 && !memcmp(q, "step: ", 6))
+			m = q;
+		else
+			return 0;
+	}
+	p = validate ? m + 9 : m;
+	if (titan_num(p + 5, e, &step, &end) || !(step >= 0) || step > 1e15)
+		return 0;
+	if (!nl && r->log->format == TS_LOG_TITAN && !validate &&
+	    !memmem(m, (size_t)(e - m), "mfu:", 4)) {
+		int rc = note_cut(r, line, off, "last line cut inside a torchtitan record");
+
+		return rc < 0 ? rc : 1;
+	}
+	{
+		double y;
+		int seen = !titan_field(m, e, "tps", &y) || !titan_field(m, e, "wps", &y) ||
+			   !titan_field(m, e, "memory", &y) || !titan_field(m, e, "mfu", &y);
+
+		if (!memmem(m, (size_t)(e - m), "  loss:", 7) || !seen)
+			return 0;
+	}
+	t = titan_stamp(s, n);
+	see_format(r, TS_LOG_TITAN);
+	if (validate) {
+		/* torchtitan restarts its interval clock after a validation */
+		r->titan_t0 = t;
+		r->markers |= TS_STEP_AFTER_EVAL;
+		return 1;
+	}
+	step_blank(&st, r, line);
+	st.iteration = d2i(step);
+	{
+		int rank = prefix_rank(s, (size_t)(m - s));
+
+		if (rank >= 0)
+			st.rank = rank;
+	}
+	if (!titan_field(m, e, "loss", &x)) {
+		st.loss = x;
+		if (!isfinite(x))
+			st.flags |= TS_STEP_LOSS_NONFINITE;
+	}
+	if (!titan_field(m, e, "grad_norm", &x)) {
+		st.grad_norm = x;
+		if (!isfinite(x))
+			st.flags |= TS_STEP_GRAD_NONFINITE;
+	}
+	if (!titan_field(m, e, "memory", &x) && x >= 0)
+		st.mem_max_reserved_bytes = x * 1073741824.0;   /* GiB */
+	if (!titan_field(m, e, "tflops", &x))
+		st.tflops = x;
+	if (!titan_field(m, e, "tps", &x) || !titan_field(m, e, "wps", &x))
+		st.tokens_per_s_gpu = x;
+	if (t != TS_NO_INT && r->titan_t0 != TS_NO_INT && r->titan_step0 != TS_NO_INT &&
+	    st.iteration > r->titan_step0 && t >= r->titan_t0)
+		st.step_ns = (t - r->titan_t0) / (st.iteration - r->titan_step0);
+	if (r->titan_gbs != TS_NO_INT) {
+		st.global_batch = r->titan_gbs;
+		if (r->titan_seq != TS_NO_INT)
+			st.tokens = r->titan_gbs * r->titan_seq;
+	}
+	st.train_iters = r->titan_total;
+	r->titan_t0 = t;
+	r->titan_step0 = st.iteration;
+	return push_step(r, &st, TS_LOG_TITAN) ? TS_ENOMEM : 1;
+}
+
 /* ---------------------------------------------------------------- JSONL */
 
 enum jkey {
@@ -1823,7 +2055,7 @@ static void scan_markers(struct rd *r, const char *s, size_t n)
 	static const char *const prof[] = { "Capture range ended", ".nsys-rep",
 		"torch.profiler", "export_chrome_trace", "Saved profiler trace" };
 	static const char *const ckpt[] = { "saving checkpoint", "saved checkpoint",
-		"Saving checkpoint", "Saved checkpoint" };
+		"Saving checkpoint", "Saved checkpoint", "Saving the checkpoint" };
 	static const char *const eval[] = { "validation loss", "Evaluating",
 		"evaluation" };
 	/* a process (re)starting training: Megatron's banner before its first
@@ -2521,6 +2753,13 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		    (rc = parse_hf(r, br, (size_t)(e - br), line)))
 			return rc < 0 ? rc : 0;
 	}
+	if (r->log->format == TS_LOG_UNKNOWN || r->log->format == TS_LOG_TITAN) {
+		/* torchtitan's lines, until another format has been seen */
+		if ((rc = parse_titan(r, s, n, nl, line, off)))
+			return rc < 0 ? rc : 0;
+		if (parse_titan_start(r, s, n))
+			return 0;
+	}
 	rc = parse_iter(r, s, n, nl, line, PUSH_IF_COMPLETE, &complete);
 	if (rc < 0)
 		return rc;
@@ -2623,6 +2862,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.rec_ign = -1;
 	r.bar_count = -1;
 	r.hf_last = TS_NO_INT;
+	r.titan_t0 = r.titan_step0 = r.titan_gbs = r.titan_seq = r.titan_total = TS_NO_INT;
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;
@@ -2700,8 +2940,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 		else
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
-				       "iteration lines, Hugging Face Trainer dicts or JSON objects "
-				       "with an iteration or step key)");
+				       "iteration lines, torchtitan step lines, Hugging Face Trainer "
+				       "dicts or JSON objects with an iteration or step key)");
 	}
 out:
 	ts_sb_release(&r.clean);

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# steps reads torchtitan's console log (torchtitan/components/metrics.py:
+# "step: N  loss: L  grad_norm: G  memory: XGiB(P%)  tps: T  tflops: F
+# mfu: M%" at step 1 and every log_freq-th step, behind "[titan] <asctime>
+# - root - INFO - "; the 2024 form with wps and neither grad_norm nor
+# tflops). The record has no step time: it is the interval between the
+# stamps of consecutive records (or "Training starts at step N", or a
+# "validate step:" line, which restarts torchtitan's interval clock) over
+# the steps between them. steps-titan-gen.py writes logs whose per-step
+# durations it records (LOG.truth); the expected window mean is computed
+# here from those durations over the steps the window's records cover,
+# within 0.05 % (stamps are truncated to the millisecond: at most 1 ms per
+# 10 s interval). Before, every such log was "no step records found".
+set -u
+TS=${TS:-build/trainscope}
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+gen() { python3 "$here/steps-titan-gen.py" "$tmp/$1.log" "$2" || exit 1; }
+gen base '{}'
+gen old '{"old": true, "color": false, "prefix": ""}'
+gen lineno '{"lineno": true, "prefix": "[rank3]:", "seed": 3}'
+gen evck '{"val_at": 100, "ckpt_at": 150, "seed": 5}'
+gen nan '{"nan_from": 150, "seed": 7}'
+gen nostart '{"start_line": false, "seed": 9}'
+gen cut '{"cut": true, "seed": 11}'
+gen freq1 '{"freq": 1, "steps": 120, "step_s": 0.35, "seed": 13}'
+for c in base old lineno evck nan nostart cut freq1; do
+	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
+	echo $? >"$tmp/$c.rc"
+	"$TS" steps "$tmp/$c.log" >"$tmp/$c.txt" 2>&1
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+t = sys.argv[1]
+bad = []
+def load(c):
+    rc = int(open("%s/%s.rc" % (t, c)).read())
+    if rc != 0:
+        bad.append("%s: exit %d: %s" % (c, rc, open("%s/%s.err" % (t, c)).read().strip()))
+        return None
+    return json.load(open("%s/%s.json" % (t, c)))
+def records(d, truth):
+    return sorted(int(k) for k in truth)
+def check_mean(c, d, freq=10, tol=0.0005):
+    truth = {int(k): v for k, v in json.load(open("%s/%s.log.truth" % (t, c))).items()}
+    recs = [1] + [s for s in sorted(truth) if s % freq == 0 and s != 1]
+    w = d["window"]
+    excl = {(x["first_iteration"], x["last_iteration"]) for x in w["excluded"]}
+    steps = []
+    for i, r in enumerate(recs):
+        if r < w["first_iteration"] or r > w["last_iteration"] or i == 0:
+            continue
+        if any(a <= r <= b for a, b in excl):
+            continue
+        steps.append([truth[s] for s in range(recs[i - 1] + 1, r + 1)])
+    # each record is its interval's mean; the window's mean is the mean of them
+    want = sum(sum(x) / len(x) for x in steps) / len(steps) * 1e3
+    got = d["step_time_ms"]["mean"]
+    if abs(got - want) > tol * want:
+        bad.append("%s: window mean %.3f ms, truth %.3f ms" % (c, got, want))
+    if d["window"]["steps"] != len(steps):
+        bad.append("%s: window holds %d records, truth %d" % (c, d["window"]["steps"], len(steps)))
+    return want
+for c in ("base", "old", "lineno", "evck", "nan", "nostart", "cut", "freq1"):
+    d = load(c)
+    if d is None:
+        continue
+    if d["format"] != "torchtitan":
+        bad.append("%s: format %s" % (c, d["format"]))
+    if c != "nan":
+        check_mean(c, d, freq=1 if c == "freq1" else 10)
+d = load("base")
+if d:
+    th = d["throughput"]
+    # global batch 8 x sequence length 8192 from the "Training starts" line
+    if th["tokens_per_step"] != 65536:
+        bad.append("base: tokens_per_step %s, want 65536" % th["tokens_per_step"])
+    if abs(th["tokens_per_s"] - 65536 / (d["step_time_ms"]["mean"] / 1e3)) > 0.1:
+        bad.append("base: tokens_per_s %s" % th["tokens_per_s"])
+    if th["logged_tflops_per_gpu_median"] != 1395.32:
+        bad.append("base: logged tflops %s, want 1395.32 (thousands comma)" % th["logged_tflops_per_gpu_median"])
+    r0 = d["ranks"][0]
+    if r0["rank"] != 0 or r0["max_reserved_bytes"] != round(42.22 * 2**30):
+        bad.append("base: rank row %s (want rank 0, 42.22 GiB reserved)" % r0)
+    if d["loss"]["health"] != "finite" or d["loss"]["final"] != 7 or d["loss"]["final_iteration"] != 200:
+        bad.append("base: loss %s" % d["loss"])
+    if d["outliers"]:
+        bad.append("base: outliers %s" % d["outliers"])
+d = load("old")
+# no launcher prefix: the rank is unknown, not 0
+if d and (d["throughput"]["logged_tflops_per_gpu_median"] is not None or d["ranks"][0]["rank"] is not None):
+    bad.append("old: %s %s" % (d["throughput"], d["ranks"][0]))
+d = load("lineno")
+if d and d["ranks"][0]["rank"] != 3:
+    bad.append("lineno: rank %s, the prefix says 3" % d["ranks"][0]["rank"])
+d = load("evck")
+if d:
+    # the 30 s validation after step 100 is outside every interval (the
+    # validate line restarts the clock); the 20 s save after step 150
+    # lands in record 160: (10 x 1.2 + 20) / 10 = 3.2 s
+    o = [(x["iteration"], x["reason"]) for x in d["outliers"]]
+    if o != [(160, "checkpoint")]:
+        bad.append("evck: outliers %s, want [(160, 'checkpoint')]" % o)
+    s160 = [x["step_time_ms"] for x in d["outliers"] if x["iteration"] == 160]
+    if s160 and abs(s160[0] - 3200) > 60:
+        bad.append("evck: record 160 %.1f ms, want about 3200" % s160[0])
+d = load("nan")
+if d:
+    lo = d["loss"]
+    if lo["health"] == "finite":
+        bad.append("nan: health finite with NaN losses from step 150")
+    f = lo["first_nan_iteration"] if lo["first_nan_iteration"] is not None else lo["first_bad_iteration"]
+    if f is None or not 141 <= f <= 150:
+        bad.append("nan: first bad iteration %s, want 150 (141-150)" % f)
+d = load("nostart")
+if d and d["iterations"] != 21:
+    bad.append("nostart: %s records" % d["iterations"])
+d = load("cut")
+if d:
+    if d["last_iteration"] != 190:
+        bad.append("cut: last iteration %s, want 190 (200 is cut)" % d["last_iteration"])
+    w = [x for x in d["warnings"] if "torchtitan record" in x.get("message", "")]
+    if not w:
+        bad.append("cut: no warning of the cut record: %s" % d["warnings"])
+    if "torchtitan record" not in open(t + "/cut.txt").read():
+        bad.append("cut: the text does not say the record was cut")
+for b in bad:
+    print("FAIL", b)
+sys.exit(1 if bad else 0)
+PY
+[ $fail = 0 ] && echo "steps-titan: ok"
+exit $fail
