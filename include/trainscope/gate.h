@@ -69,6 +69,8 @@ struct ts_run {
 	int nsources;               /* files the steps came from */
 	int64_t global_batch;       /* -1 unknown */
 	double peak_dev_bytes;      /* max allocated device memory, NAN unknown */
+	double peak_dev_reserved_bytes; /* max reserved device memory (the
+				     * caching allocator's), NAN unknown */
 	double peak_host_bytes;     /* max host RSS, NAN unknown */
 	int has_trace;              /* a profiler trace sits in the run directory */
 	struct ts_paths traces;     /* its Kineto / legacy traces and Nsight Systems exports */

@@ -28,7 +28,7 @@ void ts_run_init(struct ts_run *r)
 	ts_model_args_init(&r->args);
 	ts_runmodel_init(&r->rm);
 	r->global_batch = -1;
-	r->peak_dev_bytes = r->peak_host_bytes = NAN;
+	r->peak_dev_bytes = r->peak_dev_reserved_bytes = r->peak_host_bytes = NAN;
 	ts_loss_health_release(&r->health);
 }
 
@@ -141,6 +141,8 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 			if (s->global_batch != TS_NO_INT)
 				r->global_batch = s->global_batch;
 			r->peak_dev_bytes = nanmax(r->peak_dev_bytes, s->mem_max_alloc_bytes);
+			r->peak_dev_reserved_bytes = nanmax(r->peak_dev_reserved_bytes,
+							    s->mem_max_reserved_bytes);
 			r->peak_host_bytes = nanmax(r->peak_host_bytes, s->rss_max_bytes);
 		}
 		if (p.nonfinite)
@@ -155,8 +157,11 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 	for (size_t k = 0; k < r->pts.n; k++)
 		if (r->pts.v[k].iteration <= first_cut)
 			r->pts.v[k].excluded |= TS_EXCL_FIRST;
-	for (size_t k = 0; k < log->mem.n; k++)
+	for (size_t k = 0; k < log->mem.n; k++) {
 		r->peak_dev_bytes = nanmax(r->peak_dev_bytes, log->mem.v[k].max_alloc);
+		r->peak_dev_reserved_bytes = nanmax(r->peak_dev_reserved_bytes,
+						    log->mem.v[k].max_reserved);
+	}
 	r->nranks = maxrank < 0 ? 1 : maxrank + 1;
 	snprintf(r->format, sizeof(r->format), "%s", ts_log_format_name(log->format));
 	ts_loss_health_release(&r->health);

@@ -252,7 +252,19 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		int64_t first = r->pts.n ? r->pts.v[0].iteration : 0;
 		int64_t last = r->pts.n ? r->pts.v[r->pts.n - 1].iteration : 0;
 		int64_t every = ts_run_log_interval(r);
-		int64_t span = (int64_t)r->pts.n * (every > 0 ? every : 1);
+		int64_t span = 0;
+
+		/* each record stands for the iterations since the one before, at
+		 * most one interval (a hole in the log counts none); the first
+		 * for at most one interval back to iteration 1 (torchtitan logs
+		 * step 1 alone, then every N-th) */
+		if (every < 1)
+			every = 1;
+		for (size_t i = 0; i < r->pts.n; i++) {
+			int64_t gap = i ? r->pts.v[i].iteration - r->pts.v[i - 1].iteration
+					: r->pts.v[0].iteration;
+			span += gap < 1 ? 1 : gap < every ? gap : every;
+		}
 		char recs[64] = "";
 
 		if (every > 1)
@@ -482,6 +494,10 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	if (isfinite(r->peak_dev_bytes))
 		rc |= add(v, "peak_memory", TS_CHECK_PASS, "peak device memory allocated %.0f bytes",
 			  r->peak_dev_bytes);
+	else if (isfinite(r->peak_dev_reserved_bytes))
+		rc |= add(v, "peak_memory", TS_CHECK_PASS, "peak device memory reserved %.0f bytes "
+			  "(the caching allocator's; the log gives no max allocated)",
+			  r->peak_dev_reserved_bytes);
 	else if (isfinite(r->peak_host_bytes))
 		rc |= add(v, "peak_memory", TS_CHECK_PASS, "no device memory logged (CPU run); peak "
 			  "host RSS %.0f bytes", r->peak_host_bytes);

@@ -11,6 +11,8 @@
 # here from those durations over the steps the window's records cover,
 # within 0.05 % (stamps are truncated to the millisecond: at most 1 ms per
 # 10 s interval). Before, every such log was "no step records found".
+# validate counts the steps the records stand for and takes the max
+# reserved memory when no max allocated is logged.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -32,6 +34,13 @@ for c in base old lineno evck nan nostart cut freq1; do
 	echo $? >"$tmp/$c.rc"
 	"$TS" steps "$tmp/$c.log" >"$tmp/$c.txt" 2>&1
 done
+# validate on a run directory holding the base log: 200 steps were logged
+# (record 1 holds step 1, record 10 steps 2-10, then 10 each: 1 + 9 + 19 x
+# 10; it counted 21 records x 10 = 210), and the peak memory is the max
+# reserved the lines give (there is no max allocated)
+mkdir "$tmp/run"
+cp "$tmp/base.log" "$tmp/run/train.log"
+"$TS" validate --json "$tmp/run" >"$tmp/validate.json" 2>/dev/null
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 t = sys.argv[1]
@@ -127,6 +136,11 @@ if d:
         bad.append("cut: no warning of the cut record: %s" % d["warnings"])
     if "torchtitan record" not in open(t + "/cut.txt").read():
         bad.append("cut: the text does not say the record was cut")
+v = {c["name"]: c for c in json.load(open(t + "/validate.json"))["checks"]}
+if not v["steps_logged"]["evidence"].startswith("200 logged steps"):
+    bad.append("validate: %s" % v["steps_logged"]["evidence"])
+if v["peak_memory"]["status"] != "pass" or str(round(42.22 * 2**30)) not in v["peak_memory"]["evidence"]:
+    bad.append("validate: %s" % v["peak_memory"])
 for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
