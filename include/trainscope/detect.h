@@ -27,6 +27,7 @@ enum ts_kind {
 	TS_KIND_LOG_HF,          /* Hugging Face Trainer dict lines */
 	TS_KIND_LOG_PRIMUS,      /* AMD Primus */
 	TS_KIND_LOG_TITAN,       /* torchtitan "step: N  loss: ..." lines */
+	TS_KIND_LOG_DEEPSPEED,   /* DeepSpeed engine throughput lines */
 	TS_KIND_LOG_HANG,        /* watchdog / NCCL timeout lines, NCCL_DEBUG COLL lines */
 	TS_KIND_HANG_REPORT,     /* fr_trace analyser output, NCCL RAS report */
 	TS_KIND_TELEMETRY_SMI,   /* nvidia-smi --query-gpu CSV */

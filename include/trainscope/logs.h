@@ -39,6 +39,7 @@ enum ts_log_format {
 	TS_LOG_JSONL,        /* JSON object per step */
 	TS_LOG_LIGHTNING,    /* Lightning progress bars with global_step (NeMo 1) */
 	TS_LOG_TITAN,        /* torchtitan metrics lines ("step: N  loss: ...") */
+	TS_LOG_DEEPSPEED,    /* DeepSpeed engine throughput lines */
 	TS_LOG_FORMAT_COUNT
 };
 

@@ -32,6 +32,7 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_LOG_HF] = "log-hf-trainer",
 	[TS_KIND_LOG_PRIMUS] = "log-primus",
 	[TS_KIND_LOG_TITAN] = "log-torchtitan",
+	[TS_KIND_LOG_DEEPSPEED] = "log-deepspeed",
 	[TS_KIND_LOG_HANG] = "log-hang",
 	[TS_KIND_HANG_REPORT] = "hang-report",
 	[TS_KIND_TELEMETRY_SMI] = "telemetry-nvidia-smi",
@@ -429,6 +430,8 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 		if (count_lines_with(d, n, "step: ") && count_lines_with(d, n, "loss: ") &&
 		    (m = count_lines_with(d, n, "mfu: ")))
 			return not_prose(d, n, m, TS_KIND_LOG_TITAN);
+		if ((m = count_lines_with(d, n, ", RunningAvgSamplesPerSec=")))
+			return not_prose(d, n, m, TS_KIND_LOG_DEEPSPEED);
 	}
 	/* environment reports: torch collect_env, sglang check_env, nvidia-smi -q */
 	if ((count_lines_with(d, n, "PyTorch version:") && count_lines_with(d, n, "Is CUDA available:")) ||

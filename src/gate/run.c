@@ -75,7 +75,7 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 	if (n == 0)
 		return ts_err_at(err, TS_EPARSE, r->path, -1, -1,
 				 "no step records (expected Megatron/Bridge/NeMo/HF/Primus/"
-				 "torchtitan step lines or JSONL metrics)");
+				 "torchtitan/DeepSpeed step lines or JSONL metrics)");
 	order = malloc(n * sizeof(*order));
 	if (!order)
 		return ts_err_set(err, TS_ENOMEM, "out of memory");

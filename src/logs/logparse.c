@@ -37,6 +37,7 @@ static const char *const format_names[TS_LOG_FORMAT_COUNT] = {
 	[TS_LOG_JSONL] = "jsonl",
 	[TS_LOG_LIGHTNING] = "lightning-bar",
 	[TS_LOG_TITAN] = "torchtitan",
+	[TS_LOG_DEEPSPEED] = "deepspeed",
 };
 
 const char *ts_log_format_name(int format)
@@ -455,7 +456,7 @@ struct rd {
 	int have_steptime;
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
-	int saw_iter;
+	int saw_iter;               /* the format of an iteration line read, 0 none */
 	int timer_block;            /* inside a "time across ranks (ms):" block */
 	size_t last_step;           /* 1 + index of this file's last step, 0 none */
 	int64_t ordinal;
@@ -469,6 +470,14 @@ struct rd {
 	 * from (the last record, "Training starts at step N", a validation),
 	 * TS_NO_INT none; the job's batch from "Training starts" */
 	int64_t titan_t0, titan_step0, titan_gbs, titan_seq, titan_total;
+	/* DeepSpeed: the stamp and global step of the last throughput line
+	 * (TS_NO_INT none), the last "step=N, skipped=K" line's values and the
+	 * skipped count at the last record; a Megatron arguments block seen
+	 * (Megatron-DeepSpeed: its iteration lines are the records) */
+	int64_t ds_t0, ds_step0, ds_step, ds_skipped, ds_skipped0, ds_rank;
+	size_t ds_first, ds_n;      /* this file's DeepSpeed records in log->steps */
+	double ds_lr;
+	int megatron_args;
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
 	 * table: every line of a run repeats the same few names. */
@@ -982,9 +991,8 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
 	}
-	r->saw_iter = 1;
-	return push_step(r, &st, nemo ? TS_LOG_NEMO2 : primus ? TS_LOG_PRIMUS : TS_LOG_MEGATRON) ?
-		       TS_ENOMEM : 1;
+	r->saw_iter = nemo ? TS_LOG_NEMO2 : primus ? TS_LOG_PRIMUS : TS_LOG_MEGATRON;
+	return push_step(r, &st, r->saw_iter) ? TS_ENOMEM : 1;
 }
 
 /* "[Rank R] (after N iterations) memory (MB) | ..." and the GB variant. */
@@ -1527,6 +1535,160 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	r->titan_t0 = t;
 	r->titan_step0 = st.iteration;
 	return push_step(r, &st, TS_LOG_TITAN) ? TS_ENOMEM : 1;
+}
+
+/* ------------------------------------------------------------- DeepSpeed */
+
+/*
+ * DeepSpeed's engine logs, every steps_per_print global steps, on rank 0
+ * ("[asctime] [INFO] [file.py:line:func] " before each message):
+ *   [Rank 0] step=10, skipped=2, lr=[0.0001], mom=[(0.9, 0.999)]
+ *   epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.0,
+ *   CurrSamplesPerSec=25.7, MemAllocated=4.32GB, MaxMemAllocated=38.49GB
+ * (the throughput line of deepspeed/utils/timer.py; before 2023 it began
+ * "0/20, RunningAvgSamplesPerSec="). No line has a step time or a loss
+ * (DeepSpeed leaves the loss to the training script). A record is the
+ * throughput line: its step time the interval between its stamp and the
+ * last one's over the global steps between (the first has none), as a
+ * Megatron log-interval record is a mean; CurrSamplesPerSec covers the
+ * last step alone, without the data loading, so it is not used; skipped
+ * steps are the difference of the cumulative "skipped=" counts; memory
+ * in GB of 2^30 bytes (torch.cuda.max_memory_allocated() / 1024**3).
+ * Megatron-DeepSpeed prints both these lines and Megatron's iteration
+ * lines: after its arguments block or an iteration line, the iteration
+ * lines are the records.
+ */
+
+/* A number at p..e (up to a ',' ']' or blank), via pnum; 0 on success. */
+static int ds_num(const char *p, const char *e, double *x)
+{
+	const char *q = p;
+
+	while (q < e && *q != ',' && *q != ']' && *q != ' ' && *q != 'G')
+		q++;
+	return q > p ? pnum(p, (size_t)(q - p), x) : -1;
+}
+
+/* The value after "key=" in s..e, 0 found. */
+static int ds_field(const char *s, const char *e, const char *key, double *x)
+{
+	size_t k = strlen(key);
+	const char *p = s;
+
+	while ((p = memmem(p, (size_t)(e - p), key, k))) {
+		if ((p == s || p[-1] == ' ' || p[-1] == '/' || p[-1] == ',') && p + k < e &&
+		    p[k] == '=')
+			return ds_num(p + k + 1, e, x);
+		p += k;
+	}
+	return -1;
+}
+
+/* 1 when s[0..n) is a DeepSpeed throughput line (pushed) or step line
+ * (kept for the next record), 0 when not, < 0 on error. */
+static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
+{
+	const char *e = s + n, *p;
+	struct ts_step st;
+	double step, x;
+	int64_t t;
+
+	if ((p = memmem(s, n, "] step=", 7)) && memmem(s, n, ", skipped=", 10)) {
+		/* "[Rank 0] step=10, skipped=2, lr=[...]" */
+		if (ds_field(p + 2, e, "step", &step) || !(step >= 0) || step > 1e15 ||
+		    ds_field(p + 2, e, "skipped", &x) || !(x >= 0))
+			return 0;
+		r->ds_step = d2i(step);
+		r->ds_skipped = d2i(x);
+		r->ds_rank = TS_NO_INT;
+		{
+			/* log_dist's "[Rank R] " */
+			const char *k = memmem(s, (size_t)(p - s), "[Rank ", 6);
+
+			if (k && !ds_num(k + 6, p, &x) && x >= 0 && x < 1e7)
+				r->ds_rank = d2i(x);
+		}
+		r->ds_lr = NAN;
+		if ((p = memmem(p, (size_t)(e - p), "lr=[", 4)) && !ds_num(p + 4, e, &x))
+			r->ds_lr = x;
+		return 1;
+	}
+	p = memmem(s, n, ", RunningAvgSamplesPerSec=", 26);
+	if (!p)
+		return 0;
+	{
+		/* the step counter before it: "global_step=G" or "E/G" */
+		const char *g = memmem(s, (size_t)(p - s), "global_step=", 12), *q;
+
+		if (g) {
+			if (ds_num(g + 12, p, &step))
+				return 0;
+		} else {
+			q = p;
+			while (q > s && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			if (q == p || q == s || q[-1] != '/' || ds_num(q, p, &step))
+				return 0;
+		}
+		if (!(step >= 0) || step > 1e15)
+			return 0;
+	}
+	step_blank(&st, r, line);
+	st.iteration = d2i(step);
+	{
+		int rank = prefix_rank(s, (size_t)(p - s));
+
+		if (rank >= 0)
+			st.rank = rank;
+	}
+	{
+		/* "[2023-11-07 01:55:23,714] [INFO] ...", after a launcher prefix */
+		const char *q = s;
+		size_t qn = n;
+
+		skip_prefix(&q, &qn);
+		t = qn && q[0] == '[' ? py_stamp(q + 1, qn - 1) : py_stamp(q, qn);
+	}
+	if (t != TS_NO_INT && r->ds_t0 != TS_NO_INT && st.iteration > r->ds_step0 &&
+	    t >= r->ds_t0)
+		st.step_ns = (t - r->ds_t0) / (st.iteration - r->ds_step0);
+	if (!ds_field(p + 2, e, "MaxMemAllocated", &x) && x >= 0)
+		st.mem_max_alloc_bytes = x * 1073741824.0;
+	if (!ds_field(p + 2, e, "MemAllocated", &x) && x >= 0)
+		st.mem_alloc_bytes = x * 1073741824.0;
+	if (r->ds_step == st.iteration) {
+		if (st.rank < 0 && r->ds_rank != TS_NO_INT)
+			st.rank = (int32_t)r->ds_rank;
+		st.skipped = r->ds_skipped >= r->ds_skipped0 ? r->ds_skipped - r->ds_skipped0 : 0;
+		r->ds_skipped0 = r->ds_skipped;
+		st.lr = r->ds_lr;
+	}
+	r->ds_t0 = t;
+	r->ds_step0 = st.iteration;
+	if (!r->ds_n)
+		r->ds_first = r->log->steps.n;
+	r->ds_n++;
+	return push_step(r, &st, TS_LOG_DEEPSPEED) ? TS_ENOMEM : 1;
+}
+
+/* A Megatron-DeepSpeed log without its arguments block (a tail): the
+ * DeepSpeed records read before its first iteration line are dropped,
+ * the iteration lines are the records. */
+static void ds_drop(struct rd *r)
+{
+	struct ts_steplog *log = r->log;
+	size_t end = r->ds_first + r->ds_n;
+
+	memmove(log->steps.v + r->ds_first, log->steps.v + end,
+		(log->steps.n - end) * sizeof(*log->steps.v));
+	log->steps.n -= r->ds_n;
+	r->records -= r->ds_n;
+	if (r->last_step > r->ds_first)
+		r->last_step -= r->ds_n;
+	if (log->format == TS_LOG_DEEPSPEED)
+		log->format = r->saw_iter;
+	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
+	r->ds_n = 0;
 }
 
 /* ---------------------------------------------------------------- JSONL */
@@ -2753,6 +2915,16 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		    (rc = parse_hf(r, br, (size_t)(e - br), line)))
 			return rc < 0 ? rc : 0;
 	}
+	if (r->ds_n && r->saw_iter)
+		ds_drop(r);
+	if (!r->megatron_args && !r->saw_iter &&
+	    (r->log->format == TS_LOG_UNKNOWN || r->log->format == TS_LOG_DEEPSPEED)) {
+		/* DeepSpeed's own lines, unless Megatron's are the records */
+		if (r->log->format == TS_LOG_UNKNOWN && memmem(s, n, "- arguments -", 13))
+			r->megatron_args = 1;
+		else if ((rc = parse_deepspeed(r, s, n, line)))
+			return rc < 0 ? rc : 0;
+	}
 	if (r->log->format == TS_LOG_UNKNOWN || r->log->format == TS_LOG_TITAN) {
 		/* torchtitan's lines, until another format has been seen */
 		if ((rc = parse_titan(r, s, n, nl, line, off)))
@@ -2863,6 +3035,9 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.bar_count = -1;
 	r.hf_last = TS_NO_INT;
 	r.titan_t0 = r.titan_step0 = r.titan_gbs = r.titan_seq = r.titan_total = TS_NO_INT;
+	r.ds_t0 = r.ds_step0 = r.ds_step = r.ds_skipped = r.ds_rank = TS_NO_INT;
+	r.ds_skipped0 = 0;
+	r.ds_lr = NAN;
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;
@@ -2892,6 +3067,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	if (rc < 0)
 		goto out;
 	rc = pend_finish(&r);
+	if (r.ds_n && r.saw_iter)
+		ds_drop(&r);
 	if (!rc)
 		rc = bar_reset(&r);
 	if (!rc && r.have_steptime) {
@@ -2940,8 +3117,9 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 		else
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
-				       "iteration lines, torchtitan step lines, Hugging Face Trainer "
-				       "dicts or JSON objects with an iteration or step key)");
+				       "iteration lines, torchtitan step lines, DeepSpeed throughput "
+				       "lines, Hugging Face Trainer dicts or JSON objects with an "
+				       "iteration or step key)");
 	}
 out:
 	ts_sb_release(&r.clean);

@@ -93,7 +93,8 @@ int ts_window_parse(const char *s, int64_t *first, int64_t *last)
 static int is_log_kind(int k)
 {
 	return k == TS_KIND_LOG_MEGATRON || k == TS_KIND_LOG_BRIDGE || k == TS_KIND_LOG_NEMO ||
-	       k == TS_KIND_LOG_HF || k == TS_KIND_LOG_PRIMUS || k == TS_KIND_LOG_TITAN;
+	       k == TS_KIND_LOG_HF || k == TS_KIND_LOG_PRIMUS || k == TS_KIND_LOG_TITAN ||
+	       k == TS_KIND_LOG_DEEPSPEED;
 }
 
 static int role_of(int kind, int any_jsonl, int explicit_arg)

@@ -1,0 +1,57 @@
+"""steps-deepspeed-gen.py LOG [JSON-KWARGS]: a synthetic DeepSpeed log and its truth (LOG.truth)."""
+import datetime, json, random, sys
+
+
+def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="", old=False,
+        megatron=False):
+    """Write DeepSpeed engine lines of known truth to path and return the step
+    durations in s ({step: seconds}): every `every` global steps the
+    log_dist "[Rank 0] step=N, skipped=K, lr=[...]" line and the throughput
+    timer's "epoch=0/micro_step=M/global_step=N, RunningAvgSamplesPerSec=..."
+    line (old: the pre-2023 "0/N, RunningAvgSamplesPerSec=..."), stamped as
+    DeepSpeed's logger does ("[%Y-%m-%d %H:%M:%S,mmm] [INFO] [file:line:func]"),
+    after a launcher prefix; steps in skip_at are overflow-skipped (the
+    cumulative count); megatron: a Megatron-DeepSpeed log, its arguments
+    block first and an iteration line after each pair of DeepSpeed lines."""
+    rnd = random.Random(seed)
+    base = datetime.datetime(2023, 11, 7, 1, 50, 0)
+    t = 30.0
+    out, durs, skipped = [], {}, 0
+
+    def stamp(x):
+        d = base + datetime.timedelta(seconds=x)
+        return d.strftime("%Y-%m-%d %H:%M:%S") + ",%03d" % (d.microsecond // 1000)
+
+    if megatron:
+        out += [prefix + "------------------------ arguments ------------------------",
+                prefix + "  global_batch_size ............................... 64",
+                prefix + "  seq_length ...................................... 2048",
+                prefix + "-------------------- end of arguments ---------------------"]
+    out.append("%s[%s] [INFO] [config.py:1000:print]   train_batch_size ............. 64" % (prefix, stamp(1)))
+    for s in range(1, steps + 1):
+        d = (5.0 if s == 1 else step_s) * (1 + rnd.gauss(0, 0.01))
+        durs[s] = d
+        t += d
+        if s in skip_at:
+            skipped += 1
+        if s % every:
+            continue
+        out.append("%s[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, "
+                   "lr=[4.99e-05, 4.99e-05], mom=[(0.9, 0.95), (0.9, 0.95)]" % (prefix, stamp(t), s, skipped))
+        head = "0/%d" % s if old else "epoch=0/micro_step=%d/global_step=%d" % (4 * s, s)
+        out.append("%s[%s] [INFO] [timer.py:260:stop] %s, RunningAvgSamplesPerSec=25.02, "
+                   "CurrSamplesPerSec=%.4f, MemAllocated=4.32GB, MaxMemAllocated=38.49GB"
+                   % (prefix, stamp(t + 0.002), head, 64 / d))
+        if megatron:
+            ms = sum(durs[k] for k in range(s - every + 1, s + 1)) / every * 1e3
+            out.append("%s iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): "
+                       "%.1f | learning rate: 4.990E-05 | global batch size:    64 | lm loss: 2.300000E+00 | "
+                       "loss scale: 8192.0 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+                       % (prefix, s, steps, 64 * s, ms))
+    open(path, "w").write("\n".join(out) + "\n")
+    return durs
+
+
+if __name__ == "__main__":
+    kw = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    json.dump({str(k): v for k, v in gen(sys.argv[1], **kw).items()}, open(sys.argv[1] + ".truth", "w"))

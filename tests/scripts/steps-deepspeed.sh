@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# steps reads DeepSpeed's own engine lines (format deepspeed): every
+# steps_per_print global steps the log_dist "[Rank 0] step=N, skipped=K,
+# lr=[...]" line and the throughput timer's "epoch=E/micro_step=M/
+# global_step=N, RunningAvgSamplesPerSec=..., MaxMemAllocated=XGB" line
+# (before 2023 "E/N, RunningAvgSamplesPerSec="). A record's step time is the
+# interval between consecutive throughput lines' stamps over the global
+# steps between them; steps-deepspeed-gen.py records the generated
+# durations (LOG.truth) and the window mean is checked against the mean of
+# the intervals it holds, within 0.05 %. Skipped steps are the differences
+# of the cumulative count (steps 3 and 5 fall in record 10, 150 in record
+# 150); memory is GiB (1024**3 in DeepSpeed's code). A Megatron-DeepSpeed
+# log (arguments block, then both DeepSpeed's lines and Megatron's
+# iteration lines) is read from its iteration lines only: 30 records, not
+# 60. Before, a DeepSpeed log was "no step records found".
+set -u
+TS=${TS:-build/trainscope}
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+gen() { python3 "$here/steps-deepspeed-gen.py" "$tmp/$1.log" "$2" || exit 1; }
+gen base '{"skip_at": [3, 5, 150]}'
+gen old '{"old": true, "seed": 2}'
+gen pref '{"prefix": "[default0]:", "seed": 3, "every": 5, "steps": 200}'
+gen mds '{"megatron": true, "seed": 4}'
+# the same without its arguments block (a tail of the log): the DeepSpeed
+# record read before the first iteration line is dropped
+grep -v 'arguments\|\.\.\.\.\.\.\.\.' "$tmp/mds.log" >"$tmp/mdstail.log"
+for c in base old pref mds mdstail; do
+	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
+	echo $? >"$tmp/$c.rc"
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+t = sys.argv[1]
+bad = []
+def load(c):
+    rc = int(open("%s/%s.rc" % (t, c)).read())
+    if rc:
+        bad.append("%s: exit %d: %s" % (c, rc, open("%s/%s.err" % (t, c)).read().strip()))
+        return None
+    return json.load(open("%s/%s.json" % (t, c)))
+def check_mean(c, d, every):
+    truth = {int(k): v for k, v in json.load(open("%s/%s.log.truth" % (t, c))).items()}
+    w = d["window"]
+    excl = {(x["first_iteration"], x["last_iteration"]) for x in w["excluded"]}
+    means = []
+    for r in range(2 * every, max(truth) + 1, every):
+        if w["first_iteration"] <= r <= w["last_iteration"] and not any(a <= r <= b for a, b in excl):
+            means.append(sum(truth[s] for s in range(r - every + 1, r + 1)) / every)
+    want = sum(means) / len(means) * 1e3
+    got = d["step_time_ms"]["mean"]
+    if abs(got - want) > 0.0005 * want:
+        bad.append("%s: window mean %.3f ms, truth %.3f" % (c, got, want))
+for c, every in (("base", 10), ("old", 10), ("pref", 5)):
+    d = load(c)
+    if d is None:
+        continue
+    n = 40 if c == "pref" else 30
+    if d["format"] != "deepspeed" or d["iterations"] != n:
+        bad.append("%s: format %s, %s records" % (c, d["format"], d["iterations"]))
+    check_mean(c, d, every)
+    r0 = d["ranks"][0]
+    if r0["rank"] != 0 or r0["max_allocated_bytes"] != round(38.49 * 2**30):
+        bad.append("%s: rank row %s" % (c, r0))
+d = load("base")
+if d:
+    if d["loss"]["skipped_iterations"] != 3:
+        bad.append("base: %s skipped, want 3" % d["loss"]["skipped_iterations"])
+    ex = [(x["reason"], x["first_iteration"]) for x in d["window"]["excluded"]]
+    if ("skipped", 150) not in ex:
+        bad.append("base: the record holding skipped step 150 is not left out: %s" % ex)
+for c in ("mds", "mdstail"):
+    d = load(c)
+    if d and (d["format"] != "megatron" or d["iterations"] != 30 or d["window"]["first_iteration"] != 20):
+        bad.append("%s: format %s, %d records, window from %s (Megatron's 30 iteration lines, no DeepSpeed "
+                   "duplicates)" % (c, d["format"], d["iterations"], d["window"]["first_iteration"]))
+for b in bad:
+    print("FAIL", b)
+sys.exit(1 if bad else 0)
+PY
+[ $fail = 0 ] && echo "steps-deepspeed: ok"
+exit $fail
