@@ -4,7 +4,7 @@
 # comparison in the run model, one warning (logged-tflops-mismatch) when
 # they differ by more than 1 % (flops-memory-workflow 5.4 item 5), carried
 # by steps (text, --json, --csv stderr), validate (text, --json),
-# diagnose (text, --json) and the HTML report; and diagnose's model rate is
+# diagnose (text, --json) and the HTML and Markdown report; and diagnose's model rate is
 # validate's recomputed rate. Before 2026-12-04 only validate compared the
 # two, and diagnose printed "model 100.2" beside "logged 130.3" without a
 # word.
@@ -98,13 +98,13 @@ words="differs from the model FLOP rate"
 check() {  # check RUN WANT(0|1)
 	local run=$1 want=$2 out what
 	for what in "steps" "steps --json" "steps --csv" "validate" "validate --json" \
-		    "diagnose" "diagnose --json" "report --format html"; do
+		    "diagnose" "diagnose --json" "report --format html" "report --format md"; do
 		case $what in
 		"steps --csv") out=$("$TS" steps --csv "$tmp/$run" 2>&1 >/dev/null) ;;
 		*) out=$("$TS" $what "$tmp/$run" 2>/dev/null) ;;
 		esac
 		local pat=$words
-		case $what in *--json|report*) pat=$code ;; esac
+		case $what in *--json|*html) pat=$code ;; esac
 		if grep -qF -- "$pat" <<<"$out"; then
 			[ "$want" = 1 ] || bad "$run: $what carries '$pat'"
 		else
@@ -126,6 +126,11 @@ for kind in args contract; do
 	out=$("$TS" steps "$tmp/$kind-old" 2>/dev/null)
 	grep -F "$words" <<<"$out" | grep -qF "+4.84 %" || bad "$kind-old: no difference +4.84 % in the warning"
 	grep -F "$words" <<<"$out" | grep -qF "mlm2024" || bad "$kind-old: the warning does not name mlm2024"
+	# diagnose's logged rate line says how far off it is
+	"$TS" diagnose "$tmp/$kind-high" 2>/dev/null | grep "^logged FLOP rate" |
+		grep -qF "+29.98 % off the model's" || bad "$kind-high: diagnose's logged rate line has no '+29.98 % off'"
+	"$TS" diagnose "$tmp/$kind-ok" 2>/dev/null | grep "^logged FLOP rate" |
+		grep -q "off the model" && bad "$kind-ok: diagnose's logged rate line says it is off"
 	# validate's verdicts are unchanged: pass within 1 %, fail above
 	"$TS" validate --json --accept-auto-window "$tmp/$kind-ok" 2>/dev/null | grep -A2 '"name": "tflops"' |
 		grep -q '"status": "pass"' || bad "$kind-ok: validate tflops not pass"
