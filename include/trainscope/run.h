@@ -7,8 +7,10 @@
  * every input file classified by content (and whether it is used), one
  * step series (ranks as read, a resumed log reduced to its later
  * segments), ONE steps analysis (steps.h: steady window, statistics,
- * stalls, loss health), the window object built from it, and one list of
- * warnings. Nothing here recomputes what the steps analysis decides;
+ * stalls, loss health), the window object built from it, the model FLOP
+ * rate (struct ts_run_rate: the model, the job's shape, the logged
+ * TFLOP/s/GPU against the model's), and one list of warnings. Nothing
+ * here recomputes what the steps analysis decides;
  * commands render these facts and add warnings of their own stages (trace
  * reading, A/B) to the same list.
  *
