@@ -4,8 +4,8 @@
 # comparison in the run model, one warning (logged-tflops-mismatch) when
 # they differ by more than 1 % (flops-memory-workflow 5.4 item 5), carried
 # by steps (text, --json, --csv stderr), validate (text, --json),
-# diagnose (text, --json) and the HTML and Markdown report; and diagnose's model rate is
-# validate's recomputed rate. Before 2026-12-04 only validate compared the
+# diagnose and advise (text, --json), ab and the HTML and Markdown
+# report; and diagnose's model rate is validate's recomputed rate. Before 2026-12-04 only validate compared the
 # two, and diagnose printed "model 100.2" beside "logged 130.3" without a
 # word.
 #
@@ -98,7 +98,8 @@ words="differs from the model FLOP rate"
 check() {  # check RUN WANT(0|1)
 	local run=$1 want=$2 out what
 	for what in "steps" "steps --json" "steps --csv" "validate" "validate --json" \
-		    "diagnose" "diagnose --json" "report --format html" "report --format md"; do
+		    "diagnose" "diagnose --json" "advise" "advise --json" "report --format html" \
+		    "report --format md"; do
 		case $what in
 		"steps --csv") out=$("$TS" steps --csv "$tmp/$run" 2>&1 >/dev/null) ;;
 		*) out=$("$TS" $what "$tmp/$run" 2>/dev/null) ;;
@@ -126,6 +127,11 @@ for kind in args contract; do
 	out=$("$TS" steps "$tmp/$kind-old" 2>/dev/null)
 	grep -F "$words" <<<"$out" | grep -qF "+4.84 %" || bad "$kind-old: no difference +4.84 % in the warning"
 	grep -F "$words" <<<"$out" | grep -qF "mlm2024" || bad "$kind-old: the warning does not name mlm2024"
+	# ab names the run it is about
+	"$TS" ab "$tmp/$kind-ok" "$tmp/$kind-high" 2>/dev/null | grep -F "$words" |
+		grep -qF "$tmp/$kind-high:" || bad "$kind: ab does not carry the candidate's warning"
+	"$TS" ab "$tmp/$kind-ok" "$tmp/$kind-high" 2>/dev/null | grep -F "$words" |
+		grep -qF "$tmp/$kind-ok:" && bad "$kind: ab warns about the baseline"
 	# diagnose's logged rate line says how far off it is
 	"$TS" diagnose "$tmp/$kind-high" 2>/dev/null | grep "^logged FLOP rate" |
 		grep -qF "+29.98 % off the model's" || bad "$kind-high: diagnose's logged rate line has no '+29.98 % off'"
