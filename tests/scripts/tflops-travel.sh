@@ -5,9 +5,9 @@
 # they differ by more than 1 % (flops-memory-workflow 5.4 item 5), carried
 # by steps (text, --json, --csv stderr), validate (text, --json),
 # diagnose and advise (text, --json), ab and the HTML and Markdown
-# report; and diagnose's model rate is validate's recomputed rate. Before 2026-12-04 only validate compared the
-# two, and diagnose printed "model 100.2" beside "logged 130.3" without a
-# word.
+# report; and diagnose's model rate is validate's recomputed rate.
+# Before 2026-12-04 only validate compared the two, and diagnose printed
+# "model 100.2" beside "logged 130.3" without a word.
 #
 # The model, by hand: a GPT with L = 4 layers, h = 1024, 16 heads (MHA, so
 # q = k = h), f = 4h without gating (gamma = 2), vocabulary 32000 (already
