@@ -239,8 +239,6 @@ int runmodel_rate(struct ts_runmodel *rm, const struct ts_runmodel_opts *o)
 	else if (rt->model_from &&
 		 ts_flops_compute(&rt->model, &rt->shape, TS_FORMULA_CURRENT, &rt->flops, &e))
 		rt->why = ts_arena_strndup(&rm->arena, e.msg, strlen(e.msg));
-	if (rt->model_from && !rt->why && !(rt->flops.per_step > 0))
-		rt->why = "the model counts no FLOPs";
 	/* the window's usable steps: timed, no artefact */
 	tf = malloc((r->n + 1) * sizeof(double));
 	ms = malloc((r->n + 1) * sizeof(double));
