@@ -28,7 +28,8 @@
 # and a contract with seq_length, global_batch_size and device_count, and
 # a log without an arguments block (the shape from the contract). Logged
 # rate: "ok" the truth (100.2, Megatron's one decimal), "high" 30 % above
-# it (130.3), "old" the 2024 formula's (105.1).
+# it (130.3), "old" the 2024 formula's (105.1). args-nogpus: the block
+# without world_size and no contract, so no source states the GPU count.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -82,6 +83,10 @@ for case, rate in rates.items():
     os.makedirs(p)
     open(os.path.join(p, "train.log"), "w").write(log(rate, False))
     json.dump(config, open(os.path.join(p, "config.json"), "w"))
+# the arguments block without world_size: the GPU count is stated nowhere
+os.makedirs(os.path.join(d, "args-nogpus"))
+args = [a for a in args if a[0] != "world_size"]
+open(os.path.join(d, "args-nogpus", "train.log"), "w").write(log(rates["ok"], True))
 open(os.path.join(d, "rates"), "w").write(" ".join(rates[k] for k in ("ok", "high", "old")))
 PY
 for c in ok high old; do
@@ -149,5 +154,14 @@ for kind in args contract; do
 		[ "$got" = 100.2494 ] || bad "$kind-$c: diagnose model_tflops_per_gpu '$got', want 100.2494"
 	done
 done
+# no GPU count in the run: neither validate nor diagnose has a model rate,
+# and both name device_count (diagnose took 1 GPU and printed 801.995,
+# 8 x the truth, where validate skipped)
+"$TS" validate "$tmp/args-nogpus" 2>/dev/null | grep '^tflops' | grep skip |
+	grep -qF "device_count is not stated" || bad "args-nogpus: validate does not skip naming device_count"
+"$TS" diagnose "$tmp/args-nogpus" 2>/dev/null | grep -qF "device_count is not stated" ||
+	bad "args-nogpus: diagnose does not name device_count"
+"$TS" diagnose --json "$tmp/args-nogpus" 2>/dev/null | grep -qF '"model_tflops_per_gpu": null' ||
+	bad "args-nogpus: diagnose --json has a model rate"
 [ $fail = 0 ] && echo "tflops-travel: ok"
 exit $fail
