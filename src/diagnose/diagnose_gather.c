@@ -452,9 +452,11 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	{
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%s (from %s), %lld layers, hidden %lld, seq %lld (%s) x "
-			 "%lld sequences/step, %.3g model FLOPs/step", rt->model.family,
-			 rt->model_from, (long long)rt->model.layers, (long long)rt->model.hidden,
-			 (long long)rt->shape.seq, rt->seq_from, (long long)rt->shape.gbs,
+			 "%lld sequences/step (%s) on %lld GPU%s (%s), %.3g model FLOPs/step",
+			 rt->model.family, rt->model_from, (long long)rt->model.layers,
+			 (long long)rt->model.hidden, (long long)rt->shape.seq, rt->seq_from,
+			 (long long)rt->shape.gbs, rt->gbs_from, (long long)rt->gpus,
+			 rt->gpus == 1 ? "" : "s", rt->gpus_from,
 			 rt->flops.per_step);
 		d->rate.model_name = ts_diag_strdup(d, buf);
 	}

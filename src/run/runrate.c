@@ -133,7 +133,7 @@ static void rate_shape(struct ts_runmodel *rm, const struct ts_runmodel_opts *o,
 		rt->seq_from = "seq_length in the Megatron arguments";
 	} else if ((v = contract_int(c, have_c, "workload.seq_length"))) {
 		sh->seq = v;
-		rt->seq_from = "the contract's workload.seq_length";
+		rt->seq_from = "workload.seq_length in the contract";
 	} else if (logged_gbs > 0 && isfinite(r->tokens_per_step)) {
 		double per = r->tokens_per_step / (double)logged_gbs;
 
@@ -149,7 +149,7 @@ static void rate_shape(struct ts_runmodel *rm, const struct ts_runmodel_opts *o,
 		rt->gbs_from = "global_batch_size in the Megatron arguments";
 	} else if ((v = contract_int(c, have_c, "workload.global_batch_size"))) {
 		sh->gbs = v;
-		rt->gbs_from = "the contract's workload.global_batch_size";
+		rt->gbs_from = "workload.global_batch_size in the contract";
 	} else if (logged_gbs > 0) {
 		sh->gbs = logged_gbs;
 		rt->gbs_from = "the logged global batch size";
@@ -168,7 +168,7 @@ static void rate_shape(struct ts_runmodel *rm, const struct ts_runmodel_opts *o,
 		rt->gpus_from = "world_size in the Megatron arguments";
 	} else if ((v = contract_int(c, have_c, "workload.device_count"))) {
 		rt->gpus = v;
-		rt->gpus_from = "the contract's workload.device_count";
+		rt->gpus_from = "workload.device_count in the contract";
 	} else if (r->gpus > 0) {
 		rt->gpus = r->gpus;
 		rt->gpus_from = "the ranks of the JSONL metrics";

@@ -154,6 +154,14 @@ for kind in args contract; do
 		[ "$got" = 100.2494 ] || bad "$kind-$c: diagnose model_tflops_per_gpu '$got', want 100.2494"
 	done
 done
+# diagnose's model line names where each value of the shape came from (the
+# Markdown report's, its escapes taken out)
+"$TS" report --format md "$tmp/contract-ok" 2>/dev/null | grep -F "model FLOP rate" | sed 's/\\//g' |
+	grep -F "seq 1024 (workload.seq_length in the contract) x 16 sequences/step (workload.global_batch_size in the contract) on 8 GPUs (workload.device_count in the contract)" \
+	>/dev/null || bad "contract-ok: the model line does not name the contract's shape"
+"$TS" report --format md "$tmp/args-ok" 2>/dev/null | grep -F "model FLOP rate" | sed 's/\\//g' |
+	grep -F "seq 1024 (seq_length in the Megatron arguments) x 16 sequences/step (global_batch_size in the Megatron arguments) on 8 GPUs (world_size in the Megatron arguments)" \
+	>/dev/null || bad "args-ok: the model line does not name the arguments' shape"
 # no GPU count in the run: neither validate nor diagnose has a model rate,
 # and both name device_count (diagnose took 1 GPU and printed 801.995,
 # 8 x the truth, where validate skipped)
