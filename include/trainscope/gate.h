@@ -76,15 +76,9 @@ struct ts_run {
 	struct ts_paths traces;     /* its Kineto / legacy traces and Nsight Systems exports */
 	char args_log[TS_ERR_PATH_MAX]; /* the log whose Megatron arguments block was read, or "" */
 	size_t nprofiled;           /* ProfilerStep entries found in its traces */
-	/* the model, for recomputing TFLOP/s: a Hugging Face config.json in the
-	 * directory, else the arguments block of a Megatron log */
-	struct ts_model model;
-	int has_model;
-	struct ts_model_args args;  /* from the Megatron arguments block (zeros if none) */
-	int has_args;
-	char model_path[TS_ERR_PATH_MAX];
 	/* the run model it was loaded from (run.h): inputs, THE steps
-	 * analysis and its window, the warnings; empty for runs built in
+	 * analysis and its window, the model FLOP rate (rm.rate: the model
+	 * for recomputing TFLOP/s), the warnings; empty for runs built in
 	 * memory (tests, simulations) */
 	struct ts_runmodel rm;
 	/* the one loss-health verdict (steps.h) of the loaded step log; a run

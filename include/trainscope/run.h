@@ -7,8 +7,10 @@
  * every input file classified by content (and whether it is used), one
  * step series (ranks as read, a resumed log reduced to its later
  * segments), ONE steps analysis (steps.h: steady window, statistics,
- * stalls, loss health), the window object built from it, and one list of
- * warnings. Nothing here recomputes what the steps analysis decides;
+ * stalls, loss health), the window object built from it, the model FLOP
+ * rate (struct ts_run_rate: the model, the job's shape, the logged
+ * TFLOP/s/GPU against the model's), and one list of warnings. Nothing
+ * here recomputes what the steps analysis decides;
  * commands render these facts and add warnings of their own stages (trace
  * reading, A/B) to the same list.
  *
@@ -43,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/core.h"
+#include "trainscope/flops.h"
 #include "trainscope/jsonw.h"
 #include "trainscope/logs.h"
 #include "trainscope/model.h"
@@ -123,6 +126,81 @@ struct ts_run_input {
  * Returns 0 or TS_ENOMEM. */
 int ts_unused_input_warning(struct ts_warnings *w, const struct ts_run_input *in);
 
+/* ------------------------------------------------------------ model FLOP rate */
+
+/* The logged TFLOP/s/GPU of a set of steps against the model's. */
+struct ts_run_rate_cmp {
+	size_t nlogged;           /* steps with a logged TFLOP/s/GPU */
+	double logged_tflops;     /* their delivered rate (ts_tflops_delivered), NAN none */
+	size_t ncompared;         /* of those, steps with a time too */
+	double model_tflops;      /* F ncompared / (sum t 1e12 W) over them: the model
+				   * rate the same steps delivered, NAN none */
+	double diff_median;       /* median over them of |logged / (F / (t 1e12 W)) - 1|,
+				   * NAN none */
+	double diff_signed;       /* median of logged / recomputed - 1 (sign kept) */
+	int formula;              /* diff_median > TS_RATE_MAX_DIFF: the older formula
+				   * (enum ts_formula) whose FLOPs the logged rate
+				   * matches within TS_RATE_MAX_DIFF, else -1 */
+};
+
+/* Logged and recomputed rates may differ by this much (a fraction):
+ * flops-memory-workflow 5.4 item 5; more is a config or formula-version
+ * mismatch (validate fails, the run warns logged-tflops-mismatch). */
+#define TS_RATE_MAX_DIFF 0.01
+
+/*
+ * The model FLOP rate of a run, decided once for every command (steps,
+ * validate, diagnose, report); docs/warnings.md and docs/mfu.md.
+ *
+ * The model: the run's first config.json that reads and finishes, else
+ * the model of its Megatron arguments block.
+ *
+ * The job's shape: each value from the first of these that states it,
+ *   seq   an option of the command (steps --seq); the arguments block's
+ *         seq_length; the contract's workload.seq_length; the window's
+ *         tokens per step over its one logged global batch size, when that
+ *         divides to a whole number
+ *   gbs   --gbs; the arguments' global_batch_size; the contract's
+ *         workload.global_batch_size; the window's logged global batch
+ *         size when it is one value (or the one the training log beside
+ *         JSONL metrics prints); the window's tokens per step over seq
+ *   tp    the arguments' tensor_model_parallel_size; the contract's
+ *         workload.tp; else 1 (it only pads the vocabulary)
+ *   gpus  --gpus; the arguments' world_size; the contract's
+ *         workload.device_count; the ranks of a JSONL series
+ * pipeline stages, vocabulary divisor and recompute as the arguments state
+ * them. Nothing is guessed: a value no source states leaves the rate
+ * unknown (why says which).
+ *
+ * The model FLOPs per step are Megatron's current formula (flops.h). The
+ * comparison (ts_run_rate_compare) is over the run window's usable steps
+ * (no artefact); when their median |difference| is above TS_RATE_MAX_DIFF
+ * the run model warns logged-tflops-mismatch.
+ */
+struct ts_run_rate {
+	const char *model_from;   /* the config.json or the log whose arguments block
+				   * gave the model; NULL: no model */
+	struct ts_model model;    /* finished, when model_from */
+	struct ts_flops_shape shape;
+	int64_t gpus;             /* W, 0 unknown */
+	const char *seq_from, *gbs_from, *gpus_from; /* the source of each, in words
+				   * ("the Megatron arguments", ...); NULL unknown */
+	struct ts_flops flops;    /* current formula; flops.per_step > 0 when known */
+	const char *why;          /* flops.per_step unknown with a model: what is
+				   * missing or wrong (in the run model's arena) */
+	struct ts_run_rate_cmp window; /* over the run's window */
+};
+
+/*
+ * Compare the logged rates tflops[i] (NAN: not logged) of n steps with
+ * their times step_ms[i] (NAN: untimed) against rt's model FLOPs: *out.
+ * The caller chooses the steps (usable ones of a window). With no known
+ * model FLOPs only nlogged and logged_tflops are filled. Returns 0 or
+ * TS_ENOMEM.
+ */
+int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
+			const double *step_ms, size_t n, struct ts_run_rate_cmp *out);
+
 struct ts_runmodel_opts {
 	struct ts_steps_opts steps;   /* window_first/last: a declared window
 				       * (TS_NO_INT = the contract's, else automatic) */
@@ -163,6 +241,7 @@ struct ts_runmodel {
 	struct ts_model args_model;
 	char args_model_why[512];     /* has_args && !has_args_model: what the block
 				       * lacks (ts_model_finish's message), else "" */
+	struct ts_run_rate rate;      /* the model FLOP rate (above) */
 	struct ts_arena arena;
 };
 

@@ -272,6 +272,7 @@ struct ts_steps_report {
 	int64_t *iter;
 	double *step_ms;          /* NAN when the record has no time */
 	unsigned char *artefact;  /* enum ts_step_artefact per iteration */
+	double *tflops;           /* logged TFLOP/s per GPU (the lowest rank's), NAN none */
 	size_t n;
 	/* window */
 	int64_t win_first, win_last;

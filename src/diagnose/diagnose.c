@@ -481,13 +481,12 @@ static void missing_evidence(struct ts_diag *d)
 				 "config.json (or the Megatron arguments block) in the run directory"
 			       : "no model config: TFLOP/s/GPU and MFU need the model shape; put the Hugging "
 				 "Face config.json (or the Megatron arguments block) in the run directory");
-	if ((d->in.configs.n || (d->rm && d->rm->has_args_model)) && d->steady.known &&
-	    d->steps_rep && !isfinite(d->steps_rep->tokens_per_step))
-		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "tokens per step",
-			       "the model is known, but model TFLOP/s and MFU also need the tokens per "
-			       "step: the run states no sequence length (seq_length in a Megatron "
-			       "arguments block) or tokens per step (a `tokens` field in the JSONL "
-			       "metrics)");
+	if (d->rm && d->rm->rate.model_from && d->rm->rate.why && d->steady.known)
+		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "job shape",
+			       "the model is known, but model TFLOP/s and MFU also need the job's "
+			       "shape: %s (seq_length, global_batch_size and world_size in a Megatron "
+			       "arguments block, the contract's workload fields, or a `tokens` field in "
+			       "the JSONL metrics with the logged global batch size)", d->rm->rate.why);
 	if (!d->steady.known)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "steady-state window",
 			       !d->have_steps

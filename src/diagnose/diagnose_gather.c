@@ -408,77 +408,21 @@ static int use_steps(struct ts_diag *d, struct ts_err *err)
 	return 0;
 }
 
-/* The run's sequence length for tokens per step tokens (> 0): *seq and
- * where it came from, or *seq = 0 and NULL. A logged global batch size
- * counts when the tokens divide by it. */
-static const char *run_seq(const struct ts_diag *d, const struct ts_steps_report *r, int64_t *seq)
-{
-	int64_t gbs = r->gbs_min > 0 && r->gbs_min == r->gbs_max ? r->gbs_min
-			: d->rm && !r->gbs_min ? d->rm->spare_gbs : 0;
-	double per;
-
-	*seq = 0;
-	for (size_t i = 0; d->log_args && i < d->in.logs.n; i++)
-		if (d->log_args[i].ok && d->log_args[i].a.seq_length > 0) {
-			*seq = d->log_args[i].a.seq_length;
-			return "seq_length in the Megatron arguments";
-		}
-	if (gbs <= 0)
-		return NULL;
-	per = r->tokens_per_step / (double)gbs;
-	if (per < 1 || fabs(per - nearbyint(per)) > 1e-6 * per)
-		return NULL;
-	*seq = (int64_t)nearbyint(per);
-	return "tokens per step over the logged global batch size";
-}
-
-/* Model FLOP rate and MFU/HFU: needs the model (a config.json, else the
- * run's Megatron arguments block), the steady step time and tokens per
- * step; the peak comes from the trace's device (BF16, the usual training
- * precision, named in the output). */
+/* Model FLOP rate and MFU/HFU: the run model's model FLOPs and shape
+ * (run.h, struct ts_run_rate: the ones validate recomputes the logged
+ * rate with) over the steady step time; the peak comes from the trace's
+ * device (BF16, the usual training precision, named in the output). */
 static int rates(struct ts_diag *d, struct ts_err *err)
 {
-	struct ts_model m;
-	struct ts_flops_shape sh;
-	struct ts_flops f;
+	const struct ts_run_rate *rt = d->rm ? &d->rm->rate : NULL;
 	struct ts_mfu u;
 	struct ts_gpu_catalog cat;
 	struct ts_err e;
-	const struct ts_steps_report *r = d->steps_rep;
-	const char *seq_from, *model_from;
 	double peak = 0;
-	int64_t gpus;
 
-	if ((!d->in.configs.n && !d->rm->has_args_model) || !d->steady.known || !d->have_steps ||
-	    !isfinite(r->tokens_per_step))
+	if (!rt || !(rt->flops.per_step > 0) || !d->steady.known || !d->have_steps)
 		return 0;
 	ts_err_init(&e);
-	ts_model_init(&m);
-	if (d->in.configs.n) {
-		if (ts_model_read_config(&m, d->in.configs.v[0], &e) || ts_model_finish(&m, &e))
-			return 0; /* a config we cannot use leaves the rate unknown; listed as missing */
-		model_from = d->in.configs.v[0];
-	} else {
-		m = d->rm->args_model;
-		model_from = d->rm->args_log;
-	}
-	/* the run's shape, tokens per step = seq x sequences: the Megatron
-	 * arguments' seq_length, else the logged global batch size (the
-	 * tokens over it), else the model's context length, named as such;
-	 * tp, vocabulary padding and recompute as the arguments state them */
-	ts_flops_shape_init(&sh);
-	if (d->rm->has_args)
-		ts_flops_shape_from_args(&sh, &d->rm->args);
-	seq_from = run_seq(d, r, &sh.seq);
-	if (sh.seq <= 0 && m.max_position > 0) {
-		sh.seq = m.max_position;
-		seq_from = "the config's context length: the run names no seq_length or batch size";
-	}
-	if (sh.seq > 0)
-		sh.gbs = (int64_t)llround(r->tokens_per_step / (double)sh.seq);
-	if (sh.seq <= 0 || sh.gbs <= 0 || ts_flops_compute(&m, &sh, TS_FORMULA_CURRENT, &f, &e))
-		return 0;
-	gpus = r->gpus > 0 ? r->gpus : (int64_t)(d->ranks.n ? d->ranks.n : 1);
 	if (ts_gpu_catalog_init(&cat))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < d->nprofs && peak <= 0; i++) {
@@ -490,15 +434,15 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 			d->rate.peak_name = ts_diag_strdup(d, buf);
 		}
 	}
-	ts_mfu_compute(&f, (int64_t)llround(d->steady.mean_ms * 1e6), gpus, peak, &u);
+	ts_mfu_compute(&rt->flops, (int64_t)llround(d->steady.mean_ms * 1e6), rt->gpus, peak, &u);
 	if (ts_mfu_check(&u, &e)) {
 		/* more than the peak: the config does not describe this run */
 		ts_gpu_catalog_release(&cat);
-		if (ts_warnings_add(&d->rm->warnings, "mfu-over-peak", model_from, -1,
+		if (ts_warnings_add(&d->rm->warnings, "mfu-over-peak", rt->model_from, -1,
 				    TS_NO_INT, "With the model of %s the MFU comes out at %.4g %% of the "
 				    "peak, which is impossible (the model does not describe this run, or "
 				    "the tokens per step are off): MFU is not reported.",
-				    model_from, 100 * fmax(u.mfu, u.hfu)))
+				    rt->model_from, 100 * fmax(u.mfu, u.hfu)))
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		return 0;
 	}
@@ -508,9 +452,12 @@ static int rates(struct ts_diag *d, struct ts_err *err)
 	{
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%s (from %s), %lld layers, hidden %lld, seq %lld (%s) x "
-			 "%lld sequences/step, %.3g model FLOPs/step", m.family, model_from,
-			 (long long)m.layers, (long long)m.hidden, (long long)sh.seq, seq_from,
-			 (long long)sh.gbs, f.per_step);
+			 "%lld sequences/step (%s) on %lld GPU%s (%s), %.3g model FLOPs/step",
+			 rt->model.family, rt->model_from, (long long)rt->model.layers,
+			 (long long)rt->model.hidden, (long long)rt->shape.seq, rt->seq_from,
+			 (long long)rt->shape.gbs, rt->gbs_from, (long long)rt->gpus,
+			 rt->gpus == 1 ? "" : "s", rt->gpus_from,
+			 rt->flops.per_step);
 		d->rate.model_name = ts_diag_strdup(d, buf);
 	}
 	ts_gpu_catalog_release(&cat);

@@ -66,6 +66,19 @@ static const char *rank_file(const struct ts_diag *d, int64_t rank)
 	return d->in.steps_source ? d->in.steps_source : "log";
 }
 
+/* "; +D % off the model's: logged-tflops-mismatch" into buf when the run
+ * model's comparison of the logged rate is past its limit, else "". */
+static const char *logged_off(const struct ts_diag *d, char *buf, size_t size)
+{
+	const struct ts_run_rate_cmp *c = d->rm ? &d->rm->rate.window : NULL;
+
+	buf[0] = '\0';
+	if (c && c->ncompared && c->diff_median > TS_RATE_MAX_DIFF)
+		snprintf(buf, size, "; %+.2f %% off the model's: logged-tflops-mismatch",
+			 100 * c->diff_signed);
+	return buf;
+}
+
 static void facts(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_diag_steady *s = &d->steady;
@@ -99,10 +112,11 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 		ts_report_add_fact(r, "model FLOP rate", v, d->rate.model_name);
 	}
 	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
-		char v[64];
+		char v[64], n[160], off[64];
 		snprintf(v, sizeof(v), "%.1f TFLOP/s/GPU", d->steps_rep->tflops_mean);
-		ts_report_add_fact(r, "logged FLOP rate", v,
-				   "the training log's own, over the window (FLOPs / time)");
+		snprintf(n, sizeof(n), "the training log's own, over the window (FLOPs / time)%s",
+			 logged_off(d, off, sizeof(off)));
+		ts_report_add_fact(r, "logged FLOP rate", v, n);
 	}
 	if (isfinite(d->rate.mfu_pct)) {
 		char v[64];
@@ -452,9 +466,11 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 		ts_sb_addf(o, "throughput: %.0f tokens/s\n", d->rate.tokens_per_s);
 	if (isfinite(d->rate.tflops_per_gpu))
 		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
-	if (d->have_steps && isfinite(d->steps_rep->tflops_mean))
+	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
+		char off[64];
 		ts_sb_addf(o, "logged FLOP rate: %.1f TFLOP/s/GPU (the training log's own, over the "
-			   "window)\n", d->steps_rep->tflops_mean);
+			   "window%s)\n", d->steps_rep->tflops_mean, logged_off(d, off, sizeof(off)));
+	}
 	if (isfinite(d->rate.mfu_pct)) {
 		char p[32];
 		ts_fmt_pct(p, sizeof(p), d->rate.mfu_pct);

@@ -24,8 +24,6 @@ void ts_run_init(struct ts_run *r)
 	memset(r, 0, sizeof(*r));
 	ts_contract_init(&r->contract);
 	ts_paths_init(&r->traces);
-	ts_model_init(&r->model);
-	ts_model_args_init(&r->args);
 	ts_runmodel_init(&r->rm);
 	r->global_batch = -1;
 	r->peak_dev_bytes = r->peak_dev_reserved_bytes = r->peak_host_bytes = NAN;
@@ -191,16 +189,6 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 			if ((rc = ts_paths_add(&r->traces, in->path, 0, err)))
 				goto out;
 		}
-		if (in->role == TS_ROLE_CONFIG && !r->has_model) {
-			struct ts_err merr;
-			ts_err_init(&merr);
-			ts_model_init(&r->model);
-			if (ts_model_read_config(&r->model, in->path, &merr) == 0 &&
-			    ts_model_finish(&r->model, &merr) == 0) {
-				r->has_model = 1;
-				snprintf(r->model_path, sizeof(r->model_path), "%s", in->path);
-			}
-		}
 		if (in->role == TS_ROLE_CONTRACT && !r->has_contract) {
 			if ((rc = ts_contract_read(&r->contract, in->path, err)))
 				goto out;
@@ -208,18 +196,8 @@ int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opt
 			snprintf(r->contract_path, sizeof(r->contract_path), "%s", in->path);
 		}
 	}
-	/* the run model's Megatron arguments block: the model when no
-	 * config.json gives it */
-	if (r->rm.has_args) {
-		r->args = r->rm.args;
-		r->has_args = 1;
+	if (r->rm.has_args)
 		snprintf(r->args_log, sizeof(r->args_log), "%s", r->rm.args_log);
-		if (!r->has_model && r->rm.has_args_model) {
-			r->model = r->rm.args_model;
-			r->has_model = 1;
-			snprintf(r->model_path, sizeof(r->model_path), "%s", r->rm.args_log);
-		}
-	}
 	r->nsources = (int)r->rm.step_files.n;
 	r->nprofiled = r->rm.nprofiled;
 	rc = build_points(r, &r->rm.log, r->rm.have_steps ? r->rm.steps.first_cut : 1, err);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "trainscope/flops.h"
 #include "trainscope/gate.h"
 #include "trainscope/stats.h"
 
@@ -60,19 +59,6 @@ static int add(struct ts_validate_result *v, const char *name, int status, const
 	return 0;
 }
 
-/* A contract workload integer, or 0. */
-static int64_t contract_int(const struct ts_run *r, const char *key)
-{
-	const char *v = r->has_contract ? ts_contract_get(&r->contract, key, NULL) : NULL;
-	char *end;
-	long long x;
-
-	if (!v)
-		return 0;
-	x = strtoll(v, &end, 10);
-	return end != v && *end == '\0' && x > 0 ? x : 0;
-}
-
 /*
  * Backend evidence (flops-memory-workflow 5.4 item 6): scan every trace of
  * the run, take the request from the contract, else from the Megatron
@@ -118,119 +104,69 @@ static int check_backend(const struct ts_run *r, struct ts_validate_result *v)
 
 /*
  * Logged TFLOP/s/GPU against the model FLOPs recomputed with Megatron's
- * current formula (flops.h): per step, recomputed = F / (t 1e12 W); the
+ * current formula (flops.h), with the run model's model and shape
+ * (run.h, struct ts_run_rate): per step, recomputed = F / (t 1e12 W); the
  * median |logged / recomputed - 1| must stay within 1 % (flops-memory-
  * workflow 5.4 item 5). When another formula version matches, it says so.
  */
 static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 			struct ts_validate_result *v)
 {
-	struct ts_flops_shape sh;
-	struct ts_flops fl;
-	struct ts_err ferr;
-	double *rel = NULL, *sgn = NULL, delivered, med, med_signed;
-	size_t k = 0, nlog = 0;
-	int64_t gpus;
-	int rc = 0;
+	const struct ts_run_rate *rt = &r->rm.rate;
+	struct ts_run_rate_cmp c;
+	double *tf, *ms;
+	size_t n = 0;
 
-	/* the rate the window's usable steps delivered, as `steps` reports it */
-	rel = malloc((r->pts.n + 1) * sizeof(double));
-	sgn = malloc((r->pts.n + 1) * sizeof(double));
-	if (!rel || !sgn) {
-		free(rel);
-		free(sgn);
+	/* the window's usable steps, as `steps` takes them */
+	tf = malloc((r->pts.n + 1) * sizeof(double));
+	ms = malloc((r->pts.n + 1) * sizeof(double));
+	if (!tf || !ms) {
+		free(tf);
+		free(ms);
 		return TS_ENOMEM;
 	}
 	for (size_t i = 0; i < r->pts.n; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration >= w->first && p->iteration <= w->last && isfinite(p->tflops) &&
-		    ts_run_point_usable(p)) {
-			rel[nlog] = p->tflops;
-			sgn[nlog++] = p->step_ms;
+		if (p->iteration >= w->first && p->iteration <= w->last && ts_run_point_usable(p)) {
+			tf[n] = p->tflops;
+			ms[n++] = p->step_ms;
 		}
 	}
-	delivered = ts_tflops_delivered(rel, sgn, nlog);
-	free(rel);
-	free(sgn);
-	rel = sgn = NULL;
-	if (!nlog)
+	if (ts_run_rate_compare(rt, tf, ms, n, &c)) {
+		free(tf);
+		free(ms);
+		return TS_ENOMEM;
+	}
+	free(tf);
+	free(ms);
+	if (!c.nlogged)
 		return add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
-	if (!r->has_model && r->rm.has_args && !r->rm.has_args_model)
+	if (!rt->model_from && r->rm.has_args && !r->rm.has_args_model)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU over %zu steps (FLOPs / "
 			   "time); not recomputed: the Megatron arguments block of %s does not give "
-			   "the model shape (%s); put config.json in the run directory", delivered,
-			   nlog, r->rm.args_log, r->rm.args_model_why);
-	if (!r->has_model)
+			   "the model shape (%s); put config.json in the run directory",
+			   c.logged_tflops, c.nlogged, r->rm.args_log, r->rm.args_model_why);
+	if (!rt->model_from)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU over %zu steps (FLOPs / "
 			   "time); not recomputed: no model config (config.json in the run directory "
-			   "or a Megatron arguments block)", delivered, nlog);
-	ts_flops_shape_init(&sh);
-	ts_flops_shape_from_args(&sh, &r->args);
-	if (!sh.seq)
-		sh.seq = contract_int(r, "workload.seq_length");
-	if (!sh.gbs)
-		sh.gbs = contract_int(r, "workload.global_batch_size");
-	if (!sh.gbs && r->global_batch > 0)
-		sh.gbs = r->global_batch;
-	if (!sh.tp)
-		sh.tp = contract_int(r, "workload.tp");
-	gpus = r->args.world_size ? r->args.world_size : contract_int(r, "workload.device_count");
-	if (!sh.seq || !sh.gbs || !gpus)
+			   "or a Megatron arguments block)", c.logged_tflops, c.nlogged);
+	if (rt->why)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
-			   "recomputed: needs seq_length, global_batch_size and device_count (Megatron "
-			   "arguments or the contract's workload fields)", delivered);
-	ts_err_init(&ferr);
-	if (ts_flops_compute(&r->model, &sh, TS_FORMULA_CURRENT, &fl, &ferr))
-		return add(v, "tflops", TS_CHECK_SKIP, "not recomputed: %s", ferr.msg);
-	rel = malloc(nlog * sizeof(double));
-	sgn = malloc(nlog * sizeof(double));
-	if (!rel || !sgn) {
-		free(rel);
-		free(sgn);
-		return TS_ENOMEM;
-	}
-	for (size_t i = 0; i < r->pts.n; i++) {
-		const struct ts_run_point *p = &r->pts.v[i];
-		/* the same usable steps as the delivered rate: k <= nlog */
-		if (p->iteration < w->first || p->iteration > w->last || !isfinite(p->tflops) ||
-		    !(p->step_ms > 0) || !ts_run_point_usable(p))
-			continue;
-		sgn[k] = p->tflops / (fl.per_step / (p->step_ms * 1e-3 * 1e12 * (double)gpus)) - 1;
-		rel[k] = fabs(sgn[k]);
-		k++;
-	}
-	if (!k) {
-		free(rel);
-		free(sgn);
+			   "recomputed: %s", c.logged_tflops, rt->why);
+	if (!c.ncompared)
 		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
-	}
-	ts_stats_sort(rel, k);
-	med = ts_stats_quantile_sorted(rel, k, 0.5);
-	ts_stats_sort(sgn, k);
-	med_signed = ts_stats_quantile_sorted(sgn, k, 0.5);
-	if (med <= 0.01) {
-		rc = add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of %zu "
-			 "steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, model "
-			 "from %s)", 100 * med, k, ts_formula_name(TS_FORMULA_CURRENT), fl.per_step,
-			 (long long)gpus, r->model_path);
-	} else {
-		const char *other = NULL;
-		for (int f = 1; f < TS_FORMULA_COUNT && !other; f++) {
-			/* logged / recomputed = F_logged / F_current */
-			struct ts_flops alt;
-			if (ts_flops_compute(&r->model, &sh, f, &alt, &ferr) == 0 && alt.per_step > 0 &&
-			    fabs((1 + med_signed) * fl.per_step / alt.per_step - 1) <= 0.01)
-				other = ts_formula_name(f);
-		}
-		rc = add(v, "tflops", TS_CHECK_FAIL, "logged TFLOP/s/GPU differs by %.2f %% (median of "
-			 "%zu steps; limit 1 %%) from the recomputed %s model FLOPs (%.4g per step, %lld "
-			 "GPUs): config or formula-version mismatch%s%s", 100 * med, k,
-			 ts_formula_name(TS_FORMULA_CURRENT), fl.per_step, (long long)gpus,
-			 other ? "; it matches formula " : "", other ? other : "");
-	}
-	free(rel);
-	free(sgn);
-	return rc;
+	if (c.diff_median <= TS_RATE_MAX_DIFF)
+		return add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of "
+			   "%zu steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, "
+			   "model from %s)", 100 * c.diff_median, c.ncompared,
+			   ts_formula_name(TS_FORMULA_CURRENT), rt->flops.per_step,
+			   (long long)rt->gpus, rt->model_from);
+	return add(v, "tflops", TS_CHECK_FAIL, "logged TFLOP/s/GPU differs by %.2f %% (median of "
+		   "%zu steps; limit 1 %%) from the recomputed %s model FLOPs (%.4g per step, %lld "
+		   "GPUs): config or formula-version mismatch%s%s", 100 * c.diff_median,
+		   c.ncompared, ts_formula_name(TS_FORMULA_CURRENT), rt->flops.per_step,
+		   (long long)rt->gpus, c.formula >= 0 ? "; it matches formula " : "",
+		   c.formula >= 0 ? ts_formula_name(c.formula) : "");
 }
 
 int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,

@@ -1329,12 +1329,13 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	rep->iter = malloc((nv + 1) * sizeof(*rep->iter));
 	rep->step_ms = malloc((nv + 1) * sizeof(*rep->step_ms));
 	rep->artefact = malloc(nv + 1);
+	rep->tflops = malloc((nv + 1) * sizeof(*rep->tflops));
 	ti = malloc((nv + 1) * sizeof(*ti));
 	wi = malloc((nv + 1) * sizeof(*wi));
 	tc = malloc((nv + 1) * sizeof(*tc));
 	y = malloc((nv + 1) * sizeof(*y));
 	w = malloc(2 * (nv + 1) * sizeof(*w));   /* throughput(): rates and times */
-	if (!rep->iter || !rep->step_ms || !rep->artefact || !ti || !wi || !tc || !y || !w)
+	if (!rep->iter || !rep->step_ms || !rep->artefact || !rep->tflops || !ti || !wi || !tc || !y || !w)
 		goto out;
 	rep->n = nv;
 	for (size_t i = 0; i < nv; i++)
@@ -1352,6 +1353,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	for (size_t i = 0; i < nv; i++) {
 		rep->iter[i] = v[i].iteration;
 		rep->step_ms[i] = v[i].step_ms;
+		rep->tflops[i] = v[i].tflops;
 		rep->artefact[i] = (unsigned char)artefact_of(&v[i], rep->first_cut);
 	}
 	if (nv) {
@@ -1480,6 +1482,7 @@ void ts_steps_report_release(struct ts_steps_report *rep)
 	free(rep->iter);
 	free(rep->step_ms);
 	free(rep->artefact);
+	free(rep->tflops);
 	free(rep->outliers);
 	ts_loss_health_release(&rep->health);
 	free(rep->loss_spikes);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "run_int.h"
 #include "trainscope/contract.h"
 #include "trainscope/detect.h"
 #include "trainscope/input.h"
@@ -39,6 +40,9 @@ void ts_runmodel_init(struct ts_runmodel *rm)
 	ts_arena_init(&rm->arena);
 	rm->window.first = rm->window.last = TS_NO_INT;
 	rm->window.method = "none";
+	rm->rate.window.logged_tflops = rm->rate.window.model_tflops = NAN;
+	rm->rate.window.diff_median = rm->rate.window.diff_signed = NAN;
+	rm->rate.window.formula = -1;
 }
 
 void ts_runmodel_release(struct ts_runmodel *rm)
@@ -1486,7 +1490,7 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		}
 		window_build(&rm->steps, first, last, method, rm->window_source == 0, &rm->window);
 	}
-	if ((rc = steps_warnings(rm)))
+	if ((rc = steps_warnings(rm)) || (rc = runmodel_rate(rm, o)))
 		return ts_err_set(err, rc, "out of memory");
 	rm->nwarn_steps = rm->warnings.v.n;
 	return 0;

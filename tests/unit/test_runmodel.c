@@ -196,3 +196,41 @@ TEST(runmodel_resume_over_a_nan_is_said)
 	ts_runmodel_release(&rm);
 	remove_dir(dir);
 }
+
+/*
+ * The logged rate against the model's (ts_run_rate_compare), by hand:
+ * F = 8e12 FLOPs per step on W = 8 GPUs, so a step of t ms delivers
+ * 1000 / t TFLOP/s/GPU: 10 ms -> 100, 20 ms -> 50. Steps (logged, ms):
+ * (101, 10) +1 %, (55, 20) +10 %, (NAN, 10) not logged, (98, 10) -2 %,
+ * (120, NAN) untimed. Compared: three, |diff| 0.01 0.10 0.02, median
+ * 0.02; signed -0.02 0.01 0.10, median +0.01. Model rate over them:
+ * 3 F / (40 ms 1e-3 1e12 8) = 75. Logged, FLOPs over time of the four
+ * logged steps ((101 10 + 55 20 + 98 10) / 40 ms; ts_tflops_delivered
+ * takes the timed ones) = 77.25.
+ */
+TEST(run_rate_compare_by_hand)
+{
+	struct ts_run_rate rt;
+	struct ts_run_rate_cmp c;
+	const double tf[5] = { 101, 55, NAN, 98, 120 };
+	const double ms[5] = { 10, 20, 10, 10, NAN };
+
+	memset(&rt, 0, sizeof(rt));
+	rt.flops.per_step = 8e12;
+	rt.gpus = 8;
+	CHECK_I64(ts_run_rate_compare(&rt, tf, ms, 5, &c), 0);
+	CHECK_I64((int64_t)c.nlogged, 4);
+	CHECK_I64((int64_t)c.ncompared, 3);
+	CHECK_NEAR(c.model_tflops, 75, 1e-9);
+	CHECK_NEAR(c.diff_median, 0.02, 1e-12);
+	CHECK_NEAR(c.diff_signed, 0.01, 1e-12);
+	CHECK_NEAR(c.logged_tflops, 77.25, 1e-9);
+	/* above the 1 % limit, but the empty model matches no older formula */
+	CHECK_I64(c.formula, -1);
+	/* no model FLOPs: only the logged side */
+	rt.flops.per_step = 0;
+	CHECK_I64(ts_run_rate_compare(&rt, tf, ms, 5, &c), 0);
+	CHECK_I64((int64_t)c.nlogged, 4);
+	CHECK_I64((int64_t)c.ncompared, 0);
+	CHECK(isnan(c.diff_median) && isnan(c.model_tflops));
+}
