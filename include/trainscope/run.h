@@ -201,6 +201,19 @@ struct ts_run_rate {
 int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 			const double *step_ms, size_t n, struct ts_run_rate_cmp *out);
 
+struct ts_runmodel;
+/*
+ * Why the logged rate of rm's step log is not comparable with Megatron's
+ * model FLOPs (the framework counts its own, e.g. torchtitan's 6N +
+ * 12·L·H·Q·T per token), in words; NULL when it is. Then no
+ * logged-tflops-mismatch is raised and validate's tflops check skips.
+ */
+const char *ts_run_rate_counts_own(const struct ts_runmodel *rm);
+
+/* 1 when rm's logged rate over its window is past TS_RATE_MAX_DIFF from
+ * the model's and comparable (the logged-tflops-mismatch warning), else 0. */
+int ts_run_rate_mismatch(const struct ts_runmodel *rm);
+
 struct ts_runmodel_opts {
 	struct ts_steps_opts steps;   /* window_first/last: a declared window
 				       * (TS_NO_INT = the contract's, else automatic) */

@@ -67,15 +67,16 @@ static const char *rank_file(const struct ts_diag *d, int64_t rank)
 }
 
 /* "; +D % off the model's: logged-tflops-mismatch" into buf when the run
- * model's comparison of the logged rate is past its limit, else "". */
+ * model raises that warning; "; the framework's own FLOP count" when the
+ * log counts its own (ts_run_rate_counts_own); else "". */
 static const char *logged_off(const struct ts_diag *d, char *buf, size_t size)
 {
-	const struct ts_run_rate_cmp *c = d->rm ? &d->rm->rate.window : NULL;
-
 	buf[0] = '\0';
-	if (c && c->ncompared && c->diff_median > TS_RATE_MAX_DIFF)
+	if (d->rm && ts_run_rate_mismatch(d->rm))
 		snprintf(buf, size, "; %+.2f %% off the model's: logged-tflops-mismatch",
-			 100 * c->diff_signed);
+			 100 * d->rm->rate.window.diff_signed);
+	else if (d->rm && ts_run_rate_counts_own(d->rm))
+		snprintf(buf, size, "; not Megatron's FLOP count: %s", ts_run_rate_counts_own(d->rm));
 	return buf;
 }
 
@@ -112,7 +113,7 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 		ts_report_add_fact(r, "model FLOP rate", v, d->rate.model_name);
 	}
 	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
-		char v[64], n[160], off[64];
+		char v[64], n[400], off[256];
 		snprintf(v, sizeof(v), "%.1f TFLOP/s/GPU", d->steps_rep->tflops_mean);
 		snprintf(n, sizeof(n), "the training log's own, over the window (FLOPs / time)%s",
 			 logged_off(d, off, sizeof(off)));
@@ -467,7 +468,7 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	if (isfinite(d->rate.tflops_per_gpu))
 		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
 	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
-		char off[64];
+		char off[256];
 		ts_sb_addf(o, "logged FLOP rate: %.1f TFLOP/s/GPU (the training log's own, over the "
 			   "window%s)\n", d->steps_rep->tflops_mean, logged_off(d, off, sizeof(off)));
 	}

@@ -155,6 +155,10 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 			   "recomputed: %s", c.logged_tflops, rt->why);
 	if (!c.ncompared)
 		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
+	if (ts_run_rate_counts_own(&r->rm))
+		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
+			   "compared with the model's %.1f: %s", c.logged_tflops, c.model_tflops,
+			   ts_run_rate_counts_own(&r->rm));
 	if (c.diff_median <= TS_RATE_MAX_DIFF)
 		return add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of "
 			   "%zu steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, "

@@ -30,6 +30,22 @@ static int64_t contract_int(const struct ts_contract *c, int have, const char *k
 	return end != v && *end == '\0' && x > 0 ? x : 0;
 }
 
+const char *ts_run_rate_counts_own(const struct ts_runmodel *rm)
+{
+	if (rm->log.format == TS_LOG_TITAN)
+		return "torchtitan's logged TFLOP/s counts 6 x (parameters - embedding) + 12 x "
+		       "layers x heads x head_dim x seq FLOPs per token (no causal halving), not "
+		       "Megatron's formula";
+	return NULL;
+}
+
+int ts_run_rate_mismatch(const struct ts_runmodel *rm)
+{
+	const struct ts_run_rate_cmp *c = &rm->rate.window;
+
+	return c->ncompared && c->diff_median > TS_RATE_MAX_DIFF && !ts_run_rate_counts_own(rm);
+}
+
 int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 			const double *step_ms, size_t n, struct ts_run_rate_cmp *out)
 {
@@ -254,7 +270,7 @@ int runmodel_rate(struct ts_runmodel *rm, const struct ts_runmodel_opts *o)
 		}
 	if ((rc = ts_run_rate_compare(rt, tf, ms, n, &rt->window)))
 		goto out;
-	if (rt->window.ncompared && rt->window.diff_median > TS_RATE_MAX_DIFF)
+	if (ts_run_rate_mismatch(rm))
 		rc = mismatch_warning(rm);
 out:
 	free(tf);
