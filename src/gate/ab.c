@@ -327,6 +327,50 @@ out:
 }
 
 /*
+ * The window ab proposes when the automatic windows leave fewer than 10
+ * paired steps: from the latest start of a run's own window (first, the
+ * run latest) to the last iteration that every run logged usable, when
+ * at least 10 iterations there are usable in every run. Writes the
+ * sentence that names it, or "" when there is none; TS_ENOMEM only.
+ */
+static int propose_window(const struct ts_run *base, size_t nb, const struct ts_run *cand,
+			  size_t nc, int64_t first, const struct ts_run *latest, char *out, size_t cap)
+{
+	int64_t end = INT64_MAX, *pit = NULL;
+	double *pa = NULL, *pb = NULL;
+	size_t n = 0;
+	int rc;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < nb + nc; i++) {
+		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+		int64_t last = INT64_MIN;
+
+		for (size_t k = r->pts.n; k-- > 0 && last == INT64_MIN;)
+			if (ts_run_point_usable(&r->pts.v[k]))
+				last = r->pts.v[k].iteration;
+		if (last < end)
+			end = last;
+	}
+	rc = first <= end ? paired_steps(base, nb, cand, nc, first, end, &pit, &pa, &pb, &n) : 0;
+	if (!rc && n >= 10)
+		snprintf(out, cap, "; iterations %lld-%lld are past the start of every run's "
+			 "own window (the latest, %s's, starts at %lld) and logged by every run "
+			 "(%zu paired steps): declare them with --window %lld:%lld, which keeps "
+			 "the steps an automatic window cut after a level shift, or declare "
+			 "another common window", (long long)first, (long long)end, latest->path,
+			 (long long)first, n, (long long)first, (long long)end);
+	else if (!rc)
+		snprintf(out, cap, "; no 10 iterations after the latest start of a run's own "
+			 "window (%lld, in %s) are logged usable by every run, so no common "
+			 "window is proposed", (long long)first, latest->path);
+	free(pit);
+	free(pa);
+	free(pb);
+	return rc;
+}
+
+/*
  * The verdict of a comparison over every paired step after iteration 1
  * (artefacts left out), with the same band and the same run-to-run term
  * as res's: when it is not res's verdict, res becomes inconclusive and
@@ -1487,6 +1531,8 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 {
 	int64_t first = INT64_MIN, last = INT64_MAX, *pit = NULL;
 	int64_t wf = o->win_first, wl = o->win_last;
+	const struct ts_run *latest = base;
+	char proposal[1024] = "";
 	double *pa = NULL, *pb = NULL;
 	size_t npairs = 0;
 	int oom = 0, rc = 0;
@@ -1585,18 +1631,23 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 			if (!w.steady && !runs[i].rm.have_steps)
 				WARN("no-steady-state", fmt(res, "%s: MSER-5 finds no steady state (it would "
 						       "drop more than half the steps)", runs[i].path));
-			if (w.first > first)
+			if (w.first > first) {
 				first = w.first;
+				latest = &runs[i];
+			}
 			if (w.last < last)
 				last = w.last;
 		}
 	}
 	if (oom)
 		goto oom;
-	if (!res->invalid.n && first > last)
+	if (!res->invalid.n && first > last) {
+		if ((rc = propose_window(base, nb, cand, nc, first, latest, proposal, sizeof(proposal))))
+			goto oom;
 		ADD(res->invalid, fmt(res, "the steady windows do not overlap (each run's own is "
-				      "`trainscope steps RUN`'s); declare a common one with --window "
-				      "FIRST:LAST"));
+				      "`trainscope steps RUN`'s)%s", proposal[0] ? proposal :
+				      "; declare a common one with --window FIRST:LAST"));
+	}
 	/* ab-stats A4 step 0: a step index missing inside the window fails
 	 * the comparison (a lost stretch of log is no steady state) */
 	for (size_t i = 0; !res->invalid.n && i < nb + nc; i++) {
@@ -1657,9 +1708,12 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		goto oom;
 	res->win_steps = npairs;
 	if (npairs < 10) {
+		if (wf == TS_WIN_AUTO &&
+		    (rc = propose_window(base, nb, cand, nc, first, latest, proposal, sizeof(proposal))))
+			goto oom;
 		ADD(res->invalid, fmt(res, "only %zu iterations of the matched window %lld-%lld are "
-				      "usable in every run; need at least 10", npairs,
-				      (long long)first, (long long)last));
+				      "usable in every run; need at least 10%s", npairs,
+				      (long long)first, (long long)last, proposal));
 		res->verdict = TS_AB_INVALID;
 		goto done;
 	}
