@@ -174,8 +174,10 @@ const char *ts_diff_ctx_label(int field);
  * size -1; an empty string; clock 0). */
 const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *buf, size_t cap);
 /* Compare field f of a and b. Values are compared as the text
- * ts_diff_ctx_value gives (versions as written: "12.4" and "12040"
- * differ); a side that records none is not a difference. */
+ * ts_diff_ctx_value gives, the versions (profiler, runtime, driver, NCCL)
+ * by ts_version_same (core.h: "535.104.05" = "535.104.5", "12.4" =
+ * "12.4.0", "2.5.1+cu124" = "2.5.1"; encodings are not translated: "12.4"
+ * and "12040" differ); a side that records none is not a difference. */
 int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int field);
 
 struct ts_diff_side {

@@ -596,6 +596,8 @@ int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_co
 
 	if (!x || !y)
 		return x ? TS_DCTX_BASELINE_ONLY : y ? TS_DCTX_CANDIDATE_ONLY : TS_DCTX_NEITHER;
+	if (f == TS_DCTX_PROFILER || f == TS_DCTX_RUNTIME || f == TS_DCTX_DRIVER || f == TS_DCTX_NCCL)
+		return ts_version_same(x, y) ? TS_DCTX_SAME : TS_DCTX_DIFFERS;
 	return strcmp(x, y) ? TS_DCTX_DIFFERS : TS_DCTX_SAME;
 }
 
