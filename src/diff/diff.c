@@ -819,25 +819,18 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 	size_t unm = 0;
 	int rc = 0;
 
-	if (r->context_differs) {
-		struct ts_sb sb;
-		int k = 0;
-		ts_sb_init(&sb);
-		for (int f = 0; f < TS_DCTX_COUNT; f++) {
-			char ba[32], bb[32];
-			if (r->context[f] != TS_DCTX_DIFFERS)
-				continue;
-			ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == r->context_differs ? " and " : ", ",
-				   ts_diff_ctx_label(f), ts_diff_ctx_value(&base->ctx, f, ba, sizeof(ba)),
-				   ts_diff_ctx_value(&cand->ctx, f, bb, sizeof(bb)));
-			k++;
-		}
-		rc |= sb.failed ? TS_ENOMEM :
-		      ts_warnings_add(w, "context-differs", NULL, -1, TS_NONE,
-				      "the two sides differ in %s: the step time and every delta include the effect"
-				      " of %s, not only of the change under comparison", sb.buf,
-				      r->context_differs == 1 ? "that difference" : "those differences");
-		ts_sb_release(&sb);
+	{
+		struct ts_ctx_change c[TS_DCTX_COUNT];
+		char buf[TS_DCTX_COUNT][2][32];
+		size_t k = 0;
+
+		for (int f = 0; f < TS_DCTX_COUNT; f++)
+			if (r->context[f] == TS_DCTX_DIFFERS)
+				c[k++] = (struct ts_ctx_change){
+					ts_diff_ctx_label(f),
+					ts_diff_ctx_value(&base->ctx, f, buf[f][0], sizeof(buf[f][0])),
+					ts_diff_ctx_value(&cand->ctx, f, buf[f][1], sizeof(buf[f][1])) };
+		rc |= ts_context_differs_warn(w, c, k);
 	}
 	if (!r->same_hardware)
 		rc |= ts_warnings_add(w, "different-hardware", NULL, -1, TS_NONE,

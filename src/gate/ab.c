@@ -928,6 +928,129 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
 	return oom ? TS_ENOMEM : 0;
 }
 
+/*
+ * What the runs record of where they ran, compared as diff compares two
+ * traces' environments (one sentence, ts_context_differs_warn): the
+ * contract's environment (version fields as versions, ts_version_same)
+ * and world size, and the Megatron arguments block's world size and
+ * layout. The fields named by the declared variable are the change, not
+ * context; so is a layout field that is the contracts' one difference.
+ */
+static const struct {
+	const char *key, *label;
+} ctx_env[] = {
+	{ "environment.gpu.name", "device" },
+	{ "environment.gpu.vendor", "vendor" },
+	{ "environment.gpu.count", "GPU count" },
+	{ "environment.gpu.driver", "driver version" },
+	{ "environment.cuda.sdk", "CUDA version" },
+	{ "environment.musa.sdk", "MUSA version" },
+	{ "environment.python", "Python version" },
+	{ "environment.torch", "PyTorch version" },
+	{ "environment.torch.cuda", "PyTorch's CUDA version" },
+	{ "environment.torch.hip", "PyTorch's HIP version" },
+	{ "environment.torch.nccl", "PyTorch's NCCL version" },
+	{ "environment.nccl.lib", "NCCL library version" },
+	{ "environment.torch_musa", "torch_musa version" },
+	{ "environment.torch.musa", "torch_musa's MUSA version" },
+	{ "environment.torch.mccl", "torch_musa's MCCL version" },
+	{ "environment.mccl.lib", "MCCL library version" },
+};
+
+enum { CTX_WORLD, CTX_TP, CTX_PP, CTX_VPP, CTX_CP, CTX_EP, CTX_ETP, CTX_MBS, CTX_PREC, CTX_LAYOUT };
+
+static const struct {
+	const char *key, *label;
+} ctx_layout[CTX_LAYOUT] = {
+	{ "workload.device_count", "world size" }, { "workload.tp", "tp" }, { "workload.pp", "pp" },
+	{ "workload.vpp", "vpp" }, { "workload.cp", "cp" }, { "workload.ep", "ep" },
+	{ "workload.etp", "etp" }, { "workload.micro_batch_size", "micro batch size" },
+	{ "workload.precision", "precision" },
+};
+
+/* Layout field f of a run's arguments block as text in buf, NULL unstated. */
+static const char *layout_value(const struct ts_run *r, int f, char *buf, size_t cap)
+{
+	const struct ts_model_args *a = &r->args;
+	int64_t v = 0;
+
+	if (!r->has_args)
+		return NULL;
+	switch (f) {
+	case CTX_WORLD: v = a->world_size; break;
+	case CTX_TP: v = a->tp; break;
+	case CTX_PP: v = a->pp; break;
+	case CTX_VPP: v = a->vpp; break;
+	case CTX_CP: v = a->cp; break;
+	case CTX_EP: v = a->ep; break;
+	case CTX_ETP: v = a->etp; break;
+	case CTX_MBS: v = a->micro_batch; break;
+	default:
+		return a->fp8[0] ? "fp8" : a->bf16 ? "bf16" : a->fp16 ? "fp16" : "fp32";
+	}
+	if (v <= 0)
+		return NULL;
+	snprintf(buf, cap, "%lld", (long long)v);
+	return buf;
+}
+
+/* A recorded value: NULL when the field is absent or unknown (null). */
+static const char *contract_value(const struct ts_run *r, const char *key)
+{
+	return r->has_contract ? ts_contract_get(&r->contract, key, NULL) : NULL;
+}
+
+static int check_context(struct ts_ab_result *res, const struct ts_run *base, const struct ts_run *cand,
+			 const struct ts_ab_opts *o)
+{
+	struct ts_ctx_change c[sizeof(ctx_env) / sizeof(ctx_env[0]) + CTX_LAYOUT];
+	char buf[CTX_LAYOUT][2][24];
+	size_t n = 0, layout = 0;
+	int oom = 0;
+
+	for (size_t f = 0; f < sizeof(ctx_env) / sizeof(ctx_env[0]); f++) {
+		const char *a = contract_value(base, ctx_env[f].key);
+		const char *b = contract_value(cand, ctx_env[f].key);
+
+		if (!a || !b || (o->variable && names_field(o->variable, ctx_env[f].key)) ||
+		    (ts_contract_key_is_version(ctx_env[f].key) ? ts_version_same(a, b) : !strcmp(a, b)))
+			continue;
+		c[n++] = (struct ts_ctx_change){ ctx_env[f].label, a, b };
+	}
+	for (int f = 0; f < CTX_LAYOUT; f++) {
+		/* the arguments block, else the contract (a contract made
+		 * --from-log holds the same) */
+		const char *a = layout_value(base, f, buf[f][0], sizeof(buf[f][0]));
+		const char *b = layout_value(cand, f, buf[f][1], sizeof(buf[f][1]));
+
+		a = a ? a : contract_value(base, ctx_layout[f].key);
+		b = b ? b : contract_value(cand, ctx_layout[f].key);
+		if (!a || !b || !strcmp(a, b) ||
+		    (res->variable && names_field(res->variable, ctx_layout[f].key)))
+			continue;
+		c[n++] = (struct ts_ctx_change){ ctx_layout[f].label, a, b };
+		layout++;
+	}
+	if (ts_context_differs_warn(&res->warnings, c, n))
+		return TS_ENOMEM;
+	/* flops-memory-workflow 5.4 item 1: more than the one changed field
+	 * is no A/B (contracts compared are refused by check_contracts) */
+	if (!o->allow_multi && !res->contracts_compared && layout + (res->variable ? 1 : 0) > 1) {
+		struct ts_sb sb;
+		ts_sb_init(&sb);
+		for (size_t k = n - layout; k < n; k++)
+			ts_sb_addf(&sb, "%s%s %s vs %s", k > n - layout ? ", " : "", c[k].label, c[k].a,
+				   c[k].b);
+		ADD(res->invalid, fmt(res, "the arguments blocks differ in %zu field%s (%s)%s%s%s; an "
+				      "A/B changes one variable at a time (--allow-multi to compare "
+				      "anyway)", layout, layout == 1 ? "" : "s", sb.failed ? "" : sb.buf,
+				      res->variable ? " besides the declared variable '" : "",
+				      res->variable ? res->variable : "", res->variable ? "'" : ""));
+		ts_sb_release(&sb);
+	}
+	return oom ? TS_ENOMEM : 0;
+}
+
 /* Step times of r at the given (ascending) iterations, written to x. */
 static size_t values_at(const struct ts_run *r, const int64_t *it, size_t n, double *x)
 {
@@ -1541,7 +1664,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		return ts_err_set(err, TS_EUSAGE, "need at least one baseline and one candidate run");
 	res->repeats = nb >= 2 && nc >= 2;
 	res->band = o->band >= 0 ? o->band : res->repeats ? 0.01 : 0.02;
-	if ((rc = check_contracts(res, base, nb, cand, nc, o)))
+	if ((rc = check_contracts(res, base, nb, cand, nc, o)) || (rc = check_context(res, base, cand, o)))
 		goto oom;
 	/* a repeat is a separate run: the same run twice would fake certainty */
 	for (size_t s = 0; s < 2; s++) {
@@ -1876,6 +1999,26 @@ out:
 	free(pa);
 	free(pb);
 	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
+}
+
+int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c, size_t n)
+{
+	struct ts_sb sb;
+	int rc;
+
+	if (!n)
+		return 0;
+	ts_sb_init(&sb);
+	for (size_t k = 0; k < n; k++)
+		ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
+			   c[k].a, c[k].b);
+	rc = sb.failed ? TS_ENOMEM :
+	     ts_warnings_add(w, "context-differs", NULL, -1, TS_NO_INT,
+			     "the two sides differ in %s: the step time and every delta include the effect"
+			     " of %s, not only of the change under comparison", sb.buf,
+			     n == 1 ? "that difference" : "those differences");
+	ts_sb_release(&sb);
+	return rc;
 }
 
 int ts_ab_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *r,
