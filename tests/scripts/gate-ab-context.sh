@@ -25,7 +25,9 @@
 #     declared): no context-differs;
 #   c_base vs c_drv: the contracts are identical (identical-contracts),
 #     no variable and no context-differs (before: variable
-#     environment.gpu.driver, the same driver written two ways).
+#     environment.gpu.driver, the same driver written two ways);
+#   report --baseline w8 --candidate w16 (run directories): the warning
+#     is in the Markdown and HTML reports.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -112,5 +114,15 @@ print("contracts: variable %s / %s, driver codes %s: %s" % (d["variable"], dr["v
       "ok" if ok else "FAIL, want environment.torch / None and identical-contracts"))
 sys.exit(0 if ok else 1)
 PY
+# the report's A/B section carries the warning (Markdown and HTML)
+mkdir -p "$tmp/rb" "$tmp/rc"
+cp "$tmp/w8.log" "$tmp/rb/train.log"
+cp "$tmp/w16.log" "$tmp/rc/train.log"
+for fmt in md html; do
+	"$TS" report --baseline "$tmp/rb" --candidate "$tmp/rc" --format $fmt 2>/dev/null |
+		grep -q "the two sides differ in world size (8 vs 16)" &&
+		echo "report --format $fmt: context-differs: ok" ||
+		bad "report --format $fmt: no context-differs warning"
+done
 [ $fail = 0 ] && echo "gate-ab-context: ok"
 exit $fail
