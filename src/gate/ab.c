@@ -1034,8 +1034,10 @@ static int check_context(struct ts_ab_result *res, const struct ts_run *base, co
 	if (ts_context_differs_warn(&res->warnings, c, n))
 		return TS_ENOMEM;
 	/* flops-memory-workflow 5.4 item 1: more than the one changed field
-	 * is no A/B (contracts compared are refused by check_contracts) */
-	if (!o->allow_multi && !res->contracts_compared && layout + (res->variable ? 1 : 0) > 1) {
+	 * is no A/B (contracts that differ in several are refused by
+	 * check_contracts already) */
+	if (!o->allow_multi && !(res->contracts_compared && res->diffs.n > 1) &&
+	    layout + (res->variable ? 1 : 0) > 1) {
 		struct ts_sb sb;
 		ts_sb_init(&sb);
 		for (size_t k = n - layout; k < n; k++)
@@ -1044,7 +1046,7 @@ static int check_context(struct ts_ab_result *res, const struct ts_run *base, co
 		ADD(res->invalid, fmt(res, "the arguments blocks differ in %zu field%s (%s)%s%s%s; an "
 				      "A/B changes one variable at a time (--allow-multi to compare "
 				      "anyway)", layout, layout == 1 ? "" : "s", sb.failed ? "" : sb.buf,
-				      res->variable ? " besides the declared variable '" : "",
+				      res->variable ? " besides the variable '" : "",
 				      res->variable ? res->variable : "", res->variable ? "'" : ""));
 		ts_sb_release(&sb);
 	}

@@ -11,7 +11,8 @@
 # environment gpu.name H100, gpu.driver, torch; workload model):
 #   c_base    driver 535.104.05, torch 2.5.1+cu124;
 #   c_torch   torch 2.6.0 (else c_base);
-#   c_drv     driver 535.104.5 (the same version as 535.104.05).
+#   c_drv     driver 535.104.5 (the same version as 535.104.05);
+#   c_torch16 c_torch with w16.log.
 # Expected, by construction:
 #   w8 vs w16: compared (not invalid), one context-differs warning "the two
 #     sides differ in world size (8 vs 16): ..." in the text and --json;
@@ -23,6 +24,9 @@
 #     (the variable), and context-differs names "PyTorch version
 #     (2.5.1+cu124 vs 2.6.0)"; with --variable torch (the change is
 #     declared): no context-differs;
+#   c_base vs c_torch16: the contracts' one difference is torch, the logs
+#     add world size 8 vs 16: two changes, invalid (exit 2), the reason
+#     names world size besides the variable environment.torch;
 #   c_base vs c_drv: the contracts are identical (identical-contracts),
 #     no variable and no context-differs (before: variable
 #     environment.gpu.driver, the same driver written two ways);
@@ -72,6 +76,7 @@ def rundir(name, log, driver, torch):
 rundir("c_base", "w8.log", "535.104.05", "2.5.1+cu124")
 rundir("c_torch", "w8b.log", "535.104.05", "2.6.0")
 rundir("c_drv", "w8b.log", "535.104.5", "2.5.1+cu124")
+rundir("c_torch16", "w16.log", "535.104.05", "2.6.0")
 PY
 
 # check NAME WANT_EXIT WANT_INVALID_SUBSTRING WANT_WARNING_SUBSTRING [ab options...]:
@@ -102,6 +107,7 @@ check same 0 "" "" w8.log w8b.log
 check torch 0 "" "the two sides differ in PyTorch version (2.5.1+cu124 vs 2.6.0)" c_base c_torch
 check torch-declared 0 "" "" c_base c_torch --variable torch
 check driver 0 "" "" c_base c_drv
+check torch-world 2 "the arguments blocks differ in 1 field (world size 8 vs 16) besides the variable 'environment.torch'" "PyTorch version (2.5.1+cu124 vs 2.6.0) and world size (8 vs 16)" c_base c_torch16
 "$TS" ab "$tmp/w8.log" "$tmp/w16.log" 2>&1 | grep -qF "warning: the two sides differ in world size (8 vs 16)" ||
 	bad "world: the text has no context-differs warning"
 python3 - "$tmp" <<'PY' || fail=1
