@@ -31,6 +31,9 @@
 #     sync_odd -> slow_odd_skew: no GPU step time, inconclusive,
 #     no_gpu_step_time, the warning names the candidate's clocks (before:
 #     host spans, 0.1600 faster);
+#   report RUN --baseline BASE with sync.json / slow_skew.json: "GPU
+#     step time 2.100 ms to 2.350 ms: slower" (before: "Step time 2.100
+#     ms to 0.336 ms: faster");
 #   slow -> sync: step_basis device, 5 pairs, 2350 -> 2100 us, ratio
 #     0.8936, faster (only the baseline runs behind; the GPU step time of
 #     the synced side is its span);
@@ -189,6 +192,17 @@ if grep -q "Step time not compared (no GPU step time on both sides): host spans 
 	echo "report --baseline: step time not compared, no-gpu-step-time: ok"
 else
 	echo "report --baseline: FAIL: $(grep -i "step time" <<<"$rep" | head -3)"
+	fail=1
+fi
+# and a side whose clocks disagree: the GPU step times, in the report too
+mkdir -p "$tmp/kb" "$tmp/kc"
+cp "$tmp/sync.json" "$tmp/kb/"
+cp "$tmp/slow_skew.json" "$tmp/kc/"
+rep=$("$TS" report "$tmp/kc" --baseline "$tmp/kb" --format md 2>/dev/null)
+if grep -q "GPU step time 2.100 ms to 2.350 ms: slower" <<<"$rep"; then
+	echo "report --baseline, clock-mismatch candidate: GPU step time, slower: ok"
+else
+	echo "report --baseline, clock-mismatch candidate: FAIL: $(grep -i "step time" <<<"$rep" | head -3)"
 	fail=1
 fi
 exit $fail
