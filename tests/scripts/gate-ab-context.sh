@@ -30,6 +30,8 @@
 #   c_base vs c_drv: the contracts are identical (identical-contracts),
 #     no variable and no context-differs (before: variable
 #     environment.gpu.driver, the same driver written two ways);
+#   contract diff c_base c_drv: count 0 (before: gpu.driver); c_base
+#     c_torch: environment.torch only;
 #   report --baseline w8 --candidate w16 (run directories): the warning
 #     is in the Markdown and HTML reports.
 set -u
@@ -120,6 +122,15 @@ print("contracts: variable %s / %s, driver codes %s: %s" % (d["variable"], dr["v
       "ok" if ok else "FAIL, want environment.torch / None and identical-contracts"))
 sys.exit(0 if ok else 1)
 PY
+# contract diff compares the version fields as versions too
+"$TS" contract diff "$tmp/c_base/contract.json" "$tmp/c_drv/contract.json" --json 2>/dev/null |
+	python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["count"] == 0 else 1)' &&
+	echo "contract diff, driver 535.104.05 vs 535.104.5: no difference: ok" ||
+	bad "contract diff: driver 535.104.05 vs 535.104.5 counted as a difference"
+"$TS" contract diff "$tmp/c_base/contract.json" "$tmp/c_torch/contract.json" --json 2>/dev/null |
+	python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if [x["key"] for x in d["differences"]] == ["environment.torch"] else 1)' &&
+	echo "contract diff, torch 2.5.1+cu124 vs 2.6.0: one difference: ok" ||
+	bad "contract diff: torch 2.5.1+cu124 vs 2.6.0 is not the one difference"
 # the report's A/B section carries the warning (Markdown and HTML)
 mkdir -p "$tmp/rb" "$tmp/rc"
 cp "$tmp/w8.log" "$tmp/rb/train.log"
