@@ -1000,6 +1000,29 @@ static const char *contract_value(const struct ts_run *r, const char *key)
 	return r->has_contract ? ts_contract_get(&r->contract, key, NULL) : NULL;
 }
 
+/* Repeats of one side are one setup: their arguments blocks state the
+ * same layout (as their contracts must be identical). */
+static int check_repeat_layouts(struct ts_ab_result *res, const struct ts_run *runs, size_t nr,
+				const char *side)
+{
+	int oom = 0;
+
+	for (size_t i = 1; i < nr; i++)
+		for (int f = 0; f < CTX_LAYOUT; f++) {
+			char ba[24], bb[24];
+			const char *a = layout_value(&runs[0], f, ba, sizeof(ba));
+			const char *b = layout_value(&runs[i], f, bb, sizeof(bb));
+
+			if (!a || !b || !strcmp(a, b))
+				continue;
+			ADD(res->invalid, fmt(res, "%s repeats differ in their arguments blocks (%s: %s "
+					      "in %s, %s in %s); repeats must be identical", side,
+					      ctx_layout[f].label, a, runs[0].path, b, runs[i].path));
+			return oom ? TS_ENOMEM : 0;
+		}
+	return oom ? TS_ENOMEM : 0;
+}
+
 static int check_context(struct ts_ab_result *res, const struct ts_run *base, const struct ts_run *cand,
 			 const struct ts_ab_opts *o)
 {
@@ -1666,7 +1689,9 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		return ts_err_set(err, TS_EUSAGE, "need at least one baseline and one candidate run");
 	res->repeats = nb >= 2 && nc >= 2;
 	res->band = o->band >= 0 ? o->band : res->repeats ? 0.01 : 0.02;
-	if ((rc = check_contracts(res, base, nb, cand, nc, o)) || (rc = check_context(res, base, cand, o)))
+	if ((rc = check_contracts(res, base, nb, cand, nc, o)) || (rc = check_context(res, base, cand, o)) ||
+	    (rc = check_repeat_layouts(res, base, nb, "baseline")) ||
+	    (rc = check_repeat_layouts(res, cand, nc, "candidate")))
 		goto oom;
 	/* a repeat is a separate run: the same run twice would fake certainty */
 	for (size_t s = 0; s < 2; s++) {

@@ -30,6 +30,8 @@
 #   c_base vs c_drv: the contracts are identical (identical-contracts),
 #     no variable and no context-differs (before: variable
 #     environment.gpu.driver, the same driver written two ways);
+#   w8,w16 vs w8b,w8 (repeats): invalid, "baseline repeats differ in
+#     their arguments blocks (world size: 8 in ..., 16 in ...)";
 #   contract diff c_base c_drv: count 0 (before: gpu.driver); c_base
 #     c_torch: environment.torch only;
 #   report --baseline w8 --candidate w16 (run directories): the warning
@@ -122,6 +124,16 @@ print("contracts: variable %s / %s, driver codes %s: %s" % (d["variable"], dr["v
       "ok" if ok else "FAIL, want environment.torch / None and identical-contracts"))
 sys.exit(0 if ok else 1)
 PY
+# repeats of one side must state one layout
+"$TS" ab "$tmp/w8.log,$tmp/w16.log" "$tmp/w8b.log,$tmp/w8.log" --json >"$tmp/rep.json" 2>/dev/null
+rc=$?
+[ $rc = 2 ] || bad "repeats w8,w16: exit $rc, want 2"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [x for x in d.get("invalid_reasons", []) if x.startswith("baseline repeats differ in their arguments blocks (world size: 8 in ")]
+print("repeats w8,w16: %s: %s" % (r, "ok" if len(r) == 1 else "FAIL"))
+sys.exit(0 if len(r) == 1 else 1)' "$tmp/rep.json" || fail=1
 # contract diff compares the version fields as versions too
 "$TS" contract diff "$tmp/c_base/contract.json" "$tmp/c_drv/contract.json" --json 2>/dev/null |
 	python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["count"] == 0 else 1)' &&
