@@ -208,7 +208,8 @@ const struct cli_command cli_cmd_contract = {
 		"disabled) with the reasons. Put it in the run directory as contract.json;\n"
 		"`trainscope ab` refuses runs whose contracts differ in more than one field.\n"
 		"\n"
-		"diff lists every field that differs (--json: an array of {key, a, b}).",
+		"diff lists every field that differs (--json: an array of {key, a, b}); version\n"
+		"fields compare as versions (535.104.05 = 535.104.5, 12.4 = 12.4.0).",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

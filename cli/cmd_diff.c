@@ -147,7 +147,9 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
 			const struct ts_diff_result *r, int top)
 {
-	const char *behind = ts_diff_gpu_behind_sides(r->gpu_behind);
+	char why[320];
+	const char *behind = ts_diff_spans_why(r->gpu_behind, r->clock_mismatch, why, sizeof(why));
+	const char *may = r->clock_mismatch ? "may " : "";
 	const char *of_spans = r->host_clock_only ? " of the host spans" : "";
 	const char *given = ts_diff_verdict_given(r->verdict);
 	int64_t *it = malloc((r->pairs.n + 1) * sizeof(*it));
@@ -179,12 +181,12 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 			note_text(out, &r->notes.v[i]);
 	}
 	if (strcmp(r->step_basis, "device") == 0)
-		ts_sb_addf(out, "\nstep time, the GPU's own (the GPU runs behind the host on %s, so the step spans"
-			   " time the host): baseline %.3f ms, candidate %.3f ms (mean of %zu compared steps; their"
-			   " spans %.3f and %.3f ms)\n", behind, ms(r->base_gpu_mean_ns), ms(r->cand_gpu_mean_ns),
+		ts_sb_addf(out, "\nstep time, the GPU's own (%s, so the step spans"
+			   " %stime the host): baseline %.3f ms, candidate %.3f ms (mean of %zu compared steps; their"
+			   " spans %.3f and %.3f ms)\n", behind, may, ms(r->base_gpu_mean_ns), ms(r->cand_gpu_mean_ns),
 			   r->basis_steps, ms(r->base_mean_ns), ms(r->cand_mean_ns));
 	else if (r->host_clock_only)
-		ts_sb_addf(out, "\nstep time: not compared (the GPU runs behind the host on %s, and no compared step"
+		ts_sb_addf(out, "\nstep time: not compared (%s, and no compared step"
 			   " has a GPU step time on both sides); the host spans, the host's launch pace: baseline"
 			   " %.3f ms, candidate %.3f ms (mean of the compared steps)\n", behind, ms(r->base_mean_ns),
 			   ms(r->cand_mean_ns));
@@ -474,6 +476,12 @@ static void render_json(struct ts_sb *out, const struct ts_diff_side *b, const s
 	ts_jw_arr(&w);
 	for (int side = 0; side < 2; side++)
 		if (r->gpu_behind & (1 << side))
+			ts_jw_str(&w, side ? "candidate" : "baseline");
+	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "clock_mismatch");
+	ts_jw_arr(&w);
+	for (int side = 0; side < 2; side++)
+		if (r->clock_mismatch & (1 << side))
 			ts_jw_str(&w, side ? "candidate" : "baseline");
 	ts_jw_arr_end(&w);
 	ts_jw_ki64(&w, "baseline_gpu_steps", (int64_t)r->base_gpu_steps);
@@ -795,8 +803,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	if ((rc = cli_emit(ctx, &out)))
 		goto out;
 	if (!isnan(fail_reg) && r.host_clock_only)
-		cli_warn(ctx, "--fail-on-regression not applied: the GPU runs behind the host and no compared step"
-			 " has a GPU step time on both sides (no-gpu-step-time)");
+		cli_warn(ctx, "--fail-on-regression not applied: %s and no compared step"
+			 " has a GPU step time on both sides (no-gpu-step-time)", r.clock_mismatch ?
+			 "a side's device and host clocks disagree" : "the GPU runs behind the host");
 	if (!isnan(fail_reg) && !isnan(r.ci95_low) && r.verdict != TS_DIFF_REFUSED_HARDWARE &&
 	    !r.host_clock_only && (r.ci95_low - 1) * 100 > fail_reg) {
 		if (fail_reg < 0)

@@ -117,8 +117,15 @@ struct ts_contract_diff {
 	const char *b;
 };
 
-/* Every field whose value differs, in key order. *diffs is malloc'ed
- * (free it); *n receives the count. Returns 0 or TS_ENOMEM. */
+/* 1 for the fields that hold a version (environment.gpu.driver,
+ * cuda.sdk, musa.sdk, python, torch, torch.cuda, torch.hip, torch.nccl,
+ * torch_musa, torch.musa, torch.mccl, nccl.lib, mccl.lib). */
+int ts_contract_key_is_version(const char *key);
+
+/* Every field whose value differs, in key order; version fields
+ * (ts_contract_key_is_version) by ts_version_same (core.h: "535.104.05"
+ * and "535.104.5" are one version). *diffs is malloc'ed (free it); *n
+ * receives the count. Returns 0 or TS_ENOMEM. */
 int ts_contract_diff(const struct ts_contract *a, const struct ts_contract *b,
 		     struct ts_contract_diff **diffs, size_t *n);
 

@@ -192,4 +192,19 @@ uint64_t ts_hash(const void *data, size_t n);
  */
 int64_t ts_civil_ns(int y, int mo, int d, int h, int mi, double sec);
 
+/*
+ * 1 when the version strings a and b (NUL-terminated) name the same
+ * version. Strings that both start with a digit are read as a release of
+ * numeric components joined by '.' ("535.104.05"), compared as numbers
+ * (leading zeros and missing trailing components, read as 0, change
+ * nothing: "535.104.05" = "535.104.5", "12.4" = "12.4.0"), then the text
+ * after it up to a '+' (pre-release, dev and post parts: "2.5.0a0" !=
+ * "2.5.0"), compared as text, then a local build label after '+' (PEP 440:
+ * "+cu124"), compared as text only when both carry one ("2.5.1+cu124" =
+ * "2.5.1", != "2.5.1+cu121"). Other strings are the same when their text
+ * is. Encodings are not translated: CUDA's integer "12040" and "12.4"
+ * differ.
+ */
+int ts_version_same(const char *a, const char *b);
+
 #endif

@@ -174,8 +174,10 @@ const char *ts_diff_ctx_label(int field);
  * size -1; an empty string; clock 0). */
 const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *buf, size_t cap);
 /* Compare field f of a and b. Values are compared as the text
- * ts_diff_ctx_value gives (versions as written: "12.4" and "12040"
- * differ); a side that records none is not a difference. */
+ * ts_diff_ctx_value gives, the versions (profiler, runtime, driver, NCCL)
+ * by ts_version_same (core.h: "535.104.05" = "535.104.5", "12.4" =
+ * "12.4.0", "2.5.1+cu124" = "2.5.1"; encodings are not translated: "12.4"
+ * and "12040" differ); a side that records none is not a difference. */
 int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int field);
 
 struct ts_diff_side {
@@ -296,6 +298,12 @@ const char *ts_diff_verdict_given(int verdict);
 /* The sides of a ts_diff_result.gpu_behind in words: "the baseline", "the
  * candidate", "both sides"; "" for none. */
 const char *ts_diff_gpu_behind_sides(int gpu_behind);
+/* Why the step spans may time the host, as a phrase written into buf (cap
+ * bytes, at least 256): "the GPU runs behind the host on the baseline",
+ * "the candidate's device and host clocks disagree (clock-mismatch):
+ * whether its GPU runs behind the host cannot be told", or both joined by
+ * "; "; "" when neither. Returns buf. */
+const char *ts_diff_spans_why(int gpu_behind, int clock_mismatch, char *buf, size_t cap);
 
 struct ts_diff_opts {
 	double band;            /* practical band, default 0.02 (ab without repeats) */
@@ -319,15 +327,23 @@ struct ts_diff_result {
 	TS_VEC(struct ts_diff_step_note) notes;  /* unmatched steps and outliers */
 	/* What the ratio compares: "host_span" (the ProfilerStep spans), or
 	 * "device" when either side's GPU runs behind its host
-	 * (ts_rank_prof.gpu_behind): each step's GPU
+	 * (ts_rank_prof.gpu_behind) or has clocks that disagree
+	 * (clock_mismatch): each step's GPU
 	 * step time (ts_step_prof.dev_step_ns), over the basis_steps pairs
-	 * that have one on both sides. When a side runs behind and no pair
-	 * has one on both sides, the basis stays "host_span" and the verdict
+	 * that have one on both sides. When such a side has no pair with one
+	 * on both sides, the basis stays "host_span" and the verdict
 	 * is TS_DIFF_NO_GPU_STEP_TIME. */
 	const char *step_basis;
 	size_t basis_steps;
 	int gpu_behind;                 /* bit 0 the baseline's GPU runs behind its host, bit 1 the candidate's
 					 * (ts_diff_gpu_behind_sides names them) */
+	/* The same bits for a side whose device and host timestamps are not
+	 * on one clock (ts_rank_prof.launch.before_launch: trace's
+	 * clock-mismatch). Such a side is never gpu_behind, since its lead
+	 * cannot be measured, yet its spans may time the host: it takes the
+	 * "device" basis as a side behind does (before 2026-12-04 its host
+	 * spans were compared as step times). */
+	int clock_mismatch;
 	size_t base_gpu_steps, cand_gpu_steps; /* compared steps of each side with a GPU step time */
 	int host_clock_only;            /* gpu_behind, steps compared, yet step_basis "host_span" */
 	double base_mean_ns, cand_mean_ns;       /* mean step span over the compared steps (the walls add up to it) */

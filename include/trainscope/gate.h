@@ -286,6 +286,23 @@ void ts_ab_result_release(struct ts_ab_result *res);
 int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *cand, size_t nc,
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
 
+/* One field of where or how a side ran that differs between the two
+ * sides of a comparison: its words ("world size", "tp") and both values
+ * as text (borrowed). */
+struct ts_ctx_change {
+	const char *label;
+	const char *a, *b;
+};
+
+/*
+ * The one context-differs warning of a comparison (diff's environment
+ * fields, ab's recorded environment and layout): "the two sides differ in
+ * world size (8 vs 16) and tp (2 vs 4): the step time and every delta
+ * include the effect of those differences, not only of the change under
+ * comparison", appended to w. Nothing when n is 0. Returns 0 or TS_ENOMEM.
+ */
+int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c, size_t n);
+
 /*
  * The warnings of an A/B comparison in one list, as `ab` prints and writes
  * them and the report's A/B section shows them: those of the runs (their

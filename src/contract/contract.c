@@ -1132,6 +1132,22 @@ static int same(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+int ts_contract_key_is_version(const char *key)
+{
+	static const char *const keys[] = {
+		"environment.cuda.sdk", "environment.gpu.driver", "environment.mccl.lib",
+		"environment.musa.sdk", "environment.nccl.lib", "environment.python",
+		"environment.torch", "environment.torch.cuda", "environment.torch.hip",
+		"environment.torch.mccl", "environment.torch.musa", "environment.torch.nccl",
+		"environment.torch_musa",
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return 1;
+	return 0;
+}
+
 int ts_contract_diff(const struct ts_contract *a, const struct ts_contract *b,
 		     struct ts_contract_diff **diffs, size_t *n)
 {
@@ -1158,7 +1174,8 @@ int ts_contract_diff(const struct ts_contract *a, const struct ts_contract *b,
 						       b->fields.v[k].value };
 			i++, k++;
 		}
-		if (same(d.a, d.b))
+		if (same(d.a, d.b) ||
+		    (d.a && d.b && ts_contract_key_is_version(d.key) && ts_version_same(d.a, d.b)))
 			continue;
 		if (TS_VEC_PUSH(out, d)) {
 			TS_VEC_RELEASE(out);

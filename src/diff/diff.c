@@ -32,6 +32,24 @@ const char *ts_diff_gpu_behind_sides(int b)
 	return n[b & 3];
 }
 
+const char *ts_diff_spans_why(int gpu_behind, int clock_mismatch, char *buf, size_t cap)
+{
+	static const char *const owner[] = { "", "the baseline's", "the candidate's",
+					     "both sides'" };
+	int n = 0;
+
+	buf[0] = '\0';
+	if (gpu_behind & 3)
+		n = snprintf(buf, cap, "the GPU runs behind the host on %s",
+			     ts_diff_gpu_behind_sides(gpu_behind));
+	if (clock_mismatch & 3)
+		snprintf(buf + n, cap - (size_t)n, "%s%s device and host clocks disagree"
+			 " (clock-mismatch): whether %s GPU runs behind the host cannot be told",
+			 n ? "; " : "", owner[clock_mismatch & 3],
+			 (clock_mismatch & 3) == 3 ? "their" : "its");
+	return buf;
+}
+
 const char *ts_diff_wall_name(int w)
 {
 	static const char *const n[TS_DW_COUNT] = { "compute", "exposed_comm", "exposed_memcpy",
@@ -596,6 +614,8 @@ int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_co
 
 	if (!x || !y)
 		return x ? TS_DCTX_BASELINE_ONLY : y ? TS_DCTX_CANDIDATE_ONLY : TS_DCTX_NEITHER;
+	if (f == TS_DCTX_PROFILER || f == TS_DCTX_RUNTIME || f == TS_DCTX_DRIVER || f == TS_DCTX_NCCL)
+		return ts_version_same(x, y) ? TS_DCTX_SAME : TS_DCTX_DIFFERS;
 	return strcmp(x, y) ? TS_DCTX_DIFFERS : TS_DCTX_SAME;
 }
 
@@ -691,9 +711,14 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 	r->step_basis = "host_span";
 	r->basis_steps = n;
 	r->gpu_behind = (pb->gpu_behind ? 1 : 0) | (pc->gpu_behind ? 2 : 0);
+	r->clock_mismatch = (pb->launch.before_launch ? 1 : 0) | (pc->launch.before_launch ? 2 : 0);
 	{
-		/* a GPU behind its host: the spans time the host, so compare
-		 * the GPU's own step times, over the pairs with one on both sides */
+		/* a GPU behind its host, or one whose lead cannot be told (its
+		 * clock disagrees with the host's): the spans time the host, so
+		 * compare the GPU's own step times, over the pairs with one on
+		 * both sides (differences of one device clock: an offset between
+		 * the clocks cancels) */
+		int spans_host = r->gpu_behind | r->clock_mismatch;
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++) {
 			const struct ts_step_prof *x = step_starting(pb, r->pairs.v[i].base_start_ns);
@@ -701,7 +726,7 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 			int hx = x && x->dev_step_ns != TS_NONE, hy = y && y->dev_step_ns != TS_NONE;
 			r->base_gpu_steps += (size_t)hx;
 			r->cand_gpu_steps += (size_t)hy;
-			if (r->gpu_behind && hx && hy) {
+			if (spans_host && hx && hy) {
 				a[k] = (double)x->dev_step_ns;
 				b[k++] = (double)y->dev_step_ns;
 			}
@@ -710,7 +735,7 @@ int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *
 			r->step_basis = "device";
 			r->basis_steps = k;
 		}
-		r->host_clock_only = r->gpu_behind && !k;
+		r->host_clock_only = spans_host && !k;
 	}
 	if (strcmp(r->step_basis, "device") == 0) {
 		r->base_gpu_mean_ns = r->cand_gpu_mean_ns = 0;
@@ -790,28 +815,22 @@ int ts_diff_traces(const struct ts_trace *tb, const struct ts_trace *tc,
 int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side *cand,
 		     const struct ts_diff_result *r, struct ts_warnings *w)
 {
+	char why[320];
 	size_t unm = 0;
 	int rc = 0;
 
-	if (r->context_differs) {
-		struct ts_sb sb;
-		int k = 0;
-		ts_sb_init(&sb);
-		for (int f = 0; f < TS_DCTX_COUNT; f++) {
-			char ba[32], bb[32];
-			if (r->context[f] != TS_DCTX_DIFFERS)
-				continue;
-			ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == r->context_differs ? " and " : ", ",
-				   ts_diff_ctx_label(f), ts_diff_ctx_value(&base->ctx, f, ba, sizeof(ba)),
-				   ts_diff_ctx_value(&cand->ctx, f, bb, sizeof(bb)));
-			k++;
-		}
-		rc |= sb.failed ? TS_ENOMEM :
-		      ts_warnings_add(w, "context-differs", NULL, -1, TS_NONE,
-				      "the two sides differ in %s: the step time and every delta include the effect"
-				      " of %s, not only of the change under comparison", sb.buf,
-				      r->context_differs == 1 ? "that difference" : "those differences");
-		ts_sb_release(&sb);
+	{
+		struct ts_ctx_change c[TS_DCTX_COUNT];
+		char buf[TS_DCTX_COUNT][2][32];
+		size_t k = 0;
+
+		for (int f = 0; f < TS_DCTX_COUNT; f++)
+			if (r->context[f] == TS_DCTX_DIFFERS)
+				c[k++] = (struct ts_ctx_change){
+					ts_diff_ctx_label(f),
+					ts_diff_ctx_value(&base->ctx, f, buf[f][0], sizeof(buf[f][0])),
+					ts_diff_ctx_value(&cand->ctx, f, buf[f][1], sizeof(buf[f][1])) };
+		rc |= ts_context_differs_warn(w, c, k);
 	}
 	if (!r->same_hardware)
 		rc |= ts_warnings_add(w, "different-hardware", NULL, -1, TS_NONE,
@@ -834,28 +853,31 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 					      "an Nsight Systems export without TARGET_INFO_GPU" :
 					      "no deviceProperties", y->ctx.device);
 	}
+	ts_diff_spans_why(r->gpu_behind, r->clock_mismatch, why, sizeof(why));
 	if (r->host_clock_only) {
 		size_t n = r->pairs.n;
 		rc |= ts_warnings_add(w, "no-gpu-step-time", NULL, -1, TS_NONE,
-				      "the GPU runs behind the host on %s (gpu-behind-host), so %s step spans"
-				      " time the host's launch pace, not the GPU's; but no compared step has a GPU"
+				      "%s%s, so %s step spans %stime the host's launch pace, not the GPU's;"
+				      " but no compared step has a GPU"
 				      " step time on both sides (the baseline has one for %zu of its %zu compared"
 				      " step%s, the candidate for %zu; one needs device work linked to the launch"
 				      " calls of the step and of the previous iteration): only the host spans were"
 				      " compared (step_basis host_span), and their ratio %.4f is not the"
 				      " step-time ratio: it gives no verdict",
-				      ts_diff_gpu_behind_sides(r->gpu_behind), r->gpu_behind == 3 ? "their" : "its", r->base_gpu_steps, n,
+				      why, r->clock_mismatch ? "" : " (gpu-behind-host)",
+				      (r->gpu_behind | r->clock_mismatch) == 3 ? "their" : "its",
+				      r->clock_mismatch ? "may " : "", r->base_gpu_steps, n,
 				      n == 1 ? "" : "s", r->cand_gpu_steps, r->ratio);
 	}
 	/* a trace's first step has no previous iteration to time its GPU step
 	 * from: one pair short is the rule, more is worth a word */
 	if (strcmp(r->step_basis, "device") == 0 && r->basis_steps + 1 < r->pairs.n)
 		rc |= ts_warnings_add(w, "gpu-steps-partial", NULL, -1, TS_NONE,
-				      "the GPU runs behind the host on %s, so the GPU's own step times are"
+				      "%s, so the GPU's own step times are"
 				      " compared, but only %zu of the %zu compared steps have one on both"
 				      " sides (the baseline %zu, the candidate %zu): the ratio and its"
 				      " interval stand for those %zu steps only",
-				      ts_diff_gpu_behind_sides(r->gpu_behind), r->basis_steps, r->pairs.n,
+				      why, r->basis_steps, r->pairs.n,
 				      r->base_gpu_steps, r->cand_gpu_steps, r->basis_steps);
 	for (size_t i = 0; i < r->notes.n; i++)
 		unm += !r->notes.v[i].compared;

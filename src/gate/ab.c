@@ -327,6 +327,50 @@ out:
 }
 
 /*
+ * The window ab proposes when the automatic windows leave fewer than 10
+ * paired steps: from the latest start of a run's own window (first, the
+ * run latest) to the last iteration that every run logged usable, when
+ * at least 10 iterations there are usable in every run. Writes the
+ * sentence that names it, or "" when there is none; TS_ENOMEM only.
+ */
+static int propose_window(const struct ts_run *base, size_t nb, const struct ts_run *cand,
+			  size_t nc, int64_t first, const struct ts_run *latest, char *out, size_t cap)
+{
+	int64_t end = INT64_MAX, *pit = NULL;
+	double *pa = NULL, *pb = NULL;
+	size_t n = 0;
+	int rc;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < nb + nc; i++) {
+		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
+		int64_t last = INT64_MIN;
+
+		for (size_t k = r->pts.n; k-- > 0 && last == INT64_MIN;)
+			if (ts_run_point_usable(&r->pts.v[k]))
+				last = r->pts.v[k].iteration;
+		if (last < end)
+			end = last;
+	}
+	rc = first <= end ? paired_steps(base, nb, cand, nc, first, end, &pit, &pa, &pb, &n) : 0;
+	if (!rc && n >= 10)
+		snprintf(out, cap, "; iterations %lld-%lld are past the start of every run's "
+			 "own window (the latest, %s's, starts at %lld) and logged by every run "
+			 "(%zu paired steps): declare them with --window %lld:%lld, which keeps "
+			 "the steps an automatic window cut after a level shift, or declare "
+			 "another common window", (long long)first, (long long)end, latest->path,
+			 (long long)first, n, (long long)first, (long long)end);
+	else if (!rc)
+		snprintf(out, cap, "; no 10 iterations after the latest start of a run's own "
+			 "window (%lld, in %s) are logged usable by every run, so no common "
+			 "window is proposed", (long long)first, latest->path);
+	free(pit);
+	free(pa);
+	free(pb);
+	return rc;
+}
+
+/*
  * The verdict of a comparison over every paired step after iteration 1
  * (artefacts left out), with the same band and the same run-to-run term
  * as res's: when it is not res's verdict, res becomes inconclusive and
@@ -881,6 +925,154 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
 		WARN("benchmark-only-mismatch", fmt(res, "baseline is %s but candidate is %s",
 				       base[0].contract.benchmark_only ? "benchmark-only" : "training-equivalent",
 				       cand[0].contract.benchmark_only ? "benchmark-only" : "training-equivalent"));
+	return oom ? TS_ENOMEM : 0;
+}
+
+/*
+ * What the runs record of where they ran, compared as diff compares two
+ * traces' environments (one sentence, ts_context_differs_warn): the
+ * contract's environment (version fields as versions, ts_version_same)
+ * and world size, and the Megatron arguments block's world size and
+ * layout. The fields named by the declared variable are the change, not
+ * context; so is a layout field that is the contracts' one difference.
+ */
+static const struct {
+	const char *key, *label;
+} ctx_env[] = {
+	{ "environment.gpu.name", "device" },
+	{ "environment.gpu.vendor", "vendor" },
+	{ "environment.gpu.count", "GPU count" },
+	{ "environment.gpu.driver", "driver version" },
+	{ "environment.cuda.sdk", "CUDA version" },
+	{ "environment.musa.sdk", "MUSA version" },
+	{ "environment.python", "Python version" },
+	{ "environment.torch", "PyTorch version" },
+	{ "environment.torch.cuda", "PyTorch's CUDA version" },
+	{ "environment.torch.hip", "PyTorch's HIP version" },
+	{ "environment.torch.nccl", "PyTorch's NCCL version" },
+	{ "environment.nccl.lib", "NCCL library version" },
+	{ "environment.torch_musa", "torch_musa version" },
+	{ "environment.torch.musa", "torch_musa's MUSA version" },
+	{ "environment.torch.mccl", "torch_musa's MCCL version" },
+	{ "environment.mccl.lib", "MCCL library version" },
+};
+
+enum { CTX_WORLD, CTX_TP, CTX_PP, CTX_VPP, CTX_CP, CTX_EP, CTX_ETP, CTX_MBS, CTX_PREC, CTX_LAYOUT };
+
+static const struct {
+	const char *key, *label;
+} ctx_layout[CTX_LAYOUT] = {
+	{ "workload.device_count", "world size" }, { "workload.tp", "tp" }, { "workload.pp", "pp" },
+	{ "workload.vpp", "vpp" }, { "workload.cp", "cp" }, { "workload.ep", "ep" },
+	{ "workload.etp", "etp" }, { "workload.micro_batch_size", "micro batch size" },
+	{ "workload.precision", "precision" },
+};
+
+/* Layout field f of a run's arguments block as text in buf, NULL unstated. */
+static const char *layout_value(const struct ts_run *r, int f, char *buf, size_t cap)
+{
+	const struct ts_model_args *a = &r->rm.args;
+	int64_t v = 0;
+
+	if (!r->rm.has_args)
+		return NULL;
+	switch (f) {
+	case CTX_WORLD: v = a->world_size; break;
+	case CTX_TP: v = a->tp; break;
+	case CTX_PP: v = a->pp; break;
+	case CTX_VPP: v = a->vpp; break;
+	case CTX_CP: v = a->cp; break;
+	case CTX_EP: v = a->ep; break;
+	case CTX_ETP: v = a->etp; break;
+	case CTX_MBS: v = a->micro_batch; break;
+	default:
+		return a->fp8[0] ? "fp8" : a->bf16 ? "bf16" : a->fp16 ? "fp16" : "fp32";
+	}
+	if (v <= 0)
+		return NULL;
+	snprintf(buf, cap, "%lld", (long long)v);
+	return buf;
+}
+
+/* A recorded value: NULL when the field is absent or unknown (null). */
+static const char *contract_value(const struct ts_run *r, const char *key)
+{
+	return r->has_contract ? ts_contract_get(&r->contract, key, NULL) : NULL;
+}
+
+/* Repeats of one side are one setup: their arguments blocks state the
+ * same layout (as their contracts must be identical). */
+static int check_repeat_layouts(struct ts_ab_result *res, const struct ts_run *runs, size_t nr,
+				const char *side)
+{
+	int oom = 0;
+
+	for (size_t i = 1; i < nr; i++)
+		for (int f = 0; f < CTX_LAYOUT; f++) {
+			char ba[24], bb[24];
+			const char *a = layout_value(&runs[0], f, ba, sizeof(ba));
+			const char *b = layout_value(&runs[i], f, bb, sizeof(bb));
+
+			if (!a || !b || !strcmp(a, b))
+				continue;
+			ADD(res->invalid, fmt(res, "%s repeats differ in their arguments blocks (%s: %s "
+					      "in %s, %s in %s); repeats must be identical", side,
+					      ctx_layout[f].label, a, runs[0].path, b, runs[i].path));
+			return oom ? TS_ENOMEM : 0;
+		}
+	return oom ? TS_ENOMEM : 0;
+}
+
+static int check_context(struct ts_ab_result *res, const struct ts_run *base, const struct ts_run *cand,
+			 const struct ts_ab_opts *o)
+{
+	struct ts_ctx_change c[sizeof(ctx_env) / sizeof(ctx_env[0]) + CTX_LAYOUT];
+	char buf[CTX_LAYOUT][2][24];
+	size_t n = 0, layout = 0;
+	int oom = 0;
+
+	for (size_t f = 0; f < sizeof(ctx_env) / sizeof(ctx_env[0]); f++) {
+		const char *a = contract_value(base, ctx_env[f].key);
+		const char *b = contract_value(cand, ctx_env[f].key);
+
+		if (!a || !b || (o->variable && names_field(o->variable, ctx_env[f].key)) ||
+		    (ts_contract_key_is_version(ctx_env[f].key) ? ts_version_same(a, b) : !strcmp(a, b)))
+			continue;
+		c[n++] = (struct ts_ctx_change){ ctx_env[f].label, a, b };
+	}
+	for (int f = 0; f < CTX_LAYOUT; f++) {
+		/* the arguments block, else the contract (a contract made
+		 * --from-log holds the same) */
+		const char *a = layout_value(base, f, buf[f][0], sizeof(buf[f][0]));
+		const char *b = layout_value(cand, f, buf[f][1], sizeof(buf[f][1]));
+
+		a = a ? a : contract_value(base, ctx_layout[f].key);
+		b = b ? b : contract_value(cand, ctx_layout[f].key);
+		if (!a || !b || !strcmp(a, b) ||
+		    (res->variable && names_field(res->variable, ctx_layout[f].key)))
+			continue;
+		c[n++] = (struct ts_ctx_change){ ctx_layout[f].label, a, b };
+		layout++;
+	}
+	if (ts_context_differs_warn(&res->warnings, c, n))
+		return TS_ENOMEM;
+	/* flops-memory-workflow 5.4 item 1: more than the one changed field
+	 * is no A/B (contracts that differ in several are refused by
+	 * check_contracts already) */
+	if (!o->allow_multi && !(res->contracts_compared && res->diffs.n > 1) &&
+	    layout + (res->variable ? 1 : 0) > 1) {
+		struct ts_sb sb;
+		ts_sb_init(&sb);
+		for (size_t k = n - layout; k < n; k++)
+			ts_sb_addf(&sb, "%s%s %s vs %s", k > n - layout ? ", " : "", c[k].label, c[k].a,
+				   c[k].b);
+		ADD(res->invalid, fmt(res, "the arguments blocks differ in %zu field%s (%s)%s%s%s; an "
+				      "A/B changes one variable at a time (--allow-multi to compare "
+				      "anyway)", layout, layout == 1 ? "" : "s", sb.failed ? "" : sb.buf,
+				      res->variable ? " besides the variable '" : "",
+				      res->variable ? res->variable : "", res->variable ? "'" : ""));
+		ts_sb_release(&sb);
+	}
 	return oom ? TS_ENOMEM : 0;
 }
 
@@ -1487,6 +1679,8 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 {
 	int64_t first = INT64_MIN, last = INT64_MAX, *pit = NULL;
 	int64_t wf = o->win_first, wl = o->win_last;
+	const struct ts_run *latest = base;
+	char proposal[1024] = "";
 	double *pa = NULL, *pb = NULL;
 	size_t npairs = 0;
 	int oom = 0, rc = 0;
@@ -1495,7 +1689,9 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		return ts_err_set(err, TS_EUSAGE, "need at least one baseline and one candidate run");
 	res->repeats = nb >= 2 && nc >= 2;
 	res->band = o->band >= 0 ? o->band : res->repeats ? 0.01 : 0.02;
-	if ((rc = check_contracts(res, base, nb, cand, nc, o)))
+	if ((rc = check_contracts(res, base, nb, cand, nc, o)) || (rc = check_context(res, base, cand, o)) ||
+	    (rc = check_repeat_layouts(res, base, nb, "baseline")) ||
+	    (rc = check_repeat_layouts(res, cand, nc, "candidate")))
 		goto oom;
 	/* a repeat is a separate run: the same run twice would fake certainty */
 	for (size_t s = 0; s < 2; s++) {
@@ -1585,18 +1781,23 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 			if (!w.steady && !runs[i].rm.have_steps)
 				WARN("no-steady-state", fmt(res, "%s: MSER-5 finds no steady state (it would "
 						       "drop more than half the steps)", runs[i].path));
-			if (w.first > first)
+			if (w.first > first) {
 				first = w.first;
+				latest = &runs[i];
+			}
 			if (w.last < last)
 				last = w.last;
 		}
 	}
 	if (oom)
 		goto oom;
-	if (!res->invalid.n && first > last)
+	if (!res->invalid.n && first > last) {
+		if ((rc = propose_window(base, nb, cand, nc, first, latest, proposal, sizeof(proposal))))
+			goto oom;
 		ADD(res->invalid, fmt(res, "the steady windows do not overlap (each run's own is "
-				      "`trainscope steps RUN`'s); declare a common one with --window "
-				      "FIRST:LAST"));
+				      "`trainscope steps RUN`'s)%s", proposal[0] ? proposal :
+				      "; declare a common one with --window FIRST:LAST"));
+	}
 	/* ab-stats A4 step 0: a step index missing inside the window fails
 	 * the comparison (a lost stretch of log is no steady state) */
 	for (size_t i = 0; !res->invalid.n && i < nb + nc; i++) {
@@ -1657,9 +1858,12 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		goto oom;
 	res->win_steps = npairs;
 	if (npairs < 10) {
+		if (wf == TS_WIN_AUTO &&
+		    (rc = propose_window(base, nb, cand, nc, first, latest, proposal, sizeof(proposal))))
+			goto oom;
 		ADD(res->invalid, fmt(res, "only %zu iterations of the matched window %lld-%lld are "
-				      "usable in every run; need at least 10", npairs,
-				      (long long)first, (long long)last));
+				      "usable in every run; need at least 10%s", npairs,
+				      (long long)first, (long long)last, proposal));
 		res->verdict = TS_AB_INVALID;
 		goto done;
 	}
@@ -1822,6 +2026,26 @@ out:
 	free(pa);
 	free(pb);
 	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
+}
+
+int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c, size_t n)
+{
+	struct ts_sb sb;
+	int rc;
+
+	if (!n)
+		return 0;
+	ts_sb_init(&sb);
+	for (size_t k = 0; k < n; k++)
+		ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
+			   c[k].a, c[k].b);
+	rc = sb.failed ? TS_ENOMEM :
+	     ts_warnings_add(w, "context-differs", NULL, -1, TS_NO_INT,
+			     "the two sides differ in %s: the step time and every delta include the effect"
+			     " of %s, not only of the change under comparison", sb.buf,
+			     n == 1 ? "that difference" : "those differences");
+	ts_sb_release(&sb);
+	return rc;
 }
 
 int ts_ab_warnings(const struct ts_run *runs, size_t n, const struct ts_ab_result *r,

@@ -25,6 +25,10 @@
 #   - base vs same, base vs unknown: no context-differs, differs [];
 #     the driver row of base vs unknown says "only the baseline records it";
 #   - base vs us: differs ["clock_resolution_ns"] (1 ns vs 1000 ns);
+#   - va vs vb: the same versions written two ways (driver 535.104.05 vs
+#     535.104.5, runtime 12.4 vs 12.4.0, NCCL 2.21.5+cuda12.4 vs 2.21.5):
+#     differs [], no warning, the rows show the values as written; vb vs
+#     vc (NCCL 2.21.5 vs 2.21.6): differs ["nccl_version"];
 #   - drv.sqlite vs mfu_2gpu_before: differs ["driver_version"], the
 #     warning names 12040 vs 13000; the export against the Kineto trace:
 #     differs holds trace_format and profiler;
@@ -80,6 +84,20 @@ for e in us["traceEvents"]:
         if isinstance(e.get(k), (int, float)):
             e[k] = int(round(e[k]))
 write("us.json", us)
+# versions written two ways (the same version) and one real change
+va = copy.deepcopy(base)
+va["cuda_driver_version"] = "535.104.05"
+va["cuda_runtime_version"] = "12.4"
+va["distributedInfo"]["nccl_version"] = "2.21.5+cuda12.4"
+write("va.json", va)
+vb = copy.deepcopy(va)
+vb["cuda_driver_version"] = "535.104.5"
+vb["cuda_runtime_version"] = "12.4.0"
+vb["distributedInfo"]["nccl_version"] = "2.21.5"
+write("vb.json", vb)
+vc = copy.deepcopy(vb)
+vc["distributedInfo"]["nccl_version"] = "2.21.6"
+write("vc.json", vc)
 PY
 if [ -f "$nsys" ]; then
 	cp "$nsys" "$tmp/drv.sqlite" && chmod u+w "$tmp/drv.sqlite"
@@ -137,6 +155,17 @@ check_json "$tmp/unk.out" '[]' || fail=1
 "$TS" diff "$tmp/base.json" "$tmp/unknown.json" 2>&1 |
 	grep -qE "^  driver version +13000 +- +only the baseline records it$" ||
 	bad "diff base unknown: the driver row does not say only the baseline records it"
+
+# --- versions compare as versions: 535.104.05 = 535.104.5, 12.4 = 12.4.0,
+# 2.21.5+cuda12.4 = 2.21.5 (a build label on one side only); 2.21.5 vs
+# 2.21.6 is a change (before 2026-12-04 va vs vb said all three differ)
+"$TS" diff --json "$tmp/va.json" "$tmp/vb.json" >"$tmp/vab.out" 2>/dev/null || bad "diff va vb: exit $?"
+check_json "$tmp/vab.out" '[]' || fail=1
+"$TS" diff --json "$tmp/vb.json" "$tmp/vc.json" >"$tmp/vbc.out" 2>/dev/null || bad "diff vb vc: exit $?"
+check_json "$tmp/vbc.out" '["nccl_version"]' "NCCL version (2.21.5 vs 2.21.6)" || fail=1
+"$TS" diff "$tmp/va.json" "$tmp/vb.json" 2>&1 |
+	grep -qE "^  driver version +535.104.05 +535.104.5 *$" ||
+	bad "diff va vb: the driver row does not show both values as written, unmarked"
 
 # --- clock resolution: ns against whole us
 "$TS" diff --json "$tmp/base.json" "$tmp/us.json" >"$tmp/us.out" 2>/dev/null || bad "diff base us: exit $?"

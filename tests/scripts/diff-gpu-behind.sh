@@ -19,7 +19,21 @@
 #          longer, the spans the same;
 #   odd, gpu12_odd: the trace and gpu12 with ProfilerStep#101-105
 #          renumbered 101, 103, ..., 109: no GPU step time.
+#   slow_skew, sync_odd, slow_odd_skew: slow with every kernel 5 ms
+#          earlier (its device clock behind its host's: clock-mismatch,
+#          so never found behind), sync and slow_skew at iterations 10,
+#          12, ..., 20.
 # Expected:
+#   sync -> slow_skew, slow_skew -> sync: device basis, gpu_behind [],
+#     clock_mismatch names the skewed side, 2100 <-> 2350 us: 1.1190
+#     slower, 0.8936 faster (before 2026-12-04 the host spans were
+#     compared: 0.1600 faster and 6.2500 slower, both the wrong way);
+#     sync_odd -> slow_odd_skew: no GPU step time, inconclusive,
+#     no_gpu_step_time, the warning names the candidate's clocks (before:
+#     host spans, 0.1600 faster);
+#   report RUN --baseline BASE with sync.json / slow_skew.json: "GPU
+#     step time 2.100 ms to 2.350 ms: slower" (before: "Step time 2.100
+#     ms to 0.336 ms: faster");
 #   slow -> sync: step_basis device, 5 pairs, 2350 -> 2100 us, ratio
 #     0.8936, faster (only the baseline runs behind; the GPU step time of
 #     the synced side is its span);
@@ -49,7 +63,7 @@ trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$nsr" <<'PY' || exit 1
 import gzip, json, os, sys
 tmp, nsr = sys.argv[1], sys.argv[2]
-def trace(path, span, gemm, synced, iters=range(10, 16), linked=True, unlinked=()):
+def trace(path, span, gemm, synced, iters=range(10, 16), linked=True, unlinked=(), skew=0.0):
     t0, ev, corr, gpu = 1000000.0, [], 100, 1000000.0 + 20
     for k, it in enumerate(iters):
         s = t0 + span * k
@@ -67,7 +81,7 @@ def trace(path, span, gemm, synced, iters=range(10, 16), linked=True, unlinked=(
             args = {"device": 0, "stream": 7}
             if linked and it not in unlinked:
                 args["correlation"] = corr
-            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": gpu, "dur": dur,
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": gpu + skew, "dur": dur,
                        "args": args})
             gpu += dur
     json.dump({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
@@ -78,6 +92,9 @@ trace("syncu.json", 2100.0, 1600.0, True, linked=False)
 trace("syncp.json", 2100.0, 1600.0, True, unlinked=(13,))
 trace("base_odd.json", 336.0, 1600.0, False, iters=range(10, 22, 2))
 trace("slow_odd.json", 336.0, 1900.0, False, iters=range(10, 22, 2))
+trace("slow_skew.json", 336.0, 1900.0, False, skew=-5000.0)
+trace("sync_odd.json", 2100.0, 1600.0, True, iters=range(10, 22, 2))
+trace("slow_odd_skew.json", 336.0, 1900.0, False, iters=range(10, 22, 2), skew=-5000.0)
 
 d = json.load(gzip.open(nsr))
 dev = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
@@ -128,6 +145,20 @@ check slow.json syncu.json host_span 6 baseline 5/0 6.2500 inconclusive no_gpu_s
 check syncu.json slow.json host_span 6 candidate 0/5 0.1600 inconclusive no_gpu_step_time
 check base_odd.json slow_odd.json host_span 6 baseline,candidate 0/0 1.0000 inconclusive no_gpu_step_time
 check odd.json gpu12_odd.json host_span 5 baseline,candidate 0/0 1.0000 inconclusive no_gpu_step_time
+# a side whose device clock is 5 ms behind its host's (clock-mismatch) is
+# never found behind, yet its spans time the host all the same
+check sync.json slow_skew.json device 5 "" 5/5 1.1190 slower slower
+check slow_skew.json sync.json device 5 "" 5/5 0.8936 faster faster
+check sync_odd.json slow_odd_skew.json host_span 6 "" 0/0 0.1600 inconclusive no_gpu_step_time
+"$TS" diff "$tmp/sync_odd.json" "$tmp/slow_odd_skew.json" --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+cm = d["steps"].get("clock_mismatch")
+msg = [w["message"] for w in d["warnings"] if w["code"] == "no-gpu-step-time"]
+want = "the candidate'"'"'s device and host clocks disagree (clock-mismatch): whether its GPU runs behind the host cannot be told, so its step spans may time the host'"'"'s launch pace"
+ok = cm == ["candidate"] and len(msg) == 1 and msg[0].startswith(want)
+print("clock-mismatch side named: %s %s: %s" % (cm, msg, "ok" if ok else "FAIL, want [candidate] and a warning starting %r" % want))
+sys.exit(0 if ok else 1)' || fail=1
 
 # the text says which clock was compared, and why
 out=$("$TS" diff "$tmp/slow.json" "$tmp/syncu.json" 2>&1)
@@ -161,6 +192,17 @@ if grep -q "Step time not compared (no GPU step time on both sides): host spans 
 	echo "report --baseline: step time not compared, no-gpu-step-time: ok"
 else
 	echo "report --baseline: FAIL: $(grep -i "step time" <<<"$rep" | head -3)"
+	fail=1
+fi
+# and a side whose clocks disagree: the GPU step times, in the report too
+mkdir -p "$tmp/kb" "$tmp/kc"
+cp "$tmp/sync.json" "$tmp/kb/"
+cp "$tmp/slow_skew.json" "$tmp/kc/"
+rep=$("$TS" report "$tmp/kc" --baseline "$tmp/kb" --format md 2>/dev/null)
+if grep -q "GPU step time 2.100 ms to 2.350 ms: slower" <<<"$rep"; then
+	echo "report --baseline, clock-mismatch candidate: GPU step time, slower: ok"
+else
+	echo "report --baseline, clock-mismatch candidate: FAIL: $(grep -i "step time" <<<"$rep" | head -3)"
 	fail=1
 fi
 exit $fail

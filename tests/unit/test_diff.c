@@ -619,3 +619,28 @@ TEST(diff_gpu_behind_compares_one_clock)
 		tb_release(&b);
 	}
 }
+
+/* Versions written two ways are one version; a real change stays one
+ * (cases by hand from ts_version_same's rule in core.h). */
+TEST(diff_version_same)
+{
+	static const struct { const char *a, *b; int same; } v[] = {
+		{ "535.104.05", "535.104.5", 1 }, { "12.4", "12.4.0", 1 }, { "12.4.0.0", "12.4", 1 },
+		{ "2.5.1+cu124", "2.5.1", 1 }, { "2.5.1", "2.5.1+cu124", 1 },
+		{ "2.5.1+cu124", "2.5.1+cu121", 0 }, { "2.5.0a0+git1234", "2.5.0", 0 },
+		{ "2.5.0rc1", "2.5.0rc1", 1 }, { "2.21.5", "2.21.6", 0 }, { "12.4", "12.4.1", 0 },
+		{ "12.4", "12040", 0 }, { "13000", "013000", 1 }, { "535.104.05", "535.104", 0 },
+		{ "99999999999999999999.1", "99999999999999999999.1", 1 },
+		{ "99999999999999999999", "99999999999999999998", 0 },
+		{ "nccl", "nccl", 1 }, { "nccl", "gloo", 0 }, { "v1.2", "1.2", 0 },
+		{ "Nsight Systems 2026.2.1", "Nsight Systems 2026.2.1", 1 },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		if (ts_version_same(v[i].a, v[i].b) != v[i].same)
+			ts_test_fail(__FILE__, __LINE__, "%s vs %s: want %s", v[i].a, v[i].b,
+				     v[i].same ? "same" : "different");
+		if (ts_version_same(v[i].b, v[i].a) != v[i].same)
+			ts_test_fail(__FILE__, __LINE__, "%s vs %s: want %s (swapped)", v[i].b, v[i].a,
+				     v[i].same ? "same" : "different");
+	}
+}
