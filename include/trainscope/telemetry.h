@@ -118,6 +118,11 @@ struct ts_tele_gpu {
 	/* why a field is unsupported ("mtml-2.2.0", "nvml: symbol missing"),
 	 * NULL when not said */
 	const char *unsupported_why[TS_TF_COUNT];
+	/* the first placeholder cell of a throttle-reason field (clock-event
+	 * reasons, per-reason fields, pviol, tviol) with its column, as
+	 * "clocks_throttle_reasons.active is '[Not Supported]'" (arena), NULL
+	 * when there is none; what the GPU or driver gave instead of reasons */
+	const char *reasons_cell;
 };
 
 enum ts_tele_format {
@@ -181,6 +186,10 @@ struct ts_telemetry {
 	double sampler_cpu_pct;    /* CPU time / wall time of the sampling thread, NAN if unknown */
 	double sampler_call_us;    /* mean time of one sampling round, NAN if unknown */
 	int nfiles;
+	/* 1 when some time was read from a stamp without a zone (dmon
+	 * -o DT, mthreads-gmi dates, a --query-gpu timestamp without one): the
+	 * capturing machine's local time, read as UTC */
+	int local_time;
 	struct ts_arena arena;
 };
 
@@ -340,7 +349,8 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
  * "steps-outside-capture" when no step, or only some, overlap the capture's
  * time range (both ranges and the offset between their starts, with a
  * time-zone hint when the offset is within 2 min of a non-zero multiple of
- * 15 min), and "sample-gap" listing the steps inside the capture whose
+ * 15 min and t->local_time says some stamp had no zone; a stamp with one
+ * is UTC already), and "sample-gap" listing the steps inside the capture whose
  * coverage is below TS_TELE_MIN_COVERAGE on some GPU. rows are
  * ts_tele_align's. Returns 0 or TS_ENOMEM.
  */

@@ -44,6 +44,7 @@ struct rd {
 	int64_t line_task;     /* the last line's launcher task, -1 none */
 	int many_tasks;        /* lines of several tasks belong together (a
 				* training log's straggler lines; sniffing) */
+	int local_time;        /* a time was read from a stamp without a zone */
 	int64_t other_task;    /* a second task's number, and its first line */
 	int64_t other_line;
 	/* cells of numeric fields not taken as they stand, noted once per
@@ -350,6 +351,22 @@ static void cell_kind(struct rd *r, int k, struct view col, struct view cell, co
 	va_end(ap);
 }
 
+/* A placeholder (st missing or unsupported) in a throttle-reason cell:
+ * the first of its GPU is kept with its column (reasons_cell). */
+static void reasons_cell(struct rd *r, const struct ts_tele_sample *s, int st, struct view col,
+			 struct view c)
+{
+	struct ts_tele_gpu *gp = &r->t->gpus.v[s->gpu];
+	char buf[160];
+
+	if (gp->reasons_cell || !c.n || (st != TS_TV_MISSING && st != TS_TV_UNSUPPORTED))
+		return;
+	col = trim(col);
+	snprintf(buf, sizeof(buf), "%.*s is '%.*s'", (int)(col.n < 80 ? col.n : 80), col.s,
+		 (int)(c.n < 40 ? c.n : 40), c.s);
+	gp->reasons_cell = ts_arena_strndup(&r->t->arena, buf, strlen(buf));
+}
+
 /*
  * Cell c of column col into field f of s. A value in another unit than
  * the field's is converted (unit_factor); text, a unit the field cannot
@@ -386,6 +403,8 @@ static void put(struct rd *r, struct ts_tele_sample *s, int f, struct view c, st
 	}
 	s->st[f] = (unsigned char)st;
 	s->v[f] = st == TS_TV_VALUE ? v : NAN;
+	if (f == TS_TF_EVENT_REASONS || f == TS_TF_POWER_VIOL_PCT || f == TS_TF_THERMAL_VIOL)
+		reasons_cell(r, s, st, col, c);
 }
 
 /* One note per kind of cell put() did not take as it stands. */
@@ -412,13 +431,27 @@ static void cell_notes(struct rd *r)
 
 /* A per-reason cell: "Active" sets the reason's bit in the sample's event
  * reasons, "Not Active" makes them known without it; a bitmask field of
- * the same row is kept and added to. N/A and other cells say nothing. */
-static void put_reason(struct ts_tele_sample *s, unsigned bit, struct view c)
+ * the same row is kept and added to. A placeholder ([N/A], [Not
+ * Supported]) makes them missing or unsupported unless known (and is kept
+ * by reasons_cell); other cells say nothing. */
+static void put_reason(struct rd *r, struct ts_tele_sample *s, unsigned bit, struct view c,
+		       struct view col)
 {
-	int active = veq(c, "Active");
+	int active = veq(c, "Active"), st;
+	double v;
+	struct view unit;
 
-	if (!active && !veq(c, "Not Active"))
+	if (!active && !veq(c, "Not Active")) {
+		st = cell_parse(c, &v, &unit);
+		if (st != TS_TV_MISSING && st != TS_TV_UNSUPPORTED)
+			return;
+		if (s->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE) {
+			s->st[TS_TF_EVENT_REASONS] = (unsigned char)st;
+			s->v[TS_TF_EVENT_REASONS] = NAN;
+		}
+		reasons_cell(r, s, st, col, c);
 		return;
+	}
 	if (s->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE) {
 		s->st[TS_TF_EVENT_REASONS] = TS_TV_VALUE;
 		s->v[TS_TF_EVENT_REASONS] = 0;
@@ -478,14 +511,15 @@ static int64_t civil_ns(int y, int mo, int d, int h, int mi, double sec)
 }
 
 /* The zone after a time's seconds: "Z", "+08:00", "-0500" (ISO 8601), as
- * the seconds to subtract for UTC; 0 for anything else (no zone: the
- * time is read as UTC). */
-static int64_t zone_offset_s(const char *p)
+ * the seconds to subtract for UTC into *off; returns 1 when there is one,
+ * 0 for anything else (no zone: the time is read as UTC, *off 0). */
+static int zone_offset_s(const char *p, int64_t *off)
 {
 	int sign, hh, mm = 0;
 
+	*off = 0;
 	if (*p == 'Z')
-		return 0;
+		return 1;
 	if ((*p != '+' && *p != '-') || !isdigit((unsigned char)p[1]) ||
 	    !isdigit((unsigned char)p[2]))
 		return 0;
@@ -498,18 +532,20 @@ static int64_t zone_offset_s(const char *p)
 		mm = (p[0] - '0') * 10 + (p[1] - '0');
 	if (hh > 18 || mm > 59)
 		return 0;
-	return sign * (hh * 3600 + mm * 60);
+	*off = sign * (hh * 3600 + mm * 60);
+	return 1;
 }
 
 /* "2026/01/06 15:13:03.389", "2024-03-14 23:07:56", "20240314 23:07:56",
  * and ISO 8601 ("2026-01-06T15:13:03.389+08:00", "...Z"): a zone after the
- * seconds is applied, so the result is UTC. */
-static int64_t parse_stamp(struct view c)
+ * seconds is applied, so the result is UTC. A time without a zone sets
+ * r->local_time (it is the capturing machine's local time, read as UTC). */
+static int64_t parse_stamp(struct rd *r, struct view c)
 {
 	char buf[40];
 	int y, mo, d, h, mi, n = 0;
 	double sec;
-	int64_t t;
+	int64_t t, off;
 
 	c = trim(c);
 	if (c.n >= sizeof(buf))
@@ -531,13 +567,17 @@ static int64_t parse_stamp(struct view c)
 		t = civil_ns(y, mo, d, h, mi, sec);
 	else
 		return TS_NO_TIME;
-	if (t == TS_NO_TIME || n <= 0 || (size_t)n > c.n)
+	if (t == TS_NO_TIME)
 		return t;
-	return t - zone_offset_s(buf + n) * 1000000000LL;
+	if (n <= 0 || (size_t)n > c.n || !zone_offset_s(buf + n, &off)) {
+		r->local_time = 1;
+		return t;
+	}
+	return t - off * 1000000000LL;
 }
 
-/* "Tue Nov 12 20:55:00 2024" (ctime form). */
-static int64_t parse_ctime(struct view c)
+/* "Tue Nov 12 20:55:00 2024" (ctime form, local time: sets r->local_time). */
+static int64_t parse_ctime(struct rd *r, struct view c)
 {
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	char buf[48], mon[4], wd[4];
@@ -553,6 +593,7 @@ static int64_t parse_ctime(struct view c)
 	const char *m = strstr(months, mon);
 	if (!m || (m - months) % 3)
 		return TS_NO_TIME;
+	r->local_time = 1;
 	return civil_ns(y, (int)(m - months) / 3 + 1, d, h, mi, s);
 }
 
@@ -807,7 +848,7 @@ static int read_dmon(struct rd *r)
 			snprintf(buf, sizeof(buf), "%.*s %.*s", (int)(cells[col_date].n % 16),
 				 cells[col_date].s, (int)(cells[col_time].n % 16), cells[col_time].s);
 			struct view sv = { buf, strlen(buf) };
-			tns = parse_stamp(sv);
+			tns = parse_stamp(r, sv);
 		}
 		int g = gpu_for(r, cells[col_gpu], (struct view){ NULL, 0 });
 		if (g < 0)
@@ -948,7 +989,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 		split_csv(trim(rl), cells, MAX_COLS);
 		if (c_time >= 0) {
 			struct view tc = trim(cells[c_time]);
-			rows.v[i].t_ns = parse_stamp(tc);
+			rows.v[i].t_ns = parse_stamp(r, tc);
 			/* a stamp not read makes its row untimed: said, not silent */
 			double pv;
 			struct view pu;
@@ -1054,7 +1095,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 			put(r, s, map[c], cells[c], names[c]);
 		for (int c = 0; c < nnames; c++)
 			if (reasons[c])
-				put_reason(s, reasons[c], trim(cells[c]));
+				put_reason(r, s, reasons[c], trim(cells[c]), names[c]);
 	}
 	free(tick);
 	free(pos);
@@ -1222,7 +1263,7 @@ static int read_gmi_table(struct rd *r)
 		if (!tl.n)
 			continue;
 		if (t_ns == TS_NO_TIME && !in_blocks) {
-			int64_t c = parse_ctime(tl);
+			int64_t c = parse_ctime(r, tl);
 			if (c != TS_NO_TIME) {
 				t_ns = c;
 				continue;
@@ -1351,7 +1392,7 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 
 	if (w->depth == 1) {
 		if (!strcmp(k0, "Timestamp"))
-			w->t_ns = parse_ctime(v);
+			w->t_ns = parse_ctime(r, v);
 		else if (!strcmp(k0, "Driver Version"))
 			r->t->driver_version = vdup(r, v);
 		else if (!strcmp(k0, "Attached GPUs")) {
@@ -1516,7 +1557,7 @@ static int read_straggler(struct rd *r)
 			if (*q == '[' && end - q > 20) {
 				const char *c = memchr(q, ']', (size_t)(end - q));
 				if (c) {
-					int64_t tt = parse_stamp((struct view){ q + 1, (size_t)(c - q - 1) });
+					int64_t tt = parse_stamp(r, (struct view){ q + 1, (size_t)(c - q - 1) });
 					if (tt != TS_NO_TIME) {
 						sl.t_ns = tt;
 						break;
@@ -1846,6 +1887,7 @@ static void tele_restore(struct ts_telemetry *t, const struct ts_telemetry *befo
 	t->sampler_cpu_pct = before->sampler_cpu_pct;
 	t->sampler_call_us = before->sampler_call_us;
 	t->nfiles = before->nfiles;
+	t->local_time = before->local_time;
 }
 
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const char *name,
@@ -1910,6 +1952,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	if (rc)
 		tele_restore(t, &before);
 	else {
+		t->local_time |= r.local_time;
 		tele_note_gaps(t, before.samples.n);
 		ts_tele_match_gpus(t);
 	}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# `watch --read` on SYNTHETIC --query-gpu captures made here, every
+# expectation worked out by hand from the numbers below
+# (T0 = 2026-02-01 12:00:00 UTC):
+#  - cut.csv: 4 GPUs, 10 rounds 2 s apart (GPU g of round i at
+#    T0 + 2i s + 3g ms), the last row (round 9, GPU 3, line 41) cut after
+#    its index: GPU 3's last sample is at 16.009 s, the others' at
+#    18.000-18.006 s. 17 steps of 1 s from T0 + 0.5 s (step k holds
+#    [0.5 + k, 1.5 + k) s). Step 15 [15.5, 16.5): GPU 3 covered
+#    [15.5, 16.009) = 0.509 s = 50.9 %, measured. Step 16 [16.5, 17.5): inside the
+#    capture's 0-18.006 s, after GPU 3's last sample: 0 % on GPU 3, and
+#    that is the cut capture's end, a `truncated` note and no sample gap
+#    (every interval is 2 s); before, it was warned `sample-gap` ("lie
+#    mostly in sample gaps: iterations 16 (0 %)").
+#  - nsup.csv / nsup_na.csv: 2 GPUs (NVIDIA A10G) at 1980 and 1410 MHz
+#    (570 MHz apart, a clock-spread), 5 rounds, their throttle reasons
+#    '[Not Supported]' (clocks_throttle_reasons.active) and '[N/A]'
+#    (per-reason fields): the finding quotes the cell and says the GPU or
+#    driver does not support them; before, it said the capture has no
+#    throttle-reason fields.
+#  - zoned.csv ("2026-02-01T12:00:0Ns.000Z"), plus8.csv ("...+08:00": 04:00
+#    UTC) and naive.csv ("2026/02/01 12:00:0N.000") read with steps 8 h
+#    after the capture's own UTC start: only the naive stamps may be local
+#    time read as UTC, so only naive.csv gets the time-zone hint; before,
+#    the zoned ones got it too.
+set -eu
+cd "$(dirname "$0")/../.."
+TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
+command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+python3 - <<'PY'
+import calendar, json, time
+T0 = calendar.timegm((2026, 2, 1, 12, 0, 0))
+def stamp(s):
+    return time.strftime("%Y/%m/%d %H:%M:%S", time.gmtime(int(s))) + ".%03d" % round((s % 1) * 1000)
+rows = ["timestamp, index, power.draw [W]"]
+for i in range(10):
+    for g in range(4):
+        rows.append("%s, %d, 600.00 W" % (stamp(T0 + 2 * i + 0.003 * g), g))
+rows[-1] = rows[-1][:rows[-1].index(", 600")]  # line 41: "TIME, 3", 2 of 3 fields
+open("cut.csv", "w").write("\n".join(rows))
+with open("cut_steps.jsonl", "w") as f:
+    for k in range(17):
+        f.write(json.dumps({"iteration": k, "t_start_unix": T0 + 0.5 + k, "step_time_s": 1.0}) + "\n")
+h = "timestamp, index, name, clocks.sm [MHz], "
+ns = [h + "clocks_throttle_reasons.active"]
+na = [h + "clocks_throttle_reasons.sw_power_cap, clocks_throttle_reasons.hw_slowdown"]
+for i in range(5):
+    for g, clk in ((0, 1980), (1, 1410)):
+        head = "%s, %d, NVIDIA A10G, %d MHz, " % (stamp(T0 + i), g, clk)
+        ns.append(head + "[Not Supported]")
+        na.append(head + "[N/A], [N/A]")
+open("nsup.csv", "w").write("\n".join(ns) + "\n")
+open("nsup_na.csv", "w").write("\n".join(na) + "\n")
+for name, fmt in (("zoned.csv", "2026-02-01T12:00:0%d.000Z"), ("plus8.csv", "2026-02-01T12:00:0%d.000+08:00"),
+                  ("naive.csv", "2026/02/01 12:00:0%d.000")):
+    open(name, "w").write("timestamp, index, power.draw [W]\n" + "".join(
+        "%s, %d, 300.00 W\n" % (fmt % i, g) for i in range(5) for g in range(2)))
+# steps 8 h after each capture's UTC start (plus8.csv starts at 04:00 UTC)
+for name, start in (("steps8.jsonl", T0 + 8 * 3600), ("steps8p.jsonl", T0)):
+    with open(name, "w") as f:
+        for k in range(5):
+            f.write(json.dumps({"iteration": k, "t_start_unix": start + k, "step_time_s": 1.0}) + "\n")
+PY
+"$TS" watch --read cut.csv --steps cut_steps.jsonl --json -o cut.json 2>/dev/null
+"$TS" watch --read cut.csv --steps cut_steps.jsonl >cut.txt 2>&1
+for c in nsup nsup_na; do
+	"$TS" watch --read $c.csv --json -o $c.json 2>/dev/null
+	"$TS" watch --read $c.csv >$c.txt 2>&1
+done
+"$TS" watch --read zoned.csv --steps steps8.jsonl --json -o zoned.json 2>/dev/null
+"$TS" watch --read plus8.csv --steps steps8p.jsonl --json -o plus8.json 2>/dev/null
+"$TS" watch --read naive.csv --steps steps8.jsonl --json -o naive.json 2>/dev/null
+"$TS" watch --read zoned.csv --steps steps8.jsonl >zoned.txt 2>&1
+python3 - <<'PY'
+import json
+d = json.load(open("cut.json"))
+txt = open("cut.txt").read()
+w = [(x["code"], x["message"], x.get("line")) for x in d["warnings"]]
+assert ("truncated", "cut.csv: the last CSV row has 2 of 3 fields (cut): left out", 41) in w, w
+assert not [x for x in w if x[0] == "sample-gap"], w
+edge = ("1 step(s) run across the capture's start or end (a GPU's first or last sample) and are "
+        "covered below 50 % on some GPU: iterations 16 (0 %); their energy is not reported")
+assert [x[1] for x in w if x[0] == "steps-outside-capture"] == [edge], w
+assert edge in txt and "sample gaps" not in txt, txt
+rows = {(r["iteration"], r["gpu"]): r for r in d["steps"]}
+assert rows[(15, "3")]["coverage_pct"] == 50.9 and rows[(15, "3")]["energy_j"] == 600, rows[(15, "3")]
+assert rows[(16, "3")]["coverage_pct"] == 0 and rows[(16, "3")]["energy_j"] is None, rows[(16, "3")]
+assert rows[(16, "0")]["coverage_pct"] == 100, rows[(16, "0")]
+for c, cell in (("nsup", "clocks_throttle_reasons.active is '[Not Supported]'"),
+                ("nsup_na", "clocks_throttle_reasons.sw_power_cap is '[N/A]'")):
+    d = json.load(open(c + ".json"))
+    f = [x["message"] for x in d["findings"] if x["id"] == "clock-spread"]
+    want = ("SM clocks differ by 570 MHz across 2 GPUs (1410-1980 MHz); the throttle-reason fields are "
+            "not supported by the GPU or its driver (NVIDIA A10G: %s, on 2 of 2 GPUs): the cause cannot "
+            "be told" % cell)
+    assert f == [want], (c, f)
+    assert want in open(c + ".txt").read(), c
+for c, hint in (("zoned", False), ("plus8", False), ("naive", True)):
+    w = [x["message"] for x in json.load(open(c + ".json"))["warnings"] if x["code"] == "steps-outside-capture"]
+    assert len(w) == 1 and "+28800.0 s (+8.00 h)" in w[0], (c, w)
+    assert ("time-zone offset" in w[0]) == hint, (c, w)
+assert "time-zone" not in open("zoned.txt").read()
+PY
+echo "watch-rest: ok"
