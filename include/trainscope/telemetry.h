@@ -107,6 +107,11 @@ struct ts_tele_gpu {
 	 * A is not GPU 0 of B */
 	int32_t capture;           /* 0-based index of the capture file */
 	const char *file;          /* its name as given to the reader, or NULL */
+	/* the host it is on as its capture records it (the "host" of a
+	 * trainscope.telemetry/1 header), NULL when unrecorded: then its
+	 * capture is its host (one tool's capture is one machine's). GPUs are
+	 * compared with the GPUs of their own host only (straggler-gpu). */
+	const char *host;
 	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
 	 * of different captures with the same uuid ("GPU-" prefix, case and
 	 * blanks aside), or, where one of them has none, the same PCI bus id

@@ -18,9 +18,9 @@
  *   memory-headroom     peak used >= 95 % of total
  *   pcie-link-degraded  current width below the maximum
  *   idle-gap            utilisation 0 for >= 1 s between busy samples
- *   straggler-gpu       one of >= 3 GPUs with mean power, utilisation or
- *                       (with no throttling finding of its own) SM clock
- *                       below 85 % of the others' median
+ *   straggler-gpu       one of >= 3 GPUs of one host with mean power,
+ *                       utilisation or (with no throttling finding of its
+ *                       own) SM clock below 85 % of that host's median
  *   counter-untrustworthy  a field N/A in more than half of its samples,
  *                       or a DCGM activity field at 0 while utilisation > 50 %
  *   stall-dips          steps whose mean utilisation is >= 20 points below
@@ -632,6 +632,35 @@ out:
 	free(off);
 }
 
+/* 1 when GPUs a and b are on one host: the host the captures record
+ * when both do, else the same capture (one tool's capture is one host's). */
+static int same_host(const struct ts_telemetry *t, size_t a, size_t b)
+{
+	const struct ts_tele_gpu *x = &t->gpus.v[a], *y = &t->gpus.v[b];
+
+	if (x->host && y->host)
+		return !strcmp(x->host, y->host);
+	return x->capture == y->capture;
+}
+
+/* Each GPU's host as grp[g], an index 0 .. hosts - 1 in order of first
+ * appearance, with rep[i] the first GPU of host i; returns the number of
+ * hosts (at most the number of captures, so this is linear in GPUs). */
+static size_t host_groups(const struct ts_telemetry *t, size_t *grp, size_t *rep)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		size_t i = 0;
+		while (i < n && !same_host(t, g, rep[i]))
+			i++;
+		if (i == n)
+			rep[n++] = g;
+		grp[g] = i;
+	}
+	return n;
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
@@ -827,6 +856,13 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	}
 	/* across the GPUs of the job */
 	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
+	/* grp, rep and cnt; med of the straggler judgement */
+	size_t *grp = malloc(3 * (ng ? ng : 1) * sizeof(*grp));
+	double *med = malloc((ng ? ng : 1) * sizeof(*med));
+	if (!tmp || !med) {
+		free(grp);
+		grp = NULL;
+	}
 	if (tmp) {
 		size_t n = 0;
 		double lo = INFINITY, hi = -INFINITY;
@@ -886,33 +922,46 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			snprintf(f->msg, sizeof(f->msg),
 				 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs): the GPUs "
 				 "are mostly waiting", usum / (double)un, ulo, uhi, n);
-		/* a GPU consistently below the others; on the SM clock only a GPU
-		 * with no throttling finding of its own (one with it is
-		 * explained, and said, already) */
+		/* a GPU consistently below the other GPUs of its host (med, cnt:
+		 * each host's median and count of GPUs compared); on the SM clock
+		 * only a GPU with no throttling finding of its own (one with it
+		 * is explained, and said, already) */
+		size_t nh = grp ? host_groups(t, grp, grp + ng) : 0;
+		size_t *cnt = grp ? grp + 2 * ng : NULL;
 		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
-		/* "consistently": at least 3 samples of every GPU compared */
-		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && ng >= 3; k++) {
-			n = 0;
-			for (size_t g = 0; g < ng; g++)
-				if (sum[g].f[sf[k]].n >= 3)
-					tmp[n++] = sum[g].f[sf[k]].mean;
-			if (n < 3)
-				continue;
-			double med = median(tmp, n);
+		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && nh; k++) {
+			for (size_t h = 0; h < nh; h++) {
+				/* "consistently": at least 3 samples of every GPU compared */
+				n = 0;
+				for (size_t g = 0; g < ng; g++)
+					if (grp[g] == h && sum[g].f[sf[k]].n >= 3)
+						tmp[n++] = sum[g].f[sf[k]].mean;
+				cnt[h] = n;
+				med[h] = n >= 3 ? median(tmp, n) : NAN;
+			}
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+				double m = med[grp[g]];
 				if (sf[k] == TS_TF_SM_CLOCK_MHZ && throttled(&c, g))
 					continue;
-				if (x->n >= 3 && med > 0 && x->mean < 0.85 * med && x->mean < med - 5 &&
-				    (f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
-					snprintf(f->msg, sizeof(f->msg),
-						 "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
-						 gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]), x->mean,
-						 ts_tf_unit(sf[k]), 100 * x->mean / med, med);
+				if (!(x->n >= 3 && m > 0 && x->mean < 0.85 * m && x->mean < m - 5) ||
+				    !(f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+					continue;
+				int len = snprintf(f->msg, sizeof(f->msg),
+						   "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
+						   gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]),
+						   x->mean, ts_tf_unit(sf[k]), 100 * x->mean / m, m);
+				const struct ts_tele_gpu *gp = &t->gpus.v[g];
+				if (nh > 1 && len > 0 && (size_t)len < sizeof(f->msg))
+					snprintf(f->msg + len, sizeof(f->msg) - (size_t)len,
+						 " on its host (%s %s, %zu GPUs)", gp->host ? "host" : "capture",
+						 gp->host ? gp->host : gp->file ? gp->file : "?", cnt[grp[g]]);
 			}
 		}
+		free(grp);
 		free(tmp);
 	}
+	free(med);
 	straggler_findings(t, &c);
 	/* utilisation dips at steps: each GPU against its own median step (a
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */

@@ -45,6 +45,7 @@ struct rd {
 	int many_tasks;        /* lines of several tasks belong together (a
 				* training log's straggler lines; sniffing) */
 	int local_time;        /* a time was read from a stamp without a zone */
+	const char *host;      /* the host the capture records (arena), or NULL */
 	int64_t other_task;    /* a second task's number, and its first line */
 	int64_t other_line;
 	/* cells of numeric fields not taken as they stand, noted once per
@@ -1784,6 +1785,8 @@ static int read_own(struct rd *r)
 					r->t->tool_version = vdup(r, v);
 				else if (!strcmp(key, "driver_version"))
 					r->t->driver_version = vdup(r, v);
+				else if (!strcmp(key, "host") && v.n)
+					r->host = vdup(r, v);
 				continue;
 			}
 			if (tok == TS_JSON_TRUE && !strcmp(key, "end"))
@@ -1945,6 +1948,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 		for (size_t g = before.gpus.n; g < t->gpus.n; g++) {
 			t->gpus.v[g].capture = t->nfiles - 1;
 			t->gpus.v[g].file = file;
+			t->gpus.v[g].host = r.host;
 		}
 		if (t->arena.failed)
 			rc = oom(&r);

@@ -499,6 +499,12 @@ static void write_header(struct ts_sampler *s)
 	ts_jw_kstr(&w, "tool_version", t->tool_version ? t->tool_version : "");
 	ts_jw_kstr(&w, "driver_version", t->driver_version ? t->driver_version : "");
 	ts_jw_kf64(&w, "interval_ms", (double)s->interval_ns / 1e6);
+	/* the captures of several machines read together are judged per host */
+	char host[256];
+	if (!gethostname(host, sizeof(host))) {
+		host[sizeof(host) - 1] = 0;
+		ts_jw_kstr(&w, "host", host);
+	}
 	ts_jw_key(&w, "gpus");
 	ts_jw_arr(&w);
 	for (size_t g = 0; g < t->gpus.n; g++) {

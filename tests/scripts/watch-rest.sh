@@ -23,6 +23,18 @@
 #    after the capture's own UTC start: only the naive stamps may be local
 #    time read as UTC, so only naive.csv gets the time-zone hint; before,
 #    the zoned ones got it too.
+#  - Several hosts read together, a straggler judged against its own
+#    host's GPUs: hostA.csv (4 GPUs at 650 W) and hostB.csv (4 GPUs at
+#    350 W, GPU 2 at 250 W), 5 rounds each, no host recorded, so each
+#    capture is its host: GPU 2 of hostB.csv is 250 / 350 = 71 % of its
+#    host's median, the only straggler; before, the 8 GPUs were pooled
+#    (median (350 + 650) / 2 = 500) and all 4 GPUs of hostB.csv were
+#    stragglers (70 % and 50 %). a.jsonl and b.jsonl (watch's own format,
+#    "host": "nodeA" in both headers) have 2 GPUs each, b's GPU 1 at 400 W
+#    and the others at 600 W, and c.jsonl ("host": "nodeB", 3 GPUs at
+#    300 W): nodeA is one host of 4 GPUs, median 600, 400 is 67 %; nodeB
+#    has none below its median. Before, the 7 GPUs were pooled (median
+#    400): nodeB's 3 GPUs were stragglers (75 %) and b's GPU 1 was not.
 set -eu
 cd "$(dirname "$0")/../.."
 TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
@@ -58,6 +70,21 @@ for name, fmt in (("zoned.csv", "2026-02-01T12:00:0%d.000Z"), ("plus8.csv", "202
                   ("naive.csv", "2026/02/01 12:00:0%d.000")):
     open(name, "w").write("timestamp, index, power.draw [W]\n" + "".join(
         "%s, %d, 300.00 W\n" % (fmt % i, g) for i in range(5) for g in range(2)))
+for name, low in (("hostA.csv", {}), ("hostB.csv", {2: 250})):
+    open(name, "w").write("timestamp, index, power.draw [W]\n" + "".join(
+        "%s, %d, %d.00 W\n" % (stamp(T0 + i), g, low.get(g, 650 if name == "hostA.csv" else 350))
+        for i in range(5) for g in range(4)))
+for name, host, pw in (("a.jsonl", "nodeA", [600, 600]), ("b.jsonl", "nodeA", [600, 400]),
+                       ("c.jsonl", "nodeB", [300, 300, 300])):
+    with open(name, "w") as f:
+        f.write(json.dumps({"schema": "trainscope.telemetry/1", "source": "nvml", "fidelity": "library",
+                            "interval_ms": 1000, "host": host,
+                            "gpus": [{"id": str(g), "name": "NVIDIA H100 80GB HBM3", "unsupported": {}}
+                                     for g in range(len(pw))]}) + "\n")
+        for i in range(5):
+            for g in range(len(pw)):
+                f.write(json.dumps({"t_unix_ns": (T0 + i) * 10**9, "tick": i, "gpu": g,
+                                    "power_w": pw[g]}) + "\n")
 # steps 8 h after each capture's UTC start (plus8.csv starts at 04:00 UTC)
 for name, start in (("steps8.jsonl", T0 + 8 * 3600), ("steps8p.jsonl", T0)):
     with open(name, "w") as f:
@@ -74,8 +101,22 @@ done
 "$TS" watch --read plus8.csv --steps steps8p.jsonl --json -o plus8.json 2>/dev/null
 "$TS" watch --read naive.csv --steps steps8.jsonl --json -o naive.json 2>/dev/null
 "$TS" watch --read zoned.csv --steps steps8.jsonl >zoned.txt 2>&1
+"$TS" watch --read hostA.csv hostB.csv --json -o hosts.json 2>/dev/null
+"$TS" watch --read hostA.csv hostB.csv >hosts.txt 2>&1
+"$TS" watch --read a.jsonl b.jsonl c.jsonl --json -o node.json 2>/dev/null
 python3 - <<'PY'
 import json
+d = json.load(open("hosts.json"))
+st = [(x["gpu"], x["capture"], x["message"]) for x in d["findings"] if x["id"] == "straggler-gpu"]
+one = ("GPU 2 of hostB.csv: mean power_w 250.0 W is 71 % of the GPUs' median 350.0 on its host "
+       "(capture hostB.csv, 4 GPUs)")
+assert st == [("2", 1, one)], st
+assert one in open("hosts.txt").read()
+d = json.load(open("node.json"))
+assert [x.get("host") for x in d["gpus"]] == ["nodeA"] * 4 + ["nodeB"] * 3, d["gpus"]
+st = [x["message"] for x in d["findings"] if x["id"] == "straggler-gpu"]
+assert st == ["GPU 1 of b.jsonl: mean power_w 400.0 W is 67 % of the GPUs' median 600.0 on its host "
+              "(host nodeA, 4 GPUs)"], st
 d = json.load(open("cut.json"))
 txt = open("cut.txt").read()
 w = [(x["code"], x["message"], x.get("line")) for x in d["warnings"]]
