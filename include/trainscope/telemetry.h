@@ -13,7 +13,8 @@
  * Readers (by content, never by file name): nvidia-smi dmon (legacy and
  * modern columns, -o DT), nvidia-smi --query-gpu CSV (any field order, with
  * or without header and units, N/A placeholders), dcgmi dmon (N/A and N/W
- * cells, error outputs, GPU / GPU-I entities), mthreads-gmi default tables
+ * cells, error outputs, GPU / GPU-I entities), dcgm-exporter's Prometheus
+ * text (DCGM_FI_* series, each scrape a sampling round), mthreads-gmi default tables
  * (1.x and 2.x) and --query --json, Megatron StragglerDetector lines
  * (power in mW printed as "W", fixed and flagged) and trainscope's own
  * `trainscope.telemetry/1` JSONL. Units inside the model: W, %, degrees C,
@@ -139,6 +140,7 @@ enum ts_tele_format {
 	TS_TELE_GMI_JSON,          /* mthreads-gmi --query --json */
 	TS_TELE_STRAGGLER,         /* Megatron StragglerDetector lines */
 	TS_TELE_OWN,               /* trainscope.telemetry/1 JSONL */
+	TS_TELE_DCGM_EXPORTER,     /* dcgm-exporter's Prometheus text, scrape after scrape */
 	TS_TELE_FORMAT_COUNT
 };
 /* "nvidia-smi-dmon", "nvidia-smi-query-gpu", "dcgmi-dmon", ... */

@@ -678,6 +678,272 @@ static int looks_header(struct view *cells, int k)
 	return known >= 1 && known * 2 >= k;
 }
 
+/* ------------------------------------------------------ dcgm-exporter */
+
+/* The model field of a dcgm-exporter metric name, -1 for another. Energy
+ * is mJ since boot (read as J by the caller), profiling fields are 0-1. */
+static int exporter_field(struct view name)
+{
+	static const struct { const char *n; int f; } map[] = {
+		{ "DCGM_FI_DEV_POWER_USAGE", TS_TF_POWER_W },
+		{ "DCGM_FI_DEV_POWER_MGMT_LIMIT", TS_TF_POWER_LIMIT_W },
+		{ "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", TS_TF_ENERGY_J },
+		{ "DCGM_FI_DEV_GPU_UTIL", TS_TF_UTIL_PCT },
+		{ "DCGM_FI_DEV_MEM_COPY_UTIL", TS_TF_MEM_UTIL_PCT },
+		{ "DCGM_FI_DEV_GPU_TEMP", TS_TF_TEMP_C },
+		{ "DCGM_FI_DEV_MEMORY_TEMP", TS_TF_MEM_TEMP_C },
+		{ "DCGM_FI_DEV_SM_CLOCK", TS_TF_SM_CLOCK_MHZ },
+		{ "DCGM_FI_DEV_MEM_CLOCK", TS_TF_MEM_CLOCK_MHZ },
+		{ "DCGM_FI_DEV_FB_USED", TS_TF_MEM_USED_MIB },
+		{ "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", TS_TF_EVENT_REASONS },
+		{ "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", TS_TF_EVENT_REASONS },
+		{ "DCGM_FI_DEV_XID_ERRORS", TS_TF_XID },
+		{ "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", TS_TF_ECC_SBE },
+		{ "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", TS_TF_ECC_DBE },
+		{ "DCGM_FI_PROF_GR_ENGINE_ACTIVE", TS_TF_GR_ACTIVE },
+		{ "DCGM_FI_PROF_SM_ACTIVE", TS_TF_SM_ACTIVE },
+		{ "DCGM_FI_PROF_SM_OCCUPANCY", TS_TF_SM_OCCUPANCY },
+		{ "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", TS_TF_TENSOR_ACTIVE },
+		{ "DCGM_FI_PROF_DRAM_ACTIVE", TS_TF_DRAM_ACTIVE },
+		{ "DCGM_FI_PROF_PIPE_FP64_ACTIVE", TS_TF_FP64_ACTIVE },
+		{ "DCGM_FI_PROF_PIPE_FP32_ACTIVE", TS_TF_FP32_ACTIVE },
+		{ "DCGM_FI_PROF_PIPE_FP16_ACTIVE", TS_TF_FP16_ACTIVE },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (veq(name, map[i].n))
+			return map[i].f;
+	return -1;
+}
+
+/* One Prometheus sample line, "NAME{k="v",...} VALUE [TIMESTAMP_MS]". */
+struct prom_line {
+	struct view name, value, stamp;
+	struct view gpu, uuid, model, host, bus, driver;
+};
+
+/* Split l into pl; 0 when it is no sample line. Label values are views
+ * between their quotes (escapes kept as written). */
+static int prom_parse(struct view l, struct prom_line *pl)
+{
+	size_t i = 0;
+	struct view rest[3];
+
+	memset(pl, 0, sizeof(*pl));
+	while (i < l.n && (isalnum((unsigned char)l.s[i]) || l.s[i] == '_' || l.s[i] == ':'))
+		i++;
+	if (!i || isdigit((unsigned char)l.s[0]))
+		return 0;
+	pl->name = (struct view){ l.s, i };
+	if (i < l.n && l.s[i] == '{') {
+		i++;
+		for (;;) {
+			while (i < l.n && (l.s[i] == ' ' || l.s[i] == ','))
+				i++;
+			if (i < l.n && l.s[i] == '}') {
+				i++;
+				break;
+			}
+			size_t k0 = i;
+			while (i < l.n && (isalnum((unsigned char)l.s[i]) || l.s[i] == '_'))
+				i++;
+			struct view key = { l.s + k0, i - k0 };
+			if (!key.n || i + 1 >= l.n || l.s[i] != '=' || l.s[i + 1] != '"')
+				return 0;
+			i += 2;
+			size_t v0 = i;
+			while (i < l.n && l.s[i] != '"')
+				i += l.s[i] == '\\' ? 2 : 1;
+			if (i >= l.n)
+				return 0;
+			struct view v = { l.s + v0, i - v0 };
+			i++;
+			if (veq(key, "gpu"))
+				pl->gpu = v;
+			else if (veq(key, "UUID"))
+				pl->uuid = v;
+			else if (veq(key, "modelName"))
+				pl->model = v;
+			else if (veq(key, "Hostname"))
+				pl->host = v;
+			else if (veq(key, "pci_bus_id"))
+				pl->bus = v;
+			else if (veq(key, "DCGM_FI_DRIVER_VERSION"))
+				pl->driver = v;
+		}
+	}
+	struct view tail = { l.s + i, l.n - i };
+	int k = split_ws(tail, rest, 3);
+	if (k < 1 || k > 2 || (i < l.n && l.s[i] != ' ' && l.s[i] != '\t'))
+		return 0;
+	pl->value = rest[0];
+	if (k == 2)
+		pl->stamp = rest[1];
+	return 1;
+}
+
+/*
+ * dcgm-exporter's Prometheus text (curl :9400/metrics, appended scrape
+ * after scrape): each scrape is a sampling round; a series (metric and
+ * GPU) seen again starts the next one. A scrape's time is its lines'
+ * timestamps (ms) when the exporter writes them, else a line of its own
+ * holding a date and time (`date -u +%FT%T.%3NZ` between the scrapes),
+ * else the capture is untimed and says so. The GPU is the `gpu` label,
+ * with its host's name first when the file holds several `Hostname`s.
+ */
+static int read_dcgm_exporter(struct rd *r)
+{
+	struct view l;
+	struct prom_line pl;
+	struct rd scan = *r;
+	struct view host0 = { NULL, 0 };
+	int hosts = 0, timed = 0, any = 0;
+	int64_t scrape_t = TS_NO_TIME;
+	uint32_t tick = 0;
+	/* per GPU of this file: its sample of scrape `tick` - 1 (tick 0: none yet) */
+	struct cur_sample { uint32_t tick; size_t idx; };
+	TS_VEC(struct cur_sample) cur = { 0 };
+	int rc = 0;
+
+	/* several hosts in one file (a federation dump): GPU ids get the host */
+	while (next_line(&scan, &l) && hosts < 2)
+		if (prom_parse(trim(l), &pl) && pl.host.n) {
+			if (!host0.n)
+				host0 = pl.host;
+			else if (pl.host.n != host0.n || memcmp(pl.host.s, host0.s, host0.n))
+				hosts = 2;
+			hosts = hosts ? hosts : 1;
+		}
+	while (next_line(r, &l)) {
+		struct view tl = trim(l);
+		char idbuf[160];
+		double v;
+		int64_t ms;
+
+		if (!tl.n)
+			continue;
+		if (tl.s[0] == '#') {
+			struct view body = trim((struct view){ tl.s + 1, tl.n - 1 });
+			int64_t st = parse_stamp(r, body);
+			if (st != TS_NO_TIME) {
+				scrape_t = st;
+				tick += any;
+				any = 0;
+			}
+			continue;
+		}
+		if (!prom_parse(tl, &pl)) {
+			int64_t st = parse_stamp(r, tl);
+			if (st != TS_NO_TIME) {
+				scrape_t = st;
+				tick += any;
+				any = 0;
+				continue;
+			}
+			if (is_last_line(r)) {
+				ts_tele_note(r->t, "truncated", r->line, "the last line is cut: left out");
+				break;
+			}
+			rc = bad(r, "dcgm-exporter line is not 'METRIC{labels} VALUE [TIMESTAMP]' (Prometheus text)");
+			goto out;
+		}
+		if (r->unterminated && is_last_line(r)) {
+			ts_tele_note(r->t, "truncated", r->line, "the last line has no line end (the "
+				     "capture is cut inside it, perhaps inside its value): left out");
+			break;
+		}
+		int f = exporter_field(pl.name);
+		if (f < 0)
+			continue;
+		if (!pl.gpu.n) {
+			rc = bad(r, "dcgm-exporter series without a gpu label");
+			goto out;
+		}
+		if (hosts > 1 && pl.host.n)
+			snprintf(idbuf, sizeof(idbuf), "%.*s/%.*s", (int)(pl.host.n < 100 ? pl.host.n : 100),
+				 pl.host.s, (int)(pl.gpu.n < 40 ? pl.gpu.n : 40), pl.gpu.s);
+		else
+			snprintf(idbuf, sizeof(idbuf), "%.*s", (int)(pl.gpu.n < 40 ? pl.gpu.n : 40), pl.gpu.s);
+		int g = gpu_for(r, (struct view){ idbuf, strlen(idbuf) }, pl.model);
+		if (g < 0) {
+			rc = oom(r);
+			goto out;
+		}
+		struct ts_tele_gpu *gp = &r->t->gpus.v[g];
+		if (pl.uuid.n && !gp->uuid)
+			gp->uuid = vdup(r, pl.uuid);
+		if (pl.bus.n && !gp->bus_id)
+			gp->bus_id = vdup(r, pl.bus);
+		if (pl.host.n && !gp->host)
+			gp->host = vdup(r, pl.host);
+		if (pl.driver.n && !r->t->driver_version)
+			r->t->driver_version = vdup(r, pl.driver);
+		size_t gi = (size_t)g - r->gpu_base;
+		struct cur_sample none = { 0, 0 };
+		while (cur.n <= gi)
+			if (TS_VEC_PUSH(cur, none)) {
+				rc = oom(r);
+				goto out;
+			}
+		int64_t t_ns = scrape_t;
+		if (pl.stamp.n) {
+			if (ts_num_i64(pl.stamp.s, pl.stamp.n, &ms) || ms < 0 || ms > INT64_MAX / 1000000) {
+				rc = bad(r, "dcgm-exporter sample with a timestamp that is no count of "
+					    "milliseconds since 1970");
+				goto out;
+			}
+			t_ns = ms * 1000000;
+		}
+		/* a series seen again: the next scrape */
+		if (cur.v[gi].tick == tick + 1 &&
+		    r->t->samples.v[cur.v[gi].idx].st[f] != TS_TV_ABSENT) {
+			tick++;
+			any = 0;
+		}
+		if (cur.v[gi].tick != tick + 1) {
+			if (!ts_tele_add_sample(r->t, (uint32_t)g, tick, t_ns)) {
+				rc = oom(r);
+				goto out;
+			}
+			cur.v[gi].tick = tick + 1;
+			cur.v[gi].idx = r->t->samples.n - 1;
+		}
+		struct ts_tele_sample *s = &r->t->samples.v[cur.v[gi].idx];
+		any = 1;
+		timed |= s->t_ns != TS_NO_TIME;
+		if (veq(pl.value, "NaN")) {
+			s->st[f] = TS_TV_MISSING;
+			continue;
+		}
+		if (ts_num_f64(pl.value.s, pl.value.n, &v) || !isfinite(v)) {
+			cell_kind(r, CK_BAD, pl.name, pl.value, "not a number");
+			s->st[f] = TS_TV_MISSING;
+			continue;
+		}
+		if (f == TS_TF_ENERGY_J)
+			v /= 1000;  /* mJ */
+		const char *why = out_of_range(f, v);
+		if (why) {
+			cell_kind(r, CK_RANGE, pl.name, pl.value, "%s", why);
+			s->st[f] = TS_TV_MISSING;
+			continue;
+		}
+		s->st[f] = TS_TV_VALUE;
+		s->v[f] = v;
+	}
+	if (r->t->samples.n == 0 || (size_t)r->gpu_base == r->t->gpus.n) {
+		rc = bad(r, "dcgm-exporter capture with no DCGM_FI_ sample of a GPU");
+		goto out;
+	}
+	if (!timed)
+		ts_tele_note(r->t, "untimed", -1,
+			     "dcgm-exporter scrapes without timestamps: samples are ordered by scrape "
+			     "only (give each scrape's time as a line of its own before it, as "
+			     "`date -u +%%FT%%T.%%3NZ` prints it, to join them to steps)");
+out:
+	TS_VEC_RELEASE(cur);
+	return rc;
+}
+
 /* ------------------------------------------------------------- sniffing */
 
 int ts_tele_sniff(const char *d, size_t n)
@@ -704,7 +970,8 @@ int ts_tele_sniff(const char *d, size_t n)
 	    csv_gpuish = 0, lines = 0, other = 0, row_k = 0, rows_same = 1;
 	r.p = d;
 	r.end = d + n;
-	int straggler = 0, gmi = 0, dcgmi = 0;
+	int straggler = 0, gmi = 0, dcgmi = 0, exporter = 0;
+	struct prom_line pl;
 	while (next_line(&r, &l) && lines < 200) {
 		struct view tl = trim(l);
 		struct view cells[MAX_COLS];
@@ -722,6 +989,9 @@ int ts_tele_sniff(const char *d, size_t n)
 			gmi++;
 		if (vprefix(tl, "#Entity") || vprefix(tl, "# Entity"))
 			dcgmi++;
+		if (vprefix(tl, "# HELP DCGM_FI_") || vprefix(tl, "# TYPE DCGM_FI_") ||
+		    (vprefix(tl, "DCGM_FI_") && prom_parse(tl, &pl)))
+			exporter++;
 		if (tl.s[0] == '#') {
 			for (size_t q = 0; q + 12 <= tl.n; q++)
 				if (!memcmp(tl.s + q, "--query-gpu=", 12)) {
@@ -761,6 +1031,8 @@ int ts_tele_sniff(const char *d, size_t n)
 		return TS_TELE_GMI_TABLE;
 	if (dcgmi)
 		return TS_TELE_DCGMI;
+	if (exporter)
+		return TS_TELE_DCGM_EXPORTER;
 	if (dmon_names && dmon_units)
 		return TS_TELE_DMON;
 	/* CSV: every data row has the field count of the header (or of the
@@ -1917,8 +2189,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	if (fmt == TS_TELE_UNKNOWN)
 		return ts_err_at(err, TS_EPARSE, name, 0, 1,
 				 "not a telemetry capture (expected nvidia-smi dmon or --query-gpu CSV, "
-				 "dcgmi dmon, mthreads-gmi, Megatron straggler lines or trainscope "
-				 "telemetry JSONL)");
+				 "dcgmi dmon, dcgm-exporter metrics, mthreads-gmi, Megatron straggler "
+				 "lines or trainscope telemetry JSONL)");
 	t->nfiles++;
 	if (!t->format) {
 		t->format = fmt;
@@ -1932,6 +2204,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	case TS_TELE_GMI_TABLE: rc = read_gmi_table(&r); break;
 	case TS_TELE_GMI_JSON: rc = read_gmi_json(&r); break;
 	case TS_TELE_STRAGGLER: r.many_tasks = 1; rc = read_straggler(&r); break;
+	case TS_TELE_DCGM_EXPORTER: rc = read_dcgm_exporter(&r); break;
 	default: rc = read_own(&r); break;
 	}
 	if (!rc)
@@ -1948,7 +2221,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 		for (size_t g = before.gpus.n; g < t->gpus.n; g++) {
 			t->gpus.v[g].capture = t->nfiles - 1;
 			t->gpus.v[g].file = file;
-			t->gpus.v[g].host = r.host;
+			if (r.host)
+				t->gpus.v[g].host = r.host;
 		}
 		if (t->arena.failed)
 			rc = oom(&r);
