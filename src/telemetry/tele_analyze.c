@@ -875,19 +875,32 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			}
 		/* no reason or violation value at all: the cause cannot be told,
 		 * because the capture has no such field or because the GPU or its
-		 * driver gave placeholders in it (nph GPUs of the spread, the first
-		 * ph: its cell is quoted) */
+		 * driver gave placeholders in it; nph GPUs of the spread have only
+		 * placeholders (the first, ph: its cell is quoted), and with
+		 * reasons on other GPUs theirs is still unknown */
 		int has_reasons = 0;
 		size_t nph = 0, ph = 0;
 		for (size_t g = 0; g < ng; g++) {
-			has_reasons |= sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
-				       sum[g].f[TS_TF_THERMAL_VIOL].n;
-			if (sum[g].f[TS_TF_SM_CLOCK_MHZ].n && t->gpus.v[g].reasons_cell && !nph++)
+			int own = sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
+				  sum[g].f[TS_TF_THERMAL_VIOL].n;
+			has_reasons |= own;
+			if (!own && sum[g].f[TS_TF_SM_CLOCK_MHZ].n && t->gpus.v[g].reasons_cell && !nph++)
 				ph = g;
 		}
+		char phq[200] = "";
+		if (nph)
+			snprintf(phq, sizeof(phq), "%s%s%s, on %zu of %zu GPUs",
+				 t->gpus.v[ph].name ? t->gpus.v[ph].name : "",
+				 t->gpus.v[ph].name ? ": " : "", t->gpus.v[ph].reasons_cell, nph, n);
 		if (n >= 2 && hi - lo >= 50 && !any_throttle &&
 		    (f = add(&c, "clock-spread", "info", -1))) {
-			if (has_reasons)
+			if (has_reasons && nph)
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
+					 "power or thermal violation reported by the GPUs that give reasons; "
+					 "the others do not support the throttle-reason fields (%s): their "
+					 "cause cannot be told", hi - lo, n, lo, hi, phq);
+			else if (has_reasons)
 				snprintf(f->msg, sizeof(f->msg),
 					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
 					 "power or thermal violation reported: informational, not throttling",
@@ -896,9 +909,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				snprintf(f->msg, sizeof(f->msg),
 					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
 					 "throttle-reason fields are not supported by the GPU or its driver "
-					 "(%s%s%s, on %zu of %zu GPUs): the cause cannot be told", hi - lo,
-					 n, lo, hi, t->gpus.v[ph].name ? t->gpus.v[ph].name : "",
-					 t->gpus.v[ph].name ? ": " : "", t->gpus.v[ph].reasons_cell, nph, n);
+					 "(%s): the cause cannot be told", hi - lo, n, lo, hi, phq);
 			else
 				snprintf(f->msg, sizeof(f->msg),
 					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "

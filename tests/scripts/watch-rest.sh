@@ -17,7 +17,10 @@
 #    '[Not Supported]' (clocks_throttle_reasons.active) and '[N/A]'
 #    (per-reason fields): the finding quotes the cell and says the GPU or
 #    driver does not support them; before, it said the capture has no
-#    throttle-reason fields.
+#    throttle-reason fields. nsup_mixed.csv: 3 GPUs, GPUs 0 and 2 at 1980
+#    MHz with reasons 0x0, GPU 1 at 1410 MHz with '[Not Supported]': no
+#    violation on the GPUs that give reasons, and GPU 1's cause unknown;
+#    before, "not throttling" was said of all three.
 #  - zoned.csv ("2026-02-01T12:00:0Ns.000Z"), plus8.csv ("...+08:00": 04:00
 #    UTC) and naive.csv ("2026/02/01 12:00:0N.000") read with steps 8 h
 #    after the capture's own UTC start: only the naive stamps may be local
@@ -66,6 +69,12 @@ for i in range(5):
         na.append(head + "[N/A], [N/A]")
 open("nsup.csv", "w").write("\n".join(ns) + "\n")
 open("nsup_na.csv", "w").write("\n".join(na) + "\n")
+mx = [h + "clocks_throttle_reasons.active"]
+for i in range(5):
+    for g, clk in ((0, 1980), (1, 1410), (2, 1980)):
+        mx.append("%s, %d, NVIDIA A10G, %d MHz, %s" % (stamp(T0 + i), g, clk,
+                                                       "[Not Supported]" if g == 1 else "0x0000000000000000"))
+open("nsup_mixed.csv", "w").write("\n".join(mx) + "\n")
 for name, fmt in (("zoned.csv", "2026-02-01T12:00:0%d.000Z"), ("plus8.csv", "2026-02-01T12:00:0%d.000+08:00"),
                   ("naive.csv", "2026/02/01 12:00:0%d.000")):
     open(name, "w").write("timestamp, index, power.draw [W]\n" + "".join(
@@ -93,7 +102,7 @@ for name, start in (("steps8.jsonl", T0 + 8 * 3600), ("steps8p.jsonl", T0)):
 PY
 "$TS" watch --read cut.csv --steps cut_steps.jsonl --json -o cut.json 2>/dev/null
 "$TS" watch --read cut.csv --steps cut_steps.jsonl >cut.txt 2>&1
-for c in nsup nsup_na; do
+for c in nsup nsup_na nsup_mixed; do
 	"$TS" watch --read $c.csv --json -o $c.json 2>/dev/null
 	"$TS" watch --read $c.csv >$c.txt 2>&1
 done
@@ -139,6 +148,13 @@ for c, cell in (("nsup", "clocks_throttle_reasons.active is '[Not Supported]'"),
             "be told" % cell)
     assert f == [want], (c, f)
     assert want in open(c + ".txt").read(), c
+f = [x["message"] for x in json.load(open("nsup_mixed.json"))["findings"] if x["id"] == "clock-spread"]
+want = ("SM clocks differ by 570 MHz across 3 GPUs (1410-1980 MHz) with no power or thermal violation "
+        "reported by the GPUs that give reasons; the others do not support the throttle-reason fields "
+        "(NVIDIA A10G: clocks_throttle_reasons.active is '[Not Supported]', on 1 of 3 GPUs): their cause "
+        "cannot be told")
+assert f == [want], f
+assert want in open("nsup_mixed.txt").read()
 for c, hint in (("zoned", False), ("plus8", False), ("naive", True)):
     w = [x["message"] for x in json.load(open(c + ".json"))["warnings"] if x["code"] == "steps-outside-capture"]
     assert len(w) == 1 and "+28800.0 s (+8.00 h)" in w[0], (c, w)
