@@ -36,6 +36,7 @@ enum ts_kind {
 	TS_KIND_TELEMETRY_DCGMI, /* dcgmi dmon */
 	TS_KIND_TELEMETRY_STRAGGLER, /* Megatron StragglerDetector lines */
 	TS_KIND_TELEMETRY_OWN,   /* trainscope.telemetry/1 JSONL (watch) */
+	TS_KIND_TELEMETRY_DCGM_EXPORTER, /* dcgm-exporter Prometheus text */
 	TS_KIND_ENV_REPORT,      /* collect_env, sglang check_env, nvidia-smi -q */
 	TS_KIND_PREFLIGHT,       /* trainscope preflight JSON */
 	TS_KIND_SAFETENSORS,     /* safetensors tensor dump */

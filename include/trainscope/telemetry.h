@@ -13,7 +13,8 @@
  * Readers (by content, never by file name): nvidia-smi dmon (legacy and
  * modern columns, -o DT), nvidia-smi --query-gpu CSV (any field order, with
  * or without header and units, N/A placeholders), dcgmi dmon (N/A and N/W
- * cells, error outputs, GPU / GPU-I entities), mthreads-gmi default tables
+ * cells, error outputs, GPU / GPU-I entities), dcgm-exporter's Prometheus
+ * text (DCGM_FI_* series, each scrape a sampling round), mthreads-gmi default tables
  * (1.x and 2.x) and --query --json, Megatron StragglerDetector lines
  * (power in mW printed as "W", fixed and flagged) and trainscope's own
  * `trainscope.telemetry/1` JSONL. Units inside the model: W, %, degrees C,
@@ -107,6 +108,11 @@ struct ts_tele_gpu {
 	 * A is not GPU 0 of B */
 	int32_t capture;           /* 0-based index of the capture file */
 	const char *file;          /* its name as given to the reader, or NULL */
+	/* the host it is on as its capture records it (the "host" of a
+	 * trainscope.telemetry/1 header), NULL when unrecorded: then its
+	 * capture is its host (one tool's capture is one machine's). GPUs are
+	 * compared with the GPUs of their own host only (straggler-gpu). */
+	const char *host;
 	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
 	 * of different captures with the same uuid ("GPU-" prefix, case and
 	 * blanks aside), or, where one of them has none, the same PCI bus id
@@ -118,6 +124,11 @@ struct ts_tele_gpu {
 	/* why a field is unsupported ("mtml-2.2.0", "nvml: symbol missing"),
 	 * NULL when not said */
 	const char *unsupported_why[TS_TF_COUNT];
+	/* the first placeholder cell of a throttle-reason field (clock-event
+	 * reasons, per-reason fields, pviol, tviol) with its column, as
+	 * "clocks_throttle_reasons.active is '[Not Supported]'" (arena), NULL
+	 * when there is none; what the GPU or driver gave instead of reasons */
+	const char *reasons_cell;
 };
 
 enum ts_tele_format {
@@ -129,6 +140,7 @@ enum ts_tele_format {
 	TS_TELE_GMI_JSON,          /* mthreads-gmi --query --json */
 	TS_TELE_STRAGGLER,         /* Megatron StragglerDetector lines */
 	TS_TELE_OWN,               /* trainscope.telemetry/1 JSONL */
+	TS_TELE_DCGM_EXPORTER,     /* dcgm-exporter's Prometheus text, scrape after scrape */
 	TS_TELE_FORMAT_COUNT
 };
 /* "nvidia-smi-dmon", "nvidia-smi-query-gpu", "dcgmi-dmon", ... */
@@ -181,6 +193,10 @@ struct ts_telemetry {
 	double sampler_cpu_pct;    /* CPU time / wall time of the sampling thread, NAN if unknown */
 	double sampler_call_us;    /* mean time of one sampling round, NAN if unknown */
 	int nfiles;
+	/* 1 when some time was read from a stamp without a zone (dmon
+	 * -o DT, mthreads-gmi dates, a --query-gpu timestamp without one): the
+	 * capturing machine's local time, read as UTC */
+	int local_time;
 	struct ts_arena arena;
 };
 
@@ -340,7 +356,8 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
  * "steps-outside-capture" when no step, or only some, overlap the capture's
  * time range (both ranges and the offset between their starts, with a
  * time-zone hint when the offset is within 2 min of a non-zero multiple of
- * 15 min), and "sample-gap" listing the steps inside the capture whose
+ * 15 min and t->local_time says some stamp had no zone; a stamp with one
+ * is UTC already), and "sample-gap" listing the steps inside the capture whose
  * coverage is below TS_TELE_MIN_COVERAGE on some GPU. rows are
  * ts_tele_align's. Returns 0 or TS_ENOMEM.
  */

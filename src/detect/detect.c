@@ -43,6 +43,7 @@ static const char *const kind_names[TS_KIND_COUNT] = {
 	[TS_KIND_TELEMETRY_DCGMI] = "telemetry-dcgmi",
 	[TS_KIND_TELEMETRY_STRAGGLER] = "telemetry-megatron-straggler",
 	[TS_KIND_TELEMETRY_OWN] = "telemetry-trainscope",
+	[TS_KIND_TELEMETRY_DCGM_EXPORTER] = "telemetry-dcgm-exporter",
 	[TS_KIND_SAFETENSORS] = "safetensors",
 	[TS_KIND_TEXT] = "text",
 	[TS_KIND_BINARY] = "binary",
@@ -236,6 +237,7 @@ static enum ts_kind telemetry_kind(int format)
 	case TS_TELE_GMI_JSON: return TS_KIND_TELEMETRY_GMI;
 	case TS_TELE_STRAGGLER: return TS_KIND_TELEMETRY_STRAGGLER;
 	case TS_TELE_OWN: return TS_KIND_TELEMETRY_OWN;
+	case TS_TELE_DCGM_EXPORTER: return TS_KIND_TELEMETRY_DCGM_EXPORTER;
 	default: return TS_KIND_UNKNOWN;
 	}
 }

@@ -118,6 +118,7 @@ static int role_of(int kind, int any_jsonl, int explicit_arg)
 		return TS_ROLE_CONTRACT;
 	case TS_KIND_TELEMETRY_SMI: case TS_KIND_TELEMETRY_DMON: case TS_KIND_TELEMETRY_GMI:
 	case TS_KIND_TELEMETRY_DCGMI: case TS_KIND_TELEMETRY_STRAGGLER: case TS_KIND_TELEMETRY_OWN:
+	case TS_KIND_TELEMETRY_DCGM_EXPORTER:
 		return TS_ROLE_TELEMETRY;
 	case TS_KIND_TEXT: case TS_KIND_UNKNOWN: case TS_KIND_JSON_OTHER:
 		/* a file named on the command line is meant as a step source:

@@ -11,15 +11,16 @@
  *                       dmon tviol in any sample
  *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
  *                       with no throttling evidence (informational; without
- *                       any reason field the cause is said to be unknown)
+ *                       any reason value the cause is said to be unknown,
+ *                       quoting the placeholder the GPU gave instead)
  *   low-utilization     job mean utilisation < 50 %
  *   memory-misreport    used > total, or total below the SKU's nominal
  *   memory-headroom     peak used >= 95 % of total
  *   pcie-link-degraded  current width below the maximum
  *   idle-gap            utilisation 0 for >= 1 s between busy samples
- *   straggler-gpu       one of >= 3 GPUs with mean power, utilisation or
- *                       (with no throttling finding of its own) SM clock
- *                       below 85 % of the others' median
+ *   straggler-gpu       one of >= 3 GPUs of one host with mean power,
+ *                       utilisation or (with no throttling finding of its
+ *                       own) SM clock below 85 % of that host's median
  *   counter-untrustworthy  a field N/A in more than half of its samples,
  *                       or a DCGM activity field at 0 while utilisation > 50 %
  *   stall-dips          steps whose mean utilisation is >= 20 points below
@@ -631,6 +632,35 @@ out:
 	free(off);
 }
 
+/* 1 when GPUs a and b are on one host: the host the captures record
+ * when both do, else the same capture (one tool's capture is one host's). */
+static int same_host(const struct ts_telemetry *t, size_t a, size_t b)
+{
+	const struct ts_tele_gpu *x = &t->gpus.v[a], *y = &t->gpus.v[b];
+
+	if (x->host && y->host)
+		return !strcmp(x->host, y->host);
+	return x->capture == y->capture;
+}
+
+/* Each GPU's host as grp[g], an index 0 .. hosts - 1 in order of first
+ * appearance, with rep[i] the first GPU of host i; returns the number of
+ * hosts (at most the number of captures, so this is linear in GPUs). */
+static size_t host_groups(const struct ts_telemetry *t, size_t *grp, size_t *rep)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < t->gpus.n; g++) {
+		size_t i = 0;
+		while (i < n && !same_host(t, g, rep[i]))
+			i++;
+		if (i == n)
+			rep[n++] = g;
+		grp[g] = i;
+	}
+	return n;
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
@@ -826,6 +856,13 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	}
 	/* across the GPUs of the job */
 	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
+	/* grp, rep and cnt; med of the straggler judgement */
+	size_t *grp = malloc(3 * (ng ? ng : 1) * sizeof(*grp));
+	double *med = malloc((ng ? ng : 1) * sizeof(*med));
+	if (!tmp || !med) {
+		free(grp);
+		grp = NULL;
+	}
 	if (tmp) {
 		size_t n = 0;
 		double lo = INFINITY, hi = -INFINITY;
@@ -836,18 +873,43 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				hi = m > hi ? m : hi;
 				n++;
 			}
-		/* no reason or violation field at all: the cause cannot be told */
+		/* no reason or violation value at all: the cause cannot be told,
+		 * because the capture has no such field or because the GPU or its
+		 * driver gave placeholders in it; nph GPUs of the spread have only
+		 * placeholders (the first, ph: its cell is quoted), and with
+		 * reasons on other GPUs theirs is still unknown */
 		int has_reasons = 0;
-		for (size_t g = 0; g < ng; g++)
-			has_reasons |= sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
-				       sum[g].f[TS_TF_THERMAL_VIOL].n;
+		size_t nph = 0, ph = 0;
+		for (size_t g = 0; g < ng; g++) {
+			int own = sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
+				  sum[g].f[TS_TF_THERMAL_VIOL].n;
+			has_reasons |= own;
+			if (!own && sum[g].f[TS_TF_SM_CLOCK_MHZ].n && t->gpus.v[g].reasons_cell && !nph++)
+				ph = g;
+		}
+		char phq[200] = "";
+		if (nph)
+			snprintf(phq, sizeof(phq), "%s%s%s, on %zu of %zu GPUs",
+				 t->gpus.v[ph].name ? t->gpus.v[ph].name : "",
+				 t->gpus.v[ph].name ? ": " : "", t->gpus.v[ph].reasons_cell, nph, n);
 		if (n >= 2 && hi - lo >= 50 && !any_throttle &&
 		    (f = add(&c, "clock-spread", "info", -1))) {
-			if (has_reasons)
+			if (has_reasons && nph)
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
+					 "power or thermal violation reported by the GPUs that give reasons; "
+					 "the others do not support the throttle-reason fields (%s): their "
+					 "cause cannot be told", hi - lo, n, lo, hi, phq);
+			else if (has_reasons)
 				snprintf(f->msg, sizeof(f->msg),
 					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
 					 "power or thermal violation reported: informational, not throttling",
 					 hi - lo, n, lo, hi);
+			else if (nph)
+				snprintf(f->msg, sizeof(f->msg),
+					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
+					 "throttle-reason fields are not supported by the GPU or its driver "
+					 "(%s): the cause cannot be told", hi - lo, n, lo, hi, phq);
 			else
 				snprintf(f->msg, sizeof(f->msg),
 					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
@@ -871,33 +933,46 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			snprintf(f->msg, sizeof(f->msg),
 				 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs): the GPUs "
 				 "are mostly waiting", usum / (double)un, ulo, uhi, n);
-		/* a GPU consistently below the others; on the SM clock only a GPU
-		 * with no throttling finding of its own (one with it is
-		 * explained, and said, already) */
+		/* a GPU consistently below the other GPUs of its host (med, cnt:
+		 * each host's median and count of GPUs compared); on the SM clock
+		 * only a GPU with no throttling finding of its own (one with it
+		 * is explained, and said, already) */
+		size_t nh = grp ? host_groups(t, grp, grp + ng) : 0;
+		size_t *cnt = grp ? grp + 2 * ng : NULL;
 		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
-		/* "consistently": at least 3 samples of every GPU compared */
-		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && ng >= 3; k++) {
-			n = 0;
-			for (size_t g = 0; g < ng; g++)
-				if (sum[g].f[sf[k]].n >= 3)
-					tmp[n++] = sum[g].f[sf[k]].mean;
-			if (n < 3)
-				continue;
-			double med = median(tmp, n);
+		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && nh; k++) {
+			for (size_t h = 0; h < nh; h++) {
+				/* "consistently": at least 3 samples of every GPU compared */
+				n = 0;
+				for (size_t g = 0; g < ng; g++)
+					if (grp[g] == h && sum[g].f[sf[k]].n >= 3)
+						tmp[n++] = sum[g].f[sf[k]].mean;
+				cnt[h] = n;
+				med[h] = n >= 3 ? median(tmp, n) : NAN;
+			}
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+				double m = med[grp[g]];
 				if (sf[k] == TS_TF_SM_CLOCK_MHZ && throttled(&c, g))
 					continue;
-				if (x->n >= 3 && med > 0 && x->mean < 0.85 * med && x->mean < med - 5 &&
-				    (f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
-					snprintf(f->msg, sizeof(f->msg),
-						 "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
-						 gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]), x->mean,
-						 ts_tf_unit(sf[k]), 100 * x->mean / med, med);
+				if (!(x->n >= 3 && m > 0 && x->mean < 0.85 * m && x->mean < m - 5) ||
+				    !(f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+					continue;
+				int len = snprintf(f->msg, sizeof(f->msg),
+						   "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
+						   gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]),
+						   x->mean, ts_tf_unit(sf[k]), 100 * x->mean / m, m);
+				const struct ts_tele_gpu *gp = &t->gpus.v[g];
+				if (nh > 1 && len > 0 && (size_t)len < sizeof(f->msg))
+					snprintf(f->msg + len, sizeof(f->msg) - (size_t)len,
+						 " on its host (%s %s, %zu GPUs)", gp->host ? "host" : "capture",
+						 gp->host ? gp->host : gp->file ? gp->file : "?", cnt[grp[g]]);
 			}
 		}
+		free(grp);
 		free(tmp);
 	}
+	free(med);
 	straggler_findings(t, &c);
 	/* utilisation dips at steps: each GPU against its own median step (a
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
@@ -1102,26 +1177,32 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 }
 
 /*
- * The steps covered below TS_TELE_MIN_COVERAGE on some GPU among those
- * that run across the capture's start or end [lo, hi] (edge) or lie inside
- * it (!edge): *n counts them, list gets "ITER (PCT %)" entries while they
- * fit in cap, *left counts the rest.
+ * The steps covered below TS_TELE_MIN_COVERAGE on some GPU, judged against
+ * each GPU's own time range [glo[g], ghi[g]] (its first and last sample: a
+ * GPU whose last row was cut ends a round before the others): with edge
+ * set, the steps that reach past that range on a GPU where they are so
+ * covered; else the steps inside it on such a GPU (in its sample gaps).
+ * Steps outside the whole capture [lo, hi] are neither. *n counts them,
+ * list gets "ITER (PCT %)" entries (the worst such GPU) while they fit in
+ * cap, *left counts the rest.
  */
 static void low_steps(const struct ts_tele_span *steps, size_t nsteps,
 		      const struct ts_tele_step *rows, size_t ng, size_t nrows, int64_t lo,
-		      int64_t hi, int edge, char *list, size_t cap, size_t *n, size_t *left)
+		      int64_t hi, const int64_t *glo, const int64_t *ghi, int edge, char *list,
+		      size_t cap, size_t *n, size_t *left)
 {
 	size_t len = 0;
 
 	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
-		int across = steps[s].start_ns < lo || steps[s].end_ns > hi;
 		double worst = NAN;
 
-		if (edge ? !across || steps[s].end_ns <= lo || steps[s].start_ns > hi : across)
+		if (steps[s].end_ns <= lo || steps[s].start_ns > hi)
 			continue;
 		for (size_t g = 0; g < ng; g++) {
 			double cv = rows[s * ng + g].coverage;
-			if (!isnan(cv) && (isnan(worst) || cv < worst))
+			int across = glo[g] == TS_NO_TIME || steps[s].start_ns < glo[g] ||
+				     steps[s].end_ns > ghi[g];
+			if (across == !!edge && !isnan(cv) && (isnan(worst) || cv < worst))
 				worst = cv;
 		}
 		if (!(worst < TS_TELE_MIN_COVERAGE))
@@ -1140,18 +1221,33 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 		      struct ts_warnings *out)
 {
 	int64_t lo = TS_NO_TIME, hi = TS_NO_TIME, s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
+	int64_t *glo, *ghi;
 	size_t outside = 0, ng = t->gpus.n;
-	char a[48], b[48], c[48], d[48];
+	char a[48], b[48], c[48], d[48], elist[300] = "", list[300] = "", tail[48] = "";
+	size_t nedge = 0, eleft = 0, nlow = 0, left = 0;
+	int rc = TS_ENOMEM;
 
+	if (!(glo = malloc(2 * (ng ? ng : 1) * sizeof(*glo))))
+		return TS_ENOMEM;
+	ghi = glo + (ng ? ng : 1);
+	for (size_t g = 0; g < ng; g++)
+		glo[g] = ghi[g] = TS_NO_TIME;
 	for (size_t i = 0; i < t->samples.n; i++) {
 		int64_t x = t->samples.v[i].t_ns;
+		uint32_t g = t->samples.v[i].gpu;
 		if (x == TS_NO_TIME)
 			continue;
 		lo = lo == TS_NO_TIME || x < lo ? x : lo;
 		hi = hi == TS_NO_TIME || x > hi ? x : hi;
+		if (g < ng) {
+			glo[g] = glo[g] == TS_NO_TIME || x < glo[g] ? x : glo[g];
+			ghi[g] = ghi[g] == TS_NO_TIME || x > ghi[g] ? x : ghi[g];
+		}
 	}
-	if (lo == TS_NO_TIME || !nsteps)
-		return 0;
+	if (lo == TS_NO_TIME || !nsteps) {
+		rc = 0;
+		goto out;
+	}
 	for (size_t s = 0; s < nsteps; s++) {
 		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
 		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
@@ -1172,31 +1268,30 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 				    head, tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
 				    tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
 				    off / 3600,
-				    q != 0 && fabs(off - q) <= 120 ? "; within 2 min of a whole quarter "
-				    "hour: a time-zone offset? (dmon -o DT and mthreads-gmi dates are the "
+				    t->local_time && q != 0 && fabs(off - q) <= 120 ? "; within 2 min "
+				    "of a whole quarter hour: a time-zone offset? (stamps without a zone, "
+				    "as dmon -o DT, mthreads-gmi and --query-gpu write them, are the "
 				    "capturing machine's local time, read as UTC)" : ""))
-			return TS_ENOMEM;
+			goto out;
 	}
-	/* steps across the capture's start or end: partly outside it, the
-	 * rest may be too little to measure (not outside, not in a gap) */
-	char elist[300] = "";
-	size_t nedge = 0, eleft = 0;
-	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, 1, elist, sizeof(elist), &nedge, &eleft);
+	/* steps across the capture's start or end, on each GPU its own first
+	 * and last sample: partly outside it, the rest may be too little to
+	 * measure (not outside, not in a gap) */
+	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, glo, ghi, 1, elist, sizeof(elist), &nedge,
+		  &eleft);
 	if (nedge) {
 		char etail[48] = "";
 		if (eleft)
 			snprintf(etail, sizeof(etail), ", and %zu more", eleft);
 		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
-				    "%zu step(s) run across the capture's start or end and are "
-				    "covered below %.0f %% on some GPU: iterations %s%s; their energy "
+				    "%zu step(s) run across the capture's start or end (a GPU's "
+				    "first or last sample) and are covered below %.0f %% on some GPU: iterations %s%s; their energy "
 				    "is not reported", nedge, 100 * TS_TELE_MIN_COVERAGE, elist, etail))
-			return TS_ENOMEM;
+			goto out;
 	}
 	/* steps inside the capture that lie mostly in sample gaps */
-	char list[300] = "";
-	size_t nlow = 0, left = 0;
-	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, 0, list, sizeof(list), &nlow, &left);
-	char tail[48] = "";
+	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, glo, ghi, 0, list, sizeof(list), &nlow,
+		  &left);
 	if (left)
 		snprintf(tail, sizeof(tail), ", and %zu more", left);
 	if (nlow && ts_warnings_add(out, "sample-gap", NULL, -1, TS_NO_INT,
@@ -1204,6 +1299,9 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 				    "(covered below %.0f %% on some GPU): iterations %s%s; their "
 				    "energy is not reported and their means come from the few samples "
 				    "they hold", nlow, 100 * TS_TELE_MIN_COVERAGE, list, tail))
-		return TS_ENOMEM;
-	return 0;
+		goto out;
+	rc = 0;
+out:
+	free(glo);
+	return rc;
 }

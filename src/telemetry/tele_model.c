@@ -82,6 +82,7 @@ static const char *const format_names[TS_TELE_FORMAT_COUNT] = {
 	[TS_TELE_GMI_JSON] = "mthreads-gmi-json",
 	[TS_TELE_STRAGGLER] = "megatron-straggler",
 	[TS_TELE_OWN] = "trainscope-telemetry",
+	[TS_TELE_DCGM_EXPORTER] = "dcgm-exporter",
 };
 
 const char *ts_tele_format_name(int f)

@@ -44,6 +44,8 @@ struct rd {
 	int64_t line_task;     /* the last line's launcher task, -1 none */
 	int many_tasks;        /* lines of several tasks belong together (a
 				* training log's straggler lines; sniffing) */
+	int local_time;        /* a time was read from a stamp without a zone */
+	const char *host;      /* the host the capture records (arena), or NULL */
 	int64_t other_task;    /* a second task's number, and its first line */
 	int64_t other_line;
 	/* cells of numeric fields not taken as they stand, noted once per
@@ -350,6 +352,22 @@ static void cell_kind(struct rd *r, int k, struct view col, struct view cell, co
 	va_end(ap);
 }
 
+/* A placeholder (st missing or unsupported) in a throttle-reason cell:
+ * the first of its GPU is kept with its column (reasons_cell). */
+static void reasons_cell(struct rd *r, const struct ts_tele_sample *s, int st, struct view col,
+			 struct view c)
+{
+	struct ts_tele_gpu *gp = &r->t->gpus.v[s->gpu];
+	char buf[160];
+
+	if (gp->reasons_cell || !c.n || (st != TS_TV_MISSING && st != TS_TV_UNSUPPORTED))
+		return;
+	col = trim(col);
+	snprintf(buf, sizeof(buf), "%.*s is '%.*s'", (int)(col.n < 80 ? col.n : 80), col.s,
+		 (int)(c.n < 40 ? c.n : 40), c.s);
+	gp->reasons_cell = ts_arena_strndup(&r->t->arena, buf, strlen(buf));
+}
+
 /*
  * Cell c of column col into field f of s. A value in another unit than
  * the field's is converted (unit_factor); text, a unit the field cannot
@@ -386,6 +404,8 @@ static void put(struct rd *r, struct ts_tele_sample *s, int f, struct view c, st
 	}
 	s->st[f] = (unsigned char)st;
 	s->v[f] = st == TS_TV_VALUE ? v : NAN;
+	if (f == TS_TF_EVENT_REASONS || f == TS_TF_POWER_VIOL_PCT || f == TS_TF_THERMAL_VIOL)
+		reasons_cell(r, s, st, col, c);
 }
 
 /* One note per kind of cell put() did not take as it stands. */
@@ -412,13 +432,27 @@ static void cell_notes(struct rd *r)
 
 /* A per-reason cell: "Active" sets the reason's bit in the sample's event
  * reasons, "Not Active" makes them known without it; a bitmask field of
- * the same row is kept and added to. N/A and other cells say nothing. */
-static void put_reason(struct ts_tele_sample *s, unsigned bit, struct view c)
+ * the same row is kept and added to. A placeholder ([N/A], [Not
+ * Supported]) makes them missing or unsupported unless known (and is kept
+ * by reasons_cell); other cells say nothing. */
+static void put_reason(struct rd *r, struct ts_tele_sample *s, unsigned bit, struct view c,
+		       struct view col)
 {
-	int active = veq(c, "Active");
+	int active = veq(c, "Active"), st;
+	double v;
+	struct view unit;
 
-	if (!active && !veq(c, "Not Active"))
+	if (!active && !veq(c, "Not Active")) {
+		st = cell_parse(c, &v, &unit);
+		if (st != TS_TV_MISSING && st != TS_TV_UNSUPPORTED)
+			return;
+		if (s->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE) {
+			s->st[TS_TF_EVENT_REASONS] = (unsigned char)st;
+			s->v[TS_TF_EVENT_REASONS] = NAN;
+		}
+		reasons_cell(r, s, st, col, c);
 		return;
+	}
 	if (s->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE) {
 		s->st[TS_TF_EVENT_REASONS] = TS_TV_VALUE;
 		s->v[TS_TF_EVENT_REASONS] = 0;
@@ -478,14 +512,15 @@ static int64_t civil_ns(int y, int mo, int d, int h, int mi, double sec)
 }
 
 /* The zone after a time's seconds: "Z", "+08:00", "-0500" (ISO 8601), as
- * the seconds to subtract for UTC; 0 for anything else (no zone: the
- * time is read as UTC). */
-static int64_t zone_offset_s(const char *p)
+ * the seconds to subtract for UTC into *off; returns 1 when there is one,
+ * 0 for anything else (no zone: the time is read as UTC, *off 0). */
+static int zone_offset_s(const char *p, int64_t *off)
 {
 	int sign, hh, mm = 0;
 
+	*off = 0;
 	if (*p == 'Z')
-		return 0;
+		return 1;
 	if ((*p != '+' && *p != '-') || !isdigit((unsigned char)p[1]) ||
 	    !isdigit((unsigned char)p[2]))
 		return 0;
@@ -498,18 +533,20 @@ static int64_t zone_offset_s(const char *p)
 		mm = (p[0] - '0') * 10 + (p[1] - '0');
 	if (hh > 18 || mm > 59)
 		return 0;
-	return sign * (hh * 3600 + mm * 60);
+	*off = sign * (hh * 3600 + mm * 60);
+	return 1;
 }
 
 /* "2026/01/06 15:13:03.389", "2024-03-14 23:07:56", "20240314 23:07:56",
  * and ISO 8601 ("2026-01-06T15:13:03.389+08:00", "...Z"): a zone after the
- * seconds is applied, so the result is UTC. */
-static int64_t parse_stamp(struct view c)
+ * seconds is applied, so the result is UTC. A time without a zone sets
+ * r->local_time (it is the capturing machine's local time, read as UTC). */
+static int64_t parse_stamp(struct rd *r, struct view c)
 {
 	char buf[40];
 	int y, mo, d, h, mi, n = 0;
 	double sec;
-	int64_t t;
+	int64_t t, off;
 
 	c = trim(c);
 	if (c.n >= sizeof(buf))
@@ -531,13 +568,17 @@ static int64_t parse_stamp(struct view c)
 		t = civil_ns(y, mo, d, h, mi, sec);
 	else
 		return TS_NO_TIME;
-	if (t == TS_NO_TIME || n <= 0 || (size_t)n > c.n)
+	if (t == TS_NO_TIME)
 		return t;
-	return t - zone_offset_s(buf + n) * 1000000000LL;
+	if (n <= 0 || (size_t)n > c.n || !zone_offset_s(buf + n, &off)) {
+		r->local_time = 1;
+		return t;
+	}
+	return t - off * 1000000000LL;
 }
 
-/* "Tue Nov 12 20:55:00 2024" (ctime form). */
-static int64_t parse_ctime(struct view c)
+/* "Tue Nov 12 20:55:00 2024" (ctime form, local time: sets r->local_time). */
+static int64_t parse_ctime(struct rd *r, struct view c)
 {
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	char buf[48], mon[4], wd[4];
@@ -553,6 +594,7 @@ static int64_t parse_ctime(struct view c)
 	const char *m = strstr(months, mon);
 	if (!m || (m - months) % 3)
 		return TS_NO_TIME;
+	r->local_time = 1;
 	return civil_ns(y, (int)(m - months) / 3 + 1, d, h, mi, s);
 }
 
@@ -636,6 +678,272 @@ static int looks_header(struct view *cells, int k)
 	return known >= 1 && known * 2 >= k;
 }
 
+/* ------------------------------------------------------ dcgm-exporter */
+
+/* The model field of a dcgm-exporter metric name, -1 for another. Energy
+ * is mJ since boot (read as J by the caller), profiling fields are 0-1. */
+static int exporter_field(struct view name)
+{
+	static const struct { const char *n; int f; } map[] = {
+		{ "DCGM_FI_DEV_POWER_USAGE", TS_TF_POWER_W },
+		{ "DCGM_FI_DEV_POWER_MGMT_LIMIT", TS_TF_POWER_LIMIT_W },
+		{ "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", TS_TF_ENERGY_J },
+		{ "DCGM_FI_DEV_GPU_UTIL", TS_TF_UTIL_PCT },
+		{ "DCGM_FI_DEV_MEM_COPY_UTIL", TS_TF_MEM_UTIL_PCT },
+		{ "DCGM_FI_DEV_GPU_TEMP", TS_TF_TEMP_C },
+		{ "DCGM_FI_DEV_MEMORY_TEMP", TS_TF_MEM_TEMP_C },
+		{ "DCGM_FI_DEV_SM_CLOCK", TS_TF_SM_CLOCK_MHZ },
+		{ "DCGM_FI_DEV_MEM_CLOCK", TS_TF_MEM_CLOCK_MHZ },
+		{ "DCGM_FI_DEV_FB_USED", TS_TF_MEM_USED_MIB },
+		{ "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", TS_TF_EVENT_REASONS },
+		{ "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", TS_TF_EVENT_REASONS },
+		{ "DCGM_FI_DEV_XID_ERRORS", TS_TF_XID },
+		{ "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", TS_TF_ECC_SBE },
+		{ "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", TS_TF_ECC_DBE },
+		{ "DCGM_FI_PROF_GR_ENGINE_ACTIVE", TS_TF_GR_ACTIVE },
+		{ "DCGM_FI_PROF_SM_ACTIVE", TS_TF_SM_ACTIVE },
+		{ "DCGM_FI_PROF_SM_OCCUPANCY", TS_TF_SM_OCCUPANCY },
+		{ "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", TS_TF_TENSOR_ACTIVE },
+		{ "DCGM_FI_PROF_DRAM_ACTIVE", TS_TF_DRAM_ACTIVE },
+		{ "DCGM_FI_PROF_PIPE_FP64_ACTIVE", TS_TF_FP64_ACTIVE },
+		{ "DCGM_FI_PROF_PIPE_FP32_ACTIVE", TS_TF_FP32_ACTIVE },
+		{ "DCGM_FI_PROF_PIPE_FP16_ACTIVE", TS_TF_FP16_ACTIVE },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (veq(name, map[i].n))
+			return map[i].f;
+	return -1;
+}
+
+/* One Prometheus sample line, "NAME{k="v",...} VALUE [TIMESTAMP_MS]". */
+struct prom_line {
+	struct view name, value, stamp;
+	struct view gpu, uuid, model, host, bus, driver;
+};
+
+/* Split l into pl; 0 when it is no sample line. Label values are views
+ * between their quotes (escapes kept as written). */
+static int prom_parse(struct view l, struct prom_line *pl)
+{
+	size_t i = 0;
+	struct view rest[3];
+
+	memset(pl, 0, sizeof(*pl));
+	while (i < l.n && (isalnum((unsigned char)l.s[i]) || l.s[i] == '_' || l.s[i] == ':'))
+		i++;
+	if (!i || isdigit((unsigned char)l.s[0]))
+		return 0;
+	pl->name = (struct view){ l.s, i };
+	if (i < l.n && l.s[i] == '{') {
+		i++;
+		for (;;) {
+			while (i < l.n && (l.s[i] == ' ' || l.s[i] == ','))
+				i++;
+			if (i < l.n && l.s[i] == '}') {
+				i++;
+				break;
+			}
+			size_t k0 = i;
+			while (i < l.n && (isalnum((unsigned char)l.s[i]) || l.s[i] == '_'))
+				i++;
+			struct view key = { l.s + k0, i - k0 };
+			if (!key.n || i + 1 >= l.n || l.s[i] != '=' || l.s[i + 1] != '"')
+				return 0;
+			i += 2;
+			size_t v0 = i;
+			while (i < l.n && l.s[i] != '"')
+				i += l.s[i] == '\\' ? 2 : 1;
+			if (i >= l.n)
+				return 0;
+			struct view v = { l.s + v0, i - v0 };
+			i++;
+			if (veq(key, "gpu"))
+				pl->gpu = v;
+			else if (veq(key, "UUID"))
+				pl->uuid = v;
+			else if (veq(key, "modelName"))
+				pl->model = v;
+			else if (veq(key, "Hostname"))
+				pl->host = v;
+			else if (veq(key, "pci_bus_id"))
+				pl->bus = v;
+			else if (veq(key, "DCGM_FI_DRIVER_VERSION"))
+				pl->driver = v;
+		}
+	}
+	struct view tail = { l.s + i, l.n - i };
+	int k = split_ws(tail, rest, 3);
+	if (k < 1 || k > 2 || (i < l.n && l.s[i] != ' ' && l.s[i] != '\t'))
+		return 0;
+	pl->value = rest[0];
+	if (k == 2)
+		pl->stamp = rest[1];
+	return 1;
+}
+
+/*
+ * dcgm-exporter's Prometheus text (curl :9400/metrics, appended scrape
+ * after scrape): each scrape is a sampling round; a series (metric and
+ * GPU) seen again starts the next one. A scrape's time is its lines'
+ * timestamps (ms) when the exporter writes them, else a line of its own
+ * holding a date and time (`date -u +%FT%T.%3NZ` between the scrapes),
+ * else the capture is untimed and says so. The GPU is the `gpu` label,
+ * with its host's name first when the file holds several `Hostname`s.
+ */
+static int read_dcgm_exporter(struct rd *r)
+{
+	struct view l;
+	struct prom_line pl;
+	struct rd scan = *r;
+	struct view host0 = { NULL, 0 };
+	int hosts = 0, timed = 0, any = 0;
+	int64_t scrape_t = TS_NO_TIME;
+	uint32_t tick = 0;
+	/* per GPU of this file: its sample of scrape `tick` - 1 (tick 0: none yet) */
+	struct cur_sample { uint32_t tick; size_t idx; };
+	TS_VEC(struct cur_sample) cur = { 0 };
+	int rc = 0;
+
+	/* several hosts in one file (a federation dump): GPU ids get the host */
+	while (next_line(&scan, &l) && hosts < 2)
+		if (prom_parse(trim(l), &pl) && pl.host.n) {
+			if (!host0.n)
+				host0 = pl.host;
+			else if (pl.host.n != host0.n || memcmp(pl.host.s, host0.s, host0.n))
+				hosts = 2;
+			hosts = hosts ? hosts : 1;
+		}
+	while (next_line(r, &l)) {
+		struct view tl = trim(l);
+		char idbuf[160];
+		double v;
+		int64_t ms;
+
+		if (!tl.n)
+			continue;
+		if (tl.s[0] == '#') {
+			struct view body = trim((struct view){ tl.s + 1, tl.n - 1 });
+			int64_t st = parse_stamp(r, body);
+			if (st != TS_NO_TIME) {
+				scrape_t = st;
+				tick += any;
+				any = 0;
+			}
+			continue;
+		}
+		if (!prom_parse(tl, &pl)) {
+			int64_t st = parse_stamp(r, tl);
+			if (st != TS_NO_TIME) {
+				scrape_t = st;
+				tick += any;
+				any = 0;
+				continue;
+			}
+			if (is_last_line(r)) {
+				ts_tele_note(r->t, "truncated", r->line, "the last line is cut: left out");
+				break;
+			}
+			rc = bad(r, "dcgm-exporter line is not 'METRIC{labels} VALUE [TIMESTAMP]' (Prometheus text)");
+			goto out;
+		}
+		if (r->unterminated && is_last_line(r)) {
+			ts_tele_note(r->t, "truncated", r->line, "the last line has no line end (the "
+				     "capture is cut inside it, perhaps inside its value): left out");
+			break;
+		}
+		int f = exporter_field(pl.name);
+		if (f < 0)
+			continue;
+		if (!pl.gpu.n) {
+			rc = bad(r, "dcgm-exporter series without a gpu label");
+			goto out;
+		}
+		if (hosts > 1 && pl.host.n)
+			snprintf(idbuf, sizeof(idbuf), "%.*s/%.*s", (int)(pl.host.n < 100 ? pl.host.n : 100),
+				 pl.host.s, (int)(pl.gpu.n < 40 ? pl.gpu.n : 40), pl.gpu.s);
+		else
+			snprintf(idbuf, sizeof(idbuf), "%.*s", (int)(pl.gpu.n < 40 ? pl.gpu.n : 40), pl.gpu.s);
+		int g = gpu_for(r, (struct view){ idbuf, strlen(idbuf) }, pl.model);
+		if (g < 0) {
+			rc = oom(r);
+			goto out;
+		}
+		struct ts_tele_gpu *gp = &r->t->gpus.v[g];
+		if (pl.uuid.n && !gp->uuid)
+			gp->uuid = vdup(r, pl.uuid);
+		if (pl.bus.n && !gp->bus_id)
+			gp->bus_id = vdup(r, pl.bus);
+		if (pl.host.n && !gp->host)
+			gp->host = vdup(r, pl.host);
+		if (pl.driver.n && !r->t->driver_version)
+			r->t->driver_version = vdup(r, pl.driver);
+		size_t gi = (size_t)g - r->gpu_base;
+		struct cur_sample none = { 0, 0 };
+		while (cur.n <= gi)
+			if (TS_VEC_PUSH(cur, none)) {
+				rc = oom(r);
+				goto out;
+			}
+		int64_t t_ns = scrape_t;
+		if (pl.stamp.n) {
+			if (ts_num_i64(pl.stamp.s, pl.stamp.n, &ms) || ms < 0 || ms > INT64_MAX / 1000000) {
+				rc = bad(r, "dcgm-exporter sample with a timestamp that is no count of "
+					    "milliseconds since 1970");
+				goto out;
+			}
+			t_ns = ms * 1000000;
+		}
+		/* a series seen again: the next scrape */
+		if (cur.v[gi].tick == tick + 1 &&
+		    r->t->samples.v[cur.v[gi].idx].st[f] != TS_TV_ABSENT) {
+			tick++;
+			any = 0;
+		}
+		if (cur.v[gi].tick != tick + 1) {
+			if (!ts_tele_add_sample(r->t, (uint32_t)g, tick, t_ns)) {
+				rc = oom(r);
+				goto out;
+			}
+			cur.v[gi].tick = tick + 1;
+			cur.v[gi].idx = r->t->samples.n - 1;
+		}
+		struct ts_tele_sample *s = &r->t->samples.v[cur.v[gi].idx];
+		any = 1;
+		timed |= s->t_ns != TS_NO_TIME;
+		if (veq(pl.value, "NaN")) {
+			s->st[f] = TS_TV_MISSING;
+			continue;
+		}
+		if (ts_num_f64(pl.value.s, pl.value.n, &v) || !isfinite(v)) {
+			cell_kind(r, CK_BAD, pl.name, pl.value, "not a number");
+			s->st[f] = TS_TV_MISSING;
+			continue;
+		}
+		if (f == TS_TF_ENERGY_J)
+			v /= 1000;  /* mJ */
+		const char *why = out_of_range(f, v);
+		if (why) {
+			cell_kind(r, CK_RANGE, pl.name, pl.value, "%s", why);
+			s->st[f] = TS_TV_MISSING;
+			continue;
+		}
+		s->st[f] = TS_TV_VALUE;
+		s->v[f] = v;
+	}
+	if (r->t->samples.n == 0 || (size_t)r->gpu_base == r->t->gpus.n) {
+		rc = bad(r, "dcgm-exporter capture with no DCGM_FI_ sample of a GPU");
+		goto out;
+	}
+	if (!timed)
+		ts_tele_note(r->t, "untimed", -1,
+			     "dcgm-exporter scrapes without timestamps: samples are ordered by scrape "
+			     "only (give each scrape's time as a line of its own before it, as "
+			     "`date -u +%%FT%%T.%%3NZ` prints it, to join them to steps)");
+out:
+	TS_VEC_RELEASE(cur);
+	return rc;
+}
+
 /* ------------------------------------------------------------- sniffing */
 
 int ts_tele_sniff(const char *d, size_t n)
@@ -662,7 +970,8 @@ int ts_tele_sniff(const char *d, size_t n)
 	    csv_gpuish = 0, lines = 0, other = 0, row_k = 0, rows_same = 1;
 	r.p = d;
 	r.end = d + n;
-	int straggler = 0, gmi = 0, dcgmi = 0;
+	int straggler = 0, gmi = 0, dcgmi = 0, exporter = 0;
+	struct prom_line pl;
 	while (next_line(&r, &l) && lines < 200) {
 		struct view tl = trim(l);
 		struct view cells[MAX_COLS];
@@ -680,6 +989,9 @@ int ts_tele_sniff(const char *d, size_t n)
 			gmi++;
 		if (vprefix(tl, "#Entity") || vprefix(tl, "# Entity"))
 			dcgmi++;
+		if (vprefix(tl, "# HELP DCGM_FI_") || vprefix(tl, "# TYPE DCGM_FI_") ||
+		    (vprefix(tl, "DCGM_FI_") && prom_parse(tl, &pl)))
+			exporter++;
 		if (tl.s[0] == '#') {
 			for (size_t q = 0; q + 12 <= tl.n; q++)
 				if (!memcmp(tl.s + q, "--query-gpu=", 12)) {
@@ -719,6 +1031,8 @@ int ts_tele_sniff(const char *d, size_t n)
 		return TS_TELE_GMI_TABLE;
 	if (dcgmi)
 		return TS_TELE_DCGMI;
+	if (exporter)
+		return TS_TELE_DCGM_EXPORTER;
 	if (dmon_names && dmon_units)
 		return TS_TELE_DMON;
 	/* CSV: every data row has the field count of the header (or of the
@@ -807,7 +1121,7 @@ static int read_dmon(struct rd *r)
 			snprintf(buf, sizeof(buf), "%.*s %.*s", (int)(cells[col_date].n % 16),
 				 cells[col_date].s, (int)(cells[col_time].n % 16), cells[col_time].s);
 			struct view sv = { buf, strlen(buf) };
-			tns = parse_stamp(sv);
+			tns = parse_stamp(r, sv);
 		}
 		int g = gpu_for(r, cells[col_gpu], (struct view){ NULL, 0 });
 		if (g < 0)
@@ -948,7 +1262,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 		split_csv(trim(rl), cells, MAX_COLS);
 		if (c_time >= 0) {
 			struct view tc = trim(cells[c_time]);
-			rows.v[i].t_ns = parse_stamp(tc);
+			rows.v[i].t_ns = parse_stamp(r, tc);
 			/* a stamp not read makes its row untimed: said, not silent */
 			double pv;
 			struct view pu;
@@ -1054,7 +1368,7 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 			put(r, s, map[c], cells[c], names[c]);
 		for (int c = 0; c < nnames; c++)
 			if (reasons[c])
-				put_reason(s, reasons[c], trim(cells[c]));
+				put_reason(r, s, reasons[c], trim(cells[c]), names[c]);
 	}
 	free(tick);
 	free(pos);
@@ -1222,7 +1536,7 @@ static int read_gmi_table(struct rd *r)
 		if (!tl.n)
 			continue;
 		if (t_ns == TS_NO_TIME && !in_blocks) {
-			int64_t c = parse_ctime(tl);
+			int64_t c = parse_ctime(r, tl);
 			if (c != TS_NO_TIME) {
 				t_ns = c;
 				continue;
@@ -1351,7 +1665,7 @@ static int gj_value(struct gj *w, const char *s, size_t n)
 
 	if (w->depth == 1) {
 		if (!strcmp(k0, "Timestamp"))
-			w->t_ns = parse_ctime(v);
+			w->t_ns = parse_ctime(r, v);
 		else if (!strcmp(k0, "Driver Version"))
 			r->t->driver_version = vdup(r, v);
 		else if (!strcmp(k0, "Attached GPUs")) {
@@ -1516,7 +1830,7 @@ static int read_straggler(struct rd *r)
 			if (*q == '[' && end - q > 20) {
 				const char *c = memchr(q, ']', (size_t)(end - q));
 				if (c) {
-					int64_t tt = parse_stamp((struct view){ q + 1, (size_t)(c - q - 1) });
+					int64_t tt = parse_stamp(r, (struct view){ q + 1, (size_t)(c - q - 1) });
 					if (tt != TS_NO_TIME) {
 						sl.t_ns = tt;
 						break;
@@ -1753,6 +2067,8 @@ static int read_own(struct rd *r)
 					r->t->tool_version = vdup(r, v);
 				else if (!strcmp(key, "driver_version"))
 					r->t->driver_version = vdup(r, v);
+				else if (!strcmp(key, "host") && v.n)
+					r->host = vdup(r, v);
 				continue;
 			}
 			if (tok == TS_JSON_TRUE && !strcmp(key, "end"))
@@ -1856,6 +2172,7 @@ static void tele_restore(struct ts_telemetry *t, const struct ts_telemetry *befo
 	t->sampler_cpu_pct = before->sampler_cpu_pct;
 	t->sampler_call_us = before->sampler_call_us;
 	t->nfiles = before->nfiles;
+	t->local_time = before->local_time;
 }
 
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const char *name,
@@ -1882,8 +2199,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	if (fmt == TS_TELE_UNKNOWN)
 		return ts_err_at(err, TS_EPARSE, name, 0, 1,
 				 "not a telemetry capture (expected nvidia-smi dmon or --query-gpu CSV, "
-				 "dcgmi dmon, mthreads-gmi, Megatron straggler lines or trainscope "
-				 "telemetry JSONL)");
+				 "dcgmi dmon, dcgm-exporter metrics, mthreads-gmi, Megatron straggler "
+				 "lines or trainscope telemetry JSONL)");
 	t->nfiles++;
 	if (!t->format) {
 		t->format = fmt;
@@ -1897,6 +2214,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	case TS_TELE_GMI_TABLE: rc = read_gmi_table(&r); break;
 	case TS_TELE_GMI_JSON: rc = read_gmi_json(&r); break;
 	case TS_TELE_STRAGGLER: r.many_tasks = 1; rc = read_straggler(&r); break;
+	case TS_TELE_DCGM_EXPORTER: rc = read_dcgm_exporter(&r); break;
 	default: rc = read_own(&r); break;
 	}
 	if (!rc)
@@ -1913,6 +2231,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 		for (size_t g = before.gpus.n; g < t->gpus.n; g++) {
 			t->gpus.v[g].capture = t->nfiles - 1;
 			t->gpus.v[g].file = file;
+			if (r.host)
+				t->gpus.v[g].host = r.host;
 		}
 		if (t->arena.failed)
 			rc = oom(&r);
@@ -1920,6 +2240,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	if (rc)
 		tele_restore(t, &before);
 	else {
+		t->local_time |= r.local_time;
 		tele_note_gaps(t, before.samples.n);
 		ts_tele_match_gpus(t);
 	}

@@ -77,6 +77,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			ts_jw_kstr(&w, "bus_id", gp->bus_id);
 		if (gp->uuid)
 			ts_jw_kstr(&w, "uuid", gp->uuid);
+		if (gp->host)
+			ts_jw_kstr(&w, "host", gp->host);
 		if (multi) {
 			ts_jw_ki64(&w, "device", gp->device);
 			kstr_or_null(&w, "matched_by", gp->matched_by);

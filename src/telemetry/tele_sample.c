@@ -546,6 +546,12 @@ static void write_header(struct ts_sampler *s)
 	ts_jw_kstr(&w, "tool_version", t->tool_version ? t->tool_version : "");
 	ts_jw_kstr(&w, "driver_version", t->driver_version ? t->driver_version : "");
 	ts_jw_kf64(&w, "interval_ms", (double)s->interval_ns / 1e6);
+	/* the captures of several machines read together are judged per host */
+	char host[256];
+	if (!gethostname(host, sizeof(host))) {
+		host[sizeof(host) - 1] = 0;
+		ts_jw_kstr(&w, "host", host);
+	}
 	ts_jw_key(&w, "gpus");
 	ts_jw_arr(&w);
 	for (size_t g = 0; g < t->gpus.n; g++) {
@@ -767,6 +773,7 @@ static int stop_poll(struct ts_sampler *s, struct ts_err *err)
 	for (size_t i = 0; i < s->t->samples.n; i++)
 		if (s->t->samples.v[i].t_ns != TS_NO_TIME)
 			s->t->samples.v[i].t_ns -= off;
+	s->t->local_time = 0;
 	s->t->source = "nvidia-smi-query-gpu";
 	s->t->fidelity = "cli-polling";
 	s->t->format = TS_TELE_OWN;

@@ -19,7 +19,9 @@
 #  - q_units.csv joined to 60 one-second steps from tick 20 on (steps.jsonl):
 #    steps 40-59 are outside the capture; step 39 ([59 s, 60 s)) runs
 #    across its end (the last samples are at 59.000-59.018 s): covered 0 %
-#    and warned as such; steps 29-35 ([49 s, 56 s)) lie in the 7 s gap.
+#    and warned as such, and so is step 38 on GPU 7, whose last sample is
+#    at 58.021 s (its row of tick 59 is the cut one); steps 29-35
+#    ([49 s, 56 s)) lie in the 7 s gap.
 #  - Stamps with a zone (ISO 8601, as a wrapper or collector writes them):
 #    tz8.csv "2026-01-06T15:00:0N.000+08:00" is 07:00:0N UTC, tzz.csv
 #    "...Z" is 15:00:0N UTC, tzm5.csv "2026-01-06 15:00:0N-0500" 20:00:0N
@@ -168,12 +170,15 @@ for c in ("q_units", "q_nounits"):
 d = json.load(open("steps.json"))
 w = [x["message"] for x in d["warnings"] if x["code"] == "steps-outside-capture"]
 assert len(w) == 2 and w[0].startswith("20 of 60 steps lie outside the capture"), w
-edge = ("1 step(s) run across the capture's start or end and are covered below 50 % on some GPU: "
-        "iterations 39 (0 %); their energy is not reported")
+# step 38 [58 s, 59 s) is after GPU 7's last sample (58.021 s; its row of
+# tick 59 is the cut one): 0.021 s = 2 % covered on it, the cut capture's
+# end, no sample gap
+edge = ("2 step(s) run across the capture's start or end (a GPU's first or last sample) and are "
+        "covered below 50 % on some GPU: iterations 38 (2 %), 39 (0 %); their energy is not reported")
 assert w[1] == edge and edge in open("steps.txt").read(), w
 assert all(r["energy_j"] is None for r in d["steps"] if r["iteration"] == 39), d["steps"]
 gap = [x["message"] for x in d["warnings"] if x["code"] == "sample-gap" and "step(s)" in x["message"]]
-assert len(gap) == 1 and "iterations 29 (0 %), 30 (0 %), 31 (0 %), 32 (0 %), 33 (0 %), 34 (0 %), 35 (0 %)" in gap[0], gap
+assert len(gap) == 1 and "iterations 29 (0 %), 30 (0 %), 31 (0 %), 32 (0 %), 33 (0 %), 34 (0 %), 35 (0 %);" in gap[0], gap
 for z, lo, hi in (("tz8", "07:00:00Z", "07:00:04Z"), ("tzz", "15:00:00Z", "15:00:04Z"),
                   ("tzm5", "20:00:00Z", "20:00:04Z")):
     w = [x["message"] for x in json.load(open(z + ".json"))["warnings"] if x["code"] == "steps-outside-capture"]

@@ -68,8 +68,9 @@ assert len(flag) == 1 and "iterations 5 (25 %), 6 (0 %), 7 (0 %);" in flag[0], f
 # step 15 overlaps [0, 29] s, so it is not outside, but its energy is
 # left out (25 %): said in a warning of its own
 w = [m for c, m in zip(codes, msgs) if c == "steps-outside-capture"]
-assert w == ["1 step(s) run across the capture's start or end and are covered below 50 % on "
-             "some GPU: iterations 15 (25 %); their energy is not reported"], w
+assert w == ["1 step(s) run across the capture's start or end (a GPU's first or last sample) and "
+             "are covered below 50 % on some GPU: iterations 15 (25 %); their energy is not "
+             "reported"], w
 # +8 h: no step overlaps; offset 28800.5 s, a whole number of hours
 d = json.load(open(sys.argv[1] + "/8h.json"))
 assert sum(s["samples"] for s in d["steps"]) == 0
