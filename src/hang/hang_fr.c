@@ -71,19 +71,6 @@ static const char *ranks_text(struct ts_hang_set *s, const struct pv *v)
 	return out;
 }
 
-static int ranks_contain(const char *ranks, int64_t rank)
-{
-	const char *p = ranks;
-	int64_t v;
-
-	if (!ranks || rank < 0)
-		return 0;
-	while (hang_ranks_next(&p, &v))
-		if (v == rank)
-			return 1;
-	return 0;
-}
-
 /* decimal of v (printf-free: dumps have millions of dims) */
 static void add_i64(struct ts_sb *sb, int64_t v)
 {
@@ -199,6 +186,100 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 	}
 }
 
+/* A pg_id of this dump and the group its entries of that id are of. */
+struct local_pg { int64_t id; int pg; };
+
+static int cfg_decimal(const struct pv *name, uint64_t *v)
+{
+	*v = 0;
+	if (name->t != PV_STR || !name->n || name->n > 18)
+		return 0;
+	for (size_t i = 0; i < name->n; i++) {
+		if (name->s[i] < '0' || name->s[i] > '9')
+			return 0;
+		*v = *v * 10 + (uint64_t)(name->s[i] - '0');
+	}
+	return 1;
+}
+
+/* The number of the dump's pg_config groups whose decimal name is below v. */
+static size_t cfg_rank(const struct pv *cfg, uint64_t v)
+{
+	size_t below = 0;
+	uint64_t x;
+
+	for (size_t k = 0; k + 1 < cfg->nit; k += 2)
+		below += cfg_decimal(cfg->it[k], &x) && x < v;
+	return below;
+}
+
+static int cfg_group(struct ts_hang_set *s, const struct pv *cfg, size_t k, int64_t id)
+{
+	const struct pv *g = cfg->it[k + 1], *desc = hang_pv_get(g, "desc");
+	const struct pv *name = cfg->it[k];
+
+	return hang_pg_dump(s, id, name->s, name->n, desc && desc->t == PV_STR ? desc->s : NULL,
+			    desc && desc->t == PV_STR ? desc->n : 0, ranks_text(s, hang_pv_get(g, "ranks")));
+}
+
+/*
+ * The group of a pg_status id none of the dump's entries carries, from the
+ * dump's own pg_config (the groups this rank is a member of): pg_id is the
+ * process-local creation index of a group, and group names are the global
+ * creation count ("0", "1", ...), so when every name is a number the
+ * id-th name in numeric order is that group, provided the ids its entries
+ * carry sit where their groups' names do. Otherwise, when exactly one
+ * pg_config group has no entry and exactly one pg_status id names none,
+ * they are each other. -1 when it cannot be told (never the group another
+ * dump numbers so: that id is another process's).
+ */
+static int status_group(struct ts_hang_set *s, const struct pv *cfg, int64_t id,
+			const struct local_pg *local, size_t nlocal, const struct pv *st)
+{
+	size_t ncfg, numeric = 0, free_cfg = 0, free_k = 0, free_ids = 0;
+	int ordered = 1;
+	uint64_t v;
+
+	if (!cfg || cfg->t != PV_DICT || !cfg->nit)
+		return -1;
+	ncfg = cfg->nit / 2;
+	for (size_t k = 0; k + 1 < cfg->nit; k += 2)
+		numeric += cfg_decimal(cfg->it[k], &v);
+	for (size_t m = 0; m < nlocal && ordered; m++) {
+		const char *g = s->pgs.v[local[m].pg].guid;
+		size_t at = SIZE_MAX;
+		for (size_t k = 0; g && k + 1 < cfg->nit; k += 2)
+			if (cfg->it[k]->t == PV_STR && strlen(g) == cfg->it[k]->n &&
+			    memcmp(g, cfg->it[k]->s, cfg->it[k]->n) == 0 && cfg_decimal(cfg->it[k], &v))
+				at = cfg_rank(cfg, v);
+		ordered = at == (size_t)local[m].id;
+	}
+	if (numeric == ncfg && ordered && id >= 0 && (uint64_t)id < ncfg)
+		for (size_t k = 0; k + 1 < cfg->nit; k += 2)
+			if (cfg_decimal(cfg->it[k], &v) && cfg_rank(cfg, v) == (size_t)id)
+				return cfg_group(s, cfg, k, id);
+	for (size_t k = 0; k + 1 < cfg->nit; k += 2) {
+		int used = 0;
+		for (size_t m = 0; m < nlocal; m++) {
+			const char *g = s->pgs.v[local[m].pg].guid;
+			used |= g && cfg->it[k]->t == PV_STR && strlen(g) == cfg->it[k]->n &&
+				memcmp(g, cfg->it[k]->s, cfg->it[k]->n) == 0;
+		}
+		if (!used) {
+			free_cfg++;
+			free_k = k;
+		}
+	}
+	for (size_t k = 0; st && k + 1 < st->nit; k += 2) {
+		int64_t x = pv_int(st->it[k], -1);
+		int used = 0;
+		for (size_t m = 0; m < nlocal; m++)
+			used |= local[m].id == x;
+		free_ids += !used;
+	}
+	return free_cfg == 1 && free_ids == 1 ? cfg_group(s, cfg, free_k, id) : -1;
+}
+
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
 		   int64_t cut, const char *name, struct ts_err *err)
 {
@@ -211,7 +292,6 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	size_t first_work = s->works.n, nents;
 	int last_pg = -1;
 	int64_t last_id = -1;
-	struct local_pg { int64_t id; int pg; };
 	TS_VEC(struct local_pg) local = { 0 };
 	const char *last_name = NULL, *last_desc = NULL;
 	size_t last_name_n = 0, last_desc_n = 0;
@@ -352,30 +432,23 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		dump.entries++;
 	}
 	ts_sb_release(&sb);
-	/* pg_status: keyed by pg id; the group of that id this rank is in */
+	/* pg_status: keyed by this process's pg_ids */
 	for (size_t k = 0; st && st->t == PV_DICT && k + 1 < st->nit; k += 2) {
 		int64_t id = pv_int(st->it[k], -1);
 		const struct pv *v = st->it[k + 1];
 		struct ts_hang_pg_status ps;
-		int mapped;
 		ps.rank = rank;
 		ps.pg = -1;
-		/* keyed by this process's pg_id: the group its own entries of
-		 * that pg_id are of; a pg_id none of its entries carries: the
-		 * group of that id this rank is in */
+		/* the group its own entries of that pg_id are of, else the one
+		 * its own pg_config gives that id (never another dump's group of
+		 * that id: pg_id is process-local) */
 		for (size_t m = 0; m < local.n && ps.pg < 0; m++)
 			if (local.v[m].id == id)
 				ps.pg = local.v[m].pg;
-		mapped = ps.pg >= 0;
-		for (size_t g = 0; g < s->pgs.n && !mapped; g++) {
-			int taken = 0;
-			for (size_t m = 0; m < local.n; m++)
-				taken |= local.v[m].pg == (int)g;
-			if (!taken && s->pgs.v[g].id == id && (ps.pg < 0 || ranks_contain(s->pgs.v[g].ranks, rank)))
-				ps.pg = (int)g;
-		}
 		if (ps.pg < 0 && id >= 0)
-			ps.pg = hang_pg(s, id, NULL, 0, NULL, 0, NULL);
+			ps.pg = status_group(s, cfg, id, local.v, local.n, st);
+		if (ps.pg < 0)
+			continue;
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
 		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
 		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
