@@ -31,7 +31,8 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
  * pg_id is the process-local creation index of the group (a rank that is
  * a member of fewer groups created before numbers the later ones lower), so
  * one group has different pg_ids on different ranks and one pg_id names
- * different groups. Without a name it is hang_pg. */
+ * different groups. A watchdog line's group tag with a PG GUID (the same
+ * global name) is keyed so too. Without a name it is hang_pg. */
 int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 		 const char *desc, size_t desc_n, const char *ranks);
 void hang_rank_seen(struct ts_hang_set *s, int64_t rank);
