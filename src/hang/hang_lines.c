@@ -319,10 +319,7 @@ static int pg_tag(struct ts_hang_set *s, const char *p, const char *end, int64_t
 	*after = c + 1;
 	while (*after < end && **after == ' ')
 		(*after)++;
-	/* the PG GUID is the group's global name; its PG ID is the process-local
-	 * creation index, which differs between ranks that are members of
-	 * different groups: key by the name when the tag gives it */
-	return hang_pg_dump(s, id, guid, guid_n, desc, desc_n, NULL);
+	return hang_pg_log(s, id, guid, guid_n, desc, desc_n);
 }
 
 static int push_report(struct ts_hang_set *s, enum ts_hang_report_kind k)
