@@ -85,6 +85,7 @@ struct ts_hang_work {
 	int pg;             /* index into set->pgs, -1 unknown */
 	int64_t seq;        /* collective sequence id on that group */
 	int64_t record_id;  /* FR record id, -1 */
+	int64_t p2p_seq;    /* FR p2p_seq_id, -1 */
 	const char *op;     /* as printed */
 	enum ts_hang_op kind;
 	int64_t numel_in, numel_out;   /* -1 unknown */

@@ -1329,6 +1329,90 @@ static int p2p_unmatched(struct an *a, const struct hang_i64v *dumped, const str
 	return 0;
 }
 
+/* The k-th (0-based) point-to-point op of one kind in group pg of the dump
+ * in file f with group rank `local` as its peer, in issue order; NULL when
+ * the dump holds fewer. */
+static const struct ts_hang_work *p2p_nth(const struct an *a, int f, int pg, long long local,
+					  enum ts_hang_op kind, int64_t k)
+{
+	const struct ts_hang_work *best = NULL;
+	int64_t below = 0;
+
+	/* entries are pushed in record order, so the k-th found is the k-th issued */
+	for (size_t i = a->wbeg[f]; i < a->wend[f] && local >= 0 && !best; i++) {
+		const struct ts_hang_work *w = &a->s->works.v[i];
+		if (w->from_dump && w->file == (uint32_t)f && w->pg == pg && w->kind == kind &&
+		    p2p_local_peer(w) == local && below++ == k)
+			best = w;
+	}
+	return best;
+}
+
+/* Sends against the receives they match: the k-th send from rank p to q
+ * in a group meets q's k-th receive from p (both dumps whole and not
+ * wrapped, as for p2p_unmatched); sizes or dtypes that differ are a
+ * mismatch, as fr_trace checks them (a receive posted larger than its send
+ * waits for data that never comes). Two ranks cannot say which side is
+ * wrong: the incident names both and blames neither. One incident per
+ * group, on its first such pair. */
+static int p2p_sizes(struct an *a, const struct hang_i64v *dumped, const struct hang_i64v *cut,
+		     const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+
+	for (size_t i = 0; i < s->dumps.n; i++) {
+		const struct ts_hang_dump *d = &s->dumps.v[i];
+		int f = (int)d->file;
+
+		if (d->rank < 0 || hang_set_has(dup_files, d->file) || hang_set_has(cut, d->rank) ||
+		    first_record(a, f) != 0)
+			continue;
+		for (size_t k = a->wbeg[f]; k < a->wend[f]; k++) {
+			const struct ts_hang_work *e = &s->works.v[k], *m;
+			int64_t q, nth;
+			int qf, known = 0;
+
+			if (!e->from_dump || e->file != (uint32_t)f || e->kind != TS_OP_SEND || !e->shape ||
+			    (q = p2p_peer(s, e)) < 0 || q == d->rank || !hang_set_has(dumped, q) ||
+			    hang_set_has(cut, q) || (qf = rank_file(a, q)) < 0 || first_record(a, qf) != 0)
+				continue;
+			nth = p2p_count(a, f, e->pg, q, TS_OP_SEND, e->record_id);
+			m = p2p_nth(a, qf, e->pg, group_rank(s, e->pg, d->rank), TS_OP_RECV, nth);
+			if (!m || !m->shape || strcmp(m->shape, e->shape) == 0)
+				continue;
+			for (size_t j = 0; j < r->incidents.n; j++)
+				known |= r->incidents.v[j].pg == e->pg && r->incidents.v[j].cls == TS_HANG_MISMATCH &&
+					 r->incidents.v[j].seq < 0;
+			if (known)
+				break;
+			int id = new_inc(a, TS_HANG_MISMATCH, e->pg, -1);
+			if (id < 0)
+				return TS_ENOMEM;
+			struct ts_hang_incident *in = &r->incidents.v[id];
+			set_op(in, e->op, e->kind);
+			in->numel_in = e->numel_in;
+			in->numel_out = e->numel_out;
+			in->timeout_ms = e->timeout_ms;
+			hang_set_add(&in->reporting, d->rank);
+			hang_set_add(&in->reporting, q);
+			add_ev(in, dump_ev(s, (struct ts_hang_work *)e));
+			add_ev(in, dump_ev(s, (struct ts_hang_work *)m));
+			note(in, fmt(r, "rank %lld's %s send to %lld in group %s (record %lld, %s, %s) and rank "
+				     "%lld's %s receive from %lld (record %lld, %s, %s) are one transfer and differ "
+				     "in size or dtype: one of the two ranks posted the wrong tensor (a receive "
+				     "larger than its send waits for data that never comes); the two dumps cannot "
+				     "say which, so neither is blamed: look at both ranks' code at this transfer",
+				     (long long)d->rank, ordinal(r, nth + 1), (long long)q, pg_name(s, e->pg),
+				     (long long)e->record_id, e->shape, state_name(e->state), (long long)q,
+				     ordinal(r, nth + 1), (long long)d->rank, (long long)m->record_id, m->shape,
+				     state_name(m->state)));
+			break;
+		}
+	}
+	return 0;
+}
+
 static int dumps(struct an *a)
 {
 	struct ts_hang_set *s = a->s;
@@ -1430,6 +1514,8 @@ static int dumps(struct an *a)
 			a->wbeg[f] = 0;
 	if (!rc)
 		rc = p2p_unmatched(a, &dumped, &cut, &dup_files);
+	if (!rc)
+		rc = p2p_sizes(a, &dumped, &cut, &dup_files);
 	if (!rc)
 		rc = cascade(a, first_inc, &dup_files);
 	free(a->wbeg);

@@ -155,7 +155,7 @@ static enum ts_hang_state state_of(const struct pv *v)
 
 /* the entry keys the analysis reads, found in one pass over the dict */
 enum { K_PG, K_PG_ID, K_SEQ, K_SEQ_OLD, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
-       K_OUT_SIZES, K_OUT_DTYPES, K_COUNT };
+       K_OUT_SIZES, K_OUT_DTYPES, K_P2P_SEQ, K_IS_P2P, K_COUNT };
 struct fr_keys {
 	const struct pv *v[K_COUNT];
 };
@@ -169,7 +169,8 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 		{ "timeout_ms", 10, K_TIMEOUT }, { "state", 5, K_STATE },
 		{ "profiling_name", 14, K_NAME }, { "input_sizes", 11, K_IN_SIZES },
 		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
-		{ "output_dtypes", 13, K_OUT_DTYPES },
+		{ "output_dtypes", 13, K_OUT_DTYPES }, { "p2p_seq_id", 10, K_P2P_SEQ },
+		{ "is_p2p", 6, K_IS_P2P },
 	};
 	memset(k, 0, sizeof(*k));
 	for (size_t i = 0; i + 1 < e->nit; i += 2) {
@@ -375,6 +376,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		/* dumps of versions 1.x (PyTorch 2.2-2.3) name the sequence seq_id */
 		w.seq = pv_int(ek.v[K_SEQ] ? ek.v[K_SEQ] : ek.v[K_SEQ_OLD], -1);
 		w.record_id = pv_int(ek.v[K_RECORD], -1);
+		w.p2p_seq = pv_int(ek.v[K_P2P_SEQ], -1);
 		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
 		w.state = state_of(ek.v[K_STATE]);
 		pn = ek.v[K_NAME];
@@ -395,6 +397,16 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		ts_sb_addc(&sb, '>');
 		w.numel_out = sizes(ek.v[K_OUT_SIZES], &sb);
 		dtypes(ek.v[K_OUT_DTYPES], &sb);
+		if (w.kind == TS_OP_COALESCED && ek.v[K_IS_P2P] && ek.v[K_IS_P2P]->t == PV_BOOL &&
+		    ek.v[K_IS_P2P]->i && w.p2p_seq >= 0) {
+			/* the end of a batch of point-to-point ops
+			 * (batch_isend_irecv): its members share its p2p_seq_id,
+			 * and its collective_seq_id is the group's last
+			 * collective's, not a seq of its own; the members stay
+			 * point-to-point ops, matched with their peers' */
+			dump.entries++;
+			continue;
+		}
 		if (w.kind == TS_OP_COALESCED) {
 			/* the coalesced entry stands for the group: its members of
 			 * this dump (same group and seq) are folded into it; P2P
