@@ -201,7 +201,7 @@ for n in range(N):
         write(c, job, simulate(job, stop={2: k - 1}), noents={q})
     else:
         write(c, job, simulate(job, stop={2: k - 1}), keep={q: 2})
-    truth[c] = {"culprits": [2], "cls": "not_joined"}
+    truth[c] = {"culprits": [2], "cls": "not_joined", "only": ["not_joined"]}
     # p2psize: 2 stages, the receive of micro-batch 0 in step S posted with
     # twice the elements (or the send, in odd sets): it never completes
     job = pipeline(2, 2, steps=4)
@@ -217,7 +217,7 @@ for n in range(N):
     k = next(i for i in range(step_start(job, s), len(job.prog)) if rr in job.members(i))
     c = f"batch{n}"
     write(c, job, simulate(job, stop={rr: k - 1}))
-    truth[c] = {"culprits": [rr], "cls": "not_joined"}
+    truth[c] = {"culprits": [rr], "cls": "not_joined", "only": ["not_joined"]}
     # straggler: the TP/DP job runs to its end; rank R enters the last step's
     # collectives L ms late
     job = tpdp()
@@ -289,6 +289,8 @@ for c, t in sorted(truth.items()):
             why = f"culprits {cul}, want {t['culprits']}"
         elif t["cls"] and t["cls"] not in cls:
             why = f"classes {cls}, want a {t['cls']}"
+        elif "only" in t and set(cls) - set(t["only"]):
+            why = f"classes {cls}, want only {t['only']}"
         elif t["cls"] is None and cls:
             why = f"classes {cls}, want no incident"
         elif "sizes" in t and not [k for k, i in enumerate(d["incidents"]) if i["class"] == "mismatch" and
