@@ -1413,6 +1413,152 @@ static int p2p_sizes(struct an *a, const struct hang_i64v *dumped, const struct 
 	return 0;
 }
 
+/* One collective entry with its enqueue time, for stragglers(). */
+struct sref { int pg; int64_t rank, seq, created; int done; };
+
+static int cmp_sref(const void *x, const void *y)
+{
+	const struct sref *a = x, *b = y;
+	if (a->pg != b->pg)
+		return a->pg < b->pg ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The entry of rank at seq in the sorted refs [b, e), or NULL. */
+static const struct sref *sref_at(const struct sref *v, size_t b, size_t e, int64_t rank, int64_t seq)
+{
+	for (size_t i = b; i < e; i++)
+		if (v[i].rank == rank && v[i].seq == seq)
+			return &v[i];
+	return NULL;
+}
+
+/* How long after every other member rank enqueued seq (ns; negative when
+ * another came later), from the sorted refs [b, e) of one group whose
+ * members are ranks; INT64_MIN when one has no entry there. */
+static int64_t sref_lag(const struct sref *v, size_t b, size_t e, const struct hang_i64v *ranks,
+			int64_t rank, int64_t seq)
+{
+	const struct sref *me = sref_at(v, b, e, rank, seq);
+	int64_t others = INT64_MIN;
+
+	for (size_t k = 0; k < ranks->n && me; k++) {
+		const struct sref *o = ranks->v[k] == rank ? me : sref_at(v, b, e, ranks->v[k], seq);
+		if (!o)
+			return INT64_MIN;
+		if (ranks->v[k] != rank && o->created > others)
+			others = o->created;
+	}
+	return me && others != INT64_MIN ? me->created - others : INT64_MIN;
+}
+
+/* Late stragglers in groups that did not hang: at a group's last seq that
+ * every member holds, all completed, the rank that enqueued it
+ * TS_HANG_STRAGGLER_MS or more after the last of the others held them up.
+ * time_created_ns is each host's wall clock, so an offset between hosts'
+ * clocks reads as lag too: a rank that was as late at the group's first
+ * seq every member holds is not said. One finding per rank, its largest
+ * lag. first_inc: the dumps' first incident. */
+static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct sref *v = malloc((s->works.n ? s->works.n : 1) * sizeof(*v));
+	struct ts_hang_result *r = a->r;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!v)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->rank < 0 || w->pg < 0 || w->seq < 0 || w->created_ns < 0 ||
+		    w->kind == TS_OP_SEND || w->kind == TS_OP_RECV || hang_set_has(dup_files, w->file))
+			continue;
+		v[n].pg = w->pg;
+		v[n].rank = w->rank;
+		v[n].seq = w->seq;
+		v[n].created = w->created_ns;
+		v[n].done = w->state == TS_ST_COMPLETED;
+		n++;
+	}
+	ts_sort(v, n, sizeof(*v), cmp_sref);
+	for (size_t b = 0; b < n && !rc;) {
+		size_t e = b;
+		int pg = v[b].pg, hung = 0;
+		struct hang_i64v ranks = { 0 }, members = { 0 };
+		int64_t last = INT64_MAX, first = INT64_MIN, late = -1, lag = INT64_MIN;
+		while (e < n && v[e].pg == pg)
+			e++;
+		for (size_t j = first_inc; j < a->r->incidents.n; j++)
+			hung |= a->r->incidents.v[j].pg == pg;
+		for (size_t i = b; i < e; i++) {
+			hang_set_add(&ranks, v[i].rank);
+			/* sorted by (rank, seq): a rank's first and last entries */
+			if (i == b || v[i - 1].rank != v[i].rank)
+				first = v[i].seq > first ? v[i].seq : first;
+			if (i + 1 == e || v[i + 1].rank != v[i].rank)
+				last = v[i].seq < last ? v[i].seq : last;
+		}
+		parse_ranks(s->pgs.v[pg].ranks, &members);
+		if (!hung && ranks.n >= 2 && (!members.n || members.n == ranks.n) && first <= last) {
+			for (size_t k = 0; k < ranks.n; k++) {
+				const struct sref *x = sref_at(v, b, e, ranks.v[k], last);
+				int64_t l = sref_lag(v, b, e, &ranks, ranks.v[k], last);
+				if (!x || !x->done) {
+					lag = INT64_MIN;
+					break;
+				}
+				if (l > lag) {
+					lag = l;
+					late = ranks.v[k];
+				}
+			}
+		}
+		if (late >= 0 && lag >= (int64_t)TS_HANG_STRAGGLER_MS * 1000000) {
+			int64_t l0 = sref_lag(v, b, e, &ranks, late, first);
+			size_t k;
+			for (k = 0; k < r->stragglers.n && r->stragglers.v[k].rank != late; k++)
+				;
+			if (l0 < (int64_t)TS_HANG_STRAGGLER_MS * 1000000) {
+				if (k == r->stragglers.n) {
+					struct ts_hang_straggler z = { late, -1, -1, -1, 0, 0 };
+					if (TS_VEC_PUSH(r->stragglers, z))
+						rc = TS_ENOMEM;
+				}
+				if (!rc) {
+					struct ts_hang_straggler *z = &r->stragglers.v[k];
+					z->groups++;
+					if (lag / 1000000 > z->lag_ms) {
+						z->lag_ms = lag / 1000000;
+						z->seq = last;
+						z->pg = pg;
+						z->first_lag_ms = l0 / 1000000;
+					}
+				}
+			}
+		}
+		TS_VEC_RELEASE(ranks);
+		TS_VEC_RELEASE(members);
+		b = e;
+	}
+	for (size_t k = 0; k < r->stragglers.n && !rc; k++) {
+		const struct ts_hang_straggler *z = &r->stragglers.v[k];
+		finding(a->r, fmt(a->r, "straggler: rank %lld entered the last collective of group %s (seq %lld) "
+				  "%lld ms after the last of the other members (time_created_ns)%s: the job did "
+				  "not hang there, every member completed it, but rank %lld held the others up; "
+				  "at the group's first seq every member holds its lag was %lld ms, so an offset "
+				  "between the hosts' clocks does not explain it; look at what rank %lld did "
+				  "before it (data loading, host stalls, a slow GPU)",
+				  (long long)z->rank, pg_name(s, z->pg), (long long)z->seq, (long long)z->lag_ms,
+				  z->groups > 1 ? fmt(a->r, " (the largest lag of %zu groups)", z->groups) : "",
+				  (long long)z->rank, (long long)z->first_lag_ms, (long long)z->rank));
+	}
+	free(v);
+	return rc;
+}
+
 static int dumps(struct an *a)
 {
 	struct ts_hang_set *s = a->s;
@@ -1518,6 +1664,8 @@ static int dumps(struct an *a)
 		rc = p2p_sizes(a, &dumped, &cut, &dup_files);
 	if (!rc)
 		rc = cascade(a, first_inc, &dup_files);
+	if (!rc)
+		rc = stragglers(a, first_inc, &dup_files);
 	free(a->wbeg);
 	free(a->wend);
 	a->wbeg = a->wend = NULL;
@@ -2361,6 +2509,7 @@ void ts_hang_result_release(struct ts_hang_result *r)
 		TS_VEC_RELEASE(in->notes);
 	}
 	TS_VEC_RELEASE(r->incidents);
+	TS_VEC_RELEASE(r->stragglers);
 	TS_VEC_RELEASE(r->findings);
 	TS_VEC_RELEASE(r->advice);
 	ts_arena_release(&r->arena);

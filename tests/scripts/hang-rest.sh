@@ -266,6 +266,10 @@ for d in "$tmp"/*/; do
 	c=$(basename "$d")
 	"$TS" hang --json "$d" > "$tmp/$c.json" 2>"$tmp/$c.err"
 	"$TS" hang "$d" > "$tmp/$c.txt" 2>&1
+	case $c in straggler*)
+		"$TS" diagnose "$d" > "$tmp/$c.diag.txt" 2>&1
+		"$TS" report "$d" -o "$tmp/$c.md" >/dev/null 2>&1 ;;
+	esac
 done
 python3 - "$tmp" "${HANG_REST_SUMMARY:-0}" <<'PY'
 import json, re, sys
@@ -307,6 +311,13 @@ for c, t in sorted(truth.items()):
                 want = f"rank {rr} entered"
                 if not [f for f in st if want in f and f"{lag} ms" in f] or want not in text:
                     why = f"no straggler finding of rank {rr} {lag} ms: {st}"
+                elif [(z["rank"], z["lag_ms"]) for z in d["stragglers"]] != [(rr, lag)]:
+                    why = f"stragglers {d['stragglers']}, want rank {rr} {lag} ms"
+                elif want not in open(f"{tmp}/{c}.diag.txt").read():
+                    why = "diagnose's text does not say the straggler"
+                elif f"straggler: rank {rr} entered the last collective of a group {lag} ms" not in \
+                        open(f"{tmp}/{c}.md").read():
+                    why = "report's Markdown does not say the straggler"
         elif "say" in t and not [f for f in finds if t["say"] in f and "collect" in f]:
             why = "the undecided verdict does not say what to collect"
     if why:
