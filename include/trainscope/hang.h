@@ -172,6 +172,9 @@ struct ts_hang_dump {
 	int64_t cut_at;      /* the dump ends inside its document (a rank killed while
 			      * dumping): the bytes read, its entries the complete ones
 			      * before the cut; -1 when whole */
+	int timing;          /* an entry is "started" or its pg_status has a last started
+			      * collective: TORCH_NCCL_ENABLE_TIMING was on, so an entry
+			      * still "scheduled" never started on its GPU */
 	int entries_cut;     /* cut_at >= 0 and the cut is inside its entries list (or
 			      * before it): entries may be missing, so its rank is not
 			      * taken as absent past them; 0 when the list closed

@@ -694,6 +694,41 @@ static int64_t horizon(const struct wref *refs, size_t b, size_t e, int64_t rank
 	return h;
 }
 
+/* How many of the entries refs [b, e) (one seq) are in state st. */
+static size_t seq_states(const struct an *a, const struct wref *refs, size_t b, size_t e, enum ts_hang_state st)
+{
+	size_t n = 0;
+
+	for (size_t k = b; k < e; k++)
+		n += a->s->works.v[refs[k].idx].state == st;
+	return n;
+}
+
+/* How many of the entries refs [b, e) come from a dump that records
+ * starts (struct ts_hang_dump timing). */
+static size_t seq_timed(const struct an *a, const struct wref *refs, size_t b, size_t e)
+{
+	size_t n = 0;
+
+	for (size_t k = b; k < e; k++)
+		for (size_t d = 0; d < a->s->dumps.n; d++)
+			if (a->s->dumps.v[d].file == a->s->works.v[refs[k].idx].file) {
+				n += a->s->dumps.v[d].timing != 0;
+				break;
+			}
+	return n;
+}
+
+/* What would decide a seq for ranks without a dump, in words. */
+static const char *what_to_collect(struct ts_hang_result *r, const struct hang_i64v *undumped)
+{
+	const char *who = undumped->n == 1 ? fmt(r, "rank %lld's", (long long)undumped->v[0]) :
+			  fmt(r, "ranks %s'", ranks_str(r, undumped->v, undumped->n));
+	return fmt(r, "%s dump (TORCH_NCCL_DUMP_ON_TIMEOUT=1, TORCH_FR_DUMP_TEMP_FILE on a path every host "
+		   "writes), %s log (a watchdog line gives its last enqueued seq) or a py-spy dump of %s",
+		   who, who, undumped->n == 1 ? "it" : "them");
+}
+
 /* analyse one group's sorted refs [b, e); cut: ranks whose dump is
  * truncated, with their horizons in this group (cut_h) */
 static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const struct hang_i64v *dumped,
@@ -882,11 +917,41 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 				     "issued seq %lld and waits in it: ranks %s likely never issued it or died "
 				     "(inferred: their dump is missing)", ranks_str(r, undumped.v, undumped.n),
 				     (long long)seq, ranks_str(r, undumped.v, undumped.n)));
+		} else if (undumped.n && !unknown.n && !done_on.n && !issued.n &&
+			   seq_states(a, refs, i, j, TS_ST_STARTED) == j - i) {
+			/* not fewer than the members with evidence, but those
+			 * started it: their kernels run and wait on the others */
+			in->cls = TS_HANG_NOT_JOINED;
+			for (size_t k = 0; k < undumped.n; k++) {
+				hang_set_add(&in->missing, undumped.v[k]);
+				hang_set_add(&in->culprits, undumped.v[k]);
+			}
+			note(in, fmt(r, "inferred, hedged: ranks %s issued seq %lld and their dumps show it "
+				     "started (TORCH_NCCL_ENABLE_TIMING): their kernels run, waiting on the other "
+				     "members; ranks %s wrote no dump, so they likely never issued it or died. A "
+				     "network hang with every member in it looks the same from this side: collect "
+				     "%s to confirm", ranks_str(r, present.v, present.n), (long long)seq,
+				     ranks_str(r, undumped.v, undumped.n), what_to_collect(r, &undumped)));
 		} else if ((undumped.n || unknown.n) && !done_on.n) {
 			in->cls = TS_HANG_UNDECIDED;
-			if (undumped.n)
-				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
-					     ranks_str(r, undumped.v, undumped.n)));
+			if (undumped.n && seq_states(a, refs, i, j, TS_ST_SCHEDULED) &&
+			    seq_states(a, refs, i, j, TS_ST_SCHEDULED) == seq_timed(a, refs, i, j))
+				note(in, fmt(r, "no dump from ranks %s, and ranks %s never started seq %lld on their "
+					     "GPUs though their dumps record starts (TORCH_NCCL_ENABLE_TIMING): their "
+					     "own GPUs had not reached it (a kernel before it, or a stream wait, on "
+					     "them), which the missing dumps do not explain: look at ranks %s first, "
+					     "and collect %s", ranks_str(r, undumped.v, undumped.n),
+					     ranks_str(r, present.v, present.n), (long long)seq,
+					     ranks_str(r, present.v, present.n), what_to_collect(r, &undumped)));
+			else if (undumped.n)
+				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined. They are "
+					     "not fewer than the %zu member%s with evidence, so no majority decides, "
+					     "and seq %lld issued and not completed on the others says nothing of "
+					     "its peers%s; collect %s", ranks_str(r, undumped.v, undumped.n),
+					     present.n + issued.n, present.n + issued.n == 1 ? "" : "s", (long long)seq,
+					     seq_timed(a, refs, i, j) ? "" : " (without TORCH_NCCL_ENABLE_TIMING=1 "
+					     "\"scheduled\" cannot tell a kernel waiting on its peer from one never "
+					     "started)", what_to_collect(r, &undumped)));
 		} else if (seq <= 1 || (maj->kind == TS_OP_COALESCED && seq <= 2)) {
 			in->cls = TS_HANG_INIT;
 			note(in, "the first collective of the group never completed: communicator set-up / topology");

@@ -380,6 +380,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		w.created_ns = pv_int(ek.v[K_CREATED], -1);
 		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
 		w.state = state_of(ek.v[K_STATE]);
+		dump.timing |= w.state == TS_ST_STARTED;
 		pn = ek.v[K_NAME];
 		if (pn && pn->t == PV_STR) {
 			w.op = interned(s, pn->s, pn->n > 64 ? 64 : pn->n);
@@ -465,6 +466,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
 		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
 		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
+		dump.timing |= ps.started >= 0;
 		if (TS_VEC_PUSH(s->status, ps)) {
 			TS_VEC_RELEASE(local);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);

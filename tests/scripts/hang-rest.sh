@@ -23,7 +23,9 @@
 #   tworank   - a 2-rank job, rank 1 stops before seq K and writes no dump;
 #               with TORCH_NCCL_ENABLE_TIMING rank 0's entry K is "started"
 #               (its kernel runs, waiting on the peer), without it
-#               "scheduled" (which says nothing of the peer).
+#               "scheduled" (which says nothing of the peer); tworank_gpu:
+#               rank 0's GPU is stuck before seq K, which rank 1 issued
+#               (no dump of rank 1): "scheduled" though timing is on.
 # HANG_REST_N sets per class (default 4); HANG_REST_SUMMARY=1 prints the
 # count of right verdicts per class (the measure in docs/hang.md).
 set -u
@@ -86,11 +88,12 @@ def simulate(job, stop=None, poison=(), ahead=2):
                     changed = True
     return mine, issued, done
 
-def write(case, job, sim, alter=None, drop=(), noents=(), keep=None, late=None, timing=False):
+def write(case, job, sim, alter=None, drop=(), noents=(), keep=None, late=None, timing=False, nostart=()):
     """alter {(rank, op): {size}}; noents: ranks dumped without entries;
     keep {rank: K}: only its last K entries; late {rank: (first op, ns)}:
     its ops from that one on are created ns later; timing: the first op not
-    completed on a rank is "started" (TORCH_NCCL_ENABLE_TIMING)"""
+    completed on a rank is "started" (TORCH_NCCL_ENABLE_TIMING), except on
+    the ranks in nostart, whose GPU is stuck before it"""
     mine, issued, done = sim
     alter, keep, late = alter or {}, keep or {}, late or {}
     os.makedirs(f"{out}/{case}", exist_ok=True)
@@ -104,7 +107,7 @@ def write(case, job, sim, alter=None, drop=(), noents=(), keep=None, late=None, 
             gname, gdesc, grs = job.groups[g]
             lid = job.local[(r, g)]
             st = "completed" if (r, i) in done else "scheduled"
-            if st != "completed" and timing and head:
+            if st != "completed" and timing and head and r not in nostart:
                 st, head = "started", False
             t = T0 + i * 10**6 + (late[r][1] if r in late and i >= late[r][0] else 0)
             def ent(pname, p2p, sz=size):
@@ -240,6 +243,11 @@ for n in range(N):
     c = f"tworank_notiming{n}"
     write(c, job, simulate(job, stop={1: kk - 2}, ahead=1), drop={1})
     truth[c] = {"culprits": [], "cls": "undecided", "say": "rank 1's dump"}
+    # tworank_gpu: rank 0's GPU is stuck before seq K (its entry stays
+    # "scheduled" though timing is on); rank 1 issued it and wrote no dump
+    c = f"tworank_gpu{n}"
+    write(c, job, simulate(job, poison={kk - 1}, ahead=1), drop={1}, timing=True, nostart={0})
+    truth[c] = {"culprits": [], "cls": "undecided", "say": "look at ranks 0 first"}
 
 # logguid: watchdog logs; group "4" (dp {0,2}) is PG ID 3 on rank 0 (the
 # embedding group came first there) and PG ID 2 on rank 2; rank 0 times out
