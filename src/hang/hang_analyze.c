@@ -1394,23 +1394,67 @@ static int p2p_unmatched(struct an *a, const struct hang_i64v *dumped, const str
 	return 0;
 }
 
-/* The k-th (0-based) point-to-point op of one kind in group pg of the dump
- * in file f with group rank `local` as its peer, in issue order; NULL when
- * the dump holds fewer. */
-static const struct ts_hang_work *p2p_nth(const struct an *a, int f, int pg, long long local,
-					  enum ts_hang_op kind, int64_t k)
+/* The next point-to-point op of rank file f from index *i on (advanced
+ * past it) in group pg of one kind with group rank `local` as its peer;
+ * NULL at the end. Entries are pushed in record order, so the k-th found
+ * is the k-th issued. */
+static const struct ts_hang_work *p2p_next(const struct an *a, int f, size_t *i, int pg, long long local,
+					   enum ts_hang_op kind)
 {
-	const struct ts_hang_work *best = NULL;
-	int64_t below = 0;
-
-	/* entries are pushed in record order, so the k-th found is the k-th issued */
-	for (size_t i = a->wbeg[f]; i < a->wend[f] && local >= 0 && !best; i++) {
-		const struct ts_hang_work *w = &a->s->works.v[i];
+	for (; *i < a->wend[f]; (*i)++) {
+		const struct ts_hang_work *w = &a->s->works.v[*i];
 		if (w->from_dump && w->file == (uint32_t)f && w->pg == pg && w->kind == kind &&
-		    p2p_local_peer(w) == local && below++ == k)
-			best = w;
+		    p2p_local_peer(w) == local) {
+			(*i)++;
+			return w;
+		}
 	}
-	return best;
+	return NULL;
+}
+
+/* Rank d's sends to q in group pg against q's receives from d, in issue
+ * order (one walk of each dump): the first pair whose sizes or dtypes
+ * differ makes a mismatch incident of the group, naming both entries. */
+static int p2p_pair_sizes(struct an *a, const struct ts_hang_dump *d, int64_t q, int qf, int pg)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	long long to_q = group_rank(s, pg, q), from_d = group_rank(s, pg, d->rank);
+	size_t i = a->wbeg[d->file], j = a->wbeg[qf];
+	const struct ts_hang_work *e, *m;
+	int64_t nth = 0;
+
+	if (to_q < 0 || from_d < 0)
+		return 0;
+	while ((e = p2p_next(a, (int)d->file, &i, pg, to_q, TS_OP_SEND)) &&
+	       (m = p2p_next(a, qf, &j, pg, from_d, TS_OP_RECV))) {
+		nth++;
+		if (!e->shape || !m->shape || strcmp(e->shape, m->shape) == 0)
+			continue;
+		int id = new_inc(a, TS_HANG_MISMATCH, pg, -1);
+		if (id < 0)
+			return TS_ENOMEM;
+		struct ts_hang_incident *in = &r->incidents.v[id];
+		set_op(in, e->op, e->kind);
+		in->numel_in = e->numel_in;
+		in->numel_out = e->numel_out;
+		in->timeout_ms = e->timeout_ms;
+		hang_set_add(&in->reporting, d->rank);
+		hang_set_add(&in->reporting, q);
+		add_ev(in, dump_ev(s, (struct ts_hang_work *)e));
+		add_ev(in, dump_ev(s, (struct ts_hang_work *)m));
+		note(in, fmt(r, "rank %lld's %s send to %lld in group %s (record %lld, %s, %s) and rank "
+			     "%lld's %s receive from %lld (record %lld, %s, %s) are one transfer and differ "
+			     "in size or dtype: one of the two ranks posted the wrong tensor (a receive "
+			     "larger than its send waits for data that never comes); the two dumps cannot "
+			     "say which, so neither is blamed: look at both ranks' code at this transfer",
+			     (long long)d->rank, ordinal(r, nth), (long long)q, pg_name(s, pg),
+			     (long long)e->record_id, e->shape, state_name(e->state), (long long)q,
+			     ordinal(r, nth), (long long)d->rank, (long long)m->record_id, m->shape,
+			     state_name(m->state)));
+		return 1;
+	}
+	return 0;
 }
 
 /* Sends against the receives they match: the k-th send from rank p to q
@@ -1419,63 +1463,50 @@ static const struct ts_hang_work *p2p_nth(const struct an *a, int f, int pg, lon
  * mismatch, as fr_trace checks them (a receive posted larger than its send
  * waits for data that never comes). Two ranks cannot say which side is
  * wrong: the incident names both and blames neither. One incident per
- * group, on its first such pair. */
+ * group, on the first such pair found. Each (group, peer) of a dump's
+ * sends is walked once against the peer's dump. */
 static int p2p_sizes(struct an *a, const struct hang_i64v *dumped, const struct hang_i64v *cut,
 		     const struct hang_i64v *dup_files)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
+	struct pair { int pg; int64_t q; };
+	TS_VEC(struct pair) done = { 0 };
+	int rc = 0;
 
-	for (size_t i = 0; i < s->dumps.n; i++) {
+	for (size_t i = 0; i < s->dumps.n && rc >= 0; i++) {
 		const struct ts_hang_dump *d = &s->dumps.v[i];
 		int f = (int)d->file;
 
 		if (d->rank < 0 || hang_set_has(dup_files, d->file) || hang_set_has(cut, d->rank) ||
 		    first_record(a, f) != 0)
 			continue;
-		for (size_t k = a->wbeg[f]; k < a->wend[f]; k++) {
-			const struct ts_hang_work *e = &s->works.v[k], *m;
-			int64_t q, nth;
-			int qf, known = 0;
+		done.n = 0;
+		for (size_t k = a->wbeg[f]; k < a->wend[f] && rc >= 0; k++) {
+			const struct ts_hang_work *e = &s->works.v[k];
+			int64_t q;
+			int qf, seen = 0;
 
-			if (!e->from_dump || e->file != (uint32_t)f || e->kind != TS_OP_SEND || !e->shape ||
+			if (!e->from_dump || e->file != (uint32_t)f || e->kind != TS_OP_SEND ||
 			    (q = p2p_peer(s, e)) < 0 || q == d->rank || !hang_set_has(dumped, q) ||
 			    hang_set_has(cut, q) || (qf = rank_file(a, q)) < 0 || first_record(a, qf) != 0)
 				continue;
-			nth = p2p_count(a, f, e->pg, q, TS_OP_SEND, e->record_id);
-			m = p2p_nth(a, qf, e->pg, group_rank(s, e->pg, d->rank), TS_OP_RECV, nth);
-			if (!m || !m->shape || strcmp(m->shape, e->shape) == 0)
+			for (size_t x = 0; x < done.n; x++)
+				seen |= done.v[x].pg == e->pg && done.v[x].q == q;
+			for (size_t x = 0; x < r->incidents.n; x++)
+				seen |= r->incidents.v[x].pg == e->pg && r->incidents.v[x].cls == TS_HANG_MISMATCH &&
+					r->incidents.v[x].seq < 0;
+			if (seen)
 				continue;
-			for (size_t j = 0; j < r->incidents.n; j++)
-				known |= r->incidents.v[j].pg == e->pg && r->incidents.v[j].cls == TS_HANG_MISMATCH &&
-					 r->incidents.v[j].seq < 0;
-			if (known)
-				break;
-			int id = new_inc(a, TS_HANG_MISMATCH, e->pg, -1);
-			if (id < 0)
-				return TS_ENOMEM;
-			struct ts_hang_incident *in = &r->incidents.v[id];
-			set_op(in, e->op, e->kind);
-			in->numel_in = e->numel_in;
-			in->numel_out = e->numel_out;
-			in->timeout_ms = e->timeout_ms;
-			hang_set_add(&in->reporting, d->rank);
-			hang_set_add(&in->reporting, q);
-			add_ev(in, dump_ev(s, (struct ts_hang_work *)e));
-			add_ev(in, dump_ev(s, (struct ts_hang_work *)m));
-			note(in, fmt(r, "rank %lld's %s send to %lld in group %s (record %lld, %s, %s) and rank "
-				     "%lld's %s receive from %lld (record %lld, %s, %s) are one transfer and differ "
-				     "in size or dtype: one of the two ranks posted the wrong tensor (a receive "
-				     "larger than its send waits for data that never comes); the two dumps cannot "
-				     "say which, so neither is blamed: look at both ranks' code at this transfer",
-				     (long long)d->rank, ordinal(r, nth + 1), (long long)q, pg_name(s, e->pg),
-				     (long long)e->record_id, e->shape, state_name(e->state), (long long)q,
-				     ordinal(r, nth + 1), (long long)d->rank, (long long)m->record_id, m->shape,
-				     state_name(m->state)));
-			break;
+			struct pair pr = { e->pg, q };
+			if (TS_VEC_PUSH(done, pr))
+				rc = TS_ENOMEM;
+			else
+				rc = p2p_pair_sizes(a, d, q, qf, e->pg);
 		}
 	}
-	return 0;
+	TS_VEC_RELEASE(done);
+	return rc < 0 ? rc : 0;
 }
 
 /* One collective entry with its enqueue time, for stragglers(). */
@@ -1491,32 +1522,45 @@ static int cmp_sref(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* The entry of rank at seq in the sorted refs [b, e), or NULL. */
-static const struct sref *sref_at(const struct sref *v, size_t b, size_t e, int64_t rank, int64_t seq)
+/* The entry at seq in one rank's refs [b, e) (sorted by seq), or NULL. */
+static const struct sref *sref_at(const struct sref *v, size_t b, size_t e, int64_t seq)
 {
-	for (size_t i = b; i < e; i++)
-		if (v[i].rank == rank && v[i].seq == seq)
-			return &v[i];
+	while (b < e) {
+		size_t mid = b + (e - b) / 2;
+		if (v[mid].seq == seq)
+			return &v[mid];
+		if (v[mid].seq < seq)
+			b = mid + 1;
+		else
+			e = mid;
+	}
 	return NULL;
 }
 
-/* How long after every other member rank enqueued seq (ns; negative when
- * another came later), from the sorted refs [b, e) of one group whose
- * members are ranks; INT64_MIN when one has no entry there. */
-static int64_t sref_lag(const struct sref *v, size_t b, size_t e, const struct hang_i64v *ranks,
-			int64_t rank, int64_t seq)
-{
-	const struct sref *me = sref_at(v, b, e, rank, seq);
-	int64_t others = INT64_MIN;
+/* One rank's run [b, e) of a group's refs. */
+struct srun { size_t b, e; };
 
-	for (size_t k = 0; k < ranks->n && me; k++) {
-		const struct sref *o = ranks->v[k] == rank ? me : sref_at(v, b, e, ranks->v[k], seq);
-		if (!o)
+/* At seq, the run whose rank enqueued it last (*late) and how long after
+ * the last of the others (ns); INT64_MIN when a run has no entry there
+ * or (need_done) one is not completed. */
+static int64_t sref_lag(const struct sref *v, const struct srun *runs, size_t n, int64_t seq, int need_done,
+			size_t *late)
+{
+	int64_t top = INT64_MIN, second = INT64_MIN;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct sref *x = sref_at(v, runs[k].b, runs[k].e, seq);
+		if (!x || (need_done && !x->done))
 			return INT64_MIN;
-		if (ranks->v[k] != rank && o->created > others)
-			others = o->created;
+		if (x->created > top) {
+			second = top;
+			top = x->created;
+			*late = k;
+		} else if (x->created > second) {
+			second = x->created;
+		}
 	}
-	return me && others != INT64_MIN ? me->created - others : INT64_MIN;
+	return n >= 2 ? top - second : INT64_MIN;
 }
 
 /* Late stragglers in groups that did not hang: at a group's last seq that
@@ -1529,8 +1573,10 @@ static int64_t sref_lag(const struct sref *v, size_t b, size_t e, const struct h
 static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *dup_files)
 {
 	struct ts_hang_set *s = a->s;
-	struct sref *v = malloc((s->works.n ? s->works.n : 1) * sizeof(*v));
 	struct ts_hang_result *r = a->r;
+	struct sref *v = malloc((s->works.n ? s->works.n : 1) * sizeof(*v));
+	TS_VEC(struct srun) runs = { 0 };
+	const int64_t thr = (int64_t)TS_HANG_STRAGGLER_MS * 1000000;
 	size_t n = 0;
 	int rc = 0;
 
@@ -1550,76 +1596,76 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 	}
 	ts_sort(v, n, sizeof(*v), cmp_sref);
 	for (size_t b = 0; b < n && !rc;) {
-		size_t e = b;
+		size_t e = b, late = 0, late0 = 0;
 		int pg = v[b].pg, hung = 0;
-		struct hang_i64v ranks = { 0 }, members = { 0 };
-		int64_t last = INT64_MAX, first = INT64_MIN, late = -1, lag = INT64_MIN;
+		struct hang_i64v members = { 0 };
+		int64_t last = INT64_MAX, first = INT64_MIN, lag = INT64_MIN, lag0;
+
 		while (e < n && v[e].pg == pg)
 			e++;
-		for (size_t j = first_inc; j < a->r->incidents.n; j++)
-			hung |= a->r->incidents.v[j].pg == pg;
-		for (size_t i = b; i < e; i++) {
-			hang_set_add(&ranks, v[i].rank);
-			/* sorted by (rank, seq): a rank's first and last entries */
-			if (i == b || v[i - 1].rank != v[i].rank)
-				first = v[i].seq > first ? v[i].seq : first;
-			if (i + 1 == e || v[i + 1].rank != v[i].rank)
-				last = v[i].seq < last ? v[i].seq : last;
+		for (size_t j = first_inc; j < r->incidents.n; j++)
+			hung |= r->incidents.v[j].pg == pg;
+		runs.n = 0;
+		for (size_t i = b; i < e && !rc; i++)
+			if (i == b || v[i - 1].rank != v[i].rank) {
+				struct srun run = { i, i + 1 };
+				rc = TS_VEC_PUSH(runs, run) ? TS_ENOMEM : 0;
+			} else {
+				runs.v[runs.n - 1].e = i + 1;
+			}
+		/* sorted by (rank, seq): a rank's first and last entries end its run */
+		for (size_t k = 0; k < runs.n; k++) {
+			first = v[runs.v[k].b].seq > first ? v[runs.v[k].b].seq : first;
+			last = v[runs.v[k].e - 1].seq < last ? v[runs.v[k].e - 1].seq : last;
 		}
 		parse_ranks(s->pgs.v[pg].ranks, &members);
-		if (!hung && ranks.n >= 2 && (!members.n || members.n == ranks.n) && first <= last) {
-			for (size_t k = 0; k < ranks.n; k++) {
-				const struct sref *x = sref_at(v, b, e, ranks.v[k], last);
-				int64_t l = sref_lag(v, b, e, &ranks, ranks.v[k], last);
-				if (!x || !x->done) {
-					lag = INT64_MIN;
-					break;
-				}
-				if (l > lag) {
-					lag = l;
-					late = ranks.v[k];
-				}
-			}
+		if (!rc && !hung && runs.n >= 2 && (!members.n || members.n == runs.n) && first <= last)
+			lag = sref_lag(v, runs.v, runs.n, last, 1, &late);
+		if (lag >= thr) {
+			lag0 = sref_lag(v, runs.v, runs.n, first, 0, &late0);
+			/* as late at the first seq: the clocks, not a straggler */
+			if (late0 == late && lag0 >= thr)
+				lag = INT64_MIN;
+			else
+				lag0 = late0 == late ? lag0 : 0;
 		}
-		if (late >= 0 && lag >= (int64_t)TS_HANG_STRAGGLER_MS * 1000000) {
-			int64_t l0 = sref_lag(v, b, e, &ranks, late, first);
+		if (lag >= thr) {
+			int64_t rank = v[runs.v[late].b].rank;
 			size_t k;
-			for (k = 0; k < r->stragglers.n && r->stragglers.v[k].rank != late; k++)
+			for (k = 0; k < r->stragglers.n && r->stragglers.v[k].rank != rank; k++)
 				;
-			if (l0 < (int64_t)TS_HANG_STRAGGLER_MS * 1000000) {
-				if (k == r->stragglers.n) {
-					struct ts_hang_straggler z = { late, -1, -1, -1, 0, 0 };
-					if (TS_VEC_PUSH(r->stragglers, z))
-						rc = TS_ENOMEM;
-				}
-				if (!rc) {
-					struct ts_hang_straggler *z = &r->stragglers.v[k];
-					z->groups++;
-					if (lag / 1000000 > z->lag_ms) {
-						z->lag_ms = lag / 1000000;
-						z->seq = last;
-						z->pg = pg;
-						z->first_lag_ms = l0 / 1000000;
-					}
+			if (k == r->stragglers.n) {
+				struct ts_hang_straggler z = { rank, -1, -1, -1, 0, 0 };
+				if (TS_VEC_PUSH(r->stragglers, z))
+					rc = TS_ENOMEM;
+			}
+			if (!rc) {
+				struct ts_hang_straggler *z = &r->stragglers.v[k];
+				z->groups++;
+				if (lag / 1000000 > z->lag_ms) {
+					z->lag_ms = lag / 1000000;
+					z->seq = last;
+					z->pg = pg;
+					z->first_lag_ms = lag0 / 1000000;
 				}
 			}
 		}
-		TS_VEC_RELEASE(ranks);
 		TS_VEC_RELEASE(members);
 		b = e;
 	}
 	for (size_t k = 0; k < r->stragglers.n && !rc; k++) {
 		const struct ts_hang_straggler *z = &r->stragglers.v[k];
-		finding(a->r, fmt(a->r, "straggler: rank %lld entered the last collective of group %s (seq %lld) "
-				  "%lld ms after the last of the other members (time_created_ns)%s: the job did "
-				  "not hang there, every member completed it, but rank %lld held the others up; "
-				  "at the group's first seq every member holds its lag was %lld ms, so an offset "
-				  "between the hosts' clocks does not explain it; look at what rank %lld did "
-				  "before it (data loading, host stalls, a slow GPU)",
-				  (long long)z->rank, pg_name(s, z->pg), (long long)z->seq, (long long)z->lag_ms,
-				  z->groups > 1 ? fmt(a->r, " (the largest lag of %zu groups)", z->groups) : "",
-				  (long long)z->rank, (long long)z->first_lag_ms, (long long)z->rank));
+		finding(r, fmt(r, "straggler: rank %lld entered the last collective of group %s (seq %lld) "
+			       "%lld ms after the last of the other members (time_created_ns)%s: the job did "
+			       "not hang there, every member completed it, but rank %lld held the others up; "
+			       "at the group's first seq every member holds its lag was %lld ms, so an offset "
+			       "between the hosts' clocks does not explain it; look at what rank %lld did "
+			       "before it (data loading, host stalls, a slow GPU)",
+			       (long long)z->rank, pg_name(s, z->pg), (long long)z->seq, (long long)z->lag_ms,
+			       z->groups > 1 ? fmt(r, " (the largest lag of %zu groups)", z->groups) : "",
+			       (long long)z->rank, (long long)z->first_lag_ms, (long long)z->rank));
 	}
+	TS_VEC_RELEASE(runs);
 	free(v);
 	return rc;
 }

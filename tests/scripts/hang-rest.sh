@@ -16,7 +16,8 @@
 #               is_p2p "nccl:coalesced" entry, as ProcessGroupNCCL records
 #               them); one stage stops before a batch;
 #   straggler - a finished TP/DP job in which one rank enters the last step's
-#               collectives L ms after the others (time_created_ns);
+#               collectives L ms after the others (time_created_ns); skew:
+#               one rank's clock L ms ahead on every entry (no straggler);
 #   logguid   - watchdog logs of a group whose PG ID differs between ranks
 #               (the embedding group shifts the ids on ranks 0 and 3): the
 #               culprit's dump-signal line says it never enqueued the seq;
@@ -228,6 +229,11 @@ for n in range(N):
     c = f"straggler{n}"
     write(c, job, simulate(job, ahead=10**6), late={rr: (step_start(job, 3), lag * 10**6)})
     truth[c] = {"culprits": [], "cls": None, "straggler": (rr, lag)}
+    # skew: rank R's host clock runs L ms ahead, every entry of it "late"
+    # by the same amount: the clocks, no straggler
+    c = f"skew{n}"
+    write(c, job, simulate(job, ahead=10**6), late={rr: (0, lag * 10**6)})
+    truth[c] = {"culprits": [], "cls": None, "straggler": None}
     # healthy: the same with every rank on time: no straggler said
     c = f"ontime{n}"
     write(c, tpdp(), simulate(tpdp(), ahead=10**6))
