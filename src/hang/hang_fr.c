@@ -203,82 +203,122 @@ static int cfg_decimal(const struct pv *name, uint64_t *v)
 	return 1;
 }
 
-/* The number of the dump's pg_config groups whose decimal name is below v. */
-static size_t cfg_rank(const struct pv *cfg, uint64_t v)
-{
-	size_t below = 0;
-	uint64_t x;
-
-	for (size_t k = 0; k + 1 < cfg->nit; k += 2)
-		below += cfg_decimal(cfg->it[k], &x) && x < v;
-	return below;
-}
-
 static int cfg_group(struct ts_hang_set *s, const struct pv *cfg, size_t k, int64_t id)
 {
 	const struct pv *g = cfg->it[k + 1], *desc = hang_pv_get(g, "desc");
 	const struct pv *name = cfg->it[k];
 
+	if (name->t != PV_STR)
+		return -1;
 	return hang_pg_dump(s, id, name->s, name->n, desc && desc->t == PV_STR ? desc->s : NULL,
 			    desc && desc->t == PV_STR ? desc->n : 0, ranks_text(s, hang_pv_get(g, "ranks")));
 }
 
+/* The pg_config groups of one dump by the pg_id its process gave them,
+ * for pg_status ids none of its entries carries (cfg_ids_init). */
+struct cfg_ids {
+	size_t *by_id;   /* key index in pg_config of pg_id i, i < n */
+	size_t n;        /* 0 when the names do not give the order */
+	ssize_t lone;    /* key index of the one pg_config group no entry names
+			    when one pg_status id names none too, else -1 */
+};
+
+struct cfg_num { uint64_t v; size_t k; };
+
+static int cmp_cfg_num(const void *x, const void *y)
+{
+	const struct cfg_num *a = x, *b = y;
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/* The largest pg_config and pg_status a dump's lone unnamed group is
+ * looked for in (pairwise name comparisons). */
+#define CFG_LONE_MAX 256
+
+static int same_name(const char *g, const struct pv *name)
+{
+	return g && name->t == PV_STR && strlen(g) == name->n && memcmp(g, name->s, name->n) == 0;
+}
+
 /*
- * The group of a pg_status id none of the dump's entries carries, from the
- * dump's own pg_config (the groups this rank is a member of): pg_id is the
- * process-local creation index of a group, and group names are the global
- * creation count ("0", "1", ...), so when every name is a number the
- * id-th name in numeric order is that group, provided the ids its entries
- * carry sit where their groups' names do. Otherwise, when exactly one
- * pg_config group has no entry and exactly one pg_status id names none,
- * they are each other. -1 when it cannot be told (never the group another
- * dump numbers so: that id is another process's).
+ * pg_id is the process-local creation index of a group (only groups the
+ * rank is a member of count), and group names are the global creation
+ * count ("0", "1", ...): when every pg_config name (the groups this rank is
+ * a member of) is a number, the id-th in numeric order is pg_id id,
+ * provided the ids the dump's entries carry (local) sit where their
+ * groups' names do. Otherwise, when exactly one pg_config group has no
+ * entry and exactly one pg_status id names none, they are each other
+ * (small dumps only: CFG_LONE_MAX). Never another dump's group of that id:
+ * that id is another process's. 0 or TS_ENOMEM; release c->by_id.
  */
-static int status_group(struct ts_hang_set *s, const struct pv *cfg, int64_t id,
+static int cfg_ids_init(struct cfg_ids *c, struct ts_hang_set *s, const struct pv *cfg,
 			const struct local_pg *local, size_t nlocal, const struct pv *st)
 {
-	size_t ncfg, numeric = 0, free_cfg = 0, free_k = 0, free_ids = 0;
+	size_t ncfg = cfg && cfg->t == PV_DICT ? cfg->nit / 2 : 0, nst = st && st->t == PV_DICT ? st->nit / 2 : 0;
+	struct cfg_num *num;
 	int ordered = 1;
-	uint64_t v;
 
-	if (!cfg || cfg->t != PV_DICT || !cfg->nit)
-		return -1;
-	ncfg = cfg->nit / 2;
-	for (size_t k = 0; k + 1 < cfg->nit; k += 2)
-		numeric += cfg_decimal(cfg->it[k], &v);
+	c->by_id = NULL;
+	c->n = 0;
+	c->lone = -1;
+	if (!ncfg)
+		return 0;
+	if (!(num = malloc(ncfg * sizeof(*num))))
+		return TS_ENOMEM;
+	for (size_t k = 0; k < ncfg && ordered; k++) {
+		num[k].k = 2 * k;
+		ordered = cfg_decimal(cfg->it[2 * k], &num[k].v);
+	}
+	if (ordered)
+		ts_sort(num, ncfg, sizeof(*num), cmp_cfg_num);
+	for (size_t k = 1; k < ncfg && ordered; k++)
+		ordered = num[k - 1].v != num[k].v;
 	for (size_t m = 0; m < nlocal && ordered; m++) {
 		const char *g = s->pgs.v[local[m].pg].guid;
-		size_t at = SIZE_MAX;
-		for (size_t k = 0; g && k + 1 < cfg->nit; k += 2)
-			if (cfg->it[k]->t == PV_STR && strlen(g) == cfg->it[k]->n &&
-			    memcmp(g, cfg->it[k]->s, cfg->it[k]->n) == 0 && cfg_decimal(cfg->it[k], &v))
-				at = cfg_rank(cfg, v);
-		ordered = at == (size_t)local[m].id;
+		struct pv name = { .t = PV_STR, .s = g, .n = g ? strlen(g) : 0 };
+		struct cfg_num key, *at;
+		ordered = g && cfg_decimal(&name, &key.v) &&
+			  (at = bsearch(&key, num, ncfg, sizeof(*num), cmp_cfg_num)) &&
+			  local[m].id == (int64_t)(at - num);
 	}
-	if (numeric == ncfg && ordered && id >= 0 && (uint64_t)id < ncfg)
-		for (size_t k = 0; k + 1 < cfg->nit; k += 2)
-			if (cfg_decimal(cfg->it[k], &v) && cfg_rank(cfg, v) == (size_t)id)
-				return cfg_group(s, cfg, k, id);
-	for (size_t k = 0; k + 1 < cfg->nit; k += 2) {
-		int used = 0;
-		for (size_t m = 0; m < nlocal; m++) {
-			const char *g = s->pgs.v[local[m].pg].guid;
-			used |= g && cfg->it[k]->t == PV_STR && strlen(g) == cfg->it[k]->n &&
-				memcmp(g, cfg->it[k]->s, cfg->it[k]->n) == 0;
+	if (ordered && (c->by_id = malloc(ncfg * sizeof(*c->by_id)))) {
+		for (size_t k = 0; k < ncfg; k++)
+			c->by_id[k] = num[k].k;
+		c->n = ncfg;
+	}
+	free(num);
+	if (ordered && !c->by_id)
+		return TS_ENOMEM;
+	if (ncfg <= CFG_LONE_MAX && nlocal <= CFG_LONE_MAX && nst <= CFG_LONE_MAX) {
+		size_t free_cfg = 0, free_ids = 0;
+		for (size_t k = 0; k + 1 < cfg->nit; k += 2) {
+			int used = 0;
+			for (size_t m = 0; m < nlocal; m++)
+				used |= same_name(s->pgs.v[local[m].pg].guid, cfg->it[k]);
+			if (!used) {
+				free_cfg++;
+				c->lone = (ssize_t)k;
+			}
 		}
-		if (!used) {
-			free_cfg++;
-			free_k = k;
+		for (size_t k = 0; k + 1 < 2 * nst; k += 2) {
+			int64_t x = pv_int(st->it[k], -1);
+			int used = 0;
+			for (size_t m = 0; m < nlocal; m++)
+				used |= local[m].id == x;
+			free_ids += !used;
 		}
+		if (free_cfg != 1 || free_ids != 1)
+			c->lone = -1;
 	}
-	for (size_t k = 0; st && k + 1 < st->nit; k += 2) {
-		int64_t x = pv_int(st->it[k], -1);
-		int used = 0;
-		for (size_t m = 0; m < nlocal; m++)
-			used |= local[m].id == x;
-		free_ids += !used;
-	}
-	return free_cfg == 1 && free_ids == 1 ? cfg_group(s, cfg, free_k, id) : -1;
+	return 0;
+}
+
+/* The group of a pg_status id none of the dump's entries carries, -1. */
+static int status_group(struct ts_hang_set *s, const struct pv *cfg, const struct cfg_ids *c, int64_t id)
+{
+	if (id >= 0 && (uint64_t)id < c->n)
+		return cfg_group(s, cfg, c->by_id[id], id);
+	return c->lone >= 0 ? cfg_group(s, cfg, (size_t)c->lone, id) : -1;
 }
 
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
@@ -294,6 +334,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	int last_pg = -1;
 	int64_t last_id = -1;
 	TS_VEC(struct local_pg) local = { 0 };
+	struct cfg_ids ids;
 	const char *last_name = NULL, *last_desc = NULL;
 	size_t last_name_n = 0, last_desc_n = 0;
 
@@ -446,6 +487,10 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		dump.entries++;
 	}
 	ts_sb_release(&sb);
+	if (cfg_ids_init(&ids, s, cfg, local.v, local.n, st)) {
+		TS_VEC_RELEASE(local);
+		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	}
 	/* pg_status: keyed by this process's pg_ids */
 	for (size_t k = 0; st && st->t == PV_DICT && k + 1 < st->nit; k += 2) {
 		int64_t id = pv_int(st->it[k], -1);
@@ -460,7 +505,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 			if (local.v[m].id == id)
 				ps.pg = local.v[m].pg;
 		if (ps.pg < 0 && id >= 0)
-			ps.pg = status_group(s, cfg, id, local.v, local.n, st);
+			ps.pg = status_group(s, cfg, &ids, id);
 		if (ps.pg < 0)
 			continue;
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
@@ -469,10 +514,12 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		dump.timing |= ps.started >= 0;
 		if (TS_VEC_PUSH(s->status, ps)) {
 			TS_VEC_RELEASE(local);
+			free(ids.by_id);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 		}
 	}
 	TS_VEC_RELEASE(local);
+	free(ids.by_id);
 	if (TS_VEC_PUSH(s->dumps, dump))
 		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	return 0;

@@ -9,6 +9,8 @@
 #               without entries, as _dump_nccl_trace(includeCollectives=False)
 #               does, or its ring buffer kept its last 2 entries only), so its
 #               pg_status ids must be read through its own pg_config;
+#               statushash: hashed group names, one group lost to the ring
+#               buffer;
 #   p2psize   - a 2-stage pipeline whose receive in step S is posted with
 #               twice the elements of its send: it never completes;
 #   batch     - a pipeline of batch_isend_irecv exchanges (each member op on
@@ -205,7 +207,21 @@ for n in range(N):
         write(c, job, simulate(job, stop={2: k - 1}), noents={q})
     else:
         write(c, job, simulate(job, stop={2: k - 1}), keep={q: 2})
-    truth[c] = {"culprits": [2], "cls": "not_joined", "only": ["not_joined"]}
+    truth[c] = {"culprits": [2], "cls": "not_joined", "only": ["not_joined"], "no_seq": 1}
+    # statushash: the same job with hashed group names (new_group with
+    # use_local_synchronization), the embedding group used once at the
+    # start; rank 0's ring buffer lost only that first entry, so its
+    # pg_status id of the embedding group is the one its entries do not
+    # carry, and its pg_config's one group without entries
+    job = tpdp([("embd", [0, 3])])
+    job.groups = [(n if n == "0" else "%08x" % (0x9e3779b1 * int(n) & 0xffffffff), d, rs) for n, d, rs in job.groups]
+    job.prog.insert(0, (1, "coll", "all_reduce", (16,), "Float", None))
+    k = next(i for i in range(step_start(job, 1 + n % 3), len(job.prog)) if 2 in job.members(i))
+    c = f"statushash{n}"
+    sim = simulate(job, stop={2: k - 1})
+    write(c, job, sim, keep={0: sim[1][0] - 1})
+    # every member completed seq 1 of every group: no incident there
+    truth[c] = {"culprits": [2], "cls": "not_joined", "only": ["not_joined"], "no_seq": 1}
     # p2psize: 2 stages, the receive of micro-batch 0 in step S posted with
     # twice the elements (or the send, in odd sets): it never completes
     job = pipeline(2, 2, steps=4)
@@ -309,6 +325,8 @@ for c, t in sorted(truth.items()):
             why = f"classes {cls}, want a {t['cls']}"
         elif "only" in t and set(cls) - set(t["only"]):
             why = f"classes {cls}, want only {t['only']}"
+        elif "no_seq" in t and [i for i in d["incidents"] if i["seq"] == t["no_seq"]]:
+            why = f"an incident at seq {t['no_seq']}, which every member completed"
         elif t["cls"] is None and cls:
             why = f"classes {cls}, want no incident"
         elif "sizes" in t and not [k for k, i in enumerate(d["incidents"]) if i["class"] == "mismatch" and
