@@ -729,6 +729,61 @@ static const char *what_to_collect(struct ts_hang_result *r, const struct hang_i
 		   who, who, undumped->n == 1 ? "it" : "them");
 }
 
+/* A group whose entries were all completed up to seq last, where a
+ * member's pg_status says it enqueued a later seq and did not complete it
+ * (its entries of it lost: a dump written without entries, a ring buffer
+ * that kept none of the group): at the first such seq, the members whose
+ * pg_status says they never enqueued it (or, without one, whose whole dump
+ * ends before it) never issued it: not_joined on them. */
+static int status_beyond(struct an *a, int pg, const struct hang_i64v *members, const struct hang_i64v *dumped,
+			 const struct hang_i64v *cut, int64_t last)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct hang_i64v issued = { 0 }, absent = { 0 };
+	int64_t seq = INT64_MAX, enq, done;
+	int rc = 0;
+
+	for (size_t k = 0; k < members->n; k++)
+		if (pg_status_of(s, pg, members->v[k], &enq, &done) && enq > done && done + 1 > last &&
+		    done + 1 < seq)
+			seq = done + 1;
+	for (size_t k = 0; k < members->n && seq != INT64_MAX; k++) {
+		int64_t m = members->v[k];
+		if (!hang_set_has(dumped, m) || (!pg_status_of(s, pg, m, &enq, &done) && hang_set_has(cut, m))) {
+			seq = INT64_MAX; /* no dump, or a cut one without pg_status: cannot tell */
+			break;
+		}
+		if (!pg_status_of(s, pg, m, &enq, &done))
+			enq = last; /* its whole dump's entries of the group end at last at most */
+		hang_set_add(enq >= seq ? &issued : &absent, m);
+	}
+	if (seq != INT64_MAX && issued.n && absent.n) {
+		int id = new_inc(a, TS_HANG_NOT_JOINED, pg, seq);
+		if (id < 0) {
+			rc = TS_ENOMEM;
+		} else {
+			struct ts_hang_incident *in = &r->incidents.v[id];
+			for (size_t k = 0; k < members->n; k++)
+				hang_set_add(&in->reporting, members->v[k]);
+			for (size_t k = 0; k < absent.n; k++) {
+				hang_set_add(&in->culprits, absent.v[k]);
+				hang_set_add(&in->missing, absent.v[k]);
+			}
+			in->last_enqueued = seq;
+			in->last_completed = seq - 1;
+			note(in, fmt(r, "ranks %s have no entry for seq %lld, but the pg_status of their dumps says "
+				     "they enqueued it and did not complete it; ranks %s never enqueued it (their "
+				     "pg_status, or their whole dump, ends at seq %lld): they never issued it (the op "
+				     "is unknown: no dump holds its entry)", ranks_str(r, issued.v, issued.n),
+				     (long long)seq, ranks_str(r, absent.v, absent.n), (long long)seq - 1));
+		}
+	}
+	TS_VEC_RELEASE(issued);
+	TS_VEC_RELEASE(absent);
+	return rc;
+}
+
 /* analyse one group's sorted refs [b, e); cut: ranks whose dump is
  * truncated, with their horizons in this group (cut_h) */
 static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const struct hang_i64v *dumped,
@@ -739,7 +794,7 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	int pg = refs[b].pg;
 	struct hang_i64v members = { 0 }, have = { 0 }, undumped = { 0 }, cut_h = { 0 };
 	int64_t start = INT64_MIN, first_min = INT64_MAX;
-	int rc = 0;
+	int rc = 0, found = 0;
 
 	if (pg >= 0 && s->pgs.v[pg].ranks)
 		parse_ranks(s->pgs.v[pg].ranks, &members);
@@ -1000,8 +1055,11 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		TS_VEC_RELEASE(unknown);
 		TS_VEC_RELEASE(issued);
 		TS_VEC_RELEASE(done_on);
+		found = 1;
 		break; /* one incident per group: later seqs follow from this one */
 	}
+	if (!rc && !found)
+		rc = status_beyond(a, pg, &members, dumped, cut, refs[e - 1].seq);
 	TS_VEC_RELEASE(members);
 	TS_VEC_RELEASE(have);
 	TS_VEC_RELEASE(undumped);
@@ -1202,7 +1260,7 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 	if (c.n < 1)
 		return 0;
 	c.orig = calloc(c.n, sizeof(*c.orig));
-	c.pend = malloc((s->works.n ? s->works.n : 1) * sizeof(*c.pend));
+	c.pend = malloc((s->works.n + s->status.n + 1) * sizeof(*c.pend));
 	if (!c.orig || !c.pend) {
 		rc = TS_ENOMEM;
 		goto out;
@@ -1217,6 +1275,18 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 		c.pend[c.npend].pg = w->pg;
 		c.pend[c.npend].seq = w->seq;
 		c.pend[c.npend].idx = i;
+		c.npend++;
+	}
+	/* a rank whose pg_status says it enqueued a seq it did not complete
+	 * waits in it, its entry kept or not (idx SIZE_MAX: from pg_status) */
+	for (size_t i = 0; i < s->status.n; i++) {
+		const struct ts_hang_pg_status *st = &s->status.v[i];
+		if (st->rank < 0 || st->pg < 0 || st->enqueued <= st->completed)
+			continue;
+		c.pend[c.npend].rank = st->rank;
+		c.pend[c.npend].pg = st->pg;
+		c.pend[c.npend].seq = st->completed + 1;
+		c.pend[c.npend].idx = SIZE_MAX;
 		c.npend++;
 	}
 	ts_sort(c.pend, c.npend, sizeof(*c.pend), cmp_pend);
@@ -1265,7 +1335,7 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 			}
 			{
 				const struct ts_hang_incident *up = &r->incidents.v[first + (size_t)next];
-				const struct ts_hang_work *wk = &s->works.v[w];
+				const struct ts_hang_work *wk = w == SIZE_MAX ? NULL : &s->works.v[w];
 				/* whom it waits on: the culprits of a not_joined or
 				 * mismatch incident; in an all_stuck or init one, on no
 				 * rank (every member issued it) */
@@ -1277,8 +1347,9 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
 					     "group %s seq %lld (%s, %s), which waits on %s (incident %zu); "
 					     "it never got to seq %lld here", (long long)rank,
-					     pg_name(s, up->pg), (long long)up->seq, wk->op ? wk->op : "?",
-					     state_name(wk->state), whom, first + (size_t)next + 1, (long long)in->seq));
+					     pg_name(s, up->pg), (long long)up->seq, wk && wk->op ? wk->op : "?",
+					     wk ? state_name(wk->state) : "enqueued and not completed, by its pg_status",
+					     whom, first + (size_t)next + 1, (long long)in->seq));
 				finding(r, fmt(r, "cascade: group %s stopped at seq %lld because rank %lld waits in "
 					       "group %s seq %lld on %s: group %s was stuck first",
 					       pg_name(s, in->pg), (long long)in->seq, (long long)rank,

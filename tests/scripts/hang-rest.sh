@@ -195,13 +195,14 @@ def step_start(job, step):
 for n in range(N):
     # status: the embedding group {0,3} is created first, so ranks 0 and 3
     # number the later groups one higher; rank 2 stops before its tp
-    # all_reduce of step S; rank Q (0 or 1) wrote a dump without entries,
+    # all_reduce of step S; rank Q (0, 1 or 3) wrote a dump without entries,
     # or one that kept its last 2 entries: its pg_status must still say that
-    # it completed the groups it holds no entry of
+    # it completed the groups it holds no entry of (and rank 3, waiting in
+    # its tp group on rank 2, that it waits there: a victim in dp {1,3})
     job = tpdp([("embd", [0, 3])])
     s = 1 + n % 3
     k = next(i for i in range(step_start(job, s), len(job.prog)) if 2 in job.members(i))
-    q = (n // 3) % 2
+    q = (0, 1, 3)[(n // 2) % 3]
     c = f"status{n}"
     if n % 2 == 0:
         write(c, job, simulate(job, stop={2: k - 1}), noents={q})
