@@ -774,9 +774,9 @@ static int status_beyond(struct an *a, int pg, const struct hang_i64v *members, 
 			in->last_completed = seq - 1;
 			note(in, fmt(r, "ranks %s have no entry for seq %lld, but the pg_status of their dumps says "
 				     "they enqueued it and did not complete it; ranks %s never enqueued it (their "
-				     "pg_status, or their whole dump, ends at seq %lld): they never issued it (the op "
-				     "is unknown: no dump holds its entry)", ranks_str(r, issued.v, issued.n),
-				     (long long)seq, ranks_str(r, absent.v, absent.n), (long long)seq - 1));
+				     "pg_status, or their whole dump, ends before seq %lld): they never issued it (the "
+				     "op is unknown: no dump holds its entry)", ranks_str(r, issued.v, issued.n),
+				     (long long)seq, ranks_str(r, absent.v, absent.n), (long long)seq));
 		}
 	}
 	TS_VEC_RELEASE(issued);
@@ -989,8 +989,8 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 				     ranks_str(r, undumped.v, undumped.n), what_to_collect(r, &undumped)));
 		} else if ((undumped.n || unknown.n) && !done_on.n) {
 			in->cls = TS_HANG_UNDECIDED;
-			if (undumped.n && seq_states(a, refs, i, j, TS_ST_SCHEDULED) &&
-			    seq_states(a, refs, i, j, TS_ST_SCHEDULED) == seq_timed(a, refs, i, j))
+			if (undumped.n && seq_states(a, refs, i, j, TS_ST_SCHEDULED) == j - i &&
+			    seq_timed(a, refs, i, j) == j - i)
 				note(in, fmt(r, "no dump from ranks %s, and ranks %s never started seq %lld on their "
 					     "GPUs though their dumps record starts (TORCH_NCCL_ENABLE_TIMING): their "
 					     "own GPUs had not reached it (a kernel before it, or a stream wait, on "
