@@ -85,6 +85,9 @@ struct ts_hang_work {
 	int pg;             /* index into set->pgs, -1 unknown */
 	int64_t seq;        /* collective sequence id on that group */
 	int64_t record_id;  /* FR record id, -1 */
+	int64_t p2p_seq;    /* FR p2p_seq_id, -1 */
+	int64_t created_ns; /* FR time_created_ns (the rank's wall clock when it
+			       enqueued the op), -1 */
 	const char *op;     /* as printed */
 	enum ts_hang_op kind;
 	int64_t numel_in, numel_out;   /* -1 unknown */
@@ -169,6 +172,9 @@ struct ts_hang_dump {
 	int64_t cut_at;      /* the dump ends inside its document (a rank killed while
 			      * dumping): the bytes read, its entries the complete ones
 			      * before the cut; -1 when whole */
+	int timing;          /* an entry is "started" or its pg_status has a last started
+			      * collective: TORCH_NCCL_ENABLE_TIMING was on, so an entry
+			      * still "scheduled" never started on its GPU */
 	int entries_cut;     /* cut_at >= 0 and the cut is inside its entries list (or
 			      * before it): entries may be missing, so its rank is not
 			      * taken as absent past them; 0 when the list closed
@@ -329,8 +335,20 @@ struct ts_hang_advice {
 	const char *why;
 };
 
+/* A rank that enqueued a group's last collective late in a group that did
+ * not hang (TS_HANG_STRAGGLER_MS): its largest lag over its groups. */
+struct ts_hang_straggler {
+	int64_t rank;
+	int pg;                      /* index into set->pgs */
+	int64_t seq;                 /* the group's last seq every member holds */
+	int64_t lag_ms;              /* after the last of the other members */
+	int64_t first_lag_ms;        /* at the group's first seq every member holds */
+	size_t groups;               /* groups it was that late in */
+};
+
 struct ts_hang_result {
 	TS_VEC(struct ts_hang_incident) incidents;
+	TS_VEC(struct ts_hang_straggler) stragglers; /* each also a finding */
 	TS_VEC(const char *) findings;
 	TS_VEC(struct ts_hang_advice) advice;
 	const char *backend;         /* "nccl", "mccl", "unknown" */
@@ -344,13 +362,19 @@ struct ts_hang_result {
 
 /* The ratio of ran-for to timeout above which the watchdog was late. */
 #define TS_HANG_LATE_RATIO 2
+/* A rank that enqueued a group's last collective this many ms after every
+ * other member (time_created_ns), in a group with no hang, is a straggler
+ * (a finding, not an incident). */
+#define TS_HANG_STRAGGLER_MS 1000
 
 /*
  * Analyse the evidence: per process group (keyed by name and rank set) align
  * ranks by collective sequence id, detect ring-buffer truncation, compare
  * (op, sizes, dtypes, state) per seq and blame the minority (a tie is
  * undecided with both groups in the notes); log-only evidence is grouped by
- * (group, seq). Fills r (release with ts_hang_result_release). Returns 0 or
+ * (group, seq). A group of dumps with no incident whose last collective one
+ * rank enqueued TS_HANG_STRAGGLER_MS or more after the others is a
+ * straggler finding. Fills r (release with ts_hang_result_release). Returns 0 or
  * TS_ENOMEM.
  */
 int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_err *err);

@@ -153,7 +153,8 @@ static void items(struct ts_report *r, int which, const struct ts_diag_item *v, 
 		ts_report_add_item(r, which, v[i].level, v[i].title, v[i].detail);
 }
 
-/* one finding per hang incident (the `trainscope hang` verdict) */
+/* one finding per hang incident (the `trainscope hang` verdict) and per
+ * straggler of a group that did not hang */
 static void hang_items(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_hang_result *h = &d->hang_res;
@@ -174,6 +175,18 @@ static void hang_items(const struct ts_diag *d, struct ts_report *r)
 						    in->op ? in->op : "op unknown"),
 				   sb.failed ? NULL : sb.buf);
 		ts_sb_release(&sb);
+	}
+	for (size_t i = 0; i < h->stragglers.n; i++) {
+		const struct ts_hang_straggler *z = &h->stragglers.v[i];
+		ts_report_add_item(r, TS_REPORT_FINDINGS, TS_REPORT_WARN,
+				   ts_report_printf(r, "straggler: rank %lld entered the last collective of a group "
+						    "%lld ms after the other members", (long long)z->rank,
+						    (long long)z->lag_ms),
+				   ts_report_printf(r, "group %s, seq %lld (time_created_ns of the Flight Recorder "
+						    "dumps; %lld ms at the group's first seq every member holds); "
+						    "not a hang", z->pg >= 0 && d->hang.pgs.v[z->pg].guid ?
+						    d->hang.pgs.v[z->pg].guid : "?", (long long)z->seq,
+						    (long long)z->first_lag_ms));
 	}
 }
 

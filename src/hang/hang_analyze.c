@@ -694,6 +694,96 @@ static int64_t horizon(const struct wref *refs, size_t b, size_t e, int64_t rank
 	return h;
 }
 
+/* How many of the entries refs [b, e) (one seq) are in state st. */
+static size_t seq_states(const struct an *a, const struct wref *refs, size_t b, size_t e, enum ts_hang_state st)
+{
+	size_t n = 0;
+
+	for (size_t k = b; k < e; k++)
+		n += a->s->works.v[refs[k].idx].state == st;
+	return n;
+}
+
+/* How many of the entries refs [b, e) come from a dump that records
+ * starts (struct ts_hang_dump timing). */
+static size_t seq_timed(const struct an *a, const struct wref *refs, size_t b, size_t e)
+{
+	size_t n = 0;
+
+	for (size_t k = b; k < e; k++)
+		for (size_t d = 0; d < a->s->dumps.n; d++)
+			if (a->s->dumps.v[d].file == a->s->works.v[refs[k].idx].file) {
+				n += a->s->dumps.v[d].timing != 0;
+				break;
+			}
+	return n;
+}
+
+/* What would decide a seq for ranks without a dump, in words. */
+static const char *what_to_collect(struct ts_hang_result *r, const struct hang_i64v *undumped)
+{
+	const char *who = undumped->n == 1 ? fmt(r, "rank %lld's", (long long)undumped->v[0]) :
+			  fmt(r, "ranks %s'", ranks_str(r, undumped->v, undumped->n));
+	return fmt(r, "%s dump (TORCH_NCCL_DUMP_ON_TIMEOUT=1, TORCH_FR_DUMP_TEMP_FILE on a path every host "
+		   "writes), %s log (a watchdog line gives its last enqueued seq) or a py-spy dump of %s",
+		   who, who, undumped->n == 1 ? "it" : "them");
+}
+
+/* A group whose entries were all completed up to seq last, where a
+ * member's pg_status says it enqueued a later seq and did not complete it
+ * (its entries of it lost: a dump written without entries, a ring buffer
+ * that kept none of the group): at the first such seq, the members whose
+ * pg_status says they never enqueued it (or, without one, whose whole dump
+ * ends before it) never issued it: not_joined on them. */
+static int status_beyond(struct an *a, int pg, const struct hang_i64v *members, const struct hang_i64v *dumped,
+			 const struct hang_i64v *cut, int64_t last)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct hang_i64v issued = { 0 }, absent = { 0 };
+	int64_t seq = INT64_MAX, enq, done;
+	int rc = 0;
+
+	for (size_t k = 0; k < members->n; k++)
+		if (pg_status_of(s, pg, members->v[k], &enq, &done) && enq > done && done + 1 > last &&
+		    done + 1 < seq)
+			seq = done + 1;
+	for (size_t k = 0; k < members->n && seq != INT64_MAX; k++) {
+		int64_t m = members->v[k];
+		if (!hang_set_has(dumped, m) || (!pg_status_of(s, pg, m, &enq, &done) && hang_set_has(cut, m))) {
+			seq = INT64_MAX; /* no dump, or a cut one without pg_status: cannot tell */
+			break;
+		}
+		if (!pg_status_of(s, pg, m, &enq, &done))
+			enq = last; /* its whole dump's entries of the group end at last at most */
+		hang_set_add(enq >= seq ? &issued : &absent, m);
+	}
+	if (seq != INT64_MAX && issued.n && absent.n) {
+		int id = new_inc(a, TS_HANG_NOT_JOINED, pg, seq);
+		if (id < 0) {
+			rc = TS_ENOMEM;
+		} else {
+			struct ts_hang_incident *in = &r->incidents.v[id];
+			for (size_t k = 0; k < members->n; k++)
+				hang_set_add(&in->reporting, members->v[k]);
+			for (size_t k = 0; k < absent.n; k++) {
+				hang_set_add(&in->culprits, absent.v[k]);
+				hang_set_add(&in->missing, absent.v[k]);
+			}
+			in->last_enqueued = seq;
+			in->last_completed = seq - 1;
+			note(in, fmt(r, "ranks %s have no entry for seq %lld, but the pg_status of their dumps says "
+				     "they enqueued it and did not complete it; ranks %s never enqueued it (their "
+				     "pg_status, or their whole dump, ends before seq %lld): they never issued it (the "
+				     "op is unknown: no dump holds its entry)", ranks_str(r, issued.v, issued.n),
+				     (long long)seq, ranks_str(r, absent.v, absent.n), (long long)seq));
+		}
+	}
+	TS_VEC_RELEASE(issued);
+	TS_VEC_RELEASE(absent);
+	return rc;
+}
+
 /* analyse one group's sorted refs [b, e); cut: ranks whose dump is
  * truncated, with their horizons in this group (cut_h) */
 static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const struct hang_i64v *dumped,
@@ -704,7 +794,7 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 	int pg = refs[b].pg;
 	struct hang_i64v members = { 0 }, have = { 0 }, undumped = { 0 }, cut_h = { 0 };
 	int64_t start = INT64_MIN, first_min = INT64_MAX;
-	int rc = 0;
+	int rc = 0, found = 0;
 
 	if (pg >= 0 && s->pgs.v[pg].ranks)
 		parse_ranks(s->pgs.v[pg].ranks, &members);
@@ -882,11 +972,41 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 				     "issued seq %lld and waits in it: ranks %s likely never issued it or died "
 				     "(inferred: their dump is missing)", ranks_str(r, undumped.v, undumped.n),
 				     (long long)seq, ranks_str(r, undumped.v, undumped.n)));
+		} else if (undumped.n && !unknown.n && !done_on.n && !issued.n &&
+			   seq_states(a, refs, i, j, TS_ST_STARTED) == j - i) {
+			/* not fewer than the members with evidence, but those
+			 * started it: their kernels run and wait on the others */
+			in->cls = TS_HANG_NOT_JOINED;
+			for (size_t k = 0; k < undumped.n; k++) {
+				hang_set_add(&in->missing, undumped.v[k]);
+				hang_set_add(&in->culprits, undumped.v[k]);
+			}
+			note(in, fmt(r, "inferred, hedged: ranks %s issued seq %lld and their dumps show it "
+				     "started (TORCH_NCCL_ENABLE_TIMING): their kernels run, waiting on the other "
+				     "members; ranks %s wrote no dump, so they likely never issued it or died. A "
+				     "network hang with every member in it looks the same from this side: collect "
+				     "%s to confirm", ranks_str(r, present.v, present.n), (long long)seq,
+				     ranks_str(r, undumped.v, undumped.n), what_to_collect(r, &undumped)));
 		} else if ((undumped.n || unknown.n) && !done_on.n) {
 			in->cls = TS_HANG_UNDECIDED;
-			if (undumped.n)
-				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined",
-					     ranks_str(r, undumped.v, undumped.n)));
+			if (undumped.n && seq_states(a, refs, i, j, TS_ST_SCHEDULED) == j - i &&
+			    seq_timed(a, refs, i, j) == j - i)
+				note(in, fmt(r, "no dump from ranks %s, and ranks %s never started seq %lld on their "
+					     "GPUs though their dumps record starts (TORCH_NCCL_ENABLE_TIMING): their "
+					     "own GPUs had not reached it (a kernel before it, or a stream wait, on "
+					     "them), which the missing dumps do not explain: look at ranks %s first, "
+					     "and collect %s", ranks_str(r, undumped.v, undumped.n),
+					     ranks_str(r, present.v, present.n), (long long)seq,
+					     ranks_str(r, present.v, present.n), what_to_collect(r, &undumped)));
+			else if (undumped.n)
+				note(in, fmt(r, "no dump from ranks %s: cannot tell whether they joined. They are "
+					     "not fewer than the %zu member%s with evidence, so no majority decides, "
+					     "and seq %lld issued and not completed on the others says nothing of "
+					     "its peers%s; collect %s", ranks_str(r, undumped.v, undumped.n),
+					     present.n + issued.n, present.n + issued.n == 1 ? "" : "s", (long long)seq,
+					     seq_timed(a, refs, i, j) ? "" : " (without TORCH_NCCL_ENABLE_TIMING=1 "
+					     "\"scheduled\" cannot tell a kernel waiting on its peer from one never "
+					     "started)", what_to_collect(r, &undumped)));
 		} else if (seq <= 1 || (maj->kind == TS_OP_COALESCED && seq <= 2)) {
 			in->cls = TS_HANG_INIT;
 			note(in, "the first collective of the group never completed: communicator set-up / topology");
@@ -935,8 +1055,11 @@ static int dump_group(struct an *a, struct wref *refs, size_t b, size_t e, const
 		TS_VEC_RELEASE(unknown);
 		TS_VEC_RELEASE(issued);
 		TS_VEC_RELEASE(done_on);
+		found = 1;
 		break; /* one incident per group: later seqs follow from this one */
 	}
+	if (!rc && !found)
+		rc = status_beyond(a, pg, &members, dumped, cut, refs[e - 1].seq);
 	TS_VEC_RELEASE(members);
 	TS_VEC_RELEASE(have);
 	TS_VEC_RELEASE(undumped);
@@ -1137,7 +1260,7 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 	if (c.n < 1)
 		return 0;
 	c.orig = calloc(c.n, sizeof(*c.orig));
-	c.pend = malloc((s->works.n ? s->works.n : 1) * sizeof(*c.pend));
+	c.pend = malloc((s->works.n + s->status.n + 1) * sizeof(*c.pend));
 	if (!c.orig || !c.pend) {
 		rc = TS_ENOMEM;
 		goto out;
@@ -1152,6 +1275,18 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 		c.pend[c.npend].pg = w->pg;
 		c.pend[c.npend].seq = w->seq;
 		c.pend[c.npend].idx = i;
+		c.npend++;
+	}
+	/* a rank whose pg_status says it enqueued a seq it did not complete
+	 * waits in it, its entry kept or not (idx SIZE_MAX: from pg_status) */
+	for (size_t i = 0; i < s->status.n; i++) {
+		const struct ts_hang_pg_status *st = &s->status.v[i];
+		if (st->rank < 0 || st->pg < 0 || st->enqueued <= st->completed)
+			continue;
+		c.pend[c.npend].rank = st->rank;
+		c.pend[c.npend].pg = st->pg;
+		c.pend[c.npend].seq = st->completed + 1;
+		c.pend[c.npend].idx = SIZE_MAX;
 		c.npend++;
 	}
 	ts_sort(c.pend, c.npend, sizeof(*c.pend), cmp_pend);
@@ -1200,7 +1335,7 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 			}
 			{
 				const struct ts_hang_incident *up = &r->incidents.v[first + (size_t)next];
-				const struct ts_hang_work *wk = &s->works.v[w];
+				const struct ts_hang_work *wk = w == SIZE_MAX ? NULL : &s->works.v[w];
 				/* whom it waits on: the culprits of a not_joined or
 				 * mismatch incident; in an all_stuck or init one, on no
 				 * rank (every member issued it) */
@@ -1212,8 +1347,9 @@ static int cascade(struct an *a, size_t first, const struct hang_i64v *dup_files
 				note(in, fmt(r, "rank %lld is a victim, not a culprit: its dump shows it waiting in "
 					     "group %s seq %lld (%s, %s), which waits on %s (incident %zu); "
 					     "it never got to seq %lld here", (long long)rank,
-					     pg_name(s, up->pg), (long long)up->seq, wk->op ? wk->op : "?",
-					     state_name(wk->state), whom, first + (size_t)next + 1, (long long)in->seq));
+					     pg_name(s, up->pg), (long long)up->seq, wk && wk->op ? wk->op : "?",
+					     wk ? state_name(wk->state) : "enqueued and not completed, by its pg_status",
+					     whom, first + (size_t)next + 1, (long long)in->seq));
 				finding(r, fmt(r, "cascade: group %s stopped at seq %lld because rank %lld waits in "
 					       "group %s seq %lld on %s: group %s was stuck first",
 					       pg_name(s, in->pg), (long long)in->seq, (long long)rank,
@@ -1329,6 +1465,282 @@ static int p2p_unmatched(struct an *a, const struct hang_i64v *dumped, const str
 	return 0;
 }
 
+/* The next point-to-point op of rank file f from index *i on (advanced
+ * past it) in group pg of one kind with group rank `local` as its peer;
+ * NULL at the end. Entries are pushed in record order, so the k-th found
+ * is the k-th issued. */
+static const struct ts_hang_work *p2p_next(const struct an *a, int f, size_t *i, int pg, long long local,
+					   enum ts_hang_op kind)
+{
+	for (; *i < a->wend[f]; (*i)++) {
+		const struct ts_hang_work *w = &a->s->works.v[*i];
+		if (w->from_dump && w->file == (uint32_t)f && w->pg == pg && w->kind == kind &&
+		    p2p_local_peer(w) == local) {
+			(*i)++;
+			return w;
+		}
+	}
+	return NULL;
+}
+
+/* Rank d's sends to q in group pg against q's receives from d, in issue
+ * order (one walk of each dump): the first pair whose sizes or dtypes
+ * differ makes a mismatch incident of the group, naming both entries. */
+static int p2p_pair_sizes(struct an *a, const struct ts_hang_dump *d, int64_t q, int qf, int pg)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	long long to_q = group_rank(s, pg, q), from_d = group_rank(s, pg, d->rank);
+	size_t i = a->wbeg[d->file], j = a->wbeg[qf];
+	const struct ts_hang_work *e, *m;
+	int64_t nth = 0;
+
+	if (to_q < 0 || from_d < 0)
+		return 0;
+	while ((e = p2p_next(a, (int)d->file, &i, pg, to_q, TS_OP_SEND)) &&
+	       (m = p2p_next(a, qf, &j, pg, from_d, TS_OP_RECV))) {
+		nth++;
+		if (!e->shape || !m->shape || strcmp(e->shape, m->shape) == 0)
+			continue;
+		int id = new_inc(a, TS_HANG_MISMATCH, pg, -1);
+		if (id < 0)
+			return TS_ENOMEM;
+		struct ts_hang_incident *in = &r->incidents.v[id];
+		set_op(in, e->op, e->kind);
+		in->numel_in = e->numel_in;
+		in->numel_out = e->numel_out;
+		in->timeout_ms = e->timeout_ms;
+		hang_set_add(&in->reporting, d->rank);
+		hang_set_add(&in->reporting, q);
+		add_ev(in, dump_ev(s, (struct ts_hang_work *)e));
+		add_ev(in, dump_ev(s, (struct ts_hang_work *)m));
+		note(in, fmt(r, "rank %lld's %s send to %lld in group %s (record %lld, %s, %s) and rank "
+			     "%lld's %s receive from %lld (record %lld, %s, %s) are one transfer and differ "
+			     "in size or dtype: one of the two ranks posted the wrong tensor (a receive "
+			     "larger than its send waits for data that never comes); the two dumps cannot "
+			     "say which, so neither is blamed: look at both ranks' code at this transfer",
+			     (long long)d->rank, ordinal(r, nth), (long long)q, pg_name(s, pg),
+			     (long long)e->record_id, e->shape, state_name(e->state), (long long)q,
+			     ordinal(r, nth), (long long)d->rank, (long long)m->record_id, m->shape,
+			     state_name(m->state)));
+		return 1;
+	}
+	return 0;
+}
+
+/* Sends against the receives they match: the k-th send from rank p to q
+ * in a group meets q's k-th receive from p (both dumps whole and not
+ * wrapped, as for p2p_unmatched); sizes or dtypes that differ are a
+ * mismatch, as fr_trace checks them (a receive posted larger than its send
+ * waits for data that never comes). Two ranks cannot say which side is
+ * wrong: the incident names both and blames neither. One incident per
+ * group, on the first such pair found. Each (group, peer) of a dump's
+ * sends is walked once against the peer's dump. */
+static int p2p_sizes(struct an *a, const struct hang_i64v *dumped, const struct hang_i64v *cut,
+		     const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct pair { int pg; int64_t q; };
+	TS_VEC(struct pair) done = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < s->dumps.n && rc >= 0; i++) {
+		const struct ts_hang_dump *d = &s->dumps.v[i];
+		int f = (int)d->file;
+
+		if (d->rank < 0 || hang_set_has(dup_files, d->file) || hang_set_has(cut, d->rank) ||
+		    first_record(a, f) != 0)
+			continue;
+		done.n = 0;
+		for (size_t k = a->wbeg[f]; k < a->wend[f] && rc >= 0; k++) {
+			const struct ts_hang_work *e = &s->works.v[k];
+			int64_t q;
+			int qf, seen = 0;
+
+			if (!e->from_dump || e->file != (uint32_t)f || e->kind != TS_OP_SEND ||
+			    (q = p2p_peer(s, e)) < 0 || q == d->rank || !hang_set_has(dumped, q) ||
+			    hang_set_has(cut, q) || (qf = rank_file(a, q)) < 0 || first_record(a, qf) != 0)
+				continue;
+			for (size_t x = 0; x < done.n; x++)
+				seen |= done.v[x].pg == e->pg && done.v[x].q == q;
+			for (size_t x = 0; x < r->incidents.n; x++)
+				seen |= r->incidents.v[x].pg == e->pg && r->incidents.v[x].cls == TS_HANG_MISMATCH &&
+					r->incidents.v[x].seq < 0;
+			if (seen)
+				continue;
+			struct pair pr = { e->pg, q };
+			if (TS_VEC_PUSH(done, pr))
+				rc = TS_ENOMEM;
+			else
+				rc = p2p_pair_sizes(a, d, q, qf, e->pg);
+		}
+	}
+	TS_VEC_RELEASE(done);
+	return rc < 0 ? rc : 0;
+}
+
+/* One collective entry with its enqueue time, for stragglers(). */
+struct sref { int pg; int64_t rank, seq, created; int done; };
+
+static int cmp_sref(const void *x, const void *y)
+{
+	const struct sref *a = x, *b = y;
+	if (a->pg != b->pg)
+		return a->pg < b->pg ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The entry at seq in one rank's refs [b, e) (sorted by seq), or NULL. */
+static const struct sref *sref_at(const struct sref *v, size_t b, size_t e, int64_t seq)
+{
+	while (b < e) {
+		size_t mid = b + (e - b) / 2;
+		if (v[mid].seq == seq)
+			return &v[mid];
+		if (v[mid].seq < seq)
+			b = mid + 1;
+		else
+			e = mid;
+	}
+	return NULL;
+}
+
+/* One rank's run [b, e) of a group's refs. */
+struct srun { size_t b, e; };
+
+/* At seq, the run whose rank enqueued it last (*late) and how long after
+ * the last of the others (ns); INT64_MIN when a run has no entry there
+ * or (need_done) one is not completed. */
+static int64_t sref_lag(const struct sref *v, const struct srun *runs, size_t n, int64_t seq, int need_done,
+			size_t *late)
+{
+	int64_t top = INT64_MIN, second = INT64_MIN;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct sref *x = sref_at(v, runs[k].b, runs[k].e, seq);
+		if (!x || (need_done && !x->done))
+			return INT64_MIN;
+		if (x->created > top) {
+			second = top;
+			top = x->created;
+			*late = k;
+		} else if (x->created > second) {
+			second = x->created;
+		}
+	}
+	return n >= 2 ? top - second : INT64_MIN;
+}
+
+/* Late stragglers in groups that did not hang: at a group's last seq that
+ * every member holds, all completed, the rank that enqueued it
+ * TS_HANG_STRAGGLER_MS or more after the last of the others held them up.
+ * time_created_ns is each host's wall clock, so an offset between hosts'
+ * clocks reads as lag too: a rank that was as late at the group's first
+ * seq every member holds is not said. One finding per rank, its largest
+ * lag. first_inc: the dumps' first incident. */
+static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *dup_files)
+{
+	struct ts_hang_set *s = a->s;
+	struct ts_hang_result *r = a->r;
+	struct sref *v = malloc((s->works.n ? s->works.n : 1) * sizeof(*v));
+	TS_VEC(struct srun) runs = { 0 };
+	const int64_t thr = (int64_t)TS_HANG_STRAGGLER_MS * 1000000;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!v)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < s->works.n; i++) {
+		const struct ts_hang_work *w = &s->works.v[i];
+		if (!w->from_dump || w->rank < 0 || w->pg < 0 || w->seq < 0 || w->created_ns < 0 ||
+		    w->kind == TS_OP_SEND || w->kind == TS_OP_RECV || hang_set_has(dup_files, w->file))
+			continue;
+		v[n].pg = w->pg;
+		v[n].rank = w->rank;
+		v[n].seq = w->seq;
+		v[n].created = w->created_ns;
+		v[n].done = w->state == TS_ST_COMPLETED;
+		n++;
+	}
+	ts_sort(v, n, sizeof(*v), cmp_sref);
+	for (size_t b = 0; b < n && !rc;) {
+		size_t e = b, late = 0, late0 = 0;
+		int pg = v[b].pg, hung = 0;
+		struct hang_i64v members = { 0 };
+		int64_t last = INT64_MAX, first = INT64_MIN, lag = INT64_MIN, lag0;
+
+		while (e < n && v[e].pg == pg)
+			e++;
+		for (size_t j = first_inc; j < r->incidents.n; j++)
+			hung |= r->incidents.v[j].pg == pg;
+		runs.n = 0;
+		for (size_t i = b; i < e && !rc; i++)
+			if (i == b || v[i - 1].rank != v[i].rank) {
+				struct srun run = { i, i + 1 };
+				rc = TS_VEC_PUSH(runs, run) ? TS_ENOMEM : 0;
+			} else {
+				runs.v[runs.n - 1].e = i + 1;
+			}
+		/* sorted by (rank, seq): a rank's first and last entries end its run */
+		for (size_t k = 0; k < runs.n; k++) {
+			first = v[runs.v[k].b].seq > first ? v[runs.v[k].b].seq : first;
+			last = v[runs.v[k].e - 1].seq < last ? v[runs.v[k].e - 1].seq : last;
+		}
+		parse_ranks(s->pgs.v[pg].ranks, &members);
+		if (!rc && !hung && runs.n >= 2 && (!members.n || members.n == runs.n) && first <= last)
+			lag = sref_lag(v, runs.v, runs.n, last, 1, &late);
+		if (lag >= thr) {
+			lag0 = sref_lag(v, runs.v, runs.n, first, 0, &late0);
+			/* as late at the first seq: the clocks, not a straggler */
+			if (late0 == late && lag0 >= thr)
+				lag = INT64_MIN;
+			else
+				lag0 = late0 == late ? lag0 : 0;
+		}
+		if (lag >= thr) {
+			int64_t rank = v[runs.v[late].b].rank;
+			size_t k;
+			for (k = 0; k < r->stragglers.n && r->stragglers.v[k].rank != rank; k++)
+				;
+			if (k == r->stragglers.n) {
+				struct ts_hang_straggler z = { rank, -1, -1, -1, 0, 0 };
+				if (TS_VEC_PUSH(r->stragglers, z))
+					rc = TS_ENOMEM;
+			}
+			if (!rc) {
+				struct ts_hang_straggler *z = &r->stragglers.v[k];
+				z->groups++;
+				if (lag / 1000000 > z->lag_ms) {
+					z->lag_ms = lag / 1000000;
+					z->seq = last;
+					z->pg = pg;
+					z->first_lag_ms = lag0 / 1000000;
+				}
+			}
+		}
+		TS_VEC_RELEASE(members);
+		b = e;
+	}
+	for (size_t k = 0; k < r->stragglers.n && !rc; k++) {
+		const struct ts_hang_straggler *z = &r->stragglers.v[k];
+		finding(r, fmt(r, "straggler: rank %lld entered the last collective of group %s (seq %lld) "
+			       "%lld ms after the last of the other members (time_created_ns)%s: the job did "
+			       "not hang there, every member completed it, but rank %lld held the others up; "
+			       "at the group's first seq every member holds its lag was %lld ms, so an offset "
+			       "between the hosts' clocks does not explain it; look at what rank %lld did "
+			       "before it (data loading, host stalls, a slow GPU)",
+			       (long long)z->rank, pg_name(s, z->pg), (long long)z->seq, (long long)z->lag_ms,
+			       z->groups > 1 ? fmt(r, " (the largest lag of %zu groups)", z->groups) : "",
+			       (long long)z->rank, (long long)z->first_lag_ms, (long long)z->rank));
+	}
+	TS_VEC_RELEASE(runs);
+	free(v);
+	return rc;
+}
+
 static int dumps(struct an *a)
 {
 	struct ts_hang_set *s = a->s;
@@ -1431,7 +1843,11 @@ static int dumps(struct an *a)
 	if (!rc)
 		rc = p2p_unmatched(a, &dumped, &cut, &dup_files);
 	if (!rc)
+		rc = p2p_sizes(a, &dumped, &cut, &dup_files);
+	if (!rc)
 		rc = cascade(a, first_inc, &dup_files);
+	if (!rc)
+		rc = stragglers(a, first_inc, &dup_files);
 	free(a->wbeg);
 	free(a->wend);
 	a->wbeg = a->wend = NULL;
@@ -2275,6 +2691,7 @@ void ts_hang_result_release(struct ts_hang_result *r)
 		TS_VEC_RELEASE(in->notes);
 	}
 	TS_VEC_RELEASE(r->incidents);
+	TS_VEC_RELEASE(r->stragglers);
 	TS_VEC_RELEASE(r->findings);
 	TS_VEC_RELEASE(r->advice);
 	ts_arena_release(&r->arena);

@@ -71,19 +71,6 @@ static const char *ranks_text(struct ts_hang_set *s, const struct pv *v)
 	return out;
 }
 
-static int ranks_contain(const char *ranks, int64_t rank)
-{
-	const char *p = ranks;
-	int64_t v;
-
-	if (!ranks || rank < 0)
-		return 0;
-	while (hang_ranks_next(&p, &v))
-		if (v == rank)
-			return 1;
-	return 0;
-}
-
 /* decimal of v (printf-free: dumps have millions of dims) */
 static void add_i64(struct ts_sb *sb, int64_t v)
 {
@@ -168,7 +155,7 @@ static enum ts_hang_state state_of(const struct pv *v)
 
 /* the entry keys the analysis reads, found in one pass over the dict */
 enum { K_PG, K_PG_ID, K_SEQ, K_SEQ_OLD, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
-       K_OUT_SIZES, K_OUT_DTYPES, K_COUNT };
+       K_OUT_SIZES, K_OUT_DTYPES, K_P2P_SEQ, K_IS_P2P, K_CREATED, K_COUNT };
 struct fr_keys {
 	const struct pv *v[K_COUNT];
 };
@@ -182,7 +169,8 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 		{ "timeout_ms", 10, K_TIMEOUT }, { "state", 5, K_STATE },
 		{ "profiling_name", 14, K_NAME }, { "input_sizes", 11, K_IN_SIZES },
 		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
-		{ "output_dtypes", 13, K_OUT_DTYPES },
+		{ "output_dtypes", 13, K_OUT_DTYPES }, { "p2p_seq_id", 10, K_P2P_SEQ },
+		{ "is_p2p", 6, K_IS_P2P }, { "time_created_ns", 15, K_CREATED },
 	};
 	memset(k, 0, sizeof(*k));
 	for (size_t i = 0; i + 1 < e->nit; i += 2) {
@@ -199,6 +187,140 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 	}
 }
 
+/* A pg_id of this dump and the group its entries of that id are of. */
+struct local_pg { int64_t id; int pg; };
+
+static int cfg_decimal(const struct pv *name, uint64_t *v)
+{
+	*v = 0;
+	if (name->t != PV_STR || !name->n || name->n > 18)
+		return 0;
+	for (size_t i = 0; i < name->n; i++) {
+		if (name->s[i] < '0' || name->s[i] > '9')
+			return 0;
+		*v = *v * 10 + (uint64_t)(name->s[i] - '0');
+	}
+	return 1;
+}
+
+static int cfg_group(struct ts_hang_set *s, const struct pv *cfg, size_t k, int64_t id)
+{
+	const struct pv *g = cfg->it[k + 1], *desc = hang_pv_get(g, "desc");
+	const struct pv *name = cfg->it[k];
+
+	if (name->t != PV_STR)
+		return -1;
+	return hang_pg_dump(s, id, name->s, name->n, desc && desc->t == PV_STR ? desc->s : NULL,
+			    desc && desc->t == PV_STR ? desc->n : 0, ranks_text(s, hang_pv_get(g, "ranks")));
+}
+
+/* The pg_config groups of one dump by the pg_id its process gave them,
+ * for pg_status ids none of its entries carries (cfg_ids_init). */
+struct cfg_ids {
+	size_t *by_id;   /* key index in pg_config of pg_id i, i < n */
+	size_t n;        /* 0 when the names do not give the order */
+	ssize_t lone;    /* key index of the one pg_config group no entry names
+			    when one pg_status id names none too, else -1 */
+};
+
+struct cfg_num { uint64_t v; size_t k; };
+
+static int cmp_cfg_num(const void *x, const void *y)
+{
+	const struct cfg_num *a = x, *b = y;
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/* The largest pg_config and pg_status a dump's lone unnamed group is
+ * looked for in (pairwise name comparisons). */
+#define CFG_LONE_MAX 256
+
+static int same_name(const char *g, const struct pv *name)
+{
+	return g && name->t == PV_STR && strlen(g) == name->n && memcmp(g, name->s, name->n) == 0;
+}
+
+/*
+ * pg_id is the process-local creation index of a group (only groups the
+ * rank is a member of count), and group names are the global creation
+ * count ("0", "1", ...): when every pg_config name (the groups this rank is
+ * a member of) is a number, the id-th in numeric order is pg_id id,
+ * provided the ids the dump's entries carry (local) sit where their
+ * groups' names do. Otherwise, when exactly one pg_config group has no
+ * entry and exactly one pg_status id names none, they are each other
+ * (small dumps only: CFG_LONE_MAX). Never another dump's group of that id:
+ * that id is another process's. 0 or TS_ENOMEM; release c->by_id.
+ */
+static int cfg_ids_init(struct cfg_ids *c, struct ts_hang_set *s, const struct pv *cfg,
+			const struct local_pg *local, size_t nlocal, const struct pv *st)
+{
+	size_t ncfg = cfg && cfg->t == PV_DICT ? cfg->nit / 2 : 0, nst = st && st->t == PV_DICT ? st->nit / 2 : 0;
+	struct cfg_num *num;
+	int ordered = 1;
+
+	c->by_id = NULL;
+	c->n = 0;
+	c->lone = -1;
+	if (!ncfg)
+		return 0;
+	if (!(num = malloc(ncfg * sizeof(*num))))
+		return TS_ENOMEM;
+	for (size_t k = 0; k < ncfg && ordered; k++) {
+		num[k].k = 2 * k;
+		ordered = cfg_decimal(cfg->it[2 * k], &num[k].v);
+	}
+	if (ordered)
+		ts_sort(num, ncfg, sizeof(*num), cmp_cfg_num);
+	for (size_t k = 1; k < ncfg && ordered; k++)
+		ordered = num[k - 1].v != num[k].v;
+	for (size_t m = 0; m < nlocal && ordered; m++) {
+		const char *g = s->pgs.v[local[m].pg].guid;
+		struct pv name = { .t = PV_STR, .s = g, .n = g ? strlen(g) : 0 };
+		struct cfg_num key, *at;
+		ordered = g && cfg_decimal(&name, &key.v) &&
+			  (at = bsearch(&key, num, ncfg, sizeof(*num), cmp_cfg_num)) &&
+			  local[m].id == (int64_t)(at - num);
+	}
+	if (ordered && (c->by_id = malloc(ncfg * sizeof(*c->by_id)))) {
+		for (size_t k = 0; k < ncfg; k++)
+			c->by_id[k] = num[k].k;
+		c->n = ncfg;
+	}
+	free(num);
+	if (ordered && !c->by_id)
+		return TS_ENOMEM;
+	if (ncfg <= CFG_LONE_MAX && nlocal <= CFG_LONE_MAX && nst <= CFG_LONE_MAX) {
+		size_t free_cfg = 0, free_ids = 0;
+		for (size_t k = 0; k + 1 < cfg->nit; k += 2) {
+			int used = 0;
+			for (size_t m = 0; m < nlocal; m++)
+				used |= same_name(s->pgs.v[local[m].pg].guid, cfg->it[k]);
+			if (!used) {
+				free_cfg++;
+				c->lone = (ssize_t)k;
+			}
+		}
+		for (size_t k = 0; k + 1 < 2 * nst; k += 2) {
+			int64_t x = pv_int(st->it[k], -1);
+			int used = 0;
+			for (size_t m = 0; m < nlocal; m++)
+				used |= local[m].id == x;
+			free_ids += !used;
+		}
+		if (free_cfg != 1 || free_ids != 1)
+			c->lone = -1;
+	}
+	return 0;
+}
+
+/* The group of a pg_status id none of the dump's entries carries, -1. */
+static int status_group(struct ts_hang_set *s, const struct pv *cfg, const struct cfg_ids *c, int64_t id)
+{
+	if (id >= 0 && (uint64_t)id < c->n)
+		return cfg_group(s, cfg, c->by_id[id], id);
+	return c->lone >= 0 ? cfg_group(s, cfg, (size_t)c->lone, id) : -1;
+}
+
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
 		   int64_t cut, const char *name, struct ts_err *err)
 {
@@ -211,8 +333,8 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	size_t first_work = s->works.n, nents;
 	int last_pg = -1;
 	int64_t last_id = -1;
-	struct local_pg { int64_t id; int pg; };
 	TS_VEC(struct local_pg) local = { 0 };
+	struct cfg_ids ids;
 	const char *last_name = NULL, *last_desc = NULL;
 	size_t last_name_n = 0, last_desc_n = 0;
 
@@ -295,8 +417,11 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		/* dumps of versions 1.x (PyTorch 2.2-2.3) name the sequence seq_id */
 		w.seq = pv_int(ek.v[K_SEQ] ? ek.v[K_SEQ] : ek.v[K_SEQ_OLD], -1);
 		w.record_id = pv_int(ek.v[K_RECORD], -1);
+		w.p2p_seq = pv_int(ek.v[K_P2P_SEQ], -1);
+		w.created_ns = pv_int(ek.v[K_CREATED], -1);
 		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
 		w.state = state_of(ek.v[K_STATE]);
+		dump.timing |= w.state == TS_ST_STARTED;
 		pn = ek.v[K_NAME];
 		if (pn && pn->t == PV_STR) {
 			w.op = interned(s, pn->s, pn->n > 64 ? 64 : pn->n);
@@ -315,6 +440,16 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		ts_sb_addc(&sb, '>');
 		w.numel_out = sizes(ek.v[K_OUT_SIZES], &sb);
 		dtypes(ek.v[K_OUT_DTYPES], &sb);
+		if (w.kind == TS_OP_COALESCED && ek.v[K_IS_P2P] && ek.v[K_IS_P2P]->t == PV_BOOL &&
+		    ek.v[K_IS_P2P]->i && w.p2p_seq >= 0) {
+			/* the end of a batch of point-to-point ops
+			 * (batch_isend_irecv): its members share its p2p_seq_id,
+			 * and its collective_seq_id is the group's last
+			 * collective's, not a seq of its own; the members stay
+			 * point-to-point ops, matched with their peers' */
+			dump.entries++;
+			continue;
+		}
 		if (w.kind == TS_OP_COALESCED) {
 			/* the coalesced entry stands for the group: its members of
 			 * this dump (same group and seq) are folded into it; P2P
@@ -352,39 +487,39 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		dump.entries++;
 	}
 	ts_sb_release(&sb);
-	/* pg_status: keyed by pg id; the group of that id this rank is in */
+	if (cfg_ids_init(&ids, s, cfg, local.v, local.n, st)) {
+		TS_VEC_RELEASE(local);
+		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
+	}
+	/* pg_status: keyed by this process's pg_ids */
 	for (size_t k = 0; st && st->t == PV_DICT && k + 1 < st->nit; k += 2) {
 		int64_t id = pv_int(st->it[k], -1);
 		const struct pv *v = st->it[k + 1];
 		struct ts_hang_pg_status ps;
-		int mapped;
 		ps.rank = rank;
 		ps.pg = -1;
-		/* keyed by this process's pg_id: the group its own entries of
-		 * that pg_id are of; a pg_id none of its entries carries: the
-		 * group of that id this rank is in */
+		/* the group its own entries of that pg_id are of, else the one
+		 * its own pg_config gives that id (never another dump's group of
+		 * that id: pg_id is process-local) */
 		for (size_t m = 0; m < local.n && ps.pg < 0; m++)
 			if (local.v[m].id == id)
 				ps.pg = local.v[m].pg;
-		mapped = ps.pg >= 0;
-		for (size_t g = 0; g < s->pgs.n && !mapped; g++) {
-			int taken = 0;
-			for (size_t m = 0; m < local.n; m++)
-				taken |= local.v[m].pg == (int)g;
-			if (!taken && s->pgs.v[g].id == id && (ps.pg < 0 || ranks_contain(s->pgs.v[g].ranks, rank)))
-				ps.pg = (int)g;
-		}
 		if (ps.pg < 0 && id >= 0)
-			ps.pg = hang_pg(s, id, NULL, 0, NULL, 0, NULL);
+			ps.pg = status_group(s, cfg, &ids, id);
+		if (ps.pg < 0)
+			continue;
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
 		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
 		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
+		dump.timing |= ps.started >= 0;
 		if (TS_VEC_PUSH(s->status, ps)) {
 			TS_VEC_RELEASE(local);
+			free(ids.by_id);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 		}
 	}
 	TS_VEC_RELEASE(local);
+	free(ids.by_id);
 	if (TS_VEC_PUSH(s->dumps, dump))
 		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	return 0;

@@ -34,6 +34,12 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
  * different groups. Without a name it is hang_pg. */
 int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 		 const char *desc, size_t desc_n, const char *ranks);
+/* The group of a watchdog line's tag: a group of its PG GUID (the global
+ * name) is keyed by that name, whatever its PG ID (process-local, as a
+ * dump's pg_id: its ids then vary); else hang_pg, so a tag with a GUID
+ * joins the id-only tags ("[PG 1 Rank 0]") of its id. */
+int hang_pg_log(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
+		const char *desc, size_t desc_n);
 void hang_rank_seen(struct ts_hang_set *s, int64_t rank);
 void hang_work_init(struct ts_hang_work *w);
 void hang_report_init(struct ts_hang_report *r, enum ts_hang_report_kind kind);

@@ -319,7 +319,7 @@ static int pg_tag(struct ts_hang_set *s, const char *p, const char *end, int64_t
 	*after = c + 1;
 	while (*after < end && **after == ' ')
 		(*after)++;
-	return hang_pg(s, id, guid, guid_n, desc, desc_n, NULL);
+	return hang_pg_log(s, id, guid, guid_n, desc, desc_n);
 }
 
 static int push_report(struct ts_hang_set *s, enum ts_hang_report_kind k)

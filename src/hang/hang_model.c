@@ -207,6 +207,17 @@ int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t gui
 	return (int)s->pgs.n - 1;
 }
 
+int hang_pg_log(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
+		const char *desc, size_t desc_n)
+{
+	for (size_t i = 0; guid && i < s->pgs.n; i++) {
+		const struct ts_hang_pg *p = &s->pgs.v[i];
+		if (p->guid && same(p->guid, guid, guid_n) && (!desc || !p->desc || same(p->desc, desc, desc_n)))
+			return hang_pg_dump(s, id, guid, guid_n, desc, desc_n, NULL);
+	}
+	return hang_pg(s, id, guid, guid_n, desc, desc_n, NULL);
+}
+
 int hang_set_has(const void *vec, int64_t v)
 {
 	const struct hang_i64v *x = vec;
@@ -286,7 +297,7 @@ void hang_work_init(struct ts_hang_work *w)
 	w->rank = -1;
 	w->pg = -1;
 	w->seq = -1;
-	w->record_id = -1;
+	w->record_id = w->p2p_seq = w->created_ns = -1;
 	w->numel_in = w->numel_out = -1;
 	w->timeout_ms = w->ran_for_ms = -1;
 	w->ev = -1;

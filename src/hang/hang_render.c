@@ -85,6 +85,20 @@ void ts_hang_jw(struct ts_jw *wp, const struct ts_hang_set *s, const struct ts_h
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	ts_jw_key(&w, "stragglers");
+	ts_jw_arr(&w);
+	for (size_t i = 0; i < r->stragglers.n; i++) {
+		const struct ts_hang_straggler *z = &r->stragglers.v[i];
+		ts_jw_obj(&w);
+		ts_jw_ki64(&w, "rank", z->rank);
+		ts_jw_kstr(&w, "pg_guid", z->pg >= 0 ? s->pgs.v[z->pg].guid : NULL);
+		ts_jw_ki64(&w, "seq", z->seq);
+		ts_jw_ki64(&w, "lag_ms", z->lag_ms);
+		ts_jw_ki64(&w, "first_seq_lag_ms", z->first_lag_ms);
+		ts_jw_ki64(&w, "groups", (int64_t)z->groups);
+		ts_jw_obj_end(&w);
+	}
+	ts_jw_arr_end(&w);
 	ts_jw_key(&w, "findings");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < r->incidents.n; i++)
