@@ -195,6 +195,16 @@ void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t las
  * "iteration". */
 const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it);
 
+/* Where evidence first shows when its record stands for the iterations
+ * from..it (ts_loss_evidence's first_possible and first_iteration):
+ * "PRE WORD it" (WORD from ts_runmodel_iteration_word; no PRE when "")
+ * when from is it or unknown, else "RANGE iterations from-it" (Megatron's
+ * --log-interval: the first NaN is somewhere in the interval), RANGE such
+ * as "from within" or "within". Writes into buf (size bytes), returns buf. */
+const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre,
+				   const char *range, int64_t from, int64_t it, char *buf,
+				   size_t size);
+
 /* Count of inputs with role. */
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);
 

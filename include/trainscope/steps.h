@@ -56,6 +56,16 @@ const char *ts_loss_verdict_name(int verdict);
 
 struct ts_loss_evidence {
 	int64_t first_iteration;  /* TS_NO_INT when not seen */
+	int64_t first_possible;   /* the earliest iteration the evidence may start on:
+				   * a record stands for the iterations since its
+				   * series' (file, rank) previous record (Megatron's
+				   * --log-interval N: the record at 250 counts NaN and
+				   * skipped iterations of 241-250, its loss is their
+				   * mean), so the first bad iteration lies in
+				   * [first_possible, first_iteration]; a series' first
+				   * record reaches back by the gap to its next one
+				   * (not below 1), a lone record only itself. TS_NO_INT
+				   * when not seen */
 	int64_t records;          /* step records showing it */
 	int64_t iterations;       /* counter sum for NAN_COUNTER and SKIPPED (saturating),
 				   * else = records */
@@ -65,6 +75,9 @@ struct ts_loss_health {
 	int verdict;              /* enum ts_loss_verdict */
 	int cause;                /* enum ts_loss_cause of the verdict, NONE when finite */
 	int64_t first_bad_iteration; /* where the verdict's cause starts; TS_NO_INT when finite */
+	int64_t first_bad_possible;  /* the earliest iteration it may start on (the
+				      * evidence's first_possible; = first_bad_iteration
+				      * when every iteration is logged) */
 	char extra_loss[48];      /* name of the first non-finite extra loss, "" if none */
 	struct ts_loss_evidence ev[TS_LOSS_CAUSE_COUNT]; /* indexed by enum ts_loss_cause */
 	int64_t *bad_iterations;  /* ascending, unique: iterations with non-finite evidence */

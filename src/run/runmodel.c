@@ -60,6 +60,19 @@ const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it)
 	return "iteration";
 }
 
+const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre,
+				   const char *range, int64_t from, int64_t it, char *buf,
+				   size_t size)
+{
+	if (from == TS_NO_INT || from >= it)
+		snprintf(buf, size, "%s%s%s %lld", pre, *pre ? " " : "",
+			 ts_runmodel_iteration_word(rm, it), (long long)it);
+	else
+		snprintf(buf, size, "%s iterations %lld-%lld", range, (long long)from,
+			 (long long)it);
+	return buf;
+}
+
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role)
 {
 	size_t n = 0;
@@ -867,7 +880,7 @@ static int steps_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steps_report *r = &rm->steps;
 	struct ts_warnings *w = &rm->warnings;
-	const char *first_word = ts_runmodel_iteration_word(rm, r->health.first_bad_iteration);
+	char first_at[96];
 	const char *count_word = rm->nordinal && rm->nordinal == rm->log.steps.n ? "record"
 									      : "iteration";
 	int rc = 0;
@@ -876,20 +889,24 @@ static int steps_warnings(struct ts_runmodel *rm)
 	 * a line of the loss section */
 	if (r->health.verdict == TS_LOSS_NONFINITE)
 		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
-				      "The training is not numerically healthy: %s from %s %lld "
+				      "The training is not numerically healthy: %s %s "
 				      "(%lld %s%s with non-finite evidence); those steps are left "
 				      "out of the step statistics.",
-				      nonfinite_words(&r->health), first_word,
-				      (long long)r->health.first_bad_iteration,
+				      nonfinite_words(&r->health),
+				      ts_runmodel_span_words(rm, "from", "from within", r->health.first_bad_possible,
+							     r->health.first_bad_iteration, first_at,
+							     sizeof(first_at)),
 				      (long long)r->health.nbad_iterations, count_word,
 				      r->health.nbad_iterations == 1 ? "" : "s");
 	else if (r->health.verdict == TS_LOSS_MISSING &&
 		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
 		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,
-				      "The loss stops being logged at %s %lld (Megatron prints "
+				      "The loss stops being logged %s (Megatron prints "
 				      "only a loss above 0, so a NaN loss is dropped): its health is "
-				      "unknown from there.", first_word,
-				      (long long)r->health.first_bad_iteration);
+				      "unknown from there.",
+				      ts_runmodel_span_words(rm, "at", "within", r->health.first_bad_possible,
+							     r->health.first_bad_iteration, first_at,
+							     sizeof(first_at)));
 	if (r->warnings & TS_WARN_NO_TIME)
 		rc |= ts_warnings_add(w, "no-step-times", NULL, -1, TS_NO_INT,
 				      "The step records carry no step times, so there is no "

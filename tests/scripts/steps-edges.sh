@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Run-model edges a new user meets in steps, validate and diagnose, on
+# logs written here (the expected values follow from how they are
+# written, never from trainscope's output):
+#  1. Megatron --log-interval K prints one record every K iterations; its
+#     "number of nan iterations" and "number of skipped iterations" count
+#     the K iterations of the interval, and its loss is their mean. A NaN
+#     counted in the record at iteration I therefore started somewhere in
+#     I-K+1..I (the record after iteration 1's: 2..K). Every output says
+#     that range: steps (text, --json first_possible_*), validate's
+#     loss_finite, diagnose's loss finding and the loss-not-finite
+#     warning. With K = 1 it is the iteration itself, as before.
+set -u
+cd "$(dirname "$0")/../.."
+TS=${TS:-build/trainscope}
+command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+field() { # file, python expression over the parsed JSON `d`
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# megatron K N NAN_AT NAN_K SKIP_AT SKIP_K GRAD_NAN: a Megatron log of
+# iterations 1, K, 2K, ..., N at 200 ms (+-1 %), loss 2 + 8 exp(-i/100);
+# the record at NAN_AT counts NAN_K NaN iterations (its loss is then
+# dropped, as Megatron drops a NaN mean, and with GRAD_NAN=1 its grad norm
+# is nan), the record at SKIP_AT counts SKIP_K skipped ones
+megatron() {
+	python3 - "$@" <<'PY'
+import math, random, sys
+K, N, nan_at, nan_k, skip_at, skip_k, gnan = map(int, sys.argv[1:])
+random.seed(K * 1000 + nan_at)
+def rec(it, ms, nan, sk):
+    loss = "" if nan else " lm loss: %.6E |" % (2 + 8 * math.exp(-it / 100))
+    gn = "nan" if nan and gnan else "1.000"
+    return (" iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f |"
+            " learning rate: 1.000000E-04 | global batch size:     8 |%s loss scale: 1.0 |"
+            " grad norm: %s | number of skipped iterations: %3d | number of nan iterations: %3d |"
+            % (it, N, it * 8, ms, loss, gn, sk, nan))
+print(rec(1, 5000.0, 0, 0))
+for it in range(K, N + 1, K):
+    if it == 1:
+        continue
+    print(rec(it, 200.0 * (1 + 0.01 * random.uniform(-1, 1)),
+              nan_k if it == nan_at else 0, skip_k if it == skip_at else 0))
+PY
+}
+
+# --- 1. the NaN and skipped counters of an interval -------------------
+ncase=0
+for c in "1 400 250 1 300 2 0" "1 400 37 1 38 1 1" "5 500 250 1 300 2 0" "10 400 250 1 300 2 0" \
+	 "10 400 250 3 300 2 1" "10 400 10 1 20 1 0" "20 1000 500 2 620 4 1" "50 2000 1250 1 1500 5 0" \
+	 "50 2000 50 1 1000 1 1" "100 4000 2600 1 3000 1 0"; do
+	set -- $c
+	K=$1 N=$2 NAN=$3 SKIP=$5
+	ncase=$((ncase + 1))
+	f=$tmp/m$ncase.log
+	megatron "$@" >"$f"
+	# the truth: the first iteration the record stands for
+	lo=$((NAN - K + 1)); [ "$NAN" = "$K" ] && lo=2; [ "$K" = 1 ] && lo=$NAN
+	slo=$((SKIP - K + 1)); [ "$SKIP" = "$K" ] && slo=2; [ "$K" = 1 ] && slo=$SKIP
+	if [ $lo = $NAN ]; then at="from iteration $NAN" first="first $NAN"; else
+		at="from within iterations $lo-$NAN" first="first within $lo-$NAN"; fi
+	if [ $slo = $SKIP ]; then sat="skipped iterations from $SKIP"; else
+		sat="skipped iterations from within $slo-$SKIP"; fi
+	what="K=$K NaN at $NAN"
+	"$TS" steps --json "$f" >"$tmp/s.json" 2>/dev/null
+	got=$(field "$tmp/s.json" "d['loss']['first_bad_iteration'], d['loss'].get('first_possible_bad_iteration'), [(e['cause'], e['first_iteration'], e.get('first_possible_iteration')) for e in d['loss']['evidence'] if e['cause'] in ('nan-iterations', 'skipped-iterations')]")
+	want="$NAN $lo [('nan-iterations', $NAN, $lo), ('skipped-iterations', $SKIP, $slo)]"
+	[ "$got" = "$want" ] || bad "steps --json $what: '$got', want '$want'"
+	"$TS" steps "$f" >"$tmp/s.txt" 2>&1
+	grep -q "health non-finite $at (" "$tmp/s.txt" || bad "steps $what: no 'health non-finite $at'"
+	grep -q "NaN/Inf iterations: [0-9]*, $first;" "$tmp/s.txt" || bad "steps $what: no 'NaN/Inf iterations: N, $first'"
+	grep -q "$sat" "$tmp/s.txt" || bad "steps $what: no '$sat'"
+	grep -q "^warning: The training is not numerically healthy: .* $at (" "$tmp/s.txt" ||
+		bad "steps $what: loss-not-finite warning not '$at'"
+	"$TS" validate --window "$((2 * K + 1)):$N" "$f" >"$tmp/v.txt" 2>&1
+	grep -q "loss_finite .* loss health non-finite $at (" "$tmp/v.txt" ||
+		bad "validate $what: loss_finite not '$at'"
+	"$TS" diagnose "$f" >"$tmp/d.txt" 2>&1
+	grep -q "^ *non-finite $at (" "$tmp/d.txt" || bad "diagnose $what: loss finding not '$at'"
+done
+
+[ $fail = 0 ] && echo "steps-edges: ok ($ncase interval cases)"
+exit $fail
