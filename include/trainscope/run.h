@@ -74,7 +74,10 @@ struct ts_window_obj {
 	int64_t first, last;    /* TS_NO_INT when there is no window */
 	size_t steps;           /* timed steps in [first, last] the statistics use
 				 * (no artefact, steps.h) */
-	const char *method;     /* "declared", "contract", "mser-5", "matched", "none" */
+	const char *method;     /* "declared", "contract", "mser-5", "mser-5-capped",
+				 * "few-steps" (automatic, fewer than
+				 * TS_STEADY_MIN_STEPS usable steps: no steady
+				 * window in any command), "matched", "none" */
 	struct ts_window_excl excl[12];
 	size_t nexcl;
 };
@@ -89,7 +92,8 @@ void ts_window_json(struct ts_jw *jw, const struct ts_window_obj *w);
  * NULL). */
 int ts_window_parse(const char *s, int64_t *first, int64_t *last);
 
-/* "iterations A:B, N steps (METHOD; excluded: ...)" into out. */
+/* "iterations A:B, N steps (METHOD; excluded: ...)" into out; METHOD
+ * few-steps reads "few-steps, no steady window". */
 void ts_window_text(struct ts_sb *out, const struct ts_window_obj *w);
 
 /* ------------------------------------------------------------ the run */

@@ -1481,7 +1481,12 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;
-	if (!rm->window_source && (rm->steps.warnings & TS_WARN_NO_STEADY))
+	/* one rule for every command: below TS_STEADY_MIN_STEPS usable steps
+	 * there is no steady window (validate, ab and diagnose refuse it), so
+	 * the automatic window is named for what it is */
+	if (!rm->window_source && rm->steps.win_n && rm->steps.win_n < TS_STEADY_MIN_STEPS)
+		method = "few-steps";
+	else if (!rm->window_source && (rm->steps.warnings & TS_WARN_NO_STEADY))
 		method = "mser-5-capped";
 	{
 		/* a declared window is the range declared (within the series):

@@ -10,6 +10,15 @@
 #     that range: steps (text, --json first_possible_*), validate's
 #     loss_finite, diagnose's loss finding and the loss-not-finite
 #     warning. With K = 1 it is the iteration itself, as before.
+#  2. One rule for a steady window: fewer than 10 usable timed steps is
+#     none, in every command. A Megatron log of iteration 1 (5 s) and then
+#     S steps alternating 199/201 ms (no warm-up, no spike: the automatic
+#     window holds all S) gets the window method few-steps ("few-steps,
+#     no steady window") in steps, validate and diagnose when S < 10
+#     (steps called it mser-5 while validate and diagnose said there was
+#     no steady window), and its report shades no "steady window"; from
+#     S = 10 on it is an mser-5 window everywhere. The shared NeMo 2 log
+#     (iterations 8-11) is the case a user met.
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -82,6 +91,54 @@ for c in "1 400 250 1 300 2 0" "1 400 37 1 38 1 1" "5 500 250 1 300 2 0" "10 400
 	"$TS" diagnose "$f" >"$tmp/d.txt" 2>&1
 	grep -q "^ *non-finite $at (" "$tmp/d.txt" || bad "diagnose $what: loss finding not '$at'"
 done
+
+# --- 2. a window under 10 steps is no steady window, in every command --
+for S in 1 3 5 8 9 10 11 14; do
+	f=$tmp/few$S.log
+	python3 - "$S" >"$f" <<'PY'
+import sys
+S = int(sys.argv[1])
+for it in range(1, S + 2):
+    ms = 5000.0 if it == 1 else (199.0 if it % 2 else 201.0)
+    print(" iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f |"
+          " learning rate: 1.000000E-04 | global batch size:     8 | lm loss: %.6E | loss scale: 1.0 |"
+          " grad norm: 1.000 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+          % (it, S + 1, it * 8, ms, 5.0 - it * 0.01))
+PY
+	if [ "$S" -lt 10 ]; then method=few-steps words="few-steps, no steady window"; else
+		method=mser-5 words="mser-5"; fi
+	want="2 $((S + 1)) $S $method"
+	"$TS" steps --json "$f" >"$tmp/few.json" 2>/dev/null
+	got=$(field "$tmp/few.json" "d['window']['first_iteration'], d['window']['last_iteration'], d['window']['steps'], d['window']['method']")
+	[ "$got" = "$want" ] || bad "steps --json $S steps: window '$got', want '$want'"
+	"$TS" steps "$f" 2>/dev/null | grep -q "^window      iterations 2:$((S + 1)), $S steps\? ($words[;)]" ||
+		bad "steps $S steps: window line not '($words)'"
+	"$TS" validate --json "$f" >"$tmp/fewv.json" 2>/dev/null
+	got=$(field "$tmp/fewv.json" "d['window']['method'], [c['evidence'].startswith('no steady window') for c in d['checks'] if c['name'] == 'window']")
+	want="$method [$([ "$S" -lt 10 ] && echo True || echo False)]"
+	[ "$got" = "$want" ] || bad "validate --json $S steps: '$got', want '$want'"
+	"$TS" diagnose "$f" >"$tmp/fewd.txt" 2>/dev/null
+	"$TS" report "$f" -o "$tmp/few.html" >/dev/null 2>&1
+	if [ "$S" -lt 10 ]; then
+		grep -q "^step time: .*fewer than 10 steps: no steady window" "$tmp/fewd.txt" ||
+			bad "diagnose $S steps: not 'no steady window'"
+		grep -o "Shaded: steady window[^.]*" "$tmp/few.html" | grep -q . &&
+			bad "report $S steps: 'Shaded: steady window'"
+	else
+		grep -q "^steady step time: " "$tmp/fewd.txt" || bad "diagnose $S steps: no steady step time"
+		grep -q "Shaded: steady window, iterations 2-$((S + 1))" "$tmp/few.html" ||
+			bad "report $S steps: no 'Shaded: steady window, iterations 2-$((S + 1))'"
+	fi
+done
+DATA=${DATA:-../shared/data}
+nemo=$DATA/logs/nemo2_issue14850_qwen3_30b_a3b.log
+if [ -f "$nemo" ]; then
+	for c in steps validate diagnose; do
+		"$TS" $c --json "$nemo" >"$tmp/nemo.json" 2>/dev/null
+		got=$(field "$tmp/nemo.json" "d['window']['method'] if 'window' in d else d['steps']['window']['method']")
+		[ "$got" = few-steps ] || bad "$c --json on the NeMo 2 log: window method '$got', want few-steps"
+	done
+fi
 
 [ $fail = 0 ] && echo "steps-edges: ok ($ncase interval cases)"
 exit $fail
