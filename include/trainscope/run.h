@@ -193,6 +193,17 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
 			struct ts_window_obj *w);
 
+/* Where iteration it of the run's series stands to the run's window, the
+ * one classification the window object counts by: "in" (one of its
+ * steps: the statistics use it; with method few-steps it is no steady
+ * window), a ts_window_excl reason when it is left out ("first-iteration",
+ * "batch-size-ramp-up", "warm-up", "level-shift", "before-window",
+ * "after-window", or its artefact: "profiler", "checkpoint", "eval",
+ * "non-finite", "skipped", "restart"), "untimed" (no step time: no window
+ * counts it), or "no-window" (the run has none; an artefact still says
+ * its name). A static string. */
+const char *ts_runmodel_step_window(const struct ts_runmodel *rm, int64_t it);
+
 /* The words that name iteration it of the run's series in a sentence:
  * "record ordinal" when its record is numbered by its place in the log
  * (TS_STEP_ORDINAL: the log prints no step number for it), else

@@ -380,6 +380,10 @@ int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int
  * ts_steps_window_stalls counts by). */
 int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t last);
 
+/* The outlier of iteration it (rep->outliers is in iteration order), NULL
+ * when it is none. */
+const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, int64_t it);
+
 /* Whether iteration it is one of the window's steps (the ones its
  * statistics use): inside the window, in the main series, no artefact. */
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it);

@@ -642,8 +642,33 @@ static void excl_add(struct ts_window_obj *w, const char *reason, int64_t it)
 	e->steps++;
 }
 
-/* The window object of [first, last] over the analysed series; auto_cut
+/* Why timed step i of the analysed series is no step of the window
+ * [first, last] (a ts_window_excl reason), NULL when it is one; auto_cut
  * names the warm-up and level-shift groups of an automatic window. */
+static const char *step_reason(const struct ts_steps_report *r, size_t i, int64_t first,
+			       int64_t last, int auto_cut)
+{
+	int64_t it = r->iter[i];
+	const char *artefact = r->artefact[i] ? ts_step_artefact_name(r->artefact[i]) : NULL;
+
+	if (it >= first && it <= last)
+		return artefact;
+	/* a step left out for what it is (a NaN loss, a profiled step) is no
+	 * level of the run's step time */
+	if (it > last)
+		return !auto_cut ? "after-window" : artefact ? artefact : "level-shift";
+	if (!auto_cut)
+		return "before-window";
+	if (r->dropped_first && it <= r->first_cut)
+		return "first-iteration";
+	if (r->ramp_end_iteration != TS_NO_INT && it < r->ramp_end_iteration)
+		return "batch-size-ramp-up";
+	if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration)
+		return "warm-up";
+	return artefact ? artefact : "level-shift";
+}
+
+/* The window object of [first, last] over the analysed series. */
 static void window_build(const struct ts_steps_report *r, int64_t first, int64_t last,
 			 const char *method, int auto_cut, struct ts_window_obj *w)
 {
@@ -656,33 +681,37 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 		return;
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		int64_t it = r->iter[i];
+		const char *why;
 
 		if (!isfinite(r->step_ms[i]))
 			continue;
-		if (it >= first && it <= last) {
-			if (r->artefact[i])
-				excl_add(w, ts_step_artefact_name(r->artefact[i]), it);
-			else
-				w->steps++;
-		} else if (it > last) {
-			/* a step left out for what it is (a NaN loss, a profiled
-			 * step) is no level of the run's step time */
-			excl_add(w, !auto_cut ? "after-window" : r->artefact[i] ?
-				 ts_step_artefact_name(r->artefact[i]) : "level-shift", it);
-		} else if (!auto_cut) {
-			excl_add(w, "before-window", it);
-		} else if (r->dropped_first && it <= r->first_cut) {
-			excl_add(w, "first-iteration", it);
-		} else if (r->ramp_end_iteration != TS_NO_INT && it < r->ramp_end_iteration) {
-			excl_add(w, "batch-size-ramp-up", it);
-		} else if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration) {
-			excl_add(w, "warm-up", it);
-		} else {
-			excl_add(w, r->artefact[i] ? ts_step_artefact_name(r->artefact[i])
-						   : "level-shift", it);
-		}
+		why = step_reason(r, i, first, last, auto_cut);
+		if (why)
+			excl_add(w, why, r->iter[i]);
+		else
+			w->steps++;
 	}
+}
+
+const char *ts_runmodel_step_window(const struct ts_runmodel *rm, int64_t it)
+{
+	const struct ts_steps_report *r = &rm->steps;
+	size_t l = 0, h = r->n;
+	const char *why;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (r->iter[m] < it)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l == r->n || r->iter[l] != it || !isfinite(r->step_ms[l]))
+		return "untimed";
+	if (rm->window.first == TS_NO_INT)
+		return r->artefact[l] ? ts_step_artefact_name(r->artefact[l]) : "no-window";
+	why = step_reason(r, l, rm->window.first, rm->window.last, rm->window_source == 0);
+	return why ? why : "in";
 }
 
 void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,

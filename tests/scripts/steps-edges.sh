@@ -19,6 +19,15 @@
 #     no steady window), and its report shades no "steady window"; from
 #     S = 10 on it is an mser-5 window everywhere. The shared NeMo 2 log
 #     (iterations 8-11) is the case a user met.
+#  3. steps --csv says for each row where its iteration stands to the
+#     window (column window: in, or the window object's reason) and which
+#     outlier it is (column outlier). A log of iteration 1 (5 s), a
+#     warm-up 2-21 at 400 ms (four MSER-5 batches of 5 exactly), then
+#     199/201 ms with one 400 ms spike at 100, a NaN counted at 150 and
+#     a skipped iteration at 160: 1 first-iteration, 2-21 warm-up, 150
+#     non-finite, 160 skipped, the rest in, 100 a spike; with --window
+#     30:180, 1-29 before-window and 181-200 after-window instead. The
+#     CSV had no such column: a plot could not tell the window's rows.
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -139,6 +148,39 @@ if [ -f "$nemo" ]; then
 		[ "$got" = few-steps ] || bad "$c --json on the NeMo 2 log: window method '$got', want few-steps"
 	done
 fi
+
+# --- 3. the CSV's window and outlier columns ---------------------------
+python3 - >"$tmp/w.log" <<'PY'
+for it in range(1, 201):
+    ms = 5000.0 if it == 1 else 400.0 if it <= 21 or it == 100 else (199.0 if it % 2 else 201.0)
+    nan = 1 if it == 150 else 0
+    loss = "" if nan else " lm loss: %.6E |" % (5.0 - it * 0.01)
+    print(" iteration %8d/     200 | consumed samples: %12d | elapsed time per iteration (ms): %.1f |"
+          " learning rate: 1.000000E-04 | global batch size:     8 |%s loss scale: 1.0 |"
+          " grad norm: 1.000 | number of skipped iterations: %3d | number of nan iterations: %3d |"
+          % (it, it * 8, ms, loss, 1 if it == 160 else 0, nan))
+PY
+# runs of equal (window, outlier) as FIRST-LAST:WINDOW:OUTLIER
+runs() {
+	python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+out, prev = [], None
+for r in rows:
+    k = (r.get("window"), r.get("outlier"))
+    if prev and prev[2] == k and int(r["iteration"]) == prev[1] + 1:
+        prev[1] = int(r["iteration"])
+    else:
+        prev = [int(r["iteration"]), int(r["iteration"]), k]
+        out.append(prev)
+print(" ".join("%d-%d:%s:%s" % (a, b, k[0], k[1]) for a, b, k in out))'
+}
+got=$("$TS" steps --csv "$tmp/w.log" 2>/dev/null | runs)
+want="1-1:first-iteration: 2-21:warm-up: 22-99:in: 100-100:in:spike 101-149:in: 150-150:non-finite: 151-159:in: 160-160:skipped: 161-200:in:"
+[ "$got" = "$want" ] || bad "steps --csv automatic window: '$got', want '$want'"
+got=$("$TS" steps --csv --window 30:180 "$tmp/w.log" 2>/dev/null | runs)
+want="1-29:before-window: 30-99:in: 100-100:in:spike 101-149:in: 150-150:non-finite: 151-159:in: 160-160:skipped: 161-180:in: 181-200:after-window:"
+[ "$got" = "$want" ] || bad "steps --csv --window 30:180: '$got', want '$want'"
 
 [ $fail = 0 ] && echo "steps-edges: ok ($ncase interval cases)"
 exit $fail
