@@ -187,7 +187,9 @@ const struct cli_command cli_cmd_steps = {
 		"that stops being logged; skipped iterations, loss and grad-norm spikes, final\n"
 		"loss. Memory per rank, the slowest rank, bucket mixtures.\n"
 		"\n"
-		"--csv prints the parsed series (one row per record and rank) for plotting.",
+		"--csv prints the parsed series (one row per record and rank) for plotting; its\n"
+		"window column says whether the row's iteration is in the window or why not\n"
+		"(first-iteration, warm-up, non-finite, skipped, ...), outlier its outlier reason.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,
