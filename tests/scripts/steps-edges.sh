@@ -28,6 +28,16 @@
 #     non-finite, 160 skipped, the rest in, 100 a spike; with --window
 #     30:180, 1-29 before-window and 181-200 after-window instead. The
 #     CSV had no such column: a plot could not tell the window's rows.
+#  4. HF Trainer dicts behind a launcher prefix take its rank, and under
+#     torchrun --tee the Trainer's bar still numbers them.
+#     steps-tee-gen.py writes the console of torchrun --tee ([default0]:,
+#     [rank0]: with --log-line-prefix-template) and mpirun --tag-output
+#     ([1,0]<stderr>: / <stdout>:), 5 seeds each: the dicts are steps
+#     10..300 of rank 0 with no ordinal-steps (a redraw followed by the
+#     next piece's prefix was no bar: the dicts took the redraw before,
+#     9..297, some as record ordinals, with no rank). A log whose dicts
+#     carry "step" behind [default0]: and [default1]: is two ranks of 12
+#     records each (they were one series without a rank).
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -181,6 +191,31 @@ want="1-1:first-iteration: 2-21:warm-up: 22-99:in: 100-100:in:spike 101-149:in: 
 got=$("$TS" steps --csv --window 30:180 "$tmp/w.log" 2>/dev/null | runs)
 want="1-29:before-window: 30-99:in: 100-100:in:spike 101-149:in: 150-150:non-finite: 151-159:in: 160-160:skipped: 161-180:in: 181-200:after-window:"
 [ "$got" = "$want" ] || bad "steps --csv --window 30:180: '$got', want '$want'"
+
+# --- 4. HF Trainer dicts behind launcher prefixes -----------------------
+for m in default rank mpirun; do
+	for seed in 1 2 3 4 5; do
+		python3 tests/scripts/steps-tee-gen.py $m $seed >"$tmp/tee.log"
+		"$TS" steps --json "$tmp/tee.log" >"$tmp/tee.json" 2>/dev/null
+		got=$(field "$tmp/tee.json" "d['first_iteration'], d['last_iteration'], d['iterations'], d['loss']['final'], [r['rank'] for r in d['ranks']], 'ordinal-steps' in [w['code'] for w in d['warnings']]")
+		want="10 300 30 2.85 [0] False"
+		[ "$got" = "$want" ] || bad "steps --json $m tee seed $seed: '$got', want '$want'"
+		got=$("$TS" steps --csv "$tmp/tee.log" 2>/dev/null | awk -F, 'NR > 1 {print $1 "/" $2}' | tr '\n' ' ')
+		want=$(for k in $(seq 1 30); do printf '%d/0 ' $((10 * k)); done)
+		[ "$got" = "$want" ] || bad "steps --csv $m tee seed $seed: iteration/rank '$got'"
+	done
+done
+for k in $(seq 1 12); do
+	for r in 0 1; do
+		# loss 2.KKR: rank r's own at step 10 k
+		printf "[default%d]:{'loss': 2.%02d%d, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.%02d, 'step': %d}\n" \
+			$r $k $r $k $((10 * k))
+	done
+done >"$tmp/two.log"
+"$TS" steps --json "$tmp/two.log" >"$tmp/two.json" 2>/dev/null
+got=$(field "$tmp/two.json" "[(r['rank'], r['final_loss']) for r in d['ranks']], d['iterations']")
+want="[(0, 2.12), (1, 2.121)] 12"
+[ "$got" = "$want" ] || bad "steps --json two prefixed ranks: '$got', want '$want'"
 
 [ $fail = 0 ] && echo "steps-edges: ok ($ncase interval cases)"
 exit $fail
