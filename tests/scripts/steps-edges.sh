@@ -8,8 +8,8 @@
 #     counted in the record at iteration I therefore started somewhere in
 #     I-K+1..I (the record after iteration 1's: 2..K). Every output says
 #     that range: steps (text, --json first_possible_*), validate's
-#     loss_finite, diagnose's loss finding and the loss-not-finite
-#     warning. With K = 1 it is the iteration itself, as before.
+#     loss_finite, diagnose's loss finding, ab's nan_inf check and the
+#     loss-not-finite warning. With K = 1 it is the iteration itself, as before.
 #  2. One rule for a steady window: fewer than 10 usable timed steps is
 #     none, in every command. A Megatron log of iteration 1 (5 s) and then
 #     S steps alternating 199/201 ms (no warm-up, no spike: the automatic
@@ -109,6 +109,10 @@ for c in "1 400 250 1 300 2 0" "1 400 37 1 38 1 1" "5 500 250 1 300 2 0" "10 400
 		bad "validate $what: loss_finite not '$at'"
 	"$TS" diagnose "$f" >"$tmp/d.txt" 2>&1
 	grep -q "^ *non-finite $at (" "$tmp/d.txt" || bad "diagnose $what: loss finding not '$at'"
+	megatron "$K" "$N" 0 0 0 0 0 >"$tmp/clean.log"
+	"$TS" ab "$tmp/clean.log" "$f" >"$tmp/ab.txt" 2>&1
+	grep -q "nan_inf .* loss health of $f: non-finite $at (" "$tmp/ab.txt" ||
+		bad "ab $what: nan_inf not '$at'"
 done
 
 # --- 2. a window under 10 steps is no steady window, in every command --
