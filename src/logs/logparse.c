@@ -1195,9 +1195,9 @@ static int hf_wrapped(const char *v, size_t n, double *x)
  * A dict is the Trainer's when it holds what the Trainer logs: a training
  * record's loss or grad_norm, an evaluation's eval_* keys, or the final
  * summary's train_runtime (a dict of other keys, a configuration printed
- * by the script, is none).
+ * by the script, is none). rank: the launcher prefix's before it, -1 none
+ * (the file's rank).
  */
-/* An HF Trainer dict at s[0..n); rank: the launcher prefix's, -1 none. */
 static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line, int rank)
 {
 	const char *e = s + n, *p = s + 1;
@@ -2539,7 +2539,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		    bar < (size_t)(e - b)) {
 			/* the dict right after the redraw, or after the launcher
 			 * prefix torchrun --tee writes before each piece it
-			 * copies ("...]][default0]:{'loss': ...}") */
+			 * copies ("...1.20s/it][default0]:{'loss': ...}") */
 			const char *rest;
 			size_t rn;
 
