@@ -109,23 +109,18 @@ static void sort_if_needed(void *base, size_t n, size_t size,
 		}
 }
 
-/* The first iteration record ord[k] stands for (ts_loss_evidence's
- * first_possible): after its series' previous record, else back by the
- * gap to its next one, not below 1. */
-static int64_t record_from(const struct rec_key *ord, size_t n, size_t k)
+/* The first iteration a series' first record at it stands for
+ * (ts_loss_evidence's first_possible) when its next record is at next
+ * (TS_NO_INT none): back by the gap between them, not below 1; a log
+ * counting from 0 or 1, or a lone record, only itself. */
+static int64_t first_record_from(int64_t it, int64_t next)
 {
-	int64_t it = ord[k].iteration;
-	size_t j;
+	int64_t from;
 
-	for (j = k; j > 0 && ord[j - 1].file == ord[k].file && ord[j - 1].rank == ord[k].rank; j--)
-		if (ord[j - 1].iteration < it)
-			return ord[j - 1].iteration + 1;
-	for (j = k + 1; j < n && ord[j].file == ord[k].file && ord[j].rank == ord[k].rank; j++)
-		if (ord[j].iteration > it) {
-			int64_t from = it - (ord[j].iteration - it) + 1;
-			return it <= 1 ? it : from > 1 ? from : 1;
-		}
-	return it;
+	if (it <= 1 || next == TS_NO_INT)
+		return it;
+	from = it - (next - it) + 1;
+	return from > 1 ? from : 1;
 }
 
 static int has_loss(const struct ts_step *s)
@@ -140,6 +135,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	struct rec_key *ord = NULL;
 	struct badrec *br = NULL;
 	int64_t first_iter = TS_NO_INT;
+	int64_t cur = TS_NO_INT, from = TS_NO_INT;
 	int series_loss = 0, any_loss = 0;
 
 	memset(h, 0, sizeof(*h));
@@ -163,11 +159,25 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	sort_if_needed(ord, n, sizeof(*ord), cmp_rec_key);
 	for (size_t k = 0; k < n; k++) {
 		const struct ts_step *s = &log->steps.v[ord[k].pos];
-		int64_t from = record_from(ord, n, k);
 		int bad = 0;
 
-		if (k == 0 || ord[k].file != ord[k - 1].file || ord[k].rank != ord[k - 1].rank)
+		/* a record stands for the iterations since its series' previous
+		 * one (from): one pass, duplicates of an iteration share it */
+		if (k == 0 || ord[k].file != ord[k - 1].file || ord[k].rank != ord[k - 1].rank) {
+			size_t j = k + 1;
+
+			while (j < n && ord[j].file == ord[k].file && ord[j].rank == ord[k].rank &&
+			       ord[j].iteration == ord[k].iteration)
+				j++;
+			from = first_record_from(ord[k].iteration,
+						 j < n && ord[j].file == ord[k].file &&
+						 ord[j].rank == ord[k].rank ? ord[j].iteration : TS_NO_INT);
+			cur = ord[k].iteration;
 			series_loss = 0;
+		} else if (ord[k].iteration != cur) {
+			from = cur + 1;
+			cur = ord[k].iteration;
+		}
 		if (first_iter == TS_NO_INT || s->iteration < first_iter)
 			first_iter = s->iteration;
 		if (s->flags & TS_STEP_LOSS_NONFINITE) {
