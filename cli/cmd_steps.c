@@ -22,17 +22,22 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
-static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
+/* One row per record and rank; window and outlier say where its
+ * iteration stands to the run's window and which outlier it is. */
+static void render_csv(const struct ts_runmodel *rm, struct ts_sb *out)
 {
+	const struct ts_steplog *log = &rm->log;
 	char buf[40];
 
 	ts_sb_adds(out, "iteration,rank,step_time_ms,loss,grad_norm,learning_rate,loss_scale,"
-			"tflops_per_gpu,energy_j_per_gpu,power_w_per_gpu,skipped,nan,tokens,bucket\n");
+			"tflops_per_gpu,energy_j_per_gpu,power_w_per_gpu,skipped,nan,tokens,bucket,"
+			"window,outlier\n");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
 		const double f[7] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops,
 				      s->energy_j, s->power_w };
 		const int64_t ints[4] = { s->skipped, s->nan_iters, s->tokens, s->bucket };
+		const struct ts_outlier *o;
 
 		ts_sb_addf(out, "%lld,", (long long)s->iteration);
 		if (s->rank >= 0)
@@ -53,7 +58,9 @@ static void render_csv(const struct ts_steplog *log, struct ts_sb *out)
 			if (ints[k] != TS_NO_INT)
 				ts_sb_addf(out, "%lld", (long long)ints[k]);
 		}
-		ts_sb_addc(out, '\n');
+		o = ts_steps_outlier_at(&rm->steps, s->iteration);
+		ts_sb_addf(out, ",%s,%s\n", ts_runmodel_step_window(rm, s->iteration),
+			   o ? ts_outlier_reason_name(o->reason) : "");
 	}
 }
 
@@ -123,7 +130,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (csv) {
-		render_csv(&rm.log, &out);
+		render_csv(&rm, &out);
 		/* a CSV has no place for them: the run's warnings (the text's
 		 * and the JSON's) go to stderr, as every other output carries
 		 * them */
@@ -180,7 +187,9 @@ const struct cli_command cli_cmd_steps = {
 		"that stops being logged; skipped iterations, loss and grad-norm spikes, final\n"
 		"loss. Memory per rank, the slowest rank, bucket mixtures.\n"
 		"\n"
-		"--csv prints the parsed series (one row per record and rank) for plotting.",
+		"--csv prints the parsed series (one row per record and rank) for plotting; its\n"
+		"window column says whether the row's iteration is in the window or why not\n"
+		"(first-iteration, warm-up, non-finite, skipped, ...), outlier its outlier reason.",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

@@ -187,6 +187,8 @@ struct ts_ab_run_summary {
 	int loss_verdict;         /* enum ts_loss_verdict of the run */
 	int loss_cause;           /* enum ts_loss_cause */
 	int64_t first_bad_iteration; /* TS_NO_INT when finite */
+	int64_t first_bad_possible;  /* the first iteration its record stands for
+				      * (ts_loss_health's first_bad_possible) */
 	double peak_dev_bytes, peak_host_bytes;
 	double final_loss;
 	int64_t final_loss_iteration; /* TS_NO_INT when no finite loss */

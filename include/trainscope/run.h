@@ -77,7 +77,10 @@ struct ts_window_obj {
 	int64_t first, last;    /* TS_NO_INT when there is no window */
 	size_t steps;           /* timed steps in [first, last] the statistics use
 				 * (no artefact, steps.h) */
-	const char *method;     /* "declared", "contract", "mser-5", "matched", "none" */
+	const char *method;     /* "declared", "contract", "mser-5", "mser-5-capped",
+				 * "few-steps" (automatic, fewer than
+				 * TS_STEADY_MIN_STEPS usable steps: no steady
+				 * window in any command), "matched", "none" */
 	struct ts_window_excl excl[12];
 	size_t nexcl;
 };
@@ -92,7 +95,8 @@ void ts_window_json(struct ts_jw *jw, const struct ts_window_obj *w);
  * NULL). */
 int ts_window_parse(const char *s, int64_t *first, int64_t *last);
 
-/* "iterations A:B, N steps (METHOD; excluded: ...)" into out. */
+/* "iterations A:B, N steps (METHOD; excluded: ...)" into out; METHOD
+ * few-steps reads "few-steps, no steady window". */
 void ts_window_text(struct ts_sb *out, const struct ts_window_obj *w);
 
 /* ------------------------------------------------------------ the run */
@@ -281,11 +285,32 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
 			struct ts_window_obj *w);
 
+/* Where iteration it of the run's series stands to the run's window, the
+ * one classification the window object counts by: "in" (one of its
+ * steps: the statistics use it; with method few-steps it is no steady
+ * window), a ts_window_excl reason when it is left out ("first-iteration",
+ * "batch-size-ramp-up", "warm-up", "level-shift", "before-window",
+ * "after-window", or its artefact: "profiler", "checkpoint", "eval",
+ * "non-finite", "skipped", "restart"), "untimed" (no step time: no window
+ * counts it), or "no-window" (the run has none; an artefact still says
+ * its name). A static string. */
+const char *ts_runmodel_step_window(const struct ts_runmodel *rm, int64_t it);
+
 /* The words that name iteration it of the run's series in a sentence:
  * "record ordinal" when its record is numbered by its place in the log
  * (TS_STEP_ORDINAL: the log prints no step number for it), else
  * "iteration". */
 const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it);
+
+/* Where evidence first shows when its record stands for the iterations
+ * from..it (ts_loss_evidence's first_possible and first_iteration):
+ * "PRE WORD it" (WORD from ts_runmodel_iteration_word; no PRE when "")
+ * when from is it or unknown, else "RANGE iterations from-it" (Megatron's
+ * --log-interval: the first NaN is somewhere in the interval), RANGE such
+ * as "from within" or "within". Writes into buf (size bytes), returns buf. */
+const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre,
+				   const char *range, int64_t from, int64_t it, char *buf,
+				   size_t size);
 
 /* Count of inputs with role. */
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);

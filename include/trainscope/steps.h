@@ -56,6 +56,16 @@ const char *ts_loss_verdict_name(int verdict);
 
 struct ts_loss_evidence {
 	int64_t first_iteration;  /* TS_NO_INT when not seen */
+	int64_t first_possible;   /* the earliest iteration the evidence may start on:
+				   * a record stands for the iterations since its
+				   * series' (file, rank) previous record (Megatron's
+				   * --log-interval N: the record at 250 counts NaN and
+				   * skipped iterations of 241-250, its loss is their
+				   * mean), so the first bad iteration lies in
+				   * [first_possible, first_iteration]; a series' first
+				   * record reaches back by the gap to its next one
+				   * (not below 1), a lone record only itself. TS_NO_INT
+				   * when not seen */
 	int64_t records;          /* step records showing it */
 	int64_t iterations;       /* counter sum for NAN_COUNTER and SKIPPED (saturating),
 				   * else = records */
@@ -65,6 +75,9 @@ struct ts_loss_health {
 	int verdict;              /* enum ts_loss_verdict */
 	int cause;                /* enum ts_loss_cause of the verdict, NONE when finite */
 	int64_t first_bad_iteration; /* where the verdict's cause starts; TS_NO_INT when finite */
+	int64_t first_bad_possible;  /* the earliest iteration it may start on (the
+				      * evidence's first_possible; = first_bad_iteration
+				      * when every iteration is logged) */
 	char extra_loss[48];      /* name of the first non-finite extra loss, "" if none */
 	struct ts_loss_evidence ev[TS_LOSS_CAUSE_COUNT]; /* indexed by enum ts_loss_cause */
 	int64_t *bad_iterations;  /* ascending, unique: iterations with non-finite evidence */
@@ -367,6 +380,10 @@ int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int
 /* Whether outlier o is a stall of the window [first, last] (the rule
  * ts_steps_window_stalls counts by). */
 int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t last);
+
+/* The outlier of iteration it (rep->outliers is in iteration order), NULL
+ * when it is none. */
+const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, int64_t it);
 
 /* Whether iteration it is one of the window's steps (the ones its
  * statistics use): inside the window, in the main series, no artefact. */

@@ -359,6 +359,7 @@ static int loss_health(struct ts_diag *d)
 	size_t nonfinite = 0, skipped = 0, nanit = 0, nloss = 0, gn_bad = 0;
 	double first = NAN, last = NAN;
 	int64_t first_bad = -1;
+	char at[96];
 
 	if (!r)
 		return 0;
@@ -390,17 +391,20 @@ static int loss_health(struct ts_diag *d)
 
 		if (h->verdict == TS_LOSS_NONFINITE)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: non-finite",
-					"non-finite from %s %lld (%s); %lld iterations with non-finite "
+					"non-finite %s (%s); %lld iterations with non-finite "
 					"evidence, %lld skipped",
-					ts_runmodel_iteration_word(d->rm, h->first_bad_iteration),
-					(long long)h->first_bad_iteration,
+					ts_runmodel_span_words(d->rm, "from", "from within",
+							       h->first_bad_possible,
+							       h->first_bad_iteration, at, sizeof(at)),
 					ts_loss_cause_name(h->cause), (long long)h->nbad_iterations,
 					(long long)h->ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 		if (h->verdict == TS_LOSS_MISSING && h->first_bad_iteration != TS_NO_INT)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: missing",
-					"the loss is missing from %s %lld (%s) while iterations go on",
-					ts_runmodel_iteration_word(d->rm, h->first_bad_iteration),
-					(long long)h->first_bad_iteration, ts_loss_cause_name(h->cause));
+					"the loss is missing %s (%s) while iterations go on",
+					ts_runmodel_span_words(d->rm, "from", "from within",
+							       h->first_bad_possible,
+							       h->first_bad_iteration, at, sizeof(at)),
+					ts_loss_cause_name(h->cause));
 	}
 	if (nonfinite && first_bad >= 0)
 		return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: not finite",

@@ -105,7 +105,9 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 	if (isfinite(d->rate.tokens_per_s)) {
 		char v[64];
 		snprintf(v, sizeof(v), "%.0f tokens/s", d->rate.tokens_per_s);
-		ts_report_add_fact(r, "throughput", v, "all ranks, steady window");
+		ts_report_add_fact(r, "throughput", v, few_steps(&d->steady) ?
+				   "all ranks, fewer than 10 steps: no steady window" :
+				   "all ranks, steady window");
 	}
 	if (isfinite(d->rate.tflops_per_gpu)) {
 		char v[64];
@@ -229,7 +231,9 @@ int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 				   TS_REPORT_STEP_NORMAL;
 			ts_report_add_step(r, s->iteration, s->step_ms, flag);
 		}
-		if (d->steady.known) {
+		/* a window of too few steps is shown as steps, never as a
+		 * steady window (the few-steps rule of every command) */
+		if (d->steady.known && !few_steps(&d->steady)) {
 			r->window_first = d->steady.first;
 			r->window_last = d->steady.last;
 		}

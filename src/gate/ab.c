@@ -1125,6 +1125,7 @@ static int summarize(const struct ts_run *r, const int64_t *it, size_t npairs, u
 	s->loss_verdict = r->health.verdict;
 	s->loss_cause = r->health.cause;
 	s->first_bad_iteration = r->health.first_bad_iteration;
+	s->first_bad_possible = r->health.first_bad_possible;
 	s->peak_dev_bytes = r->peak_dev_bytes;
 	s->peak_host_bytes = r->peak_host_bytes;
 	s->final_loss = NAN;
@@ -1176,6 +1177,9 @@ static int correctness(struct ts_ab_result *res, const struct ts_run *base, size
 	{
 		int64_t tb = 0, tc = 0;
 		const struct ts_ab_run_summary *bad = NULL;
+		const struct ts_run *bad_run = NULL;
+		char at[96];
+
 		for (size_t i = 0; i < nb + nc; i++) {
 			const struct ts_ab_run_summary *s = i < nb ? &res->base.v[i] : &res->cand.v[i - nb];
 			if (i < nb)
@@ -1184,15 +1188,20 @@ static int correctness(struct ts_ab_result *res, const struct ts_run *base, size
 				tc += s->nonfinite;
 			if (!bad && (s->loss_verdict == TS_LOSS_NONFINITE ||
 				     (s->loss_verdict == TS_LOSS_MISSING &&
-				      s->loss_cause == TS_LOSS_CAUSE_LOSS_DROPPED)))
+				      s->loss_cause == TS_LOSS_CAUSE_LOSS_DROPPED))) {
 				bad = s;
+				bad_run = i < nb ? &base[i] : &cand[i - nb];
+			}
 		}
 		if (bad)
 			rc |= add_check(res, "nan_inf", 0, 0,
-					fmt(res, "loss health of %s: %s from iteration %lld (%s); "
+					fmt(res, "loss health of %s: %s %s (%s); "
 					    "non-finite steps: baseline %lld, candidate %lld",
 					    bad->path, ts_loss_verdict_name(bad->loss_verdict),
-					    (long long)bad->first_bad_iteration,
+					    ts_runmodel_span_words(&bad_run->rm, "from", "from within",
+								   bad->first_bad_possible,
+								   bad->first_bad_iteration, at,
+								   sizeof(at)),
 					    ts_loss_cause_name(bad->loss_cause), (long long)tb,
 					    (long long)tc));
 		else

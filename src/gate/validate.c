@@ -350,6 +350,7 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		int64_t nonfinite, skipped, nall, sall;
 		size_t nloss = 0;
 		double last_loss = NAN;
+		char at[96];
 		ts_run_health(r, w.first, w.last, &nonfinite, &skipped);
 		ts_run_health(r, INT64_MIN, INT64_MAX, &nall, &sall);
 		for (size_t i = 0; i < r->pts.n; i++) {
@@ -362,11 +363,12 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		if (r->health.verdict == TS_LOSS_NONFINITE ||
 		    (r->health.verdict == TS_LOSS_MISSING &&
 		     r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED))
-			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s from %s %lld "
+			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s %s "
 				  "(%s); %lld iteration(s) in the window have non-finite evidence",
 				  ts_loss_verdict_name(r->health.verdict),
-				  ts_runmodel_iteration_word(&r->rm, r->health.first_bad_iteration),
-				  (long long)r->health.first_bad_iteration,
+				  ts_runmodel_span_words(&r->rm, "from", "from within",
+							 r->health.first_bad_possible,
+							 r->health.first_bad_iteration, at, sizeof(at)),
 				  ts_loss_cause_name(r->health.cause), (long long)nonfinite);
 		else if (nonfinite)
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "%lld iteration(s) in the window "

@@ -50,12 +50,15 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static void see(struct ts_loss_health *h, int cause, int64_t iteration, int64_t count)
+static void see(struct ts_loss_health *h, int cause, int64_t iteration, int64_t from,
+		int64_t count)
 {
 	struct ts_loss_evidence *e = &h->ev[cause];
 
 	if (e->first_iteration == TS_NO_INT || iteration < e->first_iteration)
 		e->first_iteration = iteration;
+	if (e->first_possible == TS_NO_INT || from < e->first_possible)
+		e->first_possible = from;
 	e->records = sat_add(e->records, 1);
 	e->iterations = sat_add(e->iterations, count);
 }
@@ -106,6 +109,20 @@ static void sort_if_needed(void *base, size_t n, size_t size,
 		}
 }
 
+/* The first iteration a series' first record at it stands for
+ * (ts_loss_evidence's first_possible) when its next record is at next
+ * (TS_NO_INT none): back by the gap between them, not below 1; a log
+ * counting from 0 or 1, or a lone record, only itself. */
+static int64_t first_record_from(int64_t it, int64_t next)
+{
+	int64_t from;
+
+	if (it <= 1 || next == TS_NO_INT)
+		return it;
+	from = it - (next - it) + 1;
+	return from > 1 ? from : 1;
+}
+
 static int has_loss(const struct ts_step *s)
 {
 	return !isnan(s->loss) || (s->flags & TS_STEP_LOSS_NONFINITE) || s->extra_n > 0;
@@ -118,12 +135,13 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	struct rec_key *ord = NULL;
 	struct badrec *br = NULL;
 	int64_t first_iter = TS_NO_INT;
+	int64_t cur = TS_NO_INT, from = TS_NO_INT;
 	int series_loss = 0, any_loss = 0;
 
 	memset(h, 0, sizeof(*h));
 	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++)
-		h->ev[c].first_iteration = TS_NO_INT;
-	h->first_bad_iteration = TS_NO_INT;
+		h->ev[c].first_iteration = h->ev[c].first_possible = TS_NO_INT;
+	h->first_bad_iteration = h->first_bad_possible = TS_NO_INT;
 	ord = malloc((n + 1) * sizeof(*ord));
 	br = malloc((n + 1) * sizeof(*br));
 	h->bad_iterations = malloc((n + 1) * sizeof(*h->bad_iterations));
@@ -143,12 +161,27 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		const struct ts_step *s = &log->steps.v[ord[k].pos];
 		int bad = 0;
 
-		if (k == 0 || ord[k].file != ord[k - 1].file || ord[k].rank != ord[k - 1].rank)
+		/* a record stands for the iterations since its series' previous
+		 * one (from): one pass, duplicates of an iteration share it */
+		if (k == 0 || ord[k].file != ord[k - 1].file || ord[k].rank != ord[k - 1].rank) {
+			size_t j = k + 1;
+
+			while (j < n && ord[j].file == ord[k].file && ord[j].rank == ord[k].rank &&
+			       ord[j].iteration == ord[k].iteration)
+				j++;
+			from = first_record_from(ord[k].iteration,
+						 j < n && ord[j].file == ord[k].file &&
+						 ord[j].rank == ord[k].rank ? ord[j].iteration : TS_NO_INT);
+			cur = ord[k].iteration;
 			series_loss = 0;
+		} else if (ord[k].iteration != cur) {
+			from = cur + 1;
+			cur = ord[k].iteration;
+		}
 		if (first_iter == TS_NO_INT || s->iteration < first_iter)
 			first_iter = s->iteration;
 		if (s->flags & TS_STEP_LOSS_NONFINITE) {
-			see(h, TS_LOSS_CAUSE_LOSS, s->iteration, 1);
+			see(h, TS_LOSS_CAUSE_LOSS, s->iteration, from, 1);
 			bad = 1;
 		}
 		for (uint32_t e = 0; e < s->extra_n; e++) {
@@ -166,24 +199,24 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 				memcpy(h->extra_loss, nm, l);
 				h->extra_loss[l] = '\0';
 			}
-			see(h, TS_LOSS_CAUSE_EXTRA_LOSS, s->iteration, 1);
+			see(h, TS_LOSS_CAUSE_EXTRA_LOSS, s->iteration, from, 1);
 			bad = 1;
 			break;
 		}
 		if (s->flags & TS_STEP_GRAD_NONFINITE) {
-			see(h, TS_LOSS_CAUSE_GRAD_NORM, s->iteration, 1);
+			see(h, TS_LOSS_CAUSE_GRAD_NORM, s->iteration, from, 1);
 			bad = 1;
 		}
 		if (s->nan_iters != TS_NO_INT && s->nan_iters > 0) {
-			see(h, TS_LOSS_CAUSE_NAN_COUNTER, s->iteration, s->nan_iters);
+			see(h, TS_LOSS_CAUSE_NAN_COUNTER, s->iteration, from, s->nan_iters);
 			bad = 1;
 		}
 		if (s->skipped != TS_NO_INT && s->skipped > 0)
-			see(h, TS_LOSS_CAUSE_SKIPPED, s->iteration, s->skipped);
+			see(h, TS_LOSS_CAUSE_SKIPPED, s->iteration, from, s->skipped);
 		if (has_loss(s))
 			series_loss = any_loss = 1;
 		else if (series_loss && !(s->flags & TS_STEP_NO_LOSS))
-			see(h, TS_LOSS_CAUSE_LOSS_DROPPED, s->iteration, 1);
+			see(h, TS_LOSS_CAUSE_LOSS_DROPPED, s->iteration, from, 1);
 		if (bad)
 			br[nb++] = (struct badrec){ s->iteration,
 						    s->nan_iters != TS_NO_INT && s->nan_iters > 1 ?
@@ -193,7 +226,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	if (!any_loss) {
 		struct ts_loss_evidence *e = &h->ev[TS_LOSS_CAUSE_NEVER_LOGGED];
 
-		e->first_iteration = first_iter;
+		e->first_iteration = e->first_possible = first_iter;
 		e->records = e->iterations = (int64_t)n;
 	}
 	/* one iteration on several ranks is one; it stands for the most
@@ -217,6 +250,9 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 			h->cause = c;
 			h->first_bad_iteration = f;
 		}
+		if (f != TS_NO_INT && (h->first_bad_possible == TS_NO_INT ||
+				       h->ev[c].first_possible < h->first_bad_possible))
+			h->first_bad_possible = h->ev[c].first_possible;
 	}
 	if (h->verdict == TS_LOSS_FINITE) {
 		if (!any_loss) {
@@ -226,8 +262,10 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 			h->verdict = TS_LOSS_MISSING;
 			h->cause = TS_LOSS_CAUSE_LOSS_DROPPED;
 		}
-		if (h->verdict == TS_LOSS_MISSING)
+		if (h->verdict == TS_LOSS_MISSING) {
 			h->first_bad_iteration = h->ev[h->cause].first_iteration;
+			h->first_bad_possible = h->ev[h->cause].first_possible;
+		}
 	}
 	return 0;
 }
@@ -236,7 +274,7 @@ void ts_loss_health_release(struct ts_loss_health *h)
 {
 	free(h->bad_iterations);
 	memset(h, 0, sizeof(*h));
-	h->first_bad_iteration = TS_NO_INT;
+	h->first_bad_iteration = h->first_bad_possible = TS_NO_INT;
 	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++)
-		h->ev[c].first_iteration = TS_NO_INT;
+		h->ev[c].first_iteration = h->ev[c].first_possible = TS_NO_INT;
 }

@@ -465,6 +465,11 @@ struct rd {
 				     * counts optimizer steps) on this physical
 				     * line, -1 none */
 	int64_t hf_last;            /* the last HF dict's iteration, TS_NO_INT none */
+	int line_rank;              /* the rank a launcher prefix at the start of
+				     * this physical line names (after a collector's
+				     * timestamp and colours), -1 none: its '\r'
+				     * parts after the first have no prefix */
+	int line_start;             /* the part read is its physical line's first */
 	int iter_seen;              /* a JSONL record of the file had an iteration */
 	/* torchtitan: the stamp and step its next record's interval starts
 	 * from (the last record, "Training starts at step N", a validation),
@@ -1203,9 +1208,10 @@ static int hf_wrapped(const char *v, size_t n, double *x)
  * A dict is the Trainer's when it holds what the Trainer logs: a training
  * record's loss or grad_norm, an evaluation's eval_* keys, or the final
  * summary's train_runtime (a dict of other keys, a configuration printed
- * by the script, is none).
+ * by the script, is none). rank: the launcher prefix's before it, -1 none
+ * (the file's rank).
  */
-static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
+static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line, int rank)
 {
 	const char *e = s + n, *p = s + 1;
 	struct ts_step st;
@@ -1213,6 +1219,8 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line)
 	double runtime = NAN, sps = NAN;
 
 	step_blank(&st, r, line);
+	if (rank >= 0)
+		st.rank = rank;
 	for (;;) {
 		const char *k, *v;
 		char qc;
@@ -2062,6 +2070,41 @@ static int launcher_prefix(const char *s, size_t n, const char **rest, size_t *r
 	return *rest != s;
 }
 
+/* The rank of a launcher prefix at the start of s[0..n) (after blanks),
+ * -1 none: the rank of a record the prefix stands before. */
+static int lead_rank(struct rd *r, const char *s, size_t n)
+{
+	const char *rest;
+	size_t rn;
+
+	if (launcher_prefix(s, n, &rest, &rn))
+		return prefix_rank(s, (size_t)(rest - s));
+	return r->line_rank;
+}
+
+/* The length of s[0..n) without a launcher prefix that ends it (blanks
+ * before it dropped too): torchrun --tee copies a worker's output piece by
+ * piece as it comes, each piece after its prefix, so a progress bar's
+ * redraw that is followed on its '\r' part by the next piece's prefix
+ * ("... 10/300 [00:12<04:48, 1.20s/it][default0]:") is still the redraw. */
+static size_t prefix_tail(const char *s, size_t n)
+{
+	const char *p = n ? memrchr(s, '[', n) : NULL;
+	size_t k, pn = p ? (size_t)(s + n - p) : 0;
+
+	if (!p || p == s)
+		return n;
+	/* torchrun's "[default0]:", mpirun's "[1,0]<stdout>:", or the
+	 * "[rank0]:" of torchrun --log-line-prefix-template */
+	if (ts_launcher_prefix(p, pn, NULL) != pn &&
+	    !(pn > 7 && !memcmp(p, "[rank", 5) && !memcmp(p + pn - 2, "]:", 2) &&
+	      prefix_rank(p, pn) >= 0))
+		return n;
+	for (k = (size_t)(p - s); k && (s[k - 1] == ' ' || s[k - 1] == '\t'); k--)
+		;
+	return k;
+}
+
 /* What may precede a record's head at k: nothing, a blank, a timestamp's
  * ']' or a launcher prefix's ':'. */
 static int head_context(const char *s, size_t k)
@@ -2810,6 +2853,8 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		s += k;
 		n -= k;
 	}
+	if (r->line_start)
+		r->line_rank = lead_rank(r, s, n);
 	e = s + n;
 	if (r->pend_kind && r->pend_guess) {
 		/* the previous line ended inside a record's head, or looked so:
@@ -2881,11 +2926,23 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	{
 		const char *in, *hb = b;
 		size_t in_n, bar;
+		int rank;
 		const char *br = memchr(b, '{', (size_t)(e - b) < 32 ? (size_t)(e - b) : 32);
 
 		if (!br && t > b && t[-1] == '}' && (bar = ts_progress_bar(b, (size_t)(e - b), &in, &in_n)) &&
-		    bar < (size_t)(e - b) && b[bar] == '{')
-			br = hb = b + bar;
+		    bar < (size_t)(e - b)) {
+			/* the dict right after the redraw, or after the launcher
+			 * prefix torchrun --tee writes before each piece it
+			 * copies ("...1.20s/it][default0]:{'loss': ...}") */
+			const char *rest;
+			size_t rn;
+
+			launcher_prefix(b + bar, (size_t)(e - b) - bar, &rest, &rn);
+			if (rn && *rest == '{') {
+				hb = b + bar;
+				br = rest;
+			}
+		}
 
 		if (br && (br == hb || prefix_rank(hb, (size_t)(br - hb)) >= 0)) {
 			/* the first key, after blanks a writer may put there
@@ -2907,12 +2964,14 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				if (hb != b && bare_bar(b, (size_t)(hb - b)) &&
 				    bar_counter(b, in, &count, &epoch))
 					r->bar_count = count;
-				rc = parse_hf(r, br, (size_t)(e - br), line);
+				rank = hb < br ? prefix_rank(hb, (size_t)(br - hb)) : -1;
+				rc = parse_hf(r, br, (size_t)(e - br), line, rank >= 0 ? rank :
+					      lead_rank(r, b, (size_t)(br - b)));
 				return rc < 0 ? rc : 0;
 			}
 		}
 		if (t > b && t[-1] == '}' && (br = find(b, (size_t)(t - b), "{'", 2)) &&
-		    (rc = parse_hf(r, br, (size_t)(e - br), line)))
+		    (rc = parse_hf(r, br, (size_t)(e - br), line, lead_rank(r, b, (size_t)(br - b)))))
 			return rc < 0 ? rc : 0;
 	}
 	if (r->ds_n && r->saw_iter)
@@ -2937,6 +2996,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		return rc;
 	if (rc > 0)
 		return complete ? 0 : pend_start(r, R_ITER, s, n, nl, line, off);
+	t = b + prefix_tail(b, (size_t)(t - b));
 	if (t > b && t[-1] == ']' && (rc = parse_bar(r, b, (size_t)(t - b), line)))
 		return rc < 0 ? rc : 0;
 	if (!nl && bar_cut(r, b, (size_t)(t - b)))
@@ -2982,6 +3042,8 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
 	 * line only: a bar of an earlier line may be far from it (stdout
 	 * buffered apart from the bar's stderr) */
 	r->bar_count = -1;
+	r->line_rank = -1;
+	r->line_start = 1;
 	if (!cr)
 		return handle_line(r, s, n, nl, line, off);
 	for (;;) {
@@ -2990,6 +3052,7 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
 
 		while (k < b && (s[k] == ' ' || s[k] == '\t'))
 			k++;
+		r->line_start = a == 0;
 		if (k < b && (rc = handle_line(r, s + a, b - a, cr ? 1 : nl, line, off + a)))
 			return rc;
 		if (!cr)
@@ -3038,6 +3101,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.ds_t0 = r.ds_step0 = r.ds_step = r.ds_skipped = r.ds_rank = TS_NO_INT;
 	r.ds_skipped0 = 0;
 	r.ds_lr = NAN;
+	r.line_rank = -1;
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;

@@ -958,6 +958,20 @@ int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int
 	       (*n >= 2 && (double)*n > STALL_STEPS * (double)nsteps && *share > STALL_MIN_SHARE);
 }
 
+const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, int64_t it)
+{
+	size_t l = 0, h = rep->noutliers;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (rep->outliers[m].iteration < it)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < rep->noutliers && rep->outliers[l].iteration == it ? &rep->outliers[l] : NULL;
+}
+
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 {
 	size_t l = 0, h = rep->n;

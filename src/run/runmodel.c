@@ -64,6 +64,19 @@ const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it)
 	return "iteration";
 }
 
+const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre,
+				   const char *range, int64_t from, int64_t it, char *buf,
+				   size_t size)
+{
+	if (from == TS_NO_INT || from >= it)
+		snprintf(buf, size, "%s%s%s %lld", pre, *pre ? " " : "",
+			 ts_runmodel_iteration_word(rm, it), (long long)it);
+	else
+		snprintf(buf, size, "%s iterations %lld-%lld", range, (long long)from,
+			 (long long)it);
+	return buf;
+}
+
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role)
 {
 	size_t n = 0;
@@ -635,8 +648,33 @@ static void excl_add(struct ts_window_obj *w, const char *reason, int64_t it)
 	e->steps++;
 }
 
-/* The window object of [first, last] over the analysed series; auto_cut
+/* Why timed step i of the analysed series is no step of the window
+ * [first, last] (a ts_window_excl reason), NULL when it is one; auto_cut
  * names the warm-up and level-shift groups of an automatic window. */
+static const char *step_reason(const struct ts_steps_report *r, size_t i, int64_t first,
+			       int64_t last, int auto_cut)
+{
+	int64_t it = r->iter[i];
+	const char *artefact = r->artefact[i] ? ts_step_artefact_name(r->artefact[i]) : NULL;
+
+	if (it >= first && it <= last)
+		return artefact;
+	/* a step left out for what it is (a NaN loss, a profiled step) is no
+	 * level of the run's step time */
+	if (it > last)
+		return !auto_cut ? "after-window" : artefact ? artefact : "level-shift";
+	if (!auto_cut)
+		return "before-window";
+	if (r->dropped_first && it <= r->first_cut)
+		return "first-iteration";
+	if (r->ramp_end_iteration != TS_NO_INT && it < r->ramp_end_iteration)
+		return "batch-size-ramp-up";
+	if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration)
+		return "warm-up";
+	return artefact ? artefact : "level-shift";
+}
+
+/* The window object of [first, last] over the analysed series. */
 static void window_build(const struct ts_steps_report *r, int64_t first, int64_t last,
 			 const char *method, int auto_cut, struct ts_window_obj *w)
 {
@@ -649,33 +687,37 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 		return;
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		int64_t it = r->iter[i];
+		const char *why;
 
 		if (!isfinite(r->step_ms[i]))
 			continue;
-		if (it >= first && it <= last) {
-			if (r->artefact[i])
-				excl_add(w, ts_step_artefact_name(r->artefact[i]), it);
-			else
-				w->steps++;
-		} else if (it > last) {
-			/* a step left out for what it is (a NaN loss, a profiled
-			 * step) is no level of the run's step time */
-			excl_add(w, !auto_cut ? "after-window" : r->artefact[i] ?
-				 ts_step_artefact_name(r->artefact[i]) : "level-shift", it);
-		} else if (!auto_cut) {
-			excl_add(w, "before-window", it);
-		} else if (r->dropped_first && it <= r->first_cut) {
-			excl_add(w, "first-iteration", it);
-		} else if (r->ramp_end_iteration != TS_NO_INT && it < r->ramp_end_iteration) {
-			excl_add(w, "batch-size-ramp-up", it);
-		} else if (r->mser_cut_iteration != TS_NO_INT && it < r->mser_cut_iteration) {
-			excl_add(w, "warm-up", it);
-		} else {
-			excl_add(w, r->artefact[i] ? ts_step_artefact_name(r->artefact[i])
-						   : "level-shift", it);
-		}
+		why = step_reason(r, i, first, last, auto_cut);
+		if (why)
+			excl_add(w, why, r->iter[i]);
+		else
+			w->steps++;
 	}
+}
+
+const char *ts_runmodel_step_window(const struct ts_runmodel *rm, int64_t it)
+{
+	const struct ts_steps_report *r = &rm->steps;
+	size_t l = 0, h = r->n;
+	const char *why;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (r->iter[m] < it)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l == r->n || r->iter[l] != it || !isfinite(r->step_ms[l]))
+		return "untimed";
+	if (rm->window.first == TS_NO_INT)
+		return r->artefact[l] ? ts_step_artefact_name(r->artefact[l]) : "no-window";
+	why = step_reason(r, l, rm->window.first, rm->window.last, rm->window_source == 0);
+	return why ? why : "in";
 }
 
 void ts_runmodel_window(const struct ts_runmodel *rm, int64_t first, int64_t last,
@@ -873,7 +915,7 @@ static int steps_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steps_report *r = &rm->steps;
 	struct ts_warnings *w = &rm->warnings;
-	const char *first_word = ts_runmodel_iteration_word(rm, r->health.first_bad_iteration);
+	char first_at[96];
 	const char *count_word = rm->nordinal && rm->nordinal == rm->log.steps.n ? "record"
 									      : "iteration";
 	int rc = 0;
@@ -882,20 +924,24 @@ static int steps_warnings(struct ts_runmodel *rm)
 	 * a line of the loss section */
 	if (r->health.verdict == TS_LOSS_NONFINITE)
 		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
-				      "The training is not numerically healthy: %s from %s %lld "
+				      "The training is not numerically healthy: %s %s "
 				      "(%lld %s%s with non-finite evidence); those steps are left "
 				      "out of the step statistics.",
-				      nonfinite_words(&r->health), first_word,
-				      (long long)r->health.first_bad_iteration,
+				      nonfinite_words(&r->health),
+				      ts_runmodel_span_words(rm, "from", "from within", r->health.first_bad_possible,
+							     r->health.first_bad_iteration, first_at,
+							     sizeof(first_at)),
 				      (long long)r->health.nbad_iterations, count_word,
 				      r->health.nbad_iterations == 1 ? "" : "s");
 	else if (r->health.verdict == TS_LOSS_MISSING &&
 		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
 		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,
-				      "The loss stops being logged at %s %lld (Megatron prints "
+				      "The loss stops being logged %s (Megatron prints "
 				      "only a loss above 0, so a NaN loss is dropped): its health is "
-				      "unknown from there.", first_word,
-				      (long long)r->health.first_bad_iteration);
+				      "unknown from there.",
+				      ts_runmodel_span_words(rm, "at", "within", r->health.first_bad_possible,
+							     r->health.first_bad_iteration, first_at,
+							     sizeof(first_at)));
 	if (r->warnings & TS_WARN_NO_TIME)
 		rc |= ts_warnings_add(w, "no-step-times", NULL, -1, TS_NO_INT,
 				      "The step records carry no step times, so there is no "
@@ -1470,7 +1516,12 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;
-	if (!rm->window_source && (rm->steps.warnings & TS_WARN_NO_STEADY))
+	/* one rule for every command: below TS_STEADY_MIN_STEPS usable steps
+	 * there is no steady window (validate, ab and diagnose refuse it), so
+	 * the automatic window is named for what it is */
+	if (!rm->window_source && rm->steps.win_n && rm->steps.win_n < TS_STEADY_MIN_STEPS)
+		method = "few-steps";
+	else if (!rm->window_source && (rm->steps.warnings & TS_WARN_NO_STEADY))
 		method = "mser-5-capped";
 	{
 		/* a declared window is the range declared (within the series):

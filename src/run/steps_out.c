@@ -175,6 +175,8 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	ts_jw_kstr(jw, "health", ts_loss_verdict_name(r->health.verdict));
 	ts_jw_kstr(jw, "health_cause", ts_loss_cause_name(r->health.cause));
 	ts_jw_ki64_or_null(jw, "first_bad_iteration", r->health.first_bad_iteration, r->health.first_bad_iteration != TS_NO_INT);
+	ts_jw_ki64_or_null(jw, "first_possible_bad_iteration", r->health.first_bad_possible,
+			   r->health.first_bad_possible != TS_NO_INT);
 	ts_jw_key(jw, "evidence");
 	ts_jw_arr(jw);
 	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_COUNT; c++) {
@@ -185,6 +187,8 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 		ts_jw_obj(jw);
 		ts_jw_kstr(jw, "cause", ts_loss_cause_name(c));
 		ts_jw_ki64_or_null(jw, "first_iteration", e->first_iteration, e->first_iteration != TS_NO_INT);
+		ts_jw_ki64_or_null(jw, "first_possible_iteration", e->first_possible,
+				   e->first_possible != TS_NO_INT);
 		ts_jw_ki64(jw, "records", e->records);
 		ts_jw_ki64(jw, "iterations", e->iterations);
 		if (c == TS_LOSS_CAUSE_EXTRA_LOSS)
@@ -381,17 +385,27 @@ static void render_health(const struct ts_text_style *st, const struct ts_runmod
 	const char *reset = h->verdict == TS_LOSS_FINITE ? "" : st->reset;
 	int first = 1;
 
+	char at[96];
+
 	ts_sb_addf(out, "            health %s%s%s", colour, ts_loss_verdict_name(h->verdict), reset);
 	if (h->verdict != TS_LOSS_FINITE && h->first_bad_iteration != TS_NO_INT)
-		ts_sb_addf(out, " from %s %lld (%s%s%s)",
-			   ts_runmodel_iteration_word(rm, h->first_bad_iteration),
-			   (long long)h->first_bad_iteration, what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
+		ts_sb_addf(out, " %s (%s%s%s)",
+			   ts_runmodel_span_words(rm, "from", "from within", h->first_bad_possible,
+						  h->first_bad_iteration, at, sizeof(at)),
+			   what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
 			   h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? h->extra_loss : "");
 	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_NEVER_LOGGED; c++) {
 		if (!h->ev[c].records || c == h->cause)
 			continue;
-		ts_sb_addf(out, "%s%s from %lld", first ? "; also " : ", ", what[c],
-			   (long long)h->ev[c].first_iteration);
+		/* "from 250", or "from within 241-250" */
+		if (h->ev[c].first_possible != TS_NO_INT &&
+		    h->ev[c].first_possible < h->ev[c].first_iteration)
+			ts_sb_addf(out, "%s%s from within %lld-%lld", first ? "; also " : ", ",
+				   what[c], (long long)h->ev[c].first_possible,
+				   (long long)h->ev[c].first_iteration);
+		else
+			ts_sb_addf(out, "%s%s from %lld", first ? "; also " : ", ", what[c],
+				   (long long)h->ev[c].first_iteration);
 		first = 0;
 	}
 	ts_sb_addc(out, '\n');
@@ -525,8 +539,15 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 		ts_sb_adds(out, "-");
 	ts_sb_addf(out, "; NaN/Inf iterations: ");
 	if (r->health.nbad) {
-		ts_sb_addf(out, "%s%lld, first %lld%s", yellow, (long long)r->health.nbad_iterations,
-			   (long long)r->health.bad_iterations[0], reset);
+		int64_t from = r->health.first_bad_possible, it = r->health.bad_iterations[0];
+
+		/* the first bad record, and the first iteration it stands for */
+		ts_sb_addf(out, "%s%lld, first ", yellow, (long long)r->health.nbad_iterations);
+		if (from != TS_NO_INT && from < it)
+			ts_sb_addf(out, "within %lld-%lld", (long long)from, (long long)it);
+		else
+			ts_sb_addf(out, "%lld", (long long)it);
+		ts_sb_adds(out, reset);
 	} else {
 		ts_sb_adds(out, "none");
 	}

@@ -57,8 +57,9 @@ void ts_window_text(struct ts_sb *out, const struct ts_window_obj *w)
 		ts_sb_adds(out, "none");
 		return;
 	}
-	ts_sb_addf(out, "iterations %lld:%lld, %zu step%s (%s", (long long)w->first,
-		   (long long)w->last, w->steps, w->steps == 1 ? "" : "s", w->method);
+	ts_sb_addf(out, "iterations %lld:%lld, %zu step%s (%s%s", (long long)w->first,
+		   (long long)w->last, w->steps, w->steps == 1 ? "" : "s", w->method,
+		   strcmp(w->method, "few-steps") == 0 ? ", no steady window" : "");
 	for (size_t i = 0; i < w->nexcl; i++)
 		ts_sb_addf(out, "%s%s %lld:%lld", i ? ", " : "; left out: ", w->excl[i].reason,
 			   (long long)w->excl[i].first, (long long)w->excl[i].last);

@@ -11,8 +11,11 @@
 # "[1,0]<stdout>:") stands at the physical line's start only, or before
 # every redraw and the dict, or before every redraw with the dict printed
 # right after the last one (no tqdm.write). Each is iterations 10..300
-# with no ordinal-steps: steps (text, --json, --csv) prints what it
-# prints for the log without a prefix, and validate counts 300 logged
+# with no ordinal-steps, and each prefix names rank 0: steps (text,
+# --json, --csv) prints what it prints for the log without a prefix whose
+# file name says rank 0 (plain_rank0.log; until 4 Dec 2026 a dict behind
+# a prefix got no rank, the ranks table and the CSV's rank column stayed
+# empty), and validate counts 300 logged
 # steps (30 records of 10), not 30. A description after the prefix
 # ("[rank0]:Map: ...") is still a description: that bar gives no step,
 # and the log without the Trainer's bar stays record ordinals 1..30 (fewer
@@ -79,7 +82,7 @@ gen() {
 	done
 	printf "%s{'train_runtime': 360.5, 'train_samples_per_second': 6.656, 'train_steps_per_second': 0.832, 'train_loss': 2.92, 'epoch': 3.0}\n" "$p"
 }
-gen line "" >"$tmp/plain.log"
+gen line "" >"$tmp/plain_rank0.log"
 
 # what steps prints for a log, its path replaced by LOG
 out() { # trainscope's arguments, the log last
@@ -87,7 +90,7 @@ out() { # trainscope's arguments, the log last
 }
 for form in text --json --csv; do
 	opt=$form; [ "$form" = text ] && opt=
-	out steps $opt "$tmp/plain.log" >"$tmp/plain.$form"
+	out steps $opt "$tmp/plain_rank0.log" >"$tmp/plain.$form"
 done
 got=$(field "$tmp/plain.--json" "d['first_iteration'], d['last_iteration'], d['iterations'], d['loss']['final']")
 [ "$got" = "10 300 30 2.85" ] || bad "steps plain: '$got', want '10 300 30 2.85'"

@@ -2,8 +2,10 @@
 # Hostile inputs for `trainscope steps` must finish quickly (no quadratic
 # paths): one 8 MB line of "iteration " repeats, one 8 MB line of "|" fields,
 # 200 000 one-line records each wrapped into a continuation, 100 000
-# distinct ranks, one iteration followed by a 300 000-line timer block, and
-# one 8 MB legacy timer line. Each must exit 0 or 2 within the time budget.
+# distinct ranks, one iteration followed by a 300 000-line timer block,
+# one 8 MB legacy timer line, and 300 000 JSONL records of one iteration
+# with a NaN (the loss health finds where each record's interval starts).
+# Each must exit 0 or 2 within the time budget.
 set -u
 TS=${TS:-build/trainscope}
 tmp=$(mktemp -d)
@@ -26,9 +28,10 @@ with open(d + "/e.log", "w") as f:
     f.write("(min, max) time across ranks (ms):\n")
     for i in range(300000):
         f.write("    forward-backward ....: (1.0, %d.5)\n" % i)
+open(d + "/g.log", "w").write('{"iteration": 5, "step_ms": 100, "nan": true, "loss": 1.0}\n' * 300000)
 open(d + "/f.log", "w").write(" iteration 1/2 | number of nan iterations: 0 |\ntime (ms) |" + " forward: 1.0 |" * 550000 + "\n")
 PY
-for f in a b c d e f; do
+for f in a b c d e f g; do
 	start=$(date +%s)
 	timeout $budget "$TS" steps --json "$tmp/$f.log" >/dev/null 2>&1
 	rc=$?

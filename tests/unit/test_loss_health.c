@@ -126,6 +126,34 @@ TEST(health_nan_counter_counts_iterations)
 	ts_loss_health_release(&h);
 }
 
+TEST(health_interval_record_stands_for_its_interval)
+{
+	/* Records every 10 iterations (10..200, --log-interval 10): the
+	 * record at 40 counts the NaN iterations of 31-40, so the first NaN
+	 * may be any of them; the first record, 10, stands for 1-10 (the gap
+	 * to its next one). Before, only 40 (10) was known. */
+	struct ts_loss_health h;
+
+	REQUIRE(judge_megatron(NAN_COUNT, 40, 1, &h) == 0);
+	CHECK_I64(h.first_bad_iteration, 40);
+	CHECK_I64(h.first_bad_possible, 31);
+	CHECK_I64(h.ev[TS_LOSS_CAUSE_NAN_COUNTER].first_possible, 31);
+	ts_loss_health_release(&h);
+	REQUIRE(judge_megatron(NAN_COUNT, 10, 1, &h) == 0);
+	CHECK_I64(h.first_bad_iteration, 10);
+	CHECK_I64(h.first_bad_possible, 1);
+	ts_loss_health_release(&h);
+	REQUIRE(judge_megatron(SKIPPED_WITH_LOSS, 30, 1, &h) == 0);
+	CHECK_I64(h.first_bad_possible, TS_NO_INT);
+	CHECK_I64(h.ev[TS_LOSS_CAUSE_SKIPPED].first_possible, 21);
+	ts_loss_health_release(&h);
+	/* a loss that disappears from 120 on (and a NaN grad norm there) */
+	REQUIRE(judge_megatron(NO_LOSS_GRAD_NAN, 120, 0, &h) == 0);
+	CHECK_I64(h.first_bad_possible, 111);
+	CHECK_I64(h.ev[TS_LOSS_CAUSE_LOSS_DROPPED].first_possible, 111);
+	ts_loss_health_release(&h);
+}
+
 TEST(health_skipped_is_evidence_not_a_verdict)
 {
 	struct ts_loss_health h;
