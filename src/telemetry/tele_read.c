@@ -491,25 +491,8 @@ static int gpu_for(struct rd *r, struct view id, struct view name)
 	return ts_tele_add_gpu(t, buf, name.n ? nb : NULL);
 }
 
-/* Days from 1970-01-01 of a civil date (proleptic Gregorian). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static int64_t civil_ns(int y, int mo, int d, int h, int mi, double sec)
-{
-	if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
-	    mi < 0 || mi > 59 || !(sec >= 0 && sec < 61))
-		return TS_NO_TIME;
-	int64_t days = days_from_civil(y, mo, d);
-	return (days * 86400 + h * 3600 + mi * 60) * 1000000000LL + (int64_t)llround(sec * 1e9);
-}
+/* ts_civil_ns's out-of-range INT64_MIN is TS_NO_TIME */
+_Static_assert(TS_NO_TIME == INT64_MIN, "TS_NO_TIME is ts_civil_ns's out-of-range value");
 
 /* The zone after a time's seconds: "Z", "+08:00", "-0500" (ISO 8601), as
  * the seconds to subtract for UTC into *off; returns 1 when there is one,
@@ -562,10 +545,10 @@ static int64_t parse_stamp(struct rd *r, struct view c)
 		}
 	if (sscanf(buf, "%d/%d/%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6 ||
 	    (n = 0, sscanf(buf, "%d-%d-%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6))
-		t = civil_ns(y, mo, d, h, mi, sec);
+		t = ts_civil_ns(y, mo, d, h, mi, sec);
 	else if (n = 0, c.n >= 17 &&
 		 sscanf(buf, "%4d%2d%2d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6)
-		t = civil_ns(y, mo, d, h, mi, sec);
+		t = ts_civil_ns(y, mo, d, h, mi, sec);
 	else
 		return TS_NO_TIME;
 	if (t == TS_NO_TIME)
@@ -595,7 +578,7 @@ static int64_t parse_ctime(struct rd *r, struct view c)
 	if (!m || (m - months) % 3)
 		return TS_NO_TIME;
 	r->local_time = 1;
-	return civil_ns(y, (int)(m - months) / 3 + 1, d, h, mi, s);
+	return ts_civil_ns(y, (int)(m - months) / 3 + 1, d, h, mi, s);
 }
 
 enum { Q_NONE = -1, Q_INDEX = -2, Q_NAME = -3, Q_UUID = -4, Q_BUS = -5,
