@@ -424,6 +424,8 @@ struct bar_pend {
 	int ign;                    /* its unusable value, -1 none */
 };
 
+#define TITAN_RANKS 1024            /* ranks with an interval clock of their own */
+
 struct rd {
 	struct ts_steplog *log;
 	const char *path;
@@ -471,10 +473,12 @@ struct rd {
 				     * parts after the first have no prefix */
 	int line_start;             /* the part read is its physical line's first */
 	int iter_seen;              /* a JSONL record of the file had an iteration */
-	/* torchtitan: the stamp and step its next record's interval starts
-	 * from (the last record, "Training starts at step N", a validation),
-	 * TS_NO_INT none; the job's batch from "Training starts" */
-	int64_t titan_t0, titan_step0, titan_gbs, titan_seq, titan_total;
+	/* torchtitan: per rank (slot 0: none stated), the stamp and step the
+	 * rank's next record's interval starts from (its last record,
+	 * "Training starts at step N", a validation), TS_NO_INT none; the
+	 * job's batch from "Training starts" */
+	struct titan_clock { int64_t t0, step0; } titan_clk[TITAN_RANKS + 1]; /* by rank + 1 */
+	int64_t titan_gbs, titan_seq, titan_total;
 	/* DeepSpeed: the stamp and global step of the last throughput line
 	 * (TS_NO_INT none), the last "step=N, skipped=K" line's values and the
 	 * skipped count at the last record; a Megatron arguments block seen
@@ -1419,6 +1423,15 @@ static int titan_field(const char *m, const char *e, const char *key, double *x)
 	return -1;
 }
 
+/* The interval clock of the rank a line's prefix names (ranks past
+ * TITAN_RANKS share the unknown rank's). */
+static struct titan_clock *titan_clock_of(struct rd *r, const char *s, size_t n)
+{
+	int rank = prefix_rank(s, n);
+
+	return &r->titan_clk[rank >= 0 && rank < TITAN_RANKS ? rank + 1 : 0];
+}
+
 /* "Training starts at step N, with local batch size B, global batch size
  * G, [gradient accumulation steps A, ]sequence length S, total steps T
  * (warmup W)" */
@@ -1432,8 +1445,12 @@ static int parse_titan_start(struct rd *r, const char *s, size_t n)
 		return 0;
 	if (titan_num(p + sizeof(head) - 1, e, &x, &end) || !(x >= 1) || x > 1e15)
 		return 0;
-	r->titan_step0 = d2i(x) - 1;
-	r->titan_t0 = titan_stamp(s, n);
+	{
+		struct titan_clock *c = titan_clock_of(r, s, (size_t)(p - s));
+
+		c->step0 = d2i(x) - 1;
+		c->t0 = titan_stamp(s, n);
+	}
 	r->titan_gbs = r->titan_seq = r->titan_total = TS_NO_INT;
 	if ((p = memmem(p, (size_t)(e - p), "global batch size ", 18)) &&
 	    !titan_num(p + 18, e, &x, &end) && x >= 1)
@@ -1454,6 +1471,7 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 {
 	const char *e = s + n, *m = NULL, *p = s, *end;
 	struct ts_step st;
+	struct titan_clock *clk;
 	double x, step;
 	int64_t t;
 	int validate = 0;
@@ -1500,10 +1518,11 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			return 0;
 	}
 	t = titan_stamp(s, n);
+	clk = titan_clock_of(r, s, (size_t)(m - s));
 	see_format(r, TS_LOG_TITAN);
 	if (validate) {
 		/* torchtitan restarts its interval clock after a validation */
-		r->titan_t0 = t;
+		clk->t0 = t;
 		r->markers |= TS_STEP_AFTER_EVAL;
 		return 1;
 	}
@@ -1531,17 +1550,17 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		st.tflops = x;
 	if (!titan_field(m, e, "tps", &x) || !titan_field(m, e, "wps", &x))
 		st.tokens_per_s_gpu = x;
-	if (t != TS_NO_INT && r->titan_t0 != TS_NO_INT && r->titan_step0 != TS_NO_INT &&
-	    st.iteration > r->titan_step0 && t >= r->titan_t0)
-		st.step_ns = (t - r->titan_t0) / (st.iteration - r->titan_step0);
+	if (t != TS_NO_INT && clk->t0 != TS_NO_INT && clk->step0 != TS_NO_INT &&
+	    st.iteration > clk->step0 && t >= clk->t0)
+		st.step_ns = (t - clk->t0) / (st.iteration - clk->step0);
 	if (r->titan_gbs != TS_NO_INT) {
 		st.global_batch = r->titan_gbs;
 		if (r->titan_seq != TS_NO_INT)
 			st.tokens = r->titan_gbs * r->titan_seq;
 	}
 	st.train_iters = r->titan_total;
-	r->titan_t0 = t;
-	r->titan_step0 = st.iteration;
+	clk->t0 = t;
+	clk->step0 = st.iteration;
 	return push_step(r, &st, TS_LOG_TITAN) ? TS_ENOMEM : 1;
 }
 
@@ -3097,7 +3116,9 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.rec_ign = -1;
 	r.bar_count = -1;
 	r.hf_last = TS_NO_INT;
-	r.titan_t0 = r.titan_step0 = r.titan_gbs = r.titan_seq = r.titan_total = TS_NO_INT;
+	for (size_t k = 0; k <= TITAN_RANKS; k++)
+		r.titan_clk[k].t0 = r.titan_clk[k].step0 = TS_NO_INT;
+	r.titan_gbs = r.titan_seq = r.titan_total = TS_NO_INT;
 	r.ds_t0 = r.ds_step0 = r.ds_step = r.ds_skipped = r.ds_rank = TS_NO_INT;
 	r.ds_skipped0 = 0;
 	r.ds_lr = NAN;

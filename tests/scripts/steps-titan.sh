@@ -29,7 +29,18 @@ gen nan '{"nan_from": 150, "seed": 7}'
 gen nostart '{"start_line": false, "seed": 9}'
 gen cut '{"cut": true, "seed": 11}'
 gen freq1 '{"freq": 1, "steps": 120, "step_s": 0.35, "seed": 13}'
-for c in base old lineno evck nan nostart cut freq1; do
+# two ranks logging into one console (LOG_RANK=0,1), rank 1 2 % slower:
+# each rank's intervals come from its own lines' stamps
+gen r0 '{"seed": 21}'
+gen r1 '{"seed": 22, "prefix": "[rank1]:", "step_s": 1.224}'
+python3 - "$tmp" <<'PY2' || exit 1
+import sys
+t = sys.argv[1]
+lines = open(t + "/r0.log").read().splitlines() + open(t + "/r1.log").read().splitlines()
+stamp = lambda l: l[l.index("[titan] ") + 8:][:23]
+open(t + "/two.log", "w").write("\n".join(sorted(lines, key=stamp)) + "\n")
+PY2
+for c in base old lineno evck nan nostart cut freq1 two; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 	"$TS" steps "$tmp/$c.log" >"$tmp/$c.txt" 2>&1
@@ -154,6 +165,15 @@ if d:
         bad.append("cut: no warning of the cut record: %s" % d["warnings"])
     if "torchtitan record" not in open(t + "/cut.txt").read():
         bad.append("cut: the text does not say the record was cut")
+d = load("two")
+if d:
+    for rank, c in ((0, "r0"), (1, "r1")):
+        truth = {int(k): v for k, v in json.load(open("%s/%s.log.truth" % (t, c))).items()}
+        row = [x for x in d["ranks"] if x["rank"] == rank]
+        # the rank's records 20..200 (each 10 steps; 10 holds 2-10)
+        want = sum(truth[s] for s in range(11, 201)) / 190 * 1e3
+        if not row or abs(row[0]["mean_ms"] - want) > 0.002 * want:
+            bad.append("two ranks: rank %d mean %s, truth about %.1f ms" % (rank, row and row[0]["mean_ms"], want))
 v = {c["name"]: c for c in json.load(open(t + "/validate.json"))["checks"]}
 if not v["steps_logged"]["evidence"].startswith("200 logged steps"):
     bad.append("validate: %s" % v["steps_logged"]["evidence"])
