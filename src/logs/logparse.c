@@ -239,7 +239,7 @@ enum field {
 	F_NUM_ZEROS, F_PARAMS_NORM, F_N_SKIPPED, F_N_NAN, F_HIP_MEM, F_ATTN_LOGIT,
 	/* NeMo 2 */
 	F_N_LR, F_N_GBS, F_N_STEP, F_N_MAXRES, F_N_MAXALLOC, F_N_LOSS, F_N_STEP_S,
-	F_N_CONSUMED, F_N_TFLOPS,
+	F_N_CONSUMED, F_N_TFLOPS, F_N_ALLOC,
 	/* memory lines */
 	F_M_ALLOC, F_M_MAXALLOC, F_M_RES, F_M_MAXRES, F_M_TOTAL,
 	F_G_ALLOC, F_G_ACTIVE, F_G_INACTIVE, F_G_RES, F_G_MAXALLOC, F_G_MAXACTIVE,
@@ -279,6 +279,11 @@ static const struct keydef keys[] = {
 	K("global_step", F_N_STEP),
 	K("max_memory_reserved", F_N_MAXRES),
 	K("max_memory_allocated", F_N_MAXALLOC),
+	/* MegatronStrategy(log_memory_usage=True): torch.cuda.max_memory_reserved()
+	 * and torch.cuda.memory_allocated(), in bytes */
+	K("peak_memory_usage", F_N_MAXRES),
+	K("memory_allocated", F_N_ALLOC),
+	K("tokens_per_sec_per_gpu", F_TOKENS_GPU),
 	K("reduced_train_loss", F_N_LOSS),
 	K("train_step_timing in s", F_N_STEP_S),
 	K("consumed_samples", F_N_CONSUMED),
@@ -948,6 +953,10 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		case F_N_MAXALLOC:
 			if (!pnum(v0, vn, &v))
 				st.mem_max_alloc_bytes = v;
+			break;
+		case F_N_ALLOC:
+			if (!pnum(v0, vn, &v))
+				st.mem_alloc_bytes = v;
 			break;
 		case F_N_LOSS:
 			if (!pnum(v0, vn, &v)) {
