@@ -425,6 +425,10 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 			return not_prose(d, n, m, TS_KIND_LOG_NEMO);
 		if ((m = count_lines_with(d, n, "{'loss':") + count_lines_with(d, n, "{'train_runtime':")))
 			return not_prose(d, n, m, TS_KIND_LOG_HF);
+		/* argonne-lcf Megatron-DeepSpeed: Megatron's record as "key=value" */
+		if ((m = count_lines_with(d, n, "elapsed_time_per_iteration_ms=")) &&
+		    count_lines_with(d, n, "iteration="))
+			return not_prose(d, n, m, TS_KIND_LOG_MEGATRON);
 		if ((m = count_lines_with(d, n, "elapsed_time_per_iter") + count_lines_with(d, n, "[Primus")))
 			return not_prose(d, n, m, TS_KIND_LOG_PRIMUS);
 		/* torchtitan's metrics line ends in its MFU; colour codes may sit

@@ -303,6 +303,13 @@ static const struct keydef keys[] = {
 	K("mem-max-reserved-gigabytes", F_G_MAXRES),
 	K("mem-alloc-retires", F_G_RETIRES),
 	K("mem-allocated-count", F_G_COUNT),
+	/* argonne-lcf Megatron-DeepSpeed's "key=value" names */
+	K("elapsed_time_per_iteration_ms", F_ELAPSED_MS),
+	K("learning_rate", F_LR),
+	K("loss_scale", F_LOSS_SCALE),
+	K("grad_norm", F_GRAD_NORM),
+	K("number_of_skipped_iterations", F_N_SKIPPED),
+	K("number_of_nan_iterations", F_N_NAN),
 };
 #undef K
 
@@ -715,15 +722,15 @@ static void put_field(struct fieldv *f, const char *seg, const char *colon, cons
 	f->id = key_id(k, kn);
 }
 
-static size_t scan_fields(const char *s, size_t n, int last_ok, struct fieldv *out,
+static size_t scan_fields(const char *s, size_t n, int last_ok, char sep, struct fieldv *out,
 			  size_t cap)
 {
 	const char *e = s + n, *seg = s, *colon = NULL, *p = s;
 	size_t nf = 0;
 
 	while (seg < e && nf < cap) {
-		p = find2(p, e, '|', ':');
-		if (p < e && *p == ':') {
+		p = find2(p, e, '|', sep);
+		if (p < e && *p == sep) {
 			if (!colon)
 				colon = p;
 			p++;
@@ -811,16 +818,19 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 	struct ts_step st;
 	int64_t iter, total;
 	size_t nf, i;
-	int nemo, primus = 0, rc, have_nan = 0, have_loss = 0, rank;
+	int nemo, primus = 0, rc, have_nan = 0, have_loss = 0, rank, eq = 0;
 	const char *after;
 	size_t an;
 
-	/* Locate "iteration <i>/<N>". */
+	/* Locate "iteration <i>/<N>" (or "iteration= <i>/<N>", whose fields
+	 * are "key=value": the logger of argonne-lcf's Megatron-DeepSpeed) */
 	while (off < n && (p = find(s + off, n - off, "iteration", 9))) {
 		const char *q = p + 9, *e = s + n, *d0;
 
 		off = (size_t)(q - s);
-		if (q >= e || *q != ' ')
+		eq = q < e && *q == '=';
+		q += eq;
+		if (q >= e || (*q != ' ' && !(eq && *q >= '0' && *q <= '9')))
 			continue;
 		while (q < e && *q == ' ')
 			q++;
@@ -848,7 +858,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		return 0;
 	nemo = find(s, (size_t)(it - s), "Training epoch", 14) != NULL;
 	an = (size_t)(s + n - after);
-	nf = scan_fields(after, an, nl && nemo, f, MAX_FIELDS);
+	nf = scan_fields(after, an, nl && nemo, eq ? '=' : ':', f, MAX_FIELDS);
 	step_blank(&st, r, line);
 	st.iteration = iter;
 	st.train_iters = total;
@@ -1054,7 +1064,7 @@ static int parse_mem(struct rd *r, const char *s, size_t n, int nl, int emit, in
 	q = memchr(q, '|', (size_t)(s + n - q));
 	if (!q)
 		return 1;
-	nf = scan_fields(q + 1, (size_t)(s + n - q - 1), nl, f, MAX_FIELDS);
+	nf = scan_fields(q + 1, (size_t)(s + n - q - 1), nl, ':', f, MAX_FIELDS);
 	for (size_t i = 0; i < nf; i++) {
 		double v;
 		double unit = gb ? 1e9 : MB;
@@ -2216,7 +2226,7 @@ static int parse_timers(struct rd *r, const char *s, size_t n)
 
 	if (p) {
 		p += 11;
-		nf = scan_fields(p, (size_t)(s + n - p), 1, f, MAX_FIELDS);
+		nf = scan_fields(p, (size_t)(s + n - p), 1, ':', f, MAX_FIELDS);
 		for (size_t i = 0; i < nf; i++)
 			timer_entry(r, f[i].k, f[i].kn, f[i].v, f[i].vn);
 		r->timer_block = 0;

@@ -3,7 +3,7 @@ import datetime, json, random, sys
 
 
 def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="", old=False,
-        megatron=False):
+        megatron=False, ezpz=False):
     """Write DeepSpeed engine lines of known truth to path and return the step
     durations in s ({step: seconds}): every `every` global steps the
     log_dist "[Rank 0] step=N, skipped=K, lr=[...]" line and the throughput
@@ -12,7 +12,9 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     DeepSpeed's logger does ("[%Y-%m-%d %H:%M:%S,mmm] [INFO] [file:line:func]"),
     after a launcher prefix; steps in skip_at are overflow-skipped (the
     cumulative count); megatron: a Megatron-DeepSpeed log, its arguments
-    block first and an iteration line after each pair of DeepSpeed lines."""
+    block first and an iteration line after each pair of DeepSpeed lines;
+    ezpz: that iteration line as argonne-lcf's fork prints it ("iteration=
+    N/T | key=value | ...", behind its "[stamp][INFO][training:1251] - ")."""
     rnd = random.Random(seed)
     base = datetime.datetime(2023, 11, 7, 1, 50, 0)
     t = 30.0
@@ -42,7 +44,16 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
         out.append("%s[%s] [INFO] [timer.py:260:stop] %s, RunningAvgSamplesPerSec=25.02, "
                    "CurrSamplesPerSec=%.4f, MemAllocated=4.32GB, MaxMemAllocated=38.49GB"
                    % (prefix, stamp(t + 0.002), head, 64 / d))
-        if megatron:
+        if megatron and ezpz:
+            ms = sum(durs[k] for k in range(s - every + 1, s + 1)) / every * 1e3
+            out.append("%s[%s][INFO][training:1251] -  iteration=  %6d/  %6d | consumed_samples=  %10d | "
+                       "consumed_tokens=  %12d | elapsed_time_per_iteration_ms=%.1f | learning_rate=0.000300 | "
+                       "global_batch_size=   64 | lm loss=%.6f | loss_scale=8192.0 | actual_seqlen= 2048 | "
+                       "number_of_skipped_iterations=  %d | number_of_nan_iterations=  0 | "
+                       "samples_per_second=%.3f | [LM]TFLOPs=98.70 | [DS]TFLOPs=87.50 |"
+                       % (prefix, stamp(t + 0.004)[:19], s, steps, 64 * s, 64 * 2048 * s, ms,
+                          2.3 - s * 0.001, sum(1 for k in skip_at if s - every < k <= s), 64000 / ms))
+        elif megatron:
             ms = sum(durs[k] for k in range(s - every + 1, s + 1)) / every * 1e3
             out.append("%s iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): "
                        "%.1f | learning rate: 4.990E-05 | global batch size:    64 | lm loss: 2.300000E+00 | "

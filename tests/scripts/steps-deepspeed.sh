@@ -12,7 +12,10 @@
 # 150); memory is GiB (1024**3 in DeepSpeed's code). A Megatron-DeepSpeed
 # log (arguments block, then both DeepSpeed's lines and Megatron's
 # iteration lines) is read from its iteration lines only: 30 records, not
-# 60. Before, a DeepSpeed log was "no step records found".
+# 60. Before, a DeepSpeed log was "no step records found". argonne-lcf's
+# Megatron-DeepSpeed prints Megatron's record as "iteration= N/T |
+# key=value | ..." (elapsed_time_per_iteration_ms, lm loss,
+# number_of_skipped_iterations, ...): read as Megatron's (it was none).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -28,7 +31,9 @@ gen mds '{"megatron": true, "seed": 4}'
 # the same without its arguments block (a tail of the log): the DeepSpeed
 # record read before the first iteration line is dropped
 grep -v 'arguments\|\.\.\.\.\.\.\.\.' "$tmp/mds.log" >"$tmp/mdstail.log"
-for c in base old pref mds mdstail; do
+# argonne-lcf's fork prints Megatron's record as "iteration= N/T | key=value"
+gen ezpz '{"megatron": true, "ezpz": true, "seed": 5, "skip_at": [95]}'
+for c in base old pref mds mdstail ezpz; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 done
@@ -72,6 +77,15 @@ if d:
     ex = [(x["reason"], x["first_iteration"]) for x in d["window"]["excluded"]]
     if ("skipped", 150) not in ex:
         bad.append("base: the record holding skipped step 150 is not left out: %s" % ex)
+d = load("ezpz")
+if d:
+    if d["format"] != "megatron" or d["iterations"] != 30:
+        bad.append("ezpz: format %s, %s records" % (d["format"], d["iterations"]))
+    else:
+        # each record's elapsed_time_per_iteration_ms is its interval's mean (1 decimal)
+        check_mean("ezpz", d, 10)
+        if d["loss"]["skipped_iterations"] != 1 or abs(d["loss"]["final"] - 2.0) > 1e-9:
+            bad.append("ezpz: loss %s" % d["loss"])
 for c in ("mds", "mdstail"):
     d = load(c)
     if d and (d["format"] != "megatron" or d["iterations"] != 30 or d["window"]["first_iteration"] != 20):
