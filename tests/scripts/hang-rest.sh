@@ -37,59 +37,14 @@ N=${HANG_REST_N:-4}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$tmp" "$N" <<'PY' || exit 1
+HANG_SIM_DIR=$(cd "$(dirname "$0")" && pwd) python3 - "$tmp" "$N" <<'PY' || exit 1
 import json, os, pickle, sys
 out, N = sys.argv[1], int(sys.argv[2])
 T0 = 1724779239936775119
 truth = {}
 
-class Job:
-    def __init__(s, world, groups):
-        s.world = world
-        s.groups = [("0", "default_pg", list(range(world)))] + groups
-        s.local = {}
-        for r in range(world):
-            k = 0
-            for gi, (n, d, rs) in enumerate(s.groups):
-                if r in rs:
-                    s.local[(r, gi)] = k
-                    k += 1
-        s.prog = []  # (group index, kind coll|p2p|batch, name, size, dtype, (a, b))
-
-    def members(s, i):
-        g, kind, _, _, _, peer = s.prog[i]
-        return s.groups[g][2] if kind == "coll" else list(peer)
-
-def simulate(job, stop=None, poison=(), ahead=2):
-    stop = stop or {}
-    mine = {r: [i for i in range(len(job.prog)) if r in job.members(i)] for r in range(job.world)}
-    issued = {r: 0 for r in range(job.world)}
-    done = set()
-    changed = True
-    while changed:
-        changed = False
-        for r in range(job.world):
-            while issued[r] < len(mine[r]):
-                nxt = mine[r][issued[r]]
-                if r in stop and nxt > stop[r]:
-                    break
-                if sum((r, i) not in done for i in mine[r][:issued[r]]) >= ahead:
-                    break
-                issued[r] += 1
-                changed = True
-        for r in range(job.world):
-            for i in mine[r][:issued[r]]:
-                if (r, i) in done or i in poison:
-                    continue
-                ms = job.members(i)
-                if not all(i in mine[m][:issued[m]] for m in ms):
-                    continue
-                if all((m, j) in done for m in ms for j in mine[m][:issued[m]]
-                       if j < i and job.prog[j][0] == job.prog[i][0]):
-                    for m in ms:
-                        done.add((m, i))
-                    changed = True
-    return mine, issued, done
+sys.path.insert(0, os.environ["HANG_SIM_DIR"])
+from hang_sim import Job, simulate, tpdp
 
 def write(case, job, sim, alter=None, drop=(), noents=(), keep=None, late=None, timing=False, nostart=()):
     """alter {(rank, op): {size}}; noents: ranks dumped without entries;
@@ -153,21 +108,6 @@ def write(case, job, sim, alter=None, drop=(), noents=(), keep=None, late=None, 
                "pg_status": status, "entries": ents, "nccl_comm_state": {}, "nccl_version": "2.21.5"}
         with open(f"{out}/{case}/nccl_trace_rank_{r}", "wb") as f:
             pickle.dump(doc, f, protocol=2)
-
-def tpdp(extra_first=()):
-    """world 4: groups created in this order: extra_first, tp {0,1} {2,3}, dp {0,2} {1,3}"""
-    gs = list(extra_first) + [("tp", [0, 1]), ("tp", [2, 3]), ("dp", [0, 2]), ("dp", [1, 3])]
-    job = Job(4, [(str(k + 1), d, rs) for k, (d, rs) in enumerate(gs)])
-    for step in range(4):
-        for layer in range(2):
-            for g in range(1, len(job.groups)):
-                if job.groups[g][1] == "tp":
-                    job.prog.append((g, "coll", "all_reduce", (4, 1024), "BFloat16", None))
-        for g in range(1, len(job.groups)):
-            if job.groups[g][1] == "dp":
-                job.prog.append((g, "coll", "reduce_scatter", (4096,), "Float", None))
-        job.prog.append((0, "coll", "all_reduce", (1,), "Float", None))
-    return job
 
 def pipeline(world, stages, kind="p2p", steps=4):
     npp = world // stages
