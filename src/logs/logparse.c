@@ -1398,13 +1398,15 @@ static int64_t py_stamp(const char *s, size_t n)
 
 static void skip_prefix(const char **s, size_t *n);
 
-/* The line's torchtitan stamp: after "[titan] ", else at its start. */
+/* The line's torchtitan stamp: after "[titan] ", else at its start (after
+ * a launcher prefix: "[rank0]:2025-04-01 00:25:47,084 - root - ..."). */
 static int64_t titan_stamp(const char *s, size_t n)
 {
 	const char *p = memmem(s, n, "[titan] ", 8);
 
 	if (p)
 		return py_stamp(p + 8, (size_t)(s + n - p - 8));
+	skip_prefix(&s, &n);
 	return py_stamp(s, n);
 }
 
@@ -1417,7 +1419,7 @@ static int titan_num(const char *p, const char *e, double *x, const char **end)
 
 	while (p < e && *p == ' ')
 		p++;
-	while (p < e && k < sizeof(buf) - 1 && *p != ' ' && *p != '(' && *p != '%' &&
+	while (p < e && k < sizeof(buf) - 1 && *p != ' ' && *p != '(' && *p != '%' && *p != '/' &&
 	       !(*p == 'G' && p + 3 <= e && !memcmp(p, "GiB", 3))) {
 		if (*p != ',')
 			buf[k++] = *p;
@@ -1492,7 +1494,7 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	struct ts_step st;
 	struct titan_clock *clk;
 	double x, step;
-	int64_t t;
+	int64_t t, total;
 	int validate = 0;
 
 	/* the message: "step:" after the logger's " - " or at the line's start
@@ -1522,6 +1524,9 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	p = validate ? m + 9 : m;
 	if (titan_num(p + 5, e, &step, &end) || !(step >= 0) || step > 1e15)
 		return 0;
+	/* "step: 640/644 = 99.3789%" (a run's length on the line) */
+	total = end < e && *end == '/' && !titan_num(end + 1, e, &x, &end) && x >= step && x <= 1e15 ?
+			d2i(x) : TS_NO_INT;
 	if (!nl && r->log->format == TS_LOG_TITAN && !validate &&
 	    !memmem(m, (size_t)(e - m), "mfu:", 4)) {
 		int rc = note_cut(r, line, off, "last line cut inside a torchtitan record");
@@ -1545,6 +1550,8 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		r->markers |= TS_STEP_AFTER_EVAL;
 		return 1;
 	}
+	if (clk->step0 == d2i(step) && clk->t0 == t && t != TS_NO_INT)
+		return 1; /* the same record again (a second handler of the logger) */
 	step_blank(&st, r, line);
 	st.iteration = d2i(step);
 	{
@@ -1577,7 +1584,7 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		if (r->titan_seq != TS_NO_INT)
 			st.tokens = r->titan_gbs * r->titan_seq;
 	}
-	st.train_iters = r->titan_total;
+	st.train_iters = total != TS_NO_INT ? total : r->titan_total;
 	clk->t0 = t;
 	clk->step0 = st.iteration;
 	return push_step(r, &st, TS_LOG_TITAN) ? TS_ENOMEM : 1;

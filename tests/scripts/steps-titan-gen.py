@@ -2,7 +2,7 @@
 import datetime, random, sys
 def gen(path, *, seed=1, steps=200, freq=10, step_s=1.2, noise=0.01, color=True, prefix="[rank0]:",
         old=False, lineno=False, start_line=True, val_at=None, val_s=30.0, ckpt_at=None, ckpt_s=20.0,
-        nan_from=None, cut=False):
+        nan_from=None, cut=False, total=False, tag=True, dup=1):
     """Write a torchtitan console log of known truth to path; return the
     step durations in s ({step: seconds}). Stamps are Python logging's
     asctime (milliseconds truncated), records at step 1 and every freq-th
@@ -11,7 +11,9 @@ def gen(path, *, seed=1, steps=200, freq=10, step_s=1.2, noise=0.01, color=True,
     a launcher prefix; a validation of val_s seconds after step val_at, a
     checkpoint save of ckpt_s seconds after step ckpt_at (it lands in the
     next interval), NaN losses from nan_from, the last line cut in its tps
-    field (cut)."""
+    field (cut); total: "step: N/T = P%" (a fork's way to show the length);
+    tag=False: no "[titan] " before the stamp (a plain logging format); dup:
+    each record line printed dup times (a logger with several handlers)."""
     rnd = random.Random(seed)
     base = datetime.datetime(2025, 3, 10, 20, 5, 0)
     t = 7.25
@@ -21,9 +23,10 @@ def gen(path, *, seed=1, steps=200, freq=10, step_s=1.2, noise=0.01, color=True,
     def stamp(x):
         d = base + datetime.timedelta(seconds=x)
         return d.strftime("%Y-%m-%d %H:%M:%S") + ",%03d" % (d.microsecond // 1000)
-    def line(x, msg):
+    def line(x, msg, times=1):
         mid = " - root - INFO - " if not lineno else " - root - INFO - train.py:612 - "
-        out.append("%s[titan] %s%s%s" % (prefix, stamp(x), mid, msg))
+        for _ in range(times):
+            out.append("%s%s%s%s%s" % (prefix, "[titan] " if tag else "", stamp(x), mid, msg))
     line(0.5, "Starting job: synthetic")
     if start_line:
         line(t, "Training starts at step 1, with local batch size 1, global batch size 8, "
@@ -42,7 +45,9 @@ def gen(path, *, seed=1, steps=200, freq=10, step_s=1.2, noise=0.01, color=True,
                 msg = ("%sstep: %2d  %sloss: %s  %sgrad_norm: %7.4f  %smemory: 42.22GiB(44.44%%)  "
                        "%stps: 6,826  %stflops: 1,395.32  %smfu: 39.97%%%s") % (
                     C(31), s, C(32), lv, C(33), 1.25, C(36), C(34), C(96), C(35), C(39))
-            line(t, msg)
+            if total:
+                msg = msg.replace("step: %2d  " % s, "step: %d/%d = %.4f%%  " % (s, steps, 100.0 * s / steps), 1)
+            line(t, msg, dup)
             if val_at == s:
                 t += val_s
                 out.append("%s[titan] %s - root - INFO - %svalidate step: %2d  %sloss: %7.4f  %smemory: 40.00GiB(42.11%%)  %stps: 9,000%s" % (

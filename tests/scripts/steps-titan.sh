@@ -29,6 +29,9 @@ gen nan '{"nan_from": 150, "seed": 7}'
 gen nostart '{"start_line": false, "seed": 9}'
 gen cut '{"cut": true, "seed": 11}'
 gen freq1 '{"freq": 1, "steps": 120, "step_s": 0.35, "seed": 13}'
+# "step: 640/644 = 99.38%", a stamp without "[titan] " after the prefix,
+# each record printed 3 times (the logger with three handlers)
+gen forms '{"total": true, "tag": false, "dup": 3, "seed": 15}'
 # two ranks logging into one console (LOG_RANK=0,1), rank 1 2 % slower:
 # each rank's intervals come from its own lines' stamps
 gen r0 '{"seed": 21}'
@@ -40,7 +43,7 @@ lines = open(t + "/r0.log").read().splitlines() + open(t + "/r1.log").read().spl
 stamp = lambda l: l[l.index("[titan] ") + 8:][:23]
 open(t + "/two.log", "w").write("\n".join(sorted(lines, key=stamp)) + "\n")
 PY2
-for c in base old lineno evck nan nostart cut freq1 two; do
+for c in base old lineno evck nan nostart cut freq1 two forms; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 	"$TS" steps "$tmp/$c.log" >"$tmp/$c.txt" 2>&1
@@ -102,7 +105,7 @@ def check_mean(c, d, freq=10, tol=0.0005):
     if d["window"]["steps"] != len(steps):
         bad.append("%s: window holds %d records, truth %d" % (c, d["window"]["steps"], len(steps)))
     return want
-for c in ("base", "old", "lineno", "evck", "nan", "nostart", "cut", "freq1"):
+for c in ("base", "old", "lineno", "evck", "nan", "nostart", "cut", "freq1", "forms"):
     d = load(c)
     if d is None:
         continue
@@ -153,6 +156,11 @@ if d:
     f = lo["first_nan_iteration"] if lo["first_nan_iteration"] is not None else lo["first_bad_iteration"]
     if f is None or not 141 <= f <= 150:
         bad.append("nan: first bad iteration %s, want 150 (141-150)" % f)
+d = load("forms")
+codes = [w["code"] for w in d["warnings"]] if d else []
+if d and (d["iterations"] != 21 or d["notes"] or "resumed-log" in codes or "restart" in codes):
+    bad.append("forms: %s records (21: each printed three times is one), notes %s, warnings %s"
+               % (d["iterations"], d["notes"], codes))
 d = load("nostart")
 if d and d["iterations"] != 21:
     bad.append("nostart: %s records" % d["iterations"])
