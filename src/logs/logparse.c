@@ -470,7 +470,7 @@ struct rd {
 	int have_steptime;
 	double steptime_s, steptime_tflops;
 	int64_t steptime_line;
-	int saw_iter;               /* the format of an iteration line read, 0 none */
+	int saw_iter;
 	int timer_block;            /* inside a "time across ranks (ms):" block */
 	size_t last_step;           /* 1 + index of this file's last step, 0 none */
 	int64_t ordinal;
@@ -497,6 +497,9 @@ struct rd {
 	 * (Megatron-DeepSpeed: its iteration lines are the records) */
 	int64_t ds_t0, ds_step0, ds_step, ds_skipped, ds_skipped0, ds_rank;
 	size_t ds_first, ds_n;      /* this file's DeepSpeed records in log->steps */
+	int non_ds;                 /* the format of the file's first record of another
+				     * framework (Megatron-DeepSpeed, HF Trainer with
+				     * DeepSpeed: those are the records), 0 none */
 	double ds_lr;
 	int megatron_args;
 	size_t records;
@@ -601,6 +604,8 @@ static void see_format(struct rd *r, int format)
 
 static int push_step(struct rd *r, struct ts_step *s, int format)
 {
+	if (format != TS_LOG_DEEPSPEED && !r->non_ds)
+		r->non_ds = format;
 	ignore_value(r, r->rec_ign, s->line);
 	r->rec_ign = -1;
 	s->flags |= r->markers;
@@ -1019,8 +1024,9 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
 	}
-	r->saw_iter = nemo ? TS_LOG_NEMO2 : primus ? TS_LOG_PRIMUS : TS_LOG_MEGATRON;
-	return push_step(r, &st, r->saw_iter) ? TS_ENOMEM : 1;
+	r->saw_iter = 1;
+	return push_step(r, &st, nemo ? TS_LOG_NEMO2 : primus ? TS_LOG_PRIMUS : TS_LOG_MEGATRON) ?
+		       TS_ENOMEM : 1;
 }
 
 /* "[Rank R] (after N iterations) memory (MB) | ..." and the GB variant. */
@@ -1608,8 +1614,9 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
  * steps are the difference of the cumulative "skipped=" counts; memory
  * in GB of 2^30 bytes (torch.cuda.max_memory_allocated() / 1024**3).
  * Megatron-DeepSpeed prints both these lines and Megatron's iteration
- * lines: after its arguments block or an iteration line, the iteration
- * lines are the records.
+ * lines, and the HF Trainer on DeepSpeed these lines and its dicts: after
+ * a Megatron arguments block or another framework's record, that
+ * framework's records are the log's (ds_drop).
  */
 
 /* A number at p..e (up to a ',' ']' or blank), via pnum; 0 on success. */
@@ -1724,9 +1731,10 @@ static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 	return push_step(r, &st, TS_LOG_DEEPSPEED) ? TS_ENOMEM : 1;
 }
 
-/* A Megatron-DeepSpeed log without its arguments block (a tail): the
- * DeepSpeed records read before its first iteration line are dropped,
- * the iteration lines are the records. */
+/* A log of another framework on DeepSpeed (Megatron-DeepSpeed without
+ * its arguments block, a tail; HF Trainer with DeepSpeed): the DeepSpeed
+ * records read before its first record of that framework are dropped,
+ * that framework's are the records. */
 static void ds_drop(struct rd *r)
 {
 	struct ts_steplog *log = r->log;
@@ -1739,7 +1747,7 @@ static void ds_drop(struct rd *r)
 	if (r->last_step > r->ds_first)
 		r->last_step -= r->ds_n;
 	if (log->format == TS_LOG_DEEPSPEED)
-		log->format = r->saw_iter;
+		log->format = r->non_ds;
 	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
 	r->ds_n = 0;
 }
@@ -3019,9 +3027,9 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		    (rc = parse_hf(r, br, (size_t)(e - br), line, lead_rank(r, b, (size_t)(br - b)))))
 			return rc < 0 ? rc : 0;
 	}
-	if (r->ds_n && r->saw_iter)
+	if (r->ds_n && r->non_ds)
 		ds_drop(r);
-	if (!r->megatron_args && !r->saw_iter &&
+	if (!r->megatron_args && !r->non_ds &&
 	    (r->log->format == TS_LOG_UNKNOWN || r->log->format == TS_LOG_DEEPSPEED)) {
 		/* DeepSpeed's own lines, unless Megatron's are the records */
 		if (r->log->format == TS_LOG_UNKNOWN && memmem(s, n, "- arguments -", 13))
@@ -3178,7 +3186,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	if (rc < 0)
 		goto out;
 	rc = pend_finish(&r);
-	if (r.ds_n && r.saw_iter)
+	if (r.ds_n && r.non_ds)
 		ds_drop(&r);
 	if (!rc)
 		rc = bar_reset(&r);

@@ -3,7 +3,7 @@ import datetime, json, random, sys
 
 
 def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="", old=False,
-        megatron=False, ezpz=False):
+        megatron=False, ezpz=False, hf=False):
     """Write DeepSpeed engine lines of known truth to path and return the step
     durations in s ({step: seconds}): every `every` global steps the
     log_dist "[Rank 0] step=N, skipped=K, lr=[...]" line and the throughput
@@ -14,7 +14,8 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     cumulative count); megatron: a Megatron-DeepSpeed log, its arguments
     block first and an iteration line after each pair of DeepSpeed lines;
     ezpz: that iteration line as argonne-lcf's fork prints it ("iteration=
-    N/T | key=value | ...", behind its "[stamp][INFO][training:1251] - ")."""
+    N/T | key=value | ...", behind its "[stamp][INFO][training:1251] - ");
+    hf: the HF Trainer on DeepSpeed, its dict after each pair of lines."""
     rnd = random.Random(seed)
     base = datetime.datetime(2023, 11, 7, 1, 50, 0)
     t = 30.0
@@ -53,6 +54,9 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
                        "samples_per_second=%.3f | [LM]TFLOPs=98.70 | [DS]TFLOPs=87.50 |"
                        % (prefix, stamp(t + 0.004)[:19], s, steps, 64 * s, 64 * 2048 * s, ms,
                           2.3 - s * 0.001, sum(1 for k in skip_at if s - every < k <= s), 64000 / ms))
+        elif hf:
+            out.append("%s{'loss': %.4f, 'grad_norm': 1.25, 'learning_rate': 4.99e-05, 'epoch': %.2f}"
+                       % (prefix, 2.3 - s * 0.001, s / steps))
         elif megatron:
             ms = sum(durs[k] for k in range(s - every + 1, s + 1)) / every * 1e3
             out.append("%s iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): "

@@ -33,7 +33,10 @@ gen mds '{"megatron": true, "seed": 4}'
 grep -v 'arguments\|\.\.\.\.\.\.\.\.' "$tmp/mds.log" >"$tmp/mdstail.log"
 # argonne-lcf's fork prints Megatron's record as "iteration= N/T | key=value"
 gen ezpz '{"megatron": true, "ezpz": true, "seed": 5, "skip_at": [95]}'
-for c in base old pref mds mdstail ezpz; do
+# the HF Trainer on DeepSpeed: its dicts are the records (30), no DeepSpeed
+# record beside them (they were a second series, as another rank)
+gen hfds '{"hf": true, "seed": 6}'
+for c in base old pref mds mdstail ezpz hfds; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 done
@@ -86,6 +89,9 @@ if d:
         check_mean("ezpz", d, 10)
         if d["loss"]["skipped_iterations"] != 1 or abs(d["loss"]["final"] - 2.0) > 1e-9:
             bad.append("ezpz: loss %s" % d["loss"])
+d = load("hfds")
+if d and (d["format"] != "hf-trainer" or d["iterations"] != 30 or len(d["ranks"]) > 1):
+    bad.append("hfds: format %s, %d records, ranks %s" % (d["format"], d["iterations"], d["ranks"]))
 for c in ("mds", "mdstail"):
     d = load(c)
     if d and (d["format"] != "megatron" or d["iterations"] != 30 or d["window"]["first_iteration"] != 20):
