@@ -92,8 +92,9 @@ static const char *logged_off(const struct ts_diag *d, char *buf, size_t size)
 				 100 * (rt->log_flops.per_step / rt->flops.per_step - 1),
 				 rt->flops.per_step, rt->window.model_tflops);
 		else
-			snprintf(buf + n, size - n, "; not Megatron's FLOP count: %s counts its own",
-				 ts_formula_name(rt->log_formula));
+			snprintf(buf + n, size - n, "; not Megatron's FLOP count: %s counts its own%s%s",
+				 ts_formula_name(rt->log_formula), rt->log_why ? ", not recomputed: " : "",
+				 rt->log_why ? rt->log_why : "");
 	}
 	return buf;
 }

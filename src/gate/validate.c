@@ -153,12 +153,12 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	if (rt->why)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
 			   "recomputed: %s", c.logged_tflops, rt->why);
-	if (!c.ncompared)
-		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
 	if (rt->log_why)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
 			   "recomputed with the log's own formula %s: %s", c.logged_tflops,
 			   ts_formula_name(rt->log_formula), rt->log_why);
+	if (!c.ncompared)
+		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
 	if (c.diff_median <= TS_RATE_MAX_DIFF)
 		return add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of "
 			   "%zu steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, "
