@@ -40,7 +40,7 @@ static const struct cli_opt opts[] = {
 	{ "precision", 0, "P", "peak precision: bf16 (default), fp16, fp8, fp4, tf32, fp32", OPT_PRECISION },
 	{ "peak-tflops", 0, "X", "dense peak TFLOP/s per GPU (overrides the catalog)", OPT_PEAK },
 	{ "catalog", 0, "FILE", "user GPU catalog (JSON) that overrides and extends the built-in one", OPT_CATALOG },
-	{ "formula", 0, "NAME", "mlm2026 (current, default), mlm2024, mlm2023, mt-megatronlm", OPT_FORMULA },
+	{ "formula", 0, "NAME", "mlm2026 (current, default), mlm2024, mlm2023, mt-megatronlm, torchtitan", OPT_FORMULA },
 	{ "recompute", 0, "G", "activation recompute: full or selective (for HFU)", OPT_RECOMPUTE },
 	{ "recompute-method", 0, "M", "full recompute method: uniform (default) or block", OPT_RC_METHOD },
 	{ "recompute-num-layers", 0, "N", "block recompute: layers per pipeline chunk", OPT_RC_LAYERS },
@@ -246,7 +246,7 @@ static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_ru
 			r->formula = ts_formula_parse(a->val);
 			if (r->formula < 0) {
 				cli_error(ctx, "--formula: unknown formula '%s' (mlm2026, mlm2024, mlm2023,"
-					  " mt-megatronlm)", a->val);
+					  " mt-megatronlm, torchtitan)", a->val);
 				return EXIT_USAGE;
 			}
 			break;
@@ -368,8 +368,10 @@ static const char *formula_desc(int f)
 		return "Megatron-LM 2024 (e116d81 + shared experts): non-causal attention, every layer MoE with ffn_hidden_size";
 	case TS_FORMULA_MLM2023:
 		return "Megatron-LM 2023 (2748e7c): 60BsLh^2(...), f = 4h assumed";
-	default:
+	case TS_FORMULA_MT:
 		return "MT-MegatronLM musa_patch: non-causal attention, every layer MoE, router GEMM counted, no MTP";
+	default:
+		return "torchtitan: 6 x active parameters without the embedding + 12 L n d s per token, non-causal, no MTP";
 	}
 }
 
@@ -390,6 +392,9 @@ static int explain(const struct mfu_run *r, double logged, struct variant *out, 
 			struct ts_mfu mm;
 			struct ts_err err;
 			const char *what = "as configured";
+			/* torchtitan counts no MTP and an unpadded vocabulary already */
+			if (k > 0 && f == TS_FORMULA_TITAN)
+				continue;
 			if (k == 1) {
 				if (r->model.mtp_layers == 0 && r->shape.mtp <= 0)
 					continue;

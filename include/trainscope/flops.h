@@ -25,13 +25,16 @@ enum ts_formula {
 	TS_FORMULA_MLM2024,     /* e116d81 (2024-03) + shared experts (2024-09): non-causal, every layer MoE */
 	TS_FORMULA_MLM2023,     /* 2748e7c (2023-11): 60·B·s·L·h²(...), f = 4h assumed */
 	TS_FORMULA_MT,          /* MooreThreads/MT-MegatronLM musa_patch (core_r0.9.0) */
+	TS_FORMULA_TITAN,       /* torchtitan: 6 x active non-embedding parameters +
+				 * 12 x L x n x d x s per token (dense and MoE GQA;
+				 * MLA refused, MTP not counted) */
 	TS_FORMULA_COUNT
 };
 
-/* "mlm2026", "mlm2024", "mlm2023", "mt-megatronlm". */
+/* "mlm2026", "mlm2024", "mlm2023", "mt-megatronlm", "torchtitan". */
 const char *ts_formula_name(int formula);
 /* Accepts the names above and "current", "2026", "2025", "2024", "2023",
- * "mt" (case-insensitive). -1 when unknown. */
+ * "mt", "titan" (case-insensitive). -1 when unknown. */
 int ts_formula_parse(const char *s);
 
 /* Per-term breakdown. MTP holds everything its layers, glue and extra
@@ -107,7 +110,16 @@ struct ts_flops {
 /*
  * Model FLOPs of one step of m (finished) under shape sh with a formula.
  * TS_EUSAGE when seq/gbs are missing or a recompute setting does not fit
- * the model (block recompute with L not divisible by PP*VPP).
+ * the model (block recompute with L not divisible by PP*VPP), or the
+ * torchtitan formula is asked of an MLA model (not covered).
+ *
+ * TS_FORMULA_TITAN counts parameters as torchtitan's model does (docs/mfu.md):
+ * per layer h(q + 2k) + q h (+ q + 2k biases) + 2h norm weights in
+ * attn_proj, the MLP or the MoE (router h E, shared experts, routed experts
+ * at K of E) in its terms, the output head h V + the final norm h in
+ * logits; the input embedding is not counted; the vocabulary is the
+ * model's, unpadded; core_attn is 12 n d s per token per layer (no causal
+ * halving); T = B s (packed lengths ignored); MTP is not counted.
  */
 int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, int formula,
 		     struct ts_flops *out, struct ts_err *err);

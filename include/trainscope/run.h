@@ -138,13 +138,15 @@ struct ts_run_rate_cmp {
 	double logged_tflops;     /* their delivered rate (ts_tflops_delivered), NAN none */
 	size_t ncompared;         /* of those, steps with a time too */
 	double model_tflops;      /* F ncompared / (sum t 1e12 W) over them: the model
-				   * rate the same steps delivered, NAN none */
+				   * rate the same steps delivered, NAN none; F is
+				   * log_flops.per_step (the log's own formula) */
 	double diff_median;       /* median over them of |logged / (F / (t 1e12 W)) - 1|,
 				   * NAN none */
 	double diff_signed;       /* median of logged / recomputed - 1 (sign kept) */
-	int formula;              /* diff_median > TS_RATE_MAX_DIFF: the older formula
-				   * (enum ts_formula) whose FLOPs the logged rate
-				   * matches within TS_RATE_MAX_DIFF, else -1 */
+	int formula;              /* diff_median > TS_RATE_MAX_DIFF: another formula
+				   * (enum ts_formula; an older Megatron version)
+				   * whose FLOPs the logged rate matches within
+				   * TS_RATE_MAX_DIFF, else -1 */
 };
 
 /* Logged and recomputed rates may differ by this much (a fraction):
@@ -176,10 +178,15 @@ struct ts_run_rate_cmp {
  * them. Nothing is guessed: a value no source states leaves the rate
  * unknown (why says which).
  *
- * The model FLOPs per step are Megatron's current formula (flops.h). The
- * comparison (ts_run_rate_compare) is over the run window's usable steps
- * (no artefact); when their median |difference| is above TS_RATE_MAX_DIFF
- * the run model warns logged-tflops-mismatch.
+ * The model FLOPs per step are Megatron's current formula (flops.h): the
+ * model FLOP rate and MFU every command prints. The logged rate is
+ * compared with the formula the log counts with (ts_run_rate_log_formula:
+ * torchtitan's own for a torchtitan log, whose tflops is its FLOPs per
+ * token x tokens per second per device of the whole job, so the same
+ * F / (t 1e12 W) per GPU). The comparison (ts_run_rate_compare) is over
+ * the run window's usable steps (no artefact); when their median
+ * |difference| is above TS_RATE_MAX_DIFF the run model warns
+ * logged-tflops-mismatch.
  */
 struct ts_run_rate {
 	const char *model_from;   /* the config.json or the log whose arguments block
@@ -192,12 +199,17 @@ struct ts_run_rate {
 	struct ts_flops flops;    /* current formula; flops.per_step > 0 when known */
 	const char *why;          /* flops.per_step unknown with a model: what is
 				   * missing or wrong (in the run model's arena) */
+	int log_formula;          /* enum ts_formula the logged rate counts with */
+	struct ts_flops log_flops;/* that formula's FLOPs (a copy of flops for
+				   * TS_FORMULA_CURRENT); per_step > 0 when known */
+	const char *log_why;      /* flops known, log_flops not: why (arena) */
 	struct ts_run_rate_cmp window; /* over the run's window */
 };
 
 /*
  * Compare the logged rates tflops[i] (NAN: not logged) of n steps with
- * their times step_ms[i] (NAN: untimed) against rt's model FLOPs: *out.
+ * their times step_ms[i] (NAN: untimed) against rt's FLOPs under the
+ * log's formula (rt->log_flops): *out.
  * The caller chooses the steps (usable ones of a window). With no known
  * model FLOPs only nlogged and logged_tflops are filled. Returns 0 or
  * TS_ENOMEM.
@@ -207,15 +219,15 @@ int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 
 struct ts_runmodel;
 /*
- * Why the logged rate of rm's step log is not comparable with Megatron's
- * model FLOPs (the framework counts its own, e.g. torchtitan's 6N +
- * 12·L·H·Q·T per token), in words; NULL when it is. Then no
- * logged-tflops-mismatch is raised and validate's tflops check skips.
+ * The FLOPs formula (enum ts_formula) rm's step log counts its logged
+ * TFLOP/s/GPU with: TS_FORMULA_TITAN for a torchtitan log (6 x active
+ * parameters + 12·L·n·d·s per token, flops.h), else TS_FORMULA_CURRENT.
  */
-const char *ts_run_rate_counts_own(const struct ts_runmodel *rm);
+int ts_run_rate_log_formula(const struct ts_runmodel *rm);
 
 /* 1 when rm's logged rate over its window is past TS_RATE_MAX_DIFF from
- * the model's and comparable (the logged-tflops-mismatch warning), else 0. */
+ * the model's under the log's formula (the logged-tflops-mismatch
+ * warning), else 0. */
 int ts_run_rate_mismatch(const struct ts_runmodel *rm);
 
 struct ts_runmodel_opts {

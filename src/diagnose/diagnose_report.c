@@ -66,17 +66,36 @@ static const char *rank_file(const struct ts_diag *d, int64_t rank)
 	return d->in.steps_source ? d->in.steps_source : "log";
 }
 
-/* "; +D % off the model's: logged-tflops-mismatch" into buf when the run
- * model raises that warning; "; the framework's own FLOP count" when the
- * log counts its own (ts_run_rate_counts_own); else "". */
+/* What the logged rate is against the model's, into buf: "; +D % off the
+ * model's: logged-tflops-mismatch" when the run model raises that
+ * warning; when the log counts FLOPs with a formula of its own
+ * (ts_run_rate_log_formula), that it is not Megatron's count and what its
+ * count gives per step and per GPU over the window (the model FLOP rate
+ * and MFU stay Megatron's); else "". */
 static const char *logged_off(const struct ts_diag *d, char *buf, size_t size)
 {
+	const struct ts_run_rate *rt = d->rm ? &d->rm->rate : NULL;
+	size_t n = 0;
+
 	buf[0] = '\0';
-	if (d->rm && ts_run_rate_mismatch(d->rm))
-		snprintf(buf, size, "; %+.2f %% off the model's: logged-tflops-mismatch",
-			 100 * d->rm->rate.window.diff_signed);
-	else if (d->rm && ts_run_rate_counts_own(d->rm))
-		snprintf(buf, size, "; not Megatron's FLOP count: %s", ts_run_rate_counts_own(d->rm));
+	if (rt && ts_run_rate_mismatch(d->rm))
+		n = (size_t)snprintf(buf, size, "; %+.2f %% off the model's (%s formula): "
+				     "logged-tflops-mismatch", 100 * rt->window.diff_signed,
+				     ts_formula_name(rt->log_formula));
+	if (n < size && rt && rt->log_formula != TS_FORMULA_CURRENT) {
+		if (rt->log_flops.per_step > 0 && rt->flops.per_step > 0 &&
+		    isfinite(rt->window.model_tflops))
+			snprintf(buf + n, size - n, "; not Megatron's FLOP count: %s counts "
+				 "%.4g FLOPs per step (%+.1f %% against Megatron's %.4g), %.1f "
+				 "TFLOP/s/GPU over the same steps", ts_formula_name(rt->log_formula),
+				 rt->log_flops.per_step,
+				 100 * (rt->log_flops.per_step / rt->flops.per_step - 1),
+				 rt->flops.per_step, rt->window.model_tflops);
+		else
+			snprintf(buf + n, size - n, "; not Megatron's FLOP count: %s counts its own%s%s",
+				 ts_formula_name(rt->log_formula), rt->log_why ? ", not recomputed: " : "",
+				 rt->log_why ? rt->log_why : "");
+	}
 	return buf;
 }
 
@@ -115,7 +134,7 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 		ts_report_add_fact(r, "model FLOP rate", v, d->rate.model_name);
 	}
 	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
-		char v[64], n[400], off[256];
+		char v[64], n[600], off[448];
 		snprintf(v, sizeof(v), "%.1f TFLOP/s/GPU", d->steps_rep->tflops_mean);
 		snprintf(n, sizeof(n), "the training log's own, over the window (FLOPs / time)%s",
 			 logged_off(d, off, sizeof(off)));
@@ -485,7 +504,7 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	if (isfinite(d->rate.tflops_per_gpu))
 		ts_sb_addf(o, "model FLOP rate: %.3f TFLOP/s/GPU\n", d->rate.tflops_per_gpu);
 	if (d->have_steps && isfinite(d->steps_rep->tflops_mean)) {
-		char off[256];
+		char off[448];
 		ts_sb_addf(o, "logged FLOP rate: %.1f TFLOP/s/GPU (the training log's own, over the "
 			   "window%s)\n", d->steps_rep->tflops_mean, logged_off(d, off, sizeof(off)));
 	}

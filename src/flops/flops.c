@@ -10,7 +10,8 @@
  * question printed. Sources: Megatron-LM training.py
  * num_floating_point_operations at the commits named in flops.h, and
  * MT-MegatronLM's musa_patch (../shared/reference/flops-memory-workflow.md
- * sections 1.2, 1.4, 1.5).
+ * sections 1.2, 1.4, 1.5), and torchtitan's 6 x active parameters + the
+ * attention term (models/utils.py, llama3 and MoE model args).
  */
 #include <math.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 #include "trainscope/flops.h"
 
 static const char *const formula_names[TS_FORMULA_COUNT] = {
-	"mlm2026", "mlm2024", "mlm2023", "mt-megatronlm"
+	"mlm2026", "mlm2024", "mlm2023", "mt-megatronlm", "torchtitan"
 };
 
 static const char *const term_names[TS_FT_COUNT] = {
@@ -37,7 +38,7 @@ int ts_formula_parse(const char *s)
 		{ "current", TS_FORMULA_CURRENT }, { "2026", TS_FORMULA_CURRENT },
 		{ "2025", TS_FORMULA_CURRENT }, { "mlm2025", TS_FORMULA_CURRENT },
 		{ "2024", TS_FORMULA_MLM2024 }, { "2023", TS_FORMULA_MLM2023 },
-		{ "mt", TS_FORMULA_MT },
+		{ "mt", TS_FORMULA_MT }, { "titan", TS_FORMULA_TITAN },
 	};
 	for (int i = 0; i < TS_FORMULA_COUNT; i++)
 		if (strcasecmp(s, formula_names[i]) == 0)
@@ -196,6 +197,32 @@ static void v2023(const struct ts_model *m, double B, double s, double V, struct
 	lm->logits_tok = 6 * h * V;
 }
 
+/* torchtitan: 6 FLOPs per parameter a token passes through, the input
+ * embedding excluded (a lookup), routed experts at K of E, norm weights and
+ * the router included, plus 12·n·d·s per token per layer of attention with
+ * no causal halving. Each layer's two norm weights go with attn_proj, the
+ * final norm with logits. A tied output head is counted once, as the head
+ * (torchtitan since get_nparams_and_active_nparams; its earlier versions
+ * subtracted the shared matrix). */
+static void titan(const struct ts_model *m, double B, double s, double V,
+		  struct layer_model *lm)
+{
+	double h = (double)m->hidden, n = (double)m->heads;
+	double q = n * (double)m->head_dim, k = (double)m->kv_heads * (double)m->head_dim;
+	double gam = m->gated_mlp ? 3.0 : 2.0;
+	double bias = m->qkv_bias ? q + 2 * k : 0;
+
+	lm->att_tok = 6 * (h * (q + 2 * k) + q * h + bias + 2 * h);
+	lm->core_step = 12 * B * s * s * q;
+	lm->dense_tok = 6 * gam * h * (double)m->ffn_hidden;
+	lm->routed_tok = 6 * gam * h * (double)m->moe_ffn_hidden * (double)m->topk;
+	lm->shared_tok = 6 * gam * h * (double)m->shared_ffn_hidden;
+	lm->router_tok = 6 * h * (double)m->num_experts;
+	lm->logits_tok = 6 * (h * V + h);
+	lm->n_moe = m->moe_layers;
+	lm->n_dense = m->layers - m->moe_layers;
+}
+
 /* Layers recomputed by full recompute: all (uniform), or the first N of
  * each of the PP·VPP contiguous chunks (block). */
 static int full_layers(const struct ts_model *m, const struct ts_flops_shape *sh,
@@ -294,8 +321,12 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 	tp = sh->tp > 0 ? sh->tp : 1;
 	div = sh->vocab_divisor > 0 ? sh->vocab_divisor : 128;
 	D = sh->mtp >= 0 ? sh->mtp : m->mtp_layers;
+	if (formula == TS_FORMULA_TITAN && m->mla)
+		return ts_err_set(err, TS_EUSAGE, "the torchtitan formula does not cover MLA attention "
+				  "(DeepSeek): its parameter count is not modelled");
 	out->formula = formula;
-	out->padded_vocab = ts_model_padded_vocab(m, div, tp);
+	out->padded_vocab = formula == TS_FORMULA_TITAN ? m->vocab
+			    : ts_model_padded_vocab(m, div, tp);
 	V = (double)out->padded_vocab;
 
 	if (formula == TS_FORMULA_CURRENT && sh->packed) {
@@ -335,6 +366,9 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 			mt_mla(m, B, s, V, &lm);
 		else
 			v2024(m, B, s, V, 1, &lm);
+		break;
+	case TS_FORMULA_TITAN:
+		titan(m, B, s, V, &lm);
 		break;
 	}
 	out->mtp = lm.mtp;

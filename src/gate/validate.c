@@ -153,22 +153,22 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	if (rt->why)
 		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
 			   "recomputed: %s", c.logged_tflops, rt->why);
+	if (rt->log_why)
+		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
+			   "recomputed with the log's own formula %s: %s", c.logged_tflops,
+			   ts_formula_name(rt->log_formula), rt->log_why);
 	if (!c.ncompared)
 		return add(v, "tflops", TS_CHECK_SKIP, "no step has both a time and a TFLOP/s value");
-	if (ts_run_rate_counts_own(&r->rm))
-		return add(v, "tflops", TS_CHECK_SKIP, "logged %.1f TFLOP/s/GPU (FLOPs / time); not "
-			   "compared with the model's %.1f: %s", c.logged_tflops, c.model_tflops,
-			   ts_run_rate_counts_own(&r->rm));
 	if (c.diff_median <= TS_RATE_MAX_DIFF)
 		return add(v, "tflops", TS_CHECK_PASS, "logged TFLOP/s/GPU within %.2f %% (median of "
 			   "%zu steps) of the recomputed %s model FLOPs (%.4g per step, %lld GPUs, "
 			   "model from %s)", 100 * c.diff_median, c.ncompared,
-			   ts_formula_name(TS_FORMULA_CURRENT), rt->flops.per_step,
+			   ts_formula_name(rt->log_formula), rt->log_flops.per_step,
 			   (long long)rt->gpus, rt->model_from);
 	return add(v, "tflops", TS_CHECK_FAIL, "logged TFLOP/s/GPU differs by %.2f %% (median of "
 		   "%zu steps; limit 1 %%) from the recomputed %s model FLOPs (%.4g per step, %lld "
 		   "GPUs): config or formula-version mismatch%s%s", 100 * c.diff_median,
-		   c.ncompared, ts_formula_name(TS_FORMULA_CURRENT), rt->flops.per_step,
+		   c.ncompared, ts_formula_name(rt->log_formula), rt->log_flops.per_step,
 		   (long long)rt->gpus, c.formula >= 0 ? "; it matches formula " : "",
 		   c.formula >= 0 ? ts_formula_name(c.formula) : "");
 }

@@ -30,26 +30,22 @@ static int64_t contract_int(const struct ts_contract *c, int have, const char *k
 	return end != v && *end == '\0' && x > 0 ? x : 0;
 }
 
-const char *ts_run_rate_counts_own(const struct ts_runmodel *rm)
+int ts_run_rate_log_formula(const struct ts_runmodel *rm)
 {
-	if (rm->log.format == TS_LOG_TITAN)
-		return "torchtitan's logged TFLOP/s counts 6 x (parameters - embedding) + 12 x "
-		       "layers x heads x head_dim x seq FLOPs per token (no causal halving), not "
-		       "Megatron's formula";
-	return NULL;
+	return rm->log.format == TS_LOG_TITAN ? TS_FORMULA_TITAN : TS_FORMULA_CURRENT;
 }
 
 int ts_run_rate_mismatch(const struct ts_runmodel *rm)
 {
 	const struct ts_run_rate_cmp *c = &rm->rate.window;
 
-	return c->ncompared && c->diff_median > TS_RATE_MAX_DIFF && !ts_run_rate_counts_own(rm);
+	return c->ncompared && c->diff_median > TS_RATE_MAX_DIFF;
 }
 
 int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 			const double *step_ms, size_t n, struct ts_run_rate_cmp *out)
 {
-	double *logged, *ms, *sgn, sum_ms = 0, F = rt->flops.per_step;
+	double *logged, *ms, *sgn, sum_ms = 0, F = rt->log_flops.per_step;
 	size_t k = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -87,13 +83,15 @@ int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 		ts_stats_sort(sgn, k);
 		out->diff_signed = ts_stats_quantile_sorted(sgn, k, 0.5);
 	}
-	for (int f = 1; k && out->diff_median > TS_RATE_MAX_DIFF && f < TS_FORMULA_COUNT &&
+	for (int f = 0; k && out->diff_median > TS_RATE_MAX_DIFF && f < TS_FORMULA_COUNT &&
 	     out->formula < 0; f++) {
-		/* logged / recomputed = F_logged / F_current */
+		/* logged / recomputed = F_logged / F_log_formula */
 		struct ts_flops alt;
 		struct ts_err e;
 
 		ts_err_init(&e);
+		if (f == rt->log_formula)
+			continue;
 		if (ts_flops_compute(&rt->model, &rt->shape, f, &alt, &e) == 0 && alt.per_step > 0 &&
 		    fabs((1 + out->diff_signed) * F / alt.per_step - 1) <= TS_RATE_MAX_DIFF)
 			out->formula = f;
@@ -225,8 +223,8 @@ static int mismatch_warning(struct ts_runmodel *rm)
 			       "%.4g FLOPs per step (%s formula; model from %s, seq %lld x %lld "
 			       "sequences) over the same steps' times on %lld GPUs give %.2f "
 			       "TFLOP/s/GPU%s%s.", 100 * c->diff_signed, c->ncompared,
-			       c->logged_tflops, rt->flops.per_step,
-			       ts_formula_name(TS_FORMULA_CURRENT), rt->model_from,
+			       c->logged_tflops, rt->log_flops.per_step,
+			       ts_formula_name(rt->log_formula), rt->model_from,
 			       (long long)rt->shape.seq, (long long)rt->shape.gbs,
 			       (long long)rt->gpus, c->model_tflops,
 			       c->formula >= 0 ? "; the logged rate matches formula " : "",
@@ -255,6 +253,12 @@ int runmodel_rate(struct ts_runmodel *rm, const struct ts_runmodel_opts *o)
 	else if (rt->model_from &&
 		 ts_flops_compute(&rt->model, &rt->shape, TS_FORMULA_CURRENT, &rt->flops, &e))
 		rt->why = ts_arena_strndup(&rm->arena, e.msg, strlen(e.msg));
+	rt->log_formula = ts_run_rate_log_formula(rm);
+	if (rt->log_formula == TS_FORMULA_CURRENT)
+		rt->log_flops = rt->flops;
+	else if (rt->flops.per_step > 0 &&
+		 ts_flops_compute(&rt->model, &rt->shape, rt->log_formula, &rt->log_flops, &e))
+		rt->log_why = ts_arena_strndup(&rm->arena, e.msg, strlen(e.msg));
 	/* the window's usable steps: timed, no artefact */
 	tf = malloc((r->n + 1) * sizeof(double));
 	ms = malloc((r->n + 1) * sizeof(double));

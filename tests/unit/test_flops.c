@@ -598,6 +598,90 @@ TEST(flops_published_cases_csv)
 /* 1e15 model FLOPs in 1 s on one GPU is 1000 TFLOP/s: exactly the peak of a
  * 1000 TFLOP/s part is MFU 100 % (allowed), above a 989.4 TFLOP/s part it is
  * 101.1 %, an input error (the step time's unit, mostly). */
+/*
+ * torchtitan's count for a Llama-3-8B shape (h=4096, L=32, n=32, g=8,
+ * d=128: q=4096, k=1024; f=14336 gated; vocab 128256, untied), s=8192, B=8
+ * (T = 65,536). Parameters a token passes through, the embedding
+ * (128256·4096 = 525,336,576) excluded:
+ *  per layer: wq 4096·4096 = 16,777,216; wk, wv 4096·1024 = 4,194,304 each;
+ *             wo 16,777,216; w1, w2, w3 3·4096·14336 = 176,160,768;
+ *             attention and ffn norms 2·4096 = 8,192: 218,112,000
+ *  32 layers 6,979,584,000; final norm 4,096; output head 128256·4096 =
+ *  525,336,576: N = 7,504,924,672 (+ the embedding: 8,030,261,248, the
+ *  published 8.03 B)
+ *  6N = 45,029,548,032; 12·L·n·d·s = 12·32·32·128·8192 = 12,884,901,888
+ *  per token 57,914,449,920; per step ×65,536 = 3,795,481,389,957,120
+ */
+TEST(flops_titan_llama3_8b)
+{
+	struct ts_model m;
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	m.hidden = 4096;
+	m.layers = 32;
+	m.heads = 32;
+	m.kv_heads = 8;
+	m.ffn_hidden = 14336;
+	m.vocab = 128256;
+	m.gated_mlp = m.gated_mlp_set = 1;
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	shape(&sh, 8192, 8, 1);
+	CHECK(ts_formula_parse("torchtitan") == TS_FORMULA_TITAN);
+	CHECK(ts_formula_parse("titan") == TS_FORMULA_TITAN);
+	CHECK_STR(ts_formula_name(TS_FORMULA_TITAN), "torchtitan");
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
+	CHECK_I64(f.padded_vocab, 128256);
+	CHECK_NEAR(f.per_token, 57914449920.0, 1e-3);
+	CHECK_NEAR(f.per_step, 3795481389957120.0, 1.0);
+	/* attn_proj: 6·T·32·(41,943,040 + 8,192); core_attn 12,884,901,888·T */
+	CHECK_NEAR(f.term[TS_FT_ATTN_PROJ], 6.0 * 65536 * 32 * 41951232, 1.0);
+	CHECK_NEAR(f.term[TS_FT_CORE_ATTN], 12884901888.0 * 65536, 1.0);
+	CHECK_NEAR(f.term[TS_FT_LOGITS], 6.0 * 65536 * (525336576 + 4096), 1.0);
+	/* tying the head to the embedding counts the shared matrix once, as
+	 * the head: the same number */
+	m.tied_embeddings = 1;
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 57914449920.0, 1e-3);
+	/* MLA is not modelled */
+	model_c(&m);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == TS_EUSAGE);
+}
+
+/*
+ * torchtitan on model B (MoE, every parameter counted once, routed experts
+ * at K/E = 2/8), s=1024, B=2: T = 2048. h=512, q=k=512, L=4 (layer 0
+ * dense, 3 MoE), f=1536, f_e=256, f_s=512, E=8, vocab 1000; MTP not counted.
+ *  attention per layer: 512·1536 + 512·512 + 2·512 = 1,049,600
+ *  dense MLP: 3·512·1536 = 2,359,296
+ *  MoE layer: router 512·8 = 4,096; shared 3·512·512 = 786,432; routed
+ *             8 experts · 3·512·256 = 3,145,728 at 2/8 = 786,432: 1,576,960
+ *  head 512·1000 + final norm 512 = 512,512
+ *  N = 4·1,049,600 + 2,359,296 + 3·1,576,960 + 512,512 = 11,801,088
+ *  6N = 70,806,528; 12·L·n·d·s = 12·4·4·128·1024 = 25,165,824
+ *  per token 95,972,352
+ */
+TEST(flops_titan_moe_active_params)
+{
+	struct ts_model m;
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+	struct ts_err err;
+
+	model_b(&m);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	shape(&sh, 1024, 2, 1);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 95972352.0, 1e-3);
+	CHECK_NEAR(f.term[TS_FT_ROUTER], 6.0 * 2048 * 3 * 4096, 0.5);
+	CHECK_NEAR(f.term[TS_FT_ROUTED], 6.0 * 2048 * 3 * 786432, 0.5);
+	CHECK_NEAR(f.term[TS_FT_MTP], 0, 0);
+	CHECK_I64(f.mtp, 0);
+}
+
 TEST(mfu_above_peak_is_an_input_error)
 {
 	struct ts_flops f;

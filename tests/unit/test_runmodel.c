@@ -217,6 +217,8 @@ TEST(run_rate_compare_by_hand)
 
 	memset(&rt, 0, sizeof(rt));
 	rt.flops.per_step = 8e12;
+	rt.log_formula = TS_FORMULA_CURRENT;
+	rt.log_flops = rt.flops;  /* the log counts with Megatron's formula */
 	rt.gpus = 8;
 	CHECK_I64(ts_run_rate_compare(&rt, tf, ms, 5, &c), 0);
 	CHECK_I64((int64_t)c.nlogged, 4);
@@ -228,7 +230,7 @@ TEST(run_rate_compare_by_hand)
 	/* above the 1 % limit, but the empty model matches no older formula */
 	CHECK_I64(c.formula, -1);
 	/* no model FLOPs: only the logged side */
-	rt.flops.per_step = 0;
+	rt.flops.per_step = rt.log_flops.per_step = 0;
 	CHECK_I64(ts_run_rate_compare(&rt, tf, ms, 5, &c), 0);
 	CHECK_I64((int64_t)c.nlogged, 4);
 	CHECK_I64((int64_t)c.ncompared, 0);
