@@ -101,8 +101,14 @@ void ts_run_release(struct ts_run *r);
 int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,
 		struct ts_err *err);
 
+/* Whether point i of r belongs to the window [first, last]: the iterations
+ * it stands for (since the point before it, ts_record_from) overlap it
+ * (ts_record_in_window, the one rule of every command). */
+int ts_run_point_in_window(const struct ts_run *r, size_t i, int64_t first, int64_t last);
+
 /* Count of points with a non-finite loss/grad-norm or NaN iteration, and
- * the sum of skipped iterations, over iterations [first, last]. */
+ * the sum of skipped iterations, over the points in the window [first,
+ * last] (ts_run_point_in_window). */
 void ts_run_health(const struct ts_run *r, int64_t first, int64_t last, int64_t *nonfinite,
 		   int64_t *skipped);
 
@@ -142,7 +148,7 @@ int64_t ts_run_log_interval(const struct ts_run *r);
  * no profiler/checkpoint/eval artefact, and has no NaN or skipped step. */
 int ts_run_point_usable(const struct ts_run_point *p);
 
-/* Step times (ms) of the window's usable points, with their iterations
+/* Step times (ms) of the window's usable points (ts_run_point_in_window), with their iterations
  * (iters may be NULL). Returns the count written (at most cap). */
 size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, double *ms,
 			   int64_t *iters, size_t cap);

@@ -71,6 +71,29 @@ struct ts_loss_evidence {
 				   * else = records */
 };
 
+/*
+ * The first iteration a record at it stands for: a record stands for the
+ * iterations since its series' previous record at prev (Megatron's
+ * --log-interval 10: the record at 250 stands for 241-250, its counters
+ * count them and its loss and step time are their mean). A series' first
+ * record (prev TS_NO_INT) reaches back by the gap to its next record at
+ * next, not below 1; a log counting from 0 or 1, or a lone record (next
+ * TS_NO_INT), only itself.
+ */
+int64_t ts_record_from(int64_t prev, int64_t it, int64_t next);
+
+/*
+ * Whether a record standing for iterations from..it belongs to the window
+ * [first, last]: the one rule of steps, validate, diagnose and ab. It does
+ * when the iterations it stands for overlap the window (from <= last and
+ * it >= first): its NaN and skipped counters, its iteration-1 warm-up and
+ * its step time may all be the window's. A window whose edges are record
+ * iterations therefore holds the records printed inside it, as before;
+ * --window 241:249 with records every 10 holds the record at 250 (241-250).
+ * from TS_NO_INT (or above it) is it.
+ */
+int ts_record_in_window(int64_t from, int64_t it, int64_t first, int64_t last);
+
 struct ts_loss_health {
 	int verdict;              /* enum ts_loss_verdict */
 	int cause;                /* enum ts_loss_cause of the verdict, NONE when finite */
@@ -385,8 +408,13 @@ int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t 
  * when it is none. */
 const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, int64_t it);
 
+/* The first iteration the main series' record i stands for
+ * (ts_record_from over rep->iter). */
+int64_t ts_steps_record_from(const struct ts_steps_report *rep, size_t i);
+
 /* Whether iteration it is one of the window's steps (the ones its
- * statistics use): inside the window, in the main series, no artefact. */
+ * statistics use): a record of the main series in the window
+ * (ts_record_in_window), no artefact. */
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it);
 
 #endif

@@ -111,7 +111,8 @@ struct ts_tele_gpu {
 	/* the host it is on as its capture records it (the "host" of a
 	 * trainscope.telemetry/1 header), NULL when unrecorded: then its
 	 * capture is its host (one tool's capture is one machine's). GPUs are
-	 * compared with the GPUs of their own host only (straggler-gpu). */
+	 * compared with the GPUs of their own host only (straggler-gpu,
+	 * clock-spread, low-utilization, ts_tele_confounds). */
 	const char *host;
 	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
 	 * of different captures with the same uuid ("GPU-" prefix, case and
@@ -379,7 +380,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t,
 
 /*
  * Confounds of an A/B comparison: the two sides' telemetry differ in what
- * changes speed without any code change. Compared over all GPUs of a side:
+ * changes speed without any code change. Compared host by host (a host of
+ * a with the host of b of the same name, "on host NAME" in the message),
+ * or over all GPUs of a side when no host is on both or each side is one:
  * the power limit (max) differs by more than 1 %, the mean SM clock by more
  * than 3 %, the mean temperature by more than 10 C, or the GPU names
  * differ. Each is a "telemetry-confound" finding (gpu -1) naming both

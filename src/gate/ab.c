@@ -259,7 +259,7 @@ static int side_curve(const struct ts_run *runs, size_t nr, int64_t first, int64
 		const struct ts_run_point *p = &r0->pts.v[i];
 		double sum = 0;
 		size_t have = 0;
-		if (p->iteration < first || p->iteration > last)
+		if (!ts_run_point_in_window(r0, i, first, last))
 			continue;
 		for (size_t k = 0; k < nr; k++) {
 			const struct ts_run_point *q = find_point(&runs[k], p->iteration);
@@ -1816,7 +1816,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		for (size_t k = 0; k < r->pts.n; k++) {
 			int64_t it = r->pts.v[k].iteration;
 
-			if (it < first || it > last)
+			if (!ts_run_point_in_window(r, k, first, last))
 				continue;
 			if (prev != TS_NO_INT && every > 0 && it - prev > every) {
 				ADD(res->invalid, fmt(res, "%s logs no step between iterations %lld and "

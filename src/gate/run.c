@@ -205,13 +205,22 @@ out:
 	return rc;
 }
 
+int ts_run_point_in_window(const struct ts_run *r, size_t i, int64_t first, int64_t last)
+{
+	int64_t it = r->pts.v[i].iteration;
+	int64_t from = ts_record_from(i ? r->pts.v[i - 1].iteration : TS_NO_INT, it,
+				      i + 1 < r->pts.n ? r->pts.v[i + 1].iteration : TS_NO_INT);
+
+	return ts_record_in_window(from, it, first, last);
+}
+
 void ts_run_health(const struct ts_run *r, int64_t first, int64_t last, int64_t *nonfinite,
 		   int64_t *skipped)
 {
 	*nonfinite = *skipped = 0;
 	for (size_t i = 0; i < r->pts.n; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration < first || p->iteration > last)
+		if (!ts_run_point_in_window(r, i, first, last))
 			continue;
 		*nonfinite += p->nonfinite;
 		*skipped += p->skipped;
@@ -231,7 +240,7 @@ size_t ts_run_window_times(const struct ts_run *r, const struct ts_window *w, do
 
 	for (size_t i = 0; i < r->pts.n && k < cap; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration < w->first || p->iteration > w->last || !ts_run_point_usable(p))
+		if (!ts_run_point_in_window(r, i, w->first, w->last) || !ts_run_point_usable(p))
 			continue;
 		ms[k] = p->step_ms;
 		if (iters)

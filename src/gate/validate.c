@@ -127,7 +127,7 @@ static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 	}
 	for (size_t i = 0; i < r->pts.n; i++) {
 		const struct ts_run_point *p = &r->pts.v[i];
-		if (p->iteration >= w->first && p->iteration <= w->last && ts_run_point_usable(p)) {
+		if (ts_run_point_in_window(r, i, w->first, w->last) && ts_run_point_usable(p)) {
 			tf[n] = p->tflops;
 			ms[n++] = p->step_ms;
 		}
@@ -270,7 +270,7 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 			int warm = (p->excluded & (TS_EXCL_FIRST | TS_EXCL_RESTART)) != 0;
 			size_t *cnt = warm ? &nbad : &nleft;
 
-			if (p->iteration < w.first || p->iteration > w.last || !p->excluded)
+			if (!ts_run_point_in_window(r, i, w.first, w.last) || !p->excluded)
 				continue;
 			if (++*cnt <= 8)
 				ts_sb_addf(warm ? &bad : &left, "%s%lld (%s)", *cnt > 1 ? ", " : "",
@@ -355,7 +355,7 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		ts_run_health(r, INT64_MIN, INT64_MAX, &nall, &sall);
 		for (size_t i = 0; i < r->pts.n; i++) {
 			const struct ts_run_point *p = &r->pts.v[i];
-			if (p->iteration >= w.first && p->iteration <= w.last && isfinite(p->loss)) {
+			if (ts_run_point_in_window(r, i, w.first, w.last) && isfinite(p->loss)) {
 				nloss++;
 				last_loss = p->loss;
 			}

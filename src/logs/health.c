@@ -109,18 +109,23 @@ static void sort_if_needed(void *base, size_t n, size_t size,
 		}
 }
 
-/* The first iteration a series' first record at it stands for
- * (ts_loss_evidence's first_possible) when its next record is at next
- * (TS_NO_INT none): back by the gap between them, not below 1; a log
- * counting from 0 or 1, or a lone record, only itself. */
-static int64_t first_record_from(int64_t it, int64_t next)
+int64_t ts_record_from(int64_t prev, int64_t it, int64_t next)
 {
 	int64_t from;
 
+	if (prev != TS_NO_INT)
+		return prev + 1;
 	if (it <= 1 || next == TS_NO_INT)
 		return it;
 	from = it - (next - it) + 1;
 	return from > 1 ? from : 1;
+}
+
+int ts_record_in_window(int64_t from, int64_t it, int64_t first, int64_t last)
+{
+	if (from == TS_NO_INT || from > it)
+		from = it;
+	return from <= last && it >= first;
 }
 
 static int has_loss(const struct ts_step *s)
@@ -169,13 +174,13 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 			while (j < n && ord[j].file == ord[k].file && ord[j].rank == ord[k].rank &&
 			       ord[j].iteration == ord[k].iteration)
 				j++;
-			from = first_record_from(ord[k].iteration,
-						 j < n && ord[j].file == ord[k].file &&
-						 ord[j].rank == ord[k].rank ? ord[j].iteration : TS_NO_INT);
+			from = ts_record_from(TS_NO_INT, ord[k].iteration,
+					      j < n && ord[j].file == ord[k].file &&
+					      ord[j].rank == ord[k].rank ? ord[j].iteration : TS_NO_INT);
 			cur = ord[k].iteration;
 			series_loss = 0;
 		} else if (ord[k].iteration != cur) {
-			from = cur + 1;
+			from = ts_record_from(cur, ord[k].iteration, TS_NO_INT);
 			cur = ord[k].iteration;
 		}
 		if (first_iter == TS_NO_INT || s->iteration < first_iter)

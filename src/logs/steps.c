@@ -567,8 +567,8 @@ static int phase_summary(const struct it_rec *v, size_t nv, int k, double wall, 
 		x[n++] = v[i].phase_ms[k];
 		/* the window's own records: its artefacts (profiler, export,
 		 * non-finite loss) are out, as they are of the step statistics */
-		if (!win || (v[i].iteration >= rep->win_first && v[i].iteration <= rep->win_last &&
-			     !rep->artefact[i]))
+		if (!win || (ts_record_in_window(ts_steps_record_from(rep, i), v[i].iteration,
+						 rep->win_first, rep->win_last) && !rep->artefact[i]))
 			w[nw++] = v[i].phase_ms[k];
 	}
 	rc = 0;
@@ -972,11 +972,17 @@ const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, 
 	return l < rep->noutliers && rep->outliers[l].iteration == it ? &rep->outliers[l] : NULL;
 }
 
+int64_t ts_steps_record_from(const struct ts_steps_report *rep, size_t i)
+{
+	return ts_record_from(i ? rep->iter[i - 1] : TS_NO_INT, rep->iter[i],
+			      i + 1 < rep->n ? rep->iter[i + 1] : TS_NO_INT);
+}
+
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 {
 	size_t l = 0, h = rep->n;
 
-	if (!rep->win_n || it < rep->win_first || it > rep->win_last)
+	if (!rep->win_n)
 		return 0;
 	while (l < h) {
 		size_t m = l + (h - l) / 2;
@@ -985,7 +991,8 @@ int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 		else
 			h = m;
 	}
-	return l < rep->n && rep->iter[l] == it && !rep->artefact[l];
+	return l < rep->n && rep->iter[l] == it && !rep->artefact[l] &&
+	       ts_record_in_window(ts_steps_record_from(rep, l), it, rep->win_first, rep->win_last);
 }
 
 static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *rep)
@@ -1405,8 +1412,8 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		size_t nart = 0;
 
 		for (size_t i = 0; i < nt; i++) {
-			if (v[ti[i]].iteration < o->window_first ||
-			    v[ti[i]].iteration > o->window_last)
+			if (!ts_record_in_window(ts_steps_record_from(rep, ti[i]), v[ti[i]].iteration,
+						 o->window_first, o->window_last))
 				continue;
 			if (rep->artefact[ti[i]])
 				nart++;

@@ -368,31 +368,51 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 	for (size_t r = 0; r < nrs; r++) {
 		const struct restart *x = &rs[r];
 		const struct ts_step *s = &log->steps.v[x->index];
-		size_t replaced = 0, bad = 0;
-		int64_t first_bad = TS_NO_INT;
-		char why[256] = "";
+		size_t replaced = 0, bad = 0, first_bad = 0;
+		int64_t prev = TS_NO_INT, bad_prev = TS_NO_INT;
+		char why[320] = "", at[96];
 
 		/* its process starts over: compilation, allocator warm-up */
 		log->steps.v[x->index].flags |= TS_STEP_RESTART;
 		for (size_t i = 0; i < x->index; i++) {
 			const struct ts_step *t = &log->steps.v[i];
-			if (t->file == x->key.file && eff_rank(log, t) == x->key.rank &&
-			    t->iteration >= x->iteration) {
-				replaced++;
-				/* what the replaced records say of the training is
-				 * dropped with them: a NaN among them is said */
-				if (ts_step_artefact(t->iteration, INT64_MIN, t->flags &
-						     (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE),
-						     t->nan_iters, TS_NO_INT, t->grad_norm) == TS_ART_NONFINITE &&
-				    bad++ == 0)
-					first_bad = t->iteration;
+			int64_t before = prev;
+
+			if (t->file != x->key.file || eff_rank(log, t) != x->key.rank)
+				continue;
+			prev = t->iteration;
+			if (t->iteration < x->iteration)
+				continue;
+			replaced++;
+			/* what the replaced records say of the training is dropped
+			 * with them: a NaN among them is said, with the
+			 * iterations its record stands for */
+			if (ts_step_artefact(t->iteration, INT64_MIN, t->flags &
+					     (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE),
+					     t->nan_iters, TS_NO_INT, t->grad_norm) == TS_ART_NONFINITE &&
+			    bad++ == 0) {
+				first_bad = i;
+				bad_prev = before;
 			}
 		}
-		if (bad)
+		if (bad) {
+			const struct ts_step *t = &log->steps.v[first_bad];
+			int64_t next = TS_NO_INT;
+
+			/* a series' first record reaches back by the gap to its next */
+			for (size_t i = first_bad + 1; i < x->index && next == TS_NO_INT; i++)
+				if (log->steps.v[i].file == t->file &&
+				    eff_rank(log, &log->steps.v[i]) == x->key.rank &&
+				    log->steps.v[i].iteration > t->iteration)
+					next = log->steps.v[i].iteration;
 			snprintf(why, sizeof(why), " %zu of them show%s a non-finite loss or grad norm "
-				 "or NaN iterations, the first at iteration %lld: the run was resumed "
+				 "or NaN iterations, the first %s: the run was resumed "
 				 "from before a numerical failure, which the statistics no longer see.",
-				 bad, bad == 1 ? "s" : "", (long long)first_bad);
+				 bad, bad == 1 ? "s" : "",
+				 ts_runmodel_span_words(rm, "at", "within",
+							ts_record_from(bad_prev, t->iteration, next),
+							t->iteration, at, sizeof(at)));
+		}
 		if (ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
 				    x->iteration, "%s goes back from iteration %lld to %lld at line "
 				    "%lld (a resumed job): the later segment replaces %zu earlier "
@@ -657,7 +677,7 @@ static const char *step_reason(const struct ts_steps_report *r, size_t i, int64_
 	int64_t it = r->iter[i];
 	const char *artefact = r->artefact[i] ? ts_step_artefact_name(r->artefact[i]) : NULL;
 
-	if (it >= first && it <= last)
+	if (ts_record_in_window(ts_steps_record_from(r, i), it, first, last))
 		return artefact;
 	/* a step left out for what it is (a NaN loss, a profiled step) is no
 	 * level of the run's step time */
@@ -1534,9 +1554,12 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 			for (size_t i = 0; i < rm->steps.n; i++) {
 				int64_t it = rm->steps.iter[i];
 
-				if (it >= so.window_first && it < first)
+				if (!ts_record_in_window(ts_steps_record_from(&rm->steps, i), it,
+							 so.window_first, so.window_last))
+					continue;
+				if (it < first)
 					first = it;
-				if (it <= so.window_last && it > last)
+				if (it > last)
 					last = it;
 			}
 		}

@@ -9,11 +9,12 @@
  *                       clock is below its maximum
  *   thermal-throttling  a thermal, HW-slowdown or HW power-brake reason or
  *                       dmon tviol in any sample
- *   clock-spread        >= 2 GPUs whose mean SM clocks differ by >= 50 MHz
- *                       with no throttling evidence (informational; without
+ *   clock-spread        >= 2 GPUs of one host whose mean SM clocks differ by
+ *                       >= 50 MHz with no throttling evidence on that host
+ *                       (informational; without
  *                       any reason value the cause is said to be unknown,
  *                       quoting the placeholder the GPU gave instead)
- *   low-utilization     job mean utilisation < 50 %
+ *   low-utilization     a host's mean utilisation < 50 %
  *   memory-misreport    used > total, or total below the SKU's nominal
  *   memory-headroom     peak used >= 95 % of total
  *   pcie-link-degraded  current width below the maximum
@@ -661,6 +662,16 @@ static size_t host_groups(const struct ts_telemetry *t, size_t *grp, size_t *rep
 	return n;
 }
 
+/* " on host NAME" (" on capture FILE" when the capture names no host) of
+ * GPU g, into buf. */
+static void host_words(const struct ts_telemetry *t, size_t g, char *buf, size_t cap)
+{
+	const struct ts_tele_gpu *gp = &t->gpus.v[g];
+
+	snprintf(buf, cap, " on %s %s", gp->host ? "host" : "capture",
+		 gp->host ? gp->host : gp->file ? gp->file : "?");
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
@@ -668,7 +679,6 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	struct fctx c = { out, 0, cap };
 	size_t ng = t->gpus.n;
 	char lab[128];
-	int any_throttle = 0;
 	struct ts_tele_finding *f;
 
 	for (size_t g = 0; g < ng; g++) {
@@ -707,7 +717,6 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		if (cap_fired ||
 		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
 		    near_fired) {
-			any_throttle = 1;
 			if ((f = add(&c, "power-capped", "warning", (int32_t)g))) {
 				size_t viol, violn = count_positive(t, g, TS_TF_POWER_VIOL_PCT, &viol);
 				int k;
@@ -736,7 +745,6 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			}
 		}
 		if (thermal || (s->f[TS_TF_THERMAL_VIOL].n && s->f[TS_TF_THERMAL_VIOL].max > 0)) {
-			any_throttle = 1;
 			if ((f = add(&c, "thermal-throttling", "warning", (int32_t)g))) {
 				size_t viol, violn = count_positive(t, g, TS_TF_THERMAL_VIOL, &viol);
 				int k;
@@ -859,86 +867,106 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	/* grp, rep and cnt; med of the straggler judgement */
 	size_t *grp = malloc(3 * (ng ? ng : 1) * sizeof(*grp));
 	double *med = malloc((ng ? ng : 1) * sizeof(*med));
-	if (!tmp || !med) {
-		free(grp);
-		grp = NULL;
-	}
-	if (tmp) {
-		size_t n = 0;
-		double lo = INFINITY, hi = -INFINITY;
-		for (size_t g = 0; g < ng; g++)
-			if (sum[g].f[TS_TF_SM_CLOCK_MHZ].n) {
-				double m = sum[g].f[TS_TF_SM_CLOCK_MHZ].mean;
-				lo = m < lo ? m : lo;
-				hi = m > hi ? m : hi;
-				n++;
+	if (tmp && med && grp) {
+		/* every comparison across GPUs is within one host (host_groups):
+		 * hosts of another SKU, power limit or load are no spread */
+		size_t nh = host_groups(t, grp, grp + ng), n = 0;
+		size_t *cnt = grp + 2 * ng;
+
+		for (size_t h = 0; h < nh; h++) {
+			double lo = INFINITY, hi = -INFINITY;
+			int has_reasons = 0, host_throttle = 0;
+			size_t nph = 0, ph = 0;
+
+			n = 0;
+			for (size_t g = 0; g < ng; g++) {
+				if (grp[g] != h)
+					continue;
+				host_throttle |= throttled(&c, g);
+				if (sum[g].f[TS_TF_SM_CLOCK_MHZ].n) {
+					double m = sum[g].f[TS_TF_SM_CLOCK_MHZ].mean;
+					lo = m < lo ? m : lo;
+					hi = m > hi ? m : hi;
+					n++;
+				}
 			}
-		/* no reason or violation value at all: the cause cannot be told,
-		 * because the capture has no such field or because the GPU or its
-		 * driver gave placeholders in it; nph GPUs of the spread have only
-		 * placeholders (the first, ph: its cell is quoted), and with
-		 * reasons on other GPUs theirs is still unknown */
-		int has_reasons = 0;
-		size_t nph = 0, ph = 0;
-		for (size_t g = 0; g < ng; g++) {
-			int own = sum[g].f[TS_TF_EVENT_REASONS].n || sum[g].f[TS_TF_POWER_VIOL_PCT].n ||
-				  sum[g].f[TS_TF_THERMAL_VIOL].n;
-			has_reasons |= own;
-			if (!own && sum[g].f[TS_TF_SM_CLOCK_MHZ].n && t->gpus.v[g].reasons_cell && !nph++)
-				ph = g;
-		}
-		char phq[200] = "";
-		if (nph)
-			snprintf(phq, sizeof(phq), "%s%s%s, on %zu of %zu GPUs",
-				 t->gpus.v[ph].name ? t->gpus.v[ph].name : "",
-				 t->gpus.v[ph].name ? ": " : "", t->gpus.v[ph].reasons_cell, nph, n);
-		if (n >= 2 && hi - lo >= 50 && !any_throttle &&
-		    (f = add(&c, "clock-spread", "info", -1))) {
+			/* no reason or violation value at all: the cause cannot be
+			 * told, because the capture has no such field or because
+			 * the GPU or its driver gave placeholders in it; nph GPUs
+			 * of the spread have only placeholders (the first, ph: its
+			 * cell is quoted), and with reasons on other GPUs theirs is
+			 * still unknown */
+			for (size_t g = 0; g < ng; g++) {
+				int own = sum[g].f[TS_TF_EVENT_REASONS].n ||
+					  sum[g].f[TS_TF_POWER_VIOL_PCT].n || sum[g].f[TS_TF_THERMAL_VIOL].n;
+				if (grp[g] != h)
+					continue;
+				has_reasons |= own;
+				if (!own && sum[g].f[TS_TF_SM_CLOCK_MHZ].n && t->gpus.v[g].reasons_cell &&
+				    !nph++)
+					ph = g;
+			}
+			char phq[200] = "", where[160] = "";
+			if (nph)
+				snprintf(phq, sizeof(phq), "%s%s%s, on %zu of %zu GPUs",
+					 t->gpus.v[ph].name ? t->gpus.v[ph].name : "",
+					 t->gpus.v[ph].name ? ": " : "", t->gpus.v[ph].reasons_cell, nph, n);
+			if (nh > 1)
+				host_words(t, grp[ng + h], where, sizeof(where));
+			if (!(n >= 2 && hi - lo >= 50 && !host_throttle) ||
+			    !(f = add(&c, "clock-spread", "info", -1)))
+				continue;
 			if (has_reasons && nph)
 				snprintf(f->msg, sizeof(f->msg),
-					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
+					 "SM clocks differ by %.0f MHz across %zu GPUs%s (%.0f-%.0f MHz) with no "
 					 "power or thermal violation reported by the GPUs that give reasons; "
 					 "the others do not support the throttle-reason fields (%s): their "
-					 "cause cannot be told", hi - lo, n, lo, hi, phq);
+					 "cause cannot be told", hi - lo, n, where, lo, hi, phq);
 			else if (has_reasons)
 				snprintf(f->msg, sizeof(f->msg),
-					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz) with no "
+					 "SM clocks differ by %.0f MHz across %zu GPUs%s (%.0f-%.0f MHz) with no "
 					 "power or thermal violation reported: informational, not throttling",
-					 hi - lo, n, lo, hi);
+					 hi - lo, n, where, lo, hi);
 			else if (nph)
 				snprintf(f->msg, sizeof(f->msg),
-					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
+					 "SM clocks differ by %.0f MHz across %zu GPUs%s (%.0f-%.0f MHz); the "
 					 "throttle-reason fields are not supported by the GPU or its driver "
-					 "(%s): the cause cannot be told", hi - lo, n, lo, hi, phq);
+					 "(%s): the cause cannot be told", hi - lo, n, where, lo, hi, phq);
 			else
 				snprintf(f->msg, sizeof(f->msg),
-					 "SM clocks differ by %.0f MHz across %zu GPUs (%.0f-%.0f MHz); the "
+					 "SM clocks differ by %.0f MHz across %zu GPUs%s (%.0f-%.0f MHz); the "
 					 "capture has no throttle-reason fields (clock-event reasons, pviol, "
-					 "tviol): the cause cannot be told", hi - lo, n, lo, hi);
+					 "tviol): the cause cannot be told", hi - lo, n, where, lo, hi);
 		}
-		n = 0;
-		double usum = 0, ulo = INFINITY, uhi = -INFINITY;
-		size_t un = 0;
-		for (size_t g = 0; g < ng; g++) {
-			const struct ts_tele_stat *u = &sum[g].f[TS_TF_UTIL_PCT];
-			if (!u->n)
-				continue;
-			usum += u->mean * (double)u->n;
-			un += u->n;
-			ulo = u->mean < ulo ? u->mean : ulo;
-			uhi = u->mean > uhi ? u->mean : uhi;
-			n++;
+		/* a host's GPUs mostly waiting: each host's mean, so a busy host
+		 * hides no idle one and an idle one is named */
+		for (size_t h = 0; h < nh; h++) {
+			double usum = 0, ulo = INFINITY, uhi = -INFINITY;
+			size_t un = 0;
+			char where[160] = "";
+
+			n = 0;
+			for (size_t g = 0; g < ng; g++) {
+				const struct ts_tele_stat *u = &sum[g].f[TS_TF_UTIL_PCT];
+				if (grp[g] != h || !u->n)
+					continue;
+				usum += u->mean * (double)u->n;
+				un += u->n;
+				ulo = u->mean < ulo ? u->mean : ulo;
+				uhi = u->mean > uhi ? u->mean : uhi;
+				n++;
+			}
+			if (nh > 1)
+				host_words(t, grp[ng + h], where, sizeof(where));
+			if (un && usum / (double)un < 50 && (f = add(&c, "low-utilization", "warning", -1)))
+				snprintf(f->msg, sizeof(f->msg),
+					 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs%s): the "
+					 "GPUs are mostly waiting", usum / (double)un, ulo, uhi, n, where);
 		}
-		if (un && usum / (double)un < 50 && (f = add(&c, "low-utilization", "warning", -1)))
-			snprintf(f->msg, sizeof(f->msg),
-				 "mean GPU utilization %.1f %% (per GPU %.0f-%.0f %%, %zu GPUs): the GPUs "
-				 "are mostly waiting", usum / (double)un, ulo, uhi, n);
 		/* a GPU consistently below the other GPUs of its host (med, cnt:
 		 * each host's median and count of GPUs compared); on the SM clock
 		 * only a GPU with no throttling finding of its own (one with it
 		 * is explained, and said, already) */
-		size_t nh = grp ? host_groups(t, grp, grp + ng) : 0;
-		size_t *cnt = grp ? grp + 2 * ng : NULL;
 		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
 		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && nh; k++) {
 			for (size_t h = 0; h < nh; h++) {
@@ -962,16 +990,18 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 						   "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
 						   gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]),
 						   x->mean, ts_tf_unit(sf[k]), 100 * x->mean / m, m);
-				const struct ts_tele_gpu *gp = &t->gpus.v[g];
-				if (nh > 1 && len > 0 && (size_t)len < sizeof(f->msg))
+				if (nh > 1 && len > 0 && (size_t)len < sizeof(f->msg)) {
+					char where[160];
+
+					host_words(t, g, where, sizeof(where));
 					snprintf(f->msg + len, sizeof(f->msg) - (size_t)len,
-						 " on its host (%s %s, %zu GPUs)", gp->host ? "host" : "capture",
-						 gp->host ? gp->host : gp->file ? gp->file : "?", cnt[grp[g]]);
+						 " on its host (%s, %zu GPUs)", where + 4, cnt[grp[g]]);
+				}
 			}
 		}
-		free(grp);
-		free(tmp);
 	}
+	free(grp);
+	free(tmp);
 	free(med);
 	straggler_findings(t, &c);
 	/* utilisation dips at steps: each GPU against its own median step (a
@@ -1125,16 +1155,17 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 	return 0;
 }
 
-/* Job-level statistic of one field: the mean over GPU means, or the max. */
-static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s, int f,
-			int use_max)
+/* Statistic of one field over the GPUs of host h (grp[g] == h; all GPUs
+ * when grp is NULL): the mean over GPU means, or the max. */
+static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s,
+			const size_t *grp, size_t h, int f, int use_max)
 {
 	double acc = 0, best = NAN;
 	size_t n = 0;
 
 	for (size_t g = 0; g < t->gpus.n; g++) {
 		const struct ts_tele_stat *x = &s[g].f[f];
-		if (!x->n)
+		if (!x->n || (grp && grp[g] != h))
 			continue;
 		acc += x->mean;
 		n++;
@@ -1144,35 +1175,74 @@ static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	return use_max ? best : n ? acc / (double)n : NAN;
 }
 
-size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
-			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
-			 struct ts_tele_finding *out, size_t cap)
+/* The confounds of host ha of a against host hb of b (ga/gb NULL: the
+ * whole side); where names the host in the message ("" for none). */
+static void host_confounds(struct fctx *c, const struct ts_telemetry *a,
+			   const struct ts_tele_gpu_summary *sa, const size_t *ga, size_t ha,
+			   const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
+			   const size_t *gb, size_t hb, const char *where)
 {
 	static const struct { int f; int use_max; double rel, abs; const char *what; } checks[] = {
 		{ TS_TF_POWER_LIMIT_W, 1, 0.01, 0, "power limit" },
 		{ TS_TF_SM_CLOCK_MHZ, 0, 0.03, 0, "mean SM clock" },
 		{ TS_TF_TEMP_C, 0, 0, 10, "mean GPU temperature" },
 	};
-	struct fctx c = { out, 0, cap };
 	struct ts_tele_finding *f;
 
 	for (size_t k = 0; k < sizeof(checks) / sizeof(checks[0]); k++) {
-		double x = side_stat(a, sa, checks[k].f, checks[k].use_max);
-		double y = side_stat(b, sb, checks[k].f, checks[k].use_max);
+		double x = side_stat(a, sa, ga, ha, checks[k].f, checks[k].use_max);
+		double y = side_stat(b, sb, gb, hb, checks[k].f, checks[k].use_max);
 		if (isnan(x) || isnan(y))
 			continue;
 		double d = fabs(y - x);
 		int off = checks[k].rel > 0 ? d > checks[k].rel * fabs(x) : d > checks[k].abs;
-		if (off && (f = add(&c, "telemetry-confound", "warning", -1)))
+		if (off && (f = add(c, "telemetry-confound", "warning", -1)))
 			snprintf(f->msg, sizeof(f->msg),
-				 "the two sides ran at a different %s: %.6g vs %.6g %s; a speed difference "
-				 "may come from the hardware state, not the change", checks[k].what, x, y,
-				 ts_tf_unit(checks[k].f));
+				 "the two sides ran at a different %s%s: %.6g vs %.6g %s; a speed "
+				 "difference may come from the hardware state, not the change",
+				 checks[k].what, where, x, y, ts_tf_unit(checks[k].f));
 	}
-	const char *na = a->gpus.n && a->gpus.v[0].name ? a->gpus.v[0].name : NULL;
-	const char *nb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
-	if (na && nb && strcmp(na, nb) && (f = add(&c, "telemetry-confound", "warning", -1)))
-		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", na, nb);
+}
+
+size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
+			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
+			 struct ts_tele_finding *out, size_t cap)
+{
+	struct fctx c = { out, 0, cap };
+	struct ts_tele_finding *f;
+	size_t na = a->gpus.n, nb = b->gpus.n, paired = 0;
+	size_t *ga = malloc(2 * (na ? na : 1) * sizeof(*ga));
+	size_t *gb = malloc(2 * (nb ? nb : 1) * sizeof(*gb));
+
+	/* a host is compared with the same host of the other side (hosts of
+	 * another SKU, power limit or cooling differ with no change); with
+	 * no host on both sides, or one host a side, the sides as a whole */
+	if (ga && gb) {
+		size_t ha = host_groups(a, ga, ga + na), hb = host_groups(b, gb, gb + nb);
+
+		for (size_t i = 0; i < ha && (ha > 1 || hb > 1); i++) {
+			const char *h = a->gpus.v[ga[na + i]].host;
+			char where[160];
+
+			for (size_t k = 0; h && k < hb; k++) {
+				const char *o = b->gpus.v[gb[nb + k]].host;
+
+				if (!o || strcmp(h, o))
+					continue;
+				snprintf(where, sizeof(where), " on host %s", h);
+				host_confounds(&c, a, sa, ga, i, b, sb, gb, k, where);
+				paired++;
+			}
+		}
+	}
+	if (!paired)
+		host_confounds(&c, a, sa, NULL, 0, b, sb, NULL, 0, "");
+	free(ga);
+	free(gb);
+	const char *ma = a->gpus.n && a->gpus.v[0].name ? a->gpus.v[0].name : NULL;
+	const char *mb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
+	if (ma && mb && strcmp(ma, mb) && (f = add(&c, "telemetry-confound", "warning", -1)))
+		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", ma, mb);
 	return c.n;
 }
 

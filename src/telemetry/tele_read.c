@@ -663,8 +663,14 @@ static int looks_header(struct view *cells, int k)
 
 /* ------------------------------------------------------ dcgm-exporter */
 
-/* The model field of a dcgm-exporter metric name, -1 for another. Energy
- * is mJ since boot (read as J by the caller), profiling fields are 0-1. */
+/* Frame-buffer fields the model has no field for: a sample's total memory
+ * is used + free + reserved (MiB, as nvidia-smi's memory.total) when the
+ * exporter sends no DCGM_FI_DEV_FB_TOTAL, which its default counters lack. */
+enum { EXP_FB_FREE = TS_TF_COUNT, EXP_FB_RESERVED };
+
+/* The model field of a dcgm-exporter metric name (or EXP_FB_*), -1 for
+ * another. Energy is mJ since boot (read as J by the caller), profiling
+ * fields are 0-1. */
 static int exporter_field(struct view name)
 {
 	static const struct { const char *n; int f; } map[] = {
@@ -678,6 +684,9 @@ static int exporter_field(struct view name)
 		{ "DCGM_FI_DEV_SM_CLOCK", TS_TF_SM_CLOCK_MHZ },
 		{ "DCGM_FI_DEV_MEM_CLOCK", TS_TF_MEM_CLOCK_MHZ },
 		{ "DCGM_FI_DEV_FB_USED", TS_TF_MEM_USED_MIB },
+		{ "DCGM_FI_DEV_FB_TOTAL", TS_TF_MEM_TOTAL_MIB },
+		{ "DCGM_FI_DEV_FB_FREE", EXP_FB_FREE },
+		{ "DCGM_FI_DEV_FB_RESERVED", EXP_FB_RESERVED },
 		{ "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", TS_TF_EVENT_REASONS },
 		{ "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", TS_TF_EVENT_REASONS },
 		{ "DCGM_FI_DEV_XID_ERRORS", TS_TF_XID },
@@ -764,6 +773,23 @@ static int prom_parse(struct view l, struct prom_line *pl)
 	return 1;
 }
 
+/* Total memory of exporter sample s from its used and fb[] (free,
+ * reserved; NAN unknown, INFINITY unreadable) when it has no FB_TOTAL of
+ * its own: used + free (+ reserved when sent). */
+static void exporter_fb_total(struct ts_tele_sample *s, const double *fb)
+{
+	double total;
+
+	if (s->st[TS_TF_MEM_TOTAL_MIB] != TS_TV_ABSENT || s->st[TS_TF_MEM_USED_MIB] != TS_TV_VALUE ||
+	    !isfinite(fb[0]) || fb[1] == INFINITY)
+		return;
+	total = s->v[TS_TF_MEM_USED_MIB] + fb[0] + (isnan(fb[1]) ? 0 : fb[1]);
+	if (out_of_range(TS_TF_MEM_TOTAL_MIB, total))
+		return;
+	s->st[TS_TF_MEM_TOTAL_MIB] = TS_TV_VALUE;
+	s->v[TS_TF_MEM_TOTAL_MIB] = total;
+}
+
 /*
  * dcgm-exporter's Prometheus text (curl :9400/metrics, appended scrape
  * after scrape): each scrape is a sampling round; a series (metric and
@@ -782,8 +808,9 @@ static int read_dcgm_exporter(struct rd *r)
 	int hosts = 0, timed = 0, any = 0;
 	int64_t scrape_t = TS_NO_TIME;
 	uint32_t tick = 0;
-	/* per GPU of this file: its sample of scrape `tick` - 1 (tick 0: none yet) */
-	struct cur_sample { uint32_t tick; size_t idx; };
+	/* per GPU of this file: its sample of scrape `tick` - 1 (tick 0: none
+	 * yet), with that sample's free and reserved frame buffer (NAN unknown) */
+	struct cur_sample { uint32_t tick; size_t idx; double fb[2]; };
 	TS_VEC(struct cur_sample) cur = { 0 };
 	int rc = 0;
 
@@ -861,7 +888,7 @@ static int read_dcgm_exporter(struct rd *r)
 		if (pl.driver.n && !r->t->driver_version)
 			r->t->driver_version = vdup(r, pl.driver);
 		size_t gi = (size_t)g - r->gpu_base;
-		struct cur_sample none = { 0, 0 };
+		struct cur_sample none = { 0, 0, { NAN, NAN } };
 		while (cur.n <= gi)
 			if (TS_VEC_PUSH(cur, none)) {
 				rc = oom(r);
@@ -878,21 +905,32 @@ static int read_dcgm_exporter(struct rd *r)
 		}
 		/* a series seen again: the next scrape */
 		if (cur.v[gi].tick == tick + 1 &&
-		    r->t->samples.v[cur.v[gi].idx].st[f] != TS_TV_ABSENT) {
+		    (f >= TS_TF_COUNT ? !isnan(cur.v[gi].fb[f - EXP_FB_FREE]) :
+		     r->t->samples.v[cur.v[gi].idx].st[f] != TS_TV_ABSENT)) {
 			tick++;
 			any = 0;
 		}
 		if (cur.v[gi].tick != tick + 1) {
+			if (cur.v[gi].tick)
+				exporter_fb_total(&r->t->samples.v[cur.v[gi].idx], cur.v[gi].fb);
 			if (!ts_tele_add_sample(r->t, (uint32_t)g, tick, t_ns)) {
 				rc = oom(r);
 				goto out;
 			}
 			cur.v[gi].tick = tick + 1;
 			cur.v[gi].idx = r->t->samples.n - 1;
+			cur.v[gi].fb[0] = cur.v[gi].fb[1] = NAN;
 		}
 		struct ts_tele_sample *s = &r->t->samples.v[cur.v[gi].idx];
 		any = 1;
 		timed |= s->t_ns != TS_NO_TIME;
+		if (f >= TS_TF_COUNT) {
+			/* a count of MiB, or unknown (the total stays unknown) */
+			if (ts_num_f64(pl.value.s, pl.value.n, &v) || !(v >= 0 && v < 1e12))
+				v = INFINITY;
+			cur.v[gi].fb[f - EXP_FB_FREE] = v;
+			continue;
+		}
 		if (veq(pl.value, "NaN")) {
 			s->st[f] = TS_TV_MISSING;
 			continue;
@@ -913,6 +951,9 @@ static int read_dcgm_exporter(struct rd *r)
 		s->st[f] = TS_TV_VALUE;
 		s->v[f] = v;
 	}
+	for (size_t i = 0; i < cur.n; i++)
+		if (cur.v[i].tick)
+			exporter_fb_total(&r->t->samples.v[cur.v[i].idx], cur.v[i].fb);
 	if (r->t->samples.n == 0 || (size_t)r->gpu_base == r->t->gpus.n) {
 		rc = bad(r, "dcgm-exporter capture with no DCGM_FI_ sample of a GPU");
 		goto out;

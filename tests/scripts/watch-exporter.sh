@@ -19,6 +19,14 @@
 #    timed.txt): GPUs "node1/0" ... "node2/3", each judged against its own
 #    host: node2/2 is a straggler on power (71 % of 350; pooled, median
 #    500, all of node2 would be) and node1/3 on the clock.
+#  - mem.txt: node1, 4 GPUs, 3 scrapes of the default counters' memory
+#    fields, DCGM_FI_DEV_FB_USED and DCGM_FI_DEV_FB_FREE (MiB), with
+#    DCGM_FI_DEV_FB_RESERVED 559 on every GPU: used 40000 (GPU 3: 78000)
+#    and free 81000 - used, so every total is 40000 + 41000 + 559 = 81559
+#    MiB (an H100 80GB). GPU 3's peak is 78000 / 81559 = 95.6 % of it: a
+#    memory-headroom finding, the only one. memtotal.txt sends
+#    DCGM_FI_DEV_FB_TOTAL 81559 beside FB_USED instead: the same totals.
+#    Before, no total was read and no memory finding could be made.
 #  - bad.txt: line 4 a series without its closing brace: an error naming
 #    the file and line 4; cut.txt: the last line cut inside its value:
 #    read, the line left out with a `truncated` note (line 10).
@@ -58,6 +66,15 @@ for i in range(3):
     h += scrape(i, "node1", False)
     h += scrape(i, "node2", False, power=lambda g: 250 if g == 2 else 350)
 open("hosts.txt", "w").write("\n".join(h) + "\n")
+def memscrape(i, total=False):
+    ms = (T0 + 15 * i) * 1000
+    used = lambda g: 78000 if g == 3 else 40000
+    fields = [("DCGM_FI_DEV_FB_USED", used)]
+    fields += [("DCGM_FI_DEV_FB_TOTAL", lambda g: 81559)] if total else \
+              [("DCGM_FI_DEV_FB_FREE", lambda g: 81000 - used(g)), ("DCGM_FI_DEV_FB_RESERVED", lambda g: 559)]
+    return [series(m, "node1", g, f(g), ms) for m, f in fields for g in range(4)]
+open("mem.txt", "w").write("\n".join(sum((memscrape(i) for i in range(3)), [])) + "\n")
+open("memtotal.txt", "w").write("\n".join(sum((memscrape(i, True) for i in range(3)), [])) + "\n")
 b = scrape(0)
 b[3] = b[3].replace("}", "", 1)
 open("bad.txt", "w").write("\n".join(b) + "\n")
@@ -74,6 +91,8 @@ PY
 "$TS" watch --read dated.txt --steps steps8.jsonl --json -o dated.json 2>/dev/null
 "$TS" watch --read hosts.txt --json -o hosts.json 2>/dev/null
 "$TS" watch --read cut.txt --json -o cut.json 2>/dev/null
+"$TS" watch --read mem.txt --json -o mem.json 2>/dev/null
+"$TS" watch --read memtotal.txt --json -o memtotal.json 2>/dev/null
 rc=0
 "$TS" watch --read bad.txt >/dev/null 2>bad.err || rc=$?
 [ "$rc" -ne 0 ] || { echo "bad.txt was read"; exit 1; }
@@ -112,6 +131,14 @@ assert st == ["node2/2: mean power_w 250.0 W is 71 % of the GPUs' median 350.0 o
               "(host node2, 4 GPUs)",
               "node1/3: mean sm_clock_mhz 1410.0 MHz is 71 % of the GPUs' median 1980.0 on its host "
               "(host node1, 4 GPUs)"], st
+for name in ("mem.json", "memtotal.json"):
+    d = json.load(open(name))
+    for x in d["gpus"]:
+        f = x["fields"]
+        used = 78000 if x["id"] == "3" else 40000
+        assert (f["mem_used_mib"]["max"], f["mem_total_mib"]["max"]) == (used, 81559), (name, x)
+    m = [(x["id"], x["message"]) for x in d["findings"] if x["id"].startswith("memory-")]
+    assert m == [("memory-headroom", "GPU 3: memory peak 78000 of 81559 MiB (95.6 %): little headroom")], (name, m)
 d = json.load(open("cut.json"))
 w = [(x["code"], x["line"]) for x in d["warnings"]]
 assert ("truncated", 10) in w, w

@@ -409,3 +409,23 @@ TEST(phases_shared_legacy_2020_log)
 	CHECK_I64(log.steps.v[1].phase_ns[TS_PHASE_DATA], 3450000);
 	ts_steplog_release(&log);
 }
+
+/* The one window rule (ts_record_in_window): records every 10 after
+ * iteration 1 stand for 2-10, 11-20, ...; they belong to a window when
+ * those iterations overlap it (hand-worked). */
+TEST(record_window_membership_by_overlap)
+{
+	CHECK_I64(ts_record_from(TS_NO_INT, 1, 10), 1);     /* iteration 1 is itself */
+	CHECK_I64(ts_record_from(1, 10, 20), 2);            /* after 1: 2-10 */
+	CHECK_I64(ts_record_from(240, 250, 260), 241);
+	CHECK_I64(ts_record_from(TS_NO_INT, 30, 40), 21);   /* a first record: back by the gap */
+	CHECK_I64(ts_record_from(TS_NO_INT, 5, 20), 1);     /* not below 1 */
+	CHECK_I64(ts_record_from(TS_NO_INT, 30, TS_NO_INT), 30); /* a lone record */
+	CHECK(ts_record_in_window(241, 250, 241, 249));     /* 241-250 reaches into 241:249 */
+	CHECK(ts_record_in_window(241, 250, 250, 300));
+	CHECK(!ts_record_in_window(241, 250, 251, 300));
+	CHECK(!ts_record_in_window(231, 240, 241, 249));
+	CHECK(ts_record_in_window(391, 400, 301, 391));     /* 391-400 holds 391 */
+	CHECK(ts_record_in_window(TS_NO_INT, 250, 250, 250)); /* unknown: the record itself */
+	CHECK(!ts_record_in_window(TS_NO_INT, 250, 241, 249));
+}
