@@ -192,8 +192,9 @@ struct ts_ctx_change;
  * ts_diff_ctx_label, both values (written into buf[f] or pointing into a
  * and b: they live as long as those) and key, the contract field that
  * records the same fact ("environment.gpu.name", "environment.gpu.vendor",
- * "environment.cuda.sdk", "environment.gpu.driver",
- * "environment.nccl.lib"; NULL for the others). out and buf hold
+ * "environment.torch.cuda" (the runtime torch runs on),
+ * "environment.gpu.driver", "environment.torch.nccl" (the NCCL torch
+ * reports); NULL for the others). out and buf hold
  * TS_DCTX_COUNT entries. Returns the number of changes.
  */
 size_t ts_diff_ctx_changes(const struct ts_diff_context *a, const struct ts_diff_context *b,

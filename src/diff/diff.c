@@ -557,9 +557,9 @@ static const struct {
 	[TS_DCTX_PROFILER] = { "profiler", "profiler" },
 	[TS_DCTX_CLOCK] = { "clock_resolution_ns", "clock resolution" },
 	[TS_DCTX_BACKEND] = { "backend", "backend" },
-	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version", "environment.cuda.sdk" },
+	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version", "environment.torch.cuda" },
 	[TS_DCTX_DRIVER] = { "driver_version", "driver version", "environment.gpu.driver" },
-	[TS_DCTX_NCCL] = { "nccl_version", "NCCL version", "environment.nccl.lib" },
+	[TS_DCTX_NCCL] = { "nccl_version", "NCCL version", "environment.torch.nccl" },
 };
 
 const char *ts_diff_ctx_key(int f)

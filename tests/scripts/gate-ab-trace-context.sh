@@ -15,6 +15,8 @@
 #   nccl2105  h200 with nccl_version 2.21.05 (the same version as 2.21.5)
 #   k_h200, k_h100: h200 and h100 with a contract.json each, gpu.name as
 #             their traces say (the contracts' one difference).
+#   k_cu124, k_cu128: cu124 and cu128 with a contract.json each, gpu.name
+#             NVIDIA H200 and torch.cuda 12.4 / 12.8 (no driver stated).
 # Expected, by construction (a side that records nothing is no difference;
 # versions compare as versions, core.h):
 #   cpu vs h200: "device (cpu vs NVIDIA H200) and vendor (cpu vs cuda)";
@@ -26,6 +28,10 @@
 #   k_h200 vs k_h100: "device" named once (the contract's words),
 #     "device (NVIDIA H200 vs NVIDIA H100 80GB HBM3)"; with --variable
 #     gpu.name (the change is declared): no context-differs;
+#   k_cu124 vs k_cu128: the runtime is the contracts' torch.cuda, said
+#     once in their words, then the trace's driver: "PyTorch's CUDA
+#     version (12.4 vs 12.8) and driver version (12040 vs 12080)"; with
+#     --variable torch.cuda: "driver version (12040 vs 12080)" alone;
 #   the text output and the report's A/B section (Markdown and HTML) of
 #     h200 vs h100 carry the warning.
 # Before 2026-12-04 ab read no trace's context: every case that wants a
@@ -53,7 +59,7 @@ def make(name, edit, contract=None):
         json.dump(t, f)
     if contract:
         json.dump({"schema": "trainscope.contract/1",
-                   "environment": {"gpu.name": contract, "gpu.count": "1"},
+                   "environment": dict({"gpu.count": "1"}, **contract),
                    "workload": {"model": "example"}},
                   open(f"{d}/{name}/contract.json", "w"))
 def dev(name):
@@ -76,8 +82,10 @@ make("cu124", cuda(12040))
 make("cu128", cuda(12080))
 make("nccl226", nccl("2.26.2"))
 make("nccl2105", nccl("2.21.05"))
-make("k_h200", keep, "NVIDIA H200")
-make("k_h100", dev("NVIDIA H100 80GB HBM3"), "NVIDIA H100 80GB HBM3")
+make("k_h200", keep, {"gpu.name": "NVIDIA H200"})
+make("k_h100", dev("NVIDIA H100 80GB HBM3"), {"gpu.name": "NVIDIA H100 80GB HBM3"})
+make("k_cu124", cuda(12040), {"gpu.name": "NVIDIA H200", "torch.cuda": "12.4"})
+make("k_cu128", cuda(12080), {"gpu.name": "NVIDIA H200", "torch.cuda": "12.8"})
 PY
 
 # check NAME WANT_WARNING A B [ab options...]: exactly one context-differs
@@ -105,6 +113,8 @@ check same "" h200 h200b
 check nccl-same-version "" h200 nccl2105
 check contract-and-trace "the two sides differ in device (NVIDIA H200 vs NVIDIA H100 80GB HBM3): " k_h200 k_h100
 check declared "" k_h200 k_h100 --variable gpu.name
+check contract-runtime "the two sides differ in PyTorch's CUDA version (12.4 vs 12.8) and driver version (12040 vs 12080): " k_cu124 k_cu128
+check contract-runtime-declared "the two sides differ in driver version (12040 vs 12080): " k_cu124 k_cu128 --variable torch.cuda
 "$TS" ab "$tmp/h200" "$tmp/h100" 2>&1 |
 	grep -qF "warning: the two sides differ in device (NVIDIA H200 vs NVIDIA H100 80GB HBM3)" &&
 	echo "h200-h100 text: ok" || bad "h200-h100: the text has no context-differs warning"
