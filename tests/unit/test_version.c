@@ -8,51 +8,52 @@
 
 /*
  * want: the sign of ts_version_cmp(a, b), by hand from core.h's rule.
- * pf, ct: what preflight's pf_vercmp (skip non-digits, strtoull runs) and
- * contract capture's vercmp (strtol components, stop at a non-digit) said
- * before they became this function: 9 = the same as want; else their
- * sign. Rows with 9 in both are where both were right and are kept.
+ * Where preflight's pf_vercmp (skip non-digits, strtoull runs) or contract
+ * capture's vercmp (strtol components, stop at a non-digit), which this
+ * function replaced, gave another sign, the comment says what each gave
+ * ("=": the same as want); rows without one are where both were right
+ * and are kept.
  */
 static const struct {
 	const char *a, *b;
-	int want, pf, ct;
+	int want;
 } rows[] = {
 	/* driver versions against preflight's CUDA table, library copies */
-	{ "535.104.05", "525.60.13", 1, 9, 9 },
-	{ "470.82.01", "525.60.13", -1, 9, 9 },
-	{ "535.104.05", "535.104.5", 0, 9, 9 },
-	{ "535.104.05", "535.104.05", 0, 9, 9 },
-	{ "535.104.05", "535.104", 1, 9, 9 },
-	{ "2.21.5", "2.18.3", 1, 9, 9 },
-	{ "12.10", "12.9", 1, 9, 9 },
-	{ "12040", "12.4", 1, 9, 9 },           /* encodings are not translated */
-	{ "13000", "013000", 0, 9, 9 },
+	{ "535.104.05", "525.60.13", 1 },
+	{ "470.82.01", "525.60.13", -1 },
+	{ "535.104.05", "535.104.5", 0 },
+	{ "535.104.05", "535.104.05", 0 },
+	{ "535.104.05", "535.104", 1 },
+	{ "2.21.5", "2.18.3", 1 },
+	{ "12.10", "12.9", 1 },
+	{ "12040", "12.4", 1 }, /* encodings are not translated */
+	{ "13000", "013000", 0 },
 	/* a missing trailing component is 0: preflight said 12.4 < 12.4.0 */
-	{ "12.4", "12.4.0", 0, -1, 9 },
-	{ "12.4.0.0", "12.4", 0, 1, 9 },
+	{ "12.4", "12.4.0", 0 }, /* before: preflight -1, contract = */
+	{ "12.4.0.0", "12.4", 0 }, /* before: preflight 1, contract = */
 	/* numbers past 64 bits: both saturated and called these equal */
-	{ "99999999999999999999", "99999999999999999998", 1, 0, 0 },
+	{ "99999999999999999999", "99999999999999999998", 1 }, /* before: preflight 0, contract 0 */
 	/* a pre-release is older than its release: preflight read the rc
 	 * number as a fourth component, contract capture stopped at it */
-	{ "2.5.0rc1", "2.5.0", -1, 1, 0 },
-	{ "2.5.0a0+git1234", "2.5.0", -1, 1, 0 },
-	{ "2.5.0-rc1", "2.5.0", -1, 1, 0 },
-	{ "2.5.0rc2", "2.5.0rc10", -1, 9, 0 },
-	{ "2.5.0rc01", "2.5.0rc1", -1, 0, 0 },  /* equal as numbers, not as text */
+	{ "2.5.0rc1", "2.5.0", -1 }, /* before: preflight 1, contract 0 */
+	{ "2.5.0a0+git1234", "2.5.0", -1 }, /* before: preflight 1, contract 0 */
+	{ "2.5.0-rc1", "2.5.0", -1 }, /* before: preflight 1, contract 0 */
+	{ "2.5.0rc2", "2.5.0rc10", -1 }, /* before: preflight =, contract 0 */
+	{ "2.5.0rc01", "2.5.0rc1", -1 }, /* not as text; before: preflight 0, contract 0 */
 	/* a post-release is newer */
-	{ "2.5.0.post1", "2.5.0", 1, 9, 0 },
-	{ "12.4.1-1", "12.4.1", 1, 9, 0 },
-	{ "2.5.0.post1", "2.5.0rc1", 1, 0, 0 },
+	{ "2.5.0.post1", "2.5.0", 1 }, /* before: preflight =, contract 0 */
+	{ "12.4.1-1", "12.4.1", 1 }, /* before: preflight =, contract 0 */
+	{ "2.5.0.post1", "2.5.0rc1", 1 }, /* before: preflight 0, contract 0 */
 	/* a local build label counts only when both carry one */
-	{ "2.5.1+cu124", "2.5.1", 0, 1, 9 },
-	{ "2.5.1+cu121", "2.5.1+cu124", -1, 9, 0 },
-	{ "2.5.1+cu124", "2.5.1+cu124", 0, 9, 9 },
-	{ "2.5.1+cu124", "2.5.2", -1, 9, 9 },
+	{ "2.5.1+cu124", "2.5.1", 0 }, /* before: preflight 1, contract = */
+	{ "2.5.1+cu121", "2.5.1+cu124", -1 }, /* before: preflight =, contract 0 */
+	{ "2.5.1+cu124", "2.5.1+cu124", 0 },
+	{ "2.5.1+cu124", "2.5.2", -1 },
 	/* text that does not start with a digit is compared as text */
-	{ "v1.2", "1.2", 1, 0, -1 },
-	{ "nccl", "gloo", 1, 0, 0 },
-	{ "nccl", "nccl", 0, 9, 9 },
-	{ "Nsight Systems 2026.2.1", "Nsight Systems 2026.2.1", 0, 9, 9 },
+	{ "v1.2", "1.2", 1 }, /* before: preflight 0, contract -1 */
+	{ "nccl", "gloo", 1 }, /* before: preflight 0, contract 0 */
+	{ "nccl", "nccl", 0 },
+	{ "Nsight Systems 2026.2.1", "Nsight Systems 2026.2.1", 0 },
 };
 
 TEST(version_cmp_table)
