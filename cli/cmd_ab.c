@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_gate.h"
+#include "diff_cli.h"
 #include "trainscope/diff.h"
 #include "trainscope/gate.h"
 #include "trainscope/jsonw.h"
@@ -164,61 +165,30 @@ static void jw_attribution(struct ts_jw *w, const struct ts_ab_result *r)
 /*
  * The trace walls of `diff` between the first profiler trace of the first
  * run of each side (when both carry one): where the step time moved, by
- * trace's walls, beside the phases of the logs.
+ * trace's walls, beside the phases of the logs. The same sides give the
+ * environment the traces record (ts_ab_opts.trace_ctx).
  */
 struct ab_walls {
 	int have;
-	const char *base_trace, *cand_trace;
-	struct ts_diff_side b, c;
+	struct ab_trace_sides s;
 	struct ts_diff_result r;
 };
 
-static const char *first_trace(const struct ts_run *run)
-{
-	for (size_t k = 0; k < run->rm.inputs.n; k++)
-		if (run->rm.inputs.v[k].role == TS_ROLE_TRACE)
-			return run->rm.inputs.v[k].path;
-	return NULL;
-}
-
-/* One side as diff reads it (python spans and flows left out). */
-static int walls_side(const char *path, struct ts_diff_side *s, struct ts_err *err)
-{
-	struct ts_trace t;
-	struct ts_trace_opts o;
-	int rc;
-
-	memset(&o, 0, sizeof(o));
-	o.skip_python = 1;
-	o.skip_flows = 1;
-	ts_trace_init(&t);
-	rc = ts_trace_read(&t, path, &o, err);
-	if (!rc)
-		rc = ts_diff_side_build(s, &t, err);
-	ts_trace_release(&t);
-	return rc;
-}
-
-/* Fill aw when both sides carry a trace; a trace that cannot be read or
- * compared is a trace-walls-skipped warning, not a failed comparison.
- * Returns 0 or TS_ENOMEM (from the warnings). */
-static int ab_walls_load(struct ab_walls *aw, const struct ts_run *b, const struct ts_run *c,
-			 struct ts_warnings *warn)
+/* Compare the sides read (s) when both runs carry a trace; a trace that
+ * cannot be read or compared is a trace-walls-skipped warning, not a
+ * failed comparison. Returns 0 or TS_ENOMEM (from the warnings). */
+static int ab_walls_load(struct ab_walls *aw, struct ts_warnings *warn)
 {
 	struct ts_diff_opts o;
-	struct ts_err err;
+	struct ts_err *err = &aw->s.err;
 
-	aw->base_trace = first_trace(b);
-	aw->cand_trace = first_trace(c);
-	if (!aw->base_trace || !aw->cand_trace)
+	if (!aw->s.base_trace || !aw->s.cand_trace)
 		return 0;
-	ts_err_init(&err);
 	ts_diff_opts_init(&o);
-	if (walls_side(aw->base_trace, &aw->b, &err) || walls_side(aw->cand_trace, &aw->c, &err) ||
-	    ts_diff_compare(&aw->b, &aw->c, &o, &aw->r, &err))
-		return ts_warnings_add(warn, "trace-walls-skipped", err.path[0] ? err.path : NULL,
-				       err.offset, TS_NO_INT, "trace walls not compared: %s",
-				       err.msg);
+	if (err->code || ts_diff_compare(&aw->s.b, &aw->s.c, &o, &aw->r, err))
+		return ts_warnings_add(warn, "trace-walls-skipped", err->path[0] ? err->path : NULL,
+				       err->offset, TS_NO_INT, "trace walls not compared: %s",
+				       err->msg);
 	aw->have = aw->r.pairs.n > 0;
 	return 0;
 }
@@ -226,8 +196,7 @@ static int ab_walls_load(struct ab_walls *aw, const struct ts_run *b, const stru
 static void ab_walls_release(struct ab_walls *aw)
 {
 	ts_diff_result_release(&aw->r);
-	ts_diff_side_release(&aw->b);
-	ts_diff_side_release(&aw->c);
+	ab_trace_sides_release(&aw->s);
 }
 
 static void jw_walls(struct ts_jw *w, const struct ab_walls *aw)
@@ -236,8 +205,8 @@ static void jw_walls(struct ts_jw *w, const struct ab_walls *aw)
 		return;
 	ts_jw_key(w, "trace_walls");
 	ts_jw_obj(w);
-	ts_jw_kstr(w, "baseline_trace", aw->base_trace);
-	ts_jw_kstr(w, "candidate_trace", aw->cand_trace);
+	ts_jw_kstr(w, "baseline_trace", aw->s.base_trace);
+	ts_jw_kstr(w, "candidate_trace", aw->s.cand_trace);
 	ts_jw_kstr(w, "aligned_by", aw->r.aligned_by);
 	ts_jw_ki64(w, "steps", (int64_t)aw->r.pairs.n);
 	ts_jw_key(w, "walls");
@@ -263,7 +232,7 @@ static void text_walls(struct cli_ctx *ctx, const struct ab_walls *aw, struct ts
 		return;
 	ts_sb_addf(out, "\n%strace walls%s (trainscope diff %s %s; mean per compared step, %zu "
 		   "step%s aligned by %s)\n", cli_style(ctx, "bold"), cli_style(ctx, "reset"),
-		   aw->base_trace, aw->cand_trace, aw->r.pairs.n, aw->r.pairs.n == 1 ? "" : "s",
+		   aw->s.base_trace, aw->s.cand_trace, aw->r.pairs.n, aw->r.pairs.n == 1 ? "" : "s",
 		   aw->r.aligned_by);
 	ts_table_init(&t);
 	ts_table_col(&t, "wall", NULL, TS_LEFT, 0);
@@ -632,8 +601,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	ts_ab_opts_init(&o);
 	ts_ab_result_init(&res);
 	memset(&aw, 0, sizeof(aw));
-	ts_diff_side_init(&aw.b);
-	ts_diff_side_init(&aw.c);
+	ab_trace_sides_init(&aw.s);
 	ts_diff_result_init(&aw.r);
 	ts_warnings_init(&warn);
 	ts_sb_init(&out);
@@ -740,12 +708,18 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
+	if (ab_trace_sides_read(&aw.s, &runs[0], &runs[nb])) {
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	o.trace_ctx = aw.s.chg;
+	o.ntrace_ctx = aw.s.nchg;
 	if (ts_ab_compare(runs, nb, runs + nb, nc, &o, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
 	if (ts_ab_warnings(runs, nb + nc, &res, &warn) ||
-	    (res.verdict != TS_AB_INVALID && ab_walls_load(&aw, &runs[0], &runs[nb], &warn))) {
+	    (res.verdict != TS_AB_INVALID && ab_walls_load(&aw, &warn))) {
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
@@ -792,7 +766,8 @@ const struct cli_command cli_cmd_ab = {
 		"carry contracts (contract.json), they must differ in exactly one field unless\n"
 		"--allow-multi; so must the layouts of Megatron arguments blocks when they do not.\n"
 		"A recorded environment or layout that differs besides the declared --variable\n"
-		"(GPU model, driver, CUDA/PyTorch/NCCL versions, world size, tp, pp, ...) is\n"
+		"(GPU model, driver, CUDA/PyTorch/NCCL versions, world size, tp, pp, ...; the\n"
+		"contracts, arguments blocks and the first profiler trace of each side) is\n"
 		"warned (context-differs). The steady windows are matched; the ratio of mean step times\n"
 		"(candidate / baseline) gets a 95 % CI honest under autocorrelation (paired batch\n"
 		"means within runs, or runs as replicates with >= 2 per side) and is judged\n"

@@ -208,3 +208,58 @@ out:
 	ts_warnings_release(&warns);
 	return rc;
 }
+
+void ab_trace_sides_init(struct ab_trace_sides *s)
+{
+	memset(s, 0, sizeof(*s));
+	ts_diff_side_init(&s->b);
+	ts_diff_side_init(&s->c);
+	ts_err_init(&s->err);
+}
+
+void ab_trace_sides_release(struct ab_trace_sides *s)
+{
+	ts_diff_side_release(&s->b);
+	ts_diff_side_release(&s->c);
+}
+
+static const char *first_trace(const struct ts_run *run)
+{
+	for (size_t k = 0; k < run->rm.inputs.n; k++)
+		if (run->rm.inputs.v[k].role == TS_ROLE_TRACE)
+			return run->rm.inputs.v[k].path;
+	return NULL;
+}
+
+/* One side as diff reads it (python spans and flows left out). */
+static int trace_side(const char *path, struct ts_diff_side *s, struct ts_err *err)
+{
+	struct ts_trace t;
+	struct ts_trace_opts o;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.skip_python = 1;
+	o.skip_flows = 1;
+	ts_trace_init(&t);
+	rc = ts_trace_read(&t, path, &o, err);
+	if (!rc)
+		rc = ts_diff_side_build(s, &t, err);
+	ts_trace_release(&t);
+	return rc;
+}
+
+int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, const struct ts_run *cand)
+{
+	int rc;
+
+	s->base_trace = first_trace(base);
+	s->cand_trace = first_trace(cand);
+	if (!s->base_trace || !s->cand_trace)
+		return 0;
+	if ((rc = trace_side(s->base_trace, &s->b, &s->err)) ||
+	    (rc = trace_side(s->cand_trace, &s->c, &s->err)))
+		return rc == TS_ENOMEM ? rc : 0;
+	s->nchg = ts_diff_ctx_changes(&s->b.ctx, &s->c.ctx, TS_DCTX_ENV_MASK, s->chg, s->buf);
+	return 0;
+}

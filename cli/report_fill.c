@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report_fill.h"
+#include "diff_cli.h"
 #include "memplan.h"
 #include "trainscope/gate.h"
 #include "trainscope/memory.h"
@@ -47,6 +48,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	struct ts_ab_opts o;
 	struct ts_ab_result res;
 	struct ts_report_ab ab;
+	struct ab_trace_sides ts;
 	struct ts_warnings warn;
 	struct ts_err err;
 	double *a = NULL, *b = NULL;
@@ -57,10 +59,22 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 	ts_run_init(&runs[1]);
 	ts_ab_result_init(&res);
 	ts_ab_opts_init(&o);
+	ab_trace_sides_init(&ts);
 	ts_warnings_init(&warn);
 	ts_err_init(&err);
-	if (ts_run_load(&runs[0], base, NULL, &err) || ts_run_load(&runs[1], cand, NULL, &err) ||
-	    ts_ab_compare(&runs[0], 1, &runs[1], 1, &o, &res, &err)) {
+	if (ts_run_load(&runs[0], base, NULL, &err) || ts_run_load(&runs[1], cand, NULL, &err)) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	/* the environment the traces record, as `ab` reads it */
+	if (ab_trace_sides_read(&ts, &runs[0], &runs[1])) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	o.trace_ctx = ts.chg;
+	o.ntrace_ctx = ts.nchg;
+	if (ts_ab_compare(&runs[0], 1, &runs[1], 1, &o, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
@@ -110,6 +124,7 @@ out:
 	free(b);
 	ts_warnings_release(&warn);
 	ts_ab_result_release(&res);
+	ab_trace_sides_release(&ts);
 	ts_run_release(&runs[0]);
 	ts_run_release(&runs[1]);
 	return rc;

@@ -193,18 +193,35 @@ uint64_t ts_hash(const void *data, size_t n);
 int64_t ts_civil_ns(int y, int mo, int d, int h, int mi, double sec);
 
 /*
- * 1 when the version strings a and b (NUL-terminated) name the same
- * version. Strings that both start with a digit are read as a release of
- * numeric components joined by '.' ("535.104.05"), compared as numbers
- * (leading zeros and missing trailing components, read as 0, change
- * nothing: "535.104.05" = "535.104.5", "12.4" = "12.4.0"), then the text
- * after it up to a '+' (pre-release, dev and post parts: "2.5.0a0" !=
- * "2.5.0"), compared as text, then a local build label after '+' (PEP 440:
- * "+cu124"), compared as text only when both carry one ("2.5.1+cu124" =
- * "2.5.1", != "2.5.1+cu121"). Other strings are the same when their text
- * is. Encodings are not translated: CUDA's integer "12040" and "12.4"
- * differ.
+ * The one version comparator family (version.c): preflight, contract
+ * capture, contract diff, diff's context and ab use these and no other.
+ *
+ * ts_version_cmp orders the version strings a and b (NUL-terminated):
+ * negative when a is older, 0 when they name the same version, positive
+ * when a is newer. The rule:
+ *  - Strings that do not both start with a digit compare as text
+ *    (strcmp): "nccl" = "nccl", "v1.2" != "1.2".
+ *  - Else the release, numeric components joined by '.' ("535.104.05"),
+ *    compares component by component as numbers of any length; leading
+ *    zeros and missing trailing components (read as 0) change nothing:
+ *    "535.104.05" = "535.104.5", "12.4" = "12.4.0" < "12.4.1" < "12.10".
+ *  - Then the text after the release up to a '+': a pre-release (a
+ *    letter first, after any '.', '-', '_', other than "post": "a0",
+ *    "rc1", ".dev0") is older than none, which is older than a
+ *    post-release ("2.5.0rc1" < "2.5.0" < "2.5.0.post1" and "12.4.1-1");
+ *    two of one kind in natural order (digit runs as numbers: "rc2" <
+ *    "rc10"), ties broken by the bytes ("rc01" != "rc1").
+ *  - Then a local build label after '+' (PEP 440: "+cu124"), in the same
+ *    natural order, only when both carry one: "2.5.1+cu124" = "2.5.1",
+ *    "+cu121" < "+cu124".
+ * Encodings are not translated: CUDA's integer "12040" and "12.4" differ
+ * (12040 > 12). With labels the zero is not transitive ("2.5.1+cu121" =
+ * "2.5.1" = "2.5.1+cu124", the first and last differ), so it is no sort
+ * key for lists that mix labelled and unlabelled versions.
  */
+int ts_version_cmp(const char *a, const char *b);
+
+/* 1 when ts_version_cmp(a, b) is 0: a and b name the same version. */
 int ts_version_same(const char *a, const char *b);
 
 #endif

@@ -180,6 +180,26 @@ const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *
  * and "12040" differ); a side that records none is not a difference. */
 int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int field);
 
+struct ts_ctx_change;
+/* The fields where a side ran (device, vendor, runtime, driver and NCCL
+ * versions): what `ab` compares of the sides' traces. */
+#define TS_DCTX_ENV_MASK ((1u << TS_DCTX_DEVICE) | (1u << TS_DCTX_VENDOR) | \
+			  (1u << TS_DCTX_RUNTIME) | (1u << TS_DCTX_DRIVER) | (1u << TS_DCTX_NCCL))
+/*
+ * The fields of mask (bit f for field f; ~0u all) that differ between a
+ * and b (ts_diff_ctx_compare gives TS_DCTX_DIFFERS), in field order, as
+ * the changes ts_context_differs_warn (gate.h) words: out[k] with label
+ * ts_diff_ctx_label, both values (written into buf[f] or pointing into a
+ * and b: they live as long as those) and key, the contract field that
+ * records the same fact ("environment.gpu.name", "environment.gpu.vendor",
+ * "environment.torch.cuda" (the runtime torch runs on),
+ * "environment.gpu.driver", "environment.torch.nccl" (the NCCL torch
+ * reports); NULL for the others). out and buf hold
+ * TS_DCTX_COUNT entries. Returns the number of changes.
+ */
+size_t ts_diff_ctx_changes(const struct ts_diff_context *a, const struct ts_diff_context *b,
+			   unsigned mask, struct ts_ctx_change *out, char buf[][2][32]);
+
 struct ts_diff_side {
 	struct ts_rank_prof prof;     /* trace's analysis: steps and their walls */
 	struct ts_diff_context ctx;

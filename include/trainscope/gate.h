@@ -177,6 +177,12 @@ struct ts_ab_opts {
 				   * (fraction) for comparisons without repeats on both
 				   * sides; 0 = within-run interval only */
 	uint64_t seed;            /* bootstrap seed */
+	/* Where the sides' profiler traces record different environments:
+	 * ts_diff_ctx_changes (diff.h, TS_DCTX_ENV_MASK) of the first trace
+	 * of each side's first run, read by the caller (gate reads no
+	 * trace); borrowed; NULL when a side has none. */
+	const struct ts_ctx_change *trace_ctx;
+	size_t ntrace_ctx;
 };
 
 void ts_ab_opts_init(struct ts_ab_opts *o);
@@ -295,11 +301,13 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 		  const struct ts_ab_opts *o, struct ts_ab_result *res, struct ts_err *err);
 
 /* One field of where or how a side ran that differs between the two
- * sides of a comparison: its words ("world size", "tp") and both values
- * as text (borrowed). */
+ * sides of a comparison: its words ("world size", "tp"), both values
+ * as text (borrowed), and the contract key that records the same fact
+ * ("environment.gpu.name"), or NULL. */
 struct ts_ctx_change {
 	const char *label;
 	const char *a, *b;
+	const char *key;
 };
 
 /*

@@ -435,23 +435,6 @@ static int capture_sdks(struct ts_contract *c, const struct ts_probe *p, struct 
 	return r;
 }
 
-/* Compare dotted version strings numerically. */
-static int vercmp(const char *a, const char *b)
-{
-	while (*a || *b) {
-		long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
-		if (x != y)
-			return x < y ? -1 : 1;
-		if (*a == '.')
-			a++;
-		if (*b == '.')
-			b++;
-		if ((!*a || !isdigit((unsigned char)*a)) && (!*b || !isdigit((unsigned char)*b)))
-			break;
-	}
-	return 0;
-}
-
 /*
  * The library versions come from preflight's probe (one implementation of
  * the search path, the ld.so cache and symlink resolution): the copy the
@@ -478,7 +461,7 @@ static int lib_value(struct ts_contract *c, const struct ts_preflight *pf, const
 				best = cp;
 				break;
 			}
-			if (!best || vercmp(cp->version, best->version) > 0)
+			if (!best || ts_version_cmp(cp->version, best->version) > 0)
 				best = cp;
 		}
 	}

@@ -548,18 +548,18 @@ out:
 /* ------------------------------------------------------------ context */
 
 static const struct {
-	const char *key, *label;
+	const char *key, *label, *contract_key;
 } ctx_fields[TS_DCTX_COUNT] = {
-	[TS_DCTX_DEVICE] = { "device", "device" },
-	[TS_DCTX_VENDOR] = { "vendor", "vendor" },
+	[TS_DCTX_DEVICE] = { "device", "device", "environment.gpu.name" },
+	[TS_DCTX_VENDOR] = { "vendor", "vendor", "environment.gpu.vendor" },
 	[TS_DCTX_WORLD_SIZE] = { "world_size", "world size" },
 	[TS_DCTX_FORMAT] = { "trace_format", "trace format" },
 	[TS_DCTX_PROFILER] = { "profiler", "profiler" },
 	[TS_DCTX_CLOCK] = { "clock_resolution_ns", "clock resolution" },
 	[TS_DCTX_BACKEND] = { "backend", "backend" },
-	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version" },
-	[TS_DCTX_DRIVER] = { "driver_version", "driver version" },
-	[TS_DCTX_NCCL] = { "nccl_version", "NCCL version" },
+	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version", "environment.torch.cuda" },
+	[TS_DCTX_DRIVER] = { "driver_version", "driver version", "environment.gpu.driver" },
+	[TS_DCTX_NCCL] = { "nccl_version", "NCCL version", "environment.torch.nccl" },
 };
 
 const char *ts_diff_ctx_key(int f)
@@ -617,6 +617,20 @@ int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_co
 	if (f == TS_DCTX_PROFILER || f == TS_DCTX_RUNTIME || f == TS_DCTX_DRIVER || f == TS_DCTX_NCCL)
 		return ts_version_same(x, y) ? TS_DCTX_SAME : TS_DCTX_DIFFERS;
 	return strcmp(x, y) ? TS_DCTX_DIFFERS : TS_DCTX_SAME;
+}
+
+size_t ts_diff_ctx_changes(const struct ts_diff_context *a, const struct ts_diff_context *b,
+			   unsigned mask, struct ts_ctx_change *out, char buf[][2][32])
+{
+	size_t k = 0;
+
+	for (int f = 0; f < TS_DCTX_COUNT; f++)
+		if ((mask >> f & 1u) && ts_diff_ctx_compare(a, b, f) == TS_DCTX_DIFFERS)
+			out[k++] = (struct ts_ctx_change){
+				ctx_fields[f].label, ts_diff_ctx_value(a, f, buf[f][0], sizeof(buf[f][0])),
+				ts_diff_ctx_value(b, f, buf[f][1], sizeof(buf[f][1])),
+				ctx_fields[f].contract_key };
+	return k;
 }
 
 /* ------------------------------------------------------------ compare */
@@ -822,15 +836,8 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 	{
 		struct ts_ctx_change c[TS_DCTX_COUNT];
 		char buf[TS_DCTX_COUNT][2][32];
-		size_t k = 0;
 
-		for (int f = 0; f < TS_DCTX_COUNT; f++)
-			if (r->context[f] == TS_DCTX_DIFFERS)
-				c[k++] = (struct ts_ctx_change){
-					ts_diff_ctx_label(f),
-					ts_diff_ctx_value(&base->ctx, f, buf[f][0], sizeof(buf[f][0])),
-					ts_diff_ctx_value(&cand->ctx, f, buf[f][1], sizeof(buf[f][1])) };
-		rc |= ts_context_differs_warn(w, c, k);
+		rc |= ts_context_differs_warn(w, c, ts_diff_ctx_changes(&base->ctx, &cand->ctx, ~0u, c, buf));
 	}
 	if (!r->same_hardware)
 		rc |= ts_warnings_add(w, "different-hardware", NULL, -1, TS_NONE,

@@ -932,9 +932,12 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
  * What the runs record of where they ran, compared as diff compares two
  * traces' environments (one sentence, ts_context_differs_warn): the
  * contract's environment (version fields as versions, ts_version_same)
- * and world size, and the Megatron arguments block's world size and
- * layout. The fields named by the declared variable are the change, not
- * context; so is a layout field that is the contracts' one difference.
+ * and world size, the Megatron arguments block's world size and layout,
+ * and what the profiler traces record of device and versions (the
+ * caller's o->trace_ctx; a field the contracts already name differing is
+ * said once, in the contracts' words). The fields named by the declared
+ * variable are the change, not context; so is a layout field that is the
+ * contracts' one difference.
  */
 static const struct {
 	const char *key, *label;
@@ -1026,10 +1029,14 @@ static int check_repeat_layouts(struct ts_ab_result *res, const struct ts_run *r
 static int check_context(struct ts_ab_result *res, const struct ts_run *base, const struct ts_run *cand,
 			 const struct ts_ab_opts *o)
 {
-	struct ts_ctx_change c[sizeof(ctx_env) / sizeof(ctx_env[0]) + CTX_LAYOUT];
+	struct ts_ctx_change *c;
 	char buf[CTX_LAYOUT][2][24];
-	size_t n = 0, layout = 0;
+	size_t n = 0, layout = 0, nenv;
 	int oom = 0;
+
+	c = calloc(sizeof(ctx_env) / sizeof(ctx_env[0]) + o->ntrace_ctx + CTX_LAYOUT, sizeof(*c));
+	if (!c)
+		return TS_ENOMEM;
 
 	for (size_t f = 0; f < sizeof(ctx_env) / sizeof(ctx_env[0]); f++) {
 		const char *a = contract_value(base, ctx_env[f].key);
@@ -1038,7 +1045,17 @@ static int check_context(struct ts_ab_result *res, const struct ts_run *base, co
 		if (!a || !b || (o->variable && names_field(o->variable, ctx_env[f].key)) ||
 		    (ts_contract_key_is_version(ctx_env[f].key) ? ts_version_same(a, b) : !strcmp(a, b)))
 			continue;
-		c[n++] = (struct ts_ctx_change){ ctx_env[f].label, a, b };
+		c[n++] = (struct ts_ctx_change){ ctx_env[f].label, a, b, ctx_env[f].key };
+	}
+	nenv = n;
+	for (size_t t = 0; t < o->ntrace_ctx; t++) {
+		const struct ts_ctx_change *x = &o->trace_ctx[t];
+		int said = 0;
+
+		for (size_t k = 0; k < nenv && !said; k++)
+			said = !strcmp(c[k].label, x->label) || (x->key && !strcmp(c[k].key, x->key));
+		if (!said && !(o->variable && x->key && names_field(o->variable, x->key)))
+			c[n++] = *x;
 	}
 	for (int f = 0; f < CTX_LAYOUT; f++) {
 		/* the arguments block, else the contract (a contract made
@@ -1051,11 +1068,13 @@ static int check_context(struct ts_ab_result *res, const struct ts_run *base, co
 		if (!a || !b || !strcmp(a, b) ||
 		    (res->variable && names_field(res->variable, ctx_layout[f].key)))
 			continue;
-		c[n++] = (struct ts_ctx_change){ ctx_layout[f].label, a, b };
+		c[n++] = (struct ts_ctx_change){ ctx_layout[f].label, a, b, ctx_layout[f].key };
 		layout++;
 	}
-	if (ts_context_differs_warn(&res->warnings, c, n))
+	if (ts_context_differs_warn(&res->warnings, c, n)) {
+		free(c);
 		return TS_ENOMEM;
+	}
 	/* flops-memory-workflow 5.4 item 1: more than the one changed field
 	 * is no A/B (contracts that differ in several are refused by
 	 * check_contracts already) */
@@ -1073,6 +1092,7 @@ static int check_context(struct ts_ab_result *res, const struct ts_run *base, co
 				      res->variable ? res->variable : "", res->variable ? "'" : ""));
 		ts_sb_release(&sb);
 	}
+	free(c);
 	return oom ? TS_ENOMEM : 0;
 }
 

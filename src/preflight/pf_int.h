@@ -28,8 +28,6 @@ const struct ts_pf_driver *pf_driver_find(const struct ts_preflight *pf, const c
 const char *pf_host(const struct ts_preflight *pf, const char *key);
 const char *pf_env(const struct ts_preflight *pf, const char *key);
 
-/* Compare dotted versions numerically ("570.124.06" vs "570.124.4"). */
-int pf_vercmp(const char *a, const char *b);
 /* "libnvidia-ml.so.570.124.06" -> "570.124.06" (pointer into name), NULL
  * when the name has no digits after ".so.". */
 const char *pf_so_version(const char *name);

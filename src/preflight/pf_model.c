@@ -156,25 +156,6 @@ const char *pf_env(const struct ts_preflight *pf, const char *key)
 	return kv_last(pf->env.v, pf->env.n, key);
 }
 
-int pf_vercmp(const char *a, const char *b)
-{
-	while (*a || *b) {
-		while (*a && !isdigit((unsigned char)*a))
-			a++;
-		while (*b && !isdigit((unsigned char)*b))
-			b++;
-		if (!*a || !*b)
-			return *a ? 1 : *b ? -1 : 0;
-		char *ea, *eb;
-		unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
-		if (x != y)
-			return x < y ? -1 : 1;
-		a = ea;
-		b = eb;
-	}
-	return 0;
-}
-
 const char *pf_so_version(const char *name)
 {
 	const char *p = strstr(name, ".so.");

@@ -157,7 +157,7 @@ static int rule_cuda_versions(struct ts_preflight *pf)
 		d_ev = pf_fmt(pf, "%sdriver supports CUDA %s", where(pf, api->source, api->line), api->value);
 	} else if (kd) {
 		for (size_t i = 0; i < sizeof(cuda_by_driver) / sizeof(cuda_by_driver[0]); i++)
-			if (pf_vercmp(kd->version, cuda_by_driver[i].driver) >= 0) {
+			if (ts_version_cmp(kd->version, cuda_by_driver[i].driver) >= 0) {
 				d = cuda_by_driver[i].cuda;
 				break;
 			}
@@ -202,7 +202,7 @@ static int rule_nvml_mismatch(struct ts_preflight *pf)
 		return 0;
 	const char *slash = strrchr(nv->path, '/');
 	const char *fv = pf_so_version(slash ? slash + 1 : nv->path);
-	if (!fv || !strcmp(fv, "1") || pf_vercmp(fv, kd->version) == 0)
+	if (!fv || !strcmp(fv, "1") || ts_version_cmp(fv, kd->version) == 0)
 		return 0;
 	return add(pf, "nvml-driver-mismatch", TS_PF_ERROR,
 		   pf_fmt(pf, "%skernel module %s; %s resolves to %s (%s)", where(pf, kd->source, kd->line),
