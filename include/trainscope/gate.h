@@ -65,6 +65,8 @@ struct ts_run {
 	int has_contract;
 	char contract_path[TS_ERR_PATH_MAX];
 	TS_VEC(struct ts_run_point) pts; /* ascending iteration, unique */
+	int64_t log_interval;       /* the points' logging interval (Megatron's
+				     * --log-interval; ts_record_interval), 0 none */
 	int nranks;
 	int nsources;               /* files the steps came from */
 	int64_t global_batch;       /* -1 unknown */
@@ -101,9 +103,13 @@ void ts_run_release(struct ts_run *r);
 int ts_run_load(struct ts_run *r, const char *path, const struct ts_runmodel_opts *o,
 		struct ts_err *err);
 
+/* The first iteration point i of r stands for (ts_record_from: since the
+ * point before it, at most the run's log interval). */
+int64_t ts_run_point_from(const struct ts_run *r, size_t i);
+
 /* Whether point i of r belongs to the window [first, last]: the iterations
- * it stands for (since the point before it, ts_record_from) overlap it
- * (ts_record_in_window, the one rule of every command). */
+ * it stands for (ts_run_point_from) overlap it (ts_record_in_window, the
+ * one rule of every command). */
 int ts_run_point_in_window(const struct ts_run *r, size_t i, int64_t first, int64_t last);
 
 /* Count of points with a non-finite loss/grad-norm or NaN iteration, and
@@ -139,10 +145,6 @@ struct ts_window {
 int ts_run_window(const struct ts_run *r, int64_t first, int64_t last, struct ts_window *w,
 		  struct ts_err *err);
 
-/* The run's logging interval: the most common gap between consecutive
- * logged iterations (Megatron's --log-interval), 0 with fewer than two
- * points. */
-int64_t ts_run_log_interval(const struct ts_run *r);
 
 /* 1 when a point can be timed: it has a step time, is not iteration 1, is
  * no profiler/checkpoint/eval artefact, and has no NaN or skipped step. */

@@ -75,12 +75,23 @@ struct ts_loss_evidence {
  * The first iteration a record at it stands for: a record stands for the
  * iterations since its series' previous record at prev (Megatron's
  * --log-interval 10: the record at 250 stands for 241-250, its counters
- * count them and its loss and step time are their mean). A series' first
- * record (prev TS_NO_INT) reaches back by the gap to its next record at
- * next, not below 1; a log counting from 0 or 1, or a lone record (next
- * TS_NO_INT), only itself.
+ * count them and its loss and step time are their mean), at most the
+ * series' log interval every (ts_record_interval; 0 unknown: no cap), so
+ * a hole in the log widens no record (records to 100, then 200 by 10:
+ * the record at 200 stands for 191-200). A series' first record (prev
+ * TS_NO_INT) reaches back by the interval, else by the gap to its next
+ * record at next, not below 1; a log counting from 0 or 1, or a lone
+ * record with no interval known, only itself.
  */
-int64_t ts_record_from(int64_t prev, int64_t it, int64_t next);
+int64_t ts_record_from(int64_t prev, int64_t it, int64_t next, int64_t every);
+
+/*
+ * A series' log interval: the most common positive gap between the
+ * consecutive iterations iter[0..n) (ascending; repeats allowed), the
+ * smallest of equally common ones; *every = 0 when there is none. Returns
+ * 0 or TS_ENOMEM.
+ */
+int ts_record_interval(const int64_t *iter, size_t n, int64_t *every);
 
 /*
  * Whether a record standing for iterations from..it belongs to the window
@@ -306,6 +317,7 @@ struct ts_steps_report {
 	int64_t first_iteration, last_iteration;
 	/* main series (one value per iteration; max over ranks) */
 	int64_t *iter;
+	int64_t log_interval;     /* ts_record_interval of iter, 0 none */
 	double *step_ms;          /* NAN when the record has no time */
 	unsigned char *artefact;  /* enum ts_step_artefact per iteration */
 	double *tflops;           /* logged TFLOP/s per GPU (the lowest rank's), NAN none */

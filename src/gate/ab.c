@@ -1740,11 +1740,11 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	/* a record is one step on one side and the mean of N on the other:
 	 * their times and losses are not comparable pair by pair */
 	{
-		int64_t base_every = ts_run_log_interval(&base[0]);
+		int64_t base_every = base[0].log_interval;
 
 		for (size_t i = 1; i < nb + nc; i++) {
 			const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
-			int64_t every = ts_run_log_interval(r);
+			int64_t every = r->log_interval;
 
 			if (base_every > 0 && every > 0 && base_every != every) {
 				ADD(res->invalid, fmt(res, "the runs log at different intervals: %s "
@@ -1831,7 +1831,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 	 * the comparison (a lost stretch of log is no steady state) */
 	for (size_t i = 0; !res->invalid.n && i < nb + nc; i++) {
 		const struct ts_run *r = i < nb ? &base[i] : &cand[i - nb];
-		int64_t every = ts_run_log_interval(r), prev = TS_NO_INT;
+		int64_t every = r->log_interval, prev = TS_NO_INT;
 
 		for (size_t k = 0; k < r->pts.n; k++) {
 			int64_t it = r->pts.v[k].iteration;
@@ -1875,7 +1875,7 @@ int ts_ab_compare(const struct ts_run *base, size_t nb, const struct ts_run *can
 			if (end > end_hi)
 				hi = r, end_hi = end;
 		}
-		if (lo && end_hi - end_lo > ts_run_log_interval(hi))
+		if (lo && end_hi - end_lo > hi->log_interval)
 			WARN("runs-end-apart",
 			     fmt(res, "the runs end at different iterations (%s at %lld, %s at %lld): "
 				 "they are compared over %lld-%lld only, and their final losses "

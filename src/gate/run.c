@@ -151,6 +151,19 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 		}
 	}
 	free(order);
+	{
+		/* the points' logging interval, from their iterations */
+		int64_t *its = malloc((r->pts.n + 1) * sizeof(*its));
+
+		if (!its)
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+		for (size_t k = 0; k < r->pts.n; k++)
+			its[k] = r->pts.v[k].iteration;
+		i = (size_t)ts_record_interval(its, r->pts.n, &r->log_interval);
+		free(its);
+		if (i)
+			return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
 	/* the steps analysis decides which records hold iteration 1 */
 	for (size_t k = 0; k < r->pts.n; k++)
 		if (r->pts.v[k].iteration <= first_cut)
@@ -205,13 +218,16 @@ out:
 	return rc;
 }
 
+int64_t ts_run_point_from(const struct ts_run *r, size_t i)
+{
+	return ts_record_from(i ? r->pts.v[i - 1].iteration : TS_NO_INT, r->pts.v[i].iteration,
+			      i + 1 < r->pts.n ? r->pts.v[i + 1].iteration : TS_NO_INT,
+			      r->log_interval);
+}
+
 int ts_run_point_in_window(const struct ts_run *r, size_t i, int64_t first, int64_t last)
 {
-	int64_t it = r->pts.v[i].iteration;
-	int64_t from = ts_record_from(i ? r->pts.v[i - 1].iteration : TS_NO_INT, it,
-				      i + 1 < r->pts.n ? r->pts.v[i + 1].iteration : TS_NO_INT);
-
-	return ts_record_in_window(from, it, first, last);
+	return ts_record_in_window(ts_run_point_from(r, i), r->pts.v[i].iteration, first, last);
 }
 
 void ts_run_health(const struct ts_run *r, int64_t first, int64_t last, int64_t *nonfinite,
@@ -340,32 +356,3 @@ out:
 	return rc;
 }
 
-static int cmp_gap(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return (a > b) - (a < b);
-}
-
-int64_t ts_run_log_interval(const struct ts_run *r)
-{
-	int64_t best = 0;
-	size_t best_n = 0, n = 0;
-	int64_t *gap;
-
-	if (r->pts.n < 2 || !(gap = malloc((r->pts.n - 1) * sizeof(*gap))))
-		return 0;
-	for (size_t i = 1; i < r->pts.n; i++)
-		if (r->pts.v[i].iteration > r->pts.v[i - 1].iteration)
-			gap[n++] = r->pts.v[i].iteration - r->pts.v[i - 1].iteration;
-	ts_sort(gap, n, sizeof(*gap), cmp_gap);
-	for (size_t i = 0, run = 0; i < n; i++) {
-		run = i && gap[i] == gap[i - 1] ? run + 1 : 1;
-		if (run > best_n) {
-			best_n = run;
-			best = gap[i];
-		}
-	}
-	free(gap);
-	return best;
-}

@@ -191,19 +191,17 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 	{
 		int64_t first = r->pts.n ? r->pts.v[0].iteration : 0;
 		int64_t last = r->pts.n ? r->pts.v[r->pts.n - 1].iteration : 0;
-		int64_t every = ts_run_log_interval(r);
+		int64_t every = r->log_interval;
 		int64_t span = 0;
 
-		/* each record stands for the iterations since the one before, at
-		 * most one interval (a hole in the log counts none); the first
-		 * for at most one interval back to iteration 1 (torchtitan logs
-		 * step 1 alone, then every N-th) */
-		if (every < 1)
-			every = 1;
+		/* each record stands for the iterations ts_run_point_from says:
+		 * since the one before, at most one interval (a hole in the log
+		 * counts none; torchtitan's record of step 1 stands for it
+		 * alone) */
 		for (size_t i = 0; i < r->pts.n; i++) {
-			int64_t gap = i ? r->pts.v[i].iteration - r->pts.v[i - 1].iteration
-					: r->pts.v[0].iteration;
-			span += gap < 1 ? 1 : gap < every ? gap : every;
+			int64_t from = ts_run_point_from(r, i), it = r->pts.v[i].iteration;
+
+			span += from <= it ? it - from + 1 : 1;
 		}
 		char recs[64] = "";
 

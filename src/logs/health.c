@@ -109,16 +109,51 @@ static void sort_if_needed(void *base, size_t n, size_t size,
 		}
 }
 
-int64_t ts_record_from(int64_t prev, int64_t it, int64_t next)
+int64_t ts_record_from(int64_t prev, int64_t it, int64_t next, int64_t every)
 {
 	int64_t from;
 
 	if (prev != TS_NO_INT)
-		return prev + 1;
-	if (it <= 1 || next == TS_NO_INT)
+		from = prev + 1;
+	else if (it <= 1 || (next == TS_NO_INT && every <= 0))
 		return it;
-	from = it - (next - it) + 1;
-	return from > 1 ? from : 1;
+	else
+		from = it - (every > 0 ? every : next - it) + 1;
+	if (every > 0 && from < it - every + 1)
+		from = it - every + 1;
+	return prev != TS_NO_INT || from > 1 ? from : 1;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+int ts_record_interval(const int64_t *iter, size_t n, int64_t *every)
+{
+	int64_t *gap;
+	size_t ng = 0, best_n = 0;
+
+	*every = 0;
+	if (n < 2)
+		return 0;
+	if (!(gap = malloc((n - 1) * sizeof(*gap))))
+		return TS_ENOMEM;
+	for (size_t i = 1; i < n; i++)
+		if (iter[i] > iter[i - 1])
+			gap[ng++] = iter[i] - iter[i - 1];
+	ts_sort(gap, ng, sizeof(*gap), cmp_i64);
+	for (size_t i = 0, run = 0; i < ng; i++) {
+		run = i && gap[i] == gap[i - 1] ? run + 1 : 1;
+		if (run > best_n) {
+			best_n = run;
+			*every = gap[i];
+		}
+	}
+	free(gap);
+	return 0;
 }
 
 int ts_record_in_window(int64_t from, int64_t it, int64_t first, int64_t last)
@@ -140,7 +175,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	struct rec_key *ord = NULL;
 	struct badrec *br = NULL;
 	int64_t first_iter = TS_NO_INT;
-	int64_t cur = TS_NO_INT, from = TS_NO_INT;
+	int64_t cur = TS_NO_INT, from = TS_NO_INT, every = 0, *its = NULL;
 	int series_loss = 0, any_loss = 0;
 
 	memset(h, 0, sizeof(*h));
@@ -150,9 +185,11 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	ord = malloc((n + 1) * sizeof(*ord));
 	br = malloc((n + 1) * sizeof(*br));
 	h->bad_iterations = malloc((n + 1) * sizeof(*h->bad_iterations));
-	if (!ord || !br || !h->bad_iterations) {
+	its = malloc((n + 1) * sizeof(*its));
+	if (!ord || !br || !h->bad_iterations || !its) {
 		free(ord);
 		free(br);
+		free(its);
 		ts_loss_health_release(h);
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
@@ -169,18 +206,31 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		/* a record stands for the iterations since its series' previous
 		 * one (from): one pass, duplicates of an iteration share it */
 		if (k == 0 || ord[k].file != ord[k - 1].file || ord[k].rank != ord[k - 1].rank) {
-			size_t j = k + 1;
+			size_t j = k + 1, e = k;
 
 			while (j < n && ord[j].file == ord[k].file && ord[j].rank == ord[k].rank &&
 			       ord[j].iteration == ord[k].iteration)
 				j++;
+			/* the series' log interval caps what a record stands for */
+			while (e < n && ord[e].file == ord[k].file && ord[e].rank == ord[k].rank) {
+				its[e - k] = ord[e].iteration;
+				e++;
+			}
+			if (ts_record_interval(its, e - k, &every)) {
+				free(ord);
+				free(br);
+				free(its);
+				ts_loss_health_release(h);
+				return ts_err_set(err, TS_ENOMEM, "out of memory");
+			}
 			from = ts_record_from(TS_NO_INT, ord[k].iteration,
 					      j < n && ord[j].file == ord[k].file &&
-					      ord[j].rank == ord[k].rank ? ord[j].iteration : TS_NO_INT);
+					      ord[j].rank == ord[k].rank ? ord[j].iteration : TS_NO_INT,
+					      every);
 			cur = ord[k].iteration;
 			series_loss = 0;
 		} else if (ord[k].iteration != cur) {
-			from = ts_record_from(cur, ord[k].iteration, TS_NO_INT);
+			from = ts_record_from(cur, ord[k].iteration, TS_NO_INT, every);
 			cur = ord[k].iteration;
 		}
 		if (first_iter == TS_NO_INT || s->iteration < first_iter)
@@ -228,6 +278,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 						    s->nan_iters : 1 };
 	}
 	free(ord);
+	free(its);
 	if (!any_loss) {
 		struct ts_loss_evidence *e = &h->ev[TS_LOSS_CAUSE_NEVER_LOGGED];
 

@@ -975,7 +975,7 @@ const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, 
 int64_t ts_steps_record_from(const struct ts_steps_report *rep, size_t i)
 {
 	return ts_record_from(i ? rep->iter[i - 1] : TS_NO_INT, rep->iter[i],
-			      i + 1 < rep->n ? rep->iter[i + 1] : TS_NO_INT);
+			      i + 1 < rep->n ? rep->iter[i + 1] : TS_NO_INT, rep->log_interval);
 }
 
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
@@ -1377,6 +1377,8 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 		rep->tflops[i] = v[i].tflops;
 		rep->artefact[i] = (unsigned char)artefact_of(&v[i], rep->first_cut);
 	}
+	if (ts_record_interval(rep->iter, nv, &rep->log_interval))
+		goto out;
 	if (nv) {
 		rep->first_iteration = v[0].iteration;
 		rep->last_iteration = v[nv - 1].iteration;

@@ -410,7 +410,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 				 "from before a numerical failure, which the statistics no longer see.",
 				 bad, bad == 1 ? "s" : "",
 				 ts_runmodel_span_words(rm, "at", "within",
-							ts_record_from(bad_prev, t->iteration, next),
+							ts_record_from(bad_prev, t->iteration, next,
+								       rm->steps.log_interval),
 							t->iteration, at, sizeof(at)));
 		}
 		if (ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,

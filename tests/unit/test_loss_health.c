@@ -415,12 +415,37 @@ TEST(phases_shared_legacy_2020_log)
  * those iterations overlap it (hand-worked). */
 TEST(record_window_membership_by_overlap)
 {
-	CHECK_I64(ts_record_from(TS_NO_INT, 1, 10), 1);     /* iteration 1 is itself */
-	CHECK_I64(ts_record_from(1, 10, 20), 2);            /* after 1: 2-10 */
-	CHECK_I64(ts_record_from(240, 250, 260), 241);
-	CHECK_I64(ts_record_from(TS_NO_INT, 30, 40), 21);   /* a first record: back by the gap */
-	CHECK_I64(ts_record_from(TS_NO_INT, 5, 20), 1);     /* not below 1 */
-	CHECK_I64(ts_record_from(TS_NO_INT, 30, TS_NO_INT), 30); /* a lone record */
+	CHECK_I64(ts_record_from(TS_NO_INT, 1, 10, 0), 1);     /* iteration 1 is itself */
+	CHECK_I64(ts_record_from(1, 10, 20, 0), 2);            /* after 1: 2-10 */
+	CHECK_I64(ts_record_from(240, 250, 260, 0), 241);
+	CHECK_I64(ts_record_from(TS_NO_INT, 30, 40, 0), 21);   /* a first record: back by the gap */
+	CHECK_I64(ts_record_from(TS_NO_INT, 5, 20, 0), 1);     /* not below 1 */
+	CHECK_I64(ts_record_from(TS_NO_INT, 30, TS_NO_INT, 0), 30); /* a lone record */
+	/* with the series' interval (10): a hole widens no record (records to
+	 * 100, then 200: 191-200), the first reaches back by it, not by the
+	 * gap to the next (a hole after it), and the record after iteration 1
+	 * (torchtitan's step 1, then 10) keeps 2-10 */
+	CHECK_I64(ts_record_from(100, 200, 210, 10), 191);
+	CHECK_I64(ts_record_from(TS_NO_INT, 30, 100, 10), 21);
+	CHECK_I64(ts_record_from(TS_NO_INT, 30, TS_NO_INT, 10), 21);
+	CHECK_I64(ts_record_from(1, 10, 20, 10), 2);
+	CHECK_I64(ts_record_from(TS_NO_INT, 1, 10, 10), 1);
+	{
+		/* the interval: the most common gap (1 -> 10 is 9, then 10s),
+		 * the smaller of equally common ones, 0 without two iterations */
+		const int64_t a[] = { 1, 10, 20, 30, 40, 100, 110 }, b[] = { 5, 7, 9, 12, 15 };
+		const int64_t c[] = { 3, 3, 3 };
+		int64_t every = -1;
+
+		CHECK_I64(ts_record_interval(a, 7, &every), 0);
+		CHECK_I64(every, 10);
+		CHECK_I64(ts_record_interval(b, 5, &every), 0);
+		CHECK_I64(every, 2);
+		CHECK_I64(ts_record_interval(c, 3, &every), 0);
+		CHECK_I64(every, 0);
+		CHECK_I64(ts_record_interval(a, 1, &every), 0);
+		CHECK_I64(every, 0);
+	}
 	CHECK(ts_record_in_window(241, 250, 241, 249));     /* 241-250 reaches into 241:249 */
 	CHECK(ts_record_in_window(241, 250, 250, 300));
 	CHECK(!ts_record_in_window(241, 250, 251, 300));
