@@ -223,12 +223,26 @@ void ab_trace_sides_release(struct ab_trace_sides *s)
 	ts_diff_side_release(&s->c);
 }
 
+/* The run's trace of the lowest rank its file name gives (rank0 before
+ * rank2 before rank10, whatever their order by path), else its first by
+ * path. */
 static const char *first_trace(const struct ts_run *run)
 {
-	for (size_t k = 0; k < run->rm.inputs.n; k++)
-		if (run->rm.inputs.v[k].role == TS_ROLE_TRACE)
-			return run->rm.inputs.v[k].path;
-	return NULL;
+	const char *best = NULL;
+	int64_t best_rank = -1;
+
+	for (size_t k = 0; k < run->rm.inputs.n; k++) {
+		const char *p = run->rm.inputs.v[k].path;
+		int64_t rank = ts_rank_in_name(p);
+
+		if (run->rm.inputs.v[k].role != TS_ROLE_TRACE)
+			continue;
+		if (!best || (rank >= 0 && (best_rank < 0 || rank < best_rank))) {
+			best = p;
+			best_rank = rank;
+		}
+	}
+	return best;
 }
 
 /* One side as diff reads it (python spans and flows left out). */

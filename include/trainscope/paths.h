@@ -6,6 +6,7 @@
 #define TRAINSCOPE_PATHS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "trainscope/core.h"
 
 struct ts_paths {
@@ -28,5 +29,13 @@ int ts_paths_add(struct ts_paths *p, const char *arg, int depth, struct ts_err *
 
 /* Base name of a path (pointer into path). */
 const char *ts_basename(const char *path);
+
+/*
+ * The rank a file's name gives: the first "rank" (any case) in the base
+ * name followed, after an optional '-' or '_', by digits (at most 7 read):
+ * "rank3.pt.trace.json", "train_rank-12.log", "Rank_0.jsonl"; -1 when the
+ * name gives none. The one reading of a trace's and a log's file name.
+ */
+int64_t ts_rank_in_name(const char *path);
 
 #endif

@@ -33,6 +33,26 @@ const char *ts_basename(const char *path)
 	return s ? s + 1 : path;
 }
 
+int64_t ts_rank_in_name(const char *path)
+{
+	for (const char *p = ts_basename(path); *p; p++) {
+		const char *q = p + 4;
+		int64_t v = 0;
+		int d = 0;
+
+		if ((p[0] | 0x20) != 'r' || (p[1] | 0x20) != 'a' || (p[2] | 0x20) != 'n' ||
+		    (p[3] | 0x20) != 'k')
+			continue;
+		if (*q == '-' || *q == '_')
+			q++;
+		while (*q >= '0' && *q <= '9' && d < 7)
+			v = v * 10 + (*q++ - '0'), d++;
+		if (d)
+			return v;
+	}
+	return -1;
+}
+
 static int push(struct ts_paths *p, const char *s)
 {
 	char *copy = strdup(s);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trainscope/logs.h"
+#include "trainscope/paths.h"
 #include "trainscope/input.h"
 #include "trainscope/json.h"
 #include "trainscope/lineprefix.h"
@@ -3115,27 +3116,6 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
 	}
 }
 
-static int file_rank_of(const char *path)
-{
-	const char *base = strrchr(path, '/'), *p;
-
-	base = base ? base + 1 : path;
-	p = strstr(base, "rank");
-	while (p) {
-		const char *q = p + 4;
-		int v = 0, d = 0;
-
-		if (*q == '_' || *q == '-')
-			q++;
-		while (*q >= '0' && *q <= '9' && d < 7)
-			v = v * 10 + (*q++ - '0'), d++;
-		if (d)
-			return v;
-		p = strstr(p + 4, "rank");
-	}
-	return -1;
-}
-
 static int read_input(struct ts_steplog *log, struct ts_input *in, const char *name,
 		      struct ts_err *err)
 {
@@ -3160,7 +3140,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;
-	r.file_rank = file_rank_of(name);
+	r.file_rank = (int)ts_rank_in_name(name);
 	ts_sb_init(&r.clean);
 	ts_sb_init(&r.pend);
 	for (;;) {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "trainscope/json.h"
 #include "trainscope/trace.h"
+#include "trainscope/paths.h"
 #include "trace_src.h"
 #include "trace_int.h"
 #include "trainscope/limits.h"
@@ -2748,36 +2749,13 @@ static enum ts_vendor detect_vendor(struct rd *r)
 	return TS_VENDOR_CUDA;
 }
 
-/* rank(\d+) in the last path component, also "rank-N" and "rank_N". */
-static int64_t rank_from_name(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	for (const char *p = base; *p; p++) {
-		if ((p[0] | 0x20) != 'r' || (p[1] | 0x20) != 'a' || (p[2] | 0x20) != 'n' ||
-		    (p[3] | 0x20) != 'k')
-			continue;
-		const char *q = p + 4;
-		if (*q == '-' || *q == '_')
-			q++;
-		if (*q < '0' || *q > '9')
-			continue;
-		int64_t v = 0;
-		while (*q >= '0' && *q <= '9' && v < INT32_MAX)
-			v = v * 10 + (*q++ - '0');
-		return v;
-	}
-	return -1;
-}
-
 static void finish_meta(struct rd *r)
 {
 	struct ts_trace_meta *m = &r->t->meta;
 
 	m->vendor = detect_vendor(r);
 	if (m->rank_source == 0) {
-		int64_t x = rank_from_name(r->t->path);
+		int64_t x = ts_rank_in_name(r->t->path);
 		if (x >= 0) {
 			m->rank = x;
 			m->rank_source = 2;

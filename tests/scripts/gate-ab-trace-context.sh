@@ -25,6 +25,8 @@
 #     (12040 vs 12080)";
 #   h200 vs nccl226: "NCCL version (2.21.5 vs 2.26.2)";
 #   h200 vs h200b, h200 vs nccl2105: no context-differs;
+#   h200 vs ranks (rank2 from h200, rank10 from h100): none, the side's
+#     trace is its lowest rank's, not its first by path;
 #   k_h200 vs k_h100: "device" named once (the contract's words),
 #     "device (NVIDIA H200 vs NVIDIA H100 80GB HBM3)"; with --variable
 #     gpu.name (the change is declared): no context-differs;
@@ -86,6 +88,13 @@ make("k_h200", keep, {"gpu.name": "NVIDIA H200"})
 make("k_h100", dev("NVIDIA H100 80GB HBM3"), {"gpu.name": "NVIDIA H100 80GB HBM3"})
 make("k_cu124", cuda(12040), {"gpu.name": "NVIDIA H200", "torch.cuda": "12.4"})
 make("k_cu128", cuda(12080), {"gpu.name": "NVIDIA H200", "torch.cuda": "12.8"})
+# two ranks' traces: rank 2 ran on the H200, rank 10 on the H100; rank 10
+# sorts first by path, but the lowest rank is the side's trace
+shutil.copytree(f"{d}/h200", f"{d}/ranks")
+[tr] = glob.glob(f"{d}/ranks/traces/*.json.gz")
+os.rename(tr, f"{d}/ranks/traces/rank2.pt.trace.json.gz")
+[tr] = glob.glob(f"{d}/h100/traces/*.json.gz")
+shutil.copy(tr, f"{d}/ranks/traces/rank10.pt.trace.json.gz")
 PY
 
 # check NAME WANT_WARNING A B [ab options...]: exactly one context-differs
@@ -110,6 +119,7 @@ check h200-h100 "the two sides differ in device (NVIDIA H200 vs NVIDIA H100 80GB
 check cuda "the two sides differ in runtime version (12040 vs 12080) and driver version (12040 vs 12080): " cu124 cu128
 check nccl "the two sides differ in NCCL version (2.21.5 vs 2.26.2): " h200 nccl226
 check same "" h200 h200b
+check lowest-rank "" h200 ranks
 check nccl-same-version "" h200 nccl2105
 check contract-and-trace "the two sides differ in device (NVIDIA H200 vs NVIDIA H100 80GB HBM3): " k_h200 k_h100
 check declared "" k_h200 k_h100 --variable gpu.name
