@@ -431,10 +431,12 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 			return not_prose(d, n, m, TS_KIND_LOG_MEGATRON);
 		if ((m = count_lines_with(d, n, "elapsed_time_per_iter") + count_lines_with(d, n, "[Primus")))
 			return not_prose(d, n, m, TS_KIND_LOG_PRIMUS);
-		/* torchtitan's metrics line ends in its MFU; colour codes may sit
-		 * between the fields, so each word is counted alone */
+		/* torchtitan's metrics line: a step, its loss and a rate (mfu,
+		 * tps, or the 2024 wps: what the reader needs); colour codes may
+		 * sit between the fields, so each word is counted alone */
 		if (count_lines_with(d, n, "step: ") && count_lines_with(d, n, "loss: ") &&
-		    (m = count_lines_with(d, n, "mfu: ")))
+		    (m = count_lines_with(d, n, "mfu: ") + count_lines_with(d, n, "tps: ") +
+			 count_lines_with(d, n, "wps: ")))
 			return not_prose(d, n, m, TS_KIND_LOG_TITAN);
 		if ((m = count_lines_with(d, n, ", RunningAvgSamplesPerSec=")))
 			return not_prose(d, n, m, TS_KIND_LOG_DEEPSPEED);

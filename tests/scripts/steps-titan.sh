@@ -43,6 +43,19 @@ lines = open(t + "/r0.log").read().splitlines() + open(t + "/r1.log").read().spl
 stamp = lambda l: l[l.index("[titan] ") + 8:][:23]
 open(t + "/two.log", "w").write("\n".join(sorted(lines, key=stamp)) + "\n")
 PY2
+# a fork's line without mfu (nor tflops): still the log of a run directory
+python3 - "$tmp/base.log" "$tmp/nomfu.log" <<'PY2' || exit 1
+import re, sys
+t = open(sys.argv[1]).read()
+t = re.sub(r"  (\x1b\[[0-9;]*m)?tflops: [0-9,.]+", "", t)
+t = re.sub(r"  (\x1b\[[0-9;]*m)?mfu: [0-9.]+%", "", t)
+open(sys.argv[2], "w").write(t)
+PY2
+mkdir "$tmp/nomfu" && cp "$tmp/nomfu.log" "$tmp/nomfu/train.log"
+"$TS" detect "$tmp/nomfu/train.log" | grep -q "log-torchtitan" ||
+	{ echo "FAIL detect: a torchtitan log without mfu is no log-torchtitan"; fail=1; }
+"$TS" diagnose "$tmp/nomfu" 2>&1 | grep -q "^steady step time: 1" ||
+	{ echo "FAIL diagnose: a torchtitan log without mfu gives no steady step time"; fail=1; }
 for c in base old lineno evck nan nostart cut freq1 two forms; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
