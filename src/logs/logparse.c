@@ -492,6 +492,7 @@ struct rd {
 	 * job's batch from "Training starts" */
 	struct titan_clock { int64_t t0, step0; } titan_clk[TITAN_RANKS + 1]; /* by rank + 1 */
 	int64_t titan_gbs, titan_seq, titan_total;
+	int titan_mfu;              /* a record of the file ended in its mfu */
 	/* DeepSpeed: the stamp and global step of the last throughput line
 	 * (TS_NO_INT none), the last "step=N, skipped=K" line's values and the
 	 * skipped count at the last record; a Megatron arguments block seen
@@ -1494,7 +1495,8 @@ static int parse_titan_start(struct rd *r, const char *s, size_t n)
 
 /* 1 when s[0..n) is a torchtitan step or validation record (pushed), or
  * the input's last line cut inside one (noted: its mfu, the field every
- * version prints last, is missing), 0 when not, < 0 on error. */
+ * version prints last, is missing where the file's records had one), 0
+ * when not, < 0 on error. */
 static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t line, uint64_t off)
 {
 	const char *e = s + n, *m = NULL, *p = s, *end;
@@ -1534,8 +1536,7 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	/* "step: 640/644 = 99.3789%" (a run's length on the line) */
 	total = end < e && *end == '/' && !titan_num(end + 1, e, &x, &end) && x >= step && x <= 1e15 ?
 			d2i(x) : TS_NO_INT;
-	if (!nl && r->log->format == TS_LOG_TITAN && !validate &&
-	    !memmem(m, (size_t)(e - m), "mfu:", 4)) {
+	if (!nl && r->titan_mfu && !validate && !memmem(m, (size_t)(e - m), "mfu:", 4)) {
 		int rc = note_cut(r, line, off, "last line cut inside a torchtitan record");
 
 		return rc < 0 ? rc : 1;
@@ -1581,6 +1582,8 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		st.mem_max_reserved_bytes = x * 1073741824.0;   /* GiB */
 	if (!titan_field(m, e, "tflops", &x))
 		st.tflops = x;
+	if (!titan_field(m, e, "mfu", &x))
+		r->titan_mfu = 1;
 	if (!titan_field(m, e, "tps", &x) || !titan_field(m, e, "wps", &x))
 		st.tokens_per_s_gpu = x;
 	if (t != TS_NO_INT && clk->t0 != TS_NO_INT && clk->step0 != TS_NO_INT &&

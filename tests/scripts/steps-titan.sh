@@ -52,6 +52,10 @@ t = re.sub(r"  (\x1b\[[0-9;]*m)?mfu: [0-9.]+%", "", t)
 open(sys.argv[2], "w").write(t)
 PY2
 mkdir "$tmp/nomfu" && cp "$tmp/nomfu.log" "$tmp/nomfu/train.log"
+# its last line without a line end is complete (no mfu to miss): no cut
+head -c -1 "$tmp/nomfu.log" >"$tmp/nomfu-nonl.log"
+"$TS" steps "$tmp/nomfu-nonl.log" 2>&1 | grep -q "cut inside a torchtitan record" &&
+	{ echo "FAIL a complete last line without mfu or a line end called cut"; fail=1; }
 "$TS" detect "$tmp/nomfu/train.log" | grep -q "log-torchtitan" ||
 	{ echo "FAIL detect: a torchtitan log without mfu is no log-torchtitan"; fail=1; }
 "$TS" diagnose "$tmp/nomfu" 2>&1 | grep -q "^steady step time: 1" ||
