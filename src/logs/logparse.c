@@ -1750,6 +1750,8 @@ static void ds_drop(struct rd *r)
 	r->records -= r->ds_n;
 	if (r->last_step > r->ds_first)
 		r->last_step -= r->ds_n;
+	if (r->bar_step > r->ds_first)
+		r->bar_step -= r->ds_n;
 	if (log->format == TS_LOG_DEEPSPEED)
 		log->format = r->non_ds;
 	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
