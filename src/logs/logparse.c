@@ -499,6 +499,7 @@ struct rd {
 	 * (Megatron-DeepSpeed: its iteration lines are the records) */
 	int64_t ds_t0, ds_step0, ds_step, ds_skipped, ds_skipped0, ds_rank;
 	size_t ds_first, ds_n;      /* this file's DeepSpeed records in log->steps */
+	int file_format;            /* the format of the file's first record, 0 none */
 	int non_ds;                 /* the format of the file's first record of another
 				     * framework (Megatron-DeepSpeed, HF Trainer with
 				     * DeepSpeed: those are the records), 0 none */
@@ -608,6 +609,8 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 {
 	if (format != TS_LOG_DEEPSPEED && !r->non_ds)
 		r->non_ds = format;
+	if (!r->file_format)
+		r->file_format = format;
 	ignore_value(r, r->rec_ign, s->line);
 	r->rec_ign = -1;
 	s->flags |= r->markers;
@@ -1754,6 +1757,8 @@ static void ds_drop(struct rd *r)
 		r->bar_step -= r->ds_n;
 	if (log->format == TS_LOG_DEEPSPEED)
 		log->format = r->non_ds;
+	if (r->file_format == TS_LOG_DEEPSPEED)
+		r->file_format = r->non_ds;
 	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
 	r->ds_n = 0;
 }
@@ -3035,16 +3040,16 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	}
 	if (r->ds_n && r->non_ds)
 		ds_drop(r);
-	if (!r->megatron_args && !r->non_ds &&
-	    (r->log->format == TS_LOG_UNKNOWN || r->log->format == TS_LOG_DEEPSPEED)) {
-		/* DeepSpeed's own lines, unless Megatron's are the records */
-		if (r->log->format == TS_LOG_UNKNOWN && memmem(s, n, "- arguments -", 13))
+	if (!r->megatron_args && !r->non_ds) {
+		/* DeepSpeed's own lines, unless another framework's are this
+		 * file's records */
+		if (!r->file_format && memmem(s, n, "- arguments -", 13))
 			r->megatron_args = 1;
 		else if ((rc = parse_deepspeed(r, s, n, line)))
 			return rc < 0 ? rc : 0;
 	}
-	if (r->log->format == TS_LOG_UNKNOWN || r->log->format == TS_LOG_TITAN) {
-		/* torchtitan's lines, until another format has been seen */
+	if (!r->file_format || r->file_format == TS_LOG_TITAN) {
+		/* torchtitan's lines, until this file has given another format */
 		if ((rc = parse_titan(r, s, n, nl, line, off)))
 			return rc < 0 ? rc : 0;
 		if (parse_titan_start(r, s, n))

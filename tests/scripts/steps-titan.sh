@@ -52,6 +52,16 @@ t = re.sub(r"  (\x1b\[[0-9;]*m)?mfu: [0-9.]+%", "", t)
 open(sys.argv[2], "w").write(t)
 PY2
 mkdir "$tmp/nomfu" && cp "$tmp/nomfu.log" "$tmp/nomfu/train.log"
+# each file is read for itself: a torchtitan log after another format's
+# file (a Megatron log of rank 0 first) is read too (it was "no step
+# records found": the first file's format decided for every file)
+python3 "$here/steps-titan-gen.py" "$tmp/rank1.log" '{"prefix": "[rank1]:", "seed": 17}' || exit 1
+printf ' iteration        1/      10 | consumed samples:            8 | elapsed time per iteration (ms): 1000.0 | learning rate: 1.000000E-04 | global batch size:     8 | lm loss: 9.000000E+00 | loss scale: 1.0 | number of skipped iterations:   0 | number of nan iterations:   0 |\n' >"$tmp/rank0.log"
+"$TS" steps --json "$tmp/rank0.log" "$tmp/rank1.log" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if [(r["rank"], r["records"]) for r in d["ranks"]] == [(0, 1), (1, 21)] else 1)' ||
+	{ echo "FAIL a torchtitan file after a Megatron file is not read"; fail=1; }
 # its last line without a line end is complete (no mfu to miss): no cut
 head -c -1 "$tmp/nomfu.log" >"$tmp/nomfu-nonl.log"
 "$TS" steps "$tmp/nomfu-nonl.log" 2>&1 | grep -q "cut inside a torchtitan record" &&
