@@ -917,7 +917,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			    !(f = add(&c, "clock-spread", "info", -1)))
 				continue;
 			if (has_reasons && nph)
-				snprintf(f->msg, sizeof(f->msg),
+				msg_more(f->msg, 0,
 					 "SM clocks differ by %.0f MHz across %zu GPUs%s (%.0f-%.0f MHz) with no "
 					 "power or thermal violation reported by the GPUs that give reasons; "
 					 "the others do not support the throttle-reason fields (%s): their "
@@ -928,7 +928,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					 "power or thermal violation reported: informational, not throttling",
 					 hi - lo, n, where, lo, hi);
 			else if (nph)
-				snprintf(f->msg, sizeof(f->msg),
+				msg_more(f->msg, 0,
 					 "SM clocks differ by %.0f MHz across %zu GPUs%s (%.0f-%.0f MHz); the "
 					 "throttle-reason fields are not supported by the GPU or its driver "
 					 "(%s): the cause cannot be told", hi - lo, n, where, lo, hi, phq);
