@@ -41,7 +41,7 @@ FAKE_MTML_LOG="$tmp/mt.log" LD_LIBRARY_PATH="$tmp/mt" "$TS" watch --backend mtml
 
 cp tests/fake/nvidia-smi "$tmp/bin/"
 PATH="$tmp/bin:$PATH" TS_SAMPLER_LIB_NVML=/nonexistent TS_SAMPLER_LIB_MTML=/nonexistent \
-	"$TS" watch --interval 200 --json -o "$tmp/poll.json" -- sleep 0.6
+	"$TS" watch --interval 200 --json -o "$tmp/poll.json" --telemetry "$tmp/poll.jsonl" -- sleep 0.6
 
 python3 - "$tmp" <<'PY'
 import json, sys
