@@ -193,6 +193,21 @@ uint64_t ts_hash(const void *data, size_t n);
 int64_t ts_civil_ns(int y, int mo, int d, int h, int mi, double sec);
 
 /*
+ * The one reader of calendar stamps written as text (training logs,
+ * telemetry captures): s[0..n) starts with
+ *   YYYY-MM-DD HH:MM:SS   or YYYY/MM/DD ... or YYYYMMDD ...
+ * with 'T' for the blank (ISO 8601), one or two digits in each field after
+ * the year, an optional fraction of a second after '.' or ',' (Python's
+ * logging writes ",mmm"), and an optional zone right after it: "Z",
+ * "+HH:MM", "+HHMM", "+HH" (or '-'). Returns the bytes the stamp takes
+ * (0: s does not start with one, or a field is out of ts_civil_ns's
+ * range); *ns is the time in UTC when a zone was written (*zoned = 1),
+ * else the time as written (*zoned = 0). What follows the stamp is not
+ * looked at.
+ */
+size_t ts_stamp_parse(const char *s, size_t n, int64_t *ns, int *zoned);
+
+/*
  * The one version comparator family (version.c): preflight, contract
  * capture, contract diff, diff's context and ab use these and no other.
  *

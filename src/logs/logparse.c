@@ -1371,40 +1371,14 @@ static int parse_hf(struct rd *r, const char *s, size_t n, int64_t line, int ran
  * steps T", which also gives the tokens of a step (G x S).
  */
 
-/* The stamp "YYYY-MM-DD HH:MM:SS[,mmm]" at s[0..n), ns (UTC as written),
- * TS_NO_INT when s does not start with one. */
+/* The stamp at s[0..n) (ts_stamp_parse: torchtitan's and DeepSpeed's
+ * "YYYY-MM-DD HH:MM:SS,mmm"), ns; TS_NO_INT when s does not start with one. */
 static int64_t py_stamp(const char *s, size_t n)
 {
-	static const char pat[] = "dddd-dd-dd dd:dd:dd";
-	int v[6] = { 0 }, k = 0;
-	double sec;
+	int64_t t;
+	int zoned;
 
-	if (n < sizeof(pat) - 1)
-		return TS_NO_INT;
-	for (size_t i = 0; i < sizeof(pat) - 1; i++) {
-		if (pat[i] == 'd') {
-			if (s[i] < '0' || s[i] > '9')
-				return TS_NO_INT;
-			continue;
-		}
-		if (s[i] != pat[i])
-			return TS_NO_INT;
-	}
-	for (size_t i = 0; i < sizeof(pat) - 1; i++) {
-		if (pat[i] != 'd')
-			k++;
-		else
-			v[k] = v[k] * 10 + (s[i] - '0');
-	}
-	sec = v[5];
-	if (n > 20 && (s[19] == ',' || s[19] == '.')) {
-		double f = 0.1;
-
-		for (size_t i = 20; i < n && i < 29 && s[i] >= '0' && s[i] <= '9'; i++, f /= 10)
-			sec += (s[i] - '0') * f;
-	}
-	int64_t t = ts_civil_ns(v[0], v[1], v[2], v[3], v[4], sec);
-	return t == INT64_MIN ? TS_NO_INT : t;
+	return ts_stamp_parse(s, n, &t, &zoned) ? t : TS_NO_INT;
 }
 
 static void skip_prefix(const char **s, size_t *n);

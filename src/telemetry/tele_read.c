@@ -494,70 +494,21 @@ static int gpu_for(struct rd *r, struct view id, struct view name)
 /* ts_civil_ns's out-of-range INT64_MIN is TS_NO_TIME */
 _Static_assert(TS_NO_TIME == INT64_MIN, "TS_NO_TIME is ts_civil_ns's out-of-range value");
 
-/* The zone after a time's seconds: "Z", "+08:00", "-0500" (ISO 8601), as
- * the seconds to subtract for UTC into *off; returns 1 when there is one,
- * 0 for anything else (no zone: the time is read as UTC, *off 0). */
-static int zone_offset_s(const char *p, int64_t *off)
-{
-	int sign, hh, mm = 0;
-
-	*off = 0;
-	if (*p == 'Z')
-		return 1;
-	if ((*p != '+' && *p != '-') || !isdigit((unsigned char)p[1]) ||
-	    !isdigit((unsigned char)p[2]))
-		return 0;
-	sign = *p == '-' ? -1 : 1;
-	hh = (p[1] - '0') * 10 + (p[2] - '0');
-	p += 3;
-	if (*p == ':')
-		p++;
-	if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]))
-		mm = (p[0] - '0') * 10 + (p[1] - '0');
-	if (hh > 18 || mm > 59)
-		return 0;
-	*off = sign * (hh * 3600 + mm * 60);
-	return 1;
-}
-
-/* "2026/01/06 15:13:03.389", "2024-03-14 23:07:56", "20240314 23:07:56",
- * and ISO 8601 ("2026-01-06T15:13:03.389+08:00", "...Z"): a zone after the
- * seconds is applied, so the result is UTC. A time without a zone sets
- * r->local_time (it is the capturing machine's local time, read as UTC). */
+/* A capture's time cell (ts_stamp_parse: "2026/01/06 15:13:03.389",
+ * "2024-03-14 23:07:56", "20240314 23:07:56", ISO 8601 with a zone), UTC
+ * when a zone is written; a time without one sets r->local_time (it is the
+ * capturing machine's local time, read as UTC). */
 static int64_t parse_stamp(struct rd *r, struct view c)
 {
-	char buf[40];
-	int y, mo, d, h, mi, n = 0;
-	double sec;
-	int64_t t, off;
+	int64_t t;
+	int zoned;
 
 	c = trim(c);
-	if (c.n >= sizeof(buf))
+	if (!ts_stamp_parse(c.s, c.n, &t, &zoned))
 		return TS_NO_TIME;
-	memcpy(buf, c.s, c.n);
-	buf[c.n] = 0;
-	/* ISO 8601's 'T' between the date and the time */
-	for (size_t i = 8; i + 1 < c.n && i <= 10; i++)
-		if (buf[i] == 'T' && isdigit((unsigned char)buf[i - 1]) &&
-		    isdigit((unsigned char)buf[i + 1])) {
-			buf[i] = ' ';
-			break;
-		}
-	if (sscanf(buf, "%d/%d/%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6 ||
-	    (n = 0, sscanf(buf, "%d-%d-%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6))
-		t = ts_civil_ns(y, mo, d, h, mi, sec);
-	else if (n = 0, c.n >= 17 &&
-		 sscanf(buf, "%4d%2d%2d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) == 6)
-		t = ts_civil_ns(y, mo, d, h, mi, sec);
-	else
-		return TS_NO_TIME;
-	if (t == TS_NO_TIME)
-		return t;
-	if (n <= 0 || (size_t)n > c.n || !zone_offset_s(buf + n, &off)) {
+	if (!zoned)
 		r->local_time = 1;
-		return t;
-	}
-	return t - off * 1000000000LL;
+	return t;
 }
 
 /* "Tue Nov 12 20:55:00 2024" (ctime form, local time: sets r->local_time). */
