@@ -1479,9 +1479,9 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	const char *e = s + n, *m = NULL, *p = s, *end;
 	struct ts_step st;
 	struct titan_clock *clk;
-	double x, step;
+	double x, step, loss = 0, gnorm = 0, mem = 0, tflops = 0, tps = 0;
 	int64_t t, total;
-	int validate = 0;
+	int validate = 0, has_loss, has_gnorm, has_mem, has_tflops, has_mfu, has_tps;
 
 	/* the message: "step:" after the logger's " - " or at the line's start
 	 * (after a launcher prefix), or "validate step:" */
@@ -1518,14 +1518,17 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 
 		return rc < 0 ? rc : 1;
 	}
-	{
-		double y;
-		int seen = !titan_field(m, e, "tps", &y) || !titan_field(m, e, "wps", &y) ||
-			   !titan_field(m, e, "memory", &y) || !titan_field(m, e, "mfu", &y);
-
-		if (!memmem(m, (size_t)(e - m), "  loss:", 7) || !seen)
-			return 0;
-	}
+	if (!memmem(m, (size_t)(e - m), "  loss:", 7))
+		return 0;
+	/* each field read once; a record has a rate, its memory or its mfu */
+	has_loss = !titan_field(m, e, "loss", &loss);
+	has_gnorm = !titan_field(m, e, "grad_norm", &gnorm);
+	has_mem = !titan_field(m, e, "memory", &mem);
+	has_tflops = !titan_field(m, e, "tflops", &tflops);
+	has_mfu = !titan_field(m, e, "mfu", &x);
+	has_tps = !titan_field(m, e, "tps", &tps) || !titan_field(m, e, "wps", &tps);
+	if (!has_tps && !has_mem && !has_mfu)
+		return 0;
 	t = titan_stamp(s, n);
 	clk = titan_clock_of(r, s, (size_t)(m - s));
 	see_format(r, TS_LOG_TITAN);
@@ -1545,24 +1548,24 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		if (rank >= 0)
 			st.rank = rank;
 	}
-	if (!titan_field(m, e, "loss", &x)) {
-		st.loss = x;
-		if (!isfinite(x))
+	if (has_loss) {
+		st.loss = loss;
+		if (!isfinite(loss))
 			st.flags |= TS_STEP_LOSS_NONFINITE;
 	}
-	if (!titan_field(m, e, "grad_norm", &x)) {
-		st.grad_norm = x;
-		if (!isfinite(x))
+	if (has_gnorm) {
+		st.grad_norm = gnorm;
+		if (!isfinite(gnorm))
 			st.flags |= TS_STEP_GRAD_NONFINITE;
 	}
-	if (!titan_field(m, e, "memory", &x) && x >= 0)
-		st.mem_max_reserved_bytes = x * 1073741824.0;   /* GiB */
-	if (!titan_field(m, e, "tflops", &x))
-		st.tflops = x;
-	if (!titan_field(m, e, "mfu", &x))
+	if (has_mem && mem >= 0)
+		st.mem_max_reserved_bytes = mem * 1073741824.0;   /* GiB */
+	if (has_tflops)
+		st.tflops = tflops;
+	if (has_mfu)
 		r->titan_mfu = 1;
-	if (!titan_field(m, e, "tps", &x) || !titan_field(m, e, "wps", &x))
-		st.tokens_per_s_gpu = x;
+	if (has_tps)
+		st.tokens_per_s_gpu = tps;
 	if (t != TS_NO_INT && clk->t0 != TS_NO_INT && clk->step0 != TS_NO_INT &&
 	    st.iteration > clk->step0 && t >= clk->t0)
 		st.step_ns = (t - clk->t0) / (st.iteration - clk->step0);
