@@ -33,14 +33,14 @@ static const struct cli_opt opts[] = {
 	{ "pp", 0, "N", "pipeline-parallel size (block recompute; default 1)", OPT_PP },
 	{ "vpp", 0, "N", "virtual pipeline stages per rank (block recompute; default 1)", OPT_VPP },
 	{ "vocab-divisor", 0, "N", "make-vocab-size-divisible-by (default 128)", OPT_VOCAB_DIV },
-	{ "mtp", 0, "N", "multi-token-prediction depth (default: the model's)", OPT_MTP },
+	{ "mtp", 0, "N", "multi-token-prediction depth (default: the model's; torchtitan: none)", OPT_MTP },
 	{ "seq-lens", 0, "FILE", "packed sub-sequence lengths of one step ('LEN' or 'LEN COUNT' lines)", OPT_SEQ_LENS },
 	{ "step-time", 0, "S", "seconds per training step (steady state)", OPT_STEP_TIME },
 	{ "gpu", 0, "SKU", "accelerator for the peak (see 'trainscope gpus')", OPT_GPU },
 	{ "precision", 0, "P", "peak precision: bf16 (default), fp16, fp8, fp4, tf32, fp32", OPT_PRECISION },
 	{ "peak-tflops", 0, "X", "dense peak TFLOP/s per GPU (overrides the catalog)", OPT_PEAK },
 	{ "catalog", 0, "FILE", "user GPU catalog (JSON) that overrides and extends the built-in one", OPT_CATALOG },
-	{ "formula", 0, "NAME", "mlm2026 (current, default), mlm2024, mlm2023, mt-megatronlm, torchtitan", OPT_FORMULA },
+	{ "formula", 0, "NAME", "mlm2026 (current, default), mlm2024, mlm2023, mt-megatronlm, torchtitan, torchtitan-headdims, torchtitan-dim", OPT_FORMULA },
 	{ "recompute", 0, "G", "activation recompute: full or selective (for HFU)", OPT_RECOMPUTE },
 	{ "recompute-method", 0, "M", "full recompute method: uniform (default) or block", OPT_RC_METHOD },
 	{ "recompute-num-layers", 0, "N", "block recompute: layers per pipeline chunk", OPT_RC_LAYERS },
@@ -246,7 +246,7 @@ static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_ru
 			r->formula = ts_formula_parse(a->val);
 			if (r->formula < 0) {
 				cli_error(ctx, "--formula: unknown formula '%s' (mlm2026, mlm2024, mlm2023,"
-					  " mt-megatronlm, torchtitan)", a->val);
+					  " mt-megatronlm, torchtitan, torchtitan-headdims, torchtitan-dim)", a->val);
 				return EXIT_USAGE;
 			}
 			break;
@@ -370,8 +370,12 @@ static const char *formula_desc(int f)
 		return "Megatron-LM 2023 (2748e7c): 60BsLh^2(...), f = 4h assumed";
 	case TS_FORMULA_MT:
 		return "MT-MegatronLM musa_patch: non-causal attention, every layer MoE, router GEMM counted, no MTP";
+	case TS_FORMULA_TITAN:
+		return "torchtitan: 6 x active parameters (a tied head once, no input embedding) + 6 n (d_qk + d_v) s per token per layer, non-causal, MTP only with --mtp";
+	case TS_FORMULA_TITAN_HEADDIMS:
+		return "torchtitan get_*_model_nparams_and_flops(head_dims): as torchtitan, a tied head not counted, no MTP";
 	default:
-		return "torchtitan: 6 x active parameters without the embedding + 12 L n d s per token, non-causal, no MTP";
+		return "torchtitan get_num_flop_per_token: as torchtitan-headdims, attention d = hidden / heads";
 	}
 }
 
@@ -392,8 +396,8 @@ static int explain(const struct mfu_run *r, double logged, struct variant *out, 
 			struct ts_mfu mm;
 			struct ts_err err;
 			const char *what = "as configured";
-			/* torchtitan counts no MTP and an unpadded vocabulary already */
-			if (k > 0 && f == TS_FORMULA_TITAN)
+			/* torchtitan takes MTP from --mtp only and an unpadded vocabulary */
+			if (k > 0 && ts_formula_is_titan(f))
 				continue;
 			if (k == 1) {
 				if (r->model.mtp_layers == 0 && r->shape.mtp <= 0)

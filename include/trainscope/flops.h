@@ -25,17 +25,26 @@ enum ts_formula {
 	TS_FORMULA_MLM2024,     /* e116d81 (2024-03) + shared experts (2024-09): non-causal, every layer MoE */
 	TS_FORMULA_MLM2023,     /* 2748e7c (2023-11): 60·B·s·L·h²(...), f = 4h assumed */
 	TS_FORMULA_MT,          /* MooreThreads/MT-MegatronLM musa_patch (core_r0.9.0) */
-	TS_FORMULA_TITAN,       /* torchtitan: 6 x active non-embedding parameters +
-				 * 12 x L x n x d x s per token (dense and MoE GQA;
-				 * MLA refused, MTP not counted) */
+	TS_FORMULA_TITAN,       /* torchtitan (get_nparams_and_active_nparams): 6 x active
+				 * parameters, a tied head counted once, + 6 n (d_qk + d_v) s
+				 * per token per layer; GQA and MLA, MTP layers the job builds */
+	TS_FORMULA_TITAN_HEADDIMS, /* torchtitan get_*_model_nparams_and_flops(.., head_dims, ..):
+				 * a tied head not counted, no MTP */
+	TS_FORMULA_TITAN_DIM,   /* torchtitan get_num_flop_per_token and the first
+				 * get_*_model_nparams_and_flops: as HEADDIMS with the
+				 * attention's d = floor(h / n) */
 	TS_FORMULA_COUNT
 };
 
-/* "mlm2026", "mlm2024", "mlm2023", "mt-megatronlm", "torchtitan". */
+/* "mlm2026", "mlm2024", "mlm2023", "mt-megatronlm", "torchtitan",
+ * "torchtitan-headdims", "torchtitan-dim". */
 const char *ts_formula_name(int formula);
 /* Accepts the names above and "current", "2026", "2025", "2024", "2023",
  * "mt", "titan" (case-insensitive). -1 when unknown. */
 int ts_formula_parse(const char *s);
+/* 1 for the torchtitan formulas (parameter counts, unpadded vocabulary,
+ * B s tokens), 0 for Megatron's. */
+int ts_formula_is_titan(int formula);
 
 /* Per-term breakdown. MTP holds everything its layers, glue and extra
  * output heads cost; the other terms cover the main decoder only. */
@@ -79,7 +88,7 @@ struct ts_flops_shape {
 	int64_t tp;              /* tensor parallel size (vocab padding); 0 -> 1 */
 	int64_t pp, vpp;         /* pipeline / virtual stages (block recompute); 0 -> 1 */
 	int64_t vocab_divisor;   /* make-vocab-size-divisible-by; 0 -> 128 */
-	int64_t mtp;             /* MTP depth D; -1 -> the model's */
+	int64_t mtp;             /* MTP depth D; -1 -> the model's (torchtitan: none) */
 	const struct ts_seqlens *packed; /* THD: real tokens and S2; NULL = BSHD */
 	int recompute;           /* enum ts_recompute_granularity */
 	int recompute_method;    /* enum ts_recompute_method (full); unset = uniform */
@@ -110,16 +119,20 @@ struct ts_flops {
 /*
  * Model FLOPs of one step of m (finished) under shape sh with a formula.
  * TS_EUSAGE when seq/gbs are missing or a recompute setting does not fit
- * the model (block recompute with L not divisible by PP*VPP), or the
- * torchtitan formula is asked of an MLA model (not covered).
+ * the model (block recompute with L not divisible by PP*VPP).
  *
- * TS_FORMULA_TITAN counts parameters as torchtitan's model does (docs/mfu.md):
- * per layer h(q + 2k) + q h (+ q + 2k biases) + 2h norm weights in
+ * The torchtitan formulas count parameters as torchtitan's model does
+ * (docs/mfu.md): per layer the attention projections (GQA h(q + 2k) + q h,
+ * + q + 2k biases, + 2d q/k norm weights with m->qk_norm; MLA wq or
+ * wq_a/q_norm/wq_b, wkv_a, kv_norm, wkv_b, wo) + 2h norm weights in
  * attn_proj, the MLP or the MoE (router h E, shared experts, routed experts
  * at K of E) in its terms, the output head h V + the final norm h in
- * logits; the input embedding is not counted; the vocabulary is the
- * model's, unpadded; core_attn is 12 n d s per token per layer (no causal
- * halving); T = B s (packed lengths ignored); MTP is not counted.
+ * logits (the older versions: the final norm only when the head is tied);
+ * the input embedding is not counted; the vocabulary is the model's,
+ * unpadded; core_attn is 6 n (d_qk + d_v) s per token per layer (no causal
+ * halving); T = B s (packed lengths ignored). MTP only with the current
+ * version and sh->mtp > 0 (torchtitan builds MTP layers when its job asks,
+ * not from the model's config).
  */
 int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, int formula,
 		     struct ts_flops *out, struct ts_err *err);

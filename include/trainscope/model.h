@@ -100,6 +100,8 @@ struct ts_model {
 	int gated_mlp_set;      /* gated_mlp was stated (by the file or a flag) */
 	int norm;               /* enum ts_norm */
 	int qkv_bias;           /* informational */
+	int qk_norm;            /* per-head q and k RMSNorm weights (d each per layer);
+				 * ts_model_finish() sets it for the qwen3 families */
 
 	/* derived by ts_model_finish() */
 	int64_t moe_layers;     /* N_moe: MoE decoder layers */

@@ -221,7 +221,9 @@ struct ts_runmodel;
 /*
  * The FLOPs formula (enum ts_formula) rm's step log counts its logged
  * TFLOP/s/GPU with: TS_FORMULA_TITAN for a torchtitan log (6 x active
- * parameters + 12·L·n·d·s per token, flops.h), else TS_FORMULA_CURRENT.
+ * parameters + 6·n·(d_qk + d_v)·s per token per layer, no MTP, flops.h;
+ * a mismatch names TS_FORMULA_TITAN_HEADDIMS or _DIM when an older
+ * torchtitan's count matches), else TS_FORMULA_CURRENT.
  */
 int ts_run_rate_log_formula(const struct ts_runmodel *rm);
 

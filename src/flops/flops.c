@@ -11,7 +11,8 @@
  * num_floating_point_operations at the commits named in flops.h, and
  * MT-MegatronLM's musa_patch (../shared/reference/flops-memory-workflow.md
  * sections 1.2, 1.4, 1.5), and torchtitan's 6 x active parameters + the
- * attention term (models/utils.py, llama3 and MoE model args).
+ * attention term (models/utils.py and each model's get_nparams_and_flops:
+ * Llama 3, Qwen3, DeepSeek-V3; and the two older versions).
  */
 #include <math.h>
 #include <string.h>
@@ -19,7 +20,8 @@
 #include "trainscope/flops.h"
 
 static const char *const formula_names[TS_FORMULA_COUNT] = {
-	"mlm2026", "mlm2024", "mlm2023", "mt-megatronlm", "torchtitan"
+	"mlm2026", "mlm2024", "mlm2023", "mt-megatronlm", "torchtitan", "torchtitan-headdims",
+	"torchtitan-dim"
 };
 
 static const char *const term_names[TS_FT_COUNT] = {
@@ -47,6 +49,12 @@ int ts_formula_parse(const char *s)
 		if (strcasecmp(s, alias[i].name) == 0)
 			return alias[i].f;
 	return -1;
+}
+
+int ts_formula_is_titan(int formula)
+{
+	return formula == TS_FORMULA_TITAN || formula == TS_FORMULA_TITAN_HEADDIMS ||
+	       formula == TS_FORMULA_TITAN_DIM;
 }
 
 const char *ts_flops_term_name(int term)
@@ -87,6 +95,7 @@ struct layer_model {
 	double up_proj_fwd; /* MLA Q/KV up-projections, forward only, per token per layer */
 	double logits_tok;  /* output layer per token */
 	double mtp_glue_tok;/* MTP eh-projection + norms per token (all depths) */
+	double mtp_head_tok;/* output head per token of one MTP depth */
 	int64_t n_dense, n_moe;
 	int64_t mtp;        /* D */
 	int mtp_last_moe;   /* MTP layers copy the type of the last decoder layer */
@@ -121,6 +130,7 @@ static void current(const struct ts_model *m, double S2, double V, int64_t D,
 	lm->router_tok = 0;
 	lm->logits_tok = 6 * h * V;
 	lm->mtp_glue_tok = 6 * (double)D * (3 * h + 2 * h * h);
+	lm->mtp_head_tok = lm->logits_tok;
 	lm->n_moe = m->moe_layers;
 	lm->n_dense = m->layers - m->moe_layers;
 	lm->mtp = D;
@@ -197,30 +207,62 @@ static void v2023(const struct ts_model *m, double B, double s, double V, struct
 	lm->logits_tok = 6 * h * V;
 }
 
-/* torchtitan: 6 FLOPs per parameter a token passes through, the input
- * embedding excluded (a lookup), routed experts at K of E, norm weights and
- * the router included, plus 12·n·d·s per token per layer of attention with
- * no causal halving. Each layer's two norm weights go with attn_proj, the
- * final norm with logits. A tied output head is counted once, as the head
- * (torchtitan since get_nparams_and_active_nparams; its earlier versions
- * subtracted the shared matrix). */
-static void titan(const struct ts_model *m, double B, double s, double V,
-		  struct layer_model *lm)
+/* torchtitan: 6 FLOPs per parameter a token passes through plus the
+ * attention scores, as each version's get_nparams_and_flops counts them.
+ * Parameters: the input embedding excluded (a lookup), routed experts at K
+ * of E, every norm weight and the router included; each layer's
+ * projections, its two norm weights and (Qwen3) its q/k norm weights go
+ * with attn_proj, the final norm with logits. MLA: wq (or wq_a, q_norm,
+ * wq_b), wkv_a, kv_norm, wkv_b, wo, no biases. Attention per token per
+ * layer: 6 n (d_qk + d_v) s (GQA d_qk = d_v = d; MLA d_qk + d_r and d_v),
+ * no causal halving; torchtitan-dim takes d = floor(h / n) whatever the
+ * model's head width. A tied output head is counted once, as the head,
+ * by the current version (get_nparams_and_active_nparams); the older ones
+ * subtracted the shared matrix, so the head is not counted at all. MTP
+ * (current version, DeepSeek-V3, D layers the job builds): each layer is a
+ * decoder layer of the last layer's type plus enorm, hnorm, mtp_norm (h
+ * each) and eh_proj (2h x h), with its attention, and the output head is
+ * counted once more per depth. */
+static void titan(const struct ts_model *m, int formula, double B, double s, double V,
+		  int64_t D, struct layer_model *lm)
 {
 	double h = (double)m->hidden, n = (double)m->heads;
-	double q = n * (double)m->head_dim, k = (double)m->kv_heads * (double)m->head_dim;
+	double d = (double)m->head_dim;
+	double q = n * d, k = (double)m->kv_heads * d;
 	double gam = m->gated_mlp ? 3.0 : 2.0;
-	double bias = m->qkv_bias ? q + 2 * k : 0;
+	double att, head_dims, head = h * V;
 
-	lm->att_tok = 6 * (h * (q + 2 * k) + q * h + bias + 2 * h);
-	lm->core_step = 12 * B * s * s * q;
+	if (m->mla) {
+		double rq = (double)m->q_lora_rank, rkv = (double)m->kv_lora_rank;
+		double dqk = (double)m->qk_head_dim, dr = (double)m->qk_rope_dim;
+		double dv = (double)m->v_head_dim;
+		double Q = m->q_lora_rank ? h * rq + rq + rq * n * (dqk + dr) : h * n * (dqk + dr);
+		att = Q + h * (rkv + dr) + rkv + rkv * n * (dqk + dv) + n * dv * h;
+		head_dims = dqk + dr + dv;
+	} else {
+		att = h * (q + 2 * k) + q * h + (m->qkv_bias ? q + 2 * k : 0) +
+		      (m->qk_norm ? 2 * d : 0);
+		head_dims = 2 * d;
+	}
+	if (formula == TS_FORMULA_TITAN_DIM)
+		head_dims = 2 * (double)(m->hidden / m->heads);
+	if (formula != TS_FORMULA_TITAN && m->tied_embeddings)
+		head = 0;
+	lm->att_tok = 6 * (att + 2 * h);
+	lm->core_step = 6 * B * s * s * n * head_dims;
 	lm->dense_tok = 6 * gam * h * (double)m->ffn_hidden;
 	lm->routed_tok = 6 * gam * h * (double)m->moe_ffn_hidden * (double)m->topk;
 	lm->shared_tok = 6 * gam * h * (double)m->shared_ffn_hidden;
 	lm->router_tok = 6 * h * (double)m->num_experts;
-	lm->logits_tok = 6 * (h * V + h);
+	lm->logits_tok = 6 * (head + h);
 	lm->n_moe = m->moe_layers;
 	lm->n_dense = m->layers - m->moe_layers;
+	if (formula == TS_FORMULA_TITAN) {
+		lm->mtp = D;
+		lm->mtp_glue_tok = 6 * (double)D * (2 * h * h + 3 * h);
+		lm->mtp_head_tok = 6 * h * V;
+		lm->mtp_last_moe = ts_model_is_moe(m, m->layers - 1);
+	}
 }
 
 /* Layers recomputed by full recompute: all (uniform), or the first N of
@@ -320,12 +362,14 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 	s = (double)sh->seq;
 	tp = sh->tp > 0 ? sh->tp : 1;
 	div = sh->vocab_divisor > 0 ? sh->vocab_divisor : 128;
-	D = sh->mtp >= 0 ? sh->mtp : m->mtp_layers;
-	if (formula == TS_FORMULA_TITAN && m->mla)
-		return ts_err_set(err, TS_EUSAGE, "the torchtitan formula does not cover MLA attention "
-				  "(DeepSeek): its parameter count is not modelled");
+	/* torchtitan builds MTP layers only when its job asks (num_mtp_layers),
+	 * whatever the model's config says */
+	if (ts_formula_is_titan(formula))
+		D = sh->mtp > 0 ? sh->mtp : 0;
+	else
+		D = sh->mtp >= 0 ? sh->mtp : m->mtp_layers;
 	out->formula = formula;
-	out->padded_vocab = formula == TS_FORMULA_TITAN ? m->vocab
+	out->padded_vocab = ts_formula_is_titan(formula) ? m->vocab
 			    : ts_model_padded_vocab(m, div, tp);
 	V = (double)out->padded_vocab;
 
@@ -368,7 +412,9 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 			v2024(m, B, s, V, 1, &lm);
 		break;
 	case TS_FORMULA_TITAN:
-		titan(m, B, s, V, &lm);
+	case TS_FORMULA_TITAN_HEADDIMS:
+	case TS_FORMULA_TITAN_DIM:
+		titan(m, formula, B, s, V, D, &lm);
 		break;
 	}
 	out->mtp = lm.mtp;
@@ -387,7 +433,7 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 		double mlp = lm.mtp_last_moe ? lm.routed_tok + lm.shared_tok + lm.router_tok
 					     : lm.dense_tok;
 		t[TS_FT_MTP] = Dd * (T * (lm.att_tok + mlp) + lm.core_step) +
-			       T * lm.mtp_glue_tok + Dd * T * lm.logits_tok;
+			       T * lm.mtp_glue_tok + Dd * T * lm.mtp_head_tok;
 	}
 	for (int i = 0; i < TS_FT_COUNT; i++)
 		out->per_step += t[i];

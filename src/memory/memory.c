@@ -303,7 +303,7 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 	c->edp = c->world / (L->etp * L->ep * L->pp);
 	c->micro = L->gbs / (L->mbs * L->dp);
 	c->vocab = ts_model_padded_vocab(m, L->vocab_divisor, L->tp);
-	c->qk_norm = strncmp(m->family, "qwen3", 5) == 0;
+	c->qk_norm = m->qk_norm;
 	c->moe_prefix[0] = 0;
 	for (int64_t i = 0; i < m->layers; i++)
 		c->moe_prefix[i + 1] = c->moe_prefix[i] + (ts_model_is_moe(m, i) ? 1 : 0);

@@ -99,6 +99,8 @@ int ts_model_finish(struct ts_model *m, struct ts_err *err)
 		m->ffn_hidden = 4 * m->hidden;
 	if (!m->gated_mlp_set)
 		m->gated_mlp = 1;
+	if (strncmp(m->family, "qwen3", 5) == 0)
+		m->qk_norm = 1;
 
 	if (m->num_experts > 0) {
 		if (m->topk == 0)

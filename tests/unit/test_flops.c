@@ -640,15 +640,156 @@ TEST(flops_titan_llama3_8b)
 	CHECK_NEAR(f.term[TS_FT_ATTN_PROJ], 6.0 * 65536 * 32 * 41951232, 1.0);
 	CHECK_NEAR(f.term[TS_FT_CORE_ATTN], 12884901888.0 * 65536, 1.0);
 	CHECK_NEAR(f.term[TS_FT_LOGITS], 6.0 * 65536 * (525336576 + 4096), 1.0);
+	/* the older versions agree on an untied model with d = h / n
+	 * (4096 / 32 = 128): 6N the same, 6·L·n·(2d)·s = 12·L·n·(h/n)·s */
+	CHECK(ts_formula_parse("torchtitan-headdims") == TS_FORMULA_TITAN_HEADDIMS);
+	CHECK(ts_formula_parse("torchtitan-dim") == TS_FORMULA_TITAN_DIM);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_HEADDIMS, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 57914449920.0, 1e-3);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_DIM, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 57914449920.0, 1e-3);
 	/* tying the head to the embedding counts the shared matrix once, as
 	 * the head: the same number */
 	m.tied_embeddings = 1;
 	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
 	CHECK_NEAR(f.per_token, 57914449920.0, 1e-3);
-	/* MLA is not modelled */
-	model_c(&m);
+}
+
+/*
+ * torchtitan's count for Qwen3-0.6B (h=1024, L=28, n=16, g=8, d=128, so
+ * q=2048, k=1024 and d != h/n = 64; f=3072 gated; vocab 151936, head tied
+ * to the embedding; q/k RMSNorm weights of d each), s=4096, B=8
+ * (T = 32,768).
+ *  per layer: wq 1024·2048 = 2,097,152; wk, wv 1024·1024 = 1,048,576
+ *             each; wo 2048·1024 = 2,097,152; q_norm + k_norm 2·128 = 256;
+ *             attention and ffn norms 2·1024 = 2,048: attention 6,293,760;
+ *             w1, w2, w3 3·1024·3072 = 9,437,184: 15,730,944
+ *  28 layers 440,466,432 (the published 0.44 B non-embedding); final norm
+ *  1,024; the tied matrix 151936·1024 = 155,582,464
+ *  current (get_nparams_and_active_nparams): the tied matrix counted once
+ *    as the head: N = 596,049,920 (the published 0.6 B), 6N =
+ *    3,576,299,520; attention 6·n·(d + d)·s = 6·16·256·4096 = 100,663,296
+ *    per layer, ·28 = 2,818,572,288: per token 6,394,871,808
+ *  headdims (older): nparams - embedding drops the tied matrix: N =
+ *    440,467,456, 6N = 2,642,804,736; the same attention: 5,461,377,024
+ *  dim (oldest): d = 1024 / 16 = 64: 12·28·16·64·4096 = 1,409,286,144:
+ *    4,052,090,880
+ */
+static void qwen3_0_6b(struct ts_model *m)
+{
+	ts_model_init(m);
+	memcpy(m->family, "qwen3", 6);
+	m->hidden = 1024;
+	m->layers = 28;
+	m->heads = 16;
+	m->kv_heads = 8;
+	m->head_dim = 128;
+	m->ffn_hidden = 3072;
+	m->vocab = 151936;
+	m->tied_embeddings = 1;
+	m->gated_mlp = m->gated_mlp_set = 1;
+}
+
+TEST(flops_titan_qwen3_0_6b)
+{
+	struct ts_model m;
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+	struct ts_err err;
+
+	qwen3_0_6b(&m);
 	REQUIRE(ts_model_finish(&m, &err) == 0);
-	CHECK(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == TS_EUSAGE);
+	CHECK(m.qk_norm);
+	shape(&sh, 4096, 8, 1);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 6394871808.0, 1e-3);
+	CHECK_NEAR(f.term[TS_FT_ATTN_PROJ], 6.0 * 32768 * 28 * 6293760, 1.0);
+	CHECK_NEAR(f.term[TS_FT_CORE_ATTN], 2818572288.0 * 32768, 1.0);
+	CHECK_NEAR(f.term[TS_FT_LOGITS], 6.0 * 32768 * (155582464 + 1024), 1.0);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_HEADDIMS, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 5461377024.0, 1e-3);
+	CHECK_NEAR(f.term[TS_FT_LOGITS], 6.0 * 32768 * 1024, 1.0);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_DIM, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 4052090880.0, 1e-3);
+	/* MTP is not a Qwen3 thing, and torchtitan builds none unless asked */
+	CHECK_I64(f.mtp, 0);
+}
+
+/*
+ * torchtitan's count for its DeepSeek-V3 16B flavour (the DeepSeek-V2-Lite
+ * shape): h=2048, L=27 (layer 0 dense, 26 MoE), n=16, MLA without q
+ * compression, r_kv=512, d_qk=128 (nope), d_r=64, d_v=128; dense f=10944,
+ * f_e=1408, E=64, K=6, 2 shared experts (f_s = 2816), gated; vocab 102400
+ * untied; s=4096, B=8 (T = 32,768).
+ *  attention per layer: wq 2048·16·(128+64) = 6,291,456; wkv_a
+ *    2048·(512+64) = 1,179,648; kv_norm 512; wkv_b 512·16·(128+128) =
+ *    2,097,152; wo 16·128·2048 = 4,194,304; attention and ffn norms 4,096:
+ *    13,767,168
+ *  dense MLP 3·2048·10944 = 67,239,936
+ *  MoE layer: router 2048·64 = 131,072; shared 3·2048·2816 = 17,301,504;
+ *    routed 64·3·2048·1408 = 553,648,128 at 6/64 = 51,904,512: 69,337,088
+ *  N = 27·13,767,168 (371,713,536) + 67,239,936 + 26·69,337,088
+ *    (1,802,764,288) + final norm 2,048 + head 102400·2048 (209,715,200)
+ *    = 2,451,435,008 (all parameters with the embedding and every
+ *    expert: 15,706,484,224, the published 15.7 B)
+ *  attention 6·n·((d_qk + d_r) + d_v)·s = 6·16·320·4096 = 125,829,120 per
+ *    layer, ·27 = 3,397,386,240
+ *  per token 6N + 3,397,386,240 = 14,708,610,048 + 3,397,386,240 =
+ *    18,105,996,288 (headdims: the same; dim: d = 2048/16 = 128,
+ *    12·27·16·128·4096 = 2,717,908,992: 17,426,519,040)
+ *  with one MTP layer the job builds (--mtp 1): a MoE layer (the last
+ *    layer's type) 13,767,168 + 69,337,088, enorm + hnorm + mtp_norm
+ *    3·2048, eh_proj 2·2048·2048 = 8,388,608, the head once more
+ *    209,715,200: 301,214,208 parameters, 6· = 1,807,285,248, + its
+ *    attention 125,829,120: 20,039,110,656
+ */
+TEST(flops_titan_deepseek_16b)
+{
+	struct ts_model m;
+	struct ts_flops_shape sh;
+	struct ts_flops f;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	memcpy(m.family, "deepseek_v3", 12);
+	m.hidden = 2048;
+	m.layers = 27;
+	m.heads = 16;
+	m.ffn_hidden = 10944;
+	m.vocab = 102400;
+	m.gated_mlp = m.gated_mlp_set = 1;
+	m.num_experts = 64;
+	m.topk = 6;
+	m.moe_ffn_hidden = 1408;
+	m.shared_experts = 2;
+	m.first_k_dense = 1;
+	m.mla = 1;
+	m.kv_lora_rank = 512;
+	m.qk_head_dim = 128;
+	m.qk_rope_dim = 64;
+	m.v_head_dim = 128;
+	m.mtp_layers = 1; /* the config's: torchtitan builds MTP only when asked */
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.moe_layers, 26);
+	shape(&sh, 4096, 8, 1);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 18105996288.0, 1e-3);
+	CHECK_NEAR(f.term[TS_FT_ATTN_PROJ], 6.0 * 32768 * 27 * 13767168, 1.0);
+	CHECK_NEAR(f.term[TS_FT_CORE_ATTN], 3397386240.0 * 32768, 1.0);
+	CHECK_NEAR(f.term[TS_FT_ROUTED], 6.0 * 32768 * 26 * 51904512, 1.0);
+	CHECK_I64(f.mtp, 0);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_HEADDIMS, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 18105996288.0, 1e-3);
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_DIM, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 17426519040.0, 1e-3);
+	sh.mtp = 1;
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN, &f, &err) == 0);
+	CHECK_I64(f.mtp, 1);
+	CHECK_NEAR(f.per_token, 20039110656.0, 1e-3);
+	CHECK_NEAR(f.term[TS_FT_MTP], (1807285248.0 + 125829120.0) * 32768, 1.0);
+	/* the older versions had no MTP */
+	REQUIRE(ts_flops_compute(&m, &sh, TS_FORMULA_TITAN_HEADDIMS, &f, &err) == 0);
+	CHECK_NEAR(f.per_token, 18105996288.0, 1e-3);
 }
 
 /*
