@@ -85,7 +85,14 @@ enum ts_step_flags {
  * "batch generator" -> data, forward-compute / forward -> forward,
  * backward-compute / backward -> backward, forward-backward, optimizer,
  * all-grads-sync / backward-allreduce -> comm; other timers are sub-parts
- * of these and are not kept.
+ * of these and are not kept. DeepSpeed's `"wall_clock_breakdown": true`
+ * global timer lines (`time (ms) | fwd: v | bwd: v | bwd_inner: v |
+ * bwd_allreduce: v | step: v`, in older engines `forward`, `backward`,
+ * `backward_inner`, `backward_allreduce`, `step`), one per global step
+ * with that step's total, give a DeepSpeed throughput record the mean over
+ * its global steps (fwd -> forward, bwd -> backward, step -> optimizer,
+ * bwd_allreduce -> comm, a part of backward), only when every one of its
+ * steps has its line; the micro-step lines are not kept (docs/steps.md).
  */
 enum ts_phase {
 	TS_PHASE_DATA = 0,
