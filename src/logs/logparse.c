@@ -64,6 +64,36 @@ const char *ts_phase_name(int phase)
 	return phase_names[phase];
 }
 
+/* speed_metrics() rounds train_steps_per_second to 3 decimals */
+#define HF_SPS_HALF_ULP 0.0005
+
+int ts_hf_run_mean(const struct ts_steplog *log, struct ts_hf_run_mean *out)
+{
+	double r = log->hf_train_runtime_s, sps = log->hf_steps_per_s, lo, hi;
+
+	out->mean_ms = out->low_ms = out->high_ms = NAN;
+	out->steps = TS_NO_INT;
+	if (!(r > 0) || !isfinite(r) || !(sps >= 0) || !isfinite(sps))
+		return -1;
+	/* the counts n >= 1 whose n / r rounds to sps, both ends kept so a
+	 * count on an edge makes it ambiguous rather than wrong */
+	lo = ceil((sps - HF_SPS_HALF_ULP) * r);
+	hi = floor((sps + HF_SPS_HALF_ULP) * r);
+	if (lo < 1)
+		lo = 1;
+	if (hi == lo && hi < 9e15) {
+		out->steps = (int64_t)hi;
+		out->mean_ms = out->low_ms = out->high_ms = r * 1e3 / hi;
+		return 0;
+	}
+	if (sps > 0)
+		out->mean_ms = 1e3 / sps;
+	out->low_ms = 1e3 / (sps + HF_SPS_HALF_ULP);
+	if (sps > HF_SPS_HALF_ULP)
+		out->high_ms = 1e3 / (sps - HF_SPS_HALF_ULP);
+	return 0;
+}
+
 #define MB ((double)(1 << 20))
 #define MAX_PIECES 8
 

@@ -136,5 +136,83 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
+
+# The HF Trainer prints no step time; its final dict gives train_runtime R
+# and train_steps_per_second = max_steps / R rounded to 3 decimals
+# (transformers' speed_metrics()). Generated runs of known step count N and
+# R (steps of known duration plus evaluations): below R = 1000 s the count
+# is pinned and the whole-run mean is R / N exactly; above, the mean and
+# the range the rounding allows, which must hold R / N; at 0.000 steps/s a
+# lower bound only. Before, the mean was 1000 / steps-per-second, off by
+# 0.02-0.21 % in the four short runs and up to 2.0 % in the long ones
+# (62500.0 ms for 63800.8), with no range and no step count, and none at
+# 0.000 steps/s; diagnose said only "unknown".
+python3 - "$tmp" <<'PY' || exit 1
+import json, random, sys
+t = sys.argv[1]
+rnd = random.Random(7)
+runs = {"h1": (200, 0.83), "h2": (500, 1.37), "h3": (120, 7.9), "h4": (300, 2.9),
+        "h5": (1000, 30.12), "h6": (2000, 61.3), "h7": (5000, 2.5), "h8": (10, 2500.0)}
+truth = {}
+for c, (n, step_s) in runs.items():
+    r, out = 0.0, []
+    for s in range(1, n + 1):
+        r += step_s * (3 if s == 1 else 1) * (1 + rnd.gauss(0, 0.02))
+        if s % 10 == 0:
+            out.append("{'loss': %.4f, 'grad_norm': 1.2, 'learning_rate': 4e-05, 'epoch': %.2f}"
+                       % (2.0 - s / n, s / n))
+        if s % 100 == 0:
+            r += 4.0 * step_s  # an evaluation inside the loop
+    out.append("{'train_runtime': %.4f, 'train_samples_per_second': %.3f, 'train_steps_per_second': %s, "
+               "'train_loss': 1.8, 'epoch': 1.0}" % (r, n * 8 / r, round(n / r, 3)))
+    open("%s/%s.log" % (t, c), "w").write("\n".join(out) + "\n")
+    truth[c] = (n, round(r, 4))
+json.dump(truth, open("%s/hf.truth" % t, "w"))
+PY
+for c in h1 h2 h3 h4 h5 h6 h7 h8; do
+	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err" || { echo "FAIL $c: exit $?"; fail=1; }
+	"$TS" steps "$tmp/$c.log" >"$tmp/$c.txt" 2>&1
+	"$TS" diagnose "$tmp/$c.log" >"$tmp/$c.diag" 2>&1
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+t = sys.argv[1]
+bad = []
+for c, (n, r) in sorted(json.load(open("%s/hf.truth" % t)).items()):
+    try:
+        h = json.load(open("%s/%s.json" % (t, c)))["hf_trainer_summary"]
+    except ValueError:
+        bad.append("%s: no JSON" % c)
+        continue
+    want = r / n * 1e3
+    txt, diag = open("%s/%s.txt" % (t, c)).read(), open("%s/%s.diag" % (t, c)).read()
+    if r < 1000:
+        # one count fits: N, and the mean is exact
+        if h.get("max_steps") != n or abs(h["mean_step_time_ms"] - want) > 0.001:
+            bad.append("%s: max_steps %s mean %s ms, want %d and %.3f" % (c, h.get("max_steps"), h["mean_step_time_ms"], n, want))
+        if "%d steps in %.1f s: mean step %.1f ms" % (n, r, want) not in txt:
+            bad.append("%s: text: %s" % (c, txt))
+        if "whole-run mean %.1f ms" % want not in diag:
+            bad.append("%s: diagnose: %s" % (c, diag))
+    elif h["train_steps_per_s"] > 0:
+        lo, hi = h.get("mean_step_time_low_ms"), h.get("mean_step_time_high_ms")
+        if lo is None or hi is None or not lo <= want <= hi:
+            bad.append("%s: truth %.3f ms outside [%s, %s]" % (c, want, lo, hi))
+        elif "(%.1f-%.1f ms: the Trainer rounds" % (lo, hi) not in txt:
+            bad.append("%s: text: %s" % (c, txt))
+        elif "whole-run mean" not in diag:
+            bad.append("%s: diagnose: %s" % (c, diag))
+    else:
+        # 0.000 steps/s: slower than 2000 s a step, no mean
+        if h["mean_step_time_ms"] is not None or h.get("mean_step_time_low_ms") != 2e6 or want < 2e6:
+            bad.append("%s: %s (truth %.1f ms)" % (c, h, want))
+        elif "mean step over 2000000.0 ms" not in txt:
+            bad.append("%s: text: %s" % (c, txt))
+    if "whole-run mean" not in txt:
+        bad.append("%s: the text does not say the mean is the whole run's: %s" % (c, txt))
+for b in bad:
+    print("FAIL", b)
+sys.exit(1 if bad else 0)
+PY
 [ $fail = 0 ] && echo "steps-ds-phases: ok"
 exit $fail
