@@ -2174,8 +2174,8 @@ static int timer_entry(struct rd *r, const char *k, size_t kn, const char *v, si
  * is owed the global lines of steps P+1..N: those printed before it and
  * the one right after it. The record gets, per phase, the mean of those
  * lines when it has one for each of its N - P steps (the pipeline engine
- * prints its lines only every steps_per_print steps, before the
- * throughput line: such a record never has N - P of them and gets none).
+ * prints its lines only every steps_per_print steps, each the sum since
+ * its last print: such a record never has N - P of them and gets none).
  * The micro lines are not kept: the global line of their step sums them.
  */
 

@@ -27,8 +27,8 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     bwd_allreduce, step), "old" with the earlier ones (forward_microstep,
     ..., forward, backward, backward_inner, backward_allreduce, step) and
     "rank=0 " before "time (ms)"; "pipe" as the pipeline engine prints
-    them: both lines once every `every` global steps, before the throughput
-    line, summed since the previous print. spike: (step, ms) added to that
+    them: both lines once every `every` global steps, from its optimizer
+    step (here before the throughput line), summed since the previous print. spike: (step, ms) added to that
     step's forward (and duration). The per-step phase truth (ms: forward,
     backward, comm, optimizer) goes to LOG.phases."""
     rnd = random.Random(seed)

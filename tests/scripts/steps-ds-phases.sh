@@ -21,9 +21,8 @@
 #   - gradient accumulation 1 and a record every 5 steps;
 #   - a record one of whose steps' line is missing gets no phase (its
 #     neighbours keep theirs);
-#   - the pipeline engine's lines (every steps_per_print steps, before the
-#     throughput line, summed since the last print) give no phase, never
-#     wrong ones;
+#   - the pipeline engine's lines (every steps_per_print steps, summed
+#     since the last print) give no phase, never wrong ones;
 #   - a Megatron-DeepSpeed log's DeepSpeed timer lines put no phase on
 #     Megatron's iteration records.
 # Before: the current names were not read (no phase); the older names'
