@@ -23,7 +23,9 @@ static const struct cli_opt opts[] = {
 };
 
 /* One row per record and rank; window and outlier say where its
- * iteration stands to the run's window and which outlier it is. */
+ * iteration stands to the run's window and which outlier it is; then the
+ * record's phase times (ms, empty when the log has none), one column per
+ * phase named as ts_phase_name() with '-' as '_'. */
 static void render_csv(const struct ts_runmodel *rm, struct ts_sb *out)
 {
 	const struct ts_steplog *log = &rm->log;
@@ -31,7 +33,14 @@ static void render_csv(const struct ts_runmodel *rm, struct ts_sb *out)
 
 	ts_sb_adds(out, "iteration,rank,step_time_ms,loss,grad_norm,learning_rate,loss_scale,"
 			"tflops_per_gpu,energy_j_per_gpu,power_w_per_gpu,skipped,nan,tokens,bucket,"
-			"window,outlier\n");
+			"window,outlier");
+	for (int k = 0; k < TS_PHASE_COUNT; k++) {
+		ts_sb_addc(out, ',');
+		for (const char *c = ts_phase_name(k); *c; c++)
+			ts_sb_addc(out, *c == '-' ? '_' : *c);
+		ts_sb_adds(out, "_ms");
+	}
+	ts_sb_addc(out, '\n');
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
 		const double f[7] = { s->loss, s->grad_norm, s->lr, s->loss_scale, s->tflops,
@@ -59,8 +68,14 @@ static void render_csv(const struct ts_runmodel *rm, struct ts_sb *out)
 				ts_sb_addf(out, "%lld", (long long)ints[k]);
 		}
 		o = ts_steps_outlier_at(&rm->steps, s->iteration);
-		ts_sb_addf(out, ",%s,%s\n", ts_runmodel_step_window(rm, s->iteration),
+		ts_sb_addf(out, ",%s,%s", ts_runmodel_step_window(rm, s->iteration),
 			   o ? ts_outlier_reason_name(o->reason) : "");
+		for (int k = 0; k < TS_PHASE_COUNT; k++) {
+			ts_sb_addc(out, ',');
+			if (s->phase_ns[k] != TS_NO_INT)
+				ts_sb_addf(out, "%.6f", (double)s->phase_ns[k] / 1e6);
+		}
+		ts_sb_addc(out, '\n');
 	}
 }
 
@@ -180,7 +195,8 @@ const struct cli_command cli_cmd_steps = {
 		"steps far above a moving median (robust z > 3.5); a periodic pattern (a data\n"
 		"loader or checkpoint every k steps) is reported with its period, phase and share\n"
 		"of the run's time. Per-phase times (JSONL data_ms, fwd_ms, bwd_ms, opt_ms, comm_ms;\n"
-		"Megatron --timing-log-level timers) get means with CIs, and stalls are also\n"
+		"Megatron --timing-log-level timers; DeepSpeed wall_clock_breakdown timers) get\n"
+		"means with CIs, and stalls are also\n"
 		"looked for on each phase series, where a data-loader stall stands out. Loss\n"
 		"health: one verdict (finite, non-finite, missing) with its first iteration and\n"
 		"cause, from NaN/Inf losses, extra losses and grad norms, NaN counters and a loss\n"
@@ -189,7 +205,8 @@ const struct cli_command cli_cmd_steps = {
 		"\n"
 		"--csv prints the parsed series (one row per record and rank) for plotting; its\n"
 		"window column says whether the row's iteration is in the window or why not\n"
-		"(first-iteration, warm-up, non-finite, skipped, ...), outlier its outlier reason.",
+		"(first-iteration, warm-up, non-finite, skipped, ...), outlier its outlier reason,\n"
+		"and data_ms ... comm_ms the record's phase times (empty where the log has none).",
 	.opts = opts,
 	.run = run,
 	.json_schema_version = 1,

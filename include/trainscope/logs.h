@@ -85,7 +85,14 @@ enum ts_step_flags {
  * "batch generator" -> data, forward-compute / forward -> forward,
  * backward-compute / backward -> backward, forward-backward, optimizer,
  * all-grads-sync / backward-allreduce -> comm; other timers are sub-parts
- * of these and are not kept.
+ * of these and are not kept. DeepSpeed's `"wall_clock_breakdown": true`
+ * global timer lines (`time (ms) | fwd: v | bwd: v | bwd_inner: v |
+ * bwd_allreduce: v | step: v`, in older engines `forward`, `backward`,
+ * `backward_inner`, `backward_allreduce`, `step`), one per global step
+ * with that step's total, give a DeepSpeed throughput record the mean over
+ * its global steps (fwd -> forward, bwd -> backward, step -> optimizer,
+ * bwd_allreduce -> comm, a part of backward), only when every one of its
+ * steps has its line; the micro-step lines are not kept (docs/steps.md).
  */
 enum ts_phase {
 	TS_PHASE_DATA = 0,
@@ -201,13 +208,34 @@ struct ts_steplog {
 	 * (billions: transformer block, most loaded shard), NAN when absent. */
 	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
 	double theo_params_b, theo_params_shard_b;
-	/* HF Trainer final summary, NAN when absent. */
+	/* HF Trainer final summary, NAN when absent (ts_hf_run_mean). */
 	double hf_train_runtime_s, hf_steps_per_s;
 	uint64_t lines, bytes;            /* read so far, all files */
 	size_t joined, broken;            /* wrapped records joined / dropped */
 	int nfiles;
 	struct ts_arena arena;
 };
+
+/*
+ * The HF Trainer's whole-run mean step time, from its final summary dict:
+ * transformers' speed_metrics() (trainer_utils.py) writes train_runtime R
+ * (s, the training loop's wall time: warm-up, evaluations, checkpoint
+ * saves and the best-model load included) and train_steps_per_second S =
+ * max_steps / R rounded to 3 decimals. When exactly one step count n >= 1
+ * has n / R within 0.0005 of S, it is the run's (steps) and the mean is
+ * R / n, exact (low_ms = high_ms = mean_ms); else steps is TS_NO_INT
+ * (possible from R = 1000 s on, where the rounding admits more than one
+ * count), the mean 1000 / S ms and low_ms..high_ms the means the rounding
+ * allows (high_ms NAN: unbounded, S <= 0.0005; mean_ms NAN when S is 0). A whole-run figure, not a steady-window statistic;
+ * on a resumed run max_steps counts the steps done before the resume, so
+ * the mean is too short. Returns 0, or -1 (out zeroed to NAN/TS_NO_INT)
+ * when the log has no summary with a positive R and a finite S >= 0.
+ */
+struct ts_hf_run_mean {
+	double mean_ms, low_ms, high_ms;
+	int64_t steps;
+};
+int ts_hf_run_mean(const struct ts_steplog *log, struct ts_hf_run_mean *out);
 
 void ts_steplog_init(struct ts_steplog *log);
 void ts_steplog_release(struct ts_steplog *log);

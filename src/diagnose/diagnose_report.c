@@ -99,6 +99,25 @@ static const char *logged_off(const struct ts_diag *d, char *buf, size_t size)
 	return buf;
 }
 
+/* The HF Trainer summary's whole-run mean (ts_hf_run_mean) in words into
+ * buf; 0 when the run's log has none. */
+static int hf_run_mean(const struct ts_diag *d, char *buf, size_t cap)
+{
+	struct ts_hf_run_mean hm;
+
+	if (!d->rm || ts_hf_run_mean(&d->rm->log, &hm) || !isfinite(hm.mean_ms))
+		return 0;
+	if (hm.steps != TS_NO_INT)
+		snprintf(buf, cap, "whole-run mean %.1f ms (the HF Trainer's train_runtime over its "
+			 "%lld steps: warm-up, evaluations and checkpoint saves included)", hm.mean_ms,
+			 (long long)hm.steps);
+	else
+		snprintf(buf, cap, "whole-run mean %.1f ms, %.1f-%.1f ms (the HF Trainer's "
+			 "train_steps_per_second, rounded to 3 decimals: warm-up, evaluations and "
+			 "checkpoint saves included)", hm.mean_ms, hm.low_ms, hm.high_ms);
+	return 1;
+}
+
 static void facts(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_diag_steady *s = &d->steady;
@@ -120,6 +139,11 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 		if (s->stall_period)
 			snprintf(n, sizeof(n), "every %zu iterations", s->stall_period);
 		ts_report_add_fact(r, "stalls", v, s->stall_period ? n : NULL);
+	} else {
+		char n[320];
+
+		if (hf_run_mean(d, n, sizeof(n)))
+			ts_report_add_fact(r, "step time", "unknown (no step-time series)", n);
 	}
 	if (isfinite(d->rate.tokens_per_s)) {
 		char v[64];
@@ -474,6 +498,7 @@ static void text_items(struct ts_sb *o, const char *head, const struct ts_diag_i
 void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 {
 	const struct ts_diag_steady *s = &d->steady;
+	char v[320];
 
 	if (advice_only) {
 		ts_sb_addf(o, "dominant wall: %s\n", d->wall_known ? ts_wall_name(d->wall) : "undetermined");
@@ -497,6 +522,8 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 		ts_sb_addf(o, "%s: %.1f ms, no CI (%s), median %.1f ms, iterations %lld-%lld "
 			   "(n=%zu)\n", few_steps(s) ? "step time" : "steady step time", s->mean_ms,
 			   no_ci_why(s), s->median_ms, (long long)s->first, (long long)s->last, s->n);
+	else if (hf_run_mean(d, v, sizeof(v)))
+		ts_sb_addf(o, "steady step time: unknown (no step-time series); %s\n", v);
 	else
 		ts_sb_adds(o, "steady step time: unknown (no step-time series)\n");
 	if (isfinite(d->rate.tokens_per_s))

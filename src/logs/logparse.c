@@ -64,6 +64,36 @@ const char *ts_phase_name(int phase)
 	return phase_names[phase];
 }
 
+/* speed_metrics() rounds train_steps_per_second to 3 decimals */
+#define HF_SPS_HALF_ULP 0.0005
+
+int ts_hf_run_mean(const struct ts_steplog *log, struct ts_hf_run_mean *out)
+{
+	double r = log->hf_train_runtime_s, sps = log->hf_steps_per_s, lo, hi;
+
+	out->mean_ms = out->low_ms = out->high_ms = NAN;
+	out->steps = TS_NO_INT;
+	if (!(r > 0) || !isfinite(r) || !(sps >= 0) || !isfinite(sps))
+		return -1;
+	/* the counts n >= 1 whose n / r rounds to sps, both ends kept so a
+	 * count on an edge makes it ambiguous rather than wrong */
+	lo = ceil((sps - HF_SPS_HALF_ULP) * r);
+	hi = floor((sps + HF_SPS_HALF_ULP) * r);
+	if (lo < 1)
+		lo = 1;
+	if (hi == lo && hi < 9e15) {
+		out->steps = (int64_t)hi;
+		out->mean_ms = out->low_ms = out->high_ms = r * 1e3 / hi;
+		return 0;
+	}
+	if (sps > 0)
+		out->mean_ms = 1e3 / sps;
+	out->low_ms = 1e3 / (sps + HF_SPS_HALF_ULP);
+	if (sps > HF_SPS_HALF_ULP)
+		out->high_ms = 1e3 / (sps - HF_SPS_HALF_ULP);
+	return 0;
+}
+
 #define MB ((double)(1 << 20))
 #define MAX_PIECES 8
 
@@ -504,6 +534,13 @@ struct rd {
 				     * framework (Megatron-DeepSpeed, HF Trainer with
 				     * DeepSpeed: those are the records), 0 none */
 	double ds_lr;
+	/* DeepSpeed "wall_clock_breakdown" global timer lines (ds_timers):
+	 * per phase the ms summed and the lines that had it, and the lines,
+	 * since the last line that closed a record; the record the next line
+	 * closes (1 + index, 0 none) and its global steps */
+	double ds_ph_ms[TS_PHASE_COUNT];
+	int64_t ds_ph_n[TS_PHASE_COUNT], ds_ph_lines, ds_ph_span;
+	size_t ds_ph_rec;
 	int megatron_args;
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
@@ -1603,6 +1640,17 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
  * framework's records are the log's (ds_drop).
  */
 
+/* Forget the timer lines read since the last record closed. */
+static void ds_timers_reset(struct rd *r)
+{
+	for (int k = 0; k < TS_PHASE_COUNT; k++) {
+		r->ds_ph_ms[k] = 0;
+		r->ds_ph_n[k] = 0;
+	}
+	r->ds_ph_lines = 0;
+	r->ds_ph_rec = 0;
+}
+
 /* A number at p..e (up to a ',' ']' or blank), via pnum; 0 on success. */
 static int ds_num(const char *p, const char *e, double *x)
 {
@@ -1707,12 +1755,19 @@ static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 		r->ds_skipped0 = r->ds_skipped;
 		st.lr = r->ds_lr;
 	}
+	/* the timer line of its own global step comes next (ds_timers) */
+	r->ds_ph_span = st.iteration - (r->ds_step0 != TS_NO_INT ? r->ds_step0 : 0);
+	if (r->ds_ph_span <= 0)
+		ds_timers_reset(r);
 	r->ds_t0 = t;
 	r->ds_step0 = st.iteration;
 	if (!r->ds_n)
 		r->ds_first = r->log->steps.n;
 	r->ds_n++;
-	return push_step(r, &st, TS_LOG_DEEPSPEED) ? TS_ENOMEM : 1;
+	if (push_step(r, &st, TS_LOG_DEEPSPEED))
+		return TS_ENOMEM;
+	r->ds_ph_rec = r->log->steps.n;
+	return 1;
 }
 
 /* A log of another framework on DeepSpeed (Megatron-DeepSpeed without
@@ -1738,6 +1793,7 @@ static void ds_drop(struct rd *r)
 		r->file_format = r->non_ds;
 	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
 	r->ds_n = 0;
+	ds_timers_reset(r);
 }
 
 /* ---------------------------------------------------------------- JSONL */
@@ -2079,6 +2135,91 @@ static int timer_entry(struct rd *r, const char *k, size_t kn, const char *v, si
 	return 0;
 }
 
+/*
+ * DeepSpeed's "wall_clock_breakdown" lines: SynchronizedWallClockTimer.log
+ * (deepspeed/utils/timer.py) prints "time (ms) | name: %.2f | ..." through
+ * log_dist ("[Rank 0] ", "rank=0 " before "time (ms)" in older engines), each
+ * value the milliseconds its timer summed since it was last printed
+ * (reset=True), divided by normalizer 1.0. DeepSpeedEngine.step()
+ * (deepspeed/runtime/engine.py) prints at every micro-step the micro
+ * timers (fwd_microstep, ...: that micro-step alone) and at every
+ * gradient-accumulation boundary, after the step and throughput lines of
+ * that global step, the global timers (fwd, bwd, bwd_inner, bwd_allreduce,
+ * step; in older engines forward, backward, backward_inner, backward_allreduce,
+ * step): that global step's sum over its micro-steps. Neither waits for
+ * steps_per_print, so a throughput record at global step N after one at P
+ * is owed the global lines of steps P+1..N: those printed before it and
+ * the one right after it. The record gets, per phase, the mean of those
+ * lines when it has one for each of its N - P steps (the pipeline engine
+ * prints its lines only every steps_per_print steps, each the sum since
+ * its last print: such a record never has N - P of them and gets none).
+ * The micro lines are not kept: the global line of their step sums them.
+ */
+
+/* A global timer's phase (bwd holds bwd_inner and bwd_allreduce: comm is a
+ * part of backward), -1 for bwd_inner (a part) and unknown names. */
+static int ds_timer_phase(const char *k, size_t n)
+{
+	static const struct { const char *name; int phase; } t[] = {
+		{ "fwd", TS_PHASE_FORWARD }, { "forward", TS_PHASE_FORWARD },
+		{ "bwd", TS_PHASE_BACKWARD }, { "backward", TS_PHASE_BACKWARD },
+		{ "bwd_allreduce", TS_PHASE_COMM }, { "backward_allreduce", TS_PHASE_COMM },
+		{ "step", TS_PHASE_OPTIMIZER },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
+		if (strlen(t[i].name) == n && !memcmp(t[i].name, k, n))
+			return t[i].phase;
+	return -1;
+}
+
+/* 2 when the fields are DeepSpeed's global timers, 1 its micro timers,
+ * 0 neither (Megatron's: no name of theirs has an underscore or is
+ * "step"). */
+static int ds_timer_kind(const struct fieldv *f, size_t nf)
+{
+	static const char *const global[] = { "fwd", "bwd", "bwd_inner", "bwd_allreduce",
+					      "backward_inner", "backward_allreduce", "step" };
+	int ds = 0;
+
+	for (size_t i = 0; i < nf; i++) {
+		if (f[i].kn > 10 && !memcmp(f[i].k + f[i].kn - 10, "_microstep", 10))
+			return 1;
+		if (f[i].kn == 11 && !memcmp(f[i].k, "batch_input", 11))
+			return 1;
+		for (size_t j = 0; j < sizeof(global) / sizeof(*global); j++)
+			if (strlen(global[j]) == f[i].kn && !memcmp(global[j], f[i].k, f[i].kn))
+				ds = 2;
+	}
+	return ds;
+}
+
+/* A global timer line: summed toward the record it belongs to, which it
+ * closes when that record was read right before it. */
+static void ds_timers(struct rd *r, const struct fieldv *f, size_t nf)
+{
+	struct ts_step *st;
+	double x;
+	int ph;
+
+	for (size_t i = 0; i < nf; i++) {
+		ph = ds_timer_phase(f[i].k, f[i].kn);
+		if (ph >= 0 && !pnum(f[i].v, f[i].vn, &x) && x >= 0) {
+			r->ds_ph_ms[ph] += x;
+			r->ds_ph_n[ph]++;
+		}
+	}
+	r->ds_ph_lines++;
+	if (!r->ds_ph_rec)
+		return;
+	st = &r->log->steps.v[r->ds_ph_rec - 1];
+	if (r->ds_ph_lines == r->ds_ph_span)
+		for (int k = 0; k < TS_PHASE_COUNT; k++)
+			if (r->ds_ph_n[k] == r->ds_ph_span)
+				st->phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] / (double)r->ds_ph_span);
+	ds_timers_reset(r);
+}
+
 /* Skip a "12: ", "[rank3]: ", "[default3]:" or "[1,3]<stdout>:" launcher prefix. */
 static void skip_prefix(const char **s, size_t *n)
 {
@@ -2220,19 +2361,27 @@ static int head_wrapped(const char *s, size_t n)
 	return (k == 0 || s[k - 1] == ' ') && head_context(s, k);
 }
 
-/* Megatron timer lines (logs.h); 1 when s is one, else 0. */
-static int parse_timers(struct rd *r, const char *s, size_t n)
+/* Megatron timer lines (logs.h) and DeepSpeed's (ds_timers: of DeepSpeed
+ * records only, a line cut by the end of the input not read); 1 when s is
+ * one, else 0. */
+static int parse_timers(struct rd *r, const char *s, size_t n, int nl)
 {
 	const char *p = memmem(s, n, "time (ms) |", 11), *colon;
 	struct fieldv f[MAX_FIELDS];
 	size_t nf;
+	int ds;
 
 	if (p) {
 		p += 11;
 		nf = scan_fields(p, (size_t)(s + n - p), 1, ':', f, MAX_FIELDS);
+		r->timer_block = 0;
+		ds = ds_timer_kind(f, nf);
+		if (ds == 2 && nl && !r->megatron_args && !r->non_ds)
+			ds_timers(r, f, nf);
+		if (ds)
+			return 1;
 		for (size_t i = 0; i < nf; i++)
 			timer_entry(r, f[i].k, f[i].kn, f[i].v, f[i].vn);
-		r->timer_block = 0;
 		return 1;
 	}
 	if (memmem(s, n, "time across ranks (ms):", 23)) {
@@ -2952,7 +3101,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		if (rc)
 			return rc;
 	}
-	if (parse_timers(r, s, n))
+	if (parse_timers(r, s, n, nl))
 		return 0;
 	b = s;
 	while (b < e && (*b == ' ' || *b == '\t'))

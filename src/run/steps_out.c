@@ -262,11 +262,16 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 
 	ts_jw_key(jw, "hf_trainer_summary");
 	if (isfinite(log->hf_train_runtime_s) || isfinite(log->hf_steps_per_s)) {
+		struct ts_hf_run_mean hm;
+
+		ts_hf_run_mean(log, &hm);
 		ts_jw_obj(jw);
 		ts_jw_kfixed_or_null(jw, "train_runtime_s", log->hf_train_runtime_s, 4);
 		ts_jw_kfixed_or_null(jw, "train_steps_per_s", log->hf_steps_per_s, 4);
-		ts_jw_kfixed_or_null(jw, "mean_step_time_ms",
-				 log->hf_steps_per_s > 0 ? 1e3 / log->hf_steps_per_s : NAN, 3);
+		ts_jw_kfixed_or_null(jw, "mean_step_time_ms", hm.mean_ms, 3);
+		ts_jw_kfixed_or_null(jw, "mean_step_time_low_ms", hm.low_ms, 3);
+		ts_jw_kfixed_or_null(jw, "mean_step_time_high_ms", hm.high_ms, 3);
+		ts_jw_ki64_or_null(jw, "max_steps", hm.steps, hm.steps != TS_NO_INT);
 		ts_jw_obj_end(jw);
 	} else {
 		ts_jw_null(jw);
@@ -327,6 +332,31 @@ static size_t nphase_periodic(const struct ts_steps_report *r)
 	for (size_t i = 0; i < r->nphases; i++)
 		k += r->phases[i].periodic.found != 0;
 	return k;
+}
+
+/* The HF Trainer summary's whole-run mean step (ts_hf_run_mean): exact
+ * when its step count is pinned, else with the range its rounding leaves. */
+static void render_hf_run_mean(const struct ts_steplog *log, const char *bold, const char *reset,
+			       struct ts_sb *out)
+{
+	struct ts_hf_run_mean hm;
+
+	if (ts_hf_run_mean(log, &hm))
+		return;
+	ts_sb_addf(out, "%shf summary%s ", bold, reset);
+	if (hm.steps != TS_NO_INT)
+		ts_sb_addf(out, "%lld steps in %.1f s: mean step %.1f ms", (long long)hm.steps,
+			   log->hf_train_runtime_s, hm.mean_ms);
+	else if (isfinite(hm.high_ms))
+		ts_sb_addf(out, "%.4g steps/s over %.1f s: mean step %.1f ms (%.1f-%.1f ms: the "
+			   "Trainer rounds steps/s to 3 decimals)", log->hf_steps_per_s,
+			   log->hf_train_runtime_s, hm.mean_ms, hm.low_ms, hm.high_ms);
+	else
+		ts_sb_addf(out, "%.4g steps/s over %.1f s: mean step over %.1f ms (the Trainer "
+			   "rounds steps/s to 3 decimals)", log->hf_steps_per_s,
+			   log->hf_train_runtime_s, hm.low_ms);
+	ts_sb_adds(out, "; a whole-run mean, warm-up, evaluations and checkpoint saves "
+		   "included, not a steady-window statistic\n");
 }
 
 /* Per-phase means with their CI, share of the step and stalls. */
@@ -603,10 +633,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 				   r->buckets[i].weight * 100);
 		ts_sb_addc(out, '\n');
 	}
-	if (log->hf_steps_per_s > 0)
-		ts_sb_addf(out, "%shf summary%s %.4g steps/s over %.1f s: mean step %.1f ms (whole run, "
-			   "warm-up included)\n", bold, reset, log->hf_steps_per_s,
-			   log->hf_train_runtime_s, 1e3 / log->hf_steps_per_s);
+	render_hf_run_mean(log, bold, reset, out);
 	if (isfinite(log->theo_total_mb))
 		ts_sb_addf(out, "%stheoretical%s weights+optimizer %.1f MB, activations %.1f MB, total %.1f MB\n",
 			   bold, reset, log->theo_weight_opt_mb, log->theo_activation_mb,

@@ -3,7 +3,7 @@ import datetime, json, random, sys
 
 
 def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="", old=False,
-        megatron=False, ezpz=False, hf=False):
+        megatron=False, ezpz=False, hf=False, breakdown=None, gas=4, spike=None):
     """Write DeepSpeed engine lines of known truth to path and return the step
     durations in s ({step: seconds}): every `every` global steps the
     log_dist "[Rank 0] step=N, skipped=K, lr=[...]" line and the throughput
@@ -15,11 +15,27 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     block first and an iteration line after each pair of DeepSpeed lines;
     ezpz: that iteration line as argonne-lcf's fork prints it ("iteration=
     N/T | key=value | ...", behind its "[stamp][INFO][training:1251] - ");
-    hf: the HF Trainer on DeepSpeed, its dict after each pair of lines."""
+    hf: the HF Trainer on DeepSpeed, its dict after each pair of lines.
+    breakdown ("new", "old" or "pipe"): the timer lines of
+    "wall_clock_breakdown": true, as deepspeed/runtime/engine.py
+    DeepSpeedEngine.step() prints them through SynchronizedWallClockTimer.log
+    (deepspeed/utils/timer.py): at every micro-step (each of the gas
+    step() calls of a global step) the micro timers of that micro-step, and
+    at each gradient-accumulation boundary, after the step and throughput
+    lines, the global timers summed over the step's micro-steps; "new" with
+    the current names (fwd_microstep, ..., fwd, bwd, bwd_inner,
+    bwd_allreduce, step), "old" with the earlier ones (forward_microstep,
+    ..., forward, backward, backward_inner, backward_allreduce, step) and
+    "rank=0 " before "time (ms)"; "pipe" as the pipeline engine prints
+    them: both lines once every `every` global steps, from its optimizer
+    step (here before the throughput line), summed since the previous print. spike: (step, ms) added to that
+    step's forward (and duration). The per-step phase truth (ms: forward,
+    backward, comm, optimizer) goes to LOG.phases."""
     rnd = random.Random(seed)
     base = datetime.datetime(2023, 11, 7, 1, 50, 0)
     t = 30.0
     out, durs, skipped = [], {}, 0
+    phases, acc = {}, None
 
     def stamp(x):
         d = base + datetime.timedelta(seconds=x)
@@ -31,13 +47,60 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
                 prefix + "  seq_length ...................................... 2048",
                 prefix + "-------------------- end of arguments ---------------------"]
     out.append("%s[%s] [INFO] [config.py:1000:print]   train_batch_size ............. 64" % (prefix, stamp(1)))
+    def tline(x, names, vals):
+        rank = "rank=0 " if breakdown != "new" else ""
+        return ("%s[%s] [INFO] [logging.py:96:log_dist] [Rank 0] %stime (ms) | " % (prefix, stamp(x), rank)
+                + " | ".join("%s: %.2f" % (k, v) for k, v in zip(names, vals)))
+
+    if breakdown == "new":
+        micro = ["fwd_microstep", "bwd_microstep", "bwd_inner_microstep", "bwd_allreduce_microstep",
+                 "step_microstep"]
+        glob = ["fwd", "bwd", "bwd_inner", "bwd_allreduce", "step"]
+    else:
+        micro = ["forward_microstep", "backward_microstep", "backward_inner_microstep",
+                 "backward_allreduce_microstep", "step_microstep"]
+        glob = ["forward", "backward", "backward_inner", "backward_allreduce", "step"]
+        if breakdown == "pipe":
+            micro = ["batch_input"] + micro[:4] + ["backward_tied_allreduce_microstep", "step_microstep"]
     for s in range(1, steps + 1):
-        d = (5.0 if s == 1 else step_s) * (1 + rnd.gauss(0, 0.01))
+        d = base_d = (5.0 if s == 1 else step_s) * (1 + rnd.gauss(0, 0.01))
+        if spike and s == spike[0]:
+            d += spike[1] / 1e3
         durs[s] = d
         t += d
+        tl = []
+        if breakdown:
+            # per micro-step (ms): forward, backward inner, backward allreduce
+            # (at the boundary only, as DeepSpeed reduces there), step call
+            tot = [0.0] * 5
+            for m in range(gas):
+                last = m == gas - 1
+                f = 0.3 * base_d * 1e3 / gas * (1 + rnd.gauss(0, 0.02))
+                if spike and s == spike[0] and last:
+                    f += spike[1]
+                bi = 0.45 * base_d * 1e3 / gas * (1 + rnd.gauss(0, 0.02))
+                ba = 0.1 * base_d * 1e3 * (1 + rnd.gauss(0, 0.02)) if last else 0.003
+                b = bi + ba + 0.2
+                st = 0.08 * base_d * 1e3 * (1 + rnd.gauss(0, 0.02)) if last else 0.05
+                vals = [round(f, 2), round(b, 2), round(bi, 2), round(ba, 2), round(st, 2)]
+                tot = [a + v for a, v in zip(tot, vals)]
+                if breakdown != "pipe":
+                    tl.append((last, tline(t + 0.0025 if last else t - 0.001 * (gas - m), micro, vals)))
+            if breakdown != "pipe":
+                tl.append((True, tline(t + 0.003, glob, tot)))
+            phases[s] = {"forward": tot[0], "backward": tot[1], "comm": tot[3], "optimizer": tot[4]}
+            if breakdown == "pipe":
+                acc = tot if acc is None else [a + v for a, v in zip(acc, tot)]
+                if s % every == 0:
+                    out.append(tline(t - 0.002, micro, [0.5] + acc[:4] + [0.1, acc[4]]))
+                    out.append(tline(t - 0.001, glob, acc))
+                    acc = None
+        # the micro lines of the step's non-boundary micro-steps come first
+        out += [x for last, x in tl if not last]
         if s in skip_at:
             skipped += 1
         if s % every:
+            out += [x for last, x in tl if last]
             continue
         out.append("%s[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, "
                    "lr=[4.99e-05, 4.99e-05], mom=[(0.9, 0.95), (0.9, 0.95)]" % (prefix, stamp(t), s, skipped))
@@ -45,6 +108,8 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
         out.append("%s[%s] [INFO] [timer.py:260:stop] %s, RunningAvgSamplesPerSec=25.02, "
                    "CurrSamplesPerSec=%.4f, MemAllocated=4.32GB, MaxMemAllocated=38.49GB"
                    % (prefix, stamp(t + 0.002), head, 64 / d))
+        # the boundary's micro and global timer lines after the throughput line
+        out += [x for last, x in tl if last]
         if megatron and ezpz:
             ms = sum(durs[k] for k in range(s - every + 1, s + 1)) / every * 1e3
             out.append("%s[%s][INFO][training:1251] -  iteration=  %6d/  %6d | consumed_samples=  %10d | "
@@ -64,6 +129,8 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
                        "loss scale: 8192.0 | number of skipped iterations:   0 | number of nan iterations:   0 |"
                        % (prefix, s, steps, 64 * s, ms))
     open(path, "w").write("\n".join(out) + "\n")
+    if breakdown:
+        json.dump({str(k): v for k, v in phases.items()}, open(path + ".phases", "w"))
     return durs
 
 

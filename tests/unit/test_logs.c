@@ -975,6 +975,47 @@ TEST(logs_hf_summary_and_eval)
 	ts_steplog_release(&log);
 }
 
+TEST(logs_hf_run_mean)
+{
+	struct ts_steplog log;
+	struct ts_hf_run_mean hm;
+
+	ts_steplog_init(&log);
+	/* no summary */
+	CHECK_I64(ts_hf_run_mean(&log, &hm), -1);
+	CHECK(isnan(hm.mean_ms));
+	/* 300 steps in 910.7 s print round(300 / 910.7, 3) = 0.329: only n = 300
+	 * has n / 910.7 within 0.0005 of it (299: 0.32832, 301: 0.33051) */
+	log.hf_train_runtime_s = 910.7;
+	log.hf_steps_per_s = 0.329;
+	CHECK_I64(ts_hf_run_mean(&log, &hm), 0);
+	CHECK_I64(hm.steps, 300);
+	CHECK_NEAR(hm.mean_ms, 910.7 / 300 * 1e3, 1e-9);
+	CHECK_NEAR(hm.low_ms, hm.mean_ms, 0);
+	/* 2000 steps in 127601.6 s print 0.016: every n from 127601.6 x 0.0155
+	 * = 1977.8 to 127601.6 x 0.0165 = 2105.4 fits, so the mean is
+	 * 1000 / 0.016 = 62500 ms within 1000 / 0.0165 and 1000 / 0.0155 */
+	log.hf_train_runtime_s = 127601.6;
+	log.hf_steps_per_s = 0.016;
+	CHECK_I64(ts_hf_run_mean(&log, &hm), 0);
+	CHECK_I64(hm.steps, TS_NO_INT);
+	CHECK_NEAR(hm.mean_ms, 62500, 1e-9);
+	CHECK_NEAR(hm.low_ms, 1e3 / 0.0165, 1e-9);
+	CHECK_NEAR(hm.high_ms, 1e3 / 0.0155, 1e-9);
+	/* 0.000 steps/s over 29901.2 s: 1 to 14 steps fit, a lower bound only */
+	log.hf_train_runtime_s = 29901.2;
+	log.hf_steps_per_s = 0;
+	CHECK_I64(ts_hf_run_mean(&log, &hm), 0);
+	CHECK(isnan(hm.mean_ms) && isnan(hm.high_ms));
+	CHECK_NEAR(hm.low_ms, 2e6, 1e-6);
+	/* 0.000 steps/s over 2500 s: one step alone (two, 0.0008, print 0.001) */
+	log.hf_train_runtime_s = 2500;
+	CHECK_I64(ts_hf_run_mean(&log, &hm), 0);
+	CHECK_I64(hm.steps, 1);
+	CHECK_NEAR(hm.mean_ms, 2.5e6, 1e-6);
+	ts_steplog_release(&log);
+}
+
 TEST(logs_no_records_is_a_parse_error)
 {
 	struct ts_steplog log;
