@@ -292,11 +292,9 @@ struct ts_tele_gpu_summary {
  * a step's coverage. The readers note each gap ("sample-gap").
  */
 #define TS_TELE_GAP_FACTOR 2.5
-/* The median interval between consecutive timed samples of GPU g in ns, or
- * 0 when it has fewer than 3 such intervals (no gap is judged) or on ENOMEM. */
-int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g);
 
-/* Fill one summary per GPU (out has t->gpus.n entries). */
+/* Fill one summary per GPU (out has t->gpus.n entries). Linear in the
+ * samples whatever the GPU count; on ENOMEM the energy figures stay NAN. */
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out);
 
 /* A finding with the numbers behind it. */
@@ -370,7 +368,7 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
  * Judge the capture (and the aligned steps, may be NULL) into findings.
  * sku_mem_mib: nominal memory of the GPUs' SKU per gpu name lookup is done
  * by the caller through expected_total_mib (NULL or 0 when unknown).
- * Returns the number written to out (at most cap).
+ * Returns the number written to out (at most cap); 0 on ENOMEM.
  */
 size_t ts_tele_findings(const struct ts_telemetry *t,
 			const struct ts_tele_gpu_summary *sum,

@@ -73,18 +73,65 @@ static int is_gap(int64_t d, int64_t med)
 	return med > 0 && (double)d > TS_TELE_GAP_FACTOR * (double)med;
 }
 
-int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g)
+/*
+ * The samples of each GPU in their order: GPU g's are s[off[g]] ..
+ * s[off[g + 1] - 1]. Built once in two passes over the samples, so that the
+ * passes made GPU by GPU cost the samples once in all, not once per GPU (64
+ * GPUs x 1 h at 1 Hz read every sample 64 times over in a dozen passes).
+ */
+struct by_gpu {
+	size_t *off;                        /* ng + 1 */
+	const struct ts_tele_sample **s;    /* the samples from `from` on */
+};
+
+/* Fill b with the samples of t from index `from` on. Returns 0 or TS_ENOMEM
+ * (b then holds nothing to release). */
+static int by_gpu_build(struct by_gpu *b, const struct ts_telemetry *t, size_t from)
+{
+	size_t ng = t->gpus.n, n = from < t->samples.n ? t->samples.n - from : 0;
+
+	b->off = calloc(ng + 2, sizeof(*b->off));
+	b->s = malloc((n ? n : 1) * sizeof(*b->s));
+	if (!b->off || !b->s) {
+		free(b->off);
+		free(b->s);
+		b->off = NULL;
+		b->s = NULL;
+		return TS_ENOMEM;
+	}
+	/* off[g + 2] counts GPU g; after the sums off[g + 1] is where it goes */
+	for (size_t i = from; i < t->samples.n; i++)
+		if (t->samples.v[i].gpu < ng)
+			b->off[t->samples.v[i].gpu + 2]++;
+	for (size_t g = 2; g < ng + 2; g++)
+		b->off[g] += b->off[g - 1];
+	for (size_t i = from; i < t->samples.n; i++)
+		if (t->samples.v[i].gpu < ng)
+			b->s[b->off[t->samples.v[i].gpu + 1]++] = &t->samples.v[i];
+	return 0;
+}
+
+static void by_gpu_release(struct by_gpu *b)
+{
+	free(b->off);
+	free(b->s);
+}
+
+/* The median interval between consecutive timed samples of GPU g in ns, or
+ * 0 when it has fewer than 3 such intervals (no gap is judged) or on
+ * ENOMEM. */
+static int64_t median_interval(const struct by_gpu *b, size_t g)
 {
 	size_t timed = 0, n = 0;
 	int64_t prev = TS_NO_TIME, med = 0, *d;
 
-	for (size_t i = 0; i < t->samples.n; i++)
-		timed += t->samples.v[i].gpu == g && t->samples.v[i].t_ns != TS_NO_TIME;
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++)
+		timed += b->s[k]->t_ns != TS_NO_TIME;
 	if (timed < 4 || !(d = malloc(timed * sizeof(*d))))
 		return 0;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
+		if (x->t_ns == TS_NO_TIME)
 			continue;
 		if (prev != TS_NO_TIME && x->t_ns > prev)
 			d[n++] = ns_diff(x->t_ns, prev);
@@ -123,7 +170,7 @@ const char *tele_fmt_utc(char *buf, size_t cap, int64_t ns)
 
 void tele_note_gaps(struct ts_telemetry *t, size_t from)
 {
-	size_t n = 0, nd = 0, shown = 0, more = 0;
+	size_t n = 0, nd = 0, shown = 0, more = 0, nrg = 0;
 	int64_t *tt, *d, med;
 	uint32_t tick = 0;
 	double more_s = 0;
@@ -149,10 +196,12 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 	if (nd < 3)
 		goto out;
 	med = median_i64(d, nd);
+	/* d now holds the rounds that end a gap of the rounds (nrg of them) */
 	for (size_t i = 1; i < n; i++) {
 		int64_t gap = tt[i] > tt[i - 1] ? ns_diff(tt[i], tt[i - 1]) : 0;
 		if (!is_gap(gap, med))
 			continue;
+		d[nrg++] = (int64_t)i;
 		if (shown == 5) {
 			more++;
 			more_s += (double)gap / 1e9;
@@ -171,7 +220,8 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 	 * energy leaves them out (per GPU), so they are said too */
 	size_t ng = t->gpus.n;
 	int64_t *prev = malloc((ng ? ng : 1) * sizeof(*prev)), *gmed = malloc((ng ? ng : 1) * sizeof(*gmed));
-	if (prev && gmed) {
+	struct by_gpu bg = { NULL, NULL };
+	if (prev && gmed && !by_gpu_build(&bg, t, from)) {
 		for (size_t g = 0; g < ng; g++) {
 			prev[g] = TS_NO_TIME;
 			gmed[g] = -1;
@@ -187,14 +237,13 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 				continue;
 			int64_t gap = ns_diff(x->t_ns, p);
 			if (gmed[g] < 0)
-				gmed[g] = ts_tele_median_interval_ns(t, g);
+				gmed[g] = median_interval(&bg, g);
 			if (!is_gap(gap, gmed[g]))
 				continue;
 			/* inside a gap of the rounds: said above */
 			int seen = 0;
-			for (size_t k = 1; k < n && !seen; k++)
-				seen = tt[k] > tt[k - 1] && is_gap(ns_diff(tt[k], tt[k - 1]), med) &&
-				       tt[k - 1] < x->t_ns && tt[k] > p;
+			for (size_t r = 0; r < nrg && !seen; r++)
+				seen = tt[d[r] - 1] < x->t_ns && tt[d[r]] > p;
 			if (seen)
 				continue;
 			if (shown == 5) {
@@ -216,6 +265,7 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 	}
 	free(prev);
 	free(gmed);
+	by_gpu_release(&bg);
 	if (more)
 		ts_tele_note(t, "sample-gap", -1, "and %zu more sample gaps, %.1f s in all", more,
 			     more_s);
@@ -271,17 +321,19 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 		}
 	}
 	/* energy: a counter's difference, else power integrated over time */
+	struct by_gpu b;
+	for (size_t g = 0; g < t->gpus.n; g++)
+		out[g].energy_covered_s = NAN;
+	if (by_gpu_build(&b, t, 0))
+		return;
 	for (size_t g = 0; g < t->gpus.n; g++) {
 		struct ts_tele_gpu_summary *s = &out[g];
 		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN, covered = 0;
 		int64_t tprev = TS_NO_TIME, tany = TS_NO_TIME, te0 = TS_NO_TIME, te1 = TS_NO_TIME;
-		int64_t med = ts_tele_median_interval_ns(t, g);
+		int64_t med = median_interval(&b, g);
 		int timed = 0;
-		s->energy_covered_s = NAN;
-		for (size_t i = 0; i < t->samples.n; i++) {
-			const struct ts_tele_sample *x = &t->samples.v[i];
-			if (x->gpu != g)
-				continue;
+		for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+			const struct ts_tele_sample *x = b.s[k];
 			if (x->t_ns != TS_NO_TIME) {
 				if (tany != TS_NO_TIME && x->t_ns > tany &&
 				    is_gap(ns_diff(x->t_ns, tany), med))
@@ -319,6 +371,7 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 			s->energy_covered_s = covered;
 		}
 	}
+	by_gpu_release(&b);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -367,13 +420,13 @@ static int throttled(const struct fctx *c, size_t g)
 	return 0;
 }
 
-static size_t count_reason(const struct ts_telemetry *t, size_t g, uint64_t mask, size_t *n)
+static size_t count_reason(const struct by_gpu *b, size_t g, uint64_t mask, size_t *n)
 {
 	size_t hit = 0;
 	*n = 0;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
+		if (x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
 			continue;
 		(*n)++;
 		if (reason_bits(x->v[TS_TF_EVENT_REASONS]) & mask)
@@ -426,14 +479,14 @@ static void straggler_findings(const struct ts_telemetry *t, struct fctx *c)
 
 /* Samples of GPU g with field f reported (returned) and, in *pos, those
  * above 0 (a violation counter that fired). */
-static size_t count_positive(const struct ts_telemetry *t, size_t g, int f, size_t *pos)
+static size_t count_positive(const struct by_gpu *b, size_t g, int f, size_t *pos)
 {
 	size_t n = 0;
 
 	*pos = 0;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->st[f] != TS_TV_VALUE)
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
+		if (x->st[f] != TS_TV_VALUE)
 			continue;
 		n++;
 		*pos += x->v[f] > 0;
@@ -475,17 +528,17 @@ struct sig_runs {
 	int64_t t0, t1;            /* its first and last sample times, TS_NO_TIME untimed */
 };
 
-static void signal_runs(const struct ts_telemetry *t, size_t g, int sig, struct sig_runs *r)
+static void signal_runs(const struct by_gpu *b, size_t g, int sig, struct sig_runs *r)
 {
 	size_t cur = 0;
 	int64_t start = TS_NO_TIME;
 
 	memset(r, 0, sizeof(*r));
 	r->t0 = r->t1 = TS_NO_TIME;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
 		int st;
-		if (x->gpu != g || (st = sig_state(x, sig)) < 0)
+		if ((st = sig_state(x, sig)) < 0)
 			continue;
 		if (!st) {
 			cur = 0;
@@ -680,22 +733,25 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	size_t ng = t->gpus.n;
 	char lab[128];
 	struct ts_tele_finding *f;
+	struct by_gpu b;
 
+	if (by_gpu_build(&b, t, 0))
+		return 0;
 	for (size_t g = 0; g < ng; g++) {
 		const struct ts_tele_gpu_summary *s = &sum[g];
-		size_t nr, capped = count_reason(t, g, TS_REASON_SW_POWER_CAP, &nr);
+		size_t nr, capped = count_reason(&b, g, TS_REASON_SW_POWER_CAP, &nr);
 		/* HW power brake (an external power-brake assertion, e.g. by the
 		 * PSU or the chassis) is a hardware slowdown NVML reports by its
 		 * own bit: the clocks are held down just the same */
-		size_t thermal = count_reason(t, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
+		size_t thermal = count_reason(&b, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
 						     TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE, &nr);
 		const struct ts_tele_stat *pw = &s->f[TS_TF_POWER_W], *pl = &s->f[TS_TF_POWER_LIMIT_W];
 		const struct ts_tele_stat *clk = &s->f[TS_TF_SM_CLOCK_MHZ];
 		const struct ts_tele_stat *clkmax = &s->f[TS_TF_SM_CLOCK_MAX_MHZ];
 		size_t near = 0, nearn = 0;
-		for (size_t i = 0; i < t->samples.n; i++) {
-			const struct ts_tele_sample *x = &t->samples.v[i];
-			if (x->gpu != g || x->st[TS_TF_POWER_W] != TS_TV_VALUE ||
+		for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+			const struct ts_tele_sample *x = b.s[k];
+			if (x->st[TS_TF_POWER_W] != TS_TV_VALUE ||
 			    x->st[TS_TF_POWER_LIMIT_W] != TS_TV_VALUE || !(x->v[TS_TF_POWER_LIMIT_W] > 0))
 				continue;
 			nearn++;
@@ -705,11 +761,11 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		gpu_label(t, g, lab, sizeof(lab));
 		int below_max = clk->n && clkmax->n && clk->mean < clkmax->max - 1;
 		struct sig_runs rcap, rviol, rnear, rtherm, rtviol;
-		signal_runs(t, g, SIG_CAP, &rcap);
-		signal_runs(t, g, SIG_PVIOL, &rviol);
-		signal_runs(t, g, SIG_NEAR, &rnear);
-		signal_runs(t, g, SIG_THERMAL, &rtherm);
-		signal_runs(t, g, SIG_TVIOL, &rtviol);
+		signal_runs(&b, g, SIG_CAP, &rcap);
+		signal_runs(&b, g, SIG_PVIOL, &rviol);
+		signal_runs(&b, g, SIG_NEAR, &rnear);
+		signal_runs(&b, g, SIG_THERMAL, &rtherm);
+		signal_runs(&b, g, SIG_TVIOL, &rtviol);
 		/* a share of the samples, or a sustained run however short the
 		 * capture around it is */
 		int cap_fired = capped && (capped * 10 >= nr || sustained(&rcap));
@@ -718,7 +774,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
 		    near_fired) {
 			if ((f = add(&c, "power-capped", "warning", (int32_t)g))) {
-				size_t viol, violn = count_positive(t, g, TS_TF_POWER_VIOL_PCT, &viol);
+				size_t viol, violn = count_positive(&b, g, TS_TF_POWER_VIOL_PCT, &viol);
 				int k;
 
 				if (cap_fired) {
@@ -746,7 +802,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 		if (thermal || (s->f[TS_TF_THERMAL_VIOL].n && s->f[TS_TF_THERMAL_VIOL].max > 0)) {
 			if ((f = add(&c, "thermal-throttling", "warning", (int32_t)g))) {
-				size_t viol, violn = count_positive(t, g, TS_TF_THERMAL_VIOL, &viol);
+				size_t viol, violn = count_positive(&b, g, TS_TF_THERMAL_VIOL, &viol);
 				int k;
 
 				if (thermal) {
@@ -768,15 +824,15 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			{ TS_TF_XID, "xid-error", "Xid errors" },
 		};
 		for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
-			size_t pos, all = count_positive(t, g, errs[e].f, &pos);
+			size_t pos, all = count_positive(&b, g, errs[e].f, &pos);
 			int64_t first = TS_NO_TIME;
 			double last = NAN;
 			char when[48];
 			if (!pos || !(f = add(&c, errs[e].id, "warning", (int32_t)g)))
 				continue;
-			for (size_t i = 0; i < t->samples.n; i++) {
-				const struct ts_tele_sample *x = &t->samples.v[i];
-				if (x->gpu != g || x->st[errs[e].f] != TS_TV_VALUE || !(x->v[errs[e].f] > 0))
+			for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+				const struct ts_tele_sample *x = b.s[k];
+				if (x->st[errs[e].f] != TS_TV_VALUE || !(x->v[errs[e].f] > 0))
 					continue;
 				if (first == TS_NO_TIME)
 					first = x->t_ns;
@@ -815,9 +871,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 		/* idle gaps: utilisation 0 for >= 1 s between busy samples */
 		int64_t gap_start = TS_NO_TIME, longest = 0, seen_busy = 0;
-		for (size_t i = 0; i < t->samples.n; i++) {
-			const struct ts_tele_sample *x = &t->samples.v[i];
-			if (x->gpu != g || x->st[TS_TF_UTIL_PCT] != TS_TV_VALUE || x->t_ns == TS_NO_TIME)
+		for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+			const struct ts_tele_sample *x = b.s[k];
+			if (x->st[TS_TF_UTIL_PCT] != TS_TV_VALUE || x->t_ns == TS_NO_TIME)
 				continue;
 			if (x->v[TS_TF_UTIL_PCT] <= 0) {
 				if (gap_start == TS_NO_TIME && seen_busy)
@@ -862,6 +918,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 						 s->f[TS_TF_UTIL_PCT].mean);
 		}
 	}
+	by_gpu_release(&b);
 	/* across the GPUs of the job */
 	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
 	/* grp, rep and cnt; med of the straggler judgement */
@@ -1014,15 +1071,15 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 /* Coverage of GPU g's rows: the parts of its steps inside intervals
  * between consecutive timed samples that are no gap (steps sorted by start,
  * one rank's, so not overlapping). */
-static void cover(const struct ts_telemetry *t, size_t g, const struct ts_tele_span *steps,
+static void cover(const struct by_gpu *bg, size_t g, const struct ts_tele_span *steps,
 		  size_t nsteps, struct ts_tele_step *rows, size_t ng)
 {
-	int64_t med = ts_tele_median_interval_ns(t, g), prev = TS_NO_TIME;
+	int64_t med = median_interval(bg, g), prev = TS_NO_TIME;
 	size_t timed = 0;
 
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+	for (size_t k = bg->off[g]; k < bg->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = bg->s[k];
+		if (x->t_ns == TS_NO_TIME)
 			continue;
 		timed++;
 		if (prev == TS_NO_TIME || x->t_ns <= prev || is_gap(ns_diff(x->t_ns, prev), med)) {
@@ -1136,8 +1193,14 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		}
 #undef RUNMEAN
 	}
+	struct by_gpu bg;
+	if (by_gpu_build(&bg, t, 0)) {
+		free(rows);
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
 	for (size_t g = 0; g < ng; g++)
-		cover(t, g, steps, nsteps, rows, ng);
+		cover(&bg, g, steps, nsteps, rows, ng);
+	by_gpu_release(&bg);
 	for (size_t i = 0; i < nsteps * ng; i++) {
 		struct ts_tele_step *r = &rows[i];
 		if (r->power_samples) {
