@@ -130,6 +130,11 @@ struct ts_tele_gpu {
 	 * "clocks_throttle_reasons.active is '[Not Supported]'" (arena), NULL
 	 * when there is none; what the GPU or driver gave instead of reasons */
 	const char *reasons_cell;
+	/* 1 when its capture read some time from a stamp without a zone (dmon
+	 * -o DT, mthreads-gmi dates, a --query-gpu timestamp without one): the
+	 * capturing machine's local time, read as UTC. Per capture: a capture
+	 * with zoned stamps read beside it is UTC all the same. */
+	int local_time;
 };
 
 enum ts_tele_format {
@@ -194,10 +199,6 @@ struct ts_telemetry {
 	double sampler_cpu_pct;    /* CPU time / wall time of the sampling thread, NAN if unknown */
 	double sampler_call_us;    /* mean time of one sampling round, NAN if unknown */
 	int nfiles;
-	/* 1 when some time was read from a stamp without a zone (dmon
-	 * -o DT, mthreads-gmi dates, a --query-gpu timestamp without one): the
-	 * capturing machine's local time, read as UTC */
-	int local_time;
 	struct ts_arena arena;
 };
 
@@ -351,12 +352,14 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		  struct ts_err *err);
 
 /*
- * Warnings about a join (code, message, file NULL, appended to out):
- * "steps-outside-capture" when no step, or only some, overlap the capture's
+ * Warnings about a join (code, message, appended to out):
+ * "steps-outside-capture" when no step, or only some, overlap a capture's
  * time range (both ranges and the offset between their starts, with a
  * time-zone hint when the offset is within 2 min of a non-zero multiple of
- * 15 min and t->local_time says some stamp had no zone; a stamp with one
- * is UTC already), and "sample-gap" listing the steps inside the capture whose
+ * 15 min and that capture's GPUs have local_time; a stamp with a zone is
+ * UTC already), judged capture by capture: with several captures each is
+ * judged on its own range, and its warning names it (file and "FILE: "
+ * before the message; with one, file NULL), and "sample-gap" listing the steps inside the capture whose
  * coverage is below TS_TELE_MIN_COVERAGE on some GPU. rows are
  * ts_tele_align's. Returns 0 or TS_ENOMEM.
  */

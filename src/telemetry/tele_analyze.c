@@ -1315,24 +1315,25 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
  * GPU whose last row was cut ends a round before the others): with edge
  * set, the steps that reach past that range on a GPU where they are so
  * covered; else the steps inside it on such a GPU (in its sample gaps).
- * Steps outside the whole capture [lo, hi] are neither. *n counts them,
+ * On a GPU, a step outside its capture's time range [clo[g], chi[g]] is
+ * neither (it is outside that capture, said as such). *n counts them,
  * list gets "ITER (PCT %)" entries (the worst such GPU) while they fit in
  * cap, *left counts the rest.
  */
 static void low_steps(const struct ts_tele_span *steps, size_t nsteps,
-		      const struct ts_tele_step *rows, size_t ng, size_t nrows, int64_t lo,
-		      int64_t hi, const int64_t *glo, const int64_t *ghi, int edge, char *list,
-		      size_t cap, size_t *n, size_t *left)
+		      const struct ts_tele_step *rows, size_t ng, size_t nrows, const int64_t *clo,
+		      const int64_t *chi, const int64_t *glo, const int64_t *ghi, int edge,
+		      char *list, size_t cap, size_t *n, size_t *left)
 {
 	size_t len = 0;
 
 	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
 		double worst = NAN;
 
-		if (steps[s].end_ns <= lo || steps[s].start_ns > hi)
-			continue;
 		for (size_t g = 0; g < ng; g++) {
 			double cv = rows[s * ng + g].coverage;
+			if (steps[s].end_ns <= clo[g] || steps[s].start_ns > chi[g])
+				continue;
 			int across = glo[g] == TS_NO_TIME || steps[s].start_ns < glo[g] ||
 				     steps[s].end_ns > ghi[g];
 			if (across == !!edge && !isnan(cv) && (isnan(worst) || cv < worst))
@@ -1349,68 +1350,113 @@ static void low_steps(const struct ts_tele_span *steps, size_t nsteps,
 	}
 }
 
+/*
+ * The steps-outside-capture warning of one capture, time range [lo, hi]
+ * (file NULL: the only one), when some steps lie outside it; naive: its
+ * stamps had no zone, so an offset of whole quarter hours may be a time
+ * zone. Returns 0 or TS_ENOMEM.
+ */
+static int outside_warn(const struct ts_tele_span *steps, size_t nsteps, int64_t lo, int64_t hi,
+			int naive, const char *file, struct ts_warnings *out)
+{
+	int64_t s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
+	size_t outside = 0;
+	char a[48], b[48], c[48], d[48], head[160];
+
+	for (size_t s = 0; s < nsteps; s++) {
+		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
+		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
+		s_hi = s_hi == TS_NO_TIME || steps[s].end_ns > s_hi ? steps[s].end_ns : s_hi;
+	}
+	if (!outside)
+		return 0;
+	double off = (double)ns_diff(s_lo, lo) / 1e9, q = 900 * round(off / 900);
+	if (outside == nsteps)
+		snprintf(head, sizeof(head), "no step of --steps overlaps the capture");
+	else
+		snprintf(head, sizeof(head), "%zu of %zu steps lie outside the capture (their "
+			 "rows have no samples)", outside, nsteps);
+	return ts_warnings_add(out, "steps-outside-capture", file, -1, TS_NO_INT,
+			       "%s%s%s: the steps run from %s to %s, the capture from %s to %s; the "
+			       "steps start %+.1f s (%+.2f h) from the capture's start%s",
+			       file ? file : "", file ? ": " : "", head,
+			       tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
+			       tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
+			       off / 3600,
+			       naive && q != 0 && fabs(off - q) <= 120 ? "; within 2 min "
+			       "of a whole quarter hour: a time-zone offset? (stamps without a zone, "
+			       "as dmon -o DT, mthreads-gmi and --query-gpu write them, are the "
+			       "capturing machine's local time, read as UTC)" : "")
+		       ? TS_ENOMEM : 0;
+}
+
 int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *steps,
 		      size_t nsteps, const struct ts_tele_step *rows, size_t nrows,
 		      struct ts_warnings *out)
 {
-	int64_t lo = TS_NO_TIME, hi = TS_NO_TIME, s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
-	int64_t *glo, *ghi;
-	size_t outside = 0, ng = t->gpus.n;
-	char a[48], b[48], c[48], d[48], elist[300] = "", list[300] = "", tail[48] = "";
+	int64_t lo = TS_NO_TIME;
+	int64_t *glo, *ghi, *clo, *chi, *gclo, *gchi;
+	size_t ng = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
+	int multi = ts_tele_multi_capture(t);
+	char list[300] = "", elist[300] = "", tail[48] = "";
 	size_t nedge = 0, eleft = 0, nlow = 0, left = 0;
 	int rc = TS_ENOMEM;
 
-	if (!(glo = malloc(2 * (ng ? ng : 1) * sizeof(*glo))))
+	/* each GPU's and each capture's first and last timed sample, and
+	 * each GPU's capture's (gclo, gchi) */
+	if (!(glo = malloc((4 * (ng ? ng : 1) + 2 * nc) * sizeof(*glo))))
 		return TS_ENOMEM;
 	ghi = glo + (ng ? ng : 1);
+	gclo = ghi + (ng ? ng : 1);
+	gchi = gclo + (ng ? ng : 1);
+	clo = gchi + (ng ? ng : 1);
+	chi = clo + nc;
 	for (size_t g = 0; g < ng; g++)
 		glo[g] = ghi[g] = TS_NO_TIME;
+	for (size_t c = 0; c < nc; c++)
+		clo[c] = chi[c] = TS_NO_TIME;
 	for (size_t i = 0; i < t->samples.n; i++) {
 		int64_t x = t->samples.v[i].t_ns;
 		uint32_t g = t->samples.v[i].gpu;
 		if (x == TS_NO_TIME)
 			continue;
 		lo = lo == TS_NO_TIME || x < lo ? x : lo;
-		hi = hi == TS_NO_TIME || x > hi ? x : hi;
 		if (g < ng) {
+			size_t c = t->gpus.v[g].capture >= 0 && (size_t)t->gpus.v[g].capture < nc
+				   ? (size_t)t->gpus.v[g].capture : 0;
 			glo[g] = glo[g] == TS_NO_TIME || x < glo[g] ? x : glo[g];
 			ghi[g] = ghi[g] == TS_NO_TIME || x > ghi[g] ? x : ghi[g];
+			clo[c] = clo[c] == TS_NO_TIME || x < clo[c] ? x : clo[c];
+			chi[c] = chi[c] == TS_NO_TIME || x > chi[c] ? x : chi[c];
 		}
 	}
 	if (lo == TS_NO_TIME || !nsteps) {
 		rc = 0;
 		goto out;
 	}
-	for (size_t s = 0; s < nsteps; s++) {
-		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
-		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
-		s_hi = s_hi == TS_NO_TIME || steps[s].end_ns > s_hi ? steps[s].end_ns : s_hi;
+	for (size_t g = 0; g < ng; g++) {
+		size_t c = t->gpus.v[g].capture >= 0 && (size_t)t->gpus.v[g].capture < nc
+			   ? (size_t)t->gpus.v[g].capture : 0;
+		gclo[g] = clo[c];
+		gchi[g] = chi[c];
 	}
-	if (outside) {
-		double off = (double)ns_diff(s_lo, lo) / 1e9, q = 900 * round(off / 900);
-		char head[160];
-
-		if (outside == nsteps)
-			snprintf(head, sizeof(head), "no step of --steps overlaps the capture");
-		else
-			snprintf(head, sizeof(head), "%zu of %zu steps lie outside the capture (their "
-				 "rows have no samples)", outside, nsteps);
-		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
-				    "%s: the steps run from %s to %s, the capture from %s to %s; the "
-				    "steps start %+.1f s (%+.2f h) from the capture's start%s",
-				    head, tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
-				    tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
-				    off / 3600,
-				    t->local_time && q != 0 && fabs(off - q) <= 120 ? "; within 2 min "
-				    "of a whole quarter hour: a time-zone offset? (stamps without a zone, "
-				    "as dmon -o DT, mthreads-gmi and --query-gpu write them, are the "
-				    "capturing machine's local time, read as UTC)" : ""))
+	/* capture by capture: the offset and the time-zone hint are each
+	 * capture's own (a zoned capture beside a naive one is UTC) */
+	for (size_t c = 0; c < nc; c++) {
+		const struct ts_tele_gpu *first = NULL;
+		for (size_t g = 0; g < ng && !first; g++)
+			if ((size_t)t->gpus.v[g].capture == c)
+				first = &t->gpus.v[g];
+		if (!first || clo[c] == TS_NO_TIME)
+			continue;
+		if (outside_warn(steps, nsteps, clo[c], chi[c], first->local_time,
+				 multi ? (first->file ? first->file : "?") : NULL, out))
 			goto out;
 	}
 	/* steps across the capture's start or end, on each GPU its own first
 	 * and last sample: partly outside it, the rest may be too little to
 	 * measure (not outside, not in a gap) */
-	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, glo, ghi, 1, elist, sizeof(elist), &nedge,
+	low_steps(steps, nsteps, rows, ng, nrows, gclo, gchi, glo, ghi, 1, elist, sizeof(elist), &nedge,
 		  &eleft);
 	if (nedge) {
 		char etail[48] = "";
@@ -1423,7 +1469,7 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 			goto out;
 	}
 	/* steps inside the capture that lie mostly in sample gaps */
-	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, glo, ghi, 0, list, sizeof(list), &nlow,
+	low_steps(steps, nsteps, rows, ng, nrows, gclo, gchi, glo, ghi, 0, list, sizeof(list), &nlow,
 		  &left);
 	if (left)
 		snprintf(tail, sizeof(tail), ", and %zu more", left);

@@ -2263,7 +2263,6 @@ static void tele_restore(struct ts_telemetry *t, const struct ts_telemetry *befo
 	t->sampler_cpu_pct = before->sampler_cpu_pct;
 	t->sampler_call_us = before->sampler_call_us;
 	t->nfiles = before->nfiles;
-	t->local_time = before->local_time;
 }
 
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const char *name,
@@ -2326,6 +2325,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 			t->gpus.v[g].file = file;
 			if (r.host)
 				t->gpus.v[g].host = r.host;
+			t->gpus.v[g].local_time = r.local_time;
 		}
 		if (t->arena.failed)
 			rc = oom(&r);
@@ -2333,7 +2333,6 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	if (rc)
 		tele_restore(t, &before);
 	else {
-		t->local_time |= r.local_time;
 		tele_note_gaps(t, before.samples.n);
 		ts_tele_match_gpus(t);
 	}
