@@ -247,6 +247,21 @@ int ts_tele_uuid_norm(const char *uuid, char *buf, size_t cap);
  * 0 when it does not parse. */
 int ts_tele_bus_norm(const char *bus, uint64_t *out);
 
+/*
+ * The hosts of the GPUs, on which every comparison across GPUs is made
+ * (straggler-gpu, clock-spread, low-utilization, ts_tele_confounds): the
+ * host a capture records; else, for a capture that records none, the host
+ * of another capture holding one of its GPUs by uuid; else the capture
+ * itself (one tool's capture is one machine's). A PCI bus id joins no
+ * hosts (every machine of one board layout repeats them), nor are two
+ * recorded host names joined. With several captures, append to out a
+ * "host-unknown" warning (file: the capture; "FILE: " before the message)
+ * for each capture recording no host whose host is not so told: its GPUs
+ * have no uuid, none is in another capture, they match only by bus id, or
+ * they are GPUs of captures of two different hosts. Returns 0 or TS_ENOMEM.
+ */
+int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out);
+
 /* 1 when t's GPUs come from more than one capture (their ids may repeat). */
 int ts_tele_multi_capture(const struct ts_telemetry *t);
 /* How text names GPU g: "GPU 3" (an entity id as it is: "GPU-I 28"), with

@@ -686,33 +686,198 @@ out:
 	free(off);
 }
 
-/* 1 when GPUs a and b are on one host: the host the captures record
- * when both do, else the same capture (one tool's capture is one host's). */
-static int same_host(const struct ts_telemetry *t, size_t a, size_t b)
-{
-	const struct ts_tele_gpu *x = &t->gpus.v[a], *y = &t->gpus.v[b];
+/* Per capture, what its GPUs say of its host (host_plan). */
+enum {
+	HP_HOSTLESS = 1,   /* the capture records no host for any GPU */
+	HP_JOINED = 2,     /* a GPU of it is a GPU of another capture by uuid */
+	HP_CONFLICT = 4,   /* ... of two captures of different recorded hosts */
+	HP_UUID = 8,       /* some GPU of it has a uuid */
+	HP_BUS_ONLY = 16,  /* some GPU of it is another capture's only by PCI bus id */
+};
 
-	if (x->host && y->host)
-		return !strcmp(x->host, y->host);
-	return x->capture == y->capture;
+static size_t hp_root(size_t *par, size_t i)
+{
+	while (par[i] != i) {
+		par[i] = par[par[i]];
+		i = par[i];
+	}
+	return i;
 }
 
-/* Each GPU's host as grp[g], an index 0 .. hosts - 1 in order of first
- * appearance, with rep[i] the first GPU of host i; returns the number of
- * hosts (at most the number of captures, so this is linear in GPUs). */
+/* Join the hosts of GPUs a and b unless they record two different names
+ * (name[root]: the recorded host of a group, or NULL). 0 when refused. */
+static int hp_join(size_t *par, const char **name, size_t a, size_t b)
+{
+	size_t ra = hp_root(par, a), rb = hp_root(par, b);
+
+	if (ra == rb)
+		return 1;
+	if (name[ra] && name[rb] && strcmp(name[ra], name[rb]))
+		return 0;
+	if (ra > rb) {
+		size_t x = ra;
+		ra = rb;
+		rb = x;
+	}
+	par[rb] = ra;
+	name[ra] = name[ra] ? name[ra] : name[rb];
+	return 1;
+}
+
+/*
+ * The hosts of t's GPUs. A GPU is on the host its capture records; a GPU
+ * whose capture records none is on its capture's host (one tool's capture
+ * is one machine's), and that host is the host of any other capture
+ * holding one of its GPUs by uuid (a uuid is one GPU's, wherever it was
+ * captured: the job's own `watch` with its host and an nvidia-smi capture
+ * of the same node are one host). A PCI bus id joins no hosts: every
+ * machine of one board layout has the same ones. Two recorded host names
+ * are never joined. Fills par (t->gpus.n entries; the GPUs of one host
+ * share hp_root) and, when flags is not NULL, flags[c] (t->nfiles entries)
+ * with the HP_ bits of capture c. Returns 0 or TS_ENOMEM.
+ */
+static int host_plan(const struct ts_telemetry *t, size_t *par, unsigned char *flags)
+{
+	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
+	const char **name = malloc((n ? n : 1) * sizeof(*name));
+	/* first: by device; cfirst: by capture; named: one GPU of each name */
+	size_t *first = malloc((2 * n + nc + 1) * sizeof(*first)), *cfirst = first + n;
+	size_t *named = cfirst + nc, nnamed = 0;
+	int rc = TS_ENOMEM;
+
+	if (!name || !first)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		par[i] = i;
+		name[i] = t->gpus.v[i].host;
+		first[i] = SIZE_MAX;
+	}
+	for (size_t c = 0; c < nc; c++) {
+		cfirst[c] = SIZE_MAX;
+		if (flags)
+			flags[c] = HP_HOSTLESS;
+	}
+	/* the recorded hosts, then each capture's GPUs of no recorded host */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
+		if (gp->host) {
+			size_t k = 0;
+			while (k < nnamed && strcmp(t->gpus.v[named[k]].host, gp->host))
+				k++;
+			if (k == nnamed)
+				named[nnamed++] = g;
+			else
+				hp_join(par, name, named[k], g);
+			if (flags)
+				flags[c] &= (unsigned char)~HP_HOSTLESS;
+		} else if (cfirst[c] == SIZE_MAX)
+			cfirst[c] = g;
+		else
+			hp_join(par, name, cfirst[c], g);
+	}
+	/* the same GPU by uuid in another capture: one host (first[d], the
+	 * first GPU of device d matched by uuid) */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
+		size_t d = gp->device >= 0 && (size_t)gp->device < n ? (size_t)gp->device : g;
+		char u[80];
+		if (flags && ts_tele_uuid_norm(gp->uuid, u, sizeof(u)))
+			flags[c] |= HP_UUID;
+		if (!gp->matched_by)
+			continue;
+		if (strcmp(gp->matched_by, "uuid")) {
+			if (flags)
+				flags[c] |= HP_BUS_ONLY;
+			continue;
+		}
+		if (first[d] == SIZE_MAX) {
+			first[d] = g;
+			continue;
+		}
+		size_t c0 = (size_t)t->gpus.v[first[d]].capture;
+		int ok = hp_join(par, name, first[d], g);
+		if (flags && c0 < nc) {
+			flags[c] |= ok ? HP_JOINED : HP_CONFLICT;
+			flags[c0] |= ok ? HP_JOINED : HP_CONFLICT;
+		}
+	}
+	rc = 0;
+out:
+	free(name);
+	free(first);
+	return rc;
+}
+
+/* Each GPU's host (host_plan) as grp[g], an index 0 .. hosts - 1 in order
+ * of first appearance, with rep[i] a GPU of host i that records its name
+ * when one does (else its first); returns the number of hosts, or
+ * SIZE_MAX on ENOMEM. */
 static size_t host_groups(const struct ts_telemetry *t, size_t *grp, size_t *rep)
 {
-	size_t n = 0;
+	size_t n = t->gpus.n, nh = 0;
+	size_t *par = malloc((n ? n : 1) * sizeof(*par));
 
-	for (size_t g = 0; g < t->gpus.n; g++) {
-		size_t i = 0;
-		while (i < n && !same_host(t, g, rep[i]))
-			i++;
-		if (i == n)
-			rep[n++] = g;
-		grp[g] = i;
+	if (!par || host_plan(t, par, NULL)) {
+		free(par);
+		return SIZE_MAX;
 	}
-	return n;
+	/* grp[root] is the host's index once the root is met (roots come first) */
+	for (size_t g = 0; g < n; g++) {
+		size_t r = hp_root(par, g);
+		if (r == g) {
+			rep[nh] = g;
+			grp[g] = nh++;
+		} else
+			grp[g] = grp[r];
+		if (t->gpus.v[g].host && !t->gpus.v[rep[grp[g]]].host)
+			rep[grp[g]] = g;
+	}
+	free(par);
+	return nh;
+}
+
+int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
+{
+	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
+	size_t *par = malloc((n ? n : 1) * sizeof(*par));
+	unsigned char *flags = malloc(nc);
+	int rc = TS_ENOMEM;
+
+	if (!par || !flags || host_plan(t, par, flags))
+		goto out;
+	rc = 0;
+	for (size_t c = 0; c < nc && !rc && ts_tele_multi_capture(t); c++) {
+		unsigned f = flags[c];
+		const char *file = NULL;
+		if (!(f & HP_HOSTLESS) || ((f & HP_JOINED) && !(f & HP_CONFLICT)))
+			continue;
+		for (size_t g = 0; g < n && !file; g++)
+			if ((size_t)t->gpus.v[g].capture == c)
+				file = t->gpus.v[g].file ? t->gpus.v[g].file : "?";
+		if (!file)
+			continue;
+		if (f & HP_CONFLICT)
+			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
+					     "%s: the capture records no host name, and its GPUs are "
+					     "GPUs (by uuid) of captures that record different hosts: its "
+					     "host cannot be told; it is judged with the first of them", file);
+		else
+			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
+					     "%s: the capture records no host name, and %s: whether it ran "
+					     "on the machine of another capture cannot be told, so its GPUs "
+					     "are compared only with each other (a host of its own)", file,
+					     f & HP_BUS_ONLY ? "its GPUs are other captures' GPUs only by PCI "
+					     "bus id, which every machine of one board layout repeats" :
+					     f & HP_UUID ? "no uuid of its GPUs is in another capture" :
+					     "its GPUs have no uuid");
+		rc = rc ? TS_ENOMEM : 0;
+	}
+out:
+	free(par);
+	free(flags);
+	return rc;
 }
 
 /* " on host NAME" (" on capture FILE" when the capture names no host) of
@@ -930,6 +1095,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		size_t nh = host_groups(t, grp, grp + ng), n = 0;
 		size_t *cnt = grp + 2 * ng;
 
+		if (nh == SIZE_MAX)
+			nh = 0;
+
 		for (size_t h = 0; h < nh; h++) {
 			double lo = INFINITY, hi = -INFINITY;
 			int has_reasons = 0, host_throttle = 0;
@@ -1050,7 +1218,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				if (nh > 1 && len > 0 && (size_t)len < sizeof(f->msg)) {
 					char where[160];
 
-					host_words(t, g, where, sizeof(where));
+					host_words(t, grp[ng + grp[g]], where, sizeof(where));
 					snprintf(f->msg + len, sizeof(f->msg) - (size_t)len,
 						 " on its host (%s, %zu GPUs)", where + 4, cnt[grp[g]]);
 				}
@@ -1282,6 +1450,9 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	 * no host on both sides, or one host a side, the sides as a whole */
 	if (ga && gb) {
 		size_t ha = host_groups(a, ga, ga + na), hb = host_groups(b, gb, gb + nb);
+
+		if (ha == SIZE_MAX || hb == SIZE_MAX)
+			ha = hb = 0;
 
 		for (size_t i = 0; i < ha && (ha > 1 || hb > 1); i++) {
 			const char *h = a->gpus.v[ga[na + i]].host;
