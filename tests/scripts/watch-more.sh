@@ -14,7 +14,9 @@
 #    naive.csv is 8 h off and gets the warning with the hint, and its
 #    GPUs, 8 h before every step, make no step "run across" its range.
 #    Before, the union of the two ranges held every step: no warning, and
-#    all 5 steps were said to run across the capture's end.
+#    all 5 steps were said to run across the capture's end. diagnose of
+#    a run directory holding zoned.csv, naive.csv and the steps as its
+#    metrics JSONL gives the same warnings.
 #  - Hosts by GPU identity. own.jsonl: watch's own capture on "host":
 #    "nodeA", GPUs 0-3 with uuids U0-U3 (GPU-abcdef00-... to -abcdef03-...)
 #    and bus ids 18-1b, at 600, 600, 600 and 400 W, 5 rounds; smi.csv: an
@@ -90,6 +92,10 @@ for s in "own.jsonl smi.csv c.jsonl" "a.csv b.csv" "x.csv y.csv" "own.jsonl noid
 	"$TS" watch --read $s --json -o "$n.json" 2>/dev/null
 	"$TS" watch --read $s >"$n.txt" 2>&1
 done
+mkdir run
+cp zoned.csv naive.csv run/
+cp steps8.jsonl run/metrics.jsonl
+"$TS" diagnose run --json -o diag.json 2>/dev/null || true
 "$TS" watch --read zoned.csv naive.csv --steps steps8.jsonl --json -o tz2.json 2>/dev/null
 "$TS" watch --read zoned.csv naive.csv --steps steps8.jsonl >tz2.txt 2>&1
 "$TS" watch --read zoned_at.csv naive.csv --steps steps8.jsonl --json -o tzat.json 2>/dev/null
@@ -112,6 +118,17 @@ edge = ("1 step(s) run across the capture's start or end (a GPU's first or last 
 assert w == [outside("naive.csv") + HINT, edge], w
 txt = open("tzat.txt").read()
 assert outside("naive.csv") + HINT in txt and edge in txt and "zoned_at.csv: no step" not in txt, txt
+
+# diagnose of a run directory with both captures: the same warnings, the
+# captures named by their paths, and the two host-unknown ones (no uuid)
+w = [(x["code"], x["message"]) for x in json.load(open("diag.json"))["warnings"]
+     if x["code"] in ("steps-outside-capture", "host-unknown")]
+NOHOST = ("%s: the capture records no host name, and its GPUs have no uuid: whether it ran on the machine of "
+          "another capture cannot be told, so its GPUs are compared only with each other (a host of its own)")
+assert sorted(w) == sorted([("steps-outside-capture", outside("run/zoned.csv")),
+                            ("steps-outside-capture", outside("run/naive.csv") + HINT),
+                            ("host-unknown", NOHOST % "run/zoned.csv"),
+                            ("host-unknown", NOHOST % "run/naive.csv")]), w
 
 def out(n):
     d = json.load(open(n + ".json"))
