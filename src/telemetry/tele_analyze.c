@@ -843,12 +843,15 @@ int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
 	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
 	size_t *par = malloc((n ? n : 1) * sizeof(*par));
 	unsigned char *flags = malloc(nc);
-	int rc = TS_ENOMEM;
+	int rc = 0;
 
-	if (!par || !flags || host_plan(t, par, flags))
+	if (!ts_tele_multi_capture(t))
 		goto out;
-	rc = 0;
-	for (size_t c = 0; c < nc && !rc && ts_tele_multi_capture(t); c++) {
+	if (!par || !flags || host_plan(t, par, flags)) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t c = 0; c < nc && !rc; c++) {
 		unsigned f = flags[c];
 		const char *file = NULL;
 		if (!(f & HP_HOSTLESS) || ((f & HP_JOINED) && !(f & HP_CONFLICT)))

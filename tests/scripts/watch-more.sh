@@ -39,7 +39,9 @@
 #    host-unknown warning saying so. own.jsonl + noid.csv (no host, no
 #    uuid, no bus id): noid.csv is a host of its own, warned ("its GPUs
 #    have no uuid"); own.jsonl + z.csv (no host, a uuid U9 no other
-#    capture has): warned ("no uuid of its GPUs is in another capture").
+#    capture has): warned ("no uuid of its GPUs is in another capture");
+#    w.csv (no host) holding U0 of own.jsonl (nodeA) and U5 of nb.jsonl
+#    (nodeB): warned, its host cannot be told (judged with nodeA's).
 #    Before, none of these warnings existed.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -62,12 +64,15 @@ def stamp(s):
     return time.strftime("%Y/%m/%d %H:%M:%S", time.gmtime(int(s))) + ".000"
 U = ["GPU-%08x-1111-2222-3333-444444444444" % (0xabcdef00 + g) for g in range(10)]
 B = ["00000000:%02X:00.0" % (0x18 + g) for g in range(4)]
-for name, host, pw in (("own.jsonl", "nodeA", [600, 600, 600, 400]), ("c.jsonl", "nodeB", [300, 300, 300])):
+for name, host, pw in (("own.jsonl", "nodeA", [600, 600, 600, 400]), ("c.jsonl", "nodeB", [300, 300, 300]),
+                       ("nb.jsonl", "nodeB", [300])):
     with open(name, "w") as f:
         gpus = [{"id": str(g), "name": "NVIDIA H100 80GB HBM3", "unsupported": {}} for g in range(len(pw))]
-        if host == "nodeA":
+        if name == "own.jsonl":
             for g in range(4):
                 gpus[g].update(uuid=U[g], bus_id=B[g])
+        if name == "nb.jsonl":
+            gpus[0].update(uuid=U[5])
         f.write(json.dumps({"schema": "trainscope.telemetry/1", "source": "nvml", "fidelity": "library",
                             "interval_ms": 1000, "host": host, "gpus": gpus}) + "\n")
         for i in range(5):
@@ -86,8 +91,10 @@ q("x.csv", ["pci.bus_id"], [(g, [B[g]], 650) for g in range(3)])
 q("y.csv", ["pci.bus_id"], [(g, [B[g]], 350) for g in range(3)])
 q("noid.csv", [], [(g, [], 600) for g in range(2)])
 q("z.csv", ["uuid"], [(0, [U[9]], 600)])
+q("w.csv", ["uuid"], [(0, [U[0]], 600), (1, [U[5]], 300)])
 PY
-for s in "own.jsonl smi.csv c.jsonl" "a.csv b.csv" "x.csv y.csv" "own.jsonl noid.csv" "own.jsonl z.csv"; do
+for s in "own.jsonl smi.csv c.jsonl" "a.csv b.csv" "x.csv y.csv" "own.jsonl noid.csv" "own.jsonl z.csv" \
+	"own.jsonl nb.jsonl w.csv"; do
 	n=$(echo $s | tr -d ' ')
 	"$TS" watch --read $s --json -o "$n.json" 2>/dev/null
 	"$TS" watch --read $s >"$n.txt" 2>&1
@@ -156,5 +163,9 @@ for n, why in (("x.csvy.csv", [("x.csv", BUS), ("y.csv", BUS)]),
     assert all(w[0] in txt for w in want), txt
     if n == "x.csvy.csv":
         assert st == [], st
+st, hw, txt = out("own.jsonlnb.jsonlw.csv")
+want = [("w.csv: the capture records no host name, and its GPUs are GPUs (by uuid) of captures that record "
+         "different hosts: its host cannot be told; it is judged with the first of them", "w.csv")]
+assert hw == want and want[0][0] in txt, hw
 PY
 echo "watch-more: ok"
