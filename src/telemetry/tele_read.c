@@ -527,27 +527,30 @@ static int id_put(struct rd *r, size_t g)
 /* GPU by its id within this file, added when new: one lookup in r's id
  * table per row, so a round of G GPUs costs G, not G^2. A GPU that a reader
  * added itself (ts_tele_add_gpu) is found by the scan once and then
- * tabled. */
+ * tabled. The id is kept whole: a dcgm-exporter file of several hosts names
+ * its GPUs HOST/GPU, and a long host name cut to a shorter id matched no
+ * later row (each scrape was a new GPU). */
 static int gpu_for(struct rd *r, struct view id, struct view name)
 {
 	struct ts_telemetry *t = r->t;
-	char buf[64], nb[160];
-	size_t key = id.n;
+	char nb[160];
+	const char *idz;
 	int g = -1;
 
-	for (size_t k = r->nslot ? id_hash(id.s, key) & (r->nslot - 1) : 0; r->nslot && r->slot[k];
+	for (size_t k = r->nslot ? id_hash(id.s, id.n) & (r->nslot - 1) : 0; r->nslot && r->slot[k];
 	     k = (k + 1) & (r->nslot - 1)) {
 		const char *o = t->gpus.v[r->slot[k] - 1].id;
-		if (strlen(o) == key && !memcmp(o, id.s, key))
+		if (strlen(o) == id.n && !memcmp(o, id.s, id.n))
 			return (int)r->slot[k] - 1;
 	}
 	for (size_t x = r->gpu_base; x < t->gpus.n && g < 0; x++)
-		if (strlen(t->gpus.v[x].id) == key && !memcmp(t->gpus.v[x].id, id.s, key))
+		if (strlen(t->gpus.v[x].id) == id.n && !memcmp(t->gpus.v[x].id, id.s, id.n))
 			g = (int)x;
 	if (g < 0) {
-		snprintf(buf, sizeof(buf), "%.*s", (int)(id.n < 60 ? id.n : 60), id.s);
+		if (!(idz = ts_arena_strndup(&t->arena, id.s, id.n)))
+			return -1;
 		snprintf(nb, sizeof(nb), "%.*s", (int)(name.n < 150 ? name.n : 150), name.s);
-		g = ts_tele_add_gpu(t, buf, name.n ? nb : NULL);
+		g = ts_tele_add_gpu(t, idz, name.n ? nb : NULL);
 	}
 	return g < 0 || id_put(r, (size_t)g) ? -1 : g;
 }

@@ -43,6 +43,12 @@
 #    w.csv (no host) holding U0 of own.jsonl (nodeA) and U5 of nb.jsonl
 #    (nodeB): warned, its host cannot be told (judged with nodeA's).
 #    Before, none of these warnings existed.
+#  - Long host names. exp.txt: dcgm-exporter scrapes of two hosts, one
+#    named with 70 letters, one "short", GPU 0 each at 300 W, 3 scrapes
+#    1 s apart (timestamps in ms): 2 GPUs ("<70 n>/0", "short/0") of 3
+#    samples, 600 J each (300 W over 2 s). Before, the long id was cut to
+#    60 characters when the GPU was made, so no later scrape matched it:
+#    4 GPUs, 3 of them the long host's with 1 sample each.
 set -eu
 cd "$(dirname "$0")/../.."
 TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
@@ -92,6 +98,10 @@ q("y.csv", ["pci.bus_id"], [(g, [B[g]], 350) for g in range(3)])
 q("noid.csv", [], [(g, [], 600) for g in range(2)])
 q("z.csv", ["uuid"], [(0, [U[9]], 600)])
 q("w.csv", ["uuid"], [(0, [U[0]], 600), (1, [U[5]], 300)])
+with open("exp.txt", "w") as f:
+    for i in range(3):
+        for h in ("n" * 70, "short"):
+            f.write('DCGM_FI_DEV_POWER_USAGE{gpu="0",Hostname="%s"} 300.0 %d\n' % (h, (T0 + i) * 1000))
 PY
 for s in "own.jsonl smi.csv c.jsonl" "a.csv b.csv" "x.csv y.csv" "own.jsonl noid.csv" "own.jsonl z.csv" \
 	"own.jsonl nb.jsonl w.csv"; do
@@ -99,6 +109,7 @@ for s in "own.jsonl smi.csv c.jsonl" "a.csv b.csv" "x.csv y.csv" "own.jsonl noid
 	"$TS" watch --read $s --json -o "$n.json" 2>/dev/null
 	"$TS" watch --read $s >"$n.txt" 2>&1
 done
+"$TS" watch --read exp.txt --json -o exp.json 2>/dev/null
 mkdir run
 cp zoned.csv naive.csv run/
 cp steps8.jsonl run/metrics.jsonl
@@ -136,6 +147,10 @@ assert sorted(w) == sorted([("steps-outside-capture", outside("run/zoned.csv")),
                             ("steps-outside-capture", outside("run/naive.csv") + HINT),
                             ("host-unknown", NOHOST % "run/zoned.csv"),
                             ("host-unknown", NOHOST % "run/naive.csv")]), w
+
+g = json.load(open("exp.json"))["gpus"]
+assert [(x["id"], x["samples"], x["fields"]["power_w"]["mean"], x["energy_j"]) for x in g] == \
+    [("n" * 70 + "/0", 3, 300, 600), ("short/0", 3, 300, 600)], g
 
 def out(n):
     d = json.load(open(n + ".json"))
