@@ -80,7 +80,7 @@ static int is_gap(int64_t d, int64_t med)
  * GPUs x 1 h at 1 Hz read every sample 64 times over in a dozen passes).
  */
 struct by_gpu {
-	size_t *off;                        /* ng + 1 */
+	size_t *off;                        /* ng + 2, the last spare */
 	const struct ts_tele_sample **s;    /* the samples from `from` on */
 };
 
