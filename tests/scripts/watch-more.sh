@@ -16,7 +16,11 @@
 #    Before, the union of the two ranges held every step: no warning, and
 #    all 5 steps were said to run across the capture's end. diagnose of
 #    a run directory holding zoned.csv, naive.csv and the steps as its
-#    metrics JSONL gives the same warnings.
+#    metrics JSONL gives the same warnings. ab of a side with zoned.csv
+#    and naive.csv (no host, no uuid) against one with own.jsonl and
+#    smi.csv (joined by uuid), both beside the shared a_dense metrics:
+#    host-unknown for each of the first side's captures, none for the
+#    second's.
 #  - Hosts by GPU identity. own.jsonl: watch's own capture on "host":
 #    "nodeA", GPUs 0-3 with uuids U0-U3 (GPU-abcdef00-... to -abcdef03-...)
 #    and bus ids 18-1b, at 600, 600, 600 and 400 W, 5 rounds; smi.csv: an
@@ -52,6 +56,8 @@
 set -eu
 cd "$(dirname "$0")/../.."
 TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
+DATA=$(cd "${DATA:-../shared/data}" 2>/dev/null && pwd || echo "${DATA:-../shared/data}")
+metrics="$DATA/traces/cpu/a_dense/metrics_rank0.jsonl"
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -110,6 +116,15 @@ for s in "own.jsonl smi.csv c.jsonl" "a.csv b.csv" "x.csv y.csv" "own.jsonl noid
 	"$TS" watch --read $s >"$n.txt" 2>&1
 done
 "$TS" watch --read exp.txt --json -o exp.json 2>/dev/null
+if [ -f "$metrics" ]; then
+	mkdir sidep sideq
+	cp "$metrics" zoned.csv naive.csv sidep/
+	cp "$metrics" own.jsonl smi.csv sideq/
+	"$TS" ab --json -o ab.json sidep sideq 2>/dev/null || true
+	"$TS" ab sidep sideq >ab.txt 2>&1 || true
+else
+	echo "note: $metrics not found: the ab case is skipped"
+fi
 mkdir run
 cp zoned.csv naive.csv run/
 cp steps8.jsonl run/metrics.jsonl
@@ -119,7 +134,7 @@ cp steps8.jsonl run/metrics.jsonl
 "$TS" watch --read zoned_at.csv naive.csv --steps steps8.jsonl --json -o tzat.json 2>/dev/null
 "$TS" watch --read zoned_at.csv naive.csv --steps steps8.jsonl >tzat.txt 2>&1
 python3 - <<'PY'
-import json
+import json, os
 HINT = ("; within 2 min of a whole quarter hour: a time-zone offset? (stamps without a zone, as dmon -o DT, "
         "mthreads-gmi and --query-gpu write them, are the capturing machine's local time, read as UTC)")
 def outside(f):
@@ -151,6 +166,12 @@ assert sorted(w) == sorted([("steps-outside-capture", outside("run/zoned.csv")),
 g = json.load(open("exp.json"))["gpus"]
 assert [(x["id"], x["samples"], x["fields"]["power_w"]["mean"], x["energy_j"]) for x in g] == \
     [("n" * 70 + "/0", 3, 300, 600), ("short/0", 3, 300, 600)], g
+
+if os.path.exists("ab.json"):
+    w = [(x["message"], x["file"]) for x in json.load(open("ab.json"))["warnings"] if x["code"] == "host-unknown"]
+    want = [(NOHOST % f, f) for f in ("sidep/naive.csv", "sidep/zoned.csv")]
+    assert sorted(w) == want, w
+    assert all(x[0] in open("ab.txt").read() for x in want), open("ab.txt").read()
 
 def out(n):
     d = json.load(open(n + ".json"))
