@@ -110,9 +110,11 @@ struct ts_tele_gpu {
 	const char *file;          /* its name as given to the reader, or NULL */
 	/* the host it is on as its capture records it (the "host" of a
 	 * trainscope.telemetry/1 header), NULL when unrecorded: then its
-	 * capture is its host (one tool's capture is one machine's). GPUs are
-	 * compared with the GPUs of their own host only (straggler-gpu,
-	 * clock-spread, low-utilization, ts_tele_confounds). */
+	 * host is that of another capture holding one of its capture's GPUs
+	 * by uuid, else its capture (one tool's capture is one machine's; see
+	 * ts_tele_host_warn). GPUs are compared with the GPUs of their own
+	 * host only (straggler-gpu, clock-spread, low-utilization,
+	 * ts_tele_confounds). */
 	const char *host;
 	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
 	 * of different captures with the same uuid ("GPU-" prefix, case and
