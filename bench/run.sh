@@ -110,3 +110,8 @@ if [ "${BENCH_BIG:-0}" != 0 ]; then
 	"$BUILD/bench/gen_trace" "$src" "$big" "$((MB * BENCH_BIG))"
 fi
 TS=$BUILD/trainscope bench/bench_scale.sh "$dir/trace.json" $big
+
+echo "== watch --read against the number of GPUs (the same samples in 16, 64, 256 GPUs)"
+watch_rc=0
+TS=$BUILD/trainscope bench/bench_watch.sh || watch_rc=$?
+[ "$watch_rc" -eq 0 ] || [ "$watch_rc" -eq 77 ] || exit "$watch_rc"

@@ -345,6 +345,13 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 		}
+		/* which captures are one machine's: said where it cannot be told */
+		if (ts_tele_host_warn(&t, &named)) {
+			ts_warnings_release(&named);
+			cli_error(ctx, "out of memory");
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
 		ts_warnings_release(&t.notes);
 		t.notes = named;
 	} else {

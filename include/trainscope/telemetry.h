@@ -110,9 +110,11 @@ struct ts_tele_gpu {
 	const char *file;          /* its name as given to the reader, or NULL */
 	/* the host it is on as its capture records it (the "host" of a
 	 * trainscope.telemetry/1 header), NULL when unrecorded: then its
-	 * capture is its host (one tool's capture is one machine's). GPUs are
-	 * compared with the GPUs of their own host only (straggler-gpu,
-	 * clock-spread, low-utilization, ts_tele_confounds). */
+	 * host is that of another capture holding one of its capture's GPUs
+	 * by uuid, else its capture (one tool's capture is one machine's; see
+	 * ts_tele_host_warn). GPUs are compared with the GPUs of their own
+	 * host only (straggler-gpu, clock-spread, low-utilization,
+	 * ts_tele_confounds). */
 	const char *host;
 	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
 	 * of different captures with the same uuid ("GPU-" prefix, case and
@@ -130,6 +132,11 @@ struct ts_tele_gpu {
 	 * "clocks_throttle_reasons.active is '[Not Supported]'" (arena), NULL
 	 * when there is none; what the GPU or driver gave instead of reasons */
 	const char *reasons_cell;
+	/* 1 when its capture read some time from a stamp without a zone (dmon
+	 * -o DT, mthreads-gmi dates, a --query-gpu timestamp without one): the
+	 * capturing machine's local time, read as UTC. Per capture: a capture
+	 * with zoned stamps read beside it is UTC all the same. */
+	int local_time;
 };
 
 enum ts_tele_format {
@@ -194,10 +201,6 @@ struct ts_telemetry {
 	double sampler_cpu_pct;    /* CPU time / wall time of the sampling thread, NAN if unknown */
 	double sampler_call_us;    /* mean time of one sampling round, NAN if unknown */
 	int nfiles;
-	/* 1 when some time was read from a stamp without a zone (dmon
-	 * -o DT, mthreads-gmi dates, a --query-gpu timestamp without one): the
-	 * capturing machine's local time, read as UTC */
-	int local_time;
 	struct ts_arena arena;
 };
 
@@ -246,6 +249,21 @@ int ts_tele_uuid_norm(const char *uuid, char *buf, size_t cap);
  * 0 when it does not parse. */
 int ts_tele_bus_norm(const char *bus, uint64_t *out);
 
+/*
+ * The hosts of the GPUs, on which every comparison across GPUs is made
+ * (straggler-gpu, clock-spread, low-utilization, ts_tele_confounds): the
+ * host a capture records; else, for a capture that records none, the host
+ * of another capture holding one of its GPUs by uuid; else the capture
+ * itself (one tool's capture is one machine's). A PCI bus id joins no
+ * hosts (every machine of one board layout repeats them), nor are two
+ * recorded host names joined. With several captures, append to out a
+ * "host-unknown" warning (file: the capture; "FILE: " before the message)
+ * for each capture recording no host whose host is not so told: its GPUs
+ * have no uuid, none is in another capture, they match only by bus id, or
+ * they are GPUs of captures of two different hosts. Returns 0 or TS_ENOMEM.
+ */
+int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out);
+
 /* 1 when t's GPUs come from more than one capture (their ids may repeat). */
 int ts_tele_multi_capture(const struct ts_telemetry *t);
 /* How text names GPU g: "GPU 3" (an entity id as it is: "GPU-I 28"), with
@@ -292,11 +310,9 @@ struct ts_tele_gpu_summary {
  * a step's coverage. The readers note each gap ("sample-gap").
  */
 #define TS_TELE_GAP_FACTOR 2.5
-/* The median interval between consecutive timed samples of GPU g in ns, or
- * 0 when it has fewer than 3 such intervals (no gap is judged) or on ENOMEM. */
-int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g);
 
-/* Fill one summary per GPU (out has t->gpus.n entries). */
+/* Fill one summary per GPU (out has t->gpus.n entries). Linear in the
+ * samples whatever the GPU count; on ENOMEM the energy figures stay NAN. */
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out);
 
 /* A finding with the numbers behind it. */
@@ -353,12 +369,14 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		  struct ts_err *err);
 
 /*
- * Warnings about a join (code, message, file NULL, appended to out):
- * "steps-outside-capture" when no step, or only some, overlap the capture's
+ * Warnings about a join (code, message, appended to out):
+ * "steps-outside-capture" when no step, or only some, overlap a capture's
  * time range (both ranges and the offset between their starts, with a
  * time-zone hint when the offset is within 2 min of a non-zero multiple of
- * 15 min and t->local_time says some stamp had no zone; a stamp with one
- * is UTC already), and "sample-gap" listing the steps inside the capture whose
+ * 15 min and that capture's GPUs have local_time; a stamp with a zone is
+ * UTC already), judged capture by capture: with several captures each is
+ * judged on its own range, and its warning names it (file and "FILE: "
+ * before the message; with one, file NULL), and "sample-gap" listing the steps inside the capture whose
  * coverage is below TS_TELE_MIN_COVERAGE on some GPU. rows are
  * ts_tele_align's. Returns 0 or TS_ENOMEM.
  */
@@ -370,7 +388,7 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
  * Judge the capture (and the aligned steps, may be NULL) into findings.
  * sku_mem_mib: nominal memory of the GPUs' SKU per gpu name lookup is done
  * by the caller through expected_total_mib (NULL or 0 when unknown).
- * Returns the number written to out (at most cap).
+ * Returns the number written to out (at most cap); 0 on ENOMEM.
  */
 size_t ts_tele_findings(const struct ts_telemetry *t,
 			const struct ts_tele_gpu_summary *sum,

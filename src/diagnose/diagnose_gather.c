@@ -504,6 +504,8 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 		if (!rc && d->rm && ts_tele_notes_warn(&t, before, path, &d->rm->warnings))
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
+	if (!rc && d->rm && ts_tele_host_warn(&t, &d->rm->warnings))
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	if (rc)
 		goto out;
 	sum = calloc(t.gpus.n + 1, sizeof(*sum));

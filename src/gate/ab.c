@@ -1662,6 +1662,7 @@ static int side_telemetry(struct ts_ab_result *res, const struct ts_run *r, size
 			}
 			rc |= ts_tele_notes_warn(t, before, path, &res->warnings);
 		}
+	rc |= ts_tele_host_warn(t, &res->warnings);
 	return rc ? TS_ENOMEM : 0;
 }
 

@@ -73,18 +73,65 @@ static int is_gap(int64_t d, int64_t med)
 	return med > 0 && (double)d > TS_TELE_GAP_FACTOR * (double)med;
 }
 
-int64_t ts_tele_median_interval_ns(const struct ts_telemetry *t, size_t g)
+/*
+ * The samples of each GPU in their order: GPU g's are s[off[g]] ..
+ * s[off[g + 1] - 1]. Built once in two passes over the samples, so that the
+ * passes made GPU by GPU cost the samples once in all, not once per GPU (64
+ * GPUs x 1 h at 1 Hz read every sample 64 times over in a dozen passes).
+ */
+struct by_gpu {
+	size_t *off;                        /* ng + 2, the last spare */
+	const struct ts_tele_sample **s;    /* the samples from `from` on */
+};
+
+/* Fill b with the samples of t from index `from` on. Returns 0 or TS_ENOMEM
+ * (b then holds nothing to release). */
+static int by_gpu_build(struct by_gpu *b, const struct ts_telemetry *t, size_t from)
+{
+	size_t ng = t->gpus.n, n = from < t->samples.n ? t->samples.n - from : 0;
+
+	b->off = calloc(ng + 2, sizeof(*b->off));
+	b->s = malloc((n ? n : 1) * sizeof(*b->s));
+	if (!b->off || !b->s) {
+		free(b->off);
+		free(b->s);
+		b->off = NULL;
+		b->s = NULL;
+		return TS_ENOMEM;
+	}
+	/* off[g + 2] counts GPU g; after the sums off[g + 1] is where it goes */
+	for (size_t i = from; i < t->samples.n; i++)
+		if (t->samples.v[i].gpu < ng)
+			b->off[t->samples.v[i].gpu + 2]++;
+	for (size_t g = 2; g < ng + 2; g++)
+		b->off[g] += b->off[g - 1];
+	for (size_t i = from; i < t->samples.n; i++)
+		if (t->samples.v[i].gpu < ng)
+			b->s[b->off[t->samples.v[i].gpu + 1]++] = &t->samples.v[i];
+	return 0;
+}
+
+static void by_gpu_release(struct by_gpu *b)
+{
+	free(b->off);
+	free(b->s);
+}
+
+/* The median interval between consecutive timed samples of GPU g in ns, or
+ * 0 when it has fewer than 3 such intervals (no gap is judged) or on
+ * ENOMEM. */
+static int64_t median_interval(const struct by_gpu *b, size_t g)
 {
 	size_t timed = 0, n = 0;
 	int64_t prev = TS_NO_TIME, med = 0, *d;
 
-	for (size_t i = 0; i < t->samples.n; i++)
-		timed += t->samples.v[i].gpu == g && t->samples.v[i].t_ns != TS_NO_TIME;
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++)
+		timed += b->s[k]->t_ns != TS_NO_TIME;
 	if (timed < 4 || !(d = malloc(timed * sizeof(*d))))
 		return 0;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
+		if (x->t_ns == TS_NO_TIME)
 			continue;
 		if (prev != TS_NO_TIME && x->t_ns > prev)
 			d[n++] = ns_diff(x->t_ns, prev);
@@ -123,7 +170,7 @@ const char *tele_fmt_utc(char *buf, size_t cap, int64_t ns)
 
 void tele_note_gaps(struct ts_telemetry *t, size_t from)
 {
-	size_t n = 0, nd = 0, shown = 0, more = 0;
+	size_t n = 0, nd = 0, shown = 0, more = 0, nrg = 0;
 	int64_t *tt, *d, med;
 	uint32_t tick = 0;
 	double more_s = 0;
@@ -149,10 +196,12 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 	if (nd < 3)
 		goto out;
 	med = median_i64(d, nd);
+	/* d now holds the rounds that end a gap of the rounds (nrg of them) */
 	for (size_t i = 1; i < n; i++) {
 		int64_t gap = tt[i] > tt[i - 1] ? ns_diff(tt[i], tt[i - 1]) : 0;
 		if (!is_gap(gap, med))
 			continue;
+		d[nrg++] = (int64_t)i;
 		if (shown == 5) {
 			more++;
 			more_s += (double)gap / 1e9;
@@ -171,7 +220,8 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 	 * energy leaves them out (per GPU), so they are said too */
 	size_t ng = t->gpus.n;
 	int64_t *prev = malloc((ng ? ng : 1) * sizeof(*prev)), *gmed = malloc((ng ? ng : 1) * sizeof(*gmed));
-	if (prev && gmed) {
+	struct by_gpu bg = { NULL, NULL };
+	if (prev && gmed && !by_gpu_build(&bg, t, from)) {
 		for (size_t g = 0; g < ng; g++) {
 			prev[g] = TS_NO_TIME;
 			gmed[g] = -1;
@@ -187,14 +237,13 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 				continue;
 			int64_t gap = ns_diff(x->t_ns, p);
 			if (gmed[g] < 0)
-				gmed[g] = ts_tele_median_interval_ns(t, g);
+				gmed[g] = median_interval(&bg, g);
 			if (!is_gap(gap, gmed[g]))
 				continue;
 			/* inside a gap of the rounds: said above */
 			int seen = 0;
-			for (size_t k = 1; k < n && !seen; k++)
-				seen = tt[k] > tt[k - 1] && is_gap(ns_diff(tt[k], tt[k - 1]), med) &&
-				       tt[k - 1] < x->t_ns && tt[k] > p;
+			for (size_t r = 0; r < nrg && !seen; r++)
+				seen = tt[d[r] - 1] < x->t_ns && tt[d[r]] > p;
 			if (seen)
 				continue;
 			if (shown == 5) {
@@ -216,6 +265,7 @@ void tele_note_gaps(struct ts_telemetry *t, size_t from)
 	}
 	free(prev);
 	free(gmed);
+	by_gpu_release(&bg);
 	if (more)
 		ts_tele_note(t, "sample-gap", -1, "and %zu more sample gaps, %.1f s in all", more,
 			     more_s);
@@ -271,17 +321,19 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 		}
 	}
 	/* energy: a counter's difference, else power integrated over time */
+	struct by_gpu b;
+	for (size_t g = 0; g < t->gpus.n; g++)
+		out[g].energy_covered_s = NAN;
+	if (by_gpu_build(&b, t, 0))
+		return;
 	for (size_t g = 0; g < t->gpus.n; g++) {
 		struct ts_tele_gpu_summary *s = &out[g];
 		double e0 = NAN, e1 = NAN, integ = 0, pprev = NAN, covered = 0;
 		int64_t tprev = TS_NO_TIME, tany = TS_NO_TIME, te0 = TS_NO_TIME, te1 = TS_NO_TIME;
-		int64_t med = ts_tele_median_interval_ns(t, g);
+		int64_t med = median_interval(&b, g);
 		int timed = 0;
-		s->energy_covered_s = NAN;
-		for (size_t i = 0; i < t->samples.n; i++) {
-			const struct ts_tele_sample *x = &t->samples.v[i];
-			if (x->gpu != g)
-				continue;
+		for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+			const struct ts_tele_sample *x = b.s[k];
 			if (x->t_ns != TS_NO_TIME) {
 				if (tany != TS_NO_TIME && x->t_ns > tany &&
 				    is_gap(ns_diff(x->t_ns, tany), med))
@@ -319,6 +371,7 @@ void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary 
 			s->energy_covered_s = covered;
 		}
 	}
+	by_gpu_release(&b);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -367,13 +420,13 @@ static int throttled(const struct fctx *c, size_t g)
 	return 0;
 }
 
-static size_t count_reason(const struct ts_telemetry *t, size_t g, uint64_t mask, size_t *n)
+static size_t count_reason(const struct by_gpu *b, size_t g, uint64_t mask, size_t *n)
 {
 	size_t hit = 0;
 	*n = 0;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
+		if (x->st[TS_TF_EVENT_REASONS] != TS_TV_VALUE)
 			continue;
 		(*n)++;
 		if (reason_bits(x->v[TS_TF_EVENT_REASONS]) & mask)
@@ -426,14 +479,14 @@ static void straggler_findings(const struct ts_telemetry *t, struct fctx *c)
 
 /* Samples of GPU g with field f reported (returned) and, in *pos, those
  * above 0 (a violation counter that fired). */
-static size_t count_positive(const struct ts_telemetry *t, size_t g, int f, size_t *pos)
+static size_t count_positive(const struct by_gpu *b, size_t g, int f, size_t *pos)
 {
 	size_t n = 0;
 
 	*pos = 0;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->st[f] != TS_TV_VALUE)
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
+		if (x->st[f] != TS_TV_VALUE)
 			continue;
 		n++;
 		*pos += x->v[f] > 0;
@@ -475,17 +528,17 @@ struct sig_runs {
 	int64_t t0, t1;            /* its first and last sample times, TS_NO_TIME untimed */
 };
 
-static void signal_runs(const struct ts_telemetry *t, size_t g, int sig, struct sig_runs *r)
+static void signal_runs(const struct by_gpu *b, size_t g, int sig, struct sig_runs *r)
 {
 	size_t cur = 0;
 	int64_t start = TS_NO_TIME;
 
 	memset(r, 0, sizeof(*r));
 	r->t0 = r->t1 = TS_NO_TIME;
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
+	for (size_t k = b->off[g]; k < b->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = b->s[k];
 		int st;
-		if (x->gpu != g || (st = sig_state(x, sig)) < 0)
+		if ((st = sig_state(x, sig)) < 0)
 			continue;
 		if (!st) {
 			cur = 0;
@@ -633,33 +686,201 @@ out:
 	free(off);
 }
 
-/* 1 when GPUs a and b are on one host: the host the captures record
- * when both do, else the same capture (one tool's capture is one host's). */
-static int same_host(const struct ts_telemetry *t, size_t a, size_t b)
-{
-	const struct ts_tele_gpu *x = &t->gpus.v[a], *y = &t->gpus.v[b];
+/* Per capture, what its GPUs say of its host (host_plan). */
+enum {
+	HP_HOSTLESS = 1,   /* the capture records no host for any GPU */
+	HP_JOINED = 2,     /* a GPU of it is a GPU of another capture by uuid */
+	HP_CONFLICT = 4,   /* ... of two captures of different recorded hosts */
+	HP_UUID = 8,       /* some GPU of it has a uuid */
+	HP_BUS_ONLY = 16,  /* some GPU of it is another capture's only by PCI bus id */
+};
 
-	if (x->host && y->host)
-		return !strcmp(x->host, y->host);
-	return x->capture == y->capture;
+static size_t hp_root(size_t *par, size_t i)
+{
+	while (par[i] != i) {
+		par[i] = par[par[i]];
+		i = par[i];
+	}
+	return i;
 }
 
-/* Each GPU's host as grp[g], an index 0 .. hosts - 1 in order of first
- * appearance, with rep[i] the first GPU of host i; returns the number of
- * hosts (at most the number of captures, so this is linear in GPUs). */
+/* Join the hosts of GPUs a and b unless they record two different names
+ * (name[root]: the recorded host of a group, or NULL). 0 when refused. */
+static int hp_join(size_t *par, const char **name, size_t a, size_t b)
+{
+	size_t ra = hp_root(par, a), rb = hp_root(par, b);
+
+	if (ra == rb)
+		return 1;
+	if (name[ra] && name[rb] && strcmp(name[ra], name[rb]))
+		return 0;
+	if (ra > rb) {
+		size_t x = ra;
+		ra = rb;
+		rb = x;
+	}
+	par[rb] = ra;
+	name[ra] = name[ra] ? name[ra] : name[rb];
+	return 1;
+}
+
+/*
+ * The hosts of t's GPUs. A GPU is on the host its capture records; a GPU
+ * whose capture records none is on its capture's host (one tool's capture
+ * is one machine's), and that host is the host of any other capture
+ * holding one of its GPUs by uuid (a uuid is one GPU's, wherever it was
+ * captured: the job's own `watch` with its host and an nvidia-smi capture
+ * of the same node are one host). A PCI bus id joins no hosts: every
+ * machine of one board layout has the same ones. Two recorded host names
+ * are never joined. Fills par (t->gpus.n entries; the GPUs of one host
+ * share hp_root) and, when flags is not NULL, flags[c] (t->nfiles entries)
+ * with the HP_ bits of capture c. Returns 0 or TS_ENOMEM.
+ */
+static int host_plan(const struct ts_telemetry *t, size_t *par, unsigned char *flags)
+{
+	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
+	const char **name = malloc((n ? n : 1) * sizeof(*name));
+	/* first: by device; cfirst: by capture; named: one GPU of each name */
+	size_t *first = malloc((2 * n + nc + 1) * sizeof(*first)), *cfirst = first + n;
+	size_t *named = cfirst + nc, nnamed = 0;
+	int rc = TS_ENOMEM;
+
+	if (!name || !first)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		par[i] = i;
+		name[i] = t->gpus.v[i].host;
+		first[i] = SIZE_MAX;
+	}
+	for (size_t c = 0; c < nc; c++) {
+		cfirst[c] = SIZE_MAX;
+		if (flags)
+			flags[c] = HP_HOSTLESS;
+	}
+	/* the recorded hosts, then each capture's GPUs of no recorded host */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
+		if (gp->host) {
+			size_t k = 0;
+			while (k < nnamed && strcmp(t->gpus.v[named[k]].host, gp->host))
+				k++;
+			if (k == nnamed)
+				named[nnamed++] = g;
+			else
+				hp_join(par, name, named[k], g);
+			if (flags)
+				flags[c] &= (unsigned char)~HP_HOSTLESS;
+		} else if (cfirst[c] == SIZE_MAX)
+			cfirst[c] = g;
+		else
+			hp_join(par, name, cfirst[c], g);
+	}
+	/* the same GPU by uuid in another capture: one host (first[d], the
+	 * first GPU of device d matched by uuid) */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
+		size_t d = gp->device >= 0 && (size_t)gp->device < n ? (size_t)gp->device : g;
+		char u[80];
+		if (flags && ts_tele_uuid_norm(gp->uuid, u, sizeof(u)))
+			flags[c] |= HP_UUID;
+		if (!gp->matched_by)
+			continue;
+		if (strcmp(gp->matched_by, "uuid")) {
+			if (flags)
+				flags[c] |= HP_BUS_ONLY;
+			continue;
+		}
+		if (first[d] == SIZE_MAX) {
+			first[d] = g;
+			continue;
+		}
+		size_t c0 = (size_t)t->gpus.v[first[d]].capture;
+		int ok = hp_join(par, name, first[d], g);
+		if (flags && c0 < nc) {
+			flags[c] |= ok ? HP_JOINED : HP_CONFLICT;
+			flags[c0] |= ok ? HP_JOINED : HP_CONFLICT;
+		}
+	}
+	rc = 0;
+out:
+	free(name);
+	free(first);
+	return rc;
+}
+
+/* Each GPU's host (host_plan) as grp[g], an index 0 .. hosts - 1 in order
+ * of first appearance, with rep[i] a GPU of host i that records its name
+ * when one does (else its first); returns the number of hosts, or
+ * SIZE_MAX on ENOMEM. */
 static size_t host_groups(const struct ts_telemetry *t, size_t *grp, size_t *rep)
 {
-	size_t n = 0;
+	size_t n = t->gpus.n, nh = 0;
+	size_t *par = malloc((n ? n : 1) * sizeof(*par));
 
-	for (size_t g = 0; g < t->gpus.n; g++) {
-		size_t i = 0;
-		while (i < n && !same_host(t, g, rep[i]))
-			i++;
-		if (i == n)
-			rep[n++] = g;
-		grp[g] = i;
+	if (!par || host_plan(t, par, NULL)) {
+		free(par);
+		return SIZE_MAX;
 	}
-	return n;
+	/* grp[root] is the host's index once the root is met (roots come first) */
+	for (size_t g = 0; g < n; g++) {
+		size_t r = hp_root(par, g);
+		if (r == g) {
+			rep[nh] = g;
+			grp[g] = nh++;
+		} else
+			grp[g] = grp[r];
+		if (t->gpus.v[g].host && !t->gpus.v[rep[grp[g]]].host)
+			rep[grp[g]] = g;
+	}
+	free(par);
+	return nh;
+}
+
+int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
+{
+	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
+	size_t *par = malloc((n ? n : 1) * sizeof(*par));
+	unsigned char *flags = malloc(nc);
+	int rc = 0;
+
+	if (!ts_tele_multi_capture(t))
+		goto out;
+	if (!par || !flags || host_plan(t, par, flags)) {
+		rc = TS_ENOMEM;
+		goto out;
+	}
+	for (size_t c = 0; c < nc && !rc; c++) {
+		unsigned f = flags[c];
+		const char *file = NULL;
+		if (!(f & HP_HOSTLESS) || ((f & HP_JOINED) && !(f & HP_CONFLICT)))
+			continue;
+		for (size_t g = 0; g < n && !file; g++)
+			if ((size_t)t->gpus.v[g].capture == c)
+				file = t->gpus.v[g].file ? t->gpus.v[g].file : "?";
+		if (!file)
+			continue;
+		if (f & HP_CONFLICT)
+			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
+					     "%s: the capture records no host name, and its GPUs are "
+					     "GPUs (by uuid) of captures that record different hosts: its "
+					     "host cannot be told; it is judged with the first of them", file);
+		else
+			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
+					     "%s: the capture records no host name, and %s: whether it ran "
+					     "on the machine of another capture cannot be told, so its GPUs "
+					     "are compared only with each other (a host of its own)", file,
+					     f & HP_BUS_ONLY ? "its GPUs are other captures' GPUs only by PCI "
+					     "bus id, which every machine of one board layout repeats" :
+					     f & HP_UUID ? "no uuid of its GPUs is in another capture" :
+					     "its GPUs have no uuid");
+		rc = rc ? TS_ENOMEM : 0;
+	}
+out:
+	free(par);
+	free(flags);
+	return rc;
 }
 
 /* " on host NAME" (" on capture FILE" when the capture names no host) of
@@ -680,22 +901,25 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	size_t ng = t->gpus.n;
 	char lab[128];
 	struct ts_tele_finding *f;
+	struct by_gpu b;
 
+	if (by_gpu_build(&b, t, 0))
+		return 0;
 	for (size_t g = 0; g < ng; g++) {
 		const struct ts_tele_gpu_summary *s = &sum[g];
-		size_t nr, capped = count_reason(t, g, TS_REASON_SW_POWER_CAP, &nr);
+		size_t nr, capped = count_reason(&b, g, TS_REASON_SW_POWER_CAP, &nr);
 		/* HW power brake (an external power-brake assertion, e.g. by the
 		 * PSU or the chassis) is a hardware slowdown NVML reports by its
 		 * own bit: the clocks are held down just the same */
-		size_t thermal = count_reason(t, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
+		size_t thermal = count_reason(&b, g, TS_REASON_SW_THERMAL | TS_REASON_HW_THERMAL |
 						     TS_REASON_HW_SLOWDOWN | TS_REASON_HW_POWER_BRAKE, &nr);
 		const struct ts_tele_stat *pw = &s->f[TS_TF_POWER_W], *pl = &s->f[TS_TF_POWER_LIMIT_W];
 		const struct ts_tele_stat *clk = &s->f[TS_TF_SM_CLOCK_MHZ];
 		const struct ts_tele_stat *clkmax = &s->f[TS_TF_SM_CLOCK_MAX_MHZ];
 		size_t near = 0, nearn = 0;
-		for (size_t i = 0; i < t->samples.n; i++) {
-			const struct ts_tele_sample *x = &t->samples.v[i];
-			if (x->gpu != g || x->st[TS_TF_POWER_W] != TS_TV_VALUE ||
+		for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+			const struct ts_tele_sample *x = b.s[k];
+			if (x->st[TS_TF_POWER_W] != TS_TV_VALUE ||
 			    x->st[TS_TF_POWER_LIMIT_W] != TS_TV_VALUE || !(x->v[TS_TF_POWER_LIMIT_W] > 0))
 				continue;
 			nearn++;
@@ -705,11 +929,11 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		gpu_label(t, g, lab, sizeof(lab));
 		int below_max = clk->n && clkmax->n && clk->mean < clkmax->max - 1;
 		struct sig_runs rcap, rviol, rnear, rtherm, rtviol;
-		signal_runs(t, g, SIG_CAP, &rcap);
-		signal_runs(t, g, SIG_PVIOL, &rviol);
-		signal_runs(t, g, SIG_NEAR, &rnear);
-		signal_runs(t, g, SIG_THERMAL, &rtherm);
-		signal_runs(t, g, SIG_TVIOL, &rtviol);
+		signal_runs(&b, g, SIG_CAP, &rcap);
+		signal_runs(&b, g, SIG_PVIOL, &rviol);
+		signal_runs(&b, g, SIG_NEAR, &rnear);
+		signal_runs(&b, g, SIG_THERMAL, &rtherm);
+		signal_runs(&b, g, SIG_TVIOL, &rtviol);
 		/* a share of the samples, or a sustained run however short the
 		 * capture around it is */
 		int cap_fired = capped && (capped * 10 >= nr || sustained(&rcap));
@@ -718,7 +942,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		    (s->f[TS_TF_POWER_VIOL_PCT].n && s->f[TS_TF_POWER_VIOL_PCT].max > 0) ||
 		    near_fired) {
 			if ((f = add(&c, "power-capped", "warning", (int32_t)g))) {
-				size_t viol, violn = count_positive(t, g, TS_TF_POWER_VIOL_PCT, &viol);
+				size_t viol, violn = count_positive(&b, g, TS_TF_POWER_VIOL_PCT, &viol);
 				int k;
 
 				if (cap_fired) {
@@ -746,7 +970,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 		if (thermal || (s->f[TS_TF_THERMAL_VIOL].n && s->f[TS_TF_THERMAL_VIOL].max > 0)) {
 			if ((f = add(&c, "thermal-throttling", "warning", (int32_t)g))) {
-				size_t viol, violn = count_positive(t, g, TS_TF_THERMAL_VIOL, &viol);
+				size_t viol, violn = count_positive(&b, g, TS_TF_THERMAL_VIOL, &viol);
 				int k;
 
 				if (thermal) {
@@ -768,15 +992,15 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			{ TS_TF_XID, "xid-error", "Xid errors" },
 		};
 		for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++) {
-			size_t pos, all = count_positive(t, g, errs[e].f, &pos);
+			size_t pos, all = count_positive(&b, g, errs[e].f, &pos);
 			int64_t first = TS_NO_TIME;
 			double last = NAN;
 			char when[48];
 			if (!pos || !(f = add(&c, errs[e].id, "warning", (int32_t)g)))
 				continue;
-			for (size_t i = 0; i < t->samples.n; i++) {
-				const struct ts_tele_sample *x = &t->samples.v[i];
-				if (x->gpu != g || x->st[errs[e].f] != TS_TV_VALUE || !(x->v[errs[e].f] > 0))
+			for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+				const struct ts_tele_sample *x = b.s[k];
+				if (x->st[errs[e].f] != TS_TV_VALUE || !(x->v[errs[e].f] > 0))
 					continue;
 				if (first == TS_NO_TIME)
 					first = x->t_ns;
@@ -815,9 +1039,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 		/* idle gaps: utilisation 0 for >= 1 s between busy samples */
 		int64_t gap_start = TS_NO_TIME, longest = 0, seen_busy = 0;
-		for (size_t i = 0; i < t->samples.n; i++) {
-			const struct ts_tele_sample *x = &t->samples.v[i];
-			if (x->gpu != g || x->st[TS_TF_UTIL_PCT] != TS_TV_VALUE || x->t_ns == TS_NO_TIME)
+		for (size_t k = b.off[g]; k < b.off[g + 1]; k++) {
+			const struct ts_tele_sample *x = b.s[k];
+			if (x->st[TS_TF_UTIL_PCT] != TS_TV_VALUE || x->t_ns == TS_NO_TIME)
 				continue;
 			if (x->v[TS_TF_UTIL_PCT] <= 0) {
 				if (gap_start == TS_NO_TIME && seen_busy)
@@ -862,6 +1086,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 						 s->f[TS_TF_UTIL_PCT].mean);
 		}
 	}
+	by_gpu_release(&b);
 	/* across the GPUs of the job */
 	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
 	/* grp, rep and cnt; med of the straggler judgement */
@@ -872,6 +1097,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		 * hosts of another SKU, power limit or load are no spread */
 		size_t nh = host_groups(t, grp, grp + ng), n = 0;
 		size_t *cnt = grp + 2 * ng;
+
+		if (nh == SIZE_MAX)
+			nh = 0;
 
 		for (size_t h = 0; h < nh; h++) {
 			double lo = INFINITY, hi = -INFINITY;
@@ -993,7 +1221,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				if (nh > 1 && len > 0 && (size_t)len < sizeof(f->msg)) {
 					char where[160];
 
-					host_words(t, g, where, sizeof(where));
+					host_words(t, grp[ng + grp[g]], where, sizeof(where));
 					snprintf(f->msg + len, sizeof(f->msg) - (size_t)len,
 						 " on its host (%s, %zu GPUs)", where + 4, cnt[grp[g]]);
 				}
@@ -1014,15 +1242,15 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 /* Coverage of GPU g's rows: the parts of its steps inside intervals
  * between consecutive timed samples that are no gap (steps sorted by start,
  * one rank's, so not overlapping). */
-static void cover(const struct ts_telemetry *t, size_t g, const struct ts_tele_span *steps,
+static void cover(const struct by_gpu *bg, size_t g, const struct ts_tele_span *steps,
 		  size_t nsteps, struct ts_tele_step *rows, size_t ng)
 {
-	int64_t med = ts_tele_median_interval_ns(t, g), prev = TS_NO_TIME;
+	int64_t med = median_interval(bg, g), prev = TS_NO_TIME;
 	size_t timed = 0;
 
-	for (size_t i = 0; i < t->samples.n; i++) {
-		const struct ts_tele_sample *x = &t->samples.v[i];
-		if (x->gpu != g || x->t_ns == TS_NO_TIME)
+	for (size_t k = bg->off[g]; k < bg->off[g + 1]; k++) {
+		const struct ts_tele_sample *x = bg->s[k];
+		if (x->t_ns == TS_NO_TIME)
 			continue;
 		timed++;
 		if (prev == TS_NO_TIME || x->t_ns <= prev || is_gap(ns_diff(x->t_ns, prev), med)) {
@@ -1136,8 +1364,14 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		}
 #undef RUNMEAN
 	}
+	struct by_gpu bg;
+	if (by_gpu_build(&bg, t, 0)) {
+		free(rows);
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	}
 	for (size_t g = 0; g < ng; g++)
-		cover(t, g, steps, nsteps, rows, ng);
+		cover(&bg, g, steps, nsteps, rows, ng);
+	by_gpu_release(&bg);
 	for (size_t i = 0; i < nsteps * ng; i++) {
 		struct ts_tele_step *r = &rows[i];
 		if (r->power_samples) {
@@ -1220,6 +1454,9 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	if (ga && gb) {
 		size_t ha = host_groups(a, ga, ga + na), hb = host_groups(b, gb, gb + nb);
 
+		if (ha == SIZE_MAX || hb == SIZE_MAX)
+			ha = hb = 0;
+
 		for (size_t i = 0; i < ha && (ha > 1 || hb > 1); i++) {
 			const char *h = a->gpus.v[ga[na + i]].host;
 			char where[160];
@@ -1252,24 +1489,25 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
  * GPU whose last row was cut ends a round before the others): with edge
  * set, the steps that reach past that range on a GPU where they are so
  * covered; else the steps inside it on such a GPU (in its sample gaps).
- * Steps outside the whole capture [lo, hi] are neither. *n counts them,
+ * On a GPU, a step outside its capture's time range [clo[g], chi[g]] is
+ * neither (it is outside that capture, said as such). *n counts them,
  * list gets "ITER (PCT %)" entries (the worst such GPU) while they fit in
  * cap, *left counts the rest.
  */
 static void low_steps(const struct ts_tele_span *steps, size_t nsteps,
-		      const struct ts_tele_step *rows, size_t ng, size_t nrows, int64_t lo,
-		      int64_t hi, const int64_t *glo, const int64_t *ghi, int edge, char *list,
-		      size_t cap, size_t *n, size_t *left)
+		      const struct ts_tele_step *rows, size_t ng, size_t nrows, const int64_t *clo,
+		      const int64_t *chi, const int64_t *glo, const int64_t *ghi, int edge,
+		      char *list, size_t cap, size_t *n, size_t *left)
 {
 	size_t len = 0;
 
 	for (size_t s = 0; ng && s < nsteps && (s + 1) * ng <= nrows; s++) {
 		double worst = NAN;
 
-		if (steps[s].end_ns <= lo || steps[s].start_ns > hi)
-			continue;
 		for (size_t g = 0; g < ng; g++) {
 			double cv = rows[s * ng + g].coverage;
+			if (steps[s].end_ns <= clo[g] || steps[s].start_ns > chi[g])
+				continue;
 			int across = glo[g] == TS_NO_TIME || steps[s].start_ns < glo[g] ||
 				     steps[s].end_ns > ghi[g];
 			if (across == !!edge && !isnan(cv) && (isnan(worst) || cv < worst))
@@ -1286,68 +1524,113 @@ static void low_steps(const struct ts_tele_span *steps, size_t nsteps,
 	}
 }
 
+/*
+ * The steps-outside-capture warning of one capture, time range [lo, hi]
+ * (file NULL: the only one), when some steps lie outside it; naive: its
+ * stamps had no zone, so an offset of whole quarter hours may be a time
+ * zone. Returns 0 or TS_ENOMEM.
+ */
+static int outside_warn(const struct ts_tele_span *steps, size_t nsteps, int64_t lo, int64_t hi,
+			int naive, const char *file, struct ts_warnings *out)
+{
+	int64_t s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
+	size_t outside = 0;
+	char a[48], b[48], c[48], d[48], head[160];
+
+	for (size_t s = 0; s < nsteps; s++) {
+		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
+		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
+		s_hi = s_hi == TS_NO_TIME || steps[s].end_ns > s_hi ? steps[s].end_ns : s_hi;
+	}
+	if (!outside)
+		return 0;
+	double off = (double)ns_diff(s_lo, lo) / 1e9, q = 900 * round(off / 900);
+	if (outside == nsteps)
+		snprintf(head, sizeof(head), "no step of --steps overlaps the capture");
+	else
+		snprintf(head, sizeof(head), "%zu of %zu steps lie outside the capture (their "
+			 "rows have no samples)", outside, nsteps);
+	return ts_warnings_add(out, "steps-outside-capture", file, -1, TS_NO_INT,
+			       "%s%s%s: the steps run from %s to %s, the capture from %s to %s; the "
+			       "steps start %+.1f s (%+.2f h) from the capture's start%s",
+			       file ? file : "", file ? ": " : "", head,
+			       tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
+			       tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
+			       off / 3600,
+			       naive && q != 0 && fabs(off - q) <= 120 ? "; within 2 min "
+			       "of a whole quarter hour: a time-zone offset? (stamps without a zone, "
+			       "as dmon -o DT, mthreads-gmi and --query-gpu write them, are the "
+			       "capturing machine's local time, read as UTC)" : "")
+		       ? TS_ENOMEM : 0;
+}
+
 int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *steps,
 		      size_t nsteps, const struct ts_tele_step *rows, size_t nrows,
 		      struct ts_warnings *out)
 {
-	int64_t lo = TS_NO_TIME, hi = TS_NO_TIME, s_lo = TS_NO_TIME, s_hi = TS_NO_TIME;
-	int64_t *glo, *ghi;
-	size_t outside = 0, ng = t->gpus.n;
-	char a[48], b[48], c[48], d[48], elist[300] = "", list[300] = "", tail[48] = "";
+	int64_t lo = TS_NO_TIME;
+	int64_t *glo, *ghi, *clo, *chi, *gclo, *gchi;
+	size_t ng = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
+	int multi = ts_tele_multi_capture(t);
+	char list[300] = "", elist[300] = "", tail[48] = "";
 	size_t nedge = 0, eleft = 0, nlow = 0, left = 0;
 	int rc = TS_ENOMEM;
 
-	if (!(glo = malloc(2 * (ng ? ng : 1) * sizeof(*glo))))
+	/* each GPU's and each capture's first and last timed sample, and
+	 * each GPU's capture's (gclo, gchi) */
+	if (!(glo = malloc((4 * (ng ? ng : 1) + 2 * nc) * sizeof(*glo))))
 		return TS_ENOMEM;
 	ghi = glo + (ng ? ng : 1);
+	gclo = ghi + (ng ? ng : 1);
+	gchi = gclo + (ng ? ng : 1);
+	clo = gchi + (ng ? ng : 1);
+	chi = clo + nc;
 	for (size_t g = 0; g < ng; g++)
 		glo[g] = ghi[g] = TS_NO_TIME;
+	for (size_t c = 0; c < nc; c++)
+		clo[c] = chi[c] = TS_NO_TIME;
 	for (size_t i = 0; i < t->samples.n; i++) {
 		int64_t x = t->samples.v[i].t_ns;
 		uint32_t g = t->samples.v[i].gpu;
 		if (x == TS_NO_TIME)
 			continue;
 		lo = lo == TS_NO_TIME || x < lo ? x : lo;
-		hi = hi == TS_NO_TIME || x > hi ? x : hi;
 		if (g < ng) {
+			size_t c = t->gpus.v[g].capture >= 0 && (size_t)t->gpus.v[g].capture < nc
+				   ? (size_t)t->gpus.v[g].capture : 0;
 			glo[g] = glo[g] == TS_NO_TIME || x < glo[g] ? x : glo[g];
 			ghi[g] = ghi[g] == TS_NO_TIME || x > ghi[g] ? x : ghi[g];
+			clo[c] = clo[c] == TS_NO_TIME || x < clo[c] ? x : clo[c];
+			chi[c] = chi[c] == TS_NO_TIME || x > chi[c] ? x : chi[c];
 		}
 	}
 	if (lo == TS_NO_TIME || !nsteps) {
 		rc = 0;
 		goto out;
 	}
-	for (size_t s = 0; s < nsteps; s++) {
-		outside += steps[s].end_ns <= lo || steps[s].start_ns > hi;
-		s_lo = s_lo == TS_NO_TIME || steps[s].start_ns < s_lo ? steps[s].start_ns : s_lo;
-		s_hi = s_hi == TS_NO_TIME || steps[s].end_ns > s_hi ? steps[s].end_ns : s_hi;
+	for (size_t g = 0; g < ng; g++) {
+		size_t c = t->gpus.v[g].capture >= 0 && (size_t)t->gpus.v[g].capture < nc
+			   ? (size_t)t->gpus.v[g].capture : 0;
+		gclo[g] = clo[c];
+		gchi[g] = chi[c];
 	}
-	if (outside) {
-		double off = (double)ns_diff(s_lo, lo) / 1e9, q = 900 * round(off / 900);
-		char head[160];
-
-		if (outside == nsteps)
-			snprintf(head, sizeof(head), "no step of --steps overlaps the capture");
-		else
-			snprintf(head, sizeof(head), "%zu of %zu steps lie outside the capture (their "
-				 "rows have no samples)", outside, nsteps);
-		if (ts_warnings_add(out, "steps-outside-capture", NULL, -1, TS_NO_INT,
-				    "%s: the steps run from %s to %s, the capture from %s to %s; the "
-				    "steps start %+.1f s (%+.2f h) from the capture's start%s",
-				    head, tele_fmt_utc(a, sizeof(a), s_lo), tele_fmt_utc(b, sizeof(b), s_hi),
-				    tele_fmt_utc(c, sizeof(c), lo), tele_fmt_utc(d, sizeof(d), hi), off,
-				    off / 3600,
-				    t->local_time && q != 0 && fabs(off - q) <= 120 ? "; within 2 min "
-				    "of a whole quarter hour: a time-zone offset? (stamps without a zone, "
-				    "as dmon -o DT, mthreads-gmi and --query-gpu write them, are the "
-				    "capturing machine's local time, read as UTC)" : ""))
+	/* capture by capture: the offset and the time-zone hint are each
+	 * capture's own (a zoned capture beside a naive one is UTC) */
+	for (size_t c = 0; c < nc; c++) {
+		const struct ts_tele_gpu *first = NULL;
+		for (size_t g = 0; g < ng && !first; g++)
+			if ((size_t)t->gpus.v[g].capture == c)
+				first = &t->gpus.v[g];
+		if (!first || clo[c] == TS_NO_TIME)
+			continue;
+		if (outside_warn(steps, nsteps, clo[c], chi[c], first->local_time,
+				 multi ? (first->file ? first->file : "?") : NULL, out))
 			goto out;
 	}
 	/* steps across the capture's start or end, on each GPU its own first
 	 * and last sample: partly outside it, the rest may be too little to
 	 * measure (not outside, not in a gap) */
-	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, glo, ghi, 1, elist, sizeof(elist), &nedge,
+	low_steps(steps, nsteps, rows, ng, nrows, gclo, gchi, glo, ghi, 1, elist, sizeof(elist), &nedge,
 		  &eleft);
 	if (nedge) {
 		char etail[48] = "";
@@ -1360,7 +1643,7 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 			goto out;
 	}
 	/* steps inside the capture that lie mostly in sample gaps */
-	low_steps(steps, nsteps, rows, ng, nrows, lo, hi, glo, ghi, 0, list, sizeof(list), &nlow,
+	low_steps(steps, nsteps, rows, ng, nrows, gclo, gchi, glo, ghi, 0, list, sizeof(list), &nlow,
 		  &left);
 	if (left)
 		snprintf(tail, sizeof(tail), ", and %zu more", left);

@@ -11,7 +11,7 @@
 
 /*
  * Note the sample gaps of the samples from index `from` on (those of the
- * file read last) as "sample-gap" notes of t: one note per gap (the first
+ * file read last, whose GPUs are its own) as "sample-gap" notes of t: one note per gap (the first
  * five, then one counting the rest), each with its time, its length and
  * the median interval it is judged against (TS_TELE_GAP_FACTOR). Sampling
  * rounds (ticks) are timed by their earliest sample; fewer than 3 timed

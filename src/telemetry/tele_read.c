@@ -55,6 +55,13 @@ struct rd {
 		int64_t line;
 		char col[48], cell[48], why[96];
 	} ck[3];
+	/* the GPUs of this file by id (gpu_for): open addressing, a slot
+	 * holds a GPU index + 1, 0 when empty; nslot a power of two or 0 */
+	uint32_t *slot;
+	size_t nslot, nin;
+	/* each GPU's last sampling round + 1 (next_tick), by index - gpu_base */
+	uint32_t *last_tick;
+	size_t nlast;
 };
 
 enum { CK_BAD, CK_RANGE, CK_UNIT };
@@ -477,18 +484,99 @@ static int bad(struct rd *r, const char *what)
 	return ts_err_at(r->err, TS_EPARSE, r->name, off, r->line > 0 ? r->line : 1, "%s", what);
 }
 
-/* GPU by its id within this file, added when new. */
+static size_t id_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* Put GPU g into r's id table (grown to twice its entries). Returns 0 or
+ * TS_ENOMEM. */
+static int id_put(struct rd *r, size_t g)
+{
+	const char *id = r->t->gpus.v[g].id;
+
+	if (2 * (r->nin + 1) > r->nslot) {
+		size_t n = r->nslot ? 2 * r->nslot : 64;
+		uint32_t *v = calloc(n, sizeof(*v)), *old = r->slot;
+		if (!v)
+			return TS_ENOMEM;
+		for (size_t i = 0; i < r->nslot; i++)
+			if (old[i]) {
+				const char *o = r->t->gpus.v[old[i] - 1].id;
+				size_t k = id_hash(o, strlen(o)) & (n - 1);
+				while (v[k])
+					k = (k + 1) & (n - 1);
+				v[k] = old[i];
+			}
+		free(old);
+		r->slot = v;
+		r->nslot = n;
+	}
+	size_t k = id_hash(id, strlen(id)) & (r->nslot - 1);
+	while (r->slot[k])
+		k = (k + 1) & (r->nslot - 1);
+	r->slot[k] = (uint32_t)g + 1;
+	r->nin++;
+	return 0;
+}
+
+/* GPU by its id within this file, added when new: one lookup in r's id
+ * table per row, so a round of G GPUs costs G, not G^2. A GPU that a reader
+ * added itself (ts_tele_add_gpu) is found by the scan once and then
+ * tabled. The id is kept whole: a dcgm-exporter file of several hosts names
+ * its GPUs HOST/GPU, and a long host name cut to a shorter id matched no
+ * later row (each scrape was a new GPU). */
 static int gpu_for(struct rd *r, struct view id, struct view name)
 {
 	struct ts_telemetry *t = r->t;
-	char buf[64], nb[160];
+	char nb[160];
+	const char *idz;
+	int g = -1;
 
-	for (size_t g = r->gpu_base; g < t->gpus.n; g++)
-		if (strlen(t->gpus.v[g].id) == id.n && !memcmp(t->gpus.v[g].id, id.s, id.n))
-			return (int)g;
-	snprintf(buf, sizeof(buf), "%.*s", (int)(id.n < 60 ? id.n : 60), id.s);
-	snprintf(nb, sizeof(nb), "%.*s", (int)(name.n < 150 ? name.n : 150), name.s);
-	return ts_tele_add_gpu(t, buf, name.n ? nb : NULL);
+	for (size_t k = r->nslot ? id_hash(id.s, id.n) & (r->nslot - 1) : 0; r->nslot && r->slot[k];
+	     k = (k + 1) & (r->nslot - 1)) {
+		const char *o = t->gpus.v[r->slot[k] - 1].id;
+		if (strlen(o) == id.n && !memcmp(o, id.s, id.n))
+			return (int)r->slot[k] - 1;
+	}
+	for (size_t x = r->gpu_base; x < t->gpus.n && g < 0; x++)
+		if (strlen(t->gpus.v[x].id) == id.n && !memcmp(t->gpus.v[x].id, id.s, id.n))
+			g = (int)x;
+	if (g < 0) {
+		if (!(idz = ts_arena_strndup(&t->arena, id.s, id.n)))
+			return -1;
+		snprintf(nb, sizeof(nb), "%.*s", (int)(name.n < 150 ? name.n : 150), name.s);
+		g = ts_tele_add_gpu(t, idz, name.n ? nb : NULL);
+	}
+	return g < 0 || id_put(r, (size_t)g) ? -1 : g;
+}
+
+/* The sampling round of a row of GPU g, tick the current round: the next
+ * round when g already has a row in this one (rows of one round name each
+ * GPU once). Returns 0 or TS_ENOMEM. */
+static int next_tick(struct rd *r, int g, uint32_t *tick)
+{
+	size_t i = (size_t)g - r->gpu_base;
+
+	if (i >= r->nlast) {
+		size_t n = r->nlast ? 2 * r->nlast : 64;
+		while (n <= i)
+			n *= 2;
+		uint32_t *v = realloc(r->last_tick, n * sizeof(*v));
+		if (!v)
+			return TS_ENOMEM;
+		memset(v + r->nlast, 0, (n - r->nlast) * sizeof(*v));
+		r->last_tick = v;
+		r->nlast = n;
+	}
+	if (r->last_tick[i] == *tick + 1)
+		(*tick)++;
+	r->last_tick[i] = *tick + 1;
+	return 0;
 }
 
 /* ts_civil_ns's out-of-range INT64_MIN is TS_NO_TIME */
@@ -1292,7 +1380,6 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 			pos[i] = (int)i;
 	}
 	uint32_t tk = 0;
-	size_t tick_start = 0;
 	for (size_t i = 0; i < nr; i++) {
 		struct view rl = { rows.v[i].p, rows.v[i].n };
 		struct view name = { NULL, 0 };
@@ -1304,19 +1391,9 @@ static int read_query(struct rd *r, const struct ts_tele_read_opts *o)
 		if (c_name >= 0)
 			name = cells[c_name];
 		if (c_id >= 0) {
-			/* new tick when this GPU already appeared in the current one */
-			for (size_t j = tick_start; j < i; j++) {
-				struct view pl = { rows.v[j].p, rows.v[j].n };
-				struct view pc[MAX_COLS];
-				split_csv(trim(pl), pc, MAX_COLS);
-				if (pc[c_id].n == cells[c_id].n &&
-				    !memcmp(pc[c_id].s, cells[c_id].s, pc[c_id].n)) {
-					tk++;
-					tick_start = i;
-					break;
-				}
-			}
 			g = gpu_for(r, cells[c_id], name);
+			if (g >= 0 && next_tick(r, g, &tk))
+				g = -1;
 		} else {
 			snprintf(idbuf, sizeof(idbuf), "%d", pos[i]);
 			struct view iv = { idbuf, strlen(idbuf) };
@@ -1379,7 +1456,6 @@ static int read_dcgmi(struct rd *r)
 	struct view l, names[MAX_COLS], cells[MAX_COLS];
 	int nnames = 0, map[MAX_COLS], mixed = 0;
 	uint32_t tick = 0;
-	size_t tick_start = r->t->samples.n;
 	int after_header = 0;
 
 	while (next_line(r, &l)) {
@@ -1430,14 +1506,8 @@ static int read_dcgmi(struct rd *r)
 			 (int)(cells[1].n % 24), cells[1].s);
 		struct view iv = { idbuf, strlen(idbuf) };
 		int g = gpu_for(r, iv, (struct view){ NULL, 0 });
-		if (g < 0)
+		if (g < 0 || next_tick(r, g, &tick))
 			return oom(r);
-		for (size_t j = tick_start; j < r->t->samples.n; j++)
-			if (r->t->samples.v[j].gpu == (uint32_t)g) {
-				tick++;
-				tick_start = r->t->samples.n;
-				break;
-			}
 		struct ts_tele_sample *s = ts_tele_add_sample(r->t, (uint32_t)g, tick, TS_NO_TIME);
 		if (!s)
 			return oom(r);
@@ -2147,7 +2217,6 @@ static void tele_restore(struct ts_telemetry *t, const struct ts_telemetry *befo
 	t->sampler_cpu_pct = before->sampler_cpu_pct;
 	t->sampler_call_us = before->sampler_call_us;
 	t->nfiles = before->nfiles;
-	t->local_time = before->local_time;
 }
 
 int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const char *name,
@@ -2192,6 +2261,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	case TS_TELE_DCGM_EXPORTER: rc = read_dcgm_exporter(&r); break;
 	default: rc = read_own(&r); break;
 	}
+	free(r.slot);
+	free(r.last_tick);
 	if (!rc)
 		cell_notes(&r);
 	if (!rc && t->arena.failed)
@@ -2208,6 +2279,7 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 			t->gpus.v[g].file = file;
 			if (r.host)
 				t->gpus.v[g].host = r.host;
+			t->gpus.v[g].local_time = r.local_time;
 		}
 		if (t->arena.failed)
 			rc = oom(&r);
@@ -2215,7 +2287,6 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	if (rc)
 		tele_restore(t, &before);
 	else {
-		t->local_time |= r.local_time;
 		tele_note_gaps(t, before.samples.n);
 		ts_tele_match_gpus(t);
 	}

@@ -773,7 +773,8 @@ static int stop_poll(struct ts_sampler *s, struct ts_err *err)
 	for (size_t i = 0; i < s->t->samples.n; i++)
 		if (s->t->samples.v[i].t_ns != TS_NO_TIME)
 			s->t->samples.v[i].t_ns -= off;
-	s->t->local_time = 0;
+	for (size_t g = 0; g < s->t->gpus.n; g++)
+		s->t->gpus.v[g].local_time = 0;
 	s->t->source = "nvidia-smi-query-gpu";
 	s->t->fidelity = "cli-polling";
 	s->t->format = TS_TELE_OWN;
