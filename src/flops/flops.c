@@ -200,25 +200,26 @@ static void v2023(const struct ts_model *m, double B, double s, double V, struct
 /* torchtitan: 6 FLOPs per parameter a token passes through, the input
  * embedding excluded (a lookup), routed experts at K of E, norm weights and
  * the router included, plus 12·n·d·s per token per layer of attention with
- * no causal halving. Each layer's two norm weights go with attn_proj, the
- * final norm with logits. A tied output head is counted once, as the head
- * (torchtitan since get_nparams_and_active_nparams; its earlier versions
- * subtracted the shared matrix). */
+ * no causal halving. The parameters are ts_model_params' (the count memory
+ * and plan use), at the model's unpadded vocabulary. Each layer's norms
+ * (and q/k norms) go with attn_proj, the final norm with logits. A tied
+ * output head is counted once, as the head (torchtitan since
+ * get_nparams_and_active_nparams; its earlier versions subtracted the
+ * shared matrix). */
 static void titan(const struct ts_model *m, double B, double s, double V,
 		  struct layer_model *lm)
 {
-	double h = (double)m->hidden, n = (double)m->heads;
-	double q = n * (double)m->head_dim, k = (double)m->kv_heads * (double)m->head_dim;
-	double gam = m->gated_mlp ? 3.0 : 2.0;
-	double bias = m->qkv_bias ? q + 2 * k : 0;
+	struct ts_model_params p;
+	double q = (double)m->heads * (double)m->head_dim;
 
-	lm->att_tok = 6 * (h * (q + 2 * k) + q * h + bias + 2 * h);
+	ts_model_params(m, (int64_t)V, &p);
+	lm->att_tok = 6 * (p.attn + p.attn_rep + p.norms);
 	lm->core_step = 12 * B * s * s * q;
-	lm->dense_tok = 6 * gam * h * (double)m->ffn_hidden;
-	lm->routed_tok = 6 * gam * h * (double)m->moe_ffn_hidden * (double)m->topk;
-	lm->shared_tok = 6 * gam * h * (double)m->shared_ffn_hidden;
-	lm->router_tok = 6 * h * (double)m->num_experts;
-	lm->logits_tok = 6 * (h * V + h);
+	lm->dense_tok = 6 * p.mlp;
+	lm->routed_tok = 6 * p.experts_active;
+	lm->shared_tok = 6 * p.shared;
+	lm->router_tok = 6 * p.router;
+	lm->logits_tok = 6 * (p.embedding + p.final_norm);
 	lm->n_moe = m->moe_layers;
 	lm->n_dense = m->layers - m->moe_layers;
 }
