@@ -20,7 +20,8 @@
 #  - the hand count is within the stated tolerance of the published figure
 #    (source named next to it);
 #  - the "model-feature-not-modelled" warnings expected for it, on memory,
-#    mfu and plan (--json) and in the text output; none otherwise.
+#    mfu and plan (--json) and in the text output; none otherwise; and in
+#    the report's memory section (report --layout --model, Gemma 3).
 # Then: mfu's torchtitan FLOPs per token = 6 x (active - input embedding) +
 # 12 L n d s for Llama-4-Scout (shared expert included), a Llama 4 config
 # with an explicit moe_layers list and a dense width (intermediate_size_mlp)
@@ -63,6 +64,9 @@ cat >"$tmp/l4-small.json" <<'EOF'
  "tie_word_embeddings": false}}
 EOF
 run l4-small "$tmp/l4-small.json"
+# the report's memory section (--layout) carries the same warnings
+"$TS" report --format md "$DATA/logs/nemo2_issue14850_qwen3_30b_a3b.log" --model "$FIX/gemma3-12b.json" \
+	--layout tp=1,pp=4,dp=2,mbs=1,gbs=64,seq=4096 >"$tmp/report.md" 2>/dev/null
 sed 's/"moe_layers": \[1, 2\]/"moe_layers": [1, 4]/' "$tmp/l4-small.json" >"$tmp/l4-bad.json"
 "$TS" memory --model "$tmp/l4-bad.json" >/dev/null 2>"$tmp/l4-bad.err"
 echo $? >"$tmp/l4-bad.rc"
@@ -238,6 +242,12 @@ got = load(f"{tmp}/scout-titan.json").get("flops_per_token")
 if got != want:
     fail.append(f"llama4-scout torchtitan FLOPs/token {got}, by hand {want}" +
                 (f" ({100 * (got - want) / want:+.2f} %)" if got else " (refused)"))
+
+with open(f"{tmp}/report.md") as f:
+    rep = f.read().replace("\\", "")
+for w in T["gemma3-12b"][5]:
+    if w not in rep:
+        fail.append(f"gemma3-12b: report --layout --model: no warning '{w}'")
 
 with open(f"{tmp}/l4-bad.rc") as f:
     rc = f.read().strip()
