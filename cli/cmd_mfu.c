@@ -300,7 +300,7 @@ static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_ru
 		memcpy(r->model.family, "custom", 7);
 	mp_model_assumed(&r->model, r->model_path ? r->model_path : r->log_path ? r->log_path :
 			 "the model flags", wn);
-	mp_model_unmodelled(&r->model, r->model_path ? r->model_path : r->log_path ? r->log_path :
+	ts_model_unmodelled(&r->model, r->model_path ? r->model_path : r->log_path ? r->log_path :
 			    "the model flags", wn);
 	if ((rc = ts_model_finish(&r->model, &err))) {
 		cli_error(ctx, "%s%s%s", r->model_path ? r->model_path : "",

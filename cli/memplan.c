@@ -32,30 +32,6 @@ void mp_model_assumed(const struct ts_model *m, const char *path, struct ts_warn
 				"%s: no expert FFN width: the dense FFN width assumed", path);
 }
 
-void mp_model_unmodelled(const struct ts_model *m, const char *path, struct ts_warnings *wn)
-{
-	if (!wn)
-		return;
-	if (m->local_layers > 0)
-		ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
-				"%s: sliding-window attention (window %lld tokens) on %lld of %lld layers"
-				" is not modelled: attention FLOPs are counted as full causal attention"
-				" over the whole sequence (too high when the sequence is longer than the window)",
-				path, (long long)m->sliding_window, (long long)m->local_layers,
-				(long long)m->layers);
-	if (m->chunked_layers > 0)
-		ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
-				"%s: chunked attention (%lld-token chunks) on %lld of %lld layers"
-				" is not modelled: attention FLOPs are counted as full causal attention"
-				" over the whole sequence (too high when the sequence is longer than a chunk)",
-				path, (long long)m->attention_chunk, (long long)m->chunked_layers,
-				(long long)m->layers);
-	if (m->vision_encoder)
-		ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
-				"%s: the vision encoder (vision_config) is not counted: parameters,"
-				" FLOPs and memory are the language model's (text_config)", path);
-}
-
 void mp_params_str(const struct ts_model *m, char *buf, size_t size)
 {
 	struct ts_model_params p;
@@ -123,7 +99,7 @@ int mp_load_model_warn(struct cli_ctx *ctx, const char *path, struct ts_model *m
 	}
 	if (rc == 0) {
 		mp_model_assumed(m, path, wn);
-		mp_model_unmodelled(m, path, wn);
+		ts_model_unmodelled(m, path, wn);
 		rc = ts_model_finish(m, &err);
 	}
 	return rc ? cli_fail(ctx, &err) : 0;

@@ -27,12 +27,6 @@ int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
  * model came from. mfu says them as memory and plan do. */
 void mp_model_assumed(const struct ts_model *m, const char *path, struct ts_warnings *wn);
 
-/* A "model-feature-not-modelled" warning in wn (NULL: none) for each part
- * of m (finished or not) the formulas leave out: sliding-window or chunked
- * attention (counted as full causal attention) and a vision encoder (not
- * counted). memory, plan and mfu say the same. */
-void mp_model_unmodelled(const struct ts_model *m, const char *path, struct ts_warnings *wn);
-
 /* The total and active parameters of m (finished) at its own vocabulary,
  * as "8.190 B total, 3.347 B active" into buf. */
 void mp_params_str(const struct ts_model *m, char *buf, size_t size);

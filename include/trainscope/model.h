@@ -215,6 +215,17 @@ struct ts_model_params {
 
 void ts_model_params(const struct ts_model *m, int64_t vocab, struct ts_model_params *out);
 
+/*
+ * A "model-feature-not-modelled" warning in wn (NULL: none) for each part
+ * of m (finished or not) the FLOPs and memory formulas leave out:
+ * sliding-window or chunked attention (counted as full causal attention)
+ * and a vision encoder (not counted). path names the model's file in the
+ * messages. memory, plan, mfu and the run model say the same sentences.
+ * 0, or TS_ENOMEM.
+ */
+struct ts_warnings;
+int ts_model_unmodelled(const struct ts_model *m, const char *path, struct ts_warnings *wn);
+
 /* 1 if decoder layer i (0-based) is MoE (after ts_model_finish). */
 static inline int ts_model_is_moe(const struct ts_model *m, int64_t i)
 {

@@ -7,6 +7,7 @@
  * overrides all end up with the same derived model.
  */
 #include <string.h>
+#include "trainscope/jsonw.h"
 #include "trainscope/model.h"
 
 /* Upper bound for any width: keeps every product in the FLOP formulas far
@@ -191,6 +192,33 @@ void ts_model_params(const struct ts_model *m, int64_t vocab, struct ts_model_pa
 	p->total = p->embedding + nd * (layer_common + p->mlp) +
 		   nm * (layer_common + p->shared + p->router + p->experts) + p->final_norm + out;
 	p->active = p->total - nm * (p->experts - p->experts_active);
+}
+
+int ts_model_unmodelled(const struct ts_model *m, const char *path, struct ts_warnings *wn)
+{
+	int rc = 0;
+
+	if (!wn)
+		return 0;
+	if (m->local_layers > 0)
+		rc |= ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
+				      "%s: sliding-window attention (window %lld tokens) on %lld of %lld layers"
+				      " is not modelled: attention FLOPs are counted as full causal attention"
+				      " over the whole sequence (too high when the sequence is longer than the window)",
+				      path, (long long)m->sliding_window, (long long)m->local_layers,
+				      (long long)m->layers);
+	if (m->chunked_layers > 0)
+		rc |= ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
+				      "%s: chunked attention (%lld-token chunks) on %lld of %lld layers"
+				      " is not modelled: attention FLOPs are counted as full causal attention"
+				      " over the whole sequence (too high when the sequence is longer than a chunk)",
+				      path, (long long)m->attention_chunk, (long long)m->chunked_layers,
+				      (long long)m->layers);
+	if (m->vision_encoder)
+		rc |= ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
+				      "%s: the vision encoder (vision_config) is not counted: parameters,"
+				      " FLOPs and memory are the language model's (text_config)", path);
+	return rc ? TS_ENOMEM : 0;
 }
 
 /* divisor and tp beyond this are no real setting (a log's 2^56 made

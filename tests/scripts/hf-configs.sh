@@ -21,7 +21,9 @@
 #    (source named next to it);
 #  - the "model-feature-not-modelled" warnings expected for it, on memory,
 #    mfu and plan (--json) and in the text output; none otherwise; and in
-#    the report's memory section (report --layout --model, Gemma 3).
+#    the report's memory section (report --layout --model, Gemma 3), and
+#    the run model's (steps, diagnose, report of a run whose config.json is
+#    gpt-oss-20b: its model FLOP rate counts full attention).
 # Then: mfu's torchtitan FLOPs per token = 6 x (active - input embedding) +
 # 12 L n d s for Llama-4-Scout (shared expert included), a Llama 4 config
 # with an explicit moe_layers list and a dense width (intermediate_size_mlp)
@@ -67,6 +69,22 @@ run l4-small "$tmp/l4-small.json"
 # the report's memory section (--layout) carries the same warnings
 "$TS" report --format md "$DATA/logs/nemo2_issue14850_qwen3_30b_a3b.log" --model "$FIX/gemma3-12b.json" \
 	--layout tp=1,pp=4,dp=2,mbs=1,gbs=64,seq=4096 >"$tmp/report.md" 2>/dev/null
+# a run whose config.json is gpt-oss-20b: the run model's FLOP rate
+# (steps, diagnose, report) counts full attention, and says so
+mkdir -p "$tmp/run"
+cp "$FIX/gpt-oss-20b.json" "$tmp/run/config.json"
+for i in $(seq 1 60); do
+	printf ' iteration %8d/      60 | consumed samples: %12d | elapsed time per iteration (ms): %s |' \
+		"$i" "$((i * 16))" "$([ "$i" = 1 ] && echo 5000.0 || echo 1000.0)"
+	printf ' throughput per GPU (TFLOP/s/GPU): 100.0 | learning rate: 1.000000E-04 | global batch size:'
+	printf '    16 | lm loss: 5.000000E+00 | loss scale: 1.0 | grad norm: 1.000 |\n'
+done >"$tmp/run/train.log"
+SOURCE_DATE_EPOCH=1700000000 "$TS" contract capture --no-probe --set seq_length=4096 \
+	--set global_batch_size=16 --set device_count=8 -o "$tmp/run/contract.json" 2>/dev/null
+for what in steps diagnose; do
+	"$TS" $what --json "$tmp/run" >"$tmp/run.$what.json" 2>/dev/null
+done
+"$TS" report --format md "$tmp/run" >"$tmp/run.report.md" 2>/dev/null
 sed 's/"moe_layers": \[1, 2\]/"moe_layers": [1, 4]/' "$tmp/l4-small.json" >"$tmp/l4-bad.json"
 "$TS" memory --model "$tmp/l4-bad.json" >/dev/null 2>"$tmp/l4-bad.err"
 echo $? >"$tmp/l4-bad.rc"
@@ -248,6 +266,15 @@ with open(f"{tmp}/report.md") as f:
 for w in T["gemma3-12b"][5]:
     if w not in rep:
         fail.append(f"gemma3-12b: report --layout --model: no warning '{w}'")
+
+w = T["gpt-oss-20b"][5][0]
+for what in ("steps", "diagnose"):
+    got = codes(load(f"{tmp}/run.{what}.json"))
+    if len(got) != 1 or w not in got[0]:
+        fail.append(f"run with gpt-oss config.json: {what} --json not-modelled warnings {got}")
+with open(f"{tmp}/run.report.md") as f:
+    if w not in f.read():
+        fail.append(f"run with gpt-oss config.json: report: no warning '{w}'")
 
 with open(f"{tmp}/l4-bad.rc") as f:
     rc = f.read().strip()
