@@ -314,7 +314,8 @@ static int apply_family(struct hf_state *st, struct ts_model *m)
 	if ((strcmp(m->family, "mixtral") == 0 || strcmp(m->family, "gpt_oss") == 0) &&
 	    m->num_experts > 0 && m->moe_ffn_hidden == 0)
 		m->moe_ffn_hidden = m->ffn_hidden;
-	if (st->moe_list) {
+	/* more layers than the model holds: ts_model_finish refuses the count */
+	if (st->moe_list && m->layers <= TS_MODEL_MAX_LAYERS) {
 		if (m->layers > 0 && st->moe_list_max >= m->layers)
 			return ts_err_set(st->err, TS_EPARSE, "%s: moe_layers names layer %lld but the"
 					  " model has %lld layers", st->name,

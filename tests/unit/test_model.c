@@ -383,3 +383,21 @@ TEST(model_hf_sliding_window)
 	REQUIRE(ts_model_parse_config(&m, none, sizeof(none) - 1, "m.json", &err) == 0);
 	CHECK_I64(m.local_layers, 0);
 }
+
+/* A moe_layers list with a layer count beyond TS_MODEL_MAX_LAYERS: the list
+ * is not copied past the model's arrays; ts_model_finish refuses the count. */
+TEST(model_hf_moe_layers_huge_count)
+{
+	static const char cfg[] =
+		"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"intermediate_size\": 32,"
+		" \"num_hidden_layers\": 100000, \"num_attention_heads\": 4, \"num_local_experts\": 4,"
+		" \"num_experts_per_tok\": 1, \"moe_layers\": [1], \"vocab_size\": 100}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_parse_config(&m, cfg, sizeof(cfg) - 1, "big.json", &err) == 0);
+	CHECK_I64(m.freq_list_len, 0);
+	CHECK_I64(ts_model_finish(&m, &err), TS_EUSAGE);
+}
