@@ -46,7 +46,7 @@ run() { # NAME CONFIG: the JSON and text outputs of memory, mfu and plan
 	"$TS" plan --model "$f" --seq 4096 --gbs 64 --gpus 64 --gpu H100 --layout 1,1,1,1,1 \
 		--json >"$tmp/$n.plan.json" 2>/dev/null
 }
-for f in gemma3-12b gpt-oss-20b llama4-scout-17b-16e deepseek-v2-lite phi3-mini-4k mistral-nemo-12b; do
+for f in qwen3-4b gemma3-12b gpt-oss-20b llama4-scout-17b-16e deepseek-v2-lite phi3-mini-4k mistral-nemo-12b; do
 	run "$f" "$FIX/$f.json"
 done
 for f in qwen3-8b qwen3-30b-a3b mixtral-8x7b; do
@@ -111,6 +111,12 @@ h, L, V = 4096, 36, 151936
 layer = gqa_layer(h, 32, 8, 128, qk_norm=True) + mlp(h, 12288)
 tot = V * h + L * layer + h + V * h          # embedding, layers, final norm, untied head
 T["qwen3-8b"] = (tot, tot, 0, (8.2e9, 0.01), (8.2e9, 0.01), [])
+
+# Qwen3-4B, the tied Qwen3 (model card: 4.0B parameters, 3.6B
+# non-embedding): one V x h matrix, q/k norms.
+h, L, V = 2560, 36, 151936
+tot = V * h + L * (gqa_layer(h, 32, 8, 128, qk_norm=True) + mlp(h, 9728)) + h
+T["qwen3-4b"] = (tot, tot, 0, (4.0e9, 0.01), (3.6e9, 0.01, tot - V * h), [])
 
 # Qwen3-30B-A3B (model card: 30.5B total, 3.3B activated): 48 MoE layers,
 # 128 experts of 768, top-8, router 2048 x 128.
