@@ -324,7 +324,7 @@ int ts_flops_compute(const struct ts_model *m, const struct ts_flops_shape *sh, 
 	D = sh->mtp >= 0 ? sh->mtp : m->mtp_layers;
 	if (formula == TS_FORMULA_TITAN && m->mla)
 		return ts_err_set(err, TS_EUSAGE, "the torchtitan formula does not cover MLA attention "
-				  "(DeepSeek): its parameter count is not modelled");
+				  "(DeepSeek): its core-attention term for MLA is not modelled");
 	out->formula = formula;
 	out->padded_vocab = formula == TS_FORMULA_TITAN ? m->vocab
 			    : ts_model_padded_vocab(m, div, tp);
