@@ -100,7 +100,8 @@ struct ts_model {
 	int64_t sliding_window; /* sliding_window in tokens (0 = none) */
 	int64_t local_layers;   /* layers that use it (layer_types, Gemma's pattern, or all) */
 	int64_t attention_chunk;/* Llama 4 attention_chunk_size (0 = none) */
-	int64_t chunked_layers; /* layers with chunked attention (3 of every 4) */
+	int64_t chunked_layers; /* chunked layers: no_rope_layers' 1s, or all but every
+				 * no_rope_layer_interval-th (default 4) */
 	int vision_encoder;     /* a vision_config was present: its encoder is not in the model */
 
 	int qk_norm;            /* learned per-head q/k RMSNorm (Qwen3, Gemma 3): 2 d weights a layer */

@@ -87,6 +87,9 @@ struct hf_state {
 	int use_window;             /* Qwen use_sliding_window: 1 true, -1 false, 0 not stated */
 	int64_t layer_types;        /* entries of layer_types */
 	int64_t sliding_types;      /* of which "sliding_attention" */
+	int64_t rope_flags;         /* Llama 4 no_rope_layers entries (1 = RoPE, chunked) */
+	int64_t rope_ones;          /* of which 1 */
+	int64_t nope_interval;      /* Llama 4 no_rope_layer_interval (0: its default 4) */
 	int in_text;                /* inside text_config (read once, not recursively) */
 	int moe_list;               /* Llama 4 moe_layers was a list */
 	int64_t moe_list_max;       /* its largest index */
@@ -166,6 +169,28 @@ static int read_layer_types(struct hf_state *st, int tok)
 	}
 }
 
+/* no_rope_layers: [1, 1, 1, 0, ...]: entries and ones counted. */
+static int read_rope_flags(struct hf_state *st, int tok)
+{
+	int64_t v;
+
+	if (tok == TS_JSON_NULL)
+		return 0;
+	if (tok != TS_JSON_ARR)
+		return bad(st, "no_rope_layers", "an array of 0 and 1");
+	for (;;) {
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if (tok == TS_JSON_ARR_END)
+			return 0;
+		if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || (v != 0 && v != 1))
+			return bad(st, "no_rope_layers", "an array of 0 and 1");
+		st->rope_flags++;
+		st->rope_ones += v;
+	}
+}
+
 static int read_string(struct hf_state *st, int tok, const char *key, char *out, size_t size)
 {
 	if (tok != TS_JSON_STR)
@@ -218,6 +243,10 @@ static int member(struct hf_state *st, struct ts_model *m, const char *key, size
 	}
 	if (key_is(key, klen, "layer_types"))
 		return read_layer_types(st, tok);
+	if (key_is(key, klen, "no_rope_layers"))
+		return read_rope_flags(st, tok);
+	if (key_is(key, klen, "no_rope_layer_interval"))
+		return read_int(st, tok, "no_rope_layer_interval", &st->nope_interval);
 	if (key_is(key, klen, "intermediate_size_mlp"))
 		return read_int(st, tok, "intermediate_size_mlp", &st->ffn_mlp);
 	if (key_is(key, klen, "sliding_window_pattern"))
@@ -325,8 +354,13 @@ static int apply_family(struct hf_state *st, struct ts_model *m)
 			m->freq_list[i] = st->moe_at[i];
 	}
 	m->local_layers = local_layers(st, m);
-	if (llama4 && m->attention_chunk > 0)
-		m->chunked_layers = m->layers - m->layers / 4; /* every 4th layer is global (NoPE) */
+	/* Llama 4: the RoPE layers attend within chunks, the NoPE ones (every
+	 * no_rope_layer_interval-th, default 4, unless no_rope_layers lists
+	 * them) globally */
+	if (llama4 && m->attention_chunk > 0) {
+		int64_t every = st->nope_interval > 0 ? st->nope_interval : 4;
+		m->chunked_layers = st->rope_flags > 0 ? st->rope_ones : m->layers - m->layers / every;
+	}
 	return 0;
 }
 

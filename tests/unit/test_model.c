@@ -401,3 +401,28 @@ TEST(model_hf_moe_layers_huge_count)
 	CHECK_I64(m.freq_list_len, 0);
 	CHECK_I64(ts_model_finish(&m, &err), TS_EUSAGE);
 }
+
+/* Llama 4 chunked attention: 3 of every 4 layers by default, every
+ * no_rope_layer_interval-th layer global, or the 1s of a no_rope_layers
+ * list. */
+TEST(model_hf_llama4_chunked_layers)
+{
+	static const char interval[] =
+		"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 12,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"attention_chunk_size\": 8192,"
+		" \"no_rope_layer_interval\": 3}";
+	static const char list[] =
+		"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 4,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"attention_chunk_size\": 8192,"
+		" \"no_rope_layers\": [1, 0, 0, 1]}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, interval, sizeof(interval) - 1, "i.json", &err) == 0);
+	CHECK_I64(m.chunked_layers, 8); /* 12 - 12/3 */
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, list, sizeof(list) - 1, "l.json", &err) == 0);
+	CHECK_I64(m.chunked_layers, 2);
+}
