@@ -281,7 +281,7 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 {
 	const struct ts_model *m = c->m;
 	const struct ts_mem_layout *l = &c->l;
-	char mods[160], off[40];
+	char mods[160], off[40], params[64];
 	struct ts_table t;
 
 	mp_modules_str(l->recompute == TS_RC_SELECTIVE ?
@@ -298,6 +298,8 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	if (m->mtp_layers)
 		ts_sb_addf(out, ", MTP %lld", (long long)m->mtp_layers);
 	ts_sb_addf(out, ", vocab %lld (padded)\n", (long long)c->vocab);
+	mp_params_str(m, params, sizeof(params));
+	ts_sb_addf(out, "params     %s (the model's vocabulary, MTP excluded)\n", params);
 	ts_sb_addf(out, "layout     TP%lld CP%lld PP%lld VPP%lld DP%lld | EP%lld ETP%lld EDP%lld | %lld GPUs\n",
 		   (long long)l->tp, (long long)l->cp, (long long)l->pp, (long long)l->vpp,
 		   (long long)l->dp, (long long)l->ep, (long long)l->etp, (long long)c->edp,
@@ -421,6 +423,7 @@ static void render_json(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	ts_jw_ki64(&w, "layers", c->m->layers);
 	ts_jw_ki64(&w, "moe_layers", c->m->moe_layers);
 	ts_jw_ki64(&w, "padded_vocab", c->vocab);
+	mp_params_json(&w, c->m);
 	ts_jw_obj_end(&w);
 	ts_jw_key(&w, "layout");
 	ts_jw_obj(&w);

@@ -300,6 +300,8 @@ static int gather(struct cli_ctx *ctx, const struct cli_parsed *p, struct mfu_ru
 		memcpy(r->model.family, "custom", 7);
 	mp_model_assumed(&r->model, r->model_path ? r->model_path : r->log_path ? r->log_path :
 			 "the model flags", wn);
+	ts_model_unmodelled(&r->model, r->model_path ? r->model_path : r->log_path ? r->log_path :
+			    "the model flags", wn);
 	if ((rc = ts_model_finish(&r->model, &err))) {
 		cli_error(ctx, "%s%s%s", r->model_path ? r->model_path : "",
 			  r->model_path ? ": " : "", err.msg);
@@ -460,6 +462,8 @@ static void render_text(struct cli_ctx *ctx, const struct mfu_run *r, const stru
 		ts_sb_adds(out, " MLA");
 	ts_sb_addf(out, " vocab=%lld->%lld mtp=%lld\n", (long long)m->vocab,
 		   (long long)fl->padded_vocab, (long long)fl->mtp);
+	mp_params_str(m, a, sizeof(a));
+	ts_sb_addf(out, "params       %s (the model's vocabulary, MTP excluded)\n", a);
 	ts_sb_addf(out, "FLOPs        useful model FLOPs (no recompute), formula %s: %s\n",
 		   ts_formula_name(fl->formula), formula_desc(fl->formula));
 	ts_sb_addf(out, "shape        seq %lld, gbs %lld, %.0f tokens/step%s, TP %lld\n",
@@ -571,6 +575,7 @@ static void render_json(const struct mfu_run *r, const struct ts_flops *fl,
 	}
 	ts_jw_kbool(&w, "gated_mlp", m->gated_mlp);
 	ts_jw_ki64(&w, "mtp_layers", fl->mtp);
+	mp_params_json(&w, m);
 	ts_jw_obj_end(&w);
 	ts_jw_key(&w, "shape");
 	ts_jw_obj(&w);

@@ -3,6 +3,7 @@
  * cmd_memory.c and cmd_plan.c, so both commands read the same inputs the
  * same way.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "memplan.h"
@@ -29,6 +30,23 @@ void mp_model_assumed(const struct ts_model *m, const char *path, struct ts_warn
 	if (m->num_experts > 0 && m->moe_ffn_hidden == 0)
 		ts_warnings_add(wn, "model-value-assumed", path, -1, TS_NO_INT,
 				"%s: no expert FFN width: the dense FFN width assumed", path);
+}
+
+void mp_params_str(const struct ts_model *m, char *buf, size_t size)
+{
+	struct ts_model_params p;
+
+	ts_model_params(m, m->vocab > 0 ? m->vocab : m->padded_vocab, &p);
+	snprintf(buf, size, "%.3f B total, %.3f B active", p.total / 1e9, p.active / 1e9);
+}
+
+void mp_params_json(struct ts_jw *w, const struct ts_model *m)
+{
+	struct ts_model_params p;
+
+	ts_model_params(m, m->vocab > 0 ? m->vocab : m->padded_vocab, &p);
+	ts_jw_ki64(w, "total_params", (int64_t)llround(p.total));
+	ts_jw_ki64(w, "active_params", (int64_t)llround(p.active));
 }
 
 int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
@@ -81,6 +99,7 @@ int mp_load_model_warn(struct cli_ctx *ctx, const char *path, struct ts_model *m
 	}
 	if (rc == 0) {
 		mp_model_assumed(m, path, wn);
+		ts_model_unmodelled(m, path, wn);
 		rc = ts_model_finish(m, &err);
 	}
 	return rc ? cli_fail(ctx, &err) : 0;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "trainscope/gpus.h"
+#include "trainscope/jsonw.h"
 #include "trainscope/memory.h"
 #include "trainscope/model.h"
 #include "trainscope/run.h"
@@ -25,6 +26,14 @@ int mp_load_model(struct cli_ctx *ctx, const char *path, struct ts_model *m,
  * head dim, FFN width, activation, expert FFN width); path names where the
  * model came from. mfu says them as memory and plan do. */
 void mp_model_assumed(const struct ts_model *m, const char *path, struct ts_warnings *wn);
+
+/* The total and active parameters of m (finished) at its own vocabulary,
+ * as "8.190 B total, 3.347 B active" into buf. */
+void mp_params_str(const struct ts_model *m, char *buf, size_t size);
+
+/* The same two counts as "total_params" and "active_params" (integers)
+ * inside the JSON object w is writing. */
+void mp_params_json(struct ts_jw *w, const struct ts_model *m);
 
 /* The same, adding a "model-value-assumed" warning to wn (NULL: none) for
  * each value the file did not state and the model's defaults fill in

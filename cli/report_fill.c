@@ -213,6 +213,7 @@ int report_fill_mem(struct cli_ctx *ctx, struct ts_report *r, const char *model_
 	struct ts_gpu_catalog cat;
 	const struct ts_gpu *g = NULL;
 	struct ts_err err;
+	struct ts_warnings wn;
 	double cap = 0;
 	int have_args = 0, rc;
 
@@ -224,7 +225,10 @@ int report_fill_mem(struct cli_ctx *ctx, struct ts_report *r, const char *model_
 		cli_error(ctx, "out of memory");
 		return EXIT_INTERNAL;
 	}
-	if ((rc = mp_load_model(ctx, model_path, &m, &args, &have_args)) ||
+	ts_warnings_init(&wn);
+	/* what the model file leaves to defaults or the formulas leave out
+	 * travels into the report as memory says it */
+	if ((rc = mp_load_model_warn(ctx, model_path, &m, &args, &have_args, &wn)) ||
 	    (rc = parse_layout(ctx, layout, &l)) ||
 	    (rc = mp_capacity(ctx, &cat, gpu, NULL, 0, &g, &cap)))
 		goto out;
@@ -233,6 +237,7 @@ int report_fill_mem(struct cli_ctx *ctx, struct ts_report *r, const char *model_
 		goto out;
 	}
 	ts_mem_peak(&c, &s);
+	ts_report_add_warnings(r, &wn);   /* r->failed on ENOMEM */
 	ts_report_add_mem(r, "weights", (int64_t)llround(s.weights_bytes));
 	if (s.fp8_cache_bytes > 0)
 		ts_report_add_mem(r, "FP8 weight cache", (int64_t)llround(s.fp8_cache_bytes));
@@ -247,6 +252,7 @@ int report_fill_mem(struct cli_ctx *ctx, struct ts_report *r, const char *model_
 					g ? ", device " : "", g ? g->sku : "");
 	rc = r->failed ? EXIT_INTERNAL : 0;
 out:
+	ts_warnings_release(&wn);
 	ts_gpu_catalog_release(&cat);
 	return rc;
 }

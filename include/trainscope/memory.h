@@ -147,7 +147,6 @@ struct ts_mem_ctx {
 	const struct ts_model *m;
 	struct ts_mem_layout l;
 	int est;
-	int qk_norm;                 /* Qwen3-style per-head q/k RMSNorm */
 	int64_t world, edp, micro, vocab, vstages;
 	/* parameters per layer, whole (unsharded) */
 	double p_att_tp, p_att_rep, p_mlp, p_shared, p_router, p_norms, p_experts;

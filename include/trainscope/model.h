@@ -94,14 +94,24 @@ struct ts_model {
 	int64_t v_head_dim;     /* d_v */
 
 	int64_t mtp_layers;     /* D: num_nextn_predict_layers / mtp_num_layers */
+
+	/* attention the formulas do not model (they count full causal
+	 * attention on every layer); stated so the CLI can say so */
+	int64_t sliding_window; /* sliding_window in tokens (0 = none) */
+	int64_t local_layers;   /* layers that use it (layer_types, Gemma's pattern, or all) */
+	int64_t attention_chunk;/* Llama 4 attention_chunk_size (0 = none) */
+	int64_t chunked_layers; /* chunked layers: no_rope_layers' 1s, or all but every
+				 * no_rope_layer_interval-th (default 4) */
+	int vision_encoder;     /* a vision_config was present: its encoder is not in the model */
+
+	int qk_norm;            /* learned per-head q/k RMSNorm (Qwen3, Gemma 3): 2 d weights a
+				 * layer; ts_model_finish() sets it for the qwen3 families */
 	int tied_embeddings;    /* input embedding shared with the output layer */
 	int attn_output_gate;   /* gated attention output (adds a q-wide gate) */
 	int gated_mlp;          /* SwiGLU-style gated MLP: 3 GEMMs of h x f */
 	int gated_mlp_set;      /* gated_mlp was stated (by the file or a flag) */
 	int norm;               /* enum ts_norm */
 	int qkv_bias;           /* informational */
-	int qk_norm;            /* per-head q and k RMSNorm weights (d each per layer);
-				 * ts_model_finish() sets it for the qwen3 families */
 
 	/* derived by ts_model_finish() */
 	int64_t moe_layers;     /* N_moe: MoE decoder layers */
@@ -137,8 +147,12 @@ void ts_model_args_init(struct ts_model_args *a);
 
 /*
  * Read a Hugging Face config.json (model_type llama, mistral, qwen2, qwen3,
- * qwen2_moe, qwen3_moe, mixtral, deepseek_v2/v3, gpt2; other types are read
- * by the same key names). Unknown keys and nested objects are skipped.
+ * qwen2_moe, qwen3_moe, mixtral, deepseek_v2/v3, gpt2, gpt_oss, phi3; the
+ * language model of gemma3 and llama4 from their text_config; other types
+ * are read by the same key names). Llama 4's implicit shared expert and
+ * dense width (intermediate_size_mlp) and its moe_layers list are applied.
+ * Unknown keys and other nested objects are skipped. TS_EPARSE also when
+ * moe_layers names a layer beyond num_hidden_layers.
  * The whole file is capped at 16 MiB.
  */
 int ts_model_read_config(struct ts_model *m, const char *path, struct ts_err *err);
@@ -173,6 +187,46 @@ int ts_model_finish(struct ts_model *m, struct ts_err *err);
  * within [1, 2^20]; vocab within the checks of ts_model_finish.
  */
 int64_t ts_model_padded_vocab(const struct ts_model *m, int64_t divisor, int64_t tp);
+
+/*
+ * The parameters of a finished model, whole (before any sharding), as its
+ * checkpoint stores them. The one count memory, plan and mfu's torchtitan
+ * formula use. vocab is the vocabulary to count (the model's own, or
+ * Megatron's padded one). Not counted: MTP layers (per-layer terms apply),
+ * a vision encoder, Gemma 3's extra pre/post-feed-forward norms (4 h a
+ * layer), attention sinks (n a layer) and biases other than Q/K/V.
+ */
+struct ts_model_params {
+	/* per decoder layer */
+	double attn;          /* Q/K/V/O (+ output gate, + Q/K/V biases); MLA: Q (or its
+			       * up-projection), KV up-projection and O */
+	double attn_rep;      /* MLA down-projections and their norms; q/k norms */
+	double norms;         /* the layer's two norms (weight, + bias for LayerNorm) */
+	double mlp;           /* a dense layer's MLP */
+	double shared;        /* an MoE layer's shared experts */
+	double router;        /* an MoE layer's router (h x E) */
+	double experts;       /* an MoE layer's E routed experts */
+	double experts_active;/* K of them */
+	/* once */
+	double embedding;     /* input embedding, vocab x h; the output head is the same size */
+	double final_norm;
+	/* the main model (no MTP) */
+	double total;         /* embedding + layers + final norm + output head (0 when tied) */
+	double active;        /* total with K of E routed experts in each MoE layer */
+};
+
+void ts_model_params(const struct ts_model *m, int64_t vocab, struct ts_model_params *out);
+
+/*
+ * A "model-feature-not-modelled" warning in wn (NULL: none) for each part
+ * of m (finished or not) the FLOPs and memory formulas leave out:
+ * sliding-window or chunked attention (counted as full causal attention)
+ * and a vision encoder (not counted). path names the model's file in the
+ * messages. memory, plan, mfu and the run model say the same sentences.
+ * 0, or TS_ENOMEM.
+ */
+struct ts_warnings;
+int ts_model_unmodelled(const struct ts_model *m, const char *path, struct ts_warnings *wn);
 
 /* 1 if decoder layer i (0-based) is MoE (after ts_model_finish). */
 static inline int ts_model_is_moe(const struct ts_model *m, int64_t i)

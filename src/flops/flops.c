@@ -209,52 +209,41 @@ static void v2023(const struct ts_model *m, double B, double s, double V, struct
 
 /* torchtitan: 6 FLOPs per parameter a token passes through plus the
  * attention scores, as each version's get_nparams_and_flops counts them.
- * Parameters: the input embedding excluded (a lookup), routed experts at K
- * of E, every norm weight and the router included; each layer's
- * projections, its two norm weights and (Qwen3) its q/k norm weights go
- * with attn_proj, the final norm with logits. MLA: wq (or wq_a, q_norm,
- * wq_b), wkv_a, kv_norm, wkv_b, wo, no biases. Attention per token per
- * layer: 6 n (d_qk + d_v) s (GQA d_qk = d_v = d; MLA d_qk + d_r and d_v),
- * no causal halving; torchtitan-dim takes d = floor(h / n) whatever the
- * model's head width. A tied output head is counted once, as the head,
- * by the current version (get_nparams_and_active_nparams); the older ones
- * subtracted the shared matrix, so the head is not counted at all. MTP
- * (current version, DeepSeek-V3, D layers the job builds): each layer is a
- * decoder layer of the last layer's type plus enorm, hnorm, mtp_norm (h
- * each) and eh_proj (2h x h), with its attention, and the output head is
- * counted once more per depth. */
+ * The parameters are ts_model_params' (the count memory and plan use), at
+ * the model's unpadded vocabulary: the input embedding excluded (a
+ * lookup), routed experts at K of E, every norm weight and the router
+ * included; each layer's projections, its norms and q/k norms (MLA: its
+ * down-projections and their norms) go with attn_proj, the final norm with
+ * logits. Attention per token per layer: 6 n (d_qk + d_v) s (GQA d_qk =
+ * d_v = d; MLA d_qk + d_r and d_v), no causal halving; torchtitan-dim
+ * takes d = floor(h / n) whatever the model's head width. A tied output
+ * head is counted once, as the head, by the current version
+ * (get_nparams_and_active_nparams); the older ones subtracted the shared
+ * matrix, so the head is not counted at all. MTP (current version,
+ * DeepSeek-V3, D layers the job builds): each layer is a decoder layer of
+ * the last layer's type plus enorm, hnorm, mtp_norm (h each) and eh_proj
+ * (2h x h), with its attention, and the output head is counted once more
+ * per depth. */
 static void titan(const struct ts_model *m, int formula, double B, double s, double V,
 		  int64_t D, struct layer_model *lm)
 {
+	struct ts_model_params p;
 	double h = (double)m->hidden, n = (double)m->heads;
-	double d = (double)m->head_dim;
-	double q = n * d, k = (double)m->kv_heads * d;
-	double gam = m->gated_mlp ? 3.0 : 2.0;
-	double att, head_dims, head = h * V;
+	double head_dims = m->mla ? (double)(m->qk_head_dim + m->qk_rope_dim + m->v_head_dim) :
+		2 * (double)m->head_dim;
+	double head;
 
-	if (m->mla) {
-		double rq = (double)m->q_lora_rank, rkv = (double)m->kv_lora_rank;
-		double dqk = (double)m->qk_head_dim, dr = (double)m->qk_rope_dim;
-		double dv = (double)m->v_head_dim;
-		double Q = m->q_lora_rank ? h * rq + rq + rq * n * (dqk + dr) : h * n * (dqk + dr);
-		att = Q + h * (rkv + dr) + rkv + rkv * n * (dqk + dv) + n * dv * h;
-		head_dims = dqk + dr + dv;
-	} else {
-		att = h * (q + 2 * k) + q * h + (m->qkv_bias ? q + 2 * k : 0) +
-		      (m->qk_norm ? 2 * d : 0);
-		head_dims = 2 * d;
-	}
+	ts_model_params(m, (int64_t)V, &p);
 	if (formula == TS_FORMULA_TITAN_DIM)
 		head_dims = 2 * (double)(m->hidden / m->heads);
-	if (formula != TS_FORMULA_TITAN && m->tied_embeddings)
-		head = 0;
-	lm->att_tok = 6 * (att + 2 * h);
+	head = formula != TS_FORMULA_TITAN && m->tied_embeddings ? 0 : p.embedding;
+	lm->att_tok = 6 * (p.attn + p.attn_rep + p.norms);
 	lm->core_step = 6 * B * s * s * n * head_dims;
-	lm->dense_tok = 6 * gam * h * (double)m->ffn_hidden;
-	lm->routed_tok = 6 * gam * h * (double)m->moe_ffn_hidden * (double)m->topk;
-	lm->shared_tok = 6 * gam * h * (double)m->shared_ffn_hidden;
-	lm->router_tok = 6 * h * (double)m->num_experts;
-	lm->logits_tok = 6 * (head + h);
+	lm->dense_tok = 6 * p.mlp;
+	lm->routed_tok = 6 * p.experts_active;
+	lm->shared_tok = 6 * p.shared;
+	lm->router_tok = 6 * p.router;
+	lm->logits_tok = 6 * (head + p.final_norm);
 	lm->n_moe = m->moe_layers;
 	lm->n_dense = m->layers - m->moe_layers;
 	if (formula == TS_FORMULA_TITAN) {

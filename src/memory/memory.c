@@ -117,7 +117,7 @@ static void layer_tensors(const struct ts_mem_ctx *c, int moe, struct tlist *out
 		tadd(out, el * n * dv * tau / tp, 0, 0);
 	} else {
 		tadd(out, el * h * tau / sigma, 0, 0);              /* fused norm output (QKV input) */
-		if (c->qk_norm)
+		if (m->qk_norm)
 			tadd(out, e * (n + g) * d * tau / tp, 0, 0); /* q, k before their norms */
 		tadd(out, e * (n + 2.0 * g) * d * tau / tp, 0, 0);  /* q, k, v into attention */
 		if (m->attn_output_gate)
@@ -230,7 +230,8 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 {
 	const struct ts_mem_layout *L = l;
 	struct tlist tl;
-	double full, off, h, gamma;
+	double full, off, h;
+	struct ts_model_params mp;
 	int sel;
 
 	memset(c, 0, offsetof(struct ts_mem_ctx, moe_prefix));
@@ -303,31 +304,20 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 	c->edp = c->world / (L->etp * L->ep * L->pp);
 	c->micro = L->gbs / (L->mbs * L->dp);
 	c->vocab = ts_model_padded_vocab(m, L->vocab_divisor, L->tp);
-	c->qk_norm = m->qk_norm;
 	c->moe_prefix[0] = 0;
 	for (int64_t i = 0; i < m->layers; i++)
 		c->moe_prefix[i + 1] = c->moe_prefix[i] + (ts_model_is_moe(m, i) ? 1 : 0);
 
 	/* parameters per layer (whole, before sharding) */
 	h = (double)m->hidden;
-	gamma = m->gated_mlp ? 3.0 : 2.0;
-	if (m->mla) {
-		double n = (double)m->heads, dq = (double)(m->qk_head_dim + m->qk_rope_dim);
-		double dv = (double)m->v_head_dim, rq = (double)m->q_lora_rank;
-		double rkv = (double)m->kv_lora_rank, dr = (double)m->qk_rope_dim;
-		c->p_att_tp = (rq > 0 ? rq * n * dq : h * n * dq) + rkv * n * ((double)m->qk_head_dim + dv) +
-			      n * dv * h;
-		c->p_att_rep = (rq > 0 ? h * rq + norm_c(m) * rq : 0) + h * (rkv + dr) + norm_c(m) * rkv;
-	} else {
-		double q = (double)(m->heads * m->head_dim), k = (double)(m->kv_heads * m->head_dim);
-		c->p_att_tp = h * (q + 2 * k) + q * h + (m->attn_output_gate ? h * q : 0);
-		c->p_att_rep = c->qk_norm ? 2.0 * (double)m->head_dim : 0;
-	}
-	c->p_mlp = gamma * h * (double)m->ffn_hidden;
-	c->p_shared = gamma * h * (double)m->shared_ffn_hidden;
-	c->p_router = h * (double)m->num_experts;
-	c->p_norms = 2.0 * norm_c(m) * h;
-	c->p_experts = gamma * h * (double)m->moe_ffn_hidden * (double)m->num_experts;
+	ts_model_params(m, c->vocab, &mp);
+	c->p_att_tp = mp.attn;
+	c->p_att_rep = mp.attn_rep;
+	c->p_mlp = mp.mlp;
+	c->p_shared = mp.shared;
+	c->p_router = mp.router;
+	c->p_norms = mp.norms;
+	c->p_experts = mp.experts;
 
 	/* activations per layer per micro-batch */
 	sel = 0;

@@ -7,6 +7,7 @@
  * overrides all end up with the same derived model.
  */
 #include <string.h>
+#include "trainscope/jsonw.h"
 #include "trainscope/model.h"
 
 /* Upper bound for any width: keeps every product in the FLOP formulas far
@@ -155,6 +156,71 @@ int ts_model_finish(struct ts_model *m, struct ts_err *err)
 	}
 	m->finished = 1;
 	return 0;
+}
+
+void ts_model_params(const struct ts_model *m, int64_t vocab, struct ts_model_params *p)
+{
+	double h = (double)m->hidden, n = (double)m->heads;
+	double nc = m->norm == TS_NORM_LAYER ? 2.0 : 1.0; /* LayerNorm: weight and bias */
+	double gamma = m->gated_mlp ? 3.0 : 2.0;
+	double fe = (double)m->moe_ffn_hidden;
+	double nm = (double)m->moe_layers, nd = (double)(m->layers - m->moe_layers);
+	double layer_common, out;
+
+	memset(p, 0, sizeof(*p));
+	if (m->mla) {
+		double dq = (double)(m->qk_head_dim + m->qk_rope_dim), dv = (double)m->v_head_dim;
+		double rq = (double)m->q_lora_rank, rkv = (double)m->kv_lora_rank;
+		p->attn = (rq > 0 ? rq * n * dq : h * n * dq) + rkv * n * ((double)m->qk_head_dim + dv) +
+			  n * dv * h;
+		p->attn_rep = (rq > 0 ? h * rq + nc * rq : 0) + h * (rkv + (double)m->qk_rope_dim) +
+			      nc * rkv;
+	} else {
+		double q = n * (double)m->head_dim, k = (double)(m->kv_heads * m->head_dim);
+		p->attn = h * (q + 2 * k) + q * h + (m->attn_output_gate ? h * q : 0) +
+			  (m->qkv_bias ? q + 2 * k : 0);
+		p->attn_rep = m->qk_norm ? 2.0 * (double)m->head_dim : 0;
+	}
+	p->norms = 2.0 * nc * h;
+	p->mlp = gamma * h * (double)m->ffn_hidden;
+	p->shared = gamma * h * (double)m->shared_ffn_hidden;
+	p->router = h * (double)m->num_experts;
+	p->experts = gamma * h * fe * (double)m->num_experts;
+	p->experts_active = gamma * h * fe * (double)m->topk;
+	p->embedding = (double)vocab * h;
+	p->final_norm = nc * h;
+	layer_common = p->attn + p->attn_rep + p->norms;
+	out = m->tied_embeddings ? 0 : p->embedding;
+	p->total = p->embedding + nd * (layer_common + p->mlp) +
+		   nm * (layer_common + p->shared + p->router + p->experts) + p->final_norm + out;
+	p->active = p->total - nm * (p->experts - p->experts_active);
+}
+
+int ts_model_unmodelled(const struct ts_model *m, const char *path, struct ts_warnings *wn)
+{
+	int rc = 0;
+
+	if (!wn)
+		return 0;
+	if (m->local_layers > 0)
+		rc |= ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
+				      "%s: sliding-window attention (window %lld tokens) on %lld of %lld layers"
+				      " is not modelled: attention FLOPs are counted as full causal attention"
+				      " over the whole sequence (too high when the sequence is longer than the window)",
+				      path, (long long)m->sliding_window, (long long)m->local_layers,
+				      (long long)m->layers);
+	if (m->chunked_layers > 0)
+		rc |= ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
+				      "%s: chunked attention (%lld-token chunks) on %lld of %lld layers"
+				      " is not modelled: attention FLOPs are counted as full causal attention"
+				      " over the whole sequence (too high when the sequence is longer than a chunk)",
+				      path, (long long)m->attention_chunk, (long long)m->chunked_layers,
+				      (long long)m->layers);
+	if (m->vision_encoder)
+		rc |= ts_warnings_add(wn, "model-feature-not-modelled", path, -1, TS_NO_INT,
+				      "%s: the vision encoder (vision_config) is not counted: parameters,"
+				      " FLOPs and memory are the language model's (text_config)", path);
+	return rc ? TS_ENOMEM : 0;
 }
 
 /* divisor and tp beyond this are no real setting (a log's 2^56 made

@@ -59,6 +59,7 @@ static const struct afield afields[] = {
 	M("swiglu", A_BOOL, gated_mlp),
 	M("normalization", A_NORM, norm),
 	M("add_qkv_bias", A_BOOL, qkv_bias),
+	M("qk_layernorm", A_BOOL, qk_norm),
 	R("seq_length", A_INT, seq_length),
 	R("global_batch_size", A_INT, global_batch),
 	R("micro_batch_size", A_INT, micro_batch),

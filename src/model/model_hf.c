@@ -5,8 +5,11 @@
  * hidden_size, num_local_experts vs n_routed_experts vs num_experts), and
  * some leave it implicit (GPT-2 ties embeddings and uses a plain GELU MLP).
  * This file owns that mapping; it streams the top-level object with the
- * pull tokenizer, copies what it recognises and skips the rest (nested
- * text_config/vision_config objects included). Values of the wrong type are
+ * pull tokenizer, copies what it recognises and skips the rest. A
+ * multimodal config (Gemma 3, Llama 4) keeps its language model in a nested
+ * text_config object, read here by the same names; other nested objects
+ * (vision_config, rope_scaling) are skipped, and a vision_config is noted so
+ * the CLI can say the encoder is not counted. Values of the wrong type are
  * errors that point at the value, never silently ignored.
  */
 #include <stddef.h>
@@ -56,6 +59,7 @@ static const struct field fields[] = {
 	F("n_shared_experts", K_SHARED_COUNT, shared_experts),
 	F("shared_expert_intermediate_size", K_INT, shared_ffn_hidden),
 	F("first_k_dense_replace", K_INT, first_k_dense),
+	F("interleave_moe_layer_step", K_INT, sparse_step),
 	F("moe_layer_freq", K_INT, moe_layer_freq),
 	F("decoder_sparse_step", K_INT, sparse_step),
 	F("q_lora_rank", K_INT, q_lora_rank),
@@ -64,6 +68,8 @@ static const struct field fields[] = {
 	F("qk_rope_head_dim", K_INT, qk_rope_dim),
 	F("v_head_dim", K_INT, v_head_dim),
 	F("num_nextn_predict_layers", K_INT, mtp_layers),
+	F("sliding_window", K_INT, sliding_window),
+	F("attention_chunk_size", K_INT, attention_chunk),
 	F("tie_word_embeddings", K_BOOL, tied_embeddings),
 	F("attention_output_gate", K_BOOL, attn_output_gate),
 	F("attn_output_gate", K_BOOL, attn_output_gate),
@@ -76,6 +82,18 @@ struct hf_state {
 	struct ts_err *err;
 	int tied_set;
 	char act[32];
+	int64_t ffn_mlp;            /* Llama 4 intermediate_size_mlp: its dense layers' width */
+	int64_t window_pattern;     /* Gemma 3 sliding_window_pattern: every N-th layer global */
+	int use_window;             /* Qwen use_sliding_window: 1 true, -1 false, 0 not stated */
+	int64_t layer_types;        /* entries of layer_types */
+	int64_t sliding_types;      /* of which "sliding_attention" */
+	int64_t rope_flags;         /* Llama 4 no_rope_layers entries (1 = RoPE, chunked) */
+	int64_t rope_ones;          /* of which 1 */
+	int64_t nope_interval;      /* Llama 4 no_rope_layer_interval (0: its default 4) */
+	int in_text;                /* inside text_config (read once, not recursively) */
+	int moe_list;               /* Llama 4 moe_layers was a list */
+	int64_t moe_list_max;       /* its largest index */
+	unsigned char moe_at[TS_MODEL_MAX_LAYERS];
 };
 
 static int bad(struct hf_state *st, const char *key, const char *what)
@@ -99,15 +117,16 @@ static int read_int(struct hf_state *st, int tok, const char *key, int64_t *out)
 	return 0;
 }
 
-/* mlp_only_layers: [i, j, ...] */
-static int read_layer_list(struct hf_state *st, int tok, struct ts_model *m)
+/* mlp_only_layers / moe_layers: [i, j, ...] -> set[i] = 1; *max the largest. */
+static int read_layer_list(struct hf_state *st, int tok, const char *key, unsigned char *set,
+			   int64_t *max)
 {
 	int64_t v;
 
 	if (tok == TS_JSON_NULL)
 		return 0;
 	if (tok != TS_JSON_ARR)
-		return bad(st, "mlp_only_layers", "an array of layer indices");
+		return bad(st, key, "an array of layer indices");
 	for (;;) {
 		tok = ts_json_next(&st->j, st->err);
 		if (tok < 0)
@@ -115,15 +134,60 @@ static int read_layer_list(struct hf_state *st, int tok, struct ts_model *m)
 		if (tok == TS_JSON_ARR_END)
 			return 0;
 		if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || v < 0)
-			return bad(st, "mlp_only_layers", "a non-negative layer index");
+			return bad(st, key, "a non-negative layer index");
 		if (v >= TS_MODEL_MAX_LAYERS) {
 			uint64_t off = st->j.tok_offset;
 			return ts_err_at(st->err, TS_ELIMIT, st->name, (int64_t)off,
 					 ts_json_line_of(&st->j, off),
-					 "mlp_only_layers index %lld exceeds the %d-layer limit",
+					 "%s index %lld exceeds the %d-layer limit", key,
 					 (long long)v, TS_MODEL_MAX_LAYERS);
 		}
-		m->mlp_only[v] = 1;
+		set[v] = 1;
+		if (max && v > *max)
+			*max = v;
+	}
+}
+
+/* layer_types: ["sliding_attention", "full_attention", ...]: counted. */
+static int read_layer_types(struct hf_state *st, int tok)
+{
+	if (tok == TS_JSON_NULL)
+		return 0;
+	if (tok != TS_JSON_ARR)
+		return bad(st, "layer_types", "an array of strings");
+	for (;;) {
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if (tok == TS_JSON_ARR_END)
+			return 0;
+		if (tok != TS_JSON_STR)
+			return bad(st, "layer_types", "an array of strings");
+		st->layer_types++;
+		if (st->j.n == 17 && memcmp(st->j.s, "sliding_attention", 17) == 0)
+			st->sliding_types++;
+	}
+}
+
+/* no_rope_layers: [1, 1, 1, 0, ...]: entries and ones counted. */
+static int read_rope_flags(struct hf_state *st, int tok)
+{
+	int64_t v;
+
+	if (tok == TS_JSON_NULL)
+		return 0;
+	if (tok != TS_JSON_ARR)
+		return bad(st, "no_rope_layers", "an array of 0 and 1");
+	for (;;) {
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if (tok == TS_JSON_ARR_END)
+			return 0;
+		if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || (v != 0 && v != 1))
+			return bad(st, "no_rope_layers", "an array of 0 and 1");
+		st->rope_flags++;
+		st->rope_ones += v;
 	}
 }
 
@@ -135,6 +199,13 @@ static int read_string(struct hf_state *st, int tok, const char *key, char *out,
 	memcpy(out, st->j.s, n);
 	out[n] = '\0';
 	return 0;
+}
+
+static int members(struct hf_state *st, struct ts_model *m);
+
+static int key_is(const char *key, size_t klen, const char *name)
+{
+	return strlen(name) == klen && memcmp(key, name, klen) == 0;
 }
 
 static int member(struct hf_state *st, struct ts_model *m, const char *key, size_t klen, int tok)
@@ -161,11 +232,40 @@ static int member(struct hf_state *st, struct ts_model *m, const char *key, size
 	}
 	if (klen == 10 && memcmp(key, "model_type", 10) == 0)
 		return read_string(st, tok, "model_type", m->family, sizeof(m->family));
-	if ((klen == 10 && memcmp(key, "hidden_act", 10) == 0) ||
-	    (klen == 19 && memcmp(key, "activation_function", 19) == 0))
+	if (key_is(key, klen, "hidden_act") || key_is(key, klen, "activation_function") ||
+	    key_is(key, klen, "hidden_activation"))
 		return read_string(st, tok, "hidden_act", st->act, sizeof(st->act));
-	if (klen == 15 && memcmp(key, "mlp_only_layers", 15) == 0)
-		return read_layer_list(st, tok, m);
+	if (key_is(key, klen, "mlp_only_layers"))
+		return read_layer_list(st, tok, "mlp_only_layers", m->mlp_only, NULL);
+	if (key_is(key, klen, "moe_layers")) {
+		st->moe_list = tok != TS_JSON_NULL;
+		return read_layer_list(st, tok, "moe_layers", st->moe_at, &st->moe_list_max);
+	}
+	if (key_is(key, klen, "layer_types"))
+		return read_layer_types(st, tok);
+	if (key_is(key, klen, "no_rope_layers"))
+		return read_rope_flags(st, tok);
+	if (key_is(key, klen, "no_rope_layer_interval"))
+		return read_int(st, tok, "no_rope_layer_interval", &st->nope_interval);
+	if (key_is(key, klen, "intermediate_size_mlp"))
+		return read_int(st, tok, "intermediate_size_mlp", &st->ffn_mlp);
+	if (key_is(key, klen, "sliding_window_pattern"))
+		return read_int(st, tok, "sliding_window_pattern", &st->window_pattern);
+	if (key_is(key, klen, "use_sliding_window")) {
+		if (tok != TS_JSON_TRUE && tok != TS_JSON_FALSE)
+			return bad(st, "use_sliding_window", "true or false");
+		st->use_window = tok == TS_JSON_TRUE ? 1 : -1;
+		return 0;
+	}
+	if (key_is(key, klen, "text_config") && tok == TS_JSON_OBJ && !st->in_text) {
+		int rc;
+		st->in_text = 1;
+		rc = members(st, m);
+		st->in_text = 0;
+		return rc;
+	}
+	if (key_is(key, klen, "vision_config") && tok == TS_JSON_OBJ)
+		m->vision_encoder = 1;
 	if (klen == 11 && memcmp(key, "rms_norm_eps", 11) == 0) {
 		m->norm = TS_NORM_RMS;
 		return ts_json_skip(&st->j, tok, st->err);
@@ -179,10 +279,25 @@ static int member(struct hf_state *st, struct ts_model *m, const char *key, size
 	return ts_json_skip(&st->j, tok, st->err);
 }
 
+/* Layers with local attention: layer_types when listed, else Gemma's
+ * pattern (every N-th layer global), else every layer, unless the config
+ * says the window is off (Qwen's use_sliding_window false). */
+static int64_t local_layers(const struct hf_state *st, const struct ts_model *m)
+{
+	if (m->sliding_window <= 0 || st->use_window < 0)
+		return 0;
+	if (st->layer_types > 0)
+		return st->sliding_types;
+	if (st->window_pattern > 0)
+		return m->layers - m->layers / st->window_pattern;
+	return m->layers;
+}
+
 /* Family rules the config leaves implicit. */
-static void apply_family(struct hf_state *st, struct ts_model *m)
+static int apply_family(struct hf_state *st, struct ts_model *m)
 {
 	int gpt2 = strcmp(m->family, "gpt2") == 0;
+	int llama4 = strncmp(m->family, "llama4", 6) == 0;
 
 	if (gpt2) {
 		if (!st->tied_set)
@@ -191,9 +306,11 @@ static void apply_family(struct hf_state *st, struct ts_model *m)
 			m->norm = TS_NORM_LAYER;
 	}
 	if (st->act[0]) {
-		/* Llama/Qwen/Mixtral/DeepSeek MLPs are gated (act(x W1) * x W3);
-		 * GPT-2's "gelu_new" MLP is not. */
-		m->gated_mlp = !gpt2 && (strcmp(st->act, "silu") == 0 || strcmp(st->act, "swish") == 0 ||
+		/* Llama/Qwen/Mixtral/DeepSeek MLPs are gated (act(x W1) * x W3),
+		 * and every Gemma's whatever its GELU is called ("gelu" in
+		 * Gemma 1); GPT-2's "gelu_new" MLP is not. */
+		m->gated_mlp = !gpt2 && (strncmp(m->family, "gemma", 5) == 0 ||
+					 strcmp(st->act, "silu") == 0 || strcmp(st->act, "swish") == 0 ||
 					 strcmp(st->act, "swiglu") == 0 ||
 					 strncmp(st->act, "gelu_pytorch_tanh", 17) == 0);
 		m->gated_mlp_set = 1;
@@ -205,6 +322,73 @@ static void apply_family(struct hf_state *st, struct ts_model *m)
 		m->mla = 1;
 	if (m->norm == TS_NORM_UNSET)
 		m->norm = TS_NORM_RMS;
+	/* Qwen3 and Gemma 3 normalise each head's q and k with a learned
+	 * RMSNorm; Llama 4's use_qk_norm is a weightless L2 norm. */
+	m->qk_norm = strncmp(m->family, "qwen3", 5) == 0 || strncmp(m->family, "gemma3", 6) == 0;
+	/* Llama 4: intermediate_size is the width of each routed expert and of
+	 * the one shared expert every MoE layer has; intermediate_size_mlp is
+	 * the dense layers' width; moe_layers lists the MoE layers. */
+	if (llama4 && m->num_experts > 0) {
+		if (m->moe_ffn_hidden == 0)
+			m->moe_ffn_hidden = m->ffn_hidden;
+		if (m->shared_ffn_hidden == 0 && m->shared_experts == 0) {
+			m->shared_experts = 1;
+			m->shared_ffn_hidden = m->moe_ffn_hidden;
+		}
+		if (st->ffn_mlp > 0)
+			m->ffn_hidden = st->ffn_mlp;
+	}
+	/* Mixtral and gpt-oss have no dense layer: intermediate_size is the
+	 * expert width by definition, not an assumption. */
+	if ((strcmp(m->family, "mixtral") == 0 || strcmp(m->family, "gpt_oss") == 0) &&
+	    m->num_experts > 0 && m->moe_ffn_hidden == 0)
+		m->moe_ffn_hidden = m->ffn_hidden;
+	/* more layers than the model holds: ts_model_finish refuses the count */
+	if (st->moe_list && m->layers <= TS_MODEL_MAX_LAYERS) {
+		if (m->layers > 0 && st->moe_list_max >= m->layers)
+			return ts_err_set(st->err, TS_EPARSE, "%s: moe_layers names layer %lld but the"
+					  " model has %lld layers", st->name,
+					  (long long)st->moe_list_max, (long long)m->layers);
+		m->freq_list_len = m->layers;
+		for (int64_t i = 0; i < m->layers; i++)
+			m->freq_list[i] = st->moe_at[i];
+	}
+	m->local_layers = local_layers(st, m);
+	/* Llama 4: the RoPE layers attend within chunks, the NoPE ones (every
+	 * no_rope_layer_interval-th, default 4, unless no_rope_layers lists
+	 * them) globally */
+	if (llama4 && m->attention_chunk > 0) {
+		int64_t every = st->nope_interval > 0 ? st->nope_interval : 4;
+		m->chunked_layers = st->rope_flags > 0 ? st->rope_ones : m->layers - m->layers / every;
+	}
+	return 0;
+}
+
+/* The members of the object just opened, up to its end. */
+static int members(struct hf_state *st, struct ts_model *m)
+{
+	int tok, rc;
+
+	for (;;) {
+		char key[64];
+		size_t klen;
+
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if (tok == TS_JSON_OBJ_END)
+			return 0;
+		klen = st->j.n < sizeof(key) ? st->j.n : sizeof(key) - 1;
+		memcpy(key, st->j.s, klen);
+		key[klen] = '\0';
+		if (st->j.n >= sizeof(key))
+			klen = 0; /* longer than any key we know: skip it */
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if ((rc = member(st, m, key, klen, tok)) < 0)
+			return rc;
+	}
 }
 
 int ts_model_parse_config(struct ts_model *m, const void *data, size_t n,
@@ -228,30 +412,8 @@ int ts_model_parse_config(struct ts_model *m, const void *data, size_t n,
 			       "expected a JSON object (a Hugging Face config.json)");
 		goto out;
 	}
-	for (;;) {
-		char key[64];
-		size_t klen;
-
-		tok = ts_json_next(&st.j, err);
-		if (tok < 0) {
-			rc = tok;
-			goto out;
-		}
-		if (tok == TS_JSON_OBJ_END)
-			break;
-		klen = st.j.n < sizeof(key) ? st.j.n : sizeof(key) - 1;
-		memcpy(key, st.j.s, klen);
-		key[klen] = '\0';
-		if (st.j.n >= sizeof(key))
-			klen = 0; /* longer than any key we know: skip it */
-		tok = ts_json_next(&st.j, err);
-		if (tok < 0) {
-			rc = tok;
-			goto out;
-		}
-		if ((rc = member(&st, m, key, klen, tok)) < 0)
-			goto out;
-	}
+	if ((rc = members(&st, m)) < 0)
+		goto out;
 	tok = ts_json_next(&st.j, err);
 	if (tok < 0) {
 		rc = tok;
@@ -259,7 +421,7 @@ int ts_model_parse_config(struct ts_model *m, const void *data, size_t n,
 	}
 	if (m->family[0] == '\0')
 		memcpy(m->family, "unknown", 8);
-	apply_family(&st, m);
+	rc = apply_family(&st, m);
 out:
 	ts_json_release(&st.j);
 	return rc;

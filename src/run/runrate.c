@@ -276,6 +276,9 @@ int runmodel_rate(struct ts_runmodel *rm, const struct ts_runmodel_opts *o)
 		goto out;
 	if (ts_run_rate_mismatch(rm))
 		rc = mismatch_warning(rm);
+	/* the model rate counts what the formulas count: say what they leave out */
+	if (rc == 0 && rt->model_from)
+		rc = ts_model_unmodelled(&rt->model, rt->model_from, &rm->warnings);
 out:
 	free(tf);
 	free(ms);

@@ -298,3 +298,131 @@ TEST(model_vocab_padding_absurd_factors)
 	CHECK_I64(ts_model_padded_vocab(&m, 128, INT64_C(72057594037927936)), 134217728);
 	CHECK_I64(ts_model_padded_vocab(&m, INT64_C(72057594037927936), 1), 1048576);
 }
+
+/* A multimodal Llama 4 config: the language model is read from text_config
+ * (before: "hidden size is not stated"); each MoE layer gets the implicit
+ * shared expert of intermediate_size, dense layers intermediate_size_mlp,
+ * and the moe_layers list [1, 2] wins over interleave_moe_layer_step 2
+ * (which alone would make layers 1 and 3 MoE). */
+TEST(model_hf_llama4_text_config)
+{
+	static const char cfg[] =
+		"{\"model_type\": \"llama4\", \"vision_config\": {\"hidden_size\": 1408},"
+		" \"text_config\": {\"model_type\": \"llama4_text\", \"hidden_size\": 64,"
+		" \"intermediate_size\": 32, \"intermediate_size_mlp\": 128, \"num_hidden_layers\": 4,"
+		" \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16,"
+		" \"num_local_experts\": 4, \"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 2,"
+		" \"moe_layers\": [1, 2], \"attention_chunk_size\": 8192, \"hidden_act\": \"silu\","
+		" \"vocab_size\": 100}, \"tie_word_embeddings\": false}";
+	struct ts_model m;
+	struct ts_model_params p;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_parse_config(&m, cfg, sizeof(cfg) - 1, "l4.json", &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_STR(m.family, "llama4_text");
+	CHECK_I64(m.hidden, 64);
+	CHECK_I64(m.ffn_hidden, 128);
+	CHECK_I64(m.moe_ffn_hidden, 32);
+	CHECK_I64(m.shared_ffn_hidden, 32);
+	CHECK_I64(m.moe_layers, 2);
+	CHECK(!m.moe_layer[0] && m.moe_layer[1] && m.moe_layer[2] && !m.moe_layer[3]);
+	CHECK(m.vision_encoder);
+	CHECK_I64(m.chunked_layers, 3); /* layers 0, 1, 2 of 4; layer 3 global */
+	/* by hand: attention 64*(64+2*32) + 64*64 = 12288, norms 128;
+	 * dense MLP 3*64*128 = 24576; expert 3*64*32 = 6144, router 64*4 = 256;
+	 * MoE layer = 12416 + 4*6144 + 6144 + 256 = 43392, dense = 36992;
+	 * embedding and head 2*100*64 = 12800, final norm 64 */
+	ts_model_params(&m, m.vocab, &p);
+	CHECK_NEAR(p.attn, 12288, 0);
+	CHECK_NEAR(p.mlp, 24576, 0);
+	CHECK_NEAR(p.shared, 6144, 0);
+	CHECK_NEAR(p.experts, 4 * 6144, 0);
+	CHECK_NEAR(p.total, 12800 + 64 + 2 * 36992 + 2 * 43392, 0);
+	CHECK_NEAR(p.active, 12800 + 64 + 2 * 36992 + 2 * (43392 - 3 * 6144), 0);
+}
+
+/* Sliding windows: layer_types counts the sliding layers, Gemma's pattern
+ * makes every N-th layer global, use_sliding_window false turns it off, a
+ * null window is none. Gemma's MLP is gated whatever its GELU is called. */
+TEST(model_hf_sliding_window)
+{
+	static const char types[] =
+		"{\"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4,"
+		" \"vocab_size\": 10, \"sliding_window\": 128, \"layer_types\": [\"sliding_attention\","
+		" \"full_attention\", \"sliding_attention\", \"full_attention\"]}";
+	static const char gemma[] =
+		"{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, \"num_hidden_layers\": 12,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"sliding_window\": 512,"
+		" \"sliding_window_pattern\": 6, \"hidden_activation\": \"gelu\"}";
+	static const char off[] =
+		"{\"model_type\": \"qwen2\", \"hidden_size\": 64, \"num_hidden_layers\": 4,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"sliding_window\": 4096,"
+		" \"use_sliding_window\": false}";
+	static const char none[] =
+		"{\"model_type\": \"mistral\", \"hidden_size\": 64, \"num_hidden_layers\": 4,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"sliding_window\": null}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, types, sizeof(types) - 1, "t.json", &err) == 0);
+	CHECK_I64(m.sliding_window, 128);
+	CHECK_I64(m.local_layers, 2);
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, gemma, sizeof(gemma) - 1, "g.json", &err) == 0);
+	CHECK_I64(m.local_layers, 10);
+	CHECK(m.gated_mlp && m.qk_norm);
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, off, sizeof(off) - 1, "q.json", &err) == 0);
+	CHECK_I64(m.local_layers, 0);
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, none, sizeof(none) - 1, "m.json", &err) == 0);
+	CHECK_I64(m.local_layers, 0);
+}
+
+/* A moe_layers list with a layer count beyond TS_MODEL_MAX_LAYERS: the list
+ * is not copied past the model's arrays; ts_model_finish refuses the count. */
+TEST(model_hf_moe_layers_huge_count)
+{
+	static const char cfg[] =
+		"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"intermediate_size\": 32,"
+		" \"num_hidden_layers\": 100000, \"num_attention_heads\": 4, \"num_local_experts\": 4,"
+		" \"num_experts_per_tok\": 1, \"moe_layers\": [1], \"vocab_size\": 100}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_parse_config(&m, cfg, sizeof(cfg) - 1, "big.json", &err) == 0);
+	CHECK_I64(m.freq_list_len, 0);
+	CHECK_I64(ts_model_finish(&m, &err), TS_EUSAGE);
+}
+
+/* Llama 4 chunked attention: 3 of every 4 layers by default, every
+ * no_rope_layer_interval-th layer global, or the 1s of a no_rope_layers
+ * list. */
+TEST(model_hf_llama4_chunked_layers)
+{
+	static const char interval[] =
+		"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 12,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"attention_chunk_size\": 8192,"
+		" \"no_rope_layer_interval\": 3}";
+	static const char list[] =
+		"{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 4,"
+		" \"num_attention_heads\": 4, \"vocab_size\": 10, \"attention_chunk_size\": 8192,"
+		" \"no_rope_layers\": [1, 0, 0, 1]}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_err_init(&err);
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, interval, sizeof(interval) - 1, "i.json", &err) == 0);
+	CHECK_I64(m.chunked_layers, 8); /* 12 - 12/3 */
+	ts_model_init(&m);
+	REQUIRE(ts_model_parse_config(&m, list, sizeof(list) - 1, "l.json", &err) == 0);
+	CHECK_I64(m.chunked_layers, 2);
+}
