@@ -88,6 +88,10 @@ struct ts_hang_work {
 	int64_t p2p_seq;    /* FR p2p_seq_id, -1 */
 	int64_t created_ns; /* FR time_created_ns (the rank's wall clock when it
 			       enqueued the op), -1 */
+	int64_t completed_ns; /* FR time_discovered_completed_ns (its wall clock
+				 when its watchdog saw the op complete: a
+				 collective completes on every member at once,
+				 so it aligns the members' clocks), -1 */
 	const char *op;     /* as printed */
 	enum ts_hang_op kind;
 	int64_t numel_in, numel_out;   /* -1 unknown */
@@ -336,7 +340,8 @@ struct ts_hang_advice {
 };
 
 /* A rank that enqueued a group's last collective late in a group that did
- * not hang (TS_HANG_STRAGGLER_MS): its largest lag over its groups. */
+ * not hang (TS_HANG_STRAGGLER_MS), on the members' clocks aligned by the
+ * collectives they completed together: its largest lag over its groups. */
 struct ts_hang_straggler {
 	int64_t rank;
 	int pg;                      /* index into set->pgs */
@@ -344,12 +349,19 @@ struct ts_hang_straggler {
 	int64_t lag_ms;              /* after the last of the other members */
 	int64_t first_lag_ms;        /* at the group's first seq every member holds */
 	size_t groups;               /* groups it was that late in */
+	int64_t offset_ms;           /* its clock's offset, taken off its times
+				      * (ms ahead of the lowest dumped rank's
+				      * clock; clock_offsets in the analysis) */
 };
 
 struct ts_hang_result {
 	TS_VEC(struct ts_hang_incident) incidents;
 	TS_VEC(struct ts_hang_straggler) stragglers; /* each also a finding */
 	TS_VEC(const char *) findings;
+	const char *clock_finding;   /* one of findings, or NULL: finished
+				      * groups' lags read on hosts' clocks that
+				      * could not be aligned, no straggler named
+				      * (reports show it) */
 	TS_VEC(struct ts_hang_advice) advice;
 	const char *backend;         /* "nccl", "mccl", "unknown" */
 	const char *vendor;          /* "nvidia", "moore_threads", "metax", "unknown" */
@@ -366,6 +378,10 @@ struct ts_hang_result {
  * other member (time_created_ns), in a group with no hang, is a straggler
  * (a finding, not an incident). */
 #define TS_HANG_STRAGGLER_MS 1000
+/* The fewest collectives two ranks must both have completed (with
+ * time_discovered_completed_ns) for one's clock offset to the other's to
+ * be taken: the median of the differences of those completions. */
+#define TS_HANG_CLOCK_SHARED 3
 
 /*
  * Analyse the evidence: per process group (keyed by name and rank set) align

@@ -155,7 +155,7 @@ static enum ts_hang_state state_of(const struct pv *v)
 
 /* the entry keys the analysis reads, found in one pass over the dict */
 enum { K_PG, K_PG_ID, K_SEQ, K_SEQ_OLD, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
-       K_OUT_SIZES, K_OUT_DTYPES, K_P2P_SEQ, K_IS_P2P, K_CREATED, K_COUNT };
+       K_OUT_SIZES, K_OUT_DTYPES, K_P2P_SEQ, K_IS_P2P, K_CREATED, K_COMPLETED, K_COUNT };
 struct fr_keys {
 	const struct pv *v[K_COUNT];
 };
@@ -171,6 +171,7 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
 		{ "output_dtypes", 13, K_OUT_DTYPES }, { "p2p_seq_id", 10, K_P2P_SEQ },
 		{ "is_p2p", 6, K_IS_P2P }, { "time_created_ns", 15, K_CREATED },
+		{ "time_discovered_completed_ns", 28, K_COMPLETED },
 	};
 	memset(k, 0, sizeof(*k));
 	for (size_t i = 0; i + 1 < e->nit; i += 2) {
@@ -419,6 +420,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		w.record_id = pv_int(ek.v[K_RECORD], -1);
 		w.p2p_seq = pv_int(ek.v[K_P2P_SEQ], -1);
 		w.created_ns = pv_int(ek.v[K_CREATED], -1);
+		w.completed_ns = pv_int(ek.v[K_COMPLETED], -1);
 		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
 		w.state = state_of(ek.v[K_STATE]);
 		dump.timing |= w.state == TS_ST_STARTED;
