@@ -216,10 +216,24 @@ struct ts_hang_cut_line {
 	int64_t line;            /* 1-based */
 };
 
+/* One pg_status item of a dump: keyed by the dump's own pg_id (process
+ * local). pg -1 while that id names no group the dump's entries or
+ * pg_config tell (ts_hang_analyze then tries the dumps together). */
 struct ts_hang_pg_status {
 	int64_t rank;
 	int pg;
 	int64_t enqueued, started, completed;
+	int64_t id;          /* the dump's pg_id */
+	uint32_t file;       /* the dump */
+};
+
+/* A group of a dump whose pg_status holds an id no group was found for:
+ * each (pg_id, group) its entries or pg_config tell, and each pg_config
+ * group of its own with id -1 (none told). */
+struct ts_hang_local {
+	uint32_t file;
+	int64_t id;
+	int pg;
 };
 
 struct hang_pool;
@@ -237,6 +251,7 @@ struct ts_hang_set {
 	TS_VEC(struct ts_hang_unread) unread;
 	TS_VEC(struct ts_hang_cut_line) cut_lines;
 	TS_VEC(struct ts_hang_pg_status) status;
+	TS_VEC(struct ts_hang_local) locals;
 	TS_VEC(int64_t) ranks_seen;  /* global ranks named by `[rankN]:` prefixes or dumps */
 	int64_t world_size;          /* --world-size, -1 */
 	int fr_disabled;             /* "FlightRecorder is disabled" seen */

@@ -2793,6 +2793,24 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 		}
 		ts_sb_release(&sb);
 	}
+	{
+		/* pg_status ids a dump alone could not name, tried with every
+		 * dump together; those still open are said and not used */
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		rc = hang_status_resolve(s, &sb);
+		if (!rc && sb.len)
+			finding(r, fmt(r, "pg_status: %s; which group each of them is cannot be told from the "
+				       "dump's entries, its pg_config (hashed group names give no creation "
+				       "order), the order the other dumps' ids give the groups, or what the "
+				       "other members enqueued and completed, so those ids are not used (the "
+				       "rank's progress in those groups is read from its entries alone)",
+				       sb.buf));
+		ts_sb_release(&sb);
+		if (rc)
+			goto out;
+	}
 	if ((rc = dumps(&a)))
 		goto out;
 	first_log = r->incidents.n;

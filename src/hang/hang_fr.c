@@ -322,6 +322,31 @@ static int status_group(struct ts_hang_set *s, const struct pv *cfg, const struc
 	return c->lone >= 0 ? cfg_group(s, cfg, (size_t)c->lone, id) : -1;
 }
 
+/* A dump with pg_status ids no group was found for: what it tells of
+ * its groups, for ts_hang_analyze to try with the other dumps
+ * (struct ts_hang_local): the (id, group) of its pg_status items from
+ * first_status on that have one, and its pg_config groups none of them
+ * names, with id -1. 0 or TS_ENOMEM. */
+static int dump_locals(struct ts_hang_set *s, const struct pv *cfg, uint32_t file, size_t first_status)
+{
+	for (size_t i = first_status; i < s->status.n; i++) {
+		struct ts_hang_local l = { file, s->status.v[i].id, s->status.v[i].pg };
+		if (l.pg >= 0 && TS_VEC_PUSH(s->locals, l))
+			return TS_ENOMEM;
+	}
+	for (size_t k = 0; cfg && cfg->t == PV_DICT && k + 1 < cfg->nit; k += 2) {
+		struct ts_hang_local l = { file, -1, cfg_group(s, cfg, k, -1) };
+		size_t i;
+		if (l.pg < 0)
+			continue;
+		for (i = first_status; i < s->status.n && s->status.v[i].pg != l.pg; i++)
+			;
+		if (i == s->status.n && TS_VEC_PUSH(s->locals, l))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
 		   int64_t cut, const char *name, struct ts_err *err)
 {
@@ -337,7 +362,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	TS_VEC(struct local_pg) local = { 0 };
 	struct cfg_ids ids;
 	const char *last_name = NULL, *last_desc = NULL;
-	size_t last_name_n = 0, last_desc_n = 0;
+	size_t last_name_n = 0, last_desc_n = 0, unnamed = 0, first_status = s->status.n;
 
 	if (hang_pv_get(root, "rank"))
 		rank = pv_int(hang_pv_get(root, "rank"), rank);
@@ -508,8 +533,11 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 				ps.pg = local.v[m].pg;
 		if (ps.pg < 0 && id >= 0)
 			ps.pg = status_group(s, cfg, &ids, id);
-		if (ps.pg < 0)
+		if (id < 0)
 			continue;
+		ps.id = id;
+		ps.file = file;
+		unnamed += ps.pg < 0;
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
 		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
 		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
@@ -519,6 +547,11 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 			free(ids.by_id);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 		}
+	}
+	if (unnamed && dump_locals(s, cfg, file, first_status)) {
+		TS_VEC_RELEASE(local);
+		free(ids.by_id);
+		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	}
 	TS_VEC_RELEASE(local);
 	free(ids.by_id);

@@ -40,6 +40,7 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	TS_VEC_RELEASE(s->unread);
 	TS_VEC_RELEASE(s->cut_lines);
 	TS_VEC_RELEASE(s->status);
+	TS_VEC_RELEASE(s->locals);
 	TS_VEC_RELEASE(s->ranks_seen);
 	ts_arena_release(&s->arena);
 	ts_intern_release(&s->strs);

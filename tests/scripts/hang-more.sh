@@ -18,6 +18,16 @@
 #     noalign    skewstrag without completion times in the dumps: the
 #                clocks cannot be aligned, and the output says so (and
 #                names no other rank as a straggler).
+#   pg_status with hashed group names and several groups of a dump without
+#   entries (its ring buffer kept only its last entries):
+#     statusmany  the TP/DP job of 4 ranks with an embedding group {0,3}
+#                created first; rank 2 stops before a tp all_reduce; rank 0
+#                or 3 lost the entries of 2 or 3 of its groups: rank 2
+#                only, no incident at seq 1 (every member completed it), and
+#                every id named (nothing said to be unknown);
+#     statusamb    two groups of ranks {0,1} used alike, whose entries both
+#                ranks lost: which id is which cannot be told, and is said;
+#                rank 2, stopped before a default all_reduce, blamed.
 # HANG_MORE_N sets per class (default 4); HANG_MORE_SUMMARY=1 prints the
 # count of right verdicts per class (the measure in docs/hang.md).
 set -u
@@ -30,7 +40,7 @@ HANG_SIM_DIR=$(cd "$(dirname "$0")" && pwd) python3 - "$tmp" "$N" <<'PY' || exit
 import json, os, random, sys
 out, N = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, os.environ["HANG_SIM_DIR"])
-from hang_sim import simulate, timeline, tpdp, write_dumps
+from hang_sim import Job, simulate, timeline, tpdp, write_dumps
 truth = {}
 ME = "tests/scripts/hang-more.sh"
 
@@ -61,7 +71,7 @@ for n in range(N):
     c = f"noalign{n}"
     t = timeline(job, sim, delay={(rr, rs_ops(job, rr)[-1]): D}, clock=clock, seed=n)
     write_dumps(f"{out}/{c}", job, sim, synthetic=ME, times={k: (v[0], None) for k, v in t.items()})
-    truth[c] = {"unaligned": True, "only": rr}
+    truth[c] = {"unaligned": True, "held": rr}
     # skewearly: host h's clock L ms ahead; rank B on the other host is held
     # up L + 2-10 s before its first op; nobody is late at the end
     L = rnd.randrange(1500, 5000)
@@ -85,6 +95,47 @@ for n in range(N):
     write_dumps(f"{out}/{c}", job, sim, synthetic=ME,
                 times=timeline(job, sim, clock={r: offs[host_of(r)] for r in range(4)}, seed=n))
     truth[c] = {"straggler": None}
+
+def step_start(job, step):
+    """index of the first op of step `step` (the loss all_reduce ends a step)"""
+    ends = [i for i, p in enumerate(job.prog) if p[0] == 0]
+    return 0 if step == 0 else ends[step - 1] + 1
+
+def hashed(job):
+    """group names as new_group(use_local_synchronization=True) gives them"""
+    job.groups = [(g if g == "0" else "%08x" % (0x9e3779b1 * int(g) & 0xffffffff), d, rs) for g, d, rs in job.groups]
+
+for n in range(N):
+    # statusmany: the embedding group {0,3} is created first and used
+    # once; hashed names; rank 2 stops before its tp all_reduce of step S;
+    # rank Q (0 or 3, the ranks in 4 groups besides the default one) kept
+    # its last 1 or 2 entries, so 2 or 3 of its groups hold no entry and
+    # its pg_status ids of them must be named from the other dumps
+    job = tpdp([("embd", [0, 3])])
+    hashed(job)
+    job.prog.insert(0, (1, "coll", "all_reduce", (16,), "Float", None))
+    k = next(i for i in range(step_start(job, 1 + n % 3), len(job.prog)) if 2 in job.members(i))
+    q, kk = (0, 3)[n % 2], 1 + (n // 2) % 2
+    c = f"statusmany{n}"
+    write_dumps(f"{out}/{c}", job, simulate(job, stop={2: k - 1}), synthetic=ME, keep={q: kk})
+    # every member completed seq 1 of every group: no incident there; and
+    # every id can be named, so nothing is said to be unknown
+    truth[c] = {"culprits": [2], "only": ["not_joined"], "no_seq": 1, "unsaid": "pg_status:"}
+    # statusamb: groups a and b, both {0,1}, created one after the other
+    # and used alike in every step; ranks 0 and 1 both kept only their last
+    # entry, of the default group, so no dump tells which of their ids 1
+    # and 2 is a: that cannot be told, and is said; rank 2 stops before the
+    # default all_reduce of step S
+    job = Job(4, [("1", "a", [0, 1]), ("2", "b", [0, 1]), ("3", "c", [2, 3])])
+    hashed(job)
+    for step in range(4):
+        for g in (1, 2, 3):
+            job.prog.append((g, "coll", "all_reduce", (64,), "Float", None))
+        job.prog.append((0, "coll", "all_reduce", (1,), "Float", None))
+    k = [i for i, p in enumerate(job.prog) if p[0] == 0][1 + n % 3]
+    c = f"statusamb{n}"
+    write_dumps(f"{out}/{c}", job, simulate(job, stop={2: k - 1}, ahead=1), synthetic=ME, keep={0: 1, 1: 1})
+    truth[c] = {"culprits": [2], "said": ["pg_status: rank 0", "rank 1", "ids 1, 2", "cannot be told"]}
 json.dump(truth, open(f"{out}/truth.json", "w"))
 PY
 for d in "$tmp"/*/; do
@@ -114,8 +165,18 @@ for c, t in sorted(truth.items()):
         cul = sorted({x for i in d["incidents"] for x in i["culprits"]})
         finds = [f["text"] for f in d["findings"]]
         st = [f for f in finds if f.startswith("straggler")]
+        cls = [i["class"] for i in d["incidents"]]
         if "culprits" in t and cul != t["culprits"]:
             why = f"culprits {cul}, want {t['culprits']}"
+        elif "only" in t and set(cls) - set(t["only"]):
+            why = f"classes {cls}, want only {t['only']}"
+        elif "no_seq" in t and [i for i in d["incidents"] if i["seq"] == t["no_seq"]]:
+            why = f"an incident at seq {t['no_seq']}, which every member completed"
+        elif "unsaid" in t and [f for f in finds if t["unsaid"] in f]:
+            why = f"said: {[f for f in finds if t['unsaid'] in f]}"
+        elif "said" in t and not [f for f in finds if all(x in f for x in t["said"])] or \
+                "said" in t and t["said"][-1] not in text:
+            why = f"no finding with {t['said']}"
         elif "straggler" in t and t["straggler"] is None and (st or d["stragglers"]):
             why = f"a straggler said: {st}"
         elif "straggler" in t and t["straggler"] is not None:
@@ -131,8 +192,8 @@ for c, t in sorted(truth.items()):
                 why = "diagnose's text does not say the straggler"
             elif c.startswith("skewstrag") and f"straggler: rank {rr} entered" not in open(f"{tmp}/{c}.md").read():
                 why = "report's Markdown does not say the straggler"
-        if not why and "only" in t and [z for z in d["stragglers"] if z["rank"] != t["only"]]:
-            why = f"stragglers {d['stragglers']}, but only rank {t['only']} was held up"
+        if not why and "held" in t and [z for z in d["stragglers"] if z["rank"] != t["held"]]:
+            why = f"stragglers {d['stragglers']}, but only rank {t['held']} was held up"
         if not why and t.get("unaligned"):
             said = "could not be aligned"
             if not [f for f in finds if said in f] or said not in text:
