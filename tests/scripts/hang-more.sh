@@ -28,6 +28,11 @@
 #     statusamb    two groups of ranks {0,1} used alike, whose entries both
 #                ranks lost: which id is which cannot be told, and is said;
 #                rank 2, stopped before a default all_reduce, blamed.
+#   logname - torch 2.4 watchdog logs, whose tags name a group by its global
+#     name (hashed here) and description, or by its name alone: a rank's
+#     dump-signal line of one group says it never enqueued the seq another
+#     rank timed out in, while a second group times out at the same seq:
+#     that rank only, each group its own incident.
 # HANG_MORE_N sets per class (default 4); HANG_MORE_SUMMARY=1 prints the
 # count of right verdicts per class (the measure in docs/hang.md).
 set -u
@@ -37,7 +42,7 @@ command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 HANG_SIM_DIR=$(cd "$(dirname "$0")" && pwd) python3 - "$tmp" "$N" <<'PY' || exit 1
-import json, os, random, sys
+import hashlib, json, os, random, sys
 out, N = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, os.environ["HANG_SIM_DIR"])
 from hang_sim import Job, simulate, timeline, tpdp, write_dumps
@@ -136,6 +141,42 @@ for n in range(N):
     c = f"statusamb{n}"
     write_dumps(f"{out}/{c}", job, simulate(job, stop={2: k - 1}, ahead=1), synthetic=ME, keep={0: 1, 1: 1})
     truth[c] = {"culprits": [2], "said": ["pg_status: rank 0", "rank 1", "ids 1, 2", "cannot be told"]}
+
+# logname: watchdog logs of torch 2.4, whose tag names a group by its global
+# name and description, "[PG <name> (<desc>) Rank N]", or by its name alone
+# when the description is "undefined" ("[PG <name> Rank N]"); names hashed
+# (new_group(use_local_synchronization=True)). Rank 0 times out in dp group
+# {0, R} at seq S, and R's dump-signal line of that group says it enqueued
+# S-1 only; rank 1 times out at the same seq S in its tp group {0, 1}, all
+# its members past it (enqueued S+1): rank R only, the groups apart
+for n in range(N):
+    c = f"logname{n}"
+    os.makedirs(f"{out}/{c}", exist_ok=True)
+    seq, rr = 40 + 7 * n, (2, 3)[n % 2]
+    # names as new_group(use_local_synchronization=True) hashes them: the
+    # sha1 of the ranks joined by "_" (a set index here, so seeds differ)
+    dp = hashlib.sha1(("0_%d_%d" % (rr, n)).encode()).hexdigest()
+    tp = hashlib.sha1(("0_1_%d" % n).encode()).hexdigest()
+    tag = (lambda name, desc, r: f"[PG {name} ({desc}) Rank {r}]") if n % 4 < 2 else \
+          (lambda name, desc, r: f"[PG {name} Rank {r}]")
+    pre = "[rank%d]:[E626 16:48:25.440238649 ProcessGroupNCCL.cpp:1%d] %s "
+    with open(f"{out}/{c}/rank0.log", "w") as f:
+        f.write(pre % (0, 1, tag(dp, "dp", 0)) + "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, "
+                "OpType=_REDUCE_SCATTER_BASE, NumelIn=4096, NumelOut=2048, Timeout(ms)=600000) ran for "
+                "600043 milliseconds before timing out.\n" % seq)
+        f.write(pre % (0, 2, tag(dp, "dp", 0)) + "Exception (either an error or timeout) detected by watchdog at "
+                "work: %d, last enqueued NCCL work: %d, last completed NCCL work: %d.\n" % (seq, seq, seq - 1))
+    with open(f"{out}/{c}/rank1.log", "w") as f:
+        f.write(pre % (1, 1, tag(tp, "tp", 1)) + "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, "
+                "OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600043 milliseconds before "
+                "timing out.\n" % seq)
+        f.write(pre % (1, 2, tag(tp, "tp", 1)) + "Exception (either an error or timeout) detected by watchdog at "
+                "work: %d, last enqueued NCCL work: %d, last completed NCCL work: %d.\n" % (seq, seq + 1, seq - 1))
+    with open(f"{out}/{c}/rank{rr}.log", "w") as f:
+        f.write(pre % (rr, 3, tag(dp, "dp", rr)) + "Received a dump signal due to a collective timeout from  rank 0 "
+                "and we will try our best to dump the debug info. Last enqueued NCCL work: %d, last completed NCCL "
+                "work: %d.\n" % (seq - 1, seq - 1))
+    truth[c] = {"culprits": [rr], "groups": sorted([dp, tp])}
 json.dump(truth, open(f"{out}/truth.json", "w"))
 PY
 for d in "$tmp"/*/; do
@@ -172,6 +213,8 @@ for c, t in sorted(truth.items()):
             why = f"classes {cls}, want only {t['only']}"
         elif "no_seq" in t and [i for i in d["incidents"] if i["seq"] == t["no_seq"]]:
             why = f"an incident at seq {t['no_seq']}, which every member completed"
+        elif "groups" in t and sorted(i["pg"]["guid"] or "-" for i in d["incidents"]) != t["groups"]:
+            why = f"incidents of groups {[i['pg']['guid'] for i in d['incidents']]}, want one of each of {t['groups']}"
         elif "unsaid" in t and [f for f in finds if t["unsaid"] in f]:
             why = f"said: {[f for f in finds if t['unsaid'] in f]}"
         elif "said" in t and not [f for f in finds if all(x in f for x in t["said"])] or \
