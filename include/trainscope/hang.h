@@ -364,9 +364,9 @@ struct ts_hang_straggler {
 	int64_t lag_ms;              /* after the last of the other members */
 	int64_t first_lag_ms;        /* at the group's first seq every member holds */
 	size_t groups;               /* groups it was that late in */
-	int64_t offset_ms;           /* its clock's offset, taken off its times
-				      * (ms ahead of the lowest dumped rank's
-				      * clock; clock_offsets in the analysis) */
+	int64_t offset_ms;           /* its clock's offset, taken off its times:
+				      * ms ahead of offset_from's clock */
+	int64_t offset_from;         /* the lowest rank its clock is aligned with */
 };
 
 struct ts_hang_result {

@@ -1677,58 +1677,106 @@ static int group_runs(const struct sref *v, size_t n, size_t b, size_t *e, void 
 	return 0;
 }
 
+/* Two ranks' clocks: off[a] = off[b] + d (ns); each edge is kept both
+ * ways (b, a, -d), sorted by a. */
+struct sedge { size_t a, b; int64_t d; };
+
+static int cmp_sedge(const void *x, const void *y)
+{
+	const struct sedge *p = x, *q = y;
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
 /*
- * Each dumped rank's clock offset (ns) to the lowest rank's: a collective
- * completes on every member at once, so the difference of two members'
+ * Each dumped rank's clock offset (ns): a collective completes on every
+ * member at once, so the difference of two members'
  * time_discovered_completed_ns at a seq both completed is the offset
- * between their clocks (plus the watchdogs' discovery delays): its median
- * over at least TS_HANG_CLOCK_SHARED such seqs is taken, and offsets are
- * carried from group to group through shared members. ranks: the sorted
- * ranks of v; known[k] = 1 where ranks->v[k]'s offset is off[k].
+ * between their clocks (plus the watchdogs' discovery delays); its median
+ * over at least TS_HANG_CLOCK_SHARED such seqs is taken, against one
+ * member of each group, and offsets are carried from group to group
+ * through shared members. ranks: the sorted ranks of v. set[k] is the
+ * index of the lowest rank ranks->v[k]'s clock is aligned with (itself
+ * when none other), off[k] its offset to that rank's clock.
  */
 static int clock_offsets(const struct sref *v, size_t n, const struct hang_i64v *ranks, int64_t *off,
-			 int *known)
+			 size_t *set)
 {
 	TS_VEC(struct srun) runs = { 0 };
+	TS_VEC(struct sedge) edges = { 0 };
 	int64_t *d = malloc((n ? n : 1) * sizeof(*d));
-	int changed = 1, rc = 0;
+	size_t *queue = malloc((ranks->n ? ranks->n : 1) * sizeof(*queue));
+	int rc = 0;
 
-	if (!d)
+	if (!d || !queue) {
+		free(d);
+		free(queue);
 		return TS_ENOMEM;
-	memset(known, 0, ranks->n * sizeof(*known));
-	if (ranks->n) {
-		known[0] = 1;
-		off[0] = 0;
 	}
-	while (changed && !rc) {
-		changed = 0;
-		for (size_t b = 0, e; b < n && !rc; b = e) {
-			ssize_t ref = -1;
-			if ((rc = group_runs(v, n, b, &e, &runs)))
-				break;
-			for (size_t k = 0; k < runs.n && ref < 0; k++)
-				if (known[rank_index(ranks, v[runs.v[k].b].rank)])
-					ref = (ssize_t)k;
-			for (size_t k = 0; ref >= 0 && k < runs.n; k++) {
-				size_t m = rank_index(ranks, v[runs.v[k].b].rank), nd = 0;
-				const struct srun *rr = &runs.v[ref];
-				if (known[m])
+	for (size_t b = 0, e; b < n && !rc; b = e) {
+		ssize_t ref = -1;
+		if ((rc = group_runs(v, n, b, &e, &runs)))
+			break;
+		/* the group's first member with enough timed completions */
+		for (size_t k = 0; k < runs.n && ref < 0; k++) {
+			size_t timed = 0;
+			for (size_t i = runs.v[k].b; i < runs.v[k].e; i++)
+				timed += v[i].done && v[i].completed >= 0;
+			if (timed >= TS_HANG_CLOCK_SHARED)
+				ref = (ssize_t)k;
+		}
+		for (size_t k = 0; ref >= 0 && k < runs.n && !rc; k++) {
+			const struct srun *rr = &runs.v[ref];
+			size_t nd = 0;
+			if (k == (size_t)ref)
+				continue;
+			for (size_t i = runs.v[k].b; i < runs.v[k].e; i++) {
+				const struct sref *x = sref_at(v, rr->b, rr->e, v[i].seq);
+				if (x && x->done && v[i].done && x->completed >= 0 && v[i].completed >= 0)
+					d[nd++] = v[i].completed - x->completed;
+			}
+			if (nd < TS_HANG_CLOCK_SHARED)
+				continue;
+			ts_sort(d, nd, sizeof(*d), cmp_i64);
+			struct sedge ed = { rank_index(ranks, v[runs.v[k].b].rank), rank_index(ranks, v[rr->b].rank),
+					    d[(nd - 1) / 2] };
+			struct sedge back = { ed.b, ed.a, -ed.d };
+			if (TS_VEC_PUSH(edges, ed) || TS_VEC_PUSH(edges, back))
+				rc = TS_ENOMEM;
+		}
+	}
+	/* from each rank not reached yet, lowest first, along the edges */
+	ts_sort(edges.v, edges.n, sizeof(*edges.v), cmp_sedge);
+	for (size_t k = 0; k < ranks->n; k++)
+		set[k] = SIZE_MAX;
+	for (size_t root = 0; root < ranks->n && !rc; root++) {
+		size_t head = 0, tail = 0;
+		if (set[root] != SIZE_MAX)
+			continue;
+		set[root] = root;
+		off[root] = 0;
+		queue[tail++] = root;
+		while (head < tail) {
+			size_t x = queue[head++], lo = 0, hi = edges.n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (edges.v[mid].a < x)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (size_t i = lo; i < edges.n && edges.v[i].a == x; i++) {
+				const struct sedge *ed = &edges.v[i];
+				if (set[ed->b] != SIZE_MAX)
 					continue;
-				for (size_t i = runs.v[k].b; i < runs.v[k].e; i++) {
-					const struct sref *x = sref_at(v, rr->b, rr->e, v[i].seq);
-					if (x && x->done && v[i].done && x->completed >= 0 && v[i].completed >= 0)
-						d[nd++] = v[i].completed - x->completed;
-				}
-				if (nd < TS_HANG_CLOCK_SHARED)
-					continue;
-				ts_sort(d, nd, sizeof(*d), cmp_i64);
-				off[m] = off[rank_index(ranks, v[rr->b].rank)] + d[(nd - 1) / 2];
-				known[m] = 1;
-				changed = 1;
+				set[ed->b] = root;
+				off[ed->b] = off[x] - ed->d;
+				queue[tail++] = ed->b;
 			}
 		}
 	}
+	TS_VEC_RELEASE(edges);
 	TS_VEC_RELEASE(runs);
+	free(queue);
 	free(d);
 	return rc;
 }
@@ -1751,7 +1799,7 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 	TS_VEC(struct srun) runs = { 0 };
 	struct hang_i64v ranks = { 0 }, unaligned = { 0 };
 	int64_t *off = NULL;
-	int *known = NULL;
+	size_t *set = NULL;
 	const int64_t thr = (int64_t)TS_HANG_STRAGGLER_MS * 1000000;
 	size_t n = 0;
 	int rc = 0;
@@ -1775,11 +1823,11 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 		n++;
 	}
 	if (!rc && (!(off = malloc((ranks.n ? ranks.n : 1) * sizeof(*off))) ||
-		    !(known = malloc((ranks.n ? ranks.n : 1) * sizeof(*known)))))
+		    !(set = malloc((ranks.n ? ranks.n : 1) * sizeof(*set)))))
 		rc = TS_ENOMEM;
 	ts_sort(v, n, sizeof(*v), cmp_sref);
 	if (!rc)
-		rc = clock_offsets(v, n, &ranks, off, known);
+		rc = clock_offsets(v, n, &ranks, off, set);
 	for (size_t b = 0, e = 0; b < n && !rc; b = e) {
 		size_t late = 0, late0 = 0;
 		int pg = v[b].pg, hung = 0, aligned = 1;
@@ -1795,8 +1843,8 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 			size_t m = rank_index(&ranks, v[runs.v[k].b].rank);
 			first = v[runs.v[k].b].seq > first ? v[runs.v[k].b].seq : first;
 			last = v[runs.v[k].e - 1].seq < last ? v[runs.v[k].e - 1].seq : last;
-			aligned &= known[m];
-			runs.v[k].shift = known[m] ? off[m] : 0;
+			aligned &= set[m] == set[rank_index(&ranks, v[runs.v[0].b].rank)];
+			runs.v[k].shift = off[m];
 		}
 		if (!aligned)
 			for (size_t k = 0; k < runs.n; k++)
@@ -1813,8 +1861,7 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 			 * offset between hosts (nor a victim from the rank it
 			 * waited on): said, not named a straggler */
 			for (size_t k = 0; k < runs.n && !rc; k++)
-				if (!known[rank_index(&ranks, v[runs.v[k].b].rank)])
-					rc = hang_set_add(&unaligned, v[runs.v[k].b].rank);
+				rc = hang_set_add(&unaligned, v[runs.v[k].b].rank);
 			ts_sb_addf(&lags, "%sgroup %s (seq %lld): rank %lld, %lld ms (%lld ms at its first seq every "
 				   "member holds)", lags.len ? "; " : "", pg_name(s, pg), (long long)last,
 				   (long long)v[runs.v[late].b].rank, (long long)(lag / 1000000),
@@ -1827,7 +1874,7 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 			for (k = 0; k < r->stragglers.n && r->stragglers.v[k].rank != rank; k++)
 				;
 			if (k == r->stragglers.n) {
-				struct ts_hang_straggler z = { rank, -1, -1, -1, 0, 0, 0 };
+				struct ts_hang_straggler z = { rank, -1, -1, -1, 0, 0, 0, -1 };
 				if (TS_VEC_PUSH(r->stragglers, z))
 					rc = TS_ENOMEM;
 			}
@@ -1840,6 +1887,7 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 					z->pg = pg;
 					z->first_lag_ms = lag0 / 1000000;
 					z->offset_ms = runs.v[late].shift / 1000000;
+					z->offset_from = ranks.v[set[rank_index(&ranks, rank)]];
 				}
 			}
 		}
@@ -1859,17 +1907,17 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 			       z->groups > 1 ? fmt(r, " (the largest lag of %zu groups)", z->groups) : "",
 			       (long long)z->rank, (long long)z->rank,
 			       (long long)(z->offset_ms < 0 ? -z->offset_ms : z->offset_ms),
-			       z->offset_ms < 0 ? "behind" : "ahead of", (long long)ranks.v[0], (long long)z->first_lag_ms, (long long)z->rank));
+			       z->offset_ms < 0 ? "behind" : "ahead of", (long long)z->offset_from, (long long)z->first_lag_ms, (long long)z->rank));
 	}
 	if (!rc && unaligned.n) {
 		struct ts_sb sb;
 		ts_sb_init(&sb);
-		ts_sb_adds(&sb, "clocks: the hosts' clocks of ranks ");
-		hang_ranks_text(&sb, unaligned.v, unaligned.n);
-		ts_sb_addf(&sb, " could not be aligned with the others' (fewer than %d collectives completed "
-			   "on both sides with time_discovered_completed_ns), and in groups of theirs that did "
-			   "not hang a member entered the last collective %d ms or more after the others on "
-			   "the hosts' own clocks (%s): an offset between hosts reads as such a lag, and a rank "
+		const char *who = ranks_str(r, unaligned.v, unaligned.n);
+		ts_sb_addf(&sb, "clocks: the hosts' clocks of the members of groups of ranks %s", who ? who : "?");
+		ts_sb_addf(&sb, " could not be aligned with each other (fewer than %d collectives completed "
+			   "on both sides with time_discovered_completed_ns), and in such groups that did not "
+			   "hang a member entered the last collective %d ms or more after the others on the "
+			   "hosts' own clocks (%s): an offset between hosts reads as such a lag, and a rank "
 			   "waiting on a late peer is late in its next collective too, so no straggler is named "
 			   "there", TS_HANG_CLOCK_SHARED, TS_HANG_STRAGGLER_MS, lags.failed ? "" : lags.buf);
 		if (sb.failed || lags.failed)
@@ -1882,7 +1930,7 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 	TS_VEC_RELEASE(unaligned);
 	TS_VEC_RELEASE(ranks);
 	TS_VEC_RELEASE(runs);
-	free(known);
+	free(set);
 	free(off);
 	free(v);
 	return rc;

@@ -9,6 +9,8 @@
 #     skewstrag  one host's clock 2-30 s off (ahead or behind), a rank on
 #                it held up D ms before its last reduce_scatter: rank R,
 #                D ms (within the 100 ms of the watchdog's discovery, twice);
+#     partial    skewstrag in dp group {1,3} with rank 0's dump alone
+#                without completion times: ranks 1-3 align with each other;
 #     skewearly  one host's clock L ms ahead, a rank on the other host held
 #                up more than L ms before its first op: no straggler;
 #     slowrank   one rank held up D ms before every reduce_scatter, clocks
@@ -77,6 +79,17 @@ for n in range(N):
     t = timeline(job, sim, delay={(rr, rs_ops(job, rr)[-1]): D}, clock=clock, seed=n)
     write_dumps(f"{out}/{c}", job, sim, synthetic=ME, times={k: (v[0], None) for k, v in t.items()})
     truth[c] = {"unaligned": True, "held": rr}
+    # partial: the same with rank 0's dump alone without completion times,
+    # the straggler (rank 1 or 3, on host h) held up before its last
+    # reduce_scatter in dp group {1,3}: ranks 1-3 still align with each other
+    rp = (1, 3)[n % 2]
+    hp = host_of(rp)
+    clock = {r: L if host_of(r) == hp else 0 for r in range(4)}
+    c = f"partial{n}"
+    t = timeline(job, sim, delay={(rp, rs_ops(job, rp)[-1]): D}, clock=clock, seed=n)
+    write_dumps(f"{out}/{c}", job, sim, synthetic=ME,
+                times={k: (v[0], None if k[0] == 0 else v[1]) for k, v in t.items()})
+    truth[c] = {"straggler": (rp, D)}
     # skewearly: host h's clock L ms ahead; rank B on the other host is held
     # up L + 2-10 s before its first op; nobody is late at the end
     L = rnd.randrange(1500, 5000)
