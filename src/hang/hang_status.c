@@ -57,6 +57,7 @@ struct solve {
 	uint64_t seen[UNNAMED_MAX];       /* cand bits each id took in a solution */
 	size_t solutions;
 	long steps;
+	int tried;                        /* the search ran */
 };
 
 static int created_before(const struct solve *v, int a, int b)
@@ -156,30 +157,31 @@ static unsigned char *creation_order(const struct ts_hang_set *s, int *failed)
 	return b;
 }
 
-static int dump_cut(const struct ts_hang_set *s, uint32_t file)
-{
-	for (size_t i = 0; i < s->dumps.n; i++)
-		if (s->dumps.v[i].file == file)
-			return s->dumps.v[i].entries_cut;
-	return 0;
-}
-
 /* Each rank's progress in each group (entries and named pg_status). */
 static struct prog *progress(const struct ts_hang_set *s, size_t *n)
 {
 	struct prog *p = malloc((s->works.n + s->status.n + 1) * sizeof(*p));
+	unsigned char *cut = calloc(s->files.n ? s->files.n : 1, 1);
 	size_t k = 0, out = 0;
 
-	if (!p)
+	if (!p || !cut) {
+		free(p);
+		free(cut);
 		return NULL;
+	}
+	/* a dump cut inside its entries may have lost its last ones */
+	for (size_t i = 0; i < s->dumps.n; i++)
+		if (s->dumps.v[i].file < s->files.n)
+			cut[s->dumps.v[i].file] |= (unsigned char)(s->dumps.v[i].entries_cut != 0);
 	for (size_t i = 0; i < s->works.n; i++) {
 		const struct ts_hang_work *w = &s->works.v[i];
 		if (!w->from_dump || w->pg < 0 || w->rank < 0 || w->seq < 0 ||
 		    w->kind == TS_OP_SEND || w->kind == TS_OP_RECV)
 			continue;
 		p[k++] = (struct prog){ w->pg, w->rank, w->seq, w->state == TS_ST_COMPLETED ? w->seq : -1,
-					dump_cut(s, w->file) };
+					w->file < s->files.n && cut[w->file] };
 	}
+	free(cut);
 	for (size_t i = 0; i < s->status.n; i++) {
 		const struct ts_hang_pg_status *x = &s->status.v[i];
 		if (x->pg >= 0 && x->rank >= 0)
@@ -225,7 +227,9 @@ static void say(const struct solve *v, uint32_t file, const int *left, struct ts
 		if (any || !v->solutions)
 			ts_sb_addf(said, "%s %s", n++ ? "," : "", pg_label(v->s, v->cand[c]));
 	}
-	if (!v->solutions)
+	if (!v->tried)
+		ts_sb_adds(said, " (more ids than groups without one, or too many to try)");
+	else if (!v->solutions)
 		ts_sb_adds(said, v->steps > STEPS_MAX ? " (too many ways to try)" :
 			   " (none fits the order the other dumps created the groups in and the members' progress)");
 }
@@ -260,7 +264,6 @@ int hang_status_resolve(struct ts_hang_set *s, struct ts_sb *said)
 		v.prog = prog;
 		v.nprog = nprog;
 		v.rank = s->status.v[b].rank;
-		v.named = NULL;
 		for (size_t i = 0; i < s->locals.n; i++) {
 			const struct ts_hang_local *l = &s->locals.v[i];
 			if (l->file != file)
@@ -277,7 +280,8 @@ int hang_status_resolve(struct ts_hang_set *s, struct ts_sb *said)
 		for (size_t i = b; i < e && v.nids < UNNAMED_MAX; i++)
 			if (s->status.v[i].pg < 0)
 				v.ids[v.nids++] = &s->status.v[i];
-		if (v.nids == (size_t)unnamed && v.nids <= v.ncand)
+		v.tried = v.nids == (size_t)unnamed && v.nids <= v.ncand;
+		if (v.tried)
 			search(&v, 0, 0);
 		if (v.steps > STEPS_MAX)
 			v.solutions = 0;
