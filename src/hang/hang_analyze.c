@@ -1907,19 +1907,21 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 			       z->groups > 1 ? fmt(r, " (the largest lag of %zu groups)", z->groups) : "",
 			       (long long)z->rank, (long long)z->rank,
 			       (long long)(z->offset_ms < 0 ? -z->offset_ms : z->offset_ms),
-			       z->offset_ms < 0 ? "behind" : "ahead of", (long long)z->offset_from, (long long)z->first_lag_ms, (long long)z->rank));
+			       z->offset_ms < 0 ? "behind" : "ahead of", (long long)z->offset_from,
+			       (long long)z->first_lag_ms, (long long)z->rank));
 	}
 	if (!rc && unaligned.n) {
-		struct ts_sb sb;
-		ts_sb_init(&sb);
 		const char *who = ranks_str(r, unaligned.v, unaligned.n);
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
 		ts_sb_addf(&sb, "clocks: the hosts' clocks of the members of groups of ranks %s", who ? who : "?");
 		ts_sb_addf(&sb, " could not be aligned with each other (fewer than %d collectives completed "
 			   "on both sides with time_discovered_completed_ns), and in such groups that did not "
 			   "hang a member entered the last collective %d ms or more after the others on the "
 			   "hosts' own clocks (%s): an offset between hosts reads as such a lag, and a rank "
 			   "waiting on a late peer is late in its next collective too, so no straggler is named "
-			   "there", TS_HANG_CLOCK_SHARED, TS_HANG_STRAGGLER_MS, lags.failed ? "" : lags.buf);
+			   "there", TS_HANG_CLOCK_SHARED, TS_HANG_STRAGGLER_MS, lags.len && !lags.failed ? lags.buf : "");
 		if (sb.failed || lags.failed)
 			rc = TS_ENOMEM;
 		else
