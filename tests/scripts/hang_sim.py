@@ -1,5 +1,5 @@
 """hang_sim: the job simulator of the hang tests (hang-classes.sh,
-hang-rest.sh): process groups, a program of collectives and P2P ops, and
+hang-rest.sh, hang-more.sh): process groups, a program of collectives and P2P ops, and
 which op each rank issued and completed when some ranks stop early or
 some ops never complete (simulate), when each op was created and completed
 on each rank's own clock (timeline), and the Flight Recorder dumps of a
