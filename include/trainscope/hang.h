@@ -88,6 +88,10 @@ struct ts_hang_work {
 	int64_t p2p_seq;    /* FR p2p_seq_id, -1 */
 	int64_t created_ns; /* FR time_created_ns (the rank's wall clock when it
 			       enqueued the op), -1 */
+	int64_t completed_ns; /* FR time_discovered_completed_ns (its wall clock
+				 when its watchdog saw the op complete: a
+				 collective completes on every member at once,
+				 so it aligns the members' clocks), -1 */
 	const char *op;     /* as printed */
 	enum ts_hang_op kind;
 	int64_t numel_in, numel_out;   /* -1 unknown */
@@ -212,10 +216,24 @@ struct ts_hang_cut_line {
 	int64_t line;            /* 1-based */
 };
 
+/* One pg_status item of a dump: keyed by the dump's own pg_id (process
+ * local). pg -1 while that id names no group the dump's entries or
+ * pg_config tell (ts_hang_analyze then tries the dumps together). */
 struct ts_hang_pg_status {
 	int64_t rank;
 	int pg;
 	int64_t enqueued, started, completed;
+	int64_t id;          /* the dump's pg_id */
+	uint32_t file;       /* the dump */
+};
+
+/* A group of a dump whose pg_status holds an id no group was found for:
+ * each (pg_id, group) its entries or pg_config tell, and each pg_config
+ * group of its own with id -1 (none told). */
+struct ts_hang_local {
+	uint32_t file;
+	int64_t id;
+	int pg;
 };
 
 struct hang_pool;
@@ -233,6 +251,7 @@ struct ts_hang_set {
 	TS_VEC(struct ts_hang_unread) unread;
 	TS_VEC(struct ts_hang_cut_line) cut_lines;
 	TS_VEC(struct ts_hang_pg_status) status;
+	TS_VEC(struct ts_hang_local) locals;
 	TS_VEC(int64_t) ranks_seen;  /* global ranks named by `[rankN]:` prefixes or dumps */
 	int64_t world_size;          /* --world-size, -1 */
 	int fr_disabled;             /* "FlightRecorder is disabled" seen */
@@ -336,7 +355,8 @@ struct ts_hang_advice {
 };
 
 /* A rank that enqueued a group's last collective late in a group that did
- * not hang (TS_HANG_STRAGGLER_MS): its largest lag over its groups. */
+ * not hang (TS_HANG_STRAGGLER_MS), on the members' clocks aligned by the
+ * collectives they completed together: its largest lag over its groups. */
 struct ts_hang_straggler {
 	int64_t rank;
 	int pg;                      /* index into set->pgs */
@@ -344,12 +364,19 @@ struct ts_hang_straggler {
 	int64_t lag_ms;              /* after the last of the other members */
 	int64_t first_lag_ms;        /* at the group's first seq every member holds */
 	size_t groups;               /* groups it was that late in */
+	int64_t offset_ms;           /* its clock's offset, taken off its times:
+				      * ms ahead of offset_from's clock */
+	int64_t offset_from;         /* the lowest rank its clock is aligned with */
 };
 
 struct ts_hang_result {
 	TS_VEC(struct ts_hang_incident) incidents;
 	TS_VEC(struct ts_hang_straggler) stragglers; /* each also a finding */
 	TS_VEC(const char *) findings;
+	const char *clock_finding;   /* one of findings, or NULL: finished
+				      * groups' lags read on hosts' clocks that
+				      * could not be aligned, no straggler named
+				      * (reports show it) */
 	TS_VEC(struct ts_hang_advice) advice;
 	const char *backend;         /* "nccl", "mccl", "unknown" */
 	const char *vendor;          /* "nvidia", "moore_threads", "metax", "unknown" */
@@ -366,6 +393,10 @@ struct ts_hang_result {
  * other member (time_created_ns), in a group with no hang, is a straggler
  * (a finding, not an incident). */
 #define TS_HANG_STRAGGLER_MS 1000
+/* The fewest collectives two ranks must both have completed (with
+ * time_discovered_completed_ns) for one's clock offset to the other's to
+ * be taken: the median of the differences of those completions. */
+#define TS_HANG_CLOCK_SHARED 3
 
 /*
  * Analyse the evidence: per process group (keyed by name and rank set) align

@@ -198,8 +198,9 @@ static void items(struct ts_report *r, int which, const struct ts_diag_item *v, 
 		ts_report_add_item(r, which, v[i].level, v[i].title, v[i].detail);
 }
 
-/* one finding per hang incident (the `trainscope hang` verdict) and per
- * straggler of a group that did not hang */
+/* one finding per hang incident (the `trainscope hang` verdict), per
+ * straggler of a group that did not hang, and for lags of such groups read
+ * on hosts' clocks that could not be aligned */
 static void hang_items(const struct ts_diag *d, struct ts_report *r)
 {
 	const struct ts_hang_result *h = &d->hang_res;
@@ -228,11 +229,16 @@ static void hang_items(const struct ts_diag *d, struct ts_report *r)
 						    "%lld ms after the other members", (long long)z->rank,
 						    (long long)z->lag_ms),
 				   ts_report_printf(r, "group %s, seq %lld (time_created_ns of the Flight Recorder "
-						    "dumps; %lld ms at the group's first seq every member holds); "
-						    "not a hang", z->pg >= 0 && d->hang.pgs.v[z->pg].guid ?
+						    "dumps, its clock's offset of %lld ms taken off; %lld ms at the "
+						    "group's first seq every member holds); not a hang",
+						    z->pg >= 0 && d->hang.pgs.v[z->pg].guid ?
 						    d->hang.pgs.v[z->pg].guid : "?", (long long)z->seq,
-						    (long long)z->first_lag_ms));
+						    (long long)z->offset_ms, (long long)z->first_lag_ms));
 	}
+	if (h->clock_finding)
+		ts_report_add_item(r, TS_REPORT_FINDINGS, TS_REPORT_WARN,
+				   ts_report_printf(r, "Flight Recorder dumps: hosts' clocks could not be aligned"),
+				   h->clock_finding);
 }
 
 int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)

@@ -1580,8 +1580,9 @@ static int p2p_sizes(struct an *a, const struct hang_i64v *dumped, const struct 
 	return rc < 0 ? rc : 0;
 }
 
-/* One collective entry with its enqueue time, for stragglers(). */
-struct sref { int pg; int64_t rank, seq, created; int done; };
+/* One collective entry with its enqueue and completion times, for
+ * stragglers(). */
+struct sref { int pg; int64_t rank, seq, created, completed; int done; };
 
 static int cmp_sref(const void *x, const void *y)
 {
@@ -1591,6 +1592,12 @@ static int cmp_sref(const void *x, const void *y)
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+	return *a < *b ? -1 : *a > *b;
 }
 
 /* The entry at seq in one rank's refs [b, e) (sorted by seq), or NULL. */
@@ -1608,12 +1615,13 @@ static const struct sref *sref_at(const struct sref *v, size_t b, size_t e, int6
 	return NULL;
 }
 
-/* One rank's run [b, e) of a group's refs. */
-struct srun { size_t b, e; };
+/* One rank's run [b, e) of a group's refs, and its clock's offset (ns,
+ * subtracted from its times; 0 when the clocks are not aligned). */
+struct srun { size_t b, e; int64_t shift; };
 
 /* At seq, the run whose rank enqueued it last (*late) and how long after
- * the last of the others (ns); INT64_MIN when a run has no entry there
- * or (need_done) one is not completed. */
+ * the last of the others (ns, each run's shift removed); INT64_MIN when a
+ * run has no entry there or (need_done) one is not completed. */
 static int64_t sref_lag(const struct sref *v, const struct srun *runs, size_t n, int64_t seq, int need_done,
 			size_t *late)
 {
@@ -1621,39 +1629,186 @@ static int64_t sref_lag(const struct sref *v, const struct srun *runs, size_t n,
 
 	for (size_t k = 0; k < n; k++) {
 		const struct sref *x = sref_at(v, runs[k].b, runs[k].e, seq);
+		int64_t t;
 		if (!x || (need_done && !x->done))
 			return INT64_MIN;
-		if (x->created > top) {
+		t = x->created - runs[k].shift;
+		if (t > top) {
 			second = top;
-			top = x->created;
+			top = t;
 			*late = k;
-		} else if (x->created > second) {
-			second = x->created;
+		} else if (t > second) {
+			second = t;
 		}
 	}
 	return n >= 2 ? top - second : INT64_MIN;
 }
 
+/* The index of rank in the sorted unique vector ranks, which holds it. */
+static size_t rank_index(const struct hang_i64v *ranks, int64_t rank)
+{
+	size_t lo = 0, hi = ranks->n;
+
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ranks->v[mid] <= rank)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The runs of the group whose refs start at v[b]: *e is set past them. */
+static int group_runs(const struct sref *v, size_t n, size_t b, size_t *e, void *runs_vec)
+{
+	TS_VEC(struct srun) *runs = runs_vec;
+	int pg = v[b].pg;
+
+	runs->n = 0;
+	for (*e = b; *e < n && v[*e].pg == pg; (*e)++)
+		if (*e == b || v[*e - 1].rank != v[*e].rank) {
+			struct srun run = { *e, *e + 1, 0 };
+			if (TS_VEC_PUSH(*runs, run))
+				return TS_ENOMEM;
+		} else {
+			runs->v[runs->n - 1].e = *e + 1;
+		}
+	return 0;
+}
+
+/* Two ranks' clocks: off[a] = off[b] + d (ns); each edge is kept both
+ * ways (b, a, -d), sorted by a. */
+struct sedge { size_t a, b; int64_t d; };
+
+static int cmp_sedge(const void *x, const void *y)
+{
+	const struct sedge *p = x, *q = y;
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/*
+ * Each dumped rank's clock offset (ns): a collective completes on every
+ * member at once, so the difference of two members'
+ * time_discovered_completed_ns at a seq both completed is the offset
+ * between their clocks (plus the watchdogs' discovery delays); its median
+ * over at least TS_HANG_CLOCK_SHARED such seqs is taken, against one
+ * member of each group, and offsets are carried from group to group
+ * through shared members. ranks: the sorted ranks of v. set[k] is the
+ * index of the lowest rank ranks->v[k]'s clock is aligned with (itself
+ * when none other), off[k] its offset to that rank's clock.
+ */
+static int clock_offsets(const struct sref *v, size_t n, const struct hang_i64v *ranks, int64_t *off,
+			 size_t *set)
+{
+	TS_VEC(struct srun) runs = { 0 };
+	TS_VEC(struct sedge) edges = { 0 };
+	int64_t *d = malloc((n ? n : 1) * sizeof(*d));
+	size_t *queue = malloc((ranks->n ? ranks->n : 1) * sizeof(*queue));
+	int rc = 0;
+
+	if (!d || !queue) {
+		free(d);
+		free(queue);
+		return TS_ENOMEM;
+	}
+	for (size_t b = 0, e; b < n && !rc; b = e) {
+		ssize_t ref = -1;
+		if ((rc = group_runs(v, n, b, &e, &runs)))
+			break;
+		/* the group's first member with enough timed completions */
+		for (size_t k = 0; k < runs.n && ref < 0; k++) {
+			size_t timed = 0;
+			for (size_t i = runs.v[k].b; i < runs.v[k].e; i++)
+				timed += v[i].done && v[i].completed >= 0;
+			if (timed >= TS_HANG_CLOCK_SHARED)
+				ref = (ssize_t)k;
+		}
+		for (size_t k = 0; ref >= 0 && k < runs.n && !rc; k++) {
+			const struct srun *rr = &runs.v[ref];
+			size_t nd = 0;
+			if (k == (size_t)ref)
+				continue;
+			for (size_t i = runs.v[k].b; i < runs.v[k].e; i++) {
+				const struct sref *x = sref_at(v, rr->b, rr->e, v[i].seq);
+				if (x && x->done && v[i].done && x->completed >= 0 && v[i].completed >= 0)
+					d[nd++] = v[i].completed - x->completed;
+			}
+			if (nd < TS_HANG_CLOCK_SHARED)
+				continue;
+			ts_sort(d, nd, sizeof(*d), cmp_i64);
+			struct sedge ed = { rank_index(ranks, v[runs.v[k].b].rank), rank_index(ranks, v[rr->b].rank),
+					    d[(nd - 1) / 2] };
+			struct sedge back = { ed.b, ed.a, -ed.d };
+			if (TS_VEC_PUSH(edges, ed) || TS_VEC_PUSH(edges, back))
+				rc = TS_ENOMEM;
+		}
+	}
+	/* from each rank not reached yet, lowest first, along the edges */
+	ts_sort(edges.v, edges.n, sizeof(*edges.v), cmp_sedge);
+	for (size_t k = 0; k < ranks->n; k++)
+		set[k] = SIZE_MAX;
+	for (size_t root = 0; root < ranks->n && !rc; root++) {
+		size_t head = 0, tail = 0;
+		if (set[root] != SIZE_MAX)
+			continue;
+		set[root] = root;
+		off[root] = 0;
+		queue[tail++] = root;
+		while (head < tail) {
+			size_t x = queue[head++], lo = 0, hi = edges.n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (edges.v[mid].a < x)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (size_t i = lo; i < edges.n && edges.v[i].a == x; i++) {
+				const struct sedge *ed = &edges.v[i];
+				if (set[ed->b] != SIZE_MAX)
+					continue;
+				set[ed->b] = root;
+				off[ed->b] = off[x] - ed->d;
+				queue[tail++] = ed->b;
+			}
+		}
+	}
+	TS_VEC_RELEASE(edges);
+	TS_VEC_RELEASE(runs);
+	free(queue);
+	free(d);
+	return rc;
+}
+
 /* Late stragglers in groups that did not hang: at a group's last seq that
  * every member holds, all completed, the rank that enqueued it
  * TS_HANG_STRAGGLER_MS or more after the last of the others held them up.
- * time_created_ns is each host's wall clock, so an offset between hosts'
- * clocks reads as lag too: a rank that was as late at the group's first
- * seq every member holds is not said. One finding per rank, its largest
- * lag. first_inc: the dumps' first incident. */
+ * time_created_ns is each host's wall clock: the members' clocks are
+ * aligned first (clock_offsets). When a member's cannot be, a lag read on
+ * the hosts' own clocks cannot be told from an offset between them (nor a
+ * victim, late in its next collective, from the peer it waited on): no
+ * straggler is named there, and one finding says so with each such lag.
+ * One finding per straggler, its largest lag. first_inc: the dumps' first
+ * incident. */
 static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *dup_files)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
 	struct sref *v = malloc((s->works.n ? s->works.n : 1) * sizeof(*v));
 	TS_VEC(struct srun) runs = { 0 };
+	struct hang_i64v ranks = { 0 }, unaligned = { 0 };
+	int64_t *off = NULL;
+	size_t *set = NULL;
 	const int64_t thr = (int64_t)TS_HANG_STRAGGLER_MS * 1000000;
 	size_t n = 0;
 	int rc = 0;
+	struct ts_sb lags;
 
 	if (!v)
 		return TS_ENOMEM;
-	for (size_t i = 0; i < s->works.n; i++) {
+	ts_sb_init(&lags);
+	for (size_t i = 0; i < s->works.n && !rc; i++) {
 		const struct ts_hang_work *w = &s->works.v[i];
 		if (!w->from_dump || w->rank < 0 || w->pg < 0 || w->seq < 0 || w->created_ns < 0 ||
 		    w->kind == TS_OP_SEND || w->kind == TS_OP_RECV || hang_set_has(dup_files, w->file))
@@ -1662,51 +1817,64 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 		v[n].rank = w->rank;
 		v[n].seq = w->seq;
 		v[n].created = w->created_ns;
+		v[n].completed = w->completed_ns;
 		v[n].done = w->state == TS_ST_COMPLETED;
+		rc = hang_set_add(&ranks, w->rank);
 		n++;
 	}
+	if (!rc && (!(off = malloc((ranks.n ? ranks.n : 1) * sizeof(*off))) ||
+		    !(set = malloc((ranks.n ? ranks.n : 1) * sizeof(*set)))))
+		rc = TS_ENOMEM;
 	ts_sort(v, n, sizeof(*v), cmp_sref);
-	for (size_t b = 0; b < n && !rc;) {
-		size_t e = b, late = 0, late0 = 0;
-		int pg = v[b].pg, hung = 0;
+	if (!rc)
+		rc = clock_offsets(v, n, &ranks, off, set);
+	for (size_t b = 0, e = 0; b < n && !rc; b = e) {
+		size_t late = 0, late0 = 0;
+		int pg = v[b].pg, hung = 0, aligned = 1;
 		struct hang_i64v members = { 0 };
-		int64_t last = INT64_MAX, first = INT64_MIN, lag = INT64_MIN, lag0;
+		int64_t last = INT64_MAX, first = INT64_MIN, lag = INT64_MIN, lag0 = 0;
 
-		while (e < n && v[e].pg == pg)
-			e++;
+		if ((rc = group_runs(v, n, b, &e, &runs)))
+			break;
 		for (size_t j = first_inc; j < r->incidents.n; j++)
 			hung |= r->incidents.v[j].pg == pg;
-		runs.n = 0;
-		for (size_t i = b; i < e && !rc; i++)
-			if (i == b || v[i - 1].rank != v[i].rank) {
-				struct srun run = { i, i + 1 };
-				rc = TS_VEC_PUSH(runs, run) ? TS_ENOMEM : 0;
-			} else {
-				runs.v[runs.n - 1].e = i + 1;
-			}
 		/* sorted by (rank, seq): a rank's first and last entries end its run */
 		for (size_t k = 0; k < runs.n; k++) {
+			size_t m = rank_index(&ranks, v[runs.v[k].b].rank);
 			first = v[runs.v[k].b].seq > first ? v[runs.v[k].b].seq : first;
 			last = v[runs.v[k].e - 1].seq < last ? v[runs.v[k].e - 1].seq : last;
+			aligned &= set[m] == set[rank_index(&ranks, v[runs.v[0].b].rank)];
+			runs.v[k].shift = off[m];
 		}
+		if (!aligned)
+			for (size_t k = 0; k < runs.n; k++)
+				runs.v[k].shift = 0;
 		parse_ranks(s->pgs.v[pg].ranks, &members);
-		if (!rc && !hung && runs.n >= 2 && (!members.n || members.n == runs.n) && first <= last)
+		if (!hung && runs.n >= 2 && (!members.n || members.n == runs.n) && first <= last)
 			lag = sref_lag(v, runs.v, runs.n, last, 1, &late);
 		if (lag >= thr) {
 			lag0 = sref_lag(v, runs.v, runs.n, first, 0, &late0);
-			/* as late at the first seq: the clocks, not a straggler */
-			if (late0 == late && lag0 >= thr)
-				lag = INT64_MIN;
-			else
-				lag0 = late0 == late ? lag0 : 0;
+			lag0 = late0 == late ? lag0 : 0;
 		}
-		if (lag >= thr) {
+		if (lag >= thr && !aligned) {
+			/* on unaligned clocks a lag cannot be told from an
+			 * offset between hosts (nor a victim from the rank it
+			 * waited on): said, not named a straggler */
+			for (size_t k = 0; k < runs.n && !rc; k++)
+				rc = hang_set_add(&unaligned, v[runs.v[k].b].rank);
+			ts_sb_addf(&lags, "%sgroup %s (seq %lld): rank %lld, %lld ms (%lld ms at its first seq every "
+				   "member holds)", lags.len ? "; " : "", pg_name(s, pg), (long long)last,
+				   (long long)v[runs.v[late].b].rank, (long long)(lag / 1000000),
+				   (long long)(lag0 / 1000000));
+			lag = INT64_MIN;
+		}
+		if (!rc && lag >= thr) {
 			int64_t rank = v[runs.v[late].b].rank;
 			size_t k;
 			for (k = 0; k < r->stragglers.n && r->stragglers.v[k].rank != rank; k++)
 				;
 			if (k == r->stragglers.n) {
-				struct ts_hang_straggler z = { rank, -1, -1, -1, 0, 0 };
+				struct ts_hang_straggler z = { rank, -1, -1, -1, 0, 0, 0, -1 };
 				if (TS_VEC_PUSH(r->stragglers, z))
 					rc = TS_ENOMEM;
 			}
@@ -1718,25 +1886,54 @@ static int stragglers(struct an *a, size_t first_inc, const struct hang_i64v *du
 					z->seq = last;
 					z->pg = pg;
 					z->first_lag_ms = lag0 / 1000000;
+					z->offset_ms = runs.v[late].shift / 1000000;
+					z->offset_from = ranks.v[set[rank_index(&ranks, rank)]];
 				}
 			}
 		}
 		TS_VEC_RELEASE(members);
-		b = e;
 	}
 	for (size_t k = 0; k < r->stragglers.n && !rc; k++) {
 		const struct ts_hang_straggler *z = &r->stragglers.v[k];
 		finding(r, fmt(r, "straggler: rank %lld entered the last collective of group %s (seq %lld) "
 			       "%lld ms after the last of the other members (time_created_ns)%s: the job did "
 			       "not hang there, every member completed it, but rank %lld held the others up; "
-			       "at the group's first seq every member holds its lag was %lld ms, so an offset "
-			       "between the hosts' clocks does not explain it; look at what rank %lld did "
-			       "before it (data loading, host stalls, a slow GPU)",
+			       "the hosts' clocks were aligned by the collectives the members completed "
+			       "together (time_discovered_completed_ns: rank %lld's clock reads %lld ms %s "
+			       "rank %lld's, taken off), and at the group's first seq every member holds its "
+			       "lag was %lld ms; look at what rank %lld did before it (data loading, host "
+			       "stalls, a slow GPU)",
 			       (long long)z->rank, pg_name(s, z->pg), (long long)z->seq, (long long)z->lag_ms,
 			       z->groups > 1 ? fmt(r, " (the largest lag of %zu groups)", z->groups) : "",
-			       (long long)z->rank, (long long)z->first_lag_ms, (long long)z->rank));
+			       (long long)z->rank, (long long)z->rank,
+			       (long long)(z->offset_ms < 0 ? -z->offset_ms : z->offset_ms),
+			       z->offset_ms < 0 ? "behind" : "ahead of", (long long)z->offset_from,
+			       (long long)z->first_lag_ms, (long long)z->rank));
 	}
+	if (!rc && unaligned.n) {
+		const char *who = ranks_str(r, unaligned.v, unaligned.n);
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		ts_sb_addf(&sb, "clocks: the hosts' clocks of the members of groups of ranks %s", who ? who : "?");
+		ts_sb_addf(&sb, " could not be aligned with each other (fewer than %d collectives completed "
+			   "on both sides with time_discovered_completed_ns), and in such groups that did not "
+			   "hang a member entered the last collective %d ms or more after the others on the "
+			   "hosts' own clocks (%s): an offset between hosts reads as such a lag, and a rank "
+			   "waiting on a late peer is late in its next collective too, so no straggler is named "
+			   "there", TS_HANG_CLOCK_SHARED, TS_HANG_STRAGGLER_MS, lags.len && !lags.failed ? lags.buf : "");
+		if (sb.failed || lags.failed)
+			rc = TS_ENOMEM;
+		else
+			finding(r, r->clock_finding = fmt(r, "%s", sb.buf));
+		ts_sb_release(&sb);
+	}
+	ts_sb_release(&lags);
+	TS_VEC_RELEASE(unaligned);
+	TS_VEC_RELEASE(ranks);
 	TS_VEC_RELEASE(runs);
+	free(set);
+	free(off);
 	free(v);
 	return rc;
 }
@@ -2645,6 +2842,24 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 			ts_sb_reset(&sb);
 		}
 		ts_sb_release(&sb);
+	}
+	{
+		/* pg_status ids a dump alone could not name, tried with every
+		 * dump together; those still open are said and not used */
+		struct ts_sb sb;
+
+		ts_sb_init(&sb);
+		rc = hang_status_resolve(s, &sb);
+		if (!rc && sb.len)
+			finding(r, fmt(r, "pg_status: %s; which group each of them is cannot be told from the "
+				       "dump's entries, its pg_config (hashed group names give no creation "
+				       "order), the order the other dumps' ids give the groups, or what the "
+				       "other members enqueued and completed, so those ids are not used (the "
+				       "rank's progress in those groups is read from its entries alone)",
+				       sb.buf));
+		ts_sb_release(&sb);
+		if (rc)
+			goto out;
 	}
 	if ((rc = dumps(&a)))
 		goto out;

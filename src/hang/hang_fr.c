@@ -155,7 +155,7 @@ static enum ts_hang_state state_of(const struct pv *v)
 
 /* the entry keys the analysis reads, found in one pass over the dict */
 enum { K_PG, K_PG_ID, K_SEQ, K_SEQ_OLD, K_RECORD, K_TIMEOUT, K_STATE, K_NAME, K_IN_SIZES, K_IN_DTYPES,
-       K_OUT_SIZES, K_OUT_DTYPES, K_P2P_SEQ, K_IS_P2P, K_CREATED, K_COUNT };
+       K_OUT_SIZES, K_OUT_DTYPES, K_P2P_SEQ, K_IS_P2P, K_CREATED, K_COMPLETED, K_COUNT };
 struct fr_keys {
 	const struct pv *v[K_COUNT];
 };
@@ -171,6 +171,7 @@ static void entry_keys(const struct pv *e, struct fr_keys *k)
 		{ "input_dtypes", 12, K_IN_DTYPES }, { "output_sizes", 12, K_OUT_SIZES },
 		{ "output_dtypes", 13, K_OUT_DTYPES }, { "p2p_seq_id", 10, K_P2P_SEQ },
 		{ "is_p2p", 6, K_IS_P2P }, { "time_created_ns", 15, K_CREATED },
+		{ "time_discovered_completed_ns", 28, K_COMPLETED },
 	};
 	memset(k, 0, sizeof(*k));
 	for (size_t i = 0; i + 1 < e->nit; i += 2) {
@@ -321,6 +322,31 @@ static int status_group(struct ts_hang_set *s, const struct pv *cfg, const struc
 	return c->lone >= 0 ? cfg_group(s, cfg, (size_t)c->lone, id) : -1;
 }
 
+/* A dump with pg_status ids no group was found for: what it tells of
+ * its groups, for ts_hang_analyze to try with the other dumps
+ * (struct ts_hang_local): the (id, group) of its pg_status items from
+ * first_status on that have one, and its pg_config groups none of them
+ * names, with id -1. 0 or TS_ENOMEM. */
+static int dump_locals(struct ts_hang_set *s, const struct pv *cfg, uint32_t file, size_t first_status)
+{
+	for (size_t i = first_status; i < s->status.n; i++) {
+		struct ts_hang_local l = { file, s->status.v[i].id, s->status.v[i].pg };
+		if (l.pg >= 0 && TS_VEC_PUSH(s->locals, l))
+			return TS_ENOMEM;
+	}
+	for (size_t k = 0; cfg && cfg->t == PV_DICT && k + 1 < cfg->nit; k += 2) {
+		struct ts_hang_local l = { file, -1, cfg_group(s, cfg, k, -1) };
+		size_t i;
+		if (l.pg < 0)
+			continue;
+		for (i = first_status; i < s->status.n && s->status.v[i].pg != l.pg; i++)
+			;
+		if (i == s->status.n && TS_VEC_PUSH(s->locals, l))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
 static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, int64_t rank,
 		   int64_t cut, const char *name, struct ts_err *err)
 {
@@ -336,7 +362,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 	TS_VEC(struct local_pg) local = { 0 };
 	struct cfg_ids ids;
 	const char *last_name = NULL, *last_desc = NULL;
-	size_t last_name_n = 0, last_desc_n = 0;
+	size_t last_name_n = 0, last_desc_n = 0, unnamed = 0, first_status = s->status.n;
 
 	if (hang_pv_get(root, "rank"))
 		rank = pv_int(hang_pv_get(root, "rank"), rank);
@@ -419,6 +445,7 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 		w.record_id = pv_int(ek.v[K_RECORD], -1);
 		w.p2p_seq = pv_int(ek.v[K_P2P_SEQ], -1);
 		w.created_ns = pv_int(ek.v[K_CREATED], -1);
+		w.completed_ns = pv_int(ek.v[K_COMPLETED], -1);
 		w.timeout_ms = pv_int(ek.v[K_TIMEOUT], -1);
 		w.state = state_of(ek.v[K_STATE]);
 		dump.timing |= w.state == TS_ST_STARTED;
@@ -506,8 +533,11 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 				ps.pg = local.v[m].pg;
 		if (ps.pg < 0 && id >= 0)
 			ps.pg = status_group(s, cfg, &ids, id);
-		if (ps.pg < 0)
+		if (id < 0)
 			continue;
+		ps.id = id;
+		ps.file = file;
+		unnamed += ps.pg < 0;
 		ps.enqueued = pv_int(hang_pv_get(v, "last_enqueued_collective"), -1);
 		ps.started = pv_int(hang_pv_get(v, "last_started_collective"), -1);
 		ps.completed = pv_int(hang_pv_get(v, "last_completed_collective"), -1);
@@ -517,6 +547,11 @@ static int fr_dump(struct ts_hang_set *s, const struct pv *root, uint32_t file, 
 			free(ids.by_id);
 			return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 		}
+	}
+	if (unnamed && dump_locals(s, cfg, file, first_status)) {
+		TS_VEC_RELEASE(local);
+		free(ids.by_id);
+		return ts_err_set(err, TS_ENOMEM, "out of memory reading %s", name);
 	}
 	TS_VEC_RELEASE(local);
 	free(ids.by_id);

@@ -147,6 +147,19 @@ void hang_missing_text(const struct hang_i64v *members, const struct hang_i64v *
 int64_t hang_version_other(const struct ts_hang_set *s);
 void hang_versions_text(const struct ts_hang_set *s, struct ts_sb *sb);
 
+/*
+ * Name the pg_status ids a dump alone could not (struct ts_hang_pg_status
+ * with pg -1, its dump's struct ts_hang_local items) from every dump
+ * together: groups are created in one order on every rank (the other
+ * dumps' (id, group) pairs order them), and a collective completes on a
+ * member only once every member issued it (the other members' progress
+ * rules groups out). An id one group is left for gets its pg; the words of
+ * the dumps whose ids stay open are appended to said ("rank 0 (FILE): its
+ * pg_status ids 2, 3 could each be group a, b"). Run once, before the
+ * analysis reads s->status. 0 or TS_ENOMEM.
+ */
+int hang_status_resolve(struct ts_hang_set *s, struct ts_sb *said);
+
 /* The text reader over an open input whose file is the last in s->files. */
 int hang_read_lines_input(struct ts_hang_set *s, struct ts_input *in, struct ts_err *err);
 

@@ -263,8 +263,10 @@ static const char *strip(const char *p, const char *end, int64_t *rank, int *glo
 }
 
 /* "[PG ID 0 PG GUID 0(default_pg) Rank 5]", "[PG 1 Rank 0]",
- * "[PG 0 (default_pg) Rank 7]", "[Rank 3]" at p. Returns the pg index or
- * -1; *rank gets the tag rank when the tag has one. */
+ * "[PG 0 (default_pg) Rank 7]", "[PG 3c6ef362 (tp) Rank 2]" (torch 2.4:
+ * a name that is no number is the group's global name, its GUID),
+ * "[Rank 3]" at p. Returns the pg index or -1; *rank gets the tag rank
+ * when the tag has one. */
 static int pg_tag(struct ts_hang_set *s, const char *p, const char *end, int64_t *rank,
 		  const char **after)
 {
@@ -281,11 +283,24 @@ static int pg_tag(struct ts_hang_set *s, const char *p, const char *end, int64_t
 		return -1;
 	q = p + 1;
 	if ((size_t)(c - q) > 3 && memcmp(q, "PG ", 3) == 0) {
+		const char *t;
+		int digits = 1, id_kw = 0;
 		q += 3;
-		if ((size_t)(c - q) > 3 && memcmp(q, "ID ", 3) == 0)
+		if ((size_t)(c - q) > 3 && memcmp(q, "ID ", 3) == 0) {
 			q += 3;
-		if (num(&q, c, &id))
+			id_kw = 1;
+		}
+		for (t = q; t < c && *t != ' ' && *t != '('; t++)
+			digits &= is_digit(*t) || (t == q && *t == '-');
+		if (t > q && !digits && !id_kw) {
+			/* torch 2.4: "[PG <name> (<desc>) Rank N]", the group's
+			 * global name, a hash of its ranks when not a count */
+			guid = q;
+			guid_n = (size_t)(t - q);
+			q = t;
+		} else if (num(&q, c, &id)) {
 			return -1;
+		}
 		while (q < c && *q == ' ')
 			q++;
 		if ((size_t)(c - q) > 8 && memcmp(q, "PG GUID ", 8) == 0) {

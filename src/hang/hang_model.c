@@ -40,6 +40,7 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	TS_VEC_RELEASE(s->unread);
 	TS_VEC_RELEASE(s->cut_lines);
 	TS_VEC_RELEASE(s->status);
+	TS_VEC_RELEASE(s->locals);
 	TS_VEC_RELEASE(s->ranks_seen);
 	ts_arena_release(&s->arena);
 	ts_intern_release(&s->strs);
@@ -297,7 +298,7 @@ void hang_work_init(struct ts_hang_work *w)
 	w->rank = -1;
 	w->pg = -1;
 	w->seq = -1;
-	w->record_id = w->p2p_seq = w->created_ns = -1;
+	w->record_id = w->p2p_seq = w->created_ns = w->completed_ns = -1;
 	w->numel_in = w->numel_out = -1;
 	w->timeout_ms = w->ran_for_ms = -1;
 	w->ev = -1;

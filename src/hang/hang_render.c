@@ -96,6 +96,8 @@ void ts_hang_jw(struct ts_jw *wp, const struct ts_hang_set *s, const struct ts_h
 		ts_jw_ki64(&w, "lag_ms", z->lag_ms);
 		ts_jw_ki64(&w, "first_seq_lag_ms", z->first_lag_ms);
 		ts_jw_ki64(&w, "groups", (int64_t)z->groups);
+		ts_jw_ki64(&w, "clock_offset_ms", z->offset_ms);
+		ts_jw_ki64(&w, "clock_offset_from_rank", z->offset_from);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);

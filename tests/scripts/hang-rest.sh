@@ -40,74 +40,13 @@ trap 'rm -rf "$tmp"' EXIT
 HANG_SIM_DIR=$(cd "$(dirname "$0")" && pwd) python3 - "$tmp" "$N" <<'PY' || exit 1
 import json, os, pickle, sys
 out, N = sys.argv[1], int(sys.argv[2])
-T0 = 1724779239936775119
 truth = {}
 
 sys.path.insert(0, os.environ["HANG_SIM_DIR"])
-from hang_sim import Job, simulate, tpdp
+from hang_sim import Job, simulate, tpdp, write_dumps
 
-def write(case, job, sim, alter=None, drop=(), noents=(), keep=None, late=None, timing=False, nostart=()):
-    """alter {(rank, op): {size}}; noents: ranks dumped without entries;
-    keep {rank: K}: only its last K entries; late {rank: (first op, ns)}:
-    its ops from that one on are created ns later; timing: the first op not
-    completed on a rank is "started" (TORCH_NCCL_ENABLE_TIMING), except on
-    the ranks in nostart, whose GPU is stuck before it"""
-    mine, issued, done = sim
-    alter, keep, late = alter or {}, keep or {}, late or {}
-    os.makedirs(f"{out}/{case}", exist_ok=True)
-    for r in range(job.world):
-        if r in drop:
-            continue
-        seqc, seqp, ents, status, head = {}, {}, [], {}, True
-        for i in mine[r][:issued[r]]:
-            g, kind, name, size, dt, peer = job.prog[i]
-            size = alter.get((r, i), {}).get("size", size)
-            gname, gdesc, grs = job.groups[g]
-            lid = job.local[(r, g)]
-            st = "completed" if (r, i) in done else "scheduled"
-            if st != "completed" and timing and head and r not in nostart:
-                st, head = "started", False
-            t = T0 + i * 10**6 + (late[r][1] if r in late and i >= late[r][0] else 0)
-            def ent(pname, p2p, sz=size):
-                return {"frames": [{"name": "train_step", "filename": "train.py", "line": 100}],
-                        "record_id": len(ents), "pg_id": lid, "process_group": (gname, gdesc),
-                        "collective_seq_id": seqc.get(g, 0), "p2p_seq_id": seqp.get(g, 0), "op_id": len(ents) + 1,
-                        "profiling_name": pname, "time_created_ns": t, "input_sizes": [list(x) for x in sz],
-                        "input_dtypes": [dt] * len(sz), "output_sizes": [list(x) for x in sz],
-                        "output_dtypes": [dt] * len(sz), "state": st,
-                        "time_discovered_started_ns": t + 10**6 if st != "scheduled" and timing else None,
-                        "time_discovered_completed_ns": t + 5 * 10**6 if st == "completed" else None,
-                        "retired": st == "completed", "timeout_ms": 600000, "is_p2p": p2p}
-            other = peer[1] if peer and r == peer[0] else peer[0] if peer else None
-            if kind == "coll":
-                seqc[g] = seqc.get(g, 0) + 1
-                ents.append(ent("nccl:" + name, False, [size]))
-            elif kind == "p2p":
-                seqp[g] = seqp.get(g, 0) + 1
-                ents.append(ent(("nccl:send %d->%d" % (grs.index(r), grs.index(other)) if r == peer[0] else
-                                 "nccl:recv %d<-%d" % (grs.index(r), grs.index(other))), True, [size]))
-            else:  # batch_isend_irecv: one p2p_seq_id for the batch, then the coalesced entry
-                seqp[g] = seqp.get(g, 0) + 1
-                ents.append(ent("nccl:send %d->%d" % (grs.index(r), grs.index(other)), True, [size]))
-                ents.append(ent("nccl:recv %d<-%d" % (grs.index(r), grs.index(other)), True, [size]))
-                ents.append(ent("nccl:coalesced", True, []))
-            ps = status.setdefault(str(lid), {"last_enqueued_collective": -1, "last_started_collective": -1,
-                                              "last_completed_collective": -1})
-            if kind == "coll":
-                ps["last_enqueued_collective"] = seqc[g]
-                if st != "scheduled" and timing:
-                    ps["last_started_collective"] = seqc[g]
-                if st == "completed":
-                    ps["last_completed_collective"] = seqc[g]
-        if r in noents:
-            ents = []
-        elif r in keep:
-            ents = ents[-keep[r]:]
-        doc = {"version": "2.5", "synthetic": "tests/scripts/hang-rest.sh",
-               "pg_config": {n: {"name": n, "desc": d, "ranks": str(rs)} for n, d, rs in job.groups if r in rs},
-               "pg_status": status, "entries": ents, "nccl_comm_state": {}, "nccl_version": "2.21.5"}
-        with open(f"{out}/{case}/nccl_trace_rank_{r}", "wb") as f:
-            pickle.dump(doc, f, protocol=2)
+def write(case, job, sim, **kw):
+    write_dumps(f"{out}/{case}", job, sim, **kw)
 
 def pipeline(world, stages, kind="p2p", steps=4):
     npp = world // stages
