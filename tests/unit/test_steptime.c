@@ -101,7 +101,8 @@ TEST(steptime_cases_parse)
 	REQUIRE(ts_plan_cases_parse(&c, ok, sizeof(ok) - 1, "ok.csv", &err) == 0);
 	REQUIRE(c.n == 2);
 	CHECK_STR(c.v[0].id, "A");
-	CHECK_I64(c.v[0].vpp, 1);
+	CHECK_I64(c.v[0].vpp, 0); /* no cell: not published (ts_plan_check_case picks it) */
+	CHECK_I64(c.v[0].tp_overlap, -1);
 	CHECK_I64(c.v[0].ep, 16);
 	CHECK_I64(c.v[0].line, 3);
 	CHECK_NEAR(c.v[0].step_s, 20.5, 1e-12);
@@ -124,6 +125,34 @@ TEST(steptime_cases_parse)
 	CHECK_I64(err.line, 2);
 	CHECK(strstr(err.msg, "'pp'") != NULL);
 	ts_plan_cases_release(&c);
+	{
+		/* an explicit VPP 0 is still an error; the tp_overlap cell is a yes/no flag */
+		static const char zero[] =
+			"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s\n"
+			"A,m.json,16,H100,BF16,1,2,0,1,1,1,1024,4096,20.5\n";
+		static const char tpo[] =
+			"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,tp_overlap\n"
+			"A,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,1\n"
+			"B,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,no\n"
+			"C,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,maybe\n";
+		ts_err_init(&err);
+		CHECK_I64(ts_plan_cases_parse(&c, zero, sizeof(zero) - 1, "zero.csv", &err), TS_EPARSE);
+		CHECK(strstr(err.msg, "'vpp'") != NULL);
+		ts_plan_cases_release(&c);
+		ts_err_init(&err);
+		CHECK_I64(ts_plan_cases_parse(&c, tpo, sizeof(tpo) - 1, "tpo.csv", &err), TS_EPARSE);
+		CHECK_I64(err.line, 4);
+		CHECK(strstr(err.msg, "'tp_overlap'") != NULL);
+		REQUIRE(c.n == 2);
+		CHECK_I64(c.v[0].tp_overlap, 1);
+		CHECK_I64(c.v[1].tp_overlap, 0);
+		ts_plan_opts_init(&o);
+		ts_plan_case_job(&c.v[0], &o);
+		CHECK_I64(o.tp_overlap, 1);
+		ts_plan_case_job(&c.v[1], &o);
+		CHECK_I64(o.tp_overlap, 0);
+		ts_plan_cases_release(&c);
+	}
 }
 
 /*
