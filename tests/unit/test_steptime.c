@@ -412,6 +412,23 @@ TEST(steptime_qwen3_235b_search)
 	x.first_layers = x.last_layers = -1;
 	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
 	CHECK(p.v[0].step_s >= 0.8 * x.step_s);
+	{
+		/* a given ladder index is priced as given (ts_plan_price's
+		 * contract), though the layout fits with no recompute: full (3)
+		 * and selective core_attn (1); it returned "none" before */
+		struct ts_plan_layout y = x, z = x;
+		CHECK_I64(x.recompute, TS_RC_NONE);
+		y.option = 3;
+		REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+		CHECK_I64(y.option, 3);
+		CHECK_I64(y.recompute, TS_RC_FULL);
+		CHECK(y.time.term_s[TS_T_RECOMPUTE] > 0);
+		CHECK(y.memory_bytes < x.memory_bytes);
+		z.option = 1;
+		REQUIRE(ts_plan_price(m, &o, &z, &err) == 0);
+		CHECK_I64(z.recompute, TS_RC_SELECTIVE);
+		CHECK_I64(z.modules, TS_RCM_CORE_ATTN);
+	}
 	ts_plan_release(&p);
 	ts_gpu_catalog_release(&cat);
 	free(m);
