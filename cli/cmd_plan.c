@@ -811,6 +811,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 			layout_json(&w, NULL, &r->r.pub);
 			ts_jw_obj_end(&w);
 			ts_jw_kbool(&w, "vpp_chosen", r->r.vpp_chosen);
+			ts_jw_kbool(&w, "recompute_stated", r->c.recompute >= 0);
 			ts_jw_key(&w, "measured_ms");
 			ts_jw_fixed(&w, r->c.step_s * 1e3, 3);
 			ts_jw_key(&w, "error_pct");

@@ -321,6 +321,8 @@ struct ts_plan_case {
 	int fsdp;                /* FSDP job: an fsdp column 1/yes/true, else "FSDP" in the source column */
 	int moe_overlap;         /* moe_overlap cell 1/0 (yes/no, true/false); -1 not stated */
 	int tp_overlap;          /* tp_overlap cell 1/0 (Megatron --tp-comm-overlap); -1 not stated */
+	int recompute;           /* recompute cell none|selective|full as the plan ladder's index
+				  * (0, 1 = core_attn, 3); -1 not stated: the lightest that fits */
 	int cuda_graphs;         /* cuda_graphs cell (ts_plan_graphs_parse); -1 not stated */
 	int dispatcher;          /* dispatcher cell deepep|hybridep|alltoall; -1 not stated */
 	int64_t line;            /* 1-based line of the row */
@@ -396,7 +398,8 @@ int ts_plan_case_model_path(const char *csv_path, const struct ts_plan_case *c, 
 			    char *buf, size_t size);
 
 /* The published layout of a case: ETP from the etp cell, else 1 (what the
- * published MoE recipes set: EP before ETP). */
+ * published MoE recipes set: EP before ETP); the recompute cell as the
+ * ladder option priced (x->option; -1 when not stated). */
 void ts_plan_case_layout(const struct ts_plan_case *c, struct ts_plan_layout *x);
 
 /*

@@ -14,13 +14,13 @@
 
 enum col {
 	C_ID, C_MODEL, C_GPUS, C_GPU, C_PREC, C_TP, C_PP, C_VPP, C_CP, C_EP, C_MBS, C_GBS, C_SEQ,
-	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_OVERLAP, C_GRAPHS, C_DISPATCHER, C_TP_OVERLAP, C_COUNT
+	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_OVERLAP, C_GRAPHS, C_DISPATCHER, C_TP_OVERLAP, C_RECOMPUTE, C_COUNT
 };
 
 static const char *const col_names[C_COUNT] = {
 	"id", "model_config", "gpus", "gpu", "prec", "tp", "pp", "vpp", "cp", "ep", "mbs", "gbs",
 	"seq", "step_s", "routing", "etp", "fsdp", "source", "moe_overlap", "cuda_graphs", "dispatcher",
-	"tp_overlap"
+	"tp_overlap", "recompute"
 };
 
 struct cell {
@@ -74,6 +74,21 @@ static int dispatcher_cell(const struct cell *c)
 		return TS_DISPATCH_HIER;
 	if (c->n == 8 && cell_has(c, "alltoall"))
 		return TS_DISPATCH_ALLTOALL;
+	return -2;
+}
+
+/* A recompute cell: its ladder index (none 0, selective 1 = Megatron's
+ * core_attn, full 3: the ladder of plan.c); empty -1; anything else -2. */
+static int recompute_cell(const struct cell *c)
+{
+	if (c->n == 0)
+		return -1;
+	if (c->n == 4 && cell_has(c, "none"))
+		return 0;
+	if (c->n == 9 && cell_has(c, "selective"))
+		return 1;
+	if (c->n == 4 && cell_has(c, "full"))
+		return 3;
 	return -2;
 }
 
@@ -265,12 +280,13 @@ int ts_plan_cases_parse(struct ts_plan_cases *c, const void *data, size_t n, con
 			x.fsdp = fsdp_cell(v[C_FSDP], v[C_SOURCE]);
 			x.moe_overlap = flag_cell(v[C_OVERLAP]);
 			x.tp_overlap = flag_cell(v[C_TP_OVERLAP]);
+			x.recompute = recompute_cell(v[C_RECOMPUTE]);
 			x.dispatcher = dispatcher_cell(v[C_DISPATCHER]);
 			x.cuda_graphs = v[C_GRAPHS]->n ? ts_plan_graphs_parse(v[C_GRAPHS]->p, v[C_GRAPHS]->n) : -1;
-			if (x.moe_overlap < -1 || x.tp_overlap < -1 || x.dispatcher < -1 ||
+			if (x.moe_overlap < -1 || x.tp_overlap < -1 || x.recompute < -1 || x.dispatcher < -1 ||
 			    (v[C_GRAPHS]->n && x.cuda_graphs < 0)) {
 				int q = x.moe_overlap < -1 ? C_OVERLAP : x.tp_overlap < -1 ? C_TP_OVERLAP
-					: x.dispatcher < -1 ? C_DISPATCHER : C_GRAPHS;
+					: x.recompute < -1 ? C_RECOMPUTE : x.dispatcher < -1 ? C_DISPATCHER : C_GRAPHS;
 				return ts_err_at(err, TS_EPARSE, name, off, line, "'%s': unknown value '%.*s'",
 						 col_names[q], (int)(v[q]->n < 40 ? v[q]->n : 40), v[q]->p);
 			}
@@ -379,7 +395,7 @@ void ts_plan_case_layout(const struct ts_plan_case *c, struct ts_plan_layout *x)
 	x->cp = c->cp;
 	x->ep = c->ep;
 	x->mbs = c->mbs;
-	x->option = -1;
+	x->option = c->recompute >= 0 ? c->recompute : -1;
 	x->first_layers = x->last_layers = -1;
 	x->etp = c->etp > 0 ? c->etp : 1;
 }

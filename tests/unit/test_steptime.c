@@ -152,6 +152,31 @@ TEST(steptime_cases_parse)
 		ts_plan_case_job(&c.v[1], &o);
 		CHECK_I64(o.tp_overlap, 0);
 		ts_plan_cases_release(&c);
+		{
+			/* the recompute cell: the plan ladder's index (none 0,
+			 * selective core_attn 1, full 3), -1 empty; a bad word names the column */
+			static const char rcs[] =
+				"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,recompute\n"
+				"A,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,full\n"
+				"B,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,Selective\n"
+				"C,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,none\n"
+				"D,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,\n"
+				"E,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,some\n";
+			struct ts_plan_layout lx;
+			ts_err_init(&err);
+			CHECK_I64(ts_plan_cases_parse(&c, rcs, sizeof(rcs) - 1, "rc.csv", &err), TS_EPARSE);
+			CHECK(strstr(err.msg, "'recompute'") != NULL);
+			REQUIRE(c.n == 4);
+			CHECK_I64(c.v[0].recompute, 3);
+			CHECK_I64(c.v[1].recompute, 1);
+			CHECK_I64(c.v[2].recompute, 0);
+			CHECK_I64(c.v[3].recompute, -1);
+			ts_plan_case_layout(&c.v[0], &lx);
+			CHECK_I64(lx.option, 3);
+			ts_plan_case_layout(&c.v[3], &lx);
+			CHECK_I64(lx.option, -1);
+			ts_plan_cases_release(&c);
+		}
 	}
 }
 
