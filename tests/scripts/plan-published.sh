@@ -8,7 +8,8 @@
 #
 # Checked:
 # - a row whose source does not publish the virtual pipeline depth (no vpp
-#   cell, PP > 1: the Llama 3 paper's TP8 CP1 PP16 rows, Megatron's GPT 1T)
+#   cell, PP > 1: the Llama 3 paper's TP8 CP1 PP16 rows, Nemotron-4 340B's
+#   TP8 PP12, Megatron's GPT 1T)
 #   is priced at the fastest depth that fits without offload, and that depth
 #   is the argmin of `plan --layout` over every legal VPP (PP*VPP <= L + 2,
 #   m a multiple of PP); a vpp-unstated warning says so in text and JSON.
@@ -52,6 +53,7 @@ vpp_sweep() { # ID MODEL GPUS GPU GBS SEQ TP PP CP LAYERS
 : >"$tmp/sweep.txt"
 vpp_sweep P7 plan-llama3-405b.json 8192 H100 2048 8192 8 16 1 126 >>"$tmp/sweep.txt"
 vpp_sweep P8 plan-llama3-405b.json 16384 H100 2048 8192 8 16 1 126 >>"$tmp/sweep.txt"
+vpp_sweep P4 plan-nemotron4-340b.json 6144 H100 2304 4096 8 12 1 96 >>"$tmp/sweep.txt"
 
 python3 - "$tmp/check.json" "$tmp/check.txt" "$tmp/sweep.txt" <<'EOF' || fail=1
 import json, sys
@@ -73,7 +75,7 @@ for line in open(sys.argv[3]):
     cid, v, ok, ms = line.split()
     if ok == "True":
         sweep.setdefault(cid, []).append((float(ms), int(v)))
-for cid in ("P7", "P8", "P9"):
+for cid in ("P4", "P7", "P8", "P9"):
     c = cases[cid]
     if not c.get("vpp_chosen"):
         bad.append("%s: no vpp cell, but vpp_chosen is not true" % cid)
@@ -84,7 +86,7 @@ for cid in ("P7", "P8", "P9"):
         bad.append("%s: no vpp-unstated warning in the text" % cid)
 # the argmin through --layout, which prices the lightest option that fits
 # (P9 states its recompute, so its depth is chosen under full recompute)
-for cid in ("P7", "P8"):
+for cid in ("P4", "P7", "P8"):
     c = cases[cid]
     if cid not in sweep:
         bad.append("%s: no VPP fits in the --layout sweep" % cid)
@@ -98,7 +100,7 @@ if cases["P9"]["layout"]["recompute"] != "full" or not cases["P9"].get("recomput
 for cid in ("P1", "P7"):
     if cases[cid].get("recompute_stated"):
         bad.append("%s: no recompute cell, but recompute_stated is true" % cid)
-for cid in ("P1", "P2", "P3", "P4", "P5", "P6"):
+for cid in ("P1", "P2", "P3", "P5", "P6"):
     if cases[cid].get("vpp_chosen"):
         bad.append("%s: has a vpp cell but vpp_chosen is true" % cid)
 # TP overlap from the cell
