@@ -610,7 +610,7 @@ struct check_row {
 	struct ts_plan_case c;
 	struct ts_plan_check r;
 	const struct ts_plan_recipe *recipe; /* where the row's unstated settings came from, or NULL */
-	int moe_overlap, cuda_graphs, dispatcher, balanced; /* what it was priced with */
+	int moe_overlap, cuda_graphs, dispatcher, balanced, tp_overlap; /* what it was priced with */
 	double gain;             /* 1 - search best / fastest published of the job */
 	int gain_tied;           /* that published layout is within the best's likely range */
 	int ok;
@@ -665,6 +665,7 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 			o.dispatcher = base->dispatcher;
 		w->recipe = ts_plan_case_recipe(&w->c);
 		w->moe_overlap = o.moe_overlap;
+		w->tp_overlap = o.tp_overlap;
 		w->cuda_graphs = o.cuda_graphs;
 		w->dispatcher = o.dispatcher;
 		w->balanced = o.routing == TS_ROUTING_BALANCED;
@@ -704,6 +705,11 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 			rc = EXIT_USAGE;
 			goto out;
 		}
+		if (w->r.vpp_chosen)
+			ts_warnings_add(wn, "vpp-unstated", csv, -1, TS_NO_INT,
+					"%s: line %lld: %s: no vpp cell with PP %lld: priced at VPP %lld, the fastest"
+					" depth up to %lld that fits without offload", csv, (long long)w->c.line,
+					w->c.id, (long long)w->c.pp, (long long)w->r.pub.vpp, (long long)o.max_vpp);
 	}
 	/* the search's claim is weighed against the fastest published layout
 	 * of the same job (model, GPUs, device, batch, sequence, routing): a
@@ -749,8 +755,9 @@ static void pair_order(const struct check_row *rows, size_t n, int *pairs, int *
 /* "overlap on, graphs moe, hier" for a row. */
 static void settings_str(const struct check_row *r, char *buf, size_t size)
 {
-	snprintf(buf, size, "overlap %s, graphs %s, %s", r->moe_overlap ? "on" : "off",
-		 ts_plan_graphs_name(r->cuda_graphs), r->dispatcher == TS_DISPATCH_ALLTOALL ? "a2a" : "hier");
+	snprintf(buf, size, "overlap %s, graphs %s, %s%s", r->moe_overlap ? "on" : "off",
+		 ts_plan_graphs_name(r->cuda_graphs), r->dispatcher == TS_DISPATCH_ALLTOALL ? "a2a" : "hier",
+		 r->tp_overlap ? ", TP overlap" : "");
 }
 
 static void render_check(const struct check_row *rows, size_t n, int json, const struct ts_warnings *wn,
@@ -795,6 +802,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 			ts_jw_kbool(&w, "routing_balanced", r->balanced);
 			ts_jw_kbool(&w, "fsdp", r->c.fsdp);
 			ts_jw_kbool(&w, "moe_overlap", r->moe_overlap);
+			ts_jw_kbool(&w, "tp_overlap", r->tp_overlap);
 			ts_jw_kstr(&w, "cuda_graphs", ts_plan_graphs_name(r->cuda_graphs));
 			ts_jw_kstr(&w, "dispatcher", r->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
 			ts_jw_kstr(&w, "recipe", r->recipe ? r->recipe->name : NULL);
@@ -802,6 +810,8 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 			ts_jw_obj(&w);
 			layout_json(&w, NULL, &r->r.pub);
 			ts_jw_obj_end(&w);
+			ts_jw_kbool(&w, "vpp_chosen", r->r.vpp_chosen);
+			ts_jw_kbool(&w, "recompute_stated", r->c.recompute >= 0);
 			ts_jw_key(&w, "measured_ms");
 			ts_jw_fixed(&w, r->c.step_s * 1e3, 3);
 			ts_jw_key(&w, "error_pct");

@@ -37,8 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t i = 0; i < c.n; i++) {
 		const struct ts_plan_case *x = &c.v[i];
-		assert(x->gpus >= 1 && x->tp >= 1 && x->pp >= 1 && x->vpp >= 1 && x->cp >= 1);
+		assert(x->gpus >= 1 && x->tp >= 1 && x->pp >= 1 && x->vpp >= 0 && x->cp >= 1);
 		assert(x->ep >= 1 && x->mbs >= 1 && x->gbs >= 1 && x->seq >= 1 && x->etp >= 0);
+		assert(x->moe_overlap >= -1 && x->moe_overlap <= 1 && x->tp_overlap >= -1 && x->tp_overlap <= 1);
+		assert(x->recompute == -1 || x->recompute == 0 || x->recompute == 1 || x->recompute == 3);
 		assert(x->step_s > 0 && isfinite(x->step_s));
 		assert(memchr(x->id, 0, sizeof(x->id)) && memchr(x->model, 0, sizeof(x->model)));
 		assert(memchr(x->gpu, 0, sizeof(x->gpu)) && memchr(x->prec, 0, sizeof(x->prec)));

@@ -316,10 +316,13 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
  */
 struct ts_plan_case {
 	char id[32], model[256], gpu[64], prec[16], routing[16];
-	int64_t gpus, tp, pp, vpp, cp, ep, etp, mbs, gbs, seq;
+	int64_t gpus, tp, pp, vpp, cp, ep, etp, mbs, gbs, seq; /* vpp 0: no vpp cell (not published) */
 	double step_s;           /* measured */
 	int fsdp;                /* FSDP job: an fsdp column 1/yes/true, else "FSDP" in the source column */
 	int moe_overlap;         /* moe_overlap cell 1/0 (yes/no, true/false); -1 not stated */
+	int tp_overlap;          /* tp_overlap cell 1/0 (Megatron --tp-comm-overlap); -1 not stated */
+	int recompute;           /* recompute cell none|selective|full as the plan ladder's index
+				  * (0, 1 = core_attn, 3); -1 not stated: the lightest that fits */
 	int cuda_graphs;         /* cuda_graphs cell (ts_plan_graphs_parse); -1 not stated */
 	int dispatcher;          /* dispatcher cell deepep|hybridep|alltoall; -1 not stated */
 	int64_t line;            /* 1-based line of the row */
@@ -357,6 +360,9 @@ struct ts_plan_check {
 	int pub_tied;                /* the published layout is one of them */
 	double err;                  /* predicted / measured - 1 */
 	double best_gain;            /* 1 - best / published predicted (> 0: search claims faster) */
+	int vpp_chosen;              /* the row has PP > 1 and no vpp cell: pub.vpp is the fastest
+				      * depth the search would enumerate that fits without offload
+				      * (VPP 1 when none does) */
 };
 
 /*
@@ -376,7 +382,7 @@ const struct ts_plan_recipe *ts_plan_case_recipe(const struct ts_plan_case *c);
 
 /* The job of a case into o: gpus, seq, gbs, fsdp, routing (forced/balanced ->
  * balanced, anything else natural, the default), EP overlap, CUDA graphs and
- * dispatcher from the row's cells, else from its recipe
+ * dispatcher from the row's cells (TP overlap from its tp_overlap cell only), else from its recipe
  * (ts_plan_case_recipe; a recipe that forces load balancing makes an
  * "unknown" routing balanced), else o's values stay (Megatron's defaults:
  * no overlap, no graphs). Returns the training precision of its prec cell:
@@ -392,14 +398,17 @@ int ts_plan_case_model_path(const char *csv_path, const struct ts_plan_case *c, 
 			    char *buf, size_t size);
 
 /* The published layout of a case: ETP from the etp cell, else 1 (what the
- * published MoE recipes set: EP before ETP). */
+ * published MoE recipes set: EP before ETP); the recompute cell as the
+ * ladder option priced (x->option; -1 when not stated). */
 void ts_plan_case_layout(const struct ts_plan_case *c, struct ts_plan_layout *x);
 
 /*
  * Price case c (model m finished; o has the device fields and the model
  * options; gpus, seq, gbs, routing and precision are taken from the case
  * by the caller) and, with search, run the whole plan for the fastest
- * Fit-passing layout. TS_EUSAGE for an illegal published layout, TS_ENOMEM.
+ * Fit-passing layout. A row with PP > 1 and no vpp cell (vpp 0: the source
+ * did not publish the depth) is priced at the fastest VPP that fits
+ * without offload (out->vpp_chosen). TS_EUSAGE for an illegal published layout, TS_ENOMEM.
  */
 int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
 		       const struct ts_plan_opts *o, int search, struct ts_plan_check *out,

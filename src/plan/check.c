@@ -14,12 +14,13 @@
 
 enum col {
 	C_ID, C_MODEL, C_GPUS, C_GPU, C_PREC, C_TP, C_PP, C_VPP, C_CP, C_EP, C_MBS, C_GBS, C_SEQ,
-	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_OVERLAP, C_GRAPHS, C_DISPATCHER, C_COUNT
+	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_OVERLAP, C_GRAPHS, C_DISPATCHER, C_TP_OVERLAP, C_RECOMPUTE, C_COUNT
 };
 
 static const char *const col_names[C_COUNT] = {
 	"id", "model_config", "gpus", "gpu", "prec", "tp", "pp", "vpp", "cp", "ep", "mbs", "gbs",
-	"seq", "step_s", "routing", "etp", "fsdp", "source", "moe_overlap", "cuda_graphs", "dispatcher"
+	"seq", "step_s", "routing", "etp", "fsdp", "source", "moe_overlap", "cuda_graphs", "dispatcher",
+	"tp_overlap", "recompute"
 };
 
 struct cell {
@@ -73,6 +74,21 @@ static int dispatcher_cell(const struct cell *c)
 		return TS_DISPATCH_HIER;
 	if (c->n == 8 && cell_has(c, "alltoall"))
 		return TS_DISPATCH_ALLTOALL;
+	return -2;
+}
+
+/* A recompute cell: its ladder index (none 0, selective 1 = Megatron's
+ * core_attn, full 3: the ladder of plan.c); empty -1; anything else -2. */
+static int recompute_cell(const struct cell *c)
+{
+	if (c->n == 0)
+		return -1;
+	if (c->n == 4 && cell_has(c, "none"))
+		return 0;
+	if (c->n == 9 && cell_has(c, "selective"))
+		return 1;
+	if (c->n == 4 && cell_has(c, "full"))
+		return 3;
 	return -2;
 }
 
@@ -243,13 +259,13 @@ int ts_plan_cases_parse(struct ts_plan_cases *c, const void *data, size_t n, con
 			    copy_cell(v[C_ROUTING], x.routing, sizeof(x.routing)))
 				return ts_err_at(err, TS_EPARSE, name, off, line, "a text cell is too long");
 #define INT(q, def, max, dst) \
-	if (int_cell(v[q], def, max, &x.dst) || (x.dst < 1 && (q) != C_ETP)) \
+	if (int_cell(v[q], def, max, &x.dst) || (x.dst < 1 && (q) != C_ETP && v[q]->n > 0)) \
 		return ts_err_at(err, TS_EPARSE, name, off, line, "'%s': expected a positive integer, got '%.*s'", \
 				 col_names[q], (int)(v[q]->n < 40 ? v[q]->n : 40), v[q]->p)
 			INT(C_GPUS, 0, (int64_t)1 << 24, gpus);
 			INT(C_TP, 0, 1 << 16, tp);
 			INT(C_PP, 0, 1 << 16, pp);
-			INT(C_VPP, 1, 1 << 16, vpp);
+			INT(C_VPP, 0, 1 << 16, vpp);
 			INT(C_CP, 0, 1 << 16, cp);
 			INT(C_EP, 0, 1 << 20, ep);
 			INT(C_MBS, 0, 1 << 20, mbs);
@@ -263,10 +279,14 @@ int ts_plan_cases_parse(struct ts_plan_cases *c, const void *data, size_t n, con
 						 (int)(v[C_STEP]->n < 40 ? v[C_STEP]->n : 40), v[C_STEP]->p);
 			x.fsdp = fsdp_cell(v[C_FSDP], v[C_SOURCE]);
 			x.moe_overlap = flag_cell(v[C_OVERLAP]);
+			x.tp_overlap = flag_cell(v[C_TP_OVERLAP]);
+			x.recompute = recompute_cell(v[C_RECOMPUTE]);
 			x.dispatcher = dispatcher_cell(v[C_DISPATCHER]);
 			x.cuda_graphs = v[C_GRAPHS]->n ? ts_plan_graphs_parse(v[C_GRAPHS]->p, v[C_GRAPHS]->n) : -1;
-			if (x.moe_overlap < -1 || x.dispatcher < -1 || (v[C_GRAPHS]->n && x.cuda_graphs < 0)) {
-				int q = x.moe_overlap < -1 ? C_OVERLAP : x.dispatcher < -1 ? C_DISPATCHER : C_GRAPHS;
+			if (x.moe_overlap < -1 || x.tp_overlap < -1 || x.recompute < -1 || x.dispatcher < -1 ||
+			    (v[C_GRAPHS]->n && x.cuda_graphs < 0)) {
+				int q = x.moe_overlap < -1 ? C_OVERLAP : x.tp_overlap < -1 ? C_TP_OVERLAP
+					: x.recompute < -1 ? C_RECOMPUTE : x.dispatcher < -1 ? C_DISPATCHER : C_GRAPHS;
 				return ts_err_at(err, TS_EPARSE, name, off, line, "'%s': unknown value '%.*s'",
 						 col_names[q], (int)(v[q]->n < 40 ? v[q]->n : 40), v[q]->p);
 			}
@@ -375,9 +395,44 @@ void ts_plan_case_layout(const struct ts_plan_case *c, struct ts_plan_layout *x)
 	x->cp = c->cp;
 	x->ep = c->ep;
 	x->mbs = c->mbs;
-	x->option = -1;
+	x->option = c->recompute >= 0 ? c->recompute : -1;
 	x->first_layers = x->last_layers = -1;
 	x->etp = c->etp > 0 ? c->etp : 1;
+}
+
+/*
+ * A row with PP > 1 and no vpp cell: the source did not publish the
+ * virtual pipeline depth, and VPP 1 would charge the run a bubble of PP-1
+ * whole micro-batches that no expert layout pays. Every depth the search
+ * enumerates (VPP <= max_vpp, PP*VPP <= L + 2 and the stage rule fills it,
+ * m a multiple of PP when interleaved) is priced and the fastest one that
+ * fits without offload is the published layout; VPP 1 when none does.
+ */
+static int price_unstated_vpp(const struct ts_model *m, const struct ts_plan_opts *o,
+			      struct ts_plan_layout *pub, struct ts_err *err)
+{
+	struct ts_plan_layout best = *pub, y;
+	int64_t dp = o->gpus / (pub->tp * pub->cp * pub->pp), micro, first, last;
+	int rc, have = 0, uneven;
+
+	if ((rc = ts_plan_price(m, o, &best, err)))
+		return rc;
+	have = best.fits && best.offload == 0;
+	micro = dp > 0 && pub->mbs > 0 ? o->gbs / (pub->mbs * dp) : 0;
+	for (int64_t v = 2; v <= o->max_vpp && pub->pp * v <= m->layers + 2; v++) {
+		if (micro % pub->pp || ts_plan_stage_rule(m->layers, pub->pp * v, &first, &last, &uneven))
+			continue;
+		y = *pub;
+		y.vpp = v;
+		if ((rc = ts_plan_price(m, o, &y, err)))
+			return rc;
+		if (y.fits && y.offload == 0 && (!have || y.step_s < best.step_s)) {
+			best = y;
+			have = 1;
+		}
+	}
+	*pub = best;
+	return 0;
 }
 
 int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
@@ -389,7 +444,12 @@ int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
 
 	memset(out, 0, sizeof(*out));
 	ts_plan_case_layout(c, &out->pub);
-	if ((rc = ts_plan_price(m, o, &out->pub, err)))
+	out->vpp_chosen = c->vpp == 0 && c->pp > 1;
+	if (out->vpp_chosen)
+		rc = price_unstated_vpp(m, o, &out->pub, err);
+	else
+		rc = ts_plan_price(m, o, &out->pub, err);
+	if (rc)
 		return rc;
 	out->err = out->pub.step_s / c->step_s - 1.0;
 	if (!search)
@@ -494,6 +554,8 @@ int ts_plan_case_job(const struct ts_plan_case *c, struct ts_plan_opts *o)
 	if (!forced && r && r->balanced == 1 && strcmp(c->routing, "unknown") == 0)
 		forced = 1;
 	o->routing = forced ? TS_ROUTING_BALANCED : TS_ROUTING_NATURAL;
+	if (c->tp_overlap >= 0)
+		o->tp_overlap = c->tp_overlap;
 	if (c->moe_overlap >= 0)
 		o->moe_overlap = c->moe_overlap;
 	else if (r && r->moe_overlap >= 0)

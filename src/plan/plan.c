@@ -650,7 +650,8 @@ int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct
 	x->last_layers = last;
 	x->uneven = uneven || first >= 0 || last >= 0;
 	mem_layout_of(&l, x, o);
-	for (int k = 0; k < s->nopt && chosen < 0; k++) {
+	/* a given ladder index is priced as it is, fitting or not */
+	for (int k = x->option >= 0 && x->option < s->nopt ? x->option : 0; k < s->nopt && chosen < 0; k++) {
 		l.recompute = s->opt[k].recompute;
 		l.recompute_modules = s->opt[k].modules;
 		l.offload = s->opt[k].offload;

@@ -101,7 +101,8 @@ TEST(steptime_cases_parse)
 	REQUIRE(ts_plan_cases_parse(&c, ok, sizeof(ok) - 1, "ok.csv", &err) == 0);
 	REQUIRE(c.n == 2);
 	CHECK_STR(c.v[0].id, "A");
-	CHECK_I64(c.v[0].vpp, 1);
+	CHECK_I64(c.v[0].vpp, 0); /* no cell: not published (ts_plan_check_case picks it) */
+	CHECK_I64(c.v[0].tp_overlap, -1);
 	CHECK_I64(c.v[0].ep, 16);
 	CHECK_I64(c.v[0].line, 3);
 	CHECK_NEAR(c.v[0].step_s, 20.5, 1e-12);
@@ -124,6 +125,59 @@ TEST(steptime_cases_parse)
 	CHECK_I64(err.line, 2);
 	CHECK(strstr(err.msg, "'pp'") != NULL);
 	ts_plan_cases_release(&c);
+	{
+		/* an explicit VPP 0 is still an error; the tp_overlap cell is a yes/no flag */
+		static const char zero[] =
+			"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s\n"
+			"A,m.json,16,H100,BF16,1,2,0,1,1,1,1024,4096,20.5\n";
+		static const char tpo[] =
+			"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,tp_overlap\n"
+			"A,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,1\n"
+			"B,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,no\n"
+			"C,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,maybe\n";
+		ts_err_init(&err);
+		CHECK_I64(ts_plan_cases_parse(&c, zero, sizeof(zero) - 1, "zero.csv", &err), TS_EPARSE);
+		CHECK(strstr(err.msg, "'vpp'") != NULL);
+		ts_plan_cases_release(&c);
+		ts_err_init(&err);
+		CHECK_I64(ts_plan_cases_parse(&c, tpo, sizeof(tpo) - 1, "tpo.csv", &err), TS_EPARSE);
+		CHECK_I64(err.line, 4);
+		CHECK(strstr(err.msg, "'tp_overlap'") != NULL);
+		REQUIRE(c.n == 2);
+		CHECK_I64(c.v[0].tp_overlap, 1);
+		CHECK_I64(c.v[1].tp_overlap, 0);
+		ts_plan_opts_init(&o);
+		ts_plan_case_job(&c.v[0], &o);
+		CHECK_I64(o.tp_overlap, 1);
+		ts_plan_case_job(&c.v[1], &o);
+		CHECK_I64(o.tp_overlap, 0);
+		ts_plan_cases_release(&c);
+		{
+			/* the recompute cell: the plan ladder's index (none 0,
+			 * selective core_attn 1, full 3), -1 empty; a bad word names the column */
+			static const char rcs[] =
+				"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,recompute\n"
+				"A,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,full\n"
+				"B,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,Selective\n"
+				"C,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,none\n"
+				"D,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,\n"
+				"E,m.json,16,H100,BF16,2,1,,1,1,1,1024,4096,20.5,some\n";
+			struct ts_plan_layout lx;
+			ts_err_init(&err);
+			CHECK_I64(ts_plan_cases_parse(&c, rcs, sizeof(rcs) - 1, "rc.csv", &err), TS_EPARSE);
+			CHECK(strstr(err.msg, "'recompute'") != NULL);
+			REQUIRE(c.n == 4);
+			CHECK_I64(c.v[0].recompute, 3);
+			CHECK_I64(c.v[1].recompute, 1);
+			CHECK_I64(c.v[2].recompute, 0);
+			CHECK_I64(c.v[3].recompute, -1);
+			ts_plan_case_layout(&c.v[0], &lx);
+			CHECK_I64(lx.option, 3);
+			ts_plan_case_layout(&c.v[3], &lx);
+			CHECK_I64(lx.option, -1);
+			ts_plan_cases_release(&c);
+		}
+	}
 }
 
 /*
@@ -383,6 +437,23 @@ TEST(steptime_qwen3_235b_search)
 	x.first_layers = x.last_layers = -1;
 	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
 	CHECK(p.v[0].step_s >= 0.8 * x.step_s);
+	{
+		/* a given ladder index is priced as given (ts_plan_price's
+		 * contract), though the layout fits with no recompute: full (3)
+		 * and selective core_attn (1); it returned "none" before */
+		struct ts_plan_layout y = x, z = x;
+		CHECK_I64(x.recompute, TS_RC_NONE);
+		y.option = 3;
+		REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+		CHECK_I64(y.option, 3);
+		CHECK_I64(y.recompute, TS_RC_FULL);
+		CHECK(y.time.term_s[TS_T_RECOMPUTE] > 0);
+		CHECK(y.memory_bytes < x.memory_bytes);
+		z.option = 1;
+		REQUIRE(ts_plan_price(m, &o, &z, &err) == 0);
+		CHECK_I64(z.recompute, TS_RC_SELECTIVE);
+		CHECK_I64(z.modules, TS_RCM_CORE_ATTN);
+	}
 	ts_plan_release(&p);
 	ts_gpu_catalog_release(&cat);
 	free(m);
