@@ -202,7 +202,9 @@ struct ts_ctx_change;
  * ts_diff_ctx_label, both values (written into buf[f] or pointing into a
  * and b: they live as long as those) and key, the contract field that
  * records the same fact ("environment.gpu.name", "environment.gpu.vendor",
- * "environment.torch.cuda" (the runtime torch runs on),
+ * for the runtime torch runs on the vendor's: "environment.torch.cuda",
+ * "environment.torch.hip" (rocm), "environment.torch.musa" (musa), NULL
+ * when the sides record different vendors or none of those,
  * "environment.gpu.driver", "environment.torch.nccl" (the NCCL torch
  * reports); NULL for the others). out and buf hold
  * TS_DCTX_COUNT entries. Returns the number of changes.

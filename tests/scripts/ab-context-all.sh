@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `ab` reads where each side ran from EVERY profiler trace and Nsight
 # Systems export of EVERY run of the side, warns context-differs when the
-# sides differ and context-mixed when one side's own traces disagree. Runs
-# generated from examples/run-h200 (one Kineto trace: device "NVIDIA H200",
-# runtime and driver 13000; given distributedInfo {nccl, rank 0,
-# nccl_version 2.21.5})
+# sides differ and context-mixed when one side's own traces disagree, and
+# names the runtime's contract key by the vendor. Runs generated from
+# examples/run-h200 (one Kineto trace: device "NVIDIA H200", runtime and
+# driver 13000; given distributedInfo {nccl, rank 0, nccl_version 2.21.5})
 # and from ../shared/data/nsys/mfu_2gpu_before.sqlite (2 GPUs, no
 # TARGET_INFO_GPU, CudaDriverVersion 13000), their metadata edited:
 #   h200, h200b, h200c, h200d  the trace as it is (copies)
@@ -23,6 +23,13 @@
 #   nsys_h100   the export with TARGET_INFO_GPU: GPUs 0 and 1 "NVIDIA H100
 #               80GB HBM3"
 #   nsys_mix    the same, GPU 1 "NVIDIA H200"
+#   rocm64, rocm65  ROCm traces (cuda_* and cupti keys replaced by
+#               hip_runtime_version/hip_driver_version, device "AMD Instinct
+#               MI300X"), runtime 60443483 / 60500000, driver 60443483 both,
+#               contracts torch.hip 6.4 / 6.5 (their one difference)
+#   musa40, musa41  MUSA traces (musa_runtime_version 40000 / 40100,
+#               driver 40000, device "MTT S4000"), contracts torch.musa
+#               4.0 / 4.1
 # Expected, by construction:
 #   h200 vs ranks_gpu: context-mixed for the candidate, device (NVIDIA H200
 #     in its rank-0 trace vs NVIDIA H100 80GB HBM3 in rank3), no
@@ -37,11 +44,17 @@
 #   nsys13 vs nsys12: context-differs driver version (13000 vs 12080);
 #   h200 vs nsys_h100: context-differs device (NVIDIA H200 vs NVIDIA H100
 #     80GB HBM3), the export's driver 13000 being the trace's;
-#   nsys_h100 vs nsys_mix: candidate mixed in device (GPU 0 vs GPU 1).
+#   nsys_h100 vs nsys_mix: candidate mixed in device (GPU 0 vs GPU 1);
+#   rocm64 vs rocm65: "PyTorch's HIP version (6.4 vs 6.5)" said once (the
+#     trace's runtime is torch.hip's fact for ROCm, not torch.cuda's): no
+#     "runtime version (" beside it; with --variable torch.hip no warning;
+#   musa40 vs musa41: "torch_musa's MUSA version (4.0 vs 4.1)" once; with
+#     --variable torch.musa no warning.
 # Before 2026-12-05 ab read the lowest-rank trace of the first run of each
-# side only and no nsys export: 10 of the 17 cases wrong (10 warnings
-# missed: 4 mixed sides, 3 nsys cases, the text and report outputs); after,
-# none.
+# side only, no nsys export, and keyed every runtime as torch.cuda: 14 of
+# the 21 cases wrong (10 warnings missed: 4 mixed sides, 3 nsys cases, the
+# text and report outputs; 4 false: the ROCm and MUSA runtime said twice,
+# and warned though declared the variable); after, none.
 set -u
 TS=${TS:-build/trainscope}
 DATA=${DATA:-../shared/data}
@@ -91,6 +104,14 @@ def nccl(v):
 def nodev(t):
     for k in ("deviceProperties", "cuda_runtime_version", "cuda_driver_version"):
         t.pop(k)
+def vendor(prefix, device, runtime, driver):
+    def f(t):
+        for k in ("cuda_runtime_version", "cuda_driver_version", "cupti_version"):
+            t.pop(k)
+        t[prefix + "_runtime_version"] = runtime
+        t[prefix + "_driver_version"] = driver
+        t["deviceProperties"][0]["name"] = device
+    return f
 for n in ("h200", "h200b", "h200c", "h200d"):
     run(n)
 run("h100", dev(H100))
@@ -107,6 +128,14 @@ run("ranks_nodev")
 rank("ranks_nodev", 1, nodev)
 run("h100ranks", dev(H100))
 rank("h100ranks", 1, dev(H100))
+run("rocm64", vendor("hip", "AMD Instinct MI300X", 60443483, 60443483),
+    {"gpu.name": "AMD Instinct MI300X", "torch.hip": "6.4"})
+run("rocm65", vendor("hip", "AMD Instinct MI300X", 60500000, 60443483),
+    {"gpu.name": "AMD Instinct MI300X", "torch.hip": "6.5"})
+run("musa40", vendor("musa", "MTT S4000", 40000, 40000),
+    {"gpu.name": "MTT S4000", "torch.musa": "4.0"})
+run("musa41", vendor("musa", "MTT S4000", 40100, 40000),
+    {"gpu.name": "MTT S4000", "torch.musa": "4.1"})
 # nsys runs: the steps of run-h200, the export instead of the trace
 def nrun(name, driver="13000", gpus=None):
     shutil.copytree(src, f"{d}/{name}", ignore=shutil.ignore_patterns("traces"))
@@ -182,6 +211,10 @@ check nsys-driver nsys13 nsys12 "differ in driver version (13000 vs 12080): " ""
 check nsys-same nsys13 nsys13b "" "" ""
 check nsys-vs-kineto h200 nsys_h100 "differ in device (NVIDIA H200 vs $H100): " "" ""
 check nsys-mixed nsys_h100 nsys_mix "" "" "device ($H100 in nsys_mix/profile.sqlite (GPU 0) vs NVIDIA H200 in nsys_mix/profile.sqlite (GPU 1))"
+check rocm-runtime rocm64 rocm65 "differ in PyTorch's HIP version (6.4 vs 6.5)" "" "" "runtime version ("
+check rocm-declared rocm64 rocm65 "" "" "" "" --variable torch.hip
+check musa-runtime musa40 musa41 "differ in torch_musa's MUSA version (4.0 vs 4.1)" "" "" "runtime version ("
+check musa-declared musa40 musa41 "" "" "" "" --variable torch.musa
 check cuda-same-key h200 h200b "" "" ""
 } | tee "$tmp/out"
 # the warning reaches the text output and the report's A/B section
