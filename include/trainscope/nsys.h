@@ -197,7 +197,7 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 		      struct ts_trace *t, struct ts_nsys_rank_info *info, struct ts_err *err);
 
 /*
- * The metadata a rank on GPU `device` of export x gets (x opened; no survey
+ * The metadata of a rank on GPU `device` of export x (x opened; no survey
  * needed), into t (initialised, empty), no events: vendor CUDA, nsys, the
  * one device with its TARGET_INFO_GPU name when the export lists it, the
  * profiler ("Nsight Systems " EXPORT_PRODUCT_VERSION) and the CUDA driver
