@@ -2060,6 +2060,14 @@ out:
 	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
 }
 
+/* "device (A vs B), driver version (A vs B) and ..." into sb. */
+static void changes_text(struct ts_sb *sb, const struct ts_ctx_change *c, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		ts_sb_addf(sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
+			   c[k].a, c[k].b);
+}
+
 int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c, size_t n)
 {
 	struct ts_sb sb;
@@ -2068,9 +2076,7 @@ int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c
 	if (!n)
 		return 0;
 	ts_sb_init(&sb);
-	for (size_t k = 0; k < n; k++)
-		ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
-			   c[k].a, c[k].b);
+	changes_text(&sb, c, n);
 	rc = sb.failed ? TS_ENOMEM :
 	     ts_warnings_add(w, "context-differs", NULL, -1, TS_NO_INT,
 			     "the two sides differ in %s: the step time and every delta include the effect"
@@ -2089,9 +2095,7 @@ int ts_context_mixed_warn(struct ts_warnings *w, const char *side, const struct 
 	if (!n)
 		return 0;
 	ts_sb_init(&sb);
-	for (size_t k = 0; k < n; k++)
-		ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
-			   c[k].a, c[k].b);
+	changes_text(&sb, c, n);
 	rc = sb.failed ? TS_ENOMEM :
 	     ts_warnings_add(w, "context-mixed", NULL, -1, TS_NO_INT,
 			     "the %s's traces differ among themselves in %s: its step times mix those"
