@@ -723,7 +723,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (ts_ab_warnings(runs, nb + nc, &res, &warn) ||
+	if (ts_ab_warnings(runs, nb + nc, &res, &warn) || ab_trace_sides_warnings(&aw.s, &warn) ||
 	    (res.verdict != TS_AB_INVALID && ab_walls_load(&aw, &warn))) {
 		rc = EXIT_INTERNAL;
 		goto out;

@@ -269,9 +269,18 @@ static int trace_side(const char *path, struct ts_diff_side *s, struct ts_err *e
 	return rc;
 }
 
+/* A trace or export left out of the contexts: counted, the first one's
+ * error kept. */
+static void skipped(struct ab_trace_sides *s, const struct ts_err *err)
+{
+	if (!s->nskipped++)
+		s->skip_err = *err;
+}
+
 /* The context of profiler trace `path` from its metadata, appended to v.
- * Returns 0 (a trace that cannot be read is left out) or TS_ENOMEM. */
-static int trace_context(const char *path, struct ctx_vec *v)
+ * Returns 0 (a trace that cannot be read is left out, in s's skipped) or
+ * TS_ENOMEM. */
+static int trace_context(struct ab_trace_sides *s, const char *path, struct ctx_vec *v)
 {
 	struct ts_trace_opts o;
 	struct ts_diff_context c;
@@ -286,6 +295,8 @@ static int trace_context(const char *path, struct ctx_vec *v)
 	if (!rc) {
 		ts_diff_context_env(&c, &t);
 		rc = TS_VEC_PUSH(*v, c);
+	} else if (rc != TS_ENOMEM) {
+		skipped(s, &err);
 	}
 	ts_trace_release(&t);
 	return rc == TS_ENOMEM ? rc : 0;
@@ -293,8 +304,9 @@ static int trace_context(const char *path, struct ctx_vec *v)
 
 /* The contexts of Nsight Systems export `path`, one per GPU it lists (the
  * path then names the GPU when it lists several), appended to v. Returns 0
- * (an export that cannot be opened is left out) or TS_ENOMEM. */
-static int nsys_contexts(const char *path, struct ctx_vec *v)
+ * (an export that cannot be opened is left out, in s's skipped) or
+ * TS_ENOMEM. */
+static int nsys_contexts(struct ab_trace_sides *s, const char *path, struct ctx_vec *v)
 {
 	struct ts_nsys x;
 	struct ts_err err;
@@ -302,6 +314,8 @@ static int nsys_contexts(const char *path, struct ctx_vec *v)
 
 	ts_nsys_init(&x);
 	rc = ts_nsys_open(&x, path, &err);
+	if (rc && rc != TS_ENOMEM)
+		skipped(s, &err);
 	for (size_t g = 0; !rc && g < (x.gpus.n ? x.gpus.n : 1); g++) {
 		struct ts_diff_context c;
 		struct ts_trace t;
@@ -327,19 +341,19 @@ static int nsys_contexts(const char *path, struct ctx_vec *v)
  * `first_path`, the first run's lowest rank), then every other profiler
  * trace and every GPU of every Nsight Systems export, run by run. Returns
  * 0 or TS_ENOMEM. */
-static int side_contexts(const struct ts_run *runs, size_t n, const struct ts_diff_context *first,
-			 const char *first_path, struct ctx_vec *v)
+static int side_contexts(struct ab_trace_sides *s, const struct ts_run *runs, size_t n,
+			 const struct ts_diff_context *first, const char *first_path, struct ctx_vec *v)
 {
-	int rc = first ? TS_VEC_PUSH(*v, *first) : first_path ? trace_context(first_path, v) : 0;
+	int rc = first ? TS_VEC_PUSH(*v, *first) : first_path ? trace_context(s, first_path, v) : 0;
 
 	for (size_t r = 0; r < n && !rc; r++)
 		for (size_t k = 0; k < runs[r].rm.inputs.n && !rc; k++) {
 			const struct ts_run_input *in = &runs[r].rm.inputs.v[k];
 
 			if (in->role == TS_ROLE_TRACE && !(first_path && !strcmp(in->path, first_path)))
-				rc = trace_context(in->path, v);
+				rc = trace_context(s, in->path, v);
 			else if (in->role == TS_ROLE_NSYS)
-				rc = nsys_contexts(in->path, v);
+				rc = nsys_contexts(s, in->path, v);
 		}
 	return rc;
 }
@@ -390,8 +404,10 @@ int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, siz
 	     (rc = trace_side(s->cand_trace, &s->c, &s->err))) && rc == TS_ENOMEM)
 		goto out;
 	rc = 0;
-	if ((rc = side_contexts(base, nb, s->b.ctx.path[0] ? &s->b.ctx : NULL, s->base_trace, &v[0])) ||
-	    (rc = side_contexts(cand, nc, s->c.ctx.path[0] ? &s->c.ctx : NULL, s->cand_trace, &v[1])))
+	if ((rc = side_contexts(s, base, nb, s->b.ctx.path[0] ? &s->b.ctx : NULL, s->base_trace,
+				&v[0])) ||
+	    (rc = side_contexts(s, cand, nc, s->c.ctx.path[0] ? &s->c.ctx : NULL, s->cand_trace,
+				&v[1])))
 		goto out;
 	for (int k = 0; k < 2; k++)
 		s->nmixed[k] = mixed_changes(v[k].v, v[k].n, s->mixed[k], s->mixed_buf[k]);
@@ -404,4 +420,17 @@ out:
 	TS_VEC_RELEASE(v[0]);
 	TS_VEC_RELEASE(v[1]);
 	return rc;
+}
+
+int ab_trace_sides_warnings(const struct ab_trace_sides *s, struct ts_warnings *w)
+{
+	const struct ts_err *e = &s->skip_err;
+
+	if (!s->nskipped)
+		return 0;
+	return ts_warnings_add(w, "trace-context-skipped", e->path[0] ? e->path : NULL, e->offset,
+			       TS_NO_INT, "%zu trace%s of the sides could not be read for where they ran"
+			       " (the first: %s%s%s): context-differs and context-mixed leave %s out",
+			       s->nskipped, s->nskipped == 1 ? "" : "s", e->path, e->path[0] ? ": " : "",
+			       e->msg, s->nskipped == 1 ? "it" : "them");
 }

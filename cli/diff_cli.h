@@ -40,8 +40,10 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
  * walls. And where each side ran by every profiler trace (its metadata
  * alone, trace.h meta_only) and every Nsight Systems export (one context
  * per GPU it lists, nsys.h ts_nsys_meta) of each of its runs: the side's
- * own context is that of its first trace (the diff side's when read),
- * compared between the sides, and a trace that records a field
+ * own context is that of its first trace (the first run's lowest rank:
+ * the diff side's when read, else from its metadata; a side without one,
+ * the first context read), compared between the sides, and a trace that
+ * records a field
  * differently from the side's first one that records it makes the side
  * mixed.
  */
@@ -61,15 +63,21 @@ struct ab_trace_sides {
 	struct ts_ctx_change mixed[2][TS_DCTX_COUNT];
 	char mixed_buf[2][TS_DCTX_COUNT][2][AB_MIXED_CAP];
 	size_t nmixed[2];
+	size_t nskipped;                       /* traces and exports whose metadata could not be read */
+	struct ts_err skip_err;                /* the first one's error */
 };
 
 void ab_trace_sides_init(struct ab_trace_sides *s);
 void ab_trace_sides_release(struct ab_trace_sides *s);
 /* Read s (initialised) from the nb baseline runs and the nc candidate
- * runs. Prints nothing; a first trace that cannot be read is left in
- * s->err (its side then compared by its other traces); a trace whose
- * metadata cannot be read is left out. Returns 0 or TS_ENOMEM. */
+ * runs. Prints nothing; a first trace that cannot be read whole is left
+ * in s->err (its side's context then from the metadata alone); a trace
+ * whose metadata cannot be read is left out (nskipped). Returns 0 or
+ * TS_ENOMEM. */
 int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, size_t nb,
 			const struct ts_run *cand, size_t nc);
+/* The trace-context-skipped warning when s left traces out (their count,
+ * the first one's path and error), appended to w. Returns 0 or TS_ENOMEM. */
+int ab_trace_sides_warnings(const struct ab_trace_sides *s, struct ts_warnings *w);
 
 #endif

@@ -114,7 +114,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		rc = EXIT_INTERNAL;
 	}
 	/* the warnings `ab` prints travel into the report */
-	if (ts_ab_warnings(runs, 2, &res, &warn)) {
+	if (ts_ab_warnings(runs, 2, &res, &warn) || ab_trace_sides_warnings(&ts, &warn)) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 	}

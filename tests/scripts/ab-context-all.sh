@@ -27,6 +27,7 @@
 #               hip_runtime_version/hip_driver_version, device "AMD Instinct
 #               MI300X"), runtime 60443483 / 60500000, driver 60443483 both,
 #               contracts torch.hip 6.4 / 6.5 (their one difference)
+#   unreadable  h200 plus a rank-1 trace whose event list breaks ("} x ]")
 #   musa40, musa41  MUSA traces (musa_runtime_version 40000 / 40100,
 #               driver 40000, device "MTT S4000"), contracts torch.musa
 #               4.0 / 4.1
@@ -49,12 +50,15 @@
 #     trace's runtime is torch.hip's fact for ROCm, not torch.cuda's): no
 #     "runtime version (" beside it; with --variable torch.hip no warning;
 #   musa40 vs musa41: "torch_musa's MUSA version (4.0 vs 4.1)" once; with
-#     --variable torch.musa no warning.
+#     --variable torch.musa no warning;
+#   h200 vs unreadable: trace-context-skipped names the rank-1 trace (JSON
+#     and text).
 # Before 2026-12-05 ab read the lowest-rank trace of the first run of each
 # side only, no nsys export, and keyed every runtime as torch.cuda: 14 of
 # the 21 cases wrong (10 warnings missed: 4 mixed sides, 3 nsys cases, the
 # text and report outputs; 4 false: the ROCm and MUSA runtime said twice,
-# and warned though declared the variable); after, none.
+# and warned though declared the variable); after, none. The unreadable
+# trace (2 cases) was left out in silence until trace-context-skipped.
 set -u
 TS=${TS:-build/trainscope}
 DATA=${DATA:-../shared/data}
@@ -150,6 +154,12 @@ def nrun(name, driver="13000", gpus=None):
             db.execute("INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?)", (i, g, i))
     db.commit()
     db.close()
+# a rank trace whose event list breaks (not readable, metadata included)
+run("unreadable")
+with open(f"{d}/unreadable/traces/rank1.pt.trace.json", "w") as f:
+    f.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "%s"}], '
+            '"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, '
+            '"tid": 7, "ts": 2, "dur": 1} x ]}' % H100)
 nrun("nsys13")
 nrun("nsys13b")
 nrun("nsys12", "12080")
@@ -217,6 +227,17 @@ check musa-runtime musa40 musa41 "differ in torch_musa's MUSA version (4.0 vs 4.
 check musa-declared musa40 musa41 "" "" "" "" --variable torch.musa
 check cuda-same-key h200 h200b "" "" ""
 } | tee "$tmp/out"
+# a trace that cannot be read is named (trace-context-skipped), in the
+# JSON and the text, not left out in silence
+{
+"$TS" ab "$tmp/h200" "$tmp/unreadable" --json 2>/dev/null | python3 -c '
+import json, sys
+w = [x["message"] for x in json.load(sys.stdin)["warnings"] if x["code"] == "trace-context-skipped"]
+ok = len(w) == 1 and "1 trace of the sides could not be read" in w[0] and "unreadable/traces/rank1.pt.trace.json: " in w[0]
+print("unreadable: %s" % ("ok" if ok else "FAIL missed 1 false 0: %r" % w))'
+"$TS" ab "$tmp/h200" "$tmp/unreadable" 2>&1 | grep -q "warning: 1 trace of the sides could not be read for where they ran" &&
+	echo "unreadable text: ok" || echo "unreadable text: FAIL missed 1 false 0"
+} | tee -a "$tmp/out"
 # the warning reaches the text output and the report's A/B section
 {
 "$TS" ab "$tmp/h200" "$tmp/ranks_gpu" 2>&1 | grep -q "warning: the candidate's traces differ among themselves in device" &&
