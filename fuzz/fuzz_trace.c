@@ -78,11 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ts_trace_init(&t);
 		ts_err_init(&err);
 		int rc = ts_trace_read_mem(&t, data, size, "fuzz.json", &opts[k], &err);
-		if (rc == 0)
+		if (rc == 0) {
 			check(&t);
-		if (rc == 0 && opts[k].meta_only && t.ev.n)
-			abort();
-		else if (rc != TS_EPARSE && rc != TS_ELIMIT && rc != TS_ENOMEM)
+			if (opts[k].meta_only && t.ev.n)
+				abort();
+		} else if (rc != TS_EPARSE && rc != TS_ELIMIT && rc != TS_ENOMEM)
 			abort();
 		/* every error names its code, says what, and a parse error where */
 		if (rc && (err.code != rc || !err.msg[0] || (rc == TS_EPARSE && err.offset < 0)))
