@@ -165,8 +165,9 @@ static void jw_attribution(struct ts_jw *w, const struct ts_ab_result *r)
 /*
  * The trace walls of `diff` between the first profiler trace of the first
  * run of each side (when both carry one): where the step time moved, by
- * trace's walls, beside the phases of the logs. The same sides give the
- * environment the traces record (ts_ab_opts.trace_ctx).
+ * trace's walls, beside the phases of the logs. Every trace of every run
+ * of each side gives the environment the traces record
+ * (ts_ab_opts.trace_ctx, mixed_ctx).
  */
 struct ab_walls {
 	int have;
@@ -708,17 +709,21 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
-	if (ab_trace_sides_read(&aw.s, &runs[0], &runs[nb])) {
+	if (ab_trace_sides_read(&aw.s, runs, nb, runs + nb, nc)) {
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	o.trace_ctx = aw.s.chg;
 	o.ntrace_ctx = aw.s.nchg;
+	for (int k = 0; k < 2; k++) {
+		o.mixed_ctx[k] = aw.s.mixed[k];
+		o.nmixed_ctx[k] = aw.s.nmixed[k];
+	}
 	if (ts_ab_compare(runs, nb, runs + nb, nc, &o, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (ts_ab_warnings(runs, nb + nc, &res, &warn) ||
+	if (ts_ab_warnings(runs, nb + nc, &res, &warn) || ab_trace_sides_warnings(&aw.s, &warn) ||
 	    (res.verdict != TS_AB_INVALID && ab_walls_load(&aw, &warn))) {
 		rc = EXIT_INTERNAL;
 		goto out;
@@ -767,8 +772,10 @@ const struct cli_command cli_cmd_ab = {
 		"--allow-multi; so must the layouts of Megatron arguments blocks when they do not.\n"
 		"A recorded environment or layout that differs besides the declared --variable\n"
 		"(GPU model, driver, CUDA/PyTorch/NCCL versions, world size, tp, pp, ...; the\n"
-		"contracts, arguments blocks and the first profiler trace of each side) is\n"
-		"warned (context-differs). The steady windows are matched; the ratio of mean step times\n"
+		"contracts, arguments blocks and the first profiler trace or nsys export of each\n"
+		"side) is warned (context-differs); so is a side whose own traces and exports\n"
+		"(every rank of every run) disagree (context-mixed). The steady windows are\n"
+		"matched; the ratio of mean step times\n"
 		"(candidate / baseline) gets a 95 % CI honest under autocorrelation (paired batch\n"
 		"means within runs, or runs as replicates with >= 2 per side) and is judged\n"
 		"against a band (1 % with repeats, 2 % without): faster, slower, no_difference or\n"

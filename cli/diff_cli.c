@@ -9,7 +9,13 @@
 #include "diff_cli.h"
 #include "trace_nsys.h"
 #include "trainscope/detect.h"
+#include "trainscope/nsys.h"
 #include "trainscope/paths.h"
+
+struct ctx_vec {
+	struct ts_diff_context *v;
+	size_t n, cap;
+};
 
 static int is_trace_file(const char *path, struct ts_err *err, int *ok)
 {
@@ -263,17 +269,168 @@ static int trace_side(const char *path, struct ts_diff_side *s, struct ts_err *e
 	return rc;
 }
 
-int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, const struct ts_run *cand)
+/* A trace or export left out of the contexts: counted, the first one's
+ * error kept. */
+static void skipped(struct ab_trace_sides *s, const struct ts_err *err)
 {
+	if (!s->nskipped++)
+		s->skip_err = *err;
+}
+
+/* The context of profiler trace `path` from its metadata, appended to v.
+ * Returns 0 (a trace that cannot be read is left out, in s's skipped) or
+ * TS_ENOMEM. */
+static int trace_context(struct ab_trace_sides *s, const char *path, struct ctx_vec *v)
+{
+	struct ts_trace_opts o;
+	struct ts_diff_context c;
+	struct ts_trace t;
+	struct ts_err err;
 	int rc;
 
-	s->base_trace = first_trace(base);
-	s->cand_trace = first_trace(cand);
-	if (!s->base_trace || !s->cand_trace)
+	memset(&o, 0, sizeof(o));
+	o.meta_only = 1;
+	ts_trace_init(&t);
+	rc = ts_trace_read(&t, path, &o, &err);
+	if (!rc) {
+		ts_diff_context_env(&c, &t);
+		rc = TS_VEC_PUSH(*v, c);
+	} else if (rc != TS_ENOMEM) {
+		skipped(s, &err);
+	}
+	ts_trace_release(&t);
+	return rc == TS_ENOMEM ? rc : 0;
+}
+
+/* The contexts of Nsight Systems export `path`, one per GPU it lists (the
+ * path then names the GPU when it lists several), appended to v. Returns 0
+ * (an export that cannot be opened is left out, in s's skipped) or
+ * TS_ENOMEM. */
+static int nsys_contexts(struct ab_trace_sides *s, const char *path, struct ctx_vec *v)
+{
+	struct ts_nsys x;
+	struct ts_err err;
+	int rc;
+
+	ts_nsys_init(&x);
+	rc = ts_nsys_open(&x, path, &err);
+	if (rc && rc != TS_ENOMEM)
+		skipped(s, &err);
+	for (size_t g = 0; !rc && g < (x.gpus.n ? x.gpus.n : 1); g++) {
+		struct ts_diff_context c;
+		struct ts_trace t;
+
+		ts_trace_init(&t);
+		rc = ts_nsys_meta(&x, x.gpus.n ? x.gpus.v[g].id : -1, &t, &err);
+		if (x.gpus.n > 1)
+			snprintf(t.path, sizeof(t.path), "%.400s (GPU %d)", path, (int)x.gpus.v[g].id);
+		else
+			snprintf(t.path, sizeof(t.path), "%s", path);
+		if (!rc) {
+			ts_diff_context_env(&c, &t);
+			rc = TS_VEC_PUSH(*v, c);
+		}
+		ts_trace_release(&t);
+	}
+	ts_nsys_close(&x);
+	return rc == TS_ENOMEM ? rc : 0;
+}
+
+/* The context of every trace of the runs, into *v: first the side's first
+ * trace's (`first`, the diff side's when read, else from the metadata of
+ * `first_path`, the first run's lowest rank), then every other profiler
+ * trace and every GPU of every Nsight Systems export, run by run. Returns
+ * 0 or TS_ENOMEM. */
+static int side_contexts(struct ab_trace_sides *s, const struct ts_run *runs, size_t n,
+			 const struct ts_diff_context *first, const char *first_path, struct ctx_vec *v)
+{
+	int rc = first ? TS_VEC_PUSH(*v, *first) : first_path ? trace_context(s, first_path, v) : 0;
+
+	for (size_t r = 0; r < n && !rc; r++)
+		for (size_t k = 0; k < runs[r].rm.inputs.n && !rc; k++) {
+			const struct ts_run_input *in = &runs[r].rm.inputs.v[k];
+
+			if (in->role == TS_ROLE_TRACE && !(first_path && !strcmp(in->path, first_path)))
+				rc = trace_context(s, in->path, v);
+			else if (in->role == TS_ROLE_NSYS)
+				rc = nsys_contexts(s, in->path, v);
+		}
+	return rc;
+}
+
+/* The environment fields (TS_DCTX_ENV_MASK) that a context of v records
+ * differently from the first context of v that records the field: one
+ * change per field, its values "VALUE in PATH" written into buf. */
+static size_t mixed_changes(const struct ts_diff_context *v, size_t n, struct ts_ctx_change *out,
+			    char buf[][2][AB_MIXED_CAP])
+{
+	size_t k = 0;
+
+	for (int f = 0; f < TS_DCTX_COUNT; f++) {
+		size_t ref = n;
+		char ta[32], tb[32];
+
+		if (!(TS_DCTX_ENV_MASK >> f & 1u))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (ref == n) {
+				if (ts_diff_ctx_value(&v[i], f, ta, sizeof(ta)))
+					ref = i;
+				continue;
+			}
+			if (ts_diff_ctx_compare(&v[ref], &v[i], f) != TS_DCTX_DIFFERS)
+				continue;
+			snprintf(buf[f][0], sizeof(buf[f][0]), "%.40s in %.400s",
+				 ts_diff_ctx_value(&v[ref], f, ta, sizeof(ta)), v[ref].path);
+			snprintf(buf[f][1], sizeof(buf[f][1]), "%.40s in %.400s",
+				 ts_diff_ctx_value(&v[i], f, tb, sizeof(tb)), v[i].path);
+			out[k++] = (struct ts_ctx_change){ ts_diff_ctx_label(f), buf[f][0], buf[f][1], NULL };
+			break;
+		}
+	}
+	return k;
+}
+
+int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, size_t nb,
+			const struct ts_run *cand, size_t nc)
+{
+	struct ctx_vec v[2] = { { 0 }, { 0 } };
+	int rc = 0;
+
+	s->base_trace = first_trace(&base[0]);
+	s->cand_trace = first_trace(&cand[0]);
+	if (s->base_trace && s->cand_trace &&
+	    ((rc = trace_side(s->base_trace, &s->b, &s->err)) ||
+	     (rc = trace_side(s->cand_trace, &s->c, &s->err))) && rc == TS_ENOMEM)
+		goto out;
+	rc = 0;
+	if ((rc = side_contexts(s, base, nb, s->b.ctx.path[0] ? &s->b.ctx : NULL, s->base_trace,
+				&v[0])) ||
+	    (rc = side_contexts(s, cand, nc, s->c.ctx.path[0] ? &s->c.ctx : NULL, s->cand_trace,
+				&v[1])))
+		goto out;
+	for (int k = 0; k < 2; k++)
+		s->nmixed[k] = mixed_changes(v[k].v, v[k].n, s->mixed[k], s->mixed_buf[k]);
+	if (v[0].n && v[1].n) {
+		s->side[0] = v[0].v[0];
+		s->side[1] = v[1].v[0];
+		s->nchg = ts_diff_ctx_changes(&s->side[0], &s->side[1], TS_DCTX_ENV_MASK, s->chg, s->buf);
+	}
+out:
+	TS_VEC_RELEASE(v[0]);
+	TS_VEC_RELEASE(v[1]);
+	return rc;
+}
+
+int ab_trace_sides_warnings(const struct ab_trace_sides *s, struct ts_warnings *w)
+{
+	const struct ts_err *e = &s->skip_err;
+
+	if (!s->nskipped)
 		return 0;
-	if ((rc = trace_side(s->base_trace, &s->b, &s->err)) ||
-	    (rc = trace_side(s->cand_trace, &s->c, &s->err)))
-		return rc == TS_ENOMEM ? rc : 0;
-	s->nchg = ts_diff_ctx_changes(&s->b.ctx, &s->c.ctx, TS_DCTX_ENV_MASK, s->chg, s->buf);
-	return 0;
+	return ts_warnings_add(w, "trace-context-skipped", e->path[0] ? e->path : NULL, e->offset,
+			       TS_NO_INT, "%zu trace%s of the sides could not be read for where they ran"
+			       " (the first: %s%s%s): context-differs and context-mixed leave %s out",
+			       s->nskipped, s->nskipped == 1 ? "" : "s", e->path, e->path[0] ? ": " : "",
+			       e->msg, s->nskipped == 1 ? "it" : "them");
 }

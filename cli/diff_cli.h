@@ -34,26 +34,50 @@ int diff_fill_report(struct cli_ctx *ctx, struct ts_report *r, const char *base,
 		     char *const *run, size_t nrun);
 
 /*
- * The first profiler trace of the A/B's baseline run and of its candidate
- * run (their run models' inputs), each read as diff reads one (python
- * spans and flows left out) into a diff side, when both runs carry one.
+ * The two sides' traces of an A/B. The first profiler trace (lowest rank)
+ * of the first run of each side, read as diff reads one (python spans and
+ * flows left out) into a diff side, when both sides carry one: the trace
+ * walls. And where each side ran by every profiler trace (its metadata
+ * alone, trace.h meta_only) and every Nsight Systems export (one context
+ * per GPU it lists, nsys.h ts_nsys_meta) of each of its runs: the side's
+ * own context is that of its first trace (the first run's lowest rank:
+ * the diff side's when read, else from its metadata; a side without one,
+ * the first context read), compared between the sides, and a trace that
+ * records a field
+ * differently from the side's first one that records it makes the side
+ * mixed.
  */
+#define AB_MIXED_CAP 448
 struct ab_trace_sides {
 	const char *base_trace, *cand_trace;   /* NULL: that run has none (nothing read) */
 	struct ts_diff_side b, c;
 	struct ts_err err;                     /* err.code != 0: a trace could not be read */
-	/* the environment fields the two traces record differently
+	struct ts_diff_context side[2];        /* each side's own context (its first trace's) */
+	/* the environment fields the two sides record differently
 	 * (ts_diff_ctx_changes, TS_DCTX_ENV_MASK): ts_ab_opts.trace_ctx */
 	struct ts_ctx_change chg[TS_DCTX_COUNT];
 	char buf[TS_DCTX_COUNT][2][32];
 	size_t nchg;
+	/* per side (0 baseline, 1 candidate), the fields its own traces record
+	 * differently, values as "VALUE in PATH": ts_ab_opts.mixed_ctx */
+	struct ts_ctx_change mixed[2][TS_DCTX_COUNT];
+	char mixed_buf[2][TS_DCTX_COUNT][2][AB_MIXED_CAP];
+	size_t nmixed[2];
+	size_t nskipped;                       /* traces and exports whose metadata could not be read */
+	struct ts_err skip_err;                /* the first one's error */
 };
 
 void ab_trace_sides_init(struct ab_trace_sides *s);
 void ab_trace_sides_release(struct ab_trace_sides *s);
-/* Read s (initialised) from the runs base and cand. Prints nothing; a
- * trace that cannot be read is left in s->err (no changes then). Returns
- * 0 or TS_ENOMEM. */
-int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, const struct ts_run *cand);
+/* Read s (initialised) from the nb baseline runs and the nc candidate
+ * runs. Prints nothing; a first trace that cannot be read whole is left
+ * in s->err (its side's context then from the metadata alone); a trace
+ * whose metadata cannot be read is left out (nskipped). Returns 0 or
+ * TS_ENOMEM. */
+int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, size_t nb,
+			const struct ts_run *cand, size_t nc);
+/* The trace-context-skipped warning when s left traces out (their count,
+ * the first one's path and error), appended to w. Returns 0 or TS_ENOMEM. */
+int ab_trace_sides_warnings(const struct ab_trace_sides *s, struct ts_warnings *w);
 
 #endif

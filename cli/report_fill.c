@@ -67,13 +67,17 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		goto out;
 	}
 	/* the environment the traces record, as `ab` reads it */
-	if (ab_trace_sides_read(&ts, &runs[0], &runs[1])) {
+	if (ab_trace_sides_read(&ts, &runs[0], 1, &runs[1], 1)) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	o.trace_ctx = ts.chg;
 	o.ntrace_ctx = ts.nchg;
+	for (int k = 0; k < 2; k++) {
+		o.mixed_ctx[k] = ts.mixed[k];
+		o.nmixed_ctx[k] = ts.nmixed[k];
+	}
 	if (ts_ab_compare(&runs[0], 1, &runs[1], 1, &o, &res, &err)) {
 		rc = cli_fail(ctx, &err);
 		goto out;
@@ -110,7 +114,7 @@ int report_fill_ab(struct cli_ctx *ctx, struct ts_report *r, const char *base, c
 		rc = EXIT_INTERNAL;
 	}
 	/* the warnings `ab` prints travel into the report */
-	if (ts_ab_warnings(runs, 2, &res, &warn)) {
+	if (ts_ab_warnings(runs, 2, &res, &warn) || ab_trace_sides_warnings(&ts, &warn)) {
 		cli_error(ctx, "out of memory");
 		rc = EXIT_INTERNAL;
 	}

@@ -3,8 +3,9 @@
  *
  * Every input must end in 0 or a clean error, never a crash, a hang or a
  * model that breaks its own invariants (side-table rows pointing past the
- * events, string ids past the table). Each input is read twice: lenient
- * (recovery on) and strict, and with skip_python.
+ * events, string ids past the table). Each input is read lenient
+ * (recovery on), strict, with skip_python, and its metadata alone
+ * (meta_only: no event kept).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct ts_trace_opts opts[] = {
 		{ 0 }, { .strict = 1 }, { .skip_python = 1, .has_order = 1, .order = 3 },
+		{ .meta_only = 1 },
 	};
 
 	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
@@ -76,9 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ts_trace_init(&t);
 		ts_err_init(&err);
 		int rc = ts_trace_read_mem(&t, data, size, "fuzz.json", &opts[k], &err);
-		if (rc == 0)
+		if (rc == 0) {
 			check(&t);
-		else if (rc != TS_EPARSE && rc != TS_ELIMIT && rc != TS_ENOMEM)
+			if (opts[k].meta_only && t.ev.n)
+				abort();
+		} else if (rc != TS_EPARSE && rc != TS_ELIMIT && rc != TS_ENOMEM)
 			abort();
 		/* every error names its code, says what, and a parse error where */
 		if (rc && (err.code != rc || !err.msg[0] || (rc == TS_EPARSE && err.offset < 0)))

@@ -132,6 +132,16 @@ struct ts_diff_context {
 };
 
 /*
+ * The context of trace t from its metadata alone (c overwritten): path,
+ * rank, world size, vendor, device (the first named deviceProperties
+ * entry; device_known 0 and device "" when none is named), format,
+ * profiler, backend, runtime, driver and NCCL versions; the rest zero.
+ * Works on a trace read with opts.meta_only (trace.h) or built by
+ * ts_nsys_meta (nsys.h); ts_diff_side_build starts from it.
+ */
+void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t);
+
+/*
  * The context fields that describe where a side ran, each of which moves
  * step times by itself: when they differ, a diff mixes that change into
  * the code change it is read for. Rank (the window chosen) and precision
@@ -192,7 +202,9 @@ struct ts_ctx_change;
  * ts_diff_ctx_label, both values (written into buf[f] or pointing into a
  * and b: they live as long as those) and key, the contract field that
  * records the same fact ("environment.gpu.name", "environment.gpu.vendor",
- * "environment.torch.cuda" (the runtime torch runs on),
+ * for the runtime torch runs on the vendor's: "environment.torch.cuda",
+ * "environment.torch.hip" (rocm), "environment.torch.musa" (musa), NULL
+ * when the sides record different vendors or none of those,
  * "environment.gpu.driver", "environment.torch.nccl" (the NCCL torch
  * reports); NULL for the others). out and buf hold
  * TS_DCTX_COUNT entries. Returns the number of changes.

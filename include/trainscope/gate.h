@@ -185,6 +185,13 @@ struct ts_ab_opts {
 	 * trace); borrowed; NULL when a side has none. */
 	const struct ts_ctx_change *trace_ctx;
 	size_t ntrace_ctx;
+	/* Where one side's own traces (every profiler trace and Nsight
+	 * Systems export of each of its runs, side 0 the baseline, 1 the
+	 * candidate) record different environments: each change's a and b
+	 * name a value and the trace that records it, read by the caller;
+	 * borrowed; a context-mixed warning per side that has any. */
+	const struct ts_ctx_change *mixed_ctx[2];
+	size_t nmixed_ctx[2];
 };
 
 void ts_ab_opts_init(struct ts_ab_opts *o);
@@ -320,6 +327,18 @@ struct ts_ctx_change {
  * comparison", appended to w. Nothing when n is 0. Returns 0 or TS_ENOMEM.
  */
 int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c, size_t n);
+
+/*
+ * The context-mixed warning of one side (`side`: "baseline" or
+ * "candidate") whose own traces differ among themselves, each change's a
+ * and b naming a value and its trace: "the candidate's traces differ among
+ * themselves in device (NVIDIA H200 in run/rank0.json vs NVIDIA H100 in
+ * run/rank3.json): its step times mix those setups, so the comparison
+ * includes the effect of that difference", appended to w. Nothing when n
+ * is 0. Returns 0 or TS_ENOMEM.
+ */
+int ts_context_mixed_warn(struct ts_warnings *w, const char *side, const struct ts_ctx_change *c,
+			  size_t n);
 
 /*
  * The warnings of an A/B comparison in one list, as `ab` prints and writes

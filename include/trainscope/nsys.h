@@ -196,6 +196,17 @@ struct ts_nsys_rank_info {
 int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opts *o,
 		      struct ts_trace *t, struct ts_nsys_rank_info *info, struct ts_err *err);
 
+/*
+ * The metadata of a rank on GPU `device` of export x (x opened; no survey
+ * needed), into t (initialised, empty), no events: vendor CUDA, nsys, the
+ * one device with its TARGET_INFO_GPU name when the export lists it, the
+ * profiler ("Nsight Systems " EXPORT_PRODUCT_VERSION) and the CUDA driver
+ * version (TARGET_INFO_SYSTEM_ENV CudaDriverVersion); rank and world size
+ * are left as they are. ts_nsys_read_rank() writes its metadata with it.
+ * Returns 0 or TS_ENOMEM (err filled).
+ */
+int ts_nsys_meta(const struct ts_nsys *x, int32_t device, struct ts_trace *t, struct ts_err *err);
+
 /* Name of a step source ("none", "--step-nvtx", "nvtx", "sync"). */
 const char *ts_nsys_steps_name(enum ts_nsys_steps s);
 

@@ -389,6 +389,11 @@ struct ts_trace_opts {
 	int skip_flows;           /* drop flow events (ph s/t/f: ac2g, fwdbwd; about a third
 				   * of a GPU trace; links use args.correlation) */
 	int strict;               /* no recovery from known writer bugs */
+	int meta_only;            /* the top-level metadata alone: the event array is
+				   * validated, not kept (no events); the vendor from
+				   * metadata keys and device names, else
+				   * TS_VENDOR_UNKNOWN. For reading where many traces
+				   * ran without holding their events. */
 	int has_order;            /* 1: use `order` as the last rank source */
 	int64_t order;            /* rank when neither distributedInfo nor the
 				   * file name gives one (the file's 0-based

@@ -557,7 +557,7 @@ static const struct {
 	[TS_DCTX_PROFILER] = { "profiler", "profiler", NULL },
 	[TS_DCTX_CLOCK] = { "clock_resolution_ns", "clock resolution", NULL },
 	[TS_DCTX_BACKEND] = { "backend", "backend", NULL },
-	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version", "environment.torch.cuda" },
+	[TS_DCTX_RUNTIME] = { "runtime_version", "runtime version", NULL },   /* runtime_key */
 	[TS_DCTX_DRIVER] = { "driver_version", "driver version", "environment.gpu.driver" },
 	[TS_DCTX_NCCL] = { "nccl_version", "NCCL version", "environment.torch.nccl" },
 };
@@ -619,6 +619,27 @@ int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_co
 	return strcmp(x, y) ? TS_DCTX_DIFFERS : TS_DCTX_SAME;
 }
 
+/* The contract key of the runtime torch runs on: the vendor's (a side
+ * that records no vendor takes the other's), NULL for two vendors. */
+static const char *runtime_key(const struct ts_diff_context *a, const struct ts_diff_context *b)
+{
+	static const struct { const char *vendor, *key; } keys[] = {
+		{ "cuda", "environment.torch.cuda" }, { "rocm", "environment.torch.hip" },
+		{ "musa", "environment.torch.musa" },
+	};
+	char ba[32], bb[32];
+	const char *x = ts_diff_ctx_value(a, TS_DCTX_VENDOR, ba, sizeof(ba));
+	const char *y = ts_diff_ctx_value(b, TS_DCTX_VENDOR, bb, sizeof(bb));
+	const char *v = x ? x : y;
+
+	if (!v || (x && y && strcmp(x, y)))
+		return NULL;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(v, keys[i].vendor))
+			return keys[i].key;
+	return NULL;
+}
+
 size_t ts_diff_ctx_changes(const struct ts_diff_context *a, const struct ts_diff_context *b,
 			   unsigned mask, struct ts_ctx_change *out, char buf[][2][32])
 {
@@ -629,7 +650,7 @@ size_t ts_diff_ctx_changes(const struct ts_diff_context *a, const struct ts_diff
 			out[k++] = (struct ts_ctx_change){
 				ctx_fields[f].label, ts_diff_ctx_value(a, f, buf[f][0], sizeof(buf[f][0])),
 				ts_diff_ctx_value(b, f, buf[f][1], sizeof(buf[f][1])),
-				ctx_fields[f].contract_key };
+				f == TS_DCTX_RUNTIME ? runtime_key(a, b) : ctx_fields[f].contract_key };
 	return k;
 }
 

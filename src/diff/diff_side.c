@@ -290,25 +290,20 @@ static int cmp_cpu(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
+void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t)
 {
-	struct ts_diff_context *c = &s->ctx;
 	const char *dev = NULL;
 
+	memset(c, 0, sizeof(*c));
 	snprintf(c->path, sizeof(c->path), "%s", t->path);
 	c->rank = t->meta.rank;
 	c->world_size = t->meta.world_size;
 	c->vendor = ts_vendor_name(t->meta.vendor);
-	c->has_gpu = s->prof.has_gpu;
 	for (size_t i = 0; i < t->meta.ndevices && !dev; i++)
 		if (t->meta.devices[i].name != TS_NO_ID)
 			dev = ts_trace_str(t, t->meta.devices[i].name);
-	c->device_known = 1;
-	if (!dev || !*dev) {
-		dev = s->prof.device[0] ? s->prof.device : (s->prof.has_gpu ? c->vendor : "cpu");
-		c->device_known = s->prof.device[0] || !s->prof.has_gpu;
-	}
-	snprintf(c->device, sizeof(c->device), "%s", dev);
+	c->device_known = dev && *dev;
+	snprintf(c->device, sizeof(c->device), "%s", c->device_known ? dev : "");
 	snprintf(c->format, sizeof(c->format), "%s",
 		 t->meta.nsys ? "nsys-sqlite" : t->meta.legacy ? "legacy-array" : "kineto");
 	snprintf(c->profiler, sizeof(c->profiler), "%s",
@@ -321,6 +316,21 @@ static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
 		 t->meta.driver_version != TS_NO_ID ? ts_trace_str(t, t->meta.driver_version) : "");
 	snprintf(c->nccl, sizeof(c->nccl), "%s",
 		 t->meta.nccl_version != TS_NO_ID ? ts_trace_str(t, t->meta.nccl_version) : "");
+}
+
+static void fill_context(struct ts_diff_side *s, const struct ts_trace *t)
+{
+	struct ts_diff_context *c = &s->ctx;
+
+	ts_diff_context_env(c, t);
+	c->has_gpu = s->prof.has_gpu;
+	/* no model in the metadata: the one the profile found, else the
+	 * vendor's name (a model not known) or "cpu" */
+	if (!c->device_known) {
+		snprintf(c->device, sizeof(c->device), "%s",
+			 s->prof.device[0] ? s->prof.device : (s->prof.has_gpu ? c->vendor : "cpu"));
+		c->device_known = s->prof.device[0] || !s->prof.has_gpu;
+	}
 	c->clock_ns = ts_trace_clock_resolution_ns(t);
 	c->truncated = t->meta.truncated;
 	c->steps_dropped = s->prof.steps_dropped;

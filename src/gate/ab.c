@@ -937,7 +937,8 @@ static int check_contracts(struct ts_ab_result *res, const struct ts_run *base, 
  * caller's o->trace_ctx; a field the contracts already name differing is
  * said once, in the contracts' words). The fields named by the declared
  * variable are the change, not context; so is a layout field that is the
- * contracts' one difference.
+ * contracts' one difference. A side whose own traces disagree (the
+ * caller's o->mixed_ctx) is a context-mixed warning of its own.
  */
 static const struct {
 	const char *key, *label;
@@ -1071,7 +1072,9 @@ static int check_context(struct ts_ab_result *res, const struct ts_run *base, co
 		c[n++] = (struct ts_ctx_change){ ctx_layout[f].label, a, b, ctx_layout[f].key };
 		layout++;
 	}
-	if (ts_context_differs_warn(&res->warnings, c, n)) {
+	if (ts_context_differs_warn(&res->warnings, c, n) ||
+	    ts_context_mixed_warn(&res->warnings, "baseline", o->mixed_ctx[0], o->nmixed_ctx[0]) ||
+	    ts_context_mixed_warn(&res->warnings, "candidate", o->mixed_ctx[1], o->nmixed_ctx[1])) {
 		free(c);
 		return TS_ENOMEM;
 	}
@@ -2058,6 +2061,14 @@ out:
 	return rc ? ts_err_set(err, TS_ENOMEM, "out of memory comparing runs") : 0;
 }
 
+/* "device (A vs B), driver version (A vs B) and ..." into sb. */
+static void changes_text(struct ts_sb *sb, const struct ts_ctx_change *c, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		ts_sb_addf(sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
+			   c[k].a, c[k].b);
+}
+
 int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c, size_t n)
 {
 	struct ts_sb sb;
@@ -2066,13 +2077,30 @@ int ts_context_differs_warn(struct ts_warnings *w, const struct ts_ctx_change *c
 	if (!n)
 		return 0;
 	ts_sb_init(&sb);
-	for (size_t k = 0; k < n; k++)
-		ts_sb_addf(&sb, "%s%s (%s vs %s)", !k ? "" : k + 1 == n ? " and " : ", ", c[k].label,
-			   c[k].a, c[k].b);
+	changes_text(&sb, c, n);
 	rc = sb.failed ? TS_ENOMEM :
 	     ts_warnings_add(w, "context-differs", NULL, -1, TS_NO_INT,
 			     "the two sides differ in %s: the step time and every delta include the effect"
 			     " of %s, not only of the change under comparison", sb.buf,
+			     n == 1 ? "that difference" : "those differences");
+	ts_sb_release(&sb);
+	return rc;
+}
+
+int ts_context_mixed_warn(struct ts_warnings *w, const char *side, const struct ts_ctx_change *c,
+			  size_t n)
+{
+	struct ts_sb sb;
+	int rc;
+
+	if (!n)
+		return 0;
+	ts_sb_init(&sb);
+	changes_text(&sb, c, n);
+	rc = sb.failed ? TS_ENOMEM :
+	     ts_warnings_add(w, "context-mixed", NULL, -1, TS_NO_INT,
+			     "the %s's traces differ among themselves in %s: its step times mix those"
+			     " setups, so the comparison includes the effect of %s", side, sb.buf,
 			     n == 1 ? "that difference" : "those differences");
 	ts_sb_release(&sb);
 	return rc;

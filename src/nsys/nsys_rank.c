@@ -694,6 +694,48 @@ out:
 	return rc;
 }
 
+int ts_nsys_meta(const struct ts_nsys *x, int32_t device, struct ts_trace *t, struct ts_err *err)
+{
+	struct ts_trace_meta *m = &t->meta;
+	char prof[96];
+	int64_t id;
+
+	m->vendor = TS_VENDOR_CUDA;
+	m->nsys = 1;
+	m->base_ns = 0;
+	m->has_base = 0;
+	m->bytes = 0;
+	m->devices = ts_arena_alloc(&t->arena, sizeof(*m->devices));
+	if (!m->devices)
+		goto nomem;
+	memset(m->devices, 0, sizeof(*m->devices));
+	m->devices[0].id = device;
+	m->devices[0].name = TS_NO_ID;
+	m->devices[0].total_mem_bytes = -1;
+	m->ndevices = 1;
+	/* the context a diff compares: which profiler wrote it, which driver ran */
+	snprintf(prof, sizeof(prof), "Nsight Systems %s", x->product);
+	if (x->product[0]) {
+		if ((id = ts_intern(&t->strings, prof, strlen(prof))) < 0)
+			goto nomem;
+		m->profiler_version = (uint32_t)id;
+	}
+	if (x->cuda_driver[0]) {
+		if ((id = ts_intern(&t->strings, x->cuda_driver, strlen(x->cuda_driver))) < 0)
+			goto nomem;
+		m->driver_version = (uint32_t)id;
+	}
+	for (size_t i = 0; i < x->gpus.n; i++)
+		if (x->gpus.v[i].id == device) {
+			if ((id = ts_intern(&t->strings, x->gpus.v[i].name, strlen(x->gpus.v[i].name))) < 0)
+				goto nomem;
+			m->devices[0].name = (uint32_t)id;
+		}
+	return 0;
+nomem:
+	return ts_err_at(err, TS_ENOMEM, x->path, -1, -1, "out of memory");
+}
+
 int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opts *o,
 		      struct ts_trace *t, struct ts_nsys_rank_info *info, struct ts_err *err)
 {
@@ -727,50 +769,11 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 	    (rc = read_cpu(&b, TS_NT_RUNTIME, r, err)) || (rc = read_cpu(&b, TS_NT_NVTX, r, err)) ||
 	    (rc = nccl_projection(&b, info, err)) || (rc = find_steps(&b, o, info, err)))
 		goto out;
+	if ((rc = ts_nsys_meta(x, r->device, t, err)))
+		goto out;
 	t->meta.rank = (int64_t)k;
 	t->meta.rank_source = 3;
 	t->meta.world_size = (int64_t)x->ranks.n;
-	t->meta.vendor = TS_VENDOR_CUDA;
-	t->meta.nsys = 1;
-	t->meta.base_ns = 0;
-	t->meta.has_base = 0;
-	t->meta.bytes = 0;
-	t->meta.devices = ts_arena_alloc(&t->arena, sizeof(*t->meta.devices));
-	if (!t->meta.devices) {
-		rc = nomem(&b, err);
-		goto out;
-	}
-	memset(t->meta.devices, 0, sizeof(*t->meta.devices));
-	t->meta.devices[0].id = r->device;
-	t->meta.devices[0].name = TS_NO_ID;
-	t->meta.devices[0].total_mem_bytes = -1;
-	t->meta.ndevices = 1;
-	/* the context a diff compares: which profiler wrote it, which driver ran */
-	if (x->product[0] || x->cuda_driver[0]) {
-		char prof[96];
-		int64_t pid = -1, did = -1;
-
-		snprintf(prof, sizeof(prof), "Nsight Systems %s", x->product);
-		if ((x->product[0] && (pid = tr_intern(&b, prof, strlen(prof))) < 0) ||
-		    (x->cuda_driver[0] &&
-		     (did = tr_intern(&b, x->cuda_driver, strlen(x->cuda_driver))) < 0)) {
-			rc = nomem(&b, err);
-			goto out;
-		}
-		if (pid >= 0)
-			t->meta.profiler_version = (uint32_t)pid;
-		if (did >= 0)
-			t->meta.driver_version = (uint32_t)did;
-	}
-	for (size_t i = 0; i < x->gpus.n; i++)
-		if (x->gpus.v[i].id == r->device) {
-			int64_t id = tr_intern(&b, x->gpus.v[i].name, strlen(x->gpus.v[i].name));
-			if (id < 0) {
-				rc = nomem(&b, err);
-				goto out;
-			}
-			t->meta.devices[0].name = (uint32_t)id;
-		}
 	info->events = b.events;
 out:
 	free(b.map);

@@ -2597,6 +2597,51 @@ static int next_byte(struct rd *r, size_t *ip)
 	}
 }
 
+/* The event array whose '[' is at d[*ip], validated and not kept
+ * (opts.meta_only): one element at a time in the window, a bad one
+ * skipped as read_events recovers it. */
+static int skip_events(struct rd *r, size_t *ip)
+{
+	size_t i = *ip + 1, start;
+	int rc;
+
+	for (;;) {
+		if ((rc = next_byte(r, &i)))
+			return rc;
+		if (r->d[i] == ']')
+			break;
+		start = i;
+		rc = skip_value(r, &i);
+		if (rc == P_NEED) {
+			if ((rc = refill(r, start)) < 0)
+				return rc;
+			i = 0;
+			continue;
+		}
+		if (rc == P_BAD && !r->strict && r->bad_recoverable) {
+			if (!r->t->meta.recovered)
+				r->t->meta.first_recovery_at = abs_off(r, start);
+			r->t->meta.recovered++;
+			if ((rc = resync(r, &i)))
+				return rc;
+			if (r->d[i] == '{')
+				continue;
+			break; /* ']' */
+		}
+		if (rc)
+			return rc;
+		if ((rc = next_byte(r, &i)))
+			return rc;
+		if (r->d[i] == ']')
+			break;
+		if (r->d[i] != ',')
+			return bad(r, i, "expected ',' or ']' after an event", 0);
+		i++;
+	}
+	*ip = i + 1;
+	return P_OK;
+}
+
 /* A top-level member value at d[*ip]: delimit it (refilling), then read it. */
 static int top_value(struct rd *r, size_t *ip, int kind, int vk)
 {
@@ -2663,7 +2708,8 @@ static int read_object(struct rd *r, size_t *ip, int *saw_events)
 			if (r->d[i] != '[')
 				return bad(r, i, "expected '[' (the traceEvents array)", 0);
 			*saw_events = 1;
-			if ((rc = read_events(r, &i)))
+			rc = r->o && r->o->meta_only ? skip_events(r, &i) : read_events(r, &i);
+			if (rc)
 				return rc;
 			r->t->meta.events_whole = 1;
 		} else if ((rc = top_value(r, &i, kind, vk))) {
@@ -2713,6 +2759,15 @@ static enum ts_vendor detect_vendor(struct rd *r)
 		return (enum ts_vendor)r->hint_vendor;
 	if (device_name_has(t, "MTIA"))
 		return TS_VENDOR_MTIA;
+	if (r->o && r->o->meta_only) {
+		/* no events to tell by: the device names, else unknown */
+		if (device_name_has(t, "MTT") || device_name_has(t, "Moore Threads"))
+			return TS_VENDOR_MUSA;
+		if (device_name_has(t, "AMD") || device_name_has(t, "Radeon") ||
+		    device_name_has(t, "Instinct"))
+			return TS_VENDOR_ROCM;
+		return TS_VENDOR_UNKNOWN;
+	}
 	for (uint32_t id = 0; id < t->strings.count && id < r->catmap.n; id++) {
 		uint8_t c = r->catmap.v[id];
 		const char *s = ts_intern_str(&t->strings, id);
@@ -2774,7 +2829,7 @@ static int read_all(struct rd *r)
 	win_sync(r);
 	/* big inputs: reserve the columns once (virtual memory; pages are
 	 * touched as events arrive, as huge pages) instead of growing them */
-	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM) {
+	if (r->src.size_hint / EST_EVENT_BYTES >= EST_RESERVE_FROM && !(r->o && r->o->meta_only)) {
 		rc = ts_trace_reserve(r->t, (size_t)(r->src.size_hint / EST_EVENT_BYTES));
 		if (rc == TS_ELIMIT)
 			r->t->over_budget = 0; /* only an estimate: grow as events come */
@@ -2801,7 +2856,7 @@ static int read_all(struct rd *r)
 	if (r->d[i] == '[') {
 		r->t->meta.legacy = 1;
 		saw_events = 1;
-		rc = read_events(r, &i);
+		rc = r->o && r->o->meta_only ? skip_events(r, &i) : read_events(r, &i);
 		r->t->meta.events_whole = rc == P_OK;
 	} else if (r->d[i] == '{') {
 		rc = read_object(r, &i, &saw_events);

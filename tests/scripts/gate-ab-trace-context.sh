@@ -25,8 +25,9 @@
 #     (12040 vs 12080)";
 #   h200 vs nccl226: "NCCL version (2.21.5 vs 2.26.2)";
 #   h200 vs h200b, h200 vs nccl2105: no context-differs;
-#   h200 vs ranks (rank2 from h200, rank10 from h100): none, the side's
-#     trace is its lowest rank's, not its first by path;
+#   h200 vs ranks (rank2 from h200, rank10 from h100): no context-differs,
+#     the side's trace is its lowest rank's, not its first by path (its
+#     rank 10 makes the side context-mixed: ab-context-all.sh);
 #   k_h200 vs k_h100: "device" named once (the contract's words),
 #     "device (NVIDIA H200 vs NVIDIA H100 80GB HBM3)"; with --variable
 #     gpu.name (the change is declared): no context-differs;

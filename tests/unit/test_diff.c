@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "tbuild.h"
 #include "trainscope/diff.h"
+#include "trainscope/gate.h"
 
 static void norm_is(const char *in, const char *want)
 {
@@ -530,6 +531,46 @@ TEST(diff_context_differs)
 	ts_diff_side_release(&sb);
 	tb_release(&a);
 	tb_release(&b);
+}
+
+/* The runtime change's contract key is the vendor's: CUDA torch.cuda, ROCm
+ * torch.hip, MUSA torch.musa, a side without a vendor taking the other's;
+ * two vendors (or one without a runtime key, MTIA) none. The other keys
+ * stay (the driver: gpu.driver). */
+TEST(diff_runtime_key_by_vendor)
+{
+	static const struct {
+		const char *va, *vb, *key;
+	} cases[] = {
+		{ "cuda", "cuda", "environment.torch.cuda" }, { "rocm", "rocm", "environment.torch.hip" },
+		{ "musa", "musa", "environment.torch.musa" }, { "unknown", "rocm", "environment.torch.hip" },
+		{ "musa", "unknown", "environment.torch.musa" }, { "rocm", "cuda", NULL },
+		{ "mtia", "mtia", NULL },
+	};
+	struct ts_diff_context a, b;
+	struct ts_ctx_change out[TS_DCTX_COUNT];
+	char buf[TS_DCTX_COUNT][2][32];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n, k;
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		a.vendor = cases[i].va;
+		b.vendor = cases[i].vb;
+		snprintf(a.runtime, sizeof(a.runtime), "60443483");
+		snprintf(b.runtime, sizeof(b.runtime), "60500000");
+		snprintf(a.driver, sizeof(a.driver), "1");
+		snprintf(b.driver, sizeof(b.driver), "2");
+		n = ts_diff_ctx_changes(&a, &b, 1u << TS_DCTX_RUNTIME | 1u << TS_DCTX_DRIVER, out, buf);
+		REQUIRE(n == 2);
+		k = strcmp(out[0].label, "runtime version") == 0 ? 0 : 1;
+		CHECK_STR(out[k].label, "runtime version");
+		if (cases[i].key)
+			CHECK(out[k].key && strcmp(out[k].key, cases[i].key) == 0);
+		else
+			CHECK(out[k].key == NULL);
+		CHECK_STR(out[1 - k].key, "environment.gpu.driver");
+	}
 }
 
 /* Six steps of a host that runs ahead of its GPU: ProfilerStep spans of

@@ -398,6 +398,54 @@ TEST(trace_versions_from_metadata)
 	ts_trace_release(&t);
 }
 
+/* opts.meta_only: the metadata before and after the events as a full read
+ * gives it, no event kept; a bad event in the array (a key without its
+ * ':', a writer bug) skipped as a full read recovers it; the vendor from metadata keys or device names, unknown when
+ * only the events (CUDA runtime calls here) would tell. */
+TEST(trace_meta_only)
+{
+	static const char text[] =
+		"{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H200\"}],\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+		"\"tid\":1,\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"ts\" 1},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":2,"
+		"\"dur\":1}],\"distributedInfo\":{\"rank\":3,\"nccl_version\":\"2.21.5\"},"
+		"\"cuda_driver_version\":13000}";
+	static const char plain[] =
+		"{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H200\"}],\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+		"\"tid\":1,\"ts\":1,\"dur\":1}]}";
+	static const char amd[] =
+		"{\"deviceProperties\":[{\"id\":0,\"name\":\"AMD Instinct MI300X\"}],\"traceEvents\":[]}";
+	struct ts_trace_opts o;
+	struct ts_trace t;
+	struct ts_err err;
+
+	memset(&o, 0, sizeof(o));
+	o.meta_only = 1;
+	REQUIRE(read_text(&t, text, sizeof(text) - 1, "m.json", &o, &err) == 0);
+	CHECK_I64((int64_t)t.ev.n, 0);
+	CHECK_I64((int64_t)t.meta.recovered, 1);
+	CHECK_I64(t.meta.rank, 3);
+	REQUIRE(t.meta.ndevices == 1 && t.meta.nccl_version != TS_NO_ID &&
+		t.meta.driver_version != TS_NO_ID);
+	CHECK_STR(ts_trace_str(&t, t.meta.devices[0].name), "NVIDIA H200");
+	CHECK_STR(ts_trace_str(&t, t.meta.nccl_version), "2.21.5");
+	CHECK_STR(ts_trace_str(&t, t.meta.driver_version), "13000");
+	CHECK_I64(t.meta.vendor, TS_VENDOR_CUDA);   /* cuda_driver_version */
+	ts_trace_release(&t);
+	REQUIRE(read_text(&t, plain, sizeof(plain) - 1, "p.json", &o, &err) == 0);
+	CHECK_I64(t.meta.vendor, TS_VENDOR_UNKNOWN);
+	ts_trace_release(&t);
+	REQUIRE(read_text(&t, plain, sizeof(plain) - 1, "p.json", NULL, &err) == 0);
+	CHECK_I64(t.meta.vendor, TS_VENDOR_CUDA);    /* the full read tells by the events */
+	CHECK_I64((int64_t)t.ev.n, 1);
+	ts_trace_release(&t);
+	REQUIRE(read_text(&t, amd, sizeof(amd) - 1, "a.json", &o, &err) == 0);
+	CHECK_I64(t.meta.vendor, TS_VENDOR_ROCM);
+	ts_trace_release(&t);
+}
+
 /* Metadata members whose value is a container where a number or string
  * belongs: the container is skipped whole and the members after it are
  * read. Before, its tokens were read as members: `"id": [0, 1]` in a
