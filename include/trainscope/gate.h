@@ -36,7 +36,6 @@ struct ts_run_point {
 	double step_ms;        /* NAN when the record has no time */
 	double loss;           /* NAN when unknown or printed non-finite */
 	double grad_norm;      /* NAN when unknown or printed non-finite */
-	double tflops;         /* logged TFLOP/s per GPU, NAN unknown */
 	int nonfinite;         /* non-finite iterations it stands for: 1 when a loss or
 			        * grad norm printed NaN/Inf, the NaN-iteration count
 			        * when it counts more (over a log interval); else 0 */

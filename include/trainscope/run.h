@@ -219,6 +219,19 @@ int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 
 struct ts_runmodel;
 /*
+ * The logged rate against the model's over the window [first, last] of
+ * rm's step series (first TS_NO_INT: no window, no steps): its usable steps
+ * (records in it by ts_record_in_window, timed, no artefact), each with
+ * the logged rate of the record that gives its step time (steps.h: the
+ * slowest rank's), compared by ts_run_rate_compare into *out. The one
+ * comparison of every command: rm->rate.window is this over the run's
+ * window, validate's tflops check this over its window. Returns 0 or
+ * TS_ENOMEM.
+ */
+int ts_run_rate_over(const struct ts_runmodel *rm, int64_t first, int64_t last,
+		     struct ts_run_rate_cmp *out);
+
+/*
  * The FLOPs formula (enum ts_formula) rm's step log counts its logged
  * TFLOP/s/GPU with: TS_FORMULA_TITAN for a torchtitan log (6 x active
  * parameters + 12·L·n·d·s per token, flops.h), else TS_FORMULA_CURRENT.

@@ -320,7 +320,9 @@ struct ts_steps_report {
 	int64_t log_interval;     /* ts_record_interval of iter, 0 none */
 	double *step_ms;          /* NAN when the record has no time */
 	unsigned char *artefact;  /* enum ts_step_artefact per iteration */
-	double *tflops;           /* logged TFLOP/s per GPU (the lowest rank's), NAN none */
+	double *tflops;           /* logged TFLOP/s per GPU of the record that gives
+				   * step_ms (the slowest rank's; an untimed
+				   * iteration's lowest rank's), NAN none */
 	size_t n;
 	/* window */
 	int64_t win_first, win_last;

@@ -87,7 +87,7 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 
 		memset(&p, 0, sizeof(p));
 		p.iteration = it;
-		p.step_ms = p.loss = p.grad_norm = p.tflops = NAN;
+		p.step_ms = p.loss = p.grad_norm = NAN;
 		for (int k = 0; k < TS_PHASE_COUNT; k++)
 			p.phase_ms[k] = NAN;
 		for (; i < n && order[i]->iteration == it; i++) {
@@ -126,8 +126,6 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 					p.nonfinite = 1;
 			if (s->skipped != TS_NO_INT && s->skipped > p.skipped)
 				p.skipped = s->skipped;
-			if (isfinite(s->tflops))
-				p.tflops = s->tflops;
 			if (s->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
 				p.excluded |= TS_EXCL_PROFILER;
 			if (s->flags & TS_STEP_AFTER_CHECKPOINT)

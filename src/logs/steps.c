@@ -171,10 +171,14 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 								 s->phase_ns[k] <= s->step_ns ?
 							 (double)s->phase_ns[k] / 1e6 : NAN;
 				r->step_ms = (double)s->step_ns / 1e6;
+				/* so is the logged rate: its FLOPs over that time */
+				r->tflops = s->tflops;
 			} else if (s->step_ns == TS_NO_INT) {
 				for (int k = 0; k < TS_PHASE_COUNT; k++)
 					if (s->phase_ns[k] != TS_NO_INT && isnan(r->phase_ms[k]))
 						r->phase_ms[k] = (double)s->phase_ns[k] / 1e6;
+				if (isnan(r->step_ms) && isnan(r->tflops))
+					r->tflops = s->tflops;
 			}
 			r->overhead_ms = nanmax(r->overhead_ms, s->overhead_ns / 1e6);
 			r->flags |= s->flags;
@@ -190,7 +194,6 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 				/* The lowest rank speaks for the rest. */
 				have_primary = 1;
 				r->grad_norm = s->grad_norm;
-				r->tflops = s->tflops;
 				r->skipped = s->skipped;
 				r->nan_iters = s->nan_iters;
 				r->gbs = s->global_batch;
