@@ -190,12 +190,17 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 				have_loss = 1;
 				r->loss = s->loss;
 			}
+			/* A NaN or skipped iteration on any rank is the step's, as
+			 * the gate's points and the loss health take it */
+			if (s->skipped != TS_NO_INT && (r->skipped == TS_NO_INT || s->skipped > r->skipped))
+				r->skipped = s->skipped;
+			if (s->nan_iters != TS_NO_INT &&
+			    (r->nan_iters == TS_NO_INT || s->nan_iters > r->nan_iters))
+				r->nan_iters = s->nan_iters;
 			if (!have_primary) {
 				/* The lowest rank speaks for the rest. */
 				have_primary = 1;
 				r->grad_norm = s->grad_norm;
-				r->skipped = s->skipped;
-				r->nan_iters = s->nan_iters;
 				r->gbs = s->global_batch;
 				r->bucket = s->bucket;
 			}

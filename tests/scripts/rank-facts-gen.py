@@ -21,6 +21,12 @@
 #   nan       rank0.log and rank1.log at 10.7 ms; rank 1 prints
 #             "lm loss: nan" at iteration 60 (rank 0 stays finite): the run
 #             is non-finite from iteration 60 in every command
+#   nancount  as nan, but rank 1 prints "number of nan iterations: 1" at
+#             iteration 60 and no loss (Megatron prints only losses > 0):
+#             non-finite from iteration 60 in every command, 60 out of
+#             every window
+#   skip      as nan, but rank 1 counts a skipped iteration at 70: one
+#             skipped iteration, 70 out of every window
 #   nemorun   a NeMo-Run console, "retraining/0 [default0]:" and
 #             "retraining/0 [default1]:" lines (torchx's role/replica,
 #             then torchrun's local rank), NeMo 2 training lines with
@@ -46,7 +52,8 @@ def args_block(prefix=""):
 
 def mline(i, step_ms, rate, loss="%.6E", nan=0, skipped=0):
     lv = loss % (5 - i * 0.001) if "%" in loss else loss
-    lf = "lm loss: %s | " % lv
+    # Megatron prints only losses > 0: a NaN iteration's loss is dropped
+    lf = "" if nan else "lm loss: %s | " % lv
     return (" iteration %8d/     120 | consumed samples: %12d | elapsed time per iteration "
             "(ms): %.2f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 1.000000E-04 "
             "| global batch size:    16 | %sloss scale: 1.0 | grad norm: 1.000 | "
@@ -71,6 +78,16 @@ write("slow", "console.log", out)
 for r in range(W):
     write("nan", "rank%d.log" % r, (args_block() if r == 0 else "") +
           "".join(mline(i, ms, truth, "nan" if r == 1 and i == 60 else "%.6E")
+                  for i in range(1, 121)))
+# nancount: rank 1 counts a NaN iteration at 60 (its loss dropped)
+for r in range(W):
+    write("nancount", "rank%d.log" % r, (args_block() if r == 0 else "") +
+          "".join(mline(i, ms, truth, nan=1 if r == 1 and i == 60 else 0)
+                  for i in range(1, 121)))
+# skip: rank 1 counts a skipped iteration at 70
+for r in range(W):
+    write("skip", "rank%d.log" % r, (args_block() if r == 0 else "") +
+          "".join(mline(i, ms, truth, skipped=1 if r == 1 and i == 70 else 0)
                   for i in range(1, 121)))
 # nemorun
 out = ""
