@@ -27,6 +27,9 @@
 #             every window
 #   skip      as nan, but rank 1 counts a skipped iteration at 70: one
 #             skipped iteration, 70 out of every window
+#   mtp       as nan, but what rank 1 prints NaN at iteration 60 is an
+#             extra loss ("mtp_1 loss: nan"), its lm loss finite: non-finite
+#             from 60, 60 out of every window
 #   nemorun   a NeMo-Run console, "retraining/0 [default0]:" and
 #             "retraining/0 [default1]:" lines (torchx's role/replica,
 #             then torchrun's local rank), NeMo 2 training lines with
@@ -89,6 +92,11 @@ for r in range(W):
     write("skip", "rank%d.log" % r, (args_block() if r == 0 else "") +
           "".join(mline(i, ms, truth, skipped=1 if r == 1 and i == 70 else 0)
                   for i in range(1, 121)))
+# mtp: rank 1 prints "mtp_1 loss: nan" at iteration 60, its lm loss finite
+for r in range(W):
+    write("mtp", "rank%d.log" % r, (args_block() if r == 0 else "") +
+          "".join(mline(i, ms, truth).replace("lm loss:", "mtp_1 loss: nan | lm loss:")
+                  if r == 1 and i == 60 else mline(i, ms, truth) for i in range(1, 121)))
 # nemorun
 out = ""
 for i in range(100):

@@ -4,27 +4,30 @@
 # numbers) go through steps, diagnose, advise (--json), validate (--json),
 # report (Markdown) and ab (A/A, --json), and each fact must be the truth
 # in every command that states it:
-# - the steady window's step count (the NaN or skipped iteration of one
-#   rank out of every window), the median step time (the slowest rank's);
+# - the steady window's step count (the NaN, NaN-counted, extra-loss NaN
+#   or skipped iteration of one rank out of every window), the median step
+#   time (the slowest rank's);
 # - the logged TFLOP/s/GPU (the rate of the record that gives the step
 #   time) and whether it is the model's: validate's tflops check and the
 #   run's logged-tflops-mismatch warning;
 # - the NaN verdict (first bad iteration) and the ranks (count, slowest).
-# Before 5 Dec 2026, 24 of these 165 facts were wrong: validate took the
+# Before 5 Dec 2026, 28 of these 192 facts were wrong: validate took the
 # last rank's logged rate (rates: fails 30 %, steps no word), the run
 # compared rank 0's rate with rank 1's time (slow: logged-tflops-mismatch
 # +50 % in steps, diagnose, advise, validate, ab, report beside validate's
-# pass), a NaN or skipped iteration counted by rank 1 only stayed in steps'
-# window (119 steps where validate and ab had 118), and a NeMo-Run
-# console's "retraining/0 [defaultK]:" ranks were one rank whose last line
-# won (steps 2000 ms, validate and ab 3000 ms).
+# pass), a NaN or skipped iteration counted by rank 1 only, or an extra
+# loss NaN, stayed in the window of steps, diagnose, ab and validate's
+# window object (119 steps where validate's window check had 118; steps
+# said "those steps are left out"), and a NeMo-Run console's
+# "retraining/0 [defaultK]:" ranks were one rank whose last line won
+# (steps 2000 ms, validate and ab 3000 ms).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow nan nancount skip nemorun; do
+for r in rates slow nan nancount skip mtp nemorun; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	"$TS" validate --json --accept-auto-window "$d" >"$d.validate.json" 2>/dev/null
@@ -53,6 +56,9 @@ truth = {
                      mismatch=False, tflops="pass"),
     "skip":     dict(median=10.7, logged=round(rate(10.7), 1), steps=118, health="finite",
                      first_bad=None, nranks=2, slowest=None, mismatch=False, tflops="pass"),
+    "mtp":      dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
+                     health="non-finite", first_bad=60, nranks=2, slowest=None,
+                     mismatch=False, tflops="pass"),
     "nemorun":  dict(median=3000.0, logged=None, steps=99, health="finite", first_bad=None,
                      nranks=2, slowest=0, mismatch=False, tflops="skip"),
 }
