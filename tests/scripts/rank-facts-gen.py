@@ -18,6 +18,7 @@
 #   slow      one torchrun --tee console, lines "[defaultK]:" (K = 0, 1):
 #             rank 0 10.7 ms, rank 1 1.5 x slower (16.05 ms): the step
 #             time is the slowest rank's, 16.05 ms, rank 1 the slowest
+#   slowrank  as slow, each line after "[rankK]:" instead
 #   nan       rank0.log and rank1.log at 10.7 ms; rank 1 prints
 #             "lm loss: nan" at iteration 60 (rank 0 stays finite): the run
 #             is non-finite from iteration 60 in every command
@@ -77,6 +78,9 @@ for i in range(1, 121):
     for r in range(W):
         out += ("[default%d]:" % r) + mline(i, ms * (1.5 if r == 1 else 1), truth / (1.5 if r == 1 else 1))
 write("slow", "console.log", out)
+# slowrank: the same with PyTorch's own "[rankK]:" prefix (torchrun
+# --log-line-prefix-template, or print under torch.distributed)
+write("slowrank", "console.log", out.replace("[default", "[rank"))
 # nan
 for r in range(W):
     write("nan", "rank%d.log" % r, (args_block() if r == 0 else "") +

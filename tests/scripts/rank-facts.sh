@@ -11,9 +11,9 @@
 #   time) and whether it is the model's: validate's tflops check and the
 #   run's logged-tflops-mismatch warning;
 # - the NaN verdict (first bad iteration) and the ranks (count, slowest).
-# Before 5 Dec 2026, 28 of these 192 facts were wrong: validate took the
+# Before 5 Dec 2026, 37 of these 221 facts were wrong: validate took the
 # last rank's logged rate (rates: fails 30 %, steps no word), the run
-# compared rank 0's rate with rank 1's time (slow: logged-tflops-mismatch
+# compared rank 0's rate with rank 1's time (slow, slowrank: logged-tflops-mismatch
 # +50 % in steps, diagnose, advise, validate, ab, report beside validate's
 # pass), a NaN or skipped iteration counted by rank 1 only, or an extra
 # loss NaN, stayed in the window of steps, diagnose, ab and validate's
@@ -27,7 +27,7 @@ command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow nan nancount skip mtp nemorun; do
+for r in rates slow slowrank nan nancount skip mtp nemorun; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	"$TS" validate --json --accept-auto-window "$d" >"$d.validate.json" 2>/dev/null
@@ -46,6 +46,9 @@ truth = {
     "rates":    dict(median=10.7, logged=round(rate(10.7), 1), steps=119, health="finite",
                      first_bad=None, nranks=2, slowest=None, mismatch=False, tflops="pass"),
     "slow":     dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=119,
+                     health="finite", first_bad=None, nranks=2, slowest=1, mismatch=False,
+                     tflops="pass"),
+    "slowrank": dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=119,
                      health="finite", first_bad=None, nranks=2, slowest=1, mismatch=False,
                      tflops="pass"),
     "nan":      dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
