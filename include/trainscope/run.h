@@ -19,7 +19,9 @@
  * own, as steps.h merges them); step files of one rank in several
  * directories are several runs, refused with their list, and so are traces
  * whose world sizes differ; a log whose iterations go back (a resumed job)
- * keeps the later segment and warns. A restarted process warms up again:
+ * keeps the later segment and warns; one that logs an iteration again for
+ * one rank without going back warns repeated-records (the merge keeps the
+ * later record: several ranks' lines without rank prefixes look so). A restarted process warms up again:
  * after each record flagged TS_STEP_RESTART that is not its series' first,
  * the leading records of that process's segment (up to the series' next
  * restart) up to its last spike against the segment's median (steps.h's

@@ -337,7 +337,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 	struct ts_steplog *log = &rm->log;
 	int64_t *maxit = malloc((nfr ? nfr : 1) * sizeof(*maxit));
 	struct restart rs[MAX_RESTARTS];
-	size_t nrs = 0, out = 0;
+	size_t nrs = 0, out = 0, nrep = 0;
+	const struct ts_step *rep = NULL;   /* the first repeated record */
 	int rc = 0;
 
 	if (!maxit)
@@ -361,6 +362,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			}
 			rs[nrs++] = (struct restart){ key, i, s->iteration, maxit[k] };
 			maxit[k] = s->iteration;   /* the new segment's own progress */
+		} else if (s->iteration == maxit[k] && nrep++ == 0) {
+			rep = s;
 		}
 		if (s->iteration > maxit[k])
 			maxit[k] = s->iteration;
@@ -422,6 +425,19 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 			goto out;
 		}
+	}
+	/* the same iteration again for one rank: steps.h's merge keeps the
+	 * later record; lines of several ranks without a rank prefix look so */
+	if (nrep && ts_warnings_add(&rm->warnings, "repeated-records", rm->step_files.v[rep->file],
+				    -1, rep->iteration, "%s logs iteration %lld again for one rank at "
+				    "line %lld (%zu repeated record%s in all): each iteration keeps "
+				    "its later record. If several ranks print to this file without a "
+				    "rank prefix (torchrun without --tee or --log-line-prefix-template), "
+				    "the step times of all but one are lost; give one file per rank.",
+				    rm->step_files.v[rep->file], (long long)rep->iteration,
+				    (long long)rep->line, nrep, nrep == 1 ? "" : "s")) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
 	}
 	rm->resumed_segments = nrs ? nrs + 1 : 0;
 	for (size_t i = 0; i < log->steps.n && nrs; i++) {

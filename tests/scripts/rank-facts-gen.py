@@ -31,6 +31,11 @@
 #   mtp       as nan, but what rank 1 prints NaN at iteration 60 is an
 #             extra loss ("mtp_1 loss: nan"), its lm loss finite: non-finite
 #             from 60, 60 out of every window
+#   dup       the slow console without its "[defaultK]:" prefixes: one
+#             rank as far as the file tells, each iteration logged twice
+#             (rank 0's 10.7 ms line, then rank 1's 16.05 ms); the later
+#             record is kept (16.05 ms), with the repeated-records warning
+#             in every command
 #   nemorun   a NeMo-Run console, "retraining/0 [default0]:" and
 #             "retraining/0 [default1]:" lines (torchx's role/replica,
 #             then torchrun's local rank), NeMo 2 training lines with
@@ -101,6 +106,9 @@ for r in range(W):
     write("mtp", "rank%d.log" % r, (args_block() if r == 0 else "") +
           "".join(mline(i, ms, truth).replace("lm loss:", "mtp_1 loss: nan | lm loss:")
                   if r == 1 and i == 60 else mline(i, ms, truth) for i in range(1, 121)))
+# dup: the slow run's console without prefixes (ranks printing to one file)
+write("dup", "console.log", "".join(l.split("]:", 1)[1] + "\n" for l in
+                                    open(os.path.join(d, "slow", "console.log")).read().splitlines()))
 # nemorun
 out = ""
 for i in range(100):

@@ -10,26 +10,31 @@
 # - the logged TFLOP/s/GPU (the rate of the record that gives the step
 #   time) and whether it is the model's: validate's tflops check and the
 #   run's logged-tflops-mismatch warning;
-# - the NaN verdict (first bad iteration) and the ranks (count, slowest).
-# Before 5 Dec 2026, 37 of these 221 facts were wrong: validate took the
+# - the NaN verdict (first bad iteration) and the ranks (count, slowest);
+# - the repeated-records warning of a file that logs an iteration twice
+#   for one rank (text on steps --csv's stderr too).
+# Before 5 Dec 2026, 44 of these 309 facts were wrong: validate took the
 # last rank's logged rate (rates: fails 30 %, steps no word), the run
-# compared rank 0's rate with rank 1's time (slow, slowrank: logged-tflops-mismatch
-# +50 % in steps, diagnose, advise, validate, ab, report beside validate's
-# pass), a NaN or skipped iteration counted by rank 1 only, or an extra
-# loss NaN, stayed in the window of steps, diagnose, ab and validate's
-# window object (119 steps where validate's window check had 118; steps
-# said "those steps are left out"), and a NeMo-Run console's
-# "retraining/0 [defaultK]:" ranks were one rank whose last line won
-# (steps 2000 ms, validate and ab 3000 ms).
+# compared rank 0's rate with rank 1's time (slow, slowrank:
+# logged-tflops-mismatch +50 % in steps, diagnose, advise, validate, ab,
+# report beside validate's pass), a NaN or skipped iteration counted by
+# rank 1 only, or an extra loss NaN, stayed in the window of steps,
+# diagnose, ab and validate's window object (119 steps where validate's
+# window check had 118; steps said "those steps are left out"), a
+# NeMo-Run console's "retraining/0 [defaultK]:" ranks were one rank whose
+# last line won (steps 2000 ms, validate and ab 3000 ms), and a console of
+# two ranks without prefixes lost one rank's lines without a word (dup:
+# no repeated-records warning in any output).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow slowrank nan nancount skip mtp nemorun; do
+for r in rates slow slowrank nan nancount skip mtp dup nemorun; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
+	"$TS" steps --csv "$d" 2>"$d.csv.err" >/dev/null
 	"$TS" validate --json --accept-auto-window "$d" >"$d.validate.json" 2>/dev/null
 	"$TS" diagnose --json "$d" >"$d.diagnose.json" 2>/dev/null
 	"$TS" advise --json "$d" >"$d.advise.json" 2>/dev/null
@@ -62,6 +67,9 @@ truth = {
     "mtp":      dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
                      health="non-finite", first_bad=60, nranks=2, slowest=None,
                      mismatch=False, tflops="pass"),
+    "dup":      dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=119,
+                     health="finite", first_bad=None, nranks=None, slowest=None,
+                     mismatch=False, tflops="pass", repeated=True),
     "nemorun":  dict(median=3000.0, logged=None, steps=99, health="finite", first_bad=None,
                      nranks=2, slowest=0, mismatch=False, tflops="skip"),
 }
@@ -92,7 +100,8 @@ for run, w in truth.items():
               w["logged"])
         check(run, name + " health", s["loss"]["health"], w["health"])
         check(run, name + " first bad iteration", s["loss"]["first_bad_iteration"], w["first_bad"])
-        check(run, name + " ranks", len(s["ranks"]), w["nranks"])
+        if w["nranks"] is not None:
+            check(run, name + " ranks", len(s["ranks"]), w["nranks"])
         if w["slowest"] is not None:
             check(run, name + " slowest rank", s["slowest_rank"], w["slowest"])
     # validate: the same window, step time, rate check and verdicts
@@ -110,11 +119,17 @@ for run, w in truth.items():
     check(run, "ab median step ms", ab["baseline"][0]["median_step_ms"], w["median"])
     check(run, "ab nonfinite steps", ab["baseline"][0]["nonfinite_steps"],
           1 if w["health"] != "finite" else 0)
-    # the mismatch warning: the same word in every command
-    for name, d in (("steps", st), ("validate", va), ("diagnose", dg), ("advise", ad), ("ab", ab)):
-        codes = [x["code"] for x in d.get("warnings", [])]
-        check(run, name + " logged-tflops-mismatch", "logged-tflops-mismatch" in codes, w["mismatch"])
-    check(run, "report logged-tflops-mismatch", "logged-tflops-mismatch" in md, w["mismatch"])
+    # the mismatch and repeated-records warnings: the same word in every command
+    csv_err = open("%s/%s.csv.err" % (t, run)).read()
+    for code, want in (("logged-tflops-mismatch", w["mismatch"]),
+                       ("repeated-records", w.get("repeated", False))):
+        for name, d in (("steps", st), ("validate", va), ("diagnose", dg), ("advise", ad),
+                        ("ab", ab)):
+            codes = [x["code"] for x in d.get("warnings", [])]
+            check(run, name + " " + code, code in codes, want)
+        check(run, "report " + code, code in md, want)
+    check(run, "steps --csv stderr repeated-records", "again for one rank" in csv_err,
+          w.get("repeated", False))
     if w["logged"] is not None:
         check(run, "report logged FLOP rate", "| logged FLOP rate | %.1f TFLOP/s/GPU |" % w["logged"] in md,
               True)
