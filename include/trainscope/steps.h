@@ -268,11 +268,18 @@ struct ts_step_merged {
 };
 
 /*
+ * The rank record s of log speaks for: its own, else, when the log has
+ * several files, its file's index (a file without rank markers is a rank
+ * of its own), else -1 (unknown). The one rule of every command that
+ * groups records by rank (the merge below, the run model's identity
+ * checks, steps' and diagnose's per-rank rows).
+ */
+int32_t ts_step_rank(const struct ts_steplog *log, const struct ts_step *s);
+
+/*
  * Merge log's records into one per iteration, in ascending iteration: a
- * record speaks for its own rank, else, when the log has several files,
- * for its file (a file without rank markers is a rank of its own), else
- * for one unknown rank; a repeated (iteration, rank) is a restart and its
- * later record wins. *out is malloc'd (the caller frees it; NULL for an
+ * record speaks for its rank (ts_step_rank); a repeated (iteration, rank)
+ * is a restart and its later record wins. *out is malloc'd (the caller frees it; NULL for an
  * empty log), *nout its length. Returns 0 or TS_ENOMEM.
  */
 int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout);

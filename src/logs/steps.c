@@ -98,11 +98,7 @@ static double nanmax(double a, double b)
 	return a > b ? a : b;
 }
 
-/*
- * The rank a record speaks for: its own, else, when several files were
- * read, its file (several files are several ranks), else unknown (-1).
- */
-static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
+int32_t ts_step_rank(const struct ts_steplog *log, const struct ts_step *s)
 {
 	if (s->rank >= 0)
 		return s->rank;
@@ -114,7 +110,7 @@ static struct key key_at(const struct ts_steplog *log, const struct key *k, size
 {
 	if (k)
 		return k[j];
-	return (struct key){ log->steps.v[j].iteration, eff_rank(log, &log->steps.v[j]), j };
+	return (struct key){ log->steps.v[j].iteration, ts_step_rank(log, &log->steps.v[j]), j };
 }
 
 /*
@@ -1021,7 +1017,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 	 * the (large) step records collects them, or stops at the first rank,
 	 * and then every step counts. */
 	for (size_t i = 0; i < log->steps.n && !any_rank; i++) {
-		int32_t r = eff_rank(log, &log->steps.v[i]);
+		int32_t r = ts_step_rank(log, &log->steps.v[i]);
 
 		any_rank = r >= 0;
 		if (!any_rank && has_memory(&log->steps.v[i]))
@@ -1030,7 +1026,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 	if (any_rank) {
 		nref = 0;
 		for (size_t i = 0; i < log->steps.n; i++)
-			ref[nref++] = (struct rank_ref){ eff_rank(log, &log->steps.v[i]), 0, i };
+			ref[nref++] = (struct rank_ref){ ts_step_rank(log, &log->steps.v[i]), 0, i };
 	}
 	for (size_t i = 0; i < log->mem.n; i++)
 		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };

@@ -240,15 +240,6 @@ struct frank {
 	int32_t rank;
 };
 
-/* The rank a record speaks for, as the steps analysis merges them: its own,
- * else (several files) its file's - a rank-less file is one rank. */
-static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
-{
-	if (s->rank >= 0)
-		return s->rank;
-	return log->nfiles > 1 ? s->file : -1;
-}
-
 static int cmp_frank(const void *pa, const void *pb)
 {
 	const struct frank *a = pa, *b = pb;
@@ -347,7 +338,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		maxit[k] = INT64_MIN;
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		struct frank key = { s->file, eff_rank(log, s) };
+		struct frank key = { s->file, ts_step_rank(log, s) };
 		struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 		size_t k = hit ? (size_t)(hit - fr) : 0;
 
@@ -381,7 +372,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			const struct ts_step *t = &log->steps.v[i];
 			int64_t before = prev;
 
-			if (t->file != x->key.file || eff_rank(log, t) != x->key.rank)
+			if (t->file != x->key.file || ts_step_rank(log, t) != x->key.rank)
 				continue;
 			prev = t->iteration;
 			if (t->iteration < x->iteration)
@@ -405,7 +396,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			/* a series' first record reaches back by the gap to its next */
 			for (size_t i = first_bad + 1; i < x->index && next == TS_NO_INT; i++)
 				if (log->steps.v[i].file == t->file &&
-				    eff_rank(log, &log->steps.v[i]) == x->key.rank &&
+				    ts_step_rank(log, &log->steps.v[i]) == x->key.rank &&
 				    log->steps.v[i].iteration > t->iteration)
 					next = log->steps.v[i].iteration;
 			snprintf(why, sizeof(why), " %zu of them show%s a non-finite loss or grad norm "
@@ -446,7 +437,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 
 		for (size_t r = 0; r < nrs && !drop; r++)
 			drop = rs[r].index > i && rs[r].key.file == t->file &&
-			       rs[r].key.rank == eff_rank(log, t) &&
+			       rs[r].key.rank == ts_step_rank(log, t) &&
 			       t->iteration >= rs[r].iteration;
 		if (!drop)
 			log->steps.v[out++] = *t;
@@ -517,7 +508,7 @@ static int restart_warmups(struct ts_runmodel *rm, const struct frank *fr, size_
 	/* counting sort of the record indices by series, record order kept */
 	for (size_t i = 0; i < n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		struct frank key = { s->file, eff_rank(log, s) };
+		struct frank key = { s->file, ts_step_rank(log, s) };
 		const struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 
 		series[i] = hit ? (size_t)(hit - fr) : SIZE_MAX;
@@ -570,7 +561,7 @@ static int identity(struct ts_runmodel *rm, struct ts_err *err)
 
 	for (size_t i = 0; i < rm->log.steps.n; i++) {
 		const struct ts_step *s = &rm->log.steps.v[i];
-		struct frank k = { s->file, eff_rank(&rm->log, s) };
+		struct frank k = { s->file, ts_step_rank(&rm->log, s) };
 
 		if (k.file == last.file && k.rank == last.rank)
 			continue;

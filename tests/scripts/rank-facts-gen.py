@@ -19,6 +19,9 @@
 #             rank 0 10.7 ms, rank 1 1.5 x slower (16.05 ms): the step
 #             time is the slowest rank's, 16.05 ms, rank 1 the slowest
 #   slowrank  as slow, each line after "[rankK]:" instead
+#   files     as slow, rank 0's lines in a.log and rank 1's in b.log, no
+#             rank in a line or a name: each file is a rank (a.log 0, b.log
+#             1, in path order)
 #   nan       rank0.log and rank1.log at 10.7 ms; rank 1 prints
 #             "lm loss: nan" at iteration 60 (rank 0 stays finite): the run
 #             is non-finite from iteration 60 in every command
@@ -83,6 +86,9 @@ for i in range(1, 121):
     for r in range(W):
         out += ("[default%d]:" % r) + mline(i, ms * (1.5 if r == 1 else 1), truth / (1.5 if r == 1 else 1))
 write("slow", "console.log", out)
+# files: the same, one file per rank with no rank in its lines or name
+write("files", "a.log", args_block() + "".join(mline(i, ms, truth) for i in range(1, 121)))
+write("files", "b.log", "".join(mline(i, ms * 1.5, truth / 1.5) for i in range(1, 121)))
 # slowrank: the same with PyTorch's own "[rankK]:" prefix (torchrun
 # --log-line-prefix-template, or print under torch.distributed)
 write("slowrank", "console.log", out.replace("[default", "[rank"))

@@ -10,28 +10,30 @@
 # - the logged TFLOP/s/GPU (the rate of the record that gives the step
 #   time) and whether it is the model's: validate's tflops check and the
 #   run's logged-tflops-mismatch warning;
-# - the NaN verdict (first bad iteration) and the ranks (count, slowest);
+# - the NaN verdict (first bad iteration) and the ranks (count, slowest;
+#   the report's count of logged ranks);
 # - the repeated-records warning of a file that logs an iteration twice
 #   for one rank (text on steps --csv's stderr too).
-# Before 5 Dec 2026, 44 of these 309 facts were wrong: validate took the
+# Before 5 Dec 2026, 56 of these 354 facts were wrong: validate took the
 # last rank's logged rate (rates: fails 30 %, steps no word), the run
-# compared rank 0's rate with rank 1's time (slow, slowrank:
+# compared rank 0's rate with rank 1's time (slow, slowrank, files:
 # logged-tflops-mismatch +50 % in steps, diagnose, advise, validate, ab,
 # report beside validate's pass), a NaN or skipped iteration counted by
 # rank 1 only, or an extra loss NaN, stayed in the window of steps,
 # diagnose, ab and validate's window object (119 steps where validate's
 # window check had 118; steps said "those steps are left out"), a
 # NeMo-Run console's "retraining/0 [defaultK]:" ranks were one rank whose
-# last line won (steps 2000 ms, validate and ab 3000 ms), and a console of
-# two ranks without prefixes lost one rank's lines without a word (dup:
-# no repeated-records warning in any output).
+# last line won (steps 2000 ms, validate and ab 3000 ms), the report
+# counted one logged rank for files without rank markers (steps: two), and
+# a console of two ranks without prefixes lost one rank's lines without a
+# word (dup: no repeated-records warning in any output).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow slowrank nan nancount skip mtp dup nemorun; do
+for r in rates slow slowrank files nan nancount skip mtp dup nemorun; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	"$TS" steps --csv "$d" 2>"$d.csv.err" >/dev/null
@@ -54,6 +56,9 @@ truth = {
                      health="finite", first_bad=None, nranks=2, slowest=1, mismatch=False,
                      tflops="pass"),
     "slowrank": dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=119,
+                     health="finite", first_bad=None, nranks=2, slowest=1, mismatch=False,
+                     tflops="pass"),
+    "files":    dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=119,
                      health="finite", first_bad=None, nranks=2, slowest=1, mismatch=False,
                      tflops="pass"),
     "nan":      dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
@@ -130,6 +135,9 @@ for run, w in truth.items():
         check(run, "report " + code, code in md, want)
     check(run, "steps --csv stderr repeated-records", "again for one rank" in csv_err,
           w.get("repeated", False))
+    # the report's ranks: the steps analysis' (diagnose's per-rank series)
+    if w["nranks"] is not None:
+        check(run, "report logged ranks", "| 0 traces, %d logged ranks |" % w["nranks"] in md, True)
     if w["logged"] is not None:
         check(run, "report logged FLOP rate", "| logged FLOP rate | %.1f TFLOP/s/GPU |" % w["logged"] in md,
               True)
