@@ -209,7 +209,7 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
  * reads the large step records once; only when one is out of order are
  * keys built, sorted and merged again.
  */
-static int build_series(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout)
+int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout)
 {
 	struct key *k;
 	struct ts_step_merged *v;
@@ -238,11 +238,6 @@ static int build_series(const struct ts_steplog *log, struct ts_step_merged **ou
 	*out = v;
 	*nout = m;
 	return 0;
-}
-
-int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout)
-{
-	return build_series(log, out, nout);
 }
 
 static int push_i64(int64_t **a, size_t *n, size_t *cap, int64_t v)
@@ -1348,7 +1343,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	snprintf(rep->format, sizeof(rep->format), "%s",
 		 ts_log_format_name(log->formats & (1u << TS_LOG_BRIDGE) ? TS_LOG_BRIDGE :
 				    log->format));
-	rc = build_series(log, &v, &nv);
+	rc = ts_steps_merge(log, &v, &nv);
 	if (rc)
 		goto out;
 	rep->iterations = nv;
