@@ -11,10 +11,11 @@
 #   time) and whether it is the model's: validate's tflops check and the
 #   run's logged-tflops-mismatch warning;
 # - the NaN verdict (first bad iteration) and the ranks (count, slowest;
-#   the report's count of logged ranks);
+#   the report's count of logged ranks, and its step chart: the slowest
+#   rank's series, whose records give the step time);
 # - the repeated-records warning of a file that logs an iteration twice
 #   for one rank (text on steps --csv's stderr too).
-# Before 5 Dec 2026, 56 of these 354 facts were wrong: validate took the
+# Before 5 Dec 2026, 57 of these 363 facts were wrong: validate took the
 # last rank's logged rate (rates: fails 30 %, steps no word), the run
 # compared rank 0's rate with rank 1's time (slow, slowrank, files:
 # logged-tflops-mismatch +50 % in steps, diagnose, advise, validate, ab,
@@ -24,7 +25,10 @@
 # window check had 118; steps said "those steps are left out"), a
 # NeMo-Run console's "retraining/0 [defaultK]:" ranks were one rank whose
 # last line won (steps 2000 ms, validate and ab 3000 ms), the report
-# counted one logged rank for files without rank markers (steps: two), and
+# counted one logged rank for files without rank markers (steps: two) and
+# charted another rank's series than the slowest's (files: 10.7 ms beside
+# a 16.05 ms step time; nemorun, once its ranks were read: the last
+# rank's 2000 ms beside 3000 ms), and
 # a console of two ranks without prefixes lost one rank's lines without a
 # word (dup: no repeated-records warning in any output).
 set -u
@@ -135,6 +139,13 @@ for run, w in truth.items():
         check(run, "report " + code, code in md, want)
     check(run, "steps --csv stderr repeated-records", "again for one rank" in csv_err,
           w.get("repeated", False))
+    # the report's step chart: the rank whose records give the step time
+    # (dup's one rank-less series charts both lines of an iteration: the
+    # repeated-records warning says so)
+    m = re.search(r"^\| 50 \| ([0-9.]+) \|", md, re.M)
+    if not w.get("repeated"):
+        check(run, "report chart step ms at iteration 50", float(m.group(1)) if m else None,
+              w["median"], 0.051 / w["median"])
     # the report's ranks: the steps analysis' (diagnose's per-rank series)
     if w["nranks"] is not None:
         check(run, "report logged ranks", "| 0 traces, %d logged ranks |" % w["nranks"] in md, True)
