@@ -64,7 +64,6 @@ static int phase_run(struct ts_run *r, unsigned id, size_t n, const struct synth
 		}
 		p.loss = 8.0 - 0.001 * (double)i;
 		p.grad_norm = 1.0;
-		p.tflops = NAN;
 		if (TS_VEC_PUSH(r->pts, p))
 			return TS_ENOMEM;
 	}

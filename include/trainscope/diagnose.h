@@ -150,6 +150,12 @@ char *ts_diag_strdup(struct ts_diag *d, const char *s);
 /* Rank record for rank (created, kept sorted); NULL on allocation failure. */
 struct ts_diag_rank_steps *ts_diag_rank(struct ts_diag *d, int64_t rank);
 
+/* The rank whose logged records the log rules (data time, loss counts)
+ * and the report's step chart read: the steps analysis' slowest rank,
+ * whose records give the step time, when it names one; else the last
+ * rank (Megatron logs from the last rank). NULL without per-rank records. */
+const struct ts_diag_rank_steps *ts_diag_series_rank(const struct ts_diag *d);
+
 /*
  * Fill d from a loaded run model (ts_runmodel_load, need_steps 0): its
  * classified inputs, its steps analysis (the steady summary, stalls and

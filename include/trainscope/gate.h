@@ -29,14 +29,14 @@
 
 /* ------------------------------------------------------------ runs */
 
-/* One logged iteration (ranks merged: the slowest rank's time, the lowest
- * rank's loss, NaN/skipped from any rank). */
+/* One logged iteration: a record of ts_steps_merge (steps.h), the one
+ * merge over ranks of every command (the slowest rank's time and phases,
+ * the lowest rank's loss and grad norm, NaN/skipped from any rank). */
 struct ts_run_point {
 	int64_t iteration;
 	double step_ms;        /* NAN when the record has no time */
 	double loss;           /* NAN when unknown or printed non-finite */
 	double grad_norm;      /* NAN when unknown or printed non-finite */
-	double tflops;         /* logged TFLOP/s per GPU, NAN unknown */
 	int nonfinite;         /* non-finite iterations it stands for: 1 when a loss or
 			        * grad norm printed NaN/Inf, the NaN-iteration count
 			        * when it counts more (over a log interval); else 0 */
@@ -67,7 +67,6 @@ struct ts_run {
 	TS_VEC(struct ts_run_point) pts; /* ascending iteration, unique */
 	int64_t log_interval;       /* the points' logging interval (Megatron's
 				     * --log-interval; ts_record_interval), 0 none */
-	int nranks;
 	int nsources;               /* files the steps came from */
 	int64_t global_batch;       /* -1 unknown */
 	double peak_dev_bytes;      /* max allocated device memory, NAN unknown */

@@ -20,6 +20,11 @@
  *                    then the local rank; "[rank3]:", PyTorch's own
  *                    prefix of the global rank, is none)
  *   "[1,3]<stdout>:" mpirun --tag-output (job, rank, stream)
+ *   "retraining/0 [default3]:"
+ *                    torchx (NeMo-Run's local executor): the replica
+ *                    (role, '/', replica number, a blank) before
+ *                    torchrun's prefix; the rank is torchrun's local rank
+ *                    (the global rank on one node, as "[default3]:")
  * Returns the prefix's length through its ':' (a blank after it is not
  * part of it), 0 when s starts with none; *rank (may be NULL) gets the
  * number it names (at most 7 digits).

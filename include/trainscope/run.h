@@ -19,7 +19,9 @@
  * own, as steps.h merges them); step files of one rank in several
  * directories are several runs, refused with their list, and so are traces
  * whose world sizes differ; a log whose iterations go back (a resumed job)
- * keeps the later segment and warns. A restarted process warms up again:
+ * keeps the later segment and warns; one that logs an iteration again for
+ * one rank without going back warns repeated-records (the merge keeps the
+ * later record: several ranks' lines without rank prefixes look so). A restarted process warms up again:
  * after each record flagged TS_STEP_RESTART that is not its series' first,
  * the leading records of that process's segment (up to the series' next
  * restart) up to its last spike against the segment's median (steps.h's
@@ -218,6 +220,19 @@ int ts_run_rate_compare(const struct ts_run_rate *rt, const double *tflops,
 			const double *step_ms, size_t n, struct ts_run_rate_cmp *out);
 
 struct ts_runmodel;
+/*
+ * The logged rate against the model's over the window [first, last] of
+ * rm's step series (first TS_NO_INT: no window, no steps): its usable steps
+ * (records in it by ts_record_in_window, timed, no artefact), each with
+ * the logged rate of the record that gives its step time (steps.h: the
+ * slowest rank's), compared by ts_run_rate_compare into *out. The one
+ * comparison of every command: rm->rate.window is this over the run's
+ * window, validate's tflops check this over its window. Returns 0 or
+ * TS_ENOMEM.
+ */
+int ts_run_rate_over(const struct ts_runmodel *rm, int64_t first, int64_t last,
+		     struct ts_run_rate_cmp *out);
+
 /*
  * The FLOPs formula (enum ts_formula) rm's step log counts its logged
  * TFLOP/s/GPU with: TS_FORMULA_TITAN for a torchtitan log (6 x active

@@ -237,6 +237,53 @@ int64_t ts_steps_first_cut(int64_t first, int64_t next);
 /* "first-iteration", "profiler", "checkpoint", "eval", "non-finite", "skipped". */
 const char *ts_step_artefact_name(int artefact);
 
+/*
+ * One iteration of a step log merged over its ranks: the one merge every
+ * per-iteration fact of a run comes from (the steps analysis' main series,
+ * the gate's run points, gate.h).
+ */
+struct ts_step_merged {
+	int64_t iteration;
+	double step_ms;           /* the slowest rank's (a synchronous step is as slow
+				   * as it), NAN when no record is timed */
+	double loss;              /* the lowest rank's that logs one (with pipeline
+				   * parallelism only the last stage does); NAN
+				   * printed non-finite (flags say so) or none */
+	double grad_norm;         /* the lowest rank's, NAN none */
+	double tflops;            /* logged TFLOP/s/GPU of the record that gives
+				   * step_ms (its FLOPs over that time); an untimed
+				   * iteration's lowest rank's; NAN none */
+	double overhead_ms;       /* the largest over ranks, NAN none */
+	double phase_ms[TS_PHASE_COUNT]; /* of the record that gives step_ms (a phase
+				   * longer than the step dropped); untimed records
+				   * fill only phases it lacks; NAN none */
+	int64_t skipped, nan_iters; /* the largest count any rank logs (a NaN or skipped
+				   * iteration on one rank is the step's),
+				   * TS_NO_INT none */
+	int64_t tokens;           /* summed over ranks, TS_NO_INT none */
+	int64_t gbs, bucket;      /* the lowest rank's, TS_NO_INT none */
+	uint32_t flags;           /* enum ts_step_flags, OR over ranks */
+	int extra_nonfinite;      /* an extra loss (mtp_1 loss, MoE aux loss, JSONL
+				   * *_loss) of some rank is NaN/Inf */
+};
+
+/*
+ * The rank record s of log speaks for: its own, else, when the log has
+ * several files, its file's index (a file without rank markers is a rank
+ * of its own), else -1 (unknown). The one rule of every command that
+ * groups records by rank (the merge below, the run model's identity
+ * checks, steps' and diagnose's per-rank rows).
+ */
+int32_t ts_step_rank(const struct ts_steplog *log, const struct ts_step *s);
+
+/*
+ * Merge log's records into one per iteration, in ascending iteration: a
+ * record speaks for its rank (ts_step_rank); a repeated (iteration, rank)
+ * is a restart and its later record wins. *out is malloc'd (the caller frees it; NULL for an
+ * empty log), *nout its length. Returns 0 or TS_ENOMEM.
+ */
+int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout);
+
 /* Why a step is listed as an outlier. */
 enum ts_outlier_reason {
 	TS_OUT_SPIKE = 1,         /* robust spike with no known cause */
@@ -320,7 +367,9 @@ struct ts_steps_report {
 	int64_t log_interval;     /* ts_record_interval of iter, 0 none */
 	double *step_ms;          /* NAN when the record has no time */
 	unsigned char *artefact;  /* enum ts_step_artefact per iteration */
-	double *tflops;           /* logged TFLOP/s per GPU (the lowest rank's), NAN none */
+	double *tflops;           /* logged TFLOP/s per GPU of the record that gives
+				   * step_ms (the slowest rank's; an untimed
+				   * iteration's lowest rank's), NAN none */
 	size_t n;
 	/* window */
 	int64_t win_first, win_last;

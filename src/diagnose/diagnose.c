@@ -80,6 +80,16 @@ char *ts_diag_strdup(struct ts_diag *d, const char *s)
 	return s ? ts_arena_strndup(&d->arena, s, strlen(s)) : NULL;
 }
 
+const struct ts_diag_rank_steps *ts_diag_series_rank(const struct ts_diag *d)
+{
+	int64_t want = d->steps_rep ? d->steps_rep->slowest_rank : -1;
+
+	for (size_t i = 0; want >= 0 && i < d->ranks.n; i++)
+		if (d->ranks.v[i].rank == want)
+			return &d->ranks.v[i];
+	return d->ranks.n ? &d->ranks.v[d->ranks.n - 1] : NULL;
+}
+
 struct ts_diag_rank_steps *ts_diag_rank(struct ts_diag *d, int64_t rank)
 {
 	size_t i = 0;
@@ -209,13 +219,6 @@ static int is_stall(const struct ts_diag *d, int64_t it)
 	       bsearch(&it, d->steady.stalls.v, d->steady.stalls.n, sizeof(it), cmp_i64) != NULL;
 }
 
-/* The rank whose series the steady summary describes: the last one
- * (Megatron logs from the last rank), the only one otherwise. */
-static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
-{
-	return d->ranks.n ? &d->ranks.v[d->ranks.n - 1] : NULL;
-}
-
 /* One of the steady window's steps (ts_steps_in_window: profiler,
  * checkpoint and evaluation steps inside its range are not), or any step
  * when there is no window; evidence built without a steps analysis has
@@ -240,7 +243,7 @@ struct cost {
  * (its stalls included) as a share of their step time. */
 static struct cost data_cost_log(struct ts_diag *d, int emit)
 {
-	const struct ts_diag_rank_steps *r = report_rank(d);
+	const struct ts_diag_rank_steps *r = ts_diag_series_rank(d);
 	double sum_step = 0, sum_data = 0, st_step = 0, st_data = 0, ex = 0, ex_data = 0;
 	size_t n = 0, nst = 0, nsteady = 0;
 	double steady_med = d->steady.known ? d->steady.median_ms : NAN;
@@ -355,7 +358,7 @@ static struct cost straggler_cost_log(struct ts_diag *d, int emit)
 
 static int loss_health(struct ts_diag *d)
 {
-	const struct ts_diag_rank_steps *r = report_rank(d);
+	const struct ts_diag_rank_steps *r = ts_diag_series_rank(d);
 	size_t nonfinite = 0, skipped = 0, nanit = 0, nloss = 0, gn_bad = 0;
 	double first = NAN, last = NAN;
 	int64_t first_bad = -1;
@@ -449,7 +452,7 @@ static void stall_finding(struct ts_diag *d)
 
 static void missing_evidence(struct ts_diag *d)
 {
-	const struct ts_diag_rank_steps *r = report_rank(d);
+	const struct ts_diag_rank_steps *r = ts_diag_series_rank(d);
 	int have_data = 0;
 
 	if (r)

@@ -391,7 +391,8 @@ static int use_steps(struct ts_diag *d, struct ts_err *err)
 		return ts_err_set(err, rc, "out of memory");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *t = &log->steps.v[i];
-		struct ts_diag_rank_steps *r = ts_diag_rank(d, t->rank >= 0 ? t->rank : 0);
+		int32_t rank = ts_step_rank(log, t);   /* as the steps analysis' ranks */
+		struct ts_diag_rank_steps *r = ts_diag_rank(d, rank >= 0 ? rank : 0);
 		struct ts_diag_step s = {
 			t->iteration, t->step_ns == TS_NO_INT ? NAN : (double)t->step_ns / 1e6,
 			phase_ms(t, TS_PHASE_DATA), phase_ms(t, TS_PHASE_FORWARD),

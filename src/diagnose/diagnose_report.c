@@ -14,11 +14,6 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/table.h"
 
-static const struct ts_diag_rank_steps *report_rank(const struct ts_diag *d)
-{
-	return d->ranks.n ? &d->ranks.v[d->ranks.n - 1] : NULL;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -243,7 +238,7 @@ static void hang_items(const struct ts_diag *d, struct ts_report *r)
 
 int ts_diag_to_report(const struct ts_diag *d, struct ts_report *r)
 {
-	const struct ts_diag_rank_steps *rs = report_rank(d);
+	const struct ts_diag_rank_steps *rs = ts_diag_series_rank(d);
 
 	r->title = ts_report_printf(r, "trainscope diagnose: %s", d->in.run ? d->in.run : "run");
 	r->subtitle = ts_report_printf(r, "%zu log, %zu metrics, %zu trace, %zu config file(s)%s%s",

@@ -5,7 +5,10 @@
  * Why a separate model from the step log: A/B and validation need the
  * same iteration on both sides, a single value per iteration however many
  * ranks logged it, and the measurement artefacts (profiler, checkpoint,
- * evaluation intervals) marked so no window ever includes them.
+ * evaluation intervals) marked so no window ever includes them. The
+ * values per iteration are the steps analysis' own merge over ranks
+ * (ts_steps_merge): a merge of its own here took another rank's rate,
+ * NaN count and step time than `steps` did.
  */
 #include <limits.h>
 #include <math.h>
@@ -49,108 +52,63 @@ static double nanmax(double a, double b)
 	return a > b ? a : b;
 }
 
-static int by_iter_rank(const void *pa, const void *pb)
-{
-	const struct ts_step *a = *(const struct ts_step *const *)pa;
-	const struct ts_step *b = *(const struct ts_step *const *)pb;
-
-	if (a->iteration != b->iteration)
-		return a->iteration < b->iteration ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	return a->line < b->line ? -1 : a->line > b->line;
-}
-
-/* Merge the step log into one point per iteration; points up to
+/* The run's points: one per iteration of the one merge over ranks
+ * (ts_steps_merge, the steps analysis' main series); points up to
  * first_cut hold iteration 1 (ts_steps_first_cut). */
 static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t first_cut,
 			struct ts_err *err)
 {
-	const struct ts_step **order = NULL;
-	size_t n = log->steps.n, i = 0;
-	int32_t maxrank = -1;
+	struct ts_step_merged *v = NULL;
+	size_t n = 0, i;
 
-	if (n == 0)
+	if (log->steps.n == 0)
 		return ts_err_at(err, TS_EPARSE, r->path, -1, -1,
 				 "no step records (expected Megatron/Bridge/NeMo/HF/Primus/"
 				 "torchtitan/DeepSpeed step lines or JSONL metrics)");
-	order = malloc(n * sizeof(*order));
-	if (!order)
+	if (ts_steps_merge(log, &v, &n))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
-	for (size_t k = 0; k < n; k++)
-		order[k] = &log->steps.v[k];
-	ts_sort(order, n, sizeof(*order), by_iter_rank);
-	while (i < n) {
+	for (size_t k = 0; k < n; k++) {
+		const struct ts_step_merged *m = &v[k];
 		struct ts_run_point p;
-		int64_t it = order[i]->iteration;
-		int loss_set = 0;
 
 		memset(&p, 0, sizeof(p));
-		p.iteration = it;
-		p.step_ms = p.loss = p.grad_norm = p.tflops = NAN;
-		for (int k = 0; k < TS_PHASE_COUNT; k++)
-			p.phase_ms[k] = NAN;
-		for (; i < n && order[i]->iteration == it; i++) {
-			const struct ts_step *s = order[i];
-			if (s->rank > maxrank)
-				maxrank = s->rank;
-			/* phases come from the slowest rank's record, so they stay
-			 * parts of its step (a phase longer than its step is
-			 * dropped, as `steps` does); untimed records fill gaps */
-			if (s->step_ns != TS_NO_INT && !(s->step_ns / 1e6 <= p.step_ms)) {
-				for (int k = 0; k < TS_PHASE_COUNT; k++)
-					p.phase_ms[k] = s->phase_ns[k] != TS_NO_INT &&
-							s->phase_ns[k] <= s->step_ns ?
-							s->phase_ns[k] / 1e6 : NAN;
-			} else if (s->step_ns == TS_NO_INT) {
-				for (int k = 0; k < TS_PHASE_COUNT; k++)
-					if (s->phase_ns[k] != TS_NO_INT && isnan(p.phase_ms[k]))
-						p.phase_ms[k] = s->phase_ns[k] / 1e6;
-			}
-			if (s->step_ns != TS_NO_INT)
-				p.step_ms = nanmax(p.step_ms, s->step_ns / 1e6);
-			if (s->flags & TS_STEP_LOSS_NONFINITE)
-				p.nonfinite = 1;
-			if (!loss_set && isfinite(s->loss)) {
-				p.loss = s->loss;
-				p.grad_norm = isfinite(s->grad_norm) ? s->grad_norm : NAN;
-				loss_set = 1;
-			}
-			if ((s->flags & TS_STEP_GRAD_NONFINITE) && !p.nonfinite)
-				p.nonfinite = 1;
-			/* a NaN-iteration count over the log interval: that many */
-			if (s->nan_iters != TS_NO_INT && s->nan_iters > p.nonfinite)
-				p.nonfinite = s->nan_iters > INT_MAX ? INT_MAX : (int)s->nan_iters;
-			for (uint32_t e = 0; e < s->extra_n; e++)
-				if (!isfinite(log->extras.v[s->extra_first + e].value))
-					p.nonfinite = 1;
-			if (s->skipped != TS_NO_INT && s->skipped > p.skipped)
-				p.skipped = s->skipped;
-			if (isfinite(s->tflops))
-				p.tflops = s->tflops;
-			if (s->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
-				p.excluded |= TS_EXCL_PROFILER;
-			if (s->flags & TS_STEP_AFTER_CHECKPOINT)
-				p.excluded |= TS_EXCL_CHECKPOINT;
-			if (s->flags & TS_STEP_AFTER_EVAL)
-				p.excluded |= TS_EXCL_EVAL;
-			if (s->flags & TS_STEP_RESTARTED)
-				p.excluded |= TS_EXCL_RESTART;
-			if (s->global_batch != TS_NO_INT)
-				r->global_batch = s->global_batch;
-			r->peak_dev_bytes = nanmax(r->peak_dev_bytes, s->mem_max_alloc_bytes);
-			r->peak_dev_reserved_bytes = nanmax(r->peak_dev_reserved_bytes,
-							    s->mem_max_reserved_bytes);
-			r->peak_host_bytes = nanmax(r->peak_host_bytes, s->rss_max_bytes);
-		}
-		if (p.nonfinite)
-			p.loss = NAN;
+		p.iteration = m->iteration;
+		p.step_ms = m->step_ms;
+		for (int j = 0; j < TS_PHASE_COUNT; j++)
+			p.phase_ms[j] = m->phase_ms[j];
+		if ((m->flags & (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE)) ||
+		    m->extra_nonfinite || isinf(m->grad_norm))
+			p.nonfinite = 1;
+		/* a NaN-iteration count over the log interval: that many */
+		if (m->nan_iters != TS_NO_INT && m->nan_iters > p.nonfinite)
+			p.nonfinite = m->nan_iters > INT_MAX ? INT_MAX : (int)m->nan_iters;
+		p.skipped = m->skipped != TS_NO_INT && m->skipped > 0 ? m->skipped : 0;
+		p.loss = !p.nonfinite && isfinite(m->loss) ? m->loss : NAN;
+		p.grad_norm = isfinite(m->grad_norm) ? m->grad_norm : NAN;
+		if (m->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
+			p.excluded |= TS_EXCL_PROFILER;
+		if (m->flags & TS_STEP_AFTER_CHECKPOINT)
+			p.excluded |= TS_EXCL_CHECKPOINT;
+		if (m->flags & TS_STEP_AFTER_EVAL)
+			p.excluded |= TS_EXCL_EVAL;
+		if (m->flags & TS_STEP_RESTARTED)
+			p.excluded |= TS_EXCL_RESTART;
+		if (m->gbs != TS_NO_INT)
+			r->global_batch = m->gbs;
 		if (TS_VEC_PUSH(r->pts, p)) {
-			free(order);
+			free(v);
 			return ts_err_set(err, TS_ENOMEM, "out of memory");
 		}
 	}
-	free(order);
+	free(v);
+	for (size_t k = 0; k < log->steps.n; k++) {
+		const struct ts_step *s = &log->steps.v[k];
+
+		r->peak_dev_bytes = nanmax(r->peak_dev_bytes, s->mem_max_alloc_bytes);
+		r->peak_dev_reserved_bytes = nanmax(r->peak_dev_reserved_bytes,
+						    s->mem_max_reserved_bytes);
+		r->peak_host_bytes = nanmax(r->peak_host_bytes, s->rss_max_bytes);
+	}
 	{
 		/* the points' logging interval, from their iterations */
 		int64_t *its = malloc((r->pts.n + 1) * sizeof(*its));
@@ -173,7 +131,6 @@ static int build_points(struct ts_run *r, const struct ts_steplog *log, int64_t 
 		r->peak_dev_reserved_bytes = nanmax(r->peak_dev_reserved_bytes,
 						    log->mem.v[k].max_reserved);
 	}
-	r->nranks = maxrank < 0 ? 1 : maxrank + 1;
 	snprintf(r->format, sizeof(r->format), "%s", ts_log_format_name(log->format));
 	ts_loss_health_release(&r->health);
 	return ts_loss_health_judge(log, &r->health, err);

@@ -108,37 +108,16 @@ static int check_backend(const struct ts_run *r, struct ts_validate_result *v)
  * (run.h, struct ts_run_rate): per step, recomputed = F / (t 1e12 W); the
  * median |logged / recomputed - 1| must stay within 1 % (flops-memory-
  * workflow 5.4 item 5). When another formula version matches, it says so.
+ * The comparison is the run model's (ts_run_rate_over), over this window.
  */
 static int check_tflops(const struct ts_run *r, const struct ts_window *w,
 			struct ts_validate_result *v)
 {
 	const struct ts_run_rate *rt = &r->rm.rate;
 	struct ts_run_rate_cmp c;
-	double *tf, *ms;
-	size_t n = 0;
 
-	/* the window's usable steps, as `steps` takes them */
-	tf = malloc((r->pts.n + 1) * sizeof(double));
-	ms = malloc((r->pts.n + 1) * sizeof(double));
-	if (!tf || !ms) {
-		free(tf);
-		free(ms);
+	if (ts_run_rate_over(&r->rm, w->first, w->last, &c))
 		return TS_ENOMEM;
-	}
-	for (size_t i = 0; i < r->pts.n; i++) {
-		const struct ts_run_point *p = &r->pts.v[i];
-		if (ts_run_point_in_window(r, i, w->first, w->last) && ts_run_point_usable(p)) {
-			tf[n] = p->tflops;
-			ms[n++] = p->step_ms;
-		}
-	}
-	if (ts_run_rate_compare(rt, tf, ms, n, &c)) {
-		free(tf);
-		free(ms);
-		return TS_ENOMEM;
-	}
-	free(tf);
-	free(ms);
 	if (!c.nlogged)
 		return add(v, "tflops", TS_CHECK_SKIP, "no TFLOP/s logged; nothing to recompute");
 	if (!rt->model_from && r->rm.has_args && !r->rm.has_args_model)

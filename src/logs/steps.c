@@ -64,16 +64,6 @@ void ts_steps_opts_init(struct ts_steps_opts *o)
 	o->seed = 0x5eed;
 }
 
-/* One iteration of the main series, merged over ranks. */
-struct it_rec {
-	int64_t iteration;
-	double step_ms;
-	double loss, grad_norm, tflops, overhead_ms;
-	double phase_ms[TS_PHASE_COUNT];
-	int64_t skipped, nan_iters, tokens, gbs, bucket; /* counters: window artefacts */
-	uint32_t flags;
-};
-
 struct key {
 	int64_t iteration;
 	int32_t rank;
@@ -108,11 +98,7 @@ static double nanmax(double a, double b)
 	return a > b ? a : b;
 }
 
-/*
- * The rank a record speaks for: its own, else, when several files were
- * read, its file (several files are several ranks), else unknown (-1).
- */
-static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
+int32_t ts_step_rank(const struct ts_steplog *log, const struct ts_step *s)
 {
 	if (s->rank >= 0)
 		return s->rank;
@@ -124,7 +110,7 @@ static struct key key_at(const struct ts_steplog *log, const struct key *k, size
 {
 	if (k)
 		return k[j];
-	return (struct key){ log->steps.v[j].iteration, eff_rank(log, &log->steps.v[j]), j };
+	return (struct key){ log->steps.v[j].iteration, ts_step_rank(log, &log->steps.v[j]), j };
 }
 
 /*
@@ -133,13 +119,13 @@ static struct key key_at(const struct ts_steplog *log, const struct key *k, size
  * must already be (iteration, rank) order; when a record breaks it, the
  * return is 0 and v is garbage.
  */
-static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, struct it_rec *v)
+static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, struct ts_step_merged *v)
 {
 	size_t n = log->steps.n, m = 0;
 	struct key cur = key_at(log, k, 0), next = cur;
 
 	for (size_t j = 0; j < n;) {
-		struct it_rec *r = &v[m++];
+		struct ts_step_merged *r = &v[m++];
 		int64_t iteration = cur.iteration;
 		int have_primary = 0, have_loss = 0;
 
@@ -171,13 +157,20 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 								 s->phase_ns[k] <= s->step_ns ?
 							 (double)s->phase_ns[k] / 1e6 : NAN;
 				r->step_ms = (double)s->step_ns / 1e6;
+				/* so is the logged rate: its FLOPs over that time */
+				r->tflops = s->tflops;
 			} else if (s->step_ns == TS_NO_INT) {
 				for (int k = 0; k < TS_PHASE_COUNT; k++)
 					if (s->phase_ns[k] != TS_NO_INT && isnan(r->phase_ms[k]))
 						r->phase_ms[k] = (double)s->phase_ns[k] / 1e6;
+				if (isnan(r->step_ms) && isnan(r->tflops))
+					r->tflops = s->tflops;
 			}
 			r->overhead_ms = nanmax(r->overhead_ms, s->overhead_ns / 1e6);
 			r->flags |= s->flags;
+			for (uint32_t e = 0; e < s->extra_n; e++)
+				if (!isfinite(log->extras.v[s->extra_first + e].value))
+					r->extra_nonfinite = 1;
 			if (s->tokens != TS_NO_INT)
 				r->tokens = sat_add(r->tokens == TS_NO_INT ? 0 : r->tokens, s->tokens);
 			if (!have_loss && (!isnan(s->loss) || (s->flags & TS_STEP_LOSS_NONFINITE))) {
@@ -186,13 +179,17 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 				have_loss = 1;
 				r->loss = s->loss;
 			}
+			/* A NaN or skipped iteration on any rank is the step's, as
+			 * the gate's points and the loss health take it */
+			if (s->skipped != TS_NO_INT && (r->skipped == TS_NO_INT || s->skipped > r->skipped))
+				r->skipped = s->skipped;
+			if (s->nan_iters != TS_NO_INT &&
+			    (r->nan_iters == TS_NO_INT || s->nan_iters > r->nan_iters))
+				r->nan_iters = s->nan_iters;
 			if (!have_primary) {
 				/* The lowest rank speaks for the rest. */
 				have_primary = 1;
 				r->grad_norm = s->grad_norm;
-				r->tflops = s->tflops;
-				r->skipped = s->skipped;
-				r->nan_iters = s->nan_iters;
 				r->gbs = s->global_batch;
 				r->bucket = s->bucket;
 			}
@@ -212,10 +209,10 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
  * reads the large step records once; only when one is out of order are
  * keys built, sorted and merged again.
  */
-static int build_series(const struct ts_steplog *log, struct it_rec **out, size_t *nout)
+int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout)
 {
 	struct key *k;
-	struct it_rec *v;
+	struct ts_step_merged *v;
 	size_t n = log->steps.n, m;
 
 	*out = NULL;
@@ -249,7 +246,7 @@ static int push_i64(int64_t **a, size_t *n, size_t *cap, int64_t v)
 }
 
 /* Final loss and loss / grad-norm spikes over the whole series. */
-static int loss_curve(const struct it_rec *v, size_t n, struct ts_steps_report *rep)
+static int loss_curve(const struct ts_step_merged *v, size_t n, struct ts_steps_report *rep)
 {
 	size_t cap2 = 0, cap3 = 0, nl = 0, ng = 0;
 	double *lx = NULL, *gx = NULL, *z = NULL, *base = NULL;
@@ -267,7 +264,7 @@ static int loss_curve(const struct it_rec *v, size_t n, struct ts_steps_report *
 	if (!lx || !gx || !li || !gi || !z || !base)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		const struct it_rec *r = &v[i];
+		const struct ts_step_merged *r = &v[i];
 
 		if (isfinite(r->loss)) {
 			rep->final_loss = r->loss;
@@ -364,13 +361,17 @@ const char *ts_step_artefact_name(int artefact)
 	return artefact >= 0 && artefact < TS_ART_COUNT ? names[artefact] : "?";
 }
 
-static int artefact_of(const struct it_rec *r, int64_t first_cut)
+static int artefact_of(const struct ts_step_merged *r, int64_t first_cut)
 {
-	return ts_step_artefact(r->iteration, first_cut, r->flags, r->nan_iters, r->skipped,
+	/* a NaN extra loss is a non-finite step as a NaN loss is (the loss
+	 * health's rule, steps.h) */
+	uint32_t flags = r->flags | (r->extra_nonfinite ? TS_STEP_LOSS_NONFINITE : 0);
+
+	return ts_step_artefact(r->iteration, first_cut, flags, r->nan_iters, r->skipped,
 				r->grad_norm);
 }
 
-static int reason_of(const struct it_rec *r, double base, int periodic_hit)
+static int reason_of(const struct ts_step_merged *r, double base, int periodic_hit)
 {
 	if (r->flags & (TS_STEP_AFTER_PROFILER | TS_STEP_PROFILED))
 		return TS_OUT_PROFILER;
@@ -391,7 +392,7 @@ static int reason_of(const struct it_rec *r, double base, int periodic_hit)
  * A found pattern's period and phase in iterations: index units times the
  * stride when the records are evenly spaced (stride > 0), else as found.
  */
-static void period_in_iters(const struct ts_periodic *p, const struct it_rec *v, const size_t *ti,
+static void period_in_iters(const struct ts_periodic *p, const struct ts_step_merged *v, const size_t *ti,
 			    size_t stride, int64_t *period, int64_t *phase)
 {
 	if (stride > 0 && stride <= (size_t)INT64_MAX / p->period) {
@@ -435,7 +436,7 @@ static int periodic_test(const double *x, const unsigned char *cand, size_t n, d
  * spikes against a moving median, the periodicity test on candidates, and
  * a despiked copy for MSER-5 and the changepoint search.
  */
-static int find_stalls(const struct it_rec *v, const size_t *ti, size_t n, size_t family,
+static int find_stalls(const struct ts_step_merged *v, const size_t *ti, size_t n, size_t family,
 		       struct ts_steps_report *rep, double *despiked)
 {
 	double *x = NULL, *z = NULL, *base = NULL, wall = 0, excess_p = 0, excess_all = 0;
@@ -526,7 +527,7 @@ out:
  * against wall (the step-time sum of the analysed records, 0 when none).
  * Returns 0 (s->steps == 0 when the phase is too rare), or TS_ENOMEM.
  */
-static int phase_summary(const struct it_rec *v, size_t nv, int k, double wall, size_t family,
+static int phase_summary(const struct ts_step_merged *v, size_t nv, int k, double wall, size_t family,
 			 const struct ts_steps_report *rep, uint64_t seed,
 			 struct ts_phase_summary *s)
 {
@@ -640,7 +641,7 @@ out:
 
 /* Phases with at least PHASE_MIN_RECORDS values after the records that
  * hold iteration 1 (those up to first_cut). */
-static size_t phase_series(const struct it_rec *v, size_t nv, int64_t first_cut)
+static size_t phase_series(const struct ts_step_merged *v, size_t nv, int64_t first_cut)
 {
 	size_t k = 0;
 
@@ -654,7 +655,7 @@ static size_t phase_series(const struct it_rec *v, size_t nv, int64_t first_cut)
 	return k;
 }
 
-static int phase_summaries(const struct it_rec *v, size_t nv, double wall, size_t family,
+static int phase_summaries(const struct ts_step_merged *v, size_t nv, double wall, size_t family,
 			   uint64_t seed, struct ts_steps_report *rep)
 {
 	for (int k = 0; k < TS_PHASE_COUNT; k++) {
@@ -741,7 +742,7 @@ static int warmup_cut(const double *y, size_t n, size_t *cut, int *steady)
  * MSER-5's bound is no end of a warm-up; a stall there stays in the window.
  */
 static int warmup_end(const double *y, size_t n, const struct ts_steps_report *rep,
-		      const struct it_rec *v, const size_t *ti, size_t *cut, int *steady)
+		      const struct ts_step_merged *v, const size_t *ti, size_t *cut, int *steady)
 {
 	size_t k = 0, j = 0;
 	double head = -INFINITY;
@@ -765,7 +766,7 @@ static int warmup_end(const double *y, size_t n, const struct ts_steps_report *r
 
 /* Automatic window over y[0..n) (despiked, artefacts out): [*a, *b). */
 static int auto_window(const double *y, size_t n, struct ts_steps_report *rep,
-		       const struct it_rec *v, const size_t *ti, size_t *a, size_t *b)
+		       const struct ts_step_merged *v, const size_t *ti, size_t *a, size_t *b)
 {
 	size_t cut = 0, m, blk = 1, nz, cps[64], ncp = 0, best_a, best_len, j, k;
 	double *zb = NULL, med, floor_var;
@@ -1011,7 +1012,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 	 * the (large) step records collects them, or stops at the first rank,
 	 * and then every step counts. */
 	for (size_t i = 0; i < log->steps.n && !any_rank; i++) {
-		int32_t r = eff_rank(log, &log->steps.v[i]);
+		int32_t r = ts_step_rank(log, &log->steps.v[i]);
 
 		any_rank = r >= 0;
 		if (!any_rank && has_memory(&log->steps.v[i]))
@@ -1020,7 +1021,7 @@ static int rank_summaries(const struct ts_steplog *log, struct ts_steps_report *
 	if (any_rank) {
 		nref = 0;
 		for (size_t i = 0; i < log->steps.n; i++)
-			ref[nref++] = (struct rank_ref){ eff_rank(log, &log->steps.v[i]), 0, i };
+			ref[nref++] = (struct rank_ref){ ts_step_rank(log, &log->steps.v[i]), 0, i };
 	}
 	for (size_t i = 0; i < log->mem.n; i++)
 		ref[nref++] = (struct rank_ref){ log->mem.v[i].rank, 1, i };
@@ -1103,7 +1104,7 @@ static int cmp_bucket_ref(const void *a, const void *b)
 	return (x->ms > y->ms) - (x->ms < y->ms);
 }
 
-static int bucket_summaries(const struct it_rec *v, const size_t *wi, size_t nw,
+static int bucket_summaries(const struct ts_step_merged *v, const size_t *wi, size_t nw,
 			    struct ts_steps_report *rep)
 {
 	struct bucket_ref *ref = NULL;
@@ -1191,7 +1192,7 @@ double ts_tflops_delivered(const double *tflops, const double *step_ms, size_t n
 	return nr ? sum / (double)nr : NAN;
 }
 
-static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
+static void throughput(const struct ts_step_merged *v, const size_t *wi, size_t nw,
 		       const struct ts_steplog *log, const struct ts_steps_opts *o,
 		       struct ts_steps_report *rep, double *tmp)
 {
@@ -1264,7 +1265,7 @@ static void throughput(const struct it_rec *v, const size_t *wi, size_t nw,
 }
 
 /* rep->ramp_* of the timed records v[ti[0..nt)] (steps.h). */
-static void batch_ramp(const struct it_rec *v, const size_t *ti, size_t nt,
+static void batch_ramp(const struct ts_step_merged *v, const size_t *ti, size_t nt,
 		       struct ts_steps_report *rep)
 {
 	int64_t first = TS_NO_INT, prev = TS_NO_INT;
@@ -1293,7 +1294,7 @@ static void batch_ramp(const struct it_rec *v, const size_t *ti, size_t nt,
 
 /* Where the run's own batch starts in the compacted records tc[0..nc):
  * their index; 0 (and no ramp) when no usable record has it. */
-static size_t ramp_start(const struct it_rec *v, const size_t *tc, size_t nc,
+static size_t ramp_start(const struct ts_step_merged *v, const size_t *tc, size_t nc,
 			 struct ts_steps_report *rep)
 {
 	size_t r0 = 0;
@@ -1332,7 +1333,7 @@ static size_t compact(double *y, size_t n, const struct ts_steps_report *rep, co
 int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o,
 		     struct ts_steps_report *rep, struct ts_err *err)
 {
-	struct it_rec *v = NULL;
+	struct ts_step_merged *v = NULL;
 	size_t nv = 0, *ti = NULL, *tc = NULL, nt = 0, skip = 0, *wi = NULL, nw = 0, a = 0, b = 0;
 	size_t family;
 	double *y = NULL, *w = NULL;
@@ -1342,7 +1343,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	snprintf(rep->format, sizeof(rep->format), "%s",
 		 ts_log_format_name(log->formats & (1u << TS_LOG_BRIDGE) ? TS_LOG_BRIDGE :
 				    log->format));
-	rc = build_series(log, &v, &nv);
+	rc = ts_steps_merge(log, &v, &nv);
 	if (rc)
 		goto out;
 	rep->iterations = nv;
@@ -1353,7 +1354,7 @@ int ts_steps_analyze(const struct ts_steplog *log, const struct ts_steps_opts *o
 	rep->tflops = malloc((nv + 1) * sizeof(*rep->tflops));
 	ti = malloc((nv + 1) * sizeof(*ti));
 	wi = malloc((nv + 1) * sizeof(*wi));
-	tc = malloc((nv + 1) * sizeof(*tc));
+	tc = calloc(nv + 1, sizeof(*tc)); /* gcc 12 -O2 cannot see compact() fill it */
 	y = malloc((nv + 1) * sizeof(*y));
 	w = malloc(2 * (nv + 1) * sizeof(*w));   /* throughput(): rates and times */
 	if (!rep->iter || !rep->step_ms || !rep->artefact || !rep->tflops || !ti || !wi || !tc || !y || !w)

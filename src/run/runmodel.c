@@ -240,15 +240,6 @@ struct frank {
 	int32_t rank;
 };
 
-/* The rank a record speaks for, as the steps analysis merges them: its own,
- * else (several files) its file's - a rank-less file is one rank. */
-static int32_t eff_rank(const struct ts_steplog *log, const struct ts_step *s)
-{
-	if (s->rank >= 0)
-		return s->rank;
-	return log->nfiles > 1 ? s->file : -1;
-}
-
 static int cmp_frank(const void *pa, const void *pb)
 {
 	const struct frank *a = pa, *b = pb;
@@ -337,7 +328,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 	struct ts_steplog *log = &rm->log;
 	int64_t *maxit = malloc((nfr ? nfr : 1) * sizeof(*maxit));
 	struct restart rs[MAX_RESTARTS];
-	size_t nrs = 0, out = 0;
+	size_t nrs = 0, out = 0, nrep = 0;
+	const struct ts_step *rep = NULL;   /* the first repeated record */
 	int rc = 0;
 
 	if (!maxit)
@@ -346,7 +338,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		maxit[k] = INT64_MIN;
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		struct frank key = { s->file, eff_rank(log, s) };
+		struct frank key = { s->file, ts_step_rank(log, s) };
 		struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 		size_t k = hit ? (size_t)(hit - fr) : 0;
 
@@ -361,6 +353,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			}
 			rs[nrs++] = (struct restart){ key, i, s->iteration, maxit[k] };
 			maxit[k] = s->iteration;   /* the new segment's own progress */
+		} else if (s->iteration == maxit[k] && nrep++ == 0) {
+			rep = s;
 		}
 		if (s->iteration > maxit[k])
 			maxit[k] = s->iteration;
@@ -378,7 +372,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			const struct ts_step *t = &log->steps.v[i];
 			int64_t before = prev;
 
-			if (t->file != x->key.file || eff_rank(log, t) != x->key.rank)
+			if (t->file != x->key.file || ts_step_rank(log, t) != x->key.rank)
 				continue;
 			prev = t->iteration;
 			if (t->iteration < x->iteration)
@@ -402,7 +396,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			/* a series' first record reaches back by the gap to its next */
 			for (size_t i = first_bad + 1; i < x->index && next == TS_NO_INT; i++)
 				if (log->steps.v[i].file == t->file &&
-				    eff_rank(log, &log->steps.v[i]) == x->key.rank &&
+				    ts_step_rank(log, &log->steps.v[i]) == x->key.rank &&
 				    log->steps.v[i].iteration > t->iteration)
 					next = log->steps.v[i].iteration;
 			snprintf(why, sizeof(why), " %zu of them show%s a non-finite loss or grad norm "
@@ -423,6 +417,19 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			goto out;
 		}
 	}
+	/* the same iteration again for one rank: steps.h's merge keeps the
+	 * later record; lines of several ranks without a rank prefix look so */
+	if (nrep && ts_warnings_add(&rm->warnings, "repeated-records", rm->step_files.v[rep->file],
+				    -1, rep->iteration, "%s logs iteration %lld again for one rank at "
+				    "line %lld (%zu repeated record%s in all): each iteration keeps "
+				    "its later record. If several ranks print to this file without a "
+				    "rank prefix (torchrun without --tee or --log-line-prefix-template), "
+				    "the step times of all but one are lost; give one file per rank.",
+				    rm->step_files.v[rep->file], (long long)rep->iteration,
+				    (long long)rep->line, nrep, nrep == 1 ? "" : "s")) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
 	rm->resumed_segments = nrs ? nrs + 1 : 0;
 	for (size_t i = 0; i < log->steps.n && nrs; i++) {
 		const struct ts_step *t = &log->steps.v[i];
@@ -430,7 +437,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 
 		for (size_t r = 0; r < nrs && !drop; r++)
 			drop = rs[r].index > i && rs[r].key.file == t->file &&
-			       rs[r].key.rank == eff_rank(log, t) &&
+			       rs[r].key.rank == ts_step_rank(log, t) &&
 			       t->iteration >= rs[r].iteration;
 		if (!drop)
 			log->steps.v[out++] = *t;
@@ -501,7 +508,7 @@ static int restart_warmups(struct ts_runmodel *rm, const struct frank *fr, size_
 	/* counting sort of the record indices by series, record order kept */
 	for (size_t i = 0; i < n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
-		struct frank key = { s->file, eff_rank(log, s) };
+		struct frank key = { s->file, ts_step_rank(log, s) };
 		const struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 
 		series[i] = hit ? (size_t)(hit - fr) : SIZE_MAX;
@@ -554,7 +561,7 @@ static int identity(struct ts_runmodel *rm, struct ts_err *err)
 
 	for (size_t i = 0; i < rm->log.steps.n; i++) {
 		const struct ts_step *s = &rm->log.steps.v[i];
-		struct frank k = { s->file, eff_rank(&rm->log, s) };
+		struct frank k = { s->file, ts_step_rank(&rm->log, s) };
 
 		if (k.file == last.file && k.rank == last.rank)
 			continue;

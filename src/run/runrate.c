@@ -231,14 +231,39 @@ static int mismatch_warning(struct ts_runmodel *rm)
 			       c->formula >= 0 ? ts_formula_name(c->formula) : "");
 }
 
+int ts_run_rate_over(const struct ts_runmodel *rm, int64_t first, int64_t last,
+		     struct ts_run_rate_cmp *out)
+{
+	const struct ts_steps_report *r = &rm->steps;
+	double *tf, *ms;
+	size_t n = 0;
+	int rc;
+
+	tf = malloc((r->n + 1) * sizeof(double));
+	ms = malloc((r->n + 1) * sizeof(double));
+	if (!tf || !ms) {
+		free(tf);
+		free(ms);
+		return TS_ENOMEM;
+	}
+	/* the window's usable steps: timed, no artefact (iteration 1 is one) */
+	for (size_t i = 0; first != TS_NO_INT && i < r->n; i++)
+		if (ts_record_in_window(ts_steps_record_from(r, i), r->iter[i], first, last) &&
+		    !r->artefact[i] && isfinite(r->step_ms[i])) {
+			tf[n] = r->tflops[i];
+			ms[n++] = r->step_ms[i];
+		}
+	rc = ts_run_rate_compare(&rm->rate, tf, ms, n, out);
+	free(tf);
+	free(ms);
+	return rc;
+}
+
 int runmodel_rate(struct ts_runmodel *rm, const struct ts_runmodel_opts *o)
 {
 	struct ts_run_rate *rt = &rm->rate;
-	const struct ts_steps_report *r = &rm->steps;
 	struct ts_contract c;
 	struct ts_err e;
-	double *tf = NULL, *ms = NULL;
-	size_t n = 0;
 	int have_c = 0, rc = 0;
 
 	ts_contract_init(&c);
@@ -259,28 +284,14 @@ int runmodel_rate(struct ts_runmodel *rm, const struct ts_runmodel_opts *o)
 	else if (rt->flops.per_step > 0 &&
 		 ts_flops_compute(&rt->model, &rt->shape, rt->log_formula, &rt->log_flops, &e))
 		rt->log_why = ts_arena_strndup(&rm->arena, e.msg, strlen(e.msg));
-	/* the window's usable steps: timed, no artefact */
-	tf = malloc((r->n + 1) * sizeof(double));
-	ms = malloc((r->n + 1) * sizeof(double));
-	if (!tf || !ms || rm->arena.failed) {
-		rc = TS_ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; rm->window.first != TS_NO_INT && i < r->n; i++)
-		if (r->iter[i] >= rm->window.first && r->iter[i] <= rm->window.last &&
-		    !r->artefact[i] && isfinite(r->step_ms[i])) {
-			tf[n] = r->tflops[i];
-			ms[n++] = r->step_ms[i];
-		}
-	if ((rc = ts_run_rate_compare(rt, tf, ms, n, &rt->window)))
-		goto out;
+	if (rm->arena.failed)
+		return TS_ENOMEM;
+	if ((rc = ts_run_rate_over(rm, rm->window.first, rm->window.last, &rt->window)))
+		return rc;
 	if (ts_run_rate_mismatch(rm))
 		rc = mismatch_warning(rm);
 	/* the model rate counts what the formulas count: say what they leave out */
 	if (rc == 0 && rt->model_from)
 		rc = ts_model_unmodelled(&rt->model, rt->model_from, &rm->warnings);
-out:
-	free(tf);
-	free(ms);
 	return rc;
 }

@@ -22,6 +22,31 @@ static int64_t digits(const char *s, size_t n, size_t *j)
 	return *j > i ? v : -1;
 }
 
+/*
+ * torchx (NeMo-Run's local executor) puts the replica, "ROLE/N ", before
+ * each line torchrun copies: "retraining/0 [default0]:". The role is a
+ * Python identifier-like name (letters, digits, '_', '-', '.').
+ */
+static size_t replica_prefix(const char *s, size_t n, int64_t *rank)
+{
+	size_t j = 0, k;
+
+	while (j < n && j < 64 && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
+				   is_digit(s[j]) || s[j] == '_' || s[j] == '-' || s[j] == '.'))
+		j++;
+	if (!j || j >= n || s[j] != '/')
+		return 0;
+	j++;
+	if (digits(s, n, &j) < 0 || j + 1 >= n || s[j] != ' ' || s[j + 1] != '[')
+		return 0;
+	j++;
+	/* torchrun's "[defaultK]:" only (j + 1 < n: the '[' was seen) */
+	if (!((s[j + 1] >= 'a' && s[j + 1] <= 'z') || s[j + 1] == '_'))
+		return 0;
+	k = ts_launcher_prefix(s + j, n - j, rank);
+	return k ? j + k : 0;
+}
+
 size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank)
 {
 	size_t j = 0;
@@ -38,8 +63,10 @@ size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank)
 			*rank = v;
 		return j + 1;
 	}
-	if (j || !n || s[0] != '[')
+	if (j || !n)
 		return 0;
+	if (s[0] != '[')
+		return replica_prefix(s, n, rank);
 	j = 1;
 	while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || s[j] == '_'))
 		j++;

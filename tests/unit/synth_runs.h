@@ -80,7 +80,6 @@ static inline int synth_run(struct ts_run *r, unsigned id, size_t n, const struc
 		p.excluded = i == 1 ? TS_EXCL_FIRST : 0; /* as ts_run_load marks it */
 		p.loss = 8.0 - 0.001 * (double)i;
 		p.grad_norm = 1.0;
-		p.tflops = NAN;
 		for (int k = 0; k < TS_PHASE_COUNT; k++)
 			p.phase_ms[k] = NAN; /* no phases logged */
 		if (TS_VEC_PUSH(r->pts, p))

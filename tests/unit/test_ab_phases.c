@@ -76,7 +76,6 @@ static void make_run(struct ts_run *r, const char *path, size_t n, const double 
 		p.excluded = i == 1 ? TS_EXCL_FIRST : 0; /* as ts_run_load marks it */
 		p.loss = 8.0 - 0.001 * (double)i;
 		p.grad_norm = 1.0;
-		p.tflops = NAN;
 		for (int k = 0; k < TS_PHASE_COUNT; k++)
 			p.phase_ms[k] = ph[k];
 		if (data_until > 0 && (int64_t)i > data_until)

@@ -36,6 +36,19 @@ TEST(lineprefix_launchers)
 	CHECK_I64((int64_t)lp("[Default3]:x", &r), 0);
 	CHECK_I64((int64_t)lp("[rank3]:[E901 ...]", &r), 0);
 	CHECK_I64((int64_t)lp("[default3] x", &r), 0);
+	/* torchx (NeMo-Run) before torchrun: "retraining/0 [default1]:" is 24
+	 * bytes, the rank torchrun's */
+	CHECK_I64((int64_t)lp("retraining/0 [default1]:Training epoch 0", &r), 24);
+	CHECK_I64(r, 1);
+	CHECK_I64((int64_t)lp("my-job.v2/12 [default0]:x", &r), 24);
+	CHECK_I64(r, 0);
+	r = -1;
+	CHECK_I64((int64_t)lp("retraining/0 [1,3]<stdout>:x", &r), 0);
+	CHECK_I64((int64_t)lp("retraining/0 x", &r), 0);
+	CHECK_I64((int64_t)lp("retraining/ [default1]:x", &r), 0);
+	CHECK_I64((int64_t)lp("path/to/file [default1]:x", &r), 0);
+	CHECK_I64((int64_t)lp("retraining/0 [default1]", &r), 0);
+	CHECK_I64(r, -1);
 	/* mpirun --tag-output: "[1,3]<stderr>:" is 14 bytes */
 	CHECK_I64((int64_t)lp("[1,3]<stderr>:text", &r), 14);
 	CHECK_I64(r, 3);

@@ -569,6 +569,51 @@ TEST(steps_files_without_rank_are_ranks)
 	ts_steplog_release(&log);
 }
 
+TEST(steps_merge_over_ranks)
+{
+	/* Two ranks per iteration, rank 1 first in the file (out of order):
+	 * it 1: rank 0 100 ms at 40 TFLOP/s, rank 1 150 ms at 30: the step
+	 *       is rank 1's 150 ms and its rate 30 (the same record);
+	 * it 2: equal times (100, 100): the lowest rank's rate, 40;
+	 * it 3: rank 1 counts a NaN iteration, rank 0 none: counted;
+	 * it 4: rank 1 skips one, rank 0 none: counted;
+	 * it 5: rank 1's extra loss mtp_1_loss is NaN: flagged; its loss
+	 *       the lowest rank's, 2.0. */
+	const char *t = "{\"iteration\": 1, \"rank\": 1, \"step_ms\": 150, \"tflops\": 30}\n"
+			"{\"iteration\": 1, \"rank\": 0, \"step_ms\": 100, \"tflops\": 40}\n"
+			"{\"iteration\": 2, \"rank\": 0, \"step_ms\": 100, \"tflops\": 40}\n"
+			"{\"iteration\": 2, \"rank\": 1, \"step_ms\": 100, \"tflops\": 30}\n"
+			"{\"iteration\": 3, \"rank\": 0, \"step_ms\": 100, \"nan\": false}\n"
+			"{\"iteration\": 3, \"rank\": 1, \"step_ms\": 100, \"nan\": true}\n"
+			"{\"iteration\": 4, \"rank\": 0, \"step_ms\": 100, \"skipped\": false}\n"
+			"{\"iteration\": 4, \"rank\": 1, \"step_ms\": 100, \"skipped\": true}\n"
+			"{\"iteration\": 5, \"rank\": 0, \"step_ms\": 100, \"loss\": 2.0}\n"
+			"{\"iteration\": 5, \"rank\": 1, \"step_ms\": 100, \"loss\": 3.0, "
+			"\"mtp_1_loss\": NaN}\n";
+	struct ts_steplog log;
+	struct ts_step_merged *v = NULL;
+	size_t n = 0;
+	struct ts_err err;
+
+	ts_steplog_init(&log);
+	ts_err_init(&err);
+	REQUIRE(ts_steplog_read_mem(&log, t, strlen(t), "m.jsonl", &err) == 0);
+	REQUIRE(ts_steps_merge(&log, &v, &n) == 0);
+	REQUIRE(n == 5);
+	CHECK_I64(v[0].iteration, 1);
+	CHECK_NEAR(v[0].step_ms, 150, 1e-9);
+	CHECK_NEAR(v[0].tflops, 30, 1e-9);
+	CHECK_NEAR(v[1].tflops, 40, 1e-9);
+	CHECK_I64(v[2].nan_iters > 0, 1);
+	CHECK_I64(v[1].nan_iters > 0, 0);
+	CHECK_I64(v[3].skipped > 0, 1);
+	CHECK_I64(v[4].extra_nonfinite, 1);
+	CHECK_I64(v[3].extra_nonfinite, 0);
+	CHECK_NEAR(v[4].loss, 2.0, 1e-12);
+	free(v);
+	ts_steplog_release(&log);
+}
+
 /* A 64-bit LCG in [0, 1): the test's own noise, independent of the code. */
 /* The report's summary of phase k, NULL when it has none. */
 static const struct ts_phase_summary *phase_of(const struct ts_steps_report *r, int k)
