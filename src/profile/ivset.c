@@ -23,7 +23,8 @@ void ts_ivset_release(struct ts_ivset *a)
 	ts_ivset_init(a);
 }
 
-int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
+/* ts_ivset_add(), inlined into the sweeps below. */
+static inline int put(struct ts_ivset *a, int64_t s, int64_t e)
 {
 	if (e <= s)
 		return 0;
@@ -38,6 +39,25 @@ int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
 	a->v[a->n].e = e;
 	a->n++;
 	return 0;
+}
+
+int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
+{
+	return put(a, s, e);
+}
+
+/* Empty out and give it room for n intervals: a sweep over normalized sets
+ * of m and k intervals yields at most m + k, so it then never regrows (and
+ * copies nothing: the old content is dropped, not moved). */
+static int reserve(struct ts_ivset *out, size_t n)
+{
+	out->n = 0;
+	if (out->cap >= n)
+		return 0;
+	free(out->v);
+	out->v = malloc((n ? n : 1) * sizeof(*out->v));
+	out->cap = out->v ? (n ? n : 1) : 0;
+	return out->v ? 0 : TS_ENOMEM;
 }
 
 static int cmp_iv(const void *x, const void *y)
@@ -92,11 +112,12 @@ int ts_ivset_and(struct ts_ivset *out, const struct ts_ivset *a, const struct ts
 {
 	size_t i = 0, j = 0;
 
-	out->n = 0;
+	if (reserve(out, a->n + b->n))
+		return TS_ENOMEM;
 	while (i < a->n && j < b->n) {
 		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
 		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-		if (s < e && ts_ivset_add(out, s, e))
+		if (s < e && put(out, s, e))
 			return TS_ENOMEM;
 		if (a->v[i].e < b->v[j].e)
 			i++;
@@ -110,7 +131,8 @@ int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 {
 	size_t i = 0, j = 0;
 
-	out->n = 0;
+	if (reserve(out, a->n + b->n))
+		return TS_ENOMEM;
 	while (i < a->n || j < b->n) {
 		const struct ts_iv *x;
 		if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s))
@@ -120,7 +142,7 @@ int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 		if (out->n && x->s <= out->v[out->n - 1].e) {
 			if (x->e > out->v[out->n - 1].e)
 				out->v[out->n - 1].e = x->e;
-		} else if (ts_ivset_add(out, x->s, x->e)) {
+		} else if (put(out, x->s, x->e)) {
 			return TS_ENOMEM;
 		}
 	}
@@ -131,20 +153,21 @@ int ts_ivset_sub(struct ts_ivset *out, const struct ts_ivset *a, const struct ts
 {
 	size_t j = 0;
 
-	out->n = 0;
+	if (reserve(out, a->n + b->n))
+		return TS_ENOMEM;
 	for (size_t i = 0; i < a->n; i++) {
 		int64_t s = a->v[i].s, e = a->v[i].e;
 		while (j < b->n && b->v[j].e <= s)
 			j++;
 		for (size_t k = j; k < b->n && b->v[k].s < e; k++) {
-			if (b->v[k].s > s && ts_ivset_add(out, s, b->v[k].s))
+			if (b->v[k].s > s && put(out, s, b->v[k].s))
 				return TS_ENOMEM;
 			if (b->v[k].e > s)
 				s = b->v[k].e;
 			if (s >= e)
 				break;
 		}
-		if (s < e && ts_ivset_add(out, s, e))
+		if (s < e && put(out, s, e))
 			return TS_ENOMEM;
 	}
 	return 0;

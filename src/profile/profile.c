@@ -292,7 +292,11 @@ struct work {
 	uint8_t *tm;            /* per event: timed() */
 	struct gpu_ev *gev;
 	size_t ngev;
-	size_t ngpu;            /* timed GPU activities (ngev once the sets are built) */
+	uint32_t *gpu;          /* event of each timed GPU activity, in event order */
+	uint32_t *gpu_launch;   /* its launch call (find_corr), CORR_NONE when unlinked */
+	size_t ngpu;            /* entries of gpu (ngev once the sets are built) */
+	uint32_t *calls;        /* event of each timed runtime/driver call, in event order */
+	size_t ncalls;
 	struct corr_map corr;
 	int64_t *tmp, *tmp2;
 	size_t ntmp;
@@ -309,6 +313,9 @@ static void work_release(struct work *w)
 	free(w->name_dir);
 	free(w->tm);
 	free(w->gev);
+	free(w->gpu);
+	free(w->gpu_launch);
+	free(w->calls);
 	free(w->corr.bits);
 	free(w->corr.rank);
 	free(w->corr.ev);
@@ -431,42 +438,79 @@ static unsigned flags_of(const char *nm, size_t n)
 	return f;
 }
 
-static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+static unsigned name_flags_first(struct work *w, const struct ts_trace *t, uint32_t id)
+{
+	w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
+					       ts_intern_len(&t->strings, id));
+	return w->name_flags[id];
+}
+
+/* Called for most events: the cached look is inlined, the first look at a
+ * name is not. */
+static inline unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
 {
 	uint32_t id = t->ev.name[i];
 
 	if (id >= t->strings.count)
 		return F_KNOWN;
-	if (!w->name_flags[id])
-		w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
-						       ts_intern_len(&t->strings, id));
-	return w->name_flags[id];
+	return w->name_flags[id] ? w->name_flags[id] : name_flags_first(w, t, id);
 }
 
-static int is_call(const struct ts_trace *t, const uint8_t *tm, size_t i)
+/* Keep the first n entries of a list allocated for more (only the pages
+ * written were touched; giving back the rest keeps the heap small). */
+static uint32_t *shrink_list(uint32_t *v, size_t n)
 {
-	return tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-	       ts_ev_corr(&t->ev, i) != TS_NONE;
+	uint32_t *r = realloc(v, (n ? n : 1) * sizeof(*v));
+
+	return r ? r : v;
 }
 
-/* The runtime/driver calls by correlation (see struct corr_map). */
-static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_t *tm)
+/*
+ * The lists of struct work (timed GPU activities, timed runtime/driver
+ * calls) in one pass over the events, then the correlation map from the
+ * calls (see struct corr_map), each activity's launch call and the class of
+ * each activity's name (w->name_cls). Later passes walk the lists instead
+ * of every event. Reads only the trace and w->tm.
+ */
+static int index_build(struct work *w, const struct ts_trace *t)
 {
+	struct corr_map *m = &w->corr;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t n = 0, words, present = 0;
 
 	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (is_call(t, tm, i)) {
-			int64_t c = ts_ev_corr(&t->ev, i);
-			if (c < lo)
-				lo = c;
-			if (c > hi)
-				hi = c;
-			n++;
+	w->gpu = malloc((t->ev.n + 1) * sizeof(*w->gpu));
+	w->calls = malloc((t->ev.n + 1) * sizeof(*w->calls));
+	if (!w->gpu || !w->calls)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < t->ev.n; i++) {
+		int cat = t->ev.cat[i];
+		int64_t c;
+		if (!w->tm[i])
+			continue;
+		if (is_gpu_cat(cat)) {
+			w->gpu[w->ngpu++] = (uint32_t)i;
+			continue;
 		}
+		if (cat != TS_CAT_RUNTIME && cat != TS_CAT_DRIVER)
+			continue;
+		w->calls[w->ncalls++] = (uint32_t)i;
+		c = ts_ev_corr(&t->ev, i);
+		if (c == TS_NONE)
+			continue;
+		if (c < lo)
+			lo = c;
+		if (c > hi)
+			hi = c;
+		n++;
+	}
+	w->gpu = shrink_list(w->gpu, w->ngpu);
+	w->calls = shrink_list(w->calls, w->ncalls);
+	w->gpu_launch = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
+	if (!w->gpu_launch)
+		return TS_ENOMEM;
 	if (!n)
-		return 0;
+		goto link;
 	/* hi - lo as unsigned cannot overflow; the span test keeps it small */
 	if ((uint64_t)hi - (uint64_t)lo < (uint64_t)n * CORR_DENSE_MAX) {
 		m->lo = lo;
@@ -476,34 +520,49 @@ static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_
 		m->rank = malloc(words * sizeof(*m->rank));
 		if (!m->bits || !m->rank)
 			return TS_ENOMEM;
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (is_call(t, tm, i)) {
-				uint64_t k = (uint64_t)ts_ev_corr(&t->ev, i) - (uint64_t)lo;
+		for (size_t j = 0; j < w->ncalls; j++) {
+			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			if (c != TS_NONE) {
+				uint64_t k = (uint64_t)c - (uint64_t)lo;
 				m->bits[k / 64] |= UINT64_C(1) << (k % 64);
 			}
-		for (size_t w = 0; w < words; w++) {
-			m->rank[w] = (uint32_t)present;
-			present += ts_popcount64(m->bits[w]);
+		}
+		for (size_t x = 0; x < words; x++) {
+			m->rank[x] = (uint32_t)present;
+			present += ts_popcount64(m->bits[x]);
 		}
 		m->ev = malloc(present * sizeof(*m->ev));
 		if (!m->ev)
 			return TS_ENOMEM;
 		memset(m->ev, 0xff, present * sizeof(*m->ev));
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (is_call(t, tm, i)) {
-				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)ts_ev_corr(&t->ev, i) - (uint64_t)lo)];
+		for (size_t j = 0; j < w->ncalls; j++) {
+			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			if (c != TS_NONE) {
+				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)c - (uint64_t)lo)];
 				if (*d == CORR_NONE)
-					*d = (uint32_t)i;
+					*d = w->calls[j];
 			}
-		return 0;
+		}
+	} else {
+		m->pairs = malloc(n * sizeof(*m->pairs));
+		if (!m->pairs)
+			return TS_ENOMEM;
+		for (size_t j = 0; j < w->ncalls; j++) {
+			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			if (c != TS_NONE)
+				m->pairs[m->n++] = (struct corr){ c, w->calls[j] };
+		}
+		if (ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr))
+			return TS_ENOMEM;
 	}
-	m->pairs = malloc(n * sizeof(*m->pairs));
-	if (!m->pairs)
-		return TS_ENOMEM;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (is_call(t, tm, i))
-			m->pairs[m->n++] = (struct corr){ ts_ev_corr(&t->ev, i), (uint32_t)i };
-	return ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr);
+link:
+	for (size_t k = 0; k < w->ngpu; k++) {
+		int64_t c = ts_ev_corr(&t->ev, w->gpu[k]);
+		int64_t r = c != TS_NONE ? find_corr(m, c) : -1;
+		w->gpu_launch[k] = r >= 0 ? (uint32_t)r : CORR_NONE;
+		class_of(w, t, w->gpu[k]);
+	}
+	return 0;
 }
 
 /* A runtime or driver call, or device work: what Kineto writes after the
@@ -516,19 +575,18 @@ static int is_activity(const struct ts_trace *t, size_t i)
 	       c == TS_CAT_MEMCPY || c == TS_CAT_MEMSET || c == TS_CAT_GPU_USER_ANNOTATION;
 }
 
-/* corr_build() on the thread that runs it. */
-struct corr_job {
-	struct corr_map *m;
+/* index_build() on the thread that runs it. */
+struct index_job {
+	struct work *w;
 	const struct ts_trace *t;
-	const uint8_t *tm;
 	int rc;
 };
 
-static void *corr_main(void *arg)
+static void *index_main(void *arg)
 {
-	struct corr_job *j = arg;
+	struct index_job *j = arg;
 
-	j->rc = corr_build(j->m, j->t, j->tm);
+	j->rc = index_build(j->w, j->t);
 	return NULL;
 }
 
@@ -709,32 +767,26 @@ typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
 
 /* Per distinct GPU activity name, in name-id order: the durations are
  * bucketed by name id (a counting sort: 8 B per activity), each bucket
- * sorted on its own. Reads only the trace, w->tm and w->ngpu. */
+ * sorted on its own. Reads only the trace and w->gpu. */
 static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all)
 {
 	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
 	size_t *off = calloc(nid + 1, sizeof(*off));
 	int64_t *dur = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*dur));
-	size_t k = 0;
 	int rc = TS_ENOMEM;
 
 	if (!off || !dur)
 		goto out;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
-			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-			off[id + 1]++;
-			k++;
-		}
+	for (size_t k = 0; k < w->ngpu; k++) {
+		uint32_t id = t->ev.name[w->gpu[k]];
+		off[(id < t->strings.count ? id : t->strings.count) + 1]++;
+	}
 	for (size_t id = 0; id < nid; id++)
 		off[id + 1] += off[id];
-	k = 0;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
-			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-			dur[off[id]++] = ts_ev_dur(&t->ev, i);
-			k++;
-		}
+	for (size_t k = 0; k < w->ngpu; k++) {
+		uint32_t id = t->ev.name[w->gpu[k]];
+		dur[off[id < t->strings.count ? id : t->strings.count]++] = ts_ev_dur(&t->ev, w->gpu[k]);
+	}
 	/* off[id] is now the end of bucket id, the start of bucket id + 1 */
 	for (size_t id = 0, b = 0; id < nid; b = off[id], id++) {
 		size_t n = off[id] - b;
@@ -836,12 +888,6 @@ static int64_t track_of(struct track_map *m, int64_t dev, int64_t stream)
 	return (int64_t)m->tr.n - 1;
 }
 
-/* The runtime call that launched GPU activity i, -1 when unlinked. */
-static int64_t launch_of(const struct ts_trace *t, const struct work *w, size_t i)
-{
-	return ts_ev_corr(&t->ev, i) != TS_NONE ? find_corr(&w->corr, ts_ev_corr(&t->ev, i)) : -1;
-}
-
 /* HTA's idle per stream over one track's activities, sorted by start. */
 static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, size_t n)
 {
@@ -877,11 +923,9 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	int64_t last = -1;
 	int rc = TS_ENOMEM;
 
-	for (size_t i = 0; i < t->ev.n; i++) {
-		unsigned f;
-		if (!w->tm[i] || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
-			continue;
-		f = name_flags(w, t, i);
+	for (size_t j = 0; j < w->ncalls; j++) {
+		size_t i = w->calls[j];
+		unsigned f = name_flags(w, t, i);
 		if (!(f & F_LAUNCH))
 			continue;
 		if (TS_VEC_PUSH(calls, ts_ev_dur(&t->ev, i)))
@@ -901,11 +945,10 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
 	if (!trk)
 		goto out;
-	for (size_t i = 0; i < t->ev.n; i++) {
-		int64_t r, dev, stream, id;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
-			continue;
-		r = launch_of(t, w, i);
+	for (k = 0; k < w->ngpu; k++) {
+		size_t i = w->gpu[k];
+		int64_t r = w->gpu_launch[k] != CORR_NONE ? (int64_t)w->gpu_launch[k] : -1;
+		int64_t dev, stream, id;
 		if (r >= 0) {
 			int64_t rend = ts_ev_ts(&t->ev, r) + ts_ev_dur(&t->ev, r);
 			int64_t d = ts_ev_ts(&t->ev, i) - rend;
@@ -935,7 +978,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (id < 0)
 			goto out;
 		tracks.tr.v[id].n++;
-		trk[k++] = (uint32_t)id;
+		trk[k] = (uint32_t)id;
 	}
 	if (ts_radix_sort_i64(delays.v, delays.n))
 		goto out;
@@ -952,17 +995,13 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	sev = malloc((k ? k : 1) * sizeof(*sev));
 	if (!sev)
 		goto out;
-	k = 0;
-	for (size_t i = 0; i < t->ev.n; i++) {
-		struct track *x;
-		int64_t r, s;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
-			continue;
-		r = launch_of(t, w, i);
-		s = ts_ev_ts(&t->ev, i);
-		x = &tracks.tr.v[trk[k++]];
+	for (k = 0; k < w->ngpu; k++) {
+		size_t i = w->gpu[k];
+		uint32_t r = w->gpu_launch[k];
+		int64_t s = ts_ev_ts(&t->ev, i);
+		struct track *x = &tracks.tr.v[trk[k]];
 		sev[x->off + x->n++] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i),
-							   r >= 0 ? ts_ev_ts(&t->ev, r) : TS_NONE };
+							   r != CORR_NONE ? ts_ev_ts(&t->ev, r) : TS_NONE };
 	}
 	free(trk);
 	trk = NULL;
@@ -1658,11 +1697,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int64_t g0 = INT64_MAX, g1 = INT64_MIN; /* GPU activity span */
 	int top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
 	int failed = 0, rc = TS_ENOMEM;
-	size_t ngpu = 0;
 	struct side side;
-	struct corr_job cj;
-	pthread_t side_th, corr_th;
-	int side_started = 0, corr_started = 0, nomem;
+	struct index_job ij;
+	pthread_t side_th, index_th;
+	int side_started = 0, index_started = 0, nomem;
 
 	memset(&w, 0, sizeof(w));
 	memset(&side, 0, sizeof(side));
@@ -1693,25 +1731,21 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
 		w.tm[i] = (uint8_t)timed(t, i);
-	/* the correlation map needs only the trace and tm: with two threads
-	 * it is built beside the step search */
-	cj = (struct corr_job){ .m = &w.corr, .t = t, .tm = w.tm };
+	/* the lists and the correlation map need only the trace and tm: with
+	 * two threads they are built beside the step search */
+	ij = (struct index_job){ .w = &w, .t = t };
 	if (opts && opts->threads >= 2)
-		corr_started = !pthread_create(&corr_th, NULL, corr_main, &cj);
-	if (!corr_started)
-		corr_main(&cj);
+		index_started = !pthread_create(&index_th, NULL, index_main, &ij);
+	if (!index_started)
+		index_main(&ij);
 	nomem = find_steps(p, t, &w, &main_pid, &main_tid) ||
 		(main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid));
-	if (!nomem) {
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
-				ngpu++;
-		w.ngpu = ngpu;
-		w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
-	}
-	if (corr_started)
-		pthread_join(corr_th, NULL);
-	if (nomem || !w.gev || cj.rc)
+	if (index_started)
+		pthread_join(index_th, NULL);
+	if (nomem || ij.rc)
+		goto out;
+	w.gev = malloc((w.ngpu ? w.ngpu : 1) * sizeof(*w.gev));
+	if (!w.gev)
 		goto out;
 	/* what follows only reads the trace, tm, corr and the name flags:
 	 * with two threads it runs beside the interval sets */
@@ -1725,64 +1759,63 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (!side_started)
 		side_run(&side);
 
-	/* build the sets */
+	/* build the sets: the GPU activities, then the other events (they
+	 * go into different sets, so the order between them does not matter) */
+	for (size_t j = 0; j < w.ngpu; j++) {
+		size_t i = w.gpu[j];
+		int64_t s = ts_ev_ts(&t->ev, i), e = s + ts_ev_dur(&t->ev, i);
+		enum ts_kclass k = class_of(&w, t, i);
+		int64_t launch = TS_NONE, r = w.gpu_launch[j] != CORR_NONE ? (int64_t)w.gpu_launch[j] : -1;
+		if (r >= 0) {
+			int32_t st;
+			launch = ts_ev_ts(&t->ev, r);
+			st = ts_rank_prof_step_at(p, launch);
+			if (st >= 0) {
+				struct ts_step_prof *sp = &p->steps.v[st];
+				int64_t lo = s > sp->start_ns ? s : sp->start_ns;
+				int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
+				sp->kernels++;
+				sp->launched_ns = sat_add(sp->launched_ns, e - s);
+				if (hi > lo)
+					sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
+				if (e > sp->gpu_done_ns)
+					sp->gpu_done_ns = e;
+			}
+		} else {
+			/* launched before the profiler started, or its runtime
+			 * events not captured: counted, but no step launched it */
+			p->unlinked_events++;
+			if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
+				goto out;
+		}
+		w.gev[w.ngev++] = (struct gpu_ev){ s, launch };
+		p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
+		p->class_count[k]++;
+		if (ts_ivset_add(&w.cls[k], s, e))
+			goto out;
+		if (s < g0)
+			g0 = s;
+		if (e > g1)
+			g1 = e;
+		if (k == TS_KC_MEMCPY) {
+			enum ts_mdir d = dir_of(&w, t, i);
+			p->xfer[d].count++;
+			p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
+		}
+		if (s < t0)
+			t0 = s;
+		if (e > t1)
+			t1 = e;
+	}
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t s, e;
 		unsigned nf;
-		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
+		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD || is_gpu_cat(cat) ||
+		    cat == TS_CAT_GPU_USER_ANNOTATION)
 			continue;
 		s = ts_ev_ts(&t->ev, i);
 		e = s + ts_ev_dur(&t->ev, i);
-		if (is_gpu_cat(cat)) {
-			enum ts_kclass k = class_of(&w, t, i);
-			int64_t launch = TS_NONE, r = -1;
-			if (ts_ev_corr(&t->ev, i) != TS_NONE)
-				r = find_corr(&w.corr, ts_ev_corr(&t->ev, i));
-			if (r >= 0) {
-				int32_t st;
-				launch = ts_ev_ts(&t->ev, r);
-				st = ts_rank_prof_step_at(p, launch);
-				if (st >= 0) {
-					struct ts_step_prof *sp = &p->steps.v[st];
-					int64_t lo = s > sp->start_ns ? s : sp->start_ns;
-					int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
-					sp->kernels++;
-					sp->launched_ns = sat_add(sp->launched_ns, e - s);
-					if (hi > lo)
-						sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
-					if (e > sp->gpu_done_ns)
-						sp->gpu_done_ns = e;
-				}
-			} else {
-				/* launched before the profiler started, or its runtime
-				 * events not captured: counted, but no step launched it */
-				p->unlinked_events++;
-				if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
-					goto out;
-			}
-			w.gev[w.ngev++] = (struct gpu_ev){ s, launch };
-			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
-			p->class_count[k]++;
-			if (ts_ivset_add(&w.cls[k], s, e))
-				goto out;
-			if (s < g0)
-				g0 = s;
-			if (e > g1)
-				g1 = e;
-			if (k == TS_KC_MEMCPY) {
-				enum ts_mdir d = dir_of(&w, t, i);
-				p->xfer[d].count++;
-				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
-			}
-			if (s < t0)
-				t0 = s;
-			if (e > t1)
-				t1 = e;
-			continue;
-		}
-		if (cat == TS_CAT_GPU_USER_ANNOTATION)
-			continue;
 		if (!p->steps.n) {
 			if (s < t0)
 				t0 = s;
