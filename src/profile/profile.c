@@ -753,22 +753,25 @@ static int grow_tmp(struct work *w, size_t n)
 	return 0;
 }
 
-/* Sort a group of int64 values (small groups without the radix buffer). */
-static int sort_group(int64_t *v, size_t n)
+/* Sort a group of int64 values (small groups without the radix buffer;
+ * scratch holds n values). */
+static int sort_group(int64_t *v, size_t n, int64_t *scratch)
 {
 	if (n < 64) {
 		sort_n(v, n, sizeof(*v), cmp_i64);
 		return 0;
 	}
-	return ts_radix_sort_i64(v, n);
+	return ts_radix_sort_i64_in(v, n, scratch);
 }
 
 typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
 
 /* Per distinct GPU activity name, in name-id order: the durations are
  * bucketed by name id (a counting sort: 8 B per activity), each bucket
- * sorted on its own. Reads only the trace and w->gpu. */
-static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all)
+ * sorted on its own (scratch: room for w->ngpu values). Reads only the
+ * trace and w->gpu. */
+static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all,
+			int64_t *scratch)
 {
 	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
 	size_t *off = calloc(nid + 1, sizeof(*off));
@@ -794,7 +797,7 @@ static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_ve
 		struct ts_kernel_stat ks;
 		if (!n)
 			continue;
-		if (sort_group(v, n))
+		if (sort_group(v, n, scratch))
 			goto out;
 		memset(&ks, 0, sizeof(ks));
 		ks.name = (uint32_t)id;
@@ -911,8 +914,10 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * by (device, stream) in event order (a counting sort over a track id per
  * activity), each bucket sorted by start on its own (stable, so equal
  * starts keep event order), and the tracks reported by (device, stream).
+ * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64.
  */
-static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w)
+static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+			   int64_t *scratch)
 {
 	TS_VEC(int64_t) calls = { 0 };
 	TS_VEC(int64_t) delays = { 0 };
@@ -935,7 +940,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			p->launch.graph_launches++;
 	}
 	p->launch.calls = (int64_t)calls.n;
-	if (ts_radix_sort_i64(calls.v, calls.n))
+	if (ts_radix_sort_i64_in(calls.v, calls.n, scratch))
 		goto out;
 	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
 	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
@@ -980,7 +985,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		tracks.tr.v[id].n++;
 		trk[k] = (uint32_t)id;
 	}
-	if (ts_radix_sort_i64(delays.v, delays.n))
+	if (ts_radix_sort_i64_in(delays.v, delays.n, scratch))
 		goto out;
 	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
@@ -1009,7 +1014,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	for (size_t j = 0; j < tracks.tr.n; j++) {
 		const struct track *x = &tracks.tr.v[j];
 		struct ts_stream_idle si;
-		if (ts_radix_sort(sev + x->off, x->n, sizeof(*sev), key_sev_s))
+		if (ts_radix_sort_in(sev + x->off, x->n, sizeof(*sev), key_sev_s, scratch))
 			goto out;
 		memset(&si, 0, sizeof(si));
 		si.device = x->dev;
@@ -1678,9 +1683,14 @@ struct side {
 
 static void side_run(struct side *s)
 {
-	s->rc = kernel_stats(s->t, s->w, &s->all);
+	/* one radix buffer for all the sorts below: its pages are touched once */
+	size_t n = s->w->ncalls > 3 * s->w->ngpu ? s->w->ncalls : 3 * s->w->ngpu;
+	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+
+	s->rc = scratch ? kernel_stats(s->t, s->w, &s->all, scratch) : TS_ENOMEM;
 	if (!s->rc)
-		s->rc = launch_and_idle(s->p, s->t, s->w);
+		s->rc = launch_and_idle(s->p, s->t, s->w, scratch);
+	free(scratch);
 }
 
 static void *side_main(void *arg)
