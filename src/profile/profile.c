@@ -1699,6 +1699,106 @@ static void *side_main(void *arg)
 	return NULL;
 }
 
+/* The sets of the events other than GPU activities (host, data loader,
+ * CPU collectives, forward/backward/optimizer), and the window's bounds
+ * without steps. Reads only the trace, tm and the name flags (so it runs
+ * beside index_build); 0 or TS_ENOMEM. */
+static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+		     int64_t main_pid, int64_t main_tid, int64_t *t0, int64_t *t1)
+{
+	for (size_t i = 0; i < t->ev.n; i++) {
+		int cat = t->ev.cat[i];
+		int64_t s, e;
+		unsigned nf;
+		if (!w->tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD || is_gpu_cat(cat) ||
+		    cat == TS_CAT_GPU_USER_ANNOTATION)
+			continue;
+		s = ts_ev_ts(&t->ev, i);
+		e = s + ts_ev_dur(&t->ev, i);
+		if (!p->steps.n) {
+			if (s < *t0)
+				*t0 = s;
+			if (e > *t1)
+				*t1 = e;
+		}
+		nf = name_flags(w, t, i);
+		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
+			int ann = cat == TS_CAT_USER_ANNOTATION;
+			if ((nf & F_DATA) && ts_ivset_add(&w->set[S_DATA], s, e))
+				return TS_ENOMEM;
+			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w->set[S_CPUCOMM], s, e))
+				return TS_ENOMEM;
+			if ((nf & F_OPT) && ts_ivset_add(&w->set[S_OPT], s, e))
+				return TS_ENOMEM;
+			if (ann && (nf & F_FWD) && ts_ivset_add(&w->set[S_FWD], s, e))
+				return TS_ENOMEM;
+			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
+			    ts_ivset_add(&w->set[S_BWD], s, e))
+				return TS_ENOMEM;
+		}
+		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
+		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
+		    ts_ivset_add(&w->set[S_HOST], s, e))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
+/* The GPU activities' sets and counts, each linked one to the step whose
+ * span holds its launch call; w->gev for the idle split; the window's and
+ * the GPU span's bounds. Needs index_build's lists; 0 or TS_ENOMEM. */
+static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+		    int64_t *t0, int64_t *t1, int64_t *g0, int64_t *g1)
+{
+	for (size_t j = 0; j < w->ngpu; j++) {
+		size_t i = w->gpu[j];
+		int64_t s = ts_ev_ts(&t->ev, i), e = s + ts_ev_dur(&t->ev, i);
+		enum ts_kclass k = class_of(w, t, i);
+		int64_t launch = TS_NONE, r = w->gpu_launch[j] != CORR_NONE ? (int64_t)w->gpu_launch[j] : -1;
+		if (r >= 0) {
+			int32_t st;
+			launch = ts_ev_ts(&t->ev, r);
+			st = ts_rank_prof_step_at(p, launch);
+			if (st >= 0) {
+				struct ts_step_prof *sp = &p->steps.v[st];
+				int64_t lo = s > sp->start_ns ? s : sp->start_ns;
+				int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
+				sp->kernels++;
+				sp->launched_ns = sat_add(sp->launched_ns, e - s);
+				if (hi > lo)
+					sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
+				if (e > sp->gpu_done_ns)
+					sp->gpu_done_ns = e;
+			}
+		} else {
+			/* launched before the profiler started, or its runtime
+			 * events not captured: counted, but no step launched it */
+			p->unlinked_events++;
+			if (ts_ivset_add(&w->set[S_UNLINKED], s, e))
+				return TS_ENOMEM;
+		}
+		w->gev[w->ngev++] = (struct gpu_ev){ s, launch };
+		p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
+		p->class_count[k]++;
+		if (ts_ivset_add(&w->cls[k], s, e))
+			return TS_ENOMEM;
+		if (s < *g0)
+			*g0 = s;
+		if (e > *g1)
+			*g1 = e;
+		if (k == TS_KC_MEMCPY) {
+			enum ts_mdir d = dir_of(w, t, i);
+			p->xfer[d].count++;
+			p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
+		}
+		if (s < *t0)
+			*t0 = s;
+		if (e > *t1)
+			*t1 = e;
+	}
+	return 0;
+}
+
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		    const struct ts_prof_opts *opts, struct ts_err *err)
 {
@@ -1748,8 +1848,11 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		index_started = !pthread_create(&index_th, NULL, index_main, &ij);
 	if (!index_started)
 		index_main(&ij);
+	/* the host's sets need only the steps (the main thread), tm and the
+	 * name flags: they are built beside the lists too */
 	nomem = find_steps(p, t, &w, &main_pid, &main_tid) ||
-		(main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid));
+		(main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid)) ||
+		host_sets(p, t, &w, main_pid, main_tid, &t0, &t1);
 	if (index_started)
 		pthread_join(index_th, NULL);
 	if (nomem || ij.rc)
@@ -1757,8 +1860,8 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	w.gev = malloc((w.ngpu ? w.ngpu : 1) * sizeof(*w.gev));
 	if (!w.gev)
 		goto out;
-	/* what follows only reads the trace, tm, corr and the name flags:
-	 * with two threads it runs beside the interval sets */
+	/* what follows only reads the trace, tm, the lists, corr and the name
+	 * flags: with two threads it runs beside the GPU's interval sets */
 	side.p = p;
 	side.t = t;
 	side.w = &w;
@@ -1768,90 +1871,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	}
 	if (!side_started)
 		side_run(&side);
+	if (gpu_sets(p, t, &w, &t0, &t1, &g0, &g1))
+		goto out;
 
-	/* build the sets: the GPU activities, then the other events (they
-	 * go into different sets, so the order between them does not matter) */
-	for (size_t j = 0; j < w.ngpu; j++) {
-		size_t i = w.gpu[j];
-		int64_t s = ts_ev_ts(&t->ev, i), e = s + ts_ev_dur(&t->ev, i);
-		enum ts_kclass k = class_of(&w, t, i);
-		int64_t launch = TS_NONE, r = w.gpu_launch[j] != CORR_NONE ? (int64_t)w.gpu_launch[j] : -1;
-		if (r >= 0) {
-			int32_t st;
-			launch = ts_ev_ts(&t->ev, r);
-			st = ts_rank_prof_step_at(p, launch);
-			if (st >= 0) {
-				struct ts_step_prof *sp = &p->steps.v[st];
-				int64_t lo = s > sp->start_ns ? s : sp->start_ns;
-				int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
-				sp->kernels++;
-				sp->launched_ns = sat_add(sp->launched_ns, e - s);
-				if (hi > lo)
-					sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
-				if (e > sp->gpu_done_ns)
-					sp->gpu_done_ns = e;
-			}
-		} else {
-			/* launched before the profiler started, or its runtime
-			 * events not captured: counted, but no step launched it */
-			p->unlinked_events++;
-			if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
-				goto out;
-		}
-		w.gev[w.ngev++] = (struct gpu_ev){ s, launch };
-		p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
-		p->class_count[k]++;
-		if (ts_ivset_add(&w.cls[k], s, e))
-			goto out;
-		if (s < g0)
-			g0 = s;
-		if (e > g1)
-			g1 = e;
-		if (k == TS_KC_MEMCPY) {
-			enum ts_mdir d = dir_of(&w, t, i);
-			p->xfer[d].count++;
-			p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
-		}
-		if (s < t0)
-			t0 = s;
-		if (e > t1)
-			t1 = e;
-	}
-	for (size_t i = 0; i < t->ev.n; i++) {
-		int cat = t->ev.cat[i];
-		int64_t s, e;
-		unsigned nf;
-		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD || is_gpu_cat(cat) ||
-		    cat == TS_CAT_GPU_USER_ANNOTATION)
-			continue;
-		s = ts_ev_ts(&t->ev, i);
-		e = s + ts_ev_dur(&t->ev, i);
-		if (!p->steps.n) {
-			if (s < t0)
-				t0 = s;
-			if (e > t1)
-				t1 = e;
-		}
-		nf = name_flags(&w, t, i);
-		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
-			int ann = cat == TS_CAT_USER_ANNOTATION;
-			if ((nf & F_DATA) && ts_ivset_add(&w.set[S_DATA], s, e))
-				goto out;
-			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w.set[S_CPUCOMM], s, e))
-				goto out;
-			if ((nf & F_OPT) && ts_ivset_add(&w.set[S_OPT], s, e))
-				goto out;
-			if (ann && (nf & F_FWD) && ts_ivset_add(&w.set[S_FWD], s, e))
-				goto out;
-			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
-			    ts_ivset_add(&w.set[S_BWD], s, e))
-				goto out;
-		}
-		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
-		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
-		    ts_ivset_add(&w.set[S_HOST], s, e))
-			goto out;
-	}
 	p->has_gpu = w.ngev > 0;
 	if (p->steps.n) {
 		const struct ts_step_prof *a = &p->steps.v[0], *b = &p->steps.v[p->steps.n - 1];
