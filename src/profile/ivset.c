@@ -145,6 +145,40 @@ int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 	return 0;
 }
 
+int ts_ivset_or_all(struct ts_ivset *out, const struct ts_ivset *const *sets, size_t k)
+{
+	size_t *pos = calloc(k ? k : 1, sizeof(*pos)), total = 0;
+
+	if (!pos)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < k; i++)
+		total += sets[i]->n;
+	if (reserve(out, total)) {
+		free(pos);
+		return TS_ENOMEM;
+	}
+	for (;;) {
+		const struct ts_iv *x;
+		size_t best = k;
+		for (size_t i = 0; i < k; i++)
+			if (pos[i] < sets[i]->n &&
+			    (best == k || sets[i]->v[pos[i]].s < sets[best]->v[pos[best]].s))
+				best = i;
+		if (best == k)
+			break;
+		x = &sets[best]->v[pos[best]++];
+		if (out->n && x->s <= out->v[out->n - 1].e) {
+			if (x->e > out->v[out->n - 1].e)
+				out->v[out->n - 1].e = x->e;
+		} else if (put(out, x->s, x->e)) {
+			free(pos);
+			return TS_ENOMEM;
+		}
+	}
+	free(pos);
+	return 0;
+}
+
 int ts_ivset_sub(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b)
 {
 	size_t j = 0;

@@ -1138,21 +1138,6 @@ static void move_set(struct ts_ivset *dst, struct ts_ivset *src)
 	ts_ivset_init(src);
 }
 
-/* w->set[dst] ∪= b (normalized sets; S_T1 is scratch). */
-static int union_into(struct work *w, enum set_id dst, const struct ts_ivset *b)
-{
-	struct ts_ivset x;
-
-	if (!b->n)
-		return 0;
-	if (ts_ivset_or(&w->set[S_T1], &w->set[dst], b))
-		return TS_ENOMEM;
-	x = w->set[dst];
-	w->set[dst] = w->set[S_T1];
-	w->set[S_T1] = x;
-	return 0;
-}
-
 /* out = a \ b \ c; tmp is scratch. */
 static int sub2(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b,
 		const struct ts_ivset *c, struct ts_ivset *tmp)
@@ -1891,21 +1876,27 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	clip_all(&w, t0, t1, opts ? opts->threads : 1);
 	for (int k = 0; k < TS_KC_COUNT; k++)
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
-	/* compute / comm / memcpy sets; busy = compute and the other classes,
-	 * linked busy = the union of the linked sets (both from the normalized
-	 * parts, not from a second copy of every interval) */
+	/* compute / comm / memcpy sets; compute = the compute classes, busy =
+	 * compute and the other classes, each one merge of the normalized parts
+	 * (not a second copy of every interval, nor one merge per class) */
 	if (p->has_gpu) {
+		const struct ts_ivset *part[TS_KC_COUNT + 1];
+		size_t np = 0;
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (ts_kclass_is_compute((enum ts_kclass)k)) {
-				if (union_into(&w, S_COMPUTE, &w.cls[k]))
-					goto out;
-				ts_ivset_release(&w.cls[k]);
-			}
-		if (copy_set(&w.set[S_BUSY], &w.set[S_COMPUTE]))
+			if (ts_kclass_is_compute((enum ts_kclass)k))
+				part[np++] = &w.cls[k];
+		if (ts_ivset_or_all(&w.set[S_COMPUTE], part, np))
 			goto out;
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (!ts_kclass_is_compute((enum ts_kclass)k) && union_into(&w, S_BUSY, &w.cls[k]))
-				goto out;
+			if (ts_kclass_is_compute((enum ts_kclass)k))
+				ts_ivset_release(&w.cls[k]);
+		np = 0;
+		part[np++] = &w.set[S_COMPUTE];
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (!ts_kclass_is_compute((enum ts_kclass)k))
+				part[np++] = &w.cls[k];
+		if (ts_ivset_or_all(&w.set[S_BUSY], part, np))
+			goto out;
 		/* the class sets end here: comm, memcpy and memset move over */
 		move_set(&w.set[S_COMM], &w.cls[TS_KC_COMM]);
 		move_set(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY]);
