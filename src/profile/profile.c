@@ -295,7 +295,8 @@ struct work {
 	uint32_t *gpu;          /* event of each timed GPU activity, in event order */
 	uint32_t *gpu_launch;   /* its launch call (find_corr), CORR_NONE when unlinked */
 	size_t ngpu;            /* entries of gpu (ngev once the sets are built) */
-	uint32_t *calls;        /* event of each timed runtime/driver call, in event order */
+	uint32_t *calls;        /* event of each timed runtime/driver call, in event order
+				 * (freed by launch_and_idle) */
 	size_t ncalls;
 	struct corr_map corr;
 	int64_t *tmp, *tmp2;
@@ -915,6 +916,7 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * activity), each bucket sorted by start on its own (stable, so equal
  * starts keep event order), and the tracks reported by (device, stream).
  * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64.
+ * Frees w->calls, which nothing needs after.
  */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 			   int64_t *scratch)
@@ -939,6 +941,10 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
+	/* the last use of the calls' list */
+	free(w->calls);
+	w->calls = NULL;
+	w->ncalls = 0;
 	p->launch.calls = (int64_t)calls.n;
 	if (ts_radix_sort_i64_in(calls.v, calls.n, scratch))
 		goto out;
