@@ -280,7 +280,8 @@ int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
  * measured on, with busy and compute). */
 enum set_id {
 	S_BUSY, S_COMPUTE, S_COMM, S_MEMCPY, S_MEMSET, S_HOST, S_DATA, S_CPUCOMM, S_FWD,
-	S_BWD, S_OPT, S_UNLINKED, S_ECOMM, S_EMCPY, S_EMSET, S_T1, S_T2, S_T3, S_NSETS
+	S_BWD, S_OPT, S_UNLINKED, S_ECOMM, S_EMCPY, S_EMSET, S_T1, S_T2, S_T3, S_HOST_CALLS,
+	S_NSETS
 };
 
 struct work {
@@ -1727,9 +1728,11 @@ static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wo
 			    ts_ivset_add(&w->set[S_BWD], s, e))
 				return TS_ENOMEM;
 		}
+		/* the calls apart: Kineto writes them after the host's ops, so
+		 * in one set they would interleave with the ops and take a sort */
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
 		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
-		    ts_ivset_add(&w->set[S_HOST], s, e))
+		    ts_ivset_add(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
 			return TS_ENOMEM;
 	}
 	return 0;
@@ -1880,6 +1883,16 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 
 	/* nothing is counted outside the window it is a share of */
 	clip_all(&w, t0, t1, opts ? opts->threads : 1);
+	if (w.set[S_HOST_CALLS].n) {
+		const struct ts_ivset *host[2] = { &w.set[S_HOST], &w.set[S_HOST_CALLS] };
+		struct ts_ivset x;
+		if (ts_ivset_or_all(&w.set[S_T1], host, 2))
+			goto out;
+		x = w.set[S_HOST];
+		w.set[S_HOST] = w.set[S_T1];
+		w.set[S_T1] = x;
+		ts_ivset_release(&w.set[S_HOST_CALLS]);
+	}
 	for (int k = 0; k < TS_KC_COUNT; k++)
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
 	/* compute / comm / memcpy sets; compute = the compute classes, busy =
