@@ -147,35 +147,42 @@ int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 
 int ts_ivset_or_all(struct ts_ivset *out, const struct ts_ivset *const *sets, size_t k)
 {
-	size_t *pos = calloc(k ? k : 1, sizeof(*pos)), total = 0;
+	/* the sets not yet used up: next interval and end (the result is the
+	 * normalized union, the same whichever of equal starts comes first) */
+	struct head {
+		const struct ts_iv *p, *end;
+	} *h = malloc((k ? k : 1) * sizeof(*h));
+	size_t live = 0, total = 0;
 
-	if (!pos)
+	if (!h)
 		return TS_ENOMEM;
 	for (size_t i = 0; i < k; i++)
-		total += sets[i]->n;
+		if (sets[i]->n) {
+			h[live++] = (struct head){ sets[i]->v, sets[i]->v + sets[i]->n };
+			total += sets[i]->n;
+		}
 	if (reserve(out, total)) {
-		free(pos);
+		free(h);
 		return TS_ENOMEM;
 	}
-	for (;;) {
+	while (live) {
 		const struct ts_iv *x;
-		size_t best = k;
-		for (size_t i = 0; i < k; i++)
-			if (pos[i] < sets[i]->n &&
-			    (best == k || sets[i]->v[pos[i]].s < sets[best]->v[pos[best]].s))
+		size_t best = 0;
+		for (size_t i = 1; i < live; i++)
+			if (h[i].p->s < h[best].p->s)
 				best = i;
-		if (best == k)
-			break;
-		x = &sets[best]->v[pos[best]++];
+		x = h[best].p++;
+		if (h[best].p == h[best].end)
+			h[best] = h[--live];
 		if (out->n && x->s <= out->v[out->n - 1].e) {
 			if (x->e > out->v[out->n - 1].e)
 				out->v[out->n - 1].e = x->e;
 		} else if (put(out, x->s, x->e)) {
-			free(pos);
+			free(h);
 			return TS_ENOMEM;
 		}
 	}
-	free(pos);
+	free(h);
 	return 0;
 }
 
