@@ -56,6 +56,9 @@ int64_t ts_ivset_len(const struct ts_ivset *a);
 int ts_ivset_and(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b);
 int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b);
 int ts_ivset_sub(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_ivset *b);
+/* out = the union of k sets in one merge (out must differ from each; its
+ * previous content is dropped). 0 or TS_ENOMEM. */
+int ts_ivset_or_all(struct ts_ivset *out, const struct ts_ivset *const *sets, size_t k);
 /* |a ∩ b| without building the set. */
 int64_t ts_ivset_and_len(const struct ts_ivset *a, const struct ts_ivset *b);
 /* |a ∩ [lo, hi)|, O(log n + k). */

@@ -23,7 +23,8 @@ void ts_ivset_release(struct ts_ivset *a)
 	ts_ivset_init(a);
 }
 
-int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
+/* ts_ivset_add(), inlined into the sweeps below. */
+static inline int put(struct ts_ivset *a, int64_t s, int64_t e)
 {
 	if (e <= s)
 		return 0;
@@ -38,6 +39,21 @@ int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
 	a->v[a->n].e = e;
 	a->n++;
 	return 0;
+}
+
+int ts_ivset_add(struct ts_ivset *a, int64_t s, int64_t e)
+{
+	return put(a, s, e);
+}
+
+/* Empty out and give it room for n intervals: a sweep over normalized sets
+ * of m and k intervals yields at most m + k, so it then never regrows. The
+ * buffer is grown with realloc, not replaced: a large one keeps the pages
+ * it has touched (no fresh page faults for the part reused). */
+static int reserve(struct ts_ivset *out, size_t n)
+{
+	out->n = 0;
+	return ts_grow((void **)&out->v, &out->cap, n, sizeof(*out->v));
 }
 
 static int cmp_iv(const void *x, const void *y)
@@ -92,11 +108,12 @@ int ts_ivset_and(struct ts_ivset *out, const struct ts_ivset *a, const struct ts
 {
 	size_t i = 0, j = 0;
 
-	out->n = 0;
+	if (reserve(out, a->n + b->n))
+		return TS_ENOMEM;
 	while (i < a->n && j < b->n) {
 		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
 		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-		if (s < e && ts_ivset_add(out, s, e))
+		if (s < e && put(out, s, e))
 			return TS_ENOMEM;
 		if (a->v[i].e < b->v[j].e)
 			i++;
@@ -110,7 +127,8 @@ int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 {
 	size_t i = 0, j = 0;
 
-	out->n = 0;
+	if (reserve(out, a->n + b->n))
+		return TS_ENOMEM;
 	while (i < a->n || j < b->n) {
 		const struct ts_iv *x;
 		if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s))
@@ -120,10 +138,51 @@ int ts_ivset_or(struct ts_ivset *out, const struct ts_ivset *a, const struct ts_
 		if (out->n && x->s <= out->v[out->n - 1].e) {
 			if (x->e > out->v[out->n - 1].e)
 				out->v[out->n - 1].e = x->e;
-		} else if (ts_ivset_add(out, x->s, x->e)) {
+		} else if (put(out, x->s, x->e)) {
 			return TS_ENOMEM;
 		}
 	}
+	return 0;
+}
+
+int ts_ivset_or_all(struct ts_ivset *out, const struct ts_ivset *const *sets, size_t k)
+{
+	/* the sets not yet used up: next interval and end (the result is the
+	 * normalized union, the same whichever of equal starts comes first) */
+	struct head {
+		const struct ts_iv *p, *end;
+	} *h = malloc((k ? k : 1) * sizeof(*h));
+	size_t live = 0, total = 0;
+
+	if (!h)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < k; i++)
+		if (sets[i]->n) {
+			h[live++] = (struct head){ sets[i]->v, sets[i]->v + sets[i]->n };
+			total += sets[i]->n;
+		}
+	if (reserve(out, total)) {
+		free(h);
+		return TS_ENOMEM;
+	}
+	while (live) {
+		const struct ts_iv *x;
+		size_t best = 0;
+		for (size_t i = 1; i < live; i++)
+			if (h[i].p->s < h[best].p->s)
+				best = i;
+		x = h[best].p++;
+		if (h[best].p == h[best].end)
+			h[best] = h[--live];
+		if (out->n && x->s <= out->v[out->n - 1].e) {
+			if (x->e > out->v[out->n - 1].e)
+				out->v[out->n - 1].e = x->e;
+		} else if (put(out, x->s, x->e)) {
+			free(h);
+			return TS_ENOMEM;
+		}
+	}
+	free(h);
 	return 0;
 }
 
@@ -131,20 +190,21 @@ int ts_ivset_sub(struct ts_ivset *out, const struct ts_ivset *a, const struct ts
 {
 	size_t j = 0;
 
-	out->n = 0;
+	if (reserve(out, a->n + b->n))
+		return TS_ENOMEM;
 	for (size_t i = 0; i < a->n; i++) {
 		int64_t s = a->v[i].s, e = a->v[i].e;
 		while (j < b->n && b->v[j].e <= s)
 			j++;
 		for (size_t k = j; k < b->n && b->v[k].s < e; k++) {
-			if (b->v[k].s > s && ts_ivset_add(out, s, b->v[k].s))
+			if (b->v[k].s > s && put(out, s, b->v[k].s))
 				return TS_ENOMEM;
 			if (b->v[k].e > s)
 				s = b->v[k].e;
 			if (s >= e)
 				break;
 		}
-		if (s < e && ts_ivset_add(out, s, e))
+		if (s < e && put(out, s, e))
 			return TS_ENOMEM;
 	}
 	return 0;

@@ -280,7 +280,8 @@ int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
  * measured on, with busy and compute). */
 enum set_id {
 	S_BUSY, S_COMPUTE, S_COMM, S_MEMCPY, S_MEMSET, S_HOST, S_DATA, S_CPUCOMM, S_FWD,
-	S_BWD, S_OPT, S_UNLINKED, S_ECOMM, S_EMCPY, S_EMSET, S_T1, S_T2, S_T3, S_NSETS
+	S_BWD, S_OPT, S_UNLINKED, S_ECOMM, S_EMCPY, S_EMSET, S_T1, S_T2, S_T3, S_HOST_CALLS,
+	S_NSETS
 };
 
 struct work {
@@ -292,7 +293,12 @@ struct work {
 	uint8_t *tm;            /* per event: timed() */
 	struct gpu_ev *gev;
 	size_t ngev;
-	size_t ngpu;            /* timed GPU activities (ngev once the sets are built) */
+	uint32_t *gpu;          /* event of each timed GPU activity, in event order */
+	uint32_t *gpu_launch;   /* its launch call (find_corr), CORR_NONE when unlinked */
+	size_t ngpu;            /* entries of gpu (ngev once the sets are built) */
+	uint32_t *calls;        /* event of each timed runtime/driver call, in event order
+				 * (freed by launch_and_idle) */
+	size_t ncalls;
 	struct corr_map corr;
 	int64_t *tmp, *tmp2;
 	size_t ntmp;
@@ -309,6 +315,9 @@ static void work_release(struct work *w)
 	free(w->name_dir);
 	free(w->tm);
 	free(w->gev);
+	free(w->gpu);
+	free(w->gpu_launch);
+	free(w->calls);
 	free(w->corr.bits);
 	free(w->corr.rank);
 	free(w->corr.ev);
@@ -431,42 +440,79 @@ static unsigned flags_of(const char *nm, size_t n)
 	return f;
 }
 
-static unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
+static unsigned name_flags_first(struct work *w, const struct ts_trace *t, uint32_t id)
+{
+	w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
+					       ts_intern_len(&t->strings, id));
+	return w->name_flags[id];
+}
+
+/* Called for most events: the cached look is inlined, the first look at a
+ * name is not. */
+static inline unsigned name_flags(struct work *w, const struct ts_trace *t, size_t i)
 {
 	uint32_t id = t->ev.name[i];
 
 	if (id >= t->strings.count)
 		return F_KNOWN;
-	if (!w->name_flags[id])
-		w->name_flags[id] = (uint16_t)flags_of(ts_intern_str(&t->strings, id),
-						       ts_intern_len(&t->strings, id));
-	return w->name_flags[id];
+	return w->name_flags[id] ? w->name_flags[id] : name_flags_first(w, t, id);
 }
 
-static int is_call(const struct ts_trace *t, const uint8_t *tm, size_t i)
+/* Keep the first n entries of a list allocated for more (only the pages
+ * written were touched; giving back the rest keeps the heap small). */
+static uint32_t *shrink_list(uint32_t *v, size_t n)
 {
-	return tm[i] && (t->ev.cat[i] == TS_CAT_RUNTIME || t->ev.cat[i] == TS_CAT_DRIVER) &&
-	       ts_ev_corr(&t->ev, i) != TS_NONE;
+	uint32_t *r = realloc(v, (n ? n : 1) * sizeof(*v));
+
+	return r ? r : v;
 }
 
-/* The runtime/driver calls by correlation (see struct corr_map). */
-static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_t *tm)
+/*
+ * The lists of struct work (timed GPU activities, timed runtime/driver
+ * calls) in one pass over the events, then the correlation map from the
+ * calls (see struct corr_map), each activity's launch call and the class of
+ * each activity's name (w->name_cls). Later passes walk the lists instead
+ * of every event. Reads only the trace and w->tm.
+ */
+static int index_build(struct work *w, const struct ts_trace *t)
 {
+	struct corr_map *m = &w->corr;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t n = 0, words, present = 0;
 
 	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (is_call(t, tm, i)) {
-			int64_t c = ts_ev_corr(&t->ev, i);
-			if (c < lo)
-				lo = c;
-			if (c > hi)
-				hi = c;
-			n++;
+	w->gpu = malloc((t->ev.n + 1) * sizeof(*w->gpu));
+	w->calls = malloc((t->ev.n + 1) * sizeof(*w->calls));
+	if (!w->gpu || !w->calls)
+		return TS_ENOMEM;
+	for (size_t i = 0; i < t->ev.n; i++) {
+		int cat = t->ev.cat[i];
+		int64_t c;
+		if (!w->tm[i])
+			continue;
+		if (is_gpu_cat(cat)) {
+			w->gpu[w->ngpu++] = (uint32_t)i;
+			continue;
 		}
+		if (cat != TS_CAT_RUNTIME && cat != TS_CAT_DRIVER)
+			continue;
+		w->calls[w->ncalls++] = (uint32_t)i;
+		c = ts_ev_corr(&t->ev, i);
+		if (c == TS_NONE)
+			continue;
+		if (c < lo)
+			lo = c;
+		if (c > hi)
+			hi = c;
+		n++;
+	}
+	w->gpu = shrink_list(w->gpu, w->ngpu);
+	w->calls = shrink_list(w->calls, w->ncalls);
+	w->gpu_launch = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
+	if (!w->gpu_launch)
+		return TS_ENOMEM;
 	if (!n)
-		return 0;
+		goto link;
 	/* hi - lo as unsigned cannot overflow; the span test keeps it small */
 	if ((uint64_t)hi - (uint64_t)lo < (uint64_t)n * CORR_DENSE_MAX) {
 		m->lo = lo;
@@ -476,34 +522,49 @@ static int corr_build(struct corr_map *m, const struct ts_trace *t, const uint8_
 		m->rank = malloc(words * sizeof(*m->rank));
 		if (!m->bits || !m->rank)
 			return TS_ENOMEM;
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (is_call(t, tm, i)) {
-				uint64_t k = (uint64_t)ts_ev_corr(&t->ev, i) - (uint64_t)lo;
+		for (size_t j = 0; j < w->ncalls; j++) {
+			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			if (c != TS_NONE) {
+				uint64_t k = (uint64_t)c - (uint64_t)lo;
 				m->bits[k / 64] |= UINT64_C(1) << (k % 64);
 			}
-		for (size_t w = 0; w < words; w++) {
-			m->rank[w] = (uint32_t)present;
-			present += ts_popcount64(m->bits[w]);
+		}
+		for (size_t x = 0; x < words; x++) {
+			m->rank[x] = (uint32_t)present;
+			present += ts_popcount64(m->bits[x]);
 		}
 		m->ev = malloc(present * sizeof(*m->ev));
 		if (!m->ev)
 			return TS_ENOMEM;
 		memset(m->ev, 0xff, present * sizeof(*m->ev));
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (is_call(t, tm, i)) {
-				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)ts_ev_corr(&t->ev, i) - (uint64_t)lo)];
+		for (size_t j = 0; j < w->ncalls; j++) {
+			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			if (c != TS_NONE) {
+				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)c - (uint64_t)lo)];
 				if (*d == CORR_NONE)
-					*d = (uint32_t)i;
+					*d = w->calls[j];
 			}
-		return 0;
+		}
+	} else {
+		m->pairs = malloc(n * sizeof(*m->pairs));
+		if (!m->pairs)
+			return TS_ENOMEM;
+		for (size_t j = 0; j < w->ncalls; j++) {
+			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			if (c != TS_NONE)
+				m->pairs[m->n++] = (struct corr){ c, w->calls[j] };
+		}
+		if (ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr))
+			return TS_ENOMEM;
 	}
-	m->pairs = malloc(n * sizeof(*m->pairs));
-	if (!m->pairs)
-		return TS_ENOMEM;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (is_call(t, tm, i))
-			m->pairs[m->n++] = (struct corr){ ts_ev_corr(&t->ev, i), (uint32_t)i };
-	return ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr);
+link:
+	for (size_t k = 0; k < w->ngpu; k++) {
+		int64_t c = ts_ev_corr(&t->ev, w->gpu[k]);
+		int64_t r = c != TS_NONE ? find_corr(m, c) : -1;
+		w->gpu_launch[k] = r >= 0 ? (uint32_t)r : CORR_NONE;
+		class_of(w, t, w->gpu[k]);
+	}
+	return 0;
 }
 
 /* A runtime or driver call, or device work: what Kineto writes after the
@@ -516,19 +577,18 @@ static int is_activity(const struct ts_trace *t, size_t i)
 	       c == TS_CAT_MEMCPY || c == TS_CAT_MEMSET || c == TS_CAT_GPU_USER_ANNOTATION;
 }
 
-/* corr_build() on the thread that runs it. */
-struct corr_job {
-	struct corr_map *m;
+/* index_build() on the thread that runs it. */
+struct index_job {
+	struct work *w;
 	const struct ts_trace *t;
-	const uint8_t *tm;
 	int rc;
 };
 
-static void *corr_main(void *arg)
+static void *index_main(void *arg)
 {
-	struct corr_job *j = arg;
+	struct index_job *j = arg;
 
-	j->rc = corr_build(j->m, j->t, j->tm);
+	j->rc = index_build(j->w, j->t);
 	return NULL;
 }
 
@@ -695,46 +755,43 @@ static int grow_tmp(struct work *w, size_t n)
 	return 0;
 }
 
-/* Sort a group of int64 values (small groups without the radix buffer). */
-static int sort_group(int64_t *v, size_t n)
+/* Sort a group of int64 values (small groups without the radix buffer;
+ * scratch holds n values). */
+static int sort_group(int64_t *v, size_t n, int64_t *scratch)
 {
 	if (n < 64) {
 		sort_n(v, n, sizeof(*v), cmp_i64);
 		return 0;
 	}
-	return ts_radix_sort_i64(v, n);
+	return ts_radix_sort_i64_in(v, n, scratch);
 }
 
 typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
 
 /* Per distinct GPU activity name, in name-id order: the durations are
  * bucketed by name id (a counting sort: 8 B per activity), each bucket
- * sorted on its own. Reads only the trace, w->tm and w->ngpu. */
-static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all)
+ * sorted on its own (scratch: room for w->ngpu values). Reads only the
+ * trace and w->gpu. */
+static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all,
+			int64_t *scratch)
 {
 	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
 	size_t *off = calloc(nid + 1, sizeof(*off));
 	int64_t *dur = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*dur));
-	size_t k = 0;
 	int rc = TS_ENOMEM;
 
 	if (!off || !dur)
 		goto out;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
-			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-			off[id + 1]++;
-			k++;
-		}
+	for (size_t k = 0; k < w->ngpu; k++) {
+		uint32_t id = t->ev.name[w->gpu[k]];
+		off[(id < t->strings.count ? id : t->strings.count) + 1]++;
+	}
 	for (size_t id = 0; id < nid; id++)
 		off[id + 1] += off[id];
-	k = 0;
-	for (size_t i = 0; i < t->ev.n; i++)
-		if (w->tm[i] && is_gpu_cat(t->ev.cat[i]) && k < w->ngpu) {
-			uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-			dur[off[id]++] = ts_ev_dur(&t->ev, i);
-			k++;
-		}
+	for (size_t k = 0; k < w->ngpu; k++) {
+		uint32_t id = t->ev.name[w->gpu[k]];
+		dur[off[id < t->strings.count ? id : t->strings.count]++] = ts_ev_dur(&t->ev, w->gpu[k]);
+	}
 	/* off[id] is now the end of bucket id, the start of bucket id + 1 */
 	for (size_t id = 0, b = 0; id < nid; b = off[id], id++) {
 		size_t n = off[id] - b;
@@ -742,7 +799,7 @@ static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_ve
 		struct ts_kernel_stat ks;
 		if (!n)
 			continue;
-		if (sort_group(v, n))
+		if (sort_group(v, n, scratch))
 			goto out;
 		memset(&ks, 0, sizeof(ks));
 		ks.name = (uint32_t)id;
@@ -836,12 +893,6 @@ static int64_t track_of(struct track_map *m, int64_t dev, int64_t stream)
 	return (int64_t)m->tr.n - 1;
 }
 
-/* The runtime call that launched GPU activity i, -1 when unlinked. */
-static int64_t launch_of(const struct ts_trace *t, const struct work *w, size_t i)
-{
-	return ts_ev_corr(&t->ev, i) != TS_NONE ? find_corr(&w->corr, ts_ev_corr(&t->ev, i)) : -1;
-}
-
 /* HTA's idle per stream over one track's activities, sorted by start. */
 static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, size_t n)
 {
@@ -865,8 +916,11 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * by (device, stream) in event order (a counting sort over a track id per
  * activity), each bucket sorted by start on its own (stable, so equal
  * starts keep event order), and the tracks reported by (device, stream).
+ * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64.
+ * Frees w->calls, which nothing needs after.
  */
-static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w)
+static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+			   int64_t *scratch)
 {
 	TS_VEC(int64_t) calls = { 0 };
 	TS_VEC(int64_t) delays = { 0 };
@@ -877,11 +931,9 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	int64_t last = -1;
 	int rc = TS_ENOMEM;
 
-	for (size_t i = 0; i < t->ev.n; i++) {
-		unsigned f;
-		if (!w->tm[i] || (t->ev.cat[i] != TS_CAT_RUNTIME && t->ev.cat[i] != TS_CAT_DRIVER))
-			continue;
-		f = name_flags(w, t, i);
+	for (size_t j = 0; j < w->ncalls; j++) {
+		size_t i = w->calls[j];
+		unsigned f = name_flags(w, t, i);
 		if (!(f & F_LAUNCH))
 			continue;
 		if (TS_VEC_PUSH(calls, ts_ev_dur(&t->ev, i)))
@@ -890,8 +942,12 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
+	/* the last use of the calls' list */
+	free(w->calls);
+	w->calls = NULL;
+	w->ncalls = 0;
 	p->launch.calls = (int64_t)calls.n;
-	if (ts_radix_sort_i64(calls.v, calls.n))
+	if (ts_radix_sort_i64_in(calls.v, calls.n, scratch))
 		goto out;
 	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
 	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
@@ -901,11 +957,10 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
 	if (!trk)
 		goto out;
-	for (size_t i = 0; i < t->ev.n; i++) {
-		int64_t r, dev, stream, id;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
-			continue;
-		r = launch_of(t, w, i);
+	for (k = 0; k < w->ngpu; k++) {
+		size_t i = w->gpu[k];
+		int64_t r = w->gpu_launch[k] != CORR_NONE ? (int64_t)w->gpu_launch[k] : -1;
+		int64_t dev, stream, id;
 		if (r >= 0) {
 			int64_t rend = ts_ev_ts(&t->ev, r) + ts_ev_dur(&t->ev, r);
 			int64_t d = ts_ev_ts(&t->ev, i) - rend;
@@ -935,9 +990,9 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (id < 0)
 			goto out;
 		tracks.tr.v[id].n++;
-		trk[k++] = (uint32_t)id;
+		trk[k] = (uint32_t)id;
 	}
-	if (ts_radix_sort_i64(delays.v, delays.n))
+	if (ts_radix_sort_i64_in(delays.v, delays.n, scratch))
 		goto out;
 	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
@@ -952,17 +1007,13 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	sev = malloc((k ? k : 1) * sizeof(*sev));
 	if (!sev)
 		goto out;
-	k = 0;
-	for (size_t i = 0; i < t->ev.n; i++) {
-		struct track *x;
-		int64_t r, s;
-		if (!w->tm[i] || !is_gpu_cat(t->ev.cat[i]) || k >= w->ngpu)
-			continue;
-		r = launch_of(t, w, i);
-		s = ts_ev_ts(&t->ev, i);
-		x = &tracks.tr.v[trk[k++]];
+	for (k = 0; k < w->ngpu; k++) {
+		size_t i = w->gpu[k];
+		uint32_t r = w->gpu_launch[k];
+		int64_t s = ts_ev_ts(&t->ev, i);
+		struct track *x = &tracks.tr.v[trk[k]];
 		sev[x->off + x->n++] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i),
-							   r >= 0 ? ts_ev_ts(&t->ev, r) : TS_NONE };
+							   r != CORR_NONE ? ts_ev_ts(&t->ev, r) : TS_NONE };
 	}
 	free(trk);
 	trk = NULL;
@@ -970,7 +1021,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	for (size_t j = 0; j < tracks.tr.n; j++) {
 		const struct track *x = &tracks.tr.v[j];
 		struct ts_stream_idle si;
-		if (ts_radix_sort(sev + x->off, x->n, sizeof(*sev), key_sev_s))
+		if (ts_radix_sort_in(sev + x->off, x->n, sizeof(*sev), key_sev_s, scratch))
 			goto out;
 		memset(&si, 0, sizeof(si));
 		si.device = x->dev;
@@ -1092,21 +1143,6 @@ static void move_set(struct ts_ivset *dst, struct ts_ivset *src)
 	ts_ivset_release(dst);
 	*dst = *src;
 	ts_ivset_init(src);
-}
-
-/* w->set[dst] ∪= b (normalized sets; S_T1 is scratch). */
-static int union_into(struct work *w, enum set_id dst, const struct ts_ivset *b)
-{
-	struct ts_ivset x;
-
-	if (!b->n)
-		return 0;
-	if (ts_ivset_or(&w->set[S_T1], &w->set[dst], b))
-		return TS_ENOMEM;
-	x = w->set[dst];
-	w->set[dst] = w->set[S_T1];
-	w->set[S_T1] = x;
-	return 0;
 }
 
 /* out = a \ b \ c; tmp is scratch. */
@@ -1639,15 +1675,122 @@ struct side {
 
 static void side_run(struct side *s)
 {
-	s->rc = kernel_stats(s->t, s->w, &s->all);
+	/* one radix buffer for all the sorts below: its pages are touched once */
+	size_t n = s->w->ncalls > 3 * s->w->ngpu ? s->w->ncalls : 3 * s->w->ngpu;
+	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+
+	s->rc = scratch ? kernel_stats(s->t, s->w, &s->all, scratch) : TS_ENOMEM;
 	if (!s->rc)
-		s->rc = launch_and_idle(s->p, s->t, s->w);
+		s->rc = launch_and_idle(s->p, s->t, s->w, scratch);
+	free(scratch);
 }
 
 static void *side_main(void *arg)
 {
 	side_run(arg);
 	return NULL;
+}
+
+/* The sets of the events other than GPU activities (host, data loader,
+ * CPU collectives, forward/backward/optimizer), and the window's bounds
+ * without steps. Reads only the trace, tm and the name flags (so it runs
+ * beside index_build); 0 or TS_ENOMEM. */
+static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+		     int64_t main_pid, int64_t main_tid, int64_t *t0, int64_t *t1)
+{
+	for (size_t i = 0; i < t->ev.n; i++) {
+		int cat = t->ev.cat[i];
+		int64_t s, e;
+		unsigned nf;
+		if (!w->tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD || is_gpu_cat(cat) ||
+		    cat == TS_CAT_GPU_USER_ANNOTATION)
+			continue;
+		s = ts_ev_ts(&t->ev, i);
+		e = s + ts_ev_dur(&t->ev, i);
+		if (!p->steps.n) {
+			if (s < *t0)
+				*t0 = s;
+			if (e > *t1)
+				*t1 = e;
+		}
+		nf = name_flags(w, t, i);
+		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
+			int ann = cat == TS_CAT_USER_ANNOTATION;
+			if ((nf & F_DATA) && ts_ivset_add(&w->set[S_DATA], s, e))
+				return TS_ENOMEM;
+			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w->set[S_CPUCOMM], s, e))
+				return TS_ENOMEM;
+			if ((nf & F_OPT) && ts_ivset_add(&w->set[S_OPT], s, e))
+				return TS_ENOMEM;
+			if (ann && (nf & F_FWD) && ts_ivset_add(&w->set[S_FWD], s, e))
+				return TS_ENOMEM;
+			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
+			    ts_ivset_add(&w->set[S_BWD], s, e))
+				return TS_ENOMEM;
+		}
+		/* the calls apart: Kineto writes them after the host's ops, so
+		 * in one set they would interleave with the ops and take a sort */
+		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
+		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
+		    ts_ivset_add(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
+			return TS_ENOMEM;
+	}
+	return 0;
+}
+
+/* The GPU activities' sets and counts, each linked one to the step whose
+ * span holds its launch call; w->gev for the idle split; the window's and
+ * the GPU span's bounds. Needs index_build's lists; 0 or TS_ENOMEM. */
+static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
+		    int64_t *t0, int64_t *t1, int64_t *g0, int64_t *g1)
+{
+	for (size_t j = 0; j < w->ngpu; j++) {
+		size_t i = w->gpu[j];
+		int64_t s = ts_ev_ts(&t->ev, i), e = s + ts_ev_dur(&t->ev, i);
+		enum ts_kclass k = class_of(w, t, i);
+		int64_t launch = TS_NONE, r = w->gpu_launch[j] != CORR_NONE ? (int64_t)w->gpu_launch[j] : -1;
+		if (r >= 0) {
+			int32_t st;
+			launch = ts_ev_ts(&t->ev, r);
+			st = ts_rank_prof_step_at(p, launch);
+			if (st >= 0) {
+				struct ts_step_prof *sp = &p->steps.v[st];
+				int64_t lo = s > sp->start_ns ? s : sp->start_ns;
+				int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
+				sp->kernels++;
+				sp->launched_ns = sat_add(sp->launched_ns, e - s);
+				if (hi > lo)
+					sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
+				if (e > sp->gpu_done_ns)
+					sp->gpu_done_ns = e;
+			}
+		} else {
+			/* launched before the profiler started, or its runtime
+			 * events not captured: counted, but no step launched it */
+			p->unlinked_events++;
+			if (ts_ivset_add(&w->set[S_UNLINKED], s, e))
+				return TS_ENOMEM;
+		}
+		w->gev[w->ngev++] = (struct gpu_ev){ s, launch };
+		p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
+		p->class_count[k]++;
+		if (ts_ivset_add(&w->cls[k], s, e))
+			return TS_ENOMEM;
+		if (s < *g0)
+			*g0 = s;
+		if (e > *g1)
+			*g1 = e;
+		if (k == TS_KC_MEMCPY) {
+			enum ts_mdir d = dir_of(w, t, i);
+			p->xfer[d].count++;
+			p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
+		}
+		if (s < *t0)
+			*t0 = s;
+		if (e > *t1)
+			*t1 = e;
+	}
+	return 0;
 }
 
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
@@ -1658,11 +1801,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int64_t g0 = INT64_MAX, g1 = INT64_MIN; /* GPU activity span */
 	int top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
 	int failed = 0, rc = TS_ENOMEM;
-	size_t ngpu = 0;
 	struct side side;
-	struct corr_job cj;
-	pthread_t side_th, corr_th;
-	int side_started = 0, corr_started = 0, nomem;
+	struct index_job ij;
+	pthread_t side_th, index_th;
+	int side_started = 0, index_started = 0, nomem;
 
 	memset(&w, 0, sizeof(w));
 	memset(&side, 0, sizeof(side));
@@ -1693,28 +1835,27 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		goto out;
 	for (size_t i = 0; i < t->ev.n; i++)
 		w.tm[i] = (uint8_t)timed(t, i);
-	/* the correlation map needs only the trace and tm: with two threads
-	 * it is built beside the step search */
-	cj = (struct corr_job){ .m = &w.corr, .t = t, .tm = w.tm };
+	/* the lists and the correlation map need only the trace and tm: with
+	 * two threads they are built beside the step search */
+	ij = (struct index_job){ .w = &w, .t = t };
 	if (opts && opts->threads >= 2)
-		corr_started = !pthread_create(&corr_th, NULL, corr_main, &cj);
-	if (!corr_started)
-		corr_main(&cj);
+		index_started = !pthread_create(&index_th, NULL, index_main, &ij);
+	if (!index_started)
+		index_main(&ij);
+	/* the host's sets need only the steps (the main thread), tm and the
+	 * name flags: they are built beside the lists too */
 	nomem = find_steps(p, t, &w, &main_pid, &main_tid) ||
-		(main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid));
-	if (!nomem) {
-		for (size_t i = 0; i < t->ev.n; i++)
-			if (w.tm[i] && is_gpu_cat(t->ev.cat[i]))
-				ngpu++;
-		w.ngpu = ngpu;
-		w.gev = malloc((ngpu ? ngpu : 1) * sizeof(*w.gev));
-	}
-	if (corr_started)
-		pthread_join(corr_th, NULL);
-	if (nomem || !w.gev || cj.rc)
+		(main_pid == TS_NONE && busiest_thread(t, w.tm, &main_pid, &main_tid)) ||
+		host_sets(p, t, &w, main_pid, main_tid, &t0, &t1);
+	if (index_started)
+		pthread_join(index_th, NULL);
+	if (nomem || ij.rc)
 		goto out;
-	/* what follows only reads the trace, tm, corr and the name flags:
-	 * with two threads it runs beside the interval sets */
+	w.gev = malloc((w.ngpu ? w.ngpu : 1) * sizeof(*w.gev));
+	if (!w.gev)
+		goto out;
+	/* what follows only reads the trace, tm, the lists, corr and the name
+	 * flags: with two threads it runs beside the GPU's interval sets */
 	side.p = p;
 	side.t = t;
 	side.w = &w;
@@ -1724,91 +1865,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	}
 	if (!side_started)
 		side_run(&side);
+	if (gpu_sets(p, t, &w, &t0, &t1, &g0, &g1))
+		goto out;
 
-	/* build the sets */
-	for (size_t i = 0; i < t->ev.n; i++) {
-		int cat = t->ev.cat[i];
-		int64_t s, e;
-		unsigned nf;
-		if (!w.tm[i] || cat == TS_CAT_TRACE_SPAN || cat == TS_CAT_OVERHEAD)
-			continue;
-		s = ts_ev_ts(&t->ev, i);
-		e = s + ts_ev_dur(&t->ev, i);
-		if (is_gpu_cat(cat)) {
-			enum ts_kclass k = class_of(&w, t, i);
-			int64_t launch = TS_NONE, r = -1;
-			if (ts_ev_corr(&t->ev, i) != TS_NONE)
-				r = find_corr(&w.corr, ts_ev_corr(&t->ev, i));
-			if (r >= 0) {
-				int32_t st;
-				launch = ts_ev_ts(&t->ev, r);
-				st = ts_rank_prof_step_at(p, launch);
-				if (st >= 0) {
-					struct ts_step_prof *sp = &p->steps.v[st];
-					int64_t lo = s > sp->start_ns ? s : sp->start_ns;
-					int64_t hi = e < sp->start_ns + sp->dur_ns ? e : sp->start_ns + sp->dur_ns;
-					sp->kernels++;
-					sp->launched_ns = sat_add(sp->launched_ns, e - s);
-					if (hi > lo)
-						sp->launched_in_ns = sat_add(sp->launched_in_ns, hi - lo);
-					if (e > sp->gpu_done_ns)
-						sp->gpu_done_ns = e;
-				}
-			} else {
-				/* launched before the profiler started, or its runtime
-				 * events not captured: counted, but no step launched it */
-				p->unlinked_events++;
-				if (ts_ivset_add(&w.set[S_UNLINKED], s, e))
-					goto out;
-			}
-			w.gev[w.ngev++] = (struct gpu_ev){ s, launch };
-			p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
-			p->class_count[k]++;
-			if (ts_ivset_add(&w.cls[k], s, e))
-				goto out;
-			if (s < g0)
-				g0 = s;
-			if (e > g1)
-				g1 = e;
-			if (k == TS_KC_MEMCPY) {
-				enum ts_mdir d = dir_of(&w, t, i);
-				p->xfer[d].count++;
-				p->xfer[d].ns = sat_add(p->xfer[d].ns, e - s);
-			}
-			if (s < t0)
-				t0 = s;
-			if (e > t1)
-				t1 = e;
-			continue;
-		}
-		if (cat == TS_CAT_GPU_USER_ANNOTATION)
-			continue;
-		if (!p->steps.n) {
-			if (s < t0)
-				t0 = s;
-			if (e > t1)
-				t1 = e;
-		}
-		nf = name_flags(&w, t, i);
-		if (cat == TS_CAT_USER_ANNOTATION || cat == TS_CAT_CPU_OP) {
-			int ann = cat == TS_CAT_USER_ANNOTATION;
-			if ((nf & F_DATA) && ts_ivset_add(&w.set[S_DATA], s, e))
-				goto out;
-			if (ann && (nf & F_CPUCOMM) && ts_ivset_add(&w.set[S_CPUCOMM], s, e))
-				goto out;
-			if ((nf & F_OPT) && ts_ivset_add(&w.set[S_OPT], s, e))
-				goto out;
-			if (ann && (nf & F_FWD) && ts_ivset_add(&w.set[S_FWD], s, e))
-				goto out;
-			if (((nf & F_BWD_OP) || (ann && (nf & F_BWD_ANN))) &&
-			    ts_ivset_add(&w.set[S_BWD], s, e))
-				goto out;
-		}
-		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
-		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
-		    ts_ivset_add(&w.set[S_HOST], s, e))
-			goto out;
-	}
 	p->has_gpu = w.ngev > 0;
 	if (p->steps.n) {
 		const struct ts_step_prof *a = &p->steps.v[0], *b = &p->steps.v[p->steps.n - 1];
@@ -1824,23 +1883,39 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 
 	/* nothing is counted outside the window it is a share of */
 	clip_all(&w, t0, t1, opts ? opts->threads : 1);
+	if (w.set[S_HOST_CALLS].n) {
+		const struct ts_ivset *host[2] = { &w.set[S_HOST], &w.set[S_HOST_CALLS] };
+		struct ts_ivset x;
+		if (ts_ivset_or_all(&w.set[S_T1], host, 2))
+			goto out;
+		x = w.set[S_HOST];
+		w.set[S_HOST] = w.set[S_T1];
+		w.set[S_T1] = x;
+		ts_ivset_release(&w.set[S_HOST_CALLS]);
+	}
 	for (int k = 0; k < TS_KC_COUNT; k++)
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
-	/* compute / comm / memcpy sets; busy = compute and the other classes,
-	 * linked busy = the union of the linked sets (both from the normalized
-	 * parts, not from a second copy of every interval) */
+	/* compute / comm / memcpy sets; compute = the compute classes, busy =
+	 * compute and the other classes, each one merge of the normalized parts
+	 * (not a second copy of every interval, nor one merge per class) */
 	if (p->has_gpu) {
+		const struct ts_ivset *part[TS_KC_COUNT + 1];
+		size_t np = 0;
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (ts_kclass_is_compute((enum ts_kclass)k)) {
-				if (union_into(&w, S_COMPUTE, &w.cls[k]))
-					goto out;
-				ts_ivset_release(&w.cls[k]);
-			}
-		if (copy_set(&w.set[S_BUSY], &w.set[S_COMPUTE]))
+			if (ts_kclass_is_compute((enum ts_kclass)k))
+				part[np++] = &w.cls[k];
+		if (ts_ivset_or_all(&w.set[S_COMPUTE], part, np))
 			goto out;
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (!ts_kclass_is_compute((enum ts_kclass)k) && union_into(&w, S_BUSY, &w.cls[k]))
-				goto out;
+			if (ts_kclass_is_compute((enum ts_kclass)k))
+				ts_ivset_release(&w.cls[k]);
+		np = 0;
+		part[np++] = &w.set[S_COMPUTE];
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (!ts_kclass_is_compute((enum ts_kclass)k))
+				part[np++] = &w.cls[k];
+		if (ts_ivset_or_all(&w.set[S_BUSY], part, np))
+			goto out;
 		/* the class sets end here: comm, memcpy and memset move over */
 		move_set(&w.set[S_COMM], &w.cls[TS_KC_COMM]);
 		move_set(&w.set[S_MEMCPY], &w.cls[TS_KC_MEMCPY]);

@@ -65,17 +65,20 @@ static inline void copy_elem(char *dst, const char *src, size_t size)
 /* The elements themselves move, pass by pass, between base and one buffer
  * of the same size: n * size bytes of scratch, no (key, index) pairs and no
  * final gather. */
-int ts_radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem))
+int ts_radix_sort_in(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem),
+		     void *scratch)
 {
 	size_t cnt[8][256];
-	char *a = base, *b, *tmp;
+	char *a = base, *b, *tmp = NULL;
 
 	if (n < 2 || histograms(base, n, size, key, cnt))
 		return 0;
-	tmp = malloc(n * size);
-	if (!tmp)
-		return TS_ENOMEM;
-	b = tmp;
+	if (!scratch) {
+		tmp = malloc(n * size);
+		if (!tmp)
+			return TS_ENOMEM;
+	}
+	b = scratch ? scratch : tmp;
 	for (int d = 0; d < 8; d++) {
 		char *t;
 		if (!offsets(cnt[d], n))
@@ -94,10 +97,15 @@ int ts_radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void 
 	return 0;
 }
 
-/* In place on the keys (an order-preserving xor of v) and one buffer. */
-int ts_radix_sort_i64(int64_t *v, size_t n)
+int ts_radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem))
 {
-	uint64_t *a, *b, *tmp;
+	return ts_radix_sort_in(base, n, size, key, NULL);
+}
+
+/* In place on the keys (an order-preserving xor of v) and one buffer. */
+int ts_radix_sort_i64_in(int64_t *v, size_t n, int64_t *scratch)
+{
+	uint64_t *a, *b, *tmp = NULL;
 	size_t cnt[8][256];
 	int sorted_already = 1;
 
@@ -107,11 +115,13 @@ int ts_radix_sort_i64(int64_t *v, size_t n)
 		sorted_already = v[i - 1] <= v[i];
 	if (sorted_already)
 		return 0;
-	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
-		return TS_ENOMEM;
+	if (!scratch) {
+		tmp = malloc(n * sizeof(*tmp));
+		if (!tmp)
+			return TS_ENOMEM;
+	}
 	a = (uint64_t *)v;
-	b = tmp;
+	b = scratch ? (uint64_t *)scratch : tmp;
 	memset(cnt, 0, sizeof(cnt));
 	for (size_t i = 0; i < n; i++) {
 		a[i] = ts_radix_i64(v[i]);
@@ -132,4 +142,9 @@ int ts_radix_sort_i64(int64_t *v, size_t n)
 		v[i] = (int64_t)(a[i] ^ (UINT64_C(1) << 63));
 	free(tmp);
 	return 0;
+}
+
+int ts_radix_sort_i64(int64_t *v, size_t n)
+{
+	return ts_radix_sort_i64_in(v, n, NULL);
 }

@@ -27,5 +27,11 @@ int ts_radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void 
 
 /* Sort int64 values ascending. Returns 0 or TS_ENOMEM (v untouched). */
 int ts_radix_sort_i64(int64_t *v, size_t n);
+/* The same two sorts with the caller's scratch (n elements; NULL: one is
+ * allocated and freed), so that one buffer serves a series of sorts and its
+ * pages are touched once. They then return 0 and allocate nothing. */
+int ts_radix_sort_in(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem),
+		     void *scratch);
+int ts_radix_sort_i64_in(int64_t *v, size_t n, int64_t *scratch);
 
 #endif

@@ -135,3 +135,111 @@ TEST(ivset_add_extends_last)
 	CHECK_I64(ts_ivset_len(&a), 150);
 	ts_ivset_release(&a);
 }
+
+/* Random sets over [0, 256) ns against the truth built point by point: a
+ * bitmap per set, the result's bitmap from the two by its definition.
+ * The output set is reused from one operation to the next (bigger, then
+ * smaller, then empty before), so the sweeps must give the same set
+ * whatever room and content it had. Every result is also normalized:
+ * sorted, disjoint, not touching. */
+static void bits_of(const struct ts_ivset *a, unsigned char *m)
+{
+	memset(m, 0, 256);
+	for (size_t i = 0; i < a->n; i++)
+		for (int64_t x = a->v[i].s; x < a->v[i].e; x++)
+			m[x] = 1;
+}
+
+TEST(ivset_sweeps_match_pointwise_truth)
+{
+	uint64_t r = 99;
+	struct ts_ivset a, b, o;
+	unsigned char ma[256], mb[256], mo[256];
+	int cases = 0;
+
+	ts_ivset_init(&o);
+	for (int round = 0; round < 300; round++) {
+		ts_ivset_init(&a);
+		ts_ivset_init(&b);
+		for (int k = 0; k < 2; k++) {
+			struct ts_ivset *x = k ? &b : &a;
+			int n = (int)(round % 17) + k * 3;
+			for (int i = 0; i < n; i++) {
+				int64_t s, len;
+				r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+				s = (int64_t)(r >> 33) % 240;
+				len = 1 + (int64_t)(r >> 20) % 16;
+				ts_ivset_add(x, s, s + len);
+			}
+			ts_ivset_norm(x);
+		}
+		bits_of(&a, ma);
+		bits_of(&b, mb);
+		if (round % 3 == 2)
+			ts_ivset_release(&o);
+		for (int op = 0; op < 3; op++) {
+			int rc = op == 0 ? ts_ivset_or(&o, &a, &b)
+				 : op == 1 ? ts_ivset_and(&o, &a, &b) : ts_ivset_sub(&o, &a, &b);
+			int bad = 0;
+			REQUIRE(rc == 0);
+			bits_of(&o, mo);
+			for (int x = 0; x < 256; x++) {
+				int want = op == 0 ? (ma[x] | mb[x]) : op == 1 ? (ma[x] & mb[x])
+									   : (ma[x] & !mb[x]);
+				bad |= mo[x] != want;
+			}
+			for (size_t i = 0; i < o.n; i++)
+				bad |= o.v[i].s >= o.v[i].e || (i && o.v[i].s <= o.v[i - 1].e);
+			if (bad)
+				ts_test_fail(__FILE__, __LINE__, "round %d op %d: wrong set", round, op);
+			cases++;
+		}
+		ts_ivset_release(&a);
+		ts_ivset_release(&b);
+	}
+	ts_ivset_release(&o);
+	CHECK_I64(cases, 900);
+}
+
+/* The union of k sets in one merge against the point-by-point truth: 200
+ * rounds of 0-5 random sets over [0, 256) (some empty), the output reused
+ * from round to round; the result is normalized. */
+TEST(ivset_or_all_matches_pointwise_truth)
+{
+	uint64_t r = 4242;
+	struct ts_ivset in[5], o;
+	const struct ts_ivset *ptr[5];
+	unsigned char m[256], want[256], got[256];
+
+	ts_ivset_init(&o);
+	for (int round = 0; round < 200; round++) {
+		int k = round % 6, bad = 0;
+		memset(want, 0, sizeof(want));
+		for (int j = 0; j < k; j++) {
+			int n = (int)((round + j) % 9);
+			ts_ivset_init(&in[j]);
+			for (int i = 0; i < n; i++) {
+				int64_t s, len;
+				r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+				s = (int64_t)(r >> 33) % 240;
+				len = 1 + (int64_t)(r >> 20) % 16;
+				ts_ivset_add(&in[j], s, s + len);
+			}
+			ts_ivset_norm(&in[j]);
+			bits_of(&in[j], m);
+			for (int x = 0; x < 256; x++)
+				want[x] |= m[x];
+			ptr[j] = &in[j];
+		}
+		REQUIRE(ts_ivset_or_all(&o, ptr, (size_t)k) == 0);
+		bits_of(&o, got);
+		bad = memcmp(got, want, sizeof(got)) != 0;
+		for (size_t i = 0; i < o.n; i++)
+			bad |= o.v[i].s >= o.v[i].e || (i && o.v[i].s <= o.v[i - 1].e);
+		if (bad)
+			ts_test_fail(__FILE__, __LINE__, "round %d (%d sets): wrong union", round, k);
+		for (int j = 0; j < k; j++)
+			ts_ivset_release(&in[j]);
+	}
+	ts_ivset_release(&o);
+}
