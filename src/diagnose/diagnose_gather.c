@@ -196,7 +196,7 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 		ts_trace_release(&t);
 	}
 	/* the export's warnings, as `trace` writes them */
-	if (!rc && d->rm && ts_nsys_warnings(&x.joins, x.null_end, path, &d->rm->warnings))
+	if (!rc && d->rm && ts_nsys_warnings(&x.joins, x.null_end, &x.gaps, path, &d->rm->warnings))
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 out:
 	ts_nsys_close(&x);
