@@ -176,7 +176,7 @@ static void caps_line(struct ts_sb *out, const struct trace_nsys_slot *s, int ca
 	ITEM(c->memcpy, "%s", c->memcpy ? "memcpy" : "memcpy (no MEMCPY table)");
 	ITEM(c->memset, "%s", c->memset ? "memset" : "memset (no MEMSET table)");
 	ITEM(c->runtime, "%s", c->runtime ? "CUDA API calls" : "CUDA API calls (no RUNTIME table)");
-	ITEM(c->nvtx, "%s", c->nvtx ? "NVTX ranges" : "NVTX ranges (no NVTX_EVENTS table)");
+	ITEM(c->nvtx, "%s", c->nvtx ? "NVTX ranges" : "NVTX ranges (no NVTX_EVENTS table, or one without start, globalTid or eventType)");
 	if (c->launch_join)
 		ITEM(1, "launch latency (%lld of %lld kernels joined to a launch in their process)",
 		     (long long)s->joins.joined, (long long)s->joins.kernels);

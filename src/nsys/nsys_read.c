@@ -785,7 +785,9 @@ static void probe_cols(struct ts_nsys *x)
 	c->memset = ns_col(x, TS_NT_MEMSET, NS_START) && ns_col(x, TS_NT_MEMSET, NS_END);
 	c->runtime = ns_col(x, TS_NT_RUNTIME, 0) && ns_col(x, TS_NT_RUNTIME, 1);
 	c->sync = ns_col(x, TS_NT_SYNC, 0) && ns_col(x, TS_NT_SYNC, 1);
-	c->nvtx = ns_col(x, TS_NT_NVTX, 0) && ns_col(x, TS_NT_NVTX, 5);
+	/* without eventType a range cannot be told from a mark */
+	c->nvtx = ns_col(x, TS_NT_NVTX, 0) && ns_col(x, TS_NT_NVTX, NS_NV_TID) &&
+		  ns_col(x, TS_NT_NVTX, NS_NV_TYPE);
 	c->payload_schemas = ns_has(x, TS_NT_PAYLOAD);
 	c->launch_join = ns_col(x, TS_NT_KERNEL, NS_CORR) && ns_col(x, TS_NT_RUNTIME, 3) &&
 			 ns_col(x, TS_NT_RUNTIME, 4) && ns_col(x, TS_NT_KERNEL, NS_GPID);

@@ -352,6 +352,10 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 
 	if ((rc = need(x, TS_NT_NVTX, "NVTX data", err)))
 		return rc;
+	if (!ns_col(x, TS_NT_NVTX, NS_NV_TYPE))
+		return ts_err_at(err, TS_EPARSE, x->path, -1, -1,
+				 "NVTX_EVENTS has no eventType column: its ranges cannot be told from marks"
+				 " and other records");
 	if ((rc = ns_prepare(x, &st, "SELECT max(max(start), max(end)) FROM NVTX_EVENTS", "NVTX_EVENTS", err)))
 		return rc;
 	if ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1)
