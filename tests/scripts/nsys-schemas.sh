@@ -215,6 +215,14 @@ check(case, "nvtx_sum exit 2 naming file and table", rc == 2 and p in err and N 
 rc, doc, err = js("trace", "--json", p)
 check(case, "trace reads it", rc == 0 and ranks(doc) == truth_ranks(p))
 
+# 7b. NVTX_EVENTS without eventType: ranges cannot be told from marks
+case = "nvtx-no-eventType"
+p = make(case, lambda d: d.execute("ALTER TABLE %s DROP COLUMN eventType" % N))
+rc, out, err = run("trace", "--report", "nvtx_sum", p)
+check(case, "nvtx_sum exit 2 naming file and column", rc == 2 and p in err and "eventType" in err, err)
+rc, doc, err = js("trace", "--json", p)
+check(case, "trace does not claim NVTX ranges", rc == 0 and doc["nsys"][0]["capabilities"]["nvtx"] is False)
+
 # 8. one process's kernels split into two processes; 9. a second host
 case = "split-process"
 def split(d):
@@ -268,6 +276,11 @@ open(p, "wb").write(data[: size // 2 + 100])
 for args in (["trace"], ["trace", "--report", "cuda_gpu_kern_sum"], ["trace", "--report", "nvtx_sum"], ["diff", src]):
     rc, out, err = run(*(args + [p]))
     check("cut", " ".join(args) + " exit 2 naming file, truncated", rc == 2 and p in err and "truncated" in err, err)
+rc, out, err = run("detect", p)
+check("cut", "detect exit 2, says it cannot be read", rc == 2 and p in err and "truncated" in err
+      and "cannot be read" in out, out + err)
+rc, doc, err = js("detect", "--json", p)
+check("cut", "detect --json warning", "truncated" in codes(doc).get("unreadable-input", ""))
 d = in_dir("cut", p)
 rc, doc, err = js("diagnose", "--json", d)
 check("cut", "diagnose says not used", "truncated" in codes(doc).get("unused-input", ""))
