@@ -168,6 +168,9 @@ check(case, "trace reads it", rc == 0 and ranks(doc) == truth_ranks(p))
 warned_everywhere(case, p, "no-launch-data", "%d kernels and no launch" % usable_k)
 rc, out, err = run("trace", "--report", "cuda_kern_exec_sum", p)
 check(case, "kern_exec_sum exit 2 naming file and table", rc == 2 and p in err and R in err, err)
+rc, out, err = run("diagnose", in_dir(case + "-delay", p))
+check(case, "diagnose does not print a launch delay it did not measure",
+      "launch delay unknown" in out and "launch delay p50" not in out)
 
 # 4. launch calls, but the kernel rows lost (the GPU side of the capture)
 case = "no-kernel-rows"
