@@ -131,10 +131,8 @@ int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct t
 		rc = ts_nsys_survey(&x, err);
 	if (!rc)
 		rc = ts_nsys_read_rank(&x, ns->rank, o, t, &ns->info, err);
-	if (!rc) {
-		ns->null_end[TS_NT_NVTX] = x.null_end[TS_NT_NVTX];
+	if (!rc)
 		rc = ts_dev_walls_of(t, &w, &nw, err);
-	}
 	for (size_t i = 0; !rc && i < nw; i++)
 		if (w[i].device == ns->rk.device) {
 			ns->walls = w[i];

@@ -116,7 +116,8 @@ struct ts_nsys {
 	struct ts_nsys_joins joins;
 	TS_VEC(struct ts_nsys_rank) ranks;  /* sorted by pid, then device */
 	TS_VEC(struct ts_nsys_gpu) gpus;
-	int64_t null_end[TS_NT_COUNT];   /* rows skipped because start or end is NULL */
+	int64_t null_end[TS_NT_COUNT];   /* rows skipped: a NULL start or end, an end before
+					  * the start, no real time (NS_ROW_OK_SQL) */
 	struct ts_nsys_gaps gaps;
 	int64_t nccl_nvtx_ranges;        /* NVTX ranges named nccl* */
 	int surveyed;                    /* ts_nsys_survey() ran */
@@ -151,8 +152,9 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err);
  * The scans behind ranks, joins and the remaining capabilities (one pass
  * over the GPU tables, RUNTIME, KERNEL and NVTX_EVENTS): fills ranks (no
  * ranks when no kernel, memcpy or memset row exists), joins, null_end of
- * the GPU tables, gaps, nccl_nvtx_ranges, caps.nccl_kernels, nccl_nvtx and
- * message_sizes. Idempotent. Returns 0, TS_EPARSE (corrupt rows), TS_ENOMEM.
+ * the GPU tables and of NVTX_EVENTS' ranges (the whole export's: the rank
+ * reader skips them per process), gaps, nccl_nvtx_ranges,
+ * caps.nccl_kernels, nccl_nvtx and message_sizes. Idempotent. Returns 0, TS_EPARSE (corrupt rows), TS_ENOMEM.
  * ts_nsys_read_rank() needs it; the stats reports do not.
  */
 int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
@@ -307,8 +309,9 @@ void ts_srep_release(struct ts_srep *r);
  * lacks: err says which) or TS_ENOMEM. */
 int ts_srep_add_nsys(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err);
 int ts_srep_add_trace(struct ts_srep *r, const struct ts_trace *t, struct ts_err *err);
-/* x->null_end of the tables report kind k reads (ts_nsys_count_unusable):
- * the rows it leaves out, and x->gaps.unnamed of the table whose rows it
+/* x->null_end of the tables report kind k reads (ts_nsys_count_unusable;
+ * for nvtx_sum the ranges with an end before the start or no real time,
+ * open ones being its own business): the rows it leaves out, and x->gaps.unnamed of the table whose rows it
  * names (ts_nsys_count_unnamed), for ts_nsys_warnings. 0, TS_EPARSE,
  * TS_ENOMEM. */
 int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err *err);

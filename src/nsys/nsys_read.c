@@ -887,6 +887,28 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 	return 0;
 }
 
+/* NVTX ranges the trace model leaves out (no end, an end before the
+ * start, no real time), counted once for the whole export: the rank
+ * reader skips them per process. */
+static int nvtx_unusable(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	x->null_end[TS_NT_NVTX] = 0;
+	if (!ns_col(x, TS_NT_NVTX, NS_START) || !ns_col(x, TS_NT_NVTX, NS_END) ||
+	    !ns_col(x, TS_NT_NVTX, NS_NV_TYPE))
+		return 0;
+	if ((rc = ns_prepare(x, &st, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71)"
+				     " AND NOT (" NS_ROW_OK_SQL ")", tab_names[TS_NT_NVTX], err)))
+		return rc;
+	rc = ns_step(x, st, tab_names[TS_NT_NVTX], err);
+	if (rc == 1)
+		x->null_end[TS_NT_NVTX] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 /* What the export lacks (gaps): names, processes, either side of the
  * kernel launches. After load_ranks. */
 static int survey_gaps(struct ts_nsys *x, struct ts_err *err)
@@ -900,6 +922,8 @@ static int survey_gaps(struct ts_nsys *x, struct ts_err *err)
 	for (int i = 0; i < 3; i++)
 		if ((rc = ts_nsys_count_unnamed(x, named[i], err)))
 			return rc;
+	if ((rc = nvtx_unusable(x, err)))
+		return rc;
 	for (int i = 0; i < 3; i++)
 		if (x->rows[gpu[i]] > 0 && !ns_col(x, gpu[i], NS_GPID))
 			g->no_gpid |= 1u << gpu[i];

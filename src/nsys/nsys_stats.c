@@ -393,7 +393,8 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	while ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1) {
 		int64_t ty = sqlite3_column_type(st, 2) == SQLITE_INTEGER ? sqlite3_column_int64(st, 2) : -1;
 		int64_t s = sqlite3_column_int64(st, 0);
-		int64_t e = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) : maxts;
+		int has_end = sqlite3_column_type(st, 1) == SQLITE_INTEGER;
+		int64_t e = has_end ? sqlite3_column_int64(st, 1) : maxts;
 		int64_t dom = sqlite3_column_int64(st, 3);
 		const char *style;
 		uint32_t id;
@@ -401,6 +402,8 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		const char *txt;
 		if (!NS_TIME_OK(s) || !NS_TIME_OK(e))
 			continue;   /* not a real time */
+		if (has_end && e < s)
+			continue;   /* an end before the start (counted: ts_srep_count_skipped) */
 		if (ty == 59 || ty == 70)
 			style = "PushPop";
 		else if (ty == 60 || ty == 71)
@@ -975,6 +978,31 @@ static void csv_field(struct ts_sb *out, const char *s)
 	ts_sb_addc(out, '"');
 }
 
+/* The NVTX ranges nvtx_sum leaves out: a start or end that is no real
+ * time, an end before the start (an open range, end NULL, it ends at the
+ * last timestamp as nsys does). Into x->null_end[TS_NT_NVTX]. */
+static int nvtx_sum_unusable(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	char sql[512];
+	int rc;
+
+	x->null_end[TS_NT_NVTX] = 0;
+	if (!ns_col(x, TS_NT_NVTX, 0) || !ns_col(x, TS_NT_NVTX, 1) || !ns_col(x, TS_NT_NVTX, NS_NV_TYPE))
+		return 0;
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM NVTX_EVENTS WHERE start IS NOT NULL AND eventType IN (59, 60, 70, 71)"
+		 " AND (start NOT BETWEEN -2305843009213693952 AND 2305843009213693952 OR (end IS NOT NULL"
+		 " AND (end < start OR end NOT BETWEEN -2305843009213693952 AND 2305843009213693952)))");
+	if ((rc = ns_prepare(x, &st, sql, "NVTX_EVENTS", err)))
+		return rc;
+	rc = ns_step(x, st, "NVTX_EVENTS", err);
+	if (rc == 1)
+		x->null_end[TS_NT_NVTX] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err *err)
 {
 	static const enum ts_nsys_tab none = TS_NT_COUNT;
@@ -997,11 +1025,13 @@ int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err 
 		tabs[0] = TS_NT_KERNEL;
 		tabs[1] = TS_NT_RUNTIME;
 		break;
-	default: /* nvtx_sum: open ranges are its own business */
+	default: /* nvtx_sum: below (open ranges are its own business) */
 		break;
 	}
-	if (k == TS_SREP_NVTX_SUM)
+	if (k == TS_SREP_NVTX_SUM) {
 		tabs[0] = TS_NT_NVTX;
+		rc = nvtx_sum_unusable(x, err);
+	}
 	for (int i = 0; i < 2 && !rc; i++)
 		if (tabs[i] != none && tabs[i] != TS_NT_NVTX)
 			rc = ts_nsys_count_unusable(x, tabs[i], err);

@@ -226,6 +226,24 @@ check(case, "nvtx_sum exit 2 naming file and column", rc == 2 and p in err and "
 rc, doc, err = js("trace", "--json", p)
 check(case, "trace does not claim NVTX ranges", rc == 0 and doc["nsys"][0]["capabilities"]["nvtx"] is False)
 
+# 7c. NVTX ranges whose end is 0 (older exports wrote a default, not NULL,
+# for a missing value): left out and counted, never a negative duration
+case = "nvtx-end-0"
+p = make(case, lambda d: d.execute("UPDATE %s SET end = 0 WHERE rowid %% 50 = 0 AND eventType = 59" % N))
+bad = q(p, "SELECT count(*) FROM %s WHERE eventType IN (59, 60, 70, 71) AND end < start" % N)[0][0]
+last = q(p, "SELECT max(max(start), max(end)) FROM %s" % N)[0][0]
+n_ok, t_ok = 0, 0
+for st, en in q(p, "SELECT start, end FROM %s WHERE start IS NOT NULL AND eventType IN (59, 60, 70, 71)" % N):
+    en = last if en is None else en
+    if en >= st:
+        n_ok, t_ok = n_ok + 1, t_ok + en - st
+rc, doc, err = report(p, "nvtx_sum")
+check(case, "nvtx_sum counts the usable ranges", rc == 0 and (total(doc, "instances"), total(doc, "total_ns")) == (n_ok, t_ok),
+      "%s vs %s" % (doc and (total(doc, "instances"), total(doc, "total_ns")), (n_ok, t_ok)))
+msg = "%d NVTX_EVENTS row(s) with a NULL start or end, an end before the start" % bad
+check(case, "nvtx_sum warns", msg in codes(doc).get("null-times", ""), str(codes(doc))[:200])
+warned_everywhere(case, p, "null-times", msg)
+
 # 8. one process's kernels split into two processes; 9. a second host
 case = "split-process"
 def split(d):
