@@ -272,7 +272,7 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 				continue;   /* domain/category/thread naming records */
 			if (range && !has_end)
 				continue;   /* counted by the survey (null_end) */
-			loc = ns_str_col(x, st, sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 : 5);
+			loc = ns_nvtx_text(x, st, 4, 5);
 			name = tr_local(b, loc);
 			if (name == TS_NO_ID)
 				name = tr_intern(b, "", 0);

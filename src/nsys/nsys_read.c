@@ -233,6 +233,16 @@ uint32_t ns_str_col(struct ts_nsys *x, sqlite3_stmt *st, int c)
 	return TS_NO_ID;
 }
 
+uint32_t ns_nvtx_text(struct ts_nsys *x, sqlite3_stmt *st, int text, int text_id)
+{
+	/* an empty inline text is no text: an export that writes a default
+	 * for a missing value names the range through textId */
+	if (sqlite3_column_type(st, text) != SQLITE_NULL &&
+	    (sqlite3_column_bytes(st, text) > 0 || sqlite3_column_type(st, text_id) == SQLITE_NULL))
+		return ns_str_col(x, st, text);
+	return ns_str_col(x, st, text_id);
+}
+
 /* ------------------------------------------------------------ probing */
 
 static int probe_header(struct ts_nsys *x, struct ts_err *err)
@@ -583,7 +593,7 @@ int ts_nsys_count_unnamed(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err *
 		/* the ranges nvtx_sum lists, named through textId */
 		snprintf(sql, sizeof(sql),
 			 "SELECT count(*) FROM NVTX_EVENTS WHERE start IS NOT NULL AND %s IN (59, 60, 70, 71)"
-			 " AND %s IS NULL AND typeof(%s) = 'integer' AND %s NOT IN (SELECT id FROM StringIds)",
+			 " AND coalesce(%s, '') = '' AND typeof(%s) = 'integer' AND %s NOT IN (SELECT id FROM StringIds)",
 			 ns_c(x, t, NS_NV_TYPE), ns_c(x, t, NS_NV_TEXT), ns_c(x, t, NS_NV_TEXTID),
 			 ns_c(x, t, NS_NV_TEXTID));
 	} else {
@@ -825,7 +835,7 @@ static int probe_caps(struct ts_nsys *x, struct ts_err *err)
 		if ((rc = ns_prepare(x, &st, sql, "NVTX_EVENTS", err)))
 			return rc;
 		while ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1) {
-			uint32_t id = ns_str_col(x, st, sqlite3_column_type(st, 0) == SQLITE_NULL ? 1 : 0);
+			uint32_t id = ns_nvtx_text(x, st, 0, 1);
 			if (id != TS_NO_ID && ns_is_nccl_range(ts_intern_str(&x->strings, id)))
 				x->nccl_nvtx_ranges++;
 		}

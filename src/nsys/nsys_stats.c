@@ -370,7 +370,7 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		if ((rc = ns_prepare(x, &st, sql, "NVTX_EVENTS", err)))
 			goto out;
 		while ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1) {
-			uint32_t id = ns_str_col(x, st, sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 : 2);
+			uint32_t id = ns_nvtx_text(x, st, 1, 2);
 			if (id == TS_NO_ID)
 				continue;
 			if (TS_VEC_RESERVE(doms, doms.n + 1)) {
@@ -410,7 +410,7 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 			style = "StartEnd";
 		else
 			continue;
-		id = ns_str_col(x, st, sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 : 5);
+		id = ns_nvtx_text(x, st, 4, 5);
 		txt = lstr(x, id, &n);
 		ts_sb_reset(&nm);
 		for (size_t i = 0; i < doms.n; i++)

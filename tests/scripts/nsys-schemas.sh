@@ -289,6 +289,17 @@ a = run("trace", "--report", "nvtx_sum", "--csv", src)[1]
 b = run("trace", "--report", "nvtx_sum", "--csv", p)[1]
 check(case, "nvtx_sum as the original's", a == b)
 
+# 11b. an empty inline text next to a textId (a default written for a
+# missing value): the range is named through textId
+case = "empty-text"
+p = make(case, lambda d: d.execute("UPDATE %s SET text = '' WHERE textId IS NOT NULL" % N))
+a = run("trace", "--report", "nvtx_sum", "--csv", src)[1]
+b = run("trace", "--report", "nvtx_sum", "--csv", p)[1]
+check(case, "nvtx_sum as the original's", a == b)
+a = run("trace", "--json", src)[1]
+b = run("trace", "--json", p)[1].replace(p, src)
+check(case, "trace --json as the original's", a == b)
+
 # 12. damaged files: cut mid-page, a zeroed page
 size = os.path.getsize(src)
 data = open(src, "rb").read()
