@@ -97,7 +97,8 @@ struct ts_nsys_gaps {
 	int64_t orphan_launches;      /* kernel launch calls when no kernel row is usable */
 	int64_t unlaunched_kernels;   /* usable kernel rows when no launch can be joined */
 	int runtime_absent;           /* ... because there is no RUNTIME table */
-	unsigned no_gpid;             /* bit t: GPU table t has rows but no globalPid column */
+	int64_t no_process[TS_NT_COUNT]; /* usable rows of GPU table t without a process: no
+					  * globalPid column, or one whose pid bits are 0 */
 };
 
 struct ts_nsys {

@@ -934,11 +934,16 @@ static int survey_gaps(struct ts_nsys *x, struct ts_err *err)
 			return rc;
 	if ((rc = nvtx_unusable(x, err)))
 		return rc;
-	for (int i = 0; i < 3; i++)
-		if (x->rows[gpu[i]] > 0 && !ns_col(x, gpu[i], NS_GPID))
-			g->no_gpid |= 1u << gpu[i];
-	for (size_t i = 0; i < x->ranks.n; i++)
-		kernels += x->ranks.v[i].kernels;
+	/* the ranks the survey made in process 0 (OS pid 0 is no process) */
+	for (size_t i = 0; i < x->ranks.n; i++) {
+		const struct ts_nsys_rank *r = &x->ranks.v[i];
+		kernels += r->kernels;
+		if (r->pid == 0) {
+			g->no_process[gpu[0]] += r->kernels;
+			g->no_process[gpu[1]] += r->memcpys;
+			g->no_process[gpu[2]] += r->memsets;
+		}
+	}
 	if (kernels && !x->caps.launch_join) {
 		g->unlaunched_kernels = kernels;
 		g->runtime_absent = !ns_has(x, TS_NT_RUNTIME);
@@ -1022,10 +1027,11 @@ int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end,
 				      gaps->runtime_absent ? "no CUPTI_ACTIVITY_KIND_RUNTIME table"
 							   : "no correlationId, globalPid or globalTid column");
 	for (int t = 0; gaps && t < TS_NT_COUNT; t++) {
-		if ((gaps->no_gpid >> t) & 1u)
+		if (gaps->no_process[t])
 			rc |= ts_warnings_add(w, "no-process", path, -1, TS_NO_INT,
-					      "%s: %s has no globalPid column: its rows are put in process 0, "
-					      "apart from the other tables' rows of their device", path,
+					      "%s: %lld %s row(s) have no process (no globalPid column, or its pid "
+					      "bits 0): they are put in process 0, apart from other rows of their "
+					      "device, and joined to no launch", path, (long long)gaps->no_process[t],
 					      ts_nsys_table_name((enum ts_nsys_tab)t));
 		if (gaps->unnamed[t])
 			rc |= ts_warnings_add(w, "unnamed-rows", path, -1, TS_NO_INT,

@@ -183,12 +183,19 @@ check(case, "kern_sum warns", "%d kernel launch call(s)" % nl in codes(doc).get(
 # 5. KERNEL without globalPid: kernels cannot be put in their process
 case = "no-globalPid"
 p = make(case, lambda d: d.execute("ALTER TABLE %s DROP COLUMN globalPid" % K))
-warned_everywhere(case, p, "no-process", K + " has no globalPid column")
+warned_everywhere(case, p, "no-process", "%d %s row(s) have no process" % (usable_k, K))
 rc, out, err = run("trace", "--report", "cuda_kern_exec_sum", p)
 check(case, "kern_exec_sum exit 2 naming file and column", rc == 2 and p in err and "globalPid" in err
       and "corrupt" not in err, err)
 rc, doc, err = report(p, "cuda_gpu_kern_sum")
 check(case, "kern_sum still right", rc == 0 and total(doc, "instances") == usable_k)
+
+# 5b. KERNEL with globalPid 0 (a default written for a missing value)
+case = "zero-globalPid"
+p = make(case, lambda d: d.execute("UPDATE %s SET globalPid = 0" % K))
+rc, doc, err = js("trace", "--json", p)
+check(case, "ranks per (process, device)", rc == 0 and ranks(doc) == truth_ranks(p), "%s vs %s" % (doc and ranks(doc), truth_ranks(p)))
+warned_everywhere(case, p, "no-process", "%d %s row(s) have no process" % (usable_k, K))
 
 # 6. no CUDA trace at all (nsys -t nvtx,osrt)
 case = "no-cuda"
