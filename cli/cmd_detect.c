@@ -17,20 +17,22 @@ static const struct cli_opt opts[] = {
 	{ 0 }
 };
 
-/* Schema and product version of an nsys export ("" when it does not open). */
-static void nsys_versions(const char *path, char *schema, char *product)
+/* Schema and product version of an nsys export ("" when absent); an
+ * export that does not open (cut, damaged) is ts_nsys_open's error in err. */
+static int nsys_versions(const char *path, char *schema, char *product, struct ts_err *err)
 {
 	struct ts_nsys x;
-	struct ts_err err;
+	int rc;
 
 	ts_nsys_init(&x);
-	ts_err_init(&err);
 	schema[0] = product[0] = 0;
-	if (ts_nsys_open(&x, path, &err) == 0) {
+	rc = ts_nsys_open(&x, path, err);
+	if (!rc) {
 		snprintf(schema, 32, "%s", x.schema);
 		snprintf(product, 64, "%s", x.product);
 	}
 	ts_nsys_close(&x);
+	return rc;
 }
 
 static int run(struct cli_ctx *ctx, int argc, char **argv)
@@ -88,9 +90,11 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < files.n; i++) {
 		struct ts_detect d;
+		char why[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX] = "";
+		char schema[32] = "", product[64] = "";
+
 		if (ts_detect_file(files.v[i], &d, &err)) {
 			/* say why, and go on: every readable file is still listed */
-			char why[TS_ERR_MSG_MAX + TS_ERR_PATH_MAX];
 
 			ts_err_format(&err, why, sizeof(why));
 			rc = cli_fail(ctx, &err);
@@ -112,6 +116,16 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_err_init(&err);
 			continue;
 		}
+		if (d.kind == TS_KIND_NSYS_SQLITE &&
+		    nsys_versions(files.v[i], schema, product, &err)) {
+			/* the table still lists it; the exit and a warning say it
+			 * does not read */
+			ts_err_format(&err, why, sizeof(why));
+			rc = cli_fail(ctx, &err);
+			ts_warnings_add(&warn, "unreadable-input", files.v[i], err.offset, TS_NO_INT,
+					"%s is an Nsight Systems export that cannot be read (%s).", files.v[i], why);
+			ts_err_init(&err);
+		}
 		if (ctx->json) {
 			ts_jw_obj(&w);
 			ts_jw_kstr(&w, "file", files.v[i]);
@@ -120,8 +134,6 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_jw_kbool(&w, "gzip", d.gzip);
 			ts_jw_ki64(&w, "size_bytes", d.bytes);
 			if (d.kind == TS_KIND_NSYS_SQLITE) {
-				char schema[32], product[64];
-				nsys_versions(files.v[i], schema, product);
 				ts_jw_kstr(&w, "nsys_schema_version", schema[0] ? schema : NULL);
 				ts_jw_kstr(&w, "nsys_product_version", product[0] ? product : NULL);
 			}
@@ -132,12 +144,12 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			ts_table_cell(&t, "%s", d.vendor[0] ? d.vendor : "-");
 			ts_table_cell(&t, "%s", d.gzip ? "yes" : "no");
 			ts_table_cell(&t, "%lld", (long long)d.bytes);
-			if (d.kind == TS_KIND_NSYS_SQLITE) {
-				char schema[32], product[64];
-				nsys_versions(files.v[i], schema, product);
+			if (d.kind == TS_KIND_NSYS_SQLITE && why[0])
+				ts_sb_addf(&notes, "%s: Nsight Systems export that cannot be read (%s)\n",
+					   files.v[i], why);
+			else if (d.kind == TS_KIND_NSYS_SQLITE)
 				ts_sb_addf(&notes, "%s: Nsight Systems export, schema %s, nsys %s\n", files.v[i],
 					   schema[0] ? schema : "unknown", product[0] ? product : "unknown");
-			}
 		}
 	}
 	if (ctx->json) {

@@ -97,6 +97,10 @@ int diff_load_side(struct cli_ctx *ctx, const char *arg, int64_t want, int exact
 			if (!r && t.meta.truncated)
 				ts_trace_truncated_warning(warns, files.v[i], t.meta.truncated_at,
 							   t.meta.gzip, &s->prof);
+			/* what the export lacks, as `trace` says it */
+			if (!r && nsl[i].is_nsys)
+				(void)ts_nsys_warnings(&nsl[i].joins, nsl[i].null_end, &nsl[i].gaps, files.v[i],
+						       warns);
 			if (!r) {   /* warns->failed */
 				ts_trace_ignored_warning(warns, files.v[i], &t.meta);
 				ts_rank_prof_warnings(&s->prof, s->ctx.whole_window, files.v[i], warns);

@@ -35,6 +35,7 @@ static void copy_facts(struct trace_nsys_slot *s, const struct ts_nsys *x)
 	s->caps = x->caps;
 	s->joins = x->joins;
 	memcpy(s->null_end, x->null_end, sizeof(s->null_end));
+	s->gaps = x->gaps;
 	s->nccl_nvtx_ranges = x->nccl_nvtx_ranges;
 	s->window_lo_ns = x->window_lo_ns;
 	s->window_hi_ns = x->window_hi_ns;
@@ -130,10 +131,8 @@ int trace_nsys_read(struct trace_nsys_slot *ns, const char *path, const struct t
 		rc = ts_nsys_survey(&x, err);
 	if (!rc)
 		rc = ts_nsys_read_rank(&x, ns->rank, o, t, &ns->info, err);
-	if (!rc) {
-		ns->null_end[TS_NT_NVTX] = x.null_end[TS_NT_NVTX];
+	if (!rc)
 		rc = ts_dev_walls_of(t, &w, &nw, err);
-	}
 	for (size_t i = 0; !rc && i < nw; i++)
 		if (w[i].device == ns->rk.device) {
 			ns->walls = w[i];
@@ -150,7 +149,7 @@ void trace_nsys_warnings(struct ts_warnings *w, const struct trace_nsys_slot *ns
 {
 	for (size_t i = 0; i < n; i++) {
 		if (ns[i].is_nsys && ns[i].first)
-			(void)ts_nsys_warnings(&ns[i].joins, ns[i].null_end, paths[i], w);
+			(void)ts_nsys_warnings(&ns[i].joins, ns[i].null_end, &ns[i].gaps, paths[i], w);
 		if (ns[i].is_nsys && ns[i].info.regex_unmatched)
 			(void)ts_warnings_add(w, "step-nvtx-unmatched", paths[i], -1, TS_NO_INT,
 					      "%s: rank %zu: --step-nvtx '%s' matches no NVTX range, so no step"
@@ -175,7 +174,7 @@ static void caps_line(struct ts_sb *out, const struct trace_nsys_slot *s, int ca
 	ITEM(c->memcpy, "%s", c->memcpy ? "memcpy" : "memcpy (no MEMCPY table)");
 	ITEM(c->memset, "%s", c->memset ? "memset" : "memset (no MEMSET table)");
 	ITEM(c->runtime, "%s", c->runtime ? "CUDA API calls" : "CUDA API calls (no RUNTIME table)");
-	ITEM(c->nvtx, "%s", c->nvtx ? "NVTX ranges" : "NVTX ranges (no NVTX_EVENTS table)");
+	ITEM(c->nvtx, "%s", c->nvtx ? "NVTX ranges" : "NVTX ranges (no NVTX_EVENTS table, or one without start, globalTid or eventType)");
 	if (c->launch_join)
 		ITEM(1, "launch latency (%lld of %lld kernels joined to a launch in their process)",
 		     (long long)s->joins.joined, (long long)s->joins.kernels);
@@ -406,7 +405,7 @@ int trace_stats_report(struct cli_ctx *ctx, const struct ts_paths *files, const 
 				struct ts_nsys_joins none;
 
 				memset(&none, 0, sizeof(none));
-				if (ts_nsys_warnings(&none, x.null_end, files->v[i], &warns))
+				if (ts_nsys_warnings(&none, x.null_end, &x.gaps, files->v[i], &warns))
 					rc = ts_err_set(&err, TS_ENOMEM, "out of memory");
 			}
 			ts_nsys_close(&x);

@@ -27,6 +27,7 @@ struct trace_nsys_slot {
 	struct ts_nsys_caps caps;
 	struct ts_nsys_joins joins;
 	int64_t null_end[TS_NT_COUNT];
+	struct ts_nsys_gaps gaps;
 	int64_t nccl_nvtx_ranges;
 	int64_t window_lo_ns, window_hi_ns;
 	size_t nranks;

@@ -87,6 +87,20 @@ struct ts_nsys_joins {
 	int64_t cross_process;  /* unjoined kernels whose id matches a launch row of another process */
 };
 
+/* What an export lacks that the analyses use: an older schema or a partial
+ * capture. Filled by ts_nsys_survey (unnamed also by ts_srep_count_skipped
+ * for the tables a report reads); every field becomes a warning
+ * (ts_nsys_warnings). */
+struct ts_nsys_gaps {
+	int64_t unnamed[TS_NT_COUNT]; /* KERNEL, RUNTIME, NVTX_EVENTS rows whose name is a
+				       * string id StringIds lacks (or NULL) */
+	int64_t orphan_launches;      /* kernel launch calls when no kernel row is usable */
+	int64_t unlaunched_kernels;   /* usable kernel rows when no launch can be joined */
+	int runtime_absent;           /* ... because there is no RUNTIME table */
+	int64_t no_process[TS_NT_COUNT]; /* usable rows of GPU table t without a process: no
+					  * globalPid column, or one whose pid bits are 0 */
+};
+
 struct ts_nsys {
 	char path[TS_ERR_PATH_MAX];
 	void *db;                        /* sqlite3 * */
@@ -103,7 +117,9 @@ struct ts_nsys {
 	struct ts_nsys_joins joins;
 	TS_VEC(struct ts_nsys_rank) ranks;  /* sorted by pid, then device */
 	TS_VEC(struct ts_nsys_gpu) gpus;
-	int64_t null_end[TS_NT_COUNT];   /* rows skipped because start or end is NULL */
+	int64_t null_end[TS_NT_COUNT];   /* rows skipped: a NULL start or end, an end before
+					  * the start, no real time (NS_ROW_OK_SQL) */
+	struct ts_nsys_gaps gaps;
 	int64_t nccl_nvtx_ranges;        /* NVTX ranges named nccl* */
 	int surveyed;                    /* ts_nsys_survey() ran */
 
@@ -137,8 +153,9 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err);
  * The scans behind ranks, joins and the remaining capabilities (one pass
  * over the GPU tables, RUNTIME, KERNEL and NVTX_EVENTS): fills ranks (no
  * ranks when no kernel, memcpy or memset row exists), joins, null_end of
- * the GPU tables, nccl_nvtx_ranges, caps.nccl_kernels, nccl_nvtx and
- * message_sizes. Idempotent. Returns 0, TS_EPARSE (corrupt rows), TS_ENOMEM.
+ * the GPU tables and of NVTX_EVENTS' ranges (the whole export's: the rank
+ * reader skips them per process), gaps, nccl_nvtx_ranges,
+ * caps.nccl_kernels, nccl_nvtx and message_sizes. Idempotent. Returns 0, TS_EPARSE (corrupt rows), TS_ENOMEM.
  * ts_nsys_read_rank() needs it; the stats reports do not.
  */
 int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
@@ -148,15 +165,28 @@ int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err);
  * survey fills for the GPU tables. 0, or TS_EPARSE / TS_ENOMEM. */
 int ts_nsys_count_unusable(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err *err);
 
+/* gaps.unnamed[t] alone, one count query: the rows of KERNEL (neither
+ * demangledName nor shortName resolves), RUNTIME (nameId) or NVTX_EVENTS
+ * (textId, when text is NULL) whose string id StringIds does not hold; 0
+ * for other tables. 0, or TS_EPARSE / TS_ENOMEM. */
+int ts_nsys_count_unnamed(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err *err);
+
+/* gaps.orphan_launches alone: when KERNEL has no usable row, the kernel
+ * launch calls of RUNTIME (cudaLaunch*, cuLaunch*, graph launches; not
+ * cudaLaunchHostFunc), by name; else 0. 0, or TS_EPARSE / TS_ENOMEM. */
+int ts_nsys_count_orphan_launches(struct ts_nsys *x, struct ts_err *err);
+
 struct ts_warnings;
 /*
  * The warnings of an export (path names it), appended to w (jsonw.h):
  * unjoined-kernels and cross-process-correlation from joins, null-times
- * per table from null_end (TS_NT_COUNT entries). `trace` and `diagnose`
- * both write these. Returns 0 or TS_ENOMEM.
+ * per table from null_end (TS_NT_COUNT entries), and from gaps (NULL:
+ * none): unnamed-rows, kernels-missing, no-launch-data, no-process.
+ * `trace`, its reports and `diagnose` all write these. Returns 0 or
+ * TS_ENOMEM.
  */
-int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end, const char *path,
-		     struct ts_warnings *w);
+int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end,
+		     const struct ts_nsys_gaps *gaps, const char *path, struct ts_warnings *w);
 
 struct ts_nsys_read_opts {
 	const char *step_nvtx;   /* POSIX extended regex: NVTX ranges that mark steps, or NULL */
@@ -291,8 +321,11 @@ void ts_srep_release(struct ts_srep *r);
  * lacks: err says which) or TS_ENOMEM. */
 int ts_srep_add_nsys(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err);
 int ts_srep_add_trace(struct ts_srep *r, const struct ts_trace *t, struct ts_err *err);
-/* x->null_end of the tables report kind k reads (ts_nsys_count_unusable):
- * the rows it leaves out, for ts_nsys_warnings. 0, TS_EPARSE, TS_ENOMEM. */
+/* x->null_end of the tables report kind k reads (ts_nsys_count_unusable;
+ * for nvtx_sum the ranges with an end before the start or no real time,
+ * open ones being its own business): the rows it leaves out, and x->gaps.unnamed of the table whose rows it
+ * names (ts_nsys_count_unnamed), for ts_nsys_warnings. 0, TS_EPARSE,
+ * TS_ENOMEM. */
 int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err *err);
 
 /* Compute the statistics and order the rows as `nsys stats` does. 0 or TS_ENOMEM. */

@@ -173,6 +173,13 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 	ts_nsys_init(&x);
 	if ((rc = ts_nsys_open(&x, path, err)) || (rc = ts_nsys_survey(&x, err)))
 		goto out;
+	/* as `trace` refuses it: nothing on a GPU to profile */
+	if (!x.ranks.n) {
+		rc = ts_err_at(err, TS_EPARSE, path, -1, -1,
+			       "an Nsight Systems export without GPU activity (no kernel, memcpy or memset"
+			       " rows%s)", x.caps.kernels ? "" : "; no CUPTI_ACTIVITY_KIND_KERNEL table");
+		goto out;
+	}
 	for (size_t k = 0; k < x.ranks.n && !rc; k++) {
 		struct ts_trace t;
 		struct ts_rank_prof *p = malloc(sizeof(*p));
@@ -196,7 +203,7 @@ static int read_nsys(struct ts_diag *d, const char *path, struct ts_err *err)
 		ts_trace_release(&t);
 	}
 	/* the export's warnings, as `trace` writes them */
-	if (!rc && d->rm && ts_nsys_warnings(&x.joins, x.null_end, path, &d->rm->warnings))
+	if (!rc && d->rm && ts_nsys_warnings(&x.joins, x.null_end, &x.gaps, path, &d->rm->warnings))
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 out:
 	ts_nsys_close(&x);

@@ -43,6 +43,10 @@ int ns_step(struct ts_nsys *x, sqlite3_stmt *st, const char *what, struct ts_err
 int ns_sql_fail(struct ts_nsys *x, struct ts_err *err, const char *what);
 uint32_t ns_sid(const struct ts_nsys *x, int64_t id);
 uint32_t ns_str_col(struct ts_nsys *x, sqlite3_stmt *st, int c);
+/* An NVTX row's name from columns text (inline) and text_id (StringIds):
+ * the inline text unless it is empty and text_id is set; TS_NO_ID when
+ * neither names it. */
+uint32_t ns_nvtx_text(struct ts_nsys *x, sqlite3_stmt *st, int text, int text_id);
 int ns_is_nccl_range(const char *s);
 /* Memory-kind label (ENUM_CUDA_MEM_KIND numbering), "Unknown" out of range. */
 const char *ns_mem_kind(int64_t k);

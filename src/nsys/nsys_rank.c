@@ -270,11 +270,9 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 			int range = ty == 59 || ty == 60 || ty == 70 || ty == 71 || (ty == -1 && has_end);
 			if (!range && ty != 34 && ty != -1)
 				continue;   /* domain/category/thread naming records */
-			if (range && !has_end) {
-				x->null_end[TS_NT_NVTX]++;
-				continue;
-			}
-			loc = ns_str_col(x, st, sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 : 5);
+			if (range && !has_end)
+				continue;   /* counted by the survey (null_end) */
+			loc = ns_nvtx_text(x, st, 4, 5);
 			name = tr_local(b, loc);
 			if (name == TS_NO_ID)
 				name = tr_intern(b, "", 0);
@@ -283,7 +281,7 @@ static int read_cpu(struct rb *b, enum ts_nsys_tab t, const struct ts_nsys_rank 
 			if (range) {
 				en = sqlite3_column_int64(st, 1);
 				if (en < s || !NS_TIME_OK(en))
-					continue;
+					continue;   /* counted by the survey (null_end) */
 				e.ph = 'X';
 				e.dur_ns = en - s;
 				if (name >= 0) {
@@ -763,7 +761,6 @@ int ts_nsys_read_rank(struct ts_nsys *x, size_t k, const struct ts_nsys_read_opt
 	for (size_t i = 0; i < b.nmap; i++)
 		b.map[i] = TS_NO_ID;
 	snprintf(t->path, sizeof(t->path), "%s", x->path);
-	x->null_end[TS_NT_NVTX] = 0;
 	if ((rc = read_gpu(&b, TS_NT_KERNEL, r, err)) || (rc = read_gpu(&b, TS_NT_MEMCPY, r, err)) ||
 	    (rc = read_gpu(&b, TS_NT_MEMSET, r, err)) || (rc = read_gpu(&b, TS_NT_SYNC, r, err)) ||
 	    (rc = read_cpu(&b, TS_NT_RUNTIME, r, err)) || (rc = read_cpu(&b, TS_NT_NVTX, r, err)) ||

@@ -233,6 +233,16 @@ uint32_t ns_str_col(struct ts_nsys *x, sqlite3_stmt *st, int c)
 	return TS_NO_ID;
 }
 
+uint32_t ns_nvtx_text(struct ts_nsys *x, sqlite3_stmt *st, int text, int text_id)
+{
+	/* an empty inline text is no text: an export that writes a default
+	 * for a missing value names the range through textId */
+	if (sqlite3_column_type(st, text) != SQLITE_NULL &&
+	    (sqlite3_column_bytes(st, text) > 0 || sqlite3_column_type(st, text_id) == SQLITE_NULL))
+		return ns_str_col(x, st, text);
+	return ns_str_col(x, st, text_id);
+}
+
 /* ------------------------------------------------------------ probing */
 
 static int probe_header(struct ts_nsys *x, struct ts_err *err)
@@ -557,6 +567,48 @@ int ts_nsys_count_unusable(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err 
 	return rc < 0 ? rc : 0;
 }
 
+int ts_nsys_count_unnamed(struct ts_nsys *x, enum ts_nsys_tab t, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	char sql[640];
+	int rc;
+	const char *c;
+
+	x->gaps.unnamed[t] = 0;
+	if (!ns_col(x, TS_NT_STRINGS, 0) || !ns_col(x, t, NS_START) || !ns_col(x, t, NS_END))
+		return 0;
+	/* an id StringIds lacks, or no name at all; inline text is a name. A
+	 * kernel is named by its demangled name, else its short one. */
+#define NS_LOST(c) "(typeof(" c ") <> 'text' AND coalesce(" c " NOT IN (SELECT id FROM StringIds), 1))"
+	if (t == TS_NT_RUNTIME) {
+		c = ns_c(x, t, NS_RT_NAME);
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE " NS_ROW_OK_SQL " AND " NS_LOST("%s"),
+			 tab_names[t], c, c);
+	} else if (t == TS_NT_KERNEL) {
+		c = ns_c(x, t, NS_KNAME);
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM %s WHERE " NS_ROW_OK_SQL " AND " NS_LOST("%s") " AND " NS_LOST("%s"),
+			 tab_names[t], c, c, ns_c(x, t, NS_KSHORT), ns_c(x, t, NS_KSHORT));
+	} else if (t == TS_NT_NVTX) {
+		/* the ranges nvtx_sum lists, named through textId */
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM NVTX_EVENTS WHERE start IS NOT NULL AND %s IN (59, 60, 70, 71)"
+			 " AND coalesce(%s, '') = '' AND typeof(%s) = 'integer' AND %s NOT IN (SELECT id FROM StringIds)",
+			 ns_c(x, t, NS_NV_TYPE), ns_c(x, t, NS_NV_TEXT), ns_c(x, t, NS_NV_TEXTID),
+			 ns_c(x, t, NS_NV_TEXTID));
+	} else {
+		return 0;
+	}
+#undef NS_LOST
+	if ((rc = ns_prepare(x, &st, sql, tab_names[t], err)))
+		return rc;
+	rc = ns_step(x, st, tab_names[t], err);
+	if (rc == 1)
+		x->gaps.unnamed[t] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 static int load_ranks(struct ts_nsys *x, struct ts_err *err)
 {
 	static const enum ts_nsys_tab gt[3] = { TS_NT_KERNEL, TS_NT_MEMCPY, TS_NT_MEMSET };
@@ -743,7 +795,9 @@ static void probe_cols(struct ts_nsys *x)
 	c->memset = ns_col(x, TS_NT_MEMSET, NS_START) && ns_col(x, TS_NT_MEMSET, NS_END);
 	c->runtime = ns_col(x, TS_NT_RUNTIME, 0) && ns_col(x, TS_NT_RUNTIME, 1);
 	c->sync = ns_col(x, TS_NT_SYNC, 0) && ns_col(x, TS_NT_SYNC, 1);
-	c->nvtx = ns_col(x, TS_NT_NVTX, 0) && ns_col(x, TS_NT_NVTX, 5);
+	/* without eventType a range cannot be told from a mark */
+	c->nvtx = ns_col(x, TS_NT_NVTX, 0) && ns_col(x, TS_NT_NVTX, NS_NV_TID) &&
+		  ns_col(x, TS_NT_NVTX, NS_NV_TYPE);
 	c->payload_schemas = ns_has(x, TS_NT_PAYLOAD);
 	c->launch_join = ns_col(x, TS_NT_KERNEL, NS_CORR) && ns_col(x, TS_NT_RUNTIME, 3) &&
 			 ns_col(x, TS_NT_RUNTIME, 4) && ns_col(x, TS_NT_KERNEL, NS_GPID);
@@ -781,7 +835,7 @@ static int probe_caps(struct ts_nsys *x, struct ts_err *err)
 		if ((rc = ns_prepare(x, &st, sql, "NVTX_EVENTS", err)))
 			return rc;
 		while ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1) {
-			uint32_t id = ns_str_col(x, st, sqlite3_column_type(st, 0) == SQLITE_NULL ? 1 : 0);
+			uint32_t id = ns_nvtx_text(x, st, 0, 1);
 			if (id != TS_NO_ID && ns_is_nccl_range(ts_intern_str(&x->strings, id)))
 				x->nccl_nvtx_ranges++;
 		}
@@ -843,13 +897,102 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 	return 0;
 }
 
+/* NVTX ranges the trace model leaves out (no end, an end before the
+ * start, no real time), counted once for the whole export: the rank
+ * reader skips them per process. */
+static int nvtx_unusable(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	x->null_end[TS_NT_NVTX] = 0;
+	if (!ns_col(x, TS_NT_NVTX, NS_START) || !ns_col(x, TS_NT_NVTX, NS_END) ||
+	    !ns_col(x, TS_NT_NVTX, NS_NV_TYPE))
+		return 0;
+	if ((rc = ns_prepare(x, &st, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71)"
+				     " AND NOT (" NS_ROW_OK_SQL ")", tab_names[TS_NT_NVTX], err)))
+		return rc;
+	rc = ns_step(x, st, tab_names[TS_NT_NVTX], err);
+	if (rc == 1)
+		x->null_end[TS_NT_NVTX] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
+/* What the export lacks (gaps): names, processes, either side of the
+ * kernel launches. After load_ranks. */
+static int survey_gaps(struct ts_nsys *x, struct ts_err *err)
+{
+	static const enum ts_nsys_tab named[3] = { TS_NT_KERNEL, TS_NT_RUNTIME, TS_NT_NVTX };
+	static const enum ts_nsys_tab gpu[3] = { TS_NT_KERNEL, TS_NT_MEMCPY, TS_NT_MEMSET };
+	struct ts_nsys_gaps *g = &x->gaps;
+	int64_t kernels = 0;
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		if ((rc = ts_nsys_count_unnamed(x, named[i], err)))
+			return rc;
+	if ((rc = nvtx_unusable(x, err)))
+		return rc;
+	/* the ranks the survey made in process 0 (OS pid 0 is no process) */
+	for (size_t i = 0; i < x->ranks.n; i++) {
+		const struct ts_nsys_rank *r = &x->ranks.v[i];
+		kernels += r->kernels;
+		if (r->pid == 0) {
+			g->no_process[gpu[0]] += r->kernels;
+			g->no_process[gpu[1]] += r->memcpys;
+			g->no_process[gpu[2]] += r->memsets;
+		}
+	}
+	if (kernels && !x->caps.launch_join) {
+		g->unlaunched_kernels = kernels;
+		g->runtime_absent = !ns_has(x, TS_NT_RUNTIME);
+	}
+	return kernels ? 0 : ts_nsys_count_orphan_launches(x, err);
+}
+
+int ts_nsys_count_orphan_launches(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	x->gaps.orphan_launches = 0;
+	if (ns_col(x, TS_NT_KERNEL, NS_START) && ns_col(x, TS_NT_KERNEL, NS_END)) {
+		if ((rc = ns_prepare(x, &st, "SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE " NS_ROW_OK_SQL
+					     " LIMIT 1", tab_names[TS_NT_KERNEL], err)))
+			return rc;
+		rc = ns_step(x, st, tab_names[TS_NT_KERNEL], err);
+		sqlite3_finalize(st);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
+	if (!ns_col(x, TS_NT_RUNTIME, NS_RT_NAME) || !ns_col(x, TS_NT_STRINGS, 0) ||
+	    !ns_col(x, TS_NT_STRINGS, 1))
+		return 0;
+	/* launch calls with no kernel row at all: the GPU side is missing
+	 * (cudaLaunchHostFunc runs a host function, not a kernel) */
+	if ((rc = ns_prepare(x, &st,
+			     "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id ="
+			     " r.nameId WHERE (s.value LIKE 'cudaLaunch%' OR s.value LIKE 'cuLaunch%' OR"
+			     " s.value LIKE 'cudaGraphLaunch%' OR s.value LIKE 'cuGraphLaunch%') AND"
+			     " s.value NOT LIKE '%HostFunc%'",
+			     tab_names[TS_NT_RUNTIME], err)))
+		return rc;
+	rc = ns_step(x, st, tab_names[TS_NT_RUNTIME], err);
+	if (rc == 1)
+		x->gaps.orphan_launches = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 int ts_nsys_survey(struct ts_nsys *x, struct ts_err *err)
 {
 	int rc;
 
 	if (x->surveyed)
 		return 0;
-	if ((rc = load_ranks(x, err)) || (rc = load_joins(x, err)) || (rc = probe_caps(x, err)))
+	if ((rc = load_ranks(x, err)) || (rc = load_joins(x, err)) || (rc = probe_caps(x, err)) ||
+	    (rc = survey_gaps(x, err)))
 		return rc;
 	x->surveyed = 1;
 	return 0;
@@ -865,10 +1008,37 @@ const char *ns_copy_short(int64_t k)
 	return k >= 0 && k < 14 ? memcpy_short[k] : "Unknown";
 }
 
-int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end, const char *path,
-		     struct ts_warnings *w)
+int ts_nsys_warnings(const struct ts_nsys_joins *joins, const int64_t *null_end,
+		     const struct ts_nsys_gaps *gaps, const char *path, struct ts_warnings *w)
 {
 	int rc = 0;
+
+	if (gaps && gaps->orphan_launches)
+		rc |= ts_warnings_add(w, "kernels-missing", path, -1, TS_NO_INT,
+				      "%s: %lld kernel launch call(s) in CUPTI_ACTIVITY_KIND_RUNTIME but no "
+				      "usable kernel row: the GPU side of the capture is missing, so kernel "
+				      "time and compute are not measured (the walls see only copies and memsets)", path,
+				      (long long)gaps->orphan_launches);
+	if (gaps && gaps->unlaunched_kernels)
+		rc |= ts_warnings_add(w, "no-launch-data", path, -1, TS_NO_INT,
+				      "%s: %lld kernels and no launch to join them to (%s): launch latency and "
+				      "host-bound GPU idle are not measured; the idle counts as unlinked",
+				      path, (long long)gaps->unlaunched_kernels,
+				      gaps->runtime_absent ? "no CUPTI_ACTIVITY_KIND_RUNTIME table"
+							   : "no correlationId, globalPid or globalTid column");
+	for (int t = 0; gaps && t < TS_NT_COUNT; t++) {
+		if (gaps->no_process[t])
+			rc |= ts_warnings_add(w, "no-process", path, -1, TS_NO_INT,
+					      "%s: %lld %s row(s) have no process (no globalPid column, or its pid "
+					      "bits 0): they are put in process 0, apart from other rows of their "
+					      "device, and joined to no launch", path, (long long)gaps->no_process[t],
+					      ts_nsys_table_name((enum ts_nsys_tab)t));
+		if (gaps->unnamed[t])
+			rc |= ts_warnings_add(w, "unnamed-rows", path, -1, TS_NO_INT,
+					      "%s: %lld %s row(s) name a string id that StringIds does not "
+					      "hold (or no name): their names are unknown", path,
+					      (long long)gaps->unnamed[t], ts_nsys_table_name((enum ts_nsys_tab)t));
+	}
 
 	if (joins->unjoined)
 		rc |= ts_warnings_add(w, "unjoined-kernels", path, -1, TS_NO_INT,

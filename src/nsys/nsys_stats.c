@@ -49,6 +49,7 @@ typedef TS_VEC(int64_t) i64vec;
 
 /* A kernel whose name id is not in StringIds (a damaged export). */
 #define UNNAMED_KERNEL "(unnamed kernel)"
+#define UNNAMED_API "(unnamed API call)"
 
 /* nsys's display rule for API names: drop a trailing "_vNNNN" (exactly
  * six characters starting with "_v"). */
@@ -240,13 +241,17 @@ static int nsys_kern(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 
 	if ((rc = need(x, TS_NT_KERNEL, "CUDA kernel data", err)))
 		return rc;
-	snprintf(sql, sizeof(sql), "SELECT end - start, %s FROM CUPTI_ACTIVITY_KIND_KERNEL"
+	/* the demangled name, else the short one (as the trace model names them) */
+	snprintf(sql, sizeof(sql), "SELECT end - start, %s, %s FROM CUPTI_ACTIVITY_KIND_KERNEL"
 				   " WHERE " NS_ROW_OK_SQL,
-		 ns_c(x, TS_NT_KERNEL, ns_col(x, TS_NT_KERNEL, NS_KNAME) ? NS_KNAME : NS_KSHORT));
+		 ns_c(x, TS_NT_KERNEL, NS_KNAME), ns_c(x, TS_NT_KERNEL, NS_KSHORT));
 	if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_KERNEL", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_KERNEL", err)) == 1) {
-		if (add_loc(r, x, ns_str_col(x, st, 1), 0, sqlite3_column_int64(st, 0))) {
+		uint32_t loc = ns_str_col(x, st, 1);
+		if (loc == TS_NO_ID)
+			loc = ns_str_col(x, st, 2);
+		if (add_loc(r, x, loc, 0, sqlite3_column_int64(st, 0))) {
 			rc = nomem(err);
 			break;
 		}
@@ -258,19 +263,24 @@ static int nsys_kern(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 static int nsys_api(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 {
 	sqlite3_stmt *st;
+	char sql[512];
 	int rc;
 
 	if ((rc = need(x, TS_NT_RUNTIME, "CUDA API data", err)))
 		return rc;
-	if ((rc = ns_prepare(x, &st, "SELECT end - start, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
-				     " WHERE " NS_ROW_OK_SQL,
-			     "CUPTI_ACTIVITY_KIND_RUNTIME", err)))
+	snprintf(sql, sizeof(sql), "SELECT end - start, %s FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE " NS_ROW_OK_SQL,
+		 ns_c(x, TS_NT_RUNTIME, NS_RT_NAME));
+	if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_RUNTIME", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_RUNTIME", err)) == 1) {
 		uint32_t loc = ns_str_col(x, st, 1);
+		int bad;
+		/* a call whose name is lost still counts (warned: unnamed-rows) */
 		if (loc == TS_NO_ID)
-			continue;
-		if (add_loc(r, x, loc, 1, sqlite3_column_int64(st, 0))) {
+			bad = add1(r, UNNAMED_API, strlen(UNNAMED_API), sqlite3_column_int64(st, 0));
+		else
+			bad = add_loc(r, x, loc, 1, sqlite3_column_int64(st, 0));
+		if (bad) {
 			rc = nomem(err);
 			break;
 		}
@@ -342,6 +352,10 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 
 	if ((rc = need(x, TS_NT_NVTX, "NVTX data", err)))
 		return rc;
+	if (!ns_col(x, TS_NT_NVTX, NS_NV_TYPE))
+		return ts_err_at(err, TS_EPARSE, x->path, -1, -1,
+				 "NVTX_EVENTS has no eventType column: its ranges cannot be told from marks"
+				 " and other records");
 	if ((rc = ns_prepare(x, &st, "SELECT max(max(start), max(end)) FROM NVTX_EVENTS", "NVTX_EVENTS", err)))
 		return rc;
 	if ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1)
@@ -356,7 +370,7 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		if ((rc = ns_prepare(x, &st, sql, "NVTX_EVENTS", err)))
 			goto out;
 		while ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1) {
-			uint32_t id = ns_str_col(x, st, sqlite3_column_type(st, 1) != SQLITE_NULL ? 1 : 2);
+			uint32_t id = ns_nvtx_text(x, st, 1, 2);
 			if (id == TS_NO_ID)
 				continue;
 			if (TS_VEC_RESERVE(doms, doms.n + 1)) {
@@ -379,7 +393,8 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	while ((rc = ns_step(x, st, "NVTX_EVENTS", err)) == 1) {
 		int64_t ty = sqlite3_column_type(st, 2) == SQLITE_INTEGER ? sqlite3_column_int64(st, 2) : -1;
 		int64_t s = sqlite3_column_int64(st, 0);
-		int64_t e = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) : maxts;
+		int has_end = sqlite3_column_type(st, 1) == SQLITE_INTEGER;
+		int64_t e = has_end ? sqlite3_column_int64(st, 1) : maxts;
 		int64_t dom = sqlite3_column_int64(st, 3);
 		const char *style;
 		uint32_t id;
@@ -387,13 +402,15 @@ static int nsys_nvtx(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		const char *txt;
 		if (!NS_TIME_OK(s) || !NS_TIME_OK(e))
 			continue;   /* not a real time */
+		if (has_end && e < s)
+			continue;   /* an end before the start (counted: ts_srep_count_skipped) */
 		if (ty == 59 || ty == 70)
 			style = "PushPop";
 		else if (ty == 60 || ty == 71)
 			style = "StartEnd";
 		else
 			continue;
-		id = ns_str_col(x, st, sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 : 5);
+		id = ns_nvtx_text(x, st, 4, 5);
 		txt = lstr(x, id, &n);
 		ts_sb_reset(&nm);
 		for (size_t i = 0; i < doms.n; i++)
@@ -444,6 +461,11 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	if ((rc = need(x, TS_NT_KERNEL, "CUDA kernel data", err)) ||
 	    (rc = need(x, TS_NT_RUNTIME, "CUDA API data", err)))
 		return rc;
+	if (!x->caps.launch_join)
+		return ts_err_at(err, TS_EPARSE, x->path, -1, -1,
+				 "the export cannot join kernels to their launches (cuda_kern_exec_sum needs"
+				 " correlationId and globalPid in CUPTI_ACTIVITY_KIND_KERNEL, globalTid and"
+				 " correlationId in CUPTI_ACTIVITY_KIND_RUNTIME)");
 	if ((rc = ns_prepare(x, &st, "SELECT globalTid, correlationId, start, end, nameId FROM"
 				     " CUPTI_ACTIVITY_KIND_RUNTIME WHERE " NS_ROW_OK_SQL
 				     " AND correlationId IS NOT NULL",
@@ -464,15 +486,16 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 	if (rc < 0)
 		goto out;
 	ts_sort(L.v, L.n, sizeof(*L.v), cmp_launch);
-	snprintf(sql, sizeof(sql), "SELECT globalPid, correlationId, start, end, deviceId, %s FROM"
+	snprintf(sql, sizeof(sql), "SELECT globalPid, correlationId, start, end, deviceId, %s, %s FROM"
 				   " CUPTI_ACTIVITY_KIND_KERNEL WHERE " NS_ROW_OK_SQL,
-		 ns_c(x, TS_NT_KERNEL, ns_col(x, TS_NT_KERNEL, NS_KNAME) ? NS_KNAME : NS_KSHORT));
+		 ns_c(x, TS_NT_KERNEL, NS_KNAME), ns_c(x, TS_NT_KERNEL, NS_KSHORT));
 	if ((rc = ns_prepare(x, &st, sql, "CUPTI_ACTIVITY_KIND_KERNEL", err)))
 		goto out;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_KERNEL", err)) == 1) {
 		struct launch k = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), INT64_MIN, 0, 0, 0 };
 		size_t lo = 0, hi = L.n, kn;
-		const char *ks = lstr(x, ns_str_col(x, st, 5), &kn);
+		uint32_t kloc = ns_str_col(x, st, 5);
+		const char *ks = lstr(x, kloc != TS_NO_ID ? kloc : ns_str_col(x, st, 6), &kn);
 		if (sqlite3_column_type(st, 1) != SQLITE_INTEGER)
 			continue;
 		if (!ks) {
@@ -955,6 +978,31 @@ static void csv_field(struct ts_sb *out, const char *s)
 	ts_sb_addc(out, '"');
 }
 
+/* The NVTX ranges nvtx_sum leaves out: a start or end that is no real
+ * time, an end before the start (an open range, end NULL, it ends at the
+ * last timestamp as nsys does). Into x->null_end[TS_NT_NVTX]. */
+static int nvtx_sum_unusable(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	char sql[512];
+	int rc;
+
+	x->null_end[TS_NT_NVTX] = 0;
+	if (!ns_col(x, TS_NT_NVTX, 0) || !ns_col(x, TS_NT_NVTX, 1) || !ns_col(x, TS_NT_NVTX, NS_NV_TYPE))
+		return 0;
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM NVTX_EVENTS WHERE start IS NOT NULL AND eventType IN (59, 60, 70, 71)"
+		 " AND (start NOT BETWEEN -2305843009213693952 AND 2305843009213693952 OR (end IS NOT NULL"
+		 " AND (end < start OR end NOT BETWEEN -2305843009213693952 AND 2305843009213693952)))");
+	if ((rc = ns_prepare(x, &st, sql, "NVTX_EVENTS", err)))
+		return rc;
+	rc = ns_step(x, st, "NVTX_EVENTS", err);
+	if (rc == 1)
+		x->null_end[TS_NT_NVTX] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err *err)
 {
 	static const enum ts_nsys_tab none = TS_NT_COUNT;
@@ -977,12 +1025,21 @@ int ts_srep_count_skipped(enum ts_srep_kind k, struct ts_nsys *x, struct ts_err 
 		tabs[0] = TS_NT_KERNEL;
 		tabs[1] = TS_NT_RUNTIME;
 		break;
-	default: /* nvtx_sum: open ranges are its own business */
+	default: /* nvtx_sum: below (open ranges are its own business) */
 		break;
 	}
+	if (k == TS_SREP_NVTX_SUM) {
+		tabs[0] = TS_NT_NVTX;
+		rc = nvtx_sum_unusable(x, err);
+	}
 	for (int i = 0; i < 2 && !rc; i++)
-		if (tabs[i] != none)
+		if (tabs[i] != none && tabs[i] != TS_NT_NVTX)
 			rc = ts_nsys_count_unusable(x, tabs[i], err);
+	/* names: the tables whose rows each report names (kern_exec by kernel) */
+	if (!rc && tabs[0] != none)
+		rc = ts_nsys_count_unnamed(x, tabs[0], err);
+	if (!rc && (k == TS_SREP_KERN_SUM || k == TS_SREP_KERN_EXEC_SUM))
+		rc = ts_nsys_count_orphan_launches(x, err);
 	return rc;
 }
 

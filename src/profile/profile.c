@@ -1527,10 +1527,14 @@ static void rank_verdict(struct ts_rank_prof *p)
 	}
 	if (p->has_gpu)
 		ts_sb_addf(&sb, "; GPU idle %.1f ms: host-bound %.1f ms, data loader %.1f ms, "
-			   "work already launched or unlinked %.1f ms; launch delay p50 %.2f ms",
+			   "work already launched or unlinked %.1f ms",
 			   (double)p->idle_ns / 1e6, (double)p->idle_host_ns / 1e6,
-			   (double)p->idle_data_ns / 1e6, (double)p->idle_other_ns / 1e6,
-			   (double)p->launch.delay_p50_ns / 1e6);
+			   (double)p->idle_data_ns / 1e6, (double)p->idle_other_ns / 1e6);
+	/* no activity linked to its launch: no delay was measured, not 0 */
+	if (p->has_gpu && p->launch.linked)
+		ts_sb_addf(&sb, "; launch delay p50 %.2f ms", (double)p->launch.delay_p50_ns / 1e6);
+	else if (p->has_gpu)
+		ts_sb_adds(&sb, "; launch delay unknown (no GPU activity linked to its launch)");
 	set_evidence(v, &sb);
 	ts_sb_release(&sb);
 }

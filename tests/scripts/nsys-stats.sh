@@ -232,7 +232,9 @@ assert used == total - int(sys.argv[3]), (used, total, sys.argv[3])
 assert [w["code"] for w in d["warnings"]] == ["null-times"], d["warnings"]
 assert all(r["min_ns"] >= 0 for r in d["rows"]), "a negative duration was counted"
 PY
-expect half-strings 0 "unnamed kernel" "$TS" trace --report cuda_gpu_kern_sum --csv "$tmp/nostrings.sqlite"
+# a kernel whose demangled name is lost is named by its short name, as the
+# trace model names it (flash_fwd_kernel's demangled id is even)
+expect half-strings 0 "flash_fwd_kernel$" "$TS" trace --report cuda_gpu_kern_sum --csv "$tmp/nostrings.sqlite"
 expect gpu-only 0 "cannot answer: CUDA API calls (no RUNTIME table)" "$TS" trace "$tmp/gpuonly.sqlite"
 expect no-gpu-activity 2 "without GPU activity" "$TS" trace "$tmp/empty.sqlite"
 expect no-gpu-activity-report 0 "cudaLaunchKernel" "$TS" trace --report cuda_api_sum --csv "$tmp/empty.sqlite"
