@@ -1676,15 +1676,116 @@ static int ds_field(const char *s, const char *e, const char *key, double *x)
 	return -1;
 }
 
-/* 1 when s[0..n) is a DeepSpeed throughput line (pushed) or step line
- * (kept for the next record), 0 when not, < 0 on error. */
+/* The step line's rank, skipped steps and lr go to the record of its
+ * global step. */
+static void ds_step_facts(struct rd *r, struct ts_step *st)
+{
+	if (r->ds_step != st->iteration)
+		return;
+	if (st->rank < 0 && r->ds_rank != TS_NO_INT)
+		st->rank = (int32_t)r->ds_rank;
+	st->skipped = r->ds_skipped >= r->ds_skipped0 ? r->ds_skipped - r->ds_skipped0 : 0;
+	r->ds_skipped0 = r->ds_skipped;
+	st->lr = r->ds_lr;
+}
+
+/* Record st, pushed as one of this file's DeepSpeed records. */
+static int ds_push(struct rd *r, struct ts_step *st)
+{
+	if (!r->ds_n)
+		r->ds_first = r->log->steps.n;
+	r->ds_n++;
+	return push_step(r, st, TS_LOG_DEEPSPEED) ? TS_ENOMEM : 0;
+}
+
+/*
+ * The pipeline engine's record (PipelineEngine.train_batch,
+ * deepspeed/runtime/pipe/engine.py), printed by global rank 0 every
+ * steps_per_print global steps:
+ *   steps: 100 loss: 2.3456 iter time (s): 1.234 samples/sec: 51.864
+ * (the newest engines put "name: %.4f " of each additional loss before
+ * "iter time"). The loss is the global step's own, from the last stage,
+ * averaged over the micro-batches and the data-parallel ranks; iter time
+ * the train_batch timer's sum since the last print (reset there) divided
+ * by steps_per_print: a mean over the steps since the last print.
+ * samples/sec is train_batch_size / iter time and adds nothing. The
+ * engine's timer lines of the same step come before it, each value summed
+ * since the last print: with exactly one global line since the previous
+ * record at P, the phases are its values over the N - P steps; the first
+ * record of a file (its steps not known: a resumed process) gets none.
+ * 1 when s[0..n) is such a line (pushed), 0 when not, < 0 on error.
+ */
+static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
+{
+	const char *q = s, *e, *p, *it, *c;
+	size_t qn = n;
+	struct ts_step st;
+	double step, loss, secs, x;
+	int rc;
+
+	skip_prefix(&q, &qn);
+	e = q + qn;
+	if (qn < 7 || memcmp(q, "steps: ", 7))
+		return 0;
+	it = memmem(q, qn, " iter time (s): ", 16);
+	p = memmem(q, qn, " loss: ", 7);
+	/* " samples/sec: " after it: the line goes on past iter time's value */
+	if (!it || !p || p > it || !memmem(it, (size_t)(e - it), " samples/sec: ", 14) || ds_num(q + 7, p, &step) || !(step >= 0) || step > 1e15 ||
+	    ds_num(p + 7, it, &loss) || ds_num(it + 16, e, &secs) || !(secs >= 0))
+		return 0;
+	step_blank(&st, r, line);
+	st.iteration = d2i(step);
+	{
+		int rank = prefix_rank(s, (size_t)(q - s));
+
+		if (rank >= 0)
+			st.rank = rank;
+	}
+	st.loss = loss;
+	if (!isfinite(loss))
+		st.flags |= TS_STEP_LOSS_NONFINITE;
+	st.step_ns = ms_to_ns(secs * 1e3);
+	/* the additional losses: "name: value " up to " iter time" */
+	for (p += 7; p < it && *p != ' '; p++)
+		;
+	while (p < it) {
+		while (p < it && *p == ' ')
+			p++;
+		c = memmem(p, (size_t)(it - p), ": ", 2);
+		if (!c)
+			break;
+		for (q = c + 2; q < it && *q != ' '; q++)
+			;
+		if (!pnum(c + 2, (size_t)(q - c - 2), &x) && add_extra(r, &st, p, (size_t)(c - p), x))
+			return TS_ENOMEM;
+		p = q;
+	}
+	ds_step_facts(r, &st);
+	if (r->ds_step0 != TS_NO_INT && st.iteration > r->ds_step0 && r->ds_ph_lines == 1)
+		for (int k = 0; k < TS_PHASE_COUNT; k++)
+			if (r->ds_ph_n[k] == 1)
+				st.phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] /
+							  (double)(st.iteration - r->ds_step0));
+	ds_timers_reset(r);
+	r->ds_t0 = TS_NO_INT;
+	r->ds_step0 = st.iteration;
+	rc = ds_push(r, &st);
+	return rc < 0 ? rc : 1;
+}
+
+/* 1 when s[0..n) is a DeepSpeed throughput line or pipeline engine
+ * record (pushed) or step line (kept for the next record), 0 when not,
+ * < 0 on error. */
 static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	const char *e = s + n, *p;
 	struct ts_step st;
 	double step, x;
 	int64_t t;
+	int rc;
 
+	if ((rc = parse_ds_pipe(r, s, n, line)))
+		return rc;
 	if ((p = memmem(s, n, "] step=", 7)) && memmem(s, n, ", skipped=", 10)) {
 		/* "[Rank 0] step=10, skipped=2, lr=[...]" */
 		if (ds_field(p + 2, e, "step", &step) || !(step >= 0) || step > 1e15 ||
@@ -1748,24 +1849,15 @@ static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 		st.mem_max_alloc_bytes = x * 1073741824.0;
 	if (!ds_field(p + 2, e, "MemAllocated", &x) && x >= 0)
 		st.mem_alloc_bytes = x * 1073741824.0;
-	if (r->ds_step == st.iteration) {
-		if (st.rank < 0 && r->ds_rank != TS_NO_INT)
-			st.rank = (int32_t)r->ds_rank;
-		st.skipped = r->ds_skipped >= r->ds_skipped0 ? r->ds_skipped - r->ds_skipped0 : 0;
-		r->ds_skipped0 = r->ds_skipped;
-		st.lr = r->ds_lr;
-	}
+	ds_step_facts(r, &st);
 	/* the timer line of its own global step comes next (ds_timers) */
 	r->ds_ph_span = st.iteration - (r->ds_step0 != TS_NO_INT ? r->ds_step0 : 0);
 	if (r->ds_ph_span <= 0)
 		ds_timers_reset(r);
 	r->ds_t0 = t;
 	r->ds_step0 = st.iteration;
-	if (!r->ds_n)
-		r->ds_first = r->log->steps.n;
-	r->ds_n++;
-	if (push_step(r, &st, TS_LOG_DEEPSPEED))
-		return TS_ENOMEM;
+	if ((rc = ds_push(r, &st)))
+		return rc;
 	r->ds_ph_rec = r->log->steps.n;
 	return 1;
 }
@@ -2194,21 +2286,29 @@ static int ds_timer_kind(const struct fieldv *f, size_t nf)
 	return ds;
 }
 
-/* A global timer line: summed toward the record it belongs to, which it
- * closes when that record was read right before it. */
-static void ds_timers(struct rd *r, const struct fieldv *f, size_t nf)
+/* A timer line of kind (ds_timer_kind()): a global line summed toward
+ * the record it belongs to, which it closes when that record was read
+ * right before it; of a micro line only the pipeline engine's batch_input
+ * (data: _exec_load_micro_batch, summed since its last print as the
+ * global timers of its line are; the other engine has none). */
+static void ds_timers(struct rd *r, const struct fieldv *f, size_t nf, int kind)
 {
 	struct ts_step *st;
 	double x;
 	int ph;
 
 	for (size_t i = 0; i < nf; i++) {
-		ph = ds_timer_phase(f[i].k, f[i].kn);
+		if (kind == 1)
+			ph = f[i].kn == 11 && !memcmp(f[i].k, "batch_input", 11) ? TS_PHASE_DATA : -1;
+		else
+			ph = ds_timer_phase(f[i].k, f[i].kn);
 		if (ph >= 0 && !pnum(f[i].v, f[i].vn, &x) && x >= 0) {
 			r->ds_ph_ms[ph] += x;
 			r->ds_ph_n[ph]++;
 		}
 	}
+	if (kind == 1)
+		return;
 	r->ds_ph_lines++;
 	if (!r->ds_ph_rec)
 		return;
@@ -2376,8 +2476,8 @@ static int parse_timers(struct rd *r, const char *s, size_t n, int nl)
 		nf = scan_fields(p, (size_t)(s + n - p), 1, ':', f, MAX_FIELDS);
 		r->timer_block = 0;
 		ds = ds_timer_kind(f, nf);
-		if (ds == 2 && nl && !r->megatron_args && !r->non_ds)
-			ds_timers(r, f, nf);
+		if (ds && nl && !r->megatron_args && !r->non_ds)
+			ds_timers(r, f, nf, ds);
 		if (ds)
 			return 1;
 		for (size_t i = 0; i < nf; i++)

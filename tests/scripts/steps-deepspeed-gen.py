@@ -3,7 +3,8 @@ import datetime, json, random, sys
 
 
 def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="", old=False,
-        megatron=False, ezpz=False, hf=False, breakdown=None, gas=4, spike=None):
+        megatron=False, ezpz=False, hf=False, breakdown=None, gas=4, spike=None, pipe=False,
+        nan_at=(), xloss=False, xnan_at=()):
     """Write DeepSpeed engine lines of known truth to path and return the step
     durations in s ({step: seconds}): every `every` global steps the
     log_dist "[Rank 0] step=N, skipped=K, lr=[...]" line and the throughput
@@ -30,7 +31,19 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     them: both lines once every `every` global steps, from its optimizer
     step (here before the throughput line), summed since the previous print. spike: (step, ms) added to that
     step's forward (and duration). The per-step phase truth (ms: forward,
-    backward, comm, optimizer) goes to LOG.phases."""
+    backward, comm, optimizer; with pipe also data) goes to LOG.phases.
+    pipe: the log of deepspeed/runtime/pipe/engine.py's PipelineEngine,
+    which prints no throughput line: every `every` steps the step line
+    (from _take_model_step), with breakdown "pipe" its timer lines (from
+    _exec_optimizer_step: batch_input ... step_microstep, then fwd ...
+    step, each summed since the previous print), then train_batch's
+    "steps: N loss: L iter time (s): T samples/sec: S" (T the mean step
+    duration since the previous print, "%0.3f"; L step N's loss, "nan" at
+    steps in nan_at; xloss: an additional "moe_loss: %.4f " before "iter
+    time", as the newest engines print them, "nan" at steps in xnan_at)
+    and, with breakdown, the pipe send/recv timer line; with megatron,
+    Megatron-DeepSpeed's iteration line after them (its train_step calls
+    train_batch). The step durations are train_batch's."""
     rnd = random.Random(seed)
     base = datetime.datetime(2023, 11, 7, 1, 50, 0)
     t = 30.0
@@ -62,6 +75,10 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
         glob = ["forward", "backward", "backward_inner", "backward_allreduce", "step"]
         if breakdown == "pipe":
             micro = ["batch_input"] + micro[:4] + ["backward_tied_allreduce_microstep", "step_microstep"]
+    if pipe:
+        micro = ["batch_input", "fwd_microstep", "bwd_microstep", "bwd_inner_microstep",
+                 "bwd_allreduce_microstep", "step_microstep"]
+        glob = ["fwd", "bwd", "bwd_inner", "bwd_allreduce", "step"]
     for s in range(1, steps + 1):
         d = base_d = (5.0 if s == 1 else step_s) * (1 + rnd.gauss(0, 0.01))
         if spike and s == spike[0]:
@@ -84,12 +101,16 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
                 st = 0.08 * base_d * 1e3 * (1 + rnd.gauss(0, 0.02)) if last else 0.05
                 vals = [round(f, 2), round(b, 2), round(bi, 2), round(ba, 2), round(st, 2)]
                 tot = [a + v for a, v in zip(tot, vals)]
-                if breakdown != "pipe":
+                if breakdown != "pipe" and not pipe:
                     tl.append((last, tline(t + 0.0025 if last else t - 0.001 * (gas - m), micro, vals)))
-            if breakdown != "pipe":
+            if breakdown != "pipe" and not pipe:
                 tl.append((True, tline(t + 0.003, glob, tot)))
             phases[s] = {"forward": tot[0], "backward": tot[1], "comm": tot[3], "optimizer": tot[4]}
-            if breakdown == "pipe":
+            if pipe:
+                data = round(0.02 * base_d * 1e3 * (1 + rnd.gauss(0, 0.05)), 2)
+                phases[s]["data"] = data
+                acc = [data] + tot if acc is None else [a + v for a, v in zip(acc, [data] + tot)]
+            elif breakdown == "pipe":
                 acc = tot if acc is None else [a + v for a, v in zip(acc, tot)]
                 if s % every == 0:
                     out.append(tline(t - 0.002, micro, [0.5] + acc[:4] + [0.1, acc[4]]))
@@ -99,17 +120,35 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
         out += [x for last, x in tl if not last]
         if s in skip_at:
             skipped += 1
-        if s % every:
+        if pipe:
+            if s % every:
+                continue
+            out.append("%s[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, "
+                       "lr=[4.99e-05, 4.99e-05], mom=[(0.9, 0.95), (0.9, 0.95)]" % (prefix, stamp(t), s, skipped))
+            if breakdown:
+                out.append(tline(t + 0.001, micro, acc))
+                out.append(tline(t + 0.002, glob, acc[1:]))
+                acc = None
+            it = sum(durs[k] for k in range(s - every + 1, s + 1)) / every
+            loss = "nan" if s in nan_at else "%0.4f" % (2.3 - s * 0.001)
+            x = ("moe_loss: %s " % ("nan" if s in xnan_at else "%0.4f" % (0.01 + s * 1e-5))) if xloss else ""
+            out.append("%ssteps: %d loss: %s %siter time (s): %0.3f samples/sec: %0.3f"
+                       % (prefix, s, loss, x, it, 64 / it))
+            if breakdown:
+                out.append(tline(t + 0.004, ["pipe_send_output", "pipe_send_grad", "pipe_recv_input",
+                                             "pipe_recv_grad"], [1.5, 1.2, 30.0, 25.0]))
+        elif s % every:
             out += [x for last, x in tl if last]
             continue
-        out.append("%s[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, "
-                   "lr=[4.99e-05, 4.99e-05], mom=[(0.9, 0.95), (0.9, 0.95)]" % (prefix, stamp(t), s, skipped))
-        head = "0/%d" % s if old else "epoch=0/micro_step=%d/global_step=%d" % (4 * s, s)
-        out.append("%s[%s] [INFO] [timer.py:260:stop] %s, RunningAvgSamplesPerSec=25.02, "
-                   "CurrSamplesPerSec=%.4f, MemAllocated=4.32GB, MaxMemAllocated=38.49GB"
-                   % (prefix, stamp(t + 0.002), head, 64 / d))
-        # the boundary's micro and global timer lines after the throughput line
-        out += [x for last, x in tl if last]
+        else:
+            out.append("%s[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, skipped=%d, "
+                       "lr=[4.99e-05, 4.99e-05], mom=[(0.9, 0.95), (0.9, 0.95)]" % (prefix, stamp(t), s, skipped))
+            head = "0/%d" % s if old else "epoch=0/micro_step=%d/global_step=%d" % (4 * s, s)
+            out.append("%s[%s] [INFO] [timer.py:260:stop] %s, RunningAvgSamplesPerSec=25.02, "
+                       "CurrSamplesPerSec=%.4f, MemAllocated=4.32GB, MaxMemAllocated=38.49GB"
+                       % (prefix, stamp(t + 0.002), head, 64 / d))
+            # the boundary's micro and global timer lines after the throughput line
+            out += [x for last, x in tl if last]
         if megatron and ezpz:
             ms = sum(durs[k] for k in range(s - every + 1, s + 1)) / every * 1e3
             out.append("%s[%s][INFO][training:1251] -  iteration=  %6d/  %6d | consumed_samples=  %10d | "

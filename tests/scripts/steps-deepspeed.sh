@@ -16,6 +16,19 @@
 # Megatron-DeepSpeed prints Megatron's record as "iteration= N/T |
 # key=value | ..." (elapsed_time_per_iteration_ms, lm loss,
 # number_of_skipped_iterations, ...): read as Megatron's (it was none).
+# DeepSpeed's pipeline engine (PipelineEngine.train_batch) prints no
+# throughput line but, every steps_per_print steps, "steps: N loss: L
+# iter time (s): T samples/sec: S", T the mean of train_batch's time over
+# the steps since the last print (%0.3f) and L step N's own loss: each
+# record's step time is checked against the generated mean of its steps
+# (within the 0.5 ms of %0.3f) and its loss against the generated one; a
+# "nan" loss is non-finite from its record (200), an additional loss
+# ("moe_loss: nan" at 120, the newest engines) is a non-finite extra loss,
+# skipped steps come from the step line as above (33 and 150: 2), a line
+# cut inside "iter time" is not read (29 records, not a wrong 30th), and a
+# Megatron-DeepSpeed log with the pipeline engine is read from Megatron's
+# iteration lines only (30). Before, a pipeline engine log was "no step
+# records found".
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -36,10 +49,17 @@ gen ezpz '{"megatron": true, "ezpz": true, "seed": 5, "skip_at": [95]}'
 # the HF Trainer on DeepSpeed: its dicts are the records (30), no DeepSpeed
 # record beside them (they were a second series, as another rank)
 gen hfds '{"hf": true, "seed": 6}'
-for c in base old pref mds mdstail ezpz hfds; do
+gen pipe '{"pipe": true, "skip_at": [33, 150], "nan_at": [200], "seed": 7}'
+gen pipex '{"pipe": true, "xloss": true, "xnan_at": [120], "prefix": "[default0]:", "every": 5, "steps": 200, "seed": 8}'
+gen pmds '{"pipe": true, "megatron": true, "seed": 9}'
+# the last record cut inside its iter time ("0.8" of "0.801")
+head -c -22 "$tmp/pipe.log" >"$tmp/pipecut.log"
+tail -c 40 "$tmp/pipecut.log" | grep -q 'iter time (s): [0-9]\.[0-9]*$' || { echo "FAIL pipecut: not cut inside iter time"; fail=1; }
+for c in base old pref mds mdstail ezpz hfds pipe pipex pmds pipecut; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 done
+"$TS" steps --csv "$tmp/pipe.log" >"$tmp/pipe.csv" 2>/dev/null
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 t = sys.argv[1]
@@ -97,6 +117,35 @@ for c in ("mds", "mdstail"):
     if d and (d["format"] != "megatron" or d["iterations"] != 30 or d["window"]["first_iteration"] != 20):
         bad.append("%s: format %s, %d records, window from %s (Megatron's 30 iteration lines, no DeepSpeed "
                    "duplicates)" % (c, d["format"], d["iterations"], d["window"]["first_iteration"]))
+d = load("pipe")
+if d:
+    if d["format"] != "deepspeed" or d["iterations"] != 30:
+        bad.append("pipe: format %s, %s records" % (d["format"], d["iterations"]))
+    import csv
+    truth = {int(k): v for k, v in json.load(open("%s/pipe.log.truth" % t)).items()}
+    for row in csv.DictReader(open("%s/pipe.csv" % t)):
+        n = int(row["iteration"])
+        want = sum(truth[s] for s in range(n - 9, n + 1)) / 10 * 1e3
+        if abs(float(row["step_time_ms"]) - want) > 0.5 + 1e-6:
+            bad.append("pipe: record %d step %s ms, truth %.3f" % (n, row["step_time_ms"], want))
+        lw = "nan" if n == 200 else "%.4f" % (2.3 - n * 0.001)
+        lg = row["loss"].lower()
+        if (lg != "nan" if n == 200 else lg == "" or abs(float(lg) - float(lw)) > 1e-9) or row["rank"] != "0":
+            bad.append("pipe: record %d loss %s rank %s, want %s and 0" % (n, row["loss"], row["rank"], lw))
+    l = d["loss"]
+    if l["health_cause"] != "loss-nonfinite" or l["first_bad_iteration"] != 200 or l["skipped_iterations"] != 2:
+        bad.append("pipe: loss %s" % l)
+d = load("pipex")
+if d:
+    ev = {e["cause"]: e["first_iteration"] for e in d["loss"]["evidence"]}
+    if d["iterations"] != 40 or ev.get("extra-loss-nonfinite") != 120 or d["ranks"][0]["rank"] != 0:
+        bad.append("pipex: %d records, evidence %s, rank %s" % (d["iterations"], ev, d["ranks"][0]["rank"]))
+d = load("pipecut")
+if d and (d["iterations"] != 29 or d["last_iteration"] != 290):
+    bad.append("pipecut: %d records up to %s, want 29 up to 290" % (d["iterations"], d["last_iteration"]))
+d = load("pmds")
+if d and (d["format"] != "megatron" or d["iterations"] != 30):
+    bad.append("pmds: format %s, %d records (Megatron's 30)" % (d["format"], d["iterations"]))
 for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)

@@ -24,12 +24,20 @@
 #   - the pipeline engine's lines (every steps_per_print steps, summed
 #     since the last print) give no phase, never wrong ones;
 #   - a Megatron-DeepSpeed log's DeepSpeed timer lines put no phase on
-#     Megatron's iteration records.
+#     Megatron's iteration records;
+#   - a real pipeline engine log (its "steps: N loss: ..." records, no
+#     throughput line): each record after the first gets, per phase, its
+#     one line's value (the sum since the previous print) over the 10
+#     steps, the mean of its steps' truth, with batch_input as data; the
+#     forward stall at 60; the first record (its steps unknown: a resumed
+#     process's first line sums fewer) none; a record whose timer line is
+#     lost (40) none, and a record after a lost record (50: two lines
+#     since the one at 30) none.
 # Before: the current names were not read (no phase); the older names'
 # forward and backward were written onto the last record by each line, so
 # every record carried the global step 9 steps after it (the forward stall
 # reported at 50), and the Megatron records of a Megatron-DeepSpeed log
-# got DeepSpeed's phases the same way.
+# got DeepSpeed's phases the same way; a pipeline engine log had no record.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -54,7 +62,20 @@ del lines[g[34]]
 open(p, "w").write("\n".join(lines))
 PY
 cp "$tmp/hole.log.phases" "$tmp/hole.log.phases.keep"
-for c in new old gas1 pipe mds hole; do
+gen pp '{"pipe": true, "breakdown": "new", "spike": [59, 400], "seed": 17}'
+# the global line of the print at 40 lost; the record line at 40 lost
+gen pphole '{"pipe": true, "breakdown": "new", "seed": 18}'
+gen pplost '{"pipe": true, "breakdown": "new", "seed": 18}'
+python3 - "$tmp" <<'PY' || exit 1
+import sys
+t = sys.argv[1]
+for c, pat in (("pphole", "| fwd: "), ("pplost", "steps: ")):
+    lines = open("%s/%s.log" % (t, c)).read().split("\n")
+    g = [i for i, l in enumerate(lines) if pat in l]
+    del lines[g[3]]
+    open("%s/%s.log" % (t, c), "w").write("\n".join(lines))
+PY
+for c in new old gas1 pipe mds hole pp pphole pplost; do
 	for o in json csv; do
 		"$TS" steps --$o "$tmp/$c.log" >"$tmp/$c.$o" 2>"$tmp/$c.$o.err"
 		echo $? >"$tmp/$c.$o.rc"
@@ -80,31 +101,32 @@ def col(row, k):
     v = row.get(k + "_ms")
     return float(v) if v else None
 
-def check(c, every, missing=()):
+def check(c, every, missing=(), more=(), lost=()):
     d, rows = load(c)
     if d is None:
         return
+    nm = names + more
     truth = {int(k): v for k, v in json.load(open("%s/%s.log.phases" % (t, c))).items()}
     recs = {}
     for row in rows:
         it = int(row["iteration"])
-        want = {k: sum(truth[s][k] for s in range(it - every + 1, it + 1)) / every for k in names}
-        for k in names:
+        want = {k: sum(truth[s][k] for s in range(it - every + 1, it + 1)) / every for k in nm}
+        for k in nm:
             got = col(row, k)
             if it in missing:
                 if got is not None:
                     bad.append("%s: record %d (a step's line missing) has %s %s" % (c, it, k, got))
             elif got is None or abs(got - want[k]) > 0.006:
                 bad.append("%s: record %d %s %s ms, truth %.3f" % (c, it, k, got, want[k]))
-        recs[it] = (row["window"], {k: col(row, k) for k in names})
-    if len(recs) != max(truth) // every:
-        bad.append("%s: %d records, want %d" % (c, len(recs), max(truth) // every))
+        recs[it] = (row["window"], {k: col(row, k) for k in nm})
+    if len(recs) != max(truth) // every - len(lost):
+        bad.append("%s: %d records, want %d" % (c, len(recs), max(truth) // every - len(lost)))
     ph = {p["phase"]: p for p in d["phases"]}
-    if sorted(ph) != sorted(names):
+    if sorted(ph) != sorted(nm):
         bad.append("%s: phases %s" % (c, sorted(ph)))
         return d
     inw = [v for w, v in recs.values() if w == "in"]
-    for k in names:
+    for k in nm:
         vals = [v[k] for v in inw if v[k] is not None]
         want = sum(vals) / len(vals)
         if ph[k]["steps"] != len(vals) or abs(ph[k]["mean_ms"] - want) > 0.002:
@@ -119,6 +141,13 @@ for c in ("new", "old"):
         if f["first_stall_iteration"] != 60:
             bad.append("%s: forward stall at %s, want 60 (step 59's record)" % (c, f["first_stall_iteration"]))
 check("gas1", 5)
+d = check("pp", 10, missing=(10,), more=("data",))
+if d and d["phases"]:
+    f = [p for p in d["phases"] if p["phase"] == "forward"][0]
+    if f["first_stall_iteration"] != 60:
+        bad.append("pp: forward stall at %s, want 60" % f["first_stall_iteration"])
+check("pphole", 10, missing=(10, 40), more=("data",))
+check("pplost", 10, missing=(10, 50), more=("data",), lost=(40,))
 check("hole", 10, missing=(40,))
 for c in ("pipe", "mds"):
     d, rows = load(c)
