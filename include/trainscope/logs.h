@@ -39,7 +39,8 @@ enum ts_log_format {
 	TS_LOG_JSONL,        /* JSON object per step */
 	TS_LOG_LIGHTNING,    /* Lightning progress bars with global_step (NeMo 1) */
 	TS_LOG_TITAN,        /* torchtitan metrics lines ("step: N  loss: ...") */
-	TS_LOG_DEEPSPEED,    /* DeepSpeed engine throughput lines */
+	TS_LOG_DEEPSPEED,    /* DeepSpeed engine throughput lines, pipeline engine
+			      * "steps: N loss: L iter time (s): T" lines */
 	TS_LOG_FORMAT_COUNT
 };
 
@@ -92,7 +93,11 @@ enum ts_step_flags {
  * with that step's total, give a DeepSpeed throughput record the mean over
  * its global steps (fwd -> forward, bwd -> backward, step -> optimizer,
  * bwd_allreduce -> comm, a part of backward), only when every one of its
- * steps has its line; the micro-step lines are not kept (docs/steps.md).
+ * steps has its line; the micro-step lines are not kept. The pipeline
+ * engine prints one such line per steps_per_print steps, summed since its
+ * last print: a pipeline record at N after one at P gets that line's values
+ * over N - P (and its micro line's batch_input as data) when exactly one
+ * came between them, the file's first record none (docs/steps.md).
  */
 enum ts_phase {
 	TS_PHASE_DATA = 0,

@@ -1634,8 +1634,10 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
  * last step alone, without the data loading, so it is not used; skipped
  * steps are the difference of the cumulative "skipped=" counts; memory
  * in GB of 2^30 bytes (torch.cuda.max_memory_allocated() / 1024**3).
- * Megatron-DeepSpeed prints both these lines and Megatron's iteration
- * lines, and the HF Trainer on DeepSpeed these lines and its dicts: after
+ * The pipeline engine prints no throughput line but a record of its own
+ * (parse_ds_pipe()). Megatron-DeepSpeed prints both these lines and
+ * Megatron's iteration lines, and the HF Trainer on DeepSpeed these lines
+ * and its dicts: after
  * a Megatron arguments block or another framework's record, that
  * framework's records are the log's (ds_drop).
  */
@@ -1752,7 +1754,7 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 		while (p < it && *p == ' ')
 			p++;
 		c = memmem(p, (size_t)(it - p), ": ", 2);
-		if (!c)
+		if (!c || c == p)
 			break;
 		for (q = c + 2; q < it && *q != ' '; q++)
 			;
@@ -2242,10 +2244,11 @@ static int timer_entry(struct rd *r, const char *k, size_t kn, const char *v, si
  * steps_per_print, so a throughput record at global step N after one at P
  * is owed the global lines of steps P+1..N: those printed before it and
  * the one right after it. The record gets, per phase, the mean of those
- * lines when it has one for each of its N - P steps (the pipeline engine
- * prints its lines only every steps_per_print steps, each the sum since
- * its last print: such a record never has N - P of them and gets none).
- * The micro lines are not kept: the global line of their step sums them.
+ * lines when it has one for each of its N - P steps. The pipeline
+ * engine prints its lines only every steps_per_print steps, each the sum
+ * since its last print, before its own record (parse_ds_pipe() divides
+ * them). The micro lines are not kept: the global line of their step sums
+ * them.
  */
 
 /* A global timer's phase (bwd holds bwd_inner and bwd_allreduce: comm is a
@@ -3453,7 +3456,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
 				       "iteration lines, torchtitan step lines, DeepSpeed throughput "
-				       "lines, Hugging Face Trainer dicts or JSON objects with an "
+				       "or pipeline-engine lines, Hugging Face Trainer dicts or JSON objects with an "
 				       "iteration or step key)");
 	}
 out:
