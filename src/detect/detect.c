@@ -440,6 +440,10 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 			return not_prose(d, n, m, TS_KIND_LOG_TITAN);
 		if ((m = count_lines_with(d, n, ", RunningAvgSamplesPerSec=")))
 			return not_prose(d, n, m, TS_KIND_LOG_DEEPSPEED);
+		/* the pipeline engine's "steps: N loss: L iter time (s): T ..." */
+		if (count_lines_with(d, n, "steps: ") &&
+		    (m = count_lines_with(d, n, " iter time (s): ")))
+			return not_prose(d, n, m, TS_KIND_LOG_DEEPSPEED);
 	}
 	/* environment reports: torch collect_env, sglang check_env, nvidia-smi -q */
 	if ((count_lines_with(d, n, "PyTorch version:") && count_lines_with(d, n, "Is CUDA available:")) ||

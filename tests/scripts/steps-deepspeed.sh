@@ -27,8 +27,9 @@
 # skipped steps come from the step line as above (33 and 150: 2), a line
 # cut inside "iter time" is not read (29 records, not a wrong 30th), and a
 # Megatron-DeepSpeed log with the pipeline engine is read from Megatron's
-# iteration lines only (30). Before, a pipeline engine log was "no step
-# records found".
+# iteration lines only (30), and a run directory holding a pipeline engine
+# log finds it (detect: log-deepspeed). Before, a pipeline engine log was
+# "no step records found", and a run directory with one "no training log".
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
@@ -60,6 +61,9 @@ for c in base old pref mds mdstail ezpz hfds pipe pipex pmds pipecut; do
 	echo $? >"$tmp/$c.rc"
 done
 "$TS" steps --csv "$tmp/pipe.log" >"$tmp/pipe.csv" 2>/dev/null
+mkdir "$tmp/run" && cp "$tmp/pipe.log" "$tmp/run/train.log"
+"$TS" steps --json "$tmp/run" >"$tmp/rundir.json" 2>"$tmp/rundir.err"
+echo $? >"$tmp/rundir.rc"
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 t = sys.argv[1]
@@ -143,6 +147,9 @@ if d:
 d = load("pipecut")
 if d and (d["iterations"] != 29 or d["last_iteration"] != 290):
     bad.append("pipecut: %d records up to %s, want 29 up to 290" % (d["iterations"], d["last_iteration"]))
+d = load("rundir")
+if d and (d["format"] != "deepspeed" or d["iterations"] != 30):
+    bad.append("rundir: format %s, %d records" % (d["format"], d["iterations"]))
 d = load("pmds")
 if d and (d["format"] != "megatron" or d["iterations"] != 30):
     bad.append("pmds: format %s, %d records (Megatron's 30)" % (d["format"], d["iterations"]))

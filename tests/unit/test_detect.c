@@ -55,6 +55,22 @@ TEST(detect_prose_quoting_log_lines_is_text)
 /* A "schema" whose value is a container is skipped whole: its members are
  * not the file's top-level keys (a "traceEvents" inside it made a model
  * config a Kineto trace). */
+/* DeepSpeed's pipeline engine prints no throughput line: its log is known
+ * by train_batch's record (deepspeed/runtime/pipe/engine.py) */
+TEST(detect_deepspeed_pipeline_log)
+{
+	static const char log[] =
+		"[2023-11-07 01:50:42,197] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, "
+		"lr=[4.99e-05], mom=[(0.9, 0.95)]\n"
+		"steps: 10 loss: 2.2900 iter time (s): 1.220 samples/sec: 52.459\n"
+		"[2023-11-07 01:50:50,181] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, "
+		"lr=[4.99e-05], mom=[(0.9, 0.95)]\n"
+		"steps: 20 loss: 2.2800 iter time (s): 0.798 samples/sec: 80.201\n";
+	char vendor[16];
+
+	CHECK_I64(ts_detect_buffer(log, sizeof(log) - 1, vendor, sizeof(vendor)), TS_KIND_LOG_DEEPSPEED);
+}
+
 TEST(detect_schema_container_value)
 {
 	static const char a[] = "{\"schema\": {\"traceEvents\": 1}, \"model_type\": \"llama\", \"num_hidden_layers\": 2}";
