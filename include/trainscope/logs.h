@@ -96,8 +96,9 @@ enum ts_step_flags {
  * steps has its line; the micro-step lines are not kept. The pipeline
  * engine prints one such line per steps_per_print steps, summed since its
  * last print: a pipeline record at N after one at P gets that line's values
- * over N - P (and its micro line's batch_input as data) when exactly one
- * came between them, the file's first record none (docs/steps.md).
+ * over N - P (its micro line's batch_input as data, bwd_allreduce not
+ * kept: it times no allreduce there) when exactly one came between them,
+ * the file's first record none (docs/steps.md).
  */
 enum ts_phase {
 	TS_PHASE_DATA = 0,

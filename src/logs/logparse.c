@@ -1715,7 +1715,10 @@ static int ds_push(struct rd *r, struct ts_step *st)
  * since the last print: with exactly one global line since the previous
  * record at P, the phases are its values over the N - P steps; the first
  * record of a file (its steps not known: a resumed process) gets none.
- * 1 when s[0..n) is such a line (pushed), 0 when not, < 0 on error.
+ * bwd_allreduce is not kept: this engine turns enable_backward_allreduce
+ * off and reduces in _exec_reduce_grads, outside every timer, so the
+ * timer wraps no allreduce. 1 when s[0..n) is such a line (pushed), 0
+ * when not, < 0 on error.
  */
 static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 {
@@ -1765,7 +1768,7 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 	ds_step_facts(r, &st);
 	if (r->ds_step0 != TS_NO_INT && st.iteration > r->ds_step0 && r->ds_ph_lines == 1)
 		for (int k = 0; k < TS_PHASE_COUNT; k++)
-			if (r->ds_ph_n[k] == 1)
+			if (r->ds_ph_n[k] == 1 && k != TS_PHASE_COMM)
 				st.phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] /
 							  (double)(st.iteration - r->ds_step0));
 	ds_timers_reset(r);

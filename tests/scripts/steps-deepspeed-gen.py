@@ -31,7 +31,7 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     them: both lines once every `every` global steps, from its optimizer
     step (here before the throughput line), summed since the previous print. spike: (step, ms) added to that
     step's forward (and duration). The per-step phase truth (ms: forward,
-    backward, comm, optimizer; with pipe also data) goes to LOG.phases.
+    backward, comm, optimizer; with pipe data, not comm) goes to LOG.phases.
     pipe: the log of deepspeed/runtime/pipe/engine.py's PipelineEngine,
     which prints no throughput line: every `every` steps the step line
     (from _take_model_step), with breakdown "pipe" its timer lines (from
@@ -96,7 +96,9 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
                 if spike and s == spike[0] and last:
                     f += spike[1]
                 bi = 0.45 * base_d * 1e3 / gas * (1 + rnd.gauss(0, 0.02))
-                ba = 0.1 * base_d * 1e3 * (1 + rnd.gauss(0, 0.02)) if last else 0.003
+                # the pipeline engine reduces in _exec_reduce_grads, outside
+                # every timer: its bwd_allreduce timer wraps nothing
+                ba = 0.1 * base_d * 1e3 * (1 + rnd.gauss(0, 0.02)) if last and not pipe else 0.003
                 b = bi + ba + 0.2
                 st = 0.08 * base_d * 1e3 * (1 + rnd.gauss(0, 0.02)) if last else 0.05
                 vals = [round(f, 2), round(b, 2), round(bi, 2), round(ba, 2), round(st, 2)]
@@ -109,6 +111,7 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
             if pipe:
                 data = round(0.02 * base_d * 1e3 * (1 + rnd.gauss(0, 0.05)), 2)
                 phases[s]["data"] = data
+                del phases[s]["comm"]
                 acc = [data] + tot if acc is None else [a + v for a, v in zip(acc, [data] + tot)]
             elif breakdown == "pipe":
                 acc = tot if acc is None else [a + v for a, v in zip(acc, tot)]
