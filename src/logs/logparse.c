@@ -1637,9 +1637,8 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
  * The pipeline engine prints no throughput line but a record of its own
  * (parse_ds_pipe()). Megatron-DeepSpeed prints both these lines and
  * Megatron's iteration lines, and the HF Trainer on DeepSpeed these lines
- * and its dicts: after
- * a Megatron arguments block or another framework's record, that
- * framework's records are the log's (ds_drop).
+ * and its dicts: after a Megatron arguments block or another framework's
+ * record, that framework's records are the log's (ds_drop).
  */
 
 /* Forget the timer lines read since the last record closed. */
@@ -1735,7 +1734,8 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 	it = memmem(q, qn, " iter time (s): ", 16);
 	p = memmem(q, qn, " loss: ", 7);
 	/* " samples/sec: " after it: the line goes on past iter time's value */
-	if (!it || !p || p > it || !memmem(it, (size_t)(e - it), " samples/sec: ", 14) || ds_num(q + 7, p, &step) || !(step >= 0) || step > 1e15 ||
+	if (!it || !p || p > it || !memmem(it, (size_t)(e - it), " samples/sec: ", 14) ||
+	    ds_num(q + 7, p, &step) || !(step >= 0) || step > 1e15 ||
 	    ds_num(p + 7, it, &loss) || ds_num(it + 16, e, &secs) || !(secs >= 0))
 		return 0;
 	step_blank(&st, r, line);
@@ -3459,8 +3459,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			rc = ts_err_at(err, TS_EPARSE, name, 0, -1,
 				       "no step records found (expected Megatron/Bridge/NeMo/Primus "
 				       "iteration lines, torchtitan step lines, DeepSpeed throughput "
-				       "or pipeline-engine lines, Hugging Face Trainer dicts or JSON objects with an "
-				       "iteration or step key)");
+				       "or pipeline-engine lines, Hugging Face Trainer dicts or JSON "
+				       "objects with an iteration or step key)");
 	}
 out:
 	ts_sb_release(&r.clean);
