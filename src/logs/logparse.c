@@ -1736,7 +1736,7 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 	/* " samples/sec: " after it: the line goes on past iter time's value */
 	if (!it || !p || p > it || !memmem(it, (size_t)(e - it), " samples/sec: ", 14) ||
 	    ds_num(q + 7, p, &step) || !(step >= 0) || step > 1e15 ||
-	    ds_num(p + 7, it, &loss) || ds_num(it + 16, e, &secs) || !(secs >= 0))
+	    ds_num(p + 7, it, &loss) || ds_num(it + 16, e, &secs))
 		return 0;
 	step_blank(&st, r, line);
 	st.iteration = d2i(step);
@@ -1749,7 +1749,7 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 	st.loss = loss;
 	if (!isfinite(loss))
 		st.flags |= TS_STEP_LOSS_NONFINITE;
-	st.step_ns = ms_to_ns(secs * 1e3);
+	st.step_ns = step_ms(r, secs * 1e3);
 	/* the additional losses: "name: value " up to " iter time" */
 	for (p += 7; p < it && *p != ' '; p++)
 		;

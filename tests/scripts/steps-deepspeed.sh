@@ -25,7 +25,9 @@
 # "nan" loss is non-finite from its record (200), an additional loss
 # ("moe_loss: nan" at 120, the newest engines) is a non-finite extra loss,
 # skipped steps come from the step line as above (33 and 150: 2), a line
-# cut inside "iter time" is not read (29 records, not a wrong 30th), and a
+# cut inside "iter time" is not read (29 records, not a wrong 30th), an
+# unusable iter time (1e300 s) is counted (ignored_values) and leaves its
+# record untimed, and a
 # Megatron-DeepSpeed log with the pipeline engine is read from Megatron's
 # iteration lines only (30), and a run directory holding a pipeline engine
 # log finds it (detect: log-deepspeed). Before, a pipeline engine log was
@@ -53,10 +55,12 @@ gen hfds '{"hf": true, "seed": 6}'
 gen pipe '{"pipe": true, "skip_at": [33, 150], "nan_at": [200], "seed": 7}'
 gen pipex '{"pipe": true, "xloss": true, "xnan_at": [120], "prefix": "[default0]:", "every": 5, "steps": 200, "seed": 8}'
 gen pmds '{"pipe": true, "megatron": true, "seed": 9}'
+# record 250's iter time unusable (1e300 s): counted as ignored, untimed
+sed 's/^steps: 250 \(.*\)iter time (s): [0-9.]*/steps: 250 \1iter time (s): 1e300/' "$tmp/pipe.log" >"$tmp/pipebig.log"
 # the last record cut inside its iter time ("0.8" of "0.801")
 head -c -22 "$tmp/pipe.log" >"$tmp/pipecut.log"
 tail -c 40 "$tmp/pipecut.log" | grep -q 'iter time (s): [0-9]\.[0-9]*$' || { echo "FAIL pipecut: not cut inside iter time"; fail=1; }
-for c in base old pref mds mdstail ezpz hfds pipe pipex pmds pipecut; do
+for c in base old pref mds mdstail ezpz hfds pipe pipex pmds pipecut pipebig; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 done
@@ -147,6 +151,11 @@ if d:
 d = load("pipecut")
 if d and (d["iterations"] != 29 or d["last_iteration"] != 290):
     bad.append("pipecut: %d records up to %s, want 29 up to 290" % (d["iterations"], d["last_iteration"]))
+d = load("pipebig")
+if d and (d["iterations"] != 30 or d["ignored_values"].get("too_large") != 1 or
+          d["window"]["steps"] != load("pipe")["window"]["steps"] - 1):
+    bad.append("pipebig: %d records, ignored %s, window steps %d" % (d["iterations"], d["ignored_values"],
+                                                                   d["window"]["steps"]))
 d = load("rundir")
 if d and (d["format"] != "deepspeed" or d["iterations"] != 30):
     bad.append("rundir: format %s, %d records" % (d["format"], d["iterations"]))
