@@ -1837,10 +1837,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->vendor = (int)t->meta.vendor;
 	p->legacy = t->meta.legacy;
 	if (t->meta.ndevices) {
-		p->device_mem_bytes = t->meta.devices[0].total_mem_bytes > 0
-					      ? t->meta.devices[0].total_mem_bytes : -1;
-		snprintf(p->device, sizeof(p->device), "%s",
-			 tstr(t, t->meta.devices[0].name));
+		/* a node's trace lists all its GPUs: the rank's own, not GPU 0 */
+		const struct ts_trace_device *d = &t->meta.devices[ts_trace_rank_device(t, NULL)];
+		p->device_mem_bytes = d->total_mem_bytes > 0 ? d->total_mem_bytes : -1;
+		snprintf(p->device, sizeof(p->device), "%s", tstr(t, d->name));
 	}
 	w.name_cls = malloc(t->strings.count + 1);
 	if (!w.name_cls)
