@@ -271,7 +271,7 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	jus(w, "host_busy_us", p->host_busy_ns);
 	jus(w, "host_gap_us", p->host_gap_ns);
 	jus(w, "data_us", p->data_ns);
-	jus(w, "idle_host_bound_us", p->idle_host_ns);
+	jus_opt(w, "idle_host_bound_us", p->idle_host_ns);
 	jus(w, "idle_data_bound_us", p->idle_data_ns);
 	jus(w, "idle_other_us", p->idle_other_ns);
 
@@ -443,9 +443,12 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 		ts_jw_obj(w);
 		ts_jw_kstr(w, "wall", ts_wall_name(c->wall));
 		ts_jw_kstr(w, "measure", c->what);
-		jus(w, "time_us", c->ns);
+		jus_opt(w, "time_us", c->ns);
 		ts_jw_key(w, "share_pct");
-		ts_jw_fixed(w, 100 * c->share, 2);
+		if (c->ns < 0)
+			ts_jw_null(w);
+		else
+			ts_jw_fixed(w, 100 * c->share, 2);
 		ts_jw_key(w, "threshold_pct");
 		ts_jw_fixed(w, 100 * c->threshold, 1);
 		ts_jw_kbool(w, "over_threshold", c->over);
@@ -741,9 +744,13 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			ts_sb_addf(out, "\n  unlinked: %lld activities, %.1f ms with no launch call in the "
 				   "trace (counted where they ran; their launch is unknown)",
 				   (long long)p->unlinked_events, ms(p->unlinked_ns));
-		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound %.1f ms, data-bound %.1f ms, other "
-			   "%.1f ms; overlap of comm with compute ",
-			   ms(p->idle_ns), ms(p->idle_host_ns), ms(p->idle_data_ns), ms(p->idle_other_ns));
+		ts_sb_addf(out, "\n  GPU idle %.1f ms: host-bound ", ms(p->idle_ns));
+		if (p->idle_host_ns < 0)
+			ts_sb_adds(out, "unknown (no launch linked)");
+		else
+			ts_sb_addf(out, "%.1f ms", ms(p->idle_host_ns));
+		ts_sb_addf(out, ", data-bound %.1f ms, other %.1f ms; overlap of comm with compute ",
+			   ms(p->idle_data_ns), ms(p->idle_other_ns));
 		if (p->overlap_pct < 0)
 			ts_sb_adds(out, "n/a (no comm)\n");
 		else
@@ -801,6 +808,10 @@ static void render_text(struct cli_ctx *ctx, struct ts_sb *out, const struct ts_
 			   (long long)p->window_no);
 		for (size_t k = 0; k < p->nwalls; k++) {
 			const struct ts_wall_cand *c = &p->walls[k];
+			if (c->ns < 0) {
+				ts_sb_addf(out, "%s %s unknown", k ? "," : "", ts_wall_name(c->wall));
+				continue;
+			}
 			ts_sb_addf(out, "%s %s %.1f%%", k ? "," : "", ts_wall_name(c->wall), 100 * c->share);
 			if (c->wall != TS_WALL_COMPUTE)
 				ts_sb_addf(out, " (threshold %.0f%%%s)", 100 * c->threshold,

@@ -298,6 +298,10 @@ static int trace_context(struct ab_trace_sides *s, const char *path, struct ctx_
 	rc = ts_trace_read(&t, path, &o, &err);
 	if (!rc) {
 		ts_diff_context_env(&c, &t);
+		/* say which of the listed GPUs the device is, where that is a guess */
+		if (c.device_first_listed)
+			snprintf(c.path, sizeof(c.path), "%.400s (GPU 0's: it lists %zu GPUs and "
+				 "not the rank's)", path, t.meta.ndevices);
 		rc = TS_VEC_PUSH(*v, c);
 	} else if (rc != TS_ENOMEM) {
 		skipped(s, &err);

@@ -183,7 +183,18 @@ static void caps_line(struct ts_sb *out, const struct trace_nsys_slot *s, int ca
 	ITEM(c->nccl_kernels, "%s", c->nccl_kernels ? "NCCL kernels" : "NCCL kernels (none in the export)");
 	if (c->nccl_nvtx)
 		ITEM(1, "NCCL NVTX ranges (%lld)", (long long)s->nccl_nvtx_ranges);
-	ITEM(c->gpu_name, "%s", c->gpu_name ? "GPU name" : "GPU name and peak (no TARGET_INFO_GPU; MFU needs --gpu)");
+	if (c->gpu_name)
+		ITEM(1, "GPU name");
+	else if (c->cuda_devices && c->cuda_device_sms > 0)
+		ITEM(0, "GPU name and peak (no TARGET_INFO_GPU; TARGET_INFO_CUDA_DEVICE lists %d CUDA "
+		     "device%s with %d SMs%s, no name; MFU needs --gpu)", c->cuda_devices,
+		     c->cuda_devices > 1 ? "s" : "", (int)c->cuda_device_sms,
+		     c->cuda_devices > 1 ? " each" : "");
+	else if (c->cuda_devices)
+		ITEM(0, "GPU name and peak (no TARGET_INFO_GPU; TARGET_INFO_CUDA_DEVICE lists %d CUDA "
+		     "device%s, no name; MFU needs --gpu)", c->cuda_devices, c->cuda_devices > 1 ? "s" : "");
+	else
+		ITEM(0, "GPU name and peak (no TARGET_INFO_GPU; MFU needs --gpu)");
 	if (c->nccl_kernels || c->nccl_nvtx)
 		ITEM(c->message_sizes, "%s", c->message_sizes ? "NCCL message sizes"
 			: c->blobs_excluded ? (c->payload_schemas
@@ -329,6 +340,12 @@ void trace_nsys_json(struct ts_jw *w, const struct trace_nsys_slot *ns, char *co
 		ts_jw_kbool(w, "nvtx", c->nvtx);
 		ts_jw_kbool(w, "launch_join", c->launch_join);
 		ts_jw_kbool(w, "gpu_name", c->gpu_name);
+		ts_jw_ki64(w, "unnamed_cuda_devices", c->cuda_devices);
+		ts_jw_key(w, "unnamed_cuda_device_sm_count");
+		if (c->cuda_device_sms > 0)
+			ts_jw_i64(w, c->cuda_device_sms);
+		else
+			ts_jw_null(w);
 		ts_jw_kbool(w, "nccl_kernels", c->nccl_kernels);
 		ts_jw_kbool(w, "nccl_nvtx", c->nccl_nvtx);
 		ts_jw_kbool(w, "message_sizes", c->message_sizes);

@@ -115,6 +115,10 @@ struct ts_diff_context {
 	char device[128];       /* GPU model, "cpu" on CPU-only traces; the vendor's
 				 * name when the trace records no model */
 	int device_known;       /* device names a model (or "cpu"), not the vendor */
+	int device_first_listed;/* the trace lists GPUs of several models and
+				 * says not which one ran the rank (no GPU
+				 * activity, no distributedInfo.local_rank):
+				 * device is the first named, GPU 0's */
 	char format[16];        /* "kineto", "legacy-array" or "nsys-sqlite" */
 	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
 	char backend[32];       /* distributedInfo.backend, "" unknown */
@@ -132,9 +136,13 @@ struct ts_diff_context {
 };
 
 /*
- * The context of trace t from its metadata alone (c overwritten): path,
- * rank, world size, vendor, device (the first named deviceProperties
- * entry; device_known 0 and device "" when none is named), format,
+ * The context of trace t from its metadata, and its GPU activities where
+ * read (c overwritten): path,
+ * rank, world size, vendor, device (the rank's own, ts_trace_rank_device():
+ * the listed GPU its GPU activities ran on, else the one of
+ * distributedInfo.local_rank, else the first named deviceProperties entry,
+ * with device_first_listed set when the named entries differ; device_known
+ * 0 and device "" when none is named), format,
  * profiler, backend, runtime, driver and NCCL versions; the rest zero.
  * Works on a trace read with opts.meta_only (trace.h) or built by
  * ts_nsys_meta (nsys.h); ts_diff_side_build starts from it.

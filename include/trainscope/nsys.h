@@ -46,6 +46,7 @@ enum ts_nsys_tab {
 	TS_NT_PAYLOAD,     /* NVTX_PAYLOAD_SCHEMAS */
 	TS_NT_SESSION,     /* TARGET_INFO_SESSION_START_TIME */
 	TS_NT_SYSENV,      /* TARGET_INFO_SYSTEM_ENV */
+	TS_NT_CUDA_DEVICE, /* TARGET_INFO_CUDA_DEVICE (older exports: ids, no name) */
 	TS_NT_COUNT
 };
 
@@ -57,6 +58,12 @@ struct ts_nsys_caps {
 	int kernels;         /* KERNEL table with start, end, deviceId and a name column */
 	int memcpy, memset, runtime, sync, nvtx;
 	int gpu_name;        /* TARGET_INFO_GPU has a name for the devices */
+	/* Without named devices, the CUDA devices TARGET_INFO_CUDA_DEVICE
+	 * lists (by cudaId; 0 when it is absent) and their multiprocessor
+	 * count (numMultiprocessors: the same on all, else or absent -1). An
+	 * SM count names no model (an H100 SXM and an H200 both have 132). */
+	int cuda_devices;
+	int32_t cuda_device_sms;
 	int launch_join;     /* KERNEL and RUNTIME both carry correlationId */
 	int nccl_kernels;    /* at least one NCCL-class kernel */
 	int nccl_nvtx;       /* NCCL NVTX ranges (ncclSend, ncclAllReduce, ...) */
@@ -75,7 +82,8 @@ struct ts_nsys_rank {
 
 struct ts_nsys_gpu {
 	int32_t id;
-	char name[96];
+	char name[96];          /* "" from TARGET_INFO_CUDA_DEVICE (no name) */
+	int32_t sms;            /* TARGET_INFO_CUDA_DEVICE numMultiprocessors, -1 unknown */
 };
 
 /* Kernel-to-launch joins over the whole export (KERNEL.correlationId =

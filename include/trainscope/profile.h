@@ -204,7 +204,8 @@ struct ts_verdict {
  * threshold 0: it is the verdict when no other wall is named. */
 struct ts_wall_cand {
 	enum ts_wall wall;
-	int64_t ns;
+	int64_t ns;             /* -1 not measured (host without launch data):
+				 * share 0, neither over nor eligible */
 	double share, threshold;
 	int over, eligible;
 	char what[64];          /* what was measured ("exposed communication") */
@@ -257,7 +258,10 @@ struct ts_rank_prof {
 	 * launch call of the activity that ends it, when that call started
 	 * after the gap began, or the whole gap when nothing ran after it (the
 	 * GPU waited for the CPU); other = the rest: work already launched
-	 * (dependencies, syncs, launch latency) or launched outside the trace. */
+	 * (dependencies, syncs, launch latency) or launched outside the trace.
+	 * idle_host_ns is -1 (unknown) when no GPU activity is linked to a
+	 * launch call (no runtime events, an nsys export without CUDA API
+	 * rows): then other = idle - data. */
 	int64_t idle_host_ns;
 	int64_t idle_data_ns;
 	int64_t idle_other_ns;

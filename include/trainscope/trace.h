@@ -345,6 +345,7 @@ struct ts_trace_meta {
 	uint32_t runtime_version; /* cuda/musa/hip_runtime_version as written, TS_NO_ID */
 	uint32_t driver_version;  /* cuda/musa/hip_driver_version as written, TS_NO_ID */
 	uint32_t nccl_version;    /* distributedInfo.nccl_version, TS_NO_ID */
+	int64_t local_rank;       /* distributedInfo.local_rank, -1 if absent */
 	struct ts_trace_pg *pgs;
 	size_t npgs;
 	struct ts_trace_device *devices;
@@ -431,6 +432,25 @@ const char *ts_trace_str(const struct ts_trace *t, uint32_t id);
  * the first time that is not a multiple of 10 ns.
  */
 int64_t ts_trace_clock_resolution_ns(const struct ts_trace *t);
+
+/* How ts_trace_rank_device() chose the rank's device. */
+enum ts_rank_dev_source {
+	TS_RANK_DEV_NONE = 0,     /* no device listed */
+	TS_RANK_DEV_EVENTS,       /* the device its first GPU activity ran on */
+	TS_RANK_DEV_LOCAL_RANK,   /* the listed id equal to distributedInfo.local_rank */
+	TS_RANK_DEV_FIRST         /* neither: the first listed (GPU 0's on a node's list) */
+};
+
+/*
+ * The index in t->meta.devices of the GPU the trace's rank ran on. Kineto
+ * lists every visible GPU of the node in deviceProperties, so the first
+ * entry is GPU 0's, not necessarily the rank's: the listed device whose id
+ * is the `device` of the first GPU activity (kernel, memcpy, memset) that
+ * names a listed one; else (no such activity, a trace read meta_only) the
+ * one whose id is distributedInfo.local_rank; else 0. -1 when none is
+ * listed. *source (may be NULL) says which rule chose.
+ */
+int ts_trace_rank_device(const struct ts_trace *t, enum ts_rank_dev_source *source);
 
 /*
  * Building a trace by hand (tests, synthetic traces, the reader itself).

@@ -293,15 +293,27 @@ static int cmp_cpu(const void *x, const void *y)
 void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t)
 {
 	const char *dev = NULL;
+	enum ts_rank_dev_source src;
+	int k = ts_trace_rank_device(t, &src);
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->path, sizeof(c->path), "%s", t->path);
 	c->rank = t->meta.rank;
 	c->world_size = t->meta.world_size;
 	c->vendor = ts_vendor_name(t->meta.vendor);
-	for (size_t i = 0; i < t->meta.ndevices && !dev; i++)
-		if (t->meta.devices[i].name != TS_NO_ID)
-			dev = ts_trace_str(t, t->meta.devices[i].name);
+	if (src == TS_RANK_DEV_EVENTS || src == TS_RANK_DEV_LOCAL_RANK) {
+		dev = ts_trace_str(t, t->meta.devices[k].name);
+	} else {
+		for (size_t i = 0; i < t->meta.ndevices; i++) {
+			const char *n = ts_trace_str(t, t->meta.devices[i].name);
+			if (!*n)
+				continue;
+			if (!dev)
+				dev = n;
+			else if (strcmp(n, dev))
+				c->device_first_listed = 1;
+		}
+	}
 	c->device_known = dev && *dev;
 	snprintf(c->device, sizeof(c->device), "%s", c->device_known ? dev : "");
 	snprintf(c->format, sizeof(c->format), "%s",

@@ -37,6 +37,7 @@ static const char *const tab_names[TS_NT_COUNT] = {
 	[TS_NT_PAYLOAD] = "NVTX_PAYLOAD_SCHEMAS",
 	[TS_NT_SESSION] = "TARGET_INFO_SESSION_START_TIME",
 	[TS_NT_SYSENV] = "TARGET_INFO_SYSTEM_ENV",
+	[TS_NT_CUDA_DEVICE] = "TARGET_INFO_CUDA_DEVICE",
 };
 
 /* Columns the reader uses, per table; bit i of cols[t] = column i exists. */
@@ -62,6 +63,7 @@ static const char *const col_names[TS_NT_COUNT][NS_MAXCOL] = {
 	[TS_NT_PAYLOAD] = { "domainId" },
 	[TS_NT_SESSION] = { "utcEpochNs" },
 	[TS_NT_SYSENV] = { "name", "value" },
+	[TS_NT_CUDA_DEVICE] = { "cudaId", "numMultiprocessors" },
 };
 
 /* Labels from the reference numbering (ENUM_CUDA_MEMCPY_OPER,
@@ -522,6 +524,7 @@ static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 		if (sqlite3_column_type(st, c) != SQLITE_INTEGER || !nm || !*nm)
 			continue;
 		g.id = (int32_t)sqlite3_column_int64(st, c);
+		g.sms = -1;
 		copy_label(g.name, sizeof(g.name), nm);
 		if (TS_VEC_PUSH(x->gpus, g)) {
 			rc = ts_err_at(err, TS_ENOMEM, x->path, -1, -1, "out of memory");
@@ -532,6 +535,48 @@ static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 	if (rc < 0)
 		return rc;
 	x->caps.gpu_name = x->gpus.n > 0;
+	return 0;
+}
+
+/* Older exports list CUDA devices in TARGET_INFO_CUDA_DEVICE (one row per
+ * device and process) with no name: the ids and SM counts, once each. */
+static int load_cuda_devices(struct ts_nsys *x, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+	char sql[160];
+
+	x->caps.cuda_device_sms = -1;
+	if (x->gpus.n || !ns_col(x, TS_NT_CUDA_DEVICE, 0))
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT DISTINCT cudaId, %s FROM TARGET_INFO_CUDA_DEVICE "
+		 "ORDER BY cudaId", ns_col(x, TS_NT_CUDA_DEVICE, 1) ? "numMultiprocessors" : "NULL");
+	if ((rc = ns_prepare(x, &st, sql, "TARGET_INFO_CUDA_DEVICE", err)))
+		return rc;
+	while ((rc = ns_step(x, st, "TARGET_INFO_CUDA_DEVICE", err)) == 1) {
+		struct ts_nsys_gpu g;
+		int64_t sms = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) : -1;
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
+			continue;
+		g.id = (int32_t)sqlite3_column_int64(st, 0);
+		if (x->gpus.n && x->gpus.v[x->gpus.n - 1].id == g.id)
+			continue; /* one device seen with two SM counts: keep the first */
+		g.name[0] = 0;
+		g.sms = sms > 0 && sms <= INT32_MAX ? (int32_t)sms : -1;
+		if (TS_VEC_PUSH(x->gpus, g)) {
+			rc = ts_err_at(err, TS_ENOMEM, x->path, -1, -1, "out of memory");
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return rc;
+	x->caps.cuda_devices = (int)x->gpus.n;
+	for (size_t i = 0; i < x->gpus.n; i++)
+		if (!i)
+			x->caps.cuda_device_sms = x->gpus.v[0].sms;
+		else if (x->gpus.v[i].sms != x->caps.cuda_device_sms)
+			x->caps.cuda_device_sms = -1;
 	return 0;
 }
 
@@ -891,7 +936,7 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 				 "an SQLite database, but not an Nsight Systems export (no StringIds table, or"
 				 " none of CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, META_DATA_EXPORT)");
 	if ((rc = load_meta(x, err)) || (rc = load_strings(x, err)) || (rc = load_enums(x, err)) ||
-	    (rc = load_gpus(x, err)) || (rc = load_sysenv(x, err)))
+	    (rc = load_gpus(x, err)) || (rc = load_cuda_devices(x, err)) || (rc = load_sysenv(x, err)))
 		return rc;
 	probe_cols(x);
 	return 0;

@@ -1221,7 +1221,8 @@ out:
 static int idle_causes(struct ts_rank_prof *p, struct work *w)
 {
 	struct ts_ivset *idle = &w->set[S_T1], *win = &w->set[S_T2], *hb = &w->set[S_T3];
-	size_t j = 0;
+	size_t i, j = 0;
+	int linked;
 
 	win->n = hb->n = 0;
 	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns) ||
@@ -1229,7 +1230,7 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 		return TS_ENOMEM;
 	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s))
 		return TS_ENOMEM;
-	for (size_t i = 0; i < idle->n; i++) {
+	for (i = 0; i < idle->n; i++) {
 		int64_t a = idle->v[i].s, b = idle->v[i].e, first = INT64_MAX;
 		int any = 0, host;
 		while (j < w->ngev && w->gev[j].s < b)
@@ -1248,6 +1249,16 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 	}
 	ts_ivset_norm(hb);
 	p->idle_data_ns = ts_ivset_and_len(idle, &w->set[S_DATA]);
+	for (i = 0, linked = 0; i < w->ngev && !linked; i++)
+		linked = w->gev[i].launch != TS_NONE;
+	if (!linked) {
+		/* no activity linked to a launch call (nsys -t nvtx,osrt, a trace
+		 * without runtime events): no gap can be told host-bound, the
+		 * trailing one included; what is not data loader is other */
+		p->idle_host_ns = -1;
+		p->idle_other_ns = p->idle_ns - p->idle_data_ns;
+		return 0;
+	}
 	if (ts_ivset_sub(win, hb, &w->set[S_DATA]))
 		return TS_ENOMEM;
 	p->idle_host_ns = ts_ivset_len(win);
@@ -1381,13 +1392,13 @@ static void add_cand(struct ts_rank_prof *p, enum ts_wall wall, int64_t ns, int6
 
 	memset(c, 0, sizeof(*c));
 	c->wall = wall;
-	c->ns = ns > 0 ? ns : 0;
-	c->share = base > 0 ? (double)c->ns / (double)base : 0;
+	c->ns = ns < 0 ? -1 : ns;
+	c->share = base > 0 && ns > 0 ? (double)ns / (double)base : 0;
 	if (c->share > 1)
 		c->share = 1;
 	c->threshold = thr;
-	c->over = c->share >= thr;
-	c->eligible = 1;
+	c->over = ns >= 0 && c->share >= thr;
+	c->eligible = ns >= 0;
 	snprintf(c->what, sizeof(c->what), "%s", what);
 }
 
@@ -1422,7 +1433,7 @@ static void rank_verdict(struct ts_rank_prof *p)
 			 "GPU idle in the data loader");
 		add_cand(p, TS_WALL_COMPUTE, p->compute_ns, base, 0, "GPU compute");
 		/* a CPU running ahead of the GPU is not host-bound */
-		p->walls[2].eligible = p->idle_host_ns >= p->idle_data_ns &&
+		p->walls[2].eligible = p->idle_host_ns >= 0 && p->idle_host_ns >= p->idle_data_ns &&
 				       p->idle_host_ns >= p->idle_other_ns;
 	} else {
 		int64_t comm = 0, host = 0, data = 0;
@@ -1521,11 +1532,20 @@ static void rank_verdict(struct ts_rank_prof *p)
 			ts_sb_addf(&sb, "; %s %.1f%%", c->what, 100 * c->share);
 			continue;
 		}
+		if (c->ns < 0) {
+			ts_sb_addf(&sb, "; %s unknown (no GPU activity linked to its launch)", c->what);
+			continue;
+		}
 		ts_sb_addf(&sb, "; %s %.1f%% (threshold %.0f%%%s)", c->what, 100 * c->share,
 			   100 * c->threshold,
 			   c->over && !c->eligible ? ", over it but not the largest cause of GPU idle" : "");
 	}
-	if (p->has_gpu)
+	if (p->has_gpu && p->idle_host_ns < 0)
+		ts_sb_addf(&sb, "; GPU idle %.1f ms: host-bound unknown, data loader %.1f ms, "
+			   "work already launched or unlinked %.1f ms",
+			   (double)p->idle_ns / 1e6, (double)p->idle_data_ns / 1e6,
+			   (double)p->idle_other_ns / 1e6);
+	else if (p->has_gpu)
 		ts_sb_addf(&sb, "; GPU idle %.1f ms: host-bound %.1f ms, data loader %.1f ms, "
 			   "work already launched or unlinked %.1f ms",
 			   (double)p->idle_ns / 1e6, (double)p->idle_host_ns / 1e6,
@@ -1817,10 +1837,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->vendor = (int)t->meta.vendor;
 	p->legacy = t->meta.legacy;
 	if (t->meta.ndevices) {
-		p->device_mem_bytes = t->meta.devices[0].total_mem_bytes > 0
-					      ? t->meta.devices[0].total_mem_bytes : -1;
-		snprintf(p->device, sizeof(p->device), "%s",
-			 tstr(t, t->meta.devices[0].name));
+		/* a node's trace lists all its GPUs: the rank's own, not GPU 0 */
+		const struct ts_trace_device *d = &t->meta.devices[ts_trace_rank_device(t, NULL)];
+		p->device_mem_bytes = d->total_mem_bytes > 0 ? d->total_mem_bytes : -1;
+		snprintf(p->device, sizeof(p->device), "%s", tstr(t, d->name));
 	}
 	w.name_cls = malloc(t->strings.count + 1);
 	if (!w.name_cls)

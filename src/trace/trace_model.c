@@ -132,6 +132,44 @@ int64_t ts_trace_clock_resolution_ns(const struct ts_trace *t)
 	return any ? res : 0;
 }
 
+static int listed_device(const struct ts_trace *t, int64_t id)
+{
+	for (size_t k = 0; k < t->meta.ndevices; k++)
+		if (t->meta.devices[k].id == id)
+			return (int)k;
+	return -1;
+}
+
+int ts_trace_rank_device(const struct ts_trace *t, enum ts_rank_dev_source *source)
+{
+	enum ts_rank_dev_source src = TS_RANK_DEV_FIRST;
+	int k = -1;
+
+	if (!t->meta.ndevices) {
+		if (source)
+			*source = TS_RANK_DEV_NONE;
+		return -1;
+	}
+	for (size_t i = 0; i < t->ev.n && k < 0; i++) {
+		enum ts_cat c = (enum ts_cat)t->ev.cat[i];
+		int32_t d;
+		if (c != TS_CAT_KERNEL && c != TS_CAT_MEMCPY && c != TS_CAT_MEMSET)
+			continue;
+		d = ts_ev_device(&t->ev, i);
+		if (d >= 0)
+			k = listed_device(t, d);
+	}
+	if (k >= 0)
+		src = TS_RANK_DEV_EVENTS;
+	else if (t->meta.local_rank >= 0 && (k = listed_device(t, t->meta.local_rank)) >= 0)
+		src = TS_RANK_DEV_LOCAL_RANK;
+	else
+		k = 0;
+	if (source)
+		*source = src;
+	return k;
+}
+
 void ts_trace_init(struct ts_trace *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -145,6 +183,7 @@ void ts_trace_init(struct ts_trace *t)
 	t->meta.runtime_version = TS_NO_ID;
 	t->meta.driver_version = TS_NO_ID;
 	t->meta.nccl_version = TS_NO_ID;
+	t->meta.local_rank = -1;
 }
 
 static void sparse_release(struct ts_sparse32 *s)

@@ -2341,6 +2341,8 @@ static int meta_dist(struct rd *r, struct ts_json *j, struct ts_err *je)
 			}
 		} else if (!strcmp(key, "world_size")) {
 			m->world_size = tok_int(r, j, tok, -1);
+		} else if (!strcmp(key, "local_rank")) {
+			m->local_rank = tok_int(r, j, tok, -1);
 		} else if (!strcmp(key, "backend")) {
 			m->backend = tok_strid(r, j, tok);
 		} else if (!strcmp(key, "nccl_version") && (tok == TS_JSON_STR || tok == TS_JSON_NUM)) {

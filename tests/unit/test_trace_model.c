@@ -285,3 +285,48 @@ TEST(trace_model_clock_resolution)
 	CHECK_I64(ts_trace_clock_resolution_ns(&t), 1);
 	tb_release(&t);
 }
+
+/* A node's trace lists GPUs 0..2; the rank ran on GPU 2. */
+TEST(trace_model_rank_device)
+{
+	struct ts_trace t;
+	struct ts_trace_device dev[3];
+	struct ts_trace_event x;
+	enum ts_rank_dev_source src;
+
+	tb_init(&t);
+	CHECK_I64(ts_trace_rank_device(&t, &src), -1);
+	CHECK_I64(src, TS_RANK_DEV_NONE);
+	memset(dev, 0, sizeof(dev));
+	for (int i = 0; i < 3; i++)
+		dev[i].id = i;
+	t.meta.devices = dev;
+	t.meta.ndevices = 3;
+	/* no activity, no local rank: the first listed */
+	CHECK_I64(ts_trace_rank_device(&t, &src), 0);
+	CHECK_I64(src, TS_RANK_DEV_FIRST);
+	/* local_rank 1 (metadata alone), one not listed (7) is ignored */
+	t.meta.local_rank = 7;
+	CHECK_I64(ts_trace_rank_device(&t, &src), 0);
+	t.meta.local_rank = 1;
+	CHECK_I64(ts_trace_rank_device(&t, &src), 1);
+	CHECK_I64(src, TS_RANK_DEV_LOCAL_RANK);
+	/* a CPU op with a device and a kernel on an unlisted device do not
+	 * count; the kernel on device 2 does, over local_rank */
+	ts_trace_event_init(&x);
+	x.cat = TS_CAT_CPU_OP;
+	x.ph = 'X';
+	x.device = 0;
+	ts_trace_push_event(&t, &x);
+	x.cat = TS_CAT_KERNEL;
+	x.device = 9;
+	ts_trace_push_event(&t, &x);
+	CHECK_I64(ts_trace_rank_device(&t, &src), 1);
+	x.device = 2;
+	ts_trace_push_event(&t, &x);
+	CHECK_I64(ts_trace_rank_device(&t, &src), 2);
+	CHECK_I64(src, TS_RANK_DEV_EVENTS);
+	t.meta.devices = NULL;
+	t.meta.ndevices = 0;
+	tb_release(&t);
+}
