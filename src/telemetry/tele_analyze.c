@@ -690,9 +690,10 @@ out:
 enum {
 	HP_HOSTLESS = 1,   /* the capture records no host for any GPU */
 	HP_JOINED = 2,     /* a GPU of it is a GPU of another capture by uuid */
-	HP_CONFLICT = 4,   /* ... of two captures of different recorded hosts */
+	HP_CONFLICT = 4,   /* ... of captures of two different recorded hosts */
 	HP_UUID = 8,       /* some GPU of it has a uuid */
-	HP_BUS_ONLY = 16,  /* some GPU of it is another capture's only by PCI bus id */
+	HP_BUS_ONLY = 16,  /* a GPU of it has another capture's PCI bus id, one
+			    * of the two no uuid, and is no device of two captures */
 };
 
 static size_t hp_root(size_t *par, size_t i)
@@ -704,24 +705,27 @@ static size_t hp_root(size_t *par, size_t i)
 	return i;
 }
 
-/* Join the hosts of GPUs a and b unless they record two different names
- * (name[root]: the recorded host of a group, or NULL). 0 when refused. */
-static int hp_join(size_t *par, const char **name, size_t a, size_t b)
+static void hp_join(size_t *par, size_t a, size_t b)
 {
 	size_t ra = hp_root(par, a), rb = hp_root(par, b);
 
-	if (ra == rb)
-		return 1;
-	if (name[ra] && name[rb] && strcmp(name[ra], name[rb]))
-		return 0;
-	if (ra > rb) {
-		size_t x = ra;
-		ra = rb;
-		rb = x;
-	}
-	par[rb] = ra;
-	name[ra] = name[ra] ? name[ra] : name[rb];
-	return 1;
+	if (ra != rb)
+		par[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+}
+
+/* The device of GPU g (ts_tele_match_gpus), g's own index when out of
+ * range. */
+static size_t gpu_device(const struct ts_telemetry *t, size_t g)
+{
+	int32_t d = t->gpus.v[g].device;
+	return d >= 0 && (size_t)d < t->gpus.n ? (size_t)d : g;
+}
+
+/* The capture of GPU g, clamped to 0 .. nc - 1. */
+static size_t hp_capture(const struct ts_telemetry *t, size_t g, size_t nc)
+{
+	int32_t c = t->gpus.v[g].capture;
+	return c >= 0 && (size_t)c < nc ? (size_t)c : 0;
 }
 
 /*
@@ -730,83 +734,136 @@ static int hp_join(size_t *par, const char **name, size_t a, size_t b)
  * is one machine's), and that host is the host of any other capture
  * holding one of its GPUs by uuid (a uuid is one GPU's, wherever it was
  * captured: the job's own `watch` with its host and an nvidia-smi capture
- * of the same node are one host). A PCI bus id joins no hosts: every
- * machine of one board layout has the same ones. Two recorded host names
- * are never joined. Fills par (t->gpus.n entries; the GPUs of one host
- * share hp_root) and, when flags is not NULL, flags[c] (t->nfiles entries)
- * with the HP_ bits of capture c. Returns 0 or TS_ENOMEM.
+ * of the same node are one host); captures of no host that share a GPU are
+ * one host. Where such captures hold GPUs of two recorded hosts, the
+ * machine cannot be told: each GPU seen in a capture that records its host
+ * is on that host, and the other GPUs of those captures are one host of
+ * their own, whatever the order the captures were read in. A PCI bus id joins no
+ * hosts: every machine of one board layout has the same ones. Two
+ * recorded host names are never joined. Fills par (t->gpus.n entries; the
+ * GPUs of one host share hp_root) and, when flags is not NULL, flags[c]
+ * (t->nfiles entries) with the HP_ bits of capture c. Time linear in the
+ * GPUs. Returns 0 or TS_ENOMEM.
  */
 static int host_plan(const struct ts_telemetry *t, size_t *par, unsigned char *flags)
 {
 	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
-	const char **name = malloc((n ? n : 1) * sizeof(*name));
-	/* first: by device; cfirst: by capture; named: one GPU of each name */
-	size_t *first = malloc((2 * n + nc + 1) * sizeof(*first)), *cfirst = first + n;
-	size_t *named = cfirst + nc, nnamed = 0;
+	struct ts_intern hosts, buses;
+	/* per device: its first GPU of a recorded host (dnamed) and its first
+	 * capture of none (dcap); per host name: its first GPU (hfirst); per
+	 * bus number (bus[g] its id, -1 none): its first capture (bcap), seen
+	 * in another (bmulti), on a GPU without uuid (bnouuid); per capture:
+	 * the root of its hostless component (cu), that component's recorded
+	 * host (tgt: a GPU of it, SIZE_MAX none; conflict[r]: two), its first
+	 * GPU left to it (cfirst: with no recorded host, every GPU; in a
+	 * conflict, those of no device seen on a recorded host) */
+	size_t *buf = malloc((4 * n + 3 * nc + 1) * sizeof(*buf));
+	size_t *dnamed = buf, *dcap = buf + n, *hfirst = buf + 2 * n, *bcap = buf + 3 * n;
+	size_t *cu = buf + 4 * n, *tgt = cu + nc, *cfirst = tgt + nc;
+	int64_t *bus = malloc((n ? n : 1) * sizeof(*bus)), id;
+	unsigned char *conflict = malloc(nc + 2 * n + 1), *bmulti = conflict + nc, *bnouuid = bmulti + n;
 	int rc = TS_ENOMEM;
 
-	if (!name || !first)
+	ts_intern_init(&hosts);
+	ts_intern_init(&buses);
+	if (!buf || !bus || !conflict)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		par[i] = i;
-		name[i] = t->gpus.v[i].host;
-		first[i] = SIZE_MAX;
+		dnamed[i] = dcap[i] = hfirst[i] = SIZE_MAX;
+		bmulti[i] = bnouuid[i] = 0;
 	}
 	for (size_t c = 0; c < nc; c++) {
-		cfirst[c] = SIZE_MAX;
+		cu[c] = c;
+		tgt[c] = cfirst[c] = SIZE_MAX;
+		conflict[c] = 0;
 		if (flags)
 			flags[c] = HP_HOSTLESS;
 	}
-	/* the recorded hosts, then each capture's GPUs of no recorded host */
+	/* the recorded hosts, and each device's first GPU of one; the PCI bus
+	 * ids seen in several captures (kmulti), one without a uuid there */
 	for (size_t g = 0; g < n; g++) {
 		const struct ts_tele_gpu *gp = &t->gpus.v[g];
-		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
-		if (gp->host) {
-			size_t k = 0;
-			while (k < nnamed && strcmp(t->gpus.v[named[k]].host, gp->host))
-				k++;
-			if (k == nnamed)
-				named[nnamed++] = g;
-			else
-				hp_join(par, name, named[k], g);
-			if (flags)
-				flags[c] &= (unsigned char)~HP_HOSTLESS;
-		} else if (cfirst[c] == SIZE_MAX)
-			cfirst[c] = g;
-		else
-			hp_join(par, name, cfirst[c], g);
-	}
-	/* the same GPU by uuid in another capture: one host (first[d], the
-	 * first GPU of device d matched by uuid) */
-	for (size_t g = 0; g < n; g++) {
-		const struct ts_tele_gpu *gp = &t->gpus.v[g];
-		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
-		size_t d = gp->device >= 0 && (size_t)gp->device < n ? (size_t)gp->device : g;
+		size_t c = hp_capture(t, g, nc), d = gpu_device(t, g);
 		char u[80];
-		if (flags && ts_tele_uuid_norm(gp->uuid, u, sizeof(u)))
+		uint64_t b;
+		int has_uuid = ts_tele_uuid_norm(gp->uuid, u, sizeof(u));
+
+		if (flags && has_uuid)
 			flags[c] |= HP_UUID;
-		if (!gp->matched_by)
-			continue;
-		if (strcmp(gp->matched_by, "uuid")) {
-			if (flags)
-				flags[c] |= HP_BUS_ONLY;
-			continue;
+		bus[g] = -1;
+		if (ts_tele_bus_norm(gp->bus_id, &b)) {
+			size_t seen = buses.count;
+			if ((bus[g] = ts_intern(&buses, (const char *)&b, sizeof(b))) < 0)
+				goto out;
+			if (buses.count > seen)
+				bcap[bus[g]] = c;
+			bmulti[bus[g]] |= bcap[bus[g]] != c;
+			bnouuid[bus[g]] |= !has_uuid;
 		}
-		if (first[d] == SIZE_MAX) {
-			first[d] = g;
+		if (!gp->host)
 			continue;
-		}
-		size_t c0 = (size_t)t->gpus.v[first[d]].capture;
-		int ok = hp_join(par, name, first[d], g);
-		if (flags && c0 < nc) {
-			flags[c] |= ok ? HP_JOINED : HP_CONFLICT;
-			flags[c0] |= ok ? HP_JOINED : HP_CONFLICT;
+		if ((id = ts_intern(&hosts, gp->host, strlen(gp->host))) < 0)
+			goto out;
+		if (hfirst[id] == SIZE_MAX)
+			hfirst[id] = g;
+		hp_join(par, hfirst[id], g);
+		if (dnamed[d] == SIZE_MAX)
+			dnamed[d] = g;
+		if (flags)
+			flags[c] &= (unsigned char)~HP_HOSTLESS;
+	}
+	/* captures of no host that share a device by uuid: one component */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = hp_capture(t, g, nc), d = gpu_device(t, g);
+		if (gp->host || !gp->matched_by || strcmp(gp->matched_by, "uuid"))
+			continue;
+		if (flags)
+			flags[c] |= HP_JOINED;
+		if (dcap[d] == SIZE_MAX)
+			dcap[d] = c;
+		hp_join(cu, dcap[d], c);
+	}
+	/* each component's recorded host, or two */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t d = gpu_device(t, g), r, h;
+		if (gp->host || dnamed[d] == SIZE_MAX)
+			continue;
+		r = hp_root(cu, hp_capture(t, g, nc));
+		h = hp_root(par, dnamed[d]);
+		if (tgt[r] == SIZE_MAX)
+			tgt[r] = h;
+		else if (tgt[r] != h)
+			conflict[r] = 1;
+	}
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = hp_capture(t, g, nc), r = hp_root(cu, c), d = gpu_device(t, g);
+		if (gp->host)
+			continue;
+		if (flags && conflict[r])
+			flags[c] |= HP_CONFLICT;
+		if (flags && !gp->matched_by && bus[g] >= 0 && bmulti[bus[g]] && bnouuid[bus[g]])
+			flags[c] |= HP_BUS_ONLY;
+		if (!conflict[r] && tgt[r] != SIZE_MAX)
+			hp_join(par, tgt[r], g);
+		else if (conflict[r] && dnamed[d] != SIZE_MAX)
+			hp_join(par, dnamed[d], g);
+		else {
+			if (cfirst[r] == SIZE_MAX)
+				cfirst[r] = g;
+			hp_join(par, cfirst[r], g);
 		}
 	}
 	rc = 0;
 out:
-	free(name);
-	free(first);
+	ts_intern_release(&hosts);
+	ts_intern_release(&buses);
+	free(buf);
+	free(bus);
+	free(conflict);
 	return rc;
 }
 
@@ -865,14 +922,17 @@ int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
 			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
 					     "%s: the capture records no host name, and its GPUs are "
 					     "GPUs (by uuid) of captures that record different hosts: its "
-					     "host cannot be told; it is judged with the first of them", file);
+					     "host cannot be told; each GPU seen in a capture that records "
+					     "its host is judged with that host, its other GPUs only with "
+					     "each other", file);
 		else
 			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
 					     "%s: the capture records no host name, and %s: whether it ran "
 					     "on the machine of another capture cannot be told, so its GPUs "
 					     "are compared only with each other (a host of its own)", file,
-					     f & HP_BUS_ONLY ? "its GPUs are other captures' GPUs only by PCI "
-					     "bus id, which every machine of one board layout repeats" :
+					     f & HP_BUS_ONLY ? "its GPUs match other captures' GPUs only by PCI "
+					     "bus id, which every machine of one board layout repeats, so "
+					     "they are not taken for the same GPUs" :
 					     f & HP_UUID ? "no uuid of its GPUs is in another capture" :
 					     "its GPUs have no uuid");
 		rc = rc ? TS_ENOMEM : 0;

@@ -45,7 +45,8 @@
 #    have no uuid"); own.jsonl + z.csv (no host, a uuid U9 no other
 #    capture has): warned ("no uuid of its GPUs is in another capture");
 #    w.csv (no host) holding U0 of own.jsonl (nodeA) and U5 of nb.jsonl
-#    (nodeB): warned, its host cannot be told (judged with nodeA's).
+#    (nodeB): warned, its host cannot be told (its GPU 0 is judged with
+#    nodeA's, its GPU 1 with nodeB's; before, both with nodeA's).
 #    Before, none of these warnings existed.
 #  - Long host names. exp.txt: dcgm-exporter scrapes of two hosts, one
 #    named with 70 letters, one "short", GPU 0 each at 300 W, 3 scrapes
@@ -189,7 +190,8 @@ assert st == want and hw == [], (st, hw)
 assert want[0] in txt, txt
 TAIL = (": whether it ran on the machine of another capture cannot be told, so its GPUs are compared only "
         "with each other (a host of its own)")
-BUS = "its GPUs are other captures' GPUs only by PCI bus id, which every machine of one board layout repeats"
+BUS = ("its GPUs match other captures' GPUs only by PCI bus id, which every machine of one board layout repeats, "
+       "so they are not taken for the same GPUs")
 for n, why in (("x.csvy.csv", [("x.csv", BUS), ("y.csv", BUS)]),
                ("own.jsonlnoid.csv", [("noid.csv", "its GPUs have no uuid")]),
                ("own.jsonlz.csv", [("z.csv", "no uuid of its GPUs is in another capture")])):
@@ -201,7 +203,8 @@ for n, why in (("x.csvy.csv", [("x.csv", BUS), ("y.csv", BUS)]),
         assert st == [], st
 st, hw, txt = out("own.jsonlnb.jsonlw.csv")
 want = [("w.csv: the capture records no host name, and its GPUs are GPUs (by uuid) of captures that record "
-         "different hosts: its host cannot be told; it is judged with the first of them", "w.csv")]
+         "different hosts: its host cannot be told; each GPU seen in a capture that records its host is judged "
+         "with that host, its other GPUs only with each other", "w.csv")]
 assert hw == want and want[0][0] in txt, hw
 PY
 echo "watch-more: ok"
