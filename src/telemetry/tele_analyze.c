@@ -953,6 +953,18 @@ static void host_words(const struct ts_telemetry *t, size_t g, char *buf, size_t
 		 gp->host ? gp->host : gp->file ? gp->file : "?");
 }
 
+/* 1 when GPU g's device is met for the first time in this pass (seen:
+ * by device, the pass that last met it), marking it met. */
+static int device_new(const struct ts_telemetry *t, size_t g, size_t *seen, size_t pass)
+{
+	size_t d = gpu_device(t, g);
+
+	if (seen[d] == pass)
+		return 0;
+	seen[d] = pass;
+	return 1;
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
@@ -1148,11 +1160,16 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	}
 	by_gpu_release(&b);
 	/* across the GPUs of the job */
-	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
-	/* grp, rep and cnt; med of the straggler judgement */
-	size_t *grp = malloc(3 * (ng ? ng : 1) * sizeof(*grp));
+	/* tmp, then the samples of each entry (wt); grp, rep and cnt, then
+	 * by device its tmp entry (slot) and the host pass that last met it
+	 * (seen, 0 never); med of the straggler judgement */
+	double *tmp = malloc(2 * (ng ? ng : 1) * sizeof(*tmp)), *wt = tmp ? tmp + ng : NULL;
+	size_t *grp = malloc(5 * (ng ? ng : 1) * sizeof(*grp));
+	size_t *slot = grp ? grp + 3 * ng : NULL, *seen = grp ? grp + 4 * ng : NULL, pass = 0;
 	double *med = malloc((ng ? ng : 1) * sizeof(*med));
 	if (tmp && med && grp) {
+		for (size_t g = 0; g < ng; g++)
+			seen[g] = 0;
 		/* every comparison across GPUs is within one host (host_groups):
 		 * hosts of another SKU, power limit or load are no spread */
 		size_t nh = host_groups(t, grp, grp + ng), n = 0;
@@ -1167,6 +1184,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			size_t nph = 0, ph = 0;
 
 			n = 0;
+			pass++;
 			for (size_t g = 0; g < ng; g++) {
 				if (grp[g] != h)
 					continue;
@@ -1175,7 +1193,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					double m = sum[g].f[TS_TF_SM_CLOCK_MHZ].mean;
 					lo = m < lo ? m : lo;
 					hi = m > hi ? m : hi;
-					n++;
+					n += device_new(t, g, seen, pass);
 				}
 			}
 			/* no reason or violation value at all: the cause cannot be
@@ -1234,6 +1252,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			char where[160] = "";
 
 			n = 0;
+			pass++;
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *u = &sum[g].f[TS_TF_UTIL_PCT];
 				if (grp[g] != h || !u->n)
@@ -1242,7 +1261,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				un += u->n;
 				ulo = u->mean < ulo ? u->mean : ulo;
 				uhi = u->mean > uhi ? u->mean : uhi;
-				n++;
+				n += device_new(t, g, seen, pass);
 			}
 			if (nh > 1)
 				host_words(t, grp[ng + h], where, sizeof(where));
@@ -1252,17 +1271,30 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					 "GPUs are mostly waiting", usum / (double)un, ulo, uhi, n, where);
 		}
 		/* a GPU consistently below the other GPUs of its host (med, cnt:
-		 * each host's median and count of GPUs compared); on the SM clock
-		 * only a GPU with no throttling finding of its own (one with it
-		 * is explained, and said, already) */
+		 * each host's median and count of devices compared, a device seen
+		 * in several captures once, at the mean of its samples); on the
+		 * SM clock only a GPU with no throttling finding of its own (one
+		 * with it is explained, and said, already) */
 		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
 		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && nh; k++) {
 			for (size_t h = 0; h < nh; h++) {
 				/* "consistently": at least 3 samples of every GPU compared */
 				n = 0;
-				for (size_t g = 0; g < ng; g++)
-					if (grp[g] == h && sum[g].f[sf[k]].n >= 3)
-						tmp[n++] = sum[g].f[sf[k]].mean;
+				pass++;
+				for (size_t g = 0; g < ng; g++) {
+					const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+					size_t d = gpu_device(t, g);
+					if (grp[g] != h || x->n < 3)
+						continue;
+					if (device_new(t, g, seen, pass)) {
+						slot[d] = n++;
+						tmp[slot[d]] = wt[slot[d]] = 0;
+					}
+					tmp[slot[d]] += x->mean * (double)x->n;
+					wt[slot[d]] += (double)x->n;
+				}
+				for (size_t i = 0; i < n; i++)
+					tmp[i] /= wt[i];
 				cnt[h] = n;
 				med[h] = n >= 3 ? median(tmp, n) : NAN;
 			}
@@ -1450,23 +1482,34 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 }
 
 /* Statistic of one field over the GPUs of host h (grp[g] == h; all GPUs
- * when grp is NULL): the mean over GPU means, or the max. */
+ * when grp is NULL): the mean over device means (a device seen in several
+ * captures once, at the mean of its samples there), or the max; NAN when
+ * no GPU has the field, or out of memory. */
 static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s,
 			const size_t *grp, size_t h, int f, int use_max)
 {
-	double acc = 0, best = NAN;
-	size_t n = 0;
+	size_t n = t->gpus.n, nd = 0;
+	double acc = 0, best = NAN, *dsum = calloc(2 * (n ? n : 1), sizeof(*dsum)), *dw = dsum + n;
 
-	for (size_t g = 0; g < t->gpus.n; g++) {
+	if (!dsum)
+		return NAN;
+	for (size_t g = 0; g < n; g++) {
 		const struct ts_tele_stat *x = &s[g].f[f];
+		size_t d = gpu_device(t, g);
 		if (!x->n || (grp && grp[g] != h))
 			continue;
-		acc += x->mean;
-		n++;
+		dsum[d] += x->mean * (double)x->n;
+		dw[d] += (double)x->n;
 		if (isnan(best) || x->max > best)
 			best = x->max;
 	}
-	return use_max ? best : n ? acc / (double)n : NAN;
+	for (size_t d = 0; d < n; d++)
+		if (dw[d] > 0) {
+			acc += dsum[d] / dw[d];
+			nd++;
+		}
+	free(dsum);
+	return use_max ? best : nd ? acc / (double)nd : NAN;
 }
 
 /* The confounds of host ha of a against host hb of b (ga/gb NULL: the

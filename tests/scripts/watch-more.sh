@@ -27,9 +27,11 @@
 #    nvidia-smi --query-gpu capture of the same node (no host recorded) of
 #    GPUs 2 and 3 only (U2, U3) at 600 and 400 W; c.jsonl: "host":
 #    "nodeB", 3 GPUs at 300 W. smi.csv holds GPUs of own.jsonl by uuid, so
-#    it is nodeA's: nodeA has 6 GPUs of captures (600 x 4, 400 x 2),
-#    median 600, and both GPU 3s (400 W, 67 %) are stragglers "on its host
-#    (host nodeA, 6 GPUs)"; no host-unknown warning. Before, smi.csv was a
+#    it is nodeA's: nodeA has 4 devices (smi.csv's two are own.jsonl's
+#    GPUs 2 and 3, each counted once: 600, 600, 600, 400), median 600,
+#    and both GPU 3s (400 W, 67 %) are stragglers "on its host (host
+#    nodeA, 4 GPUs)" (6 GPUs before, the shared two counted twice); no
+#    host-unknown warning. Before that, smi.csv was a
 #    host of its own (2 GPUs, too few to judge): its GPU 3 was no
 #    straggler, and own.jsonl's was judged among 4 GPUs.
 #    a.csv (U0, U1 at 600 W) and b.csv (U1 at 600 W, U2 at 400 W), neither
@@ -180,7 +182,7 @@ def out(n):
             [(x["message"], x["file"]) for x in d["warnings"] if x["code"] == "host-unknown"],
             open(n + ".txt").read())
 st, hw, txt = out("own.jsonlsmi.csvc.jsonl")
-want = ["GPU 3 of %s: mean power_w 400.0 W is 67 %% of the GPUs' median 600.0 on its host (host nodeA, 6 GPUs)" % f
+want = ["GPU 3 of %s: mean power_w 400.0 W is 67 %% of the GPUs' median 600.0 on its host (host nodeA, 4 GPUs)" % f
         for f in ("own.jsonl", "smi.csv")]
 assert st == want and hw == [], (st, hw)
 assert all(w in txt for w in want), txt
