@@ -39,7 +39,8 @@
 #    Hostname="node1", GPU 3 unlabelled, 600, 600, 600, 400 W: one host of
 #    4 GPUs, GPU 3 a straggler (67 % of 600). Before: GPU 3 a host of its
 #    own, no straggler. e2.txt: node1 (GPUs 0-3) and node2 (0-3) labelled,
-#    GPU 7 unlabelled: a host-unknown warning "1 of 9 GPUs".
+#    GPU 7 unlabelled: a host-unknown warning "1 of 9 GPUs", also in
+#    diagnose of a run directory holding it.
 # Every statement checked is counted; the wrong ones are listed.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -125,6 +126,10 @@ if [ -f "$metrics" ]; then
 	"$TS" ab --json -o ab.json sidep sideq 2>/dev/null || true
 	"$TS" ab sidep sideq >ab.txt 2>&1 || true
 	"$TS" diagnose sidep --json -o diag.json 2>/dev/null || true
+	mkdir rune
+	cp "$metrics" e2.txt rune/
+	"$TS" diagnose rune --json -o diage.json 2>/dev/null || true
+	"$TS" diagnose rune >diage.out 2>&1 || true
 else
 	echo "note: $metrics not found: the ab and diagnose cases are skipped"
 fi
@@ -226,6 +231,9 @@ if os.path.exists("ab.json"):
     dd = json.dumps(json.load(open("diag.json")))
     for s in want:
         check("diagnose: straggler " + s, s.replace("sidep/", "") in dd.replace("sidep/", ""))
+    w = [x["message"] for x in json.load(open("diage.json"))["warnings"] if x["code"] == "host-unknown"]
+    check("diagnose: e2's host-unknown in --json", w == [m.replace("e2.txt", "rune/e2.txt")])
+    check("diagnose: e2's host-unknown in text", m.replace("e2.txt", "rune/e2.txt") in open("diage.out").read())
 
 bad = [w for w, ok in checks if not ok]
 print("watch-devices: %d of %d statements wrong" % (len(bad), len(checks)))
