@@ -262,7 +262,8 @@ static void dm_join(struct devmatch *m, size_t a, size_t b)
 
 /* GPU g's keys in ids: 'u' and its uuid (*uu), and, when its capture
  * records its host, 'b', the host, a NUL and its bus number (*bk): a bus
- * id names a device only on its host. -1 where it has none; TS_ENOMEM. */
+ * id names a device only on its host (a host name of over 240 bytes
+ * gives no bus key). -1 where it has none; TS_ENOMEM. */
 static int dm_keys(const struct ts_tele_gpu *gp, struct ts_intern *ids, int64_t *uu, int64_t *bk)
 {
 	char key[256];
