@@ -118,10 +118,10 @@ struct ts_tele_gpu {
 	const char *host;
 	/* the same device seen in several captures (ts_tele_match_gpus): GPUs
 	 * of different captures with the same uuid ("GPU-" prefix, case and
-	 * blanks aside), or, where one of them has none, the same PCI bus id
-	 * (domain width and case aside), share `device` (0-based, in order of
-	 * first appearance); matched_by is "uuid", "bus_id" or NULL (seen in
-	 * no other capture) */
+	 * blanks aside), or, where one of them has none and both captures
+	 * record the same host, the same PCI bus id (domain width and case
+	 * aside) share `device` (0-based, in order of first appearance);
+	 * matched_by is "uuid", "bus_id" or NULL (seen in no other capture) */
 	int32_t device;
 	const char *matched_by;
 	/* why a field is unsupported ("mtml-2.2.0", "nvml: symbol missing"),
@@ -236,9 +236,12 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
 		     struct ts_err *err);
 
 /* Set every GPU's device and matched_by (see struct ts_tele_gpu): two GPUs
- * of one capture are never one device, nor two with different uuids (a
- * bus id is unique only on its host). ts_tele_read does it after each
- * capture. Returns the number of devices seen in more than one capture. */
+ * of one capture are never one device, nor two with different uuids; a
+ * bus id is unique only on its host, so it joins only GPUs whose captures
+ * record the same host, and none that two uuids share. Time linear in
+ * the GPUs (times the captures a device is seen in). ts_tele_read does it
+ * after each capture. Returns the number of devices seen in more than one
+ * capture (0, every GPU its own device, when out of memory). */
 size_t ts_tele_match_gpus(struct ts_telemetry *t);
 /* A uuid as the tools spell it ("GPU-ABCDEF01-...", "abcdef01-...") in one
  * form: lower case, without "GPU-" and blanks, into buf; 0 when it is no
@@ -253,14 +256,18 @@ int ts_tele_bus_norm(const char *bus, uint64_t *out);
  * The hosts of the GPUs, on which every comparison across GPUs is made
  * (straggler-gpu, clock-spread, low-utilization, ts_tele_confounds): the
  * host a capture records; else, for a capture that records none, the host
- * of another capture holding one of its GPUs by uuid; else the capture
- * itself (one tool's capture is one machine's). A PCI bus id joins no
- * hosts (every machine of one board layout repeats them), nor are two
- * recorded host names joined. With several captures, append to out a
+ * of another capture holding one of its GPUs by uuid (captures of no host
+ * sharing a GPU are one host); else the capture itself (one tool's capture
+ * is one machine's). Where captures of no host hold GPUs of two recorded
+ * hosts, each GPU seen on a recorded host is on it and those captures'
+ * other GPUs are one host of their own, in any reading order. A PCI bus id
+ * joins no hosts (every machine of one board layout repeats them), nor are
+ * two recorded host names joined. With several captures, append to out a
  * "host-unknown" warning (file: the capture; "FILE: " before the message)
  * for each capture recording no host whose host is not so told: its GPUs
- * have no uuid, none is in another capture, they match only by bus id, or
- * they are GPUs of captures of two different hosts. Returns 0 or TS_ENOMEM.
+ * have no uuid, none is in another capture, they match other captures'
+ * only by bus id (so are not taken for the same GPUs), or they are GPUs of
+ * captures of two different hosts. Returns 0 or TS_ENOMEM.
  */
 int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out);
 

@@ -690,9 +690,10 @@ out:
 enum {
 	HP_HOSTLESS = 1,   /* the capture records no host for any GPU */
 	HP_JOINED = 2,     /* a GPU of it is a GPU of another capture by uuid */
-	HP_CONFLICT = 4,   /* ... of two captures of different recorded hosts */
+	HP_CONFLICT = 4,   /* ... of captures of two different recorded hosts */
 	HP_UUID = 8,       /* some GPU of it has a uuid */
-	HP_BUS_ONLY = 16,  /* some GPU of it is another capture's only by PCI bus id */
+	HP_BUS_ONLY = 16,  /* a GPU of it has another capture's PCI bus id, one
+			    * of the two no uuid, and is no device of two captures */
 };
 
 static size_t hp_root(size_t *par, size_t i)
@@ -704,24 +705,27 @@ static size_t hp_root(size_t *par, size_t i)
 	return i;
 }
 
-/* Join the hosts of GPUs a and b unless they record two different names
- * (name[root]: the recorded host of a group, or NULL). 0 when refused. */
-static int hp_join(size_t *par, const char **name, size_t a, size_t b)
+static void hp_join(size_t *par, size_t a, size_t b)
 {
 	size_t ra = hp_root(par, a), rb = hp_root(par, b);
 
-	if (ra == rb)
-		return 1;
-	if (name[ra] && name[rb] && strcmp(name[ra], name[rb]))
-		return 0;
-	if (ra > rb) {
-		size_t x = ra;
-		ra = rb;
-		rb = x;
-	}
-	par[rb] = ra;
-	name[ra] = name[ra] ? name[ra] : name[rb];
-	return 1;
+	if (ra != rb)
+		par[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+}
+
+/* The device of GPU g (ts_tele_match_gpus), g's own index when out of
+ * range. */
+static size_t gpu_device(const struct ts_telemetry *t, size_t g)
+{
+	int32_t d = t->gpus.v[g].device;
+	return d >= 0 && (size_t)d < t->gpus.n ? (size_t)d : g;
+}
+
+/* The capture of GPU g, clamped to 0 .. nc - 1. */
+static size_t hp_capture(const struct ts_telemetry *t, size_t g, size_t nc)
+{
+	int32_t c = t->gpus.v[g].capture;
+	return c >= 0 && (size_t)c < nc ? (size_t)c : 0;
 }
 
 /*
@@ -730,83 +734,136 @@ static int hp_join(size_t *par, const char **name, size_t a, size_t b)
  * is one machine's), and that host is the host of any other capture
  * holding one of its GPUs by uuid (a uuid is one GPU's, wherever it was
  * captured: the job's own `watch` with its host and an nvidia-smi capture
- * of the same node are one host). A PCI bus id joins no hosts: every
- * machine of one board layout has the same ones. Two recorded host names
- * are never joined. Fills par (t->gpus.n entries; the GPUs of one host
- * share hp_root) and, when flags is not NULL, flags[c] (t->nfiles entries)
- * with the HP_ bits of capture c. Returns 0 or TS_ENOMEM.
+ * of the same node are one host); captures of no host that share a GPU are
+ * one host. Where such captures hold GPUs of two recorded hosts, the
+ * machine cannot be told: each GPU seen in a capture that records its host
+ * is on that host, and the other GPUs of those captures are one host of
+ * their own, whatever the order the captures were read in. A PCI bus id joins no
+ * hosts: every machine of one board layout has the same ones. Two
+ * recorded host names are never joined. Fills par (t->gpus.n entries; the
+ * GPUs of one host share hp_root) and, when flags is not NULL, flags[c]
+ * (t->nfiles entries) with the HP_ bits of capture c. Time linear in the
+ * GPUs. Returns 0 or TS_ENOMEM.
  */
 static int host_plan(const struct ts_telemetry *t, size_t *par, unsigned char *flags)
 {
 	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
-	const char **name = malloc((n ? n : 1) * sizeof(*name));
-	/* first: by device; cfirst: by capture; named: one GPU of each name */
-	size_t *first = malloc((2 * n + nc + 1) * sizeof(*first)), *cfirst = first + n;
-	size_t *named = cfirst + nc, nnamed = 0;
+	struct ts_intern hosts, buses;
+	/* per device: its first GPU of a recorded host (dnamed) and its first
+	 * capture of none (dcap); per host name: its first GPU (hfirst); per
+	 * bus number (bus[g] its id, -1 none): its first capture (bcap), seen
+	 * in another (bmulti), on a GPU without uuid (bnouuid); per capture:
+	 * the root of its hostless component (cu), that component's recorded
+	 * host (tgt: a GPU of it, SIZE_MAX none; conflict[r]: two), its first
+	 * GPU left to it (cfirst: with no recorded host, every GPU; in a
+	 * conflict, those of no device seen on a recorded host) */
+	size_t *buf = malloc((4 * n + 3 * nc + 1) * sizeof(*buf));
+	size_t *dnamed = buf, *dcap = buf + n, *hfirst = buf + 2 * n, *bcap = buf + 3 * n;
+	size_t *cu = buf + 4 * n, *tgt = cu + nc, *cfirst = tgt + nc;
+	int64_t *bus = malloc((n ? n : 1) * sizeof(*bus)), id;
+	unsigned char *conflict = malloc(nc + 2 * n + 1), *bmulti = conflict + nc, *bnouuid = bmulti + n;
 	int rc = TS_ENOMEM;
 
-	if (!name || !first)
+	ts_intern_init(&hosts);
+	ts_intern_init(&buses);
+	if (!buf || !bus || !conflict)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		par[i] = i;
-		name[i] = t->gpus.v[i].host;
-		first[i] = SIZE_MAX;
+		dnamed[i] = dcap[i] = hfirst[i] = SIZE_MAX;
+		bmulti[i] = bnouuid[i] = 0;
 	}
 	for (size_t c = 0; c < nc; c++) {
-		cfirst[c] = SIZE_MAX;
+		cu[c] = c;
+		tgt[c] = cfirst[c] = SIZE_MAX;
+		conflict[c] = 0;
 		if (flags)
 			flags[c] = HP_HOSTLESS;
 	}
-	/* the recorded hosts, then each capture's GPUs of no recorded host */
+	/* the recorded hosts, and each device's first GPU of one; the PCI bus
+	 * ids seen in several captures (kmulti), one without a uuid there */
 	for (size_t g = 0; g < n; g++) {
 		const struct ts_tele_gpu *gp = &t->gpus.v[g];
-		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
-		if (gp->host) {
-			size_t k = 0;
-			while (k < nnamed && strcmp(t->gpus.v[named[k]].host, gp->host))
-				k++;
-			if (k == nnamed)
-				named[nnamed++] = g;
-			else
-				hp_join(par, name, named[k], g);
-			if (flags)
-				flags[c] &= (unsigned char)~HP_HOSTLESS;
-		} else if (cfirst[c] == SIZE_MAX)
-			cfirst[c] = g;
-		else
-			hp_join(par, name, cfirst[c], g);
-	}
-	/* the same GPU by uuid in another capture: one host (first[d], the
-	 * first GPU of device d matched by uuid) */
-	for (size_t g = 0; g < n; g++) {
-		const struct ts_tele_gpu *gp = &t->gpus.v[g];
-		size_t c = gp->capture >= 0 && (size_t)gp->capture < nc ? (size_t)gp->capture : 0;
-		size_t d = gp->device >= 0 && (size_t)gp->device < n ? (size_t)gp->device : g;
+		size_t c = hp_capture(t, g, nc), d = gpu_device(t, g);
 		char u[80];
-		if (flags && ts_tele_uuid_norm(gp->uuid, u, sizeof(u)))
+		uint64_t b;
+		int has_uuid = ts_tele_uuid_norm(gp->uuid, u, sizeof(u));
+
+		if (flags && has_uuid)
 			flags[c] |= HP_UUID;
-		if (!gp->matched_by)
-			continue;
-		if (strcmp(gp->matched_by, "uuid")) {
-			if (flags)
-				flags[c] |= HP_BUS_ONLY;
-			continue;
+		bus[g] = -1;
+		if (ts_tele_bus_norm(gp->bus_id, &b)) {
+			size_t seen = buses.count;
+			if ((bus[g] = ts_intern(&buses, (const char *)&b, sizeof(b))) < 0)
+				goto out;
+			if (buses.count > seen)
+				bcap[bus[g]] = c;
+			bmulti[bus[g]] |= bcap[bus[g]] != c;
+			bnouuid[bus[g]] |= !has_uuid;
 		}
-		if (first[d] == SIZE_MAX) {
-			first[d] = g;
+		if (!gp->host)
 			continue;
-		}
-		size_t c0 = (size_t)t->gpus.v[first[d]].capture;
-		int ok = hp_join(par, name, first[d], g);
-		if (flags && c0 < nc) {
-			flags[c] |= ok ? HP_JOINED : HP_CONFLICT;
-			flags[c0] |= ok ? HP_JOINED : HP_CONFLICT;
+		if ((id = ts_intern(&hosts, gp->host, strlen(gp->host))) < 0)
+			goto out;
+		if (hfirst[id] == SIZE_MAX)
+			hfirst[id] = g;
+		hp_join(par, hfirst[id], g);
+		if (dnamed[d] == SIZE_MAX)
+			dnamed[d] = g;
+		if (flags)
+			flags[c] &= (unsigned char)~HP_HOSTLESS;
+	}
+	/* captures of no host that share a device by uuid: one component */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = hp_capture(t, g, nc), d = gpu_device(t, g);
+		if (gp->host || !gp->matched_by || strcmp(gp->matched_by, "uuid"))
+			continue;
+		if (flags)
+			flags[c] |= HP_JOINED;
+		if (dcap[d] == SIZE_MAX)
+			dcap[d] = c;
+		hp_join(cu, dcap[d], c);
+	}
+	/* each component's recorded host, or two */
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t d = gpu_device(t, g), r, h;
+		if (gp->host || dnamed[d] == SIZE_MAX)
+			continue;
+		r = hp_root(cu, hp_capture(t, g, nc));
+		h = hp_root(par, dnamed[d]);
+		if (tgt[r] == SIZE_MAX)
+			tgt[r] = h;
+		else if (tgt[r] != h)
+			conflict[r] = 1;
+	}
+	for (size_t g = 0; g < n; g++) {
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		size_t c = hp_capture(t, g, nc), r = hp_root(cu, c), d = gpu_device(t, g);
+		if (gp->host)
+			continue;
+		if (flags && conflict[r])
+			flags[c] |= HP_CONFLICT;
+		if (flags && !gp->matched_by && bus[g] >= 0 && bmulti[bus[g]] && bnouuid[bus[g]])
+			flags[c] |= HP_BUS_ONLY;
+		if (!conflict[r] && tgt[r] != SIZE_MAX)
+			hp_join(par, tgt[r], g);
+		else if (conflict[r] && dnamed[d] != SIZE_MAX)
+			hp_join(par, dnamed[d], g);
+		else {
+			if (cfirst[r] == SIZE_MAX)
+				cfirst[r] = g;
+			hp_join(par, cfirst[r], g);
 		}
 	}
 	rc = 0;
 out:
-	free(name);
-	free(first);
+	ts_intern_release(&hosts);
+	ts_intern_release(&buses);
+	free(buf);
+	free(bus);
+	free(conflict);
 	return rc;
 }
 
@@ -865,14 +922,17 @@ int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
 			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
 					     "%s: the capture records no host name, and its GPUs are "
 					     "GPUs (by uuid) of captures that record different hosts: its "
-					     "host cannot be told; it is judged with the first of them", file);
+					     "host cannot be told; each GPU seen in a capture that records "
+					     "its host is judged with that host, its other GPUs only with "
+					     "each other", file);
 		else
 			rc = ts_warnings_add(out, "host-unknown", file, -1, TS_NO_INT,
 					     "%s: the capture records no host name, and %s: whether it ran "
 					     "on the machine of another capture cannot be told, so its GPUs "
 					     "are compared only with each other (a host of its own)", file,
-					     f & HP_BUS_ONLY ? "its GPUs are other captures' GPUs only by PCI "
-					     "bus id, which every machine of one board layout repeats" :
+					     f & HP_BUS_ONLY ? "its GPUs match other captures' GPUs only by PCI "
+					     "bus id, which every machine of one board layout repeats, so "
+					     "they are not taken for the same GPUs" :
 					     f & HP_UUID ? "no uuid of its GPUs is in another capture" :
 					     "its GPUs have no uuid");
 		rc = rc ? TS_ENOMEM : 0;
@@ -891,6 +951,18 @@ static void host_words(const struct ts_telemetry *t, size_t g, char *buf, size_t
 
 	snprintf(buf, cap, " on %s %s", gp->host ? "host" : "capture",
 		 gp->host ? gp->host : gp->file ? gp->file : "?");
+}
+
+/* 1 when GPU g's device is met for the first time in this pass (seen:
+ * by device, the pass that last met it), marking it met. */
+static int device_new(const struct ts_telemetry *t, size_t g, size_t *seen, size_t pass)
+{
+	size_t d = gpu_device(t, g);
+
+	if (seen[d] == pass)
+		return 0;
+	seen[d] = pass;
+	return 1;
 }
 
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
@@ -1088,11 +1160,16 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	}
 	by_gpu_release(&b);
 	/* across the GPUs of the job */
-	double *tmp = malloc((ng ? ng : 1) * sizeof(*tmp));
-	/* grp, rep and cnt; med of the straggler judgement */
-	size_t *grp = malloc(3 * (ng ? ng : 1) * sizeof(*grp));
+	/* tmp, then the samples of each entry (wt); grp, rep and cnt, then
+	 * by device its tmp entry (slot) and the host pass that last met it
+	 * (seen, 0 never); med of the straggler judgement */
+	double *tmp = malloc(2 * (ng ? ng : 1) * sizeof(*tmp)), *wt = tmp ? tmp + ng : NULL;
+	size_t *grp = malloc(5 * (ng ? ng : 1) * sizeof(*grp));
+	size_t *slot = grp ? grp + 3 * ng : NULL, *seen = grp ? grp + 4 * ng : NULL, pass = 0;
 	double *med = malloc((ng ? ng : 1) * sizeof(*med));
 	if (tmp && med && grp) {
+		for (size_t g = 0; g < ng; g++)
+			seen[g] = 0;
 		/* every comparison across GPUs is within one host (host_groups):
 		 * hosts of another SKU, power limit or load are no spread */
 		size_t nh = host_groups(t, grp, grp + ng), n = 0;
@@ -1107,6 +1184,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			size_t nph = 0, ph = 0;
 
 			n = 0;
+			pass++;
 			for (size_t g = 0; g < ng; g++) {
 				if (grp[g] != h)
 					continue;
@@ -1115,7 +1193,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					double m = sum[g].f[TS_TF_SM_CLOCK_MHZ].mean;
 					lo = m < lo ? m : lo;
 					hi = m > hi ? m : hi;
-					n++;
+					n += device_new(t, g, seen, pass);
 				}
 			}
 			/* no reason or violation value at all: the cause cannot be
@@ -1174,6 +1252,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			char where[160] = "";
 
 			n = 0;
+			pass++;
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *u = &sum[g].f[TS_TF_UTIL_PCT];
 				if (grp[g] != h || !u->n)
@@ -1182,7 +1261,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				un += u->n;
 				ulo = u->mean < ulo ? u->mean : ulo;
 				uhi = u->mean > uhi ? u->mean : uhi;
-				n++;
+				n += device_new(t, g, seen, pass);
 			}
 			if (nh > 1)
 				host_words(t, grp[ng + h], where, sizeof(where));
@@ -1192,17 +1271,30 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					 "GPUs are mostly waiting", usum / (double)un, ulo, uhi, n, where);
 		}
 		/* a GPU consistently below the other GPUs of its host (med, cnt:
-		 * each host's median and count of GPUs compared); on the SM clock
-		 * only a GPU with no throttling finding of its own (one with it
-		 * is explained, and said, already) */
+		 * each host's median and count of devices compared, a device seen
+		 * in several captures once, at the mean of its samples); on the
+		 * SM clock only a GPU with no throttling finding of its own (one
+		 * with it is explained, and said, already) */
 		static const int sf[] = { TS_TF_POWER_W, TS_TF_UTIL_PCT, TS_TF_SM_CLOCK_MHZ };
 		for (size_t k = 0; k < sizeof(sf) / sizeof(sf[0]) && nh; k++) {
 			for (size_t h = 0; h < nh; h++) {
 				/* "consistently": at least 3 samples of every GPU compared */
 				n = 0;
-				for (size_t g = 0; g < ng; g++)
-					if (grp[g] == h && sum[g].f[sf[k]].n >= 3)
-						tmp[n++] = sum[g].f[sf[k]].mean;
+				pass++;
+				for (size_t g = 0; g < ng; g++) {
+					const struct ts_tele_stat *x = &sum[g].f[sf[k]];
+					size_t d = gpu_device(t, g);
+					if (grp[g] != h || x->n < 3)
+						continue;
+					if (device_new(t, g, seen, pass)) {
+						slot[d] = n++;
+						tmp[slot[d]] = wt[slot[d]] = 0;
+					}
+					tmp[slot[d]] += x->mean * (double)x->n;
+					wt[slot[d]] += (double)x->n;
+				}
+				for (size_t i = 0; i < n; i++)
+					tmp[i] /= wt[i];
 				cnt[h] = n;
 				med[h] = n >= 3 ? median(tmp, n) : NAN;
 			}
@@ -1390,23 +1482,34 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 }
 
 /* Statistic of one field over the GPUs of host h (grp[g] == h; all GPUs
- * when grp is NULL): the mean over GPU means, or the max. */
+ * when grp is NULL): the mean over device means (a device seen in several
+ * captures once, at the mean of its samples there), or the max; NAN when
+ * no GPU has the field, or out of memory. */
 static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s,
 			const size_t *grp, size_t h, int f, int use_max)
 {
-	double acc = 0, best = NAN;
-	size_t n = 0;
+	size_t n = t->gpus.n, nd = 0;
+	double acc = 0, best = NAN, *dsum = calloc(2 * (n ? n : 1), sizeof(*dsum)), *dw = dsum + n;
 
-	for (size_t g = 0; g < t->gpus.n; g++) {
+	if (!dsum)
+		return NAN;
+	for (size_t g = 0; g < n; g++) {
 		const struct ts_tele_stat *x = &s[g].f[f];
+		size_t d = gpu_device(t, g);
 		if (!x->n || (grp && grp[g] != h))
 			continue;
-		acc += x->mean;
-		n++;
+		dsum[d] += x->mean * (double)x->n;
+		dw[d] += (double)x->n;
 		if (isnan(best) || x->max > best)
 			best = x->max;
 	}
-	return use_max ? best : n ? acc / (double)n : NAN;
+	for (size_t d = 0; d < n; d++)
+		if (dw[d] > 0) {
+			acc += dsum[d] / dw[d];
+			nd++;
+		}
+	free(dsum);
+	return use_max ? best : nd ? acc / (double)nd : NAN;
 }
 
 /* The confounds of host ha of a against host hb of b (ga/gb NULL: the

@@ -210,110 +210,176 @@ static size_t uf_root(size_t *par, size_t i)
 	return i;
 }
 
-/* merge the groups of a and b unless that would make one device of two
- * GPUs of one capture or of two different uuids */
-static void uf_join(const struct ts_telemetry *t, size_t *par, char (*uu)[80], size_t a, size_t b)
-{
-	size_t ra = uf_root(par, a), rb = uf_root(par, b), n = t->gpus.n;
+/* The devices being matched: par (union-find, a group's root its lowest
+ * GPU), next (each group's GPUs as a ring), uu (each GPU's uuid key, -1
+ * none), gu (at a root: the group's uuid key) and mark (per capture,
+ * stamped while a join looks). */
+struct devmatch {
+	const struct ts_telemetry *t;
+	size_t *par, *next, nc;
+	int64_t *uu, *gu;
+	uint64_t *mark, stamp;
+};
 
-	if (ra == rb)
-		return;
-	for (size_t x = 0; x < n; x++) {
-		if (uf_root(par, x) != ra)
-			continue;
-		for (size_t y = 0; y < n; y++) {
-			if (uf_root(par, y) != rb)
-				continue;
-			if (t->gpus.v[x].capture == t->gpus.v[y].capture ||
-			    (uu[x][0] && uu[y][0] && strcmp(uu[x], uu[y])))
-				return;
-		}
-	}
-	par[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+static size_t dm_capture(const struct devmatch *m, size_t g)
+{
+	int32_t c = m->t->gpus.v[g].capture;
+	return c >= 0 && (size_t)c < m->nc ? (size_t)c : 0;
 }
 
-/* beyond this many GPUs (of every capture together) devices are not
- * matched: the pairwise checks grow with its cube */
-#define TELE_MATCH_MAX 512
+/* Merge the devices of GPUs a and b unless that makes one device of two
+ * GPUs of one capture or of two uuids. Costs the two groups' sizes, each
+ * at most the number of captures. */
+static void dm_join(struct devmatch *m, size_t a, size_t b)
+{
+	size_t ra = uf_root(m->par, a), rb = uf_root(m->par, b), x;
+
+	if (ra == rb || (m->gu[ra] >= 0 && m->gu[rb] >= 0 && m->gu[ra] != m->gu[rb]))
+		return;
+	m->stamp++;
+	x = ra;
+	do {
+		m->mark[dm_capture(m, x)] = m->stamp;
+		x = m->next[x];
+	} while (x != ra);
+	x = rb;
+	do {
+		if (m->mark[dm_capture(m, x)] == m->stamp)
+			return;
+		x = m->next[x];
+	} while (x != rb);
+	x = m->next[ra];
+	m->next[ra] = m->next[rb];
+	m->next[rb] = x;
+	if (ra > rb) {
+		x = ra;
+		ra = rb;
+		rb = x;
+	}
+	m->par[rb] = ra;
+	m->gu[ra] = m->gu[ra] >= 0 ? m->gu[ra] : m->gu[rb];
+}
+
+/* GPU g's keys in ids: 'u' and its uuid (*uu), and, when its capture
+ * records its host, 'b', the host, a NUL and its bus number (*bk): a bus
+ * id names a device only on its host (a host name of over 240 bytes
+ * gives no bus key). -1 where it has none; TS_ENOMEM. */
+static int dm_keys(const struct ts_tele_gpu *gp, struct ts_intern *ids, int64_t *uu, int64_t *bk)
+{
+	char key[256];
+	uint64_t bus;
+	size_t hn = gp->host ? strlen(gp->host) : 0;
+
+	*uu = *bk = -1;
+	if (ts_tele_uuid_norm(gp->uuid, key + 1, sizeof(key) - 1)) {
+		key[0] = 'u';
+		if ((*uu = ts_intern(ids, key, 1 + strlen(key + 1))) < 0)
+			return TS_ENOMEM;
+	}
+	if (gp->host && hn + 2 + sizeof(bus) <= sizeof(key) && ts_tele_bus_norm(gp->bus_id, &bus)) {
+		key[0] = 'b';
+		memcpy(key + 1, gp->host, hn + 1);
+		memcpy(key + 2 + hn, &bus, sizeof(bus));
+		if ((*bk = ts_intern(ids, key, 2 + hn + sizeof(bus))) < 0)
+			return TS_ENOMEM;
+	}
+	return 0;
+}
 
 size_t ts_tele_match_gpus(struct ts_telemetry *t)
 {
-	size_t n = t->gpus.n, shared = 0;
-	size_t *par = NULL, *dev = NULL;
-	char (*uu)[80] = NULL;
-	uint64_t *bus = NULL;
-	unsigned char *hasbus = NULL;
+	size_t n = t->gpus.n, shared = 0, nd = 0;
+	struct devmatch m = { t, NULL, NULL, t->nfiles > 0 ? (size_t)t->nfiles : 1, NULL, NULL, NULL, 0 };
+	struct ts_intern ids;
+	int64_t *bk = NULL;
+	/* per key: its first GPU, and for a bus key the uuid key its GPUs
+	 * have (-1 none yet, -2 two: the bus id tells nothing) */
+	size_t *first = NULL, *cnt = NULL;
+	int64_t *kuu = NULL;
 
+	ts_intern_init(&ids);
 	for (size_t g = 0; g < n; g++) {
 		t->gpus.v[g].device = (int32_t)g;
 		t->gpus.v[g].matched_by = NULL;
 	}
-	if (n < 2 || n > TELE_MATCH_MAX || !ts_tele_multi_capture(t))
+	if (n < 2 || !ts_tele_multi_capture(t))
 		return 0;
-	par = malloc(n * sizeof(*par));
-	dev = malloc(n * sizeof(*dev));
-	uu = malloc(n * sizeof(*uu));
-	bus = malloc(n * sizeof(*bus));
-	hasbus = malloc(n);
-	if (!par || !dev || !uu || !bus || !hasbus)
+	m.par = malloc(n * sizeof(*m.par));
+	m.next = malloc(n * sizeof(*m.next));
+	m.uu = malloc(2 * n * sizeof(*m.uu));
+	m.gu = m.uu ? m.uu + n : NULL;
+	m.mark = calloc(m.nc, sizeof(*m.mark));
+	bk = malloc(n * sizeof(*bk));
+	cnt = malloc(2 * n * sizeof(*cnt));
+	if (!m.par || !m.next || !m.uu || !m.mark || !bk || !cnt)
 		goto out;
 	for (size_t g = 0; g < n; g++) {
-		par[g] = g;
-		if (!ts_tele_uuid_norm(t->gpus.v[g].uuid, uu[g], sizeof(uu[g])))
-			uu[g][0] = 0;
-		hasbus[g] = (unsigned char)ts_tele_bus_norm(t->gpus.v[g].bus_id, &bus[g]);
+		m.par[g] = m.next[g] = g;
+		if (dm_keys(&t->gpus.v[g], &ids, &m.uu[g], &bk[g]))
+			goto out;
+		m.gu[g] = m.uu[g];
 	}
-	/* uuids first: they are unique everywhere; a bus id only on its host,
-	 * so it joins only where a uuid does not tell */
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a + 1; b < n; b++)
-			if (uu[a][0] && uu[b][0] && !strcmp(uu[a], uu[b]))
-				uf_join(t, par, uu, a, b);
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a + 1; b < n; b++) {
-			if (!hasbus[a] || !hasbus[b] || bus[a] != bus[b] || (uu[a][0] && uu[b][0]))
-				continue;
-			/* a bus id that goes with two uuids is on two hosts: it
-			 * tells nothing */
-			const char *u1 = NULL;
-			int two = 0;
-			for (size_t x = 0; x < n && !two; x++)
-				if (hasbus[x] && bus[x] == bus[a] && uu[x][0]) {
-					two = u1 && strcmp(u1, uu[x]);
-					u1 = u1 ? u1 : uu[x];
-				}
-			if (!two)
-				uf_join(t, par, uu, a, b);
-		}
-	size_t nd = 0;
+	first = malloc((ids.count ? ids.count : 1) * sizeof(*first));
+	kuu = malloc((ids.count ? ids.count : 1) * sizeof(*kuu));
+	if (!first || !kuu)
+		goto out;
+	for (size_t k = 0; k < ids.count; k++) {
+		first[k] = SIZE_MAX;
+		kuu[k] = -1;
+	}
+	/* uuids first: they are unique everywhere */
+	for (size_t g = 0; g < n; g++) {
+		int64_t u = m.uu[g];
+		if (u < 0)
+			continue;
+		if (first[u] == SIZE_MAX)
+			first[u] = g;
+		else
+			dm_join(&m, first[u], g);
+	}
+	/* then a bus id on one recorded host, where no two uuids go with it */
+	for (size_t g = 0; g < n; g++) {
+		int64_t u = m.uu[g], *k = bk[g] >= 0 ? &kuu[bk[g]] : NULL;
+		if (k && u >= 0 && *k != -2)
+			*k = *k == -1 || *k == u ? u : -2;
+	}
+	for (size_t g = 0; g < n; g++) {
+		int64_t k = bk[g];
+		if (k < 0 || kuu[k] == -2)
+			continue;
+		if (first[k] == SIZE_MAX)
+			first[k] = g;
+		else
+			dm_join(&m, first[k], g);
+	}
+	/* cnt: GPUs per device, then those with a uuid (at the root) */
 	for (size_t g = 0; g < n; g++)
-		dev[g] = SIZE_MAX;
+		cnt[g] = cnt[n + g] = 0;
 	for (size_t g = 0; g < n; g++) {
-		size_t r = uf_root(par, g);
-		if (dev[r] == SIZE_MAX)
-			dev[r] = nd++;
-		t->gpus.v[g].device = (int32_t)dev[r];
+		size_t r = uf_root(m.par, g);
+		cnt[r]++;
+		cnt[n + r] += m.uu[g] >= 0;
 	}
 	for (size_t g = 0; g < n; g++) {
-		size_t r = uf_root(par, g);
-		int by_uuid = 0, other = 0;
-		for (size_t h = 0; h < n; h++) {
-			if (h == g || uf_root(par, h) != r)
-				continue;
-			other = 1;
-			by_uuid |= uu[g][0] && !strcmp(uu[g], uu[h]);
-		}
-		if (other)
-			t->gpus.v[g].matched_by = by_uuid ? "uuid" : "bus_id";
-		if (other && r == g)
-			shared++;
+		size_t r = uf_root(m.par, g);
+		if (r == g)
+			m.next[g] = nd++; /* the ring is done with: the device index */
+		t->gpus.v[g].device = (int32_t)m.next[r];
+		if (cnt[r] < 2)
+			continue;
+		t->gpus.v[g].matched_by = m.uu[g] >= 0 && cnt[n + r] >= 2 ? "uuid" : "bus_id";
+		shared += r == g;
 	}
 out:
-	free(par);
-	free(dev);
-	free(uu);
-	free(bus);
-	free(hasbus);
+	ts_intern_release(&ids);
+	free(m.par);
+	free(m.next);
+	free(m.uu);
+	free(m.mark);
+	free(bk);
+	free(cnt);
+	free(first);
+	free(kuu);
 	return shared;
 }
 

@@ -837,6 +837,10 @@ static void exporter_fb_total(struct ts_tele_sample *s, const double *fb)
  * holding a date and time (`date -u +%FT%T.%3NZ` between the scrapes),
  * else the capture is untimed and says so. The GPU is the `gpu` label,
  * with its host's name first when the file holds several `Hostname`s.
+ * One scrape file is one host's unless its labels name several: with one
+ * `Hostname`, it is the host of every GPU of the file, labelled or not;
+ * with several, a GPU without one is on no host the file tells (a note
+ * says how many).
  */
 static int read_dcgm_exporter(struct rd *r)
 {
@@ -862,6 +866,10 @@ static int read_dcgm_exporter(struct rd *r)
 				hosts = 2;
 			hosts = hosts ? hosts : 1;
 		}
+	if (hosts == 1 && !(r->host = vdup(r, host0))) {
+		rc = oom(r);
+		goto out;
+	}
 	while (next_line(r, &l)) {
 		struct view tl = trim(l);
 		char idbuf[160];
@@ -997,6 +1005,14 @@ static int read_dcgm_exporter(struct rd *r)
 		rc = bad(r, "dcgm-exporter capture with no DCGM_FI_ sample of a GPU");
 		goto out;
 	}
+	size_t unlabelled = 0;
+	for (size_t g = r->gpu_base; hosts > 1 && g < r->t->gpus.n; g++)
+		unlabelled += !r->t->gpus.v[g].host;
+	if (unlabelled)
+		ts_tele_note(r->t, "host-unknown", -1,
+			     "%zu of %zu GPUs have no Hostname label while others name several "
+			     "hosts: which host they are on cannot be told, so they are compared "
+			     "only with each other", unlabelled, r->t->gpus.n - r->gpu_base);
 	if (!timed)
 		ts_tele_note(r->t, "untimed", -1,
 			     "dcgm-exporter scrapes without timestamps: samples are ordered by scrape "

@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "trainscope/jsonw.h"
 #include "trainscope/table.h"
@@ -286,27 +287,36 @@ void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 					   ts_tele_gpu_label(t, g, 0, lab, sizeof(lab)),
 					   sum[g].energy_j, sum[g].energy_method);
 	}
-	/* one device in several captures: named once per line */
-	for (size_t g = 0; multi && g < t->gpus.n; g++) {
-		int first = 1;
-		if (!t->gpus.v[g].matched_by)
-			continue;
-		for (size_t h = 0; h < g && first; h++)
-			first = t->gpus.v[h].device != t->gpus.v[g].device;
-		if (!first)
-			continue;
+	/* one device in several captures: named once per line, at its first
+	 * GPU (nxt[g]: the next GPU of g's device, SIZE_MAX none; head[d]:
+	 * device d's first GPU) */
+	size_t ng = t->gpus.n, *nxt = multi ? malloc(2 * (ng ? ng : 1) * sizeof(*nxt)) : NULL;
+	size_t *head = nxt ? nxt + ng : NULL;
+	if (multi && !nxt)
+		ts_sb_adds(out, "  same GPU in several captures: not listed (out of memory)\n");
+	for (size_t d = 0; nxt && d < ng; d++)
+		head[d] = SIZE_MAX;
+	for (size_t g = ng; nxt && g-- > 0;) {
+		size_t d = (size_t)t->gpus.v[g].device < ng ? (size_t)t->gpus.v[g].device : g;
+		nxt[g] = head[d];
+		head[d] = g;
+	}
+	for (size_t g = 0; nxt && g < ng; g++) {
+		size_t d = (size_t)t->gpus.v[g].device < ng ? (size_t)t->gpus.v[g].device : g;
 		int by_uuid = 0, by_bus = 0;
+		if (!t->gpus.v[g].matched_by || head[d] != g)
+			continue;
 		ts_sb_addf(out, "  same GPU in several captures:");
-		for (size_t h = g; h < t->gpus.n; h++)
-			if (t->gpus.v[h].device == t->gpus.v[g].device) {
-				ts_sb_addf(out, "%s %s", h == g ? "" : " =",
-					   ts_tele_gpu_label(t, h, 0, lab, sizeof(lab)));
-				by_uuid |= !strcmp(t->gpus.v[h].matched_by, "uuid");
-				by_bus |= !strcmp(t->gpus.v[h].matched_by, "bus_id");
-			}
+		for (size_t h = g; h != SIZE_MAX; h = nxt[h]) {
+			ts_sb_addf(out, "%s %s", h == g ? "" : " =",
+				   ts_tele_gpu_label(t, h, 0, lab, sizeof(lab)));
+			by_uuid |= t->gpus.v[h].matched_by && !strcmp(t->gpus.v[h].matched_by, "uuid");
+			by_bus |= t->gpus.v[h].matched_by && !strcmp(t->gpus.v[h].matched_by, "bus_id");
+		}
 		ts_sb_addf(out, " (by %s)\n", by_uuid && by_bus ? "uuid and PCI bus id" :
 			   by_uuid ? "uuid" : "PCI bus id");
 	}
+	free(nxt);
 	for (size_t i = 0; i < t->straggler.n; i++) {
 		const struct ts_straggler_line *l = &t->straggler.v[i];
 		ts_sb_addf(out, "straggler report, line %lld:", (long long)l->line);

@@ -27,9 +27,11 @@
 #    nvidia-smi --query-gpu capture of the same node (no host recorded) of
 #    GPUs 2 and 3 only (U2, U3) at 600 and 400 W; c.jsonl: "host":
 #    "nodeB", 3 GPUs at 300 W. smi.csv holds GPUs of own.jsonl by uuid, so
-#    it is nodeA's: nodeA has 6 GPUs of captures (600 x 4, 400 x 2),
-#    median 600, and both GPU 3s (400 W, 67 %) are stragglers "on its host
-#    (host nodeA, 6 GPUs)"; no host-unknown warning. Before, smi.csv was a
+#    it is nodeA's: nodeA has 4 devices (smi.csv's two are own.jsonl's
+#    GPUs 2 and 3, each counted once: 600, 600, 600, 400), median 600,
+#    and both GPU 3s (400 W, 67 %) are stragglers "on its host (host
+#    nodeA, 4 GPUs)" (6 GPUs before, the shared two counted twice); no
+#    host-unknown warning. Before that, smi.csv was a
 #    host of its own (2 GPUs, too few to judge): its GPU 3 was no
 #    straggler, and own.jsonl's was judged among 4 GPUs.
 #    a.csv (U0, U1 at 600 W) and b.csv (U1 at 600 W, U2 at 400 W), neither
@@ -45,7 +47,8 @@
 #    have no uuid"); own.jsonl + z.csv (no host, a uuid U9 no other
 #    capture has): warned ("no uuid of its GPUs is in another capture");
 #    w.csv (no host) holding U0 of own.jsonl (nodeA) and U5 of nb.jsonl
-#    (nodeB): warned, its host cannot be told (judged with nodeA's).
+#    (nodeB): warned, its host cannot be told (its GPU 0 is judged with
+#    nodeA's, its GPU 1 with nodeB's; before, both with nodeA's).
 #    Before, none of these warnings existed.
 #  - Long host names. exp.txt: dcgm-exporter scrapes of two hosts, one
 #    named with 70 letters, one "short", GPU 0 each at 300 W, 3 scrapes
@@ -179,7 +182,7 @@ def out(n):
             [(x["message"], x["file"]) for x in d["warnings"] if x["code"] == "host-unknown"],
             open(n + ".txt").read())
 st, hw, txt = out("own.jsonlsmi.csvc.jsonl")
-want = ["GPU 3 of %s: mean power_w 400.0 W is 67 %% of the GPUs' median 600.0 on its host (host nodeA, 6 GPUs)" % f
+want = ["GPU 3 of %s: mean power_w 400.0 W is 67 %% of the GPUs' median 600.0 on its host (host nodeA, 4 GPUs)" % f
         for f in ("own.jsonl", "smi.csv")]
 assert st == want and hw == [], (st, hw)
 assert all(w in txt for w in want), txt
@@ -189,7 +192,8 @@ assert st == want and hw == [], (st, hw)
 assert want[0] in txt, txt
 TAIL = (": whether it ran on the machine of another capture cannot be told, so its GPUs are compared only "
         "with each other (a host of its own)")
-BUS = "its GPUs are other captures' GPUs only by PCI bus id, which every machine of one board layout repeats"
+BUS = ("its GPUs match other captures' GPUs only by PCI bus id, which every machine of one board layout repeats, "
+       "so they are not taken for the same GPUs")
 for n, why in (("x.csvy.csv", [("x.csv", BUS), ("y.csv", BUS)]),
                ("own.jsonlnoid.csv", [("noid.csv", "its GPUs have no uuid")]),
                ("own.jsonlz.csv", [("z.csv", "no uuid of its GPUs is in another capture")])):
@@ -201,7 +205,8 @@ for n, why in (("x.csvy.csv", [("x.csv", BUS), ("y.csv", BUS)]),
         assert st == [], st
 st, hw, txt = out("own.jsonlnb.jsonlw.csv")
 want = [("w.csv: the capture records no host name, and its GPUs are GPUs (by uuid) of captures that record "
-         "different hosts: its host cannot be told; it is judged with the first of them", "w.csv")]
+         "different hosts: its host cannot be told; each GPU seen in a capture that records its host is judged "
+         "with that host, its other GPUs only with each other", "w.csv")]
 assert hw == want and want[0][0] in txt, hw
 PY
 echo "watch-more: ok"

@@ -772,6 +772,72 @@ TEST(tele_uuid_bus_norm)
 	CHECK(!ts_tele_bus_norm("0000:1b:20.0", &y)); /* device is 5 bits */
 }
 
+/* GPU g of capture c: its uuid (GPU-00000000-...-<uuid>, none when
+ * uuid < 0), bus id 00000000:<bus>:00.0 (none when bus < 0) and host */
+static void match_gpu(struct ts_telemetry *t, int c, int uuid, int bus, const char *host)
+{
+	char buf[64];
+	int g = ts_tele_add_gpu(t, "0", NULL);
+
+	CHECK(g >= 0);
+	if (g < 0)
+		return;
+	t->gpus.v[g].capture = c;
+	t->nfiles = c + 1 > t->nfiles ? c + 1 : t->nfiles;
+	t->gpus.v[g].host = host;
+	if (uuid >= 0) {
+		snprintf(buf, sizeof(buf), "GPU-%08x-1111-2222-3333-444444444444", (unsigned)uuid);
+		t->gpus.v[g].uuid = ts_arena_strndup(&t->arena, buf, strlen(buf));
+	}
+	if (bus >= 0) {
+		snprintf(buf, sizeof(buf), "00000000:%02X:00.0", (unsigned)bus);
+		t->gpus.v[g].bus_id = ts_arena_strndup(&t->arena, buf, strlen(buf));
+	}
+}
+
+/* Which GPUs of several captures are one device: a bus id only on one
+ * recorded host; a uuid anywhere, also beyond 512 GPUs in all. */
+TEST(tele_match_gpus_hosts)
+{
+	struct ts_telemetry t;
+
+	/* two machines of one board layout, no host, no uuid: 8 devices */
+	ts_tele_init(&t);
+	for (int c = 0; c < 2; c++)
+		for (int b = 0; b < 4; b++)
+			match_gpu(&t, c, -1, 0x18 + b, NULL);
+	CHECK_I64((int64_t)ts_tele_match_gpus(&t), 0);
+	for (size_t g = 0; g < 8; g++) {
+		CHECK_I64(t.gpus.v[g].device, (int64_t)g);
+		CHECK(t.gpus.v[g].matched_by == NULL);
+	}
+	ts_tele_release(&t);
+	/* nodeA twice and nodeB, same bus ids: nodeA's two are 4 devices,
+	 * nodeB's 4 more; one side with no host joins nothing by bus id */
+	ts_tele_init(&t);
+	for (int c = 0; c < 4; c++)
+		for (int b = 0; b < 4; b++)
+			match_gpu(&t, c, -1, 0x18 + b, c < 2 ? "nodeA" : c == 2 ? "nodeB" : NULL);
+	CHECK_I64((int64_t)ts_tele_match_gpus(&t), 4);
+	for (size_t g = 0; g < 16; g++) {
+		int64_t want = g < 8 ? (int64_t)(g % 4) : (int64_t)g - 4;
+		CHECK_I64(t.gpus.v[g].device, want);
+		CHECK_STR(t.gpus.v[g].matched_by ? t.gpus.v[g].matched_by : "-", g < 8 ? "bus_id" : "-");
+	}
+	ts_tele_release(&t);
+	/* 2 x 1000 GPUs, one node seen by two tools: 1000 devices by uuid */
+	ts_tele_init(&t);
+	for (int c = 0; c < 2; c++)
+		for (int u = 0; u < 1000; u++)
+			match_gpu(&t, c, u, -1, NULL);
+	CHECK_I64((int64_t)ts_tele_match_gpus(&t), 1000);
+	for (size_t g = 0; g < 2000; g++) {
+		CHECK_I64(t.gpus.v[g].device, (int64_t)(g % 1000));
+		CHECK_STR(t.gpus.v[g].matched_by ? t.gpus.v[g].matched_by : "-", "uuid");
+	}
+	ts_tele_release(&t);
+}
+
 TEST(tele_straggler_mw)
 {
 	DATA_OR_SKIP(p, TELE("megatron_straggler_detector_readme_lines.txt"));
