@@ -20,8 +20,9 @@
  * directories are several runs, refused with their list, and so are traces
  * whose world sizes differ; a log whose iterations go back (a resumed job)
  * keeps the later segment and warns; one that logs an iteration again for
- * one rank without going back warns repeated-records (the merge keeps the
- * later record: several ranks' lines without rank prefixes look so). A restarted process warms up again:
+ * one rank without going back warns repeated-records (several ranks' lines
+ * without rank prefixes look so: the merge takes the slowest record's step
+ * time, as for ranks it can tell apart). A restarted process warms up again:
  * after each record flagged TS_STEP_RESTART that is not its series' first,
  * the leading records of that process's segment (up to the series' next
  * restart) up to its last spike against the segment's median (steps.h's

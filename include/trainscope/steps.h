@@ -279,7 +279,11 @@ int32_t ts_step_rank(const struct ts_steplog *log, const struct ts_step *s);
 /*
  * Merge log's records into one per iteration, in ascending iteration: a
  * record speaks for its rank (ts_step_rank); a repeated (iteration, rank)
- * is a restart and its later record wins. *out is malloc'd (the caller frees it; NULL for an
+ * (the run model has already resolved restarts, whose later segment
+ * replaces the earlier records) is read as the lines of several ranks
+ * printed without a rank prefix: it merges as another rank's record (the
+ * slowest gives the step time, the first the loss), except that its
+ * tokens are the largest of the rank's, not added. *out is malloc'd (the caller frees it; NULL for an
  * empty log), *nout its length. Returns 0 or TS_ENOMEM.
  */
 int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout);

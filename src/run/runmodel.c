@@ -417,14 +417,16 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			goto out;
 		}
 	}
-	/* the same iteration again for one rank: steps.h's merge keeps the
-	 * later record; lines of several ranks without a rank prefix look so */
+	/* the same iteration again for one rank without going back: lines of
+	 * several ranks without a rank prefix look so, and steps.h's merge
+	 * takes them as ranks (the slowest gives the step time) */
 	if (nrep && ts_warnings_add(&rm->warnings, "repeated-records", rm->step_files.v[rep->file],
 				    -1, rep->iteration, "%s logs iteration %lld again for one rank at "
-				    "line %lld (%zu repeated record%s in all): each iteration keeps "
-				    "its later record. If several ranks print to this file without a "
-				    "rank prefix (torchrun without --tee or --log-line-prefix-template), "
-				    "the step times of all but one are lost; give one file per rank.",
+				    "line %lld (%zu repeated record%s in all): read as the lines of "
+				    "several ranks printed without a rank prefix (torchrun without --tee "
+				    "or --log-line-prefix-template), the slowest record gives the "
+				    "iteration's step time; which rank printed which line, and so the "
+				    "per-rank figures, cannot be told; give one file per rank.",
 				    rm->step_files.v[rep->file], (long long)rep->iteration,
 				    (long long)rep->line, nrep, nrep == 1 ? "" : "s")) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");

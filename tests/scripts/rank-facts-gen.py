@@ -37,8 +37,12 @@
 #   dup       the slow console without its "[defaultK]:" prefixes: one
 #             rank as far as the file tells, each iteration logged twice
 #             (rank 0's 10.7 ms line, then rank 1's 16.05 ms); the later
-#             record is kept (16.05 ms), with the repeated-records warning
+#             line is the slower, 16.05 ms, with the repeated-records warning
 #             in every command
+#   dupfirst  dup with the slower rank's line first in each iteration
+#             (16.05 ms, then 10.7 ms): the step time is still the slowest
+#             line's, 16.05 ms (a synchronous step waits for its slowest
+#             rank; keeping the later line read 10.7 ms)
 #   nemorun   a NeMo-Run console, "retraining/0 [default0]:" and
 #             "retraining/0 [default1]:" lines (torchx's role/replica,
 #             then torchrun's local rank), NeMo 2 training lines with
@@ -115,6 +119,12 @@ for r in range(W):
 # dup: the slow run's console without prefixes (ranks printing to one file)
 write("dup", "console.log", "".join(l.split("]:", 1)[1] + "\n" for l in
                                     open(os.path.join(d, "slow", "console.log")).read().splitlines()))
+# dupfirst: the slower rank's line first
+lines = open(os.path.join(d, "dup", "console.log")).read().splitlines(True)
+head = [l for l in lines if not l.startswith(" iteration")]
+it = [l for l in lines if l.startswith(" iteration")]
+write("dupfirst", "console.log", "".join(head) + "".join(
+    it[k + 1] + it[k] for k in range(0, len(it), 2)))
 # nemorun
 out = ""
 for i in range(100):
