@@ -1543,6 +1543,19 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	}
 	if ((rc = ordinal_warnings(rm, so.window_first, so.window_last)))
 		return ts_err_set(err, rc, "out of memory");
+	if (rm->log.replica_guess_file >= 0 &&
+	    ts_warnings_add(&rm->warnings, "nproc-per-node-unknown",
+			    rm->step_files.v[rm->log.replica_guess_file], -1, TS_NO_INT,
+			    "%s: its torchx prefixes (\"ROLE/N [defaultK]:\", several nodes) give "
+			    "each node's local rank K, and the global rank is N x nproc_per_node + "
+			    "K; the log states no nproc_per_node before its first record and its "
+			    "nodes do not all show local ranks 0..K-1 (the first record of a node "
+			    "past 0 at line %lld), so %lld, the local ranks seen, is taken: the "
+			    "global rank numbers may be wrong (the ranks stay apart).",
+			    rm->step_files.v[rm->log.replica_guess_file],
+			    (long long)rm->log.replica_guess_line,
+			    (long long)rm->log.replica_guess_nproc))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;

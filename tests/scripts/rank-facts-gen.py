@@ -49,6 +49,20 @@
 #             train_step_timing 3.0 s on rank 0 and 2.0 s on rank 1 (rank 0
 #             1.5 x slower, its line first): two ranks, the step time 3.0 s,
 #             rank 0 the slowest
+#   nodes2    a NeMo-Run console of 2 nodes x 2 GPUs, "retraining/N
+#             [defaultK]:" (N the node, K the local rank), the same NeMo 2
+#             lines; global rank N x 2 + K: rank 2 (node 1's local rank 0)
+#             takes 4.0 s, the others 2.0 s, node 1's lines first: four
+#             ranks 0-3, the step time 4.0 s, rank 2 the slowest (reading
+#             K as the rank gave two ranks, and each iteration the later
+#             line's time)
+#   nodestated  2 nodes whose local rank 0 alone logs, torchrun's launch
+#             configuration "nproc_per_node   : 4" printed first: ranks 0
+#             and 4 (4 x 1 + 0), rank 4 at 4.0 s the slowest, no warning
+#   nodeguess as nodestated without the configuration: nproc_per_node
+#             cannot be told (each node shows local rank 0 only), ranks 0
+#             and 1 taken (1 x 1 + 0), with the nproc-per-node-unknown
+#             warning in every command
 import os, sys
 d = sys.argv[1]
 L, h, n, f, V, s, B, W = 4, 1024, 16, 4096, 32000, 1024, 16, 2
@@ -135,3 +149,24 @@ for i in range(100):
                 "train_step_timing in s: %.4g | consumed_samples: %d\n"
                 % (r, i, i, 5 - i * 0.01, t, 16 * (i + 1)))
 write("nemorun", "console.log", out)
+# several nodes
+def nemo(prefix, i, t):
+    return ("%sTraining epoch 0, iteration %d/99 | lr: 1.961e-07 | global_batch_size: 16 | "
+            "global_step: %d | reduced_train_loss: %.4g | train_step_timing in s: %.4g | "
+            "consumed_samples: %d\n" % (prefix, i, i, 5 - i * 0.01, t, 16 * (i + 1)))
+out = ""
+for i in range(100):
+    for node in (1, 0):
+        for k in range(2):
+            t = 5.0 if i == 0 else (4.0 if (node, k) == (1, 0) else 2.0)
+            out += nemo("retraining/%d [default%d]:" % (node, k), i, t)
+write("nodes2", "console.log", out)
+out = ""
+for i in range(100):
+    for node in (0, 1):
+        out += nemo("retraining/%d [default0]:" % node, i, 5.0 if i == 0 else (4.0 if node else 2.0))
+conf = ("[I1205 00:00:00.000000 1 torch/distributed/launcher/api.py:188] Starting elastic_operator "
+        "with launch configs:\n  entrypoint       : nemo_run.core.runners.fdl_runner\n"
+        "  min_nodes        : 2\n  max_nodes        : 2\n  nproc_per_node   : 4\n")
+write("nodestated", "console.log", conf + out)
+write("nodeguess", "console.log", out)

@@ -32,14 +32,18 @@
 # a console of two ranks without prefixes lost one rank's lines without a
 # word (dup: no repeated-records warning in any output), and a repeated
 # record kept the later line, not the slower (dupfirst: 10.7 ms).
-# Before this session (part 2), 7 of 395 facts were wrong (dupfirst).
+# The ranks of several nodes under torchx prefixes were their local ranks
+# (nodes2: two ranks for four, the later line winning; nodestated: the
+# stated nproc_per_node unused; nodeguess: no word that it is a guess).
+# Before part 2 (this session), 61 of 596 facts were wrong (dupfirst 7,
+# nodes2 18, nodestated 15, nodeguess 21).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun; do
+for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun nodes2 nodestated nodeguess; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	"$TS" steps --csv "$d" 2>"$d.csv.err" >/dev/null
@@ -86,6 +90,13 @@ truth = {
                      mismatch=False, tflops="pass", repeated=True),
     "nemorun":  dict(median=3000.0, logged=None, steps=99, health="finite", first_bad=None,
                      nranks=2, slowest=0, mismatch=False, tflops="skip"),
+    "nodes2":   dict(median=4000.0, logged=None, steps=99, health="finite", first_bad=None,
+                     nranks=4, slowest=2, mismatch=False, tflops="skip", ranks=[0, 1, 2, 3]),
+    "nodestated": dict(median=4000.0, logged=None, steps=99, health="finite", first_bad=None,
+                     nranks=2, slowest=4, mismatch=False, tflops="skip", ranks=[0, 4]),
+    "nodeguess": dict(median=4000.0, logged=None, steps=99, health="finite", first_bad=None,
+                     nranks=2, slowest=1, mismatch=False, tflops="skip", ranks=[0, 1],
+                     nproc_unknown=True),
 }
 bad, n = [], 0
 def check(run, what, got, want, tol=1e-6):
@@ -118,6 +129,8 @@ for run, w in truth.items():
             check(run, name + " ranks", len(s["ranks"]), w["nranks"])
         if w["slowest"] is not None:
             check(run, name + " slowest rank", s["slowest_rank"], w["slowest"])
+        if "ranks" in w:
+            check(run, name + " rank numbers", [x["rank"] for x in s["ranks"]], w["ranks"])
     # validate: the same window, step time, rate check and verdicts
     ch = {c["name"]: c for c in va["checks"]}
     check(run, "validate window steps", va["window"]["steps"], w["steps"])
@@ -136,7 +149,8 @@ for run, w in truth.items():
     # the mismatch and repeated-records warnings: the same word in every command
     csv_err = open("%s/%s.csv.err" % (t, run)).read()
     for code, want in (("logged-tflops-mismatch", w["mismatch"]),
-                       ("repeated-records", w.get("repeated", False))):
+                       ("repeated-records", w.get("repeated", False)),
+                       ("nproc-per-node-unknown", w.get("nproc_unknown", False))):
         for name, d in (("steps", st), ("validate", va), ("diagnose", dg), ("advise", ad),
                         ("ab", ab)):
             codes = [x["code"] for x in d.get("warnings", [])]
