@@ -396,6 +396,8 @@ static int use_steps(struct ts_diag *d, struct ts_err *err)
 	d->in.steps_source = d->rm->step_files.v[0];
 	if ((rc = fill_steady(d)))
 		return ts_err_set(err, rc, "out of memory");
+	if (ts_steps_merge(log, &d->merged, &d->nmerged))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *t = &log->steps.v[i];
 		int32_t rank = ts_step_rank(log, t);   /* as the steps analysis' ranks */

@@ -63,6 +63,16 @@
 #             cannot be told (each node shows local rank 0 only), ranks 0
 #             and 1 taken (1 x 1 + 0), with the nproc-per-node-unknown
 #             warning in every command
+#   datashare metrics_rank0.jsonl and metrics_rank1.jsonl, 120 iterations;
+#             on odd iterations rank 0 takes 120 ms of which the data
+#             loader 40 ms and rank 1 100 ms (data 10 ms), on even ones the
+#             other way round: every step is 120 ms, its slowest rank's,
+#             with 40 ms of data loading, a share of 40 / 120 = 33.3 % (one
+#             rank's own series: (40 + 10) / (120 + 100) = 22.7 %)
+#   pp        metrics_rank0.jsonl without a loss (a first pipeline stage),
+#             120 ms per step, and metrics_rank1.jsonl with its losses,
+#             100 ms: the run has 120 logged losses, all finite (rank 0,
+#             the slowest, logs none)
 import os, sys
 d = sys.argv[1]
 L, h, n, f, V, s, B, W = 4, 1024, 16, 4096, 32000, 1024, 16, 2
@@ -149,6 +159,22 @@ for i in range(100):
                 "train_step_timing in s: %.4g | consumed_samples: %d\n"
                 % (r, i, i, 5 - i * 0.01, t, 16 * (i + 1)))
 write("nemorun", "console.log", out)
+# per-rank JSONL metrics
+import json
+for r in range(W):
+    rows = []
+    for i in range(1, 121):
+        slow = (i % 2 == 1) == (r == 0)
+        rows.append(json.dumps({"iteration": i, "rank": r, "step_ms": 120.0 if slow else 100.0,
+                                "data_ms": 40.0 if slow else 10.0, "loss": 5 - i * 0.001}))
+    write("datashare", "metrics_rank%d.jsonl" % r, "\n".join(rows) + "\n")
+    rows = []
+    for i in range(1, 121):
+        row = {"iteration": i, "rank": r, "step_ms": 120.0 if r == 0 else 100.0}
+        if r == 1:
+            row["loss"] = 5 - i * 0.001
+        rows.append(json.dumps(row))
+    write("pp", "metrics_rank%d.jsonl" % r, "\n".join(rows) + "\n")
 # several nodes
 def nemo(prefix, i, t):
     return ("%sTraining epoch 0, iteration %d/99 | lr: 1.961e-07 | global_batch_size: 16 | "

@@ -43,7 +43,7 @@ command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun nodes2 nodestated nodeguess; do
+for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun nodes2 nodestated nodeguess datashare pp; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	"$TS" steps --csv "$d" 2>"$d.csv.err" >/dev/null
@@ -97,6 +97,11 @@ truth = {
     "nodeguess": dict(median=4000.0, logged=None, steps=99, health="finite", first_bad=None,
                      nranks=2, slowest=1, mismatch=False, tflops="skip", ranks=[0, 1],
                      nproc_unknown=True),
+    "datashare": dict(median=120.0, logged=None, steps=None, health="finite", first_bad=None,
+                     nranks=2, slowest=None, mismatch=False, tflops="skip", data_pct=33.3,
+                     losses=120),
+    "pp":       dict(median=120.0, logged=None, steps=None, health="finite", first_bad=None,
+                     nranks=2, slowest=0, mismatch=False, tflops="skip", losses=120),
 }
 bad, n = [], 0
 def check(run, what, got, want, tol=1e-6):
@@ -119,7 +124,8 @@ for run, w in truth.items():
     md = open("%s/%s.report.md" % (t, run)).read()
     # steps and diagnose (its embedded steps analysis)
     for name, s in (("steps", st), ("diagnose", dg["steps"])):
-        check(run, name + " window steps", s["window"]["steps"], w["steps"])
+        if w["steps"] is not None:
+            check(run, name + " window steps", s["window"]["steps"], w["steps"])
         check(run, name + " median step ms", s["step_time_ms"]["median"], w["median"])
         check(run, name + " logged TFLOP/s", s["throughput"].get("logged_tflops_per_gpu_median"),
               w["logged"])
@@ -133,19 +139,35 @@ for run, w in truth.items():
             check(run, name + " rank numbers", [x["rank"] for x in s["ranks"]], w["ranks"])
     # validate: the same window, step time, rate check and verdicts
     ch = {c["name"]: c for c in va["checks"]}
-    check(run, "validate window steps", va["window"]["steps"], w["steps"])
+    if w["steps"] is not None:
+        check(run, "validate window steps", va["window"]["steps"], w["steps"])
     m = re.search(r"median ([0-9.]+) ms", ch["step_time"]["evidence"])
     check(run, "validate median step ms", float(m.group(1)) if m else None, w["median"], 1e-3)
     m = re.search(r"window \d+-\d+, (\d+) steps", ch["window"]["evidence"])
-    check(run, "validate window check steps", int(m.group(1)) if m else None, w["steps"])
+    if w["steps"] is not None:
+        check(run, "validate window check steps", int(m.group(1)) if m else None, w["steps"])
     check(run, "validate tflops", ch["tflops"]["status"], w["tflops"])
     check(run, "validate loss_finite", ch["loss_finite"]["status"],
           "fail" if w["health"] != "finite" else "pass")
     # ab A/A: the same window and step time, the same NaN count
-    check(run, "ab window steps", ab["window"]["steps"], w["steps"])
+    if w["steps"] is not None:
+        check(run, "ab window steps", ab["window"]["steps"], w["steps"])
     check(run, "ab median step ms", ab["baseline"][0]["median_step_ms"], w["median"])
     check(run, "ab nonfinite steps", ab["baseline"][0]["nonfinite_steps"],
           1 if w["health"] != "finite" else 0)
+    # diagnose's loss finding and data-loader share: the run's series (the
+    # loss of the rank that logs one, each step's slowest rank's data time)
+    if "losses" in w:
+        fd = [f["detail"] for f in dg["findings"] if f["title"] == "loss health: finite"]
+        m = re.match(r"(\d+) logged losses", fd[0]) if fd else None
+        check(run, "diagnose logged losses", int(m.group(1)) if m else None, w["losses"])
+    if "data_pct" in w:
+        ev = [e["detail"] for e in dg["wall"]["evidence"] if e["title"].startswith("data-loader time over")]
+        m = re.search(r"= ([0-9.]+) %", ev[0]) if ev else None
+        check(run, "diagnose data-loader share %", float(m.group(1)) if m else None, w["data_pct"])
+        ph = [p for p in st.get("phases", []) if p["phase"] == "data"]
+        check(run, "steps data step share %", round(ph[0]["step_share_pct"], 1) if ph else None,
+              w["data_pct"])
     # the mismatch and repeated-records warnings: the same word in every command
     csv_err = open("%s/%s.csv.err" % (t, run)).read()
     for code, want in (("logged-tflops-mismatch", w["mismatch"]),
