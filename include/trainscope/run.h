@@ -342,6 +342,13 @@ const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre
 				   const char *range, int64_t from, int64_t it, char *buf,
 				   size_t size);
 
+/* Which record shows the loss health's first bad iteration (struct
+ * ts_loss_health's first_bad_rank, _file, _line): "; first printed by rank
+ * R (FILE line L)", or "; first printed in FILE line L" when the rank is
+ * unknown; "" when the verdict is finite or the record unknown. Writes
+ * into buf (size bytes, cut to fit), returns buf. */
+const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size);
+
 /* Count of inputs with role. */
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);
 

@@ -66,6 +66,11 @@ struct ts_loss_evidence {
 				   * record reaches back by the gap to its next one
 				   * (not below 1), a lone record only itself. TS_NO_INT
 				   * when not seen */
+	int32_t first_rank;       /* the record that shows it at first_iteration: the
+				   * lowest rank there (ts_step_rank, -1 unknown),
+				   * then the first file and line; -1 not seen */
+	int32_t first_file;       /* its file (steplog index), -1 not seen */
+	int64_t first_line;       /* its 1-based line, TS_NO_INT not seen */
 	int64_t records;          /* step records showing it */
 	int64_t iterations;       /* counter sum for NAN_COUNTER and SKIPPED (saturating),
 				   * else = records */
@@ -112,6 +117,9 @@ struct ts_loss_health {
 	int64_t first_bad_possible;  /* the earliest iteration it may start on (the
 				      * evidence's first_possible; = first_bad_iteration
 				      * when every iteration is logged) */
+	int32_t first_bad_rank;   /* the rank, file and line of the record that shows */
+	int32_t first_bad_file;   /* the verdict's cause at first_bad_iteration (the */
+	int64_t first_bad_line;   /* cause's first_rank...); -1, -1, TS_NO_INT when finite */
 	char extra_loss[48];      /* name of the first non-finite extra loss, "" if none */
 	struct ts_loss_evidence ev[TS_LOSS_CAUSE_COUNT]; /* indexed by enum ts_loss_cause */
 	int64_t *bad_iterations;  /* ascending, unique: iterations with non-finite evidence */

@@ -366,7 +366,7 @@ static int loss_health(struct ts_diag *d)
 	size_t nonfinite = 0, skipped = 0, nanit = 0, nloss = 0, gn_bad = 0;
 	double first = NAN, last = NAN;
 	int64_t first_bad = -1;
-	char at[96];
+	char at[96], who[1200];
 
 	if (!d->merged)
 		return 0;
@@ -399,12 +399,14 @@ static int loss_health(struct ts_diag *d)
 
 		if (h->verdict == TS_LOSS_NONFINITE)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: non-finite",
-					"non-finite %s (%s); %lld iterations with non-finite "
+					"non-finite %s (%s%s); %lld iterations with non-finite "
 					"evidence, %lld skipped",
 					ts_runmodel_span_words(d->rm, "from", "from within",
 							       h->first_bad_possible,
 							       h->first_bad_iteration, at, sizeof(at)),
-					ts_loss_cause_name(h->cause), (long long)h->nbad_iterations,
+					ts_loss_cause_name(h->cause),
+					ts_runmodel_first_bad_words(d->rm, who, sizeof(who)),
+					(long long)h->nbad_iterations,
 					(long long)h->ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 		if (h->verdict == TS_LOSS_MISSING && h->first_bad_iteration != TS_NO_INT)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: missing",

@@ -77,6 +77,23 @@ const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre
 	return buf;
 }
 
+const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size)
+{
+	const struct ts_loss_health *h = &rm->steps.health;
+
+	buf[0] = '\0';
+	if (!rm->have_steps || h->verdict == TS_LOSS_FINITE || h->first_bad_file < 0 ||
+	    (size_t)h->first_bad_file >= rm->step_files.n || h->first_bad_line == TS_NO_INT)
+		return buf;
+	if (h->first_bad_rank >= 0)
+		snprintf(buf, size, "; first printed by rank %d (%s line %lld)", h->first_bad_rank,
+			 rm->step_files.v[h->first_bad_file], (long long)h->first_bad_line);
+	else
+		snprintf(buf, size, "; first printed in %s line %lld",
+			 rm->step_files.v[h->first_bad_file], (long long)h->first_bad_line);
+	return buf;
+}
+
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role)
 {
 	size_t n = 0;
@@ -945,7 +962,7 @@ static int steps_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steps_report *r = &rm->steps;
 	struct ts_warnings *w = &rm->warnings;
-	char first_at[96];
+	char first_at[96], who[1200];
 	const char *count_word = rm->nordinal && rm->nordinal == rm->log.steps.n ? "record"
 									      : "iteration";
 	int rc = 0;
@@ -955,14 +972,15 @@ static int steps_warnings(struct ts_runmodel *rm)
 	if (r->health.verdict == TS_LOSS_NONFINITE)
 		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
 				      "The training is not numerically healthy: %s %s "
-				      "(%lld %s%s with non-finite evidence); those steps are left "
+				      "(%lld %s%s with non-finite evidence%s); those steps are left "
 				      "out of the step statistics.",
 				      nonfinite_words(&r->health),
 				      ts_runmodel_span_words(rm, "from", "from within", r->health.first_bad_possible,
 							     r->health.first_bad_iteration, first_at,
 							     sizeof(first_at)),
 				      (long long)r->health.nbad_iterations, count_word,
-				      r->health.nbad_iterations == 1 ? "" : "s");
+				      r->health.nbad_iterations == 1 ? "" : "s",
+				      ts_runmodel_first_bad_words(rm, who, sizeof(who)));
 	else if (r->health.verdict == TS_LOSS_MISSING &&
 		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
 		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,

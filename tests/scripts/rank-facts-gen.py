@@ -63,6 +63,12 @@
 #             cannot be told (each node shows local rank 0 only), ranks 0
 #             and 1 taken (1 x 1 + 0), with the nproc-per-node-unknown
 #             warning in every command
+#   nanboth   as nan, but rank 0 prints "lm loss: nan" at iteration 61 and
+#             rank 1 at 60: rank 1 shows the first NaN, rank1.log line 60
+#   nanconsole  the slow console (the arguments block after "[default0]:",
+#             13 lines, then rank 0's and rank 1's line of each iteration)
+#             with rank 1's loss NaN at iteration 60: line 13 + 2 x 59 + 2
+#             = 133, rank 1
 #   datashare metrics_rank0.jsonl and metrics_rank1.jsonl, 120 iterations;
 #             on odd iterations rank 0 takes 120 ms of which the data
 #             loader 40 ms and rank 1 100 ms (data 10 ms), on even ones the
@@ -125,6 +131,18 @@ for r in range(W):
     write("nan", "rank%d.log" % r, (args_block() if r == 0 else "") +
           "".join(mline(i, ms, truth, "nan" if r == 1 and i == 60 else "%.6E")
                   for i in range(1, 121)))
+# nanboth: rank 0's NaN at 61, rank 1's at 60
+for r in range(W):
+    write("nanboth", "rank%d.log" % r, (args_block() if r == 0 else "") +
+          "".join(mline(i, ms, truth, "nan" if (r, i) in ((0, 61), (1, 60)) else "%.6E")
+                  for i in range(1, 121)))
+# nanconsole: the slow console, rank 1's loss NaN at 60
+out = args_block("[default0]:")
+for i in range(1, 121):
+    for r in range(W):
+        out += ("[default%d]:" % r) + mline(i, ms * (1.5 if r == 1 else 1), truth / (1.5 if r == 1 else 1),
+                                            "nan" if (r, i) == (1, 60) else "%.6E")
+write("nanconsole", "console.log", out)
 # nancount: rank 1 counts a NaN iteration at 60 (its loss dropped)
 for r in range(W):
     write("nancount", "rank%d.log" % r, (args_block() if r == 0 else "") +

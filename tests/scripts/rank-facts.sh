@@ -43,9 +43,10 @@ command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun nodes2 nodestated nodeguess datashare pp; do
+for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun nodes2 nodestated nodeguess datashare pp nanboth nanconsole; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
+	NO_COLOR=1 "$TS" steps "$d" >"$d.steps.txt" 2>&1
 	"$TS" steps --csv "$d" 2>"$d.csv.err" >/dev/null
 	"$TS" validate --json --accept-auto-window "$d" >"$d.validate.json" 2>/dev/null
 	"$TS" diagnose --json "$d" >"$d.diagnose.json" 2>/dev/null
@@ -73,15 +74,15 @@ truth = {
                      tflops="pass"),
     "nan":      dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
                      health="non-finite", first_bad=60, nranks=2, slowest=None,
-                     mismatch=False, tflops="pass"),
+                     mismatch=False, tflops="pass", first=(1, "rank1.log", 60)),
     "nancount": dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
                      health="non-finite", first_bad=60, nranks=2, slowest=None,
-                     mismatch=False, tflops="pass"),
+                     mismatch=False, tflops="pass", first=(1, "rank1.log", 60)),
     "skip":     dict(median=10.7, logged=round(rate(10.7), 1), steps=118, health="finite",
                      first_bad=None, nranks=2, slowest=None, mismatch=False, tflops="pass"),
     "mtp":      dict(median=10.7, logged=round(rate(10.7), 1), steps=118,
                      health="non-finite", first_bad=60, nranks=2, slowest=None,
-                     mismatch=False, tflops="pass"),
+                     mismatch=False, tflops="pass", first=(1, "rank1.log", 60)),
     "dup":      dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=119,
                      health="finite", first_bad=None, nranks=None, slowest=None,
                      mismatch=False, tflops="pass", repeated=True),
@@ -97,6 +98,12 @@ truth = {
     "nodeguess": dict(median=4000.0, logged=None, steps=99, health="finite", first_bad=None,
                      nranks=2, slowest=1, mismatch=False, tflops="skip", ranks=[0, 1],
                      nproc_unknown=True),
+    "nanboth":  dict(median=10.7, logged=round(rate(10.7), 1), steps=117,
+                     health="non-finite", first_bad=60, nranks=2, slowest=None,
+                     mismatch=False, tflops="pass", first=(1, "rank1.log", 60), nonfinite=2),
+    "nanconsole": dict(median=16.05, logged=round(rate(10.7) / 1.5, 1), steps=118,
+                     health="non-finite", first_bad=60, nranks=2, slowest=1,
+                     mismatch=False, tflops="pass", first=(1, "console.log", 133)),
     "datashare": dict(median=120.0, logged=None, steps=None, health="finite", first_bad=None,
                      nranks=2, slowest=None, mismatch=False, tflops="skip", data_pct=33.3,
                      losses=120),
@@ -154,7 +161,30 @@ for run, w in truth.items():
         check(run, "ab window steps", ab["window"]["steps"], w["steps"])
     check(run, "ab median step ms", ab["baseline"][0]["median_step_ms"], w["median"])
     check(run, "ab nonfinite steps", ab["baseline"][0]["nonfinite_steps"],
-          1 if w["health"] != "finite" else 0)
+          w.get("nonfinite", 1) if w["health"] != "finite" else 0)
+    # the record that shows the first NaN: rank, file and line in every output
+    if "first" in w:
+        fr, ff, fl = w["first"]
+        words = "first printed by rank %d (%s/%s/%s line %d)" % (fr, t, run, ff, fl)
+        for name, s in (("steps", st), ("diagnose", dg["steps"])):
+            lo = s["loss"]
+            check(run, name + " first_nonfinite_rank", lo.get("first_nonfinite_rank"), fr)
+            check(run, name + " first_nonfinite_file", lo.get("first_nonfinite_file"),
+                  "%s/%s/%s" % (t, run, ff))
+            check(run, name + " first_nonfinite_line", lo.get("first_nonfinite_line"), fl)
+        for name, d in (("steps", st), ("validate", va), ("diagnose", dg), ("advise", ad),
+                        ("ab", ab)):
+            msg = [x["message"] for x in d.get("warnings", []) if x["code"] == "loss-not-finite"]
+            check(run, name + " loss-not-finite names the first record", bool(msg) and words in msg[0], True)
+        fd = [f["detail"] for f in dg["findings"] if f["title"] == "loss health: non-finite"]
+        check(run, "diagnose finding names the first record", bool(fd) and words in fd[0], True)
+        check(run, "validate loss_finite names the first record", words in ch["loss_finite"]["evidence"], True)
+        nc = [c["detail"] for c in ab["correctness"]["checks"] if c["name"] == "nan_inf"]
+        check(run, "ab nan_inf names the first record", bool(nc) and words in nc[0], True)
+        check(run, "report names the first record", words in md, True)
+        txt = open("%s/%s.steps.txt" % (t, run)).read()
+        check(run, "steps text health names the first record",
+              any(l.strip().startswith("health ") and words in l for l in txt.splitlines()), True)
     # diagnose's loss finding and data-loader share: the run's series (the
     # loss of the rank that logs one, each step's slowest rank's data time)
     if "losses" in w:
