@@ -66,8 +66,10 @@ enum ts_step_flags {
 					  * log goes back) or after a training start or
 					  * checkpoint load line: its process's first
 					  * iteration */
-	TS_STEP_RESTART_WARMUP = 1 << 10 /* the resumed process's warm-up after that
+	TS_STEP_RESTART_WARMUP = 1 << 10, /* the resumed process's warm-up after that
 					  * record (set by the run model, run.h) */
+	TS_STEP_HEALTH_FROM_LOG = 1 << 11 /* its non-finite evidence is a log's beside
+					  * the metrics, not its own (run.h, spare logs) */
 };
 /* a restarted process's first record or warm-up: a restart artefact */
 #define TS_STEP_RESTARTED (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP)

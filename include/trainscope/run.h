@@ -276,6 +276,12 @@ struct ts_runmodel {
 	size_t nprofiled;             /* ProfilerStep entries found in its traces */
 	int64_t spare_gbs;            /* the global batch size the training logs beside
 				       * JSONL metrics print, when one value; else 0 */
+	/* The earliest non-finite evidence those logs add to the metrics
+	 * (records flagged TS_STEP_HEALTH_FROM_LOG): its iteration (TS_NO_INT
+	 * none), the log (an input's path), its line and rank (-1 unknown). */
+	int64_t spare_nan_iteration, spare_nan_line;
+	const char *spare_nan_path;
+	int32_t spare_nan_rank;
 	/* The first Megatron arguments block among the run's Megatron and
 	 * Primus logs (a step source or a spare log), read once here for every
 	 * command. The steps analysis takes seq_length and world_size from it,
@@ -342,11 +348,18 @@ const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre
 				   const char *range, int64_t from, int64_t it, char *buf,
 				   size_t size);
 
-/* Which record shows the loss health's first bad iteration (struct
- * ts_loss_health's first_bad_rank, _file, _line): "; first printed by rank
- * R (FILE line L)", or "; first printed in FILE line L" when the rank is
- * unknown; "" when the verdict is finite or the record unknown. Writes
- * into buf (size bytes, cut to fit), returns buf. */
+/* Which line printed the loss health's first non-finite evidence: the
+ * record ts_loss_health names (first_bad_rank, _file, _line), or, when its
+ * evidence is a log's beside the metrics (TS_STEP_HEALTH_FROM_LOG), that
+ * log's line. 1 with *rank (-1 unknown), *path (the run model's) and
+ * *line set; 0 when the verdict is not non-finite or the record unknown. */
+int ts_runmodel_first_bad(const struct ts_runmodel *rm, int32_t *rank, const char **path,
+			  int64_t *line);
+
+/* The same in words: "; first printed by rank R (FILE line L)", or
+ * "; first printed in FILE line L" when the rank is unknown; "" when
+ * ts_runmodel_first_bad gives none. Writes into buf (size bytes, cut to
+ * fit), returns buf. */
 const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size);
 
 /* Count of inputs with role. */

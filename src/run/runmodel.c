@@ -43,6 +43,8 @@ void ts_runmodel_init(struct ts_runmodel *rm)
 	rm->rate.window.logged_tflops = rm->rate.window.model_tflops = NAN;
 	rm->rate.window.diff_median = rm->rate.window.diff_signed = NAN;
 	rm->rate.window.formula = -1;
+	rm->spare_nan_iteration = TS_NO_INT;
+	rm->spare_nan_rank = -1;
 }
 
 void ts_runmodel_release(struct ts_runmodel *rm)
@@ -77,20 +79,47 @@ const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre
 	return buf;
 }
 
-const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size)
+int ts_runmodel_first_bad(const struct ts_runmodel *rm, int32_t *rank, const char **path,
+			  int64_t *line)
 {
 	const struct ts_loss_health *h = &rm->steps.health;
 
-	buf[0] = '\0';
-	if (!rm->have_steps || h->verdict == TS_LOSS_FINITE || h->first_bad_file < 0 ||
+	if (!rm->have_steps || h->verdict != TS_LOSS_NONFINITE || h->first_bad_file < 0 ||
 	    (size_t)h->first_bad_file >= rm->step_files.n || h->first_bad_line == TS_NO_INT)
+		return 0;
+	*rank = h->first_bad_rank;
+	*path = rm->step_files.v[h->first_bad_file];
+	*line = h->first_bad_line;
+	if (rm->spare_nan_iteration != h->first_bad_iteration)
+		return 1;
+	for (size_t i = 0; i < rm->log.steps.n; i++) {
+		const struct ts_step *s = &rm->log.steps.v[i];
+
+		if (s->file == h->first_bad_file && s->line == h->first_bad_line &&
+		    (s->flags & TS_STEP_HEALTH_FROM_LOG)) {
+			*rank = rm->spare_nan_rank;
+			*path = rm->spare_nan_path;
+			*line = rm->spare_nan_line;
+			break;
+		}
+	}
+	return 1;
+}
+
+const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size)
+{
+	int32_t rank;
+	const char *path;
+	int64_t line;
+
+	buf[0] = '\0';
+	if (!ts_runmodel_first_bad(rm, &rank, &path, &line))
 		return buf;
-	if (h->first_bad_rank >= 0)
-		snprintf(buf, size, "; first printed by rank %d (%s line %lld)", h->first_bad_rank,
-			 rm->step_files.v[h->first_bad_file], (long long)h->first_bad_line);
+	if (rank >= 0)
+		snprintf(buf, size, "; first printed by rank %d (%s line %lld)", rank, path,
+			 (long long)line);
 	else
-		snprintf(buf, size, "; first printed in %s line %lld",
-			 rm->step_files.v[h->first_bad_file], (long long)h->first_bad_line);
+		snprintf(buf, size, "; first printed in %s line %lld", path, (long long)line);
 	return buf;
 }
 
@@ -1324,7 +1353,11 @@ static size_t mark_iteration(struct ts_steplog *log, const struct it_ix *ix, siz
 	*any = lo < n && ix[lo].iteration == s->iteration;
 	for (; lo < n && ix[lo].iteration == s->iteration; lo++) {
 		struct ts_step *t = &log->steps.v[ix[lo].ix];
-		fresh += !nan_evidence(t);
+
+		if (!nan_evidence(t)) {
+			fresh++;
+			t->flags |= TS_STEP_HEALTH_FROM_LOG;
+		}
 		t->flags |= s->flags & (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE);
 		if (s->nan_iters != TS_NO_INT && s->nan_iters > 0 &&
 		    (t->nan_iters == TS_NO_INT || t->nan_iters < s->nan_iters))
@@ -1392,6 +1425,13 @@ static int spare_logs(struct ts_runmodel *rm, struct ts_err *err)
 			lost += !any;
 			if (first == TS_NO_INT || s->iteration < first)
 				first = s->iteration;
+			if (any && (rm->spare_nan_iteration == TS_NO_INT ||
+				    s->iteration < rm->spare_nan_iteration)) {
+				rm->spare_nan_iteration = s->iteration;
+				rm->spare_nan_line = s->line;
+				rm->spare_nan_rank = s->rank;
+				rm->spare_nan_path = in->path;
+			}
 		}
 		if (news)
 			rc = ts_warnings_add(&rm->warnings, "log-health", in->path, -1, first,

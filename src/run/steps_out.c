@@ -178,20 +178,19 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	ts_jw_ki64_or_null(jw, "first_possible_bad_iteration", r->health.first_bad_possible,
 			   r->health.first_bad_possible != TS_NO_INT);
 	{
-		/* the record that shows the first non-finite evidence */
-		const struct ts_loss_health *h = &r->health;
-		int have = h->verdict == TS_LOSS_NONFINITE && h->first_bad_file >= 0 &&
-			   (size_t)h->first_bad_file < rm->step_files.n;
+		/* the line that printed the first non-finite evidence */
+		int32_t rank = -1;
+		const char *path = NULL;
+		int64_t line = TS_NO_INT;
+		int have = ts_runmodel_first_bad(rm, &rank, &path, &line);
 
-		ts_jw_ki64_or_null(jw, "first_nonfinite_rank", h->first_bad_rank,
-				   have && h->first_bad_rank >= 0);
+		ts_jw_ki64_or_null(jw, "first_nonfinite_rank", rank, have && rank >= 0);
 		ts_jw_key(jw, "first_nonfinite_file");
 		if (have)
-			ts_jw_str(jw, rm->step_files.v[h->first_bad_file]);
+			ts_jw_str(jw, path);
 		else
 			ts_jw_null(jw);
-		ts_jw_ki64_or_null(jw, "first_nonfinite_line", h->first_bad_line,
-				   have && h->first_bad_line != TS_NO_INT);
+		ts_jw_ki64_or_null(jw, "first_nonfinite_line", line, have);
 	}
 	ts_jw_key(jw, "evidence");
 	ts_jw_arr(jw);
