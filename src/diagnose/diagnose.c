@@ -50,7 +50,7 @@ void ts_diag_release(struct ts_diag *d)
 	for (size_t i = 0; i < d->ranks.n; i++)
 		TS_VEC_RELEASE(d->ranks.v[i].steps);
 	TS_VEC_RELEASE(d->ranks);
-	free(d->merged);
+	TS_VEC_RELEASE(d->series);
 	ts_job_prof_release(&d->job);
 	for (size_t i = 0; i < d->nprofs; i++) {
 		ts_rank_prof_release(d->profs[i]);
@@ -252,9 +252,9 @@ static struct cost data_cost_log(struct ts_diag *d, int emit)
 	double steady_data = 0;
 	struct cost c = { NAN, NAN };
 
-	for (size_t i = 0; i < d->nmerged; i++) {
-		const struct ts_step_merged *s = &d->merged[i];
-		double data_ms = s->phase_ms[TS_PHASE_DATA];
+	for (size_t i = 0; i < d->series.n; i++) {
+		const struct ts_diag_step *s = &d->series.v[i];
+		double data_ms = s->data_ms;
 
 		if (!isfinite(s->step_ms) || !isfinite(data_ms))
 			continue;
@@ -368,16 +368,16 @@ static int loss_health(struct ts_diag *d)
 	int64_t first_bad = -1;
 	char at[96], who[1200];
 
-	if (!d->merged)
+	if (!d->series.n)
 		return 0;
-	for (size_t i = 0; i < d->nmerged; i++) {
-		const struct ts_step_merged *s = &d->merged[i];
-		int skip = s->skipped != TS_NO_INT && s->skipped > 0;
-		int nan = s->nan_iters != TS_NO_INT && s->nan_iters > 0;
+	for (size_t i = 0; i < d->series.n; i++) {
+		const struct ts_diag_step *s = &d->series.v[i];
 
-		skipped += skip;
-		nanit += nan;
-		if (isnan(s->loss) && !nan && !skip)
+		if (s->skipped > 0)
+			skipped++;
+		if (s->nan > 0)
+			nanit++;
+		if (isnan(s->loss) && s->nan <= 0 && s->skipped <= 0)
 			continue; /* not logged */
 		nloss++;
 		if (!isfinite(s->loss)) {
@@ -461,8 +461,8 @@ static void missing_evidence(struct ts_diag *d)
 {
 	int have_data = 0;
 
-	for (size_t i = 0; i < d->nmerged && !have_data; i++)
-		have_data = isfinite(d->merged[i].phase_ms[TS_PHASE_DATA]);
+	for (size_t i = 0; i < d->series.n && !have_data; i++)
+		have_data = isfinite(d->series.v[i].data_ms);
 	if (!d->nprofs)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_WARN, "profiler trace",
 			       "no trace: the wall is judged from the log alone. Add a scheduled profiler "
@@ -473,7 +473,7 @@ static void missing_evidence(struct ts_diag *d)
 			       "      on_trace_ready=torch.profiler.tensorboard_trace_handler(\"traces\", worker_name=f\"rank{rank}\", use_gzip=True),\n"
 			       "      record_shapes=True)\n"
 			       "  prof.start(); ... call prof.step() at the top of every iteration ...; prof.stop()");
-	if (d->merged && !have_data)
+	if (d->series.n && !have_data)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "per-step data-loader time",
 			       "the log does not split the step: log the time spent in next(data_iterator) "
 			       "per step (JSONL `data_ms`) or Megatron timers (--timing-log-level 1) so a data "
