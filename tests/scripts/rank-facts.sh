@@ -14,7 +14,16 @@
 #   the report's count of logged ranks, and its step chart: the slowest
 #   rank's series, whose records give the step time);
 # - the repeated-records warning of a file that logs an iteration twice
-#   for one rank (text on steps --csv's stderr too).
+#   for one rank (text on steps --csv's stderr too), whose step time is
+#   then the slowest line's;
+# - the global ranks of several nodes' torchx prefixes (replica x
+#   nproc_per_node + local rank) and the nproc-per-node-unknown warning;
+# - the record (rank, file, line) that printed the first NaN: steps' and
+#   diagnose's JSON keys, the text's health line, the loss-not-finite
+#   warning of every command, diagnose's finding, validate's loss_finite,
+#   ab's nan_inf and the report;
+# - diagnose's count of logged losses and its log data-loader share (the
+#   run's series, as steps has them).
 # Before 5 Dec 2026, 57 of these 363 facts were wrong: validate took the
 # last rank's logged rate (rates: fails 30 %, steps no word), the run
 # compared rank 0's rate with rank 1's time (slow, slowrank, files:
@@ -35,8 +44,12 @@
 # The ranks of several nodes under torchx prefixes were their local ranks
 # (nodes2: two ranks for four, the later line winning; nodestated: the
 # stated nproc_per_node unused; nodeguess: no word that it is a guess).
-# Before part 2 (this session), 61 of 596 facts were wrong (dupfirst 7,
-# nodes2 18, nodestated 15, nodeguess 21).
+# Diagnose's loss finding and log data share read the reporting rank's
+# records (pp: no loss at all; datashare: 22.8 % for 33.3 %), and no output
+# said which rank, file and line printed the first NaN (16 facts in each of
+# nan, nancount, mtp, nanboth, nanconsole). Before part 2 (5 Dec 2026),
+# 143 of these 840 facts were wrong: dupfirst 7, nodes2 18, nodestated 15,
+# nodeguess 21, datashare 1, pp 1, and 80 of the first NaN's record.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
