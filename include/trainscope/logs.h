@@ -223,7 +223,7 @@ struct ts_steplog {
 	 * (torchrun's "nproc_per_node" or "local_world_size", NeMo-Run's
 	 * "--nproc-per-node"), else the number of local ranks its prefixes
 	 * show (the largest K + 1). When a file with a replica above 0 states
-	 * none and its replicas do not all show local ranks 0..K (or show
+	 * none and its replicas do not each show the same local ranks 0..n-1 (or
 	 * only 0), the count is a guess: replica_guess_file is that file
 	 * (-1 none), replica_guess_nproc the count taken, replica_guess_line
 	 * the first record under a replica above 0. */
