@@ -103,6 +103,11 @@ struct ts_diag {
 						   * for evidence filled by hand */
 	const struct ts_steps_report *steps_rep;  /* the run's steps analysis (rm->steps) */
 	int have_steps;                           /* steps_rep is set */
+	/* The run's one record per iteration, ascending (ts_steps_merge: the
+	 * series the steps analysis judges; each step time and phase the
+	 * slowest rank's, the loss the lowest rank's that logs one, skipped and
+	 * NaN any rank's): the log's data wall and loss health read it. */
+	TS_VEC(struct ts_diag_step) series;
 	/* trace evidence: one profile per trace file (rank window) and the
 	 * cross-rank analysis over them (profile.h) */
 	struct ts_rank_prof **profs;

@@ -24,12 +24,21 @@
  *                    torchx (NeMo-Run's local executor): the replica
  *                    (role, '/', replica number, a blank) before
  *                    torchrun's prefix; the rank is torchrun's local rank
- *                    (the global rank on one node, as "[default3]:")
+ *                    (the global rank on one node, as "[default3]:";
+ *                    on several, ts_launcher_replica() gives the node)
  * Returns the prefix's length through its ':' (a blank after it is not
  * part of it), 0 when s starts with none; *rank (may be NULL) gets the
  * number it names (at most 7 digits).
  */
 size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank);
+
+/*
+ * The replica (node) N of a torchx prefix "ROLE/N [defaultK]:" at the very
+ * start of s[0..n), -1 when s starts with no such prefix. With it the
+ * rank ts_launcher_prefix() gives is the local rank on that node: the
+ * global rank is N x nproc_per_node + K.
+ */
+int64_t ts_launcher_replica(const char *s, size_t n);
 
 /*
  * A log collector's timestamp at the start of s[0..n): RFC 3339 with a

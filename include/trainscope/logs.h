@@ -67,8 +67,10 @@ enum ts_step_flags {
 					  * log goes back) or after a training start or
 					  * checkpoint load line: its process's first
 					  * iteration */
-	TS_STEP_RESTART_WARMUP = 1 << 10 /* the resumed process's warm-up after that
+	TS_STEP_RESTART_WARMUP = 1 << 10, /* the resumed process's warm-up after that
 					  * record (set by the run model, run.h) */
+	TS_STEP_HEALTH_FROM_LOG = 1 << 11 /* its non-finite evidence is a log's beside
+					  * the metrics, not its own (run.h, spare logs) */
 };
 /* a restarted process's first record or warm-up: a restart artefact */
 #define TS_STEP_RESTARTED (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP)
@@ -141,7 +143,10 @@ struct ts_step {
 	int64_t t_start_ns;       /* step start, Unix epoch ns (JSONL t_start_unix), or TS_NO_INT;
 	                           * with step_ns, t_start_ns + step_ns fits int64 */
 	int64_t phase_ns[TS_PHASE_COUNT]; /* per-phase time (enum ts_phase), TS_NO_INT unknown */
-	int32_t rank;             /* -1 when the line does not say */
+	int32_t rank;             /* -1 when the line does not say; under a torchx
+				   * prefix "ROLE/N [defaultK]:" the global rank,
+				   * N x nproc_per_node + K (struct ts_steplog) */
+	int32_t replica;          /* that N, -1 without such a prefix */
 	uint32_t flags;           /* enum ts_step_flags */
 	uint32_t extra_first;     /* extra losses: extras[extra_first ..] */
 	uint32_t extra_n;
@@ -218,6 +223,18 @@ struct ts_steplog {
 	double hf_train_runtime_s, hf_steps_per_s;
 	uint64_t lines, bytes;            /* read so far, all files */
 	size_t joined, broken;            /* wrapped records joined / dropped */
+	/* Ranks under torchx prefixes "ROLE/N [defaultK]:" (several nodes of
+	 * one NeMo-Run / torchx job): the global rank is N x nproc_per_node +
+	 * K. nproc_per_node is the one a file states before its first record
+	 * (torchrun's "nproc_per_node" or "local_world_size", NeMo-Run's
+	 * "--nproc-per-node"), else the number of local ranks its prefixes
+	 * show (the largest K + 1). When a file with a replica above 0 states
+	 * none and its replicas do not each show the same local ranks 0..n-1 (or
+	 * only 0), the count is a guess: replica_guess_file is that file
+	 * (-1 none), replica_guess_nproc the count taken, replica_guess_line
+	 * the first record under a replica above 0. */
+	int replica_guess_file;
+	int64_t replica_guess_nproc, replica_guess_line;
 	int nfiles;
 	struct ts_arena arena;
 };

@@ -20,8 +20,9 @@
  * directories are several runs, refused with their list, and so are traces
  * whose world sizes differ; a log whose iterations go back (a resumed job)
  * keeps the later segment and warns; one that logs an iteration again for
- * one rank without going back warns repeated-records (the merge keeps the
- * later record: several ranks' lines without rank prefixes look so). A restarted process warms up again:
+ * one rank without going back warns repeated-records (several ranks' lines
+ * without rank prefixes look so: the merge takes the slowest record's step
+ * time, as for ranks it can tell apart). A restarted process warms up again:
  * after each record flagged TS_STEP_RESTART that is not its series' first,
  * the leading records of that process's segment (up to the series' next
  * restart) up to its last spike against the segment's median (steps.h's
@@ -275,6 +276,12 @@ struct ts_runmodel {
 	size_t nprofiled;             /* ProfilerStep entries found in its traces */
 	int64_t spare_gbs;            /* the global batch size the training logs beside
 				       * JSONL metrics print, when one value; else 0 */
+	/* The earliest non-finite evidence those logs add to the metrics
+	 * (records flagged TS_STEP_HEALTH_FROM_LOG): its iteration (TS_NO_INT
+	 * none), the log (an input's path), its line and rank (-1 unknown). */
+	int64_t spare_nan_iteration, spare_nan_line;
+	const char *spare_nan_path;
+	int32_t spare_nan_rank;
 	/* The first Megatron arguments block among the run's Megatron and
 	 * Primus logs (a step source or a spare log), read once here for every
 	 * command. The steps analysis takes seq_length and world_size from it,
@@ -340,6 +347,20 @@ const char *ts_runmodel_iteration_word(const struct ts_runmodel *rm, int64_t it)
 const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre,
 				   const char *range, int64_t from, int64_t it, char *buf,
 				   size_t size);
+
+/* Which line printed the loss health's first non-finite evidence: the
+ * record ts_loss_health names (first_bad_rank, _file, _line), or, when its
+ * evidence is a log's beside the metrics (TS_STEP_HEALTH_FROM_LOG), that
+ * log's line. 1 with *rank (-1 unknown), *path (the run model's) and
+ * *line set; 0 when the verdict is not non-finite or the record unknown. */
+int ts_runmodel_first_bad(const struct ts_runmodel *rm, int32_t *rank, const char **path,
+			  int64_t *line);
+
+/* The same in words: "; first printed by rank R (FILE line L)", or
+ * "; first printed in FILE line L" when the rank is unknown; "" when
+ * ts_runmodel_first_bad gives none. Writes into buf (size bytes, cut to
+ * fit), returns buf. */
+const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size);
 
 /* Count of inputs with role. */
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);

@@ -66,6 +66,11 @@ struct ts_loss_evidence {
 				   * record reaches back by the gap to its next one
 				   * (not below 1), a lone record only itself. TS_NO_INT
 				   * when not seen */
+	int32_t first_rank;       /* the record that shows it at first_iteration: the
+				   * lowest rank there (ts_step_rank, -1 unknown),
+				   * then the first file and line; -1 not seen */
+	int32_t first_file;       /* its file (steplog index), -1 not seen */
+	int64_t first_line;       /* its 1-based line, TS_NO_INT not seen */
 	int64_t records;          /* step records showing it */
 	int64_t iterations;       /* counter sum for NAN_COUNTER and SKIPPED (saturating),
 				   * else = records */
@@ -112,6 +117,9 @@ struct ts_loss_health {
 	int64_t first_bad_possible;  /* the earliest iteration it may start on (the
 				      * evidence's first_possible; = first_bad_iteration
 				      * when every iteration is logged) */
+	int32_t first_bad_rank;   /* the rank, file and line of the record that shows */
+	int32_t first_bad_file;   /* the verdict's cause at first_bad_iteration (the */
+	int64_t first_bad_line;   /* cause's first_rank...); -1, -1, TS_NO_INT when finite */
 	char extra_loss[48];      /* name of the first non-finite extra loss, "" if none */
 	struct ts_loss_evidence ev[TS_LOSS_CAUSE_COUNT]; /* indexed by enum ts_loss_cause */
 	int64_t *bad_iterations;  /* ascending, unique: iterations with non-finite evidence */
@@ -279,7 +287,11 @@ int32_t ts_step_rank(const struct ts_steplog *log, const struct ts_step *s);
 /*
  * Merge log's records into one per iteration, in ascending iteration: a
  * record speaks for its rank (ts_step_rank); a repeated (iteration, rank)
- * is a restart and its later record wins. *out is malloc'd (the caller frees it; NULL for an
+ * (the run model has already resolved restarts, whose later segment
+ * replaces the earlier records) is read as the lines of several ranks
+ * printed without a rank prefix: it merges as another rank's record (the
+ * slowest gives the step time, the first the loss), except that its
+ * tokens are the largest of the rank's, not added. *out is malloc'd (the caller frees it; NULL for an
  * empty log), *nout its length. Returns 0 or TS_ENOMEM.
  */
 int ts_steps_merge(const struct ts_steplog *log, struct ts_step_merged **out, size_t *nout);

@@ -50,6 +50,7 @@ void ts_diag_release(struct ts_diag *d)
 	for (size_t i = 0; i < d->ranks.n; i++)
 		TS_VEC_RELEASE(d->ranks.v[i].steps);
 	TS_VEC_RELEASE(d->ranks);
+	TS_VEC_RELEASE(d->series);
 	ts_job_prof_release(&d->job);
 	for (size_t i = 0; i < d->nprofs; i++) {
 		ts_rank_prof_release(d->profs[i]);
@@ -240,37 +241,38 @@ struct cost {
 };
 
 /* Data wall from the log: data-loader time over the steady window's steps
- * (its stalls included) as a share of their step time. */
+ * (its stalls included) as a share of their step time, both of the run's
+ * series (ts_steps_merge: each iteration's step time is its slowest
+ * rank's, the data-loader time that rank's), as steps' phases take them. */
 static struct cost data_cost_log(struct ts_diag *d, int emit)
 {
-	const struct ts_diag_rank_steps *r = ts_diag_series_rank(d);
 	double sum_step = 0, sum_data = 0, st_step = 0, st_data = 0, ex = 0, ex_data = 0;
 	size_t n = 0, nst = 0, nsteady = 0;
 	double steady_med = d->steady.known ? d->steady.median_ms : NAN;
 	double steady_data = 0;
 	struct cost c = { NAN, NAN };
 
-	if (!r)
-		return c;
-	for (size_t i = 0; i < r->steps.n; i++) {
-		const struct ts_diag_step *s = &r->steps.v[i];
-		if (!isfinite(s->step_ms) || !isfinite(s->data_ms))
+	for (size_t i = 0; i < d->series.n; i++) {
+		const struct ts_diag_step *s = &d->series.v[i];
+		double data_ms = s->data_ms;
+
+		if (!isfinite(s->step_ms) || !isfinite(data_ms))
 			continue;
 		if (!in_window(d, s->iteration))
 			continue;
 		sum_step += s->step_ms;
-		sum_data += s->data_ms;
+		sum_data += data_ms;
 		n++;
 		if (is_stall(d, s->iteration)) {
 			st_step += s->step_ms;
-			st_data += s->data_ms;
+			st_data += data_ms;
 			nst++;
 			if (isfinite(steady_med)) {
 				ex += s->step_ms - steady_med;
-				ex_data += s->data_ms;
+				ex_data += data_ms;
 			}
 		} else {
-			steady_data += s->data_ms;
+			steady_data += data_ms;
 			nsteady++;
 		}
 	}
@@ -356,18 +358,21 @@ static struct cost straggler_cost_log(struct ts_diag *d, int emit)
 
 /* ------------------------------------------------------------ findings */
 
+/* The loss health over the run's series (ts_steps_merge: each iteration's
+ * loss is the lowest rank's that logs one, its NaN and skipped counts any
+ * rank's), the records the steps analysis judges. */
 static int loss_health(struct ts_diag *d)
 {
-	const struct ts_diag_rank_steps *r = ts_diag_series_rank(d);
 	size_t nonfinite = 0, skipped = 0, nanit = 0, nloss = 0, gn_bad = 0;
 	double first = NAN, last = NAN;
 	int64_t first_bad = -1;
-	char at[96];
+	char at[96], who[1200];
 
-	if (!r)
+	if (!d->series.n)
 		return 0;
-	for (size_t i = 0; i < r->steps.n; i++) {
-		const struct ts_diag_step *s = &r->steps.v[i];
+	for (size_t i = 0; i < d->series.n; i++) {
+		const struct ts_diag_step *s = &d->series.v[i];
+
 		if (s->skipped > 0)
 			skipped++;
 		if (s->nan > 0)
@@ -394,12 +399,14 @@ static int loss_health(struct ts_diag *d)
 
 		if (h->verdict == TS_LOSS_NONFINITE)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: non-finite",
-					"non-finite %s (%s); %lld iterations with non-finite "
+					"non-finite %s (%s%s); %lld iterations with non-finite "
 					"evidence, %lld skipped",
 					ts_runmodel_span_words(d->rm, "from", "from within",
 							       h->first_bad_possible,
 							       h->first_bad_iteration, at, sizeof(at)),
-					ts_loss_cause_name(h->cause), (long long)h->nbad_iterations,
+					ts_loss_cause_name(h->cause),
+					ts_runmodel_first_bad_words(d->rm, who, sizeof(who)),
+					(long long)h->nbad_iterations,
 					(long long)h->ev[TS_LOSS_CAUSE_SKIPPED].iterations);
 		if (h->verdict == TS_LOSS_MISSING && h->first_bad_iteration != TS_NO_INT)
 			return add_item(d, TS_REPORT_FINDINGS, TS_REPORT_BAD, "loss health: missing",
@@ -452,12 +459,10 @@ static void stall_finding(struct ts_diag *d)
 
 static void missing_evidence(struct ts_diag *d)
 {
-	const struct ts_diag_rank_steps *r = ts_diag_series_rank(d);
 	int have_data = 0;
 
-	if (r)
-		for (size_t i = 0; i < r->steps.n && !have_data; i++)
-			have_data = isfinite(r->steps.v[i].data_ms);
+	for (size_t i = 0; i < d->series.n && !have_data; i++)
+		have_data = isfinite(d->series.v[i].data_ms);
 	if (!d->nprofs)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_WARN, "profiler trace",
 			       "no trace: the wall is judged from the log alone. Add a scheduled profiler "
@@ -468,7 +473,7 @@ static void missing_evidence(struct ts_diag *d)
 			       "      on_trace_ready=torch.profiler.tensorboard_trace_handler(\"traces\", worker_name=f\"rank{rank}\", use_gzip=True),\n"
 			       "      record_shapes=True)\n"
 			       "  prof.start(); ... call prof.step() at the top of every iteration ...; prof.stop()");
-	if (r && !have_data)
+	if (d->series.n && !have_data)
 		add_item(d, TS_REPORT_MISSING, TS_REPORT_INFO, "per-step data-loader time",
 			       "the log does not split the step: log the time spent in next(data_iterator) "
 			       "per step (JSONL `data_ms`) or Megatron timers (--timing-log-level 1) so a data "

@@ -379,6 +379,32 @@ static double phase_ms(const struct ts_step *t, int k)
 	return t->phase_ns[k] == TS_NO_INT ? NAN : (double)t->phase_ns[k] / 1e6;
 }
 
+/* d->series from the run's merge over ranks (ts_steps_merge). */
+static int use_series(struct ts_diag *d)
+{
+	struct ts_step_merged *v;
+	size_t n;
+
+	if (ts_steps_merge(&d->rm->log, &v, &n))
+		return TS_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_step_merged *m = &v[i];
+		struct ts_diag_step s = {
+			m->iteration, m->step_ms, m->phase_ms[TS_PHASE_DATA],
+			m->phase_ms[TS_PHASE_FORWARD], m->phase_ms[TS_PHASE_BACKWARD],
+			m->phase_ms[TS_PHASE_COMM], m->loss, m->grad_norm,
+			m->skipped == TS_NO_INT ? -1 : m->skipped > 0,
+			m->nan_iters == TS_NO_INT ? -1 : m->nan_iters > 0
+		};
+		if (TS_VEC_PUSH(d->series, s)) {
+			free(v);
+			return TS_ENOMEM;
+		}
+	}
+	free(v);
+	return 0;
+}
+
 /* The run's step series: its steps analysis (computed once, by the run
  * model) and the per-rank records of its step series, resumed segments
  * resolved, with their phase split (JSONL metrics' data_ms, fwd_ms...,
@@ -395,6 +421,8 @@ static int use_steps(struct ts_diag *d, struct ts_err *err)
 	d->have_steps = 1;
 	d->in.steps_source = d->rm->step_files.v[0];
 	if ((rc = fill_steady(d)))
+		return ts_err_set(err, rc, "out of memory");
+	if ((rc = use_series(d)))
 		return ts_err_set(err, rc, "out of memory");
 	for (size_t i = 0; i < log->steps.n; i++) {
 		const struct ts_step *t = &log->steps.v[i];

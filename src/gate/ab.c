@@ -1201,7 +1201,7 @@ static int correctness(struct ts_ab_result *res, const struct ts_run *base, size
 		int64_t tb = 0, tc = 0;
 		const struct ts_ab_run_summary *bad = NULL;
 		const struct ts_run *bad_run = NULL;
-		char at[96];
+		char at[96], who[1200];
 
 		for (size_t i = 0; i < nb + nc; i++) {
 			const struct ts_ab_run_summary *s = i < nb ? &res->base.v[i] : &res->cand.v[i - nb];
@@ -1218,15 +1218,16 @@ static int correctness(struct ts_ab_result *res, const struct ts_run *base, size
 		}
 		if (bad)
 			rc |= add_check(res, "nan_inf", 0, 0,
-					fmt(res, "loss health of %s: %s %s (%s); "
+					fmt(res, "loss health of %s: %s %s (%s%s); "
 					    "non-finite steps: baseline %lld, candidate %lld",
 					    bad->path, ts_loss_verdict_name(bad->loss_verdict),
 					    ts_runmodel_span_words(&bad_run->rm, "from", "from within",
 								   bad->first_bad_possible,
 								   bad->first_bad_iteration, at,
 								   sizeof(at)),
-					    ts_loss_cause_name(bad->loss_cause), (long long)tb,
-					    (long long)tc));
+					    ts_loss_cause_name(bad->loss_cause),
+					    ts_runmodel_first_bad_words(&bad_run->rm, who, sizeof(who)),
+					    (long long)tb, (long long)tc));
 		else
 			rc |= add_check(res, "nan_inf", tb == 0 && tc == 0, 0,
 					fmt(res, "non-finite loss/grad-norm or NaN iterations: baseline "

@@ -327,7 +327,7 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		int64_t nonfinite, skipped, nall, sall;
 		size_t nloss = 0;
 		double last_loss = NAN;
-		char at[96];
+		char at[96], who[1200];
 		ts_run_health(r, w.first, w.last, &nonfinite, &skipped);
 		ts_run_health(r, INT64_MIN, INT64_MAX, &nall, &sall);
 		for (size_t i = 0; i < r->pts.n; i++) {
@@ -341,12 +341,14 @@ int ts_validate_run(const struct ts_run *r, int64_t win_first, int64_t win_last,
 		    (r->health.verdict == TS_LOSS_MISSING &&
 		     r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED))
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "loss health %s %s "
-				  "(%s); %lld iteration(s) in the window have non-finite evidence",
+				  "(%s%s); %lld iteration(s) in the window have non-finite evidence",
 				  ts_loss_verdict_name(r->health.verdict),
 				  ts_runmodel_span_words(&r->rm, "from", "from within",
 							 r->health.first_bad_possible,
 							 r->health.first_bad_iteration, at, sizeof(at)),
-				  ts_loss_cause_name(r->health.cause), (long long)nonfinite);
+				  ts_loss_cause_name(r->health.cause),
+				  ts_runmodel_first_bad_words(&r->rm, who, sizeof(who)),
+				  (long long)nonfinite);
 		else if (nonfinite)
 			rc |= add(v, "loss_finite", TS_CHECK_FAIL, "%lld iteration(s) in the window "
 				  "have non-finite evidence (a loss or grad norm printed as NaN/Inf, or "

@@ -50,11 +50,24 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static void see(struct ts_loss_health *h, int cause, int64_t iteration, int64_t from,
-		int64_t count)
+/* Record s (of rank, the ts_step_rank) shows cause, for the iterations from..its own. */
+static void see(struct ts_loss_health *h, int cause, const struct ts_step *s, int32_t rank,
+		int64_t from, int64_t count)
 {
 	struct ts_loss_evidence *e = &h->ev[cause];
+	int64_t iteration = s->iteration;
 
+	/* which record shows it first: the earliest iteration, there the
+	 * lowest rank, then the first file and line */
+	if (e->first_iteration == TS_NO_INT || iteration < e->first_iteration ||
+	    (iteration == e->first_iteration &&
+	     (rank < e->first_rank || (rank == e->first_rank &&
+				      (s->file < e->first_file ||
+				       (s->file == e->first_file && s->line < e->first_line)))))) {
+		e->first_rank = rank;
+		e->first_file = s->file;
+		e->first_line = s->line;
+	}
 	if (e->first_iteration == TS_NO_INT || iteration < e->first_iteration)
 		e->first_iteration = iteration;
 	if (e->first_possible == TS_NO_INT || from < e->first_possible)
@@ -179,9 +192,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	int series_loss = 0, any_loss = 0;
 
 	memset(h, 0, sizeof(*h));
-	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++)
-		h->ev[c].first_iteration = h->ev[c].first_possible = TS_NO_INT;
-	h->first_bad_iteration = h->first_bad_possible = TS_NO_INT;
+	ts_loss_health_release(h); /* the empty judgement: nothing seen */
 	ord = malloc((n + 1) * sizeof(*ord));
 	br = malloc((n + 1) * sizeof(*br));
 	h->bad_iterations = malloc((n + 1) * sizeof(*h->bad_iterations));
@@ -201,6 +212,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 	sort_if_needed(ord, n, sizeof(*ord), cmp_rec_key);
 	for (size_t k = 0; k < n; k++) {
 		const struct ts_step *s = &log->steps.v[ord[k].pos];
+		int32_t rank = ts_step_rank(log, s);
 		int bad = 0;
 
 		/* a record stands for the iterations since its series' previous
@@ -236,7 +248,7 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		if (first_iter == TS_NO_INT || s->iteration < first_iter)
 			first_iter = s->iteration;
 		if (s->flags & TS_STEP_LOSS_NONFINITE) {
-			see(h, TS_LOSS_CAUSE_LOSS, s->iteration, from, 1);
+			see(h, TS_LOSS_CAUSE_LOSS, s, rank, from, 1);
 			bad = 1;
 		}
 		for (uint32_t e = 0; e < s->extra_n; e++) {
@@ -254,24 +266,24 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 				memcpy(h->extra_loss, nm, l);
 				h->extra_loss[l] = '\0';
 			}
-			see(h, TS_LOSS_CAUSE_EXTRA_LOSS, s->iteration, from, 1);
+			see(h, TS_LOSS_CAUSE_EXTRA_LOSS, s, rank, from, 1);
 			bad = 1;
 			break;
 		}
 		if (s->flags & TS_STEP_GRAD_NONFINITE) {
-			see(h, TS_LOSS_CAUSE_GRAD_NORM, s->iteration, from, 1);
+			see(h, TS_LOSS_CAUSE_GRAD_NORM, s, rank, from, 1);
 			bad = 1;
 		}
 		if (s->nan_iters != TS_NO_INT && s->nan_iters > 0) {
-			see(h, TS_LOSS_CAUSE_NAN_COUNTER, s->iteration, from, s->nan_iters);
+			see(h, TS_LOSS_CAUSE_NAN_COUNTER, s, rank, from, s->nan_iters);
 			bad = 1;
 		}
 		if (s->skipped != TS_NO_INT && s->skipped > 0)
-			see(h, TS_LOSS_CAUSE_SKIPPED, s->iteration, from, s->skipped);
+			see(h, TS_LOSS_CAUSE_SKIPPED, s, rank, from, s->skipped);
 		if (has_loss(s))
 			series_loss = any_loss = 1;
 		else if (series_loss && !(s->flags & TS_STEP_NO_LOSS))
-			see(h, TS_LOSS_CAUSE_LOSS_DROPPED, s->iteration, from, 1);
+			see(h, TS_LOSS_CAUSE_LOSS_DROPPED, s, rank, from, 1);
 		if (bad)
 			br[nb++] = (struct badrec){ s->iteration,
 						    s->nan_iters != TS_NO_INT && s->nan_iters > 1 ?
@@ -310,6 +322,11 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 				       h->ev[c].first_possible < h->first_bad_possible))
 			h->first_bad_possible = h->ev[c].first_possible;
 	}
+	if (h->verdict == TS_LOSS_NONFINITE) {
+		h->first_bad_rank = h->ev[h->cause].first_rank;
+		h->first_bad_file = h->ev[h->cause].first_file;
+		h->first_bad_line = h->ev[h->cause].first_line;
+	}
 	if (h->verdict == TS_LOSS_FINITE) {
 		if (!any_loss) {
 			h->verdict = TS_LOSS_MISSING;
@@ -321,6 +338,9 @@ int ts_loss_health_judge(const struct ts_steplog *log, struct ts_loss_health *h,
 		if (h->verdict == TS_LOSS_MISSING) {
 			h->first_bad_iteration = h->ev[h->cause].first_iteration;
 			h->first_bad_possible = h->ev[h->cause].first_possible;
+			h->first_bad_rank = h->ev[h->cause].first_rank;
+			h->first_bad_file = h->ev[h->cause].first_file;
+			h->first_bad_line = h->ev[h->cause].first_line;
 		}
 	}
 	return 0;
@@ -331,6 +351,11 @@ void ts_loss_health_release(struct ts_loss_health *h)
 	free(h->bad_iterations);
 	memset(h, 0, sizeof(*h));
 	h->first_bad_iteration = h->first_bad_possible = TS_NO_INT;
-	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++)
+	h->first_bad_rank = h->first_bad_file = -1;
+	h->first_bad_line = TS_NO_INT;
+	for (int c = 0; c < TS_LOSS_CAUSE_COUNT; c++) {
 		h->ev[c].first_iteration = h->ev[c].first_possible = TS_NO_INT;
+		h->ev[c].first_rank = h->ev[c].first_file = -1;
+		h->ev[c].first_line = TS_NO_INT;
+	}
 }

@@ -515,6 +515,11 @@ struct rd {
 				     * timestamp and colours), -1 none: its '\r'
 				     * parts after the first have no prefix */
 	int line_start;             /* the part read is its physical line's first */
+	int64_t replica;            /* the torchx replica of the last line with a
+				     * launcher prefix, -1 none (a wrapped piece has
+				     * no prefix of its own) */
+	int64_t nproc_stated;       /* nproc_per_node stated before the first
+				     * record, TS_NO_INT none */
 	int iter_seen;              /* a JSONL record of the file had an iteration */
 	/* torchtitan: per rank (slot 0: none stated), the stamp and step the
 	 * rank's next record's interval starts from (its last record,
@@ -627,6 +632,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	for (int k = 0; k < TS_PHASE_COUNT; k++)
 		s->phase_ns[k] = TS_NO_INT;
 	s->rank = r->file_rank;
+	s->replica = -1;
 	s->flags = 0;
 	s->extra_first = (uint32_t)r->log->extras.n;
 	s->extra_n = 0;
@@ -652,6 +658,10 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 	r->rec_ign = -1;
 	s->flags |= r->markers;
 	r->markers = 0;
+	/* its rank is the local rank of the replica's prefix (globalized
+	 * once the file is read: replica_ranks) */
+	if (s->rank >= 0 && s->rank != r->file_rank && r->replica >= 0)
+		s->replica = (int32_t)r->replica;
 	see_format(r, format);
 	r->records++;
 	r->last_step = r->log->steps.n + 1;
@@ -3131,6 +3141,43 @@ static int bar_cut(const struct rd *r, const char *s, size_t n)
 	return desc_head(r->bar_desc, r->bar_desc_n, s, n);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * nproc_per_node as a launcher states it before the workers print:
+ * torchrun's launch configuration ("nproc_per_node   : 4"), its worker
+ * spec ("local_world_size=4"), NeMo-Run's command ("--nproc-per-node 4",
+ * "--nproc_per_node=4").
+ */
+static void see_nproc(struct rd *r, const char *s, size_t n)
+{
+	static const char *const keys[] = { "nproc_per_node", "nproc-per-node", "local_world_size" };
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		size_t kn = strlen(keys[k]), j;
+		const char *p = find(s, n, keys[k], kn);
+		int64_t v = 0;
+
+		if (!p)
+			continue;
+		j = (size_t)(p - s) + kn;
+		while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == ':' || s[j] == '=' ||
+				 s[j] == '"' || s[j] == '\''))
+			j++;
+		if (j >= n || s[j] < '1' || s[j] > '9')
+			continue;
+		for (size_t d = j; j < n && j - d < 7 && s[j] >= '0' && s[j] <= '9'; j++)
+			v = v * 10 + (s[j] - '0');
+		r->nproc_stated = v;
+		return;
+	}
+}
+
 static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t line,
 		       uint64_t off)
 {
@@ -3151,6 +3198,20 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 	}
 	if (r->line_start)
 		r->line_rank = lead_rank(r, s, n);
+	if (r->line_start) {
+		const char *t;
+		size_t tn;
+
+		if (launcher_prefix(s, n, &t, &tn)) {
+			size_t k = 0;
+
+			while (k < n && s[k] == ' ')
+				k++;
+			r->replica = ts_launcher_replica(s + k, n - k);
+		}
+		if (r->records == 0)
+			see_nproc(r, s, n);
+	}
 	e = s + n;
 	if (r->pend_kind && r->pend_guess) {
 		/* the previous line ended inside a record's head, or looked so:
@@ -3358,6 +3419,73 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
 	}
 }
 
+/*
+ * Ranks under torchx prefixes ("retraining/1 [default0]:") of the records
+ * steps[first..] of r's file: each local rank K of replica N becomes the
+ * global rank N x nproc_per_node + K (struct ts_steplog says which count
+ * and when it is a guess). Without it replica 1's rank 0 was replica 0's
+ * rank 0, and the later line of an iteration won.
+ */
+static int replica_ranks(struct rd *r, size_t first)
+{
+	struct ts_steplog *log = r->log;
+	int64_t nloc = 0, nrep = 0, nproc, line = TS_NO_INT;
+	size_t n = 0;
+	uint64_t *pair;
+	int told = 1;
+
+	for (size_t i = first; i < log->steps.n; i++) {
+		const struct ts_step *s = &log->steps.v[i];
+
+		if (s->replica < 0)
+			continue;
+		n++;
+		nloc = s->rank + 1 > nloc ? s->rank + 1 : nloc;
+		nrep = s->replica + 1 > nrep ? s->replica + 1 : nrep;
+		if (s->replica > 0 && line == TS_NO_INT)
+			line = s->line;
+	}
+	if (nrep < 2)
+		return 0; /* replica 0 only: its local ranks are the global ones */
+	/* the local ranks each replica shows: 0..nloc-1 on every one tells
+	 * the count (unless only rank 0 prints) */
+	pair = malloc(n * sizeof(*pair));
+	if (!pair)
+		return TS_ENOMEM;
+	n = 0;
+	for (size_t i = first; i < log->steps.n; i++)
+		if (log->steps.v[i].replica >= 0)
+			pair[n++] = (uint64_t)log->steps.v[i].replica << 32 |
+				    (uint32_t)log->steps.v[i].rank;
+	ts_sort(pair, n, sizeof(*pair), cmp_u64);
+	for (size_t i = 0, k = 0; i < n; i = k) {
+		int64_t distinct = 0;
+
+		for (k = i; k < n && pair[k] >> 32 == pair[i] >> 32; k++)
+			distinct += k == i || pair[k] != pair[k - 1];
+		told &= distinct == nloc;
+	}
+	free(pair);
+	told &= nloc > 1;
+	nproc = nloc;
+	if (r->nproc_stated != TS_NO_INT && r->nproc_stated >= nloc) {
+		nproc = r->nproc_stated;
+		told = 1;
+	}
+	if (!told && log->replica_guess_file < 0) {
+		log->replica_guess_file = r->file;
+		log->replica_guess_nproc = nproc;
+		log->replica_guess_line = line;
+	}
+	for (size_t i = first; i < log->steps.n; i++) {
+		struct ts_step *s = &log->steps.v[i];
+
+		if (s->replica >= 0 && s->replica * nproc + s->rank <= INT32_MAX)
+			s->rank = (int32_t)(s->replica * nproc + s->rank);
+	}
+	return 0;
+}
+
 static int read_input(struct ts_steplog *log, struct ts_input *in, const char *name,
 		      struct ts_err *err)
 {
@@ -3366,6 +3494,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	size_t n;
 	uint64_t off;
 	int64_t lineno = 0;
+	size_t first;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -3379,6 +3508,9 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.ds_skipped0 = 0;
 	r.ds_lr = NAN;
 	r.line_rank = -1;
+	r.replica = -1;
+	r.nproc_stated = TS_NO_INT;
+	first = log->steps.n;
 	r.log = log;
 	r.path = name;
 	r.file = log->nfiles++;
@@ -3427,6 +3559,8 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 			rc = push_step(&r, &st, TS_LOG_BRIDGE) ? TS_ENOMEM : 0;
 		}
 	}
+	if (!rc)
+		rc = replica_ranks(&r, first);
 	if (rc) {
 		ts_err_at(err, rc, name, -1, -1, "%s", ts_code_name(rc));
 		goto out;
@@ -3477,6 +3611,7 @@ void ts_steplog_init(struct ts_steplog *log)
 	ts_arena_init(&log->arena);
 	log->theo_weight_opt_mb = log->theo_activation_mb = log->theo_total_mb = NAN;
 	log->theo_params_b = log->theo_params_shard_b = NAN;
+	log->replica_guess_file = -1;
 	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
 }
 

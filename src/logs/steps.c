@@ -128,6 +128,7 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 		struct ts_step_merged *r = &v[m++];
 		int64_t iteration = cur.iteration;
 		int have_primary = 0, have_loss = 0;
+		int32_t prev_rank = INT32_MIN;
 
 		memset(r, 0, sizeof(*r));
 		r->iteration = iteration;
@@ -137,17 +138,16 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 		r->skipped = r->nan_iters = r->tokens = r->gbs = r->bucket = TS_NO_INT;
 		for (; j < n && cur.iteration == iteration; j++, cur = next) {
 			const struct ts_step *s = &log->steps.v[cur.pos];
-			int later_same = 0;
+			/* a repeated (iteration, rank): another record of a rank
+			 * already merged (several ranks printing without a prefix) */
+			int again = prev_rank == cur.rank;
 
 			if (j + 1 < n) {
 				next = key_at(log, k, j + 1);
 				if (!k && cmp_key(&cur, &next) > 0)
 					return 0;
-				/* A repeated (iteration, rank) is a restart: the later wins. */
-				later_same = next.iteration == cur.iteration && next.rank == cur.rank;
 			}
-			if (later_same)
-				continue;
+			prev_rank = cur.rank;
 			/* Phases come from the slowest rank's record, so they stay parts
 			 * of the step time reported (a phase longer than its step is
 			 * inconsistent and dropped); untimed records only fill gaps. */
@@ -171,7 +171,9 @@ static size_t merge_ranks(const struct ts_steplog *log, const struct key *k, str
 			for (uint32_t e = 0; e < s->extra_n; e++)
 				if (!isfinite(log->extras.v[s->extra_first + e].value))
 					r->extra_nonfinite = 1;
-			if (s->tokens != TS_NO_INT)
+			if (s->tokens != TS_NO_INT && again)
+				r->tokens = r->tokens == TS_NO_INT || s->tokens > r->tokens ? s->tokens : r->tokens;
+			else if (s->tokens != TS_NO_INT)
 				r->tokens = sat_add(r->tokens == TS_NO_INT ? 0 : r->tokens, s->tokens);
 			if (!have_loss && (!isnan(s->loss) || (s->flags & TS_STEP_LOSS_NONFINITE))) {
 				/* The lowest rank that logs a loss speaks for it: with

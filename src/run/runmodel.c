@@ -43,6 +43,8 @@ void ts_runmodel_init(struct ts_runmodel *rm)
 	rm->rate.window.logged_tflops = rm->rate.window.model_tflops = NAN;
 	rm->rate.window.diff_median = rm->rate.window.diff_signed = NAN;
 	rm->rate.window.formula = -1;
+	rm->spare_nan_iteration = TS_NO_INT;
+	rm->spare_nan_rank = -1;
 }
 
 void ts_runmodel_release(struct ts_runmodel *rm)
@@ -74,6 +76,50 @@ const char *ts_runmodel_span_words(const struct ts_runmodel *rm, const char *pre
 	else
 		snprintf(buf, size, "%s iterations %lld-%lld", range, (long long)from,
 			 (long long)it);
+	return buf;
+}
+
+int ts_runmodel_first_bad(const struct ts_runmodel *rm, int32_t *rank, const char **path,
+			  int64_t *line)
+{
+	const struct ts_loss_health *h = &rm->steps.health;
+
+	if (!rm->have_steps || h->verdict != TS_LOSS_NONFINITE || h->first_bad_file < 0 ||
+	    (size_t)h->first_bad_file >= rm->step_files.n || h->first_bad_line == TS_NO_INT)
+		return 0;
+	*rank = h->first_bad_rank;
+	*path = rm->step_files.v[h->first_bad_file];
+	*line = h->first_bad_line;
+	if (rm->spare_nan_iteration != h->first_bad_iteration)
+		return 1;
+	for (size_t i = 0; i < rm->log.steps.n; i++) {
+		const struct ts_step *s = &rm->log.steps.v[i];
+
+		if (s->file == h->first_bad_file && s->line == h->first_bad_line &&
+		    (s->flags & TS_STEP_HEALTH_FROM_LOG)) {
+			*rank = rm->spare_nan_rank;
+			*path = rm->spare_nan_path;
+			*line = rm->spare_nan_line;
+			break;
+		}
+	}
+	return 1;
+}
+
+const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size)
+{
+	int32_t rank;
+	const char *path;
+	int64_t line;
+
+	buf[0] = '\0';
+	if (!ts_runmodel_first_bad(rm, &rank, &path, &line))
+		return buf;
+	if (rank >= 0)
+		snprintf(buf, size, "; first printed by rank %d (%s line %lld)", rank, path,
+			 (long long)line);
+	else
+		snprintf(buf, size, "; first printed in %s line %lld", path, (long long)line);
 	return buf;
 }
 
@@ -417,14 +463,16 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			goto out;
 		}
 	}
-	/* the same iteration again for one rank: steps.h's merge keeps the
-	 * later record; lines of several ranks without a rank prefix look so */
+	/* the same iteration again for one rank without going back: lines of
+	 * several ranks without a rank prefix look so, and steps.h's merge
+	 * takes them as ranks (the slowest gives the step time) */
 	if (nrep && ts_warnings_add(&rm->warnings, "repeated-records", rm->step_files.v[rep->file],
 				    -1, rep->iteration, "%s logs iteration %lld again for one rank at "
-				    "line %lld (%zu repeated record%s in all): each iteration keeps "
-				    "its later record. If several ranks print to this file without a "
-				    "rank prefix (torchrun without --tee or --log-line-prefix-template), "
-				    "the step times of all but one are lost; give one file per rank.",
+				    "line %lld (%zu repeated record%s in all): read as the lines of "
+				    "several ranks printed without a rank prefix (torchrun without --tee "
+				    "or --log-line-prefix-template), the slowest record gives the "
+				    "iteration's step time; which rank printed which line, and so the "
+				    "per-rank figures, cannot be told; give one file per rank.",
 				    rm->step_files.v[rep->file], (long long)rep->iteration,
 				    (long long)rep->line, nrep, nrep == 1 ? "" : "s")) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
@@ -943,7 +991,7 @@ static int steps_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steps_report *r = &rm->steps;
 	struct ts_warnings *w = &rm->warnings;
-	char first_at[96];
+	char first_at[96], who[1200];
 	const char *count_word = rm->nordinal && rm->nordinal == rm->log.steps.n ? "record"
 									      : "iteration";
 	int rc = 0;
@@ -953,14 +1001,15 @@ static int steps_warnings(struct ts_runmodel *rm)
 	if (r->health.verdict == TS_LOSS_NONFINITE)
 		rc |= ts_warnings_add(w, "loss-not-finite", NULL, -1, r->health.first_bad_iteration,
 				      "The training is not numerically healthy: %s %s "
-				      "(%lld %s%s with non-finite evidence); those steps are left "
+				      "(%lld %s%s with non-finite evidence%s); those steps are left "
 				      "out of the step statistics.",
 				      nonfinite_words(&r->health),
 				      ts_runmodel_span_words(rm, "from", "from within", r->health.first_bad_possible,
 							     r->health.first_bad_iteration, first_at,
 							     sizeof(first_at)),
 				      (long long)r->health.nbad_iterations, count_word,
-				      r->health.nbad_iterations == 1 ? "" : "s");
+				      r->health.nbad_iterations == 1 ? "" : "s",
+				      ts_runmodel_first_bad_words(rm, who, sizeof(who)));
 	else if (r->health.verdict == TS_LOSS_MISSING &&
 		 r->health.cause == TS_LOSS_CAUSE_LOSS_DROPPED)
 		rc |= ts_warnings_add(w, "loss-missing", NULL, -1, r->health.first_bad_iteration,
@@ -1304,7 +1353,11 @@ static size_t mark_iteration(struct ts_steplog *log, const struct it_ix *ix, siz
 	*any = lo < n && ix[lo].iteration == s->iteration;
 	for (; lo < n && ix[lo].iteration == s->iteration; lo++) {
 		struct ts_step *t = &log->steps.v[ix[lo].ix];
-		fresh += !nan_evidence(t);
+
+		if (!nan_evidence(t)) {
+			fresh++;
+			t->flags |= TS_STEP_HEALTH_FROM_LOG;
+		}
 		t->flags |= s->flags & (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE);
 		if (s->nan_iters != TS_NO_INT && s->nan_iters > 0 &&
 		    (t->nan_iters == TS_NO_INT || t->nan_iters < s->nan_iters))
@@ -1372,6 +1425,13 @@ static int spare_logs(struct ts_runmodel *rm, struct ts_err *err)
 			lost += !any;
 			if (first == TS_NO_INT || s->iteration < first)
 				first = s->iteration;
+			if (any && (rm->spare_nan_iteration == TS_NO_INT ||
+				    s->iteration < rm->spare_nan_iteration)) {
+				rm->spare_nan_iteration = s->iteration;
+				rm->spare_nan_line = s->line;
+				rm->spare_nan_rank = s->rank;
+				rm->spare_nan_path = in->path;
+			}
 		}
 		if (news)
 			rc = ts_warnings_add(&rm->warnings, "log-health", in->path, -1, first,
@@ -1541,6 +1601,20 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 	}
 	if ((rc = ordinal_warnings(rm, so.window_first, so.window_last)))
 		return ts_err_set(err, rc, "out of memory");
+	if (rm->log.replica_guess_file >= 0 &&
+	    ts_warnings_add(&rm->warnings, "nproc-per-node-unknown",
+			    rm->step_files.v[rm->log.replica_guess_file], -1, TS_NO_INT,
+			    "%s: its torchx prefixes (\"ROLE/N [defaultK]:\", several nodes) give "
+			    "each node's local rank K, and the global rank is N x nproc_per_node + "
+			    "K; the log states no nproc_per_node before its first record, and its "
+			    "nodes do not each show the same local ranks 0..n-1, or show only "
+			    "local rank 0 (the first record of a node past 0 is at line %lld): "
+			    "n = %lld, the number of local ranks seen, is taken, so the global "
+			    "rank numbers may be wrong (the ranks stay apart).",
+			    rm->step_files.v[rm->log.replica_guess_file],
+			    (long long)rm->log.replica_guess_line,
+			    (long long)rm->log.replica_guess_nproc))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;

@@ -177,6 +177,21 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	ts_jw_ki64_or_null(jw, "first_bad_iteration", r->health.first_bad_iteration, r->health.first_bad_iteration != TS_NO_INT);
 	ts_jw_ki64_or_null(jw, "first_possible_bad_iteration", r->health.first_bad_possible,
 			   r->health.first_bad_possible != TS_NO_INT);
+	{
+		/* the line that printed the first non-finite evidence */
+		int32_t rank = -1;
+		const char *path = NULL;
+		int64_t line = TS_NO_INT;
+		int have = ts_runmodel_first_bad(rm, &rank, &path, &line);
+
+		ts_jw_ki64_or_null(jw, "first_nonfinite_rank", rank, have && rank >= 0);
+		ts_jw_key(jw, "first_nonfinite_file");
+		if (have)
+			ts_jw_str(jw, path);
+		else
+			ts_jw_null(jw);
+		ts_jw_ki64_or_null(jw, "first_nonfinite_line", line, have);
+	}
 	ts_jw_key(jw, "evidence");
 	ts_jw_arr(jw);
 	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_COUNT; c++) {
@@ -415,15 +430,16 @@ static void render_health(const struct ts_text_style *st, const struct ts_runmod
 	const char *reset = h->verdict == TS_LOSS_FINITE ? "" : st->reset;
 	int first = 1;
 
-	char at[96];
+	char at[96], who[1200];
 
 	ts_sb_addf(out, "            health %s%s%s", colour, ts_loss_verdict_name(h->verdict), reset);
 	if (h->verdict != TS_LOSS_FINITE && h->first_bad_iteration != TS_NO_INT)
-		ts_sb_addf(out, " %s (%s%s%s)",
+		ts_sb_addf(out, " %s (%s%s%s%s)",
 			   ts_runmodel_span_words(rm, "from", "from within", h->first_bad_possible,
 						  h->first_bad_iteration, at, sizeof(at)),
 			   what[h->cause], h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? ": " : "",
-			   h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? h->extra_loss : "");
+			   h->cause == TS_LOSS_CAUSE_EXTRA_LOSS ? h->extra_loss : "",
+			   ts_runmodel_first_bad_words(rm, who, sizeof(who)));
 	for (int c = TS_LOSS_CAUSE_LOSS; c < TS_LOSS_CAUSE_NEVER_LOGGED; c++) {
 		if (!h->ev[c].records || c == h->cause)
 			continue;

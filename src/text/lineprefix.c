@@ -47,6 +47,18 @@ static size_t replica_prefix(const char *s, size_t n, int64_t *rank)
 	return k ? j + k : 0;
 }
 
+int64_t ts_launcher_replica(const char *s, size_t n)
+{
+	size_t j = 0;
+
+	if (!n || s[0] == '[' || !replica_prefix(s, n, NULL))
+		return -1;
+	while (s[j] != '/')
+		j++;
+	j++;
+	return digits(s, n, &j);
+}
+
 size_t ts_launcher_prefix(const char *s, size_t n, int64_t *rank)
 {
 	size_t j = 0;

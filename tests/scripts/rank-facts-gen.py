@@ -37,14 +37,48 @@
 #   dup       the slow console without its "[defaultK]:" prefixes: one
 #             rank as far as the file tells, each iteration logged twice
 #             (rank 0's 10.7 ms line, then rank 1's 16.05 ms); the later
-#             record is kept (16.05 ms), with the repeated-records warning
+#             line is the slower, 16.05 ms, with the repeated-records warning
 #             in every command
+#   dupfirst  dup with the slower rank's line first in each iteration
+#             (16.05 ms, then 10.7 ms): the step time is still the slowest
+#             line's, 16.05 ms (a synchronous step waits for its slowest
+#             rank; keeping the later line read 10.7 ms)
 #   nemorun   a NeMo-Run console, "retraining/0 [default0]:" and
 #             "retraining/0 [default1]:" lines (torchx's role/replica,
 #             then torchrun's local rank), NeMo 2 training lines with
 #             train_step_timing 3.0 s on rank 0 and 2.0 s on rank 1 (rank 0
 #             1.5 x slower, its line first): two ranks, the step time 3.0 s,
 #             rank 0 the slowest
+#   nodes2    a NeMo-Run console of 2 nodes x 2 GPUs, "retraining/N
+#             [defaultK]:" (N the node, K the local rank), the same NeMo 2
+#             lines; global rank N x 2 + K: rank 2 (node 1's local rank 0)
+#             takes 4.0 s, the others 2.0 s, node 1's lines first: four
+#             ranks 0-3, the step time 4.0 s, rank 2 the slowest (reading
+#             K as the rank gave two ranks, and each iteration the later
+#             line's time)
+#   nodestated  2 nodes whose local rank 0 alone logs, torchrun's launch
+#             configuration "nproc_per_node   : 4" printed first: ranks 0
+#             and 4 (4 x 1 + 0), rank 4 at 4.0 s the slowest, no warning
+#   nodeguess as nodestated without the configuration: nproc_per_node
+#             cannot be told (each node shows local rank 0 only), ranks 0
+#             and 1 taken (1 x 1 + 0), with the nproc-per-node-unknown
+#             warning in every command
+#   nanboth   as nan, but rank 0 prints "lm loss: nan" at iteration 61 and
+#             rank 1 at 60: rank 1 shows the first NaN, rank1.log line 60
+#   nanconsole  the slow console (the arguments block after "[default0]:",
+#             13 lines, then rank 0's and rank 1's line of each iteration)
+#             with rank 1's loss NaN at iteration 60: line 13 + 2 x 59 + 2
+#             = 133, rank 1
+#   datashare metrics_rank0.jsonl and metrics_rank1.jsonl, 120 iterations;
+#             on odd iterations rank 0 takes 120 ms of which the data
+#             loader 40 ms and rank 1 100 ms (data 10 ms), on even ones the
+#             other way round: every step is 120 ms, its slowest rank's,
+#             with 40 ms of data loading, a share of 40 / 120 = 33.3 % (one
+#             rank's own series: (40 + 10) / (120 + 100) = 22.7 %)
+#   pp        metrics_rank0.jsonl without a loss (a first pipeline stage),
+#             120 ms per step, and metrics_rank1.jsonl with its losses,
+#             100 ms: the run has 120 logged losses, all finite (rank 0,
+#             the slowest, logs none)
 import os, sys
 d = sys.argv[1]
 L, h, n, f, V, s, B, W = 4, 1024, 16, 4096, 32000, 1024, 16, 2
@@ -97,6 +131,18 @@ for r in range(W):
     write("nan", "rank%d.log" % r, (args_block() if r == 0 else "") +
           "".join(mline(i, ms, truth, "nan" if r == 1 and i == 60 else "%.6E")
                   for i in range(1, 121)))
+# nanboth: rank 0's NaN at 61, rank 1's at 60
+for r in range(W):
+    write("nanboth", "rank%d.log" % r, (args_block() if r == 0 else "") +
+          "".join(mline(i, ms, truth, "nan" if (r, i) in ((0, 61), (1, 60)) else "%.6E")
+                  for i in range(1, 121)))
+# nanconsole: the slow console, rank 1's loss NaN at 60
+out = args_block("[default0]:")
+for i in range(1, 121):
+    for r in range(W):
+        out += ("[default%d]:" % r) + mline(i, ms * (1.5 if r == 1 else 1), truth / (1.5 if r == 1 else 1),
+                                            "nan" if (r, i) == (1, 60) else "%.6E")
+write("nanconsole", "console.log", out)
 # nancount: rank 1 counts a NaN iteration at 60 (its loss dropped)
 for r in range(W):
     write("nancount", "rank%d.log" % r, (args_block() if r == 0 else "") +
@@ -115,6 +161,12 @@ for r in range(W):
 # dup: the slow run's console without prefixes (ranks printing to one file)
 write("dup", "console.log", "".join(l.split("]:", 1)[1] + "\n" for l in
                                     open(os.path.join(d, "slow", "console.log")).read().splitlines()))
+# dupfirst: the slower rank's line first
+lines = open(os.path.join(d, "dup", "console.log")).read().splitlines(True)
+head = [l for l in lines if not l.startswith(" iteration")]
+it = [l for l in lines if l.startswith(" iteration")]
+write("dupfirst", "console.log", "".join(head) + "".join(
+    it[k + 1] + it[k] for k in range(0, len(it), 2)))
 # nemorun
 out = ""
 for i in range(100):
@@ -125,3 +177,40 @@ for i in range(100):
                 "train_step_timing in s: %.4g | consumed_samples: %d\n"
                 % (r, i, i, 5 - i * 0.01, t, 16 * (i + 1)))
 write("nemorun", "console.log", out)
+# per-rank JSONL metrics
+import json
+for r in range(W):
+    rows = []
+    for i in range(1, 121):
+        slow = (i % 2 == 1) == (r == 0)
+        rows.append(json.dumps({"iteration": i, "rank": r, "step_ms": 120.0 if slow else 100.0,
+                                "data_ms": 40.0 if slow else 10.0, "loss": 5 - i * 0.001}))
+    write("datashare", "metrics_rank%d.jsonl" % r, "\n".join(rows) + "\n")
+    rows = []
+    for i in range(1, 121):
+        row = {"iteration": i, "rank": r, "step_ms": 120.0 if r == 0 else 100.0}
+        if r == 1:
+            row["loss"] = 5 - i * 0.001
+        rows.append(json.dumps(row))
+    write("pp", "metrics_rank%d.jsonl" % r, "\n".join(rows) + "\n")
+# several nodes
+def nemo(prefix, i, t):
+    return ("%sTraining epoch 0, iteration %d/99 | lr: 1.961e-07 | global_batch_size: 16 | "
+            "global_step: %d | reduced_train_loss: %.4g | train_step_timing in s: %.4g | "
+            "consumed_samples: %d\n" % (prefix, i, i, 5 - i * 0.01, t, 16 * (i + 1)))
+out = ""
+for i in range(100):
+    for node in (1, 0):
+        for k in range(2):
+            t = 5.0 if i == 0 else (4.0 if (node, k) == (1, 0) else 2.0)
+            out += nemo("retraining/%d [default%d]:" % (node, k), i, t)
+write("nodes2", "console.log", out)
+out = ""
+for i in range(100):
+    for node in (0, 1):
+        out += nemo("retraining/%d [default0]:" % node, i, 5.0 if i == 0 else (4.0 if node else 2.0))
+conf = ("[I1205 00:00:00.000000 1 torch/distributed/launcher/api.py:188] Starting elastic_operator "
+        "with launch configs:\n  entrypoint       : nemo_run.core.runners.fdl_runner\n"
+        "  min_nodes        : 2\n  max_nodes        : 2\n  nproc_per_node   : 4\n")
+write("nodestated", "console.log", conf + out)
+write("nodeguess", "console.log", out)

@@ -64,7 +64,8 @@ done
 nobar="$tmp/nobar.log"
 ordmsg="$nobar: the log prints no step numbers, so its 20 records are numbered 1..20 in their order: these are record ordinals, not optimizer steps, and each record may cover logging_steps optimizer steps"
 winmsg="The declared window 5:20 is read on these numbers: records 5 to 20, not optimizer steps."
-nanmsg="the loss is NaN or infinite from record ordinal 14 (7 records with non-finite evidence)"
+# the 14th dict is line 14 of the file (one dict a line), no rank named
+nanmsg="the loss is NaN or infinite from record ordinal 14 (7 records with non-finite evidence; first printed in $nobar line 14)"
 
 "$TS" steps --json "$nobar" >"$tmp/nobar.json" || bad "steps --json no bar: exit $?"
 got=$(field "$tmp/nobar.json" "d['first_iteration'], d['last_iteration'], d['loss']['first_bad_iteration']")
@@ -76,7 +77,7 @@ codes "$tmp/nobar.json" | grep -qF "loss-not-finite|None|The training is not num
 grep -qF "warning: $ordmsg" "$tmp/nobar.txt" || bad "steps text no bar: no ordinal-steps warning"
 grep -qxF "format      hf-trainer, 20 iterations (1..20, record ordinals: the log prints no step numbers)" \
 	"$tmp/nobar.txt" || bad "steps text no bar: the format line does not say the numbers are ordinals"
-grep -qxF "            health non-finite from record ordinal 14 (loss NaN/Inf)" "$tmp/nobar.txt" ||
+grep -qxF "            health non-finite from record ordinal 14 (loss NaN/Inf; first printed in $nobar line 14)" "$tmp/nobar.txt" ||
 	bad "steps text no bar: the health line names an iteration"
 grep -q "iteration 14" "$tmp/nobar.txt" && bad "steps text no bar: 'iteration 14' named"
 

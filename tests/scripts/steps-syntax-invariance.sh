@@ -241,9 +241,13 @@ def render(lines, rng, is_json, wrap=False):
 
 def semantic(d):
     """Everything but where in the file things were (inputs, notes, the
-    offsets of warnings), which captures may move."""
+    offsets of warnings, the first NaN's file and line), which captures
+    may move."""
     keep = {k: v for k, v in d.items() if k not in ("inputs", "notes", "warnings")}
     keep["warnings"] = sorted((w["code"], w.get("iteration") or 0) for w in d.get("warnings", []))
+    # the file and line of the first NaN (the rank stays)
+    keep["loss"] = {k: v for k, v in d["loss"].items()
+                    if k not in ("first_nonfinite_file", "first_nonfinite_line")}
     return keep
 
 def analyse(path):

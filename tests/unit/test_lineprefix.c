@@ -59,6 +59,23 @@ TEST(lineprefix_launchers)
 	CHECK_I64((int64_t)lp("", &r), 0);
 }
 
+/* The replica (node) of a torchx prefix: the global rank is replica x
+ * nproc_per_node + the local rank ts_launcher_prefix gives. */
+TEST(lineprefix_replica)
+{
+#define rp(s) ts_launcher_replica((s), sizeof(s) - 1)
+	CHECK_I64(rp("retraining/1 [default0]:Training epoch 0"), 1);
+	CHECK_I64(rp("my-job.v2/12 [default3]:x"), 12);
+	CHECK_I64(rp("retraining/0 [default1]:x"), 0);
+	CHECK_I64(rp("[default1]:x"), -1);
+	CHECK_I64(rp("3: x"), -1);
+	CHECK_I64(rp("retraining/1 [1,3]<stdout>:x"), -1);
+	CHECK_I64(rp("retraining/1 [default1]"), -1);
+	CHECK_I64(rp("path/to/file [default1]:x"), -1);
+	CHECK_I64(rp(""), -1);
+#undef rp
+}
+
 TEST(lineprefix_collector_stamps)
 {
 	/* kubectl logs --timestamps: 30 bytes of stamp and one blank */
