@@ -152,6 +152,30 @@ int ts_record_interval(const int64_t *iter, size_t n, int64_t *every)
 	*every = 0;
 	if (n < 2)
 		return 0;
+	/* a gap that most records share is the mode (a log's records nearly
+	 * always are): one pass for the candidate (Boyer-Moore's majority
+	 * vote), one to count it, and no sort */
+	{
+		int64_t cand = 0, votes = 0;
+		size_t count = 0, all = 0;
+
+		for (size_t i = 1; i < n; i++) {
+			if (iter[i] <= iter[i - 1])
+				continue;
+			if (!votes)
+				cand = iter[i] - iter[i - 1];
+			votes += iter[i] - iter[i - 1] == cand ? 1 : -1;
+		}
+		for (size_t i = 1; i < n; i++)
+			if (iter[i] > iter[i - 1]) {
+				all++;
+				count += iter[i] - iter[i - 1] == cand;
+			}
+		if (2 * count > all) {
+			*every = cand;
+			return 0;
+		}
+	}
 	if (!(gap = malloc((n - 1) * sizeof(*gap))))
 		return TS_ENOMEM;
 	for (size_t i = 1; i < n; i++)

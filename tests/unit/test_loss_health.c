@@ -445,6 +445,14 @@ TEST(record_window_membership_by_overlap)
 		CHECK_I64(every, 0);
 		CHECK_I64(ts_record_interval(a, 1, &every), 0);
 		CHECK_I64(every, 0);
+		/* gaps 1, 2, 3, 2: no gap in most records (a majority vote's
+		 * last candidate is 3); 2 is the most common; repeated
+		 * iterations (ranks) give no gap */
+		const int64_t d[] = { 0, 1, 3, 6, 8 }, e[] = { 10, 10, 20, 20, 30 };
+		CHECK_I64(ts_record_interval(d, 5, &every), 0);
+		CHECK_I64(every, 2);
+		CHECK_I64(ts_record_interval(e, 5, &every), 0);
+		CHECK_I64(every, 10);
 	}
 	CHECK(ts_record_in_window(241, 250, 241, 249));     /* 241-250 reaches into 241:249 */
 	CHECK(ts_record_in_window(241, 250, 250, 300));
