@@ -49,7 +49,10 @@ for r in d["ranks"]:
         bad.append(f"rank {r['rank']}: idle {r['idle_us']} < 0")
     if gpu and r["busy_us"] + r["idle_us"] != w:
         bad.append(f"rank {r['rank']}: busy + idle != window")
-    if gpu and r["idle_host_bound_us"] + r["idle_data_bound_us"] + r["idle_other_us"] != r["idle_us"]:
+    # host-bound idle is null (unknown) when no GPU activity is linked to
+    # a launch; the idle outside the data loader is then all "other"
+    hb = r["idle_host_bound_us"]
+    if gpu and (hb if hb is not None else 0) + r["idle_data_bound_us"] + r["idle_other_us"] != r["idle_us"]:
         bad.append(f"rank {r['rank']}: idle causes do not sum to idle")
     pct_ok(r["wall"]["share_pct"], "wall share")
     for c in r["wall"]["walls"]:
