@@ -2332,7 +2332,7 @@ static void classify_logs(struct an *a, size_t first)
 				hang_set_add(&silent, k);
 		if (in->seq >= 0 && (log_mismatch(a, i) || log_behind(a, i))) {
 			/* decided by the lines themselves */
-		} else if (in->timeout_ms > 0 && in->ran_for_ms >= TS_HANG_LATE_RATIO * in->timeout_ms) {
+		} else if (in->timeout_ms > 0 && in->ran_for_ms / TS_HANG_LATE_RATIO >= in->timeout_ms) {
 			in->cls = TS_HANG_WATCHDOG_LATE;
 			note(in, fmt(r, "ran for %lld ms = %.1f x the %lld ms timeout: the watchdog itself was starved (GIL or host stall)",
 				     (long long)in->ran_for_ms, (double)in->ran_for_ms / (double)in->timeout_ms,

@@ -1490,3 +1490,28 @@ TEST(hang_ranks_text)
 	p = "";
 	CHECK_I64(hang_ranks_next(&p, &v), 0);
 }
+
+/* A watchdog line with a timeout past 2^62 ms (the fuzzer's): the late-
+ * watchdog test compares without doubling the timeout (signed overflow,
+ * which UBSan stops on); 7e15d46 overflowed here. It ran for less than
+ * twice its timeout, so the watchdog was not late. */
+TEST(hang_timeout_past_int64_half)
+{
+	static const char log[] =
+		"[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught "
+		"collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=3, "
+		"NumelOut=6, Timeout(ms)=6000002222222222247) ran for 6000002222222222300 milliseconds "
+		"before timing out.\n";
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+
+	ts_hang_set_init(&s);
+	ts_err_init(&err);
+	REQUIRE(read_mem(&s, log, "big.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t i = 0; i < r.incidents.n; i++)
+		CHECK(r.incidents.v[i].cls != TS_HANG_WATCHDOG_LATE);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
