@@ -33,8 +33,10 @@ static void check_prof(const struct ts_rank_prof *p)
 	     p->exposed_memset_ns <= p->memset_ns);
 	if (p->has_gpu) {
 		MUST(p->busy_ns + p->idle_ns == w);
-		MUST(p->idle_host_ns >= 0 && p->idle_data_ns >= 0 && p->idle_other_ns >= 0);
-		MUST(p->idle_host_ns + p->idle_data_ns + p->idle_other_ns == p->idle_ns);
+		/* host-bound idle -1: unknown (no activity linked to a launch) */
+		int64_t host = p->idle_host_ns == -1 ? 0 : p->idle_host_ns;
+		MUST(host >= 0 && p->idle_data_ns >= 0 && p->idle_other_ns >= 0);
+		MUST(host + p->idle_data_ns + p->idle_other_ns == p->idle_ns);
 		MUST(p->gpu_span_ns <= w && p->gpu_span_idle_ns >= 0);
 		MUST(p->unlinked_ns <= p->busy_ns);
 	}
