@@ -20,7 +20,7 @@ enum {
 	OPT_GBS, OPT_PRECISION, OPT_EFFICIENCY, OPT_PEAK, OPT_INTRA, OPT_INTER, OPT_ESTIMATOR,
 	OPT_MAX_TP, OPT_TOP, OPT_NEAR, OPT_CONTEXT, OPT_FRAG, OPT_ROUTING, OPT_IMBALANCE,
 	OPT_MOE_OVERLAP, OPT_DISPATCHER, OPT_LAYOUT, OPT_MBS, OPT_CHECK, OPT_MAX_MBS, OPT_TP_OVERLAP, OPT_FSDP, OPT_ATTENTION, OPT_FIRST, OPT_LAST,
-	OPT_CUDA_GRAPHS
+	OPT_CUDA_GRAPHS, OPT_SCHEDULE
 };
 
 static const struct cli_opt opts[] = {
@@ -51,6 +51,7 @@ static const struct cli_opt opts[] = {
 	{ "tp-overlap", 0, NULL, "TP/SP collectives overlapped with the GEMMs (Megatron --tp-comm-overlap)", OPT_TP_OVERLAP },
 	{ "attention", 0, "K", "core attention kernel: fused (flash/cuDNN, default) | unfused (scores through HBM)", OPT_ATTENTION },
 	{ "dispatcher", 0, "D", "EP dispatcher: deepep | hybridep (hierarchical, default) | alltoall (flat)", OPT_DISPATCHER },
+	{ "schedule", 0, "S", "pipeline schedule: 1f1b (default; interleaved when VPP > 1) | dualpipe (DeepSeek's; VPP 1, even PP)", OPT_SCHEDULE },
 	{ "layout", 0, "T,P,V,C,E[,ET]", "price one layout: TP,PP,VPP,CP,EP[,ETP] (ETP default 1)", OPT_LAYOUT },
 	{ "mbs", 0, "N", "--layout: micro-batch size (default 1)", OPT_MBS },
 	{ "first-stage-layers", 0, "N", "--layout: decoder layers on the first virtual stage (default: Megatron's rule)", OPT_FIRST },
@@ -244,6 +245,9 @@ static void model_line(const struct ts_plan_opts *o, const char *peak_src, struc
 		   " TP overlap %s; CUDA graphs %s\n", o->moe_overlap ? "on" : "off",
 		   o->dispatcher == TS_DISPATCH_ALLTOALL ? "flat all-to-all" : "hierarchical",
 		   o->calib.ep_net_factor, o->tp_overlap ? "on" : "off", ts_plan_graphs_name(o->cuda_graphs));
+	if (o->schedule == TS_SCHED_DUALPIPE)
+		ts_sb_addf(out, "pipeline   DualPipe: bubble (PP/2-1)(F&B+B-3W) of the busiest rank's F, B, W"
+			   " (DeepSeek-V3 report, table 2), pipeline sends hidden\n");
 	if (o->fsdp)
 		ts_sb_addf(out, "FSDP       weights, gradients and optimizer sharded over DP; weights all-gathered and"
 			   " gradients reduce-scattered every micro-batch\n");
@@ -467,6 +471,7 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 		ts_jw_kbool(w, "fsdp", 1);
 	ts_jw_kstr(w, "attention", o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused");
 	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
+	ts_jw_kstr(w, "schedule", o->schedule == TS_SCHED_DUALPIPE ? "dualpipe" : "1f1b");
 	ts_jw_kstr(w, "cuda_graphs", ts_plan_graphs_name(o->cuda_graphs));
 	ts_jw_key(w, "calibration");
 	ts_jw_obj(w);
@@ -610,7 +615,7 @@ struct check_row {
 	struct ts_plan_case c;
 	struct ts_plan_check r;
 	const struct ts_plan_recipe *recipe; /* where the row's unstated settings came from, or NULL */
-	int moe_overlap, cuda_graphs, dispatcher, balanced, tp_overlap; /* what it was priced with */
+	int moe_overlap, cuda_graphs, dispatcher, balanced, tp_overlap, schedule; /* what it was priced with */
 	double gain;             /* 1 - search best / fastest published of the job */
 	int gain_tied;           /* that published layout is within the best's likely range */
 	int ok;
@@ -618,7 +623,7 @@ struct check_row {
 
 /* Load, price and search every case; rows get their verdict. */
 /* Settings given on the command line, which override every row (bits). */
-enum { FORCE_OVERLAP = 1, FORCE_GRAPHS = 2, FORCE_DISPATCHER = 4 };
+enum { FORCE_OVERLAP = 1, FORCE_GRAPHS = 2, FORCE_DISPATCHER = 4, FORCE_SCHEDULE = 8 };
 
 static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_plan_opts *base,
 		       int force, struct ts_gpu_catalog *cat, struct ts_warnings *wn,
@@ -663,11 +668,14 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 			o.cuda_graphs = base->cuda_graphs;
 		if (force & FORCE_DISPATCHER)
 			o.dispatcher = base->dispatcher;
+		if (force & FORCE_SCHEDULE)
+			o.schedule = base->schedule;
 		w->recipe = ts_plan_case_recipe(&w->c);
 		w->moe_overlap = o.moe_overlap;
 		w->tp_overlap = o.tp_overlap;
 		w->cuda_graphs = o.cuda_graphs;
 		w->dispatcher = o.dispatcher;
+		w->schedule = o.schedule;
 		w->balanced = o.routing == TS_ROUTING_BALANCED;
 		if (!g || prec < 0) {
 			cli_error(ctx, "%s: line %lld: %s '%s' is not known", csv, (long long)w->c.line,
@@ -705,6 +713,11 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 			rc = EXIT_USAGE;
 			goto out;
 		}
+		if (o.schedule == TS_SCHED_DUALPIPE)
+			ts_warnings_add(wn, "dualpipe-memory", csv, -1, TS_NO_INT,
+					"%s: line %lld: %s: DualPipe: memory is priced as 1F1B's; DualPipe holds two copies"
+					" of the parameters and PP+1 micro-batches of activations (DeepSeek-V3 report,"
+					" table 2)", csv, (long long)w->c.line, w->c.id);
 		if (w->r.vpp_chosen)
 			ts_warnings_add(wn, "vpp-unstated", csv, -1, TS_NO_INT,
 					"%s: line %lld: %s: no vpp cell with PP %lld: priced at VPP %lld, the fastest"
@@ -755,9 +768,9 @@ static void pair_order(const struct check_row *rows, size_t n, int *pairs, int *
 /* "overlap on, graphs moe, hier" for a row. */
 static void settings_str(const struct check_row *r, char *buf, size_t size)
 {
-	snprintf(buf, size, "overlap %s, graphs %s, %s%s", r->moe_overlap ? "on" : "off",
+	snprintf(buf, size, "overlap %s, graphs %s, %s%s%s", r->moe_overlap ? "on" : "off",
 		 ts_plan_graphs_name(r->cuda_graphs), r->dispatcher == TS_DISPATCH_ALLTOALL ? "a2a" : "hier",
-		 r->tp_overlap ? ", TP overlap" : "");
+		 r->tp_overlap ? ", TP overlap" : "", r->schedule == TS_SCHED_DUALPIPE ? ", DualPipe" : "");
 }
 
 static void render_check(const struct check_row *rows, size_t n, int json, const struct ts_warnings *wn,
@@ -805,6 +818,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 			ts_jw_kbool(&w, "tp_overlap", r->tp_overlap);
 			ts_jw_kstr(&w, "cuda_graphs", ts_plan_graphs_name(r->cuda_graphs));
 			ts_jw_kstr(&w, "dispatcher", r->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
+			ts_jw_kstr(&w, "schedule", r->schedule == TS_SCHED_DUALPIPE ? "dualpipe" : "1f1b");
 			ts_jw_kstr(&w, "recipe", r->recipe ? r->recipe->name : NULL);
 			ts_jw_key(&w, "layout");
 			ts_jw_obj(&w);
@@ -952,6 +966,10 @@ static void job_warnings(const struct ts_model *m, const struct ts_plan_opts *o,
 						 "memory-bound layouts look faster than they are;" : "",
 				gpu->link_bytes_per_s <= 0 ? " intra-node links priced at the inter-node "
 							     "bandwidth" : "");
+	if (o->schedule == TS_SCHED_DUALPIPE)
+		ts_warnings_add(wn, "dualpipe-memory", NULL, -1, TS_NO_INT,
+				"DualPipe: memory is priced as 1F1B's; DualPipe holds two copies of the parameters and"
+				" PP+1 micro-batches of activations (DeepSeek-V3 report, table 2)");
 	if (m->num_experts > 0 && o->routing == TS_ROUTING_NATURAL && o->imbalance <= 0)
 		ts_warnings_add(wn, "imbalance-assumed", NULL, -1, TS_NO_INT,
 				"natural routing: the busiest EP rank is assumed to get %.2fx the mean load (fitted on two"
@@ -1118,6 +1136,17 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				disp = TS_DISPATCH_ALLTOALL;
 			else {
 				cli_error(ctx, "--dispatcher: expected deepep, hybridep or alltoall, got '%s'", a->val);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case OPT_SCHEDULE:
+			force |= FORCE_SCHEDULE;
+			if (strcmp(a->val, "1f1b") == 0)
+				o.schedule = TS_SCHED_1F1B;
+			else if (strcmp(a->val, "dualpipe") == 0)
+				o.schedule = TS_SCHED_DUALPIPE;
+			else {
+				cli_error(ctx, "--schedule: expected 1f1b or dualpipe, got '%s'", a->val);
 				rc = EXIT_USAGE;
 			}
 			break;
@@ -1288,7 +1317,7 @@ const struct cli_command cli_cmd_plan = {
 		"step time of each layout that fits: GEMMs from the real per-GPU shapes (tile and\n"
 		"wave quantisation, roofline), attention by sequence length, grouped expert GEMMs at\n"
 		"the busiest EP rank's load (--routing, --imbalance), EP all-to-all (--moe-overlap,\n"
-		"--dispatcher), TP/SP, CP ring, pipeline bubble, DP with the distributed optimizer,\n"
+		"--dispatcher), TP/SP, CP ring, pipeline bubble (--schedule), DP with the distributed optimizer,\n"
 		"recompute, FP8 casts and the per-layer fixed cost CUDA graphs remove (--cuda-graphs),\n"
 		"with constants fitted on published runs; the defaults are Megatron's (no EP overlap,\n"
 		"no CUDA graphs), --check prices each row with its run's settings. Layouts that fit\n"

@@ -76,6 +76,10 @@ struct ts_model {
 	int64_t moe_ffn_hidden; /* f_e per routed expert; 0 -> ffn_hidden */
 	int64_t shared_experts; /* count of shared experts (informational) */
 	int64_t shared_ffn_hidden; /* f_s: TOTAL shared-expert width (count x size) */
+	int64_t expert_groups;  /* group-limited routing: experts in this many equal groups
+				 * (n_group / moe_router_num_groups); 0 = not limited */
+	int64_t group_topk;     /* groups a token's K experts may come from (topk_group /
+				 * moe_router_group_topk); DeepSeek-V3 maps a group to a node */
 
 	/* which layers are MoE: the raw inputs... */
 	int64_t first_k_dense;  /* DeepSeek first_k_dense_replace */

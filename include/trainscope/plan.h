@@ -74,6 +74,13 @@ enum ts_routing { TS_ROUTING_NATURAL = 0, TS_ROUTING_BALANCED = 1 };
  * expert). */
 enum ts_dispatcher { TS_DISPATCH_HIER = 0, TS_DISPATCH_ALLTOALL = 1 };
 
+/* Pipeline schedule: Megatron's 1F1B (interleaved when VPP > 1; the
+ * bubble is (PP-1)/VPP micro-batches of the busiest rank) or DeepSeek's
+ * DualPipe (bidirectional, VPP 1, PP and the micro-batch count even; the
+ * bubble (PP/2-1)(F&B + B - 3W) of the DeepSeek-V3 report's table 2, and
+ * the pipeline sends hidden behind computation). */
+enum ts_schedule { TS_SCHED_1F1B = 0, TS_SCHED_DUALPIPE = 1 };
+
 /* Core attention kernel: fused (flash / cuDNN fused attention: scores stay
  * on chip) or unfused (the s x s scores and probabilities go through HBM). */
 enum ts_attention_kind { TS_ATTN_FUSED = 0, TS_ATTN_UNFUSED = 1 };
@@ -139,6 +146,8 @@ struct ts_plan_opts {
 	int moe_overlap;         /* EP all-to-all overlapped with the other micro-batch's compute */
 	int dispatcher;          /* enum ts_dispatcher (default hierarchical) */
 	int tp_overlap;          /* TP/SP collectives overlapped with the layer's GEMMs (--tp-comm-overlap) */
+	int schedule;            /* enum ts_schedule (default 1F1B); DualPipe: the search keeps VPP 1,
+				  * even PP and an even micro-batch count */
 	int attention;           /* enum ts_attention_kind (default fused) */
 	int cuda_graphs;         /* enum ts_cuda_graphs (default none, Megatron's default) */
 	int fsdp;                /* FSDP / ZeRO-3 memory (memory.h) and its parameter traffic */
@@ -308,8 +317,9 @@ int ts_plan_run(const struct ts_model *m, const struct ts_plan_opts *o, struct t
  * (forced|balanced|natural|unknown|-), etp, fsdp (1/yes/true marks an
  * FSDP run; without an fsdp cell, the word FSDP in the source column's
  * first comma-separated cell does), moe_overlap (1/0), cuda_graphs
- * (ts_plan_graphs_parse) and dispatcher (deepep|hybridep|alltoall); an
- * empty cell of those three is "not stated", a bad one TS_EPARSE. Lines starting with '#' and
+ * (ts_plan_graphs_parse), dispatcher (deepep|hybridep|alltoall) and
+ * schedule (1f1b|dualpipe); an empty cell of those is "not stated", a bad
+ * one TS_EPARSE. Lines starting with '#' and
  * blank lines are skipped; fields are not quoted; cells past the header's
  * count are ignored (free-text source notes). Empty vpp means 1, empty or
  * absent etp 0 (not stated).
@@ -325,6 +335,7 @@ struct ts_plan_case {
 				  * (0, 1 = core_attn, 3); -1 not stated: the lightest that fits */
 	int cuda_graphs;         /* cuda_graphs cell (ts_plan_graphs_parse); -1 not stated */
 	int dispatcher;          /* dispatcher cell deepep|hybridep|alltoall; -1 not stated */
+	int schedule;            /* schedule cell 1f1b|dualpipe (enum ts_schedule); -1 not stated (1F1B) */
 	int64_t line;            /* 1-based line of the row */
 };
 
@@ -381,8 +392,8 @@ struct ts_plan_recipe {
 const struct ts_plan_recipe *ts_plan_case_recipe(const struct ts_plan_case *c);
 
 /* The job of a case into o: gpus, seq, gbs, fsdp, routing (forced/balanced ->
- * balanced, anything else natural, the default), EP overlap, CUDA graphs and
- * dispatcher from the row's cells (TP overlap from its tp_overlap cell only), else from its recipe
+ * balanced, anything else natural, the default), the schedule cell (1F1B when
+ * empty), EP overlap, CUDA graphs and dispatcher from the row's cells (TP overlap from its tp_overlap cell only), else from its recipe
  * (ts_plan_case_recipe; a recipe that forces load balancing makes an
  * "unknown" routing balanced), else o's values stay (Megatron's defaults:
  * no overlap, no graphs). Returns the training precision of its prec cell:

@@ -109,6 +109,13 @@ int ts_model_finish(struct ts_model *m, struct ts_err *err)
 					  " (num_experts_per_tok; --topk)", (long long)m->num_experts);
 		if ((rc = check(err, "top-k", "--topk", m->topk, 1, m->num_experts)))
 			return rc;
+		if (m->expert_groups > 0 &&
+		    (m->num_experts % m->expert_groups || m->group_topk > m->expert_groups))
+			return ts_err_set(err, TS_EUSAGE, "group-limited routing: %lld experts in %lld groups"
+					  " (n_group), %lld groups a token (topk_group): the groups must divide"
+					  " the experts and topk_group be at most n_group",
+					  (long long)m->num_experts, (long long)m->expert_groups,
+					  (long long)m->group_topk);
 		if (m->moe_ffn_hidden == 0)
 			m->moe_ffn_hidden = m->ffn_hidden;
 		if (m->shared_ffn_hidden == 0 && m->shared_experts > 0)

@@ -44,6 +44,8 @@ static const struct afield afields[] = {
 	M("max_position_embeddings", A_INT, max_position),
 	M("num_experts", A_INT, num_experts),
 	M("moe_router_topk", A_INT, topk),
+	M("moe_router_num_groups", A_INT, expert_groups),
+	M("moe_router_group_topk", A_INT, group_topk),
 	M("moe_ffn_hidden_size", A_INT, moe_ffn_hidden),
 	M("moe_shared_expert_intermediate_size", A_INT, shared_ffn_hidden),
 	M("moe_layer_freq", A_FREQ, moe_layer_freq),
@@ -362,6 +364,8 @@ static int read_block(struct ts_input *in, struct ts_model *m, struct ts_model_a
 	if (m->num_experts == 0) {
 		/* Megatron prints its MoE defaults (moe_router_topk 2) for dense models too */
 		m->topk = 0;
+		m->expert_groups = 0;
+		m->group_topk = 0;
 		m->moe_ffn_hidden = 0;
 		m->shared_ffn_hidden = 0;
 		m->freq_list_len = 0;

@@ -59,6 +59,8 @@ static const struct field fields[] = {
 	F("n_shared_experts", K_SHARED_COUNT, shared_experts),
 	F("shared_expert_intermediate_size", K_INT, shared_ffn_hidden),
 	F("first_k_dense_replace", K_INT, first_k_dense),
+	F("n_group", K_INT, expert_groups),
+	F("topk_group", K_INT, group_topk),
 	F("interleave_moe_layer_step", K_INT, sparse_step),
 	F("moe_layer_freq", K_INT, moe_layer_freq),
 	F("decoder_sparse_step", K_INT, sparse_step),

@@ -14,13 +14,13 @@
 
 enum col {
 	C_ID, C_MODEL, C_GPUS, C_GPU, C_PREC, C_TP, C_PP, C_VPP, C_CP, C_EP, C_MBS, C_GBS, C_SEQ,
-	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_OVERLAP, C_GRAPHS, C_DISPATCHER, C_TP_OVERLAP, C_RECOMPUTE, C_COUNT
+	C_STEP, C_ROUTING, C_ETP, C_FSDP, C_SOURCE, C_OVERLAP, C_GRAPHS, C_DISPATCHER, C_TP_OVERLAP, C_RECOMPUTE, C_SCHEDULE, C_COUNT
 };
 
 static const char *const col_names[C_COUNT] = {
 	"id", "model_config", "gpus", "gpu", "prec", "tp", "pp", "vpp", "cp", "ep", "mbs", "gbs",
 	"seq", "step_s", "routing", "etp", "fsdp", "source", "moe_overlap", "cuda_graphs", "dispatcher",
-	"tp_overlap", "recompute"
+	"tp_overlap", "recompute", "schedule"
 };
 
 struct cell {
@@ -74,6 +74,19 @@ static int dispatcher_cell(const struct cell *c)
 		return TS_DISPATCH_HIER;
 	if (c->n == 8 && cell_has(c, "alltoall"))
 		return TS_DISPATCH_ALLTOALL;
+	return -2;
+}
+
+/* A schedule cell: 1f1b or dualpipe (enum ts_schedule); empty -1;
+ * anything else -2. */
+static int schedule_cell(const struct cell *c)
+{
+	if (c->n == 0)
+		return -1;
+	if (c->n == 4 && cell_has(c, "1f1b"))
+		return TS_SCHED_1F1B;
+	if (c->n == 8 && cell_has(c, "dualpipe"))
+		return TS_SCHED_DUALPIPE;
 	return -2;
 }
 
@@ -283,10 +296,12 @@ int ts_plan_cases_parse(struct ts_plan_cases *c, const void *data, size_t n, con
 			x.recompute = recompute_cell(v[C_RECOMPUTE]);
 			x.dispatcher = dispatcher_cell(v[C_DISPATCHER]);
 			x.cuda_graphs = v[C_GRAPHS]->n ? ts_plan_graphs_parse(v[C_GRAPHS]->p, v[C_GRAPHS]->n) : -1;
+			x.schedule = schedule_cell(v[C_SCHEDULE]);
 			if (x.moe_overlap < -1 || x.tp_overlap < -1 || x.recompute < -1 || x.dispatcher < -1 ||
-			    (v[C_GRAPHS]->n && x.cuda_graphs < 0)) {
+			    x.schedule < -1 || (v[C_GRAPHS]->n && x.cuda_graphs < 0)) {
 				int q = x.moe_overlap < -1 ? C_OVERLAP : x.tp_overlap < -1 ? C_TP_OVERLAP
-					: x.recompute < -1 ? C_RECOMPUTE : x.dispatcher < -1 ? C_DISPATCHER : C_GRAPHS;
+					: x.recompute < -1 ? C_RECOMPUTE : x.dispatcher < -1 ? C_DISPATCHER
+					: x.schedule < -1 ? C_SCHEDULE : C_GRAPHS;
 				return ts_err_at(err, TS_EPARSE, name, off, line, "'%s': unknown value '%.*s'",
 						 col_names[q], (int)(v[q]->n < 40 ? v[q]->n : 40), v[q]->p);
 			}
@@ -444,7 +459,7 @@ int ts_plan_check_case(const struct ts_model *m, const struct ts_plan_case *c,
 
 	memset(out, 0, sizeof(*out));
 	ts_plan_case_layout(c, &out->pub);
-	out->vpp_chosen = c->vpp == 0 && c->pp > 1;
+	out->vpp_chosen = c->vpp == 0 && c->pp > 1 && o->schedule != TS_SCHED_DUALPIPE;
 	if (out->vpp_chosen)
 		rc = price_unstated_vpp(m, o, &out->pub, err);
 	else
@@ -554,6 +569,7 @@ int ts_plan_case_job(const struct ts_plan_case *c, struct ts_plan_opts *o)
 	if (!forced && r && r->balanced == 1 && strcmp(c->routing, "unknown") == 0)
 		forced = 1;
 	o->routing = forced ? TS_ROUTING_BALANCED : TS_ROUTING_NATURAL;
+	o->schedule = c->schedule >= 0 ? c->schedule : TS_SCHED_1F1B;
 	if (c->tp_overlap >= 0)
 		o->tp_overlap = c->tp_overlap;
 	if (c->moe_overlap >= 0)

@@ -123,7 +123,7 @@ static int violations(const struct ts_plan_opts *o, const struct ts_plan_layout 
 
 	if (x->tp > o->gpus_per_node || x->ep * x->etp > o->gpus_per_node)
 		v |= 1 << TS_RULE_NODE;
-	if (x->pp > 1 && x->vpp == 1)
+	if (x->pp > 1 && x->vpp == 1 && o->schedule != TS_SCHED_DUALPIPE)
 		v |= 1 << TS_RULE_PP_VPP;
 	if (x->etp > 1)
 		v |= 1 << TS_RULE_EP_BEFORE_ETP;
@@ -294,7 +294,9 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 	int64_t dp = o->gpus / (tp * cp * pp);
 	int rc;
 
-	for (int64_t vpp = 1; vpp <= (pp > 1 ? o->max_vpp : 1); vpp++) {
+	if (o->schedule == TS_SCHED_DUALPIPE && pp % 2 && pp > 1)
+		return 0;
+	for (int64_t vpp = 1; vpp <= (pp > 1 && o->schedule != TS_SCHED_DUALPIPE ? o->max_vpp : 1); vpp++) {
 		int64_t first, last;
 		int uneven;
 		if (pp * vpp > m->layers + 2)
@@ -315,6 +317,8 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 						continue;
 					micro = o->gbs / (mbs * dp);
 					if (vpp > 1 && micro % pp)
+						continue;
+					if (o->schedule == TS_SCHED_DUALPIPE && pp > 1 && micro % 2)
 						continue;
 					memset(&x, 0, sizeof(x));
 					x.tp = tp;
@@ -630,6 +634,9 @@ int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct
 	if (o->gpus % (x->tp * x->cp * x->pp))
 		return ts_err_set(err, TS_EUSAGE, "plan: TP*CP*PP = %lld does not divide the %lld GPUs",
 				  (long long)(x->tp * x->cp * x->pp), (long long)o->gpus);
+	if (o->schedule == TS_SCHED_DUALPIPE && x->pp > 1 && (x->vpp > 1 || x->pp % 2))
+		return ts_err_set(err, TS_EUSAGE, "plan: DualPipe needs an even PP and VPP 1 (got PP %lld VPP %lld)",
+				  (long long)x->pp, (long long)x->vpp);
 	if (x->first_layers < 0 && x->last_layers < 0 &&
 	    ts_plan_stage_rule(m->layers, x->pp * x->vpp, &first, &last, &uneven))
 		return ts_err_set(err, TS_EUSAGE, "plan: %lld layers cannot fill PP*VPP = %lld virtual stages",
@@ -668,6 +675,11 @@ int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct
 	y.option = chosen;
 	y.edp = s->ctx.edp;
 	y.micro = s->ctx.micro;
+	if (o->schedule == TS_SCHED_DUALPIPE && y.pp > 1 && y.micro % 2) {
+		rc = ts_err_set(err, TS_EUSAGE, "plan: DualPipe needs an even micro-batch count (got %lld)",
+				(long long)y.micro);
+		goto out;
+	}
 	y.memory_bytes = s->peak.total_bytes;
 	y.allocated_bytes = s->peak.allocated_bytes;
 	y.peak_rank = s->peak.rank;

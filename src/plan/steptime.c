@@ -282,8 +282,13 @@ static int spans_nodes(int64_t stride, int64_t size, int64_t node)
  * h BF16 values. Flat all-to-all: (EP-1)/EP of the copies leave the GPU,
  * the share of peers outside the node over the network. Hierarchical: a
  * token crosses the network once per remote node holding one of its K
- * experts, (N-1)(1 - (1 - 1/N)^K) for an EP group over N nodes with
- * uniformly placed experts; every other copy moves over NVLink.
+ * experts: its experts fall uniformly on the M nodes it may reach, of
+ * which it uses M(1 - (1 - 1/M)^K), each remote with probability (N-1)/N,
+ * for an EP group over N nodes; every other copy moves over NVLink. M = N
+ * without group-limited routing ((N-1)(1 - (1 - 1/N)^K)); with it (the
+ * experts in n_group groups, a token's from at most topk_group of them,
+ * DeepSeek-V3's node-limited routing) the groups of a token span at most
+ * topk_group * ceil(N / n_group) nodes.
  */
 static void ep_volume(const struct ts_model *m, const struct ts_plan_opts *o, const struct shape *z,
 		      const struct ts_plan_layout *x, double *intra, double *inter)
@@ -291,15 +296,21 @@ static void ep_volume(const struct ts_model *m, const struct ts_plan_opts *o, co
 	int64_t G = o->gpus_per_node;
 	double copies = z->iota * z->te, all = 4.0 * (double)(x->ep - 1) / (double)x->ep * copies * z->h * 2.0;
 	double f = intra_fraction(x->etp, x->ep, G);
-	double N = (double)(x->ep * x->etp) / (double)G, K = (double)(m->topk ? m->topk : 1);
+	double N = (double)(x->ep * x->etp) / (double)G, K = (double)(m->topk ? m->topk : 1), M;
 
 	if (o->dispatcher == TS_DISPATCH_ALLTOALL || N <= 1.0) {
 		*intra = all * f;
 		*inter = all * (1.0 - f);
 		return;
 	}
+	M = N;
+	if (m->expert_groups > 0 && m->group_topk > 0) {
+		double lim = (double)m->group_topk * ceil(N / (double)m->expert_groups - 1e-9);
+		if (lim < M)
+			M = lim;
+	}
 	/* tokens of this GPU: copies / K (each goes to K experts) */
-	*inter = 4.0 * copies / K * (N - 1.0) * (1.0 - pow(1.0 - 1.0 / N, K)) * z->h * 2.0;
+	*inter = 4.0 * copies / K * (N - 1.0) / N * M * (1.0 - pow(1.0 - 1.0 / M, K)) * z->h * 2.0;
 	*intra = all;
 }
 
@@ -530,12 +541,24 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 	/* pipeline send/receive of each micro-batch at each virtual stage
 	 * boundary (activation forward, gradient backward); the interleaved
 	 * schedule overlaps it (Megatron's overlap_p2p_comm) */
-	if (x->pp > 1 && x->vpp == 1) {
+	if (x->pp > 1 && x->vpp == 1 && o->schedule != TS_SCHED_DUALPIPE) {
 		double v = x->comm_bytes[TS_COMM_PP][TS_LINK_INTRA] + x->comm_bytes[TS_COMM_PP][TS_LINK_INTER];
 		T->term_s[TS_T_PP] = x->tp * x->cp * x->dp >= G ? xfer_s(o, 0, v) : xfer_s(o, v, 0);
 	}
-	/* interleaved 1F1B: (p-1)/v micro-batches of fill and drain */
-	T->term_s[TS_T_BUBBLE] = best * (double)(x->pp - 1) / (double)x->vpp;
+	if (o->schedule == TS_SCHED_DUALPIPE && x->pp > 1) {
+		/* DualPipe (DeepSeek-V3 report, table 2): (PP/2-1)(F&B + B - 3W)
+		 * against 1F1B's (PP-1)(F+B), its sends hidden behind computation
+		 * (report 3.2.1). F, B and W from the busiest rank's micro-batch:
+		 * the backward does the input and the weight gradients, each a
+		 * forward's work (F = W = (mb - rc)/3, B = 2F + rc with the
+		 * recomputed forward rc); F&B, a forward and a backward chunk
+		 * overlapped, hides communication, not computation: F + B */
+		double rc = rank_t[TS_T_RECOMPUTE], f = (best - rc) / 3.0, b = 2.0 * f + rc, w = f;
+		T->term_s[TS_T_BUBBLE] = ((double)x->pp / 2.0 - 1.0) * ((f + b) + b - 3.0 * w);
+	} else {
+		/* interleaved 1F1B: (p-1)/v micro-batches of fill and drain */
+		T->term_s[TS_T_BUBBLE] = best * (double)(x->pp - 1) / (double)x->vpp;
+	}
 	/* distributed optimizer: the FP32 gradient reduce-scatter (4 of the 6
 	 * bytes) overlaps the last micro-batch's backward (2/3 of it), the BF16
 	 * parameter all-gather the first forward (1/3) */

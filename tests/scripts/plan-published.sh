@@ -17,6 +17,9 @@
 #   Llama 3 405B on 8192 / 16384 H100 +43.5 % / +76.8 %;
 # - a tp_overlap cell prices Megatron's --tp-comm-overlap (the Bridge
 #   recipes of P1 and P2 set it); the text settings say "TP overlap";
+# - a schedule cell 'dualpipe' (P6, DeepSeek-V3) prices DualPipe's bubble by the
+#   report's table 2, hides the pipeline sends, warns that memory stays 1F1B's; the
+#   model file's n_group/topk_group bound the EP network bytes (node-limited routing);
 # - a recompute cell is priced as stated (GPT 1T: Megatron's 2021 runs
 #   recomputed every layer; plan picked "none", which fits: -29.8 %);
 # - the dense Megatron-style rows (P1, P2, P4, P7, P8 on H100, P9 on A100)
@@ -110,6 +113,47 @@ for cid, want in (("P1", True), ("P2", True), ("P4", False), ("P7", False)):
 for line in txt.splitlines():
     if line.startswith(("P1 ", "P2 ")) and "TP overlap" not in line:
         bad.append("text row without 'TP overlap': " + line[:60])
+# P6, DeepSeek-V3 on 2048 H800: a schedule cell 'dualpipe' prices DualPipe's bubble,
+# (PP/2 - 1)(F&B + B - 3W) (the DeepSeek-V3 report's table 2), against 1F1B's
+# (PP - 1)(F + B). With the busiest rank's micro-batch T (the per-micro-batch terms
+# summed over the 120 micro-batches), its recomputed forward rc, F = W = (T - rc)/3,
+# B = 2F + rc, F&B = F + B: F&B + B - 3W = 2F + 2rc; PP 16: 7 (2(T - rc)/3 + 2rc).
+# 1F1B would be 15 T. The pipeline sends are hidden (report 3.2.1): pp_comm 0.
+c = cases["P6"]
+L = c["layout"]
+t = L["terms_ms"]
+mb = L["microbatches"]
+T = sum(t[k] for k in ("gemm", "attention", "experts", "elementwise", "fp8_cast", "recompute", "latency",
+                       "tp_comm", "cp_comm", "ep_comm")) / mb
+rc = t["recompute"] / mb
+want = (16 / 2 - 1) * (2 * (T - rc) / 3 + 2 * rc)
+if c.get("schedule") != "dualpipe":
+    bad.append("P6: schedule %s, the row says dualpipe" % c.get("schedule"))
+if abs(L["bubble_ms"] - want) > 1e-4 * want:
+    bad.append("P6: bubble %.1f ms, DualPipe's (PP/2-1)(F&B+B-3W) is %.1f ms (1F1B's %.1f)" % (L["bubble_ms"], want, 15 * T))
+if t["pp_comm"] != 0:
+    bad.append("P6: DualPipe hides the pipeline sends, pp_comm %.1f ms" % t["pp_comm"])
+for cid, x in cases.items():
+    if cid != "P6" and x.get("schedule") != "1f1b":
+        bad.append("%s: no schedule cell, priced as %s, want 1f1b" % (cid, x.get("schedule")))
+if not any(l.startswith("P6 ") and "DualPipe" in l for l in txt.splitlines()):
+    bad.append("P6: the text row does not say DualPipe")
+w = [x for x in d["warnings"] if x["code"] == "dualpipe-memory"]
+if len(w) != 1 or " P6: " not in w[0]["message"]:
+    bad.append("P6: %d dualpipe-memory warnings in JSON, want 1 naming P6" % len(w))
+if not any(l.startswith("warning: ") and " P6: DualPipe: memory" in l for l in txt.splitlines()):
+    bad.append("P6: no dualpipe-memory warning in the text")
+# node-limited routing (the report 2.1.2: each token to at most M = 4 nodes; the
+# model file's n_group 8, topk_group 4 as in DeepSeek-V3's config.json): EP64 over
+# N = 8 nodes, K = 8. A token's experts lie on the 4 nodes it may reach; it uses
+# 4 (1 - (3/4)^8) of them, each remote with probability 7/8: 3.1496048 network
+# crossings (unlimited: 7 (1 - (7/8)^8) = 4.5947376). Bytes a step on a GPU:
+# 4 all-to-alls * 1.6 (natural routing's busiest rank) * 4096 tokens * 3.1496048
+# * 7168 * 2 B * 58/16 MoE layers a rank * 120 micro-batches = 514,888,550,400 B
+# (unlimited 751,134,802,320 B).
+if abs(L["comm_bytes"]["ep_inter"] - 514888550400) > 1e6:
+    bad.append("P6: EP network bytes %d, node-limited routing gives 514888550400 (unlimited 751134802320)"
+               % L["comm_bytes"]["ep_inter"])
 # every published layout fits in plan's memory
 for cid, c in sorted(cases.items()):
     if not c["layout"]["fits"]:
@@ -118,6 +162,26 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 EOF
+
+# DualPipe brings P6 closer to its published 19.906 s step than 1F1B on the same
+# layout and settings (the row's: FP8, natural routing, EP overlap, hierarchical)
+p6() {
+	"$TS" plan --model "$M/plan-deepseek-v3.json" --gpus 2048 --gpu H800 --gbs 15360 --seq 4096 --precision fp8 \
+		--layout 1,16,1,1,64 --moe-overlap --dispatcher deepep --schedule "$1" --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["layout"]["step_ms"] / 1e3)' 2>/dev/null
+}
+s1=$(p6 1f1b)
+s2=$(p6 dualpipe)
+python3 -c '
+import sys
+a, b, pub = float(sys.argv[1]), float(sys.argv[2]), 19.906
+if not abs(b / pub - 1) < abs(a / pub - 1):
+    print("FAIL: P6: DualPipe %.2f s is not closer to the published %.2f s than 1F1B %.2f s" % (b, pub, a))
+    sys.exit(1)
+' "${s1:-0}" "${s2:-0}" || fail=1
+"$TS" plan --model "$M/plan-deepseek-v3.json" --gpus 2048 --gpu H800 --gbs 15360 --seq 4096 --precision fp8 \
+	--layout 1,16,2,1,64 --schedule dualpipe >/dev/null 2>&1
+[ $? = 2 ] || { echo "FAIL: DualPipe with VPP 2 is not a usage error"; fail=1; }
 
 # memory agrees that each published layout fits with the recompute plan chose
 python3 -c '

@@ -1,5 +1,6 @@
 /* Unit tests for the model readers (config.json, Megatron arguments block). */
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "trainscope/model.h"
 
@@ -43,6 +44,40 @@ TEST(model_hf_deepseek_v3)
 
 /* M7 (Qwen3-30B-A3B): L=48, h=2048, 32 heads, 4 groups, kv_ch 128,
  * moe_ffn 768, 128 experts, top-8, every layer MoE. */
+/* Group-limited routing (DeepSeek-V3's config.json: n_group 8, topk_group
+ * 4) is read; groups that do not divide the experts, or more groups a
+ * token than there are, are refused. */
+TEST(model_hf_group_limited_routing)
+{
+	static const char ok[] = "{\"hidden_size\": 1024, \"vocab_size\": 32000, \"num_hidden_layers\": 4, \"num_attention_heads\": 8,"
+				 " \"n_routed_experts\": 64, \"num_experts_per_tok\": 8, \"n_group\": 8,"
+				 " \"topk_group\": 4}";
+	static const char odd[] = "{\"hidden_size\": 1024, \"vocab_size\": 32000, \"num_hidden_layers\": 4, \"num_attention_heads\": 8,"
+				  " \"n_routed_experts\": 64, \"num_experts_per_tok\": 8, \"n_group\": 6,"
+				  " \"topk_group\": 4}";
+	static const char over[] = "{\"hidden_size\": 1024, \"vocab_size\": 32000, \"num_hidden_layers\": 4, \"num_attention_heads\": 8,"
+				   " \"n_routed_experts\": 64, \"num_experts_per_tok\": 8, \"n_group\": 4,"
+				   " \"topk_group\": 5}";
+	struct ts_model m;
+	struct ts_err err;
+
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_parse_config(&m, ok, sizeof(ok) - 1, "ok.json", &err) == 0);
+	REQUIRE(ts_model_finish(&m, &err) == 0);
+	CHECK_I64(m.expert_groups, 8);
+	CHECK_I64(m.group_topk, 4);
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_parse_config(&m, odd, sizeof(odd) - 1, "odd.json", &err) == 0);
+	CHECK_I64(ts_model_finish(&m, &err), TS_EUSAGE);
+	CHECK(strstr(err.msg, "n_group") != NULL);
+	ts_model_init(&m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_parse_config(&m, over, sizeof(over) - 1, "over.json", &err) == 0);
+	CHECK_I64(ts_model_finish(&m, &err), TS_EUSAGE);
+}
+
 TEST(model_hf_qwen3_moe)
 {
 	DATA_OR_SKIP(path, "models/qwen3-30b-a3b.json");

@@ -177,6 +177,30 @@ TEST(steptime_cases_parse)
 			CHECK_I64(lx.option, -1);
 			ts_plan_cases_release(&c);
 		}
+		{
+			/* the schedule cell: 1f1b, dualpipe (any case), empty -1
+			 * (priced 1F1B); a bad word names the column */
+			static const char sch[] =
+				"id,model_config,gpus,gpu,prec,tp,pp,vpp,cp,ep,mbs,gbs,seq,step_s,schedule\n"
+				"A,m.json,16,H100,BF16,1,2,1,1,1,1,1024,4096,20.5,DualPipe\n"
+				"B,m.json,16,H100,BF16,1,2,1,1,1,1,1024,4096,20.5,1f1b\n"
+				"C,m.json,16,H100,BF16,1,2,1,1,1,1,1024,4096,20.5,\n"
+				"D,m.json,16,H100,BF16,1,2,1,1,1,1,1024,4096,20.5,zb1p\n";
+			ts_err_init(&err);
+			CHECK_I64(ts_plan_cases_parse(&c, sch, sizeof(sch) - 1, "s.csv", &err), TS_EPARSE);
+			CHECK_I64(err.line, 5);
+			CHECK(strstr(err.msg, "'schedule'") != NULL);
+			REQUIRE(c.n == 3);
+			CHECK_I64(c.v[0].schedule, TS_SCHED_DUALPIPE);
+			CHECK_I64(c.v[1].schedule, TS_SCHED_1F1B);
+			CHECK_I64(c.v[2].schedule, -1);
+			ts_plan_opts_init(&o);
+			ts_plan_case_job(&c.v[0], &o);
+			CHECK_I64(o.schedule, TS_SCHED_DUALPIPE);
+			ts_plan_case_job(&c.v[2], &o);
+			CHECK_I64(o.schedule, TS_SCHED_1F1B);
+			ts_plan_cases_release(&c);
+		}
 	}
 }
 
@@ -599,6 +623,155 @@ TEST(steptime_ep_volumes_by_hand)
 	CHECK(y.time.term_s[TS_T_TP] < x.time.term_s[TS_T_TP]);
 	CHECK_REL(y.time.term_s[TS_T_GEMM], x.time.term_s[TS_T_GEMM], 1e-12);
 	CHECK_REL(y.time.term_s[TS_T_EXPERT], x.time.term_s[TS_T_EXPERT], 1e-12);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
+
+/*
+ * Node-limited routing by hand, Qwen3-30B-A3B (h 2048, 48 MoE layers, K 8
+ * of 128 experts) on 32 H100 (4 nodes of 8), EP32, GBS 2048: 64
+ * micro-batches of 4096 tokens, balanced routing, the hierarchical
+ * dispatcher. A token's 8 experts fall on the M nodes it may reach; it uses
+ * M(1 - (1 - 1/M)^8) of them, each remote with probability 3/4:
+ *   unlimited (M = N = 4): 3 * (1 - (3/4)^8) = 2.6996612548828125
+ *     crossings, 4 all-to-alls * 4096 tokens * 2048 * 2 B each:
+ *     67,108,864 * 2.69966... = 181,171,200 B per layer and micro-batch;
+ *   4 groups of 32 experts, 2 a token (M = 2 * ceil(4/4) = 2):
+ *     3/4 * 2 * (1 - (1/2)^8) = 1.494140625 -> 100,270,080 B;
+ *   2 groups of 64, 1 a token (a group spans ceil(4/2) = 2 nodes: M = 2):
+ *     the same 100,270,080 B;
+ * times 48 layers * 64 micro-batches = 3072. NVLink carries every copy
+ * that leaves the GPU either way; a flat all-to-all is not limited (the
+ * share of copies on remote GPUs does not depend on which nodes).
+ */
+TEST(steptime_node_limited_routing_by_hand)
+{
+	const char *path = test_data("models/qwen3-30b-a3b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan_layout x, y, z, f0, f1;
+	struct ts_err err;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 32;
+	o.gbs = 2048;
+	o.seq = 4096;
+	o.routing = TS_ROUTING_BALANCED;
+	memset(&x, 0, sizeof(x));
+	x.tp = 1, x.pp = 1, x.vpp = 1, x.cp = 1, x.ep = 32, x.etp = 1, x.mbs = 1;
+	x.option = -1;
+	x.first_layers = x.last_layers = -1;
+	y = z = f0 = f1 = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	CHECK_REL(x.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 181171200.0 * 3072.0, 1e-12);
+	m->expert_groups = 4;
+	m->group_topk = 2;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 100270080.0 * 3072.0, 1e-12);
+	CHECK_REL(y.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], x.comm_bytes[TS_COMM_EP][TS_LINK_INTRA], 1e-12);
+	m->expert_groups = 2;
+	m->group_topk = 1;
+	REQUIRE(ts_plan_price(m, &o, &z, &err) == 0);
+	CHECK_REL(z.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 100270080.0 * 3072.0, 1e-12);
+	o.dispatcher = TS_DISPATCH_ALLTOALL;
+	REQUIRE(ts_plan_price(m, &o, &f1, &err) == 0);
+	m->expert_groups = m->group_topk = 0;
+	REQUIRE(ts_plan_price(m, &o, &f0, &err) == 0);
+	CHECK_REL(f1.comm_bytes[TS_COMM_EP][TS_LINK_INTER], f0.comm_bytes[TS_COMM_EP][TS_LINK_INTER], 1e-12);
+	ts_gpu_catalog_release(&cat);
+	free(m);
+}
+
+/*
+ * DualPipe's bubble by hand (DeepSeek-V3 report, table 2): (PP/2 - 1)(F&B
+ * + B - 3W) against 1F1B's (PP - 1)(F + B). Qwen3-8B (36 layers) on 16
+ * H100, TP1 PP4 DP4, GBS 256: 64 micro-batches, no recompute. With the
+ * busiest rank's micro-batch T = F + B, a backward that does the input and
+ * the weight gradients (each a forward's work: F = W = T/3, B = 2T/3) and
+ * F&B = F + B (overlap hides communication, not computation):
+ *   DualPipe (4/2 - 1)(T + 2T/3 - T) = 2T/3; 1F1B (4 - 1) T = 3T.
+ * DualPipe's pipeline sends are hidden (report 3.2.1): pp_comm 0, where
+ * 1F1B at VPP 1 pays them. DualPipe needs VPP 1, an even PP and an even
+ * micro-batch count.
+ */
+TEST(steptime_dualpipe_bubble_by_hand)
+{
+	const char *path = test_data("models/qwen3-8b.json");
+	struct ts_gpu_catalog cat;
+	struct ts_model *m = malloc(sizeof(*m));
+	struct ts_plan_opts o;
+	struct ts_plan_layout x, y, bad;
+	struct ts_plan p;
+	struct ts_err err;
+
+	REQUIRE(m != NULL);
+	if (!path) {
+		free(m);
+		return;
+	}
+	ts_model_init(m);
+	ts_err_init(&err);
+	REQUIRE(ts_model_read_config(m, path, &err) == 0 && ts_model_finish(m, &err) == 0);
+	REQUIRE(ts_gpu_catalog_init(&cat) == 0);
+	ts_plan_opts_init(&o);
+	REQUIRE(ts_plan_opts_device(&o, ts_gpu_find(&cat, "H100-SXM"), TS_PREC_BF16, &err) == 0);
+	o.gpus = 16;
+	o.gbs = 256;
+	o.seq = 4096;
+	memset(&x, 0, sizeof(x));
+	x.tp = 1, x.pp = 4, x.vpp = 1, x.cp = 1, x.ep = 1, x.etp = 1, x.mbs = 1;
+	x.option = 0; /* no recompute, as priced */
+	x.first_layers = x.last_layers = -1;
+	y = x;
+	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
+	CHECK_I64(x.micro, 64);
+	CHECK_REL(x.time.term_s[TS_T_BUBBLE], 3.0 * x.time.rank_mb_s, 1e-12);
+	CHECK(x.time.term_s[TS_T_PP] > 0);
+	o.schedule = TS_SCHED_DUALPIPE;
+	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
+	CHECK_NEAR(y.time.term_s[TS_T_RECOMPUTE], 0.0, 0.0);
+	CHECK_REL(y.time.rank_mb_s, x.time.rank_mb_s, 1e-12);
+	CHECK_REL(y.time.term_s[TS_T_BUBBLE], 2.0 / 3.0 * x.time.rank_mb_s, 1e-12);
+	CHECK_NEAR(y.time.term_s[TS_T_PP], 0.0, 0.0);
+	CHECK_REL(x.step_s - y.step_s,
+		  x.time.term_s[TS_T_PP] + (3.0 - 2.0 / 3.0) * x.time.rank_mb_s, 1e-9);
+	/* illegal under DualPipe: interleaving, an odd PP, an odd micro-batch count */
+	bad = x;
+	bad.vpp = 3;
+	CHECK_I64(ts_plan_price(m, &o, &bad, &err), TS_EUSAGE);
+	bad = x;
+	bad.pp = 3;
+	bad.tp = 1;
+	o.gpus = 48;
+	o.gbs = 48 / 3;
+	CHECK_I64(ts_plan_price(m, &o, &bad, &err), TS_EUSAGE);
+	o.gpus = 16;
+	o.gbs = 4 * 3; /* DP 4: 3 micro-batches */
+	bad = x;
+	CHECK_I64(ts_plan_price(m, &o, &bad, &err), TS_EUSAGE);
+	/* the search keeps to what DualPipe runs, and does not ask it for VPP */
+	o.gbs = 256;
+	ts_plan_init(&p);
+	REQUIRE(ts_plan_run(m, &o, &p, &err) == 0);
+	REQUIRE(p.n > 0);
+	for (size_t i = 0; i < p.n; i++) {
+		CHECK_I64(p.v[i].vpp, 1);
+		CHECK(p.v[i].pp == 1 || p.v[i].pp % 2 == 0);
+		CHECK(p.v[i].pp == 1 || p.v[i].micro % 2 == 0);
+		CHECK(!(p.v[i].violations & (1 << TS_RULE_PP_VPP)));
+	}
+	ts_plan_release(&p);
 	ts_gpu_catalog_release(&cat);
 	free(m);
 }
