@@ -721,8 +721,9 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 		if (w->r.vpp_chosen)
 			ts_warnings_add(wn, "vpp-unstated", csv, -1, TS_NO_INT,
 					"%s: line %lld: %s: no vpp cell with PP %lld: priced at VPP %lld, the fastest"
-					" depth up to %lld that fits without offload", csv, (long long)w->c.line,
-					w->c.id, (long long)w->c.pp, (long long)w->r.pub.vpp, (long long)o.max_vpp);
+					" depth up to %lld (or dividing the layers a stage) that fits without offload",
+					csv, (long long)w->c.line, w->c.id, (long long)w->c.pp, (long long)w->r.pub.vpp,
+					(long long)o.max_vpp);
 	}
 	/* the search's claim is weighed against the fastest published layout
 	 * of the same job (model, GPUs, device, batch, sequence, routing): a

@@ -7,7 +7,7 @@
  * time, NUL-terminated text cells, strictly increasing 1-based line
  * numbers no larger than the input's line count; the run-setting cells
  * are "not stated" (-1) or a known value (moe_overlap 0/1, cuda_graphs a
- * ts_cuda_graphs, dispatcher a ts_dispatcher), and a case's recipe, when
+ * ts_cuda_graphs, dispatcher a ts_dispatcher, schedule a ts_schedule), and a case's recipe, when
  * one matches, fills only known values into the job; the Spearman coefficient
  * of any two columns is NaN or within [-1, 1], and 1 against itself when
  * defined. A rejected input must leave an error message.
@@ -49,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(x->moe_overlap >= -1 && x->moe_overlap <= 1);
 		assert(x->cuda_graphs >= -1 && x->cuda_graphs <= TS_GRAPHS_FULL);
 		assert(x->dispatcher >= -1 && x->dispatcher <= TS_DISPATCH_ALLTOALL);
+		assert(x->schedule >= -1 && x->schedule <= TS_SCHED_DUALPIPE);
 		{
 			struct ts_plan_opts o;
 			ts_plan_opts_init(&o);
@@ -56,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			assert(o.moe_overlap == 0 || o.moe_overlap == 1);
 			assert(o.cuda_graphs >= TS_GRAPHS_NONE && o.cuda_graphs <= TS_GRAPHS_FULL);
 			assert(o.routing == TS_ROUTING_NATURAL || o.routing == TS_ROUTING_BALANCED);
+			assert(o.schedule == TS_SCHED_1F1B || o.schedule == TS_SCHED_DUALPIPE);
 		}
 		last = x->line;
 		if (i < 4096) {

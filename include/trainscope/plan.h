@@ -134,7 +134,7 @@ struct ts_plan_opts {
 	int est;                 /* memory estimator */
 	int64_t max_tp;          /* 0 = gpus_per_node */
 	int64_t max_mbs;         /* default 1: every calibration case runs MBS 1 (docs/memory-plan.md 4.3) */
-	int64_t max_vpp;         /* default 8 */
+	int64_t max_vpp;         /* default 8; deeper only when it divides L/PP (ts_plan_vpp_searched) */
 	double context_bytes;    /* allowance per GPU (memory.h) */
 	double fragmentation;
 	double peak_bf16;        /* BF16 dense peak: attention and logits stay BF16 under FP8;
@@ -155,6 +155,17 @@ struct ts_plan_opts {
 	int memory_only;         /* enumerate and price memory, skip timing (benchmark baseline) */
 	int enumerate_only;      /* enumerate legal layouts only (benchmark baseline) */
 };
+
+/*
+ * Whether the search enumerates virtual pipeline depth vpp for pp
+ * pipeline stages of a model of `layers` decoder layers: any depth up to
+ * o->max_vpp with PP*VPP <= layers + 2 (Megatron's first/last-stage rule
+ * fills the rest; the caller checks it), and above max_vpp every depth that
+ * divides layers/PP (Megatron's recipes run 96 layers at PP 8 VPP 12: one
+ * layer a virtual stage). VPP 1 always; VPP > 1 only with pp > 1 and the
+ * 1F1B schedule (DualPipe runs VPP 1).
+ */
+int ts_plan_vpp_searched(const struct ts_plan_opts *o, int64_t layers, int64_t pp, int64_t vpp);
 
 /* Defaults: inter-node 50 GB/s, max MBS 1, max VPP 8, BF16, MoE-aware
  * estimator, 1 GiB context, 5 % fragmentation, natural routing, the fitted

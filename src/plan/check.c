@@ -419,8 +419,8 @@ void ts_plan_case_layout(const struct ts_plan_case *c, struct ts_plan_layout *x)
  * A row with PP > 1 and no vpp cell: the source did not publish the
  * virtual pipeline depth, and VPP 1 would charge the run a bubble of PP-1
  * whole micro-batches that no expert layout pays. Every depth the search
- * enumerates (VPP <= max_vpp, PP*VPP <= L + 2 and the stage rule fills it,
- * m a multiple of PP when interleaved) is priced and the fastest one that
+ * enumerates (ts_plan_vpp_searched and the stage rule fills it, m a
+ * multiple of PP when interleaved) is priced and the fastest one that
  * fits without offload is the published layout; VPP 1 when none does.
  */
 static int price_unstated_vpp(const struct ts_model *m, const struct ts_plan_opts *o,
@@ -434,8 +434,9 @@ static int price_unstated_vpp(const struct ts_model *m, const struct ts_plan_opt
 		return rc;
 	have = best.fits && best.offload == 0;
 	micro = dp > 0 && pub->mbs > 0 ? o->gbs / (pub->mbs * dp) : 0;
-	for (int64_t v = 2; v <= o->max_vpp && pub->pp * v <= m->layers + 2; v++) {
-		if (micro % pub->pp || ts_plan_stage_rule(m->layers, pub->pp * v, &first, &last, &uneven))
+	for (int64_t v = 2; pub->pp * v <= m->layers + 2; v++) {
+		if (!ts_plan_vpp_searched(o, m->layers, pub->pp, v) || micro % pub->pp ||
+		    ts_plan_stage_rule(m->layers, pub->pp * v, &first, &last, &uneven))
 			continue;
 		y = *pub;
 		y.vpp = v;

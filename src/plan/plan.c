@@ -286,6 +286,17 @@ static int try_layout(struct search *s, const struct ts_plan_layout *base, struc
 	return 0;
 }
 
+int ts_plan_vpp_searched(const struct ts_plan_opts *o, int64_t layers, int64_t pp, int64_t vpp)
+{
+	if (vpp == 1)
+		return 1;
+	if (vpp < 1 || pp <= 1 || o->schedule == TS_SCHED_DUALPIPE)
+		return 0;
+	if (vpp <= o->max_vpp)
+		return pp * vpp <= layers + 2;
+	return layers % (pp * vpp) == 0;
+}
+
 /* All layouts for one (TP, CP, PP): VPP, EP, ETP, MBS. */
 static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp, struct ts_err *err)
 {
@@ -296,11 +307,11 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 
 	if (o->schedule == TS_SCHED_DUALPIPE && pp % 2 && pp > 1)
 		return 0;
-	for (int64_t vpp = 1; vpp <= (pp > 1 && o->schedule != TS_SCHED_DUALPIPE ? o->max_vpp : 1); vpp++) {
+	for (int64_t vpp = 1; pp * vpp <= m->layers + 2; vpp++) {
 		int64_t first, last;
 		int uneven;
-		if (pp * vpp > m->layers + 2)
-			break;
+		if (!ts_plan_vpp_searched(o, m->layers, pp, vpp))
+			continue;
 		if (ts_plan_stage_rule(m->layers, pp * vpp, &first, &last, &uneven))
 			continue;
 		for (int d = 0; d < s->nep; d++) {

@@ -11,8 +11,10 @@
 #   cell, PP > 1: the Llama 3 paper's TP8 CP1 PP16 rows, Nemotron-4 340B's
 #   TP8 PP12, Megatron's GPT 1T)
 #   is priced at the fastest depth that fits without offload, and that depth
-#   is the argmin of `plan --layout` over every legal VPP (PP*VPP <= L + 2,
-#   m a multiple of PP); a vpp-unstated warning says so in text and JSON.
+#   is the argmin of `plan --layout` over every legal VPP (PP*VPP <= L + 2 up to
+#   8, above 8 the depths dividing L/PP; m a multiple of PP); a vpp-unstated
+#   warning says so in text and JSON.
+# - VPP above 8 is searched where it divides L/PP: P5 (VPP 12) has a rank;
 #   Before, the row was priced at VPP 1 (PP-1 whole micro-batches of bubble):
 #   Llama 3 405B on 8192 / 16384 H100 +43.5 % / +76.8 %;
 # - a tp_overlap cell prices Megatron's --tp-comm-overlap (the Bridge
@@ -44,8 +46,10 @@ fail=0
 vpp_sweep() { # ID MODEL GPUS GPU GBS SEQ TP PP CP LAYERS
 	local id=$1 model=$2 gpus=$3 gpu=$4 gbs=$5 seq=$6 tp=$7 pp=$8 cp=$9 layers=${10}
 	local dp=$((gpus / (tp * cp * pp))) v
-	for v in 1 2 3 4 5 6 7 8; do
-		[ $((pp * v)) -le $((layers + 2)) ] || continue
+	# the depths the search enumerates: up to 8 with PP*VPP <= L + 2, above 8 those
+	# dividing the layers a stage
+	for v in $(seq 1 $(((layers + 2) / pp))); do
+		[ "$v" -le 8 ] || [ $((layers % (pp * v))) -eq 0 ] || continue
 		[ "$v" -eq 1 ] || [ $(((gbs / dp) % pp)) -eq 0 ] || continue
 		"$TS" plan --model "$M/$model" --gpus "$gpus" --gpu "$gpu" --gbs "$gbs" --seq "$seq" \
 			--layout "$tp,$pp,$v,$cp,1" --json 2>/dev/null |
@@ -103,6 +107,11 @@ if cases["P9"]["layout"]["recompute"] != "full" or not cases["P9"].get("recomput
 for cid in ("P1", "P7"):
     if cases[cid].get("recompute_stated"):
         bad.append("%s: no recompute cell, but recompute_stated is true" % cid)
+# VPP above 8 is searched where it divides the layers a stage: P5's published TP8 PP8
+# VPP12 (96 layers, one a virtual stage; NGC DGXC) now has a rank in its own search
+# (before: none, the search stopped at VPP 8)
+if not cases["P5"].get("published_rank"):
+    bad.append("P5: TP8 PP8 VPP12 has no rank in the search (VPP 12 divides 96/8 layers)")
 for cid in ("P1", "P2", "P3", "P5", "P6"):
     if cases[cid].get("vpp_chosen"):
         bad.append("%s: has a vpp cell but vpp_chosen is true" % cid)

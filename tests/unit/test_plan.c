@@ -5,6 +5,7 @@
  * two published layouts that are known to run.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "trainscope/gpus.h"
 #include "trainscope/plan.h"
@@ -202,6 +203,43 @@ TEST(plan_deepseek_v3_1024_h100_rules)
 	 * optimizer; TP1 CP1 PP1 EP1 cannot be listed as fitting. */
 	x = find(&p, 1, 1, 1, 1, 1, 1, 1);
 	CHECK(x == NULL || !x->fits);
+	ts_plan_release(&p);
+}
+
+/*
+ * The virtual pipeline depths searched, Qwen3-8B (36 layers) on 48 GPUs,
+ * GBS 1152 (every PP of 1, 2, 3, 4, 6, ... leaves whole micro-batch counts
+ * that PP divides): up to 8 any depth with PP*VPP <= 38; above 8 only the
+ * depths that divide the layers a stage (Megatron's recipes run 96 layers
+ * at PP 8 VPP 12: one layer a virtual stage). By hand: PP 2 (18 a stage)
+ * adds 9 and 18; PP 3 (12) adds 12; PP 4 (9) adds 9; PP 6 (6) none; 10, 11,
+ * 13-17 never. Before, the search stopped at VPP 8.
+ */
+TEST(plan_vpp_above_8_divides_stage_layers)
+{
+	struct ts_model m;
+	struct ts_plan_opts o;
+	struct ts_plan p;
+	int seen[4][19];
+
+	if (run_plan("models/qwen3-8b.json", 48, 1152, &m, &o, &p))
+		return;
+	memset(seen, 0, sizeof(seen));
+	for (size_t i = 0; i < p.n; i++) {
+		const struct ts_plan_layout *x = &p.v[i];
+		CHECK(x->vpp <= 8 || m.layers % (x->pp * x->vpp) == 0);
+		if (x->pp >= 2 && x->pp <= 4 && x->vpp <= 18)
+			seen[x->pp - 1][x->vpp] = 1;
+	}
+	CHECK(seen[1][9] && seen[1][18] && !seen[1][10] && !seen[1][12]);
+	CHECK(seen[2][12] && !seen[2][9] && !seen[2][11]);
+	CHECK(seen[3][9] && !seen[3][10]);
+	CHECK(seen[1][8] && seen[1][7]); /* up to 8 as before */
+	CHECK(ts_plan_vpp_searched(&o, 96, 8, 12));
+	CHECK(!ts_plan_vpp_searched(&o, 96, 8, 10));
+	CHECK(!ts_plan_vpp_searched(&o, 96, 1, 2));
+	o.schedule = TS_SCHED_DUALPIPE;
+	CHECK(!ts_plan_vpp_searched(&o, 96, 8, 12));
 	ts_plan_release(&p);
 }
 
