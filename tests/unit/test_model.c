@@ -216,6 +216,8 @@ static const char args_log[] =
 	"0:   make_vocab_size_divisible_by .................... 128\n"
 	"0:   moe_ffn_hidden_size ............................. 256\n"
 	"0:   moe_layer_freq .................................. [0, 1, 1, 1]\n"
+	"0:   moe_router_group_topk ........................... 2\n"
+	"0:   moe_router_num_groups ........................... 4\n"
 	"0:   moe_router_topk ................................. 2\n"
 	"0:   moe_shared_expert_intermediate_size ............. 512\n"
 	"0:   mtp_num_layers .................................. None\n"
@@ -255,6 +257,8 @@ TEST(model_megatron_args_block)
 	CHECK_I64(m.padded_vocab, 32000);
 	CHECK_I64(m.num_experts, 16);
 	CHECK_I64(m.topk, 2);
+	CHECK_I64(m.expert_groups, 4); /* group-limited routing */
+	CHECK_I64(m.group_topk, 2);
 	CHECK_I64(m.moe_layers, 3);
 	CHECK(!m.moe_layer[0] && m.moe_layer[1]);
 	CHECK_I64(m.shared_ffn_hidden, 512);
