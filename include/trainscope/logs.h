@@ -100,7 +100,11 @@ enum ts_step_flags {
  * last print: a pipeline record at N after one at P gets that line's values
  * over N - P (its micro line's batch_input as data, bwd_allreduce not
  * kept: it times no allreduce there) when exactly one came between them,
- * the file's first record none (docs/steps.md).
+ * the file's first record none; its comm is the p2p line printed right
+ * after it (`time (ms) | pipe_send_output: v | pipe_recv_grad: v`, global
+ * rank 0's blocking sends and receives, the wait for the next stage
+ * included, summed since the last print) over N - P, under the same
+ * conditions: there comm is no part of backward (docs/steps.md).
  */
 enum ts_phase {
 	TS_PHASE_DATA = 0,

@@ -546,6 +546,10 @@ struct rd {
 	double ds_ph_ms[TS_PHASE_COUNT];
 	int64_t ds_ph_n[TS_PHASE_COUNT], ds_ph_lines, ds_ph_span;
 	size_t ds_ph_rec;
+	/* the pipeline engine record the next p2p timer line belongs to (1 +
+	 * index, 0 none) and the global steps its sums cover (0 unknown) */
+	size_t ds_p2p_rec;
+	int64_t ds_p2p_span;
 	int megatron_args;
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
@@ -1776,15 +1780,20 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 		p = q;
 	}
 	ds_step_facts(r, &st);
-	if (r->ds_step0 != TS_NO_INT && st.iteration > r->ds_step0 && r->ds_ph_lines == 1)
+	/* its p2p timer line, right after it, sums the same steps: one print
+	 * since P's record, as the global line says */
+	r->ds_p2p_span = 0;
+	if (r->ds_step0 != TS_NO_INT && st.iteration > r->ds_step0 && r->ds_ph_lines == 1) {
+		r->ds_p2p_span = st.iteration - r->ds_step0;
 		for (int k = 0; k < TS_PHASE_COUNT; k++)
 			if (r->ds_ph_n[k] == 1 && k != TS_PHASE_COMM)
-				st.phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] /
-							  (double)(st.iteration - r->ds_step0));
+				st.phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] / (double)r->ds_p2p_span);
+	}
 	ds_timers_reset(r);
 	r->ds_t0 = TS_NO_INT;
 	r->ds_step0 = st.iteration;
 	rc = ds_push(r, &st);
+	r->ds_p2p_rec = rc ? 0 : r->log->steps.n;
 	return rc < 0 ? rc : 1;
 }
 
@@ -1900,6 +1909,7 @@ static void ds_drop(struct rd *r)
 		r->file_format = r->non_ds;
 	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
 	r->ds_n = 0;
+	r->ds_p2p_rec = 0;
 	ds_timers_reset(r);
 }
 
@@ -2281,9 +2291,21 @@ static int ds_timer_phase(const char *k, size_t n)
 	return -1;
 }
 
+/* The pipeline engine's p2p timers (PIPE_SEND_OUTPUT_TIMER, ...). */
+static int ds_p2p_timer(const char *k, size_t n)
+{
+	static const char *const t[] = { "pipe_send_output", "pipe_send_grad",
+					 "pipe_recv_input", "pipe_recv_grad" };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
+		if (strlen(t[i]) == n && !memcmp(t[i], k, n))
+			return 1;
+	return 0;
+}
+
 /* 2 when the fields are DeepSpeed's global timers, 1 its micro timers,
- * 0 neither (Megatron's: no name of theirs has an underscore or is
- * "step"). */
+ * 3 the pipeline engine's p2p timers, 0 none of them (Megatron's: no name
+ * of theirs has an underscore or is "step"). */
 static int ds_timer_kind(const struct fieldv *f, size_t nf)
 {
 	static const char *const global[] = { "fwd", "bwd", "bwd_inner", "bwd_allreduce",
@@ -2291,6 +2313,8 @@ static int ds_timer_kind(const struct fieldv *f, size_t nf)
 	int ds = 0;
 
 	for (size_t i = 0; i < nf; i++) {
+		if (ds_p2p_timer(f[i].k, f[i].kn))
+			return 3;
 		if (f[i].kn > 10 && !memcmp(f[i].k + f[i].kn - 10, "_microstep", 10))
 			return 1;
 		if (f[i].kn == 11 && !memcmp(f[i].k, "batch_input", 11))
@@ -2306,13 +2330,30 @@ static int ds_timer_kind(const struct fieldv *f, size_t nf)
  * the record it belongs to, which it closes when that record was read
  * right before it; of a micro line only the pipeline engine's batch_input
  * (data: _exec_load_micro_batch, summed since its last print as the
- * global timers of its line are; the other engine has none). */
+ * global timers of its line are; the other engine has none); a p2p line
+ * (PipelineEngine.train_batch prints it right after its record, each
+ * timer summed since the last print: the time global rank 0, the first
+ * stage, spent in its blocking sends of activations and receives of
+ * gradients, the wait for the next stage included) the comm of the
+ * record right before it, over the record's steps. */
 static void ds_timers(struct rd *r, const struct fieldv *f, size_t nf, int kind)
 {
 	struct ts_step *st;
-	double x;
-	int ph;
+	double x, sum = 0;
+	int ph, got = 0;
 
+	if (kind == 3) {
+		for (size_t i = 0; i < nf; i++)
+			if (ds_p2p_timer(f[i].k, f[i].kn) && !pnum(f[i].v, f[i].vn, &x) && x >= 0) {
+				sum += x;
+				got = 1;
+			}
+		if (got && r->ds_p2p_rec && r->ds_p2p_rec == r->last_step && r->ds_p2p_span > 0)
+			r->log->steps.v[r->ds_p2p_rec - 1].phase_ns[TS_PHASE_COMM] =
+				ms_to_ns(sum / (double)r->ds_p2p_span);
+		r->ds_p2p_rec = 0;
+		return;
+	}
 	for (size_t i = 0; i < nf; i++) {
 		if (kind == 1)
 			ph = f[i].kn == 11 && !memcmp(f[i].k, "batch_input", 11) ? TS_PHASE_DATA : -1;
