@@ -223,6 +223,17 @@ struct ts_steplog {
 	 * (billions: transformer block, most loaded shard), NAN when absent. */
 	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
 	double theo_params_b, theo_params_shard_b;
+	/* Step times printed as zero (DeepSpeed's pipeline engine "iter time
+	 * (s): 0.000", Megatron's "elapsed time per iteration (ms): 0.0"; two
+	 * DeepSpeed throughput lines with one stamp): shorter than what the
+	 * print resolves, not 0 ms steps, so their records have no step time
+	 * (loss and health kept). Their count, and the first: its file, line,
+	 * iteration and the print's resolution in ms (half a unit of the last
+	 * digit printed; for stamps 1 ms over the steps between). */
+	uint64_t zero_steptimes;
+	int32_t zero_file;
+	int64_t zero_line, zero_iteration;
+	double zero_res_ms;
 	/* HF Trainer final summary, NAN when absent (ts_hf_run_mean). */
 	double hf_train_runtime_s, hf_steps_per_s;
 	uint64_t lines, bytes;            /* read so far, all files */

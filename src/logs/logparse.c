@@ -559,6 +559,8 @@ struct rd {
 	int64_t ign_line;           /* first unusable value (line), 0 none */
 	int ign_kind;
 	int rec_ign;                /* unusable value of the record being read, -1 none */
+	double rec_zero_ms;         /* the record being read printed its step time as
+				     * zero: the print's resolution (ms), 0 none */
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -590,6 +592,37 @@ static int64_t step_ms(struct rd *r, double ms)
 {
 	ignore_in_record(r, unusable(ms, 9e12));
 	return ms_to_ns(ms);
+}
+
+/* Half a unit of the last digit of the number that starts v[0..n) (its
+ * decimals up to the first character that is none), in that number's
+ * unit: the most a value printed so can be off by. */
+static double print_res(const char *v, size_t n)
+{
+	const char *e = v + n, *d;
+	double res = 0.5;
+
+	while (v < e && *v == ' ')
+		v++;
+	while (v < e && *v >= '0' && *v <= '9')
+		v++;
+	if (v < e && *v == '.')
+		for (d = v + 1; d < e && *d >= '0' && *d <= '9'; d++)
+			res /= 10;
+	return res;
+}
+
+/* Step time from a printed value ms (ms, printed as v[0..vn) in units of
+ * unit_ms): a value printed as zero is shorter than the print resolves,
+ * not a 0 ms step, so the record gets none (TS_NO_INT) and is counted
+ * (logs.h: zero_steptimes) when it is kept. */
+static int64_t step_printed(struct rd *r, double ms, const char *v, size_t vn, double unit_ms)
+{
+	if (ms == 0) {
+		r->rec_zero_ms = print_res(v, vn) * unit_ms;
+		return TS_NO_INT;
+	}
+	return step_ms(r, ms);
 }
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -643,6 +676,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->file = r->file;
 	s->line = line;
 	r->rec_ign = -1;
+	r->rec_zero_ms = 0;
 }
 
 static void see_format(struct rd *r, int format)
@@ -660,6 +694,13 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 		r->file_format = format;
 	ignore_value(r, r->rec_ign, s->line);
 	r->rec_ign = -1;
+	if (r->rec_zero_ms > 0 && s->step_ns == TS_NO_INT && !r->log->zero_steptimes++) {
+		r->log->zero_file = r->file;
+		r->log->zero_line = s->line;
+		r->log->zero_iteration = s->iteration;
+		r->log->zero_res_ms = r->rec_zero_ms;
+	}
+	r->rec_zero_ms = 0;
 	s->flags |= r->markers;
 	r->markers = 0;
 	/* its rank is the local rank of the replica's prefix (globalized
@@ -946,7 +987,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			break;
 		case F_ELAPSED_MS:
 			if (!pnum_cur(v0, vn, &v, &primus))
-				st.step_ns = step_ms(r, v);
+				st.step_ns = step_printed(r, v, v0, vn, 1.0);
 			else
 				ignore_in_record(r, TS_IGN_NOT_A_NUMBER);
 			break;
@@ -1763,7 +1804,7 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 	st.loss = loss;
 	if (!isfinite(loss))
 		st.flags |= TS_STEP_LOSS_NONFINITE;
-	st.step_ns = step_ms(r, secs * 1e3);
+	st.step_ns = step_printed(r, secs * 1e3, it + 16, (size_t)(e - it - 16), 1e3);
 	/* the additional losses: "name: value " up to " iter time" */
 	for (p += 7; p < it && *p != ' '; p++)
 		;
@@ -1866,9 +1907,12 @@ static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 		skip_prefix(&q, &qn);
 		t = qn && q[0] == '[' ? py_stamp(q + 1, qn - 1) : py_stamp(q, qn);
 	}
-	if (t != TS_NO_INT && r->ds_t0 != TS_NO_INT && st.iteration > r->ds_step0 &&
-	    t >= r->ds_t0)
+	/* the logger stamps milliseconds: one stamp for both lines is an
+	 * interval shorter than that, not 0 ms steps */
+	if (t != TS_NO_INT && r->ds_t0 != TS_NO_INT && st.iteration > r->ds_step0 && t > r->ds_t0)
 		st.step_ns = (t - r->ds_t0) / (st.iteration - r->ds_step0);
+	else if (t != TS_NO_INT && t == r->ds_t0 && st.iteration > r->ds_step0)
+		r->rec_zero_ms = 1.0 / (double)(st.iteration - r->ds_step0);
 	if (!ds_field(p + 2, e, "MaxMemAllocated", &x) && x >= 0)
 		st.mem_max_alloc_bytes = x * 1073741824.0;
 	if (!ds_field(p + 2, e, "MemAllocated", &x) && x >= 0)
