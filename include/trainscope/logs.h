@@ -40,7 +40,8 @@ enum ts_log_format {
 	TS_LOG_LIGHTNING,    /* Lightning progress bars with global_step (NeMo 1) */
 	TS_LOG_TITAN,        /* torchtitan metrics lines ("step: N  loss: ...") */
 	TS_LOG_DEEPSPEED,    /* DeepSpeed engine throughput lines, pipeline engine
-			      * "steps: N loss: L iter time (s): T" lines */
+			      * "steps: N loss: L iter time (s): T" lines (and
+			      * qlora-pipe's "step: N / T loss: L iter time (s): T") */
 	TS_LOG_FORMAT_COUNT
 };
 

@@ -1755,46 +1755,91 @@ static int ds_push(struct rd *r, struct ts_step *st)
 }
 
 /*
+ * The head of qlora-pipe's record (tdrussell/qlora-pipe, whose
+ * CustomPipelineEngine.train_batch prints it through its own log(), after
+ * "[%Y-%m-%d %H:%M:%S.mmm] [INFO] [qlora-pipe] "):
+ *   step:    10 /  1000 loss: 1.2345 iter time (s): 3.210 ...
+ * its "step: N / T " from p, up to e: the step and the run's length, the
+ * end of the head returned, NULL when p does not start one.
+ */
+static const char *qlora_head(const char *p, const char *e, double *step, double *total)
+{
+	const char *a;
+
+	if (e - p < 6 || memcmp(p, "step: ", 6))
+		return NULL;
+	for (p += 6; p < e && *p == ' '; p++)
+		;
+	for (a = p; p < e && *p != ' '; p++)
+		;
+	if (ds_num(a, p, step))
+		return NULL;
+	while (p < e && *p == ' ')
+		p++;
+	if (p == e || *p != '/')
+		return NULL;
+	for (p++; p < e && *p == ' '; p++)
+		;
+	for (a = p; p < e && *p != ' '; p++)
+		;
+	return ds_num(a, p, total) ? NULL : p;
+}
+
+/*
  * The pipeline engine's record (PipelineEngine.train_batch,
  * deepspeed/runtime/pipe/engine.py), printed by global rank 0 every
  * steps_per_print global steps:
  *   steps: 100 loss: 2.3456 iter time (s): 1.234 samples/sec: 51.864
  * (the newest engines put "name: %.4f " of each additional loss before
- * "iter time"). The loss is the global step's own, from the last stage,
- * averaged over the micro-batches and the data-parallel ranks; iter time
- * the train_batch timer's sum since the last print (reset there) divided
- * by steps_per_print: a mean over the steps since the last print.
- * samples/sec is train_batch_size / iter time and adds nothing. The
- * engine's timer lines of the same step come before it, each value summed
- * since the last print: with exactly one global line since the previous
- * record at P, the phases are its values over the N - P steps; the first
- * record of a file (its steps not known: a resumed process) gets none.
- * bwd_allreduce is not kept: this engine turns enable_backward_allreduce
- * off and reduces in _exec_reduce_grads, outside every timer, so the
- * timer wraps no allreduce. 1 when s[0..n) is such a line (pushed), 0
- * when not, < 0 on error.
+ * "iter time"), and qlora-pipe's subclass of that engine (qlora_head():
+ * "step: N / T loss: ..." with " eta (h): %.3f" or " eta: 1h5m" after
+ * samples/sec, the same quantities). The loss is the global step's own, from
+ * the last stage, averaged over the micro-batches and the data-parallel
+ * ranks; iter time the train_batch timer's sum since the last print (reset
+ * there) divided by steps_per_print: a mean over the steps since the last
+ * print; printed "%0.3f", so "0.000" is a mean under 0.5 ms, not 0
+ * (step_printed()). samples/sec is train_batch_size / iter time and adds
+ * nothing. The engine's timer lines of the same step come before it, each
+ * value summed since the last print: with exactly one global line since the
+ * previous record at P, the phases are its values over the N - P steps; the
+ * first record of a file (its steps not known: a resumed process) gets
+ * none. bwd_allreduce is not kept: this engine turns
+ * enable_backward_allreduce off and reduces in _exec_reduce_grads, outside
+ * every timer, so the timer wraps no allreduce. The p2p timer line printed
+ * right after the record gives its comm (ds_timers()). 1 when s[0..n) is
+ * such a line (pushed), 0 when not, < 0 on error.
  */
 static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 {
-	const char *q = s, *e, *p, *it, *c;
+	const char *q = s, *e, *p, *it, *c, *h;
 	size_t qn = n;
 	struct ts_step st;
-	double step, loss, secs, x;
-	int rc;
+	double step = NAN, loss, secs, x, total = NAN;
+	int rc, qlora = 0;
 
 	skip_prefix(&q, &qn);
 	e = q + qn;
-	if (qn < 7 || memcmp(q, "steps: ", 7))
-		return 0;
-	it = memmem(q, qn, " iter time (s): ", 16);
-	p = memmem(q, qn, " loss: ", 7);
+	if (qn >= 7 && !memcmp(q, "steps: ", 7)) {
+		h = q + 7;
+	} else {
+		/* qlora-pipe's, at the line's start or after its logger's "] " */
+		h = memmem(q, qn, "step: ", 6);
+		if (!h || (h != q && (h - q < 2 || h[-1] != ' ' || h[-2] != ']')) ||
+		    !(h = qlora_head(h, e, &step, &total)))
+			return 0;
+		qlora = 1;
+	}
+	it = memmem(h, (size_t)(e - h), " iter time (s): ", 16);
+	p = memmem(h - 1, (size_t)(e - h + 1), " loss: ", 7);
 	/* " samples/sec: " after it: the line goes on past iter time's value */
 	if (!it || !p || p > it || !memmem(it, (size_t)(e - it), " samples/sec: ", 14) ||
-	    ds_num(q + 7, p, &step) || !(step >= 0) || step > 1e15 ||
+	    (!qlora && ds_num(h, p, &step)) || !(step >= 0) || step > 1e15 ||
 	    ds_num(p + 7, it, &loss) || ds_num(it + 16, e, &secs))
 		return 0;
 	step_blank(&st, r, line);
 	st.iteration = d2i(step);
+	if (total >= 1 && total < 1e15)
+		st.train_iters = d2i(total);
 	{
 		int rank = prefix_rank(s, (size_t)(q - s));
 

@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
-# steps reads a step time printed as zero as unknown, not 0 ms.
+# steps reads the records of DeepSpeed's pipeline engine in the forms its
+# subclasses print, and a step time printed as zero as unknown, not 0 ms.
 # steps-deepspeed-gen.py writes the logs with their truth (LOG.truth: each
 # step's duration in s).
+#   - tdrussell/qlora-pipe's CustomPipelineEngine prints its record
+#     through its own log(), "[2023-11-07 01:50:42.234] [INFO] [qlora-pipe]
+#     step:    10 /   300 loss: L iter time (s): T samples/sec: S" and
+#     "eta (h): %0.3f" (engine.py) or "eta: 2m47s " (utils/engine.py):
+#     its iter time is train_batch's timer since the last print over
+#     steps_per_print, as DeepSpeed's own engine prints it. Checked: every
+#     record (30; 40 behind a launcher prefix every 5 steps), its step time
+#     the mean of its steps' truth within the 0.5 ms of %0.3f, its loss
+#     the printed one, "nan" at 200 the first non-finite loss, the skipped
+#     step (33) from DeepSpeed's step line, rank 0; a run directory holding
+#     such a log finds it (detect: log-deepspeed). Before: no record at
+#     all ("no step records found"; the run directory "no training log").
 #   - "iter time (s): 0.000" (records 100 and 200 whose steps take 10 us:
 #     shorter than %0.3f resolves), Megatron's "elapsed time per iteration
 #     (ms): 0.0" (record 100 of a Megatron-DeepSpeed log) and two DeepSpeed
@@ -21,20 +34,27 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 gen() { python3 "$here/steps-deepspeed-gen.py" "$tmp/$1.log" "$2" || exit 1; }
+gen qetah '{"pipe": true, "qlora": "etah", "skip_at": [33], "nan_at": [200], "seed": 21}'
+gen qeta '{"pipe": true, "qlora": "eta", "prefix": "[default0]:", "every": 5, "steps": 200, "seed": 22}'
 gen zpipe '{"pipe": true, "tiny_at": [100, 200], "seed": 23}'
+gen zqlora '{"pipe": true, "qlora": "etah", "tiny_at": [150], "seed": 24}'
 gen zmds '{"megatron": true, "tiny_at": [100], "seed": 25}'
 gen ztput '{"tiny_at": [100], "seed": 26}'
 # the construction: the tiny records print zero
+grep -q 'step:   150 /   300 .* iter time (s): 0.000 ' "$tmp/zqlora.log" &&
 grep -q '^steps: 200 .* iter time (s): 0.000 ' "$tmp/zpipe.log" &&
 grep -q 'iteration      100/.*elapsed time per iteration (ms): 0.0 |' "$tmp/zmds.log" &&
 [ "$(grep 'global_step=\(90\|100\),' "$tmp/ztput.log" | cut -c1-25 | sort -u | wc -l)" = 1 ] ||
 	{ echo "FAIL: the generated records do not print zero"; exit 1; }
-for c in zpipe zmds ztput; do
+for c in qetah qeta zpipe zqlora zmds ztput; do
 	"$TS" steps --json "$tmp/$c.log" >"$tmp/$c.json" 2>"$tmp/$c.err"
 	echo $? >"$tmp/$c.rc"
 	"$TS" steps --csv "$tmp/$c.log" >"$tmp/$c.csv" 2>"$tmp/$c.csverr"
 	"$TS" steps "$tmp/$c.log" >"$tmp/$c.txt" 2>&1
 done
+mkdir "$tmp/run" && cp "$tmp/qetah.log" "$tmp/run/train.log"
+"$TS" steps --json "$tmp/run" >"$tmp/rundir.json" 2>"$tmp/rundir.err"
+echo $? >"$tmp/rundir.rc"
 "$TS" diagnose "$tmp/zpipe.log" >"$tmp/diag.txt" 2>&1
 "$TS" diagnose --json "$tmp/zpipe.log" >"$tmp/diag.json" 2>/dev/null
 "$TS" report "$tmp/zpipe.log" -o "$tmp/report.html" >/dev/null 2>&1
@@ -50,6 +70,8 @@ def load(c):
     if rc:
         bad.append("%s: exit %d: %s" % (c, rc, open("%s/%s.err" % (t, c)).read().strip()))
         return None, None
+    if c == "rundir":
+        return json.load(open("%s/%s.json" % (t, c))), None
     return json.load(open("%s/%s.json" % (t, c))), list(csv.DictReader(open("%s/%s.csv" % (t, c))))
 
 def truth(c):
@@ -106,7 +128,22 @@ def first_line(c, pat):
             return i + 1
     return -1
 
+r = records("qetah", 10, 30, nan=(200,))
+if r:
+    d = r[0]
+    l = d["loss"]
+    if d["format"] != "deepspeed" or l["health_cause"] != "loss-nonfinite" or \
+            l["first_bad_iteration"] != 200 or l["skipped_iterations"] != 1:
+        bad.append("qetah: format %s, loss %s" % (d["format"], l))
+    window_mean("qetah", *r, 10)
+d, _ = load("rundir")
+if d and (d["format"] != "deepspeed" or d["iterations"] != 30):
+    bad.append("rundir: format %s, %d records" % (d["format"], d["iterations"]))
+r = records("qeta", 5, 40)
+if r:
+    window_mean("qeta", *r, 5)
 for c, every, n, tiny, pat, loss in (("zpipe", 10, 30, (100, 200), "steps: 100 ", True),
+                                     ("zqlora", 10, 30, (150,), "step:   150 /", True),
                                      ("zmds", 10, 30, (100,), "iteration      100/", False),
                                      ("ztput", 10, 30, (100,), "global_step=100,", False)):
     r = records(c, every, n, tiny=tiny, loss=loss)
