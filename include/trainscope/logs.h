@@ -225,9 +225,10 @@ struct ts_steplog {
 	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
 	double theo_params_b, theo_params_shard_b;
 	/* Step times printed as zero (DeepSpeed's pipeline engine "iter time
-	 * (s): 0.000", Megatron's "elapsed time per iteration (ms): 0.0"; two
-	 * DeepSpeed throughput lines with one stamp): shorter than what the
-	 * print resolves, not 0 ms steps, so their records have no step time
+	 * (s): 0.000", Megatron's "elapsed time per iteration (ms): 0.0",
+	 * Bridge's "Step Time : 0.00s"; two DeepSpeed throughput lines with
+	 * one stamp): shorter than what the print resolves, not 0 ms steps,
+	 * so their records have no step time
 	 * (loss and health kept). Their count, and the first: its file, line,
 	 * iteration and the print's resolution in ms (half a unit of the last
 	 * digit printed; for stamps 1 ms over the steps between). */

@@ -500,6 +500,7 @@ struct rd {
 	size_t bar_desc_n;          /* its length, 0 none (or longer than 64) */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
+	double steptime_res_ms;     /* its print's resolution (step_printed()) */
 	int64_t steptime_line;
 	int saw_iter;
 	int timer_block;            /* inside a "time across ranks (ms):" block */
@@ -623,6 +624,17 @@ static int64_t step_printed(struct rd *r, double ms, const char *v, size_t vn, d
 		return TS_NO_INT;
 	}
 	return step_ms(r, ms);
+}
+
+/* The step time of the Bridge "Step Time" line held, as step_printed()
+ * reads a printed one ("0.00s": under 5 ms, not 0). */
+static int64_t steptime_ns(struct rd *r)
+{
+	if (r->steptime_s == 0) {
+		r->rec_zero_ms = r->steptime_res_ms;
+		return TS_NO_INT;
+	}
+	return step_ms(r, r->steptime_s * 1e3);
 }
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -1117,7 +1129,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		if (isnan(st.tflops))
 			st.tflops = r->steptime_tflops;
 		if (st.step_ns == TS_NO_INT)
-			st.step_ns = step_ms(r, r->steptime_s * 1e3);
+			st.step_ns = steptime_ns(r);
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
 	}
@@ -1208,7 +1220,7 @@ static int parse_mem(struct rd *r, const char *s, size_t n, int nl, int emit, in
 static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	const char *p = memmem(s, n, "Step Time :", 11), *e = s + n, *q, *u;
-	double secs, tf = NAN;
+	double secs, tf = NAN, res_ms;
 
 	if (!p)
 		return 0;
@@ -1220,6 +1232,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 		u++;
 	if (u >= e || *u != 's' || pnum(q, (size_t)(u - q), &secs))
 		return 0;
+	res_ms = print_res(q, (size_t)(u - q)) * 1e3;
 	p = memmem(u, (size_t)(e - u), "utilization:", 12);
 	if (p) {
 		q = p + 12;
@@ -1242,7 +1255,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 
 			step_blank(&st, r, r->steptime_line);
 			st.iteration = ++r->ordinal;
-			st.step_ns = step_ms(r, r->steptime_s * 1e3);
+			st.step_ns = steptime_ns(r);
 			st.tflops = r->steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			if (push_step(r, &st, TS_LOG_BRIDGE))
@@ -1251,6 +1264,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 	}
 	r->have_steptime = 1;
 	r->steptime_s = secs;
+	r->steptime_res_ms = res_ms;
 	r->steptime_tflops = tf;
 	r->steptime_line = line;
 	see_format(r, TS_LOG_BRIDGE);
@@ -3683,7 +3697,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 
 			step_blank(&st, &r, r.steptime_line);
 			st.iteration = ++r.ordinal;
-			st.step_ns = step_ms(&r, r.steptime_s * 1e3);
+			st.step_ns = steptime_ns(&r);
 			st.tflops = r.steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			rc = push_step(&r, &st, TS_LOG_BRIDGE) ? TS_ENOMEM : 0;
