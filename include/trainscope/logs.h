@@ -40,7 +40,8 @@ enum ts_log_format {
 	TS_LOG_LIGHTNING,    /* Lightning progress bars with global_step (NeMo 1) */
 	TS_LOG_TITAN,        /* torchtitan metrics lines ("step: N  loss: ...") */
 	TS_LOG_DEEPSPEED,    /* DeepSpeed engine throughput lines, pipeline engine
-			      * "steps: N loss: L iter time (s): T" lines */
+			      * "steps: N loss: L iter time (s): T" lines (and
+			      * qlora-pipe's "step: N / T loss: L iter time (s): T") */
 	TS_LOG_FORMAT_COUNT
 };
 
@@ -100,7 +101,11 @@ enum ts_step_flags {
  * last print: a pipeline record at N after one at P gets that line's values
  * over N - P (its micro line's batch_input as data, bwd_allreduce not
  * kept: it times no allreduce there) when exactly one came between them,
- * the file's first record none (docs/steps.md).
+ * the file's first record none; its comm is the p2p line printed right
+ * after it (`time (ms) | pipe_send_output: v | pipe_recv_grad: v`, global
+ * rank 0's blocking sends and receives, the wait for the next stage
+ * included, summed since the last print) over N - P, under the same
+ * conditions: there comm is no part of backward (docs/steps.md).
  */
 enum ts_phase {
 	TS_PHASE_DATA = 0,
@@ -219,6 +224,18 @@ struct ts_steplog {
 	 * (billions: transformer block, most loaded shard), NAN when absent. */
 	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
 	double theo_params_b, theo_params_shard_b;
+	/* Step times printed as zero (DeepSpeed's pipeline engine "iter time
+	 * (s): 0.000", Megatron's "elapsed time per iteration (ms): 0.0",
+	 * Bridge's "Step Time : 0.00s"; two DeepSpeed throughput lines with
+	 * one stamp): shorter than what the print resolves, not 0 ms steps,
+	 * so their records have no step time
+	 * (loss and health kept). Their count, and the first: its file, line,
+	 * iteration and the print's resolution in ms (half a unit of the last
+	 * digit printed; for stamps 1 ms over the steps between). */
+	uint64_t zero_steptimes;
+	int32_t zero_file;
+	int64_t zero_line, zero_iteration;
+	double zero_res_ms;
 	/* HF Trainer final summary, NAN when absent (ts_hf_run_mean). */
 	double hf_train_runtime_s, hf_steps_per_s;
 	uint64_t lines, bytes;            /* read so far, all files */

@@ -440,8 +440,9 @@ enum ts_kind ts_detect_buffer(const char *d, size_t n, char *vendor, size_t vsiz
 			return not_prose(d, n, m, TS_KIND_LOG_TITAN);
 		if ((m = count_lines_with(d, n, ", RunningAvgSamplesPerSec=")))
 			return not_prose(d, n, m, TS_KIND_LOG_DEEPSPEED);
-		/* the pipeline engine's "steps: N loss: L iter time (s): T ..." */
-		if (count_lines_with(d, n, "steps: ") &&
+		/* the pipeline engine's "steps: N loss: L iter time (s): T ...",
+		 * qlora-pipe's "[...] [qlora-pipe] step: N / T loss: ..." */
+		if ((count_lines_with(d, n, "steps: ") || count_lines_with(d, n, "] step: ")) &&
 		    (m = count_lines_with(d, n, " iter time (s): ")))
 			return not_prose(d, n, m, TS_KIND_LOG_DEEPSPEED);
 	}

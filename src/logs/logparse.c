@@ -500,6 +500,7 @@ struct rd {
 	size_t bar_desc_n;          /* its length, 0 none (or longer than 64) */
 	int have_steptime;
 	double steptime_s, steptime_tflops;
+	double steptime_res_ms;     /* its print's resolution (step_printed()) */
 	int64_t steptime_line;
 	int saw_iter;
 	int timer_block;            /* inside a "time across ranks (ms):" block */
@@ -546,6 +547,10 @@ struct rd {
 	double ds_ph_ms[TS_PHASE_COUNT];
 	int64_t ds_ph_n[TS_PHASE_COUNT], ds_ph_lines, ds_ph_span;
 	size_t ds_ph_rec;
+	/* the pipeline engine record the next p2p timer line belongs to (1 +
+	 * index, 0 none) and the global steps its sums cover (0 unknown) */
+	size_t ds_p2p_rec;
+	int64_t ds_p2p_span;
 	int megatron_args;
 	size_t records;
 	/* Ids of the extra-loss names seen last, tried before the intern
@@ -555,6 +560,8 @@ struct rd {
 	int64_t ign_line;           /* first unusable value (line), 0 none */
 	int ign_kind;
 	int rec_ign;                /* unusable value of the record being read, -1 none */
+	double rec_zero_ms;         /* the record being read printed its step time as
+				     * zero: the print's resolution (ms), 0 none */
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -586,6 +593,48 @@ static int64_t step_ms(struct rd *r, double ms)
 {
 	ignore_in_record(r, unusable(ms, 9e12));
 	return ms_to_ns(ms);
+}
+
+/* Half a unit of the last digit of the number that starts v[0..n) (its
+ * decimals up to the first character that is none), in that number's
+ * unit: the most a value printed so can be off by. */
+static double print_res(const char *v, size_t n)
+{
+	const char *e = v + n, *d;
+	double res = 0.5;
+
+	while (v < e && *v == ' ')
+		v++;
+	while (v < e && *v >= '0' && *v <= '9')
+		v++;
+	if (v < e && *v == '.')
+		for (d = v + 1; d < e && *d >= '0' && *d <= '9'; d++)
+			res /= 10;
+	return res;
+}
+
+/* Step time from a printed value ms (ms, printed as v[0..vn) in units of
+ * unit_ms): a value printed as zero is shorter than the print resolves,
+ * not a 0 ms step, so the record gets none (TS_NO_INT) and is counted
+ * (logs.h: zero_steptimes) when it is kept. */
+static int64_t step_printed(struct rd *r, double ms, const char *v, size_t vn, double unit_ms)
+{
+	if (ms == 0) {
+		r->rec_zero_ms = print_res(v, vn) * unit_ms;
+		return TS_NO_INT;
+	}
+	return step_ms(r, ms);
+}
+
+/* The step time of the Bridge "Step Time" line held, as step_printed()
+ * reads a printed one ("0.00s": under 5 ms, not 0). */
+static int64_t steptime_ns(struct rd *r)
+{
+	if (r->steptime_s == 0) {
+		r->rec_zero_ms = r->steptime_res_ms;
+		return TS_NO_INT;
+	}
+	return step_ms(r, r->steptime_s * 1e3);
 }
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -639,6 +688,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->file = r->file;
 	s->line = line;
 	r->rec_ign = -1;
+	r->rec_zero_ms = 0;
 }
 
 static void see_format(struct rd *r, int format)
@@ -656,6 +706,13 @@ static int push_step(struct rd *r, struct ts_step *s, int format)
 		r->file_format = format;
 	ignore_value(r, r->rec_ign, s->line);
 	r->rec_ign = -1;
+	if (r->rec_zero_ms > 0 && s->step_ns == TS_NO_INT && !r->log->zero_steptimes++) {
+		r->log->zero_file = r->file;
+		r->log->zero_line = s->line;
+		r->log->zero_iteration = s->iteration;
+		r->log->zero_res_ms = r->rec_zero_ms;
+	}
+	r->rec_zero_ms = 0;
 	s->flags |= r->markers;
 	r->markers = 0;
 	/* its rank is the local rank of the replica's prefix (globalized
@@ -942,7 +999,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			break;
 		case F_ELAPSED_MS:
 			if (!pnum_cur(v0, vn, &v, &primus))
-				st.step_ns = step_ms(r, v);
+				st.step_ns = step_printed(r, v, v0, vn, 1.0);
 			else
 				ignore_in_record(r, TS_IGN_NOT_A_NUMBER);
 			break;
@@ -1072,7 +1129,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 		if (isnan(st.tflops))
 			st.tflops = r->steptime_tflops;
 		if (st.step_ns == TS_NO_INT)
-			st.step_ns = step_ms(r, r->steptime_s * 1e3);
+			st.step_ns = steptime_ns(r);
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
 	}
@@ -1163,7 +1220,7 @@ static int parse_mem(struct rd *r, const char *s, size_t n, int nl, int emit, in
 static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	const char *p = memmem(s, n, "Step Time :", 11), *e = s + n, *q, *u;
-	double secs, tf = NAN;
+	double secs, tf = NAN, res_ms;
 
 	if (!p)
 		return 0;
@@ -1175,6 +1232,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 		u++;
 	if (u >= e || *u != 's' || pnum(q, (size_t)(u - q), &secs))
 		return 0;
+	res_ms = print_res(q, (size_t)(u - q)) * 1e3;
 	p = memmem(u, (size_t)(e - u), "utilization:", 12);
 	if (p) {
 		q = p + 12;
@@ -1197,7 +1255,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 
 			step_blank(&st, r, r->steptime_line);
 			st.iteration = ++r->ordinal;
-			st.step_ns = step_ms(r, r->steptime_s * 1e3);
+			st.step_ns = steptime_ns(r);
 			st.tflops = r->steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			if (push_step(r, &st, TS_LOG_BRIDGE))
@@ -1206,6 +1264,7 @@ static int parse_steptime(struct rd *r, const char *s, size_t n, int64_t line)
 	}
 	r->have_steptime = 1;
 	r->steptime_s = secs;
+	r->steptime_res_ms = res_ms;
 	r->steptime_tflops = tf;
 	r->steptime_line = line;
 	see_format(r, TS_LOG_BRIDGE);
@@ -1710,46 +1769,91 @@ static int ds_push(struct rd *r, struct ts_step *st)
 }
 
 /*
+ * The head of qlora-pipe's record (tdrussell/qlora-pipe, whose
+ * CustomPipelineEngine.train_batch prints it through its own log(), after
+ * "[%Y-%m-%d %H:%M:%S.mmm] [INFO] [qlora-pipe] "):
+ *   step:    10 /  1000 loss: 1.2345 iter time (s): 3.210 ...
+ * its "step: N / T " from p, up to e: the step and the run's length, the
+ * end of the head returned, NULL when p does not start one.
+ */
+static const char *qlora_head(const char *p, const char *e, double *step, double *total)
+{
+	const char *a;
+
+	if (e - p < 6 || memcmp(p, "step: ", 6))
+		return NULL;
+	for (p += 6; p < e && *p == ' '; p++)
+		;
+	for (a = p; p < e && *p != ' '; p++)
+		;
+	if (ds_num(a, p, step))
+		return NULL;
+	while (p < e && *p == ' ')
+		p++;
+	if (p == e || *p != '/')
+		return NULL;
+	for (p++; p < e && *p == ' '; p++)
+		;
+	for (a = p; p < e && *p != ' '; p++)
+		;
+	return ds_num(a, p, total) ? NULL : p;
+}
+
+/*
  * The pipeline engine's record (PipelineEngine.train_batch,
  * deepspeed/runtime/pipe/engine.py), printed by global rank 0 every
  * steps_per_print global steps:
  *   steps: 100 loss: 2.3456 iter time (s): 1.234 samples/sec: 51.864
  * (the newest engines put "name: %.4f " of each additional loss before
- * "iter time"). The loss is the global step's own, from the last stage,
- * averaged over the micro-batches and the data-parallel ranks; iter time
- * the train_batch timer's sum since the last print (reset there) divided
- * by steps_per_print: a mean over the steps since the last print.
- * samples/sec is train_batch_size / iter time and adds nothing. The
- * engine's timer lines of the same step come before it, each value summed
- * since the last print: with exactly one global line since the previous
- * record at P, the phases are its values over the N - P steps; the first
- * record of a file (its steps not known: a resumed process) gets none.
- * bwd_allreduce is not kept: this engine turns enable_backward_allreduce
- * off and reduces in _exec_reduce_grads, outside every timer, so the
- * timer wraps no allreduce. 1 when s[0..n) is such a line (pushed), 0
- * when not, < 0 on error.
+ * "iter time"), and qlora-pipe's subclass of that engine (qlora_head():
+ * "step: N / T loss: ..." with " eta (h): %.3f" or " eta: 1h5m" after
+ * samples/sec, the same quantities). The loss is the global step's own, from
+ * the last stage, averaged over the micro-batches and the data-parallel
+ * ranks; iter time the train_batch timer's sum since the last print (reset
+ * there) divided by steps_per_print: a mean over the steps since the last
+ * print; printed "%0.3f", so "0.000" is a mean under 0.5 ms, not 0
+ * (step_printed()). samples/sec is train_batch_size / iter time and adds
+ * nothing. The engine's timer lines of the same step come before it, each
+ * value summed since the last print: with exactly one global line since the
+ * previous record at P, the phases are its values over the N - P steps; the
+ * first record of a file (its steps not known: a resumed process) gets
+ * none. bwd_allreduce is not kept: this engine turns
+ * enable_backward_allreduce off and reduces in _exec_reduce_grads, outside
+ * every timer, so the timer wraps no allreduce. The p2p timer line printed
+ * right after the record gives its comm (ds_timers()). 1 when s[0..n) is
+ * such a line (pushed), 0 when not, < 0 on error.
  */
 static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 {
-	const char *q = s, *e, *p, *it, *c;
+	const char *q = s, *e, *p, *it, *c, *h;
 	size_t qn = n;
 	struct ts_step st;
-	double step, loss, secs, x;
-	int rc;
+	double step = NAN, loss, secs, x, total = NAN;
+	int rc, qlora = 0;
 
 	skip_prefix(&q, &qn);
 	e = q + qn;
-	if (qn < 7 || memcmp(q, "steps: ", 7))
-		return 0;
-	it = memmem(q, qn, " iter time (s): ", 16);
-	p = memmem(q, qn, " loss: ", 7);
+	if (qn >= 7 && !memcmp(q, "steps: ", 7)) {
+		h = q + 7;
+	} else {
+		/* qlora-pipe's, at the line's start or after its logger's "] " */
+		h = memmem(q, qn, "step: ", 6);
+		if (!h || (h != q && (h - q < 2 || h[-1] != ' ' || h[-2] != ']')) ||
+		    !(h = qlora_head(h, e, &step, &total)))
+			return 0;
+		qlora = 1;
+	}
+	it = memmem(h, (size_t)(e - h), " iter time (s): ", 16);
+	p = memmem(h - 1, (size_t)(e - h + 1), " loss: ", 7);
 	/* " samples/sec: " after it: the line goes on past iter time's value */
 	if (!it || !p || p > it || !memmem(it, (size_t)(e - it), " samples/sec: ", 14) ||
-	    ds_num(q + 7, p, &step) || !(step >= 0) || step > 1e15 ||
+	    (!qlora && ds_num(h, p, &step)) || !(step >= 0) || step > 1e15 ||
 	    ds_num(p + 7, it, &loss) || ds_num(it + 16, e, &secs))
 		return 0;
 	step_blank(&st, r, line);
 	st.iteration = d2i(step);
+	if (total >= 1 && total < 1e15)
+		st.train_iters = d2i(total);
 	{
 		int rank = prefix_rank(s, (size_t)(q - s));
 
@@ -1759,7 +1863,7 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 	st.loss = loss;
 	if (!isfinite(loss))
 		st.flags |= TS_STEP_LOSS_NONFINITE;
-	st.step_ns = step_ms(r, secs * 1e3);
+	st.step_ns = step_printed(r, secs * 1e3, it + 16, (size_t)(e - it - 16), 1e3);
 	/* the additional losses: "name: value " up to " iter time" */
 	for (p += 7; p < it && *p != ' '; p++)
 		;
@@ -1776,15 +1880,20 @@ static int parse_ds_pipe(struct rd *r, const char *s, size_t n, int64_t line)
 		p = q;
 	}
 	ds_step_facts(r, &st);
-	if (r->ds_step0 != TS_NO_INT && st.iteration > r->ds_step0 && r->ds_ph_lines == 1)
+	/* its p2p timer line, right after it, sums the same steps: one print
+	 * since P's record, as the global line says */
+	r->ds_p2p_span = 0;
+	if (r->ds_step0 != TS_NO_INT && st.iteration > r->ds_step0 && r->ds_ph_lines == 1) {
+		r->ds_p2p_span = st.iteration - r->ds_step0;
 		for (int k = 0; k < TS_PHASE_COUNT; k++)
 			if (r->ds_ph_n[k] == 1 && k != TS_PHASE_COMM)
-				st.phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] /
-							  (double)(st.iteration - r->ds_step0));
+				st.phase_ns[k] = ms_to_ns(r->ds_ph_ms[k] / (double)r->ds_p2p_span);
+	}
 	ds_timers_reset(r);
 	r->ds_t0 = TS_NO_INT;
 	r->ds_step0 = st.iteration;
 	rc = ds_push(r, &st);
+	r->ds_p2p_rec = rc ? 0 : r->log->steps.n;
 	return rc < 0 ? rc : 1;
 }
 
@@ -1857,9 +1966,12 @@ static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 		skip_prefix(&q, &qn);
 		t = qn && q[0] == '[' ? py_stamp(q + 1, qn - 1) : py_stamp(q, qn);
 	}
-	if (t != TS_NO_INT && r->ds_t0 != TS_NO_INT && st.iteration > r->ds_step0 &&
-	    t >= r->ds_t0)
+	/* the logger stamps milliseconds: one stamp for both lines is an
+	 * interval shorter than that, not 0 ms steps */
+	if (t != TS_NO_INT && r->ds_t0 != TS_NO_INT && st.iteration > r->ds_step0 && t > r->ds_t0)
 		st.step_ns = (t - r->ds_t0) / (st.iteration - r->ds_step0);
+	else if (t != TS_NO_INT && t == r->ds_t0 && st.iteration > r->ds_step0)
+		r->rec_zero_ms = 1.0 / (double)(st.iteration - r->ds_step0);
 	if (!ds_field(p + 2, e, "MaxMemAllocated", &x) && x >= 0)
 		st.mem_max_alloc_bytes = x * 1073741824.0;
 	if (!ds_field(p + 2, e, "MemAllocated", &x) && x >= 0)
@@ -1900,6 +2012,7 @@ static void ds_drop(struct rd *r)
 		r->file_format = r->non_ds;
 	log->formats &= ~(1u << TS_LOG_DEEPSPEED);
 	r->ds_n = 0;
+	r->ds_p2p_rec = 0;
 	ds_timers_reset(r);
 }
 
@@ -2281,9 +2394,21 @@ static int ds_timer_phase(const char *k, size_t n)
 	return -1;
 }
 
+/* The pipeline engine's p2p timers (PIPE_SEND_OUTPUT_TIMER, ...). */
+static int ds_p2p_timer(const char *k, size_t n)
+{
+	static const char *const t[] = { "pipe_send_output", "pipe_send_grad",
+					 "pipe_recv_input", "pipe_recv_grad" };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
+		if (strlen(t[i]) == n && !memcmp(t[i], k, n))
+			return 1;
+	return 0;
+}
+
 /* 2 when the fields are DeepSpeed's global timers, 1 its micro timers,
- * 0 neither (Megatron's: no name of theirs has an underscore or is
- * "step"). */
+ * 3 the pipeline engine's p2p timers, 0 none of them (Megatron's: no name
+ * of theirs has an underscore or is "step"). */
 static int ds_timer_kind(const struct fieldv *f, size_t nf)
 {
 	static const char *const global[] = { "fwd", "bwd", "bwd_inner", "bwd_allreduce",
@@ -2291,6 +2416,8 @@ static int ds_timer_kind(const struct fieldv *f, size_t nf)
 	int ds = 0;
 
 	for (size_t i = 0; i < nf; i++) {
+		if (ds_p2p_timer(f[i].k, f[i].kn))
+			return 3;
 		if (f[i].kn > 10 && !memcmp(f[i].k + f[i].kn - 10, "_microstep", 10))
 			return 1;
 		if (f[i].kn == 11 && !memcmp(f[i].k, "batch_input", 11))
@@ -2306,13 +2433,30 @@ static int ds_timer_kind(const struct fieldv *f, size_t nf)
  * the record it belongs to, which it closes when that record was read
  * right before it; of a micro line only the pipeline engine's batch_input
  * (data: _exec_load_micro_batch, summed since its last print as the
- * global timers of its line are; the other engine has none). */
+ * global timers of its line are; the other engine has none); a p2p line
+ * (PipelineEngine.train_batch prints it right after its record, each
+ * timer summed since the last print: the time global rank 0, the first
+ * stage, spent in its blocking sends of activations and receives of
+ * gradients, the wait for the next stage included) the comm of the
+ * record right before it, over the record's steps. */
 static void ds_timers(struct rd *r, const struct fieldv *f, size_t nf, int kind)
 {
 	struct ts_step *st;
-	double x;
-	int ph;
+	double x, sum = 0;
+	int ph, got = 0;
 
+	if (kind == 3) {
+		for (size_t i = 0; i < nf; i++)
+			if (ds_p2p_timer(f[i].k, f[i].kn) && !pnum(f[i].v, f[i].vn, &x) && x >= 0) {
+				sum += x;
+				got = 1;
+			}
+		if (got && r->ds_p2p_rec && r->ds_p2p_rec == r->last_step && r->ds_p2p_span > 0)
+			r->log->steps.v[r->ds_p2p_rec - 1].phase_ns[TS_PHASE_COMM] =
+				ms_to_ns(sum / (double)r->ds_p2p_span);
+		r->ds_p2p_rec = 0;
+		return;
+	}
 	for (size_t i = 0; i < nf; i++) {
 		if (kind == 1)
 			ph = f[i].kn == 11 && !memcmp(f[i].k, "batch_input", 11) ? TS_PHASE_DATA : -1;
@@ -3553,7 +3697,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 
 			step_blank(&st, &r, r.steptime_line);
 			st.iteration = ++r.ordinal;
-			st.step_ns = step_ms(&r, r.steptime_s * 1e3);
+			st.step_ns = steptime_ns(&r);
 			st.tflops = r.steptime_tflops;
 			st.flags |= TS_STEP_ORDINAL;
 			rc = push_step(&r, &st, TS_LOG_BRIDGE) ? TS_ENOMEM : 0;

@@ -853,6 +853,29 @@ static int ignored_warning(struct ts_runmodel *rm)
 			       "rejects them.", (unsigned long long)total, what);
 }
 
+/* One step-time-below-resolution warning for step times printed as
+ * zero (logs.h: zero_steptimes). */
+static int zero_warning(struct ts_runmodel *rm)
+{
+	const struct ts_steplog *log = &rm->log;
+	const char *file;
+	char it[48] = "";
+
+	if (!log->zero_steptimes)
+		return 0;
+	file = log->zero_file >= 0 && log->zero_file < log->nfiles ?
+	       rm->step_files.v[log->zero_file] : NULL;
+	if (log->zero_iteration != TS_NO_INT)
+		snprintf(it, sizeof(it), ", iteration %lld", (long long)log->zero_iteration);
+	return ts_warnings_add(&rm->warnings, "step-time-below-resolution", file, -1,
+			       log->zero_iteration, "%s: %llu record(s) print a step time of "
+			       "zero, the first at line %lld%s: shorter than the print resolves "
+			       "(%.3g ms), not a 0 ms step; their step time is unknown and left "
+			       "out of the step-time statistics (their loss and health are kept).",
+			       file ? file : "input", (unsigned long long)log->zero_steptimes,
+			       (long long)log->zero_line, it, log->zero_res_ms);
+}
+
 static int note_warnings(struct ts_runmodel *rm)
 {
 	const struct ts_steplog *log = &rm->log;
@@ -1579,7 +1602,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 		rm->nwarn_steps = rm->warnings.v.n;
 		return 0;
 	}
-	if ((rc = identity(rm, err)) || (rc = note_warnings(rm)) || (rc = ignored_warning(rm)))
+	if ((rc = identity(rm, err)) || (rc = note_warnings(rm)) || (rc = ignored_warning(rm)) ||
+	    (rc = zero_warning(rm)))
 		return rc == TS_ENOMEM ? ts_err_set(err, rc, "out of memory") : rc;
 	if ((rc = profiled(rm, err)))
 		return rc;

@@ -4,7 +4,7 @@ import datetime, json, random, sys
 
 def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="", old=False,
         megatron=False, ezpz=False, hf=False, breakdown=None, gas=4, spike=None, pipe=False,
-        nan_at=(), xloss=False, xnan_at=()):
+        nan_at=(), xloss=False, xnan_at=(), qlora=None, tiny_at=()):
     """Write DeepSpeed engine lines of known truth to path and return the step
     durations in s ({step: seconds}): every `every` global steps the
     log_dist "[Rank 0] step=N, skipped=K, lr=[...]" line and the throughput
@@ -41,9 +41,21 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
     duration since the previous print, "%0.3f"; L step N's loss, "nan" at
     steps in nan_at; xloss: an additional "moe_loss: %.4f " before "iter
     time", as the newest engines print them, "nan" at steps in xnan_at)
-    and, with breakdown, the pipe send/recv timer line; with megatron,
-    Megatron-DeepSpeed's iteration line after them (its train_step calls
-    train_batch). The step durations are train_batch's."""
+    and, with breakdown, the p2p timer line as global rank 0, the first
+    stage, prints it: only the timers that stage runs, pipe_send_output and
+    pipe_recv_grad (the others are never created there), each summed since
+    the previous print (their per-step sum is the comm truth in
+    LOG.phases); with megatron, Megatron-DeepSpeed's iteration line after
+    them (its train_step calls train_batch). The step durations are
+    train_batch's. qlora ("etah" or "eta"): the record as tdrussell/
+    qlora-pipe's CustomPipelineEngine prints it through its log() ("[%Y-%m-%d
+    %H:%M:%S.mmm] [INFO] [qlora-pipe] step: {N:>5} / {T:>5} loss: ... iter
+    time (s): ... samples/sec: ..." and " eta (h): %0.3f" (engine.py) or
+    " eta: 1h5m " (utils/engine.py)). tiny_at: records whose steps each
+    take 10 us: iter time prints "0.000", Megatron's elapsed time per
+    iteration "0.0", and the throughput line the previous one's stamp (the
+    0.1 ms between them falls inside one millisecond of the logger's stamp:
+    the clock is not advanced for them)."""
     rnd = random.Random(seed)
     base = datetime.datetime(2023, 11, 7, 1, 50, 0)
     t = 30.0
@@ -79,12 +91,16 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
         micro = ["batch_input", "fwd_microstep", "bwd_microstep", "bwd_inner_microstep",
                  "bwd_allreduce_microstep", "step_microstep"]
         glob = ["fwd", "bwd", "bwd_inner", "bwd_allreduce", "step"]
+    p2p = None
     for s in range(1, steps + 1):
         d = base_d = (5.0 if s == 1 else step_s) * (1 + rnd.gauss(0, 0.01))
         if spike and s == spike[0]:
             d += spike[1] / 1e3
+        tiny = any(r - every < s <= r for r in tiny_at)
+        if tiny:
+            d = base_d = 1e-5
         durs[s] = d
-        t += d
+        t += 0 if tiny else d
         tl = []
         if breakdown:
             # per micro-step (ms): forward, backward inner, backward allreduce
@@ -111,7 +127,12 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
             if pipe:
                 data = round(0.02 * base_d * 1e3 * (1 + rnd.gauss(0, 0.05)), 2)
                 phases[s]["data"] = data
-                del phases[s]["comm"]
+                # stage 0's blocking sends of activations and receives of
+                # gradients (the wait for the next stage included)
+                so = 0.01 * base_d * 1e3 * (1 + rnd.gauss(0, 0.05))
+                rg = 0.06 * base_d * 1e3 * (1 + rnd.gauss(0, 0.05))
+                phases[s]["comm"] = so + rg
+                p2p = [so, rg] if p2p is None else [p2p[0] + so, p2p[1] + rg]
                 acc = [data] + tot if acc is None else [a + v for a, v in zip(acc, [data] + tot)]
             elif breakdown == "pipe":
                 acc = tot if acc is None else [a + v for a, v in zip(acc, tot)]
@@ -135,11 +156,20 @@ def gen(path, *, steps=300, every=10, step_s=0.8, seed=1, skip_at=(), prefix="",
             it = sum(durs[k] for k in range(s - every + 1, s + 1)) / every
             loss = "nan" if s in nan_at else "%0.4f" % (2.3 - s * 0.001)
             x = ("moe_loss: %s " % ("nan" if s in xnan_at else "%0.4f" % (0.01 + s * 1e-5))) if xloss else ""
-            out.append("%ssteps: %d loss: %s %siter time (s): %0.3f samples/sec: %0.3f"
-                       % (prefix, s, loss, x, it, 64 / it))
+            if qlora:
+                eta = it * (steps - s)
+                tail = ("eta (h): %0.3f" % (eta / 3600) if qlora == "etah" else
+                        "eta: %s " % ("%dh%dm" % (eta // 3600, eta % 3600 // 60) if eta > 3600 else
+                                     "%dm%ds" % (eta // 60, eta % 60) if eta > 60 else "%ds" % eta))
+                st = stamp(t + 0.003).replace(",", ".")
+                out.append("%s[%s] [INFO] [qlora-pipe] step: %5d / %5d loss: %s iter time (s): %0.3f "
+                           "samples/sec: %0.3f %s" % (prefix, st, s, steps, loss, it, 64 / it, tail))
+            else:
+                out.append("%ssteps: %d loss: %s %siter time (s): %0.3f samples/sec: %0.3f"
+                           % (prefix, s, loss, x, it, 64 / it))
             if breakdown:
-                out.append(tline(t + 0.004, ["pipe_send_output", "pipe_send_grad", "pipe_recv_input",
-                                             "pipe_recv_grad"], [1.5, 1.2, 30.0, 25.0]))
+                out.append(tline(t + 0.004, ["pipe_send_output", "pipe_recv_grad"], p2p))
+                p2p = None
         elif s % every:
             out += [x for last, x in tl if last]
             continue

@@ -71,6 +71,24 @@ TEST(detect_deepspeed_pipeline_log)
 	CHECK_I64(ts_detect_buffer(log, sizeof(log) - 1, vendor, sizeof(vendor)), TS_KIND_LOG_DEEPSPEED);
 }
 
+/* qlora-pipe's subclass of that engine prints its record through its own
+ * log() (tdrussell/qlora-pipe engine.py): "step: N / T", not "steps: N" */
+TEST(detect_qlora_pipe_log)
+{
+	static const char log[] =
+		"[2023-11-07 01:50:42,231] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, "
+		"lr=[4.99e-05], mom=[(0.9, 0.95)]\n"
+		"[2023-11-07 01:50:42.234] [INFO] [qlora-pipe] step:    10 /   300 loss: 2.2900 "
+		"iter time (s): 1.223 samples/sec: 52.326 eta (h): 0.099\n"
+		"[2023-11-07 01:50:50,245] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=0, "
+		"lr=[4.99e-05], mom=[(0.9, 0.95)]\n"
+		"[2023-11-07 01:50:50.248] [INFO] [qlora-pipe] step:    20 /   300 loss: 2.2800 "
+		"iter time (s): 0.801 samples/sec: 79.854 eta (h): 0.062\n";
+	char vendor[16];
+
+	CHECK_I64(ts_detect_buffer(log, sizeof(log) - 1, vendor, sizeof(vendor)), TS_KIND_LOG_DEEPSPEED);
+}
+
 TEST(detect_schema_container_value)
 {
 	static const char a[] = "{\"schema\": {\"traceEvents\": 1}, \"model_type\": \"llama\", \"num_hidden_layers\": 2}";

@@ -159,6 +159,64 @@ TEST(logs_bridge_step_time_line_alone)
 	ts_steplog_release(&log);
 }
 
+/* A step time printed as zero is shorter than its print resolves: Bridge's
+ * "Step Time : 0.00s" (%.2f s: under 5 ms), DeepSpeed's pipeline engine's
+ * "iter time (s): 0.000" (0.5 ms) and Megatron's "elapsed time per
+ * iteration (ms): 0.0" (0.05 ms). The record stays, untimed, and is
+ * counted with the first one's line, iteration and resolution; a value
+ * just above zero is kept as printed. Before: 0 ms steps, none counted. */
+TEST(logs_step_time_printed_zero_is_unknown)
+{
+	static const char bridge[] =
+		"Step Time : 0.81s GPU utilization: 100.0 TFLOP/s/GPU\n"
+		"Step Time : 0.00s GPU utilization: 100.0 TFLOP/s/GPU\n"
+		"Step Time : 0.01s GPU utilization: 100.0 TFLOP/s/GPU\n";
+	static const char pipe[] =
+		"steps: 10 loss: 2.2900 iter time (s): 0.800 samples/sec: 80.000\n"
+		"steps: 20 loss: 2.2800 iter time (s): 0.000 samples/sec: 6400000.000\n"
+		"steps: 30 loss: 2.2700 iter time (s): 0.000 samples/sec: 640000.000\n"
+		"steps: 40 loss: 2.2600 iter time (s): 0.001 samples/sec: 64000.000\n";
+	static const char meg[] =
+		" iteration       10/     300 | consumed samples:          640 | elapsed time per "
+		"iteration (ms): 0.0 | learning rate: 4.990E-05 | global batch size:    64 | lm loss: "
+		"2.300000E+00 | loss scale: 8192.0 | number of skipped iterations:   0 | number of nan "
+		"iterations:   0 |\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, bridge, &err) == 0);
+	REQUIRE(log.steps.n == 3);
+	CHECK_I64(log.steps.v[0].step_ns, 810000000LL);
+	CHECK_I64(log.steps.v[1].step_ns, TS_NO_INT);
+	CHECK_I64(log.steps.v[2].step_ns, 10000000LL);
+	CHECK_I64((int64_t)log.zero_steptimes, 1);
+	CHECK_I64(log.zero_line, 2);
+	CHECK_I64(log.zero_iteration, 2);
+	CHECK_NEAR(log.zero_res_ms, 5.0, 1e-12);
+	ts_steplog_release(&log);
+
+	REQUIRE(read_text(&log, pipe, &err) == 0);
+	REQUIRE(log.steps.n == 4);
+	CHECK_I64(log.steps.v[1].step_ns, TS_NO_INT);
+	CHECK_REL(log.steps.v[1].loss, 2.28, 1e-12);
+	CHECK_I64(log.steps.v[2].step_ns, TS_NO_INT);
+	CHECK_I64(log.steps.v[3].step_ns, 1000000LL);
+	CHECK_I64((int64_t)log.zero_steptimes, 2);
+	CHECK_I64(log.zero_line, 2);
+	CHECK_I64(log.zero_iteration, 20);
+	CHECK_NEAR(log.zero_res_ms, 0.5, 1e-12);
+	ts_steplog_release(&log);
+
+	REQUIRE(read_text(&log, meg, &err) == 0);
+	REQUIRE(log.steps.n == 1);
+	CHECK_I64(log.steps.v[0].step_ns, TS_NO_INT);
+	CHECK_REL(log.steps.v[0].loss, 2.3, 1e-12);
+	CHECK_I64((int64_t)log.zero_steptimes, 1);
+	CHECK_I64(log.zero_iteration, 10);
+	CHECK_NEAR(log.zero_res_ms, 0.05, 1e-12);
+	ts_steplog_release(&log);
+}
+
 TEST(logs_nemo2_lightning_line)
 {
 	/* " 0: Training epoch 0, iteration 8/29 | lr: 5.389e-06 | global_batch_size:
