@@ -1606,7 +1606,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 			    rm->step_files.v[rm->log.replica_guess_file], -1, TS_NO_INT,
 			    "%s: its torchx prefixes (\"ROLE/N [defaultK]:\", several nodes) give "
 			    "each node's local rank K, and the global rank is N x nproc_per_node + "
-			    "K; the log states no nproc_per_node before its first record, and its "
+			    "K; the log states no nproc_per_node, nor a world size and a number of "
+			    "nodes that divide (world_size / nnodes), and its "
 			    "nodes do not each show the same local ranks 0..n-1, or show only "
 			    "local rank 0 (the first record of a node past 0 is at line %lld): "
 			    "n = %lld, the number of local ranks seen, is taken, so the global "

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+# Runs with known truth for tests/scripts/rank-facts-more.sh: which rank a
+# log record belongs to when the log states the job's shape late or only
+# in part. Usage: rank-facts-more-gen.py DIR
+#
+# Node runs (rank-facts-gen.py's nodestated, varied): a NeMo-Run console of
+# 2 nodes whose local rank 0 alone logs, "retraining/N [default0]:" NeMo 2
+# lines, 100 iterations; node 1's 4.0 s per step, node 0's 2.0 s (iteration
+# 0 takes 5.0 s). The global rank of node 1's local rank 0 is
+# 1 x nproc_per_node + 0 = nproc_per_node:
+#   late      torchrun's launch configuration "nproc_per_node   : 4" after
+#             the 10th iteration's lines: ranks 0 and 4, no warning
+#   world     Megatron's arguments "world_size ..... 16" and a launcher
+#             command "torchrun --nnodes=2 ..." (no nproc_per_node): 16 / 2
+#             = 8, ranks 0 and 8, no warning
+#   env       an env dump after the 50th iteration: "WORLD_SIZE=8" and
+#             "NNODES=2": 8 / 2 = 4, ranks 0 and 4, no warning
+#   group     torchrun's worker group "group_world_size=2" (the nodes: no
+#             world size of 2), then "world_size ..... 12": 12 / 2 = 6,
+#             ranks 0 and 6, no warning
+#   range     "world_size ..... 16" and an elastic "--nnodes=1:4": the nodes
+#             cannot be told, ranks 0 and 1 (the local ranks seen), with
+#             the nproc-per-node-unknown warning
+#   indiv     "world_size ..... 6" and "--nnodes 4": 6 / 4 does not divide,
+#             ranks 0 and 1, with the warning
+import os, sys
+d = sys.argv[1]
+B = 16
+
+def write(run, name, text):
+    os.makedirs(os.path.join(d, run), exist_ok=True)
+    open(os.path.join(d, run, name), "w").write(text)
+
+def nemo(prefix, i, t):
+    return ("%sTraining epoch 0, iteration %d/99 | lr: 1.961e-07 | global_batch_size: 16 | "
+            "global_step: %d | reduced_train_loss: %.4g | train_step_timing in s: %.4g | "
+            "consumed_samples: %d\n" % (prefix, i, i, 5 - i * 0.01, t, 16 * (i + 1)))
+
+def nodes(extra):
+    """the console; extra: {after iteration i (-1 before all): text}"""
+    out = extra.get(-1, "")
+    for i in range(100):
+        for node in (0, 1):
+            out += nemo("retraining/%d [default0]:" % node, i, 5.0 if i == 0 else (4.0 if node else 2.0))
+        out += extra.get(i, "")
+    return out
+
+conf = ("[I1205 00:00:00.000000 1 torch/distributed/launcher/api.py:188] Starting elastic_operator "
+        "with launch configs:\n  entrypoint       : nemo_run.core.runners.fdl_runner\n"
+        "  min_nodes        : 2\n  max_nodes        : 2\n  nproc_per_node   : 4\n")
+def margs(prefix, ws):
+    return (prefix + "------------------------ arguments ------------------------\n" +
+            prefix + "  world_size %s %d\n" % ("." * 38, ws) +
+            prefix + "-------------------- end of arguments ---------------------\n")
+write("late", "console.log", nodes({9: conf}))
+write("world", "console.log", nodes({-1: "+ torchrun --nnodes=2 --rdzv-backend=c10d --rdzv-endpoint=n0:29500 "
+                                          "pretrain.py\n" + margs("retraining/0 [default0]:", 16)}))
+write("env", "console.log", nodes({49: "retraining/0 [default0]:WORLD_SIZE=8\n"
+                                       "retraining/0 [default0]:NNODES=2\n"}))
+write("group", "console.log", nodes({-1: "[I1205 00:00:01 api.py:410] [default] Rendezvous complete "
+                                          "for workers. Result:\n  restart_count=0\n  group_rank=0\n"
+                                          "  group_world_size=2\n  local_ranks=[0]\n"
+                                          "  role_world_sizes=[12]\n  global_world_sizes=[12]\n",
+                                     3: margs("retraining/0 [default0]:", 12)}))
+write("range", "console.log", nodes({-1: "+ torchrun --nnodes=1:4 pretrain.py\n" +
+                                     margs("retraining/0 [default0]:", 16)}))
+write("indiv", "console.log", nodes({-1: "+ torchrun --nnodes 4 pretrain.py\n" +
+                                     margs("retraining/0 [default0]:", 6)}))
