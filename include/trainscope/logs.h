@@ -69,8 +69,13 @@ enum ts_step_flags {
 					  * iteration */
 	TS_STEP_RESTART_WARMUP = 1 << 10, /* the resumed process's warm-up after that
 					  * record (set by the run model, run.h) */
-	TS_STEP_HEALTH_FROM_LOG = 1 << 11 /* its non-finite evidence is a log's beside
+	TS_STEP_HEALTH_FROM_LOG = 1 << 11, /* its non-finite evidence is a log's beside
 					  * the metrics, not its own (run.h, spare logs) */
+	TS_STEP_AFTER_ARGS = 1 << 12      /* a Megatron arguments dump precedes it, after
+					  * the file's first record: a process started (a
+					  * second process's dump, or a restart: the run
+					  * model reads it as one when the record logs its
+					  * rank's last iteration again); no artefact */
 };
 /* a restarted process's first record or warm-up: a restart artefact */
 #define TS_STEP_RESTARTED (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP)

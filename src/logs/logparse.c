@@ -2592,6 +2592,8 @@ static void scan_markers(struct rd *r, const char *s, size_t n)
 	for (size_t i = 0; i < sizeof(start) / sizeof(*start); i++)
 		if (memmem(s, n, start[i], strlen(start[i])))
 			r->markers |= TS_STEP_RESTART;
+	if (r->records && memmem(s, n, "- arguments -", 13))
+		r->markers |= TS_STEP_AFTER_ARGS;
 }
 
 /* Check whether the pending text parses as a complete record. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Runs with known truth for tests/scripts/rank-facts-more.sh: which rank a
 # log record belongs to when the log states the job's shape late or only
-# in part. Usage: rank-facts-more-gen.py DIR
+# in part, restarts at its last logged iteration. Usage: rank-facts-more-gen.py DIR
 #
 # Node runs (rank-facts-gen.py's nodestated, varied): a NeMo-Run console of
 # 2 nodes whose local rank 0 alone logs, "retraining/N [default0]:" NeMo 2
@@ -23,6 +23,20 @@
 #             the nproc-per-node-unknown warning
 #   indiv     "world_size ..... 6" and "--nnodes 4": 6 / 4 does not divide,
 #             ranks 0 and 1, with the warning
+# Restart runs: a Megatron log (rank-facts-gen.py's lines, 10.7 ms per
+# step, iteration 1 50 ms) whose job logs iterations 1-60, crashes after
+# a checkpoint at 50 and is resumed from it, so its first record after the
+# restart is iteration 60 again (the slow first step of the new process:
+# 200 ms), then 61-120 at 10.7 ms. The later 60 replaces the earlier: one
+# series of 120 records, the resumed-log warning, no repeated-records;
+# before, the two 60s merged as two ranks (the slower, 200 ms, the step):
+#   rargs     the new process prints its arguments dump before its records
+#   rload     the new process prints Megatron's "successfully loaded
+#             checkpoint from ... at iteration 50" before its records
+#   rranks    rargs on a torchrun --tee console of two ranks ("[default0]:",
+#             "[default1]:"), rank 1 15 % slower (12.305 ms; 230 ms at the
+#             restarted 60); the arguments dump printed by rank 0 only:
+#             both ranks restart, 2 ranks, the step time rank 1's
 import os, sys
 d = sys.argv[1]
 B = 16
@@ -66,3 +80,27 @@ write("range", "console.log", nodes({-1: "+ torchrun --nnodes=1:4 pretrain.py\n"
                                      margs("retraining/0 [default0]:", 16)}))
 write("indiv", "console.log", nodes({-1: "+ torchrun --nnodes 4 pretrain.py\n" +
                                      margs("retraining/0 [default0]:", 6)}))
+
+def mline(i, step_ms):
+    return (" iteration %8d/     120 | consumed samples: %12d | elapsed time per iteration "
+            "(ms): %.2f | learning rate: 1.000000E-04 | global batch size:    16 | "
+            "lm loss: %.6E | loss scale: 1.0 | grad norm: 1.000 | "
+            "number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+            % (i, B * i, step_ms, 5 - i * 0.001))
+def restart_log(prefixes, slow, marker):
+    """prefixes: the ranks' line prefixes; slow: rank r's factor; marker:
+    the new process's lines (printed by the first rank)"""
+    out = margs(prefixes[0], len(prefixes))
+    for i in range(1, 61):
+        for r, p in enumerate(prefixes):
+            out += p + mline(i, (50.0 if i == 1 else 10.7) * slow[r])
+    out += "".join(prefixes[0] + l + "\n" for l in marker.splitlines())
+    for i in range(60, 121):
+        for r, p in enumerate(prefixes):
+            out += p + mline(i, (200.0 if i == 60 else 10.7) * slow[r])
+    return out
+write("rargs", "train.log", restart_log([""], [1.0], margs("", 1)))
+write("rload", "train.log", restart_log([""], [1.0], " loading checkpoint from /ckpt at iteration 50\n"
+                                       " successfully loaded checkpoint from /ckpt [ t 1/1, p 1/1 ] "
+                                       "at iteration 50"))
+write("rranks", "console.log", restart_log(["[default0]:", "[default1]:"], [1.0, 1.15], margs("", 2)))

@@ -8,18 +8,23 @@
 #   when it divides, stated before or after the first record; range,
 #   indiv: it cannot be told, the nproc-per-node-unknown warning); which
 #   source the count came from (steps' and diagnose's node_ranks, steps'
-#   text).
-# Before 5 Dec 2026, 32 of the 138 facts the outputs stated then were
+#   text);
+# - a job resumed at exactly its last logged iteration (rargs, rload,
+#   rranks): the later record replaces the earlier (resumed-log, no
+#   repeated-records, the restarted record out of the window).
+# Before 5 Dec 2026, 65 of the 200 facts the outputs stated then were
 # wrong (and none of the 66 node_ranks facts was said): late, world, env
 # and group read ranks 0 and 1 (slowest 1) with the nproc-per-node-unknown
-# warning in every command.
+# warning in every command; rargs, rload and rranks merged the two records
+# of the restarted iteration as ranks (repeated-records in every command,
+# no resumed-log; the window one step longer in rargs and rranks).
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-more-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in late world env group range indiv; do
+for r in late world env group range indiv rargs rload rranks; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	NO_COLOR=1 "$TS" steps "$d" >"$d.steps.txt" 2>&1
@@ -46,6 +51,10 @@ truth = {
     "group": node([0, 6], 6, "world_size/nnodes", line=17, nline=4),
     "range": node([0, 1], 1, "local ranks seen", unknown=True),
     "indiv": node([0, 1], 1, "local ranks seen", unknown=True),
+    # 120 iterations, 1 (the first) and the restarted 60 out of the window
+    "rargs": dict(median=10.7, steps=118, resumed=True, nranks=None),
+    "rload": dict(median=10.7, steps=118, resumed=True, nranks=None),
+    "rranks": dict(median=round(10.7 * 1.15, 2), steps=118, resumed=True, nranks=2, slowest=1),
 }
 bad, n = [], 0
 def check(run, what, got, want, tol=1e-6):
@@ -67,7 +76,7 @@ for run, w in truth.items():
         continue
     md = open("%s/%s.report.md" % (t, run)).read()
     txt = open("%s/%s.steps.txt" % (t, run)).read()
-    f = "%s/%s/console.log" % (t, run)
+    f = "%s/%s/%s" % (t, run, "train.log" if run in ("rargs", "rload") else "console.log")
     for name, s in (("steps", st), ("diagnose", dg["steps"])):
         if w["steps"] is not None:
             check(run, name + " window steps", s["window"]["steps"], w["steps"])
