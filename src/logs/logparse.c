@@ -469,6 +469,7 @@ struct bar_pend {
 };
 
 #define TITAN_RANKS 1024            /* ranks with an interval clock of their own */
+#define TITAN_NODE_CLOCKS 256       /* (node past 0, local rank) pairs with one */
 
 struct rd {
 	struct ts_steplog *log;
@@ -532,6 +533,13 @@ struct rd {
 	 * "Training starts at step N", a validation), TS_NO_INT none; the
 	 * job's batch from "Training starts" */
 	struct titan_clock { int64_t t0, step0; } titan_clk[TITAN_RANKS + 1]; /* by rank + 1 */
+	/* the clocks of local ranks under a torchx prefix of a node past 0
+	 * ("retraining/N [defaultK]:", N >= 1): node 0's local rank K is
+	 * titan_clk's K, node N's another clock (two nodes' local rank 0
+	 * printing into one console are two ranks); the first
+	 * TITAN_NODE_CLOCKS pairs seen, later ones share the unknown rank's */
+	struct { int64_t replica; int rank; struct titan_clock c; } titan_node[TITAN_NODE_CLOCKS];
+	size_t titan_nnode;
 	int64_t titan_gbs, titan_seq, titan_total;
 	int titan_mfu;              /* a record of the file ended in its mfu */
 	/* DeepSpeed: the stamp and global step of the last throughput line
@@ -1482,12 +1490,29 @@ static int titan_field(const char *m, const char *e, const char *key, double *x)
 	return -1;
 }
 
-/* The interval clock of the rank a line's prefix names (ranks past
- * TITAN_RANKS share the unknown rank's). */
+/* The interval clock of the rank a line's prefix names: its local rank on
+ * the node its torchx prefix names, if any (ranks past TITAN_RANKS, and
+ * pairs past TITAN_NODE_CLOCKS, share the unknown rank's). Until 5 Dec 2026
+ * it was the local rank's alone, so two nodes' rank 0 shared one clock and
+ * each record's interval ran from the other node's last stamp. */
 static struct titan_clock *titan_clock_of(struct rd *r, const char *s, size_t n)
 {
 	int rank = prefix_rank(s, n);
 
+	if (rank >= 0 && r->replica > 0) {
+		size_t k;
+
+		for (k = 0; k < r->titan_nnode; k++)
+			if (r->titan_node[k].replica == r->replica && r->titan_node[k].rank == rank)
+				return &r->titan_node[k].c;
+		if (k == TITAN_NODE_CLOCKS)
+			return &r->titan_clk[0];
+		r->titan_node[k].replica = r->replica;
+		r->titan_node[k].rank = rank;
+		r->titan_node[k].c.t0 = r->titan_node[k].c.step0 = TS_NO_INT;
+		r->titan_nnode++;
+		return &r->titan_node[k].c;
+	}
 	return &r->titan_clk[rank >= 0 && rank < TITAN_RANKS ? rank + 1 : 0];
 }
 

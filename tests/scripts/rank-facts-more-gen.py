@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Runs with known truth for tests/scripts/rank-facts-more.sh: which rank a
 # log record belongs to when the log states the job's shape late or only
-# in part, restarts at its last logged iteration. Usage: rank-facts-more-gen.py DIR
+# in part, restarts at its last logged iteration, or prints two nodes'
+# torchtitan lines into one console. Usage: rank-facts-more-gen.py DIR
 #
 # Node runs (rank-facts-gen.py's nodestated, varied): a NeMo-Run console of
 # 2 nodes whose local rank 0 alone logs, "retraining/N [default0]:" NeMo 2
@@ -37,7 +38,17 @@
 #             "[default1]:"), rank 1 15 % slower (12.305 ms; 230 ms at the
 #             restarted 60); the arguments dump printed by rank 0 only:
 #             both ranks restart, 2 ranks, the step time rank 1's
-import os, sys
+# Torchtitan run:
+#   titan     a NeMo-Run console of 2 nodes ("retraining/N [default0]:",
+#             "nproc_per_node   : 8" stated first: ranks 0 and 8) each
+#             printing torchtitan's "Training starts" and a step line
+#             every 10 steps to step 1000; every step takes 1.0 s on both nodes, node
+#             1's clock (stamps) 0.4 s behind node 0's. Each node's own
+#             interval is 10 s over 10 steps: every record 1000 ms; one
+#             clock for both nodes' rank 0 timed node 0's records from node
+#             1's last stamp (9.6 s over 10 steps: 960 ms) and none of node
+#             1's (0 steps since node 0's record of its step).
+import os, sys, datetime
 d = sys.argv[1]
 B = 16
 
@@ -104,3 +115,21 @@ write("rload", "train.log", restart_log([""], [1.0], " loading checkpoint from /
                                        " successfully loaded checkpoint from /ckpt [ t 1/1, p 1/1 ] "
                                        "at iteration 50"))
 write("rranks", "console.log", restart_log(["[default0]:", "[default1]:"], [1.0, 1.15], margs("", 2)))
+
+# titan: two nodes, one console
+base = datetime.datetime(2025, 3, 10, 20, 0, 0)
+def stamp(x):
+    t = base + datetime.timedelta(seconds=x)
+    return t.strftime("%Y-%m-%d %H:%M:%S") + ",%03d" % (t.microsecond // 1000)
+ev = []
+for node, off in ((0, 0.0), (1, 0.4)):
+    p = "retraining/%d [default0]:[titan] " % node
+    t0 = 10.0 + off
+    ev.append((t0, node, p + stamp(t0) + " - root - INFO - Training starts at step 1, with local batch "
+               "size 1, global batch size 8, sequence length 8192, total steps 1000 (warmup 20)"))
+    for s in range(10, 1001, 10):
+        t = t0 + s * 1.0
+        ev.append((t, node, p + stamp(t) + " - root - INFO - step: %3d  loss: %.4f  grad_norm: 1.1000  "
+                   "memory: 42.22GiB(44.44%%)  tps: 6,826  tflops: 395.32  mfu: 39.97%%" % (s, 8 - s * 0.001)))
+ev.sort()
+write("titan", "console.log", "  nproc_per_node   : 8\n" + "".join(l + "\n" for _, _, l in ev))

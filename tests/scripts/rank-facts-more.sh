@@ -11,20 +11,25 @@
 #   text);
 # - a job resumed at exactly its last logged iteration (rargs, rload,
 #   rranks): the later record replaces the earlier (resumed-log, no
-#   repeated-records, the restarted record out of the window).
-# Before 5 Dec 2026, 65 of the 200 facts the outputs stated then were
-# wrong (and none of the 66 node_ranks facts was said): late, world, env
+#   repeated-records, the restarted record out of the window);
+# - torchtitan interval clocks of two nodes' local rank 0 in one console
+#   (titan): each node's own, every record 1000 ms.
+# Before 5 Dec 2026, 70 of the 220 facts the outputs stated then were
+# wrong (and none of the 77 node_ranks facts was said): late, world, env
 # and group read ranks 0 and 1 (slowest 1) with the nproc-per-node-unknown
 # warning in every command; rargs, rload and rranks merged the two records
 # of the restarted iteration as ranks (repeated-records in every command,
-# no resumed-log; the window one step longer in rargs and rranks).
+# no resumed-log; the window one step longer in rargs and rranks); titan's
+# step time was 960 ms in steps, diagnose and validate (node 0's records
+# timed from node 1's last stamp, 9.6 s per 10 steps; node 1's untimed),
+# and no slowest rank.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-more-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-for r in late world env group range indiv rargs rload rranks; do
+for r in late world env group range indiv rargs rload rranks titan; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>/dev/null
 	NO_COLOR=1 "$TS" steps "$d" >"$d.steps.txt" 2>&1
@@ -55,6 +60,10 @@ truth = {
     "rargs": dict(median=10.7, steps=118, resumed=True, nranks=None),
     "rload": dict(median=10.7, steps=118, resumed=True, nranks=None),
     "rranks": dict(median=round(10.7 * 1.15, 2), steps=118, resumed=True, nranks=2, slowest=1),
+    # 100 records per node, the first of each timed from "Training starts"
+    # (both ranks' means equal: the slowest is the first of the highest, 0)
+    "titan": dict(median=1000.0, steps=None, ranks=[0, 8], slowest=0, nproc=8, src="stated",
+                  line=1, nline=None),
 }
 bad, n = [], 0
 def check(run, what, got, want, tol=1e-6):
