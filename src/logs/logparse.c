@@ -3508,8 +3508,9 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
  * steps[first..] of r's file: each local rank K of replica N becomes the
  * global rank N x nproc_per_node + K (struct ts_steplog says which count,
  * where it comes from and when it is a guess). Run once the file is read,
- * so a count stated after the first record serves every record. Without it replica 1's rank 0 was replica 0's
- * rank 0, and the later line of an iteration won.
+ * so a count stated after the first record serves every record. Without
+ * it replica 1's rank 0 was replica 0's rank 0, and the later line of an
+ * iteration won.
  */
 static int replica_ranks(struct rd *r, size_t first)
 {
