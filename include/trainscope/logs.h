@@ -70,8 +70,13 @@ enum ts_step_flags {
 					  * iteration */
 	TS_STEP_RESTART_WARMUP = 1 << 10, /* the resumed process's warm-up after that
 					  * record (set by the run model, run.h) */
-	TS_STEP_HEALTH_FROM_LOG = 1 << 11 /* its non-finite evidence is a log's beside
+	TS_STEP_HEALTH_FROM_LOG = 1 << 11, /* its non-finite evidence is a log's beside
 					  * the metrics, not its own (run.h, spare logs) */
+	TS_STEP_AFTER_ARGS = 1 << 12      /* a Megatron arguments dump precedes it, after
+					  * the file's first record: a process started (a
+					  * second process's dump, or a restart: the run
+					  * model reads it as one when the record logs its
+					  * rank's last iteration again); no artefact */
 };
 /* a restarted process's first record or warm-up: a restart artefact */
 #define TS_STEP_RESTARTED (TS_STEP_RESTART | TS_STEP_RESTART_WARMUP)
@@ -210,6 +215,13 @@ enum ts_ignored {
 /* "nan", "infinite", "negative", "too_large", "no_iteration", "not_a_number". */
 const char *ts_ignored_name(int kind);
 
+/* Where a file's nproc_per_node came from (struct ts_steplog). */
+enum ts_nproc_source {
+	TS_NPROC_STATED = 1,      /* stated as such */
+	TS_NPROC_WORLD_NODES,     /* the stated world size / the stated nodes */
+	TS_NPROC_SEEN             /* the local ranks the prefixes show */
+};
+
 struct ts_steplog {
 	int strict;                       /* set before reading: unusable values fail */
 	uint64_t ignored[TS_IGN_COUNT];   /* unusable step times / iterations seen */
@@ -242,14 +254,27 @@ struct ts_steplog {
 	size_t joined, broken;            /* wrapped records joined / dropped */
 	/* Ranks under torchx prefixes "ROLE/N [defaultK]:" (several nodes of
 	 * one NeMo-Run / torchx job): the global rank is N x nproc_per_node +
-	 * K. nproc_per_node is the one a file states before its first record
-	 * (torchrun's "nproc_per_node" or "local_world_size", NeMo-Run's
-	 * "--nproc-per-node"), else the number of local ranks its prefixes
-	 * show (the largest K + 1). When a file with a replica above 0 states
-	 * none and its replicas do not each show the same local ranks 0..n-1 (or
-	 * only 0), the count is a guess: replica_guess_file is that file
-	 * (-1 none), replica_guess_nproc the count taken, replica_guess_line
-	 * the first record under a replica above 0. */
+	 * K. nproc_per_node is the one a file states anywhere, before or
+	 * after its first record (the first statement: torchrun's
+	 * "nproc_per_node" or "local_world_size", NeMo-Run's
+	 * "--nproc-per-node", an env dump's "LOCAL_WORLD_SIZE"), else world
+	 * size / nodes when the file states both and they divide exactly
+	 * (Megatron's "world_size", "WORLD_SIZE"; "--nnodes", "NNODES",
+	 * torchrun's "group_world_size"), else the number of local ranks its
+	 * prefixes show (the largest K + 1). replica_nproc_file is the first
+	 * file with a replica above 0 (-1 none), replica_nproc the count its
+	 * ranks took, replica_nproc_from where it came from (enum
+	 * ts_nproc_source), replica_nproc_line the line of the statement
+	 * (the world size's) and replica_nodes_line the nodes' (TS_NO_INT
+	 * none); from world size / nodes, replica_world and replica_nodes are
+	 * the two (else TS_NO_INT). When a file with a replica above 0 states none and its
+	 * replicas do not each show the same local ranks 0..n-1 (or only 0),
+	 * the count is a guess: replica_guess_file is that file (-1 none),
+	 * replica_guess_nproc the count taken, replica_guess_line the first
+	 * record under a replica above 0. */
+	int replica_nproc_file, replica_nproc_from;
+	int64_t replica_nproc, replica_nproc_line, replica_nodes_line;
+	int64_t replica_world, replica_nodes;
 	int replica_guess_file;
 	int64_t replica_guess_nproc, replica_guess_line;
 	int nfiles;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "trainscope/logs.h"
 #include "trainscope/paths.h"
 #include "trainscope/input.h"
@@ -468,6 +469,7 @@ struct bar_pend {
 };
 
 #define TITAN_RANKS 1024            /* ranks with an interval clock of their own */
+#define TITAN_NODE_CLOCKS 256       /* (node past 0, local rank) pairs with one */
 
 struct rd {
 	struct ts_steplog *log;
@@ -519,14 +521,26 @@ struct rd {
 	int64_t replica;            /* the torchx replica of the last line with a
 				     * launcher prefix, -1 none (a wrapped piece has
 				     * no prefix of its own) */
-	int64_t nproc_stated;       /* nproc_per_node stated before the first
-				     * record, TS_NO_INT none */
+	/* the job's shape as the file states it anywhere (a launcher line or
+	 * a second arguments dump may come after the first record: the ranks
+	 * are mapped once the file is read), the first statement of each,
+	 * TS_NO_INT none, and its line: nproc_per_node, the world size, the
+	 * number of nodes (see_shape) */
+	int64_t nproc_stated, world_stated, nnodes_stated;
+	int64_t nproc_line, world_line, nnodes_line;
 	int iter_seen;              /* a JSONL record of the file had an iteration */
 	/* torchtitan: per rank (slot 0: none stated), the stamp and step the
 	 * rank's next record's interval starts from (its last record,
 	 * "Training starts at step N", a validation), TS_NO_INT none; the
 	 * job's batch from "Training starts" */
 	struct titan_clock { int64_t t0, step0; } titan_clk[TITAN_RANKS + 1]; /* by rank + 1 */
+	/* the clocks of local ranks under a torchx prefix of a node past 0
+	 * ("retraining/N [defaultK]:", N >= 1): node 0's local rank K is
+	 * titan_clk's K, node N's another clock (two nodes' local rank 0
+	 * printing into one console are two ranks); the first
+	 * TITAN_NODE_CLOCKS pairs seen, later ones share the unknown rank's */
+	struct { int64_t replica; int rank; struct titan_clock c; } titan_node[TITAN_NODE_CLOCKS];
+	size_t titan_nnode;
 	int64_t titan_gbs, titan_seq, titan_total;
 	int titan_mfu;              /* a record of the file ended in its mfu */
 	/* DeepSpeed: the stamp and global step of the last throughput line
@@ -1535,12 +1549,29 @@ static int titan_field(const char *m, const char *e, const char *key, double *x)
 	return -1;
 }
 
-/* The interval clock of the rank a line's prefix names (ranks past
- * TITAN_RANKS share the unknown rank's). */
+/* The interval clock of the rank a line's prefix names: its local rank on
+ * the node its torchx prefix names, if any (ranks past TITAN_RANKS, and
+ * pairs past TITAN_NODE_CLOCKS, share the unknown rank's). Until 5 Dec 2026
+ * it was the local rank's alone, so two nodes' rank 0 shared one clock and
+ * each record's interval ran from the other node's last stamp. */
 static struct titan_clock *titan_clock_of(struct rd *r, const char *s, size_t n)
 {
 	int rank = prefix_rank(s, n);
 
+	if (rank >= 0 && r->replica > 0) {
+		size_t k;
+
+		for (k = 0; k < r->titan_nnode; k++)
+			if (r->titan_node[k].replica == r->replica && r->titan_node[k].rank == rank)
+				return &r->titan_node[k].c;
+		if (k == TITAN_NODE_CLOCKS)
+			return &r->titan_clk[0];
+		r->titan_node[k].replica = r->replica;
+		r->titan_node[k].rank = rank;
+		r->titan_node[k].c.t0 = r->titan_node[k].c.step0 = TS_NO_INT;
+		r->titan_nnode++;
+		return &r->titan_node[k].c;
+	}
 	return &r->titan_clk[rank >= 0 && rank < TITAN_RANKS ? rank + 1 : 0];
 }
 
@@ -2730,6 +2761,8 @@ static void scan_markers(struct rd *r, const char *s, size_t n)
 	for (size_t i = 0; i < sizeof(start) / sizeof(*start); i++)
 		if (memmem(s, n, start[i], strlen(start[i])))
 			r->markers |= TS_STEP_RESTART;
+	if (r->records && memmem(s, n, "- arguments -", 13))
+		r->markers |= TS_STEP_AFTER_ARGS;
 }
 
 /* Check whether the pending text parses as a complete record. */
@@ -3292,33 +3325,85 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * nproc_per_node as a launcher states it before the workers print:
- * torchrun's launch configuration ("nproc_per_node   : 4"), its worker
- * spec ("local_world_size=4"), NeMo-Run's command ("--nproc-per-node 4",
- * "--nproc_per_node=4").
- */
-static void see_nproc(struct rd *r, const char *s, size_t n)
+static int is_word_byte(char c)
 {
-	static const char *const keys[] = { "nproc_per_node", "nproc-per-node", "local_world_size" };
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
 
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		size_t kn = strlen(keys[k]), j;
-		const char *p = find(s, n, keys[k], kn);
-		int64_t v = 0;
+/*
+ * The first "KEY <separators> N" of s[0..n) for one of keys, matched
+ * without case (env dumps print WORLD_SIZE=16) and as a whole word: the
+ * byte before the key is no letter, digit or '_' (so "group_world_size"
+ * is no "world_size"), the one after neither. Between key and number
+ * blanks, ':', '=', quotes and Megatron's dot leaders; the number must end
+ * the word (an elastic range "1:4" or a "2.5" is none). 1 and *v when
+ * found.
+ */
+static int stated_count(const char *s, size_t n, const char *const *keys, size_t nkeys,
+			int64_t *v)
+{
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t kn = strlen(keys[k]);
 
-		if (!p)
-			continue;
-		j = (size_t)(p - s) + kn;
-		while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == ':' || s[j] == '=' ||
-				 s[j] == '"' || s[j] == '\''))
-			j++;
-		if (j >= n || s[j] < '1' || s[j] > '9')
-			continue;
-		for (size_t d = j; j < n && j - d < 7 && s[j] >= '0' && s[j] <= '9'; j++)
-			v = v * 10 + (s[j] - '0');
-		r->nproc_stated = v;
+		for (size_t i = 0; i + kn <= n; i++) {
+			size_t j = i + kn, d;
+			int64_t x = 0;
+
+			if ((s[i] | 0x20) != keys[k][0] || strncasecmp(s + i, keys[k], kn) ||
+			    (i && (is_word_byte(s[i - 1]))) || (j < n && is_word_byte(s[j])))
+				continue;
+			while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == ':' || s[j] == '=' ||
+					 s[j] == '"' || s[j] == '\'' || s[j] == '.'))
+				j++;
+			if (j >= n || s[j] < '1' || s[j] > '9')
+				continue;
+			for (d = j; j < n && j - d < 7 && s[j] >= '0' && s[j] <= '9'; j++)
+				x = x * 10 + (s[j] - '0');
+			if (j < n && (is_word_byte(s[j]) ||
+				      ((s[j] == ':' || s[j] == '.') && j + 1 < n &&
+				       s[j + 1] >= '0' && s[j + 1] <= '9')))
+				continue;
+			*v = x;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The job's shape where a line states it (the first statement of each
+ * fact counts): nproc_per_node from torchrun's launch configuration
+ * ("nproc_per_node   : 4"), its worker spec ("local_world_size=4"),
+ * NeMo-Run's command ("--nproc-per-node 4") or an env dump
+ * ("LOCAL_WORLD_SIZE=4"); the world size from Megatron's arguments
+ * ("world_size ....... 16") or an env dump ("WORLD_SIZE=16"); the number
+ * of nodes from a launcher command ("--nnodes 2", "--nnodes=2", not an
+ * elastic range "1:4"), an env dump ("NNODES=2") or torchrun's worker
+ * group ("group_world_size=2").
+ */
+static void see_shape(struct rd *r, const char *s, size_t n, int64_t line)
+{
+	static const char *const nproc[] = { "nproc_per_node", "nproc-per-node",
+		"local_world_size" };
+	static const char *const world[] = { "world_size" };
+	static const char *const nodes[] = { "nnodes", "group_world_size" };
+	int64_t v;
+
+	if (r->nproc_stated != TS_NO_INT && r->world_stated != TS_NO_INT &&
+	    r->nnodes_stated != TS_NO_INT)
 		return;
+	if (r->nproc_stated == TS_NO_INT && stated_count(s, n, nproc, 3, &v)) {
+		r->nproc_stated = v;
+		r->nproc_line = line;
+	}
+	if (r->world_stated == TS_NO_INT && stated_count(s, n, world, 1, &v)) {
+		r->world_stated = v;
+		r->world_line = line;
+	}
+	if (r->nnodes_stated == TS_NO_INT && stated_count(s, n, nodes, 2, &v)) {
+		r->nnodes_stated = v;
+		r->nnodes_line = line;
 	}
 }
 
@@ -3353,8 +3438,6 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 				k++;
 			r->replica = ts_launcher_replica(s + k, n - k);
 		}
-		if (r->records == 0)
-			see_nproc(r, s, n);
 	}
 	e = s + n;
 	if (r->pend_kind && r->pend_guess) {
@@ -3520,6 +3603,7 @@ static int handle_line(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		return rc < 0 ? rc : 0;
 	if (parse_theory(r, s, n) || parse_params(r, s, n))
 		return 0;
+	see_shape(r, s, n, line);
 	if (!nl && iter_head_cut(s, n))
 		return note_cut(r, line, off, "last line cut inside an iteration record");
 	scan_markers(r, s, n);
@@ -3566,9 +3650,11 @@ static int handle_drawn(struct rd *r, const char *s, size_t n, int nl, int64_t l
 /*
  * Ranks under torchx prefixes ("retraining/1 [default0]:") of the records
  * steps[first..] of r's file: each local rank K of replica N becomes the
- * global rank N x nproc_per_node + K (struct ts_steplog says which count
- * and when it is a guess). Without it replica 1's rank 0 was replica 0's
- * rank 0, and the later line of an iteration won.
+ * global rank N x nproc_per_node + K (struct ts_steplog says which count,
+ * where it comes from and when it is a guess). Run once the file is read,
+ * so a count stated after the first record serves every record. Without
+ * it replica 1's rank 0 was replica 0's rank 0, and the later line of an
+ * iteration won.
  */
 static int replica_ranks(struct rd *r, size_t first)
 {
@@ -3576,7 +3662,7 @@ static int replica_ranks(struct rd *r, size_t first)
 	int64_t nloc = 0, nrep = 0, nproc, line = TS_NO_INT;
 	size_t n = 0;
 	uint64_t *pair;
-	int told = 1;
+	int told = 1, from;
 
 	for (size_t i = first; i < log->steps.n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
@@ -3612,9 +3698,27 @@ static int replica_ranks(struct rd *r, size_t first)
 	free(pair);
 	told &= nloc > 1;
 	nproc = nloc;
+	from = TS_NPROC_SEEN;
 	if (r->nproc_stated != TS_NO_INT && r->nproc_stated >= nloc) {
 		nproc = r->nproc_stated;
+		from = TS_NPROC_STATED;
 		told = 1;
+	} else if (r->world_stated != TS_NO_INT && r->nnodes_stated != TS_NO_INT &&
+		   r->world_stated % r->nnodes_stated == 0 &&
+		   r->world_stated / r->nnodes_stated >= nloc && r->nnodes_stated >= nrep) {
+		nproc = r->world_stated / r->nnodes_stated;
+		from = TS_NPROC_WORLD_NODES;
+		told = 1;
+	}
+	if (log->replica_nproc_file < 0) {
+		log->replica_nproc_file = r->file;
+		log->replica_nproc = nproc;
+		log->replica_nproc_from = from;
+		log->replica_nproc_line = from == TS_NPROC_STATED ? r->nproc_line :
+					  from == TS_NPROC_WORLD_NODES ? r->world_line : TS_NO_INT;
+		log->replica_nodes_line = from == TS_NPROC_WORLD_NODES ? r->nnodes_line : TS_NO_INT;
+		log->replica_world = from == TS_NPROC_WORLD_NODES ? r->world_stated : TS_NO_INT;
+		log->replica_nodes = from == TS_NPROC_WORLD_NODES ? r->nnodes_stated : TS_NO_INT;
 	}
 	if (!told && log->replica_guess_file < 0) {
 		log->replica_guess_file = r->file;
@@ -3653,7 +3757,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.ds_lr = NAN;
 	r.line_rank = -1;
 	r.replica = -1;
-	r.nproc_stated = TS_NO_INT;
+	r.nproc_stated = r.world_stated = r.nnodes_stated = TS_NO_INT;
 	first = log->steps.n;
 	r.log = log;
 	r.path = name;
@@ -3756,6 +3860,7 @@ void ts_steplog_init(struct ts_steplog *log)
 	log->theo_weight_opt_mb = log->theo_activation_mb = log->theo_total_mb = NAN;
 	log->theo_params_b = log->theo_params_shard_b = NAN;
 	log->replica_guess_file = -1;
+	log->replica_nproc_file = -1;
 	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
 }
 

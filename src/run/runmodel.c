@@ -365,21 +365,32 @@ struct restart {
 /*
  * A log whose iterations go back for one rank is a resumed job: the later
  * segment replaces every earlier record of that rank and file at or past
- * its first iteration (the job recomputed them). Records are compacted in
- * place, input order kept.
+ * its first iteration (the job recomputed them). So is a log that logs a
+ * rank's last iteration again after a process start (a record with
+ * TS_STEP_RESTART or TS_STEP_AFTER_ARGS, after a checkpoint load or a new
+ * arguments dump, this rank's or another's of the file since this rank's
+ * last record): a job resumed from a checkpoint before that iteration
+ * (until 5 Dec 2026 the two records merged as two ranks, the slower giving
+ * the step). Records are compacted in place, input order kept.
  */
 static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			   struct ts_err *err)
 {
 	struct ts_steplog *log = &rm->log;
 	int64_t *maxit = malloc((nfr ? nfr : 1) * sizeof(*maxit));
+	/* 1 + the index of each series' last record and of each file's last
+	 * process start, 0 none */
+	size_t *last = calloc(nfr ? nfr : 1, sizeof(*last));
+	size_t *fstart = calloc(log->nfiles > 0 ? (size_t)log->nfiles : 1, sizeof(*fstart));
 	struct restart rs[MAX_RESTARTS];
 	size_t nrs = 0, out = 0, nrep = 0;
 	const struct ts_step *rep = NULL;   /* the first repeated record */
 	int rc = 0;
 
-	if (!maxit)
-		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	if (!maxit || !last || !fstart) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (size_t k = 0; k < nfr; k++)
 		maxit[k] = INT64_MIN;
 	for (size_t i = 0; i < log->steps.n; i++) {
@@ -387,10 +398,17 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		struct frank key = { s->file, ts_step_rank(log, s) };
 		struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 		size_t k = hit ? (size_t)(hit - fr) : 0;
+		int again;
 
 		if (!hit)
 			continue;
-		if (s->iteration < maxit[k]) {
+		again = s->iteration == maxit[k] &&
+			((s->flags & (TS_STEP_RESTART | TS_STEP_AFTER_ARGS)) ||
+			 fstart[s->file] > last[k]);
+		if (s->flags & (TS_STEP_RESTART | TS_STEP_AFTER_ARGS))
+			fstart[s->file] = i + 1;
+		last[k] = i + 1;
+		if (s->iteration < maxit[k] || again) {
 			if (nrs == MAX_RESTARTS) {
 				rc = ts_err_at(err, TS_EUSAGE, rm->step_files.v[s->file], -1, s->line,
 					       "iterations go back more than %d times: not the log "
@@ -454,7 +472,14 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 								       rm->steps.log_interval),
 							t->iteration, at, sizeof(at)));
 		}
-		if (ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
+		if (x->iteration == x->reached ?
+		    ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
+				    x->iteration, "%s logs iteration %lld again at line %lld after "
+				    "a restart (a checkpoint load or a new arguments dump before it: "
+				    "a resumed job): the later segment replaces %zu earlier "
+				    "record(s).%s", rm->step_files.v[s->file], (long long)x->iteration,
+				    (long long)s->line, replaced, why) :
+		    ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
 				    x->iteration, "%s goes back from iteration %lld to %lld at line "
 				    "%lld (a resumed job): the later segment replaces %zu earlier "
 				    "record(s).%s", rm->step_files.v[s->file], (long long)x->reached,
@@ -494,6 +519,8 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		log->steps.n = out;
 out:
 	free(maxit);
+	free(last);
+	free(fstart);
 	return rc;
 }
 
@@ -1630,7 +1657,8 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 			    rm->step_files.v[rm->log.replica_guess_file], -1, TS_NO_INT,
 			    "%s: its torchx prefixes (\"ROLE/N [defaultK]:\", several nodes) give "
 			    "each node's local rank K, and the global rank is N x nproc_per_node + "
-			    "K; the log states no nproc_per_node before its first record, and its "
+			    "K; the log states no nproc_per_node, nor a world size and a number of "
+			    "nodes that divide (world_size / nnodes), and its "
 			    "nodes do not each show the same local ranks 0..n-1, or show only "
 			    "local rank 0 (the first record of a node past 0 is at line %lld): "
 			    "n = %lld, the number of local ranks seen, is taken, so the global "
