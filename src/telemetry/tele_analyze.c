@@ -407,6 +407,7 @@ static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *s
 	f->severity = sev;
 	f->gpu = gpu;
 	f->msg[0] = 0;
+	f->nsame = 0;
 	return f;
 }
 
@@ -989,6 +990,50 @@ static int device_new(const struct ts_telemetry *t, size_t g, size_t *seen, size
 	return 1;
 }
 
+/* ", from A to B" of GPU g's samples (", untimed" without times) at k of
+ * msg; returns the new length (msg_more). */
+static int msg_span(char *msg, int k, const struct ts_tele_gpu_summary *s)
+{
+	char a[40], b[40];
+
+	if (s->first_ns == TS_NO_TIME)
+		return msg_more(msg, k, ", untimed");
+	return msg_more(msg, k, ", from %s to %s", tele_fmt_utc(a, sizeof(a), s->first_ns),
+			tele_fmt_utc(b, sizeof(b), s->last_ns));
+}
+
+/* The words of a straggler-gpu finding f on field fld whose device is a
+ * straggler in several captures (f->same): f's own GPU's span, then each
+ * other GPU with its mean and its share of its host's median (med, grp)
+ * and span while they fit, those that do not counted, and the captures
+ * holding the device where it is none (ndev: the device's GPUs). */
+static void same_gpu_words(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
+			   int fld, const double *med, const size_t *grp, size_t ndev,
+			   struct ts_tele_finding *f)
+{
+	/* room kept for the counts after the list */
+	const int cap = (int)sizeof(f->msg) - 100;
+	size_t shown = f->nsame < TS_TELE_SAME_MAX ? f->nsame : TS_TELE_SAME_MAX, i;
+	int k = msg_span(f->msg, (int)strlen(f->msg), &sum[f->gpu]);
+	char lab[128], one[sizeof(f->msg)];
+
+	for (i = 0; i < shown; i++) {
+		size_t g = (size_t)f->same[i];
+		double x = sum[g].f[fld].mean, m = med[grp[g]];
+		int n = snprintf(one, sizeof(one), "; the same GPU as %s: %.1f %s (%.0f %%)",
+				 gpu_label(t, g, lab, sizeof(lab)), x, ts_tf_unit(fld), 100 * x / m);
+		n = msg_span(one, n, &sum[g]);
+		if (k + n >= cap)
+			break;
+		k = msg_more(f->msg, k, "%s", one);
+	}
+	if (f->nsame > i)
+		k = msg_more(f->msg, k, "; and in %zu more captures", f->nsame - i);
+	if (ndev > 1 + f->nsame)
+		msg_more(f->msg, k, "; not found in the %zu other capture(s) holding it",
+			 ndev - 1 - f->nsame);
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
@@ -1188,16 +1233,20 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	 * by device its tmp entry (slot) and the host pass that last met it
 	 * (seen, 0 never), each host's GPUs (off, mem: host_members); med of
 	 * the straggler judgement; thr: the GPUs with a power-capped or
-	 * thermal-throttling finding (throttled) */
+	 * thermal-throttling finding (mark_throttled); fi and dcnt by device:
+	 * its straggler finding (see there) and its GPUs */
 	double *tmp = malloc(2 * (ng ? ng : 1) * sizeof(*tmp)), *wt = tmp ? tmp + ng : NULL;
-	size_t *grp = malloc((7 * ng + 1) * sizeof(*grp));
+	size_t *grp = malloc((9 * ng + 1) * sizeof(*grp));
 	size_t *slot = grp ? grp + 3 * ng : NULL, *seen = grp ? grp + 4 * ng : NULL, pass = 0;
 	size_t *mem = grp ? grp + 5 * ng : NULL, *off = grp ? grp + 6 * ng : NULL;
+	size_t *fi = grp ? grp + 7 * ng + 1 : NULL, *dcnt = grp ? grp + 8 * ng + 1 : NULL;
 	double *med = malloc((ng ? ng : 1) * sizeof(*med));
 	unsigned char *thr = calloc(ng ? ng : 1, 1);
 	if (tmp && med && grp && thr) {
 		for (size_t g = 0; g < ng; g++)
-			seen[g] = 0;
+			seen[g] = fi[g] = dcnt[g] = 0;
+		for (size_t g = 0; g < ng; g++)
+			dcnt[gpu_device(t, g)]++;
 		mark_throttled(&c, thr, ng);
 		/* every comparison across GPUs is within one host (host_groups):
 		 * hosts of another SKU, power limit or load are no spread */
@@ -1327,14 +1376,28 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				cnt[h] = n;
 				med[h] = n >= 3 ? median(tmp, n) : NAN;
 			}
+			/* one finding per device: a device straggling in several
+			 * captures is one finding naming them (fi: by device, its
+			 * finding's index in c + 1 for this field, 0 none) */
+			size_t first = c.n;
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
 				double m = med[grp[g]];
+				size_t d = gpu_device(t, g);
 				if (sf[k] == TS_TF_SM_CLOCK_MHZ && thr[g])
 					continue;
-				if (!(x->n >= 3 && m > 0 && x->mean < 0.85 * m && x->mean < m - 5) ||
-				    !(f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+				if (!(x->n >= 3 && m > 0 && x->mean < 0.85 * m && x->mean < m - 5))
 					continue;
+				if (fi[d]) {
+					struct ts_tele_finding *p = &c.out[fi[d] - 1];
+					if (p->nsame < TS_TELE_SAME_MAX)
+						p->same[p->nsame] = (int32_t)g;
+					p->nsame++;
+					continue;
+				}
+				if (!(f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+					continue;
+				fi[d] = c.n;
 				int len = snprintf(f->msg, sizeof(f->msg),
 						   "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
 						   gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]),
@@ -1346,6 +1409,12 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 					snprintf(f->msg + len, sizeof(f->msg) - (size_t)len,
 						 " on its host (%s, %zu GPUs)", where + 4, cnt[grp[g]]);
 				}
+			}
+			for (size_t i = first; i < c.n; i++) {
+				size_t d = gpu_device(t, (size_t)c.out[i].gpu);
+				if (c.out[i].nsame)
+					same_gpu_words(t, sum, sf[k], med, grp, dcnt[d], &c.out[i]);
+				fi[d] = 0;
 			}
 		}
 	}
