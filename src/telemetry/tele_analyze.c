@@ -990,8 +990,8 @@ static int device_new(const struct ts_telemetry *t, size_t g, size_t *seen, size
 	return 1;
 }
 
-/* ", from A to B" of GPU g's samples (", untimed" without times) at k of
- * msg; returns the new length (msg_more). */
+/* ", from A to B", the first and last sample of summary s (", untimed"
+ * without times), at k of msg; returns the new length (msg_more). */
 static int msg_span(char *msg, int k, const struct ts_tele_gpu_summary *s)
 {
 	char a[40], b[40];
@@ -1598,10 +1598,10 @@ struct side {
 };
 
 /* Statistic of one field over the GPUs mem[lo .. hi - 1] of side x (in
- * ascending order; mem NULL: the GPUs lo .. hi - 1): the mean over device means (a device seen in several
- * captures once, at the mean of its samples there), or the max; NAN when
- * no GPU has the field. Costs those GPUs (and a sort of their devices),
- * not the side's. */
+ * ascending order; mem NULL: the GPUs lo .. hi - 1): the mean over device
+ * means (a device seen in several captures once, at the mean of its
+ * samples there), or the max; NAN when no GPU has the field. Costs those
+ * GPUs (and a sort of their devices), not the side's. */
 static double side_stat(struct side *x, const size_t *mem, size_t lo, size_t hi, int f,
 			int use_max)
 {
