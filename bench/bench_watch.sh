@@ -9,7 +9,17 @@
 # 1 (before 5 Dec 2026 the per-GPU passes re-read every sample once per
 # GPU: 64 GPUs cost 2.6x and 256 GPUs 10.5x the 16-GPU capture).
 #
-#   SAMPLES=230400 RUNS=5 bench/bench_watch.sh
+# Then many GPUs: two --query-gpu captures of the same GPUS GPUs (default
+# 20,000; index, uuid, bus id; 3 rounds, the second capture 10 s later),
+# and two dcgm-exporter files of GPUS / 8 hosts of 8 GPUs (3 scrapes;
+# GPU 3 of each host at 400 W against 650, a straggler in both files),
+# read together, and `ab` of two run directories holding one such file
+# each (the other side's SM clocks 1500 MHz: a confound on every host).
+# Before 5 Dec 2026 a new GPU id scanned the file's GPUs and each host's
+# pass went over every GPU: 2.3 s, 4.4 s and 5.1 s of user CPU on the
+# shared build machine, against 0.66, 0.69 and 0.26 s.
+#
+#   SAMPLES=230400 RUNS=5 GPUS=20000 bench/bench_watch.sh
 #
 # TS (default build/trainscope) is the binary. Exit 77 without python3 or
 # GNU time.
@@ -18,15 +28,45 @@ cd "$(dirname "$0")/.."
 TS=${TS:-build/trainscope}
 RUNS=${RUNS:-5}
 SAMPLES=${SAMPLES:-230400}
+GPUS=${GPUS:-20000}
 command -v python3 >/dev/null || { echo "bench_watch: skipped: needs python3" >&2; exit 77; }
 [ -x /usr/bin/time ] || { echo "bench_watch: skipped: needs /usr/bin/time" >&2; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-watch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work" "$SAMPLES" <<'PY'
-import calendar, json, sys, time
-work, samples = sys.argv[1], int(sys.argv[2])
+python3 - "$work" "$SAMPLES" "$GPUS" <<'PY'
+import calendar, json, os, sys, time
+work, samples, gpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 T0 = calendar.timegm((2026, 2, 1, 12, 0, 0))
+for name, off in (("many1.csv", 0), ("many2.csv", 10)):
+    with open("%s/%s" % (work, name), "w") as f:
+        f.write("timestamp, index, uuid, pci.bus_id, power.draw [W], power.limit [W], utilization.gpu [%], "
+                "clocks.sm [MHz], clocks.max.sm [MHz]\n")
+        for i in range(3):
+            st = time.strftime("%Y/%m/%d %H:%M:%S", time.gmtime(T0 + off + i))
+            for g in range(gpus):
+                f.write("%s.000, %d, GPU-%08x-0000-0000-0000-%012x, 00000000:%02X:%02X.0, %d.00 W, 700.00 W, "
+                        "%d %%, 1980 MHz, 1980 MHz\n" % (st, g, g, g, (g >> 8) & 0xff, g & 0xff,
+                                                          500 + (i * 7 + g) % 50, 90 + (i + g) % 10))
+for name, off, clock in (("hosts1", 0, None), ("hosts2", 100, 1500)):
+    os.makedirs("%s/%s" % (work, name))
+    with open("%s/%s/gpu.metrics.txt" % (work, name), "w") as f:
+        for i in range(3):
+            ms = (T0 + off + 15 * i) * 1000
+            for m, fn in (("DCGM_FI_DEV_POWER_USAGE", lambda g: 400 if g == 3 else 650),
+                          ("DCGM_FI_DEV_POWER_MGMT_LIMIT", lambda g: 700),
+                          ("DCGM_FI_DEV_GPU_UTIL", lambda g: 98),
+                          ("DCGM_FI_DEV_GPU_TEMP", lambda g: 60 + g),
+                          ("DCGM_FI_DEV_SM_CLOCK", lambda g: clock or 1980 - 10 * g)):
+                for h in range(gpus // 8):
+                    for g in range(8):
+                        u = h * 8 + g
+                        f.write('%s{gpu="%d",UUID="GPU-%08x-1111-2222-3333-%012x",modelName="NVIDIA H100 80GB '
+                                'HBM3",Hostname="node%05d"} %s %d\n' % (m, g, u, u, h, fn(g), ms))
+    with open("%s/%s/metrics.jsonl" % (work, name), "w") as f:
+        for k in range(60):
+            f.write(json.dumps({"iteration": k + 1, "step_ms": 800.0 + k % 7, "tokens": 1024,
+                                "t_start_unix": T0 + off + 0.8 * k}) + "\n")
 for G in (16, 64, 256):
     R = samples // G
     with open("%s/g%d.csv" % (work, G), "w") as f:
@@ -64,3 +104,11 @@ for G in 16 64 256; do
 done
 c=$(cpu "$TS" watch --read "$work/g64.csv" --steps "$work/steps.jsonl" --json -o "$work/out.json")
 printf '   64 GPUs, steps joined       %7.3f s\n' "$c"
+
+echo "many GPUs, median of $RUNS (CPU s)"
+c=$(cpu "$TS" watch --read "$work/many1.csv" "$work/many2.csv" --json -o "$work/out.json")
+printf '  2 x %d GPUs, --query-gpu          %7.3f s\n' "$GPUS" "$c"
+c=$(cpu "$TS" watch --read "$work/hosts1/gpu.metrics.txt" "$work/hosts2/gpu.metrics.txt" --json -o "$work/out.json")
+printf '  2 x %d hosts x 8 GPUs, exporter    %7.3f s\n' $((GPUS / 8)) "$c"
+c=$(cpu "$TS" ab --json -o "$work/out.json" "$work/hosts1" "$work/hosts2")
+printf '  ab of 2 x %d hosts x 8 GPUs        %7.3f s\n' $((GPUS / 8)) "$c"

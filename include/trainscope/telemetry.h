@@ -323,6 +323,7 @@ struct ts_tele_gpu_summary {
 void ts_tele_summarize(const struct ts_telemetry *t, struct ts_tele_gpu_summary *out);
 
 /* A finding with the numbers behind it. */
+#define TS_TELE_SAME_MAX 8
 struct ts_tele_finding {
 	const char *id;            /* "power-capped", "thermal-throttling", "clock-spread",
 				      "low-utilization", "memory-misreport", "memory-headroom",
@@ -332,6 +333,14 @@ struct ts_tele_finding {
 	const char *severity;      /* "warning" | "info" */
 	int32_t gpu;               /* index, or -1 for the job */
 	char msg[512];             /* the sentence with its numbers */
+	/* a finding about one device seen in several captures (struct
+	 * ts_tele_gpu's device) that holds in more than one of them is one
+	 * finding: gpu is the first such GPU, same[] the others (GPU indices,
+	 * in capture order, the first TS_TELE_SAME_MAX), nsame their count
+	 * (0: gpu's capture only); msg names each capture with its time
+	 * span. Made so for straggler-gpu. */
+	int32_t same[TS_TELE_SAME_MAX];
+	size_t nsame;
 };
 
 /* Per-step telemetry, one row per (step, GPU). */

@@ -407,17 +407,18 @@ static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *s
 	f->severity = sev;
 	f->gpu = gpu;
 	f->msg[0] = 0;
+	f->nsame = 0;
 	return f;
 }
 
-/* 1 when GPU g has a power-capped or thermal-throttling finding in c */
-static int throttled(const struct fctx *c, size_t g)
+/* Set thr[g] (ng entries, zeroed) for each GPU g with a power-capped or
+ * thermal-throttling finding in c: one pass over the findings. */
+static void mark_throttled(const struct fctx *c, unsigned char *thr, size_t ng)
 {
 	for (size_t i = 0; i < c->n; i++)
-		if (c->out[i].gpu == (int32_t)g && (!strcmp(c->out[i].id, "power-capped") ||
-						    !strcmp(c->out[i].id, "thermal-throttling")))
-			return 1;
-	return 0;
+		if (c->out[i].gpu >= 0 && (size_t)c->out[i].gpu < ng &&
+		    (!strcmp(c->out[i].id, "power-capped") || !strcmp(c->out[i].id, "thermal-throttling")))
+			thr[c->out[i].gpu] = 1;
 }
 
 static size_t count_reason(const struct by_gpu *b, size_t g, uint64_t mask, size_t *n)
@@ -895,27 +896,50 @@ static size_t host_groups(const struct ts_telemetry *t, size_t *grp, size_t *rep
 	return nh;
 }
 
+/* The GPUs of each of the nh hosts of grp (host_groups) as lists: host h's
+ * are mem[off[h]] .. mem[off[h + 1] - 1], in ascending order (off has nh
+ * + 1 entries, mem ng). So a pass over each host's GPUs costs the GPUs,
+ * not GPUs x hosts. */
+static void host_members(const size_t *grp, size_t ng, size_t nh, size_t *off, size_t *mem)
+{
+	for (size_t h = 0; h <= nh; h++)
+		off[h] = 0;
+	for (size_t g = 0; g < ng; g++)
+		off[grp[g] + 1]++;
+	for (size_t h = 0; h < nh; h++)
+		off[h + 1] += off[h];
+	for (size_t g = 0; g < ng; g++)
+		mem[off[grp[g]]++] = g;
+	for (size_t h = nh; h > 0; h--)
+		off[h] = off[h - 1];
+	off[0] = 0;
+}
+
 int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
 {
 	size_t n = t->gpus.n, nc = t->nfiles > 0 ? (size_t)t->nfiles : 1;
 	size_t *par = malloc((n ? n : 1) * sizeof(*par));
 	unsigned char *flags = malloc(nc);
+	/* each capture's file, as its first GPU names it (NULL: no GPU) */
+	const char **cfile = calloc(nc, sizeof(*cfile));
 	int rc = 0;
 
 	if (!ts_tele_multi_capture(t))
 		goto out;
-	if (!par || !flags || host_plan(t, par, flags)) {
+	if (!par || !flags || !cfile || host_plan(t, par, flags)) {
 		rc = TS_ENOMEM;
 		goto out;
 	}
+	for (size_t g = 0; g < n; g++) {
+		size_t c = (size_t)t->gpus.v[g].capture;
+		if (c < nc && !cfile[c])
+			cfile[c] = t->gpus.v[g].file ? t->gpus.v[g].file : "?";
+	}
 	for (size_t c = 0; c < nc && !rc; c++) {
 		unsigned f = flags[c];
-		const char *file = NULL;
+		const char *file = cfile[c];
 		if (!(f & HP_HOSTLESS) || ((f & HP_JOINED) && !(f & HP_CONFLICT)))
 			continue;
-		for (size_t g = 0; g < n && !file; g++)
-			if ((size_t)t->gpus.v[g].capture == c)
-				file = t->gpus.v[g].file ? t->gpus.v[g].file : "?";
 		if (!file)
 			continue;
 		if (f & HP_CONFLICT)
@@ -940,6 +964,7 @@ int ts_tele_host_warn(const struct ts_telemetry *t, struct ts_warnings *out)
 out:
 	free(par);
 	free(flags);
+	free(cfile);
 	return rc;
 }
 
@@ -963,6 +988,50 @@ static int device_new(const struct ts_telemetry *t, size_t g, size_t *seen, size
 		return 0;
 	seen[d] = pass;
 	return 1;
+}
+
+/* ", from A to B", the first and last sample of summary s (", untimed"
+ * without times), at k of msg; returns the new length (msg_more). */
+static int msg_span(char *msg, int k, const struct ts_tele_gpu_summary *s)
+{
+	char a[40], b[40];
+
+	if (s->first_ns == TS_NO_TIME)
+		return msg_more(msg, k, ", untimed");
+	return msg_more(msg, k, ", from %s to %s", tele_fmt_utc(a, sizeof(a), s->first_ns),
+			tele_fmt_utc(b, sizeof(b), s->last_ns));
+}
+
+/* The words of a straggler-gpu finding f on field fld whose device is a
+ * straggler in several captures (f->same): f's own GPU's span, then each
+ * other GPU with its mean and its share of its host's median (med, grp)
+ * and span while they fit, those that do not counted, and the captures
+ * holding the device where it is none (ndev: the device's GPUs). */
+static void same_gpu_words(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
+			   int fld, const double *med, const size_t *grp, size_t ndev,
+			   struct ts_tele_finding *f)
+{
+	/* room kept for the counts after the list */
+	const int cap = (int)sizeof(f->msg) - 100;
+	size_t shown = f->nsame < TS_TELE_SAME_MAX ? f->nsame : TS_TELE_SAME_MAX, i;
+	int k = msg_span(f->msg, (int)strlen(f->msg), &sum[f->gpu]);
+	char lab[128], one[sizeof(f->msg)];
+
+	for (i = 0; i < shown; i++) {
+		size_t g = (size_t)f->same[i];
+		double x = sum[g].f[fld].mean, m = med[grp[g]];
+		int n = snprintf(one, sizeof(one), "; the same GPU as %s: %.1f %s (%.0f %%)",
+				 gpu_label(t, g, lab, sizeof(lab)), x, ts_tf_unit(fld), 100 * x / m);
+		n = msg_span(one, n, &sum[g]);
+		if (k + n >= cap)
+			break;
+		k = msg_more(f->msg, k, "%s", one);
+	}
+	if (f->nsame > i)
+		k = msg_more(f->msg, k, "; and in %zu more captures", f->nsame - i);
+	if (ndev > 1 + f->nsame)
+		msg_more(f->msg, k, "; not found in the %zu other capture(s) holding it",
+			 ndev - 1 - f->nsame);
 }
 
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
@@ -1162,14 +1231,23 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	/* across the GPUs of the job */
 	/* tmp, then the samples of each entry (wt); grp, rep and cnt, then
 	 * by device its tmp entry (slot) and the host pass that last met it
-	 * (seen, 0 never); med of the straggler judgement */
+	 * (seen, 0 never), each host's GPUs (off, mem: host_members); med of
+	 * the straggler judgement; thr: the GPUs with a power-capped or
+	 * thermal-throttling finding (mark_throttled); fi and dcnt by device:
+	 * its straggler finding (see there) and its GPUs */
 	double *tmp = malloc(2 * (ng ? ng : 1) * sizeof(*tmp)), *wt = tmp ? tmp + ng : NULL;
-	size_t *grp = malloc(5 * (ng ? ng : 1) * sizeof(*grp));
+	size_t *grp = malloc((9 * ng + 1) * sizeof(*grp));
 	size_t *slot = grp ? grp + 3 * ng : NULL, *seen = grp ? grp + 4 * ng : NULL, pass = 0;
+	size_t *mem = grp ? grp + 5 * ng : NULL, *off = grp ? grp + 6 * ng : NULL;
+	size_t *fi = grp ? grp + 7 * ng + 1 : NULL, *dcnt = grp ? grp + 8 * ng + 1 : NULL;
 	double *med = malloc((ng ? ng : 1) * sizeof(*med));
-	if (tmp && med && grp) {
+	unsigned char *thr = calloc(ng ? ng : 1, 1);
+	if (tmp && med && grp && thr) {
 		for (size_t g = 0; g < ng; g++)
-			seen[g] = 0;
+			seen[g] = fi[g] = dcnt[g] = 0;
+		for (size_t g = 0; g < ng; g++)
+			dcnt[gpu_device(t, g)]++;
+		mark_throttled(&c, thr, ng);
 		/* every comparison across GPUs is within one host (host_groups):
 		 * hosts of another SKU, power limit or load are no spread */
 		size_t nh = host_groups(t, grp, grp + ng), n = 0;
@@ -1177,6 +1255,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 
 		if (nh == SIZE_MAX)
 			nh = 0;
+		host_members(grp, ng, nh, off, mem);
 
 		for (size_t h = 0; h < nh; h++) {
 			double lo = INFINITY, hi = -INFINITY;
@@ -1185,10 +1264,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 
 			n = 0;
 			pass++;
-			for (size_t g = 0; g < ng; g++) {
-				if (grp[g] != h)
-					continue;
-				host_throttle |= throttled(&c, g);
+			for (size_t i = off[h]; i < off[h + 1]; i++) {
+				size_t g = mem[i];
+				host_throttle |= thr[g];
 				if (sum[g].f[TS_TF_SM_CLOCK_MHZ].n) {
 					double m = sum[g].f[TS_TF_SM_CLOCK_MHZ].mean;
 					lo = m < lo ? m : lo;
@@ -1202,11 +1280,10 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 			 * of the spread have only placeholders (the first, ph: its
 			 * cell is quoted), and with reasons on other GPUs theirs is
 			 * still unknown */
-			for (size_t g = 0; g < ng; g++) {
+			for (size_t i = off[h]; i < off[h + 1]; i++) {
+				size_t g = mem[i];
 				int own = sum[g].f[TS_TF_EVENT_REASONS].n ||
 					  sum[g].f[TS_TF_POWER_VIOL_PCT].n || sum[g].f[TS_TF_THERMAL_VIOL].n;
-				if (grp[g] != h)
-					continue;
 				has_reasons |= own;
 				if (!own && sum[g].f[TS_TF_SM_CLOCK_MHZ].n && t->gpus.v[g].reasons_cell &&
 				    !nph++)
@@ -1253,9 +1330,10 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 
 			n = 0;
 			pass++;
-			for (size_t g = 0; g < ng; g++) {
+			for (size_t i = off[h]; i < off[h + 1]; i++) {
+				size_t g = mem[i];
 				const struct ts_tele_stat *u = &sum[g].f[TS_TF_UTIL_PCT];
-				if (grp[g] != h || !u->n)
+				if (!u->n)
 					continue;
 				usum += u->mean * (double)u->n;
 				un += u->n;
@@ -1281,10 +1359,10 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				/* "consistently": at least 3 samples of every GPU compared */
 				n = 0;
 				pass++;
-				for (size_t g = 0; g < ng; g++) {
+				for (size_t i = off[h]; i < off[h + 1]; i++) {
+					size_t g = mem[i], d = gpu_device(t, g);
 					const struct ts_tele_stat *x = &sum[g].f[sf[k]];
-					size_t d = gpu_device(t, g);
-					if (grp[g] != h || x->n < 3)
+					if (x->n < 3)
 						continue;
 					if (device_new(t, g, seen, pass)) {
 						slot[d] = n++;
@@ -1298,14 +1376,28 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 				cnt[h] = n;
 				med[h] = n >= 3 ? median(tmp, n) : NAN;
 			}
+			/* one finding per device: a device straggling in several
+			 * captures is one finding naming them (fi: by device, its
+			 * finding's index in c + 1 for this field, 0 none) */
+			size_t first = c.n;
 			for (size_t g = 0; g < ng; g++) {
 				const struct ts_tele_stat *x = &sum[g].f[sf[k]];
 				double m = med[grp[g]];
-				if (sf[k] == TS_TF_SM_CLOCK_MHZ && throttled(&c, g))
+				size_t d = gpu_device(t, g);
+				if (sf[k] == TS_TF_SM_CLOCK_MHZ && thr[g])
 					continue;
-				if (!(x->n >= 3 && m > 0 && x->mean < 0.85 * m && x->mean < m - 5) ||
-				    !(f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+				if (!(x->n >= 3 && m > 0 && x->mean < 0.85 * m && x->mean < m - 5))
 					continue;
+				if (fi[d]) {
+					struct ts_tele_finding *p = &c.out[fi[d] - 1];
+					if (p->nsame < TS_TELE_SAME_MAX)
+						p->same[p->nsame] = (int32_t)g;
+					p->nsame++;
+					continue;
+				}
+				if (!(f = add(&c, "straggler-gpu", "warning", (int32_t)g)))
+					continue;
+				fi[d] = c.n;
 				int len = snprintf(f->msg, sizeof(f->msg),
 						   "%s: mean %s %.1f %s is %.0f %% of the GPUs' median %.1f",
 						   gpu_label(t, g, lab, sizeof(lab)), ts_tf_name(sf[k]),
@@ -1318,11 +1410,18 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 						 " on its host (%s, %zu GPUs)", where + 4, cnt[grp[g]]);
 				}
 			}
+			for (size_t i = first; i < c.n; i++) {
+				size_t d = gpu_device(t, (size_t)c.out[i].gpu);
+				if (c.out[i].nsame)
+					same_gpu_words(t, sum, sf[k], med, grp, dcnt[d], &c.out[i]);
+				fi[d] = 0;
+			}
 		}
 	}
 	free(grp);
 	free(tmp);
 	free(med);
+	free(thr);
 	straggler_findings(t, &c);
 	/* utilisation dips at steps: each GPU against its own median step (a
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
@@ -1481,43 +1580,61 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 	return 0;
 }
 
-/* Statistic of one field over the GPUs of host h (grp[g] == h; all GPUs
- * when grp is NULL): the mean over device means (a device seen in several
- * captures once, at the mean of its samples there), or the max; NAN when
- * no GPU has the field, or out of memory. */
-static double side_stat(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s,
-			const size_t *grp, size_t h, int f, int use_max)
+static int cmp_size(const void *a, const void *b)
 {
-	size_t n = t->gpus.n, nd = 0;
-	double acc = 0, best = NAN, *dsum = calloc(2 * (n ? n : 1), sizeof(*dsum)), *dw = dsum + n;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return x < y ? -1 : x > y;
+}
 
-	if (!dsum)
-		return NAN;
-	for (size_t g = 0; g < n; g++) {
-		const struct ts_tele_stat *x = &s[g].f[f];
-		size_t d = gpu_device(t, g);
-		if (!x->n || (grp && grp[g] != h))
+/* One side of an A/B comparison: its telemetry, summaries, hosts (grp,
+ * rep: host_groups; off, mem: host_members; nh 0 when not grouped), and
+ * scratch for side_stat: by device a sum and a weight (zero between
+ * calls) and the devices touched. */
+struct side {
+	const struct ts_telemetry *t;
+	const struct ts_tele_gpu_summary *s;
+	size_t nh, *grp, *rep, *off, *mem, *dl;
+	double *dsum, *dw;
+};
+
+/* Statistic of one field over the GPUs mem[lo .. hi - 1] of side x (in
+ * ascending order; mem NULL: the GPUs lo .. hi - 1): the mean over device
+ * means (a device seen in several captures once, at the mean of its
+ * samples there), or the max; NAN when no GPU has the field. Costs those
+ * GPUs (and a sort of their devices), not the side's. */
+static double side_stat(struct side *x, const size_t *mem, size_t lo, size_t hi, int f,
+			int use_max)
+{
+	size_t nd = 0;
+	double acc = 0, best = NAN;
+
+	for (size_t i = lo; i < hi; i++) {
+		size_t g = mem ? mem[i] : i, d = gpu_device(x->t, g);
+		const struct ts_tele_stat *st = &x->s[g].f[f];
+		if (!st->n)
 			continue;
-		dsum[d] += x->mean * (double)x->n;
-		dw[d] += (double)x->n;
-		if (isnan(best) || x->max > best)
-			best = x->max;
+		if (x->dw[d] == 0)
+			x->dl[nd++] = d;
+		x->dsum[d] += st->mean * (double)st->n;
+		x->dw[d] += (double)st->n;
+		if (isnan(best) || st->max > best)
+			best = st->max;
 	}
-	for (size_t d = 0; d < n; d++)
-		if (dw[d] > 0) {
-			acc += dsum[d] / dw[d];
-			nd++;
-		}
-	free(dsum);
+	/* the device means summed in device order, as one pass over all
+	 * devices adds them */
+	qsort(x->dl, nd, sizeof(*x->dl), cmp_size);
+	for (size_t i = 0; i < nd; i++) {
+		acc += x->dsum[x->dl[i]] / x->dw[x->dl[i]];
+		x->dsum[x->dl[i]] = x->dw[x->dl[i]] = 0;
+	}
 	return use_max ? best : nd ? acc / (double)nd : NAN;
 }
 
-/* The confounds of host ha of a against host hb of b (ga/gb NULL: the
- * whole side); where names the host in the message ("" for none). */
-static void host_confounds(struct fctx *c, const struct ts_telemetry *a,
-			   const struct ts_tele_gpu_summary *sa, const size_t *ga, size_t ha,
-			   const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
-			   const size_t *gb, size_t hb, const char *where)
+/* The confounds of host ha of a against host hb of b (whole: the sides
+ * as a whole, every GPU); where names the host in the message ("" for
+ * none). */
+static void host_confounds(struct fctx *c, struct side *a, size_t ha, struct side *b, size_t hb,
+			   int whole, const char *where)
 {
 	static const struct { int f; int use_max; double rel, abs; const char *what; } checks[] = {
 		{ TS_TF_POWER_LIMIT_W, 1, 0.01, 0, "power limit" },
@@ -1527,8 +1644,10 @@ static void host_confounds(struct fctx *c, const struct ts_telemetry *a,
 	struct ts_tele_finding *f;
 
 	for (size_t k = 0; k < sizeof(checks) / sizeof(checks[0]); k++) {
-		double x = side_stat(a, sa, ga, ha, checks[k].f, checks[k].use_max);
-		double y = side_stat(b, sb, gb, hb, checks[k].f, checks[k].use_max);
+		double x = whole ? side_stat(a, NULL, 0, a->t->gpus.n, checks[k].f, checks[k].use_max) :
+			   side_stat(a, a->mem, a->off[ha], a->off[ha + 1], checks[k].f, checks[k].use_max);
+		double y = whole ? side_stat(b, NULL, 0, b->t->gpus.n, checks[k].f, checks[k].use_max) :
+			   side_stat(b, b->mem, b->off[hb], b->off[hb + 1], checks[k].f, checks[k].use_max);
 		if (isnan(x) || isnan(y))
 			continue;
 		double d = fabs(y - x);
@@ -1541,44 +1660,84 @@ static void host_confounds(struct fctx *c, const struct ts_telemetry *a,
 	}
 }
 
+/* Fill side x of t (host_groups, host_members, scratch). Returns 0, or
+ * TS_ENOMEM (x may hold some buffers: side_release). */
+static int side_init(struct side *x, const struct ts_telemetry *t, const struct ts_tele_gpu_summary *s)
+{
+	size_t n = t->gpus.n ? t->gpus.n : 1;
+
+	memset(x, 0, sizeof(*x));
+	x->t = t;
+	x->s = s;
+	x->grp = malloc((5 * n + 1) * sizeof(*x->grp));
+	x->dsum = calloc(2 * n, sizeof(*x->dsum));
+	if (!x->grp || !x->dsum)
+		return TS_ENOMEM;
+	x->rep = x->grp + n;
+	x->mem = x->grp + 2 * n;
+	x->dl = x->grp + 3 * n;
+	x->off = x->grp + 4 * n;
+	x->dw = x->dsum + n;
+	x->nh = host_groups(t, x->grp, x->rep);
+	if (x->nh == SIZE_MAX) {
+		x->nh = 0;
+		return TS_ENOMEM;
+	}
+	host_members(x->grp, t->gpus.n, x->nh, x->off, x->mem);
+	return 0;
+}
+
+static void side_release(struct side *x)
+{
+	free(x->grp);
+	free(x->dsum);
+}
+
 size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
 			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
 			 struct ts_tele_finding *out, size_t cap)
 {
 	struct fctx c = { out, 0, cap };
 	struct ts_tele_finding *f;
-	size_t na = a->gpus.n, nb = b->gpus.n, paired = 0;
-	size_t *ga = malloc(2 * (na ? na : 1) * sizeof(*ga));
-	size_t *gb = malloc(2 * (nb ? nb : 1) * sizeof(*gb));
+	struct side xa, xb;
+	struct ts_intern names;
+	size_t paired = 0, *kof = NULL;
+	int ok = !side_init(&xa, a, sa) & !side_init(&xb, b, sb);
 
 	/* a host is compared with the same host of the other side (hosts of
 	 * another SKU, power limit or cooling differ with no change); with
-	 * no host on both sides, or one host a side, the sides as a whole */
-	if (ga && gb) {
-		size_t ha = host_groups(a, ga, ga + na), hb = host_groups(b, gb, gb + nb);
-
-		if (ha == SIZE_MAX || hb == SIZE_MAX)
-			ha = hb = 0;
-
-		for (size_t i = 0; i < ha && (ha > 1 || hb > 1); i++) {
-			const char *h = a->gpus.v[ga[na + i]].host;
+	 * no host on both sides, or one host a side, the sides as a whole.
+	 * b's hosts by name (kof: the host of each name; a name is one
+	 * host's, host_plan joins its GPUs), so pairing costs the hosts */
+	ts_intern_init(&names);
+	if (ok && (xa.nh > 1 || xb.nh > 1) && (kof = malloc((xb.nh ? xb.nh : 1) * sizeof(*kof)))) {
+		for (size_t k = 0; k < xb.nh; k++) {
+			const char *o = b->gpus.v[xb.rep[k]].host;
+			size_t seen = names.count;
+			int64_t id = o ? ts_intern(&names, o, strlen(o)) : -1;
+			if (o && id < 0)
+				break;
+			if (o && names.count > seen)
+				kof[id] = k;
+		}
+		for (size_t i = 0; i < xa.nh; i++) {
+			const char *h = a->gpus.v[xa.rep[i]].host;
+			int64_t id = h ? ts_intern_find(&names, h, strlen(h)) : -1;
 			char where[160];
 
-			for (size_t k = 0; h && k < hb; k++) {
-				const char *o = b->gpus.v[gb[nb + k]].host;
-
-				if (!o || strcmp(h, o))
-					continue;
-				snprintf(where, sizeof(where), " on host %s", h);
-				host_confounds(&c, a, sa, ga, i, b, sb, gb, k, where);
-				paired++;
-			}
+			if (id < 0)
+				continue;
+			snprintf(where, sizeof(where), " on host %s", h);
+			host_confounds(&c, &xa, i, &xb, kof[id], 0, where);
+			paired++;
 		}
 	}
-	if (!paired)
-		host_confounds(&c, a, sa, NULL, 0, b, sb, NULL, 0, "");
-	free(ga);
-	free(gb);
+	if (!paired && ok)
+		host_confounds(&c, &xa, 0, &xb, 0, 1, "");
+	ts_intern_release(&names);
+	free(kof);
+	side_release(&xa);
+	side_release(&xb);
 	const char *ma = a->gpus.n && a->gpus.v[0].name ? a->gpus.v[0].name : NULL;
 	const char *mb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
 	if (ma && mb && strcmp(ma, mb) && (f = add(&c, "telemetry-confound", "warning", -1)))

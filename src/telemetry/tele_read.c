@@ -525,17 +525,18 @@ static int id_put(struct rd *r, size_t g)
 }
 
 /* GPU by its id within this file, added when new: one lookup in r's id
- * table per row, so a round of G GPUs costs G, not G^2. A GPU that a reader
- * added itself (ts_tele_add_gpu) is found by the scan once and then
- * tabled. The id is kept whole: a dcgm-exporter file of several hosts names
- * its GPUs HOST/GPU, and a long host name cut to a shorter id matched no
- * later row (each scrape was a new GPU). */
+ * table per row, so a round of G GPUs costs G, not G^2. Every GPU of the
+ * file is added here and tabled at once, so an id the table lacks is new
+ * (before 5 Dec 2026 a miss also scanned the file's GPUs: each new GPU
+ * cost the GPUs before it). The id is kept whole: a dcgm-exporter file of
+ * several hosts names its GPUs HOST/GPU, and a long host name cut to a
+ * shorter id matched no later row (each scrape was a new GPU). */
 static int gpu_for(struct rd *r, struct view id, struct view name)
 {
 	struct ts_telemetry *t = r->t;
 	char nb[160];
 	const char *idz;
-	int g = -1;
+	int g;
 
 	for (size_t k = r->nslot ? id_hash(id.s, id.n) & (r->nslot - 1) : 0; r->nslot && r->slot[k];
 	     k = (k + 1) & (r->nslot - 1)) {
@@ -543,15 +544,10 @@ static int gpu_for(struct rd *r, struct view id, struct view name)
 		if (strlen(o) == id.n && !memcmp(o, id.s, id.n))
 			return (int)r->slot[k] - 1;
 	}
-	for (size_t x = r->gpu_base; x < t->gpus.n && g < 0; x++)
-		if (strlen(t->gpus.v[x].id) == id.n && !memcmp(t->gpus.v[x].id, id.s, id.n))
-			g = (int)x;
-	if (g < 0) {
-		if (!(idz = ts_arena_strndup(&t->arena, id.s, id.n)))
-			return -1;
-		snprintf(nb, sizeof(nb), "%.*s", (int)(name.n < 150 ? name.n : 150), name.s);
-		g = ts_tele_add_gpu(t, idz, name.n ? nb : NULL);
-	}
+	if (!(idz = ts_arena_strndup(&t->arena, id.s, id.n)))
+		return -1;
+	snprintf(nb, sizeof(nb), "%.*s", (int)(name.n < 150 ? name.n : 150), name.s);
+	g = ts_tele_add_gpu(t, idz, name.n ? nb : NULL);
 	return g < 0 || id_put(r, (size_t)g) ? -1 : g;
 }
 

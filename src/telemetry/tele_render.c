@@ -28,6 +28,40 @@ static void json_reasons(struct ts_jw *w, uint64_t bits)
 	ts_jw_arr_end(w);
 }
 
+/* A finding about one device in several captures: "captures", each GPU
+ * it holds for (the finding's own first) with its capture, file, id and
+ * sample span, and "captures_total" (more than listed when some did not
+ * fit in the finding). */
+static void json_same(struct ts_jw *w, const struct ts_telemetry *t,
+		      const struct ts_tele_gpu_summary *sum, const struct ts_tele_finding *f)
+{
+	size_t shown = f->nsame < TS_TELE_SAME_MAX ? f->nsame : TS_TELE_SAME_MAX;
+
+	ts_jw_key(w, "captures");
+	ts_jw_arr(w);
+	for (size_t i = 0; i <= shown; i++) {
+		size_t g = (size_t)(i ? f->same[i - 1] : f->gpu);
+		const struct ts_tele_gpu *gp = &t->gpus.v[g];
+		ts_jw_obj(w);
+		ts_jw_ki64(w, "capture", gp->capture);
+		kstr_or_null(w, "file", gp->file);
+		ts_jw_kstr(w, "gpu", gp->id);
+		ts_jw_key(w, "first_unix_ns");
+		if (sum[g].first_ns == TS_NO_TIME)
+			ts_jw_null(w);
+		else
+			ts_jw_i64(w, sum[g].first_ns);
+		ts_jw_key(w, "last_unix_ns");
+		if (sum[g].last_ns == TS_NO_TIME)
+			ts_jw_null(w);
+		else
+			ts_jw_i64(w, sum[g].last_ns);
+		ts_jw_obj_end(w);
+	}
+	ts_jw_arr_end(w);
+	ts_jw_ki64(w, "captures_total", (int64_t)(1 + f->nsame));
+}
+
 void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			 const struct ts_tele_gpu_summary *sum, const struct ts_tele_step *steps,
 			 size_t nsteps, const struct ts_tele_finding *f, size_t nf, int exit_code,
@@ -196,6 +230,8 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		if (multi && f[i].gpu >= 0)
 			ts_jw_ki64(&w, "capture", t->gpus.v[f[i].gpu].capture);
 		ts_jw_kstr(&w, "message", f[i].msg);
+		if (f[i].nsame && f[i].gpu >= 0)
+			json_same(&w, t, sum, &f[i]);
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);

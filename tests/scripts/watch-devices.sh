@@ -20,8 +20,11 @@
 #    host; its GPUs 3, 4 are U3, U4: 420 W, 1500 MHz, 30 %). nodeA has 5
 #    devices, each counted once: median power 600 W, median SM clock 1980
 #    MHz, so the 4 GPU entries of devices U3, U4 are stragglers (420 W = 70
-#    %, 1500 MHz = 76 %); clock-spread and low-utilization say 5 GPUs.
-#    Before: 7 entries, medians 420 W and 1500 MHz, no straggler, "7 GPUs".
+#    %, 1500 MHz = 76 %), one finding per device and field (4), each naming
+#    both captures and their span, T0 to T0 + 4 s; clock-spread and
+#    low-utilization say 5 GPUs. Before: 7 entries, medians 420 W and 1500
+#    MHz, no straggler, "7 GPUs"; then (until 5 Dec 2026) 8 findings, each
+#    device's twice, once per capture.
 #    ab of a side with own5.jsonl + smi2.csv against one with own5.jsonl
 #    (both beside the a_dense metrics): the same devices at the same
 #    clocks, no telemetry-confound. Before: the shared GPUs weighed twice,
@@ -183,15 +186,17 @@ check("huge: within 60 s", int(open("huge.s").read()) <= 60)
 
 # dup
 d, txt = load("dup")
-ST = ["GPU %d of %s: mean power_w 420.0 W is 70 % of the GPUs' median 600.0",
-      "GPU %d of %s: mean sm_clock_mhz 1500.0 MHz is 76 % of the GPUs' median 1980.0"]
-want = sorted(s.replace("%s", f).replace("GPU %d", "GPU %d" % g)
-              for s in ST for g in (3, 4) for f in ("own5.jsonl", "smi2.csv"))
+SPAN = ", from 2026-02-01T12:00:00Z to 2026-02-01T12:00:04Z"
+ST = ["GPU %d of own5.jsonl: mean power_w 420.0 W is 70 % of the GPUs' median 600.0" + SPAN +
+      "; the same GPU as GPU %d of smi2.csv: 420.0 W (70 %)" + SPAN,
+      "GPU %d of own5.jsonl: mean sm_clock_mhz 1500.0 MHz is 76 % of the GPUs' median 1980.0" + SPAN +
+      "; the same GPU as GPU %d of smi2.csv: 1500.0 MHz (76 %)" + SPAN]
+want = sorted(s.replace("GPU %d", "GPU %d" % g) for s in ST for g in (3, 4))
 st = stragglers(d)
 for m in want:
     check("dup: straggler in --json: " + m, m in st)
     check("dup: straggler in text: " + m, m in txt)
-check("dup: no other straggler", set(st) <= set(want))
+check("dup: no other straggler, none twice", st == want)
 f = {x["id"]: x["message"] for x in d["findings"]}
 check("dup: clock-spread across 5 GPUs",
       f.get("clock-spread", "").startswith("SM clocks differ by 480 MHz across 5 GPUs (1500-1980 MHz)"))

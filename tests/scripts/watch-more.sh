@@ -30,7 +30,9 @@
 #    it is nodeA's: nodeA has 4 devices (smi.csv's two are own.jsonl's
 #    GPUs 2 and 3, each counted once: 600, 600, 600, 400), median 600,
 #    and both GPU 3s (400 W, 67 %) are stragglers "on its host (host
-#    nodeA, 4 GPUs)" (6 GPUs before, the shared two counted twice); no
+#    nodeA, 4 GPUs)" (6 GPUs before, the shared two counted twice), said
+#    in one finding, on own.jsonl's GPU 3, naming smi.csv's GPU 3 and both
+#    spans (T0 to T0 + 4 s; until 5 Dec 2026 one finding per capture); no
 #    host-unknown warning. Before that, smi.csv was a
 #    host of its own (2 GPUs, too few to judge): its GPU 3 was no
 #    straggler, and own.jsonl's was judged among 4 GPUs.
@@ -182,8 +184,9 @@ def out(n):
             [(x["message"], x["file"]) for x in d["warnings"] if x["code"] == "host-unknown"],
             open(n + ".txt").read())
 st, hw, txt = out("own.jsonlsmi.csvc.jsonl")
-want = ["GPU 3 of %s: mean power_w 400.0 W is 67 %% of the GPUs' median 600.0 on its host (host nodeA, 4 GPUs)" % f
-        for f in ("own.jsonl", "smi.csv")]
+SPAN = ", from 2026-02-01T12:00:00Z to 2026-02-01T12:00:04Z"
+want = ["GPU 3 of own.jsonl: mean power_w 400.0 W is 67 % of the GPUs' median 600.0 on its host (host nodeA, 4 GPUs)" +
+        SPAN + "; the same GPU as GPU 3 of smi.csv: 400.0 W (67 %)" + SPAN]
 assert st == want and hw == [], (st, hw)
 assert all(w in txt for w in want), txt
 st, hw, txt = out("a.csvb.csv")
