@@ -93,7 +93,9 @@ double hta_quantile_sorted(const double *sorted, size_t n, double q);
 /* numpy round(x, decimals). */
 double hta_round(double x, int decimals);
 
-/* Open-addressing map int64 -> two int64 payloads, fixed capacity. */
+/* Open-addressing map int64 -> two int64 payloads, fixed capacity. Key -1
+ * (a row without a correlation, the most common key of the frame) has its
+ * own slot, mask + 1, outside the hashed ones: slots run 0..mask + 1. */
 struct hta_map {
 	int64_t *key;
 	int64_t *a, *b;
@@ -120,6 +122,15 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f);
 /* HTA's last-step / correlation filter, in place. 0, TS_ENOMEM, TS_ELIMIT. */
 int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
+
+/* |COMP ∩ COMM| in ns (*ov) of two merged interval lists (merge_kernel_
+ * intervals: sorted by start, each group after the last one's end), by
+ * HTA's sweep over their sorted start and end points. When no interval
+ * ends before it starts that is their intersection, walked in one pass;
+ * sweep = 1 sorts the points anyway (for tests). 0 or TS_ENOMEM. */
+int hta_overlap_ns(const int64_t *comp_ts, const int64_t *comp_end, size_t ncomp,
+		   const int64_t *comm_ts, const int64_t *comm_end, size_t ncomm, int sweep,
+		   int64_t *ov);
 
 /* Kernel-type label sums (ns) indexed by the running bit value & 7
  * (COMP 1, COMM 2, MEM 4; 0 is HTA's "" label). */

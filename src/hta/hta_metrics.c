@@ -543,36 +543,81 @@ static uint64_t key_pt(const void *x)
 	return ts_radix_i64(((const struct sweep_pt *)x)->t);
 }
 
-static int overlap(const struct merged *mg, struct ts_hta_rank *r)
+/* |a ∩ b| of two merged interval lists (each sorted and disjoint, no
+ * interval ending before it starts): one walk over both. */
+static int64_t common_ns(const int64_t *ats, const int64_t *aend, size_t na,
+			 const int64_t *bts, const int64_t *bend, size_t nb)
 {
-	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
+	int64_t sum = 0;
+
+	for (size_t i = 0, j = 0; i < na && j < nb;) {
+		int64_t lo = ats[i] > bts[j] ? ats[i] : bts[j];
+		int64_t hi = aend[i] < bend[j] ? aend[i] : bend[j];
+		if (hi > lo)
+			sum += hi - lo;
+		if (aend[i] < bend[j])
+			i++;
+		else
+			j++;
+	}
+	return sum;
+}
+
+static int in_order(const int64_t *ts, const int64_t *end, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (end[k] < ts[k])
+			return 0;
+	return 1;
+}
+
+int hta_overlap_ns(const int64_t *cts, const int64_t *cend, size_t nc,
+		   const int64_t *mts, const int64_t *mend, size_t nm, int sweep, int64_t *ov)
+{
 	struct sweep_pt *p;
-	int64_t ov = 0, den, run = 0;
+	int64_t run = 0;
 	size_t n = 0;
 
-	p = malloc((2 * (comp->n + comm->n) + 1) * sizeof(*p));
+	/* intervals in order: the sweep's running sum is 3 exactly on their
+	 * intersection */
+	if (!sweep && in_order(cts, cend, nc) && in_order(mts, mend, nm)) {
+		*ov = common_ns(cts, cend, nc, mts, mend, nm);
+		return 0;
+	}
+	p = malloc((2 * (nc + nm) + 1) * sizeof(*p));
 	if (!p)
 		return TS_ENOMEM;
-	for (size_t k = 0; k < comm->n; k++) {
-		p[n++] = (struct sweep_pt){ comm->ts[k], 1 };
-		p[n++] = (struct sweep_pt){ comm->end[k], -1 };
+	for (size_t k = 0; k < nm; k++) {
+		p[n++] = (struct sweep_pt){ mts[k], 1 };
+		p[n++] = (struct sweep_pt){ mend[k], -1 };
 	}
-	for (size_t k = 0; k < comp->n; k++) {
-		p[n++] = (struct sweep_pt){ comp->ts[k], 2 };
-		p[n++] = (struct sweep_pt){ comp->end[k], -2 };
+	for (size_t k = 0; k < nc; k++) {
+		p[n++] = (struct sweep_pt){ cts[k], 2 };
+		p[n++] = (struct sweep_pt){ cend[k], -2 };
 	}
 	/* sum of segments where running == 3; ties only make zero-length
 	 * segments, so any sort order gives HTA's sum */
 	if (ts_radix_sort(p, n, sizeof(*p), key_pt))
 		ts_sort(p, n, sizeof(*p), cmp_pt);
+	*ov = 0;
 	for (size_t k = 0; k + 1 < n; k++) {
 		run += p[k].s;
 		if (run == 3)
-			ov += p[k + 1].t - p[k].t;
+			*ov += p[k + 1].t - p[k].t;
 	}
+	free(p);
+	return 0;
+}
+
+static int overlap(const struct merged *mg, struct ts_hta_rank *r)
+{
+	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
+	int64_t ov, den;
+
+	if (hta_overlap_ns(comp->ts, comp->end, comp->n, comm->ts, comm->end, comm->n, 0, &ov))
+		return TS_ENOMEM;
 	den = ivl_busy(comm);
 	r->overlap_pct = den == 0 ? NAN : hta_round(100 * (US(ov) / US(den)), 2);
-	free(p);
 	return 0;
 }
 
@@ -895,7 +940,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 			kmap.b[hta_map_put(&kmap, f->rows[k].corr, 0)]++;
 	{
 		size_t off = 0;
-		for (size_t s = 0; s <= kmap.mask; s++)
+		for (size_t s = 0; s <= kmap.mask + 1; s++)
 			if (kmap.used[s]) {
 				kmap.a[s] = (int64_t)off;
 				off += (size_t)kmap.b[s];

@@ -319,10 +319,11 @@ int hta_map_init(struct hta_map *m, size_t expect, uint64_t span)
 			bits++;
 	}
 	m->block_bits = bits;
-	m->key = malloc(cap * sizeof(*m->key));
-	m->a = malloc(cap * sizeof(*m->a));
-	m->b = malloc(cap * sizeof(*m->b));
-	m->used = calloc(cap, 1);
+	/* slot cap (mask + 1) is key -1's */
+	m->key = malloc((cap + 1) * sizeof(*m->key));
+	m->a = malloc((cap + 1) * sizeof(*m->a));
+	m->b = malloc((cap + 1) * sizeof(*m->b));
+	m->used = calloc(cap + 1, 1);
 	m->mask = cap - 1;
 	if (!m->key || !m->a || !m->b || !m->used) {
 		hta_map_release(m);
@@ -353,7 +354,11 @@ static size_t map_hash(const struct hta_map *m, int64_t k)
 
 int64_t hta_map_find(const struct hta_map *m, int64_t key)
 {
-	size_t i = map_hash(m, key) & m->mask;
+	size_t i;
+
+	if (key == -1)
+		return m->used[m->mask + 1] ? (int64_t)(m->mask + 1) : -1;
+	i = map_hash(m, key) & m->mask;
 	while (m->used[i]) {
 		if (m->key[i] == key)
 			return (int64_t)i;
@@ -364,15 +369,20 @@ int64_t hta_map_find(const struct hta_map *m, int64_t key)
 
 size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init)
 {
-	size_t i = map_hash(m, key) & m->mask;
-	while (m->used[i]) {
-		if (m->key[i] == key)
-			return i;
-		i = (i + 1) & m->mask;
+	size_t i;
+
+	if (key == -1) {
+		i = m->mask + 1;
+	} else {
+		i = map_hash(m, key) & m->mask;
+		while (m->used[i] && m->key[i] != key)
+			i = (i + 1) & m->mask;
 	}
-	m->used[i] = 1;
-	m->key[i] = key;
-	m->a[i] = init;
-	m->b[i] = init;
+	if (!m->used[i]) {
+		m->used[i] = 1;
+		m->key[i] = key;
+		m->a[i] = init;
+		m->b[i] = init;
+	}
 	return i;
 }

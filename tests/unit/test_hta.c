@@ -195,6 +195,87 @@ TEST(hta_argsort_shortcut_is_numpy)
 }
 
 /*
+ * Key -1 (rows without a correlation) lives in slot mask + 1 beside 5,000
+ * hashed keys, -1000..3999 except -1: every key is found in its own slot,
+ * absent keys are not, and the used slots over 0..mask + 1 are the 5,000.
+ */
+TEST(hta_map_key_minus_one_slot)
+{
+	struct hta_map m;
+	size_t used = 0;
+	int found = 0;
+
+	CHECK_I64(hta_map_init(&m, 5000, 5000), 0);
+	CHECK_I64(hta_map_find(&m, -1), -1);
+	for (int64_t k = -1000; k < 4000; k++)
+		m.a[hta_map_put(&m, k, 0)] = k;
+	CHECK_I64(hta_map_find(&m, -1), (int64_t)(m.mask + 1));
+	CHECK_I64((int64_t)hta_map_put(&m, -1, 7), (int64_t)(m.mask + 1));
+	for (int64_t k = -1000; k < 4000; k++) {
+		int64_t s = hta_map_find(&m, k);
+		found += s >= 0 && m.a[s] == k && m.key[s] == k;
+	}
+	CHECK_I64(found, 5000);
+	CHECK_I64(hta_map_find(&m, 4000), -1);
+	CHECK_I64(hta_map_find(&m, -1001), -1);
+	for (size_t s = 0; s <= m.mask + 1; s++)
+		used += m.used[s];
+	CHECK_I64((int64_t)used, 5000);
+	hta_map_release(&m);
+}
+
+/*
+ * The overlap's one-pass intersection against HTA's sweep and against the
+ * truth counted unit by unit: 300 pairs of merged lists (sorted, each
+ * interval starting past the previous one's end, zero-length ones among
+ * them) on [0, 4000) ns. Cell t counts when some COMP and some COMM
+ * interval both cover [t, t + 1).
+ */
+TEST(hta_overlap_walk_is_the_sweep)
+{
+	enum { T = 4000, M = 200 };
+	static int64_t ts[2][M], end[2][M];
+	static unsigned char cover[2][T];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int agree = 0, cases = 0;
+
+	for (int c = 0; c < 300; c++) {
+		size_t n[2];
+		int64_t truth = 0, walk = -1, sweep = -2;
+
+		memset(cover, 0, sizeof(cover));
+		for (int l = 0; l < 2; l++) {
+			int64_t t = 0;
+			n[l] = 0;
+			for (;;) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				t += 1 + (int64_t)(x % (uint64_t)(2 + c % 60));   /* gap > 0 */
+				if (t >= T)
+					break;
+				ts[l][n[l]] = t;
+				t += (x >> 20) % 4 == 0 ? 0 : (int64_t)((x >> 24) % (uint64_t)(1 + c % 90));
+				if (t >= T)
+					t = T - 1;
+				end[l][n[l]] = t;
+				for (int64_t u = ts[l][n[l]]; u < t; u++)
+					cover[l][u] = 1;
+				if (++n[l] == M)
+					break;
+			}
+		}
+		for (int u = 0; u < T; u++)
+			truth += cover[0][u] && cover[1][u];
+		CHECK_I64(hta_overlap_ns(ts[0], end[0], n[0], ts[1], end[1], n[1], 0, &walk), 0);
+		CHECK_I64(hta_overlap_ns(ts[0], end[0], n[0], ts[1], end[1], n[1], 1, &sweep), 0);
+		cases++;
+		agree += walk == truth && sweep == truth;
+	}
+	CHECK_I64(agree, cases);
+}
+
+/*
  * Two profiler steps; step 2 is the last and is dropped with its kernel.
  * Kept GPU rows (us): gemm s7 [20,50] (launch 10+5), nccl s8 [40,80]
  * (launch 15+5), gemm s7 [90,100] (launch 60+5).
