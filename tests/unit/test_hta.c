@@ -205,7 +205,7 @@ TEST(hta_map_key_minus_one_slot)
 	size_t used = 0;
 	int found = 0;
 
-	CHECK_I64(hta_map_init(&m, 5000, 5000), 0);
+	CHECK_I64(hta_map_init(&m, NULL, 5000, 5000), 0);
 	CHECK_I64(hta_map_find(&m, -1), -1);
 	for (int64_t k = -1000; k < 4000; k++)
 		m.a[hta_map_put(&m, k, 0)] = k;
@@ -222,6 +222,39 @@ TEST(hta_map_key_minus_one_slot)
 		used += m.used[s];
 	CHECK_I64((int64_t)used, 5000);
 	hta_map_release(&m);
+}
+
+/*
+ * The pool hands a kept buffer out again (the smallest that fits, else the
+ * largest grown) and keeps no more than its budget: 1,000 bytes here.
+ */
+TEST(hta_pool_reuses_within_budget)
+{
+	struct hta_pool p;
+	char *a, *b, *c;
+
+	hta_pool_init(&p, 1000);
+	a = hta_pool_get(&p, 600);
+	b = hta_pool_get(&p, 300);
+	REQUIRE(a && b);
+	memset(a, 1, 600);
+	memset(b, 2, 300);
+	hta_pool_put(&p, a);
+	hta_pool_put(&p, b);
+	CHECK_I64((int64_t)p.n, 2);
+	CHECK_I64((int64_t)p.bytes, 900);
+	CHECK(hta_pool_get(&p, 200) == b);      /* smallest that fits */
+	CHECK(hta_pool_get(&p, 500) == a);
+	CHECK_I64((int64_t)p.n, 0);
+	hta_pool_put(&p, b);
+	c = hta_pool_get(&p, 700);              /* b grown to 700 */
+	REQUIRE(c != NULL);
+	CHECK(c[299] == 2);
+	hta_pool_put(&p, a);                    /* 600 kept */
+	hta_pool_put(&p, c);                    /* 600 + 700 > 1000: freed */
+	CHECK_I64((int64_t)p.n, 1);
+	CHECK_I64((int64_t)p.bytes, 600);
+	hta_pool_release(&p);
 }
 
 /*
@@ -1002,6 +1035,94 @@ TEST(hta_every_shared_trace)
 	CHECK(analysed > 20);
 }
 
+static int rows_equal(const struct hta_frame *a, const struct hta_frame *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t k = 0; k < a->n; k++) {
+		const struct hta_row *x = &a->rows[k], *y = &b->rows[k];
+		if (x->ev != y->ev || x->name != y->name || x->ts != y->ts || x->dur != y->dur ||
+		    x->stream != y->stream || x->corr != y->corr || x->icorr != y->icorr ||
+		    x->ktype != y->ktype || x->flags != y->flags)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The correlation tables indexed by id (hta_direct_fits) and the hash maps
+ * give the same frame, the same filtered frame and the same launch
+ * statistics and queue length on every shared trace; the ids of most of
+ * them are dense enough for the tables, which the count checks.
+ */
+TEST(hta_direct_tables_are_the_maps)
+{
+	static const char *const dirs[] = { "traces/hta", "traces/cpu" };
+	int same = 0, cases = 0, direct = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		struct ts_paths paths;
+		struct ts_err err;
+		const char *dir = test_data(dirs[d]);
+		if (!dir)
+			return;
+		ts_paths_init(&paths);
+		ts_err_init(&err);
+		REQUIRE(ts_paths_add(&paths, dir, 4, &err) == 0);
+		for (size_t k = 0; k < paths.n; k++) {
+			struct ts_trace t;
+			struct hta_frame f[2];
+			struct ts_hta_rank r[2];
+			struct hta_labels lab[2];
+			struct ts_arena a[2];
+			int ok = 1;
+
+			ts_trace_init(&t);
+			ts_err_init(&err);
+			if (ts_trace_read(&t, paths.v[k], NULL, &err) != 0) {
+				ts_trace_release(&t);
+				continue;
+			}
+			for (int v = 0; v < 2; v++) {
+				ts_arena_init(&a[v]);
+				memset(&r[v], 0, sizeof(r[v]));
+				REQUIRE(hta_frame_base(&t, NULL, v, &f[v]) == 0);
+			}
+			{
+				/* the frame's own table: 8 bytes per id */
+				size_t ncorr = 0;
+				for (size_t i = 0; i < f[1].n; i++)
+					ncorr += f[1].rows[i].corr != -1;
+				direct += hta_direct_fits(&f[1], ncorr, 8);
+			}
+			ok &= rows_equal(&f[0], &f[1]);
+			for (int v = 0; v < 2; v++) {
+				REQUIRE(hta_frame_filter(&f[v], &err) == 0);
+				REQUIRE(hta_rank_analyze(&f[v], &a[v], &r[v], &lab[v], 1) == 0);
+			}
+			ok &= rows_equal(&f[0], &f[1]);
+			ok &= memcmp(&r[0].launch, &r[1].launch, sizeof(r[0].launch)) == 0;
+			ok &= r[0].nqueue == r[1].nqueue &&
+			      (r[0].nqueue == 0 ||
+			       memcmp(r[0].queue, r[1].queue, r[0].nqueue * sizeof(*r[0].queue)) == 0);
+			if (!ok)
+				ts_test_fail(__FILE__, __LINE__, "%s: tables and maps differ", paths.v[k]);
+			same += ok;
+			cases++;
+			for (int v = 0; v < 2; v++) {
+				hta_frame_release(&f[v]);
+				ts_arena_release(&a[v]);
+			}
+			ts_trace_release(&t);
+		}
+		ts_paths_release(&paths);
+	}
+	printf("  hta tables against maps: %d of %d traces the same, %d took the tables\n",
+	       same, cases, direct);
+	CHECK_I64(same, cases);
+	CHECK(direct > 10);
+}
+
 /* One event for the filter test, with its category string (HTA keeps only
  * rows that have one). */
 static size_t filt_ev(struct ts_trace *t, int cat, const char *cs, const char *name,
@@ -1039,7 +1160,7 @@ TEST(hta_filter_repeats_gpu_rows)
 	k30 = filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 30, 7);
 	filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 50, 9);
 	filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 160, 11);
-	REQUIRE(hta_frame_base(&t, &f) == 0);
+	REQUIRE(hta_frame_base(&t, NULL, 1, &f) == 0);
 	CHECK_I64(f.n, 8);
 	ts_err_init(&err);
 	REQUIRE(hta_frame_filter(&f, &err) == 0);
@@ -1075,7 +1196,7 @@ TEST(hta_filter_grows_the_frame)
 		filt_ev(&t, TS_CAT_RUNTIME, "cuda_runtime", "cudaLaunchKernel", 1, 10 * i, 7);
 	for (int i = 4; i <= 6; i++)
 		filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 10 * i, 7);
-	REQUIRE(hta_frame_base(&t, &f) == 0);
+	REQUIRE(hta_frame_base(&t, NULL, 1, &f) == 0);
 	CHECK_I64(f.n, 8);
 	ts_err_init(&err);
 	REQUIRE(hta_frame_filter(&f, &err) == 0);
