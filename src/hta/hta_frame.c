@@ -107,15 +107,13 @@ static int cat_is_kernel(const char *c)
 #define S_STEP 0x20    /* ^ProfilerStep#\d */
 
 /* Facts about one interned string, computed once (bits 0-1: kernel class). */
-static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
+static uint8_t sfacts_new(const struct ts_trace *t, uint8_t *cache, uint32_t id)
 {
 	const char *s;
 	uint8_t v;
 
 	if (id == TS_NO_ID || id >= t->strings.count)
 		return TS_HTA_COMP;
-	if (cache[id] & S_DONE)
-		return cache[id];
 	s = ts_intern_str(&t->strings, id);
 	v = (uint8_t)(S_DONE | hta_classify(s));
 	if (strcmp(s, "Trace") == 0)
@@ -128,6 +126,13 @@ static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
 		v |= S_STEP;
 	cache[id] = v;
 	return v;
+}
+
+static inline uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
+{
+	if (id < t->strings.count && (cache[id] & S_DONE))
+		return cache[id];
+	return sfacts_new(t, cache, id);
 }
 
 int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry)
@@ -230,16 +235,22 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 	for (size_t i = 0; i < ev->n; i++) {
 		struct hta_row *r;
 		uint8_t cf, nf;
+		int64_t ts, dur;
+		uint32_t cat;
 
-		if (ev->ph[i] != 'X' || ts_ev_dur(ev, i) == TS_NONE ||
-		    ts_ev_ts(ev, i) == TS_NONE || ts_ev_cat_str(ev, i) == TS_NO_ID)
+		if (ev->ph[i] != 'X')
+			continue;
+		ts = ts_ev_ts(ev, i);
+		dur = ts_ev_dur(ev, i);
+		cat = ts_ev_cat_str(ev, i);
+		if (dur == TS_NONE || ts == TS_NONE || cat == TS_NO_ID)
 			continue;
 		/* past 2^61 ns (73 years) no trace goes; HTA keeps negative
 		 * durations, and so do we, within the same bound */
-		if (ts_ev_ts(ev, i) < -HTA_TIME_LIM || ts_ev_ts(ev, i) > HTA_TIME_LIM ||
-		    ts_ev_dur(ev, i) < -HTA_TIME_LIM || ts_ev_dur(ev, i) > HTA_TIME_LIM)
+		if (ts < -HTA_TIME_LIM || ts > HTA_TIME_LIM || dur < -HTA_TIME_LIM ||
+		    dur > HTA_TIME_LIM)
 			continue;
-		cf = sfacts(t, cache, ts_ev_cat_str(ev, i));
+		cf = sfacts(t, cache, cat);
 		if (cf & S_TRACE)
 			continue;
 		nf = sfacts(t, cache, ev->name[i]);
@@ -247,13 +258,13 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 		r->ev = (uint32_t)i;
 		r->name = ev->name[i];
 		if (f->rounded) {
-			double ts = us_double(ts_ev_ts(ev, i));
-			double end = ts + us_double(ts_ev_dur(ev, i));
-			r->ts = us_to_ns(ceil(ts));
+			double tsu = us_double(ts);
+			double end = tsu + us_double(dur);
+			r->ts = us_to_ns(ceil(tsu));
 			r->dur = us_to_ns(floor(end)) - r->ts;
 		} else {
-			r->ts = ts_ev_ts(ev, i);
-			r->dur = ts_ev_dur(ev, i);
+			r->ts = ts;
+			r->dur = dur;
 		}
 		r->stream = ts_ev_stream(ev, i) == TS_NONE ? -1 : ts_ev_stream(ev, i);
 		r->corr = ts_ev_corr(ev, i) == TS_NONE ? -1 : ts_ev_corr(ev, i);

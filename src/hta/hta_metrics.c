@@ -816,13 +816,29 @@ static uint64_t key_lrow_a(const void *x)
 	return ts_radix_i64(((const struct lrow *)x)->a);
 }
 
-/* Rows by (corr, a): two stable passes, the minor key first. Rows equal on
- * both differ at most in b, which no sum below depends on the order of.
- * scratch: n rows. */
+/* Rows by (corr, a), stably: by corr, then each run of one corr by a (a
+ * launch's correlation is nearly always its own: runs of one or two rows,
+ * sorted in place, where a second radix sort of every row by a made six
+ * passes). Rows equal on both differ at most in b, which no sum below
+ * depends on the order of. scratch: n rows. */
 static void sort_lrows(struct lrow *v, size_t n, struct lrow *scratch)
 {
-	ts_radix_sort_in(v, n, sizeof(*v), key_lrow_a, scratch);
 	ts_radix_sort_in(v, n, sizeof(*v), key_lrow_corr, scratch);
+	for (size_t i = 0, e; i < n; i = e) {
+		for (e = i + 1; e < n && v[e].corr == v[i].corr; e++)
+			;
+		if (e - i > 16) {
+			ts_radix_sort_in(v + i, e - i, sizeof(*v), key_lrow_a, scratch);
+			continue;
+		}
+		for (size_t k = i + 1; k < e; k++) {
+			struct lrow x = v[k];
+			size_t j = k;
+			for (; j > i && v[j - 1].a > x.a; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	}
 }
 
 static int cmp_i64(const void *x, const void *y)
@@ -847,6 +863,7 @@ static size_t count_lt(const int64_t *v, size_t n, int64_t x)
 
 #define NAME_LAUNCH_STAT 1
 #define NAME_QUEUE_LAUNCH 2
+#define NAME_STEP 4         /* starts with "ProfilerStep" */
 
 static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 			struct ts_hta_rank *r)
@@ -1134,7 +1151,8 @@ out:
 
 /* ---------------------------------------------------------- steps kept */
 
-static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_hta_rank *r)
+static int steps_kept(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
+		      struct ts_hta_rank *r)
 {
 	int64_t *v = hta_pool_get(f->pool, (f->n + 1) * sizeof(*v));
 	size_t n = 0, u = 0;
@@ -1145,13 +1163,11 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 		const char *s;
 		int64_t num = 0;
 		int digits = 0;
-		if (f->rows[k].name == TS_NO_ID)
+		if (f->rows[k].name == TS_NO_ID || !(nflag[f->rows[k].name] & NAME_STEP))
 			continue;
-		/* ProfilerStep\s*#\s*(\d+) at the start */
-		s = ts_trace_str(f->t, f->rows[k].name);
-		if (strncmp(s, "ProfilerStep", 12) != 0)
-			continue;
-		s += 12;
+		/* ProfilerStep\s*#\s*(\d+) at the start (NAME_STEP: the first
+		 * word is there) */
+		s = ts_trace_str(f->t, f->rows[k].name) + 12;
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (*s++ != '#')
@@ -1265,10 +1281,6 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		r->nkernels += f->rows[k].stream != -1;
 	r->idle_us = r->compute_us = r->non_compute_us = r->kernel_us = NAN;
 	r->idle_pct = r->compute_pct = r->non_compute_pct = r->overlap_pct = NAN;
-	if ((rc = steps_kept(f, arena, r)))
-		return rc;
-	if (r->nkernels == 0)
-		return 0;
 	/* per-name flags, so the row loops compare no strings */
 	nflag = malloc(f->t->strings.count + 1);
 	if (!nflag)
@@ -1281,6 +1293,13 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		if (*s == 'c' || *s == 'h' || *s == 'r')
 			nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
 					     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
+		else if (strncmp(s, "ProfilerStep", 12) == 0)
+			nflag[k] = NAME_STEP;
+	}
+	rc = steps_kept(f, nflag, arena, r);
+	if (rc || r->nkernels == 0) {
+		free(nflag);
+		return rc;
 	}
 	job = (struct queue_job){ .f = f, .nflag = nflag, .r = r };
 	ts_arena_init(&job.arena);

@@ -258,6 +258,52 @@ TEST(hta_pool_reuses_within_budget)
 }
 
 /*
+ * Launch statistics when runtime calls share a correlation, written in
+ * descending time so that each group must be sorted by its end: 20 calls
+ * of correlation 5 (more than the in-place sort's 16) and 3 of 11.
+ *   c5: call i (0..19) starts at 200 - 10i us, lasts 60 (i even) or 5 us;
+ *     one kernel at 200 us for 30 us. Delays max(0, 200 - end): even
+ *     i = 2j end 260 - 20j -> 20j - 60 for j >= 4: 20+40+...+120 = 420;
+ *     odd i = 2j+1 end 195 - 20j -> 5 + 20j: 50 + 900 = 950. > 100 us:
+ *     120 (j = 9) and 105..185 (j = 5..9): 6. Calls > 50 us: the 10
+ *     even ones, each also longer than the 30 us kernel: 10.
+ *   c9: call 400+5, kernel 450: delay 45.
+ *   c11: calls at 530, 520, 510 (5 us), kernel at 525 for 10 us: delays
+ *     0, 0, 10.
+ * n = 20 + 1 + 3 = 24; sum 420 + 950 + 45 + 10 = 1425 us.
+ */
+TEST(hta_launch_stats_shared_correlations)
+{
+	struct ts_trace t;
+	const struct ts_trace *tp = &t;
+	struct ts_hta h;
+	struct ts_err err;
+	const struct ts_hta_launch *l;
+
+	ts_trace_init(&t);
+	for (int i = 0; i < 20; i++)
+		ev(&t, "cuda_runtime", "cudaLaunchKernel", (200 - 10 * i) * US_NS,
+		   (i % 2 ? 5 : 60) * US_NS, NOSTREAM, 5);
+	ev(&t, "kernel", "gemm", 200 * US_NS, 30 * US_NS, 7, 5);
+	ev(&t, "cuda_runtime", "cudaLaunchKernel", 400 * US_NS, 5 * US_NS, NOSTREAM, 9);
+	ev(&t, "kernel", "gemm", 450 * US_NS, 10 * US_NS, 7, 9);
+	for (int i = 0; i < 3; i++)
+		ev(&t, "cuda_runtime", "cudaLaunchKernel", (530 - 10 * i) * US_NS, 5 * US_NS,
+		   NOSTREAM, 11);
+	ev(&t, "kernel", "gemm", 525 * US_NS, 10 * US_NS, 7, 11);
+	ts_err_init(&err);
+	REQUIRE(ts_hta_analyze(&tp, 1, &h, &err) == 0);
+	l = &h.ranks[0].launch;
+	CHECK_I64(l->n, 24);
+	CHECK_NEAR(l->sum_launch_delay_us, 1425, 0);
+	CHECK_I64(l->n_launch_delay_gt_100us, 6);
+	CHECK_I64(l->n_cpu_dur_gt_50us, 10);
+	CHECK_I64(l->n_gpu_shorter_than_cpu, 10);
+	ts_hta_release(&h);
+	ts_trace_release(&t);
+}
+
+/*
  * The overlap's one-pass intersection against HTA's sweep and against the
  * truth counted unit by unit: 300 pairs of merged lists (sorted, each
  * interval starting past the previous one's end, zero-length ones among
