@@ -1103,8 +1103,8 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	nq = 0;
 	for (size_t k = 0; k < np;) {
 		struct ts_hta_queue *o = &r->queue[nq++];
-		size_t e = k, m;
-		int64_t run = 0;
+		size_t e = k, m, ns = 0;
+		int64_t run = 0, lo = 0, hi = 0;
 		double sum = 0, sq = 0, mean;
 		while (e < np && srt[e].stream == srt[k].stream)
 			e++;
@@ -1112,18 +1112,21 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		for (size_t i = 0; i < m; i++) {
 			run += srt[k + i].delta;
 			vals[i] = (double)run;
-			ts[i] = run;
 			sum += vals[i];
+			lo = i == 0 || run < lo ? run : lo;
+			hi = i == 0 || run > hi ? run : hi;
 		}
 		mean = sum / (double)m;
 		for (size_t i = 0; i < m; i++)
 			sq += (vals[i] - mean) * (vals[i] - mean);
-		/* the lengths are integers: sorted as such (in ts, free after
-		 * the argsort), then as doubles (the conversion keeps their
-		 * order) */
-		ts_radix_sort_i64_in(ts, m, (int64_t *)sorted);
+		/* the lengths step by 1, so they span at most m + 1 values:
+		 * sorted by counting them (in idx, free after the argsort) */
+		memset(idx, 0, (size_t)(hi - lo + 1) * sizeof(*idx));
 		for (size_t i = 0; i < m; i++)
-			sorted[i] = (double)ts[i];
+			idx[(int64_t)vals[i] - lo]++;
+		for (int64_t v = lo; v <= hi; v++)
+			for (uint32_t c = idx[v - lo]; c > 0; c--)
+				sorted[ns++] = (double)v;
 		o->stream = srt[k].stream;
 		o->count = (double)m;
 		o->mean = mean;
