@@ -206,20 +206,6 @@ static int frame_link(struct hta_frame *f, size_t ncorr)
 	return 0;
 }
 
-/* Event i's value of a sparse column (args.stream, args.correlation), -1
- * when absent, for i = 0, 1, 2, ... in turn: *pos counts the values before
- * i, so no rank lookup and popcount per event. */
-static inline int64_t sparse_next(const struct ts_sparse32 *s, const struct ts_c32_side *side,
-				  size_t i, size_t *pos)
-{
-	int64_t v;
-
-	if (!((s->bits[i >> 6] >> (i & 63)) & 1))
-		return -1;
-	v = ts_c32_dec(s->val[(*pos)++], side, i);
-	return v == TS_NONE ? -1 : v;
-}
-
 /* Rows of one trace in file order, rounded, with index_correlation. */
 int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 		   struct hta_frame *f)
@@ -227,7 +213,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 	const struct ts_trace_events *ev = &t->ev;
 	uint8_t *cache = NULL;
 	int rc = TS_ENOMEM;
-	size_t n = 0, ncorr = 0, spos = 0, cpos = 0;
+	size_t n = 0, ncorr = 0;
 	int64_t t0 = INT64_MAX, clo = INT64_MAX, chi = INT64_MIN;
 
 	memset(f, 0, sizeof(*f));
@@ -249,11 +235,9 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 	for (size_t i = 0; i < ev->n; i++) {
 		struct hta_row *r;
 		uint8_t cf, nf;
-		int64_t ts, dur, stream, corr;
+		int64_t ts, dur;
 		uint32_t cat;
 
-		stream = sparse_next(&ev->stream, &ev->esc[TS_C32_STREAM], i, &spos);
-		corr = sparse_next(&ev->correlation, &ev->esc[TS_C32_CORR], i, &cpos);
 		if (ev->ph[i] != 'X')
 			continue;
 		ts = ts_ev_ts(ev, i);
@@ -282,8 +266,8 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 			r->ts = ts;
 			r->dur = dur;
 		}
-		r->stream = stream;
-		r->corr = corr;
+		r->stream = ts_ev_stream(ev, i) == TS_NONE ? -1 : ts_ev_stream(ev, i);
+		r->corr = ts_ev_corr(ev, i) == TS_NONE ? -1 : ts_ev_corr(ev, i);
 		r->ktype = nf & 3;
 		r->flags = 0;
 		if ((r->stream >= 0 && r->corr >= 0) || (nf & S_SYNC))
