@@ -251,7 +251,7 @@ static int side_trace(const struct ts_trace *t, const int64_t *iters, size_t nit
 
 	ts_sb_init(&sb);
 	memset(&st, 0, sizeof(st));
-	rc = hta_frame_base(t, &f);
+	rc = hta_frame_base(t, NULL, 1, &f);
 	if (rc)
 		goto out;
 	if ((rc = steps_build(&f, &st, err)))

@@ -107,15 +107,13 @@ static int cat_is_kernel(const char *c)
 #define S_STEP 0x20    /* ^ProfilerStep#\d */
 
 /* Facts about one interned string, computed once (bits 0-1: kernel class). */
-static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
+static uint8_t sfacts_new(const struct ts_trace *t, uint8_t *cache, uint32_t id)
 {
 	const char *s;
 	uint8_t v;
 
 	if (id == TS_NO_ID || id >= t->strings.count)
 		return TS_HTA_COMP;
-	if (cache[id] & S_DONE)
-		return cache[id];
 	s = ts_intern_str(&t->strings, id);
 	v = (uint8_t)(S_DONE | hta_classify(s));
 	if (strcmp(s, "Trace") == 0)
@@ -130,18 +128,98 @@ static uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
 	return v;
 }
 
+static inline uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t id)
+{
+	if (id < t->strings.count && (cache[id] & S_DONE))
+		return cache[id];
+	return sfacts_new(t, cache, id);
+}
+
+int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry)
+{
+	return f->direct && f->corr_span &&
+	       f->corr_span <= hta_map_bytes(expect) / entry;
+}
+
+struct link {
+	uint32_t cpu, gpu;  /* last CPU (GPU) row's event with the id, or UINT32_MAX */
+};
+
+/* index_correlation: the last CPU (GPU) row in file order sharing the
+ * correlation wins, as with HTA's df.loc assignment of a merge. Shifts ts
+ * to the frame's origin on the way. */
+static int frame_link(struct hta_frame *f, size_t ncorr)
+{
+	struct hta_map m = { 0 };
+	struct link *d = NULL;
+
+	if (hta_direct_fits(f, ncorr, sizeof(*d))) {
+		d = hta_pool_get(f->pool, f->corr_span * sizeof(*d));
+		if (!d)
+			return TS_ENOMEM;
+		memset(d, 0xff, f->corr_span * sizeof(*d));
+	} else if (hta_map_init(&m, f->pool, ncorr, f->corr_span)) {
+		return TS_ENOMEM;
+	}
+	for (size_t k = 0; k < f->n; k++) {
+		struct hta_row *r = &f->rows[k];
+		if (r->corr == -1)
+			continue;
+		if (d) {
+			struct link *l = &d[(uint64_t)r->corr - (uint64_t)f->corr_lo];
+			if (r->flags & HTA_ROW_GPU)
+				l->gpu = r->ev;
+			else
+				l->cpu = r->ev;
+		} else {
+			size_t s = hta_map_put(&m, r->corr, -1);
+			if (r->flags & HTA_ROW_GPU)
+				m.b[s] = r->ev;
+			else
+				m.a[s] = r->ev;
+		}
+	}
+	for (size_t k = 0; k < f->n; k++) {
+		struct hta_row *r = &f->rows[k];
+		int64_t cpu, gpu;
+		r->ts -= f->t0;
+		if (r->corr == -1)
+			continue;
+		if (d) {
+			const struct link *l = &d[(uint64_t)r->corr - (uint64_t)f->corr_lo];
+			cpu = l->cpu == UINT32_MAX ? -1 : (int64_t)l->cpu;
+			gpu = l->gpu == UINT32_MAX ? -1 : (int64_t)l->gpu;
+		} else {
+			int64_t s = hta_map_find(&m, r->corr);
+			cpu = m.a[s];
+			gpu = m.b[s];
+		}
+		if (r->flags & HTA_ROW_GPU) {
+			if (cpu >= 0)
+				r->icorr = (uint32_t)cpu;
+		} else if (gpu >= 0) {
+			r->icorr = (uint32_t)gpu;
+		}
+	}
+	hta_pool_put(f->pool, d);
+	hta_map_release(&m);
+	return 0;
+}
+
 /* Rows of one trace in file order, rounded, with index_correlation. */
-int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
+int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
+		   struct hta_frame *f)
 {
 	const struct ts_trace_events *ev = &t->ev;
 	uint8_t *cache = NULL;
-	struct hta_map m = { 0 };
 	int rc = TS_ENOMEM;
 	size_t n = 0, ncorr = 0;
 	int64_t t0 = INT64_MAX, clo = INT64_MAX, chi = INT64_MIN;
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
+	f->pool = pool;
+	f->direct = direct;
 	for (size_t i = 0; i < ev->n; i++) {
 		int64_t s = ts_ev_ts(ev, i);
 		if (s == TS_NONE || s % 1000 != 0) {
@@ -150,22 +228,29 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		}
 	}
 	f->rows = malloc((ev->n ? ev->n : 1) * sizeof(*f->rows));
-	cache = calloc(t->strings.count + 1, 1);
+	cache = hta_pool_get(pool, t->strings.count + 1);
 	if (!f->rows || !cache)
 		goto out;
+	memset(cache, 0, t->strings.count + 1);
 	for (size_t i = 0; i < ev->n; i++) {
 		struct hta_row *r;
 		uint8_t cf, nf;
+		int64_t ts, dur;
+		uint32_t cat;
 
-		if (ev->ph[i] != 'X' || ts_ev_dur(ev, i) == TS_NONE ||
-		    ts_ev_ts(ev, i) == TS_NONE || ts_ev_cat_str(ev, i) == TS_NO_ID)
+		if (ev->ph[i] != 'X')
+			continue;
+		ts = ts_ev_ts(ev, i);
+		dur = ts_ev_dur(ev, i);
+		cat = ts_ev_cat_str(ev, i);
+		if (dur == TS_NONE || ts == TS_NONE || cat == TS_NO_ID)
 			continue;
 		/* past 2^61 ns (73 years) no trace goes; HTA keeps negative
 		 * durations, and so do we, within the same bound */
-		if (ts_ev_ts(ev, i) < -HTA_TIME_LIM || ts_ev_ts(ev, i) > HTA_TIME_LIM ||
-		    ts_ev_dur(ev, i) < -HTA_TIME_LIM || ts_ev_dur(ev, i) > HTA_TIME_LIM)
+		if (ts < -HTA_TIME_LIM || ts > HTA_TIME_LIM || dur < -HTA_TIME_LIM ||
+		    dur > HTA_TIME_LIM)
 			continue;
-		cf = sfacts(t, cache, ts_ev_cat_str(ev, i));
+		cf = sfacts(t, cache, cat);
 		if (cf & S_TRACE)
 			continue;
 		nf = sfacts(t, cache, ev->name[i]);
@@ -173,13 +258,13 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 		r->ev = (uint32_t)i;
 		r->name = ev->name[i];
 		if (f->rounded) {
-			double ts = us_double(ts_ev_ts(ev, i));
-			double end = ts + us_double(ts_ev_dur(ev, i));
-			r->ts = us_to_ns(ceil(ts));
+			double tsu = us_double(ts);
+			double end = tsu + us_double(dur);
+			r->ts = us_to_ns(ceil(tsu));
 			r->dur = us_to_ns(floor(end)) - r->ts;
 		} else {
-			r->ts = ts_ev_ts(ev, i);
-			r->dur = ts_ev_dur(ev, i);
+			r->ts = ts;
+			r->dur = dur;
 		}
 		r->stream = ts_ev_stream(ev, i) == TS_NONE ? -1 : ts_ev_stream(ev, i);
 		r->corr = ts_ev_corr(ev, i) == TS_NONE ? -1 : ts_ev_corr(ev, i);
@@ -205,47 +290,69 @@ int hta_frame_base(const struct ts_trace *t, struct hta_frame *f)
 	 * depend on where t = 0 is (applied in the pass below) */
 	f->t0 = n ? t0 : 0;
 	f->corr_span = ncorr ? (uint64_t)chi - (uint64_t)clo + 1 : 0;
-
-	/* index_correlation: the last CPU (GPU) row in file order sharing the
-	 * correlation wins, as with HTA's df.loc assignment of a merge. */
-	if (hta_map_init(&m, ncorr, f->corr_span))
-		goto out;
-	for (size_t k = 0; k < n; k++) {
-		struct hta_row *r = &f->rows[k];
-		size_t s;
-		if (r->corr == -1)
-			continue;
-		s = hta_map_put(&m, r->corr, -1);
-		if (r->flags & HTA_ROW_GPU)
-			m.b[s] = r->ev;
-		else
-			m.a[s] = r->ev;
-	}
-	for (size_t k = 0; k < n; k++) {
-		struct hta_row *r = &f->rows[k];
-		int64_t s;
-		r->ts -= f->t0;
-		if (r->corr == -1)
-			continue;
-		s = hta_map_find(&m, r->corr);
-		if (r->flags & HTA_ROW_GPU) {
-			if (m.a[s] >= 0)
-				r->icorr = (uint32_t)m.a[s];
-		} else if (m.b[s] >= 0) {
-			r->icorr = (uint32_t)m.b[s];
-		}
-	}
-	rc = 0;
+	f->corr_lo = ncorr ? clo : 0;
+	rc = frame_link(f, ncorr);
 out:
-	hta_map_release(&m);
-	free(cache);
+	hta_pool_put(pool, cache);
 	return rc;
+}
+
+/* Kept CPU rows per correlation: a table by id (hta_direct_fits) or a map;
+ * key -1 counted apart. */
+struct corr_count {
+	const struct hta_frame *f;
+	struct hta_map map;
+	uint32_t *d;        /* NULL: the map */
+	size_t none;        /* key -1 */
+};
+
+static int count_init(struct corr_count *c, const struct hta_frame *f, size_t nkeys)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	if (!hta_direct_fits(f, nkeys, sizeof(*c->d)))
+		return hta_map_init(&c->map, f->pool, nkeys, f->corr_span);
+	c->d = hta_pool_get(f->pool, f->corr_span * sizeof(*c->d));
+	if (!c->d)
+		return TS_ENOMEM;
+	memset(c->d, 0, f->corr_span * sizeof(*c->d));
+	return 0;
+}
+
+static void count_release(struct corr_count *c)
+{
+	if (c->f)
+		hta_pool_put(c->f->pool, c->d);
+	hta_map_release(&c->map);
+	memset(c, 0, sizeof(*c));
+}
+
+static void count_add(struct corr_count *c, int64_t corr)
+{
+	if (corr == -1)
+		c->none++;
+	else if (c->d)
+		c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo]++;
+	else
+		c->map.a[hta_map_put(&c->map, corr, 0)]++;
+}
+
+static size_t count_of(const struct corr_count *c, int64_t corr)
+{
+	int64_t s;
+
+	if (corr == -1)
+		return c->none;
+	if (c->d)
+		return c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo];
+	s = hta_map_find(&c->map, corr);
+	return s < 0 ? 0 : (size_t)c->map.a[s];
 }
 
 /* Keep CPU rows before the last step and GPU rows a kept CPU row links. */
 int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 {
-	struct hta_map cnt = { 0 };
+	struct corr_count cnt = { 0 };
 	struct hta_row *out = NULL;
 	int64_t last_start = INT64_MIN, min_cpu = INT64_MAX;
 	size_t ncpu = 0, nkeys = 1, nout = 0, total = 0, ncpu_kept, cap;
@@ -268,25 +375,19 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	if (last_start == INT64_MIN)
 		last_start = min_cpu;
 	f->filtered = 1;
-	if (hta_map_init(&cnt, nkeys, f->corr_span))
+	if (count_init(&cnt, f, nkeys))
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
 		if (!(r->flags & HTA_ROW_GPU) && r->ts < last_start) {
-			cnt.a[hta_map_put(&cnt, r->corr, 0)]++;
+			count_add(&cnt, r->corr);
 			total++;
 		}
 	}
 	ncpu_kept = total;
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *r = &f->rows[k];
-		int64_t s;
-		if (!(r->flags & HTA_ROW_GPU))
-			continue;
-		s = hta_map_find(&cnt, r->corr);
-		if (s >= 0)
-			total += (size_t)cnt.a[s];
-	}
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].flags & HTA_ROW_GPU)
+			total += count_of(&cnt, f->rows[k].corr);
 	cap = 16 * f->t->ev.n + 1024;
 	if (total > cap) {
 		rc = ts_err_set(err, TS_ELIMIT,
@@ -305,16 +406,15 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 			goto out;
 		f->rows = g;
 	}
-	out = malloc((total - ncpu_kept ? total - ncpu_kept : 1) * sizeof(*out));
+	out = hta_pool_get(f->pool, (total - ncpu_kept ? total - ncpu_kept : 1) * sizeof(*out));
 	if (!out)
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
-		int64_t s;
+		size_t c;
 		if (!(r->flags & HTA_ROW_GPU))
 			continue;
-		s = hta_map_find(&cnt, r->corr);
-		for (int64_t c = 0; s >= 0 && c < cnt.a[s]; c++)
+		for (c = count_of(&cnt, r->corr); c > 0; c--)
 			out[nout++] = *r;
 	}
 	for (size_t k = 0, c = 0; k < f->n; k++)
@@ -331,8 +431,8 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	}
 	rc = 0;
 out:
-	free(out);
-	hta_map_release(&cnt);
+	hta_pool_put(f->pool, out);
+	count_release(&cnt);
 	return rc;
 }
 

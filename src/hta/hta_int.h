@@ -4,9 +4,34 @@
 #ifndef TRAINSCOPE_HTA_INT_H
 #define TRAINSCOPE_HTA_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "trainscope/hta.h"
+
+/*
+ * Freed temporaries of one part's analysis, kept to be handed out again
+ * (hta_pool.c says why). Safe to share between the part's threads.
+ * hta_pool_get: a buffer of at least size bytes, not zeroed, or NULL (out
+ * of memory); with pool NULL it is malloc. hta_pool_put: gives buf (from
+ * hta_pool_get of the same pool, or NULL) back, to be kept while the kept
+ * buffers' capacity stays within budget bytes (else freed); with pool NULL
+ * it is free.
+ * hta_pool_release frees what is kept; the buffers handed out must have
+ * been given back.
+ */
+#define HTA_POOL_KEEP 24
+struct hta_pool {
+	pthread_mutex_t mu;
+	void *kept[HTA_POOL_KEEP];
+	size_t n;
+	size_t bytes;       /* kept's capacity */
+	size_t budget;      /* the most kept; a buffer past it is freed */
+};
+void hta_pool_init(struct hta_pool *p, size_t budget);
+void hta_pool_release(struct hta_pool *p);
+void *hta_pool_get(struct hta_pool *p, size_t size);
+void hta_pool_put(struct hta_pool *p, void *buf);
 
 /* One row of HTA's per-rank DataFrame after preprocessing. */
 struct hta_row {
@@ -66,11 +91,15 @@ static inline int64_t hta_sat_sub(int64_t a, int64_t b)
 /* A rank's frame: rows in HTA's row order. */
 struct hta_frame {
 	const struct ts_trace *t;
+	struct hta_pool *pool; /* the temporaries of its analysis (NULL: malloc) */
 	struct hta_row *rows;
 	size_t n;
 	int64_t t0;         /* rows' ts are relative to this (rounded file time) */
 	uint64_t corr_span; /* max - min + 1 of the rows' correlations other than
 			     * -1 (0: none), for hta_map_init() */
+	int64_t corr_lo;    /* their min (0: none) */
+	int direct;         /* correlation lookups may use a table indexed by
+			     * corr - corr_lo where it is smaller than a map */
 	int rounded;
 	int filtered;
 };
@@ -93,8 +122,11 @@ double hta_quantile_sorted(const double *sorted, size_t n, double q);
 /* numpy round(x, decimals). */
 double hta_round(double x, int decimals);
 
-/* Open-addressing map int64 -> two int64 payloads, fixed capacity. */
+/* Open-addressing map int64 -> two int64 payloads, fixed capacity. Key -1
+ * (a row without a correlation, the most common key of the frame) has its
+ * own slot, mask + 1, outside the hashed ones: slots run 0..mask + 1. */
 struct hta_map {
+	struct hta_pool *pool;
 	int64_t *key;
 	int64_t *a, *b;
 	uint8_t *used;
@@ -102,24 +134,48 @@ struct hta_map {
 	int block_bits;     /* keys k and k + 1 share a block of 2^block_bits slots */
 };
 /* Room for `expect` distinct keys; span: hi - lo + 1 of the keys other than
- * -1 (how densely they sit, which sets the block size), 0 when unknown.
- * 0 or TS_ENOMEM. */
-int hta_map_init(struct hta_map *m, size_t expect, uint64_t span);
+ * -1 (how densely they sit, which sets the block size), 0 when unknown; the
+ * arrays from pool (NULL: malloc). 0 or TS_ENOMEM. */
+int hta_map_init(struct hta_map *m, struct hta_pool *pool, size_t expect, uint64_t span);
+/* Bytes hta_map_init() allocates for `expect` keys. */
+size_t hta_map_bytes(size_t expect);
 void hta_map_release(struct hta_map *m);
 /* Slot of key or -1. */
 int64_t hta_map_find(const struct hta_map *m, int64_t key);
 /* Slot of key, created with a = b = init when new. */
 size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init);
 
+/* 1 when lookups of the frame's correlations may use a table indexed by
+ * corr - f->corr_lo, of `entry` bytes per id of f->corr_span, in place of
+ * a hash map for `expect` keys: f->direct is set and the table is no
+ * larger. Kineto's ids are one counter over the trace, so the span is a
+ * few times the ids a frame holds (6.4x on df_index_resolver) and a table
+ * a fraction of the map; ids far apart get the map. */
+int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry);
+
 /* Kernel class of a name by HTA's regexes. */
 enum ts_hta_ktype hta_classify(const char *name);
 
 /* Rows of one trace in file order: dropped, rounded, index_correlation set,
- * ts relative to the first row. 0 or TS_ENOMEM. */
-int hta_frame_base(const struct ts_trace *t, struct hta_frame *f);
+ * ts relative to the first row; the frame's temporaries (and those of its
+ * analysis) come from pool, which must outlive it (NULL: malloc). direct:
+ * 1 lets the correlation lookups of the frame and its filter use a table
+ * indexed by id where that is smaller than a hash map (the same rows
+ * either way); 0 always hashes (for tests). 0 or TS_ENOMEM. */
+int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
+		   struct hta_frame *f);
 /* HTA's last-step / correlation filter, in place. 0, TS_ENOMEM, TS_ELIMIT. */
 int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
+
+/* |COMP ∩ COMM| in ns (*ov) of two merged interval lists (merge_kernel_
+ * intervals: sorted by start, each group after the last one's end), by
+ * HTA's sweep over their sorted start and end points. When no interval
+ * ends before it starts that is their intersection, walked in one pass;
+ * sweep = 1 sorts the points anyway (for tests). 0 or TS_ENOMEM. */
+int hta_overlap_ns(const int64_t *comp_ts, const int64_t *comp_end, size_t ncomp,
+		   const int64_t *comm_ts, const int64_t *comm_end, size_t ncomm, int sweep,
+		   int64_t *ov);
 
 /* Kernel-type label sums (ns) indexed by the running bit value & 7
  * (COMP 1, COMM 2, MEM 4; 0 is HTA's "" label). */

@@ -24,14 +24,15 @@
 #define DURATION_RATIO 0.8
 
 struct ivl {
+	struct hta_pool *pool;
 	int64_t *ts, *end;
 	size_t n;
 };
 
 static void ivl_release(struct ivl *m)
 {
-	free(m->ts);
-	free(m->end);
+	hta_pool_put(m->pool, m->ts);
+	hta_pool_put(m->pool, m->end);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -45,14 +46,15 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 	int rc = TS_ENOMEM;
 
 	memset(out, 0, sizeof(*out));
+	out->pool = f->pool;
 	for (size_t k = 0; k < f->n; k++)
 		n += sel(&f->rows[k], arg) != 0;
-	ts = malloc((n + 1) * sizeof(*ts));
-	end = malloc((n + 1) * sizeof(*end));
-	idx = malloc((n + 1) * sizeof(*idx));
-	gts = malloc((n + 1) * sizeof(*gts));
-	gend = malloc((n + 1) * sizeof(*gend));
-	gidx = malloc((n + 1) * sizeof(*gidx));
+	ts = hta_pool_get(f->pool, (n + 1) * sizeof(*ts));
+	end = hta_pool_get(f->pool, (n + 1) * sizeof(*end));
+	idx = hta_pool_get(f->pool, (n + 1) * sizeof(*idx));
+	gts = hta_pool_get(f->pool, (n + 1) * sizeof(*gts));
+	gend = hta_pool_get(f->pool, (n + 1) * sizeof(*gend));
+	gidx = hta_pool_get(f->pool, (n + 1) * sizeof(*gidx));
 	if (!ts || !end || !idx || !gts || !gend || !gidx)
 		goto out;
 	n = 0;
@@ -90,12 +92,12 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 	ts = end = NULL;
 	rc = 0;
 out:
-	free(ts);
-	free(end);
-	free(idx);
-	free(gts);
-	free(gend);
-	free(gidx);
+	hta_pool_put(f->pool, ts);
+	hta_pool_put(f->pool, end);
+	hta_pool_put(f->pool, idx);
+	hta_pool_put(f->pool, gts);
+	hta_pool_put(f->pool, gend);
+	hta_pool_put(f->pool, gidx);
 	return rc;
 }
 
@@ -160,7 +162,7 @@ static void temporal(const struct merged *m, struct ts_hta_rank *r)
 
 /* ---------------------------------------------------- kernel type labels */
 
-static int rank_labels(const struct merged *mg, struct hta_labels *out)
+static int rank_labels(const struct merged *mg, struct hta_pool *pool, struct hta_labels *out)
 {
 	static const int types[3] = { TS_HTA_COMP, TS_HTA_COMM, TS_HTA_MEM };
 	int64_t *time = NULL, *ntime = NULL;
@@ -173,11 +175,11 @@ static int rank_labels(const struct merged *mg, struct hta_labels *out)
 	for (int t = 0; t < 3; t++)
 		cap += mg->type[t].n;
 	cap = 2 * cap + 1;
-	time = malloc(cap * sizeof(*time));
-	ntime = malloc(cap * sizeof(*ntime));
-	status = malloc(cap * sizeof(*status));
-	nstatus = malloc(cap * sizeof(*nstatus));
-	idx = malloc(cap * sizeof(*idx));
+	time = hta_pool_get(pool, cap * sizeof(*time));
+	ntime = hta_pool_get(pool, cap * sizeof(*ntime));
+	status = hta_pool_get(pool, cap * sizeof(*status));
+	nstatus = hta_pool_get(pool, cap * sizeof(*nstatus));
+	idx = hta_pool_get(pool, cap * sizeof(*idx));
 	if (!time || !ntime || !status || !nstatus || !idx)
 		goto out;
 	for (int t = 0; t < 3; t++) {
@@ -212,11 +214,11 @@ static int rank_labels(const struct merged *mg, struct hta_labels *out)
 	}
 	rc = 0;
 out:
-	free(time);
-	free(ntime);
-	free(status);
-	free(nstatus);
-	free(idx);
+	hta_pool_put(pool, time);
+	hta_pool_put(pool, ntime);
+	hta_pool_put(pool, status);
+	hta_pool_put(pool, nstatus);
+	hta_pool_put(pool, idx);
 	return rc;
 }
 
@@ -317,10 +319,10 @@ static int kgroups(const struct hta_frame *f, int type, struct kgroup **out, siz
 	if (nrows == 0)
 		return 0;
 	/* one group per distinct name string */
-	first = malloc((t->strings.count + 1) * sizeof(*first));
+	first = hta_pool_get(f->pool, (t->strings.count + 1) * sizeof(*first));
 	g = calloc(nrows < t->strings.count + 1 ? nrows : t->strings.count + 1, sizeof(*g));
 	if (!first || !g) {
-		free(first);
+		hta_pool_put(f->pool, first);
 		free(g);
 		return TS_ENOMEM;
 	}
@@ -351,7 +353,7 @@ static int kgroups(const struct hta_frame *f, int type, struct kgroup **out, siz
 		us = US(r->dur);
 		x->sumsq_us += us * us;
 	}
-	free(first);
+	hta_pool_put(f->pool, first);
 	ts_sort(g, ng, sizeof(*g), cmp_kgroup_name);
 	*out = g;
 	*nout = ng;
@@ -543,36 +545,81 @@ static uint64_t key_pt(const void *x)
 	return ts_radix_i64(((const struct sweep_pt *)x)->t);
 }
 
-static int overlap(const struct merged *mg, struct ts_hta_rank *r)
+/* |a ∩ b| of two merged interval lists (each sorted and disjoint, no
+ * interval ending before it starts): one walk over both. */
+static int64_t common_ns(const int64_t *ats, const int64_t *aend, size_t na,
+			 const int64_t *bts, const int64_t *bend, size_t nb)
 {
-	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
+	int64_t sum = 0;
+
+	for (size_t i = 0, j = 0; i < na && j < nb;) {
+		int64_t lo = ats[i] > bts[j] ? ats[i] : bts[j];
+		int64_t hi = aend[i] < bend[j] ? aend[i] : bend[j];
+		if (hi > lo)
+			sum += hi - lo;
+		if (aend[i] < bend[j])
+			i++;
+		else
+			j++;
+	}
+	return sum;
+}
+
+static int in_order(const int64_t *ts, const int64_t *end, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (end[k] < ts[k])
+			return 0;
+	return 1;
+}
+
+int hta_overlap_ns(const int64_t *cts, const int64_t *cend, size_t nc,
+		   const int64_t *mts, const int64_t *mend, size_t nm, int sweep, int64_t *ov)
+{
 	struct sweep_pt *p;
-	int64_t ov = 0, den, run = 0;
+	int64_t run = 0;
 	size_t n = 0;
 
-	p = malloc((2 * (comp->n + comm->n) + 1) * sizeof(*p));
+	/* intervals in order: the sweep's running sum is 3 exactly on their
+	 * intersection */
+	if (!sweep && in_order(cts, cend, nc) && in_order(mts, mend, nm)) {
+		*ov = common_ns(cts, cend, nc, mts, mend, nm);
+		return 0;
+	}
+	p = malloc((2 * (nc + nm) + 1) * sizeof(*p));
 	if (!p)
 		return TS_ENOMEM;
-	for (size_t k = 0; k < comm->n; k++) {
-		p[n++] = (struct sweep_pt){ comm->ts[k], 1 };
-		p[n++] = (struct sweep_pt){ comm->end[k], -1 };
+	for (size_t k = 0; k < nm; k++) {
+		p[n++] = (struct sweep_pt){ mts[k], 1 };
+		p[n++] = (struct sweep_pt){ mend[k], -1 };
 	}
-	for (size_t k = 0; k < comp->n; k++) {
-		p[n++] = (struct sweep_pt){ comp->ts[k], 2 };
-		p[n++] = (struct sweep_pt){ comp->end[k], -2 };
+	for (size_t k = 0; k < nc; k++) {
+		p[n++] = (struct sweep_pt){ cts[k], 2 };
+		p[n++] = (struct sweep_pt){ cend[k], -2 };
 	}
 	/* sum of segments where running == 3; ties only make zero-length
 	 * segments, so any sort order gives HTA's sum */
 	if (ts_radix_sort(p, n, sizeof(*p), key_pt))
 		ts_sort(p, n, sizeof(*p), cmp_pt);
+	*ov = 0;
 	for (size_t k = 0; k + 1 < n; k++) {
 		run += p[k].s;
 		if (run == 3)
-			ov += p[k + 1].t - p[k].t;
+			*ov += p[k + 1].t - p[k].t;
 	}
+	free(p);
+	return 0;
+}
+
+static int overlap(const struct merged *mg, struct ts_hta_rank *r)
+{
+	const struct ivl *comp = &mg->type[TS_HTA_COMP], *comm = &mg->type[TS_HTA_COMM];
+	int64_t ov, den;
+
+	if (hta_overlap_ns(comp->ts, comp->end, comp->n, comm->ts, comm->end, comm->n, 0, &ov))
+		return TS_ENOMEM;
 	den = ivl_busy(comm);
 	r->overlap_pct = den == 0 ? NAN : hta_round(100 * (US(ov) / US(den)), 2);
-	free(p);
 	return 0;
 }
 
@@ -590,19 +637,22 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 	struct hta_map order = { 0 };
 	int rc = TS_ENOMEM;
 
-	evts = malloc((nev + 1) * sizeof(*evts));
-	streams = malloc((kf->n + 1) * sizeof(*streams));
-	start = calloc(kf->n + 2, sizeof(*start));
-	fill = calloc(kf->n + 1, sizeof(*fill));
-	sub = malloc((kf->n + 1) * sizeof(*sub));
-	ts = malloc((kf->n + 1) * sizeof(*ts));
-	idx = malloc((kf->n + 1) * sizeof(*idx));
+	evts = hta_pool_get(f->pool, (nev + 1) * sizeof(*evts));
+	streams = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*streams));
+	start = hta_pool_get(f->pool, (kf->n + 2) * sizeof(*start));
+	fill = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*fill));
+	sub = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*sub));
+	ts = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*ts));
+	idx = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*idx));
 	for (size_t k = 0; k < kf->n; k++)
 		if (kf->rows[k].flags & HTA_ROW_KCAT)
 			ns++;
 	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
-	    hta_map_init(&order, ns, 0))
+	    hta_map_init(&order, f->pool, ns, 0))
 		goto out;
+	/* the stream count bounds both (at most one stream per kernel row) */
+	memset(start, 0, (ns + 2) * sizeof(*start));
+	memset(fill, 0, (ns + 1) * sizeof(*fill));
 	ns = 0;
 	/* ts of the row an index_correlation names (first occurrence) */
 	for (size_t k = 0; k <= nev; k++)
@@ -682,17 +732,66 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 	rc = 0;
 out:
 	hta_map_release(&order);
-	free(evts);
-	free(streams);
-	free(start);
-	free(fill);
-	free(sub);
-	free(ts);
-	free(idx);
+	hta_pool_put(f->pool, evts);
+	hta_pool_put(f->pool, streams);
+	hta_pool_put(f->pool, start);
+	hta_pool_put(f->pool, fill);
+	hta_pool_put(f->pool, sub);
+	hta_pool_put(f->pool, ts);
+	hta_pool_put(f->pool, idx);
 	return rc;
 }
 
 /* ---------------------------------------------------------- launch stats */
+
+/* A set of correlations: a byte per id (hta_direct_fits) or a map; key -1
+ * apart. */
+struct cset {
+	const struct hta_frame *f;
+	struct hta_map map;
+	uint8_t *d;         /* NULL: the map */
+	int none;           /* -1 is in */
+};
+
+static int cset_init(struct cset *c, const struct hta_frame *f, size_t expect)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	if (!hta_direct_fits(f, expect, 1))
+		return hta_map_init(&c->map, f->pool, expect, f->corr_span);
+	c->d = hta_pool_get(f->pool, f->corr_span);
+	if (!c->d)
+		return TS_ENOMEM;
+	memset(c->d, 0, f->corr_span);
+	return 0;
+}
+
+static void cset_release(struct cset *c)
+{
+	if (c->f)
+		hta_pool_put(c->f->pool, c->d);
+	hta_map_release(&c->map);
+	memset(c, 0, sizeof(*c));
+}
+
+static void cset_add(struct cset *c, int64_t corr)
+{
+	if (corr == -1)
+		c->none = 1;
+	else if (c->d)
+		c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo] = 1;
+	else
+		hta_map_put(&c->map, corr, 0);
+}
+
+static int cset_has(const struct cset *c, int64_t corr)
+{
+	if (corr == -1)
+		return c->none;
+	if (c->d)
+		return c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo];
+	return hta_map_find(&c->map, corr) >= 0;
+}
 
 static int is_queue_launch_name(const char *s);
 
@@ -717,12 +816,29 @@ static uint64_t key_lrow_a(const void *x)
 	return ts_radix_i64(((const struct lrow *)x)->a);
 }
 
-/* Rows by (corr, a): two stable passes, the minor key first. Rows equal on
- * both differ at most in b, which no sum below depends on the order of. */
-static int sort_lrows(struct lrow *v, size_t n)
+/* Rows by (corr, a), stably: by corr, then each run of one corr by a (a
+ * launch's correlation is nearly always its own: runs of one or two rows,
+ * sorted in place, where a second radix sort of every row by a made six
+ * passes). Rows equal on both differ at most in b, which no sum below
+ * depends on the order of. scratch: n rows. */
+static void sort_lrows(struct lrow *v, size_t n, struct lrow *scratch)
 {
-	return ts_radix_sort(v, n, sizeof(*v), key_lrow_a) ||
-	       ts_radix_sort(v, n, sizeof(*v), key_lrow_corr) ? TS_ENOMEM : 0;
+	ts_radix_sort_in(v, n, sizeof(*v), key_lrow_corr, scratch);
+	for (size_t i = 0, e; i < n; i = e) {
+		for (e = i + 1; e < n && v[e].corr == v[i].corr; e++)
+			;
+		if (e - i > 16) {
+			ts_radix_sort_in(v + i, e - i, sizeof(*v), key_lrow_a, scratch);
+			continue;
+		}
+		for (size_t k = i + 1; k < e; k++) {
+			struct lrow x = v[k];
+			size_t j = k;
+			for (; j > i && v[j - 1].a > x.a; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	}
 }
 
 static int cmp_i64(const void *x, const void *y)
@@ -747,12 +863,13 @@ static size_t count_lt(const int64_t *v, size_t n, int64_t x)
 
 #define NAME_LAUNCH_STAT 1
 #define NAME_QUEUE_LAUNCH 2
+#define NAME_STEP 4         /* starts with "ProfilerStep" */
 
 static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 			struct ts_hta_rank *r)
 {
-	struct hta_map set = { 0 };
-	struct lrow *cpu = NULL, *gpu = NULL;
+	struct cset set = { 0 };
+	struct lrow *cpu = NULL, *gpu = NULL, *scratch = NULL;
 	int64_t *ends = NULL, *durs = NULL;
 	long double *pref = NULL, delay = 0;
 	size_t nc = 0, ng = 0;
@@ -762,30 +879,33 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
 			nc++;
-	if (hta_map_init(&set, nc, f->corr_span))
+	if (cset_init(&set, f, nc))
 		goto out;
 	nc = 0;
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
-			hta_map_put(&set, f->rows[k].corr, 0);
-	cpu = malloc((f->n + 1) * sizeof(*cpu));
-	gpu = malloc((f->n + 1) * sizeof(*gpu));
-	ends = malloc((f->n + 1) * sizeof(*ends));
-	durs = malloc((f->n + 1) * sizeof(*durs));
-	pref = malloc((f->n + 2) * sizeof(*pref));
+			cset_add(&set, f->rows[k].corr);
+	cpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*cpu));
+	gpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*gpu));
+	ends = hta_pool_get(f->pool, (f->n + 1) * sizeof(*ends));
+	durs = hta_pool_get(f->pool, (f->n + 1) * sizeof(*durs));
+	pref = hta_pool_get(f->pool, (f->n + 2) * sizeof(*pref));
 	if (!cpu || !gpu || !ends || !durs || !pref)
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
-		if (hta_map_find(&set, x->corr) < 0)
+		if (!cset_has(&set, x->corr))
 			continue;
 		if (x->stream == -1)
 			cpu[nc++] = (struct lrow){ x->corr, x->ts + x->dur, x->dur };
 		else
 			gpu[ng++] = (struct lrow){ x->corr, x->ts, x->dur };
 	}
-	if (sort_lrows(cpu, nc) || sort_lrows(gpu, ng))
+	scratch = hta_pool_get(f->pool, (nc > ng ? nc : ng) * sizeof(*scratch) + 1);
+	if (!scratch)
 		goto out;
+	sort_lrows(cpu, nc, scratch);
+	sort_lrows(gpu, ng, scratch);
 	/* inner join on correlation, aggregated per key without forming pairs */
 	for (size_t i = 0, j = 0; i < nc && j < ng;) {
 		size_t i2 = i, j2 = j, m, gt50 = 0;
@@ -827,12 +947,13 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 	r->launch.sum_launch_delay_us = (double)(delay / 1000.0L);
 	rc = 0;
 out:
-	hta_map_release(&set);
-	free(cpu);
-	free(gpu);
-	free(ends);
-	free(durs);
-	free(pref);
+	cset_release(&set);
+	hta_pool_put(f->pool, cpu);
+	hta_pool_put(f->pool, gpu);
+	hta_pool_put(f->pool, scratch);
+	hta_pool_put(f->pool, ends);
+	hta_pool_put(f->pool, durs);
+	hta_pool_put(f->pool, pref);
 	return rc;
 }
 
@@ -866,7 +987,8 @@ static uint64_t key_qpt_stream(const void *x)
 static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
 			struct ts_hta_rank *r)
 {
-	struct hta_map kmap = { 0 }, rset = { 0 };
+	struct hta_map kmap = { 0 };
+	struct cset rset = { 0 };
 	uint32_t *krows = NULL, *idx = NULL;
 	struct qpt *pts = NULL, *srt = NULL;
 	int64_t *ts = NULL;
@@ -883,9 +1005,9 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		if (hta_icorr(x) > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
 			nlaunch++;
 	}
-	if (hta_map_init(&kmap, ngpu, f->corr_span) || hta_map_init(&rset, nlaunch, f->corr_span))
+	if (hta_map_init(&kmap, f->pool, ngpu, f->corr_span) || cset_init(&rset, f, nlaunch))
 		goto out;
-	krows = malloc((f->n + 1) * sizeof(*krows));
+	krows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*krows));
 	if (!krows)
 		goto out;
 	/* GPU rows grouped by correlation, in frame order: kmap.a = first,
@@ -895,7 +1017,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 			kmap.b[hta_map_put(&kmap, f->rows[k].corr, 0)]++;
 	{
 		size_t off = 0;
-		for (size_t s = 0; s <= kmap.mask; s++)
+		for (size_t s = 0; s <= kmap.mask + 1; s++)
 			if (kmap.used[s]) {
 				kmap.a[s] = (int64_t)off;
 				off += (size_t)kmap.b[s];
@@ -916,15 +1038,15 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 			continue;
 		s = hta_map_find(&kmap, x->corr);
 		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
-		hta_map_put(&rset, x->corr, 0);
+		cset_add(&rset, x->corr);
 	}
 	cap += nk + 1;
-	pts = malloc(cap * sizeof(*pts));
-	srt = malloc(cap * sizeof(*srt));
-	ts = malloc(cap * sizeof(*ts));
-	idx = malloc(cap * sizeof(*idx));
-	vals = malloc(cap * sizeof(*vals));
-	sorted = malloc(cap * sizeof(*sorted));
+	pts = hta_pool_get(f->pool, cap * sizeof(*pts));
+	srt = hta_pool_get(f->pool, cap * sizeof(*srt));
+	ts = hta_pool_get(f->pool, cap * sizeof(*ts));
+	idx = hta_pool_get(f->pool, cap * sizeof(*idx));
+	vals = hta_pool_get(f->pool, cap * sizeof(*vals));
+	sorted = hta_pool_get(f->pool, cap * sizeof(*sorted));
 	if (!pts || !srt || !ts || !idx || !vals || !sorted)
 		goto out;
 	/* runtime_calls.join(gpu_kernels on correlation): +1 per GPU match */
@@ -946,7 +1068,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	/* then GPU rows whose correlation a runtime call has: -1 at start */
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
-		if (x->stream != -1 && hta_map_find(&rset, x->corr) >= 0)
+		if (x->stream != -1 && cset_has(&rset, x->corr))
 			pts[np++] = (struct qpt){ x->ts, x->stream, 1, -1, 0 };
 	}
 	for (size_t k = 0; k < np; k++)
@@ -965,9 +1087,8 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		np = m;
 	}
 	/* by stream, then position: srt is in position order and the sort
-	 * is stable */
-	if (ts_radix_sort(srt, np, sizeof(*srt), key_qpt_stream))
-		goto out;
+	 * is stable (pts, no longer needed, is its scratch) */
+	ts_radix_sort_in(srt, np, sizeof(*srt), key_qpt_stream, pts);
 	for (size_t k = 0; k < np;) {
 		size_t e = k;
 		while (e < np && srt[e].stream == srt[k].stream)
@@ -982,8 +1103,8 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	nq = 0;
 	for (size_t k = 0; k < np;) {
 		struct ts_hta_queue *o = &r->queue[nq++];
-		size_t e = k, m;
-		int64_t run = 0;
+		size_t e = k, m, ns = 0;
+		int64_t run = 0, lo = 0, hi = 0;
 		double sum = 0, sq = 0, mean;
 		while (e < np && srt[e].stream == srt[k].stream)
 			e++;
@@ -991,19 +1112,21 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		for (size_t i = 0; i < m; i++) {
 			run += srt[k + i].delta;
 			vals[i] = (double)run;
-			ts[i] = run;
 			sum += vals[i];
+			lo = i == 0 || run < lo ? run : lo;
+			hi = i == 0 || run > hi ? run : hi;
 		}
 		mean = sum / (double)m;
 		for (size_t i = 0; i < m; i++)
 			sq += (vals[i] - mean) * (vals[i] - mean);
-		/* the lengths are integers: sorted as such (in ts, free after
-		 * the argsort), then as doubles (the conversion keeps their
-		 * order) */
-		if (ts_radix_sort_i64(ts, m))
-			goto out;
+		/* the lengths step by 1, so they span at most m + 1 values:
+		 * sorted by counting them (in idx, free after the argsort) */
+		memset(idx, 0, (size_t)(hi - lo + 1) * sizeof(*idx));
 		for (size_t i = 0; i < m; i++)
-			sorted[i] = (double)ts[i];
+			idx[(int64_t)vals[i] - lo]++;
+		for (int64_t v = lo; v <= hi; v++)
+			for (uint32_t c = idx[v - lo]; c > 0; c--)
+				sorted[ns++] = (double)v;
 		o->stream = srt[k].stream;
 		o->count = (double)m;
 		o->mean = mean;
@@ -1018,22 +1141,23 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	rc = 0;
 out:
 	hta_map_release(&kmap);
-	hta_map_release(&rset);
-	free(krows);
-	free(pts);
-	free(srt);
-	free(ts);
-	free(idx);
-	free(vals);
-	free(sorted);
+	cset_release(&rset);
+	hta_pool_put(f->pool, krows);
+	hta_pool_put(f->pool, pts);
+	hta_pool_put(f->pool, srt);
+	hta_pool_put(f->pool, ts);
+	hta_pool_put(f->pool, idx);
+	hta_pool_put(f->pool, vals);
+	hta_pool_put(f->pool, sorted);
 	return rc;
 }
 
 /* ---------------------------------------------------------- steps kept */
 
-static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_hta_rank *r)
+static int steps_kept(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
+		      struct ts_hta_rank *r)
 {
-	int64_t *v = malloc((f->n + 1) * sizeof(*v));
+	int64_t *v = hta_pool_get(f->pool, (f->n + 1) * sizeof(*v));
 	size_t n = 0, u = 0;
 
 	if (!v)
@@ -1042,13 +1166,11 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 		const char *s;
 		int64_t num = 0;
 		int digits = 0;
-		if (f->rows[k].name == TS_NO_ID)
+		if (f->rows[k].name == TS_NO_ID || !(nflag[f->rows[k].name] & NAME_STEP))
 			continue;
-		/* ProfilerStep\s*#\s*(\d+) at the start */
-		s = ts_trace_str(f->t, f->rows[k].name);
-		if (strncmp(s, "ProfilerStep", 12) != 0)
-			continue;
-		s += 12;
+		/* ProfilerStep\s*#\s*(\d+) at the start (NAME_STEP: the first
+		 * word is there) */
+		s = ts_trace_str(f->t, f->rows[k].name) + 12;
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (*s++ != '#')
@@ -1063,7 +1185,7 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 			v[n++] = num;
 	}
 	if (ts_radix_sort_i64(v, n)) {
-		free(v);
+		hta_pool_put(f->pool, v);
 		return TS_ENOMEM;
 	}
 	for (size_t k = 0; k < n; k++)
@@ -1071,12 +1193,12 @@ static int steps_kept(const struct hta_frame *f, struct ts_arena *a, struct ts_h
 			v[u++] = v[k];
 	r->steps = ts_arena_alloc(a, (u ? u : 1) * sizeof(*r->steps));
 	if (!r->steps) {
-		free(v);
+		hta_pool_put(f->pool, v);
 		return TS_ENOMEM;
 	}
 	memcpy(r->steps, v, u * sizeof(*v));
 	r->nsteps = u;
-	free(v);
+	hta_pool_put(f->pool, v);
 	return 0;
 }
 
@@ -1114,7 +1236,7 @@ static int kernel_analyses(const struct hta_frame *f, const struct hta_frame *kf
 	temporal(&mg, r);
 	rc = overlap(&mg, r);
 	if (!rc)
-		rc = rank_labels(&mg, lab);
+		rc = rank_labels(&mg, f->pool, lab);
 	if (!rc)
 		rc = hta_labels_emit(lab, arena, &r->ktype, &r->nktype);
 	merged_release(&mg);
@@ -1134,14 +1256,14 @@ static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct
 	int rc;
 
 	sub.n = 0;
-	sub.rows = malloc((size_t)r->nkernels * sizeof(*sub.rows));
+	sub.rows = hta_pool_get(f->pool, (size_t)r->nkernels * sizeof(*sub.rows));
 	if (!sub.rows)
 		return TS_ENOMEM;
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].stream != -1)
 			sub.rows[sub.n++] = f->rows[k];
 	rc = kernel_analyses(f, kf, arena, r, lab);
-	free(sub.rows);
+	hta_pool_put(f->pool, sub.rows);
 	return rc;
 }
 
@@ -1162,10 +1284,6 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		r->nkernels += f->rows[k].stream != -1;
 	r->idle_us = r->compute_us = r->non_compute_us = r->kernel_us = NAN;
 	r->idle_pct = r->compute_pct = r->non_compute_pct = r->overlap_pct = NAN;
-	if ((rc = steps_kept(f, arena, r)))
-		return rc;
-	if (r->nkernels == 0)
-		return 0;
 	/* per-name flags, so the row loops compare no strings */
 	nflag = malloc(f->t->strings.count + 1);
 	if (!nflag)
@@ -1178,6 +1296,13 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 		if (*s == 'c' || *s == 'h' || *s == 'r')
 			nflag[k] = (uint8_t)((is_launch_stat_name(s) ? NAME_LAUNCH_STAT : 0) |
 					     (is_queue_launch_name(s) ? NAME_QUEUE_LAUNCH : 0));
+		else if (strncmp(s, "ProfilerStep", 12) == 0)
+			nflag[k] = NAME_STEP;
+	}
+	rc = steps_kept(f, nflag, arena, r);
+	if (rc || r->nkernels == 0) {
+		free(nflag);
+		return rc;
 	}
 	job = (struct queue_job){ .f = f, .nflag = nflag, .r = r };
 	ts_arena_init(&job.arena);

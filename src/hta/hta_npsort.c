@@ -304,13 +304,28 @@ double hta_round(double x, int decimals)
 #define MAP_KEYS_PER_BLOCK 100
 #define MAP_BLOCK_BITS_MAX 8
 
-int hta_map_init(struct hta_map *m, size_t expect, uint64_t span)
+static size_t map_cap(size_t expect)
 {
 	size_t cap = 16;
-	int bits = MAP_BLOCK_BITS_MAX;
 
 	while (cap < expect * 2 + 16)
 		cap <<= 1;
+	return cap;
+}
+
+size_t hta_map_bytes(size_t expect)
+{
+	/* key, a, b and used, one more slot for key -1 */
+	return (map_cap(expect) + 1) * (3 * sizeof(int64_t) + 1);
+}
+
+int hta_map_init(struct hta_map *m, struct hta_pool *pool, size_t expect, uint64_t span)
+{
+	size_t cap = map_cap(expect);
+	int bits = MAP_BLOCK_BITS_MAX;
+
+	memset(m, 0, sizeof(*m));
+	m->pool = pool;
 	/* 2^bits * expect / span ~ MAP_KEYS_PER_BLOCK */
 	if (span && expect) {
 		double per = (double)MAP_KEYS_PER_BLOCK * (double)span / (double)expect;
@@ -319,24 +334,26 @@ int hta_map_init(struct hta_map *m, size_t expect, uint64_t span)
 			bits++;
 	}
 	m->block_bits = bits;
-	m->key = malloc(cap * sizeof(*m->key));
-	m->a = malloc(cap * sizeof(*m->a));
-	m->b = malloc(cap * sizeof(*m->b));
-	m->used = calloc(cap, 1);
+	/* slot cap (mask + 1) is key -1's */
+	m->key = hta_pool_get(pool, (cap + 1) * sizeof(*m->key));
+	m->a = hta_pool_get(pool, (cap + 1) * sizeof(*m->a));
+	m->b = hta_pool_get(pool, (cap + 1) * sizeof(*m->b));
+	m->used = hta_pool_get(pool, cap + 1);
 	m->mask = cap - 1;
 	if (!m->key || !m->a || !m->b || !m->used) {
 		hta_map_release(m);
 		return TS_ENOMEM;
 	}
+	memset(m->used, 0, cap + 1);
 	return 0;
 }
 
 void hta_map_release(struct hta_map *m)
 {
-	free(m->key);
-	free(m->a);
-	free(m->b);
-	free(m->used);
+	hta_pool_put(m->pool, m->key);
+	hta_pool_put(m->pool, m->a);
+	hta_pool_put(m->pool, m->b);
+	hta_pool_put(m->pool, m->used);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -353,7 +370,11 @@ static size_t map_hash(const struct hta_map *m, int64_t k)
 
 int64_t hta_map_find(const struct hta_map *m, int64_t key)
 {
-	size_t i = map_hash(m, key) & m->mask;
+	size_t i;
+
+	if (key == -1)
+		return m->used[m->mask + 1] ? (int64_t)(m->mask + 1) : -1;
+	i = map_hash(m, key) & m->mask;
 	while (m->used[i]) {
 		if (m->key[i] == key)
 			return (int64_t)i;
@@ -364,15 +385,20 @@ int64_t hta_map_find(const struct hta_map *m, int64_t key)
 
 size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init)
 {
-	size_t i = map_hash(m, key) & m->mask;
-	while (m->used[i]) {
-		if (m->key[i] == key)
-			return i;
-		i = (i + 1) & m->mask;
+	size_t i;
+
+	if (key == -1) {
+		i = m->mask + 1;
+	} else {
+		i = map_hash(m, key) & m->mask;
+		while (m->used[i] && m->key[i] != key)
+			i = (i + 1) & m->mask;
 	}
-	m->used[i] = 1;
-	m->key[i] = key;
-	m->a[i] = init;
-	m->b[i] = init;
+	if (!m->used[i]) {
+		m->used[i] = 1;
+		m->key[i] = key;
+		m->a[i] = init;
+		m->b[i] = init;
+	}
 	return i;
 }

@@ -73,13 +73,18 @@ int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p, int threa
 		      struct ts_err *err)
 {
 	struct hta_frame f;
+	struct hta_pool pool;
 	struct ts_intern names;
 	const char *file;
 	int rc;
 
 	ts_hta_part_init(p);
 	ts_intern_init(&names);
-	rc = hta_frame_base(t, &f);
+	/* 8 bytes per event: 53.5 k -> 49.6 k page faults on the 241 MB
+	 * benchmark trace at the same peak RSS; 16 gave 47.2 k at +5 % RSS,
+	 * 32 46.1 k at +20 % (and +35 % on the 1 GB trace, past its goal) */
+	hta_pool_init(&pool, 8 * t->ev.n);
+	rc = hta_frame_base(t, &pool, 1, &f);
 	if (rc)
 		goto out;
 	p->t0_ns = f.t0;
@@ -119,6 +124,7 @@ int ts_hta_part_build(const struct ts_trace *t, struct ts_hta_part *p, int threa
 out:
 	ts_intern_release(&names);
 	hta_frame_release(&f);
+	hta_pool_release(&pool);
 	if (rc == TS_ENOMEM)
 		ts_err_set(err, TS_ENOMEM, "out of memory in HTA analysis of %s", t->path);
 	return rc;

@@ -195,6 +195,166 @@ TEST(hta_argsort_shortcut_is_numpy)
 }
 
 /*
+ * Key -1 (rows without a correlation) lives in slot mask + 1 beside 5,000
+ * hashed keys, -1000..3999 except -1: every key is found in its own slot,
+ * absent keys are not, and the used slots over 0..mask + 1 are the 5,000.
+ */
+TEST(hta_map_key_minus_one_slot)
+{
+	struct hta_map m;
+	size_t used = 0;
+	int found = 0;
+
+	CHECK_I64(hta_map_init(&m, NULL, 5000, 5000), 0);
+	CHECK_I64(hta_map_find(&m, -1), -1);
+	for (int64_t k = -1000; k < 4000; k++)
+		m.a[hta_map_put(&m, k, 0)] = k;
+	CHECK_I64(hta_map_find(&m, -1), (int64_t)(m.mask + 1));
+	CHECK_I64((int64_t)hta_map_put(&m, -1, 7), (int64_t)(m.mask + 1));
+	for (int64_t k = -1000; k < 4000; k++) {
+		int64_t s = hta_map_find(&m, k);
+		found += s >= 0 && m.a[s] == k && m.key[s] == k;
+	}
+	CHECK_I64(found, 5000);
+	CHECK_I64(hta_map_find(&m, 4000), -1);
+	CHECK_I64(hta_map_find(&m, -1001), -1);
+	for (size_t s = 0; s <= m.mask + 1; s++)
+		used += m.used[s];
+	CHECK_I64((int64_t)used, 5000);
+	hta_map_release(&m);
+}
+
+/*
+ * The pool hands a kept buffer out again (the smallest that fits, else the
+ * largest grown) and keeps no more than its budget: 1,000 bytes here.
+ */
+TEST(hta_pool_reuses_within_budget)
+{
+	struct hta_pool p;
+	char *a, *b, *c;
+
+	hta_pool_init(&p, 1000);
+	a = hta_pool_get(&p, 600);
+	b = hta_pool_get(&p, 300);
+	REQUIRE(a && b);
+	memset(a, 1, 600);
+	memset(b, 2, 300);
+	hta_pool_put(&p, a);
+	hta_pool_put(&p, b);
+	CHECK_I64((int64_t)p.n, 2);
+	CHECK_I64((int64_t)p.bytes, 900);
+	CHECK(hta_pool_get(&p, 200) == b);      /* smallest that fits */
+	CHECK(hta_pool_get(&p, 500) == a);
+	CHECK_I64((int64_t)p.n, 0);
+	hta_pool_put(&p, b);
+	c = hta_pool_get(&p, 700);              /* b grown to 700 */
+	REQUIRE(c != NULL);
+	CHECK(c[299] == 2);
+	hta_pool_put(&p, a);                    /* 600 kept */
+	hta_pool_put(&p, c);                    /* 600 + 700 > 1000: freed */
+	CHECK_I64((int64_t)p.n, 1);
+	CHECK_I64((int64_t)p.bytes, 600);
+	hta_pool_release(&p);
+}
+
+/*
+ * Launch statistics when runtime calls share a correlation, written in
+ * descending time so that each group must be sorted by its end: 20 calls
+ * of correlation 5 (more than the in-place sort's 16) and 3 of 11.
+ *   c5: call i (0..19) starts at 200 - 10i us, lasts 60 (i even) or 5 us;
+ *     one kernel at 200 us for 30 us. Delays max(0, 200 - end): even
+ *     i = 2j end 260 - 20j -> 20j - 60 for j >= 4: 20+40+...+120 = 420;
+ *     odd i = 2j+1 end 195 - 20j -> 5 + 20j: 50 + 900 = 950. > 100 us:
+ *     120 (j = 9) and 105..185 (j = 5..9): 6. Calls > 50 us: the 10
+ *     even ones, each also longer than the 30 us kernel: 10.
+ *   c9: call 400+5, kernel 450: delay 45.
+ *   c11: calls at 530, 520, 510 (5 us), kernel at 525 for 10 us: delays
+ *     0, 0, 10.
+ * n = 20 + 1 + 3 = 24; sum 420 + 950 + 45 + 10 = 1425 us.
+ */
+TEST(hta_launch_stats_shared_correlations)
+{
+	struct ts_trace t;
+	const struct ts_trace *tp = &t;
+	struct ts_hta h;
+	struct ts_err err;
+	const struct ts_hta_launch *l;
+
+	ts_trace_init(&t);
+	for (int i = 0; i < 20; i++)
+		ev(&t, "cuda_runtime", "cudaLaunchKernel", (200 - 10 * i) * US_NS,
+		   (i % 2 ? 5 : 60) * US_NS, NOSTREAM, 5);
+	ev(&t, "kernel", "gemm", 200 * US_NS, 30 * US_NS, 7, 5);
+	ev(&t, "cuda_runtime", "cudaLaunchKernel", 400 * US_NS, 5 * US_NS, NOSTREAM, 9);
+	ev(&t, "kernel", "gemm", 450 * US_NS, 10 * US_NS, 7, 9);
+	for (int i = 0; i < 3; i++)
+		ev(&t, "cuda_runtime", "cudaLaunchKernel", (530 - 10 * i) * US_NS, 5 * US_NS,
+		   NOSTREAM, 11);
+	ev(&t, "kernel", "gemm", 525 * US_NS, 10 * US_NS, 7, 11);
+	ts_err_init(&err);
+	REQUIRE(ts_hta_analyze(&tp, 1, &h, &err) == 0);
+	l = &h.ranks[0].launch;
+	CHECK_I64(l->n, 24);
+	CHECK_NEAR(l->sum_launch_delay_us, 1425, 0);
+	CHECK_I64(l->n_launch_delay_gt_100us, 6);
+	CHECK_I64(l->n_cpu_dur_gt_50us, 10);
+	CHECK_I64(l->n_gpu_shorter_than_cpu, 10);
+	ts_hta_release(&h);
+	ts_trace_release(&t);
+}
+
+/*
+ * The overlap's one-pass intersection against HTA's sweep and against the
+ * truth counted unit by unit: 300 pairs of merged lists (sorted, each
+ * interval starting past the previous one's end, zero-length ones among
+ * them) on [0, 4000) ns. Cell t counts when some COMP and some COMM
+ * interval both cover [t, t + 1).
+ */
+TEST(hta_overlap_walk_is_the_sweep)
+{
+	enum { T = 4000, M = 200 };
+	static int64_t ts[2][M], end[2][M];
+	static unsigned char cover[2][T];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int agree = 0, cases = 0;
+
+	for (int c = 0; c < 300; c++) {
+		size_t n[2];
+		int64_t truth = 0, walk = -1, sweep = -2;
+
+		memset(cover, 0, sizeof(cover));
+		for (int l = 0; l < 2; l++) {
+			int64_t t = 0;
+			n[l] = 0;
+			for (;;) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				t += 1 + (int64_t)(x % (uint64_t)(2 + c % 60));   /* gap > 0 */
+				if (t >= T)
+					break;
+				ts[l][n[l]] = t;
+				t += (x >> 20) % 4 == 0 ? 0 : (int64_t)((x >> 24) % (uint64_t)(1 + c % 90));
+				if (t >= T)
+					t = T - 1;
+				end[l][n[l]] = t;
+				for (int64_t u = ts[l][n[l]]; u < t; u++)
+					cover[l][u] = 1;
+				if (++n[l] == M)
+					break;
+			}
+		}
+		for (int u = 0; u < T; u++)
+			truth += cover[0][u] && cover[1][u];
+		CHECK_I64(hta_overlap_ns(ts[0], end[0], n[0], ts[1], end[1], n[1], 0, &walk), 0);
+		CHECK_I64(hta_overlap_ns(ts[0], end[0], n[0], ts[1], end[1], n[1], 1, &sweep), 0);
+		cases++;
+		agree += walk == truth && sweep == truth;
+	}
+	CHECK_I64(agree, cases);
+}
+
+/*
  * Two profiler steps; step 2 is the last and is dropped with its kernel.
  * Kept GPU rows (us): gemm s7 [20,50] (launch 10+5), nccl s8 [40,80]
  * (launch 15+5), gemm s7 [90,100] (launch 60+5).
@@ -921,6 +1081,94 @@ TEST(hta_every_shared_trace)
 	CHECK(analysed > 20);
 }
 
+static int rows_equal(const struct hta_frame *a, const struct hta_frame *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t k = 0; k < a->n; k++) {
+		const struct hta_row *x = &a->rows[k], *y = &b->rows[k];
+		if (x->ev != y->ev || x->name != y->name || x->ts != y->ts || x->dur != y->dur ||
+		    x->stream != y->stream || x->corr != y->corr || x->icorr != y->icorr ||
+		    x->ktype != y->ktype || x->flags != y->flags)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The correlation tables indexed by id (hta_direct_fits) and the hash maps
+ * give the same frame, the same filtered frame and the same launch
+ * statistics and queue length on every shared trace; the ids of most of
+ * them are dense enough for the tables, which the count checks.
+ */
+TEST(hta_direct_tables_are_the_maps)
+{
+	static const char *const dirs[] = { "traces/hta", "traces/cpu" };
+	int same = 0, cases = 0, direct = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		struct ts_paths paths;
+		struct ts_err err;
+		const char *dir = test_data(dirs[d]);
+		if (!dir)
+			return;
+		ts_paths_init(&paths);
+		ts_err_init(&err);
+		REQUIRE(ts_paths_add(&paths, dir, 4, &err) == 0);
+		for (size_t k = 0; k < paths.n; k++) {
+			struct ts_trace t;
+			struct hta_frame f[2];
+			struct ts_hta_rank r[2];
+			struct hta_labels lab[2];
+			struct ts_arena a[2];
+			int ok = 1;
+
+			ts_trace_init(&t);
+			ts_err_init(&err);
+			if (ts_trace_read(&t, paths.v[k], NULL, &err) != 0) {
+				ts_trace_release(&t);
+				continue;
+			}
+			for (int v = 0; v < 2; v++) {
+				ts_arena_init(&a[v]);
+				memset(&r[v], 0, sizeof(r[v]));
+				REQUIRE(hta_frame_base(&t, NULL, v, &f[v]) == 0);
+			}
+			{
+				/* the frame's own table: 8 bytes per id */
+				size_t ncorr = 0;
+				for (size_t i = 0; i < f[1].n; i++)
+					ncorr += f[1].rows[i].corr != -1;
+				direct += hta_direct_fits(&f[1], ncorr, 8);
+			}
+			ok &= rows_equal(&f[0], &f[1]);
+			for (int v = 0; v < 2; v++) {
+				REQUIRE(hta_frame_filter(&f[v], &err) == 0);
+				REQUIRE(hta_rank_analyze(&f[v], &a[v], &r[v], &lab[v], 1) == 0);
+			}
+			ok &= rows_equal(&f[0], &f[1]);
+			ok &= memcmp(&r[0].launch, &r[1].launch, sizeof(r[0].launch)) == 0;
+			ok &= r[0].nqueue == r[1].nqueue &&
+			      (r[0].nqueue == 0 ||
+			       memcmp(r[0].queue, r[1].queue, r[0].nqueue * sizeof(*r[0].queue)) == 0);
+			if (!ok)
+				ts_test_fail(__FILE__, __LINE__, "%s: tables and maps differ", paths.v[k]);
+			same += ok;
+			cases++;
+			for (int v = 0; v < 2; v++) {
+				hta_frame_release(&f[v]);
+				ts_arena_release(&a[v]);
+			}
+			ts_trace_release(&t);
+		}
+		ts_paths_release(&paths);
+	}
+	printf("  hta tables against maps: %d of %d traces the same, %d took the tables\n",
+	       same, cases, direct);
+	CHECK_I64(same, cases);
+	CHECK(direct > 10);
+}
+
 /* One event for the filter test, with its category string (HTA keeps only
  * rows that have one). */
 static size_t filt_ev(struct ts_trace *t, int cat, const char *cs, const char *name,
@@ -958,7 +1206,7 @@ TEST(hta_filter_repeats_gpu_rows)
 	k30 = filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 30, 7);
 	filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 50, 9);
 	filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 160, 11);
-	REQUIRE(hta_frame_base(&t, &f) == 0);
+	REQUIRE(hta_frame_base(&t, NULL, 1, &f) == 0);
 	CHECK_I64(f.n, 8);
 	ts_err_init(&err);
 	REQUIRE(hta_frame_filter(&f, &err) == 0);
@@ -994,7 +1242,7 @@ TEST(hta_filter_grows_the_frame)
 		filt_ev(&t, TS_CAT_RUNTIME, "cuda_runtime", "cudaLaunchKernel", 1, 10 * i, 7);
 	for (int i = 4; i <= 6; i++)
 		filt_ev(&t, TS_CAT_KERNEL, "kernel", "gemm", 7, 10 * i, 7);
-	REQUIRE(hta_frame_base(&t, &f) == 0);
+	REQUIRE(hta_frame_base(&t, NULL, 1, &f) == 0);
 	CHECK_I64(f.n, 8);
 	ts_err_init(&err);
 	REQUIRE(hta_frame_filter(&f, &err) == 0);
