@@ -308,12 +308,16 @@ void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t)
 			const char *n = ts_trace_str(t, t->meta.devices[i].name);
 			if (!*n)
 				continue;
-			if (!dev)
+			if (!dev) {
 				dev = n;
-			else if (strcmp(n, dev))
+				k = (int)i;
+			} else if (strcmp(n, dev)) {
 				c->device_first_listed = 1;
+			}
 		}
 	}
+	if (k >= 0 && t->meta.devices[k].num_sms > 0)
+		c->sms = t->meta.devices[k].num_sms;
 	c->device_known = dev && *dev;
 	snprintf(c->device, sizeof(c->device), "%s", c->device_known ? dev : "");
 	snprintf(c->format, sizeof(c->format), "%s",

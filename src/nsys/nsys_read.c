@@ -55,7 +55,7 @@ static const char *const col_names[TS_NT_COUNT][NS_MAXCOL] = {
 			 "binaryData" },
 	[TS_NT_STRINGS] = { "id", "value" },
 	[TS_NT_PROCESSES] = { "globalPid", "pid", "name" },
-	[TS_NT_GPU] = { "id", "name", "cuDevice" },
+	[TS_NT_GPU] = { "id", "name", "cuDevice", "smCount" },
 	[TS_NT_ENUM_MEMCPY] = { "id", "label" },
 	[TS_NT_ENUM_SYNC] = { "id", "label" },
 	[TS_NT_META] = { "name", "value" },
@@ -561,8 +561,9 @@ static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 
 	if (!ns_col(x, TS_NT_GPU, 1))
 		return 0;
-	snprintf(sql, sizeof(sql), "SELECT %s, %s, name FROM TARGET_INFO_GPU",
-		 ns_c(x, TS_NT_GPU, 2), ns_c(x, TS_NT_GPU, 0));
+	snprintf(sql, sizeof(sql), "SELECT %s, %s, name, %s FROM TARGET_INFO_GPU",
+		 ns_c(x, TS_NT_GPU, 2), ns_c(x, TS_NT_GPU, 0),
+		 ns_col(x, TS_NT_GPU, 3) ? "smCount" : "NULL");
 	if ((rc = ns_prepare(x, &st, sql, "TARGET_INFO_GPU", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "TARGET_INFO_GPU", err)) == 1) {
@@ -571,8 +572,9 @@ static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 		const unsigned char *nm = sqlite3_column_text(st, 2);
 		if (sqlite3_column_type(st, c) != SQLITE_INTEGER || !nm || !*nm)
 			continue;
+		int64_t sms = sqlite3_column_type(st, 3) == SQLITE_INTEGER ? sqlite3_column_int64(st, 3) : -1;
 		g.id = (int32_t)sqlite3_column_int64(st, c);
-		g.sms = -1;
+		g.sms = sms > 0 && sms <= INT32_MAX ? (int32_t)sms : -1;
 		copy_label(g.name, sizeof(g.name), nm);
 		if (TS_VEC_PUSH(x->gpus, g)) {
 			rc = ts_err_at(err, TS_ENOMEM, x->path, -1, -1, "out of memory");
