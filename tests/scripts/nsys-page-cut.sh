@@ -50,12 +50,13 @@ d = sqlite3.connect(full)
 d.execute("PRAGMA page_size = %d" % PAGE)
 # the schema first, as Nsight Systems writes it (sqlite_master stays in
 # the first pages), then the rows, NVTX_EVENTS' last: a cut in the last
-# pages leaves the string table and the GPU tables whole
-dump = list(s.iterdump())
-last = [l for l in dump if l.startswith('INSERT INTO "NVTX_EVENTS"')]
-d.executescript(";\n".join([l for l in dump if l.startswith("CREATE")] +
-                           [l for l in dump if not l.startswith(("CREATE", 'INSERT INTO "NVTX_EVENTS"'))] +
-                           last))
+# pages leaves the string table and the GPU tables whole; all in one
+# transaction (one write of the file, not one per row)
+dump = [l for l in s.iterdump() if l not in ("BEGIN TRANSACTION;", "COMMIT;")]
+nvtx = 'INSERT INTO "NVTX_EVENTS"'
+d.executescript("BEGIN;\n" + "\n".join([l for l in dump if l.startswith("CREATE")] +
+                                        [l for l in dump if not l.startswith(("CREATE", nvtx))] +
+                                        [l for l in dump if l.startswith(nvtx)]) + "\nCOMMIT;")
 d.commit()
 d.close()
 s.close()
