@@ -131,8 +131,12 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 			snprintf(bb, sizeof(bb), "%lld", (long long)c->ctx.rank);
 			context_row(&t, "rank", ba, bb, "");
 		} else if (f == TS_DCTX_DEVICE) {
-			/* a side without a model shows its vendor (device_known) */
-			context_row(&t, ts_diff_ctx_label(f), b->ctx.device, c->ctx.device, marks[r->context[f]]);
+			/* a side without a model shows its vendor (device_known); GPU 0's
+			 * taken for the rank's says so (rank-device-assumed) */
+			char da[160], db[160];
+			snprintf(da, sizeof(da), "%s%s", b->ctx.device, b->ctx.device_assumed ? " (assumed)" : "");
+			snprintf(db, sizeof(db), "%s%s", c->ctx.device, c->ctx.device_assumed ? " (assumed)" : "");
+			context_row(&t, ts_diff_ctx_label(f), da, db, marks[r->context[f]]);
 		} else {
 			context_row(&t, ts_diff_ctx_label(f), ts_diff_ctx_value(&b->ctx, f, ba, sizeof(ba)),
 				    ts_diff_ctx_value(&c->ctx, f, bb, sizeof(bb)), marks[r->context[f]]);
@@ -387,6 +391,7 @@ static void jctx(struct ts_jw *w, const char *key, const struct ts_diff_context 
 	else
 		ts_jw_i64(w, c->world_size);
 	ts_jw_kstr(w, "device", c->device);
+	ts_jw_kbool(w, "device_assumed", c->device_assumed);
 	ts_jw_key(w, "sm_count");
 	if (c->sms > 0)
 		ts_jw_i64(w, c->sms);

@@ -120,10 +120,12 @@ struct ts_diff_context {
 				 * numMultiprocessors); 0 unknown. Two GPUs of one name
 				 * can differ in it: a MIG slice, H100 PCIe (114) and
 				 * SXM (132) */
-	int device_first_listed;/* the trace lists GPUs of several models and
-				 * says not which one ran the rank (no GPU
-				 * activity, no distributedInfo.local_rank):
-				 * device is the first named, GPU 0's */
+	int device_assumed;     /* the trace lists GPUs that differ and says not
+				 * which one ran the rank (no GPU activity, no
+				 * distributedInfo.local_rank): device and sms
+				 * are the first named one's, GPU 0's, assumed
+				 * (trace.h TS_RANK_DEV_ASSUMED) */
+	int devices_listed;     /* GPUs the trace lists */
 	char format[16];        /* "kineto", "legacy-array" or "nsys-sqlite" */
 	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
 	char backend[32];       /* distributedInfo.backend, "" unknown */
@@ -146,7 +148,7 @@ struct ts_diff_context {
  * rank, world size, vendor, device (the rank's own, ts_trace_rank_device():
  * the listed GPU its GPU activities ran on, else the one of
  * distributedInfo.local_rank, else the first named deviceProperties entry,
- * with device_first_listed set when the named entries differ; device_known
+ * with device_assumed set when the listed entries differ; device_known
  * 0 and device "" when none is named), the SM count of that same entry,
  * format,
  * profiler, backend, runtime, driver and NCCL versions; the rest zero.

@@ -301,18 +301,16 @@ void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t)
 	c->rank = t->meta.rank;
 	c->world_size = t->meta.world_size;
 	c->vendor = ts_vendor_name(t->meta.vendor);
+	c->device_assumed = src == TS_RANK_DEV_ASSUMED;
+	c->devices_listed = (int)t->meta.ndevices;
 	if (src == TS_RANK_DEV_EVENTS || src == TS_RANK_DEV_LOCAL_RANK) {
 		dev = ts_trace_str(t, t->meta.devices[k].name);
 	} else {
-		for (size_t i = 0; i < t->meta.ndevices; i++) {
+		for (size_t i = 0; i < t->meta.ndevices && !dev; i++) {
 			const char *n = ts_trace_str(t, t->meta.devices[i].name);
-			if (!*n)
-				continue;
-			if (!dev) {
+			if (*n) {
 				dev = n;
 				k = (int)i;
-			} else if (strcmp(n, dev)) {
-				c->device_first_listed = 1;
 			}
 		}
 	}
