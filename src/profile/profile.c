@@ -2156,7 +2156,7 @@ int ts_rank_device_assumed_warning(struct ts_warnings *w, const char *path, cons
 	return ts_warnings_add(w, "rank-device-assumed", path, -1, TS_NO_INT,
 			       "%s: lists %d GPUs that differ (name, SM count or memory) and no GPU "
 			       "activity or distributedInfo.local_rank says which one ran the rank: its "
-			       "device%s%s%s and its memory are GPU 0's, assumed", path, listed,
+			       "device%s%s%s, its SM count and memory are GPU 0's, assumed", path, listed,
 			       *device ? " (" : "", device, *device ? ")" : "")
 		       ? TS_ENOMEM : 0;
 }
