@@ -113,7 +113,7 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 		[TS_DCTX_CANDIDATE_ONLY] = "only the candidate records it", [TS_DCTX_NEITHER] = "",
 	};
 	/* compared fields in table order, with rank before world size */
-	static const int order[] = { TS_DCTX_DEVICE, TS_DCTX_VENDOR, -1, TS_DCTX_WORLD_SIZE,
+	static const int order[] = { TS_DCTX_DEVICE, TS_DCTX_SMS, TS_DCTX_VENDOR, -1, TS_DCTX_WORLD_SIZE,
 				     TS_DCTX_FORMAT, TS_DCTX_PROFILER, TS_DCTX_CLOCK, TS_DCTX_BACKEND,
 				     TS_DCTX_RUNTIME, TS_DCTX_DRIVER, TS_DCTX_NCCL };
 	struct ts_table t;
@@ -131,8 +131,12 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 			snprintf(bb, sizeof(bb), "%lld", (long long)c->ctx.rank);
 			context_row(&t, "rank", ba, bb, "");
 		} else if (f == TS_DCTX_DEVICE) {
-			/* a side without a model shows its vendor (device_known) */
-			context_row(&t, ts_diff_ctx_label(f), b->ctx.device, c->ctx.device, marks[r->context[f]]);
+			/* a side without a model shows its vendor (device_known); GPU 0's
+			 * taken for the rank's says so (rank-device-assumed) */
+			char da[160], db[160];
+			snprintf(da, sizeof(da), "%s%s", b->ctx.device, b->ctx.device_assumed ? " (assumed)" : "");
+			snprintf(db, sizeof(db), "%s%s", c->ctx.device, c->ctx.device_assumed ? " (assumed)" : "");
+			context_row(&t, ts_diff_ctx_label(f), da, db, marks[r->context[f]]);
 		} else {
 			context_row(&t, ts_diff_ctx_label(f), ts_diff_ctx_value(&b->ctx, f, ba, sizeof(ba)),
 				    ts_diff_ctx_value(&c->ctx, f, bb, sizeof(bb)), marks[r->context[f]]);
@@ -387,6 +391,12 @@ static void jctx(struct ts_jw *w, const char *key, const struct ts_diff_context 
 	else
 		ts_jw_i64(w, c->world_size);
 	ts_jw_kstr(w, "device", c->device);
+	ts_jw_kbool(w, "device_assumed", c->device_assumed);
+	ts_jw_key(w, "sm_count");
+	if (c->sms > 0)
+		ts_jw_i64(w, c->sms);
+	else
+		ts_jw_null(w);
 	ts_jw_kstr(w, "vendor", c->vendor);
 	ts_jw_kstr(w, "trace_format", c->format);
 	ts_jw_kstr(w, "profiler", c->profiler[0] ? c->profiler : NULL);

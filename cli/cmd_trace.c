@@ -243,6 +243,7 @@ static void json_rank(struct ts_jw *w, const struct slot *s, const struct ts_hta
 	ts_jw_kstr(w, "file", p->file);
 	ts_jw_kstr(w, "vendor", vendor_of(p));
 	ts_jw_kstr(w, "device", p->device[0] ? p->device : NULL);
+	ts_jw_kbool(w, "device_assumed", p->device_assumed);
 	ts_jw_kbool(w, "legacy", p->legacy);
 	ts_jw_kbool(w, "truncated", s->m.truncated);
 	if (s->m.truncated)

@@ -225,12 +225,14 @@ void ab_trace_sides_init(struct ab_trace_sides *s)
 	ts_diff_side_init(&s->b);
 	ts_diff_side_init(&s->c);
 	ts_err_init(&s->err);
+	ts_warnings_init(&s->assumed);
 }
 
 void ab_trace_sides_release(struct ab_trace_sides *s)
 {
 	ts_diff_side_release(&s->b);
 	ts_diff_side_release(&s->c);
+	ts_warnings_release(&s->assumed);
 }
 
 /* The run's trace of the lowest rank its file name gives (rank0 before
@@ -299,10 +301,13 @@ static int trace_context(struct ab_trace_sides *s, const char *path, struct ctx_
 	if (!rc) {
 		ts_diff_context_env(&c, &t);
 		/* say which of the listed GPUs the device is, where that is a guess */
-		if (c.device_first_listed)
+		if (c.device_assumed) {
+			rc = ts_rank_device_assumed_warning(&s->assumed, path, c.device, c.devices_listed);
 			snprintf(c.path, sizeof(c.path), "%.400s (GPU 0's: it lists %zu GPUs and "
 				 "not the rank's)", path, t.meta.ndevices);
-		rc = TS_VEC_PUSH(*v, c);
+		}
+		if (!rc)
+			rc = TS_VEC_PUSH(*v, c);
 	} else if (rc != TS_ENOMEM) {
 		skipped(s, &err);
 	}
@@ -353,6 +358,10 @@ static int side_contexts(struct ab_trace_sides *s, const struct ts_run *runs, si
 			 const struct ts_diff_context *first, const char *first_path, struct ctx_vec *v)
 {
 	int rc = first ? TS_VEC_PUSH(*v, *first) : first_path ? trace_context(s, first_path, v) : 0;
+
+	if (!rc && first && first->device_assumed)
+		rc = ts_rank_device_assumed_warning(&s->assumed, first->path, first->device,
+						    first->devices_listed);
 
 	for (size_t r = 0; r < n && !rc; r++)
 		for (size_t k = 0; k < runs[r].rm.inputs.n && !rc; k++) {
@@ -434,6 +443,12 @@ int ab_trace_sides_warnings(const struct ab_trace_sides *s, struct ts_warnings *
 {
 	const struct ts_err *e = &s->skip_err;
 
+	for (size_t i = 0; i < s->assumed.v.n; i++) {
+		const struct ts_warning *x = &s->assumed.v.v[i];
+
+		if (ts_warnings_add(w, x->code, x->file, x->offset, x->iteration, "%s", x->message))
+			return TS_ENOMEM;
+	}
 	if (!s->nskipped)
 		return 0;
 	return ts_warnings_add(w, "trace-context-skipped", e->path[0] ? e->path : NULL, e->offset,

@@ -65,6 +65,7 @@ struct ab_trace_sides {
 	size_t nmixed[2];
 	size_t nskipped;                       /* traces and exports whose metadata could not be read */
 	struct ts_err skip_err;                /* the first one's error */
+	struct ts_warnings assumed;            /* rank-device-assumed of each trace read */
 };
 
 void ab_trace_sides_init(struct ab_trace_sides *s);
@@ -77,7 +78,9 @@ void ab_trace_sides_release(struct ab_trace_sides *s);
 int ab_trace_sides_read(struct ab_trace_sides *s, const struct ts_run *base, size_t nb,
 			const struct ts_run *cand, size_t nc);
 /* The trace-context-skipped warning when s left traces out (their count,
- * the first one's path and error), appended to w. Returns 0 or TS_ENOMEM. */
+ * the first one's path and error), and rank-device-assumed of each trace
+ * whose device is GPU 0's, assumed (profile.h
+ * ts_rank_device_assumed_warning), appended to w. Returns 0 or TS_ENOMEM. */
 int ab_trace_sides_warnings(const struct ab_trace_sides *s, struct ts_warnings *w);
 
 #endif

@@ -115,10 +115,17 @@ struct ts_diff_context {
 	char device[128];       /* GPU model, "cpu" on CPU-only traces; the vendor's
 				 * name when the trace records no model */
 	int device_known;       /* device names a model (or "cpu"), not the vendor */
-	int device_first_listed;/* the trace lists GPUs of several models and
-				 * says not which one ran the rank (no GPU
-				 * activity, no distributedInfo.local_rank):
-				 * device is the first named, GPU 0's */
+	int32_t sms;            /* that device's multiprocessor count (deviceProperties
+				 * numSms / multiProcessorCount, nsys smCount or
+				 * numMultiprocessors); 0 unknown. Two GPUs of one name
+				 * can differ in it: a MIG slice, H100 PCIe (114) and
+				 * SXM (132) */
+	int device_assumed;     /* the trace lists GPUs that differ and says not
+				 * which one ran the rank (no GPU activity, no
+				 * distributedInfo.local_rank): device and sms
+				 * are the first named one's, GPU 0's, assumed
+				 * (trace.h TS_RANK_DEV_ASSUMED) */
+	int devices_listed;     /* GPUs the trace lists */
 	char format[16];        /* "kineto", "legacy-array" or "nsys-sqlite" */
 	char profiler[64];      /* cupti/roctracer/mupti version text, "" unknown */
 	char backend[32];       /* distributedInfo.backend, "" unknown */
@@ -141,8 +148,9 @@ struct ts_diff_context {
  * rank, world size, vendor, device (the rank's own, ts_trace_rank_device():
  * the listed GPU its GPU activities ran on, else the one of
  * distributedInfo.local_rank, else the first named deviceProperties entry,
- * with device_first_listed set when the named entries differ; device_known
- * 0 and device "" when none is named), format,
+ * with device_assumed set when the listed entries differ; device_known
+ * 0 and device "" when none is named), the SM count of that same entry,
+ * format,
  * profiler, backend, runtime, driver and NCCL versions; the rest zero.
  * Works on a trace read with opts.meta_only (trace.h) or built by
  * ts_nsys_meta (nsys.h); ts_diff_side_build starts from it.
@@ -157,6 +165,7 @@ void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t);
  */
 enum ts_diff_ctx_field {
 	TS_DCTX_DEVICE = 0,     /* device model, when device_known */
+	TS_DCTX_SMS,            /* the device's SM count, when recorded */
 	TS_DCTX_VENDOR,
 	TS_DCTX_WORLD_SIZE,
 	TS_DCTX_FORMAT,         /* kineto / legacy-array / nsys-sqlite: the profiler */
@@ -178,18 +187,18 @@ enum ts_diff_ctx_state {
 	TS_DCTX_NEITHER
 };
 
-/* The field's key in the JSON context objects: "device", "vendor",
+/* The field's key in the JSON context objects: "device", "sm_count", "vendor",
  * "world_size", "trace_format", "profiler", "clock_resolution_ns",
  * "backend", "runtime_version", "driver_version", "nccl_version". */
 const char *ts_diff_ctx_key(int field);
-/* Its words in text: "device", "vendor", "world size", "trace format",
+/* Its words in text: "device", "SM count", "vendor", "world size", "trace format",
  * "profiler", "clock resolution", "backend", "runtime version", "driver
  * version", "NCCL version". */
 const char *ts_diff_ctx_label(int field);
 /* The field of c as text, written into buf (cap bytes, at least 32) when
- * it is a number ("8", "1 ns", "1 us"), else pointing into c; NULL when c
- * records none (device: a model is not known; vendor "unknown"; world
- * size -1; an empty string; clock 0). */
+ * it is a number ("8", "132", "1 ns", "1 us"), else pointing into c; NULL
+ * when c records none (device: a model is not known; vendor "unknown";
+ * world size -1; SM count or clock 0; an empty string). */
 const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *buf, size_t cap);
 /* Compare field f of a and b. Values are compared as the text
  * ts_diff_ctx_value gives, the versions (profiler, runtime, driver, NCCL)
@@ -199,9 +208,9 @@ const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *
 int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int field);
 
 struct ts_ctx_change;
-/* The fields where a side ran (device, vendor, runtime, driver and NCCL
- * versions): what `ab` compares of the sides' traces. */
-#define TS_DCTX_ENV_MASK ((1u << TS_DCTX_DEVICE) | (1u << TS_DCTX_VENDOR) | \
+/* The fields where a side ran (device, its SM count, vendor, runtime,
+ * driver and NCCL versions): what `ab` compares of the sides' traces. */
+#define TS_DCTX_ENV_MASK ((1u << TS_DCTX_DEVICE) | (1u << TS_DCTX_SMS) | (1u << TS_DCTX_VENDOR) | \
 			  (1u << TS_DCTX_RUNTIME) | (1u << TS_DCTX_DRIVER) | (1u << TS_DCTX_NCCL))
 /*
  * The fields of mask (bit f for field f; ~0u all) that differ between a

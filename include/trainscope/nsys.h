@@ -83,7 +83,8 @@ struct ts_nsys_rank {
 struct ts_nsys_gpu {
 	int32_t id;
 	char name[96];          /* "" from TARGET_INFO_CUDA_DEVICE (no name) */
-	int32_t sms;            /* TARGET_INFO_CUDA_DEVICE numMultiprocessors, -1 unknown */
+	int32_t sms;            /* TARGET_INFO_GPU smCount, else TARGET_INFO_CUDA_DEVICE
+				 * numMultiprocessors; -1 unknown */
 };
 
 /* Kernel-to-launch joins over the whole export (KERNEL.correlationId =

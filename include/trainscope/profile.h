@@ -277,6 +277,10 @@ struct ts_rank_prof {
 	int64_t mem_peak_reserved_bytes;
 	int mem_on_gpu;
 	int64_t device_mem_bytes;        /* -1 unknown */
+	int device_assumed;              /* device (and its memory) is GPU 0's of the
+					  * devices_listed that differ, assumed
+					  * (ts_trace_rank_device TS_RANK_DEV_ASSUMED) */
+	int devices_listed;
 	double flops;
 	int64_t flops_events;
 
@@ -342,9 +346,11 @@ void ts_rank_prof_release(struct ts_rank_prof *p);
 /* The warnings every command that profiles the trace at path gives, in
  * one wording: legacy-trace (p->legacy: ProfilerStep#N is iteration N+1,
  * no device events), repeated-steps (p->steps_repeated: the same step span
- * twice, as in a trace written twice) and, when whole_window (the trace has
- * no ProfilerStep spans or step range), whole-window: the window is
- * analysed as one step, without step statistics. Returns 0 or TS_ENOMEM. */
+ * twice, as in a trace written twice), rank-device-assumed
+ * (p->device_assumed, ts_rank_device_assumed_warning) and, when
+ * whole_window (the trace has no ProfilerStep spans or step range),
+ * whole-window: the window is analysed as one step, without step
+ * statistics. Returns 0 or TS_ENOMEM. */
 int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const char *path,
 			  struct ts_warnings *w);
 
@@ -355,6 +361,15 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
  * cut_in_device). Returns 0 or TS_ENOMEM. */
 int ts_trace_truncated_warning(struct ts_warnings *w, const char *path, uint64_t at, int gzip,
 			       const struct ts_rank_prof *p);
+
+/* The rank-device-assumed warning of the trace at path: it lists `listed`
+ * GPUs that differ and nothing says which one ran the rank (no GPU
+ * activity names one, no distributedInfo.local_rank), so its device
+ * (`device`, "" unnamed) is GPU 0's, assumed (trace.h
+ * TS_RANK_DEV_ASSUMED). One wording for trace, diff, diagnose and ab.
+ * Returns 0 or TS_ENOMEM. */
+int ts_rank_device_assumed_warning(struct ts_warnings *w, const char *path, const char *device,
+				   int listed);
 
 /* The ignored-values warning of a trace whose meta counts events with an
  * unusable ts or dur, a negative dur or an "X" event without a dur (none:

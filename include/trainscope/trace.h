@@ -438,7 +438,12 @@ enum ts_rank_dev_source {
 	TS_RANK_DEV_NONE = 0,     /* no device listed */
 	TS_RANK_DEV_EVENTS,       /* the device its first GPU activity ran on */
 	TS_RANK_DEV_LOCAL_RANK,   /* the listed id equal to distributedInfo.local_rank */
-	TS_RANK_DEV_FIRST         /* neither: the first listed (GPU 0's on a node's list) */
+	TS_RANK_DEV_FIRST,        /* neither, and the listed GPUs alike (or one): the
+				   * first listed, whose name, SM count and memory
+				   * are every listed one's */
+	TS_RANK_DEV_ASSUMED       /* neither, and the listed GPUs differ in name, SM
+				   * count or memory: the first listed (GPU 0's on
+				   * a node's list) taken for the rank's, assumed */
 };
 
 /*
@@ -447,8 +452,11 @@ enum ts_rank_dev_source {
  * entry is GPU 0's, not necessarily the rank's: the listed device whose id
  * is the `device` of the first GPU activity (kernel, memcpy, memset) that
  * names a listed one; else (no such activity, a trace read meta_only) the
- * one whose id is distributedInfo.local_rank; else 0. -1 when none is
- * listed. *source (may be NULL) says which rule chose.
+ * one whose id is distributedInfo.local_rank; else 0, which is an
+ * assumption (TS_RANK_DEV_ASSUMED) when the listed GPUs differ. -1 when
+ * none is listed. *source (may be NULL) says which rule chose: the one
+ * fact every output that prints the rank's device renders
+ * (ts_rank_device_assumed_warning, profile.h).
  */
 int ts_trace_rank_device(const struct ts_trace *t, enum ts_rank_dev_source *source);
 

@@ -551,6 +551,7 @@ static const struct {
 	const char *key, *label, *contract_key;
 } ctx_fields[TS_DCTX_COUNT] = {
 	[TS_DCTX_DEVICE] = { "device", "device", "environment.gpu.name" },
+	[TS_DCTX_SMS] = { "sm_count", "SM count", NULL },
 	[TS_DCTX_VENDOR] = { "vendor", "vendor", "environment.gpu.vendor" },
 	[TS_DCTX_WORLD_SIZE] = { "world_size", "world size", NULL },
 	[TS_DCTX_FORMAT] = { "trace_format", "trace format", NULL },
@@ -581,6 +582,11 @@ const char *ts_diff_ctx_value(const struct ts_diff_context *c, int f, char *buf,
 {
 	switch (f) {
 	case TS_DCTX_DEVICE: return c->device_known ? text_or_null(c->device) : NULL;
+	case TS_DCTX_SMS:
+		if (c->sms <= 0)
+			return NULL;
+		snprintf(buf, cap, "%d", (int)c->sms);
+		return buf;
 	case TS_DCTX_VENDOR:
 		return c->vendor && strcmp(c->vendor, "unknown") ? text_or_null(c->vendor) : NULL;
 	case TS_DCTX_WORLD_SIZE:

@@ -301,19 +301,21 @@ void ts_diff_context_env(struct ts_diff_context *c, const struct ts_trace *t)
 	c->rank = t->meta.rank;
 	c->world_size = t->meta.world_size;
 	c->vendor = ts_vendor_name(t->meta.vendor);
+	c->device_assumed = src == TS_RANK_DEV_ASSUMED;
+	c->devices_listed = (int)t->meta.ndevices;
 	if (src == TS_RANK_DEV_EVENTS || src == TS_RANK_DEV_LOCAL_RANK) {
 		dev = ts_trace_str(t, t->meta.devices[k].name);
 	} else {
-		for (size_t i = 0; i < t->meta.ndevices; i++) {
+		for (size_t i = 0; i < t->meta.ndevices && !dev; i++) {
 			const char *n = ts_trace_str(t, t->meta.devices[i].name);
-			if (!*n)
-				continue;
-			if (!dev)
+			if (*n) {
 				dev = n;
-			else if (strcmp(n, dev))
-				c->device_first_listed = 1;
+				k = (int)i;
+			}
 		}
 	}
+	if (k >= 0 && t->meta.devices[k].num_sms > 0)
+		c->sms = t->meta.devices[k].num_sms;
 	c->device_known = dev && *dev;
 	snprintf(c->device, sizeof(c->device), "%s", c->device_known ? dev : "");
 	snprintf(c->format, sizeof(c->format), "%s",

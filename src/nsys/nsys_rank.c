@@ -710,6 +710,7 @@ int ts_nsys_meta(const struct ts_nsys *x, int32_t device, struct ts_trace *t, st
 	m->devices[0].id = device;
 	m->devices[0].name = TS_NO_ID;
 	m->devices[0].total_mem_bytes = -1;
+	m->devices[0].num_sms = -1;
 	m->ndevices = 1;
 	/* the context a diff compares: which profiler wrote it, which driver ran */
 	snprintf(prof, sizeof(prof), "Nsight Systems %s", x->product);
@@ -728,6 +729,7 @@ int ts_nsys_meta(const struct ts_nsys *x, int32_t device, struct ts_trace *t, st
 			if ((id = ts_intern(&t->strings, x->gpus.v[i].name, strlen(x->gpus.v[i].name))) < 0)
 				goto nomem;
 			m->devices[0].name = (uint32_t)id;
+			m->devices[0].num_sms = x->gpus.v[i].sms;
 		}
 	return 0;
 nomem:

@@ -55,7 +55,7 @@ static const char *const col_names[TS_NT_COUNT][NS_MAXCOL] = {
 			 "binaryData" },
 	[TS_NT_STRINGS] = { "id", "value" },
 	[TS_NT_PROCESSES] = { "globalPid", "pid", "name" },
-	[TS_NT_GPU] = { "id", "name", "cuDevice" },
+	[TS_NT_GPU] = { "id", "name", "cuDevice", "smCount" },
 	[TS_NT_ENUM_MEMCPY] = { "id", "label" },
 	[TS_NT_ENUM_SYNC] = { "id", "label" },
 	[TS_NT_META] = { "name", "value" },
@@ -247,7 +247,14 @@ uint32_t ns_nvtx_text(struct ts_nsys *x, sqlite3_stmt *st, int text, int text_id
 
 /* ------------------------------------------------------------ probing */
 
-static int probe_header(struct ts_nsys *x, struct ts_err *err)
+/* The header of the file: its page size, and whether it says how many
+ * pages the file holds (*sized; legacy writers leave the count 0 or stale,
+ * with the change counter past the version-valid-for number). A file
+ * shorter than a page count it states, or not a whole number of pages, is
+ * refused here; one cut at a page boundary with no valid count is found by
+ * probe_complete once the database is open. */
+static int probe_header(struct ts_nsys *x, uint32_t *page_size, int64_t *size, int *sized,
+			struct ts_err *err)
 {
 	unsigned char h[100];
 	struct stat sb;
@@ -285,7 +292,48 @@ static int probe_header(struct ts_nsys *x, struct ts_err *err)
 		return ts_err_at(err, TS_EPARSE, x->path, (int64_t)sb.st_size, -1,
 				 "truncated export: %lld bytes is not a whole number of %u-byte pages",
 				 (long long)sb.st_size, page);
+	*page_size = page;
+	*size = (int64_t)sb.st_size;
+	*sized = pages && change == valid;
 	return 0;
+}
+
+/*
+ * A file whose header states no valid page count can be cut at a page
+ * boundary and still open: SQLite takes its size as the page count, and
+ * only the queries that reach a missing page fail, so one report reads
+ * what another is refused. Walking every b-tree once (quick_check, which
+ * stops at the first fault) finds a tree that points past the end, before
+ * any analysis reads a table.
+ */
+static int probe_complete(struct ts_nsys *x, uint32_t page, int64_t size, struct ts_err *err)
+{
+	sqlite3_stmt *st;
+	const char *why, *nl;
+	int rc;
+
+	if ((rc = ns_prepare(x, &st, "PRAGMA quick_check(1)", "the file", err)))
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_NOMEM) {
+		rc = ts_err_at(err, TS_ENOMEM, x->path, -1, -1, "out of memory");
+		goto out;
+	}
+	/* a row "ok", or "*** in database main ***\nOn tree page 57 cell 0:
+	 * invalid page number 653"; SQLITE_CORRUPT when the schema itself is cut */
+	why = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : sqlite3_errmsg(x->db);
+	if (rc == SQLITE_ROW && why && !strcmp(why, "ok")) {
+		rc = 0;
+		goto out;
+	}
+	nl = why ? strrchr(why, '\n') : NULL;
+	rc = ts_err_at(err, TS_EPARSE, x->path, size, -1,
+		       "truncated or corrupt export: %lld bytes (%lld pages of %u bytes), its header"
+		       " states no valid page count, and its tables do not read whole (%.160s)",
+		       (long long)size, (long long)(size / page), page, nl ? nl + 1 : why ? why : "?");
+out:
+	sqlite3_finalize(st);
+	return rc;
 }
 
 static int probe_tables(struct ts_nsys *x, struct ts_err *err)
@@ -513,8 +561,9 @@ static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 
 	if (!ns_col(x, TS_NT_GPU, 1))
 		return 0;
-	snprintf(sql, sizeof(sql), "SELECT %s, %s, name FROM TARGET_INFO_GPU",
-		 ns_c(x, TS_NT_GPU, 2), ns_c(x, TS_NT_GPU, 0));
+	snprintf(sql, sizeof(sql), "SELECT %s, %s, name, %s FROM TARGET_INFO_GPU",
+		 ns_c(x, TS_NT_GPU, 2), ns_c(x, TS_NT_GPU, 0),
+		 ns_col(x, TS_NT_GPU, 3) ? "smCount" : "NULL");
 	if ((rc = ns_prepare(x, &st, sql, "TARGET_INFO_GPU", err)))
 		return rc;
 	while ((rc = ns_step(x, st, "TARGET_INFO_GPU", err)) == 1) {
@@ -523,8 +572,9 @@ static int load_gpus(struct ts_nsys *x, struct ts_err *err)
 		const unsigned char *nm = sqlite3_column_text(st, 2);
 		if (sqlite3_column_type(st, c) != SQLITE_INTEGER || !nm || !*nm)
 			continue;
+		int64_t sms = sqlite3_column_type(st, 3) == SQLITE_INTEGER ? sqlite3_column_int64(st, 3) : -1;
 		g.id = (int32_t)sqlite3_column_int64(st, c);
-		g.sms = -1;
+		g.sms = sms > 0 && sms <= INT32_MAX ? (int32_t)sms : -1;
 		copy_label(g.name, sizeof(g.name), nm);
 		if (TS_VEC_PUSH(x->gpus, g)) {
 			rc = ts_err_at(err, TS_ENOMEM, x->path, -1, -1, "out of memory");
@@ -913,9 +963,12 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 	sqlite3 *db = NULL;
 	int rc;
 	unsigned nsys_tabs;
+	uint32_t page = 0;
+	int64_t size = 0;
+	int sized = 0;
 
 	snprintf(x->path, sizeof(x->path), "%s", path);
-	if ((rc = probe_header(x, err)))
+	if ((rc = probe_header(x, &page, &size, &sized, err)))
 		return rc;
 	/* one connection per thread: no SQLite mutexes */
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -926,7 +979,7 @@ int ts_nsys_open(struct ts_nsys *x, const char *path, struct ts_err *err)
 		return rc;
 	}
 	x->db = db;
-	if ((rc = probe_tables(x, err)))
+	if ((!sized && (rc = probe_complete(x, page, size, err))) || (rc = probe_tables(x, err)))
 		return rc;
 	nsys_tabs = x->present & ((1u << TS_NT_KERNEL) | (1u << TS_NT_MEMCPY) | (1u << TS_NT_MEMSET) |
 				  (1u << TS_NT_RUNTIME) | (1u << TS_NT_SYNC) | (1u << TS_NT_NVTX) |

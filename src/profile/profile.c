@@ -1838,7 +1838,10 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->legacy = t->meta.legacy;
 	if (t->meta.ndevices) {
 		/* a node's trace lists all its GPUs: the rank's own, not GPU 0 */
-		const struct ts_trace_device *d = &t->meta.devices[ts_trace_rank_device(t, NULL)];
+		enum ts_rank_dev_source src;
+		const struct ts_trace_device *d = &t->meta.devices[ts_trace_rank_device(t, &src)];
+		p->device_assumed = src == TS_RANK_DEV_ASSUMED;
+		p->devices_listed = (int)t->meta.ndevices;
 		p->device_mem_bytes = d->total_mem_bytes > 0 ? d->total_mem_bytes : -1;
 		snprintf(p->device, sizeof(p->device), "%s", tstr(t, d->name));
 	}
@@ -2137,12 +2140,25 @@ int ts_rank_prof_warnings(const struct ts_rank_prof *p, int whole_window, const 
 				    (double)p->median_step_ns / 1e6, own))
 			return TS_ENOMEM;
 	}
+	if (p->device_assumed && ts_rank_device_assumed_warning(w, path, p->device, p->devices_listed))
+		return TS_ENOMEM;
 	if (whole_window &&
 	    ts_warnings_add(w, "whole-window", path, -1, TS_NO_INT,
 			    "%s: no steps (no ProfilerStep spans, no step range): its whole window is "
 			    "analysed as one step, without step statistics", path))
 		return TS_ENOMEM;
 	return 0;
+}
+
+int ts_rank_device_assumed_warning(struct ts_warnings *w, const char *path, const char *device,
+				   int listed)
+{
+	return ts_warnings_add(w, "rank-device-assumed", path, -1, TS_NO_INT,
+			       "%s: lists %d GPUs that differ (name, SM count or memory) and no GPU "
+			       "activity or distributedInfo.local_rank says which one ran the rank: its "
+			       "device%s%s%s, its SM count and memory are GPU 0's, assumed", path, listed,
+			       *device ? " (" : "", device, *device ? ")" : "")
+		       ? TS_ENOMEM : 0;
 }
 
 int ts_trace_ignored_warning(struct ts_warnings *w, const char *path,

@@ -140,6 +140,13 @@ static int listed_device(const struct ts_trace *t, int64_t id)
 	return -1;
 }
 
+/* Two listed GPUs a rank could not tell apart: same name (string id),
+ * SM count and memory. */
+static int same_device(const struct ts_trace_device *a, const struct ts_trace_device *b)
+{
+	return a->name == b->name && a->num_sms == b->num_sms && a->total_mem_bytes == b->total_mem_bytes;
+}
+
 int ts_trace_rank_device(const struct ts_trace *t, enum ts_rank_dev_source *source)
 {
 	enum ts_rank_dev_source src = TS_RANK_DEV_FIRST;
@@ -163,8 +170,12 @@ int ts_trace_rank_device(const struct ts_trace *t, enum ts_rank_dev_source *sour
 		src = TS_RANK_DEV_EVENTS;
 	else if (t->meta.local_rank >= 0 && (k = listed_device(t, t->meta.local_rank)) >= 0)
 		src = TS_RANK_DEV_LOCAL_RANK;
-	else
+	else {
 		k = 0;
+		for (size_t i = 1; i < t->meta.ndevices && src == TS_RANK_DEV_FIRST; i++)
+			if (!same_device(&t->meta.devices[0], &t->meta.devices[i]))
+				src = TS_RANK_DEV_ASSUMED;
+	}
 	if (source)
 		*source = src;
 	return k;

@@ -189,8 +189,9 @@ if [ -d "$hta/control" ]; then
 	"$TS" diff --top 2 --hta-compat "$hta/control" "$hta/test" >"$tmp/d.txt" 2>/dev/null
 	tail -n 1 "$tmp/d.txt" | grep -q "^warning: baseline ran on NVIDIA A100-PG509-200, candidate on Tesla V100-SXM2-16GB" ||
 		bad "diff --hta-compat: the warning is not the last line"
-	# the context warning (device and world size differ), then the verdict's
-	grep -q "^warning: the two sides differ in device (NVIDIA A100-PG509-200 vs Tesla V100-SXM2-16GB) and world size (8 vs 2): " "$tmp/d.txt" ||
+	# the context warning (device, SM count: A100 108, V100 80, and world
+	# size differ), then the verdict's
+	grep -q "^warning: the two sides differ in device (NVIDIA A100-PG509-200 vs Tesla V100-SXM2-16GB), SM count (108 vs 80) and world size (8 vs 2): " "$tmp/d.txt" ||
 		bad "diff --hta-compat: no context-differs warning"
 	n=$(grep -c "^warning: " "$tmp/d.txt")
 	[ "$n" = 2 ] || bad "diff --hta-compat: $n warning lines, not 2"

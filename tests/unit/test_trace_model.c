@@ -330,3 +330,39 @@ TEST(trace_model_rank_device)
 	t.meta.ndevices = 0;
 	tb_release(&t);
 }
+
+/* No activity and no local rank: GPU 0 is taken, an assumption only where
+ * the listed GPUs differ in name, SM count or memory. */
+TEST(trace_model_rank_device_assumed)
+{
+	struct ts_trace t;
+	struct ts_trace_device dev[2];
+	enum ts_rank_dev_source src;
+
+	tb_init(&t);
+	memset(dev, 0, sizeof(dev));
+	for (int i = 0; i < 2; i++)
+		dev[i] = (struct ts_trace_device){ .id = i, .name = 5, .total_mem_bytes = 80,
+						   .num_sms = 132 };
+	t.meta.devices = dev;
+	t.meta.ndevices = 2;
+	CHECK_I64(ts_trace_rank_device(&t, &src), 0);
+	CHECK_I64(src, TS_RANK_DEV_FIRST);          /* alike: nothing assumed */
+	dev[1].num_sms = 114;                       /* H100 PCIe beside an SXM */
+	CHECK_I64(ts_trace_rank_device(&t, &src), 0);
+	CHECK_I64(src, TS_RANK_DEV_ASSUMED);
+	dev[1].num_sms = 132;
+	dev[1].total_mem_bytes = 141;
+	CHECK_I64(ts_trace_rank_device(&t, &src), 0);
+	CHECK_I64(src, TS_RANK_DEV_ASSUMED);
+	dev[1].total_mem_bytes = 80;
+	dev[1].name = 6;
+	CHECK_I64(ts_trace_rank_device(&t, &src), 0);
+	CHECK_I64(src, TS_RANK_DEV_ASSUMED);
+	t.meta.local_rank = 1;                      /* stated: no assumption */
+	CHECK_I64(ts_trace_rank_device(&t, &src), 1);
+	CHECK_I64(src, TS_RANK_DEV_LOCAL_RANK);
+	t.meta.devices = NULL;
+	t.meta.ndevices = 0;
+	tb_release(&t);
+}
