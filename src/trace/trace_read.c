@@ -595,7 +595,7 @@ static inline uint64_t swar_8digits(uint64_t v)
 
 #if defined(__SSE2__)
 /* n (1..8) ASCII digits at p, with 8 bytes readable at p. */
-static inline uint64_t swar_digits(const unsigned char *p, unsigned n)
+static inline HOT uint64_t swar_digits(const unsigned char *p, unsigned n)
 {
 	uint64_t w;
 
@@ -800,6 +800,37 @@ slow:;
 	return P_OK;
 }
 
+/*
+ * A flat array of unsigned integers at d[i] == '[' ("grid": [4, 106, 1],
+ * ", " or "," between them), delimited with a byte loop within 64 bytes.
+ * Returns 1 with *ip past the ']', or 0 for any other shape, blanks
+ * elsewhere or near the window's end (skip_value then validates it: it
+ * accepts what this accepts and ends at the same byte).
+ */
+static inline int skip_int_array(const unsigned char *d, size_t i, size_t len, size_t *ip)
+{
+	size_t k = i + 1, lim = i + 63;
+
+	if (i >= len || len - i < 66)
+		return 0;
+	for (;;) {
+		if ((unsigned)(d[k] - '0') > 9 ||
+		    (d[k] == '0' && (unsigned)(d[k + 1] - '0') <= 9))
+			return 0;
+		while (k < lim && (unsigned)(d[k] - '0') <= 9)
+			k++;
+		if (k >= lim)
+			return 0;
+		if (d[k] == ']') {
+			*ip = k + 1;
+			return 1;
+		}
+		if (d[k] != ',')
+			return 0;
+		k += d[k + 1] == ' ' ? 2 : 1;
+	}
+}
+
 /* A value the model does not keep: most are one number or string, which
  * skip_value would delimit with the same scanners after its own set-up
  * (a function call and the nesting stack). */
@@ -821,6 +852,8 @@ static inline HOT int skip_member(struct rd *r, size_t *ip)
 #endif
 		return scan_num(r, ip, &v);
 	}
+	if (c == '[' && skip_int_array(r->d, *ip, r->len, ip))
+		return P_OK;
 	return skip_value(r, ip);
 }
 
@@ -987,6 +1020,39 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 	return skip_value(r, ip);
 }
 
+/*
+ * The integers of ids, pids and streams ("0", "1102", "361552"): 1-15
+ * digits without a sign, fraction or exponent, read with a byte loop (a
+ * digit mask costs more than the few digits). Returns 1 with *out and *ip
+ * set, or 0 (nothing changed) for any other shape or near the window's
+ * end: num_fast then decides, with the same result for these shapes.
+ */
+static inline HOT int small_int(const unsigned char *d, size_t i, size_t len, int64_t *out,
+				size_t *ip)
+{
+	uint64_t v;
+	unsigned c;
+	size_t k;
+
+	if (i >= len || len - i < 17)
+		return 0;
+	v = (unsigned)(d[i] - '0');
+	if (v > 9)
+		return 0;
+	for (k = 1; k < 16; k++) {
+		c = (unsigned)(d[i + k] - '0');
+		if (c > 9)
+			break;
+		v = v * 10 + c;
+	}
+	c = d[i + k];
+	if (k == 16 || (d[i] == '0' && k > 1) || c == '.' || c == 'e' || c == 'E')
+		return 0;
+	*out = (int64_t)v;
+	*ip = i + k;
+	return 1;
+}
+
 /* A number as int64: scale 0 for integers (a fraction is truncated, as
  * num_int does), 3 for microseconds text to exact nanoseconds. */
 static inline HOT int value_scaled(struct rd *r, size_t *ip, int scale, int64_t *out)
@@ -995,6 +1061,8 @@ static inline HOT int value_scaled(struct rd *r, size_t *ip, int scale, int64_t 
 	int ok = 0, rc;
 	int64_t x;
 
+	if (scale == 0 && small_int(r->d, *ip, r->len, out, ip))
+		return P_OK;
 	if (*ip < r->len && is_num_start(r->d[*ip])) {
 		rc = num_fast(r, ip, scale, &x, &ok);
 		if (rc == P_OK && ok)
@@ -1086,6 +1154,8 @@ static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
 		rc = scan_str(r, ip, &v);
 		if (rc)
 			return rc;
+		if (!(v.flags & S_ESC))
+			return intern_text(r, v.s, v.n, out) ? TS_ENOMEM : P_OK;
 		return intern_view(r, &v, out) ? TS_ENOMEM : P_OK;
 	}
 	unsigned char c = r->d[*ip];
@@ -1140,7 +1210,7 @@ static inline HOT int member_key(struct rd *r, size_t *ip, struct strv *k)
 
 	if (rc)
 		return rc;
-	if (str_plain(r, k))
+	if ((k->flags & S_ESC) && str_plain(r, k))
 		return TS_ENOMEM;
 	if (i + 1 < len && d[i] == ':' && d[i + 1] == ' ') {
 		i += 2;
