@@ -102,6 +102,26 @@ struct icache_ent {
 	uint32_t id;
 };
 
+/* One slot of the short-string cache (short_strid): a plain string of at
+ * most 31 bytes kept as its bytes, zero-padded, so that a hit is two
+ * vector compares of the input, with no pointer to follow. */
+struct scache_ent {
+	unsigned char b[32];
+	uint32_t n1;              /* length + 1; 0: empty */
+	uint32_t id;
+	unsigned char pad_[24];   /* one cache line per slot */
+};
+
+#define ICACHE_N 4096
+#define SCACHE_N 1024
+
+/* The reader's string caches; a helper empties its own per chunk (its
+ * batch's string ids restart). */
+struct strcache {
+	struct icache_ent ent[ICACHE_N];
+	struct scache_ent sh[SCACHE_N];
+};
+
 struct rd {
 	struct trace_src src;
 	struct prefault pf;
@@ -113,7 +133,7 @@ struct rd {
 	struct ts_err *err;
 	struct ts_sb sb;          /* unescape scratch */
 	TS_VEC(uint8_t) catmap;   /* string id -> enum ts_cat + 1 (0 = not looked up) */
-	struct icache_ent *icache; /* ICACHE_N recent strings by a cheap key */
+	struct strcache *sc;      /* recent strings by cheap keys */
 	int strict;
 	int repaired;             /* the current event needed a lenient repair */
 	int raw_strid;            /* the current event's pid or tid is a number in
@@ -899,8 +919,6 @@ static int str_plain(struct rd *r, struct strv *v)
  * length and the first and last 8 bytes finds the id of a repeated string
  * with one memcmp, skipping the full hash and the table probe.
  */
-#define ICACHE_N 4096
-
 static inline uint32_t icache_slot(const char *s, size_t n)
 {
 	uint64_t a = 0, b = 0;
@@ -953,7 +971,7 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
 static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
 {
 	const struct ts_intern *in = &r->t->strings;
-	struct icache_ent *c = &r->icache[icache_slot(s, n)];
+	struct icache_ent *c = &r->sc->ent[icache_slot(s, n)];
 	int64_t x;
 
 	if (c->s && c->n == n && same_bytes(c->s, s, n)) {
@@ -979,6 +997,75 @@ static int intern_view(struct rd *r, const struct strv *v, uint32_t *id)
 	if (rc)
 		return rc;
 	return intern_text(r, s, n, id);
+}
+
+/*
+ * A plain string value of at most 31 bytes at d[*ip] == '"' (a category,
+ * most names), looked up by its bytes in the short-string cache before
+ * intern_text: the closing quote is found and the key is made from the
+ * same two 16-byte loads. Returns 1 with *out and *ip set, -1 when
+ * interning failed (out of memory), or 0 (nothing changed) for escapes,
+ * control bytes, longer strings or near the window's end: value_strid
+ * then reads it, with the same id.
+ */
+static inline HOT int short_strid(struct rd *r, size_t *ip, uint32_t *out)
+{
+#if defined(__SSE2__)
+	static const unsigned char ones[64] = {
+		255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+		255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	};
+	const unsigned char *p = r->d + *ip + 1;
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i lim = _mm_set1_epi8(0x1f);
+	__m128i v0, v1, m0, m1, e0, e1;
+	struct scache_ent *c;
+	uint64_t a, b;
+	uint32_t m, id = 0;
+	unsigned n;
+
+	if (*ip >= r->len || r->len - *ip < 64)
+		return 0;
+	v0 = _mm_loadu_si128((const __m128i *)p);
+	v1 = _mm_loadu_si128((const __m128i *)(p + 16));
+	m0 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, q), _mm_cmpeq_epi8(v0, bs)),
+			  _mm_cmpeq_epi8(_mm_min_epu8(v0, lim), v0));
+	m1 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v1, q), _mm_cmpeq_epi8(v1, bs)),
+			  _mm_cmpeq_epi8(_mm_min_epu8(v1, lim), v1));
+	m = (uint32_t)_mm_movemask_epi8(m0) | (uint32_t)_mm_movemask_epi8(m1) << 16;
+	if (!m)
+		return 0;
+	n = (unsigned)__builtin_ctz(m);
+	if (p[n] != '"')
+		return 0;
+	v0 = _mm_and_si128(v0, _mm_loadu_si128((const __m128i *)(ones + 32 - n)));
+	v1 = _mm_and_si128(v1, _mm_loadu_si128((const __m128i *)(ones + 48 - n)));
+	e0 = _mm_xor_si128(v0, v1);
+	a = (uint64_t)_mm_cvtsi128_si64(e0);
+	b = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(e0, e0));
+	c = &r->sc->sh[(uint32_t)(((a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) *
+				   0xff51afd7ed558ccdULL) >> 40) & (SCACHE_N - 1)];
+	e0 = _mm_loadu_si128((const __m128i *)c->b);
+	e1 = _mm_loadu_si128((const __m128i *)(c->b + 16));
+	if (c->n1 == n + 1 &&
+	    _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v0, e0), _mm_cmpeq_epi8(v1, e1))) == 0xffff) {
+		*out = c->id;
+		*ip += n + 2;
+		return 1;
+	}
+	if (intern_text(r, (const char *)p, n, &id))
+		return -1;
+	_mm_storeu_si128((__m128i *)c->b, v0);
+	_mm_storeu_si128((__m128i *)(c->b + 16), v1);
+	c->n1 = n + 1;
+	c->id = id;
+	*out = id;
+	*ip += n + 2;
+	return 1;
+#else
+	(void)r; (void)ip; (void)out;
+	return 0;
+#endif
 }
 
 /* Integer from number text; fractions and exponents go through double. */
@@ -1021,36 +1108,39 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 }
 
 /*
- * The integers of ids, pids and streams ("0", "1102", "361552"): 1-15
- * digits without a sign, fraction or exponent, read with a byte loop (a
- * digit mask costs more than the few digits). Returns 1 with *out and *ip
- * set, or 0 (nothing changed) for any other shape or near the window's
- * end: num_fast then decides, with the same result for these shapes.
+ * The integers of ids, pids and streams ("0", "1102", "361552"): 1-8
+ * digits without a sign, fraction or exponent, found with one SWAR test of
+ * 8 bytes (a byte is flagged when it is below '0' or above '9'; borrows
+ * and carries only reach the bytes above the first flagged one, so the
+ * lowest flag is exact) and converted with swar_digits. Returns 1 with
+ * *out and *ip set, or 0 (nothing changed) for any other shape or near
+ * the window's end: num_fast then decides, with the same result for
+ * these shapes.
  */
 static inline HOT int small_int(const unsigned char *d, size_t i, size_t len, int64_t *out,
 				size_t *ip)
 {
-	uint64_t v;
-	unsigned c;
-	size_t k;
+#if defined(__SSE2__)
+	uint64_t w, m;
+	unsigned nd, c;
 
 	if (i >= len || len - i < 17)
 		return 0;
-	v = (unsigned)(d[i] - '0');
-	if (v > 9)
+	memcpy(&w, d + i, 8);
+	m = ((w - 0x3030303030303030ULL) | (w + 0x4646464646464646ULL)) & 0x8080808080808080ULL;
+	if (!m)
 		return 0;
-	for (k = 1; k < 16; k++) {
-		c = (unsigned)(d[i + k] - '0');
-		if (c > 9)
-			break;
-		v = v * 10 + c;
-	}
-	c = d[i + k];
-	if (k == 16 || (d[i] == '0' && k > 1) || c == '.' || c == 'e' || c == 'E')
+	nd = (unsigned)__builtin_ctzll(m) >> 3;
+	c = d[i + nd];
+	if (nd == 0 || (d[i] == '0' && nd > 1) || c == '.' || c == 'e' || c == 'E')
 		return 0;
-	*out = (int64_t)v;
-	*ip = i + k;
+	*out = (int64_t)swar_digits(d + i, nd);
+	*ip = i + nd;
 	return 1;
+#else
+	(void)d; (void)i; (void)len; (void)out; (void)ip;
+	return 0;
+#endif
 }
 
 /* A number as int64: scale 0 for integers (a fraction is truncated, as
@@ -1143,7 +1233,9 @@ static int value_u64(struct rd *r, size_t *ip, uint64_t *out, int *has)
 	return rc;
 }
 
-static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
+/* value_strid after short_strid declined: any string (escapes unescaped)
+ * or number text is interned, anything else skipped. */
+static int value_strid_slow(struct rd *r, size_t *ip, uint32_t *out)
 {
 	struct strv v;
 	int rc;
@@ -1166,6 +1258,17 @@ static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
 		return intern_view(r, &v, out) ? TS_ENOMEM : P_OK;
 	}
 	return skip_value(r, ip);
+}
+
+/* A string-valued field (name, cat, the collective's strings) as a string
+ * id; *out is unchanged when the value is not a string or number. */
+static inline HOT int value_strid(struct rd *r, size_t *ip, uint32_t *out)
+{
+	int rc = short_strid(r, ip, out);
+
+	if (rc)
+		return rc > 0 ? P_OK : TS_ENOMEM;
+	return value_strid_slow(r, ip, out);
 }
 
 /* -------------------------------------------------------- events */
@@ -1431,6 +1534,52 @@ static inline HOT int event_key_word(const unsigned char *d, size_t i, size_t le
 	return -1;
 }
 
+/*
+ * The event keys with the blank writers put after the colon, `"ph": ` ...
+ * `"args": `, as little-endian words: a key at d[i] is looked up by its
+ * first two letters (a multiplicative hash onto 32 slots, no two of these
+ * keys sharing one) and matched with one 8-byte compare, (word | keep) ==
+ * match, where keep has the bits of the bytes after the key set (an empty
+ * slot, all zero, never matches: a key starts with '"'). Anything else
+ * goes through event_key_word and member_key.
+ */
+struct ekey {
+	uint64_t match, keep;
+	int kind;
+	unsigned adv;
+};
+
+#define EKEY_MUL 522037u
+
+static const struct ekey ekeys[32] = {
+	[0] = { 0xff203a2274616322ULL, 0xff00000000000000ULL, E_CAT, 7 },  /* `"cat": ` */
+	[1] = { 0x203a22656d616e22ULL, 0x0000000000000000ULL, E_NAME, 8 },  /* `"name": ` */
+	[3] = { 0xffff203a22646922ULL, 0xffff000000000000ULL, E_ID, 6 },  /* `"id": ` */
+	[7] = { 0xffff203a22687022ULL, 0xffff000000000000ULL, E_PH, 6 },  /* `"ph": ` */
+	[8] = { 0xff203a2264697022ULL, 0xff00000000000000ULL, E_PID, 7 },  /* `"pid": ` */
+	[9] = { 0xff203a2264697422ULL, 0xff00000000000000ULL, E_TID, 7 },  /* `"tid": ` */
+	[17] = { 0x203a227367726122ULL, 0x0000000000000000ULL, E_ARGS, 8 },  /* `"args": ` */
+	[18] = { 0xffff203a22737422ULL, 0xffff000000000000ULL, E_TS, 6 },  /* `"ts": ` */
+	[20] = { 0xff203a2272756422ULL, 0xff00000000000000ULL, E_DUR, 7 },  /* `"dur": ` */
+};
+
+/* The E_* kind of the `"key": ` at d[i] followed by a value byte, with
+ * *adv the bytes up to that value, or -1. */
+static inline HOT int ekey_word(const unsigned char *d, size_t i, size_t len, size_t *adv)
+{
+	const struct ekey *k;
+	uint64_t w;
+
+	if (len - i < 16)
+		return -1;
+	memcpy(&w, d + i, 8);
+	k = &ekeys[(uint32_t)(w >> 8 & 0xffff) * EKEY_MUL >> 27];
+	if ((w | k->keep) != k->match || d[i + k->adv] <= ' ')
+		return -1;
+	*adv = k->adv;
+	return k->kind;
+}
+
 /* Parse the event object at d[*ip] == '{' into e and a. */
 static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		       struct evargs *a)
@@ -1443,8 +1592,10 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	r->repaired = 0;
 	r->raw_strid = 0;
 	OBJ_LOOP_BEGIN(r, i)
-	int kind = event_key_word(d_, i, len_, &adv);
+	int kind = ekey_word(d_, i, len_, &adv);
 	if (kind >= 0) {
+		i += adv;   /* at the value */
+	} else if ((kind = event_key_word(d_, i, len_, &adv)) >= 0) {
 		i += adv;
 		if (i + 1 < len_ && d_[i] == ' ' && d_[i + 1] > ' ') {
 			i++;   /* `"key": value`, as writers put it */
@@ -1483,8 +1634,12 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		break;
 	case E_ID: vrc = value_int(r, &i, &e->flow_id); break;
 	case E_CAT: vrc = value_strid(r, &i, &e->cat_str); break;
-	case E_PID: vrc = value_id(r, &i, &e->pid); break;
-	case E_TID: vrc = value_id(r, &i, &e->tid); break;
+	case E_PID:
+		vrc = small_int(d_, i, len_, &e->pid, &i) ? P_OK : value_id(r, &i, &e->pid);
+		break;
+	case E_TID:
+		vrc = small_int(d_, i, len_, &e->tid, &i) ? P_OK : value_id(r, &i, &e->tid);
+		break;
 	case E_DUR:
 		vrc = value_ns(r, &i, &e->dur_ns);
 		a->bad_dur = vrc == P_OK && e->dur_ns == TS_NONE;
@@ -1820,7 +1975,7 @@ static void split_chunk(struct split *sp, struct split_slot *s)
 	trace_batch_clear(&s->b);
 	s->b.meta.legacy = sp->legacy;
 	w->catmap.n = 0;
-	memset(w->icache, 0, ICACHE_N * sizeof(*w->icache));
+	memset(w->sc, 0, sizeof(*w->sc));
 	memset(w->ncat, 0, sizeof(w->ncat));
 	s->ok = 0;
 	s->nstr = 0;
@@ -1941,7 +2096,7 @@ static void split_free(struct split *sp)
 		struct split_slot *s = &sp->slot[k];
 		ts_trace_release(&s->b);
 		free(s->copy);
-		free(s->w.icache);
+		free(s->w.sc);
 		ts_sb_release(&s->w.sb);
 		TS_VEC_RELEASE(s->w.catmap);
 	}
@@ -1983,10 +2138,10 @@ static void split_start(struct rd *r)
 		w->strict = r->strict;
 		w->err = &s->err;
 		ts_sb_init(&w->sb);
-		w->icache = calloc(ICACHE_N, sizeof(*w->icache));
+		w->sc = calloc(1, sizeof(*w->sc));
 		if (gz)
 			s->copy = malloc(sp->chunk + split_gz_tail(sp->chunk));
-		if (!w->icache || (gz && !s->copy)) {
+		if (!w->sc || (gz && !s->copy)) {
 			split_free(sp);
 			return;
 		}
@@ -2995,8 +3150,8 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	r->err = err;
 	r->strict = opts && opts->strict;
 	ts_sb_init(&r->sb);
-	r->icache = calloc(ICACHE_N, sizeof(*r->icache));
-	if (!r->icache) {
+	r->sc = calloc(1, sizeof(*r->sc));
+	if (!r->sc) {
 		trace_src_release(&r->src);
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
@@ -3021,7 +3176,7 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	t->meta.bytes = r->src.base + r->len;
 	t->meta.gzip = r->src.gzip;
 	ts_sb_release(&r->sb);
-	free(r->icache);
+	free(r->sc);
 	TS_VEC_RELEASE(r->catmap);
 	trace_src_release(&r->src);
 	return rc;
