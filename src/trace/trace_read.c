@@ -1000,13 +1000,13 @@ static int intern_view(struct rd *r, const struct strv *v, uint32_t *id)
 }
 
 /*
- * A plain string value of at most 31 bytes at d[*ip] == '"' (a category,
- * most names), looked up by its bytes in the short-string cache before
+ * A plain string value of at most 31 bytes at d[*ip] (a category, most
+ * names), looked up by its bytes in the short-string cache before
  * intern_text: the closing quote is found and the key is made from the
  * same two 16-byte loads. Returns 1 with *out and *ip set, -1 when
- * interning failed (out of memory), or 0 (nothing changed) for escapes,
- * control bytes, longer strings or near the window's end: value_strid
- * then reads it, with the same id.
+ * interning failed (out of memory), or 0 (nothing changed) for a value
+ * that is not a string, escapes, control bytes, longer strings or near the
+ * window's end: value_strid then reads it, with the same id or error.
  */
 static inline HOT int short_strid(struct rd *r, size_t *ip, uint32_t *out)
 {
@@ -1024,7 +1024,7 @@ static inline HOT int short_strid(struct rd *r, size_t *ip, uint32_t *out)
 	uint32_t m, id = 0;
 	unsigned n;
 
-	if (*ip >= r->len || r->len - *ip < 64)
+	if (*ip >= r->len || r->len - *ip < 64 || p[-1] != '"')
 		return 0;
 	v0 = _mm_loadu_si128((const __m128i *)p);
 	v1 = _mm_loadu_si128((const __m128i *)(p + 16));

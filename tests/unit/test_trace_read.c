@@ -421,8 +421,9 @@ TEST(trace_fast_path_shapes)
 #undef FP_EVENT
 
 /* Shapes a fast path must not accept: a leading zero in an integer (JSON
- * forbids it) in pid and in a skipped array. The error names the byte
- * after the "0", as the general scanners do. */
+ * forbids it) in pid and in a skipped array (the error names the byte
+ * after the "0", as the general scanners do), and a category that is not
+ * a JSON value (the error names its first byte). */
 TEST(trace_fast_path_rejects)
 {
 	static const char *const texts[] = {
@@ -430,18 +431,22 @@ TEST(trace_fast_path_rejects)
 		"\"args\": {\"pad\": \"................................................\"}}]}",
 		"{\"traceEvents\": [\n  {\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, "
 		"\"args\": {\"grid\": [01, 2], \"pad\": \"....................................\"}}]}",
+		"{\"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": x\"cpu_op\", \"pid\": 1, \"tid\": 1, "
+		"\"ts\": 1, \"dur\": 1, \"args\": {\"pad\": \"..................................\"}}]}",
 	};
-	static const char *const at[] = { "007", "[01" };
-	static const char *const what[] = { "after object member", "after array element" };
+	static const char *const at[] = { "007", "[01", "x\"cpu_op" };
+	static const char *const what[] = { "after object member", "after array element",
+					    "expected a JSON value" };
+	static const int past[] = { 1, 2, 0 };
 
-	for (size_t k = 0; k < 2; k++) {
+	for (size_t k = 0; k < 3; k++) {
 		struct ts_trace t;
 		struct ts_err err;
 		const char *z = strstr(texts[k], at[k]);
 
 		REQUIRE(z != NULL);
 		CHECK(read_text(&t, texts[k], strlen(texts[k]), "bad.json", NULL, &err) != 0);
-		CHECK_I64(err.offset, (int64_t)(z - texts[k]) + (k ? 2 : 1));
+		CHECK_I64(err.offset, (int64_t)(z - texts[k]) + past[k]);
 		CHECK(strstr(err.msg, what[k]) != NULL);
 		ts_trace_release(&t);
 	}
