@@ -109,7 +109,7 @@ struct scache_ent {
 	unsigned char b[32];
 	uint32_t n1;              /* length + 1; 0: empty */
 	uint32_t id;
-	unsigned char pad_[24];   /* one cache line per slot */
+	unsigned char pad_[24];   /* 64 bytes a slot */
 };
 
 #define ICACHE_N 4096
@@ -1108,7 +1108,7 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 }
 
 /*
- * The integers of ids, pids and streams ("0", "1102", "361552"): 1-8
+ * The integers of ids, pids and streams ("0", "1102", "361552"): 1-7
  * digits without a sign, fraction or exponent, found with one SWAR test of
  * 8 bytes (a byte is flagged when it is below '0' or above '9'; borrows
  * and carries only reach the bytes above the first flagged one, so the
