@@ -102,6 +102,26 @@ struct icache_ent {
 	uint32_t id;
 };
 
+/* One slot of the short-string cache (short_strid): a plain string of at
+ * most 31 bytes kept as its bytes, zero-padded, so that a hit is two
+ * vector compares of the input, with no pointer to follow. */
+struct scache_ent {
+	unsigned char b[32];
+	uint32_t n1;              /* length + 1; 0: empty */
+	uint32_t id;
+	unsigned char pad_[24];   /* 64 bytes a slot */
+};
+
+#define ICACHE_N 4096
+#define SCACHE_N 1024
+
+/* The reader's string caches; a helper empties its own per chunk (its
+ * batch's string ids restart). */
+struct strcache {
+	struct icache_ent ent[ICACHE_N];
+	struct scache_ent sh[SCACHE_N];
+};
+
 struct rd {
 	struct trace_src src;
 	struct prefault pf;
@@ -113,7 +133,7 @@ struct rd {
 	struct ts_err *err;
 	struct ts_sb sb;          /* unescape scratch */
 	TS_VEC(uint8_t) catmap;   /* string id -> enum ts_cat + 1 (0 = not looked up) */
-	struct icache_ent *icache; /* ICACHE_N recent strings by a cheap key */
+	struct strcache *sc;      /* recent strings by cheap keys */
 	int strict;
 	int repaired;             /* the current event needed a lenient repair */
 	int raw_strid;            /* the current event's pid or tid is a number in
@@ -595,7 +615,7 @@ static inline uint64_t swar_8digits(uint64_t v)
 
 #if defined(__SSE2__)
 /* n (1..8) ASCII digits at p, with 8 bytes readable at p. */
-static inline uint64_t swar_digits(const unsigned char *p, unsigned n)
+static inline HOT uint64_t swar_digits(const unsigned char *p, unsigned n)
 {
 	uint64_t w;
 
@@ -800,6 +820,37 @@ slow:;
 	return P_OK;
 }
 
+/*
+ * A flat array of unsigned integers at d[i] == '[' ("grid": [4, 106, 1],
+ * ", " or "," between them), delimited with a byte loop within 64 bytes.
+ * Returns 1 with *ip past the ']', or 0 for any other shape, blanks
+ * elsewhere or near the window's end (skip_value then validates it: it
+ * accepts what this accepts and ends at the same byte).
+ */
+static inline int skip_int_array(const unsigned char *d, size_t i, size_t len, size_t *ip)
+{
+	size_t k = i + 1, lim = i + 63;
+
+	if (i >= len || len - i < 66)
+		return 0;
+	for (;;) {
+		if ((unsigned)(d[k] - '0') > 9 ||
+		    (d[k] == '0' && (unsigned)(d[k + 1] - '0') <= 9))
+			return 0;
+		while (k < lim && (unsigned)(d[k] - '0') <= 9)
+			k++;
+		if (k >= lim)
+			return 0;
+		if (d[k] == ']') {
+			*ip = k + 1;
+			return 1;
+		}
+		if (d[k] != ',')
+			return 0;
+		k += d[k + 1] == ' ' ? 2 : 1;
+	}
+}
+
 /* A value the model does not keep: most are one number or string, which
  * skip_value would delimit with the same scanners after its own set-up
  * (a function call and the nesting stack). */
@@ -821,6 +872,8 @@ static inline HOT int skip_member(struct rd *r, size_t *ip)
 #endif
 		return scan_num(r, ip, &v);
 	}
+	if (c == '[' && skip_int_array(r->d, *ip, r->len, ip))
+		return P_OK;
 	return skip_value(r, ip);
 }
 
@@ -866,8 +919,6 @@ static int str_plain(struct rd *r, struct strv *v)
  * length and the first and last 8 bytes finds the id of a repeated string
  * with one memcmp, skipping the full hash and the table probe.
  */
-#define ICACHE_N 4096
-
 static inline uint32_t icache_slot(const char *s, size_t n)
 {
 	uint64_t a = 0, b = 0;
@@ -920,7 +971,7 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
 static inline HOT int intern_text(struct rd *r, const char *s, size_t n, uint32_t *id)
 {
 	const struct ts_intern *in = &r->t->strings;
-	struct icache_ent *c = &r->icache[icache_slot(s, n)];
+	struct icache_ent *c = &r->sc->ent[icache_slot(s, n)];
 	int64_t x;
 
 	if (c->s && c->n == n && same_bytes(c->s, s, n)) {
@@ -946,6 +997,75 @@ static int intern_view(struct rd *r, const struct strv *v, uint32_t *id)
 	if (rc)
 		return rc;
 	return intern_text(r, s, n, id);
+}
+
+/*
+ * A plain string value of at most 31 bytes at d[*ip] (a category, most
+ * names), looked up by its bytes in the short-string cache before
+ * intern_text: the closing quote is found and the key is made from the
+ * same two 16-byte loads. Returns 1 with *out and *ip set, -1 when
+ * interning failed (out of memory), or 0 (nothing changed) for a value
+ * that is not a string, escapes, control bytes, longer strings or near the
+ * window's end: value_strid then reads it, with the same id or error.
+ */
+static inline HOT int short_strid(struct rd *r, size_t *ip, uint32_t *out)
+{
+#if defined(__SSE2__)
+	static const unsigned char ones[64] = {
+		255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+		255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	};
+	const unsigned char *p = r->d + *ip + 1;
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i lim = _mm_set1_epi8(0x1f);
+	__m128i v0, v1, m0, m1, e0, e1;
+	struct scache_ent *c;
+	uint64_t a, b;
+	uint32_t m, id = 0;
+	unsigned n;
+
+	if (*ip >= r->len || r->len - *ip < 64 || p[-1] != '"')
+		return 0;
+	v0 = _mm_loadu_si128((const __m128i *)p);
+	v1 = _mm_loadu_si128((const __m128i *)(p + 16));
+	m0 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, q), _mm_cmpeq_epi8(v0, bs)),
+			  _mm_cmpeq_epi8(_mm_min_epu8(v0, lim), v0));
+	m1 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v1, q), _mm_cmpeq_epi8(v1, bs)),
+			  _mm_cmpeq_epi8(_mm_min_epu8(v1, lim), v1));
+	m = (uint32_t)_mm_movemask_epi8(m0) | (uint32_t)_mm_movemask_epi8(m1) << 16;
+	if (!m)
+		return 0;
+	n = (unsigned)__builtin_ctz(m);
+	if (p[n] != '"')
+		return 0;
+	v0 = _mm_and_si128(v0, _mm_loadu_si128((const __m128i *)(ones + 32 - n)));
+	v1 = _mm_and_si128(v1, _mm_loadu_si128((const __m128i *)(ones + 48 - n)));
+	e0 = _mm_xor_si128(v0, v1);
+	a = (uint64_t)_mm_cvtsi128_si64(e0);
+	b = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(e0, e0));
+	c = &r->sc->sh[(uint32_t)(((a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n) *
+				   0xff51afd7ed558ccdULL) >> 40) & (SCACHE_N - 1)];
+	e0 = _mm_loadu_si128((const __m128i *)c->b);
+	e1 = _mm_loadu_si128((const __m128i *)(c->b + 16));
+	if (c->n1 == n + 1 &&
+	    _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v0, e0), _mm_cmpeq_epi8(v1, e1))) == 0xffff) {
+		*out = c->id;
+		*ip += n + 2;
+		return 1;
+	}
+	if (intern_text(r, (const char *)p, n, &id))
+		return -1;
+	_mm_storeu_si128((__m128i *)c->b, v0);
+	_mm_storeu_si128((__m128i *)(c->b + 16), v1);
+	c->n1 = n + 1;
+	c->id = id;
+	*out = id;
+	*ip += n + 2;
+	return 1;
+#else
+	(void)r; (void)ip; (void)out;
+	return 0;
+#endif
 }
 
 /* Integer from number text; fractions and exponents go through double. */
@@ -987,6 +1107,42 @@ static int value_num(struct rd *r, size_t *ip, struct strv *v, int *ok)
 	return skip_value(r, ip);
 }
 
+/*
+ * The integers of ids, pids and streams ("0", "1102", "361552"): 1-7
+ * digits without a sign, fraction or exponent, found with one SWAR test of
+ * 8 bytes (a byte is flagged when it is below '0' or above '9'; borrows
+ * and carries only reach the bytes above the first flagged one, so the
+ * lowest flag is exact) and converted with swar_digits. Returns 1 with
+ * *out and *ip set, or 0 (nothing changed) for any other shape or near
+ * the window's end: num_fast then decides, with the same result for
+ * these shapes.
+ */
+static inline HOT int small_int(const unsigned char *d, size_t i, size_t len, int64_t *out,
+				size_t *ip)
+{
+#if defined(__SSE2__)
+	uint64_t w, m;
+	unsigned nd, c;
+
+	if (i >= len || len - i < 17)
+		return 0;
+	memcpy(&w, d + i, 8);
+	m = ((w - 0x3030303030303030ULL) | (w + 0x4646464646464646ULL)) & 0x8080808080808080ULL;
+	if (!m)
+		return 0;
+	nd = (unsigned)__builtin_ctzll(m) >> 3;
+	c = d[i + nd];
+	if (nd == 0 || (d[i] == '0' && nd > 1) || c == '.' || c == 'e' || c == 'E')
+		return 0;
+	*out = (int64_t)swar_digits(d + i, nd);
+	*ip = i + nd;
+	return 1;
+#else
+	(void)d; (void)i; (void)len; (void)out; (void)ip;
+	return 0;
+#endif
+}
+
 /* A number as int64: scale 0 for integers (a fraction is truncated, as
  * num_int does), 3 for microseconds text to exact nanoseconds. */
 static inline HOT int value_scaled(struct rd *r, size_t *ip, int scale, int64_t *out)
@@ -995,6 +1151,8 @@ static inline HOT int value_scaled(struct rd *r, size_t *ip, int scale, int64_t 
 	int ok = 0, rc;
 	int64_t x;
 
+	if (scale == 0 && small_int(r->d, *ip, r->len, out, ip))
+		return P_OK;
 	if (*ip < r->len && is_num_start(r->d[*ip])) {
 		rc = num_fast(r, ip, scale, &x, &ok);
 		if (rc == P_OK && ok)
@@ -1075,7 +1233,9 @@ static int value_u64(struct rd *r, size_t *ip, uint64_t *out, int *has)
 	return rc;
 }
 
-static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
+/* value_strid after short_strid declined: any string (escapes unescaped)
+ * or number text is interned, anything else skipped. */
+static int value_strid_slow(struct rd *r, size_t *ip, uint32_t *out)
 {
 	struct strv v;
 	int rc;
@@ -1086,6 +1246,8 @@ static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
 		rc = scan_str(r, ip, &v);
 		if (rc)
 			return rc;
+		if (!(v.flags & S_ESC))
+			return intern_text(r, v.s, v.n, out) ? TS_ENOMEM : P_OK;
 		return intern_view(r, &v, out) ? TS_ENOMEM : P_OK;
 	}
 	unsigned char c = r->d[*ip];
@@ -1098,6 +1260,17 @@ static int value_strid(struct rd *r, size_t *ip, uint32_t *out)
 	return skip_value(r, ip);
 }
 
+/* A string-valued field (name, cat, the collective's strings) as a string
+ * id; *out is unchanged when the value is not a string or number. */
+static inline HOT int value_strid(struct rd *r, size_t *ip, uint32_t *out)
+{
+	int rc = short_strid(r, ip, out);
+
+	if (rc)
+		return rc > 0 ? P_OK : TS_ENOMEM;
+	return value_strid_slow(r, ip, out);
+}
+
 /* -------------------------------------------------------- events */
 
 enum {
@@ -1106,7 +1279,7 @@ enum {
 	A_TALLOC, A_TRESV, A_DEVTYPE, A_DEVID, A_FLOPS
 };
 
-static int arg_key(const char *s, size_t n)
+static inline HOT int arg_key(const char *s, size_t n)
 {
 #define K(lit, id) if (n == sizeof(lit) - 1 && same_bytes(s, lit, n)) return id
 	switch (n) {
@@ -1140,7 +1313,7 @@ static inline HOT int member_key(struct rd *r, size_t *ip, struct strv *k)
 
 	if (rc)
 		return rc;
-	if (str_plain(r, k))
+	if ((k->flags & S_ESC) && str_plain(r, k))
 		return TS_ENOMEM;
 	if (i + 1 < len && d[i] == ':' && d[i + 1] == ' ') {
 		i += 2;
@@ -1159,6 +1332,45 @@ static inline HOT int member_key(struct rd *r, size_t *ip, struct strv *k)
 		return end_or_need(r);
 	*ip = i;
 	return P_OK;
+}
+
+/*
+ * The args key at d[i] == '"' as writers put it: a plain key of at most
+ * 31 bytes (found with two 16-byte compares), `": ` and a value byte.
+ * Returns its A_* kind with *adv the bytes up to the value, or -1
+ * (escapes, control bytes, other blanks, a longer key, the window's end):
+ * member_key then reads it, to the same kind and value.
+ */
+static inline HOT int akey_word(const unsigned char *d, size_t i, size_t len, size_t *adv)
+{
+#if defined(__SSE2__)
+	const unsigned char *p = d + i + 1;
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i lim = _mm_set1_epi8(0x1f);
+	__m128i v0, v1, m0, m1;
+	uint32_t m;
+	unsigned n;
+
+	if (len - i < 64)
+		return -1;
+	v0 = _mm_loadu_si128((const __m128i *)p);
+	v1 = _mm_loadu_si128((const __m128i *)(p + 16));
+	m0 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, q), _mm_cmpeq_epi8(v0, bs)),
+			  _mm_cmpeq_epi8(_mm_min_epu8(v0, lim), v0));
+	m1 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v1, q), _mm_cmpeq_epi8(v1, bs)),
+			  _mm_cmpeq_epi8(_mm_min_epu8(v1, lim), v1));
+	m = (uint32_t)_mm_movemask_epi8(m0) | (uint32_t)_mm_movemask_epi8(m1) << 16;
+	if (!m)
+		return -1;
+	n = (unsigned)__builtin_ctz(m);
+	if (p[n] != '"' || p[n + 1] != ':' || p[n + 2] != ' ' || p[n + 3] <= ' ')
+		return -1;
+	*adv = n + 4;
+	return arg_key((const char *)p, n);
+#else
+	(void)d; (void)i; (void)len; (void)adv;
+	return -1;
+#endif
 }
 
 /* Members of an object: the body reads the key at d[i] == '"' (with
@@ -1235,11 +1447,17 @@ static int parse_args(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		return rc;
 	}
 	OBJ_LOOP_BEGIN(r, i)
-	struct strv k;
-	vrc = member_key(r, &i, &k);
-	if (vrc)
-		return vrc;
-	int kind = arg_key(k.s, k.n);
+	size_t adv;
+	int kind = akey_word(d_, i, len_, &adv);
+	if (kind >= 0) {
+		i += adv;
+	} else {
+		struct strv k;
+		vrc = member_key(r, &i, &k);
+		if (vrc)
+			return vrc;
+		kind = arg_key(k.s, k.n);
+	}
 	if (kind >= A_BYTES && !a->rare_init)
 		evargs_rare_init(a);
 	switch (kind) {
@@ -1361,6 +1579,52 @@ static inline HOT int event_key_word(const unsigned char *d, size_t i, size_t le
 	return -1;
 }
 
+/*
+ * The event keys with the blank writers put after the colon, `"ph": ` ...
+ * `"args": `, as little-endian words: a key at d[i] is looked up by its
+ * first two letters (a multiplicative hash onto 32 slots, no two of these
+ * keys sharing one) and matched with one 8-byte compare, (word | keep) ==
+ * match, where keep has the bits of the bytes after the key set (an empty
+ * slot, all zero, never matches: a key starts with '"'). Anything else
+ * goes through event_key_word and member_key.
+ */
+struct ekey {
+	uint64_t match, keep;
+	int kind;
+	unsigned adv;
+};
+
+#define EKEY_MUL 522037u
+
+static const struct ekey ekeys[32] = {
+	[0] = { 0xff203a2274616322ULL, 0xff00000000000000ULL, E_CAT, 7 },  /* `"cat": ` */
+	[1] = { 0x203a22656d616e22ULL, 0x0000000000000000ULL, E_NAME, 8 },  /* `"name": ` */
+	[3] = { 0xffff203a22646922ULL, 0xffff000000000000ULL, E_ID, 6 },  /* `"id": ` */
+	[7] = { 0xffff203a22687022ULL, 0xffff000000000000ULL, E_PH, 6 },  /* `"ph": ` */
+	[8] = { 0xff203a2264697022ULL, 0xff00000000000000ULL, E_PID, 7 },  /* `"pid": ` */
+	[9] = { 0xff203a2264697422ULL, 0xff00000000000000ULL, E_TID, 7 },  /* `"tid": ` */
+	[17] = { 0x203a227367726122ULL, 0x0000000000000000ULL, E_ARGS, 8 },  /* `"args": ` */
+	[18] = { 0xffff203a22737422ULL, 0xffff000000000000ULL, E_TS, 6 },  /* `"ts": ` */
+	[20] = { 0xff203a2272756422ULL, 0xff00000000000000ULL, E_DUR, 7 },  /* `"dur": ` */
+};
+
+/* The E_* kind of the `"key": ` at d[i] followed by a value byte, with
+ * *adv the bytes up to that value, or -1. */
+static inline HOT int ekey_word(const unsigned char *d, size_t i, size_t len, size_t *adv)
+{
+	const struct ekey *k;
+	uint64_t w;
+
+	if (len - i < 16)
+		return -1;
+	memcpy(&w, d + i, 8);
+	k = &ekeys[(uint32_t)(w >> 8 & 0xffff) * EKEY_MUL >> 27];
+	if ((w | k->keep) != k->match || d[i + k->adv] <= ' ')
+		return -1;
+	*adv = k->adv;
+	return k->kind;
+}
+
 /* Parse the event object at d[*ip] == '{' into e and a. */
 static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		       struct evargs *a)
@@ -1373,8 +1637,10 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	r->repaired = 0;
 	r->raw_strid = 0;
 	OBJ_LOOP_BEGIN(r, i)
-	int kind = event_key_word(d_, i, len_, &adv);
+	int kind = ekey_word(d_, i, len_, &adv);
 	if (kind >= 0) {
+		i += adv;   /* at the value */
+	} else if ((kind = event_key_word(d_, i, len_, &adv)) >= 0) {
 		i += adv;
 		if (i + 1 < len_ && d_[i] == ' ' && d_[i + 1] > ' ') {
 			i++;   /* `"key": value`, as writers put it */
@@ -1413,8 +1679,12 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		break;
 	case E_ID: vrc = value_int(r, &i, &e->flow_id); break;
 	case E_CAT: vrc = value_strid(r, &i, &e->cat_str); break;
-	case E_PID: vrc = value_id(r, &i, &e->pid); break;
-	case E_TID: vrc = value_id(r, &i, &e->tid); break;
+	case E_PID:
+		vrc = small_int(d_, i, len_, &e->pid, &i) ? P_OK : value_id(r, &i, &e->pid);
+		break;
+	case E_TID:
+		vrc = small_int(d_, i, len_, &e->tid, &i) ? P_OK : value_id(r, &i, &e->tid);
+		break;
 	case E_DUR:
 		vrc = value_ns(r, &i, &e->dur_ns);
 		a->bad_dur = vrc == P_OK && e->dur_ns == TS_NONE;
@@ -1750,7 +2020,7 @@ static void split_chunk(struct split *sp, struct split_slot *s)
 	trace_batch_clear(&s->b);
 	s->b.meta.legacy = sp->legacy;
 	w->catmap.n = 0;
-	memset(w->icache, 0, ICACHE_N * sizeof(*w->icache));
+	memset(w->sc, 0, sizeof(*w->sc));
 	memset(w->ncat, 0, sizeof(w->ncat));
 	s->ok = 0;
 	s->nstr = 0;
@@ -1871,7 +2141,7 @@ static void split_free(struct split *sp)
 		struct split_slot *s = &sp->slot[k];
 		ts_trace_release(&s->b);
 		free(s->copy);
-		free(s->w.icache);
+		free(s->w.sc);
 		ts_sb_release(&s->w.sb);
 		TS_VEC_RELEASE(s->w.catmap);
 	}
@@ -1913,10 +2183,10 @@ static void split_start(struct rd *r)
 		w->strict = r->strict;
 		w->err = &s->err;
 		ts_sb_init(&w->sb);
-		w->icache = calloc(ICACHE_N, sizeof(*w->icache));
+		w->sc = calloc(1, sizeof(*w->sc));
 		if (gz)
 			s->copy = malloc(sp->chunk + split_gz_tail(sp->chunk));
-		if (!w->icache || (gz && !s->copy)) {
+		if (!w->sc || (gz && !s->copy)) {
 			split_free(sp);
 			return;
 		}
@@ -2925,8 +3195,8 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	r->err = err;
 	r->strict = opts && opts->strict;
 	ts_sb_init(&r->sb);
-	r->icache = calloc(ICACHE_N, sizeof(*r->icache));
-	if (!r->icache) {
+	r->sc = calloc(1, sizeof(*r->sc));
+	if (!r->sc) {
 		trace_src_release(&r->src);
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
@@ -2951,7 +3221,7 @@ static int read_src(struct ts_trace *t, struct rd *r, const char *name,
 	t->meta.bytes = r->src.base + r->len;
 	t->meta.gzip = r->src.gzip;
 	ts_sb_release(&r->sb);
-	free(r->icache);
+	free(r->sc);
 	TS_VEC_RELEASE(r->catmap);
 	trace_src_release(&r->src);
 	return rc;

@@ -353,6 +353,105 @@ TEST(trace_number_shapes)
 	ts_trace_release(&t);
 }
 
+/*
+ * The reader's fast paths (writers' shapes: `"key": value`, small integers,
+ * short strings, args keys up to 31 bytes, flat integer arrays) and the
+ * shapes just outside them, which take the general scanners: each value
+ * expected is the literal in the text (a fraction in an integer field is
+ * truncated, as for any number). The same event is written once in the
+ * middle of the buffer and once as the last event, within 64 bytes of the
+ * end, where every fast path declines: both must read the same.
+ */
+#define FP_EVENT                                                                        \
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_31_bytes_long_name_xxxxxxx\", " \
+	"\"pid\": 0, \"tid\": 123456789, \"ts\": 10, \"dur\": 2, \"args\": {\"grid\": [4, 106, 1], " \
+	"\"block\": [128,1,1], \"a key of thirty-one bytes . . .\": 1, "                       \
+	"\"a key of thirty-two bytes . . ..\": \"s\", \"w\": [ 1 ], \"v\": [-1, 2], "     \
+	"\"u\": [1, [2]], \"z\": [], \"corr\\u0065lation\": 361552, \"External id\": 7.9, "   \
+	"\"stream\": 7, \"device\": 1e0}}"
+TEST(trace_fast_path_shapes)
+{
+	static const char text[] =
+		"{\"traceEvents\": [\n"
+		"  " FP_EVENT ",\n"
+		"  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"gemm_31_bytes_long_name_xxxxxxy\", "
+		"\"pid\": 12345678, \"tid\": \"stream 9\", \"ts\": 11, \"dur\": 1, \"args\": {}},\n"
+		"  {\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a 32-byte name, past the cache..\","
+		"\"pid\":  1102, \"tid\" : 5, \"ts\": 12, \"dur\": 1},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"q\\\"e\", \"pid\": 7.5, \"tid\": 1, "
+		"\"ts\": 13, \"dur\": 1, \"args\": {\"correlation\": 9}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"\", \"pid\": 1, \"tid\": 1, \"ts\": 14, "
+		"\"dur\": 1},\n"
+		"  " FP_EVENT "]}";
+	struct ts_trace t;
+	struct ts_err err;
+	const struct ts_intern *s = &t.strings;
+
+	REQUIRE(read_text(&t, text, sizeof(text) - 1, "fp.json", NULL, &err) == 0);
+	REQUIRE(t.ev.n == 6);
+	for (size_t k = 0; k < 6; k += 5) {
+		CHECK_STR(ts_intern_str(s, t.ev.name[k]), "gemm_31_bytes_long_name_xxxxxxx");
+		CHECK_I64(ts_ev_pid(&t.ev, k), 0);
+		CHECK_I64(ts_ev_tid(&t.ev, k), 123456789);
+		CHECK_I64(ts_ev_corr(&t.ev, k), 361552);
+		CHECK_I64(ts_ev_extid(&t.ev, k), 7);
+		CHECK_I64(ts_ev_stream(&t.ev, k), 7);
+		CHECK_I64(ts_ev_device(&t.ev, k), 1);
+		CHECK_I64(ts_ev_dur(&t.ev, k), 2000);
+	}
+	CHECK_I64(t.ev.name[0], t.ev.name[5]);
+	CHECK_STR(ts_intern_str(s, t.ev.name[1]), "gemm_31_bytes_long_name_xxxxxxy");
+	CHECK(t.ev.name[1] != t.ev.name[0]);
+	CHECK_I64(ts_ev_pid(&t.ev, 1), 12345678);
+	CHECK_I64(ts_ev_tid(&t.ev, 1), 9);
+	CHECK_STR(ts_intern_str(s, t.ev.name[2]), "a 32-byte name, past the cache..");
+	CHECK_I64(ts_ev_pid(&t.ev, 2), 1102);
+	CHECK_I64(ts_ev_tid(&t.ev, 2), 5);
+	CHECK_I64(ts_ev_ts(&t.ev, 2), 12000);
+	CHECK_STR(ts_intern_str(s, t.ev.name[3]), "q\"e");
+	CHECK_I64(ts_ev_pid(&t.ev, 3), 7);
+	CHECK_I64(ts_ev_corr(&t.ev, 3), 9);
+	CHECK_STR(ts_intern_str(s, t.ev.name[4]), "");
+	CHECK_I64(ts_ev_ts(&t.ev, 4), 14000);
+	CHECK_STR(ts_intern_str(s, ts_ev_cat_str(&t.ev, 1)), "cpu_op");
+	CHECK_STR(ts_intern_str(s, ts_ev_cat_str(&t.ev, 5)), "kernel");
+	CHECK_I64(t.meta.recovered, 0);
+	ts_trace_release(&t);
+}
+#undef FP_EVENT
+
+/* Shapes a fast path must not accept: a leading zero in an integer (JSON
+ * forbids it) in pid and in a skipped array (the error names the byte
+ * after the "0", as the general scanners do), and a category that is not
+ * a JSON value (the error names its first byte). */
+TEST(trace_fast_path_rejects)
+{
+	static const char *const texts[] = {
+		"{\"traceEvents\": [\n  {\"ph\": \"X\", \"pid\": 007, \"tid\": 1, \"ts\": 1, \"dur\": 1, "
+		"\"args\": {\"pad\": \"................................................\"}}]}",
+		"{\"traceEvents\": [\n  {\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, "
+		"\"args\": {\"grid\": [01, 2], \"pad\": \"....................................\"}}]}",
+		"{\"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": x\"cpu_op\", \"pid\": 1, \"tid\": 1, "
+		"\"ts\": 1, \"dur\": 1, \"args\": {\"pad\": \"..................................\"}}]}",
+	};
+	static const char *const at[] = { "007", "[01", "x\"cpu_op" };
+	static const char *const what[] = { "after object member", "after array element",
+					    "expected a JSON value" };
+	static const int past[] = { 1, 2, 0 };
+
+	for (size_t k = 0; k < 3; k++) {
+		struct ts_trace t;
+		struct ts_err err;
+		const char *z = strstr(texts[k], at[k]);
+
+		REQUIRE(z != NULL);
+		CHECK(read_text(&t, texts[k], strlen(texts[k]), "bad.json", NULL, &err) != 0);
+		CHECK_I64(err.offset, (int64_t)(z - texts[k]) + past[k]);
+		CHECK(strstr(err.msg, what[k]) != NULL);
+		ts_trace_release(&t);
+	}
+}
+
 /* A MUSA trace without version metadata: vendor from runtime names. */
 TEST(trace_vendor_from_names)
 {
