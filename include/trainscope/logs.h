@@ -199,7 +199,8 @@ struct ts_log_note {
 enum ts_ignored {
 	TS_IGN_NAN = 0,      /* NaN */
 	TS_IGN_INF,          /* +-Infinity */
-	TS_IGN_NEGATIVE,     /* below zero */
+	TS_IGN_NEGATIVE,     /* below zero, printed or between two stamps of a
+			      * clock that stepped back */
 	TS_IGN_TOO_LARGE,    /* beyond 9e12 ms (285 years; e.g. 1e300) */
 	TS_IGN_NO_ITER,      /* a record without a usable iteration, dropped: a
 			      * JSONL record in a file whose records have one (it
@@ -236,14 +237,17 @@ struct ts_steplog {
 	 * (billions: transformer block, most loaded shard), NAN when absent. */
 	double theo_weight_opt_mb, theo_activation_mb, theo_total_mb;
 	double theo_params_b, theo_params_shard_b;
-	/* Step times printed as zero (DeepSpeed's pipeline engine "iter time
-	 * (s): 0.000", Megatron's "elapsed time per iteration (ms): 0.0",
-	 * Bridge's "Step Time : 0.00s"; two DeepSpeed throughput lines with
-	 * one stamp): shorter than what the print resolves, not 0 ms steps,
-	 * so their records have no step time
+	/* Step times of zero, from any reader (DeepSpeed's pipeline engine
+	 * "iter time (s): 0.000", Megatron's "elapsed time per iteration
+	 * (ms): 0.0", Bridge's "Step Time : 0.00s", NeMo's "train_step_timing
+	 * in s: 0.00"; two DeepSpeed throughput or torchtitan lines with one
+	 * stamp; a JSONL 0): shorter than what the print resolves, or a
+	 * writer's bug, not 0 ms steps, so their records have no step time
 	 * (loss and health kept). Their count, and the first: its file, line,
 	 * iteration and the print's resolution in ms (half a unit of the last
-	 * digit printed; for stamps 1 ms over the steps between). */
+	 * digit printed; for stamps 1 ms over the steps between; 0 for a full
+	 * float, JSONL's). A negative step time is an ignored value
+	 * (TS_IGN_NEGATIVE) instead. */
 	uint64_t zero_steptimes;
 	int32_t zero_file;
 	int64_t zero_line, zero_iteration;

@@ -32,7 +32,7 @@
  * (that is a level of its own, the steps analysis judges it). A log that
  * prints no step numbers has its records numbered by their place
  * (TS_STEP_ORDINAL): each such file is warned ordinal-steps, with the
- * declared window read on those numbers. Records whose log prints their
+ * declared window read on those numbers. Records whose log gives their
  * step time as zero (logs.h: zero_steptimes) are warned, once for the run,
  * step-time-below-resolution. A file found in a directory that
  * cannot be classified, or a trace that cannot be scanned, is a warning,

@@ -574,8 +574,10 @@ struct rd {
 	int64_t ign_line;           /* first unusable value (line), 0 none */
 	int ign_kind;
 	int rec_ign;                /* unusable value of the record being read, -1 none */
-	double rec_zero_ms;         /* the record being read printed its step time as
-				     * zero: the print's resolution (ms), 0 none */
+	double rec_res_ms;          /* the resolution (ms) of the step time of the
+				     * record being read, as its reader got it: half
+				     * a unit of the last printed digit, a stamp's
+				     * over the steps between; 0 a full float (JSONL) */
 };
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -628,27 +630,31 @@ static double print_res(const char *v, size_t n)
 }
 
 /* Step time from a printed value ms (ms, printed as v[0..vn) in units of
- * unit_ms): a value printed as zero is shorter than the print resolves,
- * not a 0 ms step, so the record gets none (TS_NO_INT) and is counted
- * (logs.h: zero_steptimes) when it is kept. */
+ * unit_ms), noting the print's resolution for step_time_rule(). */
 static int64_t step_printed(struct rd *r, double ms, const char *v, size_t vn, double unit_ms)
 {
-	if (ms == 0) {
-		r->rec_zero_ms = print_res(v, vn) * unit_ms;
-		return TS_NO_INT;
-	}
+	r->rec_res_ms = print_res(v, vn) * unit_ms;
 	return step_ms(r, ms);
 }
 
 /* The step time of the Bridge "Step Time" line held, as step_printed()
- * reads a printed one ("0.00s": under 5 ms, not 0). */
+ * reads a printed one. */
 static int64_t steptime_ns(struct rd *r)
 {
-	if (r->steptime_s == 0) {
-		r->rec_zero_ms = r->steptime_res_ms;
-		return TS_NO_INT;
-	}
+	r->rec_res_ms = r->steptime_res_ms;
 	return step_ms(r, r->steptime_s * 1e3);
+}
+
+/* Step time of a record stamped t after the stamp t0 of the record at
+ * step0 (stamps to the millisecond): the interval over the steps between,
+ * negative when the clock stepped back (step_time_rule()). TS_NO_INT
+ * without both stamps or steps between. */
+static int64_t step_stamped(struct rd *r, int64_t t, int64_t t0, int64_t iteration, int64_t step0)
+{
+	if (t == TS_NO_INT || t0 == TS_NO_INT || step0 == TS_NO_INT || iteration <= step0)
+		return TS_NO_INT;
+	r->rec_res_ms = 1.0 / (double)(iteration - step0);
+	return (t - t0) / (iteration - step0);
 }
 
 static int note(struct rd *r, int kind, int64_t line, uint64_t off, const char *fmt, ...)
@@ -702,7 +708,7 @@ static void step_blank(struct ts_step *s, struct rd *r, int64_t line)
 	s->file = r->file;
 	s->line = line;
 	r->rec_ign = -1;
-	r->rec_zero_ms = 0;
+	r->rec_res_ms = 0;
 }
 
 static void see_format(struct rd *r, int format)
@@ -712,21 +718,39 @@ static void see_format(struct rd *r, int format)
 	r->log->formats |= 1u << format;
 }
 
+/* The one rule for a step time as a reader got it, applied to every
+ * record kept: zero (a value printed as zero, an interval of zero between
+ * two stamps, a JSONL zero) is below what the record resolves, or a
+ * writer's bug, not a 0 ms step; negative (a negative print, a clock that
+ * stepped back between two stamps) is no step time either. Both leave the
+ * record untimed (TS_NO_INT, loss and health kept); zeros are counted
+ * (logs.h: zero_steptimes), negatives are ignored values of kind
+ * TS_IGN_NEGATIVE. */
+static void step_time_rule(struct rd *r, struct ts_step *s)
+{
+	if (s->step_ns == TS_NO_INT || s->step_ns > 0)
+		return;
+	if (s->step_ns < 0) {
+		ignore_in_record(r, TS_IGN_NEGATIVE);
+	} else if (!r->log->zero_steptimes++) {
+		r->log->zero_file = r->file;
+		r->log->zero_line = s->line;
+		r->log->zero_iteration = s->iteration;
+		r->log->zero_res_ms = r->rec_res_ms;
+	}
+	s->step_ns = TS_NO_INT;
+}
+
 static int push_step(struct rd *r, struct ts_step *s, int format)
 {
 	if (format != TS_LOG_DEEPSPEED && !r->non_ds)
 		r->non_ds = format;
 	if (!r->file_format)
 		r->file_format = format;
+	step_time_rule(r, s);
 	ignore_value(r, r->rec_ign, s->line);
 	r->rec_ign = -1;
-	if (r->rec_zero_ms > 0 && s->step_ns == TS_NO_INT && !r->log->zero_steptimes++) {
-		r->log->zero_file = r->file;
-		r->log->zero_line = s->line;
-		r->log->zero_iteration = s->iteration;
-		r->log->zero_res_ms = r->rec_zero_ms;
-	}
-	r->rec_zero_ms = 0;
+	r->rec_res_ms = 0;
 	s->flags |= r->markers;
 	r->markers = 0;
 	/* its rank is the local rank of the replica's prefix (globalized
@@ -1019,7 +1043,7 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 			break;
 		case F_N_STEP_S:
 			if (!pnum(v0, vn, &v))
-				st.step_ns = step_ms(r, v * 1e3);
+				st.step_ns = step_printed(r, v * 1e3, v0, vn, 1e3);
 			else
 				ignore_in_record(r, TS_IGN_NOT_A_NUMBER);
 			break;
@@ -1142,7 +1166,8 @@ static int parse_iter(struct rd *r, const char *s, size_t n, int nl, int64_t lin
 	if (r->have_steptime) {
 		if (isnan(st.tflops))
 			st.tflops = r->steptime_tflops;
-		if (st.step_ns == TS_NO_INT)
+		/* a zero iteration line's too: Bridge's may resolve it */
+		if (st.step_ns == TS_NO_INT || st.step_ns == 0)
 			st.step_ns = steptime_ns(r);
 		r->have_steptime = 0;
 		see_format(r, TS_LOG_BRIDGE);
@@ -1703,9 +1728,7 @@ static int parse_titan(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		r->titan_mfu = 1;
 	if (has_tps)
 		st.tokens_per_s_gpu = tps;
-	if (t != TS_NO_INT && clk->t0 != TS_NO_INT && clk->step0 != TS_NO_INT &&
-	    st.iteration > clk->step0 && t >= clk->t0)
-		st.step_ns = (t - clk->t0) / (st.iteration - clk->step0);
+	st.step_ns = step_stamped(r, t, clk->t0, st.iteration, clk->step0);
 	if (r->titan_gbs != TS_NO_INT) {
 		st.global_batch = r->titan_gbs;
 		if (r->titan_seq != TS_NO_INT)
@@ -1997,12 +2020,7 @@ static int parse_deepspeed(struct rd *r, const char *s, size_t n, int64_t line)
 		skip_prefix(&q, &qn);
 		t = qn && q[0] == '[' ? py_stamp(q + 1, qn - 1) : py_stamp(q, qn);
 	}
-	/* the logger stamps milliseconds: one stamp for both lines is an
-	 * interval shorter than that, not 0 ms steps */
-	if (t != TS_NO_INT && r->ds_t0 != TS_NO_INT && st.iteration > r->ds_step0 && t > r->ds_t0)
-		st.step_ns = (t - r->ds_t0) / (st.iteration - r->ds_step0);
-	else if (t != TS_NO_INT && t == r->ds_t0 && st.iteration > r->ds_step0)
-		r->rec_zero_ms = 1.0 / (double)(st.iteration - r->ds_step0);
+	st.step_ns = step_stamped(r, t, r->ds_t0, st.iteration, r->ds_step0);
 	if (!ds_field(p + 2, e, "MaxMemAllocated", &x) && x >= 0)
 		st.mem_max_alloc_bytes = x * 1073741824.0;
 	if (!ds_field(p + 2, e, "MemAllocated", &x) && x >= 0)
@@ -2303,7 +2321,7 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 		st.iteration = ++r->ordinal;
 		st.flags |= TS_STEP_ORDINAL;
 	}
-	if (st.step_ns != TS_NO_INT && isfinite(logged))
+	if (st.step_ns > 0 && isfinite(logged)) /* none for a zero (push_step) */
 		st.overhead_ns = logged * 1e6 - (double)st.step_ns;
 	/* a start whose step ends past int64 ns is no start (users add them) */
 	if (st.t_start_ns != TS_NO_INT && st.step_ns != TS_NO_INT &&
@@ -3243,8 +3261,8 @@ static int parse_bar(struct rd *r, const char *s, size_t n, int64_t line)
 		if (!isfinite(x))
 			st.flags |= TS_STEP_LOSS_NONFINITE;
 	}
-	if (bar_num(in, in_n, "train_step_timing in s", 0, &x))
-		st.step_ns = step_ms(r, x * 1e3);
+	if (bar_item(in, in_n, "train_step_timing in s", &v, &vn) && !pnum(v, vn, &x))
+		st.step_ns = step_printed(r, x * 1e3, v, vn, 1e3);
 	if (bar_num(in, in_n, "lr", 0, &x))
 		st.lr = x;
 	if (bar_num(in, in_n, "grad_norm", 0, &x)) {

@@ -881,12 +881,13 @@ static int ignored_warning(struct ts_runmodel *rm)
 }
 
 /* One step-time-below-resolution warning for step times printed as
- * zero (logs.h: zero_steptimes). */
+ * zero (logs.h: zero_steptimes); the first one's resolution says why it
+ * is none: a print's or two stamps', or none for a full float (JSONL). */
 static int zero_warning(struct ts_runmodel *rm)
 {
 	const struct ts_steplog *log = &rm->log;
 	const char *file;
-	char it[48] = "";
+	char it[48] = "", why[160];
 
 	if (!log->zero_steptimes)
 		return 0;
@@ -894,13 +895,19 @@ static int zero_warning(struct ts_runmodel *rm)
 	       rm->step_files.v[log->zero_file] : NULL;
 	if (log->zero_iteration != TS_NO_INT)
 		snprintf(it, sizeof(it), ", iteration %lld", (long long)log->zero_iteration);
+	if (log->zero_res_ms > 0)
+		snprintf(why, sizeof(why), "shorter than the print resolves (%.3g ms), not a 0 ms "
+			 "step", log->zero_res_ms);
+	else
+		snprintf(why, sizeof(why), "written as a full float, so a genuine zero or a bug "
+			 "in the writer, not a 0 ms step");
 	return ts_warnings_add(&rm->warnings, "step-time-below-resolution", file, -1,
 			       log->zero_iteration, "%s: %llu record(s) print a step time of "
-			       "zero, the first at line %lld%s: shorter than the print resolves "
-			       "(%.3g ms), not a 0 ms step; their step time is unknown and left "
-			       "out of the step-time statistics (their loss and health are kept).",
-			       file ? file : "input", (unsigned long long)log->zero_steptimes,
-			       (long long)log->zero_line, it, log->zero_res_ms);
+			       "zero, the first at line %lld%s: %s; their step time is unknown and "
+			       "left out of the step-time statistics (their loss and health are "
+			       "kept).", file ? file : "input",
+			       (unsigned long long)log->zero_steptimes, (long long)log->zero_line,
+			       it, why);
 }
 
 static int note_warnings(struct ts_runmodel *rm)

@@ -217,6 +217,65 @@ TEST(logs_step_time_printed_zero_is_unknown)
 	ts_steplog_release(&log);
 }
 
+/* The one rule (push_step): a step time of zero from any reader is none
+ * and counted with its resolution (NeMo 2 "%.2f" s: 5 ms; a JSONL full
+ * float: 0; two torchtitan ms stamps alike over 1 step: 1 ms); a negative
+ * one, printed or a clock stepping back between two stamps, is none and
+ * an ignored value of kind negative. */
+TEST(logs_step_time_zero_or_negative_one_rule)
+{
+	static const char nemo2[] =
+		"Training epoch 0, iteration 0/9 | lr: 1e-05 | global_batch_size: 8 | global_step: 1 | "
+		"reduced_train_loss: 2.3 | train_step_timing in s: 0.00 | consumed_samples: 8\n";
+	static const char jsonl[] =
+		"{\"iteration\": 1, \"loss\": 2.3, \"step_ms\": 812}\n"
+		"{\"iteration\": 2, \"loss\": 2.2, \"step_ms\": 0}\n"
+		"{\"iteration\": 3, \"loss\": 2.1, \"step_ms\": -0.0}\n";
+	/* steps 1..3 at 0.8 s, 0.8 s (stamp alike: 0 ms), then 1 s earlier */
+	static const char titan[] =
+		"[titan] 2025-03-10 20:05:00,000 - root - INFO - step:  1  loss:  8.9900  "
+		"memory: 42.22GiB(44.44%)  tps: 6,826  mfu: 39.97%\n"
+		"[titan] 2025-03-10 20:05:00,800 - root - INFO - step:  2  loss:  8.9800  "
+		"memory: 42.22GiB(44.44%)  tps: 6,826  mfu: 39.97%\n"
+		"[titan] 2025-03-10 20:05:00,800 - root - INFO - step:  3  loss:  8.9700  "
+		"memory: 42.22GiB(44.44%)  tps: 6,826  mfu: 39.97%\n"
+		"[titan] 2025-03-10 20:04:59,800 - root - INFO - step:  4  loss:  8.9600  "
+		"memory: 42.22GiB(44.44%)  tps: 6,826  mfu: 39.97%\n";
+	struct ts_steplog log;
+	struct ts_err err;
+
+	REQUIRE(read_text(&log, nemo2, &err) == 0);
+	REQUIRE(log.steps.n == 1);
+	CHECK_I64(log.steps.v[0].step_ns, TS_NO_INT);
+	CHECK_REL(log.steps.v[0].loss, 2.3, 1e-12);
+	CHECK_I64((int64_t)log.zero_steptimes, 1);
+	CHECK_NEAR(log.zero_res_ms, 5.0, 1e-12);
+	ts_steplog_release(&log);
+
+	REQUIRE(read_text(&log, jsonl, &err) == 0);
+	REQUIRE(log.steps.n == 3);
+	CHECK_I64(log.steps.v[0].step_ns, 812000000LL);
+	CHECK_I64(log.steps.v[1].step_ns, TS_NO_INT);
+	CHECK_I64(log.steps.v[2].step_ns, TS_NO_INT);
+	CHECK(isnan(log.steps.v[1].overhead_ns));
+	CHECK_I64((int64_t)log.zero_steptimes, 2);
+	CHECK_I64(log.zero_iteration, 2);
+	CHECK_NEAR(log.zero_res_ms, 0.0, 0.0);
+	ts_steplog_release(&log);
+
+	REQUIRE(read_text(&log, titan, &err) == 0);
+	REQUIRE(log.steps.n == 4);
+	CHECK_I64(log.steps.v[0].step_ns, TS_NO_INT);
+	CHECK_I64(log.steps.v[1].step_ns, 800000000LL);
+	CHECK_I64(log.steps.v[2].step_ns, TS_NO_INT);
+	CHECK_I64(log.steps.v[3].step_ns, TS_NO_INT);
+	CHECK_I64((int64_t)log.zero_steptimes, 1);
+	CHECK_I64(log.zero_iteration, 3);
+	CHECK_NEAR(log.zero_res_ms, 1.0, 1e-12);
+	CHECK_I64((int64_t)log.ignored[TS_IGN_NEGATIVE], 1);
+	ts_steplog_release(&log);
+}
+
 TEST(logs_nemo2_lightning_line)
 {
 	/* " 0: Training epoch 0, iteration 8/29 | lr: 5.389e-06 | global_batch_size:
