@@ -1702,7 +1702,8 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	struct side xa, xb;
 	struct ts_intern names;
 	size_t paired = 0, *kof = NULL;
-	int ok = !side_init(&xa, a, sa) & !side_init(&xb, b, sb);
+	int ea = side_init(&xa, a, sa), eb = side_init(&xb, b, sb);
+	int ok = !ea && !eb;   /* both set up, so both are freed below */
 
 	/* a host is compared with the same host of the other side (hosts of
 	 * another SKU, power limit or cooling differ with no change); with
