@@ -1219,6 +1219,11 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int i64_below(const void *elem, const void *key)
+{
+	return *(const int64_t *)elem < *(const int64_t *)key;
+}
+
 /*
  * Flag the step records of profiled iterations, and of the one after each
  * captured range (the trace export runs at its start), as TS_STEP_PROFILED.
@@ -1231,16 +1236,10 @@ static void mark_profiled(struct ts_steplog *log, int64_t *it, size_t n)
 	ts_sort(it, n, sizeof(*it), cmp_i64);
 	for (size_t q = 0; q < log->steps.n; q++) {
 		struct ts_step *s = &log->steps.v[q];
-		size_t lo = 0, hi = n;
-
+		int64_t before = s->iteration - 1;
 		/* first captured iteration >= s->iteration - 1 */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (it[mid] < s->iteration - 1)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = ts_lower_bound(it, n, sizeof(*it), &before, i64_below);
+
 		for (size_t k = lo; k < n && it[k] <= s->iteration; k++) {
 			int follows_range_end = it[k] == s->iteration - 1 &&
 						(k + 1 >= n || it[k + 1] > s->iteration);
@@ -1320,6 +1319,11 @@ struct it_ix {
 	size_t ix;
 };
 
+static int it_ix_below(const void *elem, const void *it)
+{
+	return ((const struct it_ix *)elem)->iteration < *(const int64_t *)it;
+}
+
 static int cmp_it_ix(const void *a, const void *b)
 {
 	const struct it_ix *x = a, *y = b;
@@ -1341,15 +1345,8 @@ static int nan_evidence(const struct ts_step *s)
 static size_t mark_iteration(struct ts_steplog *log, const struct it_ix *ix, size_t n,
 			     const struct ts_step *s, int *any)
 {
-	size_t lo = 0, hi = n, fresh = 0;
+	size_t lo = ts_lower_bound(ix, n, sizeof(*ix), &s->iteration, it_ix_below), fresh = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix[mid].iteration < s->iteration)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*any = lo < n && ix[lo].iteration == s->iteration;
 	for (; lo < n && ix[lo].iteration == s->iteration; lo++) {
 		struct ts_step *t = &log->steps.v[ix[lo].ix];
