@@ -21,12 +21,8 @@
 # and the log without the Trainer's bar stays record ordinals 1..30 (fewer
 # than validate's 50 steps).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # codes of a JSON document's warnings, one per line, as CODE|FILE|MESSAGE
 codes() {
@@ -137,5 +133,4 @@ for f in desc nobar; do
 		bad "validate $f: steps_logged $got"
 done
 
-[ $fail = 0 ] && echo "steps-hf-prefix: ok"
-exit $fail
+finish

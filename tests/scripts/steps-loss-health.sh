@@ -12,12 +12,8 @@
 #   step time with CV about 30 %, reports period 5, phase 0, 10 of 10 slots,
 #   150 ms each and 1500 ms / (sum of step times 2..50) of wall time.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 python3 - "$tmp" <<'PY'
 import random, sys
 d = sys.argv[1]

@@ -25,12 +25,8 @@
 #   the description, or in the next epoch's bar); a line cut inside the description, or a
 #   validation bar cut after the records, is no cut record.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # codes of a JSON document's warnings, one per line, as CODE|FILE|MESSAGE
 codes() {
@@ -186,5 +182,4 @@ done
 "$TS" steps --csv "$tmp/cut-digit.log" | tail -n 1 | grep -q "^19,.*,2000" ||
 	bad "steps --csv cut-digit: the last record is not iteration 19 at 2000 ms"
 
-[ $fail = 0 ] && echo "steps-ordinal-cut: ok"
-exit $fail
+finish
