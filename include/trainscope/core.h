@@ -147,6 +147,18 @@ static inline size_t ts_lower_bound(const void *base, size_t n, size_t size, con
 	return lo;
 }
 
+/* ts_lower_bound's before over an int64_t array: the lower bound (elem <
+ * key) and the upper bound (elem <= key). */
+static inline int ts_i64_below(const void *elem, const void *key)
+{
+	return *(const int64_t *)elem < *(const int64_t *)key;
+}
+
+static inline int ts_i64_not_above(const void *elem, const void *key)
+{
+	return *(const int64_t *)elem <= *(const int64_t *)key;
+}
+
 /* ---------------------------------------------------------- string builder */
 
 /*

@@ -173,11 +173,6 @@ out:
 	return rc;
 }
 
-static int i64_not_above(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem <= *(const int64_t *)key;
-}
-
 /* HTA's _get_profiler_step(ts): -1 outside every step. */
 static int64_t steps_at(const struct steps *st, int64_t ts)
 {
@@ -186,7 +181,7 @@ static int64_t steps_at(const struct steps *st, int64_t ts)
 	if (st->nb < 2 || ts < st->bound[0] || ts >= st->bound[st->nb - 1])
 		return -1;
 	/* bound[lo] <= ts < bound[lo + 1] */
-	lo = ts_lower_bound(st->bound, st->nb, sizeof(*st->bound), &ts, i64_not_above) - 1;
+	lo = ts_lower_bound(st->bound, st->nb, sizeof(*st->bound), &ts, ts_i64_not_above) - 1;
 	return st->win[lo] == NO_ITER ? -1 : st->win[lo];
 }
 

@@ -1642,16 +1642,11 @@ static int64_t sref_lag(const struct sref *v, const struct srun *runs, size_t n,
 	return n >= 2 ? top - second : INT64_MIN;
 }
 
-static int i64_not_above(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem <= *(const int64_t *)key;
-}
-
 /* The index of rank in the sorted unique vector ranks, which holds it:
  * the last entry not above it (0 when there is none). */
 static size_t rank_index(const struct hang_i64v *ranks, int64_t rank)
 {
-	size_t above = ts_lower_bound(ranks->v, ranks->n, sizeof(*ranks->v), &rank, i64_not_above);
+	size_t above = ts_lower_bound(ranks->v, ranks->n, sizeof(*ranks->v), &rank, ts_i64_not_above);
 
 	return above ? above - 1 : 0;
 }

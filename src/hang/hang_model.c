@@ -219,15 +219,10 @@ int hang_pg_log(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid
 	return hang_pg(s, id, guid, guid_n, desc, desc_n, NULL);
 }
 
-static int i64_below(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem < *(const int64_t *)key;
-}
-
 int hang_set_has(const void *vec, int64_t v)
 {
 	const struct hang_i64v *x = vec;
-	size_t lo = ts_lower_bound(x->v, x->n, sizeof(*x->v), &v, i64_below);
+	size_t lo = ts_lower_bound(x->v, x->n, sizeof(*x->v), &v, ts_i64_below);
 
 	return lo < x->n && x->v[lo] == v;
 }
@@ -235,7 +230,7 @@ int hang_set_has(const void *vec, int64_t v)
 int hang_set_add(void *vec, int64_t v)
 {
 	struct hang_i64v *x = vec;
-	size_t lo = ts_lower_bound(x->v, x->n, sizeof(*x->v), &v, i64_below);
+	size_t lo = ts_lower_bound(x->v, x->n, sizeof(*x->v), &v, ts_i64_below);
 
 	if (lo < x->n && x->v[lo] == v)
 		return 0;

@@ -731,15 +731,10 @@ static int cmp_i64(const void *x, const void *y)
 	return p < q ? -1 : p > q;
 }
 
-static int i64_below(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem < *(const int64_t *)key;
-}
-
 /* number of v[0..n) < x (v sorted) */
 static size_t count_lt(const int64_t *v, size_t n, int64_t x)
 {
-	return ts_lower_bound(v, n, sizeof(*v), &x, i64_below);
+	return ts_lower_bound(v, n, sizeof(*v), &x, ts_i64_below);
 }
 
 #define NAME_LAUNCH_STAT 1

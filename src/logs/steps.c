@@ -922,17 +922,12 @@ int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t 
 		o->reason == TS_OUT_OVERHEAD);
 }
 
-static int iter_below(const void *elem, const void *it)
-{
-	return *(const int64_t *)elem < *(const int64_t *)it;
-}
-
 /* Whether iteration it of the analysed series is an artefact (a NaN-loss,
  * skipped, profiled, checkpoint or evaluation step): no step of a window's
  * statistics, so none of its stalls. rep->iter is ascending. */
 static int artefact_at(const struct ts_steps_report *rep, int64_t it)
 {
-	size_t l = ts_lower_bound(rep->iter, rep->n, sizeof(*rep->iter), &it, iter_below);
+	size_t l = ts_lower_bound(rep->iter, rep->n, sizeof(*rep->iter), &it, ts_i64_below);
 
 	return l < rep->n && rep->iter[l] == it && rep->artefact[l];
 }
@@ -984,7 +979,7 @@ int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 
 	if (!rep->win_n)
 		return 0;
-	l = ts_lower_bound(rep->iter, rep->n, sizeof(*rep->iter), &it, iter_below);
+	l = ts_lower_bound(rep->iter, rep->n, sizeof(*rep->iter), &it, ts_i64_below);
 	return l < rep->n && rep->iter[l] == it && !rep->artefact[l] &&
 	       ts_record_in_window(ts_steps_record_from(rep, l), it, rep->win_first, rep->win_last);
 }

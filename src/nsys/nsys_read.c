@@ -201,11 +201,6 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int i64_below(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem < *(const int64_t *)key;
-}
-
 /* Local intern id of a StringIds id, TS_NO_ID when unknown. */
 uint32_t ns_sid(const struct ts_nsys *x, int64_t id)
 {
@@ -214,7 +209,7 @@ uint32_t ns_sid(const struct ts_nsys *x, int64_t id)
 	if (x->sdense)
 		return id >= 0 && (uint64_t)id < x->ndense ? x->sdense[id] : TS_NO_ID;
 
-	lo = ts_lower_bound(x->sid, x->nsid, sizeof(*x->sid), &id, i64_below);
+	lo = ts_lower_bound(x->sid, x->nsid, sizeof(*x->sid), &id, ts_i64_below);
 	return lo < x->nsid && x->sid[lo] == id ? x->sloc[lo] : TS_NO_ID;
 }
 
@@ -802,7 +797,7 @@ static int load_joins(struct ts_nsys *x, struct ts_err *err)
 		if (has_pc(rt.v, rt.n, k)) {
 			x->joins.joined++;
 		} else {
-			size_t lo = ts_lower_bound(corr, rt.n, sizeof(*corr), &k.corr, i64_below);
+			size_t lo = ts_lower_bound(corr, rt.n, sizeof(*corr), &k.corr, ts_i64_below);
 			x->joins.unjoined++;
 			if (lo < rt.n && corr[lo] == k.corr)
 				x->joins.cross_process++;

@@ -154,15 +154,10 @@ static int windows_overlap(const struct ts_rank_prof *a, const struct ts_rank_pr
 	return a->t0_ns < be && b->t0_ns < ae;
 }
 
-static int i64_not_above(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem <= *(const int64_t *)key;
-}
-
 /* Index of the first element > v in sorted v[0..n). */
 static size_t upper(const int64_t *a, size_t n, int64_t v)
 {
-	return ts_lower_bound(a, n, sizeof(*a), &v, i64_not_above);
+	return ts_lower_bound(a, n, sizeof(*a), &v, ts_i64_not_above);
 }
 
 /* k-th smallest (0-based) of the multiset all \ own (own ⊆ all, both

@@ -1219,11 +1219,6 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int i64_below(const void *elem, const void *key)
-{
-	return *(const int64_t *)elem < *(const int64_t *)key;
-}
-
 /*
  * Flag the step records of profiled iterations, and of the one after each
  * captured range (the trace export runs at its start), as TS_STEP_PROFILED.
@@ -1238,7 +1233,7 @@ static void mark_profiled(struct ts_steplog *log, int64_t *it, size_t n)
 		struct ts_step *s = &log->steps.v[q];
 		int64_t before = s->iteration - 1;
 		/* first captured iteration >= s->iteration - 1 */
-		size_t lo = ts_lower_bound(it, n, sizeof(*it), &before, i64_below);
+		size_t lo = ts_lower_bound(it, n, sizeof(*it), &before, ts_i64_below);
 
 		for (size_t k = lo; k < n && it[k] <= s->iteration; k++) {
 			int follows_range_end = it[k] == s->iteration - 1 &&

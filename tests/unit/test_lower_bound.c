@@ -136,3 +136,19 @@ TEST(lower_bound_struct_field)
 	key = 10;
 	CHECK_I64(ts_lower_bound(v, 4, sizeof(*v), &key, rec_pg_below), 4);
 }
+
+TEST(lower_bound_i64_predicates)
+{
+	/* index:             0  1  2  3  4 */
+	const int64_t v[] = { 1, 3, 3, 3, 6 };
+	int64_t key = 3;
+
+	CHECK_I64(ts_lower_bound(v, 5, sizeof(*v), &key, ts_i64_below), 1);     /* first 3 */
+	CHECK_I64(ts_lower_bound(v, 5, sizeof(*v), &key, ts_i64_not_above), 4); /* the 6 */
+	key = 0;
+	CHECK_I64(ts_lower_bound(v, 5, sizeof(*v), &key, ts_i64_below), 0);
+	CHECK_I64(ts_lower_bound(v, 5, sizeof(*v), &key, ts_i64_not_above), 0);
+	key = 7;
+	CHECK_I64(ts_lower_bound(v, 5, sizeof(*v), &key, ts_i64_below), 5);
+	CHECK_I64(ts_lower_bound(v, 5, sizeof(*v), &key, ts_i64_not_above), 5);
+}
