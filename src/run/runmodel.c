@@ -778,16 +778,9 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 const char *ts_runmodel_step_window(const struct ts_runmodel *rm, int64_t it)
 {
 	const struct ts_steps_report *r = &rm->steps;
-	size_t l = 0, h = r->n;
+	size_t l = ts_lower_bound(r->iter, r->n, sizeof(*r->iter), &it, ts_i64_below);
 	const char *why;
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (r->iter[m] < it)
-			l = m + 1;
-		else
-			h = m;
-	}
 	if (l == r->n || r->iter[l] != it || !isfinite(r->step_ms[l]))
 		return "untimed";
 	if (rm->window.first == TS_NO_INT)
