@@ -42,9 +42,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 # megatron K N NAN_AT NAN_K SKIP_AT SKIP_K GRAD_NAN: a Megatron log of
 # iterations 1, K, 2K, ..., N at 200 ms (+-1 %), loss 2 + 8 exp(-i/100);

@@ -24,19 +24,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 
-# codes of a JSON document's warnings, one per line, as CODE|FILE|MESSAGE
-codes() {
-	python3 -c '
-import json, signal, sys
-signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q may stop reading
-for w in json.load(open(sys.argv[1]))["warnings"]:
-    print("%s|%s|%s" % (w["code"], w["file"], w["message"]))
-' "$1"
-}
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
-
 N=300 EVERY=10
 bar() { # the Trainer's bar at step i
 	local i=$1 el=$(($1 * 6 / 5)) left=$(((N - $1) * 6 / 5))

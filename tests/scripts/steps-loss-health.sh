@@ -46,9 +46,6 @@ with open(f"{d}/stall.jsonl", "w") as f:
 with open(f"{d}/stall.want", "w") as f:
     f.write("%.2f\n" % (1500 / wall * 100))
 PY
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 for case in "gradnan non-finite grad-norm-nonfinite" "dropped missing loss-dropped"; do
 	set -- $case
 	"$TS" steps --json "$tmp/$1.log" >"$tmp/$1.json" || bad "steps $1: exit $?"

@@ -28,19 +28,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 
-# codes of a JSON document's warnings, one per line, as CODE|FILE|MESSAGE
-codes() {
-	python3 -c '
-import json, signal, sys
-signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q may stop reading
-for w in json.load(open(sys.argv[1]))["warnings"]:
-    print("%s|%s|%s" % (w["code"], w["file"], w["message"]))
-' "$1"
-}
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
-
 # --- HF Trainer dicts: without the bar, with it, JSONL with and without a step
 hf_dict() { # k: the k-th dict (loss NaN from the 14th)
 	if [ "$1" -ge 14 ]; then loss=nan; else loss=$(printf '%d.5' $((20 - $1))); fi
