@@ -119,6 +119,46 @@ int ts_grow(void **ptr, size_t *cap, size_t need, size_t elem);
 void ts_sort(void *base, size_t n, size_t size,
 	     int (*cmp)(const void *, const void *));
 
+/*
+ * The one binary search over a sorted array: the index of the first of the
+ * n elements (size bytes each, at base) for which before(elem, key) is
+ * false, n when it is true of all. The array must be partitioned by
+ * before: true for a prefix, false for the rest. With before "elem's key <
+ * key" that is the lower bound (the first element not below key); with
+ * "elem's key <= key", the upper bound (the first above it). base may be
+ * NULL when n is 0. before is called at most ceil(log2(n + 1)) times and
+ * is never given an element outside [0, n).
+ *
+ * Inline so that each caller's comparison is inlined with it (the trace
+ * model's side tables and profile's launch lookups are per-event paths).
+ */
+static inline size_t ts_lower_bound(const void *base, size_t n, size_t size, const void *key,
+				    int (*before)(const void *elem, const void *key))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (before((const char *)base + mid * size, key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ts_lower_bound's before over an int64_t array: the lower bound (elem <
+ * key) and the upper bound (elem <= key). */
+static inline int ts_i64_below(const void *elem, const void *key)
+{
+	return *(const int64_t *)elem < *(const int64_t *)key;
+}
+
+static inline int ts_i64_not_above(const void *elem, const void *key)
+{
+	return *(const int64_t *)elem <= *(const int64_t *)key;
+}
+
 /* ---------------------------------------------------------- string builder */
 
 /*

@@ -125,18 +125,17 @@ static int cmp_ord(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+static int ord_starts_by(const void *elem, const void *ts)
+{
+	return ((const struct ord *)elem)->start <= *(const int64_t *)ts;
+}
+
 /* Pair whose step holds ts, or npairs. */
 static size_t pair_of(const struct side *s, size_t npairs, int64_t ts)
 {
-	size_t lo = 0, hi = npairs;
+	/* the first ordered pair with start > ts */
+	size_t lo = ts_lower_bound(s->order, npairs, sizeof(*s->order), &ts, ord_starts_by);
 
-	while (lo < hi) { /* first ordered pair with start > ts */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->order[mid].start <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return npairs;
 	lo = s->order[lo - 1].k;

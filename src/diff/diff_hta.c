@@ -176,17 +176,12 @@ out:
 /* HTA's _get_profiler_step(ts): -1 outside every step. */
 static int64_t steps_at(const struct steps *st, int64_t ts)
 {
-	size_t lo = 0, hi = st->nb;
+	size_t lo;
 
 	if (st->nb < 2 || ts < st->bound[0] || ts >= st->bound[st->nb - 1])
 		return -1;
-	while (hi - lo > 1) { /* bound[lo] <= ts < bound[hi] */
-		size_t mid = lo + (hi - lo) / 2;
-		if (st->bound[mid] <= ts)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	/* bound[lo] <= ts < bound[lo + 1] */
+	lo = ts_lower_bound(st->bound, st->nb, sizeof(*st->bound), &ts, ts_i64_not_above) - 1;
 	return st->win[lo] == NO_ITER ? -1 : st->win[lo];
 }
 

@@ -206,17 +206,15 @@ static int cmp_evb(const void *x, const void *y)
 	return (a->ev > b->ev) - (a->ev < b->ev);
 }
 
+static int evb_below(const void *elem, const void *ev)
+{
+	return ((const struct evb *)elem)->ev < *(const uint32_t *)ev;
+}
+
 static int64_t bytes_of(const struct evb *v, size_t n, uint32_t ev)
 {
-	size_t l = 0, h = n;
+	size_t l = ts_lower_bound(v, n, sizeof(*v), &ev, evb_below);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (v[m].ev < ev)
-			l = m + 1;
-		else
-			h = m;
-	}
 	return l < n && v[l].ev == ev ? v[l].bytes : -1;
 }
 

@@ -228,18 +228,16 @@ struct side_series {
 	size_t n;
 };
 
+static int point_iter_below(const void *elem, const void *it)
+{
+	return ((const struct ts_run_point *)elem)->iteration < *(const int64_t *)it;
+}
+
 /* The point of iteration it (points are ascending and unique), or NULL. */
 static const struct ts_run_point *find_point(const struct ts_run *r, int64_t it)
 {
-	size_t lo = 0, hi = r->pts.n;
+	size_t lo = ts_lower_bound(r->pts.v, r->pts.n, sizeof(*r->pts.v), &it, point_iter_below);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->pts.v[mid].iteration < it)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < r->pts.n && r->pts.v[lo].iteration == it ? &r->pts.v[lo] : NULL;
 }
 

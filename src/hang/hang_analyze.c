@@ -1099,20 +1099,18 @@ static int terminal(const struct ts_hang_incident *in)
 	return in->cls == TS_HANG_ALL_STUCK || in->cls == TS_HANG_INIT || in->cls == TS_HANG_MISMATCH;
 }
 
+static int pend_rank_below(const void *elem, const void *rank)
+{
+	return ((const struct pend *)elem)->rank < *(const int64_t *)rank;
+}
+
 /* The dump incident (other than inc) in which rank waits: it has an entry
  * of that incident's group and seq not completed, and is not blamed there;
  * -1 when none. *w: that entry. */
 static int waits_in(const struct casc *c, int64_t rank, size_t inc, size_t *w)
 {
-	size_t lo = 0, hi = c->npend;
+	size_t lo = ts_lower_bound(c->pend, c->npend, sizeof(*c->pend), &rank, pend_rank_below);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->pend[mid].rank < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (; lo < c->npend && c->pend[lo].rank == rank; lo++)
 		for (size_t j = 0; j < c->n; j++) {
 			const struct ts_hang_incident *in = &c->a->r->incidents.v[c->first + j];
@@ -1644,19 +1642,13 @@ static int64_t sref_lag(const struct sref *v, const struct srun *runs, size_t n,
 	return n >= 2 ? top - second : INT64_MIN;
 }
 
-/* The index of rank in the sorted unique vector ranks, which holds it. */
+/* The index of rank in the sorted unique vector ranks, which holds it:
+ * the last entry not above it (0 when there is none). */
 static size_t rank_index(const struct hang_i64v *ranks, int64_t rank)
 {
-	size_t lo = 0, hi = ranks->n;
+	size_t above = ts_lower_bound(ranks->v, ranks->n, sizeof(*ranks->v), &rank, ts_i64_not_above);
 
-	while (lo + 1 < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ranks->v[mid] <= rank)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return above ? above - 1 : 0;
 }
 
 /* The runs of the group whose refs start at v[b]: *e is set past them. */
@@ -1680,6 +1672,11 @@ static int group_runs(const struct sref *v, size_t n, size_t b, size_t *e, void 
 /* Two ranks' clocks: off[a] = off[b] + d (ns); each edge is kept both
  * ways (b, a, -d), sorted by a. */
 struct sedge { size_t a, b; int64_t d; };
+
+static int sedge_a_below(const void *elem, const void *a)
+{
+	return ((const struct sedge *)elem)->a < *(const size_t *)a;
+}
 
 static int cmp_sedge(const void *x, const void *y)
 {
@@ -1756,14 +1753,8 @@ static int clock_offsets(const struct sref *v, size_t n, const struct hang_i64v 
 		off[root] = 0;
 		queue[tail++] = root;
 		while (head < tail) {
-			size_t x = queue[head++], lo = 0, hi = edges.n;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (edges.v[mid].a < x)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			size_t x = queue[head++];
+			size_t lo = ts_lower_bound(edges.v, edges.n, sizeof(*edges.v), &x, sedge_a_below);
 			for (size_t i = lo; i < edges.n && edges.v[i].a == x; i++) {
 				const struct sedge *ed = &edges.v[i];
 				if (set[ed->b] != SIZE_MAX)

@@ -222,34 +222,18 @@ int hang_pg_log(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid
 int hang_set_has(const void *vec, int64_t v)
 {
 	const struct hang_i64v *x = vec;
-	size_t lo = 0, hi = x->n;
+	size_t lo = ts_lower_bound(x->v, x->n, sizeof(*x->v), &v, ts_i64_below);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (x->v[mid] == v)
-			return 1;
-		if (x->v[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return lo < x->n && x->v[lo] == v;
 }
 
 int hang_set_add(void *vec, int64_t v)
 {
 	struct hang_i64v *x = vec;
-	size_t lo = 0, hi = x->n;
+	size_t lo = ts_lower_bound(x->v, x->n, sizeof(*x->v), &v, ts_i64_below);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (x->v[mid] == v)
-			return 0;
-		if (x->v[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (lo < x->n && x->v[lo] == v)
+		return 0;
 	if (ts_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(int64_t)))
 		return TS_ENOMEM;
 	memmove(x->v + lo + 1, x->v + lo, (x->n - lo) * sizeof(int64_t));

@@ -66,19 +66,17 @@ static int created_before(const struct solve *v, int a, int b)
 	       v->before[(size_t)a * v->np + (size_t)b];
 }
 
+static int prog_pg_below(const void *elem, const void *pg)
+{
+	return ((const struct prog *)elem)->pg < *(const int *)pg;
+}
+
 /* The progress item id could have in group pg, by what the other members
  * of pg did. */
 static int progress_fits(const struct solve *v, const struct ts_hang_pg_status *id, int pg)
 {
-	size_t lo = 0, hi = v->nprog;
+	size_t lo = ts_lower_bound(v->prog, v->nprog, sizeof(*v->prog), &pg, prog_pg_below);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v->prog[mid].pg < pg)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo; i < v->nprog && v->prog[i].pg == pg; i++) {
 		const struct prog *m = &v->prog[i];
 		if (m->rank == v->rank)

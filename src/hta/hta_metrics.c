@@ -850,15 +850,7 @@ static int cmp_i64(const void *x, const void *y)
 /* number of v[0..n) < x (v sorted) */
 static size_t count_lt(const int64_t *v, size_t n, int64_t x)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ts_lower_bound(v, n, sizeof(*v), &x, ts_i64_below);
 }
 
 #define NAME_LAUNCH_STAT 1

@@ -927,15 +927,8 @@ int ts_steps_is_window_stall(const struct ts_outlier *o, int64_t first, int64_t 
  * statistics, so none of its stalls. rep->iter is ascending. */
 static int artefact_at(const struct ts_steps_report *rep, int64_t it)
 {
-	size_t l = 0, h = rep->n;
+	size_t l = ts_lower_bound(rep->iter, rep->n, sizeof(*rep->iter), &it, ts_i64_below);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (rep->iter[m] < it)
-			l = m + 1;
-		else
-			h = m;
-	}
 	return l < rep->n && rep->iter[l] == it && rep->artefact[l];
 }
 
@@ -961,17 +954,16 @@ int ts_steps_window_stalls(const struct ts_steps_report *rep, int64_t first, int
 	       (*n >= 2 && (double)*n > STALL_STEPS * (double)nsteps && *share > STALL_MIN_SHARE);
 }
 
+static int outlier_iter_below(const void *elem, const void *it)
+{
+	return ((const struct ts_outlier *)elem)->iteration < *(const int64_t *)it;
+}
+
 const struct ts_outlier *ts_steps_outlier_at(const struct ts_steps_report *rep, int64_t it)
 {
-	size_t l = 0, h = rep->noutliers;
+	size_t l = ts_lower_bound(rep->outliers, rep->noutliers, sizeof(*rep->outliers), &it,
+				  outlier_iter_below);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (rep->outliers[m].iteration < it)
-			l = m + 1;
-		else
-			h = m;
-	}
 	return l < rep->noutliers && rep->outliers[l].iteration == it ? &rep->outliers[l] : NULL;
 }
 
@@ -983,17 +975,11 @@ int64_t ts_steps_record_from(const struct ts_steps_report *rep, size_t i)
 
 int ts_steps_in_window(const struct ts_steps_report *rep, int64_t it)
 {
-	size_t l = 0, h = rep->n;
+	size_t l;
 
 	if (!rep->win_n)
 		return 0;
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (rep->iter[m] < it)
-			l = m + 1;
-		else
-			h = m;
-	}
+	l = ts_lower_bound(rep->iter, rep->n, sizeof(*rep->iter), &it, ts_i64_below);
 	return l < rep->n && rep->iter[l] == it && !rep->artefact[l] &&
 	       ts_record_in_window(ts_steps_record_from(rep, l), it, rep->win_first, rep->win_last);
 }

@@ -119,78 +119,88 @@ static int read_int(struct hf_state *st, int tok, const char *key, int64_t *out)
 	return 0;
 }
 
+/*
+ * The entries of an array value, each handed to entry (0 to go on, or a
+ * negative code, which ends the read and is returned); null reads as an
+ * absent key. what: the expectation named when the value is no array.
+ */
+static int read_array(struct hf_state *st, int tok, const char *key, const char *what,
+		      int (*entry)(struct hf_state *st, int tok, const char *key, void *arg), void *arg)
+{
+	if (tok == TS_JSON_NULL)
+		return 0;
+	if (tok != TS_JSON_ARR)
+		return bad(st, key, what);
+	for (;;) {
+		int rc;
+
+		tok = ts_json_next(&st->j, st->err);
+		if (tok < 0)
+			return tok;
+		if (tok == TS_JSON_ARR_END)
+			return 0;
+		rc = entry(st, tok, key, arg);
+		if (rc)
+			return rc;
+	}
+}
+
+/* A layer list's marks and, when max is not NULL, its largest index. */
+struct layer_set {
+	unsigned char *set;
+	int64_t *max;
+};
+
+static int layer_index(struct hf_state *st, int tok, const char *key, void *arg)
+{
+	struct layer_set *ls = arg;
+	int64_t v;
+
+	if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || v < 0)
+		return bad(st, key, "a non-negative layer index");
+	if (v >= TS_MODEL_MAX_LAYERS) {
+		uint64_t off = st->j.tok_offset;
+		return ts_err_at(st->err, TS_ELIMIT, st->name, (int64_t)off,
+				 ts_json_line_of(&st->j, off),
+				 "%s index %lld exceeds the %d-layer limit", key,
+				 (long long)v, TS_MODEL_MAX_LAYERS);
+	}
+	ls->set[v] = 1;
+	if (ls->max && v > *ls->max)
+		*ls->max = v;
+	return 0;
+}
+
 /* mlp_only_layers / moe_layers: [i, j, ...] -> set[i] = 1; *max the largest. */
 static int read_layer_list(struct hf_state *st, int tok, const char *key, unsigned char *set,
 			   int64_t *max)
 {
-	int64_t v;
+	struct layer_set ls = { set, max };
 
-	if (tok == TS_JSON_NULL)
-		return 0;
-	if (tok != TS_JSON_ARR)
-		return bad(st, key, "an array of layer indices");
-	for (;;) {
-		tok = ts_json_next(&st->j, st->err);
-		if (tok < 0)
-			return tok;
-		if (tok == TS_JSON_ARR_END)
-			return 0;
-		if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || v < 0)
-			return bad(st, key, "a non-negative layer index");
-		if (v >= TS_MODEL_MAX_LAYERS) {
-			uint64_t off = st->j.tok_offset;
-			return ts_err_at(st->err, TS_ELIMIT, st->name, (int64_t)off,
-					 ts_json_line_of(&st->j, off),
-					 "%s index %lld exceeds the %d-layer limit", key,
-					 (long long)v, TS_MODEL_MAX_LAYERS);
-		}
-		set[v] = 1;
-		if (max && v > *max)
-			*max = v;
-	}
+	return read_array(st, tok, key, "an array of layer indices", layer_index, &ls);
 }
 
 /* layer_types: ["sliding_attention", "full_attention", ...]: counted. */
-static int read_layer_types(struct hf_state *st, int tok)
+static int layer_type(struct hf_state *st, int tok, const char *key, void *arg)
 {
-	if (tok == TS_JSON_NULL)
-		return 0;
-	if (tok != TS_JSON_ARR)
-		return bad(st, "layer_types", "an array of strings");
-	for (;;) {
-		tok = ts_json_next(&st->j, st->err);
-		if (tok < 0)
-			return tok;
-		if (tok == TS_JSON_ARR_END)
-			return 0;
-		if (tok != TS_JSON_STR)
-			return bad(st, "layer_types", "an array of strings");
-		st->layer_types++;
-		if (st->j.n == 17 && memcmp(st->j.s, "sliding_attention", 17) == 0)
-			st->sliding_types++;
-	}
+	if (tok != TS_JSON_STR)
+		return bad(st, key, "an array of strings");
+	st->layer_types++;
+	if (st->j.n == 17 && memcmp(st->j.s, "sliding_attention", 17) == 0)
+		st->sliding_types++;
+	return 0;
 }
 
 /* no_rope_layers: [1, 1, 1, 0, ...]: entries and ones counted. */
-static int read_rope_flags(struct hf_state *st, int tok)
+static int rope_flag(struct hf_state *st, int tok, const char *key, void *arg)
 {
 	int64_t v;
 
-	if (tok == TS_JSON_NULL)
-		return 0;
-	if (tok != TS_JSON_ARR)
-		return bad(st, "no_rope_layers", "an array of 0 and 1");
-	for (;;) {
-		tok = ts_json_next(&st->j, st->err);
-		if (tok < 0)
-			return tok;
-		if (tok == TS_JSON_ARR_END)
-			return 0;
-		if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || (v != 0 && v != 1))
-			return bad(st, "no_rope_layers", "an array of 0 and 1");
-		st->rope_flags++;
-		st->rope_ones += v;
-	}
+	if (tok != TS_JSON_NUM || ts_num_i64(st->j.s, st->j.n, &v) || (v != 0 && v != 1))
+		return bad(st, key, "an array of 0 and 1");
+	st->rope_flags++;
+	st->rope_ones += v;
+	return 0;
 }
 
 static int read_string(struct hf_state *st, int tok, const char *key, char *out, size_t size)
@@ -244,9 +254,9 @@ static int member(struct hf_state *st, struct ts_model *m, const char *key, size
 		return read_layer_list(st, tok, "moe_layers", st->moe_at, &st->moe_list_max);
 	}
 	if (key_is(key, klen, "layer_types"))
-		return read_layer_types(st, tok);
+		return read_array(st, tok, "layer_types", "an array of strings", layer_type, NULL);
 	if (key_is(key, klen, "no_rope_layers"))
-		return read_rope_flags(st, tok);
+		return read_array(st, tok, "no_rope_layers", "an array of 0 and 1", rope_flag, NULL);
 	if (key_is(key, klen, "no_rope_layer_interval"))
 		return read_int(st, tok, "no_rope_layer_interval", &st->nope_interval);
 	if (key_is(key, klen, "intermediate_size_mlp"))

@@ -608,6 +608,20 @@ static int cmp_launch_at(const void *a, const void *b)
 	return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
+static int launch_corr_below(const void *elem, const void *c)
+{
+	return ((const struct launch_at *)elem)->corr < *(const int64_t *)c;
+}
+
+/* Range elem is of a lower thread than launch key's, or of its thread and
+ * starts at or before it. */
+static int range_not_after(const void *elem, const void *key)
+{
+	const struct range *r = elem;
+	const struct launch_at *l = key;
+	return r->tid < l->tid || (r->tid == l->tid && r->s <= l->s);
+}
+
 /* Kernels launched inside an NCCL NVTX range of the launching thread. */
 static int nccl_projection(struct rb *b, struct ts_nsys_rank_info *info, struct ts_err *err)
 {
@@ -651,33 +665,19 @@ static int nccl_projection(struct rb *b, struct ts_nsys_rank_info *info, struct 
 		}
 	ts_sort(la.v, la.n, sizeof(*la.v), cmp_launch_at);
 	for (size_t i = 0; i < t->ev.n; i++) {
-		size_t lo = 0, hi = la.n;
-		int64_t c = ts_ev_corr(&t->ev, i), tid, s;
+		size_t lo;
+		int64_t c = ts_ev_corr(&t->ev, i);
+		const struct launch_at *l;
 		int inside = 0;
 		if (t->ev.cat[i] != TS_CAT_KERNEL || c == TS_NONE)
 			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (la.v[mid].corr < c)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = ts_lower_bound(la.v, la.n, sizeof(*la.v), &c, launch_corr_below);
 		if (lo == la.n || la.v[lo].corr != c)
 			continue;
-		tid = la.v[lo].tid;
-		s = la.v[lo].s;
-		/* the last merged range of the thread starting at or before s */
-		lo = 0;
-		hi = nr.n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (nr.v[mid].tid < tid || (nr.v[mid].tid == tid && nr.v[mid].s <= s))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		inside = lo > 0 && nr.v[lo - 1].tid == tid && s < nr.v[lo - 1].e;
+		l = &la.v[lo];
+		/* the last merged range of the thread starting at or before l->s */
+		lo = ts_lower_bound(nr.v, nr.n, sizeof(*nr.v), l, range_not_after);
+		inside = lo > 0 && nr.v[lo - 1].tid == l->tid && l->s < nr.v[lo - 1].e;
 		if (!inside)
 			continue;
 		info->nccl_nvtx_kernels++;

@@ -204,18 +204,12 @@ static int cmp_i64(const void *a, const void *b)
 /* Local intern id of a StringIds id, TS_NO_ID when unknown. */
 uint32_t ns_sid(const struct ts_nsys *x, int64_t id)
 {
-	size_t lo = 0, hi = x->nsid;
+	size_t lo;
 
 	if (x->sdense)
 		return id >= 0 && (uint64_t)id < x->ndense ? x->sdense[id] : TS_NO_ID;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (x->sid[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ts_lower_bound(x->sid, x->nsid, sizeof(*x->sid), &id, ts_i64_below);
 	return lo < x->nsid && x->sid[lo] == id ? x->sloc[lo] : TS_NO_ID;
 }
 
@@ -795,17 +789,15 @@ static int cmp_pc(const void *a, const void *b)
 	return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
+static int pc_below(const void *elem, const void *key)
+{
+	return cmp_pc(elem, key) < 0;
+}
+
 static int has_pc(const struct pc *v, size_t n, struct pc k)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = ts_lower_bound(v, n, sizeof(*v), &k, pc_below);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cmp_pc(&v[mid], &k) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && cmp_pc(&v[lo], &k) == 0;
 }
 
@@ -855,15 +847,8 @@ static int load_joins(struct ts_nsys *x, struct ts_err *err)
 		if (has_pc(rt.v, rt.n, k)) {
 			x->joins.joined++;
 		} else {
-			size_t lo = 0, hi = rt.n;
+			size_t lo = ts_lower_bound(corr, rt.n, sizeof(*corr), &k.corr, ts_i64_below);
 			x->joins.unjoined++;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (corr[mid] < k.corr)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
 			if (lo < rt.n && corr[lo] == k.corr)
 				x->joins.cross_process++;
 		}

@@ -451,6 +451,11 @@ static int cmp_launch(const void *a, const void *b)
 	return (x->s > y->s) - (x->s < y->s);
 }
 
+static int launch_below(const void *elem, const void *key)
+{
+	return cmp_launch(elem, key) < 0;
+}
+
 static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 {
 	TS_VEC(struct launch) L = { 0 };
@@ -493,7 +498,7 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 		goto out;
 	while ((rc = ns_step(x, st, "CUPTI_ACTIVITY_KIND_KERNEL", err)) == 1) {
 		struct launch k = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), INT64_MIN, 0, 0, 0 };
-		size_t lo = 0, hi = L.n, kn;
+		size_t lo, kn;
 		uint32_t kloc = ns_str_col(x, st, 5);
 		const char *ks = lstr(x, kloc != TS_NO_ID ? kloc : ns_str_col(x, st, 6), &kn);
 		if (sqlite3_column_type(st, 1) != SQLITE_INTEGER)
@@ -502,13 +507,7 @@ static int nsys_exec(struct ts_srep *r, struct ts_nsys *x, struct ts_err *err)
 			ks = UNNAMED_KERNEL;
 			kn = strlen(ks);
 		}
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (cmp_launch(&L.v[mid], &k) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = ts_lower_bound(L.v, L.n, sizeof(*L.v), &k, launch_below);
 		for (; lo < L.n && L.v[lo].gp == k.gp && L.v[lo].corr == k.corr; lo++) {
 			size_t an;
 			const char *as = lstr(x, L.v[lo].name, &an);
@@ -587,6 +586,11 @@ static int cmp_corr(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
+static int corr_ev_below(const void *elem, const void *c)
+{
+	return ((const struct corr_ev *)elem)->corr < *(const int64_t *)c;
+}
+
 /* An event whose end stays in int64: ts and dur within NS_TIME_LIM. */
 /* The device of a kernel: args.device, else its pid. */
 static int32_t kernel_device(const struct ts_trace *t, size_t i)
@@ -619,18 +623,12 @@ static int trace_exec(struct ts_srep *r, const struct ts_trace *t, struct ts_err
 		}
 	ts_sort(rt.v, rt.n, sizeof(*rt.v), cmp_corr);
 	for (size_t i = 0; i < t->ev.n; i++) {
-		size_t lo = 0, hi = rt.n;
+		size_t lo;
 		int64_t c = ts_ev_corr(&t->ev, i);
 		if (t->ev.cat[i] != TS_CAT_KERNEL || t->ev.ph[i] != 'X' || c == TS_NONE ||
 		    !exec_timed(t, i))
 			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (rt.v[mid].corr < c)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = ts_lower_bound(rt.v, rt.n, sizeof(*rt.v), &c, corr_ev_below);
 		for (; lo < rt.n && rt.v[lo].corr == c; lo++) {
 			size_t j = rt.v[lo].i;
 			uint32_t an = t->ev.name[j], kn = t->ev.name[i];

@@ -228,19 +228,17 @@ int64_t ts_ivset_and_len(const struct ts_ivset *a, const struct ts_ivset *b)
 	return t;
 }
 
+static int iv_ends_by(const void *elem, const void *t)
+{
+	return ((const struct ts_iv *)elem)->e <= *(const int64_t *)t;
+}
+
 int64_t ts_ivset_len_in(const struct ts_ivset *a, int64_t lo, int64_t hi)
 {
-	size_t l = 0, h = a->n;
+	/* first interval ending after lo */
+	size_t l = ts_lower_bound(a->v, a->n, sizeof(*a->v), &lo, iv_ends_by);
 	int64_t t = 0;
 
-	/* first interval ending after lo */
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (a->v[m].e <= lo)
-			l = m + 1;
-		else
-			h = m;
-	}
 	for (size_t i = l; i < a->n && a->v[i].s < hi; i++) {
 		int64_t s = a->v[i].s > lo ? a->v[i].s : lo;
 		int64_t e = a->v[i].e < hi ? a->v[i].e : hi;

@@ -166,9 +166,14 @@ static size_t corr_rank(const struct corr_map *m, uint64_t k)
 	return m->rank[k / 64] + ts_popcount64(below);
 }
 
+static int corr_below(const void *elem, const void *c)
+{
+	return ((const struct corr *)elem)->corr < *(const int64_t *)c;
+}
+
 static int64_t find_corr(const struct corr_map *m, int64_t c)
 {
-	size_t l = 0, h = m->n;
+	size_t l;
 
 	if (m->bits) {
 		uint64_t k = (uint64_t)c - (uint64_t)m->lo;
@@ -176,13 +181,7 @@ static int64_t find_corr(const struct corr_map *m, int64_t c)
 			return -1;
 		return m->ev[corr_rank(m, k)];
 	}
-	while (l < h) {
-		size_t mid = l + (h - l) / 2;
-		if (m->pairs[mid].corr < c)
-			l = mid + 1;
-		else
-			h = mid;
-	}
+	l = ts_lower_bound(m->pairs, m->n, sizeof(*m->pairs), &c, corr_below);
 	return l < m->n && m->pairs[l].corr == c ? (int64_t)m->pairs[l].ev : -1;
 }
 
@@ -260,17 +259,16 @@ static int cmp_coll(const void *x, const void *y)
 	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
+static int step_ends_by(const void *elem, const void *t)
+{
+	const struct ts_step_prof *s = elem;
+	return s->start_ns + s->dur_ns <= *(const int64_t *)t;
+}
+
 int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
 {
-	size_t l = 0, h = p->steps.n;
+	size_t l = ts_lower_bound(p->steps.v, p->steps.n, sizeof(*p->steps.v), &t, step_ends_by);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (p->steps.v[m].start_ns + p->steps.v[m].dur_ns <= t)
-			l = m + 1;
-		else
-			h = m;
-	}
 	if (l < p->steps.n && p->steps.v[l].start_ns <= t)
 		return (int32_t)l;
 	return -1;

@@ -157,16 +157,7 @@ static int windows_overlap(const struct ts_rank_prof *a, const struct ts_rank_pr
 /* Index of the first element > v in sorted v[0..n). */
 static size_t upper(const int64_t *a, size_t n, int64_t v)
 {
-	size_t l = 0, h = n;
-
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (a[m] <= v)
-			l = m + 1;
-		else
-			h = m;
-	}
-	return l;
+	return ts_lower_bound(a, n, sizeof(*a), &v, ts_i64_not_above);
 }
 
 /* k-th smallest (0-based) of the multiset all \ own (own ⊆ all, both
@@ -210,18 +201,16 @@ struct stepvals {
 
 /* Own medians of `rank` (its windows are contiguous in j->ranks) and the
  * peers' median outside communication. */
+static int prof_rank_below(const void *elem, const void *rank)
+{
+	return (*(const struct ts_rank_prof *const *)elem)->rank < *(const int64_t *)rank;
+}
+
 static void rank_medians(const struct ts_job_prof *j, struct stepvals *sv, int64_t rank,
 			 struct ts_straggler *s)
 {
-	size_t l = 0, h = j->n, k = 0;
+	size_t l = ts_lower_bound(j->ranks, j->n, sizeof(*j->ranks), &rank, prof_rank_below), k = 0;
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (j->ranks[m]->rank < rank)
-			l = m + 1;
-		else
-			h = m;
-	}
 	for (size_t i = l; i < j->n && j->ranks[i]->rank == rank; i++) {
 		const struct ts_rank_prof *p = j->ranks[i];
 		for (size_t t = 0; t < p->steps.n; t++, k++) {

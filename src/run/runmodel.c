@@ -805,16 +805,9 @@ static void window_build(const struct ts_steps_report *r, int64_t first, int64_t
 const char *ts_runmodel_step_window(const struct ts_runmodel *rm, int64_t it)
 {
 	const struct ts_steps_report *r = &rm->steps;
-	size_t l = 0, h = r->n;
+	size_t l = ts_lower_bound(r->iter, r->n, sizeof(*r->iter), &it, ts_i64_below);
 	const char *why;
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (r->iter[m] < it)
-			l = m + 1;
-		else
-			h = m;
-	}
 	if (l == r->n || r->iter[l] != it || !isfinite(r->step_ms[l]))
 		return "untimed";
 	if (rm->window.first == TS_NO_INT)
@@ -1288,16 +1281,10 @@ static void mark_profiled(struct ts_steplog *log, int64_t *it, size_t n)
 	ts_sort(it, n, sizeof(*it), cmp_i64);
 	for (size_t q = 0; q < log->steps.n; q++) {
 		struct ts_step *s = &log->steps.v[q];
-		size_t lo = 0, hi = n;
-
+		int64_t before = s->iteration - 1;
 		/* first captured iteration >= s->iteration - 1 */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (it[mid] < s->iteration - 1)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = ts_lower_bound(it, n, sizeof(*it), &before, ts_i64_below);
+
 		for (size_t k = lo; k < n && it[k] <= s->iteration; k++) {
 			int follows_range_end = it[k] == s->iteration - 1 &&
 						(k + 1 >= n || it[k + 1] > s->iteration);
@@ -1377,6 +1364,11 @@ struct it_ix {
 	size_t ix;
 };
 
+static int it_ix_below(const void *elem, const void *it)
+{
+	return ((const struct it_ix *)elem)->iteration < *(const int64_t *)it;
+}
+
 static int cmp_it_ix(const void *a, const void *b)
 {
 	const struct it_ix *x = a, *y = b;
@@ -1398,15 +1390,8 @@ static int nan_evidence(const struct ts_step *s)
 static size_t mark_iteration(struct ts_steplog *log, const struct it_ix *ix, size_t n,
 			     const struct ts_step *s, int *any)
 {
-	size_t lo = 0, hi = n, fresh = 0;
+	size_t lo = ts_lower_bound(ix, n, sizeof(*ix), &s->iteration, it_ix_below), fresh = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix[mid].iteration < s->iteration)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*any = lo < n && ix[lo].iteration == s->iteration;
 	for (; lo < n && ix[lo].iteration == s->iteration; lo++) {
 		struct ts_step *t = &log->steps.v[ix[lo].ix];

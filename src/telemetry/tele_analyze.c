@@ -1430,6 +1430,11 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	return c.n;
 }
 
+static int span_starts_by(const void *elem, const void *t)
+{
+	return ((const struct ts_tele_span *)elem)->start_ns <= *(const int64_t *)t;
+}
+
 /* Coverage of GPU g's rows: the parts of its steps inside intervals
  * between consecutive timed samples that are no gap (steps sorted by start,
  * one rank's, so not overlapping). */
@@ -1449,14 +1454,7 @@ static void cover(const struct by_gpu *bg, size_t g, const struct ts_tele_span *
 			continue;
 		}
 		/* the first step that ends after prev, on to the last that starts before now */
-		size_t lo = 0, hi = nsteps;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (steps[mid].start_ns <= prev)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = ts_lower_bound(steps, nsteps, sizeof(*steps), &prev, span_starts_by);
 		for (size_t s = lo ? lo - 1 : 0; s < nsteps && steps[s].start_ns < x->t_ns; s++) {
 			int64_t a = steps[s].start_ns > prev ? steps[s].start_ns : prev;
 			int64_t b = steps[s].end_ns < x->t_ns ? steps[s].end_ns : x->t_ns;
@@ -1518,14 +1516,7 @@ int ts_tele_align(const struct ts_telemetry *t, const struct ts_tele_span *steps
 		const struct ts_tele_sample *x = &t->samples.v[i];
 		if (x->t_ns == TS_NO_TIME)
 			continue;
-		size_t lo = 0, hi = nsteps;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (steps[mid].start_ns <= x->t_ns)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = ts_lower_bound(steps, nsteps, sizeof(*steps), &x->t_ns, span_starts_by);
 		if (!lo || x->t_ns >= steps[lo - 1].end_ns)
 			continue;
 		struct ts_tele_step *r = &rows[(lo - 1) * ng + x->gpu];

@@ -312,17 +312,15 @@ int ts_trace_reserve(struct ts_trace *t, size_t need)
 	return 0;
 }
 
+static int esc_ev_below(const void *elem, const void *i)
+{
+	return ((const struct ts_c32_esc *)elem)->ev < *(const size_t *)i;
+}
+
 int64_t ts_c32_escaped(const struct ts_c32_side *side, size_t i)
 {
-	size_t l = 0, h = side->n;
+	size_t l = ts_lower_bound(side->v, side->n, sizeof(*side->v), &i, esc_ev_below);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (side->v[m].ev < i)
-			l = m + 1;
-		else
-			h = m;
-	}
 	return l < side->n && side->v[l].ev == i ? side->v[l].v : TS_NONE;
 }
 
@@ -518,15 +516,8 @@ int ts_trace_columns(struct ts_trace_events *e, void *col[TS_TRACE_NCOLS],
  * it. Returns 0 or TS_ENOMEM (unchanged). */
 static int side_set(struct ts_c32_side *side, size_t i, int64_t v, int keep)
 {
-	size_t l = 0, h = side->n;
+	size_t l = ts_lower_bound(side->v, side->n, sizeof(*side->v), &i, esc_ev_below);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (side->v[m].ev < i)
-			l = m + 1;
-		else
-			h = m;
-	}
 	if (l < side->n && side->v[l].ev == i) {
 		if (keep) {
 			side->v[l].v = v;

@@ -114,20 +114,23 @@ static int cmp_key3(const void *x, const void *y)
 	return (a->ev > b->ev) - (a->ev < b->ev);
 }
 
+static int key3_not_above(const void *elem, const void *key)
+{
+	return cmp_key3(elem, key) <= 0;
+}
+
+static int key3_id_below(const void *elem, const void *id)
+{
+	return ((const struct key3 *)elem)->id < *(const int64_t *)id;
+}
+
 /* Last (in file order) entry with (pid, tid, id), or -1: Python's dict,
  * later events overwriting earlier ones. */
 static int64_t find3(const struct key3 *v, size_t n, int64_t pid, int64_t tid, int64_t id)
 {
-	size_t l = 0, h = n;
 	struct key3 k = { pid, tid, id, UINT32_MAX };
+	size_t l = ts_lower_bound(v, n, sizeof(*v), &k, key3_not_above);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (cmp_key3(&v[m], &k) <= 0)
-			l = m + 1;
-		else
-			h = m;
-	}
 	if (l > 0 && v[l - 1].pid == pid && v[l - 1].tid == tid && v[l - 1].id == id)
 		return v[l - 1].ev;
 	return -1;
@@ -156,21 +159,19 @@ static int cmp_span(const void *x, const void *y)
 	return (a->s > b->s) - (a->s < b->s);
 }
 
+static int span_not_above(const void *elem, const void *key)
+{
+	return cmp_span(elem, key) <= 0;
+}
+
 /* 1 when [ts] lies in a recompute span of (pid, tid). Spans of a thread
  * nest or are disjoint, so scanning back from the last one starting at or
  * before ts finds an enclosing one. */
 static int in_span(const struct span *v, size_t n, int64_t pid, int64_t tid, int64_t ts)
 {
-	size_t l = 0, h = n;
 	struct span k = { pid, tid, ts, 0 };
+	size_t l = ts_lower_bound(v, n, sizeof(*v), &k, span_not_above);
 
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
-		if (cmp_span(&v[m], &k) <= 0)
-			l = m + 1;
-		else
-			h = m;
-	}
 	while (l > 0) {
 		const struct span *s = &v[--l];
 		if (s->pid != pid || s->tid != tid)
@@ -371,14 +372,7 @@ int ts_tracelens_analyze(const struct ts_trace *t, int recompute, struct ts_trac
 		nm = tstr(t, ev->name[i]);
 		if (strcmp(nm, "cudaGraphLaunch") == 0 || strcmp(nm, "hipGraphLaunch") == 0) {
 			/* every GPU event with that correlation */
-			size_t l = 0, h = ng;
-			while (l < h) {
-				size_t m = l + (h - l) / 2;
-				if (gcorr[m].id < id)
-					l = m + 1;
-				else
-					h = m;
-			}
+			size_t l = ts_lower_bound(gcorr, ng, sizeof(*gcorr), &id, key3_id_below);
 			for (; l < ng && gcorr[l].id == id; l++) {
 				sel[gcorr[l].ev] = 0;
 				launcher[gcorr[l].ev] = (int64_t)i;

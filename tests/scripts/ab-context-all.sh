@@ -60,13 +60,10 @@
 # and warned though declared the variable); after, none. The unreadable
 # trace (2 cases) was left out in silence until trace-context-skipped.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 NSYS=$DATA/nsys/mfu_2gpu_before.sqlite
 [ -f "$NSYS" ] || { echo "no $NSYS"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 python3 - "$tmp" examples/run-h200 "$NSYS" <<'PY' || exit 1
 import glob, gzip, json, os, shutil, sqlite3, sys

@@ -16,13 +16,9 @@
 #  - a phase logged by one side only is listed, not compared;
 #  - runs without phase times keep ab's output without `phases`.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 GEN=tests/scripts/ab-phases-gen.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # check RUNDIR: the JSON of ab on RUNDIR/{baseline,candidate} against the
 # raw JSONL; prints problems, one a line
@@ -140,5 +136,4 @@ grep -q '"phases"' "$tmp/plain.json" && bad "runs without phase times got a phas
 "$TS" ab "$tmp/periodic-3/baseline-plain.jsonl" "$tmp/periodic-3/candidate-plain.jsonl" | grep -q "^phases" &&
 	bad "runs without phase times got a phase table"
 
-[ $fail = 0 ] && echo "ab-phases: ok"
-exit $fail
+finish

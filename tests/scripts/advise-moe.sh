@@ -7,14 +7,10 @@
 #   - a Megatron log whose arguments say num_experts 8 (num_experts None: dense);
 #   - a trace with an MoE kernel (moe_align_block_size_kernel).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d examples/run-h200 ] || { echo "skip: no examples/run-h200"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 
 # check NAME WANT_MOE CMD...: the advice of CMD's JSON output, MoE or not
 check() {

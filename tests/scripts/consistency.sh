@@ -27,10 +27,8 @@
 #   phases sum to the step, the window's logged TFLOP/s is FLOPs / time,
 #   the mean is that of the generated step times over the window.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 python3 - "$tmp" <<'EOF' || exit 1
 import json, os, sys, random, math

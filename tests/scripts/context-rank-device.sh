@@ -26,11 +26,9 @@
 # the 7 checks wrong (3 false device differences in diff and ab, the
 # node's device and memory in trace, the guess unsaid).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 H100="NVIDIA H100 80GB HBM3"
 python3 - "$tmp" examples/run-h200 "$H100" <<'PY' || exit 1
 import glob, gzip, json, os, shutil, sys

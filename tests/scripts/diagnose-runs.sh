@@ -9,13 +9,9 @@
 #  - the shipped example -> a report file with its charts;
 #  - a directory with nothing usable -> exit 2 with a message.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 cpu=$DATA/traces/cpu
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 bad() { echo "FAIL $*"; fail=1; }
 
 if [ -d "$cpu/d_stall" ]; then

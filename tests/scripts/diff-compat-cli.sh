@@ -13,17 +13,12 @@
 #    numbers as `diff --json` on those two traces (one computation), and
 #    no trace_walls when a side has no trace.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 H=$DATA/traces/hta/trace_compare
 Q=$DATA/traces/tracelens-compare/tests/traces
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 [ -d "$H" ] && [ -d "$Q" ] || { echo "shared traces not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 for dev in cpu gpu; do
 	"$TS" diff --json --hta-compat --hta-device $dev --hta-iterations 1010:1010 --rank 1:1 \

@@ -36,18 +36,13 @@
 #     env.json: the warning is in the Markdown and HTML reports' Warnings
 #     with its code.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 python3 -c 'import sqlite3' 2>/dev/null || { echo "skip: python3 without sqlite3"; exit 77; }
 tr=$(ls examples/run-h200/traces/*.json.gz 2>/dev/null | head -1)
 [ -n "$tr" ] || { echo "skip: no examples/run-h200 trace"; exit 77; }
 nsys="$DATA/nsys/mfu_2gpu_before.sqlite"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tr" "$tmp" <<'PY' || exit 1
 import copy, gzip, json, sys
@@ -199,5 +194,4 @@ grep -qF "$msg" "$tmp/r.warn" && grep -q "^  context-differs$" "$tmp/r.warn" ||
 grep -qF "world size (2 vs 8)" "$tmp/r.html" && grep -qF "context-differs" "$tmp/r.html" ||
 	bad "report html: no context-differs warning"
 
-[ $fail = 0 ] && echo "diff-context: ok"
-exit $fail
+finish

@@ -16,16 +16,11 @@
 #  - walls and rows close; --fail-on-regression exits 1; a truncated trace
 #    is warned about.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 CPU=$DATA/traces/cpu
 HTA=$DATA/traces/hta/trace_diff
 [ -d "$CPU/a_dense" ] || { echo "shared data not found"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 tr() { if [ -d "$1" ]; then ls "$1"/*.pt.trace.json* | head -n 1; else echo "$1"; fi; }
 
@@ -261,5 +256,4 @@ grep -q '"truncated-trace"' "$tmp/cut.out" || bad "truncated trace not in the di
 "$TS" diff --rank 0:7 "$CPU/e_straggler" "$CPU/e_straggler" >/dev/null 2>&1
 [ $? = 2 ] || bad "absent rank is not exit 2"
 
-[ $fail = 0 ] && echo "diff-cpu: ok"
-exit $fail
+finish

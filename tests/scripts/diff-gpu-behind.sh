@@ -52,14 +52,11 @@
 #     is faster), base_odd -> slow_odd and odd -> gpu12_odd
 #     "no_difference" (the candidate's GPU is 15 % and 20 % slower).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
 nsr=$DATA/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
 [ -f "$nsr" ] || { echo "no $nsr"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$nsr" <<'PY' || exit 1
 import gzip, json, os, sys
 tmp, nsr = sys.argv[1], sys.argv[2]

@@ -6,13 +6,10 @@
 # CPU-only traces. A part larger than its whole (host_gap 297 ms "in idle"
 # of 26 ms, the CPU-side host gap) is the bug this guards against.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d "$DATA/nsys" ] && [ -d "$DATA/traces" ] || { echo "skip: no $DATA/nsys or $DATA/traces"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
 NS=$DATA/nsys CPU=$DATA/traces/cpu HTA=$DATA/traces/hta/trace_diff
 while read -r label a b; do

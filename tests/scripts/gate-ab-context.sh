@@ -37,12 +37,8 @@
 #   report --baseline w8 --candidate w16 (run directories): the warning
 #     is in the Markdown and HTML reports.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import json, math, os, random, sys
@@ -153,5 +149,4 @@ for fmt in md html; do
 		echo "report --format $fmt: context-differs: ok" ||
 		bad "report --format $fmt: no context-differs warning"
 done
-[ $fail = 0 ] && echo "gate-ab-context: ok"
-exit $fail
+finish

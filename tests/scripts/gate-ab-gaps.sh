@@ -17,12 +17,8 @@
 #   the data: "to decide" says more data may never decide and asks for
 #   no number of runs; before, it asked for 617 more runs per side.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import json, random, sys

@@ -16,12 +16,8 @@
 # - --loss-tolerance 5 takes the 3 % divergence (tail limit 5 %, bias
 #   band 2.5 %); --loss-tolerance -1 and 101 are usage errors (exit 2).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import json, math, random, sys
@@ -100,5 +96,4 @@ for x in -1 101; do
 	[ $rc = 2 ] || bad "--loss-tolerance $x: exit $rc (want 2)"
 done
 
-[ $fail = 0 ] && echo "gate-ab-loss-noise: ok"
-exit $fail
+finish

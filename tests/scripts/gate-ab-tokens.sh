@@ -12,12 +12,8 @@
 # - a JSONL logging tokens 4096 against one logging none: not invalid, and
 #   a tokens-unchecked warning naming the file without them.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import json, math, random, sys

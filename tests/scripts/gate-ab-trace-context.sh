@@ -40,12 +40,8 @@
 # Before 2026-12-04 ab read no trace's context: every case that wants a
 # warning had none.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 cp -r examples/run "$tmp/cpu" || exit 1
 python3 - "$tmp" examples/run-h200 <<'PY' || exit 1
@@ -135,5 +131,4 @@ for fmt in md html; do
 		echo "report --format $fmt: context-differs: ok" ||
 		bad "report --format $fmt: no context-differs warning"
 done
-[ $fail = 0 ] && echo "gate-ab-trace-context: ok"
-exit $fail
+finish

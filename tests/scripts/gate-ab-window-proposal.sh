@@ -20,12 +20,8 @@
 #   did, sets 9, 42, 58, 172, 197), and every proposal passed back gives a
 #   verdict (not invalid).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import json, math, random, sys
@@ -85,5 +81,4 @@ for s in $(seq 0 19); do
 	echo "set $s: proposed --window $w, passed back: exit $rc"
 done
 [ $hits -ge 1 ] || bad "no generated set left too few paired steps (set 9 did)"
-[ $fail = 0 ] && echo "gate-ab-window-proposal: ok"
-exit $fail
+finish

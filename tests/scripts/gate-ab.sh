@@ -13,15 +13,10 @@
 #  - several ab processes recording into one ledger at once all succeed,
 #    and a writer killed with SIGKILL leaves a consistent ledger.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 CPU=$DATA/traces/cpu
 [ -d "$CPU/a_dense" ] || { echo "shared data not found"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 jget() { # file key.path -> value (python json)
 	python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))

@@ -8,12 +8,7 @@
 #    both all-to-all. A Megatron log asking for cuda_graph_impl local and the
 #    alltoall dispatcher passes with "test" and fails with "control".
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$(dirname "$0")/lib.sh"
 status_of() { # file check -> status
 	python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))

@@ -3,10 +3,8 @@
 # module (format: u64 LE header length, JSON header, raw LE data): exit 0
 # when equivalent, 1 when a tensor is outside tolerance or NaN, 2 on a bad file.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" <<'PY'
 import json, struct, sys
 d = sys.argv[1]

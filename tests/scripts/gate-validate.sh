@@ -12,15 +12,10 @@
 # in the ramp, one from 150 does not, and the automatic window starts at
 # 100 with the ramp as its own group.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 csv=$DATA/expected/flops-cases.csv
 [ -f "$csv" ] && [ -f "$DATA/models/qwen3-8b.json" ] || { echo "shared data not found"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 row=$(grep '^V6,' "$csv")
 IFS=, read -r _ _ gpus _ _ tp _ _ _ _ _ gbs seq step_s _ pub_tflops _ <<<"$row"
 for name in ok high nan; do

@@ -3,10 +3,8 @@
 # python3's json and pickle modules. The culprit of every case is set by its
 # construction and written below by hand, never computed by trainscope.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" <<'PY' || exit 1
 import json, os, pickle, sys
 out = sys.argv[1]

@@ -11,10 +11,8 @@
 # that group. The culprit of every case is set by its construction and
 # written below by hand, never computed by trainscope.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 HANG_SIM_DIR=$(cd "$(dirname "$0")" && pwd) python3 - "$tmp" <<'PY' || exit 1
 import os, pickle, sys
 out = sys.argv[1]

@@ -32,11 +32,9 @@
 # HANG_REST_N sets per class (default 4); HANG_REST_SUMMARY=1 prints the
 # count of right verdicts per class (the measure in docs/hang.md).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 N=${HANG_REST_N:-4}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 HANG_SIM_DIR=$(cd "$(dirname "$0")" && pwd) python3 - "$tmp" "$N" <<'PY' || exit 1
 import json, os, pickle, sys
 out, N = sys.argv[1], int(sys.argv[2])

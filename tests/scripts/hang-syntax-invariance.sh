@@ -17,13 +17,10 @@
 # printed by a tool, not by the processes, and are left out.
 #   VARIANTS  variants per log (default 6); SEED  random seed (default 1)
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d "$DATA/hang" ] || { echo "skip: no $DATA/hang"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$tmp" "${VARIANTS:-6}" "${SEED:-1}" "$DATA/hang" <<'PY'
 import json, os, random, re, subprocess, sys
 

@@ -9,13 +9,10 @@
 # identically, pickle dumps (protocol 2) and a code-bearing pickle that must
 # be refused. Expected classes and ranks are written below by hand.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 ex=$DATA/hang/fr_dump_unpickled_example_v2.5.txt
 [ -f "$ex" ] || { echo "shared data not found"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$ex" "$tmp" <<'PY' || exit 1
 import ast, copy, json, os, pickle, re, sys
 src, out = sys.argv[1], sys.argv[2]

@@ -29,13 +29,10 @@
 # with an explicit moe_layers list and a dense width (intermediate_size_mlp)
 # counted by hand, and a moe_layers index past the last layer refused.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 FIX=tests/fixtures/models
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 [ -f "$DATA/models/qwen3-8b.json" ] || { echo "shared data not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 run() { # NAME CONFIG: the JSON and text outputs of memory, mfu and plan
 	local n=$1 f=$2

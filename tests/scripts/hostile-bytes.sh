@@ -5,10 +5,8 @@
 # stay two kernels with their full names. The checks are python3's own
 # strict UTF-8 decoder and json parser, independent of the code under test.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || exit 77
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp/hostile.json" <<'PY'
 import json, sys
 ev = [{"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000}]

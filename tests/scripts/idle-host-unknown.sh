@@ -21,12 +21,9 @@
 # host-bound (4000 us here, 1.1 ms on the export's rank 1), the verdict
 # here "host"; 8 of the 9 checks wrong.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$DATA/nsys/mfu_2gpu_before.sqlite" <<'PY' || exit 1
 import json, os, shutil, sqlite3, sys
 tmp, nsys = sys.argv[1:]

@@ -6,12 +6,8 @@
 # dropped without a word; a JSON string that is a number ("510.5") is that
 # number, and JSON null is no value.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || exit 77
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 python3 - "$tmp" <<'PY'
 import sys
 d = sys.argv[1]

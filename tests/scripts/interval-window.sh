@@ -18,13 +18,9 @@
 # the NaN at 250 said "the first at iteration 250"; it says "the first
 # within iterations 241-250" now (and "at iteration 250" with K = 1).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # megatron K FIRST LAST NAN_AT SKIP_AT [ONE]: records FIRST, FIRST+K, ...,
 # LAST (and iteration 1 first when ONE=1) at 200 +- 1 ms; NAN_AT counts 1

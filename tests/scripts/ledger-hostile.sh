@@ -4,15 +4,11 @@
 # file damaged in the middle is refused by the next writer (exit 2, file
 # unchanged) and reported by `ledger check` (exit 1).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 case $TS in /*) ;; *) TS=$PWD/$TS ;; esac
 command -v python3 >/dev/null || exit 77
 python3 -c "import sqlite3" 2>/dev/null || exit 77
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - <<'PY'
 with open("run.log", "w") as f:

@@ -5,17 +5,12 @@
 # log given to --model is streamed only to the end of its arguments block;
 # a count given as 0 in a config is an error, not "not stated".
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 case $TS in /*) ;; *) TS=$PWD/$TS ;; esac
-DATA=${DATA:-../shared/data}
 case $DATA in /*) ;; *) DATA=$PWD/$DATA ;; esac
 command -v python3 >/dev/null || exit 77
 [ -f "$DATA/models/llama3-8b.json" ] || exit 77
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # 100 000 one-microsecond kernels (about 12 MB of JSON)
 python3 - <<'PY'

@@ -5,12 +5,8 @@
 # micro-batches). A job need not fill whole nodes: 256 GB200s in NVLink
 # domains of 72 is a published run (layout-cases.csv V18).
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 [ -f "$DATA/models/qwen3-8b.json" ] || { echo "shared data not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 q=$DATA/models/qwen3-8b.json
 expect() { # RC WORDS CMD...
 	local want=$1 words=$2

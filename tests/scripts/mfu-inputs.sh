@@ -7,13 +7,8 @@
 #  - --tp 3 with 32 heads, TP*PP not dividing the GPUs, and a packed
 #    sub-sequence longer than --seq are errors (exit 2), not numbers.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 [ -f "$DATA/models/qwen3-8b.json" ] || { echo "shared data not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 q=$DATA/models/qwen3-8b.json
 echo '{"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"vocab_size":32000}' \
 	>"$tmp/sparse.json"

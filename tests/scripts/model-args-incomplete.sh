@@ -7,12 +7,8 @@
 # for the arguments block the log already has. The same block with
 # vocab_size 128256 gives the model (no "model config" item at all).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import os, sys
@@ -47,5 +43,4 @@ grep -qF "$want" <<<"$out" || bad "validate: no '$want'"
 grep -q "no model config" <<<"$out" && bad "validate still says 'no model config'"
 out=$("$TS" diagnose "$tmp/vocab" 2>&1)
 grep -qi "model config" <<<"$out" && bad "diagnose of the full block lists a model config item"
-[ $fail = 0 ] && echo "model-args-incomplete: ok"
-exit $fail
+finish

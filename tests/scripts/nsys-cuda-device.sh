@@ -17,14 +17,11 @@
 # Before 2026-12-05 the table was not read: the 4 checks of the edited
 # exports wrong (the line said only "no TARGET_INFO_GPU", no JSON keys).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
 NSYS=$DATA/nsys/mfu_2gpu_before.sqlite
 [ -f "$NSYS" ] || { echo "no $NSYS"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$NSYS" <<'PY' || exit 1
 import os, shutil, sqlite3, sys
 tmp, nsys = sys.argv[1:]

@@ -14,14 +14,11 @@
 # the file name.
 #   VARIANTS  variants per export (default 4); SEED  random seed (default 1)
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 python3 -c 'import sqlite3' 2>/dev/null || { echo "skip: python3 without sqlite3"; exit 77; }
 ls "$DATA"/nsys/*.sqlite >/dev/null 2>&1 || { echo "skip: no $DATA/nsys"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$tmp" "${VARIANTS:-4}" "${SEED:-1}" "$DATA"/nsys/*.sqlite <<'PY'
 import os, random, sqlite3, subprocess, sys
 

@@ -11,15 +11,12 @@
 # analysed with a warning that reaches every output; a file that cannot be
 # read must be exit 2 with the file and what is missing named.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 SRC=$DATA/nsys/mfu_2gpu_before.sqlite
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 python3 -c 'import sqlite3' 2>/dev/null || { echo "skip: python3 without sqlite3"; exit 77; }
 [ -f "$SRC" ] || { echo "skip: no $SRC"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$tmp" "$SRC" <<'PY'
 import json, os, shutil, sqlite3, subprocess, sys
 

@@ -8,15 +8,12 @@
 # truncated export, an export without the KERNEL table, NULL end values)
 # give exit 2 with a clear message or a capability report, never a crash.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 python3 -c 'import sqlite3' 2>/dev/null || { echo "python3 without sqlite3"; exit 77; }
 ls "$DATA"/nsys/*.sqlite >/dev/null 2>&1 || { echo "no $DATA/nsys"; exit 77; }
 status=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 cat >"$tmp/ref.py" <<'PY'
 import csv, io, math, sqlite3, statistics, sys

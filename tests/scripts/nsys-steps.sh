@@ -17,14 +17,11 @@
 #     12040 and its META_DATA_EXPORT product 2025.1.1.110, the shared
 #     export 13000 and 2026.2.1.210 (before: driver "-", profiler "-").
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 python3 -c 'import sqlite3' 2>/dev/null || { echo "skip: python3 without sqlite3"; exit 77; }
 [ -f "$DATA/nsys/mfu_2gpu_before.sqlite" ] || { echo "skip: no $DATA/nsys"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cp "$DATA/nsys/mfu_2gpu_before.sqlite" "$tmp/steps.sqlite"
 chmod u+w "$tmp/steps.sqlite"
 python3 - "$tmp/steps.sqlite" <<'PY' || exit 1

@@ -7,12 +7,8 @@
 # same job (Qwen3-8B, 64 GPUs, GBS 512: plan padded the vocabulary for the
 # last layout it priced, +0.032 %).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 dots() { printf '  %s %s %s\n' "$1" "$(printf '%*s' $((48 - ${#1})) '' | tr ' ' .)" "$2"; }
 {
 	echo "------------------------ arguments ------------------------"

@@ -30,14 +30,11 @@
 #   layout, the recompute plan chose and its first/last virtual stage sizes
 #   says it fits (exit 0).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 F=tests/fixtures/plan-published/plan-published-cases.csv
 M=tests/fixtures/models
 [ -f "$F" ] || { echo "fixture not found"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 
 "$TS" plan --check "$F" --json >"$tmp/check.json" 2>"$tmp/check.err"
 "$TS" plan --check "$F" >"$tmp/check.txt" 2>&1

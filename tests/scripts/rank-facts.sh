@@ -51,10 +51,8 @@
 # 143 of these 840 facts were wrong: dupfirst 7, nodes2 18, nodestated 15,
 # nodeguess 21, datashare 1, pp 1, and 80 of the first NaN's record.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
 for r in rates slow slowrank files nan nancount skip mtp dup dupfirst nemorun nodes2 nodestated nodeguess datashare pp nanboth nanconsole; do
 	d=$tmp/$r

@@ -8,17 +8,13 @@
 # real image, and nothing in the page points at the network.
 # Exit 77 (skip) when chromium is not installed.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
 	echo "skip: chromium is not installed (apt-get install chromium) - the report was not rendered in a browser"
 	exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 
 render() { # name input... ; expects charts listed in $want
 	local name=$1

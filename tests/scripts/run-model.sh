@@ -40,16 +40,11 @@
 #    trace --json too: a trace cut at byte 300000 carries a truncated-trace
 #    warning at that offset (it was only on stderr and in the rank object).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 CPU=$DATA/traces/cpu
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 [ -d "$CPU/a_dense" ] || { echo "$CPU not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 jget() { # file key.path -> value (python json)
 	python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))

@@ -33,12 +33,9 @@
 # log finds it (detect: log-deepspeed). Before, a pipeline engine log was
 # "no step records found", and a run directory with one "no training log".
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 gen() { python3 "$here/steps-deepspeed-gen.py" "$tmp/$1.log" "$2" || exit 1; }
 gen base '{"skip_at": [3, 5, 150]}'
 gen old '{"old": true, "seed": 2}'
@@ -166,5 +163,4 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
-[ $fail = 0 ] && echo "steps-deepspeed: ok"
-exit $fail
+finish

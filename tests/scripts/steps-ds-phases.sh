@@ -47,12 +47,9 @@
 # Until 5 Dec 2026 the pipeline engine's p2p line was not read: its
 # records had no comm.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 gen() { python3 "$here/steps-deepspeed-gen.py" "$tmp/$1.log" "$2" || exit 1; }
 gen new '{"breakdown": "new", "spike": [59, 400], "seed": 11}'
 gen old '{"breakdown": "old", "spike": [59, 400], "seed": 12}'
@@ -254,5 +251,4 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
-[ $fail = 0 ] && echo "steps-ds-phases: ok"
-exit $fail
+finish

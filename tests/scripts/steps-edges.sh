@@ -39,16 +39,9 @@
 #     carry "step" behind [default0]: and [default1]: is two ranks of 12
 #     records each (they were one series without a rank).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 # megatron K N NAN_AT NAN_K SKIP_AT SKIP_K GRAD_NAN: a Megatron log of
 # iterations 1, K, 2K, ..., N at 200 ms (+-1 %), loss 2 + 8 exp(-i/100);

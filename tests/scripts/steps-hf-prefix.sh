@@ -21,25 +21,8 @@
 # and the log without the Trainer's bar stays record ordinals 1..30 (fewer
 # than validate's 50 steps).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-
-# codes of a JSON document's warnings, one per line, as CODE|FILE|MESSAGE
-codes() {
-	python3 -c '
-import json, signal, sys
-signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q may stop reading
-for w in json.load(open(sys.argv[1]))["warnings"]:
-    print("%s|%s|%s" % (w["code"], w["file"], w["message"]))
-' "$1"
-}
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 N=300 EVERY=10
 bar() { # the Trainer's bar at step i
@@ -137,5 +120,4 @@ for f in desc nobar; do
 		bad "validate $f: steps_logged $got"
 done
 
-[ $fail = 0 ] && echo "steps-hf-prefix: ok"
-exit $fail
+finish

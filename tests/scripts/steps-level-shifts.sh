@@ -21,12 +21,9 @@
 #    flat runs), the ramp its own excluded group (before
 #    2026-12-04: "warm-up" and a level shift).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 GEN=tests/scripts/steps-shift-gen.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 runs=50
 
 # count PHI SHIFT AT [RAMP]: prints "LEVEL_SHIFTS LONG_WARMUPS"

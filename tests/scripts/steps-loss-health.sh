@@ -12,12 +12,8 @@
 #   step time with CV about 30 %, reports period 5, phase 0, 10 of 10 slots,
 #   150 ms each and 1500 ms / (sum of step times 2..50) of wall time.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 python3 - "$tmp" <<'PY'
 import random, sys
 d = sys.argv[1]
@@ -50,9 +46,6 @@ with open(f"{d}/stall.jsonl", "w") as f:
 with open(f"{d}/stall.want", "w") as f:
     f.write("%.2f\n" % (1500 / wall * 100))
 PY
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 for case in "gradnan non-finite grad-norm-nonfinite" "dropped missing loss-dropped"; do
 	set -- $case
 	"$TS" steps --json "$tmp/$1.log" >"$tmp/$1.json" || bad "steps $1: exit $?"

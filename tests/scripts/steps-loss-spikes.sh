@@ -19,12 +19,8 @@
 # - a per-iteration log with no warm-up and one 40 % slow step at
 #   iteration 80: that step stays in the window.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import math, random, sys

@@ -7,10 +7,8 @@
 # val_loss. steps keeps the first as the rank's max reserved bytes and the
 # second as allocated bytes (both were dropped: no memory at all).
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" <<'PY'
 import sys
 t = sys.argv[1]

@@ -25,25 +25,8 @@
 #   the description, or in the next epoch's bar); a line cut inside the description, or a
 #   validation bar cut after the records, is no cut record.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-
-# codes of a JSON document's warnings, one per line, as CODE|FILE|MESSAGE
-codes() {
-	python3 -c '
-import json, signal, sys
-signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q may stop reading
-for w in json.load(open(sys.argv[1]))["warnings"]:
-    print("%s|%s|%s" % (w["code"], w["file"], w["message"]))
-' "$1"
-}
-field() { # file, python expression over the parsed JSON `d`
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 # --- HF Trainer dicts: without the bar, with it, JSONL with and without a step
 hf_dict() { # k: the k-th dict (loss NaN from the 14th)
@@ -186,5 +169,4 @@ done
 "$TS" steps --csv "$tmp/cut-digit.log" | tail -n 1 | grep -q "^19,.*,2000" ||
 	bad "steps --csv cut-digit: the last record is not iteration 19 at 2000 ms"
 
-[ $fail = 0 ] && echo "steps-ordinal-cut: ok"
-exit $fail
+finish

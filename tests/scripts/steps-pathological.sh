@@ -7,9 +7,7 @@
 # with a NaN (the loss health finds where each record's interval starts).
 # Each must exit 0 or 2 within the time budget.
 set -u
-TS=${TS:-build/trainscope}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 budget=30
 
 python3 - "$tmp" <<'PY' || exit 77

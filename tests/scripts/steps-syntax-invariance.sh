@@ -24,11 +24,9 @@
 # and line numbers may move; nothing else may).
 #   VARIANTS  variants per run (default 8); SEED  random seed (default 1)
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$tmp" "${VARIANTS:-8}" "${SEED:-1}" <<'PY'
 import json, os, random, re, subprocess, sys
 

@@ -14,12 +14,9 @@
 # validate counts the steps the records stand for and takes the max
 # reserved memory when no max allocated is logged.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 gen() { python3 "$here/steps-titan-gen.py" "$tmp/$1.log" "$2" || exit 1; }
 gen base '{}'
 gen old '{"old": true, "color": false, "prefix": ""}'
@@ -268,5 +265,4 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
-[ $fail = 0 ] && echo "steps-titan: ok"
-exit $fail
+finish

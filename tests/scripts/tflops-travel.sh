@@ -31,12 +31,8 @@
 # it (130.3), "old" the 2024 formula's (105.1). args-nogpus: the block
 # without world_size and no contract, so no source states the GPU count.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$tmp" <<'PY'
 import json, os, sys
@@ -171,5 +167,4 @@ done
 	bad "args-nogpus: diagnose does not name device_count"
 "$TS" diagnose --json "$tmp/args-nogpus" 2>/dev/null | grep -qF '"model_tflops_per_gpu": null' ||
 	bad "args-nogpus: diagnose --json has a model rate"
-[ $fail = 0 ] && echo "tflops-travel: ok"
-exit $fail
+finish

@@ -16,12 +16,9 @@
 # MLA was refused (no count at all), Qwen3's q/k norms were missing and no
 # older version was known.
 set -u
-TS=${TS:-build/trainscope}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 bad() { echo "FAIL $*"; fail=1; }
 
 # ---- the configs (Hugging Face config.json keys)
@@ -158,5 +155,4 @@ for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)
 PY
-[ $fail = 0 ] && echo "titan-models: ok"
-exit $fail
+finish

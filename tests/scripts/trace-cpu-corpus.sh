@@ -5,14 +5,11 @@
 # d_stall, straggler rank in e_straggler) found where the ground truth says,
 # and no outlier, stall or straggler on the clean runs.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 CPU=$DATA/traces/cpu
 [ -d "$CPU" ] || { echo "no $CPU"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 for c in a_dense a_dense_legacy113 b_moe c_ddp2 d_stall e_straggler; do
 	"$TS" trace --json "$CPU/$c" >"$tmp/$c.json" 2>"$tmp/$c.err" || { echo "$c: exit $?"; cat "$tmp/$c.err"; exit 1; }
 done

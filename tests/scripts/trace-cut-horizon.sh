@@ -20,11 +20,9 @@
 #      10-12 are kept and 1 dropped (14 and 15 were never read), and the
 #      warning says the device activity is lost.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" <<'PY' || exit 1
 import json, os, sys
 tmp = sys.argv[1]

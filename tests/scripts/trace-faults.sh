@@ -12,14 +12,11 @@
 #   3. same, but the stretched rank alternates (1,0,1,0,1): no straggler.
 #   4. same, stretch only in one step of five on rank 1: no straggler.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 CPU=$DATA/traces/cpu
 [ -d "$CPU" ] || { echo "no $CPU"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$CPU" "$tmp" <<'PY' || exit 1
 import glob, gzip, json, os, sys, copy
 cpu, tmp = sys.argv[1], sys.argv[2]

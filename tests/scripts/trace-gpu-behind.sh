@@ -14,11 +14,9 @@
 # span (a mostly idle GPU cannot be behind): no warning, step_basis
 # "host_span".
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" <<'PY' || exit 1
 import json, os, sys
 tmp = sys.argv[1]

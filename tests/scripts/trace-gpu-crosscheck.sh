@@ -5,14 +5,11 @@
 # traces from the shared data (CUDA, ROCm, NCCL, multi-stream), and they must
 # equal trainscope's --json to the nanosecond.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 T=$DATA/traces
 [ -d "$T/hta" ] || { echo "no $T/hta"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 set -- hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz \
 	hta/negative_queue_length_values_check/rank0.json.gz \
 	hta/trace_filter/sampled_rank-1.json.gz \

@@ -7,13 +7,10 @@
 #   set (comm, memcpy, memset, unlinked) <= window, per step the same
 #   partition = duration, no share above 100 %, a wall with every verdict.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d "$DATA/traces" ] || { echo "skip: no $DATA/traces"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
 check() { # file [label]
 	local f=$1 label=${2:-$1}

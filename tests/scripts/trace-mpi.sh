@@ -4,15 +4,12 @@
 # c_ddp2 (4 files, 2 per process) and e_straggler (straggler found) cases.
 # Skips when mpirun is missing or the binary was built without MPI.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 CPU=$DATA/traces/cpu
 [ -d "$CPU" ] || { echo "no $CPU"; exit 77; }
 command -v mpirun >/dev/null || { echo "mpirun not found"; exit 77; }
 export NO_COLOR=1 ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 if "$TS" trace --mpi "$CPU/a_dense" 2>&1 | grep -q "built without MPI"; then
 	echo "trainscope built without MPI"
 	exit 77

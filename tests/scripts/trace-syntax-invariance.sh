@@ -19,14 +19,11 @@
 # shows as a difference, whatever the analysis does with the value.
 #   VARIANTS  variants per trace (default 6); SEED  random seed (default 1)
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 T=$DATA/traces
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d "$T/hta" ] || { echo "skip: no $T/hta"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$T" "$tmp" "${VARIANTS:-6}" "${SEED:-1}" "${EVENTS:-4000}" <<'PY'
 import gzip, json, os, random, subprocess, sys
 

@@ -7,14 +7,11 @@
 # the real traces: the B200 multimem all-reduce is comm, fbgemm permute and
 # TBE kernels are embedding, none of them GEMM.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 LIST=tests/scripts/taxonomy-unclassified.txt
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d "$DATA/traces" ] || { echo "skip: no $DATA/traces"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 find "$DATA/traces" -type f \( -name '*.json' -o -name '*.json.gz' \) ! -path '*/tb_plugin/test/*' |
 	LC_ALL=C sort | while IFS= read -r f; do
 	"$TS" trace --top 1000 --json "$f" 2>/dev/null >"$tmp/one.json" || continue

@@ -5,14 +5,10 @@
 # --detect_recompute variant, compared block by block with
 # --tracelens-recompute. Also: the no-GPU-events error exits 2.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 [ -d "$DATA/traces/tracelens" ] || { echo "skip: no $DATA/traces/tracelens"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
 check() { # trace csv recompute
 	local trace=$1 csv=$2 flag=--tracelens-compat
 	[ "$3" = 1 ] && flag=--tracelens-recompute

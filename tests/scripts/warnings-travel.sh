@@ -28,13 +28,8 @@
 #   H200); report --baseline A --candidate A lists ab's warnings of the same
 #   A/A comparison, once each, in ab's order.
 set -u
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
+. "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # codes of a JSON document's top-level warnings, one per line, as CODE|MESSAGE|LINE
 codes() {
@@ -313,5 +308,4 @@ codes "$tmp/ab.json" | cut -d'|' -f1 >"$tmp/ab.codes"
 	sed -n '/^## Warnings/,/^## /p' | sed -n 's/^  \([a-z][a-z0-9-]*\)$/\1/p' >"$tmp/rab.codes"
 cmp -s "$tmp/ab.codes" "$tmp/rab.codes" || { bad "report's A/B warnings are not ab's"; diff "$tmp/ab.codes" "$tmp/rab.codes"; }
 
-[ $fail = 0 ] && echo "warnings-travel: ok"
-exit $fail
+finish

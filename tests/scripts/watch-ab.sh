@@ -4,14 +4,11 @@
 # and 1755 MHz (SYNTHETIC captures written here): ab must warn
 # telemetry-confound for both; with equal captures it must not.
 set -eu
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 m="$DATA/traces/cpu/a_dense/metrics_rank0.jsonl"
 [ -f "$m" ] || { echo "skip: $m not found"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cap() { # dir limit clock
 	mkdir -p "$1"
 	cp "$m" "$1/"

@@ -6,14 +6,11 @@
 # (metrics_rank0.jsonl says which: stall_injected). `watch --read --steps`
 # must join the dips to exactly those iterations.
 set -eu
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
-DATA=${DATA:-../shared/data}
 m="$DATA/traces/cpu/d_stall/metrics_rank0.jsonl"
 [ -f "$m" ] || { echo "skip: $m not found"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$m" "$tmp/synth.jsonl" "$tmp/truth" <<'PY'
 import json, sys
 steps = [json.loads(l) for l in open(sys.argv[1])]

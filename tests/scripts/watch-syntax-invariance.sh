@@ -12,11 +12,9 @@
 # (kubectl logs --timestamps). Only the file path may differ.
 #   VARIANTS  variants (default 30); SEED  random seed (default 1)
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$TS" "$tmp" "${VARIANTS:-30}" "${SEED:-1}" <<'PY'
 import json, os, random, subprocess, sys
 

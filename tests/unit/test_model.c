@@ -465,3 +465,62 @@ TEST(model_hf_llama4_chunked_layers)
 	REQUIRE(ts_model_parse_config(&m, list, sizeof(list) - 1, "l.json", &err) == 0);
 	CHECK_I64(m.chunked_layers, 2);
 }
+
+/* The config arrays (mlp_only_layers, moe_layers, layer_types,
+ * no_rope_layers) share one reader: null reads as absent, a value that is
+ * no array and a wrong entry are each refused at that value's byte with the
+ * key's own words, an index past the layer cap is a limit error. Offsets
+ * are where the marked token stands in the text written here. */
+TEST(model_hf_array_values)
+{
+	static const struct {
+		const char *arr;   /* the key and value put into a small config */
+		const char *at;    /* the token the error points at; NULL: accepted */
+		int code;
+		const char *msg;
+	} cases[] = {
+		{ "\"layer_types\": [\"full_attention\", 3]", "3]", TS_EPARSE,
+		  "\"layer_types\": expected an array of strings" },
+		{ "\"layer_types\": \"x\"", "\"x\"", TS_EPARSE, "\"layer_types\": expected an array of strings" },
+		{ "\"layer_types\": null", NULL, 0, NULL },
+		{ "\"layer_types\": []", NULL, 0, NULL },
+		{ "\"no_rope_layers\": [1, 2]", "2]", TS_EPARSE, "\"no_rope_layers\": expected an array of 0 and 1" },
+		{ "\"no_rope_layers\": 5", "5", TS_EPARSE, "\"no_rope_layers\": expected an array of 0 and 1" },
+		{ "\"no_rope_layers\": null", NULL, 0, NULL },
+		{ "\"mlp_only_layers\": \"x\"", "\"x\"", TS_EPARSE,
+		  "\"mlp_only_layers\": expected an array of layer indices" },
+		{ "\"mlp_only_layers\": [-1]", "-1]", TS_EPARSE,
+		  "\"mlp_only_layers\": expected a non-negative layer index" },
+		{ "\"mlp_only_layers\": [1, {}]", "{}", TS_EPARSE,
+		  "\"mlp_only_layers\": expected a non-negative layer index" },
+		{ "\"moe_layers\": [70000]", "70000", TS_ELIMIT, "moe_layers index 70000 exceeds the 1024-layer limit" },
+		{ "\"mlp_only_layers\": null", NULL, 0, NULL },
+	};
+	char cfg[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ts_model m;
+		struct ts_err err;
+		int n = snprintf(cfg, sizeof(cfg),
+				 "{\"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4,"
+				 " \"vocab_size\": 10, %s}", cases[i].arr);
+		int rc;
+
+		REQUIRE(n > 0 && (size_t)n < sizeof(cfg));
+		ts_model_init(&m);
+		ts_err_init(&err);
+		rc = ts_model_parse_config(&m, cfg, (size_t)n, "a.json", &err);
+		if (!cases[i].at) {
+			CHECK_I64(rc, 0);
+			continue;
+		}
+		CHECK_I64(rc, cases[i].code);
+		CHECK_STR(err.msg, cases[i].msg);
+		/* the last occurrence: the key's value comes after the fixed fields */
+		const char *at = NULL;
+		for (const char *p = strstr(cfg, cases[i].arr); p && (p = strstr(p, cases[i].at)); p++)
+			at = p;
+		REQUIRE(at);
+		CHECK_I64(err.offset, at - cfg);
+	}
+}
