@@ -345,6 +345,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 		}
+		ts_tele_match_gpus(&t); /* once, all captures read */
 		/* which captures are one machine's: said where it cannot be told */
 		if (ts_tele_host_warn(&t, &named)) {
 			ts_warnings_release(&named);

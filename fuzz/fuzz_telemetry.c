@@ -39,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ts_tele_init(&t);
 	ts_err_init(&err);
 	if (ts_tele_read_mem(&t, data, size, "fuzz.txt", &o, &err) == 0) {
+		ts_tele_match_gpus(&t);
 		struct ts_tele_gpu_summary *sum = calloc(t.gpus.n + 1, sizeof(*sum));
 		struct ts_tele_finding f[64];
 		struct ts_sb sb;

@@ -216,7 +216,8 @@ struct ts_tele_read_opts {
 
 /*
  * Read one capture file (any format above) and append its GPUs and
- * samples (a second file's GPUs are new entries). Returns 0, TS_EIO,
+ * samples (a second file's GPUs are new entries, each its own device
+ * until ts_tele_match_gpus). Returns 0, TS_EIO,
  * TS_EPARSE naming file and line (not a telemetry format, a headerless CSV
  * without field names, a malformed row), TS_ELIMIT or TS_ENOMEM; on an
  * error t holds what it held before the call (nothing of the file). A cut
@@ -239,8 +240,11 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
  * of one capture are never one device, nor two with different uuids; a
  * bus id is unique only on its host, so it joins only GPUs whose captures
  * record the same host, and none that two uuids share. Time linear in
- * the GPUs (times the captures a device is seen in). ts_tele_read does it
- * after each capture. Returns the number of devices seen in more than one
+ * the GPUs (times the captures a device is seen in). The readers leave
+ * each GPU its own device: call it once after the last capture is read
+ * and before anything reads device or matched_by (the analyses, the
+ * renderers, ts_tele_host_warn); after each file it made reading N
+ * captures quadratic in N. Returns the number of devices seen in more than one
  * capture (0, every GPU its own device, when out of memory). */
 size_t ts_tele_match_gpus(struct ts_telemetry *t);
 /* A uuid as the tools spell it ("GPU-ABCDEF01-...", "abcdef01-...") in one

@@ -540,6 +540,8 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 		if (!rc && d->rm && ts_tele_notes_warn(&t, before, path, &d->rm->warnings))
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
+	if (!rc)
+		ts_tele_match_gpus(&t); /* once, all captures read */
 	if (!rc && d->rm && ts_tele_host_warn(&t, &d->rm->warnings))
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	if (rc)

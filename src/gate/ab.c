@@ -1666,6 +1666,7 @@ static int side_telemetry(struct ts_ab_result *res, const struct ts_run *r, size
 			}
 			rc |= ts_tele_notes_warn(t, before, path, &res->warnings);
 		}
+	ts_tele_match_gpus(t); /* once, all captures read */
 	rc |= ts_tele_host_warn(t, &res->warnings);
 	return rc ? TS_ENOMEM : 0;
 }
