@@ -57,11 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    isfinite(s->min) && isfinite(s->max))
 					abort();
 			}
-		size_t nf = ts_tele_findings(&t, sum, NULL, 0, NULL, f, 64);
+		size_t nf = ts_tele_findings(&t, sum, NULL, 0, NULL, f, 64, NULL);
 		if (nf > 64)
 			abort();
 		ts_sb_init(&sb);
-		ts_tele_render_json(&sb, &t, sum, NULL, 0, f, nf, -1, 0);
+		ts_tele_render_json(&sb, &t, sum, NULL, 0, f, nf, NULL, -1, 0);
 		check_json(&sb);
 		ts_sb_reset(&sb);
 		ts_tele_render_text(&sb, &t, sum, NULL, 0, f, nf);

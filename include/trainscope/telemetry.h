@@ -405,16 +405,45 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 		      struct ts_warnings *out);
 
 /*
+ * The findings a cap left out: total, and per id (in the order of their
+ * first finding; the ids of struct ts_tele_finding and
+ * "telemetry-confound" are fewer than TS_TELE_DROP_KINDS).
+ */
+#define TS_TELE_DROP_KINDS 16
+struct ts_tele_dropped {
+	size_t total;
+	size_t nkind;
+	const char *id[TS_TELE_DROP_KINDS];
+	size_t count[TS_TELE_DROP_KINDS];
+};
+
+/*
  * Judge the capture (and the aligned steps, may be NULL) into findings.
  * sku_mem_mib: nominal memory of the GPUs' SKU per gpu name lookup is done
  * by the caller through expected_total_mib (NULL or 0 when unknown).
- * Returns the number written to out (at most cap); 0 on ENOMEM.
+ * Every finding is judged (the throttled GPUs that straggler-gpu's clock
+ * test skips are those of all power-capped and thermal-throttling
+ * findings); when there are more than cap, the cap most important are
+ * written, warnings before info and, within a severity, in the order
+ * below, and *dropped (may be NULL; zeroed first) counts the others by
+ * id. The written ones keep their order. Returns the number written to
+ * out (at most cap); 0 on ENOMEM.
  */
 size_t ts_tele_findings(const struct ts_telemetry *t,
 			const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib,
-			struct ts_tele_finding *out, size_t cap);
+			struct ts_tele_finding *out, size_t cap,
+			struct ts_tele_dropped *dropped);
+
+/*
+ * Append to out a "findings-dropped" warning when d dropped some: "WHAT:
+ * N of M findings are not listed (the first K by severity are): 40
+ * idle-gap, 3 straggler-gpu" (kept: the number written). Nothing when d
+ * is NULL or dropped none. Returns 0 or TS_ENOMEM.
+ */
+int ts_tele_dropped_warn(const struct ts_tele_dropped *d, size_t kept, const char *what,
+			 struct ts_warnings *out);
 
 /*
  * Confounds of an A/B comparison: the two sides' telemetry differ in what
@@ -424,23 +453,29 @@ size_t ts_tele_findings(const struct ts_telemetry *t,
  * the power limit (max) differs by more than 1 %, the mean SM clock by more
  * than 3 %, the mean temperature by more than 10 C, or the GPU names
  * differ. Each is a "telemetry-confound" finding (gpu -1) naming both
- * values. Returns the number written (at most cap).
+ * values. Returns the number written (at most cap: the first cap in that
+ order; *dropped, may be NULL, counts the others as ts_tele_findings does).
  */
 size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
 			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
-			 struct ts_tele_finding *out, size_t cap);
+			 struct ts_tele_finding *out, size_t cap,
+			 struct ts_tele_dropped *dropped);
 
 /* --------------------------------------------------------------- output */
 
 struct ts_sb;
 /*
  * Render the `trainscope.watch/1` JSON object (gpus, straggler, steps,
- * findings, notes as warnings) or the text tables into out.
+ * findings, notes as warnings) or the text tables into out. dropped (may
+ * be NULL): when it counts some, the JSON adds "findings_dropped" after
+ * "findings", {id: count}; the text says it by the "findings-dropped"
+ * warning among t's notes (ts_tele_dropped_warn).
  */
 void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			 const struct ts_tele_gpu_summary *sum,
 			 const struct ts_tele_step *steps, size_t nsteps,
 			 const struct ts_tele_finding *f, size_t nf,
+			 const struct ts_tele_dropped *dropped,
 			 int exit_code, int child_signal);
 void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 			 const struct ts_tele_gpu_summary *sum,

@@ -393,15 +393,28 @@ static const char *gpu_label(const struct ts_telemetry *t, size_t g, char *buf, 
 	return ts_tele_gpu_label(t, g, 0, buf, cap);
 }
 
+/* Every finding, uncapped (fctx_finish caps them): a pointer add returns
+ * is good until the next add. */
 struct fctx {
 	struct ts_tele_finding *out;
-	size_t n, cap;
+	size_t n, alloc;
+	int failed;
 };
 
 static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *sev, int32_t gpu)
 {
-	if (c->n >= c->cap)
+	if (c->failed)
 		return NULL;
+	if (c->n >= c->alloc) {
+		size_t na = c->alloc ? 2 * c->alloc : 64;
+		struct ts_tele_finding *v = realloc(c->out, na * sizeof(*v));
+		if (!v) {
+			c->failed = 1;
+			return NULL;
+		}
+		c->out = v;
+		c->alloc = na;
+	}
 	struct ts_tele_finding *f = &c->out[c->n++];
 	f->id = id;
 	f->severity = sev;
@@ -409,6 +422,71 @@ static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *s
 	f->msg[0] = 0;
 	f->nsame = 0;
 	return f;
+}
+
+static void dropped_count(struct ts_tele_dropped *d, const char *id)
+{
+	size_t k = 0;
+
+	d->total++;
+	while (k < d->nkind && strcmp(d->id[k], id))
+		k++;
+	if (k == d->nkind) {
+		if (k == TS_TELE_DROP_KINDS)
+			return;
+		d->id[d->nkind++] = id;
+	}
+	d->count[k]++;
+}
+
+/* Write c's findings to out (at most cap): when there are more, the
+ * warnings first and then the info ones, each in c's order, kept in c's
+ * order; the rest counted into *dropped. Frees c. Returns the number
+ * written, 0 when c ran out of memory. */
+static size_t fctx_finish(struct fctx *c, struct ts_tele_finding *out, size_t cap,
+			  struct ts_tele_dropped *dropped)
+{
+	size_t warn = 0, n = 0, room_info;
+
+	if (dropped)
+		memset(dropped, 0, sizeof(*dropped));
+	if (c->failed) {
+		free(c->out);
+		return 0;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		warn += !strcmp(c->out[i].severity, "warning");
+	room_info = warn < cap ? cap - warn : 0;
+	for (size_t i = 0, w = 0, in = 0; i < c->n; i++) {
+		int is_warn = !strcmp(c->out[i].severity, "warning");
+		int keep = is_warn ? w++ < cap : in++ < room_info;
+		if (keep)
+			out[n++] = c->out[i];
+		else if (dropped)
+			dropped_count(dropped, c->out[i].id);
+	}
+	free(c->out);
+	return n;
+}
+
+int ts_tele_dropped_warn(const struct ts_tele_dropped *d, size_t kept, const char *what,
+			 struct ts_warnings *out)
+{
+	char list[400];
+	size_t len = 0;
+
+	if (!d || !d->total)
+		return 0;
+	list[0] = 0;
+	for (size_t k = 0; k < d->nkind && len < sizeof(list); k++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%zu %s", k ? ", " : "",
+					d->count[k], d->id[k]);
+	return ts_warnings_add(out, "findings-dropped", NULL, -1, TS_NO_INT,
+			       "%s: %zu of %zu findings are not listed (the first %zu by severity, "
+			       "warnings before info, are): %s",
+			       what, d->total, d->total + kept, kept, list)
+		       ? TS_ENOMEM
+		       : 0;
 }
 
 /* Set thr[g] (ng entries, zeroed) for each GPU g with a power-capped or
@@ -1036,14 +1114,17 @@ static void same_gpu_words(const struct ts_telemetry *t, const struct ts_tele_gp
 
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
-			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
+			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap,
+			struct ts_tele_dropped *dropped)
 {
-	struct fctx c = { out, 0, cap };
+	struct fctx c = { NULL, 0, 0, 0 };
 	size_t ng = t->gpus.n;
 	char lab[128];
 	struct ts_tele_finding *f;
 	struct by_gpu b;
 
+	if (dropped)
+		memset(dropped, 0, sizeof(*dropped));
 	if (by_gpu_build(&b, t, 0))
 		return 0;
 	for (size_t g = 0; g < ng; g++) {
@@ -1427,7 +1508,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
 	if (steps && nsteps >= 3)
 		stall_dips(t, steps, nsteps, &c);
-	return c.n;
+	return fctx_finish(&c, out, cap, dropped);
 }
 
 /* Coverage of GPU g's rows: the parts of its steps inside intervals
@@ -1695,9 +1776,9 @@ static void side_release(struct side *x)
 
 size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
 			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
-			 struct ts_tele_finding *out, size_t cap)
+			 struct ts_tele_finding *out, size_t cap, struct ts_tele_dropped *dropped)
 {
-	struct fctx c = { out, 0, cap };
+	struct fctx c = { NULL, 0, 0, 0 };
 	struct ts_tele_finding *f;
 	struct side xa, xb;
 	struct ts_intern names;
@@ -1742,7 +1823,7 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	const char *mb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
 	if (ma && mb && strcmp(ma, mb) && (f = add(&c, "telemetry-confound", "warning", -1)))
 		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", ma, mb);
-	return c.n;
+	return fctx_finish(&c, out, cap, dropped);
 }
 
 /*
