@@ -342,7 +342,10 @@ struct ts_tele_finding {
 	 * finding: gpu is the first such GPU, same[] the others (GPU indices,
 	 * in capture order, the first TS_TELE_SAME_MAX), nsame their count
 	 * (0: gpu's capture only); msg names each capture with its time
-	 * span. Made so for straggler-gpu. */
+	 * span. Made so for straggler-gpu and every finding about one GPU
+	 * (power-capped, thermal-throttling, memory-*, pcie-link-degraded,
+	 * idle-gap, counter-untrustworthy, ecc-uncorrectable, xid-error:
+	 * each other capture's words up to their first "; "). */
 	int32_t same[TS_TELE_SAME_MAX];
 	size_t nsame;
 };

@@ -1112,6 +1112,113 @@ static void same_gpu_words(const struct ts_telemetry *t, const struct ts_tele_gp
 			 ndev - 1 - f->nsame);
 }
 
+/* Per-GPU findings (c's first n) that hold for one device in several
+ * captures made one, as straggler-gpu is: the first keeps its place and
+ * words with its span, then each other GPU's words (its message after
+ * its label, up to its first "; ") and span while they fit, the rest counted, and the captures
+ * holding the device where it is none. Findings of one id on one GPU
+ * (counter-untrustworthy's kinds) are matched by their rank on that GPU.
+ * Runs after mark_throttled has read every GPU's findings. Linear in the
+ * findings; nothing merged when out of memory. */
+#define MERGE_RANKS 4
+static void merge_devices(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
+			  struct fctx *c, size_t n)
+{
+	size_t ng = t->gpus.n, keep = 0;
+	/* by (device, rank): the index + 1 of its finding of the id met
+	 * first; dcnt: GPUs per device; rank: each finding's rank on its GPU;
+	 * link, tail: the findings merged into one, in order (SIZE_MAX end) */
+	size_t *first = calloc(MERGE_RANKS * (ng ? ng : 1), sizeof(*first));
+	size_t *dcnt = calloc(ng ? ng : 1, sizeof(*dcnt)), *rank = malloc(3 * (n ? n : 1) * sizeof(*rank));
+	size_t *link = rank ? rank + n : NULL, *tail = rank ? rank + 2 * n : NULL;
+	unsigned char *gone = calloc(n ? n : 1, 1);
+	const char *ids[TS_TELE_DROP_KINDS];
+	size_t nids = 0;
+	char lab[128], one[sizeof(c->out[0].msg)];
+
+	if (!first || !dcnt || !rank || !gone || !ts_tele_multi_capture(t))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		link[i] = SIZE_MAX;
+		tail[i] = i;
+		while (j < nids && strcmp(ids[j], c->out[i].id))
+			j++;
+		if (j == nids && nids < TS_TELE_DROP_KINDS)
+			ids[nids++] = c->out[i].id;
+	}
+	for (size_t g = 0; g < ng; g++)
+		dcnt[gpu_device(t, g)]++;
+	for (size_t i = 0; i < n; i++)
+		rank[i] = i && c->out[i - 1].gpu == c->out[i].gpu &&
+				  !strcmp(c->out[i - 1].id, c->out[i].id)
+			  ? rank[i - 1] + 1
+			  : 0;
+	/* one pass per id: the ids are few */
+	for (size_t x = 0; x < nids; x++) {
+		const char *id = ids[x];
+
+		for (size_t k = 0; k < n; k++) {
+			struct ts_tele_finding *f = &c->out[k];
+			if (strcmp(f->id, id) || f->gpu < 0 || rank[k] >= MERGE_RANKS)
+				continue;
+			size_t *slot = &first[MERGE_RANKS * gpu_device(t, (size_t)f->gpu) + rank[k]];
+			if (!*slot) {
+				*slot = k + 1;
+				continue;
+			}
+			struct ts_tele_finding *p = &c->out[*slot - 1];
+			if (p->nsame < TS_TELE_SAME_MAX)
+				p->same[p->nsame] = f->gpu;
+			p->nsame++;
+			gone[k] = 1;
+			link[tail[*slot - 1]] = k;
+			tail[*slot - 1] = k;
+		}
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(c->out[k].id, id) && c->out[k].gpu >= 0 && rank[k] < MERGE_RANKS)
+				first[MERGE_RANKS * gpu_device(t, (size_t)c->out[k].gpu) + rank[k]] = 0;
+	}
+	/* the words, from the merged findings' own messages */
+	for (size_t i = 0; i < n; i++) {
+		struct ts_tele_finding *f = &c->out[i];
+		if (gone[i] || !f->nsame)
+			continue;
+		const int cap = (int)sizeof(f->msg) - 100;
+		size_t shown = f->nsame < TS_TELE_SAME_MAX ? f->nsame : TS_TELE_SAME_MAX, s = 0;
+		int k = msg_span(f->msg, (int)strlen(f->msg), &sum[f->gpu]);
+		for (size_t e = link[i]; s < shown && e != SIZE_MAX; s++, e = link[e]) {
+			size_t g = (size_t)f->same[s];
+			const char *words = c->out[e].msg;
+			size_t ll = strlen(gpu_label(t, g, lab, sizeof(lab)));
+			if (!strncmp(words, lab, ll) && !strncmp(words + ll, ": ", 2))
+				words += ll + 2;
+			const char *end = strstr(words, "; ");
+			int wn = end ? (int)(end - words) : (int)strlen(words);
+			int m = snprintf(one, sizeof(one), "; the same GPU as %s: %.*s", lab, wn, words);
+			m = msg_span(one, m < (int)sizeof(one) ? m : (int)sizeof(one) - 1, &sum[g]);
+			if (k + m >= cap)
+				break;
+			k = msg_more(f->msg, k, "%s", one);
+		}
+		if (f->nsame > s)
+			k = msg_more(f->msg, k, "; and in %zu more captures", f->nsame - s);
+		size_t nd = dcnt[gpu_device(t, (size_t)f->gpu)];
+		if (nd > 1 + f->nsame)
+			msg_more(f->msg, k, "; not found in the %zu other capture(s) holding it",
+				 nd - 1 - f->nsame);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (i >= n || !gone[i])
+			c->out[keep++] = c->out[i];
+	c->n = keep;
+out:
+	free(first);
+	free(dcnt);
+	free(rank);
+	free(gone);
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap,
@@ -1309,6 +1416,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 	}
 	by_gpu_release(&b);
+	size_t nper = c.n; /* the per-GPU findings, merged by device at the end */
 	/* across the GPUs of the job */
 	/* tmp, then the samples of each entry (wt); grp, rep and cnt, then
 	 * by device its tmp entry (slot) and the host pass that last met it
@@ -1508,6 +1616,9 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
 	if (steps && nsteps >= 3)
 		stall_dips(t, steps, nsteps, &c);
+	/* after the straggler judgement: it skips the clock of every GPU with
+	 * a power-capped or thermal-throttling finding, merged or not */
+	merge_devices(t, sum, &c, nper);
 	return fctx_finish(&c, out, cap, dropped);
 }
 
