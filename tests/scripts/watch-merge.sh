@@ -21,7 +21,7 @@
 # one a capture, each naming no other.
 set -eu
 cd "$(dirname "$0")/../.."
-TS=${TS:-build/trainscope}
+TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -60,8 +60,8 @@ if len(pc) == 1:
     check("on GPU 1 of a.csv", (p["gpu"], p["capture"]) == ("1", 0), p)
     check("captures a and b", [(x["capture"], x["file"], x["gpu"]) for x in p.get("captures", [])]
           == [(0, "a.csv", "1"), (1, "b.csv", "1")] and p.get("captures_total") == 2, p.get("captures"))
-    # a.csv's words (315 characters with its span) leave no room for
-    # b.csv's within the message's 412: counted
+    # a.csv's words with its span (291 characters) and b.csv's (121)
+    # reach the 412 the message keeps before its counts: b.csv counted
     check("b.csv counted, c.csv holds it", p["message"].endswith(
         "SM clock mean 1410 MHz of max 1980 MHz, from 2026-03-01T10:00:00Z to 2026-03-01T10:00:19Z"
         "; and in 1 more captures; not found in the 1 other capture(s) holding it"), p["message"])
