@@ -1131,6 +1131,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
+	ts_tele_match_gpus(&tele);
 
 	if (use_mpi) {
 		char why[256];

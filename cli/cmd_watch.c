@@ -283,6 +283,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	double *expect = NULL;
 	char **av = NULL;
 	size_t nspans = 0, nsteps = 0, nf;
+	struct ts_tele_dropped dropped;
 	int read_mode = 0, rc = cli_parse(ctx, argc, argv, &p), child_rc = -1, sig = 0;
 	long long pid = 0;
 
@@ -345,6 +346,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 		}
+		ts_tele_match_gpus(&t); /* once, all captures read */
 		/* which captures are one machine's: said where it cannot be told */
 		if (ts_tele_host_warn(&t, &named)) {
 			ts_warnings_release(&named);
@@ -433,9 +435,15 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		rc = EXIT_INTERNAL;
 		goto out;
 	}
-	nf = ts_tele_findings(&t, sum, steps, nsteps, expect, find, sizeof(find) / sizeof(find[0]));
+	nf = ts_tele_findings(&t, sum, steps, nsteps, expect, find, sizeof(find) / sizeof(find[0]),
+			      &dropped);
+	if (ts_tele_dropped_warn(&dropped, nf, "telemetry", &t.notes)) {
+		cli_error(ctx, "out of memory");
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
 	if (ctx->json)
-		ts_tele_render_json(&out, &t, sum, steps, nsteps, find, nf, child_rc, sig);
+		ts_tele_render_json(&out, &t, sum, steps, nsteps, find, nf, &dropped, child_rc, sig);
 	else
 		ts_tele_render_text(&out, &t, sum, steps, nsteps, find, nf);
 	if (!read_mode && !ctx->json && !ctx->output) {

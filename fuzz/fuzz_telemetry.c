@@ -39,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ts_tele_init(&t);
 	ts_err_init(&err);
 	if (ts_tele_read_mem(&t, data, size, "fuzz.txt", &o, &err) == 0) {
+		ts_tele_match_gpus(&t);
 		struct ts_tele_gpu_summary *sum = calloc(t.gpus.n + 1, sizeof(*sum));
 		struct ts_tele_finding f[64];
 		struct ts_sb sb;
@@ -56,11 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    isfinite(s->min) && isfinite(s->max))
 					abort();
 			}
-		size_t nf = ts_tele_findings(&t, sum, NULL, 0, NULL, f, 64);
+		size_t nf = ts_tele_findings(&t, sum, NULL, 0, NULL, f, 64, NULL);
 		if (nf > 64)
 			abort();
 		ts_sb_init(&sb);
-		ts_tele_render_json(&sb, &t, sum, NULL, 0, f, nf, -1, 0);
+		ts_tele_render_json(&sb, &t, sum, NULL, 0, f, nf, NULL, -1, 0);
 		check_json(&sb);
 		ts_sb_reset(&sb);
 		ts_tele_render_text(&sb, &t, sum, NULL, 0, f, nf);

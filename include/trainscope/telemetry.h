@@ -216,7 +216,8 @@ struct ts_tele_read_opts {
 
 /*
  * Read one capture file (any format above) and append its GPUs and
- * samples (a second file's GPUs are new entries). Returns 0, TS_EIO,
+ * samples (a second file's GPUs are new entries, each its own device
+ * until ts_tele_match_gpus). Returns 0, TS_EIO,
  * TS_EPARSE naming file and line (not a telemetry format, a headerless CSV
  * without field names, a malformed row), TS_ELIMIT or TS_ENOMEM; on an
  * error t holds what it held before the call (nothing of the file). A cut
@@ -239,8 +240,11 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n,
  * of one capture are never one device, nor two with different uuids; a
  * bus id is unique only on its host, so it joins only GPUs whose captures
  * record the same host, and none that two uuids share. Time linear in
- * the GPUs (times the captures a device is seen in). ts_tele_read does it
- * after each capture. Returns the number of devices seen in more than one
+ * the GPUs (times the captures a device is seen in). The readers leave
+ * each GPU its own device: call it once after the last capture is read
+ * and before anything reads device or matched_by (the analyses, the
+ * renderers, ts_tele_host_warn); after each file it made reading N
+ * captures quadratic in N. Returns the number of devices seen in more than one
  * capture (0, every GPU its own device, when out of memory). */
 size_t ts_tele_match_gpus(struct ts_telemetry *t);
 /* A uuid as the tools spell it ("GPU-ABCDEF01-...", "abcdef01-...") in one
@@ -338,7 +342,10 @@ struct ts_tele_finding {
 	 * finding: gpu is the first such GPU, same[] the others (GPU indices,
 	 * in capture order, the first TS_TELE_SAME_MAX), nsame their count
 	 * (0: gpu's capture only); msg names each capture with its time
-	 * span. Made so for straggler-gpu. */
+	 * span. Made so for straggler-gpu and every finding about one GPU
+	 * (power-capped, thermal-throttling, memory-*, pcie-link-degraded,
+	 * idle-gap, counter-untrustworthy, ecc-uncorrectable, xid-error:
+	 * each other capture's words up to their first "; "). */
 	int32_t same[TS_TELE_SAME_MAX];
 	size_t nsame;
 };
@@ -401,16 +408,45 @@ int ts_tele_join_warn(const struct ts_telemetry *t, const struct ts_tele_span *s
 		      struct ts_warnings *out);
 
 /*
+ * The findings a cap left out: total, and per id (in the order of their
+ * first finding; the ids of struct ts_tele_finding and
+ * "telemetry-confound" are fewer than TS_TELE_DROP_KINDS).
+ */
+#define TS_TELE_DROP_KINDS 16
+struct ts_tele_dropped {
+	size_t total;
+	size_t nkind;
+	const char *id[TS_TELE_DROP_KINDS];
+	size_t count[TS_TELE_DROP_KINDS];
+};
+
+/*
  * Judge the capture (and the aligned steps, may be NULL) into findings.
  * sku_mem_mib: nominal memory of the GPUs' SKU per gpu name lookup is done
  * by the caller through expected_total_mib (NULL or 0 when unknown).
- * Returns the number written to out (at most cap); 0 on ENOMEM.
+ * Every finding is judged (the throttled GPUs that straggler-gpu's clock
+ * test skips are those of all power-capped and thermal-throttling
+ * findings); when there are more than cap, the cap most important are
+ * written, warnings before info and, within a severity, in the order
+ * below, and *dropped (may be NULL; zeroed first) counts the others by
+ * id. The written ones keep their order. Returns the number written to
+ * out (at most cap); 0 on ENOMEM.
  */
 size_t ts_tele_findings(const struct ts_telemetry *t,
 			const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
 			const double *expected_total_mib,
-			struct ts_tele_finding *out, size_t cap);
+			struct ts_tele_finding *out, size_t cap,
+			struct ts_tele_dropped *dropped);
+
+/*
+ * Append to out a "findings-dropped" warning when d dropped some: "WHAT:
+ * N of M findings are not listed (the first K by severity are): 40
+ * idle-gap, 3 straggler-gpu" (kept: the number written). Nothing when d
+ * is NULL or dropped none. Returns 0 or TS_ENOMEM.
+ */
+int ts_tele_dropped_warn(const struct ts_tele_dropped *d, size_t kept, const char *what,
+			 struct ts_warnings *out);
 
 /*
  * Confounds of an A/B comparison: the two sides' telemetry differ in what
@@ -420,23 +456,29 @@ size_t ts_tele_findings(const struct ts_telemetry *t,
  * the power limit (max) differs by more than 1 %, the mean SM clock by more
  * than 3 %, the mean temperature by more than 10 C, or the GPU names
  * differ. Each is a "telemetry-confound" finding (gpu -1) naming both
- * values. Returns the number written (at most cap).
+ * values. Returns the number written (at most cap: the first cap in that
+ order; *dropped, may be NULL, counts the others as ts_tele_findings does).
  */
 size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
 			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
-			 struct ts_tele_finding *out, size_t cap);
+			 struct ts_tele_finding *out, size_t cap,
+			 struct ts_tele_dropped *dropped);
 
 /* --------------------------------------------------------------- output */
 
 struct ts_sb;
 /*
  * Render the `trainscope.watch/1` JSON object (gpus, straggler, steps,
- * findings, notes as warnings) or the text tables into out.
+ * findings, notes as warnings) or the text tables into out. dropped (may
+ * be NULL): when it counts some, the JSON adds "findings_dropped" after
+ * "findings", {id: count}; the text says it by the "findings-dropped"
+ * warning among t's notes (ts_tele_dropped_warn).
  */
 void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			 const struct ts_tele_gpu_summary *sum,
 			 const struct ts_tele_step *steps, size_t nsteps,
 			 const struct ts_tele_finding *f, size_t nf,
+			 const struct ts_tele_dropped *dropped,
 			 int exit_code, int child_signal);
 void ts_tele_render_text(struct ts_sb *out, const struct ts_telemetry *t,
 			 const struct ts_tele_gpu_summary *sum,

@@ -513,6 +513,7 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 	struct ts_tele_span *spans = NULL;
 	struct ts_tele_step *steps = NULL;
 	struct ts_tele_finding f[32];
+	struct ts_tele_dropped dropped;
 	size_t nspans = 0, nsteps = 0, nf;
 	int rc = 0;
 
@@ -540,6 +541,8 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 		if (!rc && d->rm && ts_tele_notes_warn(&t, before, path, &d->rm->warnings))
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	}
+	if (!rc)
+		ts_tele_match_gpus(&t); /* once, all captures read */
 	if (!rc && d->rm && ts_tele_host_warn(&t, &d->rm->warnings))
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 	if (rc)
@@ -577,7 +580,11 @@ static int read_telemetry(struct ts_diag *d, struct ts_err *err)
 			goto out;
 		}
 	}
-	nf = ts_tele_findings(&t, sum, steps, nsteps, NULL, f, sizeof(f) / sizeof(f[0]));
+	nf = ts_tele_findings(&t, sum, steps, nsteps, NULL, f, sizeof(f) / sizeof(f[0]), &dropped);
+	if (d->rm && ts_tele_dropped_warn(&dropped, nf, "telemetry", &d->rm->warnings)) {
+		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < nf && !rc; i++) {
 		struct ts_diag_item it;
 		char title[96];

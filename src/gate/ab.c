@@ -1664,6 +1664,7 @@ static int side_telemetry(struct ts_ab_result *res, const struct ts_run *r, size
 			}
 			rc |= ts_tele_notes_warn(t, before, path, &res->warnings);
 		}
+	ts_tele_match_gpus(t); /* once, all captures read */
 	rc |= ts_tele_host_warn(t, &res->warnings);
 	return rc ? TS_ENOMEM : 0;
 }
@@ -1676,6 +1677,7 @@ static int telemetry_confounds(struct ts_ab_result *res, const struct ts_run *ba
 	struct ts_telemetry ta, tc;
 	struct ts_tele_gpu_summary *sa = NULL, *sc = NULL;
 	struct ts_tele_finding f[8];
+	struct ts_tele_dropped dropped;
 	int rc = 0;
 
 	ts_tele_init(&ta);
@@ -1693,10 +1695,12 @@ static int telemetry_confounds(struct ts_ab_result *res, const struct ts_run *ba
 		}
 		ts_tele_summarize(&ta, sa);
 		ts_tele_summarize(&tc, sc);
-		size_t nf = ts_tele_confounds(&ta, sa, &tc, sc, f, 8);
+		size_t nf = ts_tele_confounds(&ta, sa, &tc, sc, f, 8, &dropped);
 		for (size_t i = 0; i < nf && !rc; i++)
 			rc = ts_warnings_add(&res->warnings, "telemetry-confound", NULL, -1, TS_NO_INT,
 					     "%s.", f[i].msg);
+		if (!rc)
+			rc = ts_tele_dropped_warn(&dropped, nf, "telemetry confounds", &res->warnings);
 	}
 out:
 	free(sa);

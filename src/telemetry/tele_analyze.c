@@ -393,15 +393,28 @@ static const char *gpu_label(const struct ts_telemetry *t, size_t g, char *buf, 
 	return ts_tele_gpu_label(t, g, 0, buf, cap);
 }
 
+/* Every finding, uncapped (fctx_finish caps them): a pointer add returns
+ * is good until the next add. */
 struct fctx {
 	struct ts_tele_finding *out;
-	size_t n, cap;
+	size_t n, alloc;
+	int failed;
 };
 
 static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *sev, int32_t gpu)
 {
-	if (c->n >= c->cap)
+	if (c->failed)
 		return NULL;
+	if (c->n >= c->alloc) {
+		size_t na = c->alloc ? 2 * c->alloc : 64;
+		struct ts_tele_finding *v = realloc(c->out, na * sizeof(*v));
+		if (!v) {
+			c->failed = 1;
+			return NULL;
+		}
+		c->out = v;
+		c->alloc = na;
+	}
 	struct ts_tele_finding *f = &c->out[c->n++];
 	f->id = id;
 	f->severity = sev;
@@ -409,6 +422,71 @@ static struct ts_tele_finding *add(struct fctx *c, const char *id, const char *s
 	f->msg[0] = 0;
 	f->nsame = 0;
 	return f;
+}
+
+static void dropped_count(struct ts_tele_dropped *d, const char *id)
+{
+	size_t k = 0;
+
+	d->total++;
+	while (k < d->nkind && strcmp(d->id[k], id))
+		k++;
+	if (k == d->nkind) {
+		if (k == TS_TELE_DROP_KINDS)
+			return;
+		d->id[d->nkind++] = id;
+	}
+	d->count[k]++;
+}
+
+/* Write c's findings to out (at most cap): when there are more, the
+ * warnings first and then the info ones, each in c's order, kept in c's
+ * order; the rest counted into *dropped. Frees c. Returns the number
+ * written, 0 when c ran out of memory. */
+static size_t fctx_finish(struct fctx *c, struct ts_tele_finding *out, size_t cap,
+			  struct ts_tele_dropped *dropped)
+{
+	size_t warn = 0, n = 0, room_info;
+
+	if (dropped)
+		memset(dropped, 0, sizeof(*dropped));
+	if (c->failed) {
+		free(c->out);
+		return 0;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		warn += !strcmp(c->out[i].severity, "warning");
+	room_info = warn < cap ? cap - warn : 0;
+	for (size_t i = 0, w = 0, in = 0; i < c->n; i++) {
+		int is_warn = !strcmp(c->out[i].severity, "warning");
+		int keep = is_warn ? w++ < cap : in++ < room_info;
+		if (keep)
+			out[n++] = c->out[i];
+		else if (dropped)
+			dropped_count(dropped, c->out[i].id);
+	}
+	free(c->out);
+	return n;
+}
+
+int ts_tele_dropped_warn(const struct ts_tele_dropped *d, size_t kept, const char *what,
+			 struct ts_warnings *out)
+{
+	char list[400];
+	size_t len = 0;
+
+	if (!d || !d->total)
+		return 0;
+	list[0] = 0;
+	for (size_t k = 0; k < d->nkind && len < sizeof(list); k++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%zu %s", k ? ", " : "",
+					d->count[k], d->id[k]);
+	return ts_warnings_add(out, "findings-dropped", NULL, -1, TS_NO_INT,
+			       "%s: %zu of %zu findings are not listed (the first %zu by severity, "
+			       "warnings before info, are): %s",
+			       what, d->total, d->total + kept, kept, list)
+		       ? TS_ENOMEM
+		       : 0;
 }
 
 /* Set thr[g] (ng entries, zeroed) for each GPU g with a power-capped or
@@ -1034,16 +1112,126 @@ static void same_gpu_words(const struct ts_telemetry *t, const struct ts_tele_gp
 			 ndev - 1 - f->nsame);
 }
 
+/* Per-GPU findings (c's first n) that hold for one device in several
+ * captures made one, as straggler-gpu is: the first keeps its place and
+ * words with its span, then each other GPU's words (its message after
+ * its label, up to its first "; ") and span while they fit, the rest counted, and the captures
+ * holding the device where it is none. Findings of one id on one GPU
+ * (counter-untrustworthy's kinds) are matched by their rank on that GPU.
+ * Runs after mark_throttled has read every GPU's findings. Linear in the
+ * findings; nothing merged when out of memory. */
+#define MERGE_RANKS 4
+static void merge_devices(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
+			  struct fctx *c, size_t n)
+{
+	size_t ng = t->gpus.n, keep = 0;
+	/* by (device, rank): the index + 1 of its finding of the id met
+	 * first; dcnt: GPUs per device; rank: each finding's rank on its GPU;
+	 * link, tail: the findings merged into one, in order (SIZE_MAX end) */
+	size_t *first = calloc(MERGE_RANKS * (ng ? ng : 1), sizeof(*first));
+	size_t *dcnt = calloc(ng ? ng : 1, sizeof(*dcnt)), *rank = malloc(3 * (n ? n : 1) * sizeof(*rank));
+	size_t *link = rank ? rank + n : NULL, *tail = rank ? rank + 2 * n : NULL;
+	unsigned char *gone = calloc(n ? n : 1, 1);
+	const char *ids[TS_TELE_DROP_KINDS];
+	size_t nids = 0;
+	char lab[128], one[sizeof(c->out[0].msg)];
+
+	if (!first || !dcnt || !rank || !gone || !ts_tele_multi_capture(t))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		link[i] = SIZE_MAX;
+		tail[i] = i;
+		while (j < nids && strcmp(ids[j], c->out[i].id))
+			j++;
+		if (j == nids && nids < TS_TELE_DROP_KINDS)
+			ids[nids++] = c->out[i].id;
+	}
+	for (size_t g = 0; g < ng; g++)
+		dcnt[gpu_device(t, g)]++;
+	for (size_t i = 0; i < n; i++)
+		rank[i] = i && c->out[i - 1].gpu == c->out[i].gpu &&
+				  !strcmp(c->out[i - 1].id, c->out[i].id)
+			  ? rank[i - 1] + 1
+			  : 0;
+	/* one pass per id: the ids are few */
+	for (size_t x = 0; x < nids; x++) {
+		const char *id = ids[x];
+
+		for (size_t k = 0; k < n; k++) {
+			struct ts_tele_finding *f = &c->out[k];
+			if (strcmp(f->id, id) || f->gpu < 0 || rank[k] >= MERGE_RANKS)
+				continue;
+			size_t *slot = &first[MERGE_RANKS * gpu_device(t, (size_t)f->gpu) + rank[k]];
+			if (!*slot) {
+				*slot = k + 1;
+				continue;
+			}
+			struct ts_tele_finding *p = &c->out[*slot - 1];
+			if (p->nsame < TS_TELE_SAME_MAX)
+				p->same[p->nsame] = f->gpu;
+			p->nsame++;
+			gone[k] = 1;
+			link[tail[*slot - 1]] = k;
+			tail[*slot - 1] = k;
+		}
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(c->out[k].id, id) && c->out[k].gpu >= 0 && rank[k] < MERGE_RANKS)
+				first[MERGE_RANKS * gpu_device(t, (size_t)c->out[k].gpu) + rank[k]] = 0;
+	}
+	/* the words, from the merged findings' own messages */
+	for (size_t i = 0; i < n; i++) {
+		struct ts_tele_finding *f = &c->out[i];
+		if (gone[i] || !f->nsame)
+			continue;
+		const int cap = (int)sizeof(f->msg) - 100;
+		size_t shown = f->nsame < TS_TELE_SAME_MAX ? f->nsame : TS_TELE_SAME_MAX, s = 0;
+		int k = msg_span(f->msg, (int)strlen(f->msg), &sum[f->gpu]);
+		for (size_t e = link[i]; s < shown && e != SIZE_MAX; s++, e = link[e]) {
+			size_t g = (size_t)f->same[s];
+			const char *words = c->out[e].msg;
+			size_t ll = strlen(gpu_label(t, g, lab, sizeof(lab)));
+			if (!strncmp(words, lab, ll) && !strncmp(words + ll, ": ", 2))
+				words += ll + 2;
+			const char *end = strstr(words, "; ");
+			int wn = end ? (int)(end - words) : (int)strlen(words);
+			int m = snprintf(one, sizeof(one), "; the same GPU as %s: %.*s", lab, wn, words);
+			m = msg_span(one, m < (int)sizeof(one) ? m : (int)sizeof(one) - 1, &sum[g]);
+			if (k + m >= cap)
+				break;
+			k = msg_more(f->msg, k, "%s", one);
+		}
+		if (f->nsame > s)
+			k = msg_more(f->msg, k, "; and in %zu more captures", f->nsame - s);
+		size_t nd = dcnt[gpu_device(t, (size_t)f->gpu)];
+		if (nd > 1 + f->nsame)
+			msg_more(f->msg, k, "; not found in the %zu other capture(s) holding it",
+				 nd - 1 - f->nsame);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (i >= n || !gone[i])
+			c->out[keep++] = c->out[i];
+	c->n = keep;
+out:
+	free(first);
+	free(dcnt);
+	free(rank);
+	free(gone);
+}
+
 size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_summary *sum,
 			const struct ts_tele_step *steps, size_t nsteps,
-			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap)
+			const double *expected_total_mib, struct ts_tele_finding *out, size_t cap,
+			struct ts_tele_dropped *dropped)
 {
-	struct fctx c = { out, 0, cap };
+	struct fctx c = { NULL, 0, 0, 0 };
 	size_t ng = t->gpus.n;
 	char lab[128];
 	struct ts_tele_finding *f;
 	struct by_gpu b;
 
+	if (dropped)
+		memset(dropped, 0, sizeof(*dropped));
 	if (by_gpu_build(&b, t, 0))
 		return 0;
 	for (size_t g = 0; g < ng; g++) {
@@ -1228,6 +1416,7 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 		}
 	}
 	by_gpu_release(&b);
+	size_t nper = c.n; /* the per-GPU findings, merged by device at the end */
 	/* across the GPUs of the job */
 	/* tmp, then the samples of each entry (wt); grp, rep and cnt, then
 	 * by device its tmp entry (slot) and the host pass that last met it
@@ -1427,7 +1616,10 @@ size_t ts_tele_findings(const struct ts_telemetry *t, const struct ts_tele_gpu_s
 	 * GPU low all along is a straggler-gpu, no dip), counted per step */
 	if (steps && nsteps >= 3)
 		stall_dips(t, steps, nsteps, &c);
-	return c.n;
+	/* after the straggler judgement: it skips the clock of every GPU with
+	 * a power-capped or thermal-throttling finding, merged or not */
+	merge_devices(t, sum, &c, nper);
+	return fctx_finish(&c, out, cap, dropped);
 }
 
 static int span_starts_by(const void *elem, const void *t)
@@ -1686,9 +1878,9 @@ static void side_release(struct side *x)
 
 size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_summary *sa,
 			 const struct ts_telemetry *b, const struct ts_tele_gpu_summary *sb,
-			 struct ts_tele_finding *out, size_t cap)
+			 struct ts_tele_finding *out, size_t cap, struct ts_tele_dropped *dropped)
 {
-	struct fctx c = { out, 0, cap };
+	struct fctx c = { NULL, 0, 0, 0 };
 	struct ts_tele_finding *f;
 	struct side xa, xb;
 	struct ts_intern names;
@@ -1734,7 +1926,7 @@ size_t ts_tele_confounds(const struct ts_telemetry *a, const struct ts_tele_gpu_
 	const char *mb = b->gpus.n && b->gpus.v[0].name ? b->gpus.v[0].name : NULL;
 	if (ma && mb && strcmp(ma, mb) && (f = add(&c, "telemetry-confound", "warning", -1)))
 		snprintf(f->msg, sizeof(f->msg), "the two sides ran on different GPUs: %s vs %s", ma, mb);
-	return c.n;
+	return fctx_finish(&c, out, cap, dropped);
 }
 
 /*

@@ -2298,10 +2298,8 @@ int ts_tele_read_mem(struct ts_telemetry *t, const void *data, size_t n, const c
 	}
 	if (rc)
 		tele_restore(t, &before);
-	else {
+	else
 		tele_note_gaps(t, before.samples.n);
-		ts_tele_match_gpus(t);
-	}
 	return rc;
 }
 

@@ -64,8 +64,8 @@ static void json_same(struct ts_jw *w, const struct ts_telemetry *t,
 
 void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 			 const struct ts_tele_gpu_summary *sum, const struct ts_tele_step *steps,
-			 size_t nsteps, const struct ts_tele_finding *f, size_t nf, int exit_code,
-			 int child_signal)
+			 size_t nsteps, const struct ts_tele_finding *f, size_t nf,
+			 const struct ts_tele_dropped *dropped, int exit_code, int child_signal)
 {
 	struct ts_jw w;
 	int multi = ts_tele_multi_capture(t);
@@ -235,6 +235,13 @@ void ts_tele_render_json(struct ts_sb *out, const struct ts_telemetry *t,
 		ts_jw_obj_end(&w);
 	}
 	ts_jw_arr_end(&w);
+	if (dropped && dropped->total) {
+		ts_jw_key(&w, "findings_dropped");
+		ts_jw_obj(&w);
+		for (size_t k = 0; k < dropped->nkind; k++)
+			ts_jw_ki64(&w, dropped->id[k], (int64_t)dropped->count[k]);
+		ts_jw_obj_end(&w);
+	}
 	ts_jw_key(&w, "errors");
 	ts_jw_arr(&w);
 	for (size_t i = 0; i < t->errors.n; i++)

@@ -769,6 +769,7 @@ static int stop_poll(struct ts_sampler *s, struct ts_err *err)
 	rc = ts_tele_read(s->t, s->poll_path, NULL, err);
 	if (rc)
 		return rc;
+	ts_tele_match_gpus(s->t);
 	int64_t off = local_offset_ns();
 	for (size_t i = 0; i < s->t->samples.n; i++)
 		if (s->t->samples.v[i].t_ns != TS_NO_TIME)

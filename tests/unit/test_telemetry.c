@@ -53,7 +53,7 @@ static size_t judge(const struct ts_telemetry *t, struct ts_tele_finding *f, siz
 {
 	struct ts_tele_gpu_summary *sum = calloc(t->gpus.n + 1, sizeof(*sum));
 	ts_tele_summarize(t, sum);
-	size_t n = ts_tele_findings(t, sum, NULL, 0, expect, f, cap);
+	size_t n = ts_tele_findings(t, sum, NULL, 0, expect, f, cap, NULL);
 	free(sum);
 	return n;
 }
@@ -958,7 +958,7 @@ TEST(tele_align_joins_by_time)
 	/* power integrated over 2.9 s at 200 W */
 	CHECK_NEAR(sum[0].energy_j, 580, 1e-6);
 	CHECK_STR(sum[0].energy_method, "integrated");
-	size_t nf = ts_tele_findings(&t, sum, rows, n, NULL, f, 8);
+	size_t nf = ts_tele_findings(&t, sum, rows, n, NULL, f, 8, NULL);
 	int dips = 0;
 	for (size_t i = 0; i < nf; i++)
 		if (!strcmp(f[i].id, "stall-dips")) {
@@ -997,9 +997,9 @@ TEST(tele_ab_confounds)
 	ts_tele_summarize(&a, sa);
 	ts_tele_summarize(&b, sb);
 	ts_tele_summarize(&c, sc);
-	CHECK_I64(ts_tele_confounds(&a, sa, &b, sb, f, 8), 3);
+	CHECK_I64(ts_tele_confounds(&a, sa, &b, sb, f, 8, NULL), 3);
 	CHECK(strstr(f[0].msg, "power limit") && strstr(f[0].msg, "700 vs 600"));
-	CHECK_I64(ts_tele_confounds(&a, sa, &c, sc, f, 8), 0);
+	CHECK_I64(ts_tele_confounds(&a, sa, &c, sc, f, 8, NULL), 0);
 	ts_tele_release(&a);
 	ts_tele_release(&b);
 	ts_tele_release(&c);
@@ -1162,7 +1162,7 @@ TEST(tele_stall_dips_per_gpu_and_step)
 		rows[k].util_mean_pct = k % 2 ? 40 : rows[k].iteration == 2 ? 50 : 90;
 	}
 	ts_tele_summarize(&t, sum);
-	size_t nf = ts_tele_findings(&t, sum, rows, 8, NULL, f, 16);
+	size_t nf = ts_tele_findings(&t, sum, rows, 8, NULL, f, 16, NULL);
 	for (size_t i = 0; i < nf; i++)
 		if (!strcmp(f[i].id, "stall-dips")) {
 			dips++;
