@@ -1805,7 +1805,7 @@ static double side_stat(struct side *x, const size_t *mem, size_t lo, size_t hi,
 	}
 	/* the device means summed in device order, as one pass over all
 	 * devices adds them */
-	qsort(x->dl, nd, sizeof(*x->dl), cmp_size);
+	ts_sort(x->dl, nd, sizeof(*x->dl), cmp_size);
 	for (size_t i = 0; i < nd; i++) {
 		acc += x->dsum[x->dl[i]] / x->dw[x->dl[i]];
 		x->dsum[x->dl[i]] = x->dw[x->dl[i]] = 0;
