@@ -9,15 +9,21 @@
 #   ms, one resumed-log warning naming its 1,024 ranks; 4,096 ranks (big)
 #   read within 4 x 1,024's time plus 0.5 s (linear; measured 5 Dec 2026:
 #   0.06 s and 29 MB for 1,024, 0.21 s and 102 MB for 4,096);
-# - one rank resuming 257 times (again): still refused.
+# - one rank resuming 257 times (again): still refused;
+# - node ranks (rank-facts-more-gen.py's world, late, range): the count of
+#   global = node x nproc_per_node + local rank and its source, in validate
+#   (text, JSON node_ranks), diagnose text, steps text, report (Markdown,
+#   HTML), the same words everywhere.
 # Before 5 Dec 2026 two gave 2 resumed-log warnings (one per rank) and many
-# failed with "iterations go back more than 256 times".
+# failed with "iterations go back more than 256 times"; validate, diagnose
+# text and report did not say how node ranks were numbered.
 set -u
 TS=${TS:-build/trainscope}
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$(dirname "$0")/rank-facts-travel-gen.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
+python3 "$(dirname "$0")/rank-facts-more-gen.py" "$tmp/m" || { echo "FAIL: generator"; exit 1; }
 for r in two many again; do
 	d=$tmp/$r
 	"$TS" steps --json "$d" >"$d.steps.json" 2>"$d.steps.err"
@@ -27,7 +33,7 @@ for r in two many again; do
 	"$TS" report "$d" -o "$d.report.md" >/dev/null 2>&1
 done
 python3 - "$tmp" "$TS" <<'PY'
-import json, subprocess, sys, time
+import json, os, subprocess, sys, time
 t, ts = sys.argv[1], sys.argv[2]
 bad, n = [], 0
 def check(run, what, got, want):
@@ -75,6 +81,41 @@ rc1, t1 = cost(t + "/many")
 rc4, t4 = cost(t + "/big")
 check("big", "steps exit code", rc4, 0)
 check("big", "4,096 ranks within 4 x 1,024's time + 0.5 s", t4 <= 4 * t1 + 0.5, True)
+# node ranks (rank-facts-more-gen.py's runs, its header has the truth):
+# the count and its source in every output that shows the run's ranks
+nodes = {
+    # "torchrun --nnodes=2" line 1, world_size 16 on line 3
+    "world": "node x 8 + local rank; nproc_per_node 8 = world_size 16 / nnodes 2 "
+             "(%s/m/world/console.log lines 3 and 1)" % t,
+    # "nproc_per_node   : 4" on line 25
+    "late": "node x 4 + local rank; nproc_per_node 4 stated at %s/m/late/console.log line 25" % t,
+    "range": "node x 1 + local rank; nproc_per_node 1 = the local ranks seen",
+}
+want_json = {"world": (8, "world_size/nnodes", 3, 1), "late": (4, "stated", 25, None),
+             "range": (1, "local ranks seen", None, None)}
+for run, words in nodes.items():
+    d = "%s/m/%s" % (t, run)
+    out = lambda *a: subprocess.run([ts] + list(a), stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, env={"NO_COLOR": "1"}).stdout.decode()
+    for name, text in (("validate", out("validate", d)), ("diagnose", out("diagnose", d)),
+                       ("steps", out("steps", d))):
+        check(run, name + " text says the node ranks", words in text, True)
+    try:
+        va = json.loads(out("validate", "--json", d))["node_ranks"] or {}
+    except Exception:
+        va = {}
+    check(run, "validate node_ranks", (va.get("nproc_per_node"), va.get("source"),
+                                       va.get("line"), va.get("nnodes_line")), want_json[run])
+    subprocess.run([ts, "report", d, "-o", d + ".md"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    subprocess.run([ts, "report", d, "-o", d + ".html"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    head, _, rest = words.partition("; ")
+    md = open(d + ".md").read() if os.path.exists(d + ".md") else ""
+    check(run, "report md node ranks", ("| node ranks | %s | %s |" % (head, rest.replace("_", "\\_"))) in md, True)
+    html = open(d + ".html").read() if os.path.exists(d + ".html") else ""
+    check(run, "report html node ranks", ('node ranks</div><div class="v">%s</div><div class="n">%s</div>'
+                                          % (head, rest)) in html, True)
 for b in bad:
     print("FAIL", b)
 print("rank-facts-travel: %d of %d facts wrong" % (len(bad), n))
