@@ -389,7 +389,9 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 
 /* Key "node_ranks" and its value: null without torchx node prefixes past
  * node 0, else {nproc_per_node, source ("stated", "world_size/nnodes",
- * "local ranks seen"), file, line, nnodes_line} (docs/steps.md). The one
+ * "local ranks seen"), file, line, nnodes_line: the first file with node
+ * prefixes'; files_with_node_prefixes, differing_nproc_per_node: another
+ * such file's count when it differs, else null} (docs/steps.md). The one
  * JSON of the fact (steps, diagnose under "steps", validate). */
 void ts_node_ranks_json(struct ts_jw *jw, const struct ts_runmodel *rm);
 

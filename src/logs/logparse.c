@@ -3710,6 +3710,12 @@ static int replica_ranks(struct rd *r, size_t first)
 		from = TS_NPROC_WORLD_NODES;
 		told = 1;
 	}
+	log->replica_files++;
+	if (log->replica_nproc_file >= 0 && nproc != log->replica_nproc &&
+	    log->replica_differ_file < 0) {
+		log->replica_differ_file = r->file;
+		log->replica_differ_nproc = nproc;
+	}
 	if (log->replica_nproc_file < 0) {
 		log->replica_nproc_file = r->file;
 		log->replica_nproc = nproc;
@@ -3861,6 +3867,7 @@ void ts_steplog_init(struct ts_steplog *log)
 	log->theo_params_b = log->theo_params_shard_b = NAN;
 	log->replica_guess_file = -1;
 	log->replica_nproc_file = -1;
+	log->replica_differ_file = -1;
 	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
 }
 

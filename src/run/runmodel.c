@@ -1793,6 +1793,18 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 			    (long long)rm->log.replica_guess_line,
 			    (long long)rm->log.replica_guess_nproc))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	if (rm->log.replica_differ_file >= 0 &&
+	    ts_warnings_add(&rm->warnings, "node-ranks-differ",
+			    rm->step_files.v[rm->log.replica_differ_file], -1, TS_NO_INT,
+			    "%s numbers its node ranks as node x %lld + local rank, %s as node x "
+			    "%lld + local rank (%d files with torchx node prefixes): the files "
+			    "disagree on nproc_per_node, so the global rank numbers of one of "
+			    "them are wrong (node_ranks describes the first).",
+			    rm->step_files.v[rm->log.replica_differ_file],
+			    (long long)rm->log.replica_differ_nproc,
+			    rm->step_files.v[rm->log.replica_nproc_file],
+			    (long long)rm->log.replica_nproc, rm->log.replica_files))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;
 	rm->have_steps = 1;

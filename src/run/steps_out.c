@@ -65,6 +65,9 @@ void ts_node_ranks_json(struct ts_jw *jw, const struct ts_runmodel *rm)
 	ts_jw_ki64_or_null(jw, "line", log->replica_nproc_line, log->replica_nproc_line != TS_NO_INT);
 	ts_jw_ki64_or_null(jw, "nnodes_line", log->replica_nodes_line,
 			   log->replica_nodes_line != TS_NO_INT);
+	ts_jw_ki64(jw, "files_with_node_prefixes", log->replica_files);
+	ts_jw_ki64_or_null(jw, "differing_nproc_per_node", log->replica_differ_nproc,
+			   log->replica_differ_file >= 0);
 	ts_jw_obj_end(jw);
 }
 
@@ -87,6 +90,14 @@ const char *ts_runmodel_node_ranks_words(const struct ts_runmodel *rm, char *buf
 	else
 		snprintf(buf, size, "nproc_per_node %lld = the local ranks seen",
 			 (long long)log->replica_nproc);
+	if (log->replica_files > 1) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, size - n, log->replica_differ_file >= 0 ?
+			 "; the first of %d files with node prefixes, which disagree "
+			 "(node-ranks-differ)" : "; the first of %d files with node prefixes, "
+			 "which agree", log->replica_files);
+	}
 	return buf;
 }
 

@@ -18,6 +18,11 @@
 #   again     one rank (no prefix) resuming 257 times in one file, at
 #             iteration 30 each time: the one series goes back more than
 #             256 times, still refused
+#   agree     a.log of nodes 0 and 1, b.log of nodes 2 and 3 (torchx
+#             prefixes, local rank 0 logging), each stating nproc_per_node
+#             4 on line 1: ranks 0, 4, 8, 12; node_ranks of 2 files that agree
+#   differ    the same, b.log stating 8: ranks 0, 4 (a.log) and 16, 24
+#             (b.log); the files disagree: node-ranks-differ naming b.log
 import os, sys
 d = sys.argv[1]
 
@@ -52,7 +57,20 @@ def console(n, restarts=1):
             out.append(pre[r] + mline(i, 10.0 + r * 0.01))
     return "".join(out)
 
+def nodefile(name, run, nodes, nproc):
+    """a console of nodes (their local rank 0 logging), stating nproc"""
+    out = ["  nproc_per_node   : %d\n" % nproc]
+    for i in range(1, 41):
+        for n in nodes:
+            out.append("retraining/%d [default0]:" % n + mline(i, 10.0 + n))
+    os.makedirs(os.path.join(d, run), exist_ok=True)
+    open(os.path.join(d, run, name), "w").write("".join(out))
+
 write("two", console(2))
+nodefile("a.log", "agree", (0, 1), 4)
+nodefile("b.log", "agree", (2, 3), 4)
+nodefile("a.log", "differ", (0, 1), 4)
+nodefile("b.log", "differ", (2, 3), 8)
 write("many", console(1024))
 write("again", console(1, 257))
 write("big", console(4096))

@@ -13,7 +13,9 @@
 # - node ranks (rank-facts-more-gen.py's world, late, range): the count of
 #   global = node x nproc_per_node + local rank and its source, in validate
 #   (text, JSON node_ranks), diagnose text, steps text, report (Markdown,
-#   HTML), the same words everywhere.
+#   HTML), the same words everywhere; two files with node prefixes
+#   (agree, differ: nproc_per_node 4 and 4, 4 and 8): node_ranks counts
+#   them and names the other count, node-ranks-differ when they disagree.
 # Before 5 Dec 2026 two gave 2 resumed-log warnings (one per rank) and many
 # failed with "iterations go back more than 256 times"; validate, diagnose
 # text and report did not say how node ranks were numbered.
@@ -116,6 +118,34 @@ for run, words in nodes.items():
     html = open(d + ".html").read() if os.path.exists(d + ".html") else ""
     check(run, "report html node ranks", ('node ranks</div><div class="v">%s</div><div class="n">%s</div>'
                                           % (head, rest)) in html, True)
+# node prefixes in two files: the count of each, said per file or as a
+# disagreement (generator: agree, differ)
+for run, ranks, differ in (("agree", [0, 4, 8, 12], None), ("differ", [0, 4, 16, 24], 8)):
+    d = "%s/%s" % (t, run)
+    res = {}
+    for cmd in ("steps", "validate", "diagnose"):
+        a = [cmd, "--json", d] + (["--accept-auto-window"] if cmd == "validate" else [])
+        try:
+            res[cmd] = json.loads(subprocess.run([ts] + a, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.DEVNULL).stdout)
+        except Exception:
+            res[cmd] = {}
+    st = res["steps"]
+    check(run, "steps rank numbers", [x["rank"] for x in st.get("ranks", [])], ranks)
+    for name, nr in (("steps", st.get("node_ranks")), ("validate", res["validate"].get("node_ranks")),
+                     ("diagnose", res["diagnose"].get("steps", {}).get("node_ranks"))):
+        nr = nr or {}
+        check(run, name + " node_ranks.files_with_node_prefixes", nr.get("files_with_node_prefixes"), 2)
+        check(run, name + " node_ranks.differing_nproc_per_node", nr.get("differing_nproc_per_node"), differ)
+    for name, r in res.items():
+        w = [x for x in r.get("warnings", []) if x["code"] == "node-ranks-differ"]
+        check(run, name + " node-ranks-differ", len(w), 1 if differ else 0)
+        if differ and w:
+            check(run, name + " node-ranks-differ names b.log", w[0]["file"], d + "/b.log")
+    text = subprocess.run([ts, "validate", d], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          env={"NO_COLOR": "1"}).stdout.decode()
+    check(run, "validate text says the files " + ("disagree" if differ else "agree"),
+          ("the first of 2 files with node prefixes, which %s" % ("disagree" if differ else "agree")) in text, True)
 for b in bad:
     print("FAIL", b)
 print("rank-facts-travel: %d of %d facts wrong" % (len(bad), n))
