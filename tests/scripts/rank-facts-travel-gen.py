@@ -23,6 +23,15 @@
 #             4 on line 1: ranks 0, 4, 8, 12; node_ranks of 2 files that agree
 #   differ    the same, b.log stating 8: ranks 0, 4 (a.log) and 16, 24
 #             (b.log); the files disagree: node-ranks-differ naming b.log
+# Node runs stating the job's size in other words (2 nodes, local rank 0
+# logging, one file; ranks 0 and nproc_per_node):
+#   oldmeg    "--nnodes=2" line 1, Megatron's older "using world size: 16,
+#             data-parallel size: 16, ..." line 2: nproc 16 / 2 = 8
+#   minmax    torchrun's launch configuration with min_nodes 2 (line 3)
+#             and max_nodes 2 (line 4), world_size 12 (line 6): 12 / 2 = 6
+#   elastic   the same with min_nodes 1, max_nodes 4: no count of nodes,
+#             the local ranks seen (1: ranks 0 and 1), nproc-per-node-unknown
+#   fixed     "--nnodes=2:2" line 1, world_size 16 line 3: 16 / 2 = 8
 import os, sys
 d = sys.argv[1]
 
@@ -57,9 +66,10 @@ def console(n, restarts=1):
             out.append(pre[r] + mline(i, 10.0 + r * 0.01))
     return "".join(out)
 
-def nodefile(name, run, nodes, nproc):
-    """a console of nodes (their local rank 0 logging), stating nproc"""
-    out = ["  nproc_per_node   : %d\n" % nproc]
+def nodefile(name, run, nodes, nproc, head=None):
+    """a console of nodes (their local rank 0 logging), stating nproc
+    (or head instead)"""
+    out = [head if head is not None else "  nproc_per_node   : %d\n" % nproc]
     for i in range(1, 41):
         for n in nodes:
             out.append("retraining/%d [default0]:" % n + mline(i, 10.0 + n))
@@ -71,6 +81,17 @@ nodefile("a.log", "agree", (0, 1), 4)
 nodefile("b.log", "agree", (2, 3), 4)
 nodefile("a.log", "differ", (0, 1), 4)
 nodefile("b.log", "differ", (2, 3), 8)
+p0 = "retraining/0 [default0]:"
+nodefile("console.log", "oldmeg", (0, 1), 0, "+ torchrun --nnodes=2 pretrain.py\n" + p0 +
+         "using world size: 16, data-parallel size: 16, context-parallel size: 1, "
+         "tensor-model-parallel size: 1, pipeline-model-parallel size: 1\n")
+nodefile("console.log", "minmax", (0, 1), 0, "Starting elastic_operator with launch configs:\n"
+         "  entrypoint       : pretrain.py\n  min_nodes        : 2\n  max_nodes        : 2\n" +
+         margs(p0, 12))
+nodefile("console.log", "elastic", (0, 1), 0, "Starting elastic_operator with launch configs:\n"
+         "  entrypoint       : pretrain.py\n  min_nodes        : 1\n  max_nodes        : 4\n" +
+         margs(p0, 12))
+nodefile("console.log", "fixed", (0, 1), 0, "+ torchrun --nnodes=2:2 pretrain.py\n" + margs(p0, 16))
 write("many", console(1024))
 write("again", console(1, 257))
 write("big", console(4096))

@@ -15,7 +15,11 @@
 #   (text, JSON node_ranks), diagnose text, steps text, report (Markdown,
 #   HTML), the same words everywhere; two files with node prefixes
 #   (agree, differ: nproc_per_node 4 and 4, 4 and 8): node_ranks counts
-#   them and names the other count, node-ranks-differ when they disagree.
+#   them and names the other count, node-ranks-differ when they disagree;
+# - the job's size stated in other words (oldmeg: Megatron's older "using
+#   world size: 16, ..."; minmax: torchrun's min_nodes = max_nodes = 2;
+#   fixed: "--nnodes=2:2"; elastic: min_nodes 1, max_nodes 4 stays
+#   unknown).
 # Before 5 Dec 2026 two gave 2 resumed-log warnings (one per rank) and many
 # failed with "iterations go back more than 256 times"; validate, diagnose
 # text and report did not say how node ranks were numbered.
@@ -146,6 +150,23 @@ for run, ranks, differ in (("agree", [0, 4, 8, 12], None), ("differ", [0, 4, 16,
                           env={"NO_COLOR": "1"}).stdout.decode()
     check(run, "validate text says the files " + ("disagree" if differ else "agree"),
           ("the first of 2 files with node prefixes, which %s" % ("disagree" if differ else "agree")) in text, True)
+# the job's size in other words: (ranks, nproc, source, line, nnodes_line)
+ws = "world_size/nnodes"
+for run, want in (("oldmeg", ([0, 8], 8, ws, 2, 1)), ("minmax", ([0, 6], 6, ws, 6, 4)),
+                  ("elastic", ([0, 1], 1, "local ranks seen", None, None)),
+                  ("fixed", ([0, 8], 8, ws, 3, 1))):
+    d = "%s/%s" % (t, run)
+    try:
+        st = json.loads(subprocess.run([ts, "steps", "--json", d], stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL).stdout)
+    except Exception:
+        st = {}
+    nr = st.get("node_ranks") or {}
+    check(run, "steps rank numbers", [x["rank"] for x in st.get("ranks", [])], want[0])
+    check(run, "node_ranks", (nr.get("nproc_per_node"), nr.get("source"), nr.get("line"),
+                              nr.get("nnodes_line")), want[1:])
+    check(run, "nproc-per-node-unknown", "nproc-per-node-unknown" in
+          [x["code"] for x in st.get("warnings", [])], run == "elastic")
 for b in bad:
     print("FAIL", b)
 print("rank-facts-travel: %d of %d facts wrong" % (len(bad), n))
