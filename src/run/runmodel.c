@@ -607,7 +607,7 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 				cut[k] = rs[r].iteration;
 		}
 	}
-	qsort(rs, nrs, sizeof(*rs), cmp_restart);
+	ts_sort(rs, nrs, sizeof(*rs), cmp_restart);
 	for (size_t r = 0, e; r < nrs; r = e) {
 		for (e = r + 1; e < nrs && rs[e].key.file == rs[r].key.file; e++)
 			;
