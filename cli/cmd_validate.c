@@ -27,6 +27,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	struct ts_runmodel_opts ro;
 	struct ts_window_obj win;
 	int accept_auto = 0;
+	char words[1200];
 	int rc = cli_parse(ctx, argc, argv, &p);
 
 	if (rc)
@@ -71,6 +72,7 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_jw_kbool(&w, "passed", v.passed);
 		ts_window_json(&w, &win);
 		ts_jw_ki64(&w, "window_steps_timed", (int64_t)v.win_steps);
+		ts_node_ranks_json(&w, &r.rm);
 		ts_jw_key(&w, "checks");
 		ts_jw_arr(&w);
 		for (size_t i = 0; i < v.checks.n; i++) {
@@ -100,6 +102,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		ts_sb_adds(&out, "\nwindow: ");
 		ts_window_text(&out, &win);
 		ts_sb_addc(&out, '\n');
+		if (ts_runmodel_node_ranks_words(&r.rm, words, sizeof(words)))
+			ts_sb_addf(&out, "node ranks: node x %lld + local rank; %s\n",
+				   (long long)r.rm.log.replica_nproc, words);
 		ts_warnings_text(&out, &r.rm.warnings, r.rm.warnings.v.n, cli_style(ctx, "yellow"),
 				 cli_style(ctx, "reset"));
 		ts_sb_addf(&out, "\n%s: %s\n", p.pos[0], v.passed ? "validated" : "NOT validated");

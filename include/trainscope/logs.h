@@ -275,7 +275,12 @@ struct ts_steplog {
 	 * replicas do not each show the same local ranks 0..n-1 (or only 0),
 	 * the count is a guess: replica_guess_file is that file (-1 none),
 	 * replica_guess_nproc the count taken, replica_guess_line the first
-	 * record under a replica above 0. */
+	 * record under a replica above 0. replica_files counts the files with
+	 * a replica above 0; replica_differ_file is the first of them whose
+	 * ranks took another count than replica_nproc_file's (-1 none),
+	 * replica_differ_nproc that count. */
+	int replica_files, replica_differ_file;
+	int64_t replica_differ_nproc;
 	int replica_nproc_file, replica_nproc_from;
 	int64_t replica_nproc, replica_nproc_line, replica_nodes_line;
 	int64_t replica_world, replica_nodes;

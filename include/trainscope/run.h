@@ -364,6 +364,15 @@ int ts_runmodel_first_bad(const struct ts_runmodel *rm, int32_t *rank, const cha
  * fit), returns buf. */
 const char *ts_runmodel_first_bad_words(const struct ts_runmodel *rm, char *buf, size_t size);
 
+/* How global ranks were numbered from torchx node prefixes ("node x N +
+ * local rank"), in words: "nproc_per_node N stated at FILE line L",
+ * "nproc_per_node N = world_size W / nnodes M (FILE lines L and K)" or
+ * "nproc_per_node N = the local ranks seen"; NULL when no node past 0 has
+ * a prefix. Writes into buf (size bytes, cut to fit), returns buf. The one
+ * text of the fact every output renders (steps, diagnose, validate,
+ * report). */
+const char *ts_runmodel_node_ranks_words(const struct ts_runmodel *rm, char *buf, size_t size);
+
 /* Count of inputs with role. */
 size_t ts_runmodel_count(const struct ts_runmodel *rm, int role);
 
@@ -377,6 +386,14 @@ struct ts_text_style {
 /* The steps analysis as JSON: one object (schema "trainscope.steps/1"
  * when with_schema), the same keys and values wherever it is embedded. */
 void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_schema);
+
+/* Key "node_ranks" and its value: null without torchx node prefixes past
+ * node 0, else {nproc_per_node, source ("stated", "world_size/nnodes",
+ * "local ranks seen"), file, line, nnodes_line: the first file with node
+ * prefixes'; files_with_node_prefixes, differing_nproc_per_node: another
+ * such file's count when it differs, else null} (docs/steps.md). The one
+ * JSON of the fact (steps, diagnose under "steps", validate). */
+void ts_node_ranks_json(struct ts_jw *jw, const struct ts_runmodel *rm);
 
 /* The steps analysis as the terminal summary (warnings at the end). */
 void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,

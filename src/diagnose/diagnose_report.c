@@ -185,6 +185,15 @@ static void facts(const struct ts_diag *d, struct ts_report *r)
 			 d->ranks.n, d->ranks.n == 1 ? "" : "s");
 		ts_report_add_fact(r, "evidence", v, ts_diag_vendor_name(ts_diag_vendor(d)));
 	}
+	{
+		char v[64], n[1200];
+
+		if (ts_runmodel_node_ranks_words(d->rm, n, sizeof(n))) {
+			snprintf(v, sizeof(v), "node x %lld + local rank",
+				 (long long)d->rm->log.replica_nproc);
+			ts_report_add_fact(r, "node ranks", v, n);
+		}
+	}
 }
 
 static void items(struct ts_report *r, int which, const struct ts_diag_item *v, size_t n)
@@ -514,6 +523,13 @@ void ts_diag_text(const struct ts_diag *d, struct ts_sb *o, int advice_only)
 	ts_sb_addf(o, "inputs: %zu log, %zu metrics, %zu trace, %zu config; vendor %s\n",
 		   d->in.logs.n, d->in.metrics.n, d->in.traces.n, d->in.configs.n,
 		   ts_diag_vendor_name(ts_diag_vendor(d)));
+	{
+		char n[1200];
+
+		if (ts_runmodel_node_ranks_words(d->rm, n, sizeof(n)))
+			ts_sb_addf(o, "node ranks: node x %lld + local rank; %s\n",
+				   (long long)d->rm->log.replica_nproc, n);
+	}
 	if (s->known && isfinite(s->ci_lo_ms))
 		ts_sb_addf(o, "steady step time: %.1f ms, 95%% CI [%.1f, %.1f] ms (%s), median %.1f ms, "
 			   "iterations %lld-%lld (n=%zu)\n", s->mean_ms, s->ci_lo_ms, s->ci_hi_ms,

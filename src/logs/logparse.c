@@ -528,6 +528,9 @@ struct rd {
 	 * number of nodes (see_shape) */
 	int64_t nproc_stated, world_stated, nnodes_stated;
 	int64_t nproc_line, world_line, nnodes_line;
+	/* torchrun's launch configuration's "min_nodes" and "max_nodes",
+	 * TS_NO_INT none: the number of nodes when they are equal */
+	int64_t min_nodes, max_nodes;
 	int iter_seen;              /* a JSONL record of the file had an iteration */
 	/* torchtitan: per rank (slot 0: none stated), the stamp and step the
 	 * rank's next record's interval starts from (its last record,
@@ -3390,22 +3393,61 @@ static int stated_count(const char *s, size_t n, const char *const *keys, size_t
 }
 
 /*
+ * An elastic range "KEY <separators> A:B" of s[0..n) with A == B (a fixed
+ * size written as a range, torchrun's "--nnodes=2:2"): 1 and *v. The key
+ * is matched as stated_count matches it.
+ */
+static int stated_fixed_range(const char *s, size_t n, const char *key, int64_t *v)
+{
+	size_t kn = strlen(key);
+
+	for (size_t i = 0; i + kn <= n; i++) {
+		size_t j = i + kn, d;
+		int64_t a = 0, b = 0;
+
+		if ((s[i] | 0x20) != key[0] || strncasecmp(s + i, key, kn) ||
+		    (i && is_word_byte(s[i - 1])) || (j < n && is_word_byte(s[j])))
+			continue;
+		while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '='))
+			j++;
+		for (d = j; j < n && j - d < 7 && s[j] >= '0' && s[j] <= '9'; j++)
+			a = a * 10 + (s[j] - '0');
+		if (j == d || j >= n || s[j] != ':')
+			continue;
+		for (d = ++j; j < n && j - d < 7 && s[j] >= '0' && s[j] <= '9'; j++)
+			b = b * 10 + (s[j] - '0');
+		if (j == d || (j < n && is_word_byte(s[j])) || a != b || a < 1)
+			continue;
+		*v = a;
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * The job's shape where a line states it (the first statement of each
  * fact counts): nproc_per_node from torchrun's launch configuration
  * ("nproc_per_node   : 4"), its worker spec ("local_world_size=4"),
  * NeMo-Run's command ("--nproc-per-node 4") or an env dump
  * ("LOCAL_WORLD_SIZE=4"); the world size from Megatron's arguments
- * ("world_size ....... 16") or an env dump ("WORLD_SIZE=16"); the number
- * of nodes from a launcher command ("--nnodes 2", "--nnodes=2", not an
- * elastic range "1:4"), an env dump ("NNODES=2") or torchrun's worker
- * group ("group_world_size=2").
+ * ("world_size ....... 16"), Megatron's older validate_args print ("using
+ * world size: 16, data-parallel size: 8, ...") or an env dump
+ * ("WORLD_SIZE=16"); the number of nodes from a launcher command
+ * ("--nnodes 2", "--nnodes=2", an elastic range of one size "2:2", not
+ * "1:4"), an env dump ("NNODES=2"), torchrun's worker group
+ * ("group_world_size=2") or its launch configuration's "min_nodes" and
+ * "max_nodes" when they are equal (until 5 Dec 2026 neither the older
+ * print, a range of one size nor min_nodes/max_nodes was read).
+ * Megatron's "> initializing torch distributed ..." states no size.
  */
 static void see_shape(struct rd *r, const char *s, size_t n, int64_t line)
 {
 	static const char *const nproc[] = { "nproc_per_node", "nproc-per-node",
 		"local_world_size" };
-	static const char *const world[] = { "world_size" };
+	static const char *const world[] = { "world_size", "using world size" };
 	static const char *const nodes[] = { "nnodes", "group_world_size" };
+	static const char *const min_nodes[] = { "min_nodes" };
+	static const char *const max_nodes[] = { "max_nodes" };
 	int64_t v;
 
 	if (r->nproc_stated != TS_NO_INT && r->world_stated != TS_NO_INT &&
@@ -3415,12 +3457,23 @@ static void see_shape(struct rd *r, const char *s, size_t n, int64_t line)
 		r->nproc_stated = v;
 		r->nproc_line = line;
 	}
-	if (r->world_stated == TS_NO_INT && stated_count(s, n, world, 1, &v)) {
+	if (r->world_stated == TS_NO_INT && stated_count(s, n, world, 2, &v)) {
 		r->world_stated = v;
 		r->world_line = line;
 	}
-	if (r->nnodes_stated == TS_NO_INT && stated_count(s, n, nodes, 2, &v)) {
+	if (r->nnodes_stated != TS_NO_INT)
+		return;
+	if (stated_count(s, n, nodes, 2, &v) || stated_fixed_range(s, n, "nnodes", &v)) {
 		r->nnodes_stated = v;
+		r->nnodes_line = line;
+		return;
+	}
+	if (r->min_nodes == TS_NO_INT && stated_count(s, n, min_nodes, 1, &v))
+		r->min_nodes = v;
+	if (r->max_nodes == TS_NO_INT && stated_count(s, n, max_nodes, 1, &v))
+		r->max_nodes = v;
+	if (r->min_nodes != TS_NO_INT && r->min_nodes == r->max_nodes) {
+		r->nnodes_stated = r->max_nodes;
 		r->nnodes_line = line;
 	}
 }
@@ -3728,6 +3781,12 @@ static int replica_ranks(struct rd *r, size_t first)
 		from = TS_NPROC_WORLD_NODES;
 		told = 1;
 	}
+	log->replica_files++;
+	if (log->replica_nproc_file >= 0 && nproc != log->replica_nproc &&
+	    log->replica_differ_file < 0) {
+		log->replica_differ_file = r->file;
+		log->replica_differ_nproc = nproc;
+	}
 	if (log->replica_nproc_file < 0) {
 		log->replica_nproc_file = r->file;
 		log->replica_nproc = nproc;
@@ -3776,6 +3835,7 @@ static int read_input(struct ts_steplog *log, struct ts_input *in, const char *n
 	r.line_rank = -1;
 	r.replica = -1;
 	r.nproc_stated = r.world_stated = r.nnodes_stated = TS_NO_INT;
+	r.min_nodes = r.max_nodes = TS_NO_INT;
 	first = log->steps.n;
 	r.log = log;
 	r.path = name;
@@ -3879,6 +3939,7 @@ void ts_steplog_init(struct ts_steplog *log)
 	log->theo_params_b = log->theo_params_shard_b = NAN;
 	log->replica_guess_file = -1;
 	log->replica_nproc_file = -1;
+	log->replica_differ_file = -1;
 	log->hf_train_runtime_s = log->hf_steps_per_s = NAN;
 }
 

@@ -357,10 +357,140 @@ static int check_identity(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 
 struct restart {
 	struct frank key;
+	size_t series;         /* its index in fr */
 	size_t index;          /* record index where the later segment starts */
 	int64_t iteration;     /* its first iteration */
 	int64_t reached;       /* highest iteration before it */
+	size_t replaced;       /* earlier records of its series it replaces */
+	size_t bad;            /* of them, those with a numerical failure */
+	size_t first_bad;      /* the first of those (record index) */
+	int64_t bad_prev;      /* its series' iteration before that record */
 };
+
+/* Restarts in file order, then record order: one warning per file. */
+static int cmp_restart(const void *pa, const void *pb)
+{
+	const struct restart *a = pa, *b = pb;
+
+	if (a->key.file != b->key.file)
+		return a->key.file < b->key.file ? -1 : 1;
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+/*
+ * Count what restart x replaces: the records of its series before it at
+ * or past its first iteration, and among them those showing a numerical
+ * failure. recs[0..n): the series' record indices in input order.
+ */
+static void count_replaced(const struct ts_steplog *log, struct restart *x,
+			   const size_t *recs, size_t n)
+{
+	int64_t prev = TS_NO_INT;
+
+	for (size_t j = 0; j < n && recs[j] < x->index; j++) {
+		const struct ts_step *t = &log->steps.v[recs[j]];
+		int64_t before = prev;
+
+		prev = t->iteration;
+		if (t->iteration < x->iteration)
+			continue;
+		x->replaced++;
+		if (ts_step_artefact(t->iteration, INT64_MIN, t->flags &
+				     (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE),
+				     t->nan_iters, TS_NO_INT, t->grad_norm) == TS_ART_NONFINITE &&
+		    x->bad++ == 0) {
+			x->first_bad = recs[j];
+			x->bad_prev = before;
+		}
+	}
+}
+
+/*
+ * The sentence on the numerical failures among the replaced records of
+ * restarts g[0..n) (empty when none): how many, and where the first is,
+ * with the iterations its record stands for.
+ */
+static void replaced_failures(const struct ts_runmodel *rm, const struct restart *g, size_t n,
+			      const size_t *recs, const size_t *start, char *why, size_t cap)
+{
+	const struct ts_steplog *log = &rm->log;
+	const struct restart *x = NULL;
+	size_t bad = 0;
+	int64_t next = TS_NO_INT;
+	char at[96];
+
+	why[0] = '\0';
+	for (size_t r = 0; r < n; r++) {
+		bad += g[r].bad;
+		if (g[r].bad && !x)
+			x = &g[r];
+	}
+	if (!x)
+		return;
+	/* a series' first record reaches back by the gap to its next */
+	for (size_t j = start[x->series]; j < start[x->series + 1] && next == TS_NO_INT; j++) {
+		const struct ts_step *t = &log->steps.v[recs[j]];
+
+		if (recs[j] > x->first_bad && recs[j] < x->index &&
+		    t->iteration > log->steps.v[x->first_bad].iteration)
+			next = t->iteration;
+	}
+	snprintf(why, cap, " %zu of them show%s a non-finite loss or grad norm "
+		 "or NaN iterations, the first %s: the run was resumed "
+		 "from before a numerical failure, which the statistics no longer see.",
+		 bad, bad == 1 ? "s" : "",
+		 ts_runmodel_span_words(rm, "at", "within",
+					ts_record_from(x->bad_prev,
+						       log->steps.v[x->first_bad].iteration, next,
+						       rm->steps.log_interval),
+					log->steps.v[x->first_bad].iteration, at, sizeof(at)));
+}
+
+/*
+ * One resumed-log warning for the restarts g[0..n) of one file: the
+ * restart itself when it is the only one, else how many ranks restarted,
+ * which (the first 8), and the first restart.
+ */
+static int warn_resumed(struct ts_runmodel *rm, const struct restart *g, size_t n,
+			const size_t *recs, const size_t *start)
+{
+	const char *f = rm->step_files.v[g[0].key.file];
+	const struct ts_step *s = &rm->log.steps.v[g[0].index];
+	char why[320], first[200], ranks[160] = "";
+	size_t replaced = 0, nranks = 0, listed = 0, len = 0;
+
+	replaced_failures(rm, g, n, recs, start, why, sizeof(why));
+	for (size_t r = 0; r < n; r++) {
+		int seen = 0;
+
+		replaced += g[r].replaced;
+		for (size_t q = 0; q < r && !seen; q++)
+			seen = g[q].series == g[r].series;
+		if (seen)
+			continue;
+		if (nranks++ < 8 && len < sizeof(ranks)) {
+			len += (size_t)snprintf(ranks + len, sizeof(ranks) - len, "%s%d",
+						listed++ ? ", " : "", g[r].key.rank);
+		}
+	}
+	if (g[0].iteration == g[0].reached)
+		snprintf(first, sizeof(first), "logs iteration %lld again at line %lld after a "
+			 "restart (a checkpoint load or a new arguments dump before it: a resumed "
+			 "job)", (long long)g[0].iteration, (long long)s->line);
+	else
+		snprintf(first, sizeof(first), "goes back from iteration %lld to %lld at line %lld "
+			 "(a resumed job)", (long long)g[0].reached, (long long)g[0].iteration,
+			 (long long)s->line);
+	if (n == 1)
+		return ts_warnings_add(&rm->warnings, "resumed-log", f, -1, g[0].iteration,
+				       "%s %s: the later segment replaces %zu earlier record(s).%s",
+				       f, first, replaced, why);
+	return ts_warnings_add(&rm->warnings, "resumed-log", f, -1, g[0].iteration,
+			       "%s %s, rank %d first: %zu rank(s) restart (%s%s), %zu restarts in "
+			       "all; the later segments replace %zu earlier record(s).%s", f, first,
+			       g[0].key.rank, nranks, ranks, nranks > 8 ? ", ..." : "", n,
+			       replaced, why);
+}
 
 /*
  * A log whose iterations go back for one rank is a resumed job: the later
@@ -371,37 +501,50 @@ struct restart {
  * arguments dump, this rank's or another's of the file since this rank's
  * last record): a job resumed from a checkpoint before that iteration
  * (until 5 Dec 2026 the two records merged as two ranks, the slower giving
- * the step). Records are compacted in place, input order kept.
+ * the step). MAX_RESTARTS bounds one series' restarts (file and rank), not
+ * the file's: a console of 1,024 ranks restarting once is read (until 5
+ * Dec 2026 it was refused). Time and memory are linear in the records
+ * (times MAX_RESTARTS at most). One warning per file. Records are
+ * compacted in place, input order kept.
  */
 static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			   struct ts_err *err)
 {
 	struct ts_steplog *log = &rm->log;
-	int64_t *maxit = malloc((nfr ? nfr : 1) * sizeof(*maxit));
+	size_t nser = nfr ? nfr : 1, n = log->steps.n;
+	int64_t *maxit = malloc(nser * sizeof(*maxit));
 	/* 1 + the index of each series' last record and of each file's last
 	 * process start, 0 none */
-	size_t *last = calloc(nfr ? nfr : 1, sizeof(*last));
+	size_t *last = calloc(nser, sizeof(*last));
 	size_t *fstart = calloc(log->nfiles > 0 ? (size_t)log->nfiles : 1, sizeof(*fstart));
-	struct restart rs[MAX_RESTARTS];
-	size_t nrs = 0, out = 0, nrep = 0;
+	size_t *nres = calloc(nser, sizeof(*nres));        /* restarts per series */
+	size_t *start = calloc(nser + 1, sizeof(*start));  /* series' first in recs */
+	size_t *ser = malloc((n ? n : 1) * sizeof(*ser));  /* each record's series */
+	size_t *recs = malloc((n ? n : 1) * sizeof(*recs));
+	int64_t *cut = malloc(nser * sizeof(*cut));        /* lowest later restart */
+	unsigned char *drop = calloc(n ? n : 1, 1);       /* replaced records */
+	struct restart *rs = NULL;
+	size_t nrs = 0, cap = 0, out = 0, nrep = 0;
 	const struct ts_step *rep = NULL;   /* the first repeated record */
 	int rc = 0;
 
-	if (!maxit || !last || !fstart) {
+	if (!maxit || !last || !fstart || !nres || !start || !ser || !recs || !cut || !drop) {
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t k = 0; k < nfr; k++)
 		maxit[k] = INT64_MIN;
-	for (size_t i = 0; i < log->steps.n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct ts_step *s = &log->steps.v[i];
 		struct frank key = { s->file, ts_step_rank(log, s) };
 		struct frank *hit = bsearch(&key, fr, nfr, sizeof(*fr), cmp_frank);
 		size_t k = hit ? (size_t)(hit - fr) : 0;
 		int again;
 
+		ser[i] = hit ? k : SIZE_MAX;
 		if (!hit)
 			continue;
+		start[k + 1]++;
 		again = s->iteration == maxit[k] &&
 			((s->flags & (TS_STEP_RESTART | TS_STEP_AFTER_ARGS)) ||
 			 fstart[s->file] > last[k]);
@@ -409,13 +552,26 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 			fstart[s->file] = i + 1;
 		last[k] = i + 1;
 		if (s->iteration < maxit[k] || again) {
-			if (nrs == MAX_RESTARTS) {
+			if (nres[k]++ == MAX_RESTARTS) {
 				rc = ts_err_at(err, TS_EUSAGE, rm->step_files.v[s->file], -1, s->line,
-					       "iterations go back more than %d times: not the log "
-					       "of one run", MAX_RESTARTS);
+					       "iterations go back more than %d times for one rank: "
+					       "not the log of one run", MAX_RESTARTS);
 				goto out;
 			}
-			rs[nrs++] = (struct restart){ key, i, s->iteration, maxit[k] };
+			if (nrs == cap) {
+				size_t c = cap ? 2 * cap : 16;
+				struct restart *v = realloc(rs, c * sizeof(*v));
+
+				if (!v) {
+					rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+					goto out;
+				}
+				rs = v;
+				cap = c;
+			}
+			rs[nrs++] = (struct restart){ .key = key, .series = k, .index = i,
+						      .iteration = s->iteration,
+						      .reached = maxit[k] };
 			maxit[k] = s->iteration;   /* the new segment's own progress */
 		} else if (s->iteration == maxit[k] && nrep++ == 0) {
 			rep = s;
@@ -423,67 +579,39 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		if (s->iteration > maxit[k])
 			maxit[k] = s->iteration;
 	}
+	/* each series' records, in input order: recs[start[k]..start[k+1]) */
+	for (size_t k = 0; k < nfr; k++)
+		start[k + 1] += start[k];
+	memcpy(last, start, nser * sizeof(*last));
+	for (size_t i = 0; i < n; i++)
+		if (ser[i] != SIZE_MAX)
+			recs[last[ser[i]]++] = i;
 	for (size_t r = 0; r < nrs; r++) {
-		const struct restart *x = &rs[r];
-		const struct ts_step *s = &log->steps.v[x->index];
-		size_t replaced = 0, bad = 0, first_bad = 0;
-		int64_t prev = TS_NO_INT, bad_prev = TS_NO_INT;
-		char why[320] = "", at[96];
-
 		/* its process starts over: compilation, allocator warm-up */
-		log->steps.v[x->index].flags |= TS_STEP_RESTART;
-		for (size_t i = 0; i < x->index; i++) {
-			const struct ts_step *t = &log->steps.v[i];
-			int64_t before = prev;
+		log->steps.v[rs[r].index].flags |= TS_STEP_RESTART;
+		count_replaced(log, &rs[r], recs + start[rs[r].series],
+			       start[rs[r].series + 1] - start[rs[r].series]);
+	}
+	/* a record is dropped when a later restart of its series starts at or
+	 * below its iteration: walk back (rs is in record order), keeping each
+	 * series' lowest */
+	for (size_t k = 0; k < nfr; k++)
+		cut[k] = INT64_MAX;
+	for (size_t i = n, r = nrs; i-- > 0;) {
+		size_t k = ser[i];
 
-			if (t->file != x->key.file || ts_step_rank(log, t) != x->key.rank)
-				continue;
-			prev = t->iteration;
-			if (t->iteration < x->iteration)
-				continue;
-			replaced++;
-			/* what the replaced records say of the training is dropped
-			 * with them: a NaN among them is said, with the
-			 * iterations its record stands for */
-			if (ts_step_artefact(t->iteration, INT64_MIN, t->flags &
-					     (TS_STEP_LOSS_NONFINITE | TS_STEP_GRAD_NONFINITE),
-					     t->nan_iters, TS_NO_INT, t->grad_norm) == TS_ART_NONFINITE &&
-			    bad++ == 0) {
-				first_bad = i;
-				bad_prev = before;
-			}
+		drop[i] = k != SIZE_MAX && log->steps.v[i].iteration >= cut[k];
+		if (r > 0 && rs[r - 1].index == i) {
+			r--;
+			if (rs[r].iteration < cut[k])
+				cut[k] = rs[r].iteration;
 		}
-		if (bad) {
-			const struct ts_step *t = &log->steps.v[first_bad];
-			int64_t next = TS_NO_INT;
-
-			/* a series' first record reaches back by the gap to its next */
-			for (size_t i = first_bad + 1; i < x->index && next == TS_NO_INT; i++)
-				if (log->steps.v[i].file == t->file &&
-				    ts_step_rank(log, &log->steps.v[i]) == x->key.rank &&
-				    log->steps.v[i].iteration > t->iteration)
-					next = log->steps.v[i].iteration;
-			snprintf(why, sizeof(why), " %zu of them show%s a non-finite loss or grad norm "
-				 "or NaN iterations, the first %s: the run was resumed "
-				 "from before a numerical failure, which the statistics no longer see.",
-				 bad, bad == 1 ? "s" : "",
-				 ts_runmodel_span_words(rm, "at", "within",
-							ts_record_from(bad_prev, t->iteration, next,
-								       rm->steps.log_interval),
-							t->iteration, at, sizeof(at)));
-		}
-		if (x->iteration == x->reached ?
-		    ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
-				    x->iteration, "%s logs iteration %lld again at line %lld after "
-				    "a restart (a checkpoint load or a new arguments dump before it: "
-				    "a resumed job): the later segment replaces %zu earlier "
-				    "record(s).%s", rm->step_files.v[s->file], (long long)x->iteration,
-				    (long long)s->line, replaced, why) :
-		    ts_warnings_add(&rm->warnings, "resumed-log", rm->step_files.v[s->file], -1,
-				    x->iteration, "%s goes back from iteration %lld to %lld at line "
-				    "%lld (a resumed job): the later segment replaces %zu earlier "
-				    "record(s).%s", rm->step_files.v[s->file], (long long)x->reached,
-				    (long long)x->iteration, (long long)s->line, replaced, why)) {
+	}
+	ts_sort(rs, nrs, sizeof(*rs), cmp_restart);
+	for (size_t r = 0, e; r < nrs; r = e) {
+		for (e = r + 1; e < nrs && rs[e].key.file == rs[r].key.file; e++)
+			;
+		if (warn_resumed(rm, rs + r, e - r, recs, start)) {
 			rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -504,23 +632,21 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		goto out;
 	}
 	rm->resumed_segments = nrs ? nrs + 1 : 0;
-	for (size_t i = 0; i < log->steps.n && nrs; i++) {
-		const struct ts_step *t = &log->steps.v[i];
-		int drop = 0;
-
-		for (size_t r = 0; r < nrs && !drop; r++)
-			drop = rs[r].index > i && rs[r].key.file == t->file &&
-			       rs[r].key.rank == ts_step_rank(log, t) &&
-			       t->iteration >= rs[r].iteration;
-		if (!drop)
-			log->steps.v[out++] = *t;
-	}
-	if (nrs)
-		log->steps.n = out;
+	for (size_t i = 0; i < n; i++)
+		if (!drop[i])
+			log->steps.v[out++] = log->steps.v[i];
+	log->steps.n = out;
 out:
 	free(maxit);
 	free(last);
 	free(fstart);
+	free(nres);
+	free(start);
+	free(ser);
+	free(recs);
+	free(cut);
+	free(drop);
+	free(rs);
 	return rc;
 }
 
@@ -1658,6 +1784,18 @@ int ts_runmodel_load(struct ts_runmodel *rm, char *const *paths, size_t npaths,
 			    rm->step_files.v[rm->log.replica_guess_file],
 			    (long long)rm->log.replica_guess_line,
 			    (long long)rm->log.replica_guess_nproc))
+		return ts_err_set(err, TS_ENOMEM, "out of memory");
+	if (rm->log.replica_differ_file >= 0 &&
+	    ts_warnings_add(&rm->warnings, "node-ranks-differ",
+			    rm->step_files.v[rm->log.replica_differ_file], -1, TS_NO_INT,
+			    "%s numbers its node ranks as node x %lld + local rank, %s as node x "
+			    "%lld + local rank (%d files with torchx node prefixes): the files "
+			    "disagree on nproc_per_node, so the global rank numbers of one of "
+			    "them are wrong (node_ranks describes the first).",
+			    rm->step_files.v[rm->log.replica_differ_file],
+			    (long long)rm->log.replica_differ_nproc,
+			    rm->step_files.v[rm->log.replica_nproc_file],
+			    (long long)rm->log.replica_nproc, rm->log.replica_files))
 		return ts_err_set(err, TS_ENOMEM, "out of memory");
 	if ((rc = ts_steps_analyze(&rm->log, &so, &rm->steps, err)))
 		return rc;

@@ -49,6 +49,58 @@ static const char *nproc_source(int from)
 	       from == TS_NPROC_WORLD_NODES ? "world_size/nnodes" : "local ranks seen";
 }
 
+void ts_node_ranks_json(struct ts_jw *jw, const struct ts_runmodel *rm)
+{
+	const struct ts_steplog *log = &rm->log;
+
+	ts_jw_key(jw, "node_ranks");
+	if (log->replica_nproc_file < 0) {
+		ts_jw_null(jw);
+		return;
+	}
+	ts_jw_obj(jw);
+	ts_jw_ki64(jw, "nproc_per_node", log->replica_nproc);
+	ts_jw_kstr(jw, "source", nproc_source(log->replica_nproc_from));
+	ts_jw_kstr(jw, "file", rm->step_files.v[log->replica_nproc_file]);
+	ts_jw_ki64_or_null(jw, "line", log->replica_nproc_line, log->replica_nproc_line != TS_NO_INT);
+	ts_jw_ki64_or_null(jw, "nnodes_line", log->replica_nodes_line,
+			   log->replica_nodes_line != TS_NO_INT);
+	ts_jw_ki64(jw, "files_with_node_prefixes", log->replica_files);
+	ts_jw_ki64_or_null(jw, "differing_nproc_per_node", log->replica_differ_nproc,
+			   log->replica_differ_file >= 0);
+	ts_jw_obj_end(jw);
+}
+
+const char *ts_runmodel_node_ranks_words(const struct ts_runmodel *rm, char *buf, size_t size)
+{
+	const struct ts_steplog *log = &rm->log;
+	const char *f;
+
+	if (log->replica_nproc_file < 0)
+		return NULL;
+	f = rm->step_files.v[log->replica_nproc_file];
+	if (log->replica_nproc_from == TS_NPROC_STATED)
+		snprintf(buf, size, "nproc_per_node %lld stated at %s line %lld",
+			 (long long)log->replica_nproc, f, (long long)log->replica_nproc_line);
+	else if (log->replica_nproc_from == TS_NPROC_WORLD_NODES)
+		snprintf(buf, size, "nproc_per_node %lld = world_size %lld / nnodes %lld (%s lines "
+			 "%lld and %lld)", (long long)log->replica_nproc, (long long)log->replica_world,
+			 (long long)log->replica_nodes, f, (long long)log->replica_nproc_line,
+			 (long long)log->replica_nodes_line);
+	else
+		snprintf(buf, size, "nproc_per_node %lld = the local ranks seen",
+			 (long long)log->replica_nproc);
+	if (log->replica_files > 1) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, size - n, log->replica_differ_file >= 0 ?
+			 "; the first of %d files with node prefixes, which disagree "
+			 "(node-ranks-differ)" : "; the first of %d files with node prefixes, "
+			 "which agree", log->replica_files);
+	}
+	return buf;
+}
+
 void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_schema)
 {
 	const struct ts_steplog *log = &rm->log;
@@ -256,20 +308,7 @@ void ts_steps_json(struct ts_jw *jw, const struct ts_runmodel *rm, int with_sche
 	}
 	ts_jw_arr_end(jw);
 	ts_jw_ki64_or_null(jw, "slowest_rank", r->slowest_rank, r->slowest_rank >= 0);
-	ts_jw_key(jw, "node_ranks");
-	if (log->replica_nproc_file >= 0) {
-		ts_jw_obj(jw);
-		ts_jw_ki64(jw, "nproc_per_node", log->replica_nproc);
-		ts_jw_kstr(jw, "source", nproc_source(log->replica_nproc_from));
-		ts_jw_kstr(jw, "file", rm->step_files.v[log->replica_nproc_file]);
-		ts_jw_ki64_or_null(jw, "line", log->replica_nproc_line,
-				   log->replica_nproc_line != TS_NO_INT);
-		ts_jw_ki64_or_null(jw, "nnodes_line", log->replica_nodes_line,
-				   log->replica_nodes_line != TS_NO_INT);
-		ts_jw_obj_end(jw);
-	} else {
-		ts_jw_null(jw);
-	}
+	ts_node_ranks_json(jw, rm);
 
 	ts_jw_key(jw, "buckets");
 	ts_jw_arr(jw);
@@ -536,7 +575,7 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 {
 	const struct ts_steplog *log = &rm->log;
 	const struct ts_steps_report *r = &rm->steps;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], words[1200];
 	const char *bold = st->bold, *reset = st->reset, *yellow = st->yellow;
 
 	ts_sb_addf(out, "%sformat%s      %s, %zu iterations", bold, reset, r->format, r->iterations);
@@ -661,24 +700,9 @@ void ts_steps_text(struct ts_sb *out, const struct ts_runmodel *rm,
 		ts_table_release(&t);
 		if (r->slowest_rank >= 0)
 			ts_sb_addf(out, "            slowest rank: %d\n", r->slowest_rank);
-		if (log->replica_nproc_file >= 0) {
-			ts_sb_addf(out, "            node ranks: node x %lld + local rank; "
-				   "nproc_per_node %lld ", (long long)log->replica_nproc,
-				   (long long)log->replica_nproc);
-			if (log->replica_nproc_from == TS_NPROC_STATED)
-				ts_sb_addf(out, "stated at %s line %lld\n",
-					   rm->step_files.v[log->replica_nproc_file],
-					   (long long)log->replica_nproc_line);
-			else if (log->replica_nproc_from == TS_NPROC_WORLD_NODES)
-				ts_sb_addf(out, "= world_size %lld / nnodes %lld (%s lines %lld "
-					   "and %lld)\n", (long long)log->replica_world,
-					   (long long)log->replica_nodes,
-					   rm->step_files.v[log->replica_nproc_file],
-					   (long long)log->replica_nproc_line,
-					   (long long)log->replica_nodes_line);
-			else
-				ts_sb_adds(out, "= the local ranks seen\n");
-		}
+		if (ts_runmodel_node_ranks_words(rm, words, sizeof(words)))
+			ts_sb_addf(out, "            node ranks: node x %lld + local rank; %s\n",
+				   (long long)log->replica_nproc, words);
 	}
 	if (r->nbuckets) {
 		ts_sb_addf(out, "%sbuckets%s     mixture mean %.1f ms over", bold, reset,
