@@ -19,6 +19,13 @@
 # pass went over every GPU: 2.3 s, 4.4 s and 5.1 s of user CPU on the
 # shared build machine, against 0.66, 0.69 and 0.26 s.
 #
+# Then many captures: 250 and 1,000 --query-gpu captures of the same 8
+# GPUs (index, uuid; 3 rounds each, 10 s apart), each set read together;
+# prints the CPU of each and their ratio (4 when linear in the captures).
+# Before 5 Dec 2026 the GPUs were matched again after each file was read:
+# 1,000 captures cost 4.31 s of user CPU on the shared build machine,
+# 0.08 s after.
+#
 #   SAMPLES=230400 RUNS=5 GPUS=20000 bench/bench_watch.sh
 #
 # TS (default build/trainscope) is the binary. Exit 77 without python3 or
@@ -81,6 +88,15 @@ for G in (16, 64, 256):
         with open("%s/steps.jsonl" % work, "w") as f:
             for k in range(R - 10):
                 f.write(json.dumps({"iteration": k, "t_start_unix": T0 + 0.5 + k, "step_time_s": 1.0}) + "\n")
+for n in (250, 1000):
+    os.makedirs("%s/caps%d" % (work, n))
+    for c in range(n):
+        with open("%s/caps%d/c%04d.csv" % (work, n, c), "w") as f:
+            f.write("timestamp, index, uuid, power.draw [W]\n")
+            for i in range(3):
+                st = time.strftime("%Y/%m/%d %H:%M:%S", time.gmtime(T0 + 10 * c + i))
+                f.writelines("%s.000, %d, GPU-%08x-0000-0000-0000-000000000000, 600.00 W\n" % (st, g, g)
+                             for g in range(8))
 PY
 
 # median CPU seconds of RUNS runs of CMD... (after one warm-up)
@@ -112,3 +128,9 @@ c=$(cpu "$TS" watch --read "$work/hosts1/gpu.metrics.txt" "$work/hosts2/gpu.metr
 printf '  2 x %d hosts x 8 GPUs, exporter    %7.3f s\n' $((GPUS / 8)) "$c"
 c=$(cpu "$TS" ab --json -o "$work/out.json" "$work/hosts1" "$work/hosts2")
 printf '  ab of 2 x %d hosts x 8 GPUs        %7.3f s\n' $((GPUS / 8)) "$c"
+
+echo "many captures of 8 GPUs, median of $RUNS (CPU s; ratio 1,000 / 250, 4 when linear)"
+c1=$(cpu "$TS" watch --read "$work"/caps250/*.csv --json -o "$work/out.json")
+c4=$(cpu "$TS" watch --read "$work"/caps1000/*.csv --json -o "$work/out.json")
+printf '  250 captures   %7.3f s\n  1000 captures  %7.3f s  %5.2fx\n' "$c1" "$c4" \
+	"$(awk -v a="$c4" -v b="$c1" 'BEGIN {print (b > 0 ? a / b : 0)}')"

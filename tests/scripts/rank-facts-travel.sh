@@ -7,8 +7,8 @@
 # - 1,024 ranks resuming at once (many): read (MAX_RESTARTS bounds one
 #   rank's restarts, not the file's), 1,024 ranks, slowest 1023 at 20.23
 #   ms, one resumed-log warning naming its 1,024 ranks; 4,096 ranks (big)
-#   read within 4 x 1,024's time plus 0.5 s (linear; measured 5 Dec 2026:
-#   0.06 s and 29 MB for 1,024, 0.21 s and 102 MB for 4,096);
+#   read (measured 5 Dec 2026, not timed here: 0.06 s and 29 MB for
+#   1,024, 0.21 s and 102 MB for 4,096);
 # - one rank resuming 257 times (again): still refused;
 # - node ranks (rank-facts-more-gen.py's world, late, range): the count of
 #   global = node x nproc_per_node + local rank and its source, in validate
@@ -39,7 +39,7 @@ for r in two many again; do
 	"$TS" report "$d" -o "$d.report.md" >/dev/null 2>&1
 done
 python3 - "$tmp" "$TS" <<'PY'
-import json, os, subprocess, sys, time
+import json, os, subprocess, sys
 t, ts = sys.argv[1], sys.argv[2]
 bad, n = [], 0
 def check(run, what, got, want):
@@ -77,16 +77,12 @@ for run, (nr, slow, med, names) in truth.items():
 check("again", "steps exit code", open(t + "/again.steps.rc").read().strip(), "2")
 check("again", "steps says why", "more than 256 times for one rank" in
       open(t + "/again.steps.err").read(), True)
-# linear: 4,096 ranks against 1,024 (4 x the records)
-def cost(path):
-    t0 = time.monotonic()
-    r = subprocess.run([ts, "steps", "--json", path], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-    return r.returncode, time.monotonic() - t0
-rc1, t1 = cost(t + "/many")
-rc4, t4 = cost(t + "/big")
-check("big", "steps exit code", rc4, 0)
-check("big", "4,096 ranks within 4 x 1,024's time + 0.5 s", t4 <= 4 * t1 + 0.5, True)
+# 4,096 ranks resuming at once are read too (their cost is not timed
+# here: a test is no benchmark)
+r = subprocess.run([ts, "steps", "--json", t + "/big"], stdout=subprocess.PIPE,
+                   stderr=subprocess.DEVNULL)
+check("big", "steps exit code", r.returncode, 0)
+check("big", "ranks", len(json.loads(r.stdout)["ranks"]) if r.returncode == 0 else None, 4096)
 # node ranks (rank-facts-more-gen.py's runs, its header has the truth):
 # the count and its source in every output that shows the run's ranks
 nodes = {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Pathological sizes with a time budget: `watch --read` and `ab` must stay
-# linear in the GPUs whatever the number of GPUs and hosts
-# (docs/watch.md, "Cost"). SYNTHETIC inputs made here:
+# Pathological sizes: `watch --read` and `ab` read them whole and right
+# (their cost, linear in the GPUs whatever the number of GPUs and hosts,
+# docs/watch.md "Cost", is measured by bench/bench_watch.sh, not timed
+# here). SYNTHETIC inputs made here:
 #  - ids: two nvidia-smi --query-gpu captures of the same 60,000 GPUs
 #    (index, uuid; 1 round each), read together: 120,000 GPUs, 60,000
 #    devices by uuid. Before 5 Dec 2026 each new GPU id of a file scanned
@@ -17,14 +18,12 @@
 #    the GPUs were matched again after each file was read (a device seen
 #    in C captures cost C each time: 36 s of user CPU on the shared build
 #    machine; now about 0.2 s).
-# Each must take under 8 s of user CPU, and give what the construction
-# says: 60,000 devices matched by uuid; 120,000 GPUs on 7,500 hosts, no
+# Each must give what the construction says: 60,000 devices matched by uuid; 120,000 GPUs on 7,500 hosts, no
 # finding and no confound (every GPU at 600 W); 16,000 GPUs of 8 devices.
 set -eu
 cd "$(dirname "$0")/../.."
 TS=$(cd "$(dirname "${TS:-build/trainscope}")" && pwd)/$(basename "${TS:-build/trainscope}")
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
-[ -x /usr/bin/time ] || { echo "skip: needs /usr/bin/time"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -57,22 +56,19 @@ for c in range(2000):
                          for g in range(8))
 PY
 fail=0
-# budget NAME CMD...: under 8 s of user CPU
-budget() {
+# run NAME CMD...: the command exits 0
+run() {
 	local n=$1
 	shift
-	/usr/bin/time -f "%U" -o "$n.cpu" "$@" >/dev/null 2>&1 || true
-	if awk -v u="$(cat "$n.cpu")" 'BEGIN { exit !(u < 8) }'; then
-		echo "  $n: $(cat "$n.cpu") s user CPU"
-	else
-		echo "  wrong: $n took $(cat "$n.cpu") s of user CPU (budget 8 s)"
+	if ! "$@" >/dev/null 2>"$n.err"; then
+		echo "  wrong: $n exited non-zero: $(head -c 300 "$n.err")"
 		fail=1
 	fi
 }
-budget ids "$TS" watch --read ids1.csv ids2.csv --json -o ids.json
-budget hosts "$TS" watch --read h1/gpu.metrics.txt h2/gpu.metrics.txt --json -o hosts.json
-budget ab "$TS" ab --json -o ab.json h1 h2
-budget captures "$TS" watch --read caps/*.csv --json -o caps.json
+run ids "$TS" watch --read ids1.csv ids2.csv --json -o ids.json
+run hosts "$TS" watch --read h1/gpu.metrics.txt h2/gpu.metrics.txt --json -o hosts.json
+run ab "$TS" ab --json -o ab.json h1 h2
+run captures "$TS" watch --read caps/*.csv --json -o caps.json
 python3 - <<'PY' || fail=1
 import json
 d = json.load(open("ids.json"))
