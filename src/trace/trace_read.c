@@ -281,22 +281,27 @@ static inline size_t skip_ws(const unsigned char *d, size_t i, size_t len)
 	return i;
 }
 
+#if defined(__SSE2__)
+/* The bytes of v that end a plain string ('"', '\\' or a byte < 0x20:
+ * unsigned v <= 0x1f <=> min(v, 0x1f) == v) as a 16-bit mask. */
+static inline uint32_t stop_mask16(__m128i v)
+{
+	const __m128i lim = _mm_set1_epi8(0x1f);
+	__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+				 _mm_cmpeq_epi8(_mm_min_epu8(v, lim), v));
+	return (uint32_t)_mm_movemask_epi8(m);
+}
+#endif
+
 /* First index at or after i holding '"', '\\' or a byte < 0x20. */
 static inline size_t scan_plain(const unsigned char *d, size_t i, size_t len)
 {
 #if defined(__SSE2__)
-	const __m128i q = _mm_set1_epi8('"');
-	const __m128i bs = _mm_set1_epi8('\\');
-	const __m128i lim = _mm_set1_epi8(0x1f);
 	while (i + 16 <= len) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(d + i));
-		/* unsigned v <= 0x1f  <=>  min(v, 0x1f) == v */
-		__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, lim), v);
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
-						      _mm_cmpeq_epi8(v, bs)), ctl);
-		int mask = _mm_movemask_epi8(m);
+		uint32_t mask = stop_mask16(_mm_loadu_si128((const __m128i *)(d + i)));
 		if (mask)
-			return i + (size_t)__builtin_ctz((unsigned)mask);
+			return i + (size_t)__builtin_ctz(mask);
 		i += 16;
 	}
 #endif
@@ -1016,9 +1021,7 @@ static inline HOT int short_strid(struct rd *r, size_t *ip, uint32_t *out)
 		255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
 	};
 	const unsigned char *p = r->d + *ip + 1;
-	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
-	const __m128i lim = _mm_set1_epi8(0x1f);
-	__m128i v0, v1, m0, m1, e0, e1;
+	__m128i v0, v1, e0, e1;
 	struct scache_ent *c;
 	uint64_t a, b;
 	uint32_t m, id = 0;
@@ -1028,11 +1031,7 @@ static inline HOT int short_strid(struct rd *r, size_t *ip, uint32_t *out)
 		return 0;
 	v0 = _mm_loadu_si128((const __m128i *)p);
 	v1 = _mm_loadu_si128((const __m128i *)(p + 16));
-	m0 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, q), _mm_cmpeq_epi8(v0, bs)),
-			  _mm_cmpeq_epi8(_mm_min_epu8(v0, lim), v0));
-	m1 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v1, q), _mm_cmpeq_epi8(v1, bs)),
-			  _mm_cmpeq_epi8(_mm_min_epu8(v1, lim), v1));
-	m = (uint32_t)_mm_movemask_epi8(m0) | (uint32_t)_mm_movemask_epi8(m1) << 16;
+	m = stop_mask16(v0) | stop_mask16(v1) << 16;
 	if (!m)
 		return 0;
 	n = (unsigned)__builtin_ctz(m);
@@ -1281,7 +1280,7 @@ enum {
 
 static inline HOT int arg_key(const char *s, size_t n)
 {
-#define K(lit, id) if (n == sizeof(lit) - 1 && same_bytes(s, lit, n)) return id
+#define K(lit, id) if (n == sizeof(lit) - 1 && same_bytes(s, lit, sizeof(lit) - 1)) return id
 	switch (n) {
 	case 3: K("Seq", A_SEQ); break;
 	case 5: K("bytes", A_BYTES); K("Bytes", A_MBYTES); K("dtype", A_DTYPE);
@@ -1345,9 +1344,7 @@ static inline HOT int akey_word(const unsigned char *d, size_t i, size_t len, si
 {
 #if defined(__SSE2__)
 	const unsigned char *p = d + i + 1;
-	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
-	const __m128i lim = _mm_set1_epi8(0x1f);
-	__m128i v0, v1, m0, m1;
+	__m128i v0, v1;
 	uint32_t m;
 	unsigned n;
 
@@ -1355,11 +1352,7 @@ static inline HOT int akey_word(const unsigned char *d, size_t i, size_t len, si
 		return -1;
 	v0 = _mm_loadu_si128((const __m128i *)p);
 	v1 = _mm_loadu_si128((const __m128i *)(p + 16));
-	m0 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, q), _mm_cmpeq_epi8(v0, bs)),
-			  _mm_cmpeq_epi8(_mm_min_epu8(v0, lim), v0));
-	m1 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v1, q), _mm_cmpeq_epi8(v1, bs)),
-			  _mm_cmpeq_epi8(_mm_min_epu8(v1, lim), v1));
-	m = (uint32_t)_mm_movemask_epi8(m0) | (uint32_t)_mm_movemask_epi8(m1) << 16;
+	m = stop_mask16(v0) | stop_mask16(v1) << 16;
 	if (!m)
 		return -1;
 	n = (unsigned)__builtin_ctz(m);
