@@ -1601,9 +1601,9 @@ static const struct ekey ekeys[32] = {
 	[20] = { 0xff203a2272756422ULL, 0xff00000000000000ULL, E_DUR, 7 },  /* `"dur": ` */
 };
 
-/* The E_* kind of the `"key": ` at d[i] followed by a value byte, with
- * *adv the bytes up to that value, or -1. */
-static inline HOT int ekey_word(const unsigned char *d, size_t i, size_t len, size_t *adv)
+/* The E_* kind of the `"key": ` at d[i] followed by a value byte, or -1;
+ * the value starts ekeys[].adv bytes on (parse_event's constants). */
+static inline HOT int ekey_word(const unsigned char *d, size_t i, size_t len)
 {
 	const struct ekey *k;
 	uint64_t w;
@@ -1614,11 +1614,61 @@ static inline HOT int ekey_word(const unsigned char *d, size_t i, size_t len, si
 	k = &ekeys[(uint32_t)(w >> 8 & 0xffff) * EKEY_MUL >> 27];
 	if ((w | k->keep) != k->match || d[i + k->adv] <= ' ')
 		return -1;
-	*adv = k->adv;
 	return k->kind;
 }
 
-/* Parse the event object at d[*ip] == '{' into e and a. */
+/* The value of the event member of kind `kind` at d[*ip]. */
+static inline HOT int event_value(struct rd *r, size_t *ip, int kind, struct ts_trace_event *e,
+				  struct evargs *a)
+{
+	const unsigned char *d = r->d;
+	size_t len = r->len, i = *ip;
+	struct strv v;
+	int rc;
+
+	switch (kind) {
+	case E_PH:
+		/* "X": one plain byte, what scan_str would find */
+		if (len - i >= 3 && d[i] == '"' && d[i + 2] == '"' && d[i + 1] >= 0x20 &&
+		    d[i + 1] != '"' && d[i + 1] != '\\') {
+			e->ph = (char)d[i + 1];
+			*ip = i + 3;
+			return P_OK;
+		}
+		if (d[i] != '"')
+			return skip_value(r, ip);
+		rc = scan_str(r, ip, &v);
+		if (rc == P_OK && str_plain(r, &v))
+			rc = TS_ENOMEM;
+		if (rc == P_OK && v.n > 0)
+			e->ph = v.s[0];
+		return rc;
+	case E_TS:
+		rc = value_ns(r, ip, &e->ts_ns);
+		a->bad_ts = rc == P_OK && e->ts_ns == TS_NONE;
+		return rc;
+	case E_ID: return value_int(r, ip, &e->flow_id);
+	case E_CAT: return value_strid(r, ip, &e->cat_str);
+	case E_PID: return small_int(d, i, len, &e->pid, ip) ? P_OK : value_id(r, ip, &e->pid);
+	case E_TID: return small_int(d, i, len, &e->tid, ip) ? P_OK : value_id(r, ip, &e->tid);
+	case E_DUR:
+		rc = value_ns(r, ip, &e->dur_ns);
+		a->bad_dur = rc == P_OK && e->dur_ns == TS_NONE;
+		return rc;
+	case E_NAME: return value_strid(r, ip, &e->name);
+	case E_ARGS: return parse_args(r, ip, e, a);
+	default: return skip_member(r, ip);
+	}
+}
+
+/*
+ * Parse the event object at d[*ip] == '{' into e and a. A key that
+ * ekey_word matched moves the position by a constant of its case: the
+ * value's position then hangs on a predicted branch, where taking the
+ * length from the key table put a load and the table's hash on the chain
+ * from one member to the next (the parse is bound by that chain, not by
+ * its instruction count: docs/benchmarks.md).
+ */
 static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 		       struct evargs *a)
 {
@@ -1630,61 +1680,31 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	r->repaired = 0;
 	r->raw_strid = 0;
 	OBJ_LOOP_BEGIN(r, i)
-	int kind = ekey_word(d_, i, len_, &adv);
-	if (kind >= 0) {
-		i += adv;   /* at the value */
-	} else if ((kind = event_key_word(d_, i, len_, &adv)) >= 0) {
-		i += adv;
-		if (i + 1 < len_ && d_[i] == ' ' && d_[i + 1] > ' ') {
-			i++;   /* `"key": value`, as writers put it */
-		} else {
-			i = skip_ws(d_, i, len_);
-			if (i >= len_)
-				return end_or_need(r);
-		}
-	} else {
-		vrc = member_key(r, &i, &v);
-		if (vrc)
-			return vrc;
-		kind = event_key(v.s, v.n);
-	}
+	int kind = ekey_word(d_, i, len_);
+#define EKEY(k, n) case k: i += n; vrc = event_value(r, &i, k, e, a); break
 	switch (kind) {
-	case E_PH:
-		/* "X": one plain byte, what scan_str would find */
-		if (len_ - i >= 3 && d_[i] == '"' && d_[i + 2] == '"' && d_[i + 1] >= 0x20 &&
-		    d_[i + 1] != '"' && d_[i + 1] != '\\') {
-			e->ph = (char)d_[i + 1];
-			i += 3;
-			vrc = P_OK;
-		} else if (d_[i] == '"') {
-			vrc = scan_str(r, &i, &v);
-			if (vrc == P_OK && str_plain(r, &v))
-				vrc = TS_ENOMEM;
-			if (vrc == P_OK && v.n > 0)
-				e->ph = v.s[0];
+	EKEY(E_PH, 6); EKEY(E_TS, 6); EKEY(E_ID, 6);
+	EKEY(E_CAT, 7); EKEY(E_PID, 7); EKEY(E_TID, 7); EKEY(E_DUR, 7);
+	EKEY(E_NAME, 8); EKEY(E_ARGS, 8);
+#undef EKEY
+	default:
+		if ((kind = event_key_word(d_, i, len_, &adv)) >= 0) {
+			i += adv;
+			if (i + 1 < len_ && d_[i] == ' ' && d_[i + 1] > ' ') {
+				i++;   /* `"key": value`, as writers put it */
+			} else {
+				i = skip_ws(d_, i, len_);
+				if (i >= len_)
+					return end_or_need(r);
+			}
 		} else {
-			vrc = skip_value(r, &i);
+			vrc = member_key(r, &i, &v);
+			if (vrc)
+				return vrc;
+			kind = event_key(v.s, v.n);
 		}
+		vrc = event_value(r, &i, kind, e, a);
 		break;
-	case E_TS:
-		vrc = value_ns(r, &i, &e->ts_ns);
-		a->bad_ts = vrc == P_OK && e->ts_ns == TS_NONE;
-		break;
-	case E_ID: vrc = value_int(r, &i, &e->flow_id); break;
-	case E_CAT: vrc = value_strid(r, &i, &e->cat_str); break;
-	case E_PID:
-		vrc = small_int(d_, i, len_, &e->pid, &i) ? P_OK : value_id(r, &i, &e->pid);
-		break;
-	case E_TID:
-		vrc = small_int(d_, i, len_, &e->tid, &i) ? P_OK : value_id(r, &i, &e->tid);
-		break;
-	case E_DUR:
-		vrc = value_ns(r, &i, &e->dur_ns);
-		a->bad_dur = vrc == P_OK && e->dur_ns == TS_NONE;
-		break;
-	case E_NAME: vrc = value_strid(r, &i, &e->name); break;
-	case E_ARGS: vrc = parse_args(r, &i, e, a); break;
-	default: vrc = skip_member(r, &i); break;
 	}
 	OBJ_LOOP_END(r, i)
 	*ip = i;
