@@ -281,6 +281,28 @@ static inline size_t skip_ws(const unsigned char *d, size_t i, size_t len)
 	return i;
 }
 
+/*
+ * n (a length below 32) as a branch target: each case returns its own
+ * constant, so what follows depends on a predicted indirect branch instead
+ * of on the loads and masks that computed n. The parse is bound by the
+ * chain from one member's end to the next member's start (each position
+ * waits for the bytes before it), not by its instruction count; writers
+ * repeat their lengths (the same keys, the same digits of ts), so the
+ * prediction mostly holds and a miss costs about what the wait did. The
+ * empty asm keeps the compiler from folding the cases back into n.
+ */
+static inline HOT size_t predicted_len(size_t n)
+{
+#define C(k) case k: n = k; __asm__("" : "+r"(n)); return n;
+	switch (n) {
+	C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15)
+	C(16) C(17) C(18) C(19) C(20) C(21) C(22) C(23) C(24) C(25) C(26) C(27) C(28) C(29)
+	C(30) C(31)
+	default: return n;
+	}
+#undef C
+}
+
 #if defined(__SSE2__)
 /* The bytes of v that end a plain string ('"', '\\' or a byte < 0x20:
  * unsigned v <= 0x1f <=> min(v, 0x1f) == v) as a 16-bit mask. */
@@ -1358,7 +1380,7 @@ static inline HOT int akey_word(const unsigned char *d, size_t i, size_t len, si
 	n = (unsigned)__builtin_ctz(m);
 	if (p[n] != '"' || p[n + 1] != ':' || p[n + 2] != ' ' || p[n + 3] <= ' ')
 		return -1;
-	*adv = n + 4;
+	*adv = predicted_len(n) + 4;
 	return arg_key((const char *)p, n);
 #else
 	(void)d; (void)i; (void)len; (void)adv;
