@@ -1611,16 +1611,28 @@ struct ekey {
 
 #define EKEY_MUL 522037u
 
+/* `"key": ` of each kind: the table's lengths and parse_event's constants */
+#define EKEY_TEXT_E_PH "\"ph\": "
+#define EKEY_TEXT_E_TS "\"ts\": "
+#define EKEY_TEXT_E_ID "\"id\": "
+#define EKEY_TEXT_E_CAT "\"cat\": "
+#define EKEY_TEXT_E_PID "\"pid\": "
+#define EKEY_TEXT_E_TID "\"tid\": "
+#define EKEY_TEXT_E_DUR "\"dur\": "
+#define EKEY_TEXT_E_NAME "\"name\": "
+#define EKEY_TEXT_E_ARGS "\"args\": "
+#define EKEY_LEN(kind) (sizeof(EKEY_TEXT_##kind) - 1)
+
 static const struct ekey ekeys[32] = {
-	[0] = { 0xff203a2274616322ULL, 0xff00000000000000ULL, E_CAT, 7 },  /* `"cat": ` */
-	[1] = { 0x203a22656d616e22ULL, 0x0000000000000000ULL, E_NAME, 8 },  /* `"name": ` */
-	[3] = { 0xffff203a22646922ULL, 0xffff000000000000ULL, E_ID, 6 },  /* `"id": ` */
-	[7] = { 0xffff203a22687022ULL, 0xffff000000000000ULL, E_PH, 6 },  /* `"ph": ` */
-	[8] = { 0xff203a2264697022ULL, 0xff00000000000000ULL, E_PID, 7 },  /* `"pid": ` */
-	[9] = { 0xff203a2264697422ULL, 0xff00000000000000ULL, E_TID, 7 },  /* `"tid": ` */
-	[17] = { 0x203a227367726122ULL, 0x0000000000000000ULL, E_ARGS, 8 },  /* `"args": ` */
-	[18] = { 0xffff203a22737422ULL, 0xffff000000000000ULL, E_TS, 6 },  /* `"ts": ` */
-	[20] = { 0xff203a2272756422ULL, 0xff00000000000000ULL, E_DUR, 7 },  /* `"dur": ` */
+	[0] = { 0xff203a2274616322ULL, 0xff00000000000000ULL, E_CAT, EKEY_LEN(E_CAT) },
+	[1] = { 0x203a22656d616e22ULL, 0x0000000000000000ULL, E_NAME, EKEY_LEN(E_NAME) },
+	[3] = { 0xffff203a22646922ULL, 0xffff000000000000ULL, E_ID, EKEY_LEN(E_ID) },
+	[7] = { 0xffff203a22687022ULL, 0xffff000000000000ULL, E_PH, EKEY_LEN(E_PH) },
+	[8] = { 0xff203a2264697022ULL, 0xff00000000000000ULL, E_PID, EKEY_LEN(E_PID) },
+	[9] = { 0xff203a2264697422ULL, 0xff00000000000000ULL, E_TID, EKEY_LEN(E_TID) },
+	[17] = { 0x203a227367726122ULL, 0x0000000000000000ULL, E_ARGS, EKEY_LEN(E_ARGS) },
+	[18] = { 0xffff203a22737422ULL, 0xffff000000000000ULL, E_TS, EKEY_LEN(E_TS) },
+	[20] = { 0xff203a2272756422ULL, 0xff00000000000000ULL, E_DUR, EKEY_LEN(E_DUR) },
 };
 
 /* The E_* kind of the `"key": ` at d[i] followed by a value byte, or -1;
@@ -1703,11 +1715,10 @@ static int parse_event(struct rd *r, size_t *ip, struct ts_trace_event *e,
 	r->raw_strid = 0;
 	OBJ_LOOP_BEGIN(r, i)
 	int kind = ekey_word(d_, i, len_);
-#define EKEY(k, n) case k: i += n; vrc = event_value(r, &i, k, e, a); break
+#define EKEY(k) case k: i += EKEY_LEN(k); vrc = event_value(r, &i, k, e, a); break
 	switch (kind) {
-	EKEY(E_PH, 6); EKEY(E_TS, 6); EKEY(E_ID, 6);
-	EKEY(E_CAT, 7); EKEY(E_PID, 7); EKEY(E_TID, 7); EKEY(E_DUR, 7);
-	EKEY(E_NAME, 8); EKEY(E_ARGS, 8);
+	EKEY(E_PH); EKEY(E_TS); EKEY(E_ID); EKEY(E_CAT); EKEY(E_PID); EKEY(E_TID);
+	EKEY(E_DUR); EKEY(E_NAME); EKEY(E_ARGS);
 #undef EKEY
 	default:
 		if ((kind = event_key_word(d_, i, len_, &adv)) >= 0) {
