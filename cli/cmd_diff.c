@@ -151,7 +151,7 @@ static void context_text(struct ts_sb *out, const struct ts_diff_side *b, const 
 static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const struct ts_diff_side *c,
 			const struct ts_diff_result *r, int top)
 {
-	char why[320];
+	char why[320], hb[160], hc[160];
 	const char *behind = ts_diff_spans_why(r->gpu_behind, r->clock_mismatch, why, sizeof(why));
 	const char *may = r->clock_mismatch ? "may " : "";
 	const char *of_spans = r->host_clock_only ? " of the host spans" : "";
@@ -165,7 +165,9 @@ static void render_text(struct ts_sb *out, const struct ts_diff_side *b, const s
 		   c->ctx.path, (long long)c->ctx.rank);
 	context_text(out, b, c, r);
 	if (!r->same_hardware)
-		ts_sb_addf(out, "  different hardware: %s vs %s%s\n", b->ctx.device, c->ctx.device,
+		ts_sb_addf(out, "  different hardware: %s vs %s%s\n",
+			   ts_diff_ctx_hardware(&b->ctx, &c->ctx, hb, sizeof(hb)),
+			   ts_diff_ctx_hardware(&c->ctx, &b->ctx, hc, sizeof(hc)),
 			   r->verdict == TS_DIFF_REFUSED_HARDWARE
 				   ? ": no speed verdict (--allow-different-hardware gives one)"
 				   : " (--allow-different-hardware)");

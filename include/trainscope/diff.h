@@ -206,6 +206,12 @@ const char *ts_diff_ctx_value(const struct ts_diff_context *c, int field, char *
  * "12.4.0", "2.5.1+cu124" = "2.5.1"; encodings are not translated: "12.4"
  * and "12040" differ); a side that records none is not a difference. */
 int ts_diff_ctx_compare(const struct ts_diff_context *a, const struct ts_diff_context *b, int field);
+/* The device c ran on as the hardware verdict names it: its model (or the
+ * vendor's name), followed by " (N SMs)" when other names the same device
+ * and both record SM counts that differ (two GPUs of one name that are not
+ * the same hardware), written into buf (cap bytes). Returns buf. */
+const char *ts_diff_ctx_hardware(const struct ts_diff_context *c, const struct ts_diff_context *other,
+				 char *buf, size_t cap);
 
 struct ts_ctx_change;
 /* The fields where a side ran (device, its SM count, vendor, runtime,

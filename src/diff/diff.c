@@ -662,12 +662,25 @@ size_t ts_diff_ctx_changes(const struct ts_diff_context *a, const struct ts_diff
 
 /* ------------------------------------------------------------ compare */
 
-/* Same vendor, and the same model where both traces record one (a side
- * without a model is not a different device: ts_diff_warnings says so). */
+/* Same vendor, the same model where both traces record one (a side
+ * without a model is not a different device: ts_diff_warnings says so),
+ * and the same SM count where both record one (a MIG slice, H100 PCIe's
+ * 114 against SXM's 132 under one name). */
 static int same_hardware(const struct ts_diff_context *a, const struct ts_diff_context *b)
 {
 	return strcmp(a->vendor, b->vendor) == 0 &&
-	       (!a->device_known || !b->device_known || strcmp(a->device, b->device) == 0);
+	       (!a->device_known || !b->device_known || strcmp(a->device, b->device) == 0) &&
+	       (a->sms <= 0 || b->sms <= 0 || a->sms == b->sms);
+}
+
+const char *ts_diff_ctx_hardware(const struct ts_diff_context *c, const struct ts_diff_context *other,
+				 char *buf, size_t cap)
+{
+	if (c->sms > 0 && other->sms > 0 && c->sms != other->sms && strcmp(c->device, other->device) == 0)
+		snprintf(buf, cap, "%s (%d SMs)", c->device, (int)c->sms);
+	else
+		snprintf(buf, cap, "%s", c->device);
+	return buf;
 }
 
 int ts_diff_compare(const struct ts_diff_side *base, const struct ts_diff_side *cand,
@@ -866,12 +879,16 @@ int ts_diff_warnings(const struct ts_diff_side *base, const struct ts_diff_side 
 
 		rc |= ts_context_differs_warn(w, c, ts_diff_ctx_changes(&base->ctx, &cand->ctx, ~0u, c, buf));
 	}
-	if (!r->same_hardware)
+	if (!r->same_hardware) {
+		char hb[160], hc[160];
 		rc |= ts_warnings_add(w, "different-hardware", NULL, -1, TS_NONE,
-				      "baseline ran on %s, candidate on %s: %s", base->ctx.device,
-				      cand->ctx.device, r->verdict == TS_DIFF_REFUSED_HARDWARE
+				      "baseline ran on %s, candidate on %s: %s",
+				      ts_diff_ctx_hardware(&base->ctx, &cand->ctx, hb, sizeof(hb)),
+				      ts_diff_ctx_hardware(&cand->ctx, &base->ctx, hc, sizeof(hc)),
+				      r->verdict == TS_DIFF_REFUSED_HARDWARE
 				      ? "no speed verdict without --allow-different-hardware"
 				      : "verdict given on request (--allow-different-hardware)");
+	}
 	if (r->same_hardware && !base->ctx.device_known && !cand->ctx.device_known)
 		rc |= ts_warnings_add(w, "device-unknown", NULL, -1, TS_NONE,
 				      "neither side records its GPU model (%s): the verdict assumes both ran"

@@ -28,9 +28,16 @@
 #     the n132 and n114 exports; k132 vs k132b: sm_count not in differs;
 #   diff text: the context table's "SM count" row reads 132, 114,
 #     "differs", and the warning is printed.
+#   diff of two SM counts is not the same hardware: same_hardware false,
+#     verdict_reason refused_different_hardware, one different-hardware
+#     warning naming both counts ("NVIDIA H200 (132 SMs)"), in the text
+#     too; --allow-different-hardware gives the verdict and says so; the
+#     same SM count on both sides stays the same hardware.
 # Before 2026-12-05 the SM count was not compared: 13 of the 15 checks
 # wrong (every difference missed, diff --json had no sm_count key), the
-# two ab cases without a difference right.
+# two ab cases without a difference right. Until session 26 `diff` still
+# called two SM counts the same hardware and gave a speed verdict: 4 of
+# the 5 hardware checks wrong (the same-count one right).
 set -u
 cd "$(dirname "$0")/../.."
 TS=${TS:-build/trainscope}
@@ -142,5 +149,28 @@ diff_json "$tmp/n132/profile.sqlite" "$tmp/n114/profile.sqlite" 1 132 114; ok "d
 "$TS" diff "$(kt k132)" "$(kt k114)" >"$tmp/diff.txt" 2>&1
 grep -Eq "^  SM count +132 +114 +differs" "$tmp/diff.txt"; ok "diff text row" $?
 grep -q "^warning: the two sides differ in SM count (132 vs 114)" "$tmp/diff.txt"; ok "diff text warning" $?
+hw_json() { # A B SAME(0/1) VERDICT_REFUSED(0/1) NEEDLE [diff options...]
+	local a=$1 b=$2 same=$3 refused=$4 needle=$5
+	shift 5
+	"$TS" diff "$a" "$b" --json "$@" 2>/dev/null | python3 -c '
+import json, sys
+same, refused, needle = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+d = json.load(sys.stdin)
+w = [x["message"] for x in d["warnings"] if x["code"] == "different-hardware"]
+ok = d["context"]["same_hardware"] == bool(same) and \
+     (d["verdict_reason"] == "refused_different_hardware") == bool(refused) and \
+     (len(w) == 0 if same else len(w) == 1 and needle in w[0])
+sys.exit(0 if ok else 1)' "$same" "$refused" "$needle"
+}
+hw_json "$(kt k132)" "$(kt k114)" 0 1 "NVIDIA H200 (132 SMs), candidate on NVIDIA H200 (114 SMs): no speed verdict"
+ok "diff --json kineto: not the same hardware" $?
+hw_json "$(kt k132)" "$(kt k114)" 0 0 "verdict given on request" --allow-different-hardware
+ok "diff --json kineto --allow-different-hardware" $?
+hw_json "$tmp/n132/profile.sqlite" "$tmp/n114/profile.sqlite" 0 1 "NVIDIA H100 80GB HBM3 (132 SMs), candidate on NVIDIA H100 80GB HBM3 (114 SMs)"
+ok "diff --json nsys: not the same hardware" $?
+hw_json "$(kt k132)" "$(kt k132b)" 1 0 ""
+ok "diff --json same SM count: same hardware" $?
+grep -q "^  different hardware: NVIDIA H200 (132 SMs) vs NVIDIA H200 (114 SMs): no speed verdict" "$tmp/diff.txt"
+ok "diff text: different hardware" $?
 echo "ab-diff-sm-count: $bad of $n checks wrong"
 [ $bad = 0 ]
