@@ -274,7 +274,8 @@ struct ts_runmodel {
 	size_t nordinal;              /* records of log numbered by their place
 				       * (TS_STEP_ORDINAL): their log prints no step
 				       * number (warning ordinal-steps) */
-	size_t resumed_segments;      /* segments of resumed logs (0: none) */
+	size_t resumed_segments;      /* segments of the most-resumed rank's log
+				       * (restarts + 1; 0: no log resumed) */
 	size_t nprofiled;             /* ProfilerStep entries found in its traces */
 	int64_t spare_gbs;            /* the global batch size the training logs beside
 				       * JSONL metrics print, when one value; else 0 */

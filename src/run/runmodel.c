@@ -631,7 +631,12 @@ static int resolve_resumes(struct ts_runmodel *rm, struct frank *fr, size_t nfr,
 		rc = ts_err_set(err, TS_ENOMEM, "out of memory");
 		goto out;
 	}
-	rm->resumed_segments = nrs ? nrs + 1 : 0;
+	/* the most-restarted rank's log: ranks restart together, so summing
+	 * over them counted one restart of 1,024 ranks as 1,025 segments */
+	rm->resumed_segments = 0;
+	for (size_t k = 0; k < nfr; k++)
+		if (nres[k] && nres[k] + 1 > rm->resumed_segments)
+			rm->resumed_segments = nres[k] + 1;
 	for (size_t i = 0; i < n; i++)
 		if (!drop[i])
 			log->steps.v[out++] = log->steps.v[i];

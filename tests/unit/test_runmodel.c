@@ -161,6 +161,38 @@ TEST(runmodel_resumed_log_keeps_the_later_segment)
 	remove_dir(dir);
 }
 
+/* Two ranks' logs (two files) resumed once each, at the same iteration:
+ * the most-resumed log has 2 segments. Counting restarts over all ranks
+ * gave 3 (a 1,024-rank console restarting once gave 1,025). */
+TEST(runmodel_resumed_segments_are_per_rank)
+{
+	char dir[] = "/tmp/ts_rm_XXXXXX";
+	char *paths[1] = { dir };
+	char text[2048];
+	struct ts_runmodel rm;
+	struct ts_err err;
+
+	REQUIRE(mkdtemp(dir));
+	for (int f = 0; f < 2; f++) {
+		size_t n = 0;
+		char name[32];
+		for (int i = 1; i <= 6; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      "{\"iteration\": %d, \"step_ms\": 500}\n", i);
+		for (int i = 4; i <= 12; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      "{\"iteration\": %d, \"step_ms\": 100}\n", i);
+		snprintf(name, sizeof(name), "metrics-%d.jsonl", f);
+		write_file(dir, name, text);
+	}
+	ts_runmodel_init(&rm);
+	ts_err_init(&err);
+	REQUIRE(ts_runmodel_load(&rm, paths, 1, NULL, 1, &err) == 0);
+	CHECK_I64(rm.resumed_segments, 2);
+	ts_runmodel_release(&rm);
+	remove_dir(dir);
+}
+
 /* A job resumed from before a NaN: the replaced records held a NaN loss at
  * iteration 5 (and a NaN grad norm at 6), which the statistics no longer
  * see; the resumed-log warning says so (every command said "finite" with
