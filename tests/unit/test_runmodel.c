@@ -121,6 +121,18 @@ TEST(runmodel_two_series_for_one_rank_name_both_files)
 	free(text);
 }
 
+/* A JSONL log of iterations 1..6 at 500 ms, then resumed at 4 and run to
+ * 12 at 100 ms, into text (cap bytes). */
+static void resumed_jsonl(char *text, size_t cap)
+{
+	size_t n = 0;
+
+	for (int i = 1; i <= 6; i++)
+		n += (size_t)snprintf(text + n, cap - n, "{\"iteration\": %d, \"step_ms\": 500}\n", i);
+	for (int i = 4; i <= 12; i++)
+		n += (size_t)snprintf(text + n, cap - n, "{\"iteration\": %d, \"step_ms\": 100}\n", i);
+}
+
 TEST(runmodel_resumed_log_keeps_the_later_segment)
 {
 	/* 1..6 at 500 ms, then the job resumes at 4 and runs to 12 at 100 ms:
@@ -129,17 +141,11 @@ TEST(runmodel_resumed_log_keeps_the_later_segment)
 	char dir[] = "/tmp/ts_rm_XXXXXX";
 	char *paths[1] = { dir };
 	char text[2048];
-	size_t n = 0;
 	struct ts_runmodel rm;
 	struct ts_err err;
 	size_t resumed = 0;
 
-	for (int i = 1; i <= 6; i++)
-		n += (size_t)snprintf(text + n, sizeof(text) - n,
-				      "{\"iteration\": %d, \"step_ms\": 500}\n", i);
-	for (int i = 4; i <= 12; i++)
-		n += (size_t)snprintf(text + n, sizeof(text) - n,
-				      "{\"iteration\": %d, \"step_ms\": 100}\n", i);
+	resumed_jsonl(text, sizeof(text));
 	REQUIRE(mkdtemp(dir));
 	write_file(dir, "metrics.jsonl", text);
 	ts_runmodel_init(&rm);
@@ -174,14 +180,8 @@ TEST(runmodel_resumed_segments_are_per_rank)
 
 	REQUIRE(mkdtemp(dir));
 	for (int f = 0; f < 2; f++) {
-		size_t n = 0;
 		char name[32];
-		for (int i = 1; i <= 6; i++)
-			n += (size_t)snprintf(text + n, sizeof(text) - n,
-					      "{\"iteration\": %d, \"step_ms\": 500}\n", i);
-		for (int i = 4; i <= 12; i++)
-			n += (size_t)snprintf(text + n, sizeof(text) - n,
-					      "{\"iteration\": %d, \"step_ms\": 100}\n", i);
+		resumed_jsonl(text, sizeof(text));
 		snprintf(name, sizeof(name), "metrics-%d.jsonl", f);
 		write_file(dir, name, text);
 	}
