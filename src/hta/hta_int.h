@@ -106,12 +106,15 @@ struct hta_frame {
 
 /*
  * numpy 1.24 np.argsort(kind="quicksort") on int64 keys: idx[0..n) gets
- * the permutation numpy returns, tie order included (introsort, not stable).
+ * the permutation numpy returns, tie order included (introsort, not
+ * stable). v is the sort's scratch: on return it holds the same keys in an
+ * unspecified order (a caller that needs them keeps a copy).
  */
-void hta_argsort(const int64_t *v, size_t n, uint32_t *idx);
+void hta_argsort(int64_t *v, size_t n, uint32_t *idx);
 /* The same, always by numpy's own steps (hta_argsort skips them when no two
- * keys tie, where every sort gives the one answer); for tests. */
-void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx);
+ * keys tie, where every sort gives the one answer); v is left sorted
+ * ascending (v[k] is the old v[idx[k]]). */
+void hta_argsort_np(int64_t *v, size_t n, uint32_t *idx);
 
 /* pandas sort_values(ascending=False) on the same keys (nargsort); 0 or TS_ENOMEM. */
 int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx);

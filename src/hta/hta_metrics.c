@@ -64,7 +64,9 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 			end[n] = f->rows[k].ts + f->rows[k].dur;
 			n++;
 		}
-	hta_argsort(ts, n, idx);
+	/* gts is the sort's scratch until the groups overwrite it (g <= k) */
+	memcpy(gts, ts, n * sizeof(*ts));
+	hta_argsort(gts, n, idx);
 	for (size_t k = 0; k < n; k++) {
 		int64_t t = ts[idx[k]], e = end[idx[k]];
 		/* new group when ts > cummax(end of the rows before) */
@@ -81,7 +83,9 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 		if (k == 0 || e > cmax)
 			cmax = e;
 	}
-	hta_argsort(gts, g, gidx);
+	/* end is the sort's scratch until the gather overwrites it */
+	memcpy(end, gts, g * sizeof(*gts));
+	hta_argsort(end, g, gidx);
 	out->ts = ts;
 	out->end = end;
 	for (size_t k = 0; k < g; k++) {
@@ -193,7 +197,9 @@ static int rank_labels(const struct merged *mg, struct hta_pool *pool, struct ht
 			status[n + m->n + k] = -v;
 		}
 		n += 2 * m->n;
-		hta_argsort(time, n, idx);
+		/* ntime is the sort's scratch until the gather overwrites it */
+		memcpy(ntime, time, n * sizeof(*time));
+		hta_argsort(ntime, n, idx);
 		for (size_t k = 0; k < n; k++) {
 			ntime[k] = time[idx[k]];
 			nstatus[k] = status[idx[k]];
