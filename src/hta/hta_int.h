@@ -192,6 +192,16 @@ struct hta_labels {
 int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
 		     struct ts_hta_rank *r, struct hta_labels *lab, int threads);
 
+/* A launch-stats row: CPU side a = end, b = dur; GPU side a = ts, b = dur. */
+struct hta_lrow {
+	int64_t corr, a, b;
+};
+/* Stable sort of v[0..n) by (corr, a), ascending; scratch: n rows. Rows
+ * equal on both keep their order (no launch-stats sum depends on it).
+ * Nearly sorted input (at most 16 ascending runs) is merged run by run;
+ * other input takes radix sorts. */
+void hta_lrows_sort(struct hta_lrow *v, size_t n, struct hta_lrow *scratch);
+
 /* Labels as HTA's DF1 rows: sorted by sum descending, pct of the total. */
 int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,
 		    struct ts_hta_klabel **out, size_t *nout);

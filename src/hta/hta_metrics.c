@@ -808,27 +808,71 @@ static int is_launch_stat_name(const char *s)
 	       strcmp(s, "cudaMemcpyAsync") == 0 || strcmp(s, "cudaMemsetAsync") == 0;
 }
 
-struct lrow {
-	int64_t corr, a, b; /* CPU: end, dur; GPU: ts, dur */
-};
-
 static uint64_t key_lrow_corr(const void *x)
 {
-	return ts_radix_i64(((const struct lrow *)x)->corr);
+	return ts_radix_i64(((const struct hta_lrow *)x)->corr);
 }
 
 static uint64_t key_lrow_a(const void *x)
 {
-	return ts_radix_i64(((const struct lrow *)x)->a);
+	return ts_radix_i64(((const struct hta_lrow *)x)->a);
 }
 
-/* Rows by (corr, a), stably: by corr, then each run of one corr by a (a
- * launch's correlation is nearly always its own: runs of one or two rows,
- * sorted in place, where a second radix sort of every row by a made six
- * passes). Rows equal on both differ at most in b, which no sum below
- * depends on the order of. scratch: n rows. */
-static void sort_lrows(struct lrow *v, size_t n, struct lrow *scratch)
+/* x sorts strictly before y: by corr, then a */
+static int lrow_before(const struct hta_lrow *x, const struct hta_lrow *y)
 {
+	return x->corr < y->corr || (x->corr == y->corr && x->a < y->a);
+}
+
+/* end of the run of v (ascending by corr, a) that starts at i */
+static size_t lrow_run_end(const struct hta_lrow *v, size_t i, size_t n)
+{
+	for (i++; i < n && !lrow_before(&v[i], &v[i - 1]); i++)
+		;
+	return i;
+}
+
+#define LROW_MERGE_RUNS 16
+
+void hta_lrows_sort(struct hta_lrow *v, size_t n, struct hta_lrow *scratch)
+{
+	struct hta_lrow *src = v, *dst = scratch;
+	size_t runs = 1;
+
+	for (size_t k = 1; k < n; k++)
+		runs += lrow_before(&v[k], &v[k - 1]);
+	if (runs == 1)
+		return;
+	/* frame order is nearly correlation order (the rows come in a few
+	 * runs: 6 each on the 241 MB benchmark trace): merge adjacent runs,
+	 * the left one first on a tie, until one is left (at most 4 passes) */
+	if (runs <= LROW_MERGE_RUNS) {
+		while (runs > 1) {
+			size_t i = 0;
+			runs = 0;
+			while (i < n) {
+				size_t mid = lrow_run_end(src, i, n);
+				size_t to = mid < n ? lrow_run_end(src, mid, n) : n;
+				size_t p = i, q = mid, o = i;
+				while (p < mid && q < to)
+					dst[o++] = lrow_before(&src[q], &src[p]) ? src[q++] : src[p++];
+				memcpy(dst + o, src + p, (mid - p) * sizeof(*dst));
+				o += mid - p;
+				memcpy(dst + o, src + q, (to - q) * sizeof(*dst));
+				i = to;
+				runs++;
+			}
+			struct hta_lrow *t = src;
+			src = dst;
+			dst = t;
+		}
+		if (src != v)
+			memcpy(v, src, n * sizeof(*v));
+		return;
+	}
+	/* by corr, then each run of one corr by a (a launch's correlation is
+	 * nearly always its own: runs of one or two rows, sorted in place,
+	 * where a second radix sort of every row by a made six passes) */
 	ts_radix_sort_in(v, n, sizeof(*v), key_lrow_corr, scratch);
 	for (size_t i = 0, e; i < n; i = e) {
 		for (e = i + 1; e < n && v[e].corr == v[i].corr; e++)
@@ -838,7 +882,7 @@ static void sort_lrows(struct lrow *v, size_t n, struct lrow *scratch)
 			continue;
 		}
 		for (size_t k = i + 1; k < e; k++) {
-			struct lrow x = v[k];
+			struct hta_lrow x = v[k];
 			size_t j = k;
 			for (; j > i && v[j - 1].a > x.a; j--)
 				v[j] = v[j - 1];
@@ -867,7 +911,7 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 			struct ts_hta_rank *r)
 {
 	struct cset set = { 0 };
-	struct lrow *cpu = NULL, *gpu = NULL, *scratch = NULL;
+	struct hta_lrow *cpu = NULL, *gpu = NULL, *scratch = NULL;
 	int64_t *ends = NULL, *durs = NULL;
 	long double *pref = NULL, delay = 0;
 	size_t nc = 0, ng = 0;
@@ -895,15 +939,15 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 		if (!cset_has(&set, x->corr))
 			continue;
 		if (x->stream == -1)
-			cpu[nc++] = (struct lrow){ x->corr, x->ts + x->dur, x->dur };
+			cpu[nc++] = (struct hta_lrow){ x->corr, x->ts + x->dur, x->dur };
 		else
-			gpu[ng++] = (struct lrow){ x->corr, x->ts, x->dur };
+			gpu[ng++] = (struct hta_lrow){ x->corr, x->ts, x->dur };
 	}
 	scratch = hta_pool_get(f->pool, (nc > ng ? nc : ng) * sizeof(*scratch) + 1);
 	if (!scratch)
 		goto out;
-	sort_lrows(cpu, nc, scratch);
-	sort_lrows(gpu, ng, scratch);
+	hta_lrows_sort(cpu, nc, scratch);
+	hta_lrows_sort(gpu, ng, scratch);
 	/* inner join on correlation, aggregated per key without forming pairs */
 	for (size_t i = 0, j = 0; i < nc && j < ng;) {
 		size_t i2 = i, j2 = j, m, gt50 = 0;

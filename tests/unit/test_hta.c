@@ -470,6 +470,63 @@ TEST(hta_pool_reuses_within_budget)
  *     0, 0, 10.
  * n = 20 + 1 + 3 = 24; sum 420 + 950 + 45 + 10 = 1425 us.
  */
+/*
+ * hta_lrows_sort: a stable sort by (corr, a). With b = the row's input
+ * position, the one right answer is the order by (corr, a, b), here found
+ * by comparing every pair (the rank of a row is the number of rows before
+ * it in that order). Inputs: 1-40 ascending runs (the merge path takes up
+ * to 16, the radix sorts the rest), keys drawn from few values (ties on
+ * corr and on both), negative keys, sizes 0-3,000.
+ */
+TEST(hta_lrows_sort_is_stable_by_corr_then_a)
+{
+	enum { N = 3000 };
+	static struct hta_lrow v[N], scratch[N], want[N];
+	uint64_t x = 0x2545F4914F6CDD1DULL;
+	int good = 0, cases = 0, merged = 0, radix = 0;
+
+	for (int c = 0; c < 120; c++) {
+		size_t n = (size_t)(c * 97 + c * c) % (N + 1), runs = 1 + (size_t)c % 40;
+		int64_t span = 1 + c % 7;
+		for (size_t k = 0; k < n; k++) {
+			size_t r = k * runs / n;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* each run ascends in corr, three rows a corr; a is
+			 * drawn from span values (odd c) or does not descend
+			 * within a corr (even c: the runs stay runs) */
+			v[k].corr = (int64_t)(k - r * n / runs) / 3 - 50 + (int64_t)(r % 3);
+			v[k].a = c % 2 ? (int64_t)(x % (uint64_t)span) - 2
+				       : (int64_t)((k - r * n / runs) % 3) / 2 - 1;
+			v[k].b = (int64_t)k;
+		}
+		{
+			size_t nr = 1;
+			for (size_t k = 1; k < n; k++)
+				nr += v[k].corr < v[k - 1].corr ||
+				      (v[k].corr == v[k - 1].corr && v[k].a < v[k - 1].a);
+			merged += n > 1 && nr > 1 && nr <= 16;
+			radix += nr > 16;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t rank = 0;
+			for (size_t j = 0; j < n; j++)
+				rank += v[j].corr < v[i].corr ||
+					(v[j].corr == v[i].corr &&
+					 (v[j].a < v[i].a || (v[j].a == v[i].a && j < i)));
+			want[rank] = v[i];
+		}
+		hta_lrows_sort(v, n, scratch);
+		cases++;
+		good += n == 0 || memcmp(v, want, n * sizeof(*v)) == 0;
+	}
+	CHECK_I64(good, cases);
+	/* both paths taken, many times */
+	CHECK(merged >= 20);
+	CHECK(radix >= 20);
+}
+
 TEST(hta_launch_stats_shared_correlations)
 {
 	struct ts_trace t;
