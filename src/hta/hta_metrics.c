@@ -1102,32 +1102,38 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 {
 	struct hta_map kmap = { 0 };
 	struct cset rset = { 0 };
-	uint32_t *krows = NULL, *idx = NULL;
+	uint32_t *krows = NULL, *idx = NULL, *grows = NULL, *lrows = NULL;
 	struct qpt *pts = NULL, *srt = NULL;
 	int64_t *ts = NULL;
 	double *vals = NULL, *sorted = NULL;
 	size_t nk = 0, np = 0, cap, nq = 0, ngpu = 0, nlaunch = 0;
 	int rc = TS_ENOMEM;
 
-	/* the maps are sized for the rows that can be keys, not for every row
-	 * (a table of 2-4x the frame, touched all over, was most of the peak) */
+	/* the GPU rows and the launches, listed in frame order in one pass
+	 * over the frame (the passes below walk the lists, a fifth of the
+	 * frame each); the maps are sized for the rows that can be keys, not
+	 * for every row (a table of 2-4x the frame, touched all over, was
+	 * most of the peak) */
+	grows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*grows));
+	lrows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*lrows));
+	if (!grows || !lrows)
+		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		if (x->stream != -1)
-			ngpu++;
+			grows[ngpu++] = (uint32_t)k;
 		if (hta_icorr(x) > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
-			nlaunch++;
+			lrows[nlaunch++] = (uint32_t)k;
 	}
 	if (hta_map_init(&kmap, f->pool, ngpu, f->corr_span) || cset_init(&rset, f, nlaunch))
 		goto out;
-	krows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*krows));
+	krows = hta_pool_get(f->pool, (ngpu + 1) * sizeof(*krows));
 	if (!krows)
 		goto out;
 	/* GPU rows grouped by correlation, in frame order: kmap.a = first,
 	 * kmap.b = count; krows chains them by a counting pass */
-	for (size_t k = 0; k < f->n; k++)
-		if (f->rows[k].stream != -1)
-			kmap.b[hta_map_put(&kmap, f->rows[k].corr, 0)]++;
+	for (size_t g = 0; g < ngpu; g++)
+		kmap.b[hta_map_put(&kmap, f->rows[grows[g]].corr, 0)]++;
 	{
 		size_t off = 0;
 		for (size_t s = 0; s <= kmap.mask + 1; s++)
@@ -1137,19 +1143,15 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 				kmap.b[s] = 0;
 			}
 		nk = off;
-		for (size_t k = 0; k < f->n; k++)
-			if (f->rows[k].stream != -1) {
-				size_t s = hta_map_put(&kmap, f->rows[k].corr, 0);
-				krows[kmap.a[s] + kmap.b[s]++] = (uint32_t)k;
-			}
+		for (size_t g = 0; g < ngpu; g++) {
+			size_t s = hta_map_put(&kmap, f->rows[grows[g]].corr, 0);
+			krows[kmap.a[s] + kmap.b[s]++] = grows[g];
+		}
 	}
 	cap = 0;
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
-		int64_t s;
-		if (hta_icorr(x) <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
-			continue;
-		s = hta_map_find(&kmap, x->corr);
+	for (size_t l = 0; l < nlaunch; l++) {
+		const struct hta_row *x = &f->rows[lrows[l]];
+		int64_t s = hta_map_find(&kmap, x->corr);
 		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
 		cset_add(&rset, x->corr);
 	}
@@ -1163,12 +1165,9 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	if (!pts || !srt || !ts || !idx || !vals || !sorted)
 		goto out;
 	/* runtime_calls.join(gpu_kernels on correlation): +1 per GPU match */
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
-		int64_t s;
-		if (hta_icorr(x) <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
-			continue;
-		s = hta_map_find(&kmap, x->corr);
+	for (size_t l = 0; l < nlaunch; l++) {
+		const struct hta_row *x = &f->rows[lrows[l]];
+		int64_t s = hta_map_find(&kmap, x->corr);
 		if (s < 0) {
 			pts[np++] = (struct qpt){ x->ts, 0, 0, 1, 0 };
 			continue;
@@ -1179,9 +1178,9 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		}
 	}
 	/* then GPU rows whose correlation a runtime call has: -1 at start */
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
-		if (x->stream != -1 && cset_has(&rset, x->corr))
+	for (size_t g = 0; g < ngpu; g++) {
+		const struct hta_row *x = &f->rows[grows[g]];
+		if (cset_has(&rset, x->corr))
 			pts[np++] = (struct qpt){ x->ts, x->stream, 1, -1, 0 };
 	}
 	for (size_t k = 0; k < np; k++)
@@ -1256,6 +1255,8 @@ out:
 	hta_map_release(&kmap);
 	cset_release(&rset);
 	hta_pool_put(f->pool, krows);
+	hta_pool_put(f->pool, grows);
+	hta_pool_put(f->pool, lrows);
 	hta_pool_put(f->pool, pts);
 	hta_pool_put(f->pool, srt);
 	hta_pool_put(f->pool, ts);
