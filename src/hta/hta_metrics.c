@@ -989,21 +989,24 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 	int rc = TS_ENOMEM;
 
 	memset(&r->launch, 0, sizeof(r->launch));
+	/* the launches' correlations: the rows listed (in cpu's room) in the
+	 * pass that counts them, for the set sized by the count */
+	cpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*cpu));
+	if (!cpu)
+		goto out;
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
-			nc++;
+			cpu[nc++].corr = f->rows[k].corr;
 	if (cset_init(&set, f, nc))
 		goto out;
+	for (size_t k = 0; k < nc; k++)
+		cset_add(&set, cpu[k].corr);
 	nc = 0;
-	for (size_t k = 0; k < f->n; k++)
-		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
-			cset_add(&set, f->rows[k].corr);
-	cpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*cpu));
 	gpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*gpu));
 	ends = hta_pool_get(f->pool, (f->n + 1) * sizeof(*ends));
 	durs = hta_pool_get(f->pool, (f->n + 1) * sizeof(*durs));
 	pref = hta_pool_get(f->pool, (f->n + 2) * sizeof(*pref));
-	if (!cpu || !gpu || !ends || !durs || !pref)
+	if (!gpu || !ends || !durs || !pref)
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
