@@ -99,10 +99,26 @@ struct hta_frame {
 			     * -1 (0: none), for hta_map_init() */
 	int64_t corr_lo;    /* their min (0: none) */
 	int direct;         /* correlation lookups may use a table indexed by
-			     * corr - corr_lo where it is smaller than a map */
+			     * hta_corr_slot() where it is smaller than a map */
+	/* the distinct correlations of the base frame's rows (the filter's
+	 * rows have no others): bit corr - corr_lo of cbits set for each,
+	 * crank[w] of them in the words before word w; NULL when the frame is
+	 * not direct or its ids are too sparse (hta_frame_base) */
+	uint64_t *cbits;
+	uint32_t *crank;
+	size_t ncid;        /* how many: tables by slot have ncid entries */
 	int rounded;
 	int filtered;
 };
+
+/* The slot in 0..f->ncid of corr, one of the frame's correlations (any
+ * row's but -1), for a table by id; f->cbits must be set. */
+static inline size_t hta_corr_slot(const struct hta_frame *f, int64_t corr)
+{
+	uint64_t d = (uint64_t)corr - (uint64_t)f->corr_lo, w = f->cbits[d >> 6];
+
+	return f->crank[d >> 6] + (size_t)ts_popcount64(w & ((UINT64_C(1) << (d & 63)) - 1));
+}
 
 /*
  * numpy 1.24 np.argsort(kind="quicksort") on int64 keys: idx[0..n) gets
@@ -149,11 +165,12 @@ int64_t hta_map_find(const struct hta_map *m, int64_t key);
 size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init);
 
 /* 1 when lookups of the frame's correlations may use a table indexed by
- * corr - f->corr_lo, of `entry` bytes per id of f->corr_span, in place of
- * a hash map for `expect` keys: f->direct is set and the table is no
- * larger. Kineto's ids are one counter over the trace, so the span is a
- * few times the ids a frame holds (6.4x on df_index_resolver) and a table
- * a fraction of the map; ids far apart get the map. */
+ * hta_corr_slot(), of `entry` bytes for each of the f->ncid correlations,
+ * in place of a hash map for `expect` keys: the frame has the slots and
+ * the table is no larger. Kineto's ids are one counter over the trace, so
+ * their span is a few times the ids a frame holds (6.4x on
+ * df_index_resolver: a bit per id of it is a fraction of the map); ids
+ * far apart get the map. */
 int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry);
 
 /* Kernel class of a name by HTA's regexes. */

@@ -836,10 +836,10 @@ static int cset_init(struct cset *c, const struct hta_frame *f, size_t expect)
 	c->f = f;
 	if (!hta_direct_fits(f, expect, 1))
 		return hta_map_init(&c->map, f->pool, expect, f->corr_span);
-	c->d = hta_pool_get(f->pool, f->corr_span);
+	c->d = hta_pool_get(f->pool, f->ncid);
 	if (!c->d)
 		return TS_ENOMEM;
-	memset(c->d, 0, f->corr_span);
+	memset(c->d, 0, f->ncid);
 	return 0;
 }
 
@@ -856,7 +856,7 @@ static void cset_add(struct cset *c, int64_t corr)
 	if (corr == -1)
 		c->none = 1;
 	else if (c->d)
-		c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo] = 1;
+		c->d[hta_corr_slot(c->f, corr)] = 1;
 	else
 		hta_map_put(&c->map, corr, 0);
 }
@@ -866,7 +866,7 @@ static int cset_has(const struct cset *c, int64_t corr)
 	if (corr == -1)
 		return c->none;
 	if (c->d)
-		return c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo];
+		return c->d[hta_corr_slot(c->f, corr)];
 	return hta_map_find(&c->map, corr) >= 0;
 }
 
