@@ -1100,10 +1100,78 @@ static uint64_t key_qpt_stream(const void *x)
 	return ts_radix_i64(((const struct qpt *)x)->stream);
 }
 
+/* GPU rows grouped by correlation: for the slot of a correlation, the
+ * first of its rows in a list grouped by correlation and their count. The
+ * slots are hta_corr_slot()'s and one more for -1 (a table, when
+ * hta_direct_fits) or a map's. */
+struct kgroups {
+	const struct hta_frame *f;
+	struct hta_map map;
+	int64_t *first, *count;  /* by slot: the table's, or the map's a and b */
+	size_t nslot;
+	int dense;
+};
+
+static int kg_init(struct kgroups *g, const struct hta_frame *f, size_t expect)
+{
+	memset(g, 0, sizeof(*g));
+	g->f = f;
+	if (!hta_direct_fits(f, expect, 2 * sizeof(int64_t))) {
+		if (hta_map_init(&g->map, f->pool, expect, f->corr_span))
+			return TS_ENOMEM;
+		g->first = g->map.a;
+		g->count = g->map.b;
+		g->nslot = g->map.mask + 2;
+		return 0;
+	}
+	g->dense = 1;
+	g->nslot = f->ncid + 1;
+	g->first = hta_pool_get(f->pool, g->nslot * sizeof(*g->first));
+	g->count = hta_pool_get(f->pool, g->nslot * sizeof(*g->count));
+	if (!g->first || !g->count)
+		return TS_ENOMEM;
+	memset(g->count, 0, g->nslot * sizeof(*g->count));
+	return 0;
+}
+
+static void kg_release(struct kgroups *g)
+{
+	if (g->dense) {
+		hta_pool_put(g->f->pool, g->first);
+		hta_pool_put(g->f->pool, g->count);
+	}
+	hta_map_release(&g->map);
+	memset(g, 0, sizeof(*g));
+}
+
+/* the slot of corr (one of the frame's, or -1), made when new (count 0) */
+static size_t kg_put(struct kgroups *g, int64_t corr)
+{
+	if (!g->dense)
+		return hta_map_put(&g->map, corr, 0);
+	return corr == -1 ? g->nslot - 1 : hta_corr_slot(g->f, corr);
+}
+
+/* the slot of corr when a GPU row has it, else -1 */
+static int64_t kg_find(const struct kgroups *g, int64_t corr)
+{
+	size_t s;
+
+	if (!g->dense)
+		return hta_map_find(&g->map, corr);
+	s = corr == -1 ? g->nslot - 1 : hta_corr_slot(g->f, corr);
+	return g->count[s] ? (int64_t)s : -1;
+}
+
+static int kg_used(const struct kgroups *g, size_t s)
+{
+	return g->dense ? g->count[s] != 0 : g->map.used[s];
+}
+
 static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
 			struct ts_hta_rank *r)
 {
-	struct hta_map kmap = { 0 };
+	struct kgroups kmap = { 0 };
 	struct cset rset = { 0 };
 	uint32_t *krows = NULL, *idx = NULL, *grows = NULL, *lrows = NULL;
 	struct qpt *pts = NULL, *srt = NULL;
@@ -1128,34 +1196,35 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 		if (hta_icorr(x) > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
 			lrows[nlaunch++] = (uint32_t)k;
 	}
-	if (hta_map_init(&kmap, f->pool, ngpu, f->corr_span) || cset_init(&rset, f, nlaunch))
+	if (kg_init(&kmap, f, ngpu) || cset_init(&rset, f, nlaunch))
 		goto out;
 	krows = hta_pool_get(f->pool, (ngpu + 1) * sizeof(*krows));
 	if (!krows)
 		goto out;
-	/* GPU rows grouped by correlation, in frame order: kmap.a = first,
-	 * kmap.b = count; krows chains them by a counting pass */
+	/* GPU rows grouped by correlation, in frame order: krows lists
+	 * them, group by group, by a counting pass (where the groups sit in
+	 * it does not matter) */
 	for (size_t g = 0; g < ngpu; g++)
-		kmap.b[hta_map_put(&kmap, f->rows[grows[g]].corr, 0)]++;
+		kmap.count[kg_put(&kmap, f->rows[grows[g]].corr)]++;
 	{
 		size_t off = 0;
-		for (size_t s = 0; s <= kmap.mask + 1; s++)
-			if (kmap.used[s]) {
-				kmap.a[s] = (int64_t)off;
-				off += (size_t)kmap.b[s];
-				kmap.b[s] = 0;
+		for (size_t s = 0; s < kmap.nslot; s++)
+			if (kg_used(&kmap, s)) {
+				kmap.first[s] = (int64_t)off;
+				off += (size_t)kmap.count[s];
+				kmap.count[s] = 0;
 			}
 		nk = off;
 		for (size_t g = 0; g < ngpu; g++) {
-			size_t s = hta_map_put(&kmap, f->rows[grows[g]].corr, 0);
-			krows[kmap.a[s] + kmap.b[s]++] = grows[g];
+			size_t s = kg_put(&kmap, f->rows[grows[g]].corr);
+			krows[kmap.first[s] + kmap.count[s]++] = grows[g];
 		}
 	}
 	cap = 0;
 	for (size_t l = 0; l < nlaunch; l++) {
 		const struct hta_row *x = &f->rows[lrows[l]];
-		int64_t s = hta_map_find(&kmap, x->corr);
-		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
+		int64_t s = kg_find(&kmap, x->corr);
+		cap += s >= 0 ? (size_t)kmap.count[s] : 1;
 		cset_add(&rset, x->corr);
 	}
 	cap += nk + 1;
@@ -1170,13 +1239,13 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	/* runtime_calls.join(gpu_kernels on correlation): +1 per GPU match */
 	for (size_t l = 0; l < nlaunch; l++) {
 		const struct hta_row *x = &f->rows[lrows[l]];
-		int64_t s = hta_map_find(&kmap, x->corr);
+		int64_t s = kg_find(&kmap, x->corr);
 		if (s < 0) {
 			pts[np++] = (struct qpt){ x->ts, 0, 0, 1, 0 };
 			continue;
 		}
-		for (int64_t c = 0; c < kmap.b[s]; c++) {
-			const struct hta_row *g = &f->rows[krows[kmap.a[s] + c]];
+		for (int64_t c = 0; c < kmap.count[s]; c++) {
+			const struct hta_row *g = &f->rows[krows[kmap.first[s] + c]];
 			pts[np++] = (struct qpt){ x->ts, g->stream, 1, 1, 0 };
 		}
 	}
@@ -1255,7 +1324,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	}
 	rc = 0;
 out:
-	hta_map_release(&kmap);
+	kg_release(&kmap);
 	cset_release(&rset);
 	hta_pool_put(f->pool, krows);
 	hta_pool_put(f->pool, grows);
