@@ -244,6 +244,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 	int rc = TS_ENOMEM;
 	size_t n = 0, ncorr = 0;
 	int64_t t0 = INT64_MAX, clo = INT64_MAX, chi = INT64_MIN;
+	int64_t cpu_min = INT64_MAX, step_max = INT64_MIN;
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
@@ -313,11 +314,22 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 		}
 		if (r->ts < t0)
 			t0 = r->ts;
+		if (!(r->flags & HTA_ROW_GPU)) {
+			f->ncpu++;
+			f->ncpu_corr += r->corr != -1;
+			if (r->ts < cpu_min)
+				cpu_min = r->ts;
+			if ((r->flags & HTA_ROW_STEP) && r->ts > step_max)
+				step_max = r->ts;
+		}
 	}
 	f->n = n;
 	/* a local origin keeps every later sum small; HTA's results do not
 	 * depend on where t = 0 is (applied in the pass below) */
 	f->t0 = n ? t0 : 0;
+	/* on the rows' origin, as frame_link() shifts them */
+	f->cpu_min_ts = f->ncpu ? cpu_min - f->t0 : INT64_MAX;
+	f->step_max_ts = step_max != INT64_MIN ? step_max - f->t0 : INT64_MIN;
 	f->corr_span = ncorr ? (uint64_t)chi - (uint64_t)clo + 1 : 0;
 	f->corr_lo = ncorr ? clo : 0;
 	rc = corr_index(f, ncorr);
@@ -385,26 +397,15 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 {
 	struct corr_count cnt = { 0 };
 	struct hta_row *out = NULL;
-	int64_t last_start = INT64_MIN, min_cpu = INT64_MAX;
-	size_t ncpu = 0, nkeys = 1, nout = 0, total = 0, ncpu_kept, cap;
+	/* CPU rows without a correlation share the key -1 */
+	int64_t last_start = f->step_max_ts;
+	size_t nkeys = f->ncpu_corr + 1, nout = 0, total = 0, ncpu_kept, cap;
 	int rc = TS_ENOMEM;
 
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *r = &f->rows[k];
-		if (r->flags & HTA_ROW_GPU)
-			continue;
-		ncpu++;
-		/* CPU rows without a correlation share the key -1 */
-		nkeys += r->corr != -1;
-		if (r->ts < min_cpu)
-			min_cpu = r->ts;
-		if ((r->flags & HTA_ROW_STEP) && r->ts > last_start)
-			last_start = r->ts;
-	}
-	if (ncpu == 0)
+	if (f->ncpu == 0)
 		return 0;
 	if (last_start == INT64_MIN)
-		last_start = min_cpu;
+		last_start = f->cpu_min_ts;
 	f->filtered = 1;
 	if (count_init(&cnt, f, nkeys))
 		goto out;
@@ -440,17 +441,17 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	out = hta_pool_get(f->pool, (total - ncpu_kept ? total - ncpu_kept : 1) * sizeof(*out));
 	if (!out)
 		goto out;
-	for (size_t k = 0; k < f->n; k++) {
+	/* one pass: row k is read before the compaction writes over it (it
+	 * writes at c <= k) */
+	for (size_t k = 0, c = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
-		size_t c;
-		if (!(r->flags & HTA_ROW_GPU))
-			continue;
-		for (c = count_of(&cnt, r->corr); c > 0; c--)
-			out[nout++] = *r;
+		if (r->flags & HTA_ROW_GPU) {
+			for (size_t m = count_of(&cnt, r->corr); m > 0; m--)
+				out[nout++] = *r;
+		} else if (r->ts < last_start) {
+			f->rows[c++] = *r;
+		}
 	}
-	for (size_t k = 0, c = 0; k < f->n; k++)
-		if (!(f->rows[k].flags & HTA_ROW_GPU) && f->rows[k].ts < last_start)
-			f->rows[c++] = f->rows[k];
 	memmove(f->rows + nout, f->rows, ncpu_kept * sizeof(*f->rows));
 	memcpy(f->rows, out, nout * sizeof(*f->rows));
 	f->n = nout + ncpu_kept;

@@ -107,6 +107,11 @@ struct hta_frame {
 	uint64_t *cbits;
 	uint32_t *crank;
 	size_t ncid;        /* how many: tables by slot have ncid entries */
+	/* the base frame's CPU rows (not HTA_ROW_GPU), for the filter: how
+	 * many, how many have a correlation, the earliest ts and the latest
+	 * ts of a ProfilerStep (INT64_MIN: none); stale once it filtered */
+	size_t ncpu, ncpu_corr;
+	int64_t cpu_min_ts, step_max_ts;
 	int rounded;
 	int filtered;
 };
@@ -184,7 +189,8 @@ enum ts_hta_ktype hta_classify(const char *name);
  * either way); 0 always hashes (for tests). 0 or TS_ENOMEM. */
 int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 		   struct hta_frame *f);
-/* HTA's last-step / correlation filter, in place. 0, TS_ENOMEM, TS_ELIMIT. */
+/* HTA's last-step / correlation filter, in place, of a frame from
+ * hta_frame_base() (its ncpu .. step_max_ts). 0, TS_ENOMEM, TS_ELIMIT. */
 int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
 
