@@ -1434,13 +1434,22 @@ static int kernel_analyses(const struct hta_frame *f, const struct hta_frame *kf
 }
 
 /* kernel_analyses() over f: they read its kernel rows only (r->nkernels of
- * them), copied out once in frame order, a fifth of the frame to scan. */
-static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
-		       struct hta_labels *lab)
+ * them, f->rows[first] the first and f->rows[last] the last), in frame
+ * order, a fifth of the frame to scan: the block of the frame where they
+ * are one, else a copy. */
+static int kernel_side(const struct hta_frame *f, size_t first, size_t last,
+		       struct ts_arena *arena, struct ts_hta_rank *r, struct hta_labels *lab)
 {
 	struct hta_frame sub = *f, *kf = &sub;
 	int rc;
 
+	/* after the filter the linked GPU rows lead the frame: when the
+	 * kernel rows (first .. last) are one block, it is their copy */
+	if (last - first + 1 == r->nkernels) {
+		sub.rows = f->rows + first;
+		sub.n = r->nkernels;
+		return kernel_analyses(f, kf, arena, r, lab);
+	}
 	sub.n = 0;
 	sub.rows = hta_pool_get(f->pool, (size_t)r->nkernels * sizeof(*sub.rows));
 	if (!sub.rows)
@@ -1460,6 +1469,7 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 	pthread_t th;
 	int started = 0, rc;
 	uint8_t *nflag;
+	size_t first = 0, last = 0;
 
 	memset(lab, 0, sizeof(*lab));
 	r->rounded = f->rounded;
@@ -1467,7 +1477,11 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 	r->nrows = f->n;
 	r->nkernels = 0;
 	for (size_t k = 0; k < f->n; k++)
-		r->nkernels += f->rows[k].stream != -1;
+		if (f->rows[k].stream != -1) {
+			if (r->nkernels++ == 0)
+				first = k;
+			last = k;
+		}
 	r->idle_us = r->compute_us = r->non_compute_us = r->kernel_us = NAN;
 	r->idle_pct = r->compute_pct = r->non_compute_pct = r->overlap_pct = NAN;
 	/* per-name flags, so the row loops compare no strings */
@@ -1494,7 +1508,7 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 	ts_arena_init(&job.arena);
 	if (threads >= 2)
 		started = !pthread_create(&th, NULL, queue_job_main, &job);
-	rc = kernel_side(f, arena, r, lab);
+	rc = kernel_side(f, first, last, arena, r, lab);
 	if (!rc)
 		rc = launch_stats(f, nflag, r);
 	if (started)
