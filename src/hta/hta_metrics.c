@@ -1232,9 +1232,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	srt = hta_pool_get(f->pool, cap * sizeof(*srt));
 	ts = hta_pool_get(f->pool, cap * sizeof(*ts));
 	idx = hta_pool_get(f->pool, cap * sizeof(*idx));
-	vals = hta_pool_get(f->pool, cap * sizeof(*vals));
-	sorted = hta_pool_get(f->pool, cap * sizeof(*sorted));
-	if (!pts || !srt || !ts || !idx || !vals || !sorted)
+	if (!pts || !srt || !ts || !idx)
 		goto out;
 	/* runtime_calls.join(gpu_kernels on correlation): +1 per GPU match */
 	for (size_t l = 0; l < nlaunch; l++) {
@@ -1273,6 +1271,10 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	/* by stream, then position: srt is in position order and the sort
 	 * is stable (pts, no longer needed, is its scratch) */
 	ts_radix_sort_in(srt, np, sizeof(*srt), key_qpt_stream, pts);
+	/* the lengths of a stream and the same sorted, in the sort keys' and
+	 * the radix scratch's room (cap elements each, both free now) */
+	vals = (double *)ts;
+	sorted = (double *)pts;
 	for (size_t k = 0; k < np;) {
 		size_t e = k;
 		while (e < np && srt[e].stream == srt[k].stream)
@@ -1333,8 +1335,6 @@ out:
 	hta_pool_put(f->pool, srt);
 	hta_pool_put(f->pool, ts);
 	hta_pool_put(f->pool, idx);
-	hta_pool_put(f->pool, vals);
-	hta_pool_put(f->pool, sorted);
 	return rc;
 }
 
