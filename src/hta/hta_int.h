@@ -129,9 +129,10 @@ static inline size_t hta_corr_slot(const struct hta_frame *f, int64_t corr)
  * numpy 1.24 np.argsort(kind="quicksort") on int64 keys: idx[0..n) gets
  * the permutation numpy returns, tie order included (introsort, not
  * stable). v is the sort's scratch: on return it holds the same keys in an
- * unspecified order (a caller that needs them keeps a copy).
+ * unspecified order (a caller that needs them keeps a copy). The shortcut's
+ * scratch comes from pool (NULL: malloc).
  */
-void hta_argsort(int64_t *v, size_t n, uint32_t *idx);
+void hta_argsort(int64_t *v, size_t n, uint32_t *idx, struct hta_pool *pool);
 /* The same, always by numpy's own steps (hta_argsort skips them when no two
  * keys tie, where every sort gives the one answer); v is left sorted
  * ascending (v[k] is the old v[idx[k]]). */

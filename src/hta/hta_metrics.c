@@ -66,7 +66,7 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 		}
 	/* gts is the sort's scratch until the groups overwrite it (g <= k) */
 	memcpy(gts, ts, n * sizeof(*ts));
-	hta_argsort(gts, n, idx);
+	hta_argsort(gts, n, idx, f->pool);
 	for (size_t k = 0; k < n; k++) {
 		int64_t t = ts[idx[k]], e = end[idx[k]];
 		/* new group when ts > cummax(end of the rows before) */
@@ -85,7 +85,7 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 	}
 	/* end is the sort's scratch until the gather overwrites it */
 	memcpy(end, gts, g * sizeof(*gts));
-	hta_argsort(end, g, gidx);
+	hta_argsort(end, g, gidx, f->pool);
 	out->ts = ts;
 	out->end = end;
 	for (size_t k = 0; k < g; k++) {
@@ -199,7 +199,7 @@ static int rank_labels(const struct merged *mg, struct hta_pool *pool, struct ht
 		n += 2 * m->n;
 		/* ntime is the sort's scratch until the gather overwrites it */
 		memcpy(ntime, time, n * sizeof(*time));
-		hta_argsort(ntime, n, idx);
+		hta_argsort(ntime, n, idx, pool);
 		for (size_t k = 0; k < n; k++) {
 			ntime[k] = time[idx[k]];
 			nstatus[k] = status[idx[k]];
@@ -776,7 +776,7 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 		o->stream = streams[s];
 		for (size_t k = 0; k < m; k++)
 			ts[k] = kf->rows[rows[k]].ts;
-		hta_argsort(ts, m, idx);
+		hta_argsort(ts, m, idx, f->pool);
 		for (size_t k = 0; k < m; k++) {
 			const struct hta_row *x = &kf->rows[rows[idx[k]]];
 			const struct hta_row *p;
@@ -1255,7 +1255,7 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	}
 	for (size_t k = 0; k < np; k++)
 		ts[k] = pts[k].ts;
-	hta_argsort(ts, np, idx);
+	hta_argsort(ts, np, idx, f->pool);
 	for (size_t k = 0; k < np; k++) {
 		srt[k] = pts[idx[k]];
 		srt[k].pos = (uint32_t)k;

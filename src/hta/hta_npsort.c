@@ -108,7 +108,7 @@ static int merge_runs(const int64_t *v, const uint32_t *src, uint32_t *dst, size
  * when two keys tie, v has more than n/16 runs or memory is short: idx is
  * then scratch.
  */
-static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
+static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx, struct hta_pool *pool)
 {
 	size_t *start, nr = 1, cap = n / 16 + 2;
 	uint32_t *tmp, *src = idx, *dst;
@@ -124,10 +124,10 @@ static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
 	if (nr > cap)
 		return 0;
 	start = malloc((nr + 1) * sizeof(*start));
-	tmp = malloc(n * sizeof(*tmp));
+	tmp = hta_pool_get(pool, n * sizeof(*tmp));
 	if (!start || !tmp) {
 		free(start);
-		free(tmp);
+		hta_pool_put(pool, tmp);
 		return 0;
 	}
 	nr = 0;
@@ -157,7 +157,7 @@ static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
 	if (ok && src != idx)
 		memcpy(idx, src, n * sizeof(*idx));
 	free(start);
-	free(tmp);
+	hta_pool_put(pool, tmp);
 	return ok;
 }
 
@@ -259,11 +259,11 @@ stack_pop:
 	}
 }
 
-void hta_argsort(int64_t *v, size_t n, uint32_t *idx)
+void hta_argsort(int64_t *v, size_t n, uint32_t *idx, struct hta_pool *pool)
 {
 	for (size_t k = 0; k < n; k++)
 		idx[k] = (uint32_t)k;
-	if (n > NP_SMALL && argsort_distinct(v, n, idx))
+	if (n > NP_SMALL && argsort_distinct(v, n, idx, pool))
 		return;
 	hta_argsort_np(v, n, idx);
 }
@@ -284,7 +284,7 @@ int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx)
 	}
 	for (size_t k = 0; k < n; k++)
 		rev[k] = v[n - 1 - k];
-	hta_argsort(rev, n, tmp);
+	hta_argsort(rev, n, tmp, NULL);
 	/* pandas: indexer = (n-1-tmp)[::-1] */
 	for (size_t k = 0; k < n; k++)
 		idx[k] = (uint32_t)(n - 1 - tmp[n - 1 - k]);

@@ -109,7 +109,7 @@ TEST(hta_numpy_argsort_heapsort_path)
 	uint32_t got[200];
 
 	memcpy(v, killer_v, sizeof(v));
-	hta_argsort(v, 200, got);
+	hta_argsort(v, 200, got, NULL);
 	for (int k = 0; k < 200; k++)
 		CHECK_I64(got[k], killer_np[k]);
 	/* the step-by-step sort leaves the keys sorted beside it */
@@ -135,11 +135,11 @@ TEST(hta_numpy_argsort_and_quantile)
 	uint32_t got[20];
 
 	memcpy(v, v1, sizeof(v1));
-	hta_argsort(v, 17, got);
+	hta_argsort(v, 17, got, NULL);
 	for (int k = 0; k < 17; k++)
 		CHECK_I64(got[k], w1[k]);
 	memcpy(v, v2, sizeof(v2));
-	hta_argsort(v, 20, got);
+	hta_argsort(v, 20, got, NULL);
 	for (int k = 0; k < 20; k++)
 		CHECK_I64(got[k], w2[k]);
 	/* linear quantile: virtual index 4*0.8 = 3.2 -> 4 + (10-4)*0.2 = 5.2 */
@@ -381,7 +381,7 @@ TEST(hta_argsort_shortcut_is_numpy)
 				v[j] = s;
 			}
 		memcpy(w, v, n * sizeof(*v));
-		hta_argsort(w, n, fast);
+		hta_argsort(w, n, fast, NULL);
 		memcpy(w, v, n * sizeof(*v));
 		hta_argsort_np(w, n, slow);
 		cases++;
