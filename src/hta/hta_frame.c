@@ -137,8 +137,37 @@ static inline uint8_t sfacts(const struct ts_trace *t, uint8_t *cache, uint32_t 
 
 int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry)
 {
-	return f->direct && f->corr_span &&
-	       f->corr_span <= hta_map_bytes(expect) / entry;
+	return f->cbits && f->ncid <= hta_map_bytes(expect) / entry;
+}
+
+/* f->cbits and f->crank over the rows' correlations, when the frame is
+ * direct and a bit per id of their span (with the ranks, 3/16 byte) costs
+ * no more than a map of them would. 0 or TS_ENOMEM. */
+static int corr_index(struct hta_frame *f, size_t ncorr)
+{
+	size_t nw, n = 0;
+
+	if (!f->direct || !ncorr || !f->corr_span || f->corr_span / 16 * 3 > hta_map_bytes(ncorr))
+		return 0;
+	nw = (size_t)(f->corr_span / 64) + 1;
+	f->cbits = hta_pool_get(f->pool, nw * sizeof(*f->cbits));
+	f->crank = hta_pool_get(f->pool, nw * sizeof(*f->crank));
+	if (!f->cbits || !f->crank)
+		return TS_ENOMEM;
+	memset(f->cbits, 0, nw * sizeof(*f->cbits));
+	for (size_t k = 0; k < f->n; k++) {
+		uint64_t d;
+		if (f->rows[k].corr == -1)
+			continue;
+		d = (uint64_t)f->rows[k].corr - (uint64_t)f->corr_lo;
+		f->cbits[d >> 6] |= UINT64_C(1) << (d & 63);
+	}
+	for (size_t w = 0; w < nw; w++) {
+		f->crank[w] = (uint32_t)n;
+		n += ts_popcount64(f->cbits[w]);
+	}
+	f->ncid = n;
+	return 0;
 }
 
 struct link {
@@ -154,10 +183,10 @@ static int frame_link(struct hta_frame *f, size_t ncorr)
 	struct link *d = NULL;
 
 	if (hta_direct_fits(f, ncorr, sizeof(*d))) {
-		d = hta_pool_get(f->pool, f->corr_span * sizeof(*d));
+		d = hta_pool_get(f->pool, f->ncid * sizeof(*d));
 		if (!d)
 			return TS_ENOMEM;
-		memset(d, 0xff, f->corr_span * sizeof(*d));
+		memset(d, 0xff, f->ncid * sizeof(*d));
 	} else if (hta_map_init(&m, f->pool, ncorr, f->corr_span)) {
 		return TS_ENOMEM;
 	}
@@ -166,7 +195,7 @@ static int frame_link(struct hta_frame *f, size_t ncorr)
 		if (r->corr == -1)
 			continue;
 		if (d) {
-			struct link *l = &d[(uint64_t)r->corr - (uint64_t)f->corr_lo];
+			struct link *l = &d[hta_corr_slot(f, r->corr)];
 			if (r->flags & HTA_ROW_GPU)
 				l->gpu = r->ev;
 			else
@@ -186,7 +215,7 @@ static int frame_link(struct hta_frame *f, size_t ncorr)
 		if (r->corr == -1)
 			continue;
 		if (d) {
-			const struct link *l = &d[(uint64_t)r->corr - (uint64_t)f->corr_lo];
+			const struct link *l = &d[hta_corr_slot(f, r->corr)];
 			cpu = l->cpu == UINT32_MAX ? -1 : (int64_t)l->cpu;
 			gpu = l->gpu == UINT32_MAX ? -1 : (int64_t)l->gpu;
 		} else {
@@ -215,6 +244,7 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 	int rc = TS_ENOMEM;
 	size_t n = 0, ncorr = 0;
 	int64_t t0 = INT64_MAX, clo = INT64_MAX, chi = INT64_MIN;
+	int64_t cpu_min = INT64_MAX, step_max = INT64_MIN;
 
 	memset(f, 0, sizeof(*f));
 	f->t = t;
@@ -284,14 +314,27 @@ int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 		}
 		if (r->ts < t0)
 			t0 = r->ts;
+		if (!(r->flags & HTA_ROW_GPU)) {
+			f->ncpu++;
+			f->ncpu_corr += r->corr != -1;
+			if (r->ts < cpu_min)
+				cpu_min = r->ts;
+			if ((r->flags & HTA_ROW_STEP) && r->ts > step_max)
+				step_max = r->ts;
+		}
 	}
 	f->n = n;
 	/* a local origin keeps every later sum small; HTA's results do not
 	 * depend on where t = 0 is (applied in the pass below) */
 	f->t0 = n ? t0 : 0;
+	/* on the rows' origin, as frame_link() shifts them */
+	f->cpu_min_ts = f->ncpu ? cpu_min - f->t0 : INT64_MAX;
+	f->step_max_ts = step_max != INT64_MIN ? step_max - f->t0 : INT64_MIN;
 	f->corr_span = ncorr ? (uint64_t)chi - (uint64_t)clo + 1 : 0;
 	f->corr_lo = ncorr ? clo : 0;
-	rc = frame_link(f, ncorr);
+	rc = corr_index(f, ncorr);
+	if (!rc)
+		rc = frame_link(f, ncorr);
 out:
 	hta_pool_put(pool, cache);
 	return rc;
@@ -312,10 +355,10 @@ static int count_init(struct corr_count *c, const struct hta_frame *f, size_t nk
 	c->f = f;
 	if (!hta_direct_fits(f, nkeys, sizeof(*c->d)))
 		return hta_map_init(&c->map, f->pool, nkeys, f->corr_span);
-	c->d = hta_pool_get(f->pool, f->corr_span * sizeof(*c->d));
+	c->d = hta_pool_get(f->pool, f->ncid * sizeof(*c->d));
 	if (!c->d)
 		return TS_ENOMEM;
-	memset(c->d, 0, f->corr_span * sizeof(*c->d));
+	memset(c->d, 0, f->ncid * sizeof(*c->d));
 	return 0;
 }
 
@@ -332,7 +375,7 @@ static void count_add(struct corr_count *c, int64_t corr)
 	if (corr == -1)
 		c->none++;
 	else if (c->d)
-		c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo]++;
+		c->d[hta_corr_slot(c->f, corr)]++;
 	else
 		c->map.a[hta_map_put(&c->map, corr, 0)]++;
 }
@@ -344,7 +387,7 @@ static size_t count_of(const struct corr_count *c, int64_t corr)
 	if (corr == -1)
 		return c->none;
 	if (c->d)
-		return c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo];
+		return c->d[hta_corr_slot(c->f, corr)];
 	s = hta_map_find(&c->map, corr);
 	return s < 0 ? 0 : (size_t)c->map.a[s];
 }
@@ -354,26 +397,15 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 {
 	struct corr_count cnt = { 0 };
 	struct hta_row *out = NULL;
-	int64_t last_start = INT64_MIN, min_cpu = INT64_MAX;
-	size_t ncpu = 0, nkeys = 1, nout = 0, total = 0, ncpu_kept, cap;
+	/* CPU rows without a correlation share the key -1 */
+	int64_t last_start = f->step_max_ts;
+	size_t nkeys = f->ncpu_corr + 1, nout = 0, total = 0, ncpu_kept, cap;
 	int rc = TS_ENOMEM;
 
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *r = &f->rows[k];
-		if (r->flags & HTA_ROW_GPU)
-			continue;
-		ncpu++;
-		/* CPU rows without a correlation share the key -1 */
-		nkeys += r->corr != -1;
-		if (r->ts < min_cpu)
-			min_cpu = r->ts;
-		if ((r->flags & HTA_ROW_STEP) && r->ts > last_start)
-			last_start = r->ts;
-	}
-	if (ncpu == 0)
+	if (f->ncpu == 0)
 		return 0;
 	if (last_start == INT64_MIN)
-		last_start = min_cpu;
+		last_start = f->cpu_min_ts;
 	f->filtered = 1;
 	if (count_init(&cnt, f, nkeys))
 		goto out;
@@ -409,17 +441,17 @@ int hta_frame_filter(struct hta_frame *f, struct ts_err *err)
 	out = hta_pool_get(f->pool, (total - ncpu_kept ? total - ncpu_kept : 1) * sizeof(*out));
 	if (!out)
 		goto out;
-	for (size_t k = 0; k < f->n; k++) {
+	/* one pass: row k is read before the compaction writes over it (it
+	 * writes at c <= k) */
+	for (size_t k = 0, c = 0; k < f->n; k++) {
 		const struct hta_row *r = &f->rows[k];
-		size_t c;
-		if (!(r->flags & HTA_ROW_GPU))
-			continue;
-		for (c = count_of(&cnt, r->corr); c > 0; c--)
-			out[nout++] = *r;
+		if (r->flags & HTA_ROW_GPU) {
+			for (size_t m = count_of(&cnt, r->corr); m > 0; m--)
+				out[nout++] = *r;
+		} else if (r->ts < last_start) {
+			f->rows[c++] = *r;
+		}
 	}
-	for (size_t k = 0, c = 0; k < f->n; k++)
-		if (!(f->rows[k].flags & HTA_ROW_GPU) && f->rows[k].ts < last_start)
-			f->rows[c++] = f->rows[k];
 	memmove(f->rows + nout, f->rows, ncpu_kept * sizeof(*f->rows));
 	memcpy(f->rows, out, nout * sizeof(*f->rows));
 	f->n = nout + ncpu_kept;
@@ -438,6 +470,8 @@ out:
 
 void hta_frame_release(struct hta_frame *f)
 {
+	hta_pool_put(f->pool, f->cbits);
+	hta_pool_put(f->pool, f->crank);
 	free(f->rows);
 	memset(f, 0, sizeof(*f));
 }

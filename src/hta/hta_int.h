@@ -99,19 +99,44 @@ struct hta_frame {
 			     * -1 (0: none), for hta_map_init() */
 	int64_t corr_lo;    /* their min (0: none) */
 	int direct;         /* correlation lookups may use a table indexed by
-			     * corr - corr_lo where it is smaller than a map */
+			     * hta_corr_slot() where it is smaller than a map */
+	/* the distinct correlations of the base frame's rows (the filter's
+	 * rows have no others): bit corr - corr_lo of cbits set for each,
+	 * crank[w] of them in the words before word w; NULL when the frame is
+	 * not direct or its ids are too sparse (hta_frame_base) */
+	uint64_t *cbits;
+	uint32_t *crank;
+	size_t ncid;        /* how many: tables by slot have ncid entries */
+	/* the base frame's CPU rows (not HTA_ROW_GPU), for the filter: how
+	 * many, how many have a correlation, the earliest ts and the latest
+	 * ts of a ProfilerStep (INT64_MIN: none); stale once it filtered */
+	size_t ncpu, ncpu_corr;
+	int64_t cpu_min_ts, step_max_ts;
 	int rounded;
 	int filtered;
 };
 
+/* The slot in 0..f->ncid of corr, one of the frame's correlations (any
+ * row's but -1), for a table by id; f->cbits must be set. */
+static inline size_t hta_corr_slot(const struct hta_frame *f, int64_t corr)
+{
+	uint64_t d = (uint64_t)corr - (uint64_t)f->corr_lo, w = f->cbits[d >> 6];
+
+	return f->crank[d >> 6] + (size_t)ts_popcount64(w & ((UINT64_C(1) << (d & 63)) - 1));
+}
+
 /*
  * numpy 1.24 np.argsort(kind="quicksort") on int64 keys: idx[0..n) gets
- * the permutation numpy returns, tie order included (introsort, not stable).
+ * the permutation numpy returns, tie order included (introsort, not
+ * stable). v is the sort's scratch: on return it holds the same keys in an
+ * unspecified order (a caller that needs them keeps a copy). The shortcut's
+ * scratch comes from pool (NULL: malloc).
  */
-void hta_argsort(const int64_t *v, size_t n, uint32_t *idx);
+void hta_argsort(int64_t *v, size_t n, uint32_t *idx, struct hta_pool *pool);
 /* The same, always by numpy's own steps (hta_argsort skips them when no two
- * keys tie, where every sort gives the one answer); for tests. */
-void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx);
+ * keys tie, where every sort gives the one answer); v is left sorted
+ * ascending (v[k] is the old v[idx[k]]). */
+void hta_argsort_np(int64_t *v, size_t n, uint32_t *idx);
 
 /* pandas sort_values(ascending=False) on the same keys (nargsort); 0 or TS_ENOMEM. */
 int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx);
@@ -146,11 +171,12 @@ int64_t hta_map_find(const struct hta_map *m, int64_t key);
 size_t hta_map_put(struct hta_map *m, int64_t key, int64_t init);
 
 /* 1 when lookups of the frame's correlations may use a table indexed by
- * corr - f->corr_lo, of `entry` bytes per id of f->corr_span, in place of
- * a hash map for `expect` keys: f->direct is set and the table is no
- * larger. Kineto's ids are one counter over the trace, so the span is a
- * few times the ids a frame holds (6.4x on df_index_resolver) and a table
- * a fraction of the map; ids far apart get the map. */
+ * hta_corr_slot(), of `entry` bytes for each of the f->ncid correlations,
+ * in place of a hash map for `expect` keys: the frame has the slots and
+ * the table is no larger. Kineto's ids are one counter over the trace, so
+ * their span is a few times the ids a frame holds (6.4x on
+ * df_index_resolver: a bit per id of it is a fraction of the map); ids
+ * far apart get the map. */
 int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry);
 
 /* Kernel class of a name by HTA's regexes. */
@@ -164,7 +190,8 @@ enum ts_hta_ktype hta_classify(const char *name);
  * either way); 0 always hashes (for tests). 0 or TS_ENOMEM. */
 int hta_frame_base(const struct ts_trace *t, struct hta_pool *pool, int direct,
 		   struct hta_frame *f);
-/* HTA's last-step / correlation filter, in place. 0, TS_ENOMEM, TS_ELIMIT. */
+/* HTA's last-step / correlation filter, in place, of a frame from
+ * hta_frame_base() (its ncpu .. step_max_ts). 0, TS_ENOMEM, TS_ELIMIT. */
 int hta_frame_filter(struct hta_frame *f, struct ts_err *err);
 void hta_frame_release(struct hta_frame *f);
 
@@ -188,6 +215,16 @@ struct hta_labels {
  * queue length on a second thread (same results). */
 int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *a,
 		     struct ts_hta_rank *r, struct hta_labels *lab, int threads);
+
+/* A launch-stats row: CPU side a = end, b = dur; GPU side a = ts, b = dur. */
+struct hta_lrow {
+	int64_t corr, a, b;
+};
+/* Stable sort of v[0..n) by (corr, a), ascending; scratch: n rows. Rows
+ * equal on both keep their order (no launch-stats sum depends on it).
+ * Nearly sorted input (at most 16 ascending runs) is merged run by run;
+ * other input takes radix sorts. */
+void hta_lrows_sort(struct hta_lrow *v, size_t n, struct hta_lrow *scratch);
 
 /* Labels as HTA's DF1 rows: sorted by sum descending, pct of the total. */
 int hta_labels_emit(const struct hta_labels *l, struct ts_arena *a,

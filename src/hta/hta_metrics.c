@@ -64,7 +64,9 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 			end[n] = f->rows[k].ts + f->rows[k].dur;
 			n++;
 		}
-	hta_argsort(ts, n, idx);
+	/* gts is the sort's scratch until the groups overwrite it (g <= k) */
+	memcpy(gts, ts, n * sizeof(*ts));
+	hta_argsort(gts, n, idx, f->pool);
 	for (size_t k = 0; k < n; k++) {
 		int64_t t = ts[idx[k]], e = end[idx[k]];
 		/* new group when ts > cummax(end of the rows before) */
@@ -81,7 +83,9 @@ static int merge_rows(const struct hta_frame *f, int (*sel)(const struct hta_row
 		if (k == 0 || e > cmax)
 			cmax = e;
 	}
-	hta_argsort(gts, g, gidx);
+	/* end is the sort's scratch until the gather overwrites it */
+	memcpy(end, gts, g * sizeof(*gts));
+	hta_argsort(end, g, gidx, f->pool);
 	out->ts = ts;
 	out->end = end;
 	for (size_t k = 0; k < g; k++) {
@@ -193,7 +197,9 @@ static int rank_labels(const struct merged *mg, struct hta_pool *pool, struct ht
 			status[n + m->n + k] = -v;
 		}
 		n += 2 * m->n;
-		hta_argsort(time, n, idx);
+		/* ntime is the sort's scratch until the gather overwrites it */
+		memcpy(ntime, time, n * sizeof(*time));
+		hta_argsort(ntime, n, idx, pool);
 		for (size_t k = 0; k < n; k++) {
 			ntime[k] = time[idx[k]];
 			nstatus[k] = status[idx[k]];
@@ -625,19 +631,97 @@ static int overlap(const struct merged *mg, struct ts_hta_rank *r)
 
 /* -------------------------------------------------------- idle breakdown */
 
+/* The ts of the rows that the kernel rows' index_correlation names, for
+ * those events only (a table over every event of the trace was 8.6 MB on
+ * the 241 MB benchmark trace, for 107 k kernel rows): a bit per event says
+ * which are named, and the named ones' ts sit in event order, found by the
+ * bits' rank. */
+struct named_ts {
+	struct hta_pool *pool;
+	uint64_t *bits;     /* nev bits */
+	uint32_t *rank;     /* named events in the words before word w */
+	int64_t *ts;        /* INT64_MIN: the event has no row */
+	size_t nev;
+};
+
+static void named_release(struct named_ts *m)
+{
+	hta_pool_put(m->pool, m->bits);
+	hta_pool_put(m->pool, m->rank);
+	hta_pool_put(m->pool, m->ts);
+	memset(m, 0, sizeof(*m));
+}
+
+/* the ts of the first row of f whose event is ev, when a kernel row of kf
+ * names it; INT64_MIN when no row has it or ev is out of range */
+static int64_t named_get(const struct named_ts *m, int64_t ev)
+{
+	uint64_t w, b;
+
+	if (ev < 0 || (uint64_t)ev >= m->nev)
+		return INT64_MIN;
+	w = m->bits[(uint64_t)ev >> 6];
+	b = UINT64_C(1) << ((uint64_t)ev & 63);
+	if (!(w & b))
+		return INT64_MIN;
+	return m->ts[m->rank[(uint64_t)ev >> 6] + (size_t)ts_popcount64(w & (b - 1))];
+}
+
+static int named_build(struct named_ts *m, const struct hta_frame *f, const struct hta_frame *kf)
+{
+	size_t nw, n = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->pool = f->pool;
+	m->nev = f->t->ev.n;
+	nw = m->nev / 64 + 1;
+	m->bits = hta_pool_get(f->pool, nw * sizeof(*m->bits));
+	m->rank = hta_pool_get(f->pool, nw * sizeof(*m->rank));
+	if (!m->bits || !m->rank)
+		return TS_ENOMEM;
+	memset(m->bits, 0, nw * sizeof(*m->bits));
+	for (size_t k = 0; k < kf->n; k++) {
+		int64_t e = hta_icorr(&kf->rows[k]);
+		if ((kf->rows[k].flags & HTA_ROW_KCAT) && e >= 0 && (uint64_t)e < m->nev)
+			m->bits[(uint64_t)e >> 6] |= UINT64_C(1) << ((uint64_t)e & 63);
+	}
+	for (size_t w = 0; w < nw; w++) {
+		m->rank[w] = (uint32_t)n;
+		n += (size_t)ts_popcount64(m->bits[w]);
+	}
+	m->ts = hta_pool_get(f->pool, (n + 1) * sizeof(*m->ts));
+	if (!m->ts)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < n; k++)
+		m->ts[k] = INT64_MIN;
+	/* first occurrence in frame order */
+	for (size_t k = 0; k < f->n; k++) {
+		uint32_t e = f->rows[k].ev;
+		uint64_t w = m->bits[e >> 6], b = UINT64_C(1) << (e & 63);
+		if (w & b) {
+			int64_t *t = &m->ts[m->rank[e >> 6] + (size_t)ts_popcount64(w & (b - 1))];
+			if (*t == INT64_MIN)
+				*t = f->rows[k].ts;
+		}
+	}
+	return 0;
+}
+
 /* f: the whole frame (the rows index_correlation names); kf: its kernel
  * rows */
 static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 			  struct ts_arena *a, struct ts_hta_rank *r)
 {
-	size_t nev = f->t->ev.n, ns = 0;
-	int64_t *evts = NULL, *streams = NULL, *ts = NULL;
+	size_t ns = 0;
+	int64_t *streams = NULL, *ts = NULL;
 	uint32_t *sub = NULL, *idx = NULL;
 	size_t *start = NULL, *fill = NULL;
 	struct hta_map order = { 0 };
+	struct named_ts named;
 	int rc = TS_ENOMEM;
 
-	evts = hta_pool_get(f->pool, (nev + 1) * sizeof(*evts));
+	if (named_build(&named, f, kf))
+		goto out;
 	streams = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*streams));
 	start = hta_pool_get(f->pool, (kf->n + 2) * sizeof(*start));
 	fill = hta_pool_get(f->pool, (kf->n + 1) * sizeof(*fill));
@@ -647,19 +731,13 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 	for (size_t k = 0; k < kf->n; k++)
 		if (kf->rows[k].flags & HTA_ROW_KCAT)
 			ns++;
-	if (!evts || !streams || !start || !fill || !sub || !ts || !idx ||
+	if (!streams || !start || !fill || !sub || !ts || !idx ||
 	    hta_map_init(&order, f->pool, ns, 0))
 		goto out;
 	/* the stream count bounds both (at most one stream per kernel row) */
 	memset(start, 0, (ns + 2) * sizeof(*start));
 	memset(fill, 0, (ns + 1) * sizeof(*fill));
 	ns = 0;
-	/* ts of the row an index_correlation names (first occurrence) */
-	for (size_t k = 0; k <= nev; k++)
-		evts[k] = INT64_MIN;
-	for (size_t k = 0; k < f->n; k++)
-		if (evts[f->rows[k].ev] == INT64_MIN)
-			evts[f->rows[k].ev] = f->rows[k].ts;
 	/* streams in order of first appearance (pandas unique()); the rows of
 	 * each stream grouped by a counting sort that keeps frame order */
 	for (size_t k = 0; k < kf->n; k++) {
@@ -698,11 +776,11 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 		o->stream = streams[s];
 		for (size_t k = 0; k < m; k++)
 			ts[k] = kf->rows[rows[k]].ts;
-		hta_argsort(ts, m, idx);
+		hta_argsort(ts, m, idx, f->pool);
 		for (size_t k = 0; k < m; k++) {
 			const struct hta_row *x = &kf->rows[rows[idx[k]]];
 			const struct hta_row *p;
-			int64_t prev_end, gap, rt = INT64_MIN;
+			int64_t prev_end, gap, rt;
 			int cat;
 			if (k == 0) {
 				o->present[TS_HTA_IDLE_OTHER] = 1; /* NaN gap */
@@ -711,8 +789,7 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 			p = &kf->rows[rows[idx[k - 1]]];
 			prev_end = p->ts + p->dur;
 			gap = x->ts - prev_end;
-			if (hta_icorr(x) >= 0 && (size_t)x->icorr < nev)
-				rt = evts[x->icorr];
+			rt = named_get(&named, hta_icorr(x));
 			if (rt != INT64_MIN && rt > prev_end)
 				cat = TS_HTA_HOST_WAIT;
 			else if (gap < KERNEL_WAIT_NS)
@@ -732,7 +809,7 @@ static int idle_breakdown(const struct hta_frame *f, const struct hta_frame *kf,
 	rc = 0;
 out:
 	hta_map_release(&order);
-	hta_pool_put(f->pool, evts);
+	named_release(&named);
 	hta_pool_put(f->pool, streams);
 	hta_pool_put(f->pool, start);
 	hta_pool_put(f->pool, fill);
@@ -759,10 +836,10 @@ static int cset_init(struct cset *c, const struct hta_frame *f, size_t expect)
 	c->f = f;
 	if (!hta_direct_fits(f, expect, 1))
 		return hta_map_init(&c->map, f->pool, expect, f->corr_span);
-	c->d = hta_pool_get(f->pool, f->corr_span);
+	c->d = hta_pool_get(f->pool, f->ncid);
 	if (!c->d)
 		return TS_ENOMEM;
-	memset(c->d, 0, f->corr_span);
+	memset(c->d, 0, f->ncid);
 	return 0;
 }
 
@@ -779,7 +856,7 @@ static void cset_add(struct cset *c, int64_t corr)
 	if (corr == -1)
 		c->none = 1;
 	else if (c->d)
-		c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo] = 1;
+		c->d[hta_corr_slot(c->f, corr)] = 1;
 	else
 		hta_map_put(&c->map, corr, 0);
 }
@@ -789,7 +866,7 @@ static int cset_has(const struct cset *c, int64_t corr)
 	if (corr == -1)
 		return c->none;
 	if (c->d)
-		return c->d[(uint64_t)corr - (uint64_t)c->f->corr_lo];
+		return c->d[hta_corr_slot(c->f, corr)];
 	return hta_map_find(&c->map, corr) >= 0;
 }
 
@@ -802,27 +879,71 @@ static int is_launch_stat_name(const char *s)
 	       strcmp(s, "cudaMemcpyAsync") == 0 || strcmp(s, "cudaMemsetAsync") == 0;
 }
 
-struct lrow {
-	int64_t corr, a, b; /* CPU: end, dur; GPU: ts, dur */
-};
-
 static uint64_t key_lrow_corr(const void *x)
 {
-	return ts_radix_i64(((const struct lrow *)x)->corr);
+	return ts_radix_i64(((const struct hta_lrow *)x)->corr);
 }
 
 static uint64_t key_lrow_a(const void *x)
 {
-	return ts_radix_i64(((const struct lrow *)x)->a);
+	return ts_radix_i64(((const struct hta_lrow *)x)->a);
 }
 
-/* Rows by (corr, a), stably: by corr, then each run of one corr by a (a
- * launch's correlation is nearly always its own: runs of one or two rows,
- * sorted in place, where a second radix sort of every row by a made six
- * passes). Rows equal on both differ at most in b, which no sum below
- * depends on the order of. scratch: n rows. */
-static void sort_lrows(struct lrow *v, size_t n, struct lrow *scratch)
+/* x sorts strictly before y: by corr, then a */
+static int lrow_before(const struct hta_lrow *x, const struct hta_lrow *y)
 {
+	return x->corr < y->corr || (x->corr == y->corr && x->a < y->a);
+}
+
+/* end of the run of v (ascending by corr, a) that starts at i */
+static size_t lrow_run_end(const struct hta_lrow *v, size_t i, size_t n)
+{
+	for (i++; i < n && !lrow_before(&v[i], &v[i - 1]); i++)
+		;
+	return i;
+}
+
+#define LROW_MERGE_RUNS 16
+
+void hta_lrows_sort(struct hta_lrow *v, size_t n, struct hta_lrow *scratch)
+{
+	struct hta_lrow *src = v, *dst = scratch;
+	size_t runs = 1;
+
+	for (size_t k = 1; k < n; k++)
+		runs += lrow_before(&v[k], &v[k - 1]);
+	if (runs == 1)
+		return;
+	/* frame order is nearly correlation order (the rows come in a few
+	 * runs: 6 each on the 241 MB benchmark trace): merge adjacent runs,
+	 * the left one first on a tie, until one is left (at most 4 passes) */
+	if (runs <= LROW_MERGE_RUNS) {
+		while (runs > 1) {
+			size_t i = 0;
+			runs = 0;
+			while (i < n) {
+				size_t mid = lrow_run_end(src, i, n);
+				size_t to = mid < n ? lrow_run_end(src, mid, n) : n;
+				size_t p = i, q = mid, o = i;
+				while (p < mid && q < to)
+					dst[o++] = lrow_before(&src[q], &src[p]) ? src[q++] : src[p++];
+				memcpy(dst + o, src + p, (mid - p) * sizeof(*dst));
+				o += mid - p;
+				memcpy(dst + o, src + q, (to - q) * sizeof(*dst));
+				i = to;
+				runs++;
+			}
+			struct hta_lrow *t = src;
+			src = dst;
+			dst = t;
+		}
+		if (src != v)
+			memcpy(v, src, n * sizeof(*v));
+		return;
+	}
+	/* by corr, then each run of one corr by a (a launch's correlation is
+	 * nearly always its own: runs of one or two rows, sorted in place,
+	 * where a second radix sort of every row by a made six passes) */
 	ts_radix_sort_in(v, n, sizeof(*v), key_lrow_corr, scratch);
 	for (size_t i = 0, e; i < n; i = e) {
 		for (e = i + 1; e < n && v[e].corr == v[i].corr; e++)
@@ -832,7 +953,7 @@ static void sort_lrows(struct lrow *v, size_t n, struct lrow *scratch)
 			continue;
 		}
 		for (size_t k = i + 1; k < e; k++) {
-			struct lrow x = v[k];
+			struct hta_lrow x = v[k];
 			size_t j = k;
 			for (; j > i && v[j - 1].a > x.a; j--)
 				v[j] = v[j - 1];
@@ -861,43 +982,46 @@ static int launch_stats(const struct hta_frame *f, const uint8_t *nflag,
 			struct ts_hta_rank *r)
 {
 	struct cset set = { 0 };
-	struct lrow *cpu = NULL, *gpu = NULL, *scratch = NULL;
+	struct hta_lrow *cpu = NULL, *gpu = NULL, *scratch = NULL;
 	int64_t *ends = NULL, *durs = NULL;
 	long double *pref = NULL, delay = 0;
 	size_t nc = 0, ng = 0;
 	int rc = TS_ENOMEM;
 
 	memset(&r->launch, 0, sizeof(r->launch));
+	/* the launches' correlations: the rows listed (in cpu's room) in the
+	 * pass that counts them, for the set sized by the count */
+	cpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*cpu));
+	if (!cpu)
+		goto out;
 	for (size_t k = 0; k < f->n; k++)
 		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
-			nc++;
+			cpu[nc++].corr = f->rows[k].corr;
 	if (cset_init(&set, f, nc))
 		goto out;
+	for (size_t k = 0; k < nc; k++)
+		cset_add(&set, cpu[k].corr);
 	nc = 0;
-	for (size_t k = 0; k < f->n; k++)
-		if (f->rows[k].name != TS_NO_ID && (nflag[f->rows[k].name] & NAME_LAUNCH_STAT))
-			cset_add(&set, f->rows[k].corr);
-	cpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*cpu));
 	gpu = hta_pool_get(f->pool, (f->n + 1) * sizeof(*gpu));
 	ends = hta_pool_get(f->pool, (f->n + 1) * sizeof(*ends));
 	durs = hta_pool_get(f->pool, (f->n + 1) * sizeof(*durs));
 	pref = hta_pool_get(f->pool, (f->n + 2) * sizeof(*pref));
-	if (!cpu || !gpu || !ends || !durs || !pref)
+	if (!gpu || !ends || !durs || !pref)
 		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		if (!cset_has(&set, x->corr))
 			continue;
 		if (x->stream == -1)
-			cpu[nc++] = (struct lrow){ x->corr, x->ts + x->dur, x->dur };
+			cpu[nc++] = (struct hta_lrow){ x->corr, x->ts + x->dur, x->dur };
 		else
-			gpu[ng++] = (struct lrow){ x->corr, x->ts, x->dur };
+			gpu[ng++] = (struct hta_lrow){ x->corr, x->ts, x->dur };
 	}
 	scratch = hta_pool_get(f->pool, (nc > ng ? nc : ng) * sizeof(*scratch) + 1);
 	if (!scratch)
 		goto out;
-	sort_lrows(cpu, nc, scratch);
-	sort_lrows(gpu, ng, scratch);
+	hta_lrows_sort(cpu, nc, scratch);
+	hta_lrows_sort(gpu, ng, scratch);
 	/* inner join on correlation, aggregated per key without forming pairs */
 	for (size_t i = 0, j = 0; i < nc && j < ng;) {
 		size_t i2 = i, j2 = j, m, gt50 = 0;
@@ -976,60 +1100,131 @@ static uint64_t key_qpt_stream(const void *x)
 	return ts_radix_i64(((const struct qpt *)x)->stream);
 }
 
+/* GPU rows grouped by correlation: for the slot of a correlation, the
+ * first of its rows in a list grouped by correlation and their count. The
+ * slots are hta_corr_slot()'s and one more for -1 (a table, when
+ * hta_direct_fits) or a map's. */
+struct kgroups {
+	const struct hta_frame *f;
+	struct hta_map map;
+	int64_t *first, *count;  /* by slot: the table's, or the map's a and b */
+	size_t nslot;
+	int dense;
+};
+
+static int kg_init(struct kgroups *g, const struct hta_frame *f, size_t expect)
+{
+	memset(g, 0, sizeof(*g));
+	g->f = f;
+	if (!hta_direct_fits(f, expect, 2 * sizeof(int64_t))) {
+		if (hta_map_init(&g->map, f->pool, expect, f->corr_span))
+			return TS_ENOMEM;
+		g->first = g->map.a;
+		g->count = g->map.b;
+		g->nslot = g->map.mask + 2;
+		return 0;
+	}
+	g->dense = 1;
+	g->nslot = f->ncid + 1;
+	g->first = hta_pool_get(f->pool, g->nslot * sizeof(*g->first));
+	g->count = hta_pool_get(f->pool, g->nslot * sizeof(*g->count));
+	if (!g->first || !g->count)
+		return TS_ENOMEM;
+	memset(g->count, 0, g->nslot * sizeof(*g->count));
+	return 0;
+}
+
+static void kg_release(struct kgroups *g)
+{
+	if (g->dense) {
+		hta_pool_put(g->f->pool, g->first);
+		hta_pool_put(g->f->pool, g->count);
+	}
+	hta_map_release(&g->map);
+	memset(g, 0, sizeof(*g));
+}
+
+/* the slot of corr (one of the frame's, or -1), made when new (count 0) */
+static size_t kg_put(struct kgroups *g, int64_t corr)
+{
+	if (!g->dense)
+		return hta_map_put(&g->map, corr, 0);
+	return corr == -1 ? g->nslot - 1 : hta_corr_slot(g->f, corr);
+}
+
+/* the slot of corr when a GPU row has it, else -1 */
+static int64_t kg_find(const struct kgroups *g, int64_t corr)
+{
+	size_t s;
+
+	if (!g->dense)
+		return hta_map_find(&g->map, corr);
+	s = corr == -1 ? g->nslot - 1 : hta_corr_slot(g->f, corr);
+	return g->count[s] ? (int64_t)s : -1;
+}
+
+static int kg_used(const struct kgroups *g, size_t s)
+{
+	return g->dense ? g->count[s] != 0 : g->map.used[s];
+}
+
 static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct ts_arena *a,
 			struct ts_hta_rank *r)
 {
-	struct hta_map kmap = { 0 };
+	struct kgroups kmap = { 0 };
 	struct cset rset = { 0 };
-	uint32_t *krows = NULL, *idx = NULL;
+	uint32_t *krows = NULL, *idx = NULL, *grows = NULL, *lrows = NULL;
 	struct qpt *pts = NULL, *srt = NULL;
 	int64_t *ts = NULL;
 	double *vals = NULL, *sorted = NULL;
 	size_t nk = 0, np = 0, cap, nq = 0, ngpu = 0, nlaunch = 0;
 	int rc = TS_ENOMEM;
 
-	/* the maps are sized for the rows that can be keys, not for every row
-	 * (a table of 2-4x the frame, touched all over, was most of the peak) */
+	/* the GPU rows and the launches, listed in frame order in one pass
+	 * over the frame (the passes below walk the lists, a fifth of the
+	 * frame each); the maps are sized for the rows that can be keys, not
+	 * for every row (a table of 2-4x the frame, touched all over, was
+	 * most of the peak) */
+	grows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*grows));
+	lrows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*lrows));
+	if (!grows || !lrows)
+		goto out;
 	for (size_t k = 0; k < f->n; k++) {
 		const struct hta_row *x = &f->rows[k];
 		if (x->stream != -1)
-			ngpu++;
+			grows[ngpu++] = (uint32_t)k;
 		if (hta_icorr(x) > 0 && x->name != TS_NO_ID && (nflag[x->name] & NAME_QUEUE_LAUNCH))
-			nlaunch++;
+			lrows[nlaunch++] = (uint32_t)k;
 	}
-	if (hta_map_init(&kmap, f->pool, ngpu, f->corr_span) || cset_init(&rset, f, nlaunch))
+	if (kg_init(&kmap, f, ngpu) || cset_init(&rset, f, nlaunch))
 		goto out;
-	krows = hta_pool_get(f->pool, (f->n + 1) * sizeof(*krows));
+	krows = hta_pool_get(f->pool, (ngpu + 1) * sizeof(*krows));
 	if (!krows)
 		goto out;
-	/* GPU rows grouped by correlation, in frame order: kmap.a = first,
-	 * kmap.b = count; krows chains them by a counting pass */
-	for (size_t k = 0; k < f->n; k++)
-		if (f->rows[k].stream != -1)
-			kmap.b[hta_map_put(&kmap, f->rows[k].corr, 0)]++;
+	/* GPU rows grouped by correlation, in frame order: krows lists
+	 * them, group by group, by a counting pass (where the groups sit in
+	 * it does not matter) */
+	for (size_t g = 0; g < ngpu; g++)
+		kmap.count[kg_put(&kmap, f->rows[grows[g]].corr)]++;
 	{
 		size_t off = 0;
-		for (size_t s = 0; s <= kmap.mask + 1; s++)
-			if (kmap.used[s]) {
-				kmap.a[s] = (int64_t)off;
-				off += (size_t)kmap.b[s];
-				kmap.b[s] = 0;
+		for (size_t s = 0; s < kmap.nslot; s++)
+			if (kg_used(&kmap, s)) {
+				kmap.first[s] = (int64_t)off;
+				off += (size_t)kmap.count[s];
+				kmap.count[s] = 0;
 			}
 		nk = off;
-		for (size_t k = 0; k < f->n; k++)
-			if (f->rows[k].stream != -1) {
-				size_t s = hta_map_put(&kmap, f->rows[k].corr, 0);
-				krows[kmap.a[s] + kmap.b[s]++] = (uint32_t)k;
-			}
+		for (size_t g = 0; g < ngpu; g++) {
+			size_t s = kg_put(&kmap, f->rows[grows[g]].corr);
+			krows[kmap.first[s] + kmap.count[s]++] = grows[g];
+		}
 	}
 	cap = 0;
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
-		int64_t s;
-		if (hta_icorr(x) <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
-			continue;
-		s = hta_map_find(&kmap, x->corr);
-		cap += s >= 0 ? (size_t)kmap.b[s] : 1;
+	for (size_t l = 0; l < nlaunch; l++) {
+		const struct hta_row *x = &f->rows[lrows[l]];
+		int64_t s = kg_find(&kmap, x->corr);
+		cap += s >= 0 ? (size_t)kmap.count[s] : 1;
 		cset_add(&rset, x->corr);
 	}
 	cap += nk + 1;
@@ -1037,35 +1232,30 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	srt = hta_pool_get(f->pool, cap * sizeof(*srt));
 	ts = hta_pool_get(f->pool, cap * sizeof(*ts));
 	idx = hta_pool_get(f->pool, cap * sizeof(*idx));
-	vals = hta_pool_get(f->pool, cap * sizeof(*vals));
-	sorted = hta_pool_get(f->pool, cap * sizeof(*sorted));
-	if (!pts || !srt || !ts || !idx || !vals || !sorted)
+	if (!pts || !srt || !ts || !idx)
 		goto out;
 	/* runtime_calls.join(gpu_kernels on correlation): +1 per GPU match */
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
-		int64_t s;
-		if (hta_icorr(x) <= 0 || x->name == TS_NO_ID || !(nflag[x->name] & NAME_QUEUE_LAUNCH))
-			continue;
-		s = hta_map_find(&kmap, x->corr);
+	for (size_t l = 0; l < nlaunch; l++) {
+		const struct hta_row *x = &f->rows[lrows[l]];
+		int64_t s = kg_find(&kmap, x->corr);
 		if (s < 0) {
 			pts[np++] = (struct qpt){ x->ts, 0, 0, 1, 0 };
 			continue;
 		}
-		for (int64_t c = 0; c < kmap.b[s]; c++) {
-			const struct hta_row *g = &f->rows[krows[kmap.a[s] + c]];
+		for (int64_t c = 0; c < kmap.count[s]; c++) {
+			const struct hta_row *g = &f->rows[krows[kmap.first[s] + c]];
 			pts[np++] = (struct qpt){ x->ts, g->stream, 1, 1, 0 };
 		}
 	}
 	/* then GPU rows whose correlation a runtime call has: -1 at start */
-	for (size_t k = 0; k < f->n; k++) {
-		const struct hta_row *x = &f->rows[k];
-		if (x->stream != -1 && cset_has(&rset, x->corr))
+	for (size_t g = 0; g < ngpu; g++) {
+		const struct hta_row *x = &f->rows[grows[g]];
+		if (cset_has(&rset, x->corr))
 			pts[np++] = (struct qpt){ x->ts, x->stream, 1, -1, 0 };
 	}
 	for (size_t k = 0; k < np; k++)
 		ts[k] = pts[k].ts;
-	hta_argsort(ts, np, idx);
+	hta_argsort(ts, np, idx, f->pool);
 	for (size_t k = 0; k < np; k++) {
 		srt[k] = pts[idx[k]];
 		srt[k].pos = (uint32_t)k;
@@ -1081,6 +1271,10 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	/* by stream, then position: srt is in position order and the sort
 	 * is stable (pts, no longer needed, is its scratch) */
 	ts_radix_sort_in(srt, np, sizeof(*srt), key_qpt_stream, pts);
+	/* the lengths of a stream and the same sorted, in the sort keys' and
+	 * the radix scratch's room (cap elements each, both free now) */
+	vals = (double *)ts;
+	sorted = (double *)pts;
 	for (size_t k = 0; k < np;) {
 		size_t e = k;
 		while (e < np && srt[e].stream == srt[k].stream)
@@ -1132,15 +1326,15 @@ static int queue_length(const struct hta_frame *f, const uint8_t *nflag, struct 
 	}
 	rc = 0;
 out:
-	hta_map_release(&kmap);
+	kg_release(&kmap);
 	cset_release(&rset);
 	hta_pool_put(f->pool, krows);
+	hta_pool_put(f->pool, grows);
+	hta_pool_put(f->pool, lrows);
 	hta_pool_put(f->pool, pts);
 	hta_pool_put(f->pool, srt);
 	hta_pool_put(f->pool, ts);
 	hta_pool_put(f->pool, idx);
-	hta_pool_put(f->pool, vals);
-	hta_pool_put(f->pool, sorted);
 	return rc;
 }
 
@@ -1240,13 +1434,22 @@ static int kernel_analyses(const struct hta_frame *f, const struct hta_frame *kf
 }
 
 /* kernel_analyses() over f: they read its kernel rows only (r->nkernels of
- * them), copied out once in frame order, a fifth of the frame to scan. */
-static int kernel_side(const struct hta_frame *f, struct ts_arena *arena, struct ts_hta_rank *r,
-		       struct hta_labels *lab)
+ * them, f->rows[first] the first and f->rows[last] the last), in frame
+ * order, a fifth of the frame to scan: the block of the frame where they
+ * are one, else a copy. */
+static int kernel_side(const struct hta_frame *f, size_t first, size_t last,
+		       struct ts_arena *arena, struct ts_hta_rank *r, struct hta_labels *lab)
 {
 	struct hta_frame sub = *f, *kf = &sub;
 	int rc;
 
+	/* after the filter the linked GPU rows lead the frame: when the
+	 * kernel rows (first .. last) are one block, it is their copy */
+	if (last - first + 1 == r->nkernels) {
+		sub.rows = f->rows + first;
+		sub.n = r->nkernels;
+		return kernel_analyses(f, kf, arena, r, lab);
+	}
 	sub.n = 0;
 	sub.rows = hta_pool_get(f->pool, (size_t)r->nkernels * sizeof(*sub.rows));
 	if (!sub.rows)
@@ -1266,6 +1469,7 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 	pthread_t th;
 	int started = 0, rc;
 	uint8_t *nflag;
+	size_t first = 0, last = 0;
 
 	memset(lab, 0, sizeof(*lab));
 	r->rounded = f->rounded;
@@ -1273,7 +1477,11 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 	r->nrows = f->n;
 	r->nkernels = 0;
 	for (size_t k = 0; k < f->n; k++)
-		r->nkernels += f->rows[k].stream != -1;
+		if (f->rows[k].stream != -1) {
+			if (r->nkernels++ == 0)
+				first = k;
+			last = k;
+		}
 	r->idle_us = r->compute_us = r->non_compute_us = r->kernel_us = NAN;
 	r->idle_pct = r->compute_pct = r->non_compute_pct = r->overlap_pct = NAN;
 	/* per-name flags, so the row loops compare no strings */
@@ -1300,7 +1508,7 @@ int hta_rank_analyze(const struct hta_frame *f, struct ts_arena *arena, struct t
 	ts_arena_init(&job.arena);
 	if (threads >= 2)
 		started = !pthread_create(&th, NULL, queue_job_main, &job);
-	rc = kernel_side(f, arena, r, lab);
+	rc = kernel_side(f, first, last, arena, r, lab);
 	if (!rc)
 		rc = launch_stats(f, nflag, r);
 	if (started)

@@ -28,20 +28,26 @@ static int np_msb(size_t n)
 	return d;
 }
 
-static void np_aheapsort(const int64_t *v, uint32_t *base, size_t n)
+/* numpy's aheapsort_ on base[0..n), with w[k] = v[base[k]] moved beside
+ * base: the compares read w, the same keys numpy reads through base. */
+static void np_aheapsort(int64_t *w, uint32_t *base, size_t n)
 {
 	/* numpy indexes the heap from 1: a[k] is base[k - 1]. */
 #define A(k) base[(k) - 1]
+#define W(k) w[(k) - 1]
 	size_t i, j, l;
 	uint32_t tmp;
+	int64_t tmpw;
 
 	for (l = n >> 1; l > 0; --l) {
 		tmp = A(l);
+		tmpw = W(l);
 		for (i = l, j = l << 1; j <= n;) {
-			if (j < n && v[A(j)] < v[A(j + 1)])
+			if (j < n && W(j) < W(j + 1))
 				j += 1;
-			if (v[tmp] < v[A(j)]) {
+			if (tmpw < W(j)) {
 				A(i) = A(j);
+				W(i) = W(j);
 				i = j;
 				j += j;
 			} else {
@@ -49,16 +55,20 @@ static void np_aheapsort(const int64_t *v, uint32_t *base, size_t n)
 			}
 		}
 		A(i) = tmp;
+		W(i) = tmpw;
 	}
 	for (; n > 1;) {
 		tmp = A(n);
+		tmpw = W(n);
 		A(n) = A(1);
+		W(n) = W(1);
 		n -= 1;
 		for (i = 1, j = 2; j <= n;) {
-			if (j < n && v[A(j)] < v[A(j + 1)])
+			if (j < n && W(j) < W(j + 1))
 				j++;
-			if (v[tmp] < v[A(j)]) {
+			if (tmpw < W(j)) {
 				A(i) = A(j);
+				W(i) = W(j);
 				i = j;
 				j += j;
 			} else {
@@ -66,7 +76,9 @@ static void np_aheapsort(const int64_t *v, uint32_t *base, size_t n)
 			}
 		}
 		A(i) = tmp;
+		W(i) = tmpw;
 	}
+#undef W
 #undef A
 }
 
@@ -96,7 +108,7 @@ static int merge_runs(const int64_t *v, const uint32_t *src, uint32_t *dst, size
  * when two keys tie, v has more than n/16 runs or memory is short: idx is
  * then scratch.
  */
-static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
+static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx, struct hta_pool *pool)
 {
 	size_t *start, nr = 1, cap = n / 16 + 2;
 	uint32_t *tmp, *src = idx, *dst;
@@ -112,10 +124,10 @@ static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
 	if (nr > cap)
 		return 0;
 	start = malloc((nr + 1) * sizeof(*start));
-	tmp = malloc(n * sizeof(*tmp));
+	tmp = hta_pool_get(pool, n * sizeof(*tmp));
 	if (!start || !tmp) {
 		free(start);
-		free(tmp);
+		hta_pool_put(pool, tmp);
 		return 0;
 	}
 	nr = 0;
@@ -145,13 +157,30 @@ static int argsort_distinct(const int64_t *v, size_t n, uint32_t *idx)
 	if (ok && src != idx)
 		memcpy(idx, src, n * sizeof(*idx));
 	free(start);
-	free(tmp);
+	hta_pool_put(pool, tmp);
 	return ok;
 }
 
-#define SWAP(x, y) do { uint32_t t_ = (x); (x) = (y); (y) = t_; } while (0)
+/* swap positions a and b of both idx and the keys beside it */
+#define SWAP(a, b) do { \
+		size_t a_ = (a), b_ = (b); \
+		int64_t w_ = v[a_]; \
+		uint32_t i_ = idx[a_]; \
+		v[a_] = v[b_]; \
+		v[b_] = w_; \
+		idx[a_] = idx[b_]; \
+		idx[b_] = i_; \
+	} while (0)
 
-void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx)
+/*
+ * numpy's aquicksort_ compares v[idx[i]]: an indirect load per compare,
+ * scattered over v once the permutation is mixed. Here every move of idx
+ * moves v[i] with it, so v[i] is always the key numpy reads through idx[i]
+ * and the compares read v in order; the compares and swaps are numpy's,
+ * one for one, and so is the permutation (tests/unit/test_hta.c checks it
+ * against an indirect transcription and numpy's printed output).
+ */
+void hta_argsort_np(int64_t *v, size_t n, uint32_t *idx)
 {
 	size_t stack[NP_STACK];
 	int depth[NP_STACK / 2];
@@ -169,34 +198,34 @@ void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx)
 	cdepth = np_msb(n) * 2;
 	for (;;) {
 		if (cdepth < 0) {
-			np_aheapsort(v, idx + pl, pr - pl + 1);
+			np_aheapsort(v + pl, idx + pl, pr - pl + 1);
 			goto stack_pop;
 		}
 		while (pr - pl > NP_SMALL) {
 			pm = pl + ((pr - pl) >> 1);
-			if (v[idx[pm]] < v[idx[pl]])
-				SWAP(idx[pm], idx[pl]);
-			if (v[idx[pr]] < v[idx[pm]])
-				SWAP(idx[pr], idx[pm]);
-			if (v[idx[pm]] < v[idx[pl]])
-				SWAP(idx[pm], idx[pl]);
-			vp = v[idx[pm]];
+			if (v[pm] < v[pl])
+				SWAP(pm, pl);
+			if (v[pr] < v[pm])
+				SWAP(pr, pm);
+			if (v[pm] < v[pl])
+				SWAP(pm, pl);
+			vp = v[pm];
 			pi = pl;
 			pj = pr - 1;
-			SWAP(idx[pm], idx[pj]);
+			SWAP(pm, pj);
 			for (;;) {
 				do
 					++pi;
-				while (v[idx[pi]] < vp);
+				while (v[pi] < vp);
 				do
 					--pj;
-				while (vp < v[idx[pj]]);
+				while (vp < v[pj]);
 				if (pi >= pj)
 					break;
-				SWAP(idx[pi], idx[pj]);
+				SWAP(pi, pj);
 			}
 			pk = pr - 1;
-			SWAP(idx[pi], idx[pk]);
+			SWAP(pi, pk);
 			/* push the larger partition, keep sorting the smaller */
 			if (pi - pl < pr - pi) {
 				stack[sp++] = pi + 1;
@@ -211,11 +240,14 @@ void hta_argsort_np(const int64_t *v, size_t n, uint32_t *idx)
 		}
 		for (pi = pl + 1; pi <= pr; ++pi) {
 			uint32_t vi = idx[pi];
-			int64_t key = v[vi];
+			int64_t key = v[pi];
 			pj = pi;
 			pk = pi - 1;
-			while (pj > pl && key < v[idx[pk]])
+			while (pj > pl && key < v[pk]) {
+				v[pj] = v[pk];
 				idx[pj--] = idx[pk--];
+			}
+			v[pj] = key;
 			idx[pj] = vi;
 		}
 stack_pop:
@@ -227,11 +259,11 @@ stack_pop:
 	}
 }
 
-void hta_argsort(const int64_t *v, size_t n, uint32_t *idx)
+void hta_argsort(int64_t *v, size_t n, uint32_t *idx, struct hta_pool *pool)
 {
 	for (size_t k = 0; k < n; k++)
 		idx[k] = (uint32_t)k;
-	if (n > NP_SMALL && argsort_distinct(v, n, idx))
+	if (n > NP_SMALL && argsort_distinct(v, n, idx, pool))
 		return;
 	hta_argsort_np(v, n, idx);
 }
@@ -252,7 +284,7 @@ int hta_argsort_desc(const int64_t *v, size_t n, uint32_t *idx)
 	}
 	for (size_t k = 0; k < n; k++)
 		rev[k] = v[n - 1 - k];
-	hta_argsort(rev, n, tmp);
+	hta_argsort(rev, n, tmp, NULL);
 	/* pandas: indexer = (n-1-tmp)[::-1] */
 	for (size_t k = 0; k < n; k++)
 		idx[k] = (uint32_t)(n - 1 - tmp[n - 1 - k]);

@@ -105,11 +105,20 @@ static const uint32_t killer_np[200] = {
 
 TEST(hta_numpy_argsort_heapsort_path)
 {
+	int64_t v[200];
 	uint32_t got[200];
 
-	hta_argsort(killer_v, 200, got);
+	memcpy(v, killer_v, sizeof(v));
+	hta_argsort(v, 200, got, NULL);
 	for (int k = 0; k < 200; k++)
 		CHECK_I64(got[k], killer_np[k]);
+	/* the step-by-step sort leaves the keys sorted beside it */
+	memcpy(v, killer_v, sizeof(v));
+	hta_argsort_np(v, 200, got);
+	for (int k = 0; k < 200; k++) {
+		CHECK_I64(got[k], killer_np[k]);
+		CHECK_I64(v[k], killer_v[killer_np[k]]);
+	}
 }
 
 TEST(hta_numpy_argsort_and_quantile)
@@ -122,12 +131,15 @@ TEST(hta_numpy_argsort_and_quantile)
 	static const uint32_t w2[20] = { 9, 17, 18, 8, 7, 6, 19, 5, 4, 3, 2, 10, 11, 12, 13, 14,
 					 15, 16, 1, 0 };
 	static const double s[5] = { 1, 2, 3, 4, 10 };
+	int64_t v[20];
 	uint32_t got[20];
 
-	hta_argsort(v1, 17, got);
+	memcpy(v, v1, sizeof(v1));
+	hta_argsort(v, 17, got, NULL);
 	for (int k = 0; k < 17; k++)
 		CHECK_I64(got[k], w1[k]);
-	hta_argsort(v2, 20, got);
+	memcpy(v, v2, sizeof(v2));
+	hta_argsort(v, 20, got, NULL);
 	for (int k = 0; k < 20; k++)
 		CHECK_I64(got[k], w2[k]);
 	/* linear quantile: virtual index 4*0.8 = 3.2 -> 4 + (10-4)*0.2 = 5.2 */
@@ -137,6 +149,190 @@ TEST(hta_numpy_argsort_and_quantile)
 	/* numpy round half to even: 0.125 -> 0.12, 0.375 -> 0.38 */
 	CHECK_NEAR(hta_round(0.125, 2), 0.12, 1e-15);
 	CHECK_NEAR(hta_round(0.375, 2), 0.38, 1e-15);
+}
+
+/* numpy 1.24's aquicksort_ and aheapsort_ (npysort/quicksort.cpp,
+ * heapsort.cpp) for int64 as numpy writes them, every compare through the
+ * permutation (v[idx[i]]): the oracle for hta_argsort_np, which moves the
+ * keys beside the permutation instead. Pinned to numpy's own printed
+ * output by the two tests above. */
+static void ref_aheapsort(const int64_t *v, uint32_t *base, size_t n)
+{
+#define A(k) base[(k) - 1]
+	size_t i, j, l;
+	uint32_t tmp;
+
+	for (l = n >> 1; l > 0; --l) {
+		tmp = A(l);
+		for (i = l, j = l << 1; j <= n;) {
+			if (j < n && v[A(j)] < v[A(j + 1)])
+				j += 1;
+			if (v[tmp] < v[A(j)]) {
+				A(i) = A(j);
+				i = j;
+				j += j;
+			} else {
+				break;
+			}
+		}
+		A(i) = tmp;
+	}
+	for (; n > 1;) {
+		tmp = A(n);
+		A(n) = A(1);
+		n -= 1;
+		for (i = 1, j = 2; j <= n;) {
+			if (j < n && v[A(j)] < v[A(j + 1)])
+				j++;
+			if (v[tmp] < v[A(j)]) {
+				A(i) = A(j);
+				i = j;
+				j += j;
+			} else {
+				break;
+			}
+		}
+		A(i) = tmp;
+	}
+#undef A
+}
+
+#define RSWAP(x, y) do { uint32_t t_ = (x); (x) = (y); (y) = t_; } while (0)
+
+static void ref_aquicksort(const int64_t *v, size_t n, uint32_t *idx)
+{
+	size_t stack[128], sp = 0, dp = 0, pl, pr, pm, pi, pj, pk;
+	int depth[64], cdepth = 0;
+	int64_t vp;
+
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)k;
+	if (n < 2)
+		return;
+	for (size_t m = n; m > 1; m >>= 1)
+		cdepth++;
+	cdepth *= 2;
+	pl = 0;
+	pr = n - 1;
+	for (;;) {
+		if (cdepth < 0) {
+			ref_aheapsort(v, idx + pl, pr - pl + 1);
+			goto pop;
+		}
+		while (pr - pl > 15) {
+			pm = pl + ((pr - pl) >> 1);
+			if (v[idx[pm]] < v[idx[pl]])
+				RSWAP(idx[pm], idx[pl]);
+			if (v[idx[pr]] < v[idx[pm]])
+				RSWAP(idx[pr], idx[pm]);
+			if (v[idx[pm]] < v[idx[pl]])
+				RSWAP(idx[pm], idx[pl]);
+			vp = v[idx[pm]];
+			pi = pl;
+			pj = pr - 1;
+			RSWAP(idx[pm], idx[pj]);
+			for (;;) {
+				do
+					++pi;
+				while (v[idx[pi]] < vp);
+				do
+					--pj;
+				while (vp < v[idx[pj]]);
+				if (pi >= pj)
+					break;
+				RSWAP(idx[pi], idx[pj]);
+			}
+			pk = pr - 1;
+			RSWAP(idx[pi], idx[pk]);
+			if (pi - pl < pr - pi) {
+				stack[sp++] = pi + 1;
+				stack[sp++] = pr;
+				pr = pi - 1;
+			} else {
+				stack[sp++] = pl;
+				stack[sp++] = pi - 1;
+				pl = pi + 1;
+			}
+			depth[dp++] = --cdepth;
+		}
+		for (pi = pl + 1; pi <= pr; ++pi) {
+			uint32_t vi = idx[pi];
+			int64_t key = v[vi];
+			pj = pi;
+			pk = pi - 1;
+			while (pj > pl && key < v[idx[pk]])
+				idx[pj--] = idx[pk--];
+			idx[pj] = vi;
+		}
+pop:
+		if (sp == 0)
+			break;
+		pr = stack[--sp];
+		pl = stack[--sp];
+		cdepth = depth[--dp];
+	}
+}
+
+/*
+ * hta_argsort_np moves each key with its index instead of reading it
+ * through the permutation; the permutation must stay numpy's, tie order
+ * and all. Generated keys tie heavily (1 to 6 distinct values, or times on
+ * a coarse grid as queue-length change points have: several points per
+ * microsecond, interleaved runs), sizes 0-5,000 (insertion sort alone,
+ * partitions, deep stacks), and the median-of-3 adversary above with its
+ * keys divided by 2, 3 and 7 (ties on the heapsort path): the permutation
+ * equals the indirect transcription's in every case, and the keys come
+ * back sorted (v[k] = old v[idx[k]]).
+ */
+TEST(hta_argsort_np_moves_keys_with_ties)
+{
+	enum { N = 5000 };
+	static int64_t v[N], w[N];
+	static uint32_t got[N], want[N];
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+	int agree = 0, sorted = 0, cases = 0;
+
+	for (int c = 0; c < 303; c++) {
+		size_t n;
+		if (c >= 300) {        /* the adversary, keys coarsened */
+			static const int div[3] = { 2, 3, 7 };
+			n = 200;
+			for (size_t k = 0; k < n; k++)
+				v[k] = killer_v[k] / div[c - 300];
+		} else {
+			n = (size_t)(c * c * 7 + c) % (N + 1);
+			int shape = c % 3, distinct = 1 + c % 6;
+			int64_t t = 0;
+			for (size_t k = 0; k < n; k++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				if (shape == 0) {          /* few distinct keys */
+					v[k] = (int64_t)(x % (uint64_t)distinct);
+				} else if (shape == 1) {   /* 1 us grid, runs restart */
+					if (x % 97 == 0)
+						t -= (int64_t)(x >> 50) % 40000;
+					t += (int64_t)((x >> 20) % 3) * 1000;
+					v[k] = t;
+				} else {                   /* descending with ties */
+					v[k] = (int64_t)((n - k) / (size_t)distinct);
+				}
+			}
+		}
+		ref_aquicksort(v, n, want);
+		memcpy(w, v, n * sizeof(*v));
+		hta_argsort_np(w, n, got);
+		cases++;
+		agree += n == 0 || memcmp(got, want, n * sizeof(*got)) == 0;
+		{
+			int ok = 1;
+			for (size_t k = 0; k < n; k++)
+				ok &= w[k] == v[want[k]];
+			sorted += ok;
+		}
+	}
+	CHECK_I64(agree, cases);
+	CHECK_I64(sorted, cases);
 }
 
 /*
@@ -149,7 +345,7 @@ TEST(hta_numpy_argsort_and_quantile)
 TEST(hta_argsort_shortcut_is_numpy)
 {
 	enum { N = 3000 };
-	static int64_t v[N];
+	static int64_t v[N], w[N];
 	static uint32_t fast[N], slow[N];
 	uint64_t x = 88172645463325252ULL;
 	int agree = 0, cases = 0;
@@ -184,8 +380,10 @@ TEST(hta_argsort_shortcut_is_numpy)
 				v[k] = v[j];
 				v[j] = s;
 			}
-		hta_argsort(v, n, fast);
-		hta_argsort_np(v, n, slow);
+		memcpy(w, v, n * sizeof(*v));
+		hta_argsort(w, n, fast, NULL);
+		memcpy(w, v, n * sizeof(*v));
+		hta_argsort_np(w, n, slow);
 		cases++;
 		agree += memcmp(fast, slow, n * sizeof(*fast)) == 0;
 		for (size_t k = 1; k < n; k++)
@@ -272,6 +470,63 @@ TEST(hta_pool_reuses_within_budget)
  *     0, 0, 10.
  * n = 20 + 1 + 3 = 24; sum 420 + 950 + 45 + 10 = 1425 us.
  */
+/*
+ * hta_lrows_sort: a stable sort by (corr, a). With b = the row's input
+ * position, the one right answer is the order by (corr, a, b), here found
+ * by comparing every pair (the rank of a row is the number of rows before
+ * it in that order). Inputs: 1-40 ascending runs (the merge path takes up
+ * to 16, the radix sorts the rest), keys drawn from few values (ties on
+ * corr and on both), negative keys, sizes 0-3,000.
+ */
+TEST(hta_lrows_sort_is_stable_by_corr_then_a)
+{
+	enum { N = 3000 };
+	static struct hta_lrow v[N], scratch[N], want[N];
+	uint64_t x = 0x2545F4914F6CDD1DULL;
+	int good = 0, cases = 0, merged = 0, radix = 0;
+
+	for (int c = 0; c < 120; c++) {
+		size_t n = (size_t)(c * 97 + c * c) % (N + 1), runs = 1 + (size_t)c % 40;
+		int64_t span = 1 + c % 7;
+		for (size_t k = 0; k < n; k++) {
+			size_t r = k * runs / n;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* each run ascends in corr, three rows a corr; a is
+			 * drawn from span values (odd c) or does not descend
+			 * within a corr (even c: the runs stay runs) */
+			v[k].corr = (int64_t)(k - r * n / runs) / 3 - 50 + (int64_t)(r % 3);
+			v[k].a = c % 2 ? (int64_t)(x % (uint64_t)span) - 2
+				       : (int64_t)((k - r * n / runs) % 3) / 2 - 1;
+			v[k].b = (int64_t)k;
+		}
+		{
+			size_t nr = 1;
+			for (size_t k = 1; k < n; k++)
+				nr += v[k].corr < v[k - 1].corr ||
+				      (v[k].corr == v[k - 1].corr && v[k].a < v[k - 1].a);
+			merged += n > 1 && nr > 1 && nr <= 16;
+			radix += nr > 16;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t rank = 0;
+			for (size_t j = 0; j < n; j++)
+				rank += v[j].corr < v[i].corr ||
+					(v[j].corr == v[i].corr &&
+					 (v[j].a < v[i].a || (v[j].a == v[i].a && j < i)));
+			want[rank] = v[i];
+		}
+		hta_lrows_sort(v, n, scratch);
+		cases++;
+		good += n == 0 || memcmp(v, want, n * sizeof(*v)) == 0;
+	}
+	CHECK_I64(good, cases);
+	/* both paths taken, many times */
+	CHECK(merged >= 20);
+	CHECK(radix >= 20);
+}
+
 TEST(hta_launch_stats_shared_correlations)
 {
 	struct ts_trace t;
