@@ -274,6 +274,20 @@ int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
 	return -1;
 }
 
+/* ts_rank_prof_step_at(p, t), trying first the step *hint (found for the
+ * time before; times that come nearly in order mostly fall in it) and
+ * leaving the answer there: the same answer, as steps are sorted and
+ * disjoint, without the search. */
+static int32_t step_at_near(const struct ts_rank_prof *p, int64_t t, int32_t *hint)
+{
+	const struct ts_step_prof *h = *hint >= 0 ? &p->steps.v[*hint] : NULL;
+
+	if (h && h->start_ns <= t && t < h->start_ns + h->dur_ns)
+		return *hint;
+	*hint = ts_rank_prof_step_at(p, t);
+	return *hint;
+}
+
 /* S_E*: the exposed parts of comm, memcpy and memset (what steps are
  * measured on, with busy and compute). */
 enum set_id {
@@ -356,6 +370,39 @@ static int timed(const struct ts_trace *t, size_t i)
 
 	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
 	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
+}
+
+/* timed() of the events [lo, hi) into tm[lo, hi), on the thread that runs
+ * it. */
+struct timed_job {
+	const struct ts_trace *t;
+	uint8_t *tm;
+	size_t lo, hi;
+};
+
+static void *timed_main(void *arg)
+{
+	struct timed_job *j = arg;
+
+	for (size_t i = j->lo; i < j->hi; i++)
+		j->tm[i] = (uint8_t)timed(j->t, i);
+	return NULL;
+}
+
+/* timed() of every event into tm; with two threads each takes one half of
+ * the events (disjoint parts of tm, joined before return). */
+static void timed_all(const struct ts_trace *t, uint8_t *tm, int threads)
+{
+	struct timed_job job[2] = { { t, tm, 0, t->ev.n / 2 }, { t, tm, t->ev.n / 2, t->ev.n } };
+	pthread_t th;
+
+	if (threads < 2 || pthread_create(&th, NULL, timed_main, &job[1])) {
+		job[0].hi = t->ev.n;
+		timed_main(&job[0]);
+		return;
+	}
+	timed_main(&job[0]);
+	pthread_join(th, NULL);
 }
 
 /* Sums of overlapping durations (or bytes) saturate instead of wrapping. */
@@ -477,12 +524,16 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	struct corr_map *m = &w->corr;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t n = 0, words, present = 0;
+	/* each call's correlation id, looked up in the trace's sparse column
+	 * once (the map below reads it twice) */
+	int64_t *cc = malloc((t->ev.n + 1) * sizeof(*cc));
+	int rc = TS_ENOMEM;
 
 	memset(m, 0, sizeof(*m));
 	w->gpu = malloc((t->ev.n + 1) * sizeof(*w->gpu));
 	w->calls = malloc((t->ev.n + 1) * sizeof(*w->calls));
-	if (!w->gpu || !w->calls)
-		return TS_ENOMEM;
+	if (!cc || !w->gpu || !w->calls)
+		goto out;
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t c;
@@ -494,8 +545,9 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		}
 		if (cat != TS_CAT_RUNTIME && cat != TS_CAT_DRIVER)
 			continue;
-		w->calls[w->ncalls++] = (uint32_t)i;
 		c = ts_ev_corr(&t->ev, i);
+		cc[w->ncalls] = c;
+		w->calls[w->ncalls++] = (uint32_t)i;
 		if (c == TS_NONE)
 			continue;
 		if (c < lo)
@@ -508,7 +560,7 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	w->calls = shrink_list(w->calls, w->ncalls);
 	w->gpu_launch = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
 	if (!w->gpu_launch)
-		return TS_ENOMEM;
+		goto out;
 	if (!n)
 		goto link;
 	/* hi - lo as unsigned cannot overflow; the span test keeps it small */
@@ -519,9 +571,9 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		m->bits = calloc(words, sizeof(*m->bits));
 		m->rank = malloc(words * sizeof(*m->rank));
 		if (!m->bits || !m->rank)
-			return TS_ENOMEM;
+			goto out;
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			int64_t c = cc[j];
 			if (c != TS_NONE) {
 				uint64_t k = (uint64_t)c - (uint64_t)lo;
 				m->bits[k / 64] |= UINT64_C(1) << (k % 64);
@@ -533,10 +585,10 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		}
 		m->ev = malloc(present * sizeof(*m->ev));
 		if (!m->ev)
-			return TS_ENOMEM;
+			goto out;
 		memset(m->ev, 0xff, present * sizeof(*m->ev));
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			int64_t c = cc[j];
 			if (c != TS_NONE) {
 				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)c - (uint64_t)lo)];
 				if (*d == CORR_NONE)
@@ -546,14 +598,14 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	} else {
 		m->pairs = malloc(n * sizeof(*m->pairs));
 		if (!m->pairs)
-			return TS_ENOMEM;
+			goto out;
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			int64_t c = cc[j];
 			if (c != TS_NONE)
 				m->pairs[m->n++] = (struct corr){ c, w->calls[j] };
 		}
 		if (ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr))
-			return TS_ENOMEM;
+			goto out;
 	}
 link:
 	for (size_t k = 0; k < w->ngpu; k++) {
@@ -562,7 +614,10 @@ link:
 		w->gpu_launch[k] = r >= 0 ? (uint32_t)r : CORR_NONE;
 		class_of(w, t, w->gpu[k]);
 	}
-	return 0;
+	rc = 0;
+out:
+	free(cc);
+	return rc;
 }
 
 /* A runtime or driver call, or device work: what Kineto writes after the
@@ -602,8 +657,9 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		const char *nm;
 		char *end;
 		long long n;
-		if (!w->tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-		    is_gpu_cat(t->ev.cat[i]) || !(name_flags(w, t, i) & F_STEP))
+		/* the name first: it rules out nearly every event */
+		if (!(name_flags(w, t, i) & F_STEP) || !w->tm[i] ||
+		    t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION || is_gpu_cat(t->ev.cat[i]))
 			continue;
 		nm = ev_name(t, i);
 		n = strtoll(nm + 13, &end, 10);
@@ -914,28 +970,33 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * by (device, stream) in event order (a counting sort over a track id per
  * activity), each bucket sorted by start on its own (stable, so equal
  * starts keep event order), and the tracks reported by (device, stream).
- * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64.
+ * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64 (with
+ * several tracks it holds the buckets, and their sorts use the other copy).
  * Frees w->calls, which nothing needs after.
  */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 			   int64_t *scratch)
 {
-	TS_VEC(int64_t) calls = { 0 };
-	TS_VEC(int64_t) delays = { 0 };
+	/* call durations, then launch delays: at most one per call or activity */
+	int64_t *calls = malloc((w->ncalls ? w->ncalls : 1) * sizeof(*calls));
+	int64_t *delays = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*delays));
+	size_t ncalls = 0, ndelays = 0;
 	struct track_map tracks = { 0 };
 	uint32_t *trk = NULL;
-	struct stream_ev *sev = NULL;
+	struct stream_ev *sev = NULL, *bucket;
+	void *spare;
 	size_t k = 0, off = 0;
 	int64_t last = -1;
 	int rc = TS_ENOMEM;
 
+	if (!calls || !delays)
+		goto out;
 	for (size_t j = 0; j < w->ncalls; j++) {
 		size_t i = w->calls[j];
 		unsigned f = name_flags(w, t, i);
 		if (!(f & F_LAUNCH))
 			continue;
-		if (TS_VEC_PUSH(calls, ts_ev_dur(&t->ev, i)))
-			goto out;
+		calls[ncalls++] = ts_ev_dur(&t->ev, i);
 		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, ts_ev_dur(&t->ev, i));
 		if (f & F_GRAPH)
 			p->launch.graph_launches++;
@@ -944,25 +1005,29 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	free(w->calls);
 	w->calls = NULL;
 	w->ncalls = 0;
-	p->launch.calls = (int64_t)calls.n;
-	if (ts_radix_sort_i64_in(calls.v, calls.n, scratch))
+	p->launch.calls = (int64_t)ncalls;
+	if (ts_radix_sort_i64_in(calls, ncalls, scratch))
 		goto out;
-	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
-	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
-	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
-	TS_VEC_RELEASE(calls);
+	p->launch.call_p50_ns = pct_sorted(calls, ncalls, 0.5);
+	p->launch.call_p90_ns = pct_sorted(calls, ncalls, 0.9);
+	p->launch.call_max_ns = ncalls ? calls[ncalls - 1] : 0;
+	free(calls);
+	calls = NULL;
 
 	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
-	if (!trk)
+	sev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*sev));
+	if (!trk || !sev)
 		goto out;
 	for (k = 0; k < w->ngpu; k++) {
 		size_t i = w->gpu[k];
 		int64_t r = w->gpu_launch[k] != CORR_NONE ? (int64_t)w->gpu_launch[k] : -1;
-		int64_t dev, stream, id;
+		int64_t dev, stream, id, s = ts_ev_ts(&t->ev, i), launch_ts = TS_NONE;
 		if (r >= 0) {
-			int64_t rend = ts_ev_ts(&t->ev, r) + ts_ev_dur(&t->ev, r);
-			int64_t d = ts_ev_ts(&t->ev, i) - rend;
-			int64_t lead = ts_ev_ts(&t->ev, r) - ts_ev_ts(&t->ev, i); /* |ts| <= TIME_LIM */
+			int64_t rend, d, lead;
+			launch_ts = ts_ev_ts(&t->ev, r);
+			rend = launch_ts + ts_ev_dur(&t->ev, r);
+			d = s - rend;
+			lead = launch_ts - s; /* |ts| <= TIME_LIM */
 			if (lead > TS_CLOCK_LEAD_NS) {
 				p->launch.before_launch++;
 				if (lead > p->launch.before_launch_max_ns)
@@ -970,8 +1035,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			}
 			if (d < 0)
 				d = 0;
-			if (TS_VEC_PUSH(delays, d))
-				goto out;
+			delays[ndelays++] = d;
 			p->launch.linked++;
 			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
 			if (t->ev.cat[i] == TS_CAT_KERNEL && ts_ev_dur(&t->ev, i) < ts_ev_dur(&t->ev, r))
@@ -979,6 +1043,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			if (name_flags(w, t, (size_t)r) & F_GRAPH)
 				p->launch.graph_activities++;
 		}
+		sev[k] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i), launch_ts };
 		dev = ts_ev_pid(&t->ev, i);
 		stream = ts_ev_stream(&t->ev, i) != TS_NONE ? ts_ev_stream(&t->ev, i) : ts_ev_tid(&t->ev, i);
 		/* activities of one stream come in runs: try the last track first */
@@ -990,28 +1055,31 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		tracks.tr.v[id].n++;
 		trk[k] = (uint32_t)id;
 	}
-	if (ts_radix_sort_i64_in(delays.v, delays.n, scratch))
+	if (ts_radix_sort_i64_in(delays, ndelays, scratch))
 		goto out;
-	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
-	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
-	p->launch.delay_max_ns = delays.n ? delays.v[delays.n - 1] : 0;
-	TS_VEC_RELEASE(delays);
+	p->launch.delay_p50_ns = pct_sorted(delays, ndelays, 0.5);
+	p->launch.delay_p90_ns = pct_sorted(delays, ndelays, 0.9);
+	p->launch.delay_max_ns = ndelays ? delays[ndelays - 1] : 0;
+	free(delays);
+	delays = NULL;
 
-	for (size_t j = 0; j < tracks.tr.n; j++) {
-		tracks.tr.v[j].off = off;
-		off += tracks.tr.v[j].n;
-		tracks.tr.v[j].n = 0;
-	}
-	sev = malloc((k ? k : 1) * sizeof(*sev));
-	if (!sev)
-		goto out;
-	for (k = 0; k < w->ngpu; k++) {
-		size_t i = w->gpu[k];
-		uint32_t r = w->gpu_launch[k];
-		int64_t s = ts_ev_ts(&t->ev, i);
-		struct track *x = &tracks.tr.v[trk[k]];
-		sev[x->off + x->n++] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i),
-							   r != CORR_NONE ? ts_ev_ts(&t->ev, r) : TS_NONE };
+	/* the activities by track, each track's in activity order: with one
+	 * track sev is that already; else they are scattered into scratch
+	 * (room for w->ngpu of them) and sev is the sorts' scratch */
+	bucket = sev;
+	spare = scratch;
+	if (tracks.tr.n > 1) {
+		bucket = (struct stream_ev *)(void *)scratch;
+		spare = sev;
+		for (size_t j = 0; j < tracks.tr.n; j++) {
+			tracks.tr.v[j].off = off;
+			off += tracks.tr.v[j].n;
+			tracks.tr.v[j].n = 0;
+		}
+		for (k = 0; k < w->ngpu; k++) {
+			struct track *x = &tracks.tr.v[trk[k]];
+			bucket[x->off + x->n++] = sev[k];
+		}
 	}
 	free(trk);
 	trk = NULL;
@@ -1019,19 +1087,19 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	for (size_t j = 0; j < tracks.tr.n; j++) {
 		const struct track *x = &tracks.tr.v[j];
 		struct ts_stream_idle si;
-		if (ts_radix_sort_in(sev + x->off, x->n, sizeof(*sev), key_sev_s, scratch))
+		if (ts_radix_sort_in(bucket + x->off, x->n, sizeof(*bucket), key_sev_s, spare))
 			goto out;
 		memset(&si, 0, sizeof(si));
 		si.device = x->dev;
 		si.stream = x->stream;
-		stream_idle(&si, sev + x->off, x->n);
+		stream_idle(&si, bucket + x->off, x->n);
 		if (TS_VEC_PUSH(p->idle, si))
 			goto out;
 	}
 	rc = 0;
 out:
-	TS_VEC_RELEASE(calls);
-	TS_VEC_RELEASE(delays);
+	free(calls);
+	free(delays);
 	TS_VEC_RELEASE(tracks.tr);
 	free(tracks.slot);
 	free(trk);
@@ -1557,66 +1625,77 @@ static void rank_verdict(struct ts_rank_prof *p)
 	ts_sb_release(&sb);
 }
 
+/* What collect_colls() carries from one event to the next. */
+struct coll_walk {
+	uint64_t *khash;        /* per name id: its hash, computed once */
+	uint32_t *kept;         /* per name id: its id in p->names, UINT32_MAX: not yet */
+	size_t ci;              /* first of t->coll not before the event */
+	int32_t near;           /* step_at_near()'s hint */
+};
+
+/* The collective span of event i, in the step holding `when` (its launch
+ * call's start, or its own); events come in order. 0 or TS_ENOMEM. */
+static int coll_add(struct ts_rank_prof *p, const struct ts_trace *t, struct coll_walk *cw,
+		    size_t i, int64_t when, int *failed)
+{
+	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
+	uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
+	struct ts_coll_span cs;
+	int32_t st;
+
+	if (cw->kept[id] == UINT32_MAX) {
+		const char *nm = ev_name(t, i);
+		cw->khash[id] = ts_hash(nm, strlen(nm));
+		cw->kept[id] = keep_name(p, nm, strlen(nm), failed);
+	}
+	memset(&cs, 0, sizeof(cs));
+	cs.seq = TS_NONE;
+	cs.key = cw->khash[id];
+	/* collective args (process group, sequence) when the reader has them */
+	while (cw->ci < t->coll.n && t->coll.v[cw->ci].ev < i)
+		cw->ci++;
+	if (cw->ci < t->coll.n && t->coll.v[cw->ci].ev == i) {
+		const struct ts_trace_coll *c = &t->coll.v[cw->ci];
+		const char *pg = tstr(t, c->pg_name);
+		const char *cn = tstr(t, c->coll_name);
+		cs.key = ts_hash(pg, strlen(pg)) * 31 + ts_hash(cn, strlen(cn));
+		cs.seq = c->seq;
+	}
+	st = step_at_near(p, when, &cw->near);
+	cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
+	cs.name = cw->kept[id];
+	if (__builtin_add_overflow(base, ts_ev_ts(&t->ev, i), &cs.start_ns))
+		cs.start_ns = ts_ev_ts(&t->ev, i);
+	cs.dur_ns = ts_ev_dur(&t->ev, i);
+	return TS_VEC_PUSH(p->colls, cs) ? TS_ENOMEM : 0;
+}
+
+/* The rank's collective spans: with GPU activity its communication
+ * kernels (walked in w->gpu, each in the step of its launch call), else
+ * the CPU-side collective annotations and ops. */
 static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 			 int *failed)
 {
-	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
-	size_t ci = 0, nstr = t->strings.count + 1;
-	/* per distinct name: hash and id in p->names, computed once */
-	uint64_t *khash = calloc(nstr, sizeof(*khash));
-	uint32_t *kept = malloc(nstr * sizeof(*kept));
+	size_t nstr = t->strings.count + 1;
+	struct coll_walk cw = { .khash = calloc(nstr, sizeof(*cw.khash)),
+				.kept = malloc(nstr * sizeof(*cw.kept)), .near = -1 };
 	int rc = TS_ENOMEM;
 
-	if (!khash || !kept)
+	if (!cw.khash || !cw.kept)
 		goto out;
-	memset(kept, 0xff, nstr * sizeof(*kept));
-	for (size_t i = 0; i < t->ev.n; i++) {
-		struct ts_coll_span cs;
-		uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-		int64_t when;
-		int32_t st;
-		if (!w->tm[i])
-			continue;
-		if (p->has_gpu) {
-			if (!is_gpu_cat(t->ev.cat[i]) || class_of(w, t, i) != TS_KC_COMM)
-				continue;
-		} else if (t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-			   !(name_flags(w, t, i) & F_CPUCOMM)) {
-			continue;
-		}
-		if (kept[id] == UINT32_MAX) {
-			const char *nm = ev_name(t, i);
-			khash[id] = ts_hash(nm, strlen(nm));
-			kept[id] = keep_name(p, nm, strlen(nm), failed);
-		}
-		memset(&cs, 0, sizeof(cs));
-		cs.seq = TS_NONE;
-		cs.key = khash[id];
-		/* collective args (process group, sequence) when the reader has them */
-		while (ci < t->coll.n && t->coll.v[ci].ev < i)
-			ci++;
-		if (ci < t->coll.n && t->coll.v[ci].ev == i) {
-			const struct ts_trace_coll *c = &t->coll.v[ci];
-			const char *pg = tstr(t, c->pg_name);
-			const char *cn = tstr(t, c->coll_name);
-			cs.key = ts_hash(pg, strlen(pg)) * 31 + ts_hash(cn, strlen(cn));
-			cs.seq = c->seq;
-		}
-		when = ts_ev_ts(&t->ev, i);
-		if (p->has_gpu && ts_ev_corr(&t->ev, i) != TS_NONE) {
-			int64_t r = find_corr(&w->corr, ts_ev_corr(&t->ev, i));
-			if (r >= 0)
-				when = ts_ev_ts(&t->ev, r);
-		}
-		st = ts_rank_prof_step_at(p, when);
-		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
-		cs.name = kept[id];
-		if (__builtin_add_overflow(base, ts_ev_ts(&t->ev, i), &cs.start_ns))
-			cs.start_ns = ts_ev_ts(&t->ev, i);
-		cs.dur_ns = ts_ev_dur(&t->ev, i);
-		if (TS_VEC_PUSH(p->colls, cs))
+	memset(cw.kept, 0xff, nstr * sizeof(*cw.kept));
+	for (size_t k = 0; p->has_gpu && k < w->ngpu; k++) {
+		size_t i = w->gpu[k];
+		uint32_t r = w->gpu_launch[k];
+		if (class_of(w, t, i) == TS_KC_COMM &&
+		    coll_add(p, t, &cw, i, ts_ev_ts(&t->ev, r != CORR_NONE ? r : i), failed))
 			goto out;
 	}
+	for (size_t i = 0; !p->has_gpu && i < t->ev.n; i++)
+		if (w->tm[i] && t->ev.cat[i] != TS_CAT_GPU_USER_ANNOTATION &&
+		    (name_flags(w, t, i) & F_CPUCOMM) &&
+		    coll_add(p, t, &cw, i, ts_ev_ts(&t->ev, i), failed))
+			goto out;
 	sort_n(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
 	for (size_t i = 0; i < p->colls.n;) {
 		size_t j = i;
@@ -1629,8 +1708,8 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 	}
 	rc = 0;
 out:
-	free(khash);
-	free(kept);
+	free(cw.khash);
+	free(cw.kept);
 	return rc;
 }
 
@@ -1766,6 +1845,8 @@ static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wo
 static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		    int64_t *t0, int64_t *t1, int64_t *g0, int64_t *g1)
 {
+	int32_t near = -1;
+
 	for (size_t j = 0; j < w->ngpu; j++) {
 		size_t i = w->gpu[j];
 		int64_t s = ts_ev_ts(&t->ev, i), e = s + ts_ev_dur(&t->ev, i);
@@ -1774,7 +1855,7 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 		if (r >= 0) {
 			int32_t st;
 			launch = ts_ev_ts(&t->ev, r);
-			st = ts_rank_prof_step_at(p, launch);
+			st = step_at_near(p, launch, &near);
 			if (st >= 0) {
 				struct ts_step_prof *sp = &p->steps.v[st];
 				int64_t lo = s > sp->start_ns ? s : sp->start_ns;
@@ -1815,6 +1896,55 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 	return 0;
 }
 
+/* The host gap: the window outside the main thread's ops, the data
+ * loader and CPU-side collectives (y), its length, and the steps' CPU
+ * figures (data, host, gap, forward, backward, optimizer). Reads only the
+ * host's sets of w (normalized and clipped) and writes only y, its own
+ * scratch sets and those fields of p, so it runs beside the GPU's unions;
+ * rc 0 or TS_ENOMEM. */
+struct gap_job {
+	struct ts_rank_prof *p;
+	struct work *w;
+	int64_t t0, t1;
+	struct ts_ivset y;
+	int rc;
+};
+
+static void *gap_main(void *arg)
+{
+	struct gap_job *j = arg;
+	struct ts_rank_prof *p = j->p;
+	struct work *w = j->w;
+	struct ts_ivset win, idle, x;
+
+	ts_ivset_init(&win);
+	ts_ivset_init(&idle);
+	ts_ivset_init(&x);
+	j->rc = ts_ivset_add(&win, j->t0, j->t1) || ts_ivset_sub(&idle, &win, &w->set[S_HOST]) ||
+		ts_ivset_sub(&x, &idle, &w->set[S_DATA]) ||
+		ts_ivset_sub(&j->y, &x, &w->set[S_CPUCOMM]) ? TS_ENOMEM : 0;
+	ts_ivset_release(&win);
+	ts_ivset_release(&idle);
+	ts_ivset_release(&x);
+	if (j->rc)
+		return NULL;
+	p->host_gap_ns = ts_ivset_len(&j->y);
+	for (size_t i = 0; i < p->steps.n; i++) {
+		struct ts_step_prof *sp = &p->steps.v[i];
+		int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
+		sp->data_ns = ts_ivset_len_in(&w->set[S_DATA], lo, hi);
+		sp->host_ns = ts_ivset_len_in(&w->set[S_HOST], lo, hi);
+		sp->gap_ns = ts_ivset_len_in(&j->y, lo, hi);
+		if (w->set[S_FWD].n)
+			sp->fwd_ns = ts_ivset_len_in(&w->set[S_FWD], lo, hi);
+		if (w->set[S_BWD].n)
+			sp->bwd_ns = ts_ivset_len_in(&w->set[S_BWD], lo, hi);
+		if (w->set[S_OPT].n)
+			sp->opt_ns = ts_ivset_len_in(&w->set[S_OPT], lo, hi);
+	}
+	return NULL;
+}
+
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		    const struct ts_prof_opts *opts, struct ts_err *err)
 {
@@ -1825,11 +1955,13 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int failed = 0, rc = TS_ENOMEM;
 	struct side side;
 	struct index_job ij;
-	pthread_t side_th, index_th;
-	int side_started = 0, index_started = 0, nomem;
+	struct gap_job gap;
+	pthread_t side_th, index_th, gap_th;
+	int side_started = 0, index_started = 0, gap_started = 0, nomem;
 
 	memset(&w, 0, sizeof(w));
 	memset(&side, 0, sizeof(side));
+	memset(&gap, 0, sizeof(gap));
 	snprintf(p->file, sizeof(p->file), "%s", t->path);
 	p->rank = t->meta.rank;
 	p->vendor = (int)t->meta.vendor;
@@ -1858,8 +1990,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	w.tm = malloc(t->ev.n + 1);
 	if (!w.tm)
 		goto out;
-	for (size_t i = 0; i < t->ev.n; i++)
-		w.tm[i] = (uint8_t)timed(t, i);
+	timed_all(t, w.tm, opts ? opts->threads : 1);
 	/* the lists and the correlation map need only the trace and tm: with
 	 * two threads they are built beside the step search */
 	ij = (struct index_job){ .w = &w, .t = t };
@@ -1918,6 +2049,14 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		w.set[S_T1] = x;
 		ts_ivset_release(&w.set[S_HOST_CALLS]);
 	}
+	/* the host gap needs only the host's sets: with two threads it runs
+	 * beside the GPU's unions below */
+	gap = (struct gap_job){ .p = p, .w = &w, .t0 = t0, .t1 = t1 };
+	ts_ivset_init(&gap.y);
+	if (opts && opts->threads >= 2)
+		gap_started = !pthread_create(&gap_th, NULL, gap_main, &gap);
+	if (!gap_started)
+		gap_main(&gap);
 	for (int k = 0; k < TS_KC_COUNT; k++)
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
 	/* compute / comm / memcpy sets; compute = the compute classes, busy =
@@ -1994,48 +2133,27 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		p->idle_ns = p->window_ns - p->busy_ns - p->exposed_comm_ns;
 	}
 
-	/* host gap: main thread outside ops, the data loader and CPU-side
-	 * collectives, within the window; GPU idle split by what the CPU did
-	 * meanwhile */
+	/* GPU idle split by what the CPU did meanwhile (the host gap) */
 	{
-		struct ts_ivset *win = &w.set[S_T1], *idle = &w.set[S_T2], *x = &w.set[S_T3];
-		struct ts_ivset y;
-		ts_ivset_init(&y);
-		win->n = 0;
-		if (ts_ivset_add(win, t0, t1) || ts_ivset_sub(idle, win, &w.set[S_HOST]) ||
-		    ts_ivset_sub(x, idle, &w.set[S_DATA]) || ts_ivset_sub(&y, x, &w.set[S_CPUCOMM])) {
-			ts_ivset_release(&y);
-			goto out;
+		struct ts_ivset *x = &w.set[S_T3];
+		if (gap_started) {
+			pthread_join(gap_th, NULL);
+			gap_started = 0;
 		}
-		p->host_gap_ns = ts_ivset_len(&y);
-		/* per-step CPU figures; y keeps the gap set */
-		for (size_t i = 0; i < p->steps.n; i++) {
+		if (gap.rc)
+			goto out;
+		for (size_t i = 0; !p->has_gpu && i < p->steps.n; i++) {
 			struct ts_step_prof *sp = &p->steps.v[i];
-			int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
-			sp->data_ns = ts_ivset_len_in(&w.set[S_DATA], lo, hi);
-			sp->host_ns = ts_ivset_len_in(&w.set[S_HOST], lo, hi);
-			sp->gap_ns = ts_ivset_len_in(&y, lo, hi);
-			if (w.set[S_FWD].n)
-				sp->fwd_ns = ts_ivset_len_in(&w.set[S_FWD], lo, hi);
-			if (w.set[S_BWD].n)
-				sp->bwd_ns = ts_ivset_len_in(&w.set[S_BWD], lo, hi);
-			if (w.set[S_OPT].n)
-				sp->opt_ns = ts_ivset_len_in(&w.set[S_OPT], lo, hi);
-			if (!p->has_gpu) {
-				sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], lo, hi);
-				sp->busy_ns = sp->host_ns;
-				sp->compute_ns = sp->host_ns;
-			}
+			sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], sp->start_ns,
+						      sp->start_ns + sp->dur_ns);
+			sp->busy_ns = sp->host_ns;
+			sp->compute_ns = sp->host_ns;
 		}
-		if (idle_parts(p, &w, &y)) {
-			ts_ivset_release(&y);
+		if (idle_parts(p, &w, &gap.y))
 			goto out;
-		}
 		if (!p->has_gpu) {
-			if (ts_ivset_sub(x, &w.set[S_COMM], &w.set[S_HOST])) {
-				ts_ivset_release(&y);
+			if (ts_ivset_sub(x, &w.set[S_COMM], &w.set[S_HOST]))
 				goto out;
-			}
 			for (size_t i = 0; i < p->steps.n; i++) {
 				struct ts_step_prof *sp = &p->steps.v[i];
 				sp->exposed_comm_ns = ts_ivset_len_in(x, sp->start_ns,
@@ -2043,7 +2161,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				sp->idle_ns = sp->dur_ns - sp->busy_ns - sp->exposed_comm_ns;
 			}
 		}
-		ts_ivset_release(&y);
 	}
 	if (p->has_gpu && (step_gpu(p, &w) || idle_causes(p, &w)))
 		goto out;
@@ -2094,6 +2211,9 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 out:
 	if (side_started)
 		pthread_join(side_th, NULL);
+	if (gap_started)
+		pthread_join(gap_th, NULL);
+	ts_ivset_release(&gap.y);
 	TS_VEC_RELEASE(side.all);
 	work_release(&w);
 	if (rc)
