@@ -1792,6 +1792,16 @@ static void *side_main(void *arg)
 	return NULL;
 }
 
+/* ts_ivset_add() for the main thread's ops, most of them nested in the
+ * one before: an interval the set's last one covers changes nothing (as in
+ * ts_ivset_add), and skips the call. */
+static inline int add_nested(struct ts_ivset *a, int64_t s, int64_t e)
+{
+	if (a->n && a->v[a->n - 1].s <= s && e <= a->v[a->n - 1].e)
+		return 0;
+	return ts_ivset_add(a, s, e);
+}
+
 /* The sets of the events other than GPU activities (host, data loader,
  * CPU collectives, forward/backward/optimizer), and the window's bounds
  * without steps. Reads only the trace, tm and the name flags (so it runs
@@ -1833,7 +1843,7 @@ static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wo
 		 * in one set they would interleave with the ops and take a sort */
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
 		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
-		    ts_ivset_add(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
+		    add_nested(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
 			return TS_ENOMEM;
 	}
 	return 0;
@@ -1896,15 +1906,35 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 	return 0;
 }
 
+/* The main thread's calls (S_HOST_CALLS, kept apart while the sets are
+ * built) merged into its ops' set S_HOST; tmp is scratch, left with the
+ * ops' old buffer. 0 or TS_ENOMEM. */
+static int host_merge(struct work *w, struct ts_ivset *tmp)
+{
+	const struct ts_ivset *host[2] = { &w->set[S_HOST], &w->set[S_HOST_CALLS] };
+	struct ts_ivset x;
+
+	if (!w->set[S_HOST_CALLS].n)
+		return 0;
+	if (ts_ivset_or_all(tmp, host, 2))
+		return TS_ENOMEM;
+	x = w->set[S_HOST];
+	w->set[S_HOST] = *tmp;
+	*tmp = x;
+	ts_ivset_release(&w->set[S_HOST_CALLS]);
+	return 0;
+}
+
 /* The host gap: the window outside the main thread's ops, the data
  * loader and CPU-side collectives (y), its length, and the steps' CPU
- * figures (data, host, gap, forward, backward, optimizer). Reads only the
- * host's sets of w (normalized and clipped) and writes only y, its own
- * scratch sets and those fields of p, so it runs beside the GPU's unions;
- * rc 0 or TS_ENOMEM. */
+ * figures (data, host, gap, forward, backward, optimizer), after
+ * host_merge() when merge is set. Touches only the host's sets of w
+ * (normalized and clipped), y, its own scratch sets and those fields of p,
+ * so it runs beside the GPU's unions; rc 0 or TS_ENOMEM. */
 struct gap_job {
 	struct ts_rank_prof *p;
 	struct work *w;
+	int merge;              /* host_merge() first */
 	int64_t t0, t1;
 	struct ts_ivset y;
 	int rc;
@@ -1920,7 +1950,8 @@ static void *gap_main(void *arg)
 	ts_ivset_init(&win);
 	ts_ivset_init(&idle);
 	ts_ivset_init(&x);
-	j->rc = ts_ivset_add(&win, j->t0, j->t1) || ts_ivset_sub(&idle, &win, &w->set[S_HOST]) ||
+	j->rc = (j->merge && host_merge(w, &x)) || ts_ivset_add(&win, j->t0, j->t1) ||
+		ts_ivset_sub(&idle, &win, &w->set[S_HOST]) ||
 		ts_ivset_sub(&x, &idle, &w->set[S_DATA]) ||
 		ts_ivset_sub(&j->y, &x, &w->set[S_CPUCOMM]) ? TS_ENOMEM : 0;
 	ts_ivset_release(&win);
@@ -2039,19 +2070,13 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 
 	/* nothing is counted outside the window it is a share of */
 	clip_all(&w, t0, t1, opts ? opts->threads : 1);
-	if (w.set[S_HOST_CALLS].n) {
-		const struct ts_ivset *host[2] = { &w.set[S_HOST], &w.set[S_HOST_CALLS] };
-		struct ts_ivset x;
-		if (ts_ivset_or_all(&w.set[S_T1], host, 2))
-			goto out;
-		x = w.set[S_HOST];
-		w.set[S_HOST] = w.set[S_T1];
-		w.set[S_T1] = x;
-		ts_ivset_release(&w.set[S_HOST_CALLS]);
-	}
+	/* CPU-only, the sets below need the host's whole set at once */
+	if (!p->has_gpu && host_merge(&w, &w.set[S_T1]))
+		goto out;
 	/* the host gap needs only the host's sets: with two threads it runs
-	 * beside the GPU's unions below */
-	gap = (struct gap_job){ .p = p, .w = &w, .t0 = t0, .t1 = t1 };
+	 * beside the GPU's unions below (and with GPU activity, merges the
+	 * host's calls first) */
+	gap = (struct gap_job){ .p = p, .w = &w, .t0 = t0, .t1 = t1, .merge = p->has_gpu };
 	ts_ivset_init(&gap.y);
 	if (opts && opts->threads >= 2)
 		gap_started = !pthread_create(&gap_th, NULL, gap_main, &gap);
@@ -2100,7 +2125,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->idle_ns = p->window_ns - p->busy_ns;
 	p->compute_ns = ts_ivset_len(&w.set[S_COMPUTE]);
 	p->comm_ns = ts_ivset_len(&w.set[S_COMM]);
-	p->host_busy_ns = ts_ivset_len(&w.set[S_HOST]);
 	p->data_ns = ts_ivset_len(&w.set[S_DATA]);
 	{
 		int64_t ov = ts_ivset_and_len(&w.set[S_COMM], &w.set[S_COMPUTE]);
@@ -2142,6 +2166,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		}
 		if (gap.rc)
 			goto out;
+		p->host_busy_ns = ts_ivset_len(&w.set[S_HOST]);
 		for (size_t i = 0; !p->has_gpu && i < p->steps.n; i++) {
 			struct ts_step_prof *sp = &p->steps.v[i];
 			sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], sp->start_ns,
