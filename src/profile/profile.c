@@ -515,9 +515,10 @@ static uint32_t *shrink_list(uint32_t *v, size_t n)
 /*
  * The lists of struct work (timed GPU activities, timed runtime/driver
  * calls) in one pass over the events, then the correlation map from the
- * calls (see struct corr_map), each activity's launch call and the class of
- * each activity's name (w->name_cls). Later passes walk the lists instead
- * of every event. Reads only the trace and w->tm.
+ * calls (see struct corr_map) and each activity's launch call (the class of
+ * its name is found by gpu_sets, which walks the same list in the same
+ * order). Later passes walk the lists instead of every event. Reads only the
+ * trace and w->tm.
  */
 static int index_build(struct work *w, const struct ts_trace *t)
 {
@@ -612,7 +613,6 @@ link:
 		int64_t c = ts_ev_corr(&t->ev, w->gpu[k]);
 		int64_t r = c != TS_NONE ? find_corr(m, c) : -1;
 		w->gpu_launch[k] = r >= 0 ? (uint32_t)r : CORR_NONE;
-		class_of(w, t, w->gpu[k]);
 	}
 	rc = 0;
 out:
@@ -1286,16 +1286,17 @@ out:
  * look at the launch calls of the activities that end each gap. */
 static int idle_causes(struct ts_rank_prof *p, struct work *w)
 {
-	struct ts_ivset *idle = &w->set[S_T1], *win = &w->set[S_T2], *hb = &w->set[S_T3];
+	struct ts_ivset sets[3], *idle = &sets[0], *win = &sets[1], *hb = &sets[2];
 	size_t i, j = 0;
-	int linked;
+	int linked, rc = TS_ENOMEM;
 
-	win->n = hb->n = 0;
+	for (i = 0; i < 3; i++)
+		ts_ivset_init(&sets[i]);
 	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns) ||
 	    ts_ivset_sub(idle, win, &w->set[S_BUSY]))
-		return TS_ENOMEM;
+		goto out;
 	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s))
-		return TS_ENOMEM;
+		goto out;
 	for (i = 0; i < idle->n; i++) {
 		int64_t a = idle->v[i].s, b = idle->v[i].e, first = INT64_MAX;
 		int any = 0, host;
@@ -1311,7 +1312,7 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 		 * the work was queued and the wait is something else */
 		host = !any || (first != INT64_MAX && first > a);
 		if (host && ts_ivset_add(hb, a, any && first < b ? first : b))
-			return TS_ENOMEM;
+			goto out;
 	}
 	ts_ivset_norm(hb);
 	p->idle_data_ns = ts_ivset_and_len(idle, &w->set[S_DATA]);
@@ -1323,14 +1324,38 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 		 * trailing one included; what is not data loader is other */
 		p->idle_host_ns = -1;
 		p->idle_other_ns = p->idle_ns - p->idle_data_ns;
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (ts_ivset_sub(win, hb, &w->set[S_DATA]))
-		return TS_ENOMEM;
+		goto out;
 	p->idle_host_ns = ts_ivset_len(win);
 	p->idle_other_ns = p->idle_ns - p->idle_data_ns - p->idle_host_ns;
-	return 0;
+	rc = 0;
+out:
+	for (i = 0; i < 3; i++)
+		ts_ivset_release(&sets[i]);
+	return rc;
 }
+
+/* idle_causes() on the thread that runs it: it reads busy, the data
+ * loader's set, p's window and idle, sorts w->gev and writes only its own
+ * sets and p's idle_data_ns, idle_host_ns and idle_other_ns. */
+struct causes_job {
+	struct ts_rank_prof *p;
+	struct work *w;
+	int rc;
+};
+
+static void *causes_main(void *arg)
+{
+	struct causes_job *j = arg;
+
+	j->rc = idle_causes(j->p, j->w);
+	return NULL;
+}
+
+
 
 /* Robust step outliers with a reason. */
 /* How far the GPU runs behind the host (ts_rank_prof.gpu_behind_frac),
@@ -1987,12 +2012,14 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	struct side side;
 	struct index_job ij;
 	struct gap_job gap;
-	pthread_t side_th, index_th, gap_th;
-	int side_started = 0, index_started = 0, gap_started = 0, nomem;
+	struct causes_job causes;
+	pthread_t side_th, index_th, gap_th, causes_th;
+	int side_started = 0, index_started = 0, gap_started = 0, causes_started = 0, nomem;
 
 	memset(&w, 0, sizeof(w));
 	memset(&side, 0, sizeof(side));
 	memset(&gap, 0, sizeof(gap));
+	memset(&causes, 0, sizeof(causes));
 	snprintf(p->file, sizeof(p->file), "%s", t->path);
 	p->rank = t->meta.rank;
 	p->vendor = (int)t->meta.vendor;
@@ -2123,6 +2150,11 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	}
 	p->busy_ns = p->has_gpu ? ts_ivset_len(&w.set[S_BUSY]) : ts_ivset_len(&w.set[S_HOST]);
 	p->idle_ns = p->window_ns - p->busy_ns;
+	/* the idle split by cause needs only busy, the data loader, the window
+	 * and the activities' starts: with two threads it runs beside the rest */
+	causes = (struct causes_job){ .p = p, .w = &w };
+	if (p->has_gpu && opts && opts->threads >= 2)
+		causes_started = !pthread_create(&causes_th, NULL, causes_main, &causes);
 	p->compute_ns = ts_ivset_len(&w.set[S_COMPUTE]);
 	p->comm_ns = ts_ivset_len(&w.set[S_COMM]);
 	p->data_ns = ts_ivset_len(&w.set[S_DATA]);
@@ -2187,7 +2219,15 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 			}
 		}
 	}
-	if (p->has_gpu && (step_gpu(p, &w) || idle_causes(p, &w)))
+	if (p->has_gpu && step_gpu(p, &w))
+		goto out;
+	if (causes_started) {
+		pthread_join(causes_th, NULL);
+		causes_started = 0;
+	} else if (p->has_gpu) {
+		causes_main(&causes);
+	}
+	if (causes.rc)
 		goto out;
 	work_drop(&w);
 
@@ -2238,6 +2278,8 @@ out:
 		pthread_join(side_th, NULL);
 	if (gap_started)
 		pthread_join(gap_th, NULL);
+	if (causes_started)
+		pthread_join(causes_th, NULL);
 	ts_ivset_release(&gap.y);
 	TS_VEC_RELEASE(side.all);
 	work_release(&w);

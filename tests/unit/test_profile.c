@@ -731,9 +731,10 @@ static int64_t stream_gaps(int n, int s, int64_t stream)
 
 /*
  * Two threads (lists beside the steps, launch and idle statistics beside
- * the GPU's sets, the host gap beside the unions, the timed flags in two
- * halves) give the profile one thread gives, on generated traces with many
- * streams and with one, and both match the construction.
+ * the GPU's sets, the host gap beside the unions, the idle split by cause
+ * beside the steps' GPU figures, the timed flags in two halves) give the
+ * profile one thread gives, on generated traces with many streams and with
+ * one, and both match the construction.
  */
 TEST(profile_threads_same_result_generated_streams)
 {
