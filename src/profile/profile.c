@@ -525,9 +525,10 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	struct corr_map *m = &w->corr;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t n = 0, words, present = 0;
-	/* each call's correlation id, looked up in the trace's sparse column
-	 * once (the map below reads it twice) */
-	int64_t *cc = malloc((t->ev.n + 1) * sizeof(*cc));
+	/* each call's correlation id as the trace's sparse column codes it
+	 * (4 B, ts_c32_dec), looked up there once (the map below reads it
+	 * twice) */
+	uint32_t *cc = malloc((t->ev.n + 1) * sizeof(*cc));
 	int rc = TS_ENOMEM;
 
 	memset(m, 0, sizeof(*m));
@@ -546,8 +547,8 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		}
 		if (cat != TS_CAT_RUNTIME && cat != TS_CAT_DRIVER)
 			continue;
-		c = ts_ev_corr(&t->ev, i);
-		cc[w->ncalls] = c;
+		cc[w->ncalls] = ts_sparse_raw(&t->ev.correlation, i);
+		c = ts_c32_dec(cc[w->ncalls], &t->ev.esc[TS_C32_CORR], i);
 		w->calls[w->ncalls++] = (uint32_t)i;
 		if (c == TS_NONE)
 			continue;
@@ -574,7 +575,7 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		if (!m->bits || !m->rank)
 			goto out;
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = cc[j];
+			int64_t c = ts_c32_dec(cc[j], &t->ev.esc[TS_C32_CORR], w->calls[j]);
 			if (c != TS_NONE) {
 				uint64_t k = (uint64_t)c - (uint64_t)lo;
 				m->bits[k / 64] |= UINT64_C(1) << (k % 64);
@@ -589,7 +590,7 @@ static int index_build(struct work *w, const struct ts_trace *t)
 			goto out;
 		memset(m->ev, 0xff, present * sizeof(*m->ev));
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = cc[j];
+			int64_t c = ts_c32_dec(cc[j], &t->ev.esc[TS_C32_CORR], w->calls[j]);
 			if (c != TS_NONE) {
 				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)c - (uint64_t)lo)];
 				if (*d == CORR_NONE)
@@ -601,7 +602,7 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		if (!m->pairs)
 			goto out;
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = cc[j];
+			int64_t c = ts_c32_dec(cc[j], &t->ev.esc[TS_C32_CORR], w->calls[j]);
 			if (c != TS_NONE)
 				m->pairs[m->n++] = (struct corr){ c, w->calls[j] };
 		}
