@@ -2118,14 +2118,23 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (p->has_gpu) {
 		const struct ts_ivset *part[TS_KC_COUNT + 1];
 		size_t np = 0;
+		int big = -1;
 		for (int k = 0; k < TS_KC_COUNT; k++)
 			if (ts_kclass_is_compute((enum ts_kclass)k))
 				part[np++] = &w.cls[k];
 		if (ts_ivset_or_all(&w.set[S_COMPUTE], part, np))
 			goto out;
+		/* busy's output takes the largest compute class's buffer, whose
+		 * pages are touched already (it grows by realloc); the rest go */
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (ts_kclass_is_compute((enum ts_kclass)k))
+			if (ts_kclass_is_compute((enum ts_kclass)k) &&
+			    (big < 0 || w.cls[k].cap > w.cls[big].cap))
+				big = k;
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (ts_kclass_is_compute((enum ts_kclass)k) && k != big)
 				ts_ivset_release(&w.cls[k]);
+		if (big >= 0)
+			move_set(&w.set[S_BUSY], &w.cls[big]);
 		np = 0;
 		part[np++] = &w.set[S_COMPUTE];
 		for (int k = 0; k < TS_KC_COUNT; k++)
