@@ -303,11 +303,9 @@ struct work {
 	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
 	uint8_t *name_dir;      /* per interned name, enum ts_mdir, NOCLS = not yet looked at */
 	uint8_t *tm;            /* per event: timed() */
-	struct gpu_ev *gev;
-	size_t ngev;
 	uint32_t *gpu;          /* event of each timed GPU activity, in event order */
 	uint32_t *gpu_launch;   /* its launch call (find_corr), CORR_NONE when unlinked */
-	size_t ngpu;            /* entries of gpu (ngev once the sets are built) */
+	size_t ngpu;            /* entries of gpu */
 	uint32_t *calls;        /* event of each timed runtime/driver call, in event order
 				 * (freed by launch_and_idle) */
 	size_t ncalls;
@@ -326,7 +324,6 @@ static void work_release(struct work *w)
 	free(w->name_flags);
 	free(w->name_dir);
 	free(w->tm);
-	free(w->gev);
 	free(w->gpu);
 	free(w->gpu_launch);
 	free(w->calls);
@@ -351,8 +348,6 @@ static void work_drop(struct work *w)
 		ts_ivset_release(&w->set[drop[i]]);
 	for (int i = 0; i < TS_KC_COUNT; i++)
 		ts_ivset_release(&w->cls[i]);
-	free(w->gev);
-	w->gev = NULL;
 }
 
 static int is_gpu_cat(int cat)
@@ -1284,29 +1279,38 @@ out:
 }
 
 /* GPU idle by cause (see profile.h): walk the idle gaps of the window and
- * look at the launch calls of the activities that end each gap. */
-static int idle_causes(struct ts_rank_prof *p, struct work *w)
+ * look at the launch calls of the activities that end each gap (the
+ * activities' starts and launch times, sorted by start). */
+static int idle_causes(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w)
 {
 	struct ts_ivset sets[3], *idle = &sets[0], *win = &sets[1], *hb = &sets[2];
-	size_t i, j = 0;
+	struct gpu_ev *gev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*gev));
+	size_t i, j = 0, ngev = w->ngpu;
 	int linked, rc = TS_ENOMEM;
 
 	for (i = 0; i < 3; i++)
 		ts_ivset_init(&sets[i]);
+	if (!gev)
+		goto out;
+	for (i = 0; i < ngev; i++) {
+		uint32_t r = w->gpu_launch[i];
+		gev[i] = (struct gpu_ev){ ts_ev_ts(&t->ev, w->gpu[i]),
+					  r != CORR_NONE ? ts_ev_ts(&t->ev, r) : TS_NONE };
+	}
 	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns) ||
 	    ts_ivset_sub(idle, win, &w->set[S_BUSY]))
 		goto out;
-	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s))
+	if (ts_radix_sort(gev, ngev, sizeof(*gev), key_gev_s))
 		goto out;
 	for (i = 0; i < idle->n; i++) {
 		int64_t a = idle->v[i].s, b = idle->v[i].e, first = INT64_MAX;
 		int any = 0, host;
-		while (j < w->ngev && w->gev[j].s < b)
+		while (j < ngev && gev[j].s < b)
 			j++;
-		for (size_t k = j; k < w->ngev && w->gev[k].s == b; k++) {
+		for (size_t k = j; k < ngev && gev[k].s == b; k++) {
 			any = 1;
-			if (w->gev[k].launch != TS_NONE && w->gev[k].launch < first)
-				first = w->gev[k].launch;
+			if (gev[k].launch != TS_NONE && gev[k].launch < first)
+				first = gev[k].launch;
 		}
 		/* the GPU waited for the CPU until the next launch call (or to the
 		 * end of the gap when nothing ran after it); from the call on,
@@ -1317,8 +1321,8 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 	}
 	ts_ivset_norm(hb);
 	p->idle_data_ns = ts_ivset_and_len(idle, &w->set[S_DATA]);
-	for (i = 0, linked = 0; i < w->ngev && !linked; i++)
-		linked = w->gev[i].launch != TS_NONE;
+	for (i = 0, linked = 0; i < ngev && !linked; i++)
+		linked = gev[i].launch != TS_NONE;
 	if (!linked) {
 		/* no activity linked to a launch call (nsys -t nvtx,osrt, a trace
 		 * without runtime events): no gap can be told host-bound, the
@@ -1336,14 +1340,17 @@ static int idle_causes(struct ts_rank_prof *p, struct work *w)
 out:
 	for (i = 0; i < 3; i++)
 		ts_ivset_release(&sets[i]);
+	free(gev);
 	return rc;
 }
 
-/* idle_causes() on the thread that runs it: it reads busy, the data
- * loader's set, p's window and idle, sorts w->gev and writes only its own
- * sets and p's idle_data_ns, idle_host_ns and idle_other_ns. */
+/* idle_causes() on the thread that runs it: it reads the trace, the
+ * activity list, busy, the data loader's set, p's window and idle, and
+ * writes only its own buffers and p's idle_data_ns, idle_host_ns and
+ * idle_other_ns. */
 struct causes_job {
 	struct ts_rank_prof *p;
+	const struct ts_trace *t;
 	struct work *w;
 	int rc;
 };
@@ -1352,7 +1359,7 @@ static void *causes_main(void *arg)
 {
 	struct causes_job *j = arg;
 
-	j->rc = idle_causes(j->p, j->w);
+	j->rc = idle_causes(j->p, j->t, j->w);
 	return NULL;
 }
 
@@ -1876,7 +1883,7 @@ static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wo
 }
 
 /* The GPU activities' sets and counts, each linked one to the step whose
- * span holds its launch call; w->gev for the idle split; the window's and
+ * span holds its launch call; the window's and
  * the GPU span's bounds. Needs index_build's lists; 0 or TS_ENOMEM. */
 static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		    int64_t *t0, int64_t *t1, int64_t *g0, int64_t *g1)
@@ -1910,7 +1917,6 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 			if (ts_ivset_add(&w->set[S_UNLINKED], s, e))
 				return TS_ENOMEM;
 		}
-		w->gev[w->ngev++] = (struct gpu_ev){ s, launch };
 		p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
 		p->class_count[k]++;
 		if (ts_ivset_add(&w->cls[k], s, e))
@@ -2066,9 +2072,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		pthread_join(index_th, NULL);
 	if (nomem || ij.rc)
 		goto out;
-	w.gev = malloc((w.ngpu ? w.ngpu : 1) * sizeof(*w.gev));
-	if (!w.gev)
-		goto out;
 	/* what follows only reads the trace, tm, the lists, corr and the name
 	 * flags: with two threads it runs beside the GPU's interval sets */
 	side.p = p;
@@ -2083,7 +2086,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (gpu_sets(p, t, &w, &t0, &t1, &g0, &g1))
 		goto out;
 
-	p->has_gpu = w.ngev > 0;
+	p->has_gpu = w.ngpu > 0;
 	if (p->steps.n) {
 		const struct ts_step_prof *a = &p->steps.v[0], *b = &p->steps.v[p->steps.n - 1];
 		if (a->start_ns < t0)
@@ -2162,7 +2165,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	p->idle_ns = p->window_ns - p->busy_ns;
 	/* the idle split by cause needs only busy, the data loader, the window
 	 * and the activities' starts: with two threads it runs beside the rest */
-	causes = (struct causes_job){ .p = p, .w = &w };
+	causes = (struct causes_job){ .p = p, .t = t, .w = &w };
 	if (p->has_gpu && opts && opts->threads >= 2)
 		causes_started = !pthread_create(&causes_th, NULL, causes_main, &causes);
 	p->compute_ns = ts_ivset_len(&w.set[S_COMPUTE]);
