@@ -819,18 +819,17 @@ static int sort_group(int64_t *v, size_t n, int64_t *scratch)
 typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
 
 /* Per distinct GPU activity name, in name-id order: the durations are
- * bucketed by name id (a counting sort: 8 B per activity), each bucket
- * sorted on its own (scratch: room for w->ngpu values). Reads only the
- * trace and w->gpu. */
+ * bucketed by name id (a counting sort into dur: 8 B per activity), each
+ * bucket sorted on its own (scratch and dur: room for w->ngpu values each).
+ * Reads only the trace and w->gpu. */
 static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all,
-			int64_t *scratch)
+			int64_t *scratch, int64_t *dur)
 {
 	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
 	size_t *off = calloc(nid + 1, sizeof(*off));
-	int64_t *dur = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*dur));
 	int rc = TS_ENOMEM;
 
-	if (!off || !dur)
+	if (!off)
 		goto out;
 	for (size_t k = 0; k < w->ngpu; k++) {
 		uint32_t id = t->ev.name[w->gpu[k]];
@@ -866,7 +865,6 @@ static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_ve
 	rc = 0;
 out:
 	free(off);
-	free(dur);
 	return rc;
 }
 
@@ -968,14 +966,14 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * starts keep event order), and the tracks reported by (device, stream).
  * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64 (with
  * several tracks it holds the buckets, and their sorts use the other copy).
- * Frees w->calls, which nothing needs after.
+ * list (room for max(w->ncalls, w->ngpu) int64) holds the calls' durations,
+ * then the launch delays. Frees w->calls, which nothing needs after.
  */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
-			   int64_t *scratch)
+			   int64_t *scratch, int64_t *list)
 {
 	/* call durations, then launch delays: at most one per call or activity */
-	int64_t *calls = malloc((w->ncalls ? w->ncalls : 1) * sizeof(*calls));
-	int64_t *delays = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*delays));
+	int64_t *calls = list, *delays = list;
 	size_t ncalls = 0, ndelays = 0;
 	struct track_map tracks = { 0 };
 	uint32_t *trk = NULL;
@@ -985,8 +983,6 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	int64_t last = -1;
 	int rc = TS_ENOMEM;
 
-	if (!calls || !delays)
-		goto out;
 	for (size_t j = 0; j < w->ncalls; j++) {
 		size_t i = w->calls[j];
 		unsigned f = name_flags(w, t, i);
@@ -1007,8 +1003,6 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	p->launch.call_p50_ns = pct_sorted(calls, ncalls, 0.5);
 	p->launch.call_p90_ns = pct_sorted(calls, ncalls, 0.9);
 	p->launch.call_max_ns = ncalls ? calls[ncalls - 1] : 0;
-	free(calls);
-	calls = NULL;
 
 	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
 	sev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*sev));
@@ -1056,8 +1050,6 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	p->launch.delay_p50_ns = pct_sorted(delays, ndelays, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays, ndelays, 0.9);
 	p->launch.delay_max_ns = ndelays ? delays[ndelays - 1] : 0;
-	free(delays);
-	delays = NULL;
 
 	/* the activities by track, each track's in activity order: with one
 	 * track sev is that already; else they are scattered into scratch
@@ -1094,8 +1086,6 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	}
 	rc = 0;
 out:
-	free(calls);
-	free(delays);
 	TS_VEC_RELEASE(tracks.tr);
 	free(tracks.slot);
 	free(trk);
@@ -1809,13 +1799,18 @@ struct side {
 
 static void side_run(struct side *s)
 {
-	/* one radix buffer for all the sorts below: its pages are touched once */
+	/* one radix buffer for all the sorts below, and one list for the
+	 * kernels' durations, then the calls', then the launch delays: their
+	 * pages are touched once */
 	size_t n = s->w->ncalls > 3 * s->w->ngpu ? s->w->ncalls : 3 * s->w->ngpu;
+	size_t nl = s->w->ncalls > s->w->ngpu ? s->w->ncalls : s->w->ngpu;
 	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+	int64_t *list = malloc((nl ? nl : 1) * sizeof(*list));
 
-	s->rc = scratch ? kernel_stats(s->t, s->w, &s->all, scratch) : TS_ENOMEM;
+	s->rc = scratch && list ? kernel_stats(s->t, s->w, &s->all, scratch, list) : TS_ENOMEM;
 	if (!s->rc)
-		s->rc = launch_and_idle(s->p, s->t, s->w, scratch);
+		s->rc = launch_and_idle(s->p, s->t, s->w, scratch, list);
+	free(list);
 	free(scratch);
 }
 
