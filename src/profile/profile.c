@@ -555,9 +555,6 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	}
 	w->gpu = shrink_list(w->gpu, w->ngpu);
 	w->calls = shrink_list(w->calls, w->ncalls);
-	w->gpu_launch = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
-	if (!w->gpu_launch)
-		goto out;
 	if (!n)
 		goto link;
 	/* hi - lo as unsigned cannot overflow; the span test keeps it small */
@@ -605,6 +602,12 @@ static int index_build(struct work *w, const struct ts_trace *t)
 			goto out;
 	}
 link:
+	/* the ids are done with: their buffer (its pages touched) takes the
+	 * activities' launch calls */
+	w->gpu_launch = realloc(cc, (w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
+	if (!w->gpu_launch)
+		goto out;
+	cc = NULL;
 	for (size_t k = 0; k < w->ngpu; k++) {
 		int64_t c = ts_ev_corr(&t->ev, w->gpu[k]);
 		int64_t r = c != TS_NONE ? find_corr(m, c) : -1;
@@ -993,8 +996,11 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
-	/* the last use of the calls' list */
-	free(w->calls);
+	/* the last use of the calls' list: its buffer (its pages touched)
+	 * takes the activities' track ids */
+	trk = realloc(w->calls, (w->ngpu ? w->ngpu : 1) * sizeof(*trk));
+	if (!trk)
+		goto out;
 	w->calls = NULL;
 	w->ncalls = 0;
 	p->launch.calls = (int64_t)ncalls;
@@ -1004,9 +1010,8 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	p->launch.call_p90_ns = pct_sorted(calls, ncalls, 0.9);
 	p->launch.call_max_ns = ncalls ? calls[ncalls - 1] : 0;
 
-	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
 	sev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*sev));
-	if (!trk || !sev)
+	if (!sev)
 		goto out;
 	for (k = 0; k < w->ngpu; k++) {
 		size_t i = w->gpu[k];
