@@ -302,7 +302,8 @@ struct work {
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
 	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
 	uint8_t *name_dir;      /* per interned name, enum ts_mdir, NOCLS = not yet looked at */
-	uint8_t *tm;            /* per event: timed() */
+	uint8_t *tm;            /* per event: timed(); with GPU activity its buffer
+				 * becomes compute's union once the sets are built */
 	uint32_t *gpu;          /* event of each timed GPU activity, in event order */
 	uint32_t *gpu_launch;   /* its launch call (find_corr), CORR_NONE when unlinked */
 	size_t ngpu;            /* entries of gpu */
@@ -2125,6 +2126,13 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		for (int k = 0; k < TS_KC_COUNT; k++)
 			if (ts_kclass_is_compute((enum ts_kclass)k))
 				part[np++] = &w.cls[k];
+		/* the timed flags are done with (with GPU activity the lists hold
+		 * what is left to walk): their buffer, its pages touched, takes
+		 * compute's union (grown by realloc) */
+		ts_ivset_release(&w.set[S_COMPUTE]);
+		w.set[S_COMPUTE].v = (struct ts_iv *)(void *)w.tm;
+		w.set[S_COMPUTE].cap = (t->ev.n + 1) / sizeof(struct ts_iv);
+		w.tm = NULL;
 		if (ts_ivset_or_all(&w.set[S_COMPUTE], part, np))
 			goto out;
 		/* busy's output takes the largest compute class's buffer, whose
