@@ -1836,6 +1836,18 @@ static inline int add_nested(struct ts_ivset *a, int64_t s, int64_t e)
 	return ts_ivset_add(a, s, e);
 }
 
+/* Whether an interval of h at or after *j holds [s, e), moving *j past the
+ * intervals that end by s: h is the host's ops in the order added and the
+ * calls come in time order, so the cursor only moves forward; where the ops
+ * are out of order a containing interval can be passed, and the call is
+ * then kept (never dropped wrongly). */
+static int covered(const struct ts_ivset *h, size_t *j, int64_t s, int64_t e)
+{
+	while (*j < h->n && h->v[*j].e <= s)
+		(*j)++;
+	return *j < h->n && h->v[*j].s <= s && e <= h->v[*j].e;
+}
+
 /* The sets of the events other than GPU activities (host, data loader,
  * CPU collectives, forward/backward/optimizer), and the window's bounds
  * without steps. Reads only the trace, tm and the name flags (so it runs
@@ -1843,6 +1855,8 @@ static inline int add_nested(struct ts_ivset *a, int64_t s, int64_t e)
 static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		     int64_t main_pid, int64_t main_tid, int64_t *t0, int64_t *t1)
 {
+	size_t hj = 0;          /* covered()'s cursor */
+
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t s, e;
@@ -1874,9 +1888,11 @@ static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wo
 				return TS_ENOMEM;
 		}
 		/* the calls apart: Kineto writes them after the host's ops, so
-		 * in one set they would interleave with the ops and take a sort */
+		 * in one set they would interleave with the ops and take a sort;
+		 * a call inside an op already added changes nothing */
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
 		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
+		    (cat == TS_CAT_CPU_OP || !covered(&w->set[S_HOST], &hj, s, e)) &&
 		    add_nested(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
 			return TS_ENOMEM;
 	}

@@ -789,3 +789,44 @@ TEST(profile_threads_same_result_generated_streams)
 		tb_release(&t);
 	}
 }
+
+/*
+ * The main thread's runtime calls count as host busy whether or not an op
+ * holds them (times in us; one step [0,1000)):
+ *   ops    aten::mm [100,300), then, written after the calls, aten::add [500,600)
+ *   calls  [150,160) inside mm, [290,310) across mm's end, [400,410) outside
+ *          any op, [510,520) inside add (which comes later in the file)
+ * host busy = |[100,310) u [400,410) u [500,600)| = 210 + 10 + 100 = 320 us.
+ */
+TEST(profile_host_calls_inside_and_outside_ops)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_prof_opts o;
+	struct ts_err err;
+
+	for (int threads = 1; threads <= 2; threads++) {
+		tb_init(&t);
+		tb_cpu(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 1000);
+		tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 100, 200);
+		tb_launch(&t, "cudaLaunchKernel", 150, 10, 1);
+		tb_launch(&t, "cudaLaunchKernel", 290, 20, 2);
+		tb_launch(&t, "cudaStreamSynchronize", 400, 10, -1);
+		tb_launch(&t, "cudaLaunchKernel", 510, 10, 3);
+		tb_cpu(&t, TS_CAT_CPU_OP, "aten::add", 500, 100);
+		tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 170, 100, 1);
+		tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 320, 50, 2);
+		tb_gpu(&t, TS_CAT_KERNEL, ELEM, 7, 530, 20, 3);
+		memset(&o, 0, sizeof(o));
+		o.threads = threads;
+		ts_rank_prof_init(&p);
+		REQUIRE(ts_rank_profile(&p, &t, &o, &err) == 0);
+		CHECK_I64(p.host_busy_ns, 320 * US);
+		REQUIRE(p.steps.n == 1);
+		CHECK_I64(p.steps.v[0].host_ns, 320 * US);
+		/* no data loader, no CPU collective: the gap is the rest */
+		CHECK_I64(p.host_gap_ns, (1000 - 320) * US);
+		ts_rank_prof_release(&p);
+		tb_release(&t);
+	}
+}
