@@ -970,14 +970,15 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * starts keep event order), and the tracks reported by (device, stream).
  * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64 (with
  * several tracks it holds the buckets, and their sorts use the other copy).
- * list (room for max(w->ncalls, w->ngpu) int64) holds the calls' durations,
- * then the launch delays. Frees w->calls, which nothing needs after.
+ * *list (room for max(w->ncalls, w->ngpu) int64) holds the calls' durations,
+ * then the launch delays; it is freed (and *list set to NULL) after them, as
+ * w->calls is, which nothing needs after.
  */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
-			   int64_t *scratch, int64_t *list)
+			   int64_t *scratch, int64_t **list)
 {
 	/* call durations, then launch delays: at most one per call or activity */
-	int64_t *calls = list, *delays = list;
+	int64_t *calls = *list, *delays = *list;
 	size_t ncalls = 0, ndelays = 0;
 	struct track_map tracks = { 0 };
 	uint32_t *trk = NULL;
@@ -1056,6 +1057,8 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	p->launch.delay_p50_ns = pct_sorted(delays, ndelays, 0.5);
 	p->launch.delay_p90_ns = pct_sorted(delays, ndelays, 0.9);
 	p->launch.delay_max_ns = ndelays ? delays[ndelays - 1] : 0;
+	free(*list);
+	*list = NULL;
 
 	/* the activities by track, each track's in activity order: with one
 	 * track sev is that already; else they are scattered into scratch
@@ -1815,7 +1818,7 @@ static void side_run(struct side *s)
 
 	s->rc = scratch && list ? kernel_stats(s->t, s->w, &s->all, scratch, list) : TS_ENOMEM;
 	if (!s->rc)
-		s->rc = launch_and_idle(s->p, s->t, s->w, scratch, list);
+		s->rc = launch_and_idle(s->p, s->t, s->w, scratch, &list);
 	free(list);
 	free(scratch);
 }
