@@ -3,8 +3,10 @@
  * went, per rank and across ranks, and which wall the job hits.
  *
  * Rank files are read and analysed in parallel threads (each thread reads
- * one file, profiles it and frees the trace before taking the next), then
- * the cross-rank analysis runs once over the compact per-rank results.
+ * one file, profiles it and frees the trace before taking the next; a
+ * single file's trace is freed on a thread of its own while the report is
+ * rendered, joined before run() returns), then the cross-rank analysis
+ * runs once over the compact per-rank results.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -74,6 +76,9 @@ struct slot {
 	struct ts_hta_part hta; /* --hta-compat: what HTA needs from this file */
 	struct ts_tracelens tl; /* --tracelens-compat */
 	struct trace_nsys_slot *nsys; /* one rank of an Nsight Systems export, else NULL */
+	struct ts_trace trace;  /* while analysed; then released, by rel_th when started */
+	pthread_t rel_th;
+	int rel_started;        /* joined in run() */
 };
 
 struct pool {
@@ -107,9 +112,16 @@ static void *hta_main(void *arg)
 	return NULL;
 }
 
+/* ts_trace_release() on the thread that runs it. */
+static void *release_main(void *arg)
+{
+	ts_trace_release(arg);
+	return NULL;
+}
+
 static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 {
-	struct ts_trace t;
+	struct ts_trace *t = &s->trace;
 	struct ts_trace_opts o;
 	struct ts_prof_opts po;
 
@@ -122,33 +134,33 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 	po.top_k = pl->top_k;
 	po.tracks = s->want_tracks ? &s->tracks : NULL;
 	po.threads = pl->prof_threads;
-	ts_trace_init(&t);
+	ts_trace_init(t);
 	ts_err_init(&s->m.err);
 	if (s->nsys && s->nsys->is_nsys)
-		s->m.rc = trace_nsys_read(s->nsys, s->path, &pl->nsys_opts, &t, &s->m.err);
+		s->m.rc = trace_nsys_read(s->nsys, s->path, &pl->nsys_opts, t, &s->m.err);
 	else
-		s->m.rc = ts_trace_read(&t, s->path, &o, &s->m.err);
-	if (!s->m.rc && t.ev.n == 0)
-		s->m.rc = ts_err_at(&s->m.err, TS_EPARSE, s->path, (int64_t)t.meta.bytes, -1,
-				    "%s", t.meta.truncated ? "no complete trace event before the input ends"
+		s->m.rc = ts_trace_read(t, s->path, &o, &s->m.err);
+	if (!s->m.rc && t->ev.n == 0)
+		s->m.rc = ts_err_at(&s->m.err, TS_EPARSE, s->path, (int64_t)t->meta.bytes, -1,
+				    "%s", t->meta.truncated ? "no complete trace event before the input ends"
 						     : "no trace events (an empty traceEvents list)");
 	if (!s->m.rc) {
-		s->m.truncated = t.meta.truncated;
-		s->m.truncated_at = t.meta.truncated_at;
-		s->m.gzip = t.meta.gzip;
-		s->m.recovered = t.meta.recovered;
-		s->m.first_recovery_at = t.meta.first_recovery_at;
-		s->m.meta = t.meta;
-		s->m.rank_source = t.meta.rank_source;
-		s->m.base_ns = t.meta.has_base ? t.meta.base_ns : 0;
+		s->m.truncated = t->meta.truncated;
+		s->m.truncated_at = t->meta.truncated_at;
+		s->m.gzip = t->meta.gzip;
+		s->m.recovered = t->meta.recovered;
+		s->m.first_recovery_at = t->meta.first_recovery_at;
+		s->m.meta = t->meta;
+		s->m.rank_source = t->meta.rank_source;
+		s->m.base_ns = t->meta.has_base ? t->meta.base_ns : 0;
 		/* a spare core (one file): HTA's analysis beside the profile;
 		 * the profile's error, if any, is the one reported, as when
 		 * they run one after the other */
-		struct hta_job hj = { .t = &t, .part = &s->hta, .threads = 2 };
+		struct hta_job hj = { .t = t, .part = &s->hta, .threads = 2 };
 		pthread_t hth;
 		int hta_th = pl->hta && pl->prof_threads >= 2 &&
 			     pthread_create(&hth, NULL, hta_main, &hj) == 0;
-		s->m.rc = ts_rank_profile(&s->prof, &t, &po, &s->m.err);
+		s->m.rc = ts_rank_profile(&s->prof, t, &po, &s->m.err);
 		if (hta_th) {
 			pthread_join(hth, NULL);
 			if (!s->m.rc && hj.rc) {
@@ -156,12 +168,16 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 				s->m.err = hj.err;
 			}
 		} else if (!s->m.rc && pl->hta) {
-			s->m.rc = ts_hta_part_build(&t, &s->hta, pl->prof_threads, &s->m.err);
+			s->m.rc = ts_hta_part_build(t, &s->hta, pl->prof_threads, &s->m.err);
 		}
 		if (!s->m.rc && pl->tl)
-			s->m.rc = ts_tracelens_analyze(&t, pl->tl == 2, &s->tl, &s->m.err);
+			s->m.rc = ts_tracelens_analyze(t, pl->tl == 2, &s->tl, &s->m.err);
 	}
-	ts_trace_release(&t);
+	/* one file (a spare core): its memory goes back on a thread of its
+	 * own while the report is rendered */
+	s->rel_started = pl->prof_threads >= 2 && !pthread_create(&s->rel_th, NULL, release_main, t);
+	if (!s->rel_started)
+		ts_trace_release(t);
 }
 
 static void *worker(void *arg)
@@ -1274,6 +1290,9 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	rc = cli_emit(ctx, &out);
 out:
+	for (size_t i = 0; pl.slots && i < pl.n; i++)
+		if (pl.slots[i].rel_started)
+			pthread_join(pl.slots[i].rel_th, NULL);
 	if (mpi_on)
 		trace_mpi_stop();
 	ts_job_prof_release(&job);

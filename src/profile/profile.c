@@ -274,6 +274,20 @@ int32_t ts_rank_prof_step_at(const struct ts_rank_prof *p, int64_t t)
 	return -1;
 }
 
+/* ts_rank_prof_step_at(p, t), trying first the step *hint (found for the
+ * time before; times that come nearly in order mostly fall in it) and
+ * leaving the answer there: the same answer, as steps are sorted and
+ * disjoint, without the search. */
+static int32_t step_at_near(const struct ts_rank_prof *p, int64_t t, int32_t *hint)
+{
+	const struct ts_step_prof *h = *hint >= 0 ? &p->steps.v[*hint] : NULL;
+
+	if (h && h->start_ns <= t && t < h->start_ns + h->dur_ns)
+		return *hint;
+	*hint = ts_rank_prof_step_at(p, t);
+	return *hint;
+}
+
 /* S_E*: the exposed parts of comm, memcpy and memset (what steps are
  * measured on, with busy and compute). */
 enum set_id {
@@ -288,12 +302,11 @@ struct work {
 	uint8_t *name_cls;      /* per interned name, NOCLS = not yet classified */
 	uint16_t *name_flags;   /* per interned name, F_* bits, 0 = not yet looked at */
 	uint8_t *name_dir;      /* per interned name, enum ts_mdir, NOCLS = not yet looked at */
-	uint8_t *tm;            /* per event: timed() */
-	struct gpu_ev *gev;
-	size_t ngev;
+	uint8_t *tm;            /* per event: timed(); with GPU activity its buffer
+				 * becomes compute's union once the sets are built */
 	uint32_t *gpu;          /* event of each timed GPU activity, in event order */
 	uint32_t *gpu_launch;   /* its launch call (find_corr), CORR_NONE when unlinked */
-	size_t ngpu;            /* entries of gpu (ngev once the sets are built) */
+	size_t ngpu;            /* entries of gpu */
 	uint32_t *calls;        /* event of each timed runtime/driver call, in event order
 				 * (freed by launch_and_idle) */
 	size_t ncalls;
@@ -312,7 +325,6 @@ static void work_release(struct work *w)
 	free(w->name_flags);
 	free(w->name_dir);
 	free(w->tm);
-	free(w->gev);
 	free(w->gpu);
 	free(w->gpu_launch);
 	free(w->calls);
@@ -337,8 +349,6 @@ static void work_drop(struct work *w)
 		ts_ivset_release(&w->set[drop[i]]);
 	for (int i = 0; i < TS_KC_COUNT; i++)
 		ts_ivset_release(&w->cls[i]);
-	free(w->gev);
-	w->gev = NULL;
 }
 
 static int is_gpu_cat(int cat)
@@ -356,6 +366,39 @@ static int timed(const struct ts_trace *t, size_t i)
 
 	return t->ev.ph[i] == 'X' && d != TS_NONE && d >= 0 && d <= TIME_LIM &&
 	       ts != TS_NONE && ts >= -TIME_LIM && ts <= TIME_LIM;
+}
+
+/* timed() of the events [lo, hi) into tm[lo, hi), on the thread that runs
+ * it. */
+struct timed_job {
+	const struct ts_trace *t;
+	uint8_t *tm;
+	size_t lo, hi;
+};
+
+static void *timed_main(void *arg)
+{
+	struct timed_job *j = arg;
+
+	for (size_t i = j->lo; i < j->hi; i++)
+		j->tm[i] = (uint8_t)timed(j->t, i);
+	return NULL;
+}
+
+/* timed() of every event into tm; with two threads each takes one half of
+ * the events (disjoint parts of tm, joined before return). */
+static void timed_all(const struct ts_trace *t, uint8_t *tm, int threads)
+{
+	struct timed_job job[2] = { { t, tm, 0, t->ev.n / 2 }, { t, tm, t->ev.n / 2, t->ev.n } };
+	pthread_t th;
+
+	if (threads < 2 || pthread_create(&th, NULL, timed_main, &job[1])) {
+		job[0].hi = t->ev.n;
+		timed_main(&job[0]);
+		return;
+	}
+	timed_main(&job[0]);
+	pthread_join(th, NULL);
 }
 
 /* Sums of overlapping durations (or bytes) saturate instead of wrapping. */
@@ -468,21 +511,27 @@ static uint32_t *shrink_list(uint32_t *v, size_t n)
 /*
  * The lists of struct work (timed GPU activities, timed runtime/driver
  * calls) in one pass over the events, then the correlation map from the
- * calls (see struct corr_map), each activity's launch call and the class of
- * each activity's name (w->name_cls). Later passes walk the lists instead
- * of every event. Reads only the trace and w->tm.
+ * calls (see struct corr_map) and each activity's launch call (the class of
+ * its name is found by gpu_sets, which walks the same list in the same
+ * order). Later passes walk the lists instead of every event. Reads only the
+ * trace and w->tm.
  */
 static int index_build(struct work *w, const struct ts_trace *t)
 {
 	struct corr_map *m = &w->corr;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	size_t n = 0, words, present = 0;
+	/* each call's correlation id as the trace's sparse column codes it
+	 * (4 B, ts_c32_dec), looked up there once (the map below reads it
+	 * twice) */
+	uint32_t *cc = malloc((t->ev.n + 1) * sizeof(*cc));
+	int rc = TS_ENOMEM;
 
 	memset(m, 0, sizeof(*m));
 	w->gpu = malloc((t->ev.n + 1) * sizeof(*w->gpu));
 	w->calls = malloc((t->ev.n + 1) * sizeof(*w->calls));
-	if (!w->gpu || !w->calls)
-		return TS_ENOMEM;
+	if (!cc || !w->gpu || !w->calls)
+		goto out;
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t c;
@@ -494,8 +543,9 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		}
 		if (cat != TS_CAT_RUNTIME && cat != TS_CAT_DRIVER)
 			continue;
+		cc[w->ncalls] = ts_sparse_raw(&t->ev.correlation, i);
+		c = ts_c32_dec(cc[w->ncalls], &t->ev.esc[TS_C32_CORR], i);
 		w->calls[w->ncalls++] = (uint32_t)i;
-		c = ts_ev_corr(&t->ev, i);
 		if (c == TS_NONE)
 			continue;
 		if (c < lo)
@@ -506,9 +556,6 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	}
 	w->gpu = shrink_list(w->gpu, w->ngpu);
 	w->calls = shrink_list(w->calls, w->ncalls);
-	w->gpu_launch = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
-	if (!w->gpu_launch)
-		return TS_ENOMEM;
 	if (!n)
 		goto link;
 	/* hi - lo as unsigned cannot overflow; the span test keeps it small */
@@ -519,9 +566,9 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		m->bits = calloc(words, sizeof(*m->bits));
 		m->rank = malloc(words * sizeof(*m->rank));
 		if (!m->bits || !m->rank)
-			return TS_ENOMEM;
+			goto out;
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			int64_t c = ts_c32_dec(cc[j], &t->ev.esc[TS_C32_CORR], w->calls[j]);
 			if (c != TS_NONE) {
 				uint64_t k = (uint64_t)c - (uint64_t)lo;
 				m->bits[k / 64] |= UINT64_C(1) << (k % 64);
@@ -533,10 +580,10 @@ static int index_build(struct work *w, const struct ts_trace *t)
 		}
 		m->ev = malloc(present * sizeof(*m->ev));
 		if (!m->ev)
-			return TS_ENOMEM;
+			goto out;
 		memset(m->ev, 0xff, present * sizeof(*m->ev));
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			int64_t c = ts_c32_dec(cc[j], &t->ev.esc[TS_C32_CORR], w->calls[j]);
 			if (c != TS_NONE) {
 				uint32_t *d = &m->ev[corr_rank(m, (uint64_t)c - (uint64_t)lo)];
 				if (*d == CORR_NONE)
@@ -546,23 +593,31 @@ static int index_build(struct work *w, const struct ts_trace *t)
 	} else {
 		m->pairs = malloc(n * sizeof(*m->pairs));
 		if (!m->pairs)
-			return TS_ENOMEM;
+			goto out;
 		for (size_t j = 0; j < w->ncalls; j++) {
-			int64_t c = ts_ev_corr(&t->ev, w->calls[j]);
+			int64_t c = ts_c32_dec(cc[j], &t->ev.esc[TS_C32_CORR], w->calls[j]);
 			if (c != TS_NONE)
 				m->pairs[m->n++] = (struct corr){ c, w->calls[j] };
 		}
 		if (ts_radix_sort(m->pairs, m->n, sizeof(*m->pairs), key_corr))
-			return TS_ENOMEM;
+			goto out;
 	}
 link:
+	/* the ids are done with: their buffer (its pages touched) takes the
+	 * activities' launch calls */
+	w->gpu_launch = realloc(cc, (w->ngpu ? w->ngpu : 1) * sizeof(*w->gpu_launch));
+	if (!w->gpu_launch)
+		goto out;
+	cc = NULL;
 	for (size_t k = 0; k < w->ngpu; k++) {
 		int64_t c = ts_ev_corr(&t->ev, w->gpu[k]);
 		int64_t r = c != TS_NONE ? find_corr(m, c) : -1;
 		w->gpu_launch[k] = r >= 0 ? (uint32_t)r : CORR_NONE;
-		class_of(w, t, w->gpu[k]);
 	}
-	return 0;
+	rc = 0;
+out:
+	free(cc);
+	return rc;
 }
 
 /* A runtime or driver call, or device work: what Kineto writes after the
@@ -602,8 +657,9 @@ static int find_steps(struct ts_rank_prof *p, const struct ts_trace *t, struct w
 		const char *nm;
 		char *end;
 		long long n;
-		if (!w->tm[i] || t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-		    is_gpu_cat(t->ev.cat[i]) || !(name_flags(w, t, i) & F_STEP))
+		/* the name first: it rules out nearly every event */
+		if (!(name_flags(w, t, i) & F_STEP) || !w->tm[i] ||
+		    t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION || is_gpu_cat(t->ev.cat[i]))
 			continue;
 		nm = ev_name(t, i);
 		n = strtoll(nm + 13, &end, 10);
@@ -767,18 +823,17 @@ static int sort_group(int64_t *v, size_t n, int64_t *scratch)
 typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
 
 /* Per distinct GPU activity name, in name-id order: the durations are
- * bucketed by name id (a counting sort: 8 B per activity), each bucket
- * sorted on its own (scratch: room for w->ngpu values). Reads only the
- * trace and w->gpu. */
+ * bucketed by name id (a counting sort into dur: 8 B per activity), each
+ * bucket sorted on its own (scratch and dur: room for w->ngpu values each).
+ * Reads only the trace and w->gpu. */
 static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all,
-			int64_t *scratch)
+			int64_t *scratch, int64_t *dur)
 {
 	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
 	size_t *off = calloc(nid + 1, sizeof(*off));
-	int64_t *dur = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*dur));
 	int rc = TS_ENOMEM;
 
-	if (!off || !dur)
+	if (!off)
 		goto out;
 	for (size_t k = 0; k < w->ngpu; k++) {
 		uint32_t id = t->ev.name[w->gpu[k]];
@@ -814,7 +869,6 @@ static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_ve
 	rc = 0;
 out:
 	free(off);
-	free(dur);
 	return rc;
 }
 
@@ -914,17 +968,22 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * by (device, stream) in event order (a counting sort over a track id per
  * activity), each bucket sorted by start on its own (stable, so equal
  * starts keep event order), and the tracks reported by (device, stream).
- * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64.
- * Frees w->calls, which nothing needs after.
+ * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64 (with
+ * several tracks it holds the buckets, and their sorts use the other copy).
+ * *list (room for max(w->ncalls, w->ngpu) int64) holds the calls' durations,
+ * then the launch delays; it is freed (and *list set to NULL) after them, as
+ * w->calls is, which nothing needs after.
  */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
-			   int64_t *scratch)
+			   int64_t *scratch, int64_t **list)
 {
-	TS_VEC(int64_t) calls = { 0 };
-	TS_VEC(int64_t) delays = { 0 };
+	/* call durations, then launch delays: at most one per call or activity */
+	int64_t *calls = *list, *delays = *list;
+	size_t ncalls = 0, ndelays = 0;
 	struct track_map tracks = { 0 };
 	uint32_t *trk = NULL;
-	struct stream_ev *sev = NULL;
+	struct stream_ev *sev = NULL, *bucket;
+	void *spare;
 	size_t k = 0, off = 0;
 	int64_t last = -1;
 	int rc = TS_ENOMEM;
@@ -934,35 +993,38 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		unsigned f = name_flags(w, t, i);
 		if (!(f & F_LAUNCH))
 			continue;
-		if (TS_VEC_PUSH(calls, ts_ev_dur(&t->ev, i)))
-			goto out;
+		calls[ncalls++] = ts_ev_dur(&t->ev, i);
 		p->launch.call_total_ns = sat_add(p->launch.call_total_ns, ts_ev_dur(&t->ev, i));
 		if (f & F_GRAPH)
 			p->launch.graph_launches++;
 	}
-	/* the last use of the calls' list */
-	free(w->calls);
+	/* the last use of the calls' list: its buffer (its pages touched)
+	 * takes the activities' track ids */
+	trk = realloc(w->calls, (w->ngpu ? w->ngpu : 1) * sizeof(*trk));
+	if (!trk)
+		goto out;
 	w->calls = NULL;
 	w->ncalls = 0;
-	p->launch.calls = (int64_t)calls.n;
-	if (ts_radix_sort_i64_in(calls.v, calls.n, scratch))
+	p->launch.calls = (int64_t)ncalls;
+	if (ts_radix_sort_i64_in(calls, ncalls, scratch))
 		goto out;
-	p->launch.call_p50_ns = pct_sorted(calls.v, calls.n, 0.5);
-	p->launch.call_p90_ns = pct_sorted(calls.v, calls.n, 0.9);
-	p->launch.call_max_ns = calls.n ? calls.v[calls.n - 1] : 0;
-	TS_VEC_RELEASE(calls);
+	p->launch.call_p50_ns = pct_sorted(calls, ncalls, 0.5);
+	p->launch.call_p90_ns = pct_sorted(calls, ncalls, 0.9);
+	p->launch.call_max_ns = ncalls ? calls[ncalls - 1] : 0;
 
-	trk = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*trk));
-	if (!trk)
+	sev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*sev));
+	if (!sev)
 		goto out;
 	for (k = 0; k < w->ngpu; k++) {
 		size_t i = w->gpu[k];
 		int64_t r = w->gpu_launch[k] != CORR_NONE ? (int64_t)w->gpu_launch[k] : -1;
-		int64_t dev, stream, id;
+		int64_t dev, stream, id, s = ts_ev_ts(&t->ev, i), launch_ts = TS_NONE;
 		if (r >= 0) {
-			int64_t rend = ts_ev_ts(&t->ev, r) + ts_ev_dur(&t->ev, r);
-			int64_t d = ts_ev_ts(&t->ev, i) - rend;
-			int64_t lead = ts_ev_ts(&t->ev, r) - ts_ev_ts(&t->ev, i); /* |ts| <= TIME_LIM */
+			int64_t rend, d, lead;
+			launch_ts = ts_ev_ts(&t->ev, r);
+			rend = launch_ts + ts_ev_dur(&t->ev, r);
+			d = s - rend;
+			lead = launch_ts - s; /* |ts| <= TIME_LIM */
 			if (lead > TS_CLOCK_LEAD_NS) {
 				p->launch.before_launch++;
 				if (lead > p->launch.before_launch_max_ns)
@@ -970,8 +1032,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			}
 			if (d < 0)
 				d = 0;
-			if (TS_VEC_PUSH(delays, d))
-				goto out;
+			delays[ndelays++] = d;
 			p->launch.linked++;
 			p->launch.delay_total_ns = sat_add(p->launch.delay_total_ns, d);
 			if (t->ev.cat[i] == TS_CAT_KERNEL && ts_ev_dur(&t->ev, i) < ts_ev_dur(&t->ev, r))
@@ -979,6 +1040,7 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 			if (name_flags(w, t, (size_t)r) & F_GRAPH)
 				p->launch.graph_activities++;
 		}
+		sev[k] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i), launch_ts };
 		dev = ts_ev_pid(&t->ev, i);
 		stream = ts_ev_stream(&t->ev, i) != TS_NONE ? ts_ev_stream(&t->ev, i) : ts_ev_tid(&t->ev, i);
 		/* activities of one stream come in runs: try the last track first */
@@ -990,28 +1052,31 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		tracks.tr.v[id].n++;
 		trk[k] = (uint32_t)id;
 	}
-	if (ts_radix_sort_i64_in(delays.v, delays.n, scratch))
+	if (ts_radix_sort_i64_in(delays, ndelays, scratch))
 		goto out;
-	p->launch.delay_p50_ns = pct_sorted(delays.v, delays.n, 0.5);
-	p->launch.delay_p90_ns = pct_sorted(delays.v, delays.n, 0.9);
-	p->launch.delay_max_ns = delays.n ? delays.v[delays.n - 1] : 0;
-	TS_VEC_RELEASE(delays);
+	p->launch.delay_p50_ns = pct_sorted(delays, ndelays, 0.5);
+	p->launch.delay_p90_ns = pct_sorted(delays, ndelays, 0.9);
+	p->launch.delay_max_ns = ndelays ? delays[ndelays - 1] : 0;
+	free(*list);
+	*list = NULL;
 
-	for (size_t j = 0; j < tracks.tr.n; j++) {
-		tracks.tr.v[j].off = off;
-		off += tracks.tr.v[j].n;
-		tracks.tr.v[j].n = 0;
-	}
-	sev = malloc((k ? k : 1) * sizeof(*sev));
-	if (!sev)
-		goto out;
-	for (k = 0; k < w->ngpu; k++) {
-		size_t i = w->gpu[k];
-		uint32_t r = w->gpu_launch[k];
-		int64_t s = ts_ev_ts(&t->ev, i);
-		struct track *x = &tracks.tr.v[trk[k]];
-		sev[x->off + x->n++] = (struct stream_ev){ s, s + ts_ev_dur(&t->ev, i),
-							   r != CORR_NONE ? ts_ev_ts(&t->ev, r) : TS_NONE };
+	/* the activities by track, each track's in activity order: with one
+	 * track sev is that already; else they are scattered into scratch
+	 * (room for w->ngpu of them) and sev is the sorts' scratch */
+	bucket = sev;
+	spare = scratch;
+	if (tracks.tr.n > 1) {
+		bucket = (struct stream_ev *)(void *)scratch;
+		spare = sev;
+		for (size_t j = 0; j < tracks.tr.n; j++) {
+			tracks.tr.v[j].off = off;
+			off += tracks.tr.v[j].n;
+			tracks.tr.v[j].n = 0;
+		}
+		for (k = 0; k < w->ngpu; k++) {
+			struct track *x = &tracks.tr.v[trk[k]];
+			bucket[x->off + x->n++] = sev[k];
+		}
 	}
 	free(trk);
 	trk = NULL;
@@ -1019,19 +1084,17 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	for (size_t j = 0; j < tracks.tr.n; j++) {
 		const struct track *x = &tracks.tr.v[j];
 		struct ts_stream_idle si;
-		if (ts_radix_sort_in(sev + x->off, x->n, sizeof(*sev), key_sev_s, scratch))
+		if (ts_radix_sort_in(bucket + x->off, x->n, sizeof(*bucket), key_sev_s, spare))
 			goto out;
 		memset(&si, 0, sizeof(si));
 		si.device = x->dev;
 		si.stream = x->stream;
-		stream_idle(&si, sev + x->off, x->n);
+		stream_idle(&si, bucket + x->off, x->n);
 		if (TS_VEC_PUSH(p->idle, si))
 			goto out;
 	}
 	rc = 0;
 out:
-	TS_VEC_RELEASE(calls);
-	TS_VEC_RELEASE(delays);
 	TS_VEC_RELEASE(tracks.tr);
 	free(tracks.slot);
 	free(trk);
@@ -1215,54 +1278,91 @@ out:
 }
 
 /* GPU idle by cause (see profile.h): walk the idle gaps of the window and
- * look at the launch calls of the activities that end each gap. */
-static int idle_causes(struct ts_rank_prof *p, struct work *w)
+ * look at the launch calls of the activities that end each gap (the
+ * activities' starts and launch times, sorted by start). */
+static int idle_causes(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w)
 {
-	struct ts_ivset *idle = &w->set[S_T1], *win = &w->set[S_T2], *hb = &w->set[S_T3];
-	size_t i, j = 0;
-	int linked;
+	struct ts_ivset sets[3], *idle = &sets[0], *win = &sets[1], *hb = &sets[2];
+	struct gpu_ev *gev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*gev));
+	size_t i, j = 0, ngev = w->ngpu;
+	int linked, rc = TS_ENOMEM;
 
-	win->n = hb->n = 0;
+	for (i = 0; i < 3; i++)
+		ts_ivset_init(&sets[i]);
+	if (!gev)
+		goto out;
+	for (i = 0; i < ngev; i++) {
+		uint32_t r = w->gpu_launch[i];
+		gev[i] = (struct gpu_ev){ ts_ev_ts(&t->ev, w->gpu[i]),
+					  r != CORR_NONE ? ts_ev_ts(&t->ev, r) : TS_NONE };
+	}
 	if (ts_ivset_add(win, p->t0_ns, p->t0_ns + p->window_ns) ||
 	    ts_ivset_sub(idle, win, &w->set[S_BUSY]))
-		return TS_ENOMEM;
-	if (ts_radix_sort(w->gev, w->ngev, sizeof(*w->gev), key_gev_s))
-		return TS_ENOMEM;
+		goto out;
+	if (ts_radix_sort(gev, ngev, sizeof(*gev), key_gev_s))
+		goto out;
 	for (i = 0; i < idle->n; i++) {
 		int64_t a = idle->v[i].s, b = idle->v[i].e, first = INT64_MAX;
 		int any = 0, host;
-		while (j < w->ngev && w->gev[j].s < b)
+		while (j < ngev && gev[j].s < b)
 			j++;
-		for (size_t k = j; k < w->ngev && w->gev[k].s == b; k++) {
+		for (size_t k = j; k < ngev && gev[k].s == b; k++) {
 			any = 1;
-			if (w->gev[k].launch != TS_NONE && w->gev[k].launch < first)
-				first = w->gev[k].launch;
+			if (gev[k].launch != TS_NONE && gev[k].launch < first)
+				first = gev[k].launch;
 		}
 		/* the GPU waited for the CPU until the next launch call (or to the
 		 * end of the gap when nothing ran after it); from the call on,
 		 * the work was queued and the wait is something else */
 		host = !any || (first != INT64_MAX && first > a);
 		if (host && ts_ivset_add(hb, a, any && first < b ? first : b))
-			return TS_ENOMEM;
+			goto out;
 	}
 	ts_ivset_norm(hb);
 	p->idle_data_ns = ts_ivset_and_len(idle, &w->set[S_DATA]);
-	for (i = 0, linked = 0; i < w->ngev && !linked; i++)
-		linked = w->gev[i].launch != TS_NONE;
+	for (i = 0, linked = 0; i < ngev && !linked; i++)
+		linked = gev[i].launch != TS_NONE;
 	if (!linked) {
 		/* no activity linked to a launch call (nsys -t nvtx,osrt, a trace
 		 * without runtime events): no gap can be told host-bound, the
 		 * trailing one included; what is not data loader is other */
 		p->idle_host_ns = -1;
 		p->idle_other_ns = p->idle_ns - p->idle_data_ns;
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (ts_ivset_sub(win, hb, &w->set[S_DATA]))
-		return TS_ENOMEM;
+		goto out;
 	p->idle_host_ns = ts_ivset_len(win);
 	p->idle_other_ns = p->idle_ns - p->idle_data_ns - p->idle_host_ns;
-	return 0;
+	rc = 0;
+out:
+	for (i = 0; i < 3; i++)
+		ts_ivset_release(&sets[i]);
+	free(gev);
+	return rc;
 }
+
+/* idle_causes() on the thread that runs it: it reads the trace, the
+ * activity list, busy, the data loader's set, p's window and idle, and
+ * writes only its own buffers and p's idle_data_ns, idle_host_ns and
+ * idle_other_ns. */
+struct causes_job {
+	struct ts_rank_prof *p;
+	const struct ts_trace *t;
+	struct work *w;
+	int rc;
+};
+
+static void *causes_main(void *arg)
+{
+	struct causes_job *j = arg;
+
+	j->rc = idle_causes(j->p, j->t, j->w);
+	return NULL;
+}
+
+
 
 /* Robust step outliers with a reason. */
 /* How far the GPU runs behind the host (ts_rank_prof.gpu_behind_frac),
@@ -1557,66 +1657,77 @@ static void rank_verdict(struct ts_rank_prof *p)
 	ts_sb_release(&sb);
 }
 
+/* What collect_colls() carries from one event to the next. */
+struct coll_walk {
+	uint64_t *khash;        /* per name id: its hash, computed once */
+	uint32_t *kept;         /* per name id: its id in p->names, UINT32_MAX: not yet */
+	size_t ci;              /* first of t->coll not before the event */
+	int32_t near;           /* step_at_near()'s hint */
+};
+
+/* The collective span of event i, in the step holding `when` (its launch
+ * call's start, or its own); events come in order. 0 or TS_ENOMEM. */
+static int coll_add(struct ts_rank_prof *p, const struct ts_trace *t, struct coll_walk *cw,
+		    size_t i, int64_t when, int *failed)
+{
+	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
+	uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
+	struct ts_coll_span cs;
+	int32_t st;
+
+	if (cw->kept[id] == UINT32_MAX) {
+		const char *nm = ev_name(t, i);
+		cw->khash[id] = ts_hash(nm, strlen(nm));
+		cw->kept[id] = keep_name(p, nm, strlen(nm), failed);
+	}
+	memset(&cs, 0, sizeof(cs));
+	cs.seq = TS_NONE;
+	cs.key = cw->khash[id];
+	/* collective args (process group, sequence) when the reader has them */
+	while (cw->ci < t->coll.n && t->coll.v[cw->ci].ev < i)
+		cw->ci++;
+	if (cw->ci < t->coll.n && t->coll.v[cw->ci].ev == i) {
+		const struct ts_trace_coll *c = &t->coll.v[cw->ci];
+		const char *pg = tstr(t, c->pg_name);
+		const char *cn = tstr(t, c->coll_name);
+		cs.key = ts_hash(pg, strlen(pg)) * 31 + ts_hash(cn, strlen(cn));
+		cs.seq = c->seq;
+	}
+	st = step_at_near(p, when, &cw->near);
+	cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
+	cs.name = cw->kept[id];
+	if (__builtin_add_overflow(base, ts_ev_ts(&t->ev, i), &cs.start_ns))
+		cs.start_ns = ts_ev_ts(&t->ev, i);
+	cs.dur_ns = ts_ev_dur(&t->ev, i);
+	return TS_VEC_PUSH(p->colls, cs) ? TS_ENOMEM : 0;
+}
+
+/* The rank's collective spans: with GPU activity its communication
+ * kernels (walked in w->gpu, each in the step of its launch call), else
+ * the CPU-side collective annotations and ops. */
 static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 			 int *failed)
 {
-	int64_t base = t->meta.has_base ? t->meta.base_ns : 0;
-	size_t ci = 0, nstr = t->strings.count + 1;
-	/* per distinct name: hash and id in p->names, computed once */
-	uint64_t *khash = calloc(nstr, sizeof(*khash));
-	uint32_t *kept = malloc(nstr * sizeof(*kept));
+	size_t nstr = t->strings.count + 1;
+	struct coll_walk cw = { .khash = calloc(nstr, sizeof(*cw.khash)),
+				.kept = malloc(nstr * sizeof(*cw.kept)), .near = -1 };
 	int rc = TS_ENOMEM;
 
-	if (!khash || !kept)
+	if (!cw.khash || !cw.kept)
 		goto out;
-	memset(kept, 0xff, nstr * sizeof(*kept));
-	for (size_t i = 0; i < t->ev.n; i++) {
-		struct ts_coll_span cs;
-		uint32_t id = t->ev.name[i] < t->strings.count ? t->ev.name[i] : t->strings.count;
-		int64_t when;
-		int32_t st;
-		if (!w->tm[i])
-			continue;
-		if (p->has_gpu) {
-			if (!is_gpu_cat(t->ev.cat[i]) || class_of(w, t, i) != TS_KC_COMM)
-				continue;
-		} else if (t->ev.cat[i] == TS_CAT_GPU_USER_ANNOTATION ||
-			   !(name_flags(w, t, i) & F_CPUCOMM)) {
-			continue;
-		}
-		if (kept[id] == UINT32_MAX) {
-			const char *nm = ev_name(t, i);
-			khash[id] = ts_hash(nm, strlen(nm));
-			kept[id] = keep_name(p, nm, strlen(nm), failed);
-		}
-		memset(&cs, 0, sizeof(cs));
-		cs.seq = TS_NONE;
-		cs.key = khash[id];
-		/* collective args (process group, sequence) when the reader has them */
-		while (ci < t->coll.n && t->coll.v[ci].ev < i)
-			ci++;
-		if (ci < t->coll.n && t->coll.v[ci].ev == i) {
-			const struct ts_trace_coll *c = &t->coll.v[ci];
-			const char *pg = tstr(t, c->pg_name);
-			const char *cn = tstr(t, c->coll_name);
-			cs.key = ts_hash(pg, strlen(pg)) * 31 + ts_hash(cn, strlen(cn));
-			cs.seq = c->seq;
-		}
-		when = ts_ev_ts(&t->ev, i);
-		if (p->has_gpu && ts_ev_corr(&t->ev, i) != TS_NONE) {
-			int64_t r = find_corr(&w->corr, ts_ev_corr(&t->ev, i));
-			if (r >= 0)
-				when = ts_ev_ts(&t->ev, r);
-		}
-		st = ts_rank_prof_step_at(p, when);
-		cs.step = st >= 0 ? p->steps.v[st].step : TS_NONE;
-		cs.name = kept[id];
-		if (__builtin_add_overflow(base, ts_ev_ts(&t->ev, i), &cs.start_ns))
-			cs.start_ns = ts_ev_ts(&t->ev, i);
-		cs.dur_ns = ts_ev_dur(&t->ev, i);
-		if (TS_VEC_PUSH(p->colls, cs))
+	memset(cw.kept, 0xff, nstr * sizeof(*cw.kept));
+	for (size_t k = 0; p->has_gpu && k < w->ngpu; k++) {
+		size_t i = w->gpu[k];
+		uint32_t r = w->gpu_launch[k];
+		if (class_of(w, t, i) == TS_KC_COMM &&
+		    coll_add(p, t, &cw, i, ts_ev_ts(&t->ev, r != CORR_NONE ? r : i), failed))
 			goto out;
 	}
+	for (size_t i = 0; !p->has_gpu && i < t->ev.n; i++)
+		if (w->tm[i] && t->ev.cat[i] != TS_CAT_GPU_USER_ANNOTATION &&
+		    (name_flags(w, t, i) & F_CPUCOMM) &&
+		    coll_add(p, t, &cw, i, ts_ev_ts(&t->ev, i), failed))
+			goto out;
 	sort_n(p->colls.v, p->colls.n, sizeof(*p->colls.v), cmp_coll);
 	for (size_t i = 0; i < p->colls.n;) {
 		size_t j = i;
@@ -1629,8 +1740,8 @@ static int collect_colls(struct ts_rank_prof *p, const struct ts_trace *t, struc
 	}
 	rc = 0;
 out:
-	free(khash);
-	free(kept);
+	free(cw.khash);
+	free(cw.kept);
 	return rc;
 }
 
@@ -1697,13 +1808,18 @@ struct side {
 
 static void side_run(struct side *s)
 {
-	/* one radix buffer for all the sorts below: its pages are touched once */
+	/* one radix buffer for all the sorts below, and one list for the
+	 * kernels' durations, then the calls', then the launch delays: their
+	 * pages are touched once */
 	size_t n = s->w->ncalls > 3 * s->w->ngpu ? s->w->ncalls : 3 * s->w->ngpu;
+	size_t nl = s->w->ncalls > s->w->ngpu ? s->w->ncalls : s->w->ngpu;
 	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+	int64_t *list = malloc((nl ? nl : 1) * sizeof(*list));
 
-	s->rc = scratch ? kernel_stats(s->t, s->w, &s->all, scratch) : TS_ENOMEM;
+	s->rc = scratch && list ? kernel_stats(s->t, s->w, &s->all, scratch, list) : TS_ENOMEM;
 	if (!s->rc)
-		s->rc = launch_and_idle(s->p, s->t, s->w, scratch);
+		s->rc = launch_and_idle(s->p, s->t, s->w, scratch, &list);
+	free(list);
 	free(scratch);
 }
 
@@ -1713,6 +1829,28 @@ static void *side_main(void *arg)
 	return NULL;
 }
 
+/* ts_ivset_add() for the main thread's ops, most of them nested in the
+ * one before: an interval the set's last one covers changes nothing (as in
+ * ts_ivset_add), and skips the call. */
+static inline int add_nested(struct ts_ivset *a, int64_t s, int64_t e)
+{
+	if (a->n && a->v[a->n - 1].s <= s && e <= a->v[a->n - 1].e)
+		return 0;
+	return ts_ivset_add(a, s, e);
+}
+
+/* Whether an interval of h at or after *j holds [s, e), moving *j past the
+ * intervals that end by s: h is the host's ops in the order added and the
+ * calls come in time order, so the cursor only moves forward; where the ops
+ * are out of order a containing interval can be passed, and the call is
+ * then kept (never dropped wrongly). */
+static int covered(const struct ts_ivset *h, size_t *j, int64_t s, int64_t e)
+{
+	while (*j < h->n && h->v[*j].e <= s)
+		(*j)++;
+	return *j < h->n && h->v[*j].s <= s && e <= h->v[*j].e;
+}
+
 /* The sets of the events other than GPU activities (host, data loader,
  * CPU collectives, forward/backward/optimizer), and the window's bounds
  * without steps. Reads only the trace, tm and the name flags (so it runs
@@ -1720,6 +1858,8 @@ static void *side_main(void *arg)
 static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		     int64_t main_pid, int64_t main_tid, int64_t *t0, int64_t *t1)
 {
+	size_t hj = 0;          /* covered()'s cursor */
+
 	for (size_t i = 0; i < t->ev.n; i++) {
 		int cat = t->ev.cat[i];
 		int64_t s, e;
@@ -1751,21 +1891,25 @@ static int host_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wo
 				return TS_ENOMEM;
 		}
 		/* the calls apart: Kineto writes them after the host's ops, so
-		 * in one set they would interleave with the ops and take a sort */
+		 * in one set they would interleave with the ops and take a sort;
+		 * a call inside an op already added changes nothing */
 		if ((cat == TS_CAT_CPU_OP || cat == TS_CAT_RUNTIME || cat == TS_CAT_DRIVER) &&
 		    ts_ev_pid(&t->ev, i) == main_pid && ts_ev_tid(&t->ev, i) == main_tid && !(nf & F_STEP) &&
-		    ts_ivset_add(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
+		    (cat == TS_CAT_CPU_OP || !covered(&w->set[S_HOST], &hj, s, e)) &&
+		    add_nested(&w->set[cat == TS_CAT_CPU_OP ? S_HOST : S_HOST_CALLS], s, e))
 			return TS_ENOMEM;
 	}
 	return 0;
 }
 
 /* The GPU activities' sets and counts, each linked one to the step whose
- * span holds its launch call; w->gev for the idle split; the window's and
+ * span holds its launch call; the window's and
  * the GPU span's bounds. Needs index_build's lists; 0 or TS_ENOMEM. */
 static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
 		    int64_t *t0, int64_t *t1, int64_t *g0, int64_t *g1)
 {
+	int32_t near = -1;
+
 	for (size_t j = 0; j < w->ngpu; j++) {
 		size_t i = w->gpu[j];
 		int64_t s = ts_ev_ts(&t->ev, i), e = s + ts_ev_dur(&t->ev, i);
@@ -1774,7 +1918,7 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 		if (r >= 0) {
 			int32_t st;
 			launch = ts_ev_ts(&t->ev, r);
-			st = ts_rank_prof_step_at(p, launch);
+			st = step_at_near(p, launch, &near);
 			if (st >= 0) {
 				struct ts_step_prof *sp = &p->steps.v[st];
 				int64_t lo = s > sp->start_ns ? s : sp->start_ns;
@@ -1793,7 +1937,6 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 			if (ts_ivset_add(&w->set[S_UNLINKED], s, e))
 				return TS_ENOMEM;
 		}
-		w->gev[w->ngev++] = (struct gpu_ev){ s, launch };
 		p->class_sum_ns[k] = sat_add(p->class_sum_ns[k], e - s);
 		p->class_count[k]++;
 		if (ts_ivset_add(&w->cls[k], s, e))
@@ -1815,6 +1958,76 @@ static int gpu_sets(struct ts_rank_prof *p, const struct ts_trace *t, struct wor
 	return 0;
 }
 
+/* The main thread's calls (S_HOST_CALLS, kept apart while the sets are
+ * built) merged into its ops' set S_HOST; tmp is scratch, left with the
+ * ops' old buffer. 0 or TS_ENOMEM. */
+static int host_merge(struct work *w, struct ts_ivset *tmp)
+{
+	const struct ts_ivset *host[2] = { &w->set[S_HOST], &w->set[S_HOST_CALLS] };
+	struct ts_ivset x;
+
+	if (!w->set[S_HOST_CALLS].n)
+		return 0;
+	if (ts_ivset_or_all(tmp, host, 2))
+		return TS_ENOMEM;
+	x = w->set[S_HOST];
+	w->set[S_HOST] = *tmp;
+	*tmp = x;
+	ts_ivset_release(&w->set[S_HOST_CALLS]);
+	return 0;
+}
+
+/* The host gap: the window outside the main thread's ops, the data
+ * loader and CPU-side collectives (y), its length, and the steps' CPU
+ * figures (data, host, gap, forward, backward, optimizer), after
+ * host_merge() when merge is set. Touches only the host's sets of w
+ * (normalized and clipped), y, its own scratch sets and those fields of p,
+ * so it runs beside the GPU's unions; rc 0 or TS_ENOMEM. */
+struct gap_job {
+	struct ts_rank_prof *p;
+	struct work *w;
+	int merge;              /* host_merge() first */
+	int64_t t0, t1;
+	struct ts_ivset y;
+	int rc;
+};
+
+static void *gap_main(void *arg)
+{
+	struct gap_job *j = arg;
+	struct ts_rank_prof *p = j->p;
+	struct work *w = j->w;
+	struct ts_ivset win, idle, x;
+
+	ts_ivset_init(&win);
+	ts_ivset_init(&idle);
+	ts_ivset_init(&x);
+	j->rc = (j->merge && host_merge(w, &x)) || ts_ivset_add(&win, j->t0, j->t1) ||
+		ts_ivset_sub(&idle, &win, &w->set[S_HOST]) ||
+		ts_ivset_sub(&x, &idle, &w->set[S_DATA]) ||
+		ts_ivset_sub(&j->y, &x, &w->set[S_CPUCOMM]) ? TS_ENOMEM : 0;
+	ts_ivset_release(&win);
+	ts_ivset_release(&idle);
+	ts_ivset_release(&x);
+	if (j->rc)
+		return NULL;
+	p->host_gap_ns = ts_ivset_len(&j->y);
+	for (size_t i = 0; i < p->steps.n; i++) {
+		struct ts_step_prof *sp = &p->steps.v[i];
+		int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
+		sp->data_ns = ts_ivset_len_in(&w->set[S_DATA], lo, hi);
+		sp->host_ns = ts_ivset_len_in(&w->set[S_HOST], lo, hi);
+		sp->gap_ns = ts_ivset_len_in(&j->y, lo, hi);
+		if (w->set[S_FWD].n)
+			sp->fwd_ns = ts_ivset_len_in(&w->set[S_FWD], lo, hi);
+		if (w->set[S_BWD].n)
+			sp->bwd_ns = ts_ivset_len_in(&w->set[S_BWD], lo, hi);
+		if (w->set[S_OPT].n)
+			sp->opt_ns = ts_ivset_len_in(&w->set[S_OPT], lo, hi);
+	}
+	return NULL;
+}
+
 int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		    const struct ts_prof_opts *opts, struct ts_err *err)
 {
@@ -1825,11 +2038,15 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	int failed = 0, rc = TS_ENOMEM;
 	struct side side;
 	struct index_job ij;
-	pthread_t side_th, index_th;
-	int side_started = 0, index_started = 0, nomem;
+	struct gap_job gap;
+	struct causes_job causes;
+	pthread_t side_th, index_th, gap_th, causes_th;
+	int side_started = 0, index_started = 0, gap_started = 0, causes_started = 0, nomem;
 
 	memset(&w, 0, sizeof(w));
 	memset(&side, 0, sizeof(side));
+	memset(&gap, 0, sizeof(gap));
+	memset(&causes, 0, sizeof(causes));
 	snprintf(p->file, sizeof(p->file), "%s", t->path);
 	p->rank = t->meta.rank;
 	p->vendor = (int)t->meta.vendor;
@@ -1858,8 +2075,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	w.tm = malloc(t->ev.n + 1);
 	if (!w.tm)
 		goto out;
-	for (size_t i = 0; i < t->ev.n; i++)
-		w.tm[i] = (uint8_t)timed(t, i);
+	timed_all(t, w.tm, opts ? opts->threads : 1);
 	/* the lists and the correlation map need only the trace and tm: with
 	 * two threads they are built beside the step search */
 	ij = (struct index_job){ .w = &w, .t = t };
@@ -1876,9 +2092,6 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		pthread_join(index_th, NULL);
 	if (nomem || ij.rc)
 		goto out;
-	w.gev = malloc((w.ngpu ? w.ngpu : 1) * sizeof(*w.gev));
-	if (!w.gev)
-		goto out;
 	/* what follows only reads the trace, tm, the lists, corr and the name
 	 * flags: with two threads it runs beside the GPU's interval sets */
 	side.p = p;
@@ -1893,7 +2106,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (gpu_sets(p, t, &w, &t0, &t1, &g0, &g1))
 		goto out;
 
-	p->has_gpu = w.ngev > 0;
+	p->has_gpu = w.ngpu > 0;
 	if (p->steps.n) {
 		const struct ts_step_prof *a = &p->steps.v[0], *b = &p->steps.v[p->steps.n - 1];
 		if (a->start_ns < t0)
@@ -1908,16 +2121,18 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 
 	/* nothing is counted outside the window it is a share of */
 	clip_all(&w, t0, t1, opts ? opts->threads : 1);
-	if (w.set[S_HOST_CALLS].n) {
-		const struct ts_ivset *host[2] = { &w.set[S_HOST], &w.set[S_HOST_CALLS] };
-		struct ts_ivset x;
-		if (ts_ivset_or_all(&w.set[S_T1], host, 2))
-			goto out;
-		x = w.set[S_HOST];
-		w.set[S_HOST] = w.set[S_T1];
-		w.set[S_T1] = x;
-		ts_ivset_release(&w.set[S_HOST_CALLS]);
-	}
+	/* CPU-only, the sets below need the host's whole set at once */
+	if (!p->has_gpu && host_merge(&w, &w.set[S_T1]))
+		goto out;
+	/* the host gap needs only the host's sets: with two threads it runs
+	 * beside the GPU's unions below (and with GPU activity, merges the
+	 * host's calls first) */
+	gap = (struct gap_job){ .p = p, .w = &w, .t0 = t0, .t1 = t1, .merge = p->has_gpu };
+	ts_ivset_init(&gap.y);
+	if (opts && opts->threads >= 2)
+		gap_started = !pthread_create(&gap_th, NULL, gap_main, &gap);
+	if (!gap_started)
+		gap_main(&gap);
 	for (int k = 0; k < TS_KC_COUNT; k++)
 		p->class_union_ns[k] = ts_ivset_len(&w.cls[k]);
 	/* compute / comm / memcpy sets; compute = the compute classes, busy =
@@ -1926,14 +2141,30 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	if (p->has_gpu) {
 		const struct ts_ivset *part[TS_KC_COUNT + 1];
 		size_t np = 0;
+		int big = -1;
 		for (int k = 0; k < TS_KC_COUNT; k++)
 			if (ts_kclass_is_compute((enum ts_kclass)k))
 				part[np++] = &w.cls[k];
+		/* the timed flags are done with (with GPU activity the lists hold
+		 * what is left to walk): their buffer, its pages touched, takes
+		 * compute's union (grown by realloc) */
+		ts_ivset_release(&w.set[S_COMPUTE]);
+		w.set[S_COMPUTE].v = (struct ts_iv *)(void *)w.tm;
+		w.set[S_COMPUTE].cap = (t->ev.n + 1) / sizeof(struct ts_iv);
+		w.tm = NULL;
 		if (ts_ivset_or_all(&w.set[S_COMPUTE], part, np))
 			goto out;
+		/* busy's output takes the largest compute class's buffer, whose
+		 * pages are touched already (it grows by realloc); the rest go */
 		for (int k = 0; k < TS_KC_COUNT; k++)
-			if (ts_kclass_is_compute((enum ts_kclass)k))
+			if (ts_kclass_is_compute((enum ts_kclass)k) &&
+			    (big < 0 || w.cls[k].cap > w.cls[big].cap))
+				big = k;
+		for (int k = 0; k < TS_KC_COUNT; k++)
+			if (ts_kclass_is_compute((enum ts_kclass)k) && k != big)
 				ts_ivset_release(&w.cls[k]);
+		if (big >= 0)
+			move_set(&w.set[S_BUSY], &w.cls[big]);
 		np = 0;
 		part[np++] = &w.set[S_COMPUTE];
 		for (int k = 0; k < TS_KC_COUNT; k++)
@@ -1959,9 +2190,13 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	}
 	p->busy_ns = p->has_gpu ? ts_ivset_len(&w.set[S_BUSY]) : ts_ivset_len(&w.set[S_HOST]);
 	p->idle_ns = p->window_ns - p->busy_ns;
+	/* the idle split by cause needs only busy, the data loader, the window
+	 * and the activities' starts: with two threads it runs beside the rest */
+	causes = (struct causes_job){ .p = p, .t = t, .w = &w };
+	if (p->has_gpu && opts && opts->threads >= 2)
+		causes_started = !pthread_create(&causes_th, NULL, causes_main, &causes);
 	p->compute_ns = ts_ivset_len(&w.set[S_COMPUTE]);
 	p->comm_ns = ts_ivset_len(&w.set[S_COMM]);
-	p->host_busy_ns = ts_ivset_len(&w.set[S_HOST]);
 	p->data_ns = ts_ivset_len(&w.set[S_DATA]);
 	{
 		int64_t ov = ts_ivset_and_len(&w.set[S_COMM], &w.set[S_COMPUTE]);
@@ -1994,48 +2229,28 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 		p->idle_ns = p->window_ns - p->busy_ns - p->exposed_comm_ns;
 	}
 
-	/* host gap: main thread outside ops, the data loader and CPU-side
-	 * collectives, within the window; GPU idle split by what the CPU did
-	 * meanwhile */
+	/* GPU idle split by what the CPU did meanwhile (the host gap) */
 	{
-		struct ts_ivset *win = &w.set[S_T1], *idle = &w.set[S_T2], *x = &w.set[S_T3];
-		struct ts_ivset y;
-		ts_ivset_init(&y);
-		win->n = 0;
-		if (ts_ivset_add(win, t0, t1) || ts_ivset_sub(idle, win, &w.set[S_HOST]) ||
-		    ts_ivset_sub(x, idle, &w.set[S_DATA]) || ts_ivset_sub(&y, x, &w.set[S_CPUCOMM])) {
-			ts_ivset_release(&y);
-			goto out;
+		struct ts_ivset *x = &w.set[S_T3];
+		if (gap_started) {
+			pthread_join(gap_th, NULL);
+			gap_started = 0;
 		}
-		p->host_gap_ns = ts_ivset_len(&y);
-		/* per-step CPU figures; y keeps the gap set */
-		for (size_t i = 0; i < p->steps.n; i++) {
+		if (gap.rc)
+			goto out;
+		p->host_busy_ns = ts_ivset_len(&w.set[S_HOST]);
+		for (size_t i = 0; !p->has_gpu && i < p->steps.n; i++) {
 			struct ts_step_prof *sp = &p->steps.v[i];
-			int64_t lo = sp->start_ns, hi = sp->start_ns + sp->dur_ns;
-			sp->data_ns = ts_ivset_len_in(&w.set[S_DATA], lo, hi);
-			sp->host_ns = ts_ivset_len_in(&w.set[S_HOST], lo, hi);
-			sp->gap_ns = ts_ivset_len_in(&y, lo, hi);
-			if (w.set[S_FWD].n)
-				sp->fwd_ns = ts_ivset_len_in(&w.set[S_FWD], lo, hi);
-			if (w.set[S_BWD].n)
-				sp->bwd_ns = ts_ivset_len_in(&w.set[S_BWD], lo, hi);
-			if (w.set[S_OPT].n)
-				sp->opt_ns = ts_ivset_len_in(&w.set[S_OPT], lo, hi);
-			if (!p->has_gpu) {
-				sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], lo, hi);
-				sp->busy_ns = sp->host_ns;
-				sp->compute_ns = sp->host_ns;
-			}
+			sp->comm_ns = ts_ivset_len_in(&w.set[S_COMM], sp->start_ns,
+						      sp->start_ns + sp->dur_ns);
+			sp->busy_ns = sp->host_ns;
+			sp->compute_ns = sp->host_ns;
 		}
-		if (idle_parts(p, &w, &y)) {
-			ts_ivset_release(&y);
+		if (idle_parts(p, &w, &gap.y))
 			goto out;
-		}
 		if (!p->has_gpu) {
-			if (ts_ivset_sub(x, &w.set[S_COMM], &w.set[S_HOST])) {
-				ts_ivset_release(&y);
+			if (ts_ivset_sub(x, &w.set[S_COMM], &w.set[S_HOST]))
 				goto out;
-			}
 			for (size_t i = 0; i < p->steps.n; i++) {
 				struct ts_step_prof *sp = &p->steps.v[i];
 				sp->exposed_comm_ns = ts_ivset_len_in(x, sp->start_ns,
@@ -2043,9 +2258,16 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 				sp->idle_ns = sp->dur_ns - sp->busy_ns - sp->exposed_comm_ns;
 			}
 		}
-		ts_ivset_release(&y);
 	}
-	if (p->has_gpu && (step_gpu(p, &w) || idle_causes(p, &w)))
+	if (p->has_gpu && step_gpu(p, &w))
+		goto out;
+	if (causes_started) {
+		pthread_join(causes_th, NULL);
+		causes_started = 0;
+	} else if (p->has_gpu) {
+		causes_main(&causes);
+	}
+	if (causes.rc)
 		goto out;
 	work_drop(&w);
 
@@ -2094,6 +2316,11 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 out:
 	if (side_started)
 		pthread_join(side_th, NULL);
+	if (gap_started)
+		pthread_join(gap_th, NULL);
+	if (causes_started)
+		pthread_join(causes_th, NULL);
+	ts_ivset_release(&gap.y);
 	TS_VEC_RELEASE(side.all);
 	work_release(&w);
 	if (rc)

@@ -678,3 +678,155 @@ TEST(profile_threads_same_result_every_shared_trace)
 	/* the GPU traces have streams: the two-thread part did real work */
 	CHECK(analysed >= 10);
 }
+
+/*
+ * Generated: N steps of 1000 us; in step j (times from 1000 j, us):
+ *   CPU  ProfilerStep#(j+1) [0,1000), DataLoader [0,100), aten::mm [100,300),
+ *        launches of 5 us: kernel m (m < M = 2 S) at 110 + 10 m, NCCL at 290
+ *   GPU  kernel m on stream m % S at [400 + 20 m, +10), NCCL [700, 800) on
+ *        its own stream S (on stream 0 when S = 1: then one track)
+ * By construction: host gap per step 1000 - 200 (mm) - 100 (data) = 700 us;
+ * per stream the idle parts sum to the stream's gaps, last end - first
+ * start - busy; one collective per step, in that step (its launch's).
+ */
+static void build_streams(struct ts_trace *t, int n, int s)
+{
+	int m = 2 * s, comm = s == 1 ? 0 : s;
+	int64_t corr = 1;
+
+	tb_init(t);
+	for (int j = 0; j < n; j++) {
+		char step[32];
+		int64_t b = 1000LL * j;
+		snprintf(step, sizeof(step), "ProfilerStep#%d", j + 1);
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, step, b, 1000);
+		tb_cpu(t, TS_CAT_USER_ANNOTATION, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 100);
+		tb_cpu(t, TS_CAT_CPU_OP, "aten::mm", b + 100, 200);
+		for (int k = 0; k < m; k++)
+			tb_launch(t, "cudaLaunchKernel", b + 110 + 10 * k, 5, corr + k);
+		tb_launch(t, "cudaLaunchKernel", b + 290, 5, corr + m);
+		corr += m + 1;
+	}
+	corr = 1;
+	for (int j = 0; j < n; j++) {
+		int64_t b = 1000LL * j;
+		for (int k = 0; k < m; k++)
+			tb_gpu(t, TS_CAT_KERNEL, k % 2 ? ELEM : GEMM, k % s, b + 400 + 20 * k, 10, corr + k);
+		tb_gpu(t, TS_CAT_KERNEL, NCCL, comm, b + 700, 100, corr + m);
+		corr += m + 1;
+	}
+}
+
+/* Expected sum of a stream's idle parts (ns), from the layout above. */
+static int64_t stream_gaps(int n, int s, int64_t stream)
+{
+	if (s == 1)   /* 400, 420 (10 us each) and NCCL 700 (100 us) per step */
+		return (1000LL * (n - 1) + 800 - 400 - 120LL * n) * US;
+	if (stream == s)   /* NCCL only */
+		return (1000LL * (n - 1) + 800 - 700 - 100LL * n) * US;
+	/* kernels stream and stream + s of each step */
+	return (1000LL * (n - 1) + 400 + 20 * (stream + s) + 10 - (400 + 20 * stream) -
+		20LL * n) * US;
+}
+
+/*
+ * Two threads (lists beside the steps, launch and idle statistics beside
+ * the GPU's sets, the host gap beside the unions, the idle split by cause
+ * beside the steps' GPU figures, the timed flags in two halves) give the
+ * profile one thread gives, on generated traces with many streams and with
+ * one, and both match the construction.
+ */
+TEST(profile_threads_same_result_generated_streams)
+{
+	static const int streams[] = { 1, 6 };
+	const int n = 9;
+
+	for (size_t c = 0; c < sizeof(streams) / sizeof(*streams); c++) {
+		int s = streams[c];
+		struct ts_trace t;
+		struct ts_rank_prof p[2], sc[2];
+		struct ts_prof_opts o[2];
+		struct ts_err err;
+
+		build_streams(&t, n, s);
+		for (int i = 0; i < 2; i++) {
+			memset(&o[i], 0, sizeof(o[i]));
+			o[i].threads = i + 1;
+			ts_rank_prof_init(&p[i]);
+			REQUIRE(ts_rank_profile(&p[i], &t, &o[i], &err) == 0);
+			prof_scalars(&p[i], &sc[i]);
+		}
+		CHECK(memcmp(&sc[0], &sc[1], sizeof(sc[0])) == 0);
+		CHECK(SAME_ARR(p[0], p[1], top));
+		CHECK(SAME_ARR(p[0], p[1], idle));
+		CHECK(SAME_ARR(p[0], p[1], steps));
+		CHECK(SAME_ARR(p[0], p[1], colls));
+		for (int i = 0; i < 2; i++) {
+			const struct ts_rank_prof *q = &p[i];
+			REQUIRE(q->steps.n == (size_t)n);
+			CHECK_I64(q->host_gap_ns, n * 700 * US);
+			for (int j = 0; j < n; j++) {
+				CHECK_I64(q->steps.v[j].gap_ns, 700 * US);
+				CHECK_I64(q->steps.v[j].data_ns, 100 * US);
+				CHECK_I64(q->steps.v[j].host_ns, 200 * US);
+				CHECK_I64(q->steps.v[j].kernels, 2 * s + 1);
+			}
+			CHECK_I64(q->launch.calls, n * (2 * s + 1));
+			CHECK_I64(q->launch.linked, n * (2 * s + 1));
+			REQUIRE(q->idle.n == (size_t)(s == 1 ? 1 : s + 1));
+			for (size_t k = 0; k < q->idle.n; k++) {
+				const struct ts_stream_idle *si = &q->idle.v[k];
+				CHECK_I64(si->stream, (int64_t)k);   /* sorted by (device, stream) */
+				CHECK_I64(si->host_wait_ns + si->kernel_wait_ns + si->other_ns,
+					  stream_gaps(n, s, si->stream));
+			}
+			REQUIRE(q->colls.n == (size_t)n);
+			for (int j = 0; j < n; j++)
+				CHECK_I64(q->colls.v[j].step, j + 1);
+		}
+		for (int i = 0; i < 2; i++)
+			ts_rank_prof_release(&p[i]);
+		tb_release(&t);
+	}
+}
+
+/*
+ * The main thread's runtime calls count as host busy whether or not an op
+ * holds them (times in us; one step [0,1000)):
+ *   ops    aten::mm [100,300), then, written after the calls, aten::add [500,600)
+ *   calls  [150,160) inside mm, [290,310) across mm's end, [400,410) outside
+ *          any op, [510,520) inside add (which comes later in the file)
+ * host busy = |[100,310) u [400,410) u [500,600)| = 210 + 10 + 100 = 320 us.
+ */
+TEST(profile_host_calls_inside_and_outside_ops)
+{
+	struct ts_trace t;
+	struct ts_rank_prof p;
+	struct ts_prof_opts o;
+	struct ts_err err;
+
+	for (int threads = 1; threads <= 2; threads++) {
+		tb_init(&t);
+		tb_cpu(&t, TS_CAT_USER_ANNOTATION, "ProfilerStep#1", 0, 1000);
+		tb_cpu(&t, TS_CAT_CPU_OP, "aten::mm", 100, 200);
+		tb_launch(&t, "cudaLaunchKernel", 150, 10, 1);
+		tb_launch(&t, "cudaLaunchKernel", 290, 20, 2);
+		tb_launch(&t, "cudaStreamSynchronize", 400, 10, -1);
+		tb_launch(&t, "cudaLaunchKernel", 510, 10, 3);
+		tb_cpu(&t, TS_CAT_CPU_OP, "aten::add", 500, 100);
+		tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 170, 100, 1);
+		tb_gpu(&t, TS_CAT_KERNEL, GEMM, 7, 320, 50, 2);
+		tb_gpu(&t, TS_CAT_KERNEL, ELEM, 7, 530, 20, 3);
+		memset(&o, 0, sizeof(o));
+		o.threads = threads;
+		ts_rank_prof_init(&p);
+		REQUIRE(ts_rank_profile(&p, &t, &o, &err) == 0);
+		CHECK_I64(p.host_busy_ns, 320 * US);
+		REQUIRE(p.steps.n == 1);
+		CHECK_I64(p.steps.v[0].host_ns, 320 * US);
+		/* no data loader, no CPU collective: the gap is the rest */
+		CHECK_I64(p.host_gap_ns, (1000 - 320) * US);
+		ts_rank_prof_release(&p);
+		tb_release(&t);
+	}
+}
