@@ -1938,8 +1938,9 @@ static int resync(struct rd *r, size_t *ip)
 /*
  * One file's event array on two cores (plain files, plain memory and
  * gzip, whose chunks are the inflated buffers: split_fetch()).
- * The input is cut into chunks of `chunk` bytes by offset; a helper
- * thread takes the odd chunks, the reader itself parses everything else
+ * The input is cut into chunks of about `chunk` bytes by offset
+ * (chunk_at); a helper thread takes the odd chunks, the reader itself
+ * parses everything else
  * as before. The helper does not know whether a chunk starts inside a
  * string, so it starts at a candidate event start (the resync pattern
  * "}" ws "," ws "{" ws '"' after the chunk's first byte) and parses
@@ -2004,6 +2005,24 @@ struct split {
 	struct trace_split_stats stats;
 };
 
+/*
+ * The offset where chunk k starts. The reader also appends the helper's
+ * batches and populates the column pages, so with chunks of one size it
+ * finished last: a plain input's even (reader) chunks are a sixteenth
+ * shorter than `chunk` and its odd (helper) chunks a sixteenth longer
+ * (1 GB trace, 11 rounds: read 0.460 -> 0.424 s wall; an eighth 0.439, a
+ * thirty-second 0.430, a quarter no better than none). gzip's chunks are
+ * its inflated buffers, all of one size.
+ */
+static uint64_t chunk_at(const struct split *sp, uint64_t k)
+{
+	uint64_t c = sp->chunk;
+
+	if (sp->gz)
+		return k * c;
+	return k / 2 * 2 * c + (k & 1) * (c - c / 16);
+}
+
 static double mono_s(void)
 {
 	struct timespec ts;
@@ -2059,7 +2078,7 @@ static void split_chunk(struct split *sp, struct split_slot *s)
 	struct rd *w = &s->w;
 	struct ts_trace_event e;
 	struct evargs a;
-	uint64_t from = s->k * sp->chunk, to = from + sp->chunk;
+	uint64_t from = chunk_at(sp, s->k), to = chunk_at(sp, s->k + 1);
 	size_t i = 0, start;
 	int rc;
 
@@ -2147,12 +2166,12 @@ static void *split_main(void *arg)
 				break;
 			pthread_cond_wait(&sp->cv, &sp->mu);
 		}
-		if (sp->stop || sp->next_claim * sp->chunk >= sp->size)
+		if (sp->stop || chunk_at(sp, sp->next_claim) >= sp->size)
 			break;
 		/* behind the reader: jump to the chunk after the one it expects */
 		if (!sp->patient && sp->next_claim <= sp->mk)
 			sp->next_claim = sp->mk + 2;
-		if (sp->next_claim * sp->chunk >= sp->size)
+		if (chunk_at(sp, sp->next_claim) >= sp->size)
 			break;
 		s->k = sp->next_claim;
 		sp->next_claim += 2;
@@ -2170,8 +2189,8 @@ static void *split_main(void *arg)
 		sp->stats.helper_s += thread_cpu_s() - t0;
 		if (s->cand == CAND_UNKNOWN)
 			s->cand = CAND_NONE;
-		if (s->input_end && sp->size > s->k * sp->chunk)
-			sp->size = s->k * sp->chunk;   /* no chunk from here on */
+		if (s->input_end && sp->size > chunk_at(sp, s->k))
+			sp->size = chunk_at(sp, s->k);   /* no chunk from here on */
 		s->state = atomic_load(&s->cancel) ? SL_EMPTY : SL_DONE;
 		pthread_cond_broadcast(&sp->cv);
 	}
@@ -2217,7 +2236,7 @@ static void split_start(struct rd *r)
 	sp->legacy = r->t->meta.legacy;
 	sp->next_claim = 1;
 	sp->mk = 1;
-	sp->next_check = sp->chunk;
+	sp->next_check = chunk_at(sp, 1);
 	for (int k = 0; k < NSLOT; k++) {
 		struct split_slot *s = &sp->slot[k];
 		struct rd *w = &s->w;
@@ -2348,7 +2367,7 @@ static int split_at(struct rd *r, size_t i)
 			if (sp->next_claim == sp->mk)
 				sp->next_claim += 2;
 			sp->mk += 2;
-			sp->next_check = sp->mk * sp->chunk;
+			sp->next_check = chunk_at(sp, sp->mk);
 			continue;
 		}
 		while (s->cand == CAND_UNKNOWN)
@@ -2368,7 +2387,7 @@ static int split_at(struct rd *r, size_t i)
 			s->state = SL_EMPTY;
 			s->k = UINT64_MAX;
 			sp->mk += 2;
-			sp->next_check = sp->mk * sp->chunk;
+			sp->next_check = chunk_at(sp, sp->mk);
 			pthread_cond_broadcast(&sp->cv);
 			pthread_mutex_unlock(&sp->mu);
 			if (rc)
@@ -2389,7 +2408,7 @@ static int split_at(struct rd *r, size_t i)
 			s->k = UINT64_MAX;
 		}
 		sp->mk += 2;
-		sp->next_check = sp->mk * sp->chunk;
+		sp->next_check = chunk_at(sp, sp->mk);
 		pthread_cond_broadcast(&sp->cv);
 	}
 	sp->stats.wait_s += mono_s() - t0;
