@@ -145,28 +145,14 @@ int hta_direct_fits(const struct hta_frame *f, size_t expect, size_t entry)
  * no more than a map of them would. 0 or TS_ENOMEM. */
 static int corr_index(struct hta_frame *f, size_t ncorr)
 {
-	size_t nw, n = 0;
-
 	if (!f->direct || !ncorr || !f->corr_span || f->corr_span / 16 * 3 > hta_map_bytes(ncorr))
 		return 0;
-	nw = (size_t)(f->corr_span / 64) + 1;
-	f->cbits = hta_pool_get(f->pool, nw * sizeof(*f->cbits));
-	f->crank = hta_pool_get(f->pool, nw * sizeof(*f->crank));
-	if (!f->cbits || !f->crank)
+	if (hta_rankbits_get(f->pool, f->corr_span, &f->cbits, &f->crank))
 		return TS_ENOMEM;
-	memset(f->cbits, 0, nw * sizeof(*f->cbits));
-	for (size_t k = 0; k < f->n; k++) {
-		uint64_t d;
-		if (f->rows[k].corr == -1)
-			continue;
-		d = (uint64_t)f->rows[k].corr - (uint64_t)f->corr_lo;
-		f->cbits[d >> 6] |= UINT64_C(1) << (d & 63);
-	}
-	for (size_t w = 0; w < nw; w++) {
-		f->crank[w] = (uint32_t)n;
-		n += ts_popcount64(f->cbits[w]);
-	}
-	f->ncid = n;
+	for (size_t k = 0; k < f->n; k++)
+		if (f->rows[k].corr != -1)
+			hta_rankbits_set(f->cbits, (uint64_t)f->rows[k].corr - (uint64_t)f->corr_lo);
+	f->ncid = hta_rankbits_rank(f->cbits, f->crank, f->corr_span);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "trainscope/hta.h"
 
 /*
@@ -116,13 +117,55 @@ struct hta_frame {
 	int filtered;
 };
 
+/*
+ * A set of the integers 0..nbits-1 as a bit per integer, with each 64-bit
+ * word's rank (the set bits in the words before it), so that a member's
+ * place among the members is a lookup and a popcount: what the frame's
+ * correlation slots and the idle breakdown's named events both use.
+ * hta_rankbits_get: the two arrays from pool, the bits zeroed; 0 or
+ * TS_ENOMEM. hta_rankbits_rank: fill the ranks once the bits are set;
+ * returns the number of members. hta_rankbits_slot: the place of i, a
+ * member, among the members.
+ */
+static inline int hta_rankbits_get(struct hta_pool *pool, uint64_t nbits, uint64_t **bits,
+				   uint32_t **rank)
+{
+	size_t nw = (size_t)(nbits / 64) + 1;
+
+	*bits = hta_pool_get(pool, nw * sizeof(**bits));
+	*rank = hta_pool_get(pool, nw * sizeof(**rank));
+	if (!*bits || !*rank)
+		return TS_ENOMEM;
+	memset(*bits, 0, nw * sizeof(**bits));
+	return 0;
+}
+
+static inline void hta_rankbits_set(uint64_t *bits, uint64_t i)
+{
+	bits[i >> 6] |= UINT64_C(1) << (i & 63);
+}
+
+static inline size_t hta_rankbits_rank(const uint64_t *bits, uint32_t *rank, uint64_t nbits)
+{
+	size_t nw = (size_t)(nbits / 64) + 1, n = 0;
+
+	for (size_t w = 0; w < nw; w++) {
+		rank[w] = (uint32_t)n;
+		n += (size_t)ts_popcount64(bits[w]);
+	}
+	return n;
+}
+
+static inline size_t hta_rankbits_slot(const uint64_t *bits, const uint32_t *rank, uint64_t i)
+{
+	return rank[i >> 6] + (size_t)ts_popcount64(bits[i >> 6] & ((UINT64_C(1) << (i & 63)) - 1));
+}
+
 /* The slot in 0..f->ncid of corr, one of the frame's correlations (any
  * row's but -1), for a table by id; f->cbits must be set. */
 static inline size_t hta_corr_slot(const struct hta_frame *f, int64_t corr)
 {
-	uint64_t d = (uint64_t)corr - (uint64_t)f->corr_lo, w = f->cbits[d >> 6];
-
-	return f->crank[d >> 6] + (size_t)ts_popcount64(w & ((UINT64_C(1) << (d & 63)) - 1));
+	return hta_rankbits_slot(f->cbits, f->crank, (uint64_t)corr - (uint64_t)f->corr_lo);
 }
 
 /*

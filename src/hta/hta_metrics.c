@@ -656,39 +656,26 @@ static void named_release(struct named_ts *m)
  * names it; INT64_MIN when no row has it or ev is out of range */
 static int64_t named_get(const struct named_ts *m, int64_t ev)
 {
-	uint64_t w, b;
-
-	if (ev < 0 || (uint64_t)ev >= m->nev)
+	if (ev < 0 || (uint64_t)ev >= m->nev || !(m->bits[(uint64_t)ev >> 6] >> ((uint64_t)ev & 63) & 1))
 		return INT64_MIN;
-	w = m->bits[(uint64_t)ev >> 6];
-	b = UINT64_C(1) << ((uint64_t)ev & 63);
-	if (!(w & b))
-		return INT64_MIN;
-	return m->ts[m->rank[(uint64_t)ev >> 6] + (size_t)ts_popcount64(w & (b - 1))];
+	return m->ts[hta_rankbits_slot(m->bits, m->rank, (uint64_t)ev)];
 }
 
 static int named_build(struct named_ts *m, const struct hta_frame *f, const struct hta_frame *kf)
 {
-	size_t nw, n = 0;
+	size_t n;
 
 	memset(m, 0, sizeof(*m));
 	m->pool = f->pool;
 	m->nev = f->t->ev.n;
-	nw = m->nev / 64 + 1;
-	m->bits = hta_pool_get(f->pool, nw * sizeof(*m->bits));
-	m->rank = hta_pool_get(f->pool, nw * sizeof(*m->rank));
-	if (!m->bits || !m->rank)
+	if (hta_rankbits_get(f->pool, m->nev, &m->bits, &m->rank))
 		return TS_ENOMEM;
-	memset(m->bits, 0, nw * sizeof(*m->bits));
 	for (size_t k = 0; k < kf->n; k++) {
 		int64_t e = hta_icorr(&kf->rows[k]);
 		if ((kf->rows[k].flags & HTA_ROW_KCAT) && e >= 0 && (uint64_t)e < m->nev)
-			m->bits[(uint64_t)e >> 6] |= UINT64_C(1) << ((uint64_t)e & 63);
+			hta_rankbits_set(m->bits, (uint64_t)e);
 	}
-	for (size_t w = 0; w < nw; w++) {
-		m->rank[w] = (uint32_t)n;
-		n += (size_t)ts_popcount64(m->bits[w]);
-	}
+	n = hta_rankbits_rank(m->bits, m->rank, m->nev);
 	m->ts = hta_pool_get(f->pool, (n + 1) * sizeof(*m->ts));
 	if (!m->ts)
 		return TS_ENOMEM;
@@ -697,9 +684,8 @@ static int named_build(struct named_ts *m, const struct hta_frame *f, const stru
 	/* first occurrence in frame order */
 	for (size_t k = 0; k < f->n; k++) {
 		uint32_t e = f->rows[k].ev;
-		uint64_t w = m->bits[e >> 6], b = UINT64_C(1) << (e & 63);
-		if (w & b) {
-			int64_t *t = &m->ts[m->rank[e >> 6] + (size_t)ts_popcount64(w & (b - 1))];
+		if (m->bits[e >> 6] >> (e & 63) & 1) {
+			int64_t *t = &m->ts[hta_rankbits_slot(m->bits, m->rank, e)];
 			if (*t == INT64_MIN)
 				*t = f->rows[k].ts;
 		}
