@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "trainscope/core.h"
+#include "radix.h"
 
 /* ts_sort that skips input that is
  * already in order (trace events mostly are). */
@@ -32,19 +33,40 @@ static inline int cmp_i64(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Nearest-rank percentile of a sorted array (q in (0, 1]); 0 when n = 0. */
-static inline int64_t pct_sorted(const int64_t *v, size_t n, double q)
+/* The 0-based index that the nearest-rank percentile q (in (0, 1]) reads
+ * from n >= 1 sorted values. */
+static inline size_t pct_index(size_t n, double q)
 {
-	size_t k;
+	size_t k = (size_t)(q * (double)n + 0.999999999);
 
-	if (!n)
-		return 0;
-	k = (size_t)(q * (double)n + 0.999999999);
 	if (k < 1)
 		k = 1;
 	if (k > n)
 		k = n;
-	return v[k - 1];
+	return k - 1;
+}
+
+/* Nearest-rank percentile of a sorted array (q in (0, 1]); 0 when n = 0. */
+static inline int64_t pct_sorted(const int64_t *v, size_t n, double q)
+{
+	return n ? v[pct_index(n, q)] : 0;
+}
+
+/* The largest of v[0..n), 0 when n = 0. */
+static inline int64_t max_of(const int64_t *v, size_t n)
+{
+	int64_t m = n ? v[0] : 0;
+
+	for (size_t i = 1; i < n; i++)
+		m = v[i] > m ? v[i] : m;
+	return m;
+}
+
+/* pct_sorted() of v sorted, from v unsorted (left as it is; scratch holds
+ * n values). */
+static inline int64_t pct_select(const int64_t *v, size_t n, double q, int64_t *scratch)
+{
+	return n ? ts_radix_select_i64(v, n, pct_index(n, q), scratch) : 0;
 }
 
 #endif

@@ -822,62 +822,85 @@ static int sort_group(int64_t *v, size_t n, int64_t *scratch)
 
 typedef TS_VEC(struct ts_kernel_stat) kstat_vec;
 
-/* Per distinct GPU activity name, in name-id order: the durations are
- * bucketed by name id (a counting sort into dur: 8 B per activity), each
- * bucket sorted on its own (scratch and dur: room for w->ngpu values each).
- * Reads only the trace and w->gpu. */
-static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all,
+/*
+ * Per distinct GPU activity name: its count, total and mean, all of them in
+ * *all, sorted by cmp_kstat (the top by total first); the percentiles and
+ * maximum of the first top_k only, which are all that is shown: their
+ * durations are gathered into dur (room for w->ngpu values) and each
+ * group sorted on its own (scratch, as much). A total is a saturating sum
+ * of non-negative durations, so the order they are added in does not
+ * matter. Reads only the trace and w->gpu; 0 or TS_ENOMEM.
+ */
+static int kernel_stats(const struct ts_trace *t, const struct work *w, kstat_vec *all, int top_k,
 			int64_t *scratch, int64_t *dur)
 {
-	size_t nid = t->strings.count + 1; /* the last bucket: ids outside the table */
-	size_t *off = calloc(nid + 1, sizeof(*off));
+	size_t nid = t->strings.count + 1; /* the last id: names outside the table */
+	int64_t *cnt = calloc(nid, sizeof(*cnt)), *tot = calloc(nid, sizeof(*tot));
+	size_t ntop, *at = NULL;     /* at[j]: the next free place of top group j */
+	uint32_t *slot = NULL;       /* per id: its top group + 1, 0 = not shown */
 	int rc = TS_ENOMEM;
 
-	if (!off)
+	if (!cnt || !tot)
 		goto out;
 	for (size_t k = 0; k < w->ngpu; k++) {
 		uint32_t id = t->ev.name[w->gpu[k]];
-		off[(id < t->strings.count ? id : t->strings.count) + 1]++;
+		id = id < t->strings.count ? id : (uint32_t)t->strings.count;
+		cnt[id]++;
+		tot[id] = sat_add(tot[id], ts_ev_dur(&t->ev, w->gpu[k]));
 	}
-	for (size_t id = 0; id < nid; id++)
-		off[id + 1] += off[id];
-	for (size_t k = 0; k < w->ngpu; k++) {
-		uint32_t id = t->ev.name[w->gpu[k]];
-		dur[off[id < t->strings.count ? id : t->strings.count]++] = ts_ev_dur(&t->ev, w->gpu[k]);
-	}
-	/* off[id] is now the end of bucket id, the start of bucket id + 1 */
-	for (size_t id = 0, b = 0; id < nid; b = off[id], id++) {
-		size_t n = off[id] - b;
-		int64_t *v = dur + b;
+	for (size_t id = 0; id < nid; id++) {
 		struct ts_kernel_stat ks;
-		if (!n)
+		if (!cnt[id])
 			continue;
-		if (sort_group(v, n, scratch))
-			goto out;
 		memset(&ks, 0, sizeof(ks));
 		ks.name = (uint32_t)id;
-		for (size_t j = 0; j < n; j++)
-			ks.total_ns = sat_add(ks.total_ns, v[j]);
-		ks.count = (int64_t)n;
+		ks.count = cnt[id];
+		ks.total_ns = tot[id];
 		ks.mean_ns = ks.total_ns / ks.count;
-		ks.p50_ns = pct_sorted(v, n, 0.5);
-		ks.p90_ns = pct_sorted(v, n, 0.9);
-		ks.max_ns = v[n - 1];
 		if (TS_VEC_PUSH(*all, ks))
 			goto out;
 	}
+	sort_n(all->v, all->n, sizeof(*all->v), cmp_kstat);
+	ntop = all->n < (size_t)top_k ? all->n : (size_t)top_k;
+	slot = calloc(nid, sizeof(*slot));
+	at = malloc((ntop ? ntop : 1) * sizeof(*at));
+	if (!slot || !at)
+		goto out;
+	for (size_t j = 0, o = 0; j < ntop; o += (size_t)all->v[j].count, j++) {
+		slot[all->v[j].name] = (uint32_t)j + 1;
+		at[j] = o;
+	}
+	for (size_t k = 0; k < w->ngpu && ntop; k++) {
+		uint32_t id = t->ev.name[w->gpu[k]];
+		uint32_t g = slot[id < t->strings.count ? id : t->strings.count];
+		if (g)
+			dur[at[g - 1]++] = ts_ev_dur(&t->ev, w->gpu[k]);
+	}
+	/* at[j] is now the end of group j, the start of group j + 1 */
+	for (size_t j = 0, b = 0; j < ntop; b = at[j], j++) {
+		struct ts_kernel_stat *ks = &all->v[j];
+		size_t n = (size_t)ks->count;
+		if (sort_group(dur + b, n, scratch))
+			goto out;
+		ks->p50_ns = pct_sorted(dur + b, n, 0.5);
+		ks->p90_ns = pct_sorted(dur + b, n, 0.9);
+		ks->max_ns = dur[b + n - 1];
+	}
 	rc = 0;
 out:
-	free(off);
+	free(cnt);
+	free(tot);
+	free(slot);
+	free(at);
 	return rc;
 }
 
-/* The top_k of the kernel statistics by total time, names kept in p. */
+/* The first top_k of the kernel statistics (kernel_stats' order: by total
+ * time), names kept in p. */
 static int top_kernels(struct ts_rank_prof *p, const struct ts_trace *t, const struct work *w,
 		       kstat_vec *all, int top_k, int *failed)
 {
 	p->kernel_names = (int64_t)all->n;
-	sort_n(all->v, all->n, sizeof(*all->v), cmp_kstat);
 	for (size_t i = 0; i < all->n && (int)i < top_k; i++) {
 		struct ts_kernel_stat ks = all->v[i];
 		const char *s = ks.name < t->strings.count ? ts_intern_str(&t->strings, ks.name) : "";
@@ -968,10 +991,12 @@ static void stream_idle(struct ts_stream_idle *si, const struct stream_ev *v, si
  * by (device, stream) in event order (a counting sort over a track id per
  * activity), each bucket sorted by start on its own (stable, so equal
  * starts keep event order), and the tracks reported by (device, stream).
- * Every sort uses scratch: room for max(w->ncalls, 3 * w->ngpu) int64 (with
- * several tracks it holds the buckets, and their sorts use the other copy).
- * *list (room for max(w->ncalls, w->ngpu) int64) holds the calls' durations,
- * then the launch delays; it is freed (and *list set to NULL) after them, as
+ * The percentiles of the calls' durations and of the launch delays are
+ * selected, not sorted for. Every sort and selection uses scratch: room for
+ * max(w->ncalls, 3 * w->ngpu) int64 (with several tracks it holds the
+ * buckets, and their sorts use the other copy). *list (room for
+ * max(w->ncalls, w->ngpu) int64) holds the calls' durations, then the
+ * launch delays; it is freed (and *list set to NULL) after them, as
  * w->calls is, which nothing needs after.
  */
 static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, struct work *w,
@@ -1006,11 +1031,9 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 	w->calls = NULL;
 	w->ncalls = 0;
 	p->launch.calls = (int64_t)ncalls;
-	if (ts_radix_sort_i64_in(calls, ncalls, scratch))
-		goto out;
-	p->launch.call_p50_ns = pct_sorted(calls, ncalls, 0.5);
-	p->launch.call_p90_ns = pct_sorted(calls, ncalls, 0.9);
-	p->launch.call_max_ns = ncalls ? calls[ncalls - 1] : 0;
+	p->launch.call_p50_ns = pct_select(calls, ncalls, 0.5, scratch);
+	p->launch.call_p90_ns = pct_select(calls, ncalls, 0.9, scratch);
+	p->launch.call_max_ns = max_of(calls, ncalls);
 
 	sev = malloc((w->ngpu ? w->ngpu : 1) * sizeof(*sev));
 	if (!sev)
@@ -1052,11 +1075,9 @@ static int launch_and_idle(struct ts_rank_prof *p, const struct ts_trace *t, str
 		tracks.tr.v[id].n++;
 		trk[k] = (uint32_t)id;
 	}
-	if (ts_radix_sort_i64_in(delays, ndelays, scratch))
-		goto out;
-	p->launch.delay_p50_ns = pct_sorted(delays, ndelays, 0.5);
-	p->launch.delay_p90_ns = pct_sorted(delays, ndelays, 0.9);
-	p->launch.delay_max_ns = ndelays ? delays[ndelays - 1] : 0;
+	p->launch.delay_p50_ns = pct_select(delays, ndelays, 0.5, scratch);
+	p->launch.delay_p90_ns = pct_select(delays, ndelays, 0.9, scratch);
+	p->launch.delay_max_ns = max_of(delays, ndelays);
 	free(*list);
 	*list = NULL;
 
@@ -1802,21 +1823,22 @@ struct side {
 	struct ts_rank_prof *p;
 	const struct ts_trace *t;
 	struct work *w;
+	int top_k;              /* the kernels whose percentiles are shown */
 	kstat_vec all;
 	int rc;
 };
 
 static void side_run(struct side *s)
 {
-	/* one radix buffer for all the sorts below, and one list for the
-	 * kernels' durations, then the calls', then the launch delays: their
-	 * pages are touched once */
+	/* one radix buffer for all the sorts and selections below, and one
+	 * list for the shown kernels' durations, then the calls', then the
+	 * launch delays: their pages are touched once */
 	size_t n = s->w->ncalls > 3 * s->w->ngpu ? s->w->ncalls : 3 * s->w->ngpu;
 	size_t nl = s->w->ncalls > s->w->ngpu ? s->w->ncalls : s->w->ngpu;
 	int64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
 	int64_t *list = malloc((nl ? nl : 1) * sizeof(*list));
 
-	s->rc = scratch && list ? kernel_stats(s->t, s->w, &s->all, scratch, list) : TS_ENOMEM;
+	s->rc = scratch && list ? kernel_stats(s->t, s->w, &s->all, s->top_k, scratch, list) : TS_ENOMEM;
 	if (!s->rc)
 		s->rc = launch_and_idle(s->p, s->t, s->w, scratch, &list);
 	free(list);
@@ -2097,6 +2119,7 @@ int ts_rank_profile(struct ts_rank_prof *p, const struct ts_trace *t,
 	side.p = p;
 	side.t = t;
 	side.w = &w;
+	side.top_k = top_k;
 	if (opts && opts->threads >= 2) {
 		all_name_flags(&w, t);
 		side_started = !pthread_create(&side_th, NULL, side_main, &side);

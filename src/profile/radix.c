@@ -144,6 +144,39 @@ int ts_radix_sort_i64_in(int64_t *v, size_t n, int64_t *scratch)
 	return 0;
 }
 
+int64_t ts_radix_select_i64(const int64_t *v, size_t n, size_t k, int64_t *scratch)
+{
+	const int64_t *src = v;
+	uint64_t first = ts_radix_i64(v[0]), diff = 0;
+	int shift;
+
+	for (size_t i = 1; i < n; i++)
+		diff |= ts_radix_i64(v[i]) ^ first;
+	if (!diff)
+		return v[0];
+	/* the bytes above the highest differing one are the same in all */
+	shift = (63 - __builtin_clzll(diff)) / 8 * 8;
+	for (; shift >= 0 && n > 1; shift -= 8) {
+		size_t cnt[256] = { 0 }, below = 0, m = 0;
+		unsigned b = 0;
+		for (size_t i = 0; i < n; i++)
+			cnt[ts_radix_i64(src[i]) >> shift & 0xff]++;
+		while (below + cnt[b] <= k)
+			below += cnt[b++];
+		if (cnt[b] == n)
+			continue;       /* one bucket: this byte decides nothing */
+		/* keep bucket b, in order; in place once src is scratch */
+		for (size_t i = 0; i < n; i++)
+			if ((ts_radix_i64(src[i]) >> shift & 0xff) == b)
+				scratch[m++] = src[i];
+		src = scratch;
+		n = m;
+		k -= below;
+	}
+	/* every key byte fixed, or one element left: all that remain are equal */
+	return src[k];
+}
+
 int ts_radix_sort_i64(int64_t *v, size_t n)
 {
 	return ts_radix_sort_i64_in(v, n, NULL);

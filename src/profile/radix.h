@@ -34,4 +34,12 @@ int ts_radix_sort_in(void *base, size_t n, size_t size, uint64_t (*key)(const vo
 		     void *scratch);
 int ts_radix_sort_i64_in(int64_t *v, size_t n, int64_t *scratch);
 
+/*
+ * The value at index k (k < n) of v[0..n) sorted ascending, without sorting:
+ * the elements whose highest differing key byte puts them in k's bucket are
+ * kept (in scratch, room for n) and the next byte decides among them, at
+ * most eight rounds. v is left unchanged; nothing is allocated.
+ */
+int64_t ts_radix_select_i64(const int64_t *v, size_t n, size_t k, int64_t *scratch);
+
 #endif

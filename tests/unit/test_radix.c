@@ -1,9 +1,12 @@
 /*
- * test_radix.c - the analysis' radix sort: order, signs, stability.
+ * test_radix.c - the analysis' radix sort (order, signs, stability) and
+ * selection (the percentiles read without sorting).
  */
 #include <stdlib.h>
+#include <string.h>
 #include "harness.h"
 #include "../../src/profile/radix.h"
+#include "../../src/profile/prof_util.h"
 
 struct pair {
 	int64_t k;
@@ -151,4 +154,88 @@ TEST(radix_caller_scratch_series)
 	free(b);
 	free(scratch);
 	free(w);
+}
+
+TEST(radix_select_hand_example)
+{
+	/* sorted: INT64_MIN, -3, -3, 0, 5, 7, INT64_MAX */
+	int64_t v[] = { 5, -3, INT64_MAX, 0, INT64_MIN, -3, 7 };
+	int64_t want[] = { INT64_MIN, -3, -3, 0, 5, 7, INT64_MAX };
+	int64_t copy[7], scratch[7];
+
+	memcpy(copy, v, sizeof(v));
+	for (size_t k = 0; k < 7; k++)
+		CHECK_I64(ts_radix_select_i64(v, 7, k, scratch), want[k]);
+	CHECK(memcmp(copy, v, sizeof(v)) == 0);      /* the input is left as it is */
+	CHECK_I64(ts_radix_select_i64(v + 2, 1, 0, scratch), INT64_MAX);
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+TEST(radix_select_matches_qsort)
+{
+	/* 400 arrays of lengths 1..2000 in six shapes (all equal, two values,
+	 * a small range full of repeats, durations spread over 2^0..2^40,
+	 * both signs over the whole range, values that differ only in their
+	 * low byte): every index of the short ones and 40 of the long ones
+	 * against libc's qsort of a copy */
+	enum { MAXN = 2000 };
+	int64_t *v = malloc(MAXN * sizeof(*v)), *s = malloc(MAXN * sizeof(*s));
+	int64_t *scratch = malloc(MAXN * sizeof(*scratch));
+	uint64_t x = 99;
+	int bad = 0;
+
+	REQUIRE(v && s && scratch);
+	for (int trial = 0; trial < 400; trial++) {
+		size_t n = 1 + (size_t)(trial * 7919 % MAXN);
+		int shape = trial % 6;
+		for (size_t i = 0; i < n; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint64_t r = x >> 11;
+			switch (shape) {
+			case 0: v[i] = -42; break;
+			case 1: v[i] = r & 1 ? 1000 : 999; break;
+			case 2: v[i] = (int64_t)(r % 17) - 8; break;
+			case 3: v[i] = (int64_t)(r & ((UINT64_C(1) << (r % 41)) - 1)); break;
+			case 4: v[i] = (int64_t)(x ^ (x << 17)); break;
+			default: v[i] = (INT64_C(0x123456789a) << 8) | (int64_t)(r & 0xff); break;
+			}
+		}
+		memcpy(s, v, n * sizeof(*v));
+		qsort(s, n, sizeof(*s), cmp_ll);
+		for (size_t j = 0; j < (n <= 64 ? n : 40); j++) {
+			size_t k = n <= 64 ? j : (size_t)(x >> 7) % n;
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			bad += ts_radix_select_i64(v, n, k, scratch) != s[k];
+		}
+	}
+	CHECK_I64(bad, 0);
+	free(v);
+	free(s);
+	free(scratch);
+}
+
+TEST(pct_select_nearest_rank)
+{
+	/* nearest rank: the ceil(q * n)-th smallest. n = 10 (10, 9, ..., 1):
+	 * p50 the 5th = 5, p90 the 9th = 9, p100 the 10th = 10; n = 7
+	 * (70, 10, 60, 20, 50, 30, 40): p50 the ceil(3.5) = 4th = 40, p90 the
+	 * ceil(6.3) = 7th = 70 */
+	int64_t a[10], b[] = { 70, 10, 60, 20, 50, 30, 40 }, scratch[10];
+
+	for (int i = 0; i < 10; i++)
+		a[i] = 10 - i;
+	CHECK_I64(pct_select(a, 10, 0.5, scratch), 5);
+	CHECK_I64(pct_select(a, 10, 0.9, scratch), 9);
+	CHECK_I64(pct_select(a, 10, 1.0, scratch), 10);
+	CHECK_I64(max_of(a, 10), 10);
+	CHECK_I64(pct_select(b, 7, 0.5, scratch), 40);
+	CHECK_I64(pct_select(b, 7, 0.9, scratch), 70);
+	CHECK_I64(pct_select(b, 0, 0.5, scratch), 0);
+	CHECK_I64(max_of(b, 0), 0);
 }
