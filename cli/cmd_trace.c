@@ -153,13 +153,17 @@ static void analyse_one(struct pool *pl, struct slot *s, size_t order)
 		s->m.meta = t->meta;
 		s->m.rank_source = t->meta.rank_source;
 		s->m.base_ns = t->meta.has_base ? t->meta.base_ns : 0;
-		/* a spare core (one file): HTA's analysis beside the profile;
-		 * the profile's error, if any, is the one reported, as when
-		 * they run one after the other */
+		/* a spare core (one file): HTA's analysis beside the profile,
+		 * which then keeps to one thread: HTA's frame and filter are
+		 * serial and the longer path, and the profile's own threads
+		 * only took the core from them. The profile's error, if any,
+		 * is the one reported, as when they run one after the other */
 		struct hta_job hj = { .t = t, .part = &s->hta, .threads = 2 };
 		pthread_t hth;
 		int hta_th = pl->hta && pl->prof_threads >= 2 &&
 			     pthread_create(&hth, NULL, hta_main, &hj) == 0;
+		if (hta_th)
+			po.threads = 1;
 		s->m.rc = ts_rank_profile(&s->prof, t, &po, &s->m.err);
 		if (hta_th) {
 			pthread_join(hth, NULL);
