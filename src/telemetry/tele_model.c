@@ -212,13 +212,16 @@ static size_t uf_root(size_t *par, size_t i)
 
 /* The devices being matched: par (union-find, a group's root its lowest
  * GPU), next (each group's GPUs as a ring), uu (each GPU's uuid key, -1
- * none), gu (at a root: the group's uuid key) and mark (per capture,
- * stamped while a join looks). */
+ * none), gu (at a root: the group's uuid key), size and sid (at a root:
+ * the group's GPUs, and the id its captures are filed under in held),
+ * held (an open-addressing set of sid * nc + capture + 1, 0 empty). */
 struct devmatch {
 	const struct ts_telemetry *t;
 	size_t *par, *next, nc;
 	int64_t *uu, *gu;
-	uint64_t *mark, stamp;
+	size_t *size, *sid;
+	uint64_t *held;
+	size_t hcap, hn;
 };
 
 static size_t dm_capture(const struct devmatch *m, size_t g)
@@ -227,30 +230,78 @@ static size_t dm_capture(const struct devmatch *m, size_t g)
 	return c >= 0 && (size_t)c < m->nc ? (size_t)c : 0;
 }
 
-/* Merge the devices of GPUs a and b unless that makes one device of two
- * GPUs of one capture or of two uuids. Costs the two groups' sizes, each
- * at most the number of captures. */
-static void dm_join(struct devmatch *m, size_t a, size_t b)
+/* held's key of capture c filed under set id sid */
+static uint64_t dm_key(const struct devmatch *m, size_t sid, size_t c)
 {
-	size_t ra = uf_root(m->par, a), rb = uf_root(m->par, b), x;
+	return (uint64_t)sid * m->nc + c + 1;
+}
+
+static size_t dm_slot(const struct devmatch *m, uint64_t key)
+{
+	uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15);
+	size_t i = (size_t)(h ^ h >> 29) & (m->hcap - 1);
+
+	while (m->held[i] && m->held[i] != key)
+		i = (i + 1) & (m->hcap - 1);
+	return i;
+}
+
+/* Add key to held (grown at half full); 0 or -1 (no memory). */
+static int dm_hold(struct devmatch *m, uint64_t key)
+{
+	if ((m->hn + 1) * 2 > m->hcap) {
+		uint64_t *old = m->held;
+		size_t ocap = m->hcap, cap = ocap ? ocap * 2 : 64;
+		m->held = calloc(cap, sizeof(*m->held));
+		if (!m->held) {
+			m->held = old;
+			return -1;
+		}
+		m->hcap = cap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i])
+				m->held[dm_slot(m, old[i])] = old[i];
+		free(old);
+	}
+	size_t i = dm_slot(m, key);
+	if (!m->held[i]) {
+		m->held[i] = key;
+		m->hn++;
+	}
+	return 0;
+}
+
+/* Merge the devices of GPUs a and b unless that makes one device of two
+ * GPUs of one capture or of two uuids. The smaller group's captures are
+ * looked up among the larger's and filed under its set id, so a GPU is
+ * filed again only when its group at least doubles: O(n log n) over all
+ * joins, where walking both groups cost O(captures^2) for a device seen
+ * in every capture. 0, or -1 when held cannot grow. */
+static int dm_join(struct devmatch *m, size_t a, size_t b)
+{
+	size_t ra = uf_root(m->par, a), rb = uf_root(m->par, b), s, l, x;
 
 	if (ra == rb || (m->gu[ra] >= 0 && m->gu[rb] >= 0 && m->gu[ra] != m->gu[rb]))
-		return;
-	m->stamp++;
-	x = ra;
+		return 0;
+	s = m->size[ra] <= m->size[rb] ? ra : rb;
+	l = s == ra ? rb : ra;
+	x = s;
 	do {
-		m->mark[dm_capture(m, x)] = m->stamp;
+		if (m->held[dm_slot(m, dm_key(m, m->sid[l], dm_capture(m, x)))])
+			return 0;
 		x = m->next[x];
-	} while (x != ra);
-	x = rb;
+	} while (x != s);
+	x = s;
 	do {
-		if (m->mark[dm_capture(m, x)] == m->stamp)
-			return;
+		if (dm_hold(m, dm_key(m, m->sid[l], dm_capture(m, x))))
+			return -1;
 		x = m->next[x];
-	} while (x != rb);
+	} while (x != s);
 	x = m->next[ra];
 	m->next[ra] = m->next[rb];
 	m->next[rb] = x;
+	m->sid[ra < rb ? ra : rb] = m->sid[l];
+	m->size[ra < rb ? ra : rb] = m->size[ra] + m->size[rb];
 	if (ra > rb) {
 		x = ra;
 		ra = rb;
@@ -258,6 +309,7 @@ static void dm_join(struct devmatch *m, size_t a, size_t b)
 	}
 	m->par[rb] = ra;
 	m->gu[ra] = m->gu[ra] >= 0 ? m->gu[ra] : m->gu[rb];
+	return 0;
 }
 
 /* GPU g's keys in ids: 'u' and its uuid (*uu), and, when its capture
@@ -289,7 +341,8 @@ static int dm_keys(const struct ts_tele_gpu *gp, struct ts_intern *ids, int64_t 
 size_t ts_tele_match_gpus(struct ts_telemetry *t)
 {
 	size_t n = t->gpus.n, shared = 0, nd = 0;
-	struct devmatch m = { t, NULL, NULL, t->nfiles > 0 ? (size_t)t->nfiles : 1, NULL, NULL, NULL, 0 };
+	struct devmatch m = { t, NULL, NULL, t->nfiles > 0 ? (size_t)t->nfiles : 1, NULL, NULL,
+			      NULL, NULL, NULL, 0, 0 };
 	struct ts_intern ids;
 	int64_t *bk = NULL;
 	/* per key: its first GPU, and for a bus key the uuid key its GPUs
@@ -308,14 +361,17 @@ size_t ts_tele_match_gpus(struct ts_telemetry *t)
 	m.next = malloc(n * sizeof(*m.next));
 	m.uu = malloc(2 * n * sizeof(*m.uu));
 	m.gu = m.uu ? m.uu + n : NULL;
-	m.mark = calloc(m.nc, sizeof(*m.mark));
+	m.size = malloc(2 * n * sizeof(*m.size));
+	m.sid = m.size ? m.size + n : NULL;
 	bk = malloc(n * sizeof(*bk));
 	cnt = malloc(2 * n * sizeof(*cnt));
-	if (!m.par || !m.next || !m.uu || !m.mark || !bk || !cnt)
+	if (!m.par || !m.next || !m.uu || !m.size || !bk || !cnt)
 		goto out;
 	for (size_t g = 0; g < n; g++) {
-		m.par[g] = m.next[g] = g;
-		if (dm_keys(&t->gpus.v[g], &ids, &m.uu[g], &bk[g]))
+		m.par[g] = m.next[g] = m.sid[g] = g;
+		m.size[g] = 1;
+		if (dm_keys(&t->gpus.v[g], &ids, &m.uu[g], &bk[g]) ||
+		    dm_hold(&m, dm_key(&m, g, dm_capture(&m, g))))
 			goto out;
 		m.gu[g] = m.uu[g];
 	}
@@ -334,8 +390,8 @@ size_t ts_tele_match_gpus(struct ts_telemetry *t)
 			continue;
 		if (first[u] == SIZE_MAX)
 			first[u] = g;
-		else
-			dm_join(&m, first[u], g);
+		else if (dm_join(&m, first[u], g))
+			goto out;
 	}
 	/* then a bus id on one recorded host, where no two uuids go with it */
 	for (size_t g = 0; g < n; g++) {
@@ -349,8 +405,8 @@ size_t ts_tele_match_gpus(struct ts_telemetry *t)
 			continue;
 		if (first[k] == SIZE_MAX)
 			first[k] = g;
-		else
-			dm_join(&m, first[k], g);
+		else if (dm_join(&m, first[k], g))
+			goto out;
 	}
 	/* cnt: GPUs per device, then those with a uuid (at the root) */
 	for (size_t g = 0; g < n; g++)
@@ -375,7 +431,8 @@ out:
 	free(m.par);
 	free(m.next);
 	free(m.uu);
-	free(m.mark);
+	free(m.size);
+	free(m.held);
 	free(bk);
 	free(cnt);
 	free(first);

@@ -838,6 +838,96 @@ TEST(tele_match_gpus_hosts)
 	ts_tele_release(&t);
 }
 
+/* The matching rule written out the plain way, for the test below: GPU
+ * g's group is grp[g] (its lowest GPU); a join of two groups is refused
+ * when they hold GPUs of one capture or two different uuids. */
+struct naive_gpu {
+	int cap, uuid, bus, host;     /* -1 none */
+};
+
+static void naive_join(const struct naive_gpu *v, int n, int *grp, int a, int b)
+{
+	int ga = grp[a], gb = grp[b], ua = -1, ub = -1;
+
+	if (ga == gb)
+		return;
+	for (int x = 0; x < n; x++) {
+		if (grp[x] == ga && v[x].uuid >= 0)
+			ua = v[x].uuid;
+		if (grp[x] == gb && v[x].uuid >= 0)
+			ub = v[x].uuid;
+	}
+	if (ua >= 0 && ub >= 0 && ua != ub)
+		return;
+	for (int x = 0; x < n; x++)
+		for (int y = 0; y < n; y++)
+			if (grp[x] == ga && grp[y] == gb && v[x].cap == v[y].cap)
+				return;
+	for (int x = 0; x < n; x++)
+		if (grp[x] == (ga > gb ? ga : gb))
+			grp[x] = ga < gb ? ga : gb;
+}
+
+/* Random captures (2-6 of 1-6 GPUs; uuids from a pool of 4, so one
+ * capture may show one twice, bus ids from a pool of 3, hosts from two or
+ * none): the device of every GPU as the plain rule gives it, uuids
+ * first, then bus ids on one recorded host that no two uuids share. */
+TEST(tele_match_gpus_against_plain_rule)
+{
+	uint64_t x = 7;
+	int bad = 0;
+
+	for (int trial = 0; trial < 300; trial++) {
+		struct naive_gpu v[36];
+		int grp[36], dev[36], n = 0, nd = 0;
+		struct ts_telemetry t;
+		ts_tele_init(&t);
+#define RND(k) (x = x * 6364136223846793005ULL + 1442695040888963407ULL, (int)((x >> 33) % (k)))
+		int ncap = 2 + RND(5);
+		for (int c = 0; c < ncap; c++) {
+			int per = 1 + RND(6), host = RND(3) - 1;
+			for (int k = 0; k < per; k++) {
+				struct naive_gpu g = { c, RND(10) < 3 ? -1 : RND(4), RND(10) < 3 ? -1 : RND(3),
+						       host };
+				v[n++] = g;
+				match_gpu(&t, c, g.uuid, g.bus >= 0 ? 0x18 + g.bus : -1,
+					  host < 0 ? NULL : host ? "nodeB" : "nodeA");
+			}
+		}
+#undef RND
+		for (int g = 0; g < n; g++)
+			grp[g] = g;
+		for (int g = 0; g < n; g++)
+			for (int f = 0; f < g && v[g].uuid >= 0; f++)
+				if (v[f].uuid == v[g].uuid) {
+					naive_join(v, n, grp, f, g);
+					break;
+				}
+		for (int g = 0; g < n; g++) {
+			int u = -1, two = 0;
+			if (v[g].bus < 0 || v[g].host < 0)
+				continue;
+			for (int f = 0; f < n; f++)
+				if (v[f].bus == v[g].bus && v[f].host == v[g].host && v[f].uuid >= 0) {
+					two |= u >= 0 && u != v[f].uuid;
+					u = v[f].uuid;
+				}
+			for (int f = 0; f < g && !two; f++)
+				if (v[f].bus == v[g].bus && v[f].host == v[g].host) {
+					naive_join(v, n, grp, f, g);
+					break;
+				}
+		}
+		for (int g = 0; g < n; g++)
+			dev[g] = grp[g] == g ? nd++ : dev[grp[g]];
+		ts_tele_match_gpus(&t);
+		for (int g = 0; g < n; g++)
+			bad += t.gpus.v[g].device != dev[g];
+		ts_tele_release(&t);
+	}
+	CHECK_I64(bad, 0);
+}
+
 TEST(tele_straggler_mw)
 {
 	DATA_OR_SKIP(p, TELE("megatron_straggler_detector_readme_lines.txt"));
