@@ -2047,24 +2047,28 @@ static int dumps(struct an *a)
 		if (s->dumps.v[i].rank < 0)
 			finding(a->r, fmt(a->r, "%s: a dump whose rank is unknown (no \"rank\" key, no trailing number in the file name) is left out",
 					  s->files.v[s->dumps.v[i].file]));
-	for (size_t i = 0; i < s->dumps.n; i++) {
+	/* each file's collective entries and those with a sequence id, in one
+	 * pass over the entries (one pass per dump was ranks^2 x entries) */
+	size_t *colls = calloc(2 * (s->files.n ? s->files.n : 1), sizeof(*colls));
+	if (!colls && !rc)
+		rc = TS_ENOMEM;
+	for (size_t k = 0; colls && k < s->works.n; k++) {
+		const struct ts_hang_work *w = &s->works.v[k];
+		if (!w->from_dump || w->file >= s->files.n || w->kind == TS_OP_SEND ||
+		    w->kind == TS_OP_RECV)
+			continue;
+		colls[2 * w->file]++;
+		colls[2 * w->file + 1] += w->seq >= 0;
+	}
+	for (size_t i = 0; colls && i < s->dumps.n; i++) {
 		const struct ts_hang_dump *d = &s->dumps.v[i];
-		size_t colls = 0, numbered = 0;
-
-		for (size_t k = 0; k < s->works.n; k++) {
-			const struct ts_hang_work *w = &s->works.v[k];
-			if (!w->from_dump || w->file != d->file || w->kind == TS_OP_SEND ||
-			    w->kind == TS_OP_RECV)
-				continue;
-			colls++;
-			numbered += w->seq >= 0;
-		}
-		if (colls && !numbered)
+		if (d->file < s->files.n && colls[2 * d->file] && !colls[2 * d->file + 1])
 			finding(a->r, fmt(a->r, "%s: none of its %zu collective entries has a sequence "
 					  "id (collective_seq_id, or seq_id before dump version 2): they "
 					  "cannot be matched with other ranks' and are left out",
-					  s->files.v[d->file], colls));
+					  s->files.v[d->file], colls[2 * d->file]));
 	}
+	free(colls);
 	/* point-to-point ops are not matched across ranks: one left pending
 	 * is said, never passed over as "no hang evidence" */
 	for (size_t k = 0; k < s->works.n; k++) {
