@@ -887,8 +887,11 @@ TEST(tele_match_gpus_against_plain_rule)
 		for (int c = 0; c < ncap; c++) {
 			int per = 1 + RND(6), host = RND(3) - 1;
 			for (int k = 0; k < per; k++) {
-				struct naive_gpu g = { c, RND(10) < 3 ? -1 : RND(4), RND(10) < 3 ? -1 : RND(3),
-						       host };
+				struct naive_gpu g = { c, -1, -1, host };
+				if (RND(10) >= 3)
+					g.uuid = RND(4);
+				if (RND(10) >= 3)
+					g.bus = RND(3);
 				v[n++] = g;
 				match_gpu(&t, c, g.uuid, g.bus >= 0 ? 0x18 + g.bus : -1,
 					  host < 0 ? NULL : host ? "nodeB" : "nodeA");
