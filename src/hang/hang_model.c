@@ -12,6 +12,7 @@ void ts_hang_set_init(struct ts_hang_set *s)
 	memset(s, 0, sizeof(*s));
 	ts_arena_init(&s->arena);
 	ts_intern_init(&s->strs);
+	ts_intern_init(&s->tmo_keys);
 	s->world_size = -1;
 	s->ev_musa = s->ev_maca = s->ev_cuda = s->ev_torchcomms = -1;
 	s->ev_pgmccl = s->ev_musa_state = -1;
@@ -44,6 +45,8 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	TS_VEC_RELEASE(s->ranks_seen);
 	ts_arena_release(&s->arena);
 	ts_intern_release(&s->strs);
+	ts_intern_release(&s->tmo_keys);
+	TS_VEC_RELEASE(s->tmo_work);
 	if (s->scratch) {
 		hang_pool_free(s->scratch);
 		free(s->scratch);

@@ -1515,3 +1515,79 @@ TEST(hang_timeout_past_int64_half)
 	ts_hang_result_release(&r);
 	ts_hang_set_release(&s);
 }
+
+/*
+ * A timeout printed again (watchdog line, then the exception text; or a
+ * console and a rank's own log) is kept once: the reader files each timeout
+ * by (rank, seq, group) rather than comparing it with every work. Checked
+ * against the plain rule, written here: a line repeats the first earlier
+ * kept timeout of its rank and seq whose group is its own or unknown on
+ * either side (an unknown group kept then takes the line's), else it is
+ * kept. 300 random line sets of 1-60 lines: ranks 0-5, seqs 1-4, group
+ * none or PG ID 0-2.
+ */
+TEST(hang_repeated_timeouts_plain_rule)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (int c = 0; c < 300; c++) {
+		struct ts_hang_set s;
+		struct ts_err err;
+		struct ts_sb text;
+		int64_t want[60][3];
+		size_t nw = 0, got = 0;
+		int lines;
+
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		ts_sb_init(&text);
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		lines = 1 + (int)((x >> 33) % 60);
+		for (int l = 0; l < lines; l++) {
+			int64_t rank, seq, pg;
+			size_t k;
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			rank = (int64_t)((x >> 20) % 6);
+			seq = 1 + (int64_t)((x >> 30) % 4);
+			pg = (int64_t)((x >> 40) % 4) - 1;
+			if (pg >= 0)
+				ts_sb_addf(&text, "[rank%lld]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] "
+					   "[PG ID %lld PG GUID %lld(pg%lld) Rank %lld] ", (long long)rank,
+					   (long long)pg, (long long)pg, (long long)pg, (long long)rank);
+			else
+				ts_sb_addf(&text, "[rank%lld]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] ",
+					   (long long)rank);
+			ts_sb_addf(&text, "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%lld, "
+				   "OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600020 "
+				   "milliseconds before timing out.\n", (long long)seq);
+			for (k = 0; k < nw; k++)
+				if (want[k][0] == rank && want[k][1] == seq &&
+				    (want[k][2] == pg || want[k][2] < 0 || pg < 0))
+					break;
+			if (k < nw) {
+				if (want[k][2] < 0)
+					want[k][2] = pg;
+			} else {
+				want[nw][0] = rank;
+				want[nw][1] = seq;
+				want[nw][2] = pg;
+				nw++;
+			}
+		}
+		REQUIRE(!text.failed);
+		REQUIRE(ts_hang_read_lines_mem(&s, text.buf, text.len, "case.log", &err) == 0);
+		for (size_t i = 0; i < s.works.n; i++) {
+			const struct ts_hang_work *w = &s.works.v[i];
+			if (w->from_dump || w->state != TS_ST_TIMED_OUT)
+				continue;
+			REQUIRE(got < nw);
+			CHECK_I64(w->rank, want[got][0]);
+			CHECK_I64(w->seq, want[got][1]);
+			CHECK_I64(w->pg >= 0 ? s.pgs.v[w->pg].id : -1, want[got][2]);
+			got++;
+		}
+		CHECK_I64((int64_t)got, (int64_t)nw);
+		ts_sb_release(&text);
+		ts_hang_set_release(&s);
+	}
+}
