@@ -1591,3 +1591,109 @@ TEST(hang_repeated_timeouts_plain_rule)
 		ts_hang_set_release(&s);
 	}
 }
+
+/*
+ * Many process groups in the logs: each incident's lines are taken from an
+ * index of the log lines by incident, its evidence kept sorted by a search
+ * (not a walk of every line per incident), and each rank's seqs read off
+ * the timeouts sorted by rank. 40 groups (PG ID g, seq 100 + g) of 8 ranks,
+ * every rank's lines one log, by g mod 4:
+ *   0  every rank times out, the same op: no culprit, 8 lines;
+ *   1  rank g mod 8 prints NumelIn=16 where the others print 8: mismatch,
+ *      that rank the culprit, 8 lines;
+ *   2  rank (g + 1) mod 8 printed "last enqueued seq - 1" (first in the
+ *      file) and no timeout: not joined, that rank the culprit, 8 lines;
+ *   3  as 0, each line printed twice: the repeats are no evidence of their
+ *      own (8 lines), no culprit.
+ * Each rank then timed out at the seqs of the groups where it printed a
+ * timeout, a finding per rank naming them.
+ */
+TEST(hang_many_groups_per_incident)
+{
+	enum { G = 40, R = 8 };
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	struct ts_sb text;
+	int seen[G] = { 0 };
+
+	ts_hang_set_init(&s);
+	memset(&r, 0, sizeof(r));
+	ts_err_init(&err);
+	ts_sb_init(&text);
+	for (int g = 2; g < G; g += 4)
+		ts_sb_addf(&text, "[rank%d]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:1600] [PG ID %d PG GUID %d(pg%d) "
+			   "Rank %d] Exception (either an error or timeout) detected by watchdog at work: %d, last "
+			   "enqueued NCCL work: %d, last completed NCCL work: %d.\n",
+			   (g + 1) % R, g, g, g, (g + 1) % R, 100 + g, 99 + g, 99 + g);
+	for (int k = 0; k < R; k++)
+		for (int g = 0; g < G; g++) {
+			if (g % 4 == 2 && k == (g + 1) % R)
+				continue;
+			for (int rep = 0; rep < (g % 4 == 3 ? 2 : 1); rep++)
+				ts_sb_addf(&text, "[rank%d]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] [PG ID %d PG "
+					   "GUID %d(pg%d) Rank %d] Watchdog caught collective operation timeout: "
+					   "WorkNCCL(SeqNum=%d, OpType=ALLREDUCE, NumelIn=%d, NumelOut=8, "
+					   "Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
+					   k, g, g, g, k, 100 + g, g % 4 == 1 && k == g % R ? 16 : 8);
+		}
+	REQUIRE(!text.failed);
+	REQUIRE(ts_hang_read_lines_mem(&s, text.buf, text.len, "groups.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t i = 0; i < r.incidents.n; i++) {
+		const struct ts_hang_incident *in = &r.incidents.v[i];
+		int g = (int)in->seq - 100;
+		REQUIRE(g >= 0 && g < G && in->pg >= 0);
+		CHECK_I64(s.pgs.v[in->pg].id, g);
+		seen[g]++;
+		CHECK_I64((int64_t)in->evs.n, R);
+		for (size_t k = 1; k < in->evs.n; k++)
+			CHECK(in->evs.v[k - 1] < in->evs.v[k]);
+		if (g % 4 == 1) {
+			CHECK(in->cls == TS_HANG_MISMATCH);
+			CHECK(in->culprits.n == 1 && in->culprits.v[0] == g % R);
+		} else if (g % 4 == 2) {
+			CHECK(in->cls == TS_HANG_NOT_JOINED);
+			CHECK(in->culprits.n == 1 && in->culprits.v[0] == (g + 1) % R);
+		} else {
+			CHECK(in->cls != TS_HANG_MISMATCH && in->cls != TS_HANG_NOT_JOINED);
+			CHECK_I64((int64_t)in->culprits.n, 0);
+		}
+	}
+	for (int g = 0; g < G; g++)
+		CHECK_I64(seen[g], 1);
+	for (int k = 0; k < R; k++) {
+		struct ts_sb want;
+		int found = 0, n = 0, in[G];
+		ts_sb_init(&want);
+		for (int g = 0; g < G; g++)
+			n += in[g] = !(g % 4 == 2 && k == (g + 1) % R);
+		/* the seqs as runs: "100-105, 107-113" */
+		ts_sb_addf(&want, "timed out at %d sequence ids (", n);
+		for (int g = 0, first = 1; g < G; g++) {
+			int e = g;
+			if (!in[g])
+				continue;
+			while (e + 1 < G && in[e + 1])
+				e++;
+			ts_sb_addf(&want, "%s%d", first ? "" : ", ", 100 + g);
+			if (e > g)
+				ts_sb_addf(&want, "-%d", 100 + e);
+			first = 0;
+			g = e;
+		}
+		ts_sb_addf(&want, ")");
+		REQUIRE(!want.failed);
+		for (size_t f = 0; f < r.findings.n; f++)
+			if (strncmp(r.findings.v[f], "rank ", 5) == 0 && atoi(r.findings.v[f] + 5) == k &&
+			    strstr(r.findings.v[f], " sequence ids (")) {
+				found++;
+				CHECK(strstr(r.findings.v[f], want.buf) != NULL);
+			}
+		CHECK_I64(found, 1);
+		ts_sb_release(&want);
+	}
+	ts_sb_release(&text);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
