@@ -2381,7 +2381,7 @@ static int several_seqs(struct an *a, size_t first)
 			rs[n][1] = s->works.v[i].seq;
 			n++;
 		}
-	qsort(rs, n, sizeof(*rs), rank_seq_cmp);
+	ts_sort(rs, n, sizeof(*rs), rank_seq_cmp);
 	for (size_t i = 0, j; i < n; i = j) {
 		struct hang_i64v seqs = { 0 };
 		for (j = i; j < n && rs[j][0] == rs[i][0]; j++)

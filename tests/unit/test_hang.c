@@ -1685,7 +1685,7 @@ TEST(hang_many_groups_per_incident)
 		ts_sb_addf(&want, ")");
 		REQUIRE(!want.failed);
 		for (size_t f = 0; f < r.findings.n; f++)
-			if (strncmp(r.findings.v[f], "rank ", 5) == 0 && atoi(r.findings.v[f] + 5) == k &&
+			if (strncmp(r.findings.v[f], "rank ", 5) == 0 && strtol(r.findings.v[f] + 5, NULL, 10) == k &&
 			    strstr(r.findings.v[f], " sequence ids (")) {
 				found++;
 				CHECK(strstr(r.findings.v[f], want.buf) != NULL);
