@@ -270,6 +270,12 @@ struct ts_hang_set {
 	 * scan of every work (hang_lines.c); tmo_work[id] the work of key id */
 	struct ts_intern tmo_keys;
 	TS_VEC(size_t) tmo_work;
+	/* private: the groups by name (hang_model.c): pg_guids interns each
+	 * guid, pg_head[id] its lowest group index, pg_next[pg] the next
+	 * higher group of the same guid (-1 ends) */
+	struct ts_intern pg_guids;
+	TS_VEC(int) pg_head;
+	TS_VEC(int) pg_next;
 	struct hang_pool *scratch;   /* private: parse memory reused across dumps */
 };
 

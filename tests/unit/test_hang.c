@@ -1697,3 +1697,60 @@ TEST(hang_many_groups_per_incident)
 	ts_hang_result_release(&r);
 	ts_hang_set_release(&s);
 }
+
+/*
+ * Groups are looked up by name in a table of the names read (each line once
+ * compared its group with every group). Checked against the plain rule,
+ * written here as a scan of the groups before each call: a log line or dump
+ * entry naming guid g is the lowest-indexed group named g whose description
+ * (and, for a dump, rank list) is its own or unknown on either side, and
+ * when there is none the group it gets is named g afterwards. 300 random
+ * sequences of 1-80 calls mixing groups told by id alone (hang_pg: named
+ * later when a line with the same id brings a name), log lines and dump
+ * entries, over 3 names, 3 descriptions (or none) and 2 rank lists (or none).
+ */
+TEST(hang_group_by_name_plain_rule)
+{
+	static const char *const names[] = { "0", "5", "11" }, *const descs[] = { "default_pg", "mesh_tp", "mesh_dp" };
+	static const char *const rl[] = { "[0, 1]", "[2, 3]" };
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (int c = 0; c < 300; c++) {
+		struct ts_hang_set s;
+		int calls;
+
+		ts_hang_set_init(&s);
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		calls = 1 + (int)((x >> 33) % 80);
+		for (int k = 0; k < calls; k++) {
+			int kind, want = -1, got;
+			int64_t id;
+			const char *g, *d, *ranks;
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			kind = (int)((x >> 16) % 3);
+			id = (int64_t)((x >> 20) % 4) - 1;
+			g = names[(x >> 24) % 3];
+			d = (x >> 28) % 4 ? descs[(x >> 30) % 3] : NULL;
+			ranks = kind == 2 && (x >> 34) % 3 ? rl[(x >> 36) % 2] : NULL;
+			if (kind == 0) {
+				got = hang_pg(&s, id, NULL, 0, d, d ? strlen(d) : 0, NULL);
+				CHECK(got >= 0 || (id < 0 && !d));
+				continue;
+			}
+			for (size_t i = 0; i < s.pgs.n && want < 0; i++) {
+				const struct ts_hang_pg *p = &s.pgs.v[i];
+				if (p->guid && strcmp(p->guid, g) == 0 && (!d || !p->desc || strcmp(p->desc, d) == 0) &&
+				    (!ranks || !p->ranks || strcmp(p->ranks, ranks) == 0))
+					want = (int)i;
+			}
+			got = kind == 1 ? hang_pg_log(&s, id, g, strlen(g), d, d ? strlen(d) : 0)
+					: hang_pg_dump(&s, id, g, strlen(g), d, d ? strlen(d) : 0, ranks);
+			REQUIRE(got >= 0 && (size_t)got < s.pgs.n);
+			if (want >= 0)
+				CHECK_I64(got, want);
+			else
+				CHECK(s.pgs.v[got].guid && strcmp(s.pgs.v[got].guid, g) == 0);
+		}
+		ts_hang_set_release(&s);
+	}
+}
