@@ -14,6 +14,12 @@
  *   total  - every dump read into one set, then ts_hang_analyze().
  * The ratio total / read is what the analysis costs on top of reading.
  * Dump generation is outside both timings.
+ *
+ * Then the watchdog logs of a larger job, one console: RANKS x 16 ranks,
+ * each timing out in 4 groups (PG ID 0-3, seq 100 + group), rank 3's line
+ * of group 0 missing; read + analyse (CPU, median of REPEATS), and the same
+ * at 4 x the ranks, with the ratio (4.0 is linear; the log reader and the
+ * analysis once compared each line with every line before).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +195,56 @@ static void make_dump(struct buf *b, int rank, int ranks, int entries)
 	op(b, '.');
 }
 
+/* the console of `ranks` ranks timing out in 4 groups, rank 3 silent in group 0 */
+static void make_log(struct buf *b, int ranks)
+{
+	char line[400];
+
+	for (int r = 0; r < ranks; r++)
+		for (int g = 0; g < 4; g++) {
+			int n;
+			if (r == 3 && g == 0)
+				continue;
+			n = snprintf(line, sizeof(line),
+				     "[rank%d]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] [PG ID %d PG GUID "
+				     "%d(pg%d) Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, "
+				     "OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600020 "
+				     "milliseconds before timing out.\n", r, g, g, g, r, 100 + g);
+			put(b, line, (size_t)n);
+		}
+}
+
+/* median CPU seconds of reading and analysing log, REPEATS after a warm-up */
+static double time_log(const struct buf *log, int reps)
+{
+	double *c = calloc((size_t)reps + 1, sizeof(double)), m;
+	struct ts_err err;
+
+	if (!c)
+		exit(3);
+	for (int k = 0; k <= reps; k++) {
+		struct ts_hang_set s;
+		struct ts_hang_result res;
+		double c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
+		ts_hang_set_init(&s);
+		if (ts_hang_read_lines_mem(&s, log->p, log->n, "console.log", &err) ||
+		    ts_hang_analyze(&s, &res, &err)) {
+			fprintf(stderr, "log: %s\n", err.msg);
+			exit(1);
+		}
+		c[k] = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+		if (res.incidents.n != 4) {
+			fprintf(stderr, "log: %zu incidents, want 4\n", res.incidents.n);
+			exit(1);
+		}
+		ts_hang_result_release(&res);
+		ts_hang_set_release(&s);
+	}
+	m = median(c + 1, reps);
+	free(c);
+	return m;
+}
+
 int main(int argc, char **argv)
 {
 	int ranks = argc > 1 ? atoi(argv[1]) : 64;
@@ -263,6 +319,18 @@ int main(int argc, char **argv)
 	printf("read + analyse:   %.3f s wall, %.3f s CPU  (ratio %.2f x reading once, CPU)\n", total, ctotal,
 	       ctotal / cread);
 	printf("verdict: not_joined at seq %d, culprit rank %d (as generated)\n", entries, ranks - 1);
+	{
+		struct buf small = { 0 }, big = { 0 };
+		double cs, cb;
+		make_log(&small, ranks * 16);
+		make_log(&big, ranks * 64);
+		cs = time_log(&small, reps);
+		cb = time_log(&big, reps);
+		printf("watchdog logs:    %d ranks x 4 groups %.3f s CPU, %d ranks %.3f s (ratio %.2f for 4 x the lines)\n",
+		       ranks * 16, cs, ranks * 64, cb, cb / cs);
+		free(small.p);
+		free(big.p);
+	}
 	for (int r = 0; r < ranks; r++)
 		free(dumps[r].p);
 	free(dumps);

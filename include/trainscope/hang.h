@@ -265,6 +265,17 @@ struct ts_hang_set {
 	int ev_pgmccl;               /* ProcessGroupMCCL / WorkMCCL (torch_musa's classes) */
 	int ev_musa_state;           /* a dump with "mccl_comm_state" (torch_musa's key) */
 	int64_t lines;               /* text lines read */
+	/* private: the log timeouts of works (from_dump 0) by key (rank, seq, pg)
+	 * and (rank, seq, none), so a repeated timeout line is found without a
+	 * scan of every work (hang_lines.c); tmo_work[id] the work of key id */
+	struct ts_intern tmo_keys;
+	TS_VEC(size_t) tmo_work;
+	/* private: the groups by name (hang_model.c): pg_guids interns each
+	 * guid, pg_head[id] its lowest group index, pg_next[pg] the next
+	 * higher group of the same guid (-1 ends) */
+	struct ts_intern pg_guids;
+	TS_VEC(int) pg_head;
+	TS_VEC(int) pg_next;
 	struct hang_pool *scratch;   /* private: parse memory reused across dumps */
 };
 

@@ -526,13 +526,22 @@ static void finding(struct ts_hang_result *r, const char *text)
 		TS_VEC_PUSH(r->findings, text);
 }
 
+static int int_below(const void *elem, const void *key)
+{
+	return *(const int *)elem < *(const int *)key;
+}
+
+/* in->evs stays sorted and unique; lines mostly come in order, so the
+ * last is looked at first */
 static void add_ev(struct ts_hang_incident *in, int ev)
 {
-	size_t lo = 0;
+	size_t lo;
 	if (ev < 0)
 		return;
-	while (lo < in->evs.n && in->evs.v[lo] < ev)
-		lo++;
+	if (!in->evs.n || in->evs.v[in->evs.n - 1] < ev)
+		lo = in->evs.n;
+	else
+		lo = ts_lower_bound(in->evs.v, in->evs.n, sizeof(*in->evs.v), &ev, int_below);
 	if (lo < in->evs.n && in->evs.v[lo] == ev)
 		return;
 	if (TS_VEC_RESERVE(in->evs, in->evs.n + 1))
@@ -2165,6 +2174,36 @@ static int logs(struct an *a)
 	return 0;
 }
 
+/* a->lrefs grouped by incident, each in lrefs order: incident i's are
+ * a->lrefs.v[at[k]] for k in [from[i], from[i + 1]) */
+struct lref_index {
+	size_t *from; /* incidents + 2 */
+	size_t *at;   /* one per lref */
+};
+
+static int lref_index_build(struct lref_index *x, const struct an *a)
+{
+	size_t ni = a->r->incidents.n, nl = a->lrefs.n;
+
+	x->from = calloc(ni + 2, sizeof(*x->from));
+	x->at = malloc((nl ? nl : 1) * sizeof(*x->at));
+	if (!x->from || !x->at)
+		return TS_ENOMEM;
+	for (size_t k = 0; k < nl; k++)
+		x->from[a->lrefs.v[k].inc + 2]++;
+	for (size_t i = 2; i < ni + 2; i++)
+		x->from[i] += x->from[i - 1];
+	for (size_t k = 0; k < nl; k++)
+		x->at[x->from[a->lrefs.v[k].inc + 1]++] = k;
+	return 0;
+}
+
+static void lref_index_release(struct lref_index *x)
+{
+	free(x->from);
+	free(x->at);
+}
+
 /* the log text of a timeout's signature: "OpType=X, NumelIn=a, NumelOut=b" */
 static int same_log_sig(const struct ts_hang_work *a, const struct ts_hang_work *b)
 {
@@ -2178,7 +2217,7 @@ static int same_log_sig(const struct ts_hang_work *a, const struct ts_hang_work 
 /* Timeout lines of one (group, seq) that disagree on OpType or Numel: the
  * minority is blamed (a tie stays undecided), as for dumps (nccl #1409).
  * Returns 1 when the lines disagree. */
-static int log_mismatch(struct an *a, size_t id)
+static int log_mismatch(struct an *a, const struct lref_index *x, size_t id)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
@@ -2188,10 +2227,10 @@ static int log_mismatch(struct an *a, size_t id)
 	int over = 0;
 
 	memset(ranks, 0, sizeof(ranks));
-	for (size_t k = 0; k < a->lrefs.n; k++) {
-		const struct logref *l = &a->lrefs.v[k];
+	for (size_t k = x->from[id]; k < x->from[id + 1]; k++) {
+		const struct logref *l = &a->lrefs.v[x->at[k]];
 		size_t g;
-		if (l->inc != (int)id || l->work == SIZE_MAX || hang_set_has(&seen, l->rank))
+		if (l->work == SIZE_MAX || hang_set_has(&seen, l->rank))
 			continue;
 		hang_set_add(&seen, l->rank);
 		for (g = 0; g < nsig && !same_log_sig(&s->works.v[sig[g]], &s->works.v[l->work]); g++)
@@ -2244,19 +2283,18 @@ static int log_mismatch(struct an *a, size_t id)
 
 /* Progress lines whose last enqueued work is below the incident's seq: those
  * ranks never issued it (the others wait in it). Returns 1 when any. */
-static int log_behind(struct an *a, size_t id)
+static int log_behind(struct an *a, const struct lref_index *x, size_t id)
 {
 	struct ts_hang_result *r = a->r;
 	struct ts_hang_incident *in = &r->incidents.v[id];
 	struct hang_i64v timed = { 0 }, behind = { 0 };
 
-	for (size_t k = 0; k < a->lrefs.n; k++)
-		if (a->lrefs.v[k].inc == (int)id && a->lrefs.v[k].work != SIZE_MAX)
-			hang_set_add(&timed, a->lrefs.v[k].rank);
-	for (size_t k = 0; k < a->lrefs.n; k++) {
-		const struct logref *l = &a->lrefs.v[k];
-		if (l->inc != (int)id || l->work != SIZE_MAX || hang_set_has(&timed, l->rank) ||
-		    hang_set_has(&behind, l->rank))
+	for (size_t k = x->from[id]; k < x->from[id + 1]; k++)
+		if (a->lrefs.v[x->at[k]].work != SIZE_MAX)
+			hang_set_add(&timed, a->lrefs.v[x->at[k]].rank);
+	for (size_t k = x->from[id]; k < x->from[id + 1]; k++) {
+		const struct logref *l = &a->lrefs.v[x->at[k]];
+		if (l->work != SIZE_MAX || hang_set_has(&timed, l->rank) || hang_set_has(&behind, l->rank))
 			continue;
 		hang_set_add(&behind, l->rank);
 		note(in, fmt(r, "rank %lld printed last enqueued work %lld, last completed %lld: it never issued "
@@ -2311,12 +2349,65 @@ static void blame_silent(struct an *a, struct ts_hang_incident *in, const struct
 		     ranks_str(r, silent->v, silent->n), (long long)a->world, (long long)in->seq));
 }
 
-static void classify_logs(struct an *a, size_t first)
+static int rank_seq_cmp(const void *pa, const void *pb)
+{
+	const int64_t *x = pa, *y = pb;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* A finding for each reporting rank of incidents [first, n) that timed out
+ * at more than one seq in its logs (each rank's seqs read off the log
+ * timeouts sorted by rank and seq, not a pass over them per rank). */
+static int several_seqs(struct an *a, size_t first)
 {
 	struct ts_hang_set *s = a->s;
 	struct ts_hang_result *r = a->r;
-	int64_t world = world_of(a);
+	struct hang_i64v ranks = { 0 };
+	int64_t (*rs)[2] = malloc((s->works.n ? s->works.n : 1) * sizeof(*rs));
+	size_t n = 0;
 
+	if (!rs)
+		return TS_ENOMEM;
+	for (size_t i = first; i < r->incidents.n; i++)
+		for (size_t k = 0; k < r->incidents.v[i].reporting.n; k++)
+			hang_set_add(&ranks, r->incidents.v[i].reporting.v[k]);
+	for (size_t i = 0; i < s->works.n; i++)
+		if (!s->works.v[i].from_dump && s->works.v[i].state == TS_ST_TIMED_OUT &&
+		    hang_set_has(&ranks, s->works.v[i].rank)) {
+			rs[n][0] = s->works.v[i].rank;
+			rs[n][1] = s->works.v[i].seq;
+			n++;
+		}
+	ts_sort(rs, n, sizeof(*rs), rank_seq_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		struct hang_i64v seqs = { 0 };
+		for (j = i; j < n && rs[j][0] == rs[i][0]; j++)
+			if (!seqs.n || seqs.v[seqs.n - 1] != rs[j][1])
+				TS_VEC_PUSH(seqs, rs[j][1]);
+		if (seqs.n > 1)
+			finding(r, fmt(r, "rank %lld timed out at %zu sequence ids (%s): one per process group, since seq ids count per group",
+				       (long long)rs[i][0], seqs.n, ranks_str(r, seqs.v, seqs.n)));
+		TS_VEC_RELEASE(seqs);
+	}
+	TS_VEC_RELEASE(ranks);
+	free(rs);
+	return 0;
+}
+
+static int classify_logs(struct an *a, size_t first)
+{
+	struct ts_hang_result *r = a->r;
+	int64_t world = world_of(a);
+	struct lref_index x;
+	int rc;
+
+	if ((rc = lref_index_build(&x, a))) {
+		lref_index_release(&x);
+		return rc;
+	}
 	for (size_t i = first; i < r->incidents.n; i++) {
 		struct ts_hang_incident *in = &r->incidents.v[i];
 		struct hang_i64v silent = { 0 };
@@ -2325,7 +2416,7 @@ static void classify_logs(struct an *a, size_t first)
 		for (int64_t k = 0; k < world && k < 65536; k++)
 			if (!hang_set_has(&in->reporting, k))
 				hang_set_add(&silent, k);
-		if (in->seq >= 0 && (log_mismatch(a, i) || log_behind(a, i))) {
+		if (in->seq >= 0 && (log_mismatch(a, &x, i) || log_behind(a, &x, i))) {
 			/* decided by the lines themselves */
 		} else if (in->timeout_ms > 0 && in->ran_for_ms / TS_HANG_LATE_RATIO >= in->timeout_ms) {
 			in->cls = TS_HANG_WATCHDOG_LATE;
@@ -2377,25 +2468,9 @@ static void classify_logs(struct an *a, size_t first)
 				     (long long)(in->last_enqueued - in->last_completed)));
 		TS_VEC_RELEASE(silent);
 	}
+	lref_index_release(&x);
 	/* several seqs on one rank without group names = several groups */
-	{
-		struct hang_i64v ranks = { 0 };
-		for (size_t i = first; i < r->incidents.n; i++)
-			for (size_t k = 0; k < r->incidents.v[i].reporting.n; k++)
-				hang_set_add(&ranks, r->incidents.v[i].reporting.v[k]);
-		for (size_t k = 0; k < ranks.n; k++) {
-			struct hang_i64v seqs = { 0 };
-			for (size_t i = 0; i < s->works.n; i++)
-				if (!s->works.v[i].from_dump && s->works.v[i].rank == ranks.v[k] &&
-				    s->works.v[i].state == TS_ST_TIMED_OUT)
-					hang_set_add(&seqs, s->works.v[i].seq);
-			if (seqs.n > 1)
-				finding(r, fmt(r, "rank %lld timed out at %zu sequence ids (%s): one per process group, since seq ids count per group",
-					       (long long)ranks.v[k], seqs.n, ranks_str(r, seqs.v, seqs.n)));
-			TS_VEC_RELEASE(seqs);
-		}
-		TS_VEC_RELEASE(ranks);
-	}
+	return several_seqs(a, first);
 }
 
 /* ------------------------------------------------------------ reports */
@@ -2863,7 +2938,8 @@ int ts_hang_analyze(struct ts_hang_set *s, struct ts_hang_result *r, struct ts_e
 		goto out;
 	if ((rc = reports(&a)))
 		goto out;
-	classify_logs(&a, first_log);
+	if ((rc = classify_logs(&a, first_log)))
+		goto out;
 	if ((rc = colls(&a)))
 		goto out;
 	vendor(&a, &mccl);

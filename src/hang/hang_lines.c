@@ -366,6 +366,58 @@ static struct ts_hang_group *push_group(struct ts_hang_report *r, int64_t seq,
 	return &r->groups.v[r->groups.n - 1];
 }
 
+/*
+ * The log timeouts already read, by key (rank, seq, pg) in s->tmo_keys. A
+ * repeated line is the first earlier timeout of its rank and seq whose
+ * group is its own or unknown (either side). The first timeout of a (rank,
+ * seq) is filed under pg TMO_FIRST as well: a later line of that rank and
+ * seq matches it when either group is unknown, so while its group is
+ * unknown it stays the only timeout of that (rank, seq), and every other
+ * one has a group of its own, one timeout per group.
+ */
+#define TMO_FIRST INT64_MIN
+
+static int64_t tmo_key(const struct ts_hang_set *s, int64_t rank, int64_t seq, int64_t pg)
+{
+	int64_t k[3] = { rank, seq, pg };
+	int64_t id = ts_intern_find(&s->tmo_keys, (const char *)k, sizeof(k));
+
+	return id < 0 ? -1 : (int64_t)s->tmo_work.v[id];
+}
+
+static void tmo_file(struct ts_hang_set *s, int64_t rank, int64_t seq, int64_t pg, size_t work)
+{
+	int64_t k[3] = { rank, seq, pg };
+	int64_t id = ts_intern(&s->tmo_keys, (const char *)k, sizeof(k));
+
+	if (id < 0)
+		return;
+	if ((size_t)id < s->tmo_work.n)
+		s->tmo_work.v[id] = work;
+	else
+		TS_VEC_PUSH(s->tmo_work, work);
+}
+
+/* 1 when wk repeats a timeout already read (whose unknown group it then
+ * takes), else 0 */
+static int tmo_same(struct ts_hang_set *s, const struct ts_hang_work *wk)
+{
+	int64_t first = tmo_key(s, wk->rank, wk->seq, TMO_FIRST);
+	struct ts_hang_work *o;
+
+	if (first < 0)
+		return 0;
+	o = &s->works.v[first];
+	if (o->pg < 0 || wk->pg < 0) {
+		if (o->pg < 0 && wk->pg >= 0) {
+			o->pg = wk->pg;
+			tmo_file(s, wk->rank, wk->seq, wk->pg, (size_t)first);
+		}
+		return 1;
+	}
+	return tmo_key(s, wk->rank, wk->seq, wk->pg) >= 0;
+}
+
 /* "Work?CCL(SeqNum=..., OpType=..., NumelIn=..., NumelOut=..., Timeout(ms)=...) ran for N" */
 static int timeout_line(struct lines_st *st, const char *l, size_t n, int64_t rank, int pg, int ev)
 {
@@ -396,16 +448,13 @@ static int timeout_line(struct lines_st *st, const char *l, size_t n, int64_t ra
 	num_after(w, (size_t)(end - w), ") ran for ", &wk.ran_for_ms);
 	/* the same timeout is often printed twice (watchdog line, then the
 	 * exception text): keep one */
-	for (size_t i = 0; i < s->works.n; i++) {
-		struct ts_hang_work *o = &s->works.v[i];
-		if (!o->from_dump && o->rank == wk.rank && o->seq == wk.seq &&
-		    o->state == TS_ST_TIMED_OUT && (o->pg == wk.pg || o->pg < 0 || wk.pg < 0)) {
-			if (o->pg < 0)
-				o->pg = wk.pg;
-			return 1;
-		}
+	if (tmo_same(s, &wk))
+		return 1;
+	if (TS_VEC_PUSH(s->works, wk) == 0) {
+		tmo_file(s, wk.rank, wk.seq, TMO_FIRST, s->works.n - 1);
+		if (wk.pg >= 0)
+			tmo_file(s, wk.rank, wk.seq, wk.pg, s->works.n - 1);
 	}
-	TS_VEC_PUSH(s->works, wk);
 	return 1;
 }
 

@@ -12,6 +12,8 @@ void ts_hang_set_init(struct ts_hang_set *s)
 	memset(s, 0, sizeof(*s));
 	ts_arena_init(&s->arena);
 	ts_intern_init(&s->strs);
+	ts_intern_init(&s->tmo_keys);
+	ts_intern_init(&s->pg_guids);
 	s->world_size = -1;
 	s->ev_musa = s->ev_maca = s->ev_cuda = s->ev_torchcomms = -1;
 	s->ev_pgmccl = s->ev_musa_state = -1;
@@ -44,6 +46,11 @@ void ts_hang_set_release(struct ts_hang_set *s)
 	TS_VEC_RELEASE(s->ranks_seen);
 	ts_arena_release(&s->arena);
 	ts_intern_release(&s->strs);
+	ts_intern_release(&s->tmo_keys);
+	TS_VEC_RELEASE(s->tmo_work);
+	ts_intern_release(&s->pg_guids);
+	TS_VEC_RELEASE(s->pg_head);
+	TS_VEC_RELEASE(s->pg_next);
 	if (s->scratch) {
 		hang_pool_free(s->scratch);
 		free(s->scratch);
@@ -133,6 +140,38 @@ static int same(const char *a, const char *b, size_t bn)
 	return strlen(a) == bn && memcmp(a, b, bn) == 0;
 }
 
+/* The lowest group index named guid, -1 when none; then s->pg_next */
+static int guid_first(const struct ts_hang_set *s, const char *guid, size_t guid_n)
+{
+	int64_t id = ts_intern_find(&s->pg_guids, guid, guid_n);
+
+	return id < 0 ? -1 : s->pg_head.v[id];
+}
+
+/* File group pg (its guid just set) under its guid, in index order */
+static void guid_file(struct ts_hang_set *s, int pg)
+{
+	const char *g = s->pgs.v[pg].guid;
+	int64_t id = ts_intern(&s->pg_guids, g, strlen(g));
+	int *at;
+
+	if (id < 0)
+		return;
+	while (s->pg_next.n <= (size_t)pg)
+		if (TS_VEC_PUSH(s->pg_next, -1))
+			return;
+	if ((size_t)id == s->pg_head.n) {
+		if (TS_VEC_PUSH(s->pg_head, pg) == 0)
+			s->pg_next.v[pg] = -1;
+		return;
+	}
+	at = &s->pg_head.v[id];
+	while (*at >= 0 && *at < pg)
+		at = &s->pg_next.v[*at];
+	s->pg_next.v[pg] = *at;
+	*at = pg;
+}
+
 int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 	    const char *desc, size_t desc_n, const char *ranks)
 {
@@ -155,8 +194,8 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 			continue;
 		if (p->id < 0 && !p->id_varies)
 			p->id = id;
-		if (!p->guid && guid)
-			p->guid = hang_strndup(s, guid, guid_n);
+		if (!p->guid && guid && (p->guid = hang_strndup(s, guid, guid_n)))
+			guid_file(s, (int)i);
 		if (!p->desc && desc)
 			p->desc = hang_strndup(s, desc, desc_n);
 		if (!p->ranks && ranks)
@@ -170,6 +209,8 @@ int hang_pg(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 	pg.ranks = ranks ? hang_strndup(s, ranks, strlen(ranks)) : NULL;
 	if (TS_VEC_PUSH(s->pgs, pg))
 		return -1;
+	if (pg.guid)
+		guid_file(s, (int)s->pgs.n - 1);
 	return (int)s->pgs.n - 1;
 }
 
@@ -180,10 +221,9 @@ int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t gui
 
 	if (!guid)
 		return hang_pg(s, id, guid, guid_n, desc, desc_n, ranks);
-	for (size_t i = 0; i < s->pgs.n; i++) {
+	for (int i = guid_first(s, guid, guid_n); i >= 0; i = s->pg_next.v[i]) {
 		struct ts_hang_pg *p = &s->pgs.v[i];
-		if (!p->guid || !same(p->guid, guid, guid_n) ||
-		    (desc && p->desc && !same(p->desc, desc, desc_n)) ||
+		if ((desc && p->desc && !same(p->desc, desc, desc_n)) ||
 		    (ranks && p->ranks && strcmp(p->ranks, ranks) != 0))
 			continue;
 		if (p->id >= 0 && id >= 0 && p->id != id) {
@@ -196,7 +236,7 @@ int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t gui
 			p->desc = hang_strndup(s, desc, desc_n);
 		if (!p->ranks && ranks)
 			p->ranks = hang_strndup(s, ranks, strlen(ranks));
-		return (int)i;
+		return i;
 	}
 	pg.id = id;
 	pg.id_varies = 0;
@@ -205,15 +245,17 @@ int hang_pg_dump(struct ts_hang_set *s, int64_t id, const char *guid, size_t gui
 	pg.ranks = ranks ? hang_strndup(s, ranks, strlen(ranks)) : NULL;
 	if (TS_VEC_PUSH(s->pgs, pg))
 		return -1;
+	if (pg.guid)
+		guid_file(s, (int)s->pgs.n - 1);
 	return (int)s->pgs.n - 1;
 }
 
 int hang_pg_log(struct ts_hang_set *s, int64_t id, const char *guid, size_t guid_n,
 		const char *desc, size_t desc_n)
 {
-	for (size_t i = 0; guid && i < s->pgs.n; i++) {
+	for (int i = guid ? guid_first(s, guid, guid_n) : -1; i >= 0; i = s->pg_next.v[i]) {
 		const struct ts_hang_pg *p = &s->pgs.v[i];
-		if (p->guid && same(p->guid, guid, guid_n) && (!desc || !p->desc || same(p->desc, desc, desc_n)))
+		if (!desc || !p->desc || same(p->desc, desc, desc_n))
 			return hang_pg_dump(s, id, guid, guid_n, desc, desc_n, NULL);
 	}
 	return hang_pg(s, id, guid, guid_n, desc, desc_n, NULL);

@@ -1515,3 +1515,242 @@ TEST(hang_timeout_past_int64_half)
 	ts_hang_result_release(&r);
 	ts_hang_set_release(&s);
 }
+
+/*
+ * A timeout printed again (watchdog line, then the exception text; or a
+ * console and a rank's own log) is kept once: the reader files each timeout
+ * by (rank, seq, group) rather than comparing it with every work. Checked
+ * against the plain rule, written here: a line repeats the first earlier
+ * kept timeout of its rank and seq whose group is its own or unknown on
+ * either side (an unknown group kept then takes the line's), else it is
+ * kept. 300 random line sets of 1-60 lines: ranks 0-5, seqs 1-4, group
+ * none or PG ID 0-2.
+ */
+TEST(hang_repeated_timeouts_plain_rule)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (int c = 0; c < 300; c++) {
+		struct ts_hang_set s;
+		struct ts_err err;
+		struct ts_sb text;
+		int64_t want[60][3];
+		size_t nw = 0, got = 0;
+		int lines;
+
+		ts_hang_set_init(&s);
+		ts_err_init(&err);
+		ts_sb_init(&text);
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		lines = 1 + (int)((x >> 33) % 60);
+		for (int l = 0; l < lines; l++) {
+			int64_t rank, seq, pg;
+			size_t k;
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			rank = (int64_t)((x >> 20) % 6);
+			seq = 1 + (int64_t)((x >> 30) % 4);
+			pg = (int64_t)((x >> 40) % 4) - 1;
+			if (pg >= 0)
+				ts_sb_addf(&text, "[rank%lld]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] "
+					   "[PG ID %lld PG GUID %lld(pg%lld) Rank %lld] ", (long long)rank,
+					   (long long)pg, (long long)pg, (long long)pg, (long long)rank);
+			else
+				ts_sb_addf(&text, "[rank%lld]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] ",
+					   (long long)rank);
+			ts_sb_addf(&text, "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%lld, "
+				   "OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600020 "
+				   "milliseconds before timing out.\n", (long long)seq);
+			for (k = 0; k < nw; k++)
+				if (want[k][0] == rank && want[k][1] == seq &&
+				    (want[k][2] == pg || want[k][2] < 0 || pg < 0))
+					break;
+			if (k < nw) {
+				if (want[k][2] < 0)
+					want[k][2] = pg;
+			} else {
+				want[nw][0] = rank;
+				want[nw][1] = seq;
+				want[nw][2] = pg;
+				nw++;
+			}
+		}
+		REQUIRE(!text.failed);
+		REQUIRE(ts_hang_read_lines_mem(&s, text.buf, text.len, "case.log", &err) == 0);
+		for (size_t i = 0; i < s.works.n; i++) {
+			const struct ts_hang_work *w = &s.works.v[i];
+			if (w->from_dump || w->state != TS_ST_TIMED_OUT)
+				continue;
+			REQUIRE(got < nw);
+			CHECK_I64(w->rank, want[got][0]);
+			CHECK_I64(w->seq, want[got][1]);
+			CHECK_I64(w->pg >= 0 ? s.pgs.v[w->pg].id : -1, want[got][2]);
+			got++;
+		}
+		CHECK_I64((int64_t)got, (int64_t)nw);
+		ts_sb_release(&text);
+		ts_hang_set_release(&s);
+	}
+}
+
+/*
+ * Many process groups in the logs: each incident's lines are taken from an
+ * index of the log lines by incident, its evidence kept sorted by a search
+ * (not a walk of every line per incident), and each rank's seqs read off
+ * the timeouts sorted by rank. 40 groups (PG ID g, seq 100 + g) of 8 ranks,
+ * every rank's lines one log, by g mod 4:
+ *   0  every rank times out, the same op: no culprit, 8 lines;
+ *   1  rank g mod 8 prints NumelIn=16 where the others print 8: mismatch,
+ *      that rank the culprit, 8 lines;
+ *   2  rank (g + 1) mod 8 printed "last enqueued seq - 1" (first in the
+ *      file) and no timeout: not joined, that rank the culprit, 8 lines;
+ *   3  as 0, each line printed twice: the repeats are no evidence of their
+ *      own (8 lines), no culprit.
+ * Each rank then timed out at the seqs of the groups where it printed a
+ * timeout, a finding per rank naming them.
+ */
+TEST(hang_many_groups_per_incident)
+{
+	enum { G = 40, R = 8 };
+	struct ts_hang_set s;
+	struct ts_hang_result r;
+	struct ts_err err;
+	struct ts_sb text;
+	int seen[G] = { 0 };
+
+	ts_hang_set_init(&s);
+	memset(&r, 0, sizeof(r));
+	ts_err_init(&err);
+	ts_sb_init(&text);
+	for (int g = 2; g < G; g += 4)
+		ts_sb_addf(&text, "[rank%d]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:1600] [PG ID %d PG GUID %d(pg%d) "
+			   "Rank %d] Exception (either an error or timeout) detected by watchdog at work: %d, last "
+			   "enqueued NCCL work: %d, last completed NCCL work: %d.\n",
+			   (g + 1) % R, g, g, g, (g + 1) % R, 100 + g, 99 + g, 99 + g);
+	for (int k = 0; k < R; k++)
+		for (int g = 0; g < G; g++) {
+			if (g % 4 == 2 && k == (g + 1) % R)
+				continue;
+			for (int rep = 0; rep < (g % 4 == 3 ? 2 : 1); rep++)
+				ts_sb_addf(&text, "[rank%d]:[E125 18:38:34.698812301 ProcessGroupNCCL.cpp:2057] [PG ID %d PG "
+					   "GUID %d(pg%d) Rank %d] Watchdog caught collective operation timeout: "
+					   "WorkNCCL(SeqNum=%d, OpType=ALLREDUCE, NumelIn=%d, NumelOut=8, "
+					   "Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
+					   k, g, g, g, k, 100 + g, g % 4 == 1 && k == g % R ? 16 : 8);
+		}
+	REQUIRE(!text.failed);
+	REQUIRE(ts_hang_read_lines_mem(&s, text.buf, text.len, "groups.log", &err) == 0);
+	REQUIRE(ts_hang_analyze(&s, &r, &err) == 0);
+	for (size_t i = 0; i < r.incidents.n; i++) {
+		const struct ts_hang_incident *in = &r.incidents.v[i];
+		int g = (int)in->seq - 100;
+		REQUIRE(g >= 0 && g < G && in->pg >= 0);
+		CHECK_I64(s.pgs.v[in->pg].id, g);
+		seen[g]++;
+		CHECK_I64((int64_t)in->evs.n, R);
+		for (size_t k = 1; k < in->evs.n; k++)
+			CHECK(in->evs.v[k - 1] < in->evs.v[k]);
+		if (g % 4 == 1) {
+			CHECK(in->cls == TS_HANG_MISMATCH);
+			CHECK(in->culprits.n == 1 && in->culprits.v[0] == g % R);
+		} else if (g % 4 == 2) {
+			CHECK(in->cls == TS_HANG_NOT_JOINED);
+			CHECK(in->culprits.n == 1 && in->culprits.v[0] == (g + 1) % R);
+		} else {
+			CHECK(in->cls != TS_HANG_MISMATCH && in->cls != TS_HANG_NOT_JOINED);
+			CHECK_I64((int64_t)in->culprits.n, 0);
+		}
+	}
+	for (int g = 0; g < G; g++)
+		CHECK_I64(seen[g], 1);
+	for (int k = 0; k < R; k++) {
+		struct ts_sb want;
+		int found = 0, n = 0, in[G];
+		ts_sb_init(&want);
+		for (int g = 0; g < G; g++)
+			n += in[g] = !(g % 4 == 2 && k == (g + 1) % R);
+		/* the seqs as runs: "100-105, 107-113" */
+		ts_sb_addf(&want, "timed out at %d sequence ids (", n);
+		for (int g = 0, first = 1; g < G; g++) {
+			int e = g;
+			if (!in[g])
+				continue;
+			while (e + 1 < G && in[e + 1])
+				e++;
+			ts_sb_addf(&want, "%s%d", first ? "" : ", ", 100 + g);
+			if (e > g)
+				ts_sb_addf(&want, "-%d", 100 + e);
+			first = 0;
+			g = e;
+		}
+		ts_sb_addf(&want, ")");
+		REQUIRE(!want.failed);
+		for (size_t f = 0; f < r.findings.n; f++)
+			if (strncmp(r.findings.v[f], "rank ", 5) == 0 && strtol(r.findings.v[f] + 5, NULL, 10) == k &&
+			    strstr(r.findings.v[f], " sequence ids (")) {
+				found++;
+				CHECK(strstr(r.findings.v[f], want.buf) != NULL);
+			}
+		CHECK_I64(found, 1);
+		ts_sb_release(&want);
+	}
+	ts_sb_release(&text);
+	ts_hang_result_release(&r);
+	ts_hang_set_release(&s);
+}
+
+/*
+ * Groups are looked up by name in a table of the names read (each line once
+ * compared its group with every group). Checked against the plain rule,
+ * written here as a scan of the groups before each call: a log line or dump
+ * entry naming guid g is the lowest-indexed group named g whose description
+ * (and, for a dump, rank list) is its own or unknown on either side, and
+ * when there is none the group it gets is named g afterwards. 300 random
+ * sequences of 1-80 calls mixing groups told by id alone (hang_pg: named
+ * later when a line with the same id brings a name), log lines and dump
+ * entries, over 3 names, 3 descriptions (or none) and 2 rank lists (or none).
+ */
+TEST(hang_group_by_name_plain_rule)
+{
+	static const char *const names[] = { "0", "5", "11" }, *const descs[] = { "default_pg", "mesh_tp", "mesh_dp" };
+	static const char *const rl[] = { "[0, 1]", "[2, 3]" };
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (int c = 0; c < 300; c++) {
+		struct ts_hang_set s;
+		int calls;
+
+		ts_hang_set_init(&s);
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		calls = 1 + (int)((x >> 33) % 80);
+		for (int k = 0; k < calls; k++) {
+			int kind, want = -1, got;
+			int64_t id;
+			const char *g, *d, *ranks;
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			kind = (int)((x >> 16) % 3);
+			id = (int64_t)((x >> 20) % 4) - 1;
+			g = names[(x >> 24) % 3];
+			d = (x >> 28) % 4 ? descs[(x >> 30) % 3] : NULL;
+			ranks = kind == 2 && (x >> 34) % 3 ? rl[(x >> 36) % 2] : NULL;
+			if (kind == 0) {
+				got = hang_pg(&s, id, NULL, 0, d, d ? strlen(d) : 0, NULL);
+				CHECK(got >= 0 || (id < 0 && !d));
+				continue;
+			}
+			for (size_t i = 0; i < s.pgs.n && want < 0; i++) {
+				const struct ts_hang_pg *p = &s.pgs.v[i];
+				if (p->guid && strcmp(p->guid, g) == 0 && (!d || !p->desc || strcmp(p->desc, d) == 0) &&
+				    (!ranks || !p->ranks || strcmp(p->ranks, ranks) == 0))
+					want = (int)i;
+			}
+			got = kind == 1 ? hang_pg_log(&s, id, g, strlen(g), d, d ? strlen(d) : 0)
+					: hang_pg_dump(&s, id, g, strlen(g), d, d ? strlen(d) : 0, ranks);
+			REQUIRE(got >= 0 && (size_t)got < s.pgs.n);
+			if (want >= 0)
+				CHECK_I64(got, want);
+			else
+				CHECK(s.pgs.v[got].guid && strcmp(s.pgs.v[got].guid, g) == 0);
+		}
+		ts_hang_set_release(&s);
+	}
+}
