@@ -1960,7 +1960,11 @@ static int resync(struct rd *r, size_t *ip)
 enum { SL_EMPTY, SL_BUSY, SL_DONE };
 #define CAND_UNKNOWN UINT64_MAX
 #define CAND_NONE (UINT64_MAX - 1)
-#define NSLOT 2
+/* the helper's batches ahead of the reader: with two it waited behind a
+ * reader slowed by an append or a column move and left the reader waiting
+ * in turn (1 GB plain trace, 11 alternated rounds: read 0.422 -> 0.403 s
+ * median; gzip unchanged) */
+#define NSLOT 4
 
 /* gzip: bytes of the next chunk the helper copies for its chunk's last
  * event (events are a few hundred bytes; a longer one ends the batch) */
