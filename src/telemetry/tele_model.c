@@ -214,14 +214,13 @@ static size_t uf_root(size_t *par, size_t i)
  * GPU), next (each group's GPUs as a ring), uu (each GPU's uuid key, -1
  * none), gu (at a root: the group's uuid key), size and sid (at a root:
  * the group's GPUs, and the id its captures are filed under in held),
- * held (an open-addressing set of sid * nc + capture + 1, 0 empty). */
+ * held (the (set id, capture) pairs filed, as interned keys). */
 struct devmatch {
 	const struct ts_telemetry *t;
 	size_t *par, *next, nc;
 	int64_t *uu, *gu;
 	size_t *size, *sid;
-	uint64_t *held;
-	size_t hcap, hn;
+	struct ts_intern held;
 };
 
 static size_t dm_capture(const struct devmatch *m, size_t g)
@@ -230,45 +229,20 @@ static size_t dm_capture(const struct devmatch *m, size_t g)
 	return c >= 0 && (size_t)c < m->nc ? (size_t)c : 0;
 }
 
-/* held's key of capture c filed under set id sid */
-static uint64_t dm_key(const struct devmatch *m, size_t sid, size_t c)
+/* Whether capture c is filed under set id sid in held (hold: file it;
+ * then 0, or -1 with no memory). */
+static int dm_held(const struct devmatch *m, size_t sid, size_t c)
 {
-	return (uint64_t)sid * m->nc + c + 1;
+	uint64_t k[2] = { sid, c };
+
+	return ts_intern_find(&m->held, (const char *)k, sizeof(k)) >= 0;
 }
 
-static size_t dm_slot(const struct devmatch *m, uint64_t key)
+static int dm_hold(struct devmatch *m, size_t sid, size_t c)
 {
-	uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15);
-	size_t i = (size_t)(h ^ h >> 29) & (m->hcap - 1);
+	uint64_t k[2] = { sid, c };
 
-	while (m->held[i] && m->held[i] != key)
-		i = (i + 1) & (m->hcap - 1);
-	return i;
-}
-
-/* Add key to held (grown at half full); 0 or -1 (no memory). */
-static int dm_hold(struct devmatch *m, uint64_t key)
-{
-	if ((m->hn + 1) * 2 > m->hcap) {
-		uint64_t *old = m->held;
-		size_t ocap = m->hcap, cap = ocap ? ocap * 2 : 64;
-		m->held = calloc(cap, sizeof(*m->held));
-		if (!m->held) {
-			m->held = old;
-			return -1;
-		}
-		m->hcap = cap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i])
-				m->held[dm_slot(m, old[i])] = old[i];
-		free(old);
-	}
-	size_t i = dm_slot(m, key);
-	if (!m->held[i]) {
-		m->held[i] = key;
-		m->hn++;
-	}
-	return 0;
+	return ts_intern(&m->held, (const char *)k, sizeof(k)) < 0 ? -1 : 0;
 }
 
 /* Merge the devices of GPUs a and b unless that makes one device of two
@@ -287,13 +261,13 @@ static int dm_join(struct devmatch *m, size_t a, size_t b)
 	l = s == ra ? rb : ra;
 	x = s;
 	do {
-		if (m->held[dm_slot(m, dm_key(m, m->sid[l], dm_capture(m, x)))])
+		if (dm_held(m, m->sid[l], dm_capture(m, x)))
 			return 0;
 		x = m->next[x];
 	} while (x != s);
 	x = s;
 	do {
-		if (dm_hold(m, dm_key(m, m->sid[l], dm_capture(m, x))))
+		if (dm_hold(m, m->sid[l], dm_capture(m, x)))
 			return -1;
 		x = m->next[x];
 	} while (x != s);
@@ -342,7 +316,7 @@ size_t ts_tele_match_gpus(struct ts_telemetry *t)
 {
 	size_t n = t->gpus.n, shared = 0, nd = 0;
 	struct devmatch m = { t, NULL, NULL, t->nfiles > 0 ? (size_t)t->nfiles : 1, NULL, NULL,
-			      NULL, NULL, NULL, 0, 0 };
+			      NULL, NULL, { 0 } };
 	struct ts_intern ids;
 	int64_t *bk = NULL;
 	/* per key: its first GPU, and for a bus key the uuid key its GPUs
@@ -351,6 +325,7 @@ size_t ts_tele_match_gpus(struct ts_telemetry *t)
 	int64_t *kuu = NULL;
 
 	ts_intern_init(&ids);
+	ts_intern_init(&m.held);
 	for (size_t g = 0; g < n; g++) {
 		t->gpus.v[g].device = (int32_t)g;
 		t->gpus.v[g].matched_by = NULL;
@@ -371,7 +346,7 @@ size_t ts_tele_match_gpus(struct ts_telemetry *t)
 		m.par[g] = m.next[g] = m.sid[g] = g;
 		m.size[g] = 1;
 		if (dm_keys(&t->gpus.v[g], &ids, &m.uu[g], &bk[g]) ||
-		    dm_hold(&m, dm_key(&m, g, dm_capture(&m, g))))
+		    dm_hold(&m, g, dm_capture(&m, g)))
 			goto out;
 		m.gu[g] = m.uu[g];
 	}
@@ -432,7 +407,7 @@ out:
 	free(m.next);
 	free(m.uu);
 	free(m.size);
-	free(m.held);
+	ts_intern_release(&m.held);
 	free(bk);
 	free(cnt);
 	free(first);
