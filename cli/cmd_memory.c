@@ -14,7 +14,7 @@ enum {
 	OPT_MODEL = 1, OPT_TP, OPT_PP, OPT_VPP, OPT_CP, OPT_EP, OPT_ETP, OPT_DP, OPT_GPUS,
 	OPT_MBS, OPT_GBS, OPT_SEQ, OPT_RECOMPUTE, OPT_RC_MODULES, OPT_RC_METHOD, OPT_RC_LAYERS,
 	OPT_DIST_OPT, OPT_NO_DIST_OPT, OPT_FSDP, OPT_PRECISION, OPT_OFFLOAD, OPT_SP, OPT_ESTIMATOR,
-	OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_FIRST, OPT_LAST, OPT_CONTEXT, OPT_FRAG
+	OPT_GPU, OPT_GPU_MEM, OPT_GPU_CATALOG, OPT_FIRST, OPT_LAST, OPT_CONTEXT, OPT_FRAG, OPT_SCHEDULE
 };
 
 static const struct cli_opt opts[] = {
@@ -22,6 +22,7 @@ static const struct cli_opt opts[] = {
 	{ "tp", 0, "N", "tensor parallel size (default 1)", OPT_TP },
 	{ "pp", 0, "N", "pipeline parallel size (default 1)", OPT_PP },
 	{ "vpp", 0, "N", "virtual pipeline stages per rank; > 1 = interleaved 1F1B (default 1)", OPT_VPP },
+	{ "schedule", 0, "S", "pipeline schedule: 1f1b (default) | dualpipe (DeepSeek's; VPP 1, even PP: two stages a rank)", OPT_SCHEDULE },
 	{ "cp", 0, "N", "context parallel size (default 1)", OPT_CP },
 	{ "ep", 0, "N", "expert parallel size (default 1)", OPT_EP },
 	{ "etp", 0, "N", "expert tensor parallel size (default: TP, as Megatron)", OPT_ETP },
@@ -139,6 +140,14 @@ static int parse(struct cli_ctx *ctx, const struct cli_parsed *p, struct args *a
 			}
 			break;
 		case OPT_SP: l->sequence_parallel = 1; break;
+		case OPT_SCHEDULE:
+			if (strcmp(o->val, "1f1b") == 0 || strcmp(o->val, "dualpipe") == 0) {
+				l->dualpipe = o->val[0] == 'd';
+			} else {
+				cli_error(ctx, "--schedule: expected 1f1b or dualpipe, got '%s'", o->val);
+				rc = EXIT_USAGE;
+			}
+			break;
 		case OPT_ESTIMATOR:
 			a->est = ts_mem_estimator_parse(o->val);
 			if (a->est < 0) {
@@ -306,7 +315,8 @@ static void render_text(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 		   (long long)c->world);
 	ts_sb_addf(out, "batch      MBS %lld, GBS %lld, %lld micro-batches, seq %lld, %s schedule\n",
 		   (long long)l->mbs, (long long)l->gbs, (long long)c->micro, (long long)l->seq,
-		   l->vpp > 1 ? "interleaved 1F1B" : l->pp > 1 ? "1F1B" : "no pipeline");
+		   l->vpp > 1 ? "interleaved 1F1B" : l->pp > 1 ? (l->dualpipe ? "DualPipe" : "1F1B") :
+		   "no pipeline");
 	ts_sb_addf(out, "options    recompute %s%s%s, %s optimizer, %s, offload %s, SP %s\n",
 		   mp_recompute_name(l->recompute), l->recompute == TS_RC_SELECTIVE ? " " : "",
 		   l->recompute == TS_RC_SELECTIVE ? mods : "",
@@ -430,6 +440,7 @@ static void render_json(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	ts_jw_ki64(&w, "tp", l->tp);
 	ts_jw_ki64(&w, "pp", l->pp);
 	ts_jw_ki64(&w, "vpp", l->vpp);
+	ts_jw_kstr(&w, "schedule", l->dualpipe ? "dualpipe" : "1f1b");
 	ts_jw_ki64(&w, "cp", l->cp);
 	ts_jw_ki64(&w, "ep", l->ep);
 	ts_jw_ki64(&w, "etp", l->etp);

@@ -713,11 +713,12 @@ static int check_cases(struct cli_ctx *ctx, const char *csv, const struct ts_pla
 			rc = EXIT_USAGE;
 			goto out;
 		}
-		if (o.schedule == TS_SCHED_DUALPIPE)
+		if (o.schedule == TS_SCHED_DUALPIPE && o.est != TS_MEM_EST_MOE)
 			ts_warnings_add(wn, "dualpipe-memory", csv, -1, TS_NO_INT,
-					"%s: line %lld: %s: DualPipe: memory is priced as 1F1B's; DualPipe holds two copies"
-					" of the parameters and PP+1 micro-batches of activations (DeepSeek-V3 report,"
-					" table 2)", csv, (long long)w->c.line, w->c.id);
+					"%s: line %lld: %s: DualPipe: the %s estimator prices memory as 1F1B's; DualPipe"
+					" holds two copies of the parameters and PP+1 micro-batches of activations"
+					" (DeepSeek-V3 report, table 2), which the moe-aware estimator counts", csv,
+					(long long)w->c.line, w->c.id, ts_mem_estimator_name(o.est));
 		if (w->r.vpp_chosen)
 			ts_warnings_add(wn, "vpp-unstated", csv, -1, TS_NO_INT,
 					"%s: line %lld: %s: no vpp cell with PP %lld: priced at VPP %lld, the fastest"
@@ -967,10 +968,11 @@ static void job_warnings(const struct ts_model *m, const struct ts_plan_opts *o,
 						 "memory-bound layouts look faster than they are;" : "",
 				gpu->link_bytes_per_s <= 0 ? " intra-node links priced at the inter-node "
 							     "bandwidth" : "");
-	if (o->schedule == TS_SCHED_DUALPIPE)
+	if (o->schedule == TS_SCHED_DUALPIPE && o->est != TS_MEM_EST_MOE)
 		ts_warnings_add(wn, "dualpipe-memory", NULL, -1, TS_NO_INT,
-				"DualPipe: memory is priced as 1F1B's; DualPipe holds two copies of the parameters and"
-				" PP+1 micro-batches of activations (DeepSeek-V3 report, table 2)");
+				"DualPipe: the %s estimator prices memory as 1F1B's; DualPipe holds two copies of the"
+				" parameters and PP+1 micro-batches of activations (DeepSeek-V3 report, table 2),"
+				" which the moe-aware estimator counts", ts_mem_estimator_name(o->est));
 	if (m->num_experts > 0 && o->routing == TS_ROUTING_NATURAL && o->imbalance <= 0)
 		ts_warnings_add(wn, "imbalance-assumed", NULL, -1, TS_NO_INT,
 				"natural routing: the busiest EP rank is assumed to get %.2fx the mean load (fitted on two"

@@ -73,6 +73,7 @@ static void model_case(const struct ts_model *m, const struct ts_model_args *a,
 	l.offload = (int)pick(data, size, 13, 0, 3);
 	l.precision = data[0] & 2 ? TS_PREC_FP8 : TS_PREC_BF16;
 	l.fsdp = (data[0] & 4) != 0;
+	l.dualpipe = (data[0] & 16) != 0;
 	l.first_stage_layers = pick(data, size, 14, -1, 3);
 	l.last_stage_layers = pick(data, size, 15, -1, 3);
 	price(m, &l);
@@ -88,6 +89,7 @@ static void model_case(const struct ts_model *m, const struct ts_model_args *a,
 	o.peak_flops = 989.4e12;
 	o.intra_bw = 450e9;
 	o.fsdp = (data[0] & 8) != 0;
+	o.schedule = data[0] & 16 ? TS_SCHED_DUALPIPE : TS_SCHED_1F1B;
 	ts_plan_init(&p);
 	ts_err_init(&err);
 	ts_plan_run(m, &o, &p, &err);

@@ -85,6 +85,13 @@ struct ts_mem_layout {
 	int precision;                /* TS_PREC_BF16 or TS_PREC_FP8 (gpus.h) */
 	int offload;                  /* enum ts_mem_offload bits */
 	int sequence_parallel;
+	int dualpipe;                 /* DeepSeek's DualPipe (VPP 1, even PP; moe-aware estimator):
+				       * pipeline rank r holds stages r and PP-1-r, so two copies
+				       * of the parameters, gradients and optimizer states, and at
+				       * the peak PP-h micro-batches of stage h = min(r, PP-1-r)
+				       * and h+1 of the other, PP+1 in all (the DeepSeek-V3
+				       * report, table 2), each at most half the micro-batches
+				       * (one direction's) */
 	double context_bytes;         /* device context + library workspaces allowance */
 	double fragmentation;         /* allocator fragmentation, fraction of the allocated peak */
 };

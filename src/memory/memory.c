@@ -279,6 +279,12 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 		return ts_err_set(err, TS_EUSAGE, "--precision must be bf16 or fp8");
 	if (L->vocab_divisor < 1)
 		return ts_err_set(err, TS_EUSAGE, "vocabulary divisor must be >= 1");
+	if (L->dualpipe && L->pp > 1 && (L->vpp > 1 || L->pp % 2))
+		return ts_err_set(err, TS_EUSAGE, "DualPipe needs an even --pp and --vpp 1 (got PP %lld"
+				  " VPP %lld)", (long long)L->pp, (long long)L->vpp);
+	if (L->dualpipe && L->pp > 1 && est != TS_MEM_EST_MOE)
+		return ts_err_set(err, TS_EUSAGE, "DualPipe needs the moe-aware estimator"
+				  " (Megatron's formulas have no DualPipe)");
 	if (L->fsdp && est != TS_MEM_EST_MOE)
 		return ts_err_set(err, TS_EUSAGE, "--fsdp needs the moe-aware estimator"
 				  " (Megatron's formulas have no FSDP)");
@@ -537,11 +543,34 @@ static double fsdp_unit(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	return best;
 }
 
+/*
+ * DualPipe's micro-batches in flight at the peak of the ranks h and p-1-h
+ * (h < p/2): n[0] of stage h, n[1] of stage p-1-h. The schedule (DeepSeek's
+ * reference implementation) runs 2(p/2-h-1) forwards of the direction that
+ * enters on the rank's side, then h+1 pairs of one forward each way, and
+ * its steady state overlaps each backward with the next forward: p-h and
+ * h+1 at once, p+1 in all. A direction has m/2 micro-batches.
+ */
+static void dualpipe_inflight(int64_t p, int64_t h, int64_t m, int64_t n[2])
+{
+	int64_t half = m / 2;
+
+	n[0] = p - h < half ? p - h : half;
+	n[1] = h + 1 < half ? h + 1 : half;
+}
+
 static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage *s)
 {
 	const struct ts_model *m = c->m;
 	const struct ts_mem_layout *l = &c->l;
 	int64_t p = l->pp, v = l->vpp;
+	/* the virtual stages this rank holds: r + k*p (k < v), or DualPipe's
+	 * hr and p-1-hr (hr = min(r, p-1-r)); holds_first/last: stage 0 /
+	 * p*v-1 among them */
+	int dual = l->dualpipe && p > 1;
+	int64_t nheld = dual ? 2 : v, dual_n[2] = { 0, 0 };
+	int64_t hr = r < p - 1 - r ? r : p - 1 - r;
+	int holds_first = dual ? hr == 0 : r == 0, holds_last = dual ? hr == 0 : r == p - 1;
 	double chunk[64], chunk_all = 0, lin_tp = 0, lin_rep = 0;
 	double tp = (double)l->tp, h = (double)m->hidden, emb = h * (double)c->vocab;
 	double biggest_layer = 0;
@@ -552,8 +581,8 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 	if (full && rc_n <= 0)
 		rc_n = block ? INT64_MAX : 1;
 	s->rank = r;
-	for (int64_t k = 0; k < v && k < 64; k++) {
-		int64_t j = r + k * p, first, cnt, nm, nd;
+	for (int64_t k = 0; k < nheld && k < 64; k++) {
+		int64_t j = dual ? (k == 0 ? hr : p - 1 - hr) : r + k * p, first, cnt, nm, nd;
 		double bytes = 0;
 		ts_mem_vstage_layers(c, j, &first, &cnt);
 		nm = moe_in(c, first, cnt);
@@ -604,17 +633,20 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 		chunk_all += bytes;
 	}
 	lin_tp = s->params_tp;
-	if (r == 0) {
+	if (holds_first) {
 		s->embedding = 1;
 		s->params_tp += emb;
 	}
-	if (r == p - 1) {
+	if (holds_last) {
 		s->output = 1;
 		s->params_rep += norm_c(m) * h;
 		if (p > 1 || !m->tied_embeddings)
 			s->params_tp += emb;               /* output layer (or its tied copy) */
-		if (p > 1 && m->mtp_layers > 0 && !m->tied_embeddings)
-			s->params_tp += emb;               /* MTP looks tokens up on the last stage */
+		/* MTP looks tokens up on the last stage: in an embedding of its
+		 * own, unless the rank holds the first stage's too (DualPipe's
+		 * ranks 0 and p-1 share it: the DeepSeek-V3 report, 3.2.3) */
+		if (p > 1 && m->mtp_layers > 0 && !m->tied_embeddings && !holds_first)
+			s->params_tp += emb;
 	}
 	s->params_tp /= tp;
 	s->params_exp /= (double)(l->ep * l->etp);
@@ -656,14 +688,22 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 
 	/* activations */
 	{
-		double peak = schedule_peak(p, v, r, c->micro, chunk);
+		double peak;
+		if (dual) {
+			dualpipe_inflight(p, hr, c->micro, dual_n);
+			peak = (double)dual_n[0] * chunk[0] + (double)dual_n[1] * chunk[1];
+		} else {
+			peak = schedule_peak(p, v, r, c->micro, chunk);
+		}
 		double units = chunk_all > 0 ? peak / chunk_all : 0;
 		double inflight_layers_moe = units * (double)s->moe_layers;
 		double inflight_layers_dense = units * (double)(s->layers - s->moe_layers);
 		s->inflight = units;
-		s->embed_act_bytes = r == 0 ? units * c->a_embed : 0;
+		/* DualPipe: stage 0 is chunk 0 where held */
+		s->embed_act_bytes = !holds_first ? 0 :
+			dual ? (double)dual_n[0] * c->a_embed : units * c->a_embed;
 		s->layer_act_bytes = peak - s->embed_act_bytes;
-		if (r == p - 1)
+		if (holds_last)
 			s->logits_bytes = c->a_logits * (1.0 + (double)m->mtp_layers);
 		if (full) {
 			s->transient_bytes = biggest_layer;

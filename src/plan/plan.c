@@ -249,6 +249,8 @@ static void mem_layout_of(struct ts_mem_layout *l, const struct ts_plan_layout *
 	l->fragmentation = o->fragmentation;
 	l->first_stage_layers = x->first_layers;
 	l->last_stage_layers = x->last_layers;
+	/* Megatron's formulas have no DualPipe: they price it as 1F1B (warned) */
+	l->dualpipe = o->schedule == TS_SCHED_DUALPIPE && o->est == TS_MEM_EST_MOE;
 }
 
 static int try_layout(struct search *s, const struct ts_plan_layout *base, struct ts_err *err)

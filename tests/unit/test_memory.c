@@ -433,6 +433,79 @@ TEST(memory_schedule_inflight)
 }
 
 /*
+ * DualPipe on dense_model (8 layers, 2 a stage), PP4, seq 1024, MBS 1, GBS
+ * 16 (DP 1: 16 micro-batches, 8 each way), by hand. A layer stores
+ * 310,902,784 / 8 = 38,862,848 B a micro-batch (the test above).
+ * Rank 1 holds stages 1 and 2 and at its peak 4-1 = 3 micro-batches of
+ * stage 1 and 1+1 = 2 of stage 2: 5 * 2 * 38,862,848 = 388,628,480 B, 10
+ * layer-micro-batches over its 4 layers = 2.5 in flight; 4 layers of
+ * 15,206,400 parameters = 60,825,600.
+ * Rank 0 holds stages 0 and 3: 4 of stage 0 (with the embedding's 8 tau =
+ * 8,192 B each) and 1 of stage 3: 10 layer-micro-batches again plus
+ * 32,768 B, the logits (200,802,304 B), and the embedding, the output
+ * layer and the final norm: 60,825,600 + 2 * 32,768,000 + 1,024 =
+ * 126,362,624 parameters. Ranks 3 and 2 mirror 0 and 1; rank 0 is the
+ * peak. With GBS 4 (2 micro-batches each way) rank 0 holds 2 + 1 stage
+ * chunks: 6 * 38,862,848 = 233,177,088 B.
+ */
+TEST(memory_dualpipe_by_hand)
+{
+	struct ts_model m;
+	struct ts_mem_layout l;
+	struct ts_mem_ctx c;
+	struct ts_mem_stage s, t;
+	struct ts_err err;
+
+	dense_model(&m);
+	ts_mem_layout_init(&l);
+	l.seq = 1024;
+	l.pp = 4;
+	l.gbs = 16;
+	l.dualpipe = 1;
+	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
+	ts_mem_stage_eval(&c, 1, &s);
+	CHECK_I64(s.layers, 4);
+	CHECK(!s.embedding && !s.output);
+	CHECK_NEAR(s.layer_act_bytes, 388628480.0, 0.5);
+	CHECK_NEAR(s.inflight, 2.5, 1e-12);
+	CHECK_NEAR(s.params_tp + s.params_rep, 60825600.0, 0.5);
+	CHECK_NEAR(s.logits_bytes, 0.0, 0.0);
+	ts_mem_stage_eval(&c, 2, &t);
+	CHECK_NEAR(t.total_bytes, s.total_bytes, 0.0);
+	ts_mem_stage_eval(&c, 0, &s);
+	CHECK_I64(s.layers, 4);
+	CHECK(s.embedding && s.output);
+	CHECK_NEAR(s.layer_act_bytes, 388628480.0, 0.5);
+	CHECK_NEAR(s.embed_act_bytes, 32768.0, 0.5);
+	CHECK_NEAR(s.logits_bytes, 200802304.0, 0.5);
+	CHECK_NEAR(s.params_tp + s.params_rep, 126362624.0, 0.5);
+	ts_mem_stage_eval(&c, 3, &t);
+	CHECK_NEAR(t.total_bytes, s.total_bytes, 0.0);
+	ts_mem_peak(&c, &t);
+	CHECK_I64(t.rank, 0);
+	l.gbs = 4;
+	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
+	ts_mem_stage_eval(&c, 0, &s);
+	CHECK_NEAR(s.layer_act_bytes, 233177088.0, 0.5);
+	/* DualPipe needs VPP 1, an even PP and the moe-aware estimator */
+	l.gbs = 16;
+	l.vpp = 2;
+	CHECK_I64(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err), TS_EUSAGE);
+	l.vpp = 1;
+	CHECK_I64(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MEGATRON, &err), TS_EUSAGE);
+	l.pp = 2;
+	l.gbs = 6;
+	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
+	l.pp = 3;
+	CHECK_I64(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err), TS_EUSAGE);
+	l.pp = 8;
+	l.gbs = 8;
+	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
+	l.pp = 1;
+	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
+}
+
+/*
  * Published: DeepSeek-V3 BF16 on 256 GPUs, PP4 VPP4 EP64 (TP1, DP64, EDP1),
  * MBS 1, seq 4096, no memory optimisation: 199.5 GB per GPU = 36.4 weights
  * and gradients + 32.1 main weights and optimizer + 131.0 activations

@@ -702,7 +702,8 @@ TEST(steptime_node_limited_routing_by_hand)
  * F&B = F + B (overlap hides communication, not computation):
  *   DualPipe (4/2 - 1)(T + 2T/3 - T) = 2T/3; 1F1B (4 - 1) T = 3T.
  * DualPipe's pipeline sends are hidden (report 3.2.1): pp_comm 0, where
- * 1F1B at VPP 1 pays them. DualPipe needs VPP 1, an even PP and an even
+ * 1F1B at VPP 1 pays them. Its ranks hold two stages (table 2: 2x the
+ * parameters), which the gradient sync and the optimizer step pay. DualPipe needs VPP 1, an even PP and an even
  * micro-batch count.
  */
 TEST(steptime_dualpipe_bubble_by_hand)
@@ -744,8 +745,25 @@ TEST(steptime_dualpipe_bubble_by_hand)
 	CHECK_REL(y.time.rank_mb_s, x.time.rank_mb_s, 1e-12);
 	CHECK_REL(y.time.term_s[TS_T_BUBBLE], 2.0 / 3.0 * x.time.rank_mb_s, 1e-12);
 	CHECK_NEAR(y.time.term_s[TS_T_PP], 0.0, 0.0);
+	/* the parameters of the most loaded rank (0), as DP and the optimizer
+	 * price them: 1F1B 9 layers of 192,946,432 (QKV 4096*(4096 + 2*1024)
+	 * + out 4096^2 + gated MLP 3*4096*12288 + norms 2*4096 + q/k norms
+	 * 2*128) and the embedding 151,936*4096 = 622,329,856 ->
+	 * 2,358,847,744; DualPipe's rank 0 holds stages 0 and 3: 18 layers,
+	 * the embedding, the output layer and the final norm ->
+	 * 4,717,699,584, so its gradient sync and optimizer step move twice
+	 * the bytes */
+	CHECK_I64(x.peak_rank, 0);
+	CHECK_I64(y.peak_rank, 0);
+	CHECK_NEAR(x.params_dense, 2358847744.0, 0.5);
+	CHECK_NEAR(y.params_dense, 4717699584.0, 0.5);
+	CHECK_REL(y.time.term_s[TS_T_OPTIMIZER], x.time.term_s[TS_T_OPTIMIZER] * 4717699584.0 / 2358847744.0,
+		  1e-9);
+	CHECK_REL(y.time.term_s[TS_T_DP], x.time.term_s[TS_T_DP] * 4717699584.0 / 2358847744.0, 1e-9);
 	CHECK_REL(x.step_s - y.step_s,
-		  x.time.term_s[TS_T_PP] + (3.0 - 2.0 / 3.0) * x.time.rank_mb_s, 1e-9);
+		  x.time.term_s[TS_T_PP] + (3.0 - 2.0 / 3.0) * x.time.rank_mb_s -
+		  (y.time.term_s[TS_T_OPTIMIZER] - x.time.term_s[TS_T_OPTIMIZER]) -
+		  (y.time.term_s[TS_T_DP] - x.time.term_s[TS_T_DP]), 1e-9);
 	/* illegal under DualPipe: interleaving, an odd PP, an odd micro-batch count */
 	bad = x;
 	bad.vpp = 3;
