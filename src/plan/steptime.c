@@ -469,6 +469,7 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 	struct ts_plan_time *T = &x->time;
 	double best = -1, rank_t[TS_T_COUNT], mb = (double)x->micro, V;
 	int64_t G = o->gpus_per_node, vst = x->pp * x->vpp;
+	int dual = o->schedule == TS_SCHED_DUALPIPE && x->pp > 1;
 
 	memset(T, 0, sizeof(*T));
 	d.fp8 = o->precision == TS_PREC_FP8;
@@ -510,22 +511,26 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 			last.t[TS_T_GEMM] += lin3(&b, 1, z.tau, z.h, 2.0 * z.h / z.tp, NULL) * (double)m->mtp_layers;
 	}
 	/* the busiest pipeline rank: its chunks' layers, the output layer on
-	 * the last virtual stage (with the MTP layers) */
+	 * the last virtual stage (with the MTP layers). Under DualPipe rank r
+	 * runs half the micro-batches through each of stages h = min(r,
+	 * p-1-r) and p-1-h: its micro-batch is their mean */
 	for (int64_t r = 0; r < x->pp; r++) {
-		double acc[TS_T_COUNT], sum = 0;
+		double acc[TS_T_COUNT], sum = 0, wt = dual ? 0.5 : 1.0;
+		int64_t h = r < x->pp - 1 - r ? r : x->pp - 1 - r;
 		memset(acc, 0, sizeof(acc));
-		for (int64_t j = r; j < vst; j += x->pp) {
+		for (int64_t k = 0, j = dual ? h : r; j < vst && k < (dual ? 2 : x->vpp); k++) {
 			int64_t first, cnt, nm;
 			ts_mem_vstage_layers(c, j, &first, &cnt);
 			nm = c->moe_prefix[first + cnt] - c->moe_prefix[first];
-			add_cost(acc, &dense, (double)(cnt - nm));
-			add_cost(acc, &moe, (double)nm);
+			add_cost(acc, &dense, wt * (double)(cnt - nm));
+			add_cost(acc, &moe, wt * (double)nm);
 			if (j == vst - 1) {
-				add_cost(acc, &last, 1.0);
+				add_cost(acc, &last, wt);
 				if (m->mtp_layers > 0)
 					add_cost(acc, ts_model_is_moe(m, m->layers - 1) ? &moe : &dense,
-						 (double)m->mtp_layers);
+						 wt * (double)m->mtp_layers);
 			}
+			j = dual ? x->pp - 1 - h : j + x->pp;
 		}
 		for (int t = 0; t < TS_T_COUNT; t++)
 			sum += acc[t];

@@ -703,8 +703,13 @@ TEST(steptime_node_limited_routing_by_hand)
  *   DualPipe (4/2 - 1)(T + 2T/3 - T) = 2T/3; 1F1B (4 - 1) T = 3T.
  * DualPipe's pipeline sends are hidden (report 3.2.1): pp_comm 0, where
  * 1F1B at VPP 1 pays them. Its ranks hold two stages (table 2: 2x the
- * parameters), which the gradient sync and the optimizer step pay. DualPipe needs VPP 1, an even PP and an even
- * micro-batch count.
+ * parameters), which the gradient sync and the optimizer step pay, and
+ * run half the micro-batches through each: rank 0's micro-batch is the
+ * mean of stages 0 and 3, (9 L + (9 L + out))/2 with L a layer and out the
+ * output layer, the busiest (ranks 1 and 2: 9 L); 1F1B's busiest is stage
+ * 3, 9 L + out. 1F1B at PP2 puts 18 L + out on its last stage, so
+ * DualPipe's T is half of that. DualPipe needs VPP 1, an even PP and an
+ * even micro-batch count.
  */
 TEST(steptime_dualpipe_bubble_by_hand)
 {
@@ -712,7 +717,7 @@ TEST(steptime_dualpipe_bubble_by_hand)
 	struct ts_gpu_catalog cat;
 	struct ts_model *m = malloc(sizeof(*m));
 	struct ts_plan_opts o;
-	struct ts_plan_layout x, y, bad;
+	struct ts_plan_layout x, y, z, bad;
 	struct ts_plan p;
 	struct ts_err err;
 
@@ -734,7 +739,9 @@ TEST(steptime_dualpipe_bubble_by_hand)
 	x.tp = 1, x.pp = 4, x.vpp = 1, x.cp = 1, x.ep = 1, x.etp = 1, x.mbs = 1;
 	x.option = 0; /* no recompute, as priced */
 	x.first_layers = x.last_layers = -1;
-	y = x;
+	y = z = x;
+	z.pp = 2;
+	REQUIRE(ts_plan_price(m, &o, &z, &err) == 0);
 	REQUIRE(ts_plan_price(m, &o, &x, &err) == 0);
 	CHECK_I64(x.micro, 64);
 	CHECK_REL(x.time.term_s[TS_T_BUBBLE], 3.0 * x.time.rank_mb_s, 1e-12);
@@ -742,8 +749,11 @@ TEST(steptime_dualpipe_bubble_by_hand)
 	o.schedule = TS_SCHED_DUALPIPE;
 	REQUIRE(ts_plan_price(m, &o, &y, &err) == 0);
 	CHECK_NEAR(y.time.term_s[TS_T_RECOMPUTE], 0.0, 0.0);
-	CHECK_REL(y.time.rank_mb_s, x.time.rank_mb_s, 1e-12);
-	CHECK_REL(y.time.term_s[TS_T_BUBBLE], 2.0 / 3.0 * x.time.rank_mb_s, 1e-12);
+	CHECK_REL(y.time.rank_mb_s, z.time.rank_mb_s / 2.0, 1e-12);
+	CHECK(y.time.rank_mb_s < x.time.rank_mb_s);
+	CHECK_I64(y.time.busiest_rank, 0);
+	CHECK_I64(x.time.busiest_rank, 3);
+	CHECK_REL(y.time.term_s[TS_T_BUBBLE], 2.0 / 3.0 * y.time.rank_mb_s, 1e-12);
 	CHECK_NEAR(y.time.term_s[TS_T_PP], 0.0, 0.0);
 	/* the parameters of the most loaded rank (0), as DP and the optimizer
 	 * price them: 1F1B 9 layers of 192,946,432 (QKV 4096*(4096 + 2*1024)
@@ -761,7 +771,8 @@ TEST(steptime_dualpipe_bubble_by_hand)
 		  1e-9);
 	CHECK_REL(y.time.term_s[TS_T_DP], x.time.term_s[TS_T_DP] * 4717699584.0 / 2358847744.0, 1e-9);
 	CHECK_REL(x.step_s - y.step_s,
-		  x.time.term_s[TS_T_PP] + (3.0 - 2.0 / 3.0) * x.time.rank_mb_s -
+		  64.0 * (x.time.rank_mb_s - y.time.rank_mb_s) + x.time.term_s[TS_T_PP] +
+		  3.0 * x.time.rank_mb_s - 2.0 / 3.0 * y.time.rank_mb_s -
 		  (y.time.term_s[TS_T_OPTIMIZER] - x.time.term_s[TS_T_OPTIMIZER]) -
 		  (y.time.term_s[TS_T_DP] - x.time.term_s[TS_T_DP]), 1e-9);
 	/* illegal under DualPipe: interleaving, an odd PP, an odd micro-batch count */
