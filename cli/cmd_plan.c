@@ -590,9 +590,14 @@ static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o
 		   mp_gib(x->memory_bytes), rc_label(x), x->offload ? " and offload" : "", (long long)x->peak_rank,
 		   x->fits ? "fits" : "does NOT fit", gpu, mp_gib(o->capacity_bytes));
 	model_line(o, peak_src, out);
-	ts_sb_addf(out, "step       %.2f s predicted, likely %.2f-%.2f s (busiest pipeline rank %lld, %.1f ms per micro-batch)\n\n",
-		   x->step_s, x->time.low_s, x->time.high_s, (long long)x->time.busiest_rank,
-		   x->time.rank_mb_s * 1e3);
+	ts_sb_addf(out, "step       %.2f s predicted, likely %.2f-%.2f s (busiest pipeline rank %lld",
+		   x->step_s, x->time.low_s, x->time.high_s, (long long)x->time.busiest_rank);
+	if (o->schedule == TS_SCHED_DUALPIPE && x->pp > 1) {
+		long long r = (long long)x->time.busiest_rank, h = r < x->pp - 1 - r ? r : x->pp - 1 - r;
+		ts_sb_addf(out, ", stages %lld and %lld, half the micro-batches each", h,
+			   (long long)x->pp - 1 - h);
+	}
+	ts_sb_addf(out, ", %.1f ms per micro-batch)\n\n", x->time.rank_mb_s * 1e3);
 	ts_table_init(&t);
 	ts_table_col(&t, "term", NULL, TS_LEFT, 0);
 	ts_table_col(&t, "time", "s", TS_RIGHT, 0);

@@ -246,7 +246,8 @@ struct ts_steplog {
 	 * (loss and health kept). Their count, and the first: its file, line,
 	 * iteration and the print's resolution in ms (half a unit of the last
 	 * digit printed; for stamps 1 ms over the steps between; 0 for a full
-	 * float, JSONL's). A negative step time is an ignored value
+	 * float, JSONL's, written as 0; 0.5e-6, half a nanosecond, for one
+	 * above zero that rounds to 0 ns). A negative step time is an ignored value
 	 * (TS_IGN_NEGATIVE) instead. */
 	uint64_t zero_steptimes;
 	int32_t zero_file;

@@ -614,6 +614,18 @@ static int64_t step_ms(struct rd *r, double ms)
 	return ms_to_ns(ms);
 }
 
+/* Step time from a JSONL value ms (a full float): one above zero that
+ * rounds to 0 ns is below the nanosecond step times are kept to, which is
+ * then its resolution for step_time_rule() (a written 0 has none). */
+static int64_t step_jsonl(struct rd *r, double ms)
+{
+	int64_t ns = step_ms(r, ms);
+
+	if (ns == 0 && ms > 0)
+		r->rec_res_ms = 0.5e-6;
+	return ns;
+}
+
 /* Half a unit of the last digit of the number that starts v[0..n) (its
  * decimals up to the first character that is none), in that number's
  * unit: the most a value printed so can be off by. */
@@ -2221,10 +2233,10 @@ static int parse_jsonl(struct rd *r, const char *s, size_t n, int nl, int64_t li
 			}
 			break;
 		case J_STEP_MS:
-			st.step_ns = step_ms(r, v);
+			st.step_ns = step_jsonl(r, v);
 			break;
 		case J_STEP_S:
-			st.step_ns = step_ms(r, v * 1e3);
+			st.step_ns = step_jsonl(r, v * 1e3);
 			break;
 		case J_LOSS:
 			st.loss = v;

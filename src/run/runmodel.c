@@ -1019,7 +1019,10 @@ static int zero_warning(struct ts_runmodel *rm)
 	       rm->step_files.v[log->zero_file] : NULL;
 	if (log->zero_iteration != TS_NO_INT)
 		snprintf(it, sizeof(it), ", iteration %lld", (long long)log->zero_iteration);
-	if (log->zero_res_ms > 0)
+	if (log->zero_res_ms > 0 && log->zero_res_ms < 1e-6)
+		snprintf(why, sizeof(why), "written above zero but under half a nanosecond, the "
+			 "resolution step times are kept to, so not a real step time");
+	else if (log->zero_res_ms > 0)
 		snprintf(why, sizeof(why), "shorter than the print resolves (%.3g ms), not a 0 ms "
 			 "step", log->zero_res_ms);
 	else

@@ -16,6 +16,8 @@
 #     753.8 ms for a truth of 809.6 in NeMo 2's and step_ms's, 754.8 for
 #     810.7 in the bars', 781.4 for 810.4 in step_time's, CV 27.7 % where
 #     the truth's is 1 %; torchtitan's step 10 a 0 ms step).
+#     A JSONL 1e-7 ms rounds to 0 ns: warned as under half a nanosecond
+#     (before: worded as a written zero).
 #   - negative: torchtitan's and DeepSpeed's throughput interval after a
 #     clock stepped back 5 s (step 20), JSONL "step_time": -0.8 (25) and
 #     Megatron's "elapsed time per iteration (ms): -812.0" (12): no step
@@ -113,5 +115,16 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 rc=$?
+# a JSONL step time above zero that rounds to 0 ns (1e-7 ms) is below the
+# nanosecond step times are kept to: said so, not called a written zero
+for i in 1 2 3 4; do
+	printf '{"iteration": %d, "loss": 2.5, "step_ms": %s}\n' "$i" "$([ "$i" = 3 ] && echo 1e-7 || echo 800.5)"
+done >"$tmp/tiny.jsonl"
+"$TS" steps --json "$tmp/tiny.jsonl" 2>/dev/null | python3 -c '
+import json, sys
+w = [x for x in json.load(sys.stdin)["warnings"] if x["code"] == "step-time-below-resolution"]
+m = w[0]["message"] if len(w) == 1 else ""
+ok = "1 record(s)" in m and "line 3," in m and "under half a nanosecond" in m and "full float" not in m
+sys.exit(0 if ok else 1)' || { echo "FAIL: tiny.jsonl: a 1e-7 ms step is not warned as below the nanosecond"; rc=1; }
 [ $rc = 0 ] && echo "steps-zero-times: ok"
 exit $rc
