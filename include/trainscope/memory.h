@@ -90,8 +90,8 @@ struct ts_mem_layout {
 				       * of the parameters, gradients and optimizer states, and at
 				       * the peak PP-h micro-batches of stage h = min(r, PP-1-r)
 				       * and h+1 of the other, PP+1 in all (the DeepSeek-V3
-				       * report, table 2), each at most half the micro-batches
-				       * (one direction's) */
+				       * report, table 2); needs an even micro-batch count of
+				       * at least 2*PP, as DeepSeek's implementation */
 	double context_bytes;         /* device context + library workspaces allowance */
 	double fragmentation;         /* allocator fragmentation, fraction of the allocated peak */
 };

@@ -309,6 +309,11 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 	c->world = L->tp * L->cp * L->dp * L->pp;
 	c->edp = c->world / (L->etp * L->ep * L->pp);
 	c->micro = L->gbs / (L->mbs * L->dp);
+	/* DeepSeek's implementation runs half the micro-batches each way and
+	 * asserts at least 2*PP of them */
+	if (L->dualpipe && L->pp > 1 && (c->micro % 2 || c->micro < 2 * L->pp))
+		return ts_err_set(err, TS_EUSAGE, "DualPipe needs an even micro-batch count of at least"
+				  " 2*PP = %lld (got %lld)", (long long)(2 * L->pp), (long long)c->micro);
 	c->vocab = ts_model_padded_vocab(m, L->vocab_divisor, L->tp);
 	c->moe_prefix[0] = 0;
 	for (int64_t i = 0; i < m->layers; i++)
@@ -546,17 +551,16 @@ static double fsdp_unit(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 /*
  * DualPipe's micro-batches in flight at the peak of the ranks h and p-1-h
  * (h < p/2): n[0] of stage h, n[1] of stage p-1-h. The schedule (DeepSeek's
- * reference implementation) runs 2(p/2-h-1) forwards of the direction that
- * enters on the rank's side, then h+1 pairs of one forward each way, and
- * its steady state overlaps each backward with the next forward: p-h and
- * h+1 at once, p+1 in all. A direction has m/2 micro-batches.
+ * reference implementation, at least 2p micro-batches: ts_mem_prepare)
+ * runs 2(p/2-h-1) forwards of the direction that enters on the rank's
+ * side, then h+1 pairs of one forward each way, and its steady state
+ * overlaps each backward with the next forward: p-h and h+1 at once, p+1
+ * in all.
  */
-static void dualpipe_inflight(int64_t p, int64_t h, int64_t m, int64_t n[2])
+static void dualpipe_inflight(int64_t p, int64_t h, int64_t n[2])
 {
-	int64_t half = m / 2;
-
-	n[0] = p - h < half ? p - h : half;
-	n[1] = h + 1 < half ? h + 1 : half;
+	n[0] = p - h;
+	n[1] = h + 1;
 }
 
 static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage *s)
@@ -690,7 +694,7 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 	{
 		double peak;
 		if (dual) {
-			dualpipe_inflight(p, hr, c->micro, dual_n);
+			dualpipe_inflight(p, hr, dual_n);
 			peak = (double)dual_n[0] * chunk[0] + (double)dual_n[1] * chunk[1];
 		} else {
 			peak = schedule_peak(p, v, r, c->micro, chunk);

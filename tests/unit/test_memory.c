@@ -445,8 +445,8 @@ TEST(memory_schedule_inflight)
  * 32,768 B, the logits (200,802,304 B), and the embedding, the output
  * layer and the final norm: 60,825,600 + 2 * 32,768,000 + 1,024 =
  * 126,362,624 parameters. Ranks 3 and 2 mirror 0 and 1; rank 0 is the
- * peak. With GBS 4 (2 micro-batches each way) rank 0 holds 2 + 1 stage
- * chunks: 6 * 38,862,848 = 233,177,088 B.
+ * peak. DeepSeek's implementation needs an even micro-batch count of at
+ * least 2*PP: GBS 6 (6 micro-batches at PP 4) and 9 are refused, 8 is not.
  */
 TEST(memory_dualpipe_by_hand)
 {
@@ -483,10 +483,14 @@ TEST(memory_dualpipe_by_hand)
 	CHECK_NEAR(t.total_bytes, s.total_bytes, 0.0);
 	ts_mem_peak(&c, &t);
 	CHECK_I64(t.rank, 0);
-	l.gbs = 4;
+	l.gbs = 6;
+	CHECK_I64(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err), TS_EUSAGE);
+	l.gbs = 9;
+	CHECK_I64(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err), TS_EUSAGE);
+	l.gbs = 8;
 	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
 	ts_mem_stage_eval(&c, 0, &s);
-	CHECK_NEAR(s.layer_act_bytes, 233177088.0, 0.5);
+	CHECK_NEAR(s.layer_act_bytes, 388628480.0, 0.5);
 	/* DualPipe needs VPP 1, an even PP and the moe-aware estimator */
 	l.gbs = 16;
 	l.vpp = 2;
@@ -499,7 +503,7 @@ TEST(memory_dualpipe_by_hand)
 	l.pp = 3;
 	CHECK_I64(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err), TS_EUSAGE);
 	l.pp = 8;
-	l.gbs = 8;
+	l.gbs = 16;
 	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);
 	l.pp = 1;
 	REQUIRE(ts_mem_prepare(&c, &m, &l, TS_MEM_EST_MOE, &err) == 0);

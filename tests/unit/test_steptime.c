@@ -775,7 +775,8 @@ TEST(steptime_dualpipe_bubble_by_hand)
 		  3.0 * x.time.rank_mb_s - 2.0 / 3.0 * y.time.rank_mb_s -
 		  (y.time.term_s[TS_T_OPTIMIZER] - x.time.term_s[TS_T_OPTIMIZER]) -
 		  (y.time.term_s[TS_T_DP] - x.time.term_s[TS_T_DP]), 1e-9);
-	/* illegal under DualPipe: interleaving, an odd PP, an odd micro-batch count */
+	/* illegal under DualPipe: interleaving, an odd PP, an odd micro-batch count,
+	 * fewer than 2*PP micro-batches */
 	bad = x;
 	bad.vpp = 3;
 	CHECK_I64(ts_plan_price(m, &o, &bad, &err), TS_EUSAGE);
@@ -789,6 +790,12 @@ TEST(steptime_dualpipe_bubble_by_hand)
 	o.gbs = 4 * 3; /* DP 4: 3 micro-batches */
 	bad = x;
 	CHECK_I64(ts_plan_price(m, &o, &bad, &err), TS_EUSAGE);
+	o.gbs = 4 * 6; /* 6 micro-batches, fewer than 2*PP (DeepSeek's implementation asserts) */
+	bad = x;
+	CHECK_I64(ts_plan_price(m, &o, &bad, &err), TS_EUSAGE);
+	o.gbs = 4 * 8;
+	bad = x;
+	CHECK_I64(ts_plan_price(m, &o, &bad, &err), 0);
 	/* the search keeps to what DualPipe runs, and does not ask it for VPP */
 	o.gbs = 256;
 	ts_plan_init(&p);
@@ -797,7 +804,7 @@ TEST(steptime_dualpipe_bubble_by_hand)
 	for (size_t i = 0; i < p.n; i++) {
 		CHECK_I64(p.v[i].vpp, 1);
 		CHECK(p.v[i].pp == 1 || p.v[i].pp % 2 == 0);
-		CHECK(p.v[i].pp == 1 || p.v[i].micro % 2 == 0);
+		CHECK(p.v[i].pp == 1 || (p.v[i].micro % 2 == 0 && p.v[i].micro >= 2 * p.v[i].pp));
 		CHECK(!(p.v[i].violations & (1 << TS_RULE_PP_VPP)));
 	}
 	ts_plan_release(&p);
