@@ -593,9 +593,10 @@ static void render_layout(const struct ts_model *m, const struct ts_plan_opts *o
 	ts_sb_addf(out, "step       %.2f s predicted, likely %.2f-%.2f s (busiest pipeline rank %lld",
 		   x->step_s, x->time.low_s, x->time.high_s, (long long)x->time.busiest_rank);
 	if (o->schedule == TS_SCHED_DUALPIPE && x->pp > 1) {
-		long long r = (long long)x->time.busiest_rank, h = r < x->pp - 1 - r ? r : x->pp - 1 - r;
-		ts_sb_addf(out, ", stages %lld and %lld, half the micro-batches each", h,
-			   (long long)x->pp - 1 - h);
+		int64_t ds[2];
+		ts_mem_dualpipe_stages(x->pp, x->time.busiest_rank, ds);
+		ts_sb_addf(out, ", stages %lld and %lld, half the micro-batches each", (long long)ds[0],
+			   (long long)ds[1]);
 	}
 	ts_sb_addf(out, ", %.1f ms per micro-batch)\n\n", x->time.rank_mb_s * 1e3);
 	ts_table_init(&t);

@@ -189,4 +189,9 @@ void ts_mem_peak(const struct ts_mem_ctx *c, struct ts_mem_stage *out);
 /* Decoder layers [first, first+count) on virtual stage j (0 <= j < pp*vpp). */
 void ts_mem_vstage_layers(const struct ts_mem_ctx *c, int64_t j, int64_t *first, int64_t *count);
 
+/* The two pipeline stages DualPipe's rank r (0 <= r < pp) holds:
+ * stage[0] = min(r, pp-1-r), the one it runs PP - stage[0] micro-batches
+ * of at the peak, and stage[1] = pp-1-stage[0]. */
+void ts_mem_dualpipe_stages(int64_t pp, int64_t r, int64_t stage[2]);
+
 #endif

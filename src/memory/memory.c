@@ -548,19 +548,10 @@ static double fsdp_unit(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	return best;
 }
 
-/*
- * DualPipe's micro-batches in flight at the peak of the ranks h and p-1-h
- * (h < p/2): n[0] of stage h, n[1] of stage p-1-h. The schedule (DeepSeek's
- * reference implementation, at least 2p micro-batches: ts_mem_prepare)
- * runs 2(p/2-h-1) forwards of the direction that enters on the rank's
- * side, then h+1 pairs of one forward each way, and its steady state
- * overlaps each backward with the next forward: p-h and h+1 at once, p+1
- * in all.
- */
-static void dualpipe_inflight(int64_t p, int64_t h, int64_t n[2])
+void ts_mem_dualpipe_stages(int64_t pp, int64_t r, int64_t stage[2])
 {
-	n[0] = p - h;
-	n[1] = h + 1;
+	stage[0] = r < pp - 1 - r ? r : pp - 1 - r;
+	stage[1] = pp - 1 - stage[0];
 }
 
 static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage *s)
@@ -569,12 +560,11 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 	const struct ts_mem_layout *l = &c->l;
 	int64_t p = l->pp, v = l->vpp;
 	/* the virtual stages this rank holds: r + k*p (k < v), or DualPipe's
-	 * hr and p-1-hr (hr = min(r, p-1-r)); holds_first/last: stage 0 /
-	 * p*v-1 among them */
+	 * two (ts_mem_dualpipe_stages); holds_first/last: stage 0 / p*v-1
+	 * among them */
 	int dual = l->dualpipe && p > 1;
-	int64_t nheld = dual ? 2 : v, dual_n[2] = { 0, 0 };
-	int64_t hr = r < p - 1 - r ? r : p - 1 - r;
-	int holds_first = dual ? hr == 0 : r == 0, holds_last = dual ? hr == 0 : r == p - 1;
+	int64_t nheld = dual ? 2 : v, ds[2];
+	int holds_first, holds_last;
 	double chunk[64], chunk_all = 0, lin_tp = 0, lin_rep = 0;
 	double tp = (double)l->tp, h = (double)m->hidden, emb = h * (double)c->vocab;
 	double biggest_layer = 0;
@@ -584,9 +574,12 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 
 	if (full && rc_n <= 0)
 		rc_n = block ? INT64_MAX : 1;
+	ts_mem_dualpipe_stages(p, r, ds);
+	holds_first = dual ? ds[0] == 0 : r == 0;
+	holds_last = dual ? ds[0] == 0 : r == p - 1;
 	s->rank = r;
 	for (int64_t k = 0; k < nheld && k < 64; k++) {
-		int64_t j = dual ? (k == 0 ? hr : p - 1 - hr) : r + k * p, first, cnt, nm, nd;
+		int64_t j = dual ? ds[k] : r + k * p, first, cnt, nm, nd;
 		double bytes = 0;
 		ts_mem_vstage_layers(c, j, &first, &cnt);
 		nm = moe_in(c, first, cnt);
@@ -692,20 +685,21 @@ static void moe_eval(const struct ts_mem_ctx *c, int64_t r, struct ts_mem_stage 
 
 	/* activations */
 	{
-		double peak;
-		if (dual) {
-			dualpipe_inflight(p, hr, dual_n);
-			peak = (double)dual_n[0] * chunk[0] + (double)dual_n[1] * chunk[1];
-		} else {
-			peak = schedule_peak(p, v, r, c->micro, chunk);
-		}
+		/* DualPipe (DeepSeek's reference implementation, at least 2p
+		 * micro-batches: ts_mem_prepare) runs 2(p/2-h-1) forwards of the
+		 * direction that enters on the rank's side (h = ds[0]), then h+1
+		 * pairs of one forward each way, and its steady state overlaps
+		 * each backward with the next forward: p-h of stage h and h+1 of
+		 * stage p-1-h at once, p+1 in all */
+		double dual_n0 = (double)(p - ds[0]);
+		double peak = dual ? dual_n0 * chunk[0] + (double)(ds[0] + 1) * chunk[1] :
+			schedule_peak(p, v, r, c->micro, chunk);
 		double units = chunk_all > 0 ? peak / chunk_all : 0;
 		double inflight_layers_moe = units * (double)s->moe_layers;
 		double inflight_layers_dense = units * (double)(s->layers - s->moe_layers);
 		s->inflight = units;
 		/* DualPipe: stage 0 is chunk 0 where held */
-		s->embed_act_bytes = !holds_first ? 0 :
-			dual ? (double)dual_n[0] * c->a_embed : units * c->a_embed;
+		s->embed_act_bytes = !holds_first ? 0 : dual ? dual_n0 * c->a_embed : units * c->a_embed;
 		s->layer_act_bytes = peak - s->embed_act_bytes;
 		if (holds_last)
 			s->logits_bytes = c->a_logits * (1.0 + (double)m->mtp_layers);

@@ -512,13 +512,14 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 	}
 	/* the busiest pipeline rank: its chunks' layers, the output layer on
 	 * the last virtual stage (with the MTP layers). Under DualPipe rank r
-	 * runs half the micro-batches through each of stages h = min(r,
-	 * p-1-r) and p-1-h: its micro-batch is their mean */
+	 * runs half the micro-batches through each of its two stages
+	 * (ts_mem_dualpipe_stages): its micro-batch is their mean */
 	for (int64_t r = 0; r < x->pp; r++) {
 		double acc[TS_T_COUNT], sum = 0, wt = dual ? 0.5 : 1.0;
-		int64_t h = r < x->pp - 1 - r ? r : x->pp - 1 - r;
+		int64_t ds[2];
+		ts_mem_dualpipe_stages(x->pp, r, ds);
 		memset(acc, 0, sizeof(acc));
-		for (int64_t k = 0, j = dual ? h : r; j < vst && k < (dual ? 2 : x->vpp); k++) {
+		for (int64_t k = 0, j = dual ? ds[0] : r; j < vst && k < (dual ? 2 : x->vpp); k++) {
 			int64_t first, cnt, nm;
 			ts_mem_vstage_layers(c, j, &first, &cnt);
 			nm = c->moe_prefix[first + cnt] - c->moe_prefix[first];
@@ -530,7 +531,7 @@ void plan_step_time(const struct ts_model *m, const struct ts_plan_opts *o,
 					add_cost(acc, ts_model_is_moe(m, m->layers - 1) ? &moe : &dense,
 						 wt * (double)m->mtp_layers);
 			}
-			j = dual ? x->pp - 1 - h : j + x->pp;
+			j = dual ? ds[1] : j + x->pp;
 		}
 		for (int t = 0; t < TS_T_COUNT; t++)
 			sum += acc[t];
