@@ -141,9 +141,9 @@ static int parse(struct cli_ctx *ctx, const struct cli_parsed *p, struct args *a
 			break;
 		case OPT_SP: l->sequence_parallel = 1; break;
 		case OPT_SCHEDULE:
-			if (strcmp(o->val, "1f1b") == 0 || strcmp(o->val, "dualpipe") == 0) {
-				l->dualpipe = o->val[0] == 'd';
-			} else {
+			v = mp_parse_schedule(o->val);
+			l->dualpipe = v == TS_SCHED_DUALPIPE;
+			if (v < 0) {
 				cli_error(ctx, "--schedule: expected 1f1b or dualpipe, got '%s'", o->val);
 				rc = EXIT_USAGE;
 			}
@@ -440,7 +440,7 @@ static void render_json(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 	ts_jw_ki64(&w, "tp", l->tp);
 	ts_jw_ki64(&w, "pp", l->pp);
 	ts_jw_ki64(&w, "vpp", l->vpp);
-	ts_jw_kstr(&w, "schedule", l->dualpipe ? "dualpipe" : "1f1b");
+	ts_jw_kstr(&w, "schedule", mp_schedule_name(l->dualpipe ? TS_SCHED_DUALPIPE : TS_SCHED_1F1B));
 	ts_jw_ki64(&w, "cp", l->cp);
 	ts_jw_ki64(&w, "ep", l->ep);
 	ts_jw_ki64(&w, "etp", l->etp);

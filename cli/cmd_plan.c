@@ -471,7 +471,7 @@ static void header_json(struct ts_jw *w, const struct ts_plan_opts *o, const cha
 		ts_jw_kbool(w, "fsdp", 1);
 	ts_jw_kstr(w, "attention", o->attention == TS_ATTN_UNFUSED ? "unfused" : "fused");
 	ts_jw_kstr(w, "dispatcher", o->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
-	ts_jw_kstr(w, "schedule", o->schedule == TS_SCHED_DUALPIPE ? "dualpipe" : "1f1b");
+	ts_jw_kstr(w, "schedule", mp_schedule_name(o->schedule));
 	ts_jw_kstr(w, "cuda_graphs", ts_plan_graphs_name(o->cuda_graphs));
 	ts_jw_key(w, "calibration");
 	ts_jw_obj(w);
@@ -826,7 +826,7 @@ static void render_check(const struct check_row *rows, size_t n, int json, const
 			ts_jw_kbool(&w, "tp_overlap", r->tp_overlap);
 			ts_jw_kstr(&w, "cuda_graphs", ts_plan_graphs_name(r->cuda_graphs));
 			ts_jw_kstr(&w, "dispatcher", r->dispatcher == TS_DISPATCH_ALLTOALL ? "alltoall" : "hierarchical");
-			ts_jw_kstr(&w, "schedule", r->schedule == TS_SCHED_DUALPIPE ? "dualpipe" : "1f1b");
+			ts_jw_kstr(&w, "schedule", mp_schedule_name(r->schedule));
 			ts_jw_kstr(&w, "recipe", r->recipe ? r->recipe->name : NULL);
 			ts_jw_key(&w, "layout");
 			ts_jw_obj(&w);
@@ -1150,11 +1150,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		case OPT_SCHEDULE:
 			force |= FORCE_SCHEDULE;
-			if (strcmp(a->val, "1f1b") == 0)
-				o.schedule = TS_SCHED_1F1B;
-			else if (strcmp(a->val, "dualpipe") == 0)
-				o.schedule = TS_SCHED_DUALPIPE;
-			else {
+			o.schedule = mp_parse_schedule(a->val);
+			if (o.schedule < 0) {
 				cli_error(ctx, "--schedule: expected 1f1b or dualpipe, got '%s'", a->val);
 				rc = EXIT_USAGE;
 			}

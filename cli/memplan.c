@@ -173,6 +173,20 @@ int mp_parse_modules(const char *s, const char **bad)
 	return bits;
 }
 
+int mp_parse_schedule(const char *s)
+{
+	if (strcmp(s, "1f1b") == 0)
+		return TS_SCHED_1F1B;
+	if (strcmp(s, "dualpipe") == 0)
+		return TS_SCHED_DUALPIPE;
+	return -1;
+}
+
+const char *mp_schedule_name(int schedule)
+{
+	return schedule == TS_SCHED_DUALPIPE ? "dualpipe" : "1f1b";
+}
+
 int mp_parse_offload(const char *s)
 {
 	int bits = 0;

@@ -13,6 +13,7 @@
 #include "trainscope/jsonw.h"
 #include "trainscope/memory.h"
 #include "trainscope/model.h"
+#include "trainscope/plan.h"
 #include "trainscope/run.h"
 
 /* Read a Hugging Face config.json (first non-blank byte '{', or empty) or
@@ -62,6 +63,10 @@ void mp_modules_str(int bits, char *buf, size_t size);
 /* Offload bits as "optimizer,activations" into buf ("none" when 0). */
 void mp_offload_str(int bits, char *buf, size_t size);
 const char *mp_recompute_name(int granularity);
+/* "1f1b|dualpipe" -> enum ts_schedule; -1 if unknown. */
+int mp_parse_schedule(const char *s);
+/* enum ts_schedule -> "1f1b" or "dualpipe", as mp_parse_schedule reads it. */
+const char *mp_schedule_name(int schedule);
 
 /* Bytes in GiB. */
 static inline double mp_gib(double bytes)

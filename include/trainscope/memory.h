@@ -194,4 +194,9 @@ void ts_mem_vstage_layers(const struct ts_mem_ctx *c, int64_t j, int64_t *first,
  * of at the peak, and stage[1] = pp-1-stage[0]. */
 void ts_mem_dualpipe_stages(int64_t pp, int64_t r, int64_t stage[2]);
 
+/* Whether DualPipe runs micro micro-batches on pp pipeline stages: with
+ * pp > 1 an even count of at least 2*pp (half each way, as DeepSeek's
+ * implementation asserts); any count without a pipeline. */
+int ts_mem_dualpipe_micro_ok(int64_t pp, int64_t micro);
+
 #endif

@@ -309,9 +309,7 @@ int ts_mem_prepare(struct ts_mem_ctx *c, const struct ts_model *m,
 	c->world = L->tp * L->cp * L->dp * L->pp;
 	c->edp = c->world / (L->etp * L->ep * L->pp);
 	c->micro = L->gbs / (L->mbs * L->dp);
-	/* DeepSeek's implementation runs half the micro-batches each way and
-	 * asserts at least 2*PP of them */
-	if (L->dualpipe && L->pp > 1 && (c->micro % 2 || c->micro < 2 * L->pp))
+	if (L->dualpipe && !ts_mem_dualpipe_micro_ok(L->pp, c->micro))
 		return ts_err_set(err, TS_EUSAGE, "DualPipe needs an even micro-batch count of at least"
 				  " 2*PP = %lld (got %lld)", (long long)(2 * L->pp), (long long)c->micro);
 	c->vocab = ts_model_padded_vocab(m, L->vocab_divisor, L->tp);
@@ -546,6 +544,11 @@ static double fsdp_unit(const struct ts_mem_ctx *c, const struct ts_mem_stage *s
 		best = u > best ? u : best;
 	}
 	return best;
+}
+
+int ts_mem_dualpipe_micro_ok(int64_t pp, int64_t micro)
+{
+	return pp <= 1 || (micro % 2 == 0 && micro >= 2 * pp);
 }
 
 void ts_mem_dualpipe_stages(int64_t pp, int64_t r, int64_t stage[2])

@@ -331,8 +331,8 @@ static int enumerate_inner(struct search *s, int64_t tp, int64_t cp, int64_t pp,
 					micro = o->gbs / (mbs * dp);
 					if (vpp > 1 && micro % pp)
 						continue;
-					if (o->schedule == TS_SCHED_DUALPIPE && pp > 1 &&
-					    (micro % 2 || micro < 2 * pp))
+					if (o->schedule == TS_SCHED_DUALPIPE &&
+					    !ts_mem_dualpipe_micro_ok(pp, micro))
 						continue;
 					memset(&x, 0, sizeof(x));
 					x.tp = tp;
@@ -689,7 +689,7 @@ int ts_plan_price(const struct ts_model *m, const struct ts_plan_opts *o, struct
 	y.option = chosen;
 	y.edp = s->ctx.edp;
 	y.micro = s->ctx.micro;
-	if (o->schedule == TS_SCHED_DUALPIPE && y.pp > 1 && (y.micro % 2 || y.micro < 2 * y.pp)) {
+	if (o->schedule == TS_SCHED_DUALPIPE && !ts_mem_dualpipe_micro_ok(y.pp, y.micro)) {
 		rc = ts_err_set(err, TS_EUSAGE, "plan: DualPipe needs an even micro-batch count of at least"
 				" 2*PP = %lld (got %lld)", (long long)(2 * y.pp), (long long)y.micro);
 		goto out;
